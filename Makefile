@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
+.PHONY: debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
 
 all: build
 
@@ -42,10 +42,10 @@ kustomize:
 crd: deps
 	npx tsx src/validate/schema/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
 
-test: build control-plane kustomize
+test: build control-plane kustomize debian-deps
 	npx vitest run
 
-test-unit: build
+test-unit: build debian-deps
 	npx vitest run --project unit
 
 test-integration: build control-plane kustomize
@@ -59,3 +59,6 @@ run: build control-plane kustomize
 
 clean:
 	rm -rf dist .run
+
+debian-deps:
+	hack/install-debian-deps.sh

@@ -6,8 +6,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../paths.js';
+export { REPO_ROOT };
 import { createPublicKey } from 'node:crypto';
 import { stringify } from 'yaml';
 import { createCA, generateKeyPem, signCert } from '../certs/pki.js';
@@ -15,7 +16,6 @@ import { writeKeyPair } from '../certs/files.js';
 import { freePort } from './ports.js';
 import { startProcess, type Managed } from './processes.js';
 
-export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 export interface ClusterUser {
   name: string;

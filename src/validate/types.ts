@@ -101,7 +101,19 @@ export interface ProjectStatus {
   used?: Record<string, string>;
   headroom?: Record<string, string>;
   namespaces?: Array<{ name: string; health: NamespaceHealth; phase?: string; message?: string }>;
+  namespaceCount?: number;
+  /** Short text for the printer column, e.g. "requests.cpu 16/20". */
+  budgetUse?: string;
   conditions?: ProjectCondition[];
+  /** Q5: allocations admitted by a webhook replica and not yet visible as ResourceQuotas. */
+  reservations?: Reservation[];
+}
+
+export interface Reservation {
+  namespace: string;
+  quota?: string;
+  allocation: Record<string, string>;
+  expires: string;
 }
 
 export interface Project {

@@ -1,0 +1,71 @@
+-- Argo CD health check for tenantgate.io/Project.
+-- Installed as resource.customizations.health.tenantgate.io_Project in argocd-cm
+-- (argocd-cm-patch.yaml holds the same text; a unit test checks that they are identical).
+-- Argo CD runs it with gopher-lua (Lua 5.1): keep to what Lua 5.1 and 5.4 both accept.
+local hs = {}
+
+local function condition(conditions, conditionType)
+  if conditions == nil then
+    return nil
+  end
+  for _, c in ipairs(conditions) do
+    if c.type == conditionType then
+      return c
+    end
+  end
+  return nil
+end
+
+local function messageOf(c, fallback)
+  if c ~= nil and c.message ~= nil and c.message ~= "" then
+    return c.message
+  end
+  return fallback
+end
+
+local status = obj.status
+local generation = 0
+if obj.metadata ~= nil and obj.metadata.generation ~= nil then
+  generation = obj.metadata.generation
+end
+
+-- The controller has not looked at this generation of the spec yet.
+if status == nil or status.observedGeneration == nil or status.observedGeneration < generation then
+  hs.status = "Progressing"
+  hs.message = "Waiting for controller"
+  return hs
+end
+
+local conditions = status.conditions
+
+-- Cascading deletion in progress: the controller lists the namespaces still being deleted.
+if status.phase == "Terminating" then
+  hs.status = "Progressing"
+  hs.message = messageOf(condition(conditions, "NamespacesRemaining"), "Deleting the project's namespaces")
+  return hs
+end
+
+local quota = condition(conditions, "QuotaWithinBudget")
+if quota ~= nil and quota.status == "False" then
+  hs.status = "Degraded"
+  hs.message = messageOf(quota, "The namespace quotas exceed the project budget")
+  return hs
+end
+
+local namespaces = condition(conditions, "NamespacesHealthy")
+if namespaces ~= nil and namespaces.status == "False" then
+  hs.status = "Degraded"
+  hs.message = messageOf(namespaces, "Some namespaces of the project are not healthy")
+  return hs
+end
+
+local ready = condition(conditions, "Ready")
+if ready ~= nil and ready.status == "True" then
+  hs.status = "Healthy"
+  hs.message = messageOf(ready, "Project is ready")
+  return hs
+end
+
+hs.status = "Progressing"
+hs.message = messageOf(ready, "Waiting for the project to become ready")
+return hs

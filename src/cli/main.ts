@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/** The `tenantgate` command: validate, render, webhook, controller, certs. */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config/load.js';
+import { runRender } from './render.js';
+import { runValidate } from './validate.js';
+
+const USAGE = `usage:
+  tenantgate validate [--config tenantgate.yaml] [--base GIT-REF] [--output text|json] PATH...
+  tenantgate render [DIR]                      (Argo CD CMP: ARGOCD_ENV_CLUSTER selects the cluster)
+  tenantgate webhook [--config F] [--port 8443] [--cert F] [--key F] [--kubeconfig F]
+  tenantgate controller [--config F] [--kubeconfig F] [--metrics-port 8080]
+  tenantgate certs generate [--dir certs] [--service tenantgate-webhook] [--namespace tenantgate-system]
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'validate': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { config: { type: 'string' }, base: { type: 'string' }, output: { type: 'string', default: 'text' } },
+      });
+      if (positionals.length === 0) throw new UsageError('validate needs at least one file or directory');
+      if (values.output !== 'text' && values.output !== 'json') throw new UsageError(`--output is ${values.output}; allowed: text, json`);
+      return runValidate(positionals, await loadConfig(values.config), { output: values.output, base: values.base });
+    }
+    case 'render': {
+      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
+      return runRender(positionals[0] ?? '.');
+    }
+    case 'webhook': {
+      const { runWebhook } = await import('../webhook/main.js');
+      return runWebhook(rest);
+    }
+    case 'controller': {
+      const { runController } = await import('../controller/main.js');
+      return runController(rest);
+    }
+    case 'certs': {
+      const { runCerts } = await import('./certs.js');
+      return runCerts(rest);
+    }
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`tenantgate: ${message}\n`);
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) process.stderr.write(USAGE);
+    process.exitCode = 2;
+  },
+);

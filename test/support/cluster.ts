@@ -1,0 +1,61 @@
+/** Test helpers over the shared control plane: kubectl as a real user, client-node clients. */
+import * as k8s from '@kubernetes/client-node';
+import { execa, type Result } from 'execa';
+import { join } from 'node:path';
+import { inject } from 'vitest';
+import type { ClusterInfo } from '../../src/devcluster/controlplane.js';
+
+export function cluster(): ClusterInfo {
+  return inject('cluster');
+}
+
+export interface KubectlOptions {
+  input?: string;
+  /** Do not throw on a non-zero exit. */
+  reject?: boolean;
+}
+
+export async function kubectl(user: string, args: string[], options: KubectlOptions = {}): Promise<Result> {
+  const info = cluster();
+  return execa(join(info.binDir, 'kubectl'), args, {
+    env: { KUBECONFIG: info.kubeconfigs[user] ?? '' },
+    input: options.input,
+    reject: options.reject ?? true,
+    timeout: 60_000,
+  });
+}
+
+export function kubeConfig(user = 'admin'): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromFile(cluster().kubeconfigs[user]!);
+  return kc;
+}
+
+let counter = 0;
+/** A name unique to this run, so tests never collide on the shared control plane. */
+export function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${process.pid.toString(36)}${counter.toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
+}
+
+export async function eventually<T>(fn: () => Promise<T>, { timeoutMs = 60_000, intervalMs = 250, what = 'condition' } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      return await fn();
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`${what} not reached within ${timeoutMs} ms: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+}
+
+const CRD_FILE = new URL('../../manifests/crd/projects.tenantgate.io.yaml', import.meta.url).pathname;
+
+/** Installs the Project CRD from manifests/crd and waits until it is Established (idempotent). */
+export async function ensureProjectCrd(): Promise<void> {
+  await kubectl('admin', ['apply', '--server-side', '--force-conflicts', '-f', CRD_FILE]);
+  await kubectl('admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
+}
