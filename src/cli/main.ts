@@ -6,7 +6,7 @@ import { runRender } from './render.js';
 import { runValidate } from './validate.js';
 
 const USAGE = `usage:
-  tenantgate validate [--config tenantgate.yaml] [--base GIT-REF] [--output text|json] PATH...
+  tenantgate validate [--config tenantgate.yaml] [--base GIT-REF | --previous PATH] [--output text|json] PATH...
   tenantgate render [DIR]                      (Argo CD CMP: ARGOCD_ENV_CLUSTER selects the cluster)
   tenantgate webhook [--config F] [--port 8443] [--cert F] [--key F] [--kubeconfig F]
   tenantgate controller [--config F] [--kubeconfig F] [--metrics-port 8080]
@@ -20,11 +20,11 @@ async function main(argv: string[]): Promise<number> {
       const { values, positionals } = parseArgs({
         args: rest,
         allowPositionals: true,
-        options: { config: { type: 'string' }, base: { type: 'string' }, output: { type: 'string', default: 'text' } },
+        options: { config: { type: 'string' }, base: { type: 'string' }, previous: { type: 'string', multiple: true }, output: { type: 'string', default: 'text' } },
       });
       if (positionals.length === 0) throw new UsageError('validate needs at least one file or directory');
       if (values.output !== 'text' && values.output !== 'json') throw new UsageError(`--output is ${values.output}; allowed: text, json`);
-      return runValidate(positionals, await loadConfig(values.config), { output: values.output, base: values.base });
+      return runValidate(positionals, await loadConfig(values.config), { output: values.output, base: values.base, previous: values.previous });
     }
     case 'render': {
       const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });

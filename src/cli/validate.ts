@@ -21,9 +21,10 @@ export interface CheckResult {
 }
 
 /** Parses and checks declarations; shared by validate and render. */
-export async function checkPaths(paths: string[], config: TenantgateConfig, baseRef?: string): Promise<CheckResult> {
+export async function checkPaths(paths: string[], config: TenantgateConfig, baseRef?: string, previous: string[] = []): Promise<CheckResult> {
   const { documents, problems } = await readSources(paths);
   const base = baseRef ? await baseProjects(paths, baseRef) : [];
+  if (previous.length) base.push(...(await readSources(previous)).documents.map((d) => d.object).filter(isProjectObject));
   return checkDocuments(documents, problems, config, base);
 }
 
@@ -59,8 +60,8 @@ export function formatFinding(f: Finding): string {
   return `${f.file}:${f.line}:${f.col}: [${f.rule}] ${f.message}`;
 }
 
-export async function runValidate(paths: string[], config: TenantgateConfig, options: { output: 'text' | 'json'; base?: string }): Promise<number> {
-  const { findings, projects } = await checkPaths(paths, config, options.base);
+export async function runValidate(paths: string[], config: TenantgateConfig, options: { output: 'text' | 'json'; base?: string; previous?: string[] }): Promise<number> {
+  const { findings, projects } = await checkPaths(paths, config, options.base, options.previous);
   if (options.output === 'json') {
     process.stdout.write(JSON.stringify({ projects: projects.length, findings }, null, 2) + '\n');
   } else {

@@ -1,0 +1,89 @@
+/**
+ * Installs tenantgate into a local control plane (shared by `make run` and the e2e tests): the CRD,
+ * its namespace, RBAC, and webhooks served from this machine (registered by URL with a caBundle).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { execa } from 'execa';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
+import { DEFAULT_CONFIG, type TenantgateConfig } from '../config/config.js';
+import { generateWebhookCerts, type WebhookCertFiles } from '../certs/files.js';
+import { REPO_ROOT } from '../paths.js';
+import { startWebhook, type RunningWebhook } from '../webhook/main.js';
+import { kubeconfigYaml, type ClusterInfo } from './controlplane.js';
+
+export const MANIFESTS = join(REPO_ROOT, 'manifests');
+
+export async function kubectlAs(info: ClusterInfo, user: string, args: string[], input?: string) {
+  return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, input, timeout: 120_000 });
+}
+
+/** CRD (Established), the tenantgate-system namespace, RBAC for the components and for tenants. */
+export async function installBase(info: ClusterInfo): Promise<void> {
+  await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(MANIFESTS, 'crd', 'projects.tenantgate.io.yaml')]);
+  await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
+  const ns = await kubectlAs(info, 'admin', ['create', 'namespace', DEFAULT_CONFIG.systemNamespace, '--dry-run=client', '-o', 'yaml']);
+  await kubectlAs(info, 'admin', ['apply', '-f', '-'], ns.stdout);
+  await kubectlAs(info, 'admin', ['apply', '-f', join(MANIFESTS, 'rbac', 'self-service.yaml'), '-f', join(MANIFESTS, 'webhook', 'rbac.yaml')]);
+  await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'serviceaccount', 'tenantgate-webhook', '--dry-run=client', '-o', 'yaml']).then((r) =>
+    kubectlAs(info, 'admin', ['apply', '-f', '-'], r.stdout),
+  );
+}
+
+/** A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. */
+export async function serviceAccountKubeConfig(info: ClusterInfo, namespace: string, name: string): Promise<k8s.KubeConfig> {
+  const token = (await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])).stdout.trim();
+  const kc = new k8s.KubeConfig();
+  kc.loadFromString(kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token));
+  return kc;
+}
+
+/** The shipped WebhookConfigurations, with the Service reference replaced by a URL on this machine. */
+export async function localWebhookConfigurations(url: string, caBundle: string): Promise<string> {
+  const text = await readFile(join(MANIFESTS, 'webhook', 'webhook-configurations.yaml'), 'utf8');
+  const docs = parseAllDocuments(text).map((d) => d.toJS() as { metadata: { annotations?: Record<string, string> }; webhooks: Array<{ clientConfig: Record<string, unknown> }> });
+  for (const doc of docs) {
+    delete doc.metadata.annotations;
+    for (const hook of doc.webhooks) {
+      const path = (hook.clientConfig.service as { path: string }).path;
+      hook.clientConfig = { url: `${url}${path}`, caBundle };
+    }
+  }
+  return docs.map((d) => `---\n${stringify(d)}`).join('');
+}
+
+export async function registerWebhooks(info: ClusterInfo, url: string, caBundle: string): Promise<void> {
+  await kubectlAs(info, 'admin', ['apply', '-f', '-'], await localWebhookConfigurations(url, caBundle));
+}
+
+export async function unregisterWebhooks(info: ClusterInfo): Promise<void> {
+  await kubectlAs(info, 'admin', ['delete', 'validatingwebhookconfiguration/tenantgate', 'mutatingwebhookconfiguration/tenantgate', '--ignore-not-found']);
+}
+
+export interface LocalWebhook {
+  webhook: RunningWebhook;
+  certs: WebhookCertFiles;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the webhook in this process under its ServiceAccount and registers it with the apiserver. */
+export async function startLocalWebhook(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void } = {}): Promise<LocalWebhook> {
+  const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
+  const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
+  const webhook = await startWebhook({ config: { ...DEFAULT_CONFIG, ...config }, kubeConfig, cert: certs.cert, key: certs.key, port: 0, host: '127.0.0.1', log: options.log ?? (() => {}) });
+  await webhook.cache.start(60_000);
+  const url = `https://127.0.0.1:${webhook.port}`;
+  if (options.register ?? true) await registerWebhooks(info, url, certs.caBundle);
+  return {
+    webhook,
+    certs,
+    url,
+    async stop() {
+      if (options.register ?? true) await unregisterWebhooks(info);
+      await webhook.stop();
+    },
+  };
+}
+

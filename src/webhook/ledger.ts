@@ -1,0 +1,100 @@
+/**
+ * The cross-replica headroom ledger (SPEC §5.4): one ConfigMap per project in tenantgate's namespace,
+ * written with a resourceVersion precondition (compare-and-swap). Entries expire by themselves, so a
+ * reservation whose object never appeared stops counting; readers ignore expired entries.
+ */
+import * as k8s from '@kubernetes/client-node';
+
+export interface LedgerEntry {
+  namespace: string;
+  quota?: string;
+  allocation: Record<string, string>;
+  /** Epoch milliseconds. */
+  expires: number;
+}
+
+export interface LedgerState {
+  resourceVersion?: string;
+  entries: LedgerEntry[];
+}
+
+export class LedgerConflict extends Error {}
+
+export interface LedgerStore {
+  read(project: string): Promise<LedgerState>;
+  /** Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise. */
+  write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState>;
+}
+
+export const LEDGER_PREFIX = 'tenantgate-ledger-';
+
+function statusCode(err: unknown): number | undefined {
+  const e = err as { code?: number; statusCode?: number; body?: unknown };
+  return e.code ?? e.statusCode;
+}
+
+export class ConfigMapLedger implements LedgerStore {
+  private readonly core: k8s.CoreV1Api;
+  constructor(kc: k8s.KubeConfig, private readonly namespace: string) {
+    this.core = kc.makeApiClient(k8s.CoreV1Api);
+  }
+
+  private name(project: string): string {
+    return `${LEDGER_PREFIX}${project}`;
+  }
+
+  async read(project: string): Promise<LedgerState> {
+    try {
+      const cm = await this.core.readNamespacedConfigMap({ name: this.name(project), namespace: this.namespace });
+      return { resourceVersion: cm.metadata?.resourceVersion, entries: parseEntries(cm.data?.reservations) };
+    } catch (err) {
+      if (statusCode(err) === 404) return { entries: [] };
+      throw err;
+    }
+  }
+
+  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+    const body: k8s.V1ConfigMap = {
+      metadata: { name: this.name(project), namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
+      data: { reservations: JSON.stringify(entries) },
+    };
+    try {
+      const out = state.resourceVersion
+        ? await this.core.replaceNamespacedConfigMap({ name: this.name(project), namespace: this.namespace, body })
+        : await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
+      return { resourceVersion: out.metadata?.resourceVersion, entries };
+    } catch (err) {
+      const code = statusCode(err);
+      if (code === 409) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
+      throw err;
+    }
+  }
+}
+
+export function parseEntries(text: string | undefined): LedgerEntry[] {
+  if (!text) return [];
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return Array.isArray(parsed) ? (parsed.filter((e) => e && typeof e.namespace === 'string' && typeof e.expires === 'number' && typeof e.allocation === 'object') as LedgerEntry[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A ledger in memory, for unit tests of the guard. */
+export class MemoryLedger implements LedgerStore {
+  private readonly states = new Map<string, { version: number; entries: LedgerEntry[] }>();
+  writes = 0;
+  async read(project: string): Promise<LedgerState> {
+    const s = this.states.get(project);
+    return s ? { resourceVersion: String(s.version), entries: structuredClone(s.entries) } : { entries: [] };
+  }
+  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+    const s = this.states.get(project);
+    if ((s ? String(s.version) : undefined) !== state.resourceVersion) throw new LedgerConflict('conflict');
+    const version = (s?.version ?? 0) + 1;
+    this.states.set(project, { version, entries: structuredClone(entries) });
+    this.writes += 1;
+    return { resourceVersion: String(version), entries };
+  }
+}

@@ -1,0 +1,16 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export class WebhookMetrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'tenantgate_webhook_requests_total', help: 'Admission requests by path, operation, kind and verdict', labelNames: ['path', 'operation', 'kind', 'verdict'] as const, registers: [this.registry] });
+  readonly latency = new Histogram({
+    name: 'tenantgate_webhook_request_duration_seconds',
+    help: 'Admission request latency by path, operation, kind and verdict',
+    labelNames: ['path', 'operation', 'kind', 'verdict'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [this.registry],
+  });
+  readonly cacheObjects = new Gauge({ name: 'tenantgate_webhook_cache_objects', help: 'Objects in the watch caches', labelNames: ['kind'] as const, registers: [this.registry] });
+  readonly badRequests = new Counter({ name: 'tenantgate_webhook_bad_requests_total', help: 'Requests refused before review (malformed, too large, unknown path)', labelNames: ['code'] as const, registers: [this.registry] });
+  readonly reservations = new Counter({ name: 'tenantgate_webhook_reservations_total', help: 'Cross-replica headroom reservations by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
+}

@@ -1,0 +1,98 @@
+/** The webhook's HTTP surface (SPEC W1, W5): Express routes over the pure review functions. */
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { TenantgateConfig } from '../config/config.js';
+import type { ReviewContext, Verdict } from '../validate/admission.js';
+import type { Snapshot } from '../validate/types.js';
+import type { WebhookMetrics } from './metrics.js';
+import { decodeReview, denied, envelope, handledKind, mutationFor, responseFor, verdictFor, type AdmissionRequest } from './review.js';
+
+export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** Decides a validation request; the headroom guard (Q5) wraps this to serialise and reserve. */
+export type Decide = (ctx: ReviewContext, request: AdmissionRequest) => Promise<Verdict> | Verdict;
+
+export interface WebhookDeps {
+  config: TenantgateConfig;
+  snapshot: Snapshot;
+  ready: () => boolean;
+  metrics: WebhookMetrics;
+  decide?: Decide;
+  pending?: ReviewContext['pending'];
+  cacheSizes?: () => Record<string, number>;
+  log?: (message: string) => void;
+}
+
+function jsonError(res: Response, code: number, error: string): void {
+  res.status(code).json({ error });
+}
+
+export function createApp(deps: WebhookDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const decide: Decide = deps.decide ?? ((ctx, request) => verdictFor(ctx, request));
+  const log = deps.log ?? (() => {});
+
+  app.get('/healthz', (_req, res) => void res.type('text/plain').send('ok'));
+  app.get('/readyz', (_req, res) => {
+    if (deps.ready()) res.type('text/plain').send('ok');
+    else res.status(503).type('text/plain').send('caches not synced');
+  });
+  app.get('/metrics', async (_req, res) => {
+    for (const [kind, n] of Object.entries(deps.cacheSizes?.() ?? {})) deps.metrics.cacheObjects.set({ kind }, n);
+    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+
+  const body = express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false });
+
+  const review = (path: 'validate' | 'mutate') => async (req: Request, res: Response) => {
+    const started = process.hrtime.bigint();
+    const decoded = decodeReview(req.body);
+    if (!decoded.ok) {
+      deps.metrics.badRequests.inc({ code: '400' });
+      return jsonError(res, 400, `invalid AdmissionReview: ${decoded.error}`);
+    }
+    const request = decoded.request;
+    const kind = handledKind(request) ?? 'other';
+    let response;
+    if (!deps.ready()) {
+      response = denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds');
+    } else {
+      const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, pending: deps.pending };
+      try {
+        response = path === 'validate' ? responseFor(request.uid, await decide(ctx, request)) : mutationFor(ctx, request);
+      } catch (err) {
+        log(`review ${request.uid} failed: ${(err as Error).stack ?? String(err)}`);
+        response = denied(request.uid, 500, `tenantgate could not evaluate its rules: ${(err as Error).message}`);
+      }
+    }
+    const verdict = response.allowed ? (response.patch ? 'patched' : 'allowed') : 'denied';
+    const labels = { path, operation: request.operation, kind, verdict };
+    deps.metrics.requests.inc(labels);
+    deps.metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    res.json(envelope(response));
+  };
+  app.post('/validate', body, review('validate'));
+  app.post('/mutate', body, review('mutate'));
+
+  app.use((_req, res) => {
+    deps.metrics.badRequests.inc({ code: '404' });
+    jsonError(res, 404, 'not found: the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz, /metrics');
+  });
+  // Body-parser and any other error: a clean JSON error, never an admission.
+  app.use((err: { type?: string; status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === 'entity.too.large') {
+      deps.metrics.badRequests.inc({ code: '413' });
+      return jsonError(res, 413, `request body larger than ${MAX_BODY_BYTES} bytes`);
+    }
+    if (err.type === 'entity.parse.failed' || err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' || err.status === 400) {
+      deps.metrics.badRequests.inc({ code: '400' });
+      return jsonError(res, 400, `invalid JSON body: ${err.message ?? 'parse error'}`);
+    }
+    const status = err.status && err.status >= 400 && err.status < 600 ? err.status : 500;
+    deps.metrics.badRequests.inc({ code: String(status) });
+    log(`request failed: ${err.message}`);
+    return jsonError(res, status, err.message ?? 'internal error');
+  });
+  return app;
+}
