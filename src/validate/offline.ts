@@ -4,7 +4,7 @@
  */
 import type { TenantgateConfig } from '../config/config.js';
 import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
-import { checkNamespaceName, checkPrefixOverlap, checkProjectName } from './rules/naming.js';
+import { checkNamespaceName, checkProjectName, findPrefixOverlaps } from './rules/naming.js';
 import { checkBudget, checkCoverage, type BudgetScope } from './rules/quota.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
@@ -13,7 +13,13 @@ import type { DeclaredNamespace, Project, Violation } from './types.js';
 /** Violations for the project at index `document` of the input list. */
 export function validateDeclarations(projects: Project[], config: TenantgateConfig, base: Project[] = []): Violation[] {
   const out: Violation[] = [];
-  const names = projects.map((p) => p.metadata?.name ?? '');
+  const names = projects.map((p) => (typeof p?.metadata?.name === 'string' ? p.metadata.name : ''));
+  const overlaps = findPrefixOverlaps(config, names);
+  const firstIndex = new Map<string, number>();
+  names.forEach((n, i) => {
+    if (n && !firstIndex.has(n)) firstIndex.set(n, i);
+  });
+  const declaredBy = namespaceOwners(projects);
   projects.forEach((project, document) => {
     const add = (vs: Violation[]) => out.push(...vs.map((v) => ({ ...v, document })));
     const schema = validateProjectSchema(project);
@@ -21,12 +27,12 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     if (schema.length > 0 && !isStructurallyUsable(project)) return;
     const name = project.metadata.name ?? '';
     add(checkProjectName(project.metadata.name));
-    add(checkPrefixOverlap(config, name, names.filter((n, i) => i !== document && n !== '')));
-    const duplicate = names.findIndex((n, i) => n === name && i < document);
-    if (duplicate >= 0) add([{ rule: 'N3', path: ['metadata', 'name'], message: `project ${name} is declared twice (the first declaration is document ${duplicate + 1} of the input)` }]);
+    add(overlaps.get(document) ?? []);
+    const first = firstIndex.get(name);
+    if (first !== undefined && first < document) add([{ rule: 'N3', path: ['metadata', 'name'], message: `project ${name} is declared twice (the first declaration is document ${first + 1} of the input)` }]);
     const previous = base.find((b) => b.metadata?.name === name);
     if (previous) add(checkTenantImmutable(previous, project));
-    add(checkDeclaredNamespaces(config, project, projects, document));
+    add(checkDeclaredNamespaces(config, project, declaredBy));
     add(checkPlacementBudgets(project));
   });
   return out;
@@ -40,7 +46,21 @@ function declared(project: Project): DeclaredNamespace[] {
   return Array.isArray(project.spec.namespaces) ? project.spec.namespaces.filter((n) => n && typeof n.name === 'string') : [];
 }
 
-function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, all: Project[], document: number): Violation[] {
+/** Namespace name → the names of the projects declaring it. */
+function namespaceOwners(projects: Project[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const p of projects) {
+    if (!p?.spec || typeof p.metadata?.name !== 'string') continue;
+    for (const ns of new Set(declared(p).map((n) => n.name))) {
+      const list = out.get(ns);
+      if (list) list.push(p.metadata.name);
+      else out.set(ns, [p.metadata.name]);
+    }
+  }
+  return out;
+}
+
+function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, declaredBy: Map<string, string[]>): Violation[] {
   const out: Violation[] = [];
   const name = project.metadata.name ?? '';
   const seen = new Map<string, number>();
@@ -52,12 +72,10 @@ function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, all
       out.push({ rule: 'N3', path, message: `namespace ${ns.name} is declared twice in project ${name} (entries ${seen.get(key)} and ${i})` });
     }
     seen.set(key, i);
-    all.forEach((other, j) => {
-      if (j === document || other?.metadata?.name === name || !other?.spec) return;
-      if (declared(other).some((o) => o.name === ns.name)) {
-        out.push({ rule: 'N3', path, message: `namespace ${ns.name} is declared by project ${name} and by project ${other.metadata.name}; a namespace belongs to at most one project` });
-      }
-    });
+    for (const other of declaredBy.get(ns.name) ?? []) {
+      if (other === name) continue;
+      out.push({ rule: 'N3', path, message: `namespace ${ns.name} is declared by project ${name} and by project ${other}; a namespace belongs to at most one project` });
+    }
   });
   const max = project.spec.maxNamespaces;
   if (typeof max === 'number') {

@@ -34,21 +34,56 @@ export function checkNamespaceName(config: TenantgateConfig, project: string, na
   return [{ rule: 'N2', path, message: `namespace ${JSON.stringify(name)} is not allowed: ${problems.join('; ')}` }];
 }
 
-/** N4: the prefixes of two projects must not overlap. Returns violations for `project` against `others`. */
+function overlap(project: string, mine: string, other: string, theirs: string): Violation {
+  return {
+    rule: 'N4',
+    path: ['metadata', 'name'],
+    message: `project ${project}: its namespace prefix ${JSON.stringify(mine)} overlaps the prefix ${JSON.stringify(theirs)} of project ${other} (a namespace ${mine.length > theirs.length ? mine : theirs}x would match both); choose a name that neither extends nor is extended by another project's`,
+  };
+}
+
+/** N4 for one project against others (admission: one new project vs the cluster's). */
 export function checkPrefixOverlap(config: TenantgateConfig, project: string, others: Iterable<string>): Violation[] {
   const mine = projectPrefix(config, project);
   const out: Violation[] = [];
   for (const other of others) {
     if (other === project) continue;
     const theirs = projectPrefix(config, other);
-    if (mine.startsWith(theirs) || theirs.startsWith(mine)) {
-      out.push({
-        rule: 'N4',
-        path: ['metadata', 'name'],
-        message: `project ${project}: its namespace prefix ${JSON.stringify(mine)} overlaps the prefix ${JSON.stringify(theirs)} of project ${other} (a namespace ${(mine.length > theirs.length ? mine : theirs)}x would match both); choose a name that neither extends nor is extended by another project's`,
-      });
-    }
+    if (mine.startsWith(theirs) || theirs.startsWith(mine)) out.push(overlap(project, mine, other, theirs));
   }
+  return out;
+}
+
+/**
+ * N4 over a whole set of projects in O(total name length): a prefix overlaps another exactly when
+ * one is a leading part of the other, so each project looks up its own leading parts in an index.
+ * Returns, per input index, the violations of that project (both sides of a pair are reported).
+ */
+export function findPrefixOverlaps(config: TenantgateConfig, projects: string[]): Map<number, Violation[]> {
+  const byPrefix = new Map<string, number[]>();
+  const prefixes = projects.map((p) => projectPrefix(config, p));
+  prefixes.forEach((prefix, i) => {
+    if (!projects[i]) return;
+    const list = byPrefix.get(prefix);
+    if (list) list.push(i);
+    else byPrefix.set(prefix, [i]);
+  });
+  const out = new Map<number, Violation[]>();
+  const report = (i: number, j: number) => {
+    const list = out.get(i) ?? [];
+    list.push(overlap(projects[i]!, prefixes[i]!, projects[j]!, prefixes[j]!));
+    out.set(i, list);
+  };
+  prefixes.forEach((mine, i) => {
+    if (!projects[i]) return;
+    for (let end = 1; end < mine.length; end++) {
+      for (const j of byPrefix.get(mine.slice(0, end)) ?? []) {
+        if (projects[j] === projects[i]) continue;
+        report(i, j);
+        report(j, i);
+      }
+    }
+  });
   return out;
 }
 

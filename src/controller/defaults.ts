@@ -1,0 +1,103 @@
+/**
+ * C4, the plan: which project namespaces get a ResourceQuota from the controller, and which cannot
+ * because the headroom does not allow it. Pure: reads a Snapshot, does no I/O. Uses the rule
+ * engine's allocation functions, so the controller and the webhook agree on what fits.
+ */
+import type { Quantity } from '../validate/quantity.js';
+import {
+  budgetOf,
+  clusterShares,
+  defaultsOf,
+  effectiveQuota,
+  isUnscoped,
+  namespaceAllocation,
+  namespaceIsTerminating,
+  parseResources,
+  type Resources,
+} from '../validate/resources.js';
+import type { DeclaredNamespace, Project, ResourceList, Snapshot } from '../validate/types.js';
+
+/** The name render gives a namespace's quota (src/render QUOTA_NAME), so an Argo CD sync of the declared quota takes ours over. */
+export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
+
+export interface DefaultQuotaPlan {
+  /** Namespaces to give a quota, with its `hard`. */
+  create: Array<{ namespace: string; hard: ResourceList }>;
+  /** Namespaces without a quota that cannot get one, and why. */
+  blocked: Map<string, string>;
+}
+
+/** A declared namespace is placed on this cluster when it names no cluster or names this one (§3.3 Placement). */
+export function declaredHere(project: Project, cluster: string): DeclaredNamespace[] {
+  return (project.spec.namespaces ?? []).filter((ns) => ns.cluster === undefined || ns.cluster === '' || ns.cluster === cluster);
+}
+
+/** The quota a namespace should have: its declared quota, else `namespaceDefaults.quota` (as render emits it). */
+export function expectedQuota(project: Project, declared: DeclaredNamespace | undefined): ResourceList | undefined {
+  const hard = declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
+  return hard && Object.keys(hard).length > 0 ? hard : undefined;
+}
+
+export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster: string): DefaultQuotaPlan {
+  const plan: DefaultQuotaPlan = { create: [], blocked: new Map() };
+  const name = project.metadata.name ?? '';
+  if (project.metadata.deletionTimestamp) return plan;
+  const budget = budgetOf(project, cluster);
+  const defaults = defaultsOf(project);
+  const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d]));
+  // Running allocation per namespace; updated as quotas are planned so two namespaces cannot both take the last room.
+  const shares = new Map(clusterShares(snapshot, project, cluster).map((s) => [s.namespace, s.resources]));
+  for (const ns of [...snapshot.namespacesOfProject(name)].sort(byName)) {
+    const nsName = ns.metadata.name ?? '';
+    if (namespaceIsTerminating(ns)) continue;
+    const quotas = [...snapshot.quotasInNamespace(nsName)];
+    if (quotas.some(isUnscoped) || quotas.some((q) => q.metadata.name === DEFAULT_QUOTA_NAME)) continue;
+    const hard = expectedQuota(project, declared.get(nsName));
+    if (!hard) {
+      plan.blocked.set(nsName, `no quota to create: the project declares neither a quota for it nor namespaceDefaults.quota`);
+      continue;
+    }
+    const candidate = namespaceAllocation(parseResources(hard), budget, defaults);
+    const others: Resources = new Map();
+    for (const [other, res] of shares) {
+      if (other === nsName) continue;
+      for (const [r, q] of res) others.set(r, add(others.get(r), q));
+    }
+    const short: string[] = [];
+    for (const [r, limit] of budget) {
+      const ask = candidate.get(r);
+      if (!ask) continue;
+      const taken = others.get(r);
+      const total = add(taken, ask);
+      if (total.cmp(limit) > 0) {
+        const left = taken ? limit.sub(taken) : limit;
+        short.push(`${r} ${ask.toString()} asked, ${left.sign() < 0 ? '0' : left.toString()} of ${limit.toString()} left`);
+      }
+    }
+    if (short.length > 0) {
+      plan.blocked.set(nsName, `quota ${DEFAULT_QUOTA_NAME} does not fit the project budget: ${short.join(', ')}`);
+      continue;
+    }
+    plan.create.push({ namespace: nsName, hard: { ...hard } });
+    shares.set(nsName, candidate);
+  }
+  return plan;
+}
+
+/** The effective quota of a namespace in the snapshot (§3.3). */
+export function effectiveOf(snapshot: Snapshot, namespace: string): Resources {
+  return effectiveQuota(snapshot.quotasInNamespace(namespace));
+}
+
+function add(a: Quantity | undefined, b: Quantity): Quantity {
+  return a ? a.add(b) : b;
+}
+
+function byName(a: { metadata: { name?: string } }, b: { metadata: { name?: string } }): number {
+  return cmpStr(a.metadata.name ?? '', b.metadata.name ?? '');
+}
+
+/** Code-unit order (deterministic, locale-independent). */
+export function cmpStr(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
