@@ -1,0 +1,144 @@
+/**
+ * P2 (SPEC §10): `tenantgate render` of 10,000 projects × 5 namespaces in < 3 s, and doubling the
+ * input costs at most 2.3× the time.
+ *
+ * Synthetic declarations (distinct tenants, no prefix overlaps, every namespace with a quota, one
+ * file per 100 projects) are written to a temp dir; `renderDirectory()` is timed in-process, which
+ * is the whole plugin run minus Node's start-up: read, parse with positions, validate, render,
+ * stringify. One warm-up run per size, then the best of 3. Results go to bench/results/render.json.
+ *
+ *   npm run bench -- render            all sizes
+ *   BENCH_RENDER_SIZES=1000 npm run bench -- render
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderDirectory } from '../src/cli/render.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const RESULTS = join(HERE, 'results', 'render.json');
+const PROJECTS_PER_FILE = 100;
+const NAMESPACES_PER_PROJECT = 5;
+const RUNS = 3;
+const TARGET_10K_MS = 3000;
+const TARGET_RATIO = 2.3;
+
+function pad(i: number): string {
+  return String(i).padStart(5, '0');
+}
+
+/** One Project: all names have the same length, so no prefix is a leading part of another (N4). */
+export function projectYaml(i: number): string {
+  const name = `p${pad(i)}`;
+  const lines = [
+    'apiVersion: tenantgate.io/v1alpha1',
+    'kind: Project',
+    'metadata:',
+    `  name: ${name}`,
+    'spec:',
+    `  tenant: t${pad(i)}`,
+    `  displayName: Synthetic project ${i}`,
+    '  owners:',
+    `    - {kind: Group, name: "t${pad(i)}:admins"}`,
+    `    - {kind: User, name: "owner-${i}@example.com"}`,
+    '  quota:',
+    '    hard: {requests.cpu: "20", requests.memory: 40Gi, limits.cpu: "40", pods: "200"}',
+    '  namespaceDefaults:',
+    '    quota: {hard: {requests.cpu: "1", requests.memory: 2Gi, limits.cpu: "2", pods: "10"}}',
+    '    limitRange: {default: {cpu: 500m, memory: 512Mi}, defaultRequest: {cpu: 100m, memory: 128Mi}}',
+    '  networkIsolation: true',
+    '  namespaces:',
+  ];
+  for (let n = 0; n < NAMESPACES_PER_PROJECT; n++) {
+    lines.push(`    - name: ${name}-ns${n}`);
+    lines.push('      quota: {hard: {requests.cpu: 3500m, requests.memory: 8Gi, limits.cpu: "7", pods: "40"}}');
+    if (n === 0) lines.push('      labels: {tier: frontend}');
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Writes `projects` declarations into a new temp dir, one file per 100 projects. */
+export function generate(projects: number): string {
+  const dir = mkdtempSync(join(tmpdir(), `tenantgate-bench-render-${projects}-`));
+  for (let start = 0; start < projects; start += PROJECTS_PER_FILE) {
+    const docs: string[] = [];
+    for (let i = start; i < Math.min(start + PROJECTS_PER_FILE, projects); i++) docs.push(projectYaml(i));
+    writeFileSync(join(dir, `projects-${pad(start / PROJECTS_PER_FILE)}.yaml`), docs.join('---\n'));
+  }
+  return dir;
+}
+
+export interface SizeResult {
+  projects: number;
+  namespaces: number;
+  objects: number;
+  outputBytes: number;
+  runsMs: number[];
+  bestMs: number;
+}
+
+async function renderOnce(dir: string): Promise<{ ms: number; objects: number; bytes: number }> {
+  const start = process.hrtime.bigint();
+  const result = await renderDirectory(dir, { ARGOCD_ENV_CLUSTER: '' });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.output === undefined) throw new Error(`render failed:\n${result.errors.slice(0, 10).join('\n')}`);
+  let objects = 0;
+  for (let i = result.output.indexOf('---\n'); i !== -1; i = result.output.indexOf('---\n', i + 4)) objects++;
+  return { ms, objects, bytes: Buffer.byteLength(result.output) };
+}
+
+export async function benchSize(projects: number, runs = RUNS): Promise<SizeResult> {
+  const dir = generate(projects);
+  try {
+    const warm = await renderOnce(dir);
+    const runsMs: number[] = [];
+    for (let r = 0; r < runs; r++) runsMs.push((await renderOnce(dir)).ms);
+    return {
+      projects,
+      namespaces: projects * NAMESPACES_PER_PROJECT,
+      objects: warm.objects,
+      outputBytes: warm.bytes,
+      runsMs: runsMs.map((ms) => Math.round(ms)),
+      bestMs: Math.round(Math.min(...runsMs)),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function main(): Promise<void> {
+  const sizes = (process.env.BENCH_RENDER_SIZES ?? '1000,10000,20000').split(',').map(Number);
+  const results: SizeResult[] = [];
+  for (const size of sizes) {
+    process.stderr.write(`render: ${size} projects …\n`);
+    results.push(await benchSize(size));
+  }
+  const rows = results.map((r) => [String(r.projects), String(r.namespaces), String(r.objects), `${(r.outputBytes / 1e6).toFixed(1)} MB`, r.runsMs.join(' / '), String(r.bestMs)]);
+  const header = ['projects', 'namespaces', 'objects', 'output', 'runs (ms)', 'best (ms)'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join('  ');
+  console.log(`\nRender (P2): best of ${RUNS} after one warm-up, in-process renderDirectory()`);
+  console.log(line(header));
+  for (const row of rows) console.log(line(row));
+  const at = (n: number) => results.find((r) => r.projects === n);
+  const r10k = at(10000);
+  const r20k = at(20000);
+  const ratio = r10k && r20k ? r20k.bestMs / r10k.bestMs : undefined;
+  if (ratio !== undefined) console.log(`20k/10k ratio: ${ratio.toFixed(2)} (target ≤ ${TARGET_RATIO})`);
+  if (r10k) console.log(`10k: ${r10k.bestMs} ms (target < ${TARGET_10K_MS} ms): ${r10k.bestMs < TARGET_10K_MS ? 'met' : 'MISSED'}`);
+  const report = {
+    benchmark: 'render',
+    target: { tenThousandMs: TARGET_10K_MS, doublingRatio: TARGET_RATIO },
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    date: new Date().toISOString(),
+    results,
+    ratio20kTo10k: ratio === undefined ? null : Number(ratio.toFixed(3)),
+    met: r10k !== undefined && ratio !== undefined ? r10k.bestMs < TARGET_10K_MS && ratio <= TARGET_RATIO : null,
+  };
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  writeFileSync(RESULTS, JSON.stringify(report, null, 2) + '\n');
+  console.log(`wrote ${RESULTS}`);
+}
