@@ -231,8 +231,12 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   if (!object) return { violations, warnings: [] };
   const change: QuotaChange = { namespace, name: quotaName, quota: object };
   if (isUnscoped(object) || (oldObject && isUnscoped(oldObject))) {
-    const effective = effectiveQuota(quotasAfter(ctx.snapshot, namespace, change));
-    violations.push(...checkCoverage(scope, subject, effective, ['spec', 'hard']));
+    const after = effectiveQuota(quotasAfter(ctx.snapshot, namespace, change));
+    // Q2: tenants must leave the namespace fully covered; privileged subjects may add a partial
+    // quota to a namespace that is not covered yet, but nobody may remove coverage that exists.
+    const before = effectiveQuota(ctx.snapshot.quotasInNamespace(namespace));
+    const required = privileged ? new Map([...scope.budget].filter(([r]) => before.has(r))) : scope.budget;
+    violations.push(...checkCoverage({ ...scope, budget: required }, subject, after, ['spec', 'hard']));
   }
   const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
   const quotaGrows = grows(before.resources, self.resources);

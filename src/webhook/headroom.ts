@@ -9,7 +9,7 @@
 import type { ReviewContext, Verdict } from '../validate/admission.js';
 import { clusterShares, formatResources, maxResources, parseResources, type Resources } from '../validate/resources.js';
 import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from './ledger.js';
-import { verdictFor, type AdmissionRequest } from './review.js';
+import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 
 export interface HeadroomGuardOptions {
   ttlMs: number;
@@ -29,6 +29,8 @@ export class HeadroomGuard {
   private readonly local = new Map<string, Pending>();
   private readonly ledgerCache = new Map<string, LedgerState>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** When the cache first showed an object ("ns/quota", or "ns/" for a namespace): its reservation is then spent. */
+  private readonly seen = new Map<string, number>();
   private readonly now: () => number;
 
   constructor(private readonly options: HeadroomGuardOptions) {
@@ -63,6 +65,22 @@ export class HeadroomGuard {
       if (!seen || seen.cmp(q) < 0) return;
     }
     this.local.delete(namespace);
+  }
+
+  /** Called on cache ADD events of ResourceQuotas and Namespaces. */
+  markSeen(namespace: string, quota?: string): void {
+    this.seen.set(`${namespace}/${quota ?? ''}`, this.now());
+    if (this.seen.size > 100_000) {
+      const horizon = this.now() - this.options.ttlMs;
+      for (const [key, at] of this.seen) if (at < horizon) this.seen.delete(key);
+    }
+  }
+
+  /** A ledger entry counts until it expires or the object it reserved for has appeared. */
+  private isLive(entry: LedgerEntry): boolean {
+    if (entry.expires <= this.now()) return false;
+    const seenAt = this.seen.get(`${entry.namespace}/${entry.quota ?? ''}`);
+    return seenAt === undefined || seenAt < (entry.created ?? 0);
   }
 
   readonly decide = async (ctx: ReviewContext, request: AdmissionRequest): Promise<Verdict> => {
@@ -101,7 +119,7 @@ export class HeadroomGuard {
         state = await ledger.read(project);
         this.ledgerCache.set(project, state);
       }
-      const live = state.entries.filter((e) => e.expires > this.now());
+      const live = state.entries.filter((e) => this.isLive(e));
       const reserved = (namespace: string): Resources | undefined => {
         let out = this.pending(namespace);
         for (const e of live) if (e.namespace === namespace) out = out ? maxResources(out, parseResources(e.allocation)) : parseResources(e.allocation);
@@ -111,9 +129,10 @@ export class HeadroomGuard {
       if (verdict.violations.length > 0 || !verdict.allocation?.grows) return verdict;
       if (request.dryRun) return verdict;
       const { namespace, resources } = verdict.allocation;
-      const entry: LedgerEntry = { namespace, quota: request.name, allocation: formatResources(resources), expires: this.now() + this.options.ttlMs };
+      const quota = handledKind(request) === 'ResourceQuota' ? request.name || String((request.object?.metadata as { name?: string } | undefined)?.name ?? '') : undefined;
+      const entry: LedgerEntry = { namespace, quota, allocation: formatResources(resources), created: this.now(), expires: this.now() + this.options.ttlMs };
       try {
-        const written = await ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === request.name)), entry]);
+        const written = await ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === quota)), entry]);
         this.ledgerCache.set(project, written);
         this.options.onReservation?.('reserved');
         this.remember(verdict);

@@ -10,6 +10,7 @@ export interface LedgerEntry {
   quota?: string;
   allocation: Record<string, string>;
   /** Epoch milliseconds. */
+  created: number;
   expires: number;
 }
 

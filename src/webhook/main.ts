@@ -37,9 +37,12 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     ledger: config.crossReplicaReservation ? new ConfigMapLedger(options.kubeConfig, config.systemNamespace) : undefined,
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
   });
-  cache.onEvent((kind, _event, object) => {
-    if (kind === 'ResourceQuota') guard.observe({ snapshot: cache.snapshot, config }, object.metadata?.namespace ?? '');
-    else if (kind === 'Namespace') guard.observe({ snapshot: cache.snapshot, config }, object.metadata?.name ?? '');
+  cache.onEvent((kind, event, object) => {
+    const meta = object.metadata ?? {};
+    const namespace = kind === 'Namespace' ? (meta.name ?? '') : (meta.namespace ?? '');
+    if (kind === 'Project') return;
+    if (event === 'add') guard.markSeen(namespace, kind === 'ResourceQuota' ? meta.name : undefined);
+    guard.observe({ snapshot: cache.snapshot, config }, namespace);
   });
   const app = createApp({
     config,

@@ -1,0 +1,110 @@
+/**
+ * C2: cascading deletion of a Project's namespaces, modelled on Kubernetes' namespace deleter: small
+ * named steps over a fresh (uncached) list, ending in a typed result. "Resources remaining" is not an
+ * error: the caller reports it in the status and requeues the Project with a growing delay. Only
+ * when nothing owned remains is the finalizer removed.
+ *
+ * Ownership: a namespace is the Project's when its project label AND its project-uid annotation
+ * match the Project. A labelled namespace with another or no project-uid is never deleted; it is
+ * reported, and it does not hold the finalizer (the Project would otherwise never go away: nobody
+ * but an admin could fix such a namespace, and it is not the Project's to delete).
+ */
+import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
+import { cmpStr } from './defaults.js';
+import { describeError, type ControllerApi } from './kube.js';
+import { deletionConditions, type CascadeReport } from './status.js';
+
+export type CascadeResult =
+  /** Nothing owned remains: the finalizer may go. */
+  | { kind: 'Finished'; report: CascadeReport }
+  /** Owned namespaces still exist (being deleted by the namespace controller). */
+  | { kind: 'ResourcesRemaining'; report: CascadeReport };
+
+export interface Classified {
+  owned: NamespaceObject[];
+  foreign: CascadeReport['foreign'];
+}
+
+/** Step 1 (pure): which labelled namespaces the Project owns, and why the others are not its to delete. */
+export function classifyNamespaces(project: Project, labelled: NamespaceObject[]): Classified {
+  const uid = project.metadata.uid;
+  const owned: NamespaceObject[] = [];
+  const foreign: CascadeReport['foreign'] = [];
+  for (const ns of [...labelled].sort((a, b) => cmpStr(a.metadata.name ?? '', b.metadata.name ?? ''))) {
+    if (ns.metadata.labels?.[LABEL_PROJECT] !== project.metadata.name) continue;
+    const annotation = ns.metadata.annotations?.[ANNOTATION_PROJECT_UID];
+    if (uid && annotation === uid) owned.push(ns);
+    else if (annotation === undefined) foreign.push({ name: ns.metadata.name ?? '', reason: `no ${ANNOTATION_PROJECT_UID} annotation` });
+    else foreign.push({ name: ns.metadata.name ?? '', reason: `${ANNOTATION_PROJECT_UID} is ${annotation}, not ${uid ?? 'known'}` });
+  }
+  return { owned, foreign };
+}
+
+/** Step 3 (pure): the report of what remains. */
+export function remainingReport(owned: NamespaceObject[], foreign: CascadeReport['foreign']): CascadeReport {
+  return {
+    remaining: owned.map((ns) => ({
+      name: ns.metadata.name ?? '',
+      ...(ns.status?.phase ? { phase: ns.status.phase } : {}),
+      deleting: Boolean(ns.metadata.deletionTimestamp),
+      conditions: deletionConditions(ns),
+    })),
+    foreign,
+  };
+}
+
+export interface CascadeOptions {
+  /** Deletes issued at once. */
+  concurrency?: number;
+  log?: (message: string) => void;
+}
+
+export class ProjectDeleter {
+  constructor(
+    private readonly api: ControllerApi,
+    private readonly options: CascadeOptions = {},
+  ) {}
+
+  /** Runs the steps once. Throws on API errors (the queue retries with backoff). */
+  async run(project: Project): Promise<CascadeResult> {
+    const labelled = await this.listLabelledNamespaces(project);
+    const { owned, foreign } = classifyNamespaces(project, labelled);
+    const stillThere = await this.deleteOwnedNamespaces(owned);
+    const report = remainingReport(stillThere, foreign);
+    return report.remaining.length === 0 ? { kind: 'Finished', report } : { kind: 'ResourcesRemaining', report };
+  }
+
+  /** Step 0: a live list, not the cache: the decision to remove the finalizer must not rest on a stale view. */
+  private listLabelledNamespaces(project: Project): Promise<NamespaceObject[]> {
+    return this.api.namespacesLabelled(`${LABEL_PROJECT}=${project.metadata.name ?? ''}`);
+  }
+
+  /**
+   * Step 2: delete (propagationPolicy Background, precondition on the uid) every owned namespace
+   * not already being deleted. Returns the owned namespaces that still exist.
+   */
+  private async deleteOwnedNamespaces(owned: NamespaceObject[]): Promise<NamespaceObject[]> {
+    const toDelete = owned.filter((ns) => !ns.metadata.deletionTimestamp);
+    const gone = new Set<string>();
+    const errors: string[] = [];
+    const concurrency = Math.max(1, this.options.concurrency ?? 10);
+    let next = 0;
+    const worker = async () => {
+      while (next < toDelete.length) {
+        const ns = toDelete[next++]!;
+        const name = ns.metadata.name ?? '';
+        try {
+          const outcome = await this.api.deleteNamespace(name, ns.metadata.uid);
+          if (outcome === 'gone') gone.add(name);
+          if (outcome === 'deleted') this.options.log?.(`deleting namespace ${name}`);
+          // 'conflict': the uid changed (deleted and re-created meanwhile); the next pass lists it again.
+        } catch (err) {
+          errors.push(`${name}: ${describeError(err)}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, toDelete.length) }, worker));
+    if (errors.length > 0) throw new Error(`deleting namespaces failed: ${errors.join('; ')}`);
+    return owned.filter((ns) => !gone.has(ns.metadata.name ?? ''));
+  }
+}

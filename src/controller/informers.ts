@@ -1,0 +1,284 @@
+/**
+ * Informers on Projects, Namespaces and ResourceQuotas (client-node `makeInformer`: list, then watch,
+ * relist on 410) keeping one MemorySnapshot up to date. client-node's informer stops for good after
+ * an error that is not a 410 or a client timeout (e.g. the API server went away); here such an
+ * informer is restarted with exponential backoff (0.5 s doubling up to 30 s), forever.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { MemorySnapshot } from '../validate/snapshot.js';
+import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
+import { describeError, PROJECTS_PATH, type ControllerApi } from './kube.js';
+import type { ControllerMetrics } from './metrics.js';
+
+export type Kind = 'Project' | 'Namespace' | 'ResourceQuota';
+export type EventType = 'add' | 'update' | 'delete';
+
+/** One cache event, with the object it replaced (for label changes). */
+export interface CacheEvent {
+  kind: Kind;
+  type: EventType;
+  object: k8s.KubernetesObject;
+  old?: k8s.KubernetesObject;
+}
+
+export interface ResilientInformerOptions {
+  log: (message: string) => void;
+  metrics: ControllerMetrics;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** A list that takes longer than this fails (and is retried), so a hung request cannot freeze the cache. */
+  listTimeoutMs?: number;
+  labelSelector?: string;
+}
+
+/** One informer that never stays down: every error schedules a restart with backoff. */
+export class ResilientInformer {
+  readonly informer: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
+  private delayMs: number;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = true;
+  private hasSynced = false;
+  private syncWaiters: Array<() => void> = [];
+  restarts = 0;
+
+  constructor(
+    readonly kind: Kind,
+    kc: k8s.KubeConfig,
+    path: string,
+    list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
+    private readonly options: ResilientInformerOptions,
+  ) {
+    this.delayMs = options.baseDelayMs ?? 500;
+    const timeoutMs = options.listTimeoutMs ?? 60_000;
+    const timedList = async () => {
+      const result = await withTimeout(list(), timeoutMs, `list ${kind}`);
+      // The informer adds the items synchronously once this promise resolves; mark synced after that.
+      setImmediate(() => this.markSynced());
+      return result;
+    };
+    this.informer = k8s.makeInformer(kc, path, timedList, options.labelSelector);
+    this.informer.on('error', (err) => this.onError(err));
+    // Any event proves the watch works: the next failure starts backing off from the base delay again.
+    for (const verb of ['add', 'update', 'delete'] as const) this.informer.on(verb, () => (this.delayMs = options.baseDelayMs ?? 500));
+  }
+
+  get synced(): boolean {
+    return this.hasSynced;
+  }
+
+  /** Resolves once the first list has been applied. */
+  waitSynced(): Promise<void> {
+    if (this.hasSynced) return Promise.resolve();
+    return new Promise((r) => this.syncWaiters.push(r));
+  }
+
+  start(): void {
+    this.stopped = false;
+    void this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.informer.stop();
+  }
+
+  private markSynced(): void {
+    this.delayMs = this.options.baseDelayMs ?? 500;
+    if (this.hasSynced) return;
+    this.hasSynced = true;
+    this.options.metrics.informerSynced.set({ resource: this.kind }, 1);
+    for (const w of this.syncWaiters.splice(0)) w();
+  }
+
+  private async run(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.informer.start();
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  private onError(err: unknown): void {
+    if (this.stopped || this.timer) return;
+    const delay = this.delayMs;
+    this.delayMs = Math.min(this.delayMs * 2, this.options.maxDelayMs ?? 30_000);
+    this.restarts += 1;
+    this.options.metrics.informerRestarts.inc({ resource: this.kind });
+    this.options.log(`${this.kind} informer: ${describeError(err)}; restarting in ${delay} ms`);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.run();
+    }, delay);
+  }
+}
+
+export interface InformersOptions {
+  log: (message: string) => void;
+  metrics: ControllerMetrics;
+  /** Only Projects matching this label selector are reconciled (sharding, tests). */
+  projectSelector?: string;
+  baseDelayMs?: number;
+}
+
+/**
+ * The three informers and the snapshot they feed. `onEvent` listeners run after the snapshot was
+ * updated. Updates older than a write the controller made itself (its own response, applied with
+ * `applyWritten`) are held back until the watch catches up, like client-go's mutation cache.
+ */
+export class Informers {
+  readonly snapshot = new MemorySnapshot();
+  readonly informers: ResilientInformer[];
+  private readonly listeners: Array<(e: CacheEvent) => void> = [];
+  /** Objects this controller wrote, by cache key, until the watch delivers them (or something newer). */
+  private readonly written = new Map<string, number>();
+  /** Recently deleted objects and the resourceVersion of their deletion, so a late write response cannot resurrect them. */
+  private readonly tombstones = new Map<string, number>();
+
+  constructor(kc: k8s.KubeConfig, api: ControllerApi, private readonly options: InformersOptions) {
+    const common = { log: options.log, metrics: options.metrics, ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}) };
+    this.informers = [
+      new ResilientInformer('Project', kc, PROJECTS_PATH, () => api.listProjects(options.projectSelector), { ...common, ...(options.projectSelector ? { labelSelector: options.projectSelector } : {}) }),
+      new ResilientInformer('Namespace', kc, '/api/v1/namespaces', () => api.listNamespaces(), common),
+      new ResilientInformer('ResourceQuota', kc, '/api/v1/resourcequotas', () => api.listQuotas(), common),
+    ];
+    for (const inf of this.informers) {
+      inf.informer.on('add', (o) => this.apply(inf.kind, 'add', o));
+      inf.informer.on('update', (o) => this.apply(inf.kind, 'update', o));
+      inf.informer.on('delete', (o) => this.apply(inf.kind, 'delete', o));
+    }
+  }
+
+  onEvent(listener: (e: CacheEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  start(): void {
+    for (const i of this.informers) i.start();
+  }
+
+  async waitSynced(): Promise<void> {
+    await Promise.all(this.informers.map((i) => i.waitSynced()));
+  }
+
+  get synced(): boolean {
+    return this.informers.every((i) => i.synced);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.informers.map((i) => i.stop()));
+  }
+
+  /** Puts an object the controller just wrote (the API server's response) into the snapshot. */
+  applyWritten(kind: Kind, object: k8s.KubernetesObject): void {
+    const key = cacheKey(kind, object);
+    const rv = resourceVersionNumber(object);
+    const deletedAt = this.tombstones.get(key);
+    if (deletedAt !== undefined && (rv === undefined || rv <= deletedAt)) return;
+    if (rv !== undefined) this.written.set(key, rv);
+    this.upsert(kind, object);
+  }
+
+  /** Removes an object the controller knows is gone (e.g. a Project whose last finalizer it removed). */
+  forget(kind: Kind, object: k8s.KubernetesObject): void {
+    const key = cacheKey(kind, object);
+    this.written.delete(key);
+    this.remember(key, resourceVersionNumber(object) ?? Number.MAX_SAFE_INTEGER);
+    this.remove(kind, object);
+  }
+
+  private remember(key: string, rv: number): void {
+    this.tombstones.delete(key);
+    this.tombstones.set(key, rv);
+    if (this.tombstones.size > 10_000) {
+      const oldest = this.tombstones.keys().next().value;
+      if (oldest !== undefined) this.tombstones.delete(oldest);
+    }
+  }
+
+  private apply(kind: Kind, type: EventType, object: k8s.KubernetesObject): void {
+    const key = cacheKey(kind, object);
+    const old = this.current(kind, object);
+    if (type === 'delete') {
+      this.written.delete(key);
+      this.remember(key, resourceVersionNumber(object) ?? Number.MAX_SAFE_INTEGER);
+      this.remove(kind, object);
+    } else {
+      if (type === 'add') this.tombstones.delete(key);
+      const mine = this.written.get(key);
+      const rv = resourceVersionNumber(object);
+      if (mine !== undefined && rv !== undefined && rv < mine) {
+        // An older version than the one we wrote: keep ours; the newer event is on its way.
+      } else {
+        this.written.delete(key);
+        this.upsert(kind, object);
+      }
+    }
+    this.countObjects();
+    const event: CacheEvent = { kind, type, object, ...(old ? { old } : {}) };
+    for (const l of this.listeners) {
+      try {
+        l(event);
+      } catch (err) {
+        this.options.log(`event handler failed: ${describeError(err)}`);
+      }
+    }
+  }
+
+  private current(kind: Kind, object: k8s.KubernetesObject): k8s.KubernetesObject | undefined {
+    const name = object.metadata?.name ?? '';
+    if (kind === 'Project') return this.snapshot.project(name) as k8s.KubernetesObject | undefined;
+    if (kind === 'Namespace') return this.snapshot.namespace(name) as k8s.KubernetesObject | undefined;
+    for (const q of this.snapshot.quotasInNamespace(object.metadata?.namespace ?? '')) if (q.metadata.name === name) return q as k8s.KubernetesObject;
+    return undefined;
+  }
+
+  private upsert(kind: Kind, object: k8s.KubernetesObject): void {
+    if (kind === 'Project') this.snapshot.upsertProject(object as unknown as Project);
+    else if (kind === 'Namespace') this.snapshot.upsertNamespace(object as unknown as NamespaceObject);
+    else this.snapshot.upsertQuota(object as unknown as ResourceQuotaObject);
+  }
+
+  private remove(kind: Kind, object: k8s.KubernetesObject): void {
+    const meta = object.metadata ?? {};
+    if (kind === 'Project') this.snapshot.deleteProject(meta.name ?? '');
+    else if (kind === 'Namespace') this.snapshot.deleteNamespace(meta.name ?? '');
+    else this.snapshot.deleteQuota(meta.namespace ?? '', meta.name ?? '');
+  }
+
+  private countObjects(): void {
+    const sizes = this.snapshot.sizes;
+    this.options.metrics.cacheObjects.set({ kind: 'Project' }, sizes.projects);
+    this.options.metrics.cacheObjects.set({ kind: 'Namespace' }, sizes.namespaces);
+    this.options.metrics.cacheObjects.set({ kind: 'ResourceQuota' }, sizes.quotas);
+  }
+}
+
+function cacheKey(kind: Kind, o: k8s.KubernetesObject): string {
+  return `${kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+}
+
+/** resourceVersion as a number when it is one (etcd revisions are); undefined otherwise, and then no ordering is assumed. */
+function resourceVersionNumber(o: k8s.KubernetesObject): number | undefined {
+  const rv = o.metadata?.resourceVersion;
+  if (!rv || !/^[0-9]{1,15}$/.test(rv)) return undefined;
+  return Number(rv);
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(t);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}

@@ -1,0 +1,209 @@
+/**
+ * The controller's I/O edge: every API call it makes, through client-node, with every write counted
+ * in the metrics (the idle test reads them). Objects come back as plain JSON (what watches deliver),
+ * not client-node's class instances with Date fields.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { API_GROUP, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
+import type { ControllerMetrics, WriteVerb } from './metrics.js';
+
+export const PROJECT_VERSION = 'v1alpha1';
+export const PROJECT_PLURAL = 'projects';
+export const PROJECTS_PATH = `/apis/${API_GROUP}/${PROJECT_VERSION}/${PROJECT_PLURAL}`;
+
+/** HTTP status of a client-node error (ApiException.code), or undefined for transport errors. */
+export function statusCode(err: unknown): number | undefined {
+  const e = err as { code?: unknown; statusCode?: unknown } | undefined;
+  if (typeof e?.code === 'number') return e.code;
+  if (typeof e?.statusCode === 'number') return e.statusCode;
+  return undefined;
+}
+
+export function describeError(err: unknown): string {
+  const code = statusCode(err);
+  const body = (err as { body?: unknown })?.body;
+  let message = err instanceof Error ? err.message : String(err);
+  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') message = (body as { message: string }).message;
+  else if (typeof body === 'string') {
+    try {
+      const parsed = JSON.parse(body) as { message?: string };
+      if (parsed.message) message = parsed.message;
+    } catch {
+      // keep the error message
+    }
+  }
+  return code ? `${code}: ${firstLine(message)}` : firstLine(message);
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n')[0] ?? '';
+  return line.length > 500 ? `${line.slice(0, 500)}…` : line;
+}
+
+/** Plain JSON, as a watch would deliver it (client-node's typed lists hold Date objects). */
+export function plain<T>(obj: unknown): T {
+  return JSON.parse(JSON.stringify(obj)) as T;
+}
+
+export interface LeaseRecord {
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+}
+
+export class ControllerApi {
+  readonly core: k8s.CoreV1Api;
+  readonly custom: k8s.CustomObjectsApi;
+  readonly coordination: k8s.CoordinationV1Api;
+
+  constructor(
+    readonly kubeConfig: k8s.KubeConfig,
+    private readonly metrics: ControllerMetrics,
+  ) {
+    this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+    this.coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+  }
+
+  private async write<T>(verb: WriteVerb, resource: string, fn: () => Promise<T>): Promise<T> {
+    this.metrics.countWrite(verb, resource);
+    try {
+      return await fn();
+    } catch (err) {
+      this.metrics.apiWriteErrors.inc({ verb, resource, code: String(statusCode(err) ?? 'transport') });
+      throw err;
+    }
+  }
+
+  // --- lists for the informers ---------------------------------------------------------------
+
+  async listProjects(labelSelector?: string): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
+    return (await this.custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, ...(labelSelector ? { labelSelector } : {}) })) as k8s.KubernetesListObject<k8s.KubernetesObject>;
+  }
+  async listNamespaces(labelSelector?: string): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
+    return plain(await this.core.listNamespace(labelSelector ? { labelSelector } : {}));
+  }
+  async listQuotas(): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
+    return plain(await this.core.listResourceQuotaForAllNamespaces());
+  }
+
+  // --- projects ------------------------------------------------------------------------------
+
+  /** Adds the cascade finalizer; the resourceVersion in the merge patch makes it a compare-and-swap (409 when stale). */
+  async addFinalizer(project: Project): Promise<Project> {
+    const finalizers = [...(project.metadata.finalizers ?? []), FINALIZER_CASCADE];
+    return this.write('patch', 'projects', async () =>
+      (await this.custom.patchClusterCustomObject(
+        {
+          group: API_GROUP,
+          version: PROJECT_VERSION,
+          plural: PROJECT_PLURAL,
+          name: project.metadata.name ?? '',
+          body: { metadata: { finalizers, resourceVersion: project.metadata.resourceVersion } },
+        },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+      )) as Project,
+    );
+  }
+
+  /**
+   * Removes the cascade finalizer with a JSON patch that first tests the entry it removes (and the
+   * resourceVersion it was read at), so a concurrent change makes it fail instead of removing the wrong one.
+   */
+  async removeFinalizer(project: Project): Promise<Project> {
+    const index = (project.metadata.finalizers ?? []).indexOf(FINALIZER_CASCADE);
+    if (index < 0) return project;
+    const ops: unknown[] = [];
+    if (project.metadata.resourceVersion) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: project.metadata.resourceVersion });
+    ops.push({ op: 'test', path: `/metadata/finalizers/${index}`, value: FINALIZER_CASCADE }, { op: 'remove', path: `/metadata/finalizers/${index}` });
+    return this.write('patch', 'projects', async () =>
+      (await this.custom.patchClusterCustomObject(
+        { group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name: project.metadata.name ?? '', body: ops },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+      )) as Project,
+    );
+  }
+
+  async getProject(name: string): Promise<Project | undefined> {
+    try {
+      return (await this.custom.getClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name })) as Project;
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** PUT on the status subresource with the object's resourceVersion (409 when stale): keeps fields others own, like reservations. */
+  async replaceStatus(project: Project, status: Project['status']): Promise<Project> {
+    const body = { ...project, status };
+    return this.write('update', 'projects/status', async () =>
+      (await this.custom.replaceClusterCustomObjectStatus({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name: project.metadata.name ?? '', body })) as Project,
+    );
+  }
+
+  // --- namespaces and quotas -----------------------------------------------------------------
+
+  /** A live (uncached) list of the namespaces labelled for a project: the cascade decides on it. */
+  async namespacesLabelled(labelSelector: string): Promise<NamespaceObject[]> {
+    return (await this.listNamespaces(labelSelector)).items as unknown as NamespaceObject[];
+  }
+
+  /** Deletes a namespace in the background, only if it is still the object with this uid. Gone already counts as done. */
+  async deleteNamespace(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'conflict'> {
+    try {
+      await this.write('delete', 'namespaces', () =>
+        this.core.deleteNamespace({ name, body: { propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) } }),
+      );
+      return 'deleted';
+    } catch (err) {
+      const code = statusCode(err);
+      if (code === 404) return 'gone';
+      if (code === 409) return 'conflict';
+      throw err;
+    }
+  }
+
+  async createQuota(quota: ResourceQuotaObject): Promise<ResourceQuotaObject | 'exists'> {
+    try {
+      return plain(await this.write('create', 'resourcequotas', () => this.core.createNamespacedResourceQuota({ namespace: quota.metadata.namespace ?? '', body: quota as k8s.V1ResourceQuota })));
+    } catch (err) {
+      if (statusCode(err) === 409) return 'exists';
+      throw err;
+    }
+  }
+
+  // --- leases (leader election) ---------------------------------------------------------------
+
+  async getLease(namespace: string, name: string): Promise<LeaseRecord | undefined> {
+    try {
+      return plain(await this.coordination.readNamespacedLease({ namespace, name }));
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  async createLease(lease: LeaseRecord): Promise<LeaseRecord> {
+    return plain(await this.write('create', 'leases', () => this.coordination.createNamespacedLease({ namespace: lease.metadata.namespace, body: toV1Lease(lease) })));
+  }
+
+  async replaceLease(lease: LeaseRecord): Promise<LeaseRecord> {
+    return plain(await this.write('update', 'leases', () => this.coordination.replaceNamespacedLease({ namespace: lease.metadata.namespace, name: lease.metadata.name, body: toV1Lease(lease) })));
+  }
+}
+
+/** MicroTime must go out with six fractional digits; client-node's V1MicroTime prints them. */
+function toV1Lease(lease: LeaseRecord): k8s.V1Lease {
+  const micro = (t: string | undefined) => (t ? new k8s.V1MicroTime(t) : undefined);
+  return {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: lease.metadata,
+    spec: {
+      ...(lease.spec.holderIdentity !== undefined ? { holderIdentity: lease.spec.holderIdentity } : {}),
+      ...(lease.spec.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: lease.spec.leaseDurationSeconds } : {}),
+      ...(lease.spec.leaseTransitions !== undefined ? { leaseTransitions: lease.spec.leaseTransitions } : {}),
+      ...(lease.spec.acquireTime ? { acquireTime: micro(lease.spec.acquireTime) } : {}),
+      ...(lease.spec.renewTime ? { renewTime: micro(lease.spec.renewTime) } : {}),
+    },
+  };
+}

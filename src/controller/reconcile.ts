@@ -1,0 +1,127 @@
+/**
+ * Reconciles one Project: the plans (finalizer, default quotas, status) are computed from the
+ * snapshot by pure functions; this file only carries them out. Every write goes through
+ * ControllerApi (counted) and its response is put back into the snapshot, so the next pass does not
+ * act on a view older than its own writes.
+ */
+import type { TenantgateConfig } from '../config/config.js';
+import { FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject } from '../validate/types.js';
+import { ProjectDeleter } from './cascade.js';
+import { DEFAULT_QUOTA_NAME, planDefaultQuotas } from './defaults.js';
+import type { Informers } from './informers.js';
+import { describeError, type ControllerApi } from './kube.js';
+import { computeStatus, statusEquals, type CascadeReport } from './status.js';
+
+export type ReconcileResult =
+  /** Converged; forget the key's backoff. */
+  | { kind: 'Done' }
+  /** Not finished (namespaces still being deleted): come back with a growing delay. */
+  | { kind: 'Requeue'; reason: string };
+
+export interface ReconcilerOptions {
+  api: ControllerApi;
+  informers: Informers;
+  config: TenantgateConfig;
+  log: (message: string) => void;
+  now?: () => Date;
+}
+
+export class Reconciler {
+  private readonly deleter: ProjectDeleter;
+  private readonly now: () => Date;
+
+  constructor(private readonly o: ReconcilerOptions) {
+    this.deleter = new ProjectDeleter(o.api, { log: o.log });
+    this.now = o.now ?? (() => new Date());
+  }
+
+  private get snapshot() {
+    return this.o.informers.snapshot;
+  }
+
+  async reconcile(name: string): Promise<ReconcileResult> {
+    const project = this.snapshot.project(name);
+    if (!project) return { kind: 'Done' }; // deleted, nothing to do
+    if (project.metadata.deletionTimestamp) return this.reconcileDeletion(project);
+    return this.reconcileLive(project);
+  }
+
+  // --- a live Project ----------------------------------------------------------------------------
+
+  private async reconcileLive(initial: Project): Promise<ReconcileResult> {
+    let project = await this.ensureFinalizer(initial);
+    const failures: string[] = [];
+    await this.createDefaultQuotas(project, failures);
+    project = await this.writeStatus(project);
+    if (failures.length > 0) throw new Error(failures.join('; '));
+    return { kind: 'Done' };
+  }
+
+  /** Step: the cascade finalizer is on every live Project (the mutating webhook adds it too). */
+  private async ensureFinalizer(project: Project): Promise<Project> {
+    if ((project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return project;
+    const updated = await this.o.api.addFinalizer(project);
+    this.o.informers.applyWritten('Project', updated as never);
+    return updated;
+  }
+
+  /** C4: a ResourceQuota for each project namespace without one, when the headroom allows. */
+  private async createDefaultQuotas(project: Project, failures: string[]): Promise<void> {
+    const plan = planDefaultQuotas(project, this.snapshot, this.o.config.clusterName);
+    for (const { namespace, hard } of plan.create) {
+      const quota: ResourceQuotaObject = {
+        apiVersion: 'v1',
+        kind: 'ResourceQuota',
+        metadata: { name: DEFAULT_QUOTA_NAME, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } },
+        spec: { hard },
+      };
+      try {
+        const created = await this.o.api.createQuota(quota);
+        if (created !== 'exists') {
+          this.o.informers.applyWritten('ResourceQuota', created as never);
+          this.o.log(`project ${project.metadata.name}: created ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME}`);
+        }
+      } catch (err) {
+        failures.push(`creating ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME}: ${describeError(err)}`);
+      }
+    }
+  }
+
+  /** C3: writes the status only when it differs (ignoring lastTransitionTime). */
+  private async writeStatus(project: Project, cascade?: CascadeReport): Promise<Project> {
+    const status = computeStatus({ project, snapshot: this.snapshot, cluster: this.o.config.clusterName, now: rfc3339(this.now()), ...(cascade ? { cascade } : {}) });
+    if (statusEquals(project.status, status)) return project;
+    const updated = await this.o.api.replaceStatus(project, status);
+    this.o.informers.applyWritten('Project', updated as never);
+    return updated;
+  }
+
+  // --- a Project being deleted -------------------------------------------------------------------
+
+  private async reconcileDeletion(project: Project): Promise<ReconcileResult> {
+    if (!(project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return { kind: 'Done' }; // not ours (any more)
+    const result = await this.deleter.run(project);
+    if (result.kind === 'Finished') {
+      await this.removeFinalizer(project, result.report);
+      return { kind: 'Done' };
+    }
+    await this.writeStatus(project, result.report);
+    return { kind: 'Requeue', reason: `${result.report.remaining.length} namespaces remaining` };
+  }
+
+  private async removeFinalizer(project: Project, report: CascadeReport): Promise<void> {
+    if (report.foreign.length > 0) {
+      this.o.log(`project ${project.metadata.name}: namespaces left in place (not the project's): ${report.foreign.map((f) => `${f.name} (${f.reason})`).join(', ')}`);
+    }
+    const updated = await this.o.api.removeFinalizer(project);
+    // Without finalizers the API server deletes the object right away: drop it rather than cache a ghost.
+    if ((updated.metadata.finalizers ?? []).length === 0) this.o.informers.forget('Project', updated as never);
+    else this.o.informers.applyWritten('Project', updated as never);
+    this.o.log(`project ${project.metadata.name}: every namespace deleted, finalizer removed`);
+  }
+}
+
+/** RFC 3339 without fractional seconds (the CRD's date-time; what Kubernetes writes in conditions). */
+export function rfc3339(d: Date): string {
+  return `${d.toISOString().slice(0, 19)}Z`;
+}

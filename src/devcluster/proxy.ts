@@ -1,0 +1,36 @@
+/** A round-robin TCP proxy on loopback: spreads connections over webhook replicas (TLS passes through). */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+export interface RoundRobinProxy {
+  port: number;
+  connections: number[];
+  close(): Promise<void>;
+}
+
+export async function startRoundRobinProxy(targets: number[]): Promise<RoundRobinProxy> {
+  let next = 0;
+  const connections = targets.map(() => 0);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const index = next++ % targets.length;
+    connections[index]! += 1;
+    const upstream = connect(targets[index]!, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as { port: number }).port,
+    connections,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
