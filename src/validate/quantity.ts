@@ -542,7 +542,7 @@ export class Quantity {
     const dif = scale - this.scale;
     if (dif === 0) return u;
     if (dif < 0) return u === 0n ? 0n : u * pow10(-dif);
-    if (absBig(u) < MAX_INT64 && dif < 19) {
+    if (u < MAX_INT64 && dif < 19) {
       const d = pow10(dif);
       const q = u / d;
       return u % d !== 0n ? q + 1n : q;
@@ -568,13 +568,11 @@ export class Quantity {
     return this.scaledValue(-3);
   }
 
-  /** AsApproximateFloat64 (float64(unscaled) * 10^scale). Not used by any exact operation. */
+  /** AsApproximateFloat64: float64(unscaled) * math.Pow10(scale), as Go computes it. Not used by any exact operation. */
   asApproximateFloat64(): number {
     const base = Number(this.unscaled);
     if (this.scale === 0) return base;
-    if (this.scale > 308) return base === 0 ? 0 : base * Infinity;
-    if (this.scale < -323) return base * 0;
-    return base * Number(`1e${this.scale}`);
+    return base * goPow10(this.scale);
   }
 
   /** AsFloat64Slow: the value correctly rounded to a double. */
@@ -749,6 +747,16 @@ export class Quantity {
     if (format === 'DecimalSI') return [m.toString(), DECIMAL_SUFFIX_BY_EXPONENT.get(e) ?? ''];
     return [m.toString(), e === 0 ? '' : `e${e}`];
   }
+}
+
+// Go's math.Pow10: products and quotients of tabulated powers (not always the nearest double).
+const POW10_TAB = Array.from({ length: 32 }, (_, i) => Number(`1e${i}`));
+const POW10_POS32 = Array.from({ length: 10 }, (_, i) => Number(`1e${i * 32}`));
+const POW10_NEG32 = Array.from({ length: 11 }, (_, i) => Number(`1e-${i * 32}`));
+function goPow10(n: number): number {
+  if (n >= 0 && n <= 308) return POW10_POS32[Math.floor(n / 32)]! * POW10_TAB[n % 32]!;
+  if (n < 0 && n >= -323) return POW10_NEG32[Math.floor(-n / 32)]! / POW10_TAB[-n % 32]!;
+  return n > 0 ? Number.POSITIVE_INFINITY : 0;
 }
 
 function describe(v: unknown): string {

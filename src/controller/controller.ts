@@ -1,0 +1,287 @@
+/**
+ * Wires the controller together: informers → snapshot → work queue keyed by project name → N workers
+ * running the Reconciler; a periodic resync through the same queue; leader election deciding when
+ * the workers run; /healthz, /readyz and /metrics over HTTP.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TenantgateConfig } from '../config/config.js';
+import { LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
+import { Informers, type CacheEvent } from './informers.js';
+import { ControllerApi, describeError } from './kube.js';
+import { LeaderElector, type LeaderElectionConfig } from './leader.js';
+import { ControllerMetrics } from './metrics.js';
+import { Reconciler } from './reconcile.js';
+import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
+
+export interface ControllerOptions {
+  kubeConfig: k8s.KubeConfig;
+  config: TenantgateConfig;
+  /** Concurrent reconciles (never two for one project). Default 4. */
+  workers?: number;
+  /** Port for /healthz, /readyz, /metrics; 0 picks a free one; undefined serves nothing. */
+  metricsPort?: number;
+  metricsHost?: string;
+  /** false: reconcile without a lease (a single replica, tests). */
+  leaderElection?: false | LeaderElectionConfig;
+  /** Only Projects matching this label selector are reconciled. */
+  projectSelector?: string;
+  rateLimiter?: RateLimiterOptions;
+  /** Floor of the delay before a Project whose namespaces are still being deleted is looked at again. */
+  remainingRequeueMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface RunningController {
+  readonly metrics: ControllerMetrics;
+  readonly informers: Informers;
+  /** The HTTP port, when served. */
+  readonly port: number | undefined;
+  isLeader(): boolean;
+  synced(): boolean;
+  /** Graceful stop: finish the items in hand, release the lease, stop watching. */
+  stop(): Promise<void>;
+}
+
+/** The keys a cache event concerns (project names). */
+export class KeyMapper {
+  /** Declared namespace name → projects declaring it (a declared namespace may exist without the label). */
+  private readonly declaredBy = new Map<string, Set<string>>();
+
+  constructor(private readonly informers: Informers) {}
+
+  keysFor(e: CacheEvent): Set<string> {
+    const keys = new Set<string>();
+    const labelOf = (o: { metadata?: { labels?: Record<string, string> } } | undefined) => o?.metadata?.labels?.[LABEL_PROJECT];
+    const addDeclared = (ns: string) => {
+      for (const p of this.declaredBy.get(ns) ?? []) keys.add(p);
+    };
+    if (e.kind === 'Project') {
+      const name = e.object.metadata?.name ?? '';
+      keys.add(name);
+      this.index(name, e.old as Project | undefined, e.type === 'delete' ? undefined : (e.object as unknown as Project));
+    } else if (e.kind === 'Namespace') {
+      const name = e.object.metadata?.name ?? '';
+      for (const l of [labelOf(e.object), labelOf(e.old)]) if (l) keys.add(l);
+      addDeclared(name);
+    } else {
+      const namespace = e.object.metadata?.namespace ?? '';
+      const ns = this.informers.snapshot.namespace(namespace) as NamespaceObject | undefined;
+      for (const l of [labelOf(ns as never), labelOf(e.object), labelOf(e.old)]) if (l) keys.add(l);
+      addDeclared(namespace);
+    }
+    keys.delete('');
+    return keys;
+  }
+
+  private index(project: string, before: Project | undefined, after: Project | undefined): void {
+    for (const d of before?.spec?.namespaces ?? []) this.declaredBy.get(d.name)?.delete(project);
+    for (const d of after?.spec?.namespaces ?? []) {
+      let set = this.declaredBy.get(d.name);
+      if (!set) this.declaredBy.set(d.name, (set = new Set()));
+      set.add(project);
+    }
+  }
+}
+
+/** One leadership term: its own queue and workers, shut down when the term ends. */
+class Term {
+  readonly queue: WorkQueue<string>;
+  private readonly workers: Promise<void>[] = [];
+  private resyncTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly c: { reconciler: Reconciler; metrics: ControllerMetrics; informers: Informers; log: (m: string) => void; workers: number; resyncMs: number; rateLimiter?: RateLimiterOptions; remainingRequeueMs: number },
+  ) {
+    this.queue = new WorkQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(c.rateLimiter ?? {}) });
+  }
+
+  start(): void {
+    this.enqueueAll();
+    for (let i = 0; i < this.c.workers; i++) this.workers.push(this.work());
+    if (this.c.resyncMs > 0) {
+      this.resyncTimer = setInterval(() => this.enqueueAll(), this.c.resyncMs);
+      this.resyncTimer.unref();
+    }
+  }
+
+  enqueueAll(): void {
+    for (const p of this.c.informers.snapshot.projects()) if (p.metadata.name) this.queue.add(p.metadata.name);
+    this.updateDepth();
+  }
+
+  add(key: string): void {
+    this.queue.add(key);
+    this.updateDepth();
+  }
+
+  private updateDepth(): void {
+    this.c.metrics.queueDepth.set(this.queue.len());
+    this.c.metrics.queueWaiting.set(this.queue.waitingLen());
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      this.updateDepth();
+      const end = this.c.metrics.reconcileDuration.startTimer();
+      try {
+        const result = await this.c.reconciler.reconcile(key);
+        if (result.kind === 'Requeue') {
+          this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
+          this.queue.addRateLimited(key, this.c.remainingRequeueMs);
+        } else {
+          this.c.metrics.reconcileTotal.inc({ result: 'done' });
+          this.queue.forget(key);
+        }
+      } catch (err) {
+        this.c.metrics.reconcileTotal.inc({ result: 'error' });
+        this.c.metrics.reconcileErrors.inc();
+        const delay = this.queue.addRateLimited(key);
+        this.c.log(`project ${key}: ${describeError(err)} (retry ${this.queue.numRequeues(key)} in ${delay} ms)`);
+      } finally {
+        end();
+        this.queue.done(key);
+        this.updateDepth();
+      }
+    }
+  }
+
+  /** Stops handing out keys and waits for the reconciles in flight. */
+  async stop(): Promise<void> {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    await this.queue.shutDownWithDrain();
+    await Promise.all(this.workers);
+    this.updateDepth();
+  }
+}
+
+export async function startController(options: ControllerOptions): Promise<RunningController> {
+  const log = options.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} controller: ${m}\n`));
+  const metrics = new ControllerMetrics();
+  const api = new ControllerApi(options.kubeConfig, metrics);
+  const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
+  const reconciler = new Reconciler({ api, informers, config: options.config, log });
+  const mapper = new KeyMapper(informers);
+  const termConfig = {
+    reconciler,
+    metrics,
+    informers,
+    log,
+    workers: Math.max(1, options.workers ?? 4),
+    resyncMs: Math.max(0, options.config.resyncPeriodSeconds * 1000),
+    remainingRequeueMs: options.remainingRequeueMs ?? 1000,
+    ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+  };
+
+  let term: Term | undefined;
+  let wantLeading = options.leaderElection === false;
+  let stopping = false;
+  let transition: Promise<void> = Promise.resolve();
+
+  // Terms start and stop one after the other, never overlapping.
+  const startTerm = () => {
+    transition = transition.then(async () => {
+      if (term || !wantLeading || stopping || !informers.synced) return;
+      term = new Term(termConfig);
+      term.start();
+      metrics.leader.set(1);
+      log(`reconciling (${termConfig.workers} workers, resync every ${termConfig.resyncMs / 1000} s)`);
+    });
+  };
+  const stopTerm = () => {
+    const t = transition.then(async () => {
+      const old = term;
+      term = undefined;
+      metrics.leader.set(0);
+      if (old) await old.stop();
+    });
+    transition = t;
+    return t;
+  };
+
+  informers.onEvent((e) => {
+    const keys = mapper.keysFor(e); // indexes declared namespaces, leader or not
+    if (term) for (const key of keys) term.add(key);
+  });
+
+  let elector: LeaderElector | undefined;
+  if (options.leaderElection) {
+    elector = new LeaderElector(api, options.leaderElection, {
+      log,
+      onStartedLeading: () => {
+        wantLeading = true;
+        metrics.leaderTransitions.inc();
+        startTerm();
+      },
+      onStoppedLeading: () => {
+        wantLeading = false;
+        void stopTerm();
+      },
+    });
+  }
+
+  // HTTP: probes and metrics.
+  let server: Server | undefined;
+  let port: number | undefined;
+  if (options.metricsPort !== undefined) {
+    server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405).end();
+        return;
+      }
+      if (path === '/healthz') {
+        const ok = elector ? elector.healthy() : true;
+        res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'leader lease not renewed\n');
+      } else if (path === '/readyz') {
+        const ok = informers.synced;
+        res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'caches not synced\n');
+      } else if (path === '/metrics') {
+        metrics.registry.metrics().then(
+          (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+          (err: unknown) => res.writeHead(500).end(String(err)),
+        );
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(options.metricsPort, options.metricsHost ?? '0.0.0.0', () => resolve());
+    });
+    port = (server.address() as AddressInfo).port;
+  }
+
+  informers.start();
+  metrics.leader.set(0);
+  void informers.waitSynced().then(() => {
+    log(`caches synced: ${JSON.stringify(informers.snapshot.sizes)}`);
+    startTerm();
+  });
+  elector?.start();
+
+  return {
+    metrics,
+    informers,
+    port,
+    isLeader: () => term !== undefined,
+    synced: () => informers.synced,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      wantLeading = false;
+      await elector?.stop(); // no more renewals or acquisitions
+      await stopTerm(); // finish the items in hand
+      if (elector) await elector.release();
+      await informers.stop();
+      if (server) {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server!.close(() => r()));
+      }
+      log('stopped');
+    },
+  };
+}
