@@ -50,9 +50,11 @@ export class Reconciler {
 
   private async reconcileLive(initial: Project): Promise<ReconcileResult> {
     let project = await this.ensureFinalizer(initial);
+    // Report what was observed, then act: a namespace that lost its quota shows as QuotaMissing
+    // ("a default quota is being created") until the quota's own watch event brings the next pass.
+    project = await this.writeStatus(project);
     const failures: string[] = [];
     await this.createDefaultQuotas(project, failures);
-    project = await this.writeStatus(project);
     if (failures.length > 0) throw new Error(failures.join('; '));
     return { kind: 'Done' };
   }
