@@ -3,10 +3,10 @@ import { execa } from 'execa';
 import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { stringify } from 'yaml';
 import { DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../config/config.js';
 import { REPO_ROOT } from '../paths.js';
 import { renderProjects, type KubeObject } from '../render/render.js';
+import { toYaml } from '../render/yaml-emit.js';
 import { parseSource } from '../validate/source.js';
 import { readSources } from './sources.js';
 import { checkDocuments, formatFinding } from './validate.js';
@@ -57,7 +57,7 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
     return { errors: [`${dir}: no Project declarations found (an empty render would let Argo CD prune everything)`] };
   }
   const objects: unknown[] = [...renderProjects(projects.map((p) => p.project), config, { cluster }), ...others.map((o) => o.object as KubeObject)];
-  return { output: objects.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join(''), errors: [] };
+  return { output: objects.map((o) => `---\n${toYaml(o)}`).join(''), errors: [] };
 }
 
 export async function runRender(dir: string): Promise<number> {

@@ -36,15 +36,14 @@ async function main(): Promise<void> {
     const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`) });
     stopAll.push(() => hook.stop());
     log(`webhook serving ${hook.url} and registered with the apiserver`);
-    try {
-      const { startController } = await import('../controller/main.js');
-      const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller').catch(() => undefined);
-      const controller = await startController({ kubeConfig: kubeConfig ?? (await adminKubeConfig(info.kubeconfigs.admin!)), config: DEFAULT_CONFIG, metricsPort: 0, log: (m: string) => log(`controller: ${m}`) } as never);
-      stopAll.push(() => (controller as { stop(): Promise<void> }).stop());
-      log('controller running');
-    } catch (err) {
-      log(`controller not started: ${(err as Error).message}`);
-    }
+    const { startController } = await import('../controller/main.js');
+    const controllerKubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller').catch(async (err: Error) => {
+      log(`controller ServiceAccount unavailable (${err.message}); running the controller as admin`);
+      return adminKubeConfig(info.kubeconfigs.admin!);
+    });
+    const controller = await startController({ kubeConfig: controllerKubeConfig, config: DEFAULT_CONFIG, metricsPort: 0, metricsHost: '127.0.0.1', leaderElection: false, log: (m: string) => log(`controller: ${m}`) });
+    stopAll.push(() => controller.stop());
+    log('controller running');
     const rendered = await renderDirectory(join(REPO_ROOT, 'examples', 'gitops'));
     if (rendered.output === undefined) throw new Error(`examples/gitops does not render:\n${rendered.errors.join('\n')}`);
     await kubectlAs(info, 'admin', ['apply', '-f', '-'], rendered.output);
@@ -61,7 +60,9 @@ tenantgate is running on a local control plane (${info.server}).
 Act as a tenant (tokens in ${join(info.dir, 'tokens.csv')}):
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} create namespace payments-dev     # alice owns payments: admitted
   KUBECONFIG=${info.kubeconfigs.bob} ${kubectl} create namespace payments-x         # bob does not: [T4]
-  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} -n payments-dev create quota big --hard=requests.cpu=50,pods=10   # [Q1]
+  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} -n payments-batch patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"50"}}}'   # [Q1]: says how much fits
+  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} -n payments-batch delete quota tenantgate-quota     # [Q3]
+  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} apply --dry-run=server -f examples/invalid/Q1-over-budget.yaml   # [T5]: tenants do not edit projects
 
 Ctrl-C stops everything.
 `);

@@ -1,0 +1,252 @@
+/**
+ * The servers that bench/webhook.ts measures, run as a child process so the load generator and the
+ * server never share an event loop (the machine has 2 cores: one for the client, one for the server).
+ *
+ *   node --import tsx bench/webhook-server.ts MODE --cert F --key F [--projects N] [--kubeconfig F]
+ *
+ * MODE
+ *   bare        node:https createServer with the same certificate; reads the body and answers one
+ *               fixed, pre-serialised AdmissionReview (the P1 baseline).
+ *   tenantgate  serveHttps(createApp(...)) exactly as `tenantgate webhook` wires it (HeadroomGuard.decide
+ *               and .pending, WebhookMetrics), over a MemorySnapshot of a synthetic cluster
+ *               (--projects N, 5 namespaces and 5 quotas each); no ledger (crossReplicaReservation: false).
+ *   ledger      the same, with a real ConfigMapLedger (--kubeconfig, namespace tenantgate-system) over
+ *               the Q5 fixture (Q5: --projects N, --namespaces M per project, no quotas yet).
+ *   guard       the Q5 fixture with the in-process guard only (no ledger), to attribute the ledger's cost.
+ *
+ * Prints one JSON line {"port": N} on stdout when listening; exits on SIGTERM/SIGINT (so --cpu-prof
+ * profiles are written).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { createServer } from 'node:https';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { DEFAULT_CONFIG, type TenantgateConfig } from '../src/config/config.js';
+import type { NamespaceObject, Project, ResourceQuotaObject } from '../src/validate/types.js';
+import { MemorySnapshot } from '../src/validate/snapshot.js';
+import { HeadroomGuard } from '../src/webhook/headroom.js';
+import { ConfigMapLedger } from '../src/webhook/ledger.js';
+import { WebhookMetrics } from '../src/webhook/metrics.js';
+import { createApp } from '../src/webhook/server.js';
+import { serveHttps } from '../src/webhook/tls.js';
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures, shared with bench/webhook.ts (which builds the matching request bodies)
+// ---------------------------------------------------------------------------------------------
+
+export const NAMESPACES_PER_PROJECT = 5;
+export const QUOTA_NAME = 'tenantgate-quota';
+
+export function pad(i: number): string {
+  return String(i).padStart(5, '0');
+}
+/** Same-length names: no prefix is a leading part of another (N4). */
+export const projectName = (i: number): string => `p${pad(i)}`;
+export const tenantName = (i: number): string => `t${pad(i)}`;
+export const ownerUser = (i: number): string => `owner-${i}@example.com`;
+export const ownerGroup = (i: number): string => `t${pad(i)}:admins`;
+export const namespaceName = (i: number, n: number): string => `${projectName(i)}-ns${n}`;
+export const projectUid = (i: number): string => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+
+/** A Project as render emits it (budget, defaults, 5 declared namespaces with quotas). */
+export function fixtureProject(i: number, namespaces = NAMESPACES_PER_PROJECT): Project {
+  return {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: {
+      name: projectName(i),
+      labels: { 'app.kubernetes.io/managed-by': 'tenantgate' },
+      annotations: { 'argocd.argoproj.io/sync-wave': '-2' },
+      finalizers: ['tenantgate.io/cascade-delete'],
+    },
+    spec: {
+      tenant: tenantName(i),
+      displayName: `Synthetic project ${i}`,
+      owners: [
+        { kind: 'Group', name: ownerGroup(i) },
+        { kind: 'User', name: ownerUser(i) },
+      ],
+      quota: { hard: { 'requests.cpu': '100', 'requests.memory': '200Gi', 'limits.cpu': '200', pods: '1000' } },
+      namespaceDefaults: {
+        quota: { hard: { 'requests.cpu': '1', 'requests.memory': '2Gi', 'limits.cpu': '2', pods: '10' } },
+        limitRange: { default: { cpu: '500m', memory: '512Mi' }, defaultRequest: { cpu: '100m', memory: '128Mi' } },
+      },
+      networkIsolation: true,
+      namespaces: Array.from({ length: namespaces }, (_, n) => ({
+        name: namespaceName(i, n),
+        quota: { hard: { 'requests.cpu': '4', 'requests.memory': '8Gi', 'limits.cpu': '8', pods: '40' } },
+      })),
+    },
+  };
+}
+
+export function fixtureNamespace(i: number, n: number): NamespaceObject {
+  const name = namespaceName(i, n);
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: {
+      name,
+      labels: {
+        'kubernetes.io/metadata.name': name,
+        'tenantgate.io/project': projectName(i),
+        'tenantgate.io/tenant': tenantName(i),
+        'app.kubernetes.io/managed-by': 'tenantgate',
+      },
+      annotations: { 'tenantgate.io/project-uid': projectUid(i), 'argocd.argoproj.io/sync-wave': '-1' },
+    },
+  };
+}
+
+export function fixtureQuota(i: number, n: number, cpu = '4'): ResourceQuotaObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: {
+      name: QUOTA_NAME,
+      namespace: namespaceName(i, n),
+      labels: { 'tenantgate.io/project': projectName(i), 'app.kubernetes.io/managed-by': 'tenantgate' },
+      annotations: { 'argocd.argoproj.io/sync-wave': '0' },
+    },
+    spec: { hard: { 'requests.cpu': cpu, 'requests.memory': '8Gi', 'limits.cpu': '8', pods: '40' } },
+  };
+}
+
+/** What the informers would hold: status filled in as the apiserver and kube-controller-manager do. */
+export function p1Snapshot(projects: number): MemorySnapshot {
+  const s = new MemorySnapshot();
+  for (let i = 0; i < projects; i++) {
+    const p = fixtureProject(i);
+    p.metadata.uid = projectUid(i);
+    p.metadata.resourceVersion = String(1000 + i);
+    p.metadata.generation = 1;
+    p.metadata.creationTimestamp = '2026-01-01T00:00:00Z';
+    s.upsertProject(p);
+    for (let n = 0; n < NAMESPACES_PER_PROJECT; n++) {
+      const ns = fixtureNamespace(i, n);
+      ns.metadata.uid = `ns-${i}-${n}`;
+      ns.metadata.resourceVersion = String(100000 + i * 10 + n);
+      ns.metadata.creationTimestamp = '2026-01-01T00:00:00Z';
+      ns.status = { phase: 'Active' };
+      s.upsertNamespace(ns);
+      const q = fixtureQuota(i, n);
+      q.metadata.uid = `q-${i}-${n}`;
+      q.metadata.resourceVersion = String(200000 + i * 10 + n);
+      q.status = { hard: { ...q.spec!.hard! }, used: { 'requests.cpu': '1200m', 'requests.memory': '3Gi', 'limits.cpu': '2', pods: '7' } };
+      s.upsertQuota(q);
+    }
+  }
+  return s;
+}
+
+/** Q5 fixture: big budgets, namespaces without quotas and no namespaceDefaults, so every quota CREATE grows. */
+export const q5ProjectName = (i: number): string => `q5p${String(i).padStart(3, '0')}`;
+export const q5NamespaceName = (i: number, n: number): string => `${q5ProjectName(i)}-ns${String(n).padStart(3, '0')}`;
+export const q5Owner = (i: number): string => `q5-owner-${i}@example.com`;
+
+export function q5Snapshot(projects: number, namespaces: number): MemorySnapshot {
+  const s = new MemorySnapshot();
+  for (let i = 0; i < projects; i++) {
+    s.upsertProject({
+      apiVersion: 'tenantgate.io/v1alpha1',
+      kind: 'Project',
+      metadata: { name: q5ProjectName(i), uid: `q5-${i}`, finalizers: ['tenantgate.io/cascade-delete'] },
+      spec: { tenant: `q5t${i}`, owners: [{ kind: 'User', name: q5Owner(i) }], quota: { hard: { 'requests.cpu': '10000', pods: '100000' } } },
+    });
+    for (let n = 0; n < namespaces; n++) {
+      const name = q5NamespaceName(i, n);
+      s.upsertNamespace({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, uid: `q5-${i}-${n}`, labels: { 'kubernetes.io/metadata.name': name, 'tenantgate.io/project': q5ProjectName(i), 'tenantgate.io/tenant': `q5t${i}` } },
+        status: { phase: 'Active' },
+      });
+    }
+  }
+  return s;
+}
+
+/** The bare baseline's fixed answer. */
+export const BARE_RESPONSE = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: '00000000-0000-0000-0000-000000000000', allowed: true } });
+
+// ---------------------------------------------------------------------------------------------
+// The child process
+// ---------------------------------------------------------------------------------------------
+
+async function serve(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      cert: { type: 'string' },
+      key: { type: 'string' },
+      projects: { type: 'string', default: '1000' },
+      namespaces: { type: 'string', default: '10' },
+      kubeconfig: { type: 'string' },
+    },
+  });
+  const mode = positionals[0];
+  if (!values.cert || !values.key) throw new Error('--cert and --key are required');
+  const files = { cert: values.cert, key: values.key };
+  let server: import('node:https').Server;
+
+  if (mode === 'bare') {
+    const answer = Buffer.from(BARE_RESPONSE);
+    server = createServer({ cert: readFileSync(files.cert), key: readFileSync(files.key), minVersion: 'TLSv1.2' }, (req, res) => {
+      req.on('data', () => {});
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': answer.length });
+        res.end(answer);
+      });
+    });
+    server.keepAliveTimeout = 65_000;
+  } else if (mode === 'tenantgate' || mode === 'ledger' || mode === 'guard') {
+    const config: TenantgateConfig = { ...DEFAULT_CONFIG, crossReplicaReservation: mode === 'ledger' };
+    const snapshot = mode === 'tenantgate' ? p1Snapshot(Number(values.projects)) : q5Snapshot(Number(values.projects), Number(values.namespaces));
+    let ledger: ConfigMapLedger | undefined;
+    if (mode === 'ledger') {
+      if (!values.kubeconfig) throw new Error('ledger mode needs --kubeconfig');
+      const kc = new k8s.KubeConfig();
+      kc.loadFromFile(values.kubeconfig);
+      ledger = new ConfigMapLedger(kc, config.systemNamespace);
+    }
+    const metrics = new WebhookMetrics();
+    const guard = new HeadroomGuard({ ttlMs: config.reservationTtlSeconds * 1000, ledger, onReservation: (outcome) => metrics.reservations.inc({ outcome }) });
+    const app = createApp({
+      config,
+      snapshot,
+      ready: () => true,
+      metrics,
+      decide: guard.decide,
+      pending: guard.pending,
+      cacheSizes: () => ({ ...snapshot.sizes, pending: guard.pendingCount }),
+      log: (m) => process.stderr.write(`webhook-server: ${m}\n`),
+    });
+    server = serveHttps(files, app);
+  } else {
+    throw new Error(`unknown mode ${JSON.stringify(mode)}; allowed: bare, tenantgate, ledger, guard`);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  process.stdout.write(`${JSON.stringify({ port, pid: process.pid })}\n`);
+  const stop = () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections();
+    setTimeout(() => process.exit(0), 2000).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  serve(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`webhook-server: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * Development helpers for the controller against a local control plane (src/devcluster): seed
+ * Projects with namespaces full of objects, and run the controller as a separate OS process. Used
+ * by the e2e tests and bench/controller.ts; not used by the controller itself.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../paths.js';
+import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../validate/types.js';
+import { PROJECT_PLURAL, PROJECT_VERSION, statusCode } from './kube.js';
+
+export interface Clients {
+  core: k8s.CoreV1Api;
+  custom: k8s.CustomObjectsApi;
+}
+
+export function clients(kc: k8s.KubeConfig): Clients {
+  return { core: kc.makeApiClient(k8s.CoreV1Api), custom: kc.makeApiClient(k8s.CustomObjectsApi) };
+}
+
+export async function createProject(c: Clients, name: string, spec: ProjectSpec, labels: Record<string, string> = {}): Promise<Project> {
+  return (await c.custom.createClusterCustomObject({
+    group: API_GROUP,
+    version: PROJECT_VERSION,
+    plural: PROJECT_PLURAL,
+    body: { apiVersion: `${API_GROUP}/${PROJECT_VERSION}`, kind: 'Project', metadata: { name, labels }, spec },
+  })) as Project;
+}
+
+export async function getProject(c: Clients, name: string): Promise<Project | undefined> {
+  try {
+    return (await c.custom.getClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name })) as Project;
+  } catch (err) {
+    if (statusCode(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+export async function deleteProject(c: Clients, name: string): Promise<void> {
+  await c.custom.deleteClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name, propagationPolicy: 'Background' });
+}
+
+/** A namespace of the project as the mutating webhook would label and annotate it. `uid: null` leaves the annotation out. */
+export async function createProjectNamespace(c: Clients, project: Project, name: string, options: { uid?: string | null; labels?: Record<string, string> } = {}): Promise<k8s.V1Namespace> {
+  const uid = options.uid === undefined ? project.metadata.uid : options.uid;
+  return c.core.createNamespace({
+    body: {
+      metadata: {
+        name,
+        labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_TENANT]: project.spec.tenant, ...options.labels },
+        ...(uid ? { annotations: { [ANNOTATION_PROJECT_UID]: uid } } : {}),
+      },
+    },
+  });
+}
+
+/** Fills a namespace with ConfigMaps and Secrets (so the namespace controller has content to delete). */
+export async function fillNamespace(c: Clients, namespace: string, configMaps: number, secrets: number, finalizers: string[] = []): Promise<void> {
+  const jobs: Promise<unknown>[] = [];
+  for (let i = 0; i < configMaps; i++) {
+    jobs.push(c.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `cm-${i}`, ...(finalizers.length > 0 && i === 0 ? { finalizers } : {}) }, data: { key: 'x'.repeat(64), index: String(i) } } }));
+  }
+  for (let i = 0; i < secrets; i++) {
+    jobs.push(c.core.createNamespacedSecret({ namespace, body: { metadata: { name: `secret-${i}` }, stringData: { password: `p${i}` } } }));
+  }
+  await Promise.all(jobs);
+}
+
+export async function namespaceExists(c: Clients, name: string): Promise<boolean> {
+  try {
+    await c.core.readNamespace({ name });
+    return true;
+  } catch (err) {
+    if (statusCode(err) === 404) return false;
+    throw err;
+  }
+}
+
+export async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+export interface ControllerProcess {
+  child: ChildProcess;
+  pid: number;
+  logFile: string;
+  /** Exit code (null when killed by a signal). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/**
+ * Runs `tenantgate controller ARGS` as its own OS process (node with tsx, straight from the sources),
+ * output appended to logFile.
+ */
+export function spawnController(args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): ControllerProcess {
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', fd, fd],
+    env,
+  });
+  closeSync(fd);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    pid: child.pid ?? -1,
+    logFile,
+    exited,
+    kill: (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+}
+
+/** Reads the controller's /metrics text and returns the value of one series (labels as given, exact). */
+export async function scrape(port: number, series: string): Promise<number | undefined> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const text = await res.text();
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
+  }
+  return undefined;
+}
+
+/** All series of a metric family as "name{labels}" → value. */
+export async function scrapeAll(port: number, family: string): Promise<Record<string, number>> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+  const out: Record<string, number> = {};
+  for (const line of (await res.text()).split('\n')) {
+    if (line.startsWith('#') || !line.startsWith(family)) continue;
+    const i = line.lastIndexOf(' ');
+    out[line.slice(0, i)] = Number(line.slice(i + 1));
+  }
+  return out;
+}

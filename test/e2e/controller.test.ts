@@ -1,0 +1,302 @@
+/**
+ * The controller in-process against the shared real control plane (issue 5): cascading deletion
+ * (C2), status (C3), default quotas (C4). No admission webhook runs here, so the tests label and
+ * annotate namespaces themselves, as the mutating webhook would.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { startController, type RunningController } from '../../src/controller/controller.js';
+import { clients, createProject, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, type Clients } from '../../src/controller/devkit.js';
+import { reconcileWrites } from '../../src/controller/metrics.js';
+import type { Project, ProjectCondition } from '../../src/validate/types.js';
+import { ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
+
+const RUN = uniqueName('ctl');
+const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
+const HOLD = 'e2e.tenantgate.io/hold';
+
+let c: Clients;
+let controller: RunningController;
+
+const spec = (extra: Partial<Project['spec']> = {}): Project['spec'] => ({
+  tenant: 'acme',
+  quota: { hard: { 'requests.cpu': '20', pods: '100' } },
+  namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } },
+  ...extra,
+});
+
+const condition = (p: Project | undefined, type: string): ProjectCondition | undefined => p?.status?.conditions?.find((x) => x.type === type);
+
+async function newProject(prefix: string, extra: Partial<Project['spec']> = {}): Promise<Project> {
+  const name = uniqueName(prefix);
+  await createProject(c, name, spec(extra), { [SELECTOR_LABEL]: RUN });
+  // The controller adds its finalizer to every live Project.
+  return eventually(async () => {
+    const p = await getProject(c, name);
+    if (!p?.metadata.finalizers?.includes('tenantgate.io/cascade-delete')) throw new Error('no finalizer yet');
+    return p;
+  }, { what: `finalizer on ${name}` });
+}
+
+/** Every version of a Project the API server reports, from now on, in order (a watch misses no write). */
+function recordHistory(name: string): { versions: Project[]; stop: () => void; waitFor: (pred: (p: Project) => boolean, what: string, timeoutMs?: number) => Promise<Project> } {
+  const versions: Project[] = [];
+  let abort: AbortController | undefined;
+  const watch = new k8s.Watch(kubeConfig('admin'));
+  void watch
+    .watch('/apis/tenantgate.io/v1alpha1/projects', { fieldSelector: `metadata.name=${name}` }, (type, obj: Project) => {
+      if (type === 'ADDED' || type === 'MODIFIED') versions.push(obj);
+    }, () => {})
+    .then((a) => (abort = a));
+  return {
+    versions,
+    stop: () => abort?.abort(),
+    waitFor: (pred, what, timeoutMs = 60_000) =>
+      eventually(async () => {
+        const hit = versions.find(pred);
+        if (!hit) throw new Error(`${versions.length} versions seen`);
+        return hit;
+      }, { what, timeoutMs, intervalMs: 100 }),
+  };
+}
+
+beforeAll(async () => {
+  await ensureProjectCrd();
+  c = clients(kubeConfig('admin'));
+  controller = await startController({
+    kubeConfig: kubeConfig('admin'),
+    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
+    leaderElection: false,
+    projectSelector: `${SELECTOR_LABEL}=${RUN}`,
+    metricsPort: 0,
+    metricsHost: '127.0.0.1',
+    log: (m) => process.env.TG_DEBUG && process.stderr.write(`[controller] ${m}\n`),
+  });
+  await eventually(async () => {
+    if (!controller.isLeader()) throw new Error('controller not reconciling yet');
+  });
+});
+
+afterAll(async () => {
+  await controller?.stop();
+});
+
+describe('cascading deletion (C2)', () => {
+  it('deletes a Project with 5 namespaces full of objects: Terminating and NamespacesRemaining while they go, then every namespace, then the Project', async () => {
+    const project = await newProject('casc');
+    const name = project.metadata.name!;
+    const namespaces = Array.from({ length: 5 }, (_, i) => `${name}-ns${i}`);
+    for (const ns of namespaces) await createProjectNamespace(c, project, ns);
+    // Content: 20 ConfigMaps and 10 Secrets each; one ConfigMap in the last namespace holds a finalizer,
+    // so the test sees the cascade in progress before letting it finish.
+    await pool(namespaces, 5, (ns) => fillNamespace(c, ns, 20, 10, ns === namespaces[4] ? [HOLD] : []));
+    const bystander = uniqueName('bystander');
+    await c.core.createNamespace({ body: { metadata: { name: bystander } } });
+
+    const history = recordHistory(name);
+    await deleteProject(c, name);
+
+    const terminating = await history.waitFor(
+      (p) => p.status?.phase === 'Terminating' && condition(p, 'NamespacesRemaining')?.status === 'True',
+      'phase Terminating with NamespacesRemaining',
+    );
+    expect(condition(terminating, 'NamespacesRemaining')?.message).toMatch(/^waiting for \d namespaces? to be deleted: /);
+
+    // The first four go; the held one reports the namespace controller's own conditions.
+    const held = namespaces[4]!;
+    const reported = await history.waitFor(
+      (p) => /NamespaceFinalizersRemaining/.test(condition(p, 'NamespacesRemaining')?.message ?? '') && (p.status?.namespaces ?? []).length === 1,
+      'NamespacesRemaining naming the held namespace with NamespaceFinalizersRemaining',
+    );
+    const message = condition(reported, 'NamespacesRemaining')!.message;
+    expect(message).toContain(`waiting for 1 namespace to be deleted: ${held} (`);
+    expect(message).toContain(HOLD);
+    expect(reported.status?.namespaces).toEqual([expect.objectContaining({ name: held, health: 'Terminating', phase: 'Terminating' })]);
+    expect(reported.status?.phase).toBe('Terminating');
+    for (const ns of namespaces.slice(0, 4)) expect(await namespaceExists(c, ns)).toBe(false);
+    expect(await getProject(c, name)).toBeDefined(); // the finalizer holds it
+
+    // Let the last one go: the namespace, then the Project, disappear.
+    await c.core.patchNamespacedConfigMap({ name: 'cm-0', namespace: held, body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    await eventually(async () => {
+      if (await namespaceExists(c, held)) throw new Error(`${held} still there`);
+    }, { what: `${held} deleted`, timeoutMs: 90_000 });
+    await eventually(async () => {
+      if (await getProject(c, name)) throw new Error('project still there');
+    }, { what: 'project gone' });
+    history.stop();
+    expect(await namespaceExists(c, bystander)).toBe(true);
+  });
+
+  it('never deletes a namespace labelled for the Project with another or no project-uid: it survives and is named in the status', async () => {
+    const project = await newProject('foreign');
+    const name = project.metadata.name!;
+    const owned = `${name}-owned`;
+    const otherUid = `${name}-olduid`;
+    const noUid = `${name}-nouid`;
+    await createProjectNamespace(c, project, owned);
+    await createProjectNamespace(c, project, otherUid, { uid: '00000000-0000-0000-0000-000000000000' });
+    await createProjectNamespace(c, project, noUid, { uid: null });
+    await fillNamespace(c, owned, 2, 0, [HOLD]);
+
+    const history = recordHistory(name);
+    await deleteProject(c, name);
+    const seen = await history.waitFor(
+      (p) => (condition(p, 'NamespacesRemaining')?.message ?? '').includes(noUid) && (p.status?.namespaces ?? []).some((n) => n.name === otherUid),
+      'status naming the namespaces left in place',
+    );
+    const message = condition(seen, 'NamespacesRemaining')!.message;
+    expect(message).toContain(`not deleted: ${otherUid} (tenantgate.io/project-uid is 00000000-0000-0000-0000-000000000000, not ${project.metadata.uid})`);
+    expect(message).toContain(`${noUid} (no tenantgate.io/project-uid annotation)`);
+    expect(seen.status?.namespaces).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: otherUid, health: 'LabelMismatch', message: expect.stringContaining('not deleted with the project') }),
+        expect.objectContaining({ name: noUid, health: 'LabelMismatch', message: expect.stringContaining('not deleted with the project') }),
+      ]),
+    );
+
+    await c.core.patchNamespacedConfigMap({ name: 'cm-0', namespace: owned, body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+    // They do not hold the finalizer: the Project goes once its own namespace is gone.
+    await eventually(async () => {
+      if (await getProject(c, name)) throw new Error('project still there');
+    }, { what: 'project gone', timeoutMs: 90_000 });
+    history.stop();
+    expect(await namespaceExists(c, owned)).toBe(false);
+    expect(await namespaceExists(c, otherUid)).toBe(true);
+    expect(await namespaceExists(c, noUid)).toBe(true);
+    // They stay without the Project: clean up.
+    await c.core.deleteNamespace({ name: otherUid });
+    await c.core.deleteNamespace({ name: noUid });
+  });
+});
+
+describe('status (C3) and default quotas (C4)', () => {
+  it('reports a healthy project: Active, Ready, allocation and usage, budget use, observedGeneration', async () => {
+    const project = await newProject('healthy');
+    const name = project.metadata.name!;
+    await createProjectNamespace(c, project, `${name}-a`);
+    await c.core.createNamespacedResourceQuota({ namespace: `${name}-a`, body: { metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '8', pods: '50' } } } });
+    await createProjectNamespace(c, project, `${name}-b`); // self-service, no quota: gets the default
+    const p = await eventually(async () => {
+      const got = await getProject(c, name);
+      expect(got?.status?.phase).toBe('Active');
+      expect(got?.status?.allocated).toEqual({ pods: '60', 'requests.cpu': '10' });
+      expect(got?.status?.used).toEqual({ pods: '0', 'requests.cpu': '0' });
+      return got!;
+    }, { what: 'healthy status' });
+    expect(p.status).toMatchObject({
+      observedGeneration: p.metadata.generation,
+      headroom: { pods: '40', 'requests.cpu': '10' },
+      namespaceCount: 2,
+      budgetUse: 'requests.cpu 10/20',
+      namespaces: [
+        { name: `${name}-a`, health: 'Healthy', phase: 'Active' },
+        { name: `${name}-b`, health: 'Healthy', phase: 'Active' },
+      ],
+    });
+    for (const t of ['Ready', 'QuotaWithinBudget', 'NamespacesHealthy']) expect(condition(p, t)?.status).toBe('True');
+    const q = await c.core.readNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: `${name}-b` });
+    expect(q.spec?.hard).toEqual({ 'requests.cpu': '2', pods: '10' });
+    expect(q.metadata?.labels?.['tenantgate.io/project']).toBe(name);
+  });
+
+  it('a quota deleted by hand: QuotaMissing and NamespacesHealthy False, then a default quota is created and the namespace is Healthy again', async () => {
+    const project = await newProject('qmiss');
+    const name = project.metadata.name!;
+    const ns = `${name}-api`;
+    await createProjectNamespace(c, project, ns);
+    await c.core.createNamespacedResourceQuota({ namespace: ns, body: { metadata: { name: 'handmade' }, spec: { hard: { 'requests.cpu': '4', pods: '20' } } } });
+    await eventually(async () => {
+      const p = await getProject(c, name);
+      expect(p?.status?.namespaces).toEqual([{ name: ns, health: 'Healthy', phase: 'Active' }]);
+    }, { what: 'healthy first' });
+
+    const history = recordHistory(name);
+    await c.core.deleteNamespacedResourceQuota({ name: 'handmade', namespace: ns });
+    const missing = await history.waitFor((p) => p.status?.namespaces?.[0]?.health === 'QuotaMissing', 'QuotaMissing');
+    expect(missing.status?.namespaces?.[0]?.message).toContain('no unscoped ResourceQuota covers pods, requests.cpu');
+    expect(condition(missing, 'NamespacesHealthy')).toMatchObject({ status: 'False', reason: 'QuotaMissing' });
+    expect(missing.status?.phase).toBe('Degraded');
+
+    const healed = await history.waitFor((p) => p.status?.namespaces?.[0]?.health === 'Healthy' && p.status?.phase === 'Active', 'Healthy again');
+    expect(condition(healed, 'NamespacesHealthy')?.status).toBe('True');
+    expect(history.versions.indexOf(healed)).toBeGreaterThan(history.versions.indexOf(missing));
+    history.stop();
+    const q = await c.core.readNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: ns });
+    expect(q.spec?.hard).toEqual({ 'requests.cpu': '2', pods: '10' });
+  });
+
+  it('no default quota when the headroom does not allow it: the Project says why; one is created once room is freed', async () => {
+    const project = await newProject('qfull', { quota: { hard: { 'requests.cpu': '4', pods: '100' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } } });
+    const name = project.metadata.name!;
+    await createProjectNamespace(c, project, `${name}-big`);
+    await c.core.createNamespacedResourceQuota({ namespace: `${name}-big`, body: { metadata: { name: 'big' }, spec: { hard: { 'requests.cpu': '3', pods: '10' } } } });
+    await eventually(async () => expect((await getProject(c, name))?.status?.allocated?.['requests.cpu']).toBe('3'));
+    await createProjectNamespace(c, project, `${name}-small`);
+    const blocked = await eventually(async () => {
+      const p = await getProject(c, name);
+      const entry = p?.status?.namespaces?.find((n) => n.name === `${name}-small`);
+      expect(entry?.health).toBe('QuotaMissing');
+      return p!;
+    }, { what: 'QuotaMissing for the namespace that does not fit' });
+    expect(condition(blocked, 'NamespacesHealthy')?.message).toContain(`${name}-small: QuotaMissing`);
+    expect(condition(blocked, 'NamespacesHealthy')?.message).toContain('quota tenantgate-quota does not fit the project budget: requests.cpu 2 asked, 1 of 4 left');
+    expect(await c.core.listNamespacedResourceQuota({ namespace: `${name}-small` }).then((l) => l.items.length)).toBe(0);
+
+    // Free room: the default quota appears and the project is healthy.
+    await c.core.replaceNamespacedResourceQuota({ name: 'big', namespace: `${name}-big`, body: { metadata: { name: 'big' }, spec: { hard: { 'requests.cpu': '2', pods: '10' } } } });
+    await eventually(async () => {
+      const p = await getProject(c, name);
+      expect(p?.status?.phase).toBe('Active');
+      expect(p?.status?.allocated?.['requests.cpu']).toBe('4');
+    }, { what: 'default quota created once the room is there' });
+    const q = await c.core.readNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: `${name}-small` });
+    expect(q.spec?.hard).toEqual({ 'requests.cpu': '2', pods: '10' });
+  });
+
+  it('a quota raised out of band beyond the budget: QuotaWithinBudget False with the numbers', async () => {
+    const project = await newProject('overb', { quota: { hard: { 'requests.cpu': '10', pods: '100' } } });
+    const name = project.metadata.name!;
+    await createProjectNamespace(c, project, `${name}-a`);
+    await createProjectNamespace(c, project, `${name}-b`);
+    await c.core.createNamespacedResourceQuota({ namespace: `${name}-a`, body: { metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '6', pods: '10' } } } });
+    await c.core.createNamespacedResourceQuota({ namespace: `${name}-b`, body: { metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '4', pods: '10' } } } });
+    await eventually(async () => expect(condition(await getProject(c, name), 'QuotaWithinBudget')?.status).toBe('True'));
+
+    await c.core.patchNamespacedResourceQuota(
+      { name: 'q', namespace: `${name}-a`, body: { spec: { hard: { 'requests.cpu': '12' } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    const p = await eventually(async () => {
+      const got = await getProject(c, name);
+      expect(condition(got, 'QuotaWithinBudget')?.status).toBe('False');
+      return got!;
+    }, { what: 'QuotaWithinBudget False' });
+    expect(condition(p, 'QuotaWithinBudget')).toMatchObject({
+      reason: 'OverBudget',
+      message: `requests.cpu: 16 allocated, budget 10 (${name}-a 12, ${name}-b 4)`,
+    });
+    expect(p.status?.headroom?.['requests.cpu']).toBe('-6');
+    expect(p.status?.budgetUse).toBe('requests.cpu 16/10');
+    expect(p.status?.phase).toBe('Degraded');
+    expect(condition(p, 'Ready')).toMatchObject({ status: 'False', reason: 'OverBudget' });
+  });
+
+  it('counts its writes: a reconcile that changes nothing writes nothing', async () => {
+    const project = await newProject('quiet');
+    await createProjectNamespace(c, project, `${project.metadata.name}-a`);
+    await eventually(async () => expect((await getProject(c, project.metadata.name!))?.status?.namespaces?.[0]?.health).toBe('Healthy'));
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = reconcileWrites(await controller.metrics.writes());
+    const reconcilesBefore = (await controller.metrics.reconciles()).done ?? 0;
+    // Touch the project without changing anything the status depends on.
+    await c.custom.patchClusterCustomObject(
+      { group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', name: project.metadata.name!, body: { metadata: { annotations: { touched: 'yes' } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await eventually(async () => expect((await controller.metrics.reconciles()).done ?? 0).toBeGreaterThan(reconcilesBefore));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(reconcileWrites(await controller.metrics.writes())).toBe(before);
+  });
+});
