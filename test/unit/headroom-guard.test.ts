@@ -1,0 +1,100 @@
+/** Q5 in one process and across "replicas" sharing a ledger: concurrent growing decisions never overspend. */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import type { ReviewContext } from '../../src/validate/admission.js';
+import { MemorySnapshot } from '../../src/validate/snapshot.js';
+import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { LedgerConflict, MemoryLedger, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import type { AdmissionRequest } from '../../src/webhook/review.js';
+
+const NAMESPACES = Array.from({ length: 20 }, (_, i) => `race-n${i}`);
+
+function snapshot(): MemorySnapshot {
+  return MemorySnapshot.of({
+    projects: [{ metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } } } }],
+    namespaces: NAMESPACES.map((name) => ({ metadata: { name, labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } })),
+  });
+}
+
+const ctx = (s: MemorySnapshot): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
+
+const createQuota = (ns: string, dryRun = false): AdmissionRequest => ({
+  uid: ns,
+  kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
+  operation: 'CREATE',
+  namespace: ns,
+  name: 'q',
+  userInfo: { username: 'alice', groups: [] },
+  object: { metadata: { name: 'q', namespace: ns }, spec: { hard: { 'requests.cpu': '1' } } },
+  dryRun,
+});
+
+/** A ledger whose writes take a while, so decisions of two replicas really interleave. */
+class SlowLedger implements LedgerStore {
+  constructor(private readonly inner: MemoryLedger) {}
+  read(project: string): Promise<LedgerState> {
+    return this.inner.read(project);
+  }
+  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+    await new Promise((r) => setTimeout(r, Math.random() * 3));
+    return this.inner.write(project, state, entries);
+  }
+}
+
+describe('HeadroomGuard', () => {
+  it('serialises one process: 20 concurrent requests for 1 CPU of 10 admit exactly 10', async () => {
+    const s = snapshot();
+    const guard = new HeadroomGuard({ ttlMs: 60_000 });
+    const verdicts = await Promise.all(NAMESPACES.map((ns) => guard.decide(ctx(s), createQuota(ns))));
+    expect(verdicts.filter((v) => v.violations.length === 0)).toHaveLength(10);
+    expect(verdicts.filter((v) => v.violations.some((x) => x.rule === 'Q1'))).toHaveLength(10);
+  });
+
+  it('two replicas (separate caches and guards) sharing a ledger admit at most 10; without it they overspend', async () => {
+    for (const shared of [true, false]) {
+      const ledger = new MemoryLedger();
+      const replicas = [0, 1].map(() => ({ s: snapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ...(shared ? { ledger: new SlowLedger(ledger) } : {}) }) }));
+      const verdicts = await Promise.all(NAMESPACES.map((ns, i) => replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), createQuota(ns))));
+      const admitted = verdicts.filter((v) => v.violations.length === 0).length;
+      if (shared) expect(admitted).toBe(10);
+      else expect(admitted).toBe(20);
+    }
+  });
+
+  it('dry runs reserve nothing', async () => {
+    const ledger = new MemoryLedger();
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger });
+    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0', true));
+    expect(verdict.violations).toEqual([]);
+    expect(ledger.writes).toBe(0);
+    expect(guard.pendingCount).toBe(0);
+  });
+
+  it('a reservation stops counting when it expires, or when the cache shows its object', async () => {
+    let now = 1_000;
+    const ledger = new MemoryLedger();
+    const guard = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
+    const s = snapshot();
+    const big = (ns: string, cpu: string): AdmissionRequest => ({ ...createQuota(ns), object: { metadata: { name: 'q', namespace: ns }, spec: { hard: { 'requests.cpu': cpu } } } });
+    expect((await guard.decide(ctx(s), big('race-n0', '8'))).violations).toEqual([]);
+    // The object never appears: 8 of 10 stay held until the TTL.
+    expect((await guard.decide(ctx(s), big('race-n1', '3'))).violations[0]?.rule).toBe('Q1');
+    now += 5_001;
+    expect((await guard.decide(ctx(s), big('race-n1', '3'))).violations).toEqual([]);
+    // race-n1's quota appears in the cache: its reservation is spent, the observed object counts.
+    s.upsertQuota({ metadata: { name: 'q', namespace: 'race-n1' }, spec: { hard: { 'requests.cpu': '3' } } });
+    guard.markSeen('race-n1', 'q');
+    guard.observe(ctx(s), 'race-n1');
+    expect(guard.pendingCount).toBe(0);
+    expect((await guard.decide(ctx(s), big('race-n2', '7'))).violations).toEqual([]);
+    expect((await guard.decide(ctx(s), big('race-n3', '1'))).violations[0]?.message).toMatch(/of which 10 are allocated to other namespaces: nothing fits/);
+  });
+
+  it('denies with Q5 when the ledger keeps colliding', async () => {
+    const always: LedgerStore = { read: async () => ({ entries: [] }), write: async () => Promise.reject(new LedgerConflict('x')) };
+    const guard = new HeadroomGuard({ ttlMs: 1000, ledger: always, maxAttempts: 3 });
+    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
+    expect(verdict.violations[0]?.rule).toBe('Q5');
+    expect(verdict.violations[0]?.message).toMatch(/3 concurrent updates of the headroom ledger collided/);
+  });
+});
