@@ -7,19 +7,29 @@
  * MODE
  *   bare        node:https createServer with the same certificate; reads the body and answers one
  *               fixed, pre-serialised AdmissionReview (the P1 baseline).
+ *   express     serveHttps + Express with createApp's settings and body parser (express.json, 3 MiB,
+ *               any content type), answering the fixed AdmissionReview with res.json: the framework's
+ *               floor, without rules, guard or metrics.
  *   tenantgate  serveHttps(createApp(...)) exactly as `tenantgate webhook` wires it (HeadroomGuard.decide
  *               and .pending, WebhookMetrics), over a MemorySnapshot of a synthetic cluster
  *               (--projects N, 5 namespaces and 5 quotas each); no ledger (crossReplicaReservation: false).
+ *               The informers are emulated so the guard's memory stays as small as in production: 2 ms
+ *               after an admitted growing change, the object "arrives" in the cache (upsert, markSeen,
+ *               observe — what startWebhook's cache listener does), and then the snapshot is put back as
+ *               it was, so every request sees the same cluster.
  *   ledger      the same, with a real ConfigMapLedger (--kubeconfig, namespace tenantgate-system) over
  *               the Q5 fixture (Q5: --projects N, --namespaces M per project, no quotas yet).
  *   guard       the Q5 fixture with the in-process guard only (no ledger), to attribute the ledger's cost.
  *
- * Prints one JSON line {"port": N} on stdout when listening; exits on SIGTERM/SIGINT (so --cpu-prof
- * profiles are written).
+ * Prints one JSON line {"port": N} on stdout when listening; exits on SIGTERM/SIGINT. With
+ * --profile FILE, SIGUSR2 starts the V8 CPU profiler (answered by {"profiling": true} on stdout) and
+ * SIGTERM writes the profile to FILE before exiting: start-up and warm-up stay out of it.
  */
 import * as k8s from '@kubernetes/client-node';
+import express from 'express';
 import { createServer } from 'node:https';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../src/config/config.js';
@@ -28,7 +38,8 @@ import { MemorySnapshot } from '../src/validate/snapshot.js';
 import { HeadroomGuard } from '../src/webhook/headroom.js';
 import { ConfigMapLedger } from '../src/webhook/ledger.js';
 import { WebhookMetrics } from '../src/webhook/metrics.js';
-import { createApp } from '../src/webhook/server.js';
+import { MAX_BODY_BYTES, createApp, type Decide } from '../src/webhook/server.js';
+import type { AdmissionRequest } from '../src/webhook/review.js';
 import { serveHttps } from '../src/webhook/tls.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -170,6 +181,35 @@ export function q5Snapshot(projects: number, namespaces: number): MemorySnapshot
 /** The bare baseline's fixed answer. */
 export const BARE_RESPONSE = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: '00000000-0000-0000-0000-000000000000', allowed: true } });
 
+/**
+ * What the informers do when an admitted object shows up (startWebhook's cache listener: upsert,
+ * markSeen on ADD, observe), followed by putting the snapshot back, so the cluster stays the same size.
+ */
+export function emulateWatch(snapshot: MemorySnapshot, guard: HeadroomGuard, config: TenantgateConfig, request: AdmissionRequest): void {
+  const object = request.object as Record<string, unknown> | undefined;
+  if (!object) return;
+  if (request.kind.kind === 'Namespace') {
+    const ns = object as unknown as NamespaceObject;
+    const name = ns.metadata?.name ?? '';
+    const before = snapshot.namespace(name);
+    snapshot.upsertNamespace(ns);
+    guard.markSeen(name);
+    guard.observe({ snapshot, config }, name);
+    if (before) snapshot.upsertNamespace(before);
+    else snapshot.deleteNamespace(name);
+  } else if (request.kind.kind === 'ResourceQuota') {
+    const q = object as unknown as ResourceQuotaObject;
+    const namespace = request.namespace ?? q.metadata?.namespace ?? '';
+    const name = q.metadata?.name ?? '';
+    const before = [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === name);
+    snapshot.upsertQuota({ ...q, metadata: { ...q.metadata, namespace } });
+    if (!before) guard.markSeen(namespace, name);
+    guard.observe({ snapshot, config }, namespace);
+    if (before) snapshot.upsertQuota(before);
+    else snapshot.deleteQuota(namespace, name);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The child process
 // ---------------------------------------------------------------------------------------------
@@ -184,6 +224,7 @@ async function serve(argv: string[]): Promise<void> {
       projects: { type: 'string', default: '1000' },
       namespaces: { type: 'string', default: '10' },
       kubeconfig: { type: 'string' },
+      profile: { type: 'string' },
     },
   });
   const mode = positionals[0];
@@ -201,6 +242,13 @@ async function serve(argv: string[]): Promise<void> {
       });
     });
     server.keepAliveTimeout = 65_000;
+  } else if (mode === 'express') {
+    const answer = JSON.parse(BARE_RESPONSE) as unknown;
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('etag', false);
+    app.post('/validate', express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false }), (_req, res) => void res.json(answer));
+    server = serveHttps(files, app);
   } else if (mode === 'tenantgate' || mode === 'ledger' || mode === 'guard') {
     const config: TenantgateConfig = { ...DEFAULT_CONFIG, crossReplicaReservation: mode === 'ledger' };
     const snapshot = mode === 'tenantgate' ? p1Snapshot(Number(values.projects)) : q5Snapshot(Number(values.projects), Number(values.namespaces));
@@ -213,19 +261,26 @@ async function serve(argv: string[]): Promise<void> {
     }
     const metrics = new WebhookMetrics();
     const guard = new HeadroomGuard({ ttlMs: config.reservationTtlSeconds * 1000, ledger, onReservation: (outcome) => metrics.reservations.inc({ outcome }) });
+    const decide: Decide = mode === 'tenantgate'
+      ? async (ctx, request) => {
+          const verdict = await guard.decide(ctx, request);
+          if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) setTimeout(() => emulateWatch(snapshot, guard, config, request), 2);
+          return verdict;
+        }
+      : guard.decide;
     const app = createApp({
       config,
       snapshot,
       ready: () => true,
       metrics,
-      decide: guard.decide,
+      decide,
       pending: guard.pending,
       cacheSizes: () => ({ ...snapshot.sizes, pending: guard.pendingCount }),
       log: (m) => process.stderr.write(`webhook-server: ${m}\n`),
     });
     server = serveHttps(files, app);
   } else {
-    throw new Error(`unknown mode ${JSON.stringify(mode)}; allowed: bare, tenantgate, ledger, guard`);
+    throw new Error(`unknown mode ${JSON.stringify(mode)}; allowed: bare, express, tenantgate, ledger, guard`);
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -235,10 +290,31 @@ async function serve(argv: string[]): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   process.stdout.write(`${JSON.stringify({ port, pid: process.pid })}\n`);
+  let session: Session | undefined;
+  if (values.profile) {
+    process.on('SIGUSR2', () => {
+      if (session) return;
+      session = new Session();
+      session.connect();
+      void (async () => {
+        await session!.post('Profiler.enable');
+        await session!.post('Profiler.setSamplingInterval', { interval: 100 });
+        await session!.post('Profiler.start');
+        process.stdout.write(`${JSON.stringify({ profiling: true })}\n`);
+      })();
+    });
+  }
   const stop = () => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-    setTimeout(() => process.exit(0), 2000).unref();
+    void (async () => {
+      if (session && values.profile) {
+        const { profile } = await session.post('Profiler.stop');
+        writeFileSync(values.profile, JSON.stringify(profile));
+        session.disconnect();
+      }
+      server.close(() => process.exit(0));
+      server.closeAllConnections();
+      setTimeout(() => process.exit(0), 2000).unref();
+    })();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../config/config.js';
 import { REPO_ROOT } from '../paths.js';
-import { renderProjects, type KubeObject } from '../render/render.js';
-import { toYaml } from '../render/yaml-emit.js';
+import { renderProjectsLazily, type KubeObject } from '../render/render.js';
+import { toYamlStream } from '../render/yaml-emit.js';
 import { parseSource } from '../validate/source.js';
 import { readSources } from './sources.js';
 import { checkDocuments, formatFinding } from './validate.js';
@@ -56,8 +56,11 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
   if (projects.length === 0 && others.length === 0) {
     return { errors: [`${dir}: no Project declarations found (an empty render would let Argo CD prune everything)`] };
   }
-  const objects: unknown[] = [...renderProjects(projects.map((p) => p.project), config, { cluster }), ...others.map((o) => o.object as KubeObject)];
-  return { output: objects.map((o) => `---\n${toYaml(o)}`).join(''), errors: [] };
+  function* objects(): Generator<unknown> {
+    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster });
+    for (const o of others) yield o.object as KubeObject;
+  }
+  return { output: toYamlStream(objects()), errors: [] };
 }
 
 export async function runRender(dir: string): Promise<number> {

@@ -1,6 +1,7 @@
 /**
  * C2: cascading deletion of a Project's namespaces, modelled on Kubernetes' namespace deleter: small
- * named steps over a fresh (uncached) list, ending in a typed result. "Resources remaining" is not an
+ * named steps ending in a typed result; progress is tracked on the informer cache, and the final
+ * "nothing remains" is confirmed on a fresh (uncached) list. "Resources remaining" is not an
  * error: the caller reports it in the status and requeues the Project with a growing delay. Only
  * when nothing owned remains is the finalizer removed.
  *
@@ -59,22 +60,38 @@ export interface CascadeOptions {
   log?: (message: string) => void;
 }
 
+/** How long a delete request is remembered (the cache shows its deletionTimestamp well before). */
+const REQUEST_MEMORY_MS = 30_000;
+
 export class ProjectDeleter {
+  /** Namespace uid → when its delete was sent. */
+  private readonly requested = new Map<string, number>();
+
   constructor(
     private readonly api: ControllerApi,
     private readonly options: CascadeOptions = {},
   ) {}
 
-  /** Runs the steps once. Throws on API errors (the queue retries with backoff). */
-  async run(project: Project): Promise<CascadeResult> {
-    const labelled = await this.listLabelledNamespaces(project);
+  /**
+   * Runs the steps once over `cached` (the informer's view of the namespaces labelled for the
+   * Project). While the cache shows owned namespaces, that is enough to delete them and report
+   * progress; the verdict "nothing remains" is confirmed on a live list before the finalizer may go.
+   * Throws on API errors (the queue retries with backoff).
+   */
+  async run(project: Project, cached: NamespaceObject[]): Promise<CascadeResult> {
+    const fromCache = await this.pass(project, cached);
+    if (fromCache.kind === 'ResourcesRemaining') return fromCache;
+    return this.pass(project, await this.listLabelledNamespaces(project));
+  }
+
+  private async pass(project: Project, labelled: NamespaceObject[]): Promise<CascadeResult> {
     const { owned, foreign } = classifyNamespaces(project, labelled);
     const stillThere = await this.deleteOwnedNamespaces(owned);
     const report = remainingReport(stillThere, foreign);
     return report.remaining.length === 0 ? { kind: 'Finished', report } : { kind: 'ResourcesRemaining', report };
   }
 
-  /** Step 0: a live list, not the cache: the decision to remove the finalizer must not rest on a stale view. */
+  /** A live list, not the cache: the decision to remove the finalizer must not rest on a stale view. */
   private listLabelledNamespaces(project: Project): Promise<NamespaceObject[]> {
     return this.api.namespacesLabelled(`${LABEL_PROJECT}=${project.metadata.name ?? ''}`);
   }
@@ -84,7 +101,10 @@ export class ProjectDeleter {
    * not already being deleted. Returns the owned namespaces that still exist.
    */
   private async deleteOwnedNamespaces(owned: NamespaceObject[]): Promise<NamespaceObject[]> {
-    const toDelete = owned.filter((ns) => !ns.metadata.deletionTimestamp);
+    const now = Date.now();
+    for (const [uid, at] of this.requested) if (now - at > REQUEST_MEMORY_MS) this.requested.delete(uid);
+    // A delete sent moments ago may not show in the cache yet: do not send it again.
+    const toDelete = owned.filter((ns) => !ns.metadata.deletionTimestamp && !(ns.metadata.uid && this.requested.has(ns.metadata.uid)));
     const gone = new Set<string>();
     const errors: string[] = [];
     const concurrency = Math.max(1, this.options.concurrency ?? 10);
@@ -95,6 +115,7 @@ export class ProjectDeleter {
         const name = ns.metadata.name ?? '';
         try {
           const outcome = await this.api.deleteNamespace(name, ns.metadata.uid);
+          if (ns.metadata.uid) this.requested.set(ns.metadata.uid, Date.now());
           if (outcome === 'gone') gone.add(name);
           if (outcome === 'deleted') this.options.log?.(`deleting namespace ${name}`);
           // 'conflict': the uid changed (deleted and re-created meanwhile); the next pass lists it again.

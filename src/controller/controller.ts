@@ -131,7 +131,8 @@ class Term {
         const result = await this.c.reconciler.reconcile(key);
         if (result.kind === 'Requeue') {
           this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
-          this.queue.addRateLimited(key, this.c.remainingRequeueMs);
+          if (result.afterMs !== undefined) this.queue.addAfter(key, result.afterMs);
+          else this.queue.addRateLimited(key, this.c.remainingRequeueMs);
         } else {
           this.c.metrics.reconcileTotal.inc({ result: 'done' });
           this.queue.forget(key);

@@ -6,7 +6,9 @@
 import * as k8s from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { kubeconfigYaml } from '../devcluster/controlplane.js';
 import { REPO_ROOT } from '../paths.js';
 import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../validate/types.js';
 import { PROJECT_PLURAL, PROJECT_VERSION, statusCode } from './kube.js';
@@ -54,6 +56,23 @@ export async function createProjectNamespace(c: Clients, project: Project, name:
       },
     },
   });
+}
+
+/** Creates or replaces a ResourceQuota (the controller may have created the default one first). */
+export async function setQuota(c: Clients, namespace: string, hard: Record<string, string>, name = 'tenantgate-quota'): Promise<k8s.V1ResourceQuota> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const existing = await c.core.readNamespacedResourceQuota({ name, namespace }).catch((err: unknown) => {
+        if (statusCode(err) === 404) return undefined;
+        throw err;
+      });
+      if (!existing) return await c.core.createNamespacedResourceQuota({ namespace, body: { metadata: { name }, spec: { hard } } });
+      return await c.core.replaceNamespacedResourceQuota({ name, namespace, body: { metadata: { name, resourceVersion: existing.metadata?.resourceVersion }, spec: { hard } } });
+    } catch (err) {
+      if (attempt < 5 && statusCode(err) === 409) continue;
+      throw err;
+    }
+  }
 }
 
 /** Fills a namespace with ConfigMaps and Secrets (so the namespace controller has content to delete). */
@@ -140,4 +159,23 @@ export async function scrapeAll(port: number, family: string): Promise<Record<st
     out[line.slice(0, i)] = Number(line.slice(i + 1));
   }
   return out;
+}
+
+/** Applies manifests/controller (namespace, ServiceAccount, least-privilege RBAC), not the Deployment. */
+export async function installControllerRbac(kubectl: (args: string[]) => Promise<unknown>): Promise<void> {
+  const dir = join(REPO_ROOT, 'manifests', 'controller');
+  await kubectl(['apply', '-f', join(dir, '00-namespace.yaml'), '-f', join(dir, 'rbac.yaml')]);
+}
+
+/** A kubeconfig file for the controller's ServiceAccount (TokenRequest), so it runs with exactly the shipped RBAC. */
+export async function controllerKubeconfigFile(
+  kubectl: (args: string[]) => Promise<{ stdout?: unknown }>,
+  server: string,
+  caFile: string,
+  file: string,
+): Promise<string> {
+  const token = String((await kubectl(['-n', 'tenantgate-system', 'create', 'token', 'tenantgate-controller', '--duration=24h'])).stdout ?? '').trim();
+  const user = 'system:serviceaccount:tenantgate-system:tenantgate-controller';
+  await writeFile(file, kubeconfigYaml(server, await readFile(caFile, 'utf8'), user, token), { mode: 0o600 });
+  return file;
 }

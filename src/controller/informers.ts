@@ -175,9 +175,15 @@ export class Informers {
   applyWritten(kind: Kind, object: k8s.KubernetesObject): void {
     const key = cacheKey(kind, object);
     const rv = resourceVersionNumber(object);
+    // Without comparable versions, leave the cache to the watch.
+    if (rv === undefined) return;
     const deletedAt = this.tombstones.get(key);
-    if (deletedAt !== undefined && (rv === undefined || rv <= deletedAt)) return;
-    if (rv !== undefined) this.written.set(key, rv);
+    if (deletedAt !== undefined && rv <= deletedAt) return;
+    // The watch may have delivered this version, or a newer one, before the response arrived.
+    const current = this.current(kind, object);
+    const currentRv = current ? resourceVersionNumber(current) : undefined;
+    if (current && (currentRv === undefined || currentRv >= rv)) return;
+    this.written.set(key, rv);
     this.upsert(kind, object);
   }
 

@@ -42,6 +42,7 @@ export class LeaderElector {
   private wake: (() => void) | undefined;
   private observed: { key: string; at: number } | undefined;
   private lastRenew = 0;
+  private standingBy: string | undefined;
   private current: LeaseRecord | undefined;
   private loop: Promise<void> | undefined;
   readonly leaseDurationSeconds: number;
@@ -157,8 +158,11 @@ export class LeaderElector {
     const holder = spec.holderIdentity ?? '';
     const duration = (spec.leaseDurationSeconds ?? this.leaseDurationSeconds) * 1000;
     if (holder !== '' && holder !== identity && this.observed && this.observed.at + duration > now) {
+      if (this.standingBy !== holder) this.log(`not leader: lease ${namespace}/${name} held by ${holder}; standing by`);
+      this.standingBy = holder;
       return false; // held by another replica and not expired on our clock
     }
+    this.standingBy = undefined;
     const mine = holder === identity;
     const next: LeaseRecord = {
       metadata: { name, namespace, ...(lease.metadata.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}) },

@@ -14,6 +14,8 @@ export const DEFAULT_LEASE_NAME = 'tenantgate-controller';
 
 export const CONTROLLER_USAGE = `usage: tenantgate controller [options]
   --config F              tenantgate.yaml (defaults built in)
+  --config-optional       a --config file that does not exist means the defaults (a ConfigMap
+                          mounted with optional: true)
   --kubeconfig F          else KUBECONFIG, ~/.kube/config, or the in-cluster service account
   --metrics-port N        /healthz, /readyz, /metrics (default 8080; 0 = any free port)
   --metrics-host H        address to listen on (default 0.0.0.0)
@@ -32,6 +34,7 @@ export async function runController(args: string[]): Promise<number> {
     allowPositionals: false,
     options: {
       config: { type: 'string' },
+      'config-optional': { type: 'boolean', default: false },
       kubeconfig: { type: 'string' },
       'metrics-port': { type: 'string', default: '8080' },
       'metrics-host': { type: 'string', default: '0.0.0.0' },
@@ -50,7 +53,8 @@ export async function runController(args: string[]): Promise<number> {
   }
   const metricsPort = integer(values['metrics-port'], '--metrics-port', 0, 65535);
   const workers = integer(values.workers, '--workers', 1, 64);
-  const config = await loadConfig(values.config);
+  const configPath = values.config && values['config-optional'] && !existsSync(values.config) ? undefined : values.config;
+  const config = await loadConfig(configPath);
 
   const kubeConfig = new k8s.KubeConfig();
   if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
@@ -70,6 +74,7 @@ export async function runController(args: string[]): Promise<number> {
     ...(values['project-selector'] ? { projectSelector: values['project-selector'] } : {}),
     log,
   });
+  if (values.config && !configPath) log(`${values.config} does not exist: using the built-in configuration`);
   log(`started; metrics on :${controller.port ?? '-'}; ${values['no-leader-election'] ? 'no leader election' : `lease ${leaseNamespace}/${values['lease-name']}`}`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -15,8 +15,8 @@ import { computeStatus, statusEquals, type CascadeReport } from './status.js';
 export type ReconcileResult =
   /** Converged; forget the key's backoff. */
   | { kind: 'Done' }
-  /** Not finished (namespaces still being deleted): come back with a growing delay. */
-  | { kind: 'Requeue'; reason: string };
+  /** Not finished (namespaces still being deleted): come back with a growing delay, or after `afterMs` exactly. */
+  | { kind: 'Requeue'; reason: string; afterMs?: number };
 
 export interface ReconcilerOptions {
   api: ControllerApi;
@@ -24,15 +24,21 @@ export interface ReconcilerOptions {
   config: TenantgateConfig;
   log: (message: string) => void;
   now?: () => Date;
+  /** Least time between two status writes reporting a cascade's progress (1 s). */
+  progressIntervalMs?: number;
 }
 
 export class Reconciler {
   private readonly deleter: ProjectDeleter;
   private readonly now: () => Date;
+  private readonly progressIntervalMs: number;
+  /** When the cascade progress of a Project was last written (the requeue comes back after the interval). */
+  private readonly lastProgressWrite = new Map<string, number>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.deleter = new ProjectDeleter(o.api, { log: o.log });
     this.now = o.now ?? (() => new Date());
+    this.progressIntervalMs = o.progressIntervalMs ?? 1000;
   }
 
   private get snapshot() {
@@ -41,7 +47,10 @@ export class Reconciler {
 
   async reconcile(name: string): Promise<ReconcileResult> {
     const project = this.snapshot.project(name);
-    if (!project) return { kind: 'Done' }; // deleted, nothing to do
+    if (!project) {
+      this.lastProgressWrite.delete(name);
+      return { kind: 'Done' }; // deleted, nothing to do
+    }
     if (project.metadata.deletionTimestamp) return this.reconcileDeletion(project);
     return this.reconcileLive(project);
   }
@@ -102,13 +111,26 @@ export class Reconciler {
 
   private async reconcileDeletion(project: Project): Promise<ReconcileResult> {
     if (!(project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return { kind: 'Done' }; // not ours (any more)
-    const result = await this.deleter.run(project);
+    const name = project.metadata.name ?? '';
+    const result = await this.deleter.run(project, [...this.snapshot.namespacesOfProject(name)]);
     if (result.kind === 'Finished') {
       await this.removeFinalizer(project, result.report);
+      this.lastProgressWrite.delete(name);
       return { kind: 'Done' };
     }
-    await this.writeStatus(project, result.report);
-    return { kind: 'Requeue', reason: `${result.report.remaining.length} namespaces remaining` };
+    // Progress (which namespaces remain, their conditions) is written at most once per interval:
+    // namespaces being deleted change often and each change is an event. Phase Terminating goes out at once.
+    const now = this.now().getTime();
+    const last = this.lastProgressWrite.get(name);
+    const reason = `${result.report.remaining.length} namespaces remaining`;
+    if (project.status?.phase === 'Terminating' && last !== undefined && now - last < this.progressIntervalMs) {
+      // Not now: come back when the interval is over, to write what is true then.
+      return { kind: 'Requeue', reason, afterMs: this.progressIntervalMs - (now - last) };
+    }
+    const before = project.metadata.resourceVersion;
+    const written = await this.writeStatus(project, result.report);
+    if (written.metadata.resourceVersion !== before) this.lastProgressWrite.set(name, now);
+    return { kind: 'Requeue', reason };
   }
 
   private async removeFinalizer(project: Project, report: CascadeReport): Promise<void> {

@@ -33,14 +33,20 @@ function byName<T extends { name: string }>(a: T, b: T): number {
 }
 
 /** Objects in apply order: Projects (-2), Namespaces (-1), then each namespace's objects (0). */
-export function renderProjects(projects: Project[], _config: TenantgateConfig, options: RenderOptions): KubeObject[] {
+export function renderProjects(projects: Project[], config: TenantgateConfig, options: RenderOptions): KubeObject[] {
+  return [...renderProjectsLazily(projects, config, options)];
+}
+
+/**
+ * The same objects, made one at a time as they are consumed: `render` prints each right away, so
+ * hundreds of thousands of objects never need to be alive at once (SPEC §10 P2).
+ */
+export function* renderProjectsLazily(projects: Project[], _config: TenantgateConfig, options: RenderOptions): Generator<KubeObject> {
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));
-  const out: KubeObject[] = [];
-  for (const project of sorted) out.push(renderProject(project));
+  for (const project of sorted) yield renderProject(project);
   const placed = sorted.map((project) => ({ project, namespaces: [...namespacesOn(project, options.cluster)].sort(byName) }));
-  for (const { project, namespaces } of placed) for (const ns of namespaces) out.push(renderNamespace(project, ns));
-  for (const { project, namespaces } of placed) for (const ns of namespaces) out.push(...renderNamespaceContent(project, ns));
-  return out;
+  for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns);
+  for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns);
 }
 
 function renderProject(project: Project): KubeObject {

@@ -1,6 +1,7 @@
 /**
  * Exact Kubernetes `resource.Quantity` (k8s.io/apimachinery/pkg/api/resource), as released in
  * Kubernetes v1.35 (the version our control plane pins; parse and String() are unchanged from v1.30).
+ * Checked row by row against apimachinery's test tables, and differentially against v0.35.4 itself.
  *
  * No floating point is used to parse, add, subtract, multiply, compare or print: a value is an
  * unscaled BigInt times 10^scale. Besides the value and the Format, a Quantity remembers which of
@@ -101,12 +102,13 @@ function stripTens(u: bigint, s: number): [bigint, number] {
 /** Rounds |v| / 10^k away from zero (k >= 0); returns the quotient and whether it was exact. */
 function divPow10Away(v: bigint, k: number): [bigint, boolean] {
   if (k === 0 || v === 0n) return [v, true];
-  if (k > digitCount(v)) return [BigInt(signBig(v)), false];
-  const d = pow10(k);
-  const q = v / d;
-  const r = v % d;
-  if (r === 0n) return [q, true];
-  return [v > 0n ? q + 1n : q - 1n, false];
+  const str = absBig(v).toString();
+  if (k >= str.length) return [BigInt(signBig(v)), false];
+  // Truncate the last k digits (no power of ten needed), then round away from zero.
+  const head = BigInt(str.slice(0, str.length - k));
+  const exact = /^0*$/.test(str.slice(str.length - k));
+  const q = exact ? head : head + 1n;
+  return [v < 0n ? -q : q, exact];
 }
 
 interface Amount {
@@ -371,8 +373,9 @@ export class Quantity {
   }
 
   /**
-   * Quantity.UnmarshalJSON on a raw JSON text: `null` is zero; a string loses its quotes (escapes are
-   * not decoded, as in Go) and surrounding whitespace; a number is parsed as written.
+   * Quantity.UnmarshalJSON on a raw JSON text: `null` is zero (DecimalSI here; Go leaves the Format
+   * empty, which prints and adds the same); a string loses its quotes (escapes are not decoded, as in
+   * Go) and surrounding whitespace; a number is parsed as written.
    */
   static fromJSON(raw: string): Quantity {
     let decoded: unknown;
@@ -617,8 +620,20 @@ export class Quantity {
     return this.parsedAs ?? this.toString();
   }
 
-  /** ParseQuantity. */
+  /** ParseQuantity; an input too large to compute exactly is a QuantityError (reason 'range'). */
   private static parseString(str: string): Quantity {
+    try {
+      return Quantity.parseUnchecked(str);
+    } catch (e) {
+      if (e instanceof RangeError) {
+        const shown = JSON.stringify(str.length > 64 ? `${str.slice(0, 60)}...` : str);
+        throw new QuantityError(`quantity ${shown} is too large to compute exactly (beyond 10^${MAX_EXPONENT_SPAN})`, str, 'range');
+      }
+      throw e;
+    }
+  }
+
+  private static parseUnchecked(str: string): Quantity {
     if (str.length === 0) throw formatError(str);
     if (str === '0') return new Quantity(0n, 0, false, 'DecimalSI', '0');
 
@@ -683,15 +698,7 @@ export class Quantity {
 
     if (mag !== 0n) {
       if (infScale <= 9) {
-        const pad = 9 - infScale;
-        if (pad > MAX_EXPONENT_SPAN) {
-          throw new QuantityError(
-            `quantity ${JSON.stringify(str)} is too large to compute exactly (more than ${MAX_EXPONENT_SPAN} digits)`,
-            str,
-            'range',
-          );
-        }
-        mag *= pow10(pad);
+        mag *= pow10(9 - infScale); // RangeError past MAX_EXPONENT_SPAN: reported by parseString
       } else {
         mag = divPow10Away(mag, infScale - 9)[0];
       }
@@ -778,8 +785,9 @@ export function max(a: Quantity, b: Quantity): Quantity {
 }
 
 /**
- * Σ qs, added left to right onto `Quantity{Format: format}` with apimachinery's Add: the result takes
- * the Format of the first non-zero term (and keeps `format` when all are zero).
+ * Σ qs, added left to right onto `Quantity{Format: format}` with apimachinery's Add, so the running
+ * total takes the Format of the next term whenever it is zero: `format` only survives when every
+ * term is zero (or there is none).
  */
 export function sumQuantities(qs: Iterable<Quantity>, format: QuantityFormat = 'DecimalSI'): Quantity {
   let total = Quantity.zero(format);

@@ -1,13 +1,15 @@
 /** YAML sources with positions: text → documents, and field paths → file:line:col. No I/O. */
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { fastParseAll } from './yaml-fast.js';
 import { API_VERSION, PROJECT_KIND, type FieldPath, type Project, type Violation } from './types.js';
 
 export interface SourceDocument {
   file: string;
   /** Index of the document in its file. */
   index: number;
-  document: Document.Parsed;
-  lineCounter: LineCounter;
+  /** The document with positions. Parsed on first use when the fast reader gave `object`. */
+  readonly document: Document.Parsed;
+  readonly lineCounter: LineCounter;
   object: unknown;
 }
 
@@ -19,6 +21,36 @@ export interface ParseProblem {
 }
 
 export function parseSource(file: string, text: string): { documents: SourceDocument[]; problems: ParseProblem[] } {
+  // Plain declarations are read by the fast reader (SPEC §10 P2); positions, needed only for
+  // findings, come from the full parse of the file on first use. Anything else: the library.
+  const fast = fastParseAll(text);
+  if (fast) {
+    let full: { documents: Document.Parsed[]; lineCounter: LineCounter } | undefined;
+    const withPositions = () => {
+      if (!full) {
+        const lineCounter = new LineCounter();
+        const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+        full = { documents: Array.isArray(docs) ? docs : [docs], lineCounter };
+      }
+      return full;
+    };
+    const documents: SourceDocument[] = [];
+    fast.forEach((object, index) => {
+      if (object === null || object === undefined) return;
+      documents.push({
+        file,
+        index,
+        object,
+        get document() {
+          return withPositions().documents[index]!;
+        },
+        get lineCounter() {
+          return withPositions().lineCounter;
+        },
+      });
+    });
+    return { documents, problems: [] };
+  }
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const documents: SourceDocument[] = [];

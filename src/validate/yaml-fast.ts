@@ -149,7 +149,12 @@ class Reader {
   private nestedOrNull(indent: number): unknown {
     const following = this.peek();
     if (!following || following.indent <= indent) return null;
-    return this.block(following.indent);
+    if (isDash(following.text) || entryKey(following.text) !== undefined) return this.block(following.indent);
+    // A one-line scalar or flow collection on a line of its own ("key:\n  {}").
+    const value = inlineValue(following.text);
+    this.next();
+    this.noContinuation(indent);
+    return value;
   }
 
   /** A one-line value must not continue on more indented lines (multi-line scalars are not handled). */
@@ -193,6 +198,8 @@ function entryKey(text: string): { key: string; rest: string } | undefined {
     if (after !== undefined && after !== ' ') fail();
     return { key: quoted.value, rest: text.slice(quoted.end + 1) };
   }
+  // A flow collection is a value (a flow collection as a key is left to the library by inlineValue).
+  if (first === '{' || first === '[') return undefined;
   const colon = findColon(text, 0);
   if (colon < 0) return undefined;
   const raw = text.slice(0, colon);

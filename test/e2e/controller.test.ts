@@ -4,13 +4,14 @@
  * annotate namespaces themselves, as the mutating webhook would.
  */
 import * as k8s from '@kubernetes/client-node';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
-import { clients, createProject, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, type Clients } from '../../src/controller/devkit.js';
+import { clients, controllerKubeconfigFile, createProject, installControllerRbac, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, setQuota, type Clients } from '../../src/controller/devkit.js';
 import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
-import { ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
+import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 
 const RUN = uniqueName('ctl');
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
@@ -40,7 +41,7 @@ async function newProject(prefix: string, extra: Partial<Project['spec']> = {}):
 }
 
 /** Every version of a Project the API server reports, from now on, in order (a watch misses no write). */
-function recordHistory(name: string): { versions: Project[]; stop: () => void; waitFor: (pred: (p: Project) => boolean, what: string, timeoutMs?: number) => Promise<Project> } {
+function recordHistory(name: string): { versions: Project[]; stop: () => void; waitFor: (pred: (p: Project) => boolean, what: string, options?: { timeoutMs?: number; after?: Project }) => Promise<Project> } {
   const versions: Project[] = [];
   let abort: AbortController | undefined;
   const watch = new k8s.Watch(kubeConfig('admin'));
@@ -52,9 +53,10 @@ function recordHistory(name: string): { versions: Project[]; stop: () => void; w
   return {
     versions,
     stop: () => abort?.abort(),
-    waitFor: (pred, what, timeoutMs = 60_000) =>
+    waitFor: (pred, what, { timeoutMs = 60_000, after } = {}) =>
       eventually(async () => {
-        const hit = versions.find(pred);
+        const start = after ? versions.indexOf(after) + 1 : 0;
+        const hit = versions.slice(start).find(pred);
         if (!hit) throw new Error(`${versions.length} versions seen`);
         return hit;
       }, { what, timeoutMs, intervalMs: 100 }),
@@ -64,8 +66,14 @@ function recordHistory(name: string): { versions: Project[]; stop: () => void; w
 beforeAll(async () => {
   await ensureProjectCrd();
   c = clients(kubeConfig('admin'));
+  // The controller runs as its ServiceAccount with the shipped RBAC (manifests/controller/rbac.yaml).
+  const admin = (args: string[]) => kubectl('admin', args);
+  await installControllerRbac(admin);
+  const info = cluster();
+  const controllerKc = new k8s.KubeConfig();
+  controllerKc.loadFromFile(await controllerKubeconfigFile(admin, info.server, info.caFile, join(info.dir, `controller-${RUN}.kubeconfig`)));
   controller = await startController({
-    kubeConfig: kubeConfig('admin'),
+    kubeConfig: controllerKc,
     config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
     leaderElection: false,
     projectSelector: `${SELECTOR_LABEL}=${RUN}`,
@@ -147,8 +155,8 @@ describe('cascading deletion (C2)', () => {
       'status naming the namespaces left in place',
     );
     const message = condition(seen, 'NamespacesRemaining')!.message;
-    expect(message).toContain(`not deleted: ${otherUid} (tenantgate.io/project-uid is 00000000-0000-0000-0000-000000000000, not ${project.metadata.uid})`);
-    expect(message).toContain(`${noUid} (no tenantgate.io/project-uid annotation)`);
+    expect(message).toContain(`waiting for 1 namespace to be deleted: ${owned}`);
+    expect(message).toContain(`not deleted: ${noUid} (no tenantgate.io/project-uid annotation); ${otherUid} (tenantgate.io/project-uid is 00000000-0000-0000-0000-000000000000, not ${project.metadata.uid})`);
     expect(seen.status?.namespaces).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: otherUid, health: 'LabelMismatch', message: expect.stringContaining('not deleted with the project') }),
@@ -176,7 +184,7 @@ describe('status (C3) and default quotas (C4)', () => {
     const project = await newProject('healthy');
     const name = project.metadata.name!;
     await createProjectNamespace(c, project, `${name}-a`);
-    await c.core.createNamespacedResourceQuota({ namespace: `${name}-a`, body: { metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '8', pods: '50' } } } });
+    await setQuota(c, `${name}-a`, { 'requests.cpu': '8', pods: '50' });
     await createProjectNamespace(c, project, `${name}-b`); // self-service, no quota: gets the default
     const p = await eventually(async () => {
       const got = await getProject(c, name);
@@ -189,7 +197,7 @@ describe('status (C3) and default quotas (C4)', () => {
       observedGeneration: p.metadata.generation,
       headroom: { pods: '40', 'requests.cpu': '10' },
       namespaceCount: 2,
-      budgetUse: 'requests.cpu 10/20',
+      budgetUse: 'pods 60/100', // the tightest: 60 % of pods, 50 % of cpu
       namespaces: [
         { name: `${name}-a`, health: 'Healthy', phase: 'Active' },
         { name: `${name}-b`, health: 'Healthy', phase: 'Active' },
@@ -206,20 +214,23 @@ describe('status (C3) and default quotas (C4)', () => {
     const name = project.metadata.name!;
     const ns = `${name}-api`;
     await createProjectNamespace(c, project, ns);
-    await c.core.createNamespacedResourceQuota({ namespace: ns, body: { metadata: { name: 'handmade' }, spec: { hard: { 'requests.cpu': '4', pods: '20' } } } });
+    await setQuota(c, ns, { 'requests.cpu': '4', pods: '20' });
     await eventually(async () => {
       const p = await getProject(c, name);
       expect(p?.status?.namespaces).toEqual([{ name: ns, health: 'Healthy', phase: 'Active' }]);
+      expect(p?.status?.allocated).toEqual({ pods: '20', 'requests.cpu': '4' });
     }, { what: 'healthy first' });
 
     const history = recordHistory(name);
-    await c.core.deleteNamespacedResourceQuota({ name: 'handmade', namespace: ns });
+    await c.core.deleteNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: ns });
     const missing = await history.waitFor((p) => p.status?.namespaces?.[0]?.health === 'QuotaMissing', 'QuotaMissing');
     expect(missing.status?.namespaces?.[0]?.message).toContain('no unscoped ResourceQuota covers pods, requests.cpu');
     expect(condition(missing, 'NamespacesHealthy')).toMatchObject({ status: 'False', reason: 'QuotaMissing' });
     expect(missing.status?.phase).toBe('Degraded');
 
-    const healed = await history.waitFor((p) => p.status?.namespaces?.[0]?.health === 'Healthy' && p.status?.phase === 'Active', 'Healthy again');
+    expect(missing.status?.namespaces?.[0]?.message).toContain('a default quota is being created');
+    const healed = await history.waitFor((p) => p.status?.namespaces?.[0]?.health === 'Healthy' && p.status?.phase === 'Active', 'Healthy again', { after: missing });
+    expect(healed.status?.allocated).toEqual({ pods: '10', 'requests.cpu': '2' });
     expect(condition(healed, 'NamespacesHealthy')?.status).toBe('True');
     expect(history.versions.indexOf(healed)).toBeGreaterThan(history.versions.indexOf(missing));
     history.stop();
@@ -231,7 +242,7 @@ describe('status (C3) and default quotas (C4)', () => {
     const project = await newProject('qfull', { quota: { hard: { 'requests.cpu': '4', pods: '100' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } } });
     const name = project.metadata.name!;
     await createProjectNamespace(c, project, `${name}-big`);
-    await c.core.createNamespacedResourceQuota({ namespace: `${name}-big`, body: { metadata: { name: 'big' }, spec: { hard: { 'requests.cpu': '3', pods: '10' } } } });
+    await setQuota(c, `${name}-big`, { 'requests.cpu': '3', pods: '10' });
     await eventually(async () => expect((await getProject(c, name))?.status?.allocated?.['requests.cpu']).toBe('3'));
     await createProjectNamespace(c, project, `${name}-small`);
     const blocked = await eventually(async () => {
@@ -245,7 +256,7 @@ describe('status (C3) and default quotas (C4)', () => {
     expect(await c.core.listNamespacedResourceQuota({ namespace: `${name}-small` }).then((l) => l.items.length)).toBe(0);
 
     // Free room: the default quota appears and the project is healthy.
-    await c.core.replaceNamespacedResourceQuota({ name: 'big', namespace: `${name}-big`, body: { metadata: { name: 'big' }, spec: { hard: { 'requests.cpu': '2', pods: '10' } } } });
+    await setQuota(c, `${name}-big`, { 'requests.cpu': '2', pods: '10' });
     await eventually(async () => {
       const p = await getProject(c, name);
       expect(p?.status?.phase).toBe('Active');
@@ -260,12 +271,16 @@ describe('status (C3) and default quotas (C4)', () => {
     const name = project.metadata.name!;
     await createProjectNamespace(c, project, `${name}-a`);
     await createProjectNamespace(c, project, `${name}-b`);
-    await c.core.createNamespacedResourceQuota({ namespace: `${name}-a`, body: { metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '6', pods: '10' } } } });
-    await c.core.createNamespacedResourceQuota({ namespace: `${name}-b`, body: { metadata: { name: 'q' }, spec: { hard: { 'requests.cpu': '4', pods: '10' } } } });
-    await eventually(async () => expect(condition(await getProject(c, name), 'QuotaWithinBudget')?.status).toBe('True'));
+    await setQuota(c, `${name}-a`, { 'requests.cpu': '6', pods: '10' });
+    await setQuota(c, `${name}-b`, { 'requests.cpu': '4', pods: '10' });
+    await eventually(async () => {
+      const p = await getProject(c, name);
+      expect(condition(p, 'QuotaWithinBudget')?.status).toBe('True');
+      expect(p?.status?.allocated?.['requests.cpu']).toBe('10');
+    });
 
     await c.core.patchNamespacedResourceQuota(
-      { name: 'q', namespace: `${name}-a`, body: { spec: { hard: { 'requests.cpu': '12' } } } },
+      { name: 'tenantgate-quota', namespace: `${name}-a`, body: { spec: { hard: { 'requests.cpu': '12' } } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
     const p = await eventually(async () => {

@@ -1,4 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { classifyNamespaces, remainingReport } from '../../src/controller/cascade.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
 import { computeStatus, statusEquals, withTransitionTimes, budgetUse, type CascadeReport } from '../../src/controller/status.js';
 import { parseResources } from '../../src/validate/resources.js';
@@ -274,5 +277,105 @@ describe('planDefaultQuotas (C4)', () => {
   it('plans nothing for a project being deleted', () => {
     const p = project({}, { deletionTimestamp: NOW });
     expect(planDefaultQuotas(p, MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')] }), '').create).toEqual([]);
+  });
+});
+
+/** A JSON value as a Lua table constructor, the way Argo CD hands objects to its Lua health checks. */
+function toLua(value: unknown): string {
+  if (value === null || value === undefined) return 'nil';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') {
+    let out = '"';
+    for (const byte of Buffer.from(value, 'utf8')) out += byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`;
+    return `${out}"`;
+  }
+  if (Array.isArray(value)) return `{${value.map(toLua).join(', ')}}`;
+  return `{${Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined && v !== null)
+    .map(([k, v]) => `[${toLua(k)}] = ${toLua(v)}`)
+    .join(', ')}}`;
+}
+
+describe('the status agrees with the Argo CD health check (manifests/argocd/health-project.lua)', () => {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const health = (p: Project): { status: string; message: string } => {
+    const r = spawnSync(process.env['LUA'] ?? 'lua5.4', [`${root}test/fixtures/lua/run-health.lua`, `${root}manifests/argocd/health-project.lua`], { input: toLua(p), encoding: 'utf8', timeout: 10_000 });
+    if (r.error) throw r.error;
+    if (r.status !== 0) throw new Error(r.stderr);
+    const line = r.stdout.replace(/\n$/, '');
+    return { status: line.slice(0, line.indexOf('\t')), message: line.slice(line.indexOf('\t') + 1) };
+  };
+  const withStatus = (p: Project, snap: MemorySnapshot, cascade?: CascadeReport): Project => ({ ...p, status: computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW, ...(cascade ? { cascade } : {}) }) });
+
+  it('Healthy when Ready; Progressing before the first status and for a newer generation', () => {
+    const p = project();
+    const snap = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')], quotas: [quota('pay-a', { 'requests.cpu': '2', pods: '10' })] });
+    expect(health(withStatus(p, snap))).toEqual({ status: 'Healthy', message: 'the project is ready' });
+    expect(health(p).status).toBe('Progressing');
+    expect(health({ ...withStatus(p, snap), metadata: { ...p.metadata, generation: 4 } }).status).toBe('Progressing');
+  });
+
+  it('Healthy while a declared namespace is still Missing (Argo CD creates it in a later sync wave: no deadlock)', () => {
+    const p = project({ namespaces: [{ name: 'pay-later' }] });
+    expect(health(withStatus(p, MemorySnapshot.of({ projects: [p] }))).status).toBe('Healthy');
+  });
+
+  it('Degraded with the numbers when over budget, and with the namespaces when unhealthy', () => {
+    const p = project();
+    const over = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')], quotas: [quota('pay-a', { 'requests.cpu': '21', pods: '10' })] });
+    expect(health(withStatus(p, over))).toEqual({ status: 'Degraded', message: 'requests.cpu: 21 allocated, budget 20 (pay-a 21)' });
+    const mismatch = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a', { tenant: 'globex' })], quotas: [quota('pay-a', { 'requests.cpu': '2', pods: '10' })] });
+    expect(health(withStatus(p, mismatch))).toEqual({ status: 'Degraded', message: 'pay-a: LabelMismatch (label tenantgate.io/tenant is "globex", expected "acme")' });
+  });
+
+  it('Progressing with the remaining namespaces while Terminating', () => {
+    const p = project({}, { deletionTimestamp: NOW });
+    const cascade: CascadeReport = { remaining: [{ name: 'pay-a', deleting: true, conditions: [] }], foreign: [] };
+    expect(health(withStatus(p, MemorySnapshot.of({ projects: [p] }), cascade))).toEqual({ status: 'Progressing', message: 'waiting for 1 namespace to be deleted: pay-a' });
+  });
+});
+
+describe('cascade classification and report (C2)', () => {
+  it('owns only namespaces whose label and project-uid both match; says why the others are left', () => {
+    const p = project();
+    const { owned, foreign } = classifyNamespaces(p, [
+      ns('pay-b'),
+      ns('pay-a'),
+      ns('pay-old', { uid: 'uid-old' }),
+      ns('pay-none', { uid: null }),
+      ns('other-x', { project: 'other' }),
+    ]);
+    expect(owned.map((n) => n.metadata.name)).toEqual(['pay-a', 'pay-b']);
+    expect(foreign).toEqual([
+      { name: 'pay-none', reason: 'no tenantgate.io/project-uid annotation' },
+      { name: 'pay-old', reason: 'tenantgate.io/project-uid is uid-old, not uid-pay' },
+    ]);
+  });
+
+  it('reports each remaining namespace with its own deletion conditions that are True', () => {
+    const deleting = ns('pay-a', {
+      terminating: true,
+      conditions: [
+        { type: 'NamespaceDeletionDiscoveryFailure', status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' },
+        { type: 'NamespaceContentRemaining', status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps. has 1 resource instances' },
+        { type: 'NamespaceFinalizersRemaining', status: 'True', reason: 'SomeFinalizersRemain', message: 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances' },
+      ],
+    });
+    expect(remainingReport([deleting, ns('pay-b')], [])).toEqual({
+      remaining: [
+        {
+          name: 'pay-a',
+          phase: 'Terminating',
+          deleting: true,
+          conditions: [
+            'NamespaceContentRemaining: Some resources are remaining: configmaps. has 1 resource instances',
+            'NamespaceFinalizersRemaining: Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances',
+          ],
+        },
+        { name: 'pay-b', phase: 'Active', deleting: false, conditions: [] },
+      ],
+      foreign: [],
+    });
   });
 });

@@ -1,0 +1,298 @@
+/**
+ * The controller as separate OS processes (`tenantgate controller`, run from the sources with tsx),
+ * as its ServiceAccount with the shipped RBAC, leader election on tenantgate-system/tenantgate-controller:
+ * SIGKILL in the middle of a cascade and restart; two replicas and a handover; graceful SIGTERM;
+ * zero writes on an idle cluster over full resync periods.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  clients,
+  controllerKubeconfigFile,
+  createProject,
+  createProjectNamespace,
+  deleteProject,
+  fillNamespace,
+  getProject,
+  installControllerRbac,
+  namespaceExists,
+  pool,
+  scrape,
+  scrapeAll,
+  spawnController,
+  type Clients,
+  type ControllerProcess,
+} from '../../src/controller/devkit.js';
+import { freePort } from '../../src/devcluster/ports.js';
+import type { Project } from '../../src/validate/types.js';
+import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+
+const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
+const HOLD = 'e2e.tenantgate.io/hold';
+const LEASE = { namespace: 'tenantgate-system', name: 'tenantgate-controller' };
+
+let c: Clients;
+let coordination: k8s.CoordinationV1Api;
+let kubeconfigFile: string;
+const running: ControllerProcess[] = [];
+
+interface Replica {
+  proc: ControllerProcess;
+  port: number;
+  identity: string;
+}
+
+async function startReplica(identity: string, run: string, extra: string[] = []): Promise<Replica> {
+  const port = await freePort();
+  const logFile = join(cluster().dir, `controller-${identity}.log`);
+  const proc = spawnController(
+    [
+      `--kubeconfig=${kubeconfigFile}`,
+      `--metrics-port=${port}`,
+      '--metrics-host=127.0.0.1',
+      `--lease-namespace=${LEASE.namespace}`,
+      `--lease-name=${LEASE.name}`,
+      `--identity=${identity}`,
+      `--project-selector=${SELECTOR_LABEL}=${run}`,
+      ...extra,
+    ],
+    logFile,
+  );
+  running.push(proc);
+  await eventually(async () => {
+    if (proc.child.exitCode !== null) throw new Error(`controller ${identity} exited with ${proc.child.exitCode}`);
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    if (res.status !== 200) throw new Error(`readyz ${res.status}`);
+  }, { what: `controller ${identity} ready`, timeoutMs: 30_000, intervalMs: 100 });
+  return { proc, port, identity };
+}
+
+async function isLeader(r: Replica): Promise<boolean> {
+  try {
+    return (await scrape(r.port, 'tenantgate_controller_leader')) === 1;
+  } catch {
+    return false;
+  }
+}
+
+async function waitLeader(r: Replica, timeoutMs = 30_000): Promise<number> {
+  const started = Date.now();
+  await eventually(async () => {
+    if (!(await isLeader(r))) throw new Error(`${r.identity} is not leader`);
+  }, { what: `${r.identity} leading`, timeoutMs, intervalMs: 100 });
+  return Date.now() - started;
+}
+
+async function lease(): Promise<k8s.V1Lease> {
+  return coordination.readNamespacedLease(LEASE);
+}
+
+/** Sum of the controller's API writes, leaving out leases (leader election). */
+async function reconcileWrites(r: Replica): Promise<{ total: number; leases: number; all: Record<string, number> }> {
+  const all = await scrapeAll(r.port, 'tenantgate_controller_api_writes_total');
+  let total = 0;
+  let leases = 0;
+  for (const [k, v] of Object.entries(all)) {
+    if (k.includes('resource="leases"')) leases += v;
+    else total += v;
+  }
+  return { total, leases, all };
+}
+
+async function reconcileCount(r: Replica): Promise<number> {
+  const all = await scrapeAll(r.port, 'tenantgate_controller_reconcile_total');
+  return Object.values(all).reduce((a, b) => a + b, 0);
+}
+
+async function stopGracefully(r: Replica): Promise<void> {
+  r.proc.kill('SIGTERM');
+  const { code, signal } = await r.proc.exited;
+  expect({ code, signal }).toEqual({ code: 0, signal: null });
+}
+
+const spec = (): Project['spec'] => ({
+  tenant: 'acme',
+  quota: { hard: { 'requests.cpu': '20', pods: '100' } },
+  namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } },
+});
+
+async function releaseHold(namespace: string): Promise<void> {
+  await c.core.patchNamespacedConfigMap({ name: 'cm-0', namespace, body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+}
+
+beforeAll(async () => {
+  await ensureProjectCrd();
+  c = clients(kubeConfig('admin'));
+  coordination = kubeConfig('admin').makeApiClient(k8s.CoordinationV1Api);
+  const admin = (args: string[]) => kubectl('admin', args);
+  await installControllerRbac(admin);
+  const info = cluster();
+  kubeconfigFile = await controllerKubeconfigFile(admin, info.server, info.caFile, join(info.dir, `controller-process-${process.pid}.kubeconfig`));
+});
+
+afterEach(async () => {
+  // Whatever a failed test left running: stop it gracefully (releases the lease for the next test).
+  for (const p of running.splice(0)) {
+    p.kill('SIGTERM');
+    const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
+    await p.exited;
+    clearTimeout(timer);
+  }
+});
+
+afterAll(async () => {
+  for (const p of running.splice(0)) p.kill('SIGKILL');
+});
+
+describe('controller process', () => {
+  it('SIGKILL in the middle of a cascade, then a restart: the job is finished and nothing else is deleted', async () => {
+    const run = uniqueName('kill');
+    const a = await startReplica(`${run}-pod`, run);
+    await waitLeader(a);
+
+    const name = uniqueName('killp');
+    await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
+    const project = await eventually(async () => {
+      const p = await getProject(c, name);
+      if (!p?.metadata.finalizers?.includes('tenantgate.io/cascade-delete')) throw new Error('no finalizer');
+      return p;
+    });
+    const owned = Array.from({ length: 5 }, (_, i) => `${name}-ns${i}`);
+    for (const ns of owned) await createProjectNamespace(c, project, ns);
+    await pool(owned, 5, (ns) => fillNamespace(c, ns, 10, 5, ns === owned[0] ? [HOLD] : []));
+    const foreign = `${name}-foreign`;
+    await createProjectNamespace(c, project, foreign, { uid: null });
+    const bystander = uniqueName('bystander');
+    await c.core.createNamespace({ body: { metadata: { name: bystander, labels: { 'tenantgate.io/project': 'someone-else' } } } });
+
+    await deleteProject(c, name);
+    // Kill as soon as the first namespace is being deleted.
+    await eventually(async () => {
+      const list = await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` });
+      if (!list.items.some((n) => n.metadata?.deletionTimestamp)) throw new Error('no namespace deleted yet');
+    }, { what: 'first namespace deleted', intervalMs: 20 });
+    a.proc.kill('SIGKILL');
+    expect(await a.proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    // While no controller runs: a namespace of the project it never saw (annotated as the webhook would).
+    const late = `${name}-late`;
+    await createProjectNamespace(c, project, late);
+    await fillNamespace(c, late, 5, 0);
+    await new Promise((r) => setTimeout(r, 1000));
+    const stuck = await getProject(c, name);
+    expect(stuck?.metadata.finalizers).toContain('tenantgate.io/cascade-delete');
+    expect(await namespaceExists(c, late)).toBe(true);
+
+    // The same pod's container restarts (same identity: it takes its lease back at once).
+    const b = await startReplica(`${run}-pod`, run);
+    await waitLeader(b);
+    await releaseHold(owned[0]!);
+    await eventually(async () => {
+      if (await getProject(c, name)) throw new Error('project still there');
+    }, { what: 'project gone after the restart', timeoutMs: 90_000 });
+    for (const ns of [...owned, late]) expect(await namespaceExists(c, ns), ns).toBe(false);
+    expect(await namespaceExists(c, foreign)).toBe(true);
+    expect(await namespaceExists(c, bystander)).toBe(true);
+
+    await stopGracefully(b);
+    const released = await lease();
+    expect(released.spec?.holderIdentity ?? '').toBe('');
+    await c.core.deleteNamespace({ name: foreign });
+    await c.core.deleteNamespace({ name: bystander });
+  });
+
+  it('two replicas: only the leader reconciles; SIGKILL of the leader hands over within the lease duration; SIGTERM hands over at once', async () => {
+    const run = uniqueName('lead');
+    const first = await startReplica(`${run}-1`, run);
+    await waitLeader(first);
+    const second = await startReplica(`${run}-2`, run);
+    const [leader, follower] = [first, second];
+    await new Promise((r) => setTimeout(r, 2500)); // a few acquire attempts by the follower
+    expect(await isLeader(leader)).toBe(true);
+    expect(await isLeader(follower)).toBe(false);
+    expect((await lease()).spec?.holderIdentity).toBe(leader.identity);
+
+    const p1 = uniqueName('leadp');
+    await createProject(c, p1, spec(), { [SELECTOR_LABEL]: run });
+    await eventually(async () => expect((await getProject(c, p1))?.status?.phase).toBe('Active'), { what: `${p1} reconciled` });
+    expect(await reconcileCount(leader)).toBeGreaterThan(0);
+    expect(await reconcileCount(follower)).toBe(0);
+    expect((await reconcileWrites(follower)).total).toBe(0);
+    expect((await reconcileWrites(follower)).leases).toBe(0);
+
+    // Hard kill: the follower waits for the lease to expire on its own clock.
+    const killedAt = Date.now();
+    leader.proc.kill('SIGKILL');
+    await eventually(async () => {
+      if (!(await isLeader(follower))) throw new Error('not yet');
+    }, { what: 'handover after SIGKILL', timeoutMs: 30_000, intervalMs: 100 });
+    const handoverMs = Date.now() - killedAt;
+    console.log(`[controller-process] handover after SIGKILL of the leader: ${handoverMs} ms (lease duration 15 s, retry period 2 s)`);
+    expect(handoverMs).toBeLessThan(15_000 + 2_000 + 2_000);
+    expect((await lease()).spec?.holderIdentity).toBe(follower.identity);
+
+    const p2 = uniqueName('leadp');
+    await createProject(c, p2, spec(), { [SELECTOR_LABEL]: run });
+    await eventually(async () => expect((await getProject(c, p2))?.status?.phase).toBe('Active'), { what: `${p2} reconciled by the new leader` });
+
+    // Graceful: the leader releases the lease on SIGTERM and a standby takes over within a retry period.
+    const standby = await startReplica(`${run}-3`, run);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await isLeader(standby)).toBe(false);
+    const termAt = Date.now();
+    await stopGracefully(follower);
+    await waitLeader(standby, 10_000);
+    const gracefulMs = Date.now() - termAt;
+    console.log(`[controller-process] handover after SIGTERM of the leader: ${gracefulMs} ms`);
+    expect(gracefulMs).toBeLessThan(2_000 + 2_000);
+
+    await stopGracefully(standby);
+    expect((await lease()).spec?.holderIdentity ?? '').toBe('');
+    for (const p of [p1, p2]) await deleteProject(c, p);
+  });
+
+  it('idle: 20 healthy projects, full resync periods of 3 s, zero API writes after convergence', async () => {
+    const run = uniqueName('idle');
+    const configFile = join(cluster().dir, `idle-${run}.yaml`);
+    await writeFile(configFile, 'resyncPeriodSeconds: 3\n');
+    const r = await startReplica(`${run}-pod`, run, [`--config=${configFile}`]);
+    await waitLeader(r);
+
+    const names = Array.from({ length: 20 }, () => uniqueName('idlep'));
+    await pool(names, 5, async (name) => {
+      const p = await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
+      await createProjectNamespace(c, p, `${name}-a`);
+      await createProjectNamespace(c, p, `${name}-b`);
+    });
+    // Converged: every project Active with both namespaces Healthy and the quota usage reported.
+    await eventually(async () => {
+      for (const name of names) {
+        const p = await getProject(c, name);
+        const s = p?.status;
+        if (s?.phase !== 'Active' || s.namespaceCount !== 2 || s.namespaces?.some((n) => n.health !== 'Healthy') || s.used?.pods !== '0') {
+          const quotas = await c.core.listNamespacedResourceQuota({ namespace: `${name}-a` });
+          throw new Error(`${name} not converged: ${JSON.stringify(s?.namespaces)} used ${JSON.stringify(s?.used)}; quota in ${name}-a: ${JSON.stringify(quotas.items.map((q) => ({ rv: q.metadata?.resourceVersion, status: q.status })))}`);
+        }
+      }
+    }, { what: 'all 20 projects converged', timeoutMs: 90_000, intervalMs: 500 });
+    await new Promise((r) => setTimeout(r, 2000));
+
+    const before = await reconcileWrites(r);
+    const reconcilesBefore = await reconcileCount(r);
+    await new Promise((r) => setTimeout(r, 10_000)); // three full resync periods and more
+    const after = await reconcileWrites(r);
+    const reconciles = (await reconcileCount(r)) - reconcilesBefore;
+    console.log(
+      `[controller-process] idle over 10 s: ${reconciles} reconciles, ${after.total - before.total} writes (excluding leases), ` +
+        `${after.leases - before.leases} lease renewals; writes during convergence: ${JSON.stringify(before.all)}`,
+    );
+    expect(reconciles).toBeGreaterThanOrEqual(20 * 3); // the resyncs did run
+    expect(after.total - before.total).toBe(0);
+    expect(after.leases - before.leases).toBeLessThanOrEqual(3); // a renewal every 5 s
+
+    await stopGracefully(r);
+    await pool(names, 5, (name) => deleteProject(c, name));
+  });
+});
