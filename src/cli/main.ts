@@ -7,7 +7,8 @@ import { runValidate } from './validate.js';
 
 const USAGE = `usage:
   tenantgate validate [--config tenantgate.yaml] [--base GIT-REF | --previous PATH] [--output text|json] PATH...
-  tenantgate render [DIR]                      (Argo CD CMP: ARGOCD_ENV_CLUSTER selects the cluster)
+  tenantgate render [--format yaml|json] [DIR]  (Argo CD CMP: ARGOCD_ENV_CLUSTER selects the cluster;
+                                               the plugin uses --format json: JSON documents in a YAML stream)
   tenantgate webhook [--config F] [--port 8443] [--cert F] [--key F] [--kubeconfig F]
   tenantgate controller [--config F] [--kubeconfig F] [--metrics-port 8080]
   tenantgate certs generate [--dir certs] [--service tenantgate-webhook] [--namespace tenantgate-system]
@@ -27,8 +28,9 @@ async function main(argv: string[]): Promise<number> {
       return runValidate(positionals, await loadConfig(values.config), { output: values.output, base: values.base, previous: values.previous });
     }
     case 'render': {
-      const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: {} });
-      return runRender(positionals[0] ?? '.');
+      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { format: { type: 'string', default: 'yaml' } } });
+      if (values.format !== 'yaml' && values.format !== 'json') throw new UsageError(`--format is ${values.format}; allowed: yaml, json`);
+      return runRender(positionals[0] ?? '.', values.format);
     }
     case 'webhook': {
       const { runWebhook } = await import('../webhook/main.js');

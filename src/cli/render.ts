@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../config/config.js';
 import { REPO_ROOT } from '../paths.js';
 import { renderProjectsLazily, type KubeObject } from '../render/render.js';
-import { toYamlStream } from '../render/yaml-emit.js';
+import { toYamlStream, type StreamFormat } from '../render/yaml-stream.js';
 import { parseSource } from '../validate/source.js';
 import { readSources } from './sources.js';
 import { checkDocuments, formatFinding } from './validate.js';
@@ -32,7 +32,7 @@ export interface RenderResult {
   errors: string[];
 }
 
-export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<RenderResult> {
+export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = process.env, format: StreamFormat = 'yaml'): Promise<RenderResult> {
   const root = resolve(dir);
   let config: TenantgateConfig = DEFAULT_CONFIG;
   const configFile = join(root, 'tenantgate.yaml');
@@ -60,11 +60,11 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
     yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster });
     for (const o of others) yield o.object as KubeObject;
   }
-  return { output: toYamlStream(objects()), errors: [] };
+  return { output: toYamlStream(objects(), format), errors: [] };
 }
 
-export async function runRender(dir: string): Promise<number> {
-  const result = await renderDirectory(dir);
+export async function runRender(dir: string, format: StreamFormat = 'yaml'): Promise<number> {
+  const result = await renderDirectory(dir, process.env, format);
   if (result.output === undefined) {
     for (const line of result.errors) process.stderr.write(line + '\n');
     return 1;

@@ -1,6 +1,6 @@
 /** YAML sources with positions: text → documents, and field paths → file:line:col. No I/O. */
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
-import { fastParseAll } from './yaml-fast.js';
+import { CORE_SCHEMA, loadAll } from 'js-yaml';
 import { API_VERSION, PROJECT_KIND, type FieldPath, type Project, type Violation } from './types.js';
 
 export interface SourceDocument {
@@ -21,9 +21,11 @@ export interface ParseProblem {
 }
 
 export function parseSource(file: string, text: string): { documents: SourceDocument[]; problems: ParseProblem[] } {
-  // Plain declarations are read by the fast reader (SPEC §10 P2); positions, needed only for
-  // findings, come from the full parse of the file on first use. Anything else: the library.
-  const fast = fastParseAll(text);
+  // SPEC §10 P2: js-yaml reads plain declarations several times faster than the `yaml` library's
+  // document model. Positions are needed only for findings, so the library parses a file (with
+  // positions) only when a finding asks for them — or when js-yaml refuses the text, so that YAML
+  // errors are reported by the one parser that gives their positions.
+  const fast = readFast(text);
   if (fast) {
     let full: { documents: Document.Parsed[]; lineCounter: LineCounter } | undefined;
     const withPositions = () => {
@@ -67,6 +69,15 @@ export function parseSource(file: string, text: string): { documents: SourceDocu
     documents.push({ file, index, document, lineCounter, object });
   });
   return { documents, problems };
+}
+
+/** All documents of the text, or undefined when js-yaml refuses it (the library then reports why). */
+function readFast(text: string): unknown[] | undefined {
+  try {
+    return loadAll(text, { schema: CORE_SCHEMA });
+  } catch {
+    return undefined;
+  }
 }
 
 export function isProjectObject(object: unknown): object is Project {

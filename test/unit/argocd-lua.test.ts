@@ -184,11 +184,11 @@ describe('Argo CD health check for Projects (Lua)', () => {
 });
 
 describe('Argo CD plugin manifests', () => {
-  it('plugin.yaml: ConfigManagementPlugin tenantgate, no version, generate = tenantgate render .', () => {
+  it('plugin.yaml: ConfigManagementPlugin tenantgate, no version, generate = tenantgate render --format json .', () => {
     const plugin = parse(read('plugin.yaml'));
     expect(plugin).toMatchObject({ apiVersion: 'argoproj.io/v1alpha1', kind: 'ConfigManagementPlugin', metadata: { name: 'tenantgate' } });
     expect(plugin.spec).not.toHaveProperty('version');
-    expect(plugin.spec.generate.command).toEqual(['tenantgate', 'render', '.']);
+    expect(plugin.spec.generate.command).toEqual(['tenantgate', 'render', '--format', 'json', '.']);
     expect(plugin.spec.discover.find.command[0]).toBe('sh');
   });
 
