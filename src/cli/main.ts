@@ -10,7 +10,7 @@ const USAGE = `usage:
   tenantgate render [--format yaml|json] [DIR]  (Argo CD CMP: ARGOCD_ENV_CLUSTER selects the cluster;
                                                the plugin uses --format json: JSON documents in a YAML stream)
   tenantgate webhook [--config F] [--port 8443] [--cert F] [--key F] [--kubeconfig F]
-  tenantgate controller [--config F] [--kubeconfig F] [--metrics-port 8080]
+  tenantgate controller [--config F] [--kubeconfig F] [--metrics-port 8080] …   (tenantgate controller --help: every flag)
   tenantgate certs generate [--dir certs] [--service tenantgate-webhook] [--namespace tenantgate-system]
 `;
 

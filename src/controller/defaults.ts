@@ -3,6 +3,7 @@
  * because the headroom does not allow it. Pure: reads a Snapshot, does no I/O. Uses the rule
  * engine's allocation functions, so the controller and the webhook agree on what fits.
  */
+import { DEFAULT_QUOTA_NAME } from '../validate/types.js'; // render's name too: an Argo CD sync of the declared quota takes ours over
 import type { Quantity } from '../validate/quantity.js';
 import {
   budgetOf,
@@ -17,8 +18,6 @@ import {
 } from '../validate/resources.js';
 import type { DeclaredNamespace, Project, ResourceList, Snapshot } from '../validate/types.js';
 
-/** The name render gives a namespace's quota (src/render QUOTA_NAME), so an Argo CD sync of the declared quota takes ours over. */
-export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
 
 export interface DefaultQuotaPlan {
   /** Namespaces to give a quota, with its `hard`. */

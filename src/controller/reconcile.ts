@@ -7,7 +7,8 @@
 import type { TenantgateConfig } from '../config/config.js';
 import { FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import { ProjectDeleter } from './cascade.js';
-import { DEFAULT_QUOTA_NAME, planDefaultQuotas } from './defaults.js';
+import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
+import { planDefaultQuotas } from './defaults.js';
 import type { Informers } from './informers.js';
 import { describeError, type ControllerApi } from './kube.js';
 import { computeStatus, statusEquals, type CascadeReport } from './status.js';

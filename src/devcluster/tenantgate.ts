@@ -19,16 +19,17 @@ export async function kubectlAs(info: ClusterInfo, user: string, args: string[],
   return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, input, timeout: 120_000 });
 }
 
-/** CRD (Established), the tenantgate-system namespace, RBAC for the components and for tenants. */
+/** CRD (Established), the tenantgate-system namespace, the components' ServiceAccounts and RBAC, tenants' RBAC. */
 export async function installBase(info: ClusterInfo): Promise<void> {
   await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(MANIFESTS, 'crd', 'projects.tenantgate.io.yaml')]);
   await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
-  const ns = await kubectlAs(info, 'admin', ['create', 'namespace', DEFAULT_CONFIG.systemNamespace, '--dry-run=client', '-o', 'yaml']);
-  await kubectlAs(info, 'admin', ['apply', '-f', '-'], ns.stdout);
-  await kubectlAs(info, 'admin', ['apply', '-f', join(MANIFESTS, 'rbac', 'self-service.yaml'), '-f', join(MANIFESTS, 'webhook', 'rbac.yaml')]);
-  await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'serviceaccount', 'tenantgate-webhook', '--dry-run=client', '-o', 'yaml']).then((r) =>
-    kubectlAs(info, 'admin', ['apply', '-f', '-'], r.stdout),
-  );
+  await kubectlAs(info, 'admin', [
+    'apply',
+    '-f', join(MANIFESTS, 'controller', '00-namespace.yaml'),
+    '-f', join(MANIFESTS, 'rbac', 'self-service.yaml'),
+    '-f', join(MANIFESTS, 'webhook', 'rbac.yaml'),
+    '-f', join(MANIFESTS, 'controller', 'rbac.yaml'),
+  ]);
 }
 
 /** A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. */

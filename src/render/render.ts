@@ -2,6 +2,7 @@
 import { type TenantgateConfig } from '../config/config.js';
 import { namespacesOn } from '../validate/offline.js';
 import {
+  DEFAULT_QUOTA_NAME,
   LABEL_MANAGED_BY,
   LABEL_PROJECT,
   LABEL_TENANT,
@@ -12,7 +13,6 @@ import {
 } from '../validate/types.js';
 
 export const SYNC_WAVE = 'argocd.argoproj.io/sync-wave';
-export const QUOTA_NAME = 'tenantgate-quota';
 export const LIMITRANGE_NAME = 'tenantgate-limits';
 export const OWNERS_BINDING_NAME = 'tenantgate-owners';
 export const NETWORK_POLICY_NAME = 'tenantgate-isolation';
@@ -77,7 +77,7 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace): KubeOb
   const inNs = { namespace: ns.name };
   const hard: ResourceList | undefined = ns.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
   if (hard && Object.keys(hard).length > 0) {
-    out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(QUOTA_NAME, '0', labels, inNs), spec: { hard: sortedList(hard) } });
+    out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(DEFAULT_QUOTA_NAME, '0', labels, inNs), spec: { hard: sortedList(hard) } });
   }
   const limits = project.spec.namespaceDefaults?.limitRange;
   if (limits && Object.keys(limits).length > 0) {

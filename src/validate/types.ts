@@ -11,6 +11,8 @@ export const FINALIZER_CASCADE = 'tenantgate.io/cascade-delete';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'tenantgate';
 export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
+/** The ResourceQuota tenantgate writes in a project namespace (render and the controller's default). */
+export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
 
 export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'

@@ -87,7 +87,7 @@ describe('local control plane', () => {
     const rejected = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(invalid), reject: false });
     expect(rejected.exitCode).not.toBe(0);
     expect(rejected.stderr).toMatch(/spec\.owners\[0\]\.kind: Unsupported value: "Robot"/);
-    expect(rejected.stderr).toMatch(/spec\.quota\.hard\[requests\.cpu\]/);
+    expect(rejected.stderr).toMatch(/spec\.quota\.hard\.requests\.cpu: Invalid value: "lots"/);
     const noTenant = { ...valid, metadata: { name: uniqueName('crdbad') }, spec: { quota: valid.spec.quota } };
     const rejected2 = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(noTenant), reject: false });
     expect(rejected2.stderr).toMatch(/spec\.tenant: Required value/);
