@@ -12,7 +12,8 @@
  */
 import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
 import { cmpStr } from './defaults.js';
-import { describeError, type ControllerApi } from './kube.js';
+import { describeError } from '../kube/errors.js';
+import type { ControllerApi } from './kube.js';
 import { deletionConditions, type CascadeReport } from './status.js';
 
 export type CascadeResult =

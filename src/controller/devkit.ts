@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { kubeconfigYaml } from '../devcluster/controlplane.js';
 import { REPO_ROOT } from '../paths.js';
 import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../validate/types.js';
-import { PROJECT_PLURAL, PROJECT_VERSION, statusCode } from './kube.js';
+import { statusCode } from '../kube/errors.js';
+import { PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
 
 export interface Clients {
   core: k8s.CoreV1Api;

@@ -6,61 +6,23 @@
 import * as k8s from '@kubernetes/client-node';
 import { API_GROUP, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import type { ControllerMetrics, WriteVerb } from './metrics.js';
+import { describeError, statusCode } from '../kube/errors.js';
+import { ClusterLists, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
 
-export const PROJECT_VERSION = 'v1alpha1';
-export const PROJECT_PLURAL = 'projects';
-export const PROJECTS_PATH = `/apis/${API_GROUP}/${PROJECT_VERSION}/${PROJECT_PLURAL}`;
-
-/** HTTP status of a client-node error (ApiException.code), or undefined for transport errors. */
-export function statusCode(err: unknown): number | undefined {
-  const e = err as { code?: unknown; statusCode?: unknown } | undefined;
-  if (typeof e?.code === 'number') return e.code;
-  if (typeof e?.statusCode === 'number') return e.statusCode;
-  return undefined;
-}
-
-export function describeError(err: unknown): string {
-  const code = statusCode(err);
-  const body = (err as { body?: unknown })?.body;
-  let message = err instanceof Error ? err.message : String(err);
-  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') message = (body as { message: string }).message;
-  else if (typeof body === 'string') {
-    try {
-      const parsed = JSON.parse(body) as { message?: string };
-      if (parsed.message) message = parsed.message;
-    } catch {
-      // keep the error message
-    }
-  }
-  return code ? `${code}: ${firstLine(message)}` : firstLine(message);
-}
-
-function firstLine(s: string): string {
-  const line = s.split('\n')[0] ?? '';
-  return line.length > 500 ? `${line.slice(0, 500)}…` : line;
-}
-
-/** Plain JSON, as a watch would deliver it (client-node's typed lists hold Date objects). */
-export function plain<T>(obj: unknown): T {
-  return JSON.parse(JSON.stringify(obj)) as T;
-}
 
 export interface LeaseRecord {
   metadata: { name: string; namespace: string; resourceVersion?: string };
   spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
 }
 
-export class ControllerApi {
-  readonly core: k8s.CoreV1Api;
-  readonly custom: k8s.CustomObjectsApi;
+export class ControllerApi extends ClusterLists {
   readonly coordination: k8s.CoordinationV1Api;
 
   constructor(
-    readonly kubeConfig: k8s.KubeConfig,
+    kubeConfig: k8s.KubeConfig,
     private readonly metrics: ControllerMetrics,
   ) {
-    this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-    this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+    super(kubeConfig);
     this.coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
   }
 
@@ -72,18 +34,6 @@ export class ControllerApi {
       this.metrics.apiWriteErrors.inc({ verb, resource, code: String(statusCode(err) ?? 'transport') });
       throw err;
     }
-  }
-
-  // --- lists for the informers ---------------------------------------------------------------
-
-  async listProjects(labelSelector?: string): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
-    return (await this.custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, ...(labelSelector ? { labelSelector } : {}) })) as k8s.KubernetesListObject<k8s.KubernetesObject>;
-  }
-  async listNamespaces(labelSelector?: string): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
-    return plain(await this.core.listNamespace(labelSelector ? { labelSelector } : {}));
-  }
-  async listQuotas(): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
-    return plain(await this.core.listResourceQuotaForAllNamespaces());
   }
 
   // --- projects ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  * releases the lease (empty holder, 1 s duration) so a standby takes over at once.
  */
 import type { LeaseRecord } from './kube.js';
-import { describeError, statusCode } from './kube.js';
+import { describeError, statusCode } from '../kube/errors.js';
 
 export interface LeaseStore {
   getLease(namespace: string, name: string): Promise<LeaseRecord | undefined>;

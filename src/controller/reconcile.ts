@@ -9,8 +9,9 @@ import { FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Pr
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
-import type { Informers } from './informers.js';
-import { describeError, type ControllerApi } from './kube.js';
+import type { Informers } from '../kube/informers.js';
+import { describeError } from '../kube/errors.js';
+import type { ControllerApi } from './kube.js';
 import { computeStatus, statusEquals, type CascadeReport } from './status.js';
 
 export type ReconcileResult =

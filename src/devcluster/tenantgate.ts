@@ -74,7 +74,7 @@ export async function startLocalWebhook(info: ClusterInfo, config: Partial<Tenan
   const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
   const webhook = await startWebhook({ config: { ...DEFAULT_CONFIG, ...config }, kubeConfig, cert: certs.cert, key: certs.key, port: 0, host: '127.0.0.1', log: options.log ?? (() => {}) });
-  await webhook.cache.start(60_000);
+  await webhook.cache.waitSynced();
   const url = `https://127.0.0.1:${webhook.port}`;
   if (options.register ?? true) await registerWebhooks(info, url, certs.caBundle);
   return {

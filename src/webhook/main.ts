@@ -3,7 +3,8 @@ import * as k8s from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import type { TenantgateConfig } from '../config/config.js';
 import { loadConfig } from '../config/load.js';
-import { ClusterCache } from '../kube/cache.js';
+import { Informers } from '../kube/informers.js';
+import { ClusterLists } from '../kube/lists.js';
 import { HeadroomGuard } from './headroom.js';
 import { ConfigMapLedger } from './ledger.js';
 import { WebhookMetrics } from './metrics.js';
@@ -22,7 +23,7 @@ export interface WebhookOptions {
 
 export interface RunningWebhook {
   port: number;
-  cache: ClusterCache;
+  cache: Informers;
   guard: HeadroomGuard;
   stop(): Promise<void>;
 }
@@ -31,13 +32,13 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const log = options.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} webhook: ${m}\n`));
   const { config } = options;
   const metrics = new WebhookMetrics();
-  const cache = new ClusterCache(options.kubeConfig, { log });
+  const cache = new Informers(options.kubeConfig, new ClusterLists(options.kubeConfig), { log, metrics });
   const guard = new HeadroomGuard({
     ttlMs: config.reservationTtlSeconds * 1000,
     ledger: config.crossReplicaReservation ? new ConfigMapLedger(options.kubeConfig, config.systemNamespace) : undefined,
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
   });
-  cache.onEvent((kind, event, object) => {
+  cache.onEvent(({ kind, type: event, object }) => {
     const meta = object.metadata ?? {};
     const namespace = kind === 'Namespace' ? (meta.name ?? '') : (meta.namespace ?? '');
     if (kind === 'Project') return;
@@ -47,11 +48,11 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const app = createApp({
     config,
     snapshot: cache.snapshot,
-    ready: () => cache.synced(),
+    ready: () => cache.synced,
     metrics,
     decide: guard.decide,
     pending: guard.pending,
-    cacheSizes: () => ({ ...cache.snapshot.sizes, pending: guard.pendingCount }),
+    cacheSizes: () => ({ pending: guard.pendingCount }),
     log,
   });
   const server = serveHttps({ cert: options.cert, key: options.key }, app, log);
@@ -62,10 +63,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   log(`listening on https://${options.host ?? '0.0.0.0'}:${port}; syncing caches`);
-  void cache.start(10 * 60_000).then(
-    () => log(`caches synced: ${JSON.stringify(cache.snapshot.sizes)}`),
-    (err: Error) => log(`caches did not sync: ${err.message}`),
-  );
+  cache.start();
+  void cache.waitSynced().then(() => log(`caches synced: ${JSON.stringify(cache.snapshot.sizes)}`));
   return {
     port,
     cache,

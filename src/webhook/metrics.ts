@@ -11,6 +11,8 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
   readonly cacheObjects = new Gauge({ name: 'tenantgate_webhook_cache_objects', help: 'Objects in the watch caches', labelNames: ['kind'] as const, registers: [this.registry] });
+  readonly informerRestarts = new Counter({ name: 'tenantgate_webhook_informer_restarts_total', help: 'Informer restarts after a list or watch error, by resource', labelNames: ['resource'] as const, registers: [this.registry] });
+  readonly informerSynced = new Gauge({ name: 'tenantgate_webhook_informer_synced', help: '1 once the informer of a resource has listed', labelNames: ['resource'] as const, registers: [this.registry] });
   readonly badRequests = new Counter({ name: 'tenantgate_webhook_bad_requests_total', help: 'Requests refused before review (malformed, too large, unknown path)', labelNames: ['code'] as const, registers: [this.registry] });
   readonly reservations = new Counter({ name: 'tenantgate_webhook_reservations_total', help: 'Cross-replica headroom reservations by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
 }

@@ -27,7 +27,7 @@ async function startReplicas(config: Partial<TenantgateConfig>): Promise<void> {
   const kc = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
   for (let i = 0; i < 2; i++) {
     const w = await startWebhook({ config: { ...DEFAULT_CONFIG, ...config }, kubeConfig: kc, cert: certs.cert, key: certs.key, port: 0, host: '127.0.0.1', log: () => {} });
-    await w.cache.start(60_000);
+    await w.cache.waitSynced();
     replicas.push(w);
   }
   proxy = await startRoundRobinProxy(replicas.map((r) => r.port));

@@ -176,6 +176,6 @@ describe('webhook readiness and metrics', () => {
     expect((await get('/readyz')).status).toBe(200);
     const metrics = await get('/metrics');
     expect(metrics.body).toMatch(/tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="Namespace",verdict="denied"\} [1-9]/);
-    expect(metrics.body).toMatch(/tenantgate_webhook_cache_objects\{kind="projects"\} [1-9]/);
+    expect(metrics.body).toMatch(/tenantgate_webhook_cache_objects\{kind="Project"\} [1-9]/);
   });
 });

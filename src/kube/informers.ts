@@ -7,8 +7,18 @@
 import * as k8s from '@kubernetes/client-node';
 import { MemorySnapshot } from '../validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
-import { describeError, PROJECTS_PATH, type ControllerApi } from './kube.js';
-import type { ControllerMetrics } from './metrics.js';
+import type { Counter, Gauge } from 'prom-client';
+import { describeError } from './errors.js';
+import { PROJECTS_PATH, type ClusterLists } from './lists.js';
+
+/** The metrics the informers keep (the controller's and the webhook's registries both have them). */
+export interface InformerMetrics {
+  informerRestarts: Counter<'resource'>;
+  informerSynced: Gauge<'resource'>;
+  cacheObjects: Gauge<'kind'>;
+}
+
+type ObjectLists = Pick<ClusterLists, 'listProjects' | 'listNamespaces' | 'listQuotas'>;
 
 export type Kind = 'Project' | 'Namespace' | 'ResourceQuota';
 export type EventType = 'add' | 'update' | 'delete';
@@ -23,7 +33,7 @@ export interface CacheEvent {
 
 export interface ResilientInformerOptions {
   log: (message: string) => void;
-  metrics: ControllerMetrics;
+  metrics: InformerMetrics;
   baseDelayMs?: number;
   maxDelayMs?: number;
   /** A list that takes longer than this fails (and is retried), so a hung request cannot freeze the cache. */
@@ -117,15 +127,15 @@ export class ResilientInformer {
 
 export interface InformersOptions {
   log: (message: string) => void;
-  metrics: ControllerMetrics;
-  /** Only Projects matching this label selector are reconciled (sharding, tests). */
+  metrics: InformerMetrics;
+  /** Only Projects matching this label selector are watched (sharding, tests). */
   projectSelector?: string;
   baseDelayMs?: number;
 }
 
 /**
  * The three informers and the snapshot they feed. `onEvent` listeners run after the snapshot was
- * updated. Updates older than a write the controller made itself (its own response, applied with
+ * updated. Updates older than a write its owner made itself (its own response, applied with
  * `applyWritten`) are held back until the watch catches up, like client-go's mutation cache.
  */
 export class Informers {
@@ -137,7 +147,7 @@ export class Informers {
   /** Recently deleted objects and the resourceVersion of their deletion, so a late write response cannot resurrect them. */
   private readonly tombstones = new Map<string, number>();
 
-  constructor(kc: k8s.KubeConfig, api: ControllerApi, private readonly options: InformersOptions) {
+  constructor(kc: k8s.KubeConfig, api: ObjectLists, private readonly options: InformersOptions) {
     const common = { log: options.log, metrics: options.metrics, ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}) };
     this.informers = [
       new ResilientInformer('Project', kc, PROJECTS_PATH, () => api.listProjects(options.projectSelector), { ...common, ...(options.projectSelector ? { labelSelector: options.projectSelector } : {}) }),
