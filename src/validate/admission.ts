@@ -8,12 +8,14 @@ import {
   budgetOf,
   budgetPath,
   clusterShares,
+  namespaceShare,
   defaultsOf,
   effectiveQuota,
   isUnscoped,
   namespaceAllocation,
   quotasAfter,
   type NamespaceShare,
+  type PendingAllocations,
   type QuotaChange,
   type Resources,
 } from './resources.js';
@@ -36,8 +38,8 @@ export interface ReviewContext {
   config: TenantgateConfig;
   snapshot: Snapshot;
   user: UserInfo;
-  /** Q5: what was admitted for a namespace but is not in the snapshot yet (counts as max(observed, pending)). */
-  pending?: (namespace: string) => Resources | undefined;
+  /** Q5: what was admitted but is not in the snapshot yet (counts as max(observed, pending)). */
+  pending?: PendingAllocations;
 }
 
 export interface Allocation {
@@ -81,15 +83,13 @@ function grows(before: Resources, after: Resources): boolean {
   return false;
 }
 
+/** The namespace's share before and after a change, and the other namespaces' (a change touches one namespace only). */
 function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: NamespaceShare[] } {
-  const all = clusterShares(ctx.snapshot, project, ctx.config.clusterName, { change, extraNamespace: namespace, pending: ctx.pending });
-  const current = clusterShares(ctx.snapshot, project, ctx.config.clusterName, { extraNamespace: namespace, pending: ctx.pending });
-  const empty: NamespaceShare = { namespace, resources: new Map(), defaulted: false };
-  return {
-    self: all.find((s) => s.namespace === namespace) ?? empty,
-    before: current.find((s) => s.namespace === namespace) ?? empty,
-    others: all.filter((s) => s.namespace !== namespace),
-  };
+  const cluster = ctx.config.clusterName;
+  const current = clusterShares(ctx.snapshot, project, cluster, { extraNamespace: namespace, pending: ctx.pending });
+  const before = current.find((s) => s.namespace === namespace)!;
+  const self = change ? namespaceShare(ctx.snapshot, project, cluster, namespace, { change, pending: ctx.pending }) : before;
+  return { self, before, others: current.filter((s) => s.namespace !== namespace) };
 }
 
 // ---------------------------------------------------------------------------------------------

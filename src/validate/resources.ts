@@ -4,8 +4,19 @@ import type { FieldPath, NamespaceObject, Project, ResourceList, ResourceQuotaOb
 
 export type Resources = Map<string, Quantity>;
 
+/**
+ * Parsed lists of cached objects, by list identity: objects from the watch caches are replaced, never
+ * edited, so a list parses once however many decisions read it. Callers must not modify the result.
+ */
+const parsedLists = new WeakMap<ResourceList, Resources>();
+
 /** Parses a ResourceList; unparsable entries become S1 violations (when a sink is given) and are left out. */
 export function parseResources(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
+  if (!sink && list) {
+    let cached = parsedLists.get(list);
+    if (!cached) parsedLists.set(list, (cached = parseResources(list, path, [], owner)));
+    return cached;
+  }
   const out: Resources = new Map();
   for (const [name, raw] of Object.entries(list ?? {})) {
     const q = Quantity.tryParse(raw);
@@ -107,28 +118,44 @@ export function quotasAfter(snapshot: Snapshot, namespace: string, change?: Quot
   return change.quota ? [...kept, change.quota] : kept;
 }
 
-/** Per-namespace shares of a project in the cluster (namespaces labelled for it), optionally after a change. */
-export function clusterShares(
-  snapshot: Snapshot,
-  project: Project,
-  cluster: string,
-  options: { change?: QuotaChange; extraNamespace?: string; pending?: (namespace: string) => Resources | undefined } = {},
-): NamespaceShare[] {
+/**
+ * Q5: allocations admitted (or reserved by another replica) that the snapshot may not show yet. A
+ * namespace counts with max(observed, pending) — including one the snapshot does not have at all.
+ */
+export interface PendingAllocations {
+  allocation(namespace: string): Resources | undefined;
+  /** Namespaces of the project with a pending allocation. */
+  namespaces(project: string): Iterable<string>;
+}
+
+export interface ShareOptions {
+  change?: QuotaChange;
+  pending?: PendingAllocations;
+}
+
+/** One namespace's share of its project's budget on a cluster, optionally after a quota change. */
+export function namespaceShare(snapshot: Snapshot, project: Project, cluster: string, namespace: string, options: ShareOptions = {}): NamespaceShare {
   const budget = budgetOf(project, cluster);
   const defaults = defaultsOf(project);
+  const effective = effectiveQuota(quotasAfter(snapshot, namespace, options.change));
+  let resources = namespaceAllocation(effective, budget, defaults);
+  let defaulted = false;
+  for (const r of budget.keys()) if (!effective.has(r) && defaults.has(r)) defaulted = true;
+  // The namespace under review counts with what the change leaves it; its own pending entry is what
+  // an earlier decision admitted for it, superseded by this one.
+  const pending = options.change?.namespace === namespace ? undefined : options.pending?.allocation(namespace);
+  if (pending) resources = maxResources(resources, pending);
+  return { namespace, resources, defaulted };
+}
+
+/** Per-namespace shares of a project in the cluster (labelled for it, or pending), optionally after a change. */
+export function clusterShares(snapshot: Snapshot, project: Project, cluster: string, options: ShareOptions & { extraNamespace?: string } = {}): NamespaceShare[] {
+  const projectName = project.metadata.name ?? '';
   const names = new Set<string>();
-  for (const ns of snapshot.namespacesOfProject(project.metadata.name ?? '')) names.add(ns.metadata.name ?? '');
+  for (const ns of snapshot.namespacesOfProject(projectName)) names.add(ns.metadata.name ?? '');
+  for (const name of options.pending?.namespaces(projectName) ?? []) names.add(name);
   if (options.extraNamespace) names.add(options.extraNamespace);
-  const shares: NamespaceShare[] = [];
-  for (const name of [...names].sort()) {
-    const effective = effectiveQuota(quotasAfter(snapshot, name, options.change));
-    let resources = namespaceAllocation(effective, budget, defaults);
-    const defaulted = [...budget.keys()].some((r) => !effective.has(r) && defaults.has(r));
-    const pending = options.change?.namespace === name ? undefined : options.pending?.(name);
-    if (pending) resources = maxResources(resources, pending);
-    shares.push({ namespace: name, resources, defaulted });
-  }
-  return shares;
+  return [...names].sort().map((name) => namespaceShare(snapshot, project, cluster, name, options));
 }
 
 export function maxResources(a: Resources, b: Resources): Resources {

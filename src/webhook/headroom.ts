@@ -6,8 +6,9 @@
  *   write; the decision counts max(observed, reserved) per namespace, so a reservation only makes
  *   it stricter. Dry runs reserve nothing.
  */
-import type { ReviewContext, Verdict } from '../validate/admission.js';
-import { clusterShares, formatResources, maxResources, parseResources, type Resources } from '../validate/resources.js';
+import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
+import { formatResources, maxResources, namespaceShare, parseResources, type PendingAllocations, type Resources } from '../validate/resources.js';
+import { LABEL_PROJECT } from '../validate/types.js';
 import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from './ledger.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 
@@ -37,16 +38,20 @@ export class HeadroomGuard {
     this.now = options.now ?? Date.now;
   }
 
-  /** What this process admitted for a namespace and the cache does not show yet. */
-  readonly pending = (namespace: string): Resources | undefined => {
+  /** What this process admitted and the cache does not show yet. */
+  readonly pending: PendingAllocations = {
+    allocation: (namespace) => this.live(namespace)?.resources,
+    namespaces: (project) => [...this.local].filter(([ns, e]) => e.project === project && this.live(ns)).map(([ns]) => ns),
+  };
+
+  private live(namespace: string): Pending | undefined {
     const entry = this.local.get(namespace);
-    if (!entry) return undefined;
-    if (entry.expires <= this.now()) {
+    if (entry && entry.expires <= this.now()) {
       this.local.delete(namespace);
       return undefined;
     }
-    return entry.resources;
-  };
+    return entry;
+  }
 
   get pendingCount(): number {
     return this.local.size;
@@ -57,9 +62,8 @@ export class HeadroomGuard {
     const entry = this.local.get(namespace);
     if (!entry) return;
     const project = ctx.snapshot.project(entry.project);
-    if (!project) return;
-    const observed = clusterShares(ctx.snapshot, project, ctx.config.clusterName).find((s) => s.namespace === namespace);
-    if (!observed) return;
+    if (!project || ctx.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT] !== entry.project) return;
+    const observed = namespaceShare(ctx.snapshot, project, ctx.config.clusterName, namespace);
     for (const [r, q] of entry.resources) {
       const seen = observed.resources.get(r);
       if (!seen || seen.cmp(q) < 0) return;
@@ -83,12 +87,15 @@ export class HeadroomGuard {
     return seenAt === undefined || seenAt < (entry.created ?? 0);
   }
 
+  /**
+   * Decisions that may grow a project's allocation (Namespace CREATE, ResourceQuota CREATE/UPDATE in
+   * a project namespace) run one at a time per project, and are computed once, inside that turn.
+   */
   readonly decide = async (ctx: ReviewContext, request: AdmissionRequest): Promise<Verdict> => {
     const withLocal: ReviewContext = { ...ctx, pending: this.pending };
-    const first = verdictFor(withLocal, request);
-    const allocation = first.allocation;
-    if (!allocation || !allocation.grows || first.violations.length > 0) return first;
-    return this.serialise(allocation.project, () => this.decideGrowing(withLocal, request));
+    const project = mayGrow(withLocal, request);
+    if (!project) return verdictFor(withLocal, request);
+    return this.serialise(project, () => this.decideInTurn(withLocal, request, project));
   };
 
   private serialise<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -102,32 +109,23 @@ export class HeadroomGuard {
     return next;
   }
 
-  private async decideGrowing(ctx: ReviewContext, request: AdmissionRequest): Promise<Verdict> {
+  private async decideInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string): Promise<Verdict> {
     const ledger = this.options.ledger;
     if (!ledger) {
       const verdict = verdictFor(ctx, request);
-      if (!request.dryRun) this.remember(verdict);
+      if (!request.dryRun && verdict.allocation?.grows) this.remember(verdict);
       return verdict;
     }
     const maxAttempts = this.options.maxAttempts ?? 10;
-    let project = '';
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      const probe = verdictFor(ctx, request);
-      project = probe.allocation?.project ?? '';
       let state = this.ledgerCache.get(project);
       if (!state) {
         state = await ledger.read(project);
         this.ledgerCache.set(project, state);
       }
       const live = state.entries.filter((e) => this.isLive(e));
-      const reserved = (namespace: string): Resources | undefined => {
-        let out = this.pending(namespace);
-        for (const e of live) if (e.namespace === namespace) out = out ? maxResources(out, parseResources(e.allocation)) : parseResources(e.allocation);
-        return out;
-      };
-      const verdict = verdictFor({ ...ctx, pending: reserved }, request);
-      if (verdict.violations.length > 0 || !verdict.allocation?.grows) return verdict;
-      if (request.dryRun) return verdict;
+      const verdict = verdictFor({ ...ctx, pending: this.withReservations(live) }, request);
+      if (verdict.violations.length > 0 || !verdict.allocation?.grows || request.dryRun) return verdict;
       const { namespace, resources } = verdict.allocation;
       const quota = handledKind(request) === 'ResourceQuota' ? request.name || String((request.object?.metadata as { name?: string } | undefined)?.name ?? '') : undefined;
       const entry: LedgerEntry = { namespace, quota, allocation: formatResources(resources), created: this.now(), expires: this.now() + this.options.ttlMs };
@@ -150,6 +148,25 @@ export class HeadroomGuard {
     return denyQ5(`project ${project}: ${maxAttempts} concurrent updates of the headroom ledger collided; retry the request`);
   }
 
+  /** This process's pending allocations, raised by the ledger's live reservations (other replicas' too). */
+  private withReservations(live: LedgerEntry[]): PendingAllocations {
+    const reserved = new Map<string, Resources>();
+    for (const e of live) {
+      const r = parseResources(e.allocation);
+      const prev = reserved.get(e.namespace);
+      reserved.set(e.namespace, prev ? maxResources(prev, r) : r);
+    }
+    return {
+      allocation: (namespace) => {
+        const mine = this.pending.allocation(namespace);
+        const theirs = reserved.get(namespace);
+        return mine && theirs ? maxResources(mine, theirs) : (mine ?? theirs);
+      },
+      // A ledger holds one project's entries only.
+      namespaces: (project) => new Set([...this.pending.namespaces(project), ...reserved.keys()]),
+    };
+  }
+
   private remember(verdict: Verdict): void {
     const a = verdict.allocation;
     if (!a || verdict.violations.length > 0) return;
@@ -157,6 +174,18 @@ export class HeadroomGuard {
     const resources = prev ? maxResources(prev.resources, a.resources) : a.resources;
     this.local.set(a.namespace, { project: a.project, resources, expires: this.now() + this.options.ttlMs });
   }
+}
+
+/** The project whose headroom a request may grow, or undefined when it cannot grow any. */
+function mayGrow(ctx: ReviewContext, request: AdmissionRequest): string | undefined {
+  const kind = handledKind(request);
+  const metadata = request.object?.metadata as { name?: string; labels?: Record<string, string> } | undefined;
+  if (kind === 'Namespace' && request.operation === 'CREATE') return projectOfNamespace(ctx, metadata?.name ?? '', metadata?.labels).project?.metadata.name;
+  if (kind === 'ResourceQuota' && (request.operation === 'CREATE' || request.operation === 'UPDATE')) {
+    const namespace = request.namespace ?? '';
+    return projectOfNamespace(ctx, namespace, ctx.snapshot.namespace(namespace)?.metadata.labels).project?.metadata.name;
+  }
+  return undefined;
 }
 
 function denyQ5(message: string): Verdict {

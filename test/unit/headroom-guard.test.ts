@@ -61,6 +61,26 @@ describe('HeadroomGuard', () => {
     }
   });
 
+  it('counts admitted namespaces the cache does not show yet (a burst of Namespace CREATEs)', async () => {
+    for (const ledger of [undefined, new MemoryLedger()]) {
+      const s = MemorySnapshot.of({
+        projects: [{ metadata: { name: 'burst', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+      });
+      const guard = new HeadroomGuard({ ttlMs: 60_000, ...(ledger ? { ledger } : {}) });
+      const create = (name: string): AdmissionRequest => ({
+        uid: name,
+        kind: { group: '', version: 'v1', kind: 'Namespace' },
+        operation: 'CREATE',
+        name,
+        userInfo: { username: 'alice', groups: [] },
+        object: { metadata: { name, labels: { 'tenantgate.io/project': 'burst', 'tenantgate.io/tenant': 'acme' } } },
+      });
+      const verdicts = await Promise.all(['burst-a', 'burst-b', 'burst-c', 'burst-d'].map((n) => guard.decide(ctx(s), create(n))));
+      expect(verdicts.filter((v) => v.violations.length === 0), ledger ? 'with ledger' : 'one process').toHaveLength(2);
+      expect(verdicts[3]!.violations[0]?.message).toMatch(/Namespace burst-d asks requests\.cpu 1 \(namespaceDefaults\), project burst has 2 of which 2 are allocated/);
+    }
+  });
+
   it('dry runs reserve nothing', async () => {
     const ledger = new MemoryLedger();
     const guard = new HeadroomGuard({ ttlMs: 60_000, ledger });
