@@ -62,6 +62,7 @@ import { HeadroomGuard } from '../src/webhook/headroom.js';
 import { WebhookMetrics } from '../src/webhook/metrics.js';
 import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest } from '../src/webhook/review.js';
 import { ControlPlane } from '../src/devcluster/controlplane.js';
+import { httpsGet } from '../src/devcluster/https-get.js';
 import { installBase } from '../src/devcluster/tenantgate.js';
 import {
   NAMESPACES_PER_PROJECT,
@@ -335,18 +336,9 @@ function postJson(target: Target, body: Buffer): Promise<{ status: number; json:
   });
 }
 
-function getText(port: number, path: string, ca: Buffer, timeoutMs = 5000): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, path, method: 'GET', ca, agent: false, timeout: timeoutMs }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
+async function getText(port: number, path: string, ca: Buffer, timeoutMs = 5000): Promise<{ status: number; text: string }> {
+  const { status, body } = await httpsGet(`https://127.0.0.1:${port}${path}`, { ca, timeoutMs });
+  return { status, text: body };
 }
 
 /** Bodies are taken round-robin from a pool; the cursor survives runs so distinct objects stay distinct. */
@@ -985,15 +977,16 @@ async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Result> {
   }
   log(`P1: checks: ${JSON.stringify(checks)}`);
 
+  const scenarios = [
+    ['bare', 'fixed answer', bareTarget, bare.pid, barePool],
+    ['express', 'fixed answer', floorTarget, floor.pid, barePool],
+    ['tenantgate', 'Namespace CREATE', tgTarget, tg.pid, nsPool],
+    ['tenantgate', 'ResourceQuota UPDATE', tgTarget, tg.pid, quotaPool],
+  ] as const;
   const throughput: Array<ThroughputResult & { attempts: number }> = [];
   try {
     for (let round = 1; round <= rounds; round++) {
-      for (const [server, scenario, target, pid, pool] of [
-        ['bare', 'fixed answer', bareTarget, bare.pid, barePool],
-        ['express', 'fixed answer', floorTarget, floor.pid, barePool],
-        ['tenantgate', 'Namespace CREATE', tgTarget, tg.pid, nsPool],
-        ['tenantgate', 'ResourceQuota UPDATE', tgTarget, tg.pid, quotaPool],
-      ] as const) {
+      for (const [server, scenario, target, pid, pool] of scenarios) {
         const r = await undisturbed(`P1 ${server} ${scenario}`, [bare.pid, floor.pid, tg.pid], () => closedLoop(server, scenario, target, pid, pool, concurrency, warmupMs, durationMs));
         log(`P1 round ${round}: ${server} ${scenario}: ${r.rps} req/s (server CPU ${r.serverCpuPct} %, client ${r.clientCpuPct} %, others ${r.otherCpuPct} %)`);
         throughput.push(r);
@@ -1015,12 +1008,7 @@ async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Result> {
     pin?.restore();
     for (const c of [bare, floor, tg]) pin?.unpin(c.pid);
     const latency: Array<LatencyResult & { attempts: number }> = [];
-    for (const [server, scenario, target, pid, pool] of [
-      ['bare', 'fixed answer', bareTarget, bare.pid, barePool],
-      ['express', 'fixed answer', floorTarget, floor.pid, barePool],
-      ['tenantgate', 'Namespace CREATE', tgTarget, tg.pid, nsPool],
-      ['tenantgate', 'ResourceQuota UPDATE', tgTarget, tg.pid, quotaPool],
-    ] as const) {
+    for (const [server, scenario, target, pid, pool] of scenarios) {
       const r = await undisturbed(`P1 latency ${server} ${scenario}`, [bare.pid, floor.pid, tg.pid], () => openLoop(server, scenario, target, pid, pool, rate, 1000, latencyMs));
       log(`P1 latency @${rate}/s: ${server} ${scenario}: p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms (errors ${r.errors})`);
       latency.push(r);

@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../paths.js';
 export { REPO_ROOT };
@@ -14,6 +13,7 @@ import { stringify } from 'yaml';
 import { createCA, generateKeyPem, signCert } from '../certs/pki.js';
 import { writeKeyPair } from '../certs/files.js';
 import { freePort } from './ports.js';
+import { httpsGet } from './https-get.js';
 import { startProcess, type Managed } from './processes.js';
 
 
@@ -234,18 +234,7 @@ export class ControlPlane {
 
   /** A GET as admin, for readiness probes. */
   async get(path: string): Promise<{ status: number; body: string }> {
-    const ca = await readFile(this.info.caFile);
-    return new Promise((resolvePromise, reject) => {
-      const req = request(`${this.info.server}${path}`, { ca, headers: { authorization: `Bearer ${this.info.tokens.admin}` }, timeout: 5000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', reject);
-      req.end();
-    });
+    return httpsGet(`${this.info.server}${path}`, { ca: await readFile(this.info.caFile), token: this.info.tokens.admin });
   }
 
   async stop(options: { keepData?: boolean } = {}): Promise<void> {

@@ -3,6 +3,8 @@
  * tokens through the real kubectl (issue 4).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { httpsGet } from '../../src/devcluster/https-get.js';
 import { installBase, startLocalWebhook, type LocalWebhook } from '../../src/devcluster/tenantgate.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 
@@ -160,19 +162,8 @@ describe('quota headroom (Q1–Q4)', () => {
 
 describe('webhook readiness and metrics', () => {
   it('serves /readyz once synced and counts requests in /metrics', async () => {
-    const { request } = await import('node:https');
-    const { readFile } = await import('node:fs/promises');
     const ca = await readFile(hook.certs.caCert);
-    const get = (path: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
-        request(`${hook.url}${path}`, { ca }, (r) => {
-          let body = '';
-          r.on('data', (c) => (body += c));
-          r.on('end', () => resolve({ status: r.statusCode ?? 0, body }));
-        })
-          .on('error', reject)
-          .end();
-      });
+    const get = (path: string) => httpsGet(`${hook.url}${path}`, { ca });
     expect((await get('/readyz')).status).toBe(200);
     const metrics = await get('/metrics');
     expect(metrics.body).toMatch(/tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="Namespace",verdict="denied"\} [1-9]/);
