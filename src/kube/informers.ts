@@ -2,14 +2,16 @@
  * Informers on Projects, Namespaces and ResourceQuotas (client-node `makeInformer`: list, then watch,
  * relist on 410) keeping one MemorySnapshot up to date. client-node's informer stops for good after
  * an error that is not a 410 or a client timeout (e.g. the API server went away); here such an
- * informer is restarted with exponential backoff (0.5 s doubling up to 30 s), forever.
+ * informer is restarted with exponential backoff (0.5 s doubling up to 30 s), forever. Every object
+ * is slimmed (`slim` in lists.ts: no managedFields, no last-applied annotation…) before anything keeps
+ * it: listed ones by the list functions, watched ones in place by the informer's first handler.
  */
 import * as k8s from '@kubernetes/client-node';
 import { MemorySnapshot } from '../validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
 import type { Counter, Gauge } from 'prom-client';
 import { describeError } from './errors.js';
-import { PROJECTS_PATH, type ClusterLists } from './lists.js';
+import { PROJECTS_PATH, slim, type ClusterLists } from './lists.js';
 
 /** The metrics the informers keep (the controller's and the webhook's registries both have them). */
 export interface InformerMetrics {
@@ -67,6 +69,11 @@ export class ResilientInformer {
       return result;
     };
     this.informer = k8s.makeInformer(kc, path, timedList, options.labelSelector);
+    // First of all handlers: a watched object is slimmed in place (the list function slims listed
+    // ones). It is the very object the informer's own cache stores, and the one every later handler
+    // (and the snapshot) gets, so only one slim copy of each object stays alive.
+    this.informer.on('add', slim);
+    this.informer.on('update', slim);
     this.informer.on('error', (err) => this.onError(err));
     // Any event proves the watch works: the next failure starts backing off from the base delay again.
     for (const verb of ['add', 'update', 'delete'] as const) this.informer.on(verb, () => (this.delayMs = options.baseDelayMs ?? 500));
@@ -181,8 +188,9 @@ export class Informers {
     await Promise.all(this.informers.map((i) => i.stop()));
   }
 
-  /** Puts an object the controller just wrote (the API server's response) into the snapshot. */
+  /** Puts an object the controller just wrote (the API server's response) into the snapshot; it is slimmed in place. */
   applyWritten(kind: Kind, object: k8s.KubernetesObject): void {
+    slim(object);
     const key = cacheKey(kind, object);
     const rv = resourceVersionNumber(object);
     // Without comparable versions, leave the cache to the watch.
@@ -264,6 +272,7 @@ export class Informers {
     else this.snapshot.deleteQuota(meta.namespace ?? '', meta.name ?? '');
   }
 
+  /** O(1): the snapshot keeps its counts as it changes. */
   private countObjects(): void {
     const sizes = this.snapshot.sizes;
     this.options.metrics.cacheObjects.set({ kind: 'Project' }, sizes.projects);

@@ -6,6 +6,8 @@ export class MemorySnapshot implements Snapshot {
   private readonly namespacesByName = new Map<string, NamespaceObject>();
   private readonly namespacesByProject = new Map<string, Set<string>>();
   private readonly quotasByNamespace = new Map<string, Map<string, ResourceQuotaObject>>();
+  /** Σ of the quotasByNamespace map sizes, kept as quotas come and go (`sizes` runs on every cache event). */
+  private quotaCount = 0;
 
   static of(objects: { projects?: Project[]; namespaces?: NamespaceObject[]; quotas?: ResourceQuotaObject[] }): MemorySnapshot {
     const s = new MemorySnapshot();
@@ -34,10 +36,9 @@ export class MemorySnapshot implements Snapshot {
     return this.quotasByNamespace.get(namespace)?.values() ?? [];
   }
 
+  /** O(1). */
   get sizes(): { projects: number; namespaces: number; quotas: number } {
-    let quotas = 0;
-    for (const m of this.quotasByNamespace.values()) quotas += m.size;
-    return { projects: this.projectsByName.size, namespaces: this.namespacesByName.size, quotas };
+    return { projects: this.projectsByName.size, namespaces: this.namespacesByName.size, quotas: this.quotaCount };
   }
 
   upsertProject(p: Project): void {
@@ -76,11 +77,13 @@ export class MemorySnapshot implements Snapshot {
     if (!namespace || !name) return;
     let m = this.quotasByNamespace.get(namespace);
     if (!m) this.quotasByNamespace.set(namespace, (m = new Map()));
+    if (!m.has(name)) this.quotaCount += 1;
     m.set(name, q);
   }
   deleteQuota(namespace: string, name: string): void {
     const m = this.quotasByNamespace.get(namespace);
-    m?.delete(name);
-    if (m && m.size === 0) this.quotasByNamespace.delete(namespace);
+    if (!m) return;
+    if (m.delete(name)) this.quotaCount -= 1;
+    if (m.size === 0) this.quotasByNamespace.delete(namespace);
   }
 }

@@ -42,7 +42,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     const meta = object.metadata ?? {};
     const namespace = kind === 'Namespace' ? (meta.name ?? '') : (meta.namespace ?? '');
     if (kind === 'Project') return;
-    if (event === 'add') guard.markSeen(namespace, kind === 'ResourceQuota' ? meta.name : undefined);
+    // Objects of the first list were there before any reservation this process could hold.
+    if (event === 'add' && cache.synced) guard.markSeen(namespace, kind === 'ResourceQuota' ? meta.name : undefined);
     guard.observe({ snapshot: cache.snapshot, config }, namespace);
   });
   const app = createApp({
