@@ -32,14 +32,10 @@ function byName<T extends { name: string }>(a: T, b: T): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-/** Objects in apply order: Projects (-2), Namespaces (-1), then each namespace's objects (0). */
-export function renderProjects(projects: Project[], config: TenantgateConfig, options: RenderOptions): KubeObject[] {
-  return [...renderProjectsLazily(projects, config, options)];
-}
-
 /**
- * The same objects, made one at a time as they are consumed: `render` prints each right away, so
- * hundreds of thousands of objects never need to be alive at once (SPEC §10 P2).
+ * Objects in apply order: Projects (-2), Namespaces (-1), then each namespace's objects (0). Made one
+ * at a time as they are consumed: `render` prints each right away, so hundreds of thousands of
+ * objects never need to be alive at once (SPEC §10 P2).
  */
 export function* renderProjectsLazily(projects: Project[], _config: TenantgateConfig, options: RenderOptions): Generator<KubeObject> {
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));

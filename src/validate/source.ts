@@ -1,7 +1,7 @@
 /** YAML sources with positions: text → documents, and field paths → file:line:col. No I/O. */
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import { API_VERSION, PROJECT_KIND, type FieldPath, type Project, type Violation } from './types.js';
+import { PROJECT_KIND, type FieldPath, type Project, type Violation } from './types.js';
 
 export interface SourceDocument {
   file: string;
@@ -86,9 +86,6 @@ export function isProjectObject(object: unknown): object is Project {
   return o.kind === PROJECT_KIND && typeof o.apiVersion === 'string' && o.apiVersion.startsWith('tenantgate.io/');
 }
 
-export function isWrongVersionProject(object: unknown): boolean {
-  return isProjectObject(object) && (object as Project).apiVersion !== API_VERSION;
-}
 
 /** The deepest existing node on `path` (a missing field points at its parent). */
 export function positionOf(source: SourceDocument, path: FieldPath = []): { line: number; col: number } {

@@ -4,6 +4,7 @@
  * reservation whose object never appeared stops counting; readers ignore expired entries.
  */
 import * as k8s from '@kubernetes/client-node';
+import { statusCode } from '../kube/errors.js';
 
 export interface LedgerEntry {
   namespace: string;
@@ -28,11 +29,6 @@ export interface LedgerStore {
 }
 
 export const LEDGER_PREFIX = 'tenantgate-ledger-';
-
-function statusCode(err: unknown): number | undefined {
-  const e = err as { code?: number; statusCode?: number; body?: unknown };
-  return e.code ?? e.statusCode;
-}
 
 export class ConfigMapLedger implements LedgerStore {
   private readonly core: k8s.CoreV1Api;
