@@ -42,7 +42,11 @@ kustomize:
 crd: deps
 	npx tsx src/validate/schema/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
 
-test: build control-plane kustomize debian-deps
+# Type-checks src, test and bench (tsconfig.check.json) and runs typescript-eslint.
+lint: deps
+	npm run --silent lint
+
+test: build lint control-plane kustomize debian-deps
 	npx vitest run
 
 test-unit: build debian-deps

@@ -15,7 +15,7 @@ import { httpsGet } from '../../src/devcluster/https-get.js';
 import { applyOwnerBindings, installBase, registerWebhooks, startLocalWebhook, type LocalWebhook } from '../../src/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/main.js';
-import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
+import { cluster, eventually, kubectl } from '../support/cluster.js';
 
 let hook: LocalWebhook;
 
