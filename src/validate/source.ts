@@ -115,7 +115,3 @@ export function positionOf(source: SourceDocument, path: FieldPath = []): { line
   return { line: pos.line, col: pos.col };
 }
 
-export function formatViolation(source: SourceDocument, v: Violation): string {
-  const { line, col } = positionOf(source, v.path);
-  return `${source.file}:${line}:${col}: [${v.rule}] ${v.message}`;
-}

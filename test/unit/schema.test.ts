@@ -51,9 +51,6 @@ const STATUS_EXAMPLE = {
   conditions: [
     { type: 'Ready', status: 'True', reason: 'AllHealthy', message: '', lastTransitionTime: '2025-01-31T12:00:00Z', observedGeneration: 3 },
   ],
-  reservations: [
-    { namespace: 'payments-api', quota: 'tenantgate-quota', allocation: { 'requests.cpu': '2' }, expires: '2025-01-31T12:05:00Z' },
-  ],
 };
 
 function example(): Record<string, any> {

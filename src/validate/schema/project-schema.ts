@@ -235,22 +235,6 @@ const statusSchema: StructuralSchema = {
         },
       },
     },
-    reservations: {
-      type: 'array',
-      description:
-        'Quota allocations admitted by a webhook replica and not yet visible in the ResourceQuotas; ' +
-        'written with a resourceVersion precondition.',
-      items: {
-        type: 'object',
-        required: ['namespace', 'allocation', 'expires'],
-        properties: {
-          namespace: { type: 'string' },
-          quota: { type: 'string', description: 'The ResourceQuota name.' },
-          allocation: stringMap('The reserved quota, per resource.'),
-          expires: dateTime('When the reservation lapses unless the ResourceQuota has appeared.'),
-        },
-      },
-    },
   },
 };
 
