@@ -31,6 +31,7 @@ node_modules/.installed: package.json package-lock.json | node
 deps: node_modules/.installed
 
 build: deps
+	rm -rf dist
 	npx tsc -p tsconfig.json
 
 control-plane:
@@ -40,7 +41,7 @@ kustomize:
 	hack/install-kustomize.sh
 
 crd: deps
-	npx tsx src/validate/schema/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
+	npx tsx hack/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
 
 # Type-checks src, test and bench (tsconfig.check.json) and runs typescript-eslint.
 lint: deps
@@ -58,8 +59,9 @@ test-integration: build control-plane kustomize
 bench: build control-plane
 	npm run bench
 
+# The local control plane and its harness live with the tests (test/support/devcluster), not in dist/.
 run: build control-plane kustomize
-	node dist/devcluster/run.js
+	PATH="$$(dirname $$(hack/install-kustomize.sh)):$$PATH" npx tsx test/support/devcluster/run.ts
 
 clean:
 	rm -rf dist .run

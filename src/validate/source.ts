@@ -1,7 +1,7 @@
 /** YAML sources with positions: text → documents, and field paths → file:line:col. No I/O. */
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import { PROJECT_KIND, type FieldPath, type Project, type Violation } from './types.js';
+import { PROJECT_KIND, type FieldPath, type Project } from './types.js';
 
 export interface SourceDocument {
   file: string;

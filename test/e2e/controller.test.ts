@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
-import { clients, controllerKubeconfigFile, createProject, installControllerRbac, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, setQuota, type Clients } from '../../src/controller/devkit.js';
+import { clients, controllerKubeconfigFile, createProject, installControllerRbac, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, setQuota, type Clients } from '../support/controller-kit.js';
 import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
@@ -194,16 +194,13 @@ describe('cascading deletion (C2)', () => {
   });
 
   it('a re-created Project (same name, new uid) never deletes the namespaces of the one before it', async () => {
-    const old = await newProject('again');
-    const name = old.metadata.name!;
+    // The old Project is one this controller never manages (no finalizer): it goes without a cascade,
+    // as one deleted while no controller ran, or whose finalizer an administrator removed, would.
+    const name = uniqueName('again');
+    const old = await createProject(c, name, spec());
     const oldUid = old.metadata.uid!;
     const survivor = `${name}-old`;
     await createProjectNamespace(c, old, survivor); // annotated with the old Project's real uid
-    // The old Project goes without its cascade (an administrator removed the finalizer by hand).
-    await c.custom.patchClusterCustomObject(
-      { group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', name, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
-    ).catch(() => undefined);
     await deleteProject(c, name);
     await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), { what: 'old project gone' });
     expect(await namespaceExists(c, survivor)).toBe(true);

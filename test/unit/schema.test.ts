@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CRD_PATH, renderCrdYaml } from '../../src/validate/schema/generate-crd.js';
+import { CRD_PATH, renderCrdYaml } from '../../src/validate/schema/crd.js';
 import { PROJECT_SCHEMA } from '../../src/validate/schema/project-schema.js';
 import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';
 
