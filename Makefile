@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
+.PHONY: debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -42,6 +42,9 @@ kustomize:
 
 crd: deps
 	npx tsx hack/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
+
+config: deps
+	npx tsx hack/generate-config.ts > manifests/config/tenantgate-config.yaml
 
 # Type-checks src, test and bench (tsconfig.check.json) and runs typescript-eslint.
 lint: deps

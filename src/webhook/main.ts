@@ -85,6 +85,7 @@ export async function runWebhook(args: string[]): Promise<number> {
     args,
     options: {
       config: { type: 'string' },
+      'config-optional': { type: 'boolean', default: false },
       kubeconfig: { type: 'string' },
       port: { type: 'string', default: '8443' },
       host: { type: 'string', default: '0.0.0.0' },
@@ -97,7 +98,7 @@ export async function runWebhook(args: string[]): Promise<number> {
   else kc.loadFromDefault();
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port is ${values.port}; allowed: 0–65535`);
-  const running = await startWebhook({ config: await loadConfig(values.config), kubeConfig: kc, cert: values.cert, key: values.key, port, host: values.host });
+  const running = await startWebhook({ config: await loadConfig(values.config, { optional: values['config-optional'], log: (m) => process.stderr.write(`${m}\n`) }), kubeConfig: kc, cert: values.cert, key: values.key, port, host: values.host });
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => void running.stop().then(resolve);
