@@ -80,15 +80,15 @@ export class ProjectDeleter {
    * progress; the verdict "nothing remains" is confirmed on a live list before the finalizer may go.
    * Throws on API errors (the queue retries with backoff).
    */
-  async run(project: Project, cached: NamespaceObject[]): Promise<CascadeResult> {
-    const fromCache = await this.pass(project, cached);
+  async run(project: Project, cached: NamespaceObject[], signal?: AbortSignal): Promise<CascadeResult> {
+    const fromCache = await this.pass(project, cached, signal);
     if (fromCache.kind === 'ResourcesRemaining') return fromCache;
-    return this.pass(project, await this.listLabelledNamespaces(project));
+    return this.pass(project, await this.listLabelledNamespaces(project), signal);
   }
 
-  private async pass(project: Project, labelled: NamespaceObject[]): Promise<CascadeResult> {
+  private async pass(project: Project, labelled: NamespaceObject[], signal?: AbortSignal): Promise<CascadeResult> {
     const { owned, foreign } = classifyNamespaces(project, labelled);
-    const stillThere = await this.deleteOwnedNamespaces(owned);
+    const stillThere = await this.deleteOwnedNamespaces(owned, signal);
     const report = remainingReport(stillThere, foreign);
     return report.remaining.length === 0 ? { kind: 'Finished', report } : { kind: 'ResourcesRemaining', report };
   }
@@ -102,7 +102,7 @@ export class ProjectDeleter {
    * Step 2: delete (propagationPolicy Background, precondition on the uid) every owned namespace
    * not already being deleted. Returns the owned namespaces that still exist.
    */
-  private async deleteOwnedNamespaces(owned: NamespaceObject[]): Promise<NamespaceObject[]> {
+  private async deleteOwnedNamespaces(owned: NamespaceObject[], signal?: AbortSignal): Promise<NamespaceObject[]> {
     const now = Date.now();
     for (const [uid, at] of this.requested) if (now - at > REQUEST_MEMORY_MS) this.requested.delete(uid);
     // A delete sent moments ago may not show in the cache yet: do not send it again.
@@ -112,6 +112,7 @@ export class ProjectDeleter {
     const limit = pLimit(Math.max(1, this.options.concurrency ?? 10));
     const deleteOne = async (ns: NamespaceObject) => {
       const name = ns.metadata.name ?? '';
+      if (signal?.aborted) return; // the leader changed: the new one carries on
       try {
         const outcome = await this.api.deleteNamespace(name, ns.metadata.uid);
         if (ns.metadata.uid) this.requested.set(ns.metadata.uid, Date.now());
@@ -123,6 +124,7 @@ export class ProjectDeleter {
       }
     };
     await Promise.all(toDelete.map((ns) => limit(() => deleteOne(ns))));
+    signal?.throwIfAborted();
     if (errors.length > 0) throw new Error(`deleting namespaces failed: ${errors.join('; ')}`);
     return owned.filter((ns) => !gone.has(ns.metadata.name ?? ''));
   }

@@ -4,14 +4,13 @@
  * the workers run; /healthz, /readyz and /metrics over HTTP.
  */
 import * as k8s from '@kubernetes/client-node';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TenantgateConfig } from '../config/config.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { describeError } from '../kube/errors.js';
 import { ControllerApi } from './kube.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader.js';
+import { serveProbes } from './http.js';
 import { ControllerMetrics } from './metrics.js';
 import { OwnerBindingCache } from './owner-bindings.js';
 import { Reconciler } from './reconcile.js';
@@ -92,6 +91,8 @@ export class KeyMapper {
 /** One leadership term: its own queue and workers, shut down when the term ends. */
 class Term {
   readonly queue: WorkQueue<string>;
+  /** Aborted when the lease is lost: reconciles in flight stop at their next step. */
+  private readonly abort = new AbortController();
   private readonly workers: Promise<void>[] = [];
   private resyncTimer: ReturnType<typeof setInterval> | undefined;
 
@@ -132,7 +133,7 @@ class Term {
       this.updateDepth();
       const end = this.c.metrics.reconcileDuration.startTimer();
       try {
-        const result = await this.c.reconciler.reconcile(key);
+        const result = await this.c.reconciler.reconcile(key, this.abort.signal);
         if (result.kind === 'Requeue') {
           this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
           if (result.afterMs !== undefined) this.queue.addAfter(key, result.afterMs);
@@ -142,6 +143,10 @@ class Term {
           this.queue.forget(key);
         }
       } catch (err) {
+        if (this.abort.signal.aborted) {
+          this.c.log(`project ${key}: reconcile stopped, this replica no longer leads`);
+          continue;
+        }
         this.c.metrics.reconcileTotal.inc({ result: 'error' });
         this.c.metrics.reconcileErrors.inc();
         const delay = this.queue.addRateLimited(key);
@@ -154,9 +159,13 @@ class Term {
     }
   }
 
-  /** Stops handing out keys and waits for the reconciles in flight. */
-  async stop(): Promise<void> {
+  /**
+   * Stops handing out keys and waits for the reconciles in flight: they finish (a graceful shutdown
+   * while leading) or, with `abort` (the lease is lost), stop at their next step.
+   */
+  async stop(options: { abort?: boolean } = {}): Promise<void> {
     if (this.resyncTimer) clearInterval(this.resyncTimer);
+    if (options.abort) this.abort.abort();
     await this.queue.shutDownWithDrain();
     await Promise.all(this.workers);
     this.updateDepth();
@@ -198,12 +207,12 @@ export async function startController(options: ControllerOptions): Promise<Runni
       log(`reconciling (${termConfig.workers} workers, resync every ${termConfig.resyncMs / 1000} s)`);
     });
   };
-  const stopTerm = () => {
+  const stopTerm = (options: { abort?: boolean } = {}) => {
     const t = transition.then(async () => {
       const old = term;
       term = undefined;
       metrics.leader.set(0);
-      if (old) await old.stop();
+      if (old) await old.stop(options);
     });
     transition = t;
     return t;
@@ -229,42 +238,17 @@ export async function startController(options: ControllerOptions): Promise<Runni
       },
       onStoppedLeading: () => {
         wantLeading = false;
-        void stopTerm();
+        // Another replica may lead already: what is in flight stops at its next step.
+        void stopTerm({ abort: true });
       },
     });
   }
 
   // HTTP: probes and metrics.
-  let server: Server | undefined;
-  let port: number | undefined;
-  if (options.metricsPort !== undefined) {
-    server = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405).end();
-        return;
-      }
-      if (path === '/healthz') {
-        const ok = elector ? elector.healthy() : true;
-        res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'leader lease not renewed\n');
-      } else if (path === '/readyz') {
-        const ok = synced();
-        res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'caches not synced\n');
-      } else if (path === '/metrics') {
-        metrics.registry.metrics().then(
-          (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-          (err: unknown) => res.writeHead(500).end(String(err)),
-        );
-      } else {
-        res.writeHead(404).end();
-      }
-    });
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(options.metricsPort, options.metricsHost ?? '0.0.0.0', () => resolve());
-    });
-    port = (server.address() as AddressInfo).port;
-  }
+  const probes = options.metricsPort !== undefined
+    ? await serveProbes({ port: options.metricsPort, host: options.metricsHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced, metrics })
+    : undefined;
+  const port = probes?.port;
 
   informers.start();
   ownerBindings.start();
@@ -289,10 +273,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await stopTerm(); // finish the items in hand
       if (elector) await elector.release();
       await Promise.all([informers.stop(), ownerBindings.stop()]);
-      if (server) {
-        server.closeAllConnections();
-        await new Promise<void>((r) => server!.close(() => r()));
-      }
+      await probes?.close();
       log('stopped');
     },
   };

@@ -17,6 +17,9 @@ import { describeError } from '../kube/errors.js';
 import type { ControllerApi } from './kube.js';
 import { computeStatus, statusEquals, type CascadeReport } from './status.js';
 
+/** A signal that never aborts (reconciles outside a leadership term: tests, tools). */
+const NEVER = new AbortController().signal;
+
 export type ReconcileResult =
   /** Converged; forget the key's backoff. */
   | { kind: 'Done' }
@@ -54,40 +57,46 @@ export class Reconciler {
     return this.o.informers.snapshot;
   }
 
-  async reconcile(name: string): Promise<ReconcileResult> {
+  /**
+   * One pass over a Project. `signal` aborts it between steps (never in the middle of a write): the
+   * controller aborts a term's reconciles when it loses its Lease, so a replica that is no longer the
+   * leader stops writing at once.
+   */
+  async reconcile(name: string, signal: AbortSignal = NEVER): Promise<ReconcileResult> {
     const project = this.snapshot.project(name);
     if (!project) {
       this.lastProgressWrite.delete(name);
       return { kind: 'Done' }; // deleted, nothing to do
     }
-    if (project.metadata.deletionTimestamp) return this.reconcileDeletion(project);
-    return this.reconcileLive(project);
+    if (project.metadata.deletionTimestamp) return this.reconcileDeletion(project, signal);
+    return this.reconcileLive(project, signal);
   }
 
   // --- a live Project ----------------------------------------------------------------------------
 
-  private async reconcileLive(initial: Project): Promise<ReconcileResult> {
-    let project = await this.ensureFinalizer(initial);
+  private async reconcileLive(initial: Project, signal: AbortSignal): Promise<ReconcileResult> {
+    let project = await this.ensureFinalizer(initial, signal);
     // Report what was observed, then act: a namespace that lost its quota shows as QuotaMissing
     // ("a default quota is being created") until the quota's own watch event brings the next pass.
-    project = await this.writeStatus(project);
+    project = await this.writeStatus(project, signal);
     const failures: string[] = [];
-    await this.createDefaultQuotas(project, failures);
-    await this.ensureOwnerBindings(project, failures);
+    await this.createDefaultQuotas(project, failures, signal);
+    await this.ensureOwnerBindings(project, failures, signal);
     if (failures.length > 0) throw new Error(failures.join('; '));
     return { kind: 'Done' };
   }
 
   /** Step: the cascade finalizer is on every live Project (the mutating webhook adds it too). */
-  private async ensureFinalizer(project: Project): Promise<Project> {
+  private async ensureFinalizer(project: Project, signal: AbortSignal): Promise<Project> {
     if ((project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return project;
+    signal.throwIfAborted();
     const updated = await this.o.api.addFinalizer(project);
     this.o.informers.applyWritten('Project', updated as never);
     return updated;
   }
 
   /** C4: a ResourceQuota for each project namespace without one, when the headroom allows. */
-  private async createDefaultQuotas(project: Project, failures: string[]): Promise<void> {
+  private async createDefaultQuotas(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
     const plan = planDefaultQuotas(project, this.snapshot, this.o.config.clusterName);
     for (const { namespace, hard } of plan.create) {
       const quota: ResourceQuotaObject = {
@@ -96,6 +105,7 @@ export class Reconciler {
         metadata: { name: DEFAULT_QUOTA_NAME, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } },
         spec: { hard },
       };
+      signal.throwIfAborted();
       try {
         const created = await this.o.api.createQuota(quota);
         if (created !== 'exists') {
@@ -113,7 +123,7 @@ export class Reconciler {
    * (owners added or removed in git reach every namespace). A namespace whose project-uid is another
    * Project's (an older one of the same name) gets nothing: its new namesake's owners do not own it.
    */
-  private async ensureOwnerBindings(project: Project, failures: string[]): Promise<void> {
+  private async ensureOwnerBindings(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
     const cache = this.o.ownerBindings;
     if (!cache) return;
     const uid = project.metadata.uid;
@@ -124,6 +134,7 @@ export class Reconciler {
       const desired = ownerBinding(project, name);
       const actual = cache.get(name);
       if (actual && ownerBindingMatches(actual, desired)) continue;
+      signal.throwIfAborted();
       try {
         cache.applyWritten(await this.o.api.putOwnerBinding(desired, actual?.metadata.resourceVersion));
         this.o.log(`project ${project.metadata.name}: ${actual ? 'repaired' : 'created'} RoleBinding ${name}/${OWNERS_BINDING_NAME} for ${desired.subjects.length} owners`);
@@ -134,9 +145,10 @@ export class Reconciler {
   }
 
   /** C3: writes the status only when it differs (ignoring lastTransitionTime). */
-  private async writeStatus(project: Project, cascade?: CascadeReport): Promise<Project> {
+  private async writeStatus(project: Project, signal: AbortSignal, cascade?: CascadeReport): Promise<Project> {
     const status = computeStatus({ project, snapshot: this.snapshot, cluster: this.o.config.clusterName, now: rfc3339(this.now()), ...(cascade ? { cascade } : {}) });
     if (statusEquals(project.status, status)) return project;
+    signal.throwIfAborted();
     const updated = await this.o.api.replaceStatus(project, status);
     this.o.informers.applyWritten('Project', updated as never);
     return updated;
@@ -144,12 +156,12 @@ export class Reconciler {
 
   // --- a Project being deleted -------------------------------------------------------------------
 
-  private async reconcileDeletion(project: Project): Promise<ReconcileResult> {
+  private async reconcileDeletion(project: Project, signal: AbortSignal): Promise<ReconcileResult> {
     if (!(project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return { kind: 'Done' }; // not ours (any more)
     const name = project.metadata.name ?? '';
-    const result = await this.deleter.run(project, [...this.snapshot.namespacesOfProject(name)]);
+    const result = await this.deleter.run(project, [...this.snapshot.namespacesOfProject(name)], signal);
     if (result.kind === 'Finished') {
-      await this.removeFinalizer(project, result.report);
+      await this.removeFinalizer(project, result.report, signal);
       this.lastProgressWrite.delete(name);
       return { kind: 'Done' };
     }
@@ -163,18 +175,20 @@ export class Reconciler {
       return { kind: 'Requeue', reason, afterMs: this.progressIntervalMs - (now - last) };
     }
     const before = project.metadata.resourceVersion;
-    const written = await this.writeStatus(project, result.report);
+    const written = await this.writeStatus(project, signal, result.report);
     if (written.metadata.resourceVersion !== before) this.lastProgressWrite.set(name, now);
     return { kind: 'Requeue', reason };
   }
 
-  private async removeFinalizer(project: Project, report: CascadeReport): Promise<void> {
+  private async removeFinalizer(project: Project, report: CascadeReport, signal: AbortSignal): Promise<void> {
     // The webhook's headroom ledger of this Project goes first: a failure here retries with the
     // finalizer still on (nothing can grow a terminating project's allocation meanwhile).
+    signal.throwIfAborted();
     await this.o.api.deleteLedger(this.o.config.systemNamespace, `${LEDGER_PREFIX}${project.metadata.name ?? ''}`);
     if (report.foreign.length > 0) {
       this.o.log(`project ${project.metadata.name}: namespaces left in place (not the project's): ${report.foreign.map((f) => `${f.name} (${f.reason})`).join(', ')}`);
     }
+    signal.throwIfAborted();
     const updated = await this.o.api.removeFinalizer(project);
     // Without finalizers the API server deletes the object right away: drop it rather than cache a ghost.
     if ((updated.metadata.finalizers ?? []).length === 0) this.o.informers.forget('Project', updated as never);
