@@ -3,6 +3,7 @@
  * webhook calls them: T2–T6, Q1–Q4, N2–N4, privileged subjects from the configuration. Users are the
  * `userInfo` of an AdmissionReview: `{ username, groups }`.
  */
+import { aNamespace, aQuota, reviewContext } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { configFromObject, DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota, type ReviewContext } from '../../src/validate/admission.js';
@@ -59,13 +60,9 @@ const WEB: Project = {
   spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:web-admins' }], quota: { hard: { pods: '10' } }, namespaces: [{ name: 'web-frontend' }] },
 };
 
-function namespace(name: string, project?: string, tenant = 'acme'): NamespaceObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: project ? { [LABEL_PROJECT]: project, [LABEL_TENANT]: tenant } : {} } };
-}
+const namespace = (name: string, project?: string, tenant = 'acme'): NamespaceObject => aNamespace(name, { ...(project ? { project } : {}), tenant });
 
-function quota(ns: string, hard: ResourceList, name = 'tenantgate-quota', extra: Partial<NonNullable<ResourceQuotaObject['spec']>> = {}): ResourceQuotaObject {
-  return { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name, namespace: ns }, spec: { hard, ...extra } };
-}
+const quota = (ns: string, hard: ResourceList, name = 'tenantgate-quota', extra: Partial<NonNullable<ResourceQuotaObject['spec']>> = {}): ResourceQuotaObject => aQuota(ns, hard, { name, spec: extra });
 
 const FULL = (cpu: string): ResourceList => ({ 'requests.cpu': cpu, 'requests.memory': '16Gi', pods: '50' });
 
@@ -77,9 +74,7 @@ function snapshot(project: Project = payments(), extra: { namespaces?: Namespace
   });
 }
 
-function ctx(user: UserInfo, snap: MemorySnapshot = snapshot(), config: TenantgateConfig = DEFAULT_CONFIG): ReviewContext {
-  return { config, snapshot: snap, user };
-}
+const ctx = (user: UserInfo, snap: MemorySnapshot = snapshot(), config: TenantgateConfig = DEFAULT_CONFIG): ReviewContext => reviewContext(user, snap, config);
 
 const rules = (v: { violations: Array<{ rule: string }> }) => v.violations.map((x) => x.rule);
 

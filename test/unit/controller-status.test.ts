@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { aNamespace, aQuota } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { classifyNamespaces, remainingReport } from '../../src/controller/cascade.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
@@ -7,7 +8,6 @@ import { computeStatus, statusEquals, withTransitionTimes, budgetUse, type Casca
 import { parseResources } from '../../src/validate/resources.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import {
-  ANNOTATION_PROJECT_UID,
   LABEL_PROJECT,
   LABEL_TENANT,
   type NamespaceObject,
@@ -33,21 +33,21 @@ function project(overrides: Partial<Project['spec']> = {}, meta: Partial<Project
   };
 }
 
+/** A namespace of project pay (tenant acme, uid-pay) unless told otherwise; '' leaves a label out, null the uid. */
 function ns(name: string, opts: { project?: string; tenant?: string; uid?: string | null; terminating?: boolean; conditions?: NonNullable<NamespaceObject['status']>['conditions'] } = {}): NamespaceObject {
-  const labels: Record<string, string> = {};
-  if (opts.project !== '') labels[LABEL_PROJECT] = opts.project ?? 'pay';
-  if (opts.tenant !== '') labels[LABEL_TENANT] = opts.tenant ?? 'acme';
-  const annotations: Record<string, string> = {};
-  if (opts.uid !== null) annotations[ANNOTATION_PROJECT_UID] = opts.uid ?? 'uid-pay';
-  return {
-    metadata: { name, labels, annotations, ...(opts.terminating ? { deletionTimestamp: NOW } : {}) },
-    status: { phase: opts.terminating ? 'Terminating' : 'Active', ...(opts.conditions ? { conditions: opts.conditions } : {}) },
-  };
+  const project = opts.project ?? 'pay';
+  const tenant = opts.tenant ?? 'acme';
+  const base = aNamespace(name, {
+    ...(opts.uid === null ? {} : { uid: opts.uid ?? 'uid-pay' }),
+    labels: { ...(project ? { [LABEL_PROJECT]: project } : {}), ...(tenant ? { [LABEL_TENANT]: tenant } : {}) },
+    ...(opts.terminating ? { terminating: true } : {}),
+    ...(opts.conditions ? { conditions: opts.conditions } : {}),
+  });
+  return { ...base, metadata: { annotations: {}, ...base.metadata, ...(opts.terminating ? { deletionTimestamp: NOW } : {}) }, status: { phase: opts.terminating ? 'Terminating' : 'Active', ...(opts.conditions ? { conditions: opts.conditions } : {}) } };
 }
 
-function quota(namespace: string, hard: Record<string, string>, used: Record<string, string> = {}, name = 'tenantgate-quota', scopes?: string[]): ResourceQuotaObject {
-  return { metadata: { name, namespace }, spec: { hard, ...(scopes ? { scopes } : {}) }, status: { hard, used } };
-}
+const quota = (namespace: string, hard: Record<string, string>, used: Record<string, string> = {}, name = 'tenantgate-quota', scopes?: string[]): ResourceQuotaObject =>
+  aQuota(namespace, hard, { name, used, ...(scopes ? { scopes } : {}) });
 
 const cond = (s: ProjectStatus, type: string) => s.conditions?.find((c) => c.type === type);
 

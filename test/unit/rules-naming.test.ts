@@ -3,14 +3,13 @@
  * validate` and `tenantgate render` use: a failing and a passing case each, with rule id, field path
  * and the parts of the message a user needs (the object, the values, what is allowed).
  */
+import { aProject } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { configFromObject, DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import type { Project, ProjectSpec, Violation } from '../../src/validate/types.js';
 
-function project(name: string, spec: Partial<ProjectSpec> = {}): Project {
-  return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', ...spec } };
-}
+const project = (name: string, spec: Partial<ProjectSpec> = {}): Project => aProject(name, spec);
 
 function check(projects: Project[], config: TenantgateConfig = DEFAULT_CONFIG): Violation[] {
   return validateDeclarations(projects, config);

@@ -2,14 +2,13 @@
  * Q1 and Q2 (SPEC §3.3) offline, through `validateDeclarations`: budgets per cluster placement,
  * namespaceDefaults for namespaces without a quota, exact quantity arithmetic.
  */
+import { aProject } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import type { DeclaredNamespace, Project, ProjectSpec, ResourceList, Violation } from '../../src/validate/types.js';
 
-function project(spec: Partial<ProjectSpec>, name = 'shop'): Project {
-  return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', ...spec } };
-}
+const project = (spec: Partial<ProjectSpec>, name = 'shop'): Project => aProject(name, spec);
 
 function ns(name: string, hard?: ResourceList, cluster?: string): DeclaredNamespace {
   return { name, ...(cluster ? { cluster } : {}), ...(hard ? { quota: { hard } } : {}) };

@@ -1,12 +1,11 @@
 /** T1 (SPEC §3.2) offline: `validateDeclarations(projects, config, base)` compares with the base (git HEAD). */
+import { aProject } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import type { Project } from '../../src/validate/types.js';
 
-function project(name: string, tenant: string, extra: Partial<Project['spec']> = {}): Project {
-  return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant, ...extra } };
-}
+const project = (name: string, tenant: string, extra: Partial<Project['spec']> = {}): Project => aProject(name, { tenant, ...extra });
 
 describe('T1: spec.tenant is immutable', () => {
   it('rejects a changed tenant, at spec.tenant, with the old and the new value', () => {

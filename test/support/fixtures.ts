@@ -1,0 +1,73 @@
+/** Builders of the objects tests reason about (one place; each test file keeps only its own defaults). */
+import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
+import type { ReviewContext } from '../../src/validate/admission.js';
+import type { UserInfo } from '../../src/validate/rules/tenancy.js';
+import type { MemorySnapshot } from '../../src/validate/snapshot.js';
+import {
+  ANNOTATION_PROJECT_UID,
+  LABEL_PROJECT,
+  LABEL_TENANT,
+  type NamespaceObject,
+  type Project,
+  type ProjectSpec,
+  type ResourceList,
+  type ResourceQuotaObject,
+} from '../../src/validate/types.js';
+
+/** A Project: tenant acme unless the spec says otherwise; no uid unless given in `metadata`. */
+export function aProject(name: string, spec: Partial<ProjectSpec> = {}, metadata: Partial<Project['metadata']> = {}): Project {
+  return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name, ...metadata }, spec: { tenant: 'acme', ...spec } };
+}
+
+export interface NamespaceOptions {
+  /** The project label ('' or undefined: none). */
+  project?: string;
+  tenant?: string;
+  /** The project-uid annotation. */
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  terminating?: boolean;
+  conditions?: NonNullable<NamespaceObject['status']>['conditions'];
+}
+
+/** A Namespace, labelled for `project` (and `tenant`, default acme) when one is given. */
+export function aNamespace(name: string, o: NamespaceOptions = {}): NamespaceObject {
+  const labels: Record<string, string> = { ...o.labels };
+  if (o.project) labels[LABEL_PROJECT] = o.project;
+  if (o.project && o.tenant !== '') labels[LABEL_TENANT] = o.tenant ?? 'acme';
+  const annotations: Record<string, string> = { ...o.annotations };
+  if (o.uid) annotations[ANNOTATION_PROJECT_UID] = o.uid;
+  return {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels, ...(Object.keys(annotations).length ? { annotations } : {}), ...(o.terminating ? { deletionTimestamp: '2025-01-01T00:00:00Z' } : {}) },
+    ...(o.terminating || o.conditions ? { status: { phase: o.terminating ? 'Terminating' : 'Active', ...(o.conditions ? { conditions: o.conditions } : {}) } } : {}),
+  };
+}
+
+export interface QuotaOptions {
+  name?: string;
+  used?: ResourceList;
+  scopes?: string[];
+  spec?: Partial<NonNullable<ResourceQuotaObject['spec']>>;
+}
+
+/** A ResourceQuota (default name tenantgate-quota); `used` adds a status as the quota controller reports it. */
+export function aQuota(namespace: string, hard: ResourceList, o: QuotaOptions = {}): ResourceQuotaObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: o.name ?? 'tenantgate-quota', namespace },
+    spec: { hard, ...(o.scopes ? { scopes: o.scopes } : {}), ...o.spec },
+    ...(o.used ? { status: { hard, used: o.used } } : {}),
+  };
+}
+
+/** `request.userInfo` of an AdmissionReview. */
+export const aUser = (username: string, groups: string[] = []): UserInfo => ({ username, groups });
+
+/** What the webhook hands the rules. */
+export function reviewContext(user: UserInfo, snapshot: MemorySnapshot, config: TenantgateConfig = DEFAULT_CONFIG): ReviewContext {
+  return { config, snapshot, user };
+}
