@@ -1,70 +1,144 @@
 #!/usr/bin/env node
-/** The `tenantgate` command: validate, render, webhook, controller, certs. */
-import { parseArgs } from 'node:util';
+/** The `tenantgate` command (commander): validate, render, webhook, controller, certs generate. */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
 import { runRender } from './render.js';
 import { runValidate } from './validate.js';
 
-const USAGE = `usage:
-  tenantgate validate [--config tenantgate.yaml] [--base GIT-REF | --previous PATH] [--output text|json] PATH...
-  tenantgate render [--format yaml|json] [DIR]  (Argo CD CMP: ARGOCD_ENV_CLUSTER selects the cluster;
-                                               the plugin uses --format json: JSON documents in a YAML stream)
-  tenantgate webhook [--config F] [--port 8443] [--cert F] [--key F] [--kubeconfig F]
-  tenantgate controller [--config F] [--kubeconfig F] [--metrics-port 8080] …   (tenantgate controller --help: every flag)
-  tenantgate certs generate [--dir certs] [--service tenantgate-webhook] [--namespace tenantgate-system]
-`;
+/** One integer parser for every numeric flag: the flag, the value and the allowed range in the error. */
+export function integerIn(min: number, max: number) {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not allowed: an integer from ${min} to ${max}`);
+    return n;
+  };
+}
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'validate': {
-      const { values, positionals } = parseArgs({
-        args: rest,
-        allowPositionals: true,
-        options: { config: { type: 'string' }, base: { type: 'string' }, previous: { type: 'string', multiple: true }, output: { type: 'string', default: 'text' } },
-      });
-      if (positionals.length === 0) throw new UsageError('validate needs at least one file or directory');
-      if (values.output !== 'text' && values.output !== 'json') throw new UsageError(`--output is ${values.output}; allowed: text, json`);
-      return runValidate(positionals, await loadConfig(values.config), { output: values.output, base: values.base, previous: values.previous });
-    }
-    case 'render': {
-      const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { format: { type: 'string', default: 'yaml' } } });
-      if (values.format !== 'yaml' && values.format !== 'json') throw new UsageError(`--format is ${values.format}; allowed: yaml, json`);
-      return runRender(positionals[0] ?? '.', values.format);
-    }
-    case 'webhook': {
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** The options every long-running command shares. */
+function withRuntimeOptions(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'tenantgate.yaml (without it: the built-in defaults)')
+    .option('--config-optional', 'a --config file that does not exist means the built-in defaults')
+    .option('--kubeconfig <file>', 'else KUBECONFIG, ~/.kube/config, or the in-cluster service account')
+    .addOption(new Option('--log-level <level>', 'least severe level logged').choices(LOG_LEVELS).default('info'))
+    .addOption(new Option('--log-format <format>', 'json in the cluster, pretty at a terminal').choices(LOG_FORMATS).default('auto'));
+}
+
+export interface RuntimeOptions {
+  config?: string;
+  configOptional?: boolean;
+  kubeconfig?: string;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+}
+
+export function program(): Command {
+  const root = new Command('tenantgate')
+    .description('Multi-tenancy for shared Kubernetes clusters: projects, namespaces and quota budgets')
+    .version(version(), '-v, --version')
+    .showHelpAfterError('(tenantgate <command> --help shows every option)')
+    .exitOverride();
+
+  root
+    .command('validate')
+    .description('check Project files offline (pre-commit, CI); findings as file:line:col: [RULE] message')
+    .argument('<paths...>', 'files or directories')
+    .option('--config <file>', 'tenantgate.yaml')
+    .option('--base <ref>', 'compare with the files at this git revision (T1)')
+    .option('--previous <path>', 'compare with this file or directory on disk (T1; repeatable)', (value: string, previous: string[]) => [...previous, value], [] as string[])
+    .addOption(new Option('--output <format>', 'findings as text on stderr or JSON on stdout').choices(['text', 'json']).default('text'))
+    .action(async (paths: string[], o: { config?: string; base?: string; previous?: string[]; output: 'text' | 'json' }) => {
+      process.exitCode = await runValidate(paths, await loadConfig(o.config), { output: o.output, ...(o.base ? { base: o.base } : {}), ...(o.previous?.length ? { previous: o.previous } : {}) });
+    });
+
+  root
+    .command('render')
+    .description('the Argo CD config-management plugin: Projects → the objects to apply (ARGOCD_ENV_CLUSTER selects the cluster)')
+    .argument('[dir]', 'source directory', '.')
+    .addOption(new Option('--format <format>', 'block YAML, or JSON documents in a YAML stream (the plugin uses json)').choices(['yaml', 'json']).default('yaml'))
+    .action(async (dir: string, o: { format: 'yaml' | 'json' }) => {
+      process.exitCode = await runRender(dir, o.format);
+    });
+
+  withRuntimeOptions(root.command('webhook').description('validating and mutating admission over HTTPS'))
+    .option('--port <port>', 'HTTPS port', integerIn(0, 65535), 8443)
+    .option('--host <address>', 'address to listen on', '0.0.0.0')
+    .option('--cert <file>', 'serving certificate (reloaded when it changes)', 'certs/tls.pem')
+    .option('--key <file>', 'its private key', 'certs/tls-key.pem')
+    .action(async (o: RuntimeOptions & { port: number; host: string; cert: string; key: string }) => {
       const { runWebhook } = await import('../webhook/main.js');
-      return runWebhook(rest);
-    }
-    case 'controller': {
+      process.exitCode = await runWebhook(o);
+    });
+
+  withRuntimeOptions(root.command('controller').description('cascading deletion, default quotas, owners\' RoleBindings, project status'))
+    .option('--metrics-port <port>', '/healthz, /readyz, /metrics (0 = any free port)', integerIn(0, 65535), 8080)
+    .option('--metrics-host <address>', 'address to listen on', '0.0.0.0')
+    .option('--workers <n>', 'concurrent reconciles', integerIn(1, 64), 4)
+    .option('--delete-concurrency <n>', 'namespace deletes a cascade sends at once', integerIn(1, 100), 10)
+    .option('--lease-namespace <namespace>', "leader election Lease namespace (default: the pod's, else systemNamespace)")
+    .option('--lease-name <name>', 'Lease name', 'tenantgate-controller')
+    .option('--identity <id>', "this replica's holder identity (use the pod name; default hostname_uuid)")
+    .option('--no-leader-election', 'reconcile without a lease (one replica only)')
+    .option('--project-selector <selector>', 'reconcile only Projects matching this label selector')
+    .action(async (o: RuntimeOptions & ControllerCliOptions) => {
       const { runController } = await import('../controller/main.js');
-      return runController(rest);
-    }
-    case 'certs': {
+      process.exitCode = await runController(o);
+    });
+
+  root
+    .command('certs')
+    .description('certificates for the webhook')
+    .command('generate')
+    .description('write a CA and a serving certificate for the webhook Service (and 127.0.0.1); print the caBundle')
+    .option('--dir <dir>', 'where to write them', 'certs')
+    .option('--service <name>', 'webhook Service name', 'tenantgate-webhook')
+    .option('--namespace <namespace>', "tenantgate's namespace", 'tenantgate-system')
+    .action(async (o: { dir: string; service: string; namespace: string }) => {
       const { runCerts } = await import('./certs.js');
-      return runCerts(rest);
+      process.exitCode = await runCerts(o);
+    });
+
+  return root;
+}
+
+export interface ControllerCliOptions {
+  metricsPort: number;
+  metricsHost: string;
+  workers: number;
+  deleteConcurrency: number;
+  leaseNamespace?: string;
+  leaseName: string;
+  identity?: string;
+  leaderElection: boolean;
+  projectSelector?: string;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const root = program();
+  for (const cmd of [root, ...root.commands, ...root.commands.flatMap((c) => c.commands)]) cmd.exitOverride();
+  try {
+    if (argv.length === 0) {
+      root.outputHelp();
+      process.exitCode = 2;
+      return;
     }
-    case undefined:
-    case '-h':
-    case '--help':
-    case 'help':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    await root.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version "exit" with code 0; usage errors (already printed) with 2.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.stderr.write(`tenantgate: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
   }
 }
 
-class UsageError extends Error {}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`tenantgate: ${message}\n`);
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) process.stderr.write(USAGE);
-    process.exitCode = 2;
-  },
-);
+await main(process.argv.slice(2));

@@ -4,6 +4,7 @@
  * the workers run; /healthz, /readyz and /metrics over HTTP.
  */
 import * as k8s from '@kubernetes/client-node';
+import { randomUUID } from 'node:crypto';
 import type { TenantgateConfig } from '../config/config.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
@@ -33,7 +34,8 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiterOptions;
   /** Floor of the delay before a Project whose namespaces are still being deleted is looked at again. */
   remainingRequeueMs?: number;
-  log?: (message: string) => void;
+  /** Log lines; `fields` carry the structured part (project, reconcile id…). */
+  log?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
 export interface RunningController {
@@ -97,7 +99,7 @@ class Term {
   private resyncTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
-    private readonly c: { reconciler: Reconciler; metrics: ControllerMetrics; informers: Informers; log: (m: string) => void; workers: number; resyncMs: number; rateLimiter?: RateLimiterOptions; remainingRequeueMs: number },
+    private readonly c: { reconciler: Reconciler; metrics: ControllerMetrics; informers: Informers; log: (m: string, fields?: Record<string, unknown>) => void; workers: number; resyncMs: number; rateLimiter?: RateLimiterOptions; remainingRequeueMs: number },
   ) {
     this.queue = new WorkQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(c.rateLimiter ?? {}) });
   }
@@ -132,25 +134,30 @@ class Term {
       if (key === undefined) return;
       this.updateDepth();
       const end = this.c.metrics.reconcileDuration.startTimer();
+      const reconcileId = randomUUID().slice(0, 8);
+      const started = performance.now();
+      const ms = () => Math.round((performance.now() - started) * 1000) / 1000;
       try {
         const result = await this.c.reconciler.reconcile(key, this.abort.signal);
         if (result.kind === 'Requeue') {
           this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
           if (result.afterMs !== undefined) this.queue.addAfter(key, result.afterMs);
           else this.queue.addRateLimited(key, this.c.remainingRequeueMs);
+          this.c.log('reconciled', { project: key, reconcileId, result: 'requeue', reason: result.reason, ms: ms() });
         } else {
           this.c.metrics.reconcileTotal.inc({ result: 'done' });
           this.queue.forget(key);
+          this.c.log('reconciled', { project: key, reconcileId, result: 'done', ms: ms() });
         }
       } catch (err) {
         if (this.abort.signal.aborted) {
-          this.c.log(`project ${key}: reconcile stopped, this replica no longer leads`);
+          this.c.log('reconcile stopped: this replica no longer leads', { project: key, reconcileId, result: 'aborted', ms: ms() });
           continue;
         }
         this.c.metrics.reconcileTotal.inc({ result: 'error' });
         this.c.metrics.reconcileErrors.inc();
         const delay = this.queue.addRateLimited(key);
-        this.c.log(`project ${key}: ${describeError(err)} (retry ${this.queue.numRequeues(key)} in ${delay} ms)`);
+        this.c.log(`reconcile failed: ${describeError(err)}`, { project: key, reconcileId, result: 'error', retry: this.queue.numRequeues(key), retryInMs: delay, ms: ms() });
       } finally {
         end();
         this.queue.done(key);
@@ -176,6 +183,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const log = options.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} controller: ${m}\n`));
   const metrics = new ControllerMetrics();
   const api = new ControllerApi(options.kubeConfig, metrics);
+  if (options.leaderElection) api.identity = options.leaderElection.identity;
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
   const ownerBindings = new OwnerBindingCache(options.kubeConfig, () => api.listOwnerBindings(), { log, metrics });
   const synced = () => informers.synced && ownerBindings.synced;

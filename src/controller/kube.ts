@@ -17,7 +17,18 @@ export interface LeaseRecord {
   spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
 }
 
+/** Where Events about cluster-scoped Projects go (as client-go's recorder does). */
+export const EVENTS_NAMESPACE = 'default';
+
+export interface ProjectEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
 export class ControllerApi extends ClusterLists {
+  /** This replica, as Events name it. */
+  identity = 'tenantgate-controller';
   readonly coordination: k8s.CoordinationV1Api;
   readonly rbac: k8s.RbacAuthorizationV1Api;
 
@@ -114,6 +125,34 @@ export class ControllerApi extends ClusterLists {
       if (isConflict(err)) return 'exists';
       throw err;
     }
+  }
+
+  // --- events -------------------------------------------------------------------------------
+
+  /**
+   * A core/v1 Event about a Project (cluster-scoped objects' events live in `default`), so
+   * `kubectl describe project` tells what the controller did.
+   */
+  async recordEvent(project: Project, event: ProjectEvent): Promise<void> {
+    const now = new Date();
+    await this.write('create', 'events', () =>
+      this.core.createNamespacedEvent({
+        namespace: EVENTS_NAMESPACE,
+        body: {
+          metadata: { generateName: `${project.metadata.name ?? 'project'}.`, namespace: EVENTS_NAMESPACE },
+          involvedObject: { apiVersion: `${API_GROUP}/${PROJECT_VERSION}`, kind: 'Project', name: project.metadata.name ?? '', ...(project.metadata.uid ? { uid: project.metadata.uid } : {}) },
+          type: event.type,
+          reason: event.reason,
+          message: event.message,
+          source: { component: 'tenantgate-controller' },
+          reportingComponent: 'tenantgate.io/controller',
+          reportingInstance: this.identity,
+          firstTimestamp: now,
+          lastTimestamp: now,
+          count: 1,
+        },
+      }),
+    );
   }
 
   // --- the owners' RoleBindings ---------------------------------------------------------------

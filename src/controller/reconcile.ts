@@ -14,7 +14,8 @@ import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
 import type { Informers } from '../kube/informers.js';
 import { describeError } from '../kube/errors.js';
-import type { ControllerApi } from './kube.js';
+import type { ControllerApi, ProjectEvent } from './kube.js';
+import { CONDITION_QUOTA_WITHIN_BUDGET } from './status.js';
 import { computeStatus, statusEquals, type CascadeReport } from './status.js';
 
 /** A signal that never aborts (reconciles outside a leadership term: tests, tools). */
@@ -111,6 +112,7 @@ export class Reconciler {
         if (created !== 'exists') {
           this.o.informers.applyWritten('ResourceQuota', created as never);
           this.o.log(`project ${project.metadata.name}: created ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME}`);
+          await this.event(project, { type: 'Normal', reason: 'DefaultQuotaCreated', message: `created ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME} from namespaceDefaults (${Object.entries(hard).map(([r, q]) => `${r} ${q}`).join(', ')})` });
         }
       } catch (err) {
         failures.push(`creating ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME}: ${describeError(err)}`);
@@ -138,6 +140,11 @@ export class Reconciler {
       try {
         cache.applyWritten(await this.o.api.putOwnerBinding(desired, actual?.metadata.resourceVersion));
         this.o.log(`project ${project.metadata.name}: ${actual ? 'repaired' : 'created'} RoleBinding ${name}/${OWNERS_BINDING_NAME} for ${desired.subjects.length} owners`);
+        await this.event(project, {
+          type: 'Normal',
+          reason: actual ? 'OwnersBindingRepaired' : 'OwnersBindingCreated',
+          message: `${actual ? 'set RoleBinding' : 'created RoleBinding'} ${name}/${OWNERS_BINDING_NAME} to the project's ${desired.subjects.length} owners (ClusterRole ${desired.roleRef.name})`,
+        });
       } catch (err) {
         failures.push(`writing RoleBinding ${name}/${OWNERS_BINDING_NAME}: ${describeError(err)}`);
       }
@@ -151,7 +158,24 @@ export class Reconciler {
     signal.throwIfAborted();
     const updated = await this.o.api.replaceStatus(project, status);
     this.o.informers.applyWritten('Project', updated as never);
+    // Events on transitions only (a status written again for another reason repeats none).
+    const budget = (s: Project['status']) => s?.conditions?.find((c) => c.type === CONDITION_QUOTA_WITHIN_BUDGET);
+    const overBefore = budget(project.status)?.status === 'False';
+    const over = budget(status);
+    if (over?.status === 'False' && !overBefore) await this.event(updated, { type: 'Warning', reason: 'OverBudget', message: over.message ?? 'quota over budget' });
+    if (status?.phase === 'Terminating' && project.status?.phase !== 'Terminating') {
+      await this.event(updated, { type: 'Normal', reason: 'CascadeStarted', message: `deleting the project's namespaces: ${cascade?.remaining.map((r) => r.name).join(', ') || 'none left'}` });
+    }
     return updated;
+  }
+
+  /** Best effort: an Event that cannot be written is logged, never a reason to retry the reconcile. */
+  private async event(project: Project, event: ProjectEvent): Promise<void> {
+    try {
+      await this.o.api.recordEvent(project, event);
+    } catch (err) {
+      this.o.log(`project ${project.metadata.name}: could not record event ${event.reason}: ${describeError(err)}`);
+    }
   }
 
   // --- a Project being deleted -------------------------------------------------------------------
@@ -186,7 +210,9 @@ export class Reconciler {
     signal.throwIfAborted();
     await this.o.api.deleteLedger(this.o.config.systemNamespace, `${LEDGER_PREFIX}${project.metadata.name ?? ''}`);
     if (report.foreign.length > 0) {
-      this.o.log(`project ${project.metadata.name}: namespaces left in place (not the project's): ${report.foreign.map((f) => `${f.name} (${f.reason})`).join(', ')}`);
+      const kept = report.foreign.map((f) => `${f.name} (${f.reason})`).join(', ');
+      this.o.log(`project ${project.metadata.name}: namespaces left in place (not the project's): ${kept}`);
+      await this.event(project, { type: 'Warning', reason: 'NamespacesKept', message: `not deleted with the project, their project-uid is not this Project's: ${kept}` });
     }
     signal.throwIfAborted();
     const updated = await this.o.api.removeFinalizer(project);
@@ -194,6 +220,7 @@ export class Reconciler {
     if ((updated.metadata.finalizers ?? []).length === 0) this.o.informers.forget('Project', updated as never);
     else this.o.informers.applyWritten('Project', updated as never);
     this.o.log(`project ${project.metadata.name}: every namespace deleted, finalizer removed`);
+    await this.event(project, { type: 'Normal', reason: 'CascadeFinished', message: 'every namespace of the project is deleted; finalizer removed' });
   }
 }
 

@@ -1,8 +1,9 @@
 /** `tenantgate webhook`: wires config, watch caches, headroom guard and HTTPS together. */
 import * as k8s from '@kubernetes/client-node';
-import { parseArgs } from 'node:util';
 import type { TenantgateConfig } from '../config/config.js';
 import { loadConfig } from '../config/load.js';
+import type { RuntimeOptions } from '../cli/main.js';
+import { createLogger, logFunction } from '../log.js';
 import type { Express } from 'express';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
@@ -11,7 +12,7 @@ import { HeadroomGuard } from './headroom.js';
 import { ConfigMapLedger, type LedgerStore } from './ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import type { AdmissionRequest } from './review.js';
-import { createApp, type Decide } from './server.js';
+import { createApp, type AdmissionDecision, type Decide } from './server.js';
 import { serveHttps } from './tls.js';
 
 /** Where the webhook reads the cluster from: informers in production, a fixed snapshot in benchmarks. */
@@ -34,6 +35,7 @@ export interface WebhookParts {
   now?: () => number;
   /** Called after each admitted, non-dry-run decision that grows an allocation (benchmarks emulate the watch with it). */
   onAdmitted?: (request: AdmissionRequest) => void;
+  onDecision?: (decision: AdmissionDecision) => void;
 }
 
 export interface AssembledWebhook {
@@ -77,6 +79,7 @@ export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
     pending: guard.pending,
     cacheSizes: () => ({ pending: guard.pendingCount }),
     ...(parts.log ? { log: parts.log } : {}),
+    ...(parts.onDecision ? { onDecision: parts.onDecision } : {}),
   });
   return { app, guard, metrics };
 }
@@ -94,6 +97,7 @@ export interface WebhookOptions {
   host?: string;
   log?: (message: string) => void;
   now?: () => number;
+  onDecision?: (decision: AdmissionDecision) => void;
 }
 
 export interface RunningWebhook {
@@ -115,7 +119,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   };
   const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics });
   const ledger = options.ledger === null ? undefined : (options.ledger ?? (config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace) : undefined));
-  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}) });
+  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}) });
   const server = serveHttps({ cert: options.cert, key: options.key }, app, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -141,25 +145,15 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   };
 }
 
-export async function runWebhook(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: 'string' },
-      'config-optional': { type: 'boolean', default: false },
-      kubeconfig: { type: 'string' },
-      port: { type: 'string', default: '8443' },
-      host: { type: 'string', default: '0.0.0.0' },
-      cert: { type: 'string', default: 'certs/tls.pem' },
-      key: { type: 'string', default: 'certs/tls-key.pem' },
-    },
-  });
+/** `tenantgate webhook` (options parsed by src/cli/main.ts). */
+export async function runWebhook(o: RuntimeOptions & { port: number; host: string; cert: string; key: string }): Promise<number> {
+  const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat });
+  const log = logFunction(logger);
+  const config = await loadConfig(o.config, { optional: o.configOptional === true, log });
   const kc = new k8s.KubeConfig();
-  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
+  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
   else kc.loadFromDefault();
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port is ${values.port}; allowed: 0–65535`);
-  const running = await startWebhook({ config: await loadConfig(values.config, { optional: values['config-optional'], log: (m) => process.stderr.write(`${m}\n`) }), kubeConfig: kc, cert: values.cert, key: values.key, port, host: values.host });
+  const running = await startWebhook({ config, kubeConfig: kc, cert: o.cert, key: o.key, port: o.port, host: o.host, log, onDecision: (d) => logger.info(d, 'admission decision') });
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => void running.stop().then(resolve);

@@ -14,5 +14,6 @@ export class WebhookMetrics {
   readonly informerRestarts = new Counter({ name: 'tenantgate_webhook_informer_restarts_total', help: 'Informer restarts after a list or watch error, by resource', labelNames: ['resource'] as const, registers: [this.registry] });
   readonly informerSynced = new Gauge({ name: 'tenantgate_webhook_informer_synced', help: '1 once the informer of a resource has listed', labelNames: ['resource'] as const, registers: [this.registry] });
   readonly badRequests = new Counter({ name: 'tenantgate_webhook_bad_requests_total', help: 'Requests refused before review (malformed, too large, unknown path)', labelNames: ['code'] as const, registers: [this.registry] });
+  readonly denials = new Counter({ name: 'tenantgate_webhook_denials_total', help: 'Violations in denied validations, by rule id (a denial naming two rules counts for both)', labelNames: ['rule'] as const, registers: [this.registry] });
   readonly reservations = new Counter({ name: 'tenantgate_webhook_reservations_total', help: 'Cross-replica headroom reservations by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
 }

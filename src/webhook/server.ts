@@ -20,6 +20,24 @@ export interface WebhookDeps {
   pending?: ReviewContext['pending'];
   cacheSizes?: () => Record<string, number>;
   log?: (message: string) => void;
+  /** One record per admission decision (the on-call engineer's answer to "why was this denied?"). */
+  onDecision?: (decision: AdmissionDecision) => void;
+}
+
+export interface AdmissionDecision {
+  uid: string;
+  path: 'validate' | 'mutate';
+  kind: string;
+  namespace?: string;
+  name?: string;
+  user: string;
+  operation: string;
+  dryRun: boolean;
+  verdict: 'allowed' | 'patched' | 'denied';
+  /** The rule ids of a denial (or of Q4 warnings). */
+  rules: string[];
+  code?: number;
+  ms: number;
 }
 
 function jsonError(res: Response, code: number, error: string): void {
@@ -55,12 +73,21 @@ export function createApp(deps: WebhookDeps): express.Express {
     const request = decoded.request;
     const kind = handledKind(request) ?? 'other';
     let response;
+    let rules: string[] = [];
     if (!deps.ready()) {
       response = denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds');
     } else {
       const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, pending: deps.pending };
       try {
-        response = path === 'validate' ? responseFor(request.uid, await decide(ctx, request)) : mutationFor(ctx, request);
+        if (path === 'validate') {
+          const result = await decide(ctx, request);
+          rules = [...new Set(result.violations.map((v) => v.rule))];
+          for (const rule of rules) deps.metrics.denials.inc({ rule });
+          if (rules.length === 0) rules = result.warnings.map((w) => /^\[([A-Z]\d)\]/.exec(w)?.[1] ?? '').filter(Boolean);
+          response = responseFor(request.uid, result);
+        } else {
+          response = mutationFor(ctx, request);
+        }
       } catch (err) {
         log(`review ${request.uid} failed: ${(err as Error).stack ?? String(err)}`);
         response = denied(request.uid, 500, `tenantgate could not evaluate its rules: ${(err as Error).message}`);
@@ -69,8 +96,27 @@ export function createApp(deps: WebhookDeps): express.Express {
     const verdict = response.allowed ? (response.patch ? 'patched' : 'allowed') : 'denied';
     const labels = { path, operation: request.operation, kind, verdict };
     deps.metrics.requests.inc(labels);
-    deps.metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    deps.metrics.latency.observe(labels, seconds);
     res.json(envelope(response));
+    if (deps.onDecision) {
+      const object = (request.object ?? request.oldObject) as { metadata?: { name?: string } } | null | undefined;
+      const name = request.name || object?.metadata?.name;
+      deps.onDecision({
+        uid: request.uid,
+        path,
+        kind: request.kind.kind,
+        ...(request.namespace ? { namespace: request.namespace } : {}),
+        ...(name ? { name } : {}),
+        user: request.userInfo.username ?? '',
+        operation: request.operation,
+        dryRun: request.dryRun === true,
+        verdict,
+        rules,
+        ...(response.status ? { code: response.status.code } : {}),
+        ms: Math.round(seconds * 1e6) / 1e3,
+      });
+    }
   };
   app.post('/validate', body, review('validate'));
   app.post('/mutate', body, review('mutate'));

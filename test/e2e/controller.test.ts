@@ -284,6 +284,38 @@ describe('status (C3) and default quotas (C4)', () => {
     expect(q.spec?.hard).toEqual({ 'requests.cpu': '2', pods: '10' });
   });
 
+  it('tells the story in Events: kubectl describe project shows what the controller did', async () => {
+    const project = await newProject('story', { quota: { hard: { 'requests.cpu': '4', pods: '20' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } } });
+    const name = project.metadata.name!;
+    await createProjectNamespace(c, project, `${name}-a`); // self-service: default quota
+    await createProjectNamespace(c, project, `${name}-kept`, { uid: '00000000-0000-0000-0000-00000000beef' });
+    await eventually(async () => c.core.readNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: `${name}-a` }), { what: 'default quota' });
+    // Out of band, over the budget (4): the project reports it once.
+    await setQuota(c, `${name}-a`, { 'requests.cpu': '9', pods: '10' });
+    await eventually(async () => expect(condition((await getProject(c, name))!, 'QuotaWithinBudget')?.status).toBe('False'), { what: 'over budget reported' });
+    await eventually(async () => {
+      const described = (await kubectl('admin', ['describe', 'project', name])).stdout;
+      expect(described).toMatch(/Events:[\s\S]*DefaultQuotaCreated/);
+      expect(described).toMatch(/Warning\s+OverBudget/);
+    }, { what: 'kubectl describe project shows the events' });
+    await deleteProject(c, name);
+    await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), { what: 'project gone', timeoutMs: 90_000 });
+    const reasons = async () => {
+      const out = (await kubectl('admin', ['get', 'events', '-n', 'default', '--field-selector', `involvedObject.name=${name}`, '-o', 'json'])).stdout;
+      return (JSON.parse(out) as { items: Array<{ reason: string; message: string; type: string }> }).items;
+    };
+    const events = await eventually(async () => {
+      const got = await reasons();
+      for (const r of ['DefaultQuotaCreated', 'OverBudget', 'CascadeStarted', 'NamespacesKept', 'CascadeFinished']) expect(got.map((e) => e.reason)).toContain(r);
+      return got;
+    }, { what: 'events recorded' });
+    expect(events.find((e) => e.reason === 'OverBudget')).toMatchObject({ type: 'Warning', message: expect.stringContaining('requests.cpu') });
+    expect(events.find((e) => e.reason === 'NamespacesKept')?.message).toContain(`${name}-kept`);
+    // Once per transition, not once per reconcile.
+    expect(events.filter((e) => e.reason === 'OverBudget')).toHaveLength(1);
+    await c.core.deleteNamespace({ name: `${name}-kept` });
+  });
+
   it('no default quota when the headroom does not allow it: the Project says why; one is created once room is freed', async () => {
     const project = await newProject('qfull', { quota: { hard: { 'requests.cpu': '4', pods: '100' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } } });
     const name = project.metadata.name!;

@@ -8,6 +8,7 @@
  */
 import { execa } from 'execa';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
@@ -77,6 +78,20 @@ describe('the shipped Deployments', () => {
       expect(proc.child.exitCode).toBeNull();
       expect((await httpsGet(`https://127.0.0.1:${port}/readyz`, { ca })).status).toBe(200);
     }, { what: 'webhook ready', timeoutMs: 60_000 });
+    // Its log (not a terminal: JSON, as in a pod) has one record per admission decision.
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'log-me', kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', name: 'nowhere', userInfo: { username: 'dave', groups: ['tenants'] }, object: { metadata: { name: 'nowhere' } } } };
+    await new Promise<void>((resolve, reject) => {
+      const req = request(`https://127.0.0.1:${port}/validate`, { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => res.resume().on('end', resolve));
+      req.on('error', reject);
+      req.end(JSON.stringify(review));
+    });
+    const record = await eventually(async () => {
+      const lines = (await readFile(proc.logFile, 'utf8')).split('\n').filter((l) => l.startsWith('{'));
+      const found = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r.uid === 'log-me');
+      expect(found).toBeDefined();
+      return found!;
+    }, { what: 'decision record in the log' });
+    expect(record).toMatchObject({ level: 30, component: 'webhook', msg: 'admission decision', kind: 'Namespace', name: 'nowhere', user: 'dave', operation: 'CREATE', dryRun: false, verdict: 'denied', rules: ['T6'], code: 403 });
   });
 
   it('the controller starts with its exact container args and becomes ready', async () => {
