@@ -1,6 +1,7 @@
 /** bench/lib/measure.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { startProcess } from '../../test/support/devcluster/processes.js';
 import { Agent, request as httpsRequest } from 'node:https';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -103,15 +104,6 @@ export function procStatus(pid: number): { rssMB: number; hwmMB: number; anonMB:
 // Child processes (killed when this process exits)
 // ---------------------------------------------------------------------------------------------
 
-export const children = new Set<ChildProcess>();
-export let exitHooked = false;
-export function hookExit(): void {
-  if (exitHooked) return;
-  exitHooked = true;
-  process.on('exit', () => {
-    for (const c of children) if (c.pid && c.exitCode === null) c.kill('SIGKILL');
-  });
-}
 
 export interface Child {
   pid: number;
@@ -124,16 +116,9 @@ export interface Child {
 
 /** Spawns `node [nodeArgs] script args` (under `taskset -c cpu` when given), waits for the JSON line {"port": N} on stdout. */
 export async function startChild(nodeArgs: string[], args: string[], logFile: string, timeoutMs = 120_000, cpu?: string): Promise<Child> {
-  hookExit();
-  const fd = openSync(logFile, 'a');
   const command = cpu ? ['taskset', '-c', cpu, process.execPath] : [process.execPath];
-  const proc = spawn(command[0]!, [...command.slice(1), ...nodeArgs, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', fd] });
-  closeSync(fd);
-  children.add(proc);
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => {
-    children.delete(proc);
-    resolve();
-  }));
+  const managed = startProcess(args[0] ?? 'child', command[0]!, [...command.slice(1), ...nodeArgs, ...args], logFile, process.env, { cwd: ROOT, pipeStdout: true });
+  const proc = managed.child;
   const seen: Array<Record<string, unknown>> = [];
   const waiters = new Set<(line: Record<string, unknown>) => void>();
   let buffer = '';
@@ -180,11 +165,7 @@ export async function startChild(nodeArgs: string[], args: string[], logFile: st
     proc,
     waitFor,
     async stop() {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
+      await managed.stop(15_000);
     },
   };
 }
