@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
+.PHONY: image debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
 
 all: build
 
@@ -62,3 +62,7 @@ clean:
 
 debian-deps:
 	hack/install-debian-deps.sh
+
+# The container image as an OCI archive, without a docker daemon (ADR 0010): build/image/.
+image: build
+	hack/build-image.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `tenantgate` command: validate, render, webhook, controller, certs. */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/load.js';
 import { runRender } from './render.js';
@@ -12,6 +13,7 @@ const USAGE = `usage:
   tenantgate webhook [--config F] [--port 8443] [--cert F] [--key F] [--kubeconfig F]
   tenantgate controller [--config F] [--kubeconfig F] [--metrics-port 8080] …   (tenantgate controller --help: every flag)
   tenantgate certs generate [--dir certs] [--service tenantgate-webhook] [--namespace tenantgate-system]
+  tenantgate --version
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -43,6 +45,12 @@ async function main(argv: string[]): Promise<number> {
     case 'certs': {
       const { runCerts } = await import('./certs.js');
       return runCerts(rest);
+    }
+    case '--version':
+    case '-V': {
+      const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+      process.stdout.write(`${version}\n`);
+      return 0;
     }
     case undefined:
     case '-h':
