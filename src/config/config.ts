@@ -18,15 +18,19 @@ export interface TenantgateConfig {
   crossReplicaReservation: boolean;
   /** How long an admitted-but-not-yet-seen allocation keeps counting. */
   reservationTtlSeconds: number;
+  /**
+   * T7: namespace label and annotation keys only privileged subjects may add, change or remove. An entry
+   * is an exact key or a prefix ending in `*` (`pod-security.kubernetes.io/*`).
+   */
+  protectedNamespaceMetadata: { labels: string[]; annotations: string[] };
 }
 
 export const DEFAULT_CONFIG: TenantgateConfig = {
   clusterName: '',
   privileged: {
-    users: [
-      'system:serviceaccount:tenantgate-system:tenantgate-controller',
-      'system:serviceaccount:argocd:argocd-application-controller',
-    ],
+    // Argo CD's application controller is deliberately absent (ADR 0007): list the identity that syncs
+    // the platform's Project repository explicitly.
+    users: ['system:serviceaccount:tenantgate-system:tenantgate-controller'],
     groups: ['system:masters'],
   },
   reserved: { names: ['default'], prefixes: ['kube-', 'openshift-', 'tenantgate-'] },
@@ -37,6 +41,15 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   systemNamespace: 'tenantgate-system',
   crossReplicaReservation: true,
   reservationTtlSeconds: 30,
+  protectedNamespaceMetadata: {
+    labels: ['pod-security.kubernetes.io/*', 'tenantgate.io/*'],
+    annotations: [
+      'tenantgate.io/*',
+      'scheduler.alpha.kubernetes.io/node-selector',
+      'scheduler.alpha.kubernetes.io/defaultTolerations',
+      'scheduler.alpha.kubernetes.io/tolerationsWhitelist',
+    ],
+  },
 };
 
 export class ConfigError extends Error {}
@@ -65,7 +78,7 @@ export function parseConfig(text: string, where = 'tenantgate.yaml'): Tenantgate
 
 const KNOWN_KEYS = new Set([
   'apiVersion', 'kind', 'clusterName', 'privileged', 'reserved', 'namespacePrefix', 'requireProjectForUsers',
-  'headroomWarningThreshold', 'resyncPeriodSeconds', 'systemNamespace', 'crossReplicaReservation', 'reservationTtlSeconds',
+  'headroomWarningThreshold', 'resyncPeriodSeconds', 'systemNamespace', 'crossReplicaReservation', 'reservationTtlSeconds', 'protectedNamespaceMetadata',
 ]);
 
 export function configFromObject(obj: Json, where = 'tenantgate.yaml'): TenantgateConfig {
@@ -75,6 +88,7 @@ export function configFromObject(obj: Json, where = 'tenantgate.yaml'): Tenantga
   const d = DEFAULT_CONFIG;
   const privileged = (obj.privileged ?? {}) as Json;
   const reserved = (obj.reserved ?? {}) as Json;
+  const protectedMetadata = (obj.protectedNamespaceMetadata ?? {}) as Json;
   const config: TenantgateConfig = {
     clusterName: pick(obj, 'clusterName', 'string', d.clusterName, where),
     privileged: {
@@ -92,6 +106,10 @@ export function configFromObject(obj: Json, where = 'tenantgate.yaml'): Tenantga
     systemNamespace: pick(obj, 'systemNamespace', 'string', d.systemNamespace, where),
     crossReplicaReservation: pick(obj, 'crossReplicaReservation', 'boolean', d.crossReplicaReservation, where),
     reservationTtlSeconds: pick(obj, 'reservationTtlSeconds', 'number', d.reservationTtlSeconds, where),
+    protectedNamespaceMetadata: {
+      labels: pick(protectedMetadata, 'labels', 'string[]', d.protectedNamespaceMetadata.labels, `${where} protectedNamespaceMetadata`),
+      annotations: pick(protectedMetadata, 'annotations', 'string[]', d.protectedNamespaceMetadata.annotations, `${where} protectedNamespaceMetadata`),
+    },
   };
   if (!config.namespacePrefix.includes('{project}')) {
     throw new ConfigError(`${where}: namespacePrefix ${JSON.stringify(config.namespacePrefix)} must contain {project}`);

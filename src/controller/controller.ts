@@ -13,6 +13,7 @@ import { describeError } from '../kube/errors.js';
 import { ControllerApi } from './kube.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader.js';
 import { ControllerMetrics } from './metrics.js';
+import { OwnerBindingCache } from './owner-bindings.js';
 import { Reconciler } from './reconcile.js';
 import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
 
@@ -165,7 +166,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const metrics = new ControllerMetrics();
   const api = new ControllerApi(options.kubeConfig, metrics);
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
-  const reconciler = new Reconciler({ api, informers, config: options.config, log });
+  const ownerBindings = new OwnerBindingCache(options.kubeConfig, () => api.listOwnerBindings(), { log, metrics });
+  const synced = () => informers.synced && ownerBindings.synced;
+  const reconciler = new Reconciler({ api, informers, ownerBindings, config: options.config, log });
   const mapper = new KeyMapper(informers);
   const termConfig = {
     reconciler,
@@ -186,7 +189,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   // Terms start and stop one after the other, never overlapping.
   const startTerm = () => {
     transition = transition.then(async () => {
-      if (term || !wantLeading || stopping || !informers.synced) return;
+      if (term || !wantLeading || stopping || !synced()) return;
       term = new Term(termConfig);
       term.start();
       metrics.leader.set(1);
@@ -207,6 +210,10 @@ export async function startController(options: ControllerOptions): Promise<Runni
   informers.onEvent((e) => {
     const keys = mapper.keysFor(e); // indexes declared namespaces, leader or not
     if (term) for (const key of keys) term.add(key);
+  });
+  ownerBindings.onChange((namespace) => {
+    const project = informers.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
+    if (term && project) term.add(project);
   });
 
   let elector: LeaderElector | undefined;
@@ -239,7 +246,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
         const ok = elector ? elector.healthy() : true;
         res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'leader lease not renewed\n');
       } else if (path === '/readyz') {
-        const ok = informers.synced;
+        const ok = synced();
         res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'caches not synced\n');
       } else if (path === '/metrics') {
         metrics.registry.metrics().then(
@@ -258,8 +265,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
   }
 
   informers.start();
+  ownerBindings.start();
   metrics.leader.set(0);
-  void informers.waitSynced().then(() => {
+  void Promise.all([informers.waitSynced(), ownerBindings.waitSynced()]).then(() => {
     log(`caches synced: ${JSON.stringify(informers.snapshot.sizes)}`);
     startTerm();
   });
@@ -270,7 +278,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     informers,
     port,
     isLeader: () => term !== undefined,
-    synced: () => informers.synced,
+    synced,
     async stop() {
       if (stopping) return;
       stopping = true;
@@ -278,7 +286,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await elector?.stop(); // no more renewals or acquisitions
       await stopTerm(); // finish the items in hand
       if (elector) await elector.release();
-      await informers.stop();
+      await Promise.all([informers.stop(), ownerBindings.stop()]);
       if (server) {
         server.closeAllConnections();
         await new Promise<void>((r) => server!.close(() => r()));

@@ -7,7 +7,9 @@ import * as k8s from '@kubernetes/client-node';
 import { API_GROUP, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import type { ControllerMetrics, WriteVerb } from './metrics.js';
 import { describeError, statusCode } from '../kube/errors.js';
-import { ClusterLists, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
+import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
+import type { RoleBindingObject } from '../render/owner-binding.js';
+import { OWNER_BINDING_SELECTOR } from './owner-bindings.js';
 
 
 export interface LeaseRecord {
@@ -17,6 +19,7 @@ export interface LeaseRecord {
 
 export class ControllerApi extends ClusterLists {
   readonly coordination: k8s.CoordinationV1Api;
+  readonly rbac: k8s.RbacAuthorizationV1Api;
 
   constructor(
     kubeConfig: k8s.KubeConfig,
@@ -24,6 +27,7 @@ export class ControllerApi extends ClusterLists {
   ) {
     super(kubeConfig);
     this.coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
+    this.rbac = kubeConfig.makeApiClient(k8s.RbacAuthorizationV1Api);
   }
 
   private async write<T>(verb: WriteVerb, resource: string, fn: () => Promise<T>): Promise<T> {
@@ -118,6 +122,31 @@ export class ControllerApi extends ClusterLists {
     } catch (err) {
       if (statusCode(err) === 409) return 'exists';
       throw err;
+    }
+  }
+
+  // --- the owners' RoleBindings ---------------------------------------------------------------
+
+  /** Every RoleBinding tenantgate manages (the owner-binding cache's list). */
+  async listOwnerBindings(): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
+    return listInPages('rbac.authorization.k8s.io/v1', 'RoleBindingList', (page) => this.rbac.listRoleBindingForAllNamespaces({ ...page, labelSelector: OWNER_BINDING_SELECTOR }));
+  }
+
+  /**
+   * Creates the binding, or replaces the one that is there under that name (it may have lost its
+   * labels, and with them its place in the cache): one write when the cache was right.
+   */
+  async putOwnerBinding(binding: RoleBindingObject, cachedResourceVersion: string | undefined): Promise<RoleBindingObject> {
+    const { namespace, name } = binding.metadata;
+    const replace = async (resourceVersion: string | undefined): Promise<RoleBindingObject> =>
+      plain(await this.write('update', 'rolebindings', () => this.rbac.replaceNamespacedRoleBinding({ namespace, name, body: { ...binding, metadata: { ...binding.metadata, ...(resourceVersion ? { resourceVersion } : {}) } } as k8s.V1RoleBinding })));
+    if (cachedResourceVersion) return replace(cachedResourceVersion);
+    try {
+      return plain(await this.write('create', 'rolebindings', () => this.rbac.createNamespacedRoleBinding({ namespace, body: binding as k8s.V1RoleBinding })));
+    } catch (err) {
+      if (statusCode(err) !== 409) throw err;
+      const existing = await this.rbac.readNamespacedRoleBinding({ namespace, name });
+      return replace(existing.metadata?.resourceVersion);
     }
   }
 

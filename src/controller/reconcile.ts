@@ -5,7 +5,9 @@
  * act on a view older than its own writes.
  */
 import type { TenantgateConfig } from '../config/config.js';
-import { FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject } from '../validate/types.js';
+import { ANNOTATION_PROJECT_UID, FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject } from '../validate/types.js';
+import { ownerBinding, ownerBindingMatches, OWNERS_BINDING_NAME } from '../render/owner-binding.js';
+import type { OwnerBindingCache } from './owner-bindings.js';
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
@@ -23,6 +25,8 @@ export type ReconcileResult =
 export interface ReconcilerOptions {
   api: ControllerApi;
   informers: Informers;
+  /** The owners' RoleBindings (ADR 0007); without it the step is skipped. */
+  ownerBindings?: OwnerBindingCache;
   config: TenantgateConfig;
   log: (message: string) => void;
   now?: () => Date;
@@ -66,6 +70,7 @@ export class Reconciler {
     project = await this.writeStatus(project);
     const failures: string[] = [];
     await this.createDefaultQuotas(project, failures);
+    await this.ensureOwnerBindings(project, failures);
     if (failures.length > 0) throw new Error(failures.join('; '));
     return { kind: 'Done' };
   }
@@ -96,6 +101,31 @@ export class Reconciler {
         }
       } catch (err) {
         failures.push(`creating ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME}: ${describeError(err)}`);
+      }
+    }
+  }
+
+  /**
+   * Step: every live namespace of the project has the owners' RoleBinding, exactly as the Project says
+   * (owners added or removed in git reach every namespace). A namespace whose project-uid is another
+   * Project's (an older one of the same name) gets nothing: its new namesake's owners do not own it.
+   */
+  private async ensureOwnerBindings(project: Project, failures: string[]): Promise<void> {
+    const cache = this.o.ownerBindings;
+    if (!cache) return;
+    const uid = project.metadata.uid;
+    for (const ns of this.snapshot.namespacesOfProject(project.metadata.name ?? '')) {
+      const name = ns.metadata.name ?? '';
+      const nsUid = ns.metadata.annotations?.[ANNOTATION_PROJECT_UID];
+      if (ns.metadata.deletionTimestamp || (nsUid && uid && nsUid !== uid)) continue;
+      const desired = ownerBinding(project, name);
+      const actual = cache.get(name);
+      if (actual && ownerBindingMatches(actual, desired)) continue;
+      try {
+        cache.applyWritten(await this.o.api.putOwnerBinding(desired, actual?.metadata.resourceVersion));
+        this.o.log(`project ${project.metadata.name}: ${actual ? 'repaired' : 'created'} RoleBinding ${name}/${OWNERS_BINDING_NAME} for ${desired.subjects.length} owners`);
+      } catch (err) {
+        failures.push(`writing RoleBinding ${name}/${OWNERS_BINDING_NAME}: ${describeError(err)}`);
       }
     }
   }

@@ -171,7 +171,7 @@ export class ControlPlane {
       await cp.startApiserver();
       cp.procs.push(startProcess('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
         `--kubeconfig=${kubeconfigs['system:kube-controller-manager']}`,
-        '--controllers=namespace-controller,garbage-collector-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller',
+        '--controllers=namespace-controller,garbage-collector-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller',
         `--service-account-private-key-file=${saKey}`,
         `--root-ca-file=${caFiles.cert}`,
         '--leader-elect=false',

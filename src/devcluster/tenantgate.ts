@@ -10,6 +10,8 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../config/config.js';
 import { generateWebhookCerts, type WebhookCertFiles } from '../certs/files.js';
 import { REPO_ROOT } from '../paths.js';
+import { ownerBinding } from '../render/owner-binding.js';
+import type { Project } from '../validate/types.js';
 import { startWebhook, type RunningWebhook } from '../webhook/main.js';
 import { kubeconfigYaml, type ClusterInfo } from './controlplane.js';
 
@@ -29,7 +31,18 @@ export async function installBase(info: ClusterInfo): Promise<void> {
     '-f', join(MANIFESTS, 'rbac', 'self-service.yaml'),
     '-f', join(MANIFESTS, 'webhook', 'rbac.yaml'),
     '-f', join(MANIFESTS, 'controller', 'rbac.yaml'),
+    '-f', join(MANIFESTS, 'webhook', 'excluded-namespaces-policy.yaml'),
   ]);
+}
+
+/**
+ * The owners' RoleBindings of a project's namespaces, applied as admin: what render emits for declared
+ * namespaces and what the controller creates for self-service ones (for tests that run the webhook
+ * without the controller).
+ */
+export async function applyOwnerBindings(info: ClusterInfo, project: Project, namespaces: string[]): Promise<void> {
+  const docs = namespaces.map((ns) => JSON.stringify(ownerBinding(project, ns)));
+  await kubectlAs(info, 'admin', ['apply', '-f', '-'], docs.join('\n'));
 }
 
 /** A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. */

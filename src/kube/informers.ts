@@ -23,6 +23,8 @@ export interface InformerMetrics {
 type ObjectLists = Pick<ClusterLists, 'listProjects' | 'listNamespaces' | 'listQuotas'>;
 
 export type Kind = 'Project' | 'Namespace' | 'ResourceQuota';
+/** What a ResilientInformer may watch: the snapshot's kinds, and the controller's owner RoleBindings. */
+export type WatchedKind = Kind | 'RoleBinding';
 export type EventType = 'add' | 'update' | 'delete';
 
 /** One cache event, with the object it replaced (for label changes). */
@@ -44,7 +46,7 @@ export interface ResilientInformerOptions {
 }
 
 /** One informer that never stays down: every error schedules a restart with backoff. */
-export class ResilientInformer {
+export class ResilientInformer<K extends WatchedKind = Kind> {
   readonly informer: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
   private delayMs: number;
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -54,7 +56,7 @@ export class ResilientInformer {
   restarts = 0;
 
   constructor(
-    readonly kind: Kind,
+    readonly kind: K,
     kc: k8s.KubeConfig,
     path: string,
     list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,

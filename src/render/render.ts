@@ -1,6 +1,8 @@
 /** Project declarations → the objects Argo CD applies (SPEC §4 R2). Pure and deterministic. */
 import { type TenantgateConfig } from '../config/config.js';
 import { namespacesOn } from '../validate/offline.js';
+import { ownerBinding } from './owner-binding.js';
+export { OWNERS_BINDING_NAME } from './owner-binding.js';
 import {
   DEFAULT_QUOTA_NAME,
   LABEL_MANAGED_BY,
@@ -14,7 +16,6 @@ import {
 
 export const SYNC_WAVE = 'argocd.argoproj.io/sync-wave';
 export const LIMITRANGE_NAME = 'tenantgate-limits';
-export const OWNERS_BINDING_NAME = 'tenantgate-owners';
 export const NETWORK_POLICY_NAME = 'tenantgate-isolation';
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: Record<string, unknown> } & Record<string, unknown>;
@@ -81,17 +82,10 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace): KubeOb
     for (const key of ['default', 'defaultRequest', 'max', 'min'] as const) if (limits[key]) limit[key] = sortedList(limits[key]!);
     out.push({ apiVersion: 'v1', kind: 'LimitRange', metadata: meta(LIMITRANGE_NAME, '0', labels, inNs), spec: { limits: [limit] } });
   }
-  const owners = project.spec.owners ?? [];
-  if (owners.length > 0) {
-    out.push({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: meta(OWNERS_BINDING_NAME, '0', labels, inNs),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-      subjects: owners.map((s) =>
-        s.kind === 'ServiceAccount' ? { kind: 'ServiceAccount', name: s.name, namespace: s.namespace } : { apiGroup: 'rbac.authorization.k8s.io', kind: s.kind, name: s.name },
-      ),
-    });
+  const binding = ownerBinding(project, ns.name);
+  if (binding.subjects.length > 0) {
+    const { name, namespace, labels } = binding.metadata;
+    out.push({ ...binding, metadata: meta(name, '0', labels, { namespace }) });
   }
   if (project.spec.networkIsolation) {
     out.push({

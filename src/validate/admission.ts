@@ -21,8 +21,10 @@ import {
 } from './resources.js';
 import { checkNamespaceName, checkPrefixOverlap, isReservedName, projectByPrefix } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkFits, headroomWarnings, type BudgetScope } from './rules/quota.js';
+import { checkProtectedMetadata } from './rules/metadata.js';
 import { describeUser, isOwner, ownerOnly, type UserInfo } from './rules/tenancy.js';
 import {
+  ANNOTATION_PROJECT_UID,
   LABEL_PROJECT,
   LABEL_TENANT,
   type NamespaceObject,
@@ -58,6 +60,12 @@ export interface Verdict {
 }
 
 const ALLOW: Verdict = Object.freeze({ violations: [], warnings: [] }) as Verdict;
+
+/** The configured privileged subjects, as a denial names them. */
+function privilegedSummary(ctx: Pick<ReviewContext, 'config'>): string {
+  const { users, groups } = ctx.config.privileged;
+  return [...groups.map((g) => `group ${g}`), ...users.map((u) => `user ${u}`)].join(', ') || 'none configured';
+}
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   const cluster = ctx.config.clusterName;
@@ -138,7 +146,20 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   // Unlabelled and claimed only by its prefix: the mutating webhook labels it for owners and
   // privileged subjects; for anyone else T4 says what is wrong, missing labels would be noise.
   if (claimed || privileged || isOwner(project, ctx.user)) violations.push(...checkProjectLabels(project, name, labels));
-  if (!privileged) violations.push(...ownerOnly(project, ctx.user, `create namespace ${name}`));
+  if (!privileged) {
+    violations.push(...ownerOnly(project, ctx.user, `create namespace ${name}`));
+    violations.push(
+      ...checkProtectedMetadata({
+        config: ctx.config,
+        subject: `Namespace ${name} (project ${projectName}, tenant ${project.spec.tenant})`,
+        who: describeUser(ctx.user),
+        before: {},
+        after: ns.metadata,
+        // The mutating webhook sets the project-uid annotation to the Project's UID; that value is ours.
+        expectedAnnotations: project.metadata.uid ? { [ANNOTATION_PROJECT_UID]: project.metadata.uid } : {},
+      }),
+    );
+  }
   if (project.metadata.deletionTimestamp) {
     violations.push({ rule: 'T4', message: `Namespace ${name} cannot be created: project ${projectName} is being deleted` });
   }
@@ -165,36 +186,71 @@ function checkProjectLabels(project: Project, name: string, labels: Record<strin
 }
 
 function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
+  if (!isPrivileged(ctx.config, ctx.user)) return namespaceUpdateByTenant(ctx, ns, old);
   const name = ns.metadata.name ?? '';
   const before = old.metadata.labels ?? {};
   const after = ns.metadata.labels ?? {};
-  const changed = [LABEL_PROJECT, LABEL_TENANT].filter((k) => before[k] !== after[k]);
-  if (changed.length === 0) return ALLOW;
-  const violations: Violation[] = [];
-  if (!isPrivileged(ctx.config, ctx.user)) {
-    violations.push({
-      rule: 'T3',
-      path: ['metadata', 'labels'],
-      message: `Namespace ${name}: the labels ${changed.map((k) => `${k} (${JSON.stringify(before[k] ?? null)} → ${JSON.stringify(after[k] ?? null)})`).join(', ')} are immutable for ${describeUser(ctx.user)}; only privileged subjects may move a namespace between projects`,
-    });
-    return { violations, warnings: [] };
-  }
+  if (before[LABEL_PROJECT] === after[LABEL_PROJECT] && before[LABEL_TENANT] === after[LABEL_TENANT]) return ALLOW;
   const claimed = after[LABEL_PROJECT];
   if (!claimed) return ALLOW; // a privileged subject releases the namespace from its project
   const project = ctx.snapshot.project(claimed);
   if (!project) {
     return { violations: [{ rule: 'T2', path: ['metadata', 'labels', LABEL_PROJECT], message: `Namespace ${name} is labelled ${LABEL_PROJECT}=${claimed}, but there is no project ${claimed}` }], warnings: [] };
   }
-  violations.push(...checkNamespaceName(ctx.config, claimed, name), ...checkProjectLabels(project, name, after));
+  return { violations: [...checkNamespaceName(ctx.config, claimed, name), ...checkProjectLabels(project, name, after)], warnings: [] };
+}
+
+/**
+ * The project a non-privileged subject acts on when it changes or deletes an existing namespace: the
+ * one named by the namespace's own label. A name prefix alone never makes a namespace a project's
+ * (an administrator may have made it before the project existed).
+ */
+function labelledProject(ctx: ReviewContext, ns: NamespaceObject): Project | undefined {
+  const claimed = ns.metadata.labels?.[LABEL_PROJECT];
+  return claimed ? ctx.snapshot.project(claimed) : undefined;
+}
+
+/** T6 for the verbs after CREATE: outside projects, only privileged subjects act. */
+function outsideProjects(ctx: ReviewContext, subject: string, verb: string, path?: Violation['path']): Violation {
+  return {
+    rule: 'T6',
+    ...(path ? { path } : {}),
+    message: `${subject} belongs to no project: ${describeUser(ctx.user)} may not ${verb}; only privileged subjects (${privilegedSummary(ctx)}) manage namespaces outside projects`,
+  };
+}
+
+function namespaceUpdateByTenant(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
+  const name = ns.metadata.name ?? '';
+  const project = labelledProject(ctx, old);
+  if (!project) return { violations: [outsideProjects(ctx, `Namespace ${name}`, `update namespace ${name}`)], warnings: [] };
+  const violations: Violation[] = [...ownerOnly(project, ctx.user, `update namespace ${name}`)];
+  const before = old.metadata.labels ?? {};
+  const after = ns.metadata.labels ?? {};
+  const changed = [LABEL_PROJECT, LABEL_TENANT].filter((k) => before[k] !== after[k]);
+  if (changed.length > 0) {
+    violations.push({
+      rule: 'T3',
+      path: ['metadata', 'labels'],
+      message: `Namespace ${name}: the labels ${changed.map((k) => `${k} (${JSON.stringify(before[k] ?? null)} → ${JSON.stringify(after[k] ?? null)})`).join(', ')} are immutable for ${describeUser(ctx.user)}; only privileged subjects may move a namespace between projects`,
+    });
+  }
+  violations.push(
+    ...checkProtectedMetadata({
+      config: ctx.config,
+      subject: `Namespace ${name} (project ${project.metadata.name}, tenant ${project.spec.tenant})`,
+      who: describeUser(ctx.user),
+      before: old.metadata,
+      after: ns.metadata,
+    }),
+  );
   return { violations, warnings: [] };
 }
 
 function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
   if (isPrivileged(ctx.config, ctx.user)) return ALLOW;
   const name = old.metadata.name ?? '';
-  const claimed = old.metadata.labels?.[LABEL_PROJECT];
-  const project = claimed ? ctx.snapshot.project(claimed) : undefined;
-  if (!project) return ALLOW;
+  const project = labelledProject(ctx, old);
+  if (!project) return { violations: [outsideProjects(ctx, `Namespace ${name}`, `delete namespace ${name}`)], warnings: [] };
   return { violations: ownerOnly(project, ctx.user, `delete namespace ${name}`), warnings: [] };
 }
 
@@ -202,16 +258,29 @@ function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
 // ResourceQuotas
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The project of the namespace a quota lives in: by the namespace's label. Only while the namespace is
+ * not in the cache yet (created a moment ago) does its name prefix stand in for the label the mutating
+ * webhook has given it.
+ */
+function quotaProject(ctx: ReviewContext, namespace: string): Project | undefined {
+  const nsObject = ctx.snapshot.namespace(namespace);
+  if (nsObject) return labelledProject(ctx, nsObject);
+  return projectOfNamespace(ctx, namespace, undefined).project;
+}
+
 export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, namespace: string, object: ResourceQuotaObject | undefined, oldObject: ResourceQuotaObject | undefined): Verdict {
   if (operation === 'CONNECT') return ALLOW;
-  const nsObject = ctx.snapshot.namespace(namespace);
-  const { project } = projectOfNamespace(ctx, namespace, nsObject?.metadata.labels);
-  if (!project) return ALLOW;
+  const project = quotaProject(ctx, namespace);
   const privileged = isPrivileged(ctx.config, ctx.user);
   const quotaName = (object ?? oldObject)?.metadata.name ?? '';
   const subject = `ResourceQuota ${namespace}/${quotaName}`;
-  const violations: Violation[] = [];
   const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
+  if (!project) {
+    if (privileged) return ALLOW;
+    return { violations: [outsideProjects(ctx, `Namespace ${namespace}`, `${verb} ${subject}`)], warnings: [] };
+  }
+  const violations: Violation[] = [];
   if (!privileged) violations.push(...ownerOnly(project, ctx.user, `${verb} ${subject}`));
   const scope = scopeOf(ctx, project);
   if (scope.budget.size === 0) return { violations, warnings: [] };
@@ -257,7 +326,7 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   if (!isPrivileged(ctx.config, ctx.user)) {
     const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
     return {
-      violations: [{ rule: 'T5', message: `${describeUser(ctx.user)} may not ${verb} Project ${name}: only privileged subjects (${[...ctx.config.privileged.groups.map((g) => `group ${g}`), 'the tenantgate and Argo CD controllers'].join(', ')}) change projects; propose the change in git` }],
+      violations: [{ rule: 'T5', message: `${describeUser(ctx.user)} may not ${verb} Project ${name}: only privileged subjects (${privilegedSummary(ctx)}) change projects; propose the change in git` }],
       warnings: [],
     };
   }

@@ -16,7 +16,7 @@ export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
 
 export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'
-  | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6'
+  | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7'
   | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5'
   | 'S1'; // S1: the object does not match the Project schema
 

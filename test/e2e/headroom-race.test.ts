@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../../src/devcluster/proxy.js';
-import { installBase, registerWebhooks, serviceAccountKubeConfig, unregisterWebhooks } from '../../src/devcluster/tenantgate.js';
+import { applyOwnerBindings, installBase, registerWebhooks, serviceAccountKubeConfig, unregisterWebhooks } from '../../src/devcluster/tenantgate.js';
 import { LEDGER_PREFIX } from '../../src/webhook/ledger.js';
+import type { Project } from '../../src/validate/types.js';
 import { startWebhook, type RunningWebhook } from '../../src/webhook/main.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 
@@ -79,6 +80,8 @@ beforeAll(async () => {
   await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(project) });
   const nsList = NAMESPACES.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } } }));
   await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nsList }) });
+  // Declared namespaces: the owners' RoleBindings as render emits them.
+  await applyOwnerBindings(info, project as unknown as Project, NAMESPACES);
 }, 300_000);
 
 afterAll(async () => {

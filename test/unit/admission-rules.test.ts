@@ -145,6 +145,91 @@ describe('T3: project and tenant labels are immutable but for privileged subject
   });
 });
 
+describe('the tenancy boundary on existing namespaces (T4, T6 for every verb)', () => {
+  const withLabel = (ns: NamespaceObject, key: string, value: string): NamespaceObject => ({ ...ns, metadata: { ...ns.metadata, labels: { ...ns.metadata.labels, [key]: value } } });
+
+  it('denies every non-privileged update or delete of a namespace outside projects (T6), and admits admins', () => {
+    for (const target of ['sandbox', 'argocd', 'kube-public', 'default']) {
+      const before = namespace(target);
+      for (const user of [ALICE, MALLORY, DEPLOYER]) {
+        const update = reviewNamespace(ctx(user), 'UPDATE', withLabel(before, 'team', 'x'), before);
+        expect(rules(update), `${user.username} update ${target}`).toEqual(['T6']);
+        expect(update.violations[0]!.message).toContain(`Namespace ${target} belongs to no project: user "${user.username}" may not update namespace ${target}`);
+        const del = reviewNamespace(ctx(user), 'DELETE', undefined, before);
+        expect(rules(del), `${user.username} delete ${target}`).toEqual(['T6']);
+      }
+      expect(reviewNamespace(ctx(ADMIN), 'UPDATE', withLabel(before, 'team', 'x'), before).violations).toEqual([]);
+      expect(reviewNamespace(ctx(ADMIN), 'DELETE', undefined, before).violations).toEqual([]);
+    }
+  });
+
+  it('a name prefix alone does not make an existing namespace a project\'s: owners may not touch an unlabelled payments-legacy', () => {
+    const legacy = namespace('payments-legacy');
+    expect(rules(reviewNamespace(ctx(ALICE), 'DELETE', undefined, legacy))).toEqual(['T6']);
+    expect(rules(reviewNamespace(ctx(ALICE), 'UPDATE', withLabel(legacy, LABEL_PROJECT, 'payments'), legacy))).toEqual(['T6']);
+  });
+
+  it('a label naming a project that no longer exists is outside projects', () => {
+    const orphan = namespace('gone-api', 'gone');
+    expect(rules(reviewNamespace(ctx(ALICE), 'DELETE', undefined, orphan))).toEqual(['T6']);
+  });
+
+  it('denies a non-owner updating another project\'s namespace (T4), even a harmless label', () => {
+    const before = namespace('web-frontend', 'web');
+    const v = reviewNamespace(ctx(ALICE), 'UPDATE', withLabel(before, 'team', 'x'), before);
+    expect(rules(v)).toEqual(['T4']);
+    expect(v.violations[0]!.message).toContain('user "alice@acme.example" may not update namespace web-frontend: it belongs to project web (tenant acme), whose owners are Group acme:web-admins');
+    expect(reviewNamespace(ctx(WEBBY), 'UPDATE', withLabel(before, 'team', 'x'), before).violations).toEqual([]);
+  });
+});
+
+describe('T7: protected namespace metadata', () => {
+  const before: NamespaceObject = { ...namespace('payments-api', 'payments'), metadata: { ...namespace('payments-api', 'payments').metadata, annotations: { 'tenantgate.io/project-uid': 'uid-payments' } } };
+  const edit = (fn: (m: NamespaceObject['metadata']) => void): NamespaceObject => {
+    const copy = structuredClone(before);
+    fn(copy.metadata);
+    return copy;
+  };
+
+  it('denies an owner weakening pod security, naming the key, the values, the project and what is protected', () => {
+    const v = reviewNamespace(ctx(ALICE), 'UPDATE', edit((m) => (m.labels!['pod-security.kubernetes.io/enforce'] = 'privileged')), before);
+    expect(rules(v)).toEqual(['T7']);
+    expect(v.violations[0]!.message).toBe(
+      'Namespace payments-api (project payments, tenant acme): user "alice@acme.example" may not add, change or remove the protected labels pod-security.kubernetes.io/enforce (null → "privileged"); only privileged subjects set labels pod-security.kubernetes.io/*, tenantgate.io/* and annotations tenantgate.io/*, scheduler.alpha.kubernetes.io/node-selector, scheduler.alpha.kubernetes.io/defaultTolerations, scheduler.alpha.kubernetes.io/tolerationsWhitelist on namespaces (ask the platform team)',
+    );
+  });
+
+  it('denies removing or changing the project-uid annotation (the namespace would escape its cascade)', () => {
+    expect(rules(reviewNamespace(ctx(ALICE), 'UPDATE', edit((m) => delete m.annotations!['tenantgate.io/project-uid']), before))).toEqual(['T7']);
+    const changed = reviewNamespace(ctx(BEN), 'UPDATE', edit((m) => (m.annotations!['tenantgate.io/project-uid'] = 'other')), before);
+    expect(changed.violations[0]!.message).toContain('annotations tenantgate.io/project-uid ("uid-payments" → "other")');
+  });
+
+  it('denies protected keys on CREATE too, but not the project-uid the mutating webhook set', () => {
+    const fresh = (labels: Record<string, string>, annotations: Record<string, string>): NamespaceObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments-new', labels: { [LABEL_PROJECT]: 'payments', [LABEL_TENANT]: 'acme', ...labels }, annotations } });
+    expect(reviewNamespace(ctx(ALICE), 'CREATE', fresh({}, { 'tenantgate.io/project-uid': 'uid-payments' }), undefined).violations).toEqual([]);
+    expect(rules(reviewNamespace(ctx(ALICE), 'CREATE', fresh({ 'pod-security.kubernetes.io/enforce': 'privileged' }, {}), undefined))).toEqual(['T7']);
+    expect(rules(reviewNamespace(ctx(ALICE), 'CREATE', fresh({}, { 'scheduler.alpha.kubernetes.io/node-selector': 'pool=gpu' }), undefined))).toEqual(['T7']);
+  });
+
+  it('lets privileged subjects change protected metadata, and owners change everything else', () => {
+    expect(reviewNamespace(ctx(ADMIN), 'UPDATE', edit((m) => (m.labels!['pod-security.kubernetes.io/enforce'] = 'baseline')), before).violations).toEqual([]);
+    expect(reviewNamespace(ctx(ALICE), 'UPDATE', edit((m) => ((m.labels!.team = 'api'), (m.annotations!.owner = 'alice'))), before).violations).toEqual([]);
+  });
+
+  it('reports T3 (tenancy labels) and T7 (other protected keys) separately in one denial', () => {
+    const v = reviewNamespace(ctx(ALICE), 'UPDATE', edit((m) => ((m.labels![LABEL_PROJECT] = 'web'), (m.labels!['pod-security.kubernetes.io/warn'] = 'privileged'))), before);
+    expect(rules(v)).toEqual(['T3', 'T7']);
+  });
+
+  it('follows the configured list: exact keys and prefixes ending in *', () => {
+    const config = configFromObject({ protectedNamespaceMetadata: { labels: ['team'], annotations: ['example.com/*'] } });
+    expect(rules(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.labels!.team = 'x')), before))).toEqual(['T7']);
+    expect(rules(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.annotations!['example.com/a'] = 'x')), before))).toEqual(['T7']);
+    expect(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.labels!['pod-security.kubernetes.io/enforce'] = 'privileged')), before).violations).toEqual([]);
+  });
+});
+
 describe('T4: only owners and privileged subjects create/delete namespaces and change quotas', () => {
   it('denies a non-owner creating a project namespace, naming the project, tenant and owners', () => {
     const v = reviewNamespace(ctx(MALLORY), 'CREATE', namespace('payments-dev', 'payments'), undefined);
@@ -181,8 +266,25 @@ describe('T4: only owners and privileged subjects create/delete namespaces and c
     expect(rules(reviewResourceQuota(ctx(MALLORY), 'DELETE', 'payments-api', undefined, quota('payments-api', FULL('8'))))).toContain('T4');
   });
 
-  it('leaves quotas outside projects alone', () => {
-    expect(reviewResourceQuota(ctx(MALLORY), 'CREATE', 'sandbox', quota('sandbox', { pods: '1000' }), undefined).violations).toEqual([]);
+  it('denies quota writes outside projects to everyone but privileged subjects (T6)', () => {
+    for (const op of ['CREATE', 'UPDATE', 'DELETE'] as const) {
+      const object = op === 'DELETE' ? undefined : quota('sandbox', { pods: '1' });
+      const old = op === 'CREATE' ? undefined : quota('sandbox', { pods: '1000' });
+      for (const user of [MALLORY, ALICE]) {
+        const v = reviewResourceQuota(ctx(user), op, 'sandbox', object, old);
+        expect(rules(v), `${op} ${user.username}`).toEqual(['T6']);
+        expect(v.violations[0]!.message).toMatch(/^Namespace sandbox belongs to no project: user "(mallory|alice@acme.example)" may not (create|update|delete) ResourceQuota sandbox\/tenantgate-quota; only privileged subjects \(group system:masters, user system:serviceaccount:tenantgate-system:tenantgate-controller\)/);
+      }
+      expect(reviewResourceQuota(ctx(ADMIN), op, 'sandbox', object, old).violations, op).toEqual([]);
+    }
+  });
+
+  it('treats a namespace the cache already holds by its label only: an unlabelled prefix match is outside projects', () => {
+    const legacy = namespace('payments-legacy'); // made by an administrator before the project, never labelled
+    const snap = snapshot(payments(), { namespaces: [legacy] });
+    expect(rules(reviewResourceQuota(ctx(ALICE, snap), 'CREATE', 'payments-legacy', quota('payments-legacy', FULL('1')), undefined))).toEqual(['T6']);
+    // Not in the cache yet (just created): its prefix stands in for the label the mutating webhook set.
+    expect(rules(reviewResourceQuota(ctx(ALICE), 'CREATE', 'payments-new', quota('payments-new', FULL('1')), undefined))).toEqual([]);
   });
 });
 
@@ -427,10 +529,14 @@ describe('privileged subjects come from the configuration', () => {
     expect(reviewNamespace(ctx(PLATFORM, snapshot(), config), 'UPDATE', namespace('payments-api'), namespace('payments-api', 'payments')).violations).toEqual([]);
   });
 
-  it('by default, system:masters and the tenantgate and Argo CD controllers are privileged', () => {
-    const argo = review('system:serviceaccount:argocd:argocd-application-controller', ['system:serviceaccounts']);
-    for (const user of [ADMIN, CONTROLLER, argo]) {
-      expect(reviewProject(ctx(user), 'CREATE', { ...payments(), metadata: { name: 'shop' }, spec: { tenant: 'initech' } }, undefined).violations, user.username).toEqual([]);
+  it('by default, system:masters and the tenantgate controller are privileged; Argo CD is not (ADR 0007)', () => {
+    const shop: Project = { ...payments(), metadata: { name: 'shop' }, spec: { tenant: 'initech' } };
+    for (const user of [ADMIN, CONTROLLER]) {
+      expect(reviewProject(ctx(user), 'CREATE', shop, undefined).violations, user.username).toEqual([]);
     }
+    const argo = review('system:serviceaccount:argocd:argocd-application-controller', ['system:serviceaccounts']);
+    expect(rules(reviewProject(ctx(argo), 'CREATE', shop, undefined))).toEqual(['T5']);
+    const listed = configFromObject({ privileged: { users: ['system:serviceaccount:argocd:argocd-application-controller'] } });
+    expect(reviewProject(ctx(argo, snapshot(), listed), 'CREATE', shop, undefined).violations).toEqual([]);
   });
 });

@@ -98,7 +98,7 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
     for (const o of all) expect(o.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('tenantgate');
     for (const o of rest) {
       expect(o.metadata.labels?.['tenantgate.io/project']).toBe(namespaces.find((n) => n.metadata.name === o.metadata.namespace)!.metadata.labels!['tenantgate.io/project']);
-      if (o.kind === 'RoleBinding') expect(o.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' });
+      if (o.kind === 'RoleBinding') expect(o.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tenantgate-project-owner' });
       if (o.kind === 'ResourceQuota') expect(o.metadata.name).toBe('tenantgate-quota');
     }
   });

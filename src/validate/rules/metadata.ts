@@ -1,0 +1,71 @@
+/** T7: namespace labels and annotations that only privileged subjects may add, change or remove. */
+import type { TenantgateConfig } from '../../config/config.js';
+import { LABEL_PROJECT, LABEL_TENANT, type Violation } from '../types.js';
+
+/** The tenancy labels have their own rules (T2, T3) and clearer messages; T7 covers everything else. */
+const TENANCY_LABELS = new Set([LABEL_PROJECT, LABEL_TENANT]);
+
+export interface NamespaceMetadata {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+/** An entry is an exact key, or a prefix when it ends in `*`. */
+export function matchesProtectedKey(patterns: readonly string[], key: string): boolean {
+  return patterns.some((p) => (p.endsWith('*') ? key.startsWith(p.slice(0, -1)) : key === p));
+}
+
+interface Change {
+  key: string;
+  before: string | undefined;
+  after: string | undefined;
+}
+
+function changedKeys(patterns: readonly string[], before: Record<string, string>, after: Record<string, string>, skip: (key: string, after: string | undefined) => boolean): Change[] {
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  const changes: Change[] = [];
+  for (const key of [...keys].sort()) {
+    if (before[key] === after[key] || !matchesProtectedKey(patterns, key) || skip(key, after[key])) continue;
+    changes.push({ key, before: before[key], after: after[key] });
+  }
+  return changes;
+}
+
+function describeChange(c: Change): string {
+  return `${c.key} (${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)})`;
+}
+
+export interface ProtectedMetadataCheck {
+  config: TenantgateConfig;
+  /** e.g. `Namespace payments-dev (project payments, tenant acme)` */
+  subject: string;
+  /** e.g. `user "alice"` */
+  who: string;
+  before: NamespaceMetadata;
+  after: NamespaceMetadata;
+  /** Annotations whose new value tenantgate itself sets (the project-uid on CREATE), keyed to that value. */
+  expectedAnnotations?: Record<string, string>;
+}
+
+/** T7 for a non-privileged subject: every protected key it adds, changes or removes. */
+export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation[] {
+  const { labels: labelPatterns, annotations: annotationPatterns } = check.config.protectedNamespaceMetadata;
+  const labels = changedKeys(labelPatterns, check.before.labels ?? {}, check.after.labels ?? {}, (key) => TENANCY_LABELS.has(key));
+  const expected = check.expectedAnnotations ?? {};
+  const annotations = changedKeys(annotationPatterns, check.before.annotations ?? {}, check.after.annotations ?? {}, (key, after) => after !== undefined && expected[key] === after);
+  if (labels.length === 0 && annotations.length === 0) return [];
+  const parts: string[] = [];
+  if (labels.length) parts.push(`labels ${labels.map(describeChange).join(', ')}`);
+  if (annotations.length) parts.push(`annotations ${annotations.map(describeChange).join(', ')}`);
+  const allowed = [
+    labelPatterns.length ? `labels ${labelPatterns.join(', ')}` : '',
+    annotationPatterns.length ? `annotations ${annotationPatterns.join(', ')}` : '',
+  ].filter(Boolean);
+  return [
+    {
+      rule: 'T7',
+      path: ['metadata', labels.length ? 'labels' : 'annotations'],
+      message: `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only privileged subjects set ${allowed.join(' and ')} on namespaces (ask the platform team)`,
+    },
+  ];
+}

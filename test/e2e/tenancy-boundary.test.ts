@@ -1,0 +1,357 @@
+/**
+ * The tenancy boundary as an attacker tries it (issue 9): every tenant identity × every target × every
+ * verb, with and without --dry-run=server, through the real kubectl against the real apiserver, with the
+ * shipped RBAC, the webhook, the policy for the namespaces the webhook skips, and the real controller
+ * (which grants owners their per-namespace RoleBinding). Each cell asserts the verdict (the rule id, or
+ * the authorizer's 403) and re-reads the stored state: unchanged after every denial and every dry run.
+ *
+ * The matrix is data: one line per (target, verb), one column per subject.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startController, type RunningController } from '../../src/controller/controller.js';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { kubeconfigYaml } from '../../src/devcluster/controlplane.js';
+import { installBase, serviceAccountKubeConfig, startLocalWebhook, unregisterWebhooks, type LocalWebhook } from '../../src/devcluster/tenantgate.js';
+import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
+import { LEDGER_PREFIX } from '../../src/webhook/ledger.js';
+import { startWebhook } from '../../src/webhook/main.js';
+import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
+import { execa } from 'execa';
+
+// --- the cast -------------------------------------------------------------------------------------
+// shop (tenant acme): Group acme:payments-admins (alice) and ServiceAccount tb-ci/deployer (sa).
+// blog (tenant acme): Group acme:web-admins (carol).  ml (tenant globex): Group globex:admins (bob).
+// dave is a tenant without a project; nobody has no RBAC at all; `over` is a ServiceAccount an
+// administrator gave far too much RBAC (every verb on namespaces, quotas and projects, cluster-wide):
+// the webhook and the policy must hold even then.
+const SUBJECTS = ['alice', 'carol', 'bob', 'dave', 'sa', 'over', 'nobody'] as const;
+type Subject = (typeof SUBJECTS)[number];
+
+const project = (name: string, tenant: string, owners: unknown[]) => ({
+  apiVersion: 'tenantgate.io/v1alpha1',
+  kind: 'Project',
+  metadata: { name },
+  spec: {
+    tenant,
+    owners,
+    quota: { hard: { 'requests.cpu': '20', pods: '100' } },
+    namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '20' } } },
+  },
+});
+const PROJECTS = [
+  project('shop', 'acme', [{ kind: 'Group', name: 'acme:payments-admins' }, { kind: 'ServiceAccount', namespace: 'tb-ci', name: 'deployer' }]),
+  project('blog', 'acme', [{ kind: 'Group', name: 'acme:web-admins' }]),
+  project('ml', 'globex', [{ kind: 'Group', name: 'globex:admins' }]),
+];
+const GUARD = 'tenantgate-quota'; // the quota every target namespace has (the controller's default in project namespaces)
+
+// --- the verbs ------------------------------------------------------------------------------------
+const NS_VERBS: Record<string, (ns: string) => string[]> = {
+  label: (ns) => ['label', 'namespace', ns, 'e2e-team=x', '--overwrite'],
+  'label pod-security': (ns) => ['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=privileged', '--overwrite'],
+  'annotate project-uid': (ns) => ['annotate', 'namespace', ns, 'tenantgate.io/project-uid=forged', '--overwrite'],
+  'move to another project': (ns) => ['label', 'namespace', ns, `tenantgate.io/project=${ns.startsWith('shop-') ? 'blog' : 'shop'}`, '--overwrite'],
+  delete: (ns) => ['delete', 'namespace', ns, '--wait=false'],
+  'quota create': (ns) => ['-n', ns, 'create', 'quota', 'e2e-extra', '--hard=pods=1'],
+  'quota patch': (ns) => ['-n', ns, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"pods":"3"}}}'],
+  'quota delete': (ns) => ['-n', ns, 'delete', 'quota', GUARD, '--wait=false'],
+};
+
+/** ok: admitted. 403: the authorizer. A rule id: the webhook's or the policy's denial carrying it. */
+type Verdict = 'ok' | '403' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'Q3' | 'N2' | 'exists' | 'immortal';
+type Row = [target: string, verb: string, ...verdicts: Verdict[]];
+
+//                                              alice   carol   bob     dave    sa      over    nobody
+const owner = (o: Subject, target: string): Row[] => {
+  const col = (own: Verdict, overV: Verdict): Verdict[] => SUBJECTS.map((s) => (s === 'over' ? overV : s === o || (o === 'alice' && s === 'sa') ? own : '403'));
+  return [
+    [target, 'label', ...col('ok', 'T4')],
+    [target, 'label pod-security', ...col('T7', 'T4')],
+    [target, 'annotate project-uid', ...col('T7', 'T4')],
+    [target, 'move to another project', ...col('T3', 'T4')],
+    [target, 'delete', ...col('ok', 'T4')],
+    [target, 'quota create', ...col('ok', 'T4')],
+    [target, 'quota patch', ...col('ok', 'T4')],
+    [target, 'quota delete', ...col('Q3', 'T4')],
+  ];
+};
+// kube-system and kube-public cannot be deleted by anyone (the apiserver's NamespaceLifecycle).
+const outside = (target: string, overV: Verdict, overDelete: Verdict = overV): Row[] =>
+  Object.keys(NS_VERBS).map((verb) => [target, verb, '403', '403', '403', '403', '403', verb === 'delete' ? overDelete : overV, '403']);
+
+const MATRIX: Row[] = [
+  ...owner('alice', 'shop-dev'), // alice's own project (and the ServiceAccount's)
+  ...owner('carol', 'blog-app'), // same tenant, another project
+  ...owner('bob', 'ml-serving'), // another tenant
+  ...outside('platform-tools', 'T6'), // made by an administrator, in no project (argocd, cert-manager…)
+  ...outside('kube-public', 'T6', 'immortal'),
+  ...outside('kube-system', 'T6', 'immortal'), // skipped by the webhook: the ValidatingAdmissionPolicy answers
+  ...outside('tenantgate-system', 'T6'),
+];
+
+/** Rows that are not a verb on a namespace: tenantgate's own objects, Projects, namespace creation. */
+const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promise<unknown>; verdicts: Verdict[]; restore?: () => Promise<void>; readOnly?: true }> = {
+  'get ledger ConfigMap': { readOnly: true, args: () => ['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}shop`], read: async () => null, verdicts: ['403', '403', '403', '403', '403', '403', '403'] },
+  'patch ledger ConfigMap': {
+    args: () => ['-n', 'tenantgate-system', 'patch', 'configmap', `${LEDGER_PREFIX}shop`, '--type=merge', '-p', '{"data":{"forged":"1"}}'],
+    read: () => readJson(['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}shop`]),
+    verdicts: ['403', '403', '403', '403', '403', '403', '403'],
+  },
+  'get webhook Secret': { readOnly: true, args: () => ['-n', 'tenantgate-system', 'get', 'secret', 'tenantgate-webhook-tls'], read: async () => null, verdicts: ['403', '403', '403', '403', '403', '403', '403'] },
+  'get config ConfigMap': { readOnly: true, args: () => ['-n', 'tenantgate-system', 'get', 'configmap', 'tenantgate-config'], read: async () => null, verdicts: ['403', '403', '403', '403', '403', '403', '403'] },
+  'patch own Project': {
+    args: () => ['patch', 'project', 'shop', '--type=merge', '-p', '{"spec":{"quota":{"hard":{"pods":"9999"}}}}'],
+    read: () => readJson(['get', 'project', 'shop'], (o) => (o as { spec: unknown }).spec),
+    verdicts: ['403', '403', '403', '403', '403', 'T5', '403'],
+  },
+  "delete another tenant's Project": {
+    args: () => ['delete', 'project', 'ml', '--wait=false'],
+    read: () => readJson(['get', 'project', 'ml'], (o) => (o as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp ?? null),
+    verdicts: ['403', '403', '403', '403', '403', 'T5', '403'],
+  },
+  'create a Project': {
+    args: () => ['create', '-f', '-'],
+    read: () => readJson(['get', 'project', 'forged', '--ignore-not-found']),
+    verdicts: ['403', '403', '403', '403', '403', 'T5', '403'],
+  },
+  'create namespace kube-system': { args: () => ['create', 'namespace', 'kube-system'], read: async () => null, verdicts: ['exists', 'exists', 'exists', 'exists', 'exists', 'exists', '403'] },
+  'create namespace tenantgate-system': { args: () => ['create', 'namespace', 'tenantgate-system'], read: async () => null, verdicts: ['exists', 'exists', 'exists', 'exists', 'exists', 'exists', '403'] },
+  'create namespace kube-evil': {
+    args: () => ['create', 'namespace', 'kube-evil'],
+    read: () => readJson(['get', 'namespace', 'kube-evil', '--ignore-not-found']),
+    verdicts: ['N2', 'N2', 'N2', 'N2', 'N2', 'N2', '403'],
+  },
+  'create namespace ml-stolen': {
+    args: () => ['create', 'namespace', 'ml-stolen'],
+    read: () => readJson(['get', 'namespace', 'ml-stolen', '--ignore-not-found']),
+    verdicts: ['T4', 'T4', 'ok', 'T4', 'T4', 'T4', '403'],
+    restore: async () => void (await kubectl('admin', ['delete', 'namespace', 'ml-stolen', '--ignore-not-found', '--wait=false'])),
+  },
+};
+const FORGED_PROJECT = JSON.stringify(project('forged', 'acme', [{ kind: 'Group', name: 'tenants' }]));
+
+// --- plumbing -------------------------------------------------------------------------------------
+let hook: LocalWebhook;
+let controller: RunningController;
+const kubeconfigs = {} as Record<Subject, string>;
+
+async function readJson(args: string[], pick: (o: unknown) => unknown = (o) => o): Promise<unknown> {
+  const out = (await kubectl('admin', [...args, '-o', 'json'])).stdout.trim();
+  return out ? pick(JSON.parse(out)) : null;
+}
+
+/** What a cell may change, as stored: the target namespace's metadata and its quotas. */
+async function namespaceState(ns: string): Promise<unknown> {
+  const core = kubeConfig('admin').makeApiClient(k8s.CoreV1Api);
+  const n = await core.readNamespace({ name: ns });
+  const quotas = await core.listNamespacedResourceQuota({ namespace: ns });
+  return {
+    labels: n.metadata?.labels,
+    annotations: n.metadata?.annotations,
+    deleting: n.metadata?.deletionTimestamp !== undefined,
+    quotas: quotas.items.map((q) => [q.metadata?.name, q.spec?.hard]).sort(),
+  };
+}
+
+async function run(subject: Subject, args: string[], dryRun: boolean, input?: string) {
+  return execa(join(cluster().binDir, 'kubectl'), [...args, ...(dryRun ? ['--dry-run=server'] : [])], {
+    env: { KUBECONFIG: kubeconfigs[subject] },
+    reject: false,
+    timeout: 60_000,
+    ...(input ? { input } : {}),
+  });
+}
+
+function expectVerdict(result: { exitCode?: number; stderr: string; stdout: string }, verdict: Verdict, what: string): void {
+  if (verdict === 'ok') {
+    expect(result.exitCode, `${what}: ${result.stderr}`).toBe(0);
+    return;
+  }
+  expect(result.exitCode, `${what}: expected ${verdict}, got exit 0: ${result.stdout}`).not.toBe(0);
+  if (verdict === '403') expect(result.stderr, what).toMatch(/is forbidden: User ".*" cannot [a-z]+ resource/);
+  else if (verdict === 'exists') expect(result.stderr, what).toMatch(/AlreadyExists|already exists/);
+  else if (verdict === 'immortal') expect(result.stderr, what).toMatch(/this namespace may not be deleted/);
+  else expect(result.stderr, what).toContain(`[${verdict}]`);
+}
+
+/** Puts back what an admitted real request changed, so the next cell starts from the same state. */
+async function undo(verb: string, ns: string): Promise<void> {
+  if (verb === 'label') await kubectl('admin', ['label', 'namespace', ns, 'e2e-team-']);
+  else if (verb === 'quota create') await kubectl('admin', ['-n', ns, 'delete', 'quota', 'e2e-extra']);
+  else if (verb === 'quota patch') await kubectl('admin', ['-n', ns, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"pods":"20"}}}']);
+}
+
+async function serviceAccountKubeconfigFile(namespace: string, name: string): Promise<string> {
+  const info = cluster();
+  const token = (await kubectl('admin', ['-n', namespace, 'create', 'token', name, '--duration=2h'])).stdout.trim();
+  const file = join(info.dir, `kubeconfig-${namespace}-${name}`);
+  await writeFile(file, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token), { mode: 0o600 });
+  return file;
+}
+
+beforeAll(async () => {
+  const info = cluster();
+  await installBase(info);
+  for (const s of ['alice', 'carol', 'bob', 'dave', 'nobody'] as const) kubeconfigs[s] = info.kubeconfigs[s]!;
+  // Two ServiceAccounts in a namespace of the platform: the self-service one, and an over-granted one.
+  await kubectl('admin', ['apply', '-f', '-'], {
+    input: [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tb-ci' } },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer', namespace: 'tb-ci' } },
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'over', namespace: 'tb-ci' } },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tb-deployer-self-service' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tenantgate-self-service' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: 'tb-ci' }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'tb-over-granted' }, rules: [{ apiGroups: [''], resources: ['namespaces', 'resourcequotas'], verbs: ['*'] }, { apiGroups: ['tenantgate.io'], resources: ['projects'], verbs: ['*'] }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tb-over-granted' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tb-over-granted' }, subjects: [{ kind: 'ServiceAccount', name: 'over', namespace: 'tb-ci' }] },
+    ].map((o) => JSON.stringify(o)).join('\n'),
+  });
+  kubeconfigs.sa = await serviceAccountKubeconfigFile('tb-ci', 'deployer');
+  kubeconfigs.over = await serviceAccountKubeconfigFile('tb-ci', 'over');
+
+  hook = await startLocalWebhook(info);
+  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
+  for (const p of PROJECTS) await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(p) });
+  await eventually(async () => {
+    for (const p of PROJECTS) if (!hook.webhook.cache.snapshot.project(p.metadata.name)) throw new Error(`${p.metadata.name} not in the webhook's cache`);
+  });
+  // Self-service: each owner creates its namespace; the controller grants the owners and adds the default quota.
+  for (const [owner, ns] of [['alice', 'shop-dev'], ['carol', 'blog-app'], ['bob', 'ml-serving']] as const) {
+    await kubectl(owner, ['create', 'namespace', ns]);
+  }
+  await eventually(async () => {
+    for (const ns of ['shop-dev', 'blog-app', 'ml-serving']) {
+      await kubectl('admin', ['-n', ns, 'get', 'rolebinding', OWNERS_BINDING_NAME]);
+      await kubectl('admin', ['-n', ns, 'get', 'quota', GUARD]);
+    }
+  }, { what: 'owner RoleBindings and default quotas from the controller' });
+  // Targets outside projects, each with a quota, and the objects of tenantgate-system.
+  await kubectl('admin', ['create', 'namespace', 'platform-tools']);
+  for (const ns of ['platform-tools', 'kube-public', 'kube-system', 'tenantgate-system']) {
+    await kubectl('admin', ['-n', ns, 'create', 'quota', GUARD, '--hard=pods=100']);
+  }
+  await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'configmap', 'tenantgate-config', '--from-literal=tenantgate.yaml={}']);
+  await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'secret', 'generic', 'tenantgate-webhook-tls', '--from-literal=tls.key=x']);
+  // A real ledger record: a quota growth in shop reserves its allocation there.
+  await kubectl('alice', ['-n', 'shop-dev', 'create', 'quota', 'grow', '--hard=requests.cpu=3,pods=20']);
+  await kubectl('admin', ['-n', 'shop-dev', 'delete', 'quota', 'grow']);
+  await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}shop`]);
+}, 300_000);
+
+afterAll(async () => {
+  await controller?.stop();
+  await hook?.stop();
+});
+
+describe('the tenancy boundary: every subject × target × verb, dry run and real', () => {
+  it('has one verdict per subject in every row', () => {
+    for (const row of MATRIX) expect(row.length, row.slice(0, 2).join(' ')).toBe(2 + SUBJECTS.length);
+    for (const [name, o] of Object.entries(OTHER)) expect(o.verdicts.length, name).toBe(SUBJECTS.length);
+  });
+
+  it.each(MATRIX.map((row) => [`${row[1]} on ${row[0]}`, row] as const))('%s', async (_name, row) => {
+    const [target, verb, ...verdicts] = row;
+    const args = NS_VERBS[verb]!(target);
+    for (const [i, subject] of SUBJECTS.entries()) {
+      const verdict = verdicts[i]!;
+      const before = await namespaceState(target);
+      const dry = await run(subject, args, true);
+      expectVerdict(dry, verdict, `${subject} ${verb} ${target} --dry-run=server`);
+      expect(await namespaceState(target), `${subject} ${verb} ${target}: a dry run changes nothing`).toEqual(before);
+      // An admitted delete is shown by the dry run; the real one is in its own test (it cannot be undone).
+      if (verdict === 'ok' && verb === 'delete') continue;
+      const real = await run(subject, args, false);
+      expectVerdict(real, verdict, `${subject} ${verb} ${target}`);
+      if (verdict === 'ok') {
+        expect(await namespaceState(target), `${subject} ${verb} ${target}: admitted, so it changed`).not.toEqual(before);
+        await undo(verb, target);
+      }
+      expect(await namespaceState(target), `${subject} ${verb} ${target}: state afterwards`).toEqual(before);
+    }
+  });
+
+  it.each(Object.entries(OTHER))('%s', async (name, cell) => {
+    for (const [i, subject] of SUBJECTS.entries()) {
+      const verdict = cell.verdicts[i]!;
+      const before = await cell.read();
+      const input = name === 'create a Project' ? FORGED_PROJECT : undefined;
+      if (!cell.readOnly) {
+        expectVerdict(await run(subject, cell.args(subject), true, input), verdict, `${subject} ${name} --dry-run=server`);
+        expect(await cell.read(), `${subject} ${name}: a dry run changes nothing`).toEqual(before);
+      }
+      expectVerdict(await run(subject, cell.args(subject), false, input), verdict, `${subject} ${name}`);
+      if (verdict === 'ok') {
+        expect(await cell.read()).not.toEqual(before);
+        await cell.restore?.();
+        await eventually(async () => expect(await cell.read()).toEqual(before), { what: `${name} undone` });
+      } else {
+        expect(await cell.read(), `${subject} ${name}: state afterwards`).toEqual(before);
+      }
+    }
+  });
+});
+
+describe('around the matrix', () => {
+  it('an owner really deletes its own namespace; the namespace is gone', async () => {
+    await kubectl('alice', ['create', 'namespace', 'shop-tmp']);
+    await eventually(() => kubectl('admin', ['-n', 'shop-tmp', 'get', 'rolebinding', OWNERS_BINDING_NAME]), { what: 'owner binding in shop-tmp' });
+    const denied = await run('bob', ['delete', 'namespace', 'shop-tmp'], false);
+    expectVerdict(denied, '403', 'bob deletes shop-tmp');
+    expect((await kubectl('alice', ['delete', 'namespace', 'shop-tmp', '--wait=false'], { reject: false })).exitCode).toBe(0);
+    await eventually(async () => expect((await kubectl('admin', ['get', 'namespace', 'shop-tmp', '--ignore-not-found', '-o', 'name'])).stdout).toBe(''), { what: 'shop-tmp deleted' });
+  });
+
+  it('kubernetes.io/metadata.name cannot be forged to fall under the webhooks\' exclusion', async () => {
+    const result = await run('alice', ['label', 'namespace', 'shop-dev', 'kubernetes.io/metadata.name=kube-system', '--overwrite'], false);
+    // The apiserver puts the name back whatever the request says; either way the label stays the name.
+    if (result.exitCode !== 0) expect(result.stderr).toMatch(/metadata\.name|forbidden|invalid/i);
+    expect((await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'jsonpath={.metadata.labels.kubernetes\\.io/metadata\\.name}'])).stdout).toBe('shop-dev');
+    const created = await run('alice', ['create', '-f', '-'], false, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop-sneaky', labels: { 'kubernetes.io/metadata.name': 'kube-system' } } }));
+    expect(created.exitCode, created.stderr).toBe(0); // the webhook saw it (it is a project namespace) and admitted it
+    const labels = JSON.parse((await kubectl('admin', ['get', 'namespace', 'shop-sneaky', '-o', 'json'])).stdout).metadata.labels;
+    expect(labels['kubernetes.io/metadata.name']).toBe('shop-sneaky');
+    expect(labels['tenantgate.io/project']).toBe('shop');
+    await kubectl('admin', ['delete', 'namespace', 'shop-sneaky', '--wait=false']);
+  });
+
+  it('the controller repairs an owners\' RoleBinding a tenant widened', async () => {
+    await kubectl('alice', ['-n', 'shop-dev', 'patch', 'rolebinding', OWNERS_BINDING_NAME, '--type=json', '-p', '[{"op":"add","path":"/subjects/-","value":{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"dave"}}]']);
+    await eventually(async () => {
+      const subjects = JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'rolebinding', OWNERS_BINDING_NAME, '-o', 'jsonpath={.subjects}'])).stdout) as Array<{ name: string }>;
+      expect(subjects.map((s) => s.name).sort()).toEqual(['acme:payments-admins', 'deployer']);
+    }, { what: 'binding repaired' });
+  });
+
+  it('webhook down: tenant writes to project namespaces are refused, admins still work in kube-system; back up, tenants work again', async () => {
+    const port = hook.webhook.port;
+    await hook.webhook.stop();
+    const refused = await run('alice', ['label', 'namespace', 'shop-dev', 'e2e-down=1'], false);
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toMatch(/failed calling webhook "(validate|mutate)\.tenantgate\.io"/);
+    expect((await namespaceState('shop-dev') as { labels: Record<string, string> }).labels['e2e-down']).toBeUndefined();
+    const quota = await run('alice', ['-n', 'shop-dev', 'create', 'quota', 'while-down', '--hard=pods=1'], false);
+    expect(quota.stderr).toMatch(/failed calling webhook/);
+    expect((await kubectl('admin', ['label', 'namespace', 'kube-system', 'e2e-admin=1', '--overwrite'], { reject: false })).exitCode).toBe(0);
+    await kubectl('admin', ['label', 'namespace', 'kube-system', 'e2e-admin-']);
+
+    // The same process comes back on the same address (as a restarted pod behind its Service would).
+    const info = cluster();
+    const again = await startWebhook({
+      config: DEFAULT_CONFIG,
+      kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-webhook'),
+      cert: hook.certs.cert,
+      key: hook.certs.key,
+      port,
+      host: '127.0.0.1',
+      log: () => {},
+    });
+    hook = { ...hook, webhook: again, stop: async () => { await unregisterWebhooks(info); await again.stop(); } };
+    await again.cache.waitSynced();
+    await eventually(async () => {
+      const ok = await run('alice', ['label', 'namespace', 'shop-dev', 'e2e-down=1'], false);
+      expect(ok.exitCode, ok.stderr).toBe(0);
+    }, { what: 'tenant writes admitted again' });
+    await kubectl('admin', ['label', 'namespace', 'shop-dev', 'e2e-down-']);
+  });
+});
