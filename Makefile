@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
+.PHONY: image manifests helm debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
 
 all: build
 
@@ -39,16 +39,24 @@ control-plane:
 kustomize:
 	hack/install-kustomize.sh
 
+# The CRD goes into the chart; manifests/ is rendered from the chart (ADR 0011).
 crd: deps
-	npx tsx src/validate/schema/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
+	npx tsx src/validate/schema/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
+	$(MAKE) manifests
 
-test: build control-plane kustomize debian-deps
+manifests: deps
+	npx tsx src/devcluster/generate-manifests.ts
+
+helm:
+	hack/build-go-tool.sh helm
+
+test: build control-plane kustomize helm debian-deps
 	npx vitest run
 
 test-unit: build debian-deps
 	npx vitest run --project unit
 
-test-integration: build control-plane kustomize
+test-integration: build control-plane kustomize helm debian-deps
 	npx vitest run --project integration
 
 bench: build control-plane
