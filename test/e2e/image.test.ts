@@ -8,7 +8,7 @@ import { execa, type ResultPromise } from 'execa';
 import { chmod, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import { kubeconfigYaml } from '../../src/devcluster/controlplane.js';
@@ -51,7 +51,8 @@ afterAll(async () => {
 
 describe('the image', () => {
   it('is tagged as the manifests reference it and runs as 65532 with tenantgate as entrypoint', async () => {
-    const deployment = parse((await readFile(join(MANIFESTS, 'webhook', 'deployment.yaml'), 'utf8')).split(/^---$/m)[1]!) as { spec: { template: { spec: { containers: Array<{ image: string }> } } } };
+    const docs = parseAllDocuments(await readFile(join(MANIFESTS, 'webhook', 'deployment.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; spec: { template: { spec: { containers: Array<{ image: string }> } } } });
+    const deployment = docs.find((d) => d.kind === 'Deployment')!;
     expect(image.name).toBe(deployment.spec.template.spec.containers[0]!.image);
     expect(image.config.User).toBe('65532:65532');
     expect(image.config.Entrypoint).toEqual(['/usr/local/bin/tenantgate']);
