@@ -172,4 +172,10 @@ describe('the rendered charts against the real API server', () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout.split('\n').filter((l) => l.includes('(server dry run)'))).toHaveLength(objects.length);
   });
+
+  it('the kustomize base applies with kubectl apply -k --dry-run=server', async () => {
+    const result = await kubectl('admin', ['apply', '-k', MANIFESTS, '--dry-run=server'], { reject: false });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/deployment\.apps\/tenantgate-webhook .*\(server dry run\)/);
+  });
 });

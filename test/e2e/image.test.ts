@@ -58,6 +58,22 @@ describe('the image', () => {
     expect(image.config.Entrypoint).toEqual(['/usr/local/bin/tenantgate']);
   });
 
+  it('is what the Dockerfile declares: entrypoint, user, environment, Node and kustomize versions', async () => {
+    const dockerfile = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(finalStage).toMatch(/^FROM scratch$/m);
+    expect(JSON.parse(/^ENTRYPOINT (.+)$/m.exec(finalStage)![1]!)).toEqual(image.config.Entrypoint);
+    expect(/^USER (\S+)$/m.exec(finalStage)![1]).toBe(image.config.User);
+    for (const env of image.config.Env) expect(finalStage).toContain(env);
+    const buildScript = await readFile(join(REPO_ROOT, 'hack', 'build-image.sh'), 'utf8');
+    const kustomizeScript = await readFile(join(REPO_ROOT, 'hack', 'install-kustomize.sh'), 'utf8');
+    expect(/^ARG NODE_VERSION=(\S+)$/m.exec(dockerfile)![1]).toBe(/^NODE_VERSION=(\S+)$/m.exec(buildScript)![1]);
+    expect(/^ARG KUSTOMIZE_VERSION=(\S+)$/m.exec(dockerfile)![1]).toBe(/^version=(\S+)/m.exec(kustomizeScript)![1]);
+    const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(dockerfile).toContain(`org.opencontainers.image.version=${version}`);
+    for (const shared of ['image/debian-packages.lock', 'image/finish-rootfs.sh', 'image/prune-node-modules.sh']) expect(dockerfile).toContain(shared);
+  });
+
   it('runs `tenantgate --version` read-only as 65532 and as Argo CD’s 999', async () => {
     const version = (JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     expect((await runInImage(image, ['--version'])).stdout.trim()).toBe(version);
