@@ -50,7 +50,11 @@ manifests: deps
 helm:
 	hack/build-go-tool.sh helm
 
-test: build control-plane kustomize helm debian-deps
+# Type-checks src, test and bench (tsconfig.check.json) and runs typescript-eslint.
+lint: deps
+	npm run --silent lint
+
+test: build lint control-plane kustomize helm debian-deps
 	npx vitest run
 
 test-unit: build debian-deps

@@ -22,6 +22,8 @@ export interface ControllerOptions {
   config: TenantgateConfig;
   /** Concurrent reconciles (never two for one project). Default 4. */
   workers?: number;
+  /** Namespace deletes one cascade sends at once. Default 10. */
+  deleteConcurrency?: number;
   /** Port for /healthz, /readyz, /metrics; 0 picks a free one; undefined serves nothing. */
   metricsPort?: number;
   metricsHost?: string;
@@ -168,7 +170,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
   const ownerBindings = new OwnerBindingCache(options.kubeConfig, () => api.listOwnerBindings(), { log, metrics });
   const synced = () => informers.synced && ownerBindings.synced;
-  const reconciler = new Reconciler({ api, informers, ownerBindings, config: options.config, log });
+  const reconciler = new Reconciler({ api, informers, ownerBindings, config: options.config, log, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
   const mapper = new KeyMapper(informers);
   const termConfig = {
     reconciler,

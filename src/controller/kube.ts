@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { API_GROUP, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import type { ControllerMetrics, WriteVerb } from './metrics.js';
-import { describeError, statusCode } from '../kube/errors.js';
+import { statusCode } from '../kube/errors.js';
 import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
 import type { RoleBindingObject } from '../render/owner-binding.js';
 import { OWNER_BINDING_SELECTOR } from './owner-bindings.js';

@@ -20,6 +20,7 @@ export const CONTROLLER_USAGE = `usage: tenantgate controller [options]
   --metrics-port N        /healthz, /readyz, /metrics (default 8080; 0 = any free port)
   --metrics-host H        address to listen on (default 0.0.0.0)
   --workers N             concurrent reconciles (default 4)
+  --delete-concurrency N  namespace deletes a cascade sends at once (default 10)
   --lease-namespace NS    leader election Lease namespace (default: the pod's namespace in-cluster,
                           else config.systemNamespace, tenantgate-system); it must exist
   --lease-name NAME       Lease name (default ${DEFAULT_LEASE_NAME})
@@ -39,6 +40,7 @@ export async function runController(args: string[]): Promise<number> {
       'metrics-port': { type: 'string', default: '8080' },
       'metrics-host': { type: 'string', default: '0.0.0.0' },
       workers: { type: 'string', default: '4' },
+      'delete-concurrency': { type: 'string', default: '10' },
       'lease-namespace': { type: 'string' },
       'lease-name': { type: 'string', default: DEFAULT_LEASE_NAME },
       identity: { type: 'string' },
@@ -53,6 +55,7 @@ export async function runController(args: string[]): Promise<number> {
   }
   const metricsPort = integer(values['metrics-port'], '--metrics-port', 0, 65535);
   const workers = integer(values.workers, '--workers', 1, 64);
+  const deleteConcurrency = integer(values['delete-concurrency'], '--delete-concurrency', 1, 100);
   const configPath = values.config && values['config-optional'] && !existsSync(values.config) ? undefined : values.config;
   const config = await loadConfig(configPath);
 
@@ -68,6 +71,7 @@ export async function runController(args: string[]): Promise<number> {
     kubeConfig,
     config,
     workers,
+    deleteConcurrency,
     metricsPort,
     metricsHost: values['metrics-host'],
     leaderElection: values['no-leader-election'] ? false : { namespace: leaseNamespace, name: values['lease-name'], identity },

@@ -32,6 +32,8 @@ export interface ReconcilerOptions {
   now?: () => Date;
   /** Least time between two status writes reporting a cascade's progress (1 s). */
   progressIntervalMs?: number;
+  /** Namespace deletes one cascade sends at once (10). */
+  deleteConcurrency?: number;
 }
 
 export class Reconciler {
@@ -42,7 +44,7 @@ export class Reconciler {
   private readonly lastProgressWrite = new Map<string, number>();
 
   constructor(private readonly o: ReconcilerOptions) {
-    this.deleter = new ProjectDeleter(o.api, { log: o.log });
+    this.deleter = new ProjectDeleter(o.api, { log: o.log, ...(o.deleteConcurrency ? { concurrency: o.deleteConcurrency } : {}) });
     this.now = o.now ?? (() => new Date());
     this.progressIntervalMs = o.progressIntervalMs ?? 1000;
   }

@@ -15,6 +15,9 @@ export function serveHttps(files: TlsFiles, handler: RequestListener, log: (m: s
   const reload = () => {
     try {
       server.setSecureContext({ ...read(), minVersion: 'TLSv1.2' });
+      // Kept-alive connections were made with the old certificate and would keep it as long as the
+      // apiserver keeps using them; idle ones are closed so every new request handshakes with the new one.
+      server.closeIdleConnections();
       log(`reloaded TLS certificate from ${files.cert}`);
     } catch (err) {
       // A half-written pair (cert updated, key not yet) fails here; the next change retries.

@@ -146,10 +146,26 @@ afterAll(async () => {
   for (const p of running.splice(0)) p.kill('SIGKILL');
 });
 
+/** resourceVersion of every object the controller writes for these projects, as the apiserver stores them. */
+async function storedVersions(projects: string[]): Promise<Record<string, string>> {
+  const rbac = kubeConfig('admin').makeApiClient(k8s.RbacAuthorizationV1Api);
+  const out: Record<string, string> = {};
+  for (const name of projects) {
+    out[`project/${name}`] = (await getProject(c, name))?.metadata.resourceVersion ?? '';
+    for (const ns of [`${name}-a`, `${name}-b`]) {
+      out[`namespace/${ns}`] = (await c.core.readNamespace({ name: ns })).metadata?.resourceVersion ?? '';
+      for (const q of (await c.core.listNamespacedResourceQuota({ namespace: ns })).items) out[`quota/${ns}/${q.metadata?.name}`] = q.metadata?.resourceVersion ?? '';
+      for (const b of (await rbac.listNamespacedRoleBinding({ namespace: ns })).items) out[`rolebinding/${ns}/${b.metadata?.name}`] = b.metadata?.resourceVersion ?? '';
+    }
+  }
+  return out;
+}
+
 describe('controller process', () => {
   it('SIGKILL in the middle of a cascade, then a restart: the job is finished and nothing else is deleted', async () => {
     const run = uniqueName('kill');
-    const a = await startReplica(`${run}-pod`, run);
+    // One delete at a time and more namespaces than that: the kill lands while owned namespaces still wait.
+    const a = await startReplica(`${run}-pod`, run, ['--delete-concurrency=1']);
     await waitLeader(a);
 
     const name = uniqueName('killp');
@@ -159,9 +175,9 @@ describe('controller process', () => {
       if (!p?.metadata.finalizers?.includes('tenantgate.io/cascade-delete')) throw new Error('no finalizer');
       return p;
     });
-    const owned = Array.from({ length: 5 }, (_, i) => `${name}-ns${i}`);
-    for (const ns of owned) await createProjectNamespace(c, project, ns);
-    await pool(owned, 5, (ns) => fillNamespace(c, ns, 10, 5, ns === owned[0] ? [HOLD] : []));
+    const owned = Array.from({ length: 30 }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
+    await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
+    await pool(owned.slice(0, 5), 5, (ns) => fillNamespace(c, ns, 10, 5, ns === owned[0] ? [HOLD] : []));
     const foreign = `${name}-foreign`;
     await createProjectNamespace(c, project, foreign, { uid: null });
     const bystander = uniqueName('bystander');
@@ -175,6 +191,12 @@ describe('controller process', () => {
     }, { what: 'first namespace deleted', intervalMs: 20 });
     a.proc.kill('SIGKILL');
     expect(await a.proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    // Really in the middle: some owned namespaces were asked to go, others not yet.
+    const atKill = (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items.filter((n) => owned.includes(n.metadata?.name ?? ''));
+    const untouched = atKill.filter((n) => !n.metadata?.deletionTimestamp).length;
+    console.log(`[controller-process] at SIGKILL: ${owned.length - untouched} of ${owned.length} owned namespaces being deleted`);
+    expect(untouched).toBeGreaterThan(0);
+    expect(untouched).toBeLessThan(owned.length);
 
     // While no controller runs: a namespace of the project it never saw (annotated as the webhook would).
     const late = `${name}-late`;
@@ -186,7 +208,7 @@ describe('controller process', () => {
     expect(await namespaceExists(c, late)).toBe(true);
 
     // The same pod's container restarts (same identity: it takes its lease back at once).
-    const b = await startReplica(`${run}-pod`, run);
+    const b = await startReplica(`${run}-pod`, run, ['--delete-concurrency=1']);
     await waitLeader(b);
     await releaseHold(owned[0]!);
     await eventually(async () => {
@@ -281,8 +303,11 @@ describe('controller process', () => {
 
     const before = await reconcileWrites(r);
     const reconcilesBefore = await reconcileCount(r);
+    const versionsBefore = await storedVersions(names);
     await new Promise((r) => setTimeout(r, 10_000)); // three full resync periods and more
     const after = await reconcileWrites(r);
+    // From the apiserver's side too: not one of the objects the controller manages has a new version.
+    expect(await storedVersions(names)).toEqual(versionsBefore);
     const reconciles = (await reconcileCount(r)) - reconcilesBefore;
     console.log(
       `[controller-process] idle over 10 s: ${reconciles} reconciles, ${after.total - before.total} writes (excluding leases), ` +

@@ -177,6 +177,40 @@ describe('cascading deletion (C2)', () => {
     await c.core.deleteNamespace({ name: otherUid });
     await c.core.deleteNamespace({ name: noUid });
   });
+
+  it('a re-created Project (same name, new uid) never deletes the namespaces of the one before it', async () => {
+    const old = await newProject('again');
+    const name = old.metadata.name!;
+    const oldUid = old.metadata.uid!;
+    const survivor = `${name}-old`;
+    await createProjectNamespace(c, old, survivor); // annotated with the old Project's real uid
+    // The old Project goes without its cascade (an administrator removed the finalizer by hand).
+    await c.custom.patchClusterCustomObject(
+      { group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', name, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+    ).catch(() => undefined);
+    await deleteProject(c, name);
+    await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), { what: 'old project gone' });
+    expect(await namespaceExists(c, survivor)).toBe(true);
+
+    await createProject(c, name, spec(), { [SELECTOR_LABEL]: RUN });
+    const reborn = await eventually(async () => {
+      const p = await getProject(c, name);
+      if (!p?.metadata.finalizers?.includes('tenantgate.io/cascade-delete')) throw new Error('no finalizer yet');
+      return p;
+    }, { what: 're-created project reconciled' });
+    expect(reborn.metadata.uid).not.toBe(oldUid);
+    const own = `${name}-new`;
+    await createProjectNamespace(c, reborn, own);
+
+    await deleteProject(c, name);
+    await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), { what: 're-created project gone', timeoutMs: 90_000 });
+    expect(await namespaceExists(c, own)).toBe(false);
+    expect(await namespaceExists(c, survivor)).toBe(true);
+    const annotation = (await c.core.readNamespace({ name: survivor })).metadata?.annotations?.['tenantgate.io/project-uid'];
+    expect(annotation).toBe(oldUid);
+    await c.core.deleteNamespace({ name: survivor });
+  });
 });
 
 describe('status (C3) and default quotas (C4)', () => {

@@ -1,17 +1,24 @@
 /**
- * Q5 (issue 6): two webhook replicas behind a round-robin proxy, 40 concurrent tenant requests per
+ * Q5 (issue 6, 13): two webhook replicas, each its own `tenantgate webhook` process, behind a round-robin
+ * proxy, 40 concurrent tenant requests per
  * round for the same headroom. With the cross-replica ledger, no round overspends; without it, some do.
  */
 import * as k8s from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile, writeFile } from 'node:fs/promises';
+import { stringify } from 'yaml';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
+import { kubeconfigYaml, REPO_ROOT } from '../../src/devcluster/controlplane.js';
+import { httpsGet } from '../../src/devcluster/https-get.js';
+import { freePort } from '../../src/devcluster/ports.js';
+import { startProcess, type Managed } from '../../src/devcluster/processes.js';
+import { Quantity } from '../../src/validate/quantity.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../../src/devcluster/proxy.js';
-import { applyOwnerBindings, installBase, registerWebhooks, serviceAccountKubeConfig, unregisterWebhooks } from '../../src/devcluster/tenantgate.js';
+import { applyOwnerBindings, installBase, registerWebhooks, unregisterWebhooks } from '../../src/devcluster/tenantgate.js';
 import { LEDGER_PREFIX } from '../../src/webhook/ledger.js';
 import type { Project } from '../../src/validate/types.js';
-import { startWebhook, type RunningWebhook } from '../../src/webhook/main.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 
 const PROJECT = 'race';
@@ -19,18 +26,34 @@ const NAMESPACES = Array.from({ length: 40 }, (_, i) => `race-n${i}`);
 const ROUNDS = 25;
 
 let certs: WebhookCertFiles;
-let replicas: RunningWebhook[] = [];
+let replicas: Replica[] = [];
 let proxy: RoundRobinProxy | undefined;
+
+/** One webhook replica as production runs it: its own `tenantgate webhook` process, under its ServiceAccount. */
+interface Replica {
+  port: number;
+  process: Managed;
+}
+
+const DIST_CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 
 async function startReplicas(config: Partial<TenantgateConfig>): Promise<void> {
   await stopReplicas();
   const info = cluster();
-  const kc = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
+  const token = (await kubectl('admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
+  const kubeconfig = join(info.dir, 'race-webhook.kubeconfig');
+  await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
+  const configFile = join(info.dir, 'race-tenantgate.yaml');
+  await writeFile(configFile, stringify(config));
   for (let i = 0; i < 2; i++) {
-    const w = await startWebhook({ config: { ...DEFAULT_CONFIG, ...config }, kubeConfig: kc, cert: certs.cert, key: certs.key, port: 0, host: '127.0.0.1', log: () => {} });
-    await w.cache.waitSynced();
-    replicas.push(w);
+    const port = await freePort();
+    const proc = startProcess(`race-webhook-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `race-webhook-${i}.log`));
+    replicas.push({ port, process: proc });
   }
+  const ca = await readFile(certs.caCert);
+  await eventually(async () => {
+    for (const r of replicas) expect((await httpsGet(`https://127.0.0.1:${r.port}/readyz`, { ca })).status).toBe(200);
+  }, { what: 'both replicas ready' });
   proxy = await startRoundRobinProxy(replicas.map((r) => r.port));
   await registerWebhooks(info, `https://127.0.0.1:${proxy.port}`, certs.caBundle);
 }
@@ -38,27 +61,49 @@ async function startReplicas(config: Partial<TenantgateConfig>): Promise<void> {
 async function stopReplicas(): Promise<void> {
   await proxy?.close();
   proxy = undefined;
-  for (const r of replicas) await r.stop();
+  for (const r of replicas) await r.process.stop();
   replicas = [];
 }
 
+/** A number from each replica's /metrics. */
+async function scrape(metric: RegExp): Promise<number[]> {
+  const ca = await readFile(certs.caCert);
+  return Promise.all(
+    replicas.map(async (r) => {
+      const body = (await httpsGet(`https://127.0.0.1:${r.port}/metrics`, { ca })).body;
+      let sum = 0;
+      for (const line of body.split('\n')) if (metric.test(line)) sum += Number(line.split(' ').pop());
+      return sum;
+    }),
+  );
+}
+const validateRequests = () => scrape(/^tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="ResourceQuota"/);
+
 const core = (user: string) => kubeConfig(user).makeApiClient(k8s.CoreV1Api);
 
+/** Every ResourceQuota in the 40 namespaces, whatever its labels (not through the label the webhook under test adds). */
+async function quotasInRaceNamespaces(): Promise<k8s.V1ResourceQuota[]> {
+  const admin = core('admin');
+  const lists = await Promise.all(NAMESPACES.map((namespace) => admin.listNamespacedResourceQuota({ namespace })));
+  return lists.flatMap((l) => l.items);
+}
+
 async function existingAllocation(): Promise<{ quotas: number; cpuMilli: number }> {
-  const list = await core('admin').listResourceQuotaForAllNamespaces({ labelSelector: `tenantgate.io/project=${PROJECT}` });
-  let cpuMilli = 0;
-  for (const q of list.items) cpuMilli += Number(String(q.spec?.hard?.['requests.cpu'] ?? '0').replace(/m$/, '')) * (String(q.spec?.hard?.['requests.cpu']).endsWith('m') ? 1 : 1000);
-  return { quotas: list.items.length, cpuMilli };
+  const items = await quotasInRaceNamespaces();
+  let cpu = Quantity.parse('0');
+  for (const q of items) cpu = cpu.add(Quantity.parse(String(q.spec?.hard?.['requests.cpu'] ?? '0')));
+  return { quotas: items.length, cpuMilli: Number(cpu.milliValue()) };
 }
 
 async function clearQuotas(): Promise<void> {
   const admin = core('admin');
-  const list = await admin.listResourceQuotaForAllNamespaces({ labelSelector: `tenantgate.io/project=${PROJECT}` });
-  await Promise.all(list.items.map((q) => admin.deleteNamespacedResourceQuota({ name: q.metadata!.name!, namespace: q.metadata!.namespace! })));
-  // Both replicas must see the deletions before the next round.
+  const items = await quotasInRaceNamespaces();
+  await Promise.all(items.map((q) => admin.deleteNamespacedResourceQuota({ name: q.metadata!.name!, namespace: q.metadata!.namespace! })));
+  // Both replicas must see the deletions before the next round: their caches hold as many quotas as the apiserver.
   await eventually(async () => {
-    for (const r of replicas) for (const ns of NAMESPACES) if ([...r.cache.snapshot.quotasInNamespace(ns)].length) throw new Error(`replica still sees a quota in ${ns}`);
-  }, { timeoutMs: 30_000 });
+    const total = (await admin.listResourceQuotaForAllNamespaces()).items.length;
+    expect(await scrape(/^tenantgate_webhook_cache_objects\{kind="ResourceQuota"\}/)).toEqual(replicas.map(() => total));
+  }, { timeoutMs: 30_000, what: 'replicas saw the deletions' });
 }
 
 /** One round: 40 concurrent quota creations by alice, each asking 1 CPU of a budget of 10. */
@@ -69,7 +114,10 @@ async function round(i: number): Promise<{ admitted: number; quotas: number; cpu
   );
   const admitted = results.filter((r) => r.status === 'fulfilled').length;
   for (const r of results) if (r.status === 'rejected') expect(String((r.reason as { body?: string }).body ?? r.reason)).toMatch(/\[Q1\]|\[Q5\]/);
-  return { admitted, ...(await existingAllocation()) };
+  const existing = await existingAllocation();
+  // Every admitted response is an object that exists, and nothing exists that was not admitted.
+  expect(existing.quotas, `round ${i}: quotas that exist vs admitted responses`).toBe(admitted);
+  return { admitted, ...existing };
 }
 
 beforeAll(async () => {
@@ -94,7 +142,11 @@ describe('race-free headroom across replicas (Q5)', () => {
     await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30 });
     const admittedPerRound: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
+      const before = await validateRequests();
       const r = await round(i);
+      const after = await validateRequests();
+      // Both replicas decided some of this round's requests (as two pods behind a Service would).
+      for (const [k, n] of after.entries()) expect(n - before[k]!, `round ${i}: requests to replica ${k}`).toBeGreaterThan(0);
       admittedPerRound.push(r.admitted);
       expect(r.admitted, `round ${i}`).toBeLessThanOrEqual(10);
       expect(r.cpuMilli, `round ${i}: allocation from the ResourceQuotas that exist`).toBeLessThanOrEqual(10_000);
@@ -102,8 +154,7 @@ describe('race-free headroom across replicas (Q5)', () => {
     }
     // The budget is usable, not just safe: most rounds fill it.
     expect(admittedPerRound.filter((n) => n === 10).length).toBeGreaterThan(ROUNDS / 2);
-    expect(proxy!.connections.every((c) => c > 0)).toBe(true);
-    process.stderr.write(`[Q5] admitted per round with ledger: ${admittedPerRound.join(',')}; connections per replica ${proxy!.connections.join('/')}\n`);
+    process.stderr.write(`[Q5] admitted per round with ledger: ${admittedPerRound.join(',')}; requests per replica ${(await validateRequests()).join('/')}\n`);
   }, 600_000);
 
   it('leaves the ledger untouched on dry runs', async () => {

@@ -1,6 +1,6 @@
 /** Test helpers over the shared control plane: kubectl as a real user, client-node clients. */
 import * as k8s from '@kubernetes/client-node';
-import { execa, type Result } from 'execa';
+import { execa } from 'execa';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { ClusterInfo } from '../../src/devcluster/controlplane.js';
@@ -15,14 +15,22 @@ export interface KubectlOptions {
   reject?: boolean;
 }
 
-export async function kubectl(user: string, args: string[], options: KubectlOptions = {}): Promise<Result> {
+export interface KubectlResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number | undefined;
+}
+
+export async function kubectl(user: string, args: string[], options: KubectlOptions = {}): Promise<KubectlResult> {
   const info = cluster();
-  return execa(join(info.binDir, 'kubectl'), args, {
+  const result = await execa(join(info.binDir, 'kubectl'), args, {
     env: { KUBECONFIG: info.kubeconfigs[user] ?? '' },
-    input: options.input,
+    ...(options.input !== undefined ? { input: options.input } : {}),
     reject: options.reject ?? true,
     timeout: 60_000,
+    encoding: 'utf8',
   });
+  return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode };
 }
 
 export function kubeConfig(user = 'admin'): k8s.KubeConfig {

@@ -1,6 +1,10 @@
 /**
- * W5: ≥ 10,000 generated AdmissionReview bodies, valid and broken, over real HTTPS: no crash, every
- * answer a valid HTTP response, and nothing malformed is ever admitted.
+ * W5: ≥ 10,000 generated AdmissionReview bodies, valid and broken, over real HTTPS to the app wired as
+ * in production (the HeadroomGuard's decide and pending, with an in-memory ledger): no crash, a
+ * well-formed envelope always gets 200, a broken one 400, and oracles catch an accidental admit — a
+ * non-privileged namespace CREATE outside the user's projects, a quota over the headroom — and a
+ * denial without a rule id. The seed is printed and can be pinned with FUZZ_SEED; FUZZ_RUNS scales the
+ * run (`npm run fuzz`: 100,000 cases).
  */
 import fc from 'fast-check';
 import { request, type Agent } from 'node:https';
@@ -16,6 +20,13 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp, MAX_BODY_BYTES } from '../../src/webhook/server.js';
+import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { MemoryLedger } from '../../src/webhook/ledger.js';
+import { Quantity } from '../../src/validate/quantity.js';
+
+const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
+const stats = { cases: 0, crashes: 0, accidentalAdmits: 0, denials: 0, oracleCases: 0 };
 import { serveHttps } from '../../src/webhook/tls.js';
 
 let server: Server;
@@ -32,7 +43,9 @@ const snapshot = MemorySnapshot.of({
 beforeAll(async () => {
   const certs = await generateWebhookCerts(await mkdtemp(join(tmpdir(), 'tg-fuzz-')));
   ca = await readFile(certs.caCert);
-  const app = createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics: new WebhookMetrics() });
+  const guard = new HeadroomGuard({ ttlMs: 30_000, ledger: new MemoryLedger() });
+  const app = createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics: new WebhookMetrics(), decide: guard.decide, pending: guard.pending });
+  console.log(`[webhook-fuzz] seed ${SEED} (FUZZ_SEED=${SEED} reproduces), ${RUNS} cases`);
   server = serveHttps({ cert: certs.cert, key: certs.key }, app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   port = (server.address() as { port: number }).port;
@@ -40,6 +53,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  console.log(`[webhook-fuzz] ${JSON.stringify(stats)}`);
   agent.destroy();
   await new Promise<void>((r) => server.close(() => r()));
 });
@@ -60,13 +74,21 @@ function post(path: string, body: string | Buffer): Promise<{ status: number; bo
 const userInfo = fc.record({ username: fc.constantFrom('alice', 'bob', 'admin', ''), groups: fc.array(fc.constantFrom('acme:payments-admins', 'system:masters', 'tenants'), { maxLength: 2 }) });
 const anything = fc.anything({ maxDepth: 3 });
 const nsObject = fc.record({ apiVersion: fc.constant('v1'), kind: fc.constant('Namespace'), metadata: fc.record({ name: fc.constantFrom('payments-x', 'foo', 'kube-a', 'payments-api'), labels: fc.option(fc.dictionary(fc.constantFrom('tenantgate.io/project', 'team'), fc.constantFrom('payments', 'web')), { nil: undefined }) }) });
+const CPU = ['100m', '500m', '1', '1500m', '2', '5', '1e3'];
+const quotaObject = fc.record({
+  apiVersion: fc.constant('v1'),
+  kind: fc.constant('ResourceQuota'),
+  metadata: fc.record({ name: fc.constantFrom('q', 'extra', 'tenantgate-quota') }),
+  spec: fc.record({ hard: fc.record({ 'requests.cpu': fc.constantFrom(...CPU) }) }),
+});
 const validRequest = fc.record({
   uid: fc.uuid(),
   kind: fc.constantFrom({ group: '', version: 'v1', kind: 'Namespace' }, { group: '', version: 'v1', kind: 'ResourceQuota' }, { group: 'tenantgate.io', version: 'v1alpha1', kind: 'Project' }, { group: 'apps', version: 'v1', kind: 'Deployment' }),
   operation: fc.constantFrom('CREATE', 'UPDATE', 'DELETE'),
   userInfo,
-  namespace: fc.constantFrom('payments-api', 'default', ''),
-  object: fc.oneof(nsObject, anything.filter((a) => typeof a === 'object' && a !== null && !Array.isArray(a))),
+  // payments-new is not in the cache: a quota there counts against payments' headroom (4 − 3 = 1 CPU).
+  namespace: fc.constantFrom('payments-api', 'payments-new', 'default', ''),
+  object: fc.oneof(nsObject, quotaObject, anything.filter((a) => typeof a === 'object' && a !== null && !Array.isArray(a))),
   oldObject: fc.option(nsObject, { nil: undefined }),
   dryRun: fc.boolean(),
 });
@@ -86,44 +108,83 @@ const brokenReview = fc.oneof(
   fc.string().map((s) => `{${s}`),
 );
 
-function checkAnswer(res: { status: number; body: string; contentType: string }, broken: boolean): void {
-  expect([200, 400]).toContain(res.status);
+interface FuzzRequest {
+  uid: string;
+  kind: { kind: string };
+  operation: string;
+  namespace: string;
+  userInfo: { username: string; groups: string[] };
+  object?: { metadata?: { name?: unknown }; spec?: { hard?: Record<string, unknown> } };
+}
+
+/** What must be denied whatever else is true (SPEC T4/T6, Q1); undefined when the oracle has no opinion. */
+function mustDeny(path: string, r: FuzzRequest): string | undefined {
+  if (path !== '/validate') return undefined;
+  const privileged = r.userInfo.groups.includes('system:masters');
+  const owner = r.userInfo.groups.includes('acme:payments-admins');
+  const name = r.object?.metadata?.name;
+  if (r.kind.kind === 'Namespace' && r.operation === 'CREATE' && !privileged && typeof name === 'string' && !(owner && name.startsWith('payments-'))) {
+    return `non-privileged ${r.userInfo.username || '(anonymous)'} creates namespace ${name} outside its projects`;
+  }
+  const cpu = r.object?.spec?.hard?.['requests.cpu'];
+  if (r.kind.kind === 'ResourceQuota' && (r.operation === 'CREATE' || r.operation === 'UPDATE') && r.namespace === 'payments-new' && typeof cpu === 'string' && Quantity.parse(cpu).cmp(Quantity.parse('1')) > 0) {
+    return `quota asking requests.cpu ${cpu} in payments-new, where 1 fits`;
+  }
+  return undefined;
+}
+
+function checkAnswer(res: { status: number; body: string; contentType: string }, broken: boolean, path: string, request?: FuzzRequest): void {
+  stats.cases++;
+  if (res.status >= 500) stats.crashes++;
   expect(res.contentType).toContain('application/json');
   const parsed = JSON.parse(res.body);
   if (broken) {
     expect(res.status).toBe(400);
     expect(typeof parsed.error).toBe('string');
     expect(parsed.response).toBeUndefined();
-  } else if (res.status === 200) {
-    expect(parsed.apiVersion).toBe('admission.k8s.io/v1');
-    expect(typeof parsed.response.allowed).toBe('boolean');
+    return;
+  }
+  expect(res.status, res.body).toBe(200);
+  expect(parsed.apiVersion).toBe('admission.k8s.io/v1');
+  expect(typeof parsed.response.allowed).toBe('boolean');
+  const why = mustDeny(path, request!);
+  if (why) stats.oracleCases++;
+  if (why && parsed.response.allowed) stats.accidentalAdmits++;
+  expect(parsed.response.allowed, `accidental admit: ${why}`).toBe(why ? false : parsed.response.allowed);
+  if (!parsed.response.allowed) {
+    stats.denials++;
+    // Every denial names its rules; 503 (not ready) and Q5 retries carry their own text.
+    if (parsed.response.status.code === 403) for (const line of String(parsed.response.status.message).split('\n')) expect(line).toMatch(/^\[(S1|N[1-4]|T[1-7]|Q[1-5])\] /);
   }
 }
 
 describe('webhook fuzz (W5)', () => {
-  it('answers 10,000 generated bodies without crashing or admitting broken input', async () => {
+  it(`answers ${RUNS} generated bodies: 200 for every envelope, 400 for every broken one, no accidental admit`, async () => {
     let total = 0;
     for (const [arb, broken, runs] of [
-      [validReview.map((r) => JSON.stringify(r)), false, 5000],
-      [brokenReview, true, 5000],
+      [validReview.map((r) => JSON.stringify(r)), false, RUNS / 2],
+      [brokenReview, true, RUNS / 2],
     ] as const) {
       await fc.assert(
         fc.asyncProperty(arb, async (body) => {
           total++;
           for (const path of ['/validate', '/mutate']) {
             const res = await post(path, body);
-            checkAnswer(res, broken);
-            if (!broken && res.status === 200) {
-              const request = (JSON.parse(body) as { request: { uid: string } }).request;
-              expect(JSON.parse(res.body).response.uid).toBe(request.uid);
-            }
+            const request = broken ? undefined : (JSON.parse(body) as { request: FuzzRequest }).request;
+            checkAnswer(res, broken, path, request);
+            if (request) expect(JSON.parse(res.body).response.uid).toBe(request.uid);
           }
         }),
-        { numRuns: runs },
+        { numRuns: runs, seed: SEED },
       );
     }
-    expect(total).toBeGreaterThanOrEqual(10_000);
-  }, 300_000);
+    expect(total).toBeGreaterThanOrEqual(RUNS);
+    expect(stats.crashes).toBe(0);
+    expect(stats.accidentalAdmits).toBe(0);
+    // The oracles had something to judge: the generators reach both kinds of must-deny request.
+    expect(stats.denials).toBeGreaterThan(RUNS / 20);
+    expect(stats.oracleCases).toBeGreaterThan(RUNS / 200);
+  }, 3_600_000);
 
   it('refuses oversized bodies with 413 and unknown paths with 404, and still serves afterwards', async () => {
     const big = Buffer.alloc(MAX_BODY_BYTES + 1024, 'a');
