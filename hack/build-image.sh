@@ -46,12 +46,17 @@ else
 fi
 # extract: unpack the packages (and their dependencies) without running maintainer scripts, so no
 # dpkg, apt or perl needs to live in the image. The hook records exactly which .debs were used.
-mmdebstrap --quiet --variant=extract --include="$includes" \
+if ! mmdebstrap --quiet --variant=extract --include="$includes" \
   --extract-hook='ls "$1"/var/cache/apt/archives/ | grep "\.deb$" > "$1"/../debs.txt' \
   "$DEBIAN_SUITE" "$work/rootfs" \
   "deb $DEBIAN_MIRROR $DEBIAN_SUITE main" \
   "deb $DEBIAN_MIRROR $DEBIAN_SUITE-updates main" \
-  "deb $DEBIAN_SECURITY_MIRROR $DEBIAN_SUITE-security main"
+  "deb $DEBIAN_SECURITY_MIRROR $DEBIAN_SUITE-security main"; then
+  echo "build-image: mmdebstrap failed. If apt could not find a version pinned in $lock, Debian has" >&2
+  echo "replaced it (point or security release): DEBIAN_LOCK_UPDATE=1 make image, review and commit the lock," >&2
+  echo "or set DEBIAN_MIRROR to a snapshot.debian.org URL from the lock's date." >&2
+  exit 1
+fi
 # name_version_arch.deb (":" of an epoch is written %3a) -> name=version
 sed -e 's/%3a/:/' -e 's/^\([^_]*\)_\([^_]*\)_.*$/\1=\2/' "$work/debs.txt" | LC_ALL=C sort > "$out/debian-packages.txt"
 if [ "${DEBIAN_LOCK_UPDATE:-0}" = 1 ] || [ ! -f "$lock" ]; then
@@ -106,8 +111,9 @@ port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{
 "$crane" registry serve --address "127.0.0.1:$port" >"$work/registry.log" 2>&1 &
 registry_pid=$!
 trap 'kill $registry_pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
+for attempt in $(seq 1 100); do
   curl -fsS "http://127.0.0.1:$port/v2/" >/dev/null 2>&1 && break
+  if [ "$attempt" = 100 ]; then echo "build-image: crane registry on 127.0.0.1:$port did not start: $(cat "$work/registry.log")" >&2; exit 1; fi
   sleep 0.1
 done
 staging="127.0.0.1:$port/tenantgate"

@@ -88,8 +88,8 @@ if [ -n "$run" ]; then mount --bind "$run" "$root/run"; mount -o remount,bind,ro
 exec chroot --userspec="$user" "$root" /bin/sh -c 'cd "$0" && exec "$@"' "$cwd" "$@"
 `;
 
-/** Runs the image's entrypoint (or `entrypoint`) with `args` as a container runtime would, read-only. */
-export function runInImage(image: UnpackedImage, args: string[], options: RunOptions = {}): ResultPromise {
+/** Starts the image's entrypoint (or `entrypoint`) with `args` as a container runtime would, read-only. */
+export function startInImage(image: UnpackedImage, args: string[], options: RunOptions = {}): ResultPromise {
   const env: Record<string, string> = {};
   for (const entry of image.config.Env) {
     const at = entry.indexOf('=');
@@ -101,4 +101,16 @@ export function runInImage(image: UnpackedImage, args: string[], options: RunOpt
     ['--mount', '--propagation', 'private', '--', 'sh', '-c', CONTAINER_SCRIPT, image.rootfs, options.mountRun ?? '', options.cwd ?? (image.config.WorkingDir || '/'), options.user ?? image.config.User, ...command],
     { env: { ...env, ...options.env }, extendEnv: false, reject: options.reject ?? true, timeout: options.timeoutMs ?? 120_000 },
   );
+}
+
+export interface RunResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number | undefined;
+}
+
+/** Runs a command in the image to completion (see startInImage). */
+export async function runInImage(image: UnpackedImage, args: string[], options: RunOptions = {}): Promise<RunResult> {
+  const result = await startInImage(image, args, options);
+  return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode };
 }
