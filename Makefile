@@ -45,7 +45,7 @@ crd: deps
 	$(MAKE) manifests
 
 manifests: deps
-	npx tsx src/devcluster/generate-manifests.ts
+	npx tsx hack/generate-manifests.ts
 
 helm:
 	hack/build-go-tool.sh helm

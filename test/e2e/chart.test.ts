@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.js';
-import { CHART_DIR, GENERATED_DIRS, helmBinary, helmTemplate, manifestsFromChart } from '../../src/devcluster/chart.js';
+import { CHART_DIR, GENERATED_DIRS, helmBinary, helmTemplate, manifestsFromChart } from '../../hack/chart-manifests.js';
 import { installBase, MANIFESTS } from '../../src/devcluster/tenantgate.js';
 import { kustomizeBinary } from '../../src/cli/render.js';
 import { cluster, kubectl } from '../support/cluster.js';

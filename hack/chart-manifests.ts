@@ -1,12 +1,14 @@
 /**
- * charts/tenantgate is the source of the install manifests: `make manifests` renders it with its
- * default values into manifests/{crd,controller,webhook,rbac} plus manifests/kustomization.yaml
- * (ADR 0011). Helm comes from hack/helm (Go module), built into .cache/helm/<version>/.
+ * charts/tenantgate is the source of the install manifests: `make manifests` (hack/generate-manifests.ts)
+ * renders it with its default values into manifests/{crd,controller,webhook,rbac} plus
+ * manifests/kustomization.yaml (ADR 0011). Helm comes from hack/helm (Go module), built into .cache/helm/<version>/.
  */
 import { execa } from 'execa';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { REPO_ROOT } from '../paths.js';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
 export const CHART_DIR = join(REPO_ROOT, 'charts', 'tenantgate');
 export const RELEASE = { name: 'tenantgate', namespace: 'tenantgate-system' };

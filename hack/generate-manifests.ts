@@ -1,10 +1,10 @@
 /** `make manifests`: writes manifests/{crd,controller,webhook,rbac} and manifests/kustomization.yaml from the chart. */
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { REPO_ROOT } from '../paths.js';
-import { GENERATED_DIRS, manifestsFromChart } from './chart.js';
+import { fileURLToPath } from 'node:url';
+import { GENERATED_DIRS, manifestsFromChart } from './chart-manifests.js';
 
-const manifests = join(REPO_ROOT, 'manifests');
+const manifests = fileURLToPath(new URL('../manifests', import.meta.url));
 const files = await manifestsFromChart();
 for (const dir of GENERATED_DIRS) {
   for (const entry of await readdir(join(manifests, dir)).catch(() => [] as string[])) {
