@@ -1,11 +1,12 @@
 /**
  * The container image from `make image` (hack/build-image.sh, ADR 0010), unpacked and run from its
  * own root filesystem, read-only, as the image's non-root user: --version, the Argo CD plugin's
- * discover and generate commands on examples/gitops (as Argo CD's UID 999), and the webhook serving
- * /readyz against the test control plane. The build runs twice to show that the digest is reproducible.
+ * discover and generate commands on examples/gitops (as Argo CD's UID 999), and the webhook and the
+ * controller serving /readyz against the test control plane. The build runs twice to show that the
+ * digest is reproducible.
  */
 import { execa, type ResultPromise } from 'execa';
-import { chmod, cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
@@ -102,27 +103,35 @@ describe('the image', () => {
   });
 });
 
+/** A kubeconfig for one of tenantgate's ServiceAccounts, readable inside the image. */
+async function serviceAccountKubeconfig(file: string, serviceAccount: string): Promise<void> {
+  const info = cluster();
+  const token = (await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'token', serviceAccount, '--duration=1h'])).stdout.trim();
+  await writeFile(file, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:tenantgate-system:${serviceAccount}`, token), { mode: 0o644 });
+}
+
 describe('the image against the control plane', () => {
   let webhook: ResultPromise | undefined;
+  let controller: ResultPromise | undefined;
   afterAll(async () => {
-    webhook?.kill('SIGTERM');
-    await webhook?.catch(() => undefined);
+    for (const child of [webhook, controller]) {
+      child?.kill('SIGTERM');
+      await child?.catch(() => undefined);
+    }
   });
 
   it('serves /readyz from the webhook once its caches are synced', async () => {
-    const info = cluster();
-    await installBase(info);
+    await installBase(cluster());
     const run = join(work, 'webhook-run');
     const certs = await generateWebhookCerts(join(run, 'certs'));
-    const token = (await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'token', 'tenantgate-webhook', '--duration=1h'])).stdout.trim();
-    await writeFile(join(run, 'kubeconfig'), kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token));
+    await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-webhook');
     await execa('chmod', ['-R', 'a+rX', run]);
     await chmod(certs.key, 0o644);
     const port = await freePort();
     webhook = startInImage(image, ['webhook', '--kubeconfig=/run/kubeconfig', '--cert=/run/certs/tls.pem', '--key=/run/certs/tls-key.pem', `--port=${port}`, '--host=127.0.0.1'], { mountRun: run, reject: false, timeoutMs: 300_000 });
     const ca = await readFile(certs.caCert);
     const exited = webhook.then((r) => {
-      throw new Error(`the webhook exited with ${r.exitCode}: ${r.stderr}`);
+      throw new Error(`the webhook exited with ${r.exitCode}: ${String(r.stderr)}`);
     });
     const ready = await Promise.race([
       exited,
@@ -138,6 +147,33 @@ describe('the image against the control plane', () => {
     // Stopping the webhook in afterAll settles `exited` too; that is not a failure.
     exited.catch(() => undefined);
     expect(ready.status).toBe(200);
+  }, 180_000);
+
+  it('runs the controller, ready once its caches are synced', async () => {
+    await installBase(cluster());
+    const run = join(work, 'controller-run');
+    await mkdir(run, { recursive: true });
+    await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-controller');
+    const port = await freePort();
+    // No lease and a selector no Project matches: the other tests' Projects stay untouched.
+    controller = startInImage(image, ['controller', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=none'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    const exited = controller.then((r) => {
+      throw new Error(`the controller exited with ${r.exitCode}: ${String(r.stderr)}`);
+    });
+    const status = await Promise.race([
+      exited,
+      eventually(
+        async () => {
+          const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+          if (response.status !== 200) throw new Error(`/readyz ${response.status}: ${await response.text()}`);
+          return response.status;
+        },
+        { timeoutMs: 120_000, what: 'controller /readyz from the image' },
+      ),
+    ]);
+    exited.catch(() => undefined);
+    expect(status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^# HELP /m);
   }, 180_000);
 });
 
