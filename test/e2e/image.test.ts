@@ -101,6 +101,21 @@ describe('the image', () => {
     expect(generated.stdout).toContain('"kind":"Project"');
     expect(generated.stdout).toBe(onHost.stdout);
   });
+
+  it('renders a kustomize directory with the kustomize it ships, as UID 999', async () => {
+    const repo = join(work, 'kustomized');
+    await cp(join(REPO_ROOT, 'examples', 'gitops'), repo, { recursive: true });
+    await writeFile(join(repo, 'kustomization.yaml'), 'resources: [acme.yaml]\ncommonLabels: {platform.example/owner: tenancy}\n');
+    await execa('chmod', ['-R', 'a+rX', repo]);
+    const generated = await runInImage(image, ['render', '--format', 'json', '.'], { user: '999:999', mountRun: repo, cwd: '/run' });
+    const kustomize = (await execa(join(REPO_ROOT, 'hack', 'install-kustomize.sh'))).stdout.trim().split('\n').at(-1)!;
+    const onHost = await execa(process.execPath, [join(REPO_ROOT, 'dist', 'cli', 'main.js'), 'render', '--format', 'json', '.'], { cwd: repo, env: { TENANTGATE_KUSTOMIZE: kustomize } });
+    expect(generated.stdout).toContain('"platform.example/owner":"tenancy"');
+    // Only what the kustomization lists: acme's projects, not globex's.
+    expect(generated.stdout).toContain('"tenant":"acme"');
+    expect(generated.stdout).not.toContain('"tenant":"globex"');
+    expect(generated.stdout).toBe(onHost.stdout);
+  });
 });
 
 /** A kubeconfig for one of tenantgate's ServiceAccounts, readable inside the image. */
