@@ -31,6 +31,7 @@ node_modules/.installed: package.json package-lock.json | node
 deps: node_modules/.installed
 
 build: deps
+	rm -rf dist
 	npx tsc -p tsconfig.json
 
 control-plane:
@@ -41,7 +42,7 @@ kustomize:
 
 # The CRD goes into the chart; manifests/ is rendered from the chart (ADR 0011).
 crd: deps
-	npx tsx src/validate/schema/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
+	npx tsx hack/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
 	$(MAKE) manifests
 
 manifests: deps
@@ -66,8 +67,9 @@ test-integration: build control-plane kustomize helm debian-deps
 bench: build control-plane
 	npm run bench
 
+# The local control plane and its harness live with the tests (test/support/devcluster), not in dist/.
 run: build control-plane kustomize
-	node dist/devcluster/run.js
+	PATH="$$(dirname $$(hack/install-kustomize.sh)):$$PATH" npx tsx test/support/devcluster/run.ts
 
 clean:
 	rm -rf dist .run

@@ -1,7 +1,12 @@
 import { defineConfig } from 'vitest/config';
+import { cachedKustomize } from './test/support/tools.js';
+
+// The product runs the kustomize on PATH; the tests use the pinned one `make kustomize` built.
+const kustomize = cachedKustomize();
 
 export default defineConfig({
   test: {
+    env: kustomize ? { TENANTGATE_KUSTOMIZE: kustomize } : {},
     projects: [
       {
         test: {

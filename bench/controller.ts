@@ -33,9 +33,9 @@ import {
   installControllerRbac,
   pool,
   type Clients,
-} from '../src/controller/devkit.js';
+} from '../test/support/controller-kit.js';
 import { reconcileWrites } from '../src/controller/metrics.js';
-import { ControlPlane, REPO_ROOT } from '../src/devcluster/controlplane.js';
+import { ControlPlane, REPO_ROOT } from '../test/support/devcluster/controlplane.js';
 import type { Project } from '../src/validate/types.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));

@@ -61,9 +61,9 @@ import type { ReviewContext } from '../src/validate/admission.js';
 import { HeadroomGuard } from '../src/webhook/headroom.js';
 import { WebhookMetrics } from '../src/webhook/metrics.js';
 import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest } from '../src/webhook/review.js';
-import { ControlPlane } from '../src/devcluster/controlplane.js';
-import { httpsGet } from '../src/devcluster/https-get.js';
-import { installBase } from '../src/devcluster/tenantgate.js';
+import { ControlPlane } from '../test/support/devcluster/controlplane.js';
+import { httpsGet } from '../test/support/devcluster/https-get.js';
+import { installBase } from '../test/support/devcluster/tenantgate.js';
 import {
   NAMESPACES_PER_PROJECT,
   QUOTA_NAME,

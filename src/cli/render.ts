@@ -1,10 +1,9 @@
 /** `tenantgate render [DIR]`: the Argo CD config-management plugin (SPEC §4). All or nothing. */
 import { execa } from 'execa';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../config/config.js';
-import { REPO_ROOT } from '../paths.js';
 import { renderProjectsLazily, type KubeObject } from '../render/render.js';
 import { toYamlStream, type StreamFormat } from '../render/yaml-stream.js';
 import { parseSource } from '../validate/source.js';
@@ -13,17 +12,9 @@ import { checkDocuments, formatFinding } from './validate.js';
 
 const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
-/** kustomize: $TENANTGATE_KUSTOMIZE, the pinned build in .cache/tools, or the one on PATH. */
+/** kustomize: $TENANTGATE_KUSTOMIZE, else the one on PATH (as in Argo CD's repo-server image). */
 export function kustomizeBinary(): string {
-  if (process.env.TENANTGATE_KUSTOMIZE) return process.env.TENANTGATE_KUSTOMIZE;
-  const tools = join(REPO_ROOT, '.cache', 'tools');
-  if (existsSync(tools)) {
-    for (const entry of readdirSync(tools).sort().reverse()) {
-      const bin = join(tools, entry, 'kustomize');
-      if (entry.startsWith('kustomize-') && existsSync(bin)) return bin;
-    }
-  }
-  return 'kustomize';
+  return process.env.TENANTGATE_KUSTOMIZE || 'kustomize';
 }
 
 export interface RenderResult {

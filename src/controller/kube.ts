@@ -6,7 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { API_GROUP, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import type { ControllerMetrics, WriteVerb } from './metrics.js';
-import { statusCode } from '../kube/errors.js';
+import { isConflict, isNotFound, statusCode } from '../kube/errors.js';
 import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
 import type { RoleBindingObject } from '../render/owner-binding.js';
 import { OWNER_BINDING_SELECTOR } from './owner-bindings.js';
@@ -77,16 +77,8 @@ export class ControllerApi extends ClusterLists {
     );
   }
 
-  async getProject(name: string): Promise<Project | undefined> {
-    try {
-      return (await this.custom.getClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name })) as Project;
-    } catch (err) {
-      if (statusCode(err) === 404) return undefined;
-      throw err;
-    }
-  }
 
-  /** PUT on the status subresource with the object's resourceVersion (409 when stale): keeps fields others own, like reservations. */
+  /** PUT on the status subresource with the object's resourceVersion (409 when stale). */
   async replaceStatus(project: Project, status: Project['status']): Promise<Project> {
     const body = { ...project, status };
     return this.write('update', 'projects/status', async () =>
@@ -109,9 +101,8 @@ export class ControllerApi extends ClusterLists {
       );
       return 'deleted';
     } catch (err) {
-      const code = statusCode(err);
-      if (code === 404) return 'gone';
-      if (code === 409) return 'conflict';
+      if (isNotFound(err)) return 'gone';
+      if (isConflict(err)) return 'conflict';
       throw err;
     }
   }
@@ -120,7 +111,7 @@ export class ControllerApi extends ClusterLists {
     try {
       return plain(await this.write('create', 'resourcequotas', () => this.core.createNamespacedResourceQuota({ namespace: quota.metadata.namespace ?? '', body: quota as k8s.V1ResourceQuota })));
     } catch (err) {
-      if (statusCode(err) === 409) return 'exists';
+      if (isConflict(err)) return 'exists';
       throw err;
     }
   }
@@ -144,9 +135,18 @@ export class ControllerApi extends ClusterLists {
     try {
       return plain(await this.write('create', 'rolebindings', () => this.rbac.createNamespacedRoleBinding({ namespace, body: binding as k8s.V1RoleBinding })));
     } catch (err) {
-      if (statusCode(err) !== 409) throw err;
+      if (!isConflict(err)) throw err;
       const existing = await this.rbac.readNamespacedRoleBinding({ namespace, name });
       return replace(existing.metadata?.resourceVersion);
+    }
+  }
+
+  /** The headroom ledger of a Project that is gone (the webhook writes it; nobody else reads it). */
+  async deleteLedger(namespace: string, name: string): Promise<void> {
+    try {
+      await this.write('delete', 'configmaps', () => this.core.deleteNamespacedConfigMap({ namespace, name }));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
     }
   }
 
@@ -156,7 +156,7 @@ export class ControllerApi extends ClusterLists {
     try {
       return plain(await this.coordination.readNamespacedLease({ namespace, name }));
     } catch (err) {
-      if (statusCode(err) === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }

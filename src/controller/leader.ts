@@ -69,11 +69,6 @@ export class LeaderElector {
     return this.leading;
   }
 
-  /** The holder this replica last saw on the lease ('' when released). */
-  get observedHolder(): string | undefined {
-    return this.current?.spec.holderIdentity;
-  }
-
   /** Healthy unless this replica believes it leads but has not renewed for longer than the lease. */
   healthy(): boolean {
     return !this.leading || this.now() - this.lastRenew < this.leaseDurationSeconds * 1000 + this.renewDeadlineMs;
@@ -221,10 +216,5 @@ export class LeaderElector {
       this.log(`releasing lease ${namespace}/${name}: ${describeError(err)}`);
       return false;
     }
-  }
-
-  /** Called by the owner when it stops leading for its own reasons (e.g. shutdown). */
-  markStopped(): void {
-    this.stepDown('shutting down');
   }
 }

@@ -8,6 +8,7 @@ import type { TenantgateConfig } from '../config/config.js';
 import { ANNOTATION_PROJECT_UID, FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import { ownerBinding, ownerBindingMatches, OWNERS_BINDING_NAME } from '../render/owner-binding.js';
 import type { OwnerBindingCache } from './owner-bindings.js';
+import { LEDGER_PREFIX } from '../webhook/ledger.js';
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
@@ -168,6 +169,9 @@ export class Reconciler {
   }
 
   private async removeFinalizer(project: Project, report: CascadeReport): Promise<void> {
+    // The webhook's headroom ledger of this Project goes first: a failure here retries with the
+    // finalizer still on (nothing can grow a terminating project's allocation meanwhile).
+    await this.o.api.deleteLedger(this.o.config.systemNamespace, `${LEDGER_PREFIX}${project.metadata.name ?? ''}`);
     if (report.foreign.length > 0) {
       this.o.log(`project ${project.metadata.name}: namespaces left in place (not the project's): ${report.foreign.map((f) => `${f.name} (${f.reason})`).join(', ')}`);
     }

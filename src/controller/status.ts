@@ -196,8 +196,6 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   };
   const use = budgetUse(budget, allocated);
   if (use) status.budgetUse = use;
-  // Q5 reservations belong to the webhook; keep them as they are.
-  if (project.status?.reservations) status.reservations = project.status.reservations;
   return withTransitionTimes(status, project.status, input.now);
 }
 

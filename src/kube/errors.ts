@@ -8,6 +8,9 @@ export function statusCode(err: unknown): number | undefined {
   return undefined;
 }
 
+export const isNotFound = (err: unknown): boolean => statusCode(err) === 404;
+export const isConflict = (err: unknown): boolean => statusCode(err) === 409;
+
 export function describeError(err: unknown): string {
   const code = statusCode(err);
   const body = (err as { body?: unknown })?.body;

@@ -1,7 +1,7 @@
 /** YAML sources with positions: text → documents, and field paths → file:line:col. No I/O. */
 import { isMap, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
 import { CORE_SCHEMA, loadAll } from 'js-yaml';
-import { PROJECT_KIND, type FieldPath, type Project, type Violation } from './types.js';
+import { PROJECT_KIND, type FieldPath, type Project } from './types.js';
 
 export interface SourceDocument {
   file: string;
@@ -115,7 +115,3 @@ export function positionOf(source: SourceDocument, path: FieldPath = []): { line
   return { line: pos.line, col: pos.col };
 }
 
-export function formatViolation(source: SourceDocument, v: Violation): string {
-  const { line, col } = positionOf(source, v.path);
-  return `${source.file}:${line}:${col}: [${v.rule}] ${v.message}`;
-}

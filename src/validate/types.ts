@@ -107,16 +107,8 @@ export interface ProjectStatus {
   /** Short text for the printer column, e.g. "requests.cpu 16/20". */
   budgetUse?: string;
   conditions?: ProjectCondition[];
-  /** Q5: allocations admitted by a webhook replica and not yet visible as ResourceQuotas. */
-  reservations?: Reservation[];
 }
 
-export interface Reservation {
-  namespace: string;
-  quota?: string;
-  allocation: Record<string, string>;
-  expires: string;
-}
 
 export interface Project {
   apiVersion?: string;

@@ -11,8 +11,8 @@ import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/config.js';
 import { CHART_DIR, GENERATED_DIRS, helmBinary, helmTemplate, manifestsFromChart } from '../../hack/chart-manifests.js';
-import { installBase, MANIFESTS } from '../../src/devcluster/tenantgate.js';
-import { kustomizeBinary } from '../../src/cli/render.js';
+import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
+import { cachedKustomize } from '../support/tools.js';
 import { cluster, kubectl } from '../support/cluster.js';
 
 interface K8sObject {
@@ -83,7 +83,9 @@ describe('manifests/ is the chart with default values', () => {
   });
 
   it('the kustomize base builds the same objects as helm template', async () => {
-    const built = objectsOf((await execa(kustomizeBinary(), ['build', MANIFESTS])).stdout);
+    const kustomize = cachedKustomize();
+    if (!kustomize) throw new Error('no kustomize in .cache/tools: run make kustomize');
+    const built = objectsOf((await execa(kustomize, ['build', MANIFESTS])).stdout);
     const byKey = (objects: K8sObject[]) => new Map(objects.map((o) => [key(o), o]));
     const fromHelm = byKey(rendered.default);
     expect([...byKey(built).keys()].sort()).toEqual([...fromHelm.keys()].sort());

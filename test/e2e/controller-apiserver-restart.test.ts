@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
-import { clients, createProject, createProjectNamespace, getProject, type Clients } from '../../src/controller/devkit.js';
-import { ControlPlane, REPO_ROOT } from '../../src/devcluster/controlplane.js';
+import { clients, createProject, createProjectNamespace, getProject, type Clients } from '../support/controller-kit.js';
+import { ControlPlane, REPO_ROOT } from '../support/devcluster/controlplane.js';
 import { eventually } from '../support/cluster.js';
 
 let cp: ControlPlane;

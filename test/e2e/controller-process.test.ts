@@ -24,8 +24,8 @@ import {
   spawnController,
   type Clients,
   type ControllerProcess,
-} from '../../src/controller/devkit.js';
-import { freePort } from '../../src/devcluster/ports.js';
+} from '../support/controller-kit.js';
+import { freePort } from '../support/devcluster/ports.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
-import { clients, controllerKubeconfigFile, createProject, installControllerRbac, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, setQuota, type Clients } from '../../src/controller/devkit.js';
+import { clients, controllerKubeconfigFile, createProject, installControllerRbac, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, setQuota, type Clients } from '../support/controller-kit.js';
 import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
@@ -40,19 +40,21 @@ async function newProject(prefix: string, extra: Partial<Project['spec']> = {}):
   }, { what: `finalizer on ${name}` });
 }
 
-/** Every version of a Project the API server reports, from now on, in order (a watch misses no write). */
-function recordHistory(name: string): { versions: Project[]; stop: () => void; waitFor: (pred: (p: Project) => boolean, what: string, options?: { timeoutMs?: number; after?: Project }) => Promise<Project> } {
+/**
+ * Every version of a Project the API server reports from now on, in order (a watch misses no write).
+ * Resolves once the watch is established, so nothing written after the call can be missed.
+ */
+async function recordHistory(name: string): Promise<{ versions: Project[]; stop: () => void; waitFor: (pred: (p: Project) => boolean, what: string, options?: { timeoutMs?: number; after?: Project }) => Promise<Project> }> {
   const versions: Project[] = [];
-  let abort: AbortController | undefined;
   const watch = new k8s.Watch(kubeConfig('admin'));
-  void watch
-    .watch('/apis/tenantgate.io/v1alpha1/projects', { fieldSelector: `metadata.name=${name}` }, (type, obj: Project) => {
-      if (type === 'ADDED' || type === 'MODIFIED') versions.push(obj);
-    }, () => {})
-    .then((a) => (abort = a));
+  const abort = await watch.watch('/apis/tenantgate.io/v1alpha1/projects', { fieldSelector: `metadata.name=${name}` }, (type, obj: Project) => {
+    if (type === 'ADDED' || type === 'MODIFIED') versions.push(obj);
+  }, () => {});
+  // The first event is the current state (ADDED): from then on the watch is live.
+  await eventually(async () => expect(versions.length).toBeGreaterThan(0), { what: `watch on ${name} live`, intervalMs: 20 });
   return {
     versions,
-    stop: () => abort?.abort(),
+    stop: () => abort.abort(),
     waitFor: (pred, what, { timeoutMs = 60_000, after } = {}) =>
       eventually(async () => {
         const start = after ? versions.indexOf(after) + 1 : 0;
@@ -102,7 +104,7 @@ describe('cascading deletion (C2)', () => {
     const bystander = uniqueName('bystander');
     await c.core.createNamespace({ body: { metadata: { name: bystander } } });
 
-    const history = recordHistory(name);
+    const history = await recordHistory(name);
     await deleteProject(c, name);
 
     const terminating = await history.waitFor(
@@ -148,7 +150,7 @@ describe('cascading deletion (C2)', () => {
     await createProjectNamespace(c, project, noUid, { uid: null });
     await fillNamespace(c, owned, 2, 0, [HOLD]);
 
-    const history = recordHistory(name);
+    const history = await recordHistory(name);
     await deleteProject(c, name);
     const seen = await history.waitFor(
       (p) => (condition(p, 'NamespacesRemaining')?.message ?? '').includes(noUid) && (p.status?.namespaces ?? []).some((n) => n.name === otherUid),
@@ -178,17 +180,27 @@ describe('cascading deletion (C2)', () => {
     await c.core.deleteNamespace({ name: noUid });
   });
 
+  it('removes the webhook\'s headroom ledger of a deleted Project with it', async () => {
+    const project = await newProject('ledger');
+    const name = project.metadata.name!;
+    const ledger = `tenantgate-ledger-${name}`;
+    await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: ledger }, data: { reservations: '[]' } } });
+    const other = await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: `tenantgate-ledger-${name}x` }, data: { reservations: '[]' } } });
+    await deleteProject(c, name);
+    await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), { what: 'project gone' });
+    await expect(c.core.readNamespacedConfigMap({ namespace: 'tenantgate-system', name: ledger })).rejects.toMatchObject({ code: 404 });
+    expect((await c.core.readNamespacedConfigMap({ namespace: 'tenantgate-system', name: other.metadata!.name! })).metadata?.name).toBe(`tenantgate-ledger-${name}x`);
+    await c.core.deleteNamespacedConfigMap({ namespace: 'tenantgate-system', name: other.metadata!.name! });
+  });
+
   it('a re-created Project (same name, new uid) never deletes the namespaces of the one before it', async () => {
-    const old = await newProject('again');
-    const name = old.metadata.name!;
+    // The old Project is one this controller never manages (no finalizer): it goes without a cascade,
+    // as one deleted while no controller ran, or whose finalizer an administrator removed, would.
+    const name = uniqueName('again');
+    const old = await createProject(c, name, spec());
     const oldUid = old.metadata.uid!;
     const survivor = `${name}-old`;
     await createProjectNamespace(c, old, survivor); // annotated with the old Project's real uid
-    // The old Project goes without its cascade (an administrator removed the finalizer by hand).
-    await c.custom.patchClusterCustomObject(
-      { group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', name, body: [{ op: 'remove', path: '/metadata/finalizers' }] },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
-    ).catch(() => undefined);
     await deleteProject(c, name);
     await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), { what: 'old project gone' });
     expect(await namespaceExists(c, survivor)).toBe(true);
@@ -255,7 +267,7 @@ describe('status (C3) and default quotas (C4)', () => {
       expect(p?.status?.allocated).toEqual({ pods: '20', 'requests.cpu': '4' });
     }, { what: 'healthy first' });
 
-    const history = recordHistory(name);
+    const history = await recordHistory(name);
     await c.core.deleteNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: ns });
     const missing = await history.waitFor((p) => p.status?.namespaces?.[0]?.health === 'QuotaMissing', 'QuotaMissing');
     expect(missing.status?.namespaces?.[0]?.message).toContain('no unscoped ResourceQuota covers pods, requests.cpu');

@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts } from '../../src/certs/files.js';
-import { kubeconfigYaml } from '../../src/devcluster/controlplane.js';
-import { httpsGet } from '../../src/devcluster/https-get.js';
-import { freePort } from '../../src/devcluster/ports.js';
-import { installBase, MANIFESTS } from '../../src/devcluster/tenantgate.js';
-import { REPO_ROOT } from '../../src/paths.js';
+import { kubeconfigYaml } from '../support/devcluster/controlplane.js';
+import { httpsGet } from '../support/devcluster/https-get.js';
+import { freePort } from '../support/devcluster/ports.js';
+import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
+import { REPO_ROOT } from '../support/paths.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { runInImage, startInImage, unpackImage, type UnpackedImage } from '../support/oci-image.js';
 

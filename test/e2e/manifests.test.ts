@@ -7,7 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { installBase, MANIFESTS } from '../../src/devcluster/tenantgate.js';
+import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
 import { cluster, kubectl } from '../support/cluster.js';
 
 const files = (dir: string) => readdirSync(join(MANIFESTS, dir)).filter((f) => f.endsWith('.yaml')).map((f) => join(MANIFESTS, dir, f));

@@ -6,8 +6,8 @@
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ControlPlane } from '../../src/devcluster/controlplane.js';
-import { installBase, startLocalWebhook, type LocalWebhook } from '../../src/devcluster/tenantgate.js';
+import { ControlPlane } from '../support/devcluster/controlplane.js';
+import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { eventually } from '../support/cluster.js';
 
 let cp: ControlPlane;

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
-import { httpsGet } from '../../src/devcluster/https-get.js';
-import { applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../../src/devcluster/tenantgate.js';
+import { httpsGet } from '../support/devcluster/https-get.js';
+import { applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 

@@ -3,7 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import type { ClusterInfo } from '../../src/devcluster/controlplane.js';
+import type { ClusterInfo } from './devcluster/controlplane.js';
 
 export function cluster(): ClusterInfo {
   return inject('cluster');

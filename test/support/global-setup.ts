@@ -1,6 +1,6 @@
 /** Starts one real control plane for the whole integration run and shares its coordinates. */
 import type { TestProject } from 'vitest/node';
-import { ControlPlane, type ClusterInfo } from '../../src/devcluster/controlplane.js';
+import { ControlPlane, type ClusterInfo } from './devcluster/controlplane.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

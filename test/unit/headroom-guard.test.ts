@@ -4,7 +4,8 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
-import { LedgerConflict, MemoryLedger, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { MemoryLedger } from '../support/memory-ledger.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
 
 const NAMESPACES = Array.from({ length: 20 }, (_, i) => `race-n${i}`);

@@ -53,7 +53,7 @@ function servedProject(): Project {
       namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } },
       namespaces: [{ name: 'pay-api', quota: { hard: { 'requests.cpu': '4', pods: '10' } } }, { name: 'pay-web' }],
     },
-    status: { phase: 'Active', reservations: [{ namespace: 'pay-web', allocation: { 'requests.cpu': '1' }, expires: '2026-01-01T00:01:00Z' }] },
+    status: { phase: 'Active', allocated: { 'requests.cpu': '5' }, conditions: [{ type: 'Ready', status: 'True', reason: 'AllHealthy', message: '', lastTransitionTime: '2026-01-01T00:01:00Z' }] },
   };
 }
 

@@ -1,13 +1,13 @@
 /**
  * Conformance of src/validate/names.ts with apimachinery's validation_test.go tables, copied in
- * ../shared/conformance/k8s-vectors (dns1123-label.json, qualified-name.json). Every row runs:
+ * test/conformance/k8s-vectors (dns1123-label.json, qualified-name.json). Every row runs:
  * valid strings give no message, invalid ones at least one.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from '../../src/validate/names.js';
 
-const VECTORS = new URL('../../../shared/conformance/k8s-vectors/', import.meta.url);
+const VECTORS = new URL('../conformance/k8s-vectors/', import.meta.url);
 const load = (name: string): unknown => JSON.parse(readFileSync(new URL(name, VECTORS), 'utf8'));
 
 interface Table {

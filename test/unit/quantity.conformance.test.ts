@@ -1,6 +1,6 @@
 /**
  * Conformance of src/validate/quantity.ts with apimachinery's own test tables, copied in
- * ../shared/conformance/k8s-vectors (see SOURCES.md there). Every row of every section runs.
+ * test/conformance/k8s-vectors (see SOURCES.md there). Every row of every section runs.
  *
  * Version: our control plane pins Kubernetes v1.35.4, so this module implements the behaviour of that
  * release. The rows the vector files keep apart under `version_sensitive` pin fixes from the 1.37
@@ -14,8 +14,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Quantity, QuantityError, type QuantityFormat } from '../../src/validate/quantity.js';
 
-const VECTORS = new URL('../../../shared/conformance/k8s-vectors/', import.meta.url);
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const VECTORS = new URL('../conformance/k8s-vectors/', import.meta.url);
 const load = (name: string): any => JSON.parse(readFileSync(new URL(name, VECTORS), 'utf8'));
 
 const PARSE = load('quantity-parse.json');

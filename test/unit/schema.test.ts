@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CRD_PATH, renderCrdYaml } from '../../src/validate/schema/generate-crd.js';
+import { CRD_PATH, renderCrdYaml } from '../../src/validate/schema/crd.js';
 import { PROJECT_SCHEMA } from '../../src/validate/schema/project-schema.js';
 import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';
 
@@ -50,9 +50,6 @@ const STATUS_EXAMPLE = {
   namespaces: [{ name: 'payments-api', health: 'Healthy', phase: 'Active' }],
   conditions: [
     { type: 'Ready', status: 'True', reason: 'AllHealthy', message: '', lastTransitionTime: '2025-01-31T12:00:00Z', observedGeneration: 3 },
-  ],
-  reservations: [
-    { namespace: 'payments-api', quota: 'tenantgate-quota', allocation: { 'requests.cpu': '2' }, expires: '2025-01-31T12:05:00Z' },
   ],
 };
 

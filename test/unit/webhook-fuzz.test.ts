@@ -21,7 +21,7 @@ import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp, MAX_BODY_BYTES } from '../../src/webhook/server.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
-import { MemoryLedger } from '../../src/webhook/ledger.js';
+import { MemoryLedger } from '../support/memory-ledger.js';
 import { Quantity } from '../../src/validate/quantity.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));

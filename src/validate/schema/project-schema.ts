@@ -2,7 +2,7 @@
  * The JSON Schema of the Project (tenantgate.io/v1alpha1), written once (SPEC §2.1).
  *
  * It is a Kubernetes *structural* schema: it is emitted verbatim as the CRD's `openAPIV3Schema`
- * (generate-crd.ts) and ajv validates documents with it offline (validate-schema.ts). Hence:
+ * (crd.ts) and ajv validates documents with it offline (validate-schema.ts). Hence:
  * `type` on every node, no `$ref`, `additionalProperties` only as the value schema of maps,
  * quantities as `x-kubernetes-int-or-string` with the Kubernetes quantity pattern, metadata left as
  * a bare `type: object` (the apiserver owns it; N1 checks the name).
@@ -232,22 +232,6 @@ const statusSchema: StructuralSchema = {
           message: { type: 'string', maxLength: 32768 },
           lastTransitionTime: dateTime('When the status last changed.'),
           observedGeneration: { type: 'integer', minimum: 0 },
-        },
-      },
-    },
-    reservations: {
-      type: 'array',
-      description:
-        'Quota allocations admitted by a webhook replica and not yet visible in the ResourceQuotas; ' +
-        'written with a resourceVersion precondition.',
-      items: {
-        type: 'object',
-        required: ['namespace', 'allocation', 'expires'],
-        properties: {
-          namespace: { type: 'string' },
-          quota: { type: 'string', description: 'The ResourceQuota name.' },
-          allocation: stringMap('The reserved quota, per resource.'),
-          expires: dateTime('When the reservation lapses unless the ResourceQuota has appeared.'),
         },
       },
     },

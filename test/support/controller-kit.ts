@@ -1,5 +1,5 @@
 /**
- * Development helpers for the controller against a local control plane (src/devcluster): seed
+ * Development helpers for the controller against a local control plane (test/support/devcluster): seed
  * Projects with namespaces full of objects, and run the controller as a separate OS process. Used
  * by the e2e tests and bench/controller.ts; not used by the controller itself.
  */
@@ -8,11 +8,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { kubeconfigYaml } from '../devcluster/controlplane.js';
-import { REPO_ROOT } from '../paths.js';
-import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../validate/types.js';
-import { statusCode } from '../kube/errors.js';
-import { PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
+import { kubeconfigYaml } from './devcluster/controlplane.js';
+import { REPO_ROOT } from './paths.js';
+import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../../src/validate/types.js';
+import { statusCode } from '../../src/kube/errors.js';
+import { PROJECT_PLURAL, PROJECT_VERSION } from '../../src/kube/lists.js';
 
 export interface Clients {
   core: k8s.CoreV1Api;

@@ -4,8 +4,8 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG } from '../config/config.js';
-import { renderDirectory } from '../cli/render.js';
+import { DEFAULT_CONFIG } from '../../../src/config/config.js';
+import { renderDirectory } from '../../../src/cli/render.js';
 import { REPO_ROOT } from '../paths.js';
 import { ControlPlane } from './controlplane.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook } from './tenantgate.js';
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
     const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`) });
     stopAll.push(() => hook.stop());
     log(`webhook serving ${hook.url} and registered with the apiserver`);
-    const { startController } = await import('../controller/main.js');
+    const { startController } = await import('../../../src/controller/main.js');
     const controllerKubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller').catch(async (err: Error) => {
       log(`controller ServiceAccount unavailable (${err.message}); running the controller as admin`);
       return adminKubeConfig(info.kubeconfigs.admin!);

@@ -7,12 +7,12 @@ import { execa } from 'execa';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { DEFAULT_CONFIG, type TenantgateConfig } from '../config/config.js';
-import { generateWebhookCerts, type WebhookCertFiles } from '../certs/files.js';
+import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
+import { generateWebhookCerts, type WebhookCertFiles } from '../../../src/certs/files.js';
 import { REPO_ROOT } from '../paths.js';
-import { ownerBinding } from '../render/owner-binding.js';
-import type { Project } from '../validate/types.js';
-import { startWebhook, type RunningWebhook } from '../webhook/main.js';
+import { ownerBinding } from '../../../src/render/owner-binding.js';
+import type { Project } from '../../../src/validate/types.js';
+import { startWebhook, type RunningWebhook } from '../../../src/webhook/main.js';
 import { kubeconfigYaml, type ClusterInfo } from './controlplane.js';
 
 export const MANIFESTS = join(REPO_ROOT, 'manifests');
