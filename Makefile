@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image manifests helm debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd
+.PHONY: image manifests helm debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -50,6 +50,11 @@ manifests: deps
 
 helm:
 	hack/build-go-tool.sh helm
+
+# The shipped tenantgate-config goes into the chart too; manifests/ is rendered from the chart.
+config: deps
+	npx tsx hack/generate-config.ts > charts/tenantgate/files/config/tenantgate-config.yaml
+	$(MAKE) manifests
 
 # Type-checks src, test and bench (tsconfig.check.json) and runs typescript-eslint.
 lint: deps

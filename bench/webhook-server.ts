@@ -35,10 +35,10 @@ import { pathToFileURL } from 'node:url';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../src/config/config.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../src/validate/types.js';
 import { MemorySnapshot } from '../src/validate/snapshot.js';
-import { HeadroomGuard } from '../src/webhook/headroom.js';
+import type { CacheEvent } from '../src/kube/informers.js';
 import { ConfigMapLedger } from '../src/webhook/ledger.js';
-import { WebhookMetrics } from '../src/webhook/metrics.js';
-import { MAX_BODY_BYTES, createApp, type Decide } from '../src/webhook/server.js';
+import { assembleWebhook, type SnapshotSource } from '../src/webhook/main.js';
+import { MAX_BODY_BYTES } from '../src/webhook/server.js';
 import type { AdmissionRequest } from '../src/webhook/review.js';
 import { serveHttps } from '../src/webhook/tls.js';
 
@@ -185,7 +185,28 @@ export const BARE_RESPONSE = JSON.stringify({ apiVersion: 'admission.k8s.io/v1',
  * What the informers do when an admitted object shows up (startWebhook's cache listener: upsert,
  * markSeen on ADD, observe), followed by putting the snapshot back, so the cluster stays the same size.
  */
-export function emulateWatch(snapshot: MemorySnapshot, guard: HeadroomGuard, config: TenantgateConfig, request: AdmissionRequest): void {
+/** A snapshot that is synced from the start and changes only when the bench says so (no apiserver). */
+export class StaticSource implements SnapshotSource {
+  readonly synced = true;
+  private readonly listeners: Array<(e: CacheEvent) => void> = [];
+  constructor(readonly snapshot: MemorySnapshot) {}
+  start(): void {}
+  async waitSynced(): Promise<void> {}
+  async stop(): Promise<void> {}
+  onEvent(listener: (e: CacheEvent) => void): void {
+    this.listeners.push(listener);
+  }
+  emit(e: CacheEvent): void {
+    for (const l of this.listeners) l(e);
+  }
+}
+
+/**
+ * What the watch would deliver after an admitted request: the object appears (an `add` event to the
+ * webhook's listeners), then the snapshot is put back, so every request of the run sees the same cluster.
+ */
+export function emulateWatch(source: StaticSource, request: AdmissionRequest): void {
+  const { snapshot } = source;
   const object = request.object as Record<string, unknown> | undefined;
   if (!object) return;
   if (request.kind.kind === 'Namespace') {
@@ -193,8 +214,7 @@ export function emulateWatch(snapshot: MemorySnapshot, guard: HeadroomGuard, con
     const name = ns.metadata?.name ?? '';
     const before = snapshot.namespace(name);
     snapshot.upsertNamespace(ns);
-    guard.markSeen(name);
-    guard.observe({ snapshot, config }, name);
+    source.emit({ kind: 'Namespace', type: before ? 'update' : 'add', object: ns as never });
     if (before) snapshot.upsertNamespace(before);
     else snapshot.deleteNamespace(name);
   } else if (request.kind.kind === 'ResourceQuota') {
@@ -202,9 +222,9 @@ export function emulateWatch(snapshot: MemorySnapshot, guard: HeadroomGuard, con
     const namespace = request.namespace ?? q.metadata?.namespace ?? '';
     const name = q.metadata?.name ?? '';
     const before = [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === name);
-    snapshot.upsertQuota({ ...q, metadata: { ...q.metadata, namespace } });
-    if (!before) guard.markSeen(namespace, name);
-    guard.observe({ snapshot, config }, namespace);
+    const placed = { ...q, metadata: { ...q.metadata, namespace } };
+    snapshot.upsertQuota(placed);
+    source.emit({ kind: 'ResourceQuota', type: before ? 'update' : 'add', object: placed as never });
     if (before) snapshot.upsertQuota(before);
     else snapshot.deleteQuota(namespace, name);
   }
@@ -259,24 +279,14 @@ async function serve(argv: string[]): Promise<void> {
       kc.loadFromFile(values.kubeconfig);
       ledger = new ConfigMapLedger(kc, config.systemNamespace);
     }
-    const metrics = new WebhookMetrics();
-    const guard = new HeadroomGuard({ ttlMs: config.reservationTtlSeconds * 1000, ledger, onReservation: (outcome) => metrics.reservations.inc({ outcome }) });
-    const decide: Decide = mode === 'tenantgate'
-      ? async (ctx, request) => {
-          const verdict = await guard.decide(ctx, request);
-          if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) setTimeout(() => emulateWatch(snapshot, guard, config, request), 2);
-          return verdict;
-        }
-      : guard.decide;
-    const app = createApp({
+    const source = new StaticSource(snapshot);
+    // The production wiring (src/webhook/main.ts assembleWebhook), fed from a fixed snapshot.
+    const { app } = assembleWebhook({
       config,
-      snapshot,
-      ready: () => true,
-      metrics,
-      decide,
-      pending: guard.pending,
-      cacheSizes: () => ({ ...snapshot.sizes, pending: guard.pendingCount }),
+      source,
+      ...(ledger ? { ledger } : {}),
       log: (m) => process.stderr.write(`webhook-server: ${m}\n`),
+      ...(mode === 'tenantgate' ? { onAdmitted: (request: AdmissionRequest) => void setTimeout(() => emulateWatch(source, request), 2) } : {}),
     });
     server = serveHttps(files, app);
   } else {

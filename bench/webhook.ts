@@ -58,7 +58,8 @@ import { Session } from 'node:inspector/promises';
 import { generateWebhookCerts, type WebhookCertFiles } from '../src/certs/files.js';
 import { DEFAULT_CONFIG } from '../src/config/config.js';
 import type { ReviewContext } from '../src/validate/admission.js';
-import { HeadroomGuard } from '../src/webhook/headroom.js';
+import type { HeadroomGuard } from '../src/webhook/headroom.js';
+import { assembleWebhook } from '../src/webhook/main.js';
 import { WebhookMetrics } from '../src/webhook/metrics.js';
 import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest } from '../src/webhook/review.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
@@ -74,6 +75,7 @@ import {
   ownerGroup,
   ownerUser,
   emulateWatch,
+  StaticSource,
   p1Snapshot,
   projectName,
   projectUid,
@@ -837,10 +839,15 @@ async function breakdown(work: string): Promise<BreakdownResult[]> {
     });
     const ctxOf = (r: AdmissionRequest, pending?: ReviewContext['pending']): ReviewContext => ({ config, snapshot, user: r.userInfo, pending });
     // As in the tenantgate server: the cache catches up after each admitted growth (see emulateWatch).
-    const decideAll = async (guard: HeadroomGuard) => {
+    // A fresh guard each time, wired to its own source as src/webhook/main.ts wires it.
+    const freshGuard = () => {
+      const source = new StaticSource(snapshot);
+      return { source, guard: assembleWebhook({ config, source }).guard };
+    };
+    const decideAll = async ({ source, guard }: { source: StaticSource; guard: HeadroomGuard }) => {
       for (const r of requests) {
         const v = await guard.decide(ctxOf(r, guard.pending), r);
-        if (v.violations.length === 0 && v.allocation?.grows) emulateWatch(snapshot, guard, config, r);
+        if (v.violations.length === 0 && v.allocation?.grows) emulateWatch(source, r);
       }
     };
     const labels = { path: 'validate', operation: requests[0]!.operation, kind: requests[0]!.kind.kind, verdict: 'allowed' };
@@ -849,7 +856,7 @@ async function breakdown(work: string): Promise<BreakdownResult[]> {
     for (let rep = 0; rep < 2; rep++) {
       for (const b of bodies.slice(0, 2000)) JSON.parse(b.toString('utf8'));
       for (const r of requests.slice(0, 2000)) verdictFor(ctxOf(r), r);
-      await decideAll(new HeadroomGuard({ ttlMs: config.reservationTtlSeconds * 1000 }));
+      await decideAll(freshGuard());
     }
     const cpuUs = {
       jsonParse: cpuUsOf(n, () => {
@@ -861,7 +868,7 @@ async function breakdown(work: string): Promise<BreakdownResult[]> {
       verdictOnce: cpuUsOf(n, () => {
         for (const r of requests) verdictFor(ctxOf(r), r);
       }),
-      guardDecide: await cpuUsOfAsync(n, () => decideAll(new HeadroomGuard({ ttlMs: config.reservationTtlSeconds * 1000 }))), // includes the emulated cache event
+      guardDecide: await cpuUsOfAsync(n, () => decideAll(freshGuard())), // includes the emulated cache event
       metrics: cpuUsOf(n, () => {
         for (let i = 0; i < n; i++) {
           metrics.requests.inc(labels);
@@ -881,7 +888,7 @@ async function breakdown(work: string): Promise<BreakdownResult[]> {
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 50 });
     await session.post('Profiler.start');
-    await decideAll(new HeadroomGuard({ ttlMs: config.reservationTtlSeconds * 1000 }));
+    await decideAll(freshGuard());
     const { profile } = await session.post('Profiler.stop');
     session.disconnect();
     const file = join(work, `decide-${scenario.replace(/\W+/g, '-')}.cpuprofile`);

@@ -1,5 +1,6 @@
 /** Cluster configuration (SPEC §2.3): one YAML file, defaults built in. Parsing only, no I/O here. */
 import { parse as parseYaml } from 'yaml';
+import { CONFIG_SCHEMA, configErrors } from './schema.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
@@ -54,70 +55,40 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
 
 export class ConfigError extends Error {}
 
-type Json = Record<string, unknown>;
-
-function pick<T>(obj: Json, key: string, kind: 'string' | 'boolean' | 'number' | 'string[]', fallback: T, where: string): T {
-  const value = obj[key];
-  if (value === undefined || value === null) return fallback;
-  const ok =
-    kind === 'string[]'
-      ? Array.isArray(value) && value.every((v) => typeof v === 'string')
-      : typeof value === kind;
-  if (!ok) {
-    throw new ConfigError(`${where}: field ${key} is ${JSON.stringify(value)}; it must be a ${kind === 'string[]' ? 'list of strings' : kind}`);
-  }
-  return value as T;
-}
-
 /** Parses `tenantgate.yaml` text; unknown keys are errors so typos do not silently fall back to defaults. */
 export function parseConfig(text: string, where = 'tenantgate.yaml'): TenantgateConfig {
-  const doc = (parseYaml(text) ?? {}) as unknown;
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${where}: must be a YAML mapping`);
-  return configFromObject(doc as Json, where);
+  let doc: unknown;
+  try {
+    doc = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new ConfigError(`${where}: not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  return configFromObject(doc, where);
 }
 
-const KNOWN_KEYS = new Set([
-  'apiVersion', 'kind', 'clusterName', 'privileged', 'reserved', 'namespacePrefix', 'requireProjectForUsers',
-  'headroomWarningThreshold', 'resyncPeriodSeconds', 'systemNamespace', 'crossReplicaReservation', 'reservationTtlSeconds', 'protectedNamespaceMetadata',
-]);
-
-export function configFromObject(obj: Json, where = 'tenantgate.yaml'): TenantgateConfig {
-  for (const key of Object.keys(obj)) {
-    if (!KNOWN_KEYS.has(key)) throw new ConfigError(`${where}: unknown field ${key}; allowed: ${[...KNOWN_KEYS].join(', ')}`);
-  }
+/** Validates a parsed configuration against CONFIG_SCHEMA and fills in the defaults. Throws ConfigError with every problem. */
+export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): TenantgateConfig {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`${where}: must be a YAML mapping of the keys ${Object.keys(CONFIG_SCHEMA.properties).join(', ')}`);
+  const errors = configErrors(doc, where);
+  if (errors.length > 0) throw new ConfigError(errors.join('\n'));
+  const given = doc as Partial<TenantgateConfig>;
   const d = DEFAULT_CONFIG;
-  const privileged = (obj.privileged ?? {}) as Json;
-  const reserved = (obj.reserved ?? {}) as Json;
-  const protectedMetadata = (obj.protectedNamespaceMetadata ?? {}) as Json;
-  const config: TenantgateConfig = {
-    clusterName: pick(obj, 'clusterName', 'string', d.clusterName, where),
-    privileged: {
-      users: pick(privileged, 'users', 'string[]', d.privileged.users, `${where} privileged`),
-      groups: pick(privileged, 'groups', 'string[]', d.privileged.groups, `${where} privileged`),
-    },
-    reserved: {
-      names: pick(reserved, 'names', 'string[]', d.reserved.names, `${where} reserved`),
-      prefixes: pick(reserved, 'prefixes', 'string[]', d.reserved.prefixes, `${where} reserved`),
-    },
-    namespacePrefix: pick(obj, 'namespacePrefix', 'string', d.namespacePrefix, where),
-    requireProjectForUsers: pick(obj, 'requireProjectForUsers', 'boolean', d.requireProjectForUsers, where),
-    headroomWarningThreshold: pick(obj, 'headroomWarningThreshold', 'number', d.headroomWarningThreshold, where),
-    resyncPeriodSeconds: pick(obj, 'resyncPeriodSeconds', 'number', d.resyncPeriodSeconds, where),
-    systemNamespace: pick(obj, 'systemNamespace', 'string', d.systemNamespace, where),
-    crossReplicaReservation: pick(obj, 'crossReplicaReservation', 'boolean', d.crossReplicaReservation, where),
-    reservationTtlSeconds: pick(obj, 'reservationTtlSeconds', 'number', d.reservationTtlSeconds, where),
+  return {
+    clusterName: given.clusterName ?? d.clusterName,
+    privileged: { users: given.privileged?.users ?? d.privileged.users, groups: given.privileged?.groups ?? d.privileged.groups },
+    reserved: { names: given.reserved?.names ?? d.reserved.names, prefixes: given.reserved?.prefixes ?? d.reserved.prefixes },
+    namespacePrefix: given.namespacePrefix ?? d.namespacePrefix,
+    requireProjectForUsers: given.requireProjectForUsers ?? d.requireProjectForUsers,
+    headroomWarningThreshold: given.headroomWarningThreshold ?? d.headroomWarningThreshold,
+    resyncPeriodSeconds: given.resyncPeriodSeconds ?? d.resyncPeriodSeconds,
+    systemNamespace: given.systemNamespace ?? d.systemNamespace,
+    crossReplicaReservation: given.crossReplicaReservation ?? d.crossReplicaReservation,
+    reservationTtlSeconds: given.reservationTtlSeconds ?? d.reservationTtlSeconds,
     protectedNamespaceMetadata: {
-      labels: pick(protectedMetadata, 'labels', 'string[]', d.protectedNamespaceMetadata.labels, `${where} protectedNamespaceMetadata`),
-      annotations: pick(protectedMetadata, 'annotations', 'string[]', d.protectedNamespaceMetadata.annotations, `${where} protectedNamespaceMetadata`),
+      labels: given.protectedNamespaceMetadata?.labels ?? d.protectedNamespaceMetadata.labels,
+      annotations: given.protectedNamespaceMetadata?.annotations ?? d.protectedNamespaceMetadata.annotations,
     },
   };
-  if (!config.namespacePrefix.includes('{project}')) {
-    throw new ConfigError(`${where}: namespacePrefix ${JSON.stringify(config.namespacePrefix)} must contain {project}`);
-  }
-  if (!(config.headroomWarningThreshold >= 0 && config.headroomWarningThreshold < 1)) {
-    throw new ConfigError(`${where}: headroomWarningThreshold ${config.headroomWarningThreshold} must be in [0, 1)`);
-  }
-  return config;
 }
 
 export function projectPrefix(config: TenantgateConfig, project: string): string {

@@ -10,6 +10,7 @@
  * reported, and it does not hold the finalizer (the Project would otherwise never go away: nobody
  * but an admin could fix such a namespace, and it is not the Project's to delete).
  */
+import pLimit from 'p-limit';
 import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
 import { cmpStr } from './defaults.js';
 import { describeError } from '../kube/errors.js';
@@ -108,24 +109,20 @@ export class ProjectDeleter {
     const toDelete = owned.filter((ns) => !ns.metadata.deletionTimestamp && !(ns.metadata.uid && this.requested.has(ns.metadata.uid)));
     const gone = new Set<string>();
     const errors: string[] = [];
-    const concurrency = Math.max(1, this.options.concurrency ?? 10);
-    let next = 0;
-    const worker = async () => {
-      while (next < toDelete.length) {
-        const ns = toDelete[next++]!;
-        const name = ns.metadata.name ?? '';
-        try {
-          const outcome = await this.api.deleteNamespace(name, ns.metadata.uid);
-          if (ns.metadata.uid) this.requested.set(ns.metadata.uid, Date.now());
-          if (outcome === 'gone') gone.add(name);
-          if (outcome === 'deleted') this.options.log?.(`deleting namespace ${name}`);
-          // 'conflict': the uid changed (deleted and re-created meanwhile); the next pass lists it again.
-        } catch (err) {
-          errors.push(`${name}: ${describeError(err)}`);
-        }
+    const limit = pLimit(Math.max(1, this.options.concurrency ?? 10));
+    const deleteOne = async (ns: NamespaceObject) => {
+      const name = ns.metadata.name ?? '';
+      try {
+        const outcome = await this.api.deleteNamespace(name, ns.metadata.uid);
+        if (ns.metadata.uid) this.requested.set(ns.metadata.uid, Date.now());
+        if (outcome === 'gone') gone.add(name);
+        if (outcome === 'deleted') this.options.log?.(`deleting namespace ${name}`);
+        // 'conflict': the uid changed (deleted and re-created meanwhile); the next pass lists it again.
+      } catch (err) {
+        errors.push(`${name}: ${describeError(err)}`);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, toDelete.length) }, worker));
+    await Promise.all(toDelete.map((ns) => limit(() => deleteOne(ns))));
     if (errors.length > 0) throw new Error(`deleting namespaces failed: ${errors.join('; ')}`);
     return owned.filter((ns) => !gone.has(ns.metadata.name ?? ''));
   }

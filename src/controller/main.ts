@@ -56,8 +56,7 @@ export async function runController(args: string[]): Promise<number> {
   const metricsPort = integer(values['metrics-port'], '--metrics-port', 0, 65535);
   const workers = integer(values.workers, '--workers', 1, 64);
   const deleteConcurrency = integer(values['delete-concurrency'], '--delete-concurrency', 1, 100);
-  const configPath = values.config && values['config-optional'] && !existsSync(values.config) ? undefined : values.config;
-  const config = await loadConfig(configPath);
+  const config = await loadConfig(values.config, { optional: values['config-optional'], log: (m) => process.stderr.write(`${m}\n`) });
 
   const kubeConfig = new k8s.KubeConfig();
   if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
@@ -78,7 +77,6 @@ export async function runController(args: string[]): Promise<number> {
     ...(values['project-selector'] ? { projectSelector: values['project-selector'] } : {}),
     log,
   });
-  if (values.config && !configPath) log(`${values.config} does not exist: using the built-in configuration`);
   log(`started; metrics on :${controller.port ?? '-'}; ${values['no-leader-election'] ? 'no leader election' : `lease ${leaseNamespace}/${values['lease-name']}`}`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

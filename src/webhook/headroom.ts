@@ -17,7 +17,33 @@ export interface HeadroomGuardOptions {
   ledger?: LedgerStore;
   maxAttempts?: number;
   now?: () => number;
-  onReservation?: (outcome: 'reserved' | 'conflict' | 'exhausted' | 'error') => void;
+  /**
+   * How long a decision that needs the ledger may take from its arrival, queueing in its project's turn
+   * included (default 2 s, well inside the webhooks' 5 s timeout). Past it the request is refused
+   * with [Q5]: a slow apiserver must not hold every later decision of the project hostage.
+   */
+  deadlineMs?: number;
+  /** Backoff between ledger conflicts: base × 2^(attempt−1), jittered, at most maxMs (5 ms, 100 ms). */
+  backoff?: { baseMs: number; maxMs: number };
+  onReservation?: (outcome: ReservationOutcome) => void;
+}
+
+export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
+
+const DEFAULT_DEADLINE_MS = 2000;
+
+class DeadlineExceeded extends Error {}
+
+/** `p`, or a DeadlineExceeded once `ms` have passed (the call itself is not cancelled: see decideInTurn). */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  if (ms <= 0) return Promise.reject(new DeadlineExceeded());
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new DeadlineExceeded()), ms);
+    p.then(
+      (v) => (clearTimeout(timer), resolve(v)),
+      (e: unknown) => (clearTimeout(timer), reject(e instanceof Error ? e : new Error(String(e)))),
+    );
+  });
 }
 
 interface Pending {
@@ -95,7 +121,8 @@ export class HeadroomGuard {
     const withLocal: ReviewContext = { ...ctx, pending: this.pending };
     const project = mayGrow(withLocal, request);
     if (!project) return verdictFor(withLocal, request);
-    return this.serialise(project, () => this.decideInTurn(withLocal, request, project));
+    const arrived = this.now();
+    return this.serialise(project, () => this.decideInTurn(withLocal, request, project, arrived));
   };
 
   private serialise<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -109,18 +136,35 @@ export class HeadroomGuard {
     return next;
   }
 
-  private async decideInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string): Promise<Verdict> {
+  private async decideInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, arrived: number): Promise<Verdict> {
     const ledger = this.options.ledger;
     if (!ledger) {
       const verdict = verdictFor(ctx, request);
       if (!request.dryRun && verdict.allocation?.grows) this.remember(verdict);
       return verdict;
     }
+    const deadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const left = () => arrived + deadlineMs - this.now();
+    try {
+      return await this.reserveInTurn(ctx, request, project, ledger, left);
+    } catch (err) {
+      if (!(err instanceof DeadlineExceeded)) throw err;
+      // A write that did not answer in time may still land: the ledger is read afresh next time, and
+      // such an entry can only make later decisions stricter until it expires.
+      this.ledgerCache.delete(project);
+      this.options.onReservation?.('timeout');
+      return denyQ5(`project ${project}: the headroom ledger did not answer within ${deadlineMs} ms (the API server is slow or unreachable); nothing was reserved, retry the request`);
+    }
+  }
+
+  private async reserveInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, ledger: LedgerStore, left: () => number): Promise<Verdict> {
     const maxAttempts = this.options.maxAttempts ?? 10;
+    const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (left() <= 0) throw new DeadlineExceeded();
       let state = this.ledgerCache.get(project);
       if (!state) {
-        state = await ledger.read(project);
+        state = await within(ledger.read(project), left());
         this.ledgerCache.set(project, state);
       }
       const live = state.entries.filter((e) => this.isLive(e));
@@ -130,18 +174,22 @@ export class HeadroomGuard {
       const quota = handledKind(request) === 'ResourceQuota' ? request.name || String((request.object?.metadata as { name?: string } | undefined)?.name ?? '') : undefined;
       const entry: LedgerEntry = { namespace, quota, allocation: formatResources(resources), created: this.now(), expires: this.now() + this.options.ttlMs };
       try {
-        const written = await ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === quota)), entry]);
+        const written = await within(ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === quota)), entry]), left());
         this.ledgerCache.set(project, written);
         this.options.onReservation?.('reserved');
         this.remember(verdict);
         return verdict;
       } catch (err) {
         this.ledgerCache.delete(project);
+        if (err instanceof DeadlineExceeded) throw err;
         if (!(err instanceof LedgerConflict)) {
           this.options.onReservation?.('error');
           return denyQ5(`could not reserve headroom in the ledger of project ${project}: ${(err as Error).message}`);
         }
         this.options.onReservation?.('conflict');
+        // Another replica won this round: back off (jittered) before reading again, within the deadline.
+        const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+        await new Promise((r) => setTimeout(r, Math.min(pause, Math.max(0, left()))));
       }
     }
     this.options.onReservation?.('exhausted');

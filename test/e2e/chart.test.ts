@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/config.js';
+import { DEFAULT_CONFIG, parseConfig } from '../../src/config/config.js';
 import { CHART_DIR, GENERATED_DIRS, helmBinary, helmTemplate, manifestsFromChart } from '../../hack/chart-manifests.js';
 import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
 import { cachedKustomize } from '../support/tools.js';
@@ -105,7 +105,9 @@ describe('helm template', () => {
     const validating = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate');
     expect(validating.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('tenantgate-system/tenantgate-webhook');
     expect(validating.webhooks[0].clientConfig.caBundle).toBeUndefined();
-    expect(objects.some((o) => o.kind === 'ConfigMap' && o.metadata.name === 'tenantgate-config')).toBe(false);
+    // The shipped configuration, which both components need to start: the built-in defaults.
+    const config = parseConfig(find(objects, 'ConfigMap', 'tenantgate-config').data['tenantgate.yaml'], 'tenantgate-config');
+    expect(config).toEqual(DEFAULT_CONFIG);
   });
 
   it('custom values: another namespace, a digest, replicas, resources, placement, tenantgate.yaml, a provided Secret', () => {
@@ -130,6 +132,10 @@ describe('helm template', () => {
     expect(config.headroomWarningThreshold).toBe(0.2);
     expect(config.systemNamespace).toBe(CUSTOM_NAMESPACE);
     expect(config.privileged.users).toEqual([`system:serviceaccount:${CUSTOM_NAMESPACE}:tenantgate-controller`]);
+    // Lists given in values replace the defaults; keys not given keep them.
+    expect(config.reserved.prefixes).toEqual(['kube-', 'openshift-', 'tenantgate-', 'platform-']);
+    expect(config.protectedNamespaceMetadata).toEqual(DEFAULT_CONFIG.protectedNamespaceMetadata);
+    expect(config.reservationTtlSeconds).toBe(DEFAULT_CONFIG.reservationTtlSeconds);
 
     for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
       const configuration = find(objects, kind, 'tenantgate');

@@ -118,6 +118,12 @@ describe('the image', () => {
   });
 });
 
+/** The shipped configuration (manifests/config), as the ConfigMap mount gives it to the containers. */
+async function shippedConfig(file: string): Promise<void> {
+  const configMap = parse(await readFile(join(MANIFESTS, 'config', 'tenantgate-config.yaml'), 'utf8')) as { data: Record<string, string> };
+  await writeFile(file, configMap.data['tenantgate.yaml']!, { mode: 0o644 });
+}
+
 /** A kubeconfig for one of tenantgate's ServiceAccounts, readable inside the image. */
 async function serviceAccountKubeconfig(file: string, serviceAccount: string): Promise<void> {
   const info = cluster();
@@ -140,10 +146,11 @@ describe('the image against the control plane', () => {
     const run = join(work, 'webhook-run');
     const certs = await generateWebhookCerts(join(run, 'certs'));
     await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-webhook');
+    await shippedConfig(join(run, 'tenantgate.yaml'));
     await execa('chmod', ['-R', 'a+rX', run]);
     await chmod(certs.key, 0o644);
     const port = await freePort();
-    webhook = startInImage(image, ['webhook', '--kubeconfig=/run/kubeconfig', '--cert=/run/certs/tls.pem', '--key=/run/certs/tls-key.pem', `--port=${port}`, '--host=127.0.0.1'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    webhook = startInImage(image, ['webhook', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', '--cert=/run/certs/tls.pem', '--key=/run/certs/tls-key.pem', `--port=${port}`, '--host=127.0.0.1'], { mountRun: run, reject: false, timeoutMs: 300_000 });
     const ca = await readFile(certs.caCert);
     const exited = webhook.then((r) => {
       throw new Error(`the webhook exited with ${r.exitCode}: ${String(r.stderr)}`);
@@ -169,9 +176,10 @@ describe('the image against the control plane', () => {
     const run = join(work, 'controller-run');
     await mkdir(run, { recursive: true });
     await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-controller');
+    await shippedConfig(join(run, 'tenantgate.yaml'));
     const port = await freePort();
     // No lease and a selector no Project matches: the other tests' Projects stay untouched.
-    controller = startInImage(image, ['controller', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=none'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    controller = startInImage(image, ['controller', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=none'], { mountRun: run, reject: false, timeoutMs: 300_000 });
     const exited = controller.then((r) => {
       throw new Error(`the controller exited with ${r.exitCode}: ${String(r.stderr)}`);
     });

@@ -42,7 +42,7 @@ beforeAll(async () => {
 });
 
 describe('manifests/ against the real API server', () => {
-  it.each(['crd', 'controller', 'webhook', 'rbac'])('manifests/%s applies with --dry-run=server', async (dir) => {
+  it.each(['crd', 'config', 'controller', 'webhook', 'rbac'])('manifests/%s applies with --dry-run=server', async (dir) => {
     for (const file of files(dir)) {
       const result = await kubectl('admin', ['apply', '--dry-run=server', '-f', file], { reject: false });
       expect(result.exitCode, `${file}: ${result.stderr}`).toBe(0);

@@ -9,12 +9,10 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { kubeconfigYaml } from '../support/devcluster/controlplane.js';
-import { installBase, serviceAccountKubeConfig, startLocalWebhook, unregisterWebhooks, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import { installBase, serviceAccountKubeConfig, serviceAccountKubeconfigFile, startLocalWebhook, unregisterWebhooks, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
 import { LEDGER_PREFIX } from '../../src/webhook/ledger.js';
 import { startWebhook } from '../../src/webhook/main.js';
@@ -184,14 +182,6 @@ async function undo(verb: string, ns: string): Promise<void> {
   else if (verb === 'quota patch') await kubectl('admin', ['-n', ns, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"pods":"20"}}}']);
 }
 
-async function serviceAccountKubeconfigFile(namespace: string, name: string): Promise<string> {
-  const info = cluster();
-  const token = (await kubectl('admin', ['-n', namespace, 'create', 'token', name, '--duration=2h'])).stdout.trim();
-  const file = join(info.dir, `kubeconfig-${namespace}-${name}`);
-  await writeFile(file, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token), { mode: 0o600 });
-  return file;
-}
-
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
@@ -207,8 +197,8 @@ beforeAll(async () => {
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tb-over-granted' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tb-over-granted' }, subjects: [{ kind: 'ServiceAccount', name: 'over', namespace: 'tb-ci' }] },
     ].map((o) => JSON.stringify(o)).join('\n'),
   });
-  kubeconfigs.sa = await serviceAccountKubeconfigFile('tb-ci', 'deployer');
-  kubeconfigs.over = await serviceAccountKubeconfigFile('tb-ci', 'over');
+  kubeconfigs.sa = await serviceAccountKubeconfigFile(info, 'tb-ci', 'deployer');
+  kubeconfigs.over = await serviceAccountKubeconfigFile(info, 'tb-ci', 'over');
 
   hook = await startLocalWebhook(info);
   controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });

@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 it('keeps deciding from fresh caches after an API server restart', async () => {
-  const restarts = async () => hook.webhook.cache.informers.reduce((sum, i) => sum + i.restarts, 0);
+  const restarts = async () => (await hook.webhook.metrics.informerRestarts.get()).values.reduce((sum, v) => sum + v.value, 0);
   const before = await restarts();
   await cp.restartApiserver();
 

@@ -4,11 +4,11 @@
  * by the e2e tests and bench/controller.ts; not used by the controller itself.
  */
 import * as k8s from '@kubernetes/client-node';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import pLimit from 'p-limit';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { kubeconfigYaml } from './devcluster/controlplane.js';
+import { startProcess, type Managed } from './devcluster/processes.js';
 import { REPO_ROOT } from './paths.js';
 import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../../src/validate/types.js';
 import { statusCode } from '../../src/kube/errors.js';
@@ -98,46 +98,17 @@ export async function namespaceExists(c: Clients, name: string): Promise<boolean
   }
 }
 
+/** `fn` over every item, at most `concurrency` at a time (p-limit, as the cascade uses). */
 export async function pool<T>(items: T[], concurrency: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
+  const limit = pLimit(concurrency);
+  await Promise.all(items.map((item) => limit(() => fn(item))));
 }
 
-export interface ControllerProcess {
-  child: ChildProcess;
-  pid: number;
-  logFile: string;
-  /** Exit code (null when killed by a signal). */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  kill(signal?: NodeJS.Signals): void;
-}
+export type ControllerProcess = Managed;
 
-/**
- * Runs `tenantgate controller ARGS` as its own OS process (node with tsx, straight from the sources),
- * output appended to logFile.
- */
+/** Runs `tenantgate controller ARGS` as its own OS process (node with tsx, straight from the sources), output appended to logFile. */
 export function spawnController(args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): ControllerProcess {
-  const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', fd, fd],
-    env,
-  });
-  closeSync(fd);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    child,
-    pid: child.pid ?? -1,
-    logFile,
-    exited,
-    kill: (signal: NodeJS.Signals = 'SIGTERM') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-    },
-  };
+  return startProcess('controller', process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...args], logFile, env, { cwd: REPO_ROOT });
 }
 
 /** Reads the controller's /metrics text and returns the value of one series (labels as given, exact). */

@@ -119,3 +119,87 @@ describe('HeadroomGuard', () => {
     expect(verdict.violations[0]?.message).toMatch(/3 concurrent updates of the headroom ledger collided/);
   });
 });
+
+/** A ledger the test controls: each call waits `delayMs` (or forever), optionally fails with a conflict. */
+class ControlledLedger implements LedgerStore {
+  delayMs = 0;
+  hang = false;
+  conflicts = 0;
+  readonly calls: Array<{ op: 'read' | 'write'; at: number }> = [];
+  constructor(private readonly inner = new MemoryLedger()) {}
+  private async wait(op: 'read' | 'write'): Promise<void> {
+    this.calls.push({ op, at: Date.now() });
+    if (this.hang) await new Promise(() => {});
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+  }
+  async read(project: string): Promise<LedgerState> {
+    await this.wait('read');
+    return this.inner.read(project);
+  }
+  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+    await this.wait('write');
+    if (this.conflicts > 0) {
+      this.conflicts -= 1;
+      throw new LedgerConflict('another replica wrote first');
+    }
+    return this.inner.write(project, state, entries);
+  }
+}
+
+describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', () => {
+  it('refuses with [Q5] once the deadline passes while the ledger does not answer, naming the project', async () => {
+    const ledger = new ControlledLedger();
+    ledger.hang = true;
+    const outcomes: string[] = [];
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 150, onReservation: (o) => outcomes.push(o) });
+    const started = Date.now();
+    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
+    const took = Date.now() - started;
+    expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
+    expect(verdict.violations[0]!.message).toBe('project race: the headroom ledger did not answer within 150 ms (the API server is slow or unreachable); nothing was reserved, retry the request');
+    expect(took).toBeGreaterThanOrEqual(140);
+    expect(outcomes).toEqual(['timeout']);
+  });
+
+  it('does not let one stalled decision hold the project\'s later decisions past their own deadline, and recovers when the ledger does', async () => {
+    const ledger = new ControlledLedger();
+    ledger.delayMs = 400; // each call slower than the whole deadline
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 200 });
+    const s = snapshot();
+    const started = Date.now();
+    const verdicts = await Promise.all(NAMESPACES.slice(0, 5).map((ns) => guard.decide(ctx(s), createQuota(ns))));
+    const took = Date.now() - started;
+    for (const v of verdicts) expect(v.violations.map((x) => x.rule)).toEqual(['Q5']);
+    // Five queued decisions, each bounded by its own deadline from arrival: not 5 × 400 ms.
+    expect(took).toBeLessThan(5 * 400);
+    ledger.delayMs = 0;
+    const after = await guard.decide(ctx(s), createQuota('race-n9'));
+    expect(after.violations).toEqual([]);
+  });
+
+  it('backs off between conflicts (growing, bounded) and still admits within the deadline', async () => {
+    const ledger = new ControlledLedger();
+    ledger.conflicts = 4;
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 20, maxMs: 60 } });
+    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
+    expect(verdict.violations).toEqual([]);
+    const writes = ledger.calls.filter((c) => c.op === 'write').map((c) => c.at);
+    expect(writes).toHaveLength(5);
+    const gaps = writes.slice(1).map((t, i) => t - writes[i]!);
+    // Jittered between half and all of 20, 40, 60 (capped), 60 ms.
+    for (const [i, cap] of [20, 40, 60, 60].entries()) {
+      expect(gaps[i]!).toBeGreaterThanOrEqual(cap / 2 - 2);
+      expect(gaps[i]!).toBeLessThan(cap + 250);
+    }
+  });
+
+  it('dry runs never touch the ledger, slow or not', async () => {
+    const ledger = new ControlledLedger();
+    ledger.hang = true;
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 100 });
+    // The ledger is read to see other replicas' reservations, but nothing is written on a dry run.
+    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0', true));
+    expect(ledger.calls.filter((c) => c.op === 'write')).toEqual([]);
+    expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
+  });
+});

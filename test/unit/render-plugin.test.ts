@@ -170,7 +170,7 @@ describe('tenantgate render as an Argo CD CMP (built CLI)', () => {
     const result = await generate(dir);
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toContain('unknown field namespacePrefx');
+    expect(result.stderr).toContain('tenantgate.yaml: namespacePrefx is not a known key; allowed: ');
   });
 });
 

@@ -28,19 +28,27 @@ tolerations: {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end -}}
 
-{{/* Whether the tenantgate-config ConfigMap is rendered (non-default config or namespace). */}}
+{{/* Whether tenantgate-config differs from the shipped defaults (values.config, or another namespace). */}}
 {{- define "tenantgate.hasConfig" -}}
 {{- if or .Values.config (ne .Release.Namespace "tenantgate-system") }}true{{ end -}}
 {{- end -}}
 
-{{/* tenantgate.yaml: .Values.config; outside tenantgate-system also the namespace-dependent defaults. */}}
+{{/*
+tenantgate.yaml: the shipped defaults (files/config, generated from DEFAULT_CONFIG by `make config`)
+with values.config over them (maps merge, lists are replaced); outside tenantgate-system also the
+namespace and the controller's privileged ServiceAccount there.
+*/}}
 {{- define "tenantgate.configYaml" -}}
-{{- $config := deepCopy .Values.config -}}
+{{- $shipped := .Files.Get "files/config/tenantgate-config.yaml" | fromYaml -}}
+{{- $config := get $shipped.data "tenantgate.yaml" | fromYaml -}}
 {{- if ne .Release.Namespace "tenantgate-system" -}}
 {{- $_ := set $config "systemNamespace" .Release.Namespace -}}
-{{- if not (hasKey $config "privileged") -}}
-{{- $_ := set $config "privileged" (dict "users" (list (printf "system:serviceaccount:%s:tenantgate-controller" .Release.Namespace)) "groups" (list "system:masters")) -}}
+{{- $users := list -}}
+{{- range $config.privileged.users -}}
+{{- $users = append $users (ternary (printf "system:serviceaccount:%s:tenantgate-controller" $.Release.Namespace) . (eq . "system:serviceaccount:tenantgate-system:tenantgate-controller")) -}}
 {{- end -}}
+{{- $_ := set $config.privileged "users" $users -}}
 {{- end -}}
+{{- $config = mergeOverwrite $config (deepCopy .Values.config) -}}
 {{ toYaml $config }}
 {{- end -}}

@@ -30,35 +30,45 @@ function hookExit(): void {
 export interface Managed {
   name: string;
   child: ChildProcess;
+  pid: number;
   logFile: string;
-  /** Resolves when the process has exited. */
-  exited: Promise<number | null>;
+  /** Resolves when the process has exited: its code, or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends a signal unless it has already exited. */
+  kill(signal?: NodeJS.Signals): void;
+  /** SIGTERM, then SIGKILL after `timeoutMs`; resolves once it has exited. */
   stop(timeoutMs?: number): Promise<void>;
 }
 
-export function startProcess(name: string, command: string, args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): Managed {
+/** The one way tests, benches and `make run` start a process: output appended to logFile, killed with this one. */
+export function startProcess(name: string, command: string, args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env, options: { cwd?: string } = {}): Managed {
   hookExit();
   const fd = openSync(logFile, 'a');
-  const child = spawn(command, args, { stdio: ['ignore', fd, fd], env });
+  const child = spawn(command, args, { stdio: ['ignore', fd, fd], env, ...(options.cwd ? { cwd: options.cwd } : {}) });
   closeSync(fd);
   running.add(child);
-  const exited = new Promise<number | null>((resolve) => {
-    child.on('exit', (code) => {
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('exit', (code, signal) => {
       running.delete(child);
-      resolve(code);
+      resolve({ code, signal });
     });
     child.on('error', () => {
       running.delete(child);
-      resolve(null);
+      resolve({ code: null, signal: null });
     });
   });
+  const alive = () => child.exitCode === null && child.signalCode === null;
   return {
     name,
     child,
+    pid: child.pid ?? -1,
     logFile,
     exited,
+    kill(signal: NodeJS.Signals = 'SIGTERM') {
+      if (alive()) child.kill(signal);
+    },
     async stop(timeoutMs = 5000) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (!alive()) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
       await exited;

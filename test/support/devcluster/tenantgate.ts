@@ -4,7 +4,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { execa } from 'execa';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
@@ -43,6 +43,14 @@ export async function installBase(info: ClusterInfo): Promise<void> {
 export async function applyOwnerBindings(info: ClusterInfo, project: Project, namespaces: string[]): Promise<void> {
   const docs = namespaces.map((ns) => JSON.stringify(ownerBinding(project, ns)));
   await kubectlAs(info, 'admin', ['apply', '-f', '-'], docs.join('\n'));
+}
+
+/** A kubeconfig file for a ServiceAccount (TokenRequest), for components run as separate processes. */
+export async function serviceAccountKubeconfigFile(info: ClusterInfo, namespace: string, name: string): Promise<string> {
+  const token = (await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])).stdout.trim();
+  const file = join(info.dir, `kubeconfig-sa-${namespace}-${name}`);
+  await writeFile(file, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token), { mode: 0o600 });
+  return file;
 }
 
 /** A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. */

@@ -1,0 +1,121 @@
+/**
+ * The JSON Schema of `tenantgate.yaml`, and its validation with ajv: every key at every depth is known,
+ * every number has its range, and every error names the key, the value and what is allowed.
+ */
+import { Ajv, type ErrorObject } from 'ajv';
+
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** A label or annotation key (a Kubernetes qualified name with an optional DNS prefix), or a prefix ending in `*`. */
+const KEY_OR_PREFIX = '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\\*?$';
+
+const strings = (description: string, pattern?: string) => ({
+  type: 'array',
+  description,
+  items: { type: 'string', minLength: 1, ...(pattern ? { pattern } : {}) },
+});
+
+/** What each pattern means, for messages. */
+const PATTERN_MEANINGS: Record<string, string> = {
+  [DNS_LABEL]: 'a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)',
+  [KEY_OR_PREFIX]: 'a label or annotation key such as example.com/name, or a prefix ending in * such as pod-security.kubernetes.io/*',
+  '\\{project\\}': 'a template containing {project}, such as {project}-',
+};
+
+export const CONFIG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    clusterName: { type: 'string', maxLength: 63, anyOf: [{ const: '' }, { pattern: DNS_LABEL }] },
+    privileged: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { users: strings('user names (ServiceAccounts as system:serviceaccount:<ns>:<name>)'), groups: strings('group names') },
+    },
+    reserved: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { names: strings('reserved namespace names'), prefixes: strings('reserved namespace name prefixes') },
+    },
+    namespacePrefix: { type: 'string', minLength: 1, maxLength: 63, pattern: '\\{project\\}' },
+    requireProjectForUsers: { type: 'boolean' },
+    headroomWarningThreshold: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
+    resyncPeriodSeconds: { type: 'integer', minimum: 1, maximum: 86_400 },
+    systemNamespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
+    crossReplicaReservation: { type: 'boolean' },
+    reservationTtlSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+    protectedNamespaceMetadata: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { labels: strings('protected namespace label keys', KEY_OR_PREFIX), annotations: strings('protected namespace annotation keys', KEY_OR_PREFIX) },
+    },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+const validate = ajv.compile(CONFIG_SCHEMA);
+
+/** `/privileged/users/0` → `privileged.users[0]`. */
+function keyPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra !== undefined) parts.push(extra);
+  return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '') || 'the document';
+}
+
+function schemaAt(instancePath: string): Record<string, unknown> | undefined {
+  let node: Record<string, unknown> | undefined = CONFIG_SCHEMA as unknown as Record<string, unknown>;
+  for (const part of instancePath.split('/').slice(1)) {
+    if (!node) return undefined;
+    if (/^\d+$/.test(part)) node = node.items as Record<string, unknown> | undefined;
+    else node = (node.properties as Record<string, Record<string, unknown>> | undefined)?.[part];
+  }
+  return node;
+}
+
+function allowed(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const known = Object.keys((schemaAt(e.instancePath)?.properties as object | undefined) ?? {});
+      return known.join(', ');
+    }
+    case 'type':
+      return p.type === 'integer' ? 'an integer' : p.type === 'array' ? 'a list' : p.type === 'object' ? 'a mapping' : `a ${String(p.type)}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMaximum': {
+      const s = schemaAt(e.instancePath) ?? {};
+      const kind = s.type === 'integer' ? 'an integer' : 'a number';
+      if (s.exclusiveMaximum !== undefined) return `${kind} from ${String(s.minimum)} up to (not including) ${String(s.exclusiveMaximum)}`;
+      return `${kind} from ${String(s.minimum)} to ${String(s.maximum)}`;
+    }
+    case 'pattern':
+      return PATTERN_MEANINGS[String(p.pattern)] ?? `text matching ${String(p.pattern)}`;
+    case 'minLength':
+      return 'a non-empty string';
+    case 'maxLength':
+      return `at most ${String(p.limit)} characters`;
+    case 'anyOf':
+      return `"" or ${PATTERN_MEANINGS[DNS_LABEL]}`;
+    default:
+      return e.message ?? 'see the documentation';
+  }
+}
+
+/** Every problem of a parsed `tenantgate.yaml`, one message each; empty when it is valid. */
+export function configErrors(doc: unknown, where: string): string[] {
+  if (validate(doc)) return [];
+  const out: string[] = [];
+  for (const e of validate.errors ?? []) {
+    // anyOf reports its branches too; the anyOf error itself says it all.
+    if (e.schemaPath.includes('/anyOf/')) continue;
+    if (e.keyword === 'additionalProperties') {
+      const key = String((e.params as { additionalProperty: string }).additionalProperty);
+      out.push(`${where}: ${keyPath(e.instancePath, key)} is not a known key; allowed: ${allowed(e)}`);
+    } else {
+      out.push(`${where}: ${keyPath(e.instancePath)} is ${JSON.stringify(e.data)}; allowed: ${allowed(e)}`);
+    }
+  }
+  return [...new Set(out)];
+}

@@ -1,0 +1,106 @@
+/**
+ * The shipped Deployments start: `tenantgate webhook` and `tenantgate controller` run as separate
+ * processes with exactly the container args of manifests/{webhook,controller}/deployment.yaml, the shipped tenantgate-config
+ * ConfigMap's file at its mount path, the $(VAR) references expanded as the kubelet does, and their
+ * ServiceAccounts' tokens. Only what a pod gets from its node is replaced: file paths (the mounts), the
+ * in-cluster credentials (a --kubeconfig) and the listen ports (free ones, the machine is shared).
+ * Both must become ready; without their configuration file both refuse to start, with the same message.
+ */
+import { execa } from 'execa';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments, parse } from 'yaml';
+import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
+import { cluster, eventually } from '../support/cluster.js';
+import { httpsGet } from '../support/devcluster/https-get.js';
+import { freePort } from '../support/devcluster/ports.js';
+import { startProcess, type Managed } from '../support/devcluster/processes.js';
+import { installBase, serviceAccountKubeconfigFile } from '../support/devcluster/tenantgate.js';
+import { REPO_ROOT } from '../support/paths.js';
+
+const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+const running: Managed[] = [];
+let certs: WebhookCertFiles;
+let configFile: string;
+
+interface Container {
+  args: string[];
+  env?: Array<{ name: string; value?: string }>;
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+}
+
+async function container(file: string): Promise<Container> {
+  const docs = parseAllDocuments(await readFile(join(REPO_ROOT, 'manifests', file), 'utf8')).map((d) => d.toJS() as { kind: string; spec: { template: { spec: { containers: Container[] } } } });
+  const deployment = docs.find((d) => d.kind === 'Deployment')!;
+  return deployment.spec.template.spec.containers[0]!;
+}
+
+/** The kubelet's $(VAR) expansion, then the mounts and ports of this machine. */
+function localArgs(args: string[], env: Record<string, string>, paths: Record<string, string>, ports: Record<string, number>): string[] {
+  return args.map((arg) => {
+    let out = arg.replace(/\$\(([A-Z_]+)\)/g, (_, name: string) => env[name] ?? `$(${name})`);
+    for (const [from, to] of Object.entries(paths)) out = out.replace(from, to);
+    const flag = out.match(/^--([a-z-]+)=/)?.[1];
+    if (flag && ports[flag] !== undefined) out = `--${flag}=${ports[flag]}`;
+    return out;
+  });
+}
+
+beforeAll(async () => {
+  const info = cluster();
+  await installBase(info);
+  const dir = join(info.dir, 'deployment-args');
+  await mkdir(dir, { recursive: true });
+  certs = await generateWebhookCerts(join(dir, 'certs'));
+  const configMap = parse(await readFile(join(REPO_ROOT, 'manifests', 'config', 'tenantgate-config.yaml'), 'utf8')) as { data: Record<string, string> };
+  configFile = join(dir, 'tenantgate.yaml');
+  await writeFile(configFile, configMap.data['tenantgate.yaml']!);
+});
+
+afterAll(async () => {
+  for (const p of running.splice(0)) await p.stop();
+});
+
+describe('the shipped Deployments', () => {
+  it('the webhook starts with its exact container args and becomes ready', async () => {
+    const info = cluster();
+    const c = await container('webhook/deployment.yaml');
+    expect(c.volumeMounts?.map((m) => m.mountPath).sort()).toEqual(['/certs', '/etc/tenantgate']);
+    const port = await freePort();
+    const args = localArgs(c.args, {}, { '/etc/tenantgate/tenantgate.yaml': configFile, '/certs/tls.crt': certs.cert, '/certs/tls.key': certs.key }, { port });
+    const kubeconfig = await serviceAccountKubeconfigFile(info, 'tenantgate-system', 'tenantgate-webhook');
+    const proc = startProcess('deployment-webhook', process.execPath, [CLI, ...args, `--kubeconfig=${kubeconfig}`], join(info.dir, 'deployment-webhook.log'));
+    running.push(proc);
+    const ca = await readFile(certs.caCert);
+    await eventually(async () => {
+      expect(proc.child.exitCode).toBeNull();
+      expect((await httpsGet(`https://127.0.0.1:${port}/readyz`, { ca })).status).toBe(200);
+    }, { what: 'webhook ready', timeoutMs: 60_000 });
+  });
+
+  it('the controller starts with its exact container args and becomes ready', async () => {
+    const info = cluster();
+    const c = await container('controller/deployment.yaml');
+    const env = { POD_NAME: 'tenantgate-controller-7d9f-abcde', POD_NAMESPACE: 'tenantgate-system' };
+    const metrics = await freePort();
+    const args = localArgs(c.args, env, { '/etc/tenantgate/tenantgate.yaml': configFile }, { 'metrics-port': metrics });
+    expect(args).toContain('--identity=tenantgate-controller-7d9f-abcde');
+    const kubeconfig = await serviceAccountKubeconfigFile(info, 'tenantgate-system', 'tenantgate-controller');
+    const proc = startProcess('deployment-controller', process.execPath, [CLI, ...args, `--kubeconfig=${kubeconfig}`], join(info.dir, 'deployment-controller.log'));
+    running.push(proc);
+    await eventually(async () => {
+      expect(proc.child.exitCode).toBeNull();
+      expect((await fetch(`http://127.0.0.1:${metrics}/readyz`)).status).toBe(200);
+    }, { what: 'controller ready', timeoutMs: 60_000 });
+  });
+
+  it('without the configuration file, both refuse to start with the same clear error', async () => {
+    const missing = join(cluster().dir, 'deployment-args', 'absent', 'tenantgate.yaml');
+    for (const command of ['webhook', 'controller']) {
+      const result = await execa(process.execPath, [CLI, command, `--config=${missing}`], { reject: false, timeout: 30_000 });
+      expect(result.exitCode, command).not.toBe(0);
+      expect(result.stderr, command).toContain(`--config ${missing}: no such file; mount the tenantgate-config ConfigMap there, or pass --config-optional to run with the built-in defaults`);
+    }
+  });
+});
