@@ -112,7 +112,12 @@ describe('helm template', () => {
 
   it('custom values: another namespace, a digest, replicas, resources, placement, tenantgate.yaml, a provided Secret', () => {
     const objects = rendered.custom;
-    for (const o of objects.filter((x) => x.metadata.namespace !== undefined)) expect(o.metadata.namespace, key(o)).toBe(CUSTOM_NAMESPACE);
+    // Everything namespaced follows the release, except where Events about cluster-scoped Projects
+    // go: the controller's events Role and RoleBinding stay in `default`.
+    const eventsRbac = (o: K8sObject) => o.metadata.name === 'tenantgate-controller-events';
+    for (const o of objects.filter((x) => x.metadata.namespace !== undefined && !eventsRbac(x))) expect(o.metadata.namespace, key(o)).toBe(CUSTOM_NAMESPACE);
+    expect(objects.filter(eventsRbac).map((o) => `${o.kind} ${o.metadata.namespace}`).sort()).toEqual(['Role default', 'RoleBinding default']);
+    expect(find(objects, 'RoleBinding', 'tenantgate-controller-events').subjects).toEqual([{ kind: 'ServiceAccount', name: 'tenantgate-controller', namespace: CUSTOM_NAMESPACE }]);
     const webhook = find(objects, 'Deployment', 'tenantgate-webhook');
     expect(container(webhook).image).toBe('registry.example.com/mirror/tenantgate@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
     expect(container(webhook).imagePullPolicy).toBe('IfNotPresent');
