@@ -9,10 +9,17 @@ mod="$root/test/cluster/argocd"
 version=$(awk '$1=="require" && $2=="github.com/argoproj/argo-cd/v3" {print $3; exit}
                $1=="github.com/argoproj/argo-cd/v3" {print $2; exit}' "$mod/go.mod")
 out="${TG_ARGOCD_BIN:-$root/.cache/argocd/$version/argocd}"
-if [ -x "$out" ]; then echo "$out"; exit 0; fi
-mkdir -p "$(dirname "$out")"
+crds="$(dirname "$out")/crds"
 cd "$mod"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN="${TG_ARGOCD_GOTOOLCHAIN:-go1.27.4}"
+# The Application and AppProject CRDs of the same release, from the module zip, next to the binary.
+if [ ! -f "$crds/appproject-crd.yaml" ]; then
+  src=$(go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/manifests/crds
+  mkdir -p "$crds"
+  cp "$src/application-crd.yaml" "$src/appproject-crd.yaml" "$crds/"
+  chmod u+w "$crds"/*.yaml
+fi
+if [ -x "$out" ]; then echo "$out"; exit 0; fi
 pkg=github.com/argoproj/argo-cd/v3/common
 stamp="-X $pkg.version=${version#v} -X $pkg.gitTag=$version -X $pkg.gitTreeState=clean"
 stamp="$stamp -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -39,9 +39,12 @@ end
 local conditions = status.conditions
 
 -- Cascading deletion in progress: the controller lists the namespaces still being deleted.
+-- Argo CD >= 3.6 shows "Pending deletion; blocked by finalizers: ..." for a resource with a
+-- deletionTimestamp unless the check sets deletionMessage, which then replaces the message.
 if status.phase == "Terminating" then
   hs.status = "Progressing"
   hs.message = messageOf(condition(conditions, "NamespacesRemaining"), "Deleting the project's namespaces")
+  hs.deletionMessage = hs.message
   return hs
 end
 
