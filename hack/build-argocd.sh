@@ -12,12 +12,16 @@ out="${TG_ARGOCD_BIN:-$root/.cache/argocd/$version/argocd}"
 crds="$(dirname "$out")/crds"
 cd "$mod"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN="${TG_ARGOCD_GOTOOLCHAIN:-go1.27.4}"
-# The Application and AppProject CRDs of the same release, from the module zip, next to the binary.
-if [ ! -f "$crds/appproject-crd.yaml" ]; then
-  src=$(go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)/manifests/crds
-  mkdir -p "$crds"
-  cp "$src/application-crd.yaml" "$src/appproject-crd.yaml" "$crds/"
-  chmod u+w "$crds"/*.yaml
+# From the module zip, next to the binary: the Application and AppProject CRDs of the same release, and
+# git-verify-wrapper.sh, which the image puts on the repo-server's PATH (it runs it for every revision).
+helpers="$(dirname "$out")/bin"
+if [ ! -f "$crds/appproject-crd.yaml" ] || [ ! -x "$helpers/git-verify-wrapper.sh" ]; then
+  src=$(go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)
+  mkdir -p "$crds" "$helpers"
+  cp "$src/manifests/crds/application-crd.yaml" "$src/manifests/crds/appproject-crd.yaml" "$crds/"
+  cp "$src/hack/git-verify-wrapper.sh" "$helpers/"
+  chmod u+w "$crds"/*.yaml "$helpers"/*
+  chmod +x "$helpers/git-verify-wrapper.sh"
 fi
 if [ -x "$out" ]; then echo "$out"; exit 0; fi
 pkg=github.com/argoproj/argo-cd/v3/common

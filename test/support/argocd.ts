@@ -32,8 +32,8 @@ export function argoCdVersion(): string {
 /** The built multi-call binary (.cache/argocd/<version>/argocd, or TG_ARGOCD_BIN). */
 export function argoCdBinary(): string {
   const bin = process.env.TG_ARGOCD_BIN ?? join(REPO_ROOT, '.cache', 'argocd', argoCdVersion(), 'argocd');
-  if (!existsSync(bin) || !existsSync(join(dirname(bin), 'crds', 'appproject-crd.yaml'))) {
-    throw new Error(`no Argo CD at ${bin} (and its crds/): run \`make argocd\` (hack/build-argocd.sh builds it from Go modules)`);
+  if (!existsSync(bin) || !existsSync(join(dirname(bin), 'crds', 'appproject-crd.yaml')) || !existsSync(join(dirname(bin), 'bin', 'git-verify-wrapper.sh'))) {
+    throw new Error(`no Argo CD at ${bin} (and its crds/ and bin/): run \`make argocd\` (hack/build-argocd.sh builds it from Go modules)`);
   }
   return bin;
 }
@@ -73,7 +73,11 @@ export async function installArgoCdObjects(info: ClusterInfo, binary = argoCdBin
   const crds = join(dirname(binary), 'crds');
   // The CRDs are too large for a client-side apply's last-applied annotation.
   await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(crds, 'application-crd.yaml'), '-f', join(crds, 'appproject-crd.yaml')]);
-  await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/applications.argoproj.io', 'crd/appprojects.argoproj.io']);
+  // `kubectl wait` fails outright while a fresh CRD has no conditions yet.
+  await waitFor('Application and AppProject CRDs Established', async () => {
+    await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=10s', 'crd/applications.argoproj.io', 'crd/appprojects.argoproj.io']);
+    return true;
+  }, undefined, 60_000);
   const partOf = { 'app.kubernetes.io/part-of': 'argocd' };
   const docs = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ARGOCD_NAMESPACE } },
@@ -168,10 +172,10 @@ export async function startArgoCd(info: ClusterInfo, options: ArgoCdOptions = {}
     const repo = startProcess('argocd-repo-server', binary, [
       '--address', '127.0.0.1', '--port', String(repoPort),
       '--metrics-address', '127.0.0.1', '--metrics-port', String(repoMetrics),
-      '--redis', redisAddr, '--disable-tls', '--loglevel', 'info', '--logformat', 'text',
+      '--redis', redisAddr, '--disable-tls', '--client-ca-path=', '--loglevel', 'info', '--logformat', 'text',
     ], join(dir, 'repo-server.log'), {
       ...base,
-      PATH: process.env.PATH,
+      PATH: `${join(dirname(binary), 'bin')}:${process.env.PATH}`,
       ARGOCD_BINARY_NAME: 'argocd-repo-server',
       ARGOCD_GPG_ENABLED: 'false',
       ARGOCD_GNUPGHOME: join(dir, 'gpg', 'keys'),
@@ -199,6 +203,8 @@ export async function startArgoCd(info: ClusterInfo, options: ArgoCdOptions = {}
       ...base,
       PATH: process.env.PATH,
       ARGOCD_BINARY_NAME: 'argocd-application-controller',
+      // ARGOCD_FAKE_IN_CLUSTER makes https://kubernetes.default.svc use the default kubeconfig.
+      KUBECONFIG: info.kubeconfigs.admin!,
       ARGOCD_TLS_DATA_PATH: join(dir, 'tls'),
       ARGOCD_SSH_DATA_PATH: join(dir, 'ssh'),
     });
