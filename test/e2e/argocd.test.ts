@@ -231,7 +231,7 @@ describe('rules and budgets through Argo CD', () => {
     const quotaResult = op.syncResult?.resources?.find((r) => r.kind === 'ResourceQuota' && r.namespace === a);
     expect(quotaResult?.status).toBe('SyncFailed');
     expect(quotaResult?.message).toMatch(/denied the request: .*\[Q1\]/s);
-    expect(op.message).toMatch(/one or more objects failed to apply/);
+    expect(op.message).toMatch(/denied the request: .*\[Q1\]/s);
     const shown = await getApplication(app);
     expect(comparisonError(shown)).toBeUndefined();
     expect((await get(['-n', a, 'resourcequota', 'tenantgate-quota']))?.spec?.hard?.['requests.cpu']).toBe('4');

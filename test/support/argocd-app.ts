@@ -2,7 +2,8 @@
  * Argo CD Applications in the e2e tests, driven through their objects (no argocd-server): create,
  * hard refresh (annotation), sync (the `operation` field, as Argo CD's e2e suite does), read, delete.
  */
-import { ARGOCD_NAMESPACE, PLUGIN_NAME } from './argocd.js';
+import { applicationObject, ARGOCD_NAMESPACE, type AppOptions } from './argocd.js';
+export { applicationObject, type AppOptions };
 import { eventually, kubectl } from './cluster.js';
 
 export interface AppResource {
@@ -36,37 +37,6 @@ export interface Application {
       operation?: { sync?: { revision?: string } };
       syncResult?: { revision?: string; resources?: SyncResultResource[] };
     };
-  };
-}
-
-export interface AppOptions {
-  name: string;
-  repoURL: string;
-  path: string;
-  /** Name the plugin; false: leave plugin.name out so the repo-server discovers it. */
-  pluginName?: string | false;
-  env?: Record<string, string>;
-  /** Argo CD compare options (annotation argocd.argoproj.io/compare-options), e.g. `ServerSideDiff=true`. */
-  compareOptions?: string;
-}
-
-/** The shape of manifests/argocd/application-example.yaml, pointed at a local repository. */
-export function applicationObject(o: AppOptions): Record<string, unknown> {
-  const env = Object.entries(o.env ?? {}).map(([name, value]) => ({ name, value }));
-  const plugin: Record<string, unknown> = { ...(o.pluginName === false ? {} : { name: o.pluginName ?? PLUGIN_NAME }), ...(env.length ? { env } : {}) };
-  return {
-    apiVersion: 'argoproj.io/v1alpha1',
-    kind: 'Application',
-    metadata: {
-      name: o.name,
-      namespace: ARGOCD_NAMESPACE,
-      ...(o.compareOptions ? { annotations: { 'argocd.argoproj.io/compare-options': o.compareOptions } } : {}),
-    },
-    spec: {
-      project: 'default',
-      source: { repoURL: o.repoURL, targetRevision: 'main', path: o.path, plugin },
-      destination: { server: 'https://kubernetes.default.svc' },
-    },
   };
 }
 

@@ -93,6 +93,37 @@ export async function installArgoCdObjects(info: ClusterInfo, binary = argoCdBin
   await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '--field-manager=tenantgate-e2e', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n'));
 }
 
+export interface AppOptions {
+  name: string;
+  repoURL: string;
+  path: string;
+  /** Name the plugin; false: leave plugin.name out so the repo-server discovers it. */
+  pluginName?: string | false;
+  env?: Record<string, string>;
+  /** Argo CD compare options (annotation argocd.argoproj.io/compare-options), e.g. `ServerSideDiff=true`. */
+  compareOptions?: string;
+}
+
+/** The shape of manifests/argocd/application-example.yaml, pointed at a local repository. */
+export function applicationObject(o: AppOptions): Record<string, unknown> {
+  const env = Object.entries(o.env ?? {}).map(([name, value]) => ({ name, value }));
+  const plugin: Record<string, unknown> = { ...(o.pluginName === false ? {} : { name: o.pluginName ?? PLUGIN_NAME }), ...(env.length ? { env } : {}) };
+  return {
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Application',
+    metadata: {
+      name: o.name,
+      namespace: ARGOCD_NAMESPACE,
+      ...(o.compareOptions ? { annotations: { 'argocd.argoproj.io/compare-options': o.compareOptions } } : {}),
+    },
+    spec: {
+      project: 'default',
+      source: { repoURL: o.repoURL, targetRevision: 'main', path: o.path, plugin },
+      destination: { server: 'https://kubernetes.default.svc' },
+    },
+  };
+}
+
 export interface ArgoCdOptions {
   /** Where logs and working directories go (under the cluster's dir by default). */
   dir?: string;
