@@ -137,14 +137,16 @@ describe('the tenantgate plugin in the real Argo CD', () => {
     if (exampleNamespaces.length) await kubectl('admin', ['delete', 'namespace', ...exampleNamespaces, '--ignore-not-found', '--wait=true', '--timeout=120s']);
     exampleProjects.forEach((p) => projects.add(p));
 
-    // The revision at which each object was created, from watches opened before the sync.
+    // The revision at which Argo CD first wrote each object (its tracking annotation appears), from watches
+    // opened before the sync. Not the creation: the controller may create a namespace's default quota first.
     const created = new Map<string, number>();
     const watch = new k8s.Watch(kubeConfig('admin'));
     const aborts = await Promise.all(
       [['/apis/tenantgate.io/v1alpha1/projects', 'Project'], ['/api/v1/namespaces', 'Namespace'], ['/api/v1/resourcequotas', 'ResourceQuota']].map(([path, kind]) =>
         watch.watch(path!, {}, (type, obj: k8s.KubernetesObject) => {
           const key = `${kind}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`;
-          if (type === 'ADDED' && !created.has(key)) created.set(key, Number(obj.metadata?.resourceVersion));
+          const applied = obj.metadata?.annotations?.['argocd.argoproj.io/tracking-id'] !== undefined;
+          if ((type === 'ADDED' || type === 'MODIFIED') && applied && !created.has(key)) created.set(key, Number(obj.metadata?.resourceVersion));
         }, () => {}),
       ),
     );
@@ -167,8 +169,9 @@ describe('the tenantgate plugin in the real Argo CD', () => {
       const revisions = (kind: string) => objects.filter((o) => o.kind === kind).map((o) => created.get(`${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)!);
       const [p, n, q] = [revisions('Project'), revisions('Namespace'), revisions('ResourceQuota')];
       for (const list of [p, n, q]) expect(list.every((r) => Number.isFinite(r))).toBe(true);
-      expect(Math.max(...p)).toBeLessThan(Math.min(...n));
-      expect(Math.max(...n)).toBeLessThan(Math.min(...q));
+      const order = [...created].sort(([, a], [, b]) => a - b).map(([k, v]) => `${v} ${k}`).join('\n');
+      expect(Math.max(...p), order).toBeLessThan(Math.min(...n));
+      expect(Math.max(...n), order).toBeLessThan(Math.min(...q));
 
       // Healthy with the message of the controller's Ready condition: our Lua check, run by Argo CD.
       for (const name of exampleProjects) {
