@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
+.PHONY: image manifests helm debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -44,23 +44,33 @@ kustomize:
 argocd:
 	nice -n 10 hack/build-argocd.sh
 
+# The CRD goes into the chart; manifests/ is rendered from the chart (ADR 0011).
 crd: deps
-	npx tsx hack/generate-crd.ts > manifests/crd/projects.tenantgate.io.yaml
+	npx tsx hack/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
+	$(MAKE) manifests
 
+manifests: deps
+	npx tsx hack/generate-manifests.ts
+
+helm:
+	hack/build-go-tool.sh helm
+
+# The shipped tenantgate-config goes into the chart too; manifests/ is rendered from the chart.
 config: deps
-	npx tsx hack/generate-config.ts > manifests/config/tenantgate-config.yaml
+	npx tsx hack/generate-config.ts > charts/tenantgate/files/config/tenantgate-config.yaml
+	$(MAKE) manifests
 
 # Type-checks src, test and bench (tsconfig.check.json) and runs typescript-eslint.
 lint: deps
 	npm run --silent lint
 
-test: build lint control-plane kustomize argocd debian-deps
+test: build lint control-plane kustomize helm argocd debian-deps
 	npx vitest run
 
 test-unit: build debian-deps
 	npx vitest run --project unit
 
-test-integration: build control-plane kustomize argocd debian-deps
+test-integration: build control-plane kustomize helm argocd debian-deps
 	npx vitest run --project integration
 
 bench: build control-plane
@@ -76,3 +86,7 @@ clean:
 
 debian-deps:
 	hack/install-debian-deps.sh
+
+# The container image as an OCI archive, without a docker daemon (ADR 0010): build/image/.
+image: build
+	hack/build-image.sh

@@ -7,7 +7,7 @@
  * releases the lease (empty holder, 1 s duration) so a standby takes over at once.
  */
 import type { LeaseRecord } from './kube.js';
-import { describeError, statusCode } from '../kube/errors.js';
+import { describeError, isConflict, isNotFound } from '../kube/errors.js';
 
 export interface LeaseStore {
   getLease(namespace: string, name: string): Promise<LeaseRecord | undefined>;
@@ -141,9 +141,8 @@ export class LeaderElector {
         this.observe(this.current, now);
         return true;
       } catch (err) {
-        const code = statusCode(err);
-        if (code === 404) this.log(`cannot create lease ${namespace}/${name}: namespace ${namespace} does not exist (create it, or pass --lease-namespace)`);
-        else if (code !== 409) this.log(`creating lease ${namespace}/${name}: ${describeError(err)}`);
+        if (isNotFound(err)) this.log(`cannot create lease ${namespace}/${name}: namespace ${namespace} does not exist (create it, or pass --lease-namespace)`);
+        else if (!isConflict(err)) this.log(`creating lease ${namespace}/${name}: ${describeError(err)}`);
         return false;
       }
     }
@@ -174,7 +173,7 @@ export class LeaderElector {
       this.observe(this.current, now);
       return true;
     } catch (err) {
-      if (statusCode(err) !== 409) this.log(`updating lease ${namespace}/${name}: ${describeError(err)}`);
+      if (!isConflict(err)) this.log(`updating lease ${namespace}/${name}: ${describeError(err)}`);
       return false;
     }
   }

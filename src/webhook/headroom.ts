@@ -34,14 +34,20 @@ const DEFAULT_DEADLINE_MS = 2000;
 
 class DeadlineExceeded extends Error {}
 
-/** `p`, or a DeadlineExceeded once `ms` have passed (the call itself is not cancelled: see decideInTurn). */
-function within<T>(p: Promise<T>, ms: number): Promise<T> {
-  if (ms <= 0) return Promise.reject(new DeadlineExceeded());
+/**
+ * `p`, or a DeadlineExceeded once `ms` have passed or `signal` aborts (the caller left); the call
+ * itself is not cancelled: see decideInTurn.
+ */
+function within<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
+  if (ms <= 0 || signal?.aborted) return Promise.reject(new DeadlineExceeded());
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineExceeded()), ms);
+    const stop = () => (clearTimeout(timer), reject(new DeadlineExceeded()));
+    const timer = setTimeout(stop, ms);
+    signal?.addEventListener('abort', stop, { once: true });
+    const done = () => (clearTimeout(timer), signal?.removeEventListener('abort', stop));
     p.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e: unknown) => (clearTimeout(timer), reject(e instanceof Error ? e : new Error(String(e)))),
+      (v) => (done(), resolve(v)),
+      (e: unknown) => (done(), reject(e instanceof Error ? e : new Error(String(e)))),
     );
   });
 }
@@ -117,12 +123,12 @@ export class HeadroomGuard {
    * Decisions that may grow a project's allocation (Namespace CREATE, ResourceQuota CREATE/UPDATE in
    * a project namespace) run one at a time per project, and are computed once, inside that turn.
    */
-  readonly decide = async (ctx: ReviewContext, request: AdmissionRequest): Promise<Verdict> => {
+  readonly decide = async (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Promise<Verdict> => {
     const withLocal: ReviewContext = { ...ctx, pending: this.pending };
     const project = mayGrow(withLocal, request);
     if (!project) return verdictFor(withLocal, request);
     const arrived = this.now();
-    return this.serialise(project, () => this.decideInTurn(withLocal, request, project, arrived));
+    return this.serialise(project, () => this.decideInTurn(withLocal, request, project, arrived, signal));
   };
 
   private serialise<T>(key: string, fn: () => Promise<T>): Promise<T> {
@@ -136,7 +142,7 @@ export class HeadroomGuard {
     return next;
   }
 
-  private async decideInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, arrived: number): Promise<Verdict> {
+  private async decideInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, arrived: number, signal?: AbortSignal): Promise<Verdict> {
     const ledger = this.options.ledger;
     if (!ledger) {
       const verdict = verdictFor(ctx, request);
@@ -146,7 +152,7 @@ export class HeadroomGuard {
     const deadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS;
     const left = () => arrived + deadlineMs - this.now();
     try {
-      return await this.reserveInTurn(ctx, request, project, ledger, left);
+      return await this.reserveInTurn(ctx, request, project, ledger, left, signal);
     } catch (err) {
       if (!(err instanceof DeadlineExceeded)) throw err;
       // A write that did not answer in time may still land: the ledger is read afresh next time, and
@@ -157,14 +163,14 @@ export class HeadroomGuard {
     }
   }
 
-  private async reserveInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, ledger: LedgerStore, left: () => number): Promise<Verdict> {
+  private async reserveInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, ledger: LedgerStore, left: () => number, signal?: AbortSignal): Promise<Verdict> {
     const maxAttempts = this.options.maxAttempts ?? 10;
     const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      if (left() <= 0) throw new DeadlineExceeded();
+      if (left() <= 0 || signal?.aborted) throw new DeadlineExceeded();
       let state = this.ledgerCache.get(project);
       if (!state) {
-        state = await within(ledger.read(project), left());
+        state = await within(ledger.read(project), left(), signal);
         this.ledgerCache.set(project, state);
       }
       const live = state.entries.filter((e) => this.isLive(e));
@@ -174,7 +180,7 @@ export class HeadroomGuard {
       const quota = handledKind(request) === 'ResourceQuota' ? request.name || String((request.object?.metadata as { name?: string } | undefined)?.name ?? '') : undefined;
       const entry: LedgerEntry = { namespace, quota, allocation: formatResources(resources), created: this.now(), expires: this.now() + this.options.ttlMs };
       try {
-        const written = await within(ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === quota)), entry]), left());
+        const written = await within(ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === quota)), entry]), left(), signal);
         this.ledgerCache.set(project, written);
         this.options.onReservation?.('reserved');
         this.remember(verdict);

@@ -4,7 +4,7 @@
  * reservation whose object never appeared stops counting; readers ignore expired entries.
  */
 import * as k8s from '@kubernetes/client-node';
-import { statusCode } from '../kube/errors.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
 
 export interface LedgerEntry {
   namespace: string;
@@ -45,7 +45,7 @@ export class ConfigMapLedger implements LedgerStore {
       const cm = await this.core.readNamespacedConfigMap({ name: this.name(project), namespace: this.namespace });
       return { resourceVersion: cm.metadata?.resourceVersion, entries: parseEntries(cm.data?.reservations) };
     } catch (err) {
-      if (statusCode(err) === 404) return { entries: [] };
+      if (isNotFound(err)) return { entries: [] };
       throw err;
     }
   }
@@ -61,8 +61,7 @@ export class ConfigMapLedger implements LedgerStore {
         : await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
       return { resourceVersion: out.metadata?.resourceVersion, entries };
     } catch (err) {
-      const code = statusCode(err);
-      if (code === 409) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
+      if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
       throw err;
     }
   }

@@ -64,8 +64,8 @@ export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
   });
   const onAdmitted = parts.onAdmitted;
   const decide: Decide = onAdmitted
-    ? async (ctx, request) => {
-        const verdict = await guard.decide(ctx, request);
+    ? async (ctx, request, signal) => {
+        const verdict = await guard.decide(ctx, request, signal);
         if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) onAdmitted(request);
         return verdict;
       }

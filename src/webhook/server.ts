@@ -9,7 +9,8 @@ import { decodeReview, denied, envelope, handledKind, mutationFor, responseFor, 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Decides a validation request; the headroom guard (Q5) wraps this to serialise and reserve. */
-export type Decide = (ctx: ReviewContext, request: AdmissionRequest) => Promise<Verdict> | Verdict;
+/** `signal` aborts when the caller (the apiserver) has gone: work done for it can stop. */
+export type Decide = (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal) => Promise<Verdict> | Verdict;
 
 export interface WebhookDeps {
   config: TenantgateConfig;
@@ -80,7 +81,11 @@ export function createApp(deps: WebhookDeps): express.Express {
       const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, pending: deps.pending };
       try {
         if (path === 'validate') {
-          const result = await decide(ctx, request);
+          const gone = new AbortController();
+          res.once('close', () => {
+            if (!res.writableFinished) gone.abort();
+          });
+          const result = await decide(ctx, request, gone.signal);
           rules = [...new Set(result.violations.map((v) => v.rule))];
           for (const rule of rules) deps.metrics.denials.inc({ rule });
           if (rules.length === 0) rules = result.warnings.map((w) => /^\[([A-Z]\d)\]/.exec(w)?.[1] ?? '').filter(Boolean);

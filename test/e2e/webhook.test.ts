@@ -32,7 +32,14 @@ async function apply(user: string, manifest: string, extra: string[] = []) {
 }
 
 /** A denial, with the same verdict from `kubectl apply --dry-run=server`, which must persist nothing. */
+/** The object a manifest names, as stored (its whole JSON, '' when absent), read as admin. */
+async function storedObject(manifest: string): Promise<string> {
+  const { kind, metadata } = JSON.parse(manifest) as { kind: string; metadata: { name: string; namespace?: string } };
+  return (await kubectl('admin', ['get', kind, metadata.name, ...(metadata.namespace ? ['-n', metadata.namespace] : []), '--ignore-not-found', '-o', 'json'])).stdout;
+}
+
 async function expectDenied(user: string, manifest: string, rule: string, pattern?: RegExp, exists?: string[]) {
+  const before = await storedObject(manifest);
   const dry = await apply(user, manifest, ['--dry-run=server']);
   expect(dry.exitCode, dry.stdout).not.toBe(0);
   expect(dry.stderr).toContain(`[${rule}]`);
@@ -45,6 +52,8 @@ async function expectDenied(user: string, manifest: string, rule: string, patter
     const get = await kubectl('admin', ['get', ...exists], { reject: false });
     expect(get.exitCode).not.toBe(0);
   }
+  // Nothing changed: the stored object (or its absence) is what it was before both attempts.
+  expect(await storedObject(manifest)).toBe(before);
   return real.stderr;
 }
 

@@ -11,7 +11,7 @@ import { kubeconfigYaml } from './devcluster/controlplane.js';
 import { startProcess, type Managed } from './devcluster/processes.js';
 import { REPO_ROOT } from './paths.js';
 import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../../src/validate/types.js';
-import { statusCode } from '../../src/kube/errors.js';
+import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { PROJECT_PLURAL, PROJECT_VERSION } from '../../src/kube/lists.js';
 
 export interface Clients {
@@ -36,7 +36,7 @@ export async function getProject(c: Clients, name: string): Promise<Project | un
   try {
     return (await c.custom.getClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name })) as Project;
   } catch (err) {
-    if (statusCode(err) === 404) return undefined;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
 }
@@ -64,13 +64,13 @@ export async function setQuota(c: Clients, namespace: string, hard: Record<strin
   for (let attempt = 0; ; attempt++) {
     try {
       const existing = await c.core.readNamespacedResourceQuota({ name, namespace }).catch((err: unknown) => {
-        if (statusCode(err) === 404) return undefined;
+        if (isNotFound(err)) return undefined;
         throw err;
       });
       if (!existing) return await c.core.createNamespacedResourceQuota({ namespace, body: { metadata: { name }, spec: { hard } } });
       return await c.core.replaceNamespacedResourceQuota({ name, namespace, body: { metadata: { name, resourceVersion: existing.metadata?.resourceVersion }, spec: { hard } } });
     } catch (err) {
-      if (attempt < 5 && statusCode(err) === 409) continue;
+      if (attempt < 5 && isConflict(err)) continue;
       throw err;
     }
   }
@@ -93,7 +93,7 @@ export async function namespaceExists(c: Clients, name: string): Promise<boolean
     await c.core.readNamespace({ name });
     return true;
   } catch (err) {
-    if (statusCode(err) === 404) return false;
+    if (isNotFound(err)) return false;
     throw err;
   }
 }

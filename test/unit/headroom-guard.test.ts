@@ -203,3 +203,17 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
   });
 });
+
+describe('HeadroomGuard when the caller has gone', () => {
+  it('stops waiting for the ledger as soon as the request\'s signal aborts, and reserves nothing', async () => {
+    const ledger = new ControlledLedger();
+    ledger.hang = true;
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 60_000 });
+    const gone = new AbortController();
+    const verdict = guard.decide(ctx(snapshot()), createQuota('race-n0'), gone.signal);
+    setTimeout(() => gone.abort(), 20);
+    const v = await verdict;
+    expect(v.violations.map((x) => x.rule)).toEqual(['Q5']);
+    expect(ledger.calls.filter((c) => c.op === 'write')).toEqual([]);
+  });
+});

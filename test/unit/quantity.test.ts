@@ -136,6 +136,7 @@ describe('invalid quantities', () => {
   }
 
   it('says what was wrong and what is allowed', () => {
+    expect.assertions(5);
     expect(() => q('1.5.0')).toThrow(
       `quantity "1.5.0" is not valid: must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
     );

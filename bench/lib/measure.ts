@@ -1,0 +1,486 @@
+/** bench/lib/measure.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { startProcess } from '../../test/support/devcluster/processes.js';
+import { Agent, request as httpsRequest } from 'node:https';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { httpsGet } from '../../test/support/devcluster/https-get.js';
+
+
+
+/** bench/ (this library sits in bench/lib). */
+export const HERE = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = join(HERE, '..');
+export const RESULTS = join(HERE, 'results', 'webhook.json');
+export const SERVER_SCRIPT = join(HERE, 'webhook-server.ts');
+
+export const env = (name: string, fallback: number): number => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} is ${JSON.stringify(raw)}; a non-negative number is required`);
+  return n;
+};
+
+export const P1_PROJECTS = 1000;
+export const TARGET_RATIO = 0.7;
+export const TARGET_P99_MS = 5;
+export const TARGET_RSS_MB = 300;
+export const P3_FULL_PROJECTS = 10_000;
+export const Q5_PROJECTS = 30;
+export const Q5_WARMUP_PROJECTS = 2;
+
+export const log = (m: string) => process.stderr.write(`[webhook-bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+export const nowMs = () => performance.now();
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and /proc
+// ---------------------------------------------------------------------------------------------
+
+export function percentile(sorted: Float64Array | number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx] ?? NaN;
+}
+
+export interface LatencyStats {
+  n: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
+
+export function stats(values: ArrayLike<number>, count = values.length): LatencyStats {
+  const a = Float64Array.from({ length: count }, (_, i) => values[i] ?? 0).sort();
+  let sum = 0;
+  for (const v of a) sum += v;
+  return { n: count, p50: round3(percentile(a, 50)), p90: round3(percentile(a, 90)), p99: round3(percentile(a, 99)), max: round3(a[a.length - 1] ?? NaN), mean: round3(count ? sum / count : NaN) };
+}
+
+export const round3 = (x: number) => Math.round(x * 1000) / 1000;
+export const round1 = (x: number) => Math.round(x * 10) / 10;
+
+export let clockTicks = 100;
+try {
+  const out = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  const n = Number(out.stdout?.trim());
+  if (n > 0) clockTicks = n;
+} catch {
+  // keep 100
+}
+
+/** CPU seconds (user + system) of a process, from /proc/<pid>/stat. */
+export function procCpuSeconds(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Machine-wide busy and total CPU seconds, from /proc/stat. */
+export function machineCpu(): { busy: number; total: number } {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '';
+  const v = line.trim().split(/\s+/).slice(1).map(Number);
+  const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = (v[3] ?? 0) + (v[4] ?? 0);
+  return { busy: (total - idle) / clockTicks, total: total / clockTicks };
+}
+
+export function procStatus(pid: number): { rssMB: number; hwmMB: number; anonMB: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { rssMB: round1(kb('VmRSS') / 1024), hwmMB: round1(kb('VmHWM') / 1024), anonMB: round1(kb('RssAnon') / 1024) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes (killed when this process exits)
+// ---------------------------------------------------------------------------------------------
+
+
+export interface Child {
+  pid: number;
+  port: number;
+  proc: ChildProcess;
+  /** Resolves with the first stdout line (parsed JSON) that satisfies `pred`. */
+  waitFor(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+/** Spawns `node [nodeArgs] script args` (under `taskset -c cpu` when given), waits for the JSON line {"port": N} on stdout. */
+export async function startChild(nodeArgs: string[], args: string[], logFile: string, timeoutMs = 120_000, cpu?: string): Promise<Child> {
+  const command = cpu ? ['taskset', '-c', cpu, process.execPath] : [process.execPath];
+  const managed = startProcess(args[0] ?? 'child', command[0]!, [...command.slice(1), ...nodeArgs, ...args], logFile, process.env, { cwd: ROOT, pipeStdout: true });
+  const proc = managed.child;
+  const seen: Array<Record<string, unknown>> = [];
+  const waiters = new Set<(line: Record<string, unknown>) => void>();
+  let buffer = '';
+  proc.stdout!.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const lines = buffer.split('\n');
+    buffer = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (typeof parsed !== 'object' || parsed === null) continue;
+        seen.push(parsed);
+        for (const w of [...waiters]) w(parsed);
+      } catch {
+        // not a JSON line
+      }
+    }
+  });
+  const waitFor = (pred: (line: Record<string, unknown>) => boolean, ms = timeoutMs) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const hit = seen.find(pred);
+      if (hit) return resolve(hit);
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`${args.join(' ')}: expected output not seen within ${ms} ms (log: ${logFile})`));
+      }, ms);
+      const check = (line: Record<string, unknown>) => {
+        if (!pred(line)) return;
+        clearTimeout(timer);
+        waiters.delete(check);
+        resolve(line);
+      };
+      waiters.add(check);
+      proc.once('exit', (code) => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        reject(new Error(`${args.join(' ')} exited with ${code}; log: ${logFile}\n${tailFile(logFile)}`));
+      });
+    });
+  const port = Number((await waitFor((l) => typeof l.port === 'number')).port);
+  return {
+    pid: proc.pid!,
+    port,
+    proc,
+    waitFor,
+    async stop() {
+      await managed.stop(15_000);
+    },
+  };
+}
+
+/**
+ * P1 pins the load generator (this process, all threads) to CPU 0 and the servers to CPU 1, so client
+ * and server never preempt each other and each has one core, as far as the machine's other work allows.
+ */
+export function pinning(): { client: string; server: string; restore: () => void; unpin: (pid: number) => void } | undefined {
+  if (process.env.BENCH_WEBHOOK_PIN === '0' || cpus().length < 2) return undefined;
+  if (spawnSync('taskset', ['-V'], { encoding: 'utf8' }).status !== 0) return undefined;
+  const all = `0-${cpus().length - 1}`;
+  const set = (list: string) => spawnSync('taskset', ['-a', '-c', '-p', list, String(process.pid)], { encoding: 'utf8' }).status === 0;
+  if (!set('0')) return undefined;
+  return {
+    client: '0',
+    server: '1',
+    restore: () => void set(all),
+    unpin: (pid: number) => void spawnSync('taskset', ['-a', '-c', '-p', all, String(pid)], { encoding: 'utf8' }),
+  };
+}
+
+export function tailFile(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The load generator
+// ---------------------------------------------------------------------------------------------
+
+export interface Target {
+  port: number;
+  path: string;
+  ca: Buffer;
+}
+
+export function post(agent: Agent, target: Target, body: Buffer): Promise<{ status: number; text?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', port: target.port, path: target.path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** One request whose answer is parsed: to check what a scenario really decides. */
+export function postJson(target: Target, body: Buffer): Promise<{ status: number; json: { response?: { allowed?: boolean; status?: { message?: string }; warnings?: string[] } } }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: '127.0.0.1', port: target.port, path: target.path, method: 'POST', ca: target.ca, agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          try {
+            resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) });
+          } catch (err) {
+            reject(new Error(`not JSON (${res.statusCode}): ${text.slice(0, 300)}: ${(err as Error).message}`));
+          }
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+export async function getText(port: number, path: string, ca: Buffer, timeoutMs = 5000): Promise<{ status: number; text: string }> {
+  const { status, body } = await httpsGet(`https://127.0.0.1:${port}${path}`, { ca, timeoutMs });
+  return { status, text: body };
+}
+
+/** Bodies are taken round-robin from a pool; the cursor survives runs so distinct objects stay distinct. */
+export class Pool {
+  private next = 0;
+  constructor(readonly name: string, readonly bodies: Buffer[]) {}
+  take(): Buffer {
+    const b = this.bodies[this.next % this.bodies.length]!;
+    this.next += 1;
+    return b;
+  }
+  get used(): number {
+    return this.next;
+  }
+}
+
+export interface CpuWindow {
+  clientCpuPct: number;
+  serverCpuPct: number;
+  serverCpuUsPerRequest: number;
+  /** Busy CPU of everything else on the machine (other users' work), in % of one core. */
+  otherCpuPct: number;
+}
+
+export function cpuWindow(serverPid: number) {
+  const c0 = process.cpuUsage();
+  const s0 = procCpuSeconds(serverPid);
+  const m0 = machineCpu();
+  const t0 = nowMs();
+  return (requests: number): CpuWindow => {
+    const wall = (nowMs() - t0) / 1000;
+    const c = process.cpuUsage(c0);
+    const client = (c.user + c.system) / 1e6;
+    const server = procCpuSeconds(serverPid) - s0;
+    const m1 = machineCpu();
+    const other = m1.busy - m0.busy - client - server;
+    return {
+      clientCpuPct: round1((client / wall) * 100),
+      serverCpuPct: round1((server / wall) * 100),
+      serverCpuUsPerRequest: round1((server / Math.max(1, requests)) * 1e6),
+      otherCpuPct: round1(Math.max(0, (other / wall) * 100)),
+    };
+  };
+}
+
+/**
+ * This machine is shared: waits (up to `maxWaitMs`) until the rest of the machine uses less than
+ * QUIET_PCT of one core, measured over 1 s windows minus our own processes. Returns the last reading.
+ */
+export const QUIET_PCT = 30;
+export async function quiet(ownPids: number[], maxWaitMs = 30_000): Promise<number> {
+  const deadline = nowMs() + maxWaitMs;
+  for (;;) {
+    const m0 = machineCpu();
+    const own0 = ownPids.reduce((a, pid) => a + procCpuSeconds(pid), 0);
+    const c0 = process.cpuUsage();
+    const t0 = nowMs();
+    await sleep(1000);
+    const c = process.cpuUsage(c0);
+    const own = ownPids.reduce((a, pid) => a + procCpuSeconds(pid), 0) - own0 + (c.user + c.system) / 1e6;
+    const others = Math.max(0, ((machineCpu().busy - m0.busy - own) / ((nowMs() - t0) / 1000)) * 100);
+    if (others < QUIET_PCT || nowMs() > deadline) return round1(others);
+  }
+}
+
+/**
+ * Runs a measurement until the rest of the machine stayed under QUIET_PCT during it (at most
+ * `attempts` times), waiting for a quiet moment before each; keeps the least disturbed one.
+ */
+export async function undisturbed<T extends CpuWindow>(label: string, ownPids: number[], fn: () => Promise<T>, attempts = 3): Promise<T & { attempts: number }> {
+  let best: T | undefined;
+  let attempt = 0;
+  while (attempt < attempts) {
+    attempt += 1;
+    await quiet(ownPids);
+    const r = await fn();
+    if (!best || r.otherCpuPct < best.otherCpuPct) best = r;
+    if (r.otherCpuPct < QUIET_PCT) break;
+    log(`${label}: the rest of the machine used ${r.otherCpuPct} % of a core meanwhile; ${attempt < attempts ? 'measuring again' : 'keeping the least disturbed try'}`);
+  }
+  return { ...best!, attempts: attempt };
+}
+
+export interface ThroughputResult extends CpuWindow {
+  server: string;
+  scenario: string;
+  concurrency: number;
+  durationS: number;
+  requests: number;
+  errors: number;
+  rps: number;
+  latencyMs: LatencyStats;
+}
+
+/** Closed loop: `concurrency` requests always in flight; counts completions inside the window after the warm-up. */
+export async function closedLoop(server: string, scenario: string, target: Target, serverPid: number, pool: Pool, concurrency: number, warmupMs: number, durationMs: number): Promise<ThroughputResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency, ca: target.ca });
+  const latencies = new Float64Array(4_000_000);
+  let count = 0;
+  let errors = 0;
+  let measuring = false;
+  let stopped = false;
+  let window: ((n: number) => CpuWindow) | undefined;
+  const worker = async () => {
+    while (!stopped) {
+      const body = pool.take();
+      const t = nowMs();
+      try {
+        const { status } = await post(agent, target, body);
+        if (status !== 200) throw new Error(`HTTP ${status}`);
+        if (measuring && !stopped && count < latencies.length) latencies[count++] = nowMs() - t;
+      } catch {
+        if (measuring) errors += 1;
+      }
+    }
+  };
+  const workers = Array.from({ length: concurrency }, () => worker());
+  await sleep(warmupMs);
+  measuring = true;
+  window = cpuWindow(serverPid);
+  const start = nowMs();
+  await sleep(durationMs);
+  stopped = true;
+  const elapsed = (nowMs() - start) / 1000;
+  const requests = count;
+  const cpu = window(requests);
+  await Promise.all(workers);
+  agent.destroy();
+  return { server, scenario, concurrency, durationS: round3(elapsed), requests, errors, rps: Math.round(requests / elapsed), latencyMs: stats(latencies, requests), ...cpu };
+}
+
+export interface LatencyResult extends CpuWindow {
+  server: string;
+  scenario: string;
+  rate: number;
+  durationS: number;
+  sent: number;
+  completed: number;
+  errors: number;
+  /** From the moment the request was written. */
+  latencyMs: LatencyStats;
+  /** From the moment it was scheduled (includes the client's timer lateness). */
+  scheduledLatencyMs: LatencyStats;
+}
+
+/** Open loop: sends on a schedule (rate/s) whatever the answers do; latency per request. */
+export async function openLoop(server: string, scenario: string, target: Target, serverPid: number, pool: Pool, rate: number, warmupMs: number, durationMs: number): Promise<LatencyResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256, ca: target.ca });
+  const interval = 1000 / rate;
+  const warmupCount = Math.round((warmupMs / 1000) * rate);
+  const total = warmupCount + Math.round((durationMs / 1000) * rate);
+  const fromSend = new Float64Array(total);
+  const fromSchedule = new Float64Array(total);
+  let completed = 0;
+  let errors = 0;
+  let window: ((n: number) => CpuWindow) | undefined;
+  let settled = 0;
+  const t0 = nowMs() + 5;
+  await new Promise<void>((resolve) => {
+    let i = 0;
+    const send = (index: number, scheduled: number) => {
+      const body = pool.take();
+      const sent = nowMs();
+      post(agent, target, body).then(
+        ({ status }) => {
+          const end = nowMs();
+          if (index >= warmupCount) {
+            if (status === 200) {
+              fromSend[completed] = end - sent;
+              fromSchedule[completed] = end - scheduled;
+              completed += 1;
+            } else errors += 1;
+          }
+        },
+        () => {
+          if (index >= warmupCount) errors += 1;
+        },
+      ).finally(() => {
+        settled += 1;
+        if (settled === total) resolve();
+      });
+    };
+    const tick = () => {
+      const t = nowMs();
+      while (i < total && t0 + i * interval <= t) {
+        if (i === warmupCount) window = cpuWindow(serverPid);
+        send(i, t0 + i * interval);
+        i += 1;
+      }
+      if (i < total) setTimeout(tick, Math.max(0, Math.min(1, t0 + i * interval - nowMs())));
+    };
+    setTimeout(tick, 5);
+  });
+  const cpu = window ? window(total - warmupCount) : { clientCpuPct: NaN, serverCpuPct: NaN, serverCpuUsPerRequest: NaN, otherCpuPct: NaN };
+  agent.destroy();
+  return {
+    server,
+    scenario,
+    rate,
+    durationS: durationMs / 1000,
+    sent: total - warmupCount,
+    completed,
+    errors,
+    latencyMs: stats(fromSend, completed),
+    scheduledLatencyMs: stats(fromSchedule, completed),
+    ...cpu,
+  };
+}
+
+/** Sequential requests (one in flight), latency per request. */
+export async function sequential(target: Target, bodies: Buffer[]): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: target.ca });
+  const out: number[] = [];
+  for (const body of bodies) {
+    const t = nowMs();
+    const { status } = await post(agent, target, body);
+    if (status !== 200) throw new Error(`HTTP ${status}`);
+    out.push(nowMs() - t);
+  }
+  agent.destroy();
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// AdmissionReviews as the apiserver sends them
+// ---------------------------------------------------------------------------------------------
+
+export function table(headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isFinite(c) ? String(c) : '-') : c)))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// P1
+// ---------------------------------------------------------------------------------------------

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds a tool pinned by a wrapper Go module in hack/<tool>/ into .cache/<tool>/<version>/<tool>
+# and prints its path. Skips the build when that binary is already there.
+#   hack/build-go-tool.sh crane   (github.com/google/go-containerregistry/cmd/crane)
+#   hack/build-go-tool.sh helm    (helm.sh/helm/v4/cmd/helm)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tool=${1:?usage: build-go-tool.sh crane|helm}
+case "$tool" in
+  crane) module=github.com/google/go-containerregistry; pkg=$module/cmd/crane; ldflags="" ;;
+  helm)  module=helm.sh/helm/v4; pkg=$module/cmd/helm
+         ldflags="-X helm.sh/helm/v4/internal/version.version=VERSION" ;;
+  *) echo "build-go-tool: unknown tool $tool" >&2; exit 2 ;;
+esac
+mod="$root/hack/$tool"
+version=$(awk -v m="$module" '$1==m {print $2; exit} $1=="require" && $2==m {print $3; exit}' "$mod/go.mod")
+out="$root/.cache/$tool/$version"
+if [ -x "$out/$tool" ]; then echo "$out/$tool"; exit 0; fi
+mkdir -p "$out"
+echo "building $tool $version ..." >&2
+start=$(date +%s)
+cd "$mod"
+CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -ldflags="-s -w ${ldflags//VERSION/$version}" -o "$out/$tool.tmp" "$pkg"
+mv "$out/$tool.tmp" "$out/$tool"
+echo "built $tool $version in $(( $(date +%s) - start ))s" >&2
+echo "$out/$tool"

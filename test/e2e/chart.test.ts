@@ -1,0 +1,189 @@
+/**
+ * charts/tenantgate with Helm v4 (built from Go modules): lint, template with the default values and
+ * two other value sets (charts/tenantgate/ci/), and `kubectl apply --dry-run=server` of every output
+ * against the real control plane; manifests/ is exactly the chart's default rendering (ADR 0011), and
+ * the kustomize base manifests/kustomization.yaml builds the same objects.
+ */
+import { execa } from 'execa';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG, parseConfig } from '../../src/config/config.js';
+import { CHART_DIR, GENERATED_DIRS, helmBinary, helmTemplate, manifestsFromChart } from '../../hack/chart-manifests.js';
+import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
+import { cachedKustomize } from '../support/tools.js';
+import { cluster, kubectl } from '../support/cluster.js';
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  [key: string]: any;
+}
+
+let helm: string;
+const CUSTOM_NAMESPACE = 'platform-tenancy';
+const valueSets = {
+  default: { args: [] as string[], namespace: 'tenantgate-system' },
+  custom: { args: ['-f', join(CHART_DIR, 'ci', 'custom-values.yaml'), '--namespace', CUSTOM_NAMESPACE], namespace: CUSTOM_NAMESPACE },
+  certManager: { args: ['-f', join(CHART_DIR, 'ci', 'cert-manager-values.yaml')], namespace: 'tenantgate-system' },
+};
+const rendered: Record<keyof typeof valueSets, K8sObject[]> = { default: [], custom: [], certManager: [] };
+
+const objectsOf = (text: string) =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+const key = (o: K8sObject) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const find = (objects: K8sObject[], kind: string, name: string) => {
+  const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name} in ${objects.map(key).join(', ')}`);
+  return found;
+};
+const container = (deployment: K8sObject) => deployment.spec.template.spec.containers[0];
+
+beforeAll(async () => {
+  helm = await helmBinary();
+  for (const [name, set] of Object.entries(valueSets)) {
+    // The last --namespace wins: the custom set installs into its own namespace.
+    rendered[name as keyof typeof valueSets] = objectsOf(await helmTemplate(set.args, helm));
+  }
+}, 1_800_000);
+
+describe('helm lint', () => {
+  it.each(['', 'custom-values.yaml', 'cert-manager-values.yaml'])('passes with %s', async (values) => {
+    const result = await execa(helm, ['lint', CHART_DIR, ...(values ? ['-f', join(CHART_DIR, 'ci', values)] : [])], { reject: false });
+    expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout).toContain('0 chart(s) failed');
+  });
+
+  it('rejects values outside values.schema.json, naming the field', async () => {
+    const typo = await execa(helm, ['template', CHART_DIR, '--set', 'webhok.replicas=3'], { reject: false });
+    expect(typo.exitCode).not.toBe(0);
+    expect(typo.stderr).toMatch(/webhok/);
+    const resources = await execa(helm, ['lint', CHART_DIR, '--set', 'webhook.resources=not-a-map'], { reject: false });
+    expect(resources.exitCode).not.toBe(0);
+    expect(resources.stdout + resources.stderr).toMatch(/webhook\.resources|\/webhook\/resources/);
+  });
+});
+
+describe('manifests/ is the chart with default values', () => {
+  it('every generated file matches `make manifests` byte for byte, and there are no others', async () => {
+    const expected = await manifestsFromChart(helm);
+    const onDisk = new Map<string, string>();
+    for (const dir of GENERATED_DIRS) {
+      for (const file of (await readdir(join(MANIFESTS, dir))).filter((f) => f.endsWith('.yaml'))) {
+        onDisk.set(`${dir}/${file}`, await readFile(join(MANIFESTS, dir, file), 'utf8'));
+      }
+    }
+    onDisk.set('kustomization.yaml', await readFile(join(MANIFESTS, 'kustomization.yaml'), 'utf8'));
+    expect([...onDisk.keys()].sort(), 'run `make manifests` and commit manifests/').toEqual([...expected.keys()].sort());
+    for (const [path, text] of expected) expect(onDisk.get(path), `manifests/${path} differs from the chart: edit charts/tenantgate/templates, then run \`make manifests\``).toBe(text);
+  });
+
+  it('the kustomize base builds the same objects as helm template', async () => {
+    const kustomize = cachedKustomize();
+    if (!kustomize) throw new Error('no kustomize in .cache/tools: run make kustomize');
+    const built = objectsOf((await execa(kustomize, ['build', MANIFESTS])).stdout);
+    const byKey = (objects: K8sObject[]) => new Map(objects.map((o) => [key(o), o]));
+    const fromHelm = byKey(rendered.default);
+    expect([...byKey(built).keys()].sort()).toEqual([...fromHelm.keys()].sort());
+    for (const object of built) expect(object, key(object)).toEqual(fromHelm.get(key(object)));
+  });
+});
+
+describe('helm template', () => {
+  it('default values: the CRD, both components, the shipped image, caBundle left to cert-manager or the operator', () => {
+    const objects = rendered.default;
+    expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['CustomResourceDefinition', 'Namespace', 'Deployment', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']));
+    for (const name of ['tenantgate-webhook', 'tenantgate-controller']) {
+      const deployment = find(objects, 'Deployment', name);
+      expect(container(deployment).image).toBe('ghcr.io/tenantgate/tenantgate:0.1.0');
+      expect(deployment.spec.replicas).toBe(2);
+    }
+    const validating = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate');
+    expect(validating.metadata.annotations?.['cert-manager.io/inject-ca-from']).toBe('tenantgate-system/tenantgate-webhook');
+    expect(validating.webhooks[0].clientConfig.caBundle).toBeUndefined();
+    // The shipped configuration, which both components need to start: the built-in defaults.
+    const config = parseConfig(find(objects, 'ConfigMap', 'tenantgate-config').data['tenantgate.yaml'], 'tenantgate-config');
+    expect(config).toEqual(DEFAULT_CONFIG);
+  });
+
+  it('custom values: another namespace, a digest, replicas, resources, placement, tenantgate.yaml, a provided Secret', () => {
+    const objects = rendered.custom;
+    for (const o of objects.filter((x) => x.metadata.namespace !== undefined)) expect(o.metadata.namespace, key(o)).toBe(CUSTOM_NAMESPACE);
+    const webhook = find(objects, 'Deployment', 'tenantgate-webhook');
+    expect(container(webhook).image).toBe('registry.example.com/mirror/tenantgate@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
+    expect(container(webhook).imagePullPolicy).toBe('IfNotPresent');
+    expect(webhook.spec.replicas).toBe(3);
+    expect(container(webhook).resources).toEqual({ requests: { cpu: '250m', memory: '256Mi' }, limits: { memory: '1Gi' } });
+    expect(webhook.spec.template.spec.nodeSelector).toEqual({ 'node-role.kubernetes.io/control-plane': '' });
+    expect(webhook.spec.template.spec.imagePullSecrets).toEqual([{ name: 'registry-credentials' }]);
+    expect(webhook.spec.template.spec.volumes).toContainEqual({ name: 'certs', secret: { secretName: 'tenantgate-webhook-serving' } });
+    expect(webhook.spec.template.metadata.annotations['checksum/config']).toMatch(/^[0-9a-f]{64}$/);
+    const controller = find(objects, 'Deployment', 'tenantgate-controller');
+    expect(controller.spec.replicas).toBe(1);
+    expect(container(controller).args).toContain('--workers=8');
+
+    // tenantgate.yaml is accepted by tenantgate's own parser, and follows the release namespace.
+    const config = parseConfig(find(objects, 'ConfigMap', 'tenantgate-config').data['tenantgate.yaml'], 'tenantgate-config');
+    expect(config.clusterName).toBe('prod-eu');
+    expect(config.headroomWarningThreshold).toBe(0.2);
+    expect(config.systemNamespace).toBe(CUSTOM_NAMESPACE);
+    expect(config.privileged.users).toEqual([`system:serviceaccount:${CUSTOM_NAMESPACE}:tenantgate-controller`]);
+    // Lists given in values replace the defaults; keys not given keep them.
+    expect(config.reserved.prefixes).toEqual(['kube-', 'openshift-', 'tenantgate-', 'platform-']);
+    expect(config.protectedNamespaceMetadata).toEqual(DEFAULT_CONFIG.protectedNamespaceMetadata);
+    expect(config.reservationTtlSeconds).toBe(DEFAULT_CONFIG.reservationTtlSeconds);
+
+    for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
+      const configuration = find(objects, kind, 'tenantgate');
+      expect(configuration.metadata.annotations).toBeUndefined();
+      expect(configuration.webhooks[0].clientConfig.caBundle).toMatch(/^LS0t/);
+      expect(configuration.webhooks[0].clientConfig.service.namespace).toBe(CUSTOM_NAMESPACE);
+      expect(configuration.webhooks[0].timeoutSeconds).toBe(10);
+      expect(configuration.webhooks[0].namespaceSelector.matchExpressions[0].values).toEqual(['kube-system', CUSTOM_NAMESPACE]);
+    }
+    expect(find(objects, 'ClusterRoleBinding', 'tenantgate-self-service').subjects.map((s: { name: string }) => s.name)).toEqual(['team-a', 'oidc:team-b']);
+  });
+
+  it('cert-manager values: the webhook alone, with a Certificate for its Service that fills the Secret it mounts', () => {
+    const objects = rendered.certManager;
+    expect(objects.map((o) => o.kind)).not.toContain('CustomResourceDefinition');
+    expect(objects.map((o) => o.kind)).not.toContain('Namespace');
+    expect(objects.some((o) => o.metadata.name === 'tenantgate-controller')).toBe(false);
+    const certificate = find(objects, 'Certificate', 'tenantgate-webhook');
+    expect(certificate.spec.dnsNames).toContain('tenantgate-webhook.tenantgate-system.svc');
+    expect(certificate.spec.issuerRef).toEqual({ name: 'tenantgate-webhook-ca', kind: 'Issuer' });
+    expect(find(objects, 'Certificate', 'tenantgate-webhook-ca').spec.isCA).toBe(true);
+    const webhook = find(objects, 'Deployment', 'tenantgate-webhook');
+    expect(webhook.spec.template.spec.volumes).toContainEqual({ name: 'certs', secret: { secretName: certificate.spec.secretName } });
+    const annotation = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate').metadata.annotations?.['cert-manager.io/inject-ca-from'];
+    expect(annotation).toBe(`${certificate.metadata.namespace}/${certificate.metadata.name}`);
+  });
+});
+
+describe('the rendered charts against the real API server', () => {
+  beforeAll(async () => {
+    await installBase(cluster());
+    // The custom set's namespace exists (its Namespace object then applies as an update): a server
+    // dry run does not create a namespace for the objects that follow it.
+    await kubectl('admin', ['create', 'namespace', CUSTOM_NAMESPACE], { reject: false });
+  });
+
+  it.each(Object.keys(valueSets))('%s values apply with --dry-run=server', async (name) => {
+    // cert-manager's kinds need cert-manager's CRDs, which this control plane does not have; their
+    // shape is checked above.
+    const objects = rendered[name as keyof typeof valueSets].filter((o) => !o.apiVersion.startsWith('cert-manager.io/'));
+    const result = await kubectl('admin', ['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }), reject: false });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout.split('\n').filter((l) => l.includes('(server dry run)'))).toHaveLength(objects.length);
+  });
+
+  it('the kustomize base applies with kubectl apply -k --dry-run=server', async () => {
+    const result = await kubectl('admin', ['apply', '-k', MANIFESTS, '--dry-run=server'], { reject: false });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/deployment\.apps\/tenantgate-webhook .*\(server dry run\)/);
+  });
+});

@@ -1,0 +1,209 @@
+/**
+ * The container image from `make image` (hack/build-image.sh, ADR 0010), unpacked and run from its
+ * own root filesystem, read-only, as the image's non-root user: --version, the Argo CD plugin's
+ * discover and generate commands on examples/gitops (as Argo CD's UID 999), and the webhook and the
+ * controller serving /readyz against the test control plane. The build runs twice to show that the
+ * digest is reproducible.
+ */
+import { execa, type ResultPromise } from 'execa';
+import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateWebhookCerts } from '../../src/certs/files.js';
+import { kubeconfigYaml } from '../support/devcluster/controlplane.js';
+import { httpsGet } from '../support/devcluster/https-get.js';
+import { freePort } from '../support/devcluster/ports.js';
+import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
+import { REPO_ROOT } from '../support/paths.js';
+import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { runInImage, startInImage, unpackImage, type UnpackedImage } from '../support/oci-image.js';
+
+const BUILD_TIMEOUT = 600_000;
+let work: string;
+let image: UnpackedImage;
+let archive: string;
+let firstDigest: string;
+
+async function buildImage(): Promise<{ archive: string; digest: string }> {
+  // One SOURCE_DATE_EPOCH for both builds, as a release build would pin it.
+  const result = await execa(join(REPO_ROOT, 'hack', 'build-image.sh'), [], { cwd: REPO_ROOT, env: { SOURCE_DATE_EPOCH: '1767225600' }, timeout: BUILD_TIMEOUT });
+  return { archive: result.stdout.trim().split('\n').at(-1)!, digest: (await readFile(join(REPO_ROOT, 'build', 'image', 'digest'), 'utf8')).trim() };
+}
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0) throw new Error('the image test unpacks and chroots into the image: it needs root (CI runs as root)');
+  work = await mkdtemp(join(tmpdir(), 'tenantgate-image-'));
+  const built = await buildImage();
+  firstDigest = built.digest;
+  archive = join(work, 'tenantgate.oci.tar');
+  await cp(built.archive, archive);
+  image = await unpackImage(archive, join(work, 'image'));
+  process.stderr.write(
+    `[image] ${image.name} ${image.manifestDigest}: archive ${((await readFile(archive)).length / 2 ** 20).toFixed(1)} MiB, ` +
+      `layers ${(image.compressedBytes / 2 ** 20).toFixed(1)} MiB compressed, ${(image.unpackedBytes / 2 ** 20).toFixed(1)} MiB unpacked\n`,
+  );
+}, BUILD_TIMEOUT);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('the image', () => {
+  it('is tagged as the manifests reference it and runs as 65532 with tenantgate as entrypoint', async () => {
+    const docs = parseAllDocuments(await readFile(join(MANIFESTS, 'webhook', 'deployment.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; spec: { template: { spec: { containers: Array<{ image: string }> } } } });
+    const deployment = docs.find((d) => d.kind === 'Deployment')!;
+    expect(image.name).toBe(deployment.spec.template.spec.containers[0]!.image);
+    expect(image.config.User).toBe('65532:65532');
+    expect(image.config.Entrypoint).toEqual(['/usr/local/bin/tenantgate']);
+  });
+
+  it('is what the Dockerfile declares: entrypoint, user, environment, Node and kustomize versions', async () => {
+    const dockerfile = await readFile(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+    const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(finalStage).toMatch(/^FROM scratch$/m);
+    expect(JSON.parse(/^ENTRYPOINT (.+)$/m.exec(finalStage)![1]!)).toEqual(image.config.Entrypoint);
+    expect(/^USER (\S+)$/m.exec(finalStage)![1]).toBe(image.config.User);
+    for (const env of image.config.Env) expect(finalStage).toContain(env);
+    const buildScript = await readFile(join(REPO_ROOT, 'hack', 'build-image.sh'), 'utf8');
+    const kustomizeScript = await readFile(join(REPO_ROOT, 'hack', 'install-kustomize.sh'), 'utf8');
+    expect(/^ARG NODE_VERSION=(\S+)$/m.exec(dockerfile)![1]).toBe(/^NODE_VERSION=(\S+)$/m.exec(buildScript)![1]);
+    expect(/^ARG KUSTOMIZE_VERSION=(\S+)$/m.exec(dockerfile)![1]).toBe(/^version=(\S+)/m.exec(kustomizeScript)![1]);
+    const { version } = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(dockerfile).toContain(`org.opencontainers.image.version=${version}`);
+    for (const shared of ['image/debian-packages.lock', 'image/finish-rootfs.sh', 'image/prune-node-modules.sh']) expect(dockerfile).toContain(shared);
+  });
+
+  it('runs `tenantgate --version` read-only as 65532 and as Argo CD’s 999', async () => {
+    const version = (JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    expect((await runInImage(image, ['--version'])).stdout.trim()).toBe(version);
+    expect((await runInImage(image, ['--version'], { user: '999:999' })).stdout.trim()).toBe(version);
+  });
+
+  it('really is read-only: even root cannot write to the root filesystem', async () => {
+    const write = await runInImage(image, ['-c', 'echo x > /opt/probe'], { user: '0:0', entrypoint: ['/bin/sh'], reject: false });
+    expect(write.exitCode).not.toBe(0);
+    expect(write.stderr).toMatch(/Read-only file system/);
+  });
+
+  it('runs the Argo CD plugin’s discover and generate commands on examples/gitops as UID 999', async () => {
+    const plugin = parse(await readFile(join(MANIFESTS, 'argocd', 'plugin.yaml'), 'utf8')) as { spec: { generate: { command: string[] }; discover: { find: { command: string[] } } } };
+    const repo = join(work, 'repo');
+    await cp(join(REPO_ROOT, 'examples', 'gitops'), repo, { recursive: true });
+    await execa('chmod', ['-R', 'a+rX', repo]);
+    const discover = await runInImage(image, [], { user: '999:999', mountRun: repo, cwd: '/run', entrypoint: plugin.spec.discover.find.command });
+    expect(discover.stdout.trim()).toMatch(/\.yaml$/);
+
+    const env = { ARGOCD_ENV_CLUSTER: 'prod-eu' };
+    const generated = await runInImage(image, [], { user: '999:999', mountRun: repo, cwd: '/run', entrypoint: plugin.spec.generate.command, env });
+    const onHost = await execa(process.execPath, [join(REPO_ROOT, 'dist', 'cli', 'main.js'), 'render', '--format', 'json', '.'], { cwd: repo, env });
+    expect(generated.stdout).toContain('"kind":"Project"');
+    expect(generated.stdout).toBe(onHost.stdout);
+  });
+
+  it('renders a kustomize directory with the kustomize it ships, as UID 999', async () => {
+    const repo = join(work, 'kustomized');
+    await cp(join(REPO_ROOT, 'examples', 'gitops'), repo, { recursive: true });
+    await writeFile(join(repo, 'kustomization.yaml'), 'resources: [acme.yaml]\ncommonLabels: {platform.example/owner: tenancy}\n');
+    await execa('chmod', ['-R', 'a+rX', repo]);
+    const generated = await runInImage(image, ['render', '--format', 'json', '.'], { user: '999:999', mountRun: repo, cwd: '/run' });
+    const kustomize = (await execa(join(REPO_ROOT, 'hack', 'install-kustomize.sh'))).stdout.trim().split('\n').at(-1)!;
+    const onHost = await execa(process.execPath, [join(REPO_ROOT, 'dist', 'cli', 'main.js'), 'render', '--format', 'json', '.'], { cwd: repo, env: { TENANTGATE_KUSTOMIZE: kustomize } });
+    expect(generated.stdout).toContain('"platform.example/owner":"tenancy"');
+    // Only what the kustomization lists: acme's projects, not globex's.
+    expect(generated.stdout).toContain('"tenant":"acme"');
+    expect(generated.stdout).not.toContain('"tenant":"globex"');
+    expect(generated.stdout).toBe(onHost.stdout);
+  });
+});
+
+/** The shipped configuration (manifests/config), as the ConfigMap mount gives it to the containers. */
+async function shippedConfig(file: string): Promise<void> {
+  const configMap = parse(await readFile(join(MANIFESTS, 'config', 'tenantgate-config.yaml'), 'utf8')) as { data: Record<string, string> };
+  await writeFile(file, configMap.data['tenantgate.yaml']!, { mode: 0o644 });
+}
+
+/** A kubeconfig for one of tenantgate's ServiceAccounts, readable inside the image. */
+async function serviceAccountKubeconfig(file: string, serviceAccount: string): Promise<void> {
+  const info = cluster();
+  const token = (await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'token', serviceAccount, '--duration=1h'])).stdout.trim();
+  await writeFile(file, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:tenantgate-system:${serviceAccount}`, token), { mode: 0o644 });
+}
+
+describe('the image against the control plane', () => {
+  let webhook: ResultPromise | undefined;
+  let controller: ResultPromise | undefined;
+  afterAll(async () => {
+    for (const child of [webhook, controller]) {
+      child?.kill('SIGTERM');
+      await child?.catch(() => undefined);
+    }
+  });
+
+  it('serves /readyz from the webhook once its caches are synced', async () => {
+    await installBase(cluster());
+    const run = join(work, 'webhook-run');
+    const certs = await generateWebhookCerts(join(run, 'certs'));
+    await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-webhook');
+    await shippedConfig(join(run, 'tenantgate.yaml'));
+    await execa('chmod', ['-R', 'a+rX', run]);
+    await chmod(certs.key, 0o644);
+    const port = await freePort();
+    webhook = startInImage(image, ['webhook', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', '--cert=/run/certs/tls.pem', '--key=/run/certs/tls-key.pem', `--port=${port}`, '--host=127.0.0.1'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    const ca = await readFile(certs.caCert);
+    const exited = webhook.then((r) => {
+      throw new Error(`the webhook exited with ${r.exitCode}: ${String(r.stderr)}`);
+    });
+    const ready = await Promise.race([
+      exited,
+      eventually(
+        async () => {
+          const response = await httpsGet(`https://127.0.0.1:${port}/readyz`, { ca });
+          if (response.status !== 200) throw new Error(`/readyz ${response.status}: ${response.body}`);
+          return response;
+        },
+        { timeoutMs: 120_000, what: 'webhook /readyz from the image' },
+      ),
+    ]);
+    // Stopping the webhook in afterAll settles `exited` too; that is not a failure.
+    exited.catch(() => undefined);
+    expect(ready.status).toBe(200);
+  }, 180_000);
+
+  it('runs the controller, ready once its caches are synced', async () => {
+    await installBase(cluster());
+    const run = join(work, 'controller-run');
+    await mkdir(run, { recursive: true });
+    await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-controller');
+    await shippedConfig(join(run, 'tenantgate.yaml'));
+    const port = await freePort();
+    // No lease and a selector no Project matches: the other tests' Projects stay untouched.
+    controller = startInImage(image, ['controller', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=none'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    const exited = controller.then((r) => {
+      throw new Error(`the controller exited with ${r.exitCode}: ${String(r.stderr)}`);
+    });
+    const status = await Promise.race([
+      exited,
+      eventually(
+        async () => {
+          const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+          if (response.status !== 200) throw new Error(`/readyz ${response.status}: ${await response.text()}`);
+          return response.status;
+        },
+        { timeoutMs: 120_000, what: 'controller /readyz from the image' },
+      ),
+    ]);
+    exited.catch(() => undefined);
+    expect(status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^# HELP /m);
+  }, 180_000);
+});
+
+describe('reproducibility', () => {
+  it('a second build of the same inputs has the same digest', async () => {
+    const second = await buildImage();
+    expect(second.digest).toBe(firstDigest);
+    expect(second.digest).toBe(image.manifestDigest);
+  }, BUILD_TIMEOUT);
+});
