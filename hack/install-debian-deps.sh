@@ -9,6 +9,7 @@ set -euo pipefail
 declare -A PKGS=(
   [lua5.4]=lua5.4
   [git]=git
+  [pre-commit]=pre-commit
   [mmdebstrap]=mmdebstrap
   [jq]=jq
   # Argo CD's repo-server and application controller cache in Redis (test/support/argocd.ts).
