@@ -14,7 +14,7 @@ let tarballPath: string;
 
 beforeAll(async () => {
   const dir = await mkdtemp(join(tmpdir(), 'tenantgate-npm-'));
-  // `npm pack` runs `prepare` (tsc), so the package has dist/ whatever the checkout holds.
+  // The checkout is built (make build; a fresh clone builds in postinstall), so the package has dist/.
   await execa('npm', ['pack', '--pack-destination', dir], { cwd: REPO_ROOT, timeout: 180_000 });
   const tarball = (await readdir(dir)).find((f) => f.endsWith('.tgz'))!;
   tarballPath = join(dir, tarball);
