@@ -5,7 +5,7 @@
  * A valid Project commits; an invalid one is refused with file:line:col and its rule, and nothing is committed.
  */
 import { execa } from 'execa';
-import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,13 @@ beforeAll(async () => {
   const hookRepo = join(dir, 'tenantgate.git');
   await execa('git', ['clone', '--quiet', '--bare', REPO_ROOT, hookRepo]);
   gitops = join(dir, 'gitops');
-  env = { ...process.env, PRE_COMMIT_HOME: join(dir, 'pre-commit-home'), GIT_AUTHOR_NAME: 'alice', GIT_AUTHOR_EMAIL: 'alice@acme.example', GIT_COMMITTER_NAME: 'alice', GIT_COMMITTER_EMAIL: 'alice@acme.example' };
+  // pre-commit's "system" node environment (nodeenv) runs the `nodejs` it finds on PATH; on these machines
+  // that is Debian's Node 20, older than the 22.19 tenantgate needs, so this run's Node goes first as `nodejs`.
+  const bin = join(dir, 'bin');
+  await mkdir(bin);
+  await symlink(process.execPath, join(bin, 'nodejs'));
+  await symlink(process.execPath, join(bin, 'node'));
+  env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, PRE_COMMIT_HOME: join(dir, 'pre-commit-home'), GIT_AUTHOR_NAME: 'alice', GIT_AUTHOR_EMAIL: 'alice@acme.example', GIT_COMMITTER_NAME: 'alice', GIT_COMMITTER_EMAIL: 'alice@acme.example' };
   await execa('git', ['init', '--quiet', '-b', 'main', gitops]);
   await writeFile(join(gitops, '.pre-commit-config.yaml'), `repos:\n  - repo: ${hookRepo}\n    rev: ${rev}\n    hooks: [{id: tenantgate-validate}]\n`);
   await execa('pre-commit', ['install'], { cwd: gitops, env });
