@@ -117,6 +117,7 @@ describe('helm template', () => {
     const eventsRbac = (o: { kind: string; metadata: { name: string } }) => (o.kind === 'Role' || o.kind === 'RoleBinding') && o.metadata.name === 'tenantgate-controller-events';
     for (const o of objects.filter((x) => x.metadata.namespace !== undefined)) expect(o.metadata.namespace, key(o)).toBe(eventsRbac(o) ? 'default' : CUSTOM_NAMESPACE);
     expect(objects.filter(eventsRbac)).toHaveLength(2);
+    expect(find(objects, 'RoleBinding', 'tenantgate-controller-events').subjects).toEqual([{ kind: 'ServiceAccount', name: 'tenantgate-controller', namespace: CUSTOM_NAMESPACE }]);
     const webhook = find(objects, 'Deployment', 'tenantgate-webhook');
     expect(container(webhook).image).toBe('registry.example.com/mirror/tenantgate@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
     expect(container(webhook).imagePullPolicy).toBe('IfNotPresent');
