@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image manifests helm debian-deps all node deps build control-plane kustomize test test-unit test-integration run bench clean lint crd config
+.PHONY: image manifests helm debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -40,6 +40,10 @@ control-plane:
 kustomize:
 	hack/install-kustomize.sh
 
+# The real Argo CD (v3.6.1, one multi-call binary) for the argocd e2e tests and `make run ARGOCD=1` (ADR 0008).
+argocd:
+	nice -n 10 hack/build-argocd.sh
+
 # The CRD goes into the chart; manifests/ is rendered from the chart (ADR 0011).
 crd: deps
 	npx tsx hack/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
@@ -60,21 +64,22 @@ config: deps
 lint: deps
 	npm run --silent lint
 
-test: build lint control-plane kustomize helm debian-deps
+test: build lint control-plane kustomize helm argocd debian-deps
 	npx vitest run
 
 test-unit: build debian-deps
 	npx vitest run --project unit
 
-test-integration: build control-plane kustomize helm debian-deps
+test-integration: build control-plane kustomize helm argocd debian-deps
 	npx vitest run --project integration
 
 bench: build control-plane
 	npm run bench
 
 # The local control plane and its harness live with the tests (test/support/devcluster), not in dist/.
-run: build control-plane kustomize
-	PATH="$$(dirname $$(hack/install-kustomize.sh)):$$PATH" npx tsx test/support/devcluster/run.ts
+# `make run ARGOCD=1` also starts the real Argo CD and syncs examples/gitops through the plugin.
+run: build control-plane kustomize $(if $(ARGOCD),argocd debian-deps)
+	PATH="$$(dirname $$(hack/install-kustomize.sh)):$$PATH" TG_RUN_ARGOCD=$(ARGOCD) npx tsx test/support/devcluster/run.ts
 
 clean:
 	rm -rf dist .run

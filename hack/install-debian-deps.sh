@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests need (lua5.4 for the Argo CD health-check test, git;
-# mmdebstrap and jq for `make image`).
+# mmdebstrap and jq for `make image`; redis-server for the real Argo CD of the argocd e2e tests).
 # Idempotent: does nothing when everything is present; runs `apt-get update` only when a package
 # cannot be installed from the current package lists. Called by CI.
 set -euo pipefail
@@ -9,8 +9,11 @@ set -euo pipefail
 declare -A PKGS=(
   [lua5.4]=lua5.4
   [git]=git
+  [pre-commit]=pre-commit
   [mmdebstrap]=mmdebstrap
   [jq]=jq
+  # Argo CD's repo-server and application controller cache in Redis (test/support/argocd.ts).
+  [redis-server]=redis-server
 )
 
 missing=()

@@ -39,9 +39,12 @@ end
 local conditions = status.conditions
 
 -- Cascading deletion in progress: the controller lists the namespaces still being deleted.
+-- Argo CD >= 3.6 shows "Pending deletion; blocked by finalizers: ..." for a resource with a
+-- deletionTimestamp unless the check sets deletionMessage, which then replaces the message.
 if status.phase == "Terminating" then
   hs.status = "Progressing"
   hs.message = messageOf(condition(conditions, "NamespacesRemaining"), "Deleting the project's namespaces")
+  hs.deletionMessage = hs.message
   return hs
 end
 
@@ -53,6 +56,14 @@ if quota ~= nil and quota.status == "False" then
 end
 
 local namespaces = condition(conditions, "NamespacesHealthy")
+-- Argo CD applies the Project (sync-wave -2) before the namespaces' quotas (wave 0) and fails the sync
+-- when a resource of a finished wave is Degraded: a declared quota not applied yet must not be Degraded
+-- (nor Progressing, which would wait forever). Argo CD shows a drifted quota as OutOfSync itself.
+if namespaces ~= nil and namespaces.status == "False" and namespaces.reason == "QuotaMismatch" then
+  hs.status = "Healthy"
+  hs.message = "Namespace quotas not applied yet: " .. messageOf(namespaces, "effective quotas differ from the declaration")
+  return hs
+end
 if namespaces ~= nil and namespaces.status == "False" then
   hs.status = "Degraded"
   hs.message = messageOf(namespaces, "Some namespaces of the project are not healthy")

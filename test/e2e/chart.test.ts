@@ -112,7 +112,11 @@ describe('helm template', () => {
 
   it('custom values: another namespace, a digest, replicas, resources, placement, tenantgate.yaml, a provided Secret', () => {
     const objects = rendered.custom;
-    for (const o of objects.filter((x) => x.metadata.namespace !== undefined)) expect(o.metadata.namespace, key(o)).toBe(CUSTOM_NAMESPACE);
+    // Everything namespaced goes to the release's namespace, but the controller's events Role: Events about
+    // cluster-scoped Projects live in `default` (ADR 0009).
+    const eventsRbac = (o: { kind: string; metadata: { name: string } }) => (o.kind === 'Role' || o.kind === 'RoleBinding') && o.metadata.name === 'tenantgate-controller-events';
+    for (const o of objects.filter((x) => x.metadata.namespace !== undefined)) expect(o.metadata.namespace, key(o)).toBe(eventsRbac(o) ? 'default' : CUSTOM_NAMESPACE);
+    expect(objects.filter(eventsRbac)).toHaveLength(2);
     const webhook = find(objects, 'Deployment', 'tenantgate-webhook');
     expect(container(webhook).image).toBe('registry.example.com/mirror/tenantgate@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef');
     expect(container(webhook).imagePullPolicy).toBe('IfNotPresent');

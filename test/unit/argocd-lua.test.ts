@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { PROJECT_HEALTH_CASES } from '../fixtures/lua/project-health-cases.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const argocd = join(root, 'manifests/argocd');
@@ -53,34 +54,6 @@ function runHealth(obj: unknown, script = healthScript): { status: string; messa
   return { status: line.slice(0, tab), message: line.slice(tab + 1) };
 }
 
-interface Cond {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-}
-
-function project(opts: { generation?: number; status?: Record<string, unknown> | null; deleting?: boolean }): unknown {
-  const metadata: Record<string, unknown> = { name: 'payments', uid: 'u-1', generation: opts.generation ?? 3 };
-  if (opts.deleting) metadata['deletionTimestamp'] = '2025-01-31T12:00:00Z';
-  const p: Record<string, unknown> = {
-    apiVersion: 'tenantgate.io/v1alpha1',
-    kind: 'Project',
-    metadata,
-    spec: { tenant: 'acme', quota: { hard: { 'requests.cpu': '20', pods: 200 } }, networkIsolation: true },
-  };
-  if (opts.status !== null) p['status'] = opts.status;
-  return p;
-}
-
-const cond = (type: string, status: Cond['status'], message = '', reason = 'Reason'): Cond => ({ type, status, reason, message });
-
-const healthyConditions = (): Cond[] => [
-  cond('Ready', 'True', 'All 2 namespaces healthy', 'AllHealthy'),
-  cond('QuotaWithinBudget', 'True', 'requests.cpu 16/20'),
-  cond('NamespacesHealthy', 'True', ''),
-];
-
 describe('Argo CD health check for Projects (Lua)', () => {
   beforeAll(() => {
     const probe = spawnSync(LUA, ['-v'], { encoding: 'utf8' });
@@ -89,90 +62,8 @@ describe('Argo CD health check for Projects (Lua)', () => {
     }
   });
 
-  it('is Healthy when Ready is True and the status is current', () => {
-    const obj = project({ status: { phase: 'Active', observedGeneration: 3, conditions: healthyConditions() } });
-    expect(runHealth(obj)).toEqual({ status: 'Healthy', message: 'All 2 namespaces healthy' });
-  });
-
-  it('is Progressing "Waiting for controller" without a status', () => {
-    expect(runHealth(project({ status: null }))).toEqual({ status: 'Progressing', message: 'Waiting for controller' });
-  });
-
-  it('is Progressing "Waiting for controller" when the status has no observedGeneration', () => {
-    const obj = project({ status: { phase: 'Active', conditions: healthyConditions() } });
-    expect(runHealth(obj)).toEqual({ status: 'Progressing', message: 'Waiting for controller' });
-  });
-
-  it('is Progressing "Waiting for controller" when observedGeneration is behind metadata.generation', () => {
-    const obj = project({ generation: 4, status: { phase: 'Active', observedGeneration: 3, conditions: healthyConditions() } });
-    expect(runHealth(obj)).toEqual({ status: 'Progressing', message: 'Waiting for controller' });
-  });
-
-  it('is Progressing with the NamespacesRemaining message while terminating', () => {
-    const remaining = 'payments-api (NamespaceContentRemaining: 3 pods), payments-batch (NamespaceFinalizersRemaining)';
-    const obj = project({
-      generation: 4,
-      deleting: true,
-      status: {
-        phase: 'Terminating',
-        observedGeneration: 4,
-        conditions: [cond('Ready', 'False', 'terminating'), cond('NamespacesRemaining', 'True', remaining)],
-      },
-    });
-    expect(runHealth(obj)).toEqual({ status: 'Progressing', message: remaining });
-  });
-
-  it('is Degraded with the QuotaWithinBudget message when over budget (even with Ready True)', () => {
-    const message = 'requests.cpu: 24 allocated, budget 20 — "payments-api" asks 8';
-    const obj = project({
-      status: {
-        phase: 'Degraded',
-        observedGeneration: 3,
-        conditions: [cond('Ready', 'True', 'ok'), cond('QuotaWithinBudget', 'False', message), cond('NamespacesHealthy', 'True')],
-      },
-    });
-    expect(runHealth(obj)).toEqual({ status: 'Degraded', message });
-  });
-
-  it('is Degraded with the NamespacesHealthy message when a namespace is unhealthy', () => {
-    const message = 'payments-batch: QuotaMissing\npayments-api: LabelMismatch';
-    const obj = project({
-      status: {
-        phase: 'Degraded',
-        observedGeneration: 3,
-        conditions: [cond('Ready', 'False', 'not ready'), cond('QuotaWithinBudget', 'True'), cond('NamespacesHealthy', 'False', message)],
-      },
-    });
-    expect(runHealth(obj)).toEqual({ status: 'Degraded', message });
-  });
-
-  it('checks the quota before the namespaces', () => {
-    const obj = project({
-      status: {
-        observedGeneration: 3,
-        conditions: [cond('NamespacesHealthy', 'False', 'ns broken'), cond('QuotaWithinBudget', 'False', 'over budget')],
-      },
-    });
-    expect(runHealth(obj)).toEqual({ status: 'Degraded', message: 'over budget' });
-  });
-
-  it('is Progressing with the Ready message when Ready is not True', () => {
-    const obj = project({
-      status: { phase: 'Active', observedGeneration: 3, conditions: [cond('Ready', 'Unknown', 'Computing quota usage')] },
-    });
-    expect(runHealth(obj)).toEqual({ status: 'Progressing', message: 'Computing quota usage' });
-  });
-
-  it('is Progressing with a default message when the current status has no conditions', () => {
-    const obj = project({ status: { phase: 'Active', observedGeneration: 3 } });
-    expect(runHealth(obj)).toEqual({ status: 'Progressing', message: 'Waiting for the project to become ready' });
-  });
-
-  it('falls back to default messages when conditions carry none', () => {
-    const terminating = project({ status: { phase: 'Terminating', observedGeneration: 3 } });
-    expect(runHealth(terminating)).toEqual({ status: 'Progressing', message: "Deleting the project's namespaces" });
-    const ready = project({ status: { observedGeneration: 3, conditions: [cond('Ready', 'True')] } });
-    expect(runHealth(ready)).toEqual({ status: 'Healthy', message: 'Project is ready' });
+  it.each(PROJECT_HEALTH_CASES.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    expect(runHealth(c.object)).toEqual(c.expected);
   });
 
   it('argocd-cm-patch.yaml carries exactly health-project.lua', () => {

@@ -153,7 +153,7 @@ describe('as a git pre-commit hook (from .pre-commit-hooks.yaml)', () => {
     // The hook as pre-commit would run it: staged files matching `files`, entry + args + filenames,
     // with `tenantgate` being the built CLI.
     const [hook] = parse(readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')) as Array<{ id: string; entry: string; args?: string[]; files: string; pass_filenames: boolean; language: string }>;
-    expect(hook).toMatchObject({ id: 'tenantgate-validate', entry: 'tenantgate validate', language: 'system', files: '\\.ya?ml$', pass_filenames: true });
+    expect(hook).toMatchObject({ id: 'tenantgate-validate', entry: 'tenantgate validate', language: 'node', files: '\\.ya?ml$', pass_filenames: true });
     const command = hook!.entry.replace(/^tenantgate\b/, `"${process.execPath}" "${BIN}"`);
     const script = [
       '#!/bin/sh',

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { DEFAULT_CONFIG } from '../../../src/config/config.js';
 import { renderDirectory } from '../../../src/cli/render.js';
 import { REPO_ROOT } from '../paths.js';
-import { ControlPlane } from './controlplane.js';
+import { ControlPlane, type ClusterInfo } from './controlplane.js';
+import { applicationObject, argoCdVersion, startArgoCd } from '../argocd.js';
+import { LocalGitRepo } from '../git-repo.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook } from './tenantgate.js';
 
 const log = (m: string) => process.stderr.write(`[make run] ${m}\n`);
@@ -44,10 +46,15 @@ async function main(): Promise<void> {
     const controller = await startController({ kubeConfig: controllerKubeConfig, config: DEFAULT_CONFIG, metricsPort: 0, metricsHost: '127.0.0.1', leaderElection: false, log: (m: string) => log(`controller: ${m}`) });
     stopAll.push(() => controller.stop());
     log('controller running');
-    const rendered = await renderDirectory(join(REPO_ROOT, 'examples', 'gitops'));
-    if (rendered.output === undefined) throw new Error(`examples/gitops does not render:\n${rendered.errors.join('\n')}`);
-    await kubectlAs(info, 'admin', ['apply', '-f', '-'], rendered.output);
-    log('applied the rendered examples/gitops');
+    let argoHelp = '';
+    if (process.env.TG_RUN_ARGOCD) {
+      argoHelp = await startArgoCdWithExamples(info, dir, stopAll);
+    } else {
+      const rendered = await renderDirectory(join(REPO_ROOT, 'examples', 'gitops'));
+      if (rendered.output === undefined) throw new Error(`examples/gitops does not render:\n${rendered.errors.join('\n')}`);
+      await kubectlAs(info, 'admin', ['apply', '-f', '-'], rendered.output);
+      log('applied the rendered examples/gitops');
+    }
     const kubectl = join(info.binDir, 'kubectl');
     process.stdout.write(`
 tenantgate is running on a local control plane (${info.server}).
@@ -66,6 +73,7 @@ Act as a tenant (tokens in ${join(info.dir, 'tokens.csv')}):
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} delete namespace tenantgate-system    # forbidden: nothing outside her projects
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} apply --dry-run=server -f examples/invalid/Q1-over-budget.yaml   # forbidden: tenants only read projects
 
+${argoHelp}
 Ctrl-C stops everything.
 `);
     await new Promise(() => {});
@@ -73,6 +81,28 @@ Ctrl-C stops everything.
     log((err as Error).stack ?? String(err));
     await shutdown();
   }
+}
+
+/**
+ * `make run ARGOCD=1`: the real Argo CD (test/support/argocd.ts) syncing examples/gitops from a local git
+ * repository through the tenantgate plugin, like manifests/argocd/application-example.yaml (automated sync).
+ */
+async function startArgoCdWithExamples(info: ClusterInfo, dir: string, stopAll: Array<() => Promise<void>>): Promise<string> {
+  const argo = await startArgoCd(info, { dir: join(dir, 'argocd'), log: (m) => log(`argocd: ${m}`) });
+  stopAll.push(() => argo.stop());
+  const repo = await LocalGitRepo.init(join(dir, 'git'));
+  await repo.copyIn(join(REPO_ROOT, 'examples', 'gitops'), 'projects');
+  await repo.commit('examples/gitops');
+  const app = applicationObject({ name: 'tenantgate-projects-prod-eu', repoURL: repo.url, path: 'projects', env: { CLUSTER: 'prod-eu' } });
+  (app.spec as Record<string, unknown>).syncPolicy = { automated: { selfHeal: true, prune: false } };
+  await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify(app));
+  log('Argo CD syncs examples/gitops (Application argocd/tenantgate-projects-prod-eu)');
+  return `
+Argo CD (${argoCdVersion()}: repo-server, cmp-server with the tenantgate plugin, application controller; logs in ${argo.dir}):
+  kubectl -n argocd get application tenantgate-projects-prod-eu -w -o custom-columns=SYNC:.status.sync.status,HEALTH:.status.health.status,OP:.status.operationState.phase
+  kubectl -n argocd get application tenantgate-projects-prod-eu -o jsonpath='{range .status.resources[*]}{.kind} {.name} {.status} {.health.status} {.health.message}{"\\n"}{end}'
+  git -C ${repo.dir} log --oneline      # commit there; Argo CD polls every 10 s (or annotate argocd.argoproj.io/refresh=hard)
+`;
 }
 
 async function adminKubeConfig(path: string) {

@@ -13,6 +13,7 @@ import { REPO_ROOT } from '../paths.js';
 import { ownerBinding } from '../../../src/render/owner-binding.js';
 import type { Project } from '../../../src/validate/types.js';
 import { startWebhook, type RunningWebhook } from '../../../src/webhook/main.js';
+import type { AdmissionDecision } from '../../../src/webhook/server.js';
 import { kubeconfigYaml, type ClusterInfo } from './controlplane.js';
 
 export const MANIFESTS = join(REPO_ROOT, 'manifests');
@@ -91,10 +92,10 @@ export interface LocalWebhook {
 }
 
 /** Starts the webhook in this process under its ServiceAccount and registers it with the apiserver. */
-export async function startLocalWebhook(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void } = {}): Promise<LocalWebhook> {
+export async function startLocalWebhook(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void; onDecision?: (decision: AdmissionDecision) => void } = {}): Promise<LocalWebhook> {
   const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
-  const webhook = await startWebhook({ config: { ...DEFAULT_CONFIG, ...config }, kubeConfig, cert: certs.cert, key: certs.key, port: 0, host: '127.0.0.1', log: options.log ?? (() => {}) });
+  const webhook = await startWebhook({ config: { ...DEFAULT_CONFIG, ...config }, kubeConfig, cert: certs.cert, key: certs.key, port: 0, host: '127.0.0.1', log: options.log ?? (() => {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}) });
   await webhook.cache.waitSynced();
   const url = `https://127.0.0.1:${webhook.port}`;
   if (options.register ?? true) await registerWebhooks(info, url, certs.caBundle);
