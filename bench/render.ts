@@ -138,7 +138,7 @@ export async function benchSize(projects: number, runs = RUNS, format: StreamFor
   }
 }
 
-export async function main(): Promise<void> {
+export async function main(): Promise<string[]> {
   const sizes = (process.env.BENCH_RENDER_SIZES ?? '1000,10000,20000').split(',').map(Number);
   const results: SizeResult[] = [];
   for (const size of sizes) {
@@ -186,4 +186,8 @@ export async function main(): Promise<void> {
   mkdirSync(dirname(RESULTS), { recursive: true });
   writeFileSync(RESULTS, JSON.stringify(report, null, 2) + '\n');
   console.log(`wrote ${RESULTS}`);
+  const missed: string[] = [];
+  if (r10k && r10k.bestMs >= TARGET_10K_MS) missed.push(`P2 render of 10k projects ${r10k.bestMs} ms not < ${TARGET_10K_MS} ms`);
+  if (ratio !== undefined && ratio > TARGET_RATIO) missed.push(`P2 20k/10k ratio ${ratio.toFixed(2)} > ${TARGET_RATIO}`);
+  return missed;
 }

@@ -1,7 +1,9 @@
 /**
  * `npm run bench [-- NAME…]`: runs the benchmark modules that exist among bench/render.ts,
  * bench/webhook.ts and bench/controller.ts (each exports `main(): Promise<void>`), or only the named
- * ones. Targets: SPEC §10 (P1–P4); results are written under bench/results/ by each module.
+ * ones. Targets: SPEC §10 (P1–P4); results are written under bench/results/ by each module. Each
+ * `main()` returns the targets it missed; with `--check` the run exits 1 when any was missed, so a
+ * regression fails loudly (`npm run bench -- webhook --check`).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,11 +13,18 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const KNOWN = ['render', 'webhook', 'controller'] as const;
 
 interface BenchModule {
-  main(): Promise<void>;
+  /** Resolves to the targets missed (empty when all were met or the bench has no target). */
+  main(): Promise<string[]>;
 }
 
 async function run(argv: string[]): Promise<number> {
   const wanted = argv.filter((a) => !a.startsWith('-'));
+  const options = argv.filter((a) => a.startsWith('-'));
+  const badOption = options.find((o) => o !== '--check');
+  if (badOption) {
+    process.stderr.write(`bench: unknown option ${badOption}; allowed: --check (exit 1 when a target is missed)\n`);
+    return 2;
+  }
   const unknown = wanted.filter((w) => !(KNOWN as readonly string[]).includes(w));
   if (unknown.length) {
     process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}; known: ${KNOWN.join(', ')}\n`);
@@ -32,13 +41,15 @@ async function run(argv: string[]): Promise<number> {
     process.stderr.write('bench: no benchmark modules found\n');
     return 2;
   }
+  const missed: string[] = [];
   for (const name of selected) {
     process.stderr.write(`\n=== bench/${name}.ts\n`);
     const mod = (await import(pathToFileURL(join(HERE, `${name}.ts`)).href)) as Partial<BenchModule>;
     if (typeof mod.main !== 'function') throw new Error(`bench/${name}.ts does not export main()`);
-    await mod.main();
+    for (const target of await mod.main()) missed.push(`${name}: ${target}`);
   }
-  return 0;
+  if (missed.length) process.stderr.write(`\nbench: targets missed:\n${missed.map((m) => `  - ${m}`).join('\n')}\n`);
+  return options.includes('--check') && missed.length ? 1 : 0;
 }
 
 run(process.argv.slice(2)).then(

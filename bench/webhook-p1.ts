@@ -11,7 +11,7 @@ import { WebhookMetrics } from '../src/webhook/metrics.js';
 import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest } from '../src/webhook/review.js';
 import { NAMESPACES_PER_PROJECT, emulateWatch, StaticSource, p1Snapshot } from './webhook-server.js';
 
-import { HERE, LatencyResult, P1_PROJECTS, Pool, SERVER_SCRIPT, TARGET_P99_MS, TARGET_RATIO, Target, ThroughputResult, closedLoop, env, log, openLoop, pinning, postJson, round1, round3, startChild, table, undisturbed } from './lib/measure.js';
+import { HERE, LatencyResult, P1_PROJECTS, Pool, SERVER_SCRIPT, TARGET_CPU_RATIO, TARGET_P99_MS, TARGET_RATIO, Target, ThroughputResult, closedLoop, env, log, openLoop, pinning, postJson, round1, round3, startChild, table, undisturbed } from './lib/measure.js';
 import { ProfileEntry, ProfileSummary, summariseProfile } from './lib/profile.js';
 import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
 
@@ -143,7 +143,7 @@ export interface P1Result {
   cpuRatio: { namespaceCreate: number; quotaUpdate: number; expressFloor: number };
   latency: Array<LatencyResult & { attempts: number }>;
   checks: Record<string, string>;
-  met: { throughput: boolean; latency: boolean };
+  met: { throughput: boolean; cpuPerRequest: boolean; latency: boolean };
   profiles?: ProfileSummary[];
   breakdown?: BreakdownResult[];
   pinned: { client: string; server: string } | null;
@@ -229,6 +229,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
     }
     const met = {
       throughput: Math.min(ratio.namespaceCreate, ratio.quotaUpdate) >= TARGET_RATIO,
+      cpuPerRequest: Math.min(cpuRatio.namespaceCreate, cpuRatio.quotaUpdate) >= TARGET_CPU_RATIO,
       latency: latency.filter((l) => l.server === 'tenantgate').every((l) => l.latencyMs.p99 < TARGET_P99_MS && l.errors === 0),
     };
     const result: P1Result = {
@@ -299,7 +300,7 @@ export function printP1(out: string[], p1: P1Result): void {
   ));
   out.push(`best: bare ${p1.best.bare} req/s; tenantgate Namespace CREATE ${p1.best.namespaceCreate} req/s (ratio ${p1.ratio.namespaceCreate}), ResourceQuota UPDATE ${p1.best.quotaUpdate} req/s (ratio ${p1.ratio.quotaUpdate}); target ≥ ${TARGET_RATIO}: ${p1.met.throughput ? 'MET' : 'MISSED'}`);
   out.push(`Express floor (express.json + res.json, no rules): ${p1.best.expressFloor} req/s (ratio ${p1.ratio.expressFloor}), ${p1.serverCpuUsPerRequest.expressFloor} µs server CPU per request (bare/express ${p1.cpuRatio.expressFloor})`);
-  out.push(`server CPU per request: bare ${p1.serverCpuUsPerRequest.bare} µs, Namespace CREATE ${p1.serverCpuUsPerRequest.namespaceCreate} µs (bare/tenantgate ${p1.cpuRatio.namespaceCreate}), ResourceQuota UPDATE ${p1.serverCpuUsPerRequest.quotaUpdate} µs (${p1.cpuRatio.quotaUpdate})`);
+  out.push(`server CPU per request: bare ${p1.serverCpuUsPerRequest.bare} µs, Namespace CREATE ${p1.serverCpuUsPerRequest.namespaceCreate} µs (bare/tenantgate ${p1.cpuRatio.namespaceCreate}), ResourceQuota UPDATE ${p1.serverCpuUsPerRequest.quotaUpdate} µs (${p1.cpuRatio.quotaUpdate}); target ≥ ${TARGET_CPU_RATIO}: ${p1.met.cpuPerRequest ? 'MET' : 'MISSED'}`);
   out.push(`\nP1 latency: open loop at ${p1.latency[0]?.rate ?? '-'} req/s for ${p1.latency[0]?.durationS ?? '-'} s (after 1 s warm-up), unpinned; from send (and from schedule)`);
   out.push(table(
     ['server / request', 'sent', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p99 sched ms', 'server CPU %', 'others CPU %', 'tries', 'errors'],

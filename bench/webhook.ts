@@ -58,13 +58,13 @@ import { generateWebhookCerts } from '../src/certs/files.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { installBase } from '../test/support/devcluster/tenantgate.js';
 
-import { RESULTS, ROOT, TARGET_P99_MS, TARGET_RATIO, TARGET_RSS_MB, env, log, round1, table } from './lib/measure.js';
+import { RESULTS, ROOT, TARGET_CPU_RATIO, TARGET_P99_MS, TARGET_RATIO, TARGET_RSS_MB, env, log, round1, table } from './lib/measure.js';
 
 import { P1Result, printP1, runP1 } from './webhook-p1.js';
 import { P3Result, cachedCount, runP3 } from './webhook-p3.js';
 import { Q5Result, runQ5 } from './webhook-q5.js';
 
-export async function main(): Promise<void> {
+export async function main(): Promise<string[]> {
   mkdirSync(dirname(RESULTS), { recursive: true });
   const work = mkdtempSync(join(tmpdir(), 'tenantgate-bench-webhook-'));
   const certs = await generateWebhookCerts(join(work, 'certs'));
@@ -114,6 +114,16 @@ export async function main(): Promise<void> {
   rmSync(work, { recursive: true, force: true });
   printReport(machine, p1, q5, p3);
   process.stdout.write(`\nresults: ${RESULTS}\n`);
+  return missedTargets(p1, p3);
+}
+
+export function missedTargets(p1: P1Result | undefined, p3: P3Result | undefined): string[] {
+  const missed: string[] = [];
+  if (p1 && !p1.met.throughput) missed.push(`P1 throughput ratio ${Math.min(p1.ratio.namespaceCreate, p1.ratio.quotaUpdate)} < ${TARGET_RATIO}`);
+  if (p1 && !p1.met.cpuPerRequest) missed.push(`P1 server CPU per request ratio ${Math.min(p1.cpuRatio.namespaceCreate, p1.cpuRatio.quotaUpdate)} < ${TARGET_CPU_RATIO}`);
+  if (p1 && !p1.met.latency) missed.push(`P1 p99 latency not < ${TARGET_P99_MS} ms`);
+  if (p3 && !p3.met) missed.push(`P3 webhook RSS ${p3.fullScaleMB} MB not < ${TARGET_RSS_MB} MB`);
+  return missed;
 }
 
 export function printReport(machine: { node: string; cpus: number; cpuModel: string; loadavgAtStart: number[] }, p1: P1Result | undefined, q5: Q5Result | undefined, p3: P3Result | undefined): void {
@@ -147,7 +157,7 @@ export function printReport(machine: { node: string; cpus: number; cpuModel: str
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().then(
-    () => process.exit(0),
+    (missed) => process.exit(process.argv.includes('--check') && missed.length ? 1 : 0),
     (err: unknown) => {
       process.stderr.write(`bench/webhook: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(1);

@@ -86,7 +86,7 @@ export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>): Resources
  * What a namespace counts against its project's budget: its effective quota, and for every budget
  * resource it does not cover yet, `namespaceDefaults.quota` (the room a default quota will take, C4).
  */
-export function namespaceAllocation(effective: Resources, budget: Resources, defaults: Resources): Resources {
+export function namespaceAllocation(effective: ReadonlyMap<string, Quantity>, budget: Resources, defaults: Resources): Resources {
   const out: Resources = new Map();
   for (const name of budget.keys()) {
     const q = effective.get(name) ?? defaults.get(name);
@@ -137,7 +137,8 @@ export interface ShareOptions {
 export function namespaceShare(snapshot: Snapshot, project: Project, cluster: string, namespace: string, options: ShareOptions = {}): NamespaceShare {
   const budget = budgetOf(project, cluster);
   const defaults = defaultsOf(project);
-  const effective = effectiveQuota(quotasAfter(snapshot, namespace, options.change));
+  const changed = options.change?.namespace === namespace;
+  const effective = !changed && snapshot.effectiveQuotaOf ? snapshot.effectiveQuotaOf(namespace) : effectiveQuota(quotasAfter(snapshot, namespace, options.change));
   let resources = namespaceAllocation(effective, budget, defaults);
   let defaulted = false;
   for (const r of budget.keys()) if (!effective.has(r) && defaults.has(r)) defaulted = true;

@@ -1,4 +1,5 @@
 /** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
+import { effectiveQuota, type Resources } from './resources.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 export class MemorySnapshot implements Snapshot {
@@ -6,6 +7,13 @@ export class MemorySnapshot implements Snapshot {
   private readonly namespacesByName = new Map<string, NamespaceObject>();
   private readonly namespacesByProject = new Map<string, Set<string>>();
   private readonly quotasByNamespace = new Map<string, Map<string, ResourceQuotaObject>>();
+  /**
+   * Effective quota per namespace, computed on first use and forgotten when a quota of that namespace
+   * is added, replaced or deleted: the webhook's Q1 sums every namespace of a project per request.
+   * A stale entry would let Q1 count an old quota and admit an overspend, so every quota write goes
+   * through upsertQuota/deleteQuota, which drop it.
+   */
+  private readonly effectiveByNamespace = new Map<string, Resources>();
   /** Σ of the quotasByNamespace map sizes, kept as quotas come and go (`sizes` runs on every cache event). */
   private quotaCount = 0;
 
@@ -34,6 +42,16 @@ export class MemorySnapshot implements Snapshot {
   }
   quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject> {
     return this.quotasByNamespace.get(namespace)?.values() ?? [];
+  }
+
+  effectiveQuotaOf(namespace: string): Resources {
+    let effective = this.effectiveByNamespace.get(namespace);
+    if (!effective) {
+      effective = effectiveQuota(this.quotasInNamespace(namespace));
+      // Namespaces without quotas stay out of the memo (an empty result is cheap and would only grow it).
+      if (effective.size > 0) this.effectiveByNamespace.set(namespace, effective);
+    }
+    return effective;
   }
 
   /** O(1). */
@@ -79,11 +97,13 @@ export class MemorySnapshot implements Snapshot {
     if (!m) this.quotasByNamespace.set(namespace, (m = new Map()));
     if (!m.has(name)) this.quotaCount += 1;
     m.set(name, q);
+    this.effectiveByNamespace.delete(namespace);
   }
   deleteQuota(namespace: string, name: string): void {
     const m = this.quotasByNamespace.get(namespace);
     if (!m) return;
     if (m.delete(name)) this.quotaCount -= 1;
+    this.effectiveByNamespace.delete(namespace);
     if (m.size === 0) this.quotasByNamespace.delete(namespace);
   }
 }

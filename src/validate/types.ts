@@ -1,4 +1,5 @@
 /** Domain types shared by every entry point. Plain data, no I/O. */
+import type { Quantity } from './quantity.js';
 
 export const API_GROUP = 'tenantgate.io';
 export const API_VERSION = 'tenantgate.io/v1alpha1';
@@ -144,4 +145,9 @@ export interface Snapshot {
   /** Namespaces carrying the project label for this project. */
   namespacesOfProject(project: string): Iterable<NamespaceObject>;
   quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject>;
+  /**
+   * Optional memo of `effectiveQuota(quotasInNamespace(namespace))` (resources.ts); a snapshot that
+   * offers it must forget a namespace's entry whenever one of its quotas changes. Callers must not modify the result.
+   */
+  effectiveQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
 }
