@@ -37,7 +37,8 @@ import type { NamespaceObject, Project, ResourceQuotaObject } from '../src/valid
 import { MemorySnapshot } from '../src/validate/snapshot.js';
 import type { CacheEvent } from '../src/kube/informers.js';
 import { ConfigMapLedger } from '../src/webhook/ledger.js';
-import { assembleWebhook, type SnapshotSource } from '../src/webhook/main.js';
+import { assembleWebhook, decisionLog, type SnapshotSource } from '../src/webhook/main.js';
+import { createLogger } from '../src/log.js';
 import { MAX_BODY_BYTES } from '../src/webhook/server.js';
 import type { AdmissionRequest } from '../src/webhook/review.js';
 import { serveHttps } from '../src/webhook/tls.js';
@@ -245,6 +246,8 @@ async function serve(argv: string[]): Promise<void> {
       namespaces: { type: 'string', default: '10' },
       kubeconfig: { type: 'string' },
       profile: { type: 'string' },
+      // How the decision records are written: as `tenantgate webhook` does (async), sync, or none.
+      'decision-log': { type: 'string', default: 'async' },
     },
   });
   const mode = positionals[0];
@@ -280,12 +283,17 @@ async function serve(argv: string[]): Promise<void> {
       ledger = new ConfigMapLedger(kc, config.systemNamespace);
     }
     const source = new StaticSource(snapshot);
+    // One JSON record per decision on stderr (the child's log file), as production writes it.
+    const recordMode = values['decision-log'];
+    if (recordMode !== 'async' && recordMode !== 'sync' && recordMode !== 'none') throw new Error(`--decision-log is ${JSON.stringify(recordMode)}; allowed: async, sync, none`);
+    const onDecision = recordMode === 'none' ? undefined : decisionLog(createLogger({ name: 'webhook', format: 'json', sync: recordMode === 'sync' }));
     // The production wiring (src/webhook/main.ts assembleWebhook), fed from a fixed snapshot.
     const { app } = assembleWebhook({
       config,
       source,
       ...(ledger ? { ledger } : {}),
       log: (m) => process.stderr.write(`webhook-server: ${m}\n`),
+      ...(onDecision ? { onDecision } : {}),
       ...(mode === 'tenantgate' ? { onAdmitted: (request: AdmissionRequest) => void setTimeout(() => emulateWatch(source, request), 2) } : {}),
     });
     server = serveHttps(files, app);

@@ -12,10 +12,17 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export type { Logger };
 
-export function createLogger(options: { name: string; level?: LogLevel; format?: LogFormat }): Logger {
+/**
+ * `sync: false` (the webhook, which logs one record per admission decision): JSON records are written
+ * to stderr asynchronously. Nothing is held back waiting for a buffer to fill — a record goes out in
+ * the next write, and records logged while a write is in flight are joined into one — and what is
+ * buffered is flushed synchronously when the process exits. Only a SIGKILL can lose the records of
+ * the write in flight. Pretty output always stays synchronous.
+ */
+export function createLogger(options: { name: string; level?: LogLevel; format?: LogFormat; sync?: boolean }): Logger {
   const format = options.format ?? 'auto';
   const human = format === 'pretty' || (format === 'auto' && process.stderr.isTTY === true);
-  const destination = human ? pretty({ destination: 2, colorize: process.stderr.isTTY === true, sync: true, ignore: 'pid,hostname' }) : pino.destination({ dest: 2, sync: true });
+  const destination = human ? pretty({ destination: 2, colorize: process.stderr.isTTY === true, sync: true, ignore: 'pid,hostname' }) : pino.destination({ dest: 2, sync: options.sync ?? true });
   // `component`, not pino's `name`: decision records have a `name` of their own (the object's).
   return pino({ level: options.level ?? 'info', base: { component: options.name }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }

@@ -3,8 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import type { TenantgateConfig } from '../config/config.js';
 import { loadConfig } from '../config/load.js';
 import type { RuntimeOptions } from '../cli/main.js';
-import { createLogger, logFunction } from '../log.js';
-import type { Express } from 'express';
+import { createLogger, logFunction, type Logger } from '../log.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
 import type { MemorySnapshot } from '../validate/snapshot.js';
@@ -12,7 +11,7 @@ import { HeadroomGuard } from './headroom.js';
 import { ConfigMapLedger, type LedgerStore } from './ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import type { AdmissionRequest } from './review.js';
-import { createApp, type AdmissionDecision, type Decide } from './server.js';
+import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';
 
 /** Where the webhook reads the cluster from: informers in production, a fixed snapshot in benchmarks. */
@@ -39,7 +38,7 @@ export interface WebhookParts {
 }
 
 export interface AssembledWebhook {
-  app: Express;
+  app: WebhookApp;
   guard: HeadroomGuard;
   metrics: WebhookMetrics;
 }
@@ -145,15 +144,20 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   };
 }
 
+/** One JSON record per admission decision, as `tenantgate webhook` writes it (the P1 bench wires the same). */
+export function decisionLog(logger: Logger): (decision: AdmissionDecision) => void {
+  return (d) => logger.info(d, 'admission decision');
+}
+
 /** `tenantgate webhook` (options parsed by src/cli/main.ts). */
 export async function runWebhook(o: RuntimeOptions & { port: number; host: string; cert: string; key: string }): Promise<number> {
-  const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat });
+  const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat, sync: false });
   const log = logFunction(logger);
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log });
   const kc = new k8s.KubeConfig();
   if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
   else kc.loadFromDefault();
-  const running = await startWebhook({ config, kubeConfig: kc, cert: o.cert, key: o.key, port: o.port, host: o.host, log, onDecision: (d) => logger.info(d, 'admission decision') });
+  const running = await startWebhook({ config, kubeConfig: kc, cert: o.cert, key: o.key, port: o.port, host: o.host, log, onDecision: decisionLog(logger) });
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => void running.stop().then(resolve);
