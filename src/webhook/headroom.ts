@@ -60,6 +60,8 @@ interface Pending {
 
 export class HeadroomGuard {
   private readonly local = new Map<string, Pending>();
+  /** The namespaces of `local`, by project (Q1 asks for a project's pending namespaces on every decision). */
+  private readonly localByProject = new Map<string, Set<string>>();
   private readonly ledgerCache = new Map<string, LedgerState>();
   private readonly chains = new Map<string, Promise<unknown>>();
   /** When the cache first showed an object ("ns/quota", or "ns/" for a namespace): its reservation is then spent. */
@@ -73,16 +75,28 @@ export class HeadroomGuard {
   /** What this process admitted and the cache does not show yet. */
   readonly pending: PendingAllocations = {
     allocation: (namespace) => this.live(namespace)?.resources,
-    namespaces: (project) => [...this.local].filter(([ns, e]) => e.project === project && this.live(ns)).map(([ns]) => ns),
+    namespaces: (project) => {
+      const names = this.localByProject.get(project);
+      return names ? [...names].filter((ns) => this.live(ns)) : [];
+    },
   };
 
   private live(namespace: string): Pending | undefined {
     const entry = this.local.get(namespace);
     if (entry && entry.expires <= this.now()) {
-      this.local.delete(namespace);
+      this.forget(namespace);
       return undefined;
     }
     return entry;
+  }
+
+  private forget(namespace: string): void {
+    const entry = this.local.get(namespace);
+    if (!entry) return;
+    this.local.delete(namespace);
+    const names = this.localByProject.get(entry.project);
+    names?.delete(namespace);
+    if (names?.size === 0) this.localByProject.delete(entry.project);
   }
 
   get pendingCount(): number {
@@ -100,7 +114,7 @@ export class HeadroomGuard {
       const seen = observed.resources.get(r);
       if (!seen || seen.cmp(q) < 0) return;
     }
-    this.local.delete(namespace);
+    this.forget(namespace);
   }
 
   /** Called on cache ADD events of ResourceQuotas and Namespaces. */
@@ -127,6 +141,9 @@ export class HeadroomGuard {
     const withLocal: ReviewContext = { ...ctx, pending: this.pending };
     const project = mayGrow(withLocal, request);
     if (!project) return verdictFor(withLocal, request);
+    // Without a ledger a decision awaits nothing: it runs to completion, which serialises it with
+    // every other decision of the project as the chain would, without the chain's promises.
+    if (!this.options.ledger) return this.decideLocally(withLocal, request);
     const arrived = this.now();
     return this.serialise(project, () => this.decideInTurn(withLocal, request, project, arrived, signal));
   };
@@ -144,11 +161,7 @@ export class HeadroomGuard {
 
   private async decideInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, arrived: number, signal?: AbortSignal): Promise<Verdict> {
     const ledger = this.options.ledger;
-    if (!ledger) {
-      const verdict = verdictFor(ctx, request);
-      if (!request.dryRun && verdict.allocation?.grows) this.remember(verdict);
-      return verdict;
-    }
+    if (!ledger) return this.decideLocally(ctx, request);
     const deadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS;
     const left = () => arrived + deadlineMs - this.now();
     try {
@@ -161,6 +174,12 @@ export class HeadroomGuard {
       this.options.onReservation?.('timeout');
       return denyQ5(`project ${project}: the headroom ledger did not answer within ${deadlineMs} ms (the API server is slow or unreachable); nothing was reserved, retry the request`);
     }
+  }
+
+  private decideLocally(ctx: ReviewContext, request: AdmissionRequest): Verdict {
+    const verdict = verdictFor(ctx, request);
+    if (!request.dryRun && verdict.allocation?.grows) this.remember(verdict);
+    return verdict;
   }
 
   private async reserveInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, ledger: LedgerStore, left: () => number, signal?: AbortSignal): Promise<Verdict> {
@@ -226,7 +245,11 @@ export class HeadroomGuard {
     if (!a || verdict.violations.length > 0) return;
     const prev = this.local.get(a.namespace);
     const resources = prev ? maxResources(prev.resources, a.resources) : a.resources;
+    if (prev && prev.project !== a.project) this.forget(a.namespace);
     this.local.set(a.namespace, { project: a.project, resources, expires: this.now() + this.options.ttlMs });
+    let names = this.localByProject.get(a.project);
+    if (!names) this.localByProject.set(a.project, (names = new Set()));
+    names.add(a.namespace);
   }
 }
 

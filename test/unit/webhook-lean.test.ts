@@ -1,0 +1,139 @@
+/**
+ * The lean admission path (src/webhook/server.ts): POST /validate and /mutate are served without
+ * Express, with the same answers — 400 for bad JSON or envelopes, 413 past 3 MiB (declared or
+ * streamed), 404 for other paths — and whatever the lean path does not take (compressed bodies,
+ * other charsets) still reaches Express's body parser. Also: the webhook's asynchronous decision log
+ * loses nothing when the process exits.
+ */
+import { spawnSync } from 'node:child_process';
+import { createServer, request, type Server } from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { MemorySnapshot } from '../../src/validate/snapshot.js';
+import { WebhookMetrics } from '../../src/webhook/metrics.js';
+import { createApp, MAX_BODY_BYTES, type AdmissionDecision } from '../../src/webhook/server.js';
+
+const metrics = new WebhookMetrics();
+const decisions: AdmissionDecision[] = [];
+let server: Server;
+let port = 0;
+
+beforeAll(async () => {
+  const snapshot = MemorySnapshot.of({ projects: [{ metadata: { name: 'shop', uid: 'u1' }, spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'shop-admins' }] } }] });
+  server = createServer(createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics, onDecision: (d) => decisions.push(d) }));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  port = (server.address() as { port: number }).port;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+interface Answer {
+  status: number;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** One request on a fresh connection; `chunks` are written one by one (chunked encoding when no content-length). */
+function send(method: string, path: string, chunks: Array<string | Buffer>, headers: Record<string, string | number> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+    });
+    // The server may answer (413) and close before the whole body is written.
+    req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
+    for (const c of chunks) req.write(c);
+    req.end();
+  });
+}
+
+/** A kind tenantgate does not judge: admitted whatever its name, so only the HTTP path is under test. */
+const review = (uid: string, name = 'web') =>
+  JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, namespace: 'shop-x', operation: 'CREATE', name, userInfo: { username: 'mallory', groups: ['shop-admins'] }, object: { metadata: { name } } } });
+
+describe('the lean admission path', () => {
+  it('decides /validate and /validate?timeout=10s (as the apiserver calls it) and answers one JSON AdmissionReview', async () => {
+    for (const path of ['/validate', '/validate?timeout=10s']) {
+      const res = await send('POST', path, [review(`u-${path}`)]);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
+      const json = JSON.parse(res.body);
+      expect(json).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: `u-${path}`, allowed: true } });
+    }
+    expect(decisions.at(-1)).toMatchObject({ uid: 'u-/validate?timeout=10s', path: 'validate', verdict: 'allowed' });
+    expect(await metrics.registry.metrics()).toMatch(/tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="other",verdict="allowed"\} 2/);
+  });
+
+  it('answers 400 to a body that is not JSON, and to JSON that is not an AdmissionReview', async () => {
+    const broken = await send('POST', '/validate', ['{"apiVersion": ']);
+    expect(broken.status).toBe(400);
+    expect(JSON.parse(broken.body).error).toMatch(/^invalid JSON body: /);
+    expect(JSON.parse(broken.body).response).toBeUndefined();
+    for (const body of ['[]', '"x"', '{}', '']) {
+      const res = await send('POST', '/mutate', [body]);
+      expect(res.status, body).toBe(400);
+      expect(JSON.parse(res.body).error).toMatch(/^invalid AdmissionReview: /);
+    }
+    // Split in chunks, across a multi-byte character, and with a byte-order mark: still one JSON text.
+    const whole = Buffer.from(`\ufeff${review('u-split', 'shop-ü')}`);
+    const at = whole.indexOf('ü') + 1;
+    const split = await send('POST', '/validate', [whole.subarray(0, at), whole.subarray(at)]);
+    expect(split.status).toBe(200);
+    expect(JSON.parse(split.body).response.uid).toBe('u-split');
+  });
+
+  it('answers 413 past 3 MiB, declared or streamed, and serves the next request', async () => {
+    const declared = await send('POST', '/validate', [Buffer.alloc(MAX_BODY_BYTES + 1, 'a')]);
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.body).error).toBe(`request body larger than ${MAX_BODY_BYTES} bytes`);
+    const chunk = Buffer.alloc(1024 * 1024, ' ');
+    const streamed = await send('POST', '/validate', [chunk, chunk, chunk, chunk, chunk]);
+    expect(streamed.status).toBe(413);
+    expect(streamed.headers.connection).toBe('close');
+    // Exactly the limit is fine (a JSON text padded with spaces).
+    const padded = review('u-limit');
+    const atLimit = await send('POST', '/validate', [padded + ' '.repeat(MAX_BODY_BYTES - Buffer.byteLength(padded))]);
+    expect(atLimit.status).toBe(200);
+    expect((await send('POST', '/validate', [review('u-after')])).status).toBe(200);
+    expect(await metrics.registry.metrics()).toMatch(/tenantgate_webhook_bad_requests_total\{code="413"\} 2/);
+  });
+
+  it('leaves other paths and methods to Express: 404 as before', async () => {
+    for (const [method, path] of [['POST', '/nope'], ['GET', '/validate'], ['POST', '/validate/x'], ['PUT', '/mutate']] as const) {
+      const res = await send(method, path, method === 'GET' ? [] : ['{}']);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(JSON.parse(res.body).error).toMatch(/^not found/);
+    }
+    expect((await send('GET', '/healthz', [])).body).toBe('ok');
+  });
+
+  it('sends compressed bodies and other charsets through body-parser, as before', async () => {
+    const gz = await send('POST', '/validate', [gzipSync(review('u-gzip'))], { 'content-encoding': 'gzip' });
+    expect(gz.status).toBe(200);
+    expect(JSON.parse(gz.body).response.uid).toBe('u-gzip');
+    const latin = await send('POST', '/validate', [review('u-latin')], { 'content-type': 'application/json; charset=latin1' });
+    expect(latin.status).toBe(400);
+    const utf8 = await send('POST', '/validate', [review('u-utf8')], { 'content-type': 'application/json; charset=UTF-8' });
+    expect(JSON.parse(utf8.body).response.uid).toBe('u-utf8');
+  });
+});
+
+describe('the webhook decision log (pino, asynchronous)', () => {
+  it('flushes every record when the process exits right after logging', () => {
+    const script = `
+      import { createLogger } from ${JSON.stringify(join(process.cwd(), 'src', 'log.ts'))};
+      import { decisionLog } from ${JSON.stringify(join(process.cwd(), 'src', 'webhook', 'main.ts'))};
+      const record = decisionLog(createLogger({ name: 'webhook', format: 'json', sync: false }));
+      for (let i = 0; i < 2000; i++) record({ uid: 'u' + i, path: 'validate', kind: 'Namespace', user: 'x', operation: 'CREATE', dryRun: false, verdict: 'allowed', rules: [], ms: 0.1 });
+      process.exit(0);
+    `;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: process.cwd() });
+    const lines = r.stderr.trim().split('\n').filter((l) => l.startsWith('{'));
+    expect(lines).toHaveLength(2000);
+    expect(JSON.parse(lines[1999]!)).toMatchObject({ uid: 'u1999', msg: 'admission decision', component: 'webhook' });
+  });
+});
