@@ -16,7 +16,13 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN="${TG_ARGOCD_GOTOOLCHAIN:-go1.
 # git-verify-wrapper.sh, which the image puts on the repo-server's PATH (it runs it for every revision).
 helpers="$(dirname "$out")/bin"
 if [ ! -f "$crds/appproject-crd.yaml" ] || [ ! -x "$helpers/git-verify-wrapper.sh" ]; then
+  # `go list -m` names no Dir for a module that is not in the module cache yet (a fresh machine).
+  go mod download github.com/argoproj/argo-cd/v3
   src=$(go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)
+  if [ -z "$src" ] || [ ! -d "$src/manifests/crds" ]; then
+    echo "build-argocd: github.com/argoproj/argo-cd/v3 is not in the module cache (got '$src')" >&2
+    exit 1
+  fi
   mkdir -p "$crds" "$helpers"
   cp "$src/manifests/crds/application-crd.yaml" "$src/manifests/crds/appproject-crd.yaml" "$crds/"
   cp "$src/hack/git-verify-wrapper.sh" "$helpers/"
