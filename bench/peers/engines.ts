@@ -125,6 +125,8 @@ export function compileTenantgate(): string {
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
   const main = join(outDir, 'cli', 'main.js');
   if (!existsSync(main)) throw new Error(`tsc emitted no ${main}:\n${r.stdout}\n${r.stderr}`);
+  // The CLI reads its version from ../package.json (next to dist/ in a release).
+  copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
   if (r.status !== 0) log(`peers: tsc reported type errors (JavaScript emitted anyway):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
   return main;
 }
