@@ -10,6 +10,7 @@ import { assembleWebhook } from '../src/webhook/main.js';
 import { WebhookMetrics } from '../src/webhook/metrics.js';
 import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest } from '../src/webhook/review.js';
 import { NAMESPACES_PER_PROJECT, emulateWatch, StaticSource, p1Snapshot } from './webhook-server.js';
+import { ClientFleet, type PoolName } from './webhook-client.js';
 
 import { HERE, LatencyResult, P1_PROJECTS, Pool, SERVER_SCRIPT, TARGET_CPU_RATIO, TARGET_P99_MS, TARGET_RATIO, Target, ThroughputResult, closedLoop, env, log, openLoop, pinning, postJson, round1, round3, startChild, table, undisturbed } from './lib/measure.js';
 import { ProfileEntry, ProfileSummary, summariseProfile } from './lib/profile.js';
@@ -130,6 +131,8 @@ export async function breakdown(work: string): Promise<BreakdownResult[]> {
 
 export interface P1Result {
   fixture: { projects: number; namespaces: number; quotas: number };
+  /** Client processes of the throughput runs (bench/webhook-client.ts); 1: the in-process client. */
+  clients: number;
   concurrency: number;
   warmupS: number;
   durationS: number;
@@ -154,6 +157,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
   const durationMs = env('BENCH_WEBHOOK_DURATION_S', 5) * 1000;
   const warmupMs = 1000;
   const rounds = Math.max(1, env('BENCH_WEBHOOK_ROUNDS', 3));
+  const clients = Math.max(1, Math.round(env('BENCH_WEBHOOK_CLIENTS', 4)));
   const rate = env('BENCH_WEBHOOK_RATE', 500);
   const latencyMs = env('BENCH_WEBHOOK_LATENCY_S', 10) * 1000;
   const ca = readFileSync(certs.caCert);
@@ -192,20 +196,25 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
   log(`P1: checks: ${JSON.stringify(checks)}`);
 
   const scenarios = [
-    ['bare', 'fixed answer', bareTarget, bare.pid, barePool],
-    ['express', 'fixed answer', floorTarget, floor.pid, barePool],
-    ['tenantgate', 'Namespace CREATE', tgTarget, tg.pid, nsPool],
-    ['tenantgate', 'ResourceQuota UPDATE', tgTarget, tg.pid, quotaPool],
+    ['bare', 'fixed answer', bareTarget, bare.pid, barePool, 'namespace-create'],
+    ['express', 'fixed answer', floorTarget, floor.pid, barePool, 'namespace-create'],
+    ['tenantgate', 'Namespace CREATE', tgTarget, tg.pid, nsPool, 'namespace-create'],
+    ['tenantgate', 'ResourceQuota UPDATE', tgTarget, tg.pid, quotaPool, 'quota-update'],
   ] as const;
   const throughput: Array<ThroughputResult & { attempts: number }> = [];
+  // Several client processes (pinned with this one to the client CPU), or the in-process client.
+  const fleet = clients > 1 ? await ClientFleet.start(clients, certs.caCert) : undefined;
+  log(fleet ? `P1: ${clients} client processes, ${concurrency} requests in flight in total` : 'P1: one in-process client');
   try {
     for (let round = 1; round <= rounds; round++) {
-      for (const [server, scenario, target, pid, pool] of scenarios) {
-        const r = await undisturbed(`P1 ${server} ${scenario}`, [bare.pid, floor.pid, tg.pid], () => closedLoop(server, scenario, target, pid, pool, concurrency, warmupMs, durationMs));
-        log(`P1 round ${round}: ${server} ${scenario}: ${r.rps} req/s (server CPU ${r.serverCpuPct} %, client ${r.clientCpuPct} %, others ${r.otherCpuPct} %)`);
+      for (const [server, scenario, target, pid, pool, poolName] of scenarios) {
+        const loop = () => (fleet ? fleet.closedLoop(server, scenario, target, pid, poolName as PoolName, concurrency, warmupMs, durationMs) : closedLoop(server, scenario, target, pid, pool, concurrency, warmupMs, durationMs));
+        const r = await undisturbed(`P1 ${server} ${scenario}`, [bare.pid, floor.pid, tg.pid, ...(fleet?.pids ?? [])], loop);
+        log(`P1 round ${round}: ${server} ${scenario}: ${r.rps} req/s (server CPU ${r.serverCpuPct} %, ${r.serverCpuUsPerRequest} µs/req; clients ${r.clientCpuPct} %, others ${r.otherCpuPct} %)`);
         throughput.push(r);
       }
     }
+    await fleet?.stop();
     const best = (server: string, scenario: string) => Math.max(...throughput.filter((t) => t.server === server && t.scenario === scenario).map((t) => t.rps));
     const bestOf = { bare: best('bare', 'fixed answer'), expressFloor: best('express', 'fixed answer'), namespaceCreate: best('tenantgate', 'Namespace CREATE'), quotaUpdate: best('tenantgate', 'ResourceQuota UPDATE') };
     const ratio = { namespaceCreate: round3(bestOf.namespaceCreate / bestOf.bare), quotaUpdate: round3(bestOf.quotaUpdate / bestOf.bare), expressFloor: round3(bestOf.expressFloor / bestOf.bare) };
@@ -234,6 +243,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
     };
     const result: P1Result = {
       fixture: { projects: P1_PROJECTS, namespaces: P1_PROJECTS * NAMESPACES_PER_PROJECT, quotas: P1_PROJECTS * NAMESPACES_PER_PROJECT },
+      clients,
       concurrency,
       warmupS: warmupMs / 1000,
       durationS: durationMs / 1000,
@@ -263,6 +273,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
     }
     return result;
   } finally {
+    await fleet?.stop();
     await bare.stop();
     await floor.stop();
     await tg.stop();
@@ -293,9 +304,9 @@ export async function profileServer(work: string, certs: WebhookCertFiles, mode:
 // ---------------------------------------------------------------------------------------------
 
 export function printP1(out: string[], p1: P1Result): void {
-  out.push(`\nP1 throughput: ${p1.concurrency} in flight, ${p1.warmupS} s warm-up + ${p1.durationS} s, ${p1.rounds} rounds; snapshot ${p1.fixture.projects} projects / ${p1.fixture.namespaces} namespaces / ${p1.fixture.quotas} quotas; server and client in separate processes${p1.pinned ? ` (client on CPU ${p1.pinned.client}, server on CPU ${p1.pinned.server})` : ''}`);
+  out.push(`\nP1 throughput: ${p1.clients > 1 ? `${p1.clients} client processes, ` : ''}${p1.concurrency} in flight, ${p1.warmupS} s warm-up + ${p1.durationS} s, ${p1.rounds} rounds; snapshot ${p1.fixture.projects} projects / ${p1.fixture.namespaces} namespaces / ${p1.fixture.quotas} quotas; server and client in separate processes${p1.pinned ? ` (client on CPU ${p1.pinned.client}, server on CPU ${p1.pinned.server})` : ''}`);
   out.push(table(
-    ['server / request', 'round', 'req/s', 'p50 ms', 'p99 ms', 'server CPU %', 'server µs/req', 'client CPU %', 'others CPU %', 'tries', 'errors'],
+    ['server / request', 'round', 'req/s', 'p50 ms', 'p99 ms', 'server CPU %', 'server µs/req', 'clients CPU %', 'others CPU %', 'tries', 'errors'],
     p1.throughput.map((t, k) => [`${t.server} ${t.scenario}`, Math.floor(k / 4) + 1, t.rps, t.latencyMs.p50, t.latencyMs.p99, t.serverCpuPct, t.serverCpuUsPerRequest, t.clientCpuPct, t.otherCpuPct, t.attempts, t.errors]),
   ));
   out.push(`best: bare ${p1.best.bare} req/s; tenantgate Namespace CREATE ${p1.best.namespaceCreate} req/s (ratio ${p1.ratio.namespaceCreate}), ResourceQuota UPDATE ${p1.best.quotaUpdate} req/s (ratio ${p1.ratio.quotaUpdate}); target ≥ ${TARGET_RATIO}: ${p1.met.throughput ? 'MET' : 'MISSED'}`);

@@ -1,7 +1,7 @@
 /** bench/webhook-p3.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
 import * as k8s from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type WebhookCertFiles } from '../src/certs/files.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
@@ -12,6 +12,10 @@ import { P3_FULL_PROJECTS, ROOT, TARGET_RSS_MB, env, getText, log, nowMs, procSt
 
 
 export interface RssPoint {
+  /** How the webhook was started when not as shipped: node arguments and TENANTGATE_WEBHOOK_V8_FLAGS. */
+  variant?: string;
+  nodeArgs?: string[];
+  v8FlagsEnv?: string;
   projects: number;
   namespaces: number;
   quotas: number;
@@ -29,6 +33,8 @@ export interface P3Result {
   scaledDown: boolean;
   creation: { objects: number; seconds: number; perSecond: number; retries: number; phases: Array<{ what: string; objects: number; seconds: number }> };
   points: RssPoint[];
+  /** At full size: the webhook started otherwise (V8 flags), to choose the shipped flags with numbers. */
+  variants: RssPoint[];
   perProjectKB: number;
   baseMB: number;
   /** RSS at 10,000 projects / 50,000 namespaces / 50,000 quotas: measured, or extrapolated from the slope. */
@@ -117,20 +123,42 @@ export function compileWebhook(): string {
   log(`P3: compiling tenantgate (tsc -p tsconfig.json --outDir ${outDir})`);
   rmSync(outDir, { recursive: true, force: true });
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
+  // The CLI reads its version from the package.json next to its dist/, as in the package and the image.
+  copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
   const main = join(outDir, 'cli', 'main.js');
   if (!existsSync(main)) throw new Error(`tsc emitted no ${main}:\n${r.stdout}\n${r.stderr}`);
   if (r.status !== 0) log(`P3: tsc reported type errors (JavaScript emitted anyway; another change in progress?):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
   return main;
 }
 
-export async function measureRss(work: string, cp: ControlPlane, certs: WebhookCertFiles, mainJs: string, expect: { projects: number; namespaces: number; quotas: number }, settleMs: number): Promise<RssPoint> {
+/** Webhook start-ups measured besides the shipped one (ADR 0014); BENCH_WEBHOOK_RSS_VARIANTS=0 skips them. */
+export const RSS_VARIANTS: Array<{ variant: string; nodeArgs: string[]; v8FlagsEnv?: string }> = [
+  { variant: 'no V8 flags', nodeArgs: [], v8FlagsEnv: '' },
+  { variant: 'node --optimize-for-size', nodeArgs: ['--optimize-for-size'], v8FlagsEnv: '' },
+  { variant: 'node --max-semi-space-size=16', nodeArgs: ['--max-semi-space-size=16'], v8FlagsEnv: '' },
+  { variant: 'node --max-semi-space-size=4', nodeArgs: ['--max-semi-space-size=4'], v8FlagsEnv: '' },
+  { variant: 'shipped + node --max-semi-space-size=4', nodeArgs: ['--max-semi-space-size=4'] },
+];
+
+export async function measureRss(work: string, cp: ControlPlane, certs: WebhookCertFiles, mainJs: string, expect: { projects: number; namespaces: number; quotas: number }, settleMs: number, variant?: (typeof RSS_VARIANTS)[number]): Promise<RssPoint> {
   const ca = readFileSync(certs.caCert);
   const t = nowMs();
-  const child = await startChild([], [mainJs, 'webhook', '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], join(work, `webhook-rss-${expect.projects}.log`));
+  const logFile = join(work, `webhook-rss-${expect.projects}${variant ? `-${variant.variant.replace(/\W+/g, '-')}` : ''}.log`);
+  // startChild passes this process's environment as it is at the spawn.
+  const saved = process.env.TENANTGATE_WEBHOOK_V8_FLAGS;
+  if (variant?.v8FlagsEnv !== undefined) process.env.TENANTGATE_WEBHOOK_V8_FLAGS = variant.v8FlagsEnv;
+  else delete process.env.TENANTGATE_WEBHOOK_V8_FLAGS;
+  let child: Awaited<ReturnType<typeof startChild>>;
+  try {
+    child = await startChild(variant?.nodeArgs ?? [], [mainJs, 'webhook', '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], logFile);
+  } finally {
+    if (saved === undefined) delete process.env.TENANTGATE_WEBHOOK_V8_FLAGS;
+    else process.env.TENANTGATE_WEBHOOK_V8_FLAGS = saved;
+  }
   try {
     const deadline = t + 15 * 60_000;
     for (;;) {
-      if (nowMs() > deadline) throw new Error(`webhook not ready after 15 min:\n${tailFile(join(work, `webhook-rss-${expect.projects}.log`))}`);
+      if (nowMs() > deadline) throw new Error(`webhook not ready after 15 min:\n${tailFile(logFile)}`);
       try {
         if ((await getText(child.port, '/readyz', ca)).status === 200) break;
       } catch {
@@ -149,8 +177,8 @@ export async function measureRss(work: string, cp: ControlPlane, certs: WebhookC
     status = procStatus(child.pid);
     const cached: Record<string, number> = {};
     for (const m of metrics.text.matchAll(/^tenantgate_webhook_cache_objects\{kind="([^"]+)"\} (\d+)/gm)) cached[m[1]!] = Number(m[2]);
-    log(`P3: webhook with ${JSON.stringify(cached)} cached: ready in ${readyS} s, VmRSS ${status.rssMB} MB (peak ${status.hwmMB} MB)`);
-    return { ...expect, cached, readyS, rssMB: status.rssMB, peakRssMB: status.hwmMB, anonMB: status.anonMB };
+    log(`P3: webhook${variant ? ` (${variant.variant})` : ''} with ${JSON.stringify(cached)} cached: ready in ${readyS} s, VmRSS ${status.rssMB} MB (peak ${status.hwmMB} MB)`);
+    return { ...(variant ? { variant: variant.variant, nodeArgs: variant.nodeArgs, ...(variant.v8FlagsEnv !== undefined ? { v8FlagsEnv: variant.v8FlagsEnv } : {}) } : {}), ...expect, cached, readyS, rssMB: status.rssMB, peakRssMB: status.hwmMB, anonMB: status.anonMB };
   } finally {
     await child.stop();
   }
@@ -190,6 +218,8 @@ export async function runP3(work: string, cp: ControlPlane, certs: WebhookCertFi
   await createRange(creator, half, total, concurrency, phases);
   const creationS = halfS + (nowMs() - resumed) / 1000;
   points.push(await measureRss(work, cp, certs, mainJs, objectsOf(total), settleMs));
+  const variants: RssPoint[] = [];
+  if (process.env.BENCH_WEBHOOK_RSS_VARIANTS !== '0') for (const v of RSS_VARIANTS) variants.push(await measureRss(work, cp, certs, mainJs, objectsOf(total), settleMs, v));
 
   const objectJson = await sampleObjectSizes(cp.info.kubeconfigs.admin!);
   // Linear model over the two loaded points (½ and all): RSS = base + slope × projects (each with 5 namespaces, 5 quotas).
@@ -205,6 +235,7 @@ export async function runP3(work: string, cp: ControlPlane, certs: WebhookCertFi
     scaledDown: total < targetProjects,
     creation: { objects: creator.objects, seconds: round1(creationS), perSecond: Math.round(creator.objects / creationS), retries: creator.retries, phases },
     points,
+    variants,
     perProjectKB: round1(slope * 1024),
     baseMB: round1(base),
     fullScaleMB,

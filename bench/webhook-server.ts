@@ -37,7 +37,7 @@ import type { NamespaceObject, Project, ResourceQuotaObject } from '../src/valid
 import { MemorySnapshot } from '../src/validate/snapshot.js';
 import type { CacheEvent } from '../src/kube/informers.js';
 import { ConfigMapLedger } from '../src/webhook/ledger.js';
-import { assembleWebhook, decisionLog, type SnapshotSource } from '../src/webhook/main.js';
+import { applyWebhookV8Flags, assembleWebhook, decisionLog, type SnapshotSource } from '../src/webhook/main.js';
 import { createLogger } from '../src/log.js';
 import { MAX_BODY_BYTES } from '../src/webhook/server.js';
 import type { AdmissionRequest } from '../src/webhook/review.js';
@@ -273,6 +273,9 @@ async function serve(argv: string[]): Promise<void> {
     app.post('/validate', express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false }), (_req, res) => void res.json(answer));
     server = serveHttps(files, app);
   } else if (mode === 'tenantgate' || mode === 'ledger' || mode === 'guard') {
+    // As `tenantgate webhook` starts (TENANTGATE_WEBHOOK_V8_FLAGS replaces them, "" for none).
+    const flags = applyWebhookV8Flags();
+    process.stderr.write(`webhook-server: V8 flags ${JSON.stringify(flags)}, execArgv ${JSON.stringify(process.execArgv)}\n`);
     const config: TenantgateConfig = { ...DEFAULT_CONFIG, crossReplicaReservation: mode === 'ledger' };
     const snapshot = mode === 'tenantgate' ? p1Snapshot(Number(values.projects)) : q5Snapshot(Number(values.projects), Number(values.namespaces));
     let ledger: ConfigMapLedger | undefined;
