@@ -9,7 +9,8 @@
  *    cleanup controllers are separate binaries and are not run), `--serverIP=127.0.0.1:<port>` so it
  *    generates its own CA and serving pair (IP SAN 127.0.0.1) into Secrets and registers its own
  *    webhooks at that address; admission reports off (no reports controller would ever consume them).
- *  - Gatekeeper v3.23.1: `--operation=webhook` only (audit, status and mutation are other operations),
+ *  - Gatekeeper v3.23.1: `--operation=webhook` plus `generate` (which creates each template's constraint
+ *    CRD; the release runs it in the audit pod), no audit, status or mutation,
  *    `--disable-cert-rotation` with a serving pair we make (src/certs, IP SAN 127.0.0.1) in `--cert-dir`,
  *    and a ValidatingWebhookConfiguration we register at `/v1/admit` with failurePolicy Fail.
  *
@@ -131,9 +132,12 @@ export function compileTenantgate(): string {
   return main;
 }
 
-export async function startTenantgate(cp: ControlPlane, work: string, mainJs: string, certs: WebhookCertFiles, register: boolean): Promise<Engine> {
+/** `tenantgate webhook` with `config` (tenantgate.yaml keys; the built-in defaults otherwise). */
+export async function startTenantgate(cp: ControlPlane, work: string, mainJs: string, certs: WebhookCertFiles, register: boolean, config: Record<string, unknown> = {}): Promise<Engine> {
   const logFile = join(work, `tenantgate-${Date.now()}.log`);
-  const child = await startChild([], [mainJs, 'webhook', '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], logFile, 300_000);
+  const configFile = join(work, `tenantgate-${Date.now()}.yaml`);
+  writeFileSync(configFile, stringify(config));
+  const child = await startChild([], [mainJs, 'webhook', '--config', configFile, '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], logFile, 300_000);
   const ca = readFileSync(certs.caCert);
   await eventually('tenantgate /readyz', async () => {
     const r = await httpsGet(`https://127.0.0.1:${child.port}/readyz`, { ca });
@@ -297,17 +301,31 @@ export async function removeKyvernoWebhooks(cp: ControlPlane): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 
 const GATEKEEPER_NS = 'gatekeeper-system';
+const GATEKEEPER_POD = 'gatekeeper-bench';
 
 export async function installGatekeeperCrds(cp: ControlPlane, version: string, work: string): Promise<void> {
   // The release manifest in the module zip (deploy/gatekeeper.yaml) carries every CRD, rendered; we take the CRDs alone.
   const manifest = join(moduleDir(GATEKEEPER_MODULE, version), 'deploy', 'gatekeeper.yaml');
   const crds = parseAllDocuments(readFileSync(manifest, 'utf8')).map((d) => d.toJS() as { kind?: string }).filter((d) => d?.kind === 'CustomResourceDefinition');
   log(`peers: Gatekeeper CRDs: ${crds.length} from ${manifest}`);
-  const file = join(work, 'gatekeeper-crds.yaml');
-  writeFileSync(file, crds.map((c) => `---\n${stringify(c)}`).join(''));
+  // JSON, not YAML: kubectl reads YAML 1.1, where an unquoted `yes` (the label gatekeeper.sh/system) is a bool.
+  const file = join(work, 'gatekeeper-crds.json');
+  writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: crds }));
   await applyFiles(cp, [file]);
   await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=120s', 'crd/constrainttemplates.templates.gatekeeper.sh', 'crd/configs.config.gatekeeper.sh']);
   await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: GATEKEEPER_NS } }));
+  // Gatekeeper's controllers look up their own Pod (POD_NAME) to own the status objects they write; out
+  // of cluster there is none, so a stand-in Pod object is created (no scheduler or kubelet runs here: it
+  // stays Pending and never runs anything).
+  await eventually('default ServiceAccount in gatekeeper-system', async () => {
+    await kubectl(cp, ['-n', GATEKEEPER_NS, 'get', 'serviceaccount', 'default']);
+  }, 60_000, 500);
+  await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: GATEKEEPER_POD, namespace: GATEKEEPER_NS, labels: { 'gatekeeper.sh/operation': 'webhook' } },
+    spec: { containers: [{ name: 'manager', image: 'stand-in.invalid/gatekeeper:not-run' }] },
+  }));
 }
 
 export async function gatekeeperCerts(work: string): Promise<{ dir: string; certs: WebhookCertFiles }> {
@@ -328,10 +346,13 @@ export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerB
   const port = await freePort();
   const healthPort = await freePort();
   const logFile = join(work, `gatekeeper-${Date.now()}.log`);
-  const env = { ...process.env, POD_NAMESPACE: GATEKEEPER_NS, POD_NAME: 'gatekeeper-bench', NAMESPACE: GATEKEEPER_NS, CONTAINER_NAME: 'manager' };
+  const env = { ...process.env, POD_NAMESPACE: GATEKEEPER_NS, POD_NAME: GATEKEEPER_POD, NAMESPACE: GATEKEEPER_NS, CONTAINER_NAME: 'manager' };
   const args = [
     `--kubeconfig=${cp.info.kubeconfigs.admin!}`,
     '--operation=webhook',
+    // The release runs `generate` (creating each template's constraint CRD) in its audit pod; without
+    // it no constraint kind exists. Audit, status and mutation stay off.
+    '--operation=generate',
     '--disable-cert-rotation',
     `--cert-dir=${dir}`,
     '--host=127.0.0.1',
