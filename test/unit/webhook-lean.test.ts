@@ -135,5 +135,5 @@ describe('the webhook decision log (pino, asynchronous)', () => {
     const lines = r.stderr.trim().split('\n').filter((l) => l.startsWith('{'));
     expect(lines).toHaveLength(2000);
     expect(JSON.parse(lines[1999]!)).toMatchObject({ uid: 'u1999', msg: 'admission decision', component: 'webhook' });
-  });
+  }, 60_000); // a child process loading TypeScript: seconds on a busy machine
 });
