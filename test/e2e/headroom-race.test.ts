@@ -40,6 +40,10 @@ const DIST_CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 async function startReplicas(config: Partial<TenantgateConfig>): Promise<void> {
   await stopReplicas();
   const info = cluster();
+  // Each test starts from an empty ledger. Entries an earlier test left (objects since deleted, which
+  // new replicas never see) would count until their expiry: stricter, never an overspend, but it
+  // would make this test's numbers depend on how long the previous one took.
+  await kubectl('admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'delete', 'configmap', `${LEDGER_PREFIX}${PROJECT}`, '--ignore-not-found']);
   const token = (await kubectl('admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, 'race-webhook.kubeconfig');
   await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
@@ -173,22 +177,26 @@ describe('race-free headroom across replicas (Q5)', () => {
     // Another admission plugin refuses the object after tenantgate admitted it: the apiserver's own
     // ResourceQuota admission, via an object-count quota that allows no second ResourceQuota here.
     await kubectl('admin', ['-n', ns, 'create', 'quota', 'count-only', '--hard=resourcequotas=1']);
-    await eventually(async () => {
-      const r = await kubectl('admin', ['-n', ns, 'get', 'quota', 'count-only', '-o', 'jsonpath={.status.used.resourcequotas}']);
-      if (r.stdout !== '1') throw new Error('quota usage not computed yet');
-    });
-    const ghost = await kubectl('alice', ['-n', ns, 'create', 'quota', 'ghost', '--hard=requests.cpu=8'], { reject: false });
-    expect(ghost.exitCode).not.toBe(0);
-    expect(ghost.stderr).toMatch(/exceeded quota: count-only/);
-    // While the reservation lives, 8 of 10 are held: 3 CPUs do not fit elsewhere.
-    const held = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], { reject: false });
-    expect(held.stderr).toContain('[Q1]');
-    // After the expiry (4 s) the headroom is back.
-    await new Promise((r) => setTimeout(r, 4500));
-    const back = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], { reject: false });
-    expect(back.exitCode, back.stderr).toBe(0);
-    await kubectl('admin', ['-n', ns, 'delete', 'quota', 'count-only']);
-    await clearQuotas();
+    try {
+      await eventually(async () => {
+        const r = await kubectl('admin', ['-n', ns, 'get', 'quota', 'count-only', '-o', 'jsonpath={.status.used.resourcequotas}']);
+        if (r.stdout !== '1') throw new Error('quota usage not computed yet');
+      });
+      const ghost = await kubectl('alice', ['-n', ns, 'create', 'quota', 'ghost', '--hard=requests.cpu=8'], { reject: false });
+      expect(ghost.exitCode).not.toBe(0);
+      expect(ghost.stderr).toMatch(/exceeded quota: count-only/);
+      // While the reservation lives, 8 of 10 are held: 3 CPUs do not fit elsewhere.
+      const held = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], { reject: false });
+      expect(held.stderr).toContain('[Q1]');
+      // After the expiry (4 s) the headroom is back.
+      await new Promise((r) => setTimeout(r, 4500));
+      const back = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], { reject: false });
+      expect(back.exitCode, back.stderr).toBe(0);
+    } finally {
+      // A failure here must not leave the object-count quota behind for the next test.
+      await kubectl('admin', ['-n', ns, 'delete', 'quota', 'count-only', '--ignore-not-found']);
+      await clearQuotas();
+    }
   }, 120_000);
 
   it('does overspend with the cross-replica reservation turned off (so the passing run means something)', async () => {

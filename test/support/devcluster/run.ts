@@ -43,7 +43,7 @@ async function main(): Promise<void> {
       log(`controller ServiceAccount unavailable (${err.message}); running the controller as admin`);
       return adminKubeConfig(info.kubeconfigs.admin!);
     });
-    const controller = await startController({ kubeConfig: controllerKubeConfig, config: DEFAULT_CONFIG, metricsPort: 0, metricsHost: '127.0.0.1', leaderElection: false, log: (m: string) => log(`controller: ${m}`) });
+    const controller = await startController({ kubeConfig: controllerKubeConfig, config: DEFAULT_CONFIG, metricsPort: 0, metricsHost: '127.0.0.1', leaderElection: false, log: (m: string, fields?: Record<string, unknown>) => log(`controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`) });
     stopAll.push(() => controller.stop());
     log('controller running');
     let argoHelp = '';
