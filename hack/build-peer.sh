@@ -24,5 +24,5 @@ cd "$mod"
 # -mod=mod resolves the module graph (and fills go.sum) on first build.
 CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -ldflags="-s -w ${ldflags//VERSION/$version}" -o "$out/$peer.tmp" "$pkg"
 mv "$out/$peer.tmp" "$out/$peer"
-echo "built $peer $version in $(( $(date +%s) - start ))s" >&2
+echo "built $peer $version in $(( $(date +%s) - start ))s ($(( $(stat -c %s "$out/$peer") / 1048576 )) MiB)" >&2
 echo "$out/$peer"
