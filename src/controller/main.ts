@@ -1,5 +1,4 @@
 /** `tenantgate controller`: configuration, kubeconfig, logger, signals. The work is in controller.ts. */
-import * as k8s from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -7,6 +6,7 @@ import { loadConfig } from '../config/load.js';
 import type { ControllerCliOptions, RuntimeOptions } from '../cli/main.js';
 import { createLogger, logFunction } from '../log.js';
 import { startController, type ControllerOptions, type RunningController } from './controller.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 
 export { startController, type ControllerOptions, type RunningController };
 
@@ -17,9 +17,7 @@ export const DEFAULT_LEASE_NAME = 'tenantgate-controller';
 export async function runController(o: RuntimeOptions & ControllerCliOptions): Promise<number> {
   const logger = createLogger({ name: 'controller', level: o.logLevel, format: o.logFormat });
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log: logFunction(logger) });
-  const kubeConfig = new k8s.KubeConfig();
-  if (o.kubeconfig) kubeConfig.loadFromFile(o.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeConfig(o.kubeconfig);
 
   const leaseNamespace = o.leaseNamespace ?? (existsSync(IN_CLUSTER_NAMESPACE) ? readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim() : config.systemNamespace);
   const identity = o.identity ?? `${hostname()}_${randomUUID()}`;

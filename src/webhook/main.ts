@@ -14,6 +14,7 @@ import { WebhookMetrics } from './metrics.js';
 import type { AdmissionRequest } from './review.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
 
 /** Where the webhook reads the cluster from: informers in production, a fixed snapshot in benchmarks. */
 export interface SnapshotSource {
@@ -170,9 +171,7 @@ export async function runWebhook(o: RuntimeOptions & { port: number; host: strin
   const flags = applyWebhookV8Flags();
   if (flags.length) log(`V8 flags: ${flags.join(' ')}`);
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log });
-  const kc = new k8s.KubeConfig();
-  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
-  else kc.loadFromDefault();
+  const kc = loadKubeConfig(o.kubeconfig);
   const running = await startWebhook({ config, kubeConfig: kc, cert: o.cert, key: o.key, port: o.port, host: o.host, log, onDecision: decisionLog(logger) });
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
   await new Promise<void>((resolve) => {

@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import type { ClusterInfo } from './devcluster/controlplane.js';
+import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 
 export function cluster(): ClusterInfo {
   return inject('cluster');
@@ -34,9 +35,7 @@ export async function kubectl(user: string, args: string[], options: KubectlOpti
 }
 
 export function kubeConfig(user = 'admin'): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(cluster().kubeconfigs[user]!);
-  return kc;
+  return loadKubeConfig(cluster().kubeconfigs[user]!);
 }
 
 let counter = 0;

@@ -15,6 +15,7 @@ import type { Project } from '../../../src/validate/types.js';
 import { startWebhook, type RunningWebhook } from '../../../src/webhook/main.js';
 import type { AdmissionDecision } from '../../../src/webhook/server.js';
 import { kubeconfigYaml, type ClusterInfo } from './controlplane.js';
+import { PooledKubeConfig } from '../../../src/kube/kubeconfig.js';
 
 export const MANIFESTS = join(REPO_ROOT, 'manifests');
 
@@ -57,7 +58,7 @@ export async function serviceAccountKubeconfigFile(info: ClusterInfo, namespace:
 /** A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. */
 export async function serviceAccountKubeConfig(info: ClusterInfo, namespace: string, name: string): Promise<k8s.KubeConfig> {
   const token = (await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])).stdout.trim();
-  const kc = new k8s.KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromString(kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token));
   return kc;
 }
