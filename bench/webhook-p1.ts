@@ -332,7 +332,7 @@ export function printP1(out: string[], p1: P1Result): void {
       ['sum', b.cpuUs.total],
       ['server total in the P1 run (µs/req, /proc)', serverUs],
       ['  of which the bare server\'s TLS + HTTP', p1.serverCpuUsPerRequest.bare],
-      ['  rest: Express, router, body-parser/raw-body, GC', rest],
+      ['  rest: HTTP handler, decision record, watch event, promises, GC', rest],
       ['  (Express floor − bare, measured: ' + round1(p1.serverCpuUsPerRequest.expressFloor - p1.serverCpuUsPerRequest.bare) + ')', ''],
     ]));
     out.push(table(['inside guard.decide (inclusive)', '%', 'µs/req'], b.decideProfile.topInclusive.slice(0, 16).map((e) => [e.name, e.pct, e.usPerRequest])));

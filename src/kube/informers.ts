@@ -11,7 +11,7 @@ import { MemorySnapshot } from '../validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
 import type { Counter, Gauge } from 'prom-client';
 import { describeError } from './errors.js';
-import { PROJECTS_PATH, slim, type ClusterLists } from './lists.js';
+import { PROJECTS_PATH, slim, type ClusterLists, type OnPage } from './lists.js';
 
 /** The metrics the informers keep (the controller's and the webhook's registries both have them). */
 export interface InformerMetrics {
@@ -40,7 +40,11 @@ export interface ResilientInformerOptions {
   metrics: InformerMetrics;
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** A list that takes longer than this fails (and is retried), so a hung request cannot freeze the cache. */
+  /**
+   * A list that makes no progress for this long fails (and is retried), so a hung request cannot
+   * freeze the cache. Progress is a page: a paged list of 50,000 objects from a busy apiserver may
+   * take longer than this in all and is not restarted from scratch for it (P3).
+   */
   listTimeoutMs?: number;
   labelSelector?: string;
 }
@@ -59,13 +63,13 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
     readonly kind: K,
     kc: k8s.KubeConfig,
     path: string,
-    list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
+    list: (onPage?: OnPage) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
     private readonly options: ResilientInformerOptions,
   ) {
     this.delayMs = options.baseDelayMs ?? 500;
     const timeoutMs = options.listTimeoutMs ?? 60_000;
     const timedList = async () => {
-      const result = await withTimeout(list(), timeoutMs, `list ${kind}`);
+      const result = await withProgressTimeout(list, timeoutMs, `list ${kind}`);
       // The informer adds the items synchronously once this promise resolves; mark synced after that.
       setImmediate(() => this.markSynced());
       return result;
@@ -159,9 +163,9 @@ export class Informers {
   constructor(kc: k8s.KubeConfig, api: ObjectLists, private readonly options: InformersOptions) {
     const common = { log: options.log, metrics: options.metrics, ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}) };
     this.informers = [
-      new ResilientInformer('Project', kc, PROJECTS_PATH, () => api.listProjects(options.projectSelector), { ...common, ...(options.projectSelector ? { labelSelector: options.projectSelector } : {}) }),
-      new ResilientInformer('Namespace', kc, '/api/v1/namespaces', () => api.listNamespaces(), common),
-      new ResilientInformer('ResourceQuota', kc, '/api/v1/resourcequotas', () => api.listQuotas(), common),
+      new ResilientInformer('Project', kc, PROJECTS_PATH, (onPage) => api.listProjects(options.projectSelector, onPage), { ...common, ...(options.projectSelector ? { labelSelector: options.projectSelector } : {}) }),
+      new ResilientInformer('Namespace', kc, '/api/v1/namespaces', (onPage) => api.listNamespaces(undefined, onPage), common),
+      new ResilientInformer('ResourceQuota', kc, '/api/v1/resourcequotas', (onPage) => api.listQuotas(onPage), common),
     ];
     for (const inf of this.informers) {
       inf.informer.on('add', (o) => this.apply(inf.kind, 'add', o));
@@ -294,10 +298,25 @@ function resourceVersionNumber(o: k8s.KubernetesObject): number | undefined {
   return Number(rv);
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/**
+ * Runs `run`, failing when `ms` pass without progress (a call of its `onPage`; a list that reports
+ * none is timed as a whole). Once failed, the next `onPage` throws, so an abandoned paged list stops
+ * at its next page instead of fetching the rest alongside the retry.
+ */
+export function withProgressTimeout<T>(run: (onPage: OnPage) => Promise<T>, ms: number, what: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    p.then(
+    let failed = false;
+    const fail = () => {
+      failed = true;
+      reject(new Error(`${what} made no progress for ${ms} ms`));
+    };
+    let t = setTimeout(fail, ms);
+    const onPage = () => {
+      if (failed) throw new Error(`${what}: abandoned after a timeout`);
+      clearTimeout(t);
+      t = setTimeout(fail, ms);
+    };
+    run(onPage).then(
       (v) => {
         clearTimeout(t);
         resolve(v);

@@ -80,7 +80,10 @@ interface Page {
  * snapshot and carry its resourceVersion, which the returned list has (the informer watches from it).
  * An expired continue token (410) fails the whole list; the informer lists again from scratch.
  */
-export async function listInPages(apiVersion: string, kind: string, fetchPage: (params: { limit: number; _continue?: string }) => Promise<Page>): Promise<List> {
+/** Called after each page; it may throw to abandon the list (the informer's progress timeout does). */
+export type OnPage = () => void;
+
+export async function listInPages(apiVersion: string, kind: string, fetchPage: (params: { limit: number; _continue?: string }) => Promise<Page>, onPage?: OnPage): Promise<List> {
   const items: k8s.KubernetesObject[] = [];
   let resourceVersion: string | undefined;
   let token: string | undefined;
@@ -89,6 +92,7 @@ export async function listInPages(apiVersion: string, kind: string, fetchPage: (
     resourceVersion ??= page.metadata?.resourceVersion;
     for (const item of plain<k8s.KubernetesObject[]>((page.items ?? []).map((i) => slim(i as k8s.KubernetesObject)))) items.push(item);
     token = page.metadata?._continue || page.metadata?.continue || undefined;
+    onPage?.();
   } while (token);
   return { apiVersion, kind, metadata: resourceVersion !== undefined ? { resourceVersion } : {}, items };
 }
@@ -102,15 +106,18 @@ export class ClusterLists {
     this.custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
   }
 
-  async listProjects(labelSelector?: string): Promise<List> {
-    return listInPages(`${API_GROUP}/${PROJECT_VERSION}`, 'ProjectList', async (page) =>
-      (await this.custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, ...page, ...(labelSelector ? { labelSelector } : {}) })) as Page,
+  async listProjects(labelSelector?: string, onPage?: OnPage): Promise<List> {
+    return listInPages(
+      `${API_GROUP}/${PROJECT_VERSION}`,
+      'ProjectList',
+      async (page) => (await this.custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, ...page, ...(labelSelector ? { labelSelector } : {}) })) as Page,
+      onPage,
     );
   }
-  async listNamespaces(labelSelector?: string): Promise<List> {
-    return listInPages('v1', 'NamespaceList', (page) => this.core.listNamespace({ ...page, ...(labelSelector ? { labelSelector } : {}) }));
+  async listNamespaces(labelSelector?: string, onPage?: OnPage): Promise<List> {
+    return listInPages('v1', 'NamespaceList', (page) => this.core.listNamespace({ ...page, ...(labelSelector ? { labelSelector } : {}) }), onPage);
   }
-  async listQuotas(): Promise<List> {
-    return listInPages('v1', 'ResourceQuotaList', (page) => this.core.listResourceQuotaForAllNamespaces(page));
+  async listQuotas(onPage?: OnPage): Promise<List> {
+    return listInPages('v1', 'ResourceQuotaList', (page) => this.core.listResourceQuotaForAllNamespaces(page), onPage);
   }
 }
