@@ -274,8 +274,8 @@ async function serve(argv: string[]): Promise<void> {
     server = serveHttps(files, app);
   } else if (mode === 'tenantgate' || mode === 'ledger' || mode === 'guard') {
     // As `tenantgate webhook` starts (TENANTGATE_WEBHOOK_V8_FLAGS replaces them, "" for none).
-    const flags = applyWebhookV8Flags();
-    process.stderr.write(`webhook-server: V8 flags ${JSON.stringify(flags)}, execArgv ${JSON.stringify(process.execArgv)}\n`);
+    const v8flags = applyWebhookV8Flags();
+    process.stderr.write(`webhook-server: V8 flags for the sync ${JSON.stringify(v8flags.flags)}, execArgv ${JSON.stringify(process.execArgv)}\n`);
     const config: TenantgateConfig = { ...DEFAULT_CONFIG, crossReplicaReservation: mode === 'ledger' };
     const snapshot = mode === 'tenantgate' ? p1Snapshot(Number(values.projects)) : q5Snapshot(Number(values.projects), Number(values.namespaces));
     let ledger: ConfigMapLedger | undefined;
@@ -285,6 +285,8 @@ async function serve(argv: string[]): Promise<void> {
       kc.loadFromFile(values.kubeconfig);
       ledger = new ConfigMapLedger(kc, config.systemNamespace);
     }
+    // The fixed snapshot is this server's "first sync": done.
+    v8flags.afterSync();
     const source = new StaticSource(snapshot);
     // One JSON record per decision on stderr (the child's log file), as production writes it.
     const recordMode = values['decision-log'];

@@ -147,16 +147,20 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
 }
 
 /**
- * V8 flags `tenantgate webhook` sets on itself before its caches fill (ADR 0014): `--optimize-for-size`
- * keeps the heap of 10k projects / 50k namespaces / 50k quotas under P3's 300 MB. The environment
+ * V8 flags `tenantgate webhook` sets on itself for its first cache sync (ADR 0014): with
+ * `--optimize-for-size` the heap that 10k projects / 50k namespaces / 50k quotas leave behind stays
+ * under P3's 300 MB (440 MB without), but the flag also costs the request path 1.5–2× CPU, so it is
+ * switched off again once the caches have synced (`--no-…`; flags with a value stay). The environment
  * variable TENANTGATE_WEBHOOK_V8_FLAGS replaces the list ("" for none), for operators and benchmarks.
  */
 export const WEBHOOK_V8_FLAGS = '--optimize-for-size';
 
-export function applyWebhookV8Flags(env: NodeJS.ProcessEnv = process.env): string[] {
+/** Sets the flags; returns what undoes the boolean ones, to call once the caches have synced. */
+export function applyWebhookV8Flags(env: NodeJS.ProcessEnv = process.env): { flags: string[]; afterSync: () => void } {
   const flags = (env.TENANTGATE_WEBHOOK_V8_FLAGS ?? WEBHOOK_V8_FLAGS).split(/\s+/).filter(Boolean);
   for (const flag of flags) setFlagsFromString(flag);
-  return flags;
+  const undo = flags.filter((f) => /^--[a-z][a-z0-9-]*$/.test(f) && !f.startsWith('--no-')).map((f) => `--no-${f.slice(2)}`);
+  return { flags, afterSync: () => undo.forEach((f) => setFlagsFromString(f)) };
 }
 
 /** One JSON record per admission decision, as `tenantgate webhook` writes it (the P1 bench wires the same). */
@@ -168,11 +172,12 @@ export function decisionLog(logger: Logger): (decision: AdmissionDecision) => vo
 export async function runWebhook(o: RuntimeOptions & { port: number; host: string; cert: string; key: string }): Promise<number> {
   const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat, sync: false });
   const log = logFunction(logger);
-  const flags = applyWebhookV8Flags();
-  if (flags.length) log(`V8 flags: ${flags.join(' ')}`);
+  const v8flags = applyWebhookV8Flags();
+  if (v8flags.flags.length) log(`V8 flags until the caches have synced: ${v8flags.flags.join(' ')}`);
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log });
   const kc = loadKubeConfig(o.kubeconfig);
   const running = await startWebhook({ config, kubeConfig: kc, cert: o.cert, key: o.key, port: o.port, host: o.host, log, onDecision: decisionLog(logger) });
+  void running.cache.waitSynced().then(v8flags.afterSync);
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => void running.stop().then(resolve);
