@@ -3,7 +3,7 @@
  * the same namespace-ownership rule (T2 + N2: a tenant's namespace carries tenantgate.io/project=<p>,
  * is named <p>-<suffix>, and the user owns p), on one real control plane, one engine at a time.
  *
- *  0. Builds the peers from Go modules if missing (hack/build-peer.sh, nice -n 10; cached in .cache/).
+ *  0. Builds the peers from Go modules if missing (hack/build-go-tool.sh, nice -n 10; cached in .cache/).
  *  1. Starts its own control plane (etcd, kube-apiserver, kube-controller-manager on 127.0.0.1), the
  *     tenantgate CRD and RBAC, the peers' CRDs (from their module zips), Projects `payments` (owner: the
  *     user alice) and `web` (owner: group acme:web-admins), and BENCH_PEERS_PROJECTS of the P1 fixture's

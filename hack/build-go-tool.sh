@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Builds a tool pinned by a wrapper Go module in hack/<tool>/ into .cache/<tool>/<version>/<tool>
-# and prints its path. Skips the build when that binary is already there.
-#   hack/build-go-tool.sh crane   (github.com/google/go-containerregistry/cmd/crane)
-#   hack/build-go-tool.sh helm    (helm.sh/helm/v4/cmd/helm)
+# Builds a tool pinned by a wrapper Go module into .cache/<tool>/<version>/<tool> and prints its path.
+# Skips the build when that binary is already there. The wrapper module is hack/<tool>/ for the
+# project's own tools, bench/peers/<tool>/ for the policy engines bench/peers compares (those are never
+# part of make test or CI: only `npm run bench -- peers` builds them, several minutes each).
+#   hack/build-go-tool.sh crane        (github.com/google/go-containerregistry/cmd/crane)
+#   hack/build-go-tool.sh helm         (helm.sh/helm/v4/cmd/helm)
+#   hack/build-go-tool.sh kyverno      (github.com/kyverno/kyverno/cmd/kyverno)
+#   hack/build-go-tool.sh gatekeeper   (github.com/open-policy-agent/gatekeeper/v3, module root)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-tool=${1:?usage: build-go-tool.sh crane|helm}
+tool=${1:?usage: build-go-tool.sh crane|helm|kyverno|gatekeeper}
+dir=hack
 case "$tool" in
-  crane) module=github.com/google/go-containerregistry; pkg=$module/cmd/crane; ldflags="" ;;
-  helm)  module=helm.sh/helm/v4; pkg=$module/cmd/helm
-         ldflags="-X helm.sh/helm/v4/internal/version.version=VERSION" ;;
+  crane)      module=github.com/google/go-containerregistry; pkg=$module/cmd/crane; ldflags="" ;;
+  helm)       module=helm.sh/helm/v4; pkg=$module/cmd/helm
+              ldflags="-X helm.sh/helm/v4/internal/version.version=VERSION" ;;
+  kyverno)    module=github.com/kyverno/kyverno; pkg=$module/cmd/kyverno; dir=bench/peers
+              ldflags="-X github.com/kyverno/kyverno/pkg/version.BuildVersion=VERSION" ;;
+  gatekeeper) module=github.com/open-policy-agent/gatekeeper/v3; pkg=$module; dir=bench/peers; ldflags="" ;;
   *) echo "build-go-tool: unknown tool $tool" >&2; exit 2 ;;
 esac
-mod="$root/hack/$tool"
+mod="$root/$dir/$tool"
 version=$(awk -v m="$module" '$1==m {print $2; exit} $1=="require" && $2==m {print $3; exit}' "$mod/go.mod")
 out="$root/.cache/$tool/$version"
 if [ -x "$out/$tool" ]; then echo "$out/$tool"; exit 0; fi
@@ -20,7 +28,8 @@ mkdir -p "$out"
 echo "building $tool $version ..." >&2
 start=$(date +%s)
 cd "$mod"
+# -mod=mod resolves the module graph (and fills go.sum) on first build.
 CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -ldflags="-s -w ${ldflags//VERSION/$version}" -o "$out/$tool.tmp" "$pkg"
 mv "$out/$tool.tmp" "$out/$tool"
-echo "built $tool $version in $(( $(date +%s) - start ))s" >&2
+echo "built $tool $version in $(( $(date +%s) - start ))s ($(( $(stat -c %s "$out/$tool") / 1048576 )) MiB)" >&2
 echo "$out/$tool"

@@ -394,54 +394,66 @@ export interface LatencyResult extends CpuWindow {
   scheduledLatencyMs: LatencyStats;
 }
 
-/** Open loop: sends on a schedule (rate/s) whatever the answers do; latency per request. */
-export async function openLoop(server: string, scenario: string, target: Target, serverPid: number, pool: Pool, rate: number, warmupMs: number, durationMs: number): Promise<LatencyResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256, ca: target.ca });
+/**
+ * An open-loop schedule: `rate` requests per second, the first `warmupCount` (`warmupMs`) unmeasured.
+ * `run` calls `fire(index, scheduledAt)` on time whatever the answers do, `onMeasureStart()` just before
+ * the first measured request, and resolves once every request's promise has settled.
+ */
+export function openLoopSchedule(rate: number, warmupMs: number, durationMs: number) {
   const interval = 1000 / rate;
   const warmupCount = Math.round((warmupMs / 1000) * rate);
   const total = warmupCount + Math.round((durationMs / 1000) * rate);
+  const run = (fire: (index: number, scheduled: number) => Promise<unknown>, onMeasureStart: () => void) =>
+    new Promise<void>((resolve) => {
+      let settled = 0;
+      let i = 0;
+      const t0 = nowMs() + 5;
+      const tick = () => {
+        const t = nowMs();
+        while (i < total && t0 + i * interval <= t) {
+          if (i === warmupCount) onMeasureStart();
+          fire(i, t0 + i * interval).then(() => {}, () => {}).finally(() => {
+            settled += 1;
+            if (settled === total) resolve();
+          });
+          i += 1;
+        }
+        if (i < total) setTimeout(tick, Math.max(0, Math.min(1, t0 + i * interval - nowMs())));
+      };
+      setTimeout(tick, 5);
+    });
+  return { warmupCount, total, run };
+}
+
+/** Open loop: sends on a schedule (rate/s) whatever the answers do; latency per request. */
+export async function openLoop(server: string, scenario: string, target: Target, serverPid: number, pool: Pool, rate: number, warmupMs: number, durationMs: number): Promise<LatencyResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256, ca: target.ca });
+  const schedule = openLoopSchedule(rate, warmupMs, durationMs);
+  const { warmupCount, total } = schedule;
   const fromSend = new Float64Array(total);
   const fromSchedule = new Float64Array(total);
   let completed = 0;
   let errors = 0;
   let window: ((n: number) => CpuWindow) | undefined;
-  let settled = 0;
-  const t0 = nowMs() + 5;
-  await new Promise<void>((resolve) => {
-    let i = 0;
-    const send = (index: number, scheduled: number) => {
-      const body = pool.take();
-      const sent = nowMs();
-      post(agent, target, body).then(
-        ({ status }) => {
-          const end = nowMs();
-          if (index >= warmupCount) {
-            if (status === 200) {
-              fromSend[completed] = end - sent;
-              fromSchedule[completed] = end - scheduled;
-              completed += 1;
-            } else errors += 1;
-          }
-        },
-        () => {
-          if (index >= warmupCount) errors += 1;
-        },
-      ).finally(() => {
-        settled += 1;
-        if (settled === total) resolve();
-      });
-    };
-    const tick = () => {
-      const t = nowMs();
-      while (i < total && t0 + i * interval <= t) {
-        if (i === warmupCount) window = cpuWindow(serverPid);
-        send(i, t0 + i * interval);
-        i += 1;
-      }
-      if (i < total) setTimeout(tick, Math.max(0, Math.min(1, t0 + i * interval - nowMs())));
-    };
-    setTimeout(tick, 5);
-  });
+  await schedule.run((index, scheduled) => {
+    const body = pool.take();
+    const sent = nowMs();
+    return post(agent, target, body).then(
+      ({ status }) => {
+        const end = nowMs();
+        if (index >= warmupCount) {
+          if (status === 200) {
+            fromSend[completed] = end - sent;
+            fromSchedule[completed] = end - scheduled;
+            completed += 1;
+          } else errors += 1;
+        }
+      },
+      () => {
+        if (index >= warmupCount) errors += 1;
+      },
+    );
+  }, () => (window = cpuWindow(serverPid)));
   const cpu = window ? window(total - warmupCount) : { clientCpuPct: NaN, serverCpuPct: NaN, serverCpuUsPerRequest: NaN, otherCpuPct: NaN };
   agent.destroy();
   return {

@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import type { ControlPlane } from '../../test/support/devcluster/controlplane.js';
-import { type LatencyStats, machineCpu, nowMs, procCpuSeconds, round1, stats } from '../lib/measure.js';
+import { type LatencyStats, machineCpu, nowMs, openLoopSchedule, procCpuSeconds, round1, stats } from '../lib/measure.js';
 
 export interface ApiAnswer {
   status: number;
@@ -122,9 +122,8 @@ export interface ApiLoopResult {
  */
 export async function apiOpenLoop(cp: ControlPlane, user: string, project: string, tag: string, rate: number, warmupMs: number, durationMs: number, pids: Record<string, number>): Promise<ApiLoopResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const interval = 1000 / rate;
-  const warmupCount = Math.round((warmupMs / 1000) * rate);
-  const total = warmupCount + Math.round((durationMs / 1000) * rate);
+  const schedule = openLoopSchedule(rate, warmupMs, durationMs);
+  const { warmupCount, total } = schedule;
   const latencies = new Float64Array(total);
   let completed = 0;
   let admitted = 0;
@@ -132,44 +131,26 @@ export async function apiOpenLoop(cp: ControlPlane, user: string, project: strin
   let errors = 0;
   let firstDenial = '';
   let counter: CpuCounter | undefined;
-  let settled = 0;
-  const t0 = nowMs() + 5;
-  await new Promise<void>((resolve) => {
-    let i = 0;
-    const fire = (index: number) => {
-      const sent = nowMs();
-      send(cp, agent, user, 'POST', '/api/v1/namespaces?dryRun=All', namespaceBody(`${project}-${tag}-${index}`, project)).then(
-        (r) => {
-          if (index < warmupCount) return;
-          latencies[completed++] = nowMs() - sent;
-          if (r.status === 201) admitted += 1;
-          else if (r.status === 403 || r.status === 400 || r.status === 422) {
-            denied += 1;
-            firstDenial ||= `${r.status} ${r.message}`;
-          } else {
-            errors += 1;
-            firstDenial ||= `${r.status} ${r.message}`;
-          }
-        },
-        () => {
-          if (index >= warmupCount) errors += 1;
-        },
-      ).finally(() => {
-        settled += 1;
-        if (settled === total) resolve();
-      });
-    };
-    const tick = () => {
-      const t = nowMs();
-      while (i < total && t0 + i * interval <= t) {
-        if (i === warmupCount) counter = countCpu(pids);
-        fire(i);
-        i += 1;
-      }
-      if (i < total) setTimeout(tick, Math.max(0, Math.min(1, t0 + i * interval - nowMs())));
-    };
-    setTimeout(tick, 5);
-  });
+  await schedule.run((index) => {
+    const sent = nowMs();
+    return send(cp, agent, user, 'POST', '/api/v1/namespaces?dryRun=All', namespaceBody(`${project}-${tag}-${index}`, project)).then(
+      (r) => {
+        if (index < warmupCount) return;
+        latencies[completed++] = nowMs() - sent;
+        if (r.status === 201) admitted += 1;
+        else if (r.status === 403 || r.status === 400 || r.status === 422) {
+          denied += 1;
+          firstDenial ||= `${r.status} ${r.message}`;
+        } else {
+          errors += 1;
+          firstDenial ||= `${r.status} ${r.message}`;
+        }
+      },
+      () => {
+        if (index >= warmupCount) errors += 1;
+      },
+    );
+  }, () => (counter = countCpu(pids)));
   const cpu = counter ? counter.stop(total - warmupCount) : { usPerRequest: {}, machineBusyPct: NaN };
   agent.destroy();
   return { rate, durationS: durationMs / 1000, sent: total - warmupCount, admitted, denied, errors, latencyMs: stats(latencies, completed), firstDenial, cpu };

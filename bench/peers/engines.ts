@@ -60,20 +60,20 @@ export interface PeerBinary {
   version: string;
   path: string;
   sizeMB: number;
-  /** Seconds hack/build-peer.sh took in this run; null when the binary was already in .cache/. */
+  /** Seconds hack/build-go-tool.sh took in this run; null when the binary was already in .cache/. */
   builtNowS: number | null;
 }
 
-/** hack/build-peer.sh <peer> (a no-op when the binary is cached); its output goes to our stderr. */
+/** hack/build-go-tool.sh <peer> (a no-op when the binary is cached); its output goes to our stderr. */
 export function buildPeer(peer: 'kyverno' | 'gatekeeper'): PeerBinary {
   const version = pinnedVersion(peer);
   const path = join(ROOT, '.cache', peer, version, peer);
   let builtNowS: number | null = null;
   if (!existsSync(path)) {
-    log(`peers: building ${peer} ${version} from Go modules (hack/build-peer.sh, nice -n 10; many minutes on 2 cores)`);
+    log(`peers: building ${peer} ${version} from Go modules (hack/build-go-tool.sh, nice -n 10; many minutes on 2 cores)`);
     const t = nowMs();
-    const r = spawnSync(join(ROOT, 'hack', 'build-peer.sh'), [peer], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`hack/build-peer.sh ${peer} failed with ${r.status}`);
+    const r = spawnSync(join(ROOT, 'hack', 'build-go-tool.sh'), [peer], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`hack/build-go-tool.sh ${peer} failed with ${r.status}`);
     builtNowS = Math.round((nowMs() - t) / 1000);
   }
   return { peer, version, path, sizeMB: Math.round((statSync(path).size / 1024 / 1024) * 10) / 10, builtNowS };
@@ -86,7 +86,7 @@ export function moduleDir(module: string, version: string): string {
   if (!cache) throw new Error('go env GOMODCACHE printed nothing');
   // The module cache escapes capitals as !x; our two module paths have none.
   const dir = join(cache, `${module}@${version}`);
-  if (!existsSync(dir)) throw new Error(`${dir} missing: run hack/build-peer.sh first (it downloads the module)`);
+  if (!existsSync(dir)) throw new Error(`${dir} missing: run hack/build-go-tool.sh first (it downloads the module)`);
   return dir;
 }
 
