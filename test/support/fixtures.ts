@@ -3,6 +3,7 @@ import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.j
 import type { ReviewContext } from '../../src/validate/admission.js';
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';
 import type { MemorySnapshot } from '../../src/validate/snapshot.js';
+import type { AdmissionRequest } from '../../src/webhook/review.js';
 import {
   ANNOTATION_PROJECT_UID,
   LABEL_PROJECT,
@@ -70,4 +71,20 @@ export const aUser = (username: string, groups: string[] = []): UserInfo => ({ u
 /** What the webhook hands the rules. */
 export function reviewContext(user: UserInfo, snapshot: MemorySnapshot, config: TenantgateConfig = DEFAULT_CONFIG): ReviewContext {
   return { config, snapshot, user };
+}
+
+/** An AdmissionReview request: `user` creates ResourceQuota `name` in `namespace` asking `requests.cpu`. */
+export function aQuotaCreateRequest(namespace: string, o: { cpu?: string; dryRun?: boolean; name?: string; user?: string } = {}): AdmissionRequest {
+  const name = o.name ?? 'q';
+  const username = o.user ?? 'alice';
+  return {
+    uid: namespace,
+    kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
+    operation: 'CREATE',
+    namespace,
+    name,
+    userInfo: { username, groups: [] },
+    object: { metadata: { name, namespace }, spec: { hard: { 'requests.cpu': o.cpu ?? '1' } } },
+    ...(o.dryRun ? { dryRun: true } : {}),
+  };
 }

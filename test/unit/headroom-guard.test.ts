@@ -6,6 +6,7 @@ import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
 import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
+import { aQuotaCreateRequest } from '../support/fixtures.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
 
 const NAMESPACES = Array.from({ length: 20 }, (_, i) => `race-n${i}`);
@@ -19,16 +20,7 @@ function snapshot(): MemorySnapshot {
 
 const ctx = (s: MemorySnapshot): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
 
-const createQuota = (ns: string, dryRun = false): AdmissionRequest => ({
-  uid: ns,
-  kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
-  operation: 'CREATE',
-  namespace: ns,
-  name: 'q',
-  userInfo: { username: 'alice', groups: [] },
-  object: { metadata: { name: 'q', namespace: ns }, spec: { hard: { 'requests.cpu': '1' } } },
-  dryRun,
-});
+const createQuota = (ns: string, dryRun = false): AdmissionRequest => aQuotaCreateRequest(ns, { dryRun });
 
 /** A ledger whose writes take a while, so decisions of two replicas really interleave. */
 class SlowLedger implements LedgerStore {
@@ -96,7 +88,7 @@ describe('HeadroomGuard', () => {
     const ledger = new MemoryLedger();
     const guard = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
     const s = snapshot();
-    const big = (ns: string, cpu: string): AdmissionRequest => ({ ...createQuota(ns), object: { metadata: { name: 'q', namespace: ns }, spec: { hard: { 'requests.cpu': cpu } } } });
+    const big = (ns: string, cpu: string): AdmissionRequest => aQuotaCreateRequest(ns, { cpu });
     expect((await guard.decide(ctx(s), big('race-n0', '8'))).violations).toEqual([]);
     // The object never appears: 8 of 10 stay held until the TTL.
     expect((await guard.decide(ctx(s), big('race-n1', '3'))).violations[0]?.rule).toBe('Q1');

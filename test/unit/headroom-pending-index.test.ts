@@ -9,6 +9,7 @@ import type { ReviewContext } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
+import { aQuotaCreateRequest } from '../support/fixtures.js';
 
 const PROJECTS = ['alpha', 'beta'];
 const nsOf = (p: string, i: number) => `${p}-n${i}`;
@@ -21,15 +22,7 @@ function snapshot(): MemorySnapshot {
 }
 
 const ctx = (s: MemorySnapshot): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
-const createQuota = (ns: string): AdmissionRequest => ({
-  uid: ns,
-  kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
-  operation: 'CREATE',
-  namespace: ns,
-  name: 'q',
-  userInfo: { username: 'alice', groups: [] },
-  object: { metadata: { name: 'q', namespace: ns }, spec: { hard: { 'requests.cpu': '1' } } },
-});
+const createQuota = (ns: string): AdmissionRequest => aQuotaCreateRequest(ns);
 
 describe('HeadroomGuard pending index', () => {
   it('per project: its own admitted namespaces only, forgotten when observed or expired; no overspend per project', async () => {
