@@ -56,9 +56,15 @@ function sendJson(res: ServerResponse, code: number, value: unknown): void {
   res.end(text);
 }
 
-function jsonError(res: ServerResponse, code: number, error: string): void {
+/** A request refused before review (malformed, too large, unknown path, failed): counted and answered with a JSON error. */
+function refuse(metrics: WebhookMetrics, res: ServerResponse, code: number, error: string): void {
+  metrics.badRequests.inc({ code: String(code) });
   sendJson(res, code, { error });
 }
+
+/** The same answers from the lean path and from Express's body parser. */
+const TOO_LARGE = `request body larger than ${MAX_BODY_BYTES} bytes`;
+const invalidJson = (detail: string) => `invalid JSON body: ${detail}`;
 
 type ReviewPath = 'validate' | 'mutate';
 type Verdict3 = AdmissionDecision['verdict'];
@@ -89,8 +95,7 @@ function reviewer(deps: WebhookDeps) {
   return async (path: ReviewPath, body: unknown, res: ServerResponse, started: bigint): Promise<void> => {
     const decoded = decodeReview(body);
     if (!decoded.ok) {
-      deps.metrics.badRequests.inc({ code: '400' });
-      return jsonError(res, 400, `invalid AdmissionReview: ${decoded.error}`);
+      return refuse(deps.metrics, res, 400, `invalid AdmissionReview: ${decoded.error}`);
     }
     const request = decoded.request;
     const kind = handledKind(request) ?? 'other';
@@ -190,37 +195,28 @@ export function createApp(deps: WebhookDeps): WebhookApp {
   app.post('/mutate', body, viaExpress('mutate'));
 
   app.use((_req, res) => {
-    deps.metrics.badRequests.inc({ code: '404' });
-    jsonError(res, 404, 'not found: the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz, /metrics');
+    refuse(deps.metrics, res, 404, 'not found: the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz, /metrics');
   });
   // Body-parser and any other error: a clean JSON error, never an admission.
   app.use((err: { type?: string; status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === 'entity.too.large') {
-      deps.metrics.badRequests.inc({ code: '413' });
-      return jsonError(res, 413, `request body larger than ${MAX_BODY_BYTES} bytes`);
-    }
+    if (err.type === 'entity.too.large') return refuse(deps.metrics, res, 413, TOO_LARGE);
     if (err.type === 'entity.parse.failed' || err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' || err.status === 400) {
-      deps.metrics.badRequests.inc({ code: '400' });
-      return jsonError(res, 400, `invalid JSON body: ${err.message ?? 'parse error'}`);
+      return refuse(deps.metrics, res, 400, invalidJson(err.message ?? 'parse error'));
     }
     const status = err.status && err.status >= 400 && err.status < 600 ? err.status : 500;
-    deps.metrics.badRequests.inc({ code: String(status) });
     log(`request failed: ${err.message}`);
-    return jsonError(res, status, err.message ?? 'internal error');
+    return refuse(deps.metrics, res, status, err.message ?? 'internal error');
   });
 
   const lean = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
     const fail = (err: unknown) => {
-      deps.metrics.badRequests.inc({ code: '500' });
       log(`request failed: ${(err as Error).stack ?? String(err)}`);
-      if (!res.headersSent) jsonError(res, 500, (err as Error).message ?? 'internal error');
-      else res.destroy();
+      if (!res.headersSent) return refuse(deps.metrics, res, 500, (err as Error).message ?? 'internal error');
+      deps.metrics.badRequests.inc({ code: '500' });
+      res.destroy();
     };
-    const tooLarge = () => {
-      deps.metrics.badRequests.inc({ code: '413' });
-      jsonError(res, 413, `request body larger than ${MAX_BODY_BYTES} bytes`);
-    };
+    const tooLarge = () => refuse(deps.metrics, res, 413, TOO_LARGE);
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > MAX_BODY_BYTES) {
       // Nothing read: Node discards the body once the answer is written and keeps the connection.
@@ -246,8 +242,7 @@ export function createApp(deps: WebhookDeps): WebhookApp {
         // As express.json with strict: false: an empty body is {}, any JSON value parses (decodeReview judges it).
         parsed = text.length === 0 ? {} : JSON.parse(text);
       } catch (err) {
-        deps.metrics.badRequests.inc({ code: '400' });
-        return jsonError(res, 400, `invalid JSON body: ${(err as Error).message}`);
+        return refuse(deps.metrics, res, 400, invalidJson((err as Error).message));
       }
       review(path, parsed, res, started).catch(fail);
     };
