@@ -14,7 +14,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { P1_PROJECTS, Pool, machineCpu, post, procCpuSeconds, round1, round3, sleep, stats, type Target, type ThroughputResult } from './lib/measure.js';
+import { P1_PROJECTS, Pool, cpuWindow, post, round3, sleep, stats, type Target, type ThroughputResult } from './lib/measure.js';
 import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
 
 export type PoolName = 'namespace-create' | 'quota-update';
@@ -67,17 +67,9 @@ export class ClientFleet {
       c.send({ cmd: 'run', port: target.port, path: target.path, pool, concurrency: Math.max(1, share), from, to } satisfies RunMessage);
     }));
     await sleep(Math.max(0, from - Date.now()));
-    const s0 = procCpuSeconds(serverPid);
-    const c0 = this.pids.reduce((a, pid) => a + procCpuSeconds(pid), 0);
-    const own0 = process.cpuUsage();
-    const m0 = machineCpu();
-    const t0 = Date.now();
+    const window = cpuWindow(serverPid, this.pids);
     await sleep(Math.max(0, to - Date.now()));
-    const wall = (Date.now() - t0) / 1000;
-    const serverCpu = procCpuSeconds(serverPid) - s0;
-    const clients = this.pids.reduce((a, pid) => a + procCpuSeconds(pid), 0) - c0;
-    const own = process.cpuUsage(own0);
-    const other = machineCpu().busy - m0.busy - serverCpu - clients - (own.user + own.system) / 1e6;
+    const cpu = window();
     const done = await Promise.all(results);
     const requests = done.reduce((a, r) => a + r.requests, 0);
     const latencies = done.flatMap((r) => r.latencies);
@@ -91,10 +83,7 @@ export class ClientFleet {
       errors: done.reduce((a, r) => a + r.errors, 0),
       rps: Math.round(requests / (durationMs / 1000)),
       latencyMs: stats(latencies),
-      clientCpuPct: round1((clients / wall) * 100),
-      serverCpuPct: round1((serverCpu / wall) * 100),
-      serverCpuUsPerRequest: round1((serverCpu / Math.max(1, requests)) * 1e6),
-      otherCpuPct: round1(Math.max(0, (other / wall) * 100)),
+      ...cpu(requests),
     };
   }
 

@@ -273,24 +273,33 @@ export interface CpuWindow {
   otherCpuPct: number;
 }
 
-export function cpuWindow(serverPid: number) {
+/**
+ * CPU over a window opened now: call the result to close it (the readings are taken then), and that
+ * result with the number of requests served. The client is this process, or the `clientPids` (client
+ * processes; this process's own CPU then counts as neither client nor other).
+ */
+export function cpuWindow(serverPid: number, clientPids?: readonly number[]) {
+  const childSeconds = () => (clientPids ?? []).reduce((a, pid) => a + procCpuSeconds(pid), 0);
   const c0 = process.cpuUsage();
+  const ch0 = childSeconds();
   const s0 = procCpuSeconds(serverPid);
   const m0 = machineCpu();
   const t0 = nowMs();
-  return (requests: number): CpuWindow => {
+  return () => {
     const wall = (nowMs() - t0) / 1000;
     const c = process.cpuUsage(c0);
-    const client = (c.user + c.system) / 1e6;
+    const self = (c.user + c.system) / 1e6;
+    const children = childSeconds() - ch0;
+    const client = clientPids ? children : self;
     const server = procCpuSeconds(serverPid) - s0;
     const m1 = machineCpu();
-    const other = m1.busy - m0.busy - client - server;
-    return {
+    const other = m1.busy - m0.busy - server - children - self;
+    return (requests: number): CpuWindow => ({
       clientCpuPct: round1((client / wall) * 100),
       serverCpuPct: round1((server / wall) * 100),
       serverCpuUsPerRequest: round1((server / Math.max(1, requests)) * 1e6),
       otherCpuPct: round1(Math.max(0, (other / wall) * 100)),
-    };
+    });
   };
 }
 
@@ -351,7 +360,7 @@ export async function closedLoop(server: string, scenario: string, target: Targe
   let errors = 0;
   let measuring = false;
   let stopped = false;
-  let window: ((n: number) => CpuWindow) | undefined;
+  let window: ReturnType<typeof cpuWindow> | undefined;
   const worker = async () => {
     while (!stopped) {
       const body = pool.take();
@@ -374,7 +383,7 @@ export async function closedLoop(server: string, scenario: string, target: Targe
   stopped = true;
   const elapsed = (nowMs() - start) / 1000;
   const requests = count;
-  const cpu = window(requests);
+  const cpu = window()(requests);
   await Promise.all(workers);
   agent.destroy();
   return { server, scenario, concurrency, durationS: round3(elapsed), requests, errors, rps: Math.round(requests / elapsed), latencyMs: stats(latencies, requests), ...cpu };
@@ -434,7 +443,7 @@ export async function openLoop(server: string, scenario: string, target: Target,
   const fromSchedule = new Float64Array(total);
   let completed = 0;
   let errors = 0;
-  let window: ((n: number) => CpuWindow) | undefined;
+  let window: ReturnType<typeof cpuWindow> | undefined;
   await schedule.run((index, scheduled) => {
     const body = pool.take();
     const sent = nowMs();
@@ -454,7 +463,7 @@ export async function openLoop(server: string, scenario: string, target: Target,
       },
     );
   }, () => (window = cpuWindow(serverPid)));
-  const cpu = window ? window(total - warmupCount) : { clientCpuPct: NaN, serverCpuPct: NaN, serverCpuUsPerRequest: NaN, otherCpuPct: NaN };
+  const cpu = window ? window()(total - warmupCount) : { clientCpuPct: NaN, serverCpuPct: NaN, serverCpuUsPerRequest: NaN, otherCpuPct: NaN };
   agent.destroy();
   return {
     server,
