@@ -144,17 +144,10 @@ export async function measureRss(work: string, cp: ControlPlane, certs: WebhookC
   const ca = readFileSync(certs.caCert);
   const t = nowMs();
   const logFile = join(work, `webhook-rss-${expect.projects}${variant ? `-${variant.variant.replace(/\W+/g, '-')}` : ''}.log`);
-  // startChild passes this process's environment as it is at the spawn.
-  const saved = process.env.TENANTGATE_WEBHOOK_V8_FLAGS;
-  if (variant?.v8FlagsEnv !== undefined) process.env.TENANTGATE_WEBHOOK_V8_FLAGS = variant.v8FlagsEnv;
-  else delete process.env.TENANTGATE_WEBHOOK_V8_FLAGS;
-  let child: Awaited<ReturnType<typeof startChild>>;
-  try {
-    child = await startChild(variant?.nodeArgs ?? [], [mainJs, 'webhook', '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], logFile);
-  } finally {
-    if (saved === undefined) delete process.env.TENANTGATE_WEBHOOK_V8_FLAGS;
-    else process.env.TENANTGATE_WEBHOOK_V8_FLAGS = saved;
-  }
+  // The shipped start-up reads no TENANTGATE_WEBHOOK_V8_FLAGS; a variant sets its own.
+  const { TENANTGATE_WEBHOOK_V8_FLAGS: _inherited, ...env } = process.env;
+  if (variant?.v8FlagsEnv !== undefined) env.TENANTGATE_WEBHOOK_V8_FLAGS = variant.v8FlagsEnv;
+  const child = await startChild(variant?.nodeArgs ?? [], [mainJs, 'webhook', '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], logFile, undefined, undefined, env);
   try {
     const deadline = t + 15 * 60_000;
     for (;;) {

@@ -117,9 +117,9 @@ export interface Child {
 }
 
 /** Spawns `node [nodeArgs] script args` (under `taskset -c cpu` when given), waits for the JSON line {"port": N} on stdout. */
-export async function startChild(nodeArgs: string[], args: string[], logFile: string, timeoutMs = 120_000, cpu?: string): Promise<Child> {
+export async function startChild(nodeArgs: string[], args: string[], logFile: string, timeoutMs = 120_000, cpu?: string, env: NodeJS.ProcessEnv = process.env): Promise<Child> {
   const command = cpu ? ['taskset', '-c', cpu, process.execPath] : [process.execPath];
-  const managed = startProcess(args[0] ?? 'child', command[0]!, [...command.slice(1), ...nodeArgs, ...args], logFile, process.env, { cwd: ROOT, pipeStdout: true });
+  const managed = startProcess(args[0] ?? 'child', command[0]!, [...command.slice(1), ...nodeArgs, ...args], logFile, env, { cwd: ROOT, pipeStdout: true });
   const proc = managed.child;
   const seen: Array<Record<string, unknown>> = [];
   const waiters = new Set<(line: Record<string, unknown>) => void>();
