@@ -45,11 +45,11 @@ import { generateWebhookCerts } from '../src/certs/files.js';
 import type { Project } from '../src/validate/types.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { applyOwnerBindings, installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
-import { type LatencyResult, Pool, type Target, type ThroughputResult, HERE, ROOT, closedLoop, env, log, nowMs, openLoop, postJson, procStatus, round1, sleep, table } from './lib/measure.js';
+import { type LatencyResult, Pool, type Target, type ThroughputResult, HERE, ROOT, closedLoop, compileTenantgate, env, log, nowMs, openLoop, postJson, procStatus, round1, sleep, table } from './lib/measure.js';
 import { namespaceCreateBodies } from './lib/reviews.js';
 import { apiOpenLoop, type ApiLoopResult, controlPlanePids, countCpu, createNamespace, createQuota, deleteQuotas } from './peers/apiload.js';
-import { type Engine, type EngineName, type PeerBinary, buildPeer, compileTenantgate, eventually, installGatekeeperCrds, installKyvernoCrds, removeKyvernoWebhooks, startGatekeeper, startKyverno, startTenantgate } from './peers/engines.js';
-import { Creator, createRange } from './webhook-p3.js';
+import { type Engine, type EngineName, type PeerBinary, buildPeer, eventually, installGatekeeperCrds, installKyvernoCrds, removeKyvernoWebhooks, startGatekeeper, startKyverno, startTenantgate } from './peers/engines.js';
+import { Creator, createRange, parallel } from './webhook-p3.js';
 import { NAMESPACES_PER_PROJECT } from './webhook-server.js';
 
 const RESULTS = join(HERE, 'results', 'peers.json');
@@ -178,7 +178,7 @@ export async function main(): Promise<string[]> {
     log(`peers: ${fixtureProjects} fixture Projects in ${round1((nowMs() - t) / 1000)} s`);
     if (binaries.kyverno) await installKyvernoCrds(cp, binaries.kyverno.version);
     if (binaries.gatekeeper) await installGatekeeperCrds(cp, binaries.gatekeeper.version, work);
-    const mainJs = compileTenantgate();
+    const mainJs = compileTenantgate('bench-peers', 'peers');
     const tgCerts = await generateWebhookCerts(join(work, 'tenantgate-certs'));
 
     const nsPool = new Pool('namespace-create', namespaceCreateBodies(60_000, fixtureProjects).map(withoutProjectUid));
@@ -359,14 +359,6 @@ function withoutProjectUid(body: Buffer): Buffer {
   const review = JSON.parse(body.toString('utf8')) as { request: { object: { metadata: { annotations?: Record<string, string> } } } };
   delete review.request.object.metadata.annotations?.['tenantgate.io/project-uid'];
   return Buffer.from(JSON.stringify(review));
-}
-
-async function parallel(count: number, concurrency: number, fn: (k: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await fn(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, () => worker()));
 }
 
 function logApi(what: string, r: ApiLoopResult & { load1: number }): void {

@@ -1,13 +1,12 @@
 /** bench/webhook-p3.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
 import * as k8s from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type WebhookCertFiles } from '../src/certs/files.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { NAMESPACES_PER_PROJECT, fixtureNamespace, fixtureProject, fixtureQuota } from './webhook-server.js';
 
-import { P3_FULL_PROJECTS, ROOT, TARGET_RSS_MB, env, getText, log, nowMs, procStatus, round1, round3, sleep, startChild, tailFile } from './lib/measure.js';
+import { P3_FULL_PROJECTS, TARGET_RSS_MB, compileTenantgate, env, getText, log, nowMs, procStatus, round1, round3, sleep, startChild, tailFile } from './lib/measure.js';
 
 
 
@@ -118,18 +117,6 @@ export async function createRange(creator: Creator, from: number, to: number, co
   await timed(`quotas of projects ${from}–${to - 1}`, span * NAMESPACES_PER_PROJECT, (k) => creator.quota(from + Math.floor(k / NAMESPACES_PER_PROJECT), k % NAMESPACES_PER_PROJECT));
 }
 
-export function compileWebhook(): string {
-  const outDir = join(ROOT, '.cache', 'bench-webhook', 'dist');
-  log(`P3: compiling tenantgate (tsc -p tsconfig.json --outDir ${outDir})`);
-  rmSync(outDir, { recursive: true, force: true });
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
-  // The CLI reads its version from the package.json next to its dist/, as in the package and the image.
-  copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
-  const main = join(outDir, 'cli', 'main.js');
-  if (!existsSync(main)) throw new Error(`tsc emitted no ${main}:\n${r.stdout}\n${r.stderr}`);
-  if (r.status !== 0) log(`P3: tsc reported type errors (JavaScript emitted anyway; another change in progress?):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
-  return main;
-}
 
 /** Webhook start-ups measured besides the shipped one (ADR 0014); BENCH_WEBHOOK_RSS_VARIANTS=0 skips them. */
 export const RSS_VARIANTS: Array<{ variant: string; nodeArgs: string[]; v8FlagsEnv?: string }> = [
@@ -182,7 +169,7 @@ export async function runP3(work: string, cp: ControlPlane, certs: WebhookCertFi
   const budgetS = env('BENCH_WEBHOOK_RSS_BUDGET_S', 600);
   const concurrency = Math.max(1, Math.round(env('BENCH_WEBHOOK_RSS_CONCURRENCY', 50)));
   const settleMs = env('BENCH_WEBHOOK_RSS_SETTLE_S', 10) * 1000;
-  const mainJs = compileWebhook();
+  const mainJs = compileTenantgate('bench-webhook', 'P3');
   const creator = new Creator(cp.info.kubeconfigs.admin!);
   const phases: P3Result['creation']['phases'] = [];
   const points: RssPoint[] = [];

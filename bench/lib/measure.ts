@@ -1,6 +1,6 @@
 /** bench/lib/measure.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { startProcess } from '../../test/support/devcluster/processes.js';
 import { Agent, request as httpsRequest } from 'node:https';
 import { cpus } from 'node:os';
@@ -507,3 +507,21 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
 // ---------------------------------------------------------------------------------------------
 // P1
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * Compiles tenantgate into .cache/<cacheName>/dist for a bench's child processes (the working tree's
+ * dist/ may be rebuilt by others meanwhile) and returns its cli/main.js. Type errors are reported, and
+ * the emitted JavaScript is used anyway.
+ */
+export function compileTenantgate(cacheName: string, who: string): string {
+  const outDir = join(ROOT, '.cache', cacheName, 'dist');
+  log(`${who}: compiling tenantgate (tsc -p tsconfig.json --outDir ${outDir})`);
+  rmSync(outDir, { recursive: true, force: true });
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
+  const main = join(outDir, 'cli', 'main.js');
+  if (!existsSync(main)) throw new Error(`tsc emitted no ${main}:\n${r.stdout}\n${r.stderr}`);
+  // The CLI reads its version from the package.json next to its dist/, as in the package and the image.
+  copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
+  if (r.status !== 0) log(`${who}: tsc reported type errors (JavaScript emitted anyway; another change in progress?):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
+  return main;
+}

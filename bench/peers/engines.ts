@@ -18,7 +18,7 @@
  * into this repository).
  */
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -119,18 +119,6 @@ export async function eventually<T>(what: string, fn: () => Promise<T>, timeoutM
 // tenantgate
 // ---------------------------------------------------------------------------------------------
 
-/** Compiles tenantgate into .cache/bench-peers/dist (the working tree's dist/ may be rebuilt by others meanwhile). */
-export function compileTenantgate(): string {
-  const outDir = join(ROOT, '.cache', 'bench-peers', 'dist');
-  rmSync(outDir, { recursive: true, force: true });
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
-  const main = join(outDir, 'cli', 'main.js');
-  if (!existsSync(main)) throw new Error(`tsc emitted no ${main}:\n${r.stdout}\n${r.stderr}`);
-  // The CLI reads its version from ../package.json (next to dist/ in a release).
-  copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
-  if (r.status !== 0) log(`peers: tsc reported type errors (JavaScript emitted anyway):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
-  return main;
-}
 
 /** `tenantgate webhook` with `config` (tenantgate.yaml keys; the built-in defaults otherwise). */
 export async function startTenantgate(cp: ControlPlane, work: string, mainJs: string, certs: WebhookCertFiles, register: boolean, config: Record<string, unknown> = {}): Promise<Engine> {
