@@ -18,8 +18,13 @@ export function namespaceBody(name: string, project: string | null): Buffer {
   return Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(project ? { labels: { 'tenantgate.io/project': project } } : {}) } }));
 }
 
+const caOf = new WeakMap<ControlPlane, Buffer>();
+
 function send(cp: ControlPlane, agent: Agent | false, user: string, method: string, path: string, body?: Buffer): Promise<ApiAnswer> {
   const url = new URL(cp.info.server);
+  // Read once per control plane, not on every request of the load loop.
+  let ca = caOf.get(cp);
+  if (!ca) caOf.set(cp, (ca = readFileSync(cp.info.caFile)));
   const token = cp.info.tokens[user];
   if (!token) throw new Error(`no token for ${user}`);
   return new Promise((resolve, reject) => {
@@ -29,7 +34,7 @@ function send(cp: ControlPlane, agent: Agent | false, user: string, method: stri
       path,
       method,
       agent,
-      ca: readFileSync(cp.info.caFile),
+      ca,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...(body ? { 'content-length': body.length } : {}) },
     }, (res) => {
       let text = '';
