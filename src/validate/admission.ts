@@ -5,10 +5,12 @@
 import { isPrivileged, projectPrefix, type TenantgateConfig } from '../config/config.js';
 import { validateDeclarations } from './offline.js';
 import {
+  addInto,
   budgetOf,
   budgetPath,
   clusterShares,
   namespaceShare,
+  othersTotal,
   defaultsOf,
   effectiveQuota,
   isUnscoped,
@@ -83,6 +85,13 @@ export function projectOfNamespace(ctx: Pick<ReviewContext, 'config' | 'snapshot
   return project ? { project } : {};
 }
 
+/** a + b as a new list (a may be a memo: never modified). */
+function plus(a: Resources, b: Resources): Resources {
+  const out: Resources = new Map(a);
+  addInto(out, b);
+  return out;
+}
+
 function grows(before: Resources, after: Resources): boolean {
   for (const [r, q] of after) {
     const prev = before.get(r);
@@ -91,13 +100,16 @@ function grows(before: Resources, after: Resources): boolean {
   return false;
 }
 
-/** The namespace's share before and after a change, and the other namespaces' (a change touches one namespace only). */
-function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: NamespaceShare[] } {
+/**
+ * The namespace's share before and after a change, and what the project's other namespaces hold
+ * together (a change touches one namespace only).
+ */
+function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: Resources } {
   const cluster = ctx.config.clusterName;
-  const current = clusterShares(ctx.snapshot, project, cluster, { extraNamespace: namespace, pending: ctx.pending });
-  const before = current.find((s) => s.namespace === namespace)!;
-  const self = change ? namespaceShare(ctx.snapshot, project, cluster, namespace, { change, pending: ctx.pending }) : before;
-  return { self, before, others: current.filter((s) => s.namespace !== namespace) };
+  const pending = ctx.pending ? { pending: ctx.pending } : {};
+  const before = namespaceShare(ctx.snapshot, project, cluster, namespace, pending);
+  const self = change ? namespaceShare(ctx.snapshot, project, cluster, namespace, { change, ...pending }) : before;
+  return { self, before, others: othersTotal(ctx.snapshot, project, cluster, namespace, ctx.pending) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -172,7 +184,7 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   const { self, before, others } = othersAndSelf(ctx, project, name);
   const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
   violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
-  const warnings = violations.length ? [] : headroomWarnings(scope, [...others, share], ctx.config.headroomWarningThreshold);
+  const warnings = violations.length ? [] : headroomWarnings(scope, plus(others, share.resources), ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
 }
 
@@ -313,7 +325,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
   if (quotaGrows) violations.push(...checkFits(scope, subject, self, others, ['spec', 'hard']));
-  const warnings = violations.length ? [] : headroomWarnings(scope, [...others, self], ctx.config.headroomWarningThreshold);
+  const warnings = violations.length ? [] : headroomWarnings(scope, plus(others, self.resources), ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows } };
 }
 

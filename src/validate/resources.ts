@@ -159,6 +159,58 @@ export function clusterShares(snapshot: Snapshot, project: Project, cluster: str
   return [...names].sort().map((name) => namespaceShare(snapshot, project, cluster, name, options));
 }
 
+/**
+ * A project's observed shares (no change, nothing pending: what the snapshot shows), sorted by
+ * namespace, and the sum of all of them but one, computed on first use. A snapshot memoises this per
+ * project (`Snapshot.projectSharesOf`), so a decision adds up the other namespaces once per cache
+ * change instead of once per request.
+ */
+export interface ProjectShares {
+  readonly project: Project;
+  readonly cluster: string;
+  readonly shares: readonly NamespaceShare[];
+  /** Σ of the shares of every namespace but `namespace` (all of them when it has none). */
+  othersTotal(namespace: string): Resources;
+}
+
+export function projectShares(snapshot: Snapshot, project: Project, cluster: string): ProjectShares {
+  const shares = clusterShares(snapshot, project, cluster);
+  const index = new Set(shares.map((s) => s.namespace));
+  // One entry per observed namespace and one for all the others: bounded by the project's size.
+  const totals = new Map<string, Resources>();
+  let total: Resources | undefined;
+  return {
+    project,
+    cluster,
+    shares,
+    othersTotal(namespace) {
+      if (!index.has(namespace)) return (total ??= sumShares(shares));
+      let t = totals.get(namespace);
+      if (!t) totals.set(namespace, (t = sumShares(shares.filter((s) => s.namespace !== namespace))));
+      return t;
+    },
+  };
+}
+
+/**
+ * Σ of the shares of a project's namespaces other than `namespace` — observed, or pending where an
+ * admitted allocation is not in the snapshot yet (max of both). The snapshot's memo serves it while
+ * nothing pending touches those other namespaces; otherwise every share is computed afresh. Both give
+ * the same sum, added in the same (namespace) order. Callers must not modify the result.
+ */
+export function othersTotal(snapshot: Snapshot, project: Project, cluster: string, namespace: string, pending?: PendingAllocations): Resources {
+  const memo = snapshot.projectSharesOf?.(project, cluster);
+  if (memo && !pendingTouchesOthers(memo, namespace, pending)) return memo.othersTotal(namespace);
+  return sumShares(clusterShares(snapshot, project, cluster, { extraNamespace: namespace, ...(pending ? { pending } : {}) }).filter((s) => s.namespace !== namespace));
+}
+
+function pendingTouchesOthers(memo: ProjectShares, namespace: string, pending: PendingAllocations | undefined): boolean {
+  if (!pending) return false;
+  for (const name of pending.namespaces(memo.project.metadata.name ?? '')) if (name !== namespace) return true;
+  for (const share of memo.shares) if (share.namespace !== namespace && pending.allocation(share.namespace)) return true;
+  return false;
+}
+
 export function maxResources(a: Resources, b: Resources): Resources {
   const out: Resources = new Map(a);
   for (const [name, q] of b) {

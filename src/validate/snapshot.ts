@@ -1,5 +1,5 @@
 /** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
-import { effectiveQuota, type Resources } from './resources.js';
+import { effectiveQuota, isUnscoped, projectShares, type ProjectShares, type Resources } from './resources.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
@@ -22,6 +22,12 @@ export class MemorySnapshot implements Snapshot {
    * through upsertQuota/deleteQuota, which drop it.
    */
   private readonly effectiveByNamespace = new Map<string, Resources>();
+  /**
+   * Observed shares per project (Q1 sums the other namespaces of a project on every growing request),
+   * forgotten when the Project, a namespace labelled for it (before or after the change) or a quota of
+   * such a namespace changes; an entry made for another Project object or cluster is not used.
+   */
+  private readonly sharesByProject = new Map<string, ProjectShares>();
   /** Σ of the quota list lengths, kept as quotas come and go (`sizes` runs on every cache event). */
   private quotaCount = 0;
 
@@ -59,24 +65,52 @@ export class MemorySnapshot implements Snapshot {
     return effective;
   }
 
+  projectSharesOf(project: Project, cluster: string): ProjectShares {
+    const name = project.metadata.name ?? '';
+    let memo = this.sharesByProject.get(name);
+    if (!memo || memo.project !== project || memo.cluster !== cluster) {
+      memo = projectShares(this, project, cluster);
+      // Only the Project object the snapshot holds is memoised (a caller's edited copy is computed afresh).
+      if (this.projectsByName.get(name) === project) this.sharesByProject.set(name, memo);
+    }
+    return memo;
+  }
+
+  private forgetShares(project: string | undefined): void {
+    if (project !== undefined) this.sharesByProject.delete(project);
+  }
+  private projectOf(namespace: string): string | undefined {
+    return this.namespacesByName.get(namespace)?.metadata.labels?.[LABEL_PROJECT];
+  }
+
   /** O(1). */
   get sizes(): { projects: number; namespaces: number; quotas: number } {
     return { projects: this.projectsByName.size, namespaces: this.namespacesByName.size, quotas: this.quotaCount };
   }
 
   upsertProject(p: Project): void {
-    if (p.metadata.name) this.projectsByName.set(p.metadata.name, p);
+    if (!p.metadata.name) return;
+    this.projectsByName.set(p.metadata.name, p);
+    this.forgetShares(p.metadata.name);
   }
   deleteProject(name: string): void {
     this.projectsByName.delete(name);
+    this.forgetShares(name);
   }
 
   upsertNamespace(ns: NamespaceObject): void {
     const name = ns.metadata.name;
     if (!name) return;
+    const existed = this.namespacesByName.has(name);
+    const before = this.projectOf(name);
     this.unindexNamespace(name);
     this.namespacesByName.set(name, ns);
     const project = ns.metadata.labels?.[LABEL_PROJECT];
+    // Shares follow namespace names and project labels only: an update that keeps the label keeps them.
+    if (!existed || before !== project) {
+      this.forgetShares(before);
+      this.forgetShares(project);
+    }
     if (project) {
       let members = this.namespacesByProject.get(project);
       if (!members) this.namespacesByProject.set(project, (members = new Map()));
@@ -84,11 +118,12 @@ export class MemorySnapshot implements Snapshot {
     }
   }
   deleteNamespace(name: string): void {
+    this.forgetShares(this.projectOf(name));
     this.unindexNamespace(name);
     this.namespacesByName.delete(name);
   }
   private unindexNamespace(name: string): void {
-    const project = this.namespacesByName.get(name)?.metadata.labels?.[LABEL_PROJECT];
+    const project = this.projectOf(name);
     if (!project) return;
     const members = this.namespacesByProject.get(project);
     members?.delete(name);
@@ -104,9 +139,13 @@ export class MemorySnapshot implements Snapshot {
       this.quotasByNamespace.set(namespace, [...list, q]);
       this.quotaCount += 1;
     } else {
+      const previous = list[at]!;
       this.quotasByNamespace.set(namespace, list.map((x, i) => (i === at ? q : x)));
+      // The quota controller rewrites status.used all the time; only spec.hard and the scopes count.
+      if (sameLimits(previous, q)) return;
     }
     this.effectiveByNamespace.delete(namespace);
+    this.forgetShares(this.projectOf(namespace));
   }
   deleteQuota(namespace: string, name: string): void {
     const list = this.quotasByNamespace.get(namespace);
@@ -116,5 +155,16 @@ export class MemorySnapshot implements Snapshot {
     if (rest.length === 0) this.quotasByNamespace.delete(namespace);
     else this.quotasByNamespace.set(namespace, rest);
     this.effectiveByNamespace.delete(namespace);
+    this.forgetShares(this.projectOf(namespace));
   }
+}
+
+/** Whether two versions of a quota limit the same (what effectiveQuota reads: scoped or not, spec.hard). */
+function sameLimits(a: ResourceQuotaObject, b: ResourceQuotaObject): boolean {
+  if (isUnscoped(a) !== isUnscoped(b)) return false;
+  const x = a.spec?.hard ?? {};
+  const y = b.spec?.hard ?? {};
+  const keys = Object.keys(x);
+  if (keys.length !== Object.keys(y).length) return false;
+  return keys.every((k) => Object.hasOwn(y, k) && x[k] === y[k]);
 }

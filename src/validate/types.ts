@@ -1,5 +1,6 @@
 /** Domain types shared by every entry point. Plain data, no I/O. */
 import type { Quantity } from './quantity.js';
+import type { ProjectShares } from './resources.js';
 
 export const API_GROUP = 'tenantgate.io';
 export const API_VERSION = 'tenantgate.io/v1alpha1';
@@ -150,4 +151,10 @@ export interface Snapshot {
    * offers it must forget a namespace's entry whenever one of its quotas changes. Callers must not modify the result.
    */
   effectiveQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
+  /**
+   * Optional memo of a project's observed shares on a cluster (`projectShares` in resources.ts, no
+   * change, nothing pending); a snapshot that offers it must forget a project's entry whenever its
+   * Project, the namespaces labelled for it or their quotas change. Callers must not modify the result.
+   */
+  projectSharesOf?(project: Project, cluster: string): ProjectShares;
 }

@@ -31,6 +31,8 @@ export interface HeadroomGuardOptions {
 export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
 
 const DEFAULT_DEADLINE_MS = 2000;
+/** At most this many `seen` entries (one per object ADD event within the reservation TTL). */
+const MAX_SEEN = 100_000;
 
 class DeadlineExceeded extends Error {}
 
@@ -103,6 +105,11 @@ export class HeadroomGuard {
     return this.local.size;
   }
 
+  /** Objects remembered as seen (for ledger entries); bounded by MAX_SEEN. */
+  get seenCount(): number {
+    return this.seen.size;
+  }
+
   /** Called on cache events: forget what the cache now shows (observed ≥ admitted). */
   observe(ctx: Pick<ReviewContext, 'snapshot' | 'config'>, namespace: string): void {
     const entry = this.local.get(namespace);
@@ -117,12 +124,22 @@ export class HeadroomGuard {
     this.forget(namespace);
   }
 
-  /** Called on cache ADD events of ResourceQuotas and Namespaces. */
+  /**
+   * Called on cache ADD events of ResourceQuotas and Namespaces. Only ledger entries ask when an object
+   * appeared, so without a ledger nothing is kept. Entries are kept in arrival order, so the expired
+   * ones are at the front; past MAX_SEEN the oldest go even before they expire, which can only make a
+   * reservation count a little longer (until its own expiry), never shorter.
+   */
   markSeen(namespace: string, quota?: string): void {
-    this.seen.set(`${namespace}/${quota ?? ''}`, this.now());
-    if (this.seen.size > 100_000) {
-      const horizon = this.now() - this.options.ttlMs;
-      for (const [key, at] of this.seen) if (at < horizon) this.seen.delete(key);
+    if (!this.options.ledger) return;
+    const key = `${namespace}/${quota ?? ''}`;
+    this.seen.delete(key);
+    this.seen.set(key, this.now());
+    if (this.seen.size <= MAX_SEEN) return;
+    const horizon = this.now() - this.options.ttlMs;
+    for (const [k, at] of this.seen) {
+      if (at >= horizon && this.seen.size <= MAX_SEEN) break;
+      this.seen.delete(k);
     }
   }
 

@@ -83,6 +83,18 @@ describe('HeadroomGuard', () => {
     expect(guard.pendingCount).toBe(0);
   });
 
+  it('remembers seen objects only with a ledger, and at most 100,000 of them however fast they arrive', () => {
+    const now = 1_000;
+    const alone = new HeadroomGuard({ ttlMs: 30_000, now: () => now });
+    alone.markSeen('ns-a', 'q');
+    expect(alone.seenCount).toBe(0);
+    const guard = new HeadroomGuard({ ttlMs: 30_000, ledger: new MemoryLedger(), now: () => now });
+    for (let i = 0; i < 100_500; i++) guard.markSeen(`ns-${i}`, 'q'); // all within one TTL: none expired
+    expect(guard.seenCount).toBe(100_000);
+    guard.markSeen('ns-100499', 'q'); // seen again: moved, not added
+    expect(guard.seenCount).toBe(100_000);
+  });
+
   it('a reservation stops counting when it expires, or when the cache shows its object', async () => {
     let now = 1_000;
     const ledger = new MemoryLedger();

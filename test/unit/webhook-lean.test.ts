@@ -6,6 +6,8 @@
  * loses nothing when the process exits.
  */
 import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, request, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -136,4 +138,31 @@ describe('the webhook decision log (pino, asynchronous)', () => {
     expect(lines).toHaveLength(2000);
     expect(JSON.parse(lines[1999]!)).toMatchObject({ uid: 'u1999', msg: 'admission decision', component: 'webhook' });
   }, 60_000); // a child process loading TypeScript: seconds on a busy machine
+
+  it('batches records (no write per record) and still writes a lone record within about a second', () => {
+    // stderr is a file here, so the script can see how much has been written so far.
+    const script = `
+      import { fstatSync } from 'node:fs';
+      import { createLogger } from ${JSON.stringify(join(process.cwd(), 'src', 'log.ts'))};
+      import { decisionLog } from ${JSON.stringify(join(process.cwd(), 'src', 'webhook', 'main.ts'))};
+      const record = decisionLog(createLogger({ name: 'webhook', format: 'json', sync: false }));
+      const one = (i) => record({ uid: 'u' + i, path: 'validate', kind: 'Namespace', user: 'x', operation: 'CREATE', dryRun: false, verdict: 'allowed', rules: [], ms: 0.1 });
+      one(0);
+      const sizes = [];
+      setTimeout(() => sizes.push(fstatSync(2).size), 100);
+      setTimeout(() => { sizes.push(fstatSync(2).size); process.stdout.write(JSON.stringify(sizes)); process.exit(0); }, 1600);
+    `;
+    const dir = mkdtempSync(join(tmpdir(), 'tenantgate-log-'));
+    const fd = openSync(join(dir, 'stderr'), 'w');
+    try {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: process.cwd(), stdio: ['ignore', 'pipe', fd] });
+      const [early, late] = JSON.parse(r.stdout) as [number, number];
+      expect(early).toBe(0); // one record (< 4 KiB) waits for the batch or the periodic flush
+      expect(late).toBeGreaterThan(0); // the periodic flush (1 s) wrote it
+      expect(readFileSync(join(dir, 'stderr'), 'utf8')).toMatch(/"uid":"u0"/);
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -12,7 +12,20 @@ export interface NamespaceMetadata {
 
 /** An entry is an exact key, or a prefix when it ends in `*`. */
 export function matchesProtectedKey(patterns: readonly string[], key: string): boolean {
-  return patterns.some((p) => (p.endsWith('*') ? key.startsWith(p.slice(0, -1)) : key === p));
+  return matcherOf(patterns)(key);
+}
+
+/** The patterns split once into exact keys and prefixes (T7 runs on every namespace request). */
+const matchers = new WeakMap<readonly string[], (key: string) => boolean>();
+function matcherOf(patterns: readonly string[]): (key: string) => boolean {
+  let matcher = matchers.get(patterns);
+  if (!matcher) {
+    const exact = new Set(patterns.filter((p) => !p.endsWith('*')));
+    const prefixes = patterns.filter((p) => p.endsWith('*')).map((p) => p.slice(0, -1));
+    matcher = (key) => exact.has(key) || prefixes.some((prefix) => key.startsWith(prefix));
+    matchers.set(patterns, matcher);
+  }
+  return matcher;
 }
 
 interface Change {
@@ -21,14 +34,19 @@ interface Change {
   after: string | undefined;
 }
 
+/** The protected keys whose value differs between before and after, sorted by key. */
 function changedKeys(patterns: readonly string[], before: Record<string, string>, after: Record<string, string>, skip: (key: string, after: string | undefined) => boolean): Change[] {
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  if (patterns.length === 0) return [];
+  const isProtected = matcherOf(patterns);
   const changes: Change[] = [];
-  for (const key of [...keys].sort()) {
-    if (before[key] === after[key] || !matchesProtectedKey(patterns, key) || skip(key, after[key])) continue;
+  const consider = (key: string) => {
+    if (before[key] === after[key] || !isProtected(key) || skip(key, after[key])) return;
     changes.push({ key, before: before[key], after: after[key] });
-  }
-  return changes;
+  };
+  for (const key in after) if (Object.hasOwn(after, key)) consider(key);
+  // Removed keys: in before, not in after (kept ones were compared above).
+  for (const key in before) if (Object.hasOwn(before, key) && !Object.hasOwn(after, key)) consider(key);
+  return changes.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 function describeChange(c: Change): string {

@@ -40,10 +40,9 @@ export function checkBudget(scope: BudgetScope, shares: NamespaceShare[], path?:
 
 /**
  * Q1 for one namespace's change: `subject` (e.g. "ResourceQuota payments-api/q") asks `share`; the
- * other namespaces keep theirs. The message says how much would fit.
+ * other namespaces keep theirs (`othersTotal`, their sum). The message says how much would fit.
  */
-export function checkFits(scope: BudgetScope, subject: string, share: NamespaceShare, others: NamespaceShare[], path?: FieldPath): Violation[] {
-  const othersTotal = sumShares(others);
+export function checkFits(scope: BudgetScope, subject: string, share: NamespaceShare, othersTotal: Resources, path?: FieldPath): Violation[] {
   const out: Violation[] = [];
   for (const [resource, limit] of [...scope.budget].sort(([a], [b]) => a.localeCompare(b))) {
     const asked = share.resources.get(resource);
@@ -74,9 +73,8 @@ export function checkCoverage(scope: BudgetScope, subject: string, effective: Re
   ];
 }
 
-/** Q4: warnings when headroom falls below `threshold` × budget. Short: kubectl cuts long warnings. */
-export function headroomWarnings(scope: BudgetScope, shares: NamespaceShare[], threshold: number): string[] {
-  const total = sumShares(shares);
+/** Q4: warnings when headroom falls below `threshold` × budget (`total`: Σ of the shares). Short: kubectl cuts long warnings. */
+export function headroomWarnings(scope: BudgetScope, total: Resources, threshold: number): string[] {
   const out: string[] = [];
   for (const [resource, limit] of [...scope.budget].sort(([a], [b]) => a.localeCompare(b))) {
     const used = total.get(resource) ?? Quantity.zero();
