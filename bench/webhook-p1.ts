@@ -12,7 +12,7 @@ import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest 
 import { NAMESPACES_PER_PROJECT, emulateWatch, StaticSource, p1Snapshot } from './webhook-server.js';
 import { ClientFleet, type PoolName } from './webhook-client.js';
 
-import { HERE, LatencyResult, P1_PROJECTS, Pool, SERVER_SCRIPT, TARGET_CPU_RATIO, TARGET_P99_MS, TARGET_RATIO, Target, ThroughputResult, closedLoop, env, log, openLoop, pinning, postJson, round1, round3, startChild, table, undisturbed } from './lib/measure.js';
+import { HERE, LatencyResult, P1_PROJECTS, Pool, benchServer, TARGET_CPU_RATIO, TARGET_P99_MS, TARGET_RATIO, Target, ThroughputResult, closedLoop, env, log, openLoop, pinning, postJson, round1, round3, startChild, table, undisturbed } from './lib/measure.js';
 import { ProfileEntry, ProfileSummary, summariseProfile } from './lib/profile.js';
 import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
 
@@ -161,7 +161,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
   const rate = env('BENCH_WEBHOOK_RATE', 500);
   const latencyMs = env('BENCH_WEBHOOK_LATENCY_S', 10) * 1000;
   const ca = readFileSync(certs.caCert);
-  const tsx = ['--import', 'tsx'];
+  const srv = benchServer('P1');
   const certArgs = ['--cert', certs.cert, '--key', certs.key];
 
   log(`P1: building request pools (${P1_PROJECTS} projects, ${P1_PROJECTS * NAMESPACES_PER_PROJECT} namespaces, ${P1_PROJECTS * NAMESPACES_PER_PROJECT} quotas in the server's snapshot)`);
@@ -173,9 +173,9 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
 
   const pin = pinning();
   log(pin ? `P1: load generator pinned to CPU ${pin.client}, servers to CPU ${pin.server}` : 'P1: no CPU pinning (taskset missing, one CPU, or BENCH_WEBHOOK_PIN=0)');
-  const bare = await startChild(tsx, [SERVER_SCRIPT, 'bare', ...certArgs], join(work, 'bare.log'), undefined, pin?.server);
-  const floor = await startChild(tsx, [SERVER_SCRIPT, 'express', ...certArgs], join(work, 'express.log'), undefined, pin?.server);
-  const tg = await startChild(tsx, [SERVER_SCRIPT, 'tenantgate', ...certArgs, '--projects', String(P1_PROJECTS)], join(work, 'tenantgate.log'), undefined, pin?.server);
+  const bare = await startChild(srv.nodeArgs, [srv.script, 'bare', ...certArgs], join(work, 'bare.log'), undefined, pin?.server);
+  const floor = await startChild(srv.nodeArgs, [srv.script, 'express', ...certArgs], join(work, 'express.log'), undefined, pin?.server);
+  const tg = await startChild(srv.nodeArgs, [srv.script, 'tenantgate', ...certArgs, '--projects', String(P1_PROJECTS)], join(work, 'tenantgate.log'), undefined, pin?.server);
   const bareTarget: Target = { port: bare.port, path: '/validate', ca };
   const floorTarget: Target = { port: floor.port, path: '/validate', ca };
   const tgTarget: Target = { port: tg.port, path: '/validate', ca };
@@ -266,9 +266,9 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
       await floor.stop();
       await tg.stop();
       result.profiles = [
-        await profileServer(work, certs, 'bare', 'fixed answer', barePool, concurrency, durationMs, pin?.server),
-        await profileServer(work, certs, 'tenantgate', 'Namespace CREATE', nsPool, concurrency, durationMs, pin?.server),
-        await profileServer(work, certs, 'tenantgate', 'ResourceQuota UPDATE', quotaPool, concurrency, durationMs, pin?.server),
+        await profileServer(work, certs, srv, 'bare', 'fixed answer', barePool, concurrency, durationMs, pin?.server),
+        await profileServer(work, certs, srv, 'tenantgate', 'Namespace CREATE', nsPool, concurrency, durationMs, pin?.server),
+        await profileServer(work, certs, srv, 'tenantgate', 'ResourceQuota UPDATE', quotaPool, concurrency, durationMs, pin?.server),
       ];
     }
     return result;
@@ -282,10 +282,10 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
 }
 
 /** Profiles a server with the in-process V8 profiler, started after a warm-up, over one closed-loop window. */
-export async function profileServer(work: string, certs: WebhookCertFiles, mode: 'bare' | 'tenantgate', scenario: string, pool: Pool, concurrency: number, durationMs: number, cpu?: string): Promise<ProfileSummary> {
+export async function profileServer(work: string, certs: WebhookCertFiles, srv: { nodeArgs: string[]; script: string }, mode: 'bare' | 'tenantgate', scenario: string, pool: Pool, concurrency: number, durationMs: number, cpu?: string): Promise<ProfileSummary> {
   const file = join(HERE, 'results', `webhook-${mode}-${scenario.replace(/\W+/g, '-').toLowerCase()}.cpuprofile`);
   log(`P1: profiling ${mode} ${scenario} (V8 CPU profiler, 100 µs sampling, ${durationMs / 1000} s after a 2 s warm-up)`);
-  const child = await startChild(['--import', 'tsx'], [SERVER_SCRIPT, mode, '--cert', certs.cert, '--key', certs.key, '--projects', String(P1_PROJECTS), '--profile', file], join(work, `${mode}-prof.log`), undefined, cpu);
+  const child = await startChild(srv.nodeArgs, [srv.script, mode, '--cert', certs.cert, '--key', certs.key, '--projects', String(P1_PROJECTS), '--profile', file], join(work, `${mode}-prof.log`), undefined, cpu);
   try {
     const target: Target = { port: child.port, path: '/validate', ca: readFileSync(certs.caCert) };
     await closedLoop(mode, 'warm-up', target, child.pid, pool, concurrency, 0, 2000);

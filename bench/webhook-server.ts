@@ -39,7 +39,8 @@ import type { CacheEvent } from '../src/kube/informers.js';
 import { ConfigMapLedger } from '../src/webhook/ledger.js';
 import { applyWebhookV8Flags, assembleWebhook, decisionLog, type SnapshotSource } from '../src/webhook/main.js';
 import { createLogger } from '../src/log.js';
-import { MAX_BODY_BYTES } from '../src/webhook/server.js';
+import { createApp, MAX_BODY_BYTES } from '../src/webhook/server.js';
+import { WebhookMetrics } from '../src/webhook/metrics.js';
 import type { AdmissionRequest } from '../src/webhook/review.js';
 import { serveHttps } from '../src/webhook/tls.js';
 
@@ -248,6 +249,9 @@ async function serve(argv: string[]): Promise<void> {
       profile: { type: 'string' },
       // How the decision records are written: as `tenantgate webhook` does (async), sync, or none.
       'decision-log': { type: 'string', default: 'async' },
+      // Attribution only (bench/webhook-attribution.ts): leave out the emulated watch events, or the rules.
+      watch: { type: 'string', default: 'emulate' },
+      rules: { type: 'string', default: 'on' },
     },
   });
   const mode = positionals[0];
@@ -293,15 +297,19 @@ async function serve(argv: string[]): Promise<void> {
     if (recordMode !== 'async' && recordMode !== 'sync' && recordMode !== 'none') throw new Error(`--decision-log is ${JSON.stringify(recordMode)}; allowed: async, sync, none`);
     const onDecision = recordMode === 'none' ? undefined : decisionLog(createLogger({ name: 'webhook', format: 'json', sync: recordMode === 'sync' }));
     // The production wiring (src/webhook/main.ts assembleWebhook), fed from a fixed snapshot.
+    if (values.watch !== 'emulate' && values.watch !== 'none') throw new Error(`--watch is ${JSON.stringify(values.watch)}; allowed: emulate, none`);
+    if (values.rules !== 'on' && values.rules !== 'off') throw new Error(`--rules is ${JSON.stringify(values.rules)}; allowed: on, off`);
     const { app } = assembleWebhook({
       config,
       source,
       ...(ledger ? { ledger } : {}),
       log: (m) => process.stderr.write(`webhook-server: ${m}\n`),
       ...(onDecision ? { onDecision } : {}),
-      ...(mode === 'tenantgate' ? { onAdmitted: (request: AdmissionRequest) => void setTimeout(() => emulateWatch(source, request), 2) } : {}),
+      ...(mode === 'tenantgate' && values.watch === 'emulate' ? { onAdmitted: (request: AdmissionRequest) => void setTimeout(() => emulateWatch(source, request), 2) } : {}),
     });
-    server = serveHttps(files, app);
+    // --rules off: the same app and records, but every review is admitted without running a rule.
+    const served = values.rules === 'off' ? createApp({ config, snapshot, ready: () => true, metrics: new WebhookMetrics(), decide: () => ({ violations: [], warnings: [] }), ...(onDecision ? { onDecision } : {}) }) : app;
+    server = serveHttps(files, served);
   } else {
     throw new Error(`unknown mode ${JSON.stringify(mode)}; allowed: bare, express, tenantgate, ledger, guard`);
   }

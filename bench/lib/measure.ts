@@ -513,6 +513,24 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
  * dist/ may be rebuilt by others meanwhile) and returns its cli/main.js. Type errors are reported, and
  * the emitted JavaScript is used anyway.
  */
+/**
+ * bench/webhook-server.ts and src compiled with tsc (bench/tsconfig.server.json), so the measured
+ * servers run the JavaScript production runs: under tsx every closure the rule engine creates per
+ * request also gets a `__name` call (esbuild's keepNames). Returns the compiled server script.
+ * BENCH_WEBHOOK_SERVER=tsx runs the TypeScript through tsx instead.
+ */
+export function benchServer(who: string): { nodeArgs: string[]; script: string } {
+  if (process.env.BENCH_WEBHOOK_SERVER === 'tsx') return { nodeArgs: ['--import', 'tsx'], script: SERVER_SCRIPT };
+  const outDir = join(ROOT, '.cache', 'bench-server', 'dist');
+  log(`${who}: compiling the bench servers (tsc -p bench/tsconfig.server.json)`);
+  rmSync(outDir, { recursive: true, force: true });
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(HERE, 'tsconfig.server.json')], { cwd: ROOT, encoding: 'utf8' });
+  const script = join(outDir, 'bench', 'webhook-server.js');
+  if (!existsSync(script)) throw new Error(`tsc emitted no ${script}:\n${r.stdout}\n${r.stderr}`);
+  if (r.status !== 0) log(`${who}: tsc reported type errors (JavaScript emitted anyway):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
+  return { nodeArgs: [], script };
+}
+
 export function compileTenantgate(cacheName: string, who: string): string {
   const outDir = join(ROOT, '.cache', cacheName, 'dist');
   log(`${who}: compiling tenantgate (tsc -p tsconfig.json --outDir ${outDir})`);
