@@ -174,7 +174,23 @@ export interface ProjectShares {
 }
 
 export function projectShares(snapshot: Snapshot, project: Project, cluster: string): ProjectShares {
-  const shares = clusterShares(snapshot, project, cluster);
+  return sharesMemo(project, cluster, clusterShares(snapshot, project, cluster));
+}
+
+/**
+ * The memo after one namespace joined or changed (`share` given: its new share) or left the project
+ * (no share); the other namespaces' shares are kept, in namespace order, and the sums start afresh.
+ */
+export function withNamespaceShare(memo: ProjectShares, namespace: string, share?: NamespaceShare): ProjectShares {
+  const shares = memo.shares.filter((s) => s.namespace !== namespace);
+  if (share) {
+    const at = shares.findIndex((s) => s.namespace > namespace);
+    shares.splice(at < 0 ? shares.length : at, 0, share);
+  }
+  return sharesMemo(memo.project, memo.cluster, shares);
+}
+
+function sharesMemo(project: Project, cluster: string, shares: readonly NamespaceShare[]): ProjectShares {
   const index = new Set(shares.map((s) => s.namespace));
   // One entry per observed namespace and one for all the others: bounded by the project's size.
   const totals = new Map<string, Resources>();

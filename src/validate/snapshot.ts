@@ -1,5 +1,5 @@
 /** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
-import { effectiveQuota, isUnscoped, projectShares, type ProjectShares, type Resources } from './resources.js';
+import { effectiveQuota, isUnscoped, namespaceShare, projectShares, withNamespaceShare, type ProjectShares, type Resources } from './resources.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
@@ -79,6 +79,17 @@ export class MemorySnapshot implements Snapshot {
   private forgetShares(project: string | undefined): void {
     if (project !== undefined) this.sharesByProject.delete(project);
   }
+  /**
+   * A namespace joined `project`, left it (`member` false) or had its quotas changed: the project's
+   * memo, if any, gets that one share recomputed instead of being dropped (an admitted creation is
+   * followed by its watch event, and the next decision of the project would otherwise rebuild all).
+   */
+  private reshare(project: string | undefined, namespace: string, member: boolean): void {
+    if (project === undefined) return;
+    const memo = this.sharesByProject.get(project);
+    if (!memo) return;
+    this.sharesByProject.set(project, withNamespaceShare(memo, namespace, member ? namespaceShare(this, memo.project, memo.cluster, namespace) : undefined));
+  }
   private projectOf(namespace: string): string | undefined {
     return this.namespacesByName.get(namespace)?.metadata.labels?.[LABEL_PROJECT];
   }
@@ -106,19 +117,19 @@ export class MemorySnapshot implements Snapshot {
     this.unindexNamespace(name);
     this.namespacesByName.set(name, ns);
     const project = ns.metadata.labels?.[LABEL_PROJECT];
-    // Shares follow namespace names and project labels only: an update that keeps the label keeps them.
-    if (!existed || before !== project) {
-      this.forgetShares(before);
-      this.forgetShares(project);
-    }
     if (project) {
       let members = this.namespacesByProject.get(project);
       if (!members) this.namespacesByProject.set(project, (members = new Map()));
       members.set(name, ns);
     }
+    // Shares follow namespace names and project labels only: an update that keeps the label keeps them.
+    if (!existed || before !== project) {
+      this.reshare(before, name, false);
+      this.reshare(project, name, true);
+    }
   }
   deleteNamespace(name: string): void {
-    this.forgetShares(this.projectOf(name));
+    this.reshare(this.projectOf(name), name, false);
     this.unindexNamespace(name);
     this.namespacesByName.delete(name);
   }
@@ -145,7 +156,7 @@ export class MemorySnapshot implements Snapshot {
       if (sameLimits(previous, q)) return;
     }
     this.effectiveByNamespace.delete(namespace);
-    this.forgetShares(this.projectOf(namespace));
+    this.reshare(this.projectOf(namespace), namespace, true);
   }
   deleteQuota(namespace: string, name: string): void {
     const list = this.quotasByNamespace.get(namespace);
@@ -155,7 +166,7 @@ export class MemorySnapshot implements Snapshot {
     if (rest.length === 0) this.quotasByNamespace.delete(namespace);
     else this.quotasByNamespace.set(namespace, rest);
     this.effectiveByNamespace.delete(namespace);
-    this.forgetShares(this.projectOf(namespace));
+    this.reshare(this.projectOf(namespace), namespace, true);
   }
 }
 
