@@ -23,9 +23,10 @@ export class MemorySnapshot implements Snapshot {
    */
   private readonly effectiveByNamespace = new Map<string, Resources>();
   /**
-   * Observed shares per project (Q1 sums the other namespaces of a project on every growing request),
-   * forgotten when the Project, a namespace labelled for it (before or after the change) or a quota of
-   * such a namespace changes; an entry made for another Project object or cluster is not used.
+   * Observed shares per project (Q1 sums the other namespaces of a project on every growing request):
+   * forgotten when the Project changes; one share recomputed when a namespace joins or leaves the
+   * project (by its label) or the limits of its quotas change. An entry made for another Project
+   * object or cluster is not used.
    */
   private readonly sharesByProject = new Map<string, ProjectShares>();
   /** Σ of the quota list lengths, kept as quotas come and go (`sizes` runs on every cache event). */

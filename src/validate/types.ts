@@ -153,8 +153,8 @@ export interface Snapshot {
   effectiveQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
   /**
    * Optional memo of a project's observed shares on a cluster (`projectShares` in resources.ts, no
-   * change, nothing pending); a snapshot that offers it must forget a project's entry whenever its
-   * Project, the namespaces labelled for it or their quotas change. Callers must not modify the result.
+   * change, nothing pending); a snapshot that offers it must forget or update a project's entry whenever
+   * its Project, the namespaces labelled for it or their quotas change. Callers must not modify the result.
    */
   projectSharesOf?(project: Project, cluster: string): ProjectShares;
 }

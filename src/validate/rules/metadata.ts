@@ -10,12 +10,10 @@ export interface NamespaceMetadata {
   annotations?: Record<string, string>;
 }
 
-/** An entry is an exact key, or a prefix when it ends in `*`. */
-export function matchesProtectedKey(patterns: readonly string[], key: string): boolean {
-  return matcherOf(patterns)(key);
-}
-
-/** The patterns split once into exact keys and prefixes (T7 runs on every namespace request). */
+/**
+ * Whether a key is protected: an entry is an exact key, or a prefix when it ends in `*`. The patterns
+ * are split once into exact keys and prefixes (T7 runs on every namespace request).
+ */
 const matchers = new WeakMap<readonly string[], (key: string) => boolean>();
 function matcherOf(patterns: readonly string[]): (key: string) => boolean {
   let matcher = matchers.get(patterns);
