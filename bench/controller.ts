@@ -35,6 +35,7 @@ import {
   type Clients,
 } from '../test/support/controller-kit.js';
 import { reconcileWrites } from '../src/controller/metrics.js';
+import { median } from './lib/measure.js';
 import { ControlPlane, REPO_ROOT } from '../test/support/devcluster/controlplane.js';
 import type { Project } from '../src/validate/types.js';
 
@@ -49,11 +50,6 @@ const TARGET_RATIO = 1.2;
 
 const log = (m: string) => process.stderr.write(`[bench/controller] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
 
 async function until(check: () => Promise<boolean>, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

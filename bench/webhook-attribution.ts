@@ -20,7 +20,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { generateWebhookCerts } from '../src/certs/files.js';
-import { P1_PROJECTS, Pool, SERVER_SCRIPT, benchServer, TARGET_CPU_RATIO, closedLoop, env, log, openLoop, pinning, round1, startChild, table, undisturbed, type Child, type Target } from './lib/measure.js';
+import { P1_PROJECTS, Pool, SERVER_SCRIPT, benchServer, TARGET_CPU_RATIO, closedLoop, env, log, median, openLoop, pinning, round1, round3, startChild, table, undisturbed, type Child, type Target } from './lib/measure.js';
 import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
 
 const RESULTS = join(dirname(SERVER_SCRIPT), 'results', 'webhook-attribution.json');
@@ -53,11 +53,6 @@ const HEAP: Variant[] = [
 ];
 
 const VARIANTS = process.env.BENCH_ATTR_SET === 'heap' ? HEAP : PARTS;
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : NaN;
-};
 
 export async function main(): Promise<string[]> {
   const rounds = Math.max(1, env('BENCH_ATTR_ROUNDS', 3));
@@ -106,8 +101,8 @@ export async function main(): Promise<string[]> {
       closedUsMedian: round1(median(s.closed)),
       fixedUsMedian: round1(median(s.fixed)),
       fixedUsMin: round1(Math.min(...s.fixed)),
-      cpuRatioFixed: Math.round((median(bare.fixed) / median(s.fixed)) * 1000) / 1000,
-      cpuRatioClosed: Math.round((median(bare.closed) / median(s.closed)) * 1000) / 1000,
+      cpuRatioFixed: round3(median(bare.fixed) / median(s.fixed)),
+      cpuRatioClosed: round3(median(bare.closed) / median(s.closed)),
     };
   });
   const shipped = rows.find((r) => r.variant === 'tenantgate (as shipped)')!;

@@ -48,6 +48,13 @@ export function percentile(sorted: Float64Array | number[], p: number): number {
   return sorted[idx] ?? NaN;
 }
 
+/** The median (mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
 export interface LatencyStats {
   n: number;
   p50: number;
@@ -509,10 +516,17 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Compiles tenantgate into .cache/<cacheName>/dist for a bench's child processes (the working tree's
- * dist/ may be rebuilt by others meanwhile) and returns its cli/main.js. Type errors are reported, and
- * the emitted JavaScript is used anyway.
+ * Runs tsc with `args` (cwd: the repository) and returns the path of `emitted`, which it must have
+ * written. Type errors are reported, and the emitted JavaScript is used anyway (another change may be
+ * in progress in the working tree).
  */
+function tsc(who: string, args: string[], emitted: string): string {
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], { cwd: ROOT, encoding: 'utf8' });
+  if (!existsSync(emitted)) throw new Error(`tsc emitted no ${emitted}:\n${r.stdout}\n${r.stderr}`);
+  if (r.status !== 0) log(`${who}: tsc reported type errors (JavaScript emitted anyway; another change in progress?):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
+  return emitted;
+}
+
 /**
  * bench/webhook-server.ts and src compiled with tsc (bench/tsconfig.server.json), so the measured
  * servers run the JavaScript production runs: under tsx every closure the rule engine creates per
@@ -524,22 +538,19 @@ export function benchServer(who: string): { nodeArgs: string[]; script: string }
   const outDir = join(ROOT, '.cache', 'bench-server', 'dist');
   log(`${who}: compiling the bench servers (tsc -p bench/tsconfig.server.json)`);
   rmSync(outDir, { recursive: true, force: true });
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(HERE, 'tsconfig.server.json')], { cwd: ROOT, encoding: 'utf8' });
-  const script = join(outDir, 'bench', 'webhook-server.js');
-  if (!existsSync(script)) throw new Error(`tsc emitted no ${script}:\n${r.stdout}\n${r.stderr}`);
-  if (r.status !== 0) log(`${who}: tsc reported type errors (JavaScript emitted anyway):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
-  return { nodeArgs: [], script };
+  return { nodeArgs: [], script: tsc(who, ['-p', join(HERE, 'tsconfig.server.json')], join(outDir, 'bench', 'webhook-server.js')) };
 }
 
+/**
+ * Compiles tenantgate into .cache/<cacheName>/dist for a bench's child processes (the working tree's
+ * dist/ may be rebuilt by others meanwhile) and returns its cli/main.js.
+ */
 export function compileTenantgate(cacheName: string, who: string): string {
   const outDir = join(ROOT, '.cache', cacheName, 'dist');
   log(`${who}: compiling tenantgate (tsc -p tsconfig.json --outDir ${outDir})`);
   rmSync(outDir, { recursive: true, force: true });
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], { cwd: ROOT, encoding: 'utf8' });
-  const main = join(outDir, 'cli', 'main.js');
-  if (!existsSync(main)) throw new Error(`tsc emitted no ${main}:\n${r.stdout}\n${r.stderr}`);
+  const main = tsc(who, ['-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], join(outDir, 'cli', 'main.js'));
   // The CLI reads its version from the package.json next to its dist/, as in the package and the image.
   copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
-  if (r.status !== 0) log(`${who}: tsc reported type errors (JavaScript emitted anyway; another change in progress?):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
   return main;
 }
