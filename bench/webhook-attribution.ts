@@ -11,6 +11,7 @@
  *   npm run bench -- webhook-attribution [--check]      (or npx tsx bench/webhook-attribution.ts [--check])
  *   BENCH_ATTR_ROUNDS=3 BENCH_ATTR_DURATION_S=3 BENCH_ATTR_RATE=3000 BENCH_ATTR_CONCURRENCY=32
  *   BENCH_ATTR_SCENARIO=namespace-create|quota-update   BENCH_ATTR_SET=parts|heap (V8 semi-space sizes)
+ *   BENCH_ATTR_SET=ab BENCH_ATTR_BASE=HEAD: the working tree against a commit (A/B of a change)
  *
  * Results: bench/results/webhook-attribution.json. With --check it exits 1 when the full tenantgate's
  * fixed-rate CPU ratio (bare ÷ tenantgate, median over rounds) is below P1's 0.5.
@@ -20,7 +21,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { generateWebhookCerts } from '../src/certs/files.js';
-import { P1_PROJECTS, Pool, SERVER_SCRIPT, benchServer, TARGET_CPU_RATIO, closedLoop, env, log, median, openLoop, pinning, round1, round3, startChild, table, undisturbed, type Child, type Target } from './lib/measure.js';
+import { P1_PROJECTS, Pool, SERVER_SCRIPT, baseBenchServer, benchServer, TARGET_CPU_RATIO, closedLoop, env, log, median, openLoop, pinning, round1, round3, startChild, table, undisturbed, type Child, type Target } from './lib/measure.js';
 import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
 
 const RESULTS = join(dirname(SERVER_SCRIPT), 'results', 'webhook-attribution.json');
@@ -33,6 +34,8 @@ interface Variant {
   tsx?: boolean;
   /** Extra node options (V8 heap flags). */
   node?: string[];
+  /** A compiled bench server other than the working tree's (BENCH_ATTR_SET=ab: another commit's). */
+  script?: string;
 }
 
 const PARTS: Variant[] = [
@@ -52,13 +55,27 @@ const HEAP: Variant[] = [
   ...[1, 2, 4, 8].map((mb): Variant => ({ name: `tenantgate, --max-semi-space-size=${mb}`, mode: 'tenantgate', flags: [], node: [`--max-semi-space-size=${mb}`] })),
 ];
 
-const VARIANTS = process.env.BENCH_ATTR_SET === 'heap' ? HEAP : PARTS;
+/** BENCH_ATTR_SET=ab: the working tree against the commit BENCH_ATTR_BASE (default HEAD), taking turns. */
+function abVariants(): Variant[] {
+  const ref = process.env.BENCH_ATTR_BASE ?? 'HEAD';
+  const base = baseBenchServer('attribution', ref);
+  return [
+    { name: 'bare', mode: 'bare', flags: [] },
+    { name: 'tenantgate (as shipped)', mode: 'tenantgate', flags: [] },
+    { name: `tenantgate at ${ref} (${base.sha.slice(0, 7)})`, mode: 'tenantgate', flags: [], script: base.script },
+  ];
+}
+
+const SETS: Record<string, () => Variant[]> = { parts: () => PARTS, heap: () => HEAP, ab: abVariants };
 
 export async function main(): Promise<string[]> {
   const rounds = Math.max(1, env('BENCH_ATTR_ROUNDS', 3));
   const durationMs = env('BENCH_ATTR_DURATION_S', 3) * 1000;
   const rate = env('BENCH_ATTR_RATE', 3000);
   const concurrency = env('BENCH_ATTR_CONCURRENCY', 32);
+  const set = process.env.BENCH_ATTR_SET ?? 'parts';
+  if (!SETS[set]) throw new Error(`BENCH_ATTR_SET is ${JSON.stringify(set)}; allowed: ${Object.keys(SETS).join(', ')}`);
+  const variants = SETS[set]!();
   const scenario = process.env.BENCH_ATTR_SCENARIO ?? 'namespace-create';
   if (scenario !== 'namespace-create' && scenario !== 'quota-update') throw new Error(`BENCH_ATTR_SCENARIO is ${JSON.stringify(scenario)}; allowed: namespace-create, quota-update`);
   const work = mkdtempSync(join(tmpdir(), 'tenantgate-bench-attr-'));
@@ -70,13 +87,13 @@ export async function main(): Promise<string[]> {
   const children: Array<{ variant: Variant; child: Child; target: Target }> = [];
   const samples = new Map<string, { closed: number[]; fixed: number[]; rps: number[] }>();
   try {
-    for (const variant of VARIANTS) {
-      const child = await startChild([...(variant.node ?? []), ...(variant.tsx ? ['--import', 'tsx'] : srv.nodeArgs)], [variant.tsx ? SERVER_SCRIPT : srv.script, variant.mode, '--cert', certs.cert, '--key', certs.key, '--projects', String(P1_PROJECTS), ...variant.flags], join(work, `${children.length}.log`), undefined, pin?.server);
+    for (const variant of variants) {
+      const child = await startChild([...(variant.node ?? []), ...(variant.tsx ? ['--import', 'tsx'] : srv.nodeArgs)], [variant.tsx ? SERVER_SCRIPT : (variant.script ?? srv.script), variant.mode, '--cert', certs.cert, '--key', certs.key, '--projects', String(P1_PROJECTS), ...variant.flags], join(work, `${children.length}.log`), undefined, pin?.server);
       children.push({ variant, child, target: { port: child.port, path: '/validate', ca } });
       samples.set(variant.name, { closed: [], fixed: [], rps: [] });
     }
     const pids = children.map((c) => c.child.pid);
-    log(`attribution: ${scenario}, ${VARIANTS.length} servers, ${rounds} rounds of ${durationMs / 1000} s closed loop (${concurrency} in flight) + ${durationMs / 1000} s at ${rate}/s; load average ${loadavg().map(round1).join(' ')}`);
+    log(`attribution: ${scenario}, ${variants.length} servers, ${rounds} rounds of ${durationMs / 1000} s closed loop (${concurrency} in flight) + ${durationMs / 1000} s at ${rate}/s; load average ${loadavg().map(round1).join(' ')}`);
     for (let round = 1; round <= rounds; round++) {
       for (const { variant, child, target } of children) {
         const s = samples.get(variant.name)!;
@@ -93,7 +110,7 @@ export async function main(): Promise<string[]> {
     pin?.restore();
   }
   const bare = samples.get('bare')!;
-  const rows = VARIANTS.map((v) => {
+  const rows = variants.map((v) => {
     const s = samples.get(v.name)!;
     return {
       variant: v.name,

@@ -1,6 +1,6 @@
 /** bench/lib/measure.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { startProcess } from '../../test/support/devcluster/processes.js';
 import { Agent, request as httpsRequest } from 'node:https';
 import { cpus } from 'node:os';
@@ -539,6 +539,27 @@ export function benchServer(who: string): { nodeArgs: string[]; script: string }
   log(`${who}: compiling the bench servers (tsc -p bench/tsconfig.server.json)`);
   rmSync(outDir, { recursive: true, force: true });
   return { nodeArgs: [], script: tsc(who, ['-p', join(HERE, 'tsconfig.server.json')], join(outDir, 'bench', 'webhook-server.js')) };
+}
+
+/**
+ * The bench server of another commit (`ref`, e.g. HEAD), for A/B runs against the working tree: the
+ * commit's src/ and bench/ exported with `git archive` into .cache/bench-base/<sha>/ (node_modules
+ * linked) and compiled there as benchServer compiles the working tree. Returns the compiled script.
+ */
+export function baseBenchServer(who: string, ref: string): { script: string; sha: string } {
+  const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]).stdout.trim();
+  if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`BENCH_ATTR_BASE ${JSON.stringify(ref)} is not a commit`);
+  const dir = join(ROOT, '.cache', 'bench-base', sha);
+  const script = join(dir, '.cache', 'bench-server', 'dist', 'bench', 'webhook-server.js');
+  if (existsSync(script)) return { script, sha };
+  log(`${who}: exporting and compiling the bench servers of ${ref} (${sha.slice(0, 12)})`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const archive = spawnSync('sh', ['-c', `git archive ${sha} src bench tsconfig.json package.json | tar -x -C '${dir}'`], { cwd: ROOT, encoding: 'utf8' });
+  if (archive.status !== 0) throw new Error(`git archive ${sha}: ${archive.stderr}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return { script: tsc(who, ['-p', join(dir, 'bench', 'tsconfig.server.json')], script), sha };
 }
 
 /**

@@ -264,6 +264,21 @@ describe('order', () => {
     });
   }
 
+  it('cmp agrees with the exact order for every scale gap (the aligned fast path and the digit-count path)', () => {
+    const exact = (u1: bigint, s1: number, u2: bigint, s2: number): number => {
+      const s = Math.min(s1, s2);
+      const x = u1 * 10n ** BigInt(s1 - s);
+      const y = u2 * 10n ** BigInt(s2 - s);
+      return x === y ? 0 : x > y ? 1 : -1;
+    };
+    fc.assert(
+      fc.property(fc.bigInt(-(10n ** 20n), 10n ** 20n), fc.integer({ min: -45, max: 45 }), fc.bigInt(-(10n ** 20n), 10n ** 20n), fc.integer({ min: -45, max: 45 }), (u1, s1, u2, s2) => {
+        expect(Quantity.fromDecimal(u1, s1).cmp(Quantity.fromDecimal(u2, s2))).toBe(exact(u1, s1, u2, s2));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('isZero and sign', () => {
     expect(q('0m').isZero()).toBe(true);
     expect(q('-0.0').isZero()).toBe(true);

@@ -166,3 +166,19 @@ describe('the webhook decision log (pino, asynchronous)', () => {
     }
   }, 60_000);
 });
+
+describe('the decision log timestamp', () => {
+  it('is pino isoTime text, formatted again only when the millisecond changes', async () => {
+    const { isoTimePerMillisecond } = await import('../../src/log.js');
+    const { pino } = await import('pino');
+    let now = Date.parse('2026-11-23T10:00:00.123Z');
+    const time = isoTimePerMillisecond(() => now);
+    const first = time();
+    expect(first).toBe(',"time":"2026-11-23T10:00:00.123Z"');
+    expect(time()).toBe(first);
+    now += 1;
+    expect(time()).toBe(',"time":"2026-11-23T10:00:00.124Z"');
+    // The same shape as pino's own isoTime field.
+    expect(pino.stdTimeFunctions.isoTime()).toMatch(/^,"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"$/);
+  });
+});
