@@ -153,8 +153,9 @@ export class HeadroomGuard {
   /**
    * Decisions that may grow a project's allocation (Namespace CREATE, ResourceQuota CREATE/UPDATE in
    * a project namespace) run one at a time per project, and are computed once, inside that turn.
+   * Synchronous unless the decision needs the ledger: most decisions create no promise at all.
    */
-  readonly decide = async (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Promise<Verdict> => {
+  readonly decide = (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Verdict | Promise<Verdict> => {
     const withLocal: ReviewContext = { ...ctx, pending: this.pending };
     const project = mayGrow(withLocal, request);
     if (!project) return verdictFor(withLocal, request);

@@ -7,6 +7,7 @@ import type { RuntimeOptions } from '../cli/main.js';
 import { createLogger, logFunction, type Logger } from '../log.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
+import type { Verdict } from '../validate/admission.js';
 import type { MemorySnapshot } from '../validate/snapshot.js';
 import { HeadroomGuard } from './headroom.js';
 import { ConfigMapLedger, type LedgerStore } from './ledger.js';
@@ -65,10 +66,13 @@ export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
   });
   const onAdmitted = parts.onAdmitted;
   const decide: Decide = onAdmitted
-    ? async (ctx, request, signal) => {
-        const verdict = await guard.decide(ctx, request, signal);
-        if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) onAdmitted(request);
-        return verdict;
+    ? (ctx, request, signal) => {
+        const admitted = (verdict: Verdict) => {
+          if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) onAdmitted(request);
+          return verdict;
+        };
+        const decided = guard.decide(ctx, request, signal);
+        return decided instanceof Promise ? decided.then(admitted) : admitted(decided);
       }
     : guard.decide;
   const app = createApp({

@@ -111,7 +111,8 @@ function reviewer(deps: WebhookDeps) {
           res.once('close', () => {
             if (!res.writableFinished) gone.abort();
           });
-          const result = await decide(ctx, request, gone.signal);
+          const decided = decide(ctx, request, gone.signal);
+          const result = decided instanceof Promise ? await decided : decided;
           if (result.violations.length > 0) {
             rules = [...new Set(result.violations.map((v) => v.rule))];
             for (const rule of rules) countDenial(rule);

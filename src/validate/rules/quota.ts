@@ -11,6 +11,17 @@ export interface BudgetScope {
   budgetPath: FieldPath;
 }
 
+/**
+ * A budget's entries by resource name, sorted once per budget: budgets are parsed once per Project
+ * object and never modified (resources.ts), while every decision walks them in this order.
+ */
+const sortedBudgets = new WeakMap<Resources, ReadonlyArray<readonly [string, Quantity]>>();
+function byResource(budget: Resources): ReadonlyArray<readonly [string, Quantity]> {
+  let sorted = sortedBudgets.get(budget);
+  if (!sorted) sortedBudgets.set(budget, (sorted = [...budget].sort(([a], [b]) => a.localeCompare(b))));
+  return sorted;
+}
+
 function where(scope: BudgetScope): string {
   return scope.cluster ? `project ${scope.project} on cluster ${scope.cluster}` : `project ${scope.project}`;
 }
@@ -26,7 +37,7 @@ function listShares(shares: NamespaceShare[], resource: string): string {
 export function checkBudget(scope: BudgetScope, shares: NamespaceShare[], path?: FieldPath): Violation[] {
   const total = sumShares(shares);
   const out: Violation[] = [];
-  for (const [resource, limit] of [...scope.budget].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [resource, limit] of byResource(scope.budget)) {
     const used = total.get(resource);
     if (!used || used.cmp(limit) <= 0) continue;
     out.push({
@@ -44,7 +55,7 @@ export function checkBudget(scope: BudgetScope, shares: NamespaceShare[], path?:
  */
 export function checkFits(scope: BudgetScope, subject: string, share: NamespaceShare, othersTotal: Resources, path?: FieldPath): Violation[] {
   const out: Violation[] = [];
-  for (const [resource, limit] of [...scope.budget].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [resource, limit] of byResource(scope.budget)) {
     const asked = share.resources.get(resource);
     if (!asked) continue;
     const allocated = othersTotal.get(resource) ?? Quantity.zero();
@@ -76,7 +87,7 @@ export function checkCoverage(scope: BudgetScope, subject: string, effective: Re
 /** Q4: warnings when headroom falls below `threshold` × budget (`total`: Σ of the shares). Short: kubectl cuts long warnings. */
 export function headroomWarnings(scope: BudgetScope, total: Resources, threshold: number): string[] {
   const out: string[] = [];
-  for (const [resource, limit] of [...scope.budget].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [resource, limit] of byResource(scope.budget)) {
     const used = total.get(resource) ?? Quantity.zero();
     const headroom = limit.sub(used);
     if (headroom.sign() < 0) continue;
@@ -87,8 +98,13 @@ export function headroomWarnings(scope: BudgetScope, total: Resources, threshold
   return out;
 }
 
+/** limit × basis points, by limit (a budget's quantities live as long as their Project object). */
+const thresholdProducts = new WeakMap<Quantity, { basisPoints: bigint; product: Quantity }>();
+
 /** headroom < threshold × limit, exactly: compare headroom × 10000 with limit × round(threshold × 10000). */
 function belowFraction(headroom: Quantity, limit: Quantity, threshold: number): boolean {
   const basisPoints = BigInt(Math.round(threshold * 10000));
-  return headroom.mul(10000n).cmp(limit.mul(basisPoints)) < 0;
+  let memo = thresholdProducts.get(limit);
+  if (memo?.basisPoints !== basisPoints) thresholdProducts.set(limit, (memo = { basisPoints, product: limit.mul(basisPoints) }));
+  return headroom.mul(10000n).cmp(memo.product) < 0;
 }
