@@ -13,7 +13,9 @@ import {
   othersTotal,
   defaultsOf,
   effectiveQuota,
+  effectiveQuotaAfter,
   isUnscoped,
+  observedEffectiveQuota,
   namespaceAllocation,
   quotasAfter,
   type NamespaceShare,
@@ -314,10 +316,10 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   if (!object) return { violations, warnings: [] };
   const change: QuotaChange = { namespace, name: quotaName, quota: object };
   if (isUnscoped(object) || (oldObject && isUnscoped(oldObject))) {
-    const after = effectiveQuota(quotasAfter(ctx.snapshot, namespace, change));
+    const after = effectiveQuotaAfter(ctx.snapshot, change);
     // Q2: tenants must leave the namespace fully covered; privileged subjects may add a partial
     // quota to a namespace that is not covered yet, but nobody may remove coverage that exists.
-    const before = effectiveQuota(ctx.snapshot.quotasInNamespace(namespace));
+    const before = observedEffectiveQuota(ctx.snapshot, namespace);
     const required = privileged ? new Map([...scope.budget].filter(([r]) => before.has(r))) : scope.budget;
     violations.push(...checkCoverage({ ...scope, budget: required }, subject, after, ['spec', 'hard']));
   }

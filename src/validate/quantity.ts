@@ -447,6 +447,12 @@ export class Quantity {
 
   /** this + other. The result keeps this Format, or takes other's when this is zero. */
   add(other: Quantity): Quantity {
+    // The common case (two int64 amounts of the same scale, e.g. summing "4" and "8", or "8Gi" and
+    // "2Gi") without int64AmountAdd's intermediate objects; the result is the same.
+    if (!this.arbitrary && !other.arbitrary && this.scale === other.scale) {
+      const sum = this.unscaled + other.unscaled;
+      if (sum >= MIN_INT64 && sum <= MAX_INT64) return new Quantity(sum, this.scale, false, this.unscaled === 0n ? other.format : this.format);
+    }
     let format = this.format;
     if (!this.arbitrary && !other.arbitrary) {
       if (this.unscaled === 0n) format = other.format;

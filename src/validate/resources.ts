@@ -111,6 +111,21 @@ export interface QuotaChange {
   quota?: ResourceQuotaObject;
 }
 
+/** Effective quotas after a change, by change object: a decision asks for it more than once (Q2 and Q1). */
+const effectiveAfterChange = new WeakMap<QuotaChange, Resources>();
+
+/** The effective quota of `change.namespace` with the change applied (computed once per change object). */
+export function effectiveQuotaAfter(snapshot: Snapshot, change: QuotaChange): Resources {
+  let effective = effectiveAfterChange.get(change);
+  if (!effective) effectiveAfterChange.set(change, (effective = effectiveQuota(quotasAfter(snapshot, change.namespace, change))));
+  return effective;
+}
+
+/** The effective quota the snapshot shows for a namespace (its memo when it has one). */
+export function observedEffectiveQuota(snapshot: Snapshot, namespace: string): ReadonlyMap<string, Quantity> {
+  return snapshot.effectiveQuotaOf ? snapshot.effectiveQuotaOf(namespace) : effectiveQuota(snapshot.quotasInNamespace(namespace));
+}
+
 export function quotasAfter(snapshot: Snapshot, namespace: string, change?: QuotaChange): ResourceQuotaObject[] {
   const current = [...snapshot.quotasInNamespace(namespace)];
   if (!change || change.namespace !== namespace) return current;
@@ -137,8 +152,8 @@ export interface ShareOptions {
 export function namespaceShare(snapshot: Snapshot, project: Project, cluster: string, namespace: string, options: ShareOptions = {}): NamespaceShare {
   const budget = budgetOf(project, cluster);
   const defaults = defaultsOf(project);
-  const changed = options.change?.namespace === namespace;
-  const effective = !changed && snapshot.effectiveQuotaOf ? snapshot.effectiveQuotaOf(namespace) : effectiveQuota(quotasAfter(snapshot, namespace, options.change));
+  const change = options.change?.namespace === namespace ? options.change : undefined;
+  const effective = change ? effectiveQuotaAfter(snapshot, change) : observedEffectiveQuota(snapshot, namespace);
   let resources = namespaceAllocation(effective, budget, defaults);
   let defaulted = false;
   for (const r of budget.keys()) if (!effective.has(r) && defaults.has(r)) defaulted = true;
