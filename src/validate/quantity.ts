@@ -332,6 +332,15 @@ function toInt64(value: bigint | number, what: string): bigint {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Quantities parsed from strings, by string: values are immutable, and a cluster's quotas repeat a
+ * few strings ("4", "8Gi", "40") in every request and cache event. Bounded (cleared when full); only
+ * valid inputs are kept.
+ */
+const PARSED = new Map<string, Quantity>();
+const PARSED_MAX_ENTRIES = 4096;
+const PARSED_MAX_LENGTH = 64;
+
 export class Quantity {
   readonly format: QuantityFormat;
   /** Unscaled value; the value is unscaled * 10^scale. */
@@ -639,8 +648,15 @@ export class Quantity {
 
   /** ParseQuantity; an input too large to compute exactly is a QuantityError (reason 'range'). */
   private static parseString(str: string): Quantity {
+    const known = PARSED.get(str);
+    if (known) return known;
     try {
-      return Quantity.parseUnchecked(str);
+      const parsed = Quantity.parseUnchecked(str);
+      if (str.length <= PARSED_MAX_LENGTH) {
+        if (PARSED.size >= PARSED_MAX_ENTRIES) PARSED.clear();
+        PARSED.set(str, parsed);
+      }
+      return parsed;
     } catch (e) {
       if (e instanceof RangeError) {
         const shown = JSON.stringify(str.length > 64 ? `${str.slice(0, 60)}...` : str);
