@@ -314,9 +314,10 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     return { violations, warnings: [] };
   }
   if (!object) return { violations, warnings: [] };
-  const change: QuotaChange = { namespace, name: quotaName, quota: object };
+  const proposed: QuotaChange = { namespace, name: quotaName, quota: object };
+  const change: QuotaChange = { ...proposed, effective: effectiveQuotaAfter(ctx.snapshot, proposed) };
   if (isUnscoped(object) || (oldObject && isUnscoped(oldObject))) {
-    const after = effectiveQuotaAfter(ctx.snapshot, change);
+    const after = change.effective!;
     // Q2: tenants must leave the namespace fully covered; privileged subjects may add a partial
     // quota to a namespace that is not covered yet, but nobody may remove coverage that exists.
     const before = observedEffectiveQuota(ctx.snapshot, namespace);

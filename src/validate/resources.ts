@@ -109,16 +109,16 @@ export interface QuotaChange {
   name: string;
   /** The new object, or undefined for a deletion. */
   quota?: ResourceQuotaObject;
+  /**
+   * The namespace's effective quota with the change applied, when the caller has computed it already
+   * from the same snapshot in the same decision (Q2 needs it before Q1 does).
+   */
+  effective?: ReadonlyMap<string, Quantity>;
 }
 
-/** Effective quotas after a change, by change object: a decision asks for it more than once (Q2 and Q1). */
-const effectiveAfterChange = new WeakMap<QuotaChange, Resources>();
-
-/** The effective quota of `change.namespace` with the change applied (computed once per change object). */
-export function effectiveQuotaAfter(snapshot: Snapshot, change: QuotaChange): Resources {
-  let effective = effectiveAfterChange.get(change);
-  if (!effective) effectiveAfterChange.set(change, (effective = effectiveQuota(quotasAfter(snapshot, change.namespace, change))));
-  return effective;
+/** The effective quota of `change.namespace` with the change applied (`change.effective` when the caller has it). */
+export function effectiveQuotaAfter(snapshot: Snapshot, change: QuotaChange): ReadonlyMap<string, Quantity> {
+  return change.effective ?? effectiveQuota(quotasAfter(snapshot, change.namespace, change));
 }
 
 /** The effective quota the snapshot shows for a namespace (its memo when it has one). */

@@ -279,6 +279,16 @@ describe('order', () => {
     );
   });
 
+  it('parsing the same string again gives the same value, also after many other strings, and never caches an invalid one', () => {
+    expect(Quantity.parse('8Gi')).toBe(Quantity.parse('8Gi'));
+    expect(Quantity.parse('1500m').toString()).toBe('1500m');
+    expect(Quantity.parse('1500m').toString()).toBe('1500m');
+    for (let i = 0; i < 10_000; i++) expect(Quantity.parse(`${i}m`).cmp(Quantity.fromMilli(i))).toBe(0);
+    expect(Quantity.parse('8Gi').cmp(Quantity.fromInt(8n * 1024n ** 3n))).toBe(0);
+    expect(() => Quantity.parse('8Gx')).toThrow(QuantityError);
+    expect(() => Quantity.parse('8Gx')).toThrow(QuantityError);
+  });
+
   it('isZero and sign', () => {
     expect(q('0m').isZero()).toBe(true);
     expect(q('-0.0').isZero()).toBe(true);

@@ -72,7 +72,7 @@ export function checkFits(scope: BudgetScope, subject: string, share: NamespaceS
 }
 
 /** Q2: every budget resource is covered by the namespace's effective quota. */
-export function checkCoverage(scope: BudgetScope, subject: string, effective: Resources, path?: FieldPath): Violation[] {
+export function checkCoverage(scope: BudgetScope, subject: string, effective: ReadonlyMap<string, Quantity>, path?: FieldPath): Violation[] {
   const missing = [...scope.budget.keys()].filter((r) => !effective.has(r)).sort();
   if (missing.length === 0) return [];
   return [
