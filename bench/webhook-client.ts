@@ -38,16 +38,25 @@ interface RunResult {
 
 const SCRIPT = fileURLToPath(import.meta.url);
 
+/** The child's next message; rejects if it exits first. Its exit listener goes once answered (a run per round would pile them up). */
+function answered(c: ChildProcess, when: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`webhook-client exited with ${code} ${when}`));
+    c.once('exit', onExit);
+    c.once('message', (m) => {
+      c.off('exit', onExit);
+      resolve(m);
+    });
+  });
+}
+
 export class ClientFleet {
   private constructor(private readonly children: ChildProcess[]) {}
 
   /** Forks `n` clients (they inherit this process's CPU affinity) and waits until each built its pools. */
   static async start(n: number, caFile: string, projects = P1_PROJECTS): Promise<ClientFleet> {
     const children = Array.from({ length: n }, (_, k) => fork(SCRIPT, ['--ca', caFile, '--projects', String(projects), '--index', String(k), '--of', String(n)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-    await Promise.all(children.map((c) => new Promise<void>((resolve, reject) => {
-      c.once('message', () => resolve());
-      c.once('exit', (code) => reject(new Error(`webhook-client exited with ${code} before it was ready`)));
-    })));
+    await Promise.all(children.map((c) => answered(c, 'before it was ready')));
     return new ClientFleet(children);
   }
 
@@ -60,12 +69,12 @@ export class ClientFleet {
     const n = this.children.length;
     const from = Date.now() + warmupMs;
     const to = from + durationMs;
-    const results = this.children.map((c, k) => new Promise<RunResult>((resolve, reject) => {
-      c.once('message', (m) => resolve(m as RunResult));
-      c.once('exit', (code) => reject(new Error(`webhook-client exited with ${code}`)));
+    const results = this.children.map((c, k) => {
+      const answer = answered(c, 'during a run') as Promise<RunResult>;
       const share = Math.floor(concurrency / n) + (k < concurrency % n ? 1 : 0);
       c.send({ cmd: 'run', port: target.port, path: target.path, pool, concurrency: Math.max(1, share), from, to } satisfies RunMessage);
-    }));
+      return answer;
+    });
     await sleep(Math.max(0, from - Date.now()));
     const window = cpuWindow(serverPid, this.pids);
     await sleep(Math.max(0, to - Date.now()));
