@@ -12,12 +12,10 @@ import {
   namespaceShare,
   othersTotal,
   defaultsOf,
-  effectiveQuota,
   effectiveQuotaAfter,
   isUnscoped,
   observedEffectiveQuota,
   namespaceAllocation,
-  quotasAfter,
   type NamespaceShare,
   type PendingAllocations,
   type QuotaChange,
@@ -302,8 +300,8 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
 
   if (operation === 'DELETE') {
     if (privileged || !oldObject) return { violations, warnings: [] };
-    const before = effectiveQuota(ctx.snapshot.quotasInNamespace(namespace));
-    const after = effectiveQuota(quotasAfter(ctx.snapshot, namespace, { namespace, name: quotaName }));
+    const before = observedEffectiveQuota(ctx.snapshot, namespace);
+    const after = effectiveQuotaAfter(ctx.snapshot, { namespace, name: quotaName });
     const lost = [...scope.budget.keys()].filter((r) => before.has(r) && !after.has(r)).sort();
     if (lost.length) {
       violations.push({
@@ -315,9 +313,9 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   }
   if (!object) return { violations, warnings: [] };
   const proposed: QuotaChange = { namespace, name: quotaName, quota: object };
-  const change: QuotaChange = { ...proposed, effective: effectiveQuotaAfter(ctx.snapshot, proposed) };
+  const after = effectiveQuotaAfter(ctx.snapshot, proposed);
+  const change: QuotaChange = { ...proposed, effective: after };
   if (isUnscoped(object) || (oldObject && isUnscoped(oldObject))) {
-    const after = change.effective!;
     // Q2: tenants must leave the namespace fully covered; privileged subjects may add a partial
     // quota to a namespace that is not covered yet, but nobody may remove coverage that exists.
     const before = observedEffectiveQuota(ctx.snapshot, namespace);

@@ -124,7 +124,7 @@ const cmpBig = (x: bigint, y: bigint): -1 | 0 | 1 => (x === y ? 0 : x > y ? 1 : 
 function cmpAmount(a: Amount, b: Amount): -1 | 0 | 1 {
   // Same scale, or scales close enough that aligning them costs one small multiplication: compare
   // directly (the digit counts below need two BigInt-to-string conversions).
-  if (a.s === b.s) return a.u === b.u ? 0 : a.u > b.u ? 1 : -1;
+  if (a.s === b.s) return cmpBig(a.u, b.u);
   const gap = a.s - b.s;
   if (gap > 0 && gap <= ALIGN_DIRECTLY) return cmpBig(a.u * pow10(gap), b.u);
   if (gap < 0 && gap >= -ALIGN_DIRECTLY) return cmpBig(a.u, b.u * pow10(-gap));
@@ -143,7 +143,7 @@ function cmpAmount(a: Amount, b: Amount): -1 | 0 | 1 {
     const s = Math.min(a.s, b.s);
     const x = ma * pow10(a.s - s);
     const y = mb * pow10(b.s - s);
-    c = x === y ? 0 : x > y ? 1 : -1;
+    c = cmpBig(x, y);
   }
   return sa > 0 ? c : c === 0 ? 0 : c === 1 ? -1 : 1;
 }
@@ -460,7 +460,7 @@ export class Quantity {
     // "2Gi") without int64AmountAdd's intermediate objects; the result is the same.
     if (!this.arbitrary && !other.arbitrary && this.scale === other.scale) {
       const sum = this.unscaled + other.unscaled;
-      if (sum >= MIN_INT64 && sum <= MAX_INT64) return new Quantity(sum, this.scale, false, this.unscaled === 0n ? other.format : this.format);
+      if (fitsInt64(sum)) return new Quantity(sum, this.scale, false, this.unscaled === 0n ? other.format : this.format);
     }
     let format = this.format;
     if (!this.arbitrary && !other.arbitrary) {
