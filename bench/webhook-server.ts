@@ -183,10 +183,6 @@ export function q5Snapshot(projects: number, namespaces: number): MemorySnapshot
 /** The bare baseline's fixed answer. */
 export const BARE_RESPONSE = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: '00000000-0000-0000-0000-000000000000', allowed: true } });
 
-/**
- * What the informers do when an admitted object shows up (startWebhook's cache listener: upsert,
- * markSeen on ADD, observe), followed by putting the snapshot back, so the cluster stays the same size.
- */
 /** A snapshot that is synced from the start and changes only when the bench says so (no apiserver). */
 export class StaticSource implements SnapshotSource {
   readonly synced = true;
