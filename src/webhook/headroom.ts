@@ -157,11 +157,12 @@ export class HeadroomGuard {
    */
   readonly decide = (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Verdict | Promise<Verdict> => {
     const withLocal: ReviewContext = { ...ctx, pending: this.pending };
+    // Without a ledger a decision awaits nothing: it runs to completion, which serialises it with
+    // every other decision of the project as the chain would, without the chain's promises. Which
+    // project it may grow need not be known then: the verdict's allocation says what it grew.
+    if (!this.options.ledger) return this.decideLocally(withLocal, request);
     const project = mayGrow(withLocal, request);
     if (!project) return verdictFor(withLocal, request);
-    // Without a ledger a decision awaits nothing: it runs to completion, which serialises it with
-    // every other decision of the project as the chain would, without the chain's promises.
-    if (!this.options.ledger) return this.decideLocally(withLocal, request);
     const arrived = this.now();
     return this.serialise(project, () => this.decideInTurn(withLocal, request, project, arrived, signal));
   };
