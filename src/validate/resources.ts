@@ -206,18 +206,22 @@ export function withNamespaceShare(memo: ProjectShares, namespace: string, share
 }
 
 function sharesMemo(project: Project, cluster: string, shares: readonly NamespaceShare[]): ProjectShares {
-  const index = new Set(shares.map((s) => s.namespace));
+  // Built on first use: a memo replaced by the next cache event before any decision reads it (a
+  // quota changed twice in a row) never needs them.
+  let index: Set<string> | undefined;
   // One entry per observed namespace and one for all the others: bounded by the project's size.
-  const totals = new Map<string, Resources>();
+  let totals: Map<string, Resources> | undefined;
   let total: Resources | undefined;
   return {
     project,
     cluster,
     shares,
     othersTotal(namespace) {
+      index ??= new Set(shares.map((s) => s.namespace));
       if (!index.has(namespace)) return (total ??= sumShares(shares));
+      totals ??= new Map();
       let t = totals.get(namespace);
-      if (!t) totals.set(namespace, (t = sumShares(shares.filter((s) => s.namespace !== namespace))));
+      if (!t) totals.set(namespace, (t = sumSharesExcept(shares, namespace)));
       return t;
     },
   };
@@ -254,6 +258,13 @@ export function maxResources(a: Resources, b: Resources): Resources {
 export function sumShares(shares: Iterable<NamespaceShare>): Resources {
   const total: Resources = new Map();
   for (const share of shares) addInto(total, share.resources);
+  return total;
+}
+
+/** Σ of the shares of every namespace but `namespace`, in the shares' order. */
+function sumSharesExcept(shares: readonly NamespaceShare[], namespace: string): Resources {
+  const total: Resources = new Map();
+  for (const share of shares) if (share.namespace !== namespace) addInto(total, share.resources);
   return total;
 }
 
