@@ -2,7 +2,8 @@
  * `npm run bench [-- NAME…]`: runs the benchmark modules that exist among bench/render.ts,
  * bench/webhook.ts and bench/controller.ts (each exports `main(): Promise<void>`), or only the named
  * ones. bench/peers.ts (tenantgate next to Kyverno and Gatekeeper, which it builds from Go modules
- * first) and bench/webhook-attribution.ts (where P1's CPU goes) run only when named: `npm run bench -- peers`. Targets: SPEC §10 (P1–P4); results are
+ * first), bench/webhook-attribution.ts (where P1's CPU goes) and bench/rules-ab.ts (the rules of the
+ * working tree against a commit's) run only when named: `npm run bench -- peers`. Targets: SPEC §10 (P1–P4); results are
  * written under bench/results/ by each module. Each `main()` returns the targets it missed; with `--check` the run exits 1 when any was missed, so a
  * regression fails loudly (`npm run bench -- webhook --check`).
  */
@@ -11,9 +12,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'peers', 'webhook-attribution'] as const;
+const KNOWN = ['render', 'webhook', 'controller', 'peers', 'webhook-attribution', 'rules-ab'] as const;
 /** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution'];
+const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab'];
 
 interface BenchModule {
   /** Resolves to the targets missed (empty when all were met or the bench has no target). */

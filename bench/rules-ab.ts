@@ -1,0 +1,115 @@
+/**
+ * The admission rules of the working tree against those of a commit, in one process (P1's rule part,
+ * without TLS, HTTP or JSON.parse): the same P1 requests are decided by both compiled trees, each
+ * with its own snapshot, headroom guard and emulated watch events (bench/webhook-server.ts), taking
+ * turns round after round. Each round gives a ratio (working tree ÷ base, CPU per request), and the
+ * median of those paired ratios resolves a few per cent where the server benchmarks cannot: a
+ * disturbance of the machine hits both sides of a round alike.
+ *
+ *   npm run bench -- rules-ab            (or npx tsx bench/rules-ab.ts)
+ *   BENCH_RULES_BASE=HEAD  BENCH_RULES_ROUNDS=12
+ *
+ * No target: it reports. Results: bench/results/rules-ab.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { P1_PROJECTS, SERVER_SCRIPT, baseBenchServer, benchServer, env, log, median, round3, table } from './lib/measure.js';
+import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
+
+const RESULTS = join(dirname(SERVER_SCRIPT), 'results', 'rules-ab.json');
+
+/** What a compiled tree offers for deciding: its own modules, loaded from its dist/. */
+interface Tree {
+  name: string;
+  decideAll(): number;
+}
+
+/** Loads a compiled tree (dist/ holding src/ and bench/webhook-server.js) and readies it for `bodies`. */
+async function loadTree(name: string, serverScript: string, bodies: Buffer[]): Promise<Tree> {
+  const dist = dirname(dirname(serverScript));
+  const load = (path: string) => import(pathToFileURL(join(dist, path)).href);
+  const { DEFAULT_CONFIG } = await load('src/config/config.js');
+  const { assembleWebhook } = await load('src/webhook/main.js');
+  const { decodeReview } = await load('src/webhook/review.js');
+  const server = await load('bench/webhook-server.js');
+  const snapshot = server.p1Snapshot(P1_PROJECTS);
+  const config = { ...DEFAULT_CONFIG, crossReplicaReservation: false };
+  const requests = bodies.map((b) => {
+    const decoded = decodeReview(JSON.parse(b.toString('utf8')));
+    if (!decoded.ok) throw new Error(`${name}: ${decoded.error}`);
+    return decoded.request;
+  });
+  const source = new server.StaticSource(snapshot);
+  const { guard } = assembleWebhook({ config, source });
+  return {
+    name,
+    // As the bench server does: decide, and let an admitted growth be "seen" by the emulated watch.
+    decideAll() {
+      let admitted = 0;
+      for (const request of requests) {
+        const verdict = guard.decide({ config, snapshot, user: request.userInfo, pending: guard.pending }, request);
+        if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
+        if (verdict.violations.length === 0) admitted += 1;
+        if (verdict.violations.length === 0 && verdict.allocation?.grows) server.emulateWatch(source, request);
+      }
+      return admitted;
+    },
+  };
+}
+
+function cpuPerCall(tree: Tree, count: number): number {
+  const c0 = process.cpuUsage();
+  const admitted = tree.decideAll();
+  const c = process.cpuUsage(c0);
+  if (admitted !== count) throw new Error(`${tree.name}: ${count - admitted} of ${count} requests denied; the bench measures admissions`);
+  return (c.user + c.system) / count;
+}
+
+export async function main(): Promise<string[]> {
+  const ref = process.env.BENCH_RULES_BASE ?? 'HEAD';
+  const rounds = Math.max(3, env('BENCH_RULES_ROUNDS', 12));
+  const base = baseBenchServer('rules-ab', ref);
+  const work = benchServer('rules-ab');
+  const scenarios = [
+    { scenario: 'Namespace CREATE', bodies: namespaceCreateBodies(20_000, P1_PROJECTS) },
+    { scenario: 'ResourceQuota UPDATE', bodies: quotaUpdateBodies(P1_PROJECTS, 4) },
+  ];
+  const rows = [];
+  for (const { scenario, bodies } of scenarios) {
+    const trees = [await loadTree('working tree', work.script, bodies), await loadTree(`${ref} (${base.sha.slice(0, 7)})`, base.script, bodies)];
+    for (let i = 0; i < 3; i++) for (const t of trees) t.decideAll();
+    const us: number[][] = trees.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      // Alternate who goes first, so neither side always runs right after the other's garbage.
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
+      for (const k of order) us[k]!.push(cpuPerCall(trees[k]!, bodies.length));
+    }
+    const paired = us[0]!.map((t, i) => t / us[1]![i]!);
+    const row = { scenario, requests: bodies.length, rounds, workingTreeUs: round3(median(us[0]!)), baseUs: round3(median(us[1]!)), pairedRatioMedian: round3(median(paired)), pairedRatioMin: round3(Math.min(...paired)), pairedRatioMax: round3(Math.max(...paired)) };
+    log(`rules-ab ${scenario}: working tree ${row.workingTreeUs} µs, ${ref} ${row.baseUs} µs per decision; paired ratio median ${row.pairedRatioMedian} (${row.pairedRatioMin}–${row.pairedRatioMax})`);
+    rows.push(row);
+  }
+  const out = [
+    `Rules A/B in one process: CPU µs per decision (rules, guard, emulated watch event), median of ${rounds} rounds; working tree ÷ ${ref} (${base.sha.slice(0, 12)}) per round`,
+    table(
+      ['scenario', 'working tree µs', `${ref} µs`, 'paired ratio (median)', 'range'],
+      rows.map((r) => [r.scenario, String(r.workingTreeUs), String(r.baseUs), String(r.pairedRatioMedian), `${r.pairedRatioMin}–${r.pairedRatioMax}`]),
+    ),
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify({ benchmark: 'rules-ab', base: { ref, sha: base.sha }, date: new Date().toISOString(), rows }, null, 2)}\n`);
+  log(`results: ${RESULTS}`);
+  return [];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+      process.exit(2);
+    },
+  );
+}
