@@ -4,6 +4,8 @@ import { openSync, closeSync } from 'node:fs';
 
 const running = new Set<ChildProcess>();
 let hooked = false;
+/** The signal handlers hookExit installed, so a caller with its own shutdown can remove exactly these. */
+const signalHandlers = new Map<NodeJS.Signals, () => void>();
 
 function killAll(signal: NodeJS.Signals = 'SIGTERM'): void {
   for (const child of running) {
@@ -20,10 +22,27 @@ function hookExit(): void {
   hooked = true;
   process.on('exit', () => killAll('SIGKILL'));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.on(signal, () => {
+    const handler = () => {
       killAll('SIGTERM');
       process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
-    });
+    };
+    signalHandlers.set(signal, handler);
+    process.on(signal, handler);
+  }
+}
+
+/**
+ * For a caller that shuts its processes down itself on these signals (`make run`): removes the
+ * handlers above, and only those. Removing every listener would also remove tsx's own, which tells
+ * the tsx parent that the signal arrived; without it tsx SIGKILLs this process 60 ms later, in the
+ * middle of the shutdown, and the API server is left running.
+ */
+export function handOverSignals(signals: readonly NodeJS.Signals[]): void {
+  hookExit();
+  for (const signal of signals) {
+    const handler = signalHandlers.get(signal);
+    if (handler) process.off(signal, handler);
+    signalHandlers.delete(signal);
   }
 }
 

@@ -8,6 +8,7 @@ import { DEFAULT_CONFIG } from '../../../src/config/config.js';
 import { renderDirectory } from '../../../src/cli/render.js';
 import { REPO_ROOT } from '../paths.js';
 import { ControlPlane, type ClusterInfo } from './controlplane.js';
+import { handOverSignals } from './processes.js';
 import { applicationObject, argoCdVersion, startArgoCd } from '../argocd.js';
 import { LocalGitRepo } from '../git-repo.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook } from './tenantgate.js';
@@ -29,8 +30,7 @@ async function main(): Promise<void> {
     await cp.stop();
     process.exit(0);
   };
-  process.removeAllListeners('SIGINT');
-  process.removeAllListeners('SIGTERM');
+  handOverSignals(['SIGINT', 'SIGTERM']);
   process.on('SIGINT', () => void shutdown());
   process.on('SIGTERM', () => void shutdown());
   try {
