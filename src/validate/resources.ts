@@ -221,7 +221,7 @@ function sharesMemo(project: Project, cluster: string, shares: readonly Namespac
       if (!index.has(namespace)) return (total ??= sumShares(shares));
       totals ??= new Map();
       let t = totals.get(namespace);
-      if (!t) totals.set(namespace, (t = sumSharesExcept(shares, namespace)));
+      if (!t) totals.set(namespace, (t = sumShares(shares, namespace)));
       return t;
     },
   };
@@ -236,7 +236,7 @@ function sharesMemo(project: Project, cluster: string, shares: readonly Namespac
 export function othersTotal(snapshot: Snapshot, project: Project, cluster: string, namespace: string, pending?: PendingAllocations): Resources {
   const memo = snapshot.projectSharesOf?.(project, cluster);
   if (memo && !pendingTouchesOthers(memo, namespace, pending)) return memo.othersTotal(namespace);
-  return sumShares(clusterShares(snapshot, project, cluster, { extraNamespace: namespace, ...(pending ? { pending } : {}) }).filter((s) => s.namespace !== namespace));
+  return sumShares(clusterShares(snapshot, project, cluster, { extraNamespace: namespace, ...(pending ? { pending } : {}) }), namespace);
 }
 
 function pendingTouchesOthers(memo: ProjectShares, namespace: string, pending: PendingAllocations | undefined): boolean {
@@ -255,16 +255,10 @@ export function maxResources(a: Resources, b: Resources): Resources {
   return out;
 }
 
-export function sumShares(shares: Iterable<NamespaceShare>): Resources {
+/** Σ of the shares, in their order; `except`: leaving that namespace's share out. */
+export function sumShares(shares: Iterable<NamespaceShare>, except?: string): Resources {
   const total: Resources = new Map();
-  for (const share of shares) addInto(total, share.resources);
-  return total;
-}
-
-/** Σ of the shares of every namespace but `namespace`, in the shares' order. */
-function sumSharesExcept(shares: readonly NamespaceShare[], namespace: string): Resources {
-  const total: Resources = new Map();
-  for (const share of shares) if (share.namespace !== namespace) addInto(total, share.resources);
+  for (const share of shares) if (share.namespace !== except) addInto(total, share.resources);
   return total;
 }
 
