@@ -15,7 +15,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { P1_PROJECTS, SERVER_SCRIPT, baseBenchServer, benchServer, env, log, median, round3, table } from './lib/measure.js';
-import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
+import { ruleScenarios } from './lib/reviews.js';
 
 const RESULTS = join(dirname(SERVER_SCRIPT), 'results', 'rules-ab.json');
 
@@ -50,8 +50,9 @@ async function loadTree(name: string, serverScript: string, bodies: Buffer[]): P
       for (const request of requests) {
         const verdict = guard.decide({ config, snapshot, user: request.userInfo, pending: guard.pending }, request);
         if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
-        if (verdict.violations.length === 0) admitted += 1;
-        if (verdict.violations.length === 0 && verdict.allocation?.grows) server.emulateWatch(source, request);
+        if (verdict.violations.length > 0) continue;
+        admitted += 1;
+        if (verdict.allocation?.grows) server.emulateWatch(source, request);
       }
       return admitted;
     },
@@ -71,12 +72,8 @@ export async function main(): Promise<string[]> {
   const rounds = Math.max(3, env('BENCH_RULES_ROUNDS', 12));
   const base = baseBenchServer('rules-ab', ref);
   const work = benchServer('rules-ab');
-  const scenarios = [
-    { scenario: 'Namespace CREATE', bodies: namespaceCreateBodies(20_000, P1_PROJECTS) },
-    { scenario: 'ResourceQuota UPDATE', bodies: quotaUpdateBodies(P1_PROJECTS, 4) },
-  ];
   const rows = [];
-  for (const { scenario, bodies } of scenarios) {
+  for (const { scenario, bodies } of ruleScenarios(P1_PROJECTS)) {
     const trees = [await loadTree('working tree', work.script, bodies), await loadTree(`${ref} (${base.sha.slice(0, 7)})`, base.script, bodies)];
     for (let i = 0; i < 3; i++) for (const t of trees) t.decideAll();
     const us: number[][] = trees.map(() => []);

@@ -14,7 +14,7 @@ import { ClientFleet, type PoolName } from './webhook-client.js';
 
 import { HERE, LatencyResult, P1_PROJECTS, Pool, benchServer, TARGET_CPU_RATIO, TARGET_P99_MS, TARGET_RATIO, Target, ThroughputResult, closedLoop, env, log, openLoop, pinning, postJson, round1, round3, startChild, table, undisturbed } from './lib/measure.js';
 import { ProfileEntry, ProfileSummary, summariseProfile } from './lib/profile.js';
-import { namespaceCreateBodies, quotaUpdateBodies } from './lib/reviews.js';
+import { namespaceCreateBodies, quotaUpdateBodies, ruleScenarios } from './lib/reviews.js';
 
 
 export interface BreakdownResult {
@@ -45,10 +45,7 @@ export async function breakdown(work: string): Promise<BreakdownResult[]> {
   const config = { ...DEFAULT_CONFIG, crossReplicaReservation: false };
   const metrics = new WebhookMetrics();
   const out: BreakdownResult[] = [];
-  for (const [scenario, bodies] of [
-    ['Namespace CREATE', namespaceCreateBodies(20_000, P1_PROJECTS)],
-    ['ResourceQuota UPDATE', quotaUpdateBodies(P1_PROJECTS, 4)],
-  ] as const) {
+  for (const { scenario, bodies } of ruleScenarios(P1_PROJECTS)) {
     const n = bodies.length;
     const parsed = bodies.map((b) => JSON.parse(b.toString('utf8')) as unknown);
     const requests: AdmissionRequest[] = parsed.map((p) => {

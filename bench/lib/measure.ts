@@ -549,7 +549,7 @@ export function benchServer(who: string): { nodeArgs: string[]; script: string }
 export function baseBenchServer(who: string, ref: string): { script: string; sha: string } {
   const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
   const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]).stdout.trim();
-  if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`BENCH_ATTR_BASE ${JSON.stringify(ref)} is not a commit`);
+  if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`${who}: ${JSON.stringify(ref)} is not a commit`);
   const dir = join(ROOT, '.cache', 'bench-base', sha);
   const script = join(dir, '.cache', 'bench-server', 'dist', 'bench', 'webhook-server.js');
   if (existsSync(script)) return { script, sha };

@@ -124,3 +124,11 @@ export function q5PlainBody(i: number, n: number): Buffer {
 // ---------------------------------------------------------------------------------------------
 // CPU profile summary
 // ---------------------------------------------------------------------------------------------
+
+/** The requests whose rule path P1's breakdown and bench/rules-ab.ts time in-process, by scenario. */
+export function ruleScenarios(projects: number): Array<{ scenario: 'Namespace CREATE' | 'ResourceQuota UPDATE'; bodies: Buffer[] }> {
+  return [
+    { scenario: 'Namespace CREATE', bodies: namespaceCreateBodies(20_000, projects) },
+    { scenario: 'ResourceQuota UPDATE', bodies: quotaUpdateBodies(projects, 4) },
+  ];
+}
