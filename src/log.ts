@@ -51,8 +51,46 @@ export function createLogger(options: { name: string; level?: LogLevel; format?:
     : sync
       ? pino.destination({ dest: 2, sync })
       : new RecordBatch(pino.destination({ dest: 2, sync }), ASYNC_LOG_BATCH_CHARS, ASYNC_LOG_FLUSH_MS);
+  if (human) return pino({ level: options.level ?? 'info', base: { component: options.name }, timestamp: isoTimePerMillisecond() }, destination);
+  return jsonLogger(options.name, options.level ?? 'info', destination);
+}
+
+/** A JSON logger writing to `destination` (what createLogger makes for non-terminal output); `time` is for tests. */
+export function jsonLogger(component: string, level: LogLevel, destination: JsonSink['destination'], time: () => string = isoTimePerMillisecond()): Logger {
   // `component`, not pino's `name`: decision records have a `name` of their own (the object's).
-  return pino({ level: options.level ?? 'info', base: { component: options.name }, timestamp: isoTimePerMillisecond() }, destination);
+  const logger = pino({ level, base: { component }, timestamp: time }, destination);
+  jsonSinks.set(logger, { destination, time, component: JSON.stringify(component) });
+  return logger;
+}
+
+/** How createLogger's JSON loggers write, for infoRecorder. */
+interface JsonSink {
+  destination: { write(line: string): unknown };
+  time: () => string;
+  /** The `component` field's value, serialised. */
+  component: string;
+}
+const jsonSinks = new WeakMap<Logger, JsonSink>();
+
+/**
+ * `logger.info(fields, msg)` for a hot path: one record per call. With a JSON logger from createLogger
+ * the record is the line pino writes — `{"level":30,"time":…,"component":…,<fields>,"msg":…}`, the
+ * same bytes (a unit test compares them) — serialised with one JSON.stringify and handed to the same
+ * destination. pino serialises field by field: 2.35 µs per decision record against 1.05 µs (ADR 0019).
+ * Pretty loggers, and any other, go through pino. `fields` holds plain JSON values only (pino's `err`
+ * serializer does not apply).
+ */
+export function infoRecorder<T extends object>(logger: Logger, msg: string): (fields: T) => void {
+  const sink = jsonSinks.get(logger);
+  if (!sink) return (fields) => logger.info(fields as Record<string, unknown>, msg);
+  const head = `{"level":${logger.levels.values.info}`;
+  const component = `,"component":${sink.component}`;
+  const tail = `,"msg":${JSON.stringify(msg)}}\n`;
+  return (fields) => {
+    if (!logger.isLevelEnabled('info')) return;
+    const json = JSON.stringify(fields);
+    sink.destination.write(`${head}${sink.time()}${component}${json.length > 2 ? `,${json.slice(1, -1)}` : ''}${tail}`);
+  };
 }
 
 /** The `log(message, fields?)` seam the components take, backed by a logger. */

@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { TenantgateConfig } from '../config/config.js';
 import { loadConfig } from '../config/load.js';
 import type { RuntimeOptions } from '../cli/main.js';
-import { createLogger, logFunction, type Logger } from '../log.js';
+import { createLogger, infoRecorder, logFunction, type Logger } from '../log.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
 import type { Verdict } from '../validate/admission.js';
@@ -169,7 +169,7 @@ export function applyWebhookV8Flags(env: NodeJS.ProcessEnv = process.env): { fla
 
 /** One JSON record per admission decision, as `tenantgate webhook` writes it (the P1 bench wires the same). */
 export function decisionLog(logger: Logger): (decision: AdmissionDecision) => void {
-  return (d) => logger.info(d, 'admission decision');
+  return infoRecorder<AdmissionDecision>(logger, 'admission decision');
 }
 
 /** `tenantgate webhook` (options parsed by src/cli/main.ts). */

@@ -37,15 +37,15 @@ export interface AdmissionDecision {
   uid: string;
   path: 'validate' | 'mutate';
   kind: string;
-  namespace?: string;
-  name?: string;
+  namespace?: string | undefined;
+  name?: string | undefined;
   user: string;
   operation: string;
   dryRun: boolean;
   verdict: 'allowed' | 'patched' | 'denied';
   /** The rule ids of a denial (or of Q4 warnings). */
   rules: string[];
-  code?: number;
+  code?: number | undefined;
   ms: number;
 }
 
@@ -136,19 +136,19 @@ function reviewer(deps: WebhookDeps) {
     sendJson(res, 200, envelope(response));
     if (deps.onDecision) {
       const object = (request.object ?? request.oldObject) as { metadata?: { name?: string } } | null | undefined;
-      const name = request.name || object?.metadata?.name;
+      // Absent fields are undefined rather than spread in: one object shape, and JSON leaves them out.
       deps.onDecision({
         uid: request.uid,
         path,
         kind: request.kind.kind,
-        ...(request.namespace ? { namespace: request.namespace } : {}),
-        ...(name ? { name } : {}),
+        namespace: request.namespace || undefined,
+        name: request.name || object?.metadata?.name || undefined,
         user: request.userInfo.username ?? '',
         operation: request.operation,
         dryRun: request.dryRun === true,
         verdict,
         rules,
-        ...(response.status ? { code: response.status.code } : {}),
+        code: response.status?.code,
         ms: Math.round(seconds * 1e6) / 1e3,
       });
     }
