@@ -35,7 +35,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown());
   try {
     await installBase(info);
-    const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`) });
+    // One line per admission decision, as `tenantgate webhook` logs it: what was denied, and by which rule.
+    const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`), onDecision: (d) => log(`webhook: admission decision ${JSON.stringify(d)}`) });
     stopAll.push(() => hook.stop());
     log(`webhook serving ${hook.url} and registered with the apiserver`);
     const { startController } = await import('../../../src/controller/main.js');
