@@ -51,14 +51,18 @@ export function createLogger(options: { name: string; level?: LogLevel; format?:
     : sync
       ? pino.destination({ dest: 2, sync })
       : new RecordBatch(pino.destination({ dest: 2, sync }), ASYNC_LOG_BATCH_CHARS, ASYNC_LOG_FLUSH_MS);
-  if (human) return pino({ level: options.level ?? 'info', base: { component: options.name }, timestamp: isoTimePerMillisecond() }, destination);
-  return jsonLogger(options.name, options.level ?? 'info', destination);
+  const level = options.level ?? 'info';
+  return human ? loggerTo(options.name, level, destination, isoTimePerMillisecond()) : jsonLogger(options.name, level, destination);
+}
+
+function loggerTo(component: string, level: LogLevel, destination: JsonSink['destination'], time: () => string): Logger {
+  // `component`, not pino's `name`: decision records have a `name` of their own (the object's).
+  return pino({ level, base: { component }, timestamp: time }, destination);
 }
 
 /** A JSON logger writing to `destination` (what createLogger makes for non-terminal output); `time` is for tests. */
 export function jsonLogger(component: string, level: LogLevel, destination: JsonSink['destination'], time: () => string = isoTimePerMillisecond()): Logger {
-  // `component`, not pino's `name`: decision records have a `name` of their own (the object's).
-  const logger = pino({ level, base: { component }, timestamp: time }, destination);
+  const logger = loggerTo(component, level, destination, time);
   jsonSinks.set(logger, { destination, time, component: JSON.stringify(component) });
   return logger;
 }

@@ -122,7 +122,7 @@ export function q5PlainBody(i: number, n: number): Buffer {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CPU profile summary
+// Rule scenarios (timed in-process)
 // ---------------------------------------------------------------------------------------------
 
 /** The requests whose rule path P1's breakdown and bench/rules-ab.ts time in-process, by scenario. */
