@@ -14,9 +14,18 @@ const parsedLists = new WeakMap<ResourceList, Resources>();
 export function parseResources(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
   if (!sink && list) {
     let cached = parsedLists.get(list);
-    if (!cached) parsedLists.set(list, (cached = parseResources(list, path, [], owner)));
+    if (!cached) parsedLists.set(list, (cached = parseUncached(list, path, [], owner)));
     return cached;
   }
+  return parseUncached(list, path, sink, owner);
+}
+
+/**
+ * parseResources without the cache, for a list that lives no longer than one decision (the object
+ * under review): caching it would only add a WeakMap entry that dies young, and a WeakMap whose
+ * entries come and go is rebuilt from time to time, in the young generation.
+ */
+export function parseUncached(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
   const out: Resources = new Map();
   for (const [name, raw] of Object.entries(list ?? {})) {
     const q = Quantity.tryParse(raw);
@@ -69,12 +78,19 @@ export function isUnscoped(quota: ResourceQuotaObject): boolean {
   return !(spec.scopes && spec.scopes.length > 0) && !spec.scopeSelector;
 }
 
-/** Effective quota (SPEC §3.3): per resource, the minimum `hard` over the unscoped quotas. */
-export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>): Resources {
+/**
+ * Effective quota (SPEC §3.3): per resource, the minimum `hard` over the unscoped quotas.
+ * `underReview`: the one of them that is the object of an admission review (parsed without the cache).
+ */
+export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underReview?: ResourceQuotaObject): Resources {
+  // One unscoped quota (the usual namespace): its parsed list is the minimum already, and that list
+  // is cached by object, so a cache event re-deriving the namespace's share allocates nothing.
+  const only = soleQuota(quotas);
+  if (only && isUnscoped(only)) return hardOf(only, underReview);
   const out: Resources = new Map();
   for (const quota of quotas) {
     if (!isUnscoped(quota)) continue;
-    for (const [name, q] of parseResources(quota.spec?.hard)) {
+    for (const [name, q] of hardOf(quota, underReview)) {
       const prev = out.get(name);
       if (!prev || q.cmp(prev) < 0) out.set(name, q);
     }
@@ -87,12 +103,34 @@ export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>): Resources
  * resource it does not cover yet, `namespaceDefaults.quota` (the room a default quota will take, C4).
  */
 export function namespaceAllocation(effective: ReadonlyMap<string, Quantity>, budget: Resources, defaults: Resources): Resources {
+  if (sameKeys(effective, budget)) return effective as Resources;
   const out: Resources = new Map();
   for (const name of budget.keys()) {
     const q = effective.get(name) ?? defaults.get(name);
     if (q) out.set(name, q);
   }
   return out;
+}
+
+function hardOf(quota: ResourceQuotaObject, underReview: ResourceQuotaObject | undefined): Resources {
+  return quota === underReview ? parseUncached(quota.spec?.hard) : parseResources(quota.spec?.hard);
+}
+
+/** The one quota of `quotas`, if there is exactly one (an array is read without an iterator). */
+function soleQuota(quotas: Iterable<ResourceQuotaObject>): ResourceQuotaObject | undefined {
+  if (Array.isArray(quotas)) return quotas.length === 1 ? (quotas[0] as ResourceQuotaObject) : undefined;
+  let first: ResourceQuotaObject | undefined;
+  let n = 0;
+  for (const q of quotas) if (n++ === 0) first = q; else return undefined;
+  return first;
+}
+
+/** Whether a and b have the same keys in the same order. */
+function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknown>): boolean {
+  if (a.size !== b.size) return false;
+  const other = b.keys();
+  for (const key of a.keys()) if (other.next().value !== key) return false;
+  return true;
 }
 
 export interface NamespaceShare {
@@ -118,7 +156,7 @@ export interface QuotaChange {
 
 /** The effective quota of `change.namespace` with the change applied (`change.effective` when the caller has it). */
 export function effectiveQuotaAfter(snapshot: Snapshot, change: QuotaChange): ReadonlyMap<string, Quantity> {
-  return change.effective ?? effectiveQuota(quotasAfter(snapshot, change.namespace, change));
+  return change.effective ?? effectiveQuota(quotasAfter(snapshot, change.namespace, change), change.quota);
 }
 
 /** The effective quota the snapshot shows for a namespace (its memo when it has one). */
@@ -189,7 +227,7 @@ export interface ProjectShares {
 }
 
 export function projectShares(snapshot: Snapshot, project: Project, cluster: string): ProjectShares {
-  return sharesMemo(project, cluster, clusterShares(snapshot, project, cluster));
+  return new SharesMemo(project, cluster, clusterShares(snapshot, project, cluster));
 }
 
 /**
@@ -197,34 +235,51 @@ export function projectShares(snapshot: Snapshot, project: Project, cluster: str
  * (no share); the other namespaces' shares are kept, in namespace order, and the sums start afresh.
  */
 export function withNamespaceShare(memo: ProjectShares, namespace: string, share?: NamespaceShare): ProjectShares {
-  const shares = memo.shares.filter((s) => s.namespace !== namespace);
-  if (share) {
-    const at = shares.findIndex((s) => s.namespace > namespace);
-    shares.splice(at < 0 ? shares.length : at, 0, share);
-  }
-  return sharesMemo(memo.project, memo.cluster, shares);
+  const { shares } = memo;
+  const at = insertionPoint(shares, namespace);
+  const member = at < shares.length && shares[at]!.namespace === namespace;
+  // One new array of the final length: a cache event replaces the memo of a project, and whatever it
+  // allocates lives until the project's next change, long enough for the scavenger to copy it.
+  let next: readonly NamespaceShare[];
+  if (share) next = member ? shares.with(at, share) : shares.toSpliced(at, 0, share);
+  else next = member ? shares.toSpliced(at, 1) : shares;
+  return new SharesMemo(memo.project, memo.cluster, next);
 }
 
-function sharesMemo(project: Project, cluster: string, shares: readonly NamespaceShare[]): ProjectShares {
+/** The index of the first share whose namespace is not before `namespace` (shares sorted by namespace). */
+function insertionPoint(shares: readonly NamespaceShare[], namespace: string): number {
+  let lo = 0;
+  let hi = shares.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (shares[mid]!.namespace < namespace) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+class SharesMemo implements ProjectShares {
   // Built on first use: a memo replaced by the next cache event before any decision reads it (a
   // quota changed twice in a row) never needs them.
-  let index: Set<string> | undefined;
-  // One entry per observed namespace and one for all the others: bounded by the project's size.
-  let totals: Map<string, Resources> | undefined;
-  let total: Resources | undefined;
-  return {
-    project,
-    cluster,
-    shares,
-    othersTotal(namespace) {
-      index ??= new Set(shares.map((s) => s.namespace));
-      if (!index.has(namespace)) return (total ??= sumShares(shares));
-      totals ??= new Map();
-      let t = totals.get(namespace);
-      if (!t) totals.set(namespace, (t = sumShares(shares, namespace)));
-      return t;
-    },
-  };
+  /** One entry per observed namespace: bounded by the project's size. */
+  private totals: Map<string, Resources> | undefined;
+  /** The sum for a namespace that has no share (all of them). */
+  private total: Resources | undefined;
+
+  constructor(
+    readonly project: Project,
+    readonly cluster: string,
+    readonly shares: readonly NamespaceShare[],
+  ) {}
+
+  othersTotal(namespace: string): Resources {
+    const at = insertionPoint(this.shares, namespace);
+    if (at >= this.shares.length || this.shares[at]!.namespace !== namespace) return (this.total ??= sumShares(this.shares));
+    this.totals ??= new Map();
+    let t = this.totals.get(namespace);
+    if (!t) this.totals.set(namespace, (t = sumShares(this.shares, namespace)));
+    return t;
+  }
 }
 
 /**

@@ -3,6 +3,8 @@ import { effectiveQuota, isUnscoped, namespaceShare, projectShares, withNamespac
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
+/** An effective-quota memo entry to recompute (see forgetEffective). */
+const STALE = Symbol('stale');
 
 export class MemorySnapshot implements Snapshot {
   private readonly projectsByName = new Map<string, Project>();
@@ -21,7 +23,7 @@ export class MemorySnapshot implements Snapshot {
    * A stale entry would let Q1 count an old quota and admit an overspend, so every quota write goes
    * through upsertQuota/deleteQuota, which drop it.
    */
-  private readonly effectiveByNamespace = new Map<string, Resources>();
+  private readonly effectiveByNamespace = new Map<string, Resources | typeof STALE>();
   /**
    * Observed shares per project (Q1 sums the other namespaces of a project on every growing request):
    * forgotten when the Project changes; one share recomputed when a namespace joins or leaves the
@@ -57,13 +59,22 @@ export class MemorySnapshot implements Snapshot {
   }
 
   effectiveQuotaOf(namespace: string): Resources {
-    let effective = this.effectiveByNamespace.get(namespace);
-    if (!effective) {
-      effective = effectiveQuota(this.quotasInNamespace(namespace));
-      // Namespaces without quotas stay out of the memo (an empty result is cheap and would only grow it).
-      if (effective.size > 0) this.effectiveByNamespace.set(namespace, effective);
-    }
+    const known = this.effectiveByNamespace.get(namespace);
+    if (known !== undefined && known !== STALE) return known;
+    const effective = effectiveQuota(this.quotasInNamespace(namespace));
+    // Namespaces without quotas stay out of the memo (an empty result is cheap and would only grow it).
+    if (effective.size > 0) this.effectiveByNamespace.set(namespace, effective);
+    else if (known === STALE) this.effectiveByNamespace.delete(namespace);
     return effective;
+  }
+
+  /**
+   * A quota of the namespace changed: its memo entry is marked stale rather than deleted. Deleting
+   * and re-adding a key on every quota event leaves a hole each time, and V8 then rebuilds the whole
+   * table (50,000 entries) in the young generation, which every scavenge has to copy.
+   */
+  private forgetEffective(namespace: string): void {
+    if (this.effectiveByNamespace.has(namespace)) this.effectiveByNamespace.set(namespace, STALE);
   }
 
   projectSharesOf(project: Project, cluster: string): ProjectShares {
@@ -156,7 +167,7 @@ export class MemorySnapshot implements Snapshot {
       // The quota controller rewrites status.used all the time; only spec.hard and the scopes count.
       if (sameLimits(previous, q)) return;
     }
-    this.effectiveByNamespace.delete(namespace);
+    this.forgetEffective(namespace);
     this.reshare(this.projectOf(namespace), namespace, true);
   }
   deleteQuota(namespace: string, name: string): void {
@@ -164,9 +175,13 @@ export class MemorySnapshot implements Snapshot {
     if (!list) return;
     const rest = list.filter((x) => x.metadata.name !== name);
     this.quotaCount -= list.length - rest.length;
-    if (rest.length === 0) this.quotasByNamespace.delete(namespace);
-    else this.quotasByNamespace.set(namespace, rest);
-    this.effectiveByNamespace.delete(namespace);
+    if (rest.length === 0) {
+      this.quotasByNamespace.delete(namespace);
+      this.effectiveByNamespace.delete(namespace);
+    } else {
+      this.quotasByNamespace.set(namespace, rest);
+      this.forgetEffective(namespace);
+    }
     this.reshare(this.projectOf(namespace), namespace, true);
   }
 }
