@@ -5,7 +5,6 @@
 import { isPrivileged, projectPrefix, type TenantgateConfig } from '../config/config.js';
 import { validateDeclarations } from './offline.js';
 import {
-  addInto,
   budgetOf,
   budgetPath,
   clusterShares,
@@ -85,13 +84,7 @@ export function projectOfNamespace(ctx: Pick<ReviewContext, 'config' | 'snapshot
   return project ? { project } : {};
 }
 
-/** a + b as a new list (a may be a memo: never modified). */
-function plus(a: Resources, b: Resources): Resources {
-  const out: Resources = new Map(a);
-  addInto(out, b);
-  return out;
-}
-
+/** Whether `after` asks more than `before` of some resource. */
 function grows(before: Resources, after: Resources): boolean {
   for (const [r, q] of after) {
     const prev = before.get(r);
@@ -184,7 +177,7 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   const { self, before, others } = othersAndSelf(ctx, project, name);
   const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
   violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
-  const warnings = violations.length ? [] : headroomWarnings(scope, plus(others, share.resources), ctx.config.headroomWarningThreshold);
+  const warnings = violations.length ? [] : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
 }
 
@@ -326,7 +319,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
   if (quotaGrows) violations.push(...checkFits(scope, subject, self, others, ['spec', 'hard']));
-  const warnings = violations.length ? [] : headroomWarnings(scope, plus(others, self.resources), ctx.config.headroomWarningThreshold);
+  const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows } };
 }
 

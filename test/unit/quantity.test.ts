@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { max, min, Quantity, QuantityError, sumQuantities, type QuantityFormat } from '../../src/validate/quantity.js';
+import { max, min, Quantity, QuantityError, signOfSum, sumQuantities, type QuantityFormat } from '../../src/validate/quantity.js';
 
 const q = (s: string | number): Quantity => Quantity.parse(s);
 
@@ -538,3 +538,58 @@ describe('properties', () => {
     );
   });
 });
+
+describe('signOfSum (the rules\' allocation-free comparison)', () => {
+  const exact = (ka: number, a: Quantity, kb: number, b: Quantity, kc: number, c: Quantity) => a.mul(ka).add(b.mul(kb)).add(c.mul(kc)).sign();
+
+  // Found by search: plain doubles give these the wrong sign (each term rounds, and the sum keeps the
+  // error), so a version without the exact fallback, or with too little slack, fails here.
+  const doublesMisjudge: Array<[string, string, string, -1 | 0 | 1]> = [
+    ['100000000000000413', '100000000000000395', '200000000000000810', -1],
+    ['1000000000000000366', '1000000000000000243', '2000000000000000610', -1],
+    ['1000000000000000136', '1000000000000000016', '2000000000000000152', 0],
+  ];
+  it.each(doublesMisjudge)('%s + %s − %s has the exact sign', (a, b, c, sign) => {
+    const naive = Math.sign(q(a).asApproximateFloat64() + q(b).asApproximateFloat64() - q(c).asApproximateFloat64());
+    expect(naive).not.toBe(sign); // the row is a real trap for doubles
+    expect(signOfSum(1, q(a), 1, q(b), -1, q(c))).toBe(sign);
+  });
+
+  const rows: Array<[number, string, number, string, number, string]> = [
+    [1, '4', 1, '96', -1, '100'], // exactly full
+    [1, '4', 1, '96', -1, '99999999999n'], // full but for a nano
+    [10000, '0', 10000, '90', -9000, '100'], // headroom exactly a tenth
+    [10000, '1n', 10000, '90', -9000, '100'],
+    [1, '1e400', 1, '1', -1, '1e400'], // beyond doubles: computed exactly
+    [1, '-1e400', 1, '1e400', -1, '0'],
+    [1, '1e300', 1, '1n', -1, '1e300'], // terms 10^309 apart
+    [1, '1n', 1, '1n', -1, '2n'],
+    [1, '8Gi', 1, '8Gi', -1, '16Gi'],
+    [1, '8Gi', 1, '8G', -1, '16Gi'],
+    [1, '0', 1, '0', -1, '0'],
+    [-1, '5', 3, '2', 1, '-1'],
+    [1, '9223372036854775807', 1, '1', -1, '9223372036854775808'], // past int64
+  ];
+  it.each(rows)('%d·%s + %d·%s + %d·%s', (ka, a, kb, b, kc, c) => {
+    expect(signOfSum(ka, q(a), kb, q(b), kc, q(c))).toBe(exact(ka, q(a), kb, q(b), kc, q(c)));
+  });
+
+  it('agrees with exact arithmetic on random terms, near-ties included', () => {
+    const coefficient = fc.constantFrom(1, -1, 10000, -9000, -1000, 3, 0);
+    fc.assert(
+      fc.property(coefficient, quantity, coefficient, quantity, coefficient, quantity, (ka, a, kb, b, kc, c) => {
+        expect(signOfSum(ka, a, kb, b, kc, c)).toBe(exact(ka, a, kb, b, kc, c));
+      }),
+      RUNS,
+    );
+    // c = a + b ± a few nanos: the doubles cannot tell, the exact path must.
+    fc.assert(
+      fc.property(quantity, quantity, fc.integer({ min: -3, max: 3 }), (a, b, nanos) => {
+        const c = a.add(b).add(Quantity.fromScaled(nanos, -9));
+        expect(signOfSum(1, a, 1, b, -1, c)).toBe(exact(1, a, 1, b, -1, c));
+      }),
+      RUNS,
+    );
+  });
+});
+

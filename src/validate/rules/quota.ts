@@ -1,5 +1,5 @@
 /** Q1, Q2, Q4: budgets, coverage and headroom. Pure functions over shares computed in resources.ts. */
-import { Quantity } from '../quantity.js';
+import { Quantity, signOfSum } from '../quantity.js';
 import { sumShares, type NamespaceShare, type Resources } from '../resources.js';
 import type { FieldPath, Violation } from '../types.js';
 
@@ -58,9 +58,10 @@ export function checkFits(scope: BudgetScope, subject: string, share: NamespaceS
   for (const [resource, limit] of byResource(scope.budget)) {
     const asked = share.resources.get(resource);
     if (!asked) continue;
-    const allocated = othersTotal.get(resource) ?? Quantity.zero();
+    const allocated = othersTotal.get(resource) ?? ZERO;
+    // asked + allocated ≤ limit
+    if (signOfSum(1, asked, 1, allocated, -1, limit) <= 0) continue;
     const fits = limit.sub(allocated);
-    if (asked.cmp(fits) <= 0) continue;
     const room = fits.sign() > 0 ? `at most ${fits.toString()} fits` : `nothing fits (the other namespaces already use ${allocated.sub(limit).toString()} more than the budget)`;
     out.push({
       rule: 'Q1',
@@ -84,27 +85,25 @@ export function checkCoverage(scope: BudgetScope, subject: string, effective: Re
   ];
 }
 
-/** Q4: warnings when headroom falls below `threshold` × budget (`total`: Σ of the shares). Short: kubectl cuts long warnings. */
-export function headroomWarnings(scope: BudgetScope, total: Resources, threshold: number): string[] {
+/**
+ * Q4: warnings when headroom falls below `threshold` × budget; the allocation is `others` (Σ of the
+ * other namespaces' shares) plus `self` (the namespace under review). Short: kubectl cuts long warnings.
+ */
+export function headroomWarnings(scope: BudgetScope, others: Resources, self: Resources, threshold: number): string[] {
   const out: string[] = [];
+  // headroom < threshold × limit, exactly: (limit − used) × 10000 < limit × round(threshold × 10000),
+  // that is used × 10000 − limit × (10000 − basis points) > 0.
+  const keep = 10000 - Math.round(threshold * 10000);
   for (const [resource, limit] of byResource(scope.budget)) {
-    const used = total.get(resource) ?? Quantity.zero();
-    const headroom = limit.sub(used);
-    if (headroom.sign() < 0) continue;
-    if (belowFraction(headroom, limit, threshold)) {
-      out.push(`[Q4] ${where(scope)}: ${resource} headroom ${headroom.toString()} of ${limit.toString()} left`);
-    }
+    const fromOthers = others.get(resource) ?? ZERO;
+    const fromSelf = self.get(resource) ?? ZERO;
+    // Over the budget already (only a privileged or earlier change gets there): Q1's business, not Q4's.
+    if (signOfSum(1, fromOthers, 1, fromSelf, -1, limit) > 0) continue;
+    if (signOfSum(10000, fromOthers, 10000, fromSelf, -keep, limit) <= 0) continue;
+    const headroom = limit.sub(fromOthers.add(fromSelf));
+    out.push(`[Q4] ${where(scope)}: ${resource} headroom ${headroom.toString()} of ${limit.toString()} left`);
   }
   return out;
 }
 
-/** limit × basis points, by limit (a budget's quantities live as long as their Project object). */
-const thresholdProducts = new WeakMap<Quantity, { basisPoints: bigint; product: Quantity }>();
-
-/** headroom < threshold × limit, exactly: compare headroom × 10000 with limit × round(threshold × 10000). */
-function belowFraction(headroom: Quantity, limit: Quantity, threshold: number): boolean {
-  const basisPoints = BigInt(Math.round(threshold * 10000));
-  let memo = thresholdProducts.get(limit);
-  if (memo?.basisPoints !== basisPoints) thresholdProducts.set(limit, (memo = { basisPoints, product: limit.mul(basisPoints) }));
-  return headroom.mul(10000n).cmp(memo.product) < 0;
-}
+const ZERO = Quantity.zero();
