@@ -27,7 +27,9 @@ export function parseResources(list: ResourceList | undefined, path: FieldPath =
  */
 export function parseUncached(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
   const out: Resources = new Map();
-  for (const [name, raw] of Object.entries(list ?? {})) {
+  if (!list) return out;
+  for (const name of Object.keys(list)) {
+    const raw = list[name];
     const q = Quantity.tryParse(raw);
     if (q === undefined) {
       sink?.push({
@@ -272,9 +274,13 @@ class SharesMemo implements ProjectShares {
     readonly shares: readonly NamespaceShare[],
   ) {}
 
+  private shareOf(namespace: string): NamespaceShare | undefined {
+    const share = this.shares[insertionPoint(this.shares, namespace)];
+    return share?.namespace === namespace ? share : undefined;
+  }
+
   othersTotal(namespace: string): Resources {
-    const at = insertionPoint(this.shares, namespace);
-    if (at >= this.shares.length || this.shares[at]!.namespace !== namespace) return (this.total ??= sumShares(this.shares));
+    if (!this.shareOf(namespace)) return (this.total ??= sumShares(this.shares));
     this.totals ??= new Map();
     let t = this.totals.get(namespace);
     if (!t) this.totals.set(namespace, (t = sumShares(this.shares, namespace)));
