@@ -63,6 +63,7 @@ const MIN_INT64 = -(1n << 63n);
 const MAX_INT64 = (1n << 63n) - 1n;
 
 const fitsInt64 = (v: bigint): boolean => v >= MIN_INT64 && v <= MAX_INT64;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const absBig = (v: bigint): bigint => (v < 0n ? -v : v);
 const signBig = (v: bigint): -1 | 0 | 1 => (v > 0n ? 1 : v < 0n ? -1 : 0);
 /** -x without producing -0. */
@@ -472,6 +473,35 @@ export class Quantity {
     }
     const r = decAdd(this.amount, other.amount);
     return new Quantity(r.u, r.s, true, format);
+  }
+
+  /**
+   * terms[0].add(terms[1]).add(…), left to right: the same value, Format and form, built without
+   * the intermediate quantities when every term is an int64-form value of one scale and every
+   * partial sum is a safe integer (a quota list's "4", "8", "40" are). One term is returned as it is.
+   */
+  static addAll(terms: readonly Quantity[]): Quantity {
+    const first = terms[0];
+    if (first === undefined) throw new RangeError('addAll needs at least one term');
+    if (terms.length === 1) return first;
+    const { scale } = first;
+    let total = 0;
+    let format = first.format;
+    let exact = true;
+    for (let i = 0; exact && i < terms.length; i++) {
+      const term = terms[i]!;
+      if (term.arbitrary || term.scale !== scale) exact = false;
+      else {
+        // add(): a zero running total takes the next term's Format.
+        if (i > 0 && total === 0) format = term.format;
+        total += Number(term.unscaled);
+        exact = Number.isSafeInteger(total) && term.unscaled <= MAX_SAFE && term.unscaled >= -MAX_SAFE;
+      }
+    }
+    if (exact) return new Quantity(BigInt(total), scale, false, format);
+    let sum = first;
+    for (let i = 1; i < terms.length; i++) sum = sum.add(terms[i]!);
+    return sum;
   }
 
   /** this - other. The result keeps this Format, or takes other's when this is zero. */

@@ -318,10 +318,28 @@ export function maxResources(a: Resources, b: Resources): Resources {
 
 /** Σ of the shares, in their order; `except`: leaving that namespace's share out. */
 export function sumShares(shares: Iterable<NamespaceShare>, except?: string): Resources {
+  const list = Array.isArray(shares) ? (shares as readonly NamespaceShare[]) : [...shares];
   const total: Resources = new Map();
-  for (const share of shares) if (share.namespace !== except) addInto(total, share.resources);
+  // Resource by resource, in order of first appearance, each added up in share order: the same sums
+  // as adding share after share (addInto), without a quantity for every partial sum.
+  for (const share of list) {
+    if (share.namespace === except) continue;
+    for (const name of share.resources.keys()) {
+      if (total.has(name)) continue;
+      TERMS.length = 0;
+      for (const other of list) {
+        const q = other.namespace === except ? undefined : other.resources.get(name);
+        if (q) TERMS.push(q);
+      }
+      total.set(name, Quantity.addAll(TERMS));
+    }
+  }
+  TERMS.length = 0;
   return total;
 }
+
+/** sumShares' scratch list of one resource's terms (synchronous, so never in use twice). */
+const TERMS: Quantity[] = [];
 
 export function namespaceIsTerminating(ns: NamespaceObject): boolean {
   return Boolean(ns.metadata.deletionTimestamp) || ns.status?.phase === 'Terminating';

@@ -12,7 +12,7 @@ import type { TenantgateConfig } from '../config/config.js';
 import type { ReviewContext, Verdict } from '../validate/admission.js';
 import type { Snapshot } from '../validate/types.js';
 import type { WebhookMetrics } from './metrics.js';
-import { decodeReview, denied, envelope, handledKind, mutationFor, responseFor, verdictFor, type AdmissionRequest } from './review.js';
+import { decodeReview, denied, envelope, handledKind, mutationFor, responseFor, verdictFor, type AdmissionRequest, type AdmissionResponse } from './review.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -92,42 +92,8 @@ function reviewer(deps: WebhookDeps) {
     child.inc();
   };
 
-  return async (path: ReviewPath, body: unknown, res: ServerResponse, started: bigint): Promise<void> => {
-    const decoded = decodeReview(body);
-    if (!decoded.ok) {
-      return refuse(deps.metrics, res, 400, `invalid AdmissionReview: ${decoded.error}`);
-    }
-    const request = decoded.request;
-    const kind = handledKind(request) ?? 'other';
-    let response;
-    let rules: string[] = [];
-    if (!deps.ready()) {
-      response = denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds');
-    } else {
-      const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, pending: deps.pending };
-      try {
-        if (path === 'validate') {
-          const gone = new AbortController();
-          res.once('close', () => {
-            if (!res.writableFinished) gone.abort();
-          });
-          const decided = decide(ctx, request, gone.signal);
-          const result = decided instanceof Promise ? await decided : decided;
-          if (result.violations.length > 0) {
-            rules = [...new Set(result.violations.map((v) => v.rule))];
-            for (const rule of rules) countDenial(rule);
-          } else if (result.warnings.length > 0) {
-            rules = result.warnings.map((w) => /^\[([A-Z]\d)\]/.exec(w)?.[1] ?? '').filter(Boolean);
-          }
-          response = responseFor(request.uid, result);
-        } else {
-          response = mutationFor(ctx, request);
-        }
-      } catch (err) {
-        log(`review ${request.uid} failed: ${(err as Error).stack ?? String(err)}`);
-        response = denied(request.uid, 500, `tenantgate could not evaluate its rules: ${(err as Error).message}`);
-      }
-    }
+  /** Counts, answers and records one decided request. */
+  const answer = (path: ReviewPath, request: AdmissionRequest, kind: string, response: AdmissionResponse, rules: string[], res: ServerResponse, started: bigint): void => {
     const verdict: Verdict3 = response.allowed ? (response.patch ? 'patched' : 'allowed') : 'denied';
     const counted = metricsOf(path, request.operation, kind, verdict);
     counted.requests.inc();
@@ -152,6 +118,74 @@ function reviewer(deps: WebhookDeps) {
         ms: Math.round(seconds * 1e6) / 1e3,
       });
     }
+  };
+  const failed = (request: AdmissionRequest, err: unknown): AdmissionResponse => {
+    log(`review ${request.uid} failed: ${(err as Error).stack ?? String(err)}`);
+    return denied(request.uid, 500, `tenantgate could not evaluate its rules: ${(err as Error).message}`);
+  };
+  const validated = (request: AdmissionRequest, result: Verdict): { response: AdmissionResponse; rules: string[] } => {
+    let rules: string[] = [];
+    if (result.violations.length > 0) {
+      rules = [...new Set(result.violations.map((v) => v.rule))];
+      for (const rule of rules) countDenial(rule);
+    } else if (result.warnings.length > 0) {
+      rules = result.warnings.map((w) => /^\[([A-Z]\d)\]/.exec(w)?.[1] ?? '').filter(Boolean);
+    }
+    return { response: responseFor(request.uid, result), rules };
+  };
+
+  /**
+   * Decode, decide, count, answer, record. Synchronous unless the decision is (it waits for the
+   * headroom ledger): most requests make no promise at all.
+   */
+  return (path: ReviewPath, body: unknown, res: ServerResponse, started: bigint): Promise<void> | undefined => {
+    const decoded = decodeReview(body);
+    if (!decoded.ok) {
+      refuse(deps.metrics, res, 400, `invalid AdmissionReview: ${decoded.error}`);
+      return undefined;
+    }
+    const request = decoded.request;
+    const kind = handledKind(request) ?? 'other';
+    if (!deps.ready()) {
+      answer(path, request, kind, denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds'), [], res, started);
+      return undefined;
+    }
+    const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, pending: deps.pending };
+    if (path === 'mutate') {
+      let response: AdmissionResponse;
+      try {
+        response = mutationFor(ctx, request);
+      } catch (err) {
+        response = failed(request, err);
+      }
+      answer(path, request, kind, response, [], res, started);
+      return undefined;
+    }
+    let decided: ReturnType<Decide>;
+    try {
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
+      decided = decide(ctx, request, gone.signal);
+    } catch (err) {
+      answer(path, request, kind, failed(request, err), [], res, started);
+      return undefined;
+    }
+    const finish = (result: Verdict) => {
+      let outcome: { response: AdmissionResponse; rules: string[] };
+      try {
+        outcome = validated(request, result);
+      } catch (err) {
+        outcome = { response: failed(request, err), rules: [] };
+      }
+      answer(path, request, kind, outcome.response, outcome.rules, res, started);
+    };
+    if (!(decided instanceof Promise)) {
+      finish(decided);
+      return undefined;
+    }
+    return decided.then(finish, (err: unknown) => answer(path, request, kind, failed(request, err), [], res, started));
   };
 }
 
@@ -191,7 +225,13 @@ export function createApp(deps: WebhookDeps): WebhookApp {
   });
 
   const body = express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false });
-  const viaExpress = (path: ReviewPath) => (req: Request, res: Response) => review(path, req.body, res, process.hrtime.bigint());
+  const viaExpress = (path: ReviewPath) => (req: Request, res: Response, next: NextFunction) => {
+    try {
+      void review(path, req.body, res, process.hrtime.bigint())?.catch(next);
+    } catch (err) {
+      next(err);
+    }
+  };
   app.post('/validate', body, viaExpress('validate'));
   app.post('/mutate', body, viaExpress('mutate'));
 
@@ -245,7 +285,11 @@ export function createApp(deps: WebhookDeps): WebhookApp {
       } catch (err) {
         return refuse(deps.metrics, res, 400, invalidJson((err as Error).message));
       }
-      review(path, parsed, res, started).catch(fail);
+      try {
+        review(path, parsed, res, started)?.catch(fail);
+      } catch (err) {
+        fail(err);
+      }
     };
     req.on('data', onData);
     req.on('end', onEnd);

@@ -593,3 +593,35 @@ describe('signOfSum (the rules\' allocation-free comparison)', () => {
   });
 });
 
+describe('Quantity.addAll (left-to-right add without the partial sums)', () => {
+  const fold = (terms: Quantity[]) => terms.slice(1).reduce((sum, t) => sum.add(t), terms[0]!);
+  const same = (terms: Quantity[]) => {
+    const got = Quantity.addAll(terms);
+    const want = fold(terms);
+    expect(got.cmp(want)).toBe(0);
+    expect(got.format).toBe(want.format);
+    expect(got.toString()).toBe(want.toString());
+    expect(got.toApiString()).toBe(want.toApiString());
+    expect(got.asInt64()).toBe(want.asInt64()); // the same int64 or inf.Dec form
+  };
+
+  it.each([
+    [['4', '8', '40']],
+    [['8Gi', '2Gi', '512Mi']],
+    [['0', '8Gi', '1']], // a zero running total takes the next term's Format
+    [['1', '-1', '2Gi']],
+    [['500m', '1.5', '2']], // one scale after parsing: milli
+    [['9007199254740991', '1']], // past 2^53: partial sums are no longer safe integers
+    [['9223372036854775807', '1']], // past int64: inf.Dec
+    [['1e400', '1']],
+    [['05']], // one term: returned as it is (its string too)
+  ])('%j', (strings) => same(strings.map((t) => q(t))));
+
+  it('agrees with repeated add on random lists', () => {
+    fc.assert(
+      fc.property(fc.array(quantity, { minLength: 1, maxLength: 6 }), (terms) => same(terms)),
+      RUNS,
+    );
+  });
+});
+

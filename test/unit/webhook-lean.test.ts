@@ -2,7 +2,8 @@
  * The lean admission path (src/webhook/server.ts): POST /validate and /mutate are served without
  * Express, with the same answers — 400 for bad JSON or envelopes, 413 past 3 MiB (declared or
  * streamed), 404 for other paths — and whatever the lean path does not take (compressed bodies,
- * other charsets) still reaches Express's body parser. Also: the webhook's asynchronous decision log
+ * other charsets) still reaches Express's body parser; a decision that throws or rejects is a denial
+ * (500) on either path. Also: the webhook's asynchronous decision log
  * loses nothing when the process exits.
  */
 import { spawnSync } from 'node:child_process';
@@ -37,9 +38,9 @@ interface Answer {
 }
 
 /** One request on a fresh connection; `chunks` are written one by one (chunked encoding when no content-length). */
-function send(method: string, path: string, chunks: Array<string | Buffer>, headers: Record<string, string | number> = {}): Promise<Answer> {
+function send(method: string, path: string, chunks: Array<string | Buffer>, headers: Record<string, string | number> = {}, to = port): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+    const req = request({ host: '127.0.0.1', port: to, path, method, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
@@ -121,6 +122,33 @@ describe('the lean admission path', () => {
     expect(latin.status).toBe(400);
     const utf8 = await send('POST', '/validate', [review('u-utf8')], { 'content-type': 'application/json; charset=UTF-8' });
     expect(JSON.parse(utf8.body).response.uid).toBe('u-utf8');
+  });
+});
+
+describe('a decision that fails', () => {
+  it('is a denial with code 500, never an admission: thrown, rejected, through the lean path or Express', async () => {
+    const snapshot = MemorySnapshot.of({});
+    const failures = [
+      () => {
+        throw new Error('snapshot corrupt');
+      },
+      () => Promise.reject(new Error('snapshot corrupt')),
+    ];
+    for (const decide of failures) {
+      const failing = createServer(createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics: new WebhookMetrics(), decide, log: () => {} }));
+      await new Promise<void>((r) => failing.listen(0, '127.0.0.1', () => r()));
+      const at = (failing.address() as { port: number }).port;
+      try {
+        for (const headers of [{}, { 'content-encoding': 'gzip' }]) {
+          const body = review('u-fail');
+          const res = await send('POST', '/validate', ['content-encoding' in headers ? gzipSync(body) : body], headers, at);
+          expect(res.status).toBe(200);
+          expect(JSON.parse(res.body).response).toMatchObject({ uid: 'u-fail', allowed: false, status: { code: 500, message: 'tenantgate could not evaluate its rules: snapshot corrupt' } });
+        }
+      } finally {
+        await new Promise<void>((r) => failing.close(() => r()));
+      }
+    }
   });
 });
 
