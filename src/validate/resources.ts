@@ -50,13 +50,6 @@ export function formatResources(resources: Resources): Record<string, string> {
   return out;
 }
 
-export function addInto(total: Resources, add: Resources): void {
-  for (const [name, q] of add) {
-    const prev = total.get(name);
-    total.set(name, prev ? prev.add(q) : q);
-  }
-}
-
 /** The raw budget of a project on a cluster: `spec.clusters[c].quota.hard` when declared, else `spec.quota.hard`. */
 export function budgetList(project: Project, cluster: string): ResourceList {
   const perCluster = cluster ? project.spec.clusters?.[cluster]?.quota?.hard : undefined;
@@ -321,7 +314,7 @@ export function sumShares(shares: Iterable<NamespaceShare>, except?: string): Re
   const list = Array.isArray(shares) ? (shares as readonly NamespaceShare[]) : [...shares];
   const total: Resources = new Map();
   // Resource by resource, in order of first appearance, each added up in share order: the same sums
-  // as adding share after share (addInto), without a quantity for every partial sum.
+  // as adding share after share, without a quantity for every partial sum.
   for (const share of list) {
     if (share.namespace === except) continue;
     for (const name of share.resources.keys()) {
