@@ -25,7 +25,7 @@ export function parseResources(list: ResourceList | undefined, path: FieldPath =
  * under review): caching it would only add a WeakMap entry that dies young, and a WeakMap whose
  * entries come and go is rebuilt from time to time, in the young generation.
  */
-export function parseUncached(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
+function parseUncached(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
   const out: Resources = new Map();
   if (!list) return out;
   for (const name of Object.keys(list)) {

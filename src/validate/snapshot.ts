@@ -21,7 +21,7 @@ export class MemorySnapshot implements Snapshot {
    * Effective quota per namespace, computed on first use and forgotten when a quota of that namespace
    * is added, replaced or deleted: the webhook's Q1 sums every namespace of a project per request.
    * A stale entry would let Q1 count an old quota and admit an overspend, so every quota write goes
-   * through upsertQuota/deleteQuota, which drop it.
+   * through upsertQuota/deleteQuota, which mark it stale (or drop it with the last quota).
    */
   private readonly effectiveByNamespace = new Map<string, Resources | typeof STALE>();
   /**

@@ -3,6 +3,8 @@ import { Quantity, signOfSum } from '../quantity.js';
 import { sumShares, type NamespaceShare, type Resources } from '../resources.js';
 import type { FieldPath, Violation } from '../types.js';
 
+const ZERO = Quantity.zero();
+
 export interface BudgetScope {
   project: string;
   /** '' for the default budget / an unnamed cluster. */
@@ -106,4 +108,3 @@ export function headroomWarnings(scope: BudgetScope, others: Resources, self: Re
   return out;
 }
 
-const ZERO = Quantity.zero();
