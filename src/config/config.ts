@@ -1,6 +1,7 @@
 /** Cluster configuration (SPEC §2.3): one YAML file, defaults built in. Parsing only, no I/O here. */
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_SCHEMA, configErrors } from './schema.js';
+import type { PodSecurityLevels } from '../validate/pod-security.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
@@ -24,6 +25,15 @@ export interface TenantgateConfig {
    * is an exact key or a prefix ending in `*` (`pod-security.kubernetes.io/*`).
    */
   protectedNamespaceMetadata: { labels: string[]; annotations: string[] };
+  /**
+   * Kubernetes' own controllers (namespace controller, garbage collector, quota controller) by user
+   * name. They are neither privileged nor owners, yet must finish what an authorised subject started:
+   * deleting the contents of a terminating namespace, collecting dependents, writing status
+   * (docs/adr/0021-kubernetes-controllers-and-usage.md).
+   */
+  systemControllers: string[];
+  /** The Pod Security Standards levels of project namespaces unless a Project sets its own. */
+  podSecurity: PodSecurityLevels;
 }
 
 export const DEFAULT_CONFIG: TenantgateConfig = {
@@ -51,6 +61,15 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
       'scheduler.alpha.kubernetes.io/tolerationsWhitelist',
     ],
   },
+  systemControllers: [
+    // kube-controller-manager with --use-service-account-credentials (kubeadm, kind, EKS, GKE, AKS)…
+    'system:serviceaccount:kube-system:namespace-controller',
+    'system:serviceaccount:kube-system:generic-garbage-collector',
+    'system:serviceaccount:kube-system:resourcequota-controller',
+    // …and without it: one identity for every controller.
+    'system:kube-controller-manager',
+  ],
+  podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
 };
 
 export class ConfigError extends Error {}
@@ -88,11 +107,22 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
       labels: given.protectedNamespaceMetadata?.labels ?? d.protectedNamespaceMetadata.labels,
       annotations: given.protectedNamespaceMetadata?.annotations ?? d.protectedNamespaceMetadata.annotations,
     },
+    systemControllers: given.systemControllers ?? d.systemControllers,
+    podSecurity: {
+      enforce: given.podSecurity?.enforce ?? d.podSecurity.enforce,
+      warn: given.podSecurity?.warn ?? d.podSecurity.warn,
+      audit: given.podSecurity?.audit ?? d.podSecurity.audit,
+    },
   };
 }
 
 export function projectPrefix(config: TenantgateConfig, project: string): string {
   return config.namespacePrefix.replaceAll('{project}', project);
+}
+
+/** Whether the subject is one of Kubernetes' own controllers listed in `systemControllers`. */
+export function isSystemController(config: TenantgateConfig, user: { username?: string }): boolean {
+  return user.username !== undefined && config.systemControllers.includes(user.username);
 }
 
 export function isPrivileged(config: TenantgateConfig, user: { username?: string; groups?: string[] }): boolean {

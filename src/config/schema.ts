@@ -3,6 +3,7 @@
  * every number has its range, and every error names the key, the value and what is allowed.
  */
 import { Ajv, type ErrorObject } from 'ajv';
+import { POD_SECURITY_LEVELS } from '../validate/pod-security.js';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A label or annotation key (a Kubernetes qualified name with an optional DNS prefix), or a prefix ending in `*`. */
@@ -50,6 +51,16 @@ export const CONFIG_SCHEMA = {
       additionalProperties: false,
       properties: { labels: strings('protected namespace label keys', KEY_OR_PREFIX), annotations: strings('protected namespace annotation keys', KEY_OR_PREFIX) },
     },
+    systemControllers: strings("user names of Kubernetes' own controllers (system:serviceaccount:kube-system:namespace-controller…)"),
+    podSecurity: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enforce: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+        warn: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+        audit: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+      },
+    },
   },
 } as const;
 
@@ -96,6 +107,8 @@ function allowed(e: ErrorObject): string {
       return 'a non-empty string';
     case 'maxLength':
       return `at most ${String(p.limit)} characters`;
+    case 'enum':
+      return ((p.allowedValues as unknown[] | undefined) ?? []).map((v) => JSON.stringify(v)).join(', ');
     case 'anyOf':
       return `"" or ${PATTERN_MEANINGS[DNS_LABEL]}`;
     default:

@@ -1,6 +1,7 @@
 /** Domain types shared by every entry point. Plain data, no I/O. */
 import type { Quantity } from './quantity.js';
 import type { ProjectShares } from './resources.js';
+import type { PodSecurityLevels } from './pod-security.js';
 
 export const API_GROUP = 'tenantgate.io';
 export const API_VERSION = 'tenantgate.io/v1alpha1';
@@ -70,6 +71,8 @@ export interface ProjectSpec {
   clusters?: Record<string, { quota?: QuotaSpec }>;
   maxNamespaces?: number;
   namespaceDefaults?: { quota?: QuotaSpec; limitRange?: LimitRangeDefaults };
+  /** Pod Security Standards levels by mode; a mode not given takes tenantgate.yaml's `podSecurity`. */
+  podSecurity?: Partial<PodSecurityLevels>;
   networkIsolation?: boolean;
   namespaces?: DeclaredNamespace[];
 }

@@ -10,6 +10,7 @@
  * Do not add `additionalProperties: false` here (forbidden beside `properties` in a structural
  * schema); the offline validator closes the spec objects itself to report unknown fields.
  */
+import { POD_SECURITY_LEVELS } from '../pod-security.js';
 
 /** The subset of JSON Schema (plus Kubernetes extensions) that a structural schema may use. */
 export interface StructuralSchema {
@@ -159,6 +160,15 @@ const specSchema: StructuralSchema = {
             min: resourceList('Minimum per container.'),
           },
         },
+      },
+    },
+    podSecurity: {
+      type: 'object',
+      description: 'Pod Security Standards levels of every project namespace (pod-security.kubernetes.io/<mode> labels); each mode not given takes podSecurity of tenantgate.yaml.',
+      properties: {
+        enforce: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+        warn: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+        audit: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
       },
     },
     networkIsolation: {
