@@ -6,6 +6,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { isPrivileged } from '../config/config.js';
 import { projectOfNamespace, type Operation, type ReviewContext } from '../validate/admission.js';
 import { isOwner } from '../validate/rules/tenancy.js';
+import { podSecurityLabels } from '../validate/pod-security.js';
 import {
   ANNOTATION_PROJECT_UID,
   FINALIZER_CASCADE,
@@ -23,7 +24,10 @@ function copy<T>(value: T): T {
   return structuredClone(value);
 }
 
-/** Namespace CREATE: project and tenant labels, the project-uid annotation. */
+/**
+ * Namespace CREATE: project and tenant labels, the project-uid annotation, and the project's Pod
+ * Security labels where the request has none (a different level given by a tenant is refused by T7).
+ */
 export function mutateNamespace(ctx: ReviewContext, operation: Operation, ns: NamespaceObject): NamespaceObject {
   if (operation !== 'CREATE') return ns;
   const name = ns.metadata.name ?? '';
@@ -35,6 +39,9 @@ export function mutateNamespace(ctx: ReviewContext, operation: Operation, ns: Na
   const out = copy(ns);
   out.metadata.labels = { ...out.metadata.labels, [LABEL_PROJECT]: project.metadata.name ?? '' };
   if (!out.metadata.labels[LABEL_TENANT]) out.metadata.labels[LABEL_TENANT] = project.spec.tenant;
+  for (const [key, level] of Object.entries(podSecurityLabels(ctx.config.podSecurity, project))) {
+    if (out.metadata.labels[key] === undefined) out.metadata.labels[key] = level;
+  }
   if (project.metadata.uid) out.metadata.annotations = { ...out.metadata.annotations, [ANNOTATION_PROJECT_UID]: project.metadata.uid };
   return out;
 }

@@ -2,7 +2,8 @@
  * The cluster-side rules (SPEC §3) for objects under admission review. Pure: the snapshot is fed
  * from informer caches by the webhook; nothing here does I/O.
  */
-import { isPrivileged, projectPrefix, type TenantgateConfig } from '../config/config.js';
+import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig } from '../config/config.js';
+import { podSecurityLabels } from './pod-security.js';
 import { validateDeclarations } from './offline.js';
 import {
   budgetOf,
@@ -11,8 +12,12 @@ import {
   namespaceShare,
   othersTotal,
   defaultsOf,
+  effectiveQuota,
   effectiveQuotaAfter,
   isUnscoped,
+  namespaceIsTerminating,
+  parseResources,
+  withOverlay,
   observedEffectiveQuota,
   namespaceAllocation,
   type NamespaceShare,
@@ -29,6 +34,7 @@ import {
   LABEL_PROJECT,
   LABEL_TENANT,
   type NamespaceObject,
+  type ObjectMeta,
   type Project,
   type ResourceQuotaObject,
   type Snapshot,
@@ -51,6 +57,12 @@ export interface Allocation {
   resources: Resources;
   /** Whether this change makes the namespace's share grow for some resource (Q5 reserves only then). */
   grows: boolean;
+  /**
+   * A ResourceQuota write (the new object, or null for a deletion) that later decisions of the project
+   * must see before the cache does: it grows the share, or takes a budgeted resource out of this quota
+   * (another namespace's Q2/Q3 may rely on it). Q5 records it with the reservation.
+   */
+  quotaWrite?: { name: string; quota: ResourceQuotaObject | null; removesCoverage: boolean };
 }
 
 export interface Verdict {
@@ -160,8 +172,10 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
         who: describeUser(ctx.user),
         before: {},
         after: ns.metadata,
-        // The mutating webhook sets the project-uid annotation to the Project's UID; that value is ours.
+        // The mutating webhook sets the project-uid annotation to the Project's UID and the Pod Security
+        // labels to the project's levels; those values are ours.
         expectedAnnotations: project.metadata.uid ? { [ANNOTATION_PROJECT_UID]: project.metadata.uid } : {},
+        expectedLabels: podSecurityLabels(ctx.config.podSecurity, project),
       }),
     );
   }
@@ -169,16 +183,46 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
     violations.push({ rule: 'T4', message: `Namespace ${name} cannot be created: project ${projectName} is being deleted` });
   }
   const max = project.spec.maxNamespaces;
-  const existing = [...ctx.snapshot.namespacesOfProject(projectName)].filter((n) => n.metadata.name !== name).length;
-  if (typeof max === 'number' && existing + 1 > max) {
-    violations.push({ rule: 'Q1', message: `Namespace ${name} would be namespace ${existing + 1} of project ${projectName}, whose maxNamespaces is ${max}` });
+  if (typeof max === 'number') {
+    // Namespaces admitted a moment ago count before the cache shows them (Q5 keeps them pending).
+    const members = new Set<string>();
+    for (const n of ctx.snapshot.namespacesOfProject(projectName)) members.add(n.metadata.name ?? '');
+    for (const n of ctx.pending?.namespaces(projectName) ?? []) members.add(n);
+    members.delete(name);
+    if (members.size + 1 > max) violations.push({ rule: 'Q1', message: `Namespace ${name} would be namespace ${members.size + 1} of project ${projectName}, whose maxNamespaces is ${max}` });
   }
   const scope = scopeOf(ctx, project);
+  if (!privileged) violations.push(...checkNewNamespaceCoverage(ctx, project, scope, name));
   const { self, before, others } = othersAndSelf(ctx, project, name);
   const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
   violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
+}
+
+/**
+ * Q2 for a namespace a tenant creates: the quota it will get (its declared quota, else
+ * namespaceDefaults.quota, as render and the controller make it) must cover every budgeted resource,
+ * or the namespace would run BestEffort pods, PVCs and limits without any bound.
+ */
+function checkNewNamespaceCoverage(ctx: ReviewContext, project: Project, scope: BudgetScope, name: string): Violation[] {
+  if (scope.budget.size === 0) return [];
+  const declared = (project.spec.namespaces ?? []).find((d) => d.name === name && (!d.cluster || d.cluster === ctx.config.clusterName));
+  const source = declared?.quota?.hard ? `the quota declared for it in spec.namespaces` : 'spec.namespaceDefaults.quota';
+  const covered = parseResources(declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard);
+  const missing = [...scope.budget.keys()].filter((r) => !covered.has(r)).sort();
+  if (missing.length === 0) return [];
+  return [
+    {
+      rule: 'Q2',
+      path: ['metadata', 'name'],
+      message: `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}, but ${source} does not cover ${missing.length === 1 ? 'it' : 'them'}; the platform team must declare spec.namespaceDefaults.quota.hard with ${[...scope.budget.keys()].sort().join(', ')} in Project ${scope.project}`,
+    },
+  ];
+}
+
+function where(scope: BudgetScope): string {
+  return scope.cluster ? `project ${scope.project} on cluster ${scope.cluster}` : `project ${scope.project}`;
 }
 
 /** T2: a project namespace carries its project's project and tenant labels. */
@@ -191,6 +235,7 @@ function checkProjectLabels(project: Project, name: string, labels: Record<strin
 }
 
 function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
+  if (isSystemController(ctx.config, ctx.user) && onlyFinalizersOrOwners(ns, old)) return ALLOW;
   if (!isPrivileged(ctx.config, ctx.user)) return namespaceUpdateByTenant(ctx, ns, old);
   const name = ns.metadata.name ?? '';
   const before = old.metadata.labels ?? {};
@@ -203,6 +248,15 @@ function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: Namespace
     return { violations: [{ rule: 'T2', path: ['metadata', 'labels', LABEL_PROJECT], message: `Namespace ${name} is labelled ${LABEL_PROJECT}=${claimed}, but there is no project ${claimed}` }], warnings: [] };
   }
   return { violations: [...checkNamespaceName(ctx.config, claimed, name), ...checkProjectLabels(project, name, after)], warnings: [] };
+}
+
+/**
+ * Whether an update changes nothing but metadata.finalizers and metadata.ownerReferences: the garbage
+ * collector removing the foregroundDeletion or orphan finalizer, or an owner reference whose owner is gone.
+ */
+function onlyFinalizersOrOwners(after: { metadata: ObjectMeta; spec?: unknown }, before: { metadata: ObjectMeta; spec?: unknown }): boolean {
+  const rest = (o: { metadata: ObjectMeta; spec?: unknown }) => JSON.stringify([o.metadata.labels ?? {}, o.metadata.annotations ?? {}, o.spec ?? null]);
+  return rest(after) === rest(before);
 }
 
 /**
@@ -252,7 +306,9 @@ function namespaceUpdateByTenant(ctx: ReviewContext, ns: NamespaceObject, old: N
 }
 
 function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
-  if (isPrivileged(ctx.config, ctx.user)) return ALLOW;
+  // The namespace controller removes a finalised namespace; the garbage collector deletes one whose
+  // owner went (only privileged subjects may set owner references on namespaces, T7).
+  if (isPrivileged(ctx.config, ctx.user) || isSystemController(ctx.config, ctx.user)) return ALLOW;
   const name = old.metadata.name ?? '';
   const project = labelledProject(ctx, old);
   if (!project) return { violations: [outsideProjects(ctx, `Namespace ${name}`, `delete namespace ${name}`)], warnings: [] };
@@ -276,51 +332,111 @@ function quotaProject(ctx: ReviewContext, namespace: string): Project | undefine
 
 export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, namespace: string, object: ResourceQuotaObject | undefined, oldObject: ResourceQuotaObject | undefined): Verdict {
   if (operation === 'CONNECT') return ALLOW;
-  const project = quotaProject(ctx, namespace);
   const privileged = isPrivileged(ctx.config, ctx.user);
+  // Kubernetes' controllers finish what an authorised subject started: the namespace controller empties
+  // a terminating namespace, the garbage collector removes dependents. They delete; they never write quotas.
+  const controller = operation === 'DELETE' && isSystemController(ctx.config, ctx.user);
+  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyFinalizersOrOwners(object, oldObject)) return ALLOW;
+  if ((privileged || controller) && operation === 'DELETE' && terminatingOrGone(ctx, namespace)) return ALLOW;
+  const project = quotaProject(ctx, namespace);
   const quotaName = (object ?? oldObject)?.metadata.name ?? '';
   const subject = `ResourceQuota ${namespace}/${quotaName}`;
   const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
   if (!project) {
-    if (privileged) return ALLOW;
+    if (privileged || controller) return ALLOW;
     return { violations: [outsideProjects(ctx, `Namespace ${namespace}`, `${verb} ${subject}`)], warnings: [] };
   }
   const violations: Violation[] = [];
-  if (!privileged) violations.push(...ownerOnly(project, ctx.user, `${verb} ${subject}`));
+  if (!privileged && !controller) violations.push(...ownerOnly(project, ctx.user, `${verb} ${subject}`));
   const scope = scopeOf(ctx, project);
   if (scope.budget.size === 0) return { violations, warnings: [] };
   const projectName = project.metadata.name ?? '';
+  const overlay = ctx.pending?.quotaOverlay?.(namespace);
+  // What the namespace's quotas cover now: the snapshot with the writes admitted but not seen yet.
+  const coveredBefore = () => (overlay ? effectiveQuota(withOverlay([...ctx.snapshot.quotasInNamespace(namespace)], overlay)) : observedEffectiveQuota(ctx.snapshot, namespace));
+  const removesCoverage = [...scope.budget.keys()].some((r) => oldObject !== undefined && isUnscoped(oldObject) && Object.hasOwn(oldObject.spec?.hard ?? {}, r) && !(object && isUnscoped(object) && Object.hasOwn(object.spec?.hard ?? {}, r)));
 
   if (operation === 'DELETE') {
-    if (privileged || !oldObject) return { violations, warnings: [] };
-    const before = observedEffectiveQuota(ctx.snapshot, namespace);
-    const after = effectiveQuotaAfter(ctx.snapshot, { namespace, name: quotaName });
-    const lost = [...scope.budget.keys()].filter((r) => before.has(r) && !after.has(r)).sort();
-    if (lost.length) {
-      violations.push({
-        rule: 'Q3',
-        message: `${subject} provides the only coverage of ${lost.join(', ')} in namespace ${namespace} (project ${projectName} budgets ${lost.length === 1 ? 'it' : 'them'}); ${describeUser(ctx.user)} may replace it but not delete it`,
-      });
+    if (!oldObject) return { violations, warnings: [] };
+    const change: QuotaChange = { namespace, name: quotaName, ...(overlay ? { overlay } : {}) };
+    if (!privileged) {
+      const before = coveredBefore();
+      const after = effectiveQuotaAfter(ctx.snapshot, change);
+      const lost = [...scope.budget.keys()].filter((r) => before.has(r) && !after.has(r)).sort();
+      if (lost.length) {
+        violations.push({
+          rule: 'Q3',
+          message: `${subject} provides the only coverage of ${lost.join(', ')} in namespace ${namespace} (project ${projectName} budgets ${lost.length === 1 ? 'it' : 'them'}); ${describeUser(ctx.user)} may replace it but not delete it`,
+        });
+      }
     }
-    return { violations, warnings: [] };
+    // Q1: deleting the tighter of two quotas lets the namespace grow to the other one.
+    const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
+    const shareGrows = grows(before.resources, self.resources);
+    if (shareGrows) violations.push(...explainInUse(ctx, project, scope, namespace, checkFits(scope, subject, self, others)));
+    return { violations, warnings: [], allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
   }
   if (!object) return { violations, warnings: [] };
-  const proposed: QuotaChange = { namespace, name: quotaName, quota: object };
+  const proposed: QuotaChange = { namespace, name: quotaName, quota: object, ...(overlay ? { overlay } : {}) };
   const after = effectiveQuotaAfter(ctx.snapshot, proposed);
   const change: QuotaChange = { ...proposed, effective: after };
   if (isUnscoped(object) || (oldObject && isUnscoped(oldObject))) {
     // Q2: tenants must leave the namespace fully covered; privileged subjects may add a partial
     // quota to a namespace that is not covered yet, but nobody may remove coverage that exists.
-    const before = observedEffectiveQuota(ctx.snapshot, namespace);
+    const before = coveredBefore();
     const required = privileged ? new Map([...scope.budget].filter(([r]) => before.has(r))) : scope.budget;
     violations.push(...checkCoverage({ ...scope, budget: required }, subject, after, ['spec', 'hard']));
   }
   const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
-  if (quotaGrows) violations.push(...checkFits(scope, subject, self, others, ['spec', 'hard']));
+  if (quotaGrows) violations.push(...explainInUse(ctx, project, scope, namespace, checkFits(scope, subject, self, others, ['spec', 'hard'])));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
-  return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows } };
+  return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows, quotaWrite: { name: quotaName, quota: object, removesCoverage } } };
+}
+
+/** Whether a namespace is terminating (or already gone from the cache): nothing can be created in it any more. */
+function terminatingOrGone(ctx: ReviewContext, namespace: string): boolean {
+  const ns = ctx.snapshot.namespace(namespace);
+  return !ns || namespaceIsTerminating(ns);
+}
+
+/**
+ * A Q1 denial of a growing share, with what the other namespaces hold above their quotas (in use, or
+ * still enforced by the apiserver): the budget they take although their quotas were lowered.
+ */
+function explainInUse(ctx: ReviewContext, project: Project, scope: BudgetScope, namespace: string, violations: Violation[]): Violation[] {
+  if (violations.length === 0) return violations;
+  const above: string[] = [];
+  for (const ns of ctx.snapshot.namespacesOfProject(project.metadata.name ?? '')) {
+    const name = ns.metadata.name ?? '';
+    if (name === namespace) continue;
+    const quoted = observedEffectiveQuota(ctx.snapshot, name);
+    const held = namespaceShare(ctx.snapshot, project, ctx.config.clusterName, name).resources;
+    for (const [r, q] of held) {
+      const limit = quoted.get(r);
+      if (scope.budget.has(r) && limit && q.cmp(limit) > 0) above.push(`${name} holds ${r} ${q.toString()} (its quota says ${limit.toString()}; in use or still enforced)`);
+    }
+  }
+  if (above.length === 0) return violations;
+  const note = `; counted by usage: ${above.sort().join(', ')}`;
+  return violations.map((v) => ({ ...v, message: v.message + note }));
+}
+
+/**
+ * Writes to the status and finalize subresources of Namespaces and ResourceQuotas: Kubernetes' own
+ * controllers and privileged subjects only (T8). A tenant who rewrote a quota's status.used would
+ * blind the apiserver's quota admission; one who finalised a namespace would skip the deletion of
+ * its contents. RBAC grants tenants neither; this is the second layer.
+ */
+export function reviewSubresource(ctx: ReviewContext, kind: 'Namespace' | 'ResourceQuota', subresource: string, namespace: string | undefined, name: string): Verdict {
+  if (isPrivileged(ctx.config, ctx.user) || isSystemController(ctx.config, ctx.user)) return ALLOW;
+  const target = kind === 'Namespace' ? `namespaces/${subresource} of Namespace ${name}` : `resourcequotas/${subresource} of ResourceQuota ${namespace ?? ''}/${name}`;
+  const controllers = ctx.config.systemControllers.join(', ') || 'none configured';
+  return {
+    violations: [{ rule: 'T8', message: `${describeUser(ctx.user)} may not write ${target}: only Kubernetes' controllers (${controllers}) and privileged subjects (${privilegedSummary(ctx)}) write the status and finalize subresources` }],
+    warnings: [],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -111,6 +111,65 @@ function hardOf(quota: ResourceQuotaObject, underReview: ResourceQuotaObject | u
   return quota === underReview ? parseUncached(quota.spec?.hard) : parseResources(quota.spec?.hard);
 }
 
+/**
+ * What a namespace's unscoped quotas let it hold, per resource: the largest of its effective quota
+ * (min `spec.hard`), the limit the apiserver still enforces (min `status.hard`: the ResourceQuota
+ * admission plugin checks `status.hard`, which the quota controller copies from the spec a moment
+ * later) and what is in use (max `status.used`: lowering a quota never evicts anything). A namespace
+ * counts against its project's budget with this amount, so shrinking a quota below its usage frees
+ * no budget (docs/adr/0021-kubernetes-controllers-and-usage.md). The status of an object under
+ * review is the stored one (the apiserver resets it on create and on spec updates).
+ */
+export function quotaHold(quotas: Iterable<ResourceQuotaObject>, underReview?: ResourceQuotaObject): Resources {
+  const only = soleQuota(quotas);
+  if (only && isUnscoped(only)) {
+    const spec = hardOf(only, underReview);
+    const enforced = statusList(only, 'hard');
+    const used = statusList(only, 'used');
+    // The usual namespace: nothing in use or enforced above the spec, so its parsed (cached) spec is the hold.
+    if (within(enforced, spec) && within(used, spec)) return spec;
+    return raiseBy(raiseBy(new Map(spec), enforced), used);
+  }
+  const held: Resources = new Map(effectiveQuota(quotas, underReview));
+  const enforced: Resources = new Map();
+  const used: Resources = new Map();
+  for (const quota of quotas) {
+    if (!isUnscoped(quota)) continue;
+    for (const [name, q] of statusList(quota, 'hard')) {
+      const prev = enforced.get(name);
+      if (!prev || q.cmp(prev) < 0) enforced.set(name, q);
+    }
+    for (const [name, q] of statusList(quota, 'used')) {
+      const prev = used.get(name);
+      if (!prev || q.cmp(prev) > 0) used.set(name, q);
+    }
+  }
+  return raiseBy(raiseBy(held, enforced), used);
+}
+
+/** A quota's status.hard or status.used, parsed (cached by list: cached objects are never edited). */
+function statusList(quota: ResourceQuotaObject, which: 'hard' | 'used'): Resources {
+  return parseResources(quota.status?.[which]);
+}
+
+/** Whether every entry of `list` is in `limit` and not above it. */
+function within(list: Resources, limit: Resources): boolean {
+  for (const [name, q] of list) {
+    const bound = limit.get(name);
+    if (!bound || q.cmp(bound) > 0) return false;
+  }
+  return true;
+}
+
+/** `target`, each entry raised to the one of `by` when that is larger (a new entry where it has none). */
+function raiseBy(target: Resources, by: Resources): Resources {
+  for (const [name, q] of by) {
+    const prev = target.get(name);
+    if (!prev || q.cmp(prev) > 0) target.set(name, q);
+  }
+  return target;
+}
+
 /** The one quota of `quotas`, if there is exactly one (an array is read without an iterator). */
 function soleQuota(quotas: Iterable<ResourceQuotaObject>): ResourceQuotaObject | undefined {
   if (Array.isArray(quotas)) return quotas.length === 1 ? (quotas[0] as ResourceQuotaObject) : undefined;
@@ -147,11 +206,26 @@ export interface QuotaChange {
    * from the same snapshot in the same decision (Q2 needs it before Q1 does).
    */
   effective?: ReadonlyMap<string, Quantity>;
+  /** Quotas admitted but not in the snapshot yet (Q5), applied before the change. */
+  overlay?: QuotaOverlay;
 }
+
+/** Quota writes admitted but not yet in the snapshot: name → the new object, or null for a deletion. */
+export type QuotaOverlay = ReadonlyMap<string, ResourceQuotaObject | null>;
 
 /** The effective quota of `change.namespace` with the change applied (`change.effective` when the caller has it). */
 export function effectiveQuotaAfter(snapshot: Snapshot, change: QuotaChange): ReadonlyMap<string, Quantity> {
   return change.effective ?? effectiveQuota(quotasAfter(snapshot, change.namespace, change), change.quota);
+}
+
+/** What the namespace's quotas let it hold with the change applied (quotaHold). */
+export function heldAfter(snapshot: Snapshot, change: QuotaChange): ReadonlyMap<string, Quantity> {
+  return quotaHold(quotasAfter(snapshot, change.namespace, change), change.quota);
+}
+
+/** What the snapshot's quotas let a namespace hold (its memo when it has one). */
+export function observedHold(snapshot: Snapshot, namespace: string): ReadonlyMap<string, Quantity> {
+  return snapshot.heldQuotaOf ? snapshot.heldQuotaOf(namespace) : quotaHold(snapshot.quotasInNamespace(namespace));
 }
 
 /** The effective quota the snapshot shows for a namespace (its memo when it has one). */
@@ -160,10 +234,18 @@ export function observedEffectiveQuota(snapshot: Snapshot, namespace: string): R
 }
 
 export function quotasAfter(snapshot: Snapshot, namespace: string, change?: QuotaChange): ResourceQuotaObject[] {
-  const current = [...snapshot.quotasInNamespace(namespace)];
+  let current = [...snapshot.quotasInNamespace(namespace)];
   if (!change || change.namespace !== namespace) return current;
+  if (change.overlay) current = withOverlay(current, change.overlay);
   const kept = current.filter((q) => q.metadata.name !== change.name);
   return change.quota ? [...kept, change.quota] : kept;
+}
+
+/** The quotas of a namespace with admitted-but-unseen writes applied. */
+export function withOverlay(quotas: readonly ResourceQuotaObject[], overlay: QuotaOverlay): ResourceQuotaObject[] {
+  const out = quotas.filter((q) => !overlay.has(q.metadata.name ?? ''));
+  for (const q of overlay.values()) if (q) out.push(q);
+  return out;
 }
 
 /**
@@ -174,6 +256,8 @@ export interface PendingAllocations {
   allocation(namespace: string): Resources | undefined;
   /** Namespaces of the project with a pending allocation. */
   namespaces(project: string): Iterable<string>;
+  /** Quota writes and deletions admitted in the namespace that the snapshot may not show yet. */
+  quotaOverlay?(namespace: string): QuotaOverlay | undefined;
 }
 
 export interface ShareOptions {
@@ -186,10 +270,10 @@ export function namespaceShare(snapshot: Snapshot, project: Project, cluster: st
   const budget = budgetOf(project, cluster);
   const defaults = defaultsOf(project);
   const change = options.change?.namespace === namespace ? options.change : undefined;
-  const effective = change ? effectiveQuotaAfter(snapshot, change) : observedEffectiveQuota(snapshot, namespace);
-  let resources = namespaceAllocation(effective, budget, defaults);
+  const held = change ? heldAfter(snapshot, change) : observedHold(snapshot, namespace);
+  let resources = namespaceAllocation(held, budget, defaults);
   let defaulted = false;
-  for (const r of budget.keys()) if (!effective.has(r) && defaults.has(r)) defaulted = true;
+  for (const r of budget.keys()) if (!held.has(r) && defaults.has(r)) defaulted = true;
   // The namespace under review counts with what the change leaves it; its own pending entry is what
   // an earlier decision admitted for it, superseded by this one.
   const pending = options.change?.namespace === namespace ? undefined : options.pending?.allocation(namespace);

@@ -1,5 +1,5 @@
 /** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
-import { effectiveQuota, isUnscoped, namespaceShare, projectShares, withNamespaceShare, type ProjectShares, type Resources } from './resources.js';
+import { effectiveQuota, isUnscoped, namespaceShare, quotaHold, projectShares, withNamespaceShare, type ProjectShares, type Resources } from './resources.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
@@ -24,6 +24,8 @@ export class MemorySnapshot implements Snapshot {
    * through upsertQuota/deleteQuota, which mark it stale (or drop it with the last quota).
    */
   private readonly effectiveByNamespace = new Map<string, Resources | typeof STALE>();
+  /** What each namespace's quotas let it hold (quotaHold: spec, enforced status.hard, status.used); kept like effectiveByNamespace. */
+  private readonly heldByNamespace = new Map<string, Resources | typeof STALE>();
   /**
    * Observed shares per project (Q1 sums the other namespaces of a project on every growing request):
    * forgotten when the Project changes; one share recomputed when a namespace joins or leaves the
@@ -68,6 +70,25 @@ export class MemorySnapshot implements Snapshot {
     return effective;
   }
 
+  /** After a status-only update: whether the namespace's memoised hold is still what its quotas give. */
+  private holdUnchanged(namespace: string): boolean {
+    const known = this.heldByNamespace.get(namespace);
+    if (known === undefined || known === STALE) return false;
+    const now = quotaHold(this.quotasInNamespace(namespace));
+    if (now !== known && !sameResources(now, known)) return false;
+    this.heldByNamespace.set(namespace, now);
+    return true;
+  }
+
+  heldQuotaOf(namespace: string): Resources {
+    const known = this.heldByNamespace.get(namespace);
+    if (known !== undefined && known !== STALE) return known;
+    const held = quotaHold(this.quotasInNamespace(namespace));
+    if (held.size > 0) this.heldByNamespace.set(namespace, held);
+    else if (known === STALE) this.heldByNamespace.delete(namespace);
+    return held;
+  }
+
   /**
    * A quota of the namespace changed: its memo entry is marked stale rather than deleted. Deleting
    * and re-adding a key on every quota event leaves a hole each time, and V8 then rebuilds the whole
@@ -75,6 +96,7 @@ export class MemorySnapshot implements Snapshot {
    */
   private forgetEffective(namespace: string): void {
     if (this.effectiveByNamespace.has(namespace)) this.effectiveByNamespace.set(namespace, STALE);
+    if (this.heldByNamespace.has(namespace)) this.heldByNamespace.set(namespace, STALE);
   }
 
   projectSharesOf(project: Project, cluster: string): ProjectShares {
@@ -164,8 +186,11 @@ export class MemorySnapshot implements Snapshot {
     } else {
       const previous = list[at]!;
       this.quotasByNamespace.set(namespace, list.map((x, i) => (i === at ? q : x)));
-      // The quota controller rewrites status.used all the time; only spec.hard and the scopes count.
-      if (sameLimits(previous, q)) return;
+      // Annotations, labels, managed fields: only the scopes, spec.hard, status.hard and status.used count.
+      if (sameHold(previous, q)) return;
+      // The quota controller rewrites status.used with every pod; while usage stays within the quota
+      // the namespace holds what its spec says, and nothing it counts with changes.
+      if (sameLimits(previous, q) && this.holdUnchanged(namespace)) return;
     }
     this.forgetEffective(namespace);
     this.reshare(this.projectOf(namespace), namespace, true);
@@ -178,6 +203,7 @@ export class MemorySnapshot implements Snapshot {
     if (rest.length === 0) {
       this.quotasByNamespace.delete(namespace);
       this.effectiveByNamespace.delete(namespace);
+      this.heldByNamespace.delete(namespace);
     } else {
       this.quotasByNamespace.set(namespace, rest);
       this.forgetEffective(namespace);
@@ -186,11 +212,32 @@ export class MemorySnapshot implements Snapshot {
   }
 }
 
+/**
+ * Whether two versions of a quota count the same (what effectiveQuota and quotaHold read: scoped or
+ * not, spec.hard, status.hard, status.used). The quota controller rewrites status.used with every pod.
+ */
+function sameHold(a: ResourceQuotaObject, b: ResourceQuotaObject): boolean {
+  if (isUnscoped(a) !== isUnscoped(b)) return false;
+  return sameList(a.spec?.hard, b.spec?.hard) && sameList(a.status?.hard, b.status?.hard) && sameList(a.status?.used, b.status?.used);
+}
+
 /** Whether two versions of a quota limit the same (what effectiveQuota reads: scoped or not, spec.hard). */
 function sameLimits(a: ResourceQuotaObject, b: ResourceQuotaObject): boolean {
-  if (isUnscoped(a) !== isUnscoped(b)) return false;
-  const x = a.spec?.hard ?? {};
-  const y = b.spec?.hard ?? {};
+  return isUnscoped(a) === isUnscoped(b) && sameList(a.spec?.hard, b.spec?.hard);
+}
+
+function sameResources(a: Resources, b: Resources): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, q] of a) {
+    const other = b.get(name);
+    if (!other || other.cmp(q) !== 0) return false;
+  }
+  return true;
+}
+
+function sameList(a: Record<string, string | number> | undefined, b: Record<string, string | number> | undefined): boolean {
+  const x = a ?? {};
+  const y = b ?? {};
   const keys = Object.keys(x);
   if (keys.length !== Object.keys(y).length) return false;
   return keys.every((k) => Object.hasOwn(y, k) && x[k] === y[k]);

@@ -19,7 +19,7 @@ export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
 
 export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'
-  | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7'
+  | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8'
   | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5'
   | 'S1'; // S1: the object does not match the Project schema
 
@@ -86,6 +86,7 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
+  ownerReferences?: Array<Record<string, unknown>>;
   deletionTimestamp?: string;
   creationTimestamp?: string;
 }
@@ -154,6 +155,8 @@ export interface Snapshot {
    * offers it must forget a namespace's entry whenever one of its quotas changes. Callers must not modify the result.
    */
   effectiveQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
+  /** Optional memo of `quotaHold(quotasInNamespace(namespace))`, forgotten like effectiveQuotaOf. */
+  heldQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
   /**
    * Optional memo of a project's observed shares on a cluster (`projectShares` in resources.ts, no
    * change, nothing pending); a snapshot that offers it must forget or update a project's entry whenever

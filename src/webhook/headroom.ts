@@ -7,9 +7,9 @@
  *   it stricter. Dry runs reserve nothing.
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
-import { formatResources, maxResources, namespaceShare, parseResources, type PendingAllocations, type Resources } from '../validate/resources.js';
-import { LABEL_PROJECT } from '../validate/types.js';
-import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from './ledger.js';
+import { formatResources, maxResources, namespaceShare, parseResources, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { LABEL_PROJECT, type ResourceQuotaObject } from '../validate/types.js';
+import { LedgerConflict, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 
 export interface HeadroomGuardOptions {
@@ -60,10 +60,25 @@ interface Pending {
   expires: number;
 }
 
+/** An admitted ResourceQuota write (null: a deletion) the cache may not show yet. */
+interface PendingWrite {
+  quota: ResourceQuotaObject | null;
+  /** When it was admitted: a later ADD of the quota in the cache supersedes a deletion. */
+  created: number;
+  expires: number;
+}
+
+/** The object Q2/Q3 see for a recorded write. */
+function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite): ResourceQuotaObject | null {
+  return write ? { metadata: { name, namespace }, spec: write.spec } : null;
+}
+
 export class HeadroomGuard {
   private readonly local = new Map<string, Pending>();
   /** The namespaces of `local`, by project (Q1 asks for a project's pending namespaces on every decision). */
   private readonly localByProject = new Map<string, Set<string>>();
+  /** Admitted quota writes by namespace and quota name, until the cache shows them or they expire. */
+  private readonly writes = new Map<string, Map<string, PendingWrite>>();
   private readonly ledgerCache = new Map<string, LedgerState>();
   private readonly chains = new Map<string, Promise<unknown>>();
   /** When the cache first showed an object ("ns/quota", or "ns/" for a namespace): its reservation is then spent. */
@@ -81,7 +96,31 @@ export class HeadroomGuard {
       const names = this.localByProject.get(project);
       return names ? [...names].filter((ns) => this.live(ns)) : [];
     },
+    quotaOverlay: (namespace) => this.liveWrites(namespace),
   };
+
+  /** This process's admitted quota writes in the namespace that still count (undefined: none). */
+  private liveWrites(namespace: string): QuotaOverlay | undefined {
+    const byQuota = this.writes.get(namespace);
+    if (!byQuota) return undefined;
+    const now = this.now();
+    let out: Map<string, ResourceQuotaObject | null> | undefined;
+    for (const [name, w] of byQuota) {
+      if (w.expires <= now || (w.quota === null && this.seenSince(namespace, name, w.created))) {
+        byQuota.delete(name);
+        continue;
+      }
+      (out ??= new Map()).set(name, w.quota);
+    }
+    if (byQuota.size === 0) this.writes.delete(namespace);
+    return out;
+  }
+
+  /** Whether the cache showed the quota (ADD) after `since`. */
+  private seenSince(namespace: string, quota: string, since: number): boolean {
+    const at = this.seen.get(`${namespace}/${quota}`);
+    return at !== undefined && at >= since;
+  }
 
   private live(namespace: string): Pending | undefined {
     const entry = this.local.get(namespace);
@@ -112,6 +151,16 @@ export class HeadroomGuard {
 
   /** Called on cache events: forget what the cache now shows (observed ≥ admitted). */
   observe(ctx: Pick<ReviewContext, 'snapshot' | 'config'>, namespace: string): void {
+    const byQuota = this.writes.get(namespace);
+    if (byQuota) {
+      const cached = new Map([...ctx.snapshot.quotasInNamespace(namespace)].map((q) => [q.metadata.name ?? '', q]));
+      for (const [name, w] of byQuota) {
+        const seen = cached.get(name);
+        const shown = w.quota === null ? seen === undefined : seen !== undefined && JSON.stringify(seen.spec ?? {}) === JSON.stringify(w.quota.spec ?? {});
+        if (shown) byQuota.delete(name);
+      }
+      if (byQuota.size === 0) this.writes.delete(namespace);
+    }
     const entry = this.local.get(namespace);
     if (!entry) return;
     const project = ctx.snapshot.project(entry.project);
@@ -131,7 +180,7 @@ export class HeadroomGuard {
    * reservation count a little longer (until its own expiry), never shorter.
    */
   markSeen(namespace: string, quota?: string): void {
-    if (!this.options.ledger) return;
+    if (!this.options.ledger && !(quota !== undefined && this.writes.has(namespace))) return;
     const key = `${namespace}/${quota ?? ''}`;
     this.seen.delete(key);
     this.seen.set(key, this.now());
@@ -197,7 +246,7 @@ export class HeadroomGuard {
 
   private decideLocally(ctx: ReviewContext, request: AdmissionRequest): Verdict {
     const verdict = verdictFor(ctx, request);
-    if (!request.dryRun && verdict.allocation?.grows) this.remember(verdict);
+    if (!request.dryRun && mustRecord(verdict)) this.remember(verdict);
     return verdict;
   }
 
@@ -213,10 +262,17 @@ export class HeadroomGuard {
       }
       const live = state.entries.filter((e) => this.isLive(e));
       const verdict = verdictFor({ ...ctx, pending: this.withReservations(live) }, request);
-      if (verdict.violations.length > 0 || !verdict.allocation?.grows || request.dryRun) return verdict;
-      const { namespace, resources } = verdict.allocation;
-      const quota = handledKind(request) === 'ResourceQuota' ? request.name || String((request.object?.metadata as { name?: string } | undefined)?.name ?? '') : undefined;
-      const entry: LedgerEntry = { namespace, quota, allocation: formatResources(resources), created: this.now(), expires: this.now() + this.options.ttlMs };
+      if (verdict.violations.length > 0 || !mustRecord(verdict) || request.dryRun) return verdict;
+      const { namespace, resources, quotaWrite } = verdict.allocation!;
+      const quota = handledKind(request) === 'ResourceQuota' ? quotaWrite?.name ?? request.name : undefined;
+      const entry: LedgerEntry = {
+        namespace,
+        quota,
+        allocation: formatResources(resources),
+        created: this.now(),
+        expires: this.now() + this.options.ttlMs,
+        ...(quotaWrite ? { write: quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null } : {}),
+      };
       try {
         const written = await within(ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === quota)), entry]), left(), signal);
         this.ledgerCache.set(project, written);
@@ -243,12 +299,27 @@ export class HeadroomGuard {
   /** This process's pending allocations, raised by the ledger's live reservations (other replicas' too). */
   private withReservations(live: LedgerEntry[]): PendingAllocations {
     const reserved = new Map<string, Resources>();
+    const written = new Map<string, Array<LedgerEntry & { quota: string }>>();
     for (const e of live) {
       const r = parseResources(e.allocation);
       const prev = reserved.get(e.namespace);
       reserved.set(e.namespace, prev ? maxResources(prev, r) : r);
+      if (e.write !== undefined && e.quota) {
+        let list = written.get(e.namespace);
+        if (!list) written.set(e.namespace, (list = []));
+        list.push(e as LedgerEntry & { quota: string });
+      }
     }
     return {
+      quotaOverlay: (namespace) => {
+        const mine = this.liveWrites(namespace);
+        const theirs = written.get(namespace);
+        if (!theirs) return mine;
+        // The ledger's newest entry per quota wins; this process's own writes are in the ledger too.
+        const out = new Map<string, ResourceQuotaObject | null>(mine);
+        for (const e of [...theirs].sort((a, b) => a.created - b.created)) out.set(e.quota, quotaOfWrite(namespace, e.quota, e.write!));
+        return out;
+      },
       allocation: (namespace) => {
         const mine = this.pending.allocation(namespace);
         const theirs = reserved.get(namespace);
@@ -262,6 +333,12 @@ export class HeadroomGuard {
   private remember(verdict: Verdict): void {
     const a = verdict.allocation;
     if (!a || verdict.violations.length > 0) return;
+    if (a.quotaWrite) {
+      let byQuota = this.writes.get(a.namespace);
+      if (!byQuota) this.writes.set(a.namespace, (byQuota = new Map()));
+      byQuota.set(a.quotaWrite.name, { quota: a.quotaWrite.quota, created: this.now(), expires: this.now() + this.options.ttlMs });
+    }
+    if (!a.grows) return;
     const prev = this.local.get(a.namespace);
     const resources = prev ? maxResources(prev.resources, a.resources) : a.resources;
     if (prev && prev.project !== a.project) this.forget(a.namespace);
@@ -277,11 +354,21 @@ function mayGrow(ctx: ReviewContext, request: AdmissionRequest): string | undefi
   const kind = handledKind(request);
   const metadata = request.object?.metadata as { name?: string; labels?: Record<string, string> } | undefined;
   if (kind === 'Namespace' && request.operation === 'CREATE') return projectOfNamespace(ctx, metadata?.name ?? '', metadata?.labels).project?.metadata.name;
-  if (kind === 'ResourceQuota' && (request.operation === 'CREATE' || request.operation === 'UPDATE')) {
+  if (kind === 'ResourceQuota' && (request.operation === 'CREATE' || request.operation === 'UPDATE' || request.operation === 'DELETE')) {
     const namespace = request.namespace ?? '';
     return projectOfNamespace(ctx, namespace, ctx.snapshot.namespace(namespace)?.metadata.labels).project?.metadata.name;
   }
   return undefined;
+}
+
+/**
+ * Whether later decisions of the project must see this admitted change before the cache shows it: it
+ * grows the namespace's share (Q1), or it is a quota write that takes a budgeted resource away from
+ * a quota (another quota's Q2/Q3 decision may rely on it).
+ */
+function mustRecord(verdict: Verdict): boolean {
+  const a = verdict.allocation;
+  return a !== undefined && (a.grows || a.quotaWrite?.removesCoverage === true);
 }
 
 function denyQ5(message: string): Verdict {

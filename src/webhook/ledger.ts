@@ -6,10 +6,15 @@
 import * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
 
+/** A recorded ResourceQuota write: what Q2 and Q3 read of the new object (null: the quota was deleted). */
+export type LedgerQuotaWrite = { spec: { hard?: Record<string, string | number>; scopes?: string[]; scopeSelector?: unknown } } | null;
+
 export interface LedgerEntry {
   namespace: string;
   quota?: string;
   allocation: Record<string, string>;
+  /** The quota write admitted with this reservation, until every replica's cache shows it. */
+  write?: LedgerQuotaWrite;
   /** Epoch milliseconds. */
   created: number;
   expires: number;

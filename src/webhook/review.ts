@@ -3,7 +3,7 @@
  * the rule engine and the mutators, and building the response.
  */
 import { diffPatch, mutateNamespace, mutateProject, mutateQuota } from '../mutate/mutate.js';
-import { reviewNamespace, reviewProject, reviewResourceQuota, type Operation, type ReviewContext, type Verdict } from '../validate/admission.js';
+import { reviewNamespace, reviewProject, reviewResourceQuota, reviewSubresource, type Operation, type ReviewContext, type Verdict } from '../validate/admission.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
 
 export interface GroupVersionKind {
@@ -91,9 +91,25 @@ function withMetadata<T>(obj: Record<string, unknown> | null | undefined): T | u
   return (isObject(obj.metadata) ? obj : { ...obj, metadata: {} }) as T;
 }
 
+/** The status or finalize subresource of a Namespace or ResourceQuota (T8), when the request writes one. */
+function judgedSubresource(request: AdmissionRequest): { kind: 'Namespace' | 'ResourceQuota'; subresource: 'status' | 'finalize' } | undefined {
+  const { group, kind } = request.kind;
+  const sub = request.subResource;
+  if (group !== '' || (sub !== 'status' && sub !== 'finalize')) return undefined;
+  if (kind === 'Namespace') return { kind, subresource: sub };
+  if (kind === 'ResourceQuota' && sub === 'status') return { kind, subresource: sub };
+  return undefined;
+}
+
 export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdict {
   const object = request.object;
   const old = request.oldObject;
+  if (request.subResource) {
+    const judged = judgedSubresource(request);
+    if (!judged || request.operation === 'CONNECT') return { violations: [], warnings: [] };
+    const name = request.name || String((object?.metadata as { name?: string } | undefined)?.name ?? '');
+    return reviewSubresource(ctx, judged.kind, judged.subresource, request.namespace, name);
+  }
   switch (handledKind(request)) {
     case 'Namespace':
       return reviewNamespace(ctx, request.operation, withMetadata<NamespaceObject>(object), withMetadata<NamespaceObject>(old));

@@ -190,7 +190,7 @@ describe('T7: protected namespace metadata', () => {
     const v = reviewNamespace(ctx(ALICE), 'UPDATE', edit((m) => (m.labels!['pod-security.kubernetes.io/enforce'] = 'privileged')), before);
     expect(rules(v)).toEqual(['T7']);
     expect(v.violations[0]!.message).toBe(
-      'Namespace payments-api (project payments, tenant acme): user "alice@acme.example" may not add, change or remove the protected labels pod-security.kubernetes.io/enforce (null → "privileged"); only privileged subjects set labels pod-security.kubernetes.io/*, tenantgate.io/* and annotations tenantgate.io/*, scheduler.alpha.kubernetes.io/node-selector, scheduler.alpha.kubernetes.io/defaultTolerations, scheduler.alpha.kubernetes.io/tolerationsWhitelist on namespaces (ask the platform team)',
+      'Namespace payments-api (project payments, tenant acme): user "alice@acme.example" may not add, change or remove the protected labels pod-security.kubernetes.io/enforce (null → "privileged"); only privileged subjects set labels pod-security.kubernetes.io/*, tenantgate.io/*, annotations tenantgate.io/*, scheduler.alpha.kubernetes.io/node-selector, scheduler.alpha.kubernetes.io/defaultTolerations, scheduler.alpha.kubernetes.io/tolerationsWhitelist, metadata.finalizers and metadata.ownerReferences on namespaces (ask the platform team)',
     );
   });
 

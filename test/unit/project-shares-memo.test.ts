@@ -128,6 +128,21 @@ describe('project shares memo', () => {
     expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '5' });
   });
 
+  it('counts usage above the quota: a status update that raises the hold replaces the memo', () => {
+    const s = MemorySnapshot.of({ projects: [project('alpha', '10', '1')], namespaces: [aNamespace('ns-0', { project: 'alpha' })], quotas: [aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '4' } })] });
+    const held = s.project('alpha')!;
+    const memo = s.projectSharesOf(held, '');
+    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '4' });
+    // The quota was lowered to 1 while 4 CPUs of pods run: the apiserver evicts nothing.
+    s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '4' } } });
+    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '4' });
+    s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '6' } } });
+    expect(s.projectSharesOf(held, '')).not.toBe(memo);
+    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '6' });
+    s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } } });
+    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '1' });
+  });
+
   it('Q1 sees a quota raised in another namespace right after a decision memoised the old sum', () => {
     const s = MemorySnapshot.of({
       projects: [project('alpha', '10', '1')],

@@ -1,4 +1,9 @@
-/** T7: namespace labels and annotations that only privileged subjects may add, change or remove. */
+/**
+ * T7: namespace metadata that only privileged subjects may add, change or remove: the configured
+ * labels and annotations, and `metadata.finalizers` and `metadata.ownerReferences` (a finalizer would
+ * stall the project's cascade; an owner reference with blockOwnerDeletion, pointing at another
+ * tenant's Project, would stall that tenant's foreground deletion).
+ */
 import type { TenantgateConfig } from '../../config/config.js';
 import { LABEL_PROJECT, LABEL_TENANT, type Violation } from '../types.js';
 
@@ -8,6 +13,8 @@ const TENANCY_LABELS = new Set([LABEL_PROJECT, LABEL_TENANT]);
 export interface NamespaceMetadata {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<Record<string, unknown>>;
 }
 
 /**
@@ -61,27 +68,43 @@ export interface ProtectedMetadataCheck {
   after: NamespaceMetadata;
   /** Annotations whose new value tenantgate itself sets (the project-uid on CREATE), keyed to that value. */
   expectedAnnotations?: Record<string, string>;
+  /** Labels whose new value tenantgate itself sets (the Pod Security levels on CREATE), keyed to that value. */
+  expectedLabels?: Record<string, string>;
+}
+
+/** A list field of the metadata as JSON (absent and empty are the same), for comparison and messages. */
+function listText(list: unknown[] | undefined): string {
+  return JSON.stringify(list ?? []);
 }
 
 /** T7 for a non-privileged subject: every protected key it adds, changes or removes. */
 export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation[] {
   const { labels: labelPatterns, annotations: annotationPatterns } = check.config.protectedNamespaceMetadata;
-  const labels = changedKeys(labelPatterns, check.before.labels ?? {}, check.after.labels ?? {}, (key) => TENANCY_LABELS.has(key));
+  const expectedLabels = check.expectedLabels ?? {};
+  const labels = changedKeys(labelPatterns, check.before.labels ?? {}, check.after.labels ?? {}, (key, after) => TENANCY_LABELS.has(key) || (after !== undefined && expectedLabels[key] === after));
   const expected = check.expectedAnnotations ?? {};
   const annotations = changedKeys(annotationPatterns, check.before.annotations ?? {}, check.after.annotations ?? {}, (key, after) => after !== undefined && expected[key] === after);
-  if (labels.length === 0 && annotations.length === 0) return [];
+  const lists: Array<{ field: 'finalizers' | 'ownerReferences'; before: string; after: string }> = [];
+  for (const field of ['finalizers', 'ownerReferences'] as const) {
+    const before = listText(check.before[field]);
+    const after = listText(check.after[field]);
+    if (before !== after) lists.push({ field, before, after });
+  }
+  if (labels.length === 0 && annotations.length === 0 && lists.length === 0) return [];
   const parts: string[] = [];
   if (labels.length) parts.push(`labels ${labels.map(describeChange).join(', ')}`);
   if (annotations.length) parts.push(`annotations ${annotations.map(describeChange).join(', ')}`);
+  for (const l of lists) parts.push(`metadata.${l.field} (${l.before} → ${l.after})`);
   const allowed = [
     labelPatterns.length ? `labels ${labelPatterns.join(', ')}` : '',
     annotationPatterns.length ? `annotations ${annotationPatterns.join(', ')}` : '',
+    'metadata.finalizers and metadata.ownerReferences',
   ].filter(Boolean);
   return [
     {
       rule: 'T7',
-      path: ['metadata', labels.length ? 'labels' : 'annotations'],
-      message: `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only privileged subjects set ${allowed.join(' and ')} on namespaces (ask the platform team)`,
+      path: ['metadata', labels.length ? 'labels' : annotations.length ? 'annotations' : lists[0]!.field],
+      message: `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only privileged subjects set ${allowed.join(', ')} on namespaces (ask the platform team)`,
     },
   ];
 }
