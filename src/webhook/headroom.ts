@@ -26,6 +26,8 @@ export interface HeadroomGuardOptions {
   /** Backoff between ledger conflicts: base × 2^(attempt−1), jittered, at most maxMs (5 ms, 100 ms). */
   backoff?: { baseMs: number; maxMs: number };
   onReservation?: (outcome: ReservationOutcome) => void;
+  /** After each ledger write, with the number of admitted changes it recorded (the batch's size). */
+  onLedgerWrite?: (records: number) => void;
 }
 
 export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
@@ -37,8 +39,8 @@ const MAX_SEEN = 100_000;
 class DeadlineExceeded extends Error {}
 
 /**
- * `p`, or a DeadlineExceeded once `ms` have passed or `signal` aborts (the caller left); the call
- * itself is not cancelled: see decideInTurn.
+ * `p`, or a DeadlineExceeded once `ms` have passed or `signal` aborts (every caller left); the call
+ * itself is not cancelled: see runBatch.
  */
 function within<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   if (ms <= 0 || signal?.aborted) return Promise.reject(new DeadlineExceeded());
@@ -52,6 +54,42 @@ function within<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> 
       (e: unknown) => (done(), reject(e instanceof Error ? e : new Error(String(e)))),
     );
   });
+}
+
+/** A decision waiting for (or in) its project's batch. */
+interface Member {
+  ctx: ReviewContext;
+  request: AdmissionRequest;
+  /** Epoch ms after which it is refused with [Q5]. */
+  deadline: number;
+  settled: boolean;
+  settle(verdict: Verdict): void;
+  batch?: Batch;
+}
+
+interface ProjectQueue {
+  waiting: Member[];
+  running: boolean;
+}
+
+/** The members of one group commit; `abandoned` aborts its ledger calls once every member has settled. */
+class Batch {
+  private readonly controller = new AbortController();
+  constructor(private readonly members: readonly Member[]) {
+    for (const m of members) m.batch = this;
+  }
+  get abandoned(): AbortSignal {
+    return this.controller.signal;
+  }
+  open(): Member[] {
+    return this.members.filter((m) => !m.settled);
+  }
+  latestDeadline(): number {
+    return Math.max(...this.open().map((m) => m.deadline));
+  }
+  memberSettled(): void {
+    if (this.members.every((m) => m.settled)) this.controller.abort();
+  }
 }
 
 interface Pending {
@@ -80,7 +118,8 @@ export class HeadroomGuard {
   /** Admitted quota writes by namespace and quota name, until the cache shows them or they expire. */
   private readonly writes = new Map<string, Map<string, PendingWrite>>();
   private readonly ledgerCache = new Map<string, LedgerState>();
-  private readonly chains = new Map<string, Promise<unknown>>();
+  /** Per project: the decisions waiting for its next batch, and whether one is running. */
+  private readonly queues = new Map<string, ProjectQueue>();
   /** When the cache first showed an object ("ns/quota", or "ns/" for a namespace): its reservation is then spent. */
   private readonly seen = new Map<string, number>();
   private readonly now: () => number;
@@ -200,49 +239,23 @@ export class HeadroomGuard {
   }
 
   /**
-   * Decisions that may grow a project's allocation (Namespace CREATE, ResourceQuota CREATE/UPDATE in
-   * a project namespace) run one at a time per project, and are computed once, inside that turn.
+   * Decisions that may grow a project's allocation or take coverage away (Namespace CREATE,
+   * ResourceQuota CREATE/UPDATE/DELETE in a project namespace) are decided one project at a time.
+   * With a ledger they are group-committed: while a project's ledger write is in flight its next
+   * decisions queue; when it returns, all of them are decided in arrival order against the same
+   * ledger state (each seeing the ones before it) and persisted with one compare-and-swap write.
    * Synchronous unless the decision needs the ledger: most decisions create no promise at all.
    */
   readonly decide = (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Verdict | Promise<Verdict> => {
     const withLocal: ReviewContext = { ...ctx, pending: this.pending };
     // Without a ledger a decision awaits nothing: it runs to completion, which serialises it with
-    // every other decision of the project as the chain would, without the chain's promises. Which
-    // project it may grow need not be known then: the verdict's allocation says what it grew.
+    // every other decision of the project without any queue. Which project it may grow need not be
+    // known then: the verdict's allocation says what it grew.
     if (!this.options.ledger) return this.decideLocally(withLocal, request);
     const project = mayGrow(withLocal, request);
     if (!project) return verdictFor(withLocal, request);
-    const arrived = this.now();
-    return this.serialise(project, () => this.decideInTurn(withLocal, request, project, arrived, signal));
+    return this.enqueue(project, withLocal, request, signal);
   };
-
-  private serialise<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.then(fn, fn);
-    const settled = next.catch(() => undefined);
-    this.chains.set(key, settled);
-    void settled.then(() => {
-      if (this.chains.get(key) === settled) this.chains.delete(key);
-    });
-    return next;
-  }
-
-  private async decideInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, arrived: number, signal?: AbortSignal): Promise<Verdict> {
-    const ledger = this.options.ledger;
-    if (!ledger) return this.decideLocally(ctx, request);
-    const deadlineMs = this.options.deadlineMs ?? DEFAULT_DEADLINE_MS;
-    const left = () => arrived + deadlineMs - this.now();
-    try {
-      return await this.reserveInTurn(ctx, request, project, ledger, left, signal);
-    } catch (err) {
-      if (!(err instanceof DeadlineExceeded)) throw err;
-      // A write that did not answer in time may still land: the ledger is read afresh next time, and
-      // such an entry can only make later decisions stricter until it expires.
-      this.ledgerCache.delete(project);
-      this.options.onReservation?.('timeout');
-      return denyQ5(`project ${project}: the headroom ledger did not answer within ${deadlineMs} ms (the API server is slow or unreachable); nothing was reserved, retry the request`);
-    }
-  }
 
   private decideLocally(ctx: ReviewContext, request: AdmissionRequest): Verdict {
     const verdict = verdictFor(ctx, request);
@@ -250,41 +263,103 @@ export class HeadroomGuard {
     return verdict;
   }
 
-  private async reserveInTurn(ctx: ReviewContext, request: AdmissionRequest, project: string, ledger: LedgerStore, left: () => number, signal?: AbortSignal): Promise<Verdict> {
+  private get deadlineMs(): number {
+    return this.options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  }
+
+  /**
+   * Queues a decision for its project's next batch. It settles with the batch's verdict, or with
+   * [Q5] once its own deadline (from arrival, queueing included) passes or its caller has gone: a
+   * slow apiserver must not hold every later decision of the project hostage.
+   */
+  private enqueue(project: string, ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Promise<Verdict> {
+    return new Promise<Verdict>((resolve) => {
+      const member: Member = { ctx, request, deadline: this.now() + this.deadlineMs, settled: false, settle: () => {} };
+      const timeout = () => {
+        if (member.settled) return;
+        this.options.onReservation?.('timeout');
+        member.settle(this.timedOut(project));
+      };
+      const timer = setTimeout(timeout, this.deadlineMs);
+      signal?.addEventListener('abort', timeout, { once: true });
+      member.settle = (verdict) => {
+        if (member.settled) return;
+        member.settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', timeout);
+        resolve(verdict);
+        member.batch?.memberSettled();
+      };
+      if (signal?.aborted) return timeout();
+      let queue = this.queues.get(project);
+      if (!queue) this.queues.set(project, (queue = { waiting: [], running: false }));
+      queue.waiting.push(member);
+      this.pump(project, queue);
+    });
+  }
+
+  /** Starts the project's next batch unless one is running. */
+  private pump(project: string, queue: ProjectQueue): void {
+    if (queue.running) return;
+    const members = queue.waiting.splice(0).filter((m) => !m.settled);
+    if (members.length === 0) {
+      this.queues.delete(project);
+      return;
+    }
+    queue.running = true;
+    const batch = new Batch(members);
+    void this.runBatch(project, batch).finally(() => {
+      queue.running = false;
+      this.pump(project, queue);
+    });
+  }
+
+  private timedOut(project: string): Verdict {
+    return denyQ5(`project ${project}: the headroom ledger did not answer within ${this.deadlineMs} ms (the API server is slow or unreachable); nothing was reserved, retry the request`);
+  }
+
+  /**
+   * One group commit: read the ledger (cached), decide every member against it in order, write the
+   * new entries with one compare-and-swap. A conflict re-reads and re-decides the whole batch; an
+   * error or a write that does not answer in time denies the whole batch with [Q5] (such a write may
+   * still land: its entries can only make later decisions stricter until they expire).
+   */
+  private async runBatch(project: string, batch: Batch): Promise<void> {
+    const ledger = this.options.ledger!;
     const maxAttempts = this.options.maxAttempts ?? 10;
     const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
+    const left = () => batch.latestDeadline() - this.now();
+    const denyAll = (verdict: Verdict) => batch.open().forEach((m) => m.settle(verdict));
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      if (left() <= 0 || signal?.aborted) throw new DeadlineExceeded();
-      let state = this.ledgerCache.get(project);
-      if (!state) {
-        state = await within(ledger.read(project), left(), signal);
-        this.ledgerCache.set(project, state);
-      }
-      const live = state.entries.filter((e) => this.isLive(e));
-      const verdict = verdictFor({ ...ctx, pending: this.withReservations(live) }, request);
-      if (verdict.violations.length > 0 || !mustRecord(verdict) || request.dryRun) return verdict;
-      const { namespace, resources, quotaWrite } = verdict.allocation!;
-      const quota = handledKind(request) === 'ResourceQuota' ? quotaWrite?.name ?? request.name : undefined;
-      const entry: LedgerEntry = {
-        namespace,
-        quota,
-        allocation: formatResources(resources),
-        created: this.now(),
-        expires: this.now() + this.options.ttlMs,
-        ...(quotaWrite ? { write: quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null } : {}),
-      };
+      if (batch.open().length === 0) return;
       try {
-        const written = await within(ledger.write(project, state, [...live.filter((e) => !(e.namespace === namespace && e.quota === quota)), entry]), left(), signal);
+        let state = this.ledgerCache.get(project);
+        if (!state) {
+          state = await within(ledger.read(project), left(), batch.abandoned);
+          this.ledgerCache.set(project, state);
+        }
+        const decided = this.decideBatch(batch.open(), state);
+        if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
+        const written = await within(ledger.write(project, state, decided.entries), left(), batch.abandoned);
         this.ledgerCache.set(project, written);
-        this.options.onReservation?.('reserved');
-        this.remember(verdict);
-        return verdict;
+        this.options.onLedgerWrite?.(decided.records.length);
+        for (const verdict of decided.records) {
+          this.options.onReservation?.('reserved');
+          this.remember(verdict);
+        }
+        return decided.verdicts.forEach(([m, v]) => m.settle(v));
       } catch (err) {
         this.ledgerCache.delete(project);
-        if (err instanceof DeadlineExceeded) throw err;
+        if (err instanceof DeadlineExceeded) {
+          for (const m of batch.open()) {
+            this.options.onReservation?.('timeout');
+            m.settle(this.timedOut(project));
+          }
+          return;
+        }
         if (!(err instanceof LedgerConflict)) {
           this.options.onReservation?.('error');
-          return denyQ5(`could not reserve headroom in the ledger of project ${project}: ${(err as Error).message}`);
+          return denyAll(denyQ5(`could not reserve headroom in the ledger of project ${project}: ${(err as Error).message}`));
         }
         this.options.onReservation?.('conflict');
         // Another replica won this round: back off (jittered) before reading again, within the deadline.
@@ -293,7 +368,39 @@ export class HeadroomGuard {
       }
     }
     this.options.onReservation?.('exhausted');
-    return denyQ5(`project ${project}: ${maxAttempts} concurrent updates of the headroom ledger collided; retry the request`);
+    denyAll(denyQ5(`project ${project}: ${maxAttempts} concurrent updates of the headroom ledger collided; retry the request`));
+  }
+
+  /**
+   * Decides the members in arrival order against one ledger state: each admitted change that must be
+   * recorded becomes an entry the later members count. Dry runs are decided the same way and record nothing.
+   */
+  private decideBatch(members: readonly Member[], state: LedgerState): { verdicts: Array<[Member, Verdict]>; records: Verdict[]; entries: LedgerEntry[] } {
+    let entries = state.entries.filter((e) => this.isLive(e));
+    const verdicts: Array<[Member, Verdict]> = [];
+    const records: Verdict[] = [];
+    for (const m of members) {
+      const verdict = verdictFor({ ...m.ctx, pending: this.withReservations(entries) }, m.request);
+      verdicts.push([m, verdict]);
+      if (verdict.violations.length > 0 || !mustRecord(verdict) || m.request.dryRun) continue;
+      const entry = this.entryFor(m.request, verdict);
+      entries = [...entries.filter((e) => !(e.namespace === entry.namespace && e.quota === entry.quota)), entry];
+      records.push(verdict);
+    }
+    return { verdicts, records, entries };
+  }
+
+  private entryFor(request: AdmissionRequest, verdict: Verdict): LedgerEntry {
+    const { namespace, resources, quotaWrite } = verdict.allocation!;
+    const quota = handledKind(request) === 'ResourceQuota' ? (quotaWrite?.name ?? request.name) : undefined;
+    return {
+      namespace,
+      quota,
+      allocation: formatResources(resources),
+      created: this.now(),
+      expires: this.now() + this.options.ttlMs,
+      ...(quotaWrite ? { write: quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null } : {}),
+    };
   }
 
   /** This process's pending allocations, raised by the ledger's live reservations (other replicas' too). */

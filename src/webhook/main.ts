@@ -55,6 +55,7 @@ export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
     ...(parts.now ? { now: parts.now } : {}),
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
+    onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
   });
   source.onEvent(({ kind, type: event, object }) => {
     const meta = object.metadata ?? {};

@@ -15,5 +15,11 @@ export class WebhookMetrics {
   readonly informerSynced = new Gauge({ name: 'tenantgate_webhook_informer_synced', help: '1 once the informer of a resource has listed', labelNames: ['resource'] as const, registers: [this.registry] });
   readonly badRequests = new Counter({ name: 'tenantgate_webhook_bad_requests_total', help: 'Requests refused before review (malformed, too large, unknown path)', labelNames: ['code'] as const, registers: [this.registry] });
   readonly denials = new Counter({ name: 'tenantgate_webhook_denials_total', help: 'Violations in denied validations, by rule id (a denial naming two rules counts for both)', labelNames: ['rule'] as const, registers: [this.registry] });
+  readonly ledgerBatchSize = new Histogram({
+    name: 'tenantgate_webhook_ledger_batch_size',
+    help: 'Admitted changes recorded per headroom ledger write (group commit); the count is the number of writes',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+    registers: [this.registry],
+  });
   readonly reservations = new Counter({ name: 'tenantgate_webhook_reservations_total', help: 'Cross-replica headroom reservations by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
 }

@@ -221,3 +221,64 @@ describe('HeadroomGuard when the caller has gone', () => {
     expect(ledger.calls.filter((c) => c.op === 'write')).toEqual([]);
   });
 });
+
+describe('HeadroomGuard group commit', () => {
+  /** A ledger whose writes take `ms`, counting them. */
+  class TimedLedger extends MemoryLedger {
+    constructor(private readonly ms: number) {
+      super();
+    }
+    override async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+      await new Promise((r) => setTimeout(r, this.ms));
+      return super.write(project, state, entries);
+    }
+  }
+  const namespaceCreate = (name: string): AdmissionRequest => ({
+    uid: name,
+    kind: { group: '', version: 'v1', kind: 'Namespace' },
+    operation: 'CREATE',
+    name,
+    userInfo: { username: 'alice', groups: [] },
+    object: { metadata: { name, labels: { 'tenantgate.io/project': 'burst', 'tenantgate.io/tenant': 'acme' } } },
+  });
+  const burstSnapshot = () =>
+    MemorySnapshot.of({
+      projects: [{ metadata: { name: 'burst', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '150' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+    });
+
+  it('200 concurrent namespace creates with room for 150: exactly 150 admitted, no [Q5], far fewer writes than admissions', async () => {
+    const ledger = new TimedLedger(20);
+    const sizes: number[] = [];
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, onLedgerWrite: (n) => sizes.push(n) });
+    const s = burstSnapshot();
+    const verdicts = await Promise.all(Array.from({ length: 200 }, (_, i) => guard.decide(ctx(s), namespaceCreate(`burst-n${i}`))));
+    expect(verdicts.filter((v) => v.violations.length === 0)).toHaveLength(150);
+    expect(verdicts.filter((v) => v.violations.some((x) => x.rule === 'Q5'))).toHaveLength(0);
+    expect(verdicts.filter((v) => v.violations.some((x) => x.rule === 'Q1'))).toHaveLength(50);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(150);
+    expect(ledger.writes).toBe(sizes.length);
+    expect(ledger.writes / 150).toBeLessThanOrEqual(0.25);
+    // The ledger holds one entry per admitted namespace.
+    expect((await ledger.read('burst')).entries).toHaveLength(150);
+  });
+
+  it('two replicas group-committing on one ledger never overspend (conflicts re-decide the whole batch)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const ledger = new TimedLedger(3);
+      const outcomes: string[] = [];
+      const replicas = [0, 1].map(() => ({ s: burstSnapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger, onReservation: (o) => outcomes.push(o) }) }));
+      const verdicts = await Promise.all(Array.from({ length: 200 }, (_, i) => replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), namespaceCreate(`burst-n${i}`))));
+      expect(verdicts.filter((v) => v.violations.length === 0)).toHaveLength(150);
+      expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(150);
+    }
+  });
+
+  it('a failed write denies the whole batch with [Q5] and remembers nothing', async () => {
+    const failing: LedgerStore = { read: async () => ({ entries: [] }), write: () => new Promise((_, reject) => setTimeout(() => reject(new Error('etcd unavailable')), 5)) };
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: failing });
+    const s = burstSnapshot();
+    const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => guard.decide(ctx(s), namespaceCreate(`burst-n${i}`))));
+    for (const v of verdicts) expect(v.violations.map((x) => x.message)).toEqual(['could not reserve headroom in the ledger of project burst: etcd unavailable']);
+    expect(guard.pendingCount).toBe(0);
+  });
+});
