@@ -77,19 +77,47 @@ describe('manifests/ is the chart with default values', () => {
         onDisk.set(`${dir}/${file}`, await readFile(join(MANIFESTS, dir, file), 'utf8'));
       }
     }
-    onDisk.set('kustomization.yaml', await readFile(join(MANIFESTS, 'kustomization.yaml'), 'utf8'));
+    onDisk.delete('self-service/kustomization.yaml');
+    for (const file of ['kustomization.yaml', 'self-service/kustomization.yaml']) onDisk.set(file, await readFile(join(MANIFESTS, file), 'utf8'));
     expect([...onDisk.keys()].sort(), 'run `make manifests` and commit manifests/').toEqual([...expected.keys()].sort());
     for (const [path, text] of expected) expect(onDisk.get(path), `manifests/${path} differs from the chart: edit charts/tenantgate/templates, then run \`make manifests\``).toBe(text);
   });
 
-  it('the kustomize base builds the same objects as helm template', async () => {
+  it('the kustomize base and manifests/self-service build the same objects as helm template', async () => {
     const kustomize = cachedKustomize();
     if (!kustomize) throw new Error('no kustomize in .cache/tools: run make kustomize');
-    const built = objectsOf((await execa(kustomize, ['build', MANIFESTS])).stdout);
+    const base = objectsOf((await execa(kustomize, ['build', MANIFESTS])).stdout);
+    const built = [...base, ...objectsOf((await execa(kustomize, ['build', join(MANIFESTS, 'self-service')])).stdout)];
     const byKey = (objects: K8sObject[]) => new Map(objects.map((o) => [key(o), o]));
     const fromHelm = byKey(rendered.default);
     expect([...byKey(built).keys()].sort()).toEqual([...fromHelm.keys()].sort());
     for (const object of built) expect(object, key(object)).toEqual(fromHelm.get(key(object)));
+  });
+});
+
+describe('install order: tenants are granted nothing before the webhooks that judge them exist', () => {
+  const grantsTenants = (o: K8sObject) => o.kind === 'ClusterRoleBinding' && (o.subjects ?? []).some((s: { name: string }) => s.name === 'tenants');
+
+  it('the kustomize base holds no binding for tenants; manifests/self-service (applied second) holds exactly that one', async () => {
+    const kustomize = cachedKustomize();
+    if (!kustomize) throw new Error('no kustomize in .cache/tools: run make kustomize');
+    const base = objectsOf((await execa(kustomize, ['build', MANIFESTS])).stdout);
+    expect(base.filter(grantsTenants).map(key)).toEqual([]);
+    expect(base.map((o) => o.kind)).toEqual(expect.arrayContaining(['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']));
+    const second = objectsOf((await execa(kustomize, ['build', join(MANIFESTS, 'self-service')])).stdout);
+    expect(second.map(key)).toEqual(['ClusterRoleBinding /tenantgate-self-service']);
+  });
+
+  it('helm applies the binding as a post-install/post-upgrade hook, after the webhook configurations', () => {
+    const binding = find(rendered.default, 'ClusterRoleBinding', 'tenantgate-self-service');
+    expect(binding.metadata.annotations?.['helm.sh/hook']).toBe('post-install,post-upgrade');
+    expect(rendered.default.filter(grantsTenants).map(key)).toEqual(['ClusterRoleBinding /tenantgate-self-service']);
+  });
+
+  it('without the webhook (webhook.enabled=false) the chart grants tenants nothing at all', async () => {
+    const objects = objectsOf(await helmTemplate(['--set', 'webhook.enabled=false'], helm));
+    expect(objects.filter(grantsTenants).map(key)).toEqual([]);
+    expect(objects.map((o) => o.kind)).not.toContain('ValidatingWebhookConfiguration');
   });
 });
 

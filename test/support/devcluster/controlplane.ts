@@ -1,6 +1,11 @@
 /**
  * A real local control plane: etcd + kube-apiserver + kube-controller-manager on 127.0.0.1, built
- * from Go modules by hack/build-control-plane.sh (SPEC §8). Used by the tests and by `make run`.
+ * from Go modules by hack/build-control-plane.sh. Used by the tests and by `make run`.
+ *
+ * It behaves like a kubeadm cluster where that matters to tenantgate (docs/testing.md): the controller
+ * manager authenticates as the user `system:kube-controller-manager` (no group, authorised by the
+ * bootstrap RBAC) and runs each controller under its own kube-system ServiceAccount
+ * (`--use-service-account-credentials`), and PodSecurity admission is on.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
@@ -30,6 +35,23 @@ export const USERS: ClusterUser[] = [
   { name: 'carol', groups: ['acme:web-admins', 'tenants'] },
   { name: 'dave', groups: ['tenants'] },
   { name: 'nobody', groups: [] },
+];
+
+/**
+ * The controller manager's identity, as kubeadm gives it (a client certificate with this common name
+ * and no organisation): the bootstrap ClusterRoleBinding `system:kube-controller-manager` authorises it.
+ */
+export const KUBE_CONTROLLER_MANAGER: ClusterUser = { name: 'system:kube-controller-manager', groups: [] };
+
+/** The controllers kubeadm runs that tenantgate meets: namespace deletion, garbage collection, quota usage. */
+export const KUBE_CONTROLLERS = [
+  'namespace-controller',
+  'garbage-collector-controller',
+  'resourcequota-controller',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
+  'clusterrole-aggregation-controller',
 ];
 
 export interface ClusterInfo {
@@ -102,7 +124,7 @@ export class ControlPlane {
 
     const tokens: Record<string, string> = {};
     const lines: string[] = [];
-    for (const user of [...USERS, { name: 'system:kube-controller-manager', groups: ['system:masters'] }]) {
+    for (const user of [...USERS, KUBE_CONTROLLER_MANAGER]) {
       const token = randomBytes(24).toString('hex');
       tokens[user.name] = token;
       lines.push(`${token},${user.name},${user.name},"${user.groups.join(',')}"`);
@@ -153,6 +175,8 @@ export class ControlPlane {
       `--cert-dir=${join(dir, 'apiserver-certs')}`,
       '--profiling=false',
       '--allow-privileged=true',
+      // On by default since Kubernetes 1.25; explicit, as on kubeadm, because tenantgate relies on it.
+      '--enable-admission-plugins=PodSecurity,ResourceQuota',
       ...(options.apiserverArgs ?? []),
     ];
     try {
@@ -171,7 +195,10 @@ export class ControlPlane {
       await cp.startApiserver();
       cp.procs.push(startProcess('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
         `--kubeconfig=${kubeconfigs['system:kube-controller-manager']}`,
-        '--controllers=namespace-controller,garbage-collector-controller,resourcequota-controller,serviceaccount-controller,serviceaccount-token-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller',
+        `--controllers=${KUBE_CONTROLLERS.join(',')}`,
+        // Each controller acts as its own kube-system ServiceAccount (namespace-controller,
+        // generic-garbage-collector, resourcequota-controller, …), as on kubeadm, kind, EKS, GKE, AKS.
+        '--use-service-account-credentials=true',
         `--service-account-private-key-file=${saKey}`,
         `--root-ca-file=${caFiles.cert}`,
         '--leader-elect=false',

@@ -31,6 +31,7 @@ export async function installBase(info: ClusterInfo): Promise<void> {
     'apply',
     '-f', join(MANIFESTS, 'controller', '00-namespace.yaml'),
     '-f', join(MANIFESTS, 'rbac', 'self-service.yaml'),
+    '-f', join(MANIFESTS, 'self-service', 'binding.yaml'),
     '-f', join(MANIFESTS, 'webhook', 'rbac.yaml'),
     '-f', join(MANIFESTS, 'controller', 'rbac.yaml'),
     '-f', join(MANIFESTS, 'webhook', 'excluded-namespaces-policy.yaml'),
