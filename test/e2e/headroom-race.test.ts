@@ -1,22 +1,16 @@
 /**
- * Q5 (issue 6, 13): two webhook replicas, each its own `tenantgate webhook` process, behind a round-robin
+ * Q5: two webhook replicas, each its own `tenantgate webhook` process, behind a round-robin
  * proxy, 40 concurrent tenant requests per
  * round for the same headroom. With the cross-replica ledger, no round overspends; without it, some do.
  */
 import * as k8s from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFile, writeFile } from 'node:fs/promises';
-import { stringify } from 'yaml';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
-import { kubeconfigYaml, REPO_ROOT } from '../support/devcluster/controlplane.js';
-import { httpsGet } from '../support/devcluster/https-get.js';
-import { freePort } from '../support/devcluster/ports.js';
-import { startProcess, type Managed } from '../support/devcluster/processes.js';
 import { Quantity } from '../../src/validate/quantity.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
-import { startRoundRobinProxy, type RoundRobinProxy } from '../support/devcluster/proxy.js';
-import { applyOwnerBindings, installBase, registerWebhooks, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
+import { applyOwnerBindings, installBase } from '../support/devcluster/tenantgate.js';
+import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { LEDGER_PREFIX } from '../../src/webhook/ledger.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
@@ -26,61 +20,24 @@ const NAMESPACES = Array.from({ length: 40 }, (_, i) => `race-n${i}`);
 const ROUNDS = 25;
 
 let certs: WebhookCertFiles;
-let replicas: Replica[] = [];
-let proxy: RoundRobinProxy | undefined;
-
-/** One webhook replica as production runs it: its own `tenantgate webhook` process, under its ServiceAccount. */
-interface Replica {
-  port: number;
-  process: Managed;
-}
-
-const DIST_CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+let running: WebhookReplicas | undefined;
 
 async function startReplicas(config: Partial<TenantgateConfig>): Promise<void> {
   await stopReplicas();
-  const info = cluster();
   // Each test starts from an empty ledger. Entries an earlier test left (objects since deleted, which
   // new replicas never see) would count until their expiry: stricter, never an overspend, but it
   // would make this test's numbers depend on how long the previous one took.
   await kubectl('admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'delete', 'configmap', `${LEDGER_PREFIX}${PROJECT}`, '--ignore-not-found']);
-  const token = (await kubectl('admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
-  const kubeconfig = join(info.dir, 'race-webhook.kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
-  const configFile = join(info.dir, 'race-tenantgate.yaml');
-  await writeFile(configFile, stringify(config));
-  for (let i = 0; i < 2; i++) {
-    const port = await freePort();
-    const proc = startProcess(`race-webhook-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `race-webhook-${i}.log`));
-    replicas.push({ port, process: proc });
-  }
-  const ca = await readFile(certs.caCert);
-  await eventually(async () => {
-    for (const r of replicas) expect((await httpsGet(`https://127.0.0.1:${r.port}/readyz`, { ca })).status).toBe(200);
-  }, { what: 'both replicas ready' });
-  proxy = await startRoundRobinProxy(replicas.map((r) => r.port));
-  await registerWebhooks(info, `https://127.0.0.1:${proxy.port}`, certs.caBundle);
+  running = await startWebhookReplicas(cluster(), certs, config, { name: 'race-webhook' });
 }
 
 async function stopReplicas(): Promise<void> {
-  await proxy?.close();
-  proxy = undefined;
-  for (const r of replicas) await r.process.stop();
-  replicas = [];
+  await running?.stop();
+  running = undefined;
 }
 
 /** A number from each replica's /metrics. */
-async function scrape(metric: RegExp): Promise<number[]> {
-  const ca = await readFile(certs.caCert);
-  return Promise.all(
-    replicas.map(async (r) => {
-      const body = (await httpsGet(`https://127.0.0.1:${r.port}/metrics`, { ca })).body;
-      let sum = 0;
-      for (const line of body.split('\n')) if (metric.test(line)) sum += Number(line.split(' ').pop());
-      return sum;
-    }),
-  );
-}
+const scrape = (metric: RegExp) => running!.scrape(metric);
 const validateRequests = () => scrape(/^tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="ResourceQuota"/);
 
 const core = (user: string) => kubeConfig(user).makeApiClient(k8s.CoreV1Api);
@@ -106,7 +63,7 @@ async function clearQuotas(): Promise<void> {
   // Both replicas must see the deletions before the next round: their caches hold as many quotas as the apiserver.
   await eventually(async () => {
     const total = (await admin.listResourceQuotaForAllNamespaces()).items.length;
-    expect(await scrape(/^tenantgate_webhook_cache_objects\{kind="ResourceQuota"\}/)).toEqual(replicas.map(() => total));
+    expect(await scrape(/^tenantgate_webhook_cache_objects\{kind="ResourceQuota"\}/)).toEqual(running!.replicas.map(() => total));
   }, { timeoutMs: 30_000, what: 'replicas saw the deletions' });
 }
 
@@ -137,7 +94,6 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await unregisterWebhooks(cluster()).catch(() => {});
   await stopReplicas();
 });
 

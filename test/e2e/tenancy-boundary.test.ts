@@ -1,5 +1,5 @@
 /**
- * The tenancy boundary as an attacker tries it (issue 9): every tenant identity × every target × every
+ * The tenancy boundary as an attacker tries it: every tenant identity × every target × every
  * verb, with and without --dry-run=server, through the real kubectl against the real apiserver, with the
  * shipped RBAC, the webhook, the policy for the namespaces the webhook skips, and the real controller
  * (which grants owners their per-namespace RoleBinding). Each cell asserts the verdict (the rule id, or
@@ -56,10 +56,18 @@ const NS_VERBS: Record<string, (ns: string) => string[]> = {
   'quota create': (ns) => ['-n', ns, 'create', 'quota', 'e2e-extra', '--hard=pods=1'],
   'quota patch': (ns) => ['-n', ns, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"pods":"3"}}}'],
   'quota delete': (ns) => ['-n', ns, 'delete', 'quota', GUARD, '--wait=false'],
+  // A finalizer of its own would block its project's cascade; an ownerReference with blockOwnerDeletion
+  // to another tenant's Project (its uid is readable by every tenant) would stall that Project's deletion.
+  'add finalizer': (ns) => ['patch', 'namespace', ns, '--type=json', '-p', '[{"op":"add","path":"/metadata/finalizers","value":["example.com/hold"]}]'],
+  'add ownerReference': (ns) => ['patch', 'namespace', ns, '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: [{ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', name: 'ml', uid: FOREIGN_UID, blockOwnerDeletion: true }] } })],
+  // Subresources: RBAC grants tenants neither; `over` has them (see its ClusterRole), the webhook answers T8.
+  'status patch': (ns) => ['patch', 'namespace', ns, '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"E2EForged","status":"True"}]}}'],
+  'quota status patch': (ns) => ['-n', ns, 'patch', 'quota', GUARD, '--subresource=status', '--type=merge', '-p', '{"status":{"hard":{"pods":"9999"}}}'],
 };
+const FOREIGN_UID = '0d5c6a1e-7f2b-4c1a-9e55-3b1f0c2d4e6f';
 
 /** ok: admitted. 403: the authorizer. A rule id: the webhook's or the policy's denial carrying it. */
-type Verdict = 'ok' | '403' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'Q3' | 'N2' | 'immortal';
+type Verdict = 'ok' | '403' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8' | 'Q3' | 'N2' | 'immortal';
 type Row = [target: string, verb: string, ...verdicts: Verdict[]];
 
 //                                              alice   carol   bob     dave    sa      over    nobody
@@ -74,18 +82,25 @@ const owner = (o: Subject, target: string): Row[] => {
     [target, 'quota create', ...col('ok', 'T4')],
     [target, 'quota patch', ...col('ok', 'T4')],
     [target, 'quota delete', ...col('Q3', 'T4')],
+    [target, 'add finalizer', ...col('T7', 'T4')],
+    [target, 'add ownerReference', ...col('T7', 'T4')],
+    [target, 'status patch', ...col('403', 'T8')],
+    [target, 'quota status patch', ...col('403', 'T8')],
   ];
 };
 // kube-system and kube-public cannot be deleted by anyone (the apiserver's NamespaceLifecycle).
-const outside = (target: string, overV: Verdict, overDelete: Verdict = overV): Row[] =>
-  Object.keys(NS_VERBS).map((verb) => [target, verb, '403', '403', '403', '403', '403', verb === 'delete' ? overDelete : overV, '403']);
+const SUBRESOURCE_VERBS = new Set(['status patch', 'quota status patch']);
+const outside = (target: string, overV: Verdict, overDelete: Verdict = overV, overSubresource: Verdict = overV): Row[] =>
+  Object.keys(NS_VERBS).map((verb) => [target, verb, '403', '403', '403', '403', '403', verb === 'delete' ? overDelete : SUBRESOURCE_VERBS.has(verb) ? overSubresource : overV, '403']);
 
 const MATRIX: Row[] = [
   ...owner('alice', 'shop-dev'), // alice's own project (and the ServiceAccount's)
   ...owner('carol', 'blog-app'), // same tenant, another project
   ...owner('bob', 'ml-serving'), // another tenant
-  ...outside('platform-tools', 'T6'), // made by an administrator, in no project (argocd, cert-manager…)
-  ...outside('kube-public', 'T6', 'immortal'),
+  // Made by an administrator, in no project (argocd, cert-manager…). Subresource writes are T8 wherever
+  // the webhook sees them; in the namespaces it skips, the policy answers T6.
+  ...outside('platform-tools', 'T6', 'T6', 'T8'),
+  ...outside('kube-public', 'T6', 'immortal', 'T8'),
   ...outside('kube-system', 'T6', 'immortal'), // skipped by the webhook: the ValidatingAdmissionPolicy answers
   ...outside('tenantgate-system', 'T6'),
 ];
@@ -142,17 +157,31 @@ async function readJson(args: string[], pick: (o: unknown) => unknown = (o) => o
   return out ? pick(JSON.parse(out)) : null;
 }
 
-/** What a cell may change, as stored: the target namespace's metadata and its quotas. */
+/** What a cell may change, as stored: the target namespace's metadata and status, its quotas and RoleBindings. */
 async function namespaceState(ns: string): Promise<unknown> {
   const core = kubeConfig('admin').makeApiClient(k8s.CoreV1Api);
+  const rbac = kubeConfig('admin').makeApiClient(k8s.RbacAuthorizationV1Api);
   const n = await core.readNamespace({ name: ns });
   const quotas = await core.listNamespacedResourceQuota({ namespace: ns });
+  const bindings = await rbac.listNamespacedRoleBinding({ namespace: ns });
   return {
     labels: n.metadata?.labels,
     annotations: n.metadata?.annotations,
+    finalizers: n.metadata?.finalizers,
+    ownerReferences: n.metadata?.ownerReferences,
+    conditions: n.status?.conditions,
     deleting: n.metadata?.deletionTimestamp !== undefined,
-    quotas: quotas.items.map((q) => [q.metadata?.name, q.spec?.hard]).sort(),
+    quotas: quotas.items.map((q) => [q.metadata?.name, q.spec?.hard, q.status?.hard]).sort(),
+    roleBindings: bindings.items.map((b) => [b.metadata?.name, b.roleRef, b.subjects]).sort(),
   };
+}
+
+/** Everything a dry run must leave alone: the namespace's state and every project's headroom ledger. */
+async function dryRunState(ns: string): Promise<unknown> {
+  const core = kubeConfig('admin').makeApiClient(k8s.CoreV1Api);
+  const maps = await core.listNamespacedConfigMap({ namespace: 'tenantgate-system' });
+  const ledgers = maps.items.filter((m) => m.metadata?.name?.startsWith(LEDGER_PREFIX)).map((m) => [m.metadata?.name, m.metadata?.resourceVersion, m.data]).sort();
+  return { namespace: await namespaceState(ns), ledgers };
 }
 
 async function run(subject: Subject, args: string[], dryRun: boolean, input?: string) {
@@ -193,7 +222,7 @@ beforeAll(async () => {
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer', namespace: 'tb-ci' } },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'over', namespace: 'tb-ci' } },
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tb-deployer-self-service' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tenantgate-self-service' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: 'tb-ci' }] },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'tb-over-granted' }, rules: [{ apiGroups: [''], resources: ['namespaces', 'resourcequotas'], verbs: ['*'] }, { apiGroups: ['tenantgate.io'], resources: ['projects'], verbs: ['*'] }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'tb-over-granted' }, rules: [{ apiGroups: [''], resources: ['namespaces', 'resourcequotas', 'namespaces/status', 'namespaces/finalize', 'resourcequotas/status'], verbs: ['*'] }, { apiGroups: ['tenantgate.io'], resources: ['projects'], verbs: ['*'] }] },
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tb-over-granted' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tb-over-granted' }, subjects: [{ kind: 'ServiceAccount', name: 'over', namespace: 'tb-ci' }] },
     ].map((o) => JSON.stringify(o)).join('\n'),
   });
@@ -246,9 +275,10 @@ describe('the tenancy boundary: every subject × target × verb, dry run and rea
     for (const [i, subject] of SUBJECTS.entries()) {
       const verdict = verdicts[i]!;
       const before = await namespaceState(target);
+      const beforeDry = await dryRunState(target);
       const dry = await run(subject, args, true);
       expectVerdict(dry, verdict, `${subject} ${verb} ${target} --dry-run=server`);
-      expect(await namespaceState(target), `${subject} ${verb} ${target}: a dry run changes nothing`).toEqual(before);
+      expect(await dryRunState(target), `${subject} ${verb} ${target}: a dry run changes nothing, the ledger included`).toEqual(beforeDry);
       // An admitted delete is shown by the dry run; the real one is in its own test (it cannot be undone).
       if (verdict === 'ok' && verb === 'delete') continue;
       const real = await run(subject, args, false);

@@ -1,0 +1,83 @@
+/**
+ * Webhook replicas as production runs them: each its own `tenantgate webhook` process (from dist/),
+ * under the webhook's ServiceAccount, behind a round-robin proxy registered with the apiserver, the
+ * way two pods behind a Service share the apiserver's calls.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { WebhookCertFiles } from '../../../src/certs/files.js';
+import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
+import { kubeconfigYaml, REPO_ROOT, sleep, type ClusterInfo } from './controlplane.js';
+import { httpsGet } from './https-get.js';
+import { freePort } from './ports.js';
+import { startProcess, type Managed } from './processes.js';
+import { startRoundRobinProxy, type RoundRobinProxy } from './proxy.js';
+import { kubectlAs, registerWebhooks, unregisterWebhooks } from './tenantgate.js';
+
+const DIST_CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+
+export interface WebhookReplica {
+  port: number;
+  process: Managed;
+}
+
+export interface WebhookReplicas {
+  replicas: WebhookReplica[];
+  proxy: RoundRobinProxy;
+  /** The sum over every series of a metric that matches, per replica. */
+  scrape(metric: RegExp): Promise<number[]>;
+  /** Unregisters the webhooks and stops the replicas. */
+  stop(): Promise<void>;
+}
+
+export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string } = {}): Promise<WebhookReplicas> {
+  const name = options.name ?? 'webhook';
+  const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
+  const kubeconfig = join(info.dir, `${name}.kubeconfig`);
+  await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
+  const configFile = join(info.dir, `${name}-tenantgate.yaml`);
+  await writeFile(configFile, stringify(config));
+  const replicas: WebhookReplica[] = [];
+  for (let i = 0; i < (options.count ?? 2); i++) {
+    const port = await freePort();
+    const proc = startProcess(`${name}-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}.log`));
+    replicas.push({ port, process: proc });
+  }
+  const ca = await readFile(certs.caCert);
+  const stopAll = async () => {
+    for (const r of replicas) await r.process.stop();
+  };
+  try {
+    const deadline = Date.now() + 60_000;
+    for (const r of replicas) {
+      while ((await httpsGet(`https://127.0.0.1:${r.port}/readyz`, { ca }).catch(() => ({ status: 0 }))).status !== 200) {
+        if (Date.now() > deadline) throw new Error(`webhook replica on port ${r.port} not ready after 60 s (log: ${r.process.logFile})`);
+        await sleep(200);
+      }
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  const proxy = await startRoundRobinProxy(replicas.map((r) => r.port));
+  await registerWebhooks(info, `https://127.0.0.1:${proxy.port}`, certs.caBundle);
+  return {
+    replicas,
+    proxy,
+    scrape: (metric) =>
+      Promise.all(
+        replicas.map(async (r) => {
+          const body = (await httpsGet(`https://127.0.0.1:${r.port}/metrics`, { ca })).body;
+          let sum = 0;
+          for (const line of body.split('\n')) if (metric.test(line)) sum += Number(line.split(' ').pop());
+          return sum;
+        }),
+      ),
+    async stop() {
+      await unregisterWebhooks(info).catch(() => {});
+      await proxy.close();
+      await stopAll();
+    },
+  };
+}
