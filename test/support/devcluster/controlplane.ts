@@ -259,6 +259,13 @@ export class ControlPlane {
     throw new Error(`kube-controller-manager did not create the default ServiceAccount within ${timeoutMs} ms:\n${await tail(join(this.info.dir, 'kube-controller-manager.log'))}`);
   }
 
+  /** The pid of one of its processes (etcd, kube-apiserver, kube-controller-manager), for benchmarks' CPU accounting. */
+  pid(name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager'): number {
+    const proc = this.procs.find((p) => p.name === name);
+    if (!proc) throw new Error(`no ${name} process in this control plane`);
+    return proc.pid;
+  }
+
   /** A GET as admin, for readiness probes. */
   async get(path: string): Promise<{ status: number; body: string }> {
     return httpsGet(`${this.info.server}${path}`, { ca: await readFile(this.info.caFile), token: this.info.tokens.admin });
