@@ -445,6 +445,9 @@ export function reviewSubresource(ctx: ReviewContext, kind: 'Namespace' | 'Resou
 
 export function reviewProject(ctx: ReviewContext, operation: Operation, object: Project | undefined, oldObject: Project | undefined): Verdict {
   const name = (object ?? oldObject)?.metadata?.name ?? '';
+  // The garbage collector removes `foregroundDeletion` (and orphan) finalizers from a Project an
+  // administrator or Argo CD deleted in the foreground: finalizers and ownerReferences only.
+  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyFinalizersOrOwners(object, oldObject)) return ALLOW;
   if (!isPrivileged(ctx.config, ctx.user)) {
     const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
     return {

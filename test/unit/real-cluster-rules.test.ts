@@ -8,7 +8,7 @@
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { reviewNamespace, reviewResourceQuota, type ReviewContext } from '../../src/validate/admission.js';
+import { reviewNamespace, reviewProject, reviewResourceQuota, type ReviewContext } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
@@ -126,6 +126,17 @@ describe("Kubernetes' own controllers", () => {
     // …but a controller changing a label is judged like anyone else.
     const relabelled = { ...ns, metadata: { ...ns.metadata, labels: { ...ns.metadata.labels, x: 'y' } } };
     expect(rules(reviewNamespace(ctx(s, garbageCollector), 'UPDATE', relabelled, ns))).toEqual(['T4']);
+  });
+
+  it('the garbage collector removes foregroundDeletion from a Project deleted in the foreground (Argo CD prune), and may change nothing else', () => {
+    const s = new MemorySnapshot();
+    const project = payments();
+    const deleting = { ...project, metadata: { ...project.metadata, deletionTimestamp: '2026-11-24T00:00:00Z', finalizers: ['foregroundDeletion'] } };
+    const released = { ...deleting, metadata: { ...deleting.metadata, finalizers: [] } };
+    expect(rules(reviewProject(ctx(s, garbageCollector), 'UPDATE', released, deleting))).toEqual([]);
+    const widened = { ...released, spec: { ...released.spec, owners: [{ kind: 'User' as const, name: 'mallory' }] } };
+    expect(rules(reviewProject(ctx(s, garbageCollector), 'UPDATE', widened, deleting))).toEqual(['T5']);
+    expect(rules(reviewProject(ctx(s, alice), 'UPDATE', released, deleting))).toEqual(['T5']);
   });
 });
 
