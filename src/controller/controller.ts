@@ -13,7 +13,7 @@ import { ControllerApi } from './kube.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader.js';
 import { serveProbes } from './http.js';
 import { ControllerMetrics } from './metrics.js';
-import { OwnerBindingCache } from './owner-bindings.js';
+import { ManagedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
 import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
 
@@ -185,9 +185,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const api = new ControllerApi(options.kubeConfig, metrics);
   if (options.leaderElection) api.identity = options.leaderElection.identity;
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
-  const ownerBindings = new OwnerBindingCache(options.kubeConfig, () => api.listOwnerBindings(), { log, metrics });
-  const synced = () => informers.synced && ownerBindings.synced;
-  const reconciler = new Reconciler({ api, informers, ownerBindings, config: options.config, log, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
+  const managed = new ManagedObjects(options.kubeConfig, (kind) => api.listManaged(kind), { log, metrics });
+  const synced = () => informers.synced && managed.synced;
+  const reconciler = new Reconciler({ api, informers, managed, config: options.config, log, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
   const mapper = new KeyMapper(informers);
   const termConfig = {
     reconciler,
@@ -230,7 +230,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     const keys = mapper.keysFor(e); // indexes declared namespaces, leader or not
     if (term) for (const key of keys) term.add(key);
   });
-  ownerBindings.onChange((namespace) => {
+  managed.onChange((namespace) => {
     const project = informers.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
     if (term && project) term.add(project);
   });
@@ -259,9 +259,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const port = probes?.port;
 
   informers.start();
-  ownerBindings.start();
+  managed.start();
   metrics.leader.set(0);
-  void Promise.all([informers.waitSynced(), ownerBindings.waitSynced()]).then(() => {
+  void Promise.all([informers.waitSynced(), managed.waitSynced()]).then(() => {
     log(`caches synced: ${JSON.stringify(informers.snapshot.sizes)}`);
     startTerm();
   });
@@ -280,7 +280,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await elector?.stop(); // no more renewals or acquisitions
       await stopTerm(); // finish the items in hand
       if (elector) await elector.release();
-      await Promise.all([informers.stop(), ownerBindings.stop()]);
+      await Promise.all([informers.stop(), managed.stop()]);
       await probes?.close();
       log('stopped');
     },

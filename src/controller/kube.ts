@@ -8,8 +8,7 @@ import { API_GROUP, FINALIZER_CASCADE, type NamespaceObject, type Project, type 
 import type { ControllerMetrics, WriteVerb } from './metrics.js';
 import { isConflict, isNotFound, statusCode } from '../kube/errors.js';
 import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
-import type { RoleBindingObject } from '../render/owner-binding.js';
-import { OWNER_BINDING_SELECTOR } from './owner-bindings.js';
+import { MANAGED_SELECTOR, type CachedObject, type ManagedKind } from './managed-objects.js';
 
 
 export interface LeaseRecord {
@@ -31,6 +30,7 @@ export class ControllerApi extends ClusterLists {
   identity = 'tenantgate-controller';
   readonly coordination: k8s.CoordinationV1Api;
   readonly rbac: k8s.RbacAuthorizationV1Api;
+  readonly networking: k8s.NetworkingV1Api;
 
   constructor(
     kubeConfig: k8s.KubeConfig,
@@ -39,6 +39,7 @@ export class ControllerApi extends ClusterLists {
     super(kubeConfig);
     this.coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
     this.rbac = kubeConfig.makeApiClient(k8s.RbacAuthorizationV1Api);
+    this.networking = kubeConfig.makeApiClient(k8s.NetworkingV1Api);
   }
 
   private async write<T>(verb: WriteVerb, resource: string, fn: () => Promise<T>): Promise<T> {
@@ -155,29 +156,102 @@ export class ControllerApi extends ClusterLists {
     );
   }
 
-  // --- the owners' RoleBindings ---------------------------------------------------------------
+  // --- what tenantgate puts in every project namespace (owners' RoleBinding, LimitRange, NetworkPolicy)
 
-  /** Every RoleBinding tenantgate manages (the owner-binding cache's list). */
-  async listOwnerBindings(): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
-    return listInPages('rbac.authorization.k8s.io/v1', 'RoleBindingList', (page) => this.rbac.listRoleBindingForAllNamespaces({ ...page, labelSelector: OWNER_BINDING_SELECTOR }));
+  /** The client-node calls for one managed kind (all namespaced, all by name). */
+  private managedCalls(kind: ManagedKind): ManagedCalls {
+    type Body = never;
+    switch (kind) {
+      case 'RoleBinding':
+        return {
+          resource: 'rolebindings',
+          list: (page: { limit: number; _continue?: string }) => this.rbac.listRoleBindingForAllNamespaces({ ...page, labelSelector: MANAGED_SELECTOR }),
+          create: (namespace: string, body: object) => this.rbac.createNamespacedRoleBinding({ namespace, body: body as Body }),
+          replace: (namespace: string, name: string, body: object) => this.rbac.replaceNamespacedRoleBinding({ namespace, name, body: body as Body }),
+          read: (namespace: string, name: string) => this.rbac.readNamespacedRoleBinding({ namespace, name }),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.rbac.deleteNamespacedRoleBinding({ namespace, name, body }),
+        };
+      case 'LimitRange':
+        return {
+          resource: 'limitranges',
+          list: async (page: { limit: number; _continue?: string }) => {
+            const list = await this.core.listLimitRangeForAllNamespaces({ ...page, labelSelector: MANAGED_SELECTOR });
+            return { ...list, items: list.items.map((i) => onTheWire(i)) };
+          },
+          create: async (namespace: string, body: object) => onTheWire(await this.core.createNamespacedLimitRange({ namespace, body: forClient(body) })),
+          replace: async (namespace: string, name: string, body: object) => onTheWire(await this.core.replaceNamespacedLimitRange({ namespace, name, body: forClient(body) })),
+          read: async (namespace: string, name: string) => onTheWire(await this.core.readNamespacedLimitRange({ namespace, name })),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.core.deleteNamespacedLimitRange({ namespace, name, body }),
+        };
+      case 'NetworkPolicy':
+        return {
+          resource: 'networkpolicies',
+          list: async (page: { limit: number; _continue?: string }) => {
+            const list = await this.networking.listNetworkPolicyForAllNamespaces({ ...page, labelSelector: MANAGED_SELECTOR });
+            return { ...list, items: list.items.map((i) => onTheWire(i)) };
+          },
+          create: async (namespace: string, body: object) => onTheWire(await this.networking.createNamespacedNetworkPolicy({ namespace, body: forClient(body) })),
+          replace: async (namespace: string, name: string, body: object) => onTheWire(await this.networking.replaceNamespacedNetworkPolicy({ namespace, name, body: forClient(body) })),
+          read: async (namespace: string, name: string) => onTheWire(await this.networking.readNamespacedNetworkPolicy({ namespace, name })),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.networking.deleteNamespacedNetworkPolicy({ namespace, name, body }),
+        };
+    }
+  }
+
+  /** Every object of the kind tenantgate manages (the managed-object cache's list). */
+  async listManaged(kind: ManagedKind): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
+    const calls = this.managedCalls(kind);
+    const group = kind === 'RoleBinding' ? 'rbac.authorization.k8s.io/v1' : kind === 'NetworkPolicy' ? 'networking.k8s.io/v1' : 'v1';
+    return listInPages(group, `${kind}List`, (page) => calls.list(page) as never);
   }
 
   /**
-   * Creates the binding, or replaces the one that is there under that name (it may have lost its
-   * labels, and with them its place in the cache): one write when the cache was right.
+   * Creates the object, or replaces the one that is there under that name (it may have lost its
+   * labels, and with them its place in the cache): one write when the cache was right. A replace keeps
+   * the stored object's other labels and annotations (Argo CD's tracking, for instance) and sets ours.
    */
-  async putOwnerBinding(binding: RoleBindingObject, cachedResourceVersion: string | undefined): Promise<RoleBindingObject> {
-    const { namespace, name } = binding.metadata;
-    const replace = async (resourceVersion: string | undefined): Promise<RoleBindingObject> =>
-      plain(await this.write('update', 'rolebindings', () => this.rbac.replaceNamespacedRoleBinding({ namespace, name, body: { ...binding, metadata: { ...binding.metadata, ...(resourceVersion ? { resourceVersion } : {}) } } as k8s.V1RoleBinding })));
-    if (cachedResourceVersion) return replace(cachedResourceVersion);
+  async putManaged<T extends { kind: ManagedKind; metadata: { name: string; namespace: string; labels: Record<string, string> } }>(desired: T, cached: CachedObject | undefined): Promise<CachedObject> {
+    const calls = this.managedCalls(desired.kind);
+    const { namespace, name } = desired.metadata;
+    const replace = async (stored: CachedObject['metadata']): Promise<CachedObject> => {
+      const metadata = {
+        ...desired.metadata,
+        labels: { ...stored.labels, ...desired.metadata.labels },
+        ...(stored.annotations ? { annotations: stored.annotations } : {}),
+        ...(stored.resourceVersion ? { resourceVersion: stored.resourceVersion } : {}),
+      };
+      return plain(await this.write('update', calls.resource, () => calls.replace(namespace, name, { ...desired, metadata })));
+    };
+    if (cached) return replace(cached.metadata);
     try {
-      return plain(await this.write('create', 'rolebindings', () => this.rbac.createNamespacedRoleBinding({ namespace, body: binding as k8s.V1RoleBinding })));
+      return plain(await this.write('create', calls.resource, () => calls.create(namespace, desired)));
     } catch (err) {
       if (!isConflict(err)) throw err;
-      const existing = await this.rbac.readNamespacedRoleBinding({ namespace, name });
-      return replace(existing.metadata?.resourceVersion);
+      const existing = plain(await calls.read(namespace, name)) as CachedObject;
+      return replace(existing.metadata);
     }
+  }
+
+  /** Deletes a managed object no longer declared, only if it is still the version the cache saw. Gone counts as done. */
+  async deleteManaged(kind: ManagedKind, namespace: string, name: string, resourceVersion: string | undefined): Promise<void> {
+    const calls = this.managedCalls(kind);
+    try {
+      await this.write('delete', calls.resource, () => calls.remove(namespace, name, { ...(resourceVersion ? { preconditions: { resourceVersion } } : {}) }));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /** Sets labels on a namespace (merge patch at the resourceVersion read: a 409 when it changed meanwhile). */
+  async setNamespaceLabels(namespace: NamespaceObject, labels: Record<string, string>): Promise<NamespaceObject> {
+    return plain(
+      await this.write('patch', 'namespaces', () =>
+        this.core.patchNamespace(
+          { name: namespace.metadata.name ?? '', body: { metadata: { labels, resourceVersion: namespace.metadata.resourceVersion } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        ),
+      ),
+    ) as NamespaceObject;
   }
 
   /** The headroom ledger of a Project that is gone (the webhook writes it; nobody else reads it). */
@@ -207,6 +281,45 @@ export class ControllerApi extends ClusterLists {
   async replaceLease(lease: LeaseRecord): Promise<LeaseRecord> {
     return plain(await this.write('update', 'leases', () => this.coordination.replaceNamespacedLease({ namespace: lease.metadata.namespace, name: lease.metadata.name, body: toV1Lease(lease) })));
   }
+}
+
+/**
+ * client-node's models rename the fields its generator cannot use as names: a LimitRange limit's
+ * `default` is `_default`, a NetworkPolicy ingress rule's `from` is `_from`. Objects are converted both
+ * ways at this edge, so the cache, the comparison and the API all see them as they are on the wire.
+ */
+type Spec = { spec?: { limits?: Array<Record<string, unknown>>; ingress?: Array<Record<string, unknown>> } };
+
+function renameIn(items: Array<Record<string, unknown>> | undefined, from: string, to: string): void {
+  for (const item of items ?? []) {
+    if (!(from in item)) continue;
+    item[to] = item[from];
+    delete item[from];
+  }
+}
+
+function onTheWire<T>(object: unknown): T {
+  const json = plain<Spec>(object);
+  renameIn(json.spec?.limits, '_default', 'default');
+  renameIn(json.spec?.ingress, '_from', 'from');
+  return json as T;
+}
+
+function forClient<T>(body: object): T {
+  const json = plain<Spec>(body);
+  renameIn(json.spec?.limits, 'default', '_default');
+  renameIn(json.spec?.ingress, 'from', '_from');
+  return json as T;
+}
+
+/** The client-node calls for one managed kind. */
+interface ManagedCalls {
+  resource: string;
+  list(page: { limit: number; _continue?: string }): Promise<unknown>;
+  create(namespace: string, body: object): Promise<unknown>;
+  replace(namespace: string, name: string, body: object): Promise<unknown>;
+  read(namespace: string, name: string): Promise<unknown>;
+  remove(namespace: string, name: string, body: k8s.V1DeleteOptions): Promise<unknown>;
 }
 
 /** MicroTime must go out with six fractional digits; client-node's V1MicroTime prints them. */

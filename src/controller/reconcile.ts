@@ -6,8 +6,9 @@
  */
 import type { TenantgateConfig } from '../config/config.js';
 import { ANNOTATION_PROJECT_UID, FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject } from '../validate/types.js';
-import { ownerBinding, ownerBindingMatches, OWNERS_BINDING_NAME } from '../render/owner-binding.js';
-import type { OwnerBindingCache } from './owner-bindings.js';
+import type { ManagedObjects } from './managed-objects.js';
+import { podSecurityLabels } from '../validate/pod-security.js';
+import { NAMESPACE_OBJECTS } from './namespace-objects.js';
 import { LEDGER_PREFIX } from '../webhook/ledger.js';
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
@@ -30,8 +31,8 @@ export type ReconcileResult =
 export interface ReconcilerOptions {
   api: ControllerApi;
   informers: Informers;
-  /** The owners' RoleBindings (ADR 0007); without it the step is skipped. */
-  ownerBindings?: OwnerBindingCache;
+  /** The owners' RoleBindings, LimitRanges and NetworkPolicies in project namespaces; without them the step is skipped. */
+  managed?: ManagedObjects;
   config: TenantgateConfig;
   log: (message: string) => void;
   now?: () => Date;
@@ -82,7 +83,8 @@ export class Reconciler {
     project = await this.writeStatus(project, signal);
     const failures: string[] = [];
     await this.createDefaultQuotas(project, failures, signal);
-    await this.ensureOwnerBindings(project, failures, signal);
+    await this.ensurePodSecurityLabels(project, failures, signal);
+    await this.ensureNamespaceObjects(project, failures, signal);
     if (failures.length > 0) throw new Error(failures.join('; '));
     return { kind: 'Done' };
   }
@@ -120,33 +122,80 @@ export class Reconciler {
     }
   }
 
-  /**
-   * Step: every live namespace of the project has the owners' RoleBinding, exactly as the Project says
-   * (owners added or removed in git reach every namespace). A namespace whose project-uid is another
-   * Project's (an older one of the same name) gets nothing: its new namesake's owners do not own it.
-   */
-  private async ensureOwnerBindings(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
-    const cache = this.o.ownerBindings;
-    if (!cache) return;
+  /** The project's live namespaces this Project owns (a namespace whose project-uid is an older namesake's gets nothing). */
+  private *ownNamespaces(project: Project) {
     const uid = project.metadata.uid;
     for (const ns of this.snapshot.namespacesOfProject(project.metadata.name ?? '')) {
-      const name = ns.metadata.name ?? '';
       const nsUid = ns.metadata.annotations?.[ANNOTATION_PROJECT_UID];
       if (ns.metadata.deletionTimestamp || (nsUid && uid && nsUid !== uid)) continue;
-      const desired = ownerBinding(project, name);
-      const actual = cache.get(name);
-      if (actual && ownerBindingMatches(actual, desired)) continue;
+      yield ns;
+    }
+  }
+
+  /**
+   * Step: every live namespace of the project has exactly what the Project declares: the owners'
+   * RoleBinding, the LimitRange, the isolation NetworkPolicy (docs/design.md). Missing ones are
+   * created, edited ones repaired, ones the Project no longer declares removed.
+   */
+  private async ensureNamespaceObjects(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+    const managed = this.o.managed;
+    if (!managed) return;
+    const projectName = project.metadata.name ?? '';
+    for (const ns of this.ownNamespaces(project)) {
+      const namespace = ns.metadata.name ?? '';
+      for (const kind of NAMESPACE_OBJECTS) {
+        const cache = managed.caches[kind.kind];
+        const actual = cache.get(namespace);
+        const desired = kind.desired(project, namespace);
+        const where = `${kind.kind} ${namespace}/${kind.name}`;
+        if (!desired) {
+          if (!actual || actual.metadata.labels?.[LABEL_PROJECT] !== projectName) continue;
+          signal.throwIfAborted();
+          try {
+            await this.o.api.deleteManaged(kind.kind, namespace, kind.name, actual.metadata.resourceVersion);
+            cache.applyDeleted(namespace);
+            this.o.log(`project ${projectName}: removed ${where} (no longer declared)`);
+            await this.event(project, { type: 'Normal', reason: `${kind.kind}Removed`, message: `removed ${where}: the project no longer declares ${kind.declaredBy}` });
+          } catch (err) {
+            failures.push(`removing ${where}: ${describeError(err)}`);
+          }
+          continue;
+        }
+        if (actual && kind.matches(actual, desired)) continue;
+        signal.throwIfAborted();
+        try {
+          cache.applyWritten(await this.o.api.putManaged(desired, actual));
+          this.o.log(`project ${projectName}: ${actual ? 'repaired' : 'created'} ${where}`);
+          await this.event(project, { type: 'Normal', reason: `${kind.kind}${actual ? 'Repaired' : 'Created'}`, message: `${actual ? 'set' : 'created'} ${where} as the project declares (${kind.describe(desired)})` });
+        } catch (err) {
+          failures.push(`writing ${where}: ${describeError(err)}`);
+        }
+      }
+    }
+  }
+
+  /**
+   * Step: every live namespace of the project carries its Pod Security labels (the Project's levels
+   * over tenantgate.yaml's). The mutating webhook sets them on CREATE; this repairs a namespace made
+   * before, or changed by a privileged subject, or a Project whose levels changed in git.
+   */
+  private async ensurePodSecurityLabels(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+    if (!this.o.managed) return; // the same switch as the other namespace objects (tests without them)
+    const wanted = podSecurityLabels(this.o.config.podSecurity, project);
+    for (const ns of this.ownNamespaces(project)) {
+      const labels = ns.metadata.labels ?? {};
+      const differ = Object.entries(wanted).filter(([k, v]) => labels[k] !== v);
+      if (differ.length === 0) continue;
       signal.throwIfAborted();
+      const name = ns.metadata.name ?? '';
       try {
-        cache.applyWritten(await this.o.api.putOwnerBinding(desired, actual?.metadata.resourceVersion));
-        this.o.log(`project ${project.metadata.name}: ${actual ? 'repaired' : 'created'} RoleBinding ${name}/${OWNERS_BINDING_NAME} for ${desired.subjects.length} owners`);
-        await this.event(project, {
-          type: 'Normal',
-          reason: actual ? 'OwnersBindingRepaired' : 'OwnersBindingCreated',
-          message: `${actual ? 'set RoleBinding' : 'created RoleBinding'} ${name}/${OWNERS_BINDING_NAME} to the project's ${desired.subjects.length} owners (ClusterRole ${desired.roleRef.name})`,
-        });
+        const updated = await this.o.api.setNamespaceLabels(ns, wanted);
+        this.o.informers.applyWritten('Namespace', updated as never);
+        const change = differ.map(([k, v]) => `${k}=${v} (was ${labels[k] ?? 'unset'})`).join(', ');
+        this.o.log(`project ${project.metadata.name}: set Pod Security labels of namespace ${name}: ${change}`);
+        await this.event(project, { type: 'Normal', reason: 'PodSecurityLabelsSet', message: `namespace ${name}: ${change}` });
       } catch (err) {
-        failures.push(`writing RoleBinding ${name}/${OWNERS_BINDING_NAME}: ${describeError(err)}`);
+        failures.push(`setting Pod Security labels of namespace ${name}: ${describeError(err)}`);
       }
     }
   }

@@ -147,8 +147,8 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   const quotaOk = over.length === 0;
   conditions.push(
     quotaOk
-      ? cond(CONDITION_QUOTA_WITHIN_BUDGET, 'True', 'WithinBudget', budget.size === 0 ? 'the project declares no budget' : 'the namespace quotas fit the project budget')
-      : cond(CONDITION_QUOTA_WITHIN_BUDGET, 'False', 'OverBudget', over.map(([r, limit]) => `${r}: ${allocated.get(r)!.toString()} allocated, budget ${limit.toString()} (${perNamespace(snapshot, shares, r)})`).join('; ')),
+      ? cond(CONDITION_QUOTA_WITHIN_BUDGET, 'True', 'WithinBudget', budget.size === 0 ? 'the project declares no budget' : 'the namespace quotas and what the namespaces use fit the project budget')
+      : cond(CONDITION_QUOTA_WITHIN_BUDGET, 'False', 'OverBudget', over.map(([r, limit]) => `${r}: ${allocated.get(r)!.toString()} allocated${inUse(used, r)}, budget ${limit.toString()} (${perNamespace(snapshot, shares, r)})`).join('; ')),
   );
 
   const unhealthy = namespaces.filter((n) => n.health !== 'Healthy' && n.health !== 'Terminating' && n.health !== 'Missing');
@@ -284,11 +284,22 @@ function entry(name: string, health: NamespaceHealth, phase: string | undefined,
   return e;
 }
 
+/** ", 3 in use" when the namespaces use some of the resource (a namespace holds the larger of its quota and its usage). */
+function inUse(used: Resources, r: string): string {
+  const u = used.get(r);
+  return u && u.sign() > 0 ? `, ${u.toString()} in use` : '';
+}
+
 function perNamespace(snapshot: Snapshot, shares: ReturnType<typeof clusterShares>, r: string): string {
   return describeList(
     shares
       .filter((s) => s.resources.has(r))
-      .map((s) => `${s.namespace} ${s.resources.get(r)!.toString()}${effectiveOf(snapshot, s.namespace).has(r) ? '' : ' (default, no quota yet)'}`),
+      .map((s) => {
+        const quota = effectiveOf(snapshot, s.namespace).get(r);
+        const held = s.resources.get(r)!;
+        const why = !quota ? ' (default, no quota yet)' : held.cmp(quota) > 0 ? ` (in use; its quota says ${quota.toString()})` : '';
+        return `${s.namespace} ${held.toString()}${why}`;
+      }),
     ', ',
   );
 }

@@ -2,7 +2,10 @@
 import { type TenantgateConfig } from '../config/config.js';
 import { namespacesOn } from '../validate/offline.js';
 import { ownerBinding } from './owner-binding.js';
+import { isolationPolicyFor, limitRangeFor } from './namespace-policies.js';
+import { podSecurityLabels } from '../validate/pod-security.js';
 export { OWNERS_BINDING_NAME } from './owner-binding.js';
+export { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from './namespace-policies.js';
 import {
   DEFAULT_QUOTA_NAME,
   LABEL_MANAGED_BY,
@@ -15,8 +18,6 @@ import {
 } from '../validate/types.js';
 
 export const SYNC_WAVE = 'argocd.argoproj.io/sync-wave';
-export const LIMITRANGE_NAME = 'tenantgate-limits';
-export const NETWORK_POLICY_NAME = 'tenantgate-isolation';
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: Record<string, unknown> } & Record<string, unknown>;
 
@@ -38,11 +39,11 @@ function byName<T extends { name: string }>(a: T, b: T): number {
  * at a time as they are consumed: `render` prints each right away, so hundreds of thousands of
  * objects never need to be alive at once (SPEC §10 P2).
  */
-export function* renderProjectsLazily(projects: Project[], _config: TenantgateConfig, options: RenderOptions): Generator<KubeObject> {
+export function* renderProjectsLazily(projects: Project[], config: TenantgateConfig, options: RenderOptions): Generator<KubeObject> {
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));
   for (const project of sorted) yield renderProject(project);
   const placed = sorted.map((project) => ({ project, namespaces: [...namespacesOn(project, options.cluster)].sort(byName) }));
-  for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns);
+  for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns, config);
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns);
 }
 
@@ -60,11 +61,13 @@ function projectLabels(project: Project): Record<string, string> {
   return { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_TENANT]: project.spec.tenant };
 }
 
-function renderNamespace(project: Project, ns: DeclaredNamespace): KubeObject {
+/** A declared namespace, with its project's labels and Pod Security levels (the webhook and the controller set the same). */
+function renderNamespace(project: Project, ns: DeclaredNamespace, config: TenantgateConfig): KubeObject {
+  const labels = { ...(ns.labels ?? {}), ...podSecurityLabels(config.podSecurity, project), ...projectLabels(project) };
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
-    metadata: meta(ns.name, '-1', { ...(ns.labels ?? {}), ...projectLabels(project) }, {}, ns.annotations ?? {}),
+    metadata: meta(ns.name, '-1', labels, {}, ns.annotations ?? {}),
   };
 }
 
@@ -76,30 +79,22 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace): KubeOb
   if (hard && Object.keys(hard).length > 0) {
     out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(DEFAULT_QUOTA_NAME, '0', labels, inNs), spec: { hard: sortedList(hard) } });
   }
-  const limits = project.spec.namespaceDefaults?.limitRange;
-  if (limits && Object.keys(limits).length > 0) {
-    const limit: Record<string, unknown> = { type: 'Container' };
-    for (const key of ['default', 'defaultRequest', 'max', 'min'] as const) if (limits[key]) limit[key] = sortedList(limits[key]!);
-    out.push({ apiVersion: 'v1', kind: 'LimitRange', metadata: meta(LIMITRANGE_NAME, '0', labels, inNs), spec: { limits: [limit] } });
-  }
+  const limitRange = limitRangeFor(project, ns.name);
+  if (limitRange) out.push(withWave(limitRange));
   const binding = ownerBinding(project, ns.name);
   if (binding.subjects.length > 0) {
     const { name, namespace, labels } = binding.metadata;
     out.push({ ...binding, metadata: meta(name, '0', labels, { namespace }) });
   }
-  if (project.spec.networkIsolation) {
-    out.push({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'NetworkPolicy',
-      metadata: meta(NETWORK_POLICY_NAME, '0', labels, inNs),
-      spec: {
-        podSelector: {},
-        policyTypes: ['Ingress'],
-        ingress: [{ from: [{ namespaceSelector: { matchLabels: { [LABEL_PROJECT]: project.metadata.name ?? '' } } }] }],
-      },
-    });
-  }
+  const isolation = isolationPolicyFor(project, ns.name);
+  if (isolation) out.push(withWave(isolation));
   return out;
+}
+
+/** A shared namespace object as Argo CD applies it: in wave 0. */
+function withWave(object: { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels: Record<string, string> }; spec: object }): KubeObject {
+  const { name, namespace, labels } = object.metadata;
+  return { ...object, metadata: meta(name, '0', labels, { namespace }) } as KubeObject;
 }
 
 function sortedList(list: ResourceList): ResourceList {

@@ -140,6 +140,23 @@ describe('computeStatus (C3)', () => {
     expect(s.budgetUse).toBe('pods 0/100'); // a tie: the first resource by name
   });
 
+  it('QuotaWithinBudget counts usage: a namespace whose quota was lowered below what it uses holds what it uses, and the message says so', () => {
+    const snap = MemorySnapshot.of({
+      projects: [project()],
+      namespaces: [ns('pay-api'), ns('pay-web')],
+      // pay-api filled 14 CPU, then its quota was lowered to 1; pay-web took the "freed" room
+      quotas: [quota('pay-api', { 'requests.cpu': '1', pods: '10' }, { 'requests.cpu': '14', pods: '7' }), quota('pay-web', { 'requests.cpu': '12', pods: '10' }, { 'requests.cpu': '12', pods: '6' })],
+    });
+    const s = computeStatus({ project: project(), snapshot: snap, cluster: '', now: NOW });
+    expect(cond(s, 'QuotaWithinBudget')).toMatchObject({
+      status: 'False',
+      reason: 'OverBudget',
+      message: 'requests.cpu: 26 allocated, 26 in use, budget 20 (pay-api 14 (in use; its quota says 1), pay-web 12)',
+    });
+    expect(s.used?.['requests.cpu']).toBe('26');
+    expect(s.budgetUse).toBe('requests.cpu 26/20');
+  });
+
   it('QuotaWithinBudget False with the numbers, per namespace, when quotas were raised out of band', () => {
     const snap = MemorySnapshot.of({
       projects: [project()],

@@ -124,6 +124,10 @@ describe('placement and content', () => {
     expect(q('payments-batch')).toEqual({ hard: { 'limits.cpu': '4', pods: '20', 'requests.cpu': '2', 'requests.memory': '4Gi' } });
     expect(all.find((o) => o.kind === 'Namespace' && o.metadata.name === 'payments-api')!.metadata.labels).toEqual({
       team: 'api',
+      // the Pod Security levels of examples/gitops/tenantgate.yaml (the webhook and the controller set the same)
+      'pod-security.kubernetes.io/enforce': 'baseline',
+      'pod-security.kubernetes.io/warn': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
       'tenantgate.io/project': 'payments',
       'tenantgate.io/tenant': 'acme',
       'app.kubernetes.io/managed-by': 'tenantgate',

@@ -1,0 +1,51 @@
+/**
+ * The objects the controller keeps in every project namespace, each with the pure function that says
+ * what it must be (shared with render) and how to tell that a stored one already is that.
+ */
+import { isolationPolicyFor, isolationPolicyMatches, limitRangeFor, limitRangeMatches, LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
+import { ownerBinding, ownerBindingMatches, OWNERS_BINDING_NAME } from '../render/owner-binding.js';
+import type { Project } from '../validate/types.js';
+import type { CachedObject, ManagedKind } from './managed-objects.js';
+
+type Desired = { kind: ManagedKind; metadata: { name: string; namespace: string; labels: Record<string, string> } };
+
+export interface NamespaceObjectKind<T extends Desired = Desired> {
+  kind: ManagedKind;
+  name: string;
+  /** What the Project says, for messages about an object it no longer declares. */
+  declaredBy: string;
+  desired(project: Project, namespace: string): T | undefined;
+  matches(actual: CachedObject, desired: T): boolean;
+  describe(desired: T): string;
+}
+
+function kind<T extends Desired>(k: NamespaceObjectKind<T>): NamespaceObjectKind {
+  return k as unknown as NamespaceObjectKind;
+}
+
+export const NAMESPACE_OBJECTS: readonly NamespaceObjectKind[] = [
+  kind({
+    kind: 'RoleBinding',
+    name: OWNERS_BINDING_NAME,
+    declaredBy: 'spec.owners',
+    desired: ownerBinding,
+    matches: (actual, desired) => ownerBindingMatches(actual as never, desired),
+    describe: (b) => `${b.subjects.length} owners, ClusterRole ${b.roleRef.name}`,
+  }),
+  kind({
+    kind: 'LimitRange',
+    name: LIMITRANGE_NAME,
+    declaredBy: 'spec.namespaceDefaults.limitRange',
+    desired: limitRangeFor,
+    matches: (actual, desired) => limitRangeMatches(actual as never, desired),
+    describe: () => 'spec.namespaceDefaults.limitRange',
+  }),
+  kind({
+    kind: 'NetworkPolicy',
+    name: NETWORK_POLICY_NAME,
+    declaredBy: 'spec.networkIsolation',
+    desired: isolationPolicyFor,
+    matches: (actual, desired) => isolationPolicyMatches(actual as never, desired),
+    describe: (p) => `ingress only from namespaces labelled ${Object.entries(p.spec.ingress[0].from[0].namespaceSelector.matchLabels).map(([k, v]) => `${k}=${v}`).join(',')}`,
+  }),
+];

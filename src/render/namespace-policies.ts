@@ -1,0 +1,141 @@
+/**
+ * The LimitRange and the isolation NetworkPolicy every project namespace gets from its Project
+ * (`spec.namespaceDefaults.limitRange`, `spec.networkIsolation`). Render emits them for declared
+ * namespaces; the controller creates them in self-service namespaces and repairs deleted or edited
+ * ones. Both use these functions, so Argo CD and the controller never disagree about their content.
+ * Pure.
+ */
+import { parseResources } from '../validate/resources.js';
+import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type LimitRangeDefaults, type Project, type ResourceList } from '../validate/types.js';
+
+export const LIMITRANGE_NAME = 'tenantgate-limits';
+export const NETWORK_POLICY_NAME = 'tenantgate-isolation';
+
+export interface ManagedMetadata {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+  resourceVersion?: string;
+}
+
+export interface LimitRangeItem extends LimitRangeDefaults {
+  type: 'Container';
+}
+
+export interface LimitRangeObject {
+  apiVersion: 'v1';
+  kind: 'LimitRange';
+  metadata: ManagedMetadata;
+  spec: { limits: LimitRangeItem[] };
+}
+
+export interface NetworkPolicyObject {
+  apiVersion: 'networking.k8s.io/v1';
+  kind: 'NetworkPolicy';
+  metadata: ManagedMetadata;
+  spec: {
+    podSelector: Record<string, never>;
+    policyTypes: ['Ingress'];
+    ingress: [{ from: [{ namespaceSelector: { matchLabels: Record<string, string> } }] }];
+  };
+}
+
+const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
+
+function managedMetadata(project: Project, name: string, namespace: string): ManagedMetadata {
+  return { name, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } };
+}
+
+function sortedList(list: ResourceList): ResourceList {
+  const out: ResourceList = {};
+  for (const key of Object.keys(list).sort()) out[key] = list[key]!;
+  return out;
+}
+
+/** The LimitRange the namespace must have, or undefined when the Project declares none. */
+export function limitRangeFor(project: Project, namespace: string): LimitRangeObject | undefined {
+  const limits = project.spec.namespaceDefaults?.limitRange;
+  if (!limits || !LIMIT_KEYS.some((k) => limits[k] && Object.keys(limits[k]!).length > 0)) return undefined;
+  const item: LimitRangeItem = { type: 'Container' };
+  for (const key of LIMIT_KEYS) if (limits[key]) item[key] = sortedList(limits[key]!);
+  return { apiVersion: 'v1', kind: 'LimitRange', metadata: managedMetadata(project, LIMITRANGE_NAME, namespace), spec: { limits: [item] } };
+}
+
+/** The NetworkPolicy admitting ingress only from the project's own namespaces, or undefined without `networkIsolation`. */
+export function isolationPolicyFor(project: Project, namespace: string): NetworkPolicyObject | undefined {
+  if (!project.spec.networkIsolation) return undefined;
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: managedMetadata(project, NETWORK_POLICY_NAME, namespace),
+    spec: {
+      podSelector: {},
+      policyTypes: ['Ingress'],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { [LABEL_PROJECT]: project.metadata.name ?? '' } } }] }],
+    },
+  };
+}
+
+/**
+ * What the apiserver stores for a Container limit: a missing default limit takes max, a missing
+ * default request takes the default limit, else min (Kubernetes' LimitRange defaulting). Comparing with
+ * this avoids rewriting, on every pass, a LimitRange the apiserver completed.
+ */
+export function storedLimitItem(item: LimitRangeDefaults): Required<LimitRangeDefaults> {
+  const out: Required<LimitRangeDefaults> = { default: { ...item.default }, defaultRequest: { ...item.defaultRequest }, max: { ...item.max }, min: { ...item.min } };
+  for (const [k, v] of Object.entries(out.max)) if (!(k in out.default)) out.default[k] = v;
+  for (const [k, v] of Object.entries(out.default)) if (!(k in out.defaultRequest)) out.defaultRequest[k] = v;
+  for (const [k, v] of Object.entries(out.min)) if (!(k in out.defaultRequest)) out.defaultRequest[k] = v;
+  return out;
+}
+
+/** Two resource lists hold the same quantities (`0.5` and `500m` are equal; unparsable values are compared as written). */
+function sameQuantities(a: ResourceList | undefined, b: ResourceList | undefined): boolean {
+  const left = Object.keys(a ?? {});
+  if (left.length !== Object.keys(b ?? {}).length) return false;
+  if (left.some((k) => !(k in (b ?? {})))) return false;
+  try {
+    const pa = parseResources(a);
+    const pb = parseResources(b);
+    return [...pa].every(([k, q]) => pb.get(k)?.cmp(q) === 0);
+  } catch {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+}
+
+function hasLabels(actual: { metadata?: { labels?: Record<string, string> } }, desired: { metadata: ManagedMetadata }): boolean {
+  return Object.entries(desired.metadata.labels).every(([k, v]) => actual.metadata?.labels?.[k] === v);
+}
+
+/** Whether a stored LimitRange limits exactly as `desired` does (after the apiserver's defaulting), with our labels. */
+export function limitRangeMatches(actual: { metadata?: { labels?: Record<string, string> }; spec?: { limits?: Array<LimitRangeDefaults & { type?: string }> } }, desired: LimitRangeObject): boolean {
+  if (!hasLabels(actual, desired)) return false;
+  const have = actual.spec?.limits ?? [];
+  const want = desired.spec.limits;
+  if (have.length !== want.length) return false;
+  return want.every((w, i) => {
+    const h = have[i]!;
+    if (h.type !== w.type) return false;
+    const stored = storedLimitItem(w);
+    const extra = h as Record<string, unknown>;
+    if (Object.keys(extra).some((k) => k !== 'type' && !(LIMIT_KEYS as readonly string[]).includes(k) && extra[k] !== undefined)) return false;
+    return LIMIT_KEYS.every((k) => sameQuantities(h[k] ?? {}, stored[k]));
+  });
+}
+
+/** Whether a stored NetworkPolicy is exactly the isolation policy (any added rule or port is a change), with our labels. */
+export function isolationPolicyMatches(actual: { metadata?: { labels?: Record<string, string> }; spec?: unknown }, desired: NetworkPolicyObject): boolean {
+  return hasLabels(actual, desired) && canonical(actual.spec) === canonical(desired.spec);
+}
+
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      const sorted: Record<string, unknown> = {};
+      for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
+      return sorted;
+    }
+    return v;
+  });
+}
