@@ -185,6 +185,31 @@ describe('the tenantgate plugin in the real Argo CD', () => {
   });
 });
 
+describe('a large project through Argo CD', () => {
+  it('one sync creates a project with 100 namespaces and their quotas: Succeeded, no [Q5] from the headroom ledger, every quota as declared', async () => {
+    const project = uniqueName('big');
+    projects.add(project);
+    const namespaces = Array.from({ length: 100 }, (_, i) => ({ name: `${project}-${String(i).padStart(3, '0')}`, cpu: '100m' }));
+    const sha = await repo.commit('big: 100 namespaces', { 'big/projects.yaml': projectYaml(project, { budgetCpu: '12', defaultCpu: '100m', namespaces }) });
+    const app = await newApplication('big', 'big');
+    const from = decisions.length;
+    const started = Date.now();
+    const op = await syncAndWait(app, sha);
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const ours = decisions.slice(from).filter((d) => d.path === 'validate' && !d.dryRun && (d.namespace?.startsWith(project) || d.name?.startsWith(project)));
+    const q5 = ours.filter((d) => d.rules.includes('Q5'));
+    process.stderr.write(`[argocd] 100-namespace sync: ${op.phase} in ${seconds} s, ${ours.length} webhook decisions, ${q5.length} Q5\n`);
+    expect(op.phase, op.message).toBe('Succeeded');
+    expect(JSON.stringify(op)).not.toContain('[Q5]');
+    expect(q5).toEqual([]);
+    const quotas = JSON.parse((await kubectl('admin', ['get', 'resourcequotas', '-A', '-l', `tenantgate.io/project=${project}`, '-o', 'json'])).stdout) as { items: Array<{ metadata: { namespace: string }; spec: { hard: Record<string, string> } }> };
+    expect(quotas.items.map((q) => q.metadata.namespace).sort()).toEqual(namespaces.map((n) => n.name));
+    expect(new Set(quotas.items.map((q) => q.spec.hard['requests.cpu']))).toEqual(new Set(['100m']));
+    await deleteApplication(app);
+    await deleteProjects([project]);
+  }, 600_000);
+});
+
 describe('rules and budgets through Argo CD', () => {
   it('a commit that breaks a rule: ComparisonError with the rule id and file:line:col, and nothing in the cluster changes', async () => {
     const project = uniqueName('rule');
