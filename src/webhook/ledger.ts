@@ -3,8 +3,9 @@
  * written with a resourceVersion precondition (compare-and-swap). Entries expire by themselves, so a
  * reservation whose object never appeared stops counting; readers ignore expired entries.
  */
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
+import { LeanApiClient } from '../kube/lean-client.js';
 
 /** A recorded ResourceQuota write: what Q2 and Q3 read of the new object (null: the quota was deleted). */
 export type LedgerQuotaWrite = { spec: { hard?: Record<string, string | number>; scopes?: string[]; scopeSelector?: unknown } } | null;
@@ -35,20 +36,32 @@ export interface LedgerStore {
 
 export const LEDGER_PREFIX = 'tenantgate-ledger-';
 
+interface ConfigMapJson {
+  apiVersion: 'v1';
+  kind: 'ConfigMap';
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string };
+  data?: Record<string, string>;
+}
+
+/** The ledger's ConfigMaps through the lean client (docs/adr/0025-lean-client-for-the-ledger.md): one keep-alive connection, plain JSON. */
 export class ConfigMapLedger implements LedgerStore {
-  private readonly core: k8s.CoreV1Api;
+  private readonly api: LeanApiClient;
   constructor(kc: k8s.KubeConfig, private readonly namespace: string) {
-    this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.api = new LeanApiClient(kc);
   }
 
   private name(project: string): string {
     return `${LEDGER_PREFIX}${project}`;
   }
 
+  private path(name?: string): string {
+    return `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;
+  }
+
   async read(project: string): Promise<LedgerState> {
     try {
-      const cm = await this.core.readNamespacedConfigMap({ name: this.name(project), namespace: this.namespace });
-      return { resourceVersion: cm.metadata?.resourceVersion, entries: parseEntries(cm.data?.reservations) };
+      const cm = await this.api.call<ConfigMapJson>('GET', this.path(this.name(project)));
+      return { resourceVersion: cm.metadata.resourceVersion, entries: parseEntries(cm.data?.reservations) };
     } catch (err) {
       if (isNotFound(err)) return { entries: [] };
       throw err;
@@ -56,19 +69,24 @@ export class ConfigMapLedger implements LedgerStore {
   }
 
   async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
-    const body: k8s.V1ConfigMap = {
-      metadata: { name: this.name(project), namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
+    const name = this.name(project);
+    const body: ConfigMapJson = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
       data: { reservations: JSON.stringify(entries) },
     };
     try {
-      const out = state.resourceVersion
-        ? await this.core.replaceNamespacedConfigMap({ name: this.name(project), namespace: this.namespace, body })
-        : await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
-      return { resourceVersion: out.metadata?.resourceVersion, entries };
+      const out = state.resourceVersion ? await this.api.call<ConfigMapJson>('PUT', this.path(name), body) : await this.api.call<ConfigMapJson>('POST', this.path(), body);
+      return { resourceVersion: out.metadata.resourceVersion, entries };
     } catch (err) {
       if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
       throw err;
     }
+  }
+
+  close(): void {
+    this.api.close();
   }
 }
 

@@ -124,7 +124,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     return kubeConfig;
   };
   const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics });
-  const ledger = options.ledger === null ? undefined : (options.ledger ?? (config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace) : undefined));
+  const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace) : undefined;
+  const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
   const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}) });
   const server = serveHttps({ cert: options.cert, key: options.key }, app, log);
   await new Promise<void>((resolve, reject) => {
@@ -147,6 +148,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
         server.closeAllConnections();
       });
       await source.stop();
+      ownLedger?.close();
     },
   };
 }

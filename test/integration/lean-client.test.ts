@@ -1,0 +1,79 @@
+/**
+ * The headroom ledger's lean client (src/kube/lean-client.ts) and the ConfigMap ledger on it, against
+ * the real apiserver: one keep-alive connection, the apiserver's 404/409 as the errors the ledger
+ * reads, compare-and-swap semantics, and credentials asked again after a 401.
+ */
+import { execa } from 'execa';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { isConflict, isNotFound } from '../../src/kube/errors.js';
+import { ApiStatusError, LeanApiClient } from '../../src/kube/lean-client.js';
+import { ConfigMapLedger, LedgerConflict } from '../../src/webhook/ledger.js';
+import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
+import { cluster, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+
+async function connectionsToApiserver(): Promise<number> {
+  const port = new URL(cluster().server).port;
+  const { stdout } = await execa('ss', ['-tanp'], { reject: false });
+  return stdout.split('\n').filter((line) => line.includes(`:${port} `) && line.includes(`pid=${process.pid},`)).length;
+}
+
+beforeAll(async () => {
+  await installBase(cluster()); // the webhook's ServiceAccount and its RBAC on the ledger
+}, 180_000);
+
+const entry = (namespace: string, cpu: string) => ({ namespace, allocation: { 'requests.cpu': cpu }, created: Date.now(), expires: Date.now() + 60_000 });
+
+describe('the lean API client', () => {
+  it('makes 100 calls over one connection; a missing object is a 404 the ledger reads as not found', async () => {
+    const api = new LeanApiClient(kubeConfig('admin'));
+    const before = await connectionsToApiserver();
+    for (let i = 0; i < 100; i++) await api.call('GET', '/api/v1/namespaces/default');
+    expect((await connectionsToApiserver()) - before).toBeLessThanOrEqual(1);
+    const missing = await api.call('GET', '/api/v1/namespaces/default/configmaps/does-not-exist').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(ApiStatusError);
+    expect(isNotFound(missing)).toBe(true);
+    expect((missing as Error).message).toMatch(/configmaps "does-not-exist" not found/);
+    api.close();
+  });
+
+  it('asks the kubeconfig again after a 401: a token replaced in the kubeconfig is used on the next call', async () => {
+    const kc = await serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook');
+    const good = kc.getCurrentUser()!.token!;
+    (kc.getCurrentUser() as { token?: string }).token = 'not-a-token';
+    const api = new LeanApiClient(kc);
+    const refused = await api.call('GET', '/api/v1/namespaces?limit=1').catch((e: unknown) => e);
+    expect((refused as ApiStatusError).statusCode).toBe(401);
+    (kc.getCurrentUser() as { token?: string }).token = good;
+    await expect(api.call('GET', '/api/v1/namespaces?limit=1')).resolves.toMatchObject({ kind: 'NamespaceList' });
+    api.close();
+  });
+});
+
+describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
+  it('creates, reads and compare-and-swaps; a stale write is a LedgerConflict and changes nothing', async () => {
+    const project = uniqueName('lean');
+    const ledger = new ConfigMapLedger(await serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook'), 'tenantgate-system');
+    try {
+      expect(await ledger.read(project)).toEqual({ entries: [] });
+      const first = await ledger.write(project, { entries: [] }, [entry(`${project}-a`, '1')]);
+      expect(first.resourceVersion).toMatch(/^\d+$/);
+      const read = await ledger.read(project);
+      expect(read).toEqual(first);
+      const second = await ledger.write(project, read, [...read.entries, entry(`${project}-b`, '2')]);
+      // A writer that still holds the first version loses.
+      const stale = await ledger.write(project, first, [entry(`${project}-c`, '3')]).catch((e: unknown) => e);
+      expect(stale).toBeInstanceOf(LedgerConflict);
+      expect(await ledger.read(project)).toEqual(second);
+      // Creating it again (no resourceVersion) is a conflict too.
+      const again = await ledger.write(project, { entries: [] }, []).catch((e: unknown) => e);
+      expect(again).toBeInstanceOf(LedgerConflict);
+      const stored = JSON.parse((await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', `tenantgate-ledger-${project}`, '-o', 'json'])).stdout) as { metadata: { labels: Record<string, string> }; data: { reservations: string } };
+      expect(stored.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project });
+      expect(JSON.parse(stored.data.reservations).map((e: { namespace: string }) => e.namespace)).toEqual([`${project}-a`, `${project}-b`]);
+      expect(isConflict(again)).toBe(false); // the ledger's own error type, not the raw 409
+    } finally {
+      ledger.close();
+      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`, '--ignore-not-found']);
+    }
+  });
+});
