@@ -12,9 +12,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client'] as const;
+const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic'] as const;
 /** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client'];
+const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic'];
 
 interface BenchModule {
   /** Resolves to the targets missed (empty when all were met or the bench has no target). */
