@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image manifests helm debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
+.PHONY: image manifests helm crane debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -55,6 +55,10 @@ manifests: deps
 helm:
 	hack/build-go-tool.sh helm
 
+# go-containerregistry's crane assembles the image (make image, the image e2e test).
+crane:
+	hack/build-go-tool.sh crane
+
 # The shipped tenantgate-config goes into the chart too; manifests/ is rendered from the chart.
 config: deps
 	npx tsx hack/generate-config.ts > charts/tenantgate/files/config/tenantgate-config.yaml
@@ -64,13 +68,13 @@ config: deps
 lint: deps
 	npm run --silent lint
 
-test: build lint control-plane kustomize helm argocd debian-deps
+test: build lint control-plane kustomize helm crane argocd debian-deps
 	npx vitest run
 
 test-unit: build debian-deps
 	npx vitest run --project unit
 
-test-integration: build control-plane kustomize helm argocd debian-deps
+test-integration: build control-plane kustomize helm crane argocd debian-deps
 	npx vitest run --project integration
 
 bench: build control-plane
@@ -88,5 +92,5 @@ debian-deps:
 	hack/install-debian-deps.sh
 
 # The container image as an OCI archive, without a docker daemon (ADR 0010): build/image/.
-image: build
+image: build crane debian-deps
 	hack/build-image.sh

@@ -16,7 +16,9 @@
 # Output: build/image/tenantgate-<version>.oci.tar, build/image/digest, build/image/debian-packages.txt
 # Env:    SOURCE_DATE_EPOCH (default: the last commit's time), DEBIAN_MIRROR (default deb.debian.org;
 #         a snapshot.debian.org URL keeps old pins installable), DEBIAN_LOCK_UPDATE=1 re-resolves the
-#         package list image/debian-packages.txt and rewrites image/debian-packages.lock.
+#         package list image/debian-packages.txt and rewrites image/debian-packages.lock (so does a
+#         lock whose versions the mirror no longer has, with a warning), DEBIAN_LOCK (default
+#         image/debian-packages.lock) names the lock to read and write.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -38,34 +40,42 @@ kustomize=$(hack/install-kustomize.sh)
 rm -rf "$work" && mkdir -p "$work"/{rootfs,node,app} "$out"
 
 # --- layer 1: Debian ----------------------------------------------------------------------------
-lock=image/debian-packages.lock
-if [ "${DEBIAN_LOCK_UPDATE:-0}" = 1 ] || [ ! -f "$lock" ]; then
-  includes=$(grep -v -e '^#' -e '^$' image/debian-packages.txt | paste -sd, -)
-else
-  includes=$(grep -v -e '^#' -e '^$' "$lock" | paste -sd, -)
-fi
+lock=${DEBIAN_LOCK:-image/debian-packages.lock}
 # extract: unpack the packages (and their dependencies) without running maintainer scripts, so no
 # dpkg, apt or perl needs to live in the image. The hook records exactly which .debs were used.
-if ! mmdebstrap --quiet --variant=extract --include="$includes" \
-  --extract-hook='ls "$1"/var/cache/apt/archives/ | grep "\.deb$" > "$1"/../debs.txt' \
-  "$DEBIAN_SUITE" "$work/rootfs" \
-  "deb $DEBIAN_MIRROR $DEBIAN_SUITE main" \
-  "deb $DEBIAN_MIRROR $DEBIAN_SUITE-updates main" \
-  "deb $DEBIAN_SECURITY_MIRROR $DEBIAN_SUITE-security main"; then
-  echo "build-image: mmdebstrap failed. If apt could not find a version pinned in $lock, Debian has" >&2
-  echo "replaced it (point or security release): DEBIAN_LOCK_UPDATE=1 make image, review and commit the lock," >&2
-  echo "or set DEBIAN_MIRROR to a snapshot.debian.org URL from the lock's date." >&2
-  exit 1
+extract() { # comma-separated packages
+  rm -rf "$work/rootfs" && mkdir -p "$work/rootfs"
+  mmdebstrap --quiet --variant=extract --include="$1" \
+    --extract-hook='ls "$1"/var/cache/apt/archives/ | grep "\.deb$" > "$1"/../debs.txt' \
+    "$DEBIAN_SUITE" "$work/rootfs" \
+    "deb $DEBIAN_MIRROR $DEBIAN_SUITE main" \
+    "deb $DEBIAN_MIRROR $DEBIAN_SUITE-updates main" \
+    "deb $DEBIAN_SECURITY_MIRROR $DEBIAN_SUITE-security main"
+}
+from_list() { grep -v -e '^#' -e '^$' image/debian-packages.txt | paste -sd, -; }
+rewrite_lock=0
+if [ "${DEBIAN_LOCK_UPDATE:-0}" = 1 ] || [ ! -f "$lock" ]; then
+  rewrite_lock=1
+  extract "$(from_list)" || { echo "build-image: mmdebstrap failed resolving image/debian-packages.txt from $DEBIAN_MIRROR" >&2; exit 1; }
+elif ! extract "$(grep -v -e '^#' -e '^$' "$lock" | paste -sd, -)"; then
+  # Debian drops superseded versions from its mirrors at every point or security release: a lock
+  # can go stale without anyone touching it. Build from the package list instead, and say so.
+  echo "build-image: WARNING: a version pinned in $lock is no longer on $DEBIAN_MIRROR (Debian replaced it)." >&2
+  echo "build-image: WARNING: resolving image/debian-packages.txt afresh and rewriting $lock; review and commit it," >&2
+  echo "build-image: WARNING: or set DEBIAN_MIRROR to a snapshot.debian.org URL from the lock's date to keep the old pins." >&2
+  rewrite_lock=1
+  extract "$(from_list)" || { echo "build-image: mmdebstrap failed resolving image/debian-packages.txt from $DEBIAN_MIRROR" >&2; exit 1; }
 fi
 # name_version_arch.deb (":" of an epoch is written %3a) -> name=version
 sed -e 's/%3a/:/' -e 's/^\([^_]*\)_\([^_]*\)_.*$/\1=\2/' "$work/debs.txt" | LC_ALL=C sort > "$out/debian-packages.txt"
-if [ "${DEBIAN_LOCK_UPDATE:-0}" = 1 ] || [ ! -f "$lock" ]; then
-  { echo "# Written by DEBIAN_LOCK_UPDATE=1 make image from image/debian-packages.txt ($DEBIAN_SUITE, $(date -u +%F))."
+if [ "$rewrite_lock" = 0 ] && ! diff -u <(grep -v '^#' "$lock") "$out/debian-packages.txt" >&2; then
+  echo "build-image: WARNING: the packages resolved from $lock differ from it (above); rewriting it: review and commit it" >&2
+  rewrite_lock=1
+fi
+if [ "$rewrite_lock" = 1 ]; then
+  { echo "# Written by hack/build-image.sh from image/debian-packages.txt ($DEBIAN_SUITE, $(date -u +%F))."
     cat "$out/debian-packages.txt"; } > "$lock"
   echo "build-image: wrote $lock" >&2
-elif ! diff -u <(grep -v '^#' "$lock") "$out/debian-packages.txt" >&2; then
-  echo "build-image: the Debian packages differ from $lock (above); run DEBIAN_LOCK_UPDATE=1 make image" >&2
-  exit 1
 fi
 image/finish-rootfs.sh "$work/rootfs"
 

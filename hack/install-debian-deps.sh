@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests need (lua5.4 for the Argo CD health-check test, git;
-# mmdebstrap and jq for `make image`; redis-server for the real Argo CD of the argocd e2e tests).
+# mmdebstrap, jq and curl for `make image`; redis-server for the real Argo CD of the argocd e2e tests).
 # Idempotent: does nothing when everything is present; runs `apt-get update` only when a package
 # cannot be installed from the current package lists. Called by CI.
 set -euo pipefail
@@ -12,6 +12,8 @@ declare -A PKGS=(
   [pre-commit]=pre-commit
   [mmdebstrap]=mmdebstrap
   [jq]=jq
+  # hack/build-image.sh waits for crane's local registry with curl.
+  [curl]=curl
   # Argo CD's repo-server and application controller cache in Redis (test/support/argocd.ts).
   [redis-server]=redis-server
 )

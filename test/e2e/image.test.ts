@@ -15,7 +15,7 @@ import { generateWebhookCerts } from '../../src/certs/files.js';
 import { kubeconfigYaml } from '../support/devcluster/controlplane.js';
 import { httpsGet } from '../support/devcluster/https-get.js';
 import { freePort } from '../support/devcluster/ports.js';
-import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
+import { installBase, MANIFESTS, registerWebhooks, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { runInImage, startInImage, unpackImage, type UnpackedImage } from '../support/oci-image.js';
@@ -26,10 +26,10 @@ let image: UnpackedImage;
 let archive: string;
 let firstDigest: string;
 
-async function buildImage(): Promise<{ archive: string; digest: string }> {
-  // One SOURCE_DATE_EPOCH for both builds, as a release build would pin it.
-  const result = await execa(join(REPO_ROOT, 'hack', 'build-image.sh'), [], { cwd: REPO_ROOT, env: { SOURCE_DATE_EPOCH: '1767225600' }, timeout: BUILD_TIMEOUT });
-  return { archive: result.stdout.trim().split('\n').at(-1)!, digest: (await readFile(join(REPO_ROOT, 'build', 'image', 'digest'), 'utf8')).trim() };
+async function buildImage(env: Record<string, string> = {}): Promise<{ archive: string; digest: string; stderr: string }> {
+  // One SOURCE_DATE_EPOCH for every build, as a release build would pin it.
+  const result = await execa(join(REPO_ROOT, 'hack', 'build-image.sh'), [], { cwd: REPO_ROOT, env: { SOURCE_DATE_EPOCH: '1767225600', ...env }, timeout: BUILD_TIMEOUT });
+  return { archive: result.stdout.trim().split('\n').at(-1)!, digest: (await readFile(join(REPO_ROOT, 'build', 'image', 'digest'), 'utf8')).trim(), stderr: String(result.stderr) };
 }
 
 beforeAll(async () => {
@@ -134,7 +134,11 @@ async function serviceAccountKubeconfig(file: string, serviceAccount: string): P
 describe('the image against the control plane', () => {
   let webhook: ResultPromise | undefined;
   let controller: ResultPromise | undefined;
+  let webhookUrl: string | undefined;
+  let webhookCerts: Awaited<ReturnType<typeof generateWebhookCerts>> | undefined;
   afterAll(async () => {
+    await unregisterWebhooks(cluster());
+    await kubectl('admin', ['delete', 'project', 'pimage', '--ignore-not-found', '--wait=false']).catch(() => undefined);
     for (const child of [webhook, controller]) {
       child?.kill('SIGTERM');
       await child?.catch(() => undefined);
@@ -169,6 +173,32 @@ describe('the image against the control plane', () => {
     // Stopping the webhook in afterAll settles `exited` too; that is not a failure.
     exited.catch(() => undefined);
     expect(ready.status).toBe(200);
+    webhookUrl = `https://127.0.0.1:${port}`;
+    webhookCerts = certs;
+  }, 180_000);
+
+  it("judges real admissions once registered: a tenant's namespace in another tenant's project is denied with the rule id, the owner's is admitted and mutated", async () => {
+    expect(webhookUrl, 'the webhook from the image is running').toBeDefined();
+    await registerWebhooks(cluster(), webhookUrl!, webhookCerts!.caBundle);
+    const project = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: 'pimage', labels: { 'tenantgate.io/image-test': 'yes' } }, spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:payments-admins' }], quota: { hard: { 'requests.cpu': '2', pods: '20' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '500m', pods: '5' } } } } };
+    // Through the image's webhook: a Project by admin (privileged) is admitted.
+    await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(project) });
+    // bob is not an owner of pimage: the image's webhook denies, naming the rule.
+    const denied = await eventually(async () => {
+      const r = await kubectl('bob', ['create', 'namespace', 'pimage-bob', '--dry-run=server'], { reject: false });
+      expect(r.stderr).toMatch(/\[T4\]/); // also waits for the image's cache to hold pimage
+      return r;
+    }, { timeoutMs: 60_000, what: "the image's webhook knows pimage" });
+    expect(denied.exitCode).not.toBe(0);
+    expect(denied.stderr).toContain('admission webhook');
+    expect((await kubectl('admin', ['get', 'namespace', 'pimage-bob', '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
+    // alice owns it: admitted, and the image's mutating webhook labelled it for its project.
+    const created = await kubectl('alice', ['create', 'namespace', 'pimage-a'], { reject: false });
+    expect(created.exitCode, created.stderr).toBe(0);
+    const ns = JSON.parse((await kubectl('admin', ['get', 'namespace', 'pimage-a', '-o', 'json'])).stdout) as { metadata: { labels: Record<string, string>; annotations?: Record<string, string> } };
+    const uid = JSON.parse((await kubectl('admin', ['get', 'project', 'pimage', '-o', 'json'])).stdout).metadata.uid as string;
+    expect(ns.metadata.labels).toMatchObject({ 'tenantgate.io/project': 'pimage', 'tenantgate.io/tenant': 'acme', 'pod-security.kubernetes.io/enforce': 'baseline' });
+    expect(ns.metadata.annotations?.['tenantgate.io/project-uid']).toBe(uid);
   }, 180_000);
 
   it('runs the controller, ready once its caches are synced', async () => {
@@ -198,6 +228,38 @@ describe('the image against the control plane', () => {
     expect(status).toBe(200);
     expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^# HELP /m);
   }, 180_000);
+
+  it('the controller from the image reconciles a Project (finalizer, status, the owners’ binding and default quota) and cascades its deletion', async () => {
+    const run = join(work, 'controller-run-2');
+    await mkdir(run, { recursive: true });
+    await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-controller');
+    await shippedConfig(join(run, 'tenantgate.yaml'));
+    const port = await freePort();
+    // Only the Project this file labelled: the other tests' Projects stay untouched.
+    const reconciling = startInImage(image, ['controller', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=yes'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    try {
+      expect((await kubectl('admin', ['get', 'namespace', 'pimage-a', '-o', 'name'])).stdout.trim(), 'the namespace alice created through the image webhook').toBe('namespace/pimage-a');
+      const project = await eventually(async () => {
+        const p = JSON.parse((await kubectl('admin', ['get', 'project', 'pimage', '-o', 'json'])).stdout) as { metadata: { finalizers?: string[] }; status?: { phase?: string; namespaceCount?: number } };
+        expect(p.metadata.finalizers).toContain('tenantgate.io/cascade-delete');
+        expect(p.status?.phase).toBe('Active');
+        return p;
+      }, { timeoutMs: 60_000, what: 'pimage reconciled by the controller from the image' });
+      expect(project.status?.namespaceCount).toBe(1);
+      await eventually(async () => {
+        await kubectl('admin', ['-n', 'pimage-a', 'get', 'rolebinding', 'tenantgate-owners']);
+        await kubectl('admin', ['-n', 'pimage-a', 'get', 'resourcequota', 'tenantgate-quota']);
+      }, { timeoutMs: 60_000, what: "pimage-a's owners binding and default quota" });
+      await kubectl('admin', ['delete', 'project', 'pimage', '--wait=false']);
+      await eventually(async () => {
+        expect((await kubectl('admin', ['get', 'namespace', 'pimage-a', '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
+        expect((await kubectl('admin', ['get', 'project', 'pimage', '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
+      }, { timeoutMs: 120_000, what: 'pimage and its namespace deleted by the cascade' });
+    } finally {
+      reconciling.kill('SIGTERM');
+      await reconciling.catch(() => undefined);
+    }
+  }, 300_000);
 });
 
 describe('reproducibility', () => {
@@ -205,5 +267,21 @@ describe('reproducibility', () => {
     const second = await buildImage();
     expect(second.digest).toBe(firstDigest);
     expect(second.digest).toBe(image.manifestDigest);
+  }, BUILD_TIMEOUT);
+
+  it('a lock whose pinned version the mirror no longer has: the build says so, resolves the package list and rewrites the lock', async () => {
+    const lock = join(work, 'stale.lock');
+    const real = await readFile(join(REPO_ROOT, 'image', 'debian-packages.lock'), 'utf8');
+    // As after a Debian point release: one pin names a version the mirror dropped.
+    const stale = real.replace(/^coreutils=.*$/m, 'coreutils=0.0-dropped1');
+    expect(stale).not.toBe(real);
+    await writeFile(lock, stale);
+    const built = await buildImage({ DEBIAN_LOCK: lock });
+    expect(built.stderr).toMatch(/WARNING: a version pinned in .*stale\.lock is no longer on/);
+    expect(built.stderr).toMatch(/wrote .*stale\.lock/);
+    const rewritten = (await readFile(lock, 'utf8')).split('\n').filter((l) => l && !l.startsWith('#'));
+    const resolved = (await readFile(join(REPO_ROOT, 'build', 'image', 'debian-packages.txt'), 'utf8')).split('\n').filter(Boolean);
+    expect(rewritten).toEqual(resolved);
+    expect(rewritten.find((l) => l.startsWith('coreutils='))).not.toBe('coreutils=0.0-dropped1');
   }, BUILD_TIMEOUT);
 });
