@@ -26,6 +26,7 @@ import {
   type ControllerProcess,
 } from '../support/controller-kit.js';
 import { freePort } from '../support/devcluster/ports.js';
+import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 
@@ -183,20 +184,24 @@ describe('controller process', () => {
     const bystander = uniqueName('bystander');
     await c.core.createNamespace({ body: { metadata: { name: bystander, labels: { 'tenantgate.io/project': 'someone-else' } } } });
 
-    await deleteProject(c, name);
-    // Kill as soon as the first namespace is being deleted.
-    await eventually(async () => {
-      const list = await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` });
-      if (!list.items.some((n) => n.metadata?.deletionTimestamp)) throw new Error('no namespace deleted yet');
-    }, { what: 'first namespace deleted', intervalMs: 20 });
-    a.proc.kill('SIGKILL');
-    expect(await a.proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    // Really in the middle: some owned namespaces were asked to go, others not yet.
+    // The sixth owned namespace's DELETE is held by a webhook: with one delete at a time the cascade
+    // stops there, five namespaces asked to go, and the kill lands at that exact step.
+    const stall = await stallNamespaceDelete(owned[5]!);
+    try {
+      await deleteProject(c, name);
+      await stall.held;
+      a.proc.kill('SIGKILL');
+      expect(await a.proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      stall.answer(false); // the dead controller's delete of the sixth never happens
+    } finally {
+      await stall.stop();
+    }
     const atKill = (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items.filter((n) => owned.includes(n.metadata?.name ?? ''));
-    const untouched = atKill.filter((n) => !n.metadata?.deletionTimestamp).length;
-    console.log(`[controller-process] at SIGKILL: ${owned.length - untouched} of ${owned.length} owned namespaces being deleted`);
-    expect(untouched).toBeGreaterThan(0);
-    expect(untouched).toBeLessThan(owned.length);
+    const asked = atKill.filter((n) => n.metadata?.deletionTimestamp).map((n) => n.metadata!.name!);
+    const gone = owned.filter((ns) => !atKill.some((n) => n.metadata?.name === ns));
+    console.log(`[controller-process] at SIGKILL: ${asked.length} owned namespaces terminating, ${gone.length} gone, ${owned.length - asked.length - gone.length} untouched`);
+    // Exactly the first five were asked to go (terminating or already gone); the other 25 untouched.
+    expect([...asked, ...gone].sort()).toEqual(owned.slice(0, 5));
 
     // While no controller runs: a namespace of the project it never saw (annotated as the webhook would).
     const late = `${name}-late`;

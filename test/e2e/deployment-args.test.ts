@@ -101,13 +101,19 @@ describe('the shipped Deployments', () => {
     const metrics = await freePort();
     const args = localArgs(c.args, env, { '/etc/tenantgate/tenantgate.yaml': configFile }, { 'metrics-port': metrics });
     expect(args).toContain('--identity=tenantgate-controller-7d9f-abcde');
+    expect(args.some((a) => a.startsWith('--project-selector'))).toBe(false);
     const kubeconfig = await serviceAccountKubeconfigFile(info, 'tenantgate-system', 'tenantgate-controller');
-    const proc = startProcess('deployment-controller', process.execPath, [CLI, ...args, `--kubeconfig=${kubeconfig}`], join(info.dir, 'deployment-controller.log'));
+    // The Deployment's args exactly, plus a selector no Project matches: the other test files'
+    // Projects on this shared control plane are not reconciled by this process.
+    const proc = startProcess('deployment-controller', process.execPath, [CLI, ...args, `--kubeconfig=${kubeconfig}`, '--project-selector=e2e.tenantgate.io/deployment-args=none'], join(info.dir, 'deployment-controller.log'));
     running.push(proc);
     await eventually(async () => {
       expect(proc.child.exitCode).toBeNull();
       expect((await fetch(`http://127.0.0.1:${metrics}/readyz`)).status).toBe(200);
     }, { what: 'controller ready', timeoutMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 2000));
+    const writes = (await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text()).split('\n').filter((l) => l.startsWith('tenantgate_controller_api_writes_total{') && !/resource="leases"/.test(l) && !l.endsWith(' 0'));
+    expect(writes, 'no Project of another test file was touched').toEqual([]);
   });
 
   it('without the configuration file, both refuse to start with the same clear error', async () => {

@@ -37,8 +37,11 @@ it('keeps deciding from fresh caches after an API server restart', async () => {
   await eventually(async () => expect(hook.webhook.cache.snapshot.project('after')).toBeDefined(), { what: 'project in the cache after the restart', timeoutMs: 90_000 });
   const alice = await as('alice', ['create', 'namespace', 'after-dev']);
   expect(alice.exitCode, alice.stderr).toBe(0);
+  expect(JSON.parse((await as('admin', ['get', 'namespace', 'after-dev', '-o', 'json'])).stdout).metadata.labels).toMatchObject({ 'tenantgate.io/project': 'after', 'tenantgate.io/tenant': 'acme' });
   const bob = await as('bob', ['create', 'namespace', 'after-x']);
+  expect(bob.exitCode).not.toBe(0);
   expect(bob.stderr).toMatch(/\[T4\] user "bob" may not create namespace after-x: it belongs to project after/);
+  expect((await as('admin', ['get', 'namespace', 'after-x', '--ignore-not-found', '-o', 'name'])).stdout.trim()).toBe('');
   expect(await restarts()).toBeGreaterThan(before);
   expect(hook.webhook.cache.synced).toBe(true);
 });
