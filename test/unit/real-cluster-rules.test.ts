@@ -126,6 +126,11 @@ describe("Kubernetes' own controllers", () => {
     // …but a controller changing a label is judged like anyone else.
     const relabelled = { ...ns, metadata: { ...ns.metadata, labels: { ...ns.metadata.labels, x: 'y' } } };
     expect(rules(reviewNamespace(ctx(s, garbageCollector), 'UPDATE', relabelled, ns))).toEqual(['T4']);
+    // …and so is one adding a finalizer or an owner reference: controllers only ever remove them.
+    const held = { ...ns, metadata: { ...ns.metadata, finalizers: ['example.com/hold'] } };
+    expect(rules(reviewNamespace(ctx(s, garbageCollector), 'UPDATE', held, ns))).toContain('T7');
+    const owned = { ...ns, metadata: { ...ns.metadata, ownerReferences: [{ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', name: 'shop', uid: 'u-shop', blockOwnerDeletion: true }] } };
+    expect(rules(reviewNamespace(ctx(s, namespaceController), 'UPDATE', owned, ns))).toContain('T7');
   });
 
   it('the garbage collector removes foregroundDeletion from a Project deleted in the foreground (Argo CD prune), and may change nothing else', () => {

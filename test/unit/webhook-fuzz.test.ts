@@ -561,6 +561,8 @@ const lowHeadroom = (p: ProjectModel, self: Res, others: Res) =>
 
 const sameList = (a: unknown[] | undefined, b: unknown[] | undefined) => isDeepStrictEqual(a ?? [], b ?? []);
 const sameMap = (a: Labels | undefined, b: Labels | undefined) => isDeepStrictEqual(a ?? {}, b ?? {});
+/** Every entry of `after` was already in `before`: something was removed, nothing added. */
+const dropsOnly = (after: unknown[] | undefined, before: unknown[] | undefined) => (after ?? []).every((a) => (before ?? []).some((b) => isDeepStrictEqual(a, b)));
 
 /** T7: a non-privileged subject adds, changes or removes protected namespace metadata (other than the values tenantgate sets). */
 function protectedChange(before: NamespaceModel, after: NamespaceModel, ours: { labels?: Labels; annotations?: Labels } = {}): boolean {
@@ -607,9 +609,8 @@ function namespaceCreate(u: Identity, ns: NamespaceModel): Expected {
 
 function namespaceUpdate(u: Identity, ns: NamespaceModel, old: NamespaceModel | undefined): Expected {
   if (!old) return ADMIT;
-  // Kubernetes' controllers may change finalizers and owner references only. As the product has it,
-  // adding them too; docs/rules.md lets them drop these (and T7 keeps adding to privileged subjects).
-  if (systemController(u) && sameMap(ns.labels, old.labels) && sameMap(ns.annotations, old.annotations)) return ADMIT;
+  // Kubernetes' controllers may drop finalizers and owner references, nothing else (docs/rules.md T7).
+  if (systemController(u) && sameMap(ns.labels, old.labels) && sameMap(ns.annotations, old.annotations) && dropsOnly(ns.finalizers, old.finalizers) && dropsOnly(ns.ownerReferences, old.ownerReferences)) return ADMIT;
   const name = ns.name ?? '';
   const tenancyMoved = old.labels?.[L_PROJECT] !== ns.labels?.[L_PROJECT] || old.labels?.[L_TENANT] !== ns.labels?.[L_TENANT];
   if (!privileged(u)) {
@@ -641,7 +642,7 @@ function namespaceDelete(u: Identity, old: NamespaceModel | undefined): Expected
 function quotaReview(u: Identity, operation: Operation, namespace: string, object: QuotaModel | null | undefined, old: QuotaModel | undefined): Expected {
   const priv = privileged(u);
   const deletingController = operation === 'DELETE' && systemController(u);
-  if (operation === 'UPDATE' && object && old && systemController(u) && sameMap(object.labels, old.labels) && isDeepStrictEqual(quotaJson(object, '').spec, quotaJson(old, '').spec)) return ADMIT;
+  if (operation === 'UPDATE' && object && old && systemController(u) && sameMap(object.labels, old.labels) && isDeepStrictEqual(quotaJson(object, '').spec, quotaJson(old, '').spec) && dropsOnly(object.finalizers, old.finalizers)) return ADMIT;
   const cached = cachedNamespace(namespace);
   // Finishing a terminating (or already gone) namespace.
   if ((priv || deletingController) && operation === 'DELETE' && (!cached || cached.terminating)) return ADMIT;
@@ -683,7 +684,7 @@ function quotaReview(u: Identity, operation: Operation, namespace: string, objec
 
 function projectReview(u: Identity, operation: Operation, object: ProjectModel | null | undefined, old: ProjectModel | undefined): Expected {
   const sameButFinalizers = (a: ProjectModel, b: ProjectModel) => sameMap(a.labels, b.labels) && isDeepStrictEqual(projectJson(a).spec, projectJson(b).spec);
-  if (operation === 'UPDATE' && object && old && systemController(u) && sameButFinalizers(object, old)) return ADMIT;
+  if (operation === 'UPDATE' && object && old && systemController(u) && sameButFinalizers(object, old) && dropsOnly(object.finalizers, old.finalizers)) return ADMIT;
   if (!privileged(u)) return expected(['T5']);
   if (operation === 'DELETE' || !object || object.deleting) return ADMIT;
   const rules: string[] = [];
