@@ -81,6 +81,9 @@ export class ConfigMapLedger implements LedgerStore {
       return { resourceVersion: out.metadata.resourceVersion, entries };
     } catch (err) {
       if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
+      // Deleted since it was read (the controller removes a deleted Project's ledger; a Project of the
+      // same name may come back): the state in hand is stale like after a conflict, so read again.
+      if (state.resourceVersion && isNotFound(err)) throw new LedgerConflict(`ledger of project ${project} was deleted since it was read`);
       throw err;
     }
   }

@@ -71,6 +71,14 @@ describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
       expect(stored.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project });
       expect(JSON.parse(stored.data.reservations).map((e: { namespace: string }) => e.namespace)).toEqual([`${project}-a`, `${project}-b`]);
       expect(isConflict(again)).toBe(false); // the ledger's own error type, not the raw 409
+      // Deleted behind a writer's back (the controller removes a deleted Project's ledger, and a Project
+      // of the same name comes back): the stale write is a conflict, so the guard reads again and creates it.
+      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`]);
+      const gone = await ledger.write(project, second, [entry(`${project}-d`, '1')]).catch((e: unknown) => e);
+      expect(gone).toBeInstanceOf(LedgerConflict);
+      const fresh = await ledger.read(project);
+      expect(fresh).toEqual({ entries: [] });
+      expect((await ledger.write(project, fresh, [entry(`${project}-d`, '1')])).resourceVersion).toMatch(/^\d+$/);
     } finally {
       ledger.close();
       await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`, '--ignore-not-found']);
