@@ -13,7 +13,7 @@ import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/main.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
-import { startArgoCd, type RunningArgoCd } from '../support/argocd.js';
+import { ARGOCD_NAMESPACE, PLATFORM_SYNC_USER, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
 import {
   comparisonError, createApplication, deleteApplication, getApplication, refreshHard, resourceOf, startSync,
   waitForApp, waitForCompared, waitForOperation, waitForReconcileAfter, type Application,
@@ -54,7 +54,7 @@ function projectYaml(name: string, p: ProjectShape): string {
   });
 }
 
-async function newApplication(prefix: string, path: string, extra: { pluginName?: false; compareOptions?: string; env?: Record<string, string> } = {}): Promise<string> {
+async function newApplication(prefix: string, path: string, extra: { pluginName?: false; compareOptions?: string; env?: Record<string, string>; project?: string } = {}): Promise<string> {
   const name = uniqueName(prefix);
   applications.push(name);
   await createApplication({ name, repoURL: repo.url, path, ...extra });
@@ -89,9 +89,11 @@ async function deleteProjects(names: string[]): Promise<void> {
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
-  // Argo CD syncs as admin (system:masters): privileged, so it may write Projects; quotas are still
-  // checked against the budget (Q1) for everybody.
-  hook = await startLocalWebhook(info, {}, { onDecision: (d) => decisions.push(d) });
+  // Argo CD runs unprivileged: its application controller under its own ServiceAccount, every sync
+  // impersonating the identity its AppProject names. The platform's AppProject syncs as
+  // PLATFORM_SYNC_USER, which tenantgate lists as privileged (ADR 0007): it may write Projects; quotas are
+  // still checked against the budget (Q1) for everybody.
+  hook = await startLocalWebhook(info, { privileged: { users: [...DEFAULT_CONFIG.privileged.users, PLATFORM_SYNC_USER], groups: DEFAULT_CONFIG.privileged.groups } }, { onDecision: (d) => decisions.push(d) });
   controller = await startController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
     config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
@@ -100,7 +102,7 @@ beforeAll(async () => {
     metricsHost: '127.0.0.1',
     log: () => {},
   });
-  argo = await startArgoCd(info, { dir: join(info.dir, `argocd-${RUN}`), log: (m) => process.env.TG_DEBUG && process.stderr.write(`[argocd] ${m}\n`) });
+  argo = await startArgoCd(info, { unprivileged: true, dir: join(info.dir, `argocd-${RUN}`), log: (m) => process.env.TG_DEBUG && process.stderr.write(`[argocd] ${m}\n`) });
   repo = await LocalGitRepo.init(join(info.dir, `git-${RUN}`));
   await repo.commit('empty start');
 }, 300_000);
@@ -185,6 +187,33 @@ describe('the tenantgate plugin in the real Argo CD', () => {
   });
 });
 
+describe('Argo CD unprivileged: each AppProject syncs as its own identity', () => {
+  it("a tenant's AppProject that tries to sync a Project is refused by the webhook with [T5], even where RBAC would let it", async () => {
+    const tenant = 'tenant-acme-deployer';
+    // A tenant's sync identity that RBAC lets write Projects by mistake: the webhook is the layer that holds.
+    await kubectl('admin', ['apply', '-f', '-'], {
+      input: [
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: tenant, namespace: ARGOCD_NAMESPACE } },
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `e2e-${tenant}` }, rules: [{ apiGroups: ['tenantgate.io'], resources: ['projects'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }, { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch', 'create'] }] },
+        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `e2e-${tenant}` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `e2e-${tenant}` }, subjects: [{ kind: 'ServiceAccount', name: tenant, namespace: ARGOCD_NAMESPACE }] },
+        { apiVersion: 'argoproj.io/v1alpha1', kind: 'AppProject', metadata: { name: 'tenant-acme', namespace: ARGOCD_NAMESPACE }, spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], clusterResourceWhitelist: [{ group: '*', kind: '*' }], destinationServiceAccounts: [{ server: '*', namespace: '*', defaultServiceAccount: `${ARGOCD_NAMESPACE}:${tenant}` }] } },
+      ].map((o) => JSON.stringify(o)).join('\n'),
+    });
+    const project = uniqueName('forged');
+    projects.add(project);
+    const sha = await repo.commit('tenant: a forged Project', { 'tenant/projects.yaml': projectYaml(project, { budgetCpu: '100', defaultCpu: '1', namespaces: [] }) });
+    const app = await newApplication('tenant', 'tenant', { project: 'tenant-acme' });
+    const op = await syncAndWait(app, sha);
+    expect(op.phase, op.message).toBe('Failed');
+    const said = `${op.message ?? ''} ${JSON.stringify(op.syncResult?.resources ?? [])}`;
+    expect(said).toContain('[T5]');
+    expect(said).toContain(`system:serviceaccount:argocd:${tenant}`);
+    expect(said).toContain(`may not create Project ${project}`);
+    expect((await kubectl('admin', ['get', 'project', project, '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
+    await deleteApplication(app);
+  });
+});
+
 describe('a large project through Argo CD', () => {
   it('one sync creates a project with 100 namespaces and their quotas: Succeeded, no [Q5] from the headroom ledger, every quota as declared', async () => {
     const project = uniqueName('big');
@@ -230,7 +259,9 @@ describe('rules and budgets through Argo CD', () => {
     // Even an explicit sync with prune changes nothing.
     await startSync(app, bad, { prune: true });
     const op = await waitForOperation(app, bad);
-    expect(op.phase).not.toBe('Succeeded');
+    // The render fails (the plugin runs the same rules), so the operation errors before applying anything.
+    expect(op.phase).toBe('Error');
+    expect(op.message).toMatch(new RegExp(`ComparisonError: .*projects\\.yaml:\\d+:\\d+: \\[Q1\\] project ${project}: namespaces allocate requests\\.cpu 9 but the budget is 6`));
     const after = { project: await get(['project', project]), a: await get(['namespace', a]), b: await get(['namespace', b]), quota: await get(['-n', a, 'resourcequota', 'tenantgate-quota']) };
     expect(after.b?.metadata.deletionTimestamp).toBeUndefined();
     expect(after.b?.metadata.resourceVersion).toBe(before.b?.metadata.resourceVersion);
@@ -292,7 +323,9 @@ describe('rules and budgets through Argo CD', () => {
     await waitForReconcileAfter(app, Date.now());
     const dryRuns = decisions.slice(seen).filter((d) => d.kind === 'ResourceQuota' && d.namespace === a && d.dryRun);
     expect(dryRuns.length, 'server-side diff sent dry-run requests for the quota through the webhook').toBeGreaterThan(0);
-    expect(dryRuns.every((d) => d.user === 'admin' && d.verdict !== 'denied')).toBe(true);
+    // Server-side diff runs under the AppProject's sync identity too (impersonation), not the controller's.
+    expect(dryRuns.map((d) => d.user)).toEqual(dryRuns.map(() => PLATFORM_SYNC_USER));
+    expect(dryRuns.filter((d) => d.verdict === 'denied')).toEqual([]);
     expect((await get(ledger))?.metadata.resourceVersion).toBe(ledgerBefore);
     expect((await get(['-n', a, 'resourcequota', 'tenantgate-quota']))?.spec?.hard?.['requests.cpu']).toBe('4');
 

@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
-import type { ClusterInfo } from './devcluster/controlplane.js';
+import { kubeconfigYaml, type ClusterInfo } from './devcluster/controlplane.js';
 import { freePort } from './devcluster/ports.js';
 import { startProcess, type Managed } from './devcluster/processes.js';
 import { kubectlAs, MANIFESTS } from './devcluster/tenantgate.js';
@@ -68,8 +68,44 @@ export function argoCdConfigMap(extraData: Record<string, string> = {}): Record<
   };
 }
 
+/** The ServiceAccount Argo CD impersonates for the platform's syncs (AppProject default), and its user name. */
+export const PLATFORM_SYNC_SERVICE_ACCOUNT = 'tenantgate-platform-sync';
+export const PLATFORM_SYNC_USER = `system:serviceaccount:argocd:${PLATFORM_SYNC_SERVICE_ACCOUNT}`;
+/** The application controller's own identity when it runs unprivileged. */
+export const APPLICATION_CONTROLLER_SERVICE_ACCOUNT = 'argocd-application-controller';
+
+/**
+ * Argo CD as a platform runs it unprivileged: the application controller under its own ServiceAccount
+ * (reads everything, writes only Argo CD's objects, may impersonate ServiceAccounts), and every sync
+ * under the identity its AppProject names (`application.sync.impersonation.enabled`). The platform's
+ * AppProject `default` syncs as PLATFORM_SYNC_USER, which tenantgate must list in `privileged.users`.
+ */
+function unprivilegedObjects(): Array<Record<string, unknown>> {
+  const labels = { 'app.kubernetes.io/part-of': 'argocd' };
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: APPLICATION_CONTROLLER_SERVICE_ACCOUNT, namespace: ARGOCD_NAMESPACE, labels } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: PLATFORM_SYNC_SERVICE_ACCOUNT, namespace: ARGOCD_NAMESPACE, labels } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'e2e-argocd-application-controller', labels },
+      rules: [
+        { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['argoproj.io'], resources: ['applications', 'applications/status', 'appprojects'], verbs: ['*'] },
+        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+        { apiGroups: [''], resources: ['serviceaccounts', 'users', 'groups'], verbs: ['impersonate'] },
+      ],
+    },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'e2e-argocd-application-controller', labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-argocd-application-controller' }, subjects: [{ kind: 'ServiceAccount', name: APPLICATION_CONTROLLER_SERVICE_ACCOUNT, namespace: ARGOCD_NAMESPACE }] },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'e2e-argocd-application-controller', namespace: ARGOCD_NAMESPACE, labels }, rules: [{ apiGroups: [''], resources: ['configmaps', 'secrets'], verbs: ['*'] }] },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'e2e-argocd-application-controller', namespace: ARGOCD_NAMESPACE, labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'e2e-argocd-application-controller' }, subjects: [{ kind: 'ServiceAccount', name: APPLICATION_CONTROLLER_SERVICE_ACCOUNT, namespace: ARGOCD_NAMESPACE }] },
+    // The platform's syncs write Projects, Namespaces, quotas and RBAC: cluster-admin, as a platform team's deployer is.
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'e2e-tenantgate-platform-sync', labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name: PLATFORM_SYNC_SERVICE_ACCOUNT, namespace: ARGOCD_NAMESPACE }] },
+  ];
+}
+
 /** The namespace, the Application/AppProject CRDs of the built release, argocd-cm, argocd-secret, AppProject default. */
-export async function installArgoCdObjects(info: ClusterInfo, binary = argoCdBinary()): Promise<void> {
+export async function installArgoCdObjects(info: ClusterInfo, binary = argoCdBinary(), options: { unprivileged?: boolean } = {}): Promise<void> {
   const crds = join(dirname(binary), 'crds');
   // The CRDs are too large for a client-side apply's last-applied annotation.
   await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(crds, 'application-crd.yaml'), '-f', join(crds, 'appproject-crd.yaml')]);
@@ -81,13 +117,19 @@ export async function installArgoCdObjects(info: ClusterInfo, binary = argoCdBin
   const partOf = { 'app.kubernetes.io/part-of': 'argocd' };
   const docs = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ARGOCD_NAMESPACE } },
-    argoCdConfigMap(),
+    argoCdConfigMap(options.unprivileged ? { 'application.sync.impersonation.enabled': 'true' } : {}),
+    ...(options.unprivileged ? unprivilegedObjects() : []),
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'argocd-secret', namespace: ARGOCD_NAMESPACE, labels: { ...partOf, 'app.kubernetes.io/name': 'argocd-secret' } }, type: 'Opaque' },
     {
       apiVersion: 'argoproj.io/v1alpha1',
       kind: 'AppProject',
       metadata: { name: 'default', namespace: ARGOCD_NAMESPACE },
-      spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], clusterResourceWhitelist: [{ group: '*', kind: '*' }] },
+      spec: {
+        sourceRepos: ['*'],
+        destinations: [{ server: '*', namespace: '*' }],
+        clusterResourceWhitelist: [{ group: '*', kind: '*' }],
+        ...(options.unprivileged ? { destinationServiceAccounts: [{ server: '*', namespace: '*', defaultServiceAccount: `${ARGOCD_NAMESPACE}:${PLATFORM_SYNC_SERVICE_ACCOUNT}` }] } : {}),
+      },
     },
   ];
   await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '--field-manager=tenantgate-e2e', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n'));
@@ -102,6 +144,8 @@ export interface AppOptions {
   env?: Record<string, string>;
   /** Argo CD compare options (annotation argocd.argoproj.io/compare-options), e.g. `ServerSideDiff=true`. */
   compareOptions?: string;
+  /** The AppProject (default: `default`, the platform's). */
+  project?: string;
 }
 
 /** The shape of manifests/argocd/application-example.yaml, pointed at a local repository. */
@@ -117,7 +161,7 @@ export function applicationObject(o: AppOptions): Record<string, unknown> {
       ...(o.compareOptions ? { annotations: { 'argocd.argoproj.io/compare-options': o.compareOptions } } : {}),
     },
     spec: {
-      project: 'default',
+      project: o.project ?? 'default',
       source: { repoURL: o.repoURL, targetRevision: 'main', path: o.path, plugin },
       destination: { server: 'https://kubernetes.default.svc' },
     },
@@ -125,6 +169,8 @@ export function applicationObject(o: AppOptions): Record<string, unknown> {
 }
 
 export interface ArgoCdOptions {
+  /** Run the application controller under its own ServiceAccount with sync impersonation (ADR 0007's recommended setup). */
+  unprivileged?: boolean;
   /** Where logs and working directories go (under the cluster's dir by default). */
   dir?: string;
   /** The tenantgate CLI the plugin runs (default: node dist/cli/main.js of this checkout: `make build`). */
@@ -172,7 +218,14 @@ export async function startArgoCd(info: ClusterInfo, options: ArgoCdOptions = {}
     await rm(sockets, { recursive: true, force: true });
   };
   try {
-    await installArgoCdObjects(info, binary);
+    await installArgoCdObjects(info, binary, { unprivileged: options.unprivileged ?? false });
+    // The controller's kubeconfig: its own ServiceAccount's token, or the admin's.
+    let controllerKubeconfig = info.kubeconfigs.admin!;
+    if (options.unprivileged) {
+      const token = (await kubectlAs(info, 'admin', ['-n', ARGOCD_NAMESPACE, 'create', 'token', APPLICATION_CONTROLLER_SERVICE_ACCOUNT, '--duration=24h'])).stdout.trim();
+      controllerKubeconfig = join(dir, 'application-controller.kubeconfig');
+      await writeFile(controllerKubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${ARGOCD_NAMESPACE}:${APPLICATION_CONTROLLER_SERVICE_ACCOUNT}`, token), { mode: 0o600 });
+    }
 
     const redisPort = await freePort();
     const redis = startProcess('redis-server', 'redis-server', ['--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', '--port', String(redisPort)], join(dir, 'redis.log'));
@@ -224,7 +277,7 @@ export async function startArgoCd(info: ClusterInfo, options: ArgoCdOptions = {}
     log(`argocd-repo-server on ${repoServer}`);
 
     const controller = startProcess('argocd-application-controller', binary, [
-      '--kubeconfig', info.kubeconfigs.admin!, '--namespace', ARGOCD_NAMESPACE,
+      '--kubeconfig', controllerKubeconfig, '--namespace', ARGOCD_NAMESPACE,
       '--repo-server', repoServer, '--repo-server-plaintext', '--redis', redisAddr,
       '--metrics-port', String(controllerMetrics),
       '--app-resync', '10', '--persist-resource-health',
@@ -235,7 +288,7 @@ export async function startArgoCd(info: ClusterInfo, options: ArgoCdOptions = {}
       PATH: process.env.PATH,
       ARGOCD_BINARY_NAME: 'argocd-application-controller',
       // ARGOCD_FAKE_IN_CLUSTER makes https://kubernetes.default.svc use the default kubeconfig.
-      KUBECONFIG: info.kubeconfigs.admin!,
+      KUBECONFIG: controllerKubeconfig,
       ARGOCD_TLS_DATA_PATH: join(dir, 'tls'),
       ARGOCD_SSH_DATA_PATH: join(dir, 'ssh'),
     });
