@@ -49,7 +49,8 @@ export function splitHelmOutput(output: string): RenderedDocument[] {
       continue;
     }
     const text = chunk.replace(/^\s*# Source: .*\n/, '').replace(/\s+$/, '');
-    if (text !== '') docs.push({ source: match[1]!, text });
+    // Uninstall hooks are Helm's business only: `kubectl apply` of one would replace what it undoes.
+    if (text !== '' && !/^\s+helm\.sh\/hook: pre-delete\s*$/m.test(text)) docs.push({ source: match[1]!, text });
   }
   return docs;
 }

@@ -21,6 +21,8 @@ export function projectCrd(): Record<string, unknown> {
     metadata: {
       name: CRD_NAME,
       labels: { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/part-of': 'tenantgate' },
+      // `helm uninstall` keeps the CRD, and with it every Project (deleting it would delete them all).
+      annotations: { 'helm.sh/resource-policy': 'keep' },
     },
     spec: {
       group: API_GROUP,
