@@ -32,8 +32,6 @@ export interface ControllerOptions {
   /** Only Projects matching this label selector are reconciled. */
   projectSelector?: string;
   rateLimiter?: RateLimiterOptions;
-  /** Floor of the delay before a Project whose namespaces are still being deleted is looked at again. */
-  remainingRequeueMs?: number;
   /** Log lines; `fields` carry the structured part (project, reconcile id…). */
   log?: (message: string, fields?: Record<string, unknown>) => void;
 }
@@ -99,7 +97,7 @@ class Term {
   private resyncTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
-    private readonly c: { reconciler: Reconciler; metrics: ControllerMetrics; informers: Informers; log: (m: string, fields?: Record<string, unknown>) => void; workers: number; resyncMs: number; rateLimiter?: RateLimiterOptions; remainingRequeueMs: number },
+    private readonly c: { reconciler: Reconciler; metrics: ControllerMetrics; informers: Informers; log: (m: string, fields?: Record<string, unknown>) => void; workers: number; resyncMs: number; rateLimiter?: RateLimiterOptions },
   ) {
     this.queue = new WorkQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(c.rateLimiter ?? {}) });
   }
@@ -141,8 +139,9 @@ class Term {
         const result = await this.c.reconciler.reconcile(key, this.abort.signal);
         if (result.kind === 'Requeue') {
           this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
-          if (result.afterMs !== undefined) this.queue.addAfter(key, result.afterMs);
-          else this.queue.addRateLimited(key, this.c.remainingRequeueMs);
+          // Progress is not failure: the error backoff starts again, and the key comes back after afterMs.
+          this.queue.forget(key);
+          this.queue.addAfter(key, result.afterMs);
           this.c.log('reconciled', { project: key, reconcileId, result: 'requeue', reason: result.reason, ms: ms() });
         } else {
           this.c.metrics.reconcileTotal.inc({ result: 'done' });
@@ -196,7 +195,6 @@ export async function startController(options: ControllerOptions): Promise<Runni
     log,
     workers: Math.max(1, options.workers ?? 4),
     resyncMs: Math.max(0, options.config.resyncPeriodSeconds * 1000),
-    remainingRequeueMs: options.remainingRequeueMs ?? 1000,
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
   };
 

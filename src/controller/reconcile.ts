@@ -25,8 +25,8 @@ const NEVER = new AbortController().signal;
 export type ReconcileResult =
   /** Converged; forget the key's backoff. */
   | { kind: 'Done' }
-  /** Not finished (namespaces still being deleted): come back with a growing delay, or after `afterMs` exactly. */
-  | { kind: 'Requeue'; reason: string; afterMs?: number };
+  /** Not finished (namespaces still being deleted): come back after `afterMs`. Progress, not an error: errors throw and take the rate limiter's backoff. */
+  | { kind: 'Requeue'; reason: string; afterMs: number };
 
 export interface ReconcilerOptions {
   api: ControllerApi;
@@ -250,7 +250,7 @@ export class Reconciler {
     const before = project.metadata.resourceVersion;
     const written = await this.writeStatus(project, signal, result.report);
     if (written.metadata.resourceVersion !== before) this.lastProgressWrite.set(name, now);
-    return { kind: 'Requeue', reason };
+    return { kind: 'Requeue', reason, afterMs: this.progressIntervalMs };
   }
 
   private async removeFinalizer(project: Project, report: CascadeReport, signal: AbortSignal): Promise<void> {
