@@ -4,6 +4,7 @@
  * the workers run; /healthz, /readyz and /metrics over HTTP.
  */
 import * as k8s from '@kubernetes/client-node';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { TenantgateConfig } from '../config/config.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
@@ -136,7 +137,7 @@ class Term {
       const started = performance.now();
       const ms = () => Math.round((performance.now() - started) * 1000) / 1000;
       try {
-        const result = await this.c.reconciler.reconcile(key, this.abort.signal);
+        const result = await reconcileScope.run({ project: key, reconcileId }, () => this.c.reconciler.reconcile(key, this.abort.signal));
         if (result.kind === 'Requeue') {
           this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
           // Progress is not failure: the error backoff starts again, and the key comes back after afterMs.
@@ -178,6 +179,9 @@ class Term {
   }
 }
 
+/** The reconcile a log line belongs to, across the awaits of one reconcile (workers run several at once). */
+const reconcileScope = new AsyncLocalStorage<{ project: string; reconcileId: string }>();
+
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const log = options.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} controller: ${m}\n`));
   const metrics = new ControllerMetrics();
@@ -186,7 +190,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
   const managed = new ManagedObjects(options.kubeConfig, (kind) => api.listManaged(kind), { log, metrics });
   const synced = () => informers.synced && managed.synced;
-  const reconciler = new Reconciler({ api, informers, managed, config: options.config, log, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
+  // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
+  const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
+  const reconciler = new Reconciler({ api, informers, managed, config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
   const mapper = new KeyMapper(informers);
   const termConfig = {
     reconciler,

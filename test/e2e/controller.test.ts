@@ -19,6 +19,7 @@ const HOLD = 'e2e.tenantgate.io/hold';
 
 let c: Clients;
 let controller: RunningController;
+const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
 
 const spec = (extra: Partial<Project['spec']> = {}): Project['spec'] => ({
   tenant: 'acme',
@@ -81,7 +82,10 @@ beforeAll(async () => {
     projectSelector: `${SELECTOR_LABEL}=${RUN}`,
     metricsPort: 0,
     metricsHost: '127.0.0.1',
-    log: (m) => process.env.TG_DEBUG && process.stderr.write(`[controller] ${m}\n`),
+    log: (m, fields) => {
+      logged.push({ message: m, ...(fields ? { fields } : {}) });
+      if (process.env.TG_DEBUG) process.stderr.write(`[controller] ${m}\n`);
+    },
   });
   await eventually(async () => {
     if (!controller.isLeader()) throw new Error('controller not reconciling yet');
@@ -290,6 +294,10 @@ describe('status (C3) and default quotas (C4)', () => {
     await createProjectNamespace(c, project, `${name}-a`); // self-service: default quota
     await createProjectNamespace(c, project, `${name}-kept`, { uid: '00000000-0000-0000-0000-00000000beef' });
     await eventually(async () => c.core.readNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: `${name}-a` }), { what: 'default quota' });
+    // The reconcile's own log lines carry its project and reconcile id, like its final "reconciled" line.
+    const created = logged.find((l) => l.message === `project ${name}: created ResourceQuota ${name}-a/tenantgate-quota`);
+    expect(created?.fields).toMatchObject({ project: name, reconcileId: expect.stringMatching(/^[0-9a-f]{8}$/) });
+    expect(logged.some((l) => l.message === 'reconciled' && l.fields?.reconcileId === created?.fields?.reconcileId)).toBe(true);
     // Out of band, over the budget (4): the project reports it once.
     await setQuota(c, `${name}-a`, { 'requests.cpu': '9', pods: '10' });
     await eventually(async () => expect(condition((await getProject(c, name))!, 'QuotaWithinBudget')?.status).toBe('False'), { what: 'over budget reported' });
