@@ -3,7 +3,9 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
+import type { ControllerCliOptions, RuntimeOptions, WebhookCliOptions } from './options.js';
+export type { ControllerCliOptions, RuntimeOptions, WebhookCliOptions } from './options.js';
 import { runRender } from './render.js';
 import { runValidate } from './validate.js';
 
@@ -31,13 +33,6 @@ function withRuntimeOptions(cmd: Command): Command {
     .addOption(new Option('--log-format <format>', 'json in the cluster, pretty at a terminal').choices(LOG_FORMATS).default('auto'));
 }
 
-export interface RuntimeOptions {
-  config?: string;
-  configOptional?: boolean;
-  kubeconfig?: string;
-  logLevel: LogLevel;
-  logFormat: LogFormat;
-}
 
 export function program(): Command {
   const root = new Command('tenantgate')
@@ -72,7 +67,7 @@ export function program(): Command {
     .option('--host <address>', 'address to listen on', '0.0.0.0')
     .option('--cert <file>', 'serving certificate (reloaded when it changes)', 'certs/tls.pem')
     .option('--key <file>', 'its private key', 'certs/tls-key.pem')
-    .action(async (o: RuntimeOptions & { port: number; host: string; cert: string; key: string }) => {
+    .action(async (o: RuntimeOptions & WebhookCliOptions) => {
       const { runWebhook } = await import('../webhook/main.js');
       process.exitCode = await runWebhook(o);
     });
@@ -108,17 +103,6 @@ export function program(): Command {
   return root;
 }
 
-export interface ControllerCliOptions {
-  metricsPort: number;
-  metricsHost: string;
-  workers: number;
-  deleteConcurrency: number;
-  leaseNamespace?: string;
-  leaseName: string;
-  identity?: string;
-  leaderElection: boolean;
-  projectSelector?: string;
-}
 
 async function main(argv: string[]): Promise<void> {
   const root = program();

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../config/load.js';
-import type { ControllerCliOptions, RuntimeOptions } from '../cli/main.js';
+import type { ControllerCliOptions, RuntimeOptions } from '../cli/options.js';
 import { createLogger, logFunction } from '../log.js';
 import { startController, type ControllerOptions, type RunningController } from './controller.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';

@@ -1,8 +1,8 @@
 /** Resource lists, budgets and allocations: exact quantity arithmetic over the domain types. */
 import { Quantity } from './quantity.js';
-import type { FieldPath, NamespaceObject, Project, ResourceList, ResourceQuotaObject, Snapshot, Violation } from './types.js';
+import type { FieldPath, NamespaceObject, NamespaceShare, Project, ProjectShares, ResourceList, ResourceQuotaObject, Resources, Snapshot, Violation } from './types.js';
+export type { NamespaceShare, ProjectShares, Resources } from './types.js';
 
-export type Resources = Map<string, Quantity>;
 
 /**
  * Parsed lists of cached objects, by list identity: objects from the watch caches are replaced, never
@@ -187,12 +187,6 @@ function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknow
   return true;
 }
 
-export interface NamespaceShare {
-  namespace: string;
-  resources: Resources;
-  /** True when the share comes (partly) from namespaceDefaults because no quota covers it yet. */
-  defaulted: boolean;
-}
 
 /** Replaces or removes one quota of one namespace, for "what if" decisions. */
 export interface QuotaChange {
@@ -297,13 +291,6 @@ export function clusterShares(snapshot: Snapshot, project: Project, cluster: str
  * project (`Snapshot.projectSharesOf`), so a decision adds up the other namespaces once per cache
  * change instead of once per request.
  */
-export interface ProjectShares {
-  readonly project: Project;
-  readonly cluster: string;
-  readonly shares: readonly NamespaceShare[];
-  /** Σ of the shares of every namespace but `namespace` (all of them when it has none). */
-  othersTotal(namespace: string): Resources;
-}
 
 export function projectShares(snapshot: Snapshot, project: Project, cluster: string): ProjectShares {
   return new SharesMemo(project, cluster, clusterShares(snapshot, project, cluster));

@@ -1,6 +1,5 @@
 /** Domain types shared by every entry point. Plain data, no I/O. */
 import type { Quantity } from './quantity.js';
-import type { ProjectShares } from './resources.js';
 import type { PodSecurityLevels } from './pod-security.js';
 
 export const API_GROUP = 'tenantgate.io';
@@ -163,4 +162,22 @@ export interface Snapshot {
    * its Project, the namespaces labelled for it or their quotas change. Callers must not modify the result.
    */
   projectSharesOf?(project: Project, cluster: string): ProjectShares;
+}
+
+/** Parsed resource lists: resource name → quantity. */
+export type Resources = Map<string, Quantity>;
+
+export interface NamespaceShare {
+  namespace: string;
+  resources: Resources;
+  /** True when the share comes (partly) from namespaceDefaults because no quota covers it yet. */
+  defaulted: boolean;
+}
+
+export interface ProjectShares {
+  readonly project: Project;
+  readonly cluster: string;
+  readonly shares: readonly NamespaceShare[];
+  /** Σ of the shares of every namespace but `namespace` (all of them when it has none). */
+  othersTotal(namespace: string): Resources;
 }

@@ -3,7 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { setFlagsFromString } from 'node:v8';
 import type { TenantgateConfig } from '../config/config.js';
 import { loadConfig } from '../config/load.js';
-import type { RuntimeOptions } from '../cli/main.js';
+import type { RuntimeOptions, WebhookCliOptions } from '../cli/options.js';
 import { createLogger, infoRecorder, logFunction, type Logger } from '../log.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
@@ -176,7 +176,7 @@ export function decisionLog(logger: Logger): (decision: AdmissionDecision) => vo
 }
 
 /** `tenantgate webhook` (options parsed by src/cli/main.ts). */
-export async function runWebhook(o: RuntimeOptions & { port: number; host: string; cert: string; key: string }): Promise<number> {
+export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise<number> {
   const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat, sync: false });
   const log = logFunction(logger);
   const v8flags = applyWebhookV8Flags();
