@@ -1,5 +1,5 @@
 /**
- * P4 (SPEC §10): cascading deletion of a 50-namespace project adds < 20 % to the time
+ * P4 (docs/benchmarks.md): cascading deletion of a 50-namespace project adds < 20 % to the time
  * kube-controller-manager itself takes to delete the same namespaces.
  *
  * Starts its own control plane and the controller (in-process, as its ServiceAccount). Each round

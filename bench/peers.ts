@@ -1,5 +1,5 @@
 /**
- * Peers (issue 12, ADR 0012): tenantgate next to Kyverno v1.19.1 and OPA Gatekeeper v3.23.1 enforcing
+ * Peers (ADR 0012): tenantgate next to Kyverno v1.19.1 and OPA Gatekeeper v3.23.1 enforcing
  * the same namespace-ownership rule (T2 + N2: a tenant's namespace carries tenantgate.io/project=<p>,
  * is named <p>-<suffix>, and the user owns p), on one real control plane, one engine at a time.
  *

@@ -1,5 +1,5 @@
 /**
- * P2 (SPEC §10): `tenantgate render` of 10,000 projects × 5 namespaces in < 3 s, and doubling the
+ * P2 (docs/benchmarks.md): `tenantgate render` of 10,000 projects × 5 namespaces in < 3 s, and doubling the
  * input costs at most 2.3× the time.
  *
  * Synthetic declarations (distinct tenants, no prefix overlaps, every namespace with a quota, one

@@ -3,7 +3,7 @@
  * bench/webhook.ts and bench/controller.ts (each exports `main(): Promise<void>`), or only the named
  * ones. bench/peers.ts (tenantgate next to Kyverno and Gatekeeper, which it builds from Go modules
  * first), bench/webhook-attribution.ts (where P1's CPU goes) and bench/rules-ab.ts (the rules of the
- * working tree against a commit's) run only when named: `npm run bench -- peers`. Targets: SPEC §10 (P1–P4); results are
+ * working tree against a commit's) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
  * written under bench/results/ by each module. Each `main()` returns the targets it missed; with `--check` the run exits 1 when any was missed, so a
  * regression fails loudly (`npm run bench -- webhook --check`).
  */

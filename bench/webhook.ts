@@ -1,5 +1,5 @@
 /**
- * P1, P3 and Q5 (SPEC §10, §5.4): the admission webhook's throughput, latency, memory and the price
+ * P1, P3 and Q5: the admission webhook's throughput, latency, memory and the price
  * of the cross-replica headroom ledger. One run measures:
  *
  *  P1  throughput — one load generator (node:https, keep-alive Agent, N requests in flight, fixed

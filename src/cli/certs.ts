@@ -1,4 +1,4 @@
-/** `tenantgate certs generate`: CA + webhook serving certificate, prints the caBundle (SPEC §7). */
+/** `tenantgate certs generate`: CA + webhook serving certificate, prints the caBundle. */
 import { generateWebhookCerts } from '../certs/files.js';
 
 export async function runCerts(o: { dir: string; service: string; namespace: string }): Promise<number> {

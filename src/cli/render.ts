@@ -1,4 +1,4 @@
-/** `tenantgate render [DIR]`: the Argo CD config-management plugin (SPEC §4). All or nothing. */
+/** `tenantgate render [DIR]`: the Argo CD config-management plugin. All or nothing. */
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-/** Cluster configuration (SPEC §2.3): one YAML file, defaults built in. Parsing only, no I/O here. */
+/** Cluster configuration: one YAML file, defaults built in. Parsing only, no I/O here. */
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_SCHEMA, configErrors } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';

@@ -26,7 +26,7 @@ export interface DefaultQuotaPlan {
   blocked: Map<string, string>;
 }
 
-/** A declared namespace is placed on this cluster when it names no cluster or names this one (§3.3 Placement). */
+/** A declared namespace is placed on this cluster when it names no cluster or names this one. */
 export function declaredHere(project: Project, cluster: string): DeclaredNamespace[] {
   return (project.spec.namespaces ?? []).filter((ns) => ns.cluster === undefined || ns.cluster === '' || ns.cluster === cluster);
 }
@@ -83,7 +83,7 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
   return plan;
 }
 
-/** The effective quota of a namespace in the snapshot (§3.3). */
+/** The effective quota of a namespace in the snapshot. */
 export function effectiveOf(snapshot: Snapshot, namespace: string): Resources {
   return effectiveQuota(snapshot.quotasInNamespace(namespace));
 }

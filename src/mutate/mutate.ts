@@ -1,5 +1,5 @@
 /**
- * Mutations (SPEC W2): edit a copy, then diff into an RFC 6902 JSON Patch with fast-json-patch
+ * Mutations: edit a copy, then diff into an RFC 6902 JSON Patch with fast-json-patch
  * (which escapes `/` in label keys as `~1`). Mutations are idempotent: a second pass yields no patch.
  */
 import fastJsonPatch from 'fast-json-patch';

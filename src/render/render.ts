@@ -1,4 +1,4 @@
-/** Project declarations → the objects Argo CD applies (SPEC §4 R2). Pure and deterministic. */
+/** Project declarations → the objects Argo CD applies. Pure and deterministic. */
 import { type TenantgateConfig } from '../config/config.js';
 import { namespacesOn } from '../validate/offline.js';
 import { ownerBinding } from './owner-binding.js';
@@ -37,7 +37,7 @@ function byName<T extends { name: string }>(a: T, b: T): number {
 /**
  * Objects in apply order: Projects (-2), Namespaces (-1), then each namespace's objects (0). Made one
  * at a time as they are consumed: `render` prints each right away, so hundreds of thousands of
- * objects never need to be alive at once (SPEC §10 P2).
+ * objects never need to be alive at once.
  */
 export function* renderProjectsLazily(projects: Project[], config: TenantgateConfig, options: RenderOptions): Generator<KubeObject> {
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));

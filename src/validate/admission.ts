@@ -1,5 +1,5 @@
 /**
- * The cluster-side rules (SPEC §3) for objects under admission review. Pure: the snapshot is fed
+ * The cluster-side rules for objects under admission review. Pure: the snapshot is fed
  * from informer caches by the webhook; nothing here does I/O.
  */
 import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig } from '../config/config.js';

@@ -1,6 +1,6 @@
 /**
  * The offline rules over Project declarations (git): schema, N1–N4, T1 against a base, Q1/Q2 per
- * cluster placement (SPEC §3.3). Used by `tenantgate validate` and `tenantgate render`.
+ * cluster placement. Used by `tenantgate validate` and `tenantgate render`.
  */
 import type { TenantgateConfig } from '../config/config.js';
 import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';

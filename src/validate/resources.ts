@@ -74,7 +74,7 @@ export function isUnscoped(quota: ResourceQuotaObject): boolean {
 }
 
 /**
- * Effective quota (SPEC §3.3): per resource, the minimum `hard` over the unscoped quotas.
+ * Effective quota: per resource, the minimum `hard` over the unscoped quotas.
  * `underReview`: the one of them that is the object of an admission review (parsed without the cache).
  */
 export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underReview?: ResourceQuotaObject): Resources {

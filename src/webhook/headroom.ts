@@ -1,5 +1,5 @@
 /**
- * Q5: headroom decisions that cannot overspend (SPEC §5.4).
+ * Q5: headroom decisions that cannot overspend.
  * - In one process, decisions of a project are serialised and what was admitted is remembered
  *   (`pending`) until the cache shows it or it expires.
  * - Across replicas, a growing allocation is first reserved in the ledger with a compare-and-swap

@@ -1,5 +1,5 @@
 /**
- * The cross-replica headroom ledger (SPEC §5.4): one ConfigMap per project in tenantgate's namespace,
+ * The cross-replica headroom ledger: one ConfigMap per project in tenantgate's namespace,
  * written with a resourceVersion precondition (compare-and-swap). Entries expire by themselves, so a
  * reservation whose object never appeared stops counting; readers ignore expired entries.
  */

@@ -1,5 +1,5 @@
 /**
- * AdmissionReview admission.k8s.io/v1 in and out (SPEC W1, W2, W5). Pure: decoding, dispatch to
+ * AdmissionReview admission.k8s.io/v1 in and out. Pure: decoding, dispatch to
  * the rule engine and the mutators, and building the response.
  */
 import { diffPatch, mutateNamespace, mutateProject, mutateQuota } from '../mutate/mutate.js';

@@ -1,5 +1,5 @@
 /**
- * The webhook's HTTP surface (SPEC W1, W5). POST /validate and /mutate — every admission request —
+ * The webhook's HTTP surface. POST /validate and /mutate — every admission request —
  * are served by a lean node:http handler (body read with the same 3 MiB limit, JSON.parse, one
  * pre-sized write); Express serves the rest (/healthz, /readyz, /metrics, 404s) and any admission
  * request the lean path does not take (a content encoding, a charset other than UTF-8, a path

@@ -1,4 +1,4 @@
-/** HTTPS with certificate reload (SPEC W6): the files are polled and swapped in without a restart. */
+/** HTTPS with certificate reload: the files are polled and swapped in without a restart. */
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { RequestListener } from 'node:http';

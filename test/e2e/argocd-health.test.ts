@@ -1,5 +1,5 @@
 /**
- * The Project health check run by the real Argo CD (issue 10): `argocd admin settings resource-overrides
+ * The Project health check run by the real Argo CD: `argocd admin settings resource-overrides
  * health` with our argocd-cm for every status fixture, offline, so gopher-lua (Lua 5.1 with Argo CD's
  * libraries and timeout) checks the script as well as Lua 5.4 in the unit test.
  */

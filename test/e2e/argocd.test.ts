@@ -1,5 +1,5 @@
 /**
- * The real Argo CD in the loop (issue 10): Applications render git through our config-management plugin
+ * The real Argo CD in the loop: Applications render git through our config-management plugin
  * (manifests/argocd/plugin.yaml, `tenantgate render`), sync into the shared control plane with the
  * tenantgate webhook and controller running, and report Project health from our Lua health check.
  * Git is a local repository read through file://; syncs are started through the Application's

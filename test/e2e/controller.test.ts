@@ -1,5 +1,5 @@
 /**
- * The controller in-process against the shared real control plane (issue 5): cascading deletion
+ * The controller in-process against the shared real control plane: cascading deletion
  * (C2), status (C3), default quotas (C4). No admission webhook runs here, so the tests label and
  * annotate namespaces themselves, as the mutating webhook would.
  */

@@ -1,5 +1,5 @@
 /**
- * The CLI as an npm package (issue 11): `npm pack`, installed into an empty folder with production
+ * The CLI as an npm package: `npm pack`, installed into an empty folder with production
  * dependencies only, runs `tenantgate validate` and `tenantgate render` on the examples.
  */
 import { execa } from 'execa';

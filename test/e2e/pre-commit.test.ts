@@ -1,5 +1,5 @@
 /**
- * The pre-commit hook as users consume it (issue 11): a GitOps repository whose .pre-commit-config.yaml
+ * The pre-commit hook as users consume it: a GitOps repository whose .pre-commit-config.yaml
  * names a local clone of this repository by `repo:` and `rev:`; pre-commit (Debian's package) installs
  * the hook as an npm package (`language: node`, its `prepare` builds dist/) and runs it on `git commit`.
  * A valid Project commits; an invalid one is refused with file:line:col and its rule, and nothing is committed.

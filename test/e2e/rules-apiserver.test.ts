@@ -1,6 +1,6 @@
 /**
  * Rules and webhook behaviours that unit tests cover, shown once more through the real apiserver and
- * the real kubectl (issue 13): S1, N1, N3, N4, T1, T2 as a denial, the maxNamespaces form of Q1, T4 on a
+ * the real kubectl: S1, N1, N3, N4, T1, T2 as a denial, the maxNamespaces form of Q1, T4 on a
  * namespace DELETE that RBAC lets through, readiness before the caches sync, 400/413/404 over HTTPS, and
  * a certificate swapped while the apiserver is calling. After each denial the stored object is re-read.
  */

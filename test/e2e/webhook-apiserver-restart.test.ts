@@ -1,7 +1,7 @@
 /**
  * An API server restart under a registered webhook (its own control plane, so the shared one is not
  * disturbed): the webhook's watches break and are restarted with backoff, and a Project created after
- * the restart reaches its cache and its decisions (issue 13).
+ * the restart reaches its cache and its decisions.
  */
 import { execa } from 'execa';
 import { join } from 'node:path';

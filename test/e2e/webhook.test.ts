@@ -1,6 +1,6 @@
 /**
  * The admission webhook end to end: registered with the real apiserver, driven by real users'
- * tokens through the real kubectl (issue 4).
+ * tokens through the real kubectl.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
@@ -133,7 +133,7 @@ describe('quota headroom (Q1–Q4)', () => {
     const nsMsg = await expectDenied('alice', namespace('payments-c'), 'Q1', undefined, ['namespace', 'payments-c']);
     expect(nsMsg).toMatch(/Namespace payments-c asks requests\.cpu 2 \(namespaceDefaults\), project payments has 10 of which 10 are allocated to other namespaces: nothing fits/);
 
-    // SPEC W8: payments-a has no quota yet, so a pod asking for cpu is refused by the apiserver itself.
+    // payments-a has no quota yet, so a pod asking for cpu is refused by the apiserver itself.
     await eventually(async () => kubectl('admin', ['-n', 'payments-a', 'get', 'serviceaccount', 'default']));
     const pod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'payments-a' }, spec: { containers: [{ name: 'c', image: 'registry.invalid/x', resources: { requests: { cpu: '100m' } } }] } });
     const podResult = await kubectl('admin', ['apply', '-f', '-'], { input: pod, reject: false });

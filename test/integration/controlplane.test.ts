@@ -40,7 +40,7 @@ describe('local control plane', () => {
     expect(over.stderr).toMatch(/exceeded quota: q, requested: .*requests\.cpu=300m/);
   });
 
-  it('refuses a pod asking for cpu in a namespace without quota (limitedResources, SPEC W8)', async () => {
+  it('refuses a pod asking for cpu in a namespace without quota (limitedResources)', async () => {
     const ns = uniqueName('cp-noquota');
     await kubectl('admin', ['create', 'namespace', ns]);
     await eventually(async () => kubectl('admin', ['-n', ns, 'get', 'serviceaccount', 'default']));

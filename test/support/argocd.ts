@@ -1,5 +1,5 @@
 /**
- * The real Argo CD next to a local control plane (issue 10, ADR 0008): redis-server, argocd-repo-server,
+ * The real Argo CD next to a local control plane (ADR 0008): redis-server, argocd-repo-server,
  * argocd-cmp-server serving manifests/argocd/plugin.yaml with `tenantgate` on its PATH, and
  * argocd-application-controller, all on 127.0.0.1, from the multi-call binary hack/build-argocd.sh built.
  * No argocd-server: Applications are created and synced by writing their objects, as Argo CD's own e2e

@@ -1,5 +1,5 @@
 /**
- * The cluster-side rules (SPEC §3) through src/validate/admission.ts over a MemorySnapshot, as the
+ * The cluster-side rules through src/validate/admission.ts over a MemorySnapshot, as the
  * webhook calls them: T2–T6, Q1–Q4, N2–N4, privileged subjects from the configuration. Users are the
  * `userInfo` of an AdmissionReview: `{ username, groups }`.
  */

@@ -1,4 +1,4 @@
-/** SPEC §7: `tenantgate certs generate` writes a CA and a serving certificate and prints the caBundle. */
+/** `tenantgate certs generate` writes a CA and a serving certificate and prints the caBundle. */
 import { execa } from 'execa';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';

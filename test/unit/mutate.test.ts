@@ -1,4 +1,4 @@
-/** W2: mutations as JSON Patch, escaped label keys, idempotent. */
+/** Mutations as JSON Patch, escaped label keys, idempotent. */
 import fastJsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -26,7 +26,7 @@ function applyPatch(object: unknown, patchB64: string | undefined): unknown {
   return fastJsonPatch.applyPatch(structuredClone(object), patch).newDocument;
 }
 
-describe('mutations (W2)', () => {
+describe('mutations', () => {
   it('labels and annotates a new namespace of an owner, with ~1-escaped pointers, and is idempotent', () => {
     const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments-dev', labels: { team: 'x' } } };
     const res = mutationFor(ctx('alice', ['acme:payments-admins']), review('Namespace', '', ns));

@@ -1,6 +1,6 @@
 /**
  * `tenantgate render` output for examples/gitops, against reviewed golden files (test/golden/render/),
- * and the apply order of SPEC §4 R2. `UPDATE_GOLDEN=1 npx vitest run --project unit render-golden`
+ * and the apply order (Projects, then Namespaces, then what lives in them). `UPDATE_GOLDEN=1 npx vitest run --project unit render-golden`
  * rewrites the golden files from the current output: review the diff before committing it.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The Argo CD config-management plugin contract (SPEC §4), exercised as argocd-cmp-server does it:
+ * The Argo CD config-management plugin contract, exercised as argocd-cmp-server does it:
  * the BUILT CLI (`node dist/cli/main.js render .`) with the application's source directory as cwd
  * and the ARGOCD_* environment. Valid input: a YAML stream of objects on stdout, exit 0. Anything
  * wrong: nothing on stdout, `file:line:col: [ID] message` on stderr, exit 1 — never an empty success.

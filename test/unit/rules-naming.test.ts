@@ -1,5 +1,5 @@
 /**
- * N1–N4 (SPEC §3.1) through the offline entry point `validateDeclarations`, the one `tenantgate
+ * N1–N4 through the offline entry point `validateDeclarations`, the one `tenantgate
  * validate` and `tenantgate render` use: a failing and a passing case each, with rule id, field path
  * and the parts of the message a user needs (the object, the values, what is allowed).
  */

@@ -1,5 +1,5 @@
 /**
- * Q1 and Q2 (SPEC §3.3) offline, through `validateDeclarations`: budgets per cluster placement,
+ * Q1 and Q2 offline, through `validateDeclarations`: budgets per cluster placement,
  * namespaceDefaults for namespaces without a quota, exact quantity arithmetic.
  */
 import { aProject } from '../support/fixtures.js';

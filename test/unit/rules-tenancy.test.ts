@@ -1,4 +1,4 @@
-/** T1 (SPEC §3.2) offline: `validateDeclarations(projects, config, base)` compares with the base (git HEAD). */
+/** T1 offline: `validateDeclarations(projects, config, base)` compares with the base (git HEAD). */
 import { aProject } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';

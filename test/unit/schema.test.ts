@@ -5,8 +5,8 @@ import { CRD_PATH, renderCrdYaml } from '../../src/validate/schema/crd.js';
 import { PROJECT_SCHEMA } from '../../src/validate/schema/project-schema.js';
 import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';
 
-/** The example of SPEC §2.1 (spec part; status omitted: its `...` placeholders are not data). */
-const SPEC_EXAMPLE = `
+/** A full Project example (spec part; status omitted: its `...` placeholders are not data). */
+const FULL_EXAMPLE = `
 apiVersion: tenantgate.io/v1alpha1
 kind: Project
 metadata:
@@ -54,7 +54,7 @@ const STATUS_EXAMPLE = {
 };
 
 function example(): Record<string, any> {
-  return parse(SPEC_EXAMPLE) as Record<string, any>;
+  return parse(FULL_EXAMPLE) as Record<string, any>;
 }
 
 describe('Project schema and CRD', () => {
@@ -102,7 +102,7 @@ describe('Project schema and CRD', () => {
     expect(problems).toEqual([]);
   });
 
-  it('accepts the SPEC §2.1 example, with a status', () => {
+  it('accepts the full example, with a status', () => {
     expect(validateProjectSchema(example())).toEqual([]);
     expect(validateProjectSchema({ ...example(), status: STATUS_EXAMPLE })).toEqual([]);
   });

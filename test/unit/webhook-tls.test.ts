@@ -1,4 +1,4 @@
-/** W6: new certificate files are served without a restart. */
+/** New certificate files are served without a restart. */
 import { mkdtemp, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ function servedSerial(port: number): Promise<string> {
   });
 }
 
-describe('certificate reload (W6)', () => {
+describe('certificate reload', () => {
   it('serves the new certificate after the files change, without a restart', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tg-tls-'));
     const ca = createCA();

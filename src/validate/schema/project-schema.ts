@@ -1,5 +1,5 @@
 /**
- * The JSON Schema of the Project (tenantgate.io/v1alpha1), written once (SPEC §2.1).
+ * The JSON Schema of the Project (tenantgate.io/v1alpha1), written once.
  *
  * It is a Kubernetes *structural* schema: it is emitted verbatim as the CRD's `openAPIV3Schema`
  * (crd.ts) and ajv validates documents with it offline (validate-schema.ts). Hence:

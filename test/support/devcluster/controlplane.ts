@@ -131,7 +131,7 @@ export class ControlPlane {
     }
     await writeFile(join(dir, 'tokens.csv'), lines.join('\n') + '\n', { mode: 0o600 });
 
-    // SPEC W8: pods asking for cpu or memory are refused unless a ResourceQuota covers them. A pod's
+    // Pods asking for cpu or memory are refused unless a ResourceQuota covers them. A pod's
     // usage lists both `cpu` and `requests.cpu`; matching on `requests.*` requires quotas to cover
     // the names budgets use (requests.cpu, requests.memory), not the legacy unprefixed ones.
     await writeFile(join(dir, 'admission.yaml'), stringify({
