@@ -144,8 +144,8 @@ async function run(m: RunMessage, ca: Buffer, pool: Pool): Promise<RunResult> {
       const body = pool.take();
       const t = performance.now();
       try {
-        const { status } = await post(agent, target, body);
-        if (status !== 200) throw new Error(`HTTP ${status}`);
+        const { status, allowed } = await post(agent, target, body);
+        if (status !== 200 || !allowed) throw new Error(`HTTP ${status}, allowed ${allowed}`);
         const end = Date.now();
         if (end >= m.from && end < m.to) {
           requests += 1;
