@@ -60,9 +60,10 @@ export function createNamespace(cp: ControlPlane, user: string, name: string, pr
   return send(cp, false, user, 'POST', `/api/v1/namespaces${dryRun ? '?dryRun=All' : ''}`, namespaceBody(name, project));
 }
 
-export function createQuota(cp: ControlPlane, agent: Agent, user: string, namespace: string, name: string, cpu: string): Promise<ApiAnswer> {
+/** One ResourceQuota create by `user` (persisted unless `dryRun`: then every webhook still decides). */
+export function createQuota(cp: ControlPlane, agent: Agent, user: string, namespace: string, name: string, cpu: string, dryRun = false): Promise<ApiAnswer> {
   const body = Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name }, spec: { hard: { 'requests.cpu': cpu } } }));
-  return send(cp, agent, user, 'POST', `/api/v1/namespaces/${namespace}/resourcequotas`, body);
+  return send(cp, agent, user, 'POST', `/api/v1/namespaces/${namespace}/resourcequotas${dryRun ? '?dryRun=All' : ''}`, body);
 }
 
 /** Deletes every ResourceQuota of a namespace (deletecollection, as the caller's user). */
@@ -90,8 +91,11 @@ export function controlPlanePids(cp: ControlPlane): Record<string, number> {
 }
 
 export interface CpuCounter {
-  /** CPU µs per request of each watched process, and the machine's load meanwhile. */
-  stop(requests: number): { usPerRequest: Record<string, number>; machineBusyPct: number };
+  /**
+   * CPU µs per request of each watched process, and the machine's load meanwhile; `seconds` is each
+   * process's CPU seconds over the window, `wallS` the window.
+   */
+  stop(requests: number): { usPerRequest: Record<string, number>; machineBusyPct: number; seconds: Record<string, number>; wallS: number };
 }
 
 export function countCpu(pids: Record<string, number>): CpuCounter {
@@ -101,9 +105,13 @@ export function countCpu(pids: Record<string, number>): CpuCounter {
   return {
     stop(requests: number) {
       const usPerRequest: Record<string, number> = {};
-      for (const [k, pid] of Object.entries(pids)) usPerRequest[k] = round1(((procCpuSeconds(pid) - before[k]!) / Math.max(1, requests)) * 1e6);
+      const seconds: Record<string, number> = {};
+      for (const [k, pid] of Object.entries(pids)) {
+        seconds[k] = procCpuSeconds(pid) - before[k]!;
+        usPerRequest[k] = round1((seconds[k] / Math.max(1, requests)) * 1e6);
+      }
       const wall = (nowMs() - t0) / 1000;
-      return { usPerRequest, machineBusyPct: round1(((machineCpu().busy - m0.busy) / wall) * 100) };
+      return { usPerRequest, machineBusyPct: round1(((machineCpu().busy - m0.busy) / wall) * 100), seconds, wallS: wall };
     },
   };
 }
@@ -156,7 +164,8 @@ export async function apiOpenLoop(cp: ControlPlane, user: string, project: strin
       },
     );
   }, () => (counter = countCpu(pids)));
-  const cpu = counter ? counter.stop(total - warmupCount) : { usPerRequest: {}, machineBusyPct: NaN };
+  const counted = counter?.stop(total - warmupCount);
+  const cpu = counted ? { usPerRequest: counted.usPerRequest, machineBusyPct: counted.machineBusyPct } : { usPerRequest: {}, machineBusyPct: NaN };
   agent.destroy();
   return { rate, durationS: durationMs / 1000, sent: total - warmupCount, admitted, denied, errors, latencyMs: stats(latencies, completed), firstDenial, cpu };
 }

@@ -9,6 +9,8 @@
  *    cleanup controllers are separate binaries and are not run), `--serverIP=127.0.0.1:<port>` so it
  *    generates its own CA and serving pair (IP SAN 127.0.0.1) into Secrets and registers its own
  *    webhooks at that address; admission reports off (no reports controller would ever consume them).
+ *    The same binary runs Kyverno's global-context controller: GlobalContextEntries (its CRD is among
+ *    config/crds/kyverno) need no other Kyverno component.
  *  - Gatekeeper v3.23.1: `--operation=webhook` plus `generate` (which creates each template's constraint
  *    CRD; the release runs it in the audit pod), no audit, status or mutation,
  *    `--disable-cert-rotation` with a serving pair we make (src/certs, IP SAN 127.0.0.1) in `--cert-dir`,
@@ -160,7 +162,7 @@ export async function installKyvernoCrds(cp: ControlPlane, version: string): Pro
   }
   log(`peers: Kyverno CRDs: ${files.length} files from ${base}`);
   await applyFiles(cp, files);
-  await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=120s', 'crd/validatingpolicies.policies.kyverno.io', 'crd/clusterpolicies.kyverno.io', 'crd/policies.kyverno.io']);
+  await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=120s', 'crd/validatingpolicies.policies.kyverno.io', 'crd/clusterpolicies.kyverno.io', 'crd/policies.kyverno.io', 'crd/globalcontextentries.kyverno.io']);
   await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({
     apiVersion: 'v1',
     kind: 'List',
@@ -178,7 +180,14 @@ export interface KyvernoOptions {
   /** Kyverno's own client rate limit (its default: 100 QPS, burst 200); resource.Get goes through it. */
   qps?: number;
   burst?: number;
+  /** Files under bench/peers/policies/, applied once Kyverno serves; deleted again when it stops. */
   policies: string[];
+  /**
+   * GlobalContextEntry files (kyverno.io/v2) applied before the policies, deleted when it stops. The
+   * admission controller itself runs the global-context controller (an informer per kubernetesResource
+   * entry; v1.19.1 has no flag to turn it on or off) and serves globalContext.Get to CEL policies.
+   */
+  globalContextEntries?: string[];
 }
 
 export async function startKyverno(cp: ControlPlane, work: string, bin: PeerBinary, options: KyvernoOptions): Promise<Engine> {
@@ -229,6 +238,8 @@ export async function startKyverno(cp: ControlPlane, work: string, bin: PeerBina
       throw new Error(`${(err as Error).message}\n${tailFile(logFile, 40)}`);
     });
     log(`peers: Kyverno serving on 127.0.0.1:${port} after ${Math.round((nowMs() - started) / 1000)} s`);
+    // Its own webhook validates GlobalContextEntries: apply until it answers.
+    for (const f of options.globalContextEntries ?? []) await eventually(`GlobalContextEntry ${f}`, () => kubectl(cp, ['apply', '-f', join(POLICIES, f)]), 60_000, 1000);
     for (const p of options.policies) await kubectl(cp, ['apply', '-f', join(POLICIES, p)]);
     // Kyverno adds a webhook for each ValidatingPolicy's resources to its resource webhook configuration.
     const direct = await eventually('Kyverno registers its ValidatingPolicy webhook for namespaces', async () => {
@@ -245,12 +256,24 @@ export async function startKyverno(cp: ControlPlane, work: string, bin: PeerBina
       async stop() {
         await proc.stop(15_000);
         await removeKyvernoWebhooks(cp);
+        await removeKyvernoObjects(cp, options);
       },
     };
   } catch (err) {
     await proc.stop(5000);
     await removeKyvernoWebhooks(cp);
+    await removeKyvernoObjects(cp, options).catch(() => {});
     throw err;
+  }
+}
+
+/**
+ * The policies and entries one start applied, so the next start (another variant, the race, the RSS
+ * runs) enforces and caches only what it applies itself.
+ */
+async function removeKyvernoObjects(cp: ControlPlane, options: KyvernoOptions): Promise<void> {
+  for (const f of [...options.policies, ...(options.globalContextEntries ?? [])]) {
+    await kubectl(cp, ['delete', '-f', join(POLICIES, f), '--ignore-not-found', '--wait=false']);
   }
 }
 
@@ -329,7 +352,11 @@ export async function gatekeeperCerts(work: string): Promise<{ dir: string; cert
 
 const GATEKEEPER_WEBHOOK = 'gatekeeper-validating-webhook-configuration';
 
-export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerBinary, policyFile: string | null): Promise<Engine> {
+/**
+ * Gatekeeper's manager with `policyFiles` applied (in order; each again until its constraint kind
+ * exists) and our webhook registered for `resources` (CREATE, UPDATE).
+ */
+export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerBinary, policyFiles: string[], resources: string[] = ['namespaces']): Promise<Engine> {
   const { dir, certs } = await gatekeeperCerts(work);
   const port = await freePort();
   const healthPort = await freePort();
@@ -354,12 +381,14 @@ export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerB
   ];
   const proc = startProcess('gatekeeper', bin.path, args, logFile, env);
   try {
-    if (policyFile) await kubectl(cp, ['apply', '-f', join(POLICIES, policyFile)]).catch(async () => {
-      // The constraint's kind exists only once Gatekeeper has compiled the template: apply again until it does.
-      await eventually('Gatekeeper constraint CRD', async () => {
-        await kubectl(cp, ['apply', '-f', join(POLICIES, policyFile)]);
-      }, 180_000, 2000);
-    });
+    for (const policyFile of policyFiles) {
+      await kubectl(cp, ['apply', '-f', join(POLICIES, policyFile)]).catch(async () => {
+        // The constraint's kind exists only once Gatekeeper has compiled the template: apply again until it does.
+        await eventually(`Gatekeeper constraint CRD (${policyFile})`, async () => {
+          await kubectl(cp, ['apply', '-f', join(POLICIES, policyFile)]);
+        }, 180_000, 2000);
+      });
+    }
     const started = nowMs();
     await eventually('Gatekeeper /readyz', async () => {
       if (proc.child.exitCode !== null) throw new Error(`gatekeeper exited with ${proc.child.exitCode}:\n${tailFile(logFile)}`);
@@ -382,7 +411,7 @@ export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerB
         sideEffects: 'None',
         timeoutSeconds: 10,
         namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [GATEKEEPER_NS] }] },
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['namespaces'] }],
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources }],
       }],
     }));
     return {
