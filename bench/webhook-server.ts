@@ -37,9 +37,10 @@ import type { NamespaceObject, Project, ResourceQuotaObject } from '../src/valid
 import { MemorySnapshot } from '../src/validate/snapshot.js';
 import type { CacheEvent } from '../src/kube/informers.js';
 import { ConfigMapLedger } from '../src/webhook/ledger.js';
-import { applyWebhookV8Flags, assembleWebhook, decisionLog, type SnapshotSource } from '../src/webhook/main.js';
+import { applyWebhookV8Flags, decisionLog, webhookApp, wireGuard, type SnapshotSource } from '../src/webhook/main.js';
 import { createLogger } from '../src/log.js';
-import { createApp, MAX_BODY_BYTES } from '../src/webhook/server.js';
+import { createApp, MAX_BODY_BYTES, type Decide } from '../src/webhook/server.js';
+import type { Verdict } from '../src/validate/admission.js';
 import { WebhookMetrics } from '../src/webhook/metrics.js';
 import type { AdmissionRequest } from '../src/webhook/review.js';
 import { serveHttps } from '../src/webhook/tls.js';
@@ -292,17 +293,23 @@ async function serve(argv: string[]): Promise<void> {
     const recordMode = values['decision-log'];
     if (recordMode !== 'async' && recordMode !== 'sync' && recordMode !== 'none') throw new Error(`--decision-log is ${JSON.stringify(recordMode)}; allowed: async, sync, none`);
     const onDecision = recordMode === 'none' ? undefined : decisionLog(createLogger({ name: 'webhook', format: 'json', sync: recordMode === 'sync' }));
-    // The production wiring (src/webhook/main.ts assembleWebhook), fed from a fixed snapshot.
+    // The production wiring (src/webhook/main.ts: wireGuard + webhookApp), fed from a fixed snapshot.
     if (values.watch !== 'emulate' && values.watch !== 'none') throw new Error(`--watch is ${JSON.stringify(values.watch)}; allowed: emulate, none`);
     if (values.rules !== 'on' && values.rules !== 'off') throw new Error(`--rules is ${JSON.stringify(values.rules)}; allowed: on, off`);
-    const { app } = assembleWebhook({
-      config,
-      source,
-      ...(ledger ? { ledger } : {}),
-      log: (m) => process.stderr.write(`webhook-server: ${m}\n`),
-      ...(onDecision ? { onDecision } : {}),
-      ...(mode === 'tenantgate' && values.watch === 'emulate' ? { onAdmitted: (request: AdmissionRequest) => void setTimeout(() => emulateWatch(source, request), 2) } : {}),
-    });
+    const parts = { config, source, ...(ledger ? { ledger } : {}), log: (m: string) => process.stderr.write(`webhook-server: ${m}\n`), ...(onDecision ? { onDecision } : {}) };
+    const metrics = new WebhookMetrics();
+    const guard = wireGuard({ ...parts, metrics });
+    // The emulated informer: each admitted growth "arrives" in the cache 2 ms later (bench only).
+    const emulate = mode === 'tenantgate' && values.watch === 'emulate';
+    const observed: Decide = (ctx, request, signal) => {
+      const admitted = (verdict: Verdict) => {
+        if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) setTimeout(() => emulateWatch(source, request), 2);
+        return verdict;
+      };
+      const decided = guard.decide(ctx, request, signal);
+      return decided instanceof Promise ? decided.then(admitted) : admitted(decided);
+    };
+    const app = webhookApp({ ...parts, metrics, guard, ...(emulate ? { decide: observed } : {}) });
     // --rules off: the same app and records, but every review is admitted without running a rule.
     const served = values.rules === 'off' ? createApp({ config, snapshot, ready: () => true, metrics: new WebhookMetrics(), decide: () => ({ violations: [], warnings: [] }), ...(onDecision ? { onDecision } : {}) }) : app;
     server = serveHttps(files, served);

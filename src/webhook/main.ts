@@ -7,12 +7,10 @@ import type { RuntimeOptions, WebhookCliOptions } from '../cli/options.js';
 import { createLogger, infoRecorder, logFunction, type Logger } from '../log.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
-import type { Verdict } from '../validate/admission.js';
 import type { MemorySnapshot } from '../validate/snapshot.js';
 import { HeadroomGuard } from './headroom.js';
 import { ConfigMapLedger, type LedgerStore } from './ledger.js';
 import { WebhookMetrics } from './metrics.js';
-import type { AdmissionRequest } from './review.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
@@ -35,8 +33,6 @@ export interface WebhookParts {
   metrics?: WebhookMetrics;
   log?: (message: string) => void;
   now?: () => number;
-  /** Called after each admitted, non-dry-run decision that grows an allocation (benchmarks emulate the watch with it). */
-  onAdmitted?: (request: AdmissionRequest) => void;
   onDecision?: (decision: AdmissionDecision) => void;
 }
 
@@ -46,10 +42,9 @@ export interface AssembledWebhook {
   metrics: WebhookMetrics;
 }
 
-/** Wires the request path: the source's events keep the guard honest, the guard decides, the app serves. No I/O. */
-export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
-  const { config, source } = parts;
-  const metrics = parts.metrics ?? new WebhookMetrics();
+/** The headroom guard, kept honest by the source's cache events. No I/O. */
+export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledger' | 'now'> & { metrics: WebhookMetrics }): HeadroomGuard {
+  const { config, source, metrics } = parts;
   const guard = new HeadroomGuard({
     ttlMs: config.reservationTtlSeconds * 1000,
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
@@ -65,29 +60,30 @@ export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
     if (event === 'add' && source.synced) guard.markSeen(namespace, kind === 'ResourceQuota' ? meta.name : undefined);
     guard.observe({ snapshot: source.snapshot, config }, namespace);
   });
-  const onAdmitted = parts.onAdmitted;
-  const decide: Decide = onAdmitted
-    ? (ctx, request, signal) => {
-        const admitted = (verdict: Verdict) => {
-          if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) onAdmitted(request);
-          return verdict;
-        };
-        const decided = guard.decide(ctx, request, signal);
-        return decided instanceof Promise ? decided.then(admitted) : admitted(decided);
-      }
-    : guard.decide;
-  const app = createApp({
+  return guard;
+}
+
+/** The app serving the guard's decisions (`decide` replaces guard.decide, e.g. to observe it). No I/O. */
+export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guard: HeadroomGuard; decide?: Decide }): WebhookApp {
+  const { config, source, metrics, guard } = parts;
+  return createApp({
     config,
     snapshot: source.snapshot,
     ready: () => source.synced,
     metrics,
-    decide,
+    decide: parts.decide ?? guard.decide,
     pending: guard.pending,
     cacheSizes: () => ({ pending: guard.pendingCount }),
     ...(parts.log ? { log: parts.log } : {}),
     ...(parts.onDecision ? { onDecision: parts.onDecision } : {}),
   });
-  return { app, guard, metrics };
+}
+
+/** Wires the request path: the source's events keep the guard honest, the guard decides, the app serves. No I/O. */
+export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
+  const metrics = parts.metrics ?? new WebhookMetrics();
+  const guard = wireGuard({ ...parts, metrics });
+  return { app: webhookApp({ ...parts, metrics, guard }), guard, metrics };
 }
 
 export interface WebhookOptions {
