@@ -8,7 +8,6 @@ import {
   budgetOf,
   clusterShares,
   formatResources,
-  isUnscoped,
   namespaceIsTerminating,
   parseResources,
   sumShares,
@@ -25,6 +24,7 @@ import {
   type ProjectStatus,
   type Snapshot,
 } from '../validate/types.js';
+import { headroomOf, usedOf } from '../validate/budget.js';
 import { cmpStr, declaredHere, effectiveOf, expectedQuota, planDefaultQuotas } from './defaults.js';
 
 export const CONDITION_READY = 'Ready';
@@ -106,8 +106,7 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   // Allocation, with the rule engine's functions (the same numbers the webhook decides with).
   const shares = clusterShares(snapshot, project, cluster);
   const allocated = sumShares(shares);
-  const headroom: Resources = new Map();
-  for (const [r, limit] of budget) headroom.set(r, allocated.has(r) ? limit.sub(allocated.get(r)!) : limit);
+  const headroom = headroomOf(budget, allocated);
   const used = usedOf(snapshot, shares.map((s) => s.namespace));
 
   // Per-namespace health.
@@ -197,23 +196,6 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   const use = budgetUse(budget, allocated);
   if (use) status.budgetUse = use;
   return withTransitionTimes(status, project.status, input.now);
-}
-
-/** Σ over the namespaces of status.used, taking per namespace the largest report of its unscoped quotas (they all count the same pods). */
-export function usedOf(snapshot: Snapshot, namespaces: Iterable<string>): Resources {
-  const total: Resources = new Map();
-  for (const ns of namespaces) {
-    const perNs: Resources = new Map();
-    for (const q of snapshot.quotasInNamespace(ns)) {
-      if (!isUnscoped(q)) continue;
-      for (const [r, v] of parseResources(q.status?.used)) {
-        const prev = perNs.get(r);
-        if (!prev || v.cmp(prev) > 0) perNs.set(r, v);
-      }
-    }
-    for (const [r, v] of perNs) total.set(r, total.has(r) ? total.get(r)!.add(v) : v);
-  }
-  return total;
 }
 
 /** The tightest budget resource as "allocated/budget", e.g. "requests.cpu 16/20". */
