@@ -12,10 +12,10 @@ out="${TG_ARGOCD_BIN:-$root/.cache/argocd/$version/argocd}"
 crds="$(dirname "$out")/crds"
 cd "$mod"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN="${TG_ARGOCD_GOTOOLCHAIN:-go1.27.4}"
-# From the module zip, next to the binary: the Application and AppProject CRDs of the same release, and
+# From the module zip, next to the binary: the Application, AppProject and ApplicationSet CRDs of the same release, and
 # git-verify-wrapper.sh, which the image puts on the repo-server's PATH (it runs it for every revision).
 helpers="$(dirname "$out")/bin"
-if [ ! -f "$crds/appproject-crd.yaml" ] || [ ! -x "$helpers/git-verify-wrapper.sh" ]; then
+if [ ! -f "$crds/appproject-crd.yaml" ] || [ ! -f "$crds/applicationset-crd.yaml" ] || [ ! -x "$helpers/git-verify-wrapper.sh" ]; then
   # `go list -m` names no Dir for a module that is not in the module cache yet (a fresh machine).
   go mod download github.com/argoproj/argo-cd/v3
   src=$(go list -m -f '{{.Dir}}' github.com/argoproj/argo-cd/v3)
@@ -24,7 +24,7 @@ if [ ! -f "$crds/appproject-crd.yaml" ] || [ ! -x "$helpers/git-verify-wrapper.s
     exit 1
   fi
   mkdir -p "$crds" "$helpers"
-  cp "$src/manifests/crds/application-crd.yaml" "$src/manifests/crds/appproject-crd.yaml" "$crds/"
+  cp "$src/manifests/crds/application-crd.yaml" "$src/manifests/crds/appproject-crd.yaml" "$src/manifests/crds/applicationset-crd.yaml" "$crds/"
   cp "$src/hack/git-verify-wrapper.sh" "$helpers/"
   chmod u+w "$crds"/*.yaml "$helpers"/*
   chmod +x "$helpers/git-verify-wrapper.sh"
