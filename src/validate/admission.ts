@@ -1,6 +1,8 @@
 /**
- * The cluster-side rules for objects under admission review. Pure: the snapshot is fed
- * from informer caches by the webhook; nothing here does I/O.
+ * Admission review dispatch: which rules (src/validate/rules/) judge a Namespace, ResourceQuota or
+ * Project request, with what they need looked up in the snapshot. The rules themselves live in
+ * rules/; this file decides who is asking, which project an object belongs to and which rules apply.
+ * Pure: the snapshot is fed from informer caches by the webhook; nothing here does I/O.
  */
 import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig } from '../config/config.js';
 import { podSecurityLabels } from './pod-security.js';
@@ -16,7 +18,6 @@ import {
   effectiveQuotaAfter,
   isUnscoped,
   namespaceIsTerminating,
-  parseResources,
   withOverlay,
   observedEffectiveQuota,
   namespaceAllocation,
@@ -25,16 +26,36 @@ import {
   type QuotaChange,
   type Resources,
 } from './resources.js';
-import { checkNamespaceName, checkPrefixOverlap, isReservedName, projectByPrefix } from './rules/naming.js';
-import { checkBudget, checkCoverage, checkFits, headroomWarnings, type BudgetScope } from './rules/quota.js';
-import { checkProtectedMetadata } from './rules/metadata.js';
-import { describeUser, isOwner, ownerOnly, type UserInfo } from './rules/tenancy.js';
+import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByPrefix } from './rules/naming.js';
+import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
+import {
+  checkBudget,
+  checkCoverage,
+  checkFits,
+  checkMaxNamespaces,
+  checkNewNamespaceCoverage,
+  checkSoleCoverage,
+  explainInUse,
+  headroomWarnings,
+  type BudgetScope,
+} from './rules/quota.js';
+import { checkProtectedMetadata, onlyDropsFinalizersOrOwners } from './rules/metadata.js';
+import {
+  checkNamespaceOutsideProjects,
+  checkProjectNotDeleting,
+  checkProjectWrite,
+  checkSubresourceWrite,
+  isOwner,
+  outsideProjects,
+  ownerOnly,
+  describeUser,
+  type UserInfo,
+} from './rules/tenancy.js';
 import {
   ANNOTATION_PROJECT_UID,
   LABEL_PROJECT,
   LABEL_TENANT,
   type NamespaceObject,
-  type ObjectMeta,
   type Project,
   type ResourceQuotaObject,
   type Snapshot,
@@ -73,12 +94,6 @@ export interface Verdict {
 }
 
 const ALLOW: Verdict = Object.freeze({ violations: [], warnings: [] }) as Verdict;
-
-/** The configured privileged subjects, as a denial names them. */
-function privilegedSummary(ctx: Pick<ReviewContext, 'config'>): string {
-  const { users, groups } = ctx.config.privileged;
-  return [...groups.map((g) => `group ${g}`), ...users.map((u) => `user ${u}`)].join(', ') || 'none configured';
-}
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   const cluster = ctx.config.clusterName;
@@ -141,20 +156,14 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   const { project, claimed } = projectOfNamespace(ctx, name, labels);
   const violations: Violation[] = [];
   if (claimed && !project) {
-    violations.push({ rule: 'T2', path: ['metadata', 'labels', LABEL_PROJECT], message: `Namespace ${name} is labelled ${LABEL_PROJECT}=${claimed}, but there is no project ${claimed}` });
-    return { violations, warnings: [] };
+    return { violations: [unknownProject(name, claimed)], warnings: [] };
   }
   if (!project) {
     if (privileged) return ALLOW;
-    const reserved = isReservedName(ctx.config, name);
-    if (reserved) violations.push({ rule: 'N2', path: ['metadata', 'name'], message: `namespace ${JSON.stringify(name)} is not allowed: ${reserved}` });
+    violations.push(...checkReservedName(ctx.config, name));
     if (ctx.config.requireProjectForUsers) {
       const own = [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).map((p) => projectPrefix(ctx.config, p.metadata.name ?? ''));
-      violations.push({
-        rule: 'T6',
-        path: ['metadata', 'name'],
-        message: `Namespace ${name} belongs to no project, and ${describeUser(ctx.user)} may only create namespaces inside a project it owns${own.length ? ` (names starting with ${own.map((p) => JSON.stringify(p)).join(' or ')})` : ' (it owns none)'}`,
-      });
+      violations.push(checkNamespaceOutsideProjects(ctx.user, name, own));
     }
     return { violations, warnings: [] };
   }
@@ -179,20 +188,10 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
       }),
     );
   }
-  if (project.metadata.deletionTimestamp) {
-    violations.push({ rule: 'T4', message: `Namespace ${name} cannot be created: project ${projectName} is being deleted` });
-  }
-  const max = project.spec.maxNamespaces;
-  if (typeof max === 'number') {
-    // Namespaces admitted a moment ago count before the cache shows them (Q5 keeps them pending).
-    const members = new Set<string>();
-    for (const n of ctx.snapshot.namespacesOfProject(projectName)) members.add(n.metadata.name ?? '');
-    for (const n of ctx.pending?.namespaces(projectName) ?? []) members.add(n);
-    members.delete(name);
-    if (members.size + 1 > max) violations.push({ rule: 'Q1', message: `Namespace ${name} would be namespace ${members.size + 1} of project ${projectName}, whose maxNamespaces is ${max}` });
-  }
+  violations.push(...checkProjectNotDeleting(project, name));
+  if (typeof project.spec.maxNamespaces === 'number') violations.push(...checkMaxNamespaces(project, name, otherMembers(ctx, projectName, name)));
   const scope = scopeOf(ctx, project);
-  if (!privileged) violations.push(...checkNewNamespaceCoverage(ctx, project, scope, name));
+  if (!privileged) violations.push(...checkNewNamespaceCoverage(scope, project, name));
   const { self, before, others } = othersAndSelf(ctx, project, name);
   const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
   violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
@@ -200,42 +199,17 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
 }
 
-/**
- * Q2 for a namespace a tenant creates: the quota it will get (its declared quota, else
- * namespaceDefaults.quota, as render and the controller make it) must cover every budgeted resource,
- * or the namespace would run BestEffort pods, PVCs and limits without any bound.
- */
-function checkNewNamespaceCoverage(ctx: ReviewContext, project: Project, scope: BudgetScope, name: string): Violation[] {
-  if (scope.budget.size === 0) return [];
-  const declared = (project.spec.namespaces ?? []).find((d) => d.name === name && (!d.cluster || d.cluster === ctx.config.clusterName));
-  const source = declared?.quota?.hard ? `the quota declared for it in spec.namespaces` : 'spec.namespaceDefaults.quota';
-  const covered = parseResources(declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard);
-  const missing = [...scope.budget.keys()].filter((r) => !covered.has(r)).sort();
-  if (missing.length === 0) return [];
-  return [
-    {
-      rule: 'Q2',
-      path: ['metadata', 'name'],
-      message: `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}, but ${source} does not cover ${missing.length === 1 ? 'it' : 'them'}; the platform team must declare spec.namespaceDefaults.quota.hard with ${[...scope.budget.keys()].sort().join(', ')} in Project ${scope.project}`,
-    },
-  ];
-}
-
-function where(scope: BudgetScope): string {
-  return scope.cluster ? `project ${scope.project} on cluster ${scope.cluster}` : `project ${scope.project}`;
-}
-
-/** T2: a project namespace carries its project's project and tenant labels. */
-function checkProjectLabels(project: Project, name: string, labels: Record<string, string>): Violation[] {
-  const wrong: string[] = [];
-  if (labels[LABEL_PROJECT] !== project.metadata.name) wrong.push(`${LABEL_PROJECT}=${project.metadata.name} (has ${JSON.stringify(labels[LABEL_PROJECT] ?? null)})`);
-  if (labels[LABEL_TENANT] !== project.spec.tenant) wrong.push(`${LABEL_TENANT}=${project.spec.tenant} (has ${JSON.stringify(labels[LABEL_TENANT] ?? null)})`);
-  if (wrong.length === 0) return [];
-  return [{ rule: 'T2', path: ['metadata', 'labels'], message: `Namespace ${name} of project ${project.metadata.name} must carry the labels ${wrong.join(', ')}` }];
+/** How many namespaces the project has besides `name`, counting those admitted a moment ago that the cache does not show yet (Q5 keeps them pending). */
+function otherMembers(ctx: ReviewContext, projectName: string, name: string): number {
+  const members = new Set<string>();
+  for (const n of ctx.snapshot.namespacesOfProject(projectName)) members.add(n.metadata.name ?? '');
+  for (const n of ctx.pending?.namespaces(projectName) ?? []) members.add(n);
+  members.delete(name);
+  return members.size;
 }
 
 function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
-  if (isSystemController(ctx.config, ctx.user) && onlyFinalizersOrOwners(ns, old)) return ALLOW;
+  if (isSystemController(ctx.config, ctx.user) && onlyDropsFinalizersOrOwners(ns, old)) return ALLOW;
   if (!isPrivileged(ctx.config, ctx.user)) return namespaceUpdateByTenant(ctx, ns, old);
   const name = ns.metadata.name ?? '';
   const before = old.metadata.labels ?? {};
@@ -244,30 +218,8 @@ function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: Namespace
   const claimed = after[LABEL_PROJECT];
   if (!claimed) return ALLOW; // a privileged subject releases the namespace from its project
   const project = ctx.snapshot.project(claimed);
-  if (!project) {
-    return { violations: [{ rule: 'T2', path: ['metadata', 'labels', LABEL_PROJECT], message: `Namespace ${name} is labelled ${LABEL_PROJECT}=${claimed}, but there is no project ${claimed}` }], warnings: [] };
-  }
+  if (!project) return { violations: [unknownProject(name, claimed)], warnings: [] };
   return { violations: [...checkNamespaceName(ctx.config, claimed, name), ...checkProjectLabels(project, name, after)], warnings: [] };
-}
-
-/**
- * Whether an update changes nothing but metadata.finalizers and metadata.ownerReferences: the garbage
- * collector removing the foregroundDeletion or orphan finalizer, or an owner reference whose owner is gone.
- */
-function onlyFinalizersOrOwners(after: { metadata: ObjectMeta; spec?: unknown }, before: { metadata: ObjectMeta; spec?: unknown }): boolean {
-  const rest = (o: { metadata: ObjectMeta; spec?: unknown }) => JSON.stringify([o.metadata.labels ?? {}, o.metadata.annotations ?? {}, o.spec ?? null]);
-  return rest(after) === rest(before) && dropsOnly(after.metadata.finalizers, before.metadata.finalizers, (f) => f) && dropsOnly(after.metadata.ownerReferences, before.metadata.ownerReferences, (r) => JSON.stringify(r));
-}
-
-/**
- * Kubernetes' controllers remove finalizers (the garbage collector's foregroundDeletion, orphan) and
- * owner references to owners that are gone; they never need to add one. Adding is how a finalizer
- * stalls a cascade or an owner reference stalls another tenant's deletion (T7), so it is judged as
- * for anyone else.
- */
-function dropsOnly<T>(after: readonly T[] | undefined, before: readonly T[] | undefined, key: (item: T) => string): boolean {
-  const had = new Set((before ?? []).map(key));
-  return (after ?? []).every((item) => had.has(key(item)));
 }
 
 /**
@@ -280,30 +232,14 @@ function labelledProject(ctx: ReviewContext, ns: NamespaceObject): Project | und
   return claimed ? ctx.snapshot.project(claimed) : undefined;
 }
 
-/** T6 for the verbs after CREATE: outside projects, only privileged subjects act. */
-function outsideProjects(ctx: ReviewContext, subject: string, verb: string, path?: Violation['path']): Violation {
-  return {
-    rule: 'T6',
-    ...(path ? { path } : {}),
-    message: `${subject} belongs to no project: ${describeUser(ctx.user)} may not ${verb}; only privileged subjects (${privilegedSummary(ctx)}) manage namespaces outside projects`,
-  };
-}
-
 function namespaceUpdateByTenant(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
   const name = ns.metadata.name ?? '';
   const project = labelledProject(ctx, old);
-  if (!project) return { violations: [outsideProjects(ctx, `Namespace ${name}`, `update namespace ${name}`)], warnings: [] };
+  if (!project) return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `update namespace ${name}`)], warnings: [] };
   const violations: Violation[] = [...ownerOnly(project, ctx.user, `update namespace ${name}`)];
   const before = old.metadata.labels ?? {};
   const after = ns.metadata.labels ?? {};
-  const changed = [LABEL_PROJECT, LABEL_TENANT].filter((k) => before[k] !== after[k]);
-  if (changed.length > 0) {
-    violations.push({
-      rule: 'T3',
-      path: ['metadata', 'labels'],
-      message: `Namespace ${name}: the labels ${changed.map((k) => `${k} (${JSON.stringify(before[k] ?? null)} → ${JSON.stringify(after[k] ?? null)})`).join(', ')} are immutable for ${describeUser(ctx.user)}; only privileged subjects may move a namespace between projects`,
-    });
-  }
+  violations.push(...checkTenancyLabelsUnchanged(ctx.user, name, before, after));
   violations.push(
     ...checkProtectedMetadata({
       config: ctx.config,
@@ -322,7 +258,7 @@ function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
   if (isPrivileged(ctx.config, ctx.user) || isSystemController(ctx.config, ctx.user)) return ALLOW;
   const name = old.metadata.name ?? '';
   const project = labelledProject(ctx, old);
-  if (!project) return { violations: [outsideProjects(ctx, `Namespace ${name}`, `delete namespace ${name}`)], warnings: [] };
+  if (!project) return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `delete namespace ${name}`)], warnings: [] };
   return { violations: ownerOnly(project, ctx.user, `delete namespace ${name}`), warnings: [] };
 }
 
@@ -347,7 +283,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   // Kubernetes' controllers finish what an authorised subject started: the namespace controller empties
   // a terminating namespace, the garbage collector removes dependents. They delete; they never write quotas.
   const controller = operation === 'DELETE' && isSystemController(ctx.config, ctx.user);
-  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyFinalizersOrOwners(object, oldObject)) return ALLOW;
+  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyDropsFinalizersOrOwners(object, oldObject)) return ALLOW;
   if ((privileged || controller) && operation === 'DELETE' && terminatingOrGone(ctx, namespace)) return ALLOW;
   const project = quotaProject(ctx, namespace);
   const quotaName = (object ?? oldObject)?.metadata.name ?? '';
@@ -355,7 +291,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
   if (!project) {
     if (privileged || controller) return ALLOW;
-    return { violations: [outsideProjects(ctx, `Namespace ${namespace}`, `${verb} ${subject}`)], warnings: [] };
+    return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${namespace}`, `${verb} ${subject}`)], warnings: [] };
   }
   const violations: Violation[] = [];
   if (!privileged && !controller) violations.push(...ownerOnly(project, ctx.user, `${verb} ${subject}`));
@@ -370,21 +306,11 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   if (operation === 'DELETE') {
     if (!oldObject) return { violations, warnings: [] };
     const change: QuotaChange = { namespace, name: quotaName, ...(overlay ? { overlay } : {}) };
-    if (!privileged) {
-      const before = coveredBefore();
-      const after = effectiveQuotaAfter(ctx.snapshot, change);
-      const lost = [...scope.budget.keys()].filter((r) => before.has(r) && !after.has(r)).sort();
-      if (lost.length) {
-        violations.push({
-          rule: 'Q3',
-          message: `${subject} provides the only coverage of ${lost.join(', ')} in namespace ${namespace} (project ${projectName} budgets ${lost.length === 1 ? 'it' : 'them'}); ${describeUser(ctx.user)} may replace it but not delete it`,
-        });
-      }
-    }
+    if (!privileged) violations.push(...checkSoleCoverage(scope, ctx.user, subject, namespace, coveredBefore(), effectiveQuotaAfter(ctx.snapshot, change)));
     // Q1: deleting the tighter of two quotas lets the namespace grow to the other one.
     const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
     const shareGrows = grows(before.resources, self.resources);
-    if (shareGrows) violations.push(...explainInUse(ctx, project, scope, namespace, checkFits(scope, subject, self, others)));
+    if (shareGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others)));
     return { violations, warnings: [], allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
   }
   if (!object) return { violations, warnings: [] };
@@ -401,7 +327,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
-  if (quotaGrows) violations.push(...explainInUse(ctx, project, scope, namespace, checkFits(scope, subject, self, others, ['spec', 'hard'])));
+  if (quotaGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others, ['spec', 'hard'])));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows, quotaWrite: { name: quotaName, quota: object, removesCoverage } } };
 }
@@ -412,42 +338,11 @@ function terminatingOrGone(ctx: ReviewContext, namespace: string): boolean {
   return !ns || namespaceIsTerminating(ns);
 }
 
-/**
- * A Q1 denial of a growing share, with what the other namespaces hold above their quotas (in use, or
- * still enforced by the apiserver): the budget they take although their quotas were lowered.
- */
-function explainInUse(ctx: ReviewContext, project: Project, scope: BudgetScope, namespace: string, violations: Violation[]): Violation[] {
-  if (violations.length === 0) return violations;
-  const above: string[] = [];
-  for (const ns of ctx.snapshot.namespacesOfProject(project.metadata.name ?? '')) {
-    const name = ns.metadata.name ?? '';
-    if (name === namespace) continue;
-    const quoted = observedEffectiveQuota(ctx.snapshot, name);
-    const held = namespaceShare(ctx.snapshot, project, ctx.config.clusterName, name).resources;
-    for (const [r, q] of held) {
-      const limit = quoted.get(r);
-      if (scope.budget.has(r) && limit && q.cmp(limit) > 0) above.push(`${name} holds ${r} ${q.toString()} (its quota says ${limit.toString()}; in use or still enforced)`);
-    }
-  }
-  if (above.length === 0) return violations;
-  const note = `; counted by usage: ${above.sort().join(', ')}`;
-  return violations.map((v) => ({ ...v, message: v.message + note }));
-}
-
-/**
- * Writes to the status and finalize subresources of Namespaces and ResourceQuotas: Kubernetes' own
- * controllers and privileged subjects only (T8). A tenant who rewrote a quota's status.used would
- * blind the apiserver's quota admission; one who finalised a namespace would skip the deletion of
- * its contents. RBAC grants tenants neither; this is the second layer.
- */
+/** Writes to the status and finalize subresources of Namespaces and ResourceQuotas (T8). */
 export function reviewSubresource(ctx: ReviewContext, kind: 'Namespace' | 'ResourceQuota', subresource: string, namespace: string | undefined, name: string): Verdict {
   if (isPrivileged(ctx.config, ctx.user) || isSystemController(ctx.config, ctx.user)) return ALLOW;
   const target = kind === 'Namespace' ? `namespaces/${subresource} of Namespace ${name}` : `resourcequotas/${subresource} of ResourceQuota ${namespace ?? ''}/${name}`;
-  const controllers = ctx.config.systemControllers.join(', ') || 'none configured';
-  return {
-    violations: [{ rule: 'T8', message: `${describeUser(ctx.user)} may not write ${target}: only Kubernetes' controllers (${controllers}) and privileged subjects (${privilegedSummary(ctx)}) write the status and finalize subresources` }],
-    warnings: [],
-  };
+  return { violations: checkSubresourceWrite(ctx.config, ctx.user, target), warnings: [] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -458,13 +353,10 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   const name = (object ?? oldObject)?.metadata?.name ?? '';
   // The garbage collector removes `foregroundDeletion` (and orphan) finalizers from a Project an
   // administrator or Argo CD deleted in the foreground: finalizers and ownerReferences only.
-  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyFinalizersOrOwners(object, oldObject)) return ALLOW;
+  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyDropsFinalizersOrOwners(object, oldObject)) return ALLOW;
   if (!isPrivileged(ctx.config, ctx.user)) {
     const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
-    return {
-      violations: [{ rule: 'T5', message: `${describeUser(ctx.user)} may not ${verb} Project ${name}: only privileged subjects (${privilegedSummary(ctx)}) change projects; propose the change in git` }],
-      warnings: [],
-    };
+    return { violations: checkProjectWrite(ctx.config, ctx.user, verb, name), warnings: [] };
   }
   if (operation === 'DELETE' || !object) return ALLOW;
   if (object.metadata?.deletionTimestamp) return ALLOW; // finalizer removal during a cascade
@@ -472,16 +364,7 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   const violations = validateDeclarations([object], ctx.config, oldObject ? [oldObject] : []);
   if (violations.some((v) => v.rule === 'S1')) return { violations, warnings: [] };
   violations.push(...checkPrefixOverlap(ctx.config, name, others.map((p) => p.metadata.name ?? '')));
-  (object.spec.namespaces ?? []).forEach((declared, i) => {
-    const path = ['spec', 'namespaces', i, 'name'];
-    const elsewhere = others.find((p) => (p.spec.namespaces ?? []).some((n) => n.name === declared.name));
-    if (elsewhere) violations.push({ rule: 'N3', path, message: `namespace ${declared.name} is already declared by project ${elsewhere.metadata.name}; a namespace belongs to at most one project` });
-    const existing = ctx.snapshot.namespace(declared.name);
-    const owner = existing?.metadata.labels?.[LABEL_PROJECT];
-    if (owner && owner !== name && owner !== elsewhere?.metadata.name) {
-      violations.push({ rule: 'N3', path, message: `namespace ${declared.name} already exists in the cluster labelled for project ${owner}; a namespace belongs to at most one project` });
-    }
-  });
+  violations.push(...checkDeclaredNamespacesFree(object, others, ctx.snapshot));
   const scope = scopeOf(ctx, object);
   if (scope.budget.size > 0) {
     const shares = clusterShares(ctx.snapshot, object, ctx.config.clusterName, { pending: ctx.pending });

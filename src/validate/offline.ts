@@ -4,8 +4,8 @@
  */
 import type { TenantgateConfig } from '../config/config.js';
 import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
-import { checkNamespaceName, checkProjectName, findPrefixOverlaps } from './rules/naming.js';
-import { checkBudget, checkCoverage, type BudgetScope } from './rules/quota.js';
+import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
+import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
@@ -29,7 +29,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     add(checkProjectName(project.metadata.name));
     add(overlaps.get(document) ?? []);
     const first = firstIndex.get(name);
-    if (first !== undefined && first < document) add([{ rule: 'N3', path: ['metadata', 'name'], message: `project ${name} is declared twice (the first declaration is document ${first + 1} of the input)` }]);
+    if (first !== undefined && first < document) add([projectDeclaredTwice(name, first)]);
     const previous = base.find((b) => b.metadata?.name === name);
     if (previous) add(checkTenantImmutable(previous, project));
     add(checkDeclaredNamespaces(config, project, declaredBy));
@@ -68,23 +68,14 @@ function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, dec
     const path = ['spec', 'namespaces', i, 'name'];
     out.push(...checkNamespaceName(config, name, ns.name, path));
     const key = `${ns.cluster ?? ''}/${ns.name}`;
-    if (seen.has(key)) {
-      out.push({ rule: 'N3', path, message: `namespace ${ns.name} is declared twice in project ${name} (entries ${seen.get(key)} and ${i})` });
-    }
+    const first = seen.get(key);
+    if (first !== undefined) out.push(namespaceDeclaredTwice(name, ns.name, path, first, i));
     seen.set(key, i);
-    for (const other of declaredBy.get(ns.name) ?? []) {
-      if (other === name) continue;
-      out.push({ rule: 'N3', path, message: `namespace ${ns.name} is declared by project ${name} and by project ${other}; a namespace belongs to at most one project` });
-    }
+    for (const other of declaredBy.get(ns.name) ?? []) if (other !== name) out.push(namespaceDeclaredByOther(name, ns.name, path, other));
   });
   const max = project.spec.maxNamespaces;
   if (typeof max === 'number') {
-    for (const cluster of placementClusters(project)) {
-      const count = namespacesOn(project, cluster).length;
-      if (count > max) {
-        out.push({ rule: 'Q1', path: ['spec', 'maxNamespaces'], message: `project ${name}${cluster ? ` on cluster ${cluster}` : ''} declares ${count} namespaces but maxNamespaces is ${max}` });
-      }
-    }
+    for (const cluster of placementClusters(project)) out.push(...checkDeclaredCount(name, cluster, namespacesOn(project, cluster).length, max));
   }
   return out;
 }

@@ -8,7 +8,8 @@
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
 import { formatResources, maxResources, namespaceShare, parseResources, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
-import { LABEL_PROJECT, type ResourceQuotaObject } from '../validate/types.js';
+import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
+import { LABEL_PROJECT, type ResourceQuotaObject, type Violation } from '../validate/types.js';
 import { LedgerConflict, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 
@@ -315,7 +316,7 @@ export class HeadroomGuard {
   }
 
   private timedOut(project: string): Verdict {
-    return denyQ5(`project ${project}: the headroom ledger did not answer within ${this.deadlineMs} ms (the API server is slow or unreachable); nothing was reserved, retry the request`);
+    return denyQ5(ledgerTimeout(project, this.deadlineMs));
   }
 
   /**
@@ -359,7 +360,7 @@ export class HeadroomGuard {
         }
         if (!(err instanceof LedgerConflict)) {
           this.options.onReservation?.('error');
-          return denyAll(denyQ5(`could not reserve headroom in the ledger of project ${project}: ${(err as Error).message}`));
+          return denyAll(denyQ5(ledgerWriteFailed(project, (err as Error).message)));
         }
         this.options.onReservation?.('conflict');
         // Another replica won this round: back off (jittered) before reading again, within the deadline.
@@ -368,7 +369,7 @@ export class HeadroomGuard {
       }
     }
     this.options.onReservation?.('exhausted');
-    denyAll(denyQ5(`project ${project}: ${maxAttempts} concurrent updates of the headroom ledger collided; retry the request`));
+    denyAll(denyQ5(ledgerContended(project, maxAttempts)));
   }
 
   /**
@@ -478,6 +479,6 @@ function mustRecord(verdict: Verdict): boolean {
   return a !== undefined && (a.grows || a.quotaWrite?.removesCoverage === true);
 }
 
-function denyQ5(message: string): Verdict {
-  return { violations: [{ rule: 'Q5', message }], warnings: [] };
+function denyQ5(violation: Violation): Verdict {
+  return { violations: [violation], warnings: [] };
 }

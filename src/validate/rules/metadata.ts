@@ -5,7 +5,7 @@
  * tenant's Project, would stall that tenant's foreground deletion).
  */
 import type { TenantgateConfig } from '../../config/config.js';
-import { LABEL_PROJECT, LABEL_TENANT, type Violation } from '../types.js';
+import { LABEL_PROJECT, LABEL_TENANT, type ObjectMeta, type Violation } from '../types.js';
 
 /** The tenancy labels have their own rules (T2, T3) and clearer messages; T7 covers everything else. */
 const TENANCY_LABELS = new Set([LABEL_PROJECT, LABEL_TENANT]);
@@ -107,4 +107,21 @@ export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation
       message: `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only privileged subjects set ${allowed.join(', ')} on namespaces (ask the platform team)`,
     },
   ];
+}
+
+/**
+ * Whether an update changes nothing but metadata.finalizers and metadata.ownerReferences, and only
+ * removes entries: the garbage collector dropping the foregroundDeletion or orphan finalizer, or an
+ * owner reference whose owner is gone. Kubernetes' controllers never need to add one; adding is how a
+ * finalizer stalls a cascade or an owner reference stalls another tenant's deletion, so an addition is
+ * judged as for anyone else.
+ */
+export function onlyDropsFinalizersOrOwners(after: { metadata: ObjectMeta; spec?: unknown }, before: { metadata: ObjectMeta; spec?: unknown }): boolean {
+  const rest = (o: { metadata: ObjectMeta; spec?: unknown }) => JSON.stringify([o.metadata.labels ?? {}, o.metadata.annotations ?? {}, o.spec ?? null]);
+  return rest(after) === rest(before) && dropsOnly(after.metadata.finalizers, before.metadata.finalizers, (f) => f) && dropsOnly(after.metadata.ownerReferences, before.metadata.ownerReferences, (r) => JSON.stringify(r));
+}
+
+function dropsOnly<T>(after: readonly T[] | undefined, before: readonly T[] | undefined, key: (item: T) => string): boolean {
+  const had = new Set((before ?? []).map(key));
+  return (after ?? []).every((item) => had.has(key(item)));
 }

@@ -1,7 +1,7 @@
 /** N1–N4: names of projects and their namespaces. */
 import { projectPrefix, type TenantgateConfig } from '../../config/config.js';
 import { isDNS1123Label } from '../names.js';
-import type { FieldPath, Project, Violation } from '../types.js';
+import { LABEL_PROJECT, type FieldPath, type Project, type Snapshot, type Violation } from '../types.js';
 
 export const MAX_PROJECT_NAME = 40;
 
@@ -13,6 +13,12 @@ export function checkProjectName(name: string | undefined): Violation[] {
   if (name.length > MAX_PROJECT_NAME) problems.push(`must be no more than ${MAX_PROJECT_NAME} characters (has ${name.length})`);
   if (problems.length === 0) return [];
   return [{ rule: 'N1', path, message: `Project name ${JSON.stringify(name)} is not allowed: ${problems.join('; ')}` }];
+}
+
+/** N2 for a namespace outside any project: its name is not reserved. */
+export function checkReservedName(config: TenantgateConfig, name: string): Violation[] {
+  const reserved = isReservedName(config, name);
+  return reserved ? [{ rule: 'N2', path: ['metadata', 'name'], message: `namespace ${JSON.stringify(name)} is not allowed: ${reserved}` }] : [];
 }
 
 export function isReservedName(config: TenantgateConfig, name: string): string | undefined {
@@ -99,4 +105,38 @@ export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Pro
     }
   }
   return best;
+}
+
+/**
+ * N3 at admission: each namespace a Project declares belongs to no other project, neither by another
+ * Project's declaration nor by the label of a namespace that already exists.
+ */
+export function checkDeclaredNamespacesFree(project: Project, others: readonly Project[], snapshot: Snapshot): Violation[] {
+  const name = project.metadata.name ?? '';
+  const out: Violation[] = [];
+  (project.spec.namespaces ?? []).forEach((declared, i) => {
+    const path = ['spec', 'namespaces', i, 'name'];
+    const elsewhere = others.find((p) => (p.spec.namespaces ?? []).some((n) => n.name === declared.name));
+    if (elsewhere) out.push({ rule: 'N3', path, message: `namespace ${declared.name} is already declared by project ${elsewhere.metadata.name}; a namespace belongs to at most one project` });
+    const owner = snapshot.namespace(declared.name)?.metadata.labels?.[LABEL_PROJECT];
+    if (owner && owner !== name && owner !== elsewhere?.metadata.name) {
+      out.push({ rule: 'N3', path, message: `namespace ${declared.name} already exists in the cluster labelled for project ${owner}; a namespace belongs to at most one project` });
+    }
+  });
+  return out;
+}
+
+/** N3 offline: a project is declared once in the input (`first` is the index of its first declaration). */
+export function projectDeclaredTwice(project: string, first: number): Violation {
+  return { rule: 'N3', path: ['metadata', 'name'], message: `project ${project} is declared twice (the first declaration is document ${first + 1} of the input)` };
+}
+
+/** N3 offline: a project declares a namespace once per cluster. */
+export function namespaceDeclaredTwice(project: string, namespace: string, path: FieldPath, first: number, again: number): Violation {
+  return { rule: 'N3', path, message: `namespace ${namespace} is declared twice in project ${project} (entries ${first} and ${again})` };
+}
+
+/** N3 offline: two projects of the input declare the same namespace. */
+export function namespaceDeclaredByOther(project: string, namespace: string, path: FieldPath, other: string): Violation {
+  return { rule: 'N3', path, message: `namespace ${namespace} is declared by project ${project} and by project ${other}; a namespace belongs to at most one project` };
 }

@@ -1,7 +1,11 @@
-/** Q1, Q2, Q4: budgets, coverage and headroom. Pure functions over shares computed in resources.ts. */
+/**
+ * Q1 (budgets and maxNamespaces), Q2 (coverage), Q3 (the only covering quota), Q4 (headroom warnings).
+ * Pure functions over shares computed in resources.ts.
+ */
 import { Quantity, signOfSum } from '../quantity.js';
-import { sumShares, type NamespaceShare, type Resources } from '../resources.js';
-import type { FieldPath, Violation } from '../types.js';
+import { namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
+import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
+import { describeUser, type UserInfo } from './tenancy.js';
 
 const ZERO = Quantity.zero();
 
@@ -108,3 +112,71 @@ export function headroomWarnings(scope: BudgetScope, others: Resources, self: Re
   return out;
 }
 
+
+/** Q1 offline: the namespaces a project declares on a cluster ('' = unnamed) are no more than its maxNamespaces. */
+export function checkDeclaredCount(project: string, cluster: string, count: number, max: number): Violation[] {
+  if (count <= max) return [];
+  return [{ rule: 'Q1', path: ['spec', 'maxNamespaces'], message: `project ${project}${cluster ? ` on cluster ${cluster}` : ''} declares ${count} namespaces but maxNamespaces is ${max}` }];
+}
+
+/** Q1: a new namespace of a project with `maxNamespaces` counts with the `members` it already has (itself excluded). */
+export function checkMaxNamespaces(project: Project, namespace: string, members: number): Violation[] {
+  const max = project.spec.maxNamespaces;
+  if (typeof max !== 'number' || members + 1 <= max) return [];
+  return [{ rule: 'Q1', message: `Namespace ${namespace} would be namespace ${members + 1} of project ${project.metadata.name ?? ''}, whose maxNamespaces is ${max}` }];
+}
+
+/**
+ * Q2 for a namespace a tenant creates: the quota it will get (its declared quota, else
+ * namespaceDefaults.quota, as render and the controller make it) must cover every budgeted resource,
+ * or the namespace would run BestEffort pods, PVCs and limits without any bound.
+ */
+export function checkNewNamespaceCoverage(scope: BudgetScope, project: Project, name: string): Violation[] {
+  if (scope.budget.size === 0) return [];
+  const declared = (project.spec.namespaces ?? []).find((d) => d.name === name && (!d.cluster || d.cluster === scope.cluster));
+  const source = declared?.quota?.hard ? `the quota declared for it in spec.namespaces` : 'spec.namespaceDefaults.quota';
+  const covered = parseResources(declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard);
+  const missing = [...scope.budget.keys()].filter((r) => !covered.has(r)).sort();
+  if (missing.length === 0) return [];
+  return [
+    {
+      rule: 'Q2',
+      path: ['metadata', 'name'],
+      message: `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}, but ${source} does not cover ${missing.length === 1 ? 'it' : 'them'}; the platform team must declare spec.namespaceDefaults.quota.hard with ${[...scope.budget.keys()].sort().join(', ')} in Project ${scope.project}`,
+    },
+  ];
+}
+
+/** Q3: a non-privileged subject may replace the only quota covering a budgeted resource, not delete it. */
+export function checkSoleCoverage(scope: BudgetScope, user: UserInfo, subject: string, namespace: string, coveredBefore: ReadonlyMap<string, Quantity>, coveredAfter: ReadonlyMap<string, Quantity>): Violation[] {
+  const lost = [...scope.budget.keys()].filter((r) => coveredBefore.has(r) && !coveredAfter.has(r)).sort();
+  if (lost.length === 0) return [];
+  return [
+    {
+      rule: 'Q3',
+      message: `${subject} provides the only coverage of ${lost.join(', ')} in namespace ${namespace} (project ${scope.project} budgets ${lost.length === 1 ? 'it' : 'them'}); ${describeUser(user)} may replace it but not delete it`,
+    },
+  ];
+}
+
+/**
+ * A Q1 denial of a growing share, with what the other namespaces hold above their quotas (in use, or
+ * still enforced by the apiserver): the budget they take although their quotas were lowered.
+ */
+export function explainInUse(snapshot: Snapshot, project: Project, scope: BudgetScope, namespace: string, violations: Violation[]): Violation[] {
+  if (violations.length === 0) return violations;
+  const above: string[] = [];
+  for (const ns of snapshot.namespacesOfProject(project.metadata.name ?? '')) {
+    const name = ns.metadata.name ?? '';
+    if (name === namespace) continue;
+    const quoted = observedEffectiveQuota(snapshot, name);
+    const held = namespaceShare(snapshot, project, scope.cluster, name).resources;
+    for (const [r, q] of held) {
+      const limit = quoted.get(r);
+      if (scope.budget.has(r) && limit && q.cmp(limit) > 0) above.push(`${name} holds ${r} ${q.toString()} (its quota says ${limit.toString()}; in use or still enforced)`);
+    }
+  }
+  if (above.length === 0) return violations;
+  const note = `; counted by usage: ${above.sort().join(', ')}`;
+  return violations.map((v) => ({ ...v, message: v.message + note }));
+}

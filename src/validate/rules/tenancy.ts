@@ -1,5 +1,10 @@
-/** T1–T6: who owns what. */
-import type { Project, Subject, Violation } from '../types.js';
+/**
+ * Who may act on what: T1 (a project's tenant is immutable), T4 (owners only), T5 (projects change in
+ * git), T6 (outside projects, privileged subjects only), T8 (status and finalize subresources).
+ * T2 and T3 (the tenancy labels) are in namespace-labels.ts, T7 (protected metadata) in metadata.ts.
+ */
+import type { TenantgateConfig } from '../../config/config.js';
+import type { FieldPath, Project, Subject, Violation } from '../types.js';
 
 export interface UserInfo {
   username?: string;
@@ -55,4 +60,51 @@ export function ownerOnly(project: Project, user: UserInfo, action: string): Vio
       message: `${describeUser(user)} may not ${action}: it belongs to project ${project.metadata.name} (tenant ${project.spec.tenant}), whose owners are ${ownersSummary(project)}`,
     },
   ];
+}
+
+/** The configured privileged subjects, as a denial names them. */
+export function privilegedSummary(config: TenantgateConfig): string {
+  const { users, groups } = config.privileged;
+  return [...groups.map((g) => `group ${g}`), ...users.map((u) => `user ${u}`)].join(', ') || 'none configured';
+}
+
+/** T5: only privileged subjects create, update or delete Projects; `verb` is create, update or delete. */
+export function checkProjectWrite(config: TenantgateConfig, user: UserInfo, verb: string, project: string): Violation[] {
+  return [{ rule: 'T5', message: `${describeUser(user)} may not ${verb} Project ${project}: only privileged subjects (${privilegedSummary(config)}) change projects; propose the change in git` }];
+}
+
+/** T6 for the verbs after CREATE: outside projects, only privileged subjects act. */
+export function outsideProjects(config: TenantgateConfig, user: UserInfo, subject: string, verb: string, path?: FieldPath): Violation {
+  return {
+    rule: 'T6',
+    ...(path ? { path } : {}),
+    message: `${subject} belongs to no project: ${describeUser(user)} may not ${verb}; only privileged subjects (${privilegedSummary(config)}) manage namespaces outside projects`,
+  };
+}
+
+/** T6 for CREATE: with requireProjectForUsers, a tenant creates namespaces only inside a project it owns (`ownPrefixes`). */
+export function checkNamespaceOutsideProjects(user: UserInfo, name: string, ownPrefixes: readonly string[]): Violation {
+  return {
+    rule: 'T6',
+    path: ['metadata', 'name'],
+    message: `Namespace ${name} belongs to no project, and ${describeUser(user)} may only create namespaces inside a project it owns${ownPrefixes.length ? ` (names starting with ${ownPrefixes.map((p) => JSON.stringify(p)).join(' or ')})` : ' (it owns none)'}`,
+  };
+}
+
+/**
+ * T8: writes to the status and finalize subresources of Namespaces and ResourceQuotas are for
+ * Kubernetes' own controllers and privileged subjects. A tenant who rewrote a quota's status.used would
+ * blind the apiserver's quota admission; one who finalised a namespace would skip the deletion of its
+ * contents. RBAC grants tenants neither; this is the second layer. `target` names the write, e.g.
+ * "namespaces/finalize of Namespace payments-api".
+ */
+export function checkSubresourceWrite(config: TenantgateConfig, user: UserInfo, target: string): Violation[] {
+  const controllers = config.systemControllers.join(', ') || 'none configured';
+  return [{ rule: 'T8', message: `${describeUser(user)} may not write ${target}: only Kubernetes' controllers (${controllers}) and privileged subjects (${privilegedSummary(config)}) write the status and finalize subresources` }];
+}
+
+/** T4 for a namespace of a project that is being deleted. */
+export function checkProjectNotDeleting(project: Project, namespace: string): Violation[] {
+  if (!project.metadata.deletionTimestamp) return [];
+  return [{ rule: 'T4', message: `Namespace ${namespace} cannot be created: project ${project.metadata.name ?? ''} is being deleted` }];
 }

@@ -1,0 +1,18 @@
+/**
+ * Q5: headroom decisions that cannot overspend. The webhook serialises a project's growing decisions
+ * through its headroom ledger (src/webhook/headroom.ts); when the ledger cannot record a decision in
+ * time, the request is refused with one of these, and nothing is reserved.
+ */
+import type { Violation } from '../types.js';
+
+export function ledgerTimeout(project: string, deadlineMs: number): Violation {
+  return { rule: 'Q5', message: `project ${project}: the headroom ledger did not answer within ${deadlineMs} ms (the API server is slow or unreachable); nothing was reserved, retry the request` };
+}
+
+export function ledgerWriteFailed(project: string, reason: string): Violation {
+  return { rule: 'Q5', message: `could not reserve headroom in the ledger of project ${project}: ${reason}` };
+}
+
+export function ledgerContended(project: string, attempts: number): Violation {
+  return { rule: 'Q5', message: `project ${project}: ${attempts} concurrent updates of the headroom ledger collided; retry the request` };
+}
