@@ -57,7 +57,7 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
       continue;
     }
     const candidate = namespaceAllocation(parseResources(hard), budget, defaults);
-    const others: Resources = new Map();
+    const others = new Map<string, Quantity>();
     for (const [other, res] of shares) {
       if (other === nsName) continue;
       for (const [r, q] of res) others.set(r, add(others.get(r), q));

@@ -55,7 +55,7 @@ export interface ProjectBudget {
 
 /** What one namespace uses: per resource, the largest report of its unscoped quotas (they all count the same pods). */
 export function usedIn(snapshot: Snapshot, namespace: string): Resources {
-  const used: Resources = new Map();
+  const used = new Map<string, Quantity>();
   for (const q of snapshot.quotasInNamespace(namespace)) {
     if (!isUnscoped(q)) continue;
     for (const [r, v] of parseResources(q.status?.used)) {
@@ -72,14 +72,14 @@ export function usedOf(snapshot: Snapshot, namespaces: Iterable<string>): Resour
 }
 
 export function sumResources(lists: Iterable<Resources>): Resources {
-  const total: Resources = new Map();
+  const total = new Map<string, Quantity>();
   for (const list of lists) for (const [r, v] of list) total.set(r, total.has(r) ? total.get(r)!.add(v) : v);
   return total;
 }
 
 /** budget − allocated per budgeted resource. */
 export function headroomOf(budget: Resources, allocated: Resources): Resources {
-  const headroom: Resources = new Map();
+  const headroom = new Map<string, Quantity>();
   for (const [r, limit] of budget) headroom.set(r, allocated.has(r) ? limit.sub(allocated.get(r)!) : limit);
   return headroom;
 }

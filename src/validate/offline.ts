@@ -3,6 +3,7 @@
  * cluster placement. Used by `tenantgate validate` and `tenantgate render`.
  */
 import type { TenantgateConfig } from '../config/config.js';
+import type { Quantity } from './quantity.js';
 import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
@@ -109,7 +110,7 @@ function checkPlacementBudgets(project: Project): Violation[] {
     declared(project).forEach((ns, i) => {
       if (ns.cluster && ns.cluster !== cluster) return;
       const own = parseResources(ns.quota?.hard, [], sink);
-      const effective: Resources = new Map(own);
+      const effective = new Map<string, Quantity>(own);
       let defaulted = false;
       for (const r of scope.budget.keys()) {
         if (!effective.has(r) && defaults.has(r)) {

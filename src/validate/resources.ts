@@ -6,7 +6,7 @@ export type { NamespaceShare, ProjectShares, Resources } from './types.js';
 
 /**
  * Parsed lists of cached objects, by list identity: objects from the watch caches are replaced, never
- * edited, so a list parses once however many decisions read it. Callers must not modify the result.
+ * edited, so a list parses once however many decisions read it. The result is read-only (`Resources` is a ReadonlyMap).
  */
 const parsedLists = new WeakMap<ResourceList, Resources>();
 
@@ -26,7 +26,7 @@ export function parseResources(list: ResourceList | undefined, path: FieldPath =
  * entries come and go is rebuilt from time to time, in the young generation.
  */
 function parseUncached(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
-  const out: Resources = new Map();
+  const out = new Map<string, Quantity>();
   if (!list) return out;
   for (const name of Object.keys(list)) {
     const raw = list[name];
@@ -82,7 +82,7 @@ export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underRevie
   // is cached by object, so a cache event re-deriving the namespace's share allocates nothing.
   const only = soleQuota(quotas);
   if (only && isUnscoped(only)) return hardOf(only, underReview);
-  const out: Resources = new Map();
+  const out = new Map<string, Quantity>();
   for (const quota of quotas) {
     if (!isUnscoped(quota)) continue;
     for (const [name, q] of hardOf(quota, underReview)) {
@@ -99,7 +99,7 @@ export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underRevie
  */
 export function namespaceAllocation(effective: ReadonlyMap<string, Quantity>, budget: Resources, defaults: Resources): Resources {
   if (sameKeys(effective, budget)) return effective as Resources;
-  const out: Resources = new Map();
+  const out = new Map<string, Quantity>();
   for (const name of budget.keys()) {
     const q = effective.get(name) ?? defaults.get(name);
     if (q) out.set(name, q);
@@ -130,9 +130,9 @@ export function quotaHold(quotas: Iterable<ResourceQuotaObject>, underReview?: R
     if (within(enforced, spec) && within(used, spec)) return spec;
     return raiseBy(raiseBy(new Map(spec), enforced), used);
   }
-  const held: Resources = new Map(effectiveQuota(quotas, underReview));
-  const enforced: Resources = new Map();
-  const used: Resources = new Map();
+  const held = new Map<string, Quantity>(effectiveQuota(quotas, underReview));
+  const enforced = new Map<string, Quantity>();
+  const used = new Map<string, Quantity>();
   for (const quota of quotas) {
     if (!isUnscoped(quota)) continue;
     for (const [name, q] of statusList(quota, 'hard')) {
@@ -162,7 +162,7 @@ function within(list: Resources, limit: Resources): boolean {
 }
 
 /** `target`, each entry raised to the one of `by` when that is larger (a new entry where it has none). */
-function raiseBy(target: Resources, by: Resources): Resources {
+function raiseBy(target: Map<string, Quantity>, by: Resources): Map<string, Quantity> {
   for (const [name, q] of by) {
     const prev = target.get(name);
     if (!prev || q.cmp(prev) > 0) target.set(name, q);
@@ -356,7 +356,7 @@ class SharesMemo implements ProjectShares {
  * Σ of the shares of a project's namespaces other than `namespace` — observed, or pending where an
  * admitted allocation is not in the snapshot yet (max of both). The snapshot's memo serves it while
  * nothing pending touches those other namespaces; otherwise every share is computed afresh. Both give
- * the same sum, added in the same (namespace) order. Callers must not modify the result.
+ * the same sum, added in the same (namespace) order. The result is read-only (`Resources` is a ReadonlyMap).
  */
 export function othersTotal(snapshot: Snapshot, project: Project, cluster: string, namespace: string, pending?: PendingAllocations): Resources {
   const memo = snapshot.projectSharesOf?.(project, cluster);
@@ -372,7 +372,7 @@ function pendingTouchesOthers(memo: ProjectShares, namespace: string, pending: P
 }
 
 export function maxResources(a: Resources, b: Resources): Resources {
-  const out: Resources = new Map(a);
+  const out = new Map<string, Quantity>(a);
   for (const [name, q] of b) {
     const prev = out.get(name);
     if (!prev || q.cmp(prev) > 0) out.set(name, q);
@@ -383,7 +383,7 @@ export function maxResources(a: Resources, b: Resources): Resources {
 /** Σ of the shares, in their order; `except`: leaving that namespace's share out. */
 export function sumShares(shares: Iterable<NamespaceShare>, except?: string): Resources {
   const list = Array.isArray(shares) ? (shares as readonly NamespaceShare[]) : [...shares];
-  const total: Resources = new Map();
+  const total = new Map<string, Quantity>();
   // Resource by resource, in order of first appearance, each added up in share order: the same sums
   // as adding share after share, without a quantity for every partial sum.
   for (const share of list) {

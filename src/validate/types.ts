@@ -151,7 +151,7 @@ export interface Snapshot {
   quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject>;
   /**
    * Optional memo of `effectiveQuota(quotasInNamespace(namespace))` (resources.ts); a snapshot that
-   * offers it must forget a namespace's entry whenever one of its quotas changes. Callers must not modify the result.
+   * offers it must forget a namespace's entry whenever one of its quotas changes. The result is read-only (`Resources` is a ReadonlyMap).
    */
   effectiveQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
   /** Optional memo of `quotaHold(quotasInNamespace(namespace))`, forgotten like effectiveQuotaOf. */
@@ -159,13 +159,13 @@ export interface Snapshot {
   /**
    * Optional memo of a project's observed shares on a cluster (`projectShares` in resources.ts, no
    * change, nothing pending); a snapshot that offers it must forget or update a project's entry whenever
-   * its Project, the namespaces labelled for it or their quotas change. Callers must not modify the result.
+   * its Project, the namespaces labelled for it or their quotas change. The result is read-only (`Resources` is a ReadonlyMap).
    */
   projectSharesOf?(project: Project, cluster: string): ProjectShares;
 }
 
 /** Parsed resource lists: resource name → quantity. */
-export type Resources = Map<string, Quantity>;
+export type Resources = ReadonlyMap<string, Quantity>;
 
 export interface NamespaceShare {
   namespace: string;

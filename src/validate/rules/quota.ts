@@ -19,7 +19,7 @@ export interface BudgetScope {
 
 /**
  * A budget's entries by resource name, sorted once per budget: budgets are parsed once per Project
- * object and never modified (resources.ts), while every decision walks them in this order.
+ * object and read-only (`Resources`), while every decision walks them in this order.
  */
 const sortedBudgets = new WeakMap<Resources, ReadonlyArray<readonly [string, Quantity]>>();
 function byResource(budget: Resources): ReadonlyArray<readonly [string, Quantity]> {
