@@ -190,6 +190,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
   const managed = new ManagedObjects(options.kubeConfig, (kind) => api.listManaged(kind), { log, metrics });
   const synced = () => informers.synced && managed.synced;
+  metrics.projects.observe({ snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName });
   // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
   const reconciler = new Reconciler({ api, informers, managed, config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });

@@ -1,0 +1,136 @@
+/**
+ * Per-project budget metrics of the controller, computed at scrape time from the informer cache
+ * (docs/adr/0033-project-metrics-at-scrape-time.md): nothing is kept or recomputed between scrapes,
+ * no API call is made, and a deleted Project's series are gone from the next scrape. The numbers are
+ * `projectBudget` (src/validate/budget.ts), the same answer the Project status and `tenantgate plan`
+ * show; `projectSeries` maps it to samples (pure), `ProjectGauges` serves them through prom-client's
+ * `collect()` callbacks.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import { projectBudget } from '../validate/budget.js';
+import type { Quantity } from '../quantity/quantity.js';
+import type { Project, Snapshot } from '../validate/types.js';
+import { classifyNamespaces } from './cascade.js';
+
+/** The phases a Project reports (ProjectStatus.phase); each gets a 1/0 series. */
+export const PROJECT_PHASES = ['Active', 'Terminating', 'Degraded'] as const;
+
+export type Labels = Record<string, string>;
+export interface Sample {
+  labels: Labels;
+  value: number;
+}
+
+export interface ProjectSeries {
+  /** {project, tenant, cluster, resource}: only resources with a budget on this cluster. */
+  budget: Sample[];
+  /** {project, tenant, cluster, resource}: every budgeted or allocated resource. */
+  allocated: Sample[];
+  used: Sample[];
+  /** budget − allocated; negative when over budget; only resources with a budget. */
+  headroom: Sample[];
+  /** {project, tenant, cluster}: namespaces counted against the budget on this cluster. */
+  namespaces: Sample[];
+  /** {project, tenant, cluster, phase}: 1 for the phase the status reports, 0 for the others. */
+  phase: Sample[];
+  /** {project, tenant, cluster}: 1 while the Project is being deleted (its cascade runs). */
+  cascadeInProgress: Sample[];
+  /** {project, tenant, cluster}: namespaces the cascade still has to see gone (0 when not deleting). */
+  cascadeNamespacesRemaining: Sample[];
+  /** Projects whose budget could not be computed (their budget series are left out), with why. */
+  failed: Array<{ project: string; error: string }>;
+}
+
+/** A quantity as a Prometheus sample value (cores for cpu, bytes for memory, a count for pods). */
+export function quantityValue(q: Quantity): number {
+  return Number(q.toDecimalString());
+}
+
+/** Every series for every project in the snapshot, as the controller on cluster `cluster` ('' when unnamed) sees it. */
+export function projectSeries(snapshot: Snapshot, cluster: string): ProjectSeries {
+  const out: ProjectSeries = { budget: [], allocated: [], used: [], headroom: [], namespaces: [], phase: [], cascadeInProgress: [], cascadeNamespacesRemaining: [], failed: [] };
+  for (const project of snapshot.projects()) {
+    const name = project.metadata.name ?? '';
+    if (name === '') continue;
+    const base: Labels = { project: name, tenant: project.spec?.tenant ?? '', cluster };
+    const phase = project.status?.phase;
+    for (const p of PROJECT_PHASES) out.phase.push({ labels: { ...base, phase: p }, value: phase === p ? 1 : 0 });
+    const deleting = Boolean(project.metadata.deletionTimestamp);
+    out.cascadeInProgress.push({ labels: base, value: deleting ? 1 : 0 });
+    out.cascadeNamespacesRemaining.push({ labels: base, value: deleting ? remainingNamespaces(snapshot, project) : 0 });
+    try {
+      const b = projectBudget(snapshot, project, cluster);
+      out.namespaces.push({ labels: base, value: b.namespaces.length });
+      for (const r of b.resources) {
+        const labels = { ...base, resource: r.resource };
+        if (r.budget) out.budget.push({ labels, value: quantityValue(r.budget) });
+        out.allocated.push({ labels, value: quantityValue(r.allocated) });
+        out.used.push({ labels, value: quantityValue(r.used) });
+        if (r.headroom) out.headroom.push({ labels, value: quantityValue(r.headroom) });
+      }
+    } catch (err) {
+      out.failed.push({ project: name, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return out;
+}
+
+/** The namespaces the cascade deletes (owned: label and project-uid match) that the cache still shows. */
+function remainingNamespaces(snapshot: Snapshot, project: Project): number {
+  return classifyNamespaces(project, [...snapshot.namespacesOfProject(project.metadata.name ?? '')]).owned.length;
+}
+
+export interface ProjectMetricsSource {
+  /** The cache to read, or undefined while it has not synced (no series then). */
+  snapshot(): Snapshot | undefined;
+  cluster: string;
+}
+
+const PROJECT = ['project', 'tenant', 'cluster'] as const;
+const RESOURCE = ['project', 'tenant', 'cluster', 'resource'] as const;
+
+/** The gauges; each `collect()` refills its gauge from one `projectSeries` computed once per scrape. */
+export class ProjectGauges {
+  private source: ProjectMetricsSource | undefined;
+  private memo: ProjectSeries | undefined;
+
+  constructor(registry: Registry) {
+    const current = () => this.series();
+    const gauge = (name: string, help: string, labelNames: readonly string[], pick: (s: ProjectSeries) => Sample[]) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect() {
+          this.reset();
+          const series = current();
+          if (series) for (const s of pick(series)) this.set(s.labels, s.value);
+        },
+      });
+    gauge('tenantgate_project_budget', 'Budget of a project on this cluster per resource (cores, bytes, counts)', RESOURCE, (s) => s.budget);
+    gauge('tenantgate_project_allocated', "What a project's namespaces hold per resource, counted as the quota rules count it", RESOURCE, (s) => s.allocated);
+    gauge('tenantgate_project_used', "What a project's namespaces use per resource (their quotas' status.used)", RESOURCE, (s) => s.used);
+    gauge('tenantgate_project_headroom', 'Budget minus allocated per resource; negative when over budget', RESOURCE, (s) => s.headroom);
+    gauge('tenantgate_project_namespaces', "Namespaces counted against a project's budget on this cluster", PROJECT, (s) => s.namespaces);
+    gauge('tenantgate_project_phase', "1 for the phase a project's status reports (Active, Terminating, Degraded), else 0", [...PROJECT, 'phase'], (s) => s.phase);
+    gauge('tenantgate_project_cascade_in_progress', "1 while a project is being deleted and its namespaces' cascade runs", PROJECT, (s) => s.cascadeInProgress);
+    gauge('tenantgate_project_cascade_namespaces_remaining', 'Namespaces the cascade of a deleted project still waits for', PROJECT, (s) => s.cascadeNamespacesRemaining);
+    gauge('tenantgate_project_metrics_failed', 'Projects whose budget could not be computed at this scrape (their budget series are left out)', [], (s) => [{ labels: {}, value: s.failed.length }]);
+  }
+
+  /** Starts serving the series of `source` (before: none). */
+  observe(source: ProjectMetricsSource): void {
+    this.source = source;
+  }
+
+  /** One computation per scrape: the gauges' collect() calls of one scrape run in the same tick. */
+  private series(): ProjectSeries | undefined {
+    if (this.memo) return this.memo;
+    const snapshot = this.source?.snapshot();
+    if (!snapshot || !this.source) return undefined;
+    this.memo = projectSeries(snapshot, this.source.cluster);
+    setImmediate(() => (this.memo = undefined));
+    return this.memo;
+  }
+}
