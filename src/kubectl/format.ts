@@ -1,0 +1,104 @@
+/**
+ * Human output of `kubectl tenantgate`: aligned columns as kubectl prints them and text bars, fitted to
+ * the terminal's width; machine output (-o json|yaml) as stable documents. Pure.
+ */
+import { stringify } from 'yaml';
+import { Quantity } from '../quantity/quantity.js';
+import type { ProjectBudgetJson } from '../validate/budget.js';
+import type { ProjectRow } from './model.js';
+
+export const OUTPUTS = ['json', 'yaml'] as const;
+export type Output = (typeof OUTPUTS)[number];
+
+const FULL = '█';
+const EMPTY = '░';
+
+/** A bar of `width` cells for value/limit: ceil for any use above zero (a used cell is never hidden), full when over. */
+export function bar(value: string | undefined, limit: string | undefined, width: number): string {
+  const v = Quantity.tryParse(value ?? '0');
+  const l = Quantity.tryParse(limit ?? '');
+  if (!v || !l || l.sign() <= 0) return (v && v.sign() > 0 ? FULL : EMPTY).repeat(width);
+  if (v.cmp(l) >= 0) return FULL.repeat(width);
+  const ratio = v.asApproximateFloat64() / l.asApproximateFloat64();
+  const filled = v.sign() <= 0 ? 0 : Math.min(width - 1, Math.max(1, Math.round(ratio * width)));
+  return FULL.repeat(filled) + EMPTY.repeat(width - filled);
+}
+
+/** Columns padded to the widest cell, separated by three spaces as kubectl's printers do; no trailing blanks. */
+export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => [...(r[i] ?? '')].length)));
+  return all
+    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - [...cell].length))).join('   ').trimEnd())
+    .join('\n') + '\n';
+}
+
+export function machine(data: unknown, output: Output): string {
+  return output === 'json' ? JSON.stringify(data, null, 2) + '\n' : stringify(data);
+}
+
+export function projectsTable(rows: readonly ProjectRow[]): string {
+  if (rows.length === 0) return 'No projects: you own none (a Project lists its owners in spec.owners).\n';
+  return table(
+    ['NAME', 'TENANT', 'NAMESPACES', 'PHASE', 'BUDGET USE'],
+    rows.map((r) => [r.name, r.tenant, String(r.namespaces.length), r.phase || '-', r.budgetUse || '-']),
+  );
+}
+
+export interface NamespaceRow {
+  name: string;
+  project: string;
+  tenant: string;
+  phase: string;
+}
+
+export function namespacesTable(rows: readonly NamespaceRow[]): string {
+  if (rows.length === 0) return 'No namespaces in your projects.\n';
+  return table(['NAME', 'PROJECT', 'TENANT', 'STATUS'], rows.map((r) => [r.name, r.project, r.tenant, r.phase || '-']));
+}
+
+const ratio = (a: string, b: string | undefined) => `${a}/${b ?? '-'}`;
+
+/**
+ * `kubectl tenantgate headroom`: per resource allocated/budget as a bar, used and headroom; then per
+ * namespace and resource used/hard as a bar and the namespace's allocated share. At most `columns` wide.
+ */
+export function headroomText(b: ProjectBudgetJson, columns = 80): string {
+  const lines: string[] = [];
+  lines.push(`Project ${b.project}  tenant ${b.tenant}  cluster ${b.cluster || '(unnamed)'}`);
+  if (b.resources.length === 0) {
+    lines.push('', 'No budget and nothing allocated.');
+    return lines.join('\n') + '\n';
+  }
+  // Resource section: RESOURCE  BAR ALLOCATED/BUDGET  USED  HEADROOM
+  const resW = Math.max(8, ...b.resources.map((r) => r.resource.length));
+  const ratios = b.resources.map((r) => ratio(r.allocated, r.budget));
+  const ratioW = Math.max(...ratios.map((s) => s.length));
+  const usedW = Math.max(4, ...b.resources.map((r) => r.used.length));
+  const roomW = Math.max(8, ...b.resources.map((r) => (r.headroom ?? '-').length));
+  const fixed = resW + 3 + 1 + ratioW + 3 + usedW + 3 + roomW;
+  const barW = Math.max(5, Math.min(20, columns - fixed));
+  const rRows = b.resources.map((r, i) => [r.resource, `${bar(r.allocated, r.budget, barW)} ${ratios[i]!}`, r.used, r.headroom ?? '-']);
+  lines.push('', table(['RESOURCE', 'ALLOCATED/BUDGET', 'USED', 'HEADROOM'], rRows).trimEnd());
+  // Namespace section: NAMESPACE  RESOURCE  BAR USED/HARD  ALLOCATED
+  if (b.namespaces.length > 0) {
+    const nsRows: string[][] = [];
+    const nsNames = b.namespaces.map((n) => n.namespace + (n.defaulted ? '*' : ''));
+    const nsW = Math.max(9, ...nsNames.map((s) => s.length));
+    const entries = b.namespaces.map((n) => {
+      const names = [...new Set([...Object.keys(n.allocated), ...Object.keys(n.hard), ...Object.keys(n.used)])].sort();
+      return names.map((r) => ({ r, used: n.used[r] ?? '0', hard: n.hard[r], allocated: n.allocated[r] ?? '-' }));
+    });
+    const flat = entries.flat();
+    const nResW = Math.max(8, ...flat.map((e) => e.r.length));
+    const nRatioW = Math.max(...flat.map((e) => ratio(e.used, e.hard).length), 1);
+    const nFixed = nsW + 3 + nResW + 3 + 1 + nRatioW + 3 + Math.max(9, ...flat.map((e) => e.allocated.length));
+    const nBarW = Math.max(5, Math.min(20, columns - nFixed));
+    b.namespaces.forEach((_, i) => {
+      entries[i]!.forEach((e, j) => nsRows.push([j === 0 ? nsNames[i]! : '', e.r, `${bar(e.used, e.hard, nBarW)} ${ratio(e.used, e.hard)}`, e.allocated]));
+    });
+    lines.push('', table(['NAMESPACE', 'RESOURCE', 'USED/HARD', 'ALLOCATED'], nsRows).trimEnd());
+    if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* no quota covers some budgeted resource yet: counted with namespaceDefaults');
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,132 @@
+/**
+ * What the plugin shows, built from what it read: the caller's identity, the projects it owns, a
+ * project's budget. Two sources give the same shapes: the budget view API (view.tenantgate.io, served
+ * by the controller) and, where that API is not served, the objects themselves (Projects, namespaces,
+ * quotas) put through `projectBudget` — the one budget arithmetic (src/validate/budget.ts). Pure.
+ */
+import { projectBudget, projectBudgetJson, type ProjectBudgetJson } from '../validate/budget.js';
+import { Quantity } from '../quantity/quantity.js';
+import { budgetList } from '../validate/resources.js';
+import { MemorySnapshot } from '../validate/snapshot.js';
+import type { NamespaceObject, Project, ResourceQuotaObject, Subject } from '../validate/types.js';
+
+export type { ProjectBudgetJson } from '../validate/budget.js';
+
+export const VIEW_GROUP = 'view.tenantgate.io';
+export const VIEW_VERSION = 'v1alpha1';
+export const VIEW_API_PATH = `/apis/${VIEW_GROUP}/${VIEW_VERSION}`;
+
+export interface Identity {
+  username: string;
+  groups: string[];
+}
+
+/** `kubectl auth whoami -o json` (a SelfSubjectReview) → the identity the apiserver sees, impersonation included. */
+export function identityFromReview(review: unknown): Identity {
+  const info = (review as { status?: { userInfo?: { username?: unknown; groups?: unknown } } } | null)?.status?.userInfo;
+  if (!info || typeof info.username !== 'string') throw new Error(`SelfSubjectReview: status.userInfo.username is ${JSON.stringify(info?.username)}, expected the caller's user name (a string)`);
+  const groups = Array.isArray(info.groups) ? info.groups.filter((g): g is string => typeof g === 'string') : [];
+  return { username: info.username, groups };
+}
+
+/** Whether `who` is one of the project's owners: its user, one of its groups, or its ServiceAccount. */
+export function ownsProject(project: Project, who: Identity): boolean {
+  return (project.spec.owners ?? []).some((o) => {
+    if (o.kind === 'User') return o.name === who.username;
+    if (o.kind === 'Group') return who.groups.includes(o.name);
+    return who.username === `system:serviceaccount:${o.namespace ?? ''}:${o.name}`;
+  });
+}
+
+/** One line of `kubectl tenantgate projects` (and its -o json item). */
+export interface ProjectRow {
+  name: string;
+  tenant: string;
+  owners: Subject[];
+  namespaces: string[];
+  phase: string;
+  budgetUse: string;
+}
+
+/** From a Project and the namespaces labelled for it (the direct path). */
+export function projectRow(project: Project, namespaces: readonly NamespaceObject[]): ProjectRow {
+  const name = project.metadata.name ?? '';
+  return {
+    name,
+    tenant: project.spec.tenant,
+    owners: project.spec.owners ?? [],
+    namespaces: namespaces.filter((n) => n.metadata.labels?.['tenantgate.io/project'] === name).map((n) => n.metadata.name ?? '').sort(),
+    phase: project.status?.phase ?? '',
+    budgetUse: project.status?.budgetUse ?? '',
+  };
+}
+
+/** From an OwnedProject of the view API. */
+export function projectRowFromView(item: unknown): ProjectRow {
+  const o = item as { metadata?: { name?: unknown }; tenant?: unknown; owners?: unknown; namespaces?: unknown; phase?: unknown; budgetUse?: unknown };
+  const name = o?.metadata?.name;
+  if (typeof name !== 'string') throw new Error(`OwnedProject: metadata.name is ${JSON.stringify(name)}, expected a string`);
+  return {
+    name,
+    tenant: typeof o.tenant === 'string' ? o.tenant : '',
+    owners: Array.isArray(o.owners) ? (o.owners as Subject[]) : [],
+    namespaces: Array.isArray(o.namespaces) ? (o.namespaces as unknown[]).filter((n): n is string => typeof n === 'string').sort() : [],
+    phase: typeof o.phase === 'string' ? o.phase : '',
+    budgetUse: typeof o.budgetUse === 'string' ? o.budgetUse : '',
+  };
+}
+
+/** The budget from the objects (the fallback path): the same function the controller's status and the view use. */
+export function budgetFromObjects(project: Project, namespaces: readonly NamespaceObject[], quotas: readonly ResourceQuotaObject[], cluster: string): ProjectBudgetJson {
+  const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [...namespaces], quotas: [...quotas] });
+  return projectBudgetJson(projectBudget(snapshot, project, cluster));
+}
+
+/** A Budget object of the view API → the same JSON `budgetFromObjects` gives. */
+export function budgetFromView(budget: unknown): ProjectBudgetJson {
+  const b = budget as Partial<ProjectBudgetJson> & { metadata?: { name?: string; namespace?: string } };
+  const where = `Budget ${b?.metadata?.namespace ?? '?'}/${b?.metadata?.name ?? '?'}`;
+  if (typeof b?.project !== 'string') throw new Error(`${where}: project is ${JSON.stringify(b?.project)}, expected the project's name`);
+  if (!Array.isArray(b.resources)) throw new Error(`${where}: resources is ${JSON.stringify(b.resources)}, expected a list of {resource, budget?, allocated, used, headroom?}`);
+  if (!Array.isArray(b.namespaces)) throw new Error(`${where}: namespaces is ${JSON.stringify(b.namespaces)}, expected a list of {namespace, allocated, used, hard, defaulted}`);
+  return {
+    project: b.project,
+    tenant: b.tenant ?? '',
+    cluster: b.cluster ?? '',
+    resources: b.resources.map((r) => ({
+      resource: r.resource,
+      ...(r.budget !== undefined ? { budget: r.budget } : {}),
+      allocated: r.allocated,
+      used: r.used,
+      ...(r.headroom !== undefined ? { headroom: r.headroom } : {}),
+    })),
+    namespaces: [...b.namespaces]
+      .map((n) => ({ namespace: n.namespace, allocated: n.allocated ?? {}, used: n.used ?? {}, hard: n.hard ?? {}, defaulted: n.defaulted === true }))
+      .sort((x, y) => (x.namespace < y.namespace ? -1 : x.namespace > y.namespace ? 1 : 0)),
+  };
+}
+
+/**
+ * The cluster the controller counted the project for, from its status (allocated + headroom = the
+ * budget it used): the direct path cannot read tenantgate.yaml's clusterName (tenants may not read the
+ * config). The one `spec.clusters` key whose budget matches and differs from `spec.quota`; '' otherwise.
+ */
+export function clusterFromStatus(project: Project): string {
+  const allocated = project.status?.allocated ?? {};
+  const headroom = project.status?.headroom ?? {};
+  if (!project.spec.clusters || Object.keys(headroom).length === 0) return '';
+  const seen: Record<string, Quantity> = {};
+  for (const [r, h] of Object.entries(headroom)) {
+    const room = Quantity.tryParse(h);
+    if (!room) return '';
+    const used = Quantity.tryParse(allocated[r] ?? '0');
+    seen[r] = used ? room.add(used) : room;
+  }
+  const matches = (list: Record<string, string | number>) => {
+    const keys = Object.keys(list);
+    return keys.length === Object.keys(seen).length && keys.every((r) => seen[r] !== undefined && Quantity.tryParse(list[r])?.cmp(seen[r]!) === 0);
+  };
+  if (matches(budgetList(project, ''))) return '';
+  const found = Object.keys(project.spec.clusters).filter((c) => project.spec.clusters?.[c]?.quota?.hard && matches(budgetList(project, c)));
+  return found.length === 1 ? found[0]! : '';
+}

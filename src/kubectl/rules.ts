@@ -1,0 +1,37 @@
+/**
+ * What `kubectl tenantgate why` says about each rule id a denial carries: the rule's title (as the
+ * heading in docs/rules.md says it; test/unit/kubectl-plugin-why.test.ts keeps them equal) and what a
+ * tenant can change. Pure data.
+ */
+import type { RuleId } from '../validate/types.js';
+
+export interface RuleHelp {
+  readonly title: string;
+  /** What the person who got the denial can do about it. */
+  readonly change: string;
+}
+
+export const RULE_HELP: Readonly<Record<RuleId, RuleHelp>> = {
+  S1: { title: 'the Project matches its schema', change: 'fix the field the message names (Projects are the platform team\'s, in git)' },
+  N1: { title: 'a Project name is a DNS-1123 label of at most 40 characters', change: 'rename the Project (lowercase letters, digits and "-", at most 40 characters)' },
+  N2: { title: 'a project namespace is `<project>-<suffix>` and not reserved', change: 'name the namespace <project>-<suffix> (see `kubectl tenantgate projects`), not default, kube-*, openshift-* or tenantgate-*' },
+  N3: { title: 'a namespace belongs to one project only', change: 'pick a namespace name no other project declares or holds' },
+  N4: { title: 'project prefixes do not overlap', change: 'rename one of the two projects so neither prefix starts the other' },
+  T1: { title: '`spec.tenant` never changes', change: 'create a new Project for the other tenant instead of changing spec.tenant' },
+  T2: { title: "a project namespace carries its project's labels", change: 'set tenantgate.io/project and tenantgate.io/tenant to the project and its tenant (`kubectl tenantgate create namespace` does)' },
+  T3: { title: 'those two labels are immutable for non-privileged subjects', change: 'leave tenantgate.io/project and tenantgate.io/tenant as they are; the platform team moves namespaces between projects' },
+  T4: { title: "only a project's owners manage its namespaces and quotas", change: 'act in a project you own (`kubectl tenantgate projects`), or ask an owner of that project' },
+  T5: { title: 'only privileged subjects change Projects', change: 'propose the Project change in git (a budget is raised there, by the platform team)' },
+  T6: { title: 'outside projects, non-privileged subjects change nothing', change: 'work in a namespace of a project you own; create one with `kubectl tenantgate create namespace NAME --project P`' },
+  T7: { title: 'protected namespace metadata', change: 'leave the protected labels, annotations, finalizers and owner references alone, or ask the platform team' },
+  T8: { title: "status and finalize subresources are for Kubernetes' controllers", change: 'do not write status or finalize: Kubernetes\' controllers do' },
+  Q1: { title: "the namespaces' quotas fit the budget", change: 'ask for no more than fits (lower spec.hard, or free room in another namespace of the project), or ask the platform team to raise the budget in git' },
+  Q2: { title: 'every namespace is covered for every budgeted resource', change: 'keep an unscoped ResourceQuota with every resource the project budgets in the namespace' },
+  Q3: { title: 'tenants cannot delete the quota that provides coverage', change: 'replace the quota (kubectl apply / edit) instead of deleting it' },
+  Q4: { title: 'a warning when headroom runs low', change: 'nothing is refused; plan with the headroom left (`kubectl tenantgate headroom`)' },
+  Q5: { title: 'concurrent admissions never overspend', change: 'retry the request: other changes of the project were being decided at the same moment' },
+};
+
+export function isRuleId(id: string): id is RuleId {
+  return Object.hasOwn(RULE_HELP, id);
+}
