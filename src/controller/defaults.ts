@@ -4,7 +4,7 @@
  * engine's allocation functions, so the controller and the webhook agree on what fits.
  */
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js'; // render's name too: an Argo CD sync of the declared quota takes ours over
-import type { Quantity } from '../validate/quantity.js';
+import type { Quantity } from '../quantity/quantity.js';
 import {
   budgetOf,
   clusterShares,

@@ -3,7 +3,7 @@
  * from the cascade's report). Pure: no I/O, no clock (the caller passes `now`). The reconciler
  * writes the result only when `statusEquals` says it differs from what the Project has.
  */
-import { Quantity } from '../validate/quantity.js';
+import { Quantity } from '../quantity/quantity.js';
 import {
   budgetOf,
   clusterShares,

@@ -5,7 +5,7 @@
  * headroom left; and per namespace its share. Pure: the Project status, `tenantgate plan`, the
  * budget view, `kubectl tenantgate headroom` and the controller's metrics all read this one answer.
  */
-import { Quantity } from './quantity.js';
+import { Quantity } from '../quantity/quantity.js';
 import {
   budgetOf,
   clusterShares,

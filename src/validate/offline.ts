@@ -3,7 +3,7 @@
  * cluster placement. Used by `tenantgate validate` and `tenantgate render`.
  */
 import type { TenantgateConfig } from '../config/config.js';
-import type { Quantity } from './quantity.js';
+import type { Quantity } from '../quantity/quantity.js';
 import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';

@@ -1,5 +1,5 @@
 /** Resource lists, budgets and allocations: exact quantity arithmetic over the domain types. */
-import { Quantity } from './quantity.js';
+import { Quantity } from '../quantity/quantity.js';
 import type { FieldPath, NamespaceObject, NamespaceShare, Project, ProjectShares, ResourceList, ResourceQuotaObject, Resources, Snapshot, Violation } from './types.js';
 export type { NamespaceShare, ProjectShares, Resources } from './types.js';
 

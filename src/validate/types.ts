@@ -1,5 +1,5 @@
 /** Domain types shared by every entry point. Plain data, no I/O. */
-import type { Quantity } from './quantity.js';
+import type { Quantity } from '../quantity/quantity.js';
 import type { PodSecurityLevels } from './pod-security.js';
 
 export const API_GROUP = 'tenantgate.io';

@@ -7,7 +7,7 @@ import * as k8s from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
-import { Quantity } from '../../src/validate/quantity.js';
+import { Quantity } from '../../src/quantity/quantity.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { applyOwnerBindings, installBase } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';

@@ -11,7 +11,7 @@ import { generateWebhookCerts } from '../../src/certs/files.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
-import { Quantity } from '../../src/validate/quantity.js';
+import { Quantity } from '../../src/quantity/quantity.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';

@@ -1,5 +1,5 @@
 /**
- * Conformance of src/validate/quantity.ts with apimachinery's own test tables, copied in
+ * Conformance of src/quantity/ with apimachinery's own test tables, copied in
  * test/conformance/k8s-vectors (see SOURCES.md there). Every row of every section runs.
  *
  * Version: our control plane pins Kubernetes v1.35.4, so this module implements the behaviour of that
@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Quantity, QuantityError, type QuantityFormat } from '../../src/validate/quantity.js';
+import { Quantity, QuantityError, type QuantityFormat } from '../../src/quantity/quantity.js';
 
 const VECTORS = new URL('../conformance/k8s-vectors/', import.meta.url);
 const load = (name: string): any => JSON.parse(readFileSync(new URL(name, VECTORS), 'utf8'));

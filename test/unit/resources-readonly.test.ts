@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseResources } from '../../src/validate/resources.js';
-import { Quantity } from '../../src/validate/quantity.js';
+import { Quantity } from '../../src/quantity/quantity.js';
 import type { ResourceList } from '../../src/validate/types.js';
 
 describe('Resources', () => {

@@ -2,7 +2,8 @@
  * Q1 (budgets and maxNamespaces), Q2 (coverage), Q3 (the only covering quota), Q4 (headroom warnings).
  * Pure functions over shares computed in resources.ts.
  */
-import { Quantity, signOfSum } from '../quantity.js';
+import { Quantity } from '../../quantity/quantity.js';
+import { signOfSum } from '../../quantity/sign-of-sum.js';
 import { namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
