@@ -98,7 +98,7 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
       entries[i]!.forEach((e, j) => nsRows.push([j === 0 ? nsNames[i]! : '', e.r, `${bar(e.used, e.hard, nBarW)} ${ratio(e.used, e.hard)}`, e.allocated]));
     });
     lines.push('', table(['NAMESPACE', 'RESOURCE', 'USED/HARD', 'ALLOCATED'], nsRows).trimEnd());
-    if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* no quota covers some budgeted resource yet: counted with namespaceDefaults');
+    if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* not yet covered by a quota: counted with namespaceDefaults');
   }
   return lines.join('\n') + '\n';
 }
