@@ -11,7 +11,8 @@ export interface RuleHelp {
   readonly change: string;
 }
 
-export const RULE_HELP: Readonly<Record<RuleId, RuleHelp>> = {
+/** Every documented rule has an entry (the test checks); a rule id newer than this table gets GENERIC_HELP. */
+export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   S1: { title: 'the Project matches its schema', change: 'fix the field the message names (Projects are the platform team\'s, in git)' },
   N1: { title: 'a Project name is a DNS-1123 label of at most 40 characters', change: 'rename the Project (lowercase letters, digits and "-", at most 40 characters)' },
   N2: { title: 'a project namespace is `<project>-<suffix>` and not reserved', change: 'name the namespace <project>-<suffix> (see `kubectl tenantgate projects`), not default, kube-*, openshift-* or tenantgate-*' },
@@ -32,6 +33,13 @@ export const RULE_HELP: Readonly<Record<RuleId, RuleHelp>> = {
   Q5: { title: 'concurrent admissions never overspend', change: 'retry the request: other changes of the project were being decided at the same moment' },
 };
 
+export const GENERIC_HELP: RuleHelp = { title: 'see docs/rules.md', change: 'read the rule in docs/rules.md; the message says what was refused' };
+
+/** A rule id as tenantgate writes them: a family letter (S, N, T, Q) and a digit. */
 export function isRuleId(id: string): id is RuleId {
-  return Object.hasOwn(RULE_HELP, id);
+  return /^[SNTQ][0-9]$/.test(id);
+}
+
+export function helpFor(id: RuleId): RuleHelp {
+  return RULE_HELP[id] ?? GENERIC_HELP;
 }

@@ -3,7 +3,7 @@
  * (every tenantgate denial line starts with its rule id, docs/rules.md), what fits and what to change. Pure.
  */
 import type { RuleId } from '../validate/types.js';
-import { RULE_HELP, isRuleId } from './rules.js';
+import { helpFor, isRuleId } from './rules.js';
 
 export interface Finding {
   rule: RuleId;
@@ -34,7 +34,8 @@ export function findings(text: string): Finding[] {
     const rule = m[1] as RuleId;
     const end = i + 1 < marks.length ? marks[i + 1]!.index : text.length;
     const message = text.slice(m.index + m[0].length, end).trim();
-    out.push({ rule, title: RULE_HELP[rule].title, message, ...fitsOf(rule, message), change: RULE_HELP[rule].change });
+    const help = helpFor(rule);
+    out.push({ rule, title: help.title, message, ...fitsOf(rule, message), change: help.change });
   });
   return out;
 }
