@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image manifests helm crane debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
+.PHONY: image manifests helm crane promtool debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -55,6 +55,10 @@ manifests: deps
 helm:
 	hack/build-go-tool.sh helm
 
+# Prometheus' promtool checks and unit-tests the chart's PrometheusRules (test/e2e/prometheus-rules.test.ts, ADR 0033).
+promtool:
+	hack/build-go-tool.sh promtool
+
 # go-containerregistry's crane assembles the image (make image, the image e2e test).
 crane:
 	hack/build-go-tool.sh crane
@@ -68,13 +72,13 @@ config: deps
 lint: deps
 	npm run --silent lint
 
-test: build lint control-plane kustomize helm crane argocd debian-deps
+test: build lint control-plane kustomize helm crane promtool argocd debian-deps
 	npx vitest run
 
 test-unit: build debian-deps
 	npx vitest run --project unit
 
-test-integration: build control-plane kustomize helm crane argocd debian-deps
+test-integration: build control-plane kustomize helm crane promtool argocd debian-deps
 	npx vitest run --project integration
 
 bench: build control-plane

@@ -5,16 +5,19 @@
 # part of make test or CI: only `npm run bench -- peers` builds them, several minutes each).
 #   hack/build-go-tool.sh crane        (github.com/google/go-containerregistry/cmd/crane)
 #   hack/build-go-tool.sh helm         (helm.sh/helm/v4/cmd/helm)
+#   hack/build-go-tool.sh promtool     (github.com/prometheus/prometheus/cmd/promtool, ADR 0033)
 #   hack/build-go-tool.sh kyverno      (github.com/kyverno/kyverno/cmd/kyverno)
 #   hack/build-go-tool.sh gatekeeper   (github.com/open-policy-agent/gatekeeper/v3, module root)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-tool=${1:?usage: build-go-tool.sh crane|helm|kyverno|gatekeeper}
+tool=${1:?usage: build-go-tool.sh crane|helm|promtool|kyverno|gatekeeper}
 dir=hack
 case "$tool" in
   crane)      module=github.com/google/go-containerregistry; pkg=$module/cmd/crane; ldflags="" ;;
   helm)       module=helm.sh/helm/v4; pkg=$module/cmd/helm
               ldflags="-X helm.sh/helm/v4/internal/version.version=VERSION" ;;
+  promtool)   module=github.com/prometheus/prometheus; pkg=$module/cmd/promtool
+              ldflags="-X github.com/prometheus/common/version.Version=VERSION" ;;
   kyverno)    module=github.com/kyverno/kyverno; pkg=$module/cmd/kyverno; dir=bench/peers
               ldflags="-X github.com/kyverno/kyverno/pkg/version.BuildVersion=VERSION" ;;
   gatekeeper) module=github.com/open-policy-agent/gatekeeper/v3; pkg=$module; dir=bench/peers; ldflags="" ;;
