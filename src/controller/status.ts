@@ -24,6 +24,7 @@ import {
   type ProjectStatus,
   type Snapshot,
 } from '../validate/types.js';
+import { canonicalJson } from '../canonical-json.js';
 import { headroomOf, usedOf } from '../validate/budget.js';
 import { cmpStr, declaredHere, effectiveOf, expectedQuota, planDefaultQuotas } from './defaults.js';
 
@@ -246,14 +247,6 @@ function normalize(s: ProjectStatus | undefined): unknown {
   return copy;
 }
 
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([x], [y]) => cmpStr(x, y)));
-    }
-    return v;
-  });
-}
 
 function cond(type: string, status: ProjectCondition['status'], reason: string, message: string): ProjectCondition {
   return { type, status, reason, message: message.length > 8000 ? `${message.slice(0, 7990)}…` : message };

@@ -5,6 +5,7 @@
  * ones. Both use these functions, so Argo CD and the controller never disagree about their content.
  * Pure.
  */
+import { canonicalJson, sortedKeys } from '../canonical-json.js';
 import { parseResources } from '../validate/resources.js';
 import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type LimitRangeDefaults, type Project, type ResourceList } from '../validate/types.js';
 
@@ -47,18 +48,12 @@ function managedMetadata(project: Project, name: string, namespace: string): Man
   return { name, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } };
 }
 
-function sortedList(list: ResourceList): ResourceList {
-  const out: ResourceList = {};
-  for (const key of Object.keys(list).sort()) out[key] = list[key]!;
-  return out;
-}
-
 /** The LimitRange the namespace must have, or undefined when the Project declares none. */
 export function limitRangeFor(project: Project, namespace: string): LimitRangeObject | undefined {
   const limits = project.spec.namespaceDefaults?.limitRange;
   if (!limits || !LIMIT_KEYS.some((k) => limits[k] && Object.keys(limits[k]!).length > 0)) return undefined;
   const item: LimitRangeItem = { type: 'Container' };
-  for (const key of LIMIT_KEYS) if (limits[key]) item[key] = sortedList(limits[key]!);
+  for (const key of LIMIT_KEYS) if (limits[key]) item[key] = sortedKeys(limits[key]!);
   return { apiVersion: 'v1', kind: 'LimitRange', metadata: managedMetadata(project, LIMITRANGE_NAME, namespace), spec: { limits: [item] } };
 }
 
@@ -126,16 +121,6 @@ export function limitRangeMatches(actual: { metadata?: { labels?: Record<string,
 
 /** Whether a stored NetworkPolicy is exactly the isolation policy (any added rule or port is a change), with our labels. */
 export function isolationPolicyMatches(actual: { metadata?: { labels?: Record<string, string> }; spec?: unknown }, desired: NetworkPolicyObject): boolean {
-  return hasLabels(actual, desired) && canonical(actual.spec) === canonical(desired.spec);
+  return hasLabels(actual, desired) && canonicalJson(actual.spec) === canonicalJson(desired.spec);
 }
 
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const sorted: Record<string, unknown> = {};
-      for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-      return sorted;
-    }
-    return v;
-  });
-}

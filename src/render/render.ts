@@ -1,4 +1,5 @@
 /** Project declarations → the objects Argo CD applies. Pure and deterministic. */
+import { sortedKeys } from '../canonical-json.js';
 import { type TenantgateConfig } from '../config/config.js';
 import { namespacesOn } from '../validate/offline.js';
 import { ownerBinding } from './owner-binding.js';
@@ -77,7 +78,7 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace): KubeOb
   const inNs = { namespace: ns.name };
   const hard: ResourceList | undefined = ns.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
   if (hard && Object.keys(hard).length > 0) {
-    out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(DEFAULT_QUOTA_NAME, '0', labels, inNs), spec: { hard: sortedList(hard) } });
+    out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(DEFAULT_QUOTA_NAME, '0', labels, inNs), spec: { hard: sortedKeys(hard) } });
   }
   const limitRange = limitRangeFor(project, ns.name);
   if (limitRange) out.push(withWave(limitRange));
@@ -97,8 +98,3 @@ function withWave(object: { apiVersion: string; kind: string; metadata: { name: 
   return { ...object, metadata: meta(name, '0', labels, { namespace }) } as KubeObject;
 }
 
-function sortedList(list: ResourceList): ResourceList {
-  const out: ResourceList = {};
-  for (const key of Object.keys(list).sort()) out[key] = list[key]!;
-  return out;
-}
