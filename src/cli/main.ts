@@ -100,6 +100,35 @@ export function program(): Command {
       process.exitCode = await runCerts(o);
     });
 
+  root
+    .command('snapshot')
+    .description("read one cluster's Projects, project namespaces and their ResourceQuotas (read-only) into a file for `plan --snapshot`")
+    .requiredOption('--context <context>', 'kubeconfig context of the cluster')
+    .option('--kubeconfig <file>', 'else KUBECONFIG or ~/.kube/config')
+    .option('--cluster <name>', "the cluster's name in spec.clusters (default: the context's name)")
+    .option('-o, --output <file>', 'write here (default: stdout)')
+    .addOption(new Option('--format <format>', 'file format (default: json for a .json file, else yaml)').choices(['yaml', 'json']).default('yaml'))
+    .action(async (o: { context: string; kubeconfig?: string; cluster?: string; output?: string; format: 'yaml' | 'json' }) => {
+      const { runSnapshot } = await import('./snapshot.js');
+      process.exitCode = await runSnapshot(o);
+    });
+
+  root
+    .command('plan')
+    .description('what a change does to every budget on every cluster before it merges; exit 1 when a sync would be refused (docs/plan.md)')
+    .argument('[dir]', 'the Project files (the working tree)', '.')
+    .option('--base <ref>', 'compare with DIR at this git revision (default: the live Projects)')
+    .option('--cluster <name=context>', 'live state of cluster NAME from a kubeconfig context (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--snapshot <file>', 'live state from a `tenantgate snapshot` file (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
+    .option('--kubeconfig <file>', 'for --cluster (else KUBECONFIG or ~/.kube/config)')
+    .option('--config <file>', 'tenantgate.yaml (default: DIR/tenantgate.yaml, else the built-in defaults)')
+    .option('--all', 'every project of DIR, changed or not')
+    .addOption(new Option('--output <format>', 'a terminal table, Markdown for a pull-request comment, or JSON').choices(['table', 'markdown', 'json']).default('table'))
+    .action(async (dir: string, o: { base?: string; cluster: string[]; snapshot: string[]; kubeconfig?: string; config?: string; all?: boolean; output: 'table' | 'markdown' | 'json' }) => {
+      const { runPlan } = await import('./plan.js');
+      process.exitCode = await runPlan(dir, o);
+    });
+
   return root;
 }
 

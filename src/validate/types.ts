@@ -19,7 +19,7 @@ export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
 export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'
   | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8'
-  | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5'
+  | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5' | 'Q6' | 'Q7'
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */

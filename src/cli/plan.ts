@@ -1,0 +1,119 @@
+/**
+ * `tenantgate plan [DIR] --base REF (--cluster NAME=CONTEXT | --snapshot FILE)…`: the I/O of the plan
+ * (git, the clusters or snapshot files); the planning is src/plan/.
+ */
+import { execa } from 'execa';
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ConfigError, DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../config/config.js';
+import { formatPlan, type PlanFormat } from '../plan/format.js';
+import { planChange, planFails } from '../plan/plan.js';
+import { liveStateOf, parseSnapshot, SnapshotFileError } from '../plan/snapshot-file.js';
+import type { LiveState } from '../plan/types.js';
+import { isProjectObject, parseSource, type SourceDocument } from '../validate/source.js';
+import type { Project } from '../validate/types.js';
+import { cannotRead, kubeConfigFor, readSnapshot, UsageError } from './snapshot.js';
+import { readSources } from './sources.js';
+import { checkDocuments, formatFinding } from './validate.js';
+
+export interface PlanCliOptions {
+  base?: string;
+  cluster: string[];
+  snapshot: string[];
+  kubeconfig?: string;
+  config?: string;
+  output: PlanFormat;
+  all?: boolean;
+}
+
+/** `--cluster NAME=CONTEXT` (NAME may be empty: the unnamed cluster). */
+export function parseClusterFlag(raw: string): { name: string; context: string } {
+  const at = raw.indexOf('=');
+  const name = at < 0 ? '' : raw.slice(0, at);
+  const context = at < 0 ? '' : raw.slice(at + 1);
+  if (at < 0 || context === '' || !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/.test(name)) {
+    throw new UsageError(`--cluster ${JSON.stringify(raw)} is not allowed: NAME=CONTEXT, NAME the cluster's name in spec.clusters (a DNS label, or empty) and CONTEXT a kubeconfig context, e.g. --cluster prod-eu=admin@prod-eu`);
+  }
+  return { name, context };
+}
+
+/** The Project files of DIR at a git revision (files deleted since included). */
+async function baseProjects(dir: string, ref: string): Promise<Project[]> {
+  const verified = await execa('git', ['-C', dir, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { reject: false });
+  if (verified.exitCode !== 0) throw new UsageError(`--base ${JSON.stringify(ref)}: not a commit of the git repository at ${dir}`);
+  const listed = await execa('git', ['-C', dir, 'ls-tree', '-r', '--name-only', ref, '--', '.'], { reject: false });
+  if (listed.exitCode !== 0) throw new UsageError(`--base ${JSON.stringify(ref)}: cannot list ${dir} at that revision: ${String(listed.stderr).trim()}`);
+  const out: Project[] = [];
+  for (const file of String(listed.stdout).split('\n').filter((f) => /\.ya?ml$/i.test(f) && !/(^|\/)(tenantgate\.ya?ml|kustomization\.ya?ml)$/.test(f))) {
+    const shown = await execa('git', ['-C', dir, 'show', `${ref}:./${file}`], { reject: false });
+    if (shown.exitCode !== 0) continue;
+    for (const doc of parseSource(file, String(shown.stdout)).documents) if (isProjectObject(doc.object)) out.push(doc.object);
+  }
+  return out;
+}
+
+async function loadPlanConfig(root: string, file?: string): Promise<TenantgateConfig> {
+  const path = file ?? join(root, 'tenantgate.yaml');
+  if (!file && !existsSync(path)) return DEFAULT_CONFIG;
+  return parseConfig(await readFile(path, 'utf8'), path);
+}
+
+async function liveStates(o: PlanCliOptions): Promise<LiveState[]> {
+  const out: LiveState[] = [];
+  for (const flag of o.cluster) {
+    const { name, context } = parseClusterFlag(flag);
+    const kc = kubeConfigFor(context, o.kubeconfig);
+    const doc = await readSnapshot(kc, name).catch((err: unknown) => {
+      throw cannotRead(`cluster ${name} (context ${context})`, err);
+    });
+    out.push(liveStateOf(doc, `context ${context}`));
+  }
+  for (const file of o.snapshot) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--snapshot ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    }
+    try {
+      out.push(liveStateOf(parseSnapshot(text, file), `snapshot ${file}`));
+    } catch (err) {
+      if (err instanceof SnapshotFileError) throw new UsageError(`--snapshot ${err.message}`);
+      throw err;
+    }
+  }
+  const seen = new Map<string, string>();
+  for (const l of out) {
+    const from = l.source ?? '';
+    if (seen.has(l.cluster)) throw new UsageError(`cluster ${JSON.stringify(l.cluster)} is given twice (${seen.get(l.cluster)} and ${from}); each cluster once, by --cluster or --snapshot`);
+    seen.set(l.cluster, from);
+  }
+  return out;
+}
+
+export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
+  try {
+    if (o.cluster.length === 0 && o.snapshot.length === 0) throw new UsageError('no live state: give --cluster NAME=CONTEXT or --snapshot FILE (repeatable) for every cluster to plan for');
+    const root = resolve(dir);
+    if (!existsSync(root) || !(await stat(root)).isDirectory()) throw new UsageError(`DIR ${JSON.stringify(dir)}: not a directory`);
+    for (const f of o.cluster) parseClusterFlag(f);
+    const config = await loadPlanConfig(root, o.config);
+    const base = o.base ? await baseProjects(root, o.base) : undefined;
+    const sources = await readSources([root], root);
+    const checked = checkDocuments(sources.documents, sources.problems, config, base ?? []);
+    if (checked.findings.length > 0) {
+      // Render refuses such a tree: the sync fails before any object reaches a cluster.
+      process.stderr.write(`tenantgate plan: the declarations in ${dir} do not validate; render (and so every sync) would fail:\n`);
+      for (const f of checked.findings) process.stderr.write(formatFinding(f) + '\n');
+      return 1;
+    }
+    const live = await liveStates(o);
+    const plan = planChange({ config, after: checked.projects.map((p: { source: SourceDocument; project: Project }) => p.project), live, ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
+    process.stdout.write(formatPlan(plan, o.output));
+    return planFails(plan) ? 1 : 0;
+  } catch (err) {
+    process.stderr.write(`tenantgate plan: ${(err as Error).message}\n`);
+    return err instanceof UsageError || err instanceof ConfigError ? 2 : 3;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * `tenantgate snapshot --context C`: one cluster's Projects, project namespaces and their
+ * ResourceQuotas (with status.used), read-only, into a file `tenantgate plan --snapshot` reads offline.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { writeFile } from 'node:fs/promises';
+import { stringify } from 'yaml';
+import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { ClusterLists, listInPages } from '../kube/lists.js';
+import { snapshotOf, type SnapshotDocument } from '../plan/snapshot-file.js';
+import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
+
+/** A usage error: the message names the flag and the value (exit status 2). */
+export class UsageError extends Error {}
+
+/** The kubeconfig with `context` selected; an unknown context is a usage error listing the known ones. */
+export function kubeConfigFor(context: string, file?: string): k8s.KubeConfig {
+  const kc = loadKubeConfig(file);
+  if (!kc.getContextObject(context)) {
+    const known = kc.getContexts().map((c) => c.name);
+    throw new UsageError(`--context ${JSON.stringify(context)}: no such context in ${file ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}; known: ${known.length ? known.join(', ') : 'none'}`);
+  }
+  kc.setCurrentContext(context);
+  return kc;
+}
+
+/** Quota lists of this many namespaces run at once. */
+const CONCURRENCY = 8;
+
+/** Reads the cluster: Projects, namespaces labelled tenantgate.io/project, the ResourceQuotas in those namespaces only. */
+export async function readSnapshot(kc: k8s.KubeConfig, cluster: string, now: () => Date = () => new Date()): Promise<SnapshotDocument> {
+  const lists = new ClusterLists(kc);
+  const takenAt = now().toISOString();
+  const projects = (await lists.listProjects()).items as unknown as Project[];
+  const namespaces = (await lists.listNamespaces(LABEL_PROJECT)).items as unknown as NamespaceObject[];
+  const quotas: ResourceQuotaObject[] = [];
+  const queue = namespaces.map((n) => n.metadata.name ?? '');
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
+      for (let ns = queue.shift(); ns !== undefined; ns = queue.shift()) {
+        const namespace = ns;
+        const list = await listInPages('v1', 'ResourceQuotaList', (page) => lists.core.listNamespacedResourceQuota({ namespace, ...page }));
+        quotas.push(...(list.items as unknown as ResourceQuotaObject[]));
+      }
+    }),
+  );
+  return snapshotOf(cluster, takenAt, { projects, namespaces, quotas });
+}
+
+export function cannotRead(what: string, err: unknown): Error {
+  const e = err as { code?: number; body?: unknown; message?: string };
+  const detail = e.code ? `HTTP ${e.code}${typeof e.body === 'string' ? `: ${e.body.slice(0, 300)}` : ''}` : (e.message ?? String(err));
+  return new Error(`cannot read ${what}: ${detail}`);
+}
+
+export async function runSnapshot(o: { context: string; kubeconfig?: string; cluster?: string; output?: string; format: 'yaml' | 'json' }): Promise<number> {
+  let doc: SnapshotDocument;
+  try {
+    const kc = kubeConfigFor(o.context, o.kubeconfig);
+    doc = await readSnapshot(kc, o.cluster ?? o.context).catch((err: unknown) => {
+      throw cannotRead(`cluster of context ${o.context}`, err);
+    });
+  } catch (err) {
+    process.stderr.write(`tenantgate snapshot: ${(err as Error).message}\n`);
+    return err instanceof UsageError ? 2 : 3;
+  }
+  const format = o.format === 'json' || (o.output?.endsWith('.json') ?? false) ? 'json' : 'yaml';
+  const text = format === 'json' ? JSON.stringify(doc, null, 2) + '\n' : stringify(doc);
+  if (o.output && o.output !== '-') {
+    await writeFile(o.output, text);
+    process.stderr.write(`wrote ${o.output}: cluster ${JSON.stringify(doc.cluster)}, ${doc.projects.length} project(s), ${doc.namespaces.length} namespace(s), ${doc.resourceQuotas.length} quota(s) at ${doc.takenAt}\n`);
+  } else {
+    process.stdout.write(text);
+  }
+  return 0;
+}

@@ -1,0 +1,122 @@
+/**
+ * A Plan for people: a terminal table, Markdown for a pull-request comment (stable and diff-friendly:
+ * no times, no colours, sorted), and JSON. Pure: strings in, strings out.
+ */
+import type { Plan, PlanEntry, ProjectRollup, ResourceLine } from './types.js';
+
+export const PLAN_FORMATS = ['table', 'markdown', 'json'] as const;
+export type PlanFormat = (typeof PLAN_FORMATS)[number];
+
+export function formatPlan(plan: Plan, format: PlanFormat): string {
+  if (format === 'json') return JSON.stringify(plan, null, 2) + '\n';
+  if (format === 'markdown') return planMarkdown(plan);
+  return planTable(plan);
+}
+
+/** `█████░░░░░ 52%`: the headroom left of the budget, ten cells; over budget shows no cell filled. */
+export function headroomBar(percent: number | undefined, width = 10): string {
+  if (percent === undefined) return '';
+  const filled = Math.max(0, Math.min(width, Math.round((percent / 100) * width)));
+  return `${'█'.repeat(filled)}${'░'.repeat(width - filled)} ${percent}%`;
+}
+
+function arrow(before: string | undefined, after: string | undefined): string {
+  const b = before ?? '—';
+  const a = after ?? '—';
+  return b === a ? a : `${b} → ${a}`;
+}
+
+function headroomText(r: { headroomAfter?: string; headroomPercent?: number }): string {
+  if (r.headroomAfter === undefined) return '—';
+  if (r.headroomPercent === undefined) return r.headroomAfter;
+  return r.headroomAfter.startsWith('-') ? `${r.headroomAfter} ${headroomBar(r.headroomPercent)} over budget` : `${r.headroomAfter} ${headroomBar(r.headroomPercent)}`;
+}
+
+function title(e: PlanEntry): string {
+  return `${e.project} on ${e.cluster || '(unnamed cluster)'} (tenant ${e.tenant}) — ${e.change}`;
+}
+
+function namespaceNotes(e: PlanEntry): string[] {
+  const n = e.namespaces;
+  const out: string[] = [];
+  if (n.added.length) out.push(`added ${n.added.join(', ')}`);
+  if (n.removed.length) out.push(`removed ${n.removed.join(', ')}`);
+  if (n.changed.length) out.push(`quota changed ${n.changed.join(', ')}`);
+  if (n.selfService.length) out.push(`self-service ${n.selfService.join(', ')}`);
+  const count = n.countBefore === n.countAfter ? `${n.countAfter}` : `${n.countBefore} → ${n.countAfter}`;
+  out.push(`count ${count}${n.maxNamespaces !== undefined ? ` of max ${n.maxNamespaces}` : ''}`);
+  return out;
+}
+
+function summary(plan: Plan): string {
+  const refused = plan.entries.filter((e) => e.findings.length > 0);
+  const clusters = plan.clusters.map((c) => c.name || '(unnamed)').join(', ');
+  const scope = plan.changed ? `${plan.entries.length} project × cluster change(s)` : `no change; ${plan.entries.length} project × cluster(s) as they are`;
+  const verdict = refused.length ? `${refused.length} sync(s) would be refused or lose pods (${plan.findings} finding(s))` : 'every sync would be admitted';
+  return `${scope} against ${plan.base ? `base ${plan.base}` : 'the live Projects'} on ${clusters}: ${verdict}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Terminal
+// ---------------------------------------------------------------------------------------------
+
+function table(header: string[], rows: string[][], indent = '  '): string[] {
+  const widths = header.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...(r[i] ?? '')].length)));
+  const line = (cells: string[]) => indent + cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i]! - [...c].length))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+function resourceRows(lines: ResourceLine[]): string[][] {
+  return lines.map((r) => [r.resource, arrow(r.budgetBefore, r.budgetAfter), arrow(r.allocatedBefore, r.allocatedAfter), r.used, headroomText(r)]);
+}
+
+export function planTable(plan: Plan): string {
+  const out: string[] = [`tenantgate plan: ${summary(plan)}`];
+  for (const e of plan.entries) {
+    out.push('', `${e.findings.length ? '✗' : '✓'} ${title(e)}`);
+    if (e.resources.length) out.push(...table(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM AFTER'], resourceRows(e.resources)));
+    out.push(`  namespaces: ${namespaceNotes(e).join('; ')}`);
+    for (const f of e.findings) out.push(`  [${f.rule}] ${f.object ? `${f.object}: ` : ''}${f.message}`);
+  }
+  for (const r of plan.rollup) out.push('', ...rollupTable(r));
+  return out.join('\n') + '\n';
+}
+
+function rollupTable(r: ProjectRollup): string[] {
+  const header = ['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM', ...r.clusters.map((c) => `ON ${c}`)];
+  const rows = r.resources.map((l) => [l.resource, l.budget ?? '—', l.allocated, l.used, headroomText({ ...(l.headroom ? { headroomAfter: l.headroom } : {}), ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) }), ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—')]);
+  return [`Σ ${r.project} on ${r.clusters.join(' + ')}`, ...table(header, rows)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markdown
+// ---------------------------------------------------------------------------------------------
+
+/** Table cells: a pipe would end the cell, a newline the row. */
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+function mdTable(header: string[], rows: string[][]): string[] {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => ' --- ').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)];
+}
+
+export function planMarkdown(plan: Plan): string {
+  const out: string[] = ['## tenantgate plan', '', summary(plan)];
+  for (const e of plan.entries) {
+    out.push('', `### ${e.findings.length ? '❌' : '✅'} ${title(e)}`, '');
+    if (e.resources.length) out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom after'], resourceRows(e.resources).map((r) => r.map((c, i) => (i === 4 && c !== '—' ? `\`${c}\`` : c)))), '');
+    out.push(`Namespaces: ${namespaceNotes(e).join('; ')}.`);
+    if (e.findings.length) {
+      out.push('', 'Refused:', '');
+      for (const f of e.findings) out.push(`- **[${f.rule}]** ${f.object ? `${cell(f.object)}: ` : ''}${cell(f.message)}${f.by === 'plan' ? ' _(plan)_' : ''}`);
+    }
+  }
+  for (const r of plan.rollup) {
+    out.push('', `### Σ ${r.project} on ${r.clusters.join(' + ')}`, '');
+    out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom', ...r.clusters], r.resources.map((l) => [l.resource, l.budget ?? '—', l.allocated, l.used, l.headroom ? `\`${headroomText({ headroomAfter: l.headroom, ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) })}\`` : '—', ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—')])));
+  }
+  const times = plan.clusters.filter((c) => c.takenAt).map((c) => `${c.name} ${c.takenAt}`);
+  if (times.length) out.push('', `<sub>live state: ${times.join(', ')}</sub>`);
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,97 @@
+/**
+ * What `tenantgate plan` computes: plain JSON (quantities in Kubernetes' canonical form), so the
+ * `--output json` of a plan from live clusters and of one from snapshot files compare equal.
+ */
+import type { ProjectBudgetJson } from '../validate/budget.js';
+import type { NamespaceObject, Project, ResourceQuotaObject, RuleId } from '../validate/types.js';
+
+/** What one cluster holds now, as `tenantgate snapshot` writes it (or as read live). */
+export interface LiveState {
+  /** The cluster name (the key of `spec.clusters`, render's ARGOCD_ENV_CLUSTER). */
+  cluster: string;
+  /** Where it came from, for people: "context kind-local", "snapshot local.yaml". Not in the plan's JSON. */
+  source?: string;
+  /** When it was read (RFC 3339). */
+  takenAt?: string;
+  projects: Project[];
+  namespaces: NamespaceObject[];
+  quotas: ResourceQuotaObject[];
+}
+
+export type EntryChange = 'added' | 'removed' | 'changed' | 'unchanged';
+
+export interface ResourceLine {
+  resource: string;
+  budgetBefore?: string;
+  budgetAfter?: string;
+  allocatedBefore: string;
+  allocatedAfter: string;
+  /** What the namespaces use after the change (the quotas' status.used; removed namespaces no longer count). */
+  used: string;
+  headroomAfter?: string;
+  /** headroomAfter / budgetAfter in whole percent (negative when over budget). */
+  headroomPercent?: number;
+}
+
+export interface PlanFinding {
+  rule: RuleId;
+  message: string;
+  /** The object whose sync is refused ("ResourceQuota web-frontend/tenantgate-quota"), when one is. */
+  object?: string;
+  /** `webhook`: the admission webhook would refuse the object; `plan`: found by plan (Q6, Q7). */
+  by: 'webhook' | 'plan';
+}
+
+export interface PlanEntry {
+  project: string;
+  tenant: string;
+  cluster: string;
+  change: EntryChange;
+  resources: ResourceLine[];
+  namespaces: {
+    /** Declared for this cluster after the change and not before. */
+    added: string[];
+    /** Declared before and not after (Argo CD prunes them), or all of a removed project's. */
+    removed: string[];
+    /** Declared before and after with another quota. */
+    changed: string[];
+    /** Labelled for the project on the cluster but declared nowhere: a tenant made them. */
+    selfService: string[];
+    countBefore: number;
+    countAfter: number;
+    maxNamespaces?: number;
+  };
+  before: ProjectBudgetJson | null;
+  after: ProjectBudgetJson | null;
+  findings: PlanFinding[];
+}
+
+export interface RollupLine {
+  resource: string;
+  budget?: string;
+  allocated: string;
+  used: string;
+  headroom?: string;
+  headroomPercent?: number;
+  /** cluster → headroom after (and percent), for clusters that budget the resource. */
+  perCluster: Record<string, { headroom?: string; headroomPercent?: number }>;
+}
+
+export interface ProjectRollup {
+  project: string;
+  clusters: string[];
+  resources: RollupLine[];
+}
+
+export interface Plan {
+  /** The git revision compared with; absent when the live Projects were the "before". */
+  base?: string;
+  clusters: Array<{ name: string; takenAt?: string }>;
+  /** Whether any project differs on any cluster between before and after. */
+  changed: boolean;
+  entries: PlanEntry[];
+  /** Per project across clusters (only with more than one cluster). */
+  rollup: ProjectRollup[];
+  /** Findings in all entries; the plan fails when this is not 0. */
+  findings: number;
+}
