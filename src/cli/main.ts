@@ -58,8 +58,9 @@ export function program(): Command {
     .description('the Argo CD config-management plugin: Projects → the objects to apply (ARGOCD_ENV_CLUSTER selects the cluster)')
     .argument('[dir]', 'source directory', '.')
     .addOption(new Option('--format <format>', 'block YAML, or JSON documents in a YAML stream (the plugin uses json)').choices(['yaml', 'json']).default('yaml'))
-    .action(async (dir: string, o: { format: 'yaml' | 'json' }) => {
-      process.exitCode = await runRender(dir, o.format);
+    .option('--app-projects', "also one Argo CD AppProject per tenant (docs/argocd.md; the plugin: ARGOCD_ENV_APP_PROJECTS=true)", false)
+    .action(async (dir: string, o: { format: 'yaml' | 'json'; appProjects: boolean }) => {
+      process.exitCode = await runRender(dir, o.format, { appProjects: o.appProjects });
     });
 
   withRuntimeOptions(root.command('webhook').description('validating and mutating admission over HTTPS'))

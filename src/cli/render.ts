@@ -17,14 +17,35 @@ export function kustomizeBinary(): string {
   return process.env.TENANTGATE_KUSTOMIZE || 'kustomize';
 }
 
+/** The plugin's switch for the tenants' AppProjects (an Application's plugin env `APP_PROJECTS`). */
+export const APP_PROJECTS_ENV = 'ARGOCD_ENV_APP_PROJECTS';
+
+export interface RenderFlags {
+  /** `--app-projects`: also the tenants' Argo CD AppProjects (otherwise $ARGOCD_ENV_APP_PROJECTS decides). */
+  appProjects?: boolean;
+}
+
+/** `--app-projects`, else ARGOCD_ENV_APP_PROJECTS: true/false (any case) or unset/empty; anything else is an error. */
+export function appProjectsWanted(flags: RenderFlags, env: NodeJS.ProcessEnv): boolean | string {
+  if (flags.appProjects) return true;
+  const raw = env[APP_PROJECTS_ENV];
+  if (raw === undefined || raw.trim() === '') return false;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === 'false') return value === 'true';
+  return `${APP_PROJECTS_ENV} is ${JSON.stringify(raw)}; allowed: "true" or "false" (the Application's plugin env APP_PROJECTS)`;
+}
+
 export interface RenderResult {
   /** The YAML stream, or undefined when anything failed. */
   output?: string;
   errors: string[];
 }
 
-export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = process.env, format: StreamFormat = 'yaml'): Promise<RenderResult> {
+export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = process.env, format: StreamFormat = 'yaml', flags: RenderFlags = {}): Promise<RenderResult> {
   const root = resolve(dir);
+  const wanted = appProjectsWanted(flags, env);
+  if (typeof wanted === 'string') return { errors: [wanted] };
+  const appProjects = wanted;
   let config: TenantgateConfig = DEFAULT_CONFIG;
   const configFile = join(root, 'tenantgate.yaml');
   try {
@@ -33,6 +54,14 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
     return { errors: [(err as Error).message] };
   }
   const cluster = env.ARGOCD_ENV_CLUSTER ?? config.clusterName;
+  if (appProjects && config.argocd.sourceRepos.length === 0) {
+    return {
+      errors: [
+        `tenantgate.yaml: argocd.sourceRepos is empty, so the tenants' AppProjects (--app-projects, ${APP_PROJECTS_ENV}=true) would admit no Application; ` +
+          'allowed: a list of repository URLs or globs, {tenant} replaced with the tenant (https://git.example.com/{tenant}/*), or "*" for any',
+      ],
+    };
+  }
   const kustomization = KUSTOMIZATION_FILES.find((f) => existsSync(join(root, f)));
   let sources;
   if (kustomization) {
@@ -48,14 +77,14 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
     return { errors: [`${dir}: no Project declarations found (an empty render would let Argo CD prune everything)`] };
   }
   function* objects(): Generator<unknown> {
-    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster });
+    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster, appProjects });
     for (const o of others) yield o.object as KubeObject;
   }
   return { output: toYamlStream(objects(), format), errors: [] };
 }
 
-export async function runRender(dir: string, format: StreamFormat = 'yaml'): Promise<number> {
-  const result = await renderDirectory(dir, process.env, format);
+export async function runRender(dir: string, format: StreamFormat = 'yaml', flags: RenderFlags = {}): Promise<number> {
+  const result = await renderDirectory(dir, process.env, format, flags);
   if (result.output === undefined) {
     for (const line of result.errors) process.stderr.write(line + '\n');
     return 1;

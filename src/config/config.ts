@@ -34,6 +34,22 @@ export interface TenantgateConfig {
   systemControllers: string[];
   /** The Pod Security Standards levels of project namespaces unless a Project sets its own. */
   podSecurity: PodSecurityLevels;
+  /** The tenants' Argo CD AppProjects `tenantgate render --app-projects` emits (docs/argocd.md). */
+  argocd: ArgoCdConfig;
+}
+
+export interface ArgoCdConfig {
+  /** Argo CD's namespace: where the AppProjects go. */
+  namespace: string;
+  /**
+   * The repositories a tenant's Applications may use (AppProject `sourceRepos`); `{tenant}` is replaced
+   * with the tenant. Empty (the default): render refuses to emit AppProjects that would admit nothing.
+   */
+  sourceRepos: string[];
+  /** The Argo CD destination server of namespaces without `cluster` (the cluster Argo CD runs in). */
+  defaultServer: string;
+  /** tenantgate cluster name → Argo CD server URL; a cluster not listed is matched by its Argo CD cluster name. */
+  clusterServers: Record<string, string>;
 }
 
 export const DEFAULT_CONFIG: TenantgateConfig = {
@@ -70,6 +86,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
     'system:kube-controller-manager',
   ],
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
+  argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {} },
 };
 
 export class ConfigError extends Error {}
@@ -112,6 +129,12 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
       enforce: given.podSecurity?.enforce ?? d.podSecurity.enforce,
       warn: given.podSecurity?.warn ?? d.podSecurity.warn,
       audit: given.podSecurity?.audit ?? d.podSecurity.audit,
+    },
+    argocd: {
+      namespace: given.argocd?.namespace ?? d.argocd.namespace,
+      sourceRepos: given.argocd?.sourceRepos ?? d.argocd.sourceRepos,
+      defaultServer: given.argocd?.defaultServer ?? d.argocd.defaultServer,
+      clusterServers: given.argocd?.clusterServers ?? d.argocd.clusterServers,
     },
   };
 }

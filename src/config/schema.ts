@@ -61,6 +61,16 @@ export const CONFIG_SCHEMA = {
         audit: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
       },
     },
+    argocd: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        namespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
+        sourceRepos: strings('repository URLs or globs a tenant may use ({tenant} is replaced with the tenant)'),
+        defaultServer: { type: 'string', minLength: 1 },
+        clusterServers: { type: 'object', propertyNames: { pattern: DNS_LABEL }, additionalProperties: { type: 'string', minLength: 1 } },
+      },
+    },
   },
 } as const;
 
@@ -123,6 +133,12 @@ export function configErrors(doc: unknown, where: string): string[] {
   for (const e of validate.errors ?? []) {
     // anyOf reports its branches too; the anyOf error itself says it all.
     if (e.schemaPath.includes('/anyOf/')) continue;
+    // propertyNames reports the failing name's own error too, which says it all.
+    if (e.keyword === 'propertyNames') continue;
+    if (e.propertyName !== undefined) {
+      out.push(`${where}: ${keyPath(e.instancePath, e.propertyName)} is not an allowed key; allowed: ${allowed(e)}`);
+      continue;
+    }
     if (e.keyword === 'additionalProperties') {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       out.push(`${where}: ${keyPath(e.instancePath, key)} is not a known key; allowed: ${allowed(e)}`);

@@ -2,6 +2,7 @@
 import { sortedKeys } from '../canonical-json.js';
 import { type TenantgateConfig } from '../config/config.js';
 import { namespacesOn } from '../validate/offline.js';
+import { appProjectsFor } from './app-projects.js';
 import { ownerBinding } from './owner-binding.js';
 import { isolationPolicyFor, limitRangeFor } from './namespace-policies.js';
 import { podSecurityLabels } from '../validate/pod-security.js';
@@ -25,6 +26,11 @@ export type KubeObject = { apiVersion: string; kind: string; metadata: Record<st
 export interface RenderOptions {
   /** Cluster rendered for ('' = unnamed: only namespaces without `cluster`). */
   cluster: string;
+  /**
+   * Also one Argo CD AppProject per tenant (src/render/app-projects.ts), right after the Projects and in
+   * their wave. Covers the tenant's namespaces on every cluster, whichever cluster is rendered for.
+   */
+  appProjects?: boolean;
 }
 
 function meta(name: string, wave: string, labels: Record<string, string>, extra: Record<string, unknown> = {}, annotations: Record<string, string> = {}): Record<string, unknown> {
@@ -36,13 +42,14 @@ function byName<T extends { name: string }>(a: T, b: T): number {
 }
 
 /**
- * Objects in apply order: Projects (-2), Namespaces (-1), then each namespace's objects (0). Made one
+ * Objects in apply order: Projects (-2) (and with `appProjects` the tenants' AppProjects, -2), Namespaces (-1), then each namespace's objects (0). Made one
  * at a time as they are consumed: `render` prints each right away, so hundreds of thousands of
  * objects never need to be alive at once.
  */
 export function* renderProjectsLazily(projects: Project[], config: TenantgateConfig, options: RenderOptions): Generator<KubeObject> {
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));
   for (const project of sorted) yield renderProject(project);
+  if (options.appProjects) yield* appProjectsFor(sorted, config.argocd, '-2');
   const placed = sorted.map((project) => ({ project, namespaces: [...namespacesOn(project, options.cluster)].sort(byName) }));
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns, config);
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns);
