@@ -2,7 +2,7 @@
  * A Plan for people: a terminal table, Markdown for a pull-request comment (stable and diff-friendly:
  * no times, no colours, sorted), and JSON. Pure: strings in, strings out.
  */
-import type { Plan, PlanEntry, ProjectRollup, ResourceLine } from './types.js';
+import type { Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine } from './types.js';
 
 export const PLAN_FORMATS = ['table', 'markdown', 'json'] as const;
 export type PlanFormat = (typeof PLAN_FORMATS)[number];
@@ -30,6 +30,11 @@ function headroomText(r: { headroomAfter?: string; headroomPercent?: number }): 
   if (r.headroomAfter === undefined) return '—';
   if (r.headroomPercent === undefined) return r.headroomAfter;
   return r.headroomAfter.startsWith('-') ? `${r.headroomAfter} ${headroomBar(r.headroomPercent)} over budget` : `${r.headroomAfter} ${headroomBar(r.headroomPercent)}`;
+}
+
+/** "ResourceQuota a/b: " before a message that does not start with it already. */
+function objectPrefix(f: PlanFinding): string {
+  return f.object && !f.message.toLowerCase().startsWith(f.object.toLowerCase()) ? `${f.object}: ` : '';
 }
 
 function title(e: PlanEntry): string {
@@ -76,7 +81,7 @@ export function planTable(plan: Plan): string {
     out.push('', `${e.findings.length ? '✗' : '✓'} ${title(e)}`);
     if (e.resources.length) out.push(...table(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM AFTER'], resourceRows(e.resources)));
     out.push(`  namespaces: ${namespaceNotes(e).join('; ')}`);
-    for (const f of e.findings) out.push(`  [${f.rule}] ${f.object ? `${f.object}: ` : ''}${f.message}`);
+    for (const f of e.findings) out.push(`  [${f.rule}] ${objectPrefix(f)}${f.message}`);
   }
   for (const r of plan.rollup) out.push('', ...rollupTable(r));
   return out.join('\n') + '\n';
@@ -108,8 +113,8 @@ export function planMarkdown(plan: Plan): string {
     if (e.resources.length) out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom after'], resourceRows(e.resources).map((r) => r.map((c, i) => (i === 4 && c !== '—' ? `\`${c}\`` : c)))), '');
     out.push(`Namespaces: ${namespaceNotes(e).join('; ')}.`);
     if (e.findings.length) {
-      out.push('', 'Refused:', '');
-      for (const f of e.findings) out.push(`- **[${f.rule}]** ${f.object ? `${cell(f.object)}: ` : ''}${cell(f.message)}${f.by === 'plan' ? ' _(plan)_' : ''}`);
+      out.push('', 'Findings:', '');
+      for (const f of e.findings) out.push(`- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`);
     }
   }
   for (const r of plan.rollup) {
