@@ -21,6 +21,12 @@ export interface TenantgateConfig {
   /** How long an admitted-but-not-yet-seen allocation keeps counting. */
   reservationTtlSeconds: number;
   /**
+   * Who sees what (docs/visibility.md): `all`, every tenant reads every Project and lists namespaces;
+   * `own`, a tenant reads only the Projects it owns and their namespaces (the controller keeps a
+   * per-project ClusterRole for the owners; the chart's tenant RBAC grants no cluster-wide reads).
+   */
+  visibility: Visibility;
+  /**
    * T7: namespace label and annotation keys only privileged subjects may add, change or remove. An entry
    * is an exact key or a prefix ending in `*` (`pod-security.kubernetes.io/*`).
    */
@@ -52,6 +58,9 @@ export interface ArgoCdConfig {
   clusterServers: Record<string, string>;
 }
 
+export const VISIBILITIES = ['all', 'own'] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+
 export const DEFAULT_CONFIG: TenantgateConfig = {
   clusterName: '',
   privileged: {
@@ -68,6 +77,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   systemNamespace: 'tenantgate-system',
   crossReplicaReservation: true,
   reservationTtlSeconds: 30,
+  visibility: 'all',
   protectedNamespaceMetadata: {
     labels: ['pod-security.kubernetes.io/*', 'tenantgate.io/*'],
     annotations: [
@@ -120,6 +130,7 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
     systemNamespace: given.systemNamespace ?? d.systemNamespace,
     crossReplicaReservation: given.crossReplicaReservation ?? d.crossReplicaReservation,
     reservationTtlSeconds: given.reservationTtlSeconds ?? d.reservationTtlSeconds,
+    visibility: given.visibility ?? d.visibility,
     protectedNamespaceMetadata: {
       labels: given.protectedNamespaceMetadata?.labels ?? d.protectedNamespaceMetadata.labels,
       annotations: given.protectedNamespaceMetadata?.annotations ?? d.protectedNamespaceMetadata.annotations,

@@ -46,6 +46,7 @@ export const CONFIG_SCHEMA = {
     systemNamespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
     crossReplicaReservation: { type: 'boolean' },
     reservationTtlSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+    visibility: { type: 'string', enum: ['all', 'own'] },
     protectedNamespaceMetadata: {
       type: 'object',
       additionalProperties: false,
