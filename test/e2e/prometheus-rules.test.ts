@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { copyFile, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHART_DIR, helmBinary, helmTemplate } from '../../hack/chart-manifests.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -79,6 +79,20 @@ describe('the chart with prometheusRules.enabled', () => {
       expect(bad.stderr).toContain(`/prometheusRules/${field}`);
       expect(bad.stderr).not.toContain('got string, want number');
     }
+  });
+});
+
+describe('the chart with dashboard.enabled', () => {
+  it('renders the dashboard JSON in a ConfigMap labelled for the Grafana sidecar, with extra labels and annotations', async () => {
+    const out = await helmTemplate(['--set', 'dashboard.enabled=true', '--set', 'dashboard.annotations.grafana_folder=Platform', '--set', 'dashboard.labels.team=platform'], helm);
+    const cm = parseAllDocuments(out)
+      .map((d) => d.toJS() as { kind?: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } | null)
+      .find((o) => o?.kind === 'ConfigMap' && o.metadata.name === 'tenantgate-dashboard');
+    expect(cm?.metadata.labels).toMatchObject({ grafana_dashboard: '1', team: 'platform' });
+    expect(cm?.metadata.annotations).toEqual({ grafana_folder: 'Platform' });
+    const file = JSON.parse(await readFile(join(CHART_DIR, 'files', 'dashboards', 'tenantgate.json'), 'utf8')) as { uid: string };
+    expect(JSON.parse(cm!.data!['tenantgate.json']!)).toEqual(file);
+    expect(file.uid).toBe('tenantgate');
   });
 });
 
