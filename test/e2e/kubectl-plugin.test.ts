@@ -3,13 +3,17 @@
  * of examples/gitops (renamed with a suffix unique to the run, owners too, so other files' projects on the
  * shared control plane never count), and each of their tenant users impersonated through kubectl's
  * own --as/--as-group (and once through a kubeconfig whose user impersonates). The plugin runs from
- * source (tsx) with the harness's kubectl; the tmux test runs it as kubectl runs plugins, from PATH.
+ * source (tsx) with the harness's kubectl; the tmux test runs it as kubectl runs plugins, from PATH;
+ * the krew test builds the release archive from `npm pack` (dist/ must be built: `make build`).
  */
 import { execa } from 'execa';
+import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { buildKrewRelease } from '../../hack/krew-manifest.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { renderProjectsLazily } from '../../src/render/render.js';
@@ -261,4 +265,31 @@ describe('in a terminal (tmux), as kubectl runs plugins', () => {
       await execa('tmux', ['-L', socket, 'kill-server'], { reject: false });
     }
   });
+});
+
+describe('the krew release (hack/krew-manifest.ts)', () => {
+  it('packs the npm package with its dependencies; the manifest names the archive by its sha256; the unpacked plugin answers', async () => {
+    const info = cluster();
+    const out = await mkdtemp(join(info.dir, 'krew-'));
+    const started = Date.now();
+    const { archive, manifest, release } = await buildKrewRelease({ uriBase: pathToFileURL(out).href, outDir: out });
+    process.stderr.write(`[kubectl-plugin] krew archive built in ${Date.now() - started} ms\n`);
+    const m = parse(await readFile(manifest, 'utf8')) as { spec: { version: string; platforms: Array<{ uri: string; sha256: string; bin: string }> } };
+    const sha256 = createHash('sha256').update(await readFile(archive)).digest('hex');
+    expect(m.spec.platforms[0]).toMatchObject({ uri: pathToFileURL(archive).href, sha256, bin: 'kubectl-tenantgate' });
+    expect(release.sha256).toBe(sha256);
+    // Unpacked as krew does, run from PATH by the real kubectl, as alice.
+    const unpacked = join(out, 'unpacked');
+    await execa('mkdir', ['-p', unpacked]);
+    await execa('tar', ['-xzf', archive, '-C', unpacked]);
+    expect((await readFile(join(unpacked, 'node_modules', 'tenantgate', 'dist', 'cli', 'kubectl-plugin.js'), 'utf8')).startsWith('#!/usr/bin/env node\n')).toBe(true);
+    const pkg = JSON.parse(await readFile(join(unpacked, 'node_modules', 'tenantgate', 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    expect(pkg.bin['kubectl-tenantgate']).toBe('dist/cli/kubectl-plugin.js');
+    const run = await execa(join(info.binDir, 'kubectl'), ['tenantgate', 'projects', '-o', 'json', ...asFlags('alice')], {
+      env: { PATH: `${unpacked}:${info.binDir}:${process.env.PATH ?? ''}`, KUBECONFIG: info.kubeconfigs.admin! },
+      reject: false,
+    });
+    expect(run.exitCode, String(run.stderr)).toBe(0);
+    expect((JSON.parse(String(run.stdout)) as { projects: Array<{ name: string }> }).projects.map((x) => x.name)).toEqual([p('payments')]);
+  }, 600_000);
 });
