@@ -16,6 +16,8 @@ declare -A PKGS=(
   [curl]=curl
   # Argo CD's repo-server and application controller cache in Redis (test/support/argocd.ts).
   [redis-server]=redis-server
+  # test/e2e/kubectl-plugin.test.ts runs `kubectl tenantgate` in a terminal to check its human output.
+  [tmux]=tmux
 )
 
 missing=()
