@@ -390,20 +390,17 @@ export function sumShares(shares: Iterable<NamespaceShare>, except?: string): Re
     if (share.namespace === except) continue;
     for (const name of share.resources.keys()) {
       if (total.has(name)) continue;
-      TERMS.length = 0;
+      const terms: Quantity[] = [];
       for (const other of list) {
         const q = other.namespace === except ? undefined : other.resources.get(name);
-        if (q) TERMS.push(q);
+        if (q) terms.push(q);
       }
-      total.set(name, Quantity.addAll(TERMS));
+      total.set(name, Quantity.addAll(terms));
     }
   }
-  TERMS.length = 0;
   return total;
 }
 
-/** sumShares' scratch list of one resource's terms (synchronous, so never in use twice). */
-const TERMS: Quantity[] = [];
 
 export function namespaceIsTerminating(ns: NamespaceObject): boolean {
   return Boolean(ns.metadata.deletionTimestamp) || ns.status?.phase === 'Terminating';
