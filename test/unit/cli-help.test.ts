@@ -13,7 +13,7 @@ const run = (args: string[]) => execa(process.execPath, [BIN, ...args], { reject
 describe('tenantgate --help and --version', () => {
   it.each([
     [['validate'], ['--base <ref>', '--previous <path>', '--output <format>']],
-    [['render'], ['--format <format>']],
+    [['render'], ['--format <format>', '--app-projects']],
     [['webhook'], ['--config <file>', '--config-optional', '--kubeconfig <file>', '--log-level <level>', '--port <port>', '--cert <file>', '--key <file>']],
     [['controller'], ['--config <file>', '--kubeconfig <file>', '--log-level <level>', '--metrics-port <port>', '--workers <n>', '--delete-concurrency <n>', '--lease-namespace <namespace>', '--identity <id>', '--no-leader-election', '--project-selector <selector>']],
     [['certs', 'generate'], ['--dir <dir>', '--service <name>', '--namespace <namespace>']],
