@@ -63,7 +63,7 @@ async function liveStates(o: PlanCliOptions): Promise<LiveState[]> {
   const out: LiveState[] = [];
   for (const flag of o.cluster) {
     const { name, context } = parseClusterFlag(flag);
-    const kc = kubeConfigFor(context, o.kubeconfig);
+    const kc = kubeConfigFor(context, o.kubeconfig, `--cluster ${JSON.stringify(flag)}`);
     const doc = await readSnapshot(kc, name).catch((err: unknown) => {
       throw cannotRead(`cluster ${name} (context ${context})`, err);
     });

@@ -14,11 +14,16 @@ import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaOb
 export class UsageError extends Error {}
 
 /** The kubeconfig with `context` selected; an unknown context is a usage error listing the known ones. */
-export function kubeConfigFor(context: string, file?: string): k8s.KubeConfig {
-  const kc = loadKubeConfig(file);
+export function kubeConfigFor(context: string, file?: string, flag = `--context ${JSON.stringify(context)}`): k8s.KubeConfig {
+  let kc: k8s.KubeConfig;
+  try {
+    kc = loadKubeConfig(file);
+  } catch (err) {
+    throw new UsageError(`--kubeconfig ${JSON.stringify(file ?? '')}: cannot load it: ${(err as Error).message}`);
+  }
   if (!kc.getContextObject(context)) {
     const known = kc.getContexts().map((c) => c.name);
-    throw new UsageError(`--context ${JSON.stringify(context)}: no such context in ${file ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}; known: ${known.length ? known.join(', ') : 'none'}`);
+    throw new UsageError(`${flag}: no such context ${JSON.stringify(context)} in ${file ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}; known: ${known.length ? known.join(', ') : 'none'}`);
   }
   kc.setCurrentContext(context);
   return kc;
