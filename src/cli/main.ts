@@ -83,6 +83,10 @@ export function program(): Command {
     .option('--identity <id>', "this replica's holder identity (use the pod name; default hostname_uuid)")
     .option('--no-leader-election', 'reconcile without a lease (one replica only)')
     .option('--project-selector <selector>', 'reconcile only Projects matching this label selector')
+    .option('--view-port <port>', 'serve the budget view API (view.tenantgate.io, an APIService) over HTTPS on this port (0 = any free port); absent: not served', integerIn(0, 65535))
+    .option('--view-host <address>', 'address the budget view listens on', '0.0.0.0')
+    .option('--view-cert <file>', "the budget view's serving certificate (PEM)", '/certs/tls.crt')
+    .option('--view-key <file>', 'its private key', '/certs/tls.key')
     .action(async (o: RuntimeOptions & ControllerCliOptions) => {
       const { runController } = await import('../controller/main.js');
       process.exitCode = await runController(o);

@@ -31,4 +31,9 @@ export interface ControllerCliOptions {
   identity?: string;
   leaderElection: boolean;
   projectSelector?: string;
+  /** The budget view (view.tenantgate.io) over HTTPS on this port; absent: not served. */
+  viewPort?: number;
+  viewHost: string;
+  viewCert: string;
+  viewKey: string;
 }

@@ -16,6 +16,8 @@ import { serveProbes } from './http.js';
 import { ControllerMetrics } from './metrics.js';
 import { ManagedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
+import { ProjectAccessCache } from './project-access.js';
+import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer } from '../view/server.js';
 import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
 
 export interface ControllerOptions {
@@ -35,6 +37,11 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiterOptions;
   /** Log lines; `fields` carry the structured part (project, reconcile id…). */
   log?: (message: string, fields?: Record<string, unknown>) => void;
+  /**
+   * Serve the budget view (view.tenantgate.io, src/view/) over HTTPS on every replica, leader or not.
+   * `auth` defaults to kube-system/extension-apiserver-authentication (re-read every 10 minutes).
+   */
+  view?: { port: number; host: string; cert: string; key: string; auth?: FrontProxyAuth };
 }
 
 export interface RunningController {
@@ -42,6 +49,8 @@ export interface RunningController {
   readonly informers: Informers;
   /** The HTTP port, when served. */
   readonly port: number | undefined;
+  /** The budget view's HTTPS port, when served. */
+  readonly viewPort: number | undefined;
   isLeader(): boolean;
   synced(): boolean;
   /** Graceful stop: finish the items in hand, release the lease, stop watching. */
@@ -189,11 +198,13 @@ export async function startController(options: ControllerOptions): Promise<Runni
   if (options.leaderElection) api.identity = options.leaderElection.identity;
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
   const managed = new ManagedObjects(options.kubeConfig, (kind) => api.listManaged(kind), { log, metrics });
-  const synced = () => informers.synced && managed.synced;
+  // visibility: own — the per-project ClusterRoles and bindings, watched only then (and only then does the chart grant it).
+  const access = options.config.visibility === 'own' ? new ProjectAccessCache(options.kubeConfig, (kind) => api.listAccess(kind), { log, metrics }) : undefined;
+  const synced = () => informers.synced && managed.synced && (access?.synced ?? true);
   metrics.projects.observe({ snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName });
   // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
-  const reconciler = new Reconciler({ api, informers, managed, config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
+  const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
   const mapper = new KeyMapper(informers);
   const termConfig = {
     reconciler,
@@ -239,6 +250,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
     const project = informers.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
     if (term && project) term.add(project);
   });
+  access?.onChange((project) => {
+    if (term) term.add(project);
+  });
 
   let elector: LeaderElector | undefined;
   if (options.leaderElection) {
@@ -263,10 +277,29 @@ export async function startController(options: ControllerOptions): Promise<Runni
     : undefined;
   const port = probes?.port;
 
+  // The budget view: every replica serves it from its own caches (docs/adr/0030-budget-view-as-an-aggregated-api.md).
+  let view: ViewServer | undefined;
+  if (options.view) {
+    const v = options.view;
+    const auth = v.auth ?? (await readFrontProxyAuth(options.kubeConfig));
+    view = await serveView({
+      port: v.port,
+      host: v.host,
+      cert: v.cert,
+      key: v.key,
+      auth,
+      ...(v.auth ? {} : { reload: () => readFrontProxyAuth(options.kubeConfig) }),
+      source: { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName },
+      log,
+    });
+    log(`budget view (view.tenantgate.io) serving on ${v.host}:${view.port}`);
+  }
+
   informers.start();
   managed.start();
+  access?.start();
   metrics.leader.set(0);
-  void Promise.all([informers.waitSynced(), managed.waitSynced()]).then(() => {
+  void Promise.all([informers.waitSynced(), managed.waitSynced(), access?.waitSynced()]).then(() => {
     log(`caches synced: ${JSON.stringify(informers.snapshot.sizes)}`);
     startTerm();
   });
@@ -276,6 +309,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     metrics,
     informers,
     port,
+    viewPort: view?.port,
     isLeader: () => term !== undefined,
     synced,
     async stop() {
@@ -285,7 +319,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
       await elector?.stop(); // no more renewals or acquisitions
       await stopTerm(); // finish the items in hand
       if (elector) await elector.release();
-      await Promise.all([informers.stop(), managed.stop()]);
+      await Promise.all([informers.stop(), managed.stop(), access?.stop()]);
+      await view?.close();
       await probes?.close();
       log('stopped');
     },

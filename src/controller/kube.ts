@@ -9,6 +9,7 @@ import type { ControllerMetrics, WriteVerb } from './metrics.js';
 import { isConflict, isNotFound, statusCode } from '../kube/errors.js';
 import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
 import { MANAGED_SELECTOR, type CachedObject, type ManagedKind } from './managed-objects.js';
+import type { AccessKind, AccessObject } from './project-access.js';
 
 
 export interface LeaseRecord {
@@ -237,6 +238,50 @@ export class ControllerApi extends ClusterLists {
     const calls = this.managedCalls(kind);
     try {
       await this.write('delete', calls.resource, () => calls.remove(namespace, name, { ...(resourceVersion ? { preconditions: { resourceVersion } } : {}) }));
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  // --- the per-project ClusterRoles and ClusterRoleBindings (visibility: own, project-access.ts)
+
+  async listAccess(kind: AccessKind): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
+    if (kind === 'ClusterRole') return listInPages('rbac.authorization.k8s.io/v1', 'ClusterRoleList', (page) => this.rbac.listClusterRole({ ...page, labelSelector: MANAGED_SELECTOR }) as never);
+    return listInPages('rbac.authorization.k8s.io/v1', 'ClusterRoleBindingList', (page) => this.rbac.listClusterRoleBinding({ ...page, labelSelector: MANAGED_SELECTOR }) as never);
+  }
+
+  /** Creates the object, or replaces the one stored under its name (keeping others' labels and annotations). */
+  async putAccess(desired: AccessObject, cached: CachedObject | undefined): Promise<CachedObject> {
+    const name = desired.metadata.name;
+    const role = desired.kind === 'ClusterRole';
+    const resource = role ? 'clusterroles' : 'clusterrolebindings';
+    const create = (body: AccessObject) => (role ? this.rbac.createClusterRole({ body: body as never }) : this.rbac.createClusterRoleBinding({ body: body as never }));
+    const replace = async (stored: CachedObject['metadata']): Promise<CachedObject> => {
+      const metadata = {
+        ...desired.metadata,
+        labels: { ...stored.labels, ...desired.metadata.labels },
+        annotations: { ...stored.annotations, ...desired.metadata.annotations },
+        ...(stored.resourceVersion ? { resourceVersion: stored.resourceVersion } : {}),
+      };
+      const body = { ...desired, metadata } as AccessObject;
+      return plain(await this.write('update', resource, () => (role ? this.rbac.replaceClusterRole({ name, body: body as never }) : this.rbac.replaceClusterRoleBinding({ name, body: body as never }))));
+    };
+    if (cached) return replace(cached.metadata);
+    try {
+      return plain(await this.write('create', resource, () => create(desired)));
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      const existing = plain(await (role ? this.rbac.readClusterRole({ name }) : this.rbac.readClusterRoleBinding({ name }))) as CachedObject;
+      return replace(existing.metadata);
+    }
+  }
+
+  /** Deletes one no longer wanted, only if it is still the version the cache saw. Gone counts as done. */
+  async deleteAccess(kind: AccessKind, name: string, resourceVersion: string | undefined): Promise<void> {
+    const body = resourceVersion ? { preconditions: { resourceVersion } } : {};
+    try {
+      if (kind === 'ClusterRole') await this.write('delete', 'clusterroles', () => this.rbac.deleteClusterRole({ name, body }));
+      else await this.write('delete', 'clusterrolebindings', () => this.rbac.deleteClusterRoleBinding({ name, body }));
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -32,9 +32,10 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
     metricsHost: o.metricsHost,
     leaderElection: o.leaderElection ? { namespace: leaseNamespace, name: o.leaseName, identity } : false,
     ...(o.projectSelector ? { projectSelector: o.projectSelector } : {}),
+    ...(o.viewPort !== undefined ? { view: { port: o.viewPort, host: o.viewHost, cert: readFileSync(o.viewCert, 'utf8'), key: readFileSync(o.viewKey, 'utf8') } } : {}),
     log,
   });
-  log(`started; metrics on :${controller.port ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`);
+  log(`started; metrics on :${controller.port ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

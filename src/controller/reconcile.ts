@@ -9,6 +9,7 @@ import { ANNOTATION_PROJECT_UID, FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJ
 import type { ManagedObjects } from './managed-objects.js';
 import { podSecurityLabels } from '../validate/pod-security.js';
 import { NAMESPACE_OBJECTS } from './namespace-objects.js';
+import { ACCESS_KINDS, desiredProjectAccess, projectAccessMatches, projectAccessName, type ProjectAccessCache } from './project-access.js';
 import { LEDGER_PREFIX } from '../webhook/ledger.js';
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
@@ -33,6 +34,8 @@ export interface ReconcilerOptions {
   informers: Informers;
   /** The owners' RoleBindings, LimitRanges and NetworkPolicies in project namespaces; without them the step is skipped. */
   managed?: ManagedObjects;
+  /** The per-project ClusterRoles and bindings (visibility: own); without them the step is skipped. */
+  access?: ProjectAccessCache;
   config: TenantgateConfig;
   log: (message: string) => void;
   now?: () => Date;
@@ -85,6 +88,7 @@ export class Reconciler {
     await this.createDefaultQuotas(project, failures, signal);
     await this.ensurePodSecurityLabels(project, failures, signal);
     await this.ensureNamespaceObjects(project, failures, signal);
+    await this.ensureProjectAccess(project, failures, signal);
     if (failures.length > 0) throw new Error(failures.join('; '));
     return { kind: 'Done' };
   }
@@ -170,6 +174,44 @@ export class Reconciler {
         } catch (err) {
           failures.push(`writing ${where}: ${describeError(err)}`);
         }
+      }
+    }
+  }
+
+  /**
+   * Step (visibility: own, docs/visibility.md): the Project's ClusterRole and ClusterRoleBinding
+   * granting its owners `get` on it and on its namespaces; created, repaired when they differ, removed
+   * with visibility: all. Written only when they differ from the cache.
+   */
+  private async ensureProjectAccess(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+    const access = this.o.access;
+    if (!access) return;
+    const projectName = project.metadata.name ?? '';
+    const name = projectAccessName(projectName);
+    const desired = this.o.config.visibility === 'own' ? desiredProjectAccess(project, this.ownNamespaces(project)) : undefined;
+    for (const kind of ACCESS_KINDS) {
+      const actual = access.get(kind, name);
+      const want = desired ? (kind === 'ClusterRole' ? desired.role : desired.binding) : undefined;
+      if (!want) {
+        if (!actual || actual.metadata.labels?.[LABEL_PROJECT] !== projectName) continue;
+        signal.throwIfAborted();
+        try {
+          await this.o.api.deleteAccess(kind, name, actual.metadata.resourceVersion);
+          access.applyDeleted(kind, name);
+          this.o.log(`project ${projectName}: removed ${kind} ${name} (visibility is not own)`);
+        } catch (err) {
+          failures.push(`removing ${kind} ${name}: ${describeError(err)}`);
+        }
+        continue;
+      }
+      if (actual && projectAccessMatches(actual, want)) continue;
+      signal.throwIfAborted();
+      try {
+        access.applyWritten(kind, await this.o.api.putAccess(want, actual));
+        this.o.log(`project ${projectName}: ${actual ? 'repaired' : 'created'} ${kind} ${name}`);
+        await this.event(project, { type: 'Normal', reason: `${kind}${actual ? 'Repaired' : 'Created'}`, message: `${actual ? 'set' : 'created'} ${kind} ${name}: the owners may get this Project and its namespaces (visibility: own)` });
+      } catch (err) {
+        failures.push(`writing ${kind} ${name}: ${describeError(err)}`);
       }
     }
   }

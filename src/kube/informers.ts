@@ -23,8 +23,8 @@ export interface InformerMetrics {
 type ObjectLists = Pick<ClusterLists, 'listProjects' | 'listNamespaces' | 'listQuotas'>;
 
 export type Kind = 'Project' | 'Namespace' | 'ResourceQuota';
-/** What a ResilientInformer may watch: the snapshot's kinds, and the objects the controller puts in project namespaces. */
-export type WatchedKind = Kind | 'RoleBinding' | 'LimitRange' | 'NetworkPolicy';
+/** What a ResilientInformer may watch: the snapshot's kinds, the objects the controller puts in project namespaces, and the per-project ClusterRoles (visibility: own). */
+export type WatchedKind = Kind | 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'ClusterRole' | 'ClusterRoleBinding';
 export type EventType = 'add' | 'update' | 'delete';
 
 /** One cache event, with the object it replaced (for label changes). */

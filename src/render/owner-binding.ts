@@ -25,7 +25,7 @@ export interface RoleBindingObject {
   subjects: RbacSubject[];
 }
 
-function rbacSubject(s: Subject): RbacSubject {
+export function rbacSubject(s: Subject): RbacSubject {
   return s.kind === 'ServiceAccount' ? { kind: 'ServiceAccount', name: s.name, namespace: s.namespace ?? '' } : { apiGroup: 'rbac.authorization.k8s.io', kind: s.kind, name: s.name };
 }
 
