@@ -31,6 +31,8 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   Q3: { title: 'tenants cannot delete the quota that provides coverage', change: 'replace the quota (kubectl apply / edit) instead of deleting it' },
   Q4: { title: 'a warning when headroom runs low', change: 'nothing is refused; plan with the headroom left (`kubectl tenantgate headroom`)' },
   Q5: { title: 'concurrent admissions never overspend', change: 'retry the request: other changes of the project were being decided at the same moment' },
+  Q6: { title: 'a budget is not lowered below what is in use', change: 'stop workloads in the project first (lowering quotas frees nothing in use), then lower the budget in git' },
+  Q7: { title: 'a namespace is not removed while pods run in it', change: 'move or stop the pods of that namespace before removing it from the Project in git' },
 };
 
 export const GENERIC_HELP: RuleHelp = { title: 'see docs/rules.md', change: 'read the rule in docs/rules.md; the message says what was refused' };
