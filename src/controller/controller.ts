@@ -14,6 +14,7 @@ import { ControllerApi } from './kube.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader.js';
 import { serveProbes } from './http.js';
 import { ControllerMetrics } from './metrics.js';
+import { ProjectGauges } from './project-metrics.js';
 import { ManagedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
 import { ProjectAccessCache } from './project-access.js';
@@ -201,7 +202,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
   // visibility: own — the per-project ClusterRoles and bindings, watched only then (and only then does the chart grant it).
   const access = options.config.visibility === 'own' ? new ProjectAccessCache(options.kubeConfig, (kind) => api.listAccess(kind), { log, metrics }) : undefined;
   const synced = () => informers.synced && managed.synced && (access?.synced ?? true);
-  metrics.projects.observe({ snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName });
+  // tenantgate_project_*: computed from the cache at scrape time (project-metrics.ts, ADR 0033).
+  new ProjectGauges(metrics.registry).observe({ snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName });
   // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
   const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });

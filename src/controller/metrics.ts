@@ -1,6 +1,5 @@
 /** Prometheus metrics of the controller (one registry per controller, so tests can run several in one process). */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { ProjectGauges } from './project-metrics.js';
 
 export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
 
@@ -43,8 +42,6 @@ export class ControllerMetrics {
   });
   readonly informerSynced = new Gauge({ name: 'tenantgate_controller_informer_synced', help: '1 once the informer of a resource has listed', labelNames: ['resource'] as const, registers: [this.registry] });
   readonly cacheObjects = new Gauge({ name: 'tenantgate_controller_cache_objects', help: 'Objects in the controller cache', labelNames: ['kind'] as const, registers: [this.registry] });
-  /** tenantgate_project_*: per-project budget series, computed from the cache at scrape time (project-metrics.ts). */
-  readonly projects = new ProjectGauges(this.registry);
 
   countWrite(verb: WriteVerb, resource: string): void {
     this.apiWrites.inc({ verb, resource });
