@@ -56,6 +56,12 @@ export interface ArgoCdConfig {
   defaultServer: string;
   /** tenantgate cluster name → Argo CD server URL; a cluster not listed is matched by its Argo CD cluster name. */
   clusterServers: Record<string, string>;
+  /**
+   * With Argo CD's sync impersonation: the ServiceAccount a tenant's syncs run as (`namespace:name`, or
+   * `name` in the destination namespace; `{tenant}` is replaced). Empty (the default): no
+   * `destinationServiceAccounts`.
+   */
+  syncServiceAccount: string;
 }
 
 export const VISIBILITIES = ['all', 'own'] as const;
@@ -96,7 +102,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
     'system:kube-controller-manager',
   ],
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
-  argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {} },
+  argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
 };
 
 export class ConfigError extends Error {}
@@ -146,6 +152,7 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
       sourceRepos: given.argocd?.sourceRepos ?? d.argocd.sourceRepos,
       defaultServer: given.argocd?.defaultServer ?? d.argocd.defaultServer,
       clusterServers: given.argocd?.clusterServers ?? d.argocd.clusterServers,
+      syncServiceAccount: given.argocd?.syncServiceAccount ?? d.argocd.syncServiceAccount,
     },
   };
 }

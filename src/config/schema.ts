@@ -9,6 +9,11 @@ const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A label or annotation key (a Kubernetes qualified name with an optional DNS prefix), or a prefix ending in `*`. */
 const KEY_OR_PREFIX = '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\\*?$';
 
+/** Empty, or an Argo CD `defaultServiceAccount`: `[namespace:]name` (lowercase letters, digits, "-", "."; {tenant} anywhere). */
+const TENANT_TOKEN = '(?:[a-z0-9]|\\{tenant\\})';
+const LABEL_WITH_TENANT = `${TENANT_TOKEN}(?:(?:[-.]|${TENANT_TOKEN})*${TENANT_TOKEN})?`;
+const SYNC_SERVICE_ACCOUNT = `^$|^(?:${LABEL_WITH_TENANT}:)?${LABEL_WITH_TENANT}$`;
+
 const strings = (description: string, pattern?: string) => ({
   type: 'array',
   description,
@@ -20,6 +25,7 @@ const PATTERN_MEANINGS: Record<string, string> = {
   [DNS_LABEL]: 'a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)',
   [KEY_OR_PREFIX]: 'a label or annotation key such as example.com/name, or a prefix ending in * such as pod-security.kubernetes.io/*',
   '\\{project\\}': 'a template containing {project}, such as {project}-',
+  [SYNC_SERVICE_ACCOUNT]: '"" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}',
 };
 
 export const CONFIG_SCHEMA = {
@@ -70,6 +76,7 @@ export const CONFIG_SCHEMA = {
         sourceRepos: strings('repository URLs or globs a tenant may use ({tenant} is replaced with the tenant)'),
         defaultServer: { type: 'string', minLength: 1 },
         clusterServers: { type: 'object', propertyNames: { pattern: DNS_LABEL }, additionalProperties: { type: 'string', minLength: 1 } },
+        syncServiceAccount: { type: 'string', pattern: SYNC_SERVICE_ACCOUNT },
       },
     },
   },

@@ -32,6 +32,7 @@ export type AppProjectObject = {
     destinations: Destination[];
     clusterResourceWhitelist: [];
     namespaceResourceBlacklist: Array<{ group: string; kind: string }>;
+    destinationServiceAccounts?: Array<{ server: string; namespace: string; defaultServiceAccount: string }>;
   };
 };
 
@@ -78,6 +79,10 @@ export function appProjectsFor(projects: readonly Project[], config: ArgoCdConfi
         destinations: [...destinations.keys()].sort(compare).map((k) => destinations.get(k)!),
         clusterResourceWhitelist: [],
         namespaceResourceBlacklist: TENANT_BLACKLIST.map((k) => ({ ...k })),
+        // Only where destinations already allow: a wildcard here widens nothing.
+        ...(config.syncServiceAccount
+          ? { destinationServiceAccounts: [{ server: '*', namespace: '*', defaultServiceAccount: config.syncServiceAccount.replaceAll('{tenant}', tenant) }] }
+          : {}),
       },
     };
   });

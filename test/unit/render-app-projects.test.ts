@@ -182,6 +182,13 @@ describe('appProjectsFor (pure)', () => {
     ]);
   });
 
+  it('no destinationServiceAccounts unless syncServiceAccount is set; then one for every destination, {tenant} replaced', () => {
+    const p = project('p', 'acme', [{ name: 'p-1' }]);
+    expect(appProjectsFor([p], argocd, '-2')[0]!.spec).not.toHaveProperty('destinationServiceAccounts');
+    const [withSa] = appProjectsFor([p], { ...argocd, syncServiceAccount: 'argocd:tenant-{tenant}' }, '-2');
+    expect(withSa!.spec.destinationServiceAccounts).toEqual([{ server: '*', namespace: '*', defaultServiceAccount: 'argocd:tenant-acme' }]);
+  });
+
   it('a tenant without declared namespaces gets an AppProject with no destination (it permits nothing)', () => {
     const [only] = appProjectsFor([project('p', 'lonely', [])], argocd, '-2');
     expect(only!.spec.destinations).toEqual([]);
@@ -205,12 +212,22 @@ describe('tenantgate.yaml argocd', () => {
     throw new Error(`${text} was accepted`);
   };
 
-  it('defaults: namespace argocd, no repositories, the in-cluster server, no cluster servers', () => {
-    expect(parseConfig('').argocd).toEqual({ namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {} });
+  it('defaults: namespace argocd, no repositories, the in-cluster server, no cluster servers, no sync ServiceAccount', () => {
+    expect(parseConfig('').argocd).toEqual({ namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' });
+  });
+
+  it('syncServiceAccount: [namespace:]name with {tenant}, anything else refused with what is allowed', () => {
+    expect(parseConfig('argocd: {syncServiceAccount: "argocd:tenant-{tenant}"}').argocd.syncServiceAccount).toBe('argocd:tenant-{tenant}');
+    expect(parseConfig('argocd: {syncServiceAccount: "{tenant}-deployer"}').argocd.syncServiceAccount).toBe('{tenant}-deployer');
+    for (const bad of ['argocd:Deployer', 'a::b', '{tenant', 'argocd:']) {
+      expect(errorOf(`argocd: {syncServiceAccount: "${bad}"}`)).toBe(
+        `tenantgate.yaml: argocd.syncServiceAccount is "${bad}"; allowed: "" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}`,
+      );
+    }
   });
 
   it('refuses unknown keys, a namespace that is no DNS label, an empty repository and a cluster name that is no DNS label', () => {
-    expect(errorOf('argocd: {sourcerepos: []}')).toBe('tenantgate.yaml: argocd.sourcerepos is not a known key; allowed: namespace, sourceRepos, defaultServer, clusterServers');
+    expect(errorOf('argocd: {sourcerepos: []}')).toBe('tenantgate.yaml: argocd.sourcerepos is not a known key; allowed: namespace, sourceRepos, defaultServer, clusterServers, syncServiceAccount');
     expect(errorOf('argocd: {namespace: Argo_CD}')).toContain('argocd.namespace is "Argo_CD"; allowed: a DNS-1123 label');
     expect(errorOf('argocd: {sourceRepos: [""]}')).toContain('argocd.sourceRepos[0] is ""; allowed: a non-empty string');
     expect(errorOf('argocd: {clusterServers: {Prod_EU: https://x}}')).toBe('tenantgate.yaml: argocd.clusterServers.Prod_EU is not an allowed key; allowed: a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)');
