@@ -52,3 +52,8 @@ namespace and the controller's privileged ServiceAccount there.
 {{- $config = mergeOverwrite $config (deepCopy .Values.config) -}}
 {{ toYaml $config }}
 {{- end -}}
+
+{{/* tenantgate.yaml's visibility (all, own): who may read Projects and list namespaces (docs/visibility.md). */}}
+{{- define "tenantgate.visibility" -}}
+{{- (include "tenantgate.configYaml" . | fromYaml).visibility | default "all" -}}
+{{- end -}}

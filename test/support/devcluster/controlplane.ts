@@ -43,6 +43,9 @@ export const USERS: ClusterUser[] = [
  */
 export const KUBE_CONTROLLER_MANAGER: ClusterUser = { name: 'system:kube-controller-manager', groups: [] };
 
+/** The common name of the apiserver's front-proxy client certificate (kubeadm's). */
+export const FRONT_PROXY_CLIENT = 'front-proxy-client';
+
 /** The controllers kubeadm runs that tenantgate meets: namespace deletion, garbage collection, quota usage. */
 export const KUBE_CONTROLLERS = [
   'namespace-controller',
@@ -116,6 +119,11 @@ export class ControlPlane {
       ipAddresses: ['127.0.0.1', '10.0.0.1'],
       usage: 'server',
     }));
+    // The aggregation layer (aggregated APIs such as tenantgate's budget view): a front-proxy CA, and the
+    // client certificate the apiserver presents when it proxies a request to an APIService's backend.
+    const frontProxyCa = createCA('tenantgate-devcluster-front-proxy-ca');
+    const frontProxyCaFiles = await writeKeyPair(pki, 'front-proxy-ca', frontProxyCa);
+    const frontProxyClient = await writeKeyPair(pki, 'front-proxy-client', signCert(frontProxyCa, { commonName: FRONT_PROXY_CLIENT, usage: 'client' }));
     const saKeyPem = generateKeyPem();
     const saKey = join(pki, 'sa.key');
     const saPub = join(pki, 'sa.pub');
@@ -177,6 +185,16 @@ export class ControlPlane {
       '--allow-privileged=true',
       // On by default since Kubernetes 1.25; explicit, as on kubeadm, because tenantgate relies on it.
       '--enable-admission-plugins=PodSecurity,ResourceQuota',
+      // The aggregation layer, as kubeadm configures it. With aggregator routing the apiserver dials an
+      // APIService's Service through its EndpointSlices (no kube-proxy here to make ClusterIPs reachable).
+      `--requestheader-client-ca-file=${frontProxyCaFiles.cert}`,
+      `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${frontProxyClient.cert}`,
+      `--proxy-client-key-file=${frontProxyClient.key}`,
+      '--enable-aggregator-routing=true',
       ...(options.apiserverArgs ?? []),
     ];
     try {
