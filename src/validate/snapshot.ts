@@ -4,7 +4,6 @@ import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaOb
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
 /** An effective-quota memo entry to recompute (see forgetEffective). */
-const STALE = Symbol('stale');
 
 export class MemorySnapshot implements Snapshot {
   private readonly projectsByName = new Map<string, Project>();
@@ -21,11 +20,11 @@ export class MemorySnapshot implements Snapshot {
    * Effective quota per namespace, computed on first use and forgotten when a quota of that namespace
    * is added, replaced or deleted: the webhook's Q1 sums every namespace of a project per request.
    * A stale entry would let Q1 count an old quota and admit an overspend, so every quota write goes
-   * through upsertQuota/deleteQuota, which mark it stale (or drop it with the last quota).
+   * through upsertQuota/deleteQuota, which drop it.
    */
-  private readonly effectiveByNamespace = new Map<string, Resources | typeof STALE>();
+  private readonly effectiveByNamespace = new Map<string, Resources>();
   /** What each namespace's quotas let it hold (quotaHold: spec, enforced status.hard, status.used); kept like effectiveByNamespace. */
-  private readonly heldByNamespace = new Map<string, Resources | typeof STALE>();
+  private readonly heldByNamespace = new Map<string, Resources>();
   /**
    * Observed shares per project (Q1 sums the other namespaces of a project on every growing request):
    * forgotten when the Project changes; one share recomputed when a namespace joins or leaves the
@@ -62,18 +61,17 @@ export class MemorySnapshot implements Snapshot {
 
   effectiveQuotaOf(namespace: string): Resources {
     const known = this.effectiveByNamespace.get(namespace);
-    if (known !== undefined && known !== STALE) return known;
+    if (known !== undefined) return known;
     const effective = effectiveQuota(this.quotasInNamespace(namespace));
     // Namespaces without quotas stay out of the memo (an empty result is cheap and would only grow it).
     if (effective.size > 0) this.effectiveByNamespace.set(namespace, effective);
-    else if (known === STALE) this.effectiveByNamespace.delete(namespace);
     return effective;
   }
 
   /** After a status-only update: whether the namespace's memoised hold is still what its quotas give. */
   private holdUnchanged(namespace: string): boolean {
     const known = this.heldByNamespace.get(namespace);
-    if (known === undefined || known === STALE) return false;
+    if (known === undefined) return false;
     const now = quotaHold(this.quotasInNamespace(namespace));
     if (now !== known && !sameResources(now, known)) return false;
     this.heldByNamespace.set(namespace, now);
@@ -82,21 +80,16 @@ export class MemorySnapshot implements Snapshot {
 
   heldQuotaOf(namespace: string): Resources {
     const known = this.heldByNamespace.get(namespace);
-    if (known !== undefined && known !== STALE) return known;
+    if (known !== undefined) return known;
     const held = quotaHold(this.quotasInNamespace(namespace));
     if (held.size > 0) this.heldByNamespace.set(namespace, held);
-    else if (known === STALE) this.heldByNamespace.delete(namespace);
     return held;
   }
 
-  /**
-   * A quota of the namespace changed: its memo entry is marked stale rather than deleted. Deleting
-   * and re-adding a key on every quota event leaves a hole each time, and V8 then rebuilds the whole
-   * table (50,000 entries) in the young generation, which every scavenge has to copy.
-   */
+  /** A quota of the namespace changed: its memo entries go, and the next lookup computes them afresh. */
   private forgetEffective(namespace: string): void {
-    if (this.effectiveByNamespace.has(namespace)) this.effectiveByNamespace.set(namespace, STALE);
-    if (this.heldByNamespace.has(namespace)) this.heldByNamespace.set(namespace, STALE);
+    this.effectiveByNamespace.delete(namespace);
+    this.heldByNamespace.delete(namespace);
   }
 
   projectSharesOf(project: Project, cluster: string): ProjectShares {
