@@ -63,7 +63,7 @@ import { pathToFileURL } from 'node:url';
 import { generateWebhookCerts } from '../src/certs/files.js';
 import { DEFAULT_CONFIG } from '../src/config/config.js';
 import type { Project } from '../src/validate/types.js';
-import { LEDGER_PREFIX } from '../src/webhook/ledger.js';
+import { LEDGER_PREFIX } from '../src/validate/types.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
 import { type LatencyResult, Pool, type Target, type ThroughputResult, HERE, ROOT, closedLoop, compileTenantgate, env, log, median, nowMs, openLoop, postJson, procStatus, round1, sleep, table } from './lib/measure.js';

@@ -15,6 +15,8 @@ export const MANAGED_BY = 'tenantgate';
 export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
 /** The ResourceQuota tenantgate writes in a project namespace (render and the controller's default). */
 export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
+/** Prefix of a project's headroom ledger ConfigMap in the system namespace (the webhook writes it, the controller deletes it with the project). */
+export const LEDGER_PREFIX = 'tenantgate-ledger-';
 
 export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'

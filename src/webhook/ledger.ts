@@ -5,6 +5,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
+import { LEDGER_PREFIX } from '../validate/types.js';
 import { LeanApiClient } from '../kube/lean-client.js';
 
 /** A recorded ResourceQuota write: what Q2 and Q3 read of the new object (null: the quota was deleted). */
@@ -33,8 +34,6 @@ export interface LedgerStore {
   /** Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise. */
   write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState>;
 }
-
-export const LEDGER_PREFIX = 'tenantgate-ledger-';
 
 interface ConfigMapJson {
   apiVersion: 'v1';

@@ -11,7 +11,7 @@ import { Quantity } from '../../src/quantity/quantity.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { applyOwnerBindings, installBase } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
-import { LEDGER_PREFIX } from '../../src/webhook/ledger.js';
+import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 

@@ -14,7 +14,7 @@ import { startController, type RunningController } from '../../src/controller/co
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { installBase, serviceAccountKubeConfig, serviceAccountKubeconfigFile, startLocalWebhook, unregisterWebhooks, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
-import { LEDGER_PREFIX } from '../../src/webhook/ledger.js';
+import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/main.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 import { execa } from 'execa';
