@@ -1,0 +1,178 @@
+/**
+ * The budget view (view.tenantgate.io/v1alpha1) through the real kube-apiserver's aggregation layer:
+ * the controller serves it (src/view/), an APIService registers it, and kubectl reads it as tenants
+ * (impersonated with --as/--as-group). On a control plane of its own: an APIService is cluster-wide
+ * (other test files' clients would discover it, and one that stops answering stalls namespace deletion).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ControlPlane, type ClusterInfo } from '../support/devcluster/controlplane.js';
+import { installBase } from '../support/devcluster/tenantgate.js';
+import { apiWrites, applyChartTemplates, run, startControllerWithView, type LocalView } from '../support/view.js';
+import { eventually, uniqueName } from '../support/cluster.js';
+import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
+import { MemorySnapshot } from '../../src/validate/snapshot.js';
+import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
+
+let cp: ControlPlane;
+let info: ClusterInfo;
+let view: LocalView;
+
+const p1 = uniqueName('pay');
+const p2 = uniqueName('web');
+const p3 = uniqueName('grp');
+const ns1a = `${p1}-a`;
+const ns1b = `${p1}-b`;
+const ns2 = `${p2}-a`;
+const ns3 = `${p3}-a`;
+
+const as = (user: string, groups: string[]) => [`--as=${user}`, ...groups.map((g) => `--as-group=${g}`)];
+const ALICE = as('alice', ['acme:payments-admins', 'tenants']);
+const BOB = as('bob', ['globex:admins', 'tenants']);
+const CAROL = as('carol', ['acme:web-admins', 'tenants']);
+
+function project(name: string, tenant: string, owners: Project['spec']['owners'], hard: Record<string, string>): Project {
+  return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant, owners, quota: { hard } } };
+}
+function namespace(name: string, proj: string, tenant: string): NamespaceObject {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': proj, 'tenantgate.io/tenant': tenant } } };
+}
+function quota(ns: string, hard: Record<string, string>): ResourceQuotaObject {
+  return { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'tenantgate-quota', namespace: ns }, spec: { hard } };
+}
+
+async function json<T>(args: string[]): Promise<T> {
+  const r = await run(info, [...args, '-o', 'json']);
+  if (r.exitCode !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+/** projectBudget over the objects as the apiserver has them now: what the view must say. */
+async function expectedBudget(name: string) {
+  const p = await json<Project>(['get', 'project', name]);
+  const namespaces = (await json<{ items: NamespaceObject[] }>(['get', 'namespaces', '-l', `tenantgate.io/project=${name}`])).items;
+  const quotas = (await json<{ items: ResourceQuotaObject[] }>(['get', 'resourcequotas', '-A'])).items;
+  return projectBudgetJson(projectBudget(MemorySnapshot.of({ projects: [p], namespaces, quotas }), p, ''));
+}
+
+beforeAll(async () => {
+  const started = Date.now();
+  cp = await ControlPlane.start();
+  info = cp.info;
+  await installBase(info);
+  await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']);
+  await run(info, ['apply', '-f', '-'], [
+    project(p1, 'acme', [{ kind: 'User', name: 'alice' }], { 'requests.cpu': '4', 'requests.memory': '8Gi' }),
+    project(p2, 'globex', [{ kind: 'User', name: 'bob' }], { 'requests.cpu': '2' }),
+    project(p3, 'acme', [{ kind: 'Group', name: 'acme:web-admins' }], { 'requests.cpu': '1' }),
+    namespace(ns1a, p1, 'acme'),
+    namespace(ns1b, p1, 'acme'),
+    namespace(ns2, p2, 'globex'),
+    namespace(ns3, p3, 'acme'),
+  ].map((o) => JSON.stringify(o)).join('\n'));
+  await run(info, ['apply', '-f', '-'], [quota(ns1a, { 'requests.cpu': '1500m', 'requests.memory': '2Gi' }), quota(ns1b, { 'requests.cpu': '1', 'requests.memory': '1Gi' }), quota(ns2, { 'requests.cpu': '1' })].map((o) => JSON.stringify(o)).join('\n'));
+  view = await startControllerWithView(info);
+  // The owners' RoleBindings (controller) and the aggregated budgets rule (clusterrole-aggregation controller).
+  await eventually(async () => {
+    const r = await run(info, ['-n', ns1a, 'auth', 'can-i', 'list', 'budgets.view.tenantgate.io', ...ALICE]);
+    if (r.stdout.trim() !== 'yes') throw new Error(`alice may not list budgets in ${ns1a} yet: ${r.stdout} ${r.stderr}`);
+  }, { what: 'alice reads budgets in her namespace' });
+  process.stderr.write(`[budget-view] own control plane, tenantgate and the view ready in ${Date.now() - started} ms\n`);
+});
+
+afterAll(async () => {
+  await view?.stop();
+  await cp?.stop();
+});
+
+describe('budget view: view.tenantgate.io through the kube-apiserver', () => {
+  it('discovery: kubectl api-resources lists budgets (namespaced, short name budget) and ownedprojects (cluster-scoped), verbs get and list', async () => {
+    const r = await run(info, ['api-resources', '--api-group=view.tenantgate.io', '-o', 'wide']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/).filter(Boolean));
+    expect(lines).toContainEqual(['budgets', 'budget', 'view.tenantgate.io/v1alpha1', 'true', 'Budget', 'get,list']);
+    expect(lines).toContainEqual(['ownedprojects', 'view.tenantgate.io/v1alpha1', 'false', 'OwnedProject', 'get,list']);
+  });
+
+  it('a tenant owner: kubectl -n <ns> get budget prints RESOURCE/BUDGET/ALLOCATED/USED/HEADROOM with the numbers of projectBudget', async () => {
+    const expected = await expectedBudget(p1);
+    const r = await run(info, ['-n', ns1a, 'get', 'budget', ...ALICE]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    process.stderr.write(`[budget-view] kubectl -n ${ns1a} get budget --as=alice:\n${r.stdout}`);
+    const [header, ...rows] = r.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/));
+    expect(header).toEqual(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM']);
+    expect(rows).toEqual(expected.resources.map((x) => [x.resource, x.budget ?? '-', x.allocated, x.used, x.headroom ?? '-']));
+    expect(rows).toContainEqual(['requests.cpu', '4', '2500m', '0', '1500m']);
+  });
+
+  it('-o json: one Budget named after the project, its namespace share and every namespace, equal to projectBudget', async () => {
+    const expected = await expectedBudget(p1);
+    // kubectl -o json wraps a list as kind List; the server's own answer is a BudgetList.
+    const raw = JSON.parse((await run(info, ['get', '--raw', `/apis/view.tenantgate.io/v1alpha1/namespaces/${ns1b}/budgets`, ...ALICE])).stdout) as { kind: string; items: unknown[] };
+    expect(raw.kind).toBe('BudgetList');
+    const list = JSON.parse((await run(info, ['-n', ns1b, 'get', 'budgets', '-o', 'json', ...ALICE])).stdout) as { kind: string; items: Array<Record<string, unknown>> };
+    expect(list.items).toEqual(raw.items);
+    expect(list.items).toHaveLength(1);
+    const one = await json<Record<string, unknown>>(['-n', ns1b, 'get', 'budget', p1, ...ALICE]);
+    expect(one).toEqual(list.items[0]);
+    expect(one).toEqual({
+      apiVersion: 'view.tenantgate.io/v1alpha1',
+      kind: 'Budget',
+      metadata: { name: p1, namespace: ns1b },
+      project: p1,
+      tenant: 'acme',
+      cluster: '',
+      resources: expected.resources,
+      namespace: expected.namespaces.find((n) => n.namespace === ns1b),
+      namespaces: expected.namespaces,
+    });
+    expect(expected.namespaces.map((n) => n.namespace)).toEqual([ns1a, ns1b]);
+  });
+
+  it('RBAC: a tenant without access is refused by the apiserver (Forbidden), for list and get', async () => {
+    for (const args of [['get', 'budgets'], ['get', 'budget', p1]]) {
+      const r = await run(info, ['-n', ns1a, ...args, ...BOB]);
+      expect(r.exitCode).not.toBe(0);
+      expect(r.stderr).toContain('Error from server (Forbidden)');
+      expect(r.stderr).toContain('User "bob" cannot');
+      expect(r.stderr).toContain('resource "budgets" in API group "view.tenantgate.io" in the namespace');
+    }
+  });
+
+  it('outside projects: list is empty, get is NotFound naming the namespace', async () => {
+    const list = await run(info, ['-n', 'default', 'get', 'budgets']);
+    expect(list.exitCode, list.stderr).toBe(0);
+    expect(list.stderr).toContain('No resources found in default namespace.');
+    const get = await run(info, ['-n', 'default', 'get', 'budget', 'anything']);
+    expect(get.exitCode).not.toBe(0);
+    expect(get.stderr).toContain('Error from server (NotFound): budgets.view.tenantgate.io "anything" not found: namespace default belongs to no project');
+  });
+
+  it('ownedprojects: each tenant lists only the projects it owns (by user or by group)', async () => {
+    const names = async (who: string[]) => (await json<{ items: Array<{ metadata: { name: string } }> }>(['get', 'ownedprojects', ...who])).items.map((i) => i.metadata.name);
+    expect(await names(ALICE)).toEqual([p1]);
+    expect(await names(BOB)).toEqual([p2]);
+    expect(await names(CAROL)).toEqual([p3]);
+    const mine = await json<Record<string, unknown>>(['get', 'ownedproject', p1, ...ALICE]);
+    expect(mine).toMatchObject({ kind: 'OwnedProject', metadata: { name: p1 }, tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], namespaces: [ns1a, ns1b], resources: (await expectedBudget(p1)).resources });
+    const other = await run(info, ['get', 'ownedproject', p1, ...BOB]);
+    expect(other.stderr).toContain(`Error from server (NotFound): ownedprojects.view.tenantgate.io "${p1}" not found`);
+    const table = await run(info, ['get', 'ownedprojects', ...ALICE]);
+    expect(table.stdout.split('\n')[0]!.trim().split(/\s{2,}/)).toEqual(['NAME', 'TENANT', 'NAMESPACES', 'PHASE', 'BUDGET USE']);
+  });
+
+  it('costs nothing at rest: repeated gets make no API writes (tenantgate_controller_api_writes_total unchanged)', async () => {
+    // Let the controller finish its own reconciles first (default quotas, bindings, status).
+    let before = -1;
+    await eventually(async () => {
+      const now = await apiWrites(view.controller);
+      const settled = now === before;
+      before = now;
+      if (!settled) throw new Error(`writes still moving (${now})`);
+    }, { intervalMs: 2_000, what: 'the controller idle' });
+    for (let i = 0; i < 5; i++) {
+      expect((await run(info, ['-n', ns1a, 'get', 'budget', ...ALICE])).exitCode).toBe(0);
+      expect((await run(info, ['get', 'ownedprojects', ...BOB])).exitCode).toBe(0);
+    }
+    expect(await apiWrites(view.controller)).toBe(before);
+  });
+});
