@@ -10,10 +10,13 @@ import { execa } from 'execa';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
+import { networkInterfaces } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { buildKrewRelease } from '../../hack/krew-manifest.js';
+import { generateWebhookCerts } from '../../src/certs/files.js';
+import { frontProxyAuthFrom } from '../../src/view/server.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { renderProjectsLazily } from '../../src/render/render.js';
@@ -46,6 +49,8 @@ const asFlags = (t: keyof typeof TENANTS) => ['--as', TENANTS[t]!.as, ...[...TEN
 let hook: LocalWebhook;
 let controller: RunningController;
 let projects: Project[];
+let viewIp: string;
+let viewCerts: Awaited<ReturnType<typeof generateWebhookCerts>>;
 
 async function plugin(args: string[], options: { input?: string } = {}) {
   const info = cluster();
@@ -80,7 +85,20 @@ beforeAll(async () => {
   const info = cluster();
   await installBase(info);
   hook = await startLocalWebhook(info);
-  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
+  // The controller serves the budget view from the start; its APIService is registered only by the last
+  // describe, so every test before it runs the direct path (discovery answers 404) and that one the view.
+  // The apiserver reaches an aggregated API through an EndpointSlice, which may not name a loopback address.
+  viewIp = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address ?? '';
+  expect(viewIp, 'a non-loopback IPv4 address for the view').not.toBe('');
+  viewCerts = await generateWebhookCerts(join(info.dir, 'kubectl-plugin-view-certs'), { service: 'kp-view', namespace: 'tenantgate-system', ips: [viewIp] });
+  const authData = (JSON.parse((await kubectl('admin', ['-n', 'kube-system', 'get', 'configmap', 'extension-apiserver-authentication', '-o', 'json'])).stdout) as { data: Record<string, string> }).data;
+  controller = await startController({
+    kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
+    config: DEFAULT_CONFIG,
+    leaderElection: false,
+    log: () => {},
+    view: { port: 0, host: viewIp, cert: await readFile(viewCerts.cert, 'utf8'), key: await readFile(viewCerts.key, 'utf8'), auth: frontProxyAuthFrom(authData) },
+  });
   projects = [];
   for (const f of ['acme.yaml', 'globex.yaml', 'initech.yaml']) {
     const file = join(REPO_ROOT, 'examples', 'gitops', f);
@@ -100,6 +118,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await kubectl('admin', ['delete', 'apiservice', 'v1alpha1.view.tenantgate.io', '--ignore-not-found']).catch(() => undefined);
   if (projects) await kubectl('admin', ['delete', 'project', ...projects.map((x) => x.metadata.name!), '--wait=false', '--ignore-not-found'], { reject: true }).catch(() => undefined);
   await controller?.stop();
   await hook?.stop();
@@ -292,4 +311,44 @@ describe('the krew release (hack/krew-manifest.ts)', () => {
     expect(run.exitCode, String(run.stderr)).toBe(0);
     expect((JSON.parse(String(run.stdout)) as { projects: Array<{ name: string }> }).projects.map((x) => x.name)).toEqual([p('payments')]);
   }, 600_000);
+});
+
+describe('the budget view API (view.tenantgate.io) as the data source', () => {
+  beforeAll(async () => {
+    const port = controller.viewPort ?? 0;
+    expect(port, 'the controller serves the view').toBeGreaterThan(0);
+    // What the chart installs (charts/tenantgate/templates/view/), with the Service's endpoint on this machine;
+    // tenants may list the projects they own (ownedprojects is filtered by the caller's identity).
+    const objects = [
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kp-view', namespace: 'tenantgate-system' }, spec: { ports: [{ name: 'https', port: 443, targetPort: port }] } },
+      { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'kp-view-1', namespace: 'tenantgate-system', labels: { 'kubernetes.io/service-name': 'kp-view' } }, addressType: 'IPv4', ports: [{ name: 'https', port, protocol: 'TCP' }], endpoints: [{ addresses: [viewIp], conditions: { ready: true } }] },
+      { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1alpha1.view.tenantgate.io' }, spec: { group: 'view.tenantgate.io', version: 'v1alpha1', groupPriorityMinimum: 1000, versionPriority: 15, service: { name: 'kp-view', namespace: 'tenantgate-system', port: 443 }, caBundle: viewCerts.caBundle } },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kp-view-budgets', labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }, rules: [{ apiGroups: ['view.tenantgate.io'], resources: ['budgets'], verbs: ['get', 'list'] }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kp-view-ownedprojects' }, rules: [{ apiGroups: ['view.tenantgate.io'], resources: ['ownedprojects'], verbs: ['get', 'list'] }] },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'kp-view-ownedprojects' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kp-view-ownedprojects' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'tenants' }] },
+    ];
+    await kubectl('admin', ['apply', '-f', '-'], { input: objects.map((o) => JSON.stringify(o)).join('\n') });
+    await eventually(async () => {
+      const served = await kubectl('admin', ['get', '--raw', '/apis/view.tenantgate.io/v1alpha1'], { reject: false });
+      expect(served.exitCode, served.stderr).toBe(0);
+      const budget = await plugin(['headroom', p('payments'), '--source=view', '-o', 'json', ...asFlags('alice')]);
+      expect(budget.exitCode, budget.stderr).toBe(0);
+    }, { timeoutMs: 90_000, what: 'the budget view served through the apiserver, owners able to read Budgets' });
+  }, 180_000);
+
+  it('gives, for every tenant user, the same projects and the same budgets as the direct path', async () => {
+    for (const t of Object.keys(TENANTS) as Array<keyof typeof TENANTS>) {
+      const [view, direct, auto] = await Promise.all(['view', 'direct', 'auto'].map((source) => as(t, ['projects', `--source=${source}`, '-o', 'json'])));
+      for (const r of [view, direct, auto]) expect(r!.exitCode, `${t}: ${r!.stderr}`).toBe(0);
+      const names = (out: string) => (JSON.parse(out) as { projects: Array<{ name: string; tenant: string; namespaces: string[] }> }).projects.map((x) => [x.name, x.tenant, x.namespaces]);
+      expect(names(view!.stdout), t).toEqual(names(direct!.stdout));
+      expect(names(auto!.stdout), t).toEqual(names(view!.stdout));
+      expect(names(view!.stdout).map((x) => x[0]), t).toEqual(TENANTS[t]!.owns.map(p));
+      for (const project of TENANTS[t]!.owns.map(p)) {
+        const [v, d] = await Promise.all(['view', 'direct'].map((source) => as(t, ['headroom', project, `--source=${source}`, '-o', 'json'])));
+        expect(v!.exitCode, `${t} ${project}: ${v!.stderr}`).toBe(0);
+        expect(JSON.parse(v!.stdout), `${t} ${project}`).toEqual(JSON.parse(d!.stdout));
+      }
+    }
+  });
 });
