@@ -30,7 +30,7 @@ async function loadTree(name: string, serverScript: string, bodies: Buffer[]): P
   const dist = dirname(dirname(serverScript));
   const load = (path: string) => import(pathToFileURL(join(dist, path)).href);
   const { DEFAULT_CONFIG } = await load('src/config/config.js');
-  const { assembleWebhook } = await load('src/webhook/main.js');
+  const { assembleWebhook } = await load('src/webhook/start.js');
   const { decodeReview } = await load('src/webhook/review.js');
   const server = await load('bench/webhook-server.js');
   const snapshot = server.p1Snapshot(P1_PROJECTS);

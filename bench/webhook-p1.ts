@@ -6,7 +6,7 @@ import { type WebhookCertFiles } from '../src/certs/files.js';
 import { DEFAULT_CONFIG } from '../src/config/config.js';
 import type { ReviewContext } from '../src/validate/admission.js';
 import type { HeadroomGuard } from '../src/webhook/headroom.js';
-import { assembleWebhook } from '../src/webhook/main.js';
+import { assembleWebhook } from '../src/webhook/start.js';
 import { WebhookMetrics } from '../src/webhook/metrics.js';
 import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest } from '../src/webhook/review.js';
 import { NAMESPACES_PER_PROJECT, emulateWatch, StaticSource, p1Snapshot } from './webhook-server.js';
@@ -56,7 +56,7 @@ export async function breakdown(work: string): Promise<BreakdownResult[]> {
     });
     const ctxOf = (r: AdmissionRequest, pending?: ReviewContext['pending']): ReviewContext => ({ config, snapshot, user: r.userInfo, pending });
     // As in the tenantgate server: the cache catches up after each admitted growth (see emulateWatch).
-    // A fresh guard each time, wired to its own source as src/webhook/main.ts wires it.
+    // A fresh guard each time, wired to its own source as src/webhook/start.ts wires it.
     const freshGuard = () => {
       const source = new StaticSource(snapshot);
       return { source, guard: assembleWebhook({ config, source }).guard };

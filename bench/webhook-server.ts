@@ -37,7 +37,7 @@ import type { NamespaceObject, Project, ResourceQuotaObject } from '../src/valid
 import { MemorySnapshot } from '../src/validate/snapshot.js';
 import type { CacheEvent } from '../src/kube/informers.js';
 import { ConfigMapLedger } from '../src/webhook/ledger.js';
-import { applyWebhookV8Flags, decisionLog, webhookApp, wireGuard, type SnapshotSource } from '../src/webhook/main.js';
+import { applyWebhookV8Flags, decisionLog, webhookApp, wireGuard, type SnapshotSource } from '../src/webhook/start.js';
 import { createLogger } from '../src/log.js';
 import { createApp, MAX_BODY_BYTES, type Decide } from '../src/webhook/server.js';
 import type { Verdict } from '../src/validate/admission.js';
@@ -293,7 +293,7 @@ async function serve(argv: string[]): Promise<void> {
     const recordMode = values['decision-log'];
     if (recordMode !== 'async' && recordMode !== 'sync' && recordMode !== 'none') throw new Error(`--decision-log is ${JSON.stringify(recordMode)}; allowed: async, sync, none`);
     const onDecision = recordMode === 'none' ? undefined : decisionLog(createLogger({ name: 'webhook', format: 'json', sync: recordMode === 'sync' }));
-    // The production wiring (src/webhook/main.ts: wireGuard + webhookApp), fed from a fixed snapshot.
+    // The production wiring (src/webhook/start.ts: wireGuard + webhookApp), fed from a fixed snapshot.
     if (values.watch !== 'emulate' && values.watch !== 'none') throw new Error(`--watch is ${JSON.stringify(values.watch)}; allowed: emulate, none`);
     if (values.rules !== 'on' && values.rules !== 'off') throw new Error(`--rules is ${JSON.stringify(values.rules)}; allowed: on, off`);
     const parts = { config, source, ...(ledger ? { ledger } : {}), log: (m: string) => process.stderr.write(`webhook-server: ${m}\n`), ...(onDecision ? { onDecision } : {}) };

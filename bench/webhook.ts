@@ -156,7 +156,7 @@ export function printReport(machine: { node: string; cpus: number; cpuModel: str
       p3.points.map((p) => [p.projects, p.namespaces, p.quotas, `${cachedCount(p, 'Project')}/${cachedCount(p, 'Namespace')}/${cachedCount(p, 'ResourceQuota')}`, p.readyS, p.rssMB, p.peakRssMB, p.anonMB]),
     ));
     if (p3.variants?.length) {
-      out.push(`P3 at full size, the webhook started otherwise (shipped: tenantgate webhook sets its V8 flags itself, src/webhook/main.ts WEBHOOK_V8_FLAGS)`);
+      out.push(`P3 at full size, the webhook started otherwise (shipped: tenantgate webhook sets its V8 flags itself, src/webhook/start.ts WEBHOOK_V8_FLAGS)`);
       out.push(table(['variant', 'ready s', 'VmRSS MB', 'VmHWM MB', 'RssAnon MB'], p3.variants.map((v) => [v.variant ?? '-', v.readyS, v.rssMB, v.peakRssMB, v.anonMB])));
     }
     out.push(`objects as served (JSON, average of a sample): ${Object.entries(p3.objectJson).map(([k, v]) => `${k} ${v.bytes} B (managedFields ${v.managedFieldsBytes} B)`).join(', ')}`);

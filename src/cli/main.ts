@@ -1,38 +1,20 @@
 #!/usr/bin/env node
-/** The `tenantgate` command (commander): validate, render, webhook, controller, certs generate. */
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+/**
+ * The `tenantgate` command (commander): validate, render, certs generate, snapshot, plan; the
+ * long-running webhook and controller commands are in webhook.ts and controller.ts.
+ */
+import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
-import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
-import type { ControllerCliOptions, RuntimeOptions, WebhookCliOptions } from './options.js';
-export type { ControllerCliOptions, RuntimeOptions, WebhookCliOptions } from './options.js';
+import { registerControllerCommand } from './controller.js';
+import { registerWebhookCommand } from './webhook.js';
 import { runRender } from './render.js';
 import { runValidate } from './validate.js';
-
-/** One integer parser for every numeric flag: the flag, the value and the allowed range in the error. */
-export function integerIn(min: number, max: number) {
-  return (raw: string): number => {
-    const n = Number(raw);
-    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not allowed: an integer from ${min} to ${max}`);
-    return n;
-  };
-}
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   return pkg.version;
 }
-
-/** The options every long-running command shares. */
-function withRuntimeOptions(cmd: Command): Command {
-  return cmd
-    .option('--config <file>', 'tenantgate.yaml (without it: the built-in defaults)')
-    .option('--config-optional', 'a --config file that does not exist means the built-in defaults')
-    .option('--kubeconfig <file>', 'else KUBECONFIG, ~/.kube/config, or the in-cluster service account')
-    .addOption(new Option('--log-level <level>', 'least severe level logged').choices(LOG_LEVELS).default('info'))
-    .addOption(new Option('--log-format <format>', 'json in the cluster, pretty at a terminal').choices(LOG_FORMATS).default('auto'));
-}
-
 
 export function program(): Command {
   const root = new Command('tenantgate')
@@ -63,34 +45,8 @@ export function program(): Command {
       process.exitCode = await runRender(dir, o.format, { appProjects: o.appProjects });
     });
 
-  withRuntimeOptions(root.command('webhook').description('validating and mutating admission over HTTPS'))
-    .option('--port <port>', 'HTTPS port', integerIn(0, 65535), 8443)
-    .option('--host <address>', 'address to listen on', '0.0.0.0')
-    .option('--cert <file>', 'serving certificate (reloaded when it changes)', 'certs/tls.pem')
-    .option('--key <file>', 'its private key', 'certs/tls-key.pem')
-    .action(async (o: RuntimeOptions & WebhookCliOptions) => {
-      const { runWebhook } = await import('../webhook/main.js');
-      process.exitCode = await runWebhook(o);
-    });
-
-  withRuntimeOptions(root.command('controller').description('cascading deletion, default quotas, owners\' RoleBindings, project status'))
-    .option('--metrics-port <port>', '/healthz, /readyz, /metrics (0 = any free port)', integerIn(0, 65535), 8080)
-    .option('--metrics-host <address>', 'address to listen on', '0.0.0.0')
-    .option('--workers <n>', 'concurrent reconciles', integerIn(1, 64), 4)
-    .option('--delete-concurrency <n>', 'namespace deletes a cascade sends at once', integerIn(1, 100), 10)
-    .option('--lease-namespace <namespace>', "leader election Lease namespace (default: the pod's, else systemNamespace)")
-    .option('--lease-name <name>', 'Lease name', 'tenantgate-controller')
-    .option('--identity <id>', "this replica's holder identity (use the pod name; default hostname_uuid)")
-    .option('--no-leader-election', 'reconcile without a lease (one replica only)')
-    .option('--project-selector <selector>', 'reconcile only Projects matching this label selector')
-    .option('--view-port <port>', 'serve the budget view API (view.tenantgate.io, an APIService) over HTTPS on this port (0 = any free port); absent: not served', integerIn(0, 65535))
-    .option('--view-host <address>', 'address the budget view listens on', '0.0.0.0')
-    .option('--view-cert <file>', "the budget view's serving certificate (PEM)", '/certs/tls.crt')
-    .option('--view-key <file>', 'its private key', '/certs/tls.key')
-    .action(async (o: RuntimeOptions & ControllerCliOptions) => {
-      const { runController } = await import('../controller/main.js');
-      process.exitCode = await runController(o);
-    });
+  registerWebhookCommand(root);
+  registerControllerCommand(root);
 
   root
     .command('certs')

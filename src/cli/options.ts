@@ -1,9 +1,31 @@
 /**
- * The options `tenantgate webhook` and `tenantgate controller` take, as commander hands them over. Here,
- * not in main.ts, so the commands' entry points (src/webhook/main.ts, src/controller/main.ts) depend on
- * the CLI's types without importing the CLI that imports them.
+ * The options `tenantgate webhook` and `tenantgate controller` take, as commander hands them over, and
+ * the flag helpers both commands use. The composition roots (src/webhook/start.ts,
+ * src/controller/start.ts) import these types without importing the commands that import them.
  */
-import type { LogFormat, LogLevel } from '../log.js';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
+
+/** One integer parser for every numeric flag: the flag, the value and the allowed range in the error. */
+export function integerIn(min: number, max: number) {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not allowed: an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/** The options every long-running command shares. */
+export function withRuntimeOptions(cmd: Command): Command {
+  return cmd
+    .option('--config <file>', 'tenantgate.yaml (without it: the built-in defaults)')
+    .option('--config-optional', 'a --config file that does not exist means the built-in defaults')
+    .option('--kubeconfig <file>', 'else KUBECONFIG, ~/.kube/config, or the in-cluster service account')
+    .addOption(new Option('--log-level <level>', 'least severe level logged').choices(LOG_LEVELS).default('info'))
+    .addOption(new Option('--log-format <format>', 'json in the cluster, pretty at a terminal').choices(LOG_FORMATS).default('auto'));
+}
+
+
 
 /** Options every long-running command takes. */
 export interface RuntimeOptions {

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/main.js';
+import { startController, type RunningController } from '../../src/controller/start.js';
 import { applicationObject, ARGOCD_NAMESPACE, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
 import { deleteApplication, refreshHard, startSync, waitForApp, waitForCompared, waitForOperation } from '../support/argocd-app.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';

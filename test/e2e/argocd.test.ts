@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/main.js';
+import { startController, type RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLATFORM_SYNC_USER, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
 import {

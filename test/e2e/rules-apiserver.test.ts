@@ -14,7 +14,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { httpsGet } from '../support/devcluster/https-get.js';
 import { applyOwnerBindings, installBase, registerWebhooks, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
-import { startWebhook } from '../../src/webhook/main.js';
+import { startWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 
 let hook: LocalWebhook;

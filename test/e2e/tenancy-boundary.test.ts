@@ -15,7 +15,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { installBase, serviceAccountKubeConfig, serviceAccountKubeconfigFile, startLocalWebhook, unregisterWebhooks, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
-import { startWebhook } from '../../src/webhook/main.js';
+import { startWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 import { execa } from 'execa';
 

@@ -12,7 +12,7 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { generateWebhookCerts } from '../../src/certs/files.js';
-import { startController, type RunningController } from '../../src/controller/main.js';
+import { startController, type RunningController } from '../../src/controller/start.js';
 import { helmTemplate } from '../../hack/chart-manifests.js';
 import type { ClusterInfo } from './devcluster/controlplane.js';
 import { serviceAccountKubeConfig } from './devcluster/tenantgate.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger, infoRecorder, jsonLogger } from '../../src/log.js';
-import { decisionLog } from '../../src/webhook/main.js';
+import { decisionLog } from '../../src/webhook/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 
 const fixedTime = () => ',"time":"2026-11-24T01:02:03.004Z"';

@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`), onDecision: (d) => log(`webhook: admission decision ${JSON.stringify(d)}`) });
     stopAll.push(() => hook.stop());
     log(`webhook serving ${hook.url} and registered with the apiserver`);
-    const { startController } = await import('../../../src/controller/main.js');
+    const { startController } = await import('../../../src/controller/start.js');
     const controllerKubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller').catch(async (err: Error) => {
       log(`controller ServiceAccount unavailable (${err.message}); running the controller as admin`);
       return adminKubeConfig(info.kubeconfigs.admin!);

@@ -12,7 +12,7 @@ import { generateWebhookCerts, type WebhookCertFiles } from '../../../src/certs/
 import { REPO_ROOT } from '../paths.js';
 import { ownerBinding } from '../../../src/render/owner-binding.js';
 import type { Project } from '../../../src/validate/types.js';
-import { startWebhook, type RunningWebhook } from '../../../src/webhook/main.js';
+import { startWebhook, type RunningWebhook } from '../../../src/webhook/start.js';
 import type { AdmissionDecision } from '../../../src/webhook/server.js';
 import { kubeconfigYaml, type ClusterInfo } from './controlplane.js';
 import { PooledKubeConfig } from '../../../src/kube/kubeconfig.js';

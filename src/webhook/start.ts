@@ -171,7 +171,7 @@ export function decisionLog(logger: Logger): (decision: AdmissionDecision) => vo
   return infoRecorder<AdmissionDecision>(logger, 'admission decision');
 }
 
-/** `tenantgate webhook` (options parsed by src/cli/main.ts). */
+/** `tenantgate webhook` (flags in src/cli/webhook.ts). */
 export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise<number> {
   const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat, sync: false });
   const log = logFunction(logger);

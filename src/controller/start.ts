@@ -13,7 +13,7 @@ export { startController, type ControllerOptions, type RunningController };
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 export const DEFAULT_LEASE_NAME = 'tenantgate-controller';
 
-/** `tenantgate controller` (options parsed by src/cli/main.ts). */
+/** `tenantgate controller` (flags in src/cli/controller.ts). */
 export async function runController(o: RuntimeOptions & ControllerCliOptions): Promise<number> {
   const logger = createLogger({ name: 'controller', level: o.logLevel, format: o.logFormat });
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log: logFunction(logger) });

@@ -1,0 +1,15 @@
+/** `tenantgate webhook`: its flags; the work starts in src/webhook/start.ts (loaded only when the command runs). */
+import type { Command } from 'commander';
+import { integerIn, withRuntimeOptions, type RuntimeOptions, type WebhookCliOptions } from './options.js';
+
+export function registerWebhookCommand(root: Command): void {
+  withRuntimeOptions(root.command('webhook').description('validating and mutating admission over HTTPS'))
+    .option('--port <port>', 'HTTPS port', integerIn(0, 65535), 8443)
+    .option('--host <address>', 'address to listen on', '0.0.0.0')
+    .option('--cert <file>', 'serving certificate (reloaded when it changes)', 'certs/tls.pem')
+    .option('--key <file>', 'its private key', 'certs/tls-key.pem')
+    .action(async (o: RuntimeOptions & WebhookCliOptions) => {
+      const { runWebhook } = await import('../webhook/start.js');
+      process.exitCode = await runWebhook(o);
+    });
+}
