@@ -10,13 +10,10 @@ import { execa } from 'execa';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { networkInterfaces } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { buildKrewRelease } from '../../hack/krew-manifest.js';
-import { generateWebhookCerts } from '../../src/certs/files.js';
-import { frontProxyAuthFrom } from '../../src/view/server.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { renderProjectsLazily } from '../../src/render/render.js';
@@ -26,6 +23,7 @@ import type { ProjectBudgetJson } from '../../src/validate/budget.js';
 import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { applyChartTemplates, startControllerWithView, type LocalView } from '../support/view.js';
 
 const SFX = `kp${process.pid.toString(36).slice(-3)}${Math.floor(Math.random() * 46656).toString(36)}`;
 const p = (name: string) => `${name}${SFX}`; // payments → paymentskp…; its namespaces paymentskp…-batch
@@ -49,8 +47,7 @@ const asFlags = (t: keyof typeof TENANTS) => ['--as', TENANTS[t]!.as, ...[...TEN
 let hook: LocalWebhook;
 let controller: RunningController;
 let projects: Project[];
-let viewIp: string;
-let viewCerts: Awaited<ReturnType<typeof generateWebhookCerts>>;
+let view: LocalView | undefined;
 
 async function plugin(args: string[], options: { input?: string } = {}) {
   const info = cluster();
@@ -85,20 +82,9 @@ beforeAll(async () => {
   const info = cluster();
   await installBase(info);
   hook = await startLocalWebhook(info);
-  // The controller serves the budget view from the start; its APIService is registered only by the last
-  // describe, so every test before it runs the direct path (discovery answers 404) and that one the view.
-  // The apiserver reaches an aggregated API through an EndpointSlice, which may not name a loopback address.
-  viewIp = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address ?? '';
-  expect(viewIp, 'a non-loopback IPv4 address for the view').not.toBe('');
-  viewCerts = await generateWebhookCerts(join(info.dir, 'kubectl-plugin-view-certs'), { service: 'kp-view', namespace: 'tenantgate-system', ips: [viewIp] });
-  const authData = (JSON.parse((await kubectl('admin', ['-n', 'kube-system', 'get', 'configmap', 'extension-apiserver-authentication', '-o', 'json'])).stdout) as { data: Record<string, string> }).data;
-  controller = await startController({
-    kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
-    config: DEFAULT_CONFIG,
-    leaderElection: false,
-    log: () => {},
-    view: { port: 0, host: viewIp, cert: await readFile(viewCerts.cert, 'utf8'), key: await readFile(viewCerts.key, 'utf8'), auth: frontProxyAuthFrom(authData) },
-  });
+  // The direct path first: no APIService yet (discovery answers 404). The last describe restarts the
+  // controller serving the budget view behind its APIService (test/support/view.ts).
+  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
   projects = [];
   for (const f of ['acme.yaml', 'globex.yaml', 'initech.yaml']) {
     const file = join(REPO_ROOT, 'examples', 'gitops', f);
@@ -118,9 +104,9 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await kubectl('admin', ['delete', 'apiservice', 'v1alpha1.view.tenantgate.io', '--ignore-not-found']).catch(() => undefined);
+  await view?.stop(); // the APIService first: one that does not answer stalls namespace deletion
   if (projects) await kubectl('admin', ['delete', 'project', ...projects.map((x) => x.metadata.name!), '--wait=false', '--ignore-not-found'], { reject: true }).catch(() => undefined);
-  await controller?.stop();
+  if (!view) await controller?.stop();
   await hook?.stop();
 });
 
@@ -315,25 +301,16 @@ describe('the krew release (hack/krew-manifest.ts)', () => {
 
 describe('the budget view API (view.tenantgate.io) as the data source', () => {
   beforeAll(async () => {
-    const port = controller.viewPort ?? 0;
-    expect(port, 'the controller serves the view').toBeGreaterThan(0);
-    // What the chart installs (charts/tenantgate/templates/view/), with the Service's endpoint on this machine;
-    // tenants may list the projects they own (ownedprojects is filtered by the caller's identity).
-    const objects = [
-      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kp-view', namespace: 'tenantgate-system' }, spec: { ports: [{ name: 'https', port: 443, targetPort: port }] } },
-      { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'kp-view-1', namespace: 'tenantgate-system', labels: { 'kubernetes.io/service-name': 'kp-view' } }, addressType: 'IPv4', ports: [{ name: 'https', port, protocol: 'TCP' }], endpoints: [{ addresses: [viewIp], conditions: { ready: true } }] },
-      { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1alpha1.view.tenantgate.io' }, spec: { group: 'view.tenantgate.io', version: 'v1alpha1', groupPriorityMinimum: 1000, versionPriority: 15, service: { name: 'kp-view', namespace: 'tenantgate-system', port: 443 }, caBundle: viewCerts.caBundle } },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kp-view-budgets', labels: { 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' } }, rules: [{ apiGroups: ['view.tenantgate.io'], resources: ['budgets'], verbs: ['get', 'list'] }] },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'kp-view-ownedprojects' }, rules: [{ apiGroups: ['view.tenantgate.io'], resources: ['ownedprojects'], verbs: ['get', 'list'] }] },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'kp-view-ownedprojects' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kp-view-ownedprojects' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'tenants' }] },
-    ];
-    await kubectl('admin', ['apply', '-f', '-'], { input: objects.map((o) => JSON.stringify(o)).join('\n') });
+    const info = cluster();
+    // The chart's view RBAC: Budgets aggregated to admin (so to project owners), ownedprojects for tenants.
+    await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']);
+    await controller.stop();
+    view = await startControllerWithView(info);
+    controller = view.controller;
     await eventually(async () => {
-      const served = await kubectl('admin', ['get', '--raw', '/apis/view.tenantgate.io/v1alpha1'], { reject: false });
-      expect(served.exitCode, served.stderr).toBe(0);
       const budget = await plugin(['headroom', p('payments'), '--source=view', '-o', 'json', ...asFlags('alice')]);
       expect(budget.exitCode, budget.stderr).toBe(0);
-    }, { timeoutMs: 90_000, what: 'the budget view served through the apiserver, owners able to read Budgets' });
+    }, { timeoutMs: 90_000, what: 'owners read Budgets through the apiserver' });
   }, 180_000);
 
   it('gives, for every tenant user, the same projects and the same budgets as the direct path', async () => {
