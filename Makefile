@@ -75,7 +75,10 @@ lint: deps
 test: build lint control-plane kustomize helm crane promtool argocd debian-deps
 	npx vitest run
 
-test-unit: build debian-deps
+# The fast loop: no cluster, no Go builds; only the Debian commands unit tests run (the Argo CD health
+# check in Lua, git and pre-commit for `tenantgate validate --base` and its hook).
+test-unit: build
+	hack/install-debian-deps.sh lua5.4 git pre-commit
 	npx vitest run --project unit
 
 test-integration: build control-plane kustomize helm crane promtool argocd debian-deps

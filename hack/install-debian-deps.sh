@@ -2,7 +2,8 @@
 # Install the Debian packages the tests need (lua5.4 for the Argo CD health-check test, git;
 # mmdebstrap, jq and curl for `make image`; redis-server for the real Argo CD of the argocd e2e tests).
 # Idempotent: does nothing when everything is present; runs `apt-get update` only when a package
-# cannot be installed from the current package lists. Called by CI.
+# cannot be installed from the current package lists. Called by CI. With arguments, only those
+# commands (e.g. `hack/install-debian-deps.sh lua5.4 git pre-commit` for the unit tests).
 set -euo pipefail
 
 # command -> Debian package
@@ -20,8 +21,14 @@ declare -A PKGS=(
   [tmux]=tmux
 )
 
+wanted=("$@")
+[ "${#wanted[@]}" -gt 0 ] || wanted=("${!PKGS[@]}")
 missing=()
-for cmd in "${!PKGS[@]}"; do
+for cmd in "${wanted[@]}"; do
+  if [ -z "${PKGS[$cmd]:-}" ]; then
+    echo "install-debian-deps: unknown command $cmd; known: ${!PKGS[*]}" >&2
+    exit 2
+  fi
   if ! command -v "$cmd" >/dev/null 2>&1; then
     missing+=("${PKGS[$cmd]}")
   fi
