@@ -89,7 +89,7 @@ bench: build control-plane
 
 # The local control plane and its harness live with the tests (test/support/devcluster), not in dist/.
 # `make run ARGOCD=1` also starts the real Argo CD and syncs examples/gitops through the plugin.
-run: build control-plane kustomize $(if $(ARGOCD),argocd debian-deps)
+run: build control-plane kustomize helm $(if $(ARGOCD),argocd debian-deps)
 	PATH="$$(dirname $$(hack/install-kustomize.sh)):$$PATH" TG_RUN_ARGOCD=$(ARGOCD) npx tsx test/support/devcluster/run.ts
 
 clean:

@@ -4,14 +4,14 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_CONFIG } from '../../../src/config/config.js';
 import { renderDirectory } from '../../../src/cli/render.js';
 import { REPO_ROOT } from '../paths.js';
 import { ControlPlane, type ClusterInfo } from './controlplane.js';
 import { handOverSignals } from './processes.js';
 import { applicationObject, argoCdVersion, startArgoCd } from '../argocd.js';
 import { LocalGitRepo } from '../git-repo.js';
-import { installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook } from './tenantgate.js';
+import { installBase, kubectlAs, startLocalWebhook } from './tenantgate.js';
+import { applyChartTemplates, startControllerWithView } from '../view.js';
 
 const log = (m: string) => process.stderr.write(`[make run] ${m}\n`);
 
@@ -39,13 +39,12 @@ async function main(): Promise<void> {
     const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`), onDecision: (d) => log(`webhook: admission decision ${JSON.stringify(d)}`) });
     stopAll.push(() => hook.stop());
     log(`webhook serving ${hook.url} and registered with the apiserver`);
-    const { startController } = await import('../../../src/controller/start.js');
-    const controllerKubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller').catch(async (err: Error) => {
-      log(`controller ServiceAccount unavailable (${err.message}); running the controller as admin`);
-      return adminKubeConfig(info.kubeconfigs.admin!);
-    });
-    const controller = await startController({ kubeConfig: controllerKubeConfig, config: DEFAULT_CONFIG, metricsPort: 0, metricsHost: '127.0.0.1', leaderElection: false, log: (m: string, fields?: Record<string, unknown>) => log(`controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`) });
-    stopAll.push(() => controller.stop());
+    // The controller as its ServiceAccount, serving the budget view (view.tenantgate.io) registered as an
+    // APIService: the chart's view RBAC (templates/view/rbac.yaml, ownedprojects for tenants) first.
+    await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']);
+    const view = await startControllerWithView(info, {}, (m) => log(`controller: ${m}`));
+    const controller = view.controller;
+    stopAll.push(() => view.stop());
     log('controller running');
     let argoHelp = '';
     if (process.env.TG_RUN_ARGOCD) {
@@ -73,6 +72,11 @@ Act as a tenant (tokens in ${join(info.dir, 'tokens.csv')}):
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} label namespace payments-batch pod-security.kubernetes.io/enforce=privileged   # [T7]: protected
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} delete namespace tenantgate-system    # forbidden: nothing outside her projects
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} apply --dry-run=server -f examples/invalid/Q1-over-budget.yaml   # forbidden: tenants only read projects
+
+The budget view (view.tenantgate.io, served by the controller on ${view.address}:${controller.viewPort}; docs/visibility.md):
+  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} -n payments-batch get budget      # what the project has left, from inside its namespace
+  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} get ownedprojects                 # the projects alice owns
+  KUBECONFIG=${info.kubeconfigs.bob} ${kubectl} -n payments-batch get budget        # Forbidden: bob has no access there
 
 ${argoHelp}
 Ctrl-C stops everything.
@@ -104,13 +108,6 @@ Argo CD (${argoCdVersion()}: repo-server, cmp-server with the tenantgate plugin,
   kubectl -n argocd get application tenantgate-projects-prod-eu -o jsonpath='{range .status.resources[*]}{.kind} {.name} {.status} {.health.status} {.health.message}{"\\n"}{end}'
   git -C ${repo.dir} log --oneline      # commit there; Argo CD polls every 10 s (or annotate argocd.argoproj.io/refresh=hard)
 `;
-}
-
-async function adminKubeConfig(path: string) {
-  const k8s = await import('@kubernetes/client-node');
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(path);
-  return kc;
 }
 
 void main();
