@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlane, type ClusterInfo } from '../support/devcluster/controlplane.js';
 import { installBase } from '../support/devcluster/tenantgate.js';
 import { apiWrites, applyChartTemplates, run, startControllerWithView, type LocalView } from '../support/view.js';
+import { helmTemplate } from '../../hack/chart-manifests.js';
+import { parseAllDocuments } from 'yaml';
 import { eventually, uniqueName } from '../support/cluster.js';
 import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -174,5 +176,20 @@ describe('budget view: view.tenantgate.io through the kube-apiserver', () => {
       expect((await run(info, ['get', 'ownedprojects', ...BOB])).exitCode).toBe(0);
     }
     expect(await apiWrites(view.controller)).toBe(before);
+  });
+
+  it('the chart with view.enabled: the apiserver accepts every object (server dry run); the controller serves on the view port, the APIService points at tenantgate-view', async () => {
+    const yaml = await helmTemplate(['--set', 'view.enabled=true', '--set', 'config.visibility=own', '--set', `certificates.caBundle=${Buffer.from('test').toString('base64')}`]);
+    const docs = parseAllDocuments(yaml).map((d) => d.toJS() as { kind: string; metadata: { name: string }; spec?: Record<string, unknown> }).filter(Boolean);
+    const apiService = docs.find((d) => d.kind === 'APIService')!;
+    expect(apiService.metadata.name).toBe('v1alpha1.view.tenantgate.io');
+    expect(apiService.spec).toMatchObject({ group: 'view.tenantgate.io', version: 'v1alpha1', service: { name: 'tenantgate-view', namespace: 'tenantgate-system', port: 443 } });
+    const deployment = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'tenantgate-controller') as unknown as { spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
+    expect(deployment.spec.template.spec.containers[0]!.args).toEqual(expect.arrayContaining(['--view-port=8443', '--view-cert=/certs/tls.crt', '--view-key=/certs/tls.key']));
+    const dry = await run(info, ['apply', '--dry-run=server', '-f', '-'], yaml);
+    expect(dry.exitCode, dry.stderr).toBe(0);
+    // The test's own APIService is registered already: the chart's is an update of it.
+    expect(dry.stdout).toMatch(/apiservice\.apiregistration\.k8s\.io\/v1alpha1\.view\.tenantgate\.io (created|configured|unchanged) \(server dry run\)/);
+    expect(dry.stdout).toMatch(/clusterrole\.rbac\.authorization\.k8s\.io\/tenantgate-view-budgets (created|configured|unchanged) \(server dry run\)/);
   });
 });
