@@ -157,7 +157,7 @@ describe('the webhook decision log (pino, asynchronous)', () => {
   it('flushes every record when the process exits right after logging', () => {
     const script = `
       import { createLogger } from ${JSON.stringify(join(process.cwd(), 'src', 'log.ts'))};
-      import { decisionLog } from ${JSON.stringify(join(process.cwd(), 'src', 'webhook', 'main.ts'))};
+      import { decisionLog } from ${JSON.stringify(join(process.cwd(), 'src', 'webhook', 'start.ts'))};
       const record = decisionLog(createLogger({ name: 'webhook', format: 'json', sync: false }));
       for (let i = 0; i < 2000; i++) record({ uid: 'u' + i, path: 'validate', kind: 'Namespace', user: 'x', operation: 'CREATE', dryRun: false, verdict: 'allowed', rules: [], ms: 0.1 });
       process.exit(0);
@@ -173,7 +173,7 @@ describe('the webhook decision log (pino, asynchronous)', () => {
     const script = `
       import { fstatSync } from 'node:fs';
       import { createLogger } from ${JSON.stringify(join(process.cwd(), 'src', 'log.ts'))};
-      import { decisionLog } from ${JSON.stringify(join(process.cwd(), 'src', 'webhook', 'main.ts'))};
+      import { decisionLog } from ${JSON.stringify(join(process.cwd(), 'src', 'webhook', 'start.ts'))};
       const record = decisionLog(createLogger({ name: 'webhook', format: 'json', sync: false }));
       const one = (i) => record({ uid: 'u' + i, path: 'validate', kind: 'Namespace', user: 'x', operation: 'CREATE', dryRun: false, verdict: 'allowed', rules: [], ms: 0.1 });
       one(0);
