@@ -17,13 +17,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/start.js';
+import { type RunningController } from '../../src/controller/start.js';
 import { applicationObject, ARGOCD_NAMESPACE, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
 import { deleteApplication, refreshHard, startSync, waitForApp, waitForCompared, waitForOperation } from '../support/argocd-app.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { startTestController } from '../support/controller-kit.js';
 
 const RUN = uniqueName('acdp');
 const GITOPS = join(REPO_ROOT, 'examples', 'gitops');
@@ -83,13 +84,8 @@ const manifests = (...objects: Obj[]) => objects.map((o) => stringify(o)).join('
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
-  controller = await startController({
+  controller = await startTestController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
-    leaderElection: false,
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
-    log: () => {},
   });
   argo = await startArgoCd(info, { dir: join(info.dir, `argocd-${RUN}`), log: (m) => process.env.TG_DEBUG && process.stderr.write(`[argocd] ${m}\n`) });
   const repos = join(info.dir, `git-${RUN}`);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/start.js';
+import { type RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLATFORM_SYNC_USER, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
 import {
@@ -22,6 +22,7 @@ import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support
 import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { startTestController } from '../support/controller-kit.js';
 
 const RUN = uniqueName('acd');
 let argo: RunningArgoCd;
@@ -94,13 +95,8 @@ beforeAll(async () => {
   // PLATFORM_SYNC_USER, which tenantgate lists as privileged (ADR 0007): it may write Projects; quotas are
   // still checked against the budget (Q1) for everybody.
   hook = await startLocalWebhook(info, { privileged: { users: [...DEFAULT_CONFIG.privileged.users, PLATFORM_SYNC_USER], groups: DEFAULT_CONFIG.privileged.groups } }, { onDecision: (d) => decisions.push(d) });
-  controller = await startController({
+  controller = await startTestController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
-    leaderElection: false,
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
-    log: () => {},
   });
   argo = await startArgoCd(info, { unprivileged: true, dir: join(info.dir, `argocd-${RUN}`), log: (m) => process.env.TG_DEBUG && process.stderr.write(`[argocd] ${m}\n`) });
   repo = await LocalGitRepo.init(join(info.dir, `git-${RUN}`));

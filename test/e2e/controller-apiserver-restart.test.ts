@@ -8,8 +8,8 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/controller.js';
-import { clients, createProject, createProjectNamespace, getProject, type Clients } from '../support/controller-kit.js';
+import type { RunningController } from '../../src/controller/controller.js';
+import { clients, createProject, createProjectNamespace, getProject, type Clients, startTestController } from '../support/controller-kit.js';
 import { ControlPlane, REPO_ROOT } from '../support/devcluster/controlplane.js';
 import { eventually } from '../support/cluster.js';
 
@@ -26,12 +26,10 @@ beforeAll(async () => {
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(cp.info.kubeconfigs.admin!);
   c = clients(kc);
-  controller = await startController({
+  controller = await startTestController({
     kubeConfig: kc,
     config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 300 }, // no resync during the test: events must do it
     leaderElection: { namespace: 'kube-system', name: 'tenantgate-controller', identity: 'restart-test' },
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
     log: (m) => logs.push(`${new Date().toISOString()} ${m}`),
   });
   await eventually(async () => {

@@ -6,9 +6,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/controller.js';
-import { clients, controllerKubeconfigFile, createProject, installControllerRbac, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, setQuota, type Clients } from '../support/controller-kit.js';
+import type { RunningController } from '../../src/controller/controller.js';
+import { clients, controllerKubeconfigFile, createProject, installControllerRbac, createProjectNamespace, deleteProject, fillNamespace, getProject, namespaceExists, pool, setQuota, type Clients, startTestController } from '../support/controller-kit.js';
 import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
@@ -75,13 +74,9 @@ beforeAll(async () => {
   const info = cluster();
   const controllerKc = new k8s.KubeConfig();
   controllerKc.loadFromFile(await controllerKubeconfigFile(admin, info.server, info.caFile, join(info.dir, `controller-${RUN}.kubeconfig`)));
-  controller = await startController({
+  controller = await startTestController({
     kubeConfig: controllerKc,
-    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
-    leaderElection: false,
     projectSelector: `${SELECTOR_LABEL}=${RUN}`,
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
     log: (m, fields) => {
       logged.push({ message: m, ...(fields ? { fields } : {}) });
       if (process.env.TG_DEBUG) process.stderr.write(`[controller] ${m}\n`);

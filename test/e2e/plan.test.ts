@@ -13,13 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/controller.js';
+import type { RunningController } from '../../src/controller/controller.js';
 import type { Plan } from '../../src/plan/types.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { startTestController } from '../support/controller-kit.js';
 
 /**
  * The CLI from its sources through tsx: dist/ is shared with the other engineers' builds on this
@@ -104,12 +105,9 @@ beforeAll(async () => {
   const info = cluster();
   await installBase(info);
   hook = await startLocalWebhook(info);
-  controller = await startController({
+  controller = await startTestController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
-    leaderElection: false,
     projectSelector: `${SELECTOR}=${RUN}`,
-    log: () => {},
   });
   repo = await LocalGitRepo.init(join(info.dir, `git-${RUN}`));
   const files = await renamedExamples();

@@ -9,11 +9,10 @@ import * as k8s from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/controller.js';
+import type { RunningController } from '../../src/controller/controller.js';
 import { API_GROUP } from '../../src/validate/types.js';
 import { helmBinary } from '../../hack/chart-manifests.js';
-import { clients, controllerKubeconfigFile, setQuota, type Clients } from '../support/controller-kit.js';
+import { clients, controllerKubeconfigFile, setQuota, type Clients, startTestController } from '../support/controller-kit.js';
 import { httpsGet } from '../support/devcluster/https-get.js';
 import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { dashboardQueries, exportedNames, metricNames, renderedRuleGroups } from '../support/monitoring.js';
@@ -79,13 +78,9 @@ beforeAll(async () => {
   c = clients(kubeConfig('admin'));
   const controllerKc = new k8s.KubeConfig();
   controllerKc.loadFromFile(await controllerKubeconfigFile((args) => kubectl('admin', args), info.server, info.caFile, join(info.dir, `controller-${RUN}.kubeconfig`)));
-  controller = await startController({
+  controller = await startTestController({
     kubeConfig: controllerKc,
-    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
-    leaderElection: false,
     projectSelector: `${SELECTOR_LABEL}=${RUN}`,
-    metricsPort: 0,
-    metricsHost: '127.0.0.1',
     log: (m) => {
       if (process.env.TG_DEBUG) process.stderr.write(`[controller] ${m}\n`);
     },

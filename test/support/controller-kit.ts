@@ -13,6 +13,16 @@ import { REPO_ROOT } from './paths.js';
 import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../../src/validate/types.js';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { PROJECT_PLURAL, PROJECT_VERSION } from '../../src/kube/lists.js';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { startController, type ControllerOptions, type RunningController } from '../../src/controller/start.js';
+
+/**
+ * The controller in the test process, as the e2e tests run it: no lease, /metrics on a free loopback
+ * port, the default configuration with a 30 s resync, quiet. `options` overrides any of it.
+ */
+export function startTestController(options: Pick<ControllerOptions, 'kubeConfig'> & Partial<ControllerOptions>): Promise<RunningController> {
+  return startController({ config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 }, leaderElection: false, metricsPort: 0, metricsHost: '127.0.0.1', log: () => {}, ...options });
+}
 
 export interface Clients {
   core: k8s.CoreV1Api;
