@@ -1,6 +1,6 @@
 /** The controller's HTTP side: /healthz (lease renewed), /readyz (caches synced), /metrics (Prometheus). */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../listen.js';
 import type { ControllerMetrics } from './metrics.js';
 
 export interface Probes {
@@ -30,15 +30,5 @@ export async function serveProbes(o: { port: number; host: string; healthy: () =
       res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  return listen(server, o.port, o.host);
 }

@@ -9,10 +9,10 @@
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type * as k8s from '@kubernetes/client-node';
 import { describeError } from '../kube/errors.js';
+import { listen } from '../listen.js';
 import { handle, status, type Identity, type ViewResponse, type ViewSource } from './api.js';
 
 /** What kube-system/extension-apiserver-authentication says about the front proxy. */
@@ -147,16 +147,12 @@ export async function serveView(o: ViewServerOptions): Promise<ViewServer> {
       }, o.refreshMs ?? 600_000)
     : undefined;
   timer?.unref();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host, () => resolve());
-  });
+  const listening = await listen(server, o.port, o.host);
   return {
-    port: (server.address() as AddressInfo).port,
+    port: listening.port,
     async close() {
       if (timer) clearInterval(timer);
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await listening.close();
     },
   };
 }

@@ -13,6 +13,7 @@ import { ConfigMapLedger, type LedgerStore } from './ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';
+import { listen } from '../listen.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 
 /** Where the webhook reads the cluster from: informers in production, a fixed snapshot in benchmarks. */
@@ -124,12 +125,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
   const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}) });
   const server = serveHttps({ cert: options.cert, key: options.key }, app, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host ?? '0.0.0.0', () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+  const listening = await listen(server, options.port, options.host ?? '0.0.0.0');
+  const { port } = listening;
   log(`listening on https://${options.host ?? '0.0.0.0'}:${port}; syncing caches`);
   source.start();
   void source.waitSynced().then(() => log(`caches synced: ${JSON.stringify(source.snapshot.sizes)}`));
@@ -139,10 +136,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     guard,
     metrics,
     async stop() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await listening.close();
       await source.stop();
       ownLedger?.close();
     },
