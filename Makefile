@@ -88,9 +88,10 @@ bench: build control-plane
 	npm run bench
 
 # The local control plane and its harness live with the tests (test/support/devcluster), not in dist/.
-# `make run ARGOCD=1` also starts the real Argo CD and syncs examples/gitops through the plugin.
-run: build control-plane kustomize helm $(if $(ARGOCD),argocd debian-deps)
-	PATH="$$(dirname $$(hack/install-kustomize.sh)):$$PATH" TG_RUN_ARGOCD=$(ARGOCD) npx tsx test/support/devcluster/run.ts
+# `make run ARGOCD=1` also starts the real Argo CD and syncs examples/gitops through the plugin;
+# `make run FLEET=1` starts two more clusters (prod-eu, prod-us) behind Argo CD with an ApplicationSet.
+run: build control-plane kustomize helm $(if $(ARGOCD)$(FLEET),argocd debian-deps)
+	PATH="$$(dirname $$(hack/install-kustomize.sh)):$$PATH" TG_RUN_ARGOCD=$(ARGOCD) TG_RUN_FLEET=$(FLEET) npx tsx test/support/devcluster/run.ts
 
 clean:
 	rm -rf dist .run

@@ -1,8 +1,8 @@
 /**
  * The real Argo CD next to a local control plane (ADR 0008): redis-server, argocd-repo-server,
  * argocd-cmp-server serving manifests/argocd/plugin.yaml with `tenantgate` on its PATH, and
- * argocd-application-controller, all on 127.0.0.1, from the multi-call binary hack/build-argocd.sh built.
- * No argocd-server: Applications are created and synced by writing their objects, as Argo CD's own e2e
+ * argocd-application-controller (and, on request, argocd-applicationset-controller), all on 127.0.0.1, from
+ * the multi-call binary hack/build-argocd.sh built. No argocd-server: Applications are created and synced by writing their objects, as Argo CD's own e2e
  * suite does.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -104,14 +104,25 @@ function unprivilegedObjects(): Array<Record<string, unknown>> {
   ];
 }
 
-/** The namespace, the Application/AppProject CRDs of the built release, argocd-cm, argocd-secret, AppProject default. */
-export async function installArgoCdObjects(info: ClusterInfo, binary = argoCdBinary(), options: { unprivileged?: boolean } = {}): Promise<void> {
+/** The ApplicationSet CRD of the built release (hack/build-argocd.sh copies it next to the binary). */
+function applicationSetCrd(binary: string): string {
+  const file = join(dirname(binary), 'crds', 'applicationset-crd.yaml');
+  if (!existsSync(file)) throw new Error(`no ApplicationSet CRD at ${file}: run \`make argocd\` (hack/build-argocd.sh copies it from the Argo CD module)`);
+  return file;
+}
+
+/**
+ * The namespace, the Application/AppProject CRDs of the built release (and the ApplicationSet CRD with
+ * `applicationSet`), argocd-cm, argocd-secret, AppProject default.
+ */
+export async function installArgoCdObjects(info: ClusterInfo, binary = argoCdBinary(), options: { unprivileged?: boolean; applicationSet?: boolean } = {}): Promise<void> {
   const crds = join(dirname(binary), 'crds');
+  const extra = options.applicationSet ? ['-f', applicationSetCrd(binary)] : [];
   // The CRDs are too large for a client-side apply's last-applied annotation.
-  await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(crds, 'application-crd.yaml'), '-f', join(crds, 'appproject-crd.yaml')]);
+  await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(crds, 'application-crd.yaml'), '-f', join(crds, 'appproject-crd.yaml'), ...extra]);
   // `kubectl wait` fails outright while a fresh CRD has no conditions yet.
   await waitFor('Application and AppProject CRDs Established', async () => {
-    await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=10s', 'crd/applications.argoproj.io', 'crd/appprojects.argoproj.io']);
+    await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=10s', 'crd/applications.argoproj.io', 'crd/appprojects.argoproj.io', ...(options.applicationSet ? ['crd/applicationsets.argoproj.io'] : [])]);
     return true;
   }, undefined, 60_000);
   const partOf = { 'app.kubernetes.io/part-of': 'argocd' };
@@ -177,6 +188,11 @@ export interface ArgoCdOptions {
   tenantgateCli?: string;
   /** Extra argocd-application-controller flags. */
   controllerArgs?: string[];
+  /**
+   * Also install the ApplicationSet CRD and run argocd-applicationset-controller (the same binary) next to
+   * the others. It runs as the admin of `info`'s apiserver; it talks to the repo-server like the controller.
+   */
+  applicationSet?: boolean;
   log?: (line: string) => void;
 }
 
@@ -186,6 +202,8 @@ export interface RunningArgoCd {
   redis: string;
   repoServer: string;
   processes: Managed[];
+  /** The argocd-applicationset-controller process, with `applicationSet`. */
+  applicationSetController?: Managed;
   stop(): Promise<void>;
 }
 
@@ -218,7 +236,7 @@ export async function startArgoCd(info: ClusterInfo, options: ArgoCdOptions = {}
     await rm(sockets, { recursive: true, force: true });
   };
   try {
-    await installArgoCdObjects(info, binary, { unprivileged: options.unprivileged ?? false });
+    await installArgoCdObjects(info, binary, { unprivileged: options.unprivileged ?? false, applicationSet: options.applicationSet ?? false });
     // The controller's kubeconfig: its own ServiceAccount's token, or the admin's.
     let controllerKubeconfig = info.kubeconfigs.admin!;
     if (options.unprivileged) {
@@ -295,7 +313,30 @@ export async function startArgoCd(info: ClusterInfo, options: ArgoCdOptions = {}
     processes.push(controller);
     await waitFor('argocd-application-controller', async () => (await fetch(`http://127.0.0.1:${controllerMetrics}/healthz`)).ok, controller);
     log(`argocd-application-controller running (metrics and /healthz on 127.0.0.1:${controllerMetrics}); logs in ${dir}`);
-    return { binary, dir, redis: redisAddr, repoServer, processes, stop };
+    let applicationSetController: Managed | undefined;
+    if (options.applicationSet) {
+      const [appsetMetrics, appsetProbe, appsetWebhook] = [await freePort(), await freePort(), await freePort()];
+      applicationSetController = startProcess('argocd-applicationset-controller', binary, [
+        '--kubeconfig', info.kubeconfigs.admin!, '--namespace', ARGOCD_NAMESPACE,
+        '--argocd-repo-server', repoServer, '--repo-server-plaintext',
+        '--metrics-addr', `127.0.0.1:${appsetMetrics}`, '--probe-addr', `127.0.0.1:${appsetProbe}`, '--webhook-addr', `127.0.0.1:${appsetWebhook}`,
+        '--enable-leader-election=false', '--enable-scm-providers=false',
+        '--loglevel', 'info', '--logformat', 'text',
+      ], join(dir, 'applicationset-controller.log'), {
+        ...base,
+        PATH: process.env.PATH,
+        ARGOCD_BINARY_NAME: 'argocd-applicationset-controller',
+        KUBECONFIG: info.kubeconfigs.admin!,
+        ARGOCD_TLS_DATA_PATH: join(dir, 'tls'),
+        ARGOCD_SSH_DATA_PATH: join(dir, 'ssh'),
+      });
+      processes.push(applicationSetController);
+      // It registers no health checks (its probe port answers 404): ready once its manager serves metrics,
+      // which it starts with its controllers.
+      await waitFor('argocd-applicationset-controller', async () => (await fetch(`http://127.0.0.1:${appsetMetrics}/metrics`)).ok, applicationSetController);
+      log(`argocd-applicationset-controller running (metrics on 127.0.0.1:${appsetMetrics})`);
+    }
+    return { binary, dir, redis: redisAddr, repoServer, processes, ...(applicationSetController ? { applicationSetController } : {}), stop };
   } catch (err) {
     await stop();
     throw err;

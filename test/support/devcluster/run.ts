@@ -1,6 +1,7 @@
 /**
  * `make run`: a local control plane with tenantgate installed (webhook and controller running from
- * this checkout), the examples rendered and applied. Stays up until Ctrl-C.
+ * this checkout), the examples rendered and applied. Stays up until Ctrl-C. ARGOCD=1: Argo CD syncs the
+ * examples instead; FLEET=1: a fleet of two more clusters behind Argo CD with an ApplicationSet.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { ControlPlane, type ClusterInfo } from './controlplane.js';
 import { handOverSignals } from './processes.js';
 import { applicationObject, argoCdVersion, startArgoCd } from '../argocd.js';
 import { LocalGitRepo } from '../git-repo.js';
+import { fleetApplicationSet, startFleet } from '../fleet.js';
 import { installBase, kubectlAs, startLocalWebhook } from './tenantgate.js';
 import { applyChartTemplates, startControllerWithView } from '../view.js';
 
@@ -47,7 +49,9 @@ async function main(): Promise<void> {
     stopAll.push(() => view.stop());
     log('controller running');
     let argoHelp = '';
-    if (process.env.TG_RUN_ARGOCD) {
+    if (process.env.TG_RUN_FLEET) {
+      argoHelp = await startFleetWithExamples(info, dir, stopAll);
+    } else if (process.env.TG_RUN_ARGOCD) {
       argoHelp = await startArgoCdWithExamples(info, dir, stopAll);
     } else {
       const rendered = await renderDirectory(join(REPO_ROOT, 'examples', 'gitops'));
@@ -107,6 +111,28 @@ Argo CD (${argoCdVersion()}: repo-server, cmp-server with the tenantgate plugin,
   kubectl -n argocd get application tenantgate-projects-prod-eu -w -o custom-columns=SYNC:.status.sync.status,HEALTH:.status.health.status,OP:.status.operationState.phase
   kubectl -n argocd get application tenantgate-projects-prod-eu -o jsonpath='{range .status.resources[*]}{.kind} {.name} {.status} {.health.status} {.health.message}{"\\n"}{end}'
   git -C ${repo.dir} log --oneline      # commit there; Argo CD polls every 10 s (or annotate argocd.argoproj.io/refresh=hard)
+`;
+}
+
+/**
+ * `make run FLEET=1`: two more control planes, prod-eu and prod-us, each with tenantgate, registered with
+ * the real Argo CD on this one (ADR 0029), and an ApplicationSet rendering examples/gitops per cluster.
+ */
+async function startFleetWithExamples(info: ClusterInfo, dir: string, stopAll: Array<() => Promise<void>>): Promise<string> {
+  const fleet = await startFleet({ host: info, dir: join(dir, 'fleet'), id: 'dev', log: (m) => log(`fleet: ${m}`) });
+  stopAll.push(() => fleet.stop());
+  const repo = await LocalGitRepo.init(join(dir, 'git'));
+  await repo.copyIn(join(REPO_ROOT, 'examples', 'gitops'), 'projects');
+  await repo.commit('examples/gitops');
+  await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify(fleetApplicationSet({ name: 'tenantgate-projects', fleet: fleet.id, repoURL: repo.url, path: 'projects' })));
+  log(`ApplicationSet argocd/tenantgate-projects: one Application per cluster (${fleet.members.map((m) => m.name).join(', ')})`);
+  const contexts = fleet.members.map((m) => m.context);
+  return `
+A fleet behind Argo CD (${argoCdVersion()}, with its ApplicationSet controller; logs in ${fleet.argo.dir}):
+  kubectl -n argocd get applications -o custom-columns=NAME:.metadata.name,SYNC:.status.sync.status,HEALTH:.status.health.status,OP:.status.operationState.phase
+${contexts.map((c) => `  kubectl --kubeconfig ${fleet.kubeconfig} --context ${c} get projects,namespaces -l tenantgate.io/project   # what ${c} got`).join('\n')}
+  node ${join(REPO_ROOT, 'dist', 'cli', 'main.js')} plan ${join(repo.dir, 'projects')} ${contexts.map((c) => `--cluster ${c}=${c}`).join(' ')} --kubeconfig ${fleet.kubeconfig}   # every project, per cluster and in total
+  git -C ${repo.dir} log --oneline      # commit there; Argo CD polls every 10 s
 `;
 }
 
