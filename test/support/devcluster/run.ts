@@ -49,9 +49,8 @@ async function main(): Promise<void> {
     stopAll.push(() => view.stop());
     log('controller running');
     let argoHelp = '';
-    if (process.env.TG_RUN_FLEET) {
-      argoHelp = await startFleetWithExamples(info, dir, stopAll);
-    } else if (process.env.TG_RUN_ARGOCD) {
+    if (process.env.TG_RUN_FLEET) argoHelp = await startFleetWithExamples(info, dir, stopAll);
+    if (process.env.TG_RUN_ARGOCD) {
       argoHelp = await startArgoCdWithExamples(info, dir, stopAll);
     } else {
       const rendered = await renderDirectory(join(REPO_ROOT, 'examples', 'gitops'));
