@@ -21,7 +21,8 @@ import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support
 const RUN = uniqueName('pm');
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
 const HOLD = 'e2e.tenantgate.io/hold';
-const PROJECT = uniqueName('shop');
+// Not "shop-…": tenancy-boundary.test.ts has a Project shop on the same cluster, and N4 refuses overlapping prefixes.
+const PROJECT = uniqueName('metered');
 const NS = `${PROJECT}-dev`;
 
 let c: Clients;
