@@ -10,9 +10,8 @@ import {
   budgetOf,
   clusterShares,
   formatResources,
-  isUnscoped,
   observedEffectiveQuota,
-  parseResources,
+  quotaUsed,
   sumShares,
 } from './resources.js';
 import type { Project, Resources, Snapshot } from './types.js';
@@ -53,17 +52,9 @@ export interface ProjectBudget {
   readonly headroom: Resources;
 }
 
-/** What one namespace uses: per resource, the largest report of its unscoped quotas (they all count the same pods). */
+/** What one namespace uses: per resource, the largest report of its unscoped quotas (quotaUsed). */
 export function usedIn(snapshot: Snapshot, namespace: string): Resources {
-  const used = new Map<string, Quantity>();
-  for (const q of snapshot.quotasInNamespace(namespace)) {
-    if (!isUnscoped(q)) continue;
-    for (const [r, v] of parseResources(q.status?.used)) {
-      const prev = used.get(r);
-      if (!prev || v.cmp(prev) > 0) used.set(r, v);
-    }
-  }
-  return used;
+  return quotaUsed(snapshot.quotasInNamespace(namespace));
 }
 
 /** Σ over the namespaces of what each uses (usedIn). */

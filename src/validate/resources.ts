@@ -132,19 +132,21 @@ export function quotaHold(quotas: Iterable<ResourceQuotaObject>, underReview?: R
   }
   const held = new Map<string, Quantity>(effectiveQuota(quotas, underReview));
   const enforced = new Map<string, Quantity>();
-  const used = new Map<string, Quantity>();
   for (const quota of quotas) {
     if (!isUnscoped(quota)) continue;
     for (const [name, q] of statusList(quota, 'hard')) {
       const prev = enforced.get(name);
       if (!prev || q.cmp(prev) < 0) enforced.set(name, q);
     }
-    for (const [name, q] of statusList(quota, 'used')) {
-      const prev = used.get(name);
-      if (!prev || q.cmp(prev) > 0) used.set(name, q);
-    }
   }
-  return raiseBy(raiseBy(held, enforced), used);
+  return raiseBy(raiseBy(held, enforced), quotaUsed(quotas));
+}
+
+/** What a namespace's unscoped quotas report in use, per resource: the largest `status.used` (they all count the same pods). */
+export function quotaUsed(quotas: Iterable<ResourceQuotaObject>): Resources {
+  const used = new Map<string, Quantity>();
+  for (const quota of quotas) if (isUnscoped(quota)) raiseBy(used, statusList(quota, 'used'));
+  return used;
 }
 
 /** A quota's status.hard or status.used, parsed (cached by list: cached objects are never edited). */

@@ -3,7 +3,6 @@ import { effectiveQuota, isUnscoped, namespaceShare, quotaHold, projectShares, w
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
-/** An effective-quota memo entry to recompute (see forgetEffective). */
 
 export class MemorySnapshot implements Snapshot {
   private readonly projectsByName = new Map<string, Project>();

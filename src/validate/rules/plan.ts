@@ -5,10 +5,7 @@
  */
 import type { ResourceBudget } from '../budget.js';
 import type { FieldPath, Violation } from '../types.js';
-
-function where(project: string, cluster: string): string {
-  return cluster ? `project ${project} on cluster ${cluster}` : `project ${project}`;
-}
+import { projectOnCluster } from './quota.js';
 
 /**
  * Q6: for every resource whose budget the change lowers, the new budget is not below what the
@@ -33,7 +30,7 @@ export function checkBudgetBelowUse(
     out.push({
       rule: 'Q6',
       path: [...budgetPath, now.resource],
-      message: `${where(project, cluster)}: the budget for ${now.resource} ${was ? `goes from ${was.toString()} to` : 'becomes'} ${now.budget.toString()}, but its namespaces use ${now.used.toString()} (${perNamespace(now.resource)}): ${now.used.sub(now.budget).toString()} over; lowering quotas frees nothing in use, stop workloads first`,
+      message: `${projectOnCluster(project, cluster)}: the budget for ${now.resource} ${was ? `goes from ${was.toString()} to` : 'becomes'} ${now.budget.toString()}, but its namespaces use ${now.used.toString()} (${perNamespace(now.resource)}): ${now.used.sub(now.budget).toString()} over; lowering quotas frees nothing in use, stop workloads first`,
     });
   }
   return out;
@@ -42,7 +39,7 @@ export function checkBudgetBelowUse(
 /** Q7: a namespace the change removes from a cluster (no longer declared, or its project removed) still runs pods. */
 export function checkRemovedNamespaceInUse(project: string, cluster: string, namespace: string, pods: { resource: string; used: string } | undefined, why: 'undeclared' | 'project-removed'): Violation[] {
   if (!pods || pods.used === '0') return [];
-  const cause = why === 'undeclared' ? `is no longer declared in ${where(project, cluster)}` : `belongs to ${where(project, cluster)}, which the change removes`;
+  const cause = why === 'undeclared' ? `is no longer declared in ${projectOnCluster(project, cluster)}` : `belongs to ${projectOnCluster(project, cluster)}, which the change removes`;
   return [
     {
       rule: 'Q7',

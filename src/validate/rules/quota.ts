@@ -29,8 +29,13 @@ function byResource(budget: Resources): ReadonlyArray<readonly [string, Quantity
   return sorted;
 }
 
+/** "project P", or "project P on cluster C" for a named cluster, as the quota rules name a budget's owner. */
+export function projectOnCluster(project: string, cluster: string): string {
+  return cluster ? `project ${project} on cluster ${cluster}` : `project ${project}`;
+}
+
 function where(scope: BudgetScope): string {
-  return scope.cluster ? `project ${scope.project} on cluster ${scope.cluster}` : `project ${scope.project}`;
+  return projectOnCluster(scope.project, scope.cluster);
 }
 
 function listShares(shares: NamespaceShare[], resource: string): string {
@@ -117,7 +122,7 @@ export function headroomWarnings(scope: BudgetScope, others: Resources, self: Re
 /** Q1 offline: the namespaces a project declares on a cluster ('' = unnamed) are no more than its maxNamespaces. */
 export function checkDeclaredCount(project: string, cluster: string, count: number, max: number): Violation[] {
   if (count <= max) return [];
-  return [{ rule: 'Q1', path: ['spec', 'maxNamespaces'], message: `project ${project}${cluster ? ` on cluster ${cluster}` : ''} declares ${count} namespaces but maxNamespaces is ${max}` }];
+  return [{ rule: 'Q1', path: ['spec', 'maxNamespaces'], message: `${projectOnCluster(project, cluster)} declares ${count} namespaces but maxNamespaces is ${max}` }];
 }
 
 /** Q1: a new namespace of a project with `maxNamespaces` counts with the `members` it already has (itself excluded). */
