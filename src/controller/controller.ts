@@ -15,9 +15,9 @@ import { LeaderElector, type LeaderElectionConfig } from './leader.js';
 import { serveProbes } from './http.js';
 import { ControllerMetrics } from './metrics.js';
 import { ProjectGauges } from './project-metrics.js';
-import { ManagedObjects } from './managed-objects.js';
+import { managedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
-import { ProjectAccessCache } from './project-access.js';
+import { projectAccessCaches } from './project-access.js';
 import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer } from '../view/server.js';
 import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
 
@@ -198,12 +198,14 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const api = new ControllerApi(options.kubeConfig, metrics);
   if (options.leaderElection) api.identity = options.leaderElection.identity;
   const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
-  const managed = new ManagedObjects(options.kubeConfig, (kind) => api.listManaged(kind), { log, metrics });
+  const managed = managedObjects(options.kubeConfig, (kind) => api.listManaged(kind), { log, metrics });
   // visibility: own — the per-project ClusterRoles and bindings, watched only then (and only then does the chart grant it).
-  const access = options.config.visibility === 'own' ? new ProjectAccessCache(options.kubeConfig, (kind) => api.listAccess(kind), { log, metrics }) : undefined;
+  const access = options.config.visibility === 'own' ? projectAccessCaches(options.kubeConfig, (kind) => api.listAccess(kind), { log, metrics }) : undefined;
   const synced = () => informers.synced && managed.synced && (access?.synced ?? true);
+  // What the metrics and the budget view read: the cache once it has synced, and this cluster's name.
+  const syncedCache = { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName };
   // tenantgate_project_*: computed from the cache at scrape time (project-metrics.ts, ADR 0033).
-  new ProjectGauges(metrics.registry).observe({ snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName });
+  new ProjectGauges(metrics.registry).observe(syncedCache);
   // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
   const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
@@ -291,7 +293,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       key: v.key,
       auth,
       ...(v.auth ? {} : { reload: () => readFrontProxyAuth(options.kubeConfig) }),
-      source: { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName },
+      source: syncedCache,
       log,
     });
     log(`budget view (view.tenantgate.io) serving on ${v.host}:${view.port}`);

@@ -211,26 +211,36 @@ export class ControllerApi extends ClusterLists {
    * labels, and with them its place in the cache): one write when the cache was right. A replace keeps
    * the stored object's other labels and annotations (Argo CD's tracking, for instance) and sets ours.
    */
-  async putManaged<T extends { kind: ManagedKind; metadata: { name: string; namespace: string; labels: Record<string, string> } }>(desired: T, cached: CachedObject | undefined): Promise<CachedObject> {
-    const calls = this.managedCalls(desired.kind);
-    const { namespace, name } = desired.metadata;
+  private async put(calls: ObjectCalls, desired: { metadata: DesiredMetadata }, cached: CachedObject | undefined): Promise<CachedObject> {
     const replace = async (stored: CachedObject['metadata']): Promise<CachedObject> => {
+      const annotations = { ...stored.annotations, ...desired.metadata.annotations };
       const metadata = {
         ...desired.metadata,
         labels: { ...stored.labels, ...desired.metadata.labels },
-        ...(stored.annotations ? { annotations: stored.annotations } : {}),
+        ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
         ...(stored.resourceVersion ? { resourceVersion: stored.resourceVersion } : {}),
       };
-      return plain(await this.write('update', calls.resource, () => calls.replace(namespace, name, { ...desired, metadata })));
+      return plain(await this.write('update', calls.resource, () => calls.replace({ ...desired, metadata })));
     };
     if (cached) return replace(cached.metadata);
     try {
-      return plain(await this.write('create', calls.resource, () => calls.create(namespace, desired)));
+      return plain(await this.write('create', calls.resource, () => calls.create(desired)));
     } catch (err) {
       if (!isConflict(err)) throw err;
-      const existing = plain(await calls.read(namespace, name)) as CachedObject;
+      const existing = plain(await calls.read()) as CachedObject;
       return replace(existing.metadata);
     }
+  }
+
+  /** A managed object in a project namespace (put). */
+  async putManaged<T extends { kind: ManagedKind; metadata: DesiredMetadata & { namespace: string } }>(desired: T, cached: CachedObject | undefined): Promise<CachedObject> {
+    const calls = this.managedCalls(desired.kind);
+    const { namespace, name } = desired.metadata;
+    return this.put(
+      { resource: calls.resource, create: (body) => calls.create(namespace, body), replace: (body) => calls.replace(namespace, name, body), read: () => calls.read(namespace, name) },
+      desired,
+      cached,
+    );
   }
 
   /** Deletes a managed object no longer declared, only if it is still the version the cache saw. Gone counts as done. */
@@ -250,41 +260,15 @@ export class ControllerApi extends ClusterLists {
     return listInPages('rbac.authorization.k8s.io/v1', 'ClusterRoleBindingList', (page) => this.rbac.listClusterRoleBinding({ ...page, labelSelector: MANAGED_SELECTOR }) as never);
   }
 
-  /** Creates the object, or replaces the one stored under its name (keeping others' labels and annotations). */
+  /** A project's ClusterRole or ClusterRoleBinding (put). */
   async putAccess(desired: AccessObject, cached: CachedObject | undefined): Promise<CachedObject> {
     const name = desired.metadata.name;
-    const role = desired.kind === 'ClusterRole';
-    const resource = role ? 'clusterroles' : 'clusterrolebindings';
-    const create = (body: AccessObject) => (role ? this.rbac.createClusterRole({ body: body as never }) : this.rbac.createClusterRoleBinding({ body: body as never }));
-    const replace = async (stored: CachedObject['metadata']): Promise<CachedObject> => {
-      const metadata = {
-        ...desired.metadata,
-        labels: { ...stored.labels, ...desired.metadata.labels },
-        annotations: { ...stored.annotations, ...desired.metadata.annotations },
-        ...(stored.resourceVersion ? { resourceVersion: stored.resourceVersion } : {}),
-      };
-      const body = { ...desired, metadata } as AccessObject;
-      return plain(await this.write('update', resource, () => (role ? this.rbac.replaceClusterRole({ name, body: body as never }) : this.rbac.replaceClusterRoleBinding({ name, body: body as never }))));
-    };
-    if (cached) return replace(cached.metadata);
-    try {
-      return plain(await this.write('create', resource, () => create(desired)));
-    } catch (err) {
-      if (!isConflict(err)) throw err;
-      const existing = plain(await (role ? this.rbac.readClusterRole({ name }) : this.rbac.readClusterRoleBinding({ name }))) as CachedObject;
-      return replace(existing.metadata);
-    }
-  }
-
-  /** Deletes one no longer wanted, only if it is still the version the cache saw. Gone counts as done. */
-  async deleteAccess(kind: AccessKind, name: string, resourceVersion: string | undefined): Promise<void> {
-    const body = resourceVersion ? { preconditions: { resourceVersion } } : {};
-    try {
-      if (kind === 'ClusterRole') await this.write('delete', 'clusterroles', () => this.rbac.deleteClusterRole({ name, body }));
-      else await this.write('delete', 'clusterrolebindings', () => this.rbac.deleteClusterRoleBinding({ name, body }));
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    type Body = never;
+    const calls: ObjectCalls =
+      desired.kind === 'ClusterRole'
+        ? { resource: 'clusterroles', create: (body) => this.rbac.createClusterRole({ body: body as Body }), replace: (body) => this.rbac.replaceClusterRole({ name, body: body as Body }), read: () => this.rbac.readClusterRole({ name }) }
+        : { resource: 'clusterrolebindings', create: (body) => this.rbac.createClusterRoleBinding({ body: body as Body }), replace: (body) => this.rbac.replaceClusterRoleBinding({ name, body: body as Body }), read: () => this.rbac.readClusterRoleBinding({ name }) };
+    return this.put(calls, desired, cached);
   }
 
   /** Sets labels on a namespace (merge patch at the resourceVersion read: a 409 when it changed meanwhile). */
@@ -365,6 +349,21 @@ interface ManagedCalls {
   replace(namespace: string, name: string, body: object): Promise<unknown>;
   read(namespace: string, name: string): Promise<unknown>;
   remove(namespace: string, name: string, body: k8s.V1DeleteOptions): Promise<unknown>;
+}
+
+/** The calls `put` makes for one object: create it, replace it, read what is stored under its name. */
+interface ObjectCalls {
+  resource: string;
+  create(body: object): Promise<unknown>;
+  replace(body: object): Promise<unknown>;
+  read(): Promise<unknown>;
+}
+
+/** What `put` writes of the desired metadata: ours, merged over what is stored. */
+interface DesiredMetadata {
+  name: string;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
 }
 
 /** MicroTime must go out with six fractional digits; client-node's V1MicroTime prints them. */

@@ -1,12 +1,13 @@
 /**
- * Watch caches of the namespaced objects tenantgate puts in every project namespace (label
- * app.kubernetes.io/managed-by=tenantgate): the owners' RoleBinding, the LimitRange and the isolation
- * NetworkPolicy, each by namespace, for the reconcile steps that create and repair them. A step
- * compares with the cache and writes only what differs, so an idle cluster sees no writes. Only the
- * one name tenantgate uses per kind is kept.
+ * Watch caches of the objects tenantgate writes (label app.kubernetes.io/managed-by=tenantgate), for
+ * the reconcile steps that create and repair them: here the owners' RoleBinding, the LimitRange and
+ * the isolation NetworkPolicy of every project namespace, each by namespace (only the one name
+ * tenantgate uses per kind is kept); project-access.ts files the per-project ClusterRoles with the
+ * same ObjectCache. A step compares with the cache and writes only what differs, so an idle cluster
+ * sees no writes.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { ResilientInformer, type InformerMetrics } from '../kube/informers.js';
+import { ResilientInformer, type InformerMetrics, type WatchedKind } from '../kube/informers.js';
 import { slim } from '../kube/lists.js';
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
 import { OWNERS_BINDING_NAME } from '../render/owner-binding.js';
@@ -29,46 +30,56 @@ export interface CachedObject {
   [field: string]: unknown;
 }
 
-export class ManagedObjectCache {
-  readonly informer: ResilientInformer<ManagedKind>;
-  private readonly byNamespace = new Map<string, CachedObject>();
-  private readonly listeners: Array<(namespace: string) => void> = [];
-  private readonly name: string;
+/**
+ * How a cache files what it watches: `keyOf` names an object's slot (undefined: not one of ours, e.g.
+ * another name under the same label), `changeOf` what a change is reported as to the listeners.
+ */
+export interface CacheKeys {
+  keyOf(o: k8s.KubernetesObject): string | undefined;
+  changeOf(o: k8s.KubernetesObject): string | undefined;
+}
+
+/** One watched kind, one object per key (the informer slims what it stores). */
+export class ObjectCache<K extends WatchedKind> {
+  readonly informer: ResilientInformer<K>;
+  private readonly byKey = new Map<string, CachedObject>();
+  private readonly listeners: Array<(change: string) => void> = [];
 
   constructor(
-    readonly kind: ManagedKind,
+    readonly kind: K,
     kc: k8s.KubeConfig,
+    path: string,
     list: () => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
     options: { log: (m: string) => void; metrics: InformerMetrics },
+    private readonly keys: CacheKeys,
   ) {
-    const { path, name } = MANAGED_KINDS[kind];
-    this.name = name;
     this.informer = new ResilientInformer(kind, kc, path, list, { ...options, labelSelector: MANAGED_SELECTOR });
-    this.informer.informer.on('add', (o) => this.put(o));
-    this.informer.informer.on('update', (o) => this.put(o));
-    this.informer.informer.on('delete', (o) => this.drop(o));
+    this.informer.informer.on('add', (o) => this.changed(o, false));
+    this.informer.informer.on('update', (o) => this.changed(o, false));
+    this.informer.informer.on('delete', (o) => this.changed(o, true));
   }
 
-  get(namespace: string): CachedObject | undefined {
-    return this.byNamespace.get(namespace);
+  get(key: string): CachedObject | undefined {
+    return this.byKey.get(key);
   }
 
-  /** Called with the namespace of every object that changed (its project is reconciled again). */
-  onChange(listener: (namespace: string) => void): void {
+  /** Called with what changed (`changeOf`) for every object that changed (its project is reconciled again). */
+  onChange(listener: (change: string) => void): void {
     this.listeners.push(listener);
   }
 
   /** The API server's response to our own write, so the next pass does not write again. */
   applyWritten(object: CachedObject): void {
-    const namespace = object.metadata.namespace ?? '';
-    const current = this.byNamespace.get(namespace);
+    const key = this.keys.keyOf(object as k8s.KubernetesObject);
+    if (key === undefined) return;
+    const current = this.byKey.get(key);
     if (current && Number(current.metadata.resourceVersion) >= Number(object.metadata.resourceVersion)) return;
-    this.byNamespace.set(namespace, slim(object));
+    this.byKey.set(key, slim(object));
   }
 
   /** Our own delete went through (its watch event follows). */
-  applyDeleted(namespace: string): void {
-    this.byNamespace.delete(namespace);
+  applyDeleted(key: string): void {
+    this.byKey.delete(key);
   }
 
   start(): void {
@@ -87,39 +98,25 @@ export class ManagedObjectCache {
     return this.informer.stop();
   }
 
-  private put(o: k8s.KubernetesObject): void {
-    if (o.metadata?.name !== this.name) return;
-    const namespace = o.metadata.namespace ?? '';
-    this.byNamespace.set(namespace, o as unknown as CachedObject);
-    this.notify(namespace);
-  }
-
-  private drop(o: k8s.KubernetesObject): void {
-    if (o.metadata?.name !== this.name) return;
-    const namespace = o.metadata.namespace ?? '';
-    this.byNamespace.delete(namespace);
-    this.notify(namespace);
-  }
-
-  private notify(namespace: string): void {
-    for (const l of this.listeners) l(namespace);
+  private changed(o: k8s.KubernetesObject, deleted: boolean): void {
+    const key = this.keys.keyOf(o);
+    if (key === undefined) return;
+    if (deleted) this.byKey.delete(key);
+    else this.byKey.set(key, o as unknown as CachedObject);
+    const change = this.keys.changeOf(o);
+    if (change !== undefined) for (const l of this.listeners) l(change);
   }
 }
 
-/** The three caches, one per kind, started and stopped together. */
-export class ManagedObjects {
-  readonly caches: Record<ManagedKind, ManagedObjectCache>;
+/** Caches of several kinds, started, synced and stopped together. */
+export class ObjectCaches<K extends WatchedKind> {
+  constructor(readonly caches: Readonly<Record<K, ObjectCache<K>>>) {}
 
-  constructor(kc: k8s.KubeConfig, list: (kind: ManagedKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, options: { log: (m: string) => void; metrics: InformerMetrics }) {
-    const make = (kind: ManagedKind) => new ManagedObjectCache(kind, kc, () => list(kind), options);
-    this.caches = { RoleBinding: make('RoleBinding'), LimitRange: make('LimitRange'), NetworkPolicy: make('NetworkPolicy') };
-  }
-
-  private get all(): ManagedObjectCache[] {
+  private get all(): ObjectCache<K>[] {
     return Object.values(this.caches);
   }
 
-  onChange(listener: (namespace: string) => void): void {
+  onChange(listener: (change: string) => void): void {
     for (const c of this.all) c.onChange(listener);
   }
 
@@ -138,4 +135,16 @@ export class ManagedObjects {
   async stop(): Promise<void> {
     await Promise.all(this.all.map((c) => c.stop()));
   }
+}
+
+/** The three namespaced kinds, each by namespace (only the one name tenantgate uses); a change is reported as its namespace. */
+export type ManagedObjects = ObjectCaches<ManagedKind>;
+
+export function managedObjects(kc: k8s.KubeConfig, list: (kind: ManagedKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, options: { log: (m: string) => void; metrics: InformerMetrics }): ManagedObjects {
+  const make = (kind: ManagedKind) => {
+    const { path, name } = MANAGED_KINDS[kind];
+    const byNamespace = (o: k8s.KubernetesObject) => (o.metadata?.name === name ? (o.metadata.namespace ?? '') : undefined);
+    return new ObjectCache(kind, kc, path, () => list(kind), options, { keyOf: byNamespace, changeOf: byNamespace });
+  };
+  return new ObjectCaches({ RoleBinding: make('RoleBinding'), LimitRange: make('LimitRange'), NetworkPolicy: make('NetworkPolicy') });
 }

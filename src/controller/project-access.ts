@@ -3,15 +3,15 @@
  * the controller keeps, per Project, a ClusterRole granting `get` on that Project and on its namespaces
  * by name, and a ClusterRoleBinding of it to the Project's owners (both named `tenantgate:project:<name>`,
  * labelled managed-by tenantgate, owned by the Project so the garbage collector removes them with it).
- * What they must be is pure (desiredProjectAccess, projectAccessMatches); ProjectAccessCache watches
+ * What they must be is pure (desiredProjectAccess, projectAccessMatches); projectAccessCaches watch
  * the ones that exist (label selector), so a reconcile writes only what differs.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { ResilientInformer, type InformerMetrics } from '../kube/informers.js';
+import type { InformerMetrics } from '../kube/informers.js';
 import { PROJECT_VERSION } from '../kube/lists.js';
 import { rbacSubject, type RbacSubject } from '../render/owner-binding.js';
 import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type NamespaceObject, type Project } from '../validate/types.js';
-import { MANAGED_SELECTOR, type CachedObject } from './managed-objects.js';
+import { ObjectCache, ObjectCaches, type CachedObject } from './managed-objects.js';
 
 export type AccessKind = 'ClusterRole' | 'ClusterRoleBinding';
 export const ACCESS_KINDS: readonly AccessKind[] = ['ClusterRole', 'ClusterRoleBinding'];
@@ -109,67 +109,14 @@ export function projectAccessMatches(actual: CachedObject, desired: AccessObject
   return have.length === want.length && have.every((k, i) => k === want[i]);
 }
 
-/** Watch caches of the per-project ClusterRoles and ClusterRoleBindings (managed-by tenantgate), by name. */
-export class ProjectAccessCache {
-  readonly informers: Record<AccessKind, ResilientInformer<AccessKind>>;
-  private readonly objects: Record<AccessKind, Map<string, CachedObject>> = { ClusterRole: new Map(), ClusterRoleBinding: new Map() };
-  private readonly listeners: Array<(project: string) => void> = [];
+/** Watch caches of the per-project ClusterRoles and ClusterRoleBindings (managed-by tenantgate), by name; a change is reported as its project. */
+export type ProjectAccessCaches = ObjectCaches<AccessKind>;
 
-  constructor(kc: k8s.KubeConfig, list: (kind: AccessKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, options: { log: (m: string) => void; metrics: InformerMetrics }) {
-    const make = (kind: AccessKind) => {
-      const informer = new ResilientInformer<AccessKind>(kind, kc, ACCESS_PATHS[kind], () => list(kind), { ...options, labelSelector: MANAGED_SELECTOR });
-      const put = (o: k8s.KubernetesObject) => this.changed(kind, o, false);
-      informer.informer.on('add', put);
-      informer.informer.on('update', put);
-      informer.informer.on('delete', (o) => this.changed(kind, o, true));
-      return informer;
-    };
-    this.informers = { ClusterRole: make('ClusterRole'), ClusterRoleBinding: make('ClusterRoleBinding') };
-  }
-
-  get(kind: AccessKind, name: string): CachedObject | undefined {
-    return this.objects[kind].get(name);
-  }
-
-  /** Called with the project of every object that changed (it is reconciled again). */
-  onChange(listener: (project: string) => void): void {
-    this.listeners.push(listener);
-  }
-
-  /** The API server's answer to our own write, so the next pass does not write again. */
-  applyWritten(kind: AccessKind, object: CachedObject): void {
-    const name = object.metadata.name ?? '';
-    const current = this.objects[kind].get(name);
-    if (current && Number(current.metadata.resourceVersion) >= Number(object.metadata.resourceVersion)) return;
-    this.objects[kind].set(name, object);
-  }
-
-  applyDeleted(kind: AccessKind, name: string): void {
-    this.objects[kind].delete(name);
-  }
-
-  start(): void {
-    for (const i of Object.values(this.informers)) i.start();
-  }
-
-  get synced(): boolean {
-    return Object.values(this.informers).every((i) => i.synced);
-  }
-
-  async waitSynced(): Promise<void> {
-    await Promise.all(Object.values(this.informers).map((i) => i.waitSynced()));
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(Object.values(this.informers).map((i) => i.stop()));
-  }
-
-  private changed(kind: AccessKind, o: k8s.KubernetesObject, deleted: boolean): void {
-    const name = o.metadata?.name ?? '';
-    if (!name.startsWith(PREFIX)) return;
-    if (deleted) this.objects[kind].delete(name);
-    else this.objects[kind].set(name, o as unknown as CachedObject);
-    const project = o.metadata?.labels?.[LABEL_PROJECT];
-    if (project) for (const l of this.listeners) l(project);
-  }
+export function projectAccessCaches(kc: k8s.KubeConfig, list: (kind: AccessKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, options: { log: (m: string) => void; metrics: InformerMetrics }): ProjectAccessCaches {
+  const keys = {
+    keyOf: (o: k8s.KubernetesObject) => (o.metadata?.name?.startsWith(PREFIX) ? o.metadata.name : undefined),
+    changeOf: (o: k8s.KubernetesObject) => o.metadata?.labels?.[LABEL_PROJECT] || undefined,
+  };
+  const make = (kind: AccessKind) => new ObjectCache(kind, kc, ACCESS_PATHS[kind], () => list(kind), options, keys);
+  return new ObjectCaches({ ClusterRole: make('ClusterRole'), ClusterRoleBinding: make('ClusterRoleBinding') });
 }

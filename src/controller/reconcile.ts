@@ -9,7 +9,7 @@ import { ANNOTATION_PROJECT_UID, FINALIZER_CASCADE, LABEL_MANAGED_BY, LABEL_PROJ
 import type { ManagedObjects } from './managed-objects.js';
 import { podSecurityLabels } from '../validate/pod-security.js';
 import { NAMESPACE_OBJECTS } from './namespace-objects.js';
-import { ACCESS_KINDS, desiredProjectAccess, projectAccessMatches, projectAccessName, type ProjectAccessCache } from './project-access.js';
+import { ACCESS_KINDS, desiredProjectAccess, projectAccessMatches, projectAccessName, type ProjectAccessCaches } from './project-access.js';
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME, LEDGER_PREFIX } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
@@ -34,7 +34,7 @@ export interface ReconcilerOptions {
   /** The owners' RoleBindings, LimitRanges and NetworkPolicies in project namespaces; without them the step is skipped. */
   managed?: ManagedObjects;
   /** The per-project ClusterRoles and bindings (visibility: own); without them the step is skipped. */
-  access?: ProjectAccessCache;
+  access?: ProjectAccessCaches;
   config: TenantgateConfig;
   log: (message: string) => void;
   now?: () => Date;
@@ -179,34 +179,25 @@ export class Reconciler {
 
   /**
    * Step (visibility: own, docs/visibility.md): the Project's ClusterRole and ClusterRoleBinding
-   * granting its owners `get` on it and on its namespaces; created, repaired when they differ, removed
-   * with visibility: all. Written only when they differ from the cache.
+   * granting its owners `get` on it and on its namespaces; created, and repaired when they differ from
+   * the cache. `access` exists only under visibility: own; the garbage collector removes both with the
+   * Project (ownerReference), and switching to `all` leaves them in place.
    */
   private async ensureProjectAccess(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
     const access = this.o.access;
     if (!access) return;
+    const desired = desiredProjectAccess(project, this.ownNamespaces(project));
+    if (!desired) return;
     const projectName = project.metadata.name ?? '';
     const name = projectAccessName(projectName);
-    const desired = this.o.config.visibility === 'own' ? desiredProjectAccess(project, this.ownNamespaces(project)) : undefined;
     for (const kind of ACCESS_KINDS) {
-      const actual = access.get(kind, name);
-      const want = desired ? (kind === 'ClusterRole' ? desired.role : desired.binding) : undefined;
-      if (!want) {
-        if (!actual || actual.metadata.labels?.[LABEL_PROJECT] !== projectName) continue;
-        signal.throwIfAborted();
-        try {
-          await this.o.api.deleteAccess(kind, name, actual.metadata.resourceVersion);
-          access.applyDeleted(kind, name);
-          this.o.log(`project ${projectName}: removed ${kind} ${name} (visibility is not own)`);
-        } catch (err) {
-          failures.push(`removing ${kind} ${name}: ${describeError(err)}`);
-        }
-        continue;
-      }
+      const cache = access.caches[kind];
+      const actual = cache.get(name);
+      const want = kind === 'ClusterRole' ? desired.role : desired.binding;
       if (actual && projectAccessMatches(actual, want)) continue;
       signal.throwIfAborted();
       try {
-        access.applyWritten(kind, await this.o.api.putAccess(want, actual));
+        cache.applyWritten(await this.o.api.putAccess(want, actual));
         this.o.log(`project ${projectName}: ${actual ? 'repaired' : 'created'} ${kind} ${name}`);
         await this.event(project, { type: 'Normal', reason: `${kind}${actual ? 'Repaired' : 'Created'}`, message: `${actual ? 'set' : 'created'} ${kind} ${name}: the owners may get this Project and its namespaces (visibility: own)` });
       } catch (err) {
