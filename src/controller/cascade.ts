@@ -12,7 +12,7 @@
  */
 import pLimit from 'p-limit';
 import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
-import { cmpStr } from './defaults.js';
+import { byMetadataName } from '../order.js';
 import { describeError } from '../kube/errors.js';
 import type { ControllerApi } from './kube.js';
 import { deletionConditions, type CascadeReport } from './status.js';
@@ -33,7 +33,7 @@ export function classifyNamespaces(project: Project, labelled: NamespaceObject[]
   const uid = project.metadata.uid;
   const owned: NamespaceObject[] = [];
   const foreign: CascadeReport['foreign'] = [];
-  for (const ns of [...labelled].sort((a, b) => cmpStr(a.metadata.name ?? '', b.metadata.name ?? ''))) {
+  for (const ns of [...labelled].sort(byMetadataName)) {
     if (ns.metadata.labels?.[LABEL_PROJECT] !== project.metadata.name) continue;
     const annotation = ns.metadata.annotations?.[ANNOTATION_PROJECT_UID];
     if (uid && annotation === uid) owned.push(ns);

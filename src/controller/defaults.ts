@@ -17,6 +17,7 @@ import {
   type Resources,
 } from '../validate/resources.js';
 import type { DeclaredNamespace, Project, ResourceList, Snapshot } from '../validate/types.js';
+import { byMetadataName } from '../order.js';
 
 
 export interface DefaultQuotaPlan {
@@ -46,7 +47,7 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
   const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d]));
   // Running allocation per namespace; updated as quotas are planned so two namespaces cannot both take the last room.
   const shares = new Map(clusterShares(snapshot, project, cluster).map((s) => [s.namespace, s.resources]));
-  for (const ns of [...snapshot.namespacesOfProject(name)].sort(byName)) {
+  for (const ns of [...snapshot.namespacesOfProject(name)].sort(byMetadataName)) {
     const nsName = ns.metadata.name ?? '';
     if (namespaceIsTerminating(ns)) continue;
     const quotas = [...snapshot.quotasInNamespace(nsName)];
@@ -92,11 +93,3 @@ function add(a: Quantity | undefined, b: Quantity): Quantity {
   return a ? a.add(b) : b;
 }
 
-function byName(a: { metadata: { name?: string } }, b: { metadata: { name?: string } }): number {
-  return cmpStr(a.metadata.name ?? '', b.metadata.name ?? '');
-}
-
-/** Code-unit order (deterministic, locale-independent). */
-export function cmpStr(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}

@@ -26,7 +26,8 @@ import {
 } from '../validate/types.js';
 import { canonicalJson } from '../canonical-json.js';
 import { headroomOf, usedOf } from '../validate/budget.js';
-import { cmpStr, declaredHere, effectiveOf, expectedQuota, planDefaultQuotas } from './defaults.js';
+import { cmpStr } from '../order.js';
+import { declaredHere, effectiveOf, expectedQuota, planDefaultQuotas } from './defaults.js';
 
 export const CONDITION_READY = 'Ready';
 export const CONDITION_QUOTA_WITHIN_BUDGET = 'QuotaWithinBudget';
@@ -246,7 +247,6 @@ function normalize(s: ProjectStatus | undefined): unknown {
   }
   return copy;
 }
-
 
 function cond(type: string, status: ProjectCondition['status'], reason: string, message: string): ProjectCondition {
   return { type, status, reason, message: message.length > 8000 ? `${message.slice(0, 7990)}…` : message };

@@ -8,11 +8,12 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { KUBECTL_FLAG_OPTIONS, type KubectlFlags } from './flags.js';
-import { headroomText, machine, namespacesTable, OUTPUTS, projectsTable, type NamespaceRow, type Output } from './format.js';
+import { headroomText, machine, namespacesTable, NO_PROJECTS, OUTPUTS, projectsTable, type NamespaceRow, type Output } from './format.js';
 import { Kubectl } from './kubectl.js';
 import { BudgetSource, SOURCES, type SourceName } from './source.js';
 import { findings, objectName, verdictOf, whyText, type Verdict } from './why.js';
 import { LABEL_PROJECT, LABEL_TENANT, type NamespaceObject, type Project } from '../validate/types.js';
+import { cmpStr } from '../order.js';
 
 type CommonOptions = KubectlFlags & { output?: Output; source?: SourceName; clusterName?: string };
 
@@ -55,7 +56,7 @@ async function namespaceRows(src: BudgetSource, projects: string[]): Promise<Nam
   const namespaces = await src.projectNamespaces(`${LABEL_PROJECT} in (${projects.join(',')})`);
   return namespaces
     .map((n) => ({ name: n.metadata.name ?? '', project: n.metadata.labels?.[LABEL_PROJECT] ?? '', tenant: n.metadata.labels?.[LABEL_TENANT] ?? '', phase: n.status?.phase ?? '' }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    .sort((a, b) => cmpStr(a.name, b.name));
 }
 
 async function readDocuments(file: string): Promise<unknown[]> {
@@ -95,7 +96,7 @@ export function program(io: PluginIo = processIo, status: { code: number } = { c
       const budgets = [];
       for (const name of names) budgets.push(await src.budget(name));
       if (o.output) io.out(machine(project ? budgets[0] : { budgets }, o.output));
-      else if (budgets.length === 0) io.out('No projects: you own none (a Project lists its owners in spec.owners).\n');
+      else if (budgets.length === 0) io.out(NO_PROJECTS);
       else io.out(budgets.map((b) => headroomText(b, io.columns())).join('\n'));
     });
 

@@ -37,8 +37,11 @@ export function machine(data: unknown, output: Output): string {
   return output === 'json' ? JSON.stringify(data, null, 2) + '\n' : stringify(data);
 }
 
+/** What `projects` and `headroom` say to a caller who owns no project. */
+export const NO_PROJECTS = 'No projects: you own none (a Project lists its owners in spec.owners).\n';
+
 export function projectsTable(rows: readonly ProjectRow[]): string {
-  if (rows.length === 0) return 'No projects: you own none (a Project lists its owners in spec.owners).\n';
+  if (rows.length === 0) return NO_PROJECTS;
   return table(
     ['NAME', 'TENANT', 'NAMESPACES', 'PHASE', 'BUDGET USE'],
     rows.map((r) => [r.name, r.tenant, String(r.namespaces.length), r.phase || '-', r.budgetUse || '-']),

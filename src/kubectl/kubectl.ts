@@ -45,9 +45,9 @@ export class Kubectl {
   }
 
   /** `kubectl <args> -o json`, parsed; a non-zero exit throws KubectlError. */
-  async json<T>(args: string[], options: { namespaced?: boolean } = {}): Promise<T> {
+  async json<T>(args: string[]): Promise<T> {
     const full = [...args, '-o', 'json'];
-    const run = await this.run(full, options);
+    const run = await this.run(full);
     if (run.exitCode !== 0) throw new KubectlError(full, run);
     return JSON.parse(run.stdout) as T;
   }

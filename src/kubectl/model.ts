@@ -8,18 +8,11 @@ import { projectBudget, projectBudgetJson, type ProjectBudgetJson } from '../val
 import { Quantity } from '../quantity/quantity.js';
 import { budgetList } from '../validate/resources.js';
 import { MemorySnapshot } from '../validate/snapshot.js';
-import type { NamespaceObject, Project, ResourceQuotaObject, Subject } from '../validate/types.js';
+import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Subject } from '../validate/types.js';
+import type { Identity } from '../view/api.js';
+import { cmpStr } from '../order.js';
 
 export type { ProjectBudgetJson } from '../validate/budget.js';
-
-export const VIEW_GROUP = 'view.tenantgate.io';
-export const VIEW_VERSION = 'v1alpha1';
-export const VIEW_API_PATH = `/apis/${VIEW_GROUP}/${VIEW_VERSION}`;
-
-export interface Identity {
-  username: string;
-  groups: string[];
-}
 
 /** `kubectl auth whoami -o json` (a SelfSubjectReview) → the identity the apiserver sees, impersonation included. */
 export function identityFromReview(review: unknown): Identity {
@@ -30,14 +23,6 @@ export function identityFromReview(review: unknown): Identity {
 }
 
 /** Whether `who` is one of the project's owners: its user, one of its groups, or its ServiceAccount. */
-export function ownsProject(project: Project, who: Identity): boolean {
-  return (project.spec.owners ?? []).some((o) => {
-    if (o.kind === 'User') return o.name === who.username;
-    if (o.kind === 'Group') return who.groups.includes(o.name);
-    return who.username === `system:serviceaccount:${o.namespace ?? ''}:${o.name}`;
-  });
-}
-
 /** One line of `kubectl tenantgate projects` (and its -o json item). */
 export interface ProjectRow {
   name: string;
@@ -55,7 +40,7 @@ export function projectRow(project: Project, namespaces: readonly NamespaceObjec
     name,
     tenant: project.spec.tenant,
     owners: project.spec.owners ?? [],
-    namespaces: namespaces.filter((n) => n.metadata.labels?.['tenantgate.io/project'] === name).map((n) => n.metadata.name ?? '').sort(),
+    namespaces: namespaces.filter((n) => n.metadata.labels?.[LABEL_PROJECT] === name).map((n) => n.metadata.name ?? '').sort(),
     phase: project.status?.phase ?? '',
     budgetUse: project.status?.budgetUse ?? '',
   };
@@ -102,7 +87,7 @@ export function budgetFromView(budget: unknown): ProjectBudgetJson {
     })),
     namespaces: [...b.namespaces]
       .map((n) => ({ namespace: n.namespace, allocated: n.allocated ?? {}, used: n.used ?? {}, hard: n.hard ?? {}, defaulted: n.defaulted === true }))
-      .sort((x, y) => (x.namespace < y.namespace ? -1 : x.namespace > y.namespace ? 1 : 0)),
+      .sort((x, y) => cmpStr(x.namespace, y.namespace)),
   };
 }
 

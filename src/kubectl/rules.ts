@@ -37,11 +37,6 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
 
 export const GENERIC_HELP: RuleHelp = { title: 'see docs/rules.md', change: 'read the rule in docs/rules.md; the message says what was refused' };
 
-/** A rule id as tenantgate writes them: a family letter (S, N, T, Q) and a digit. */
-export function isRuleId(id: string): id is RuleId {
-  return /^[SNTQ][0-9]$/.test(id);
-}
-
 export function helpFor(id: RuleId): RuleHelp {
   return RULE_HELP[id] ?? GENERIC_HELP;
 }

@@ -8,7 +8,10 @@
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
 import { LABEL_PROJECT } from '../validate/types.js';
 import { Kubectl, KubectlError } from './kubectl.js';
-import { budgetFromObjects, budgetFromView, clusterFromStatus, identityFromReview, ownsProject, projectRow, projectRowFromView, VIEW_API_PATH, VIEW_GROUP, type Identity, type ProjectBudgetJson, type ProjectRow } from './model.js';
+import { isOwner } from '../validate/rules/tenancy.js';
+import { VIEW_API_PATH, VIEW_GROUP, type Identity } from '../view/api.js';
+import { budgetFromObjects, budgetFromView, clusterFromStatus, identityFromReview, projectRow, projectRowFromView, type ProjectBudgetJson, type ProjectRow } from './model.js';
+import { cmpStr } from '../order.js';
 
 export const SOURCES = ['auto', 'view', 'direct'] as const;
 export type SourceName = (typeof SOURCES)[number];
@@ -65,7 +68,7 @@ export class BudgetSource {
       this.kubectl.json<List<Project>>(['get', 'projects.tenantgate.io']),
       this.projectNamespaces(),
     ]);
-    return projects.items.filter((p) => ownsProject(p, who)).map((p) => projectRow(p, namespaces)).sort(byName);
+    return projects.items.filter((p) => isOwner(p, who)).map((p) => projectRow(p, namespaces)).sort(byName);
   }
 
   /** Every namespace labelled for a project (tenants may list namespaces). */
@@ -96,4 +99,4 @@ export class BudgetSource {
   }
 }
 
-const byName = (a: ProjectRow, b: ProjectRow) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const byName = (a: ProjectRow, b: ProjectRow) => cmpStr(a.name, b.name);

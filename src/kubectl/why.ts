@@ -3,7 +3,7 @@
  * (every tenantgate denial line starts with its rule id, docs/rules.md), what fits and what to change. Pure.
  */
 import type { RuleId } from '../validate/types.js';
-import { helpFor, isRuleId } from './rules.js';
+import { helpFor } from './rules.js';
 
 export interface Finding {
   rule: RuleId;
@@ -24,12 +24,13 @@ export interface Verdict {
   error?: string;
 }
 
-const MARKER = /\[([A-Z][0-9])\] /g;
+/** A rule id as tenantgate writes them, a family letter (S, N, T, Q) and a digit, in brackets. */
+const MARKER = /\[([SNTQ][0-9])\] /g;
 
 /** Splits text into the rule-id segments it carries: "[Q1] a [Q2] b" → Q1 "a", Q2 "b"; text before the first id is dropped. */
 export function findings(text: string): Finding[] {
   const out: Finding[] = [];
-  const marks = [...text.matchAll(MARKER)].filter((m) => isRuleId(m[1]!));
+  const marks = [...text.matchAll(MARKER)];
   marks.forEach((m, i) => {
     const rule = m[1] as RuleId;
     const end = i + 1 < marks.length ? marks[i + 1]!.index : text.length;

@@ -18,6 +18,7 @@ import {
   type Project,
   type ResourceList,
 } from '../validate/types.js';
+import { cmpStr } from '../order.js';
 
 export const SYNC_WAVE = 'argocd.argoproj.io/sync-wave';
 
@@ -38,7 +39,7 @@ function meta(name: string, wave: string, labels: Record<string, string>, extra:
 }
 
 function byName<T extends { name: string }>(a: T, b: T): number {
-  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  return cmpStr(a.name, b.name);
 }
 
 /**

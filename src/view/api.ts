@@ -8,13 +8,19 @@
 import { projectBudget, projectBudgetJson, usedIn, type ProjectBudgetJson } from '../validate/budget.js';
 import { formatResources } from '../validate/resources.js';
 import { LABEL_PROJECT, type Project, type Snapshot, type Subject } from '../validate/types.js';
-import { ownsProject, type Identity } from '../kubectl/model.js';
+import { isOwner } from '../validate/rules/tenancy.js';
+import { byMetadataName } from '../order.js';
 
 export const VIEW_GROUP = 'view.tenantgate.io';
 export const VIEW_VERSION = 'v1alpha1';
 export const VIEW_GROUP_VERSION = `${VIEW_GROUP}/${VIEW_VERSION}`;
+export const VIEW_API_PATH = `/apis/${VIEW_GROUP_VERSION}`;
 
-export type { Identity };
+/** Who asks, as the apiserver authenticated them (the front proxy's headers, or the plugin's SelfSubjectReview). */
+export interface Identity {
+  username: string;
+  groups: string[];
+}
 
 /** What a handler reads: the controller's cache (undefined until it has synced) and its cluster name. */
 export interface ViewSource {
@@ -97,7 +103,11 @@ export function projectOfNamespace(snapshot: Snapshot, namespace: string): Proje
 
 /** The Budget of the namespace's project, seen from that namespace. */
 export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string): BudgetObject {
-  const b = projectBudgetJson(projectBudget(snapshot, project, cluster));
+  return budgetSeenFrom(projectBudgetJson(projectBudget(snapshot, project, cluster)), snapshot, namespace);
+}
+
+/** The Budget object of project budget `b`, seen from one of its namespaces. */
+function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string): BudgetObject {
   const share = b.namespaces.find((n) => n.namespace === namespace) ?? {
     // Labelled, yet counted against no budget here (being deleted, for instance): what it uses, no share.
     namespace,
@@ -144,20 +154,21 @@ export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string
 /** Every Budget of every project namespace (`kubectl get budgets -A`). */
 export function allBudgets(snapshot: Snapshot, cluster: string): BudgetObject[] {
   const out: BudgetObject[] = [];
-  for (const project of [...snapshot.projects()].sort(byName)) {
-    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byName)) out.push(budgetObject(snapshot, project, ns.metadata.name ?? '', cluster));
+  for (const project of [...snapshot.projects()].sort(byMetadataName)) {
+    // One budget per project, seen from each of its namespaces (the budget covers them all).
+    const budget = projectBudgetJson(projectBudget(snapshot, project, cluster));
+    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? ''));
   }
   return out;
 }
 
 export function ownedProjects(snapshot: Snapshot, user: Identity, cluster: string): OwnedProjectObject[] {
   return [...snapshot.projects()]
-    .filter((p) => ownsProject(p, user))
-    .sort(byName)
+    .filter((p) => isOwner(p, user))
+    .sort(byMetadataName)
     .map((p) => ownedProjectObject(snapshot, p, cluster));
 }
 
-const byName = (a: { metadata: { name?: string } }, b: { metadata: { name?: string } }) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : (a.metadata.name ?? '') > (b.metadata.name ?? '') ? 1 : 0);
 
 // --- Table output (kubectl get) --------------------------------------------------------------------
 
@@ -240,7 +251,7 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   if (req.method !== 'GET') return status(405, 'MethodNotAllowed', `the budget view is read-only: ${req.method} ${path} is not supported (verbs: get, list)`);
   if (path === '/apis') return ok(API_GROUP_LIST);
   if (path === `/apis/${VIEW_GROUP}`) return ok(API_GROUP);
-  const prefix = `/apis/${VIEW_GROUP_VERSION}`;
+  const prefix = VIEW_API_PATH;
   if (path === prefix) return ok(API_RESOURCE_LIST);
   if (!path.startsWith(`${prefix}/`)) return status(404, 'NotFound', `${path}: not served here (the budget view serves ${prefix})`);
   const parts = path.slice(prefix.length + 1).split('/').map(decodeURIComponent);
@@ -268,10 +279,13 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   }
   // /ownedprojects[/{name}]
   if (parts[0] === 'ownedprojects' && parts.length <= 2) {
-    const mine = ownedProjects(snapshot, req.user, source.cluster);
-    if (parts.length === 1) return ok(table ? ownedProjectTable(mine) : list('OwnedProjectList', mine));
+    if (parts.length === 1) {
+      const mine = ownedProjects(snapshot, req.user, source.cluster);
+      return ok(table ? ownedProjectTable(mine) : list('OwnedProjectList', mine));
+    }
     const name = parts[1]!;
-    const found = mine.find((p) => p.metadata.name === name);
+    const project = snapshot.project(name);
+    const found = project && isOwner(project, req.user) ? ownedProjectObject(snapshot, project, source.cluster) : undefined;
     if (!found) return status(404, 'NotFound', `ownedprojects.${VIEW_GROUP} "${name}" not found: ${req.user.username} owns no project of that name`, { name, kind: 'ownedprojects' });
     return ok(table ? ownedProjectTable([found]) : found);
   }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/kubectl/cli.js';
 import { kubectlArgs } from '../../src/kubectl/flags.js';
-import { budgetFromObjects, budgetFromView, clusterFromStatus, identityFromReview, ownsProject, projectRowFromView } from '../../src/kubectl/model.js';
+import { budgetFromObjects, budgetFromView, clusterFromStatus, identityFromReview, projectRowFromView } from '../../src/kubectl/model.js';
+import { isOwner } from '../../src/validate/rules/tenancy.js';
 import { isProjectObject, parseSource } from '../../src/validate/source.js';
 import type { Project } from '../../src/validate/types.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -25,7 +26,7 @@ describe('who owns what', () => {
   });
   it('a project is mine by my user, one of my groups or my ServiceAccount', async () => {
     const all = await examples();
-    const mine = (username: string, groups: string[] = []) => all.filter((p) => ownsProject(p, { username, groups })).map((p) => p.metadata.name);
+    const mine = (username: string, groups: string[] = []) => all.filter((p) => isOwner(p, { username, groups })).map((p) => p.metadata.name);
     expect(mine('alice@acme.example')).toEqual(['payments']);
     expect(mine('x', ['acme:web-admins'])).toEqual(['web']);
     expect(mine('system:serviceaccount:ci:deployer')).toEqual(['payments']);
