@@ -8,12 +8,10 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import { projectBudget } from '../validate/budget.js';
-import type { Quantity } from '../quantity/quantity.js';
+import { PROJECT_PHASES } from '../validate/schema/project-schema.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import { classifyNamespaces } from './cascade.js';
 
-/** The phases a Project reports (ProjectStatus.phase); each gets a 1/0 series. */
-export const PROJECT_PHASES = ['Active', 'Terminating', 'Degraded'] as const;
 
 export type Labels = Record<string, string>;
 export interface Sample {
@@ -41,11 +39,6 @@ export interface ProjectSeries {
   failed: Array<{ project: string; error: string }>;
 }
 
-/** A quantity as a Prometheus sample value (cores for cpu, bytes for memory, a count for pods). */
-export function quantityValue(q: Quantity): number {
-  return Number(q.toDecimalString());
-}
-
 /** Every series for every project in the snapshot, as the controller on cluster `cluster` ('' when unnamed) sees it. */
 export function projectSeries(snapshot: Snapshot, cluster: string): ProjectSeries {
   const out: ProjectSeries = { budget: [], allocated: [], used: [], headroom: [], namespaces: [], phase: [], cascadeInProgress: [], cascadeNamespacesRemaining: [], failed: [] };
@@ -63,10 +56,11 @@ export function projectSeries(snapshot: Snapshot, cluster: string): ProjectSerie
       out.namespaces.push({ labels: base, value: b.namespaces.length });
       for (const r of b.resources) {
         const labels = { ...base, resource: r.resource };
-        if (r.budget) out.budget.push({ labels, value: quantityValue(r.budget) });
-        out.allocated.push({ labels, value: quantityValue(r.allocated) });
-        out.used.push({ labels, value: quantityValue(r.used) });
-        if (r.headroom) out.headroom.push({ labels, value: quantityValue(r.headroom) });
+        // Sample values: cores for cpu, bytes for memory, a count for pods.
+        if (r.budget) out.budget.push({ labels, value: r.budget.asFloat64Slow() });
+        out.allocated.push({ labels, value: r.allocated.asFloat64Slow() });
+        out.used.push({ labels, value: r.used.asFloat64Slow() });
+        if (r.headroom) out.headroom.push({ labels, value: r.headroom.asFloat64Slow() });
       }
     } catch (err) {
       out.failed.push({ project: name, error: err instanceof Error ? err.message : String(err) });

@@ -209,6 +209,16 @@ export class Quantity {
     return base * goPow10(this.scale);
   }
 
+  /** AsFloat64Slow: the value correctly rounded to a double. */
+  asFloat64Slow(): number {
+    return Number(this.toDecimalString());
+  }
+
+  /** The exact value as a plain decimal (`-1.5`, `1073741824`), no exponent, no trailing fraction zeros. */
+  toDecimalString(): string {
+    return toDecimalString(this.unscaled, this.scale);
+  }
+
   // --- printing -----------------------------------------------------------------------------
 
   /** apimachinery's canonical String() (CanonicalizeBytes of released Kubernetes, see the module doc). */
@@ -225,7 +235,7 @@ export class Quantity {
   // Not on any production path: test/unit/quantity.conformance.test.ts checks this implementation
   // row by row against apimachinery's own test tables, which exercise these constructors, rounding,
   // int64 views and the exact-string form. tenantgate's rules use parse, add/sub/addAll, cmp, sign,
-  // mul (through signOfSum), toString and asApproximateFloat64.
+  // mul (through signOfSum), toString, asApproximateFloat64 and asFloat64Slow (the controller's metrics).
 
   /**
    * Quantity.UnmarshalJSON on a raw JSON text: `null` is zero (DecimalSI here; Go leaves the Format
@@ -363,16 +373,6 @@ export class Quantity {
   /** MilliValue(): ceil(value * 1000) (see scaledValue). */
   milliValue(): bigint {
     return this.scaledValue(-3);
-  }
-
-  /** AsFloat64Slow: the value correctly rounded to a double. */
-  asFloat64Slow(): number {
-    return Number(this.toDecimalString());
-  }
-
-  /** The exact value as a plain decimal (`-1.5`, `1073741824`), no exponent, no trailing fraction zeros. */
-  toDecimalString(): string {
-    return toDecimalString(this.unscaled, this.scale);
   }
 
   /**
