@@ -11,7 +11,7 @@ import { formatPlan, type PlanFormat } from '../plan/format.js';
 import { planChange, planFails } from '../plan/plan.js';
 import { liveStateOf, parseSnapshot, SnapshotFileError } from '../plan/snapshot-file.js';
 import type { LiveState } from '../plan/types.js';
-import { isProjectObject, parseSource, type SourceDocument } from '../validate/source.js';
+import { isProjectObject, parseSource } from '../validate/source.js';
 import type { Project } from '../validate/types.js';
 import { cannotRead, kubeConfigFor, readSnapshot, UsageError } from './snapshot.js';
 import { readSources } from './sources.js';
@@ -59,10 +59,9 @@ async function loadPlanConfig(root: string, file?: string): Promise<TenantgateCo
   return parseConfig(await readFile(path, 'utf8'), path);
 }
 
-async function liveStates(o: PlanCliOptions): Promise<LiveState[]> {
+async function liveStates(o: PlanCliOptions, clusters: ReadonlyArray<{ flag: string; name: string; context: string }>): Promise<LiveState[]> {
   const out: LiveState[] = [];
-  for (const flag of o.cluster) {
-    const { name, context } = parseClusterFlag(flag);
+  for (const { flag, name, context } of clusters) {
     const kc = kubeConfigFor(context, o.kubeconfig, `--cluster ${JSON.stringify(flag)}`);
     const doc = await readSnapshot(kc, name).catch((err: unknown) => {
       throw cannotRead(`cluster ${name} (context ${context})`, err);
@@ -97,7 +96,7 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
     if (o.cluster.length === 0 && o.snapshot.length === 0) throw new UsageError('no live state: give --cluster NAME=CONTEXT or --snapshot FILE (repeatable) for every cluster to plan for');
     const root = resolve(dir);
     if (!existsSync(root) || !(await stat(root)).isDirectory()) throw new UsageError(`DIR ${JSON.stringify(dir)}: not a directory`);
-    for (const f of o.cluster) parseClusterFlag(f);
+    const clusters = o.cluster.map((flag) => ({ flag, ...parseClusterFlag(flag) }));
     const config = await loadPlanConfig(root, o.config);
     const base = o.base ? await baseProjects(root, o.base) : undefined;
     const sources = await readSources([root], root);
@@ -108,8 +107,8 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
       for (const f of checked.findings) process.stderr.write(formatFinding(f) + '\n');
       return 1;
     }
-    const live = await liveStates(o);
-    const plan = planChange({ config, after: checked.projects.map((p: { source: SourceDocument; project: Project }) => p.project), live, ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
+    const live = await liveStates(o, clusters);
+    const plan = planChange({ config, after: checked.projects.map((p) => p.project), live, ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
     process.stdout.write(formatPlan(plan, o.output));
     return planFails(plan) ? 1 : 0;
   } catch (err) {

@@ -4,9 +4,11 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { writeFile } from 'node:fs/promises';
-import { stringify } from 'yaml';
+import pLimit from 'p-limit';
+import { describeError } from '../kube/errors.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { ClusterLists, listInPages } from '../kube/lists.js';
+import { machine } from '../kubectl/format.js';
 import { snapshotOf, type SnapshotDocument } from '../plan/snapshot-file.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 
@@ -38,24 +40,16 @@ export async function readSnapshot(kc: k8s.KubeConfig, cluster: string, now: () 
   const takenAt = now().toISOString();
   const projects = (await lists.listProjects()).items as unknown as Project[];
   const namespaces = (await lists.listNamespaces(LABEL_PROJECT)).items as unknown as NamespaceObject[];
-  const quotas: ResourceQuotaObject[] = [];
-  const queue = namespaces.map((n) => n.metadata.name ?? '');
-  await Promise.all(
-    Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {
-      for (let ns = queue.shift(); ns !== undefined; ns = queue.shift()) {
-        const namespace = ns;
-        const list = await listInPages('v1', 'ResourceQuotaList', (page) => lists.core.listNamespacedResourceQuota({ namespace, ...page }));
-        quotas.push(...(list.items as unknown as ResourceQuotaObject[]));
-      }
-    }),
+  const limit = pLimit(CONCURRENCY);
+  const perNamespace = await Promise.all(
+    namespaces.map((n) => limit(() => listInPages('v1', 'ResourceQuotaList', (page) => lists.core.listNamespacedResourceQuota({ namespace: n.metadata.name ?? '', ...page })))),
   );
+  const quotas = perNamespace.flatMap((list) => list.items as unknown as ResourceQuotaObject[]);
   return snapshotOf(cluster, takenAt, { projects, namespaces, quotas });
 }
 
 export function cannotRead(what: string, err: unknown): Error {
-  const e = err as { code?: number; body?: unknown; message?: string };
-  const detail = e.code ? `HTTP ${e.code}${typeof e.body === 'string' ? `: ${e.body.slice(0, 300)}` : ''}` : (e.message ?? String(err));
-  return new Error(`cannot read ${what}: ${detail}`);
+  return new Error(`cannot read ${what}: ${describeError(err)}`);
 }
 
 export async function runSnapshot(o: { context: string; kubeconfig?: string; cluster?: string; output?: string; format: 'yaml' | 'json' }): Promise<number> {
@@ -70,7 +64,7 @@ export async function runSnapshot(o: { context: string; kubeconfig?: string; clu
     return err instanceof UsageError ? 2 : 3;
   }
   const format = o.format === 'json' || (o.output?.endsWith('.json') ?? false) ? 'json' : 'yaml';
-  const text = format === 'json' ? JSON.stringify(doc, null, 2) + '\n' : stringify(doc);
+  const text = machine(doc, format);
   if (o.output && o.output !== '-') {
     await writeFile(o.output, text);
     process.stderr.write(`wrote ${o.output}: cluster ${JSON.stringify(doc.cluster)}, ${doc.projects.length} project(s), ${doc.namespaces.length} namespace(s), ${doc.resourceQuotas.length} quota(s) at ${doc.takenAt}\n`);

@@ -1,6 +1,6 @@
 /** Cluster configuration: one YAML file, defaults built in. Parsing only, no I/O here. */
 import { parse as parseYaml } from 'yaml';
-import { CONFIG_SCHEMA, configErrors } from './schema.js';
+import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
 
 export interface TenantgateConfig {
@@ -64,7 +64,6 @@ export interface ArgoCdConfig {
   syncServiceAccount: string;
 }
 
-export const VISIBILITIES = ['all', 'own'] as const;
 export type Visibility = (typeof VISIBILITIES)[number];
 
 export const DEFAULT_CONFIG: TenantgateConfig = {

@@ -28,6 +28,9 @@ const PATTERN_MEANINGS: Record<string, string> = {
   [SYNC_SERVICE_ACCOUNT]: '"" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}',
 };
 
+/** Who sees what (docs/visibility.md): every Project and namespace, or only one's own. */
+export const VISIBILITIES = ['all', 'own'] as const;
+
 export const CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
@@ -52,7 +55,7 @@ export const CONFIG_SCHEMA = {
     systemNamespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
     crossReplicaReservation: { type: 'boolean' },
     reservationTtlSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
-    visibility: { type: 'string', enum: ['all', 'own'] },
+    visibility: { type: 'string', enum: [...VISIBILITIES] },
     protectedNamespaceMetadata: {
       type: 'object',
       additionalProperties: false,

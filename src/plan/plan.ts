@@ -5,7 +5,7 @@
  * refusals are the webhook's own rules run on a simulated sync (sync.ts), plus Q6 and Q7.
  */
 import type { TenantgateConfig } from '../config/config.js';
-import { headroomOf, projectBudget, projectBudgetJson, sumResources, usedIn, type ProjectBudget, type ResourceBudget } from '../validate/budget.js';
+import { projectBudget, projectBudgetJson, sumResources, usedIn, type ProjectBudget, type ResourceBudget } from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
 import { budgetList, budgetPath } from '../validate/resources.js';
 import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
@@ -171,13 +171,15 @@ function rollup(project: string, byCluster: Map<string, ProjectBudget>): Project
   const budget: Resources = sumResources(budgets.map((b) => b.budget));
   const allocated = sumResources(budgets.map((b) => b.allocated));
   const used = sumResources(budgets.map((b) => b.used));
-  const headroom = sumResources(budgets.map((b) => headroomOf(b.budget, b.allocated)));
+  const headroom = sumResources(budgets.map((b) => b.headroom));
   const names = [...new Set(budgets.flatMap((b) => b.resources.map((r) => r.resource)))].sort((a, b) => Number(!budget.has(a)) - Number(!budget.has(b)) || a.localeCompare(b));
   const resources: RollupLine[] = names.map((resource) => {
     const perCluster: RollupLine['perCluster'] = {};
     for (const [cluster, b] of byCluster) {
       const line = b.resources.find((r) => r.resource === resource);
-      if (line?.headroom) perCluster[cluster] = { headroom: line.headroom.toString(), ...(percent(line.headroom, line.budget) !== undefined ? { headroomPercent: percent(line.headroom, line.budget)! } : {}) };
+      if (!line?.headroom) continue;
+      const pct = percent(line.headroom, line.budget);
+      perCluster[cluster] = { headroom: line.headroom.toString(), ...(pct !== undefined ? { headroomPercent: pct } : {}) };
     }
     const total = budget.get(resource);
     const room = headroom.get(resource);
