@@ -25,8 +25,6 @@ export function withRuntimeOptions(cmd: Command): Command {
     .addOption(new Option('--log-format <format>', 'json in the cluster, pretty at a terminal').choices(LOG_FORMATS).default('auto'));
 }
 
-
-
 /** Options every long-running command takes. */
 export interface RuntimeOptions {
   config?: string;

@@ -3,7 +3,6 @@ import { Quantity } from '../quantity/quantity.js';
 import type { FieldPath, NamespaceObject, NamespaceShare, Project, ProjectShares, ResourceList, ResourceQuotaObject, Resources, Snapshot, Violation } from './types.js';
 export type { NamespaceShare, ProjectShares, Resources } from './types.js';
 
-
 /**
  * Parsed lists of cached objects, by list identity: objects from the watch caches are replaced, never
  * edited, so a list parses once however many decisions read it. The result is read-only (`Resources` is a ReadonlyMap).
@@ -188,7 +187,6 @@ function sameKeys(a: ReadonlyMap<string, unknown>, b: ReadonlyMap<string, unknow
   for (const key of a.keys()) if (other.next().value !== key) return false;
   return true;
 }
-
 
 /** Replaces or removes one quota of one namespace, for "what if" decisions. */
 export interface QuotaChange {
@@ -402,7 +400,6 @@ export function sumShares(shares: Iterable<NamespaceShare>, except?: string): Re
   }
   return total;
 }
-
 
 export function namespaceIsTerminating(ns: NamespaceObject): boolean {
   return Boolean(ns.metadata.deletionTimestamp) || ns.status?.phase === 'Terminating';

@@ -13,9 +13,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startController, type RunningController } from '../../src/controller/start.js';
+import type { RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLUGIN_NAME, startArgoCd, type RunningArgoCd } from './argocd.js';
+import { startTestController } from './controller-kit.js';
 import { ControlPlane, sleep, type ClusterInfo } from './devcluster/controlplane.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from './devcluster/tenantgate.js';
 
@@ -172,6 +173,7 @@ async function argoCdManager(info: ClusterInfo): Promise<string> {
 interface StartedMember extends FleetMember {
   controlPlane: ControlPlane;
   argoToken: string;
+  caPem: string;
 }
 
 async function startMember(name: string, dir: string, log: (l: string) => void, componentLog: (m: string, l: string) => void): Promise<StartedMember> {
@@ -185,18 +187,16 @@ async function startMember(name: string, dir: string, log: (l: string) => void, 
     // Argo CD writes Projects on the member as argocd-manager: a platform identity, privileged (ADR 0007).
     const privileged = { users: [...DEFAULT_CONFIG.privileged.users, ARGOCD_MANAGER_USER], groups: DEFAULT_CONFIG.privileged.groups };
     webhook = await startLocalWebhook(info, { clusterName: name, privileged }, { log: (l) => componentLog(name, `webhook: ${l}`), onDecision: (d) => decisions.push(d) });
-    const controller = await startController({
+    const controller = await startTestController({
       kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
       config: { ...DEFAULT_CONFIG, clusterName: name, resyncPeriodSeconds: 30 },
-      leaderElection: false,
-      metricsPort: 0,
-      metricsHost: '127.0.0.1',
       log: (m: string, fields?: Record<string, unknown>) => componentLog(name, `controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
     });
+    const caPem = await readFile(info.caFile, 'utf8');
     const kubeconfig = join(dir, `kubeconfig-${name}.yaml`);
-    await writeFile(kubeconfig, kubeconfigWithContexts([{ context: name, server: info.server, caPem: await readFile(info.caFile, 'utf8'), user: 'admin', token: info.tokens.admin! }]), { mode: 0o600 });
+    await writeFile(kubeconfig, kubeconfigWithContexts([{ context: name, server: info.server, caPem, user: 'admin', token: info.tokens.admin! }]), { mode: 0o600 });
     log(`${name}: tenantgate webhook (${webhook.url}) and controller running with clusterName ${name}`);
-    return { name, info, kubeconfig, context: name, webhook, controller, decisions, controlPlane, argoToken };
+    return { name, info, kubeconfig, context: name, webhook, controller, decisions, controlPlane, argoToken, caPem };
   } catch (err) {
     await webhook?.stop().catch(() => {});
     await controlPlane.stop({ keepData: true });
@@ -235,13 +235,12 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await stop();
     throw (failed as PromiseRejectedResult).reason;
   }
-  const secrets = await Promise.all(members.map(async (m) => clusterSecret({ name: m.name, server: m.info.server, caPem: await readFile(m.info.caFile, 'utf8'), token: m.argoToken, fleet: id })));
+  const secrets = members.map((m) => clusterSecret({ name: m.name, server: m.info.server, caPem: m.caPem, token: m.argoToken, fleet: id }));
   await kubectlAs(options.host, 'admin', ['apply', '-f', '-'], secrets.map((s) => JSON.stringify(s)).join('\n'));
   log(`registered ${members.map((m) => `${m.name} (${m.info.server})`).join(', ')} with Argo CD (Secrets labelled ${FLEET_LABEL}=${id})`);
 
   const kubeconfig = join(options.dir, 'kubeconfig.yaml');
-  const contexts: KubeconfigContext[] = [];
-  for (const m of members) contexts.push({ context: m.context, server: m.info.server, caPem: await readFile(m.info.caFile, 'utf8'), user: 'admin', token: m.info.tokens.admin! });
+  const contexts: KubeconfigContext[] = members.map((m) => ({ context: m.context, server: m.info.server, caPem: m.caPem, user: 'admin', token: m.info.tokens.admin! }));
   contexts.push({ context: HOST_CONTEXT, server: options.host.server, caPem: await readFile(options.host.caFile, 'utf8'), user: 'admin', token: options.host.tokens.admin! });
   await writeFile(kubeconfig, kubeconfigWithContexts(contexts), { mode: 0o600 });
 

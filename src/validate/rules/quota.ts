@@ -118,7 +118,6 @@ export function headroomWarnings(scope: BudgetScope, others: Resources, self: Re
   return out;
 }
 
-
 /** Q1 offline: the namespaces a project declares on a cluster ('' = unnamed) are no more than its maxNamespaces. */
 export function checkDeclaredCount(project: string, cluster: string, count: number, max: number): Violation[] {
   if (count <= max) return [];
