@@ -6,6 +6,7 @@
  */
 import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig } from '../config/config.js';
 import { podSecurityLabels } from './pod-security.js';
+import { byMetadataName } from '../order.js';
 import { validateDeclarations } from './offline.js';
 import {
   budgetOf,
@@ -48,6 +49,7 @@ import {
   isOwner,
   outsideProjects,
   ownerOnly,
+  ownerOnlyUndisclosed,
   describeUser,
   type UserInfo,
 } from './rules/tenancy.js';
@@ -94,6 +96,18 @@ export interface Verdict {
 }
 
 const ALLOW: Verdict = Object.freeze({ violations: [], warnings: [] }) as Verdict;
+
+/**
+ * Under `visibility: own` (docs/visibility.md), a non-owner's only finding on another project's
+ * namespace or quota is T4 without the project's tenant and owners; no other rule runs, since their
+ * messages describe that project (its labels, its namespaces, its budget and allocations). With `all`,
+ * undefined: the full findings as before.
+ */
+function undisclosedToNonOwner(ctx: ReviewContext, project: Project, action: string): Verdict | undefined {
+  if (ctx.config.visibility !== 'own' || isOwner(project, ctx.user)) return undefined;
+  const own = [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).sort(byMetadataName).map((p) => ({ name: p.metadata.name ?? '', prefix: projectPrefix(ctx.config, p.metadata.name ?? '') }));
+  return { violations: [ownerOnlyUndisclosed(ctx.user, action, own)], warnings: [] };
+}
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   const cluster = ctx.config.clusterName;
@@ -167,6 +181,10 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
     }
     return { violations, warnings: [] };
   }
+  if (!privileged) {
+    const undisclosed = undisclosedToNonOwner(ctx, project, `create namespace ${name}`);
+    if (undisclosed) return undisclosed;
+  }
   const projectName = project.metadata.name ?? '';
   violations.push(...checkNamespaceName(ctx.config, projectName, name));
   // Unlabelled and claimed only by its prefix: the mutating webhook labels it for owners and
@@ -236,6 +254,8 @@ function namespaceUpdateByTenant(ctx: ReviewContext, ns: NamespaceObject, old: N
   const name = ns.metadata.name ?? '';
   const project = labelledProject(ctx, old);
   if (!project) return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `update namespace ${name}`)], warnings: [] };
+  const undisclosed = undisclosedToNonOwner(ctx, project, `update namespace ${name}`);
+  if (undisclosed) return undisclosed;
   const violations: Violation[] = [...ownerOnly(project, ctx.user, `update namespace ${name}`)];
   const before = old.metadata.labels ?? {};
   const after = ns.metadata.labels ?? {};
@@ -259,7 +279,7 @@ function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
   const name = old.metadata.name ?? '';
   const project = labelledProject(ctx, old);
   if (!project) return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `delete namespace ${name}`)], warnings: [] };
-  return { violations: ownerOnly(project, ctx.user, `delete namespace ${name}`), warnings: [] };
+  return undisclosedToNonOwner(ctx, project, `delete namespace ${name}`) ?? { violations: ownerOnly(project, ctx.user, `delete namespace ${name}`), warnings: [] };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -292,6 +312,10 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   if (!project) {
     if (privileged || controller) return ALLOW;
     return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${namespace}`, `${verb} ${subject}`)], warnings: [] };
+  }
+  if (!privileged && !controller) {
+    const undisclosed = undisclosedToNonOwner(ctx, project, `${verb} ${subject}`);
+    if (undisclosed) return undisclosed;
   }
   const violations: Violation[] = [];
   if (!privileged && !controller) violations.push(...ownerOnly(project, ctx.user, `${verb} ${subject}`));

@@ -62,6 +62,26 @@ export function ownerOnly(project: Project, user: UserInfo, action: string): Vio
   ];
 }
 
+/** A project the caller owns, as a denial under `visibility: own` offers it instead. */
+export interface OwnProject {
+  name: string;
+  /** The prefix its namespaces start with (projectPrefix). */
+  prefix: string;
+}
+
+/**
+ * T4 under `visibility: own` (docs/visibility.md): the caller may not see the project, so the message
+ * names neither its tenant nor its owners (nor its budget: admission.ts makes this the only finding);
+ * it says what the caller may do instead.
+ */
+export function ownerOnlyUndisclosed(user: UserInfo, action: string, own: readonly OwnProject[]): Violation {
+  const who = describeUser(user);
+  const instead = own.length
+    ? `${who} owns ${own.length === 1 ? 'project' : 'projects'} ${own.map((p) => `${p.name} (namespaces starting with ${JSON.stringify(p.prefix)})`).join(', ')}`
+    : `${who} owns no project`;
+  return { rule: 'T4', message: `${who} may not ${action}: it belongs to a project ${who} does not own; ${instead}; ask the platform team to be made an owner of another` };
+}
+
 /** The configured privileged subjects, as a denial names them. */
 export function privilegedSummary(config: TenantgateConfig): string {
   const { users, groups } = config.privileged;
