@@ -330,12 +330,16 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   if (operation === 'DELETE') {
     if (!oldObject) return { violations, warnings: [] };
     const change: QuotaChange = { namespace, name: quotaName, ...(overlay ? { overlay } : {}) };
+    // Q3 binds tenants and Kubernetes' controllers; a privileged delete may take the only coverage away
+    // (dismantling, or a quota stuck on a vanished owner) — unlike a privileged update (Q2 below). docs/rules.md Q2.
     if (!privileged) violations.push(...checkSoleCoverage(scope, ctx.user, subject, namespace, coveredBefore(), effectiveQuotaAfter(ctx.snapshot, change)));
     // Q1: deleting the tighter of two quotas lets the namespace grow to the other one.
     const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
     const shareGrows = grows(before.resources, self.resources);
     if (shareGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others)));
-    return { violations, warnings: [], allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
+    // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10 %.
+    const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
+    return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
   }
   if (!object) return { violations, warnings: [] };
   const proposed: QuotaChange = { namespace, name: quotaName, quota: object, ...(overlay ? { overlay } : {}) };

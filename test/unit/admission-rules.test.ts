@@ -430,6 +430,19 @@ describe('Q2: a quota change may not leave a budget resource uncovered', () => {
     const snap = snapshot(payments(), { quotas: [quota('payments-api', { pods: '40' }, 'pods')] });
     expect(reviewResourceQuota(ctx(BEN, snap), 'UPDATE', 'payments-api', quota('payments-api', { 'requests.cpu': '8', 'requests.memory': '16Gi' }), quota('payments-api', FULL('8'))).violations).toEqual([]);
   });
+
+  it('holds privileged subjects to it on updates, not on deletes (docs/rules.md Q2)', () => {
+    // The same coverage taken away: by an update dropping pods, refused to the admin and the controller too ...
+    for (const who of [ADMIN, CONTROLLER]) {
+      expect(rules(reviewResourceQuota(ctx(who), 'UPDATE', 'payments-api', quota('payments-api', { 'requests.cpu': '8', 'requests.memory': '16Gi' }), quota('payments-api', FULL('8'))))).toEqual(['Q2']);
+    }
+    // ... by deleting the quota, admitted to them (and refused to the owner, Q3).
+    for (const who of [ADMIN, CONTROLLER]) expect(reviewResourceQuota(ctx(who), 'DELETE', 'payments-api', undefined, quota('payments-api', FULL('8'))).violations).toEqual([]);
+    expect(rules(reviewResourceQuota(ctx(BEN), 'DELETE', 'payments-api', undefined, quota('payments-api', FULL('8'))))).toEqual(['Q3']);
+    // A privileged partial quota in a namespace not covered yet is still fine.
+    const bare = snapshot(payments(), { namespaces: [namespace('payments-new', 'payments')] });
+    expect(reviewResourceQuota(ctx(ADMIN, bare), 'CREATE', 'payments-new', quota('payments-new', { 'requests.cpu': '1' }), undefined).violations).toEqual([]);
+  });
 });
 
 describe('Q3: tenants cannot delete the quota that provides coverage', () => {
@@ -461,6 +474,16 @@ describe('Q4: a warning near the limit', () => {
   it('does not warn at exactly 10 %, nor when denying', () => {
     expect(reviewResourceQuota(ctx(BEN), 'UPDATE', 'payments-api', quota('payments-api', FULL('10')), quota('payments-api', FULL('8'))).warnings).toEqual([]);
     expect(reviewResourceQuota(ctx(BEN), 'UPDATE', 'payments-api', quota('payments-api', FULL('13')), quota('payments-api', FULL('8'))).warnings).toEqual([]);
+  });
+
+  it('warns on an admitted delete that lets the namespace grow into the last 10 %', () => {
+    // payments-api: tenantgate-quota 8 and wide 11; deleting the tighter one grows it to 11: 11 + 8 of 20.
+    const snap = snapshot(payments(), { quotas: [quota('payments-api', FULL('11'), 'wide')] });
+    const v = reviewResourceQuota(ctx(BEN, snap), 'DELETE', 'payments-api', undefined, quota('payments-api', FULL('8')));
+    expect(v.violations).toEqual([]);
+    expect(v.warnings).toEqual(['[Q4] project payments: requests.cpu headroom 1 of 20 left']);
+    // Deleting the wider one changes nothing and leaves 4 of 20: no warning.
+    expect(reviewResourceQuota(ctx(BEN, snap), 'DELETE', 'payments-api', undefined, quota('payments-api', FULL('11'), 'wide')).warnings).toEqual([]);
   });
 
   it('follows the configured threshold, and warns on namespace creation too', () => {

@@ -158,6 +158,8 @@ const RESERVED_PREFIXES = ['kube-', 'openshift-', 'tenantgate-'];
 const PROTECTED_LABEL_PREFIXES = ['pod-security.kubernetes.io/', 'tenantgate.io/'];
 const PROTECTED_ANNOTATION_PREFIXES = ['tenantgate.io/'];
 const PROTECTED_ANNOTATIONS = [A_NODE_SELECTOR, 'scheduler.alpha.kubernetes.io/defaultTolerations', 'scheduler.alpha.kubernetes.io/tolerationsWhitelist'];
+/** tenantgate.yaml's podSecurity by default (docs/rules.md T7): a project without its own levels gets these. */
+const POD_SECURITY: Record<PsMode, string> = { enforce: 'baseline', warn: 'restricted', audit: 'restricted' };
 
 // ---------------------------------------------------------------------------------------------
 // Kubernetes JSON of the model
@@ -580,7 +582,7 @@ function protectedChange(before: NamespaceModel, after: NamespaceModel, ours: { 
 
 /** The Pod Security labels of the project's namespaces: its own levels over tenantgate.yaml's. */
 function podSecurityLabels(p: ProjectModel): Labels {
-  return Object.fromEntries(PS_MODES.map((mode) => [ps(mode), p.podSecurity?.[mode] ?? DEFAULT_CONFIG.podSecurity[mode]]));
+  return Object.fromEntries(PS_MODES.map((mode) => [ps(mode), p.podSecurity?.[mode] ?? POD_SECURITY[mode]]));
 }
 
 function namespaceCreate(u: Identity, ns: NamespaceModel): Expected {
@@ -664,10 +666,10 @@ function quotaReview(u: Identity, operation: Operation, namespace: string, objec
     if (!priv && budgetKeys(p).some((r) => had[r] !== undefined && left[r] === undefined)) rules.push('Q3');
     const self = share(holds(after), p);
     if (grows(before, self) && overBudget(p, self, others)) rules.push('Q1');
-    // As the product has it: no [Q4] on a delete, even one that grows the share into the last 10 %
-    // (docs/rules.md says "an admitted change"). A privileged delete of the only coverage passes too
-    // (Q3 binds tenants; Q2, which also binds privileged updates, is not checked on deletes).
-    return expected(rules);
+    // Q4: an admitted delete warns like any admitted quota write (deleting the tighter quota can grow the
+    // share into the last 10 %). Q2 judges creates and updates only: a privileged delete of the only
+    // coverage is admitted (docs/rules.md Q2).
+    return expected(rules, lowHeadroom(p, self, others) ? ['Q4'] : []);
   }
   if (!object) return expected(rules);
   const after = [...current.filter((q) => q.name !== object.name), object];
@@ -889,6 +891,7 @@ describe('webhook fuzz', () => {
     expect(c.systemControllers).toEqual(SYSTEM_CONTROLLERS);
     expect(c.reserved).toEqual({ names: RESERVED_NAMES, prefixes: RESERVED_PREFIXES });
     expect(c.protectedNamespaceMetadata).toEqual({ labels: PROTECTED_LABEL_PREFIXES.map((p) => `${p}*`), annotations: [...PROTECTED_ANNOTATION_PREFIXES.map((p) => `${p}*`), ...PROTECTED_ANNOTATIONS] });
+    expect(c.podSecurity).toEqual(POD_SECURITY);
     expect([c.namespacePrefix, c.requireProjectForUsers, c.headroomWarningThreshold, c.clusterName]).toEqual(['{project}-', true, 0.1, '']);
   });
 
