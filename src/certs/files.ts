@@ -1,6 +1,8 @@
 /** Writes certificates to a directory (the I/O edge of pki.ts). */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { admissionConfiguration, admissionKubeconfig, APISERVER_CLIENT_NAME, webhookAdmissionPlugins } from './admission-client.js';
 import { createCA, signCert, webhookDnsNames, type KeyPair } from './pki.js';
 
 export interface WebhookCertFiles {
@@ -33,4 +35,35 @@ export async function generateWebhookCerts(dir: string, opts: { service?: string
   const caFiles = await writeKeyPair(dir, 'ca', ca);
   const servingFiles = await writeKeyPair(dir, 'tls', serving);
   return { caCert: caFiles.cert, caKey: caFiles.key, cert: servingFiles.cert, key: servingFiles.key, caBundle: Buffer.from(ca.certPem).toString('base64') };
+}
+
+export interface WebhookClientFiles {
+  /** The CA the webhook verifies callers with (`--client-ca`, the chart's webhook.clientCA). */
+  clientCaCert: string;
+  clientCaKey: string;
+  /** The apiserver's client certificate (common name APISERVER_CLIENT_NAME) and key. */
+  cert: string;
+  key: string;
+  /** The kubeconfig naming that certificate for the webhook's hosts. */
+  kubeconfig: string;
+  /** An AdmissionConfiguration for `--admission-control-config-file` using that kubeconfig. */
+  admissionConfig: string;
+  /** The certificate's common name. */
+  name: string;
+}
+
+/**
+ * A client CA and the certificate the apiserver presents to the webhook with it, plus the kubeconfig
+ * and AdmissionConfiguration that make the apiserver present it to `hosts` (ADR 0034).
+ */
+export async function generateWebhookClientCerts(dir: string, hosts: readonly string[]): Promise<WebhookClientFiles> {
+  const ca = createCA('tenantgate-webhook-client-ca');
+  const client = signCert(ca, { commonName: APISERVER_CLIENT_NAME, usage: 'client' });
+  const caFiles = await writeKeyPair(dir, 'client-ca', ca);
+  const clientFiles = await writeKeyPair(dir, 'apiserver-webhook-client', client);
+  const kubeconfig = resolve(dir, 'webhook-client.kubeconfig');
+  await writeFile(kubeconfig, stringify(admissionKubeconfig(client, hosts)), { mode: 0o600 });
+  const admissionConfig = resolve(dir, 'admission-configuration.yaml');
+  await writeFile(admissionConfig, stringify(admissionConfiguration(webhookAdmissionPlugins(kubeconfig))));
+  return { clientCaCert: caFiles.cert, clientCaKey: caFiles.key, cert: clientFiles.cert, key: clientFiles.key, kubeconfig, admissionConfig, name: APISERVER_CLIENT_NAME };
 }

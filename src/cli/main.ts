@@ -56,7 +56,8 @@ export function program(): Command {
     .option('--dir <dir>', 'where to write them', 'certs')
     .option('--service <name>', 'webhook Service name', 'tenantgate-webhook')
     .option('--namespace <namespace>', "tenantgate's namespace", 'tenantgate-system')
-    .action(async (o: { dir: string; service: string; namespace: string }) => {
+    .option('--client', "also a client CA (the webhook's --client-ca), the apiserver's client certificate, and the kubeconfig and AdmissionConfiguration that make the apiserver present it (--admission-control-config-file)")
+    .action(async (o: { dir: string; service: string; namespace: string; client?: boolean }) => {
       const { runCerts } = await import('./certs.js');
       process.exitCode = await runCerts(o);
     });

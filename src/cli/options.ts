@@ -39,6 +39,8 @@ export interface WebhookCliOptions {
   host: string;
   cert: string;
   key: string;
+  clientCa?: string;
+  clientAllowedNames?: string;
 }
 
 export interface ControllerCliOptions {

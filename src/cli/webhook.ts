@@ -8,6 +8,8 @@ export function registerWebhookCommand(root: Command): void {
     .option('--host <address>', 'address to listen on', '0.0.0.0')
     .option('--cert <file>', 'serving certificate (reloaded when it changes)', 'certs/tls.pem')
     .option('--key <file>', 'its private key', 'certs/tls-key.pem')
+    .option('--client-ca <file>', 'only callers with a certificate this CA signed (the apiserver, via its admission configuration) may send admission reviews; others get 401 (reloaded when it changes)')
+    .option('--client-allowed-names <names>', 'with --client-ca: comma-separated common names allowed (default: any certificate the CA signed; others get 403)')
     .action(async (o: RuntimeOptions & WebhookCliOptions) => {
       const { runWebhook } = await import('../webhook/start.js');
       process.exitCode = await runWebhook(o);

@@ -12,6 +12,7 @@ import type { TenantgateConfig } from '../config/config.js';
 import type { ReviewContext, Verdict } from '../validate/admission.js';
 import type { Snapshot } from '../validate/types.js';
 import type { WebhookMetrics } from './metrics.js';
+import type { ClientAuthResult } from './client-auth.js';
 import { decodeReview, denied, envelope, handledKind, mutationFor, responseFor, verdictFor, type AdmissionRequest, type AdmissionResponse } from './review.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -31,6 +32,11 @@ export interface WebhookDeps {
   log?: (message: string) => void;
   /** One record per admission decision (the on-call engineer's answer to "why was this denied?"). */
   onDecision?: (decision: AdmissionDecision) => void;
+  /**
+   * Who may send admission reviews (client-auth.ts): asked before a review's body is read; a refusal
+   * is answered 401/403 and nothing is decided or reserved. Absent: anyone who can connect.
+   */
+  authenticate?: (req: IncomingMessage) => ClientAuthResult;
 }
 
 export interface AdmissionDecision {
@@ -224,6 +230,18 @@ export function createApp(deps: WebhookDeps): WebhookApp {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 
+  /** The caller's answer when it may not send reviews (counted with the refused requests), else undefined. */
+  const unauthenticated = (req: IncomingMessage, res: ServerResponse): true | undefined => {
+    const auth = deps.authenticate?.(req);
+    if (!auth || auth.ok) return undefined;
+    log(`refused an admission review from ${req.socket.remoteAddress ?? 'unknown'}: ${auth.error}`);
+    refuse(deps.metrics, res, auth.code, auth.error);
+    return true;
+  };
+  const authenticated = (req: Request, res: Response, next: NextFunction) => {
+    if (!unauthenticated(req, res)) next();
+  };
+
   const body = express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false });
   const viaExpress = (path: ReviewPath) => (req: Request, res: Response, next: NextFunction) => {
     try {
@@ -232,8 +250,8 @@ export function createApp(deps: WebhookDeps): WebhookApp {
       next(err);
     }
   };
-  app.post('/validate', body, viaExpress('validate'));
-  app.post('/mutate', body, viaExpress('mutate'));
+  app.post('/validate', authenticated, body, viaExpress('validate'));
+  app.post('/mutate', authenticated, body, viaExpress('mutate'));
 
   app.use((_req, res) => {
     refuse(deps.metrics, res, 404, 'not found: the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz, /metrics');
@@ -251,6 +269,7 @@ export function createApp(deps: WebhookDeps): WebhookApp {
 
   const lean = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => {
     const started = process.hrtime.bigint();
+    if (unauthenticated(req, res)) return;
     const fail = (err: unknown) => {
       log(`request failed: ${(err as Error).stack ?? String(err)}`);
       if (!res.headersSent) return refuse(deps.metrics, res, 500, (err as Error).message ?? 'internal error');

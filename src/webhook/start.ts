@@ -13,6 +13,8 @@ import { ConfigMapLedger, type LedgerStore } from './ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';
+import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs, UNAUTHENTICATED_RESERVATION_TTL_SECONDS, type ClientAuthResult } from './client-auth.js';
+import type { IncomingMessage } from 'node:http';
 import { listen } from '../listen.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 
@@ -35,6 +37,8 @@ export interface WebhookParts {
   log?: (message: string) => void;
   now?: () => number;
   onDecision?: (decision: AdmissionDecision) => void;
+  /** Who may send reviews (client-auth.ts); absent: anyone, and reservations live at most UNAUTHENTICATED_RESERVATION_TTL_SECONDS. */
+  authenticate?: (req: IncomingMessage) => ClientAuthResult;
 }
 
 export interface AssembledWebhook {
@@ -44,10 +48,11 @@ export interface AssembledWebhook {
 }
 
 /** The headroom guard, kept honest by the source's cache events. No I/O. */
-export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledger' | 'now'> & { metrics: WebhookMetrics }): HeadroomGuard {
+export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledger' | 'now' | 'authenticate'> & { metrics: WebhookMetrics }): HeadroomGuard {
   const { config, source, metrics } = parts;
   const guard = new HeadroomGuard({
-    ttlMs: config.reservationTtlSeconds * 1000,
+    // Without client authentication anyone who reaches the webhook can reserve: hold it shorter (ADR 0034).
+    ttlMs: reservationTtlMs(config.reservationTtlSeconds, parts.authenticate !== undefined),
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
     ...(parts.now ? { now: parts.now } : {}),
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
@@ -77,6 +82,7 @@ export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guar
     cacheSizes: () => ({ pending: guard.pendingCount }),
     ...(parts.log ? { log: parts.log } : {}),
     ...(parts.onDecision ? { onDecision: parts.onDecision } : {}),
+    ...(parts.authenticate ? { authenticate: parts.authenticate } : {}),
   });
 }
 
@@ -96,6 +102,10 @@ export interface WebhookOptions {
   ledger?: LedgerStore | null;
   cert: string;
   key: string;
+  /** The CA that signs the apiserver's client certificate: only callers it verifies may send reviews. */
+  clientCa?: string;
+  /** With clientCa: the common names allowed (empty: any certificate it signed). */
+  clientAllowedNames?: readonly string[];
   port: number;
   host?: string;
   log?: (message: string) => void;
@@ -123,8 +133,12 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics });
   const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace) : undefined;
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
-  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}) });
-  const server = serveHttps({ cert: options.cert, key: options.key }, app, log);
+  const policy = { allowedNames: options.clientAllowedNames ?? [] };
+  const authenticate = options.clientCa ? (req: IncomingMessage) => authorizeClient(peerIdentity(req), policy) : undefined;
+  if (authenticate) log(`admission reviews only from clients with a certificate signed by ${options.clientCa}${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`);
+  else log(`no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who may spend headroom")`);
+  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}) });
+  const server = serveHttps({ cert: options.cert, key: options.key, ...(options.clientCa ? { clientCa: options.clientCa } : {}) }, app, log);
   const listening = await listen(server, options.port, options.host ?? '0.0.0.0');
   const { port } = listening;
   log(`listening on https://${options.host ?? '0.0.0.0'}:${port}; syncing caches`);
@@ -173,7 +187,17 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   if (v8flags.flags.length) log(`V8 flags until the caches have synced: ${v8flags.flags.join(' ')}`);
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log });
   const kc = loadKubeConfig(o.kubeconfig);
-  const running = await startWebhook({ config, kubeConfig: kc, cert: o.cert, key: o.key, port: o.port, host: o.host, log, onDecision: decisionLog(logger) });
+  const running = await startWebhook({
+    config,
+    kubeConfig: kc,
+    cert: o.cert,
+    key: o.key,
+    ...(o.clientCa ? { clientCa: o.clientCa, clientAllowedNames: parseAllowedNames(o.clientAllowedNames) } : {}),
+    port: o.port,
+    host: o.host,
+    log,
+    onDecision: decisionLog(logger),
+  });
   void running.cache.waitSynced().then(v8flags.afterSync);
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
   await new Promise<void>((resolve) => {

@@ -6,10 +6,19 @@ import type { RequestListener } from 'node:http';
 export interface TlsFiles {
   cert: string;
   key: string;
+  /**
+   * A CA bundle callers' certificates are verified against (reloaded with the pair). The handshake
+   * asks for a certificate but does not fail without one: the handler answers (client-auth.ts).
+   */
+  clientCa?: string;
 }
 
 export function serveHttps(files: TlsFiles, handler: RequestListener, log: (m: string) => void = () => {}, pollMs = 1000): Server & { reloadNow(): void } {
-  const read = () => ({ cert: readFileSync(files.cert), key: readFileSync(files.key) });
+  const read = () => ({
+    cert: readFileSync(files.cert),
+    key: readFileSync(files.key),
+    ...(files.clientCa ? { ca: readFileSync(files.clientCa), requestCert: true, rejectUnauthorized: false } : {}),
+  });
   const server = createServer({ ...read(), minVersion: 'TLSv1.2' }, handler) as Server & { reloadNow(): void };
   server.keepAliveTimeout = 65_000;
   const reload = () => {
@@ -28,11 +37,10 @@ export function serveHttps(files: TlsFiles, handler: RequestListener, log: (m: s
   const onChange = (curr: { mtimeMs: number }, prev: { mtimeMs: number }) => {
     if (curr.mtimeMs !== prev.mtimeMs) reload();
   };
-  watchFile(files.cert, { interval: pollMs }, onChange);
-  watchFile(files.key, { interval: pollMs }, onChange);
+  const watched = [files.cert, files.key, ...(files.clientCa ? [files.clientCa] : [])];
+  for (const file of watched) watchFile(file, { interval: pollMs }, onChange);
   server.on('close', () => {
-    unwatchFile(files.cert, onChange);
-    unwatchFile(files.key, onChange);
+    for (const file of watched) unwatchFile(file, onChange);
   });
   return server;
 }

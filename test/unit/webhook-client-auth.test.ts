@@ -1,0 +1,151 @@
+/**
+ * Only the API server may send admission reviews (ADR 0034): the decision on a caller as a pure
+ * function, and the webhook's HTTPS surface with a client CA — refused callers get 401/403 and no
+ * decision runs; probes stay open; the apiserver's certificate is served as before.
+ */
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { request, type Server } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateWebhookCerts, generateWebhookClientCerts, writeKeyPair, type WebhookClientFiles } from '../../src/certs/files.js';
+import { createCA, signCert } from '../../src/certs/pki.js';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { MemorySnapshot } from '../../src/validate/snapshot.js';
+import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs } from '../../src/webhook/client-auth.js';
+import { WebhookMetrics } from '../../src/webhook/metrics.js';
+import { createApp } from '../../src/webhook/server.js';
+import { serveHttps } from '../../src/webhook/tls.js';
+
+describe('authorizeClient (pure)', () => {
+  const open = { allowedNames: [] };
+  const named = { allowedNames: ['kube-apiserver-webhook-client'] };
+
+  it('refuses a caller without a certificate with 401', () => {
+    const result = authorizeClient({ presented: false, verified: false }, open);
+    expect(result).toMatchObject({ ok: false, code: 401 });
+    expect(!result.ok && result.error).toMatch(/client certificate required/);
+  });
+
+  it('refuses a certificate the client CA did not sign with 401, naming it and the reason', () => {
+    const result = authorizeClient({ presented: true, verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'mallory' }, open);
+    expect(result).toMatchObject({ ok: false, code: 401 });
+    expect(!result.ok && result.error).toMatch(/CN=mallory is not signed by the webhook's client CA \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/);
+  });
+
+  it('accepts any verified certificate without allowed names, only the allowed names with them (else 403)', () => {
+    expect(authorizeClient({ presented: true, verified: true, commonName: 'anyone' }, open)).toEqual({ ok: true, name: 'anyone' });
+    expect(authorizeClient({ presented: true, verified: true, commonName: 'kube-apiserver-webhook-client' }, named)).toEqual({ ok: true, name: 'kube-apiserver-webhook-client' });
+    const other = authorizeClient({ presented: true, verified: true, commonName: 'tenant-pod' }, named);
+    expect(other).toMatchObject({ ok: false, code: 403 });
+    expect(!other.ok && other.error).toMatch(/CN="tenant-pod" is not allowed .*allowed: "kube-apiserver-webhook-client"/);
+    expect(authorizeClient({ presented: true, verified: true }, named)).toMatchObject({ ok: false, code: 403 });
+  });
+
+  it('parses --client-allowed-names; bounds the reservation TTL only without client authentication', () => {
+    expect(parseAllowedNames(' a, b ,,')).toEqual(['a', 'b']);
+    expect(parseAllowedNames(undefined)).toEqual([]);
+    expect(reservationTtlMs(30, true)).toBe(30_000);
+    expect(reservationTtlMs(30, false)).toBe(5_000);
+    expect(reservationTtlMs(3, false)).toBe(3_000);
+  });
+
+  it('reads nothing from a socket that is not TLS', () => {
+    expect(peerIdentity({ socket: {} } as never)).toEqual({ presented: false, verified: false });
+  });
+});
+
+describe('the webhook with a client CA', () => {
+  let server: Server;
+  let port: number;
+  let serverCa: Buffer;
+  let apiserver: WebhookClientFiles;
+  let otherCaClient: { cert: string; key: string };
+  let wrongName: { cert: string; key: string };
+  let metrics: WebhookMetrics;
+  const decided: string[] = [];
+
+  beforeAll(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tg-client-auth-'));
+    const serving = await generateWebhookCerts(join(dir, 'serving'));
+    serverCa = await readFile(serving.caCert);
+    apiserver = await generateWebhookClientCerts(join(dir, 'client'), ['*']);
+    // A certificate with the right name from another CA, and one from the right CA with another name.
+    otherCaClient = await writeKeyPair(dir, 'other', signCert(createCA('someone-else'), { commonName: apiserver.name, usage: 'client' }));
+    const clientCa = { certPem: await readFile(apiserver.clientCaCert, 'utf8'), keyPem: await readFile(apiserver.clientCaKey, 'utf8') };
+    wrongName = await writeKeyPair(dir, 'wrong-name', signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
+    metrics = new WebhookMetrics();
+    const policy = { allowedNames: [apiserver.name] };
+    const app = createApp({
+      config: DEFAULT_CONFIG,
+      snapshot: MemorySnapshot.of({}),
+      ready: () => true,
+      metrics,
+      decide: (_ctx, req) => {
+        decided.push(req.uid);
+        return { violations: [], warnings: [] };
+      },
+      authenticate: (req) => authorizeClient(peerIdentity(req), policy),
+    });
+    server = serveHttps({ cert: serving.cert, key: serving.key, clientCa: apiserver.clientCaCert }, app);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    port = (server.address() as { port: number }).port;
+  });
+
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const review = (uid: string, kind = 'Namespace') => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind: { group: '', version: 'v1', kind }, operation: 'CREATE', name: 'web-x', userInfo: { username: 'carol', groups: ['acme:web-admins'] }, object: { metadata: { name: 'web-x' } } } });
+
+  async function call(method: string, path: string, client?: { cert: string; key: string }, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+    const tls = client ? { cert: await readFile(client.cert), key: await readFile(client.key) } : {};
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, method, ca: serverCa, agent: false, ...tls, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  it('answers 401 to a caller without a client certificate, on both paths and both HTTP surfaces, deciding nothing', async () => {
+    for (const path of ['/validate', '/mutate', '/validate/']) {
+      const answer = await call('POST', path, undefined, review(`none${path}`));
+      expect(answer.status, path).toBe(401);
+      expect(JSON.parse(answer.body).error).toMatch(/client certificate required/);
+    }
+    // A gzip-declared body goes through Express's body parser: refused before it too.
+    const viaExpress = await call('POST', '/validate', undefined, review('none-gzip'), { 'content-encoding': 'gzip' });
+    expect(viaExpress.status).toBe(401);
+    expect(decided.filter((uid) => uid.startsWith('none'))).toEqual([]);
+  });
+
+  it('answers 401 to a certificate from another CA and 403 to the right CA with a name not allowed', async () => {
+    const other = await call('POST', '/validate', otherCaClient, review('other-ca'));
+    expect(other.status).toBe(401);
+    expect(JSON.parse(other.body).error).toMatch(/is not signed by the webhook's client CA/);
+    const named = await call('POST', '/validate', wrongName, review('wrong-name'));
+    expect(named.status).toBe(403);
+    expect(JSON.parse(named.body).error).toMatch(/CN="tenant-pod" is not allowed/);
+    expect(decided).not.toContain('other-ca');
+    expect(decided).not.toContain('wrong-name');
+    const refused = await metrics.registry.getSingleMetricAsString('tenantgate_webhook_bad_requests_total');
+    expect(refused).toMatch(/code="401"\} [1-9]/);
+    expect(refused).toMatch(/code="403"\} 1/);
+  });
+
+  it("decides the apiserver's reviews as before", async () => {
+    const answer = await call('POST', '/validate', apiserver, review('apiserver'));
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.body).response).toEqual({ uid: 'apiserver', allowed: true });
+    expect(decided).toContain('apiserver');
+  });
+
+  it('keeps the probes and /metrics open to callers without a certificate (kubelet, Prometheus)', async () => {
+    expect((await call('GET', '/healthz')).status).toBe(200);
+    expect((await call('GET', '/readyz')).status).toBe(200);
+    expect((await call('GET', '/metrics')).status).toBe(200);
+  });
+});
