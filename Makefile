@@ -75,9 +75,10 @@ lint: deps
 test: build lint control-plane kustomize helm crane promtool argocd debian-deps
 	npx vitest run
 
-# The fast loop: no cluster, no Go builds; only the Debian commands unit tests run (the Argo CD health
-# check in Lua, git and pre-commit for `tenantgate validate --base` and its hook).
-test-unit: build
+# The fast loop: no cluster; of the Go builds only the pinned kustomize (render's unit tests run it;
+# built once), and only the Debian commands unit tests run (the Argo CD health check in Lua, git and
+# pre-commit for `tenantgate validate --base` and its hook).
+test-unit: build kustomize
 	hack/install-debian-deps.sh lua5.4 git pre-commit
 	npx vitest run --project unit
 

@@ -1,12 +1,14 @@
 import { defineConfig } from 'vitest/config';
-import { cachedKustomize } from './test/support/tools.js';
+import { pinnedKustomizePath } from './test/support/tools.js';
 
-// The product runs the kustomize on PATH; the tests use the pinned one `make kustomize` built.
-const kustomize = cachedKustomize();
-
+// The product runs $TENANTGATE_KUSTOMIZE, else the kustomize on PATH; the tests always point it at the
+// pinned one `make kustomize` builds — also when it is not built yet, so render tests fail with "run
+// make kustomize" instead of using whatever kustomize is on PATH. Vitest 4 hands the root `test.env` to
+// the workers of every project, inline ones included (without `extends: true`);
+// test/unit/kustomize-pin.test.ts fails if that stops being so.
 export default defineConfig({
   test: {
-    env: kustomize ? { TENANTGATE_KUSTOMIZE: kustomize } : {},
+    env: { TENANTGATE_KUSTOMIZE: pinnedKustomizePath() },
     projects: [
       {
         test: {
