@@ -27,35 +27,41 @@ export interface WebhookReplicas {
   proxy: RoundRobinProxy;
   /** The sum over every series of a metric that matches, per replica. */
   scrape(metric: RegExp): Promise<number[]>;
+  /** Starts replica `index` again on its port (after it was killed) and resolves once it is ready. */
+  restart(index: number): Promise<void>;
   /** Unregisters the webhooks and stops the replicas. */
   stop(): Promise<void>;
 }
 
-export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string } = {}): Promise<WebhookReplicas> {
+export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean } = {}): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
   const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
   await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
   const configFile = join(info.dir, `${name}-tenantgate.yaml`);
   await writeFile(configFile, stringify(config));
+  // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
+  const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
+  const spawnReplica = (i: number, port: number) =>
+    startProcess(`${name}-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}.log`));
   const replicas: WebhookReplica[] = [];
   for (let i = 0; i < (options.count ?? 2); i++) {
     const port = await freePort();
-    const proc = startProcess(`${name}-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}.log`));
-    replicas.push({ port, process: proc });
+    replicas.push({ port, process: spawnReplica(i, port) });
   }
   const ca = await readFile(certs.caCert);
   const stopAll = async () => {
     for (const r of replicas) await r.process.stop();
   };
+  const waitReady = async (r: WebhookReplica, deadline: number) => {
+    while ((await httpsGet(`https://127.0.0.1:${r.port}/readyz`, { ca }).catch(() => ({ status: 0 }))).status !== 200) {
+      if (Date.now() > deadline) throw new Error(`webhook replica on port ${r.port} not ready after 60 s (log: ${r.process.logFile})`);
+      await sleep(200);
+    }
+  };
   try {
     const deadline = Date.now() + 60_000;
-    for (const r of replicas) {
-      while ((await httpsGet(`https://127.0.0.1:${r.port}/readyz`, { ca }).catch(() => ({ status: 0 }))).status !== 200) {
-        if (Date.now() > deadline) throw new Error(`webhook replica on port ${r.port} not ready after 60 s (log: ${r.process.logFile})`);
-        await sleep(200);
-      }
-    }
+    for (const r of replicas) await waitReady(r, deadline);
   } catch (err) {
     await stopAll();
     throw err;
@@ -74,6 +80,13 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
           return sum;
         }),
       ),
+    async restart(index) {
+      const r = replicas[index];
+      if (!r) throw new Error(`no webhook replica ${index}: there are ${replicas.length}`);
+      await r.process.stop();
+      r.process = spawnReplica(index, r.port);
+      await waitReady(r, Date.now() + 60_000);
+    },
     async stop() {
       await unregisterWebhooks(info).catch(() => {});
       await proxy.close();
