@@ -16,7 +16,8 @@ export { REPO_ROOT };
 import { createPublicKey } from 'node:crypto';
 import { stringify } from 'yaml';
 import { createCA, generateKeyPem, signCert } from '../../../src/certs/pki.js';
-import { writeKeyPair } from '../../../src/certs/files.js';
+import { generateWebhookClientCerts, writeKeyPair } from '../../../src/certs/files.js';
+import { webhookAdmissionPlugins } from '../../../src/certs/admission-client.js';
 import { freePort } from './ports.js';
 import { httpsGet } from './https-get.js';
 import { startProcess, type Managed } from './processes.js';
@@ -65,6 +66,12 @@ export interface ClusterInfo {
   etcdEndpoint: string;
   kubeconfigs: Record<string, string>;
   tokens: Record<string, string>;
+  /**
+   * The client certificate the apiserver presents to every admission webhook (its admission
+   * configuration's kubeConfigFile, ADR 0034), and the CA that signed it: a webhook started with
+   * `--client-ca=caFile --client-allowed-names=name` accepts reviews from this apiserver only.
+   */
+  webhookClient: { caFile: string; certFile: string; keyFile: string; name: string };
 }
 
 export interface ControlPlaneOptions {
@@ -142,10 +149,12 @@ export class ControlPlane {
     // Pods asking for cpu or memory are refused unless a ResourceQuota covers them. A pod's
     // usage lists both `cpu` and `requests.cpu`; matching on `requests.*` requires quotas to cover
     // the names budgets use (requests.cpu, requests.memory), not the legacy unprefixed ones.
+    // Webhooks: the apiserver presents a client certificate (signed by a CA of its own) to every webhook.
+    const webhookClient = await generateWebhookClientCerts(join(pki, 'webhook-client'), ['*']);
     await writeFile(join(dir, 'admission.yaml'), stringify({
       apiVersion: 'apiserver.config.k8s.io/v1',
       kind: 'AdmissionConfiguration',
-      plugins: [{
+      plugins: [...webhookAdmissionPlugins(webhookClient.kubeconfig), {
         name: 'ResourceQuota',
         configuration: {
           apiVersion: 'apiserver.config.k8s.io/v1',
@@ -163,7 +172,16 @@ export class ControlPlane {
       kubeconfigs[name] = file;
     }
 
-    const info: ClusterInfo = { dir, server, caFile: caFiles.cert, binDir, etcdEndpoint: `http://127.0.0.1:${etcdPort}`, kubeconfigs, tokens };
+    const info: ClusterInfo = {
+      dir,
+      server,
+      caFile: caFiles.cert,
+      binDir,
+      etcdEndpoint: `http://127.0.0.1:${etcdPort}`,
+      kubeconfigs,
+      tokens,
+      webhookClient: { caFile: webhookClient.clientCaCert, certFile: webhookClient.cert, keyFile: webhookClient.key, name: webhookClient.name },
+    };
     const cp = new ControlPlane(info, log);
     cp.apiserverArgs = [
       `--etcd-servers=${info.etcdEndpoint}`,

@@ -93,11 +93,29 @@ export interface LocalWebhook {
   stop(): Promise<void>;
 }
 
-/** Starts the webhook in this process under its ServiceAccount and registers it with the apiserver. */
-export async function startLocalWebhook(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void; onDecision?: (decision: AdmissionDecision) => void } = {}): Promise<LocalWebhook> {
+/** The webhook options that accept reviews from this cluster's apiserver only (its client certificate, ADR 0034). */
+export function apiserverOnly(info: ClusterInfo): { clientCa: string; clientAllowedNames: string[] } {
+  return { clientCa: info.webhookClient.caFile, clientAllowedNames: [info.webhookClient.name] };
+}
+
+/**
+ * Starts the webhook in this process under its ServiceAccount and registers it with the apiserver.
+ * It accepts reviews from the apiserver only, unless `clientAuth: false`.
+ */
+export async function startLocalWebhook(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void; onDecision?: (decision: AdmissionDecision) => void; clientAuth?: boolean } = {}): Promise<LocalWebhook> {
   const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
-  const webhook = await startWebhook({ config: { ...DEFAULT_CONFIG, ...config }, kubeConfig, cert: certs.cert, key: certs.key, port: 0, host: '127.0.0.1', log: options.log ?? (() => {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}) });
+  const webhook = await startWebhook({
+    config: { ...DEFAULT_CONFIG, ...config },
+    kubeConfig,
+    cert: certs.cert,
+    key: certs.key,
+    ...(options.clientAuth === false ? {} : apiserverOnly(info)),
+    port: 0,
+    host: '127.0.0.1',
+    log: options.log ?? (() => {}),
+    ...(options.onDecision ? { onDecision: options.onDecision } : {}),
+  });
   await webhook.cache.waitSynced();
   const url = `https://127.0.0.1:${webhook.port}`;
   if (options.register ?? true) await registerWebhooks(info, url, certs.caBundle);
