@@ -120,9 +120,12 @@ describe('Namespace rules at the apiserver (T2, Q1 maxNamespaces, T4 on DELETE)'
 });
 
 describe('the webhook over HTTPS', () => {
-  function post(path: string, body: string | Buffer, ca: Buffer): Promise<{ status: number; body: string }> {
+  /** A POST as the apiserver makes it: with its client certificate (the webhook accepts reviews from it only). */
+  async function post(path: string, body: string | Buffer, ca: Buffer): Promise<{ status: number; body: string }> {
+    const { certFile, keyFile } = cluster().webhookClient;
+    const client = { cert: await readFile(certFile), key: await readFile(keyFile) };
     return new Promise((resolve, reject) => {
-      const req = request(`${hook.url}${path}`, { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      const req = request(`${hook.url}${path}`, { method: 'POST', ca, ...client, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
