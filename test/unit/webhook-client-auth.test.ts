@@ -15,6 +15,8 @@ import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs } from '../../src/webhook/client-auth.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp } from '../../src/webhook/server.js';
+import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
+import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { serveHttps } from '../../src/webhook/tls.js';
 
 describe('authorizeClient (pure)', () => {
@@ -147,5 +149,40 @@ describe('the webhook with a client CA', () => {
     expect((await call('GET', '/healthz')).status).toBe(200);
     expect((await call('GET', '/readyz')).status).toBe(200);
     expect((await call('GET', '/metrics')).status).toBe(200);
+  });
+});
+
+describe('how long a reservation lives (the wiring in start.ts)', () => {
+  const snapshot = MemorySnapshot.of({
+    projects: [{ metadata: { name: 'held', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+  });
+  const source: SnapshotSource = { snapshot, synced: true, start: () => {}, waitSynced: async () => {}, stop: async () => {}, onEvent: () => {} };
+  const create: AdmissionRequest = {
+    uid: 'held-a',
+    kind: { group: '', version: 'v1', kind: 'Namespace' },
+    operation: 'CREATE',
+    name: 'held-a',
+    userInfo: { username: 'alice', groups: [] },
+    object: { metadata: { name: 'held-a', labels: { 'tenantgate.io/project': 'held', 'tenantgate.io/tenant': 'acme' } } },
+  };
+
+  it('holds headroom reservationTtlSeconds (30 s) with client authentication, at most 5 s without', async () => {
+    for (const authenticated of [true, false]) {
+      let clock = 1_000_000;
+      const guard = wireGuard({
+        config: DEFAULT_CONFIG,
+        source,
+        metrics: new WebhookMetrics(),
+        now: () => clock,
+        ...(authenticated ? { authenticate: () => ({ ok: true as const, name: 'kube-apiserver-webhook-client' }) } : {}),
+      });
+      const verdict = await guard.decide({ config: DEFAULT_CONFIG, snapshot, user: create.userInfo, pending: guard.pending }, create);
+      expect(verdict.violations).toEqual([]);
+      expect(guard.pending.namespaces('held')).toEqual(['held-a']);
+      clock += 6_000;
+      expect(guard.pending.namespaces('held'), authenticated ? 'authenticated' : 'unauthenticated').toEqual(authenticated ? ['held-a'] : []);
+      clock += 25_000;
+      expect(guard.pending.namespaces('held')).toEqual([]);
+    }
   });
 });
