@@ -27,11 +27,13 @@ function copy<T>(value: T): T {
 /**
  * Namespace CREATE: project and tenant labels, the project-uid annotation, and the project's Pod
  * Security labels where the request has none (a different level given by a tenant is refused by T7).
+ * A CREATE with `generateName` has no name yet here (the apiserver generates it after the mutating
+ * webhooks, before the validating ones): its project is the one whose prefix the generateName carries.
  */
 export function mutateNamespace(ctx: ReviewContext, operation: Operation, ns: NamespaceObject): NamespaceObject {
   if (operation !== 'CREATE') return ns;
   const name = ns.metadata.name ?? '';
-  const { project, claimed } = projectOfNamespace(ctx, name, ns.metadata.labels);
+  const { project, claimed } = projectOfNamespace(ctx, name, ns.metadata.labels, ns.metadata.generateName);
   if (!project) return ns;
   // An unlabelled namespace is only claimed for a project its creator may create namespaces in;
   // everyone else gets the T4 denial from validation instead of a label.

@@ -27,7 +27,7 @@ import {
   type QuotaChange,
   type Resources,
 } from './resources.js';
-import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByPrefix } from './rules/naming.js';
+import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByGenerateName, projectByPrefix } from './rules/naming.js';
 import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
 import {
   checkBudget,
@@ -40,7 +40,7 @@ import {
   headroomWarnings,
   type BudgetScope,
 } from './rules/quota.js';
-import { checkProtectedMetadata, onlyDropsFinalizersOrOwners } from './rules/metadata.js';
+import { checkNamespaceSpecFinalizers, checkProtectedMetadata, checkProtectedObjectMetadata, onlyDropsFinalizersOrOwners } from './rules/metadata.js';
 import {
   checkNamespaceOutsideProjects,
   checkProjectNotDeleting,
@@ -51,6 +51,7 @@ import {
   ownerOnly,
   ownerOnlyUndisclosed,
   describeUser,
+  type OwnProject,
   type UserInfo,
 } from './rules/tenancy.js';
 import {
@@ -105,8 +106,12 @@ const ALLOW: Verdict = Object.freeze({ violations: [], warnings: [] }) as Verdic
  */
 function undisclosedToNonOwner(ctx: ReviewContext, project: Project, action: string): Verdict | undefined {
   if (ctx.config.visibility !== 'own' || isOwner(project, ctx.user)) return undefined;
-  const own = [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).sort(byMetadataName).map((p) => ({ name: p.metadata.name ?? '', prefix: projectPrefix(ctx.config, p.metadata.name ?? '') }));
-  return { violations: [ownerOnlyUndisclosed(ctx.user, action, own)], warnings: [] };
+  return { violations: [ownerOnlyUndisclosed(ctx.user, action, ownedProjects(ctx))], warnings: [] };
+}
+
+/** The projects the caller owns, by name, with the prefix of their namespaces. */
+function ownedProjects(ctx: ReviewContext): OwnProject[] {
+  return [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).sort(byMetadataName).map((p) => ({ name: p.metadata.name ?? '', prefix: projectPrefix(ctx.config, p.metadata.name ?? '') }));
 }
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
@@ -114,15 +119,25 @@ function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   return { project: project.metadata.name ?? '', cluster, budget: budgetOf(project, cluster), budgetPath: budgetPath(project, cluster) };
 }
 
-/** The project a namespace (by name and labels) belongs to: its label, else the project whose prefix it carries. */
-export function projectOfNamespace(ctx: Pick<ReviewContext, 'config' | 'snapshot'>, name: string, labels: Record<string, string> | undefined): { project?: Project; claimed?: string } {
+/**
+ * The project a namespace (by name and labels) belongs to: its label, else the project whose prefix it
+ * carries. Without a name yet (a CREATE with `generateName`, as the mutating webhook sees it), the
+ * project whose prefix the generateName starts with.
+ */
+export function projectOfNamespace(ctx: Pick<ReviewContext, 'config' | 'snapshot'>, name: string, labels: Record<string, string> | undefined, generateName?: string): { project?: Project; claimed?: string } {
   const claimed = labels?.[LABEL_PROJECT];
   if (claimed) {
     const project = ctx.snapshot.project(claimed);
     return project ? { project, claimed } : { claimed };
   }
-  const project = projectByPrefix(ctx.config, ctx.snapshot.projects(), name);
+  const project = name === '' && generateName ? projectByGenerateName(ctx.config, ctx.snapshot.projects(), generateName) : projectByPrefix(ctx.config, ctx.snapshot.projects(), name);
   return project ? { project } : {};
+}
+
+/** A namespace as a message names it: `payments-x7k2q (generateName "payments-")` when the apiserver made up the name. */
+function shownName(ns: NamespaceObject): string {
+  const { name, generateName } = ns.metadata;
+  return generateName ? `${name ?? ''} (generateName ${JSON.stringify(generateName)})`.trimStart() : (name ?? '');
 }
 
 /** Whether `after` asks more than `before` of some resource. */
@@ -177,12 +192,12 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
     violations.push(...checkReservedName(ctx.config, name));
     if (ctx.config.requireProjectForUsers) {
       const own = [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).map((p) => projectPrefix(ctx.config, p.metadata.name ?? ''));
-      violations.push(checkNamespaceOutsideProjects(ctx.user, name, own));
+      violations.push(checkNamespaceOutsideProjects(ctx.user, shownName(ns), own));
     }
     return { violations, warnings: [] };
   }
   if (!privileged) {
-    const undisclosed = undisclosedToNonOwner(ctx, project, `create namespace ${name}`);
+    const undisclosed = undisclosedToNonOwner(ctx, project, `create namespace ${shownName(ns)}`);
     if (undisclosed) return undisclosed;
   }
   const projectName = project.metadata.name ?? '';
@@ -191,7 +206,9 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   // privileged subjects; for anyone else T4 says what is wrong, missing labels would be noise.
   if (claimed || privileged || isOwner(project, ctx.user)) violations.push(...checkProjectLabels(project, name, labels));
   if (!privileged) {
-    violations.push(...ownerOnly(project, ctx.user, `create namespace ${name}`));
+    // With generateName the caller chose a prefix, not a name: T4 also says which prefixes are its.
+    violations.push(...ownerOnly(project, ctx.user, `create namespace ${shownName(ns)}`, ns.metadata.generateName ? ownedProjects(ctx) : undefined));
+    violations.push(...checkNamespaceSpecFinalizers(`Namespace ${name} (project ${projectName}, tenant ${project.spec.tenant})`, describeUser(ctx.user), ns.spec?.finalizers));
     violations.push(
       ...checkProtectedMetadata({
         config: ctx.config,
@@ -287,14 +304,23 @@ function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The project of the namespace a quota lives in: by the namespace's label. Only while the namespace is
- * not in the cache yet (created a moment ago) does its name prefix stand in for the label the mutating
- * webhook has given it.
+ * The project of the namespace a quota (or another object T7 guards, protected-objects.ts) lives in: by
+ * the namespace's label. Only while the namespace is not in the cache yet (created a moment ago) does
+ * its name prefix stand in for the label the mutating webhook has given it.
  */
-function quotaProject(ctx: ReviewContext, namespace: string): Project | undefined {
+export function quotaProject(ctx: ReviewContext, namespace: string): Project | undefined {
   const nsObject = ctx.snapshot.namespace(namespace);
   if (nsObject) return labelledProject(ctx, nsObject);
   return projectOfNamespace(ctx, namespace, undefined).project;
+}
+
+/**
+ * `Kind namespace/name (project P, tenant T)`; the project is named only to those who may see it
+ * (`visibility: own` hides it from non-owners, docs/visibility.md).
+ */
+export function describeNamespacedObject(ctx: ReviewContext, kind: string, namespace: string, name: string, project: Project): string {
+  const visible = ctx.config.visibility !== 'own' || isOwner(project, ctx.user);
+  return `${kind} ${namespace}/${name}${visible ? ` (project ${project.metadata.name ?? ''}, tenant ${project.spec.tenant})` : ''}`;
 }
 
 export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, namespace: string, object: ResourceQuotaObject | undefined, oldObject: ResourceQuotaObject | undefined): Verdict {
@@ -319,6 +345,11 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   }
   const violations: Violation[] = [];
   if (!privileged && !controller) violations.push(...ownerOnly(project, ctx.user, `${verb} ${subject}`));
+  // T7: any quota in a project namespace counts for its budget; its finalizers and owner references
+  // decide whether a cascade (the project's, or another tenant's foreground deletion) can finish.
+  if (!privileged && !controller && object) {
+    violations.push(...checkProtectedObjectMetadata({ subject: describeNamespacedObject(ctx, 'ResourceQuota', namespace, quotaName, project), who: describeUser(ctx.user), before: oldObject?.metadata ?? {}, after: object.metadata }));
+  }
   const scope = scopeOf(ctx, project);
   if (scope.budget.size === 0) return { violations, warnings: [] };
   const projectName = project.metadata.name ?? '';

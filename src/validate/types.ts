@@ -80,6 +80,8 @@ export interface ProjectSpec {
 
 export interface ObjectMeta {
   name?: string;
+  /** Set instead of a name on CREATE: the apiserver appends five random characters (after the mutating webhooks, before the validating ones). */
+  generateName?: string;
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
@@ -129,6 +131,8 @@ export interface NamespaceObject {
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
+  /** `kubernetes` (the apiserver adds it on CREATE); any other entry only the namespaces/finalize subresource removes. */
+  spec?: { finalizers?: string[] };
   status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 }
 

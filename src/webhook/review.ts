@@ -4,6 +4,7 @@
  */
 import { diffPatch, mutateNamespace, mutateProject, mutateQuota } from '../mutate/mutate.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota, reviewSubresource, type Operation, type ReviewContext, type Verdict } from '../validate/admission.js';
+import { protectedKindOf, reviewProtectedObject, type NamespacedObject, type ProtectedKind } from '../validate/protected-objects.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
 
 export interface GroupVersionKind {
@@ -76,14 +77,14 @@ export function decodeReview(body: unknown): Decoded {
   return { ok: true, request: r as unknown as AdmissionRequest };
 }
 
-type Handled = 'Namespace' | 'ResourceQuota' | 'Project';
+type Handled = 'Namespace' | 'ResourceQuota' | 'Project' | ProtectedKind;
 
 export function handledKind(request: AdmissionRequest): Handled | undefined {
   const { group, kind } = request.kind;
   if (request.subResource) return undefined;
   if (group === '' && (kind === 'Namespace' || kind === 'ResourceQuota')) return kind;
   if (group === 'tenantgate.io' && kind === 'Project') return 'Project';
-  return undefined;
+  return protectedKindOf(group, kind);
 }
 
 function withMetadata<T>(obj: Record<string, unknown> | null | undefined): T | undefined {
@@ -117,6 +118,10 @@ export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdi
       return reviewResourceQuota(ctx, request.operation, request.namespace ?? '', withMetadata<ResourceQuotaObject>(object), withMetadata<ResourceQuotaObject>(old));
     case 'Project':
       return reviewProject(ctx, request.operation, withMetadata<Project>(object), withMetadata<Project>(old));
+    case 'LimitRange':
+    case 'NetworkPolicy':
+    case 'RoleBinding':
+      return reviewProtectedObject(ctx, request.operation, request.kind.kind as ProtectedKind, request.namespace ?? '', withMetadata<NamespacedObject>(object), withMetadata<NamespacedObject>(old));
     default:
       return { violations: [], warnings: [] };
   }

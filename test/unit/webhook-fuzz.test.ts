@@ -652,6 +652,8 @@ function quotaReview(u: Identity, operation: Operation, namespace: string, objec
   if (!p) return priv || deletingController ? ADMIT : expected(['T6']);
   const rules: string[] = [];
   if (!priv && !deletingController && !owns(p, u)) rules.push('T4');
+  // T7: finalizers (and owner references) of a quota in a project namespace are for privileged subjects.
+  if (!priv && !deletingController && object && !sameList(old?.finalizers, object.finalizers)) rules.push('T7');
   if (budgetKeys(p).length === 0) return expected(rules);
   const current = cached?.quotas ?? [];
   const others = othersTotal(p.name, namespace, p);

@@ -1,8 +1,12 @@
 /**
- * T7: namespace metadata that only privileged subjects may add, change or remove: the configured
- * labels and annotations, and `metadata.finalizers` and `metadata.ownerReferences` (a finalizer would
- * stall the project's cascade; an owner reference with blockOwnerDeletion, pointing at another
- * tenant's Project, would stall that tenant's foreground deletion).
+ * T7: metadata that only privileged subjects may add, change or remove. On a project's namespaces: the
+ * configured labels and annotations, `metadata.finalizers`, `metadata.ownerReferences` and any
+ * `spec.finalizers` entry but `kubernetes`. On the objects in a project namespace that hold its budget
+ * and boundary (every ResourceQuota, and the LimitRange, NetworkPolicy and RoleBinding tenantgate
+ * writes): `metadata.finalizers` and `metadata.ownerReferences`. A finalizer nobody removes stalls the
+ * project's cascade; an owner reference with blockOwnerDeletion, pointing at another tenant's Project or
+ * namespace, makes that owner's foreground deletion wait for an object the garbage collector may not
+ * delete (Q3) or that never goes (a finalizer).
  */
 import type { TenantgateConfig } from '../../config/config.js';
 import { LABEL_PROJECT, LABEL_TENANT, type ObjectMeta, type Violation } from '../types.js';
@@ -77,6 +81,71 @@ function listText(list: unknown[] | undefined): string {
   return JSON.stringify(list ?? []);
 }
 
+type ListField = 'finalizers' | 'ownerReferences';
+
+/** The lists among metadata.finalizers and metadata.ownerReferences that differ, with both values as JSON. */
+function changedLists(before: Pick<NamespaceMetadata, ListField>, after: Pick<NamespaceMetadata, ListField>): Array<{ field: ListField; before: string; after: string }> {
+  const out: Array<{ field: ListField; before: string; after: string }> = [];
+  for (const field of ['finalizers', 'ownerReferences'] as const) {
+    const b = listText(before[field]);
+    const a = listText(after[field]);
+    if (b !== a) out.push({ field, before: b, after: a });
+  }
+  return out;
+}
+
+/** What T7 guards in a project namespace besides the Namespace itself, as its messages name it. */
+export const PROTECTED_OBJECTS_TEXT = 'every ResourceQuota, LimitRange tenantgate-limits, NetworkPolicy tenantgate-isolation and RoleBinding tenantgate-owners';
+
+export interface ProtectedObjectMetadataCheck {
+  /** e.g. `ResourceQuota payments-dev/tenantgate-quota (project payments, tenant acme)` */
+  subject: string;
+  /** e.g. `user "alice"` */
+  who: string;
+  /** The stored object's metadata; {} on CREATE. */
+  before: Pick<ObjectMeta, ListField>;
+  after: Pick<ObjectMeta, ListField>;
+}
+
+/**
+ * T7 for a non-privileged subject on an object in a project namespace that holds the project's budget
+ * or boundary (a ResourceQuota, or a LimitRange, NetworkPolicy or RoleBinding tenantgate manages):
+ * every change to its finalizers or owner references, on CREATE as on UPDATE.
+ */
+export function checkProtectedObjectMetadata(check: ProtectedObjectMetadataCheck): Violation[] {
+  const lists = changedLists(check.before, check.after);
+  if (lists.length === 0) return [];
+  const parts = lists.map((l) => `metadata.${l.field} (${l.before} → ${l.after})`);
+  return [
+    {
+      rule: 'T7',
+      path: ['metadata', lists[0]!.field],
+      message: `${check.subject}: ${check.who} may not add, change or remove ${parts.join(' and ')}; in a project namespace only privileged subjects set metadata.finalizers and metadata.ownerReferences of ${PROTECTED_OBJECTS_TEXT} (allowed: leave both as they are; ask the platform team)`,
+    },
+  ];
+}
+
+/** The one entry of a Namespace's spec.finalizers that the apiserver adds itself and the namespace controller removes. */
+export const NAMESPACE_FINALIZER = 'kubernetes';
+
+/**
+ * T7 on a namespace CREATE by a non-privileged subject: `spec.finalizers` holds nothing but
+ * `kubernetes`. Any other entry keeps the namespace Terminating for ever once deleted (the namespace
+ * controller removes only its own; the rest needs a write to namespaces/finalize, T8), and with it the
+ * project's cascade. The apiserver keeps spec.finalizers on UPDATE, so CREATE is the only way in.
+ */
+export function checkNamespaceSpecFinalizers(subject: string, who: string, finalizers: readonly string[] | undefined): Violation[] {
+  const extra = (finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER);
+  if (extra.length === 0) return [];
+  return [
+    {
+      rule: 'T7',
+      path: ['spec', 'finalizers'],
+      message: `${subject}: ${who} may not set spec.finalizers ${extra.map((f) => JSON.stringify(f)).join(', ')} (has ${JSON.stringify(finalizers)}); allowed: none or ${JSON.stringify(NAMESPACE_FINALIZER)}, which the apiserver adds itself; only privileged subjects create namespaces with other finalizers`,
+    },
+  ];
+}
+
 /** T7 for a non-privileged subject: every protected key it adds, changes or removes. */
 export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation[] {
   const { labels: labelPatterns, annotations: annotationPatterns } = check.config.protectedNamespaceMetadata;
@@ -84,12 +153,7 @@ export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation
   const labels = changedKeys(labelPatterns, check.before.labels ?? {}, check.after.labels ?? {}, (key, after) => TENANCY_LABELS.has(key) || (after !== undefined && expectedLabels[key] === after));
   const expected = check.expectedAnnotations ?? {};
   const annotations = changedKeys(annotationPatterns, check.before.annotations ?? {}, check.after.annotations ?? {}, (key, after) => after !== undefined && expected[key] === after);
-  const lists: Array<{ field: 'finalizers' | 'ownerReferences'; before: string; after: string }> = [];
-  for (const field of ['finalizers', 'ownerReferences'] as const) {
-    const before = listText(check.before[field]);
-    const after = listText(check.after[field]);
-    if (before !== after) lists.push({ field, before, after });
-  }
+  const lists = changedLists(check.before, check.after);
   if (labels.length === 0 && annotations.length === 0 && lists.length === 0) return [];
   const parts: string[] = [];
   if (labels.length) parts.push(`labels ${labels.map(describeChange).join(', ')}`);

@@ -108,6 +108,25 @@ export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Pro
 }
 
 /**
+ * The project a namespace created with `metadata.generateName` belongs to, before the apiserver has
+ * generated its name (the mutating webhook sees no name): the project whose prefix the generateName
+ * starts with. The generated name appends five characters, so the prefix alone (`payments-`) is enough.
+ * The validating webhook sees the generated name and judges it like any other (N2, T2, T4).
+ */
+export function projectByGenerateName(config: TenantgateConfig, projects: Iterable<Project>, generateName: string): Project | undefined {
+  let best: Project | undefined;
+  let bestLength = -1;
+  for (const p of projects) {
+    const prefix = projectPrefix(config, p.metadata.name ?? '');
+    if (generateName.startsWith(prefix) && prefix.length > bestLength) {
+      best = p;
+      bestLength = prefix.length;
+    }
+  }
+  return best;
+}
+
+/**
  * N3 at admission: each namespace a Project declares belongs to no other project, neither by another
  * Project's declaration nor by the label of a namespace that already exists.
  */

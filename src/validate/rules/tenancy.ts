@@ -51,13 +51,17 @@ export function ownersSummary(project: Project): string {
   return owners.length ? owners.join(', ') : 'no owners (privileged subjects only)';
 }
 
-/** T4: `action` is e.g. "create namespace payments-dev". */
-export function ownerOnly(project: Project, user: UserInfo, action: string): Violation[] {
+/**
+ * T4: `action` is e.g. "create namespace payments-dev". With `own` (a namespace created by
+ * generateName, whose caller picked a prefix rather than a name), the message also says which projects
+ * the caller owns and their prefixes.
+ */
+export function ownerOnly(project: Project, user: UserInfo, action: string, own?: readonly OwnProject[]): Violation[] {
   if (isOwner(project, user)) return [];
   return [
     {
       rule: 'T4',
-      message: `${describeUser(user)} may not ${action}: it belongs to project ${project.metadata.name} (tenant ${project.spec.tenant}), whose owners are ${ownersSummary(project)}`,
+      message: `${describeUser(user)} may not ${action}: it belongs to project ${project.metadata.name} (tenant ${project.spec.tenant}), whose owners are ${ownersSummary(project)}${own ? `; ${ownedProjectsText(user, own)}` : ''}`,
     },
   ];
 }
@@ -76,10 +80,15 @@ export interface OwnProject {
  */
 export function ownerOnlyUndisclosed(user: UserInfo, action: string, own: readonly OwnProject[]): Violation {
   const who = describeUser(user);
-  const instead = own.length
+  return { rule: 'T4', message: `${who} may not ${action}: it belongs to a project ${who} does not own; ${ownedProjectsText(user, own)}; ask the platform team to be made an owner of another` };
+}
+
+/** `user "bob" owns project ml (namespaces starting with "ml-")`, or `… owns no project`. */
+export function ownedProjectsText(user: UserInfo, own: readonly OwnProject[]): string {
+  const who = describeUser(user);
+  return own.length
     ? `${who} owns ${own.length === 1 ? 'project' : 'projects'} ${own.map((p) => `${p.name} (namespaces starting with ${JSON.stringify(p.prefix)})`).join(', ')}`
     : `${who} owns no project`;
-  return { rule: 'T4', message: `${who} may not ${action}: it belongs to a project ${who} does not own; ${instead}; ask the platform team to be made an owner of another` };
 }
 
 /** The configured privileged subjects, as a denial names them. */
