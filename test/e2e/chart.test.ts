@@ -200,6 +200,22 @@ describe('helm template', () => {
     const annotation = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate').metadata.annotations?.['cert-manager.io/inject-ca-from'];
     expect(annotation).toBe(`${certificate.metadata.namespace}/${certificate.metadata.name}`);
   });
+
+  it("who may send reviews: by default no client CA and a NetworkPolicy keeping project namespaces' pods out; custom values mount the apiserver's client CA", () => {
+    const policy = find(rendered.default, 'NetworkPolicy', 'tenantgate-no-project-pods');
+    expect(policy.spec.podSelector).toEqual({ matchLabels: { 'app.kubernetes.io/name': 'tenantgate' } });
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    expect(policy.spec.ingress).toEqual([{ from: [{ namespaceSelector: { matchExpressions: [{ key: 'tenantgate.io/project', operator: 'DoesNotExist' }] } }, { ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }] }]);
+    // Both components' pods carry the label the policy selects.
+    for (const name of ['tenantgate-webhook', 'tenantgate-controller']) expect(find(rendered.default, 'Deployment', name).spec.template.metadata.labels['app.kubernetes.io/name']).toBe('tenantgate');
+    expect(container(find(rendered.default, 'Deployment', 'tenantgate-webhook')).args.some((a: string) => a.startsWith('--client-ca'))).toBe(false);
+
+    expect(find(rendered.custom, 'NetworkPolicy', 'tenantgate-no-project-pods').spec.ingress[0].from[1]).toEqual({ ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } });
+    const webhook = find(rendered.custom, 'Deployment', 'tenantgate-webhook');
+    expect(container(webhook).args).toEqual(expect.arrayContaining(['--client-ca=/client-ca/ca.crt', '--client-allowed-names=kube-apiserver-webhook-client']));
+    expect(container(webhook).volumeMounts).toContainEqual({ name: 'client-ca', mountPath: '/client-ca', readOnly: true });
+    expect(webhook.spec.template.spec.volumes).toContainEqual({ name: 'client-ca', configMap: { name: 'apiserver-webhook-client-ca' } });
+  });
 });
 
 describe('the rendered charts against the real API server', () => {
