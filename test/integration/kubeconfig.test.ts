@@ -3,24 +3,20 @@
  * the real apiserver instead of a new TCP + TLS connection per call (client-node 2.0's default).
  */
 import * as k8s from '@kubernetes/client-node';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { cluster } from '../support/cluster.js';
-
-/** TCP connections from this process to the apiserver's port (established or closing). */
-async function connectionsToApiserver(): Promise<number> {
-  const port = new URL(cluster().server).port;
-  const { stdout } = await execa('ss', ['-tanp'], { reject: false });
-  return stdout.split('\n').filter((line) => line.includes(`:${port} `) && line.includes(`pid=${process.pid},`)).length;
-}
+import { localPortsOfRequestsTo } from '../support/connections.js';
 
 describe('API clients of tenantgate webhook and controller', () => {
   it('make 100 calls over at most 2 connections, and still authenticate every call', async () => {
-    const before = await connectionsToApiserver();
     const core = loadKubeConfig(cluster().kubeconfigs.admin!).makeApiClient(k8s.CoreV1Api);
-    for (let i = 0; i < 100; i++) await core.readNamespace({ name: 'default' });
-    expect((await connectionsToApiserver()) - before).toBeLessThanOrEqual(2);
+    const { localPorts } = await localPortsOfRequestsTo(Number(new URL(cluster().server).port), async () => {
+      for (let i = 0; i < 100; i++) await core.readNamespace({ name: 'default' });
+    });
+    // Every call was seen; a client with a new connection per call would show up to 100 local ports.
+    expect(localPorts).toHaveLength(100);
+    expect(new Set(localPorts).size).toBeLessThanOrEqual(2);
 
     // The reused connection does not carry one user's identity to another's client.
     const nobody = loadKubeConfig(cluster().kubeconfigs.nobody!).makeApiClient(k8s.CoreV1Api);

@@ -3,19 +3,13 @@
  * the real apiserver: one keep-alive connection, the apiserver's 404/409 as the errors the ledger
  * reads, compare-and-swap semantics, and credentials asked again after a 401.
  */
-import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { ApiStatusError, LeanApiClient } from '../../src/kube/lean-client.js';
 import { ConfigMapLedger, LedgerConflict } from '../../src/webhook/ledger.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { cluster, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
-
-async function connectionsToApiserver(): Promise<number> {
-  const port = new URL(cluster().server).port;
-  const { stdout } = await execa('ss', ['-tanp'], { reject: false });
-  return stdout.split('\n').filter((line) => line.includes(`:${port} `) && line.includes(`pid=${process.pid},`)).length;
-}
+import { localPortsOfRequestsTo } from '../support/connections.js';
 
 beforeAll(async () => {
   await installBase(cluster()); // the webhook's ServiceAccount and its RBAC on the ledger
@@ -26,9 +20,12 @@ const entry = (namespace: string, cpu: string) => ({ namespace, allocation: { 'r
 describe('the lean API client', () => {
   it('makes 100 calls over one connection; a missing object is a 404 the ledger reads as not found', async () => {
     const api = new LeanApiClient(kubeConfig('admin'));
-    const before = await connectionsToApiserver();
-    for (let i = 0; i < 100; i++) await api.call('GET', '/api/v1/namespaces/default');
-    expect((await connectionsToApiserver()) - before).toBeLessThanOrEqual(1);
+    const { localPorts } = await localPortsOfRequestsTo(Number(new URL(cluster().server).port), async () => {
+      for (let i = 0; i < 100; i++) await api.call('GET', '/api/v1/namespaces/default');
+    });
+    // Every call was seen, and all went over the same connection (one local port).
+    expect(localPorts).toHaveLength(100);
+    expect(new Set(localPorts).size).toBe(1);
     const missing = await api.call('GET', '/api/v1/namespaces/default/configmaps/does-not-exist').catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(ApiStatusError);
     expect(isNotFound(missing)).toBe(true);
