@@ -37,12 +37,12 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** `count` attempts: ~12 % namespace creates, 6 % namespace deletes, 50 % quota writes, 12 % stale pairs, 20 % quota deletes. */
+/** `count` attempts: ~8 % namespace creates, 4 % namespace deletes, 63 % quota writes, 15 % stale pairs, 10 % quota deletes. */
 export function generateAttempts(plan: AttemptPlan, count: number, seed: number): Attempt[] {
   const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  // Quota writes go to the anchors (which always exist) 40 % of the time, else to the pool.
-  const target = () => (random() < 0.4 ? pick(plan.anchors) : pick(plan.pool));
+  // Quota writes go to the anchors (which always exist) 60 % of the time, else to the pool.
+  const target = () => (random() < 0.6 ? pick(plan.anchors) : pick(plan.pool));
   // Mostly the default quota's name (the one the controller creates), sometimes a second quota.
   const quotaName = () => (random() < 0.7 ? plan.quotaNames[0]! : pick(plan.quotaNames));
   const hard = (): Hard => Object.fromEntries(Object.entries(plan.values).map(([r, vs]) => [r, pick(vs)]));
@@ -50,10 +50,10 @@ export function generateAttempts(plan: AttemptPlan, count: number, seed: number)
   for (let i = 0; i < count; i++) {
     const user = pick(plan.users);
     const roll = random();
-    if (roll < 0.12) out.push({ kind: 'namespace-create', user, namespace: pick(plan.pool) });
-    else if (roll < 0.18) out.push({ kind: 'namespace-delete', user, namespace: pick(plan.pool) });
-    else if (roll < 0.68) out.push({ kind: 'quota-write', user, namespace: target(), quota: quotaName(), hard: hard() });
-    else if (roll < 0.8) out.push({ kind: 'quota-write-pair', users: plan.users, namespace: target(), quota: quotaName(), hards: [hard(), hard()] });
+    if (roll < 0.08) out.push({ kind: 'namespace-create', user, namespace: pick(plan.pool) });
+    else if (roll < 0.12) out.push({ kind: 'namespace-delete', user, namespace: pick(plan.pool) });
+    else if (roll < 0.75) out.push({ kind: 'quota-write', user, namespace: target(), quota: quotaName(), hard: hard() });
+    else if (roll < 0.9) out.push({ kind: 'quota-write-pair', users: plan.users, namespace: target(), quota: quotaName(), hards: [hard(), hard()] });
     else out.push({ kind: 'quota-delete', user, namespace: target(), quota: quotaName() });
   }
   return out;
