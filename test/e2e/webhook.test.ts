@@ -138,7 +138,7 @@ describe('quota headroom (Q1–Q4)', () => {
     const pod = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'payments-a' }, spec: { containers: [{ name: 'c', image: 'registry.invalid/x', resources: { requests: { cpu: '100m' } } }] } });
     const podResult = await kubectl('admin', ['apply', '-f', '-'], { input: pod, reject: false });
     expect(podResult.exitCode).not.toBe(0);
-    expect(podResult.stderr).toMatch(/insufficient quota to match these scopes|forbidden/i);
+    expect(podResult.stderr).toContain('pods "p" is forbidden: insufficient quota to consume: requests.cpu');
 
     // Growing payments-dev from 6 to 7 leaves 10 − 7 − 2 − 2 < 0: denied, at most 6 fits.
     const growMsg = await expectDenied('alice', quota('payments-dev', 'main', { 'requests.cpu': '7', pods: '20' }), 'Q1');

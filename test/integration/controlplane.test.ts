@@ -46,7 +46,11 @@ describe('local control plane', () => {
     await eventually(async () => kubectl('admin', ['-n', ns, 'get', 'serviceaccount', 'default']));
     const result = await kubectl('admin', ['apply', '-f', '-'], { input: pod(ns, 'p', '100m'), reject: false });
     expect(result.exitCode).not.toBe(0);
-    expect(result.stderr).toMatch(/insufficient quota to match these scopes|status unknown for quota|forbidden/i);
+    // The ResourceQuota admission's limitedResources refusal (k8s.io/apiserver's resourcequota
+    // controller: "insufficient quota to consume: <the limited resources without a covering quota>"),
+    // not any other Forbidden (RBAC, a policy, a webhook).
+    expect(result.stderr).toContain(`pods "p" is forbidden: insufficient quota to consume: requests.cpu,requests.memory`);
+    expect((await kubectl('admin', ['-n', ns, 'get', 'pod', 'p', '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
   });
 
   it('really deletes a namespace with content (namespace controller runs)', async () => {
