@@ -5,6 +5,8 @@
  * ServiceAccounts' tokens. Only what a pod gets from its node is replaced: file paths (the mounts), the
  * in-cluster credentials (a --kubeconfig) and the listen ports (free ones, the machine is shared).
  * Both must become ready; without their configuration file both refuse to start, with the same message.
+ * The controller gets no selector from the test: what keeps it off the Projects on this shared control
+ * plane is its own args' leader election, with another replica holding the lease (it stands by).
  */
 import { execa } from 'execa';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -13,7 +15,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, parse } from 'yaml';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
-import { cluster, eventually } from '../support/cluster.js';
+import { DEFAULT_LEASE_NAME } from '../../src/controller/start.js';
+import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { httpsGet } from '../support/devcluster/https-get.js';
 import { freePort } from '../support/devcluster/ports.js';
 import { startProcess, type Managed } from '../support/devcluster/processes.js';
@@ -21,6 +24,10 @@ import { installBase, serviceAccountKubeconfigFile } from '../support/devcluster
 import { REPO_ROOT } from '../support/paths.js';
 
 const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+/** The holder of the controller's lease while this file's controller runs: another replica of the Deployment. */
+const OTHER_REPLICA = 'tenantgate-controller-7d9f-other';
+/** A Project of this file only, which a controller that leads would reconcile. */
+const PROJECT = 'pdeployargs';
 const running: Managed[] = [];
 let certs: WebhookCertFiles;
 let configFile: string;
@@ -61,6 +68,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const p of running.splice(0)) await p.stop();
+  await kubectl('admin', ['delete', 'project', PROJECT, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'lease', DEFAULT_LEASE_NAME, '--ignore-not-found']).catch(() => undefined);
 });
 
 describe('the shipped Deployments', () => {
@@ -94,26 +103,48 @@ describe('the shipped Deployments', () => {
     expect(record).toMatchObject({ level: 30, component: 'webhook', msg: 'admission decision', kind: 'Namespace', name: 'nowhere', user: 'dave', operation: 'CREATE', dryRun: false, verdict: 'denied', rules: ['T6'], code: 403 });
   });
 
-  it('the controller starts with its exact container args and becomes ready', async () => {
+  it('the controller starts with its exact container args, becomes ready, and follows their lease: a standby while another replica holds it touches no Project', async () => {
     const info = cluster();
     const c = await container('controller/deployment.yaml');
     const env = { POD_NAME: 'tenantgate-controller-7d9f-abcde', POD_NAMESPACE: 'tenantgate-system' };
     const metrics = await freePort();
     const args = localArgs(c.args, env, { '/etc/tenantgate/tenantgate.yaml': configFile }, { 'metrics-port': metrics });
     expect(args).toContain('--identity=tenantgate-controller-7d9f-abcde');
-    expect(args.some((a) => a.startsWith('--project-selector'))).toBe(false);
+    expect(args).toContain('--lease-namespace=tenantgate-system');
+    expect(args.some((a) => a.startsWith('--project-selector') || a === '--no-leader-election')).toBe(false);
+    // Another replica of the Deployment holds the lease the args name (tenantgate-system/tenantgate-controller,
+    // the default name) for the whole test: with exactly these args the process must stand by.
+    await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'lease', DEFAULT_LEASE_NAME, '--ignore-not-found']);
+    const now = new Date().toISOString().replace(/Z$/, '000Z');
+    await kubectl('admin', ['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: DEFAULT_LEASE_NAME, namespace: 'tenantgate-system' }, spec: { holderIdentity: OTHER_REPLICA, leaseDurationSeconds: 3600, acquireTime: now, renewTime: now, leaseTransitions: 0 } }) });
+    // A Project any leader would reconcile at once (finalizer, status): with these args it stays as created.
+    await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: PROJECT }, spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:payments-admins' }], quota: { hard: { 'requests.cpu': '1', pods: '5' } } } }) });
     const kubeconfig = await serviceAccountKubeconfigFile(info, 'tenantgate-system', 'tenantgate-controller');
-    // The Deployment's args exactly, plus a selector no Project matches: the other test files'
-    // Projects on this shared control plane are not reconciled by this process.
-    const proc = startProcess('deployment-controller', process.execPath, [CLI, ...args, `--kubeconfig=${kubeconfig}`, '--project-selector=e2e.tenantgate.io/deployment-args=none'], join(info.dir, 'deployment-controller.log'));
+    // The Deployment's args exactly; nothing added but the kubeconfig a pod gets from its node.
+    const proc = startProcess('deployment-controller', process.execPath, [CLI, ...args, `--kubeconfig=${kubeconfig}`], join(info.dir, 'deployment-controller.log'));
     running.push(proc);
     await eventually(async () => {
       expect(proc.child.exitCode).toBeNull();
       expect((await fetch(`http://127.0.0.1:${metrics}/readyz`)).status).toBe(200);
     }, { what: 'controller ready', timeoutMs: 60_000 });
-    await new Promise((r) => setTimeout(r, 2000));
-    const writes = (await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text()).split('\n').filter((l) => l.startsWith('tenantgate_controller_api_writes_total{') && !/resource="leases"/.test(l) && !l.endsWith(' 0'));
-    expect(writes, 'no Project of another test file was touched').toEqual([]);
+    // It campaigned for that lease under its pod name, found it held and stood by.
+    const records = await eventually(async () => {
+      const lines = (await readFile(proc.logFile, 'utf8')).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg?: string; identity?: string });
+      expect(lines.map((r) => r.msg)).toContain(`not leader: lease tenantgate-system/${DEFAULT_LEASE_NAME} held by ${OTHER_REPLICA}; standing by`);
+      return lines;
+    }, { what: 'the controller standing by', timeoutMs: 30_000 });
+    const standingBy = records.find((r) => r.msg?.startsWith('not leader:'))!;
+    expect(standingBy.identity).toBe('tenantgate-controller-7d9f-abcde');
+    await new Promise((r) => setTimeout(r, 3000));
+    const scraped = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+    expect(scraped).toMatch(/^tenantgate_controller_leader 0$/m);
+    const writes = scraped.split('\n').filter((l) => l.startsWith('tenantgate_controller_api_writes_total{') && !/resource="leases"/.test(l) && !l.endsWith(' 0'));
+    expect(writes, 'a standby writes nothing but (attempts at) the lease').toEqual([]);
+    const lease = JSON.parse((await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'lease', DEFAULT_LEASE_NAME, '-o', 'json'])).stdout) as { spec: { holderIdentity?: string } };
+    expect(lease.spec.holderIdentity).toBe(OTHER_REPLICA);
+    const project = JSON.parse((await kubectl('admin', ['get', 'project', PROJECT, '-o', 'json'])).stdout) as { metadata: { finalizers?: string[] }; status?: unknown };
+    expect(project.metadata.finalizers, `${PROJECT} not reconciled by a standby`).toBeUndefined();
+    expect(project.status).toBeUndefined();
   });
 
   it('without the configuration file, both refuse to start with the same clear error', async () => {
