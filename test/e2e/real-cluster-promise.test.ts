@@ -24,11 +24,19 @@ let webhooks: WebhookReplicas;
 let controller: RunningController;
 const core = (user: string) => kubeConfig(user).makeApiClient(k8s.CoreV1Api);
 
+/**
+ * Creates or updates the Project and waits until the controller has reconciled the generation just
+ * applied (status.observedGeneration, src/controller/status.ts) and both webhook replicas cache every
+ * Project: after an update, the old generation's status does not count.
+ */
 async function applyProject(name: string, spec: Record<string, unknown>): Promise<void> {
-  await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', owners: OWNERS, ...spec } }) });
-  // Both replicas and the controller see it before a tenant acts on it.
+  const applied = JSON.parse((await kubectl('admin', ['apply', '-f', '-', '-o', 'json'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', owners: OWNERS, ...spec } }) })).stdout) as { metadata: { generation: number } };
+  const generation = applied.metadata.generation;
+  expect(generation, `${name}: metadata.generation of the applied object`).toBeGreaterThan(0);
   await eventually(async () => {
-    expect(controller.informers.snapshot.project(name)).toBeDefined();
+    const live = JSON.parse((await kubectl('admin', ['get', 'project', name, '-o', 'json'])).stdout) as { status?: { observedGeneration?: number } };
+    expect(live.status?.observedGeneration ?? 0, `${name}: status.observedGeneration`).toBeGreaterThanOrEqual(generation);
+    expect(controller.informers.snapshot.project(name)?.metadata.generation ?? 0).toBeGreaterThanOrEqual(generation);
     const projects = (await kubectl('admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length;
     expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/)).toEqual(webhooks.replicas.map(() => projects));
   });
