@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
+import { reconcileWrites } from '../../src/controller/metrics.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../../src/render/namespace-policies.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
@@ -61,19 +62,18 @@ async function stored(namespace: string, resource: string, name: string): Promis
 const limitRange = (namespace: string) => stored(namespace, 'limitrange', LIMITRANGE_NAME);
 const isolation = (namespace: string) => stored(namespace, 'networkpolicy', NETWORK_POLICY_NAME);
 
-const objectWrites = async () => {
-  const w = await controller.metrics.writes();
-  return Object.entries(w)
-    .filter(([k]) => /limitranges|networkpolicies|rolebindings|patch namespaces/.test(k))
-    .reduce((n, [, v]) => n + v, 0);
-};
+/** The controller's "reconciled" log lines, with when each reconcile started (its end less its `ms`). */
+const reconciled: Array<{ project: string; result: string; startedAt: number }> = [];
+function logLine(message: string, fields?: Record<string, unknown>): void {
+  if (message === 'reconciled' && typeof fields?.ms === 'number') reconciled.push({ project: String(fields.project), result: String(fields.result), startedAt: Date.now() - fields.ms });
+}
 
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
   const certs = await generateWebhookCerts(join(info.dir, 'policies-certs'));
   webhooks = await startWebhookReplicas(info, certs, {}, { name: 'policies-webhook' });
-  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
+  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: logLine });
 }, 300_000);
 
 afterAll(async () => {
@@ -147,12 +147,16 @@ describe('a self-service namespace gets what the Project declares', () => {
       expect(await isolation('ppol-a')).toBeDefined();
       expect((await limitRange('ppol-a'))?.spec.limits[0]?.max).toEqual({ cpu: '2', memory: '1Gi' });
     });
-    await new Promise((r) => setTimeout(r, 2000));
-    const before = await objectWrites();
+    // Every write the controller makes (namespace objects, quotas, the Project's status, ...), leases aside.
+    const before = reconcileWrites(await controller.metrics.writes());
+    const touchedAt = Date.now();
     // Touch the Project: a full reconcile of it, with every namespace object compared to its cache.
-    await kubectl('admin', ['annotate', 'project', 'ppol', `e2e.tenantgate.io/touch=${Date.now()}`, '--overwrite']);
-    await new Promise((r) => setTimeout(r, 3000));
-    expect(await objectWrites()).toBe(before);
+    await kubectl('admin', ['annotate', 'project', 'ppol', `e2e.tenantgate.io/touch=${touchedAt}`, '--overwrite']);
+    await eventually(async () => expect(reconciled.some((r) => r.project === 'ppol' && r.result === 'done' && r.startedAt >= touchedAt), 'a reconcile of ppol that started after the touch finished').toBe(true), {
+      timeoutMs: 30_000,
+      what: 'the reconcile of the touched Project',
+    });
+    expect(reconcileWrites(await controller.metrics.writes())).toBe(before);
   });
 
   it('the Project stops declaring isolation: the controller removes the policy, the LimitRange stays', async () => {

@@ -76,6 +76,10 @@ Act as a tenant (tokens in ${join(info.dir, 'tokens.csv')}):
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} delete namespace tenantgate-system    # forbidden: nothing outside her projects
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} apply --dry-run=server -f examples/invalid/Q1-over-budget.yaml   # forbidden: tenants only read projects
 
+Only the apiserver may send the webhook admission reviews (docs/design.md "Who may spend headroom"):
+  curl -s --cacert ${hook.certs.caCert} -X POST -d '{}' ${hook.url}/validate      # 401: client certificate required
+  curl -s --cacert ${hook.certs.caCert} --cert ${info.webhookClient.certFile} --key ${info.webhookClient.keyFile} -X POST -d '{}' ${hook.url}/validate   # the apiserver's certificate: 400, an empty review
+
 The budget view (view.tenantgate.io, served by the controller on ${view.address}:${controller.viewPort}; docs/visibility.md):
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} -n payments-batch get budget      # what the project has left, from inside its namespace
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} get ownedprojects                 # the projects alice owns
