@@ -4,8 +4,12 @@ import { integerIn, withRuntimeOptions, type ControllerCliOptions, type RuntimeO
 
 export function registerControllerCommand(root: Command): void {
   withRuntimeOptions(root.command('controller').description('cascading deletion, default quotas, owners\' RoleBindings, project status'))
-    .option('--metrics-port <port>', '/healthz, /readyz, /metrics (0 = any free port)', integerIn(0, 65535), 8080)
-    .option('--metrics-host <address>', 'address to listen on', '0.0.0.0')
+    .option('--metrics-port <port>', '/metrics over HTTPS, for a bearer token allowed to get /metrics (0 = any free port)', integerIn(0, 65535), 8080)
+    .option('--metrics-host <address>', 'address /metrics listens on', '0.0.0.0')
+    .option('--metrics-cert <file>', "/metrics' serving certificate (PEM); absent: a self-signed one made at start")
+    .option('--metrics-key <file>', 'its private key')
+    .option('--probe-port <port>', '/healthz and /readyz over plain HTTP, for the kubelet (0 = any free port)', integerIn(0, 65535), 8081)
+    .option('--probe-host <address>', 'address the probes listen on', '0.0.0.0')
     .option('--workers <n>', 'concurrent reconciles', integerIn(1, 64), 4)
     .option('--delete-concurrency <n>', 'namespace deletes a cascade sends at once', integerIn(1, 100), 10)
     .option('--lease-namespace <namespace>', "leader election Lease namespace (default: the pod's, else systemNamespace)")

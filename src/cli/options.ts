@@ -46,6 +46,11 @@ export interface WebhookCliOptions {
 export interface ControllerCliOptions {
   metricsPort: number;
   metricsHost: string;
+  /** PEM files serving /metrics; both or neither (neither: self-signed at start). */
+  metricsCert?: string;
+  metricsKey?: string;
+  probePort: number;
+  probeHost: string;
   workers: number;
   deleteConcurrency: number;
   leaseNamespace?: string;

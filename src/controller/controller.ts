@@ -1,18 +1,22 @@
 /**
  * Wires the controller together: informers → snapshot → work queue keyed by project name → N workers
  * running the Reconciler; a periodic resync through the same queue; leader election deciding when
- * the workers run; /healthz, /readyz and /metrics over HTTP.
+ * the workers run; /healthz and /readyz over HTTP, /metrics over HTTPS for allowed bearer tokens only.
  */
 import * as k8s from '@kubernetes/client-node';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { createCA, signCert } from '../certs/pki.js';
+import { apiserverAccessReviews } from '../kube/access-reviews.js';
 import type { TenantgateConfig } from '../config/config.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { describeError } from '../kube/errors.js';
 import { ControllerApi } from './kube.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader.js';
-import { serveProbes } from './http.js';
+import { serveMetrics, serveProbes, type Served } from './http.js';
+import { MetricsAccess } from './metrics-access.js';
 import { ControllerMetrics } from './metrics.js';
 import { ProjectGauges } from './project-metrics.js';
 import { managedObjects } from './managed-objects.js';
@@ -28,9 +32,18 @@ export interface ControllerOptions {
   workers?: number;
   /** Namespace deletes one cascade sends at once. Default 10. */
   deleteConcurrency?: number;
-  /** Port for /healthz, /readyz, /metrics; 0 picks a free one; undefined serves nothing. */
+  /**
+   * Port for /metrics over HTTPS, answered only for a bearer token whose user may get the non-resource
+   * URL /metrics (TokenReview, SubjectAccessReview: docs/adr/0036-secure-controller-metrics.md); 0 picks
+   * a free one; undefined serves nothing.
+   */
   metricsPort?: number;
   metricsHost?: string;
+  /** PEM serving certificate and key of /metrics; absent: a self-signed one made at start (RunningController.metricsCa). */
+  metricsTls?: { cert: string; key: string };
+  /** Port for /healthz and /readyz over plain HTTP (the kubelet's probes); 0 picks a free one; undefined serves nothing. */
+  probePort?: number;
+  probeHost?: string;
   /** false: reconcile without a lease (a single replica, tests). */
   leaderElection?: false | LeaderElectionConfig;
   /** Only Projects matching this label selector are reconciled. */
@@ -48,8 +61,12 @@ export interface ControllerOptions {
 export interface RunningController {
   readonly metrics: ControllerMetrics;
   readonly informers: Informers;
-  /** The HTTP port, when served. */
+  /** The HTTPS port of /metrics, when served. */
   readonly port: number | undefined;
+  /** The PEM that verifies the metrics certificate when it was made at start (no metricsTls given). */
+  readonly metricsCa: string | undefined;
+  /** The HTTP port of /healthz and /readyz, when served. */
+  readonly probePort: number | undefined;
   /** The budget view's HTTPS port, when served. */
   readonly viewPort: number | undefined;
   isLeader(): boolean;
@@ -275,11 +292,24 @@ export async function startController(options: ControllerOptions): Promise<Runni
     });
   }
 
-  // HTTP: probes and metrics.
-  const probes = options.metricsPort !== undefined
-    ? await serveProbes({ port: options.metricsPort, host: options.metricsHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced, metrics })
+  // The probes over HTTP; /metrics over HTTPS behind a TokenReview and a SubjectAccessReview.
+  const probes = options.probePort !== undefined
+    ? await serveProbes({ port: options.probePort, host: options.probeHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced })
     : undefined;
-  const port = probes?.port;
+  let metricsCa: string | undefined;
+  let metricsServer: Served | undefined;
+  if (options.metricsPort !== undefined) {
+    let tls = options.metricsTls;
+    if (!tls) {
+      const made = selfSignedMetricsCertificate();
+      tls = made;
+      metricsCa = made.ca;
+      log('metrics: no serving certificate given, serving /metrics with a self-signed one made at start');
+    }
+    const access = new MetricsAccess(apiserverAccessReviews(options.kubeConfig));
+    metricsServer = await serveMetrics({ port: options.metricsPort, host: options.metricsHost ?? '0.0.0.0', cert: tls.cert, key: tls.key, metrics, access, log });
+  }
+  const port = metricsServer?.port;
 
   // The budget view: every replica serves it from its own caches (docs/adr/0030-budget-view-as-an-aggregated-api.md).
   let view: ViewServer | undefined;
@@ -313,6 +343,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     metrics,
     informers,
     port,
+    metricsCa,
+    probePort: probes?.port,
     viewPort: view?.port,
     isLeader: () => term !== undefined,
     synced,
@@ -325,8 +357,16 @@ export async function startController(options: ControllerOptions): Promise<Runni
       if (elector) await elector.release();
       await Promise.all([informers.stop(), managed.stop(), access?.stop()]);
       await view?.close();
+      await metricsServer?.close();
       await probes?.close();
       log('stopped');
     },
   };
+}
+
+/** A CA and a serving certificate it signs, for localhost, this host's name and 127.0.0.1 (controller-runtime makes one too when given none). */
+function selfSignedMetricsCertificate(): { cert: string; key: string; ca: string } {
+  const ca = createCA('tenantgate-controller-metrics-ca', 365);
+  const serving = signCert(ca, { commonName: 'tenantgate-controller-metrics', dnsNames: ['localhost', hostname()], ipAddresses: ['127.0.0.1'], usage: 'server', days: 365 });
+  return { cert: serving.certPem, key: serving.keyPem, ca: ca.certPem };
 }

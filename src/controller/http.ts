@@ -1,34 +1,90 @@
-/** The controller's HTTP side: /healthz (lease renewed), /readyz (caches synced), /metrics (Prometheus). */
+/**
+ * The controller's HTTP side, split as controller-runtime splits it (docs/adr/0036-secure-controller-metrics.md):
+ * the probes /healthz (lease renewed) and /readyz (caches synced) over plain HTTP for the kubelet, and
+ * /metrics (every project's name, tenant, budget and usage) over HTTPS, only for a bearer token whose
+ * user may `get` the non-resource URL /metrics (metrics-access.ts).
+ */
 import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { describeError } from '../kube/errors.js';
 import { listen } from '../listen.js';
 import type { ControllerMetrics } from './metrics.js';
+import { METRICS_PATH, type MetricsAccess } from './metrics-access.js';
 
-export interface Probes {
+export interface Served {
   port: number;
   close(): Promise<void>;
 }
 
-export async function serveProbes(o: { port: number; host: string; healthy: () => boolean; ready: () => boolean; metrics: ControllerMetrics }): Promise<Probes> {
+function plain(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(text);
+}
+
+function readOnly(req: IncomingMessage, res: ServerResponse): string | undefined {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD' }).end();
+    return undefined;
+  }
+  return (req.url ?? '/').split('?')[0] ?? '/';
+}
+
+/** /healthz and /readyz over plain HTTP: what the kubelet probes. Nothing else is served here. */
+export async function serveProbes(o: { port: number; host: string; healthy: () => boolean; ready: () => boolean }): Promise<Served> {
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405).end();
-      return;
-    }
+    const path = readOnly(req, res);
+    if (path === undefined) return;
     if (path === '/healthz') {
       const ok = o.healthy();
-      res.writeHead(ok ? 200 : 500, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'leader lease not renewed\n');
+      plain(res, ok ? 200 : 500, ok ? 'ok\n' : 'leader lease not renewed\n');
     } else if (path === '/readyz') {
       const ok = o.ready();
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ok\n' : 'caches not synced\n');
-    } else if (path === '/metrics') {
-      o.metrics.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': o.metrics.registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500).end(String(err)),
-      );
+      plain(res, ok ? 200 : 503, ok ? 'ok\n' : 'caches not synced\n');
     } else {
-      res.writeHead(404).end();
+      plain(res, 404, 'not found: the probe port serves /healthz and /readyz; /metrics is on the metrics port (HTTPS, bearer token)\n');
     }
+  });
+  return listen(server, o.port, o.host);
+}
+
+export interface MetricsServerOptions {
+  port: number;
+  host: string;
+  /** PEM serving certificate and key. */
+  cert: string;
+  key: string;
+  metrics: ControllerMetrics;
+  access: MetricsAccess;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+/** /metrics over HTTPS: 401 without an accepted token, 403 for a user not allowed, the metrics only after both reviews. */
+export async function serveMetrics(o: MetricsServerOptions): Promise<Served> {
+  const log = o.log ?? (() => {});
+  const server = createHttpsServer({ cert: o.cert, key: o.key }, (req, res) => {
+    const path = readOnly(req, res);
+    if (path === undefined) return;
+    if (path !== METRICS_PATH) {
+      plain(res, 404, 'not found: the metrics port serves /metrics\n');
+      return;
+    }
+    o.access
+      .check(req.headers.authorization)
+      .then(async (decision) => {
+        if (decision.status !== 200) {
+          // 401 without a token is every stray scanner; log what an operator would act on.
+          if (decision.status !== 401) log(`metrics: refused ${path} (${decision.status}): ${decision.message}`, { user: decision.user });
+          plain(res, decision.status, `${decision.message}\n`);
+          return;
+        }
+        const text = await o.metrics.registry.metrics();
+        res.writeHead(200, { 'content-type': o.metrics.registry.contentType, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text);
+      })
+      .catch((err: unknown) => {
+        log(`metrics: ${path} failed: ${describeError(err)}`);
+        if (!res.headersSent) plain(res, 500, 'Internal error\n');
+        else res.destroy();
+      });
   });
   return listen(server, o.port, o.host);
 }

@@ -23,6 +23,8 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
   const identity = o.identity ?? `${hostname()}_${randomUUID()}`;
   const log = logFunction(logger.child({ identity }));
 
+  if ((o.metricsCert === undefined) !== (o.metricsKey === undefined)) throw new Error(`--metrics-cert and --metrics-key go together (given: ${o.metricsCert ? `--metrics-cert ${o.metricsCert}` : `--metrics-key ${o.metricsKey}`})`);
+  const metricsTls = o.metricsCert && o.metricsKey ? { cert: readFileSync(o.metricsCert, 'utf8'), key: readFileSync(o.metricsKey, 'utf8') } : undefined;
   const controller = await startController({
     kubeConfig,
     config,
@@ -30,12 +32,15 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
     deleteConcurrency: o.deleteConcurrency,
     metricsPort: o.metricsPort,
     metricsHost: o.metricsHost,
+    ...(metricsTls ? { metricsTls } : {}),
+    probePort: o.probePort,
+    probeHost: o.probeHost,
     leaderElection: o.leaderElection ? { namespace: leaseNamespace, name: o.leaseName, identity } : false,
     ...(o.projectSelector ? { projectSelector: o.projectSelector } : {}),
     ...(o.viewPort !== undefined ? { view: { port: o.viewPort, host: o.viewHost, cert: readFileSync(o.viewCert, 'utf8'), key: readFileSync(o.viewKey, 'utf8') } } : {}),
     log,
   });
-  log(`started; metrics on :${controller.port ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`);
+  log(`started; metrics (HTTPS, bearer token) on :${controller.port ?? '-'}; probes on :${controller.probePort ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

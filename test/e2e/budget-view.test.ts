@@ -166,7 +166,7 @@ describe('budget view: view.tenantgate.io through the kube-apiserver', () => {
     // Let the controller finish its own reconciles first (default quotas, bindings, status).
     let before = -1;
     await eventually(async () => {
-      const now = await apiWrites(view.controller);
+      const now = await apiWrites(view.controller, info);
       const settled = now === before;
       before = now;
       if (!settled) throw new Error(`writes still moving (${now})`);
@@ -175,7 +175,7 @@ describe('budget view: view.tenantgate.io through the kube-apiserver', () => {
       expect((await run(info, ['-n', ns1a, 'get', 'budget', ...ALICE])).exitCode).toBe(0);
       expect((await run(info, ['get', 'ownedprojects', ...BOB])).exitCode).toBe(0);
     }
-    expect(await apiWrites(view.controller)).toBe(before);
+    expect(await apiWrites(view.controller, info)).toBe(before);
   });
 
   it('the chart with view.enabled: the apiserver accepts every object (server dry run); the controller serves on the view port, the APIService points at tenantgate-view', async () => {

@@ -20,6 +20,7 @@ import { startProcess, type Managed } from '../support/devcluster/processes.js';
 import { serviceAccountKubeconfigFile } from '../support/devcluster/tenantgate.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { eventually } from '../support/cluster.js';
+import { metricsText } from '../support/controller-kit.js';
 
 const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 const NAMESPACE = 'tenantgate-system';
@@ -72,9 +73,12 @@ describe('helm install, upgrade, uninstall', () => {
     await eventually(async () => expect((await httpsGet(`https://127.0.0.1:${webhookPort}/readyz`, { ca })).status).toBe(200), { timeoutMs: 60_000, what: 'webhook ready' });
 
     const metrics = await freePort();
+    const probes = await freePort();
     const controllerKubeconfig = await serviceAccountKubeconfigFile(cp.info, NAMESPACE, 'tenantgate-controller');
-    processes.push(startProcess('chart-controller', process.execPath, [CLI, 'controller', `--config=${configFile}`, `--kubeconfig=${controllerKubeconfig}`, `--metrics-port=${metrics}`, '--metrics-host=127.0.0.1', '--no-leader-election'], join(cp.info.dir, 'chart-controller.log')));
-    await eventually(async () => expect((await fetch(`http://127.0.0.1:${metrics}/readyz`)).status).toBe(200), { timeoutMs: 60_000, what: 'controller ready' });
+    processes.push(startProcess('chart-controller', process.execPath, [CLI, 'controller', `--config=${configFile}`, `--kubeconfig=${controllerKubeconfig}`, `--metrics-port=${metrics}`, '--metrics-host=127.0.0.1', `--metrics-cert=${certs.cert}`, `--metrics-key=${certs.key}`, `--probe-port=${probes}`, '--probe-host=127.0.0.1', '--no-leader-election'], join(cp.info.dir, 'chart-controller.log')));
+    await eventually(async () => expect((await fetch(`http://127.0.0.1:${probes}/readyz`)).status).toBe(200), { timeoutMs: 60_000, what: 'controller ready' });
+    // The chart's RBAC as installed: the controller may review tokens (the admin's is allowed /metrics).
+    expect((await metricsText({ port: metrics, token: cp.info.tokens.admin!, ca: await readFile(certs.caCert, 'utf8') })).length).toBeGreaterThan(0);
     // The tenants' binding came last, as a post-install hook.
     expect(await json(['clusterrolebinding', 'tenantgate-self-service'])).toBeDefined();
   }, 240_000);

@@ -5,7 +5,7 @@
  * zero writes on an idle cluster over full resync periods.
  */
 import * as k8s from '@kubernetes/client-node';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -24,7 +24,9 @@ import {
   spawnController,
   type Clients,
   type ControllerProcess,
+  type MetricsTarget,
 } from '../support/controller-kit.js';
+import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { freePort } from '../support/devcluster/ports.js';
 import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
@@ -37,22 +39,31 @@ const LEASE = { namespace: 'tenantgate-system', name: 'tenantgate-controller' };
 let c: Clients;
 let coordination: k8s.CoordinationV1Api;
 let kubeconfigFile: string;
+/** The serving certificate of /metrics (as the chart mounts one) and the CA that verifies it. */
+let metricsCerts: WebhookCertFiles;
+let metricsCa: string;
 const running: ControllerProcess[] = [];
 
 interface Replica {
   proc: ControllerProcess;
-  port: number;
+  /** /metrics over HTTPS, scraped as the control plane's admin. */
+  metrics: MetricsTarget;
   identity: string;
 }
 
 async function startReplica(identity: string, run: string, extra: string[] = []): Promise<Replica> {
   const port = await freePort();
+  const probePort = await freePort();
   const logFile = join(cluster().dir, `controller-${identity}.log`);
   const proc = spawnController(
     [
       `--kubeconfig=${kubeconfigFile}`,
       `--metrics-port=${port}`,
       '--metrics-host=127.0.0.1',
+      `--metrics-cert=${metricsCerts.cert}`,
+      `--metrics-key=${metricsCerts.key}`,
+      `--probe-port=${probePort}`,
+      '--probe-host=127.0.0.1',
       `--lease-namespace=${LEASE.namespace}`,
       `--lease-name=${LEASE.name}`,
       `--identity=${identity}`,
@@ -64,15 +75,15 @@ async function startReplica(identity: string, run: string, extra: string[] = [])
   running.push(proc);
   await eventually(async () => {
     if (proc.child.exitCode !== null) throw new Error(`controller ${identity} exited with ${proc.child.exitCode}`);
-    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    const res = await fetch(`http://127.0.0.1:${probePort}/readyz`);
     if (res.status !== 200) throw new Error(`readyz ${res.status}`);
   }, { what: `controller ${identity} ready`, timeoutMs: 30_000, intervalMs: 100 });
-  return { proc, port, identity };
+  return { proc, metrics: { port, token: cluster().tokens.admin!, ca: metricsCa }, identity };
 }
 
 async function isLeader(r: Replica): Promise<boolean> {
   try {
-    return (await scrape(r.port, 'tenantgate_controller_leader')) === 1;
+    return (await scrape(r.metrics, 'tenantgate_controller_leader')) === 1;
   } catch {
     return false;
   }
@@ -92,7 +103,7 @@ async function lease(): Promise<k8s.V1Lease> {
 
 /** Sum of the controller's API writes, leaving out leases (leader election). */
 async function reconcileWrites(r: Replica): Promise<{ total: number; leases: number; all: Record<string, number> }> {
-  const all = await scrapeAll(r.port, 'tenantgate_controller_api_writes_total');
+  const all = await scrapeAll(r.metrics, 'tenantgate_controller_api_writes_total');
   let total = 0;
   let leases = 0;
   for (const [k, v] of Object.entries(all)) {
@@ -103,7 +114,7 @@ async function reconcileWrites(r: Replica): Promise<{ total: number; leases: num
 }
 
 async function reconcileCount(r: Replica): Promise<number> {
-  const all = await scrapeAll(r.port, 'tenantgate_controller_reconcile_total');
+  const all = await scrapeAll(r.metrics, 'tenantgate_controller_reconcile_total');
   return Object.values(all).reduce((a, b) => a + b, 0);
 }
 
@@ -131,6 +142,8 @@ beforeAll(async () => {
   await installControllerRbac(admin);
   const info = cluster();
   kubeconfigFile = await controllerKubeconfigFile(admin, info.server, info.caFile, join(info.dir, `controller-process-${process.pid}.kubeconfig`));
+  metricsCerts = await generateWebhookCerts(join(info.dir, `controller-process-${process.pid}-metrics`), { service: 'tenantgate-controller-metrics' });
+  metricsCa = await readFile(metricsCerts.caCert, 'utf8');
 });
 
 afterEach(async () => {

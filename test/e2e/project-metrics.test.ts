@@ -3,7 +3,9 @@
  * alerts use checked against what a running controller and webhook export, all against the real control
  * plane: the webhook registered with the apiserver (it labels alice's namespace and denies her reserved
  * one), the controller under its ServiceAccount with the shipped RBAC (it creates the default quota and
- * runs the cascade). Values are read from /metrics as Prometheus would.
+ * runs the cascade). Values are read from /metrics as Prometheus would: over HTTPS with the token of a
+ * ServiceAccount bound to the chart's ClusterRole tenantgate-metrics-reader; without a token, or with a
+ * tenant's, the controller answers 401 or 403 and nothing of the projects.
  */
 import * as k8s from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
@@ -12,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningController } from '../../src/controller/controller.js';
 import { API_GROUP } from '../../src/validate/types.js';
 import { helmBinary } from '../../hack/chart-manifests.js';
-import { clients, controllerKubeconfigFile, setQuota, type Clients, startTestController } from '../support/controller-kit.js';
+import { clients, controllerKubeconfigFile, getMetrics, metricsTarget, metricsText, setQuota, type Clients, startTestController } from '../support/controller-kit.js';
 import { httpsGet } from '../support/devcluster/https-get.js';
 import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { dashboardQueries, exportedNames, metricNames, renderedRuleGroups } from '../support/monitoring.js';
@@ -28,6 +30,9 @@ const NS = `${PROJECT}-dev`;
 let c: Clients;
 let hook: LocalWebhook;
 let controller: RunningController;
+/** The token of a ServiceAccount bound to tenantgate-metrics-reader, as Prometheus' would be. */
+let scraperToken: string;
+const SCRAPER = `prom-${RUN}`;
 
 interface Series {
   name: string;
@@ -48,9 +53,7 @@ function parseExposition(text: string): Series[] {
 }
 
 async function controllerText(): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${controller.port}/metrics`);
-  expect(res.status).toBe(200);
-  return res.text();
+  return metricsText(metricsTarget(controller, scraperToken));
 }
 
 async function webhookText(): Promise<string> {
@@ -89,11 +92,52 @@ beforeAll(async () => {
   await eventually(async () => {
     if (!controller.isLeader()) throw new Error('controller not reconciling yet');
   });
+  await kubectl('admin', ['-n', 'default', 'create', 'serviceaccount', SCRAPER]);
+  await kubectl('admin', ['create', 'clusterrolebinding', SCRAPER, '--clusterrole=tenantgate-metrics-reader', `--serviceaccount=default:${SCRAPER}`]);
+  scraperToken = (await kubectl('admin', ['-n', 'default', 'create', 'token', SCRAPER, '--duration=1h'])).stdout.trim();
 }, 180_000);
 
 afterAll(async () => {
   await controller?.stop();
   await hook?.stop();
+  await kubectl('admin', ['delete', 'clusterrolebinding', SCRAPER, '--ignore-not-found'], { reject: false });
+  await kubectl('admin', ['-n', 'default', 'delete', 'serviceaccount', SCRAPER, '--ignore-not-found'], { reject: false });
+});
+
+describe('who may read the controller\'s /metrics (HTTPS, TokenReview, SubjectAccessReview)', () => {
+  it('no token: 401; a tenant\'s token: 403; a ServiceAccount bound to tenantgate-metrics-reader: 200 with the project series', async () => {
+    const seen = uniqueName('seen');
+    await kubectl('admin', ['apply', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: `${API_GROUP}/v1alpha1`, kind: 'Project', metadata: { name: seen, labels: { [SELECTOR_LABEL]: RUN } }, spec: { tenant: 'acme', quota: { hard: { pods: '3' } } } }),
+    });
+    try {
+      const target = metricsTarget(controller, scraperToken);
+      await eventually(async () => expect(await metricsText(target)).toContain(`tenantgate_project_budget{project="${seen}",tenant="acme"`), { what: 'the project in the metrics' });
+
+      const none = await getMetrics({ port: target.port, ...(target.ca ? { ca: target.ca } : {}) });
+      expect(none.status).toBe(401);
+      const forged = await getMetrics({ ...target, token: 'not-a-token' });
+      expect(forged.status).toBe(401);
+      const tenant = await getMetrics({ ...target, token: cluster().tokens.alice! });
+      expect(tenant.status).toBe(403);
+      expect(tenant.body).toContain('user "alice" may not get /metrics');
+      for (const refused of [none, forged, tenant]) {
+        expect(refused.body).not.toContain(seen);
+        expect(refused.body).not.toContain('tenantgate_');
+        expect(refused.body).not.toContain('acme');
+      }
+      // The binding goes: a token not seen before is refused (one seen already keeps its allowed answer
+      // for up to 60 s, docs/adr/0036-secure-controller-metrics.md).
+      await kubectl('admin', ['delete', 'clusterrolebinding', SCRAPER]);
+      const fresh = (await kubectl('admin', ['-n', 'default', 'create', 'token', SCRAPER, '--duration=1h'])).stdout.trim();
+      await eventually(async () => expect((await getMetrics({ ...target, token: fresh })).status).toBe(403), { what: 'the unbound scraper refused' });
+      // Refusals are not cached: bound again, the same token is let in as soon as the apiserver's RBAC has the binding.
+      await kubectl('admin', ['create', 'clusterrolebinding', SCRAPER, '--clusterrole=tenantgate-metrics-reader', `--serviceaccount=default:${SCRAPER}`]);
+      await eventually(async () => expect((await getMetrics({ ...target, token: fresh })).status).toBe(200), { what: 'the bound scraper let in' });
+    } finally {
+      await kubectl('admin', ['delete', 'project', seen, '--wait=false'], { reject: false });
+    }
+  });
 });
 
 describe('tenantgate_project_* from a running controller', () => {

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlane, type ClusterInfo } from '../support/devcluster/controlplane.js';
-import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
+import { installBase, serviceAccountKubeConfig, startLocalWebhook } from '../support/devcluster/tenantgate.js';
 import { apiWrites, applyChartTemplates, run } from '../support/view.js';
 import { eventually, uniqueName } from '../support/cluster.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
@@ -26,6 +26,13 @@ const role1 = `tenantgate:project:${p1}`;
 const role2 = `tenantgate:project:${p2}`;
 
 const ALICE = ['--as=alice', '--as-group=acme:payments-admins', '--as-group=tenants'];
+const RESYNC_SECONDS = 3;
+
+/** The controller's "reconciled" log lines, with when each reconcile started (its end less its `ms`). */
+const reconciled: Array<{ project: string; result: string; startedAt: number }> = [];
+function logLine(message: string, fields?: Record<string, unknown>): void {
+  if (message === 'reconciled' && typeof fields?.ms === 'number') reconciled.push({ project: String(fields.project), result: String(fields.result), startedAt: Date.now() - fields.ms });
+}
 const BOB = ['--as=bob', '--as-group=globex:admins', '--as-group=tenants'];
 const CAROL = ['--as=carol', '--as-group=acme:web-admins', '--as-group=tenants'];
 
@@ -48,8 +55,10 @@ async function expectAllowed(args: string[]): Promise<string> {
 async function expectForbidden(args: string[]): Promise<string> {
   const r = await run(info, args);
   expect(r.exitCode, `kubectl ${args.join(' ')} should be refused`).not.toBe(0);
-  // kubectl get prints "Error from server (Forbidden)", kubectl create "error: failed to create …: … is forbidden".
-  expect(r.stderr).toMatch(/Error from server \(Forbidden\)|is forbidden: User "[^"]+" cannot/);
+  // The authorizer's refusal, as kubectl get ("Error from server (Forbidden): … is forbidden: User …") and
+  // kubectl create ("error: failed to create …: … is forbidden: User …") print it; a webhook's or a
+  // policy's Forbidden names no missing permission and does not match.
+  expect(r.stderr).toMatch(/is forbidden: User "alice" cannot [a-z]+ resource "[a-z]+"/);
   return r.stderr;
 }
 
@@ -62,11 +71,12 @@ beforeAll(async () => {
   await apply([project(p1, 'acme', [{ kind: 'User', name: 'alice' }]), project(p2, 'globex', [{ kind: 'User', name: 'bob' }]), namespace(ns1, p1), namespace(ns2, p2)]);
   controller = await startController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-    config: { ...DEFAULT_CONFIG, visibility: 'own' },
+    // A resync every few seconds, so that "a resync writes nothing" happens inside its test.
+    config: { ...DEFAULT_CONFIG, visibility: 'own', resyncPeriodSeconds: RESYNC_SECONDS },
     metricsPort: 0,
     metricsHost: '127.0.0.1',
     leaderElection: false,
-    log: () => {},
+    log: logLine,
   });
   await eventually(async () => {
     for (const name of [role1, role2]) {
@@ -118,12 +128,18 @@ describe('visibility: own', () => {
     await expectForbidden(['delete', 'clusterrolebinding', role1, ...ALICE]);
   });
 
-  it('an edited binding is repaired; a new owner and a new namespace are granted; nothing is written at rest', async () => {
-    await expectAllowed(['patch', 'clusterrolebinding', role1, '--type=json', '-p', '[{"op":"replace","path":"/subjects","value":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}]}]']);
-    await eventually(async () => {
-      const r = await run(info, ['get', 'project', p1, '-o', 'name', ...ALICE]);
-      if (r.exitCode !== 0) throw new Error(r.stderr);
+  it('an edited binding is repaired; a new owner and a new namespace are granted; a resync at rest writes nothing', async () => {
+    type Binding = { metadata: { resourceVersion: string }; subjects: unknown[] };
+    const edited = JSON.parse(await expectAllowed(['patch', 'clusterrolebinding', role1, '--type=json', '-o', 'json', '-p', '[{"op":"replace","path":"/subjects","value":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}]}]'])) as Binding;
+    expect(edited.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }]);
+    // The controller writes the binding back: alice again, in a version newer than the edit.
+    const repaired = await eventually(async () => {
+      const b = JSON.parse(await expectAllowed(['get', 'clusterrolebinding', role1, '-o', 'json'])) as Binding;
+      expect(b.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }]);
+      return b;
     }, { what: 'the binding repaired' });
+    expect(BigInt(repaired.metadata.resourceVersion)).toBeGreaterThan(BigInt(edited.metadata.resourceVersion));
+    expect(await expectAllowed(['get', 'project', p1, '-o', 'name', ...ALICE])).toContain(p1);
 
     await expectAllowed(['patch', 'project', p1, '--type=merge', '-p', JSON.stringify({ spec: { owners: [{ kind: 'User', name: 'alice' }, { kind: 'Group', name: 'acme:web-admins' }] } })]);
     await apply([namespace(`${p1}-b`, p1)]);
@@ -137,14 +153,17 @@ describe('visibility: own', () => {
 
     let before = -1;
     await eventually(async () => {
-      const now = await apiWrites(controller);
+      const now = await apiWrites(controller, info);
       const settled = now === before;
       before = now;
       if (!settled) throw new Error(`writes still moving (${now})`);
     }, { intervalMs: 2_000, what: 'the controller idle' });
-    // A resync of every Project compares and writes nothing.
-    await new Promise((r) => setTimeout(r, 3_000));
-    expect(await apiWrites(controller)).toBe(before);
+    // A resync (every RESYNC_SECONDS) reconciles every Project at rest: each compares and writes nothing.
+    const restingSince = Date.now();
+    await eventually(async () => {
+      for (const p of [p1, p2]) expect(reconciled.some((r) => r.project === p && r.result === 'done' && r.startedAt >= restingSince), `a reconcile of ${p} started after ${restingSince}`).toBe(true);
+    }, { timeoutMs: 4 * RESYNC_SECONDS * 1000, what: 'a resync of every Project' });
+    expect(await apiWrites(controller, info)).toBe(before);
   });
 
   it('deleting a Project removes its ClusterRole and binding (garbage collector, ownerReference)', async () => {
@@ -163,5 +182,23 @@ describe('visibility: own', () => {
         if (r.exitCode === 0 || !r.stderr.includes('NotFound')) throw new Error(`${kind} ${role3} still there`);
       }
     }, { timeoutMs: 90_000, what: `the ClusterRole and binding of ${p3} gone` });
+  });
+
+  it('the webhook\'s denial to a non-owner names neither the project\'s tenant nor its owners, and says what the caller owns', async () => {
+    const hook = await startLocalWebhook(info, { visibility: 'own' });
+    try {
+      const DAVE = ['--as=dave', '--as-group=tenants'];
+      const refused = async (as: string[]) => {
+        const r = await run(info, ['create', 'namespace', `${p2}-x`, ...as]);
+        expect(r.exitCode, r.stdout).not.toBe(0);
+        expect(r.stderr).toContain('[T4]');
+        expect(r.stderr).not.toMatch(/globex|\bbob\b|tenant |owners are/);
+        return r.stderr;
+      };
+      expect(await refused(ALICE)).toContain(`user "alice" owns project ${p1} (namespaces starting with "${p1}-")`);
+      expect(await refused(DAVE)).toContain('user "dave" owns no project; ask the platform team');
+    } finally {
+      await hook.stop();
+    }
   });
 });

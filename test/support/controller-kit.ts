@@ -6,6 +6,7 @@
 import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';
 import { readFile, writeFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { kubeconfigYaml } from './devcluster/controlplane.js';
 import { startProcess, type Managed } from './devcluster/processes.js';
@@ -17,8 +18,9 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { startController, type ControllerOptions, type RunningController } from '../../src/controller/start.js';
 
 /**
- * The controller in the test process, as the e2e tests run it: no lease, /metrics on a free loopback
- * port, the default configuration with a 30 s resync, quiet. `options` overrides any of it.
+ * The controller in the test process, as the e2e tests run it: no lease, /metrics (HTTPS, its own
+ * certificate: metricsTarget) on a free loopback port, the default configuration with a 30 s resync,
+ * quiet. `options` overrides any of it.
  */
 export function startTestController(options: Pick<ControllerOptions, 'kubeConfig'> & Partial<ControllerOptions>): Promise<RunningController> {
   return startController({ config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 }, leaderElection: false, metricsPort: 0, metricsHost: '127.0.0.1', log: () => {}, ...options });
@@ -121,10 +123,53 @@ export function spawnController(args: string[], logFile: string, env: NodeJS.Pro
   return startProcess('controller', process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...args], logFile, env, { cwd: REPO_ROOT });
 }
 
+/**
+ * A controller's /metrics as Prometheus reaches it: HTTPS, with the bearer token of a subject allowed to
+ * get the non-resource URL /metrics (the control plane's admin, system:masters, or a ServiceAccount
+ * bound to tenantgate-metrics-reader). `ca` verifies the serving certificate; without it (a controller
+ * process that made its own) the certificate is not verified.
+ */
+export interface MetricsTarget {
+  port: number;
+  token: string;
+  ca?: string;
+}
+
+/** An in-process controller's target, scraped with `token` (the admin's of the control plane, normally). */
+export function metricsTarget(controller: RunningController, token: string): MetricsTarget {
+  if (controller.port === undefined) throw new Error('the controller serves no /metrics (metricsPort unset)');
+  return { port: controller.port, token, ...(controller.metricsCa ? { ca: controller.metricsCa } : {}) };
+}
+
+/** GET /metrics: status and body, whatever the status. */
+export function getMetrics(target: Pick<MetricsTarget, 'port' | 'ca'> & { token?: string }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      `https://127.0.0.1:${target.port}/metrics`,
+      { ...(target.ca ? { ca: target.ca } : { rejectUnauthorized: false }), headers: target.token ? { authorization: `Bearer ${target.token}` } : {}, agent: false, timeout: 10_000 },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The /metrics text; throws on any answer but 200. */
+export async function metricsText(target: MetricsTarget): Promise<string> {
+  const { status, body } = await getMetrics(target);
+  if (status !== 200) throw new Error(`GET /metrics on port ${target.port}: ${status} ${body.trim()}`);
+  return body;
+}
+
 /** Reads the controller's /metrics text and returns the value of one series (labels as given, exact). */
-export async function scrape(port: number, series: string): Promise<number | undefined> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-  const text = await res.text();
+export async function scrape(target: MetricsTarget, series: string): Promise<number | undefined> {
+  const text = await metricsText(target);
   for (const line of text.split('\n')) {
     if (line.startsWith(`${series} `)) return Number(line.slice(series.length + 1));
   }
@@ -132,10 +177,9 @@ export async function scrape(port: number, series: string): Promise<number | und
 }
 
 /** All series of a metric family as "name{labels}" → value. */
-export async function scrapeAll(port: number, family: string): Promise<Record<string, number>> {
-  const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+export async function scrapeAll(target: MetricsTarget, family: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const line of (await res.text()).split('\n')) {
+  for (const line of (await metricsText(target)).split('\n')) {
     if (line.startsWith('#') || !line.startsWith(family)) continue;
     const i = line.lastIndexOf(' ');
     out[line.slice(0, i)] = Number(line.slice(i + 1));

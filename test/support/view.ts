@@ -16,6 +16,7 @@ import { startController, type RunningController } from '../../src/controller/st
 import { helmTemplate } from '../../hack/chart-manifests.js';
 import type { ClusterInfo } from './devcluster/controlplane.js';
 import { serviceAccountKubeConfig } from './devcluster/tenantgate.js';
+import { metricsTarget, metricsText } from './controller-kit.js';
 
 export const APISERVICE = 'v1alpha1.view.tenantgate.io';
 const SERVICE = 'tenantgate-view';
@@ -101,9 +102,9 @@ export async function startControllerWithView(info: ClusterInfo, config: Partial
   };
 }
 
-/** The controller's tenantgate_controller_api_writes_total summed over verbs and resources (leases aside), from /metrics. */
-export async function apiWrites(controller: RunningController): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${controller.port}/metrics`)).text();
+/** The controller's tenantgate_controller_api_writes_total summed over verbs and resources (leases aside), from /metrics (scraped as the control plane's admin). */
+export async function apiWrites(controller: RunningController, info: ClusterInfo): Promise<number> {
+  const text = await metricsText(metricsTarget(controller, info.tokens.admin!));
   let n = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith('tenantgate_controller_api_writes_total{') || line.includes('resource="leases"')) continue;

@@ -85,6 +85,10 @@ The budget view (view.tenantgate.io, served by the controller on ${view.address}
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} get ownedprojects                 # the projects alice owns
   KUBECONFIG=${info.kubeconfigs.bob} ${kubectl} -n payments-batch get budget        # Forbidden: bob has no access there
 
+The controller's /metrics (HTTPS, its own certificate; only a token allowed to get /metrics, docs/observability.md):
+  curl -sk -H "Authorization: Bearer $(awk -F, '$2=="admin" {print $1}' ${join(info.dir, 'tokens.csv')})" https://127.0.0.1:${controller.port}/metrics | grep ^tenantgate_project_budget
+  curl -sk -H "Authorization: Bearer $(awk -F, '$2=="alice" {print $1}' ${join(info.dir, 'tokens.csv')})" https://127.0.0.1:${controller.port}/metrics   # 403: a tenant sees no project's numbers
+
 ${argoHelp}
 Ctrl-C stops everything.
 `);
