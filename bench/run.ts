@@ -3,7 +3,8 @@
  * bench/webhook.ts and bench/controller.ts (each exports `main(): Promise<void>`), or only the named
  * ones. bench/peers.ts (tenantgate next to Kyverno and Gatekeeper, which it builds from Go modules
  * first), bench/webhook-attribution.ts (where P1's CPU goes) and bench/rules-ab.ts (the rules of the
- * working tree against a commit's) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
+ * working tree against a commit's) and bench/replicas.ts (10,000 racing writes against three webhook
+ * processes, the budget checked from outside) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
  * written under bench/results/ by each module. Each `main()` returns the targets it missed; with `--check` the run exits 1 when any was missed, so a
  * regression fails loudly (`npm run bench -- webhook --check`).
  */
@@ -12,9 +13,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic'] as const;
+const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas'] as const;
 /** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic'];
+const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas'];
 
 interface BenchModule {
   /** Resolves to the targets missed (empty when all were met or the bench has no target). */
