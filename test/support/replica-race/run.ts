@@ -348,8 +348,23 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
       loadAverage: { start: loadStart, end: loadavg() },
     };
   } finally {
+    // Other test files on the shared cluster count the projects alice and bob own: the project goes,
+    // its namespaces by the controller's cascade (still running), before anything stops.
+    if (controller) await removeProject(info, name, log);
     await controller?.stop();
     await webhooks?.stop();
+  }
+}
+
+async function removeProject(info: ClusterInfo, name: string, log: (line: string) => void): Promise<void> {
+  try {
+    await kubectlAs(info, 'admin', ['delete', 'project', name, '--ignore-not-found', '--wait=false']);
+    await until(`project ${name} and its namespaces gone`, async () => {
+      const left = (await kubectlAs(info, 'admin', ['get', 'project', name, '--ignore-not-found', '-o', 'name'])).stdout.trim();
+      must(left === '', `${left} is still there`);
+    }, 90_000);
+  } catch (err) {
+    log(`cleanup: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
