@@ -26,6 +26,9 @@ const role1 = `tenantgate:project:${p1}`;
 const role2 = `tenantgate:project:${p2}`;
 
 const ALICE = ['--as=alice', '--as-group=acme:payments-admins', '--as-group=tenants'];
+const BOB = ['--as=bob', '--as-group=globex:admins', '--as-group=tenants'];
+const CAROL = ['--as=carol', '--as-group=acme:web-admins', '--as-group=tenants'];
+
 const RESYNC_SECONDS = 3;
 
 /** The controller's "reconciled" log lines, with when each reconcile started (its end less its `ms`). */
@@ -33,8 +36,6 @@ const reconciled: Array<{ project: string; result: string; startedAt: number }> 
 function logLine(message: string, fields?: Record<string, unknown>): void {
   if (message === 'reconciled' && typeof fields?.ms === 'number') reconciled.push({ project: String(fields.project), result: String(fields.result), startedAt: Date.now() - fields.ms });
 }
-const BOB = ['--as=bob', '--as-group=globex:admins', '--as-group=tenants'];
-const CAROL = ['--as=carol', '--as-group=acme:web-admins', '--as-group=tenants'];
 
 function project(name: string, tenant: string, owners: Project['spec']['owners']): Project {
   return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant, owners } };
