@@ -22,6 +22,7 @@ import { freePort } from '../support/devcluster/ports.js';
 import { startProcess, type Managed } from '../support/devcluster/processes.js';
 import { installBase, serviceAccountKubeconfigFile } from '../support/devcluster/tenantgate.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { metricsText } from '../support/controller-kit.js';
 
 const CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 /** The holder of the controller's lease while this file's controller runs: another replica of the Deployment. */
@@ -108,7 +109,9 @@ describe('the shipped Deployments', () => {
     const c = await container('controller/deployment.yaml');
     const env = { POD_NAME: 'tenantgate-controller-7d9f-abcde', POD_NAMESPACE: 'tenantgate-system' };
     const metrics = await freePort();
-    const args = localArgs(c.args, env, { '/etc/tenantgate/tenantgate.yaml': configFile }, { 'metrics-port': metrics });
+    const probes = await freePort();
+    // /metrics is served with the mounted serving certificate (the webhook's Secret in the chart).
+    const args = localArgs(c.args, env, { '/etc/tenantgate/tenantgate.yaml': configFile, '/certs/tls.crt': certs.cert, '/certs/tls.key': certs.key }, { 'metrics-port': metrics, 'probe-port': probes });
     expect(args).toContain('--identity=tenantgate-controller-7d9f-abcde');
     expect(args).toContain('--lease-namespace=tenantgate-system');
     expect(args.some((a) => a.startsWith('--project-selector') || a === '--no-leader-election')).toBe(false);
@@ -125,7 +128,7 @@ describe('the shipped Deployments', () => {
     running.push(proc);
     await eventually(async () => {
       expect(proc.child.exitCode).toBeNull();
-      expect((await fetch(`http://127.0.0.1:${metrics}/readyz`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${probes}/readyz`)).status).toBe(200);
     }, { what: 'controller ready', timeoutMs: 60_000 });
     // It campaigned for that lease under its pod name, found it held and stood by.
     const records = await eventually(async () => {
@@ -136,7 +139,8 @@ describe('the shipped Deployments', () => {
     const standingBy = records.find((r) => r.msg?.startsWith('not leader:'))!;
     expect(standingBy.identity).toBe('tenantgate-controller-7d9f-abcde');
     await new Promise((r) => setTimeout(r, 3000));
-    const scraped = await (await fetch(`http://127.0.0.1:${metrics}/metrics`)).text();
+    // As Prometheus scrapes it: HTTPS verified with the certificate's CA, a token allowed to get /metrics (admin's).
+    const scraped = await metricsText({ port: metrics, token: info.tokens.admin!, ca: await readFile(certs.caCert, 'utf8') });
     expect(scraped).toMatch(/^tenantgate_controller_leader 0$/m);
     const writes = scraped.split('\n').filter((l) => l.startsWith('tenantgate_controller_api_writes_total{') && !/resource="leases"/.test(l) && !l.endsWith(' 0'));
     expect(writes, 'a standby writes nothing but (attempts at) the lease').toEqual([]);
