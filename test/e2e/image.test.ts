@@ -18,6 +18,7 @@ import { freePort } from '../support/devcluster/ports.js';
 import { installBase, MANIFESTS, registerWebhooks, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { getMetrics, metricsText } from '../support/controller-kit.js';
 import { runInImage, startInImage, unpackImage, type UnpackedImage } from '../support/oci-image.js';
 
 const BUILD_TIMEOUT = 600_000;
@@ -208,8 +209,9 @@ describe('the image against the control plane', () => {
     await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-controller');
     await shippedConfig(join(run, 'tenantgate.yaml'));
     const port = await freePort();
+    const probes = await freePort();
     // No lease and a selector no Project matches: the other tests' Projects stay untouched.
-    controller = startInImage(image, ['controller', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=none'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    controller = startInImage(image, ['controller', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', `--probe-port=${probes}`, '--probe-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=none'], { mountRun: run, reject: false, timeoutMs: 300_000 });
     const exited = controller.then((r) => {
       throw new Error(`the controller exited with ${r.exitCode}: ${String(r.stderr)}`);
     });
@@ -217,7 +219,7 @@ describe('the image against the control plane', () => {
       exited,
       eventually(
         async () => {
-          const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+          const response = await fetch(`http://127.0.0.1:${probes}/readyz`);
           if (response.status !== 200) throw new Error(`/readyz ${response.status}: ${await response.text()}`);
           return response.status;
         },
@@ -226,7 +228,9 @@ describe('the image against the control plane', () => {
     ]);
     exited.catch(() => undefined);
     expect(status).toBe(200);
-    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^# HELP /m);
+    // /metrics over HTTPS (a certificate the image made at start: not verified here), for an allowed token only.
+    expect((await getMetrics({ port })).status).toBe(401);
+    expect(await metricsText({ port, token: cluster().tokens.admin! })).toMatch(/^# HELP /m);
   }, 180_000);
 
   it('the controller from the image reconciles a Project (finalizer, status, the owners’ binding and default quota) and cascades its deletion', async () => {
@@ -235,8 +239,9 @@ describe('the image against the control plane', () => {
     await serviceAccountKubeconfig(join(run, 'kubeconfig'), 'tenantgate-controller');
     await shippedConfig(join(run, 'tenantgate.yaml'));
     const port = await freePort();
+    const probes = await freePort();
     // Only the Project this file labelled: the other tests' Projects stay untouched.
-    const reconciling = startInImage(image, ['controller', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=yes'], { mountRun: run, reject: false, timeoutMs: 300_000 });
+    const reconciling = startInImage(image, ['controller', '--config=/run/tenantgate.yaml', '--kubeconfig=/run/kubeconfig', `--metrics-port=${port}`, '--metrics-host=127.0.0.1', `--probe-port=${probes}`, '--probe-host=127.0.0.1', '--no-leader-election', '--project-selector=tenantgate.io/image-test=yes'], { mountRun: run, reject: false, timeoutMs: 300_000 });
     try {
       expect((await kubectl('admin', ['get', 'namespace', 'pimage-a', '-o', 'name'])).stdout.trim(), 'the namespace alice created through the image webhook').toBe('namespace/pimage-a');
       const project = await eventually(async () => {
