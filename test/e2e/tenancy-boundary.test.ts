@@ -106,7 +106,7 @@ const MATRIX: Row[] = [
 ];
 
 /** Rows that are not a verb on a namespace: tenantgate's own objects, Projects, namespace creation. */
-const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promise<unknown>; verdicts: Verdict[]; restore?: () => Promise<void>; readOnly?: true }> = {
+const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promise<unknown>; verdicts: Verdict[]; restore?: () => Promise<void>; readOnly?: true; message?: (s: Subject) => string }> = {
   'get ledger ConfigMap': { readOnly: true, args: () => ['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}shop`], read: async () => null, verdicts: ['403', '403', '403', '403', '403', '403', '403'] },
   'patch ledger ConfigMap': {
     args: () => ['-n', 'tenantgate-system', 'patch', 'configmap', `${LEDGER_PREFIX}shop`, '--type=merge', '-p', '{"data":{"forged":"1"}}'],
@@ -130,9 +130,11 @@ const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promis
     read: () => readJson(['get', 'project', 'forged', '--ignore-not-found']),
     verdicts: ['403', '403', '403', '403', '403', 'T5', '403'],
   },
-  // The names the webhooks skip: the policy refuses them to tenants even where the namespace does not exist yet.
-  'create namespace kube-system': { args: () => ['create', 'namespace', 'kube-system'], read: async () => null, verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'] },
-  'create namespace tenantgate-system': { args: () => ['create', 'namespace', 'tenantgate-system'], read: async () => null, verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'] },
+  // The names the webhooks skip: the policy refuses them to tenants even where the namespace does not exist
+  // yet. Here they exist, so an admitted create would fail only later (AlreadyExists): the refusal must be
+  // the policy's own message, naming the user and the operation, and the namespace must be as before.
+  'create namespace kube-system': { args: () => ['create', 'namespace', 'kube-system'], read: () => systemNamespace('kube-system'), verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'], message: (s) => policyRefusal('kube-system', s) },
+  'create namespace tenantgate-system': { args: () => ['create', 'namespace', 'tenantgate-system'], read: () => systemNamespace('tenantgate-system'), verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'], message: (s) => policyRefusal('tenantgate-system', s) },
   'create namespace kube-evil': {
     args: () => ['create', 'namespace', 'kube-evil'],
     read: () => readJson(['get', 'namespace', 'kube-evil', '--ignore-not-found']),
@@ -146,6 +148,21 @@ const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promis
   },
 };
 const FORGED_PROJECT = JSON.stringify(project('forged', 'acme', [{ kind: 'Group', name: 'tenants' }]));
+
+/** The user name the apiserver sees for each subject. */
+const USERNAME: Record<Subject, string> = { alice: 'alice', carol: 'carol', bob: 'bob', dave: 'dave', sa: 'system:serviceaccount:tb-ci:deployer', over: 'system:serviceaccount:tb-ci:over', nobody: 'nobody' };
+
+/** The ValidatingAdmissionPolicy's refusal of a namespace create (manifests/webhook/excluded-namespaces-policy.yaml). */
+const policyRefusal = (ns: string, s: Subject) =>
+  `ValidatingAdmissionPolicy 'tenantgate-excluded-namespaces' with binding 'tenantgate-excluded-namespaces' denied request: [T6] Namespace ${ns}: user ${USERNAME[s]} may not create it; kube-system and tenantgate-system are managed only by subjects allowed to manage systemnamespaces.tenantgate.io (cluster administrators)`;
+
+/** A namespace that exists as stored: uid, resourceVersion, labels and annotations (null when absent, which fails the rows that need it). */
+async function systemNamespace(name: string): Promise<unknown> {
+  const got = (await readJson(['get', 'namespace', name, '--ignore-not-found'])) as { metadata: { uid: string; resourceVersion: string; labels?: unknown; annotations?: unknown } } | null;
+  expect(got, `namespace ${name} exists`).not.toBeNull();
+  const { uid, resourceVersion, labels, annotations } = got!.metadata;
+  return { uid, resourceVersion, labels, annotations };
+}
 
 // --- plumbing -------------------------------------------------------------------------------------
 let hook: LocalWebhook;
@@ -297,10 +314,14 @@ describe('the tenancy boundary: every subject × target × verb, dry run and rea
       const before = await cell.read();
       const input = name === 'create a Project' ? FORGED_PROJECT : undefined;
       if (!cell.readOnly) {
-        expectVerdict(await run(subject, cell.args(subject), true, input), verdict, `${subject} ${name} --dry-run=server`);
+        const dry = await run(subject, cell.args(subject), true, input);
+        expectVerdict(dry, verdict, `${subject} ${name} --dry-run=server`);
+        if (cell.message && verdict !== 'ok' && verdict !== '403') expect(dry.stderr, `${subject} ${name} --dry-run=server`).toContain(cell.message(subject));
         expect(await cell.read(), `${subject} ${name}: a dry run changes nothing`).toEqual(before);
       }
-      expectVerdict(await run(subject, cell.args(subject), false, input), verdict, `${subject} ${name}`);
+      const real = await run(subject, cell.args(subject), false, input);
+      expectVerdict(real, verdict, `${subject} ${name}`);
+      if (cell.message && verdict !== 'ok' && verdict !== '403') expect(real.stderr, `${subject} ${name}`).toContain(cell.message(subject));
       if (verdict === 'ok') {
         expect(await cell.read()).not.toEqual(before);
         await cell.restore?.();
