@@ -22,7 +22,7 @@ import { ProjectGauges } from './project-metrics.js';
 import { managedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
 import { projectAccessCaches } from './project-access.js';
-import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer } from '../view/server.js';
+import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer, type ViewServerOptions } from '../view/server.js';
 import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
 
 export interface ControllerOptions {
@@ -55,7 +55,7 @@ export interface ControllerOptions {
    * Serve the budget view (view.tenantgate.io, src/view/) over HTTPS on every replica, leader or not.
    * `auth` defaults to kube-system/extension-apiserver-authentication (re-read every 10 minutes).
    */
-  view?: { port: number; host: string; cert: string; key: string; auth?: FrontProxyAuth };
+  view?: { port: number; host: string; cert: string; key: string; auth?: FrontProxyAuth; onRequest?: ViewServerOptions['onRequest'] };
 }
 
 export interface RunningController {
@@ -325,6 +325,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       ...(v.auth ? {} : { reload: () => readFrontProxyAuth(options.kubeConfig) }),
       source: syncedCache,
       log,
+      ...(v.onRequest ? { onRequest: v.onRequest } : {}),
     });
     log(`budget view (view.tenantgate.io) serving on ${v.host}:${view.port}`);
   }

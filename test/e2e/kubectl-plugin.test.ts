@@ -250,14 +250,15 @@ describe('in a terminal (tmux), as kubectl runs plugins', () => {
     await execa('tmux', ['-L', socket, 'new-session', '-d', '-s', 'plugin', '-x', '80', '-y', '50', script]);
     try {
       const screen = await eventually(async () => {
-        const out = String((await execa('tmux', ['-L', socket, 'capture-pane', '-p', '-t', 'plugin'])).stdout);
+        // -J joins the rows a line wrapped onto: a line the plugin printed wider than the pane comes back whole.
+        const out = String((await execa('tmux', ['-L', socket, 'capture-pane', '-p', '-J', '-t', 'plugin'])).stdout);
         if (!out.includes('END')) throw new Error(`not done:\n${out}`);
         return out;
       }, { timeoutMs: 60_000, what: 'the plugin in tmux' });
       process.stderr.write(`[kubectl-plugin] tmux screen:\n${screen}\n`);
-      const lines = screen.split('\n');
+      const lines = screen.split('\n').map((l) => l.trimEnd()); // -J keeps the pane's trailing blanks
       for (const line of lines) expect([...line].length, line).toBeLessThanOrEqual(80);
-      // A line wider than the pane would wrap: each row is found whole, columns aligned under their headers.
+      // Each row is found whole, columns aligned under their headers.
       expect(lines[0]).toMatch(/^NAME\s+TENANT\s+NAMESPACES\s+PHASE\s+BUDGET USE$/);
       expect(lines[1]).toMatch(new RegExp(`^${p('payments')}\\s+acme\\s+\\d\\s+Active`));
       const header = lines.find((l) => l.startsWith('RESOURCE'))!;
@@ -313,9 +314,16 @@ describe('the budget view API (view.tenantgate.io) as the data source', () => {
     }, { timeoutMs: 90_000, what: 'owners read Budgets through the apiserver' });
   }, 180_000);
 
-  it('gives, for every tenant user, the same projects and the same budgets as the direct path', async () => {
+  it('gives, for every tenant user, the same projects and the same budgets as the direct path; auto takes the view once served', async () => {
+    /** OwnedProjects lists the view answered for the tenant (discovery, which auto asks first either way, not counted). */
+    const served = view!;
+    const ownedProjectsLists = (t: keyof typeof TENANTS) => served.requests.filter((r) => r.user === TENANTS[t]!.as && r.path.endsWith('/ownedprojects') && r.status === 200).length;
     for (const t of Object.keys(TENANTS) as Array<keyof typeof TENANTS>) {
-      const [view, direct, auto] = await Promise.all(['view', 'direct', 'auto'].map((source) => as(t, ['projects', `--source=${source}`, '-o', 'json'])));
+      const [view, direct] = await Promise.all(['view', 'direct'].map((source) => as(t, ['projects', `--source=${source}`, '-o', 'json'])));
+      // auto alone, so that the lists the view answers meanwhile are its own.
+      const listedBefore = ownedProjectsLists(t);
+      const auto = await as(t, ['projects', '--source=auto', '-o', 'json']);
+      expect(ownedProjectsLists(t) - listedBefore, `${t}: OwnedProjects lists the view answered for --source=auto`).toBe(1);
       for (const r of [view, direct, auto]) expect(r!.exitCode, `${t}: ${r!.stderr}`).toBe(0);
       const names = (out: string) => (JSON.parse(out) as { projects: Array<{ name: string; tenant: string; namespaces: string[] }> }).projects.map((x) => [x.name, x.tenant, x.namespaces]);
       expect(names(view!.stdout), t).toEqual(names(direct!.stdout));

@@ -50,6 +50,8 @@ export async function applyChartTemplates(info: ClusterInfo, templates: string[]
 export interface LocalView {
   controller: RunningController;
   address: string;
+  /** Every request the view answered, in order: the caller (as the apiserver's front proxy named it), path and status. */
+  requests: Array<{ user?: string; path: string; status: number }>;
   stop(): Promise<void>;
 }
 
@@ -58,13 +60,14 @@ export async function startControllerWithView(info: ClusterInfo, config: Partial
   const address = hostAddress();
   const certs = await generateWebhookCerts(join(info.dir, 'view-certs'), { service: SERVICE, ips: [address, '127.0.0.1'] });
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller');
+  const requests: LocalView['requests'] = [];
   const controller = await startController({
     kubeConfig,
     config: { ...DEFAULT_CONFIG, ...config },
     metricsPort: 0,
     metricsHost: '127.0.0.1',
     leaderElection: false,
-    view: { port: 0, host: address, cert: await readFile(certs.cert, 'utf8'), key: await readFile(certs.key, 'utf8') },
+    view: { port: 0, host: address, cert: await readFile(certs.cert, 'utf8'), key: await readFile(certs.key, 'utf8'), onRequest: (r) => requests.push(r) },
     log: (m, fields) => log(`${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
   });
   const ns = DEFAULT_CONFIG.systemNamespace;
@@ -94,6 +97,7 @@ export async function startControllerWithView(info: ClusterInfo, config: Partial
   return {
     controller,
     address,
+    requests,
     async stop() {
       // The APIService goes first: an APIService that does not answer stalls namespace deletion.
       await run(info, ['delete', 'apiservice', APISERVICE, '--ignore-not-found']);
