@@ -21,7 +21,7 @@ const log = (m: string) => process.stderr.write(`[ledger-client-bench ${new Date
 const NAMESPACE = 'tenantgate-system';
 
 /** The same ledger on client-node's typed API (what the webhook used before the lean client). */
-class ClientNodeLedger implements LedgerStore {
+class ClientNodeLedger implements Pick<LedgerStore, 'read' | 'write'> {
   private readonly core: k8s.CoreV1Api;
   constructor(kc: k8s.KubeConfig) {
     this.core = kc.makeApiClient(k8s.CoreV1Api);
@@ -42,7 +42,7 @@ class ClientNodeLedger implements LedgerStore {
 const entries = (i: number): LedgerEntry[] =>
   Array.from({ length: 3 }, (_, k) => ({ namespace: `bench-${k}`, allocation: { 'requests.cpu': `${100 + i}m`, pods: '10' }, created: Date.now(), expires: Date.now() + 30_000 }));
 
-async function chain(ledger: LedgerStore, project: string, writes: number): Promise<{ cpuMs: number; wallMs: number }> {
+async function chain(ledger: Pick<LedgerStore, 'read' | 'write'>, project: string, writes: number): Promise<{ cpuMs: number; wallMs: number }> {
   let state = await ledger.read(project);
   for (let i = 0; i < 20; i++) state = await ledger.write(project, state, entries(i)); // warm up
   const cpu = process.cpuUsage();

@@ -283,9 +283,16 @@ export class ControllerApi extends ClusterLists {
     ) as NamespaceObject;
   }
 
-  /** The headroom ledger of a Project that is gone (the webhook writes it; nobody else reads it). */
+  /**
+   * The headroom ledger of a Project that is gone (the webhook writes it; nobody else reads it). Its
+   * finalizer (src/webhook/ledger.ts) goes first: every namespace of the project is deleted by now, so
+   * none of its reservations can be needed.
+   */
   async deleteLedger(namespace: string, name: string): Promise<void> {
     try {
+      await this.write('patch', 'configmaps', () =>
+        this.core.patchNamespacedConfigMap({ namespace, name, body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+      );
       await this.write('delete', 'configmaps', () => this.core.deleteNamespacedConfigMap({ namespace, name }));
     } catch (err) {
       if (!isNotFound(err)) throw err;

@@ -49,6 +49,30 @@ export interface ResilientInformerOptions {
   labelSelector?: string;
 }
 
+/**
+ * client-node's Watch, telling whether a watch is connected: from the apiserver's answer to the
+ * watch request until the stream ends (cleanly, by error or by a client timeout).
+ */
+class TrackedWatch extends k8s.Watch {
+  constructor(
+    kc: k8s.KubeConfig,
+    private readonly connected: (watching: boolean) => void,
+  ) {
+    super(kc);
+  }
+
+  override async watch(...[path, params, callback, done]: Parameters<k8s.Watch['watch']>): Promise<AbortController> {
+    let ended = false;
+    const controller = await super.watch(path, params, callback, (err: unknown) => {
+      ended = true;
+      this.connected(false);
+      done(err);
+    });
+    if (!ended) this.connected(true);
+    return controller;
+  }
+}
+
 /** One informer that never stays down: every error schedules a restart with backoff. */
 export class ResilientInformer<K extends WatchedKind = Kind> {
   readonly informer: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
@@ -56,6 +80,8 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private stopped = true;
   private hasSynced = false;
+  /** Whether the watch is connected (false while listing, reconnecting or broken). */
+  private watching = false;
   private syncWaiters: Array<() => void> = [];
   restarts = 0;
 
@@ -74,19 +100,29 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
       setImmediate(() => this.markSynced());
       return result;
     };
-    this.informer = k8s.makeInformer(kc, path, timedList, options.labelSelector);
+    // makeInformer's ListWatch, with a Watch that tells when it is connected.
+    this.informer = new k8s.ListWatch(path, new TrackedWatch(kc, (watching) => (this.watching = watching)), timedList, false, options.labelSelector);
+    this.informer.on('connect', () => (this.watching = false));
     // First of all handlers: a watched object is slimmed in place (the list function slims listed
     // ones). It is the very object the informer's own cache stores, and the one every later handler
     // (and the snapshot) gets, so only one slim copy of each object stays alive.
     this.informer.on('add', slim);
     this.informer.on('update', slim);
-    this.informer.on('error', (err) => this.onError(err));
+    this.informer.on('error', (err) => {
+      this.watching = false;
+      this.onError(err);
+    });
     // Any event proves the watch works: the next failure starts backing off from the base delay again.
     for (const verb of ['add', 'update', 'delete'] as const) this.informer.on(verb, () => (this.delayMs = options.baseDelayMs ?? 500));
   }
 
   get synced(): boolean {
     return this.hasSynced;
+  }
+
+  /** Synced, and the watch connected: the cache misses nothing but what is in flight. */
+  get upToDate(): boolean {
+    return this.hasSynced && this.watching;
   }
 
   /** Resolves once the first list has been applied. */
@@ -188,6 +224,11 @@ export class Informers {
 
   get synced(): boolean {
     return this.informers.every((i) => i.synced);
+  }
+
+  /** Every informer synced and watching: false while one re-lists, reconnects or is broken. */
+  get upToDate(): boolean {
+    return this.informers.every((i) => i.upToDate);
   }
 
   async stop(): Promise<void> {

@@ -1,15 +1,21 @@
 /**
- * Q5: headroom decisions that cannot overspend.
+ * Q5: headroom decisions that cannot overspend (docs/design.md, "Headroom under concurrency").
  * - In one process, decisions of a project are serialised and what was admitted is remembered
  *   (`pending`) until the cache shows it or it expires.
- * - Across replicas, a growing allocation is first reserved in the ledger with a compare-and-swap
- *   write; the decision counts max(observed, reserved) per namespace, so a reservation only makes
- *   it stricter. Dry runs reserve nothing.
+ * - Across replicas, a growing allocation or a change of a quota's spec is first recorded in the
+ *   ledger with a compare-and-swap write; the decision counts max(observed, reserved) per namespace,
+ *   so a reservation only makes it stricter. Dry runs reserve nothing.
+ * - A ledger entry leaves only by expiry, and an entry for the same (namespace, quota) never shrinks:
+ *   no replica's cache decides for another one (docs/adr/0035-ledger-entries-leave-only-by-expiry.md).
+ * - A replica whose cache is not current (a watch re-listing or broken) takes no decision that needs
+ *   the project's turn.
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
-import { formatResources, maxResources, namespaceShare, parseResources, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
-import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
-import { LABEL_PROJECT, type ResourceQuotaObject, type Violation } from '../validate/types.js';
+import { budgetOf, budgetPath, defaultsOf, formatResources, isUnscoped, maxResources, namespaceAllocation, namespaceShare, othersTotal, parseResources, quotaHold, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { checkFits } from '../validate/rules/quota.js';
+import type { Quantity } from '../quantity/quantity.js';
+import { cacheNotCurrent, ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
+import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot, type Violation } from '../validate/types.js';
 import { LedgerConflict, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 
@@ -29,13 +35,17 @@ export interface HeadroomGuardOptions {
   onReservation?: (outcome: ReservationOutcome) => void;
   /** After each ledger write, with the number of admitted changes it recorded (the batch's size). */
   onLedgerWrite?: (records: number) => void;
+  /**
+   * Whether the watch cache is current (listed, and every watch connected). While it is not, every
+   * decision that takes its project's turn is refused with [Q5]: a stale cache could call a growing
+   * change non-growing. Default: always current.
+   */
+  cacheCurrent?: () => boolean;
 }
 
 export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
 
 const DEFAULT_DEADLINE_MS = 2000;
-/** At most this many `seen` entries (one per object ADD event within the reservation TTL). */
-const MAX_SEEN = 100_000;
 
 class DeadlineExceeded extends Error {}
 
@@ -101,9 +111,11 @@ interface Pending {
 
 /** An admitted ResourceQuota write (null: a deletion) the cache may not show yet. */
 interface PendingWrite {
+  project: string;
   quota: ResourceQuotaObject | null;
-  /** When it was admitted: a later ADD of the quota in the cache supersedes a deletion. */
-  created: number;
+  /** Every spec the quota may have until the write is shown: the write and the object it replaced. */
+  versions: LedgerQuotaWrite[];
+  basedOn?: string;
   expires: number;
 }
 
@@ -112,54 +124,176 @@ function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite):
   return write ? { metadata: { name, namespace }, spec: write.spec } : null;
 }
 
+const specKey = (w: LedgerQuotaWrite): string => JSON.stringify(w === null ? null : w.spec ?? {});
+
+/** `versions` with the ones of `more` it lacks (by spec). */
+function unionVersions(versions: readonly LedgerQuotaWrite[], more: readonly LedgerQuotaWrite[]): LedgerQuotaWrite[] {
+  const out = [...versions];
+  const have = new Set(out.map(specKey));
+  for (const v of more) if (!have.has(specKey(v))) (have.add(specKey(v)), out.push(v));
+  return out;
+}
+
+/**
+ * The quota the rules count while it may be any of `versions` (docs/design.md, "Headroom under
+ * concurrency"): none when one of them is absent or scoped (a missing quota lets the namespace hold
+ * more and covers nothing); otherwise the resources every version limits, each at its largest limit.
+ * Counting it can only make Q1 stricter (a namespace's hold is the minimum over its quotas) and Q2/Q3
+ * stricter (a resource counts as covered only when every version covers it).
+ */
+function envelope(namespace: string, name: string, versions: readonly LedgerQuotaWrite[]): ResourceQuotaObject | null {
+  if (versions.length === 1) return quotaOfWrite(namespace, name, versions[0]!);
+  let hard: Map<string, Quantity> | undefined;
+  for (const v of versions) {
+    if (v === null) return null;
+    const candidate = { metadata: { name, namespace }, spec: v.spec } as ResourceQuotaObject;
+    if (!isUnscoped(candidate)) return null;
+    const limits = parseResources(v.spec.hard);
+    if (!hard) {
+      hard = new Map(limits);
+      continue;
+    }
+    for (const [r, q] of hard) {
+      const other = limits.get(r);
+      if (!other) hard.delete(r);
+      else if (other.cmp(q) > 0) hard.set(r, other);
+    }
+  }
+  return { metadata: { name, namespace }, spec: { hard: formatResources(hard ?? new Map()) } };
+}
+
+/**
+ * The lowest a namespace's quotas may hold as any replica counts them: each quota with recorded
+ * versions at the smallest limit any of its versions (or this cache's copy) sets per resource, present
+ * when any of them is, and no status (a status lowered a moment ago may not have reached this cache).
+ */
+function lowestQuotas(snapshot: Snapshot, namespace: string, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>): ResourceQuotaObject[] {
+  const candidates = new Map<string, LedgerQuotaWrite[]>();
+  for (const q of snapshot.quotasInNamespace(namespace)) candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }]);
+  for (const [name, versions] of recorded) candidates.set(name, [...(candidates.get(name) ?? []), ...versions]);
+  const out: ResourceQuotaObject[] = [];
+  for (const [name, versions] of candidates) {
+    let hard: Map<string, Quantity> | undefined;
+    for (const v of versions) {
+      if (v === null || !isUnscoped({ metadata: { name }, spec: v.spec } as ResourceQuotaObject)) continue;
+      hard ??= new Map();
+      for (const [r, q] of parseResources(v.spec.hard)) {
+        const prev = hard.get(r);
+        if (!prev || q.cmp(prev) < 0) hard.set(r, q);
+      }
+    }
+    if (hard) out.push({ metadata: { name, namespace }, spec: { hard: formatResources(hard) } });
+  }
+  return out;
+}
+
+/** Whether `after` asks more than `before` of some resource. */
+function growsOver(before: Resources, after: Resources): boolean {
+  for (const [r, q] of after) {
+    const prev = before.get(r);
+    if (!prev || q.cmp(prev) > 0) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether this cache shows the newest write of a quota as stored: the same spec (absent for a
+ * deletion) at a resourceVersion later than the object the write replaced. Then no older version can
+ * come back (every later spec change is recorded too), and the cached object is the one to count.
+ */
+function shownByCache(snapshot: Snapshot, namespace: string, name: string, write: LedgerQuotaWrite, basedOn: string | undefined): boolean {
+  let cached: ResourceQuotaObject | undefined;
+  for (const q of snapshot.quotasInNamespace(namespace)) if (q.metadata.name === name) cached = q;
+  if (write === null || !cached) return false;
+  if (specKey({ spec: cached.spec ?? {} }) !== specKey(write)) return false;
+  if (basedOn === undefined) return true;
+  const rv = Number(cached.metadata.resourceVersion);
+  const base = Number(basedOn);
+  return Number.isSafeInteger(rv) && Number.isSafeInteger(base) && rv > base;
+}
+
+/** The spec a request's object (or old object) gives its quota: null when there is none. */
+function specOf(object: unknown): LedgerQuotaWrite {
+  const quota = object as ResourceQuotaObject | null | undefined;
+  return quota ? { spec: quota.spec ?? {} } : null;
+}
+
+/** A recorded quota write: its name and versions, for the overlay. */
+interface OverlayWrite {
+  quota: string;
+  write: LedgerQuotaWrite;
+  versions: LedgerQuotaWrite[];
+  basedOn?: string;
+  created: number;
+}
+
 export class HeadroomGuard {
   private readonly local = new Map<string, Pending>();
   /** The namespaces of `local`, by project (Q1 asks for a project's pending namespaces on every decision). */
   private readonly localByProject = new Map<string, Set<string>>();
   /** Admitted quota writes by namespace and quota name, until the cache shows them or they expire. */
   private readonly writes = new Map<string, Map<string, PendingWrite>>();
-  private readonly ledgerCache = new Map<string, LedgerState>();
+  /** The ledger as last read or written, per project, and when (dropped after a TTL, or with the project). */
+  private readonly ledgerCache = new Map<string, { state: LedgerState; at: number }>();
   /** Per project: the decisions waiting for its next batch, and whether one is running. */
   private readonly queues = new Map<string, ProjectQueue>();
-  /** When the cache first showed an object ("ns/quota", or "ns/" for a namespace): its reservation is then spent. */
-  private readonly seen = new Map<string, number>();
+  /** When the next sweep of expired entries is due. */
+  private sweepAt = 0;
   private readonly now: () => number;
 
   constructor(private readonly options: HeadroomGuardOptions) {
     this.now = options.now ?? Date.now;
   }
 
-  /** What this process admitted and the cache does not show yet. */
+  /** What this process admitted and the cache does not show yet (the cache it counts with: `pendingOver`). */
   readonly pending: PendingAllocations = {
     allocation: (namespace) => this.live(namespace)?.resources,
     namespaces: (project) => {
       const names = this.localByProject.get(project);
       return names ? [...names].filter((ns) => this.live(ns)) : [];
     },
-    quotaOverlay: (namespace) => this.liveWrites(namespace),
+    quotaOverlay: (namespace) => this.overlay(namespace, undefined, []),
   };
 
+  /** `pending` for decisions against one snapshot: admitted quota writes count as their envelope until it shows them. */
+  private pendingOver(snapshot: Snapshot): PendingAllocations {
+    if (this.writes.size === 0) return this.pending;
+    return { ...this.pending, quotaOverlay: (namespace) => this.overlay(namespace, snapshot, []) };
+  }
+
+  /**
+   * The quotas of a namespace the rules count instead of the cached ones: per quota with a live
+   * recorded write (this process's, or any replica's in `recorded`), the envelope of the versions it
+   * may have — unless `snapshot` shows its newest write stored (undefined: no snapshot to ask).
+   */
+  private overlay(namespace: string, snapshot: Snapshot | undefined, recorded: readonly OverlayWrite[]): QuotaOverlay | undefined {
+    const mine = this.liveWrites(namespace);
+    if (!mine && recorded.length === 0) return undefined;
+    const byQuota = new Map<string, { newest: OverlayWrite; versions: LedgerQuotaWrite[] }>();
+    const add = (w: OverlayWrite) => {
+      const prev = byQuota.get(w.quota);
+      if (!prev) return void byQuota.set(w.quota, { newest: w, versions: [...w.versions] });
+      prev.versions = unionVersions(prev.versions, w.versions);
+      if (w.created >= prev.newest.created) prev.newest = w;
+    };
+    for (const [quota, w] of mine ?? []) add({ quota, write: w.quota === null ? null : { spec: w.quota.spec ?? {} }, versions: w.versions, ...(w.basedOn !== undefined ? { basedOn: w.basedOn } : {}), created: w.expires - this.options.ttlMs });
+    for (const w of recorded) add(w);
+    const out = new Map<string, ResourceQuotaObject | null>();
+    for (const [quota, { newest, versions }] of byQuota) {
+      if (snapshot && shownByCache(snapshot, namespace, quota, newest.write, newest.basedOn)) continue;
+      out.set(quota, envelope(namespace, quota, versions));
+    }
+    return out.size > 0 ? out : undefined;
+  }
+
   /** This process's admitted quota writes in the namespace that still count (undefined: none). */
-  private liveWrites(namespace: string): QuotaOverlay | undefined {
+  private liveWrites(namespace: string): Map<string, PendingWrite> | undefined {
     const byQuota = this.writes.get(namespace);
     if (!byQuota) return undefined;
     const now = this.now();
-    let out: Map<string, ResourceQuotaObject | null> | undefined;
-    for (const [name, w] of byQuota) {
-      if (w.expires <= now || (w.quota === null && this.seenSince(namespace, name, w.created))) {
-        byQuota.delete(name);
-        continue;
-      }
-      (out ??= new Map()).set(name, w.quota);
-    }
+    for (const [name, w] of byQuota) if (w.expires <= now) byQuota.delete(name);
     if (byQuota.size === 0) this.writes.delete(namespace);
-    return out;
-  }
-
-  /** Whether the cache showed the quota (ADD) after `since`. */
-  private seenSince(namespace: string, quota: string, since: number): boolean {
-    const at = this.seen.get(`${namespace}/${quota}`);
-    return at !== undefined && at >= since;
+    return byQuota.size > 0 ? byQuota : undefined;
   }
 
   private live(namespace: string): Pending | undefined {
@@ -184,20 +318,46 @@ export class HeadroomGuard {
     return this.local.size;
   }
 
-  /** Objects remembered as seen (for ledger entries); bounded by MAX_SEEN. */
-  get seenCount(): number {
-    return this.seen.size;
+  /** How many entries each per-process structure holds (each is pruned by age and when its project goes). */
+  get sizes(): { pending: number; writes: number; ledgerCache: number; queues: number } {
+    let writes = 0;
+    for (const byQuota of this.writes.values()) writes += byQuota.size;
+    return { pending: this.local.size, writes, ledgerCache: this.ledgerCache.size, queues: this.queues.size };
   }
 
-  /** Called on cache events: forget what the cache now shows (observed ≥ admitted). */
+  /** Drops what has expired, at most once per TTL (called on decisions and cache events). */
+  private sweep(): void {
+    const now = this.now();
+    if (now < this.sweepAt) return;
+    this.sweepAt = now + this.options.ttlMs;
+    for (const [namespace, entry] of this.local) if (entry.expires <= now) this.forget(namespace);
+    for (const namespace of [...this.writes.keys()]) this.liveWrites(namespace);
+    for (const [project, cached] of this.ledgerCache) if (cached.at + this.options.ttlMs <= now) this.ledgerCache.delete(project);
+  }
+
+  /** Called when a Project is deleted: nothing of it is needed any more in this process. */
+  forgetProject(project: string): void {
+    for (const namespace of [...(this.localByProject.get(project) ?? [])]) this.forget(namespace);
+    for (const [namespace, byQuota] of this.writes) {
+      for (const [name, w] of byQuota) if (w.project === project) byQuota.delete(name);
+      if (byQuota.size === 0) this.writes.delete(namespace);
+    }
+    this.ledgerCache.delete(project);
+    const queue = this.queues.get(project);
+    if (queue && !queue.running && queue.waiting.length === 0) this.queues.delete(project);
+  }
+
+  /**
+   * Called on cache events: forget what the cache now shows. This only relaxes this process's own
+   * memory: the ledger's entries (its own included) count until they expire whatever any cache shows.
+   */
   observe(ctx: Pick<ReviewContext, 'snapshot' | 'config'>, namespace: string): void {
+    this.sweep();
     const byQuota = this.writes.get(namespace);
     if (byQuota) {
-      const cached = new Map([...ctx.snapshot.quotasInNamespace(namespace)].map((q) => [q.metadata.name ?? '', q]));
       for (const [name, w] of byQuota) {
-        const seen = cached.get(name);
-        const shown = w.quota === null ? seen === undefined : seen !== undefined && JSON.stringify(seen.spec ?? {}) === JSON.stringify(w.quota.spec ?? {});
-        if (shown) byQuota.delete(name);
+        const write = w.quota === null ? null : { spec: w.quota.spec ?? {} };
+        if (shownByCache(ctx.snapshot, namespace, name, write, w.basedOn)) byQuota.delete(name);
       }
       if (byQuota.size === 0) this.writes.delete(namespace);
     }
@@ -213,30 +373,9 @@ export class HeadroomGuard {
     this.forget(namespace);
   }
 
-  /**
-   * Called on cache ADD events of ResourceQuotas and Namespaces. Only ledger entries ask when an object
-   * appeared, so without a ledger nothing is kept. Entries are kept in arrival order, so the expired
-   * ones are at the front; past MAX_SEEN the oldest go even before they expire, which can only make a
-   * reservation count a little longer (until its own expiry), never shorter.
-   */
-  markSeen(namespace: string, quota?: string): void {
-    if (!this.options.ledger && !(quota !== undefined && this.writes.has(namespace))) return;
-    const key = `${namespace}/${quota ?? ''}`;
-    this.seen.delete(key);
-    this.seen.set(key, this.now());
-    if (this.seen.size <= MAX_SEEN) return;
-    const horizon = this.now() - this.options.ttlMs;
-    for (const [k, at] of this.seen) {
-      if (at >= horizon && this.seen.size <= MAX_SEEN) break;
-      this.seen.delete(k);
-    }
-  }
-
-  /** A ledger entry counts until it expires or the object it reserved for has appeared. */
+  /** A ledger entry counts until it expires, whatever any cache shows: another replica's cache may lag. */
   private isLive(entry: LedgerEntry): boolean {
-    if (entry.expires <= this.now()) return false;
-    const seenAt = this.seen.get(`${entry.namespace}/${entry.quota ?? ''}`);
-    return seenAt === undefined || seenAt < (entry.created ?? 0);
+    return entry.expires > this.now();
   }
 
   /**
@@ -248,7 +387,9 @@ export class HeadroomGuard {
    * Synchronous unless the decision needs the ledger: most decisions create no promise at all.
    */
   readonly decide = (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Verdict | Promise<Verdict> => {
-    const withLocal: ReviewContext = { ...ctx, pending: this.pending };
+    this.sweep();
+    const withLocal: ReviewContext = { ...ctx, pending: this.pendingOver(ctx.snapshot) };
+    if (this.options.cacheCurrent && !this.options.cacheCurrent()) return this.decideWithStaleCache(withLocal, request);
     // Without a ledger a decision awaits nothing: it runs to completion, which serialises it with
     // every other decision of the project without any queue. Which project it may grow need not be
     // known then: the verdict's allocation says what it grew.
@@ -258,9 +399,45 @@ export class HeadroomGuard {
     return this.enqueue(project, withLocal, request, signal);
   };
 
-  private decideLocally(ctx: ReviewContext, request: AdmissionRequest): Verdict {
+  /**
+   * The rules' verdict, made stricter for a quota write they call non-growing: "growing" is judged
+   * against this cache, but another replica may count the namespace lower (a quota created or lowered
+   * a moment ago that this cache does not show yet, a status the quota controller just lowered). When
+   * the namespace's new share is above the lowest count any replica may hold — the lowest versions of
+   * its recorded quotas without status, or what the ledger reserves for it — the change is judged as
+   * growing: Q1 checks that it fits, and it reserves its share.
+   */
+  private judged(ctx: ReviewContext, request: AdmissionRequest, recorded: readonly OverlayWrite[]): Verdict {
     const verdict = verdictFor(ctx, request);
-    if (!request.dryRun && mustRecord(verdict)) this.remember(verdict);
+    const a = verdict.allocation;
+    if (!a || a.grows || !a.quotaWrite || verdict.violations.length > 0) return verdict;
+    const project = ctx.snapshot.project(a.project);
+    if (!project) return verdict;
+    const cluster = ctx.config.clusterName;
+    const versions = new Map<string, LedgerQuotaWrite[]>();
+    for (const [name, w] of this.writes.get(a.namespace) ?? []) versions.set(name, [...w.versions]);
+    for (const w of recorded) versions.set(w.quota, [...(versions.get(w.quota) ?? []), ...w.versions]);
+    const budget = budgetOf(project, cluster);
+    let lowest = namespaceAllocation(quotaHold(lowestQuotas(ctx.snapshot, a.namespace, versions)), budget, defaultsOf(project));
+    const reserved = ctx.pending?.allocation(a.namespace);
+    if (reserved) lowest = maxResources(lowest, reserved);
+    if (!growsOver(lowest, a.resources)) return verdict;
+    const subject = `ResourceQuota ${a.namespace}/${a.quotaWrite.name}`;
+    const others = othersTotal(ctx.snapshot, project, cluster, a.namespace, ctx.pending);
+    const violations = checkFits({ project: a.project, cluster, budget, budgetPath: budgetPath(project, cluster) }, subject, { namespace: a.namespace, resources: a.resources, defaulted: false }, others, ['spec', 'hard']);
+    if (violations.length > 0) return { violations, warnings: [] };
+    return { ...verdict, allocation: { ...a, grows: true } };
+  }
+
+  /** While the cache is not current: decisions that need their project's turn are refused, the rest proceed. */
+  private decideWithStaleCache(ctx: ReviewContext, request: AdmissionRequest): Verdict {
+    const project = mayGrow(ctx, request);
+    return project ? denyQ5(cacheNotCurrent(project)) : verdictFor(ctx, request);
+  }
+
+  private decideLocally(ctx: ReviewContext, request: AdmissionRequest): Verdict {
+    const verdict = this.judged(ctx, request, []);
+    if (!request.dryRun && mustRecord(verdict, request)) this.remember(verdict, request);
     return verdict;
   }
 
@@ -304,7 +481,7 @@ export class HeadroomGuard {
     if (queue.running) return;
     const members = queue.waiting.splice(0).filter((m) => !m.settled);
     if (members.length === 0) {
-      this.queues.delete(project);
+      if (this.queues.get(project) === queue) this.queues.delete(project);
       return;
     }
     queue.running = true;
@@ -317,6 +494,24 @@ export class HeadroomGuard {
 
   private timedOut(project: string): Verdict {
     return denyQ5(ledgerTimeout(project, this.deadlineMs));
+  }
+
+  /**
+   * The project's ledger, from this process's cache or read. A ledger marked for deletion whose
+   * entries have all expired is released (its finalizer removed) and counts as empty; one with live
+   * entries keeps being used as it is.
+   */
+  private async ledgerState(project: string, left: () => number, abandoned: AbortSignal): Promise<LedgerState> {
+    const cached = this.ledgerCache.get(project);
+    if (cached) return cached.state;
+    const ledger = this.options.ledger!;
+    let state = await within(ledger.read(project), left(), abandoned);
+    if (state.deleting && !state.entries.some((e) => this.isLive(e))) {
+      await within(ledger.release(project, state), left(), abandoned);
+      state = { entries: [] };
+    }
+    this.ledgerCache.set(project, { state, at: this.now() });
+    return state;
   }
 
   /**
@@ -334,19 +529,15 @@ export class HeadroomGuard {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
       try {
-        let state = this.ledgerCache.get(project);
-        if (!state) {
-          state = await within(ledger.read(project), left(), batch.abandoned);
-          this.ledgerCache.set(project, state);
-        }
+        const state = await this.ledgerState(project, left, batch.abandoned);
         const decided = this.decideBatch(batch.open(), state);
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
         const written = await within(ledger.write(project, state, decided.entries), left(), batch.abandoned);
-        this.ledgerCache.set(project, written);
+        this.ledgerCache.set(project, { state: written, at: this.now() });
         this.options.onLedgerWrite?.(decided.records.length);
-        for (const verdict of decided.records) {
+        for (const [verdict, request] of decided.records) {
           this.options.onReservation?.('reserved');
-          this.remember(verdict);
+          this.remember(verdict, request);
         }
         return decided.verdicts.forEach(([m, v]) => m.settle(v));
       } catch (err) {
@@ -374,19 +565,19 @@ export class HeadroomGuard {
 
   /**
    * Decides the members in arrival order against one ledger state: each admitted change that must be
-   * recorded becomes an entry the later members count. Dry runs are decided the same way and record nothing.
+   * recorded becomes an entry the later members count. An entry for a (namespace, quota) that has one
+   * already is merged into it (mergeEntry): it never shrinks. Dry runs are decided the same way and record nothing.
    */
-  private decideBatch(members: readonly Member[], state: LedgerState): { verdicts: Array<[Member, Verdict]>; records: Verdict[]; entries: LedgerEntry[] } {
+  private decideBatch(members: readonly Member[], state: LedgerState): { verdicts: Array<[Member, Verdict]>; records: Array<[Verdict, AdmissionRequest]>; entries: LedgerEntry[] } {
     let entries = state.entries.filter((e) => this.isLive(e));
     const verdicts: Array<[Member, Verdict]> = [];
-    const records: Verdict[] = [];
+    const records: Array<[Verdict, AdmissionRequest]> = [];
     for (const m of members) {
-      const verdict = verdictFor({ ...m.ctx, pending: this.withReservations(entries) }, m.request);
+      const verdict = this.judged({ ...m.ctx, pending: this.withReservations(entries, m.ctx.snapshot) }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
       verdicts.push([m, verdict]);
-      if (verdict.violations.length > 0 || !mustRecord(verdict) || m.request.dryRun) continue;
-      const entry = this.entryFor(m.request, verdict);
-      entries = [...entries.filter((e) => !(e.namespace === entry.namespace && e.quota === entry.quota)), entry];
-      records.push(verdict);
+      if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
+      entries = mergeEntry(entries, this.entryFor(m.request, verdict));
+      records.push([verdict, m.request]);
     }
     return { verdicts, records, entries };
   }
@@ -394,40 +585,29 @@ export class HeadroomGuard {
   private entryFor(request: AdmissionRequest, verdict: Verdict): LedgerEntry {
     const { namespace, resources, quotaWrite } = verdict.allocation!;
     const quota = handledKind(request) === 'ResourceQuota' ? (quotaWrite?.name ?? request.name) : undefined;
+    const write = quotaWrite ? (quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null) : undefined;
+    const basedOn = (request.oldObject as ResourceQuotaObject | undefined)?.metadata?.resourceVersion;
     return {
       namespace,
       quota,
-      allocation: formatResources(resources),
+      // A change that does not grow the namespace reserves nothing: it is recorded for its quota write only.
+      allocation: reserves(verdict, request) ? formatResources(resources) : {},
       created: this.now(),
       expires: this.now() + this.options.ttlMs,
-      ...(quotaWrite ? { write: quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null } : {}),
+      ...(write !== undefined ? { write, versions: writeVersions(request, write), ...(basedOn !== undefined ? { basedOn } : {}) } : {}),
     };
   }
 
   /** This process's pending allocations, raised by the ledger's live reservations (other replicas' too). */
-  private withReservations(live: LedgerEntry[]): PendingAllocations {
+  private withReservations(live: LedgerEntry[], snapshot: Snapshot): PendingAllocations {
     const reserved = new Map<string, Resources>();
-    const written = new Map<string, Array<LedgerEntry & { quota: string }>>();
     for (const e of live) {
       const r = parseResources(e.allocation);
       const prev = reserved.get(e.namespace);
-      reserved.set(e.namespace, prev ? maxResources(prev, r) : r);
-      if (e.write !== undefined && e.quota) {
-        let list = written.get(e.namespace);
-        if (!list) written.set(e.namespace, (list = []));
-        list.push(e as LedgerEntry & { quota: string });
-      }
+      if (r.size > 0 || e.quota === undefined) reserved.set(e.namespace, prev ? maxResources(prev, r) : r);
     }
     return {
-      quotaOverlay: (namespace) => {
-        const mine = this.liveWrites(namespace);
-        const theirs = written.get(namespace);
-        if (!theirs) return mine;
-        // The ledger's newest entry per quota wins; this process's own writes are in the ledger too.
-        const out = new Map<string, ResourceQuotaObject | null>(mine);
-        for (const e of [...theirs].sort((a, b) => a.created - b.created)) out.set(e.quota, quotaOfWrite(namespace, e.quota, e.write!));
-        return out;
-      },
+      quotaOverlay: (namespace) => this.overlay(namespace, snapshot, overlayWrites(live, namespace)),
       allocation: (namespace) => {
         const mine = this.pending.allocation(namespace);
         const theirs = reserved.get(namespace);
@@ -438,15 +618,24 @@ export class HeadroomGuard {
     };
   }
 
-  private remember(verdict: Verdict): void {
+  private remember(verdict: Verdict, request: AdmissionRequest): void {
     const a = verdict.allocation;
     if (!a || verdict.violations.length > 0) return;
     if (a.quotaWrite) {
       let byQuota = this.writes.get(a.namespace);
       if (!byQuota) this.writes.set(a.namespace, (byQuota = new Map()));
-      byQuota.set(a.quotaWrite.name, { quota: a.quotaWrite.quota, created: this.now(), expires: this.now() + this.options.ttlMs });
+      const write = a.quotaWrite.quota ? { spec: a.quotaWrite.quota.spec ?? {} } : null;
+      const prev = byQuota.get(a.quotaWrite.name);
+      const basedOn = (request.oldObject as ResourceQuotaObject | undefined)?.metadata?.resourceVersion;
+      byQuota.set(a.quotaWrite.name, {
+        project: a.project,
+        quota: a.quotaWrite.quota,
+        versions: unionVersions(prev?.versions ?? [], writeVersions(request, write)),
+        ...(basedOn !== undefined ? { basedOn } : {}),
+        expires: this.now() + this.options.ttlMs,
+      });
     }
-    if (!a.grows) return;
+    if (!reserves(verdict, request)) return;
     const prev = this.local.get(a.namespace);
     const resources = prev ? maxResources(prev.resources, a.resources) : a.resources;
     if (prev && prev.project !== a.project) this.forget(a.namespace);
@@ -455,6 +644,50 @@ export class HeadroomGuard {
     if (!names) this.localByProject.set(a.project, (names = new Set()));
     names.add(a.namespace);
   }
+}
+
+/** The recorded quota writes of a namespace among ledger entries. */
+function overlayWrites(entries: readonly LedgerEntry[], namespace: string): OverlayWrite[] {
+  const out: OverlayWrite[] = [];
+  for (const e of entries) {
+    if (e.namespace !== namespace || e.write === undefined || !e.quota) continue;
+    out.push({ quota: e.quota, write: e.write, versions: e.versions ?? [e.write], ...(e.basedOn !== undefined ? { basedOn: e.basedOn } : {}), created: e.created });
+  }
+  return out;
+}
+
+/** The versions a quota may have once a write is admitted: the write, and the object it replaces (none for a create). */
+function writeVersions(request: AdmissionRequest, write: LedgerQuotaWrite): LedgerQuotaWrite[] {
+  return unionVersions([write], [request.operation === 'CREATE' ? null : specOf(request.oldObject)]);
+}
+
+/**
+ * `entries` with `entry` merged in: an entry for the same (namespace, quota) keeps the larger
+ * allocation of every resource, the later expiry and every version; the newest write is the new one's.
+ */
+export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry): LedgerEntry[] {
+  const at = entries.findIndex((e) => e.namespace === entry.namespace && e.quota === entry.quota);
+  if (at < 0) return [...entries, entry];
+  const old = entries[at]!;
+  const merged: LedgerEntry = {
+    ...entry,
+    allocation: formatResources(maxResources(parseResources(old.allocation), parseResources(entry.allocation))),
+    expires: Math.max(old.expires, entry.expires),
+  };
+  if (old.write !== undefined || entry.write !== undefined) {
+    merged.versions = unionVersions(old.versions ?? (old.write !== undefined ? [old.write] : []), entry.versions ?? (entry.write !== undefined ? [entry.write] : []));
+    if (entry.write === undefined) merged.write = old.write;
+  }
+  return entries.toSpliced(at, 1, merged);
+}
+
+/**
+ * Whether an admitted change reserves its namespace's share: when it grows it, and for every
+ * Namespace CREATE (a cache may still show an older namespace of that name, being deleted, and then
+ * miss the new one between the old one's deletion and the new one's creation).
+ */
+function reserves(verdict: Verdict, request: AdmissionRequest): boolean {
+  return verdict.allocation?.grows === true || (request.operation === 'CREATE' && handledKind(request) === 'Namespace');
 }
 
 /** The project whose headroom a request may grow, or undefined when it cannot grow any. */
@@ -471,12 +704,18 @@ function mayGrow(ctx: ReviewContext, request: AdmissionRequest): string | undefi
 
 /**
  * Whether later decisions of the project must see this admitted change before the cache shows it: it
- * grows the namespace's share (Q1), or it is a quota write that takes a budgeted resource away from
- * a quota (another quota's Q2/Q3 decision may rely on it).
+ * grows the namespace's share (Q1), takes a budgeted resource away from a quota (another quota's
+ * Q2/Q3 decision may rely on it), or changes a quota's spec at all (creates, deletes, any other spec
+ * change): a namespace holds the minimum over its quotas, so whether a later change of another quota
+ * grows the namespace depends on this one (two raises, each capped by the other quota, would
+ * otherwise both look non-growing).
  */
-function mustRecord(verdict: Verdict): boolean {
+function mustRecord(verdict: Verdict, request: AdmissionRequest): boolean {
   const a = verdict.allocation;
-  return a !== undefined && (a.grows || a.quotaWrite?.removesCoverage === true);
+  if (a === undefined) return false;
+  if (reserves(verdict, request) || a.quotaWrite?.removesCoverage === true) return true;
+  if (!a.quotaWrite) return false;
+  return request.operation !== 'UPDATE' || specKey(specOf(request.object)) !== specKey(specOf(request.oldObject));
 }
 
 function denyQ5(violation: Violation): Verdict {

@@ -1,7 +1,12 @@
 /**
  * The cross-replica headroom ledger: one ConfigMap per project in tenantgate's namespace,
- * written with a resourceVersion precondition (compare-and-swap). Entries expire by themselves, so a
+ * written with a resourceVersion precondition (compare-and-swap). Entries leave only by expiry, so a
  * reservation whose object never appeared stops counting; readers ignore expired entries.
+ *
+ * The ConfigMap carries the finalizer LEDGER_FINALIZER, so deleting it (`kubectl delete`) only marks
+ * it for deletion: its entries stay readable and writable until a writer finds none of them live and
+ * releases it (removes the finalizer). A ledger that is not found therefore holds nothing live
+ * (docs/adr/0035-ledger-entries-leave-only-by-expiry.md).
  */
 import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
@@ -11,12 +16,24 @@ import { LeanApiClient } from '../kube/lean-client.js';
 /** A recorded ResourceQuota write: what Q2 and Q3 read of the new object (null: the quota was deleted). */
 export type LedgerQuotaWrite = { spec: { hard?: Record<string, string | number>; scopes?: string[]; scopeSelector?: unknown } } | null;
 
+/** Keeps a ledger ConfigMap readable after a delete until no entry in it is live. */
+export const LEDGER_FINALIZER = 'tenantgate.io/ledger';
+
 export interface LedgerEntry {
   namespace: string;
   quota?: string;
+  /** The namespace's share after the change; merged per (namespace, quota) with max, never lowered. */
   allocation: Record<string, string>;
-  /** The quota write admitted with this reservation, until every replica's cache shows it. */
+  /** The newest quota write admitted for this key. */
   write?: LedgerQuotaWrite;
+  /**
+   * Every spec the quota may have while the entry lives: each admitted write for this key and the
+   * object each one replaced (null: no quota). Any of them may be what the apiserver stores (a write
+   * may lose a conflict at its resourceVersion or be refused by a later admission plugin).
+   */
+  versions?: LedgerQuotaWrite[];
+  /** resourceVersion of the object the newest write replaced (absent for a create). */
+  basedOn?: string;
   /** Epoch milliseconds. */
   created: number;
   expires: number;
@@ -25,6 +42,8 @@ export interface LedgerEntry {
 export interface LedgerState {
   resourceVersion?: string;
   entries: LedgerEntry[];
+  /** The ledger was deleted and waits for its finalizer to go: its entries still count. */
+  deleting?: boolean;
 }
 
 export class LedgerConflict extends Error {}
@@ -33,12 +52,18 @@ export interface LedgerStore {
   read(project: string): Promise<LedgerState>;
   /** Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise. */
   write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState>;
+  /**
+   * Lets a ledger marked for deletion go (removes its finalizer) when it is still at
+   * `state.resourceVersion`; the caller has checked that none of its entries is live. Throws
+   * LedgerConflict when it changed meanwhile.
+   */
+  release(project: string, state: LedgerState): Promise<void>;
 }
 
 interface ConfigMapJson {
   apiVersion: 'v1';
   kind: 'ConfigMap';
-  metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string };
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string; finalizers?: string[]; deletionTimestamp?: string };
   data?: Record<string, string>;
 }
 
@@ -60,29 +85,45 @@ export class ConfigMapLedger implements LedgerStore {
   async read(project: string): Promise<LedgerState> {
     try {
       const cm = await this.api.call<ConfigMapJson>('GET', this.path(this.name(project)));
-      return { resourceVersion: cm.metadata.resourceVersion, entries: parseEntries(cm.data?.reservations) };
+      return { resourceVersion: cm.metadata.resourceVersion, entries: parseEntries(cm.data?.reservations), ...(cm.metadata.deletionTimestamp ? { deleting: true } : {}) };
     } catch (err) {
+      // With the finalizer, a ledger is gone only once nothing in it was live (see release).
       if (isNotFound(err)) return { entries: [] };
       throw err;
     }
   }
 
-  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
-    const name = this.name(project);
-    const body: ConfigMapJson = {
+  private body(project: string, state: LedgerState, entries: LedgerEntry[], finalizers: string[]): ConfigMapJson {
+    return {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name, namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
+      metadata: { name: this.name(project), namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, finalizers, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
       data: { reservations: JSON.stringify(entries) },
     };
+  }
+
+  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+    const name = this.name(project);
+    const body = this.body(project, state, entries, [LEDGER_FINALIZER]);
     try {
       const out = state.resourceVersion ? await this.api.call<ConfigMapJson>('PUT', this.path(name), body) : await this.api.call<ConfigMapJson>('POST', this.path(), body);
-      return { resourceVersion: out.metadata.resourceVersion, entries };
+      return { resourceVersion: out.metadata.resourceVersion, entries, ...(out.metadata.deletionTimestamp ? { deleting: true } : {}) };
     } catch (err) {
       if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
       // Deleted since it was read (the controller removes a deleted Project's ledger; a Project of the
       // same name may come back): the state in hand is stale like after a conflict, so read again.
       if (state.resourceVersion && isNotFound(err)) throw new LedgerConflict(`ledger of project ${project} was deleted since it was read`);
+      throw err;
+    }
+  }
+
+  async release(project: string, state: LedgerState): Promise<void> {
+    if (!state.resourceVersion) return;
+    try {
+      await this.api.call<ConfigMapJson>('PUT', this.path(this.name(project)), this.body(project, state, state.entries, []));
+    } catch (err) {
+      if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
+      if (isNotFound(err)) return;
       throw err;
     }
   }

@@ -25,6 +25,12 @@ export interface WebhookDeps {
   config: TenantgateConfig;
   snapshot: Snapshot;
   ready: () => boolean;
+  /**
+   * What /readyz answers: the caches synced and every watch connected. False while a watch re-lists or
+   * is broken, so the Service sends admissions to other replicas (this one refuses growth meanwhile, Q5).
+   * Default: `ready`.
+   */
+  current?: () => boolean;
   metrics: WebhookMetrics;
   decide?: Decide;
   pending?: ReviewContext['pending'];
@@ -222,8 +228,9 @@ export function createApp(deps: WebhookDeps): WebhookApp {
 
   app.get('/healthz', (_req, res) => void res.type('text/plain').send('ok'));
   app.get('/readyz', (_req, res) => {
-    if (deps.ready()) res.type('text/plain').send('ok');
-    else res.status(503).type('text/plain').send('caches not synced');
+    if (!deps.ready()) res.status(503).type('text/plain').send('caches not synced');
+    else if (deps.current && !deps.current()) res.status(503).type('text/plain').send('a watch is re-listing or broken');
+    else res.type('text/plain').send('ok');
   });
   app.get('/metrics', async (_req, res) => {
     for (const [kind, n] of Object.entries(deps.cacheSizes?.() ?? {})) deps.metrics.cacheObjects.set({ kind }, n);

@@ -22,6 +22,8 @@ import { loadKubeConfig } from '../kube/kubeconfig.js';
 export interface SnapshotSource {
   readonly snapshot: MemorySnapshot;
   readonly synced: boolean;
+  /** Synced and every watch connected (not re-listing, not broken); a source without watches is always current. */
+  readonly upToDate?: boolean;
   start(): void;
   waitSynced(): Promise<void>;
   stop(): Promise<void>;
@@ -55,15 +57,17 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     ttlMs: reservationTtlMs(config.reservationTtlSeconds, parts.authenticate !== undefined),
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
     ...(parts.now ? { now: parts.now } : {}),
+    cacheCurrent: () => source.upToDate ?? source.synced,
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
     onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
   });
   source.onEvent(({ kind, type: event, object }) => {
     const meta = object.metadata ?? {};
     const namespace = kind === 'Namespace' ? (meta.name ?? '') : (meta.namespace ?? '');
-    if (kind === 'Project') return;
-    // Objects of the first list were there before any reservation this process could hold.
-    if (event === 'add' && source.synced) guard.markSeen(namespace, kind === 'ResourceQuota' ? meta.name : undefined);
+    if (kind === 'Project') {
+      if (event === 'delete') guard.forgetProject(meta.name ?? '');
+      return;
+    }
     guard.observe({ snapshot: source.snapshot, config }, namespace);
   });
   return guard;
@@ -76,6 +80,7 @@ export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guar
     config,
     snapshot: source.snapshot,
     ready: () => source.synced,
+    current: () => source.upToDate ?? source.synced,
     metrics,
     decide: parts.decide ?? guard.decide,
     pending: guard.pending,

@@ -1,19 +1,66 @@
-/** A headroom ledger in memory (compare-and-swap on a version number), for unit tests of the guard. */
+/**
+ * A headroom ledger in memory (compare-and-swap on a version number), for unit tests of the guard.
+ * It keeps the ConfigMap's finalizer protocol (src/webhook/ledger.ts): `delete` only marks a ledger
+ * that carries the finalizer, `release` removes the finalizer (and with it a marked ledger), and
+ * `removeFinalizerByHand` is what an operator who edits the finalizer away does.
+ */
 import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
 
+interface Stored {
+  version: number;
+  entries: LedgerEntry[];
+  finalizer: boolean;
+  deleting: boolean;
+}
+
 export class MemoryLedger implements LedgerStore {
-  private readonly states = new Map<string, { version: number; entries: LedgerEntry[] }>();
+  private readonly states = new Map<string, Stored>();
+  /** Every version ever written counts up, across deletions (like etcd's revision). */
+  private revision = 0;
   writes = 0;
+  releases = 0;
+
   async read(project: string): Promise<LedgerState> {
     const s = this.states.get(project);
-    return s ? { resourceVersion: String(s.version), entries: structuredClone(s.entries) } : { entries: [] };
+    return s ? { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}) } : { entries: [] };
   }
+
   async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
     const s = this.states.get(project);
     if ((s ? String(s.version) : undefined) !== state.resourceVersion) throw new LedgerConflict('conflict');
-    const version = (s?.version ?? 0) + 1;
-    this.states.set(project, { version, entries: structuredClone(entries) });
+    const version = ++this.revision;
+    this.states.set(project, { version, entries: structuredClone(entries), finalizer: true, deleting: s?.deleting ?? false });
     this.writes += 1;
-    return { resourceVersion: String(version), entries };
+    return { resourceVersion: String(version), entries, ...(s?.deleting ? { deleting: true } : {}) };
+  }
+
+  async release(project: string, state: LedgerState): Promise<void> {
+    const s = this.states.get(project);
+    if (!s) return;
+    if (String(s.version) !== state.resourceVersion) throw new LedgerConflict('conflict');
+    this.releases += 1;
+    if (s.deleting) this.states.delete(project);
+    else this.states.set(project, { ...s, version: ++this.revision, finalizer: false });
+  }
+
+  /** `kubectl delete configmap`: with the finalizer only marked, without it gone. */
+  delete(project: string): void {
+    const s = this.states.get(project);
+    if (!s) return;
+    if (!s.finalizer) this.states.delete(project);
+    else this.states.set(project, { ...s, version: ++this.revision, deleting: true });
+  }
+
+  /** An operator edits the finalizer away: a marked ledger goes at once. */
+  removeFinalizerByHand(project: string): void {
+    const s = this.states.get(project);
+    if (!s) return;
+    if (s.deleting) this.states.delete(project);
+    else this.states.set(project, { ...s, version: ++this.revision, finalizer: false });
+  }
+
+  /** The stored entries (for assertions), or undefined when the ledger does not exist. */
+  entries(project: string): LedgerEntry[] | undefined {
+    return this.states.get(project)?.entries;
   }
 }

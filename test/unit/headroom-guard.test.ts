@@ -32,6 +32,9 @@ class SlowLedger implements LedgerStore {
     await new Promise((r) => setTimeout(r, Math.random() * 3));
     return this.inner.write(project, state, entries);
   }
+  release(project: string, state: LedgerState): Promise<void> {
+    return this.inner.release(project, state);
+  }
 }
 
 describe('HeadroomGuard', () => {
@@ -83,19 +86,7 @@ describe('HeadroomGuard', () => {
     expect(guard.pendingCount).toBe(0);
   });
 
-  it('remembers seen objects only with a ledger, and at most 100,000 of them however fast they arrive', () => {
-    const now = 1_000;
-    const alone = new HeadroomGuard({ ttlMs: 30_000, now: () => now });
-    alone.markSeen('ns-a', 'q');
-    expect(alone.seenCount).toBe(0);
-    const guard = new HeadroomGuard({ ttlMs: 30_000, ledger: new MemoryLedger(), now: () => now });
-    for (let i = 0; i < 100_500; i++) guard.markSeen(`ns-${i}`, 'q'); // all within one TTL: none expired
-    expect(guard.seenCount).toBe(100_000);
-    guard.markSeen('ns-100499', 'q'); // seen again: moved, not added
-    expect(guard.seenCount).toBe(100_000);
-  });
-
-  it('a reservation stops counting when it expires, or when the cache shows its object', async () => {
+  it('a reservation counts until it expires, even once this replica\'s cache shows its object', async () => {
     let now = 1_000;
     const ledger = new MemoryLedger();
     const guard = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
@@ -106,17 +97,18 @@ describe('HeadroomGuard', () => {
     expect((await guard.decide(ctx(s), big('race-n1', '3'))).violations[0]?.rule).toBe('Q1');
     now += 5_001;
     expect((await guard.decide(ctx(s), big('race-n1', '3'))).violations).toEqual([]);
-    // race-n1's quota appears in the cache: its reservation is spent, the observed object counts.
-    s.upsertQuota({ metadata: { name: 'q', namespace: 'race-n1' }, spec: { hard: { 'requests.cpu': '3' } } });
-    guard.markSeen('race-n1', 'q');
+    // race-n1's quota appears in this cache: this process forgets its own pending allocation, but the
+    // ledger's entry counts on (another replica's cache may not show it yet); max(3 observed, 3 reserved).
+    s.upsertQuota({ metadata: { name: 'q', namespace: 'race-n1', resourceVersion: '5' }, spec: { hard: { 'requests.cpu': '3' } } });
     guard.observe(ctx(s), 'race-n1');
     expect(guard.pendingCount).toBe(0);
+    expect((await ledger.read('race')).entries.map((e) => e.namespace)).toEqual(['race-n1']);
     expect((await guard.decide(ctx(s), big('race-n2', '7'))).violations).toEqual([]);
     expect((await guard.decide(ctx(s), big('race-n3', '1'))).violations[0]?.message).toMatch(/of which 10 are allocated to other namespaces: nothing fits/);
   });
 
   it('denies with Q5 when the ledger keeps colliding', async () => {
-    const always: LedgerStore = { read: async () => ({ entries: [] }), write: async () => Promise.reject(new LedgerConflict('x')) };
+    const always: LedgerStore = { read: async () => ({ entries: [] }), write: async () => Promise.reject(new LedgerConflict('x')), release: async () => {} };
     const guard = new HeadroomGuard({ ttlMs: 1000, ledger: always, maxAttempts: 3 });
     const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
     expect(verdict.violations[0]?.rule).toBe('Q5');
@@ -147,6 +139,9 @@ class ControlledLedger implements LedgerStore {
       throw new LedgerConflict('another replica wrote first');
     }
     return this.inner.write(project, state, entries);
+  }
+  release(project: string, state: LedgerState): Promise<void> {
+    return this.inner.release(project, state);
   }
 }
 
@@ -274,11 +269,104 @@ describe('HeadroomGuard group commit', () => {
   });
 
   it('a failed write denies the whole batch with [Q5] and remembers nothing', async () => {
-    const failing: LedgerStore = { read: async () => ({ entries: [] }), write: () => new Promise((_, reject) => setTimeout(() => reject(new Error('etcd unavailable')), 5)) };
+    const failing: LedgerStore = { read: async () => ({ entries: [] }), write: () => new Promise((_, reject) => setTimeout(() => reject(new Error('etcd unavailable')), 5)), release: async () => {} };
     const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: failing });
     const s = burstSnapshot();
     const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => guard.decide(ctx(s), namespaceCreate(`burst-n${i}`))));
     for (const v of verdicts) expect(v.violations.map((x) => x.message)).toEqual(['could not reserve headroom in the ledger of project burst: etcd unavailable']);
     expect(guard.pendingCount).toBe(0);
+  });
+});
+
+describe('HeadroomGuard: entries leave the ledger only by expiry, and never shrink', () => {
+  it('a later write of the same quota keeps the larger reservation of every resource (two writes at one resourceVersion)', async () => {
+    const now = 1_000;
+    const ledger = new MemoryLedger();
+    const s = MemorySnapshot.of({
+      projects: [{ metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10', 'requests.memory': '10' } } } }],
+      namespaces: [{ metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } }],
+      quotas: [{ metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' }, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1' } } }],
+    });
+    const guard = new HeadroomGuard({ ttlMs: 30_000, ledger, now: () => now });
+    const update = (cpu: string, memory: string): AdmissionRequest => ({
+      uid: `${cpu}-${memory}`,
+      kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
+      operation: 'UPDATE',
+      namespace: 'race-n0',
+      name: 'q',
+      userInfo: { username: 'alice', groups: [] },
+      object: { metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' }, spec: { hard: { 'requests.cpu': cpu, 'requests.memory': memory } } },
+      oldObject: { metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' }, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1' } } },
+    });
+    expect((await guard.decide(ctx(s), update('4', '1'))).violations).toEqual([]);
+    expect((await guard.decide(ctx(s), update('1', '4'))).violations).toEqual([]);
+    // Either may be the one the apiserver stores: the entry holds both maxima, and both versions.
+    const entries = (await ledger.read('race')).entries;
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.allocation).toEqual({ 'requests.cpu': '4', 'requests.memory': '4' });
+    expect(entries[0]!.versions).toHaveLength(3);
+  });
+
+  it('keeps using a deleted ledger while an entry in it is live, and releases it (finalizer) once none is', async () => {
+    let now = 1_000;
+    const ledger = new MemoryLedger();
+    const s = snapshot();
+    const guard = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
+    expect((await guard.decide(ctx(s), aQuotaCreateRequest('race-n0', { cpu: '8' }))).violations).toEqual([]);
+    ledger.delete('race');
+    // A fresh replica (nothing cached) still reads the marked ledger and counts its entry.
+    const fresh = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
+    expect((await fresh.decide(ctx(s), aQuotaCreateRequest('race-n1', { cpu: '3' }))).violations[0]?.rule).toBe('Q1');
+    expect(ledger.releases).toBe(0);
+    now += 5_001;
+    const later = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
+    expect((await later.decide(ctx(s), aQuotaCreateRequest('race-n1', { cpu: '3' }))).violations).toEqual([]);
+    expect(ledger.releases).toBe(1);
+    expect((await ledger.read('race')).deleting).toBeUndefined();
+    expect((await ledger.read('race')).entries.map((e) => e.namespace)).toEqual(['race-n1']);
+  });
+});
+
+describe('HeadroomGuard with a cache that is not current', () => {
+  it('refuses decisions that take the project\'s turn with [Q5], lets the others through', async () => {
+    let current = false;
+    const guard = new HeadroomGuard({ ttlMs: 30_000, ledger: new MemoryLedger(), cacheCurrent: () => current });
+    const s = snapshot();
+    const refused = await guard.decide(ctx(s), createQuota('race-n0'));
+    expect(refused.violations.map((v) => v.message)).toEqual(["project race: this webhook replica's watch cache is re-listing or its watch is broken, so it cannot see recent changes; nothing was reserved, retry the request"]);
+    // A namespace update takes no turn: decided as ever.
+    const relabel: AdmissionRequest = {
+      uid: 'u',
+      kind: { group: '', version: 'v1', kind: 'Namespace' },
+      operation: 'UPDATE',
+      name: 'race-n0',
+      userInfo: { username: 'alice', groups: [] },
+      object: { metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme', team: 'a' } } },
+      oldObject: { metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } },
+    };
+    expect((await guard.decide(ctx(s), relabel)).violations).toEqual([]);
+    current = true;
+    expect((await guard.decide(ctx(s), createQuota('race-n0'))).violations).toEqual([]);
+  });
+});
+
+describe('HeadroomGuard keeps its per-process structures bounded', () => {
+  it('drops expired entries on its own, and everything of a project when the project is deleted', async () => {
+    let now = 1_000;
+    const ledger = new MemoryLedger();
+    const guard = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
+    const s = snapshot();
+    for (const ns of NAMESPACES.slice(0, 4)) expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
+    await new Promise((r) => setImmediate(r)); // the batch's queue goes once the batch has finished
+    expect(guard.sizes).toEqual({ pending: 4, writes: 4, ledgerCache: 1, queues: 0 });
+    guard.forgetProject('race');
+    expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0 });
+    for (const ns of NAMESPACES.slice(4, 6)) expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(guard.sizes.pending).toBe(2);
+    // Never asked about these namespaces again: a cache event elsewhere after the TTL sweeps them.
+    now += 5_001;
+    guard.observe(ctx(s), 'elsewhere');
+    expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0 });
   });
 });

@@ -16,3 +16,7 @@ export function ledgerWriteFailed(project: string, reason: string): Violation {
 export function ledgerContended(project: string, attempts: number): Violation {
   return { rule: 'Q5', message: `project ${project}: ${attempts} concurrent updates of the headroom ledger collided; retry the request` };
 }
+
+export function cacheNotCurrent(project: string): Violation {
+  return { rule: 'Q5', message: `project ${project}: this webhook replica's watch cache is re-listing or its watch is broken, so it cannot see recent changes; nothing was reserved, retry the request` };
+}

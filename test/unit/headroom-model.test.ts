@@ -1,0 +1,483 @@
+/**
+ * The headroom ledger against a model of the cluster (docs/design.md, "Headroom under concurrency"):
+ * N webhook replicas — each a real HeadroomGuard wired to its own watch cache by `wireGuard`, as
+ * `tenantgate webhook` wires it — share one compare-and-swap ledger (test/support/memory-ledger.ts).
+ * A simulated apiserver ("truth") stores what the replicas admit, in any order, with resourceVersion
+ * preconditions (two updates at one resourceVersion: one loses), and loses some admitted writes (a later
+ * admission plugin refused them). Watch events reach each replica late and in any order across kinds
+ * (in order per kind, as one watch stream delivers them), or not at all while its watch is broken;
+ * replicas crash (a fresh process lists the truth), the ledger is deleted, the clock moves.
+ *
+ * After every step, for every resource:
+ *   Σ over namespaces of max(truth's hold, live reservation) ≤ budget,
+ * where a namespace's hold is max(spec.hard, status.hard, status.used) over its quotas (or the project's
+ * defaults without one), and a live reservation is an unexpired ledger entry; and the namespaces of
+ * the truth together with the live reservations of namespace creations are at most maxNamespaces.
+ *
+ * The one assumption (stated in docs/design.md): a replica whose watch is connected receives every
+ * event within LAG_MS < the reservation TTL, and an admitted write is stored or lost before the clock
+ * moves. HEADROOM_MODEL_RUNS scales the run (default 150), HEADROOM_MODEL_SEED replays one.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { namespaceShare, parseResources, type Resources } from '../../src/validate/resources.js';
+import { MemorySnapshot } from '../../src/validate/snapshot.js';
+import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
+import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import type { CacheEvent, Kind } from '../../src/kube/informers.js';
+import { WebhookMetrics } from '../../src/webhook/metrics.js';
+import type { AdmissionRequest } from '../../src/webhook/review.js';
+import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
+import { MemoryLedger } from '../support/memory-ledger.js';
+import { Quantity } from '../../src/quantity/quantity.js';
+
+const RUNS = Number(process.env.HEADROOM_MODEL_RUNS ?? 150);
+const SEED = process.env.HEADROOM_MODEL_SEED ? Number(process.env.HEADROOM_MODEL_SEED) : undefined;
+
+const TTL_MS = 30_000;
+const LAG_MS = 5_000;
+const PROJECT = 'm';
+const CPU = 'requests.cpu';
+const MEM = 'requests.memory';
+const BUDGET: Record<string, string> = { [CPU]: '6', [MEM]: '6' };
+const MAX_NAMESPACES = 3;
+const NAMESPACES = ['m-a', 'm-b', 'm-c', 'm-d'];
+const QUOTAS = ['q1', 'q2'];
+const config = { ...DEFAULT_CONFIG, reservationTtlSeconds: TTL_MS / 1000 };
+
+const project: Project = {
+  metadata: { name: PROJECT, uid: 'uid-m', resourceVersion: '1' },
+  spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: BUDGET }, maxNamespaces: MAX_NAMESPACES, namespaceDefaults: { quota: { hard: { [CPU]: '1', [MEM]: '1' } } } },
+};
+const nsObject = (name: string, rv: number): NamespaceObject => ({ metadata: { name, resourceVersion: String(rv), labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } } });
+const hard = (cpu: number, mem: number) => ({ [CPU]: String(cpu), [MEM]: String(mem) });
+
+// ---------------------------------------------------------------------------------------------
+// The apiserver: stored objects with resourceVersions, and the events every watch will deliver.
+// ---------------------------------------------------------------------------------------------
+
+interface WatchEvent {
+  kind: Kind;
+  type: CacheEvent['type'];
+  object: NamespaceObject | ResourceQuotaObject;
+  at: number;
+}
+
+class Truth {
+  readonly snapshot = MemorySnapshot.of({ projects: [project] });
+  private rv = 10;
+  readonly listeners: Array<(e: WatchEvent) => void> = [];
+  constructor(readonly clock: { now: number }) {}
+
+  private emit(kind: Kind, type: CacheEvent['type'], object: NamespaceObject | ResourceQuotaObject): void {
+    for (const l of this.listeners) l({ kind, type, object: structuredClone(object), at: this.clock.now });
+  }
+  /** A namespace's incarnation: its creation's resourceVersion (undefined: none). */
+  incarnation(namespace: string): string | undefined {
+    return this.snapshot.namespace(namespace)?.metadata.uid;
+  }
+  quota(namespace: string, name: string): ResourceQuotaObject | undefined {
+    for (const q of this.snapshot.quotasInNamespace(namespace)) if (q.metadata.name === name) return q;
+    return undefined;
+  }
+  createNamespace(name: string): boolean {
+    if (this.snapshot.namespace(name)) return false;
+    const ns = nsObject(name, ++this.rv);
+    ns.metadata.uid = `uid-${this.rv}`;
+    this.snapshot.upsertNamespace(ns);
+    this.emit('Namespace', 'add', ns);
+    return true;
+  }
+  deleteNamespace(name: string): void {
+    if (!this.snapshot.namespace(name)) return;
+    for (const q of [...this.snapshot.quotasInNamespace(name)]) this.deleteQuota(name, q.metadata.name ?? '');
+    const gone = { ...this.snapshot.namespace(name)!, metadata: { ...this.snapshot.namespace(name)!.metadata, resourceVersion: String(++this.rv) } };
+    this.snapshot.deleteNamespace(name);
+    this.emit('Namespace', 'delete', gone);
+  }
+  /** CREATE (no old), UPDATE or DELETE at the old object's resourceVersion; false: refused (exists, conflict, gone). */
+  writeQuota(namespace: string, name: string, spec: ResourceQuotaObject['spec'] | null, oldRv: string | undefined, incarnation: string | undefined): boolean {
+    const stored = this.quota(namespace, name);
+    // The namespace the request was admitted in must still be the one (NamespaceLifecycle admitted it
+    // there; deleting a namespace takes far longer than a request lives, so no new one of that name can
+    // have replaced it meanwhile).
+    if (!this.snapshot.namespace(namespace) || this.incarnation(namespace) !== incarnation) return false;
+    if (oldRv === undefined ? stored !== undefined : stored?.metadata.resourceVersion !== oldRv) return false;
+    if (spec === null) return (this.deleteQuota(namespace, name), true);
+    // An update keeps the stored status (the quota controller copies the new spec into status.hard
+    // later: the `status` step). A created quota is modelled with its first status at once: a quota
+    // the controller has not enforced yet does not limit the namespace (quotaHold), which is outside
+    // what the ledger can know.
+    const status = stored ? stored.status : { hard: { ...(spec?.hard ?? {}) } };
+    const q: ResourceQuotaObject = { metadata: { name, namespace, resourceVersion: String(++this.rv) }, spec: structuredClone(spec), ...(status ? { status: structuredClone(status) } : {}) };
+    this.snapshot.upsertQuota(q);
+    this.emit('ResourceQuota', stored ? 'update' : 'add', q);
+    return true;
+  }
+  private deleteQuota(namespace: string, name: string): void {
+    const stored = this.quota(namespace, name);
+    if (!stored) return;
+    this.snapshot.deleteQuota(namespace, name);
+    this.emit('ResourceQuota', 'delete', { ...stored, metadata: { ...stored.metadata, resourceVersion: String(++this.rv) } });
+  }
+  /**
+   * The quota controller. Without `used`: the quota's status.hard := its spec.hard. With `used`: pods
+   * start or stop, and every quota of the namespace reports them in status.used, as much of the asked
+   * amount as the ResourceQuota admission plugin lets in (what fits every quota's status.hard) — or
+   * what was in use already, which a lowered quota does not evict.
+   */
+  setStatus(namespace: string, name: string, used?: { cpu: number; mem: number }): void {
+    const stored = this.quota(namespace, name);
+    if (!stored) return;
+    const bump = (q: ResourceQuotaObject, status: NonNullable<ResourceQuotaObject['status']>) => {
+      const next: ResourceQuotaObject = { ...q, metadata: { ...q.metadata, resourceVersion: String(++this.rv) }, status };
+      this.snapshot.upsertQuota(next);
+      this.emit('ResourceQuota', 'update', next);
+    };
+    if (!used) return bump(stored, { hard: { ...(stored.spec?.hard ?? {}) }, ...(stored.status?.used ? { used: { ...stored.status.used } } : {}) });
+    const quotas = [...this.snapshot.quotasInNamespace(namespace)];
+    const usedList: Record<string, string> = {};
+    for (const [r, v] of [[CPU, used.cpu], [MEM, used.mem]] as const) {
+      let value = Quantity.parse(String(v));
+      for (const q of quotas) {
+        const limit = parseResources(q.status?.hard).get(r);
+        if (limit && value.cmp(limit) > 0) value = limit;
+      }
+      const before = quotas.map((q) => parseResources(q.status?.used).get(r)).find((x) => x !== undefined);
+      if (before && before.cmp(value) > 0 && Quantity.parse(String(v)).cmp(before) >= 0) value = before;
+      usedList[r] = value.toString();
+    }
+    for (const q of quotas) bump(q, { hard: { ...(q.status?.hard ?? {}) }, used: { ...usedList } });
+  }
+  objects(): { namespaces: NamespaceObject[]; quotas: ResourceQuotaObject[] } {
+    const namespaces = [...this.snapshot.namespacesOfProject(PROJECT)];
+    return { namespaces: structuredClone(namespaces), quotas: structuredClone(namespaces.flatMap((n) => [...this.snapshot.quotasInNamespace(n.metadata.name ?? '')])) };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A replica: a watch cache fed by (late) events, and the guard wired to it as in production.
+// ---------------------------------------------------------------------------------------------
+
+class Replica implements SnapshotSource {
+  snapshot!: MemorySnapshot;
+  synced = true;
+  upToDate = true;
+  guard!: HeadroomGuard;
+  private listeners: Array<(e: CacheEvent) => void> = [];
+  readonly queue: Record<'Namespace' | 'ResourceQuota', WatchEvent[]> = { Namespace: [], ResourceQuota: [] };
+
+  constructor(
+    private readonly truth: Truth,
+    private readonly ledger: MemoryLedger,
+    private readonly clock: { now: number },
+  ) {
+    truth.listeners.push((e) => this.queue[e.kind as 'Namespace' | 'ResourceQuota'].push(e));
+    this.boot();
+  }
+
+  /** A new process: lists the truth, a fresh guard. */
+  boot(): void {
+    const { namespaces, quotas } = this.truth.objects();
+    this.snapshot = MemorySnapshot.of({ projects: [structuredClone(project)], namespaces, quotas });
+    this.listeners = [];
+    this.queue.Namespace = [];
+    this.queue.ResourceQuota = [];
+    this.upToDate = true;
+    // Callers authenticated (the apiserver's client certificate): reservations live the configured TTL.
+    this.guard = wireGuard({ config, source: this, ledger: this.ledger, now: () => this.clock.now, metrics: new WebhookMetrics(), authenticate: () => ({ ok: true, name: 'apiserver' }) });
+  }
+
+  start(): void {}
+  async waitSynced(): Promise<void> {}
+  async stop(): Promise<void> {}
+  onEvent(listener: (e: CacheEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private apply(kind: Kind, type: CacheEvent['type'], object: NamespaceObject | ResourceQuotaObject): void {
+    if (kind === 'Namespace') {
+      if (type === 'delete') this.snapshot.deleteNamespace(object.metadata.name ?? '');
+      else this.snapshot.upsertNamespace(object as NamespaceObject);
+    } else if (type === 'delete') this.snapshot.deleteQuota(object.metadata.namespace ?? '', object.metadata.name ?? '');
+    else this.snapshot.upsertQuota(object as ResourceQuotaObject);
+    const event = { kind, type, object } as CacheEvent;
+    for (const l of this.listeners) l(event);
+  }
+
+  /** Delivers up to `count` events of one kind (in their order), or every one older than `before`. */
+  deliver(kind: 'Namespace' | 'ResourceQuota', count: number, before = -Infinity): void {
+    if (!this.upToDate) return;
+    const q = this.queue[kind];
+    while (q.length > 0 && (count-- > 0 || q[0]!.at <= before)) {
+      const e = q.shift()!;
+      this.apply(e.kind, e.type, e.object);
+    }
+  }
+
+  /** The watch breaks: nothing arrives until it re-lists. */
+  breakWatch(): void {
+    this.upToDate = false;
+  }
+
+  /** A re-list: the informer's events for what differs from the truth, then the watch is connected again. */
+  relist(): void {
+    const { namespaces, quotas } = this.truth.objects();
+    this.queue.Namespace = [];
+    this.queue.ResourceQuota = [];
+    const names = new Set(namespaces.map((n) => n.metadata.name ?? ''));
+    const quotaKeys = new Set(quotas.map((q) => `${q.metadata.namespace}/${q.metadata.name}`));
+    for (const n of [...this.snapshot.namespacesOfProject(PROJECT)]) {
+      for (const q of [...this.snapshot.quotasInNamespace(n.metadata.name ?? '')]) if (!quotaKeys.has(`${q.metadata.namespace}/${q.metadata.name}`)) this.apply('ResourceQuota', 'delete', q);
+      if (!names.has(n.metadata.name ?? '')) this.apply('Namespace', 'delete', n);
+    }
+    for (const n of namespaces) this.apply('Namespace', this.snapshot.namespace(n.metadata.name ?? '') ? 'update' : 'add', n);
+    for (const q of quotas) this.apply('ResourceQuota', [...this.snapshot.quotasInNamespace(q.metadata.namespace ?? '')].some((c) => c.metadata.name === q.metadata.name) ? 'update' : 'add', q);
+    this.upToDate = true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+// ---------------------------------------------------------------------------------------------
+
+type Op =
+  | { t: 'nsCreate'; ns: number }
+  | { t: 'quotaPut'; ns: number; q: number; cpu: number; mem: number }
+  | { t: 'quotaDelete'; ns: number; q: number };
+
+type Step =
+  | { t: 'decide'; reqs: Array<{ replica: number; op: Op; dryRun: boolean }> }
+  | { t: 'commit'; pick: number; lose: boolean }
+  | { t: 'deliver'; replica: number; kind: 'Namespace' | 'ResourceQuota'; count: number }
+  | { t: 'advance'; ms: number }
+  | { t: 'crash'; replica: number }
+  | { t: 'breakWatch'; replica: number }
+  | { t: 'relist'; replica: number }
+  | { t: 'deleteLedger' }
+  | { t: 'nsDelete'; ns: number }
+  | { t: 'status'; ns: number; q: number; used: { cpu: number; mem: number } | undefined };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ t: fc.constant('nsCreate' as const), ns: fc.nat(NAMESPACES.length - 1) }),
+  fc.record({ t: fc.constant('quotaPut' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1), cpu: fc.integer({ min: 0, max: 4 }), mem: fc.integer({ min: 0, max: 4 }) }),
+  fc.record({ t: fc.constant('quotaPut' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1), cpu: fc.integer({ min: 0, max: 4 }), mem: fc.integer({ min: 0, max: 4 }) }),
+  fc.record({ t: fc.constant('quotaDelete' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1) }),
+);
+
+const step = (replicas: number): fc.Arbitrary<Step> =>
+  fc.oneof(
+    { weight: 6, arbitrary: fc.record({ t: fc.constant('decide' as const), reqs: fc.array(fc.record({ replica: fc.nat(replicas - 1), op, dryRun: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) }), { minLength: 1, maxLength: 4 }) }) },
+    { weight: 4, arbitrary: fc.record({ t: fc.constant('commit' as const), pick: fc.nat(7), lose: fc.integer({ min: 0, max: 9 }).map((n) => n === 0) }) },
+    { weight: 4, arbitrary: fc.record({ t: fc.constant('deliver' as const), replica: fc.nat(replicas - 1), kind: fc.constantFrom('Namespace' as const, 'ResourceQuota' as const), count: fc.integer({ min: 1, max: 3 }) }) },
+    { weight: 2, arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.constantFrom(0, 1_000, 4_000, 12_000, 26_000) }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('crash' as const), replica: fc.nat(replicas - 1) }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('breakWatch' as const), replica: fc.nat(replicas - 1) }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('relist' as const), replica: fc.nat(replicas - 1) }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('deleteLedger' as const) }) },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('nsDelete' as const), ns: fc.nat(NAMESPACES.length - 1) }) },
+    { weight: 2, arbitrary: fc.record({ t: fc.constant('status' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1), used: fc.option(fc.record({ cpu: fc.integer({ min: 0, max: 4 }), mem: fc.integer({ min: 0, max: 4 }) }), { nil: undefined }) }) },
+  );
+
+/** An admitted request the apiserver has yet to store (or lose). */
+interface InFlight {
+  store(): boolean;
+  describe: string;
+}
+
+class World {
+  readonly clock = { now: 1_000_000 };
+  readonly truth = new Truth(this.clock);
+  readonly ledger = new MemoryLedger();
+  readonly replicas: Replica[];
+  readonly inFlight: InFlight[] = [];
+  readonly log: string[] = [];
+  private uid = 0;
+
+  constructor(n: number) {
+    // A namespace with one quota to start from.
+    this.truth.createNamespace('m-a');
+    this.truth.writeQuota('m-a', 'q1', { hard: hard(1, 1) }, undefined, this.truth.incarnation('m-a'));
+    this.replicas = Array.from({ length: n }, () => new Replica(this.truth, this.ledger, this.clock));
+  }
+
+  private request(o: Op, dryRun: boolean): { request: AdmissionRequest; store: () => boolean; describe: string } {
+    const uid = `u${++this.uid}`;
+    const user = { username: 'alice', groups: [] };
+    const namespace = NAMESPACES[o.ns]!;
+    if (o.t === 'nsCreate') {
+      return {
+        request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', name: namespace, userInfo: user, object: nsObject(namespace, 0) as never, ...(dryRun ? { dryRun } : {}) },
+        store: () => this.truth.createNamespace(namespace),
+        describe: `create namespace ${namespace}`,
+      };
+    }
+    const name = QUOTAS[o.q]!;
+    const stored = this.truth.quota(namespace, name);
+    const incarnation = this.truth.incarnation(namespace);
+    const kind = { group: '', version: 'v1', kind: 'ResourceQuota' };
+    if (o.t === 'quotaDelete') {
+      const oldRv = stored?.metadata.resourceVersion ?? '0';
+      return {
+        request: { uid, kind, operation: 'DELETE', namespace, name, userInfo: user, oldObject: structuredClone(stored ?? { metadata: { name, namespace } }) as never, ...(dryRun ? { dryRun } : {}) },
+        store: () => this.truth.writeQuota(namespace, name, null, oldRv, incarnation),
+        describe: `delete quota ${namespace}/${name}@${oldRv}`,
+      };
+    }
+    const spec = { hard: hard(o.cpu, o.mem) };
+    const object = { metadata: { name, namespace }, spec };
+    if (!stored) {
+      return {
+        request: { uid, kind, operation: 'CREATE', namespace, name, userInfo: user, object: object as never, ...(dryRun ? { dryRun } : {}) },
+        store: () => this.truth.writeQuota(namespace, name, spec, undefined, incarnation),
+        describe: `create quota ${namespace}/${name} cpu ${o.cpu} mem ${o.mem}`,
+      };
+    }
+    const oldRv = stored.metadata.resourceVersion;
+    return {
+      request: { uid, kind, operation: 'UPDATE', namespace, name, userInfo: user, object: { ...object, metadata: { ...object.metadata, resourceVersion: oldRv } } as never, oldObject: structuredClone(stored) as never, ...(dryRun ? { dryRun } : {}) },
+      store: () => this.truth.writeQuota(namespace, name, spec, oldRv, incarnation),
+      describe: `update quota ${namespace}/${name}@${oldRv} cpu ${o.cpu} mem ${o.mem}`,
+    };
+  }
+
+  async run(s: Step): Promise<void> {
+    switch (s.t) {
+      case 'decide': {
+        const built = s.reqs.map((r) => ({ r, ...this.request(r.op, r.dryRun) }));
+        const verdicts = await Promise.all(
+          built.map(({ r, request }) => {
+            const replica = this.replicas[r.replica]!;
+            return replica.guard.decide({ config, snapshot: replica.snapshot, user: request.userInfo }, request);
+          }),
+        );
+        built.forEach(({ r, store, describe }, i) => {
+          const v = verdicts[i]!;
+          const admitted = v.violations.length === 0;
+          this.log.push(`replica ${r.replica}: ${describe}${r.dryRun ? ' (dry run)' : ''} → ${admitted ? 'admitted' : v.violations.map((x) => x.message).join('; ')}`);
+          if (admitted && !r.dryRun) this.inFlight.push({ store, describe });
+        });
+        return;
+      }
+      case 'commit': {
+        if (this.inFlight.length === 0) return;
+        const [w] = this.inFlight.splice(s.pick % this.inFlight.length, 1);
+        const stored = !s.lose && w!.store();
+        this.log.push(`apiserver: ${w!.describe} → ${s.lose ? 'lost (a later admission plugin refused it)' : stored ? 'stored' : 'refused (exists, conflict or gone)'}`);
+        return;
+      }
+      case 'deliver':
+        this.replicas[s.replica]!.deliver(s.kind, s.count);
+        return;
+      case 'advance': {
+        // What was admitted is stored (or lost) before time passes: a request lives ≤ its webhook timeout.
+        while (this.inFlight.length > 0) await this.run({ t: 'commit', pick: 0, lose: false });
+        this.clock.now += s.ms;
+        this.log.push(`clock +${s.ms} ms`);
+        for (const r of this.replicas) for (const kind of ['Namespace', 'ResourceQuota'] as const) r.deliver(kind, 0, this.clock.now - LAG_MS);
+        return;
+      }
+      case 'crash':
+        this.replicas[s.replica]!.boot();
+        this.log.push(`replica ${s.replica} crashed and started again`);
+        return;
+      case 'breakWatch':
+        this.replicas[s.replica]!.breakWatch();
+        this.log.push(`replica ${s.replica}: watch broken`);
+        return;
+      case 'relist':
+        if (this.replicas[s.replica]!.upToDate) return;
+        this.replicas[s.replica]!.relist();
+        this.log.push(`replica ${s.replica}: re-listed`);
+        return;
+      case 'deleteLedger':
+        this.ledger.delete(PROJECT);
+        this.log.push('operator: kubectl delete the ledger');
+        return;
+      case 'nsDelete':
+        this.truth.deleteNamespace(NAMESPACES[s.ns]!);
+        this.log.push(`namespace ${NAMESPACES[s.ns]} deleted`);
+        return;
+      case 'status':
+        this.truth.setStatus(NAMESPACES[s.ns]!, QUOTAS[s.q]!, s.used);
+        return;
+    }
+  }
+
+  /** The invariant, against the truth and the ledger's live entries; a message when it is broken. */
+  violation(): string | undefined {
+    const live = (this.ledger.entries(PROJECT) ?? []).filter((e) => e.expires > this.clock.now);
+    const reserved = new Map<string, Resources>();
+    for (const e of live) {
+      const r = parseResources(e.allocation);
+      const prev = reserved.get(e.namespace) ?? new Map();
+      const out = new Map(prev);
+      for (const [k, q] of r) if (!out.get(k) || q.cmp(out.get(k)!) > 0) out.set(k, q);
+      reserved.set(e.namespace, out);
+    }
+    const stored = [...this.truth.snapshot.namespacesOfProject(PROJECT)].map((n) => n.metadata.name ?? '');
+    const creating = new Set([...stored, ...live.filter((e) => e.quota === undefined).map((e) => e.namespace)]);
+    if (creating.size > MAX_NAMESPACES) return `${creating.size} namespaces stored or being created (${[...creating].join(', ')}), maxNamespaces ${MAX_NAMESPACES}`;
+    const all = new Set([...stored, ...reserved.keys()]);
+    for (const r of [CPU, MEM]) {
+      let sum = 0;
+      const parts: string[] = [];
+      for (const ns of [...all].sort()) {
+        const held = stored.includes(ns) ? Number(namespaceShare(this.truth.snapshot, project, config.clusterName, ns).resources.get(r)?.toString() ?? 0) : 0;
+        const res = Number(reserved.get(ns)?.get(r)?.toString() ?? 0);
+        sum += Math.max(held, res);
+        parts.push(`${ns}: stored ${held}, reserved ${res}`);
+      }
+      if (sum > Number(BUDGET[r])) return `${r}: ${sum} > budget ${BUDGET[r]} (${parts.join('; ')}); live entries ${JSON.stringify(live)}`;
+    }
+    return undefined;
+  }
+}
+
+export { World, type Step };
+
+describe('headroom ledger model: replicas, lagging caches, crashes and a deleted ledger never overspend', () => {
+  it(
+    'holds the invariant after every step',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 2, max: 4 }).chain((n) => fc.tuple(fc.constant(n), fc.array(step(n), { minLength: 5, maxLength: 60 }))),
+          async ([n, steps]) => {
+            const world = new World(n);
+            for (const s of steps) {
+              await world.run(s);
+              const broken = world.violation();
+              if (broken) throw new Error(`invariant broken: ${broken}\n${world.log.join('\n')}`);
+            }
+          },
+        ),
+        { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+      );
+    },
+    120_000,
+  );
+
+  it('the model can fail: without the ledger, replicas overspend', async () => {
+    // The same world with each replica on its own (no shared ledger) finds an overspend: the check is live.
+    const found = await fc
+      .assert(
+        fc.asyncProperty(fc.array(step(3), { minLength: 5, maxLength: 40 }), async (steps) => {
+          const world = new World(3);
+          for (const r of world.replicas) r.guard = new HeadroomGuard({ ttlMs: TTL_MS, now: () => world.clock.now });
+          for (const s of steps) {
+            if (s.t === 'crash') continue;
+            await world.run(s);
+            if (world.violation()) throw new Error('overspent');
+          }
+        }),
+        { numRuns: 300, seed: 42 },
+      )
+      .then(
+        () => false,
+        () => true,
+      );
+    expect(found).toBe(true);
+  });
+});
