@@ -17,8 +17,8 @@ export interface Served {
   close(): Promise<void>;
 }
 
-function plain(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(text);
+function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers }).end(text);
 }
 
 function readOnly(req: IncomingMessage, res: ServerResponse): string | undefined {
@@ -74,7 +74,7 @@ export async function serveMetrics(o: MetricsServerOptions): Promise<Served> {
         if (decision.status !== 200) {
           // 401 without a token is every stray scanner; log what an operator would act on.
           if (decision.status !== 401) log(`metrics: refused ${path} (${decision.status}): ${decision.message}`, { user: decision.user });
-          plain(res, decision.status, `${decision.message}\n`);
+          plain(res, decision.status, `${decision.message}\n`, decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
           return;
         }
         const text = await o.metrics.registry.metrics();

@@ -116,6 +116,7 @@ describe('who may read the controller\'s /metrics (HTTPS, TokenReview, SubjectAc
 
       const none = await getMetrics({ port: target.port, ...(target.ca ? { ca: target.ca } : {}) });
       expect(none.status).toBe(401);
+      expect(none.body).toContain('Authorization: Bearer <token>');
       const forged = await getMetrics({ ...target, token: 'not-a-token' });
       expect(forged.status).toBe(401);
       const tenant = await getMetrics({ ...target, token: cluster().tokens.alice! });
