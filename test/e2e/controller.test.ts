@@ -18,7 +18,8 @@ const HOLD = 'e2e.tenantgate.io/hold';
 
 let c: Clients;
 let controller: RunningController;
-const logged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+/** The controller's log lines, each with when it was logged. */
+const logged: Array<{ message: string; fields?: Record<string, unknown>; at: number }> = [];
 
 const spec = (extra: Partial<Project['spec']> = {}): Project['spec'] => ({
   tenant: 'acme',
@@ -78,7 +79,7 @@ beforeAll(async () => {
     kubeConfig: controllerKc,
     projectSelector: `${SELECTOR_LABEL}=${RUN}`,
     log: (m, fields) => {
-      logged.push({ message: m, ...(fields ? { fields } : {}) });
+      logged.push({ message: m, ...(fields ? { fields } : {}), at: Date.now() });
       if (process.env.TG_DEBUG) process.stderr.write(`[controller] ${m}\n`);
     },
   });
@@ -385,14 +386,15 @@ describe('status (C3) and default quotas (C4)', () => {
     await eventually(async () => expect((await getProject(c, project.metadata.name!))?.status?.namespaces?.[0]?.health).toBe('Healthy'));
     await new Promise((r) => setTimeout(r, 1000));
     const before = reconcileWrites(await controller.metrics.writes());
-    const reconcilesBefore = (await controller.metrics.reconciles()).done ?? 0;
+    const touchedAt = Date.now();
     // Touch the project without changing anything the status depends on.
     await c.custom.patchClusterCustomObject(
       { group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', name: project.metadata.name!, body: { metadata: { annotations: { touched: 'yes' } } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
-    await eventually(async () => expect((await controller.metrics.reconciles()).done ?? 0).toBeGreaterThan(reconcilesBefore));
-    await new Promise((r) => setTimeout(r, 500));
+    // A reconcile of this project (not just any) that started after the touch; its writes are counted before it logs.
+    const touchedReconcile = (l: (typeof logged)[number]) => l.message === 'reconciled' && l.fields?.project === project.metadata.name && l.fields?.result === 'done' && l.at - Number(l.fields?.ms) >= touchedAt;
+    await eventually(async () => expect(logged.some(touchedReconcile), `a reconcile of ${project.metadata.name} that started after the touch`).toBe(true));
     expect(reconcileWrites(await controller.metrics.writes())).toBe(before);
   });
 });
