@@ -1,7 +1,7 @@
 /**
  * What a denial tells a subject about a project it does not own (docs/visibility.md). With
  * `visibility: all` (the default) the findings are as they always were: T4 names the project's tenant
- * and owners, and the other rules that run for a non-owner (T2, T3, T7, Q1, Q2, Q3, T4's "being
+ * and owners, and the other rules that run for a non-owner (T2, T3, T7, N2, Q1, Q2, Q3, T4's "being
  * deleted") describe the project's labels, namespaces and budget. With `own` the only finding is T4,
  * which names none of that and says what the caller owns instead. Every case below leaks under `all`
  * (the test shows the leak), so a rule that starts running for non-owners again under `own` fails it.
@@ -68,6 +68,11 @@ const CASES: Record<string, Case> = {
     rules: ['T2'],
     leaks: /tenantgate\.io\/tenant=acme/,
     review: (c, u) => reviewNamespace(reviewContext(u, snapshot(), c), 'CREATE', aNamespace('payments-dev', { project: 'payments', tenant: 'globex' }), undefined),
+  },
+  'N2 create namespace claiming the project by label under another name: the project\'s prefix': {
+    rules: ['N2'],
+    leaks: /a namespace of project payments must start with "payments-"/,
+    review: (c, u) => reviewNamespace(reviewContext(u, snapshot(), c), 'CREATE', aNamespace('elsewhere', { project: 'payments' }), undefined),
   },
   'T7 create namespace with a protected label: the project\'s tenant': {
     rules: ['T7'],
