@@ -9,6 +9,10 @@
  *   npm run bench -- rules-ab            (or npx tsx bench/rules-ab.ts)
  *   BENCH_RULES_BASE=HEAD  BENCH_RULES_ROUNDS=12
  *
+ * Before the first round and after the last, both trees decide every request once more, as its owner and
+ * as a tenant that owns nothing, and must give the same verdicts (allowed, each violation's rule, message
+ * and path, the warnings, the allocation): any difference throws, naming the first request that differs.
+ *
  * No target: it reports. Results: bench/results/rules-ab.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -23,6 +27,65 @@ const RESULTS = join(dirname(SERVER_SCRIPT), 'results', 'rules-ab.json');
 interface Tree {
   name: string;
   decideAll(): number;
+  /**
+   * The same pass as decideAll (same state changes), each verdict written down as comparable JSON;
+   * `asStranger` decides the requests as a tenant that owns nothing instead (denials, no state change).
+   */
+  verdicts(asStranger?: boolean): string[];
+}
+
+/** A tenant that owns no project: every request of the scenarios is denied to it, with messages to compare. */
+const STRANGER = { username: 'rules-ab-stranger', groups: ['tenants', 'system:authenticated'] };
+
+/** A verdict as comparable text: allowed, every violation (rule, message, path), the warnings, the allocation. */
+function verdictText(verdict: {
+  violations: Array<{ rule: string; message: string; path?: unknown }>;
+  warnings: string[];
+  allocation?: { project: string; namespace: string; resources: Map<string, { toString(): string }>; grows: boolean; quotaWrite?: { name: string; quota: unknown; removesCoverage: boolean } };
+}): string {
+  const a = verdict.allocation;
+  return JSON.stringify({
+    allowed: verdict.violations.length === 0,
+    violations: verdict.violations.map((v) => ({ rule: v.rule, message: v.message, path: v.path ?? null })),
+    warnings: verdict.warnings,
+    allocation: a
+      ? {
+          project: a.project,
+          namespace: a.namespace,
+          resources: [...a.resources].map(([r, q]) => [r, q.toString()]).sort(([x], [y]) => (x! < y! ? -1 : x! > y! ? 1 : 0)),
+          grows: a.grows,
+          quotaWrite: a.quotaWrite ?? null,
+        }
+      : null,
+  });
+}
+
+/** `text` around its first difference from `other` (verdicts with whole quotas are long). */
+function around(text: string, other: string): string {
+  let k = 0;
+  while (k < text.length && text[k] === other[k]) k++;
+  const from = Math.max(0, k - 160);
+  return `${from > 0 ? `…(${from} equal characters) ` : ''}${text.slice(from, k + 160)}${k + 160 < text.length ? ' …' : ''}`;
+}
+
+/**
+ * Fails loudly unless both trees decided every request alike: the benchmark compares the CPU of two
+ * trees that must agree, so a difference is a behaviour change, not a speed-up.
+ */
+function expectSameVerdicts(scenario: string, when: string, bodies: Buffer[], trees: Tree[], asStranger = false): { compared: number; denied: number } {
+  const [a, b] = trees.map((t) => t.verdicts(asStranger)) as [string[], string[]];
+  if (a.length !== b.length || a.length !== bodies.length) throw new Error(`rules-ab ${scenario} (${when}): ${a.length} and ${b.length} verdicts for ${bodies.length} requests`);
+  const differ = a.flatMap((v, i) => (v === b[i] ? [] : [i]));
+  if (differ.length > 0) {
+    const i = differ[0]!;
+    const { request } = JSON.parse(bodies[i]!.toString('utf8')) as { request: { kind: { kind: string }; operation: string; namespace?: string; name?: string } };
+    throw new Error(
+      `rules-ab ${scenario} (${when}${asStranger ? `, as ${STRANGER.username}` : ''}): the trees decide ${differ.length} of ${a.length} requests differently; ` +
+        `the first, #${i} (${request.operation} ${request.kind.kind} ${request.namespace ? `${request.namespace}/` : ''}${request.name ?? ''}):\n` +
+        `  ${trees[0]!.name}: ${around(a[i]!, b[i]!)}\n  ${trees[1]!.name}: ${around(b[i]!, a[i]!)}`,
+    );
+  }
+  return { compared: a.length, denied: a.filter((v) => v.startsWith('{"allowed":false')).length };
 }
 
 /** Loads a compiled tree (dist/ holding src/ and bench/webhook-server.js) and readies it for `bodies`. */
@@ -56,6 +119,16 @@ async function loadTree(name: string, serverScript: string, bodies: Buffer[]): P
       }
       return admitted;
     },
+    verdicts(asStranger = false) {
+      const out: string[] = [];
+      for (const request of requests) {
+        const verdict = guard.decide({ config, snapshot, user: asStranger ? STRANGER : request.userInfo, pending: guard.pending }, request);
+        if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
+        out.push(verdictText(verdict));
+        if (verdict.violations.length === 0 && verdict.allocation?.grows) server.emulateWatch(source, request);
+      }
+      return out;
+    },
   };
 }
 
@@ -75,6 +148,8 @@ export async function main(): Promise<string[]> {
   const rows = [];
   for (const { scenario, bodies } of ruleScenarios(P1_PROJECTS)) {
     const trees = [await loadTree('working tree', work.script, bodies), await loadTree(`${ref} (${base.sha.slice(0, 7)})`, base.script, bodies)];
+    // Both trees must agree before the clock counts (owners' and a stranger's verdicts) and still after it.
+    const checks = [expectSameVerdicts(scenario, 'before the rounds', bodies, trees), expectSameVerdicts(scenario, 'before the rounds', bodies, trees, true)];
     for (let i = 0; i < 3; i++) for (const t of trees) t.decideAll();
     const us: number[][] = trees.map(() => []);
     for (let round = 0; round < rounds; round++) {
@@ -82,6 +157,10 @@ export async function main(): Promise<string[]> {
       const order = round % 2 === 0 ? [0, 1] : [1, 0];
       for (const k of order) us[k]!.push(cpuPerCall(trees[k]!, bodies.length));
     }
+    checks.push(expectSameVerdicts(scenario, 'after the rounds', bodies, trees));
+    const compared = checks.reduce((n, c) => n + c.compared, 0);
+    const denied = checks.reduce((n, c) => n + c.denied, 0);
+    log(`rules-ab ${scenario}: both trees gave the same ${compared} verdicts, ${denied} of them denials (allowed, violations with rule and message, warnings, allocation)`);
     const paired = us[0]!.map((t, i) => t / us[1]![i]!);
     const row = { scenario, requests: bodies.length, rounds, workingTreeUs: round3(median(us[0]!)), baseUs: round3(median(us[1]!)), pairedRatioMedian: round3(median(paired)), pairedRatioMin: round3(Math.min(...paired)), pairedRatioMax: round3(Math.max(...paired)) };
     log(`rules-ab ${scenario}: working tree ${row.workingTreeUs} µs, ${ref} ${row.baseUs} µs per decision; paired ratio median ${row.pairedRatioMedian} (${row.pairedRatioMin}–${row.pairedRatioMax})`);
