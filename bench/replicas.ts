@@ -7,7 +7,7 @@
  * replica SIGKILLed and restarted a third of the way in, the ledger ConfigMap deleted half-way, and a
  * sampler checking Σ held ≤ budget and live namespaces ≤ maxNamespaces on a consistent LIST every 200 ms.
  * Target: no violation at any sample. Writes bench/results/replicas.json.
- *   BENCH_REPLICAS_ATTEMPTS=10000 BENCH_REPLICAS_CONCURRENCY=16 BENCH_REPLICAS_SEED=1 npm run bench -- replicas
+ *   BENCH_REPLICAS_ATTEMPTS=10000 BENCH_REPLICAS_CONCURRENCY=16 BENCH_REPLICAS_SEED=1 TG_KEEP_CLUSTER=1 npm run bench -- replicas
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,6 +37,7 @@ export async function main(): Promise<string[]> {
     if (result.sampleErrors.length >= result.samples) missed.push(`no sample could be read: ${result.sampleErrors[0] ?? ''}`);
     return missed;
   } finally {
-    await cp.stop();
+    // TG_KEEP_CLUSTER=1 keeps the control plane's directory: the replicas' decision logs, etcd's data.
+    await cp.stop({ keepData: process.env.TG_KEEP_CLUSTER === '1' });
   }
 }
