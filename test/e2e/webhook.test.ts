@@ -152,6 +152,11 @@ describe('quota headroom (Q1–Q4)', () => {
     const q4 = await apply('alice', quota('payments-a', 'main', { 'requests.cpu': '1', pods: '5' }));
     expect(q4.exitCode, q4.stderr).toBe(0);
     expect(q4.stderr).toMatch(/Warning: \[Q4\] project payments: requests\.cpu headroom 1 of 10 left/);
+    // A delete warns too (docs/rules.md Q4): a second quota in payments-a, then deleting it, leaves 1 of 10.
+    expect((await apply('alice', quota('payments-a', 'extra', { 'requests.cpu': '1', pods: '5' }))).exitCode).toBe(0);
+    const q4delete = await kubectl('alice', ['-n', 'payments-a', 'delete', 'quota', 'extra'], { reject: false });
+    expect(q4delete.exitCode, q4delete.stderr).toBe(0);
+    expect(q4delete.stderr).toMatch(/Warning: \[Q4\] project payments: requests\.cpu headroom 1 of 10 left/);
 
     // Q3: alice may not delete the quota that covers payments-dev; the admin may.
     const q3dry = await kubectl('alice', ['-n', 'payments-dev', 'delete', 'quota', 'main', '--dry-run=server'], { reject: false });
