@@ -7,7 +7,8 @@
  * The attack (docs/rules.md T7): alice, owner of payments, puts an owner reference with
  * blockOwnerDeletion to bob's Project ml, or a finalizer, on her own covering ResourceQuota (or on the
  * LimitRange, NetworkPolicy or RoleBinding tenantgate keeps in her namespace), by patch, create, replace
- * or server-side apply; or creates a namespace whose spec.finalizers nobody would remove. Every variant
+ * or server-side apply; or on a ConfigMap of her own (the ValidatingAdmissionPolicy
+ * tenantgate-owner-references); or creates a namespace whose spec.finalizers nobody would remove. Every variant
  * is refused with [T7] and changes nothing stored; then foreground deletions (Argo CD prunes that way)
  * of bob's Project and of alice's namespace finish.
  */
@@ -77,23 +78,29 @@ afterAll(async () => {
 });
 
 describe('T7: a tenant puts no finalizer or blocking owner reference on what holds its budget and boundary', () => {
-  const ownerRefPatch = () => JSON.stringify({ metadata: { ownerReferences: [foreignOwner()] } });
+  const ownerRefPatch = (blockOwnerDeletion = true) => JSON.stringify({ metadata: { ownerReferences: [{ ...foreignOwner(), blockOwnerDeletion }] } });
   const finalizerPatch = JSON.stringify([{ op: 'add', path: '/metadata/finalizers', value: ['weird-domain.example.org/never-released'] }]);
-  const attacks: Array<[string, string, () => string[], string?]> = [
-    ['the covering quota: an owner reference by merge patch', 'quota/tenantgate-quota', () => ['-n', 'dbpay-dev', 'patch', 'quota', 'tenantgate-quota', '--type=merge', '-p', ownerRefPatch()]],
-    ['the covering quota: a finalizer by JSON patch', 'quota/tenantgate-quota', () => ['-n', 'dbpay-dev', 'patch', 'quota', 'tenantgate-quota', '--type=json', '-p', finalizerPatch]],
-    ['the LimitRange: an owner reference', 'limitrange/tenantgate-limits', () => ['-n', 'dbpay-dev', 'patch', 'limitrange', 'tenantgate-limits', '--type=merge', '-p', ownerRefPatch()]],
-    ['the NetworkPolicy: an owner reference', 'networkpolicy/tenantgate-isolation', () => ['-n', 'dbpay-dev', 'patch', 'networkpolicy', 'tenantgate-isolation', '--type=merge', '-p', ownerRefPatch()]],
-    ['the RoleBinding: a finalizer', 'rolebinding/tenantgate-owners', () => ['-n', 'dbpay-dev', 'patch', 'rolebinding', 'tenantgate-owners', '--type=json', '-p', finalizerPatch]],
+  // A blocking reference to a Project or Namespace is answered by the ValidatingAdmissionPolicy inside the
+  // apiserver (it runs before the webhooks); any other change of either list by the webhook.
+  const BY_POLICY = /\[T7\] \w+ dbpay-dev\/tenantgate-[a-z]+: user alice may not add an owner reference with blockOwnerDeletion to Project dbml/;
+  const BY_WEBHOOK = /\[T7\] \w+ dbpay-dev\/tenantgate-[a-z]+ \(project dbpay, tenant acme\): user "alice" may not add, change or remove metadata\.(ownerReferences|finalizers) .*only privileged subjects set metadata\.finalizers and metadata\.ownerReferences/;
+  const attacks: Array<[string, string, () => string[], RegExp]> = [
+    ['the covering quota: a blocking owner reference by merge patch', 'quota/tenantgate-quota', () => ['-n', 'dbpay-dev', 'patch', 'quota', 'tenantgate-quota', '--type=merge', '-p', ownerRefPatch()], BY_POLICY],
+    ['the covering quota: a non-blocking owner reference', 'quota/tenantgate-quota', () => ['-n', 'dbpay-dev', 'patch', 'quota', 'tenantgate-quota', '--type=merge', '-p', ownerRefPatch(false)], BY_WEBHOOK],
+    ['the covering quota: a finalizer by JSON patch', 'quota/tenantgate-quota', () => ['-n', 'dbpay-dev', 'patch', 'quota', 'tenantgate-quota', '--type=json', '-p', finalizerPatch], BY_WEBHOOK],
+    ['the LimitRange: a blocking owner reference', 'limitrange/tenantgate-limits', () => ['-n', 'dbpay-dev', 'patch', 'limitrange', 'tenantgate-limits', '--type=merge', '-p', ownerRefPatch()], BY_POLICY],
+    ['the LimitRange: a finalizer', 'limitrange/tenantgate-limits', () => ['-n', 'dbpay-dev', 'patch', 'limitrange', 'tenantgate-limits', '--type=json', '-p', finalizerPatch], BY_WEBHOOK],
+    ['the NetworkPolicy: a non-blocking owner reference', 'networkpolicy/tenantgate-isolation', () => ['-n', 'dbpay-dev', 'patch', 'networkpolicy', 'tenantgate-isolation', '--type=merge', '-p', ownerRefPatch(false)], BY_WEBHOOK],
+    ['the NetworkPolicy: a blocking owner reference', 'networkpolicy/tenantgate-isolation', () => ['-n', 'dbpay-dev', 'patch', 'networkpolicy', 'tenantgate-isolation', '--type=merge', '-p', ownerRefPatch()], BY_POLICY],
+    ['the RoleBinding: a finalizer', 'rolebinding/tenantgate-owners', () => ['-n', 'dbpay-dev', 'patch', 'rolebinding', 'tenantgate-owners', '--type=json', '-p', finalizerPatch], BY_WEBHOOK],
   ];
 
-  it.each(attacks)('%s is refused with [T7], dry run and real, and nothing changes', async (_what, object, args) => {
+  it.each(attacks)('%s is refused with [T7], real and dry run, and nothing changes', async (_what, object, args, message) => {
     const before = await deletionMeta(['-n', 'dbpay-dev', 'get', object]);
     for (const dry of [[], ['--dry-run=server']]) {
       const r = await kubectl('alice', [...args(), ...dry], { reject: false });
       expect(r.exitCode, r.stdout).not.toBe(0);
-      expect(r.stderr).toMatch(/\[T7\] \w+ dbpay-dev\/tenantgate-[a-z]+ \(project dbpay, tenant acme\): user "alice" may not add, change or remove metadata\.(ownerReferences|finalizers)/);
-      expect(r.stderr).toContain('only privileged subjects set metadata.finalizers and metadata.ownerReferences');
+      expect(r.stderr).toMatch(message);
     }
     expect(await deletionMeta(['-n', 'dbpay-dev', 'get', object])).toEqual(before);
   });
@@ -103,15 +110,34 @@ describe('T7: a tenant puts no finalizer or blocking owner reference on what hol
     const created = await kubectl('alice', ['create', '-f', '-'], { input: quota({ finalizers: ['example.com/hold'] }), reject: false });
     expect(created.stderr).toContain('[T7] ResourceQuota dbpay-dev/e2e-held (project dbpay, tenant acme): user "alice" may not add, change or remove metadata.finalizers ([] → ["example.com/hold"])');
     const applied = await kubectl('alice', ['apply', '--server-side', '-f', '-'], { input: quota({ ownerReferences: [foreignOwner()] }), reject: false });
-    expect(applied.stderr).toContain('[T7] ResourceQuota dbpay-dev/e2e-held');
+    expect(applied.stderr).toContain('[T7] ResourceQuota dbpay-dev/e2e-held: user alice may not add an owner reference with blockOwnerDeletion to Project dbml');
     expect(await json(['-n', 'dbpay-dev', 'get', 'quota', 'e2e-held'])).toBeUndefined();
     // The covering quota replaced whole, with a blocking owner reference (and by server-side apply).
     const stored = (await json(['-n', 'dbpay-dev', 'get', 'quota', 'tenantgate-quota']))!;
-    const replaced = await kubectl('alice', ['replace', '-f', '-'], { input: JSON.stringify({ ...stored, metadata: { ...stored.metadata, ownerReferences: [foreignOwner()] } }), reject: false });
-    expect(replaced.stderr).toContain('[T7] ResourceQuota dbpay-dev/tenantgate-quota');
+    const replaced = await kubectl('alice', ['replace', '-f', '-'], { input: JSON.stringify({ ...stored, metadata: { ...stored.metadata, ownerReferences: [{ ...foreignOwner(), blockOwnerDeletion: false }] } }), reject: false });
+    expect(replaced.stderr).toContain('[T7] ResourceQuota dbpay-dev/tenantgate-quota (project dbpay, tenant acme): user "alice" may not add, change or remove metadata.ownerReferences');
     const ssa = await kubectl('alice', ['apply', '--server-side', '--force-conflicts', '--field-manager=e2e', '-f', '-'], { input: quota({ name: 'tenantgate-quota', finalizers: ['example.com/hold'] }), reject: false });
-    expect(ssa.stderr).toContain('[T7] ResourceQuota dbpay-dev/tenantgate-quota');
+    expect(ssa.stderr).toContain('[T7] ResourceQuota dbpay-dev/tenantgate-quota (project dbpay, tenant acme): user "alice" may not add, change or remove metadata.finalizers');
     expect(await deletionMeta(['-n', 'dbpay-dev', 'get', 'quota', 'tenantgate-quota'])).toEqual({ finalizers: [], ownerReferences: [] });
+  });
+
+  it('refuses, for objects of any kind (the ValidatingAdmissionPolicy), a new blocking owner reference to a Namespace or a Project', async () => {
+    const nsUid = (await kubectl('admin', ['get', 'namespace', 'dbml-serving', '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    const configMap = (name: string, ref: Record<string, unknown>) =>
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'dbpay-dev', finalizers: ['example.com/hold'], ownerReferences: [ref] } });
+    const toProject = await kubectl('alice', ['create', '-f', '-'], { input: configMap('e2e-hold-project', foreignOwner()), reject: false });
+    expect(toProject.stderr).toContain('[T7] ConfigMap dbpay-dev/e2e-hold-project: user alice may not add an owner reference with blockOwnerDeletion to Project dbml (the foreground deletion of that owner would wait for this object); allowed: blockOwnerDeletion false or absent');
+    const nsRef = { apiVersion: 'v1', kind: 'Namespace', name: 'dbml-serving', uid: nsUid, blockOwnerDeletion: true };
+    const toNamespace = await kubectl('alice', ['create', '-f', '-'], { input: configMap('e2e-hold-namespace', nsRef), reject: false });
+    expect(toNamespace.stderr).toContain('[T7] ConfigMap dbpay-dev/e2e-hold-namespace: user alice may not add an owner reference with blockOwnerDeletion to Namespace dbml-serving');
+    // The same reference without blockOwnerDeletion holds nobody's deletion: admitted (and removed again).
+    const harmless = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'e2e-owned', namespace: 'dbpay-dev', ownerReferences: [{ ...nsRef, blockOwnerDeletion: false }] } });
+    const admitted = await kubectl('alice', ['create', '-f', '-'], { input: harmless, reject: false });
+    expect(admitted.exitCode, admitted.stderr).toBe(0);
+    const flipped = await kubectl('alice', ['-n', 'dbpay-dev', 'patch', 'configmap', 'e2e-owned', '--type=json', '-p', '[{"op":"replace","path":"/metadata/ownerReferences/0/blockOwnerDeletion","value":true}]'], { reject: false });
+    expect(flipped.stderr).toContain('[T7] ConfigMap dbpay-dev/e2e-owned');
+    await kubectl('alice', ['-n', 'dbpay-dev', 'delete', 'configmap', 'e2e-owned']);
+    for (const name of ['e2e-hold-project', 'e2e-hold-namespace']) expect(await json(['-n', 'dbpay-dev', 'get', 'configmap', name])).toBeUndefined();
   });
 
   it('refuses a namespace whose spec.finalizers nobody would remove', async () => {

@@ -35,6 +35,7 @@ export async function installBase(info: ClusterInfo): Promise<void> {
     '-f', join(MANIFESTS, 'webhook', 'rbac.yaml'),
     '-f', join(MANIFESTS, 'controller', 'rbac.yaml'),
     '-f', join(MANIFESTS, 'webhook', 'excluded-namespaces-policy.yaml'),
+    '-f', join(MANIFESTS, 'webhook', 'owner-references-policy.yaml'),
   ]);
 }
 
