@@ -15,7 +15,11 @@ import { startProcess, type Managed } from './processes.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from './proxy.js';
 import { kubectlAs, registerWebhooks, unregisterWebhooks } from './tenantgate.js';
 
-const DIST_CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
+/**
+ * dist/ of this tree, or TG_WEBHOOK_DIST (another build's dist/, e.g. of one commit from `git archive`:
+ * several people sharing one working tree rebuild dist/ from whatever it holds at the moment).
+ */
+const DIST_CLI = join(process.env.TG_WEBHOOK_DIST ?? join(REPO_ROOT, 'dist'), 'cli', 'main.js');
 
 export interface WebhookReplica {
   port: number;
