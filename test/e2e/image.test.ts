@@ -51,6 +51,21 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
+/**
+ * The variables a Dockerfile stage's ENV instructions set, as NAME=value (continuation lines joined).
+ * Only the unquoted `ENV NAME=value …` form: anything else fails, so a new form needs this parser first.
+ */
+function dockerfileEnv(stage: string): string[] {
+  const instructions = stage.replace(/\\\n\s*/g, ' ').split('\n').filter((line) => /^ENV\s/.test(line));
+  expect(instructions.length, 'the final stage has an ENV instruction').toBeGreaterThan(0);
+  return instructions.flatMap((line) =>
+    line.replace(/^ENV\s+/, '').trim().split(/\s+/).map((pair) => {
+      expect(pair, 'ENV NAME=value (unquoted)').toMatch(/^[A-Za-z_][A-Za-z0-9_]*=[^"'\s]*$/);
+      return pair;
+    }),
+  );
+}
+
 describe('the image', () => {
   it('is tagged as the manifests reference it and runs as 65532 with tenantgate as entrypoint', async () => {
     const docs = parseAllDocuments(await readFile(join(MANIFESTS, 'webhook', 'deployment.yaml'), 'utf8')).map((d) => d.toJS() as { kind: string; spec: { template: { spec: { containers: Array<{ image: string }> } } } });
@@ -66,7 +81,8 @@ describe('the image', () => {
     expect(finalStage).toMatch(/^FROM scratch$/m);
     expect(JSON.parse(/^ENTRYPOINT (.+)$/m.exec(finalStage)![1]!)).toEqual(image.config.Entrypoint);
     expect(/^USER (\S+)$/m.exec(finalStage)![1]).toBe(image.config.User);
-    for (const env of image.config.Env) expect(finalStage).toContain(env);
+    // The environment both ways: every variable the final stage's ENV sets, and nothing else.
+    expect([...image.config.Env].sort()).toEqual(dockerfileEnv(finalStage).sort());
     const buildScript = await readFile(join(REPO_ROOT, 'hack', 'build-image.sh'), 'utf8');
     const kustomizeScript = await readFile(join(REPO_ROOT, 'hack', 'install-kustomize.sh'), 'utf8');
     expect(/^ARG NODE_VERSION=(\S+)$/m.exec(dockerfile)![1]).toBe(/^NODE_VERSION=(\S+)$/m.exec(buildScript)![1]);
