@@ -370,3 +370,26 @@ describe('HeadroomGuard keeps its per-process structures bounded', () => {
     expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0 });
   });
 });
+
+describe('HeadroomGuard: "growing" is judged against the lowest count any replica may hold', () => {
+  it('a quota delete that looks non-growing to a replica that has not seen the quota yet is still checked (Q1)', async () => {
+    const ledger = new MemoryLedger();
+    const project = { metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User' as const, name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } } } };
+    const labels = { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' };
+    const q1 = { metadata: { name: 'q1', namespace: 'race-a', resourceVersion: '5' }, spec: { hard: { 'requests.cpu': '1' } } };
+    const q2 = { metadata: { name: 'q2', namespace: 'race-a', resourceVersion: '9' }, spec: { hard: { 'requests.cpu': '0' } } };
+    const cache = (quotas: typeof q1[]) => MemorySnapshot.of({ projects: [project], namespaces: ['race-a', 'race-b'].map((name) => ({ metadata: { name, labels } })), quotas });
+    const [r1, r2, r3] = [0, 1, 2].map(() => new HeadroomGuard({ ttlMs: 30_000, ledger }));
+    // Replica 1 adds q2 (cpu 0) to race-a: race-a now holds 0. Replica 3's cache shows it, replica 2's not yet.
+    expect((await r1!.decide(ctx(cache([q1])), aQuotaCreateRequest('race-a', { name: 'q2', cpu: '0' }))).violations).toEqual([]);
+    const seesQ2 = cache([q1, q2]);
+    const lags = cache([q1]);
+    // Replica 3 counts race-a at 0 and gives its CPU to race-b.
+    expect((await r3!.decide(ctx(seesQ2), aQuotaCreateRequest('race-b', { cpu: '2' }))).violations).toEqual([]);
+    // Replica 2 deletes q2: by its cache race-a keeps holding 1 (q1), but in truth it goes from 0 to 1.
+    const deleteQ2: AdmissionRequest = { uid: 'd', kind: { group: '', version: 'v1', kind: 'ResourceQuota' }, operation: 'DELETE', namespace: 'race-a', name: 'q2', userInfo: { username: 'alice', groups: [] }, oldObject: q2 };
+    const verdict = await r2!.decide(ctx(lags), deleteQ2);
+    expect(verdict.violations.map((v) => v.rule)).toEqual(['Q1']);
+    expect(verdict.violations[0]!.message).toMatch(/ResourceQuota race-a\/q2 asks requests\.cpu 1, project race has 2 of which 2 are allocated to other namespaces/);
+  });
+});

@@ -271,7 +271,7 @@ const step = (replicas: number): fc.Arbitrary<Step> =>
     { weight: 6, arbitrary: fc.record({ t: fc.constant('decide' as const), reqs: fc.array(fc.record({ replica: fc.nat(replicas - 1), op, dryRun: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) }), { minLength: 1, maxLength: 4 }) }) },
     { weight: 4, arbitrary: fc.record({ t: fc.constant('commit' as const), pick: fc.nat(7), lose: fc.integer({ min: 0, max: 9 }).map((n) => n === 0) }) },
     { weight: 4, arbitrary: fc.record({ t: fc.constant('deliver' as const), replica: fc.nat(replicas - 1), kind: fc.constantFrom('Namespace' as const, 'ResourceQuota' as const), count: fc.integer({ min: 1, max: 3 }) }) },
-    { weight: 2, arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.constantFrom(0, 1_000, 4_000, 12_000, 26_000) }) },
+    { weight: 2, arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.constantFrom(0, 1_000, 4_000, 12_000, 26_000, 31_000) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('crash' as const), replica: fc.nat(replicas - 1) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('breakWatch' as const), replica: fc.nat(replicas - 1) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('relist' as const), replica: fc.nat(replicas - 1) }) },
