@@ -106,8 +106,9 @@ describe('the racing attempts', () => {
       [403, 'admission webhook "validate.tenantgate.io" denied the request: [Q1] ResourceQuota shop-a/q asks requests.cpu 3 …\n[Q2] …'],
       [403, 'admission webhook "validate.tenantgate.io" denied the request: [Q5] project shop: 10 concurrent updates of the headroom ledger collided; retry the request'],
       [500, 'Internal error occurred: failed calling webhook "validate.tenantgate.io": failed to call webhook: Post "https://127.0.0.1:1/validate": EOF'],
+      [403, 'admission webhook "mutate.tenantgate.io" denied the request: tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds'],
       [409, 'Operation cannot be fulfilled on resourcequotas "q": the object has been modified; please apply your changes to the latest version and try again'],
     ] as const) countOutcome(counts, classifyOutcome(status, message));
-    expect(counts).toEqual({ writes: 5, admitted: 1, refused: { Q1: 1 }, failClosed: { Q5: 1, 'webhook-call': 1 }, other: { 'conflict (stale resourceVersion)': 1 } });
+    expect(counts).toEqual({ writes: 6, admitted: 1, refused: { Q1: 1 }, failClosed: { Q5: 1, 'webhook-call': 1, 'not-ready': 1 }, other: { 'conflict (stale resourceVersion)': 1 } });
   });
 });

@@ -61,15 +61,19 @@ export function generateAttempts(plan: AttemptPlan, count: number, seed: number)
 
 /**
  * How one write ended. `refused` carries the rule ids tenantgate's denial names; `fail-closed` is
- * [Q5] (the ledger could not be written in time) or the apiserver's "failed calling webhook"
- * (a replica down: failurePolicy Fail); `other` is the apiserver's own answer (a conflict at a stale
+ * [Q5] (the ledger could not be written in time), the apiserver's "failed calling webhook"
+ * (a replica down: failurePolicy Fail) or a replica's "not ready" (its caches are not synced); `other` is the apiserver's own answer (a conflict at a stale
  * resourceVersion, not found, already exists, a terminating namespace, RBAC, quota admission).
  */
-export type Outcome = { kind: 'admitted' } | { kind: 'refused'; rules: string[] } | { kind: 'fail-closed'; why: 'Q5' | 'webhook-call' } | { kind: 'other'; why: string };
+export type Outcome = { kind: 'admitted' } | { kind: 'refused'; rules: string[] } | { kind: 'fail-closed'; why: FailClosed } | { kind: 'other'; why: string };
+
+/** [Q5]; the apiserver could not call the webhook; a replica answered that its caches are not synced. */
+export type FailClosed = 'Q5' | 'webhook-call' | 'not-ready';
 
 export function classifyOutcome(status: number, message: string): Outcome {
   if (status >= 200 && status < 300) return { kind: 'admitted' };
   if (/failed calling webhook/.test(message)) return { kind: 'fail-closed', why: 'webhook-call' };
+  if (/denied the request: tenantgate is not ready/.test(message)) return { kind: 'fail-closed', why: 'not-ready' };
   if (/denied the request/.test(message)) {
     const rules = [...new Set([...message.matchAll(/\[([A-Z]\d+)\]/g)].map((m) => m[1]!))];
     if (rules.includes('Q5')) return { kind: 'fail-closed', why: 'Q5' };
@@ -91,12 +95,12 @@ export interface OutcomeCounts {
   admitted: number;
   /** By the first rule id of the denial (a denial lists every rule it breaks). */
   refused: Record<string, number>;
-  failClosed: { Q5: number; 'webhook-call': number };
+  failClosed: Record<FailClosed, number>;
   other: Record<string, number>;
 }
 
 export function emptyCounts(): OutcomeCounts {
-  return { writes: 0, admitted: 0, refused: {}, failClosed: { Q5: 0, 'webhook-call': 0 }, other: {} };
+  return { writes: 0, admitted: 0, refused: {}, failClosed: { Q5: 0, 'webhook-call': 0, 'not-ready': 0 }, other: {} };
 }
 
 export function countOutcome(counts: OutcomeCounts, outcome: Outcome): void {
