@@ -12,6 +12,8 @@ import { describe, expect, it } from 'vitest';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { reviewNamespace, reviewResourceQuota, type ReviewContext, type Verdict } from '../../src/validate/admission.js';
 import { mutationFor, verdictFor, type AdmissionRequest } from '../../src/webhook/review.js';
+import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { MemoryLedger } from '../support/memory-ledger.js';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
 import type { NamespaceObject } from '../../src/validate/types.js';
 
@@ -170,6 +172,25 @@ describe('generateName', () => {
     expect(v.allocation).toMatchObject({ project: 'payments', namespace: 'payments-x7k2q', grows: true });
     const full = MemorySnapshot.of({ projects: [aProject('payments', { ...payments.spec, maxNamespaces: 1 }, { uid: 'uid-payments' })], namespaces: [aNamespace('payments-dev', { project: 'payments', uid: 'uid-payments' })] });
     expect(rules(reviewNamespace(reviewContext(ALICE, full), 'CREATE', generated(mutate(ALICE, asked())), undefined))).toEqual(['Q1']);
+  });
+
+  it('Q5 reserves headroom under each generated name: a burst of generateName creates admits what fits, one process or on a ledger', async () => {
+    for (const ledger of [undefined, new MemoryLedger()]) {
+      const s = MemorySnapshot.of({ projects: [aProject('burst', { owners: [{ kind: 'Group', name: 'acme:payments-admins' }], quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } }, { uid: 'uid-burst' })] });
+      const guard = new HeadroomGuard({ ttlMs: 60_000, ...(ledger ? { ledger } : {}) });
+      // As the validating webhook gets them: the generated name in request.name and metadata.name, the labels the mutating webhook added.
+      const create = (name: string): AdmissionRequest => ({
+        uid: name,
+        kind: { group: '', version: 'v1', kind: 'Namespace' },
+        operation: 'CREATE',
+        name,
+        userInfo: ALICE,
+        object: { metadata: { name, generateName: 'burst-', labels: { 'tenantgate.io/project': 'burst', 'tenantgate.io/tenant': 'acme', 'kubernetes.io/metadata.name': name } }, spec: { finalizers: ['kubernetes'] } },
+      });
+      const verdicts = await Promise.all(['burst-b4k9z', 'burst-x7k2q', 'burst-m2n5p'].map((n) => guard.decide(reviewContext(ALICE, s), create(n))));
+      expect(verdicts.map(rules), ledger ? 'on a ledger' : 'one process').toEqual([[], [], ['Q1']]);
+      expect(messages(verdicts[2]!)).toMatch(/^Namespace burst-m2n5p asks requests\.cpu 1 \(namespaceDefaults\), project burst has 2 of which 2 are allocated/);
+    }
   });
 
   it("refuses a prefix the caller does not own with T4, naming the generateName and the caller's own projects", () => {
