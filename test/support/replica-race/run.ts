@@ -265,13 +265,15 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
         deleting = (async () => {
           const ledger = `${LEDGER_PREFIX}${name}`;
           try {
-            const result = (await admin.deleteNamespacedConfigMap({ name: ledger, namespace: DEFAULT_CONFIG.systemNamespace })) as { metadata?: { deletionTimestamp?: unknown; finalizers?: string[] } };
-            const deletionTimestamp = result.metadata?.deletionTimestamp;
-            ledgerDeletion = { ...at, status: 200, ...(deletionTimestamp ? { deletionTimestamp: String(deletionTimestamp), finalizers: result.metadata?.finalizers ?? [] } : {}) };
+            await admin.deleteNamespacedConfigMap({ name: ledger, namespace: DEFAULT_CONFIG.systemNamespace });
+            ledgerDeletion = { ...at, status: 200 };
+            // Gone, or only marked for deletion while a finalizer holds it.
+            const left = await admin.readNamespacedConfigMap({ name: ledger, namespace: DEFAULT_CONFIG.systemNamespace }).catch(() => undefined);
+            if (left?.metadata?.deletionTimestamp) ledgerDeletion = { ...ledgerDeletion, deletionTimestamp: new Date(left.metadata.deletionTimestamp).toISOString(), finalizers: left.metadata.finalizers ?? [] };
           } catch (err) {
             ledgerDeletion = { ...at, status: apiError(err).status };
           }
-          log(`${name}: ledger ${ledger} deleted after ${at.afterCompleted} attempts: HTTP ${ledgerDeletion.status}`);
+          log(`${name}: ledger ${ledger} deleted after ${at.afterCompleted} attempts: HTTP ${ledgerDeletion.status}${ledgerDeletion.finalizers ? `, held by the finalizers ${ledgerDeletion.finalizers.join(', ')}` : ', gone'}`);
         })();
       }
     };
