@@ -12,7 +12,7 @@ import { helmBinary, helmTemplate } from '../../hack/chart-manifests.js';
 
 interface K8sObject {
   kind: string;
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
   [key: string]: any;
 }
 
