@@ -11,6 +11,7 @@ import { clients, controllerKubeconfigFile, createProject, installControllerRbac
 import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+import { LEDGER_FINALIZER } from '../../src/webhook/ledger.js';
 
 const RUN = uniqueName('ctl');
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
@@ -184,7 +185,8 @@ describe('cascading deletion (C2)', () => {
     const project = await newProject('ledger');
     const name = project.metadata.name!;
     const ledger = `tenantgate-ledger-${name}`;
-    await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: ledger }, data: { reservations: '[]' } } });
+    // As the webhook writes it: with its finalizer (src/webhook/ledger.ts), which the controller removes first.
+    await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: ledger, finalizers: [LEDGER_FINALIZER] }, data: { reservations: '[]' } } });
     const other = await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: `tenantgate-ledger-${name}x` }, data: { reservations: '[]' } } });
     await deleteProject(c, name);
     await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), { what: 'project gone' });

@@ -14,6 +14,7 @@ import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluste
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
+import { dropLedger } from '../support/ledger-reset.js';
 
 const PROJECT = 'race';
 const NAMESPACES = Array.from({ length: 40 }, (_, i) => `race-n${i}`);
@@ -27,7 +28,7 @@ async function startReplicas(config: Partial<TenantgateConfig>): Promise<void> {
   // Each test starts from an empty ledger. Entries an earlier test left (objects since deleted, which
   // new replicas never see) would count until their expiry: stricter, never an overspend, but it
   // would make this test's numbers depend on how long the previous one took.
-  await kubectl('admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'delete', 'configmap', `${LEDGER_PREFIX}${PROJECT}`, '--ignore-not-found']);
+  await dropLedger(`${LEDGER_PREFIX}${PROJECT}`, DEFAULT_CONFIG.systemNamespace);
   running = await startWebhookReplicas(cluster(), certs, config, { name: 'race-webhook' });
 }
 

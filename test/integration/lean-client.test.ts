@@ -6,7 +6,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { ApiStatusError, LeanApiClient } from '../../src/kube/lean-client.js';
-import { ConfigMapLedger, LedgerConflict } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger, LEDGER_FINALIZER, LedgerConflict } from '../../src/webhook/ledger.js';
+import { dropLedger } from '../support/ledger-reset.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { cluster, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 import { localPortsOfRequestsTo } from '../support/connections.js';
@@ -68,17 +69,26 @@ describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
       expect(stored.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project });
       expect(JSON.parse(stored.data.reservations).map((e: { namespace: string }) => e.namespace)).toEqual([`${project}-a`, `${project}-b`]);
       expect(isConflict(again)).toBe(false); // the ledger's own error type, not the raw 409
-      // Deleted behind a writer's back (the controller removes a deleted Project's ledger, and a Project
-      // of the same name comes back): the stale write is a conflict, so the guard reads again and creates it.
-      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`]);
-      const gone = await ledger.write(project, second, [entry(`${project}-d`, '1')]).catch((e: unknown) => e);
+      expect(JSON.parse((await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', `tenantgate-ledger-${project}`, '-o', 'jsonpath={.metadata.finalizers}'])).stdout)).toEqual([LEDGER_FINALIZER]);
+      // Deleted (kubectl delete): the finalizer keeps it, marked, readable and writable.
+      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`, '--wait=false']);
+      const marked = await ledger.read(project);
+      expect(marked.deleting).toBe(true);
+      expect(marked.entries.map((e) => e.namespace)).toEqual([`${project}-a`, `${project}-b`]);
+      const kept = await ledger.write(project, marked, [...marked.entries, entry(`${project}-c`, '1')]);
+      expect(kept.deleting).toBe(true);
+      // Released (the guard does that once nothing in it is live): gone. A writer holding the old state
+      // gets a conflict, so the guard reads again and creates it.
+      await expect(ledger.release(project, marked)).rejects.toBeInstanceOf(LedgerConflict);
+      await ledger.release(project, kept);
+      const gone = await ledger.write(project, kept, [entry(`${project}-d`, '1')]).catch((e: unknown) => e);
       expect(gone).toBeInstanceOf(LedgerConflict);
       const fresh = await ledger.read(project);
       expect(fresh).toEqual({ entries: [] });
       expect((await ledger.write(project, fresh, [entry(`${project}-d`, '1')])).resourceVersion).toMatch(/^\d+$/);
     } finally {
       ledger.close();
-      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`, '--ignore-not-found']);
+      await dropLedger(`tenantgate-ledger-${project}`);
     }
   });
 });
