@@ -502,14 +502,13 @@ export class HeadroomGuard {
    * entries keeps being used as it is.
    */
   private async ledgerState(project: string, left: () => number, abandoned: AbortSignal): Promise<LedgerState> {
-    const cached = this.ledgerCache.get(project);
-    if (cached) return cached.state;
     const ledger = this.options.ledger!;
-    let state = await within(ledger.read(project), left(), abandoned);
+    const cached = this.ledgerCache.get(project);
+    let state = cached ? cached.state : await within(ledger.read(project), left(), abandoned);
     if (state.deleting && !state.entries.some((e) => this.isLive(e))) {
       await within(ledger.release(project, state), left(), abandoned);
       state = { entries: [] };
-    }
+    } else if (cached) return state;
     this.ledgerCache.set(project, { state, at: this.now() });
     return state;
   }
