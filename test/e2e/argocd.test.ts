@@ -71,7 +71,7 @@ async function syncAndWait(app: string, revision: string, options: { prune?: boo
 
 const get = async (args: string[]) => {
   const r = await kubectl('admin', ['get', ...args, '-o', 'json'], { reject: false });
-  return r.exitCode === 0 ? (JSON.parse(r.stdout) as { metadata: { resourceVersion: string; name: string; deletionTimestamp?: string }; spec?: { hard?: Record<string, string> }; status?: { conditions?: Array<{ type: string; message?: string }> } }) : undefined;
+  return r.exitCode === 0 ? (JSON.parse(r.stdout) as { metadata: { resourceVersion: string; name: string; deletionTimestamp?: string }; spec?: { hard?: Record<string, string> }; status?: { conditions?: Array<{ type: string; status?: string; reason?: string; message?: string }> } }) : undefined;
 };
 
 async function waitGone(args: string[], timeoutMs = 180_000): Promise<void> {
@@ -175,7 +175,8 @@ describe('the tenantgate plugin in the real Argo CD', () => {
       for (const name of exampleProjects) {
         const live = await get(['project', name]);
         const ready = live?.status?.conditions?.find((c) => c.type === 'Ready');
-        expect(resourceOf(synced, 'Project', name)?.health).toEqual({ status: 'Healthy', message: ready?.message });
+        expect(ready, `${name}'s Ready condition`).toMatchObject({ status: 'True', reason: 'Ready', message: 'the project is ready' });
+        expect(resourceOf(synced, 'Project', name)?.health).toEqual({ status: 'Healthy', message: 'the project is ready' });
       }
     } finally {
       aborts.forEach((a) => a.abort());
