@@ -33,6 +33,8 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   Q5: { title: 'concurrent admissions never overspend', change: 'retry the request: other changes of the project were being decided at the same moment' },
   Q6: { title: 'a budget is not lowered below what is in use', change: 'stop workloads in the project first (lowering quotas frees nothing in use), then lower the budget in git' },
   Q7: { title: 'a namespace is not removed while pods run in it', change: 'move or stop the pods of that namespace before removing it from the Project in git' },
+  F1: { title: 'a fleet budget declaration makes sense', change: 'fix spec.fleet as the message says (Projects are the platform team\'s, in git)' },
+  F2: { title: 'a cluster grows beyond its share only with room the hub moved to it', change: 'ask for no more than this cluster\'s share, free room on the clusters the message names, or ask the platform team to raise spec.fleet.quota.hard in git' },
 };
 
 export const GENERIC_HELP: RuleHelp = { title: 'see docs/rules.md', change: 'read the rule in docs/rules.md; the message says what was refused' };

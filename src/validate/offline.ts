@@ -7,6 +7,7 @@ import type { Quantity } from '../quantity/quantity.js';
 import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
+import { checkFleetBudget } from './rules/fleet.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
@@ -35,6 +36,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     if (previous) add(checkTenantImmutable(previous, project));
     add(checkDeclaredNamespaces(config, project, declaredBy));
     add(checkPlacementBudgets(project));
+    add(checkFleetBudget(project));
   });
   return out;
 }

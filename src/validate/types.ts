@@ -22,6 +22,7 @@ export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'
   | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8'
   | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5' | 'Q6' | 'Q7'
+  | 'F1' | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 is designed, not yet reported
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -64,12 +65,21 @@ export interface LimitRangeDefaults {
   min?: ResourceList;
 }
 
+export interface FleetBudgetSpec {
+  /** Σ over the member clusters of their shares never exceeds `quota.hard`. */
+  quota?: QuotaSpec;
+  /** The member clusters (their names in `spec.clusters`, `ARGOCD_ENV_CLUSTER`) sharing the budget. */
+  clusters?: string[];
+}
+
 export interface ProjectSpec {
   tenant: string;
   displayName?: string;
   owners?: Subject[];
   quota?: QuotaSpec;
   clusters?: Record<string, { quota?: QuotaSpec }>;
+  /** A budget for the fleet as a whole, shared by `clusters` (docs/adr/0039; designed, not yet enforced). */
+  fleet?: FleetBudgetSpec;
   maxNamespaces?: number;
   namespaceDefaults?: { quota?: QuotaSpec; limitRange?: LimitRangeDefaults };
   /** Pod Security Standards levels by mode; a mode not given takes tenantgate.yaml's `podSecurity`. */

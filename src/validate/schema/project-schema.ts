@@ -144,6 +144,21 @@ const specSchema: StructuralSchema = {
         properties: { quota: quotaSpec('The project budget on this cluster.') },
       },
     },
+    fleet: {
+      type: 'object',
+      description:
+        'A budget for the fleet as a whole (designed, not yet enforced: docs/adr/0039-fleet-budgets-demarcation.md). Each member cluster holds a share of it; spec.clusters (else spec.quota) bounds a member\'s share.',
+      required: ['quota', 'clusters'],
+      properties: {
+        quota: quotaSpec('The fleet budget: the member clusters\' shares never sum to more.'),
+        clusters: {
+          type: 'array',
+          description: 'The member clusters sharing the fleet budget (their names in spec.clusters, ARGOCD_ENV_CLUSTER).',
+          'x-kubernetes-list-type': 'set',
+          items: { type: 'string', minLength: 1 },
+        },
+      },
+    },
     maxNamespaces: { type: 'integer', minimum: 0, description: 'The most namespaces the project may have.' },
     namespaceDefaults: {
       type: 'object',

@@ -1,0 +1,82 @@
+/**
+ * What a member cluster decides on its own about a fleet-budgeted Project
+ * (docs/adr/0039-fleet-budgets-demarcation.md): whether a growth fits the limit it enforces (no hub
+ * needed), how much more share to ask the hub for, and when to give unused share back (hysteresis).
+ * Pure: the enforced limit, the allocation and the policy are arguments.
+ *
+ * Designed, not yet enforced: no entry point calls this module yet.
+ *
+ * The member's rules of order, which these functions leave to their caller:
+ * - raise the enforced limit only after its own write to the hub was stored (the CAS answered 200, or
+ *   a later read shows the write's idempotency key), and by at most what that write granted;
+ * - lower the enforced limit first, then write a give-back or an offer to the hub.
+ */
+import { Quantity } from '../quantity/quantity.js';
+import type { Resources } from '../validate/types.js';
+
+const ZERO = Quantity.zero();
+const at = (r: Resources | undefined, resource: string): Quantity => r?.get(resource) ?? ZERO;
+
+export type LocalDecision =
+  | { readonly fits: true }
+  /** `need`: per resource, how far the allocation after the change is above the enforced limit. */
+  | { readonly fits: false; readonly need: Resources };
+
+/**
+ * Does an allocation of `after` (per fleet-budgeted resource, counted as today's rules count it) fit
+ * the `enforced` limit? Decided without the hub: a member that cannot reach it keeps admitting what
+ * fits. Resources `enforced` does not name are not fleet-budgeted here and are not judged.
+ */
+export function decideLocally(enforced: Resources, after: Resources): LocalDecision {
+  const need = new Map<string, Quantity>();
+  for (const [resource, limit] of enforced) {
+    const asked = at(after, resource);
+    if (asked.cmp(limit) > 0) need.set(resource, asked.sub(limit));
+  }
+  return need.size === 0 ? { fits: true } : { fits: false, need };
+}
+
+export interface GiveBackPolicy {
+  /** Free room (enforced − allocation) a member keeps for growth it admits without the hub. */
+  readonly keep: Resources;
+  /** Give back only when the free room is above this (≥ keep): the band between is the hysteresis. */
+  readonly above: Resources;
+}
+
+/** What to ask the hub for: `need`, and up to `need + keep` so the next growths fit without a write. */
+export function growthWant(need: Resources, policy: GiveBackPolicy): Resources {
+  const want = new Map<string, Quantity>();
+  for (const [resource, v] of need) want.set(resource, v.add(at(policy.keep, resource)));
+  return want;
+}
+
+export interface GiveBackPlan {
+  /** The limit to enforce from now on (lower it before writing to the hub). */
+  readonly lowerTo: Resources;
+  /** What to hand back (or offer): `limit − lowerTo` for every resource that has too much free room. */
+  readonly amount: Resources;
+}
+
+/**
+ * Hysteresis: for each resource whose free room `limit − allocation` is above `policy.above`, lower to
+ * allocation + keep and give back the rest of `limit` (share − lendable as the member last read it
+ * from the hub, which may be above what it enforces after a crash between a grant and the raise).
+ * Undefined when no resource has too much free room.
+ */
+export function planGiveBack(enforced: Resources, limit: Resources, allocation: Resources, policy: GiveBackPolicy): GiveBackPlan | undefined {
+  const lowerTo = new Map(enforced);
+  const amount = new Map<string, Quantity>();
+  for (const [resource, held] of limit) {
+    const used = at(allocation, resource);
+    const threshold = at(policy.above, resource);
+    if (held.sub(used).cmp(threshold) <= 0) continue;
+    let target = used.add(at(policy.keep, resource));
+    const current = at(enforced, resource);
+    if (target.cmp(current) > 0) target = current;
+    const back = held.sub(target);
+    if (back.sign() <= 0) continue;
+    lowerTo.set(resource, target);
+    amount.set(resource, back);
+  }
+  return amount.size === 0 ? undefined : { lowerTo, amount };
+}
