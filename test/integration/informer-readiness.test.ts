@@ -1,0 +1,69 @@
+/**
+ * The informers know whether their cache is current (`Informers.upToDate`, the webhook's /readyz and
+ * its [Q5] refusal of growth): against the real apiserver, reached through a loopback TCP proxy that
+ * the test cuts and restores, they are up to date once listed and watching, not while the connection
+ * is gone, and again once the watches reconnect.
+ */
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Informers } from '../../src/kube/informers.js';
+import { ClusterLists } from '../../src/kube/lists.js';
+import { WebhookMetrics } from '../../src/webhook/metrics.js';
+import { cluster, eventually, kubeConfig } from '../support/cluster.js';
+import { installBase } from '../support/devcluster/tenantgate.js';
+
+/** A TCP proxy on a fixed loopback port to the apiserver; `cut` closes it and every connection through it. */
+async function proxyTo(target: number, port = 0): Promise<{ port: number; cut(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(target, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as { port: number }).port,
+    cut: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+beforeAll(async () => {
+  await installBase(cluster()); // the Project CRD
+}, 120_000);
+
+let informers: Informers | undefined;
+let proxy: { port: number; cut(): Promise<void> } | undefined;
+afterAll(async () => {
+  await informers?.stop();
+  await proxy?.cut();
+});
+
+describe('informers: up to date only while listed and watching', () => {
+  it('goes false when the connection to the apiserver breaks and true again once the watches are back', async () => {
+    const kc = kubeConfig('admin');
+    const apiserver = new URL(kc.getCurrentCluster()!.server);
+    proxy = await proxyTo(Number(apiserver.port));
+    kc.clusters = kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${proxy!.port}` }));
+    const logs: string[] = [];
+    informers = new Informers(kc, new ClusterLists(kc), { log: (m) => logs.push(m), metrics: new WebhookMetrics(), baseDelayMs: 100 });
+    expect(informers.upToDate).toBe(false);
+    informers.start();
+    await informers.waitSynced();
+    await eventually(async () => expect(informers!.upToDate).toBe(true), { what: 'listed and watching' });
+    const port = proxy.port;
+    await proxy.cut();
+    await eventually(async () => expect(informers!.upToDate).toBe(false), { what: 'not up to date once the watches broke' });
+    expect(informers.synced).toBe(true); // synced once stays true: only upToDate follows the watches
+    proxy = await proxyTo(Number(apiserver.port), port);
+    await eventually(async () => expect(informers!.upToDate).toBe(true), { what: 'up to date again', timeoutMs: 30_000 });
+  }, 60_000);
+});
