@@ -65,7 +65,7 @@ function plus(a: Resources, b: Resources): Resources {
 }
 
 /** A protocol break the model must catch. */
-export type ProtocolBreak =
+type ProtocolBreak =
   /** The member raises its enforced limit when it sends a growth write, before the hub stored it. */
   | 'raise-before-write'
   /** The hub stores a write whatever its precondition (last writer wins, no compare-and-swap). */
@@ -160,7 +160,7 @@ interface Member {
 }
 
 /** How often each path ran, over all runs (the model must reach them, or it proves little). */
-export interface Coverage {
+interface Coverage {
   grantedFromPool: number;
   grantedFromOffers: number;
   refusedNoRoom: number;
