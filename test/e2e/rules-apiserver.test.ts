@@ -6,12 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyFile, readFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { httpsGet } from '../support/devcluster/https-get.js';
+import { httpsCall, httpsGet } from '../support/devcluster/https-get.js';
 import { applyOwnerBindings, installBase, registerWebhooks, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
@@ -124,16 +123,7 @@ describe('the webhook over HTTPS', () => {
   async function post(path: string, body: string | Buffer, ca: Buffer): Promise<{ status: number; body: string }> {
     const { certFile, keyFile } = cluster().webhookClient;
     const client = { cert: await readFile(certFile), key: await readFile(keyFile) };
-    return new Promise((resolve, reject) => {
-      const req = request(`${hook.url}${path}`, { method: 'POST', ca, ...client, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+    return httpsCall(`${hook.url}${path}`, { method: 'POST', ca, client, headers: { 'content-type': 'application/json' }, body });
   }
 
   it('answers 400 for a broken envelope, 413 over 3 MiB, 404 for an unknown path, each with a JSON error', async () => {
@@ -158,15 +148,7 @@ describe('the webhook over HTTPS', () => {
       const ca = await readFile(hook.certs.caCert);
       expect((await httpsGet(`https://127.0.0.1:${unsynced.port}/readyz`, { ca })).status).toBe(503);
       const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', userInfo: { username: 'admin', groups: ['system:masters'] }, object: { metadata: { name: 'x' } } } };
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request(`https://127.0.0.1:${unsynced.port}/validate`, { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => (text += c.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        });
-        req.on('error', reject);
-        req.end(JSON.stringify(review));
-      });
+      const answer = await httpsCall(`https://127.0.0.1:${unsynced.port}/validate`, { method: 'POST', ca, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
       expect(answer.status).toBe(200);
       const response = JSON.parse(answer.body).response;
       expect(response).toMatchObject({ uid: 'u1', allowed: false, status: { code: 503 } });

@@ -5,14 +5,13 @@
  * tenant's real `kubectl create namespace` through the apiserver is admitted and refused as before.
  */
 import { readFile } from 'node:fs/promises';
-import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeKeyPair } from '../../src/certs/files.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
 import { LABEL_PROJECT, LABEL_TENANT, LEDGER_PREFIX } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
-import { httpsGet } from '../support/devcluster/https-get.js';
+import { httpsCall, httpsGet, type HttpsAnswer } from '../support/devcluster/https-get.js';
 import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 
 const PROJECT = 'guarded';
@@ -40,17 +39,8 @@ const forgedReview = (uid: string, name: string) =>
     request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' }, name, operation: 'CREATE', userInfo: { username: 'carol', groups: ['acme:web-admins', 'tenants', 'system:authenticated'] }, object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [LABEL_PROJECT]: PROJECT, [LABEL_TENANT]: 'acme' } } }, dryRun: false },
   });
 
-function post(body: string, client?: { cert: Buffer; key: Buffer }): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${hook.url}/validate?timeout=5s`, { method: 'POST', ca: webhookCa, agent: false, ...client, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+function post(body: string, client?: { cert: Buffer; key: Buffer }): Promise<HttpsAnswer> {
+  return httpsCall(`${hook.url}/validate?timeout=5s`, { method: 'POST', ca: webhookCa, client, headers: { 'content-type': 'application/json' }, body });
 }
 
 /** The webhook's pending reservations and refused requests, from its /metrics. */

@@ -4,36 +4,18 @@
  * the test cuts and restores, they are up to date once listed and watching, not while the connection
  * is gone, and again once the watches reconnect.
  */
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informers } from '../../src/kube/informers.js';
 import { ClusterLists } from '../../src/kube/lists.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { cluster, eventually, kubeConfig } from '../support/cluster.js';
+import { startRoundRobinProxy } from '../support/devcluster/proxy.js';
 import { installBase } from '../support/devcluster/tenantgate.js';
 
-/** A TCP proxy on a fixed loopback port to the apiserver; `cut` closes it and every connection through it. */
+/** A TCP proxy to the apiserver; `cut` closes it and every connection through it. */
 async function proxyTo(target: number, port = 0): Promise<{ port: number; cut(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(target, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-    }
-    client.pipe(upstream).pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-  });
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-  return {
-    port: (server.address() as { port: number }).port,
-    cut: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  const proxy = await startRoundRobinProxy([target], port);
+  return { port: proxy.port, cut: () => proxy.close() };
 }
 
 beforeAll(async () => {

@@ -6,9 +6,9 @@
 import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';
 import { readFile, writeFile } from 'node:fs/promises';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { kubeconfigYaml } from './devcluster/controlplane.js';
+import { httpsCall } from './devcluster/https-get.js';
 import { startProcess, type Managed } from './devcluster/processes.js';
 import { REPO_ROOT } from './paths.js';
 import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../../src/validate/types.js';
@@ -143,21 +143,7 @@ export function metricsTarget(controller: RunningController, token: string): Met
 
 /** GET /metrics: status and body, whatever the status. */
 export function getMetrics(target: Pick<MetricsTarget, 'port' | 'ca'> & { token?: string }): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      `https://127.0.0.1:${target.port}/metrics`,
-      { ...(target.ca ? { ca: target.ca } : { rejectUnauthorized: false }), headers: target.token ? { authorization: `Bearer ${target.token}` } : {}, agent: false, timeout: 10_000 },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end();
-  });
+  return httpsCall(`https://127.0.0.1:${target.port}/metrics`, { ca: target.ca, token: target.token, timeoutMs: 10_000 });
 }
 
 /** The /metrics text; throws on any answer but 200. */

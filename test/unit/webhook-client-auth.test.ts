@@ -4,7 +4,7 @@
  * decision runs; probes stay open; the apiserver's certificate is served as before.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
-import { request, type Server } from 'node:https';
+import type { Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { createApp } from '../../src/webhook/server.js';
 import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { serveHttps } from '../../src/webhook/tls.js';
+import { httpsCall } from '../support/devcluster/https-get.js';
 
 describe('authorizeClient (pure)', () => {
   const open = { allowedNames: [] };
@@ -99,17 +100,8 @@ describe('the webhook with a client CA', () => {
   const review = (uid: string, kind = 'Namespace') => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind: { group: '', version: 'v1', kind }, operation: 'CREATE', name: 'web-x', userInfo: { username: 'carol', groups: ['acme:web-admins'] }, object: { metadata: { name: 'web-x' } } } });
 
   async function call(method: string, path: string, client?: { cert: string; key: string }, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
-    const tls = client ? { cert: await readFile(client.cert), key: await readFile(client.key) } : {};
-    return new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, method, ca: serverCa, agent: false, ...tls, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+    const tls = client ? { cert: await readFile(client.cert), key: await readFile(client.key) } : undefined;
+    return httpsCall(`https://127.0.0.1:${port}${path}`, { method, ca: serverCa, client: tls, headers: { 'content-type': 'application/json', ...headers }, body });
   }
 
   it('answers 401 to a caller without a client certificate, on both paths and both HTTP surfaces, deciding nothing', async () => {

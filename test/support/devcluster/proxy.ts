@@ -1,4 +1,4 @@
-/** A round-robin TCP proxy on loopback: spreads connections over webhook replicas (TLS passes through). */
+/** A round-robin TCP proxy on loopback: spreads connections over webhook replicas (TLS passes through); `close` cuts every connection. */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface RoundRobinProxy {
@@ -7,7 +7,8 @@ export interface RoundRobinProxy {
   close(): Promise<void>;
 }
 
-export async function startRoundRobinProxy(targets: number[]): Promise<RoundRobinProxy> {
+/** `port` 0 picks a free one; a fixed port lets a test restore a proxy it closed where clients expect it. */
+export async function startRoundRobinProxy(targets: number[], port = 0): Promise<RoundRobinProxy> {
   let next = 0;
   const connections = targets.map(() => 0);
   const sockets = new Set<Socket>();
@@ -23,7 +24,7 @@ export async function startRoundRobinProxy(targets: number[]): Promise<RoundRobi
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
     port: (server.address() as { port: number }).port,
     connections,
