@@ -22,6 +22,7 @@ import { ProjectGauges } from './project-metrics.js';
 import { managedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
 import { projectAccessCaches } from './project-access.js';
+import type { ServingCertificate } from '../certs/reloading-tls.js';
 import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer, type ViewServerOptions } from '../view/server.js';
 import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
 
@@ -39,8 +40,11 @@ export interface ControllerOptions {
    */
   metricsPort?: number;
   metricsHost?: string;
-  /** PEM serving certificate and key of /metrics; absent: a self-signed one made at start (RunningController.metricsCa). */
-  metricsTls?: { cert: string; key: string };
+  /**
+   * Serving certificate of /metrics: files (reloaded when they change) or PEM text; absent: a
+   * self-signed one made at start (RunningController.metricsCa).
+   */
+  metricsTls?: ServingCertificate;
   /** Port for /healthz and /readyz over plain HTTP (the kubelet's probes); 0 picks a free one; undefined serves nothing. */
   probePort?: number;
   probeHost?: string;
@@ -55,7 +59,7 @@ export interface ControllerOptions {
    * Serve the budget view (view.tenantgate.io, src/view/) over HTTPS on every replica, leader or not.
    * `auth` defaults to kube-system/extension-apiserver-authentication (re-read every 10 minutes).
    */
-  view?: { port: number; host: string; cert: string; key: string; auth?: FrontProxyAuth; onRequest?: ViewServerOptions['onRequest'] };
+  view?: ServingCertificate & { port: number; host: string; auth?: FrontProxyAuth; onRequest?: ViewServerOptions['onRequest'] };
 }
 
 export interface RunningController {
@@ -307,7 +311,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       log('metrics: no serving certificate given, serving /metrics with a self-signed one made at start');
     }
     const access = new MetricsAccess(apiserverAccessReviews(options.kubeConfig));
-    metricsServer = await serveMetrics({ port: options.metricsPort, host: options.metricsHost ?? '0.0.0.0', cert: tls.cert, key: tls.key, metrics, access, log });
+    metricsServer = await serveMetrics({ ...tls, port: options.metricsPort, host: options.metricsHost ?? '0.0.0.0', metrics, access, log });
   }
   const port = metricsServer?.port;
 
@@ -317,10 +321,9 @@ export async function startController(options: ControllerOptions): Promise<Runni
     const v = options.view;
     const auth = v.auth ?? (await readFrontProxyAuth(options.kubeConfig));
     view = await serveView({
+      ...('certFile' in v ? { certFile: v.certFile, keyFile: v.keyFile } : { cert: v.cert, key: v.key }),
       port: v.port,
       host: v.host,
-      cert: v.cert,
-      key: v.key,
       auth,
       ...(v.auth ? {} : { reload: () => readFrontProxyAuth(options.kubeConfig) }),
       source: syncedCache,

@@ -7,6 +7,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { loadServingCertificate, reloadOnChange, type ServingCertificate } from '../certs/reloading-tls.js';
 import { describeError } from '../kube/errors.js';
 import { listen } from '../listen.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -47,21 +48,20 @@ export async function serveProbes(o: { port: number; host: string; healthy: () =
   return listen(server, o.port, o.host);
 }
 
-export interface MetricsServerOptions {
+/** The serving certificate: PEM text, or files reloaded when they change (src/certs/reloading-tls.ts). */
+export type MetricsServerOptions = ServingCertificate & {
   port: number;
   host: string;
-  /** PEM serving certificate and key. */
-  cert: string;
-  key: string;
   metrics: ControllerMetrics;
   access: MetricsAccess;
   log?: (message: string, fields?: Record<string, unknown>) => void;
-}
+};
 
 /** /metrics over HTTPS: 401 without an accepted token, 403 for a user not allowed, the metrics only after both reviews. */
 export async function serveMetrics(o: MetricsServerOptions): Promise<Served> {
   const log = o.log ?? (() => {});
-  const server = createHttpsServer({ cert: o.cert, key: o.key }, (req, res) => {
+  const serving = loadServingCertificate(o);
+  const server = createHttpsServer({ cert: serving.material.cert, key: serving.material.key }, (req, res) => {
     const path = readOnly(req, res);
     if (path === undefined) return;
     if (path !== METRICS_PATH) {
@@ -86,5 +86,6 @@ export async function serveMetrics(o: MetricsServerOptions): Promise<Served> {
         else res.destroy();
       });
   });
+  if (serving.files) reloadOnChange(server, serving.files, serving.material, { log: (m) => log(`metrics: ${m}`) });
   return listen(server, o.port, o.host);
 }

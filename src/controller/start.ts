@@ -24,7 +24,8 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
   const log = logFunction(logger.child({ identity }));
 
   if ((o.metricsCert === undefined) !== (o.metricsKey === undefined)) throw new Error(`--metrics-cert and --metrics-key go together (given: ${o.metricsCert ? `--metrics-cert ${o.metricsCert}` : `--metrics-key ${o.metricsKey}`})`);
-  const metricsTls = o.metricsCert && o.metricsKey ? { cert: readFileSync(o.metricsCert, 'utf8'), key: readFileSync(o.metricsKey, 'utf8') } : undefined;
+  // Files, not their text: both servers reload a renewed certificate without a restart (docs/adr/0042-certificate-rotation.md).
+  const metricsTls = o.metricsCert && o.metricsKey ? { certFile: o.metricsCert, keyFile: o.metricsKey } : undefined;
   const controller = await startController({
     kubeConfig,
     config,
@@ -37,7 +38,7 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
     probeHost: o.probeHost,
     leaderElection: o.leaderElection ? { namespace: leaseNamespace, name: o.leaseName, identity } : false,
     ...(o.projectSelector ? { projectSelector: o.projectSelector } : {}),
-    ...(o.viewPort !== undefined ? { view: { port: o.viewPort, host: o.viewHost, cert: readFileSync(o.viewCert, 'utf8'), key: readFileSync(o.viewKey, 'utf8') } } : {}),
+    ...(o.viewPort !== undefined ? { view: { port: o.viewPort, host: o.viewHost, certFile: o.viewCert, keyFile: o.viewKey } } : {}),
     log,
   });
   log(`started; metrics (HTTPS, bearer token) on :${controller.port ?? '-'}; probes on :${controller.probePort ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`);

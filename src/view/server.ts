@@ -11,6 +11,7 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type * as k8s from '@kubernetes/client-node';
+import { loadServingCertificate, reloadOnChange, type ServingCertificate, type TlsMaterial } from '../certs/reloading-tls.js';
 import { describeError } from '../kube/errors.js';
 import { listen } from '../listen.js';
 import { handle, status, type Identity, type ViewResponse, type ViewSource } from './api.js';
@@ -88,12 +89,9 @@ export function callerOf(peer: PeerCertificate, headers: Record<string, string[]
   return { username, groups: values(auth.groupHeaders).filter((g) => g !== '') };
 }
 
-export interface ViewServerOptions {
+export type ViewServerOptions = ServingCertificate & {
   port: number;
   host: string;
-  /** PEM serving certificate and key. */
-  cert: string;
-  key: string;
   /** The front proxy's trust; re-read every `refreshMs` when `reload` is given. */
   auth: FrontProxyAuth;
   reload?: () => Promise<FrontProxyAuth>;
@@ -102,7 +100,7 @@ export interface ViewServerOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** Each answered request (tests count them). */
   onRequest?: (r: { user?: string; path: string; status: number }) => void;
-}
+};
 
 export interface ViewServer {
   port: number;
@@ -112,7 +110,10 @@ export interface ViewServer {
 export async function serveView(o: ViewServerOptions): Promise<ViewServer> {
   let auth = o.auth;
   const log = o.log ?? (() => {});
-  const server: Server = createServer({ cert: o.cert, key: o.key, ca: auth.ca, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+  // The serving pair is reloaded when its files change; the front proxy's CA when the ConfigMap does.
+  const serving = loadServingCertificate(o);
+  const contextOptions = (m: TlsMaterial) => ({ cert: m.cert, key: m.key, ca: auth.ca });
+  const server: Server = createServer({ ...contextOptions(serving.material), requestCert: true, rejectUnauthorized: false }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     let answer: ViewResponse;
     let user: string | undefined;
@@ -135,12 +136,18 @@ export async function serveView(o: ViewServerOptions): Promise<ViewServer> {
     write(res, answer, req);
     o.onRequest?.({ ...(user ? { user } : {}), path, status: answer.status });
   });
+  const tls = serving.files
+    ? reloadOnChange(server, serving.files, serving.material, { log: (m) => log(`view: ${m}`), contextOptions })
+    : undefined;
   const timer = o.reload
     ? setInterval(() => {
         o.reload!().then(
           (next) => {
-            if (next.ca !== auth.ca) server.setSecureContext({ cert: o.cert, key: o.key, ca: next.ca });
+            const caChanged = next.ca !== auth.ca;
             auth = next;
+            if (!caChanged) return;
+            if (tls) tls.apply();
+            else server.setSecureContext(contextOptions(serving.material));
           },
           (err: unknown) => log(`view: could not re-read the front proxy's CA (keeping the one loaded): ${describeError(err)}`),
         );

@@ -1,7 +1,7 @@
 /** HTTPS with certificate reload: the files are polled and swapped in without a restart. */
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { RequestListener } from 'node:http';
+import { readTlsFiles, reloadOnChange } from '../certs/reloading-tls.js';
 
 export interface TlsFiles {
   cert: string;
@@ -14,33 +14,13 @@ export interface TlsFiles {
 }
 
 export function serveHttps(files: TlsFiles, handler: RequestListener, log: (m: string) => void = () => {}, pollMs = 1000): Server & { reloadNow(): void } {
-  const read = () => ({
-    cert: readFileSync(files.cert),
-    key: readFileSync(files.key),
-    ...(files.clientCa ? { ca: readFileSync(files.clientCa), requestCert: true, rejectUnauthorized: false } : {}),
-  });
-  const server = createServer({ ...read(), minVersion: 'TLSv1.2' }, handler) as Server & { reloadNow(): void };
+  // The pair and the client CA are read, checked and reloaded together (src/certs/reloading-tls.ts).
+  const paths = { cert: files.cert, key: files.key, ...(files.clientCa ? { ca: files.clientCa } : {}) };
+  const initial = readTlsFiles(paths);
+  const clientAuth = files.clientCa ? { requestCert: true, rejectUnauthorized: false } : {};
+  const server = createServer({ ...initial, ...clientAuth, minVersion: 'TLSv1.2' }, handler) as Server & { reloadNow(): void };
   server.keepAliveTimeout = 65_000;
-  const reload = () => {
-    try {
-      server.setSecureContext({ ...read(), minVersion: 'TLSv1.2' });
-      // Kept-alive connections were made with the old certificate and would keep it as long as the
-      // apiserver keeps using them; idle ones are closed so every new request handshakes with the new one.
-      server.closeIdleConnections();
-      log(`reloaded TLS certificate from ${files.cert}`);
-    } catch (err) {
-      // A half-written pair (cert updated, key not yet) fails here; the next change retries.
-      log(`keeping the previous TLS certificate: ${(err as Error).message}`);
-    }
-  };
-  server.reloadNow = reload;
-  const onChange = (curr: { mtimeMs: number }, prev: { mtimeMs: number }) => {
-    if (curr.mtimeMs !== prev.mtimeMs) reload();
-  };
-  const watched = [files.cert, files.key, ...(files.clientCa ? [files.clientCa] : [])];
-  for (const file of watched) watchFile(file, { interval: pollMs }, onChange);
-  server.on('close', () => {
-    for (const file of watched) unwatchFile(file, onChange);
-  });
+  const tls = reloadOnChange(server, paths, initial, { log, pollMs });
+  server.reloadNow = () => void tls.reloadNow();
   return server;
 }
