@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image manifests helm crane promtool debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
+.PHONY: image release manifests helm crane promtool syft debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -63,6 +63,10 @@ promtool:
 crane:
 	hack/build-go-tool.sh crane
 
+# Anchore's syft writes the SBOM of the release image (make release, test/e2e/release.test.ts, ADR 0040).
+syft:
+	hack/build-go-tool.sh syft
+
 # The shipped tenantgate-config goes into the chart too; manifests/ is rendered from the chart.
 config: deps
 	npx tsx hack/generate-config.ts > charts/tenantgate/files/config/tenantgate-config.yaml
@@ -72,7 +76,7 @@ config: deps
 lint: deps
 	npm run --silent lint
 
-test: build lint control-plane kustomize helm crane promtool argocd debian-deps
+test: build lint control-plane kustomize helm crane promtool syft argocd debian-deps
 	npx vitest run
 
 # The fast loop: no cluster; of the Go builds only the pinned kustomize (render's unit tests run it;
@@ -82,7 +86,7 @@ test-unit: build kustomize
 	hack/install-debian-deps.sh lua5.4 git pre-commit
 	npx vitest run --project unit
 
-test-integration: build control-plane kustomize helm crane promtool argocd debian-deps
+test-integration: build control-plane kustomize helm crane promtool syft argocd debian-deps
 	npx vitest run --project integration
 
 bench: build control-plane
@@ -103,3 +107,9 @@ debian-deps:
 # The container image as an OCI archive, without a docker daemon (ADR 0010): build/image/.
 image: build crane debian-deps
 	hack/build-image.sh
+
+# Everything a release ships, for VERSION (= package.json's version): the image archive, its SBOM, the
+# chart, the npm package, the krew archive and manifest, SHA256SUMS; into build/release/<VERSION>/
+# (docs/releasing.md, ADR 0040).
+release: build kustomize crane helm syft debian-deps
+	hack/release.sh "$(VERSION)"

@@ -6,11 +6,12 @@
 #   hack/build-go-tool.sh crane        (github.com/google/go-containerregistry/cmd/crane)
 #   hack/build-go-tool.sh helm         (helm.sh/helm/v4/cmd/helm)
 #   hack/build-go-tool.sh promtool     (github.com/prometheus/prometheus/cmd/promtool, ADR 0033)
+#   hack/build-go-tool.sh syft         (github.com/anchore/syft/cmd/syft, the release SBOM, ADR 0040)
 #   hack/build-go-tool.sh kyverno      (github.com/kyverno/kyverno/cmd/kyverno)
 #   hack/build-go-tool.sh gatekeeper   (github.com/open-policy-agent/gatekeeper/v3, module root)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-tool=${1:?usage: build-go-tool.sh crane|helm|promtool|kyverno|gatekeeper}
+tool=${1:?usage: build-go-tool.sh crane|helm|promtool|syft|kyverno|gatekeeper}
 dir=hack
 case "$tool" in
   crane)      module=github.com/google/go-containerregistry; pkg=$module/cmd/crane; ldflags="" ;;
@@ -18,6 +19,8 @@ case "$tool" in
               ldflags="-X helm.sh/helm/v4/internal/version.version=VERSION" ;;
   promtool)   module=github.com/prometheus/prometheus; pkg=$module/cmd/promtool
               ldflags="-X github.com/prometheus/common/version.Version=VERSION" ;;
+  syft)       module=github.com/anchore/syft; pkg=$module/cmd/syft
+              ldflags="-X main.version=VERSION" ;;
   kyverno)    module=github.com/kyverno/kyverno; pkg=$module/cmd/kyverno; dir=bench/peers
               ldflags="-X github.com/kyverno/kyverno/pkg/version.BuildVersion=VERSION" ;;
   gatekeeper) module=github.com/open-policy-agent/gatekeeper/v3; pkg=$module; dir=bench/peers; ldflags="" ;;

@@ -19,6 +19,8 @@
 #         package list image/debian-packages.txt and rewrites image/debian-packages.lock (so does a
 #         lock whose versions the mirror no longer has, with a warning), DEBIAN_LOCK (default
 #         image/debian-packages.lock) names the lock to read and write.
+#         IMAGE_OUT (default build/image) is the output folder (make release uses its own, so a release
+#         and another image build can run at the same time).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -30,7 +32,7 @@ DEBIAN_SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-se
 version=$(node -p 'require("./package.json").version')
 image_name="ghcr.io/tenantgate/tenantgate:$version"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
-out="$root/build/image"
+out=${IMAGE_OUT:-$root/build/image}
 work="$out/work"
 
 crane=$(hack/build-go-tool.sh crane)
