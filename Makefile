@@ -108,8 +108,8 @@ debian-deps:
 image: build crane debian-deps
 	hack/build-image.sh
 
-# Everything a release ships, for VERSION (= package.json's version): the image archive, its SBOM, the
-# chart, the npm package, the krew archive and manifest, SHA256SUMS; into build/release/<VERSION>/
+# Everything a release ships, for VERSION (= package.json's version): the image archive, its SBOM and
+# Debian package list, the chart, the npm package, the krew archive and manifest, SHA256SUMS; into build/release/<VERSION>/
 # (docs/releasing.md, ADR 0040).
 release: build kustomize crane helm syft debian-deps
 	hack/release.sh "$(VERSION)"
