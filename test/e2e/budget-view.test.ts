@@ -7,7 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlane, type ClusterInfo } from '../support/devcluster/controlplane.js';
 import { installBase } from '../support/devcluster/tenantgate.js';
-import { apiWrites, applyChartTemplates, run, startControllerWithView, type LocalView } from '../support/view.js';
+import { APISERVICE, apiWrites, applyChartTemplates, run, startControllerWithView, type LocalView } from '../support/view.js';
+import { caBundleOf, replacePair, serialOf, servedSerial, SteadyTraffic } from '../support/rotation.js';
+import { createCA, signCert, webhookDnsNames } from '../../src/certs/pki.js';
+import { readFile } from 'node:fs/promises';
 import { helmTemplate } from '../../hack/chart-manifests.js';
 import { parseAllDocuments } from 'yaml';
 import { eventually, uniqueName } from '../support/cluster.js';
@@ -195,4 +198,46 @@ describe('budget view: view.tenantgate.io through the kube-apiserver', () => {
     expect(dry.stdout).toMatch(/apiservice\.apiregistration\.k8s\.io\/v1alpha1\.view\.tenantgate\.io (created|configured|unchanged) \(server dry run\)/);
     expect(dry.stdout).toMatch(/clusterrole\.rbac\.authorization\.k8s\.io\/tenantgate-view-budgets (created|configured|unchanged) \(server dry run\)/);
   });
+
+  it('certificate rotation (ADR 0042): APIService caBundle old+new CA → serving certificate from the new CA → only the new CA, while a tenant reads budgets at a fixed rate; every read answers, each step serves the expected certificate', async () => {
+    const port = view.controller.viewPort!;
+    const setCaBundle = async (bundle: string) => {
+      const r = await run(info, ['patch', 'apiservice', APISERVICE, '--type=merge', '-p', JSON.stringify({ spec: { caBundle: bundle } })]);
+      if (r.exitCode !== 0) throw new Error(`patch apiservice: ${r.stderr}`);
+    };
+    const oldCa = await readFile(view.certs.caCert, 'utf8');
+    const first = await readFile(view.certs.cert, 'utf8');
+    const traffic = new SteadyTraffic(async () => {
+      const r = await run(info, ['-n', ns1a, 'get', 'budget', ...ALICE]);
+      return { ok: r.exitCode === 0 && r.stdout.includes('requests.cpu'), detail: `exit ${r.exitCode} ${r.stderr}` };
+    });
+    traffic.start();
+    try {
+      await traffic.finishedInStep(3);
+      expect(await servedSerial(view.address, port)).toBe(serialOf(first));
+
+      const newCa = createCA('tenantgate-view-ca-2');
+      traffic.enter('caBundle old+new');
+      await setCaBundle(caBundleOf(oldCa, newCa.certPem));
+      await traffic.finishedInStep(3);
+
+      const next = signCert(newCa, { commonName: 'tenantgate-view.tenantgate-system.svc', dnsNames: webhookDnsNames('tenantgate-view', 'tenantgate-system'), ipAddresses: [view.address, '127.0.0.1'], usage: 'server' });
+      traffic.enter('certificate from the new CA');
+      await replacePair(view.certs, next);
+      await eventually(async () => expect(await servedSerial(view.address, port)).toBe(serialOf(next.certPem)), { what: 'the view serves the new certificate' });
+      await traffic.finishedInStep(4);
+
+      traffic.enter('caBundle new only');
+      await setCaBundle(caBundleOf(newCa.certPem));
+      await traffic.finishedInStep(4);
+      expect(await servedSerial(view.address, port)).toBe(serialOf(next.certPem));
+    } finally {
+      await traffic.stop();
+    }
+    process.stderr.write(`[budget-view] rotation: ${traffic.outcomes.length} budget reads over 4 steps, ${traffic.failures().length} failed\n`);
+    expect(traffic.failures()).toEqual([]);
+    expect(new Set(traffic.outcomes.map((o) => o.step)).size).toBe(4);
+    const available = await run(info, ['get', 'apiservice', APISERVICE, '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']);
+    expect(available.stdout).toBe('True');
+  }, 300_000);
 });

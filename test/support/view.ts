@@ -7,11 +7,10 @@
  * the machine's own address rather than 127.0.0.1.
  */
 import { execa } from 'execa';
-import { readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
-import { generateWebhookCerts } from '../../src/certs/files.js';
+import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { startController, type RunningController } from '../../src/controller/start.js';
 import { helmTemplate } from '../../hack/chart-manifests.js';
 import type { ClusterInfo } from './devcluster/controlplane.js';
@@ -52,6 +51,8 @@ export interface LocalView {
   address: string;
   /** Every request the view answered, in order: the caller (as the apiserver's front proxy named it), path and status. */
   requests: Array<{ user?: string; path: string; status: number }>;
+  /** The serving certificate's files and its CA (the APIService's caBundle). */
+  certs: WebhookCertFiles;
   stop(): Promise<void>;
 }
 
@@ -67,7 +68,8 @@ export async function startControllerWithView(info: ClusterInfo, config: Partial
     metricsPort: 0,
     metricsHost: '127.0.0.1',
     leaderElection: false,
-    view: { port: 0, host: address, cert: await readFile(certs.cert, 'utf8'), key: await readFile(certs.key, 'utf8'), onRequest: (r) => requests.push(r) },
+    // Files, as the chart mounts them: a renewed pair is served without a restart (ADR 0042).
+    view: { port: 0, host: address, certFile: certs.cert, keyFile: certs.key, onRequest: (r) => requests.push(r) },
     log: (m, fields) => log(`${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
   });
   const ns = DEFAULT_CONFIG.systemNamespace;
@@ -98,6 +100,7 @@ export async function startControllerWithView(info: ClusterInfo, config: Partial
     controller,
     address,
     requests,
+    certs,
     async stop() {
       // The APIService goes first: an APIService that does not answer stalls namespace deletion.
       await run(info, ['delete', 'apiservice', APISERVICE, '--ignore-not-found']);
