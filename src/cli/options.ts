@@ -41,6 +41,8 @@ export interface WebhookCliOptions {
   key: string;
   clientCa?: string;
   clientAllowedNames?: string;
+  /** Seconds to keep serving after SIGTERM with /readyz failing (docs/adr/0041-graceful-shutdown.md). */
+  shutdownDelay?: number;
 }
 
 export interface ControllerCliOptions {

@@ -10,6 +10,7 @@ export function registerWebhookCommand(root: Command): void {
     .option('--key <file>', 'its private key', 'certs/tls-key.pem')
     .option('--client-ca <file>', 'only callers with a certificate this CA signed (the apiserver, via its admission configuration) may send admission reviews; others get 401 (reloaded when it changes)')
     .option('--client-allowed-names <names>', 'with --client-ca: comma-separated common names allowed (default: any certificate the CA signed; others get 403)')
+    .option('--shutdown-delay <seconds>', 'on SIGTERM: seconds to keep answering reviews with /readyz failing, so the endpoints drop this replica first; then stop accepting and finish the requests in flight (at most 10 s more)', integerIn(0, 120), 5)
     .action(async (o: RuntimeOptions & WebhookCliOptions) => {
       const { runWebhook } = await import('../webhook/start.js');
       process.exitCode = await runWebhook(o);

@@ -31,6 +31,8 @@ export interface WebhookDeps {
    * Default: `ready`.
    */
   current?: () => boolean;
+  /** True once a graceful shutdown began: /readyz answers 503 while reviews are still served (graceful.ts). */
+  draining?: () => boolean;
   metrics: WebhookMetrics;
   decide?: Decide;
   pending?: ReviewContext['pending'];
@@ -228,7 +230,8 @@ export function createApp(deps: WebhookDeps): WebhookApp {
 
   app.get('/healthz', (_req, res) => void res.type('text/plain').send('ok'));
   app.get('/readyz', (_req, res) => {
-    if (!deps.ready()) res.status(503).type('text/plain').send('caches not synced');
+    if (deps.draining?.()) res.status(503).type('text/plain').send('shutting down');
+    else if (!deps.ready()) res.status(503).type('text/plain').send('caches not synced');
     else if (deps.current && !deps.current()) res.status(503).type('text/plain').send('a watch is re-listing or broken');
     else res.type('text/plain').send('ok');
   });

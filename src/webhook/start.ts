@@ -13,6 +13,7 @@ import { ConfigMapLedger, type LedgerStore } from './ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';
+import { drainable, type ShutdownResult, type ShutdownTimings } from './graceful.js';
 import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs, UNAUTHENTICATED_RESERVATION_TTL_SECONDS, type ClientAuthResult } from './client-auth.js';
 import type { IncomingMessage } from 'node:http';
 import { listen } from '../listen.js';
@@ -41,6 +42,8 @@ export interface WebhookParts {
   onDecision?: (decision: AdmissionDecision) => void;
   /** Who may send reviews (client-auth.ts); absent: anyone, and reservations live at most UNAUTHENTICATED_RESERVATION_TTL_SECONDS. */
   authenticate?: (req: IncomingMessage) => ClientAuthResult;
+  /** True once a graceful shutdown began (/readyz 503, reviews still served). */
+  draining?: () => boolean;
 }
 
 export interface AssembledWebhook {
@@ -81,6 +84,7 @@ export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guar
     snapshot: source.snapshot,
     ready: () => source.synced,
     current: () => source.upToDate ?? source.synced,
+    ...(parts.draining ? { draining: parts.draining } : {}),
     metrics,
     decide: parts.decide ?? guard.decide,
     pending: guard.pending,
@@ -118,12 +122,18 @@ export interface WebhookOptions {
   onDecision?: (decision: AdmissionDecision) => void;
 }
 
+/** The drain delay and in-flight timeout of `tenantgate webhook` on SIGTERM (docs/adr/0041-graceful-shutdown.md). */
+export const DEFAULT_SHUTDOWN: ShutdownTimings = { drainDelayMs: 5_000, inFlightTimeoutMs: 10_000 };
+
 export interface RunningWebhook {
   port: number;
   cache: SnapshotSource;
   guard: HeadroomGuard;
   metrics: WebhookMetrics;
+  /** Stops at once: connections and requests in flight are cut. */
   stop(): Promise<void>;
+  /** Not ready, keep serving for the drain delay, stop accepting, finish the requests in flight, then stop. */
+  shutdown(timings?: Partial<ShutdownTimings>): Promise<ShutdownResult>;
 }
 
 /** The composition root of `tenantgate webhook`: the parts, their defaults from a kubeconfig, HTTPS. */
@@ -142,8 +152,11 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const authenticate = options.clientCa ? (req: IncomingMessage) => authorizeClient(peerIdentity(req), policy) : undefined;
   if (authenticate) log(`admission reviews only from clients with a certificate signed by ${options.clientCa}${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`);
   else log(`no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who may spend headroom")`);
-  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}) });
+  let drain: { readonly draining: boolean } = { draining: false };
+  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}), draining: () => drain.draining });
   const server = serveHttps({ cert: options.cert, key: options.key, ...(options.clientCa ? { clientCa: options.clientCa } : {}) }, app, log);
+  const drainableServer = drainable(server);
+  drain = drainableServer;
   const listening = await listen(server, options.port, options.host ?? '0.0.0.0');
   const { port } = listening;
   log(`listening on https://${options.host ?? '0.0.0.0'}:${port}; syncing caches`);
@@ -158,6 +171,12 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       await listening.close();
       await source.stop();
       ownLedger?.close();
+    },
+    async shutdown(timings = {}) {
+      const result = await drainableServer.shutdown({ ...DEFAULT_SHUTDOWN, ...timings }, log);
+      await source.stop();
+      ownLedger?.close();
+      return result;
     },
   };
 }
@@ -205,10 +224,23 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   });
   void running.cache.waitSynced().then(v8flags.afterSync);
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => void running.stop().then(resolve);
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
   });
-  return 0;
+  // A second signal ends the process at once (an operator's second Ctrl-C).
+  const force = () => {
+    log('second signal: exiting now');
+    process.exit(1);
+  };
+  process.once('SIGTERM', force);
+  process.once('SIGINT', force);
+  const timings = { ...DEFAULT_SHUTDOWN, ...(o.shutdownDelay !== undefined ? { drainDelayMs: o.shutdownDelay * 1000 } : {}) };
+  log(`${signal}: graceful shutdown (drain ${timings.drainDelayMs} ms, then at most ${timings.inFlightTimeoutMs} ms for requests in flight)`);
+  const { cut } = await running.shutdown(timings);
+  log(cut === 0 ? 'stopped: every request in flight was answered' : `stopped: ${cut} request(s) cut`);
+  const code = cut === 0 ? 0 : 1;
+  // Anything left holding the event loop must not keep a stopped webhook alive.
+  setTimeout(() => process.exit(code), 2_000).unref();
+  return code;
 }

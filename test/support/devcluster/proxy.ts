@@ -4,11 +4,17 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 export interface RoundRobinProxy {
   port: number;
   connections: number[];
+  /**
+   * Where new connections go from now on (as a Service's endpoints change); connections already made
+   * stay with their replica. `connections` restarts at zero for the new list.
+   */
+  setTargets(ports: number[]): void;
   close(): Promise<void>;
 }
 
 /** `port` 0 picks a free one; a fixed port lets a test restore a proxy it closed where clients expect it. */
-export async function startRoundRobinProxy(targets: number[], port = 0): Promise<RoundRobinProxy> {
+export async function startRoundRobinProxy(initialTargets: number[], port = 0): Promise<RoundRobinProxy> {
+  let targets = [...initialTargets];
   let next = 0;
   const connections = targets.map(() => 0);
   const sockets = new Set<Socket>();
@@ -28,6 +34,12 @@ export async function startRoundRobinProxy(targets: number[], port = 0): Promise
   return {
     port: (server.address() as { port: number }).port,
     connections,
+    setTargets(ports) {
+      if (ports.length === 0) throw new Error('setTargets: a proxy needs at least one target');
+      targets = [...ports];
+      connections.splice(0, connections.length, ...ports.map(() => 0));
+      next = 0;
+    },
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();

@@ -33,11 +33,17 @@ export interface WebhookReplicas {
   scrape(metric: RegExp): Promise<number[]>;
   /** Starts replica `index` again on its port (after it was killed) and resolves once it is ready. */
   restart(index: number): Promise<void>;
+  /**
+   * Replaces replica `index` as a Deployment's rolling update does: a new process on a new port, ready,
+   * added to the proxy's targets; then the old one removed from them and sent SIGTERM. Resolves with
+   * how the old process exited.
+   */
+  roll(index: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Unregisters the webhooks and stops the replicas. */
   stop(): Promise<void>;
 }
 
-export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean } = {}): Promise<WebhookReplicas> {
+export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number } = {}): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
   const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
@@ -46,8 +52,11 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
   await writeFile(configFile, stringify(config));
   // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
   const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
+  // No drain on SIGTERM unless asked (the chart's is 5 s): nothing routes by readiness here but roll().
+  const shutdownDelay = `--shutdown-delay=${options.shutdownDelaySeconds ?? 0}`;
+  let generation = 0;
   const spawnReplica = (i: number, port: number) =>
-    startProcess(`${name}-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}.log`));
+    startProcess(`${name}-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`));
   const replicas: WebhookReplica[] = [];
   for (let i = 0; i < (options.count ?? 2); i++) {
     const port = await freePort();
@@ -90,6 +99,20 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
       await r.process.stop();
       r.process = spawnReplica(index, r.port);
       await waitReady(r, Date.now() + 60_000);
+    },
+    async roll(index) {
+      const old = replicas[index];
+      if (!old) throw new Error(`no webhook replica ${index}: there are ${replicas.length}`);
+      generation += 1;
+      const port = await freePort();
+      const fresh: WebhookReplica = { port, process: spawnReplica(index, port) };
+      await waitReady(fresh, Date.now() + 60_000);
+      const others = replicas.filter((r) => r !== old).map((r) => r.port);
+      proxy.setTargets([...others, old.port, fresh.port]);
+      proxy.setTargets([...others, fresh.port]);
+      replicas[index] = fresh;
+      old.process.kill('SIGTERM');
+      return old.process.exited;
     },
     async stop() {
       await unregisterWebhooks(info).catch(() => {});
