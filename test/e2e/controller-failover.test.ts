@@ -8,9 +8,10 @@
  * the kill to the new leader's first reconcile of the Project is logged, not asserted
  * (docs/benchmarks.md has the measured number against the target lease duration + 5 s).
  */
+import * as k8s from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   clients,
   controllerKubeconfigFile,
@@ -23,6 +24,7 @@ import {
   namespaceExists,
   pool,
   scrape,
+  scrapeAll,
   spawnController,
   type Clients,
   type ControllerProcess,
@@ -40,6 +42,7 @@ const CASCADE_FINALIZER = 'tenantgate.io/cascade-delete';
 const LEASE_DURATION_S = 15;
 
 let c: Clients;
+let coordination: k8s.CoordinationV1Api;
 let kubeconfigFile: string;
 let metricsCerts: WebhookCertFiles;
 let metricsCa: string;
@@ -97,6 +100,7 @@ interface LogLine {
   msg?: string;
   project?: string;
   reconcileId?: string;
+  result?: string;
   ms?: number;
 }
 
@@ -133,6 +137,7 @@ const spec = (): Project['spec'] => ({
 beforeAll(async () => {
   await ensureProjectCrd();
   c = clients(kubeConfig('admin'));
+  coordination = kubeConfig('admin').makeApiClient(k8s.CoordinationV1Api);
   const admin = (args: string[]) => kubectl('admin', args);
   await installControllerRbac(admin);
   const info = cluster();
@@ -141,7 +146,8 @@ beforeAll(async () => {
   metricsCa = await readFile(metricsCerts.caCert, 'utf8');
 });
 
-afterAll(async () => {
+afterEach(async () => {
+  // Stopped gracefully: the lease is released for the next test.
   for (const p of running.splice(0)) {
     p.kill('SIGTERM');
     const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
@@ -220,5 +226,68 @@ describe('controller failover', () => {
 
     await c.core.deleteNamespace({ name: labelledDecoy });
     await c.core.deleteNamespace({ name: prefixDecoy });
+  });
+
+  it('SIGTERM of the leader while a cascade step is in flight: the step completes, the lease is released, the standby takes over and finishes', async () => {
+    const run = uniqueName('term');
+    const a = await startReplica(`${run}-a`, run);
+    await eventually(async () => {
+      if (!(await isLeader(a))) throw new Error('not yet');
+    }, { what: 'first replica leading', timeoutMs: 30_000, intervalMs: 100 });
+    const b = await startReplica(`${run}-b`, run);
+
+    const name = uniqueName('termp');
+    await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
+    const project = await eventually(async () => {
+      const p = await getProject(c, name);
+      if (!p?.metadata.finalizers?.includes(CASCADE_FINALIZER)) throw new Error('no finalizer');
+      return p;
+    }, { what: `${name} has the cascade finalizer` });
+    const owned = Array.from({ length: 10 }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
+    await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
+
+    // The third delete is held by a webhook: the leader's reconcile is in flight when SIGTERM arrives.
+    const stall = await stallNamespaceDelete(owned[2]!);
+    let termAt: number;
+    try {
+      await deleteProject(c, name);
+      await stall.held;
+      termAt = Date.now();
+      a.proc.kill('SIGTERM');
+      await eventually(async () => {
+        if (!(await logLines(a.logFile)).some((l) => l.msg?.startsWith('SIGTERM'))) throw new Error('SIGTERM not logged yet');
+      }, { what: 'the leader handling SIGTERM', timeoutMs: 30_000, intervalMs: 100 });
+      expect(await isLeader(b)).toBe(false); // the leader holds the lease while its reconcile runs
+      stall.answer(true); // the held delete goes through; the reconcile carries on
+    } finally {
+      await stall.stop();
+    }
+    expect(await a.proc.exited).toEqual({ code: 0, signal: null });
+
+    // The reconcile that was in flight finished after the signal (not aborted): every owned namespace
+    // was asked to go by the old leader, and it logged the reconcile's end.
+    const aLines = await logLines(a.logFile);
+    const termLine = aLines.findIndex((l) => l.msg?.startsWith('SIGTERM'));
+    const finished = aLines.slice(termLine).filter((l) => l.project === name && l.msg === 'reconciled');
+    expect(finished.map((l) => l.result)).not.toContain('aborted');
+    expect(finished.length).toBeGreaterThan(0);
+    expect(aLines.slice(termLine).some((l) => l.msg?.startsWith('released lease'))).toBe(true);
+    const afterExit = (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items;
+    expect(afterExit.filter((n) => !n.metadata?.deletionTimestamp).map((n) => n.metadata!.name)).toEqual([]);
+
+    // The standby takes the released lease (no waiting for it to expire) and finishes the cascade.
+    await eventually(async () => {
+      if (!(await isLeader(b))) throw new Error('not yet');
+    }, { what: 'the standby leading', timeoutMs: 30_000, intervalMs: 100 });
+    const handoverMs = Date.now() - termAt;
+    expect((await coordination.readNamespacedLease({ namespace: 'tenantgate-system', name: 'tenantgate-controller' })).spec?.holderIdentity).toBe(b.identity);
+    await eventually(async () => {
+      if (await getProject(c, name)) throw new Error('project still there');
+    }, { what: 'project gone after the handover', timeoutMs: 120_000, intervalMs: 250 });
+    for (const ns of owned) expect(await namespaceExists(c, ns), ns).toBe(false);
+    const namespaceWrites = Object.entries(await scrapeAll(b.metrics, 'tenantgate_controller_api_writes_total'))
+      .filter(([k]) => k.includes('resource="namespaces"'))
+      .reduce((sum, [, v]) => sum + v, 0);
+    console.log(`[controller-failover] SIGTERM → the standby leads after ${handoverMs} ms (the in-flight delete held until the signal was handled); namespace writes by the new leader: ${namespaceWrites}`);
   });
 });

@@ -52,6 +52,23 @@ describe('webhook readiness', () => {
     expect(await readyz({ synced: true, upToDate: true })).toEqual({ status: 200, body: 'ok' });
   });
 
+  it('/readyz: 503 "shutting down" once draining, while reviews are still decided', async () => {
+    let draining = false;
+    const { app } = assembleWebhook({ config: DEFAULT_CONFIG, source: source({ synced: true, upToDate: true }), metrics: new WebhookMetrics(), draining: () => draining });
+    server = createServer(app);
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    draining = true;
+    const ready = await fetch(`${base}/readyz`);
+    expect({ status: ready.status, body: await ready.text() }).toEqual({ status: 503, body: 'shutting down' });
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: aQuotaCreateRequest('shop-dev') };
+    const res = await fetch(`${base}/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+    const answer = (await res.json()) as { response: { uid: string; allowed: boolean } };
+    expect(res.status).toBe(200);
+    expect(answer.response).toMatchObject({ uid: review.request.uid, allowed: true });
+  });
+
   it('the guard wired to a source that is not up to date refuses a quota create with [Q5], and admits it once it is', async () => {
     const state = { synced: true, upToDate: false };
     const { guard } = assembleWebhook({ config: DEFAULT_CONFIG, source: source(state), metrics: new WebhookMetrics() });
