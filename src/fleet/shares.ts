@@ -296,15 +296,7 @@ export function requestGrowth(ledger: ShareLedger, member: string, request: Grow
  * A member removed from `members` may still give back (it may only lower).
  */
 export function giveBack(ledger: ShareLedger, member: string, request: Request): Transition {
-  const denied = precheck(ledger, member, request.amount, true);
-  if (denied) return denied;
-  const entry = memberShare(ledger, member);
-  if (entry.lastRequest === request.id) return { ok: true, ledger, duplicate: true };
-  const over = positive(request.amount).filter(([r, v]) => v.cmp(at(entry.share, r).sub(at(entry.lendable, r))) > 0).map(([r]) => r);
-  if (over.length > 0) return refuse(member, 'more-than-held', { resources: over });
-  let share = entry.share;
-  for (const [resource, v] of positive(request.amount)) share = withAmount(share, resource, at(share, resource).sub(v));
-  return { ok: true, ledger: withEntry(ledger, member, { ...entry, share, lastRequest: request.id }), duplicate: false };
+  return moveWithinShare(ledger, member, request, 'share', 'sub');
 }
 
 /**
@@ -312,15 +304,23 @@ export function giveBack(ledger: ShareLedger, member: string, request: Request):
  * the offer, and must have lowered what it enforces to share − lendable first. At most share − lendable.
  */
 export function offer(ledger: ShareLedger, member: string, request: Request): Transition {
+  return moveWithinShare(ledger, member, request, 'lendable', 'add');
+}
+
+/**
+ * What giveBack and offer share: at most share − lendable may move; `field` of the member's entry
+ * changes by `amount` (`sub` lowers the share, `add` raises what it lends).
+ */
+function moveWithinShare(ledger: ShareLedger, member: string, request: Request, field: 'share' | 'lendable', op: 'add' | 'sub'): Transition {
   const denied = precheck(ledger, member, request.amount, true);
   if (denied) return denied;
   const entry = memberShare(ledger, member);
   if (entry.lastRequest === request.id) return { ok: true, ledger, duplicate: true };
   const over = positive(request.amount).filter(([r, v]) => v.cmp(at(entry.share, r).sub(at(entry.lendable, r))) > 0).map(([r]) => r);
   if (over.length > 0) return refuse(member, 'more-than-held', { resources: over });
-  let lendable = entry.lendable;
-  for (const [resource, v] of positive(request.amount)) lendable = withAmount(lendable, resource, at(lendable, resource).add(v));
-  return { ok: true, ledger: withEntry(ledger, member, { ...entry, lendable, lastRequest: request.id }), duplicate: false };
+  let changed = entry[field];
+  for (const [resource, v] of positive(request.amount)) changed = withAmount(changed, resource, at(changed, resource)[op](v));
+  return { ok: true, ledger: withEntry(ledger, member, { ...entry, [field]: changed, lastRequest: request.id }), duplicate: false };
 }
 
 /**
