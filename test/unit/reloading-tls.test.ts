@@ -72,31 +72,37 @@ async function replace(path: string, text: string): Promise<void> {
   await rename(`${path}.new`, path);
 }
 
+/** A fresh directory holding a serving pair `first` (written as tls.crt/tls.key) and an unwritten `second` from the same CA. */
+async function servingPairs(): Promise<{ first: KeyPair; second: KeyPair; files: TlsFiles }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
+  const ca = createCA();
+  const first = signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
+  const second = signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
+  return { first, second, files: await writeKeyPair(dir, 'tls', first) };
+}
+
+/** Replaces key then certificate, the way a Secret volume update lands. */
+async function replacePair(files: TlsFiles, pair: KeyPair): Promise<void> {
+  await replace(files.key, pair.keyPem);
+  await replace(files.cert, pair.certPem);
+}
+
 describe('reloading TLS', () => {
   it('a changed pair is served on the next handshake; the log names the new serial', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
-    const ca = createCA();
-    const first = signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
-    const files = await writeKeyPair(dir, 'tls', first);
+    const { first, second, files } = await servingPairs();
     const logs: string[] = [];
     const { port } = await serve(files, logs);
     expect((await handshake(port)).serial).toBe(serialOf(first));
 
-    const second = signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
-    await replace(files.key, second.keyPem);
-    await replace(files.cert, second.certPem);
+    await replacePair(files, second);
     await until('the second certificate is served', async () => (await handshake(port)).serial === serialOf(second));
     expect(logs.some((l) => l.startsWith('reloaded TLS certificate') && l.toLowerCase().includes(serialOf(second)))).toBe(true);
   }, 60_000);
 
   it('a half-written pair (new certificate, old key) and a truncated certificate are ignored: the old pair stays served, a line says why', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
-    const ca = createCA();
-    const first = signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
-    const files = await writeKeyPair(dir, 'tls', first);
+    const { first, second, files } = await servingPairs();
     const logs: string[] = [];
     const { port } = await serve(files, logs);
-    const second = signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
 
     // The certificate lands first; its key is not there yet.
     await replace(files.cert, second.certPem);
@@ -141,10 +147,7 @@ describe('reloading TLS', () => {
   }, 60_000);
 
   it('a connection kept alive across a swap is told to close after its next response, so the client handshakes with the new certificate', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
-    const ca = createCA();
-    const first = signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
-    const files = await writeKeyPair(dir, 'tls', first);
+    const { first, second, files } = await servingPairs();
     const initial = readTlsFiles(files);
     let release: (() => void) | undefined;
     const server = createServer(initial, (req, res) => {
@@ -170,9 +173,7 @@ describe('reloading TLS', () => {
     // A request is in flight (the connection is busy, not idle) while the pair changes.
     const held = get('/hold');
     await until('the request is held', async () => release !== undefined);
-    const second = signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
-    await replace(files.key, second.keyPem);
-    await replace(files.cert, second.certPem);
+    await replacePair(files, second);
     expect(tls.reloadNow()).toBe(true);
     release!();
     const answer = await held;
