@@ -10,31 +10,23 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   clients,
-  controllerKubeconfigFile,
   createProject,
   createProjectNamespace,
   deleteProject,
   fillNamespace,
   getProject,
-  installControllerRbac,
   namespaceExists,
   pool,
-  scrape,
   scrapeAll,
-  spawnController,
   type Clients,
-  type ControllerProcess,
-  type MetricsTarget,
 } from '../support/controller-kit.js';
-import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
-import { freePort } from '../support/devcluster/ports.js';
+import { CONTROLLER_LEASE, isLeader, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
 import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
-import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+import { ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
 
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
 const CASCADE_FINALIZER = 'tenantgate.io/cascade-delete';
@@ -43,57 +35,14 @@ const LEASE_DURATION_S = 15;
 
 let c: Clients;
 let coordination: k8s.CoordinationV1Api;
-let kubeconfigFile: string;
-let metricsCerts: WebhookCertFiles;
-let metricsCa: string;
-const running: ControllerProcess[] = [];
+let replicas: ReplicaSetup;
 
-interface Replica {
-  proc: ControllerProcess;
-  metrics: MetricsTarget;
-  identity: string;
-  logFile: string;
-}
-
-async function startReplica(identity: string, run: string): Promise<Replica> {
-  const port = await freePort();
-  const probePort = await freePort();
-  const logFile = join(cluster().dir, `controller-failover-${identity}.log`);
-  const proc = spawnController(
-    [
-      `--kubeconfig=${kubeconfigFile}`,
-      `--metrics-port=${port}`,
-      '--metrics-host=127.0.0.1',
-      `--metrics-cert=${metricsCerts.cert}`,
-      `--metrics-key=${metricsCerts.key}`,
-      `--probe-port=${probePort}`,
-      '--probe-host=127.0.0.1',
-      '--lease-namespace=tenantgate-system',
-      '--lease-name=tenantgate-controller',
-      `--identity=${identity}`,
-      `--project-selector=${SELECTOR_LABEL}=${run}`,
-      // One delete at a time: the kill lands while most owned namespaces still wait for theirs.
-      '--delete-concurrency=1',
-      '--log-format=json',
-    ],
-    logFile,
-  );
-  running.push(proc);
-  await eventually(async () => {
-    if (proc.child.exitCode !== null) throw new Error(`controller ${identity} exited with ${proc.child.exitCode}`);
-    const res = await fetch(`http://127.0.0.1:${probePort}/readyz`);
-    if (res.status !== 200) throw new Error(`readyz ${res.status}`);
-  }, { what: `controller ${identity} ready`, timeoutMs: 30_000, intervalMs: 100 });
-  return { proc, metrics: { port, token: cluster().tokens.admin!, ca: metricsCa }, identity, logFile };
-}
-
-async function isLeader(r: Replica): Promise<boolean> {
-  try {
-    return (await scrape(r.metrics, 'tenantgate_controller_leader')) === 1;
-  } catch {
-    return false;
-  }
-}
+/**
+ * One delete at a time (the kill lands while most owned namespaces still wait for theirs); JSON logs,
+ * read back for the time of the first reconcile after the failover.
+ */
+const start = (identity: string, run: string): Promise<Replica> =>
+  startReplica(replicas, identity, `${SELECTOR_LABEL}=${run}`, ['--delete-concurrency=1', '--log-format=json']);
 
 interface LogLine {
   time?: string;
@@ -138,43 +87,37 @@ beforeAll(async () => {
   await ensureProjectCrd();
   c = clients(kubeConfig('admin'));
   coordination = kubeConfig('admin').makeApiClient(k8s.CoordinationV1Api);
-  const admin = (args: string[]) => kubectl('admin', args);
-  await installControllerRbac(admin);
-  const info = cluster();
-  kubeconfigFile = await controllerKubeconfigFile(admin, info.server, info.caFile, join(info.dir, `controller-failover-${process.pid}.kubeconfig`));
-  metricsCerts = await generateWebhookCerts(join(info.dir, `controller-failover-${process.pid}-metrics`), { service: 'tenantgate-controller-metrics' });
-  metricsCa = await readFile(metricsCerts.caCert, 'utf8');
+  replicas = await setUpReplicas('controller-failover');
 });
 
-afterEach(async () => {
-  // Stopped gracefully: the lease is released for the next test.
-  for (const p of running.splice(0)) {
-    p.kill('SIGTERM');
-    const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
-    await p.exited;
-    clearTimeout(timer);
-  }
-});
+// Stopped gracefully: the lease is released for the next test.
+afterEach(() => stopReplicas(replicas));
+
+/**
+ * Two replicas, `a` leading and `b` standing by, and a Project (labelled for them) with the cascade
+ * finalizer and `count` owned namespaces.
+ */
+async function leaderStandbyAndProject(prefix: string, count: number): Promise<{ a: Replica; b: Replica; name: string; project: Project; owned: string[] }> {
+  const run = uniqueName(prefix);
+  const a = await start(`${run}-a`, run);
+  await waitLeader(a);
+  const b = await start(`${run}-b`, run);
+  const name = uniqueName(`${prefix}p`);
+  await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
+  const project = await eventually(async () => {
+    const p = await getProject(c, name);
+    if (!p?.metadata.finalizers?.includes(CASCADE_FINALIZER)) throw new Error('no finalizer');
+    return p;
+  }, { what: `${name} has the cascade finalizer` });
+  const owned = Array.from({ length: count }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
+  await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
+  return { a, b, name, project, owned };
+}
 
 describe('controller failover', () => {
   it('SIGKILL of the leader in the middle of a 30-namespace cascade: the standby takes the lease and finishes it, nothing else deleted', async () => {
-    const run = uniqueName('fail');
-    const a = await startReplica(`${run}-a`, run);
-    await eventually(async () => {
-      if (!(await isLeader(a))) throw new Error('not yet');
-    }, { what: 'first replica leading', timeoutMs: 30_000, intervalMs: 100 });
-    const b = await startReplica(`${run}-b`, run);
+    const { a, b, name, project, owned } = await leaderStandbyAndProject('fail', 30);
     expect(await isLeader(b)).toBe(false);
-
-    const name = uniqueName('failp');
-    await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
-    const project = await eventually(async () => {
-      const p = await getProject(c, name);
-      if (!p?.metadata.finalizers?.includes(CASCADE_FINALIZER)) throw new Error('no finalizer');
-      return p;
-    }, { what: `${name} has the cascade finalizer` });
-    const owned = Array.from({ length: 30 }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
-    await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
     await pool(owned.slice(0, 8), 4, (ns) => fillNamespace(c, ns, 5, 2));
     // Decoys with names like the project's: one labelled for the project but not annotated with its uid
     // (not created through the webhook, so not owned), one with the project's name as prefix and no labels.
@@ -229,22 +172,7 @@ describe('controller failover', () => {
   });
 
   it('SIGTERM of the leader while a cascade step is in flight: the step completes, the lease is released, the standby takes over and finishes', async () => {
-    const run = uniqueName('term');
-    const a = await startReplica(`${run}-a`, run);
-    await eventually(async () => {
-      if (!(await isLeader(a))) throw new Error('not yet');
-    }, { what: 'first replica leading', timeoutMs: 30_000, intervalMs: 100 });
-    const b = await startReplica(`${run}-b`, run);
-
-    const name = uniqueName('termp');
-    await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
-    const project = await eventually(async () => {
-      const p = await getProject(c, name);
-      if (!p?.metadata.finalizers?.includes(CASCADE_FINALIZER)) throw new Error('no finalizer');
-      return p;
-    }, { what: `${name} has the cascade finalizer` });
-    const owned = Array.from({ length: 10 }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
-    await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
+    const { a, b, name, owned } = await leaderStandbyAndProject('term', 10);
 
     // The third delete is held by a webhook: the leader's reconcile is in flight when SIGTERM arrives.
     const stall = await stallNamespaceDelete(owned[2]!);
@@ -276,11 +204,9 @@ describe('controller failover', () => {
     expect(afterExit.filter((n) => !n.metadata?.deletionTimestamp).map((n) => n.metadata!.name)).toEqual([]);
 
     // The standby takes the released lease (no waiting for it to expire) and finishes the cascade.
-    await eventually(async () => {
-      if (!(await isLeader(b))) throw new Error('not yet');
-    }, { what: 'the standby leading', timeoutMs: 30_000, intervalMs: 100 });
+    await waitLeader(b);
     const handoverMs = Date.now() - termAt;
-    expect((await coordination.readNamespacedLease({ namespace: 'tenantgate-system', name: 'tenantgate-controller' })).spec?.holderIdentity).toBe(b.identity);
+    expect((await coordination.readNamespacedLease(CONTROLLER_LEASE)).spec?.holderIdentity).toBe(b.identity);
     await eventually(async () => {
       if (await getProject(c, name)) throw new Error('project still there');
     }, { what: 'project gone after the handover', timeoutMs: 120_000, intervalMs: 250 });

@@ -5,100 +5,37 @@
  * zero writes on an idle cluster over full resync periods.
  */
 import * as k8s from '@kubernetes/client-node';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   clients,
-  controllerKubeconfigFile,
   createProject,
   createProjectNamespace,
   deleteProject,
   fillNamespace,
   getProject,
-  installControllerRbac,
   namespaceExists,
   pool,
-  scrape,
   scrapeAll,
-  spawnController,
   type Clients,
-  type ControllerProcess,
-  type MetricsTarget,
 } from '../support/controller-kit.js';
-import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
-import { freePort } from '../support/devcluster/ports.js';
+import { CONTROLLER_LEASE, isLeader, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
 import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
-import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+import { cluster, ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
 
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
 const HOLD = 'e2e.tenantgate.io/hold';
-const LEASE = { namespace: 'tenantgate-system', name: 'tenantgate-controller' };
 
 let c: Clients;
 let coordination: k8s.CoordinationV1Api;
-let kubeconfigFile: string;
-/** The serving certificate of /metrics (as the chart mounts one) and the CA that verifies it. */
-let metricsCerts: WebhookCertFiles;
-let metricsCa: string;
-const running: ControllerProcess[] = [];
+let replicas: ReplicaSetup;
 
-interface Replica {
-  proc: ControllerProcess;
-  /** /metrics over HTTPS, scraped as the control plane's admin. */
-  metrics: MetricsTarget;
-  identity: string;
-}
-
-async function startReplica(identity: string, run: string, extra: string[] = []): Promise<Replica> {
-  const port = await freePort();
-  const probePort = await freePort();
-  const logFile = join(cluster().dir, `controller-${identity}.log`);
-  const proc = spawnController(
-    [
-      `--kubeconfig=${kubeconfigFile}`,
-      `--metrics-port=${port}`,
-      '--metrics-host=127.0.0.1',
-      `--metrics-cert=${metricsCerts.cert}`,
-      `--metrics-key=${metricsCerts.key}`,
-      `--probe-port=${probePort}`,
-      '--probe-host=127.0.0.1',
-      `--lease-namespace=${LEASE.namespace}`,
-      `--lease-name=${LEASE.name}`,
-      `--identity=${identity}`,
-      `--project-selector=${SELECTOR_LABEL}=${run}`,
-      ...extra,
-    ],
-    logFile,
-  );
-  running.push(proc);
-  await eventually(async () => {
-    if (proc.child.exitCode !== null) throw new Error(`controller ${identity} exited with ${proc.child.exitCode}`);
-    const res = await fetch(`http://127.0.0.1:${probePort}/readyz`);
-    if (res.status !== 200) throw new Error(`readyz ${res.status}`);
-  }, { what: `controller ${identity} ready`, timeoutMs: 30_000, intervalMs: 100 });
-  return { proc, metrics: { port, token: cluster().tokens.admin!, ca: metricsCa }, identity };
-}
-
-async function isLeader(r: Replica): Promise<boolean> {
-  try {
-    return (await scrape(r.metrics, 'tenantgate_controller_leader')) === 1;
-  } catch {
-    return false;
-  }
-}
-
-async function waitLeader(r: Replica, timeoutMs = 30_000): Promise<number> {
-  const started = Date.now();
-  await eventually(async () => {
-    if (!(await isLeader(r))) throw new Error(`${r.identity} is not leader`);
-  }, { what: `${r.identity} leading`, timeoutMs, intervalMs: 100 });
-  return Date.now() - started;
-}
+const start = (identity: string, run: string, extra: string[] = []): Promise<Replica> => startReplica(replicas, identity, `${SELECTOR_LABEL}=${run}`, extra);
 
 async function lease(): Promise<k8s.V1Lease> {
-  return coordination.readNamespacedLease(LEASE);
+  return coordination.readNamespacedLease(CONTROLLER_LEASE);
 }
 
 /** Sum of the controller's API writes, leaving out leases (leader election). */
@@ -138,26 +75,14 @@ beforeAll(async () => {
   await ensureProjectCrd();
   c = clients(kubeConfig('admin'));
   coordination = kubeConfig('admin').makeApiClient(k8s.CoordinationV1Api);
-  const admin = (args: string[]) => kubectl('admin', args);
-  await installControllerRbac(admin);
-  const info = cluster();
-  kubeconfigFile = await controllerKubeconfigFile(admin, info.server, info.caFile, join(info.dir, `controller-process-${process.pid}.kubeconfig`));
-  metricsCerts = await generateWebhookCerts(join(info.dir, `controller-process-${process.pid}-metrics`), { service: 'tenantgate-controller-metrics' });
-  metricsCa = await readFile(metricsCerts.caCert, 'utf8');
+  replicas = await setUpReplicas('controller-process');
 });
 
-afterEach(async () => {
-  // Whatever a failed test left running: stop it gracefully (releases the lease for the next test).
-  for (const p of running.splice(0)) {
-    p.kill('SIGTERM');
-    const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
-    await p.exited;
-    clearTimeout(timer);
-  }
-});
+// Whatever a failed test left running: stop it gracefully (releases the lease for the next test).
+afterEach(() => stopReplicas(replicas));
 
 afterAll(async () => {
-  for (const p of running.splice(0)) p.kill('SIGKILL');
+  for (const p of replicas.running.splice(0)) p.kill('SIGKILL');
 });
 
 /** resourceVersion of every object the controller writes for these projects, as the apiserver stores them. */
@@ -179,7 +104,7 @@ describe('controller process', () => {
   it('SIGKILL in the middle of a cascade, then a restart: the job is finished and nothing else is deleted', async () => {
     const run = uniqueName('kill');
     // One delete at a time and more namespaces than that: the kill lands while owned namespaces still wait.
-    const a = await startReplica(`${run}-pod`, run, ['--delete-concurrency=1']);
+    const a = await start(`${run}-pod`, run, ['--delete-concurrency=1']);
     await waitLeader(a);
 
     const name = uniqueName('killp');
@@ -226,7 +151,7 @@ describe('controller process', () => {
     expect(await namespaceExists(c, late)).toBe(true);
 
     // The same pod's container restarts (same identity: it takes its lease back at once).
-    const b = await startReplica(`${run}-pod`, run, ['--delete-concurrency=1']);
+    const b = await start(`${run}-pod`, run, ['--delete-concurrency=1']);
     await waitLeader(b);
     await releaseHold(owned[0]!);
     await eventually(async () => {
@@ -245,9 +170,9 @@ describe('controller process', () => {
 
   it('two replicas: only the leader reconciles; SIGKILL of the leader hands over within the lease duration; SIGTERM hands over at once', async () => {
     const run = uniqueName('lead');
-    const first = await startReplica(`${run}-1`, run);
+    const first = await start(`${run}-1`, run);
     await waitLeader(first);
-    const second = await startReplica(`${run}-2`, run);
+    const second = await start(`${run}-2`, run);
     const [leader, follower] = [first, second];
     await new Promise((r) => setTimeout(r, 2500)); // a few acquire attempts by the follower
     expect(await isLeader(leader)).toBe(true);
@@ -265,9 +190,7 @@ describe('controller process', () => {
     // Hard kill: the follower waits for the lease to expire on its own clock.
     const killedAt = Date.now();
     leader.proc.kill('SIGKILL');
-    await eventually(async () => {
-      if (!(await isLeader(follower))) throw new Error('not yet');
-    }, { what: 'handover after SIGKILL', timeoutMs: 30_000, intervalMs: 100 });
+    await waitLeader(follower);
     const handoverMs = Date.now() - killedAt;
     console.log(`[controller-process] handover after SIGKILL of the leader: ${handoverMs} ms (lease duration 15 s, retry period 2 s)`);
     expect(handoverMs).toBeLessThan(15_000 + 2_000 + 2_000);
@@ -278,7 +201,7 @@ describe('controller process', () => {
     await eventually(async () => expect((await getProject(c, p2))?.status?.phase).toBe('Active'), { what: `${p2} reconciled by the new leader` });
 
     // Graceful: the leader releases the lease on SIGTERM and a standby takes over within a retry period.
-    const standby = await startReplica(`${run}-3`, run);
+    const standby = await start(`${run}-3`, run);
     await new Promise((r) => setTimeout(r, 500));
     expect(await isLeader(standby)).toBe(false);
     const termAt = Date.now();
@@ -297,7 +220,7 @@ describe('controller process', () => {
     const run = uniqueName('idle');
     const configFile = join(cluster().dir, `idle-${run}.yaml`);
     await writeFile(configFile, 'resyncPeriodSeconds: 3\n');
-    const r = await startReplica(`${run}-pod`, run, [`--config=${configFile}`]);
+    const r = await start(`${run}-pod`, run, [`--config=${configFile}`]);
     await waitLeader(r);
 
     const names = Array.from({ length: 20 }, () => uniqueName('idlep'));
