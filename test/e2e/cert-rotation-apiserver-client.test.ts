@@ -22,26 +22,14 @@ import { admissionConfiguration, APISERVER_CLIENT_NAME, webhookAdmissionPlugins 
 import { generateWebhookCerts, writeKeyPair } from '../../src/certs/files.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import type { Project } from '../../src/validate/types.js';
 import { startWebhook, type RunningWebhook } from '../../src/webhook/start.js';
 import { eventually } from '../support/cluster.js';
 import { ControlPlane, type ClusterInfo } from '../support/devcluster/controlplane.js';
-import { applyOwnerBindings, installBase, registerWebhooks, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
+import { installBase, registerWebhooks, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { REPO_ROOT } from '../support/paths.js';
-import { replaceFile, replacePair, SteadyTraffic } from '../support/rotation.js';
+import { replaceFile, replacePair, seedTenantProject, SteadyTraffic, tenantCallFor } from '../support/rotation.js';
 
 const PROJECT = 'rotclient';
-const project: Project = {
-  apiVersion: 'tenantgate.io/v1alpha1',
-  kind: 'Project',
-  metadata: { name: PROJECT },
-  spec: {
-    tenant: 'acme',
-    owners: [{ kind: 'Group', name: 'acme:web-admins' }],
-    quota: { hard: { 'requests.cpu': '4', pods: '20' } },
-    namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '5' } } },
-  },
-};
 
 let cp: ControlPlane;
 let info: ClusterInfo;
@@ -54,15 +42,7 @@ const logs: string[] = [];
 const kubectl = (user: string, args: string[], input?: string) =>
   execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, reject: false, timeout: 60_000, ...(input !== undefined ? { input } : {}) });
 
-/** carol's call at step i: even, a label on her namespace (admitted); odd, a dry-run namespace past the budget (refused, [Q1]). */
-async function tenantCall(i: number): Promise<{ ok: boolean; detail: string }> {
-  if (i % 2 === 0) {
-    const r = await kubectl('carol', ['label', 'namespace', `${PROJECT}-one`, `tick=${i}`, '--overwrite']);
-    return { ok: r.exitCode === 0, detail: `label: exit ${r.exitCode} ${r.stderr}` };
-  }
-  const r = await kubectl('carol', ['create', 'namespace', `${PROJECT}-extra`, '--dry-run=server']);
-  return { ok: r.exitCode !== 0 && r.stderr.includes('[Q1]'), detail: `create past budget: exit ${r.exitCode} ${r.stderr}` };
-}
+const tenantCall = tenantCallFor(kubectl, PROJECT);
 
 beforeAll(async () => {
   await mkdir(join(REPO_ROOT, '.run'), { recursive: true });
@@ -94,15 +74,7 @@ beforeAll(async () => {
   });
   await webhook.cache.waitSynced();
   await registerWebhooks(info, `https://127.0.0.1:${webhook.port}`, certs.caBundle);
-  const applied = await kubectl('admin', ['apply', '-f', '-'], JSON.stringify(project));
-  expect(applied.exitCode, applied.stderr).toBe(0);
-  await eventually(async () => expect(webhook.cache.snapshot.project(PROJECT)).toBeDefined(), { what: 'the project in the cache' });
-  for (const name of [`${PROJECT}-one`, `${PROJECT}-two`]) {
-    const r = await kubectl('carol', ['create', 'namespace', name]);
-    expect(r.exitCode, r.stderr).toBe(0);
-  }
-  await applyOwnerBindings(info, project, [`${PROJECT}-one`, `${PROJECT}-two`]);
-  await eventually(async () => expect((await tenantCall(0)).ok).toBe(true), { what: 'carol may label her namespace' });
+  await seedTenantProject(info, webhook.cache, kubectl, PROJECT);
 }, 240_000);
 
 afterAll(async () => {

@@ -19,26 +19,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { createCA, signCert, webhookDnsNames, type KeyPair } from '../../src/certs/pki.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import type { Project } from '../../src/validate/types.js';
 import { startWebhook, type RunningWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { httpsCall } from '../support/devcluster/https-get.js';
-import { applyOwnerBindings, installBase, registerWebhooks, serviceAccountKubeConfig, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
-import { caBundleOf, replaceFile, replacePair, serialOf, servedSerial, SteadyTraffic } from '../support/rotation.js';
+import { installBase, registerWebhooks, serviceAccountKubeConfig, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
+import { caBundleOf, replaceFile, replacePair, serialOf, seedTenantProject, servedSerial, SteadyTraffic, tenantCallFor, type KubectlAs } from '../support/rotation.js';
 
 const PROJECT = 'rotor';
-const project: Project = {
-  apiVersion: 'tenantgate.io/v1alpha1',
-  kind: 'Project',
-  metadata: { name: PROJECT },
-  spec: {
-    tenant: 'acme',
-    owners: [{ kind: 'Group', name: 'acme:web-admins' }],
-    // Room for exactly two self-service namespaces: a third is refused with [Q1].
-    quota: { hard: { 'requests.cpu': '4', pods: '20' } },
-    namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '5' } } },
-  },
-};
 
 let webhook: RunningWebhook;
 let certs: WebhookCertFiles;
@@ -47,15 +34,8 @@ let clientCaFile: string;
 let url: string;
 const logs: string[] = [];
 
-/** carol's call at step i: even, a label on her namespace (admitted); odd, a dry-run namespace past the budget (refused, [Q1]). */
-async function tenantCall(i: number): Promise<{ ok: boolean; detail: string }> {
-  if (i % 2 === 0) {
-    const r = await kubectl('carol', ['label', 'namespace', `${PROJECT}-one`, `tick=${i}`, '--overwrite'], { reject: false });
-    return { ok: r.exitCode === 0, detail: `label: exit ${r.exitCode} ${r.stderr}` };
-  }
-  const r = await kubectl('carol', ['create', 'namespace', `${PROJECT}-extra`, '--dry-run=server'], { reject: false });
-  return { ok: r.exitCode !== 0 && r.stderr.includes('[Q1]'), detail: `create past budget: exit ${r.exitCode} ${r.stderr}` };
-}
+const kubectlAs: KubectlAs = (user, args, input) => kubectl(user, args, { reject: false, ...(input !== undefined ? { input } : {}) });
+const tenantCall = tenantCallFor(kubectlAs, PROJECT);
 
 const servingCert = (ca: KeyPair) => signCert(ca, { commonName: 'tenantgate-webhook.tenantgate-system.svc', dnsNames: webhookDnsNames('tenantgate-webhook', 'tenantgate-system'), ipAddresses: ['127.0.0.1'], usage: 'server' });
 
@@ -82,15 +62,7 @@ beforeAll(async () => {
   await webhook.cache.waitSynced();
   url = `https://127.0.0.1:${webhook.port}`;
   await registerWebhooks(info, url, caBundleOf(oldCa.certPem));
-  await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(project) });
-  await eventually(async () => expect(webhook.cache.snapshot.project(PROJECT)).toBeDefined(), { what: 'the project in the cache' });
-  for (const name of [`${PROJECT}-one`, `${PROJECT}-two`]) {
-    const r = await kubectl('carol', ['create', 'namespace', name], { reject: false });
-    expect(r.exitCode, r.stderr).toBe(0);
-  }
-  // No controller runs here: the owners' RoleBindings it would create (carol labels her namespace).
-  await applyOwnerBindings(info, project, [`${PROJECT}-one`, `${PROJECT}-two`]);
-  await eventually(async () => expect((await tenantCall(0)).ok).toBe(true), { what: 'carol may label her namespace' });
+  await seedTenantProject(info, webhook.cache, kubectlAs, PROJECT);
 }, 180_000);
 
 afterAll(async () => {

@@ -13,23 +13,13 @@ import { LABEL_PROJECT, LABEL_TENANT, LEDGER_PREFIX } from '../../src/validate/t
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { httpsCall, httpsGet, type HttpsAnswer } from '../support/devcluster/https-get.js';
 import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import { twoNamespaceProject } from '../support/fixtures.js';
 
 const PROJECT = 'guarded';
 let hook: LocalWebhook;
 let webhookCa: Buffer;
 
-const project = {
-  apiVersion: 'tenantgate.io/v1alpha1',
-  kind: 'Project',
-  metadata: { name: PROJECT },
-  spec: {
-    tenant: 'acme',
-    owners: [{ kind: 'Group', name: 'acme:web-admins' }],
-    // Two namespaces' worth: each self-service namespace gets 2 CPUs.
-    quota: { hard: { 'requests.cpu': '4', pods: '20' } },
-    namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '5' } } },
-  },
-};
+const project = twoNamespaceProject(PROJECT);
 
 /** An AdmissionReview as the apiserver would send it for carol creating `name` (labelled by the mutating webhook): what an attacker forges. */
 const forgedReview = (uid: string, name: string) =>

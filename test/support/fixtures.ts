@@ -20,6 +20,18 @@ export function aProject(name: string, spec: Partial<ProjectSpec> = {}, metadata
   return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name, ...metadata }, spec: { tenant: 'acme', ...spec } };
 }
 
+/**
+ * The e2e tests' Project of tenant acme owned by the group acme:web-admins, with room for exactly two
+ * self-service namespaces (each gets 2 of its 4 CPUs): a third is refused with [Q1].
+ */
+export function twoNamespaceProject(name: string): Project {
+  return aProject(name, {
+    owners: [{ kind: 'Group', name: 'acme:web-admins' }],
+    quota: { hard: { 'requests.cpu': '4', pods: '20' } },
+    namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '5' } } },
+  });
+}
+
 export interface NamespaceOptions {
   /** The project label ('' or undefined: none). */
   project?: string;
