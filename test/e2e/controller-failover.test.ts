@@ -13,7 +13,6 @@ import { readFile } from 'node:fs/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   clients,
-  createProject,
   createProjectNamespace,
   deleteProject,
   fillNamespace,
@@ -23,7 +22,7 @@ import {
   scrapeAll,
   type Clients,
 } from '../support/controller-kit.js';
-import { CONTROLLER_LEASE, isLeader, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
+import { CONTROLLER_LEASE, isLeader, projectWithOwnedNamespaces, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
 import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
@@ -103,14 +102,7 @@ async function leaderStandbyAndProject(prefix: string, count: number): Promise<{
   await waitLeader(a);
   const b = await start(`${run}-b`, run);
   const name = uniqueName(`${prefix}p`);
-  await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
-  const project = await eventually(async () => {
-    const p = await getProject(c, name);
-    if (!p?.metadata.finalizers?.includes(CASCADE_FINALIZER)) throw new Error('no finalizer');
-    return p;
-  }, { what: `${name} has the cascade finalizer` });
-  const owned = Array.from({ length: count }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
-  await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
+  const { project, owned } = await projectWithOwnedNamespaces(c, name, spec(), { [SELECTOR_LABEL]: run }, count);
   return { a, b, name, project, owned };
 }
 

@@ -20,7 +20,7 @@ import {
   scrapeAll,
   type Clients,
 } from '../support/controller-kit.js';
-import { CONTROLLER_LEASE, isLeader, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
+import { CONTROLLER_LEASE, isLeader, projectWithOwnedNamespaces, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
 import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
@@ -108,14 +108,7 @@ describe('controller process', () => {
     await waitLeader(a);
 
     const name = uniqueName('killp');
-    await createProject(c, name, spec(), { [SELECTOR_LABEL]: run });
-    const project = await eventually(async () => {
-      const p = await getProject(c, name);
-      if (!p?.metadata.finalizers?.includes('tenantgate.io/cascade-delete')) throw new Error('no finalizer');
-      return p;
-    });
-    const owned = Array.from({ length: 30 }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
-    await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
+    const { project, owned } = await projectWithOwnedNamespaces(c, name, spec(), { [SELECTOR_LABEL]: run }, 30);
     await pool(owned.slice(0, 5), 5, (ns) => fillNamespace(c, ns, 10, 5, ns === owned[0] ? [HOLD] : []));
     const foreign = `${name}-foreign`;
     await createProjectNamespace(c, project, foreign, { uid: null });

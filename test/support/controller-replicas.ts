@@ -1,14 +1,28 @@
 /**
  * `tenantgate controller` replicas as separate OS processes against the e2e control plane, as the chart
  * runs them: the controller's ServiceAccount with the shipped RBAC, /metrics over HTTPS with its own
- * certificate, /readyz on a probe port, leader election on tenantgate-system/tenantgate-controller.
- * Used by the e2e tests (it reads the shared cluster, so not by bench/, which has controller-kit.ts).
+ * certificate, /readyz on a probe port, leader election on tenantgate-system/tenantgate-controller;
+ * and a Project with owned namespaces for them to cascade-delete. Used by the e2e tests (it reads the
+ * shared cluster, so not by bench/, which has controller-kit.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { cluster, eventually, kubectl } from './cluster.js';
-import { controllerKubeconfigFile, installControllerRbac, scrape, spawnController, type ControllerProcess, type MetricsTarget } from './controller-kit.js';
+import { FINALIZER_CASCADE, type Project, type ProjectSpec } from '../../src/validate/types.js';
+import {
+  controllerKubeconfigFile,
+  createProject,
+  createProjectNamespace,
+  getProject,
+  installControllerRbac,
+  pool,
+  scrape,
+  spawnController,
+  type Clients,
+  type ControllerProcess,
+  type MetricsTarget,
+} from './controller-kit.js';
 import { freePort } from './devcluster/ports.js';
 
 /** The lease every replica competes for (the chart's default). */
@@ -100,4 +114,20 @@ export async function stopReplicas(setup: ReplicaSetup): Promise<void> {
     await p.exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * Creates the Project `name` (with `labels`, so the replicas' selector picks it), waits until a leader
+ * put the cascade finalizer on it, and creates `count` namespaces it owns, `<name>-ns00`, `<name>-ns01`, ….
+ */
+export async function projectWithOwnedNamespaces(c: Clients, name: string, spec: ProjectSpec, labels: Record<string, string>, count: number): Promise<{ project: Project; owned: string[] }> {
+  await createProject(c, name, spec, labels);
+  const project = await eventually(async () => {
+    const p = await getProject(c, name);
+    if (!p?.metadata.finalizers?.includes(FINALIZER_CASCADE)) throw new Error('no finalizer');
+    return p;
+  }, { what: `${name} has the cascade finalizer` });
+  const owned = Array.from({ length: count }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
+  await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
+  return { project, owned };
 }
