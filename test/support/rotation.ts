@@ -1,7 +1,8 @@
 /**
  * Certificate rotation under traffic (docs/adr/0042-certificate-rotation.md): what the rotation tests
  * share — the serial a fresh TLS handshake gets, a pair written in place the way a Secret volume update
- * lands, and steady traffic started at a fixed rate whose every outcome is kept.
+ * lands, steady traffic started at a fixed rate whose every outcome is kept, and the tenant's call that
+ * traffic makes with the Project it runs against.
  */
 import { X509Certificate } from 'node:crypto';
 import { rename, writeFile } from 'node:fs/promises';
