@@ -21,11 +21,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admissionConfiguration, APISERVER_CLIENT_NAME, webhookAdmissionPlugins } from '../../src/certs/admission-client.js';
 import { generateWebhookCerts, writeKeyPair } from '../../src/certs/files.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
-import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startWebhook, type RunningWebhook } from '../../src/webhook/start.js';
+import type { RunningWebhook } from '../../src/webhook/start.js';
 import { eventually } from '../support/cluster.js';
 import { ControlPlane, type ClusterInfo } from '../support/devcluster/controlplane.js';
-import { installBase, registerWebhooks, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
+import { installBase, startLocalWebhook } from '../support/devcluster/tenantgate.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { replaceFile, replacePair, seedTenantProject, SteadyTraffic, tenantCallFor } from '../support/rotation.js';
 
@@ -61,19 +60,7 @@ beforeAll(async () => {
   info = cp.info;
   await installBase(info);
   const certs = await generateWebhookCerts(join(pki, 'webhook'));
-  webhook = await startWebhook({
-    config: DEFAULT_CONFIG,
-    kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook'),
-    cert: certs.cert,
-    key: certs.key,
-    clientCa: clientCaFile,
-    clientAllowedNames: [APISERVER_CLIENT_NAME],
-    port: 0,
-    host: '127.0.0.1',
-    log: (m) => logs.push(m),
-  });
-  await webhook.cache.waitSynced();
-  await registerWebhooks(info, `https://127.0.0.1:${webhook.port}`, certs.caBundle);
+  webhook = (await startLocalWebhook(info, {}, { certs, log: (m) => logs.push(m), clientCa: { file: clientCaFile, allowedNames: [APISERVER_CLIENT_NAME] } })).webhook;
   await seedTenantProject(info, webhook.cache, kubectl, PROJECT);
 }, 240_000);
 

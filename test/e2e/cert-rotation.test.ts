@@ -18,11 +18,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { createCA, signCert, webhookDnsNames, type KeyPair } from '../../src/certs/pki.js';
-import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { startWebhook, type RunningWebhook } from '../../src/webhook/start.js';
+import type { RunningWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { httpsCall } from '../support/devcluster/https-get.js';
-import { installBase, registerWebhooks, serviceAccountKubeConfig, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
+import { installBase, registerWebhooks, startLocalWebhook, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
 import { caBundleOf, replaceFile, replacePair, serialOf, seedTenantProject, servedSerial, SteadyTraffic, tenantCallFor, type KubectlAs } from '../support/rotation.js';
 
 const PROJECT = 'rotor';
@@ -48,19 +47,9 @@ beforeAll(async () => {
   // The webhook's own copy of the apiserver's client CA, so this file can rotate it.
   clientCaFile = join(dir, 'client-ca.pem');
   await copyFile(info.webhookClient.caFile, clientCaFile);
-  webhook = await startWebhook({
-    config: DEFAULT_CONFIG,
-    kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook'),
-    cert: certs.cert,
-    key: certs.key,
-    clientCa: clientCaFile,
-    clientAllowedNames: [info.webhookClient.name],
-    port: 0,
-    host: '127.0.0.1',
-    log: (m) => logs.push(m),
-  });
-  await webhook.cache.waitSynced();
-  url = `https://127.0.0.1:${webhook.port}`;
+  const local = await startLocalWebhook(info, {}, { register: false, certs, log: (m) => logs.push(m), clientCa: { file: clientCaFile, allowedNames: [info.webhookClient.name] } });
+  webhook = local.webhook;
+  url = local.url;
   await registerWebhooks(info, url, caBundleOf(oldCa.certPem));
   await seedTenantProject(info, webhook.cache, kubectlAs, PROJECT);
 }, 180_000);

@@ -101,9 +101,14 @@ export function apiserverOnly(info: ClusterInfo): { clientCa: string; clientAllo
 
 /**
  * Starts the webhook in this process under its ServiceAccount and registers it with the apiserver.
- * It accepts reviews from the apiserver only, unless `clientAuth: false`.
+ * It accepts reviews from the apiserver only, unless `clientAuth: false`; `clientCa` replaces the
+ * control plane's client CA file and name (a test that rotates them gives its own).
  */
-export async function startLocalWebhook(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void; onDecision?: (decision: AdmissionDecision) => void; clientAuth?: boolean } = {}): Promise<LocalWebhook> {
+export async function startLocalWebhook(
+  info: ClusterInfo,
+  config: Partial<TenantgateConfig> = {},
+  options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void; onDecision?: (decision: AdmissionDecision) => void; clientAuth?: boolean; clientCa?: { file: string; allowedNames: string[] } } = {},
+): Promise<LocalWebhook> {
   const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
   const webhook = await startWebhook({
@@ -111,7 +116,7 @@ export async function startLocalWebhook(info: ClusterInfo, config: Partial<Tenan
     kubeConfig,
     cert: certs.cert,
     key: certs.key,
-    ...(options.clientAuth === false ? {} : apiserverOnly(info)),
+    ...(options.clientAuth === false ? {} : options.clientCa ? { clientCa: options.clientCa.file, clientAllowedNames: options.clientCa.allowedNames } : apiserverOnly(info)),
     port: 0,
     host: '127.0.0.1',
     log: options.log ?? (() => {}),
