@@ -14,6 +14,7 @@ import { formatResources, othersTotal, parseResources, type PendingAllocations, 
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, Snapshot } from '../../src/validate/types.js';
+import { seededRandom } from '../support/replica-race/attempts.js';
 
 const PROJECTS = ['alpha', 'beta', 'gamma'];
 const NAMESPACES = Array.from({ length: 8 }, (_, i) => `ns-${i}`);
@@ -39,18 +40,6 @@ function withoutMemo(s: MemorySnapshot): Snapshot {
   };
 }
 
-/** A small deterministic PRNG (mulberry32), so a failure reproduces from its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const text = (r: Resources) => Object.fromEntries([...r].map(([k, q]) => [k, q.toString()]));
 
 function pendingOf(entries: Map<string, { project: string; resources: Resources }>): PendingAllocations {
@@ -63,7 +52,7 @@ function pendingOf(entries: Map<string, { project: string; resources: Resources 
 describe('project shares memo', () => {
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     it(`matches the sum without memo after every write (seed ${seed}, 400 steps)`, () => {
-      const rnd = random(seed);
+      const rnd = seededRandom(seed);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
       const s = new MemorySnapshot();
       const fresh = withoutMemo(s);
