@@ -100,3 +100,15 @@ export function aQuotaCreateRequest(namespace: string, o: { cpu?: string; dryRun
     ...(o.dryRun ? { dryRun: true } : {}),
   };
 }
+
+/** An AdmissionReview request: `user` (alice) creates Namespace `name` labelled for `project` of tenant acme, as the mutating webhook leaves it. */
+export function aNamespaceCreateRequest(name: string, project: string, user: UserInfo = aUser('alice')): AdmissionRequest {
+  return {
+    uid: name,
+    kind: { group: '', version: 'v1', kind: 'Namespace' },
+    operation: 'CREATE',
+    name,
+    userInfo: user,
+    object: { metadata: { name, labels: { [LABEL_PROJECT]: project, [LABEL_TENANT]: 'acme' } } },
+  };
+}

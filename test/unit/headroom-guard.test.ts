@@ -6,7 +6,7 @@ import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
 import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
-import { aQuotaCreateRequest } from '../support/fixtures.js';
+import { aNamespaceCreateRequest, aQuotaCreateRequest } from '../support/fixtures.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
 
 const NAMESPACES = Array.from({ length: 20 }, (_, i) => `race-n${i}`);
@@ -63,14 +63,7 @@ describe('HeadroomGuard', () => {
         projects: [{ metadata: { name: 'burst', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
       });
       const guard = new HeadroomGuard({ ttlMs: 60_000, ...(ledger ? { ledger } : {}) });
-      const create = (name: string): AdmissionRequest => ({
-        uid: name,
-        kind: { group: '', version: 'v1', kind: 'Namespace' },
-        operation: 'CREATE',
-        name,
-        userInfo: { username: 'alice', groups: [] },
-        object: { metadata: { name, labels: { 'tenantgate.io/project': 'burst', 'tenantgate.io/tenant': 'acme' } } },
-      });
+      const create = (name: string) => aNamespaceCreateRequest(name, 'burst');
       const verdicts = await Promise.all(['burst-a', 'burst-b', 'burst-c', 'burst-d'].map((n) => guard.decide(ctx(s), create(n))));
       expect(verdicts.filter((v) => v.violations.length === 0), ledger ? 'with ledger' : 'one process').toHaveLength(2);
       expect(verdicts[3]!.violations[0]?.message).toMatch(/Namespace burst-d asks requests\.cpu 1 \(namespaceDefaults\), project burst has 2 of which 2 are allocated/);
@@ -228,14 +221,7 @@ describe('HeadroomGuard group commit', () => {
       return super.write(project, state, entries);
     }
   }
-  const namespaceCreate = (name: string): AdmissionRequest => ({
-    uid: name,
-    kind: { group: '', version: 'v1', kind: 'Namespace' },
-    operation: 'CREATE',
-    name,
-    userInfo: { username: 'alice', groups: [] },
-    object: { metadata: { name, labels: { 'tenantgate.io/project': 'burst', 'tenantgate.io/tenant': 'acme' } } },
-  });
+  const namespaceCreate = (name: string) => aNamespaceCreateRequest(name, 'burst');
   const burstSnapshot = () =>
     MemorySnapshot.of({
       projects: [{ metadata: { name: 'burst', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '150' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],

@@ -16,9 +16,9 @@ import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs } fr
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp } from '../../src/webhook/server.js';
 import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
-import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { serveHttps } from '../../src/webhook/tls.js';
 import { httpsCall } from '../support/devcluster/https-get.js';
+import { aNamespaceCreateRequest } from '../support/fixtures.js';
 
 describe('authorizeClient (pure)', () => {
   const open = { allowedNames: [] };
@@ -149,14 +149,7 @@ describe('how long a reservation lives (the wiring in start.ts)', () => {
     projects: [{ metadata: { name: 'held', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
   });
   const source: SnapshotSource = { snapshot, synced: true, start: () => {}, waitSynced: async () => {}, stop: async () => {}, onEvent: () => {} };
-  const create: AdmissionRequest = {
-    uid: 'held-a',
-    kind: { group: '', version: 'v1', kind: 'Namespace' },
-    operation: 'CREATE',
-    name: 'held-a',
-    userInfo: { username: 'alice', groups: [] },
-    object: { metadata: { name: 'held-a', labels: { 'tenantgate.io/project': 'held', 'tenantgate.io/tenant': 'acme' } } },
-  };
+  const create = aNamespaceCreateRequest('held-a', 'held');
 
   it('holds headroom reservationTtlSeconds (30 s) with client authentication, at most 5 s without', async () => {
     for (const authenticated of [true, false]) {
