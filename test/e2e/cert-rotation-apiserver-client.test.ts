@@ -106,7 +106,9 @@ describe("the apiserver's client certificate rotates with its CA, no restart", (
     process.stderr.write(`[cert-rotation-apiserver-client] ${traffic.outcomes.length} tenant calls over 5 steps, ${failures.length} without their verdict${failures.length ? `: ${failures.map((f) => `${f.step}: ${f.detail.trim()}`).join(' | ')}` : ''}\n`);
     expect(new Set(traffic.outcomes.map((o) => o.step)).size).toBe(5);
     expect(failures.filter((f) => f.step !== 'webhook trusts only the new')).toEqual([]);
-    for (const f of failures) expect(f.detail).toMatch(/use of closed network connection/);
+    // The one cut call: client-go closes its connections when it loads the new certificate, seen as a
+    // closed connection on its side or a reset when the webhook's close of an idle connection races it.
+    for (const f of failures) expect(f.detail).toMatch(/use of closed network connection|connection reset by peer/);
     expect(traffic.outcomes.filter((o) => o.step === 'settled').every((o) => o.ok)).toBe(true);
   }, 300_000);
 });
