@@ -276,7 +276,7 @@ export class HeadroomGuard {
       prev.versions = unionVersions(prev.versions, w.versions);
       if (w.created >= prev.newest.created) prev.newest = w;
     };
-    for (const [quota, w] of mine ?? []) add({ quota, write: w.quota === null ? null : { spec: w.quota.spec ?? {} }, versions: w.versions, ...(w.basedOn !== undefined ? { basedOn: w.basedOn } : {}), created: w.expires - this.options.ttlMs });
+    for (const [quota, w] of mine ?? []) add({ quota, write: specOf(w.quota), versions: w.versions, ...(w.basedOn !== undefined ? { basedOn: w.basedOn } : {}), created: w.expires - this.options.ttlMs });
     for (const w of recorded) add(w);
     const out = new Map<string, ResourceQuotaObject | null>();
     for (const [quota, { newest, versions }] of byQuota) {
@@ -356,8 +356,7 @@ export class HeadroomGuard {
     const byQuota = this.writes.get(namespace);
     if (byQuota) {
       for (const [name, w] of byQuota) {
-        const write = w.quota === null ? null : { spec: w.quota.spec ?? {} };
-        if (shownByCache(ctx.snapshot, namespace, name, write, w.basedOn)) byQuota.delete(name);
+        if (shownByCache(ctx.snapshot, namespace, name, specOf(w.quota), w.basedOn)) byQuota.delete(name);
       }
       if (byQuota.size === 0) this.writes.delete(namespace);
     }

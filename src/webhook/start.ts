@@ -162,6 +162,11 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   log(`listening on https://${options.host ?? '0.0.0.0'}:${port}; syncing caches`);
   source.start();
   void source.waitSynced().then(() => log(`caches synced: ${JSON.stringify(source.snapshot.sizes)}`));
+  /** After the server stopped: the informers' watches and the ledger's connection. */
+  const releaseClients = async () => {
+    await source.stop();
+    ownLedger?.close();
+  };
   return {
     port,
     cache: source,
@@ -169,13 +174,11 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     metrics,
     async stop() {
       await listening.close();
-      await source.stop();
-      ownLedger?.close();
+      await releaseClients();
     },
     async shutdown(timings = {}) {
       const result = await drainableServer.shutdown({ ...DEFAULT_SHUTDOWN, ...timings }, log);
-      await source.stop();
-      ownLedger?.close();
+      await releaseClients();
       return result;
     },
   };
