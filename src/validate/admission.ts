@@ -207,7 +207,7 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   if (claimed || privileged || isOwner(project, ctx.user)) violations.push(...checkProjectLabels(project, name, labels));
   if (!privileged) {
     // With generateName the caller chose a prefix, not a name: T4 also says which prefixes are its.
-    violations.push(...ownerOnly(project, ctx.user, `create namespace ${shownName(ns)}`, ns.metadata.generateName ? ownedProjects(ctx) : undefined));
+    violations.push(...ownerOnly(project, ctx.user, `create namespace ${shownName(ns)}`, ns.metadata.generateName ? () => ownedProjects(ctx) : undefined));
     violations.push(...checkNamespaceSpecFinalizers(`Namespace ${name} (project ${projectName}, tenant ${project.spec.tenant})`, describeUser(ctx.user), ns.spec?.finalizers));
     violations.push(
       ...checkProtectedMetadata({

@@ -15,9 +15,9 @@ import type { ObjectMeta } from './types.js';
 
 /** The kinds judged here, with their API group and the one name tenantgate gives them in a project namespace. */
 export const PROTECTED_NAMESPACE_OBJECTS = {
-  LimitRange: { group: '', resource: 'limitranges', name: LIMITRANGE_NAME },
-  NetworkPolicy: { group: 'networking.k8s.io', resource: 'networkpolicies', name: NETWORK_POLICY_NAME },
-  RoleBinding: { group: 'rbac.authorization.k8s.io', resource: 'rolebindings', name: OWNERS_BINDING_NAME },
+  LimitRange: { group: '', name: LIMITRANGE_NAME },
+  NetworkPolicy: { group: 'networking.k8s.io', name: NETWORK_POLICY_NAME },
+  RoleBinding: { group: 'rbac.authorization.k8s.io', name: OWNERS_BINDING_NAME },
 } as const;
 
 export type ProtectedKind = keyof typeof PROTECTED_NAMESPACE_OBJECTS;

@@ -8,6 +8,8 @@
  * namespace, makes that owner's foreground deletion wait for an object the garbage collector may not
  * delete (Q3) or that never goes (a finalizer).
  */
+import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../../render/namespace-policies.js';
+import { OWNERS_BINDING_NAME } from '../../render/owner-binding.js';
 import type { TenantgateConfig } from '../../config/config.js';
 import { LABEL_PROJECT, LABEL_TENANT, type ObjectMeta, type Violation } from '../types.js';
 
@@ -95,7 +97,7 @@ function changedLists(before: Pick<NamespaceMetadata, ListField>, after: Pick<Na
 }
 
 /** What T7 guards in a project namespace besides the Namespace itself, as its messages name it. */
-export const PROTECTED_OBJECTS_TEXT = 'every ResourceQuota, LimitRange tenantgate-limits, NetworkPolicy tenantgate-isolation and RoleBinding tenantgate-owners';
+const PROTECTED_OBJECTS_TEXT = `every ResourceQuota, LimitRange ${LIMITRANGE_NAME}, NetworkPolicy ${NETWORK_POLICY_NAME} and RoleBinding ${OWNERS_BINDING_NAME}`;
 
 export interface ProtectedObjectMetadataCheck {
   /** e.g. `ResourceQuota payments-dev/tenantgate-quota (project payments, tenant acme)` */

@@ -93,18 +93,23 @@ export function findPrefixOverlaps(config: TenantgateConfig, projects: string[])
   return out;
 }
 
-/** The project whose prefix a namespace name carries (N4 guarantees at most one; the longest wins otherwise). */
-export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Project>, namespace: string): Project | undefined {
+/** The project with the longest prefix `text` starts with; `bareAllowed`: `text` may be the prefix itself. */
+function longestPrefixProject(config: TenantgateConfig, projects: Iterable<Project>, text: string, bareAllowed: boolean): Project | undefined {
   let best: Project | undefined;
   let bestLength = -1;
   for (const p of projects) {
     const prefix = projectPrefix(config, p.metadata.name ?? '');
-    if (namespace.startsWith(prefix) && namespace.length > prefix.length && prefix.length > bestLength) {
+    if (text.startsWith(prefix) && (bareAllowed || text.length > prefix.length) && prefix.length > bestLength) {
       best = p;
       bestLength = prefix.length;
     }
   }
   return best;
+}
+
+/** The project whose prefix a namespace name carries (N4 guarantees at most one; the longest wins otherwise). */
+export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Project>, namespace: string): Project | undefined {
+  return longestPrefixProject(config, projects, namespace, false);
 }
 
 /**
@@ -114,16 +119,7 @@ export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Pro
  * The validating webhook sees the generated name and judges it like any other (N2, T2, T4).
  */
 export function projectByGenerateName(config: TenantgateConfig, projects: Iterable<Project>, generateName: string): Project | undefined {
-  let best: Project | undefined;
-  let bestLength = -1;
-  for (const p of projects) {
-    const prefix = projectPrefix(config, p.metadata.name ?? '');
-    if (generateName.startsWith(prefix) && prefix.length > bestLength) {
-      best = p;
-      bestLength = prefix.length;
-    }
-  }
-  return best;
+  return longestPrefixProject(config, projects, generateName, true);
 }
 
 /**

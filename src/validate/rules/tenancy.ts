@@ -54,14 +54,14 @@ export function ownersSummary(project: Project): string {
 /**
  * T4: `action` is e.g. "create namespace payments-dev". With `own` (a namespace created by
  * generateName, whose caller picked a prefix rather than a name), the message also says which projects
- * the caller owns and their prefixes.
+ * the caller owns and their prefixes; `own` is asked only for a denial, so an owner's create lists nothing.
  */
-export function ownerOnly(project: Project, user: UserInfo, action: string, own?: readonly OwnProject[]): Violation[] {
+export function ownerOnly(project: Project, user: UserInfo, action: string, own?: () => readonly OwnProject[]): Violation[] {
   if (isOwner(project, user)) return [];
   return [
     {
       rule: 'T4',
-      message: `${describeUser(user)} may not ${action}: it belongs to project ${project.metadata.name} (tenant ${project.spec.tenant}), whose owners are ${ownersSummary(project)}${own ? `; ${ownedProjectsText(user, own)}` : ''}`,
+      message: `${describeUser(user)} may not ${action}: it belongs to project ${project.metadata.name} (tenant ${project.spec.tenant}), whose owners are ${ownersSummary(project)}${own ? `; ${ownedProjectsText(user, own())}` : ''}`,
     },
   ];
 }
