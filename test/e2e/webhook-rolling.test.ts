@@ -22,6 +22,7 @@ import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluste
 import { installBase, kubectlAs, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { classifyOutcome, type Outcome } from '../support/replica-race/attempts.js';
 import { checkHeadroomInvariant, type RaceProject } from '../support/replica-race/invariant.js';
+import { removeProject } from '../support/replica-race/run.js';
 import { cluster, eventually, uniqueName } from '../support/cluster.js';
 
 const RATE_PER_SECOND = 10;
@@ -29,11 +30,14 @@ const CPU = 'requests.cpu';
 
 let webhooks: WebhookReplicas | undefined;
 let controller: RunningController | undefined;
+/** The test's Project: other files count the projects alice owns, so it goes (with its namespaces) before the webhooks and controller stop. */
+let projectName: string | undefined;
 
 afterAll(async () => {
+  if (projectName) await removeProject(cluster(), projectName, (line) => process.stderr.write(`[webhook-rolling] ${line}\n`));
   await webhooks?.stop();
   await controller?.stop();
-});
+}, 180_000);
 
 function messageOf(err: unknown): { status: number; message: string } {
   const e = err as { code?: unknown; body?: unknown; message?: unknown };
@@ -76,6 +80,7 @@ describe('rolling upgrade of the webhook under traffic', () => {
 
     const project: RaceProject = { name, budget: { [CPU]: '6' }, defaults: { [CPU]: '100m' }, maxNamespaces: 30 };
     const spec = { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], maxNamespaces: project.maxNamespaces, quota: { hard: project.budget }, namespaceDefaults: { quota: { hard: project.defaults } } };
+    projectName = name;
     await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec }));
     await eventually(async () => {
       if (running.informers.snapshot.project(name) === undefined) throw new Error('controller has not seen the project');

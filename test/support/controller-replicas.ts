@@ -108,12 +108,7 @@ export async function waitLeader(r: Replica, timeoutMs = 30_000): Promise<number
 
 /** Stops every replica still running with SIGTERM (SIGKILL after 10 s), so the lease is released for the next test. For afterEach. */
 export async function stopReplicas(setup: ReplicaSetup): Promise<void> {
-  for (const p of setup.running.splice(0)) {
-    p.kill('SIGTERM');
-    const timer = setTimeout(() => p.kill('SIGKILL'), 10_000);
-    await p.exited;
-    clearTimeout(timer);
-  }
+  for (const p of setup.running.splice(0)) await p.stop(10_000);
 }
 
 /**

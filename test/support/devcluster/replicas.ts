@@ -34,9 +34,9 @@ export interface WebhookReplicas {
   /** Starts replica `index` again on its port (after it was killed) and resolves once it is ready. */
   restart(index: number): Promise<void>;
   /**
-   * Replaces replica `index` as a Deployment's rolling update does: a new process on a new port, ready,
-   * added to the proxy's targets; then the old one removed from them and sent SIGTERM. Resolves with
-   * how the old process exited.
+   * Replaces replica `index` as a Deployment's rolling update does: a new process on a new port, once
+   * ready, takes the old one's place among the proxy's targets (new connections go to it; the old one's
+   * stay open), then the old one is sent SIGTERM. Resolves with how the old process exited.
    */
   roll(index: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Unregisters the webhooks and stops the replicas. */
@@ -108,7 +108,6 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
       const fresh: WebhookReplica = { port, process: spawnReplica(index, port) };
       await waitReady(fresh, Date.now() + 60_000);
       const others = replicas.filter((r) => r !== old).map((r) => r.port);
-      proxy.setTargets([...others, old.port, fresh.port]);
       proxy.setTargets([...others, fresh.port]);
       replicas[index] = fresh;
       old.process.kill('SIGTERM');

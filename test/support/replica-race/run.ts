@@ -358,7 +358,8 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
   }
 }
 
-async function removeProject(info: ClusterInfo, name: string, log: (line: string) => void): Promise<void> {
+/** Deletes the Project and waits (at most 90 s) until the controller's cascade removed it; a failure is only logged (cleanup). */
+export async function removeProject(info: ClusterInfo, name: string, log: (line: string) => void): Promise<void> {
   try {
     await kubectlAs(info, 'admin', ['delete', 'project', name, '--ignore-not-found', '--wait=false']);
     await until(`project ${name} and its namespaces gone`, async () => {
