@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { fleetBudgetFor, parseFleetBudget, withLedgerStatus, FLEET_NAMESPACE, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
+import { releaseMember, requestGrowth } from '../../src/fleet/shares.js';
+import { parseResources } from '../../src/validate/resources.js';
+import type { Project } from '../../src/validate/types.js';
+
+const project: Project = {
+  apiVersion: 'tenantgate.io/v1alpha1',
+  kind: 'Project',
+  metadata: { name: 'web' },
+  spec: {
+    tenant: 'acme',
+    quota: { hard: { 'requests.cpu': '20', 'requests.memory': '64Gi' } },
+    clusters: { 'prod-eu': { quota: { hard: { 'requests.cpu': '30', pods: '100' } } } },
+    fleet: { quota: { hard: { 'requests.cpu': '40' } }, clusters: ['prod-eu', 'prod-us', 'prod-us'] },
+  },
+};
+
+describe('FleetBudget object', () => {
+  it('is built from the Project: budget, members once each, bounds restricted to the fleet-budgeted resources', () => {
+    const object = fleetBudgetFor(project)!;
+    expect(object.metadata).toMatchObject({ name: 'web', namespace: FLEET_NAMESPACE });
+    expect(object.spec).toEqual({
+      budget: { 'requests.cpu': '40' },
+      members: ['prod-eu', 'prod-us'],
+      bounds: { 'prod-eu': { 'requests.cpu': '30' }, 'prod-us': { 'requests.cpu': '20' } },
+    });
+  });
+
+  it('has none without spec.fleet', () => {
+    expect(fleetBudgetFor({ ...project, spec: { ...project.spec, fleet: undefined } })).toBeUndefined();
+  });
+
+  it('round-trips a ledger through its status, keeping release records', () => {
+    const object = fleetBudgetFor(project)!;
+    const parsed = parseFleetBudget(object);
+    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
+    const grown = requestGrowth(parsed.ledger, 'prod-eu', { id: 'k1', need: parseResources({ 'requests.cpu': '12' }) });
+    if (!grown.ok) throw new Error(grown.reason);
+    const stored = withLedgerStatus(object, grown.ledger);
+    expect(stored.status?.members?.['prod-eu']).toEqual({ share: { 'requests.cpu': '12' }, lendable: {}, lastRequest: 'k1' });
+    const reread = parseFleetBudget(stored);
+    if (!reread.ok) throw new Error(reread.problems.join('; '));
+    expect(reread.ledger.shares.get('prod-eu')?.share.get('requests.cpu')?.toString()).toBe('12');
+
+    const released = releaseMember(reread.ledger, 'prod-eu');
+    const record = { at: '2026-11-25T10:00:00Z', by: 'ops' };
+    const afterRelease = withLedgerStatus(stored, released.ledger, record);
+    expect(afterRelease.status?.released).toEqual({ 'prod-eu': record });
+    expect(afterRelease.status?.members).toEqual({});
+    const again = parseFleetBudget(afterRelease);
+    if (!again.ok) throw new Error(again.problems.join('; '));
+    // A later write keeps the record it did not make.
+    expect(withLedgerStatus(afterRelease, again.ledger).status?.released).toEqual({ 'prod-eu': record });
+  });
+
+  it('fails closed on a status it cannot read, naming the object and the field', () => {
+    const object: FleetBudgetObject = { ...fleetBudgetFor(project)!, status: { members: { 'prod-eu': { share: { 'requests.cpu': 'lots' } } } } };
+    const parsed = parseFleetBudget(object);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.problems.join()).toMatch(/FleetBudget tenantgate-fleet\/web: status\.members\.prod-eu\.share\.requests\.cpu is "lots"/);
+  });
+});
