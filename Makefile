@@ -47,6 +47,7 @@ argocd:
 # The CRD goes into the chart; manifests/ is rendered from the chart (ADR 0011).
 crd: deps
 	npx tsx hack/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
+	npx tsx hack/generate-crd.ts fleet > charts/tenantgate/files/crd/fleetbudgets.tenantgate.io.yaml
 	$(MAKE) manifests
 
 manifests: deps

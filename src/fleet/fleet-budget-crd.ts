@@ -1,0 +1,148 @@
+/**
+ * The CustomResourceDefinition `fleetbudgets.tenantgate.io`: the hub's share ledger of one
+ * fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md, docs/adr/0043-fleet-hub.md).
+ *
+ * `make crd` (hack/generate-crd.ts) writes it to FLEET_CRD_PATH; a unit test fails when the committed
+ * copy differs. The schema is structural and bounded (maxProperties/maxItems) so that the
+ * ValidatingAdmissionPolicy `tenantgate-fleet-shares`, which walks it in CEL, has a bounded cost.
+ */
+import { stringify } from 'yaml';
+import { API_GROUP } from '../validate/types.js';
+import { QUANTITY_PATTERN, type StructuralSchema } from '../validate/schema/project-schema.js';
+import { FLEET_KIND, FLEET_PLURAL } from './fleet-budget-object.js';
+
+export const FLEET_CRD_NAME = `${FLEET_PLURAL}.${API_GROUP}`;
+export const FLEET_CRD_PATH = 'charts/tenantgate/files/crd/fleetbudgets.tenantgate.io.yaml';
+
+/** The most members a FleetBudget names, and the most resources a budget lists (bounds CEL's cost). */
+export const MAX_FLEET_MEMBERS = 64;
+export const MAX_FLEET_RESOURCES = 32;
+
+const HEADER =
+  '# generated from src/fleet/fleet-budget-crd.ts by hack/generate-crd.ts, do not edit (regenerate with `make crd`)\n';
+
+const quantity = (): StructuralSchema => ({
+  description: 'A Kubernetes quantity (e.g. 500m, 2, 1.5Gi).',
+  anyOf: [{ type: 'integer' }, { type: 'string' }],
+  pattern: QUANTITY_PATTERN,
+  'x-kubernetes-int-or-string': true,
+});
+
+const resourceList = (description: string): StructuralSchema => ({
+  type: 'object',
+  description,
+  maxProperties: MAX_FLEET_RESOURCES,
+  additionalProperties: quantity(),
+});
+
+const clusterName = (): StructuralSchema => ({ type: 'string', minLength: 1, maxLength: 63 });
+
+const specSchema: StructuralSchema = {
+  type: 'object',
+  description: "From git: rendered for the hub from the Project's spec.fleet (Argo CD applies it).",
+  required: ['budget', 'members'],
+  properties: {
+    budget: resourceList("The fleet budget (the Project's spec.fleet.quota.hard): the members' shares never sum to more."),
+    members: {
+      type: 'array',
+      description: "The member clusters (the Project's spec.fleet.clusters): only they may be granted room.",
+      maxItems: MAX_FLEET_MEMBERS,
+      'x-kubernetes-list-type': 'set',
+      items: clusterName(),
+    },
+    bounds: {
+      type: 'object',
+      description: "Per member, the upper bound of its share (its spec.clusters.<name>.quota.hard, else spec.quota.hard).",
+      maxProperties: MAX_FLEET_MEMBERS,
+      additionalProperties: resourceList('Resource name to the most this member may hold.'),
+    },
+  },
+};
+
+const statusSchema: StructuralSchema = {
+  type: 'object',
+  description: 'The share ledger: written by members (and the operator) through fleetbudgets/status with the resourceVersion they read.',
+  properties: {
+    members: {
+      type: 'object',
+      description: 'Per member cluster, its share; a member without an entry holds nothing.',
+      maxProperties: MAX_FLEET_MEMBERS,
+      additionalProperties: {
+        type: 'object',
+        properties: {
+          share: resourceList('The most this member may enforce (less what it lends).'),
+          lendable: resourceList('The part of share the member no longer enforces and lets other members take.'),
+          lastRequest: { type: 'string', maxLength: 253, description: 'The idempotency key of the last write of this member the ledger applied.' },
+        },
+      },
+    },
+    released: {
+      type: 'object',
+      description: 'Members an operator released (kubectl tenantgate fleet release): their writes are refused for good.',
+      maxProperties: MAX_FLEET_MEMBERS,
+      additionalProperties: {
+        type: 'object',
+        required: ['at', 'by'],
+        properties: {
+          at: { type: 'string', format: 'date-time', description: 'When the member was released.' },
+          by: { type: 'string', description: 'Who released it (the operator user name).' },
+        },
+      },
+    },
+  },
+};
+
+export function fleetBudgetCrd(): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: FLEET_CRD_NAME,
+      labels: { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/part-of': 'tenantgate' },
+      // `helm uninstall` keeps the CRD: deleting it would delete every ledger and the shares members hold.
+      annotations: { 'helm.sh/resource-policy': 'keep' },
+    },
+    spec: {
+      group: API_GROUP,
+      scope: 'Namespaced',
+      names: { kind: FLEET_KIND, listKind: `${FLEET_KIND}List`, plural: FLEET_PLURAL, singular: 'fleetbudget', shortNames: ['fb'] },
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Budget', type: 'string', jsonPath: '.spec.budget', description: 'The fleet budget' },
+            { name: 'Members', type: 'string', jsonPath: '.spec.members', description: 'The member clusters' },
+            { name: 'Holders', type: 'string', jsonPath: '.status.members', priority: 1, description: 'Each member\'s share and what it lends' },
+            { name: 'Released', type: 'string', jsonPath: '.status.released', description: 'Members an operator released' },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              description: 'One fleet-budgeted Project\'s share ledger on the hub (docs/fleet.md).',
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: specSchema,
+                status: statusSchema,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The CRD as YAML: keys sorted, no line folding, so the output is stable byte for byte. */
+export function renderFleetCrdYaml(): string {
+  return (
+    HEADER +
+    stringify(fleetBudgetCrd(), { sortMapEntries: true, lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false })
+  );
+}
