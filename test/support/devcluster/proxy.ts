@@ -23,6 +23,8 @@ export async function startRoundRobinProxy(initialTargets: number[], port = 0): 
     connections[index]! += 1;
     const upstream = connect(targets[index]!, '127.0.0.1');
     for (const s of [client, upstream]) {
+      // No Nagle delay on either leg: a small TLS record is forwarded at once, as a kernel Service does.
+      s.setNoDelay(true);
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
     }

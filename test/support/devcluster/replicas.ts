@@ -43,7 +43,7 @@ export interface WebhookReplicas {
   stop(): Promise<void>;
 }
 
-export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number } = {}): Promise<WebhookReplicas> {
+export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[] } = {}): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
   const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
@@ -52,11 +52,12 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
   await writeFile(configFile, stringify(config));
   // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
   const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
+  // nodeArgs: Node flags before the script (bench/soak.ts opens the inspector with them to read the heap after a GC).
   // No drain on SIGTERM unless asked (the chart's is 5 s): nothing routes by readiness here but roll().
   const shutdownDelay = `--shutdown-delay=${options.shutdownDelaySeconds ?? 0}`;
   let generation = 0;
   const spawnReplica = (i: number, port: number) =>
-    startProcess(`${name}-${i}`, process.execPath, [DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`));
+    startProcess(`${name}-${i}`, process.execPath, [...(options.nodeArgs ?? []), DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`));
   const replicas: WebhookReplica[] = [];
   for (let i = 0; i < (options.count ?? 2); i++) {
     const port = await freePort();
