@@ -54,15 +54,18 @@ export interface WebhookClientFiles {
 
 /**
  * A client CA and the certificate the apiserver presents to the webhook with it, plus the kubeconfig
- * and AdmissionConfiguration that make the apiserver present it to `hosts` (ADR 0034).
+ * and AdmissionConfiguration that make the apiserver present it to `hosts` (ADR 0034). The kubeconfig
+ * names the certificate and key files by absolute path, so replacing those files rotates the
+ * apiserver's certificate without a restart (ADR 0042).
  */
 export async function generateWebhookClientCerts(dir: string, hosts: readonly string[]): Promise<WebhookClientFiles> {
   const ca = createCA('tenantgate-webhook-client-ca');
   const client = signCert(ca, { commonName: APISERVER_CLIENT_NAME, usage: 'client' });
   const caFiles = await writeKeyPair(dir, 'client-ca', ca);
-  const clientFiles = await writeKeyPair(dir, 'apiserver-webhook-client', client);
+  const written = await writeKeyPair(dir, 'apiserver-webhook-client', client);
+  const clientFiles = { cert: resolve(written.cert), key: resolve(written.key) };
   const kubeconfig = resolve(dir, 'webhook-client.kubeconfig');
-  await writeFile(kubeconfig, stringify(admissionKubeconfig(client, hosts)), { mode: 0o600 });
+  await writeFile(kubeconfig, stringify(admissionKubeconfig(clientFiles, hosts)), { mode: 0o600 });
   const admissionConfig = resolve(dir, 'admission-configuration.yaml');
   await writeFile(admissionConfig, stringify(admissionConfiguration(webhookAdmissionPlugins(kubeconfig))));
   return { clientCaCert: caFiles.cert, clientCaKey: caFiles.key, cert: clientFiles.cert, key: clientFiles.key, kubeconfig, admissionConfig, name: APISERVER_CLIENT_NAME };

@@ -11,7 +11,9 @@ export async function runCerts(o: { dir: string; service: string; namespace: str
       `wrote ${client.clientCaCert} (the webhook's --client-ca; the chart's webhook.clientCA.configMap holds it as ca.crt),\n` +
         `${client.cert}, ${client.key} (CN=${client.name}, the apiserver's client certificate),\n` +
         `${client.kubeconfig} and ${client.admissionConfig}: on the control plane, pass the latter to kube-apiserver's\n` +
-        `--admission-control-config-file (merge its two plugins into an existing one; kubeConfigFile is an absolute path, keep it or edit it)\n`,
+        `--admission-control-config-file (merge its two plugins into an existing one; kubeConfigFile is an absolute path, keep it or edit it).\n` +
+        `The kubeconfig names the certificate and key by absolute path: copy them to the same paths on each control-plane node\n` +
+        `(or edit the paths); replacing those two files renews the certificate without restarting kube-apiserver (docs/adr/0042-certificate-rotation.md)\n`,
     );
   }
   process.stderr.write('caBundle:\n');

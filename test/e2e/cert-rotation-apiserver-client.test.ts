@@ -18,7 +18,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admissionConfiguration, APISERVER_CLIENT_NAME, webhookAdmissionPlugins } from '../../src/certs/admission-client.js';
+import { admissionConfiguration, admissionKubeconfig, APISERVER_CLIENT_NAME, webhookAdmissionPlugins } from '../../src/certs/admission-client.js';
 import { generateWebhookCerts, writeKeyPair } from '../../src/certs/files.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
 import type { RunningWebhook } from '../../src/webhook/start.js';
@@ -52,7 +52,7 @@ beforeAll(async () => {
   clientCaFile = join(pki, 'client-ca.pem');
   await writeFile(clientCaFile, oldClientCa.certPem);
   const kubeconfig = join(pki, 'webhook-client.kubeconfig');
-  await writeFile(kubeconfig, stringify({ apiVersion: 'v1', kind: 'Config', users: [{ name: '*', user: { 'client-certificate': clientFiles.cert, 'client-key': clientFiles.key } }] }), { mode: 0o600 });
+  await writeFile(kubeconfig, stringify(admissionKubeconfig(clientFiles, ['*'])), { mode: 0o600 });
   const admission = join(pki, 'admission.yaml');
   await writeFile(admission, stringify(admissionConfiguration(webhookAdmissionPlugins(kubeconfig))));
   // The last --admission-control-config-file wins over the control plane's own.

@@ -10,8 +10,8 @@
  *
  * Client CA (`--client-ca`): the webhook's bundle widens to old+new (a certificate from the new CA is
  * accepted, the apiserver's is still), then narrows again. The middle step — the apiserver presenting
- * a certificate from the new CA — is not done here: this control plane's admission kubeconfig embeds
- * the certificate (client-certificate-data), which kube-apiserver reads once at start (see the ADR).
+ * a certificate from the new CA — is not done here but in cert-rotation-apiserver-client.test.ts, on a
+ * control plane of its own (this one's client certificate is shared by every test file).
  */
 import { copyFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -44,7 +44,10 @@ describe('tenantgate certs generate (built CLI)', () => {
     expect(isAbsolute(kubeconfigFile)).toBe(true);
     const kubeconfig = parse(readFileSync(kubeconfigFile, 'utf8')) as { users: Array<{ name: string; user: Record<string, string> }> };
     expect(kubeconfig.users.map((u) => u.name)).toEqual(['tenantgate-webhook.platform.svc']);
-    expect(Buffer.from(kubeconfig.users[0]!.user['client-certificate-data']!, 'base64').toString()).toBe(readFileSync(join(dir, 'apiserver-webhook-client.pem'), 'utf8'));
+    // By path, not embedded (-data): kube-apiserver re-reads named files, so the certificate rotates on disk (ADR 0042).
+    expect(kubeconfig.users[0]!.user).toEqual({ 'client-certificate': join(dir, 'apiserver-webhook-client.pem'), 'client-key': join(dir, 'apiserver-webhook-client-key.pem') });
+    expect(readFileSync(kubeconfig.users[0]!.user['client-certificate']!, 'utf8')).toContain('BEGIN CERTIFICATE');
+    expect(readFileSync(kubeconfig.users[0]!.user['client-key']!, 'utf8')).toContain('PRIVATE KEY');
   });
 
   it('refuses an unknown subcommand with exit code 2; --help lists the one there is', async () => {
