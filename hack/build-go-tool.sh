@@ -9,9 +9,10 @@
 #   hack/build-go-tool.sh syft         (github.com/anchore/syft/cmd/syft, the release SBOM, ADR 0040)
 #   hack/build-go-tool.sh kyverno      (github.com/kyverno/kyverno/cmd/kyverno)
 #   hack/build-go-tool.sh gatekeeper   (github.com/open-policy-agent/gatekeeper/v3, module root)
+#   hack/build-go-tool.sh capsule      (github.com/projectcapsule/capsule/cmd/controller, ADR 0049)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-tool=${1:?usage: build-go-tool.sh crane|helm|promtool|syft|kyverno|gatekeeper}
+tool=${1:?usage: build-go-tool.sh crane|helm|promtool|syft|kyverno|gatekeeper|capsule}
 dir=hack
 case "$tool" in
   crane)      module=github.com/google/go-containerregistry; pkg=$module/cmd/crane; ldflags="" ;;
@@ -24,6 +25,8 @@ case "$tool" in
   kyverno)    module=github.com/kyverno/kyverno; pkg=$module/cmd/kyverno; dir=bench/peers
               ldflags="-X github.com/kyverno/kyverno/pkg/version.BuildVersion=VERSION" ;;
   gatekeeper) module=github.com/open-policy-agent/gatekeeper/v3; pkg=$module; dir=bench/peers; ldflags="" ;;
+  capsule)    module=github.com/projectcapsule/capsule; pkg=$module/cmd/controller; dir=bench/peers
+              ldflags="-X github.com/projectcapsule/capsule/internal/version.GitTag=VERSION" ;;
   *) echo "build-go-tool: unknown tool $tool" >&2; exit 2 ;;
 esac
 mod="$root/$dir/$tool"
