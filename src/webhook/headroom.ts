@@ -17,6 +17,7 @@ import type { Quantity } from '../quantity/quantity.js';
 import { cacheNotCurrent, ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot, type Violation } from '../validate/types.js';
 import { LedgerConflict, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
+import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 
 export interface HeadroomGuardOptions {
@@ -504,7 +505,7 @@ export class HeadroomGuard {
     const ledger = this.options.ledger!;
     const cached = this.ledgerCache.get(project);
     let state = cached ? cached.state : await within(ledger.read(project), left(), abandoned);
-    if (state.deleting && !state.entries.some((e) => this.isLive(e))) {
+    if (state.deleting && !state.entries.some((e) => this.isLive(e)) && !holdsEnforcedLimit(state)) {
       await within(ledger.release(project, state), left(), abandoned);
       state = { entries: [] };
     } else if (cached) return state;

@@ -12,6 +12,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { LEDGER_PREFIX } from '../validate/types.js';
 import { LeanApiClient } from '../kube/lean-client.js';
+import { FLEET_DATA_KEY, holdsEnforcedLimit } from '../fleet/enforced-record.js';
 
 /** A recorded ResourceQuota write: what Q2 and Q3 read of the new object (null: the quota was deleted). */
 export type LedgerQuotaWrite = { spec: { hard?: Record<string, string | number>; scopes?: string[]; scopeSelector?: unknown } } | null;
@@ -44,6 +45,11 @@ export interface LedgerState {
   entries: LedgerEntry[];
   /** The ledger was deleted and waits for its finalizer to go: its entries still count. */
   deleting?: boolean;
+  /**
+   * The member's enforced fleet limit record (data key `fleet`, src/fleet/enforced-limit.ts), as text;
+   * a write carries it over unchanged unless the caller changed it.
+   */
+  fleet?: string;
 }
 
 export class LedgerConflict extends Error {}
@@ -54,8 +60,8 @@ export interface LedgerStore {
   write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState>;
   /**
    * Lets a ledger marked for deletion go (removes its finalizer) when it is still at
-   * `state.resourceVersion`; the caller has checked that none of its entries is live. Throws
-   * LedgerConflict when it changed meanwhile.
+   * `state.resourceVersion`; the caller has checked that none of its entries is live and that it
+   * holds no enforced fleet limit (holdsEnforcedLimit). Throws LedgerConflict when it changed meanwhile.
    */
   release(project: string, state: LedgerState): Promise<void>;
 }
@@ -85,7 +91,12 @@ export class ConfigMapLedger implements LedgerStore {
   async read(project: string): Promise<LedgerState> {
     try {
       const cm = await this.api.call<ConfigMapJson>('GET', this.path(this.name(project)));
-      return { resourceVersion: cm.metadata.resourceVersion, entries: parseEntries(cm.data?.reservations), ...(cm.metadata.deletionTimestamp ? { deleting: true } : {}) };
+      return {
+        resourceVersion: cm.metadata.resourceVersion,
+        entries: parseEntries(cm.data?.reservations),
+        ...(cm.metadata.deletionTimestamp ? { deleting: true } : {}),
+        ...(cm.data?.[FLEET_DATA_KEY] !== undefined ? { fleet: cm.data[FLEET_DATA_KEY] } : {}),
+      };
     } catch (err) {
       // With the finalizer, a ledger is gone only once nothing in it was live (see release).
       if (isNotFound(err)) return { entries: [] };
@@ -98,7 +109,7 @@ export class ConfigMapLedger implements LedgerStore {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: this.name(project), namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, finalizers, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
-      data: { reservations: JSON.stringify(entries) },
+      data: { reservations: JSON.stringify(entries), ...(state.fleet !== undefined ? { [FLEET_DATA_KEY]: state.fleet } : {}) },
     };
   }
 
@@ -107,7 +118,7 @@ export class ConfigMapLedger implements LedgerStore {
     const body = this.body(project, state, entries, [LEDGER_FINALIZER]);
     try {
       const out = state.resourceVersion ? await this.api.call<ConfigMapJson>('PUT', this.path(name), body) : await this.api.call<ConfigMapJson>('POST', this.path(), body);
-      return { resourceVersion: out.metadata.resourceVersion, entries, ...(out.metadata.deletionTimestamp ? { deleting: true } : {}) };
+      return { resourceVersion: out.metadata.resourceVersion, entries, ...(out.metadata.deletionTimestamp ? { deleting: true } : {}), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}) };
     } catch (err) {
       if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
       // Deleted since it was read (the controller removes a deleted Project's ledger; a Project of the
@@ -118,7 +129,8 @@ export class ConfigMapLedger implements LedgerStore {
   }
 
   async release(project: string, state: LedgerState): Promise<void> {
-    if (!state.resourceVersion) return;
+    // A nonzero enforced fleet limit is room this cluster holds of the fleet: the ledger stays until it is given back.
+    if (!state.resourceVersion || holdsEnforcedLimit(state)) return;
     try {
       await this.api.call<ConfigMapJson>('PUT', this.path(this.name(project)), this.body(project, state, state.entries, []));
     } catch (err) {

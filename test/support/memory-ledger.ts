@@ -9,6 +9,8 @@ import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } 
 interface Stored {
   version: number;
   entries: LedgerEntry[];
+  /** The enforced fleet limit record (src/fleet/enforced-limit.ts), as the ConfigMap's `fleet` key. */
+  fleet?: string;
   finalizer: boolean;
   deleting: boolean;
 }
@@ -22,16 +24,16 @@ export class MemoryLedger implements LedgerStore {
 
   async read(project: string): Promise<LedgerState> {
     const s = this.states.get(project);
-    return s ? { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}) } : { entries: [] };
+    return s ? { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}), ...(s.fleet !== undefined ? { fleet: s.fleet } : {}) } : { entries: [] };
   }
 
   async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
     const s = this.states.get(project);
     if ((s ? String(s.version) : undefined) !== state.resourceVersion) throw new LedgerConflict('conflict');
     const version = ++this.revision;
-    this.states.set(project, { version, entries: structuredClone(entries), finalizer: true, deleting: s?.deleting ?? false });
+    this.states.set(project, { version, entries: structuredClone(entries), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}), finalizer: true, deleting: s?.deleting ?? false });
     this.writes += 1;
-    return { resourceVersion: String(version), entries, ...(s?.deleting ? { deleting: true } : {}) };
+    return { resourceVersion: String(version), entries, ...(s?.deleting ? { deleting: true } : {}), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}) };
   }
 
   async release(project: string, state: LedgerState): Promise<void> {

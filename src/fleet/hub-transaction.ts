@@ -1,0 +1,169 @@
+/**
+ * One transfer through the fleet's hub (docs/adr/0039-fleet-budgets-demarcation.md, "The transfer
+ * protocol"; docs/adr/0044-fleet-member-wiring.md): apply a pure transition of the share ledger
+ * (src/fleet/shares.ts) to a Project's FleetBudget with compare-and-swap.
+ *
+ * - Read the object, compute the transition, PUT the status with the resourceVersion read.
+ * - 409: re-read and recompute with the SAME idempotency key.
+ * - No answer (a transport error, a timeout): the write may have landed. Re-read: the member's
+ *   `lastRequest` = the key means it was stored; otherwise compute again, same key.
+ * - At most `maxAttempts` writes, all within `deadlineMs`.
+ *
+ * The result is stored (with what the write did), refused (the transition's typed refusal: no room,
+ * not a member, released…), unusable (no FleetBudget on the hub, or one that cannot be read: fail
+ * closed), or unreachable (with the last ledger read, if any, to name who held the room). When a
+ * write was confirmed only by a re-read, `results` lists every transition sent with the key: which one
+ * landed is not known, so a caller raises its enforced limit by what all of them granted at least
+ * (`surelyGranted`) — less than the hub stored only leaves share unenforced, never overspent.
+ *
+ * Used by the webhook's headroom guard (src/webhook/headroom.ts) for growth beyond the enforced limit.
+ */
+import { Quantity } from '../quantity/quantity.js';
+import type { Resources } from '../validate/resources.js';
+import { statusCode, describeError } from '../kube/errors.js';
+import { parseFleetBudget, withLedgerStatus, FLEET_NAMESPACE, type FleetBudgetObject } from './fleet-budget-object.js';
+import { HubConflict, type HubClient } from './hub-client.js';
+import { memberShare, type Applied, type Granted, type ShareLedger, type ShareRefusal } from './shares.js';
+
+export type HubOutcome<R extends Applied> =
+  /** The hub stored the write (or had stored it: a duplicate key). `results`: see surelyGranted. */
+  | { readonly kind: 'stored'; readonly ledger: ShareLedger; readonly results: readonly R[]; readonly confirmedBy: 'answer' | 're-read' | 'duplicate' }
+  | { readonly kind: 'refused'; readonly refusal: ShareRefusal; readonly ledger: ShareLedger }
+  /** No FleetBudget for the project, or one whose spec/status cannot be read. Nothing was written. */
+  | { readonly kind: 'unusable'; readonly problems: readonly string[] }
+  | { readonly kind: 'unreachable'; readonly reason: string; readonly lastRead?: ShareLedger };
+
+export interface HubTransactionOptions {
+  /** The member cluster writing (its entry's lastRequest is checked after a lost answer). */
+  member: string;
+  /** The idempotency key of this write; every retry reuses it. */
+  key: string;
+  /** Wall-clock budget of the whole transaction, reads included. */
+  deadlineMs: number;
+  /** Writes attempted at most (default 10, as Q5 does with its ledger). */
+  maxAttempts?: number;
+  /** Backoff between 409s: base × 2^(attempt−1), jittered, at most maxMs (default 5 ms, 100 ms). */
+  backoff?: { baseMs: number; maxMs: number };
+  now?: () => number;
+  /** Aborts the transaction (its callers have gone): it ends as unreachable. */
+  signal?: AbortSignal;
+  /** After each hub call: its kind and outcome, for metrics. */
+  onCall?: (call: { op: 'read' | 'write'; outcome: 'ok' | 'not-found' | 'conflict' | 'error' | 'timeout'; seconds: number }) => void;
+}
+
+class TimedOut extends Error {}
+
+function before<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
+  if (ms <= 0 || signal?.aborted) return Promise.reject(new TimedOut());
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => (clearTimeout(timer), reject(new TimedOut()));
+    const timer = setTimeout(stop, ms);
+    signal?.addEventListener('abort', stop, { once: true });
+    const done = () => (clearTimeout(timer), signal?.removeEventListener('abort', stop));
+    p.then(
+      (v) => (done(), resolve(v)),
+      (e: unknown) => (done(), reject(e instanceof Error ? e : new Error(String(e)))),
+    );
+  });
+}
+
+/** An answer the hub gave (an HTTP status other than 409): the write was not stored. */
+const answered = (err: unknown): boolean => {
+  const code = statusCode(err);
+  return code !== undefined && code !== 409 && code !== 429 && code < 500;
+};
+
+/**
+ * Apply `transition` (a pure function of the ledger, e.g. `(l) => requestGrowth(l, member, {id: key, …})`)
+ * to `project`'s FleetBudget on the hub.
+ */
+export async function applyOnHub<R extends Applied>(hub: HubClient, project: string, transition: (ledger: ShareLedger) => R | ShareRefusal, options: HubTransactionOptions): Promise<HubOutcome<R>> {
+  const now = options.now ?? Date.now;
+  const end = now() + options.deadlineMs;
+  const left = () => end - now();
+  const maxAttempts = options.maxAttempts ?? 10;
+  const backoff = options.backoff ?? { baseMs: 5, maxMs: 100 };
+  const owner = `FleetBudget ${FLEET_NAMESPACE}/${project}`;
+  /** Every transition sent whose answer was lost: one of them may have landed. */
+  const unanswered: R[] = [];
+  let lastRead: ShareLedger | undefined;
+  let lastProblem = 'no attempt';
+  const timed = async <T>(op: 'read' | 'write', call: () => Promise<T>, outcomeOf: (v: T) => 'ok' | 'not-found' = () => 'ok'): Promise<T> => {
+    const started = now();
+    try {
+      const v = await before(call(), left(), options.signal);
+      options.onCall?.({ op, outcome: outcomeOf(v), seconds: (now() - started) / 1000 });
+      return v;
+    } catch (err) {
+      options.onCall?.({ op, outcome: err instanceof TimedOut ? 'timeout' : err instanceof HubConflict ? 'conflict' : 'error', seconds: (now() - started) / 1000 });
+      throw err;
+    }
+  };
+  const unreachable = (): HubOutcome<R> => ({ kind: 'unreachable', reason: lastProblem, ...(lastRead ? { lastRead } : {}) });
+
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    let object: FleetBudgetObject | undefined;
+    try {
+      object = await timed('read', () => hub.read(project), (o) => (o ? 'ok' : 'not-found'));
+    } catch (err) {
+      lastProblem = err instanceof TimedOut ? `no answer within ${options.deadlineMs} ms` : `reading ${owner}: ${describeError(err)}`;
+      if (err instanceof TimedOut || answered(err)) return unreachable();
+      await pause(attempt, backoff, left);
+      continue;
+    }
+    if (!object) return { kind: 'unusable', problems: [`${owner} does not exist on the hub: the platform renders one for every Project with spec.fleet (docs/fleet.md)`] };
+    const parsed = parseFleetBudget(object);
+    if (!parsed.ok) return { kind: 'unusable', problems: parsed.problems };
+    lastRead = parsed.ledger;
+    const mine = memberShare(parsed.ledger, options.member);
+    if (unanswered.length > 0 && mine.lastRequest === options.key) return { kind: 'stored', ledger: parsed.ledger, results: unanswered, confirmedBy: 're-read' };
+    const result = transition(parsed.ledger);
+    if (!result.ok) return { kind: 'refused', refusal: result, ledger: parsed.ledger };
+    if (result.duplicate) return { kind: 'stored', ledger: parsed.ledger, results: unanswered, confirmedBy: 'duplicate' };
+    try {
+      await timed('write', () => hub.writeStatus(withLedgerStatus(object, result.ledger)));
+      return { kind: 'stored', ledger: result.ledger, results: [result], confirmedBy: 'answer' };
+    } catch (err) {
+      if (err instanceof HubConflict) {
+        lastProblem = `${owner} changed on the hub ${attempt} time(s) while this write was computed`;
+        await pause(attempt, backoff, left);
+        continue;
+      }
+      if (answered(err)) {
+        // The hub answered and refused (its admission policy, RBAC, a validation): nothing was stored.
+        lastProblem = `the hub refused the write of ${owner}: ${describeError(err)}`;
+        return unreachable();
+      }
+      // No answer: it may have landed. Remember what was sent and find out by reading again.
+      unanswered.push(result);
+      lastProblem = err instanceof TimedOut ? `no answer within ${options.deadlineMs} ms` : `writing ${owner}: ${describeError(err)}`;
+      if (err instanceof TimedOut) {
+        // Past the deadline nothing more can be learned in time.
+        return unreachable();
+      }
+    }
+  }
+  return unreachable();
+}
+
+async function pause(attempt: number, backoff: { baseMs: number; maxMs: number }, left: () => number): Promise<void> {
+  const ms = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+  await new Promise((r) => setTimeout(r, Math.max(0, Math.min(ms, left()))));
+}
+
+/**
+ * What a stored growth surely granted: per resource, the least any of `results` granted (a resource
+ * some result did not grant counts 0). One result (an answered write): exactly what it granted.
+ */
+export function surelyGranted(results: readonly Granted[]): Resources {
+  if (results.length === 0) return new Map();
+  const out = new Map<string, Quantity>(results[0]!.granted);
+  for (const r of results.slice(1)) {
+    for (const [resource, q] of out) {
+      const other = r.granted.get(resource);
+      if (!other) out.delete(resource);
+      else if (other.cmp(q) < 0) out.set(resource, other);
+    }
+  }
+  return out;
+}
