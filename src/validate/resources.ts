@@ -264,7 +264,8 @@ export function namespaceShare(snapshot: Snapshot, project: Project, cluster: st
   const budget = budgetOf(project, cluster);
   const defaults = defaultsOf(project);
   const change = options.change?.namespace === namespace ? options.change : undefined;
-  const held = change ? heldAfter(snapshot, change) : observedHold(snapshot, namespace);
+  let held = change ? heldAfter(snapshot, change) : observedHold(snapshot, namespace);
+  if (held.size === 0 && isTerminating(snapshot, namespace)) held = terminatingWithoutQuota(snapshot, namespace, budget);
   let resources = namespaceAllocation(held, budget, defaults);
   let defaulted = false;
   for (const r of budget.keys()) if (!held.has(r) && defaults.has(r)) defaulted = true;
@@ -273,6 +274,27 @@ export function namespaceShare(snapshot: Snapshot, project: Project, cluster: st
   const pending = options.change?.namespace === namespace ? undefined : options.pending?.allocation(namespace);
   if (pending) resources = maxResources(resources, pending);
   return { namespace, resources, defaulted };
+}
+
+function isTerminating(snapshot: Snapshot, namespace: string): boolean {
+  const ns = snapshot.namespace(namespace);
+  return ns !== undefined && namespaceIsTerminating(ns);
+}
+
+/**
+ * What a terminating namespace without an unscoped quota still holds: what its pods requested when its
+ * last quota was seen (the quotas' last `status.used`, `Snapshot.lastQuotaUsageOf`; for a review that
+ * deletes that quota, the quotas it has now), else the whole budget. Before Kubernetes 1.33 the
+ * namespace controller may delete the quotas while pods with a long grace period still run, and those
+ * pods keep what they requested until they are gone. A process that never saw the namespace's quotas
+ * (it started after they went) cannot know what the pods use and counts the namespace as holding the
+ * whole budget until it is gone: the project grows nowhere meanwhile (fail closed, ADR 0046).
+ */
+export function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, budget: Resources): Resources {
+  const remembered = snapshot.lastQuotaUsageOf?.(namespace);
+  if (remembered) return remembered;
+  const current = quotaUsed(snapshot.quotasInNamespace(namespace));
+  return current.size > 0 ? current : budget;
 }
 
 /** Per-namespace shares of a project in the cluster (labelled for it, or pending), optionally after a change. */

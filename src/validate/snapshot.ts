@@ -1,5 +1,5 @@
 /** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
-import { effectiveQuota, isUnscoped, namespaceShare, quotaHold, projectShares, withNamespaceShare, type ProjectShares, type Resources } from './resources.js';
+import { effectiveQuota, isUnscoped, namespaceIsTerminating, namespaceShare, quotaHold, quotaUsed, projectShares, withNamespaceShare, type ProjectShares, type Resources } from './resources.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
@@ -31,6 +31,13 @@ export class MemorySnapshot implements Snapshot {
    * object or cluster is not used.
    */
   private readonly sharesByProject = new Map<string, ProjectShares>();
+  /**
+   * What the unscoped quotas of a namespace last reported in use when the last of them was deleted
+   * (lastQuotaUsageOf): before Kubernetes 1.33 the namespace controller may delete a terminating
+   * namespace's quotas while its pods still run (ADR 0046). One entry per such namespace, dropped
+   * when the namespace goes or an unscoped quota comes back.
+   */
+  private readonly lastUsageByNamespace = new Map<string, Resources>();
   /** Σ of the quota list lengths, kept as quotas come and go (`sizes` runs on every cache event). */
   private quotaCount = 0;
 
@@ -75,6 +82,10 @@ export class MemorySnapshot implements Snapshot {
     if (now !== known && !sameResources(now, known)) return false;
     this.heldByNamespace.set(namespace, now);
     return true;
+  }
+
+  lastQuotaUsageOf(namespace: string): Resources | undefined {
+    return this.lastUsageByNamespace.get(namespace);
   }
 
   heldQuotaOf(namespace: string): Resources {
@@ -138,7 +149,8 @@ export class MemorySnapshot implements Snapshot {
   upsertNamespace(ns: NamespaceObject): void {
     const name = ns.metadata.name;
     if (!name) return;
-    const existed = this.namespacesByName.has(name);
+    const previous = this.namespacesByName.get(name);
+    const existed = previous !== undefined;
     const before = this.projectOf(name);
     this.unindexNamespace(name);
     this.namespacesByName.set(name, ns);
@@ -152,9 +164,13 @@ export class MemorySnapshot implements Snapshot {
     if (!existed || before !== project) {
       this.reshare(before, name, false);
       this.reshare(project, name, true);
+    } else if (namespaceIsTerminating(previous) !== namespaceIsTerminating(ns)) {
+      // A terminating namespace without quotas counts what its pods last used (terminatingWithoutQuota).
+      this.reshare(project, name, true);
     }
   }
   deleteNamespace(name: string): void {
+    this.lastUsageByNamespace.delete(name);
     this.reshare(this.projectOf(name), name, false);
     this.unindexNamespace(name);
     this.namespacesByName.delete(name);
@@ -171,6 +187,7 @@ export class MemorySnapshot implements Snapshot {
     const { namespace, name } = q.metadata;
     if (!namespace || !name) return;
     const list = this.quotasByNamespace.get(namespace) ?? NONE;
+    if (isUnscoped(q)) this.lastUsageByNamespace.delete(namespace);
     const at = list.findIndex((x) => x.metadata.name === name);
     if (at < 0) {
       this.quotasByNamespace.set(namespace, [...list, q]);
@@ -192,6 +209,7 @@ export class MemorySnapshot implements Snapshot {
     if (!list) return;
     const rest = list.filter((x) => x.metadata.name !== name);
     this.quotaCount -= list.length - rest.length;
+    if (list.some(isUnscoped) && !rest.some(isUnscoped)) this.lastUsageByNamespace.set(namespace, quotaUsed(list));
     if (rest.length === 0) {
       this.quotasByNamespace.delete(namespace);
       this.effectiveByNamespace.delete(namespace);

@@ -173,6 +173,12 @@ export interface Snapshot {
   /** Optional memo of `quotaHold(quotasInNamespace(namespace))`, forgotten like effectiveQuotaOf. */
   heldQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
   /**
+   * What a namespace's unscoped quotas last reported in use (`status.used`) when its last unscoped
+   * quota was deleted; kept until the namespace is gone or an unscoped quota appears again. A
+   * terminating namespace without quotas counts with it (`terminatingWithoutQuota` in resources.ts).
+   */
+  lastQuotaUsageOf?(namespace: string): ReadonlyMap<string, Quantity> | undefined;
+  /**
    * Optional memo of a project's observed shares on a cluster (`projectShares` in resources.ts, no
    * change, nothing pending); a snapshot that offers it must forget or update a project's entry whenever
    * its Project, the namespaces labelled for it or their quotas change. The result is read-only (`Resources` is a ReadonlyMap).

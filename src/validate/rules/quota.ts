@@ -4,7 +4,7 @@
  */
 import { Quantity } from '../../quantity/quantity.js';
 import { signOfSum } from '../../quantity/sign-of-sum.js';
-import { namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
+import { namespaceIsTerminating, namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
 
@@ -176,6 +176,12 @@ export function explainInUse(snapshot: Snapshot, project: Project, scope: Budget
     if (name === namespace) continue;
     const quoted = observedEffectiveQuota(snapshot, name);
     const held = namespaceShare(snapshot, project, scope.cluster, name).resources;
+    if (quoted.size === 0 && namespaceIsTerminating(ns)) {
+      // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what the pods last used (ADR 0046).
+      const counted = [...held].filter(([r, q]) => scope.budget.has(r) && q.sign() > 0).map(([r, q]) => `${r} ${q.toString()}`);
+      if (counted.length > 0) above.push(`${name} holds ${counted.join(', ')} (being deleted, its quotas gone while its pods may still run)`);
+      continue;
+    }
     for (const [r, q] of held) {
       const limit = quoted.get(r);
       if (scope.budget.has(r) && limit && q.cmp(limit) > 0) above.push(`${name} holds ${r} ${q.toString()} (its quota says ${limit.toString()}; in use or still enforced)`);
