@@ -2,6 +2,8 @@
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
+import type { ResourceList } from '../validate/types.js';
+import { Quantity } from '../quantity/quantity.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
@@ -42,6 +44,21 @@ export interface TenantgateConfig {
   podSecurity: PodSecurityLevels;
   /** The tenants' Argo CD AppProjects `tenantgate render --app-projects` emits (docs/argocd.md). */
   argocd: ArgoCdConfig;
+  /** This cluster as a member of a fleet sharing Projects' fleet budgets (docs/fleet.md). */
+  fleet: FleetMemberConfig;
+}
+
+export interface FleetMemberConfig {
+  /**
+   * The hub's kubeconfig file (the Secret tenantgate-fleet-hub, mounted). Empty (the default): this
+   * cluster is no fleet member and every Project keeps its per-cluster budget. Set: `clusterName` must
+   * be set and `crossReplicaReservation` on (the enforced limit lives in the headroom ledger).
+   */
+  hubKubeconfig: string;
+  /** Free room to ask for beyond a growth's need, per fleet-budgeted resource (a chunk: the next growths need no hub write). */
+  keep: ResourceList;
+  /** Give back only free room above this (≥ keep); the band between keep and above is the hysteresis. */
+  above: ResourceList;
 }
 
 export interface ArgoCdConfig {
@@ -102,6 +119,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   ],
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
   argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
+  fleet: { hubKubeconfig: '', keep: {}, above: {} },
 };
 
 export class ConfigError extends Error {}
@@ -124,7 +142,7 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
   if (errors.length > 0) throw new ConfigError(errors.join('\n'));
   const given = doc as Partial<TenantgateConfig>;
   const d = DEFAULT_CONFIG;
-  return {
+  const config: TenantgateConfig = {
     clusterName: given.clusterName ?? d.clusterName,
     privileged: { users: given.privileged?.users ?? d.privileged.users, groups: given.privileged?.groups ?? d.privileged.groups },
     reserved: { names: given.reserved?.names ?? d.reserved.names, prefixes: given.reserved?.prefixes ?? d.reserved.prefixes },
@@ -153,7 +171,47 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
       clusterServers: given.argocd?.clusterServers ?? d.argocd.clusterServers,
       syncServiceAccount: given.argocd?.syncServiceAccount ?? d.argocd.syncServiceAccount,
     },
+    fleet: {
+      hubKubeconfig: given.fleet?.hubKubeconfig ?? d.fleet.hubKubeconfig,
+      keep: given.fleet?.keep ?? d.fleet.keep,
+      above: given.fleet?.above ?? d.fleet.above,
+    },
   };
+  const fleetErrors = fleetConfigErrors(config, where);
+  if (fleetErrors.length > 0) throw new ConfigError(fleetErrors.join('\n'));
+  return config;
+}
+
+/** Whether this cluster takes part in a fleet (a hub kubeconfig is configured). */
+export function isFleetMember(config: Pick<TenantgateConfig, 'fleet'>): boolean {
+  return config.fleet.hubKubeconfig !== '';
+}
+
+/** What the schema cannot say about `fleet`: a member needs a name and the ledger; keep ≤ above. */
+function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
+  const out: string[] = [];
+  const keep = parseQuantities(config.fleet.keep);
+  const above = parseQuantities(config.fleet.above);
+  for (const [key, list] of [['keep', keep], ['above', above]] as const) {
+    for (const [resource, q] of list) if (q.sign() < 0) out.push(`${where}: fleet.${key}.${resource} is ${q.toString()}; allowed: a quantity ≥ 0`);
+  }
+  for (const [resource, limit] of above) {
+    const k = keep.get(resource);
+    if (k && limit.cmp(k) < 0) out.push(`${where}: fleet.above.${resource} is ${String(config.fleet.above[resource])}, below fleet.keep.${resource} ${String(config.fleet.keep[resource])}; allowed: at least keep (the band between them is the hysteresis)`);
+  }
+  if (!isFleetMember(config)) return out;
+  if (config.clusterName === '') out.push(`${where}: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster's name in the Projects' spec.fleet.clusters`);
+  if (!config.crossReplicaReservation) out.push(`${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0044-fleet-member-wiring.md)`);
+  return out;
+}
+
+function parseQuantities(list: ResourceList): Map<string, Quantity> {
+  const out = new Map<string, Quantity>();
+  for (const [resource, value] of Object.entries(list)) {
+    const q = Quantity.tryParse(String(value));
+    if (q) out.set(resource, q);
+  }
+  return out;
 }
 
 export function projectPrefix(config: TenantgateConfig, project: string): string {

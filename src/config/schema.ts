@@ -4,6 +4,7 @@
  */
 import { Ajv, type ErrorObject } from 'ajv';
 import { POD_SECURITY_LEVELS } from '../validate/pod-security.js';
+import { QUANTITY_PATTERN } from '../validate/schema/project-schema.js';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A label or annotation key (a Kubernetes qualified name with an optional DNS prefix), or a prefix ending in `*`. */
@@ -20,11 +21,15 @@ const strings = (description: string, pattern?: string) => ({
   items: { type: 'string', minLength: 1, ...(pattern ? { pattern } : {}) },
 });
 
+/** A resource list of tenantgate.yaml (fleet.keep, fleet.above): resource name → a quantity ≥ 0. */
+const RESOURCE_LIST = { type: 'object', additionalProperties: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, minimum: 0 } } as const;
+
 /** What each pattern means, for messages. */
 const PATTERN_MEANINGS: Record<string, string> = {
   [DNS_LABEL]: 'a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)',
   [KEY_OR_PREFIX]: 'a label or annotation key such as example.com/name, or a prefix ending in * such as pod-security.kubernetes.io/*',
   '\\{project\\}': 'a template containing {project}, such as {project}-',
+  [QUANTITY_PATTERN]: 'a Kubernetes quantity such as 500m, 2, 1.5Gi',
   [SYNC_SERVICE_ACCOUNT]: '"" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}',
 };
 
@@ -80,6 +85,15 @@ export const CONFIG_SCHEMA = {
         defaultServer: { type: 'string', minLength: 1 },
         clusterServers: { type: 'object', propertyNames: { pattern: DNS_LABEL }, additionalProperties: { type: 'string', minLength: 1 } },
         syncServiceAccount: { type: 'string', pattern: SYNC_SERVICE_ACCOUNT },
+      },
+    },
+    fleet: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        hubKubeconfig: { type: 'string' },
+        keep: RESOURCE_LIST,
+        above: RESOURCE_LIST,
       },
     },
   },

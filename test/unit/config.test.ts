@@ -23,7 +23,7 @@ describe('tenantgate.yaml', () => {
   });
 
   it('refuses unknown keys at every depth, listing the known ones', () => {
-    expect(errorOf('clustername: x')).toBe('tenantgate.yaml: clustername is not a known key; allowed: apiVersion, kind, clusterName, privileged, reserved, namespacePrefix, requireProjectForUsers, headroomWarningThreshold, resyncPeriodSeconds, systemNamespace, crossReplicaReservation, reservationTtlSeconds, visibility, protectedNamespaceMetadata, systemControllers, podSecurity, argocd');
+    expect(errorOf('clustername: x')).toBe('tenantgate.yaml: clustername is not a known key; allowed: apiVersion, kind, clusterName, privileged, reserved, namespacePrefix, requireProjectForUsers, headroomWarningThreshold, resyncPeriodSeconds, systemNamespace, crossReplicaReservation, reservationTtlSeconds, visibility, protectedNamespaceMetadata, systemControllers, podSecurity, argocd, fleet');
     expect(errorOf('privileged: {user: [a]}')).toBe('tenantgate.yaml: privileged.user is not a known key; allowed: users, groups');
     expect(errorOf('protectedNamespaceMetadata: {label: [a]}')).toBe('tenantgate.yaml: protectedNamespaceMetadata.label is not a known key; allowed: labels, annotations');
   });
@@ -49,6 +49,23 @@ describe('tenantgate.yaml', () => {
     expect(errorOf('reservationTtlSeconds: 0\nfoo: 1').split('\n')).toHaveLength(2);
     expect(errorOf('- a\n- b')).toMatch(/^tenantgate.yaml: must be a YAML mapping of the keys apiVersion, kind, clusterName/);
     expect(errorOf('a: [')).toMatch(/^tenantgate.yaml: not valid YAML: /);
+  });
+});
+
+describe('tenantgate.yaml fleet (a fleet member, docs/fleet.md)', () => {
+  it('takes the hub kubeconfig path and the keep/above policy', () => {
+    const c = parseConfig('clusterName: prod-eu\nfleet: {hubKubeconfig: /etc/tenantgate-fleet-hub/kubeconfig, keep: {requests.cpu: "2"}, above: {requests.cpu: 4}}\n');
+    expect(c.fleet).toEqual({ hubKubeconfig: '/etc/tenantgate-fleet-hub/kubeconfig', keep: { 'requests.cpu': '2' }, above: { 'requests.cpu': 4 } });
+    expect(parseConfig('').fleet).toEqual({ hubKubeconfig: '', keep: {}, above: {} });
+  });
+
+  it('refuses a member without a cluster name, with the ledger off, a bad quantity, or above below keep', () => {
+    expect(errorOf('fleet: {hubKubeconfig: /hub}\n')).toBe('tenantgate.yaml: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster\'s name in the Projects\' spec.fleet.clusters');
+    expect(errorOf('clusterName: eu\ncrossReplicaReservation: false\nfleet: {hubKubeconfig: /hub}\n')).toMatch(/fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true/);
+    expect(errorOf('fleet: {keep: {requests.cpu: lots}}\n')).toMatch(/fleet.keep.requests.cpu is "lots"; allowed: a Kubernetes quantity/);
+    expect(errorOf('fleet: {keep: {requests.cpu: "-1"}}\n')).toMatch(/fleet.keep.requests.cpu is -1; allowed: a quantity ≥ 0/);
+    expect(errorOf('fleet: {keep: {requests.cpu: "4"}, above: {requests.cpu: "2"}}\n')).toMatch(/fleet.above.requests.cpu is 2, below fleet.keep.requests.cpu 4/);
+    expect(errorOf('fleet: {hub: x}\n')).toMatch(/fleet.hub is not a known key; allowed: hubKubeconfig, keep, above/);
   });
 });
 
