@@ -4,7 +4,8 @@
  * ones. bench/peers.ts (tenantgate next to Kyverno and Gatekeeper, which it builds from Go modules
  * first), bench/webhook-attribution.ts (where P1's CPU goes) and bench/rules-ab.ts (the rules of the
  * working tree against a commit's) and bench/replicas.ts (10,000 racing writes against three webhook
- * processes, the budget checked from outside) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
+ * processes, the budget checked from outside) and bench/soak.ts (30 minutes of traffic as shipped,
+ * heap after a GC every minute; `--minutes=N`) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
  * written under bench/results/ by each module. Each `main()` returns the targets it missed; with `--check` the run exits 1 when any was missed, so a
  * regression fails loudly (`npm run bench -- webhook --check`).
  */
@@ -13,22 +14,34 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas'] as const;
+const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas', 'soak'] as const;
 /** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas'];
+const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas', 'soak'];
 
 interface BenchModule {
   /** Resolves to the targets missed (empty when all were met or the bench has no target). */
   main(): Promise<string[]>;
 }
 
-async function run(argv: string[]): Promise<number> {
+async function run(args: string[]): Promise<number> {
+  let argv = args;
+  // --minutes N (or --minutes=N): the soak's length, handed over as BENCH_SOAK_MINUTES.
+  const minutesAt = argv.findIndex((a) => a === '--minutes');
+  if (minutesAt >= 0) argv = [...argv.slice(0, minutesAt), `--minutes=${argv[minutesAt + 1] ?? ''}`, ...argv.slice(minutesAt + 2)];
   const wanted = argv.filter((a) => !a.startsWith('-'));
   const options = argv.filter((a) => a.startsWith('-'));
-  const badOption = options.find((o) => o !== '--check');
+  const badOption = options.find((o) => o !== '--check' && !o.startsWith('--minutes='));
   if (badOption) {
-    process.stderr.write(`bench: unknown option ${badOption}; allowed: --check (exit 1 when a target is missed)\n`);
+    process.stderr.write(`bench: unknown option ${badOption}; allowed: --check (exit 1 when a target is missed), --minutes=N (soak)\n`);
     return 2;
+  }
+  const minutes = options.find((o) => o.startsWith('--minutes='))?.slice('--minutes='.length);
+  if (minutes !== undefined) {
+    if (!/^\d+(\.\d+)?$/.test(minutes) || Number(minutes) < 3) {
+      process.stderr.write(`bench: --minutes ${JSON.stringify(minutes)}: a number of minutes ≥ 3 is required\n`);
+      return 2;
+    }
+    process.env.BENCH_SOAK_MINUTES = minutes;
   }
   const unknown = wanted.filter((w) => !(KNOWN as readonly string[]).includes(w));
   if (unknown.length) {

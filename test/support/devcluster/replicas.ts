@@ -43,7 +43,7 @@ export interface WebhookReplicas {
   stop(): Promise<void>;
 }
 
-export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[] } = {}): Promise<WebhookReplicas> {
+export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[]; cgroupOf?: (index: number) => string | undefined } = {}): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
   const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
@@ -56,8 +56,13 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
   // No drain on SIGTERM unless asked (the chart's is 5 s): nothing routes by readiness here but roll().
   const shutdownDelay = `--shutdown-delay=${options.shutdownDelaySeconds ?? 0}`;
   let generation = 0;
-  const spawnReplica = (i: number, port: number) =>
-    startProcess(`${name}-${i}`, process.execPath, [...(options.nodeArgs ?? []), DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'], join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`));
+  const spawnReplica = (i: number, port: number) => {
+    const argv = [...(options.nodeArgs ?? []), DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'];
+    const logFile = join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`);
+    // cgroupOf: a (v1 memory) cgroup directory the replica starts in, so every page it ever touches is charged there ("exec" keeps the pid).
+    const cgroup = options.cgroupOf?.(i);
+    return cgroup ? startProcess(`${name}-${i}`, 'sh', ['-c', `echo $$ > ${cgroup}/cgroup.procs && exec "$0" "$@"`, process.execPath, ...argv], logFile) : startProcess(`${name}-${i}`, process.execPath, argv, logFile);
+  };
   const replicas: WebhookReplica[] = [];
   for (let i = 0; i < (options.count ?? 2); i++) {
     const port = await freePort();
