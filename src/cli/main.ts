@@ -41,8 +41,9 @@ export function program(): Command {
     .argument('[dir]', 'source directory', '.')
     .addOption(new Option('--format <format>', 'block YAML, or JSON documents in a YAML stream (the plugin uses json)').choices(['yaml', 'json']).default('yaml'))
     .option('--app-projects', "also one Argo CD AppProject per tenant (docs/argocd.md; the plugin: ARGOCD_ENV_APP_PROJECTS=true)", false)
-    .action(async (dir: string, o: { format: 'yaml' | 'json'; appProjects: boolean }) => {
-      process.exitCode = await runRender(dir, o.format, { appProjects: o.appProjects });
+    .option('--fleet-hub', "render for the fleet's hub: also each fleet-budgeted Project's FleetBudget (docs/fleet.md; the plugin: ARGOCD_ENV_FLEET_HUB=true)", false)
+    .action(async (dir: string, o: { format: 'yaml' | 'json'; appProjects: boolean; fleetHub: boolean }) => {
+      process.exitCode = await runRender(dir, o.format, { appProjects: o.appProjects, fleetHub: o.fleetHub });
     });
 
   registerWebhookCommand(root);
@@ -82,11 +83,12 @@ export function program(): Command {
     .option('--base <ref>', 'compare with DIR at this git revision (default: the live Projects)')
     .option('--cluster <name=context>', 'live state of cluster NAME from a kubeconfig context (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
     .option('--snapshot <file>', 'live state from a `tenantgate snapshot` file (repeatable)', (v: string, all: string[]) => [...all, v], [] as string[])
-    .option('--kubeconfig <file>', 'for --cluster (else KUBECONFIG or ~/.kube/config)')
+    .option('--kubeconfig <file>', 'for --cluster and --hub (else KUBECONFIG or ~/.kube/config)')
+    .option('--hub <context>', "the fleet's hub (a kubeconfig context): read each fleet-budgeted Project's FleetBudget for the members' shares, and refuse [F2] a fleet budget below them")
     .option('--config <file>', 'tenantgate.yaml (default: DIR/tenantgate.yaml, else the built-in defaults)')
     .option('--all', 'every project of DIR, changed or not')
     .addOption(new Option('--output <format>', 'a terminal table, Markdown for a pull-request comment, or JSON').choices(['table', 'markdown', 'json']).default('table'))
-    .action(async (dir: string, o: { base?: string; cluster: string[]; snapshot: string[]; kubeconfig?: string; config?: string; all?: boolean; output: 'table' | 'markdown' | 'json' }) => {
+    .action(async (dir: string, o: { base?: string; cluster: string[]; snapshot: string[]; kubeconfig?: string; hub?: string; config?: string; all?: boolean; output: 'table' | 'markdown' | 'json' }) => {
       const { runPlan } = await import('./plan.js');
       process.exitCode = await runPlan(dir, o);
     });

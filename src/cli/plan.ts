@@ -2,6 +2,7 @@
  * `tenantgate plan [DIR] --base REF (--cluster NAME=CONTEXT | --snapshot FILE)…`: the I/O of the plan
  * (git, the clusters or snapshot files); the planning is src/plan/.
  */
+import type * as k8s from '@kubernetes/client-node';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
@@ -11,6 +12,10 @@ import { formatPlan, type PlanFormat } from '../plan/format.js';
 import { planChange, planFails } from '../plan/plan.js';
 import { liveStateOf, parseSnapshot, SnapshotFileError } from '../plan/snapshot-file.js';
 import type { LiveState } from '../plan/types.js';
+import type { HubLedger } from '../plan/fleet.js';
+import { FLEET_NAMESPACE, FLEET_PLURAL, parseFleetBudget, type FleetBudgetObject } from '../fleet/fleet-budget-object.js';
+import { LeanApiClient } from '../kube/lean-client.js';
+import { statusCode } from '../kube/errors.js';
 import { isProjectObject, parseSource } from '../validate/source.js';
 import type { Project } from '../validate/types.js';
 import { cannotRead, kubeConfigFor, readSnapshot, UsageError } from './snapshot.js';
@@ -22,6 +27,8 @@ export interface PlanCliOptions {
   cluster: string[];
   snapshot: string[];
   kubeconfig?: string;
+  /** The fleet's hub context: FleetBudgets read for the shares (docs/plan.md). */
+  hub?: string;
   config?: string;
   output: PlanFormat;
   all?: boolean;
@@ -91,6 +98,35 @@ async function liveStates(o: PlanCliOptions, clusters: ReadonlyArray<{ flag: str
   return out;
 }
 
+/** Each fleet-budgeted Project's FleetBudget on the hub, read into a ledger (read-only: get fleetbudgets). */
+async function hubLedgers(o: PlanCliOptions, kc: k8s.KubeConfig | undefined, projects: Project[]): Promise<Map<string, HubLedger> | undefined> {
+  if (!kc) return undefined;
+  const api = new LeanApiClient(kc);
+  const out = new Map<string, HubLedger>();
+  try {
+    for (const p of projects.filter((x) => x.spec.fleet)) {
+      const name = p.metadata.name ?? '';
+      let object: FleetBudgetObject;
+      try {
+        object = await api.call<FleetBudgetObject>('GET', `/apis/tenantgate.io/v1alpha1/namespaces/${FLEET_NAMESPACE}/${FLEET_PLURAL}/${encodeURIComponent(name)}`);
+      } catch (err) {
+        if (statusCode(err) === 404) {
+          out.set(name, { state: 'missing' });
+          continue;
+        }
+        throw cannotRead(`FleetBudget ${FLEET_NAMESPACE}/${name} on the hub (context ${o.hub})`, err);
+      }
+      const parsed = parseFleetBudget(object);
+      // Fail closed: a plan that cannot read the shares must not say the change fits them.
+      if (!parsed.ok) throw new Error(`cannot read FleetBudget ${FLEET_NAMESPACE}/${name} on the hub (context ${o.hub}): ${parsed.problems.join('; ')}`);
+      out.set(name, { state: 'read', ledger: parsed.ledger });
+    }
+  } finally {
+    api.close();
+  }
+  return out;
+}
+
 export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
   try {
     if (o.cluster.length === 0 && o.snapshot.length === 0) throw new UsageError('no live state: give --cluster NAME=CONTEXT or --snapshot FILE (repeatable) for every cluster to plan for');
@@ -107,8 +143,11 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
       for (const f of checked.findings) process.stderr.write(formatFinding(f) + '\n');
       return 1;
     }
+    const hubKc = o.hub ? kubeConfigFor(o.hub, o.kubeconfig, `--hub ${JSON.stringify(o.hub)}`) : undefined;
     const live = await liveStates(o, clusters);
-    const plan = planChange({ config, after: checked.projects.map((p) => p.project), live, ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
+    const after = checked.projects.map((p) => p.project);
+    const hub = await hubLedgers(o, hubKc, after);
+    const plan = planChange({ config, after, live, ...(hub ? { hub } : {}), ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
     process.stdout.write(formatPlan(plan, o.output));
     return planFails(plan) ? 1 : 0;
   } catch (err) {

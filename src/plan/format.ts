@@ -2,7 +2,7 @@
  * A Plan for people: a terminal table, Markdown for a pull-request comment (stable and diff-friendly:
  * no times, no colours, sorted), and JSON. Pure: strings in, strings out.
  */
-import type { Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine } from './types.js';
+import type { FleetRollup, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine } from './types.js';
 
 export const PLAN_FORMATS = ['table', 'markdown', 'json'] as const;
 export type PlanFormat = (typeof PLAN_FORMATS)[number];
@@ -54,7 +54,7 @@ function namespaceNotes(e: PlanEntry): string[] {
 }
 
 function summary(plan: Plan): string {
-  const refused = plan.entries.filter((e) => e.findings.length > 0);
+  const refused = [...plan.entries.filter((e) => e.findings.length > 0), ...(plan.fleet ?? []).filter((f) => f.findings.length > 0)];
   const clusters = plan.clusters.map((c) => c.name || '(unnamed)').join(', ');
   const scope = plan.changed ? `${plan.entries.length} project × cluster change(s)` : `no change; ${plan.entries.length} project × cluster(s) as they are`;
   const verdict = refused.length ? `${refused.length} sync(s) would be refused or lose pods (${plan.findings} finding(s))` : 'every sync would be admitted';
@@ -84,7 +84,40 @@ export function planTable(plan: Plan): string {
     for (const f of e.findings) out.push(`  [${f.rule}] ${objectPrefix(f)}${f.message}`);
   }
   for (const r of plan.rollup) out.push('', ...rollupTable(r));
+  for (const f of plan.fleet ?? []) {
+    out.push('', `${f.findings.length ? '✗' : '✓'} ${fleetTitle(f)}`, ...table(...fleetRows(f)));
+    for (const finding of f.findings) out.push(`  [${finding.rule}] ${finding.message}`);
+  }
   return out.join('\n') + '\n';
+}
+
+function fleetTitle(f: FleetRollup): string {
+  const hub = { 'not-read': 'shares not read (no --hub)', missing: 'no FleetBudget on the hub yet: nobody holds a share', read: 'shares from the hub', unreadable: `the hub's FleetBudget is unreadable: ${(f.hubProblems ?? []).join('; ')}` }[f.hub];
+  return `fleet ${f.project} on ${f.members.join(' + ')}${f.formerMembers?.length ? ` (leaving: ${f.formerMembers.join(', ')})` : ''} — ${hub}`;
+}
+
+/** RESOURCE FLEET BUDGET ALLOCATED USED HEADROOM [SHARES POOL] then per member "allocated [share s]". */
+function fleetRows(f: FleetRollup): [string[], string[][]] {
+  const withHub = f.hub === 'read';
+  const members = [...f.members, ...(f.formerMembers ?? [])];
+  const header = ['RESOURCE', 'FLEET BUDGET', 'ALLOCATED', 'USED', 'HEADROOM', ...(withHub ? ['SHARES', 'POOL'] : []), ...members.map((m) => `ON ${m}`)];
+  const rows = f.resources.map((l) => [
+    l.resource,
+    arrow(l.budgetBefore, l.budgetAfter),
+    l.allocated,
+    l.used,
+    headroomText({ headroomAfter: l.headroom, ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) }),
+    ...(withHub ? [l.shares ?? '—', l.pool ?? '—'] : []),
+    ...members.map((m) => memberCell(l.perMember[m])),
+  ]);
+  return [header, rows];
+}
+
+function memberCell(m: FleetRollup['resources'][number]['perMember'][string] | undefined): string {
+  if (!m) return '—';
+  const held = m.allocated !== undefined ? `${m.allocated}${m.counted === 'declared' ? ' (declared)' : ''}` : '—';
+  if (m.share === undefined) return held;
+  return `${held} of share ${m.share}${m.lendable && m.lendable !== '0' ? ` (${m.lendable} offered)` : ''}`;
 }
 
 function rollupTable(r: ProjectRollup): string[] {
@@ -120,6 +153,14 @@ export function planMarkdown(plan: Plan): string {
   for (const r of plan.rollup) {
     out.push('', `### Σ ${r.project} on ${r.clusters.join(' + ')}`, '');
     out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom', ...r.clusters], r.resources.map((l) => [l.resource, l.budget ?? '—', l.allocated, l.used, l.headroom ? `\`${headroomText({ headroomAfter: l.headroom, ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) })}\`` : '—', ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—')])));
+  }
+  for (const f of plan.fleet ?? []) {
+    const [header, rows] = fleetRows(f);
+    out.push('', `### ${f.findings.length ? '❌' : '✅'} ${fleetTitle(f)}`, '', ...mdTable(header.map((h) => h.toLowerCase()), rows));
+    if (f.findings.length) {
+      out.push('', 'Findings:', '');
+      for (const finding of f.findings) out.push(`- **[${finding.rule}]** ${cell(finding.message)} _(found by plan)_`);
+    }
   }
   const times = plan.clusters.filter((c) => c.takenAt).map((c) => `${c.name} ${c.takenAt}`);
   if (times.length) out.push('', `<sub>live state: ${times.join(', ')}</sub>`);

@@ -10,8 +10,9 @@ import { namespacesOn } from '../validate/offline.js';
 import { budgetList, budgetPath } from '../validate/resources.js';
 import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
 import type { Project, Resources, Snapshot } from '../validate/types.js';
+import { fleetRollup, type HubLedger } from './fleet.js';
 import { liveSnapshot, simulateSync } from './sync.js';
-import type { EntryChange, LiveState, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine, RollupLine } from './types.js';
+import type { EntryChange, FleetRollup, LiveState, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine, RollupLine } from './types.js';
 
 export interface PlanInput {
   config: TenantgateConfig;
@@ -23,6 +24,11 @@ export interface PlanInput {
   live: LiveState[];
   /** Every project of `after`, changed or not (also what a plan without any change shows). */
   all?: boolean;
+  /**
+   * The hub's FleetBudgets read into ledgers, per Project with spec.fleet (`--hub`); absent: the hub
+   * was not read (shares not shown, F2 not checked).
+   */
+  hub?: ReadonlyMap<string, HubLedger>;
 }
 
 const nameOf = (p: Project): string => p.metadata.name ?? '';
@@ -155,14 +161,33 @@ export function planChange(input: PlanInput): Plan {
   for (const { entry, touched } of pending) if (showAll || touched || entry.findings.length > 0) entries.push(entry);
   entries.sort((a, b) => a.project.localeCompare(b.project) || a.cluster.localeCompare(b.cluster));
   const shown = new Set(entries.map((e) => e.project));
+  const { rollups: fleet, changed: fleetChanged } = fleetRollups(input, budgetsAfter, shown, showAll);
   return {
     ...(input.base ? { base: input.base.ref } : {}),
     clusters: input.live.map((l) => ({ name: l.cluster, ...(l.takenAt ? { takenAt: l.takenAt } : {}) })),
-    changed: anyChange,
+    changed: anyChange || fleetChanged,
     entries,
     rollup: input.live.length > 1 ? [...budgetsAfter].filter(([p]) => shown.has(p)).sort(([a], [b]) => a.localeCompare(b)).map(([p, byCluster]) => rollup(p, byCluster)) : [],
-    findings: entries.reduce((n, e) => n + e.findings.length, 0),
+    fleet,
+    findings: entries.reduce((n, e) => n + e.findings.length, 0) + fleet.reduce((n, f) => n + f.findings.length, 0),
   };
+}
+
+/** The fleet roll-up of every Project with spec.fleet that is shown, whose fleet declaration changed, or that has a fleet finding. */
+function fleetRollups(input: PlanInput, budgetsAfter: Map<string, Map<string, ProjectBudget>>, shown: Set<string>, showAll: boolean): { rollups: FleetRollup[]; changed: boolean } {
+  const out: FleetRollup[] = [];
+  let anyChange = false;
+  for (const after of [...input.after].sort((a, b) => nameOf(a).localeCompare(nameOf(b)))) {
+    const name = nameOf(after);
+    if (!after.spec.fleet) continue;
+    const before = (input.base?.projects ?? input.live.flatMap((l) => l.projects)).find((p) => nameOf(p) === name);
+    const r = fleetRollup({ project: name, before, after, budgets: budgetsAfter.get(name) ?? new Map(), hub: input.hub?.get(name) ?? { state: 'not-read' } });
+    if (!r) continue;
+    const changed = JSON.stringify(before?.spec.fleet ?? null) !== JSON.stringify(after.spec.fleet);
+    anyChange ||= changed;
+    if (showAll || shown.has(name) || changed || r.findings.length > 0) out.push(r);
+  }
+  return { rollups: out, changed: anyChange };
 }
 
 /** One project across clusters: the sums of budget, allocation, use and headroom, and each cluster's headroom. */

@@ -83,6 +83,49 @@ export interface ProjectRollup {
   resources: RollupLine[];
 }
 
+/** One member of a fleet roll-up (docs/adr/0045-fleet-operations.md). */
+export interface FleetMemberLine {
+  /** What its namespaces hold after the change; absent for a former member (it only gives back). */
+  allocated?: string;
+  /** `live`: read from the cluster (self-service namespaces included); `declared`: plan was not given the cluster, its declarations count. */
+  counted?: 'live' | 'declared';
+  /** What its namespaces use (quotas' status.used), when plan read the cluster. */
+  used?: string;
+  /** Its share of the fleet budget on the hub, and the part it offers to lend; when plan read the hub. */
+  share?: string;
+  lendable?: string;
+}
+
+export interface FleetLine {
+  resource: string;
+  budgetBefore?: string;
+  budgetAfter: string;
+  /** Σ over the members of what their namespaces hold after the change. */
+  allocated: string;
+  used: string;
+  /** budgetAfter − allocated: room the fleet still has (negative when over). */
+  headroom: string;
+  headroomPercent?: number;
+  /** Σ shares the members hold on the hub, and budgetAfter − that (room no member holds); when plan read the hub. */
+  shares?: string;
+  pool?: string;
+  perMember: Record<string, FleetMemberLine>;
+}
+
+export interface FleetRollup {
+  project: string;
+  /** spec.fleet.clusters after the change. */
+  members: string[];
+  /** Clusters no longer in spec.fleet.clusters that still hold a share on the hub. */
+  formerMembers?: string[];
+  /** Whether the hub's FleetBudget was read (`--hub`): 'not-read', 'missing' (none there yet), 'read', 'unreadable'. */
+  hub: 'not-read' | 'missing' | 'read' | 'unreadable';
+  hubProblems?: string[];
+  resources: FleetLine[];
+  /** F1 (allocation above the new fleet budget), F2 (the new budget below the shares held). */
+  findings: PlanFinding[];
+}
+
 export interface Plan {
   /** The git revision compared with; absent when the live Projects were the "before". */
   base?: string;
@@ -92,6 +135,8 @@ export interface Plan {
   entries: PlanEntry[];
   /** Per project across clusters (only with more than one cluster). */
   rollup: ProjectRollup[];
-  /** Findings in all entries; the plan fails when this is not 0. */
+  /** Per Project with spec.fleet (after the change): the fleet budget, shares, allocation, headroom. */
+  fleet: FleetRollup[];
+  /** Findings in all entries and fleet roll-ups; the plan fails when this is not 0. */
   findings: number;
 }
