@@ -10,6 +10,7 @@ import {
   budgetOf,
   clusterShares,
   formatResources,
+  namespaceIsTerminating,
   observedEffectiveQuota,
   quotaUsed,
   sumShares,
@@ -52,9 +53,15 @@ export interface ProjectBudget {
   readonly headroom: Resources;
 }
 
-/** What one namespace uses: per resource, the largest report of its unscoped quotas (quotaUsed). */
+/**
+ * What one namespace uses: per resource, the largest report of its unscoped quotas (quotaUsed); for a
+ * terminating namespace whose quotas are gone, what they last reported (its pods may still run, ADR 0046).
+ */
 export function usedIn(snapshot: Snapshot, namespace: string): Resources {
-  return quotaUsed(snapshot.quotasInNamespace(namespace));
+  const used = quotaUsed(snapshot.quotasInNamespace(namespace));
+  if (used.size > 0) return used;
+  const ns = snapshot.namespace(namespace);
+  return (ns && namespaceIsTerminating(ns) && snapshot.lastQuotaUsageOf?.(namespace)) || used;
 }
 
 /** Σ over the namespaces of what each uses (usedIn). */

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reviewResourceQuota } from '../../src/validate/admission.js';
+import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
 import { formatResources, namespaceShare } from '../../src/validate/resources.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
@@ -91,5 +92,14 @@ describe('a terminating namespace without quotas', () => {
     s.upsertQuota(aQuota('pay-old', { 'requests.cpu': '3' }, { used: { 'requests.cpu': '0' } }));
     expect(s.lastQuotaUsageOf('pay-old')).toBeUndefined();
     expect(cpuOf(s, 'pay-old')).toBe('3');
+  });
+});
+
+describe('the budget report (controller status, budget view) of a terminating namespace without quotas', () => {
+  it('counts what its pods last used as used and as allocated', () => {
+    const s = snapshot();
+    s.deleteQuota('pay-old', 'tenantgate-quota');
+    const b = projectBudgetJson(projectBudget(s, pay, ''));
+    expect(b.resources).toEqual([{ resource: 'requests.cpu', budget: '10', allocated: '8', used: '6', headroom: '2' }]);
   });
 });
