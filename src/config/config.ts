@@ -59,6 +59,15 @@ export interface FleetMemberConfig {
   keep: ResourceList;
   /** Give back only free room above this (≥ keep); the band between keep and above is the hysteresis. */
   above: ResourceList;
+  /**
+   * The controller's give-back loop (docs/adr/0045-fleet-operations.md): room held above `above` for
+   * this long is offered to the other members (lendable; taken back without waiting while nobody took it).
+   */
+  offerAfterSeconds: number;
+  /** Room held above `above` for this long (≥ offerAfterSeconds) is given back to the pool, offered part included. */
+  giveBackAfterSeconds: number;
+  /** How often the controller's leader checks every fleet-budgeted Project against the hub. */
+  checkEverySeconds: number;
 }
 
 export interface ArgoCdConfig {
@@ -119,7 +128,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   ],
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
   argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
-  fleet: { hubKubeconfig: '', keep: {}, above: {} },
+  fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
 };
 
 export class ConfigError extends Error {}
@@ -175,6 +184,9 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
       hubKubeconfig: given.fleet?.hubKubeconfig ?? d.fleet.hubKubeconfig,
       keep: given.fleet?.keep ?? d.fleet.keep,
       above: given.fleet?.above ?? d.fleet.above,
+      offerAfterSeconds: given.fleet?.offerAfterSeconds ?? d.fleet.offerAfterSeconds,
+      giveBackAfterSeconds: given.fleet?.giveBackAfterSeconds ?? d.fleet.giveBackAfterSeconds,
+      checkEverySeconds: given.fleet?.checkEverySeconds ?? d.fleet.checkEverySeconds,
     },
   };
   const fleetErrors = fleetConfigErrors(config, where);
@@ -199,6 +211,7 @@ function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
     const k = keep.get(resource);
     if (k && limit.cmp(k) < 0) out.push(`${where}: fleet.above.${resource} is ${String(config.fleet.above[resource])}, below fleet.keep.${resource} ${String(config.fleet.keep[resource])}; allowed: at least keep (the band between them is the hysteresis)`);
   }
+  if (config.fleet.giveBackAfterSeconds < config.fleet.offerAfterSeconds) out.push(`${where}: fleet.giveBackAfterSeconds is ${config.fleet.giveBackAfterSeconds}, below fleet.offerAfterSeconds ${config.fleet.offerAfterSeconds}; allowed: at least offerAfterSeconds (room is offered first, given back later)`);
   if (!isFleetMember(config)) return out;
   if (config.clusterName === '') out.push(`${where}: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster's name in the Projects' spec.fleet.clusters`);
   if (!config.crossReplicaReservation) out.push(`${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0044-fleet-member-wiring.md)`);

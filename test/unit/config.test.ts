@@ -55,8 +55,14 @@ describe('tenantgate.yaml', () => {
 describe('tenantgate.yaml fleet (a fleet member, docs/fleet.md)', () => {
   it('takes the hub kubeconfig path and the keep/above policy', () => {
     const c = parseConfig('clusterName: prod-eu\nfleet: {hubKubeconfig: /etc/tenantgate-fleet-hub/kubeconfig, keep: {requests.cpu: "2"}, above: {requests.cpu: 4}}\n');
-    expect(c.fleet).toEqual({ hubKubeconfig: '/etc/tenantgate-fleet-hub/kubeconfig', keep: { 'requests.cpu': '2' }, above: { 'requests.cpu': 4 } });
-    expect(parseConfig('').fleet).toEqual({ hubKubeconfig: '', keep: {}, above: {} });
+    expect(c.fleet).toEqual({ hubKubeconfig: '/etc/tenantgate-fleet-hub/kubeconfig', keep: { 'requests.cpu': '2' }, above: { 'requests.cpu': 4 }, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 });
+    expect(parseConfig('').fleet).toEqual({ hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 });
+  });
+
+  it('takes the give-back loop timing, and refuses give-back before offer or a check interval of 0', () => {
+    expect(parseConfig('fleet: {offerAfterSeconds: 5, giveBackAfterSeconds: 10, checkEverySeconds: 1}\n').fleet).toMatchObject({ offerAfterSeconds: 5, giveBackAfterSeconds: 10, checkEverySeconds: 1 });
+    expect(errorOf('fleet: {offerAfterSeconds: 60, giveBackAfterSeconds: 30}\n')).toBe('tenantgate.yaml: fleet.giveBackAfterSeconds is 30, below fleet.offerAfterSeconds 60; allowed: at least offerAfterSeconds (room is offered first, given back later)');
+    expect(errorOf('fleet: {checkEverySeconds: 0}\n')).toMatch(/fleet.checkEverySeconds/);
   });
 
   it('refuses a member without a cluster name, with the ledger off, a bad quantity, or above below keep', () => {
