@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image release manifests helm crane promtool syft debian-deps all node deps build control-plane kustomize argocd test test-unit test-integration run bench clean lint crd config
+.PHONY: image release manifests helm crane promtool syft debian-deps all node deps build control-plane control-plane-oldest kustomize argocd test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -37,6 +37,11 @@ build: deps
 control-plane:
 	hack/build-control-plane.sh
 
+# The oldest supported Kubernetes minor (ADR 0046): its kube-apiserver, kube-controller-manager and kubectl from
+# test/cluster/gobuild-1.32 into .cache/k8s/<version>/bin (built once per pin); test/e2e/older-kubernetes.test.ts runs on it.
+control-plane-oldest:
+	hack/build-control-plane.sh gobuild-1.32
+
 kustomize:
 	hack/install-kustomize.sh
 
@@ -48,6 +53,7 @@ argocd:
 crd: deps
 	npx tsx hack/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
 	npx tsx hack/generate-crd.ts fleet > charts/tenantgate/files/crd/fleetbudgets.tenantgate.io.yaml
+	npx tsx hack/generate-crd.ts fleet-policy > charts/tenantgate/files/fleet/fleet-shares-policy.yaml
 	$(MAKE) manifests
 
 manifests: deps
@@ -77,7 +83,7 @@ config: deps
 lint: deps
 	npm run --silent lint
 
-test: build lint control-plane kustomize helm crane promtool syft argocd debian-deps
+test: build lint control-plane control-plane-oldest kustomize helm crane promtool syft argocd debian-deps
 	npx vitest run
 
 # The fast loop: no cluster; of the Go builds only the pinned kustomize (render's unit tests run it;
@@ -87,7 +93,7 @@ test-unit: build kustomize
 	hack/install-debian-deps.sh lua5.4 git pre-commit
 	npx vitest run --project unit
 
-test-integration: build control-plane kustomize helm crane promtool syft argocd debian-deps
+test-integration: build control-plane control-plane-oldest kustomize helm crane promtool syft argocd debian-deps
 	npx vitest run --project integration
 
 bench: build control-plane

@@ -1,8 +1,11 @@
 /**
- * `make crd`: prints a CRD generated from its schema module: the Project CRD (src/validate/schema),
- * or with the argument `fleet` the FleetBudget CRD (src/fleet/fleet-budget-crd.ts).
+ * `make crd`: prints a generated API object: the Project CRD (src/validate/schema); with the argument
+ * `fleet` the FleetBudget CRD (src/fleet/fleet-budget-crd.ts); with `fleet-policy` the hub's
+ * ValidatingAdmissionPolicy tenantgate-fleet-shares and its binding (src/fleet/fleet-shares-policy.ts).
  */
 import { renderFleetCrdYaml } from '../src/fleet/fleet-budget-crd.js';
+import { renderFleetPolicyYaml } from '../src/fleet/fleet-shares-policy.js';
 import { renderCrdYaml } from '../src/validate/schema/crd.js';
 
-process.stdout.write(process.argv[2] === 'fleet' ? renderFleetCrdYaml() : renderCrdYaml());
+const generators: Record<string, () => string> = { fleet: renderFleetCrdYaml, 'fleet-policy': renderFleetPolicyYaml };
+process.stdout.write((generators[process.argv[2] ?? ''] ?? renderCrdYaml)());

@@ -23,7 +23,12 @@ export const APP_PROJECTS_ENV = 'ARGOCD_ENV_APP_PROJECTS';
 export interface RenderFlags {
   /** `--app-projects`: also the tenants' Argo CD AppProjects (otherwise $ARGOCD_ENV_APP_PROJECTS decides). */
   appProjects?: boolean;
+  /** `--fleet-hub`: rendering for the fleet's hub, also the FleetBudgets (otherwise $ARGOCD_ENV_FLEET_HUB decides). */
+  fleetHub?: boolean;
 }
+
+/** The plugin's switch for rendering on the fleet's hub (an Application's plugin env `FLEET_HUB`, docs/fleet.md). */
+export const FLEET_HUB_ENV = 'ARGOCD_ENV_FLEET_HUB';
 
 /** `--app-projects`, else ARGOCD_ENV_APP_PROJECTS: true/false (any case) or unset/empty; anything else is an error. */
 export function appProjectsWanted(flags: RenderFlags, env: NodeJS.ProcessEnv): boolean | string {
@@ -33,6 +38,15 @@ export function appProjectsWanted(flags: RenderFlags, env: NodeJS.ProcessEnv): b
   const value = raw.trim().toLowerCase();
   if (value === 'true' || value === 'false') return value === 'true';
   return `${APP_PROJECTS_ENV} is ${JSON.stringify(raw)}; allowed: "true" or "false" (the Application's plugin env APP_PROJECTS)`;
+}
+
+/** A true/false plugin env (any case; unset or empty: false); anything else is an error naming it. */
+function booleanEnv(env: NodeJS.ProcessEnv, name: string, pluginName: string): boolean | string {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return false;
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === 'false') return value === 'true';
+  return `${name} is ${JSON.stringify(raw)}; allowed: "true" or "false" (the Application's plugin env ${pluginName})`;
 }
 
 export interface RenderResult {
@@ -46,6 +60,9 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
   const wanted = appProjectsWanted(flags, env);
   if (typeof wanted === 'string') return { errors: [wanted] };
   const appProjects = wanted;
+  const fleetHubWanted = flags.fleetHub ? true : booleanEnv(env, FLEET_HUB_ENV, 'FLEET_HUB');
+  if (typeof fleetHubWanted === 'string') return { errors: [fleetHubWanted] };
+  const fleetHub = fleetHubWanted;
   let config: TenantgateConfig = DEFAULT_CONFIG;
   const configFile = join(root, 'tenantgate.yaml');
   try {
@@ -77,7 +94,7 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
     return { errors: [`${dir}: no Project declarations found (an empty render would let Argo CD prune everything)`] };
   }
   function* objects(): Generator<unknown> {
-    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster, appProjects });
+    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster, appProjects, fleetHub });
     for (const o of others) yield o.object as KubeObject;
   }
   return { output: toYamlStream(objects(), format), errors: [] };

@@ -12,6 +12,7 @@ import { headroomText, machine, namespacesTable, NO_PROJECTS, OUTPUTS, projectsT
 import { Kubectl } from './kubectl.js';
 import { BudgetSource, SOURCES, type SourceName } from './source.js';
 import { findings, objectName, verdictOf, whyText, type Verdict } from './why.js';
+import { releaseFleetMember, releaseText } from './fleet-release.js';
 import { LABEL_PROJECT, LABEL_TENANT, type NamespaceObject, type Project } from '../validate/types.js';
 import { cmpStr } from '../order.js';
 
@@ -137,6 +138,15 @@ export function program(io: PluginIo = processIo, status: { code: number } = { c
         for (const f of findings(run.stderr)) io.err(`  [${f.rule}] ${f.title}: ${f.change}\n`);
         status.code = 1;
       } else if (run.stderr) io.err(run.stderr);
+    });
+
+  const fleet = root.command('fleet').description("the fleet's hub (docs/fleet.md): operator commands on the FleetBudgets");
+  withOutput(withKubectlFlags(fleet.command('release').description('on the hub, as tenantgate-fleet-operator: a member cluster that is gone gives up its share of a project\'s fleet budget (its writes are refused from then on)')))
+    .argument('<project>', 'the Project (its FleetBudget in tenantgate-fleet)')
+    .argument('<cluster>', 'the member cluster to release')
+    .action(async (project: string, cluster: string, o: CommonOptions) => {
+      const outcome = await releaseFleetMember(new Kubectl(o), project, cluster);
+      io.out(o.output ? machine({ project, cluster, ...outcome }, o.output) : releaseText(project, cluster, outcome));
     });
 
   return root;

@@ -3,6 +3,7 @@ import { sortedKeys } from '../canonical-json.js';
 import { type TenantgateConfig } from '../config/config.js';
 import { namespacesOn } from '../validate/offline.js';
 import { appProjectsFor } from './app-projects.js';
+import { hubFleetBudgets } from './fleet-budgets.js';
 import { ownerBinding } from './owner-binding.js';
 import { isolationPolicyFor, limitRangeFor } from './namespace-policies.js';
 import { podSecurityLabels } from '../validate/pod-security.js';
@@ -32,6 +33,11 @@ export interface RenderOptions {
    * their wave. Covers the tenant's namespaces on every cluster, whichever cluster is rendered for.
    */
   appProjects?: boolean;
+  /**
+   * Rendering for the fleet's hub: also each fleet-budgeted Project's FleetBudget (src/render/fleet-budgets.ts),
+   * right after the Projects and in their wave.
+   */
+  fleetHub?: boolean;
 }
 
 function meta(name: string, wave: string, labels: Record<string, string>, extra: Record<string, unknown> = {}, annotations: Record<string, string> = {}): Record<string, unknown> {
@@ -51,6 +57,7 @@ export function* renderProjectsLazily(projects: Project[], config: TenantgateCon
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));
   for (const project of sorted) yield renderProject(project);
   if (options.appProjects) yield* appProjectsFor(sorted, config.argocd, '-2');
+  if (options.fleetHub) yield* hubFleetBudgets(sorted, '-2', SYNC_WAVE);
   const placed = sorted.map((project) => ({ project, namespaces: [...namespacesOn(project, options.cluster)].sort(byName) }));
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns, config);
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns);

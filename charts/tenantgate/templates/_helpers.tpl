@@ -30,7 +30,7 @@ tolerations: {{- toYaml . | nindent 2 }}
 
 {{/* Whether tenantgate-config differs from the shipped defaults (values.config, or another namespace). */}}
 {{- define "tenantgate.hasConfig" -}}
-{{- if or .Values.config (ne .Release.Namespace "tenantgate-system") }}true{{ end -}}
+{{- if or .Values.config (ne .Release.Namespace "tenantgate-system") .Values.fleet.member.cluster }}true{{ end -}}
 {{- end -}}
 
 {{/*
@@ -49,9 +49,17 @@ namespace and the controller's privileged ServiceAccount there.
 {{- end -}}
 {{- $_ := set $config.privileged "users" $users -}}
 {{- end -}}
+{{- with .Values.fleet.member.cluster -}}
+{{- /* A fleet member: its cluster name, and where the hub's kubeconfig is mounted (docs/fleet.md). */ -}}
+{{- $_ := set $config "clusterName" . -}}
+{{- $_ := set $config "fleet" (dict "hubKubeconfig" (include "tenantgate.fleetHubKubeconfig" $)) -}}
+{{- end -}}
 {{- $config = mergeOverwrite $config (deepCopy .Values.config) -}}
 {{ toYaml $config }}
 {{- end -}}
+
+{{/* Where a fleet member's webhook and controller find the hub's kubeconfig (Secret fleet.member.hubSecret). */}}
+{{- define "tenantgate.fleetHubKubeconfig" -}}/etc/tenantgate-fleet-hub/kubeconfig{{- end -}}
 
 {{/* tenantgate.yaml's visibility (all, own): who may read Projects and list namespaces (docs/visibility.md). */}}
 {{- define "tenantgate.visibility" -}}

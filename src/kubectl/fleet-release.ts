@@ -1,0 +1,151 @@
+/**
+ * `kubectl tenantgate fleet release PROJECT CLUSTER`, run against the fleet's hub by an operator
+ * (Role tenantgate-fleet-operator): a member cluster that is gone gives up its share of a Project's
+ * fleet budget (docs/fleet.md, docs/adr/0039-fleet-budgets-demarcation.md "Operator release").
+ *
+ * Reads the FleetBudget, applies `releaseMember`, and PUTs the status carrying the resourceVersion it
+ * read (a 409 means someone wrote in between: read again and recompute, at most MAX_ATTEMPTS times),
+ * recording when and by whom (the user name the hub's API server knows the caller by). When the
+ * FleetBudget is being deleted and no member holds a share any more, it then removes the finalizer
+ * tenantgate.io/fleet-shares (the policy tenantgate-fleet-shares refuses that while a share is held).
+ */
+import { formatResources } from '../validate/resources.js';
+import { poolOf, releaseMember, type ShareLedger } from '../fleet/shares.js';
+import {
+  FLEET_FINALIZER,
+  FLEET_NAMESPACE,
+  FLEET_PLURAL,
+  parseFleetBudget,
+  withLedgerStatus,
+  type FleetBudgetObject,
+} from '../fleet/fleet-budget-object.js';
+import { KubectlError, type Kubectl } from './kubectl.js';
+import { API_GROUP } from '../validate/types.js';
+
+export const MAX_ATTEMPTS = 10;
+const RESOURCE = `${FLEET_PLURAL}.${API_GROUP}`;
+
+export interface ReleaseOutcome {
+  /** What the released member held, now back in the pool (empty when it held nothing). */
+  returned: Record<string, string>;
+  /** The pool after the release, per budgeted resource. */
+  pool: Record<string, string>;
+  /** True when the member had been released before (nothing written). */
+  alreadyReleased: boolean;
+  /** The release record (new, or the earlier one). */
+  at: string;
+  by: string;
+  /** True when the FleetBudget was being deleted and this command removed its finalizer. */
+  finalized: boolean;
+}
+
+const isConflict = (err: KubectlError) => /\(Conflict\)|the object has been modified/i.test(err.run.stderr);
+
+/** RFC 3339 to the second, as Kubernetes writes times. */
+export function rfc3339(now: Date): string {
+  return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function objectName(project: string): string {
+  return `FleetBudget ${FLEET_NAMESPACE}/${project}`;
+}
+
+async function read(kubectl: Kubectl, project: string): Promise<FleetBudgetObject> {
+  try {
+    return await kubectl.json<FleetBudgetObject>(['get', RESOURCE, project, '-n', FLEET_NAMESPACE]);
+  } catch (err) {
+    if (err instanceof KubectlError && err.notFound) {
+      throw new Error(`${objectName(project)} does not exist: is this the fleet's hub (the cluster Argo CD renders FleetBudgets for), and does Project ${project} have spec.fleet?`);
+    }
+    throw err;
+  }
+}
+
+function ledgerOf(object: FleetBudgetObject, project: string): ShareLedger {
+  const parsed = parseFleetBudget(object);
+  if (!parsed.ok) throw new Error(`${objectName(project)} cannot be read, nothing released: ${parsed.problems.join('; ')}`);
+  return parsed.ledger;
+}
+
+async function whoAmI(kubectl: Kubectl): Promise<string> {
+  const review = await kubectl.json<{ status?: { userInfo?: { username?: string } } }>(['auth', 'whoami']);
+  const name = review.status?.userInfo?.username;
+  if (!name) throw new Error('kubectl auth whoami named no user: the release must record who released the member');
+  return name;
+}
+
+async function put(kubectl: Kubectl, object: FleetBudgetObject, subresource: boolean): Promise<void> {
+  const args = ['replace', ...(subresource ? ['--subresource=status'] : []), '-o', 'name', '-f', '-'];
+  const run = await kubectl.run(args, { input: JSON.stringify(object) });
+  if (run.exitCode !== 0) throw new KubectlError(args, run);
+}
+
+/** Removes the finalizer of a FleetBudget being deleted that nobody holds a share of (PUT with the resourceVersion read). */
+async function finalizeIfUnheld(kubectl: Kubectl, project: string): Promise<boolean> {
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const object = await read(kubectl, project).catch(() => undefined);
+    if (!object?.metadata.deletionTimestamp || !(object.metadata.finalizers ?? []).includes(FLEET_FINALIZER)) return false;
+    const ledger = ledgerOf(object, project);
+    const held = [...ledger.shares.values()].some((e) => [...e.share.values()].some((q) => q.sign() > 0));
+    if (held) return false;
+    const finalizers = (object.metadata.finalizers ?? []).filter((f) => f !== FLEET_FINALIZER);
+    try {
+      await put(kubectl, { ...object, metadata: { ...object.metadata, finalizers } }, false);
+      return true;
+    } catch (err) {
+      if (err instanceof KubectlError && err.notFound) return false;
+      if (!(err instanceof KubectlError) || !isConflict(err) || attempt === MAX_ATTEMPTS) throw err;
+    }
+  }
+  return false;
+}
+
+export async function releaseFleetMember(kubectl: Kubectl, project: string, cluster: string, now: () => Date = () => new Date()): Promise<ReleaseOutcome> {
+  const by = await whoAmI(kubectl);
+  for (let attempt = 1; ; attempt++) {
+    const object = await read(kubectl, project);
+    const ledger = ledgerOf(object, project);
+    const earlier = object.status?.released?.[cluster];
+    if (ledger.released.has(cluster)) {
+      const finalized = await finalizeIfUnheld(kubectl, project);
+      return { returned: {}, pool: formatResources(poolOf(ledger)), alreadyReleased: true, at: earlier?.at ?? '', by: earlier?.by ?? '', finalized };
+    }
+    if (!ledger.members.includes(cluster) && !ledger.shares.has(cluster)) {
+      const holding = [...ledger.shares.keys()].sort();
+      throw new Error(
+        `${objectName(project)}: cluster ${cluster} is neither in spec.members (${ledger.members.join(', ') || 'none'}) nor holds a share (${holding.join(', ') || 'nobody does'}); nothing released`,
+      );
+    }
+    const returned = formatResources(ledger.shares.get(cluster)?.share ?? new Map());
+    const released = releaseMember(ledger, cluster).ledger;
+    const at = rfc3339(now());
+    try {
+      await put(kubectl, withLedgerStatus(object, released, { at, by }), true);
+    } catch (err) {
+      if (err instanceof KubectlError && isConflict(err) && attempt < MAX_ATTEMPTS) continue;
+      throw err;
+    }
+    const finalized = await finalizeIfUnheld(kubectl, project);
+    return { returned, pool: formatResources(poolOf(released)), alreadyReleased: false, at, by, finalized };
+  }
+}
+
+const list = (r: Record<string, string>) =>
+  Object.keys(r).length === 0
+    ? 'nothing'
+    : Object.entries(r)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
+
+export function releaseText(project: string, cluster: string, o: ReleaseOutcome): string {
+  const lines = o.alreadyReleased
+    ? [`${cluster} was already released from ${objectName(project)} (at ${o.at} by ${o.by}); nothing changed`]
+    : [
+        `released ${cluster} from ${objectName(project)} (at ${o.at} by ${o.by})`,
+        `returned to the pool: ${list(o.returned)}`,
+        `pool now: ${list(o.pool)}`,
+        `${cluster}'s writes to the hub are refused from now on; register the cluster again under a new name`,
+      ];
+  if (o.finalized) lines.push(`${objectName(project)} was being deleted and no member holds a share any more: finalizer ${FLEET_FINALIZER} removed`);
+  return lines.join('\n') + '\n';
+}

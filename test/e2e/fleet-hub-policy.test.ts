@@ -1,0 +1,268 @@
+/**
+ * The fleet's hub on one real control plane (docs/fleet.md, docs/adr/0043-fleet-hub.md): the FleetBudget
+ * CRD, the namespace tenantgate-fleet, the members' and the operator's RBAC and the
+ * ValidatingAdmissionPolicy tenantgate-fleet-shares, installed as `helm template` of the chart renders
+ * them with fleet.hub.enabled. Member clusters write as their ServiceAccounts (impersonated); what
+ * src/fleet/shares.ts allows is stored, the rest refused inside the API server with its rule id; then
+ * `kubectl tenantgate fleet release` as the operator, and the finalizer.
+ *
+ * The steps run in order on one FleetBudget: each builds on the ledger the previous one left.
+ */
+import { execa } from 'execa';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { helmTemplate } from '../../hack/chart-manifests.js';
+import { FLEET_FINALIZER, FLEET_NAMESPACE, type FleetBudgetObject, type FleetBudgetStatus } from '../../src/fleet/fleet-budget-object.js';
+import { MEMBER_USER_PREFIX } from '../../src/fleet/fleet-shares-policy.js';
+import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
+import { REPO_ROOT } from '../support/paths.js';
+
+const SFX = uniqueName('h').slice(2);
+const [EU, US, AP] = ['eu', 'us', 'ap'].map((c) => `${c}-${SFX}`) as [string, string, string];
+const PROJECT = `web-${SFX}`;
+const OPERATOR = `system:serviceaccount:${FLEET_NAMESPACE}:tenantgate-fleet-operator`;
+const TSX = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+const PLUGIN = join(REPO_ROOT, 'src', 'cli', 'kubectl-plugin.ts');
+const FB = 'fleetbudgets.tenantgate.io';
+
+const member = (name: string) => `${MEMBER_USER_PREFIX}${name}`;
+
+interface K8sObject {
+  kind: string;
+  metadata: { name: string };
+}
+
+async function read(): Promise<FleetBudgetObject> {
+  return JSON.parse((await kubectl('admin', ['get', FB, PROJECT, '-n', FLEET_NAMESPACE, '-o', 'json'])).stdout) as FleetBudgetObject;
+}
+
+/** The test's own identity (system:masters), not impersonated. */
+const ADMIN = 'admin';
+
+/** Reads the FleetBudget, lets `change` edit its status, and PUTs it to fleetbudgets/status as `user` (with the resourceVersion read). */
+async function writeStatus(user: string, change: (status: FleetBudgetStatus) => void) {
+  const object = await read();
+  const status = structuredClone(object.status ?? {});
+  change(status);
+  const as = user === ADMIN ? [] : ['--as', user];
+  return kubectl('admin', ['replace', '--subresource=status', ...as, '-f', '-'], { input: JSON.stringify({ ...object, status }), reject: false });
+}
+
+const entry = (status: FleetBudgetStatus, name: string) => ((status.members ??= {})[name] ??= { share: {}, lendable: {} });
+const cpuShares = async () =>
+  Object.fromEntries(Object.entries((await read()).status?.members ?? {}).map(([n, e]) => [n, `${e.share?.['requests.cpu'] ?? 0}/${e.lendable?.['requests.cpu'] ?? 0}`]));
+
+async function plugin(args: string[]) {
+  const info = cluster();
+  const result = await execa(TSX, [PLUGIN, ...args, '--kubeconfig', info.kubeconfigs.admin!], {
+    env: { TENANTGATE_KUBECTL: join(info.binDir, 'kubectl') },
+    reject: false,
+    timeout: 60_000,
+  });
+  return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode };
+}
+
+beforeAll(async () => {
+  // The chart's hub mode, as helm renders it: the CRD first, then the hub's objects.
+  const rendered = await helmTemplate(['--set', 'fleet.hub.enabled=true', '--set', `fleet.hub.members={${EU},${US},${AP}}`, '--set', 'webhook.enabled=false', '--set', 'controller.enabled=false']);
+  const objects = parseAllDocuments(rendered)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null);
+  const crd = objects.filter((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === FB);
+  const hub = objects.filter((o) => ['Namespace', 'Role', 'RoleBinding', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind) && (o.kind !== 'Namespace' || o.metadata.name === FLEET_NAMESPACE));
+  expect(crd).toHaveLength(1);
+  expect(hub.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual([`member-${AP}`, `member-${EU}`, `member-${US}`, 'tenantgate-fleet-operator'].sort());
+  const apply = (list: K8sObject[]) => kubectl('admin', ['apply', '--server-side', '--force-conflicts', '--field-manager', 'fleet-hub-test', '-f', '-'], { input: list.map((o) => JSON.stringify(o)).join('\n') });
+  await apply(crd);
+  await kubectl('admin', ['wait', '--for=condition=Established', '--timeout=60s', `crd/${FB}`]);
+  await apply(hub);
+
+  const budget: FleetBudgetObject = {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'FleetBudget',
+    metadata: { name: PROJECT, namespace: FLEET_NAMESPACE, finalizers: [FLEET_FINALIZER] },
+    spec: { budget: { 'requests.cpu': '10', 'requests.memory': '8Gi' }, members: [EU, US, AP], bounds: { [EU]: { 'requests.cpu': '6' } } },
+  };
+  await kubectl('admin', ['create', '-f', '-'], { input: JSON.stringify(budget) });
+  // The policy and its binding take effect a moment after they are created: wait until the API server
+  // refuses an unmistakable overspend (and nothing was stored while waiting).
+  await eventually(
+    async () => {
+      const r = await writeStatus(member(EU), (s) => void (entry(s, EU).share = { 'requests.cpu': '6' }, (entry(s, US).share = { 'requests.cpu': '100' })));
+      if (r.exitCode === 0) throw new Error('stored: the policy is not in force yet');
+      if (!r.stderr.includes('[F3]')) throw new Error(r.stderr);
+    },
+    { what: 'policy tenantgate-fleet-shares in force' },
+  ).catch(async (err) => {
+    throw new Error(`${(err as Error).message}; status now ${JSON.stringify((await read()).status)}`);
+  });
+  // Whatever the first attempts stored before the policy was in force (if anything) is cleared by the admin.
+  const cleared = await writeStatus(ADMIN, (s) => void delete s.members);
+  expect(cleared.exitCode, cleared.stderr).toBe(0);
+  expect((await read()).status?.members ?? {}).toEqual({});
+}, 180_000);
+
+describe('the hub refuses member writes that src/fleet/shares.ts would not make', () => {
+  it('a member grows its share from the pool: stored', async () => {
+    const r = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { share: { 'requests.cpu': '4' }, lastRequest: `${EU}-1` }));
+    expect(r.exitCode, r.stderr).toBe(0);
+    const r2 = await writeStatus(member(US), (s) => void Object.assign(entry(s, US), { share: { 'requests.cpu': '6', 'requests.memory': '2Gi' }, lastRequest: `${US}-1` }));
+    expect(r2.exitCode, r2.stderr).toBe(0);
+    expect(await cpuShares()).toEqual({ [EU]: '4/0', [US]: '6/0' });
+  });
+
+  it('a growth above the fleet budget: refused [F3], naming the budget and who holds it', async () => {
+    const r = await writeStatus(member(AP), (s) => void Object.assign(entry(s, AP), { share: { 'requests.cpu': '1' }, lastRequest: `${AP}-1` }));
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: the shares would sum above the fleet budget (requests.cpu 10, held by `);
+    const holders = /held by ([^)]*)\) in a write by (\S+)/.exec(r.stderr);
+    expect(holders?.[1]?.split(', ').sort()).toEqual([`${AP} 1`, `${EU} 4`, `${US} 6`].sort());
+    expect(holders?.[2]).toBe(AP);
+    expect(await cpuShares()).toEqual({ [EU]: '4/0', [US]: '6/0' });
+  });
+
+  it("a member lowering another member's share: refused [F3]", async () => {
+    const r = await writeStatus(member(US), (s) => {
+      entry(s, EU).share = { 'requests.cpu': '2' };
+      entry(s, US).share = { 'requests.cpu': '8', 'requests.memory': '2Gi' };
+    });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: member ${US} may change only its own entry; the entries of ${EU} changed otherwise than by taking room they offered`);
+    // Nor may it touch another member's lastRequest.
+    const r2 = await writeStatus(member(US), (s) => void (entry(s, EU).lastRequest = 'forged'));
+    expect(r2.exitCode).not.toBe(0);
+    expect(r2.stderr).toContain(`the entries of ${EU} changed`);
+    expect(await cpuShares()).toEqual({ [EU]: '4/0', [US]: '6/0' });
+  });
+
+  it('taking room another member offered: stored (share and lendable of the lender fall together)', async () => {
+    const offer = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { lendable: { 'requests.cpu': '2' }, lastRequest: `${EU}-2` }));
+    expect(offer.exitCode, offer.stderr).toBe(0);
+    // Taking more than was offered is lowering the lender's share.
+    const tooMuch = await writeStatus(member(US), (s) => {
+      Object.assign(entry(s, EU), { share: { 'requests.cpu': '1' }, lendable: {} });
+      Object.assign(entry(s, US), { share: { 'requests.cpu': '9', 'requests.memory': '2Gi' } });
+    });
+    expect(tooMuch.exitCode).not.toBe(0);
+    expect(tooMuch.stderr).toContain(`the entries of ${EU} changed`);
+    const take = await writeStatus(member(US), (s) => {
+      Object.assign(entry(s, EU), { share: { 'requests.cpu': '2000m' }, lendable: {} });
+      Object.assign(entry(s, US), { share: { 'requests.cpu': '8', 'requests.memory': '2Gi' }, lastRequest: `${US}-2` });
+    });
+    expect(take.exitCode, take.stderr).toBe(0);
+    expect(await cpuShares()).toEqual({ [EU]: '2000m/0', [US]: '8/0' });
+  });
+
+  it('a growth beyond the member’s bound: refused [F3]; within it: stored', async () => {
+    const giveBack = await writeStatus(member(US), (s) => void Object.assign(entry(s, US), { share: { 'requests.cpu': '3', 'requests.memory': '2Gi' }, lastRequest: `${US}-3` }));
+    expect(giveBack.exitCode, giveBack.stderr).toBe(0);
+    const beyond = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { share: { 'requests.cpu': '7' }, lastRequest: `${EU}-3` }));
+    expect(beyond.exitCode).not.toBe(0);
+    expect(beyond.stderr).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: the share of ${EU} grows beyond its bound or outside the fleet budget: requests.cpu 7 > bound 6 (spec.bounds[${EU}])`);
+    const outside = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { share: { 'requests.cpu': '2', pods: '5' }, lastRequest: `${EU}-3` }));
+    expect(outside.exitCode).not.toBe(0);
+    expect(outside.stderr).toContain('pods 5 (not in spec.budget)');
+    const lendsTooMuch = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { lendable: { 'requests.cpu': '3' } }));
+    expect(lendsTooMuch.exitCode).not.toBe(0);
+    expect(lendsTooMuch.stderr).toContain(`member ${EU} must keep 0 <= lendable <= share: requests.cpu`);
+    const within = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { share: { 'requests.cpu': '6' }, lastRequest: `${EU}-3` }));
+    expect(within.exitCode, within.stderr).toBe(0);
+    expect(await cpuShares()).toEqual({ [EU]: '6/0', [US]: '3/0' });
+  });
+
+  it('the patch verb is not granted to members (RBAC): every member write is a PUT with a resourceVersion', async () => {
+    const canI = (verb: string, subresource: string) =>
+      kubectl('admin', ['auth', 'can-i', verb, FB, `--subresource=${subresource}`, '-n', FLEET_NAMESPACE, '--as', member(EU)], { reject: false });
+    expect((await canI('update', 'status')).stdout.trim()).toBe('yes');
+    expect((await canI('patch', 'status')).stdout.trim()).toBe('no');
+    expect((await canI('patch', '')).stdout.trim()).toBe('no');
+    expect((await canI('update', '')).stdout.trim()).toBe('no');
+    const r = await kubectl('admin', ['patch', FB, PROJECT, '-n', FLEET_NAMESPACE, '--type=merge', '-p', JSON.stringify({ status: { members: { [EU]: { lastRequest: 'x' } } } }), '--as', member(EU)], {
+      reject: false,
+    });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`cannot patch resource "fleetbudgets" in API group "tenantgate.io"`);
+    // A PUT computed from an older read gets 409 (the precondition every member write carries).
+    const stale = await read();
+    expect((await writeStatus(member(EU), (s) => void (entry(s, EU).lastRequest = `${EU}-4`))).exitCode).toBe(0);
+    const r2 = await kubectl('admin', ['replace', '--subresource=status', '--as', member(EU), '-f', '-'], { input: JSON.stringify(stale), reject: false });
+    expect(r2.stderr).toMatch(/the object has been modified|Conflict/);
+  });
+
+  it('status.released: refused for a member, allowed for the operator (recorded under its own name); a released member may write nothing', async () => {
+    const byMember = await writeStatus(member(EU), (s) => void (s.released = { [AP]: { at: '2026-11-25T10:00:00Z', by: member(EU) } }));
+    expect(byMember.exitCode).not.toBe(0);
+    expect(byMember.stderr).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: member ${EU} may not change status.released`);
+    const forged = await writeStatus(OPERATOR, (s) => void (s.released = { [AP]: { at: '2026-11-25T10:00:00Z', by: 'someone-else' } }));
+    expect(forged.exitCode).not.toBe(0);
+    expect(forged.stderr).toContain('may not write status.released this way');
+    const byNobody = await writeStatus('carol', (s) => void (s.released = { [AP]: { at: '2026-11-25T10:00:00Z', by: 'carol' } }));
+    expect(byNobody.exitCode).not.toBe(0);
+    const byOperator = await writeStatus(OPERATOR, (s) => void (s.released = { [AP]: { at: '2026-11-25T10:00:00Z', by: OPERATOR } }));
+    expect(byOperator.exitCode, byOperator.stderr).toBe(0);
+    expect((await read()).status?.released?.[AP]).toEqual({ at: '2026-11-25T10:00:00Z', by: OPERATOR });
+    const unrelease = await writeStatus(OPERATOR, (s) => void delete s.released);
+    expect(unrelease.exitCode).not.toBe(0);
+    const afterRelease = await writeStatus(member(AP), (s) => void Object.assign(entry(s, AP), { share: { 'requests.cpu': '1' } }));
+    expect(afterRelease.exitCode).not.toBe(0);
+    expect(afterRelease.stderr).toContain(`member ${AP} was released by an operator`);
+  });
+
+  it('a spec budget below what the members hold: refused [F2] below-shares, naming the shares', async () => {
+    const r = await kubectl('admin', ['patch', FB, PROJECT, '-n', FLEET_NAMESPACE, '--type=merge', '-p', JSON.stringify({ spec: { budget: { 'requests.cpu': '8' } } })], { reject: false });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`[F2] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: spec.budget is below what the members hold (below-shares): requests.cpu 8 < held by `);
+    expect(r.stderr).toMatch(new RegExp(`held by (${EU} 6, ${US} 3|${US} 3, ${EU} 6)`));
+    const fits = await kubectl('admin', ['patch', FB, PROJECT, '-n', FLEET_NAMESPACE, '--type=merge', '-p', JSON.stringify({ spec: { budget: { 'requests.cpu': '9' } } })], { reject: false });
+    expect(fits.exitCode, fits.stderr).toBe(0);
+  });
+
+  it('the finalizer stays while a share is held', async () => {
+    const r = await kubectl('admin', ['patch', FB, PROJECT, '-n', FLEET_NAMESPACE, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { reject: false });
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: the finalizer ${FLEET_FINALIZER} stays while members hold a share`);
+  });
+});
+
+describe('kubectl tenantgate fleet release', () => {
+  it('refuses a FleetBudget or a member that does not exist', async () => {
+    const noObject = await plugin(['fleet', 'release', `nope-${SFX}`, EU, '--as', OPERATOR]);
+    expect(noObject.exitCode).toBe(1);
+    expect(noObject.stderr).toContain(`FleetBudget ${FLEET_NAMESPACE}/nope-${SFX} does not exist`);
+    const noMember = await plugin(['fleet', 'release', PROJECT, 'nowhere', '--as', OPERATOR]);
+    expect(noMember.exitCode).toBe(1);
+    expect(noMember.stderr).toContain(`cluster nowhere is neither in spec.members (${EU}, ${US}, ${AP}) nor holds a share (${EU}, ${US}); nothing released`);
+    const asMember = await plugin(['fleet', 'release', PROJECT, US, '--as', member(EU)]);
+    expect(asMember.exitCode).toBe(1);
+    expect(await cpuShares()).toEqual({ [EU]: '6/0', [US]: '3/0' });
+  });
+
+  it('releases a member: its share returns to the pool, recorded with time and operator; its writes are refused', async () => {
+    const r = await plugin(['fleet', 'release', PROJECT, US, '--as', OPERATOR]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`released ${US} from FleetBudget ${FLEET_NAMESPACE}/${PROJECT}`);
+    expect(r.stdout).toContain('returned to the pool: requests.cpu 3, requests.memory 2Gi');
+    expect(r.stdout).toContain('pool now: requests.cpu 3, requests.memory 8Gi');
+    const object = await read();
+    expect(Object.keys(object.status?.members ?? {})).toEqual([EU]);
+    expect(object.status?.released?.[US]?.by).toBe(OPERATOR);
+    const again = await plugin(['fleet', 'release', PROJECT, US, '--as', OPERATOR]);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).toContain('was already released');
+    const write = await writeStatus(member(US), (s) => void Object.assign(entry(s, US), { share: { 'requests.cpu': '1' } }));
+    expect(write.stderr).toContain(`member ${US} was released by an operator`);
+  });
+
+  it('a FleetBudget deleted while a share is held stays until nobody holds one; release then removes the finalizer', async () => {
+    await kubectl('admin', ['delete', FB, PROJECT, '-n', FLEET_NAMESPACE, '--wait=false']);
+    expect((await read()).metadata.deletionTimestamp).toBeTruthy();
+    const r = await plugin(['fleet', 'release', PROJECT, EU, '--as', OPERATOR]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`finalizer ${FLEET_FINALIZER} removed`);
+    await eventually(async () => {
+      const got = await kubectl('admin', ['get', FB, PROJECT, '-n', FLEET_NAMESPACE], { reject: false });
+      if (got.exitCode === 0) throw new Error('still there');
+    });
+  });
+});
