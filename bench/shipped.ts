@@ -1,7 +1,10 @@
 /**
  * The configuration that ships, through the real apiserver: two `tenantgate webhook` processes (dist/,
- * the shipped tenantgate.yaml: headroom ledger on) registered as the cluster's webhooks behind one
- * address, on the kubeadm-style local control plane. Tenants' requests are real (not dry runs):
+ * the shipped tenantgate.yaml: headroom ledger on, client auth: reviews only from the apiserver's client
+ * certificate) registered as the cluster's webhooks behind one address (a round-robin TCP proxy without
+ * Nagle delay, as a Service), and `tenantgate controller` (dist/, its ServiceAccount, leader election:
+ * it gives the new namespaces their quota and owners' binding), on the kubeadm-style local control
+ * plane. Tenants' requests are real (not dry runs):
  *
  *   burst:   one owner creates 200 namespaces at once in a project with budget for 150 — how many are
  *            admitted, how many denied with Q1 / Q5, how long, how many ledger writes;
@@ -9,7 +12,14 @@
  *            concentrated on one, with the ledger on and off — webhook, kube-apiserver and etcd CPU per
  *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99;
  *   baseline: the CPU of one keep-alive node:https PUT of a ConfigMap through the same apiserver, measured
- *            in the same run (what one ledger write costs a lean client).
+ *            in the same run at the same rate as the steady runs (open loop, not back to back), this
+ *            process's idle CPU over as long a window subtracted (what one ledger write costs a lean
+ *            client when every request pays its own wake-up, as the webhook's do).
+ *
+ * Each steady configuration and the baseline run BENCH_SHIPPED_RUNS (3) times; the tables give medians.
+ * CPU per admitted growth is above idle: each run is preceded by an idle window of its processes
+ * (webhooks, apiserver, etcd), whose rate is subtracted. The proxy's connections per replica are
+ * reported per run (the apiserver keeps the connections it has, so the balance is by connection).
  *
  * Every verdict is checked: an admitted request must come back 201/200, a denial must name its rule.
  * Writes bench/results/shipped.json; `npm run bench -- shipped --check` exits 1 on a missed target.
@@ -17,63 +27,30 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Agent, request } from 'node:https';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { generateWebhookCerts } from '../src/certs/files.js';
 import type { TenantgateConfig } from '../src/config/config.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../test/support/devcluster/replicas.js';
-import { applyOwnerBindings, installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
-import type { Project } from '../src/validate/types.js';
+import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
+import type { Managed } from '../test/support/devcluster/processes.js';
+import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from './lib/api.js';
+import { startShippedController } from './lib/controller-process.js';
 import { HERE, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from './lib/measure.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
 const RATE = env('BENCH_SHIPPED_RATE', 40);
 const SECONDS = env('BENCH_SHIPPED_SECONDS', 15);
+const RUNS = Math.max(1, Math.round(env('BENCH_SHIPPED_RUNS', 3)));
+/** The idle window before each measured run (its CPU rate is subtracted). */
+const IDLE_MS = env('BENCH_SHIPPED_IDLE_S', 5) * 1000;
 const PROJECTS = 20;
 const BURST = { creates: 200, room: 150 };
 const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 
 const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
-
-interface Api {
-  call(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; text: string; ms: number }>;
-}
-
-/** A keep-alive HTTPS client with a bearer token: the lean path (no client-node), also the baseline's. */
-function apiAs(server: string, ca: Buffer, token: string): Api {
-  const url = new URL(server);
-  const agent = new Agent({ keepAlive: true, maxSockets: 256, ca });
-  return {
-    call: (method, path, body, contentType = 'application/json') =>
-      new Promise((resolve, reject) => {
-        const started = performance.now();
-        const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-        const req = request({ host: url.hostname, port: url.port, method, path, agent, headers: { authorization: `Bearer ${token}`, ...(payload ? { 'content-type': contentType, 'content-length': payload.length } : {}) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), ms: performance.now() - started }));
-        });
-        req.on('error', reject);
-        req.end(payload);
-      }),
-  };
-}
-
-type Verdict = 'admitted' | `denied ${string}` | 'error';
-
-/** An admitted request is 200/201; a denial is a 4xx whose message names a rule id; anything else is an error. */
-function verdictOf(r: { status: number; text: string }): Verdict {
-  if (r.status === 200 || r.status === 201) return 'admitted';
-  const rule = /\[([A-Z][0-9])\]/.exec(r.text)?.[1];
-  if (r.status >= 400 && r.status < 500 && rule) return `denied ${rule}`;
-  if (r.status === 403 && /exceeded quota/.test(r.text)) return 'denied quota';
-  return 'error';
-}
-
-const countBy = (verdicts: Verdict[]) => verdicts.reduce<Record<string, number>>((m, v) => ((m[v] = (m[v] ?? 0) + 1), m), {});
 
 async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<number> {
   return (await webhooks.scrape(metric)).reduce((a, b) => a + b, 0);
@@ -118,23 +95,40 @@ async function burst(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api) {
 interface SteadyRun {
   mode: string;
   spread: 'spread' | 'one project';
+  run: number;
   offered: number;
   counts: Record<string, number>;
   admittedGrowths: number;
   latencyMs: ReturnType<typeof stats>;
-  cpuMsPerGrowth: { webhook: number; apiserver: number; etcd: number };
+  /** CPU above each process's idle rate (measured just before), ms per admitted growth. */
+  cpuMsPerGrowth: { webhook: number; apiserver: number; etcd: number; controller: number };
+  /** The idle rates subtracted, ms of CPU per second. */
+  idleCpuMsPerS: { webhook: number; apiserver: number; etcd: number; controller: number };
   ledgerWritesPerGrowth: number;
   conflictsPerGrowth: number;
+  /** New connections the proxy gave each replica during the run. */
+  proxyConnections: number[];
 }
 
 let nameSeq = 0;
 
-async function steady(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api, mode: string, spread: SteadyRun['spread'], projects: string[], namespaces: Map<string, string[]>): Promise<SteadyRun> {
+type CpuGroups = Record<'webhook' | 'apiserver' | 'etcd' | 'controller', number[]>;
+const cpuOf = (groups: CpuGroups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, pid) => s + procCpuSeconds(pid), 0)])) as Record<keyof CpuGroups, number>;
+
+/** CPU seconds per second of each group over an idle window of IDLE_MS. */
+async function idleRates(groups: CpuGroups): Promise<Record<keyof CpuGroups, number>> {
+  const c0 = cpuOf(groups);
+  const t0 = performance.now();
+  await sleep(IDLE_MS);
+  const c1 = cpuOf(groups);
+  const s = (performance.now() - t0) / 1000;
+  return Object.fromEntries(Object.keys(groups).map((k) => [k, (c1[k as keyof CpuGroups] - c0[k as keyof CpuGroups]) / s])) as Record<keyof CpuGroups, number>;
+}
+
+async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid: number, alice: Api, mode: string, spread: SteadyRun['spread'], run: number, projects: string[], namespaces: Map<string, string[]>, quotaCpu: Map<string, number>): Promise<SteadyRun> {
   const targets = spread === 'spread' ? projects : projects.slice(0, 1);
-  const cpuPids = { webhook: webhooks.replicas.map((r) => r.process.pid), apiserver: [cp.pid('kube-apiserver')], etcd: [cp.pid('etcd')] };
-  const cpu = () => Object.fromEntries(Object.entries(cpuPids).map(([k, pids]) => [k, pids.reduce((s, pid) => s + procCpuSeconds(pid), 0)])) as Record<keyof typeof cpuPids, number>;
-  const quotaCpu = new Map<string, number>();
-  const growth = (i: number): Promise<{ status: number; text: string; ms: number }> => {
+  const groups: CpuGroups = { webhook: webhooks.replicas.map((r) => r.process.pid), apiserver: [cp.pid('kube-apiserver')], etcd: [cp.pid('etcd')], controller: [controllerPid] };
+  const growth = (i: number): Promise<ApiAnswer> => {
     const p = targets[i % targets.length]!;
     if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${p}-s${nameSeq++}` } });
     const list = namespaces.get(p)!;
@@ -143,11 +137,13 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api, m
     quotaCpu.set(ns, next);
     return alice.call('PATCH', `/api/v1/namespaces/${ns}/resourcequotas/tenantgate-quota`, { spec: { hard: { 'requests.cpu': `${next}m` } } }, 'application/merge-patch+json');
   };
-  // Warm-up (not counted), then a fixed rate: one request every 1000/RATE ms whatever the answers.
+  // Warm-up (not counted), the idle window, then a fixed rate: one request every 1000/RATE ms whatever the answers.
   await Promise.all(Array.from({ length: 10 }, (_, i) => growth(i)));
-  const [writes0, conflicts0, cpu0] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, CONFLICTS), cpu()];
+  const idle = await idleRates(groups);
+  const [writes0, conflicts0, cpu0] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, CONFLICTS), cpuOf(groups)];
+  const connections0 = [...webhooks.proxy.connections];
   const total = RATE * SECONDS;
-  const inflight: Array<Promise<{ status: number; text: string; ms: number }>> = [];
+  const inflight: Array<Promise<ApiAnswer>> = [];
   const t0 = performance.now();
   for (let i = 0; i < total; i++) {
     const due = t0 + (i * 1000) / RATE;
@@ -156,57 +152,113 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api, m
     inflight.push(growth(10 + i));
   }
   const results = await Promise.all(inflight);
-  const cpu1 = cpu();
+  const cpu1 = cpuOf(groups);
+  const elapsedS = (performance.now() - t0) / 1000;
   const [writes1, conflicts1] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, CONFLICTS)];
   const verdicts = results.map(verdictOf);
   const counts = countBy(verdicts);
   const firstError = results.find((r, i) => verdicts[i] === 'error');
   if (firstError) log(`${mode}, ${spread}: first error ${firstError.status} ${firstError.text.slice(0, 300)}`);
   const admitted = counts.admitted ?? 0;
-  const per = (seconds: number) => round3((seconds * 1000) / Math.max(1, admitted));
+  const per = (k: keyof CpuGroups) => round3((Math.max(0, cpu1[k] - cpu0[k] - idle[k] * elapsedS) * 1000) / Math.max(1, admitted));
   return {
     mode,
     spread,
+    run,
     offered: total,
     counts,
     admittedGrowths: admitted,
     latencyMs: stats(results.map((r) => r.ms)),
-    cpuMsPerGrowth: { webhook: per(cpu1.webhook - cpu0.webhook), apiserver: per(cpu1.apiserver - cpu0.apiserver), etcd: per(cpu1.etcd - cpu0.etcd) },
+    cpuMsPerGrowth: { webhook: per('webhook'), apiserver: per('apiserver'), etcd: per('etcd'), controller: per('controller') },
+    idleCpuMsPerS: { webhook: round3(idle.webhook * 1000), apiserver: round3(idle.apiserver * 1000), etcd: round3(idle.etcd * 1000), controller: round3(idle.controller * 1000) },
     ledgerWritesPerGrowth: round3((writes1 - writes0) / Math.max(1, admitted)),
     conflictsPerGrowth: round3((conflicts1 - conflicts0) / Math.max(1, admitted)),
+    proxyConnections: webhooks.proxy.connections.map((n, i) => n - (connections0[i] ?? 0)),
   };
 }
 
-/** CPU of this process per keep-alive PUT of a ConfigMap through the apiserver (median of 3 rounds of 200). */
-async function barePut(admin: Api): Promise<{ cpuMsPerPut: number; latencyMs: number }> {
+interface BareRun {
+  cpuMsPerPut: number;
+  idleCpuMsPerS: number;
+  latencyMs: number;
+}
+
+/**
+ * CPU of this process per keep-alive PUT of a ConfigMap through the apiserver, at the steady runs'
+ * rate (open loop: one PUT every 1000/RATE ms for SECONDS), this process's idle CPU rate (measured over
+ * IDLE_MS just before) subtracted. One run; main() takes the median of RUNS.
+ */
+async function barePut(admin: Api, run: number): Promise<BareRun> {
   const path = '/api/v1/namespaces/tenantgate-system/configmaps/bench-bare-put';
-  await admin.call('POST', '/api/v1/namespaces/tenantgate-system/configmaps', { metadata: { name: 'bench-bare-put' }, data: { n: '0' } });
-  const rounds: Array<{ cpu: number; ms: number }> = [];
-  let n = 0;
-  for (let round = 0; round < 3; round++) {
-    const before = process.cpuUsage();
-    const times: number[] = [];
-    for (let i = 0; i < 200; i++) {
-      const r = await admin.call('PUT', path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-bare-put', namespace: 'tenantgate-system' }, data: { n: String(++n) } });
-      if (r.status !== 200) throw new Error(`bare PUT answered ${r.status}: ${r.text.slice(0, 200)}`);
-      times.push(r.ms);
-    }
-    const used = process.cpuUsage(before);
-    rounds.push({ cpu: (used.user + used.system) / 1000 / 200, ms: median(times) });
+  if (run === 1) await admin.call('POST', '/api/v1/namespaces/tenantgate-system/configmaps', { metadata: { name: 'bench-bare-put' }, data: { n: '0' } });
+  const put = (n: number) => admin.call('PUT', path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-bare-put', namespace: 'tenantgate-system' }, data: { n: String(n) } });
+  for (let i = 0; i < 10; i++) await put(-i); // warm-up: the connection and the code paths
+  const idle0 = process.cpuUsage();
+  const tIdle = performance.now();
+  await sleep(IDLE_MS);
+  const idleUsed = process.cpuUsage(idle0);
+  const idleRate = (idleUsed.user + idleUsed.system) / 1000 / (performance.now() - tIdle); // ms per ms
+  const before = process.cpuUsage();
+  const t0 = performance.now();
+  const total = RATE * SECONDS;
+  const inflight: Array<Promise<ApiAnswer>> = [];
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / RATE - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(put(i));
   }
-  return { cpuMsPerPut: round3(median(rounds.map((r) => r.cpu))), latencyMs: round3(median(rounds.map((r) => r.ms))) };
+  const answers = await Promise.all(inflight);
+  const used = process.cpuUsage(before);
+  const elapsedMs = performance.now() - t0;
+  const bad = answers.find((r) => r.status !== 200);
+  if (bad) throw new Error(`bare PUT answered ${bad.status}: ${bad.text.slice(0, 200)}`);
+  const cpuMs = Math.max(0, (used.user + used.system) / 1000 - idleRate * elapsedMs);
+  return { cpuMsPerPut: round3(cpuMs / total), idleCpuMsPerS: round3(idleRate * 1000), latencyMs: round3(median(answers.map((r) => r.ms))) };
+}
+
+/** Median of each numeric field over the runs of one configuration. */
+function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
+  const m = (f: (r: SteadyRun) => number) => round3(median(runs.map(f)));
+  const first = runs[0]!;
+  return {
+    ...first,
+    run: 0,
+    runs: runs.length,
+    counts: Object.fromEntries([...new Set(runs.flatMap((r) => Object.keys(r.counts)))].map((k) => [k, runs.reduce((a, r) => a + (r.counts[k] ?? 0), 0)])),
+    admittedGrowths: runs.reduce((a, r) => a + r.admittedGrowths, 0),
+    offered: runs.reduce((a, r) => a + r.offered, 0),
+    latencyMs: { ...first.latencyMs, p50: m((r) => r.latencyMs.p50), p99: m((r) => r.latencyMs.p99) },
+    cpuMsPerGrowth: { webhook: m((r) => r.cpuMsPerGrowth.webhook), apiserver: m((r) => r.cpuMsPerGrowth.apiserver), etcd: m((r) => r.cpuMsPerGrowth.etcd), controller: m((r) => r.cpuMsPerGrowth.controller) },
+    idleCpuMsPerS: { webhook: m((r) => r.idleCpuMsPerS.webhook), apiserver: m((r) => r.idleCpuMsPerS.apiserver), etcd: m((r) => r.idleCpuMsPerS.etcd), controller: m((r) => r.idleCpuMsPerS.controller) },
+    ledgerWritesPerGrowth: m((r) => r.ledgerWritesPerGrowth),
+    conflictsPerGrowth: m((r) => r.conflictsPerGrowth),
+    proxyConnections: runs[0]!.proxyConnections.map((_, i) => runs.reduce((a, r) => a + (r.proxyConnections[i] ?? 0), 0)),
+  };
+}
+
+/** Waits until the controller gave every namespace its quota `tenantgate-quota`. */
+async function quotasMade(cp: ControlPlane, names: string[]): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (const ns of names) {
+    while ((await kubectlAs(cp.info, 'admin', ['-n', ns, 'get', 'resourcequota', 'tenantgate-quota', '-o', 'name']).then((r) => r.stdout.trim(), () => '')) === '') {
+      if (Date.now() > deadline) throw new Error(`the controller made no tenantgate-quota in ${ns} within 120 s`);
+      await sleep(250);
+    }
+  }
 }
 
 export async function main(): Promise<string[]> {
   const loadAtStart = loadavg()[0]!;
-  log(`load average at start ${loadAtStart.toFixed(2)}`);
+  log(`load average at start ${loadAtStart.toFixed(2)} (a shared machine); ${RATE} req/s for ${SECONDS} s, ${RUNS} runs of each configuration`);
   const cp = await ControlPlane.start({ log });
   let webhooks: WebhookReplicas | undefined;
+  let controller: Managed | undefined;
   try {
     await installBase(cp.info);
     const ca = await readFile(cp.info.caFile);
     const alice = apiAs(cp.info.server, ca, cp.info.tokens.alice!);
     const admin = apiAs(cp.info.server, ca, cp.info.tokens.admin!);
+    controller = (await startShippedController(cp, { name: 'shipped-controller' })).process;
     const certs = await generateWebhookCerts(join(cp.info.dir, 'shipped-certs'));
     const start = async (config: Partial<TenantgateConfig>, name: string) => {
       await webhooks?.stop();
@@ -214,14 +266,20 @@ export async function main(): Promise<string[]> {
       return webhooks;
     };
 
-    const bare = await barePut(admin);
-    log(`bare keep-alive PUT: ${bare.cpuMsPerPut} ms client CPU, ${bare.latencyMs} ms`);
+    const bareRuns: BareRun[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      bareRuns.push(await barePut(admin, run));
+      log(`bare keep-alive PUT at ${RATE}/s, run ${run}: ${JSON.stringify(bareRuns[bareRuns.length - 1])}`);
+    }
+    const bare = { cpuMsPerPut: round3(median(bareRuns.map((r) => r.cpuMsPerPut))), idleCpuMsPerS: round3(median(bareRuns.map((r) => r.idleCpuMsPerS))), latencyMs: round3(median(bareRuns.map((r) => r.latencyMs))), runs: bareRuns };
+    log(`bare keep-alive PUT at ${RATE}/s (median of ${RUNS}): ${bare.cpuMsPerPut} ms client CPU above idle, ${bare.latencyMs} ms`);
 
     let hooks = await start({}, 'shipped');
     const burstResult = await burst(cp, hooks, alice);
-    log(`burst: ${JSON.stringify(burstResult)}`);
+    log(`burst: ${JSON.stringify(burstResult)}; proxy connections per replica ${hooks.proxy.connections.join(', ')}`);
 
-    // Projects for the steady runs, each with 5 namespaces made by its owner.
+    // Projects for the steady runs, each with 5 namespaces made by its owner; the controller gives
+    // each its quota (namespaceDefaults: 100m, 10 pods) and the owners' RoleBinding.
     const projects = Array.from({ length: PROJECTS }, (_, i) => `sp${i}`);
     for (const p of projects) await project(cp, p, '100000', '100m');
     await cachesHold(hooks, 'Project', PROJECTS + 1);
@@ -231,23 +289,25 @@ export async function main(): Promise<string[]> {
       for (const name of names) {
         const r = await alice.call('POST', '/api/v1/namespaces', { metadata: { name } });
         if (r.status !== 201) throw new Error(`creating ${name}: ${r.status} ${r.text.slice(0, 300)}`);
-        await kubectlAs(cp.info, 'admin', ['-n', name, 'create', 'quota', 'tenantgate-quota', '--hard=requests.cpu=100m,pods=10']);
       }
-      // What the controller gives every project namespace (it does not run here): the owners' RoleBinding.
-      await applyOwnerBindings(cp.info, { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: p }, spec: { tenant: 'acme', owners: OWNERS } } as unknown as Project, names);
       namespaces.set(p, names);
     }
+    await quotasMade(cp, [...namespaces.values()].flat());
     await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5);
 
     const runs: SteadyRun[] = [];
+    const quotaCpu = new Map<string, number>();
     for (const [mode, config] of [['shipped (ledger on)', {}], ['ledger off', { crossReplicaReservation: false }]] as const) {
       hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
       for (const spread of ['spread', 'one project'] as const) {
-        const run = await steady(cp, hooks, alice, mode, spread, projects, namespaces);
-        log(`${mode}, ${spread}: ${JSON.stringify(run)}`);
-        runs.push(run);
+        for (let run = 1; run <= RUNS; run++) {
+          const r = await steady(cp, hooks, controller.pid, alice, mode, spread, run, projects, namespaces, quotaCpu);
+          log(`${mode}, ${spread}, run ${run}: ${JSON.stringify(r)}`);
+          runs.push(r);
+        }
       }
     }
+    const medians = (['shipped (ledger on)', 'ledger off'] as const).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
 
     const missed: string[] = [];
     if (burstResult.admitted !== BURST.room) missed.push(`burst: ${burstResult.admitted} of ${BURST.creates} admitted, want exactly ${BURST.room}`);
@@ -255,25 +315,28 @@ export async function main(): Promise<string[]> {
     if (burstResult.seconds >= TARGETS.burstSeconds) missed.push(`burst: ${burstResult.seconds} s, want < ${TARGETS.burstSeconds} s`);
     if (burstResult.writesPerAdmitted > TARGETS.writesPerGrowth) missed.push(`burst: ${burstResult.writesPerAdmitted} ledger writes per admitted growth, want ≤ ${TARGETS.writesPerGrowth}`);
     if (burstResult.existing !== burstResult.admitted) missed.push(`burst: ${burstResult.existing} namespaces exist but ${burstResult.admitted} were admitted`);
-    for (const run of runs) {
+    for (const run of medians) {
       const errors = run.counts.error ?? 0;
       if (errors > 0) missed.push(`${run.mode}, ${run.spread}: ${errors} requests neither admitted nor denied with a rule`);
       if (run.mode.startsWith('shipped') && run.cpuMsPerGrowth.webhook > TARGETS.cpuVsBarePut * bare.cpuMsPerPut) {
-        missed.push(`${run.mode}, ${run.spread}: webhook CPU ${run.cpuMsPerGrowth.webhook} ms per admitted growth, want ≤ ${TARGETS.cpuVsBarePut} × a bare PUT's ${bare.cpuMsPerPut} ms`);
+        missed.push(`${run.mode}, ${run.spread}: webhook CPU ${run.cpuMsPerGrowth.webhook} ms per admitted growth (median of ${run.runs}), want ≤ ${TARGETS.cpuVsBarePut} × a bare PUT's ${bare.cpuMsPerPut} ms at the same rate`);
       }
     }
 
-    process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on)\n`);
+    process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`);
     process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
-    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths); bare PUT ${bare.cpuMsPerPut} ms CPU\n`);
-    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver ms/growth', 'etcd ms/growth', 'writes/growth', 'conflicts/growth'], runs.map((r) => [r.mode, r.spread, r.admittedGrowths, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.ledgerWritesPerGrowth, r.conflictsPerGrowth])));
+    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle\n`);
+    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / ')])));
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });
-    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, bare, burst: burstResult, steady: runs, missed }, null, 2));
+    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, bare, burst: burstResult, steady: medians, steadyRuns: runs, missed }, null, 2));
     log(`load average at end ${loadAtEnd.toFixed(2)}; wrote ${RESULTS}`);
+    alice.close();
+    admin.close();
     return missed;
   } finally {
     await webhooks?.stop();
+    await controller?.stop();
     await cp.stop();
   }
 }

@@ -32,15 +32,14 @@ import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { generateWebhookCerts } from '../src/certs/files.js';
-import { DEFAULT_CONFIG } from '../src/config/config.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
-import { freePort } from '../test/support/devcluster/ports.js';
-import { startProcess, type Managed } from '../test/support/devcluster/processes.js';
+import type { Managed } from '../test/support/devcluster/processes.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../test/support/devcluster/replicas.js';
-import { installBase, kubectlAs, serviceAccountKubeconfigFile } from '../test/support/devcluster/tenantgate.js';
+import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
 import { seededRandom } from '../test/support/replica-race/attempts.js';
 import { apiAs, countBy, verdictOf, type Api, type Verdict } from './lib/api.js';
-import { HERE, ROOT, env, procStatus, round1, round3, sleep, table } from './lib/measure.js';
+import { startShippedController } from './lib/controller-process.js';
+import { HERE, env, procStatus, round1, round3, sleep, table } from './lib/measure.js';
 import { INSPECT_FLAG, InspectorHeap, chartMemory, leastSquares, memoryCgroup, type MemoryCgroup } from './lib/memory.js';
 
 const RESULTS = join(HERE, 'results', 'soak.json');
@@ -120,23 +119,6 @@ function settings() {
   const rate = env('BENCH_SOAK_RATE', 5);
   if (rate <= 0) throw new Error('soak: BENCH_SOAK_RATE must be > 0');
   return { minutes, window, rate };
-}
-
-/** `tenantgate controller` from dist/ (or TG_WEBHOOK_DIST) as the chart runs it: its ServiceAccount, leader election, /metrics over HTTPS. */
-async function startController(cp: ControlPlane, cgroup: MemoryCgroup | undefined): Promise<{ process: Managed; probePort: number }> {
-  const kubeconfig = await serviceAccountKubeconfigFile(cp.info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller');
-  const probePort = await freePort();
-  const args = [INSPECT_FLAG, join(process.env.TG_WEBHOOK_DIST ?? join(ROOT, 'dist'), 'cli', 'main.js'), 'controller', `--kubeconfig=${kubeconfig}`, '--metrics-port=0', '--metrics-host=127.0.0.1', `--probe-port=${probePort}`, '--probe-host=127.0.0.1', `--lease-namespace=${DEFAULT_CONFIG.systemNamespace}`, '--identity=soak-controller'];
-  const [command, argv] = cgroup ? cgroup.launch(process.execPath, args) : [process.execPath, args];
-  const proc = startProcess('controller', command, argv, join(cp.info.dir, 'soak-controller.log'));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const status = await fetch(`http://127.0.0.1:${probePort}/readyz`).then((r) => r.status, () => 0);
-    if (status === 200) break;
-    if (Date.now() > deadline) throw new Error(`controller not ready after 60 s (log: ${proc.logFile})`);
-    await sleep(250);
-  }
-  return { process: proc, probePort };
 }
 
 /** Waits until every replica's cache holds at least `count` objects of `kind`. */
@@ -252,7 +234,8 @@ export async function main(): Promise<string[]> {
       cgroupNote.push(`${name}: ${group.unavailable}`);
       return undefined;
     };
-    controller = (await startController(cp, cgroupFor('controller', 'controller'))).process;
+    const controllerGroup = cgroupFor('controller', 'controller');
+    controller = (await startShippedController(cp, { name: 'soak-controller', nodeArgs: [INSPECT_FLAG], ...(controllerGroup ? { launch: controllerGroup.launch } : {}) })).process;
     const certs = await generateWebhookCerts(join(cp.info.dir, 'soak-certs'));
     const webhookGroups = [cgroupFor('webhook-0', 'webhook'), cgroupFor('webhook-1', 'webhook')];
     webhooks = await startWebhookReplicas(cp.info, certs, {}, { name: 'soak', nodeArgs: [INSPECT_FLAG], cgroupOf: (i) => webhookGroups[i]?.dir });
