@@ -19,7 +19,10 @@
  *       gatekeeper                         Rego over its replicated inventory (Projects synced by Config)
  *     - checks with real dry-run creates through the apiserver that it admits and denies as the rule
  *       says (owner + right name + label: admitted; non-owner, other project, wrong name: denied);
- *     - (a) direct AdmissionReviews (the P1 Namespace CREATE bodies, all admitted) from the P1 client
+ *     - (a) direct AdmissionReviews (the P1 Namespace CREATE bodies, all admitted, sent as dry runs:
+ *       their namespaces never arrive, so a real one would stay a pending reservation in tenantgate for
+ *       30 s; tenantgate with the ledger gets real ones, its pending count reported; and one body from
+ *       a non-owner that every engine must deny, checked) from the P1 client
  *       (bench/lib/measure.ts): throughput at saturation (closed loop, BENCH_PEERS_ROUNDS rounds) with
  *       the engine's CPU per request from /proc/<pid>/stat and the apiserver's + etcd's CPU per request
  *       above their idle rate (Kyverno's resource.Get and tenantgate's ledger land there); throughput
@@ -66,7 +69,7 @@ import type { Project } from '../src/validate/types.js';
 import { LEDGER_PREFIX } from '../src/validate/types.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
-import { type LatencyResult, Pool, type Target, type ThroughputResult, HERE, ROOT, closedLoop, compileTenantgate, env, log, median, nowMs, openLoop, postJson, procStatus, round1, sleep, table } from './lib/measure.js';
+import { type LatencyResult, Pool, type Target, type ThroughputResult, HERE, ROOT, closedLoop, compileTenantgate, env, getText, log, median, nowMs, openLoop, postJson, procStatus, round1, sleep, table } from './lib/measure.js';
 import { namespaceCreateBodies } from './lib/reviews.js';
 import { apiOpenLoop, type ApiLoopResult, controlPlanePids, countCpu, createNamespace } from './peers/apiload.js';
 import { type Engine, type EngineName, type PeerBinary, buildPeer, eventually, installGatekeeperCrds, installKyvernoCrds, removeKyvernoWebhooks, startGatekeeper, startKyverno, startTenantgate } from './peers/engines.js';
@@ -127,12 +130,16 @@ interface DirectThroughput extends ThroughputResult {
   perCore: { engine: number; total: number };
   /** In the comparison: started at load ≤ MAX_LOAD and at most MAX_ERROR_SHARE of the answers not admitted. */
   compared: boolean;
+  /** tenantgate: reservations still pending after the round (tenantgate_webhook_cache_objects{kind="pending"}). */
+  pendingAfter?: number;
 }
 
 interface EngineResult {
   variant: Variant;
   checks: Check[];
   rulesHold: boolean;
+  /** The direct review every engine must deny (a non-owner's): the engine's message. */
+  deniedCheck?: string;
   rssSmall?: { rssMB: number; peakMB: number; load: RowLoad };
   throughput: DirectThroughput[];
   latency: Array<LatencyResult & { load: RowLoad }>;
@@ -246,7 +253,17 @@ export async function main(): Promise<string[]> {
     const mainJs = compileTenantgate('bench-peers', 'peers');
     const tgCerts = await generateWebhookCerts(join(work, 'tenantgate-certs'));
 
-    const nsPool = new Pool('namespace-create', namespaceCreateBodies(60_000, fixtureProjects).map(withoutProjectUid));
+    // Direct reviews never create their namespaces. A real (not dry-run) admitted create would stay
+    // pending in tenantgate for the reservation's 30 s (no watch event ever removes it) and make nearly
+    // every decision recompute its project's shares, which no cluster does. So the comparison sends them
+    // as dry runs (every engine decides them in full; tenantgate records nothing, as for any dry run).
+    // tenantgate with the ledger gets the real ones, its ledger write being the point: its pending count
+    // after each round is reported, as a reminder that this variant is pessimistic.
+    const nsPool = new Pool('namespace-create', namespaceCreateBodies(60_000, fixtureProjects).map((b) => asDryRun(withoutProjectUid(b))));
+    let realPool: Pool | undefined;
+    const poolFor = (v: Variant): Pool => (v === 'tenantgate (ledger on, shipped)' ? (realPool ??= new Pool('namespace-create', namespaceCreateBodies(60_000, fixtureProjects).map(withoutProjectUid))) : nsPool);
+    /** One body every engine must deny: the first measured body, sent by a user who owns no project. */
+    const deniedBody = asNonOwner(nsPool.bodies[0]!);
 
     // The control plane's own CPU with no engine and no load (watches, leases, the controller manager's
     // requests): subtracted from what each row costs it.
@@ -293,18 +310,23 @@ export async function main(): Promise<string[]> {
         r.rulesHold = true;
         log(`peers: ${variant}: the rule holds: ${r.checks.map((c) => `${c.case} → ${c.status}`).join(', ')}`);
         const target: Target = { port: engine.direct.port, path: engine.direct.path, ca: engine.direct.ca };
+        const pool = poolFor(variant);
         if (opts.direct !== 'none') {
-          // Every measured body must be admitted, so the whole rule runs.
+          // Every measured body must be admitted, so the whole rule runs; and the same body from a
+          // non-owner must be denied, so an engine that admits everything is caught.
           for (const k of [0, 1, 2, 999, 12_345]) {
-            const body = nsPool.bodies[k % nsPool.bodies.length]!;
+            const body = pool.bodies[k % pool.bodies.length]!;
             const a = await postJson(target, body);
             if (a.status !== 200 || a.json.response?.allowed !== true) throw new Error(`${variant}: direct AdmissionReview ${k} not admitted: HTTP ${a.status} ${JSON.stringify(a.json.response)}`);
           }
+          const denied = await postJson(target, deniedBody);
+          if (denied.status !== 200 || denied.json.response?.allowed !== false) throw new Error(`${variant}: the non-owner's direct AdmissionReview was not denied: HTTP ${denied.status} ${JSON.stringify(denied.json.response)}`);
+          r.deniedCheck = denied.json.response?.status?.message?.slice(0, 200) ?? 'denied';
           const pid = engine.pid;
           for (let round = 1; round <= rounds; round++) {
             const th = await row(`${variant}: saturation round ${round}`, settleMs, async () => {
               const cpCount = countCpu(cpPids);
-              const th = await closedLoop(variant, 'Namespace CREATE', target, pid, nsPool, concurrency, 1000, durationMs);
+              const th = await closedLoop(variant, 'Namespace CREATE', target, pid, pool, concurrency, 1000, durationMs);
               // The window spans the warm-up second too: its requests, roughly.
               const requests = th.requests + Math.round(th.rps);
               const c = cpCount.stop(requests);
@@ -312,13 +334,15 @@ export async function main(): Promise<string[]> {
               return { ...th, controlPlaneUsPerRequest: c.usPerRequest, controlPlaneAboveIdleUsPerRequest: round1((aboveIdle / Math.max(1, requests)) * 1e6) };
             });
             const total = th.serverCpuUsPerRequest + th.controlPlaneAboveIdleUsPerRequest;
+            const pendingAfter = engineOf(variant) === 'tenantgate' ? await pendingOf(target) : undefined;
             const rowResult: DirectThroughput = {
               ...th,
+              ...(pendingAfter !== undefined ? { pendingAfter } : {}),
               perCore: { engine: Math.round(1e6 / Math.max(1, th.serverCpuUsPerRequest)), total: Math.round(1e6 / Math.max(1, total)) },
               compared: th.load.counted && th.requests > 0 && th.errors <= MAX_ERROR_SHARE * (th.requests + th.errors),
             };
             r.throughput.push(rowResult);
-            log(`peers: ${variant}: saturation round ${round}: ${th.rps} req/s, engine ${th.serverCpuUsPerRequest} µs/req, control plane above idle ${th.controlPlaneAboveIdleUsPerRequest} µs/req → ${rowResult.perCore.total} req per CPU second; errors ${th.errors}; load ${loadCell(th.load)}`);
+            log(`peers: ${variant}: saturation round ${round}: ${th.rps} req/s, engine ${th.serverCpuUsPerRequest} µs/req, control plane above idle ${th.controlPlaneAboveIdleUsPerRequest} µs/req → ${rowResult.perCore.total} req per CPU second; errors ${th.errors}${pendingAfter !== undefined ? `; pending reservations after the round ${pendingAfter}` : ''}; load ${loadCell(th.load)}`);
           }
           if (opts.direct === 'all') {
             const saturation = Math.max(...r.throughput.map((x) => x.rps));
@@ -328,7 +352,7 @@ export async function main(): Promise<string[]> {
                 log(`peers: ${variant}: ${rate}/s not run: above 0.9 × its saturation throughput (${saturation} req/s)`);
                 continue;
               }
-              const l = await row(`${variant}: ${rate}/s`, settleMs, () => openLoop(variant, 'Namespace CREATE', target, pid, nsPool, rate, 1000, latencyMs));
+              const l = await row(`${variant}: ${rate}/s`, settleMs, () => openLoop(variant, 'Namespace CREATE', target, pid, pool, rate, 1000, latencyMs));
               r.latency.push(l);
               log(`peers: ${variant}: ${rate}/s: p50 ${l.latencyMs.p50} ms, p99 ${l.latencyMs.p99} ms, completed ${l.completed}/${l.sent}, errors ${l.errors}, engine ${l.serverCpuUsPerRequest} µs/req; load ${loadCell(l.load)}`);
             }
@@ -480,6 +504,27 @@ export async function main(): Promise<string[]> {
  * snapshot's uid; against a real cluster the Project's uid differs (T7 would deny), and tenantgate's
  * mutating webhook sets it anyway: drop it, the rest of the review is P1's.
  */
+function asDryRun(body: Buffer): Buffer {
+  const review = JSON.parse(body.toString('utf8')) as { request: { dryRun?: boolean } };
+  review.request.dryRun = true;
+  return Buffer.from(JSON.stringify(review));
+}
+
+/** The same review from dave, who owns no project (every engine's rule denies it). */
+function asNonOwner(body: Buffer): Buffer {
+  const review = JSON.parse(body.toString('utf8')) as { request: { uid: string; userInfo: Record<string, unknown> } };
+  review.request.uid = '00000000-0000-4000-8000-00000000dead';
+  review.request.userInfo = { username: 'dave', uid: 'u-dave', groups: ['tenants', 'system:authenticated'] };
+  return Buffer.from(JSON.stringify(review));
+}
+
+/** tenantgate's pending reservations, from its /metrics on the direct port. */
+async function pendingOf(target: Target): Promise<number | undefined> {
+  const r = await getText(target.port, '/metrics', target.ca).catch(() => undefined);
+  const m = r ? /^tenantgate_webhook_cache_objects\{kind="pending"\} (\d+)/m.exec(r.text) : null;
+  return m ? Number(m[1]) : undefined;
+}
+
 function withoutProjectUid(body: Buffer): Buffer {
   const review = JSON.parse(body.toString('utf8')) as { request: { object: { metadata: { annotations?: Record<string, string> } } } };
   delete review.request.object.metadata.annotations?.['tenantgate.io/project-uid'];
@@ -553,8 +598,8 @@ function report(result: Record<string, unknown>): string {
   out.push('\nthe rule (real dry-run creates through the apiserver)');
   out.push(table(['variant', 'holds', ...((engines[0]?.checks ?? []).map((c) => c.case))], engines.map((e) => [e.variant, e.rulesHold ? 'yes' : `NO${e.error ? `: ${e.error.slice(0, 80)}` : ''}`, ...e.checks.map((c) => `${c.status}${c.ok ? '' : '!'}`)])));
   out.push(`\n(a) direct AdmissionReviews, Namespace CREATE, closed loop, every round (control plane: apiserver + etcd above idle${idle ? `, idle ${idle.apiserverPctOfCore} % + ${idle.etcdPctOfCore} % of a core` : ''}; per core: requests per CPU second)`);
-  out.push(table(['variant', 'round', 'req/s', 'engine µs/req', 'control plane µs/req', 'per core (engine)', 'per core (engine + cp)', 'p50 ms', 'p99 ms', 'errors', 'load start→end'], engines.flatMap((e) => e.throughput.map((t, k) => [
-    e.variant, k + 1, t.rps, t.serverCpuUsPerRequest, t.controlPlaneAboveIdleUsPerRequest, t.perCore.engine, t.perCore.total, t.latencyMs.p50, t.latencyMs.p99, t.errors, `${loadCell(t.load)}${t.load.counted && !t.compared ? ' not compared (errors)' : ''}`,
+  out.push(table(['variant', 'round', 'req/s', 'engine µs/req', 'control plane µs/req', 'per core (engine)', 'per core (engine + cp)', 'p50 ms', 'p99 ms', 'errors', 'pending after', 'load start→end'], engines.flatMap((e) => e.throughput.map((t, k) => [
+    e.variant, k + 1, t.rps, t.serverCpuUsPerRequest, t.controlPlaneAboveIdleUsPerRequest, t.perCore.engine, t.perCore.total, t.latencyMs.p50, t.latencyMs.p99, t.errors, t.pendingAfter ?? '-', `${loadCell(t.load)}${t.load.counted && !t.compared ? ' not compared (errors)' : ''}`,
   ]))));
   const summaries = (result.summaries as Summary[] | undefined) ?? [];
   out.push('\n(a) the comparison: median of the counted rounds');
