@@ -27,7 +27,7 @@ import { memberShare, type Applied, type Granted, type ShareLedger, type ShareRe
 
 export type HubOutcome<R extends Applied> =
   /** The hub stored the write (or had stored it: a duplicate key). `results`: see surelyGranted. */
-  | { readonly kind: 'stored'; readonly ledger: ShareLedger; readonly results: readonly R[]; readonly confirmedBy: 'answer' | 're-read' | 'duplicate' }
+  | { readonly kind: 'stored'; readonly ledger: ShareLedger; readonly results: readonly R[]; readonly confirmedBy: 'answer' | 're-read' | 'duplicate' | 'dry-run' }
   | { readonly kind: 'refused'; readonly refusal: ShareRefusal; readonly ledger: ShareLedger }
   /** No FleetBudget for the project, or one whose spec/status cannot be read. Nothing was written. */
   | { readonly kind: 'unusable'; readonly problems: readonly string[] }
@@ -47,6 +47,8 @@ export interface HubTransactionOptions {
   now?: () => number;
   /** Aborts the transaction (its callers have gone): it ends as unreachable. */
   signal?: AbortSignal;
+  /** Read and compute only: the result is what a write would store ('dry-run'), nothing is written. */
+  dryRun?: boolean;
   /** After each hub call: its kind and outcome, for metrics. */
   onCall?: (call: { op: 'read' | 'write'; outcome: 'ok' | 'not-found' | 'conflict' | 'error' | 'timeout'; seconds: number }) => void;
 }
@@ -120,6 +122,7 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
     const result = transition(parsed.ledger);
     if (!result.ok) return { kind: 'refused', refusal: result, ledger: parsed.ledger };
     if (result.duplicate) return { kind: 'stored', ledger: parsed.ledger, results: unanswered, confirmedBy: 'duplicate' };
+    if (options.dryRun) return { kind: 'stored', ledger: result.ledger, results: [result], confirmedBy: 'dry-run' };
     try {
       await timed('write', () => hub.writeStatus(withLedgerStatus(object, result.ledger)));
       return { kind: 'stored', ledger: result.ledger, results: [result], confirmedBy: 'answer' };

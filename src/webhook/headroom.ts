@@ -19,6 +19,9 @@ import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot, type Violation 
 import { LedgerConflict, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
 import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
+import { enforcedOf } from '../fleet/enforced-record.js';
+import { fleetBudgetOn, memberLimits, memberView, reachableLimits } from '../fleet/member-budget.js';
+import { FleetGrowth, needBeyond, type FleetGuardOptions } from './fleet-growth.js';
 
 export interface HeadroomGuardOptions {
   ttlMs: number;
@@ -42,6 +45,12 @@ export interface HeadroomGuardOptions {
    * change non-growing. Default: always current.
    */
   cacheCurrent?: () => boolean;
+  /**
+   * This cluster as a fleet member (docs/adr/0044-fleet-member-wiring.md; needs `ledger`): a Project
+   * whose spec.fleet.clusters names it is budgeted, per fleet-budgeted resource, at the enforced limit
+   * E kept in its ledger; a growth beyond E asks the hub for room before it is decided.
+   */
+  fleet?: FleetGuardOptions;
 }
 
 export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
@@ -242,8 +251,33 @@ export class HeadroomGuard {
   private sweepAt = 0;
   private readonly now: () => number;
 
+  /** The fleet member's growth through the hub (undefined: no fleet member, or no ledger). */
+  private readonly fleet: FleetGrowth | undefined;
+
   constructor(private readonly options: HeadroomGuardOptions) {
     this.now = options.now ?? Date.now;
+    if (options.fleet && !options.ledger) throw new Error('a fleet member needs the headroom ledger (crossReplicaReservation: true): its enforced limit lives there');
+    this.fleet = options.fleet && options.ledger ? new FleetGrowth(options.fleet, options.ledger) : undefined;
+  }
+
+  /**
+   * The snapshot the rules see for `project` decided against `state`: on a fleet member, its
+   * fleet-budgeted resources budgeted at min(E, upper bound) (`reachable`: at the most it could be
+   * granted, to find what a denied growth needs). Other projects and non-members: the snapshot itself.
+   */
+  private fleetView(snapshot: Snapshot, project: string, state: LedgerState | undefined, reachable = false): Snapshot {
+    const cluster = this.fleet?.cluster;
+    if (!cluster) return snapshot;
+    const enforced = state ? enforcedOf(state, project) : undefined;
+    return memberView(snapshot, cluster, (p) => {
+      if (p.metadata.name !== project) {
+        // Not the project decided: E as this process last saw it (for warnings), else its bound.
+        const cached = this.ledgerCache.get(p.metadata.name ?? '');
+        return cached ? memberLimits(p, cluster, enforcedOf(cached.state, p.metadata.name ?? '')) : undefined;
+      }
+      if (reachable) return reachableLimits(p, cluster);
+      return memberLimits(p, cluster, enforced ?? new Map());
+    });
   }
 
   /** What this process admitted and the cache does not show yet (the cache it counts with: `pendingOver`). */
@@ -395,7 +429,7 @@ export class HeadroomGuard {
     // known then: the verdict's allocation says what it grew.
     if (!this.options.ledger) return this.decideLocally(withLocal, request);
     const project = mayGrow(withLocal, request);
-    if (!project) return verdictFor(withLocal, request);
+    if (!project) return verdictFor(this.fleet ? { ...withLocal, snapshot: this.fleetView(withLocal.snapshot, '', undefined) } : withLocal, request);
     return this.enqueue(project, withLocal, request, signal);
   };
 
@@ -525,11 +559,22 @@ export class HeadroomGuard {
     const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
     const left = () => batch.latestDeadline() - this.now();
     const denyAll = (verdict: Verdict) => batch.open().forEach((m) => m.settle(verdict));
+    let transfers = 0;
+    const maxTransfers = batch.open().length + 2;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
       try {
         const state = await this.ledgerState(project, left, batch.abandoned);
-        const decided = this.decideBatch(batch.open(), state);
+        if (this.fleet && state.fleet !== undefined) this.fleet.options.onEnforced?.(project, enforcedOf(state, project));
+        const decided = this.decideBatch(batch.open(), state, project);
+        if (decided.growth) {
+          // A growth beyond this member's enforced limit: room from the hub first, then decide again.
+          await this.growThroughHub(project, decided.growth, left(), batch.abandoned);
+          this.ledgerCache.delete(project);
+          attempt -= 1; // a transfer is no lost round of the ledger's CAS; its own count bounds it
+          if (++transfers > maxTransfers) return denyAll(denyQ5(ledgerContended(project, maxAttempts)));
+          continue;
+        }
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
         const written = await within(ledger.write(project, state, decided.entries), left(), batch.abandoned);
         this.ledgerCache.set(project, { state: written, at: this.now() });
@@ -567,18 +612,56 @@ export class HeadroomGuard {
    * recorded becomes an entry the later members count. An entry for a (namespace, quota) that has one
    * already is merged into it (mergeEntry): it never shrinks. Dry runs are decided the same way and record nothing.
    */
-  private decideBatch(members: readonly Member[], state: LedgerState): { verdicts: Array<[Member, Verdict]>; records: Array<[Verdict, AdmissionRequest]>; entries: LedgerEntry[] } {
+  private decideBatch(members: readonly Member[], state: LedgerState, project: string): { verdicts: Array<[Member, Verdict]>; records: Array<[Verdict, AdmissionRequest]>; entries: LedgerEntry[]; growth?: FleetGrowthNeed } {
     let entries = state.entries.filter((e) => this.isLive(e));
     const verdicts: Array<[Member, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];
     for (const m of members) {
-      const verdict = this.judged({ ...m.ctx, pending: this.withReservations(entries, m.ctx.snapshot) }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
+      const snapshot = this.fleetView(m.ctx.snapshot, project, state);
+      const verdict = this.judged({ ...m.ctx, snapshot, pending: this.withReservations(entries, snapshot) }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
+      if (verdict.violations.length > 0 && this.fleet) {
+        const growth = this.beyondEnforced(m, state, project, entries);
+        if (growth) return { verdicts, records, entries, growth };
+      }
       verdicts.push([m, verdict]);
       if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
       entries = mergeEntry(entries, this.entryFor(m.request, verdict));
       records.push([verdict, m.request]);
     }
     return { verdicts, records, entries };
+  }
+
+  /**
+   * Whether a denied member would be admitted if its project's fleet-budgeted resources were budgeted
+   * at the most this member could be granted, and by how much it is then beyond E: a growth to ask the
+   * hub for. Undefined when it is denied for another reason, or its project is not fleet-budgeted here.
+   */
+  private beyondEnforced(m: Member, state: LedgerState, project: string, entries: LedgerEntry[]): FleetGrowthNeed | undefined {
+    const cluster = this.fleet!.cluster;
+    const source = m.ctx.snapshot.project(project);
+    if (!source || !fleetBudgetOn(source, cluster)) return undefined;
+    const snapshot = this.fleetView(m.ctx.snapshot, project, state, true);
+    const pending = this.withReservations(entries, snapshot);
+    const relaxed = this.judged({ ...m.ctx, snapshot, pending }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
+    const a = relaxed.allocation;
+    if (relaxed.violations.length > 0 || !a) return undefined;
+    const enforced = memberLimits(source, cluster, enforcedOf(state, project))!;
+    const viewed = snapshot.project(project)!;
+    const after = sumResources(othersTotal(snapshot, viewed, cluster, a.namespace, pending), a.resources);
+    const need = needBeyond(enforced, after);
+    return need ? { member: m, need, enforced, relaxed } : undefined;
+  }
+
+  /**
+   * Asks the hub for a member's growth beyond E (FleetGrowth). Granted: E was raised, the batch is
+   * decided again (a dry run is answered with its verdict against the room the hub would grant).
+   * Refused or no answer: the member is denied with F2.
+   */
+  private async growThroughHub(project: string, growth: FleetGrowthNeed, leftMs: number, abandoned: AbortSignal): Promise<void> {
+    const dryRun = growth.member.request.dryRun === true;
+    const outcome = await this.fleet!.request(project, growth.need, growth.enforced, leftMs, dryRun, abandoned);
+    if (!outcome.ok) return growth.member.settle({ violations: [outcome.violation], warnings: [] });
+    if (dryRun) growth.member.settle(growth.relaxed);
   }
 
   private entryFor(request: AdmissionRequest, verdict: Verdict): LedgerEntry {
@@ -715,6 +798,23 @@ function mustRecord(verdict: Verdict, request: AdmissionRequest): boolean {
   if (reserves(verdict, request) || a.quotaWrite?.removesCoverage === true) return true;
   if (!a.quotaWrite) return false;
   return request.operation !== 'UPDATE' || specKey(specOf(request.object)) !== specKey(specOf(request.oldObject));
+}
+
+/** A member of a batch whose growth is beyond its project's enforced fleet limit. */
+interface FleetGrowthNeed {
+  member: Member;
+  /** Per fleet-budgeted resource, how far the allocation after the change is above E. */
+  need: Resources;
+  /** min(E, upper bound) the growth was judged against. */
+  enforced: Resources;
+  /** The verdict with the fleet-budgeted resources at the most this member could be granted. */
+  relaxed: Verdict;
+}
+
+function sumResources(a: Resources, b: Resources): Resources {
+  const out = new Map(a);
+  for (const [r, q] of b) out.set(r, out.has(r) ? out.get(r)!.add(q) : q);
+  return out;
 }
 
 function denyQ5(violation: Violation): Verdict {

@@ -22,4 +22,16 @@ export class WebhookMetrics {
     registers: [this.registry],
   });
   readonly reservations = new Counter({ name: 'tenantgate_webhook_reservations_total', help: 'Cross-replica headroom reservations by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
+  // Fleet budgets on a member (docs/adr/0044-fleet-member-wiring.md, docs/observability.md).
+  readonly fleetEnforcedLimit = new Gauge({ name: 'tenantgate_fleet_enforced_limit', help: "This member's enforced limit E of a fleet-budgeted project, per resource, as this replica last read or raised it", labelNames: ['project', 'resource'] as const, registers: [this.registry] });
+  readonly fleetTransfers = new Counter({ name: 'tenantgate_fleet_transfers_total', help: 'Growths beyond the enforced limit asked of the hub, by result (granted, refused, unreachable, unusable, failed)', labelNames: ['result'] as const, registers: [this.registry] });
+  readonly fleetHubRequests = new Counter({ name: 'tenantgate_fleet_hub_requests_total', help: 'Calls to the fleet hub by operation (read, write) and outcome (ok, not-found, conflict, error, timeout)', labelNames: ['op', 'outcome'] as const, registers: [this.registry] });
+  readonly fleetHubLatency = new Histogram({
+    name: 'tenantgate_fleet_hub_request_duration_seconds',
+    help: 'Latency of calls to the fleet hub by operation',
+    labelNames: ['op'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2],
+    registers: [this.registry],
+  });
+  readonly fleetHubReachable = new Gauge({ name: 'tenantgate_fleet_hub_reachable', help: "1 when this replica's last call to the fleet hub was answered, 0 when it was not (no call yet: absent)", registers: [this.registry] });
 }

@@ -18,6 +18,10 @@ import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs, UNA
 import type { IncomingMessage } from 'node:http';
 import { listen } from '../listen.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
+import { isFleetMember } from '../config/config.js';
+import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
+import { parseResources } from '../validate/resources.js';
+import type { FleetGuardOptions } from './fleet-growth.js';
 
 /** Where the webhook reads the cluster from: informers in production, a fixed snapshot in benchmarks. */
 export interface SnapshotSource {
@@ -44,6 +48,8 @@ export interface WebhookParts {
   authenticate?: (req: IncomingMessage) => ClientAuthResult;
   /** True once a graceful shutdown began (/readyz 503, reviews still served). */
   draining?: () => boolean;
+  /** This cluster as a fleet member (needs `ledger`): its hub and policy; the guard's metric hooks are added here. */
+  fleet?: Omit<FleetGuardOptions, 'onTransfer' | 'onHubCall' | 'onEnforced'>;
 }
 
 export interface AssembledWebhook {
@@ -53,8 +59,9 @@ export interface AssembledWebhook {
 }
 
 /** The headroom guard, kept honest by the source's cache events. No I/O. */
-export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledger' | 'now' | 'authenticate'> & { metrics: WebhookMetrics }): HeadroomGuard {
+export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledger' | 'now' | 'authenticate' | 'fleet'> & { metrics: WebhookMetrics }): HeadroomGuard {
   const { config, source, metrics } = parts;
+  if (parts.fleet && !parts.ledger) throw new Error(`tenantgate.yaml: fleet.hubKubeconfig is set but the webhook runs without the headroom ledger; a fleet member keeps its enforced limit there (crossReplicaReservation: true)`);
   const guard = new HeadroomGuard({
     // Without client authentication anyone who reaches the webhook can reserve: hold it shorter (ADR 0034).
     ttlMs: reservationTtlMs(config.reservationTtlSeconds, parts.authenticate !== undefined),
@@ -63,6 +70,7 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     cacheCurrent: () => source.upToDate ?? source.synced,
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
     onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
+    ...(parts.fleet ? { fleet: withFleetMetrics(parts.fleet, metrics) } : {}),
   });
   source.onEvent(({ kind, type: event, object }) => {
     const meta = object.metadata ?? {};
@@ -74,6 +82,22 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     guard.observe({ snapshot: source.snapshot, config }, namespace);
   });
   return guard;
+}
+
+/** The fleet member's options with the webhook's fleet metrics as hooks. */
+function withFleetMetrics(fleet: NonNullable<WebhookParts['fleet']>, metrics: WebhookMetrics): FleetGuardOptions {
+  return {
+    ...fleet,
+    onTransfer: (result) => metrics.fleetTransfers.inc({ result }),
+    onHubCall: ({ op, outcome, seconds }) => {
+      metrics.fleetHubRequests.inc({ op, outcome });
+      metrics.fleetHubLatency.observe({ op }, seconds);
+      metrics.fleetHubReachable.set(outcome === 'error' || outcome === 'timeout' ? 0 : 1);
+    },
+    onEnforced: (project, enforced) => {
+      for (const [resource, q] of enforced) metrics.fleetEnforcedLimit.set({ project, resource }, q.asFloat64Slow());
+    },
+  };
 }
 
 /** The app serving the guard's decisions (`decide` replaces guard.decide, e.g. to observe it). No I/O. */
@@ -109,6 +133,8 @@ export interface WebhookOptions {
   source?: SnapshotSource;
   /** null: no ledger even when the configuration asks for one. */
   ledger?: LedgerStore | null;
+  /** The fleet hub (default: from tenantgate.yaml fleet.hubKubeconfig when set). */
+  hub?: HubClient;
   cert: string;
   key: string;
   /** The CA that signs the apiserver's client certificate: only callers it verifies may send reviews. */
@@ -148,12 +174,16 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics });
   const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace) : undefined;
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
+  const ownHub = options.hub === undefined && isFleetMember(config) ? new LeanHubClient(loadHubKubeConfig(config.fleet.hubKubeconfig)) : undefined;
+  const hub = options.hub ?? ownHub;
+  const fleet = hub ? fleetMemberOptions(config, hub, log) : undefined;
+  if (fleet) log(`fleet member ${config.clusterName}: growth beyond a fleet-budgeted project's enforced limit asks the hub (${config.fleet.hubKubeconfig || 'given'})`);
   const policy = { allowedNames: options.clientAllowedNames ?? [] };
   const authenticate = options.clientCa ? (req: IncomingMessage) => authorizeClient(peerIdentity(req), policy) : undefined;
   if (authenticate) log(`admission reviews only from clients with a certificate signed by ${options.clientCa}${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`);
   else log(`no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who may spend headroom")`);
   let drain: { readonly draining: boolean } = { draining: false };
-  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}), draining: () => drain.draining });
+  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}), ...(fleet ? { fleet } : {}), draining: () => drain.draining });
   const server = serveHttps({ cert: options.cert, key: options.key, ...(options.clientCa ? { clientCa: options.clientCa } : {}) }, app, log);
   const drainableServer = drainable(server);
   drain = drainableServer;
@@ -166,6 +196,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const releaseClients = async () => {
     await source.stop();
     ownLedger?.close();
+    ownHub?.close();
   };
   return {
     port,
@@ -182,6 +213,11 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
       return result;
     },
   };
+}
+
+/** The guard's fleet options from tenantgate.yaml (cluster name, keep/above) and a hub client. */
+export function fleetMemberOptions(config: TenantgateConfig, hub: HubClient, log?: (message: string) => void): NonNullable<WebhookParts['fleet']> {
+  return { cluster: config.clusterName, hub, policy: { keep: parseResources(config.fleet.keep), above: parseResources(config.fleet.above) }, ...(log ? { log } : {}) };
 }
 
 /**

@@ -6,15 +6,15 @@
  * test/integration/fleet-hub-io.test.ts runs the same I/O against a real apiserver.
  */
 import { describe, expect, it } from 'vitest';
-import { HubConflict, type HubClient } from '../../src/fleet/hub-client.js';
 import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
-import { fleetBudgetFor, parseFleetBudget, withLedgerStatus, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, withLedgerStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
 import { decodeRecord, encodeRecord, holdsEnforcedLimit, loweredRecord, raisedRecord, EMPTY_RECORD, MAX_GRANT_KEYS } from '../../src/fleet/enforced-record.js';
 import { lowerEnforced, raiseEnforced } from '../../src/fleet/enforced-limit.js';
 import { formatResources, parseResources } from '../../src/validate/resources.js';
 import type { Project } from '../../src/validate/types.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
+import { MemoryHub } from '../support/memory-hub.js';
 
 const CPU = 'requests.cpu';
 const r = (list: Record<string, string>) => parseResources({ ...list });
@@ -25,48 +25,6 @@ const project: Project = {
   metadata: { name: 'web' },
   spec: { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { [CPU]: '8' } }, fleet: { quota: { hard: { [CPU]: '10' } }, clusters: ['eu', 'us'] } },
 } as unknown as Project;
-
-/** A hub holding one object per project, versioned; `loseNext` drops the answer of the next write (after or before it lands). */
-class MemoryHub implements HubClient {
-  readonly objects = new Map<string, FleetBudgetObject>();
-  private version = 1;
-  writes = 0;
-  reads = 0;
-  loseNext: 'after' | 'before' | undefined;
-  /** Called before each write is judged (a rival member writing meanwhile). */
-  beforeWrite?: () => void;
-  down = false;
-
-  put(object: FleetBudgetObject): void {
-    this.objects.set(object.metadata.name!, { ...structuredClone(object), metadata: { ...object.metadata, resourceVersion: String(++this.version) } });
-  }
-  async read(name: string): Promise<FleetBudgetObject | undefined> {
-    if (this.down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    this.reads += 1;
-    const o = this.objects.get(name);
-    return o ? structuredClone(o) : undefined;
-  }
-  async writeStatus(object: FleetBudgetObject): Promise<FleetBudgetObject> {
-    if (this.down) throw new Error('connect ECONNREFUSED');
-    this.beforeWrite?.();
-    const lose = this.loseNext;
-    this.loseNext = undefined;
-    if (lose === 'before') throw new Error('socket hang up');
-    const name = object.metadata.name!;
-    const current = this.objects.get(name)!;
-    if (current.metadata.resourceVersion !== object.metadata.resourceVersion) throw new HubConflict(name);
-    this.writes += 1;
-    this.put({ ...current, status: object.status });
-    if (lose === 'after') throw new Error('socket hang up');
-    return structuredClone(this.objects.get(name)!);
-  }
-  close(): void {}
-  ledger(name = 'web') {
-    const parsed = parseFleetBudget(this.objects.get(name)!);
-    if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-    return parsed.ledger;
-  }
-}
 
 function hubWithWeb(): MemoryHub {
   const hub = new MemoryHub();

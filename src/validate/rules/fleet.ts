@@ -174,3 +174,14 @@ export function fleetHubUnreachable(project: string, cluster: string, need: Reso
     message: `${projectOnCluster(project, cluster)}: ${parts.join('; ')}; the fleet's hub did not answer within ${deadlineSeconds} s, so nothing more was granted (growth within the share is still admitted); retry later`,
   };
 }
+
+/**
+ * F2 when the hub has no FleetBudget for the Project, or one whose spec or status cannot be read: the
+ * member grants nothing it cannot account for (fail closed) and keeps enforcing its share.
+ */
+export function fleetBudgetUnusable(project: string, cluster: string, problems: readonly string[]): Violation {
+  return {
+    rule: 'F2',
+    message: `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and the hub's ledger cannot be used: ${problems.join('; ')}; nothing more was granted (growth within the share is still admitted)`,
+  };
+}
