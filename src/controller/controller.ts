@@ -19,6 +19,12 @@ import { serveMetrics, serveProbes, type Served } from './http.js';
 import { MetricsAccess } from './metrics-access.js';
 import { ControllerMetrics } from './metrics.js';
 import { ProjectGauges } from './project-metrics.js';
+import { FleetLoop, FleetObservations } from './fleet-loop.js';
+import { FleetGauges } from './fleet-metrics.js';
+import { isFleetMember } from '../config/config.js';
+import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
+import { parseResources } from '../validate/resources.js';
+import { ConfigMapLedger, type LedgerStore } from '../webhook/ledger.js';
 import { managedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
 import { projectAccessCaches } from './project-access.js';
@@ -60,6 +66,12 @@ export interface ControllerOptions {
    * `auth` defaults to kube-system/extension-apiserver-authentication (re-read every 10 minutes).
    */
   view?: ServingCertificate & { port: number; host: string; auth?: FrontProxyAuth; onRequest?: ViewServerOptions['onRequest'] };
+  /**
+   * The fleet's hub and the headroom ledgers for the give-back loop (docs/adr/0045-fleet-operations.md);
+   * default, on a fleet member (tenantgate.yaml fleet.hubKubeconfig set): the hub from that kubeconfig,
+   * the ledgers in systemNamespace.
+   */
+  fleet?: { hub: HubClient; ledger: LedgerStore };
 }
 
 export interface RunningController {
@@ -73,6 +85,8 @@ export interface RunningController {
   readonly probePort: number | undefined;
   /** The budget view's HTTPS port, when served. */
   readonly viewPort: number | undefined;
+  /** What the give-back loop last saw (empty unless this replica leads a fleet member). */
+  readonly fleet: FleetObservations;
   isLeader(): boolean;
   synced(): boolean;
   /** Graceful stop: finish the items in hand, release the lease, stop watching. */
@@ -227,6 +241,29 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const syncedCache = { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName };
   // tenantgate_project_*: computed from the cache at scrape time (project-metrics.ts, ADR 0033).
   new ProjectGauges(metrics.registry).observe(syncedCache);
+  // Fleet budgets: the leader's give-back and offer loop, and its metrics (fleet-loop.ts, fleet-metrics.ts).
+  const fleetSeen = new FleetObservations();
+  const fleetIo = options.fleet ?? (isFleetMember(options.config) ? { hub: new LeanHubClient(loadHubKubeConfig(options.config.fleet.hubKubeconfig)), ledger: new ConfigMapLedger(options.kubeConfig, options.config.systemNamespace) } : undefined);
+  if (fleetIo) new FleetGauges(metrics.registry, { ...syncedCache, observations: fleetSeen });
+  const newFleetLoop = () =>
+    fleetIo
+      ? new FleetLoop({
+          cluster: options.config.clusterName,
+          hub: fleetIo.hub,
+          ledger: fleetIo.ledger,
+          snapshot: () => informers.snapshot,
+          policy: {
+            keep: parseResources(options.config.fleet.keep),
+            above: parseResources(options.config.fleet.above),
+            offerAfterMs: options.config.fleet.offerAfterSeconds * 1000,
+            giveBackAfterMs: options.config.fleet.giveBackAfterSeconds * 1000,
+          },
+          checkEveryMs: options.config.fleet.checkEverySeconds * 1000,
+          observations: fleetSeen,
+          log,
+        })
+      : undefined;
+  let fleetLoop: FleetLoop | undefined;
   // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
   const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
@@ -252,6 +289,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
       if (term || !wantLeading || stopping || !synced()) return;
       term = new Term(termConfig);
       term.start();
+      fleetLoop = newFleetLoop();
+      fleetLoop?.start();
       metrics.leader.set(1);
       log(`reconciling (${termConfig.workers} workers, resync every ${termConfig.resyncMs / 1000} s)`);
     });
@@ -261,7 +300,10 @@ export async function startController(options: ControllerOptions): Promise<Runni
       const old = term;
       term = undefined;
       metrics.leader.set(0);
+      const oldLoop = fleetLoop;
+      fleetLoop = undefined;
       if (old) await old.stop(options);
+      await oldLoop?.stop();
     });
     transition = t;
     return t;
@@ -298,7 +340,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
 
   // The probes over HTTP; /metrics over HTTPS behind a TokenReview and a SubjectAccessReview.
   const probes = options.probePort !== undefined
-    ? await serveProbes({ port: options.probePort, host: options.probeHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced })
+    ? await serveProbes({ port: options.probePort, host: options.probeHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced, current: () => informers.upToDate && managed.upToDate && (access?.upToDate ?? true) })
     : undefined;
   let metricsCa: string | undefined;
   let metricsServer: Served | undefined;
@@ -350,6 +392,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     metricsCa,
     probePort: probes?.port,
     viewPort: view?.port,
+    fleet: fleetSeen,
     isLeader: () => term !== undefined,
     synced,
     async stop() {
@@ -361,6 +404,10 @@ export async function startController(options: ControllerOptions): Promise<Runni
       if (elector) await elector.release();
       await Promise.all([informers.stop(), managed.stop(), access?.stop()]);
       await view?.close();
+      if (!options.fleet && fleetIo) {
+        fleetIo.hub.close();
+        (fleetIo.ledger as ConfigMapLedger).close();
+      }
       await metricsServer?.close();
       await probes?.close();
       log('stopped');

@@ -1,0 +1,258 @@
+/**
+ * The member controller's give-back and offer loop (docs/adr/0039-fleet-budgets-demarcation.md,
+ * docs/adr/0045-fleet-operations.md): on the leader only, every `checkEverySeconds` each fleet-budgeted
+ * Project this cluster belongs to (or still holds a share of) goes through a rate-limited work queue
+ * (one worker: a project's checks never overlap). A check reads the hub's FleetBudget, the enforced
+ * limit E and the live reservations from the project's headroom ledger, and the usage-counted
+ * allocation from the controller's cache; `decideReturn` (src/fleet/give-back.ts) says what to return.
+ * Then, in the protocol's order: lower E first (ledger CAS, never below what is allocated and reserved
+ * at that write), then one hub write (offer / give back) through `applyOnHub` with an idempotency key.
+ * One pino line per check. What the checks saw feeds the controller's fleet metrics (fleet-metrics.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { describeError } from '../kube/errors.js';
+import { decodeRecord } from '../fleet/enforced-record.js';
+import { lowerEnforced } from '../fleet/enforced-limit.js';
+import { parseFleetBudget } from '../fleet/fleet-budget-object.js';
+import { decideReturn, movedBy, returnRoom, type IdleClock, type ReturnPolicy } from '../fleet/give-back.js';
+import type { HubClient } from '../fleet/hub-client.js';
+import { applyOnHub } from '../fleet/hub-transaction.js';
+import type { ShareLedger } from '../fleet/shares.js';
+import { Quantity } from '../quantity/quantity.js';
+import { projectBudget } from '../validate/budget.js';
+import { formatResources, parseResources, type Resources } from '../validate/resources.js';
+import type { Project, Snapshot } from '../validate/types.js';
+import type { LedgerEntry, LedgerStore } from '../webhook/ledger.js';
+import { WorkQueue, defaultControllerRateLimiter } from './workqueue.js';
+
+const ZERO = Quantity.zero();
+
+export type ReturnKind = 'offer' | 'give-back';
+export type ReturnResult = 'stored' | 'refused' | 'unreachable' | 'failed';
+
+/** What the loop last saw of one project, for the metrics and the budget view. */
+export interface FleetProjectObservation {
+  /** The hub's ledger at the last successful read. */
+  ledger?: ShareLedger;
+  /** E at the last read of the headroom ledger. */
+  enforced?: Resources;
+  /** Epoch ms of that read. */
+  at: number;
+}
+
+/** What the leader's loop saw: per project, and of the hub as a whole. Read by the metrics at scrape time. */
+export class FleetObservations {
+  readonly projects = new Map<string, FleetProjectObservation>();
+  /** Epoch ms the hub last answered (any answer, 404 included); undefined: never since this term started. */
+  lastContact: number | undefined;
+  /** Whether the last call to the hub got an answer; undefined: no call yet. */
+  reachable: boolean | undefined;
+  /** Epoch ms this term started (seconds since contact count from here until the first answer). */
+  startedAt: number | undefined;
+  /** Counts a return the loop wrote (the metrics' counter). */
+  onCount: ((kind: ReturnKind, result: ReturnResult) => void) | undefined;
+
+  count(kind: ReturnKind, result: ReturnResult): void {
+    this.onCount?.(kind, result);
+  }
+
+  clear(): void {
+    this.projects.clear();
+    this.lastContact = undefined;
+    this.reachable = undefined;
+    this.startedAt = undefined;
+  }
+}
+
+export interface FleetLoopOptions {
+  /** This cluster's name in the Projects' spec.fleet.clusters. */
+  cluster: string;
+  hub: HubClient;
+  ledger: LedgerStore;
+  snapshot: () => Snapshot;
+  policy: ReturnPolicy;
+  checkEveryMs: number;
+  observations: FleetObservations;
+  log: (message: string, fields?: Record<string, unknown>) => void;
+  /** Deadline of one hub transaction (default 10 s: nobody waits on it, unlike the webhook's 2 s). */
+  hubDeadlineMs?: number;
+  now?: () => number;
+  newKey?: () => string;
+}
+
+/** Whether the loop looks after `project` here: it has spec.fleet and names this cluster (or did: see check). */
+export function isFleetProjectOn(project: Project, cluster: string): boolean {
+  const clusters = project.spec.fleet?.clusters;
+  return Array.isArray(clusters) && clusters.includes(cluster);
+}
+
+/**
+ * The floor no give-back goes below: per fleet-budgeted resource, Σ over the project's namespaces of
+ * the larger of what it holds (usage-counted, as the quota rules count it) and what a live ledger
+ * reservation says it will hold; reservations for namespaces the cache does not show yet count too.
+ */
+export function floorOf(snapshot: Snapshot, project: Project, cluster: string, entries: readonly LedgerEntry[], resources: Iterable<string>, now: number): Resources {
+  const budget = projectBudget(snapshot, project, cluster);
+  const perNamespace = new Map<string, Map<string, Quantity>>();
+  for (const ns of budget.namespaces) perNamespace.set(ns.namespace, new Map(ns.allocated));
+  for (const e of entries) {
+    if (e.expires <= now) continue;
+    const held = perNamespace.get(e.namespace) ?? new Map<string, Quantity>();
+    for (const [resource, v] of parseResources(e.allocation)) if (v.cmp(held.get(resource) ?? ZERO) > 0) held.set(resource, v);
+    perNamespace.set(e.namespace, held);
+  }
+  const out = new Map<string, Quantity>();
+  for (const resource of resources) {
+    let total = ZERO;
+    for (const held of perNamespace.values()) total = total.add(held.get(resource) ?? ZERO);
+    out.set(resource, total);
+  }
+  return out;
+}
+
+const text = (r: Resources | undefined): Record<string, string> => formatResources(r ?? new Map());
+
+export class FleetLoop {
+  private readonly queue = new WorkQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>({}) });
+  private readonly clocks = new Map<string, IdleClock>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private worker: Promise<void> | undefined;
+
+  constructor(private readonly o: FleetLoopOptions) {}
+
+  private now(): number {
+    return this.o.now?.() ?? Date.now();
+  }
+
+  start(): void {
+    this.o.observations.clear();
+    this.o.observations.startedAt = this.now();
+    this.enqueueAll();
+    this.timer = setInterval(() => this.enqueueAll(), this.o.checkEveryMs);
+    this.timer.unref();
+    this.worker = this.work();
+  }
+
+  /** Every Project with spec.fleet: members are checked, and a former member may still hold a share to return. */
+  enqueueAll(): void {
+    for (const p of this.o.snapshot().projects()) if (p.metadata.name && p.spec.fleet) this.queue.add(p.metadata.name);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.queue.shutDownWithDrain();
+    await this.worker;
+    this.o.observations.clear();
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.check(key);
+        this.queue.forget(key);
+      } catch (err) {
+        const delay = this.queue.addRateLimited(key);
+        this.o.log(`fleet check failed: ${describeError(err)}`, { project: key, fleet: 'error', retryInMs: delay });
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  /** One check of one project (exported for tests through the class). */
+  async check(name: string): Promise<void> {
+    const o = this.o;
+    const started = this.now();
+    const fields: Record<string, unknown> = { project: name };
+    const done = (result: string, extra: Record<string, unknown> = {}) => o.log('fleet checked', { ...fields, fleet: result, ...extra, ms: this.now() - started });
+    const project = o.snapshot().project(name);
+    if (!project?.spec.fleet) {
+      this.clocks.delete(name);
+      o.observations.projects.delete(name);
+      return;
+    }
+    let object;
+    try {
+      object = await o.hub.read(name);
+      o.observations.reachable = true;
+      o.observations.lastContact = this.now();
+    } catch (err) {
+      o.observations.reachable = false;
+      done('hub-unreachable', { reason: describeError(err) });
+      return;
+    }
+    if (!object) {
+      if (isFleetProjectOn(project, o.cluster)) done('no-fleet-budget');
+      return;
+    }
+    const parsed = parseFleetBudget(object);
+    if (!parsed.ok) {
+      done('fleet-budget-unreadable', { problems: parsed.problems });
+      return;
+    }
+    const ledger = parsed.ledger;
+    const inFleet = isFleetProjectOn(project, o.cluster);
+    if (!inFleet && !ledger.shares.has(o.cluster)) {
+      o.observations.projects.delete(name);
+      return;
+    }
+    const state = await o.ledger.read(name);
+    const record = decodeRecord(state.fleet, name);
+    if (!record.ok) {
+      // Fail closed: no decision from a limit nobody can read (the webhook counts it as E = 0).
+      o.observations.projects.set(name, { ledger, at: this.now() });
+      done('enforced-limit-unreadable', { problem: record.problem });
+      return;
+    }
+    const resources = [...ledger.budget.keys()];
+    const floor = floorOf(o.snapshot(), project, o.cluster, state.entries, resources, this.now());
+    o.observations.projects.set(name, { ledger, enforced: record.record.enforced, at: this.now() });
+    const declaredBudget = parseResources(project.spec.fleet.quota?.hard);
+    const decision = decideReturn({ member: o.cluster, enforced: record.record.enforced, floor, ledger, declaredBudget, inFleet }, o.policy, this.clocks.get(name) ?? new Map(), this.now());
+    this.clocks.set(name, decision.clock);
+    Object.assign(fields, { enforced: text(record.record.enforced), floor: text(floor) });
+    const step = decision.step;
+    if (!step) {
+      done('kept', { idleSince: Object.fromEntries([...decision.clock].map(([r, t]) => [r, new Date(t).toISOString()])) });
+      return;
+    }
+    // 1. Lower E first, against the reservations the ledger holds at that write (never below them).
+    const lowered = await lowerEnforced(o.ledger, name, (st) => {
+      const atWrite = floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now());
+      const to = new Map<string, Quantity>();
+      for (const [resource, target] of step.lowerTo) {
+        const f = atWrite.get(resource) ?? ZERO;
+        to.set(resource, target.cmp(f) >= 0 ? target : f);
+      }
+      return to;
+    });
+    const enforced = lowered.record.enforced;
+    o.observations.projects.set(name, { ledger, enforced, at: this.now() });
+    const floorAtWrite = floorOf(o.snapshot(), project, o.cluster, lowered.state.entries, resources, this.now());
+    // 2. Then the hub write, recomputed from the hub's ledger on every attempt.
+    const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
+    const kinds = [...new Set(step.modes.values())];
+    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, enforced, floorAtWrite), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
+    Object.assign(fields, { reason: step.reason, modes: Object.fromEntries(step.modes), enforcedNow: text(enforced), key });
+    if (outcome.kind === 'stored') {
+      o.observations.reachable = true;
+      o.observations.lastContact = this.now();
+      o.observations.projects.set(name, { ledger: outcome.ledger, enforced, at: this.now() });
+      for (const k of kinds) o.observations.count(k, 'stored');
+      const moved = movedBy(ledger, outcome.ledger, o.cluster);
+      done('returned', { share: text(moved.share), lendable: text(moved.lendable), confirmedBy: outcome.confirmedBy });
+      return;
+    }
+    if (outcome.kind === 'unreachable') {
+      o.observations.reachable = false;
+      for (const k of kinds) o.observations.count(k, 'unreachable');
+      // E stays lowered: the share is only unused until the next check returns it.
+      done('hub-unreachable', { reason: outcome.reason });
+      return;
+    }
+    for (const k of kinds) o.observations.count(k, outcome.kind === 'refused' ? 'refused' : 'failed');
+    done(outcome.kind, outcome.kind === 'refused' ? { refusal: outcome.refusal.reason } : { problems: outcome.problems });
+  }
+}

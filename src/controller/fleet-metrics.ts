@@ -1,0 +1,110 @@
+/**
+ * The controller's fleet metrics (docs/observability.md, docs/adr/0045-fleet-operations.md), computed
+ * at scrape time as the project metrics are (project-metrics.ts, ADR 0033): no API call at scrape. The
+ * allocation comes from the cache; the share, what is lent, the fleet budget and E come from what the
+ * leader's give-back loop (fleet-loop.ts) last read of the hub and of the headroom ledger — so only the
+ * leader has these series, and a standby none. `fleetSeries` is pure; `FleetGauges` serves it.
+ */
+import { Counter, Gauge, type Registry } from 'prom-client';
+import { projectBudget } from '../validate/budget.js';
+import type { Snapshot } from '../validate/types.js';
+import type { FleetObservations } from './fleet-loop.js';
+import type { Labels, Sample } from './project-metrics.js';
+
+export interface FleetSeries {
+  /** {project, cluster, member, resource}: every member's share in the hub's ledger as last read. */
+  share: Sample[];
+  lendable: Sample[];
+  /** {project, cluster, resource}: the fleet budget in the hub's ledger. */
+  budget: Sample[];
+  /** {project, cluster, resource}: E, this member's enforced limit, as last read from the headroom ledger. */
+  enforced: Sample[];
+  /** {project, cluster, resource}: what the project's namespaces hold here (usage-counted), now. */
+  allocated: Sample[];
+  /** {project, cluster}: seconds since the loop last read the project's shares from the hub. */
+  observedAge: Sample[];
+  /** {cluster}: 1 when the last call to the hub was answered, 0 when not; absent before the first call. */
+  hubReachable: Sample[];
+  /** {cluster}: seconds since the hub last answered (since the loop started leading when it never did). */
+  sinceContact: Sample[];
+}
+
+export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObservations, now: number): FleetSeries {
+  const out: FleetSeries = { share: [], lendable: [], budget: [], enforced: [], allocated: [], observedAge: [], hubReachable: [], sinceContact: [] };
+  for (const [name, o] of [...seen.projects].sort(([a], [b]) => a.localeCompare(b))) {
+    const project = snapshot.project(name);
+    if (!project?.spec.fleet) continue;
+    const base: Labels = { project: name, cluster };
+    out.observedAge.push({ labels: base, value: Math.max(0, (now - o.at) / 1000) });
+    const resources = o.ledger ? [...o.ledger.budget.keys()].sort() : [...(o.enforced?.keys() ?? [])].sort();
+    if (o.ledger) {
+      for (const [resource, limit] of o.ledger.budget) out.budget.push({ labels: { ...base, resource }, value: limit.asFloat64Slow() });
+      for (const [member, entry] of o.ledger.shares) {
+        for (const resource of resources) {
+          const labels = { ...base, member, resource };
+          out.share.push({ labels, value: entry.share.get(resource)?.asFloat64Slow() ?? 0 });
+          out.lendable.push({ labels, value: entry.lendable.get(resource)?.asFloat64Slow() ?? 0 });
+        }
+      }
+    }
+    if (o.enforced) for (const resource of resources) out.enforced.push({ labels: { ...base, resource }, value: o.enforced.get(resource)?.asFloat64Slow() ?? 0 });
+    try {
+      const b = projectBudget(snapshot, project, cluster);
+      for (const resource of resources) out.allocated.push({ labels: { ...base, resource }, value: b.allocated.get(resource)?.asFloat64Slow() ?? 0 });
+    } catch {
+      // tenantgate_project_metrics_failed counts the project already.
+    }
+  }
+  if (seen.reachable !== undefined) out.hubReachable.push({ labels: { cluster }, value: seen.reachable ? 1 : 0 });
+  const since = seen.lastContact ?? seen.startedAt;
+  if (since !== undefined) out.sinceContact.push({ labels: { cluster }, value: Math.max(0, (now - since) / 1000) });
+  return out;
+}
+
+const PROJECT = ['project', 'cluster'] as const;
+const RESOURCE = ['project', 'cluster', 'resource'] as const;
+const MEMBER = ['project', 'cluster', 'member', 'resource'] as const;
+
+export class FleetGauges {
+  private memo: FleetSeries | undefined;
+  /** Give-backs and offers the loop wrote, by kind and result. */
+  readonly returns: Counter<'cluster' | 'kind' | 'result'>;
+
+  constructor(
+    registry: Registry,
+    private readonly source: { snapshot(): Snapshot | undefined; cluster: string; observations: FleetObservations; now?: () => number },
+  ) {
+    const current = () => this.series();
+    const gauge = (name: string, help: string, labelNames: readonly string[], pick: (s: FleetSeries) => Sample[]) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        collect() {
+          this.reset();
+          const series = current();
+          if (series) for (const s of pick(series)) this.set(s.labels, s.value);
+        },
+      });
+    gauge('tenantgate_fleet_share', "Each member's share of a project's fleet budget, in the hub's ledger as this member last read it", MEMBER, (s) => s.share);
+    gauge('tenantgate_fleet_lendable', 'The part of a member share it offers to the other members (no longer enforced)', MEMBER, (s) => s.lendable);
+    gauge('tenantgate_fleet_budget', "A project's fleet budget in the hub's ledger", RESOURCE, (s) => s.budget);
+    gauge('tenantgate_fleet_controller_enforced_limit', "E: what this member lets a fleet-budgeted project allocate, from the project's headroom ledger", RESOURCE, (s) => s.enforced);
+    gauge('tenantgate_fleet_allocated', "What a fleet-budgeted project's namespaces hold on this member (usage-counted)", RESOURCE, (s) => s.allocated);
+    gauge('tenantgate_fleet_observed_age_seconds', "Seconds since the give-back loop last read a project's shares from the hub", PROJECT, (s) => s.observedAge);
+    gauge('tenantgate_fleet_controller_hub_reachable', "1 when the give-back loop's last call to the fleet's hub was answered, else 0", ['cluster'], (s) => s.hubReachable);
+    gauge('tenantgate_fleet_hub_seconds_since_contact', 'Seconds since the hub last answered the give-back loop (since it started leading, when never)', ['cluster'], (s) => s.sinceContact);
+    this.returns = new Counter({ name: 'tenantgate_fleet_returns_total', help: 'Offers and give-backs the give-back loop wrote to the hub, by result (stored, refused, unreachable, failed)', labelNames: ['cluster', 'kind', 'result'] as const, registers: [registry] });
+    source.observations.onCount = (kind, result) => this.returns.inc({ cluster: source.cluster, kind, result });
+  }
+
+  private series(): FleetSeries | undefined {
+    if (this.memo) return this.memo;
+    const snapshot = this.source.snapshot();
+    if (!snapshot) return undefined;
+    this.memo = fleetSeries(snapshot, this.source.cluster, this.source.observations, this.source.now?.() ?? Date.now());
+    setImmediate(() => (this.memo = undefined));
+    return this.memo;
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The member controller's give-back and offer loop (src/controller/fleet-loop.ts) against a hub and a
+ * headroom ledger in memory (test/support/memory-hub.ts, memory-ledger.ts) and the cache as a
+ * MemorySnapshot, with a clock the test moves: offer after offerAfter, give back after giveBackAfter,
+ * E lowered before the hub write, never below what is allocated and reserved, everything above the
+ * floor at once after the fleet budget was lowered, nothing while the hub is down; and the metrics'
+ * series (src/controller/fleet-metrics.ts) from what the loop saw.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js';
+import { fleetSeries } from '../../src/controller/fleet-metrics.js';
+import { raiseEnforced } from '../../src/fleet/enforced-limit.js';
+import { decodeRecord } from '../../src/fleet/enforced-record.js';
+import { fleetBudgetFor, withLedgerStatus } from '../../src/fleet/fleet-budget-object.js';
+import { memberShare, type MemberShare } from '../../src/fleet/shares.js';
+import { Quantity } from '../../src/quantity/quantity.js';
+import { MemorySnapshot } from '../../src/validate/snapshot.js';
+import type { Project } from '../../src/validate/types.js';
+import { aNamespace, aProject, aQuota } from '../support/fixtures.js';
+import { MemoryHub } from '../support/memory-hub.js';
+import { MemoryLedger } from '../support/memory-ledger.js';
+
+const cpu = (v: string | number) => new Map([['requests.cpu', Quantity.parse(String(v))]]);
+const MIN = 60_000;
+
+function web(fleet = '10', clusters = ['eu', 'us']): Project {
+  return aProject('web', { fleet: { quota: { hard: { 'requests.cpu': fleet } }, clusters }, quota: { hard: { 'requests.cpu': '8' } }, namespaces: [{ name: 'web-a', cluster: 'eu' }] });
+}
+
+let hub: MemoryHub;
+let ledger: MemoryLedger;
+let now: number;
+let lines: Array<Record<string, unknown>>;
+let seen: FleetObservations;
+let snapshot: MemorySnapshot;
+
+function setHub(project: Project, shares: Record<string, [number, number?]>): void {
+  const object = fleetBudgetFor(web())!;
+  const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]));
+  hub.put(withLedgerStatus(object, { budget: cpu(project.spec.fleet!.quota!.hard!['requests.cpu']!), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() }));
+}
+
+function loop(): FleetLoop {
+  return new FleetLoop({
+    cluster: 'eu',
+    hub,
+    ledger,
+    snapshot: () => snapshot,
+    policy: { keep: cpu(1), above: cpu(2), offerAfterMs: MIN, giveBackAfterMs: 5 * MIN },
+    checkEveryMs: MIN,
+    observations: seen,
+    log: (message, fields) => lines.push({ message, ...fields }),
+    now: () => now,
+    newKey: () => `k${now}`,
+  });
+}
+
+const eu = () => ({ share: memberShare(hub.ledger(), 'eu').share.get('requests.cpu')?.toString() ?? '0', lendable: memberShare(hub.ledger(), 'eu').lendable.get('requests.cpu')?.toString() ?? '0' });
+const enforced = async () => {
+  const d = decodeRecord((await ledger.read('web')).fleet, 'web');
+  return d.ok ? (d.record.enforced.get('requests.cpu')?.toString() ?? '0') : 'unreadable';
+};
+
+beforeEach(async () => {
+  hub = new MemoryHub();
+  ledger = new MemoryLedger();
+  now = 1_000_000;
+  lines = [];
+  seen = new FleetObservations();
+  // web-a on eu holds 2 CPUs (its quota).
+  snapshot = MemorySnapshot.of({ projects: [web()], namespaces: [aNamespace('web-a', { project: 'web' })], quotas: [aQuota('web-a', { 'requests.cpu': '2' }, { used: { 'requests.cpu': '1' } })] });
+  setHub(web(), { eu: [8], us: [2] });
+  await raiseEnforced(ledger, 'web', 'seed', cpu(8));
+});
+
+describe('the give-back loop', () => {
+  it('keeps idle room until offerAfter, then lowers E to floor + keep and offers the rest; after giveBackAfter gives it back', async () => {
+    const l = loop();
+    await l.check('web');
+    expect(lines.at(-1)).toMatchObject({ message: 'fleet checked', project: 'web', fleet: 'kept', enforced: { 'requests.cpu': '8' }, floor: { 'requests.cpu': '2' } });
+    expect(eu()).toEqual({ share: '8', lendable: '0' });
+
+    now += MIN;
+    await l.check('web');
+    expect(await enforced()).toBe('3');
+    expect(eu()).toEqual({ share: '8', lendable: '5' });
+    expect(lines.at(-1)).toMatchObject({ fleet: 'returned', reason: 'idle', modes: { 'requests.cpu': 'offer' }, lendable: { 'requests.cpu': '5' } });
+
+    now += 4 * MIN;
+    await l.check('web');
+    expect(eu()).toEqual({ share: '3', lendable: '0' });
+    expect(await enforced()).toBe('3');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'returned', modes: { 'requests.cpu': 'give-back' }, share: { 'requests.cpu': '-5' } });
+
+    // Within the band now: nothing more, ever, until use changes.
+    now += 10 * MIN;
+    const writes = hub.writes;
+    await l.check('web');
+    expect(hub.writes).toBe(writes);
+    expect(lines.at(-1)).toMatchObject({ fleet: 'kept' });
+  });
+
+  it('lowers E before the hub write, and never below what a live reservation holds', async () => {
+    // A reservation of the webhook: web-b will hold 3 (not in the cache yet).
+    const state = await ledger.read('web');
+    await ledger.write('web', state, [{ namespace: 'web-b', allocation: { 'requests.cpu': '3' }, created: now, expires: now + 10 * MIN }]);
+    const atWrite: string[] = [];
+    hub.beforeWrite = () => void enforced().then((e) => atWrite.push(e));
+    const l = loop();
+    await l.check('web');
+    now += 5 * MIN;
+    await l.check('web');
+    await new Promise((r) => setImmediate(r));
+    expect(atWrite).toEqual(['6']);
+    expect(await enforced()).toBe('6'); // floor 2 + 3 reserved, + keep 1
+    expect(eu()).toEqual({ share: '6', lendable: '0' });
+  });
+
+  it('a fleet budget declared below the shares held: everything above the floor goes back at once', async () => {
+    snapshot.upsertProject(web('9'));
+    await loop().check('web');
+    expect(await enforced()).toBe('2');
+    expect(eu()).toEqual({ share: '2', lendable: '0' });
+    expect(lines.at(-1)).toMatchObject({ fleet: 'returned', reason: 'budget-lowered' });
+  });
+
+  it('a cluster removed from spec.fleet.clusters gives back all above its floor at once', async () => {
+    snapshot.upsertProject(web('10', ['us']));
+    await loop().check('web');
+    expect(eu()).toEqual({ share: '2', lendable: '0' });
+    expect(lines.at(-1)).toMatchObject({ reason: 'left-the-fleet' });
+  });
+
+  it('with the hub down nothing changes: E stays, the check says so, and the metrics show the hub unreachable', async () => {
+    hub.down = true;
+    const l = loop();
+    l.start();
+    await l.stop();
+    seen.startedAt = now;
+    await l.check('web');
+    now += 10 * MIN;
+    await l.check('web');
+    expect(await enforced()).toBe('8');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'hub-unreachable' });
+    const series = fleetSeries(snapshot, 'eu', seen, now);
+    expect(series.hubReachable).toEqual([{ labels: { cluster: 'eu' }, value: 0 }]);
+    expect(series.sinceContact).toEqual([{ labels: { cluster: 'eu' }, value: 600 }]);
+  });
+
+  it('the metrics: every member share and what it lends, the fleet budget, E and the allocation, the hub reachable', async () => {
+    seen.startedAt = now;
+    await loop().check('web');
+    now += 30_000;
+    const s = fleetSeries(snapshot, 'eu', seen, now);
+    expect(s.share).toEqual([
+      { labels: { project: 'web', cluster: 'eu', member: 'eu', resource: 'requests.cpu' }, value: 8 },
+      { labels: { project: 'web', cluster: 'eu', member: 'us', resource: 'requests.cpu' }, value: 2 },
+    ]);
+    expect(s.budget).toEqual([{ labels: { project: 'web', cluster: 'eu', resource: 'requests.cpu' }, value: 10 }]);
+    expect(s.enforced).toEqual([{ labels: { project: 'web', cluster: 'eu', resource: 'requests.cpu' }, value: 8 }]);
+    expect(s.allocated).toEqual([{ labels: { project: 'web', cluster: 'eu', resource: 'requests.cpu' }, value: 2 }]);
+    expect(s.hubReachable).toEqual([{ labels: { cluster: 'eu' }, value: 1 }]);
+    expect(s.sinceContact).toEqual([{ labels: { cluster: 'eu' }, value: 30 }]);
+    expect(s.observedAge).toEqual([{ labels: { project: 'web', cluster: 'eu' }, value: 30 }]);
+  });
+
+  it('a Project without spec.fleet is not looked at: no hub read, no series', async () => {
+    snapshot.upsertProject(aProject('web', { quota: { hard: { 'requests.cpu': '8' } } }));
+    await loop().check('web');
+    expect(hub.reads).toBe(0);
+    expect(fleetSeries(snapshot, 'eu', seen, now).share).toEqual([]);
+  });
+});
