@@ -5,7 +5,7 @@
  * first), bench/webhook-attribution.ts (where P1's CPU goes) and bench/rules-ab.ts (the rules of the
  * working tree against a commit's) and bench/replicas.ts (10,000 racing writes against three webhook
  * processes, the budget checked from outside) and bench/soak.ts (30 minutes of traffic as shipped,
- * heap after a GC every minute; `--minutes=N`) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
+ * heap after a GC every minute; `--minutes=N`) and bench/fleet.ts (10,000 racing writes over two member clusters sharing one fleet budget through a hub) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
  * written under bench/results/ by each module. Each `main()` returns the targets it missed; with `--check` the run exits 1 when any was missed, so a
  * regression fails loudly (`npm run bench -- webhook --check`).
  */
@@ -14,9 +14,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas', 'soak'] as const;
+const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet'] as const;
 /** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas', 'soak'];
+const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet'];
 
 interface BenchModule {
   /** Resolves to the targets missed (empty when all were met or the bench has no target). */

@@ -88,7 +88,7 @@ interface ApiError {
   message: string;
 }
 
-function apiError(err: unknown): ApiError {
+export function apiError(err: unknown): ApiError {
   const e = err as { code?: unknown; body?: unknown; message?: unknown };
   const status = typeof e?.code === 'number' ? e.code : 0;
   let message = typeof e?.message === 'string' ? e.message : String(err);
@@ -103,7 +103,7 @@ function apiError(err: unknown): ApiError {
   return { status, message };
 }
 
-async function outcomeOf(call: Promise<unknown>): Promise<Outcome> {
+export async function outcomeOf(call: Promise<unknown>): Promise<Outcome> {
   try {
     await call;
     return classifyOutcome(200, '');
@@ -115,7 +115,7 @@ async function outcomeOf(call: Promise<unknown>): Promise<Outcome> {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+export async function until<T>(what: string, fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -127,12 +127,12 @@ async function until<T>(what: string, fn: () => Promise<T>, timeoutMs = 60_000):
   }
 }
 
-function must(ok: boolean, what: string): void {
+export function must(ok: boolean, what: string): void {
   if (!ok) throw new Error(what);
 }
 
 /** One consistent view: the namespaces, then the ResourceQuotas at exactly the namespaces' resourceVersion. */
-async function readConsistent(admin: k8s.CoreV1Api): Promise<{ resourceVersion: string; namespaces: k8s.V1Namespace[]; quotas: k8s.V1ResourceQuota[] }> {
+export async function readConsistent(admin: k8s.CoreV1Api): Promise<{ resourceVersion: string; namespaces: k8s.V1Namespace[]; quotas: k8s.V1ResourceQuota[] }> {
   const namespaces = await admin.listNamespace();
   const resourceVersion = namespaces.metadata?.resourceVersion ?? '';
   if (!resourceVersion) throw new Error('namespace LIST without a resourceVersion');
@@ -277,41 +277,7 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
         })();
       }
     };
-    const write = async (call: () => Promise<unknown>) => countOutcome(counts, await outcomeOf(call()));
-    const run = async (a: Attempt) => {
-      switch (a.kind) {
-        case 'namespace-create':
-          return write(() => core[a.user]!.createNamespace({ body: { metadata: { name: a.namespace } } }));
-        case 'namespace-delete':
-          return write(() => core[a.user]!.deleteNamespace({ name: a.namespace }));
-        case 'quota-delete':
-          return write(() => core[a.user]!.deleteNamespacedResourceQuota({ name: a.quota, namespace: a.namespace }));
-        case 'quota-write':
-        case 'quota-write-pair': {
-          const users = a.kind === 'quota-write' ? [a.user] : a.users;
-          const hards = a.kind === 'quota-write' ? [a.hard] : a.hards;
-          let resourceVersion: string | undefined;
-          try {
-            resourceVersion = (await core[users[0]!]!.readNamespacedResourceQuota({ name: a.quota, namespace: a.namespace })).metadata?.resourceVersion;
-          } catch (err) {
-            const e = apiError(err);
-            // Absent: the write is a create. Anything else (the namespace is not readable yet) is its outcome.
-            if (e.status !== 404) return countOutcome(counts, classifyOutcome(e.status, e.message));
-          }
-          // A pair sends both writes at the one resourceVersion read: at most one can be stored.
-          await Promise.all(
-            users.map((user, k) =>
-              write(() => {
-                const body = { metadata: { name: a.quota, ...(resourceVersion ? { resourceVersion } : {}) }, spec: { hard: hards[k]! } };
-                return resourceVersion
-                  ? core[user]!.replaceNamespacedResourceQuota({ name: a.quota, namespace: a.namespace, body })
-                  : core[user]!.createNamespacedResourceQuota({ namespace: a.namespace, body });
-              }),
-            ),
-          );
-        }
-      }
-    };
+    const run = (a: Attempt) => sendAttempt(core, counts, a);
     const limit = pLimit(concurrency);
     await Promise.all(
       attempts.map((a) =>
@@ -355,6 +321,43 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
     if (controller) await removeProject(info, name, log);
     await controller?.stop();
     await webhooks?.stop();
+  }
+}
+
+/** Sends one attempt as its user and counts the answer (a quota write reads the quota first, as a tenant's tool would). */
+export async function sendAttempt(core: Record<string, k8s.CoreV1Api>, counts: OutcomeCounts, a: Attempt): Promise<void> {
+  const write = async (call: () => Promise<unknown>) => countOutcome(counts, await outcomeOf(call()));
+  switch (a.kind) {
+    case 'namespace-create':
+      return write(() => core[a.user]!.createNamespace({ body: { metadata: { name: a.namespace } } }));
+    case 'namespace-delete':
+      return write(() => core[a.user]!.deleteNamespace({ name: a.namespace }));
+    case 'quota-delete':
+      return write(() => core[a.user]!.deleteNamespacedResourceQuota({ name: a.quota, namespace: a.namespace }));
+    case 'quota-write':
+    case 'quota-write-pair': {
+      const users = a.kind === 'quota-write' ? [a.user] : a.users;
+      const hards = a.kind === 'quota-write' ? [a.hard] : a.hards;
+      let resourceVersion: string | undefined;
+      try {
+        resourceVersion = (await core[users[0]!]!.readNamespacedResourceQuota({ name: a.quota, namespace: a.namespace })).metadata?.resourceVersion;
+      } catch (err) {
+        const e = apiError(err);
+        // Absent: the write is a create. Anything else (the namespace is not readable yet) is its outcome.
+        if (e.status !== 404) return countOutcome(counts, classifyOutcome(e.status, e.message));
+      }
+      // A pair sends both writes at the one resourceVersion read: at most one can be stored.
+      await Promise.all(
+        users.map((user, k) =>
+          write(() => {
+            const body = { metadata: { name: a.quota, ...(resourceVersion ? { resourceVersion } : {}) }, spec: { hard: hards[k]! } };
+            return resourceVersion
+              ? core[user]!.replaceNamespacedResourceQuota({ name: a.quota, namespace: a.namespace, body })
+              : core[user]!.createNamespacedResourceQuota({ namespace: a.namespace, body });
+          }),
+        ),
+      );
+    }
   }
 }
 

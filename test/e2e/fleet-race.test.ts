@@ -1,0 +1,47 @@
+/**
+ * One fleet budget across two member clusters under racing writes (test/support/fleet-race/run.ts): a
+ * hub and two members, each its own local control plane; two webhook replicas per member (ledger on) and
+ * the controller; 400 writes of two owners spread over both members while the hub's kube-apiserver is
+ * restarted and one member's webhook replica is SIGKILLed. At every 200 ms sample, each member holds at
+ * most its share on the hub and the fleet at most its budget. bench/fleet.ts runs 10,000.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ControlPlane } from '../support/devcluster/controlplane.js';
+import { runFleetRace } from '../support/fleet-race/run.js';
+
+const ATTEMPTS = 400;
+const log = (m: string) => process.stderr.write(`[fleet-race] ${m}\n`);
+const planes: ControlPlane[] = [];
+
+beforeAll(async () => {
+  for (const name of ['hub', 'race-eu', 'race-us']) planes.push(await ControlPlane.start({ log: (m) => log(`${name}: ${m}`) }));
+}, 300_000);
+
+afterAll(async () => {
+  for (const plane of planes.reverse()) await plane.stop();
+}, 120_000);
+
+describe('a fleet budget under racing writes on two members, a hub restart and a webhook kill', () => {
+  it('400 racing writes never make a member hold more than its share, nor the fleet more than its budget, at any sample', async () => {
+    const [hub, eu, us] = planes as [ControlPlane, ControlPlane, ControlPlane];
+    const result = await runFleetRace({ hub, members: [{ name: 'race-eu', info: eu.info }, { name: 'race-us', info: us.info }], project: 'frace', attempts: ATTEMPTS, concurrency: 12, log });
+    log(`seed ${result.seed}: ${JSON.stringify({ counts: result.counts, samples: result.samples, sampleErrors: result.sampleErrors.length, peak: result.peakFleetHeld, shares: result.finalShares, hubStatusWrites: result.hubStatusWrites, hubRestart: result.hubRestart, webhookKill: result.webhookKill, wallMs: result.wallMs })}`);
+
+    expect(result.violations, `seed ${result.seed}`).toEqual([]);
+    expect(result.samples).toBeGreaterThanOrEqual(10);
+    expect(result.sampleErrors.length, result.sampleErrors.slice(0, 3).join('\n')).toBeLessThan(result.samples);
+
+    // Not vacuous: both members admitted writes, shares moved to both through the hub, and growths
+    // beyond what the fleet holds were refused ([Q1] within a member's limit, [F2] beyond the fleet).
+    for (const [member, counts] of Object.entries(result.counts)) expect(counts.admitted, member).toBeGreaterThan(0);
+    for (const member of ['race-eu', 'race-us']) expect(Object.keys(result.finalShares[member] ?? {}), member).not.toHaveLength(0);
+    expect(result.hubStatusWrites).toBeGreaterThan(1);
+    const refused = Object.values(result.counts).map((c) => (c.refused.F2 ?? 0) + (c.refused.Q1 ?? 0));
+    expect(refused.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+
+    // The events happened mid-run.
+    expect(result.hubRestart.afterCompleted).toBeGreaterThan(0);
+    expect(result.webhookKill.afterCompleted).toBeGreaterThan(result.hubRestart.afterCompleted);
+    expect(result.webhookKill.afterCompleted).toBeLessThan(ATTEMPTS);
+  }, 600_000);
+});
