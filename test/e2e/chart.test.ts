@@ -28,8 +28,9 @@ const valueSets = {
   default: { args: [] as string[], namespace: 'tenantgate-system' },
   custom: { args: ['-f', join(CHART_DIR, 'ci', 'custom-values.yaml'), '--namespace', CUSTOM_NAMESPACE], namespace: CUSTOM_NAMESPACE },
   certManager: { args: ['-f', join(CHART_DIR, 'ci', 'cert-manager-values.yaml')], namespace: 'tenantgate-system' },
+  fleet: { args: ['-f', join(CHART_DIR, 'ci', 'fleet-values.yaml')], namespace: 'tenantgate-system' },
 };
-const rendered: Record<keyof typeof valueSets, K8sObject[]> = { default: [], custom: [], certManager: [] };
+const rendered: Record<keyof typeof valueSets, K8sObject[]> = { default: [], custom: [], certManager: [], fleet: [] };
 
 const objectsOf = (text: string) =>
   parseAllDocuments(text)
@@ -52,7 +53,7 @@ beforeAll(async () => {
 }, 1_800_000);
 
 describe('helm lint', () => {
-  it.each(['', 'custom-values.yaml', 'cert-manager-values.yaml'])('passes with %s', async (values) => {
+  it.each(['', 'custom-values.yaml', 'cert-manager-values.yaml', 'fleet-values.yaml'])('passes with %s', async (values) => {
     const result = await execa(helm, ['lint', CHART_DIR, ...(values ? ['-f', join(CHART_DIR, 'ci', values)] : [])], { reject: false });
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toContain('0 chart(s) failed');
@@ -218,12 +219,48 @@ describe('helm template', () => {
   });
 });
 
+describe('helm template with fleet values (docs/fleet.md)', () => {
+  it("the hub: namespace tenantgate-fleet, a ServiceAccount and RoleBinding per member, update-only status RBAC, the operator's release verb, the admission policy", () => {
+    const objects = rendered.fleet;
+    const inFleet = objects.filter((o) => o.metadata.namespace === 'tenantgate-fleet');
+    expect(find(objects, 'Namespace', 'tenantgate-fleet').metadata.labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+    expect(inFleet.filter((o) => o.kind === 'ServiceAccount').map((o) => o.metadata.name).sort()).toEqual(['member-prod-eu', 'member-prod-us', 'tenantgate-fleet-operator']);
+    expect(find(objects, 'RoleBinding', 'member-prod-us').subjects).toEqual([{ kind: 'ServiceAccount', name: 'member-prod-us', namespace: 'tenantgate-fleet' }]);
+    expect(find(objects, 'Role', 'tenantgate-fleet-member').rules).toEqual([
+      { apiGroups: ['tenantgate.io'], resources: ['fleetbudgets'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['tenantgate.io'], resources: ['fleetbudgets/status'], verbs: ['update'] },
+    ]);
+    expect(find(objects, 'Role', 'tenantgate-fleet-operator').rules[0].verbs).toContain('release');
+    expect(find(objects, 'RoleBinding', 'tenantgate-fleet-operator').subjects).toContainEqual({ kind: 'Group', name: 'platform-admins', apiGroup: 'rbac.authorization.k8s.io' });
+    expect(find(objects, 'Secret', 'member-prod-eu-token').metadata.annotations?.['kubernetes.io/service-account.name']).toBe('member-prod-eu');
+    expect(find(objects, 'ValidatingAdmissionPolicy', 'tenantgate-fleet-shares').spec.failurePolicy).toBe('Fail');
+    expect(find(objects, 'ValidatingAdmissionPolicyBinding', 'tenantgate-fleet-shares').spec.validationActions).toEqual(['Deny']);
+    expect(find(objects, 'CustomResourceDefinition', 'fleetbudgets.tenantgate.io').spec.scope).toBe('Namespaced');
+    // Nothing of the hub with default values (the FleetBudget CRD alone comes with crd.enabled).
+    expect(rendered.default.some((o) => o.metadata.namespace === 'tenantgate-fleet' || o.metadata.name === 'tenantgate-fleet-shares')).toBe(false);
+  });
+
+  it("the member: tenantgate.yaml names the cluster and the hub kubeconfig, which webhook and controller mount from the Secret tenantgate-fleet-hub", () => {
+    const config = parseConfig(find(rendered.fleet, 'ConfigMap', 'tenantgate-config').data['tenantgate.yaml'], 'tenantgate-config');
+    expect(config.clusterName).toBe('prod-eu');
+    expect(config.fleet.hubKubeconfig).toBe('/etc/tenantgate-fleet-hub/kubeconfig');
+    expect(config.fleet.offerAfterSeconds).toBe(DEFAULT_CONFIG.fleet.offerAfterSeconds);
+    for (const name of ['tenantgate-webhook', 'tenantgate-controller']) {
+      const deployment = find(rendered.fleet, 'Deployment', name);
+      expect(container(deployment).volumeMounts).toContainEqual({ name: 'fleet-hub', mountPath: '/etc/tenantgate-fleet-hub', readOnly: true });
+      expect(deployment.spec.template.spec.volumes).toContainEqual({ name: 'fleet-hub', secret: { secretName: 'tenantgate-fleet-hub' } });
+      expect(find(rendered.default, 'Deployment', name).spec.template.spec.volumes.map((v: { name: string }) => v.name)).not.toContain('fleet-hub');
+    }
+  });
+});
+
 describe('the rendered charts against the real API server', () => {
   beforeAll(async () => {
     await installBase(cluster());
     // The custom set's namespace exists (its Namespace object then applies as an update): a server
     // dry run does not create a namespace for the objects that follow it.
     await kubectl('admin', ['create', 'namespace', CUSTOM_NAMESPACE], { reject: false });
+    await kubectl('admin', ['create', 'namespace', 'tenantgate-fleet'], { reject: false });
   });
 
   it.each(Object.keys(valueSets))('%s values apply with --dry-run=server', async (name) => {

@@ -52,7 +52,7 @@ namespace and the controller's privileged ServiceAccount there.
 {{- with .Values.fleet.member.cluster -}}
 {{- /* A fleet member: its cluster name, and where the hub's kubeconfig is mounted (docs/fleet.md). */ -}}
 {{- $_ := set $config "clusterName" . -}}
-{{- $_ := set $config "fleet" (dict "hubKubeconfig" (include "tenantgate.fleetHubKubeconfig" $)) -}}
+{{- $_ := set $config "fleet" (merge (dict "hubKubeconfig" (include "tenantgate.fleetHubKubeconfig" $)) ($config.fleet | default dict)) -}}
 {{- end -}}
 {{- $config = mergeOverwrite $config (deepCopy .Values.config) -}}
 {{ toYaml $config }}
