@@ -31,13 +31,14 @@ async function workDir(ruleGroups: RuleGroup[]): Promise<string> {
 
 beforeAll(async () => {
   [helm, promtool] = await Promise.all([helmBinary(), promtoolBinary()]);
-  groups = await renderedRuleGroups(helm);
+  // With the fleet-wide group (off by default: only for a Prometheus that scrapes every fleet member).
+  groups = await renderedRuleGroups(helm, ['--set', 'prometheusRules.fleetWide=true']);
   testFiles = (await readdir(TESTS_DIR)).filter((f) => f.endsWith('.test.yaml')).sort();
 }, 1_800_000);
 
 describe('the chart with prometheusRules.enabled', () => {
-  it('renders six alerts in two groups, each with a severity, a summary and a description', () => {
-    expect(groups.map((g) => g.name)).toEqual(['tenantgate.projects', 'tenantgate.webhook']);
+  it('renders eight alerts in four groups, each with a severity, a summary and a description', () => {
+    expect(groups.map((g) => g.name)).toEqual(['tenantgate.projects', 'tenantgate.webhook', 'tenantgate.fleet', 'tenantgate.fleet-wide']);
     const alerts = groups.flatMap((g) => g.rules);
     expect(alerts.map((r) => r.alert)).toEqual([
       'TenantgateProjectHeadroomLow',
@@ -46,6 +47,8 @@ describe('the chart with prometheusRules.enabled', () => {
       'TenantgateLedgerDenialsRising',
       'TenantgateWebhookErrors',
       'TenantgateWebhookAbsent',
+      'TenantgateFleetHubUnreachable',
+      'TenantgateFleetShareOrphaned',
     ]);
     for (const r of alerts) {
       expect(r.labels?.severity, r.alert).toMatch(/^(warning|critical)$/);
@@ -58,6 +61,11 @@ describe('the chart with prometheusRules.enabled', () => {
     const names = new Set(groups.flatMap((g) => g.rules.flatMap((r) => [...metricNames(r.expr)])));
     expect([...names].filter((n) => !n.startsWith('tenantgate_'))).toEqual(['up']);
     expect(names).toContain('tenantgate_project_headroom');
+  });
+
+  it('leaves the fleet-wide group out by default (a per-cluster Prometheus never sees the other members report)', async () => {
+    const plain = await renderedRuleGroups(helm);
+    expect(plain.map((g) => g.name)).toEqual(['tenantgate.projects', 'tenantgate.webhook', 'tenantgate.fleet']);
   });
 
   it('renders nothing for monitoring by default', async () => {
@@ -101,7 +109,7 @@ describe('promtool', () => {
     const dir = await workDir(groups);
     const r = await execa(promtool, ['check', 'rules', join(dir, 'tenantgate-rules.yaml')], { reject: false });
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain('SUCCESS: 6 rules found');
+    expect(r.stdout).toContain('SUCCESS: 8 rules found');
   });
 
   it('every alert has a test where it fires and one where it stays silent', async () => {
@@ -124,10 +132,12 @@ describe('promtool', () => {
   });
 
   it('the same tests fail against rules rendered with other thresholds (the tests see the values)', async () => {
-    const dir = await workDir(await renderedRuleGroups(helm, ['--set-json', 'prometheusRules.headroomWarningRatio=0.01', '--set', 'prometheusRules.cascadeStuckFor=20m']));
-    const r = await execa(promtool, ['test', 'rules', join(dir, 'projects.test.yaml')], { reject: false });
+    const dir = await workDir(await renderedRuleGroups(helm, ['--set-json', 'prometheusRules.headroomWarningRatio=0.01', '--set', 'prometheusRules.cascadeStuckFor=20m', '--set', 'prometheusRules.fleetWide=true', '--set', 'prometheusRules.fleetHubUnreachableFor=20m', '--set', 'prometheusRules.fleetShareOrphanedFor=3h']));
+    const r = await execa(promtool, ['test', 'rules', join(dir, 'projects.test.yaml'), join(dir, 'fleet.test.yaml')], { reject: false });
     expect(r.exitCode).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/TenantgateProjectHeadroomLow/);
     expect(r.stdout + r.stderr).toMatch(/TenantgateCascadeStuck/);
+    expect(r.stdout + r.stderr).toMatch(/TenantgateFleetHubUnreachable/);
+    expect(r.stdout + r.stderr).toMatch(/TenantgateFleetShareOrphaned/);
   });
 });
