@@ -11,7 +11,7 @@
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helmTemplate } from '../../hack/chart-manifests.js';
 import { FLEET_FINALIZER, FLEET_NAMESPACE, type FleetBudgetObject, type FleetBudgetStatus } from '../../src/fleet/fleet-budget-object.js';
 import { MEMBER_USER_PREFIX } from '../../src/fleet/fleet-shares-policy.js';
@@ -102,6 +102,15 @@ beforeAll(async () => {
   expect(cleared.exitCode, cleared.stderr).toBe(0);
   expect((await read()).status?.members ?? {}).toEqual({});
 }, 180_000);
+
+// The control plane is shared with the other files: leave no cluster-wide policy (a later file counts
+// what tenantgate left behind) and no FleetBudget held by a finalizer. The FleetBudget CRD stays, as the
+// Project CRD does.
+afterAll(async () => {
+  await kubectl('admin', ['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', 'tenantgate-fleet-shares', '--ignore-not-found']);
+  await kubectl('admin', ['patch', FB, PROJECT, '-n', FLEET_NAMESPACE, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { reject: false });
+  await kubectl('admin', ['delete', 'namespace', FLEET_NAMESPACE, '--ignore-not-found', '--wait=false']);
+}, 60_000);
 
 describe('the hub refuses member writes that src/fleet/shares.ts would not make', () => {
   it('a member grows its share from the pool: stored', async () => {
