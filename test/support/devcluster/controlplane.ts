@@ -258,11 +258,20 @@ export class ControlPlane {
 
   /** Stops and starts kube-apiserver alone (etcd and the controller manager keep running). */
   async restartApiserver(): Promise<void> {
+    await this.stopApiserver();
+    await this.startApiserver();
+  }
+
+  /** Stops kube-apiserver alone (a cluster whose API is down); `resumeApiserver` starts it again on the same port. */
+  async stopApiserver(): Promise<void> {
     const index = this.procs.findIndex((p) => p.name === 'kube-apiserver');
     if (index >= 0) {
       await this.procs[index]!.stop();
       this.procs.splice(index, 1);
     }
+  }
+
+  async resumeApiserver(): Promise<void> {
     await this.startApiserver();
   }
 
