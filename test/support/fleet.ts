@@ -12,7 +12,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import type { RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLUGIN_NAME, startArgoCd, type RunningArgoCd } from './argocd.js';
@@ -67,6 +67,8 @@ export interface FleetOptions {
   log?: (line: string) => void;
   /** The webhooks' and controllers' log lines, with the member's name. */
   componentLog?: (member: string, line: string) => void;
+  /** More of a member's tenantgate.yaml (its webhook's and controller's), e.g. `fleet` for the fleet budgets' hub. */
+  memberConfig?: (member: string) => Promise<Partial<TenantgateConfig>>;
 }
 
 export interface KubeconfigContext {
@@ -176,7 +178,7 @@ interface StartedMember extends FleetMember {
   caPem: string;
 }
 
-async function startMember(name: string, dir: string, log: (l: string) => void, componentLog: (m: string, l: string) => void): Promise<StartedMember> {
+async function startMember(name: string, dir: string, log: (l: string) => void, componentLog: (m: string, l: string) => void, memberConfig?: FleetOptions['memberConfig']): Promise<StartedMember> {
   const controlPlane = await ControlPlane.start({ dir: join(dir, name), log: (l) => log(`${name}: ${l}`) });
   const info = controlPlane.info;
   let webhook: LocalWebhook | undefined;
@@ -186,10 +188,11 @@ async function startMember(name: string, dir: string, log: (l: string) => void, 
     const decisions: AdmissionDecision[] = [];
     // Argo CD writes Projects on the member as argocd-manager: a platform identity, privileged (ADR 0007).
     const privileged = { users: [...DEFAULT_CONFIG.privileged.users, ARGOCD_MANAGER_USER], groups: DEFAULT_CONFIG.privileged.groups };
-    webhook = await startLocalWebhook(info, { clusterName: name, privileged }, { log: (l) => componentLog(name, `webhook: ${l}`), onDecision: (d) => decisions.push(d) });
+    const more = (await memberConfig?.(name)) ?? {};
+    webhook = await startLocalWebhook(info, { ...more, clusterName: name, privileged }, { log: (l) => componentLog(name, `webhook: ${l}`), onDecision: (d) => decisions.push(d) });
     const controller = await startTestController({
       kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-      config: { ...DEFAULT_CONFIG, clusterName: name, resyncPeriodSeconds: 30 },
+      config: { ...DEFAULT_CONFIG, ...more, clusterName: name, resyncPeriodSeconds: 30 },
       log: (m: string, fields?: Record<string, unknown>) => componentLog(name, `controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
     });
     const caPem = await readFile(info.caFile, 'utf8');
@@ -213,7 +216,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   await mkdir(options.dir, { recursive: true });
   const started = await Promise.allSettled([
     startArgoCd(options.host, { applicationSet: true, dir: join(options.dir, 'argocd'), log: (l) => log(`argocd: ${l}`) }),
-    ...names.map((name) => startMember(name, options.dir, log, componentLog)),
+    ...names.map((name) => startMember(name, options.dir, log, componentLog, options.memberConfig)),
   ]);
   const [argoResult, ...memberResults] = started;
   const members = memberResults.flatMap((r) => (r.status === 'fulfilled' ? [r.value as StartedMember] : []));

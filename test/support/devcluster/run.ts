@@ -11,8 +11,12 @@ import { ControlPlane, type ClusterInfo } from './controlplane.js';
 import { handOverSignals } from './processes.js';
 import { applicationObject, argoCdVersion, startArgoCd } from '../argocd.js';
 import { LocalGitRepo } from '../git-repo.js';
-import { fleetApplicationSet, startFleet } from '../fleet.js';
-import { installBase, kubectlAs, startLocalWebhook } from './tenantgate.js';
+import { FLEET_CLUSTERS, HOST_CONTEXT, fleetApplicationSet, startFleet } from '../fleet.js';
+import { installFleetHub } from '../fleet-hub-install.js';
+import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
+import { FLEET_NAMESPACE } from '../../../src/fleet/fleet-budget-object.js';
+import { parseAllDocuments } from 'yaml';
+import { installBase, kubectlAs, serviceAccountKubeconfigFile, startLocalWebhook } from './tenantgate.js';
 import { applyChartTemplates, startControllerWithView } from '../view.js';
 
 const log = (m: string) => process.stderr.write(`[make run] ${m}\n`);
@@ -123,23 +127,60 @@ Argo CD (${argoCdVersion()}: repo-server, cmp-server with the tenantgate plugin,
 
 /**
  * `make run FLEET=1`: two more control planes, prod-eu and prod-us, each with tenantgate, registered with
- * the real Argo CD on this one (ADR 0029), and an ApplicationSet rendering examples/gitops per cluster.
+ * the real Argo CD on this one (ADR 0029), and an ApplicationSet rendering examples/gitops plus
+ * examples/fleet per cluster. This control plane is also the fleet's hub (docs/fleet.md): the chart's hub
+ * mode, and the FleetBudget of every Project with a fleet budget (what an Application rendering for the hub
+ * with plugin env FLEET_HUB=true adds). Each member reaches the hub as its ServiceAccount member-<cluster>;
+ * its give-back timers are short (an offer after 60 s idle, a give-back after 120 s) so that shares are
+ * seen drifting back within minutes.
  */
 async function startFleetWithExamples(info: ClusterInfo, dir: string, stopAll: Array<() => Promise<void>>): Promise<string> {
-  const fleet = await startFleet({ host: info, dir: join(dir, 'fleet'), id: 'dev', log: (m) => log(`fleet: ${m}`) });
+  await installFleetHub(info, FLEET_CLUSTERS);
+  const memberConfig = async (cluster: string): Promise<Partial<TenantgateConfig>> => ({
+    fleet: {
+      ...DEFAULT_CONFIG.fleet,
+      hubKubeconfig: await serviceAccountKubeconfigFile(info, FLEET_NAMESPACE, `member-${cluster}`),
+      keep: { 'requests.cpu': '1' },
+      above: { 'requests.cpu': '2' },
+      offerAfterSeconds: 60,
+      giveBackAfterSeconds: 120,
+      checkEverySeconds: 10,
+    },
+  });
+  const fleet = await startFleet({ host: info, dir: join(dir, 'fleet'), id: 'dev', log: (m) => log(`fleet: ${m}`), memberConfig });
   stopAll.push(() => fleet.stop());
   const repo = await LocalGitRepo.init(join(dir, 'git'));
   await repo.copyIn(join(REPO_ROOT, 'examples', 'gitops'), 'projects');
-  await repo.commit('examples/gitops');
+  await repo.copyIn(join(REPO_ROOT, 'examples', 'fleet'), 'projects');
+  await repo.commit('examples/gitops and examples/fleet');
+  const hubRender = await renderDirectory(join(repo.dir, 'projects'), { ...process.env, ARGOCD_ENV_FLEET_HUB: 'true' });
+  if (hubRender.output === undefined) throw new Error(`the fleet's repository does not render for the hub:\n${hubRender.errors.join('\n')}`);
+  const budgets = parseAllDocuments(hubRender.output)
+    .map((d) => d.toJS() as { kind?: string } | null)
+    .filter((o) => o?.kind === 'FleetBudget');
+  await kubectlAs(info, 'admin', ['apply', '-f', '-'], budgets.map((o) => JSON.stringify(o)).join('\n'));
+  log(`hub: ${budgets.length} FleetBudget(s) in ${FLEET_NAMESPACE}`);
   await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify(fleetApplicationSet({ name: 'tenantgate-projects', fleet: fleet.id, repoURL: repo.url, path: 'projects' })));
   log(`ApplicationSet argocd/tenantgate-projects: one Application per cluster (${fleet.members.map((m) => m.name).join(', ')})`);
   const contexts = fleet.members.map((m) => m.context);
+  const kubectl = join(info.binDir, 'kubectl');
+  const plugin = `node ${join(REPO_ROOT, 'dist', 'cli', 'kubectl-plugin.js')}`;
+  const [eu, us] = [fleet.member('prod-eu'), fleet.member('prod-us')];
+  const alice = (m: typeof eu) => `KUBECONFIG=${m.info.kubeconfigs.alice}`;
   return `
 A fleet behind Argo CD (${argoCdVersion()}, with its ApplicationSet controller; logs in ${fleet.argo.dir}):
   kubectl -n argocd get applications -o custom-columns=NAME:.metadata.name,SYNC:.status.sync.status,HEALTH:.status.health.status,OP:.status.operationState.phase
 ${contexts.map((c) => `  kubectl --kubeconfig ${fleet.kubeconfig} --context ${c} get projects,namespaces -l tenantgate.io/project   # what ${c} got`).join('\n')}
-  node ${join(REPO_ROOT, 'dist', 'cli', 'main.js')} plan ${join(repo.dir, 'projects')} ${contexts.map((c) => `--cluster ${c}=${c}`).join(' ')} --kubeconfig ${fleet.kubeconfig}   # every project, per cluster and in total
+  node ${join(REPO_ROOT, 'dist', 'cli', 'main.js')} plan ${join(repo.dir, 'projects')} ${contexts.map((c) => `--cluster ${c}=${c}`).join(' ')} --hub ${HOST_CONTEXT} --kubeconfig ${fleet.kubeconfig}   # every project, per cluster and in total; storefront against its fleet budget
   git -C ${repo.dir} log --oneline      # commit there; Argo CD polls every 10 s
+
+One CPU budget for the fleet (examples/fleet/storefront.yaml: 8 CPUs shared by prod-eu and prod-us; this cluster is the hub):
+  ${kubectl} -n ${FLEET_NAMESPACE} get fleetbudgets -o yaml      # each member's share of it (status.members), written by the members
+  ${alice(eu)} ${kubectl} -n storefront-web patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"5"}}}'   # prod-eu: beyond its share, admitted after a transfer from the pool
+  ${alice(us)} ${kubectl} -n storefront-web patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"4"}}}'   # prod-us: beyond what the fleet has left: [F2], naming who holds the room
+  ${alice(eu)} ${plugin} headroom storefront      # per cluster: share, used, fleet headroom
+  ${alice(eu)} ${kubectl} -n storefront-web get budget      # the budget view on prod-eu
+  ${alice(eu)} ${kubectl} -n storefront-web patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"2"}}}'   # then, unused for 1–2 minutes, prod-eu offers and gives back its share: watch the hub
 `;
 }
 

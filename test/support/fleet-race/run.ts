@@ -21,8 +21,6 @@ import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { helmTemplate } from '../../../hack/chart-manifests.js';
 import { generateWebhookCerts } from '../../../src/certs/files.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import type { RunningController } from '../../../src/controller/start.js';
@@ -33,6 +31,7 @@ import { OWNERS_BINDING_NAME } from '../../../src/render/owner-binding.js';
 import type { Project } from '../../../src/validate/types.js';
 import { DEFAULT_QUOTA_NAME } from '../../../src/validate/types.js';
 import { startTestController } from '../controller-kit.js';
+import { installFleetHub } from '../fleet-hub-install.js';
 import type { ControlPlane, ClusterInfo } from '../devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../devcluster/replicas.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig, serviceAccountKubeconfigFile } from '../devcluster/tenantgate.js';
@@ -43,7 +42,6 @@ import { apiError, must, readConsistent, sendAttempt, until } from '../replica-r
 const CPU = 'requests.cpu';
 const MEMORY = 'requests.memory';
 const USERS: [string, string] = ['alice', 'bob'];
-const FB = 'fleetbudgets.tenantgate.io';
 
 export interface FleetMemberCluster {
   name: string;
@@ -120,26 +118,6 @@ export function fleetMemberConfig(cluster: string, hubKubeconfig: string): Parti
     clusterName: cluster,
     fleet: { ...DEFAULT_CONFIG.fleet, hubKubeconfig, keep: { [CPU]: '1', [MEMORY]: '2Gi' }, above: { [CPU]: '2', [MEMORY]: '4Gi' }, offerAfterSeconds: 3600, giveBackAfterSeconds: 7200, checkEverySeconds: 30 },
   };
-}
-
-interface K8sObject {
-  kind: string;
-  metadata: { name: string };
-}
-
-/** The chart's hub mode on `hub`, as helm renders it: the CRD (Established) first, then the hub's objects. */
-export async function installFleetHub(hub: ClusterInfo, members: readonly string[]): Promise<void> {
-  const rendered = await helmTemplate(['--set', 'fleet.hub.enabled=true', '--set', `fleet.hub.members={${members.join(',')}}`, '--set', 'webhook.enabled=false', '--set', 'controller.enabled=false']);
-  const objects = parseAllDocuments(rendered)
-    .map((d) => d.toJS() as K8sObject | null)
-    .filter((o): o is K8sObject => o !== null);
-  const crd = objects.filter((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === FB);
-  const hubObjects = objects.filter((o) => ['Namespace', 'Role', 'RoleBinding', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind) && (o.kind !== 'Namespace' || o.metadata.name === FLEET_NAMESPACE));
-  if (crd.length !== 1) throw new Error(`the chart's hub mode rendered ${crd.length} ${FB} CRDs`);
-  const apply = (list: K8sObject[]) => kubectlAs(hub, 'admin', ['apply', '--server-side', '--force-conflicts', '--field-manager', 'fleet-race', '-f', '-'], list.map((o) => JSON.stringify(o)).join('\n'));
-  await apply(crd);
-  await kubectlAs(hub, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', `crd/${FB}`]);
-  await apply(hubObjects);
 }
 
 async function readFleetBudget(hub: k8s.CustomObjectsApi, name: string): Promise<FleetBudgetObject> {
