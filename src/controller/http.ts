@@ -30,8 +30,12 @@ function readOnly(req: IncomingMessage, res: ServerResponse): string | undefined
   return (req.url ?? '/').split('?')[0] ?? '/';
 }
 
-/** /healthz and /readyz over plain HTTP: what the kubelet probes. Nothing else is served here. */
-export async function serveProbes(o: { port: number; host: string; healthy: () => boolean; ready: () => boolean }): Promise<Served> {
+/**
+ * /healthz and /readyz over plain HTTP: what the kubelet probes. Nothing else is served here. /readyz
+ * answers 503 until the caches have synced, and again while a watch re-lists, reconnects or is broken
+ * (`current`): the controller's cache is stale then (an API server or etcd restart), as the webhook's.
+ */
+export async function serveProbes(o: { port: number; host: string; healthy: () => boolean; ready: () => boolean; current?: () => boolean }): Promise<Served> {
   const server = createServer((req, res) => {
     const path = readOnly(req, res);
     if (path === undefined) return;
@@ -39,8 +43,9 @@ export async function serveProbes(o: { port: number; host: string; healthy: () =
       const ok = o.healthy();
       plain(res, ok ? 200 : 500, ok ? 'ok\n' : 'leader lease not renewed\n');
     } else if (path === '/readyz') {
-      const ok = o.ready();
-      plain(res, ok ? 200 : 503, ok ? 'ok\n' : 'caches not synced\n');
+      if (!o.ready()) plain(res, 503, 'caches not synced\n');
+      else if (o.current && !o.current()) plain(res, 503, 'a watch is re-listing or broken\n');
+      else plain(res, 200, 'ok\n');
     } else {
       plain(res, 404, 'not found: the probe port serves /healthz and /readyz; /metrics is on the metrics port (HTTPS, bearer token)\n');
     }

@@ -94,6 +94,11 @@ export class ObjectCache<K extends WatchedKind> {
     return this.informer.synced;
   }
 
+  /** Synced, and its watch connected (false while it re-lists, reconnects or is broken). */
+  get upToDate(): boolean {
+    return this.informer.upToDate;
+  }
+
   stop(): Promise<void> {
     return this.informer.stop();
   }
@@ -126,6 +131,10 @@ export class ObjectCaches<K extends WatchedKind> {
 
   get synced(): boolean {
     return this.all.every((c) => c.synced);
+  }
+
+  get upToDate(): boolean {
+    return this.all.every((c) => c.upToDate);
   }
 
   async waitSynced(): Promise<void> {

@@ -304,6 +304,32 @@ export class ControlPlane {
     throw new Error(`kube-controller-manager did not create the default ServiceAccount within ${timeoutMs} ms:\n${await tail(join(this.info.dir, 'kube-controller-manager.log'))}`);
   }
 
+  /**
+   * Stops etcd alone: kube-apiserver keeps running and answers with errors (reads from its watch cache
+   * may still succeed) until `resumeEtcd`.
+   */
+  async stopEtcd(): Promise<void> {
+    await this.procs.find((p) => p.name === 'etcd')?.stop();
+  }
+
+  /** Starts etcd again with the same command, flags and data, and waits until kube-apiserver is ready on it. */
+  async resumeEtcd(): Promise<void> {
+    const index = this.procs.findIndex((p) => p.name === 'etcd');
+    if (index < 0) throw new Error('no etcd process in this control plane');
+    const stopped = this.procs[index]!;
+    if (stopped.child.exitCode === null && stopped.child.signalCode === null) throw new Error('etcd is running: stopEtcd first');
+    // Same place in procs, so stop() still ends etcd last.
+    this.procs[index] = startProcess('etcd', stopped.child.spawnfile, stopped.child.spawnargs.slice(1), stopped.logFile);
+    const apiserver = this.procs.find((p) => p.name === 'kube-apiserver');
+    if (apiserver) await this.waitReady(apiserver);
+  }
+
+  /** Stops and starts etcd (kube-apiserver and the controller manager keep running and reconnect). */
+  async restartEtcd(): Promise<void> {
+    await this.stopEtcd();
+    await this.resumeEtcd();
+  }
+
   /** The pid of one of its processes (etcd, kube-apiserver, kube-controller-manager), for benchmarks' CPU accounting. */
   pid(name: 'etcd' | 'kube-apiserver' | 'kube-controller-manager'): number {
     const proc = this.procs.find((p) => p.name === name);
