@@ -6,7 +6,9 @@
  * a compare-and-swap write (the resourceVersion it read as precondition), so a result computed from
  * a ledger that is no longer current never lands.
  *
- * Designed, not yet enforced: no entry point calls this module yet.
+ * Enforced on fleet members: the webhook's growth beyond a member's enforced limit applies
+ * `requestGrowth` on the hub (src/webhook/fleet-growth.ts through src/fleet/hub-transaction.ts), and the
+ * member controller's give-back and offer loop the other transitions (src/controller/fleet-loop.ts).
  *
  * The demarcation rules this module encodes:
  * - the pool is derived, never stored: pool = budget − Σ shares, so "Σ shares ≤ budget" is "pool ≥ 0";
