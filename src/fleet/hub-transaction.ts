@@ -11,7 +11,8 @@
  *
  * The result is stored (with what the write did), refused (the transition's typed refusal: no room,
  * not a member, released…), unusable (no FleetBudget on the hub, or one that cannot be read: fail
- * closed), or unreachable (with the last ledger read, if any, to name who held the room). When a
+ * closed), rejected (the hub answered the write with a refusal other than 409: its admission policy
+ * tenantgate-fleet-shares or RBAC), or unreachable (with the last ledger read, if any, to name who held the room). When a
  * write was confirmed only by a re-read, `results` lists every transition sent with the key: which one
  * landed is not known, so a caller raises its enforced limit by what all of them granted at least
  * (`surelyGranted`) — less than the hub stored only leaves share unenforced, never overspent.
@@ -31,6 +32,8 @@ export type HubOutcome<R extends Applied> =
   | { readonly kind: 'refused'; readonly refusal: ShareRefusal; readonly ledger: ShareLedger }
   /** No FleetBudget for the project, or one whose spec/status cannot be read. Nothing was written. */
   | { readonly kind: 'unusable'; readonly problems: readonly string[] }
+  /** The hub answered the write with a refusal other than a conflict (its admission policy, RBAC): nothing was stored. */
+  | { readonly kind: 'rejected'; readonly problems: readonly string[]; readonly ledger: ShareLedger }
   | { readonly kind: 'unreachable'; readonly reason: string; readonly lastRead?: ShareLedger };
 
 export interface HubTransactionOptions {
@@ -134,8 +137,7 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
       }
       if (answered(err)) {
         // The hub answered and refused (its admission policy, RBAC, a validation): nothing was stored.
-        lastProblem = `the hub refused the write of ${owner}: ${describeError(err)}`;
-        return unreachable();
+        return { kind: 'rejected', problems: [`the hub refused the write of ${owner}: ${describeError(err)}`], ledger: parsed.ledger };
       }
       // No answer: it may have landed. Remember what was sent and find out by reading again.
       unanswered.push(result);

@@ -4,7 +4,9 @@
  * needed), how much more share to ask the hub for, and when to give unused share back (hysteresis).
  * Pure: the enforced limit, the allocation and the policy are arguments.
  *
- * Designed, not yet enforced: no entry point calls this module yet.
+ * Enforced on fleet members: the webhook asks the hub for `growthWant` of a growth `decideLocally`
+ * finds beyond the enforced limit (src/webhook/fleet-growth.ts, src/webhook/headroom.ts); the member
+ * controller's loop gives room back (src/controller/fleet-loop.ts).
  *
  * The member's rules of order, which these functions leave to their caller:
  * - raise the enforced limit only after its own write to the hub was stored (the CAS answered 200, or

@@ -15,12 +15,12 @@ import type { HubClient } from '../fleet/hub-client.js';
 import { applyOnHub, surelyGranted, type HubTransactionOptions } from '../fleet/hub-transaction.js';
 import { decideLocally, growthWant, type GiveBackPolicy } from '../fleet/member.js';
 import { requestGrowth, type Granted, type ShareLedger } from '../fleet/shares.js';
-import { fleetBudgetUnusable, fleetGrowthRefusal, fleetHubUnreachable } from '../validate/rules/fleet.js';
+import { fleetBudgetUnusable, fleetGrowthRefusal, fleetHubRejected, fleetHubUnreachable, fleetRaiseFailed } from '../validate/rules/fleet.js';
 import type { Resources } from '../validate/resources.js';
 import type { Violation } from '../validate/types.js';
 import type { LedgerStore } from './ledger.js';
 
-export type TransferResult = 'granted' | 'refused' | 'unreachable' | 'unusable' | 'failed';
+export type TransferResult = 'granted' | 'refused' | 'rejected' | 'unreachable' | 'unusable' | 'failed';
 
 export interface FleetGuardOptions {
   /** This cluster's name (tenantgate.yaml clusterName), a member in the Projects' spec.fleet.clusters. */
@@ -98,6 +98,10 @@ export class FleetGrowth {
       return deny('refused', fleetGrowthRefusal(project, o.cluster, outcome.refusal));
     }
     if (outcome.kind === 'unusable') return deny('unusable', fleetBudgetUnusable(project, o.cluster, outcome.problems));
+    if (outcome.kind === 'rejected') {
+      this.lastRead.set(project, outcome.ledger);
+      return deny('rejected', fleetHubRejected(project, o.cluster, outcome.problems.join('; ')));
+    }
     if (outcome.kind === 'unreachable') {
       if (outcome.lastRead) this.lastRead.set(project, outcome.lastRead);
       o.log?.(`fleet: project ${project}: the hub did not answer: ${outcome.reason}`);
@@ -111,7 +115,7 @@ export class FleetGrowth {
       o.onEnforced?.(project, raised.record.enforced);
     } catch (err) {
       // The hub holds the grant; E stays lower (the share is only unused until the next give-back).
-      return deny('failed', { rule: 'F2', message: `project ${project} on cluster ${o.cluster}: the hub granted ${[...granted].map(([r, q]) => `${r} ${q.toString()}`).join(', ')}, but raising the enforced limit in the headroom ledger failed: ${describeError(err)}; retry` });
+      return deny('failed', fleetRaiseFailed(project, o.cluster, granted, describeError(err)));
     }
     o.onTransfer?.('granted');
     o.log?.(`fleet: project ${project}: the hub granted ${[...granted].map(([r, q]) => `${r} ${q.toString()}`).join(', ')} (key ${key}, ${outcome.confirmedBy})`);

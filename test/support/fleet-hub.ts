@@ -1,14 +1,14 @@
 /**
  * A fleet of local clusters sharing fleet budgets through a hub (docs/adr/0039-fleet-budgets-demarcation.md,
- * docs/adr/0044-fleet-member-wiring.md), without Argo CD: a hub control plane holding the FleetBudget
- * CRD (the chart's file) in namespace tenantgate-fleet with a ServiceAccount `member-<cluster>` per
- * member, and member control planes each running tenantgate's webhook in this process (ledger on,
+ * docs/adr/0044-fleet-member-wiring.md), without Argo CD: a hub control plane with the chart's hub mode
+ * (test/support/fleet-hub-install.ts: the FleetBudget CRD, namespace tenantgate-fleet, a ServiceAccount
+ * `member-<cluster>` per member bound to the member Role, the admission policy tenantgate-fleet-shares),
+ * and member control planes each running tenantgate's webhook in this process (ledger on,
  * reviews from its apiserver only, as test/support/devcluster/tenantgate.ts starts it) with
  * tenantgate.yaml `clusterName` and `fleet.hubKubeconfig` pointing at a kubeconfig of its member
  * ServiceAccount on the hub (TLS verified with the hub's CA).
- *
- * The hub RBAC is the member Role the ADR prescribes (get/list/watch fleetbudgets, update
- * fleetbudgets/status, no patch); a member writes as its ServiceAccount, never as admin.
+ * A member writes as its ServiceAccount (get/list/watch fleetbudgets, update fleetbudgets/status, no
+ * patch), never as admin.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,10 +19,8 @@ import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ControlPlane } from './devcluster/controlplane.js';
 import { installBase, kubectlAs, startLocalWebhook, type LocalWebhook } from './devcluster/tenantgate.js';
 import { kubeconfigWithContexts } from './fleet.js';
+import { installFleetHub } from './fleet-hub-install.js';
 
-export const FLEETBUDGET_CRD = new URL('../../charts/tenantgate/files/crd/fleetbudgets.tenantgate.io.yaml', import.meta.url).pathname;
-/** The hub's Role for members (docs/adr/0039: no patch; every write a PUT carrying the resourceVersion read). */
-export const MEMBER_ROLE = 'tenantgate-fleet-member';
 
 export interface FleetHub {
   cp: ControlPlane;
@@ -38,31 +36,9 @@ export async function startFleetHub(dir: string, members: readonly string[], log
   const cp = await ControlPlane.start({ dir: join(dir, 'hub'), log: (l) => log(`hub: ${l}`) });
   const info = cp.info;
   try {
-    await kubectlAs(info, 'admin', ['apply', '--server-side', '-f', FLEETBUDGET_CRD]);
-    await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/fleetbudgets.tenantgate.io']);
-    const docs: unknown[] = [
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: FLEET_NAMESPACE } },
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'Role',
-        metadata: { name: MEMBER_ROLE, namespace: FLEET_NAMESPACE },
-        rules: [
-          { apiGroups: ['tenantgate.io'], resources: ['fleetbudgets'], verbs: ['get', 'list', 'watch'] },
-          { apiGroups: ['tenantgate.io'], resources: ['fleetbudgets/status'], verbs: ['update'] },
-        ],
-      },
-      ...members.flatMap((m) => [
-        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: `member-${m}`, namespace: FLEET_NAMESPACE } },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'RoleBinding',
-          metadata: { name: `member-${m}`, namespace: FLEET_NAMESPACE },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: MEMBER_ROLE },
-          subjects: [{ kind: 'ServiceAccount', name: `member-${m}`, namespace: FLEET_NAMESPACE }],
-        },
-      ]),
-    ];
-    await kubectlAs(info, 'admin', ['apply', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n'));
+    // The chart's hub mode as helm renders it: CRD, namespace, member-<cluster> ServiceAccounts bound to
+    // the member Role, and the admission policy tenantgate-fleet-shares re-checking every member write.
+    await installFleetHub(info, members);
   } catch (err) {
     await cp.stop();
     throw err;

@@ -109,6 +109,15 @@ describe('applyOnHub', () => {
     expect(hub.writes).toBe(0);
   });
 
+  it('a write the hub answers with a refusal (its admission policy): rejected at once, nothing stored', async () => {
+    const hub = hubWithWeb();
+    hub.writeStatus = () => Promise.reject(Object.assign(new Error('denied'), { statusCode: 422, body: { message: 'ValidatingAdmissionPolicy tenantgate-fleet-shares denied request: [F3] share above the bound' } }));
+    const out = await applyOnHub(hub, 'web', grow('eu-1', '1'), opts('eu-1'));
+    expect(out.kind).toBe('rejected');
+    if (out.kind === 'rejected') expect(out.problems).toEqual(['the hub refused the write of FleetBudget tenantgate-fleet/web: 422: ValidatingAdmissionPolicy tenantgate-fleet-shares denied request: [F3] share above the bound']);
+    expect(hub.reads).toBe(1);
+  });
+
   it('a hub that does not answer: unreachable after its attempts, with the last ledger read', async () => {
     const hub = hubWithWeb();
     hub.down = true;

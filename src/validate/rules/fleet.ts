@@ -185,3 +185,20 @@ export function fleetBudgetUnusable(project: string, cluster: string, problems: 
     message: `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and the hub's ledger cannot be used: ${problems.join('; ')}; nothing more was granted (growth within the share is still admitted)`,
   };
 }
+
+/** F2 when the hub answered a member's write with a refusal other than a conflict (its admission policy, RBAC): nothing was granted. */
+export function fleetHubRejected(project: string, cluster: string, reason: string): Violation {
+  return {
+    rule: 'F2',
+    message: `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and ${reason}; nothing more was granted (growth within the share is still admitted)`,
+  };
+}
+
+/** F2 when the hub stored a grant but the member could not raise its enforced limit: the share stays unused until a give-back returns it. */
+export function fleetRaiseFailed(project: string, cluster: string, granted: Resources, error: string): Violation {
+  const what = [...granted].sort(([a], [b]) => a.localeCompare(b)).map(([r, q]) => `${r} ${q.toString()}`).join(', ');
+  return {
+    rule: 'F2',
+    message: `${projectOnCluster(project, cluster)}: the hub granted ${what}, but raising this cluster's enforced limit in the headroom ledger failed (${error}); retry`,
+  };
+}
