@@ -32,6 +32,14 @@
  *  3. The headroom race for every engine (bench/peers/race.ts): 25 rounds × 40 concurrent quota creates
  *     of 1 CPU each against a 10 CPU budget, overspent rounds counted: tenantgate (ledger on), Kyverno
  *     (kyverno-q1-headroom.yaml), Gatekeeper (gatekeeper-q1-headroom.yaml).
+ *  3b. Pods against a project's budget (bench/peers/pods.ts, ADR 0049), when `capsule` is among the
+ *     engines: tenantgate (webhook with the ledger + controller; the budget split into a quota per
+ *     namespace, pods left to Kubernetes' quota admission) next to Capsule v0.14.0's GlobalResourceQuota
+ *     (its webhook reserving every pod in a QuantityLedger), the chart's client rate limit and a raised
+ *     one: a pod race (40 at once, room for 10, overspend by usage), a burst of 1,000 pods with room for
+ *     600, steady pod creates (CPU per admitted pod, p50/p99) and a burst of namespace creates.
+ *     Targets: tenantgate 0 overspend; its CPU per admitted pod ≤ ⅓ and its burst wall time ≤ ½ of
+ *     Capsule's best counted variant. BENCH_PEERS_ONLY=pods runs this part alone.
  *  4. (c) RSS: each engine started fresh on the small cluster (step 2) and on a large one (N projects,
  *     5 namespaces and 5 quotas each, created as admin with no webhook registered), VmRSS after it is
  *     ready and has settled; growth per added object (Projects + Namespaces + ResourceQuotas).
@@ -46,7 +54,9 @@
  * not judged (no counted round, another project count), so `npm run bench -- peers --check` fails on it.
  *
  *   npm run bench -- peers [--check]
- *   BENCH_PEERS_ENGINES=tenantgate,kyverno,gatekeeper   which engines
+ *   BENCH_PEERS_ENGINES=tenantgate,kyverno,gatekeeper,capsule   which engines
+ *   BENCH_PEERS_ONLY=pods   BENCH_PEERS_PODS_RACE_ROUNDS=10 BENCH_PEERS_PODS_BURST=1000 BENCH_PEERS_PODS_BURST_ROOM=600
+ *   BENCH_PEERS_PODS_BURST_CONCURRENCY=50 BENCH_PEERS_PODS_RATE=10 BENCH_PEERS_PODS_S=30 BENCH_PEERS_PODS_NAMESPACES=50
  *   BENCH_PEERS_VARIANTS=…                              only these variants (comma-separated names above)
  *   BENCH_PEERS_PROJECTS=1000                           fixture Projects (the comparison is judged at 1,000 only)
  *   BENCH_PEERS_DURATION_S=5 BENCH_PEERS_CONCURRENCY=32 BENCH_PEERS_ROUNDS=3   saturation
@@ -72,8 +82,10 @@ import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js
 import { type LatencyResult, Pool, type Target, type ThroughputResult, HERE, ROOT, closedLoop, compileTenantgate, env, getText, log, median, nowMs, openLoop, postJson, procStatus, round1, sleep, table } from './lib/measure.js';
 import { namespaceCreateBodies } from './lib/reviews.js';
 import { apiOpenLoop, type ApiLoopResult, controlPlanePids, countCpu, createNamespace } from './peers/apiload.js';
-import { type Engine, type EngineName, type PeerBinary, buildPeer, eventually, installGatekeeperCrds, installKyvernoCrds, removeKyvernoWebhooks, startGatekeeper, startKyverno, startTenantgate } from './peers/engines.js';
+import { type Engine, type EngineName, type PeerBinary, type PeerName, buildPeer, eventually, installGatekeeperCrds, installKyvernoCrds, removeKyvernoWebhooks, startGatekeeper, startKyverno, startTenantgate } from './peers/engines.js';
 import { MAX_LOAD, type RowLoad, load1, loadCell, notCounted, row } from './peers/load.js';
+import { runPodComparison } from './peers/pod-engines.js';
+import { type PodComparison, type PodSettings, type PodTarget, judgePods } from './peers/pods.js';
 import { RACE_NAMESPACES, type RaceRow, runRace, setupRace } from './peers/race.js';
 import { Creator, createRange, parallel } from './webhook-p3.js';
 import { NAMESPACES_PER_PROJECT } from './webhook-server.js';
@@ -184,11 +196,13 @@ interface TargetResult {
 export async function main(): Promise<string[]> {
   mkdirSync(dirname(RESULTS), { recursive: true });
   const work = mkdtempSync(join(tmpdir(), 'tenantgate-bench-peers-'));
-  const engines = (process.env.BENCH_PEERS_ENGINES ?? 'tenantgate,kyverno,gatekeeper').split(',').map((s) => s.trim()).filter(Boolean) as EngineName[];
+  const engines = (process.env.BENCH_PEERS_ENGINES ?? 'tenantgate,kyverno,gatekeeper,capsule').split(',').map((s) => s.trim()).filter(Boolean) as EngineName[];
   const onlyVariants = process.env.BENCH_PEERS_VARIANTS?.split(',').map((s) => s.trim()).filter(Boolean);
   const unknownVariants = (onlyVariants ?? []).filter((v) => !(VARIANTS as readonly string[]).includes(v));
   if (unknownVariants.length) throw new Error(`BENCH_PEERS_VARIANTS: unknown ${unknownVariants.join(', ')}; known: ${VARIANTS.join(', ')}`);
-  const variants = VARIANTS.filter((v) => engines.includes(engineOf(v)) && (!onlyVariants || onlyVariants.includes(v)));
+  // BENCH_PEERS_ONLY=pods: only the pod comparison with Capsule (bench/peers/pods.ts, ADR 0049).
+  const podsOnly = process.env.BENCH_PEERS_ONLY === 'pods';
+  const variants = podsOnly ? [] : VARIANTS.filter((v) => engines.includes(engineOf(v)) && (!onlyVariants || onlyVariants.includes(v)));
   const fixtureProjects = Math.max(1, Math.round(env('BENCH_PEERS_PROJECTS', COMPARISON_PROJECTS)));
   const durationMs = env('BENCH_PEERS_DURATION_S', 5) * 1000;
   const concurrency = Math.max(1, Math.round(env('BENCH_PEERS_CONCURRENCY', 32)));
@@ -197,8 +211,22 @@ export async function main(): Promise<string[]> {
   const latencyMs = env('BENCH_PEERS_LATENCY_S', 10) * 1000;
   const apiRate = env('BENCH_PEERS_API_RATE', 50);
   const apiMs = env('BENCH_PEERS_API_S', 20) * 1000;
-  const rssProjects = Math.round(env('BENCH_PEERS_RSS_PROJECTS', 2000));
-  const doRace = env('BENCH_PEERS_Q1', 1) > 0;
+  const rssProjects = podsOnly ? 0 : Math.round(env('BENCH_PEERS_RSS_PROJECTS', 2000));
+  const doRace = !podsOnly && env('BENCH_PEERS_Q1', 1) > 0;
+  const doPods = podsOnly || engines.includes('capsule');
+  const podSettings: PodSettings = {
+    raceRounds: Math.max(1, Math.round(env('BENCH_PEERS_PODS_RACE_ROUNDS', 10))),
+    raceConcurrent: 40,
+    raceBudget: 10,
+    burst: Math.round(env('BENCH_PEERS_PODS_BURST', 1000)),
+    burstRoom: Math.round(env('BENCH_PEERS_PODS_BURST_ROOM', 600)),
+    burstConcurrency: Math.max(1, Math.round(env('BENCH_PEERS_PODS_BURST_CONCURRENCY', 50))),
+    rate: env('BENCH_PEERS_PODS_RATE', 10),
+    steadyS: env('BENCH_PEERS_PODS_S', 30),
+    idleS: env('BENCH_PEERS_PODS_IDLE_S', 10),
+    nsBurst: Math.round(env('BENCH_PEERS_PODS_NAMESPACES', 50)),
+    settleMs: 0,
+  };
   const raceRounds = Math.max(1, Math.round(env('BENCH_PEERS_RACE_ROUNDS', 25)));
   const settleMs = env('BENCH_PEERS_SETTLE_S', 120) * 1000;
   const idleMs = Math.max(1000, env('BENCH_PEERS_IDLE_S', 10) * 1000);
@@ -217,8 +245,8 @@ export async function main(): Promise<string[]> {
   log(`peers: work dir ${work}; load average ${loadavg().map(round1).join(' ')}; variants: ${variants.join(', ')}`);
 
   // 0. The peers' binaries.
-  const binaries: Partial<Record<'kyverno' | 'gatekeeper', PeerBinary>> = {};
-  for (const peer of ['kyverno', 'gatekeeper'] as const) {
+  const binaries: Partial<Record<PeerName, PeerBinary>> = {};
+  for (const peer of ['kyverno', 'gatekeeper', 'capsule'] as const) {
     if (!engines.includes(peer)) continue;
     binaries[peer] = buildPeer(peer);
     log(`peers: ${peer} ${binaries[peer].version}: ${binaries[peer].path} (${binaries[peer].sizeMB} MB${binaries[peer].builtNowS !== null ? `, built in ${binaries[peer].builtNowS} s` : ', cached'})`);
@@ -245,8 +273,8 @@ export async function main(): Promise<string[]> {
     await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: projects }));
     const creator = new Creator(cp.info.kubeconfigs.admin!);
     const t = nowMs();
-    await parallel(fixtureProjects, 50, (i) => creator.project(i));
-    log(`peers: ${fixtureProjects} fixture Projects in ${round1((nowMs() - t) / 1000)} s`);
+    if (!podsOnly) await parallel(fixtureProjects, 50, (i) => creator.project(i));
+    if (!podsOnly) log(`peers: ${fixtureProjects} fixture Projects in ${round1((nowMs() - t) / 1000)} s`);
     if (doRace) await setupRace(cp);
     if (binaries.kyverno) await installKyvernoCrds(cp, binaries.kyverno.version);
     if (binaries.gatekeeper) await installGatekeeperCrds(cp, binaries.gatekeeper.version, work);
@@ -389,7 +417,7 @@ export async function main(): Promise<string[]> {
     // The comparison: saturation rounds, at 1,000 projects, counted rows only.
     const summaries = byEngine.map(summarize);
     result.summaries = summaries;
-    const targets = judge(summaries, fixtureProjects);
+    const targets = podsOnly ? [] : judge(summaries, fixtureProjects);
     result.targets = targets;
     for (const tr of targets) if (!tr.met) missed.push(`${tr.target}: ${tr.judged ? `${tr.ratio}× (${tr.tenantgatePerCore} vs ${tr.peerPerCore} req per CPU second, ${tr.against})` : `not judged: ${tr.note}`}`);
     save();
@@ -436,6 +464,20 @@ export async function main(): Promise<string[]> {
           await kubectlAs(cp.info, 'admin', ['apply', '-f', join(POLICIES, GATEKEEPER_POLICY)]);
         });
       }
+    }
+
+    // 3b. A project's budget from a user's side: pods against tenantgate's split and Capsule's GlobalResourceQuota.
+    if (doPods) {
+      podSettings.settleMs = settleMs;
+      const pods = await runPodComparison(cp, work, mainJs, tgCerts, binaries.capsule, engines.includes('tenantgate'), podSettings, cpPids, (c) => {
+        result.pods = c;
+        save();
+      });
+      result.pods = pods;
+      const podTargets = judgePods(pods);
+      result.podTargets = podTargets;
+      for (const t of podTargets) if (!t.met) missed.push(`${t.target}: ${t.judged ? t.value : `not judged: ${t.note}${t.value ? `; as measured ${t.value}` : ''}`}`);
+      save();
     }
 
     // 4. RSS on a large cluster.
@@ -590,6 +632,24 @@ function judge(summaries: Summary[], fixtureProjects: number): TargetResult[] {
   });
 }
 
+/** The pod comparison with Capsule (bench/peers/pods.ts). */
+function podReport(c: PodComparison, targets: PodTarget[]): string {
+  const s = c.settings;
+  const out: string[] = [];
+  out.push(`\npods: a project's budget (requests.cpu) over ${5} namespaces; tenantgate: one quota per namespace (budget ÷ 5) and Kubernetes' quota admission; Capsule: one GlobalResourceQuota, its webhook reserving each pod in its QuantityLedger`);
+  out.push(`\nrace: ${s.raceConcurrent} concurrent 1-CPU pod creates over the namespaces, room for ${s.raceBudget}; in use counted by listing the pods`);
+  out.push(table(['engine', 'admitted per round', 'in use per round (CPU)', 'rounds overspent', 'max overspend', 'refused', 'errors', `skewed: all in one namespace (admitted/refused/errors)`, 'load start→end'], c.race.map((r) => [r.engine, r.admittedPerRound.join(','), r.usedPerRound.join(','), `${r.overspentRounds}/${r.rounds}`, r.maxOverspendCpu, r.refused, `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`, `${r.skewed.admitted}/${r.skewed.refused}/${r.skewed.errors}`, loadCell(r.load)])));
+  out.push(`\nburst: ${s.burst} 1-CPU pod creates over the namespaces, ${s.burstConcurrency} in flight, room for ${s.burstRoom}`);
+  out.push(table(['engine', 'admitted', 'refused', 'errors', 'wall s', 'in use (CPU)', 'overspend', 'load start→end'], c.burst.map((r) => [r.engine, r.admitted, r.refused, `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`, r.wallS, r.usedCpu, r.overspendCpu, loadCell(r.load)])));
+  out.push(`\nsteady: ${s.rate} pod creates/s for ${s.steadyS} s (open loop); CPU of the engine + apiserver + etcd above their idle rate with the engine running`);
+  out.push(table(['engine', 'admitted', 'refused', 'errors', 'p50 ms', 'p99 ms', 'CPU ms per admitted pod', 'CPU s (window)', 'load start→end'], c.steady.map((r) => [r.engine, `${r.admitted}/${r.sent}`, r.refused, r.errors, r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerAdmittedPod, Object.entries(r.cpuSeconds).map(([k, v]) => `${k} ${v}`).join(', '), loadCell(r.load)])));
+  out.push(`\nnamespaces: ${s.nsBurst} Namespace creates by the owner at once; until each takes a pod within the budget`);
+  out.push(table(['engine', 'admitted', 'refused', 'errors', 'creates s', 'all take a pod s', 'load start→end'], c.namespaces.map((r) => [r.engine, r.admitted, r.refused, r.errors, r.createWallS, r.readyWallS, loadCell(r.load)])));
+  for (const e of c.errors) out.push(`FAILED ${e.engine}, ${e.scenario}: ${e.error.slice(0, 300)}`);
+  for (const t of targets) out.push(`target ${t.target}: ${t.judged ? `${t.value} — ${t.met ? 'MET' : 'MISSED'}` : `NOT JUDGED (${t.note})${t.value ? `; as measured ${t.value}` : ''}`}`);
+  return out.join('\n');
+}
+
 function report(result: Record<string, unknown>): string {
   const out: string[] = [];
   const engines = (result.engines as EngineResult[] | undefined) ?? [];
@@ -623,6 +683,8 @@ function report(result: Record<string, unknown>): string {
       ? [r.engine, `FAILED: ${r.error.slice(0, 100)}`, '', '', '', '', '', loadCell(r.load)]
       : [r.engine, `${r.sequentialAdmitted}/${r.concurrent}`, `${r.overspentRounds}/${r.rounds}`, r.maxAdmitted, r.admittedPerRound.join(','), r.deniedHeadroom, `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`, loadCell(r.load)])));
   }
+  const pods = result.pods as PodComparison | undefined;
+  if (pods) out.push(podReport(pods, (result.podTargets as PodTarget[] | undefined) ?? []));
   const rss = (result.rss as RssRow[] | undefined) ?? [];
   if (rss.length) {
     out.push('\n(c) VmRSS after ready + 10 s');

@@ -71,6 +71,21 @@ export function deleteQuotas(cp: ControlPlane, agent: Agent, namespace: string, 
   return send(cp, agent, user, 'DELETE', `/api/v1/namespaces/${namespace}/resourcequotas`);
 }
 
+/** One Namespace create by `user` with this body, persisted, through `agent`. */
+export function postNamespace(cp: ControlPlane, agent: Agent | false, user: string, body: Buffer): Promise<ApiAnswer> {
+  return send(cp, agent, user, 'POST', '/api/v1/namespaces', body);
+}
+
+/** One Pod create by `user` (persisted unless `dryRun`). */
+export function createPod(cp: ControlPlane, agent: Agent | false, user: string, namespace: string, body: Buffer, dryRun = false): Promise<ApiAnswer> {
+  return send(cp, agent, user, 'POST', `/api/v1/namespaces/${namespace}/pods${dryRun ? '?dryRun=All' : ''}`, body);
+}
+
+/** Deletes every Pod of a namespace (deletecollection; a Pod bound to no node goes at once). */
+export function deletePods(cp: ControlPlane, agent: Agent, namespace: string, user = 'admin'): Promise<ApiAnswer> {
+  return send(cp, agent, user, 'DELETE', `/api/v1/namespaces/${namespace}/pods`);
+}
+
 /** The pids of this control plane's processes (their command lines name its directory). */
 export function controlPlanePids(cp: ControlPlane): Record<string, number> {
   const out: Record<string, number> = {};

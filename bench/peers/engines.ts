@@ -34,9 +34,13 @@ import { ROOT, log, nowMs, sleep, startChild, tailFile } from '../lib/measure.js
 
 export const KYVERNO_MODULE = 'github.com/kyverno/kyverno';
 export const GATEKEEPER_MODULE = 'github.com/open-policy-agent/gatekeeper/v3';
+export const CAPSULE_MODULE = 'github.com/projectcapsule/capsule';
+/** The peers built from Go modules (bench/peers/<peer>/go.mod pins each). */
+export type PeerName = 'kyverno' | 'gatekeeper' | 'capsule';
+const PEER_MODULES: Record<PeerName, string> = { kyverno: KYVERNO_MODULE, gatekeeper: GATEKEEPER_MODULE, capsule: CAPSULE_MODULE };
 export const POLICIES = join(ROOT, 'bench', 'peers', 'policies');
 
-export type EngineName = 'tenantgate' | 'kyverno' | 'gatekeeper';
+export type EngineName = 'tenantgate' | PeerName;
 
 export interface Engine {
   name: EngineName;
@@ -49,8 +53,8 @@ export interface Engine {
 }
 
 /** The version a wrapper module pins (bench/peers/<peer>/go.mod). */
-export function pinnedVersion(peer: 'kyverno' | 'gatekeeper'): string {
-  const module = peer === 'kyverno' ? KYVERNO_MODULE : GATEKEEPER_MODULE;
+export function pinnedVersion(peer: PeerName): string {
+  const module = PEER_MODULES[peer];
   const gomod = readFileSync(join(ROOT, 'bench', 'peers', peer, 'go.mod'), 'utf8');
   const m = new RegExp(`^(?:require\\s+)?\\s*${module.replaceAll('.', '\\.').replaceAll('/', '\\/')}\\s+(v\\S+)`, 'm').exec(gomod);
   if (!m) throw new Error(`bench/peers/${peer}/go.mod does not require ${module}`);
@@ -58,7 +62,7 @@ export function pinnedVersion(peer: 'kyverno' | 'gatekeeper'): string {
 }
 
 export interface PeerBinary {
-  peer: 'kyverno' | 'gatekeeper';
+  peer: PeerName;
   version: string;
   path: string;
   sizeMB: number;
@@ -67,7 +71,7 @@ export interface PeerBinary {
 }
 
 /** hack/build-go-tool.sh <peer> (a no-op when the binary is cached); its output goes to our stderr. */
-export function buildPeer(peer: 'kyverno' | 'gatekeeper'): PeerBinary {
+export function buildPeer(peer: PeerName): PeerBinary {
   const version = pinnedVersion(peer);
   const path = join(ROOT, '.cache', peer, version, peer);
   let builtNowS: number | null = null;
@@ -86,7 +90,7 @@ export function moduleDir(module: string, version: string): string {
   const r = spawnSync('go', ['env', 'GOMODCACHE'], { encoding: 'utf8' });
   const cache = r.stdout.trim();
   if (!cache) throw new Error('go env GOMODCACHE printed nothing');
-  // The module cache escapes capitals as !x; our two module paths have none.
+  // The module cache escapes capitals as !x; our module paths have none.
   const dir = join(cache, `${module}@${version}`);
   if (!existsSync(dir)) throw new Error(`${dir} missing: run hack/build-go-tool.sh first (it downloads the module)`);
   return dir;
@@ -94,7 +98,7 @@ export function moduleDir(module: string, version: string): string {
 
 const kubectl = (cp: ControlPlane, args: string[], input?: string) => kubectlAs(cp.info, 'admin', args, input);
 
-async function applyFiles(cp: ControlPlane, files: string[]): Promise<void> {
+export async function applyFiles(cp: ControlPlane, files: string[]): Promise<void> {
   // CRDs with large schemas exceed the last-applied annotation: server-side apply.
   for (let k = 0; k < files.length; k += 8) {
     const args = ['apply', '--server-side', '--force-conflicts'];
