@@ -22,7 +22,7 @@ export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'
   | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8'
   | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5' | 'Q6' | 'Q7'
-  | 'F1' | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 is designed, not yet reported
+  | 'F1' | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 from the webhook on a fleet member (ADR 0044)
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -78,7 +78,7 @@ export interface ProjectSpec {
   owners?: Subject[];
   quota?: QuotaSpec;
   clusters?: Record<string, { quota?: QuotaSpec }>;
-  /** A budget for the fleet as a whole, shared by `clusters` (docs/adr/0039; designed, not yet enforced). */
+  /** A budget for the fleet as a whole, shared by `clusters` (docs/adr/0039; enforced on members configured for the fleet, ADR 0044). */
   fleet?: FleetBudgetSpec;
   maxNamespaces?: number;
   namespaceDefaults?: { quota?: QuotaSpec; limitRange?: LimitRangeDefaults };
