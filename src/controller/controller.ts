@@ -261,6 +261,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
           checkEveryMs: options.config.fleet.checkEverySeconds * 1000,
           observations: fleetSeen,
           log,
+          acts: () => term !== undefined,
         })
       : undefined;
   let fleetLoop: FleetLoop | undefined;
@@ -289,8 +290,6 @@ export async function startController(options: ControllerOptions): Promise<Runni
       if (term || !wantLeading || stopping || !synced()) return;
       term = new Term(termConfig);
       term.start();
-      fleetLoop = newFleetLoop();
-      fleetLoop?.start();
       metrics.leader.set(1);
       log(`reconciling (${termConfig.workers} workers, resync every ${termConfig.resyncMs / 1000} s)`);
     });
@@ -300,10 +299,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       const old = term;
       term = undefined;
       metrics.leader.set(0);
-      const oldLoop = fleetLoop;
-      fleetLoop = undefined;
       if (old) await old.stop(options);
-      await oldLoop?.stop();
     });
     transition = t;
     return t;
@@ -368,7 +364,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       host: v.host,
       auth,
       ...(v.auth ? {} : { reload: () => readFrontProxyAuth(options.kubeConfig) }),
-      source: syncedCache,
+      source: { ...syncedCache, fleet: (project: string) => fleetSeen.projects.get(project) },
       log,
       ...(v.onRequest ? { onRequest: v.onRequest } : {}),
     });
@@ -381,6 +377,10 @@ export async function startController(options: ControllerOptions): Promise<Runni
   metrics.leader.set(0);
   void Promise.all([informers.waitSynced(), managed.waitSynced(), access?.waitSynced()]).then(() => {
     log(`caches synced: ${JSON.stringify(informers.snapshot.sizes)}`);
+    if (!stopping) {
+      fleetLoop = newFleetLoop();
+      fleetLoop?.start();
+    }
     startTerm();
   });
   elector?.start();
@@ -401,6 +401,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       wantLeading = false;
       await elector?.stop(); // no more renewals or acquisitions
       await stopTerm(); // finish the items in hand
+      await fleetLoop?.stop();
       if (elector) await elector.release();
       await Promise.all([informers.stop(), managed.stop(), access?.stop()]);
       await view?.close();

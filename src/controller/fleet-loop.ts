@@ -1,6 +1,6 @@
 /**
  * The member controller's give-back and offer loop (docs/adr/0039-fleet-budgets-demarcation.md,
- * docs/adr/0045-fleet-operations.md): on the leader only, every `checkEverySeconds` each fleet-budgeted
+ * docs/adr/0045-fleet-operations.md): every replica checks, the leader alone writes. Every `checkEverySeconds` each fleet-budgeted
  * Project this cluster belongs to (or still holds a share of) goes through a rate-limited work queue
  * (one worker: a project's checks never overlap). A check reads the hub's FleetBudget, the enforced
  * limit E and the live reservations from the project's headroom ledger, and the usage-counted
@@ -76,6 +76,12 @@ export interface FleetLoopOptions {
   log: (message: string, fields?: Record<string, unknown>) => void;
   /** Deadline of one hub transaction (default 10 s: nobody waits on it, unlike the webhook's 2 s). */
   hubDeadlineMs?: number;
+  /**
+   * Whether this replica may write (it leads). Every replica checks — the budget view and the metrics
+   * of a standby show the shares too, and its idle clocks run, so a new leader does not start them
+   * again — but only the leader lowers E and writes to the hub. Default: always.
+   */
+  acts?: () => boolean;
   now?: () => number;
   newKey?: () => string;
 }
@@ -214,6 +220,10 @@ export class FleetLoop {
     this.clocks.set(name, decision.clock);
     Object.assign(fields, { enforced: text(record.record.enforced), floor: text(floor) });
     const step = decision.step;
+    if (step && o.acts && !o.acts()) {
+      done('observed', { wouldReturn: Object.fromEntries(step.modes) });
+      return;
+    }
     if (!step) {
       done('kept', { idleSince: Object.fromEntries([...decision.clock].map(([r, t]) => [r, new Date(t).toISOString()])) });
       return;

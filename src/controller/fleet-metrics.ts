@@ -2,8 +2,8 @@
  * The controller's fleet metrics (docs/observability.md, docs/adr/0045-fleet-operations.md), computed
  * at scrape time as the project metrics are (project-metrics.ts, ADR 0033): no API call at scrape. The
  * allocation comes from the cache; the share, what is lent, the fleet budget and E come from what the
- * leader's give-back loop (fleet-loop.ts) last read of the hub and of the headroom ledger — so only the
- * leader has these series, and a standby none. `fleetSeries` is pure; `FleetGauges` serves it.
+ * give-back loop (fleet-loop.ts; every replica runs its checks, the leader alone writes) last read of
+ * the hub and of the headroom ledger. `fleetSeries` is pure; `FleetGauges` serves it.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { projectBudget } from '../validate/budget.js';

@@ -4,8 +4,7 @@
  */
 import { stringify } from 'yaml';
 import { Quantity } from '../quantity/quantity.js';
-import type { ProjectBudgetJson } from '../validate/budget.js';
-import type { ProjectRow } from './model.js';
+import type { ProjectBudgetJson, ProjectRow } from './model.js';
 
 export const OUTPUTS = ['json', 'yaml'] as const;
 export type Output = (typeof OUTPUTS)[number];
@@ -103,5 +102,27 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
     lines.push('', table(['NAMESPACE', 'RESOURCE', 'USED/HARD', 'ALLOCATED'], nsRows).trimEnd());
     if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* not yet covered by a quota: counted with namespaceDefaults');
   }
+  if (b.fleet) lines.push('', ...fleetLines(b.fleet));
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The fleet part (docs/kubectl-plugin.md): per resource the fleet budget, what this cluster enforces (E)
+ * and holds, its share, the room here and in the fleet; then each member's share. Numbers as the
+ * controller last read them from the hub (observedAt).
+ */
+function fleetLines(f: NonNullable<ProjectBudgetJson['fleet']>): string[] {
+  const when = f.observedAt ? `shares as last read from the hub at ${f.observedAt}` : 'shares not read from the hub yet';
+  const out = [`Fleet budget shared by ${f.members.join(', ')} (${when})`];
+  out.push(
+    table(
+      ['RESOURCE', 'FLEET BUDGET', 'SHARE HERE', 'ENFORCED', 'ALLOCATED', 'HEADROOM HERE', 'FLEET HEADROOM'],
+      f.resources.map((r) => [r.resource, r.fleetBudget, r.share !== undefined ? `${r.share}${r.lendable && r.lendable !== '0' ? ` (${r.lendable} offered)` : ''}` : '-', r.enforced ?? '-', r.allocated, r.headroomHere ?? '-', r.fleetHeadroom ?? '-']),
+    ).trimEnd(),
+  );
+  if (f.clusters.length > 0) {
+    const rows = f.clusters.flatMap((c) => Object.keys(c.share).map((r, i) => [i === 0 ? c.cluster : '', r, c.share[r]!, c.lendable[r] ?? '0']));
+    out.push('', table(['CLUSTER', 'RESOURCE', 'SHARE', 'OFFERED'], rows).trimEnd());
+  }
+  return out;
 }

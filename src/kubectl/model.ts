@@ -4,7 +4,7 @@
  * by the controller) and, where that API is not served, the objects themselves (Projects, namespaces,
  * quotas) put through `projectBudget` — the one budget arithmetic (src/validate/budget.ts). Pure.
  */
-import { projectBudget, projectBudgetJson, type ProjectBudgetJson } from '../validate/budget.js';
+import { projectBudget, projectBudgetJson, type ProjectBudgetJson as BaseBudgetJson } from '../validate/budget.js';
 import { Quantity } from '../quantity/quantity.js';
 import { budgetList } from '../validate/resources.js';
 import { MemorySnapshot } from '../validate/snapshot.js';
@@ -12,7 +12,10 @@ import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaOb
 import type { Identity } from '../view/api.js';
 import { cmpStr } from '../order.js';
 
-export type { ProjectBudgetJson } from '../validate/budget.js';
+import type { BudgetFleetJson } from '../view/fleet.js';
+
+/** A project's budget as the plugin shows it: the view's Budget adds, for a fleet-budgeted project, its fleet part. */
+export type ProjectBudgetJson = BaseBudgetJson & { fleet?: BudgetFleetJson };
 
 /** `kubectl auth whoami -o json` (a SelfSubjectReview) → the identity the apiserver sees, impersonation included. */
 export function identityFromReview(review: unknown): Identity {
@@ -88,6 +91,7 @@ export function budgetFromView(budget: unknown): ProjectBudgetJson {
     namespaces: [...b.namespaces]
       .map((n) => ({ namespace: n.namespace, allocated: n.allocated ?? {}, used: n.used ?? {}, hard: n.hard ?? {}, defaulted: n.defaulted === true }))
       .sort((x, y) => cmpStr(x.namespace, y.namespace)),
+    ...(b.fleet && typeof b.fleet === 'object' && Array.isArray(b.fleet.resources) ? { fleet: b.fleet } : {}),
   };
 }
 

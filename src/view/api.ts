@@ -10,6 +10,7 @@ import { formatResources } from '../validate/resources.js';
 import { LABEL_PROJECT, type Project, type Snapshot, type Subject } from '../validate/types.js';
 import { isOwner } from '../validate/rules/tenancy.js';
 import { byMetadataName } from '../order.js';
+import { budgetFleet, type BudgetFleetJson, type FleetSeen } from './fleet.js';
 
 export const VIEW_GROUP = 'view.tenantgate.io';
 export const VIEW_VERSION = 'v1alpha1';
@@ -27,7 +28,12 @@ export interface ViewSource {
   snapshot(): Snapshot | undefined;
   /** tenantgate.yaml clusterName ('' unnamed): which budget of spec.clusters counts. */
   cluster: string;
+  /** What the controller's fleet loop last saw of a project (fleet members only; src/view/fleet.ts). */
+  fleet?(project: string): FleetSeen | undefined;
 }
+
+/** Looks up what the fleet loop saw of a project (none outside fleet members). */
+export type FleetLookup = (project: string) => FleetSeen | undefined;
 
 export interface ViewRequest {
   method: string;
@@ -58,6 +64,8 @@ export interface BudgetObject {
   namespace: NamespaceShareJson;
   /** Every namespace of the project, the same shape. */
   namespaces: NamespaceShareJson[];
+  /** For a Project whose spec.fleet names this cluster: the fleet budget, E, the shares (src/view/fleet.ts). */
+  fleet?: BudgetFleetJson;
 }
 
 export interface OwnedProjectObject {
@@ -102,12 +110,17 @@ export function projectOfNamespace(snapshot: Snapshot, namespace: string): Proje
 }
 
 /** The Budget of the namespace's project, seen from that namespace. */
-export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string): BudgetObject {
-  return budgetSeenFrom(projectBudgetJson(projectBudget(snapshot, project, cluster)), snapshot, namespace);
+export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string, fleetOf?: FleetLookup): BudgetObject {
+  return budgetSeenFrom(projectBudgetJson(projectBudget(snapshot, project, cluster)), snapshot, namespace, fleetPart(snapshot, project, cluster, fleetOf));
+}
+
+function fleetPart(snapshot: Snapshot, project: Project, cluster: string, fleetOf?: FleetLookup): BudgetFleetJson | undefined {
+  if (!project.spec.fleet) return undefined;
+  return budgetFleet(project, cluster, projectBudget(snapshot, project, cluster).allocated, fleetOf?.(project.metadata.name ?? ''));
 }
 
 /** The Budget object of project budget `b`, seen from one of its namespaces. */
-function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string): BudgetObject {
+function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string, fleet?: BudgetFleetJson): BudgetObject {
   const share = b.namespaces.find((n) => n.namespace === namespace) ?? {
     // Labelled, yet counted against no budget here (being deleted, for instance): what it uses, no share.
     namespace,
@@ -126,6 +139,7 @@ function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: str
     resources: b.resources,
     namespace: share,
     namespaces: b.namespaces,
+    ...(fleet ? { fleet } : {}),
   };
 }
 
@@ -146,18 +160,19 @@ export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster
 }
 
 /** Every Budget in a namespace: one (named after its project) or none outside projects. */
-export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string): BudgetObject[] {
+export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string, fleetOf?: FleetLookup): BudgetObject[] {
   const project = projectOfNamespace(snapshot, namespace);
-  return project ? [budgetObject(snapshot, project, namespace, cluster)] : [];
+  return project ? [budgetObject(snapshot, project, namespace, cluster, fleetOf)] : [];
 }
 
 /** Every Budget of every project namespace (`kubectl get budgets -A`). */
-export function allBudgets(snapshot: Snapshot, cluster: string): BudgetObject[] {
+export function allBudgets(snapshot: Snapshot, cluster: string, fleetOf?: FleetLookup): BudgetObject[] {
   const out: BudgetObject[] = [];
   for (const project of [...snapshot.projects()].sort(byMetadataName)) {
     // One budget per project, seen from each of its namespaces (the budget covers them all).
     const budget = projectBudgetJson(projectBudget(snapshot, project, cluster));
-    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? ''));
+    const fleet = fleetPart(snapshot, project, cluster, fleetOf);
+    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? '', fleet));
   }
   return out;
 }
@@ -262,7 +277,8 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   // /namespaces/{ns}/budgets[/{name}]
   if (parts[0] === 'namespaces' && parts.length >= 3 && parts.length <= 4 && parts[2] === 'budgets') {
     const namespace = parts[1]!;
-    const budgets = budgetsIn(snapshot, namespace, source.cluster);
+    const fleetOf = source.fleet?.bind(source);
+    const budgets = budgetsIn(snapshot, namespace, source.cluster, fleetOf);
     if (parts.length === 3) return ok(table ? budgetTable(budgets) : list('BudgetList', budgets));
     const name = parts[3]!;
     const found = budgets.find((b) => b.metadata.name === name);
@@ -274,7 +290,7 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   }
   // /budgets (every namespace)
   if (parts.length === 1 && parts[0] === 'budgets') {
-    const budgets = allBudgets(snapshot, source.cluster);
+    const budgets = allBudgets(snapshot, source.cluster, source.fleet?.bind(source));
     return ok(table ? budgetTable(budgets) : list('BudgetList', budgets));
   }
   // /ownedprojects[/{name}]

@@ -40,8 +40,9 @@ function setHub(project: Project, shares: Record<string, [number, number?]>): vo
   hub.put(withLedgerStatus(object, { budget: cpu(project.spec.fleet!.quota!.hard!['requests.cpu']!), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() }));
 }
 
-function loop(): FleetLoop {
+function loop(acts = true): FleetLoop {
   return new FleetLoop({
+    acts: () => acts,
     cluster: 'eu',
     hub,
     ledger,
@@ -162,6 +163,17 @@ describe('the give-back loop', () => {
     expect(s.hubReachable).toEqual([{ labels: { cluster: 'eu' }, value: 1 }]);
     expect(s.sinceContact).toEqual([{ labels: { cluster: 'eu' }, value: 30 }]);
     expect(s.observedAge).toEqual([{ labels: { project: 'web', cluster: 'eu' }, value: 30 }]);
+  });
+
+  it('a standby checks and keeps its clock but writes nothing: the leader acts on the clock it inherits', async () => {
+    const standby = loop(false);
+    await standby.check('web');
+    now += 10 * MIN;
+    await standby.check('web');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'observed', wouldReturn: { 'requests.cpu': 'give-back' } });
+    expect(hub.writes).toBe(0);
+    expect(await enforced()).toBe('8');
+    expect(seen.projects.get('web')?.enforced?.get('requests.cpu')?.toString()).toBe('8');
   });
 
   it('a Project without spec.fleet is not looked at: no hub read, no series', async () => {
