@@ -66,7 +66,7 @@ describe('render for the fleet hub', () => {
 
   it('--fleet-hub is the same as the env; without either, no FleetBudget', async () => {
     expect(await render({}, { fleetHub: true })).toEqual(await render({ [FLEET_HUB_ENV]: 'true' }));
-    for (const env of [{}, { [FLEET_HUB_ENV]: 'false' }, { [FLEET_HUB_ENV]: '' }]) expect((await render(env)).map((o) => o.kind)).not.toContain('FleetBudget');
+    for (const env of [{}, { [FLEET_HUB_ENV]: 'false' }, { [FLEET_HUB_ENV]: '' }] as Record<string, string>[]) expect((await render(env)).map((o) => o.kind)).not.toContain('FleetBudget');
   });
 
   it('any other value is an error naming the variable', async () => {
