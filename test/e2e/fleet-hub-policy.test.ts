@@ -227,6 +227,29 @@ describe('the hub refuses member writes that src/fleet/shares.ts would not make'
     expect(fits.exitCode, fits.stderr).toBe(0);
   });
 
+  it('a cluster dropped from spec.members may only lower its share', async () => {
+    const members = (list: string[]) =>
+      kubectl('admin', ['patch', FB, PROJECT, '-n', FLEET_NAMESPACE, '--type=merge', '-p', JSON.stringify({ spec: { members: list } })]);
+    await members([EU, AP]);
+    const grow = await writeStatus(member(US), (s) => void Object.assign(entry(s, US), { share: { 'requests.cpu': '3500m', 'requests.memory': '2Gi' }, lastRequest: `${US}-4` }));
+    expect(grow.exitCode).not.toBe(0);
+    expect(grow.stderr).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: ${US} is not in spec.members (${EU}, ${AP}); a cluster outside the fleet may only lower a share it still holds`);
+    const lower = await writeStatus(member(US), (s) => void Object.assign(entry(s, US), { share: { 'requests.cpu': '2500m', 'requests.memory': '2Gi' }, lastRequest: `${US}-4` }));
+    expect(lower.exitCode, lower.stderr).toBe(0);
+    await members([EU, US, AP]);
+    const back = await writeStatus(member(US), (s) => void Object.assign(entry(s, US), { share: { 'requests.cpu': '3', 'requests.memory': '2Gi' }, lastRequest: `${US}-5` }));
+    expect(back.exitCode, back.stderr).toBe(0);
+    expect(await cpuShares()).toEqual({ [EU]: '6/0', [US]: '3/0' });
+  });
+
+  it("an operator's view: kubectl get fleetbudgets prints budget, members and releases", async () => {
+    const table = (await kubectl('admin', ['get', FB, PROJECT, '-n', FLEET_NAMESPACE])).stdout;
+    expect(table.split('\n')[0]).toMatch(/^NAME\s+BUDGET\s+MEMBERS\s+RELEASED\s+AGE$/);
+    expect(table).toContain('"requests.cpu":"9"');
+    expect(table).toContain(`"${AP}":{"at":"2026-11-25T10:00:00Z","by":"${OPERATOR}"}`);
+    expect((await kubectl('admin', ['get', FB, PROJECT, '-n', FLEET_NAMESPACE, '-o', 'wide'])).stdout.split('\n')[0]).toContain('HOLDERS');
+  });
+
   it('the finalizer stays while a share is held', async () => {
     const r = await kubectl('admin', ['patch', FB, PROJECT, '-n', FLEET_NAMESPACE, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { reject: false });
     expect(r.exitCode).not.toBe(0);
