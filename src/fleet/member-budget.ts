@@ -79,17 +79,19 @@ export function memberView(base: Snapshot, cluster: string, limitsOf: (project: 
     }
     return out;
   };
-  return {
+  const overrides: Pick<Snapshot, 'projects' | 'project'> = {
     *projects() {
       for (const p of base.projects()) yield view(p)!;
     },
     project: (name) => view(base.project(name)),
-    namespace: (name) => base.namespace(name),
-    namespacesOfProject: (project) => base.namespacesOfProject(project),
-    quotasInNamespace: (namespace) => base.quotasInNamespace(namespace),
-    ...(base.effectiveQuotaOf ? { effectiveQuotaOf: (namespace: string) => base.effectiveQuotaOf!(namespace) } : {}),
-    ...(base.heldQuotaOf ? { heldQuotaOf: (namespace: string) => base.heldQuotaOf!(namespace) } : {}),
-    // A Project copy is never memoised by the base (MemorySnapshot computes it afresh), so this stays right.
-    ...(base.projectSharesOf ? { projectSharesOf: (project: Project, c: string) => base.projectSharesOf!(project, c) } : {}),
   };
+  // Everything else is the base's, whatever it offers (its optional memos are per namespace, or compute
+  // afresh for a Project object they do not hold, as MemorySnapshot.projectSharesOf does).
+  return new Proxy(base, {
+    get(target, prop) {
+      if (prop === 'projects' || prop === 'project') return overrides[prop];
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }

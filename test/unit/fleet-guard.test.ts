@@ -21,6 +21,8 @@ import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { aQuotaCreateRequest } from '../support/fixtures.js';
 import { MemoryHub } from '../support/memory-hub.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
+import { memberLimits, memberView, reachableLimits } from '../../src/fleet/member-budget.js';
+import { budgetList } from '../../src/validate/resources.js';
 
 const CPU = 'requests.cpu';
 const MEM = 'requests.memory';
@@ -175,5 +177,25 @@ describe('a fleet member decides against its enforced limit E', () => {
   it('a fleet member without the ledger does not start', () => {
     const source = { snapshot: snapshotOf(project('web', true)), synced: true, onEvent: () => {} } as unknown as SnapshotSource;
     expect(() => wireGuard({ config, source, metrics: new WebhookMetrics(), fleet: { cluster: 'eu', hub: new MemoryHub(), policy: { keep: new Map(), above: new Map() } } })).toThrow(/fleet.hubKubeconfig is set but the webhook runs without the headroom ledger/);
+  });
+});
+
+describe('the member budget view (src/fleet/member-budget.ts)', () => {
+  it('budgets each fleet-budgeted resource at min(E, upper bound, fleet budget); other resources, projects and clusters unchanged', () => {
+    const p = project('web', true);
+    expect(formatResources(memberLimits(p, 'eu', r({ [CPU]: '3' }))!)).toEqual({ [CPU]: '3' });
+    expect(formatResources(memberLimits(p, 'eu', r({ [CPU]: '9' }))!)).toEqual({ [CPU]: '8' });
+    expect(formatResources(memberLimits(p, 'eu', new Map())!)).toEqual({ [CPU]: '0' });
+    expect(formatResources(reachableLimits(p, 'eu')!)).toEqual({ [CPU]: '8' });
+    expect(memberLimits(p, 'ap', new Map())).toBeUndefined();
+    expect(memberLimits(project('solo', false), 'eu', new Map())).toBeUndefined();
+    const s = snapshotOf(p);
+    const view = memberView(s, 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: '3' })));
+    expect(budgetList(view.project('web')!, 'eu')).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
+    expect([...view.projects()].map((q) => budgetList(q, 'eu'))).toEqual([{ [CPU]: '3', [MEM]: '4Gi' }]);
+    // The base's own methods, optional memos included, are the view's.
+    expect(typeof view.effectiveQuotaOf).toBe('function');
+    expect([...view.namespacesOfProject('web')].length).toBe(NAMESPACES.length);
+    expect(memberView(s, 'eu', () => undefined).project('web')).toBe(s.project('web'));
   });
 });
