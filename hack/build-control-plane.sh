@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kubectl and etcd from the pinned Go module in
-# test/cluster/gobuild into .cache/k8s/<version>/bin. Skips what is already built for that version.
+# Builds the control plane from a pinned Go module into .cache/k8s/<version>[-etcd<version>]/bin, skipping
+# what is already built for that version (so a binary is rebuilt only when the pin changes).
+#   hack/build-control-plane.sh              test/cluster/gobuild: the newest tested Kubernetes (kube-apiserver,
+#                                            kube-controller-manager, kubectl) and the shared etcd
+#   hack/build-control-plane.sh gobuild-1.32 the oldest supported minor (ADR 0046): no etcd of its own (it
+#                                            runs against the etcd built from test/cluster/gobuild)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-mod="$root/test/cluster/gobuild"
-version=$(awk '$1=="k8s.io/kubernetes" {print $2; exit}' "$mod/go.mod")
-etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3" {print $2; exit}' "$mod/go.mod")
-out="${TG_K8S_BIN:-$root/.cache/k8s/$version-etcd$etcd_version/bin}"
+mod="$root/test/cluster/${1:-gobuild}"
+[ -f "$mod/go.mod" ] || { echo "no Go module at $mod (expected test/cluster/gobuild or test/cluster/gobuild-<minor>)" >&2; exit 1; }
+version=$(awk '$1=="k8s.io/kubernetes" {print $2; exit} $1=="require" && $2=="k8s.io/kubernetes" {print $3; exit}' "$mod/go.mod")
+etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3" && $NF!="indirect" {print $2; exit}' "$mod/go.mod")
+out="${TG_K8S_BIN:-$root/.cache/k8s/$version${etcd_version:+-etcd$etcd_version}/bin}"
 mkdir -p "$out"
 cd "$mod"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
@@ -24,7 +29,7 @@ stamp=""
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   stamp="$stamp -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
-build etcd go.etcd.io/etcd/server/v3 ""
+if [ -n "$etcd_version" ]; then build etcd go.etcd.io/etcd/server/v3 ""; fi
 build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$stamp"
 build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$stamp"
 build kubectl k8s.io/kubernetes/cmd/kubectl "$stamp"

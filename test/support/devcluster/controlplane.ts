@@ -81,6 +81,10 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
   /** Extra kube-apiserver flags (e.g. an audit log). */
   apiserverArgs?: string[];
+  /** Where etcd is, when binDir has none of its own (an older Kubernetes minor shares the pinned etcd, ADR 0046). */
+  etcdBinDir?: string;
+  /** Extra kube-controller-manager flags (e.g. feature gates of an older minor). */
+  controllerManagerArgs?: string[];
 }
 
 /** The newest built control plane under .cache/k8s/ (or TG_K8S_BIN). */
@@ -217,7 +221,7 @@ export class ControlPlane {
     ];
     try {
       await mkdir(join(dir, 'etcd'), { recursive: true });
-      cp.procs.push(startProcess('etcd', join(binDir, 'etcd'), [
+      cp.procs.push(startProcess('etcd', join(options.etcdBinDir ?? binDir, 'etcd'), [
         '--name=default',
         `--data-dir=${join(dir, 'etcd', 'data')}`,
         `--listen-client-urls=${info.etcdEndpoint}`,
@@ -240,6 +244,7 @@ export class ControlPlane {
         '--leader-elect=false',
         '--secure-port=0',
         '--concurrent-namespace-syncs=10',
+        ...(options.controllerManagerArgs ?? []),
       ], join(dir, 'kube-controller-manager.log')));
       await cp.waitForDefaultServiceAccount();
     } catch (err) {

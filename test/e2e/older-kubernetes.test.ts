@@ -1,0 +1,213 @@
+/**
+ * tenantgate on the oldest supported Kubernetes minor (ADR 0046): a control plane of its own whose
+ * kube-apiserver, kube-controller-manager and kubectl are that release's (built from
+ * test/cluster/gobuild-1.32; etcd is the pinned one), kubeadm-style like the others (PodSecurity on,
+ * controllers under their own ServiceAccounts). A focused subset: the webhook's rules, PodSecurity
+ * labels, the controller's default quotas, status and cascade, the budget view through aggregation —
+ * and what only this minor does: the namespace controller deletes a terminating namespace's quotas
+ * while its pods still run (no ordered namespace deletion before 1.33), and that namespace keeps
+ * counting what its pods use until it is gone.
+ */
+import { execa } from 'execa';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ControlPlane, type ClusterInfo } from '../support/devcluster/controlplane.js';
+import { oldestSupported, type KubernetesBuild } from '../support/devcluster/kubernetes-versions.js';
+import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import { applyChartTemplates, startControllerWithView, type LocalView } from '../support/view.js';
+import { eventually, uniqueName } from '../support/cluster.js';
+import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';
+
+let build: KubernetesBuild;
+let cp: ControlPlane;
+let info: ClusterInfo;
+let webhook: LocalWebhook;
+let view: LocalView;
+
+const p = uniqueName('old');
+const nsA = `${p}-a`;
+const nsB = `${p}-b`;
+const NODE = `${p}-node`;
+const ALICE_AS = ['--as=alice', '--as-group=acme:payments-admins', '--as-group=tenants'];
+
+/** kubectl of the old release as one of the control plane's users (a token of its own, not impersonation). */
+async function kubectl(user: string, args: string[], input?: string) {
+  return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, reject: false, timeout: 60_000, encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
+}
+async function ok(user: string, args: string[], input?: string): Promise<string> {
+  const r = await kubectl(user, args, input);
+  if (r.exitCode !== 0) throw new Error(`kubectl ${args.join(' ')} as ${user}: ${r.stderr}`);
+  return r.stdout;
+}
+async function getJson<T>(args: string[]): Promise<T> {
+  return JSON.parse(await ok('admin', [...args, '-o', 'json'])) as T;
+}
+const quotaOf = (ns: string) => getJson<ResourceQuotaObject>(['-n', ns, 'get', 'resourcequota', 'tenantgate-quota']);
+function setQuota(ns: string, cpu: string, memory: string) {
+  return kubectl('alice', ['-n', ns, 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'tenantgate-quota', namespace: ns }, spec: { hard: { 'requests.cpu': cpu, 'requests.memory': memory } } }));
+}
+const projectStatus = async () => (await getJson<Project>(['get', 'project', p])).status;
+
+/** A pod bound to the Node object (no scheduler, no kubelet): deleting it leaves it Terminating for its grace period. */
+function boundPod(ns: string, cpu: string) {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'slow-to-stop', namespace: ns },
+    spec: {
+      nodeName: NODE,
+      terminationGracePeriodSeconds: 3600,
+      containers: [{
+        name: 'c',
+        image: 'registry.k8s.io/pause:3.10',
+        resources: { requests: { cpu, memory: '1Gi' } },
+        securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      }],
+    },
+  });
+}
+
+beforeAll(async () => {
+  const started = Date.now();
+  build = oldestSupported();
+  cp = await ControlPlane.start({
+    binDir: build.binDir,
+    etcdBinDir: build.etcdBinDir,
+    // Off by default on 1.32 (beta, backported to its patch releases); named so the test does not depend on the default.
+    controllerManagerArgs: ['--feature-gates=OrderedNamespaceDeletion=false'],
+  });
+  info = cp.info;
+  await installBase(info);
+  await applyChartTemplates(info, ['view/rbac.yaml'], ['view.enabled=true']);
+  // Reservations expire sooner than the default 30 s: the terminating-namespace test waits for one (ADR 0035).
+  webhook = await startLocalWebhook(info, { reservationTtlSeconds: 5 });
+  view = await startControllerWithView(info, {}, () => {}, { legacyEndpoints: true });
+  const project: Project = {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: { name: p },
+    spec: {
+      tenant: 'acme',
+      owners: [{ kind: 'User', name: 'alice' }],
+      quota: { hard: { 'requests.cpu': '4', 'requests.memory': '8Gi' } },
+      namespaceDefaults: { quota: { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi' } } },
+    },
+  };
+  await ok('admin', ['apply', '-f', '-'], JSON.stringify(project));
+  process.stderr.write(`[older-kubernetes] Kubernetes ${build.version} control plane, tenantgate and the view ready in ${Date.now() - started} ms\n`);
+});
+
+afterAll(async () => {
+  // Pods bound to a Node never finish on their own here: force them out so the namespaces can go.
+  if (info) await kubectl('admin', ['delete', 'pods', '--all-namespaces', '--field-selector', `spec.nodeName=${NODE}`, '--grace-period=0', '--force', '--wait=false']);
+  await view?.stop();
+  await webhook?.stop();
+  await cp?.stop();
+});
+
+describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
+  it('runs against that release: kube-apiserver and kubectl report it', async () => {
+    const { body } = await cp.get('/version');
+    expect(JSON.parse(body)).toMatchObject({ gitVersion: build.version, major: '1', minor: build.version.split('.')[1] });
+    expect(await ok('admin', ['version', '--client', '-o', 'json'])).toContain(`"gitVersion": "${build.version}"`);
+  });
+
+  it('webhook: an owner\'s namespace is admitted and labelled (project, tenant, Pod Security); another tenant is refused with [T4]', async () => {
+    await ok('alice', ['create', 'namespace', nsA]);
+    const ns = await getJson<{ metadata: { labels: Record<string, string> } }>(['get', 'namespace', nsA]);
+    expect(ns.metadata.labels).toMatchObject({
+      'tenantgate.io/project': p,
+      'tenantgate.io/tenant': 'acme',
+      'pod-security.kubernetes.io/enforce': 'baseline',
+      'pod-security.kubernetes.io/warn': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
+    });
+    const refused = await kubectl('bob', ['create', 'namespace', `${p}-bob`]);
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toMatch(new RegExp(`\\[T4\\] user "bob" may not create namespace ${p}-bob: it belongs to project ${p}`));
+  });
+
+  it('PodSecurity admission enforces the level the webhook labelled: a privileged pod is refused', async () => {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'priv' }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', securityContext: { privileged: true } }] } };
+    const r = await kubectl('alice', ['-n', nsA, 'create', '-f', '-', '--dry-run=server'], JSON.stringify(pod));
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toMatch(/violates PodSecurity "baseline:latest": privileged/);
+  });
+
+  it('controller: the default quota (namespaceDefaults) and the project status count the namespace', async () => {
+    await ok('alice', ['create', 'namespace', nsB]);
+    for (const ns of [nsA, nsB]) {
+      await eventually(async () => expect((await quotaOf(ns)).spec?.hard).toEqual({ 'requests.cpu': '1', 'requests.memory': '1Gi' }), { what: `default quota in ${ns}` });
+    }
+    await eventually(async () => expect((await projectStatus())?.allocated).toEqual({ 'requests.cpu': '2', 'requests.memory': '2Gi' }), { what: 'project status counts both namespaces' });
+  });
+
+  it('webhook: a quota growth past the budget is refused with [Q1]; one that fits is admitted', async () => {
+    const refused = await setQuota(nsA, '3500m', '1Gi');
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toContain(`[Q1] ResourceQuota ${nsA}/tenantgate-quota asks requests.cpu 3500m, project ${p} has 4 of which 1 are allocated to other namespaces: at most 3 fits`);
+    const admitted = await setQuota(nsA, '3', '4Gi');
+    expect(admitted.exitCode, admitted.stderr).toBe(0);
+  });
+
+  it('budget view through the aggregation layer: the owner reads the project\'s numbers with kubectl get budget', async () => {
+    await eventually(async () => {
+      const r = await kubectl('admin', ['-n', nsA, 'get', 'budget', ...ALICE_AS]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const [header, ...rows] = r.stdout.trim().split('\n').map((l) => l.trim().split(/\s+/));
+      expect(header).toEqual(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM']);
+      expect(rows).toEqual([
+        ['requests.cpu', '4', '4', '0', '0'],
+        ['requests.memory', '8Gi', '5Gi', '0', '3Gi'],
+      ]);
+    }, { what: 'alice reads her budget through the aggregated API' });
+  });
+
+  it('a terminating namespace whose quota the namespace controller deleted while its pods still run keeps its pods\' use: no other namespace of the project grows into it', async () => {
+    await ok('admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } }));
+    await ok('alice', ['apply', '-f', '-'], boundPod(nsA, '2500m'));
+    await eventually(async () => expect((await quotaOf(nsA)).status?.used?.['requests.cpu']).toBe('2500m'), { what: 'the quota counts the pod' });
+    // Lowering the quota frees nothing while the pod runs (ADR 0021); it makes the window visible: nsA holds 2500m, not 1.
+    expect((await setQuota(nsA, '1', '1Gi')).exitCode).toBe(0);
+
+    await ok('alice', ['delete', 'namespace', nsA, '--wait=false']);
+    // Kubernetes 1.32 deletes the quota without waiting for the pod; the pod stays Terminating (its grace period).
+    await eventually(async () => {
+      const quotas = await getJson<{ items: unknown[] }>(['-n', nsA, 'get', 'resourcequotas']);
+      expect(quotas.items).toEqual([]);
+    }, { what: `the namespace controller deleted ${nsA}'s quota` });
+    const pod = await getJson<{ metadata: { deletionTimestamp?: string } }>(['-n', nsA, 'get', 'pod', 'slow-to-stop']);
+    expect(pod.metadata.deletionTimestamp).toBeDefined();
+
+    // nsB may grow to 1500m (4 − 2500m), not into the 2500m the terminating namespace's pod still holds (counted
+    // with namespaceDefaults, 1, it could take 3). "Of which" may still include nsA's reservation of 3 from its
+    // growth above: a ledger entry counts until it expires (reservationTtlSeconds, ADR 0035).
+    const refused = await setQuota(nsB, '2', '1Gi');
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toMatch(new RegExp(`\\[Q1\\] ResourceQuota ${nsB}/tenantgate-quota asks requests.cpu 2, project ${p} has 4 of which (2500m|3) are allocated to other namespaces: at most (1500m|1) fits; counted by usage: ${nsA} holds requests.cpu 2500m, requests.memory 1Gi \\(being deleted, its quotas gone while its pods may still run\\)`));
+    await eventually(async () => {
+      const r = await setQuota(nsB, '1500m', '1Gi');
+      expect(r.exitCode, r.stderr).toBe(0);
+    }, { what: `${nsB} grows to what the pod leaves` });
+    expect((await setQuota(nsB, '1600m', '1Gi')).stderr).toContain(`[Q1] ResourceQuota ${nsB}/tenantgate-quota asks requests.cpu 1600m, project ${p} has 4 of which 2500m are allocated to other namespaces: at most 1500m fits`);
+    // The controller's status counts it too, as allocated and as used.
+    await eventually(async () => {
+      const status = await projectStatus();
+      expect(status?.allocated?.['requests.cpu']).toBe('4');
+      expect(status?.used?.['requests.cpu']).toBe('2500m');
+    }, { what: 'project status counts the terminating namespace\'s pod' });
+
+    // The pod goes (a kubelet would confirm it; here it is forced), the namespace goes, the room is free.
+    await ok('admin', ['-n', nsA, 'delete', 'pod', 'slow-to-stop', '--grace-period=0', '--force']);
+    // The namespace controller looks again after the pod's grace period (its estimate), or on a namespace event: one now.
+    await ok('admin', ['annotate', 'namespace', nsA, '--overwrite', 'e2e.tenantgate.io/pod-gone=true']);
+    await eventually(async () => expect((await kubectl('admin', ['get', 'namespace', nsA])).stderr).toMatch(/NotFound/), { what: `${nsA} gone` });
+    await eventually(async () => expect((await setQuota(nsB, '4', '1Gi')).exitCode).toBe(0), { what: `${nsB} grows into the freed room` });
+  });
+
+  it('controller: deleting the Project deletes its namespaces (cascade) and then the Project', async () => {
+    await ok('admin', ['delete', 'project', p, '--wait=false']);
+    await eventually(async () => expect((await kubectl('admin', ['get', 'namespace', nsB])).stderr).toMatch(/NotFound/), { what: `${nsB} deleted with the project` });
+    await eventually(async () => expect((await kubectl('admin', ['get', 'project', p])).stderr).toMatch(/NotFound/), { what: `project ${p} gone` });
+  });
+});
