@@ -142,6 +142,8 @@ export class FleetLoop {
   /** Every Project with spec.fleet: members are checked, and a former member may still hold a share to return. */
   enqueueAll(): void {
     for (const p of this.o.snapshot().projects()) if (p.metadata.name && p.spec.fleet) this.queue.add(p.metadata.name);
+    // Projects seen holding a share that lost spec.fleet or were deleted: their share goes back.
+    for (const name of this.o.observations.projects.keys()) this.queue.add(name);
   }
 
   async stop(): Promise<void> {
@@ -167,6 +169,48 @@ export class FleetLoop {
     }
   }
 
+  /**
+   * A Project that lost spec.fleet (or is gone): the member no longer enforces E for it (its static
+   * budget applies), so E goes to 0 and its whole share, offered part included, goes back — what the
+   * FleetBudget's finalizer on the hub waits for (docs/fleet.md, "Deleting a fleet budget").
+   */
+  private async returnAll(name: string, done: (result: string, extra?: Record<string, unknown>) => void): Promise<void> {
+    const o = this.o;
+    let object;
+    try {
+      object = await o.hub.read(name);
+      o.observations.reachable = true;
+      o.observations.lastContact = this.now();
+    } catch (err) {
+      o.observations.reachable = false;
+      done('hub-unreachable', { reason: describeError(err) });
+      return;
+    }
+    const parsed = object ? parseFleetBudget(object) : undefined;
+    const entry = parsed?.ok ? parsed.ledger.shares.get(o.cluster) : undefined;
+    const held = entry ? [...entry.share.values()].some((q) => q.sign() > 0) : false;
+    if (!parsed?.ok || !held) {
+      o.observations.projects.delete(name);
+      if (parsed && !parsed.ok) done('fleet-budget-unreadable', { problems: parsed.problems });
+      return;
+    }
+    if (o.acts && !o.acts()) {
+      done('observed', { wouldReturn: 'all' });
+      return;
+    }
+    const ledger = parsed.ledger;
+    const zero = new Map([...ledger.budget.keys()].map((r) => [r, ZERO] as const));
+    const lowered = await lowerEnforced(o.ledger, name, () => zero);
+    const step = { reason: 'not-fleet-budgeted' as const, modes: new Map([...ledger.budget.keys()].map((r) => [r, 'give-back' as const])), lowerTo: zero };
+    const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
+    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, lowered.record.enforced, new Map()), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
+    o.observations.count('give-back', outcome.kind === 'stored' ? 'stored' : outcome.kind === 'unreachable' ? 'unreachable' : outcome.kind === 'refused' ? 'refused' : 'failed');
+    if (outcome.kind === 'stored') {
+      o.observations.projects.delete(name);
+      done('returned', { reason: step.reason, share: text(movedBy(ledger, outcome.ledger, o.cluster).share), key });
+    } else done(outcome.kind, { reason: step.reason, key });
+  }
+
   /** One check of one project (exported for tests through the class). */
   async check(name: string): Promise<void> {
     const o = this.o;
@@ -176,7 +220,8 @@ export class FleetLoop {
     const project = o.snapshot().project(name);
     if (!project?.spec.fleet) {
       this.clocks.delete(name);
-      o.observations.projects.delete(name);
+      // Only a project this loop saw as fleet-budgeted can hold a share here.
+      if (o.observations.projects.has(name)) await this.returnAll(name, done);
       return;
     }
     let object;

@@ -52,7 +52,7 @@ export interface MemberState {
 }
 
 export type ReturnMode = 'offer' | 'give-back';
-export type ReturnReason = 'idle' | 'budget-lowered' | 'left-the-fleet';
+export type ReturnReason = 'idle' | 'budget-lowered' | 'left-the-fleet' | 'not-fleet-budgeted';
 
 export interface ReturnStep {
   readonly reason: ReturnReason;

@@ -176,6 +176,19 @@ describe('the give-back loop', () => {
     expect(seen.projects.get('web')?.enforced?.get('requests.cpu')?.toString()).toBe('8');
   });
 
+  it('a Project that lost spec.fleet: E goes to 0 and its whole share, offered part included, goes back', async () => {
+    setHub(web(), { eu: [8, 2], us: [2] });
+    const l = loop();
+    await l.check('web');
+    snapshot.upsertProject(aProject('web', { quota: { hard: { 'requests.cpu': '8' } } }));
+    l.enqueueAll();
+    await l.check('web');
+    expect(eu()).toEqual({ share: '0', lendable: '0' });
+    expect(await enforced()).toBe('0');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'returned', reason: 'not-fleet-budgeted', share: { 'requests.cpu': '-8' } });
+    expect(seen.projects.has('web')).toBe(false);
+  });
+
   it('a Project without spec.fleet is not looked at: no hub read, no series', async () => {
     snapshot.upsertProject(aProject('web', { quota: { hard: { 'requests.cpu': '8' } } }));
     await loop().check('web');
