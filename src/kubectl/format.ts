@@ -70,6 +70,7 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
   lines.push(`Project ${b.project}  tenant ${b.tenant}  cluster ${b.cluster || '(unnamed)'}`);
   if (b.resources.length === 0) {
     lines.push('', 'No budget and nothing allocated.');
+    if (b.fleet) lines.push('', ...fleetLines(b.fleet));
     return lines.join('\n') + '\n';
   }
   // Resource section: RESOURCE  BAR ALLOCATED/BUDGET  USED  HEADROOM
