@@ -94,6 +94,11 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // What each namespace decision cost (not asserted: docs/adr/0044-fleet-member-wiring.md quotes it).
+  for (const m of [eu, us]) {
+    const creates = (m?.decisions ?? []).filter((d) => d.kind === 'Namespace' && d.operation === 'CREATE' && d.path === 'validate');
+    process.stderr.write(`[fleet-shares] ${m?.name}: ${creates.map((d) => `${d.name} ${d.verdict}${d.rules.length ? ` ${d.rules.join(',')}` : ''} ${d.ms} ms`).join('; ')}\n`);
+  }
   await Promise.all([eu?.stop(), us?.stop()]);
   await hub?.stop();
 });
