@@ -9,12 +9,20 @@
  * The steps run in order on one FleetBudget: each builds on the ledger the previous one left.
  */
 import { execa } from 'execa';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helmTemplate } from '../../hack/chart-manifests.js';
 import { FLEET_FINALIZER, FLEET_NAMESPACE, type FleetBudgetObject, type FleetBudgetStatus } from '../../src/fleet/fleet-budget-object.js';
 import { MEMBER_USER_PREFIX } from '../../src/fleet/fleet-shares-policy.js';
+import { LeanHubClient, loadHubKubeConfig } from '../../src/fleet/hub-client.js';
+import { applyOnHub } from '../../src/fleet/hub-transaction.js';
+import { giveBack, offer, requestGrowth, withdrawOffer, type Applied, type ShareLedger } from '../../src/fleet/shares.js';
+import { parseResources } from '../../src/validate/resources.js';
+import { Quantity } from '../../src/quantity/quantity.js';
+import { kubeconfigWithContexts } from '../support/fleet.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { REPO_ROOT } from '../support/paths.js';
 
@@ -296,5 +304,82 @@ describe('kubectl tenantgate fleet release', () => {
       const got = await kubectl('admin', ['get', FB, PROJECT, '-n', FLEET_NAMESPACE], { reject: false });
       if (got.exitCode === 0) throw new Error('still there');
     });
+  });
+});
+
+describe("the members' own code (src/fleet/hub-transaction.ts) through the policy, with real ServiceAccount tokens", () => {
+  const BUDGET2 = `api-${SFX}`;
+  let dir: string;
+  const clients: LeanHubClient[] = [];
+  const cpu = (v: string) => parseResources({ 'requests.cpu': v });
+
+  /** The member's hub client, as a member builds it from its mounted kubeconfig (a bound token, the hub's CA). */
+  async function hubFor(name: string): Promise<LeanHubClient> {
+    const info = cluster();
+    const token = (await kubectl('admin', ['-n', FLEET_NAMESPACE, 'create', 'token', `member-${name}`, '--duration=1h'])).stdout.trim();
+    const file = join(dir, `hub-${name}.kubeconfig`);
+    await writeFile(file, kubeconfigWithContexts([{ context: 'hub', server: info.server, caPem: await readFile(info.caFile, 'utf8'), user: `member-${name}`, token }]), { mode: 0o600 });
+    const client = new LeanHubClient(loadHubKubeConfig(file));
+    clients.push(client);
+    return client;
+  }
+  const apply = <R extends Applied>(hub: LeanHubClient, name: string, key: string, transition: (l: ShareLedger) => R | ReturnType<typeof requestGrowth>) =>
+    applyOnHub(hub, BUDGET2, transition as (l: ShareLedger) => R, { member: name, key, deadlineMs: 20_000 });
+  const shares = async () =>
+    Object.fromEntries(
+      Object.entries((JSON.parse((await kubectl('admin', ['get', FB, BUDGET2, '-n', FLEET_NAMESPACE, '-o', 'json'])).stdout) as FleetBudgetObject).status?.members ?? {}).map(([n, e]) => [
+        n,
+        `${e.share?.['requests.cpu'] ?? 0}/${e.lendable?.['requests.cpu'] ?? 0}`,
+      ]),
+    );
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'fleet-hub-members-'));
+    const budget: FleetBudgetObject = {
+      apiVersion: 'tenantgate.io/v1alpha1',
+      kind: 'FleetBudget',
+      metadata: { name: BUDGET2, namespace: FLEET_NAMESPACE },
+      spec: { budget: { 'requests.cpu': '10' }, members: [EU, US] },
+    };
+    await kubectl('admin', ['create', '-f', '-'], { input: JSON.stringify(budget) });
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('growth from the pool, an offer, taking the offer and a give-back are all stored', async () => {
+    const [eu, us] = [await hubFor(EU), await hubFor(US)];
+    expect((await apply(eu, EU, 'g1', (l) => requestGrowth(l, EU, { id: 'g1', need: cpu('3') }))).kind).toBe('stored');
+    expect((await apply(us, US, 'g2', (l) => requestGrowth(l, US, { id: 'g2', need: cpu('7') }))).kind).toBe('stored');
+    expect((await apply(eu, EU, 'o1', (l) => offer(l, EU, { id: 'o1', amount: cpu('2') }))).kind).toBe('stored');
+    expect((await apply(us, US, 'g3', (l) => requestGrowth(l, US, { id: 'g3', need: cpu('1') }))).kind).toBe('stored');
+    expect(await shares()).toEqual({ [EU]: '2/1', [US]: '8/0' });
+    expect((await apply(eu, EU, 'b1', (l) => giveBack(l, EU, { id: 'b1', amount: cpu('1') }))).kind).toBe('stored');
+    expect(await shares()).toEqual({ [EU]: '1/1', [US]: '8/0' });
+    expect((await apply(eu, EU, 'w1', (l) => withdrawOffer(l, EU, { id: 'w1', amount: cpu('1') }))).kind).toBe('stored');
+    expect(await shares()).toEqual({ [EU]: '1/0', [US]: '8/0' });
+    // A growth the ledger itself refuses (pool 1, nothing offered) never reaches the hub.
+    expect((await apply(us, US, 'g4', (l) => requestGrowth(l, US, { id: 'g4', need: cpu('2') }))).kind).toBe('refused');
+  });
+
+  it('a member whose code is wrong or hostile is rejected by the hub: another member lowered, the budget passed', async () => {
+    const us = await hubFor(US);
+    const lowerOther = await apply(us, US, 'x1', (l) => {
+      const shares = new Map(l.shares);
+      shares.set(EU, { share: new Map(), lendable: new Map() });
+      shares.set(US, { ...shares.get(US)!, share: cpu('9'), lastRequest: 'x1' });
+      return { ok: true, ledger: { ...l, shares }, duplicate: false } as Applied;
+    });
+    expect(lowerOther.kind).toBe('rejected');
+    expect(lowerOther.kind === 'rejected' && lowerOther.problems.join(' ')).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${BUDGET2}: member ${US} may change only its own entry`);
+    const overBudget = await apply(us, US, 'x2', (l) => {
+      const shares = new Map(l.shares);
+      shares.set(US, { ...shares.get(US)!, share: new Map([['requests.cpu', Quantity.parse('9500m')]]), lastRequest: 'x2' });
+      return { ok: true, ledger: { ...l, shares }, duplicate: false } as Applied;
+    });
+    expect(overBudget.kind).toBe('rejected');
+    expect(overBudget.kind === 'rejected' && overBudget.problems.join(' ')).toContain('the shares would sum above the fleet budget (requests.cpu 10');
+    expect(await shares()).toEqual({ [EU]: '1/0', [US]: '8/0' });
   });
 });
