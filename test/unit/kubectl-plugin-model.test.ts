@@ -72,7 +72,7 @@ describe('the two data paths', () => {
 
 describe('--help', () => {
   it('every command has one, with kubectl\'s flags and -o', async () => {
-    for (const cmd of [['projects'], ['headroom'], ['namespaces'], ['why'], ['create', 'namespace']]) {
+    for (const cmd of [['projects'], ['headroom'], ['namespaces'], ['why'], ['create', 'namespace'], ['fleet', 'release']]) {
       let out = '';
       const code = await main([...cmd, '--help'], { out: (t) => void (out += t), err: (t) => void (out += t), columns: () => 80 });
       expect(code, cmd.join(' ')).toBe(0);
