@@ -64,7 +64,13 @@ class DeadlineExceeded extends Error {}
  * itself is not cancelled: see runBatch.
  */
 function within<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
-  if (ms <= 0 || signal?.aborted) return Promise.reject(new DeadlineExceeded());
+  if (ms <= 0 || signal?.aborted) {
+    // The call has started (its argument was evaluated first) and nobody waits for it: its failure
+    // (a LedgerConflict after another replica's write) must not become an unhandled rejection, which
+    // ends the process.
+    p.catch(() => {});
+    return Promise.reject(new DeadlineExceeded());
+  }
   return new Promise<T>((resolve, reject) => {
     const stop = () => (clearTimeout(timer), reject(new DeadlineExceeded()));
     const timer = setTimeout(stop, ms);
