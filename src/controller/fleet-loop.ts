@@ -14,12 +14,11 @@ import { describeError } from '../kube/errors.js';
 import { decodeRecord } from '../fleet/enforced-record.js';
 import { lowerEnforced } from '../fleet/enforced-limit.js';
 import { parseFleetBudget } from '../fleet/fleet-budget-object.js';
-import { decideReturn, movedBy, returnRoom, type IdleClock, type ReturnPolicy } from '../fleet/give-back.js';
+import { decideReturn, fleetProjectBudget, movedBy, returnRoom, type IdleClock, type ReturnPolicy } from '../fleet/give-back.js';
 import type { HubClient } from '../fleet/hub-client.js';
 import { applyOnHub } from '../fleet/hub-transaction.js';
 import type { ShareLedger } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
-import { projectBudget } from '../validate/budget.js';
 import { formatResources, parseResources, type Resources } from '../validate/resources.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import type { LedgerEntry, LedgerStore } from '../webhook/ledger.js';
@@ -97,8 +96,8 @@ export function isFleetProjectOn(project: Project, cluster: string): boolean {
  * the larger of what it holds (usage-counted, as the quota rules count it) and what a live ledger
  * reservation says it will hold; reservations for namespaces the cache does not show yet count too.
  */
-export function floorOf(snapshot: Snapshot, project: Project, cluster: string, entries: readonly LedgerEntry[], resources: Iterable<string>, now: number): Resources {
-  const budget = projectBudget(snapshot, project, cluster);
+export function floorOf(snapshot: Snapshot, project: Project, cluster: string, entries: readonly LedgerEntry[], resources: readonly string[], now: number): Resources {
+  const budget = fleetProjectBudget(snapshot, project, cluster, resources);
   const perNamespace = new Map<string, Map<string, Quantity>>();
   for (const ns of budget.namespaces) perNamespace.set(ns.namespace, new Map(ns.allocated));
   for (const e of entries) {

@@ -6,7 +6,7 @@
  * the hub and of the headroom ledger. `fleetSeries` is pure; `FleetGauges` serves it.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { projectBudget } from '../validate/budget.js';
+import { fleetProjectBudget } from '../fleet/give-back.js';
 import type { Snapshot } from '../validate/types.js';
 import type { FleetObservations } from './fleet-loop.js';
 import type { Labels, Sample } from './project-metrics.js';
@@ -49,7 +49,7 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
     }
     if (o.enforced) for (const resource of resources) out.enforced.push({ labels: { ...base, resource }, value: o.enforced.get(resource)?.asFloat64Slow() ?? 0 });
     try {
-      const b = projectBudget(snapshot, project, cluster);
+      const b = fleetProjectBudget(snapshot, project, cluster, resources);
       for (const resource of resources) out.allocated.push({ labels: { ...base, resource }, value: b.allocated.get(resource)?.asFloat64Slow() ?? 0 });
     } catch {
       // tenantgate_project_metrics_failed counts the project already.

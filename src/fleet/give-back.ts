@@ -17,7 +17,10 @@
  * Never below the floor: after any step share − lendable ≥ max(E', floor), whatever E was.
  */
 import { Quantity } from '../quantity/quantity.js';
+import { projectBudget, type ProjectBudget } from '../validate/budget.js';
 import type { Resources } from '../validate/resources.js';
+import type { Project, Snapshot } from '../validate/types.js';
+import { withMemberBudget } from './member-budget.js';
 import { giveBack, memberShare, offer, withdrawOffer, type Applied, type ShareLedger, type ShareRefusal } from './shares.js';
 
 const ZERO = Quantity.zero();
@@ -168,4 +171,15 @@ export function movedBy(before: ShareLedger, after: ShareLedger, member: string)
     return out;
   };
   return { share: diff(a.share, b.share), lendable: diff(a.lendable, b.lendable) };
+}
+
+/**
+ * The project's budget on `cluster` with every resource of `resources` (the fleet-budgeted ones)
+ * budgeted, so that the allocation counts them even where the cluster's own budget does not name them
+ * (the rules count only budgeted resources): what the member's floor, the metrics and the view read.
+ */
+export function fleetProjectBudget(snapshot: Snapshot, project: Project, cluster: string, resources: Iterable<string>): ProjectBudget {
+  const fleet = new Map<string, Quantity>();
+  for (const resource of resources) fleet.set(resource, ZERO);
+  return projectBudget(snapshot, withMemberBudget(project, cluster, fleet), cluster);
 }

@@ -11,6 +11,7 @@ import { budgetList, budgetPath } from '../validate/resources.js';
 import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
 import type { Project, Resources, Snapshot } from '../validate/types.js';
 import { fleetRollup, type HubLedger } from './fleet.js';
+import { fleetProjectBudget } from '../fleet/give-back.js';
 import { liveSnapshot, simulateSync } from './sync.js';
 import type { EntryChange, FleetRollup, LiveState, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine, RollupLine } from './types.js';
 
@@ -98,6 +99,7 @@ function podsIn(snapshot: Snapshot, namespace: string): { resource: string; used
 export function planChange(input: PlanInput): Plan {
   const entries: PlanEntry[] = [];
   const budgetsAfter = new Map<string, Map<string, ProjectBudget>>();
+  const fleetBudgetsAfter = new Map<string, Map<string, ProjectBudget>>();
   let anyChange = false;
   const pending: Array<{ entry: PlanEntry; touched: boolean }> = [];
 
@@ -118,6 +120,11 @@ export function planChange(input: PlanInput): Plan {
       if (budgetAfter) {
         if (!budgetsAfter.has(name)) budgetsAfter.set(name, new Map());
         budgetsAfter.get(name)!.set(cluster, budgetAfter);
+      }
+      if (will?.spec.fleet) {
+        // The fleet roll-up counts every fleet-budgeted resource, also where this cluster's own budget does not name it.
+        if (!fleetBudgetsAfter.has(name)) fleetBudgetsAfter.set(name, new Map());
+        fleetBudgetsAfter.get(name)!.set(cluster, fleetProjectBudget(sync.after, sync.after.project(name) ?? will, cluster, Object.keys(will.spec.fleet.quota?.hard ?? {})));
       }
       const declaredBefore = new Map(was ? namespacesOn(was, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : []);
       const declaredAfter = new Map(will ? namespacesOn(will, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : []);
@@ -161,7 +168,7 @@ export function planChange(input: PlanInput): Plan {
   for (const { entry, touched } of pending) if (showAll || touched || entry.findings.length > 0) entries.push(entry);
   entries.sort((a, b) => a.project.localeCompare(b.project) || a.cluster.localeCompare(b.cluster));
   const shown = new Set(entries.map((e) => e.project));
-  const { rollups: fleet, changed: fleetChanged } = fleetRollups(input, budgetsAfter, shown, showAll);
+  const { rollups: fleet, changed: fleetChanged } = fleetRollups(input, fleetBudgetsAfter, shown, showAll);
   return {
     ...(input.base ? { base: input.base.ref } : {}),
     clusters: input.live.map((l) => ({ name: l.cluster, ...(l.takenAt ? { takenAt: l.takenAt } : {}) })),

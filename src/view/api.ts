@@ -11,6 +11,7 @@ import { LABEL_PROJECT, type Project, type Snapshot, type Subject } from '../val
 import { isOwner } from '../validate/rules/tenancy.js';
 import { byMetadataName } from '../order.js';
 import { budgetFleet, type BudgetFleetJson, type FleetSeen } from './fleet.js';
+import { fleetProjectBudget } from '../fleet/give-back.js';
 
 export const VIEW_GROUP = 'view.tenantgate.io';
 export const VIEW_VERSION = 'v1alpha1';
@@ -116,7 +117,8 @@ export function budgetObject(snapshot: Snapshot, project: Project, namespace: st
 
 function fleetPart(snapshot: Snapshot, project: Project, cluster: string, fleetOf?: FleetLookup): BudgetFleetJson | undefined {
   if (!project.spec.fleet) return undefined;
-  return budgetFleet(project, cluster, projectBudget(snapshot, project, cluster).allocated, fleetOf?.(project.metadata.name ?? ''));
+  const fleetResources = Object.keys(project.spec.fleet.quota?.hard ?? {});
+  return budgetFleet(project, cluster, fleetProjectBudget(snapshot, project, cluster, fleetResources).allocated, fleetOf?.(project.metadata.name ?? ''));
 }
 
 /** The Budget object of project budget `b`, seen from one of its namespaces. */

@@ -117,6 +117,17 @@ describe('the give-back loop', () => {
     expect(eu()).toEqual({ share: '6', lendable: '0' });
   });
 
+  it('counts the allocation of a fleet-budgeted resource the cluster\'s own budget does not name (never gives it back)', async () => {
+    // spec.quota budgets pods only: the rules alone would not count web-a's 2 CPUs.
+    snapshot.upsertProject(aProject('web', { fleet: { quota: { hard: { 'requests.cpu': '10' } }, clusters: ['eu', 'us'] }, quota: { hard: { pods: '10' } }, namespaces: [{ name: 'web-a', cluster: 'eu' }] }));
+    const l = loop();
+    await l.check('web');
+    now += 5 * MIN;
+    await l.check('web');
+    expect(eu()).toEqual({ share: '3', lendable: '0' });
+    expect(await enforced()).toBe('3');
+  });
+
   it('a fleet budget declared below the shares held: everything above the floor goes back at once', async () => {
     snapshot.upsertProject(web('9'));
     await loop().check('web');

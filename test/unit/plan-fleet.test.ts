@@ -121,6 +121,16 @@ describe('plan over a fleet budget', () => {
     expect(formatPlan(missing, 'table')).toContain('no FleetBudget on the hub yet');
   });
 
+  it('counts a fleet-budgeted resource the clusters\' own budgets do not name', () => {
+    const p = aProject('web', {
+      fleet: { quota: { hard: { 'requests.cpu': '10' } }, clusters: ['eu', 'us'] },
+      quota: { hard: { pods: '20' } },
+      namespaces: [{ name: 'web-eu', cluster: 'eu', quota: { hard: { 'requests.cpu': '4', pods: '5' } } }],
+    });
+    const plan = planChange({ config, base: { ref: 'main', projects: [p] }, after: [p], live: [eu(p)], all: true });
+    expect(plan.fleet[0]!.resources[0]).toMatchObject({ resource: 'requests.cpu', allocated: '6', perMember: { eu: { allocated: '6', counted: 'live' } } });
+  });
+
   it('a Project without spec.fleet has no fleet roll-up and its plan is as before', () => {
     const plain = web({ noFleet: true });
     const plan = planChange({ config, base: { ref: 'main', projects: [plain] }, after: [plain], live: [eu(plain)], all: true });
