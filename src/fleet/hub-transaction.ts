@@ -19,6 +19,7 @@
  *
  * Used by the webhook's headroom guard (src/webhook/headroom.ts) for growth beyond the enforced limit.
  */
+import { within } from '../deadline.js';
 import { Quantity } from '../quantity/quantity.js';
 import type { Resources } from '../validate/resources.js';
 import { statusCode, describeError } from '../kube/errors.js';
@@ -58,20 +59,6 @@ export interface HubTransactionOptions {
 
 class TimedOut extends Error {}
 
-function before<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
-  if (ms <= 0 || signal?.aborted) return Promise.reject(new TimedOut());
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => (clearTimeout(timer), reject(new TimedOut()));
-    const timer = setTimeout(stop, ms);
-    signal?.addEventListener('abort', stop, { once: true });
-    const done = () => (clearTimeout(timer), signal?.removeEventListener('abort', stop));
-    p.then(
-      (v) => (done(), resolve(v)),
-      (e: unknown) => (done(), reject(e instanceof Error ? e : new Error(String(e)))),
-    );
-  });
-}
-
 /** An answer the hub gave (an HTTP status other than 409): the write was not stored. */
 const answered = (err: unknown): boolean => {
   const code = statusCode(err);
@@ -96,7 +83,7 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
   const timed = async <T>(op: 'read' | 'write', call: () => Promise<T>, outcomeOf: (v: T) => 'ok' | 'not-found' = () => 'ok'): Promise<T> => {
     const started = now();
     try {
-      const v = await before(call(), left(), options.signal);
+      const v = await within(call(), left(), options.signal, () => new TimedOut());
       options.onCall?.({ op, outcome: outcomeOf(v), seconds: (now() - started) / 1000 });
       return v;
     } catch (err) {

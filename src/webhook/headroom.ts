@@ -16,6 +16,7 @@ import { checkFits } from '../validate/rules/quota.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { cacheNotCurrent, ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot, type Violation } from '../validate/types.js';
+import { within } from '../deadline.js';
 import { LedgerConflict, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
 import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
@@ -63,25 +64,7 @@ class DeadlineExceeded extends Error {}
  * `p`, or a DeadlineExceeded once `ms` have passed or `signal` aborts (every caller left); the call
  * itself is not cancelled: see runBatch.
  */
-function within<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
-  if (ms <= 0 || signal?.aborted) {
-    // The call has started (its argument was evaluated first) and nobody waits for it: its failure
-    // (a LedgerConflict after another replica's write) must not become an unhandled rejection, which
-    // ends the process.
-    p.catch(() => {});
-    return Promise.reject(new DeadlineExceeded());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => (clearTimeout(timer), reject(new DeadlineExceeded()));
-    const timer = setTimeout(stop, ms);
-    signal?.addEventListener('abort', stop, { once: true });
-    const done = () => (clearTimeout(timer), signal?.removeEventListener('abort', stop));
-    p.then(
-      (v) => (done(), resolve(v)),
-      (e: unknown) => (done(), reject(e instanceof Error ? e : new Error(String(e)))),
-    );
-  });
-}
+const withinDeadline = <T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> => within(p, ms, signal, () => new DeadlineExceeded());
 
 /** A decision waiting for (or in) its project's batch. */
 interface Member {
@@ -544,9 +527,9 @@ export class HeadroomGuard {
   private async ledgerState(project: string, left: () => number, abandoned: AbortSignal): Promise<LedgerState> {
     const ledger = this.options.ledger!;
     const cached = this.ledgerCache.get(project);
-    let state = cached ? cached.state : await within(ledger.read(project), left(), abandoned);
+    let state = cached ? cached.state : await withinDeadline(ledger.read(project), left(), abandoned);
     if (state.deleting && !state.entries.some((e) => this.isLive(e)) && !holdsEnforcedLimit(state)) {
-      await within(ledger.release(project, state), left(), abandoned);
+      await withinDeadline(ledger.release(project, state), left(), abandoned);
       state = { entries: [] };
     } else if (cached) return state;
     this.ledgerCache.set(project, { state, at: this.now() });
@@ -582,7 +565,7 @@ export class HeadroomGuard {
           continue;
         }
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
-        const written = await within(ledger.write(project, state, decided.entries), left(), batch.abandoned);
+        const written = await withinDeadline(ledger.write(project, state, decided.entries), left(), batch.abandoned);
         this.ledgerCache.set(project, { state: written, at: this.now() });
         this.options.onLedgerWrite?.(decided.records.length);
         for (const [verdict, request] of decided.records) {
