@@ -284,7 +284,8 @@ function isTerminating(snapshot: Snapshot, namespace: string): boolean {
 /**
  * What a terminating namespace without an unscoped quota still holds: what its pods requested when its
  * last quota was seen (the quotas' last `status.used`, `Snapshot.lastQuotaUsageOf`; for a review that
- * deletes that quota, the quotas it has now), else the whole budget. Before Kubernetes 1.33 the
+ * deletes that quota, what the quotas it has now report; a quota without status admitted no pod), else
+ * the whole budget. Before Kubernetes 1.33 the
  * namespace controller may delete the quotas while pods with a long grace period still run, and those
  * pods keep what they requested until they are gone. A process that never saw the namespace's quotas
  * (it started after they went) cannot know what the pods use and counts the namespace as holding the
@@ -293,8 +294,9 @@ function isTerminating(snapshot: Snapshot, namespace: string): boolean {
 export function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, budget: Resources): Resources {
   const remembered = snapshot.lastQuotaUsageOf?.(namespace);
   if (remembered) return remembered;
-  const current = quotaUsed(snapshot.quotasInNamespace(namespace));
-  return current.size > 0 ? current : budget;
+  const current = snapshot.quotasInNamespace(namespace);
+  for (const quota of current) if (isUnscoped(quota)) return quotaUsed(current);
+  return budget;
 }
 
 /** Per-namespace shares of a project in the cluster (labelled for it, or pending), optionally after a change. */
