@@ -98,7 +98,8 @@ export async function main(): Promise<string[]> {
     await createRange(new Creator(cp.info.kubeconfigs.admin!), 0, projects, 50, phases);
     const certs = await generateWebhookCerts(join(cp.info.dir, 'p3-certs'));
     const ca = readFileSync(certs.caCert);
-    const mainJs = join(ROOT, 'dist', 'cli', 'main.js');
+    // dist/ of this tree, or TG_WEBHOOK_DIST (a build of one commit, as test/support/devcluster/replicas.ts takes it).
+    const mainJs = join(process.env.TG_WEBHOOK_DIST ?? join(ROOT, 'dist'), 'cli', 'main.js');
     const args = [INSPECT_FLAG, mainJs, 'webhook', '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'];
     // The process joins the cgroup before node starts (`exec` keeps the pid), so every page is charged.
     const wrapper = cgroup ? cgroup.launch(process.execPath, args) : ([process.execPath, args] as const);
