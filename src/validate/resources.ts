@@ -287,16 +287,15 @@ function isTerminating(snapshot: Snapshot, namespace: string): boolean {
  * deletes that quota, what the quotas it has now report; a quota without status admitted no pod), else
  * the whole budget. Before Kubernetes 1.33 the
  * namespace controller may delete the quotas while pods with a long grace period still run, and those
- * pods keep what they requested until they are gone. A process that never saw the namespace's quotas
- * (it started after they went) cannot know what the pods use and counts the namespace as holding the
- * whole budget until it is gone: the project grows nowhere meanwhile (fail closed, ADR 0046).
+ * pods keep what they requested until they are gone. A process that first saw the namespace already
+ * terminating and without quotas (it may have started after they went) cannot know what the pods use
+ * and counts the namespace as holding the whole budget until it is gone: the project grows nowhere
+ * meanwhile (fail closed, ADR 0046).
  */
 export function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, budget: Resources): Resources {
-  const remembered = snapshot.lastQuotaUsageOf?.(namespace);
-  if (remembered) return remembered;
   const current = snapshot.quotasInNamespace(namespace);
   for (const quota of current) if (isUnscoped(quota)) return quotaUsed(current);
-  return budget;
+  return snapshot.lastQuotaUsageOf?.(namespace) ?? budget;
 }
 
 /** Per-namespace shares of a project in the cluster (labelled for it, or pending), optionally after a change. */

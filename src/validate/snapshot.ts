@@ -3,6 +3,8 @@ import { effectiveQuota, isUnscoped, namespaceIsTerminating, namespaceShare, quo
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
+/** No usage: a namespace seen live whose quotas were never seen to go admitted no pod unseen. */
+const NOTHING: Resources = new Map();
 
 export class MemorySnapshot implements Snapshot {
   private readonly projectsByName = new Map<string, Project>();
@@ -38,6 +40,12 @@ export class MemorySnapshot implements Snapshot {
    * when the namespace goes or an unscoped quota comes back.
    */
   private readonly lastUsageByNamespace = new Map<string, Resources>();
+  /**
+   * Namespaces already terminating when this snapshot first saw them (a process started during their
+   * deletion): whether their quotas went before it started is unknown, so without a remembered usage
+   * they count the whole budget. One seen live had no quota deleted unseen.
+   */
+  private readonly firstSeenTerminating = new Set<string>();
   /** Σ of the quota list lengths, kept as quotas come and go (`sizes` runs on every cache event). */
   private quotaCount = 0;
 
@@ -85,7 +93,7 @@ export class MemorySnapshot implements Snapshot {
   }
 
   lastQuotaUsageOf(namespace: string): Resources | undefined {
-    return this.lastUsageByNamespace.get(namespace);
+    return this.lastUsageByNamespace.get(namespace) ?? (this.firstSeenTerminating.has(namespace) ? undefined : NOTHING);
   }
 
   heldQuotaOf(namespace: string): Resources {
@@ -151,6 +159,7 @@ export class MemorySnapshot implements Snapshot {
     if (!name) return;
     const previous = this.namespacesByName.get(name);
     const existed = previous !== undefined;
+    if (!existed && namespaceIsTerminating(ns)) this.firstSeenTerminating.add(name);
     const before = this.projectOf(name);
     this.unindexNamespace(name);
     this.namespacesByName.set(name, ns);
@@ -171,6 +180,7 @@ export class MemorySnapshot implements Snapshot {
   }
   deleteNamespace(name: string): void {
     this.lastUsageByNamespace.delete(name);
+    this.firstSeenTerminating.delete(name);
     this.reshare(this.projectOf(name), name, false);
     this.unindexNamespace(name);
     this.namespacesByName.delete(name);

@@ -174,8 +174,10 @@ export interface Snapshot {
   heldQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
   /**
    * What a namespace's unscoped quotas last reported in use (`status.used`) when its last unscoped
-   * quota was deleted; kept until the namespace is gone or an unscoped quota appears again. A
-   * terminating namespace without quotas counts with it (`terminatingWithoutQuota` in resources.ts).
+   * quota was deleted; kept until the namespace is gone or an unscoped quota appears again; nothing
+   * for a namespace seen live whose quotas were not seen to go; undefined when unknown (first seen
+   * terminating). A terminating namespace without quotas counts with it (`terminatingWithoutQuota` in
+   * resources.ts), with the whole budget when it is unknown.
    */
   lastQuotaUsageOf?(namespace: string): ReadonlyMap<string, Quantity> | undefined;
   /**

@@ -71,10 +71,24 @@ describe('a terminating namespace without quotas', () => {
     expect(growPayNew(s, '3').violations.map((v) => v.rule)).toEqual(['Q1']);
   });
 
+  it('counts nothing of its own (namespaceDefaults) when this process saw it live and never saw a quota of it go', () => {
+    const s = MemorySnapshot.of({
+      projects: [pay],
+      namespaces: [aNamespace('pay-old', { project: 'pay' }), aNamespace('pay-new', { project: 'pay' })],
+      quotas: [aQuota('pay-new', { 'requests.cpu': '2' })],
+    });
+    s.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
+    expect(cpuOf(s, 'pay-old')).toBe('1');
+  });
+
   it('counts, for a decision that deletes its last quota, what that quota reports in use', () => {
     const s = snapshot();
     const afterDelete = namespaceShare(s, pay, '', 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } });
     expect(formatResources(afterDelete.resources)['requests.cpu']).toBe('6');
+    // The same for a namespace this process saw live before it started terminating.
+    const seenLive = MemorySnapshot.of({ projects: [pay], namespaces: [aNamespace('pay-old', { project: 'pay' })], quotas: [...s.quotasInNamespace('pay-old')] });
+    seenLive.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
+    expect(formatResources(namespaceShare(seenLive, pay, '', 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } }).resources)['requests.cpu']).toBe('6');
   });
 
   it('recounts when the namespace starts terminating after its quotas went, and forgets the usage when a quota comes back', () => {
@@ -90,7 +104,7 @@ describe('a terminating namespace without quotas', () => {
     s.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
     expect(formatResources(s.projectSharesOf(pay, '').othersTotal('pay-new'))['requests.cpu']).toBe('6');
     s.upsertQuota(aQuota('pay-old', { 'requests.cpu': '3' }, { used: { 'requests.cpu': '0' } }));
-    expect(s.lastQuotaUsageOf('pay-old')).toBeUndefined();
+    expect(s.lastQuotaUsageOf('pay-old')?.size).toBe(0);
     expect(cpuOf(s, 'pay-old')).toBe('3');
   });
 });
