@@ -61,7 +61,8 @@ export interface FleetMemberConfig {
   above: ResourceList;
   /**
    * The controller's give-back loop (docs/adr/0045-fleet-operations.md): room held above `above` for
-   * this long is offered to the other members (lendable; taken back without waiting while nobody took it).
+   * this long is offered to the other members (lendable). Default equal to giveBackAfterSeconds: no
+   * offers, since a member's own growth does not take back what it offered (it asks the pool).
    */
   offerAfterSeconds: number;
   /** Room held above `above` for this long (≥ offerAfterSeconds) is given back to the pool, offered part included. */
@@ -128,7 +129,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   ],
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
   argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
-  fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
+  fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 900, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
 };
 
 export class ConfigError extends Error {}

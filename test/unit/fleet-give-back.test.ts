@@ -64,6 +64,13 @@ describe('decideReturn: the idle clock and its band', () => {
     expect(after.ok && memberShare(after.ledger, 'eu').lastRequest).toBe('k1');
   });
 
+  it('with offerAfter equal to giveBackAfter (the shipped default) room is given back, never offered', () => {
+    const s = state({ e: 10, floor: 5, share: 10 });
+    const same = { ...policy, offerAfterMs: 300_000 };
+    expect(decideReturn(s, same, new Map([['requests.cpu', 0]]), 299_000).step).toBeUndefined();
+    expect(decideReturn(s, same, new Map([['requests.cpu', 0]]), 300_000).step?.modes).toEqual(new Map([['requests.cpu', 'give-back']]));
+  });
+
   it('use that comes back inside the band stops the clock', () => {
     const d = decideReturn(state({ e: 10, floor: 8, share: 10 }), policy, new Map([['requests.cpu', 0]]), 400_000);
     expect(d).toEqual({ clock: new Map() });
