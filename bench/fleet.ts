@@ -32,8 +32,10 @@ export async function main(): Promise<string[]> {
     mkdirSync(join(HERE, 'results'), { recursive: true });
     writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
     const admitted = sum(Object.values(result.counts).map((c) => c.admitted));
-    const local = sum(Object.values(result.memberMetrics).flatMap((m) => m.growthsWithinLimit ?? []));
-    const viaHub = sum(Object.values(result.memberMetrics).flatMap((m) => m.growthsThroughHub ?? []));
+    // Every admitted growth is one ledger record; a granted transfer admitted at least one of them through the hub.
+    const reserved = sum(Object.values(result.memberMetrics).flatMap((m) => m.reserved ?? []));
+    const viaHub = sum(Object.values(result.memberMetrics).flatMap((m) => m.transfersGranted ?? []));
+    const local = Math.max(0, reserved - viaHub);
     log(`seed ${result.seed}: ${result.attempts} attempts in ${(result.wallMs / 1000).toFixed(1)} s; admitted ${admitted}; per member ${JSON.stringify(result.counts)}`);
     log(`${result.samples} samples (${result.sampleErrors.length} unreadable), ${result.violations.length} violations; peak fleet held ${JSON.stringify(result.peakFleetHeld)} of ${JSON.stringify(result.fleetBudget)}; final shares ${JSON.stringify(result.finalShares)}`);
     log(`hub status writes ${result.hubStatusWrites} (${admitted ? (result.hubStatusWrites / admitted).toFixed(3) : '—'} per admitted write); growths within the limit ${local}, through the hub ${viaHub} (${local + viaHub ? ((100 * local) / (local + viaHub)).toFixed(1) : '—'} % without a hub call); load ${result.loadAverage.start.map((l) => l.toFixed(2)).join(' ')} → ${result.loadAverage.end.map((l) => l.toFixed(2)).join(' ')}`);

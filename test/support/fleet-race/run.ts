@@ -25,6 +25,7 @@ import { generateWebhookCerts } from '../../../src/certs/files.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import type { RunningController } from '../../../src/controller/start.js';
 import { FLEET_FINALIZER, FLEET_NAMESPACE, fleetBudgetFor, parseFleetBudget, type FleetBudgetObject } from '../../../src/fleet/fleet-budget-object.js';
+import type { ShareLedger } from '../../../src/fleet/shares.js';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig.js';
 import { Quantity } from '../../../src/quantity/quantity.js';
 import { OWNERS_BINDING_NAME } from '../../../src/render/owner-binding.js';
@@ -79,7 +80,10 @@ export interface FleetRaceResult {
   /** Per member, the answers its users got. */
   counts: Record<string, OutcomeCounts>;
   samples: number;
+  /** Samples whose members' LISTs failed (skipped, never passed). */
   sampleErrors: string[];
+  /** Samples taken while the hub could not be read (its restart): only the fleet's Σ was checked. */
+  hubUnread: number;
   violations: FleetSample[];
   /** The largest Σ held across the fleet any sample saw, per resource, and the shares at the end. */
   peakFleetHeld: Record<string, string>;
@@ -212,38 +216,48 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     const violations: FleetSample[] = [];
     const peakFleetHeld: Record<string, string> = {};
     let lastShares: Record<string, Record<string, string>> = {};
+    let hubUnread = 0;
     const sampleOnce = async () => {
+      let views: Array<{ member: string; view: Awaited<ReturnType<typeof readConsistent>> }>;
       try {
-        const views = await Promise.all(started.map(async ({ member, core }) => ({ member: member.name, view: await readConsistent(core.admin!) })));
-        const object = await readFleetBudget(hubApi, name);
-        const parsed = parseFleetBudget(object);
-        if (!parsed.ok) throw new Error(`hub: ${parsed.problems.join('; ')}`);
-        const sample: FleetSample = { atMs: now(), held: {}, shares: {}, violations: [] };
-        const fleetHeld = new Map<string, Quantity>();
-        for (const { member, view } of views) {
-          const held = checkHeadroomInvariant(race, view.namespaces, view.quotas, view.resourceVersion).held;
-          sample.held[member] = held;
-          const share = parsed.ledger.shares.get(member)?.share ?? new Map<string, Quantity>();
-          sample.shares[member] = Object.fromEntries([...share].map(([r, v]) => [r, v.toString()]));
-          for (const resource of Object.keys(budget)) {
-            const h = q(held[resource]);
-            fleetHeld.set(resource, (fleetHeld.get(resource) ?? Quantity.zero()).add(h));
-            const s = share.get(resource) ?? Quantity.zero();
-            if (h.cmp(s) > 0) sample.violations.push(`${member} holds ${h.toString()} ${resource}, above its share ${s.toString()}`);
-          }
-        }
-        for (const [resource, total] of fleetHeld) {
-          if (total.cmp(q(budget[resource])) > 0) sample.violations.push(`the fleet holds ${total.toString()} ${resource}, above the fleet budget ${budget[resource]}`);
-          if (!peakFleetHeld[resource] || total.cmp(q(peakFleetHeld[resource])) > 0) peakFleetHeld[resource] = total.toString();
-        }
-        lastShares = sample.shares;
-        samples.push(sample);
-        if (sample.violations.length > 0) {
-          violations.push(sample);
-          log(`${name}: VIOLATION at ${sample.atMs} ms: ${sample.violations.join('; ')} (held ${JSON.stringify(sample.held)}, shares ${JSON.stringify(sample.shares)})`);
-        }
+        views = await Promise.all(started.map(async ({ member, core }) => ({ member: member.name, view: await readConsistent(core.admin!) })));
       } catch (err) {
         sampleErrors.push(apiError(err).message.slice(0, 200));
+        return;
+      }
+      // The hub is read after the members; while it is down (its restart) the fleet's Σ is still checked.
+      let shares: ShareLedger['shares'] | undefined;
+      try {
+        const parsed = parseFleetBudget(await readFleetBudget(hubApi, name));
+        if (!parsed.ok) throw new Error(`hub: ${parsed.problems.join('; ')}`);
+        shares = parsed.ledger.shares;
+      } catch {
+        hubUnread += 1;
+      }
+      const sample: FleetSample = { atMs: now(), held: {}, shares: {}, violations: [] };
+      const fleetHeld = new Map<string, Quantity>();
+      for (const { member, view } of views) {
+        const held = checkHeadroomInvariant(race, view.namespaces, view.quotas, view.resourceVersion).held;
+        sample.held[member] = held;
+        const share = shares?.get(member)?.share;
+        if (shares) sample.shares[member] = Object.fromEntries([...(share ?? new Map<string, Quantity>())].map(([r, v]) => [r, v.toString()]));
+        for (const resource of Object.keys(budget)) {
+          const h = q(held[resource]);
+          fleetHeld.set(resource, (fleetHeld.get(resource) ?? Quantity.zero()).add(h));
+          if (!shares) continue;
+          const s = share?.get(resource) ?? Quantity.zero();
+          if (h.cmp(s) > 0) sample.violations.push(`${member} holds ${h.toString()} ${resource}, above its share ${s.toString()}`);
+        }
+      }
+      for (const [resource, total] of fleetHeld) {
+        if (total.cmp(q(budget[resource])) > 0) sample.violations.push(`the fleet holds ${total.toString()} ${resource}, above the fleet budget ${budget[resource]}`);
+        if (!peakFleetHeld[resource] || total.cmp(q(peakFleetHeld[resource])) > 0) peakFleetHeld[resource] = total.toString();
+      }
+      if (shares) lastShares = sample.shares;
+      samples.push(sample);
+      if (sample.violations.length > 0) {
+        violations.push(sample);
+        log(`${name}: VIOLATION at ${sample.atMs} ms: ${sample.violations.join('; ')} (held ${JSON.stringify(sample.held)}, shares ${JSON.stringify(sample.shares)})`);
       }
     };
     let sampling = true;
@@ -316,16 +330,22 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     sampling = false;
     await sampler;
     await sampleOnce();
-    const statusWrites = writesBeforeRestart + (await hubStatusWrites(hub));
+    const statusWrites = writesBeforeRestart + (await hubStatusWrites(hub).catch((err: unknown) => {
+      throw new Error(`hub /metrics at ${hub.info.server}: ${(err as Error).message}`);
+    }));
     const memberMetrics: FleetRaceResult['memberMetrics'] = {};
     for (const { member, webhooks } of started) {
+      const scrape = (metric: RegExp) => webhooks.scrape(metric).catch((err: unknown) => {
+        throw new Error(`${member.name}: scraping the webhook replicas (${webhooks.replicas.map((r) => r.port).join(', ')}): ${(err as Error).message}`);
+      });
       memberMetrics[member.name] = {
-        transfers: await webhooks.scrape(/^tenantgate_fleet_transfers_total\{/),
-        growthsWithinLimit: await webhooks.scrape(/^tenantgate_fleet_growths_total\{[^}]*path="local"/),
-        growthsThroughHub: await webhooks.scrape(/^tenantgate_fleet_growths_total\{[^}]*path="hub"/),
+        // Admitted changes recorded in the headroom ledger (every growth), and growths asked of the hub by result.
+        reserved: await scrape(/^tenantgate_webhook_reservations_total\{outcome="reserved"\}/),
+        transfersGranted: await scrape(/^tenantgate_fleet_transfers_total\{result="granted"\}/),
+        transfers: await scrape(/^tenantgate_fleet_transfers_total\{/),
       };
     }
-    log(`${name}: ${interleaved.length} attempts in ${wallMs} ms; ${samples.length} samples (${sampleErrors.length} unreadable), ${violations.length} violations; peak fleet held ${JSON.stringify(peakFleetHeld)}; shares ${JSON.stringify(lastShares)}; hub status writes ${statusWrites}; counts ${JSON.stringify(counts)}`);
+    log(`${name}: ${interleaved.length} attempts in ${wallMs} ms; ${samples.length} samples (${sampleErrors.length} unreadable, ${hubUnread} without the hub), ${violations.length} violations; peak fleet held ${JSON.stringify(peakFleetHeld)}; shares ${JSON.stringify(lastShares)}; hub status writes ${statusWrites}; counts ${JSON.stringify(counts)}`);
     if (!hubRestart || !webhookKill) throw new Error(`the run ended before its events: hub restart ${JSON.stringify(hubRestart)}, webhook kill ${JSON.stringify(webhookKill)}`);
     return {
       project: name,
@@ -336,6 +356,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       counts,
       samples: samples.length,
       sampleErrors,
+      hubUnread,
       violations,
       peakFleetHeld,
       finalShares: lastShares,
