@@ -11,7 +11,9 @@ mod="$root/test/cluster/${1:-gobuild}"
 [ -f "$mod/go.mod" ] || { echo "no Go module at $mod (expected test/cluster/gobuild or test/cluster/gobuild-<minor>)" >&2; exit 1; }
 version=$(awk '$1=="k8s.io/kubernetes" {print $2; exit} $1=="require" && $2=="k8s.io/kubernetes" {print $3; exit}' "$mod/go.mod")
 etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3" && $NF!="indirect" {print $2; exit}' "$mod/go.mod")
-out="${TG_K8S_BIN:-$root/.cache/k8s/$version${etcd_version:+-etcd$etcd_version}/bin}"
+# TG_K8S_BIN (the tests' override of the pinned binaries) names the pinned module's output only.
+default_out="$root/.cache/k8s/$version${etcd_version:+-etcd$etcd_version}/bin"
+if [ "${1:-gobuild}" = gobuild ]; then out="${TG_K8S_BIN:-$default_out}"; else out="${TG_K8S_OLDEST_BIN:-$default_out}"; fi
 mkdir -p "$out"
 cd "$mod"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
