@@ -69,6 +69,28 @@ function tenantgateEngine(cp: ControlPlane, pids: Record<string, number>): PodEn
   };
 }
 
+function kubernetesOnlyEngine(cp: ControlPlane): PodEngine {
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  const share = (p: PodProject) => p.budgetCpu / p.namespaces.length;
+  return {
+    label: 'no engine (Kubernetes quota only)',
+    kind: 'kubernetes',
+    pids: {},
+    async setBudget(p) {
+      for (const ns of p.namespaces) {
+        const a = await createQuota(cp, agent, 'admin', ns, BUDGET_QUOTA, String(share(p)));
+        if (a.status !== 201 && a.status !== 409) throw new Error(`quota ${ns}/${BUDGET_QUOTA}: ${a.status} ${a.message.slice(0, 200)}`);
+      }
+    },
+    async clearBudget(p) {
+      await Promise.all(p.namespaces.map((ns) => deleteQuotas(cp, agent, ns)));
+    },
+    freeProbes: (p) => p.namespaces.map((namespace) => ({ namespace, cpu: share(p) })),
+    async setNamespaceBudget() {},
+    async clearNamespaceBudget() {},
+  };
+}
+
 function capsuleEngine(cp: ControlPlane, label: string, pid: number): PodEngine {
   return {
     label,
@@ -92,6 +114,9 @@ export async function runPodComparison(cp: ControlPlane, work: string, mainJs: s
   await setupPodProject(cp, projects.namespaces, 1);
   log(`peers: pods: projects ${[projects.race, projects.burst, projects.steady].map((p) => `${p.name} (${p.budgetCpu} CPU over ${POD_NAMESPACES} namespaces)`).join(', ')}, ${projects.namespaces.name} (${projects.namespaces.budgetCpu} CPU, ${settings.nsBurst} namespaces to come)`);
   if (withTenantgate) {
+    // What a pod create costs with no engine at all: the same per-namespace quotas, made as admin, and
+    // Kubernetes' quota admission alone (printed next to the engines, never judged).
+    await runPodScenarios(cp, kubernetesOnlyEngine(cp), settings, cpPids, out, 'k8s', ['steady']);
     const webhook = await startTenantgate(cp, work, mainJs, tgCerts, true);
     let controller: Awaited<ReturnType<typeof startTenantgateController>> | undefined;
     try {
