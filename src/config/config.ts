@@ -129,7 +129,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   ],
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
   argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
-  fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 900, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
+  fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
 };
 
 export class ConfigError extends Error {}

@@ -106,8 +106,10 @@ export interface Applied {
 }
 
 export interface Granted extends Applied {
-  /** What the member's share grew by (empty for a duplicate). */
+  /** What the member may enforce more (share − lendable grew by it; empty for a duplicate): its own offer taken back first, then the pool, then others' offers. */
   readonly granted: Resources;
+  /** The part of `granted` that was the member's own offer (its share did not grow by it). */
+  readonly fromOwnOffer: Resources;
   readonly fromPool: Resources;
   /** Member → what was taken from its offer. */
   readonly fromLenders: ReadonlyMap<string, Resources>;
@@ -231,16 +233,16 @@ function withEntry(ledger: ShareLedger, member: string, entry: MemberShare): Sha
 }
 
 /**
- * A member asks for `need` more of its share (and up to `want`). Room comes from the pool first, then
- * from other members' offers (the largest offer first), all in the one returned ledger, so one CAS
- * write moves it. Refused, naming who holds the room, when the pool and the offers hold less than
+ * A member asks for `need` more of what it may enforce, share − lendable (and up to `want`). Room comes
+ * from its own offer first (taking it back grows no share), then from the pool, then from other members'
+ * offers (the largest offer first), all in the one returned ledger, so one CAS write moves it. Refused, naming who holds the room, when the pool and the offers hold less than
  * `need` or the member's upper bound would be passed.
  */
 export function requestGrowth(ledger: ShareLedger, member: string, request: GrowthRequest): GrowthResult {
   const entry = memberShare(ledger, member);
   const denied = precheck(ledger, member, new Map([...request.need, ...(request.want ?? new Map())]), false);
   if (denied) return denied;
-  if (entry.lastRequest === request.id) return { ok: true, ledger, duplicate: true, granted: new Map(), fromPool: new Map(), fromLenders: new Map() };
+  if (entry.lastRequest === request.id) return { ok: true, ledger, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
 
   const pool = poolOf(ledger);
   const bound = ledger.bounds.get(member);
@@ -251,9 +253,11 @@ export function requestGrowth(ledger: ShareLedger, member: string, request: Grow
     const poolLeft = pool.get(resource)!;
     let lendable = ZERO;
     for (const [other, e] of ledger.shares) if (other !== member) lendable = lendable.add(at(e.lendable, resource));
-    const room = max(poolLeft, ZERO).add(lendable);
+    // The member's own offer comes back first: taking it back grows what it may enforce without growing its share.
+    const own = at(entry.lendable, resource);
+    const room = own.add(max(poolLeft, ZERO)).add(lendable);
     const limit = bound?.get(resource);
-    const underBound = limit === undefined ? undefined : max(limit.sub(share), ZERO);
+    const underBound = limit === undefined ? undefined : max(limit.sub(share), ZERO).add(own);
     const base = { resource, need, share, ...(limit ? { bound: limit } : {}), pool: poolLeft, lendable, holders: holdersOf(ledger, resource, member) };
     if (underBound !== undefined && need.cmp(underBound) > 0) {
       shortfalls.push({ ...base, limitedBy: 'bound' });
@@ -272,10 +276,18 @@ export function requestGrowth(ledger: ShareLedger, member: string, request: Grow
   const shares = new Map(ledger.shares);
   const fromPool = new Map<string, Quantity>();
   const fromLenders = new Map<string, Map<string, Quantity>>();
+  let share = entry.share;
+  let ownLendable = entry.lendable;
+  const fromOwnOffer = new Map<string, Quantity>();
   for (const [resource, grant] of grants) {
-    const fromThePool = min(grant, max(pool.get(resource)!, ZERO));
+    const withdrawn = min(grant, at(entry.lendable, resource));
+    if (withdrawn.sign() > 0) fromOwnOffer.set(resource, withdrawn);
+    ownLendable = withAmount(ownLendable, resource, at(entry.lendable, resource).sub(withdrawn));
+    const beyond = grant.sub(withdrawn);
+    share = withAmount(share, resource, at(share, resource).add(beyond));
+    const fromThePool = min(beyond, max(pool.get(resource)!, ZERO));
     if (fromThePool.sign() > 0) fromPool.set(resource, fromThePool);
-    let rest = grant.sub(fromThePool);
+    let rest = beyond.sub(fromThePool);
     const lenders = [...shares]
       .filter(([other, e]) => other !== member && at(e.lendable, resource).sign() > 0)
       .sort(([a, ea], [b, eb]) => at(eb.lendable, resource).cmp(at(ea.lendable, resource)) || a.localeCompare(b));
@@ -289,10 +301,8 @@ export function requestGrowth(ledger: ShareLedger, member: string, request: Grow
       rest = rest.sub(take);
     }
   }
-  let share = entry.share;
-  for (const [resource, grant] of grants) share = withAmount(share, resource, at(share, resource).add(grant));
-  shares.set(member, { ...entry, share, lastRequest: request.id });
-  return { ok: true, ledger: { ...ledger, shares }, duplicate: false, granted: grants, fromPool, fromLenders };
+  shares.set(member, { ...entry, share, lendable: ownLendable, lastRequest: request.id });
+  return { ok: true, ledger: { ...ledger, shares }, duplicate: false, granted: grants, fromOwnOffer, fromPool, fromLenders };
 }
 
 /**

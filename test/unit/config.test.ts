@@ -55,8 +55,8 @@ describe('tenantgate.yaml', () => {
 describe('tenantgate.yaml fleet (a fleet member, docs/fleet.md)', () => {
   it('takes the hub kubeconfig path and the keep/above policy', () => {
     const c = parseConfig('clusterName: prod-eu\nfleet: {hubKubeconfig: /etc/tenantgate-fleet-hub/kubeconfig, keep: {requests.cpu: "2"}, above: {requests.cpu: 4}}\n');
-    expect(c.fleet).toEqual({ hubKubeconfig: '/etc/tenantgate-fleet-hub/kubeconfig', keep: { 'requests.cpu': '2' }, above: { 'requests.cpu': 4 }, offerAfterSeconds: 900, giveBackAfterSeconds: 900, checkEverySeconds: 60 });
-    expect(parseConfig('').fleet).toEqual({ hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 900, giveBackAfterSeconds: 900, checkEverySeconds: 60 });
+    expect(c.fleet).toEqual({ hubKubeconfig: '/etc/tenantgate-fleet-hub/kubeconfig', keep: { 'requests.cpu': '2' }, above: { 'requests.cpu': 4 }, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 });
+    expect(parseConfig('').fleet).toEqual({ hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 });
   });
 
   it('takes the give-back loop timing, and refuses give-back before offer or a check interval of 0', () => {

@@ -149,3 +149,38 @@ describe('member decisions', () => {
     expect(fmt(after.amount)).toEqual({ [CPU]: '5' });
   });
 });
+
+describe('a member taking back its own offer', () => {
+  it('grows what it may enforce from its own offer first, without growing its share or taking the pool', () => {
+    let ledger = emptyLedger(parseResources({ 'requests.cpu': '10' }), ['eu', 'us']);
+    const first = requestGrowth(ledger, 'eu', { id: 'eu-1', need: parseResources({ 'requests.cpu': '6' }) });
+    if (!first.ok) throw new Error(first.reason);
+    const lent = offer(first.ledger, 'eu', { id: 'eu-2', amount: parseResources({ 'requests.cpu': '4' }) });
+    if (!lent.ok) throw new Error(lent.reason);
+    ledger = lent.ledger;
+    expect(enforceableLimit(ledger, 'eu').get('requests.cpu')?.toString()).toBe('2');
+    const back = requestGrowth(ledger, 'eu', { id: 'eu-3', need: parseResources({ 'requests.cpu': '5' }) });
+    if (!back.ok) throw new Error(back.reason);
+    // 4 of its own offer, then 1 from the pool: share 7, nothing lent, enforceable 7.
+    expect(back.fromOwnOffer.get('requests.cpu')?.toString()).toBe('4');
+    expect(back.fromPool.get('requests.cpu')?.toString()).toBe('1');
+    expect(back.granted.get('requests.cpu')?.toString()).toBe('5');
+    expect(back.ledger.shares.get('eu')?.share.get('requests.cpu')?.toString()).toBe('7');
+    expect(back.ledger.shares.get('eu')?.lendable.get('requests.cpu')).toBeUndefined();
+    expect(enforceableLimit(back.ledger, 'eu').get('requests.cpu')?.toString()).toBe('7');
+    expect(poolOf(back.ledger).get('requests.cpu')?.toString()).toBe('3');
+  });
+
+  it('counts its own offer within its upper bound: taking it back passes no bound', () => {
+    const ledger0 = emptyLedger(parseResources({ 'requests.cpu': '10' }), ['eu', 'us'], new Map([['eu', parseResources({ 'requests.cpu': '6' })]]));
+    const first = requestGrowth(ledger0, 'eu', { id: 'eu-1', need: parseResources({ 'requests.cpu': '6' }) });
+    if (!first.ok) throw new Error(first.reason);
+    const lent = offer(first.ledger, 'eu', { id: 'eu-2', amount: parseResources({ 'requests.cpu': '3' }) });
+    if (!lent.ok) throw new Error(lent.reason);
+    const back = requestGrowth(lent.ledger, 'eu', { id: 'eu-3', need: parseResources({ 'requests.cpu': '3' }) });
+    expect(back.ok).toBe(true);
+    const beyond = requestGrowth(lent.ledger, 'eu', { id: 'eu-4', need: parseResources({ 'requests.cpu': '4' }) });
+    expect(beyond.ok).toBe(false);
+    if (!beyond.ok) expect(beyond.shortfalls[0]?.limitedBy).toBe('bound');
+  });
+});
