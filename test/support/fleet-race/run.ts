@@ -38,6 +38,7 @@ import { startWebhookReplicas, type WebhookReplicas } from '../devcluster/replic
 import { installBase, kubectlAs, serviceAccountKubeConfig, serviceAccountKubeconfigFile } from '../devcluster/tenantgate.js';
 import { emptyCounts, generateAttempts, type Attempt, type OutcomeCounts } from '../replica-race/attempts.js';
 import { checkHeadroomInvariant, type RaceProject } from '../replica-race/invariant.js';
+import { measureTransfers, transferProject, type TransferCosts } from './transfers.js';
 import { apiError, must, readConsistent, sendAttempt, until } from '../replica-race/run.js';
 
 const CPU = 'requests.cpu';
@@ -59,6 +60,8 @@ export interface FleetRaceOptions {
   /** Webhook replicas per member (2, as shipped). */
   replicas?: number;
   sampleIntervalMs?: number;
+  /** Before the race, measure what a transfer costs on a second Project (transfers.ts). */
+  measureTransferCosts?: boolean;
   log?: (line: string) => void;
 }
 
@@ -90,10 +93,12 @@ export interface FleetRaceResult {
   finalShares: Record<string, Record<string, string>>;
   hubRestart: { afterCompleted: number; atMs: number; readyAfterMs: number };
   webhookKill: { member: string; replica: number; afterCompleted: number; atMs: number; restartedAfterCompleted?: number };
-  /** Successful writes of fleetbudgets/status the hub's apiserver counted (its /metrics, summed over its restart). */
+  /** Successful writes of fleetbudgets/status during the race, as the hub's apiserver counted them (its /metrics, summed over its restart). */
   hubStatusWrites: number;
   /** Per member and replica, the product's own fleet metrics at the end (the killed replica: since its restart). */
   memberMetrics: Record<string, Record<string, number[]>>;
+  /** When asked for (measureTransferCosts). */
+  transferCosts?: TransferCosts;
   wallMs: number;
   loadAverage: { start: number[]; end: number[] };
 }
@@ -161,7 +166,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
   fleetBudget.metadata.finalizers = [FLEET_FINALIZER];
   await kubectlAs(hub.info, 'admin', ['apply', '-f', '-'], JSON.stringify(fleetBudget));
 
-  const started: Array<{ member: FleetMemberCluster; webhooks: WebhookReplicas; controller: RunningController; core: Record<string, k8s.CoreV1Api> }> = [];
+  const started: Array<{ member: FleetMemberCluster; webhooks: WebhookReplicas; controller: RunningController; core: Record<string, k8s.CoreV1Api>; applyProject: (p: Project) => Promise<void> }> = [];
   try {
     for (const member of members) {
       await installBase(member.info);
@@ -175,14 +180,27 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       });
       const kc = (user: string) => loadKubeConfig(member.info.kubeconfigs[user]!);
       const core = Object.fromEntries(['admin', ...USERS].map((u) => [u, kc(u).makeApiClient(k8s.CoreV1Api)])) as Record<string, k8s.CoreV1Api>;
-      started.push({ member, webhooks, controller, core });
-      await kubectlAs(member.info, 'admin', ['apply', '-f', '-'], JSON.stringify(project));
-      await until(`${member.name}: the project in every replica and the controller`, async () => {
-        must(controller.informers.snapshot.project(name) !== undefined, 'controller has not seen the project');
-        const projects = (await kubectlAs(member.info, 'admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length;
-        const seen = await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/);
-        must(seen.every((n) => n === projects), `replicas see ${seen.join('/')} projects, the apiserver has ${projects}`);
-      });
+      const applyProject = async (p: Project) => {
+        const projectName = p.metadata.name!;
+        await kubectlAs(member.info, 'admin', ['apply', '-f', '-'], JSON.stringify(p));
+        await until(`${member.name}: project ${projectName} in every replica and the controller`, async () => {
+          must(controller.informers.snapshot.project(projectName) !== undefined, 'controller has not seen the project');
+          const projects = (await kubectlAs(member.info, 'admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length;
+          const seen = await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/);
+          must(seen.every((n) => n === projects), `replicas see ${seen.join('/')} projects, the apiserver has ${projects}`);
+        });
+      };
+      started.push({ member, webhooks, controller, core, applyProject });
+      await applyProject(project);
+    }
+
+    let transferCosts: TransferCosts | undefined;
+    if (options.measureTransferCosts) {
+      const costs = transferProject(`${name}lat`, memberNames);
+      const costsBudget = fleetBudgetFor(costs)!;
+      costsBudget.metadata.finalizers = [FLEET_FINALIZER];
+      await kubectlAs(hub.info, 'admin', ['apply', '-f', '-'], JSON.stringify(costsBudget));
+      transferCosts = await measureTransfers(started.map((s) => ({ name: s.member.name, core: s.core, webhooks: s.webhooks, applyProject: s.applyProject })), costs, () => hubStatusWrites(hub), log);
     }
 
     // One anchor namespace per member, made by an owner (its default quota asks the hub for a share),
@@ -208,6 +226,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     }));
     log(`${name}: seed ${seed}, ${count} attempts over ${memberNames.join(' and ')}, concurrency ${concurrency}, ${options.replicas ?? 2} replicas per member; fleet budget ${JSON.stringify(budget)}`);
 
+    const writesAtRaceStart = await hubStatusWrites(hub);
     // The sampler.
     const t0 = performance.now();
     const now = () => Math.round(performance.now() - t0);
@@ -287,7 +306,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       if (completed === restartAt) {
         const at = { afterCompleted: completed, atMs: now() };
         restartingHub = (async () => {
-          writesBeforeRestart = await hubStatusWrites(hub).catch(() => 0);
+          writesBeforeRestart = await hubStatusWrites(hub).catch(() => writesAtRaceStart);
           await hub.restartApiserver();
           hubRestart = { ...at, readyAfterMs: now() - at.atMs };
           log(`${name}: hub kube-apiserver restarted after ${at.afterCompleted} attempts (${hubRestart.readyAfterMs} ms to ready)`);
@@ -330,7 +349,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     sampling = false;
     await sampler;
     await sampleOnce();
-    const statusWrites = writesBeforeRestart + (await hubStatusWrites(hub).catch((err: unknown) => {
+    const statusWrites = writesBeforeRestart - writesAtRaceStart + (await hubStatusWrites(hub).catch((err: unknown) => {
       throw new Error(`hub /metrics at ${hub.info.server}: ${(err as Error).message}`);
     }));
     const memberMetrics: FleetRaceResult['memberMetrics'] = {};
@@ -363,6 +382,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       hubRestart,
       webhookKill,
       hubStatusWrites: statusWrites,
+      ...(transferCosts ? { transferCosts } : {}),
       memberMetrics,
       wallMs,
       loadAverage: { start: loadStart, end: loadavg() },
