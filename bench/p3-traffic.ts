@@ -230,7 +230,8 @@ export async function main(): Promise<string[]> {
   } finally {
     heap?.close();
     child?.kill('SIGTERM');
-    await sleep(1000);
+    // The cgroup can go once the webhook has exited (its shutdown drains for a while).
+    for (let i = 0; i < 150 && child && child.exitCode === null && child.signalCode === null; i++) await sleep(100);
     cgroup?.remove();
     await cp.stop();
   }
