@@ -72,6 +72,8 @@ export interface FleetSample {
   /** Per member, its share on the hub (read after the members' LISTs). */
   shares: Record<string, Record<string, string>>;
   violations: string[];
+  /** For a sample with a violation: per member, what each namespace holds and why, and the quotas summed. */
+  detail?: Record<string, { namespaces: Record<string, Record<string, string>>; quotas: unknown[] }>;
 }
 
 export interface FleetRaceResult {
@@ -255,9 +257,15 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       }
       const sample: FleetSample = { atMs: now(), held: {}, shares: {}, violations: [] };
       const fleetHeld = new Map<string, Quantity>();
+      const details: NonNullable<FleetSample['detail']> = {};
       for (const { member, view } of views) {
-        const held = checkHeadroomInvariant(race, view.namespaces, view.quotas, view.resourceVersion).held;
+        const checked = checkHeadroomInvariant(race, view.namespaces, view.quotas, view.resourceVersion);
+        const held = checked.held;
         sample.held[member] = held;
+        details[member] = {
+          namespaces: checked.detail,
+          quotas: view.quotas.filter((q) => checked.detail[q.metadata?.namespace ?? ''] !== undefined).map((q) => ({ namespace: q.metadata?.namespace, name: q.metadata?.name, spec: q.spec?.hard, status: q.status })),
+        };
         const share = shares?.get(member)?.share;
         if (shares) sample.shares[member] = Object.fromEntries([...(share ?? new Map<string, Quantity>())].map(([r, v]) => [r, v.toString()]));
         for (const resource of Object.keys(budget)) {
@@ -275,6 +283,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       if (shares) lastShares = sample.shares;
       samples.push(sample);
       if (sample.violations.length > 0) {
+        sample.detail = details;
         violations.push(sample);
         log(`${name}: VIOLATION at ${sample.atMs} ms: ${sample.violations.join('; ')} (held ${JSON.stringify(sample.held)}, shares ${JSON.stringify(sample.shares)})`);
       }
