@@ -354,8 +354,16 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   if (scope.budget.size === 0) return { violations, warnings: [] };
   const projectName = project.metadata.name ?? '';
   const overlay = ctx.pending?.quotaOverlay?.(namespace);
-  // What the namespace's quotas cover now: the snapshot with the writes admitted but not seen yet.
-  const coveredBefore = () => (overlay ? effectiveQuota(withOverlay([...ctx.snapshot.quotasInNamespace(namespace)], overlay)) : observedEffectiveQuota(ctx.snapshot, namespace));
+  // What the namespace's quotas cover now: the snapshot with the writes admitted but not seen yet. The
+  // overlay counts a quota whose recorded write may not have landed (its create, or a delete) as absent:
+  // the strict reading for what is covered after a change, not before it. The quota under review is
+  // there as the apiserver stores it (its old object), whatever the overlay says: else a namespace whose
+  // quotas all have such writes looks uncovered already, and Q3 lets its last quota go.
+  const coveredBefore = () => {
+    if (!overlay) return observedEffectiveQuota(ctx.snapshot, namespace);
+    const quotas = withOverlay([...ctx.snapshot.quotasInNamespace(namespace)], overlay);
+    return oldObject ? effectiveQuota([...quotas.filter((q) => q.metadata.name !== quotaName), oldObject], oldObject) : effectiveQuota(quotas);
+  };
   const removesCoverage = [...scope.budget.keys()].some((r) => oldObject !== undefined && isUnscoped(oldObject) && Object.hasOwn(oldObject.spec?.hard ?? {}, r) && !(object && isUnscoped(object) && Object.hasOwn(object.spec?.hard ?? {}, r)));
 
   if (operation === 'DELETE') {

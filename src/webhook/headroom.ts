@@ -186,6 +186,44 @@ function lowestQuotas(snapshot: Snapshot, namespace: string, recorded: ReadonlyM
   return out;
 }
 
+/**
+ * Per budget resource that no quota of the namespace surely limits after a change of quota
+ * `changed.name` (its new object, or null for a delete), the largest limit any other quota may still
+ * set: undefined when there is none such (or nothing to raise). The rules count the quotas of a
+ * namespace through the overlay, where a quota with a recorded write that may not have landed (a
+ * create, a delete, or a version that is scoped) is absent: right for the minimum over the quotas
+ * while another one limits the resource, but a namespace left with no limit at all counts
+ * namespaceDefaults, and the quota may be there in truth with a far larger limit. Such a resource
+ * counts at the largest limit any version of any of those quotas sets.
+ */
+function uncoveredCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
+  // Every quota the namespace may have after the change, with every version it may have (null: absent).
+  const candidates = new Map<string, LedgerQuotaWrite[]>();
+  for (const q of snapshot.quotasInNamespace(namespace)) if (!overlay.has(q.metadata.name ?? '')) candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }]);
+  for (const name of overlay.keys()) candidates.set(name, [...(recorded.get(name) ?? []), specOf(overlay.get(name))]);
+  candidates.set(changed.name, [specOf(changed.quota)]);
+  let out: Map<string, Quantity> | undefined;
+  for (const resource of budget.keys()) {
+    let surely = false;
+    let largest: Quantity | undefined;
+    for (const versions of candidates.values()) {
+      let always = versions.length > 0;
+      for (const v of versions) {
+        const limit = v !== null && isUnscoped({ metadata: {}, spec: v.spec } as ResourceQuotaObject) ? parseResources(v.spec.hard).get(resource) : undefined;
+        if (!limit) {
+          always = false;
+          continue;
+        }
+        if (!largest || limit.cmp(largest) > 0) largest = limit;
+      }
+      if (always) surely = true;
+    }
+    if (surely || !largest) continue;
+    (out ??= new Map()).set(resource, largest);
+  }
+  return out;
+}
+
 /** Whether `after` asks more than `before` of some resource. */
 function growsOver(before: Resources, after: Resources): boolean {
   for (const [r, q] of after) {
@@ -428,12 +466,16 @@ export class HeadroomGuard {
    * a moment ago that this cache does not show yet, a status the quota controller just lowered). When
    * the namespace's new share is above the lowest count any replica may hold — the lowest versions of
    * its recorded quotas without status, or what the ledger reserves for it — the change is judged as
-   * growing: Q1 checks that it fits, and it reserves its share.
+   * growing: Q1 checks that it fits, and it reserves its share. And where the rules counted the
+   * namespace as limited by no quota after the change although a quota with recorded writes may still
+   * be there, its share counts that quota's largest possible limit (uncoveredCeiling, ADR 0050).
    */
   private judged(ctx: ReviewContext, request: AdmissionRequest, recorded: readonly OverlayWrite[]): Verdict {
     const verdict = verdictFor(ctx, request);
     const a = verdict.allocation;
-    if (!a || a.grows || !a.quotaWrite || verdict.violations.length > 0) return verdict;
+    if (!a || !a.quotaWrite || verdict.violations.length > 0) return verdict;
+    const overlay = ctx.pending?.quotaOverlay?.(a.namespace);
+    if (a.grows && !overlay) return verdict;
     const project = ctx.snapshot.project(a.project);
     if (!project) return verdict;
     const cluster = ctx.config.clusterName;
@@ -441,15 +483,23 @@ export class HeadroomGuard {
     for (const [name, w] of this.writes.get(a.namespace) ?? []) versions.set(name, [...w.versions]);
     for (const w of recorded) versions.set(w.quota, [...(versions.get(w.quota) ?? []), ...w.versions]);
     const budget = budgetOf(project, cluster);
-    let lowest = namespaceAllocation(quotaHold(lowestQuotas(ctx.snapshot, a.namespace, versions)), budget, defaultsOf(project));
-    const reserved = ctx.pending?.allocation(a.namespace);
-    if (reserved) lowest = maxResources(lowest, reserved);
-    if (!growsOver(lowest, a.resources)) return verdict;
+    // The share after the change: raised where the rules counted the namespace as uncovered although a
+    // quota with recorded writes may still be there (uncoveredCeiling).
+    const ceiling = overlay ? uncoveredCeiling(ctx.snapshot, a.namespace, overlay, versions, a.quotaWrite, budget) : undefined;
+    const raised = ceiling !== undefined && growsOver(a.resources, ceiling);
+    const share = raised ? maxResources(a.resources, ceiling) : a.resources;
+    if (a.grows && !raised) return verdict;
+    if (!a.grows) {
+      let lowest = namespaceAllocation(quotaHold(lowestQuotas(ctx.snapshot, a.namespace, versions)), budget, defaultsOf(project));
+      const reserved = ctx.pending?.allocation(a.namespace);
+      if (reserved) lowest = maxResources(lowest, reserved);
+      if (!growsOver(lowest, share)) return verdict;
+    }
     const subject = `ResourceQuota ${a.namespace}/${a.quotaWrite.name}`;
     const others = othersTotal(ctx.snapshot, project, cluster, a.namespace, ctx.pending);
-    const violations = checkFits({ project: a.project, cluster, budget, budgetPath: budgetPath(project, cluster) }, subject, { namespace: a.namespace, resources: a.resources, defaulted: false }, others, ['spec', 'hard']);
+    const violations = checkFits({ project: a.project, cluster, budget, budgetPath: budgetPath(project, cluster) }, subject, { namespace: a.namespace, resources: share, defaulted: false }, others, ['spec', 'hard']);
     if (violations.length > 0) return { violations, warnings: [] };
-    return { ...verdict, allocation: { ...a, grows: true } };
+    return { ...verdict, allocation: { ...a, resources: share, grows: true } };
   }
 
   /** While the cache is not current: decisions that need their project's turn are refused, the rest proceed. */
