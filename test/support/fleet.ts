@@ -17,6 +17,7 @@ import type { RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLUGIN_NAME, startArgoCd, type RunningArgoCd } from './argocd.js';
 import { startTestController } from './controller-kit.js';
+import { applyChartTemplates, startControllerWithView } from './view.js';
 import { ControlPlane, sleep, type ClusterInfo } from './devcluster/controlplane.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from './devcluster/tenantgate.js';
 
@@ -69,6 +70,8 @@ export interface FleetOptions {
   componentLog?: (member: string, line: string) => void;
   /** More of a member's tenantgate.yaml (its webhook's and controller's), e.g. `fleet` for the fleet budgets' hub. */
   memberConfig?: (member: string) => Promise<Partial<TenantgateConfig>>;
+  /** Each member's controller also serves the budget view (view.tenantgate.io), registered with its apiserver. */
+  view?: boolean;
 }
 
 export interface KubeconfigContext {
@@ -178,7 +181,7 @@ interface StartedMember extends FleetMember {
   caPem: string;
 }
 
-async function startMember(name: string, dir: string, log: (l: string) => void, componentLog: (m: string, l: string) => void, memberConfig?: FleetOptions['memberConfig']): Promise<StartedMember> {
+async function startMember(name: string, dir: string, log: (l: string) => void, componentLog: (m: string, l: string) => void, memberConfig?: FleetOptions['memberConfig'], view = false): Promise<StartedMember> {
   const controlPlane = await ControlPlane.start({ dir: join(dir, name), log: (l) => log(`${name}: ${l}`) });
   const info = controlPlane.info;
   let webhook: LocalWebhook | undefined;
@@ -189,12 +192,18 @@ async function startMember(name: string, dir: string, log: (l: string) => void, 
     // Argo CD writes Projects on the member as argocd-manager: a platform identity, privileged (ADR 0007).
     const privileged = { users: [...DEFAULT_CONFIG.privileged.users, ARGOCD_MANAGER_USER], groups: DEFAULT_CONFIG.privileged.groups };
     const more = (await memberConfig?.(name)) ?? {};
+    // A fleet member's controller lowers E in the headroom ledger: the chart's controller RBAC in member mode.
+    if (more.fleet?.hubKubeconfig) await applyChartTemplates(info, ['controller/rbac.yaml'], [`fleet.member.cluster=${name}`]);
     webhook = await startLocalWebhook(info, { ...more, clusterName: name, privileged }, { log: (l) => componentLog(name, `webhook: ${l}`), onDecision: (d) => decisions.push(d) });
-    const controller = await startTestController({
-      kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-      config: { ...DEFAULT_CONFIG, ...more, clusterName: name, resyncPeriodSeconds: 30 },
-      log: (m: string, fields?: Record<string, unknown>) => componentLog(name, `controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
-    });
+    const controllerConfig = { ...DEFAULT_CONFIG, ...more, clusterName: name, resyncPeriodSeconds: 30 };
+    const controller = view
+      ? (await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']),
+        (await startControllerWithView(info, controllerConfig, (m) => componentLog(name, `controller: ${m}`))).controller)
+      : await startTestController({
+          kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
+          config: controllerConfig,
+          log: (m: string, fields?: Record<string, unknown>) => componentLog(name, `controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
+        });
     const caPem = await readFile(info.caFile, 'utf8');
     const kubeconfig = join(dir, `kubeconfig-${name}.yaml`);
     await writeFile(kubeconfig, kubeconfigWithContexts([{ context: name, server: info.server, caPem, user: 'admin', token: info.tokens.admin! }]), { mode: 0o600 });
@@ -216,7 +225,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   await mkdir(options.dir, { recursive: true });
   const started = await Promise.allSettled([
     startArgoCd(options.host, { applicationSet: true, dir: join(options.dir, 'argocd'), log: (l) => log(`argocd: ${l}`) }),
-    ...names.map((name) => startMember(name, options.dir, log, componentLog, options.memberConfig)),
+    ...names.map((name) => startMember(name, options.dir, log, componentLog, options.memberConfig, options.view)),
   ]);
   const [argoResult, ...memberResults] = started;
   const members = memberResults.flatMap((r) => (r.status === 'fulfilled' ? [r.value as StartedMember] : []));

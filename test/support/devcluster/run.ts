@@ -147,7 +147,7 @@ async function startFleetWithExamples(info: ClusterInfo, dir: string, stopAll: A
       checkEverySeconds: 10,
     },
   });
-  const fleet = await startFleet({ host: info, dir: join(dir, 'fleet'), id: 'dev', log: (m) => log(`fleet: ${m}`), memberConfig });
+  const fleet = await startFleet({ host: info, dir: join(dir, 'fleet'), id: 'dev', log: (m) => log(`fleet: ${m}`), memberConfig, view: true });
   stopAll.push(() => fleet.stop());
   const repo = await LocalGitRepo.init(join(dir, 'git'));
   await repo.copyIn(join(REPO_ROOT, 'examples', 'gitops'), 'projects');

@@ -32,6 +32,7 @@ import { OWNERS_BINDING_NAME } from '../../../src/render/owner-binding.js';
 import type { Project } from '../../../src/validate/types.js';
 import { DEFAULT_QUOTA_NAME } from '../../../src/validate/types.js';
 import { startTestController } from '../controller-kit.js';
+import { applyChartTemplates } from '../view.js';
 import { installFleetHub } from '../fleet-hub-install.js';
 import type { ControlPlane, ClusterInfo } from '../devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../devcluster/replicas.js';
@@ -172,6 +173,8 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
   try {
     for (const member of members) {
       await installBase(member.info);
+      // The chart's controller RBAC in member mode (its give-back loop lowers E in the headroom ledger).
+      await applyChartTemplates(member.info, ['controller/rbac.yaml'], [`fleet.member.cluster=${member.name}`]);
       const hubKubeconfig = await serviceAccountKubeconfigFile(hub.info, FLEET_NAMESPACE, `member-${member.name}`);
       const config = fleetMemberConfig(member.name, hubKubeconfig);
       const certs = await generateWebhookCerts(join(member.info.dir, `${name}-certs`));
