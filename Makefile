@@ -13,7 +13,7 @@ export PATH := $(NODE_HOME)/package/bin:$(PATH)
 NODE_DEP := $(NODE_HOME)/package/bin/node
 endif
 
-.PHONY: image release manifests helm crane promtool syft debian-deps all node deps build control-plane control-plane-oldest kustomize argocd test test-unit test-integration run bench clean lint crd config
+.PHONY: image release manifests helm crane promtool syft capsule debian-deps all node deps build control-plane control-plane-oldest kustomize argocd test test-unit test-integration run bench clean lint crd config
 
 all: build
 
@@ -73,6 +73,11 @@ crane:
 # Anchore's syft writes the SBOM of the release image (make release, test/e2e/release.test.ts, ADR 0040).
 syft:
 	hack/build-go-tool.sh syft
+
+# Capsule's controller for bench/peers' pod comparison (ADR 0049); `npm run bench -- peers` builds it
+# too. Never part of make test or .ci/run.
+capsule:
+	hack/build-go-tool.sh capsule
 
 # The shipped tenantgate-config goes into the chart too; manifests/ is rendered from the chart.
 config: deps
