@@ -180,7 +180,8 @@ One CPU budget for the fleet (examples/fleet/storefront.yaml: 8 CPUs shared by p
   ${alice(us)} ${kubectl} -n storefront-web patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"4"}}}'   # prod-us: beyond what the fleet has left: [F2], naming who holds the room
   ${alice(eu)} ${plugin} headroom storefront      # per cluster: share, used, fleet headroom
   ${alice(eu)} ${kubectl} -n storefront-web get budget      # the budget view on prod-eu
-  ${alice(eu)} ${kubectl} -n storefront-web patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"2"}}}'   # then, unused for 1–2 minutes, prod-eu offers and gives back its share: watch the hub
+  ${alice(eu)} ${kubectl} -n storefront-web patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"2"}}}'   # then, unused for a minute, prod-eu offers the room (lendable on the hub)
+  ${alice(us)} ${kubectl} -n storefront-web patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"4"}}}'   # prod-us again: admitted now, taking prod-eu's offer in one hub write
 `;
 }
 
