@@ -18,7 +18,7 @@ import { Quantity } from '../quantity/quantity.js';
 import type { ProjectBudget } from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
 import { defaultsOf, parseResources, type Resources } from '../validate/resources.js';
-import { fleetGrowthRefusal } from '../validate/rules/fleet.js';
+import { fleetAllocationOverBudget, fleetGrowthRefusal } from '../validate/rules/fleet.js';
 import type { Project } from '../validate/types.js';
 import type { FleetLine, FleetMemberLine, FleetRollup, PlanFinding } from './types.js';
 
@@ -129,12 +129,8 @@ export function fleetRollup(input: FleetPlanInput): FleetRollup | undefined {
       .map((m) => [m, line.perMember[m]] as const)
       .filter(([, l]) => l?.allocated && Quantity.parse(l.allocated).sign() > 0)
       .map(([m, l]) => `${m} ${l!.allocated!}${l!.counted === 'declared' ? ' declared' : ''}`);
-    findings.push({
-      rule: 'F1',
-      object: `Project ${input.project}`,
-      by: 'plan',
-      message: `Project ${input.project}: after the change the namespaces on the fleet's clusters hold ${line.resource} ${alloc.toString()} (${parts.join(', ')}), above the fleet budget ${limit.toString()} (spec.fleet.quota.hard[${line.resource}]): ${alloc.sub(limit).toString()} over; raise the fleet budget or lower the namespaces' quotas`,
-    });
+    const v = fleetAllocationOverBudget(input.project, line.resource, alloc, limit, parts);
+    findings.push({ rule: v.rule, object: `Project ${input.project}`, by: 'plan', message: v.message });
   }
   if (ledger) {
     // The hub takes the new budget only when it covers every share held (setBudget); else Argo CD's sync of it fails there.

@@ -23,6 +23,7 @@ export type RuleId =
   | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8'
   | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5' | 'Q6' | 'Q7'
   | 'F1' | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 from the webhook on a fleet member (ADR 0044)
+  | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */

@@ -202,3 +202,14 @@ export function fleetRaiseFailed(project: string, cluster: string, granted: Reso
     message: `${projectOnCluster(project, cluster)}: the hub granted ${what}, but raising this cluster's enforced limit in the headroom ledger failed (${error}); retry`,
   };
 }
+
+/**
+ * F1 as plan reports it: after a change, the namespaces on the fleet's clusters (live where plan read
+ * the cluster, declared elsewhere; `holders` names each member's part) hold more than the fleet budget.
+ */
+export function fleetAllocationOverBudget(project: string, resource: string, allocated: Quantity, budget: Quantity, holders: readonly string[]): Violation {
+  return {
+    rule: 'F1',
+    message: `Project ${project}: after the change the namespaces on the fleet's clusters hold ${resource} ${allocated.toString()} (${holders.join(', ')}), above the fleet budget ${budget.toString()} (spec.fleet.quota.hard[${resource}]): ${allocated.sub(budget).toString()} over; raise the fleet budget or lower the namespaces' quotas`,
+  };
+}
