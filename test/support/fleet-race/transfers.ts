@@ -8,7 +8,7 @@
  *    around it (writes are sequential, so the counter's step belongs to that write).
  *  - Steady state: afterwards, a random walk of every namespace's quota within what the member already
  *    holds (concurrency 4): the share that growths admitted without a hub call.
- *  - Burst: 10 namespaces per member raised at once by +2 CPU each: hub status writes per admitted growth
+ *  - Burst: 9 namespaces per member raised at once to 20 CPU each: hub status writes per admitted growth
  *    (group commit lets one transfer serve a batch).
  */
 import type * as k8s from '@kubernetes/client-node';
@@ -67,6 +67,15 @@ export function transferProject(name: string, members: readonly string[]): Proje
 }
 
 async function setCpu(core: k8s.CoreV1Api, namespace: string, cpu: string): Promise<{ ok: boolean; message: string }> {
+  // TEMPORARY (helper ADR 0050 runs, not committed): retry a read-replace that lost to the quota controller's status write.
+  for (let i = 0; i < 3; i++) {
+    const r = await setCpuOnce(core, namespace, cpu);
+    if (r.ok || !/the object has been modified/.test(r.message)) return r;
+  }
+  return setCpuOnce(core, namespace, cpu);
+}
+
+async function setCpuOnce(core: k8s.CoreV1Api, namespace: string, cpu: string): Promise<{ ok: boolean; message: string }> {
   try {
     const q = await core.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace });
     await core.replaceNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace, body: { metadata: { name: DEFAULT_QUOTA_NAME, resourceVersion: q.metadata!.resourceVersion! }, spec: { hard: { [CPU]: cpu } } } });
@@ -132,9 +141,10 @@ export async function measureTransfers(members: TransferMember[], project: Proje
   const steady = { admittedGrowths: steadyReserved, throughHub: steadyGranted, withoutHubPercent: steadyReserved ? Math.round((1000 * (steadyReserved - steadyGranted)) / steadyReserved) / 10 : NaN };
   log(`${name}: steady state ${JSON.stringify(steady)}`);
 
-  // Burst: every namespace but the first raised by +2 CPU at once, on both members.
+  // Burst: every namespace but the first raised to 20 CPU at once, on both members: far beyond the chunk
+  // any earlier transfer brought, so the burst needs the hub; group commit lets one transfer serve a batch.
   const writesBefore = await hubStatusWrites();
-  const outcomes = await Promise.all(members.flatMap((m) => namespaces.slice(1).map((ns) => setCpu(m.core.alice!, ns, '3500m'))));
+  const outcomes = await Promise.all(members.flatMap((m) => namespaces.slice(1).map((ns) => setCpu(m.core.alice!, ns, '20'))));
   const writes = (await hubStatusWrites()) - writesBefore;
   const admitted = outcomes.filter((o) => o.ok).length;
   const burst = { admitted, refused: outcomes.length - admitted, hubStatusWrites: writes, hubWritesPerAdmitted: admitted ? Math.round((1000 * writes) / admitted) / 1000 : NaN };
