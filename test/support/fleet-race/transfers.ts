@@ -67,7 +67,8 @@ export function transferProject(name: string, members: readonly string[]): Proje
 }
 
 async function setCpu(core: k8s.CoreV1Api, namespace: string, cpu: string): Promise<{ ok: boolean; message: string }> {
-  // TEMPORARY (helper ADR 0050 runs, not committed): retry a read-replace that lost to the quota controller's status write.
+  // A read-replace that lost to the quota controller's status write (it bumps the resourceVersion a moment
+  // after each spec change) is tried again: under load the latency loop otherwise failed on such a conflict.
   for (let i = 0; i < 3; i++) {
     const r = await setCpuOnce(core, namespace, cpu);
     if (r.ok || !/the object has been modified/.test(r.message)) return r;
