@@ -252,6 +252,8 @@ export interface PendingAllocations {
   namespaces(project: string): Iterable<string>;
   /** Quota writes and deletions admitted in the namespace that the snapshot may not show yet. */
   quotaOverlay?(namespace: string): QuotaOverlay | undefined;
+  /** Uids of older namespaces of this name that a live Namespace CREATE may have replaced (quotas cached there may be theirs). */
+  replacedNamespaces?(namespace: string): ReadonlySet<string> | undefined;
 }
 
 export interface ShareOptions {

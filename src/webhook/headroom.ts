@@ -224,6 +224,42 @@ function uncoveredCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaO
   return out;
 }
 
+/**
+ * The most a namespace may hold after a quota change when this cache may show it from before it was
+ * deleted and created again: every cached quota may be absent (with every version recorded for it),
+ * only the changed quota surely exists. Per budgeted resource: the smallest limit among the quotas
+ * that surely limit it (their largest version), else the largest limit any version sets; a resource
+ * no version limits is left to the rules (defaults). Undefined when nothing is limited.
+ */
+function replacedCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay | undefined, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
+  const candidates = new Map<string, LedgerQuotaWrite[]>();
+  for (const q of snapshot.quotasInNamespace(namespace)) candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }, null]);
+  for (const name of overlay?.keys() ?? []) candidates.set(name, [...(recorded.get(name) ?? []), specOf(overlay!.get(name)), null]);
+  candidates.set(changed.name, [specOf(changed.quota)]);
+  let out: Map<string, Quantity> | undefined;
+  for (const resource of budget.keys()) {
+    let surelyLowest: Quantity | undefined;
+    let largest: Quantity | undefined;
+    for (const versions of candidates.values()) {
+      let always = versions.length > 0;
+      let mostOfThis: Quantity | undefined;
+      for (const v of versions) {
+        const limit = v !== null && isUnscoped({ metadata: {}, spec: v.spec } as ResourceQuotaObject) ? parseResources(v.spec.hard).get(resource) : undefined;
+        if (!limit) {
+          always = false;
+          continue;
+        }
+        if (!mostOfThis || limit.cmp(mostOfThis) > 0) mostOfThis = limit;
+      }
+      if (mostOfThis && (!largest || mostOfThis.cmp(largest) > 0)) largest = mostOfThis;
+      if (always && mostOfThis && (!surelyLowest || mostOfThis.cmp(surelyLowest) < 0)) surelyLowest = mostOfThis;
+    }
+    const limit = surelyLowest ?? largest;
+    if (limit) (out ??= new Map()).set(resource, limit);
+  }
+  return out;
+}
+
 /** Whether `after` asks more than `before` of some resource. */
 function growsOver(before: Resources, after: Resources): boolean {
   for (const [r, q] of after) {
@@ -475,7 +511,7 @@ export class HeadroomGuard {
     const a = verdict.allocation;
     if (!a || !a.quotaWrite || verdict.violations.length > 0) return verdict;
     const overlay = ctx.pending?.quotaOverlay?.(a.namespace);
-    if (a.grows && !overlay) return verdict;
+    if (a.grows && !overlay && !ctx.pending?.replacedNamespaces?.(a.namespace)) return verdict;
     const project = ctx.snapshot.project(a.project);
     if (!project) return verdict;
     const cluster = ctx.config.clusterName;
@@ -485,7 +521,16 @@ export class HeadroomGuard {
     const budget = budgetOf(project, cluster);
     // The share after the change: raised where the rules counted the namespace as uncovered although a
     // quota with recorded writes may still be there (uncoveredCeiling).
-    const ceiling = overlay ? uncoveredCeiling(ctx.snapshot, a.namespace, overlay, versions, a.quotaWrite, budget) : undefined;
+    // A namespace created while a cache still showed an older one of that name: for as long as that
+    // reservation lives, the quotas this cache shows there may be the old namespace's (quota and namespace
+    // events arrive apart, so neither the namespace shown nor its absence says which), so none of them may
+    // cap the share after the change.
+    const replacedHere = (ctx.pending?.replacedNamespaces?.(a.namespace)?.size ?? 0) > 0;
+    const ceiling = replacedHere
+      ? replacedCeiling(ctx.snapshot, a.namespace, overlay, versions, a.quotaWrite, budget)
+      : overlay
+        ? uncoveredCeiling(ctx.snapshot, a.namespace, overlay, versions, a.quotaWrite, budget)
+        : undefined;
     const raised = ceiling !== undefined && growsOver(a.resources, ceiling);
     const share = raised ? maxResources(a.resources, ceiling) : a.resources;
     if (a.grows && !raised) return verdict;
@@ -664,7 +709,7 @@ export class HeadroomGuard {
       }
       verdicts.push([m, verdict]);
       if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
-      entries = mergeEntry(entries, this.entryFor(m.request, verdict));
+      entries = mergeEntry(entries, this.entryFor(m.request, verdict, snapshot));
       records.push([verdict, m.request]);
     }
     return { verdicts, records, entries };
@@ -703,8 +748,10 @@ export class HeadroomGuard {
     if (dryRun) growth.member.settle(growth.relaxed);
   }
 
-  private entryFor(request: AdmissionRequest, verdict: Verdict): LedgerEntry {
+  private entryFor(request: AdmissionRequest, verdict: Verdict, snapshot: Snapshot): LedgerEntry {
     const { namespace, resources, quotaWrite } = verdict.allocation!;
+    // A Namespace CREATE while this cache still shows a namespace of that name: the uid it may replace.
+    const shown = request.operation === 'CREATE' && handledKind(request) === 'Namespace' ? snapshot.namespace(namespace)?.metadata.uid : undefined;
     const quota = handledKind(request) === 'ResourceQuota' ? (quotaWrite?.name ?? request.name) : undefined;
     const write = quotaWrite ? (quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null) : undefined;
     const basedOn = (request.oldObject as ResourceQuotaObject | undefined)?.metadata?.resourceVersion;
@@ -716,18 +763,26 @@ export class HeadroomGuard {
       created: this.now(),
       expires: this.now() + this.options.ttlMs,
       ...(write !== undefined ? { write, versions: writeVersions(request, write), ...(basedOn !== undefined ? { basedOn } : {}) } : {}),
+      ...(shown ? { replaces: [shown] } : {}),
     };
   }
 
   /** This process's pending allocations, raised by the ledger's live reservations (other replicas' too). */
   private withReservations(live: LedgerEntry[], snapshot: Snapshot): PendingAllocations {
     const reserved = new Map<string, Resources>();
+    const replaced = new Map<string, Set<string>>();
     for (const e of live) {
       const r = parseResources(e.allocation);
       const prev = reserved.get(e.namespace);
       if (r.size > 0 || e.quota === undefined) reserved.set(e.namespace, prev ? maxResources(prev, r) : r);
+      if (e.quota === undefined && e.replaces?.length) {
+        const uids = replaced.get(e.namespace) ?? new Set<string>();
+        for (const uid of e.replaces) uids.add(uid);
+        replaced.set(e.namespace, uids);
+      }
     }
     return {
+      replacedNamespaces: (namespace) => replaced.get(namespace),
       quotaOverlay: (namespace) => this.overlay(namespace, snapshot, overlayWrites(live, namespace)),
       allocation: (namespace) => {
         const mine = this.pending.allocation(namespace);
@@ -795,6 +850,8 @@ export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry):
     allocation: formatResources(maxResources(parseResources(old.allocation), parseResources(entry.allocation))),
     expires: Math.max(old.expires, entry.expires),
   };
+  const replaces = [...new Set([...(old.replaces ?? []), ...(entry.replaces ?? [])])];
+  if (replaces.length > 0) merged.replaces = replaces;
   if (old.write !== undefined || entry.write !== undefined) {
     merged.versions = unionVersions(old.versions ?? (old.write !== undefined ? [old.write] : []), entry.versions ?? (entry.write !== undefined ? [entry.write] : []));
     if (entry.write === undefined) merged.write = old.write;

@@ -35,6 +35,12 @@ export interface LedgerEntry {
   versions?: LedgerQuotaWrite[];
   /** resourceVersion of the object the newest write replaced (absent for a create). */
   basedOn?: string;
+  /**
+   * A Namespace CREATE only: the uids of namespaces of that name the admitting replicas' caches still
+   * showed. While the entry lives, the quotas a cache shows in that namespace may be a namespace's that
+   * is gone (the new one has none of them): they are read as possibly absent.
+   */
+  replaces?: string[];
   /** Epoch milliseconds. */
   created: number;
   expires: number;
