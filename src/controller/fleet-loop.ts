@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { describeError } from '../kube/errors.js';
 import { decodeRecord } from '../fleet/enforced-record.js';
 import { lowerEnforced } from '../fleet/enforced-limit.js';
-import { parseFleetBudget } from '../fleet/fleet-budget-object.js';
+import { parseFleetBudget, type FleetBudgetObject } from '../fleet/fleet-budget-object.js';
 import { decideReturn, fleetProjectBudget, movedBy, returnRoom, type IdleClock, type ReturnPolicy } from '../fleet/give-back.js';
 import type { HubClient } from '../fleet/hub-client.js';
 import { applyOnHub } from '../fleet/hub-transaction.js';
@@ -25,6 +25,8 @@ import type { LedgerEntry, LedgerStore } from '../webhook/ledger.js';
 import { WorkQueue, defaultControllerRateLimiter } from './workqueue.js';
 
 const ZERO = Quantity.zero();
+/** The hub did not answer a read (distinct from a FleetBudget that does not exist). */
+const UNREACHABLE = Symbol('unreachable');
 
 export type ReturnKind = 'offer' | 'give-back';
 export type ReturnResult = 'stored' | 'refused' | 'unreachable' | 'failed';
@@ -168,6 +170,21 @@ export class FleetLoop {
     }
   }
 
+  /** Reads a project's FleetBudget from the hub and records whether the hub answered (UNREACHABLE: it did not, and `done` said so). */
+  private async readHub(name: string, done: (result: string, extra?: Record<string, unknown>) => void): Promise<FleetBudgetObject | undefined | typeof UNREACHABLE> {
+    const o = this.o;
+    try {
+      const object = await o.hub.read(name);
+      o.observations.reachable = true;
+      o.observations.lastContact = this.now();
+      return object;
+    } catch (err) {
+      o.observations.reachable = false;
+      done('hub-unreachable', { reason: describeError(err) });
+      return UNREACHABLE;
+    }
+  }
+
   /**
    * A Project that lost spec.fleet (or is gone): the member no longer enforces E for it (its static
    * budget applies), so E goes to 0 and its whole share, offered part included, goes back — what the
@@ -175,16 +192,8 @@ export class FleetLoop {
    */
   private async returnAll(name: string, done: (result: string, extra?: Record<string, unknown>) => void): Promise<void> {
     const o = this.o;
-    let object;
-    try {
-      object = await o.hub.read(name);
-      o.observations.reachable = true;
-      o.observations.lastContact = this.now();
-    } catch (err) {
-      o.observations.reachable = false;
-      done('hub-unreachable', { reason: describeError(err) });
-      return;
-    }
+    const object = await this.readHub(name, done);
+    if (object === UNREACHABLE) return;
     const parsed = object ? parseFleetBudget(object) : undefined;
     const entry = parsed?.ok ? parsed.ledger.shares.get(o.cluster) : undefined;
     const held = entry ? [...entry.share.values()].some((q) => q.sign() > 0) : false;
@@ -223,16 +232,8 @@ export class FleetLoop {
       if (o.observations.projects.has(name)) await this.returnAll(name, done);
       return;
     }
-    let object;
-    try {
-      object = await o.hub.read(name);
-      o.observations.reachable = true;
-      o.observations.lastContact = this.now();
-    } catch (err) {
-      o.observations.reachable = false;
-      done('hub-unreachable', { reason: describeError(err) });
-      return;
-    }
+    const object = await this.readHub(name, done);
+    if (object === UNREACHABLE) return;
     if (!object) {
       if (isFleetProjectOn(project, o.cluster)) done('no-fleet-budget');
       return;

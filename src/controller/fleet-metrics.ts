@@ -5,11 +5,11 @@
  * give-back loop (fleet-loop.ts; every replica runs its checks, the leader alone writes) last read of
  * the hub and of the headroom ledger. `fleetSeries` is pure; `FleetGauges` serves it.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 import type { Snapshot } from '../validate/types.js';
 import type { FleetObservations } from './fleet-loop.js';
-import type { Labels, Sample } from './project-metrics.js';
+import { scrapedGauges, type Labels, type Sample } from './project-metrics.js';
 
 export interface FleetSeries {
   /** {project, cluster, member, resource}: every member's share in the hub's ledger as last read. */
@@ -74,19 +74,7 @@ export class FleetGauges {
     registry: Registry,
     private readonly source: { snapshot(): Snapshot | undefined; cluster: string; observations: FleetObservations; now?: () => number },
   ) {
-    const current = () => this.series();
-    const gauge = (name: string, help: string, labelNames: readonly string[], pick: (s: FleetSeries) => Sample[]) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
-        collect() {
-          this.reset();
-          const series = current();
-          if (series) for (const s of pick(series)) this.set(s.labels, s.value);
-        },
-      });
+    const gauge = scrapedGauges(registry, () => this.series());
     gauge('tenantgate_fleet_share', "Each member's share of a project's fleet budget, in the hub's ledger as this member last read it", MEMBER, (s) => s.share);
     gauge('tenantgate_fleet_lendable', 'The part of a member share it offers to the other members (no longer enforced)', MEMBER, (s) => s.lendable);
     gauge('tenantgate_fleet_budget', "A project's fleet budget in the hub's ledger", RESOURCE, (s) => s.budget);

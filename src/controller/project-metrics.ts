@@ -19,6 +19,25 @@ export interface Sample {
   value: number;
 }
 
+/**
+ * A factory of gauges computed at scrape time: each one, when collected, is refilled with the samples
+ * `pick` takes from `current()` (one series per scrape, shared by every gauge of the factory).
+ */
+export function scrapedGauges<S>(registry: Registry, current: () => S | undefined) {
+  return (name: string, help: string, labelNames: readonly string[], pick: (series: S) => Sample[]) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        const series = current();
+        if (series) for (const s of pick(series)) this.set(s.labels, s.value);
+      },
+    });
+}
+
 export interface ProjectSeries {
   /** {project, tenant, cluster, resource}: only resources with a budget on this cluster. */
   budget: Sample[];
@@ -89,19 +108,7 @@ export class ProjectGauges {
   private memo: ProjectSeries | undefined;
 
   constructor(registry: Registry) {
-    const current = () => this.series();
-    const gauge = (name: string, help: string, labelNames: readonly string[], pick: (s: ProjectSeries) => Sample[]) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
-        collect() {
-          this.reset();
-          const series = current();
-          if (series) for (const s of pick(series)) this.set(s.labels, s.value);
-        },
-      });
+    const gauge = scrapedGauges(registry, () => this.series());
     gauge('tenantgate_project_budget', 'Budget of a project on this cluster per resource (cores, bytes, counts)', RESOURCE, (s) => s.budget);
     gauge('tenantgate_project_allocated', "What a project's namespaces hold per resource, counted as the quota rules count it", RESOURCE, (s) => s.allocated);
     gauge('tenantgate_project_used', "What a project's namespaces use per resource (their quotas' status.used)", RESOURCE, (s) => s.used);
