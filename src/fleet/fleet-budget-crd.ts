@@ -8,7 +8,7 @@
  */
 import { stringify } from 'yaml';
 import { API_GROUP } from '../validate/types.js';
-import { QUANTITY_PATTERN, type StructuralSchema } from '../validate/schema/project-schema.js';
+import { quantitySchema, type StructuralSchema } from '../validate/schema/project-schema.js';
 import { FLEET_KIND, FLEET_PLURAL } from './fleet-budget-object.js';
 
 export const FLEET_CRD_NAME = `${FLEET_PLURAL}.${API_GROUP}`;
@@ -21,18 +21,11 @@ export const MAX_FLEET_RESOURCES = 32;
 const HEADER =
   '# generated from src/fleet/fleet-budget-crd.ts by hack/generate-crd.ts, do not edit (regenerate with `make crd`)\n';
 
-const quantity = (): StructuralSchema => ({
-  description: 'A Kubernetes quantity (e.g. 500m, 2, 1.5Gi).',
-  anyOf: [{ type: 'integer' }, { type: 'string' }],
-  pattern: QUANTITY_PATTERN,
-  'x-kubernetes-int-or-string': true,
-});
-
 const resourceList = (description: string): StructuralSchema => ({
   type: 'object',
   description,
   maxProperties: MAX_FLEET_RESOURCES,
-  additionalProperties: quantity(),
+  additionalProperties: quantitySchema(),
 });
 
 const clusterName = (): StructuralSchema => ({ type: 'string', minLength: 1, maxLength: 63 });

@@ -80,7 +80,8 @@ export function isQuantitySchema(s: StructuralSchema | undefined): boolean {
   return s?.['x-kubernetes-int-or-string'] === true && s.pattern === QUANTITY_PATTERN;
 }
 
-const quantity = (): StructuralSchema => ({
+/** The schema of one quantity (int-or-string with Kubernetes' quantity pattern), shared by every CRD. */
+export const quantitySchema = (): StructuralSchema => ({
   description: 'A Kubernetes quantity (e.g. 500m, 2, 1.5Gi).',
   anyOf: [{ type: 'integer' }, { type: 'string' }],
   pattern: QUANTITY_PATTERN,
@@ -90,7 +91,7 @@ const quantity = (): StructuralSchema => ({
 const resourceList = (description: string): StructuralSchema => ({
   type: 'object',
   description,
-  additionalProperties: quantity(),
+  additionalProperties: quantitySchema(),
 });
 
 const quotaSpec = (description: string): StructuralSchema => ({
