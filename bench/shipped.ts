@@ -37,6 +37,7 @@ import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js
 import type { Managed } from '../test/support/devcluster/processes.js';
 import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from './lib/api.js';
 import { startShippedController } from './lib/controller-process.js';
+import { cachesHold } from './lib/webhook-caches.js';
 import { HERE, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from './lib/measure.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
@@ -61,16 +62,6 @@ const CONFLICTS = /^tenantgate_webhook_reservations_total\{outcome="conflict"\}/
 async function project(cp: ControlPlane, name: string, budgetCpu: string, defaultCpu: string): Promise<void> {
   const body = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'requests.cpu': budgetCpu, pods: '100000' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': defaultCpu, pods: '10' } } } } };
   await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify(body));
-}
-
-/** Waits until every replica's cache holds `count` objects of a kind. */
-async function cachesHold(webhooks: WebhookReplicas, kind: string, count: number): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  const metric = new RegExp(`^tenantgate_webhook_cache_objects\\{kind="${kind}"\\}`);
-  while (!(await webhooks.scrape(metric)).every((n) => n >= count)) {
-    if (Date.now() > deadline) throw new Error(`replicas' caches did not reach ${count} ${kind} objects`);
-    await sleep(200);
-  }
 }
 
 // --- burst ----------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js
 import { seededRandom } from '../test/support/replica-race/attempts.js';
 import { apiAs, countBy, verdictOf, type Api, type Verdict } from './lib/api.js';
 import { startShippedController } from './lib/controller-process.js';
+import { cachesHold } from './lib/webhook-caches.js';
 import { HERE, env, procStatus, round1, round3, sleep, table } from './lib/measure.js';
 import { INSPECT_FLAG, InspectorHeap, chartMemory, leastSquares, memoryCgroup, type MemoryCgroup } from './lib/memory.js';
 
@@ -119,16 +120,6 @@ function settings() {
   const rate = env('BENCH_SOAK_RATE', 5);
   if (rate <= 0) throw new Error('soak: BENCH_SOAK_RATE must be > 0');
   return { minutes, window, rate };
-}
-
-/** Waits until every replica's cache holds at least `count` objects of `kind`. */
-async function cachesHold(webhooks: WebhookReplicas, kind: string, count: number): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  const metric = new RegExp(`^tenantgate_webhook_cache_objects\\{kind="${kind}"\\}`);
-  while (!(await webhooks.scrape(metric)).every((n) => n >= count)) {
-    if (Date.now() > deadline) throw new Error(`replicas' caches did not reach ${count} ${kind} objects`);
-    await sleep(200);
-  }
 }
 
 /** The traffic: one request chosen by the seeded PRNG; namespaces the run made are tracked per project. */
