@@ -197,28 +197,11 @@ function lowestQuotas(snapshot: Snapshot, namespace: string, recorded: ReadonlyM
  * counts at the largest limit any version of any of those quotas sets.
  */
 function uncoveredCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
-  // Every quota the namespace may have after the change, with every version it may have (null: absent).
-  const candidates = new Map<string, LedgerQuotaWrite[]>();
-  for (const q of snapshot.quotasInNamespace(namespace)) if (!overlay.has(q.metadata.name ?? '')) candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }]);
-  for (const name of overlay.keys()) candidates.set(name, [...(recorded.get(name) ?? []), specOf(overlay.get(name))]);
-  candidates.set(changed.name, [specOf(changed.quota)]);
+  const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, false);
   let out: Map<string, Quantity> | undefined;
   for (const resource of budget.keys()) {
-    let surely = false;
-    let largest: Quantity | undefined;
-    for (const versions of candidates.values()) {
-      let always = versions.length > 0;
-      for (const v of versions) {
-        const limit = v !== null && isUnscoped({ metadata: {}, spec: v.spec } as ResourceQuotaObject) ? parseResources(v.spec.hard).get(resource) : undefined;
-        if (!limit) {
-          always = false;
-          continue;
-        }
-        if (!largest || limit.cmp(largest) > 0) largest = limit;
-      }
-      if (always) surely = true;
-    }
-    if (surely || !largest) continue;
+    const { surelyLowest, largest } = limitsAcross(candidates, resource);
+    if (surelyLowest || !largest) continue;
     (out ??= new Map()).set(resource, largest);
   }
   return out;
@@ -232,32 +215,55 @@ function uncoveredCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaO
  * no version limits is left to the rules (defaults). Undefined when nothing is limited.
  */
 function replacedCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay | undefined, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
-  const candidates = new Map<string, LedgerQuotaWrite[]>();
-  for (const q of snapshot.quotasInNamespace(namespace)) candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }, null]);
-  for (const name of overlay?.keys() ?? []) candidates.set(name, [...(recorded.get(name) ?? []), specOf(overlay!.get(name)), null]);
-  candidates.set(changed.name, [specOf(changed.quota)]);
+  const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, true);
   let out: Map<string, Quantity> | undefined;
   for (const resource of budget.keys()) {
-    let surelyLowest: Quantity | undefined;
-    let largest: Quantity | undefined;
-    for (const versions of candidates.values()) {
-      let always = versions.length > 0;
-      let mostOfThis: Quantity | undefined;
-      for (const v of versions) {
-        const limit = v !== null && isUnscoped({ metadata: {}, spec: v.spec } as ResourceQuotaObject) ? parseResources(v.spec.hard).get(resource) : undefined;
-        if (!limit) {
-          always = false;
-          continue;
-        }
-        if (!mostOfThis || limit.cmp(mostOfThis) > 0) mostOfThis = limit;
-      }
-      if (mostOfThis && (!largest || mostOfThis.cmp(largest) > 0)) largest = mostOfThis;
-      if (always && mostOfThis && (!surelyLowest || mostOfThis.cmp(surelyLowest) < 0)) surelyLowest = mostOfThis;
-    }
+    const { surelyLowest, largest } = limitsAcross(candidates, resource);
     const limit = surelyLowest ?? largest;
     if (limit) (out ??= new Map()).set(resource, limit);
   }
   return out;
+}
+
+/**
+ * Every quota a namespace may have after a change of quota `changed.name`, with every version it may
+ * have (null: absent): the cached ones (`cachedMayBeGone`: possibly absent too), those with recorded
+ * writes (the overlay's object and every recorded version), and the changed one as it will be.
+ */
+function quotaCandidates(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay | undefined, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, cachedMayBeGone: boolean): Map<string, LedgerQuotaWrite[]> {
+  const candidates = new Map<string, LedgerQuotaWrite[]>();
+  for (const q of snapshot.quotasInNamespace(namespace)) {
+    const name = q.metadata.name ?? '';
+    if (!cachedMayBeGone && overlay?.has(name)) continue;
+    candidates.set(name, cachedMayBeGone ? [{ spec: q.spec ?? {} }, null] : [{ spec: q.spec ?? {} }]);
+  }
+  for (const name of overlay?.keys() ?? []) candidates.set(name, [...(recorded.get(name) ?? []), specOf(overlay!.get(name)), ...(cachedMayBeGone ? [null] : [])]);
+  candidates.set(changed.name, [specOf(changed.quota)]);
+  return candidates;
+}
+
+/**
+ * For one resource across candidate quotas: the smallest of the largest limits of the quotas that
+ * surely limit it (every version present, unscoped and naming it), and the largest limit any version sets.
+ */
+function limitsAcross(candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, resource: string): { surelyLowest?: Quantity; largest?: Quantity } {
+  let surelyLowest: Quantity | undefined;
+  let largest: Quantity | undefined;
+  for (const versions of candidates.values()) {
+    let always = versions.length > 0;
+    let mostOfThis: Quantity | undefined;
+    for (const v of versions) {
+      const limit = v !== null && isUnscoped({ metadata: {}, spec: v.spec } as ResourceQuotaObject) ? parseResources(v.spec.hard).get(resource) : undefined;
+      if (!limit) {
+        always = false;
+        continue;
+      }
+      if (!mostOfThis || limit.cmp(mostOfThis) > 0) mostOfThis = limit;
+    }
+    if (mostOfThis && (!largest || mostOfThis.cmp(largest) > 0)) largest = mostOfThis;
+    if (always && mostOfThis && (!surelyLowest || mostOfThis.cmp(surelyLowest) < 0)) surelyLowest = mostOfThis;
+  }
+  return { ...(surelyLowest ? { surelyLowest } : {}), ...(largest ? { largest } : {}) };
 }
 
 /** Whether `after` asks more than `before` of some resource. */
