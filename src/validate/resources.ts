@@ -1,5 +1,7 @@
 /** Resource lists, budgets and allocations: exact quantity arithmetic over the domain types. */
 import { Quantity } from '../quantity/quantity.js';
+import { withActiveBursts } from './bursts.js';
+import { withTierBudgets } from './tiers.js';
 import type { FieldPath, NamespaceObject, NamespaceShare, Project, ProjectShares, ResourceList, ResourceQuotaObject, Resources, Snapshot, Violation } from './types.js';
 export type { NamespaceShare, ProjectShares, Resources } from './types.js';
 
@@ -49,8 +51,18 @@ export function formatResources(resources: Resources): Record<string, string> {
   return out;
 }
 
-/** The raw budget of a project on a cluster: `spec.clusters[c].quota.hard` when declared, else `spec.quota.hard`. */
-export function budgetList(project: Project, cluster: string): ResourceList {
+/**
+ * The raw budget of a project on a cluster at instant `at` (ms since the epoch): `spec.clusters[c].quota.hard`
+ * when declared, else `spec.quota.hard`; with the tiers' budgets (`<resource>@<priorityClass>` keys,
+ * tiers.ts) and the bursts active at `at` (bursts.ts) added. The same object for the same project,
+ * cluster and active bursts, so its parse is cached.
+ */
+export function budgetList(project: Project, cluster: string, at: number = Date.now()): ResourceList {
+  return withActiveBursts(project, cluster, withTierBudgets(project, declaredBudgetList(project, cluster)), at);
+}
+
+/** The budget as declared for a cluster, without tiers or bursts. */
+export function declaredBudgetList(project: Project, cluster: string): ResourceList {
   const perCluster = cluster ? project.spec.clusters?.[cluster]?.quota?.hard : undefined;
   return perCluster ?? project.spec.quota?.hard ?? {};
 }
@@ -59,8 +71,8 @@ export function budgetPath(project: Project, cluster: string): FieldPath {
   return cluster && project.spec.clusters?.[cluster]?.quota?.hard ? ['spec', 'clusters', cluster, 'quota', 'hard'] : ['spec', 'quota', 'hard'];
 }
 
-export function budgetOf(project: Project, cluster: string): Resources {
-  return parseResources(budgetList(project, cluster));
+export function budgetOf(project: Project, cluster: string, at: number = Date.now()): Resources {
+  return parseResources(budgetList(project, cluster, at));
 }
 
 export function defaultsOf(project: Project): Resources {

@@ -24,6 +24,8 @@ export type RuleId =
   | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5' | 'Q6' | 'Q7'
   | 'F1' | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 from the webhook on a fleet member (ADR 0044)
   | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)
+  | 'B1' | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
+  | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -55,6 +57,8 @@ export interface DeclaredNamespace {
   name: string;
   cluster?: string;
   quota?: QuotaSpec;
+  /** This namespace's quota per declared tier (scoped ResourceQuotas); else namespaceDefaults.tiers. */
+  tiers?: PriorityTiers;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
@@ -73,6 +77,39 @@ export interface FleetBudgetSpec {
   clusters?: string[];
 }
 
+/**
+ * A budget per PriorityClass (docs/budgets.md): keyed by the PriorityClass name. `quota.hard` bounds
+ * what the project's pods of that class request across its namespaces (scoped ResourceQuotas); a tier
+ * without `quota` is allowed and bounded by the project's budget only. Pods of a PriorityClass that is
+ * not a declared tier are refused by the apiserver's own quota (a zero `pods` quota scoped to the
+ * other classes).
+ */
+export type PriorityTiers = Record<string, { quota?: QuotaSpec }>;
+
+/**
+ * A time-bound increase of the budget, approved in git (docs/budgets.md): while `from ≤ now < until`
+ * the project's budget (and, with `namespace`, that namespace's quota) grows by `quota.hard`.
+ */
+export interface Burst {
+  /** Unique in the project; a burst that has ended is kept as is or removed, never changed (B2). */
+  name: string;
+  /** RFC 3339 instants. */
+  from: string;
+  until: string;
+  reason: string;
+  quota: QuotaSpec;
+  /** A declared namespace whose quota the controller raises by `quota.hard` while the burst is active. */
+  namespace?: string;
+  /** Which cluster's budget it raises; every cluster when absent. */
+  cluster?: string;
+}
+
+/** A monthly cost ceiling, in the currency of tenantgate.yaml's `pricing` (docs/budgets.md). */
+export interface CostBudget {
+  /** A decimal amount per month, e.g. "1500" or "1499.99". */
+  monthly: string;
+}
+
 export interface ProjectSpec {
   tenant: string;
   displayName?: string;
@@ -81,8 +118,14 @@ export interface ProjectSpec {
   clusters?: Record<string, { quota?: QuotaSpec }>;
   /** A budget for the fleet as a whole, shared by `clusters` (docs/adr/0039; enforced on members configured for the fleet, ADR 0044). */
   fleet?: FleetBudgetSpec;
+  /** Budgets per PriorityClass (docs/budgets.md). */
+  tiers?: PriorityTiers;
+  /** Time-bound increases approved in git (docs/budgets.md). */
+  bursts?: Burst[];
+  /** What the project's allocation may cost per month (docs/budgets.md). */
+  costBudget?: CostBudget;
   maxNamespaces?: number;
-  namespaceDefaults?: { quota?: QuotaSpec; limitRange?: LimitRangeDefaults };
+  namespaceDefaults?: { quota?: QuotaSpec; limitRange?: LimitRangeDefaults; tiers?: PriorityTiers };
   /** Pod Security Standards levels by mode; a mode not given takes tenantgate.yaml's `podSecurity`. */
   podSecurity?: Partial<PodSecurityLevels>;
   networkIsolation?: boolean;
