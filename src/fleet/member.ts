@@ -51,34 +51,3 @@ export function growthWant(need: Resources, policy: GiveBackPolicy): Resources {
   for (const [resource, v] of need) want.set(resource, v.add(at(policy.keep, resource)));
   return want;
 }
-
-export interface GiveBackPlan {
-  /** The limit to enforce from now on (lower it before writing to the hub). */
-  readonly lowerTo: Resources;
-  /** What to hand back (or offer): `limit − lowerTo` for every resource that has too much free room. */
-  readonly amount: Resources;
-}
-
-/**
- * Hysteresis: for each resource whose free room `limit − allocation` is above `policy.above`, lower to
- * allocation + keep and give back the rest of `limit` (share − lendable as the member last read it
- * from the hub, which may be above what it enforces after a crash between a grant and the raise).
- * Undefined when no resource has too much free room.
- */
-export function planGiveBack(enforced: Resources, limit: Resources, allocation: Resources, policy: GiveBackPolicy): GiveBackPlan | undefined {
-  const lowerTo = new Map(enforced);
-  const amount = new Map<string, Quantity>();
-  for (const [resource, held] of limit) {
-    const used = at(allocation, resource);
-    const threshold = at(policy.above, resource);
-    if (held.sub(used).cmp(threshold) <= 0) continue;
-    let target = used.add(at(policy.keep, resource));
-    const current = at(enforced, resource);
-    if (target.cmp(current) > 0) target = current;
-    const back = held.sub(target);
-    if (back.sign() <= 0) continue;
-    lowerTo.set(resource, target);
-    amount.set(resource, back);
-  }
-  return amount.size === 0 ? undefined : { lowerTo, amount };
-}

@@ -24,11 +24,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideLocally, growthWant, planGiveBack, type GiveBackPolicy } from '../../src/fleet/member.js';
+import { decideReturn, returnRoom, type ReturnPolicy } from '../../src/fleet/give-back.js';
+import { decideLocally, growthWant, type GiveBackPolicy } from '../../src/fleet/member.js';
 import {
   emptyLedger,
   enforceableLimit,
-  giveBack,
   ledgerProblems,
   memberShare,
   offer,
@@ -51,6 +51,8 @@ const RESOURCES = [CPU, MEM] as const;
 type Resource = (typeof RESOURCES)[number];
 const BUDGET = parseResources({ [CPU]: '6', [MEM]: '8Gi' });
 const POLICY: GiveBackPolicy = { keep: parseResources({ [CPU]: '500m', [MEM]: '1Gi' }), above: parseResources({ [CPU]: '1', [MEM]: '2Gi' }) };
+/** The controller's give-back decision with its clock already expired: the model's `giveBack` action is the moment it fires. */
+const RETURN_NOW: ReturnPolicy = { ...POLICY, offerAfterMs: 0, giveBackAfterMs: 0 };
 const ZERO = Quantity.zero();
 /** k steps of a resource: 500m of CPU, 1Gi of memory. */
 const amount = (resource: Resource, k: number): Quantity => (resource === CPU ? Quantity.fromMilli(500 * k) : Quantity.parse(`${k}Gi`));
@@ -263,14 +265,17 @@ class Fleet {
       case 'giveBack': {
         const x = this.live(a.m);
         if (!x || !this.idle(x)) return;
-        const plan = planGiveBack(x.enforced, enforceableLimit(x.view!.ledger, x.name), x.allocation, POLICY);
-        if (!plan) return;
+        const ledger = x.view!.ledger;
+        const state = { member: x.name, enforced: x.enforced, floor: x.allocation, ledger, declaredBudget: ledger.budget, inFleet: true };
+        const { step } = decideReturn(state, RETURN_NOW, new Map(), 0);
+        if (!step) return;
         const id = `${x.name}-${++this.ids}`;
-        const t = giveBack(x.view!.ledger, x.name, { id, amount: plan.amount });
-        if (!t.ok) return;
+        const lowerTo = new Map([...x.enforced, ...step.lowerTo]);
+        const t = returnRoom(ledger, x.name, id, step, lowerTo, x.allocation);
+        if (!t.ok || t.duplicate) return;
         const later = this.broken === 'lower-after-write';
-        if (!later) x.enforced = plan.lowerTo;
-        this.send(x, { id, kind: 'giveBack', precondition: x.view!.rv, next: t.ledger, raiseBy: new Map(), ...(later ? { lowerTo: plan.lowerTo } : {}) });
+        if (!later) x.enforced = lowerTo;
+        this.send(x, { id, kind: 'giveBack', precondition: x.view!.rv, next: t.ledger, raiseBy: new Map(), ...(later ? { lowerTo } : {}) });
         return;
       }
       case 'offer': {

@@ -4,7 +4,7 @@
  * with compare-and-swap, lost messages and crashes.
  */
 import { describe, expect, it } from 'vitest';
-import { decideLocally, growthWant, planGiveBack } from '../../src/fleet/member.js';
+import { decideLocally, growthWant } from '../../src/fleet/member.js';
 import {
   emptyLedger,
   enforceableLimit,
@@ -135,18 +135,6 @@ describe('member decisions', () => {
     expect(d.fits).toBe(false);
     if (!d.fits) expect(fmt(d.need)).toEqual({ [CPU]: '500m' });
     expect(fmt(growthWant(r({ [CPU]: '500m' }), { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) }))).toEqual({ [CPU]: '1500m' });
-  });
-
-  it('gives back only above the hysteresis band, down to allocation + keep', () => {
-    const policy = { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) };
-    expect(planGiveBack(r({ [CPU]: '5' }), r({ [CPU]: '5' }), r({ [CPU]: '3' }), policy)).toBeUndefined();
-    const plan = planGiveBack(r({ [CPU]: '6' }), r({ [CPU]: '6' }), r({ [CPU]: '3' }), policy)!;
-    expect(fmt(plan.lowerTo)).toEqual({ [CPU]: '4' });
-    expect(fmt(plan.amount)).toEqual({ [CPU]: '2' });
-    // A share the member never raised to (it crashed between the grant and the raise) goes back too.
-    const after = planGiveBack(r({ [CPU]: '4' }), r({ [CPU]: '9' }), r({ [CPU]: '3' }), policy)!;
-    expect(fmt(after.lowerTo)).toEqual({ [CPU]: '4' });
-    expect(fmt(after.amount)).toEqual({ [CPU]: '5' });
   });
 });
 
