@@ -8,6 +8,7 @@ import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resou
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
+import { checkQuotaKeys } from './rules/quota-keys.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
@@ -27,6 +28,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     const schema = validateProjectSchema(project);
     add(schema);
     if (schema.length > 0 && !isStructurallyUsable(project)) return;
+    add(checkQuotaKeys(project));
     const name = project.metadata.name ?? '';
     add(checkProjectName(project.metadata.name));
     add(overlaps.get(document) ?? []);
