@@ -6,6 +6,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
+import { fixedClock, setProcessClock } from '../clock.js';
+import { installEnvironmentClock, parseInstant } from '../clock-file.js';
 import { registerControllerCommand } from './controller.js';
 import { registerWebhookCommand } from './webhook.js';
 import { runRender } from './render.js';
@@ -31,7 +33,9 @@ export function program(): Command {
     .option('--base <ref>', 'compare with the files at this git revision (T1)')
     .option('--previous <path>', 'compare with this file or directory on disk (T1; repeatable)', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .addOption(new Option('--output <format>', 'findings as text on stderr or JSON on stdout').choices(['text', 'json']).default('text'))
-    .action(async (paths: string[], o: { config?: string; base?: string; previous?: string[]; output: 'text' | 'json' }) => {
+    .option('--now <instant>', 'decide at this RFC 3339 instant instead of the clock: which bursts are active or have ended (B2)')
+    .action(async (paths: string[], o: { config?: string; base?: string; previous?: string[]; output: 'text' | 'json'; now?: string }) => {
+      if (o.now) setProcessClock(fixedClock(parseInstant(o.now, '--now')));
       process.exitCode = await runValidate(paths, await loadConfig(o.config), { output: o.output, ...(o.base ? { base: o.base } : {}), ...(o.previous?.length ? { previous: o.previous } : {}) });
     });
 
@@ -87,8 +91,10 @@ export function program(): Command {
     .option('--hub <context>', "the fleet's hub (a kubeconfig context): read each fleet-budgeted Project's FleetBudget for the members' shares, and refuse [F2] a fleet budget below them")
     .option('--config <file>', 'tenantgate.yaml (default: DIR/tenantgate.yaml, else the built-in defaults)')
     .option('--all', 'every project of DIR, changed or not')
+    .option('--now <instant>', 'plan at this RFC 3339 instant instead of the clock: which bursts are active or have ended (B2)')
     .addOption(new Option('--output <format>', 'a terminal table, Markdown for a pull-request comment, or JSON').choices(['table', 'markdown', 'json']).default('table'))
-    .action(async (dir: string, o: { base?: string; cluster: string[]; snapshot: string[]; kubeconfig?: string; hub?: string; config?: string; all?: boolean; output: 'table' | 'markdown' | 'json' }) => {
+    .action(async (dir: string, o: { base?: string; cluster: string[]; snapshot: string[]; kubeconfig?: string; hub?: string; config?: string; all?: boolean; output: 'table' | 'markdown' | 'json'; now?: string }) => {
+      if (o.now) setProcessClock(fixedClock(parseInstant(o.now, '--now')));
       const { runPlan } = await import('./plan.js');
       process.exitCode = await runPlan(dir, o);
     });
@@ -101,6 +107,8 @@ async function main(argv: string[]): Promise<void> {
   const root = program();
   for (const cmd of [root, ...root.commands, ...root.commands.flatMap((c) => c.commands)]) cmd.exitOverride();
   try {
+    // The process clock: the system clock, or the test hook's file (src/clock-file.ts; never set by the chart).
+    installEnvironmentClock();
     if (argv.length === 0) {
       root.outputHelp();
       process.exitCode = 2;

@@ -8,6 +8,8 @@ import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig 
 import { podSecurityLabels } from './pod-security.js';
 import { byMetadataName } from '../order.js';
 import { validateDeclarations } from './offline.js';
+import { checkEndedBursts } from './bursts.js';
+import { processNow } from '../clock.js';
 import {
   budgetOf,
   budgetPath,
@@ -429,6 +431,8 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   if (object.metadata?.deletionTimestamp) return ALLOW; // finalizer removal during a cascade
   const others = [...ctx.snapshot.projects()].filter((p) => p.metadata.name !== name);
   const violations = validateDeclarations([object], ctx.config, oldObject ? [oldObject] : []);
+  // B2 on CREATE (on UPDATE validateDeclarations judges it against the old object).
+  if (!oldObject) violations.push(...checkEndedBursts(undefined, object, processNow()));
   if (violations.some((v) => v.rule === 'S1')) return { violations, warnings: [] };
   violations.push(...checkPrefixOverlap(ctx.config, name, others.map((p) => p.metadata.name ?? '')));
   violations.push(...checkDeclaredNamespacesFree(object, others, ctx.snapshot));

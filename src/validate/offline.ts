@@ -8,13 +8,18 @@ import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resou
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
+import { checkBurstDeclarations, checkEndedBursts } from './bursts.js';
+import { processNow } from '../clock.js';
 import { checkQuotaKeys } from './rules/quota-keys.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
 
-/** Violations for the project at index `document` of the input list. */
-export function validateDeclarations(projects: Project[], config: TenantgateConfig, base: Project[] = []): Violation[] {
+/**
+ * Violations for the project at index `document` of the input list. `at` (default: the process clock)
+ * decides which bursts have ended (B2, judged against the project's version in `base`).
+ */
+export function validateDeclarations(projects: Project[], config: TenantgateConfig, base: Project[] = [], at: number = processNow()): Violation[] {
   const out: Violation[] = [];
   const names = projects.map((p) => (typeof p?.metadata?.name === 'string' ? p.metadata.name : ''));
   const overlaps = findPrefixOverlaps(config, names);
@@ -39,6 +44,8 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     add(checkDeclaredNamespaces(config, project, declaredBy));
     add(checkPlacementBudgets(project));
     add(checkFleetBudget(project));
+    add(checkBurstDeclarations(project));
+    if (previous) add(checkEndedBursts(previous, project, at));
   });
   return out;
 }

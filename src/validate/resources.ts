@@ -1,4 +1,5 @@
 /** Resource lists, budgets and allocations: exact quantity arithmetic over the domain types. */
+import { processNow } from '../clock.js';
 import { Quantity } from '../quantity/quantity.js';
 import { withActiveBursts } from './bursts.js';
 import { withTierBudgets } from './tiers.js';
@@ -52,12 +53,13 @@ export function formatResources(resources: Resources): Record<string, string> {
 }
 
 /**
- * The raw budget of a project on a cluster at instant `at` (ms since the epoch): `spec.clusters[c].quota.hard`
+ * The raw budget of a project on a cluster at instant `at` (ms since the epoch; default: the process
+ * clock, src/clock.ts): `spec.clusters[c].quota.hard`
  * when declared, else `spec.quota.hard`; with the tiers' budgets (`<resource>@<priorityClass>` keys,
  * tiers.ts) and the bursts active at `at` (bursts.ts) added. The same object for the same project,
  * cluster and active bursts, so its parse is cached.
  */
-export function budgetList(project: Project, cluster: string, at: number = Date.now()): ResourceList {
+export function budgetList(project: Project, cluster: string, at: number = processNow()): ResourceList {
   return withActiveBursts(project, cluster, withTierBudgets(project, declaredBudgetList(project, cluster)), at);
 }
 
@@ -71,7 +73,7 @@ export function budgetPath(project: Project, cluster: string): FieldPath {
   return cluster && project.spec.clusters?.[cluster]?.quota?.hard ? ['spec', 'clusters', cluster, 'quota', 'hard'] : ['spec', 'quota', 'hard'];
 }
 
-export function budgetOf(project: Project, cluster: string, at: number = Date.now()): Resources {
+export function budgetOf(project: Project, cluster: string, at: number = processNow()): Resources {
   return parseResources(budgetList(project, cluster, at));
 }
 
