@@ -160,6 +160,25 @@ const specSchema: StructuralSchema = {
         },
       },
     },
+    bursts: {
+      type: 'array',
+      description: 'Time-bound increases of the budget, approved in git (docs/budgets.md#bursts; rules B1, B2). While from <= now < until, quota.hard is added to the budget (and to the quota of `namespace`).',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+      items: {
+        type: 'object',
+        required: ['name', 'from', 'until', 'reason', 'quota'],
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 63, pattern: DNS1123_LABEL_PATTERN, description: 'Unique in the project; a burst that has ended is kept as is or removed, never changed (B2).' },
+          from: { type: 'string', minLength: 1, description: 'RFC 3339 instant the burst starts (included), e.g. 2026-12-01T00:00:00Z.' },
+          until: { type: 'string', minLength: 1, description: 'RFC 3339 instant the burst ends (excluded).' },
+          reason: { type: 'string', minLength: 1, description: 'Why: shown by plan, the status and the Events.' },
+          quota: quotaSpec('What the burst adds to the budget (resources the project budgets).'),
+          namespace: { type: 'string', minLength: 1, description: "A declared namespace whose quota the controller raises by quota.hard while the burst is active, and lowers at until (never below what it uses)." },
+          cluster: { type: 'string', minLength: 1, description: 'The cluster whose budget it raises (a key of spec.clusters); every cluster when absent.' },
+        },
+      },
+    },
     maxNamespaces: { type: 'integer', minimum: 0, description: 'The most namespaces the project may have.' },
     namespaceDefaults: {
       type: 'object',
