@@ -19,7 +19,6 @@ import {
   defaultsOf,
   effectiveQuota,
   effectiveQuotaAfter,
-  isUnscoped,
   namespaceIsTerminating,
   withOverlay,
   observedEffectiveQuota,
@@ -29,6 +28,7 @@ import {
   type QuotaChange,
   type Resources,
 } from './resources.js';
+import { quotaTier } from './tiers.js';
 import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByGenerateName, projectByPrefix } from './rules/naming.js';
 import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
 import {
@@ -366,7 +366,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     const quotas = withOverlay([...ctx.snapshot.quotasInNamespace(namespace)], overlay);
     return oldObject ? effectiveQuota([...quotas.filter((q) => q.metadata.name !== quotaName), oldObject], oldObject) : effectiveQuota(quotas);
   };
-  const removesCoverage = [...scope.budget.keys()].some((r) => oldObject !== undefined && isUnscoped(oldObject) && Object.hasOwn(oldObject.spec?.hard ?? {}, r) && !(object && isUnscoped(object) && Object.hasOwn(object.spec?.hard ?? {}, r)));
+  const removesCoverage = [...scope.budget.keys()].some((r) => oldObject !== undefined && coversKey(oldObject, r) && !(object && coversKey(object, r)));
 
   if (operation === 'DELETE') {
     if (!oldObject) return { violations, warnings: [] };
@@ -386,7 +386,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const proposed: QuotaChange = { namespace, name: quotaName, quota: object, ...(overlay ? { overlay } : {}) };
   const after = effectiveQuotaAfter(ctx.snapshot, proposed);
   const change: QuotaChange = { ...proposed, effective: after };
-  if (isUnscoped(object) || (oldObject && isUnscoped(oldObject))) {
+  if (quotaTier(object) !== undefined || (oldObject && quotaTier(oldObject) !== undefined)) {
     // Q2: tenants must leave the namespace fully covered; privileged subjects may add a partial
     // quota to a namespace that is not covered yet, but nobody may remove coverage that exists.
     const before = coveredBefore();
@@ -399,6 +399,20 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   if (quotaGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others, ['spec', 'hard'])));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows, quotaWrite: { name: quotaName, quota: object, removesCoverage } } };
+}
+
+/**
+ * Whether a quota's `spec.hard` counts for budget key `key`: an unscoped quota for a plain resource it
+ * names, a tier quota (tiers.ts quotaTier) for `<resource>@<its tier>`. Allocates nothing for an unscoped quota.
+ */
+function coversKey(quota: ResourceQuotaObject, key: string): boolean {
+  const tier = quotaTier(quota);
+  if (tier === undefined) return false;
+  const hard = quota.spec?.hard;
+  if (!hard) return false;
+  if (tier === '') return Object.hasOwn(hard, key);
+  const at = key.length - tier.length - 1;
+  return at > 0 && key.charCodeAt(at) === 64 /* '@' */ && key.endsWith(tier) && Object.hasOwn(hard, key.slice(0, at));
 }
 
 /** Whether a namespace is terminating (or already gone from the cache): nothing can be created in it any more. */

@@ -4,7 +4,8 @@
  */
 import type { TenantgateConfig } from '../config/config.js';
 import type { Quantity } from '../quantity/quantity.js';
-import { budgetPath, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
+import { budgetPath, declaredBudgetList, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
+import { checkTierNames, hasTiers, tierList, withTierBudgets } from './tiers.js';
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
@@ -42,6 +43,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     const previous = base.find((b) => b.metadata?.name === name);
     if (previous) add(checkTenantImmutable(previous, project));
     add(checkDeclaredNamespaces(config, project, declaredBy));
+    add(checkTierNames(project));
     add(checkPlacementBudgets(project));
     add(checkFleetBudget(project));
     add(checkBurstDeclarations(project));
@@ -109,18 +111,20 @@ function checkPlacementBudgets(project: Project): Violation[] {
   const sink: Violation[] = [];
   const defaults = defaultsOf(project);
   const name = project.metadata.name ?? '';
+  const tiered = hasTiers(project);
   for (const cluster of placementClusters(project)) {
     const scope: BudgetScope = {
       project: name,
       cluster,
-      budget: parseResources(cluster && project.spec.clusters?.[cluster]?.quota?.hard ? project.spec.clusters[cluster]!.quota!.hard : project.spec.quota?.hard, [], sink),
+      budget: parseResources(withTierBudgets(project, declaredBudgetList(project, cluster)), [], sink),
       budgetPath: budgetPath(project, cluster),
     };
     if (scope.budget.size === 0) continue;
     const shares: NamespaceShare[] = [];
     declared(project).forEach((ns, i) => {
       if (ns.cluster && ns.cluster !== cluster) return;
-      const own = parseResources(ns.quota?.hard, [], sink);
+      // With tiers, the namespace's tier quotas count under tier keys (its own tiers, else namespaceDefaults.tiers; tiers.ts).
+      const own = parseResources(tiered ? { ...ns.quota?.hard, ...tierList(ns.tiers ?? {}) } : ns.quota?.hard, [], sink);
       const effective = new Map<string, Quantity>(own);
       let defaulted = false;
       for (const r of scope.budget.keys()) {

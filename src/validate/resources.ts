@@ -2,7 +2,7 @@
 import { processNow } from '../clock.js';
 import { Quantity } from '../quantity/quantity.js';
 import { withActiveBursts } from './bursts.js';
-import { withTierBudgets } from './tiers.js';
+import { quotaTier, tierKey, withTierBudgets, withTierDefaults } from './tiers.js';
 import type { FieldPath, NamespaceObject, NamespaceShare, Project, ProjectShares, ResourceList, ResourceQuotaObject, Resources, Snapshot, Violation } from './types.js';
 export type { NamespaceShare, ProjectShares, Resources } from './types.js';
 
@@ -63,10 +63,13 @@ export function budgetList(project: Project, cluster: string, at: number = proce
   return withActiveBursts(project, cluster, withTierBudgets(project, declaredBudgetList(project, cluster)), at);
 }
 
+/** The budget of a project that declares none: one object, so that what is derived from it is cached too. */
+const NO_BUDGET: ResourceList = Object.freeze({});
+
 /** The budget as declared for a cluster, without tiers or bursts. */
 export function declaredBudgetList(project: Project, cluster: string): ResourceList {
   const perCluster = cluster ? project.spec.clusters?.[cluster]?.quota?.hard : undefined;
-  return perCluster ?? project.spec.quota?.hard ?? {};
+  return perCluster ?? project.spec.quota?.hard ?? NO_BUDGET;
 }
 
 export function budgetPath(project: Project, cluster: string): FieldPath {
@@ -77,8 +80,9 @@ export function budgetOf(project: Project, cluster: string, at: number = process
   return parseResources(budgetList(project, cluster, at));
 }
 
+/** `namespaceDefaults.quota.hard`, with `namespaceDefaults.tiers` under tier keys and `pods@*` = 0 when the project has tiers (tiers.ts). */
 export function defaultsOf(project: Project): Resources {
-  return parseResources(project.spec.namespaceDefaults?.quota?.hard);
+  return parseResources(withTierDefaults(project, project.spec.namespaceDefaults?.quota?.hard));
 }
 
 export function isUnscoped(quota: ResourceQuotaObject): boolean {
@@ -87,7 +91,9 @@ export function isUnscoped(quota: ResourceQuotaObject): boolean {
 }
 
 /**
- * Effective quota: per resource, the minimum `hard` over the unscoped quotas.
+ * Effective quota: per budget key, the minimum `hard` over the quotas that count for it: the unscoped
+ * ones under their resource names, a quota scoped to one PriorityClass under `<resource>@<class>` and
+ * the other-tiers quota under `<resource>@*` (tiers.ts quotaTier); any other scoped quota counts for nothing.
  * `underReview`: the one of them that is the object of an admission review (parsed without the cache).
  */
 export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underReview?: ResourceQuotaObject): Resources {
@@ -97,8 +103,9 @@ export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underRevie
   if (only && isUnscoped(only)) return hardOf(only, underReview);
   const out = new Map<string, Quantity>();
   for (const quota of quotas) {
-    if (!isUnscoped(quota)) continue;
-    for (const [name, q] of hardOf(quota, underReview)) {
+    const tier = quotaTier(quota);
+    if (tier === undefined) continue;
+    for (const [name, q] of hardOf(quota, underReview, tier)) {
       const prev = out.get(name);
       if (!prev || q.cmp(prev) < 0) out.set(name, q);
     }
@@ -120,9 +127,33 @@ export function namespaceAllocation(effective: ReadonlyMap<string, Quantity>, bu
   return out;
 }
 
-function hardOf(quota: ResourceQuotaObject, underReview: ResourceQuotaObject | undefined): Resources {
-  return quota === underReview ? parseUncached(quota.spec?.hard) : parseResources(quota.spec?.hard);
+function hardOf(quota: ResourceQuotaObject, underReview: ResourceQuotaObject | undefined, tier = ''): Resources {
+  return keyed(quota.spec?.hard, tier, quota === underReview);
 }
+
+/** Tier-keyed parses of scoped quotas' lists, by list identity (as parsedLists), with the tier they were keyed for. */
+const tierKeyedLists = new WeakMap<ResourceList, { tier: string; resources: Resources }>();
+
+/** A quota's list under the keys it counts for: as is for '' (unscoped), else each resource as `<resource>@<tier>`. */
+function keyed(list: ResourceList | undefined, tier: string, uncached = false): Resources {
+  if (tier === '') return uncached ? parseUncached(list) : parseResources(list);
+  if (list && !uncached) {
+    const hit = tierKeyedLists.get(list);
+    if (hit?.tier === tier) return hit.resources;
+  }
+  const out = new Map<string, Quantity>();
+  for (const [name, q] of uncached ? parseUncached(list) : parseResources(list)) out.set(tierKey(name, tier), q);
+  if (list && !uncached) tierKeyedLists.set(list, { tier, resources: out });
+  return out;
+}
+
+/** What a quota's `spec.hard` counts for under budget keys (nothing for a scoped quota that is no tier's); `uncached` for an object under review. */
+export function countedHard(quota: ResourceQuotaObject, uncached = false): Resources {
+  const tier = quotaTier(quota);
+  return tier === undefined ? EMPTY : keyed(quota.spec?.hard, tier, uncached);
+}
+
+const EMPTY: Resources = new Map();
 
 /**
  * What a namespace's unscoped quotas let it hold, per resource: the largest of its effective quota
@@ -146,8 +177,9 @@ export function quotaHold(quotas: Iterable<ResourceQuotaObject>, underReview?: R
   const held = new Map<string, Quantity>(effectiveQuota(quotas, underReview));
   const enforced = new Map<string, Quantity>();
   for (const quota of quotas) {
-    if (!isUnscoped(quota)) continue;
-    for (const [name, q] of statusList(quota, 'hard')) {
+    const tier = quotaTier(quota);
+    if (tier === undefined) continue;
+    for (const [name, q] of statusList(quota, 'hard', tier)) {
       const prev = enforced.get(name);
       if (!prev || q.cmp(prev) < 0) enforced.set(name, q);
     }
@@ -155,16 +187,22 @@ export function quotaHold(quotas: Iterable<ResourceQuotaObject>, underReview?: R
   return raiseBy(raiseBy(held, enforced), quotaUsed(quotas));
 }
 
-/** What a namespace's unscoped quotas report in use, per resource: the largest `status.used` (they all count the same pods). */
+/**
+ * What a namespace's quotas report in use, per budget key: the largest `status.used` of the unscoped
+ * ones (they all count the same pods), and of the tier quotas under their tier keys (effectiveQuota).
+ */
 export function quotaUsed(quotas: Iterable<ResourceQuotaObject>): Resources {
   const used = new Map<string, Quantity>();
-  for (const quota of quotas) if (isUnscoped(quota)) raiseBy(used, statusList(quota, 'used'));
+  for (const quota of quotas) {
+    const tier = quotaTier(quota);
+    if (tier !== undefined) raiseBy(used, statusList(quota, 'used', tier));
+  }
   return used;
 }
 
-/** A quota's status.hard or status.used, parsed (cached by list: cached objects are never edited). */
-function statusList(quota: ResourceQuotaObject, which: 'hard' | 'used'): Resources {
-  return parseResources(quota.status?.[which]);
+/** A quota's status.hard or status.used, parsed under the keys it counts for (cached by list: cached objects are never edited). */
+function statusList(quota: ResourceQuotaObject, which: 'hard' | 'used', tier = ''): Resources {
+  return keyed(quota.status?.[which], tier);
 }
 
 /** Whether every entry of `list` is in `limit` and not above it. */

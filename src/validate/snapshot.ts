@@ -1,4 +1,5 @@
 /** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
+import { quotaTier } from './tiers.js';
 import { effectiveQuota, isUnscoped, namespaceIsTerminating, namespaceShare, quotaHold, quotaUsed, projectShares, withNamespaceShare, type ProjectShares, type Resources } from './resources.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
@@ -233,17 +234,17 @@ export class MemorySnapshot implements Snapshot {
 }
 
 /**
- * Whether two versions of a quota count the same (what effectiveQuota and quotaHold read: scoped or
- * not, spec.hard, status.hard, status.used). The quota controller rewrites status.used with every pod.
+ * Whether two versions of a quota count the same (what effectiveQuota and quotaHold read: which keys
+ * it counts for (unscoped, a tier's, none: tiers.ts quotaTier), spec.hard, status.hard, status.used). The quota controller rewrites status.used with every pod.
  */
 function sameHold(a: ResourceQuotaObject, b: ResourceQuotaObject): boolean {
-  if (isUnscoped(a) !== isUnscoped(b)) return false;
+  if (quotaTier(a) !== quotaTier(b)) return false;
   return sameList(a.spec?.hard, b.spec?.hard) && sameList(a.status?.hard, b.status?.hard) && sameList(a.status?.used, b.status?.used);
 }
 
-/** Whether two versions of a quota limit the same (what effectiveQuota reads: scoped or not, spec.hard). */
+/** Whether two versions of a quota limit the same (what effectiveQuota reads: the keys it counts for, spec.hard). */
 function sameLimits(a: ResourceQuotaObject, b: ResourceQuotaObject): boolean {
-  return isUnscoped(a) === isUnscoped(b) && sameList(a.spec?.hard, b.spec?.hard);
+  return quotaTier(a) === quotaTier(b) && sameList(a.spec?.hard, b.spec?.hard);
 }
 
 function sameResources(a: Resources, b: Resources): boolean {

@@ -11,7 +11,8 @@
  *   the project's turn.
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
-import { budgetOf, budgetPath, defaultsOf, formatResources, isUnscoped, maxResources, namespaceAllocation, namespaceShare, othersTotal, parseResources, quotaHold, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { quotaTier } from '../validate/tiers.js';
+import { budgetOf, budgetPath, countedHard, defaultsOf, formatResources, maxResources, namespaceAllocation, namespaceShare, othersTotal, parseResources, quotaHold, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
 import { checkFits } from '../validate/rules/quota.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { cacheNotCurrent, ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
@@ -143,10 +144,15 @@ function unionVersions(versions: readonly LedgerQuotaWrite[], more: readonly Led
 function envelope(namespace: string, name: string, versions: readonly LedgerQuotaWrite[]): ResourceQuotaObject | null {
   if (versions.length === 1) return quotaOfWrite(namespace, name, versions[0]!);
   let hard: Map<string, Quantity> | undefined;
+  // Versions that all count for the same keys (unscoped, or the same tier: tiers.ts quotaTier) keep that scope.
+  let tier: string | undefined;
+  let scopeSelector: unknown;
   for (const v of versions) {
     if (v === null) return null;
     const candidate = { metadata: { name, namespace }, spec: v.spec } as ResourceQuotaObject;
-    if (!isUnscoped(candidate)) return null;
+    const counted = quotaTier(candidate);
+    if (counted === undefined || (tier !== undefined && counted !== tier)) return null;
+    if (tier === undefined) (tier = counted), (scopeSelector = v.spec.scopeSelector);
     const limits = parseResources(v.spec.hard);
     if (!hard) {
       hard = new Map(limits);
@@ -158,7 +164,7 @@ function envelope(namespace: string, name: string, versions: readonly LedgerQuot
       else if (other.cmp(q) > 0) hard.set(r, other);
     }
   }
-  return { metadata: { name, namespace }, spec: { hard: formatResources(hard ?? new Map()) } };
+  return { metadata: { name, namespace }, spec: { hard: formatResources(hard ?? new Map()), ...(tier ? { scopeSelector } : {}) } };
 }
 
 /**
@@ -174,9 +180,10 @@ function lowestQuotas(snapshot: Snapshot, namespace: string, recorded: ReadonlyM
   for (const [name, versions] of candidates) {
     let hard: Map<string, Quantity> | undefined;
     for (const v of versions) {
-      if (v === null || !isUnscoped({ metadata: { name }, spec: v.spec } as ResourceQuotaObject)) continue;
+      // Under the keys each version counts for (tier quotas under tier keys): the result is a list of keys, read as an unscoped quota.
+      if (v === null || quotaTier({ metadata: { name }, spec: v.spec } as ResourceQuotaObject) === undefined) continue;
       hard ??= new Map();
-      for (const [r, q] of parseResources(v.spec.hard)) {
+      for (const [r, q] of countedHard({ metadata: { name }, spec: v.spec } as ResourceQuotaObject)) {
         const prev = hard.get(r);
         if (!prev || q.cmp(prev) < 0) hard.set(r, q);
       }
@@ -253,7 +260,7 @@ function limitsAcross(candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[
     let always = versions.length > 0;
     let mostOfThis: Quantity | undefined;
     for (const v of versions) {
-      const limit = v !== null && isUnscoped({ metadata: {}, spec: v.spec } as ResourceQuotaObject) ? parseResources(v.spec.hard).get(resource) : undefined;
+      const limit = v !== null ? countedHard({ metadata: {}, spec: v.spec } as ResourceQuotaObject).get(resource) : undefined;
       if (!limit) {
         always = false;
         continue;

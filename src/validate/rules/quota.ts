@@ -7,6 +7,7 @@ import { signOfSum } from '../../quantity/sign-of-sum.js';
 import { namespaceIsTerminating, namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
+import { isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
 
 const ZERO = Quantity.zero();
 
@@ -54,7 +55,7 @@ export function checkBudget(scope: BudgetScope, shares: NamespaceShare[], path?:
     if (!used || used.cmp(limit) <= 0) continue;
     out.push({
       rule: 'Q1',
-      path: path ?? [...scope.budgetPath, resource],
+      path: path ?? keyBudgetPath(scope.budgetPath, resource),
       message: `${where(scope)}: namespaces allocate ${resource} ${used.toString()} but the budget is ${limit.toString()} (${listShares(shares, resource)}): ${used.sub(limit).toString()} over`,
     });
   }
@@ -92,9 +93,33 @@ export function checkCoverage(scope: BudgetScope, subject: string, effective: Re
     {
       rule: 'Q2',
       ...(path ? { path } : {}),
-      message: `${subject} leaves ${missing.join(', ')} without a quota, but ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}: every namespace needs an unscoped ResourceQuota covering ${[...scope.budget.keys()].sort().join(', ')}`,
+      message: `${subject} leaves ${missing.join(', ')} without a quota, but ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}: every namespace needs ${neededQuotas([...scope.budget.keys()])}`,
     },
   ];
+}
+
+/**
+ * The quotas a namespace needs to cover `keys`, in words: an unscoped ResourceQuota for the plain
+ * resources, one scoped `PriorityClass In [<tier>]` per tier, and the other-tiers quota for `pods@*`.
+ */
+export function neededQuotas(keys: readonly string[]): string {
+  const plain: string[] = [];
+  const byTier = new Map<string, string[]>();
+  for (const key of [...keys].sort()) {
+    if (!isTierKey(key)) {
+      plain.push(key);
+      continue;
+    }
+    const { resource, tier } = splitTierKey(key);
+    byTier.set(tier!, [...(byTier.get(tier!) ?? []), resource]);
+  }
+  const parts: string[] = [];
+  if (plain.length > 0) parts.push(`an unscoped ResourceQuota covering ${plain.join(', ')}`);
+  for (const [tier, resources] of [...byTier].sort(([a], [b]) => a.localeCompare(b))) {
+    if (tier === OTHER_TIERS) parts.push(`a ResourceQuota scoped PriorityClass Exists and NotIn [the declared tiers] with pods 0 (${OTHER_TIERS_QUOTA_NAME})`);
+    else parts.push(`a ResourceQuota scoped PriorityClass In [${tier}] covering ${resources.join(', ')}`);
+  }
+  return parts.join(', and ');
 }
 
 /**
@@ -140,14 +165,23 @@ export function checkNewNamespaceCoverage(scope: BudgetScope, project: Project, 
   if (scope.budget.size === 0) return [];
   const declared = (project.spec.namespaces ?? []).find((d) => d.name === name && (!d.cluster || d.cluster === scope.cluster));
   const source = declared?.quota?.hard ? `the quota declared for it in spec.namespaces` : 'spec.namespaceDefaults.quota';
-  const covered = parseResources(declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard);
+  const hard = declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
+  // With tiers, the tier quotas it will get too (declared, else namespaceDefaults.tiers) and the other-tiers quota.
+  const covered = tierNames(project).length > 0 ? parseResources({ ...hard, ...namespaceTierList(project, declared) }) : parseResources(hard);
   const missing = [...scope.budget.keys()].filter((r) => !covered.has(r)).sort();
   if (missing.length === 0) return [];
+  const plain = missing.filter((r) => !isTierKey(r));
+  const tiers = missing.filter(isTierKey).map((k) => splitTierKey(k));
+  const sources = [...(plain.length > 0 ? [source] : []), ...(tiers.length > 0 ? ['spec.namespaceDefaults.tiers'] : [])];
+  const declare = [
+    ...(plain.length > 0 ? [`spec.namespaceDefaults.quota.hard with ${[...scope.budget.keys()].filter((r) => !isTierKey(r)).sort().join(', ')}`] : []),
+    ...[...new Set(tiers.map((t) => t.tier!))].sort().map((tier) => `spec.namespaceDefaults.tiers.${tier}.quota.hard with ${tiers.filter((t) => t.tier === tier).map((t) => t.resource).join(', ')}`),
+  ];
   return [
     {
       rule: 'Q2',
       path: ['metadata', 'name'],
-      message: `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}, but ${source} does not cover ${missing.length === 1 ? 'it' : 'them'}; the platform team must declare spec.namespaceDefaults.quota.hard with ${[...scope.budget.keys()].sort().join(', ')} in Project ${scope.project}`,
+      message: `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}, but ${sources.join(' and ')} ${sources.length === 1 ? 'does' : 'do'} not cover ${missing.length === 1 ? 'it' : 'them'}; the platform team must declare ${declare.join(' and ')} in Project ${scope.project}`,
     },
   ];
 }
