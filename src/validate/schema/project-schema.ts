@@ -102,6 +102,16 @@ const quotaSpec = (description: string): StructuralSchema => ({
   },
 });
 
+/** Budgets per PriorityClass (docs/budgets.md#priority-tiers): tier name (a PriorityClass name) → quota. */
+const tiersSchema = (description: string, quota: string): StructuralSchema => ({
+  type: 'object',
+  description,
+  additionalProperties: {
+    type: 'object',
+    properties: { quota: quotaSpec(quota) },
+  },
+});
+
 const stringMap = (description: string): StructuralSchema => ({
   type: 'object',
   description,
@@ -179,12 +189,17 @@ const specSchema: StructuralSchema = {
         },
       },
     },
+    tiers: tiersSchema(
+      'Budgets per PriorityClass, by PriorityClass name (docs/budgets.md#priority-tiers). Each namespace gets a ResourceQuota scoped to each tier with a quota, and one refusing pods of any other PriorityClass. A tier without quota is bounded by spec.quota only.',
+      "The tier's budget: the sum of the namespaces' quotas scoped to this PriorityClass never exceeds it.",
+    ),
     maxNamespaces: { type: 'integer', minimum: 0, description: 'The most namespaces the project may have.' },
     namespaceDefaults: {
       type: 'object',
       description: 'Applied to declared namespaces without a quota, and to self-service namespaces.',
       properties: {
         quota: quotaSpec('The default ResourceQuota of a project namespace.'),
+        tiers: tiersSchema('The default quota per tier of a project namespace (a ResourceQuota scoped to the PriorityClass).', 'The default quota scoped to this PriorityClass.'),
         limitRange: {
           type: 'object',
           description: 'The container LimitRange of every project namespace.',
@@ -220,6 +235,7 @@ const specSchema: StructuralSchema = {
           name: { type: 'string', minLength: 1 },
           cluster: { type: 'string', description: 'Render this namespace only for that cluster.' },
           quota: quotaSpec('The namespace ResourceQuota; namespaceDefaults.quota when absent.'),
+          tiers: tiersSchema('The namespace quota per tier; namespaceDefaults.tiers for a tier not given.', 'The ResourceQuota of this namespace scoped to this PriorityClass.'),
           labels: stringMap('Extra labels of the Namespace.'),
           annotations: stringMap('Extra annotations of the Namespace.'),
         },
