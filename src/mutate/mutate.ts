@@ -1,8 +1,8 @@
 /**
- * Mutations: edit a copy, then diff into an RFC 6902 JSON Patch with fast-json-patch
- * (which escapes `/` in label keys as `~1`). Mutations are idempotent: a second pass yields no patch.
+ * Mutations, answered as RFC 6902 JSON Patch operations built directly (patch.ts), without cloning or
+ * diffing the object; label keys are escaped (`/` as `~1`). Mutations are idempotent: a second pass
+ * yields no patch. Each returns the operations, [] when the object stays as it is.
  */
-import fastJsonPatch from 'fast-json-patch';
 import { isPrivileged } from '../config/config.js';
 import { projectOfNamespace, type Operation, type ReviewContext } from '../validate/admission.js';
 import { isOwner } from '../validate/rules/tenancy.js';
@@ -16,13 +16,14 @@ import {
   type Project,
   type ResourceQuotaObject,
 } from '../validate/types.js';
+import { metadataPatch, type FieldEdit, type PatchOperation } from './patch.js';
 
-const { compare } = fastJsonPatch;
-export type JsonPatch = ReturnType<typeof compare>;
+export type { PatchOperation };
 
-function copy<T>(value: T): T {
-  return structuredClone(value);
-}
+/** An object as the request carries it: `metadata` may be absent (the patch then adds it whole). */
+export type Incoming<T extends { metadata: object }> = Omit<T, 'metadata'> & { metadata?: T['metadata'] | undefined };
+
+const NONE: PatchOperation[] = [];
 
 /**
  * Namespace CREATE: project and tenant labels, the project-uid annotation, and the project's Pod
@@ -30,44 +31,39 @@ function copy<T>(value: T): T {
  * A CREATE with `generateName` has no name yet here (the apiserver generates it after the mutating
  * webhooks, before the validating ones): its project is the one whose prefix the generateName carries.
  */
-export function mutateNamespace(ctx: ReviewContext, operation: Operation, ns: NamespaceObject): NamespaceObject {
-  if (operation !== 'CREATE') return ns;
-  const name = ns.metadata.name ?? '';
-  const { project, claimed } = projectOfNamespace(ctx, name, ns.metadata.labels, ns.metadata.generateName);
-  if (!project) return ns;
+export function mutateNamespace(ctx: ReviewContext, operation: Operation, ns: Incoming<NamespaceObject>): PatchOperation[] {
+  if (operation !== 'CREATE') return NONE;
+  const metadata = ns.metadata ?? {};
+  const name = metadata.name ?? '';
+  const { project, claimed } = projectOfNamespace(ctx, name, metadata.labels, metadata.generateName);
+  if (!project) return NONE;
   // An unlabelled namespace is only claimed for a project its creator may create namespaces in;
   // everyone else gets the T4 denial from validation instead of a label.
-  if (!claimed && !isPrivileged(ctx.config, ctx.user) && !isOwner(project, ctx.user)) return ns;
-  const out = copy(ns);
-  out.metadata.labels = { ...out.metadata.labels, [LABEL_PROJECT]: project.metadata.name ?? '' };
-  if (!out.metadata.labels[LABEL_TENANT]) out.metadata.labels[LABEL_TENANT] = project.spec.tenant;
+  if (!claimed && !isPrivileged(ctx.config, ctx.user) && !isOwner(project, ctx.user)) return NONE;
+  const labels: Record<string, string> = { ...metadata.labels, [LABEL_PROJECT]: project.metadata.name ?? '' };
+  if (!labels[LABEL_TENANT]) labels[LABEL_TENANT] = project.spec.tenant;
   for (const [key, level] of Object.entries(podSecurityLabels(ctx.config.podSecurity, project))) {
-    if (out.metadata.labels[key] === undefined) out.metadata.labels[key] = level;
+    if (labels[key] === undefined) labels[key] = level;
   }
-  if (project.metadata.uid) out.metadata.annotations = { ...out.metadata.annotations, [ANNOTATION_PROJECT_UID]: project.metadata.uid };
-  return out;
+  const edits: Array<[string, FieldEdit]> = [['labels', { kind: 'map', value: labels }]];
+  if (project.metadata.uid) edits.push(['annotations', { kind: 'map', value: { ...metadata.annotations, [ANNOTATION_PROJECT_UID]: project.metadata.uid } }]);
+  return metadataPatch(ns.metadata, edits);
 }
 
 /** Project CREATE/UPDATE: the cascade-delete finalizer on live projects. */
-export function mutateProject(_ctx: ReviewContext, operation: Operation, project: Project): Project {
-  if (operation === 'DELETE' || project.metadata.deletionTimestamp) return project;
-  if (project.metadata.finalizers?.includes(FINALIZER_CASCADE)) return project;
-  const out = copy(project);
-  out.metadata.finalizers = [...(out.metadata.finalizers ?? []), FINALIZER_CASCADE];
-  return out;
+export function mutateProject(_ctx: ReviewContext, operation: Operation, project: Incoming<Project>): PatchOperation[] {
+  const metadata = project.metadata ?? {};
+  if (operation === 'DELETE' || metadata.deletionTimestamp) return NONE;
+  if (metadata.finalizers?.includes(FINALIZER_CASCADE)) return NONE;
+  return metadataPatch(project.metadata, [['finalizers', { kind: 'list', value: [...(metadata.finalizers ?? []), FINALIZER_CASCADE] }]]);
 }
 
 /** ResourceQuota CREATE/UPDATE in a project namespace: the project label. */
-export function mutateQuota(ctx: ReviewContext, operation: Operation, namespace: string, quota: ResourceQuotaObject): ResourceQuotaObject {
-  if (operation === 'DELETE') return quota;
+export function mutateQuota(ctx: ReviewContext, operation: Operation, namespace: string, quota: Incoming<ResourceQuotaObject>): PatchOperation[] {
+  if (operation === 'DELETE') return NONE;
   const nsObject = ctx.snapshot.namespace(namespace);
   const { project } = projectOfNamespace(ctx, namespace, nsObject?.metadata.labels);
-  if (!project || quota.metadata.labels?.[LABEL_PROJECT] === project.metadata.name) return quota;
-  const out = copy(quota);
-  out.metadata.labels = { ...out.metadata.labels, [LABEL_PROJECT]: project.metadata.name ?? '' };
-  return out;
-}
-
-export function diffPatch(original: unknown, modified: unknown): JsonPatch {
-  return compare(original as object, modified as object);
+  const metadata = quota.metadata ?? {};
+  if (!project || metadata.labels?.[LABEL_PROJECT] === project.metadata.name) return NONE;
+  return metadataPatch(quota.metadata, [['labels', { kind: 'map', value: { ...metadata.labels, [LABEL_PROJECT]: project.metadata.name ?? '' } }]]);
 }

@@ -2,7 +2,7 @@
  * AdmissionReview admission.k8s.io/v1 in and out. Pure: decoding, dispatch to
  * the rule engine and the mutators, and building the response.
  */
-import { diffPatch, mutateNamespace, mutateProject, mutateQuota } from '../mutate/mutate.js';
+import { mutateNamespace, mutateProject, mutateQuota, type Incoming, type PatchOperation } from '../mutate/mutate.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota, reviewSubresource, type Operation, type ReviewContext, type Verdict } from '../validate/admission.js';
 import { protectedKindOf, reviewProtectedObject, type NamespacedObject, type ProtectedKind } from '../validate/protected-objects.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
@@ -146,23 +146,20 @@ export function mutationFor(ctx: ReviewContext, request: AdmissionRequest): Admi
   const object = request.object;
   const uid = request.uid;
   if (!object || request.operation === 'DELETE') return { uid, allowed: true };
-  let modified: unknown = object;
-  const typed = withMetadata<Record<string, unknown>>(object)!;
+  let patch: PatchOperation[];
   switch (handledKind(request)) {
     case 'Namespace':
-      modified = mutateNamespace(ctx, request.operation, typed as unknown as NamespaceObject);
+      patch = mutateNamespace(ctx, request.operation, object as unknown as Incoming<NamespaceObject>);
       break;
     case 'Project':
-      modified = mutateProject(ctx, request.operation, typed as unknown as Project);
+      patch = mutateProject(ctx, request.operation, object as unknown as Incoming<Project>);
       break;
     case 'ResourceQuota':
-      modified = mutateQuota(ctx, request.operation, request.namespace ?? '', typed as unknown as ResourceQuotaObject);
+      patch = mutateQuota(ctx, request.operation, request.namespace ?? '', object as unknown as Incoming<ResourceQuotaObject>);
       break;
     default:
       return { uid, allowed: true };
   }
-  if (modified === typed) return { uid, allowed: true };
-  const patch = diffPatch(object, modified);
   if (patch.length === 0) return { uid, allowed: true };
   return { uid, allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify(patch)).toString('base64') };
 }
