@@ -31,6 +31,8 @@ import { projectAccessCaches } from './project-access.js';
 import type { ServingCertificate } from '../certs/reloading-tls.js';
 import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer, type ViewServerOptions } from '../view/server.js';
 import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
+import { BurstGauges } from './burst-metrics.js';
+import { getProcessClock, type Clock } from '../clock.js';
 
 export interface ControllerOptions {
   kubeConfig: k8s.KubeConfig;
@@ -72,6 +74,8 @@ export interface ControllerOptions {
    * the ledgers in systemNamespace.
    */
   fleet?: { hub: HubClient; ledger: LedgerStore };
+  /** The clock bursts are decided at (default: the process clock, src/clock.ts). */
+  clock?: Clock;
 }
 
 export interface RunningController {
@@ -241,6 +245,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const syncedCache = { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName };
   // tenantgate_project_*: computed from the cache at scrape time (project-metrics.ts, ADR 0033).
   new ProjectGauges(metrics.registry).observe(syncedCache);
+  // tenantgate_project_burst_*: the bursts at the process clock's instant (burst-metrics.ts).
+  new BurstGauges(metrics.registry, syncedCache, () => (options.clock ?? getProcessClock()).now());
   // Fleet budgets: the leader's give-back and offer loop, and its metrics (fleet-loop.ts, fleet-metrics.ts).
   const fleetSeen = new FleetObservations();
   const fleetIo = options.fleet ?? (isFleetMember(options.config) ? { hub: new LeanHubClient(loadHubKubeConfig(options.config.fleet.hubKubeconfig)), ledger: new ConfigMapLedger(options.kubeConfig, options.config.systemNamespace) } : undefined);
@@ -267,7 +273,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   let fleetLoop: FleetLoop | undefined;
   // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
-  const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
+  const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), ...(options.clock ? { clock: options.clock } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
   const mapper = new KeyMapper(informers);
   const termConfig = {
     reconciler,

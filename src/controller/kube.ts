@@ -129,6 +129,18 @@ export class ControllerApi extends ClusterLists {
     }
   }
 
+  /**
+   * Replaces a quota (a burst's raise or lower, src/controller/burst-quotas.ts) under the field manager
+   * `fieldManager`, conditional on the cached resourceVersion (409 when stale: the next pass decides again).
+   */
+  async replaceQuota(quota: ResourceQuotaObject, fieldManager: string): Promise<ResourceQuotaObject> {
+    return plain(
+      await this.write('update', 'resourcequotas', () =>
+        this.core.replaceNamespacedResourceQuota({ name: quota.metadata.name ?? '', namespace: quota.metadata.namespace ?? '', body: quota as k8s.V1ResourceQuota, fieldManager }),
+      ),
+    );
+  }
+
   // --- events -------------------------------------------------------------------------------
 
   /**

@@ -13,11 +13,17 @@ import { ACCESS_KINDS, desiredProjectAccess, projectAccessMatches, projectAccess
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME, LEDGER_PREFIX } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
+import { BURST_FIELD_MANAGER, describeAbove, planBurstQuotas } from './burst-quotas.js';
+import { nextTransition } from '../validate/bursts.js';
+import { getProcessClock, type Clock } from '../clock.js';
 import type { Informers } from '../kube/informers.js';
 import { describeError } from '../kube/errors.js';
 import type { ControllerApi, ProjectEvent } from './kube.js';
 import { CONDITION_QUOTA_WITHIN_BUDGET } from './status.js';
 import { computeStatus, statusEquals, type CascadeReport } from './status.js';
+
+/** The longest wait for a burst's next start or end (the requeue is renewed then). */
+const MAX_BURST_REQUEUE_MS = 10 * 60_000;
 
 /** A signal that never aborts (reconciles outside a leadership term: tests, tools). */
 const NEVER = new AbortController().signal;
@@ -38,6 +44,8 @@ export interface ReconcilerOptions {
   config: TenantgateConfig;
   log: (message: string) => void;
   now?: () => Date;
+  /** The clock budget decisions are made at (bursts): default the process clock (src/clock.ts). */
+  clock?: Clock;
   /** Least time between two status writes reporting a cascade's progress (1 s). */
   progressIntervalMs?: number;
   /** Namespace deletes one cascade sends at once (10). */
@@ -47,6 +55,7 @@ export interface ReconcilerOptions {
 export class Reconciler {
   private readonly deleter: ProjectDeleter;
   private readonly now: () => Date;
+  private readonly clock: Clock;
   private readonly progressIntervalMs: number;
   /** When the cascade progress of a Project was last written (the requeue comes back after the interval). */
   private readonly lastProgressWrite = new Map<string, number>();
@@ -54,6 +63,7 @@ export class Reconciler {
   constructor(private readonly o: ReconcilerOptions) {
     this.deleter = new ProjectDeleter(o.api, { log: o.log, ...(o.deleteConcurrency ? { concurrency: o.deleteConcurrency } : {}) });
     this.now = o.now ?? (() => new Date());
+    this.clock = o.clock ?? getProcessClock();
     this.progressIntervalMs = o.progressIntervalMs ?? 1000;
   }
 
@@ -85,11 +95,46 @@ export class Reconciler {
     project = await this.writeStatus(project, signal);
     const failures: string[] = [];
     await this.createDefaultQuotas(project, failures, signal);
+    await this.applyBurstQuotas(project, failures, signal);
     await this.ensurePodSecurityLabels(project, failures, signal);
     await this.ensureNamespaceObjects(project, failures, signal);
     await this.ensureProjectAccess(project, failures, signal);
     if (failures.length > 0) throw new Error(failures.join('; '));
+    // Come back when a burst starts or ends (capped: a timer that long is not kept, and resyncs come anyway).
+    const at = this.clock.now();
+    const next = nextTransition(project, at);
+    if (next !== undefined) return { kind: 'Requeue', reason: `next burst transition at ${new Date(next).toISOString()}`, afterMs: Math.min(next - at + 100, MAX_BURST_REQUEUE_MS) };
     return { kind: 'Done' };
+  }
+
+  /**
+   * Step (bursts, docs/budgets.md#bursts): the quota of a namespace a burst names is raised while the
+   * burst is active and lowered when it ends, never below what the namespace uses (burst-quotas.ts).
+   */
+  private async applyBurstQuotas(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+    const plan = planBurstQuotas(project, this.snapshot, this.o.config.clusterName, this.clock.now());
+    const projectName = project.metadata.name ?? '';
+    for (const w of plan.writes) {
+      signal.throwIfAborted();
+      const where = `ResourceQuota ${w.namespace}/${w.quota.metadata.name}`;
+      const above = plan.above.filter((a) => a.namespace === w.namespace);
+      try {
+        const written = await this.o.api.replaceQuota(w.desired, BURST_FIELD_MANAGER);
+        this.o.informers.applyWritten('ResourceQuota', written as never);
+        const change = w.changes.join(', ') || 'no resource changed';
+        this.o.log(`project ${projectName}: ${w.kind === 'raise' ? 'raised' : 'lowered'} ${where} (${change})`);
+        if (w.kind === 'raise') {
+          await this.event(project, { type: 'Normal', reason: 'BurstQuotaRaised', message: `raised ${where} for burst ${w.bursts.join(', ')}: ${change}` });
+        } else if (w.changes.length > 0) {
+          await this.event(project, { type: 'Normal', reason: 'BurstQuotaLowered', message: `lowered ${where}, its bursts have ended: ${change}` });
+        }
+        if (above.length > 0 && w.changes.length > 0) {
+          await this.event(project, { type: 'Warning', reason: 'BurstEndedAboveQuota', message: `a burst has ended but ${describeAbove(above)}` });
+        }
+      } catch (err) {
+        failures.push(`${w.kind === 'raise' ? 'raising' : 'lowering'} ${where} for a burst: ${describeError(err)}`);
+      }
+    }
   }
 
   /** Step: the cascade finalizer is on every live Project (the mutating webhook adds it too). */

@@ -23,11 +23,17 @@ import {
   type ProjectCondition,
   type ProjectStatus,
   type Snapshot,
+  type DeclaredNamespace,
+  type ResourceList,
 } from '../validate/types.js';
+import { hasTiers, isTierKey, namespaceTierList } from '../validate/tiers.js';
+import { neededQuotas } from '../validate/rules/quota.js';
 import { canonicalJson } from '../canonical-json.js';
 import { headroomOf, usedOf } from '../validate/budget.js';
 import { cmpStr } from '../order.js';
 import { declaredHere, effectiveOf, expectedQuota, planDefaultQuotas } from './defaults.js';
+import { burstCondition, expectedWithBursts } from './burst-quotas.js';
+import { processNow } from '../clock.js';
 
 export const CONDITION_READY = 'Ready';
 export const CONDITION_QUOTA_WITHIN_BUDGET = 'QuotaWithinBudget';
@@ -54,6 +60,8 @@ export interface StatusInput {
   cluster: string;
   /** RFC 3339 time used for conditions whose status flips. */
   now: string;
+  /** The instant budget decisions are made at (bursts), ms since the epoch; default the process clock. */
+  at?: number;
   cascade?: CascadeReport;
 }
 
@@ -77,7 +85,8 @@ export function namespaceHealth(project: Project, ns: NamespaceObject | undefine
   const effective = effectiveOf(snapshot, ns.metadata.name ?? '');
   const uncovered = [...budget.keys()].filter((r) => !effective.has(r)).sort();
   if (uncovered.length > 0) {
-    return { health: 'QuotaMissing', message: join(`no unscoped ResourceQuota covers ${uncovered.join(', ')}`, note) };
+    const what = uncovered.some(isTierKey) ? `no quota covers ${uncovered.join(', ')} (it needs ${neededQuotas(uncovered)})` : `no unscoped ResourceQuota covers ${uncovered.join(', ')}`;
+    return { health: 'QuotaMissing', message: join(what, note) };
   }
   if (isDeclared && declaredQuota) {
     const diffs: string[] = [];
@@ -100,10 +109,11 @@ export function deletionConditions(ns: NamespaceObject): string[] {
 
 export function computeStatus(input: StatusInput): ProjectStatus {
   const { project, snapshot, cluster, cascade } = input;
+  const at = input.at ?? processNow();
   const name = project.metadata.name ?? '';
   const generation = project.metadata.generation;
   const terminating = Boolean(project.metadata.deletionTimestamp);
-  const budget = budgetOf(project, cluster);
+  const budget = budgetOf(project, cluster, at);
 
   // Allocation, with the rule engine's functions (the same numbers the webhook decides with).
   const shares = clusterShares(snapshot, project, cluster);
@@ -129,7 +139,8 @@ export function computeStatus(input: StatusInput): ProjectStatus {
     for (const nsName of [...names].sort(cmpStr)) {
       const ns = snapshot.namespace(nsName);
       const d = declared.get(nsName);
-      const expected = d ? expectedQuota(project, d) : undefined;
+      // A namespace a burst raises is expected at its declared quota plus the burst.
+      const expected = d ? withTierQuotas(project, d, expectedWithBursts(project, cluster, nsName, expectedQuota(project, d), at)) : undefined;
       let { health, message } = namespaceHealth(project, ns, expected, d !== undefined, snapshot, cluster);
       if (health === 'QuotaMissing') {
         const blocked = plan?.blocked.get(nsName);
@@ -181,6 +192,9 @@ export function computeStatus(input: StatusInput): ProjectStatus {
     const failing = conditions.find((c) => c.status === 'False')!;
     conditions.push(cond(CONDITION_READY, 'False', failing.reason === 'OverBudget' ? 'OverBudget' : 'NamespacesUnhealthy', failing.message));
   }
+  // Bursts (after Ready, which it does not decide: QuotaWithinBudget says when a namespace runs over).
+  const bursts = terminating ? undefined : burstCondition(project, snapshot, cluster, at);
+  if (bursts) conditions.push(cond(bursts.type, bursts.status, bursts.reason, bursts.message));
   for (const c of conditions) if (generation !== undefined) c.observedGeneration = generation;
   conditions.sort((a, b) => cmpStr(a.type, b.type));
 
@@ -198,6 +212,12 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   const use = budgetUse(budget, allocated);
   if (use) status.budgetUse = use;
   return withTransitionTimes(status, project.status, input.now);
+}
+
+/** A declared namespace's expected quota with its tier quotas under tier keys (tiers.ts), as its effective quota shows them. */
+function withTierQuotas(project: Project, declared: DeclaredNamespace, expected: ResourceList | undefined): ResourceList | undefined {
+  if (!hasTiers(project)) return expected;
+  return { ...expected, ...namespaceTierList(project, declared) };
 }
 
 /** The tightest budget resource as "allocated/budget", e.g. "requests.cpu 16/20". */
