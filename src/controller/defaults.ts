@@ -16,13 +16,17 @@ import {
   parseResources,
   type Resources,
 } from '../validate/resources.js';
-import type { DeclaredNamespace, Project, ResourceList, Snapshot } from '../validate/types.js';
+import type { DeclaredNamespace, Project, ResourceList, ResourceQuotaObject, Snapshot } from '../validate/types.js';
+import { hasTiers, quotaTier, tierKey, tierQuotasOf } from '../validate/tiers.js';
 import { byMetadataName } from '../order.js';
 
 
 export interface DefaultQuotaPlan {
-  /** Namespaces to give a quota, with its `hard`. */
-  create: Array<{ namespace: string; hard: ResourceList }>;
+  /**
+   * Namespaces to give a quota, with its `hard`: the default quota (no `name`), or with tiers a tier
+   * quota or the other-tiers quota (its `name` and `scopeSelector`, tiers.ts tierQuotasOf).
+   */
+  create: Array<{ namespace: string; hard: ResourceList; name?: string; scopeSelector?: unknown }>;
   /** Namespaces without a quota that cannot get one, and why. */
   blocked: Map<string, string>;
 }
@@ -51,6 +55,7 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
     const nsName = ns.metadata.name ?? '';
     if (namespaceIsTerminating(ns)) continue;
     const quotas = [...snapshot.quotasInNamespace(nsName)];
+    if (hasTiers(project)) planTierQuotas(project, nsName, quotas, declared.get(nsName), budget, shares, plan);
     if (quotas.some(isUnscoped) || quotas.some((q) => q.metadata.name === DEFAULT_QUOTA_NAME)) continue;
     const hard = expectedQuota(project, declared.get(nsName));
     if (!hard) {
@@ -82,6 +87,43 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
     shares.set(nsName, candidate);
   }
   return plan;
+}
+
+/**
+ * With tiers: each tier quota the namespace lacks (no quota counting for that tier, none of that
+ * name) is planned when its tier keys fit the budget beside the other namespaces' shares; the
+ * other-tiers quota (`pods@*` = 0) always fits, so a deleted one is put back on the next pass.
+ */
+function planTierQuotas(project: Project, nsName: string, quotas: ResourceQuotaObject[], declared: DeclaredNamespace | undefined, budget: Resources, shares: Map<string, Resources>, plan: DefaultQuotaPlan): void {
+  const present = new Set(quotas.map(quotaTier));
+  const names = new Set(quotas.map((q) => q.metadata.name));
+  const short: string[] = [];
+  for (const t of tierQuotasOf(project, declared)) {
+    if (present.has(t.tier) || names.has(t.name)) continue;
+    const asked = new Map([...parseResources(t.hard)].map(([r, q]) => [tierKey(r, t.tier), q]));
+    const others = new Map<string, Quantity>();
+    for (const [other, res] of shares) {
+      if (other === nsName) continue;
+      for (const [r, q] of res) others.set(r, add(others.get(r), q));
+    }
+    const over: string[] = [];
+    for (const [key, ask] of asked) {
+      const limit = budget.get(key);
+      if (!limit) continue;
+      const taken = others.get(key);
+      if (add(taken, ask).cmp(limit) > 0) {
+        const left = taken ? limit.sub(taken) : limit;
+        over.push(`${key} ${ask.toString()} asked, ${left.sign() < 0 ? '0' : left.toString()} of ${limit.toString()} left`);
+      }
+    }
+    if (over.length > 0) {
+      short.push(`quota ${t.name} does not fit the project budget: ${over.join(', ')}`);
+      continue;
+    }
+    plan.create.push({ namespace: nsName, name: t.name, hard: { ...t.hard }, scopeSelector: t.scopeSelector });
+    shares.set(nsName, new Map([...(shares.get(nsName) ?? []), ...[...asked].filter(([k]) => budget.has(k))]));
+  }
+  if (short.length > 0) plan.blocked.set(nsName, short.join('; '));
 }
 
 /** The effective quota of a namespace in the snapshot. */

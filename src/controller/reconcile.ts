@@ -149,23 +149,24 @@ export class Reconciler {
   /** C4: a ResourceQuota for each project namespace without one, when the headroom allows. */
   private async createDefaultQuotas(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
     const plan = planDefaultQuotas(project, this.snapshot, this.o.config.clusterName);
-    for (const { namespace, hard } of plan.create) {
+    for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {
+      // With tiers (docs/budgets.md#priority-tiers) also the tier quotas and the other-tiers quota, scoped by PriorityClass.
       const quota: ResourceQuotaObject = {
         apiVersion: 'v1',
         kind: 'ResourceQuota',
-        metadata: { name: DEFAULT_QUOTA_NAME, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } },
-        spec: { hard },
+        metadata: { name, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } },
+        spec: { hard, ...(scopeSelector ? { scopeSelector } : {}) },
       };
       signal.throwIfAborted();
       try {
         const created = await this.o.api.createQuota(quota);
         if (created !== 'exists') {
           this.o.informers.applyWritten('ResourceQuota', created as never);
-          this.o.log(`project ${project.metadata.name}: created ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME}`);
-          await this.event(project, { type: 'Normal', reason: 'DefaultQuotaCreated', message: `created ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME} from namespaceDefaults (${Object.entries(hard).map(([r, q]) => `${r} ${q}`).join(', ')})` });
+          this.o.log(`project ${project.metadata.name}: created ResourceQuota ${namespace}/${name}`);
+          await this.event(project, { type: 'Normal', reason: 'DefaultQuotaCreated', message: `created ResourceQuota ${namespace}/${name} from ${scopeSelector ? 'the project\'s tiers' : 'namespaceDefaults'} (${Object.entries(hard).map(([r, q]) => `${r} ${q}`).join(', ')})` });
         }
       } catch (err) {
-        failures.push(`creating ResourceQuota ${namespace}/${DEFAULT_QUOTA_NAME}: ${describeError(err)}`);
+        failures.push(`creating ResourceQuota ${namespace}/${name}: ${describeError(err)}`);
       }
     }
   }

@@ -7,6 +7,7 @@ import { hubFleetBudgets } from './fleet-budgets.js';
 import { ownerBinding } from './owner-binding.js';
 import { isolationPolicyFor, limitRangeFor } from './namespace-policies.js';
 import { podSecurityLabels } from '../validate/pod-security.js';
+import { tierQuotasOf } from '../validate/tiers.js';
 export { OWNERS_BINDING_NAME } from './owner-binding.js';
 export { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from './namespace-policies.js';
 import {
@@ -94,6 +95,10 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace): KubeOb
   const hard: ResourceList | undefined = ns.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
   if (hard && Object.keys(hard).length > 0) {
     out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(DEFAULT_QUOTA_NAME, '0', labels, inNs), spec: { hard: sortedKeys(hard) } });
+  }
+  // Priority tiers (docs/budgets.md#priority-tiers): a quota scoped to each tier, and the other-tiers quota.
+  for (const t of tierQuotasOf(project, ns)) {
+    out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(t.name, '0', labels, inNs), spec: { hard: sortedKeys(t.hard), scopeSelector: t.scopeSelector } });
   }
   const limitRange = limitRangeFor(project, ns.name);
   if (limitRange) out.push(withWave(limitRange));
