@@ -45,6 +45,7 @@ const EXPECTED: Record<string, Array<[string, number, number]>> = {
   'N4-prefix-overlap.yaml': [['N4', 5, 9], ['N4', 12, 9]],
   'Q1-over-budget.yaml': [['Q1', 9, 26]],
   'Q2-uncovered.yaml': [['Q2', 12, 14]],
+  'S1-quota-key.yaml': [['S1', 11, 30]],
   'S1-schema.yaml': [['S1', 9, 14], ['S1', 11, 26]],
 };
 
@@ -107,7 +108,7 @@ describe('tenantgate validate (built CLI)', () => {
   it('examples/gitops is valid: exit 0', async () => {
     const result = await tenantgate(['validate', 'examples/gitops']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stderr.trim()).toBe('6 project(s) valid');
+    expect(result.stderr.trim()).toBe('7 project(s) valid');
   });
 
   it('--output json: parses, lists the findings with file, line, col, rule and message', async () => {
@@ -121,7 +122,7 @@ describe('tenantgate validate (built CLI)', () => {
     ]);
     const good = await tenantgate(['validate', '--output', 'json', 'examples/gitops']);
     expect(good.exitCode).toBe(0);
-    expect(JSON.parse(good.stdout)).toEqual({ projects: 6, findings: [] });
+    expect(JSON.parse(good.stdout)).toEqual({ projects: 7, findings: [] });
   });
 
   it('reports YAML syntax errors as S1 with their position', async () => {

@@ -80,7 +80,7 @@ describe('render --app-projects on examples/gitops', () => {
     const off = docs(await render(env));
     const on = docs(await render(env, { appProjects: true }));
     const projects = off.filter((d) => /^kind: Project$/m.test(d)).length;
-    expect(projects).toBe(6);
+    expect(projects).toBe(7);
     const inserted = on.slice(projects, projects + 3);
     expect(inserted.every((d) => /^kind: AppProject$/m.test(d))).toBe(true);
     expect([...on.slice(0, projects), ...on.slice(projects + 3)]).toEqual(off);

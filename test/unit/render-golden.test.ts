@@ -71,7 +71,7 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
     const namespaces = all.filter((o) => o.kind === 'Namespace');
     expect(all.slice(0, projects.length)).toEqual(projects);
     expect(all.slice(projects.length, projects.length + namespaces.length)).toEqual(namespaces);
-    expect(projects.map((p) => p.metadata.name)).toEqual(['data', 'ml', 'payments', 'reports', 'tools', 'web']);
+    expect(projects.map((p) => p.metadata.name)).toEqual(['data', 'ml', 'payments', 'reports', 'tools', 'vision', 'web']);
     for (const p of projects) expect(wave(p)).toBe('-2');
     for (const n of namespaces) {
       expect(wave(n)).toBe('-1');
