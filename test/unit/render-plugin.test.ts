@@ -102,7 +102,7 @@ describe('tenantgate render as an Argo CD CMP (built CLI)', () => {
     expect(result.stdout.startsWith('---\n') && result.stdout.endsWith('\n')).toBe(true);
     const objects = manifests(result.stdout);
     expect(objects[0]!.kind).toBe('Project');
-    expect(objects.filter((o) => o.kind === 'Namespace').length).toBe(11);
+    expect(objects.filter((o) => o.kind === 'Namespace').length).toBe(13);
   });
 
   it('ARGOCD_ENV_CLUSTER=prod-eu selects that cluster', async () => {
