@@ -46,7 +46,25 @@ export interface TenantgateConfig {
   argocd: ArgoCdConfig;
   /** This cluster as a member of a fleet sharing Projects' fleet budgets (docs/fleet.md). */
   fleet: FleetMemberConfig;
+  /**
+   * The price sheet (docs/budgets.md#cost): what a project's allocation costs, for `spec.costBudget`
+   * (C1), the budget view, the plugin, the metrics and `tenantgate plan`. Absent (the default): no
+   * cost anywhere, and a Project with a costBudget is refused (C1) rather than left unchecked.
+   */
+  pricing?: PricingConfig;
 }
+
+export interface PricingConfig {
+  /** ISO 4217 code (USD, EUR): the currency of every price and of every Project's costBudget. */
+  currency: string;
+  /** Hours a month is billed for (730: 365 × 24 / 12, as the cloud bills count). */
+  hoursPerMonth: number;
+  /** Resource name (as a ResourceQuota counts it, without a tier) → the price per hour of `per` of it. */
+  perHour: Record<string, { price: string; per: string | number }>;
+}
+
+/** Hours of a month when `pricing.hoursPerMonth` is not given. */
+export const DEFAULT_HOURS_PER_MONTH = 730;
 
 export interface FleetMemberConfig {
   /**
@@ -190,7 +208,12 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
       checkEverySeconds: given.fleet?.checkEverySeconds ?? d.fleet.checkEverySeconds,
     },
   };
-  const fleetErrors = fleetConfigErrors(config, where);
+  if (given.pricing) {
+    const perHour: PricingConfig['perHour'] = {};
+    for (const [resource, p] of Object.entries(given.pricing.perHour)) perHour[resource] = { price: p.price, per: p.per ?? '1' };
+    config.pricing = { currency: given.pricing.currency, hoursPerMonth: given.pricing.hoursPerMonth ?? DEFAULT_HOURS_PER_MONTH, perHour };
+  }
+  const fleetErrors = [...fleetConfigErrors(config, where), ...pricingErrors(config, where)];
   if (fleetErrors.length > 0) throw new ConfigError(fleetErrors.join('\n'));
   return config;
 }
@@ -216,6 +239,16 @@ function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
   if (!isFleetMember(config)) return out;
   if (config.clusterName === '') out.push(`${where}: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster's name in the Projects' spec.fleet.clusters`);
   if (!config.crossReplicaReservation) out.push(`${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0044-fleet-member-wiring.md)`);
+  return out;
+}
+
+/** What the schema cannot say about `pricing`: each `per` is a quantity above zero. */
+function pricingErrors(config: TenantgateConfig, where: string): string[] {
+  const out: string[] = [];
+  for (const [resource, { per }] of Object.entries(config.pricing?.perHour ?? {})) {
+    const q = Quantity.tryParse(per);
+    if (q && q.sign() <= 0) out.push(`${where}: pricing.perHour.${resource}.per is ${JSON.stringify(per)}; allowed: a quantity above 0 such as 1, 1Gi (the price is per that much)`);
+  }
   return out;
 }
 

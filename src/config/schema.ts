@@ -24,6 +24,40 @@ const strings = (description: string, pattern?: string) => ({
 /** A resource list of tenantgate.yaml (fleet.keep, fleet.above): resource name → a quantity ≥ 0. */
 const RESOURCE_LIST = { type: 'object', additionalProperties: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, minimum: 0 } } as const;
 
+/** A price as an exact decimal (no exponent, no sign): "0.031", "2.48", "12". Quoted in YAML: a YAML number is a float. */
+export const PRICE_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
+/** An ISO 4217 currency code. */
+const CURRENCY_PATTERN = '^[A-Z]{3}$';
+/** A resource name a quota counts, without a tier (`@`): tier keys count the same pods again and have no price of their own. */
+const PRICED_RESOURCE = '^[^@]+$';
+
+/**
+ * tenantgate.yaml's price sheet (docs/budgets.md#cost): what one `per` of a resource costs per hour.
+ * What the schema cannot say (per > 0) is checked in config.ts.
+ */
+const PRICING = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['currency', 'perHour'],
+  properties: {
+    currency: { type: 'string', pattern: CURRENCY_PATTERN },
+    hoursPerMonth: { type: 'number', exclusiveMinimum: 0, maximum: 744 },
+    perHour: {
+      type: 'object',
+      propertyNames: { pattern: PRICED_RESOURCE },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['price'],
+        properties: {
+          price: { type: 'string', pattern: PRICE_PATTERN, maxLength: 40 },
+          per: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, exclusiveMinimum: 0 },
+        },
+      },
+    },
+  },
+} as const;
+
 /** What each pattern means, for messages. */
 const PATTERN_MEANINGS: Record<string, string> = {
   [DNS_LABEL]: 'a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)',
@@ -31,6 +65,9 @@ const PATTERN_MEANINGS: Record<string, string> = {
   '\\{project\\}': 'a template containing {project}, such as {project}-',
   [QUANTITY_PATTERN]: 'a Kubernetes quantity such as 500m, 2, 1.5Gi',
   [SYNC_SERVICE_ACCOUNT]: '"" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}',
+  [PRICE_PATTERN]: 'a decimal price as a quoted string, such as "0.031" (no sign, no exponent: prices are exact)',
+  [CURRENCY_PATTERN]: 'an ISO 4217 currency code such as USD, EUR',
+  [PRICED_RESOURCE]: 'a resource name without "@" such as requests.cpu (a tier key counts the same pods as its resource)',
 };
 
 /** Who sees what (docs/visibility.md): every Project and namespace, or only one's own. */
@@ -99,6 +136,7 @@ export const CONFIG_SCHEMA = {
         checkEverySeconds: { type: 'integer', minimum: 1, maximum: 3600 },
       },
     },
+    pricing: PRICING,
   },
 } as const;
 
@@ -116,8 +154,8 @@ function schemaAt(instancePath: string): Record<string, unknown> | undefined {
   let node: Record<string, unknown> | undefined = CONFIG_SCHEMA as unknown as Record<string, unknown>;
   for (const part of instancePath.split('/').slice(1)) {
     if (!node) return undefined;
-    if (/^\d+$/.test(part)) node = node.items as Record<string, unknown> | undefined;
-    else node = (node.properties as Record<string, Record<string, unknown>> | undefined)?.[part];
+    if (/^\d+$/.test(part) && node.items) node = node.items as Record<string, unknown> | undefined;
+    else node = (node.properties as Record<string, Record<string, unknown>> | undefined)?.[part] ?? (node.additionalProperties as Record<string, unknown> | undefined);
   }
   return node;
 }
@@ -133,9 +171,11 @@ function allowed(e: ErrorObject): string {
       return p.type === 'integer' ? 'an integer' : p.type === 'array' ? 'a list' : p.type === 'object' ? 'a mapping' : `a ${String(p.type)}`;
     case 'minimum':
     case 'maximum':
+    case 'exclusiveMinimum':
     case 'exclusiveMaximum': {
       const s = schemaAt(e.instancePath) ?? {};
       const kind = s.type === 'integer' ? 'an integer' : 'a number';
+      if (s.exclusiveMinimum !== undefined) return s.maximum !== undefined ? `${kind} above ${String(s.exclusiveMinimum)}, at most ${String(s.maximum)}` : `${kind} above ${String(s.exclusiveMinimum)}`;
       if (s.exclusiveMaximum !== undefined) return `${kind} from ${String(s.minimum)} up to (not including) ${String(s.exclusiveMaximum)}`;
       return `${kind} from ${String(s.minimum)} to ${String(s.maximum)}`;
     }
@@ -154,6 +194,14 @@ function allowed(e: ErrorObject): string {
   }
 }
 
+/** What a required key must hold, for the message naming it missing. */
+function requiredMeaning(instancePath: string, key: string): string {
+  const s = (schemaAt(instancePath)?.properties as Record<string, Record<string, unknown>> | undefined)?.[key];
+  const pattern = typeof s?.pattern === 'string' ? PATTERN_MEANINGS[s.pattern] : undefined;
+  if (pattern) return pattern;
+  return s?.type === 'object' ? 'a mapping' : `a ${String(s?.type ?? 'value')}`;
+}
+
 /** Every problem of a parsed `tenantgate.yaml`, one message each; empty when it is valid. */
 export function configErrors(doc: unknown, where: string): string[] {
   if (validate(doc)) return [];
@@ -167,7 +215,10 @@ export function configErrors(doc: unknown, where: string): string[] {
       out.push(`${where}: ${keyPath(e.instancePath, e.propertyName)} is not an allowed key; allowed: ${allowed(e)}`);
       continue;
     }
-    if (e.keyword === 'additionalProperties') {
+    if (e.keyword === 'required') {
+      const key = String((e.params as { missingProperty: string }).missingProperty);
+      out.push(`${where}: ${keyPath(e.instancePath, key)} is missing; allowed: ${requiredMeaning(e.instancePath, key)}`);
+    } else if (e.keyword === 'additionalProperties') {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       out.push(`${where}: ${keyPath(e.instancePath, key)} is not a known key; allowed: ${allowed(e)}`);
     } else {

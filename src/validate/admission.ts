@@ -8,6 +8,7 @@ import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig 
 import { podSecurityLabels } from './pod-security.js';
 import { byMetadataName } from '../order.js';
 import { validateDeclarations } from './offline.js';
+import { checkCostFits, checkProjectCost } from './rules/cost.js';
 import { checkEndedBursts } from './bursts.js';
 import { processNow } from '../clock.js';
 import {
@@ -232,6 +233,7 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   const { self, before, others } = othersAndSelf(ctx, project, name);
   const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
   violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
+  violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject: `Namespace ${name}`, after: share.resources, others, defaulted: true }));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
 }
@@ -378,6 +380,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
     const shareGrows = grows(before.resources, self.resources);
     if (shareGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others)));
+    if (shareGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others }));
     // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10 %.
     const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
     return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
@@ -397,6 +400,8 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
   if (quotaGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others, ['spec', 'hard'])));
+  // C1 where Q1 is checked: the others' shares (pending reservations of every replica included) and the new share, priced.
+  if (quotaGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others, path: ['spec', 'hard'] }));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows, quotaWrite: { name: quotaName, quota: object, removesCoverage } } };
 }
@@ -454,6 +459,7 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   if (scope.budget.size > 0) {
     const shares = clusterShares(ctx.snapshot, object, ctx.config.clusterName, { pending: ctx.pending });
     violations.push(...checkBudget(scope, shares));
+    if (ctx.config.pricing) violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
   }
   return { violations, warnings: [] };
 }

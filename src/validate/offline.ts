@@ -9,6 +9,7 @@ import { checkTierNames, hasTiers, tierList, withTierBudgets } from './tiers.js'
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
+import { checkCostDeclaration, checkProjectCost } from './rules/cost.js';
 import { checkBurstDeclarations, checkEndedBursts } from './bursts.js';
 import { processNow } from '../clock.js';
 import { checkQuotaKeys } from './rules/quota-keys.js';
@@ -44,7 +45,8 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     if (previous) add(checkTenantImmutable(previous, project));
     add(checkDeclaredNamespaces(config, project, declaredBy));
     add(checkTierNames(project));
-    add(checkPlacementBudgets(project));
+    add(checkPlacementBudgets(project, config));
+    add(checkCostDeclaration(config.pricing, project));
     add(checkFleetBudget(project));
     add(checkBurstDeclarations(project));
     if (previous) add(checkEndedBursts(previous, project, at));
@@ -106,7 +108,7 @@ export function namespacesOn(project: Project, cluster: string): DeclaredNamespa
   return declared(project).filter((ns) => !ns.cluster || ns.cluster === cluster);
 }
 
-function checkPlacementBudgets(project: Project): Violation[] {
+function checkPlacementBudgets(project: Project, config: TenantgateConfig): Violation[] {
   const out: Violation[] = [];
   const sink: Violation[] = [];
   const defaults = defaultsOf(project);
@@ -140,6 +142,8 @@ function checkPlacementBudgets(project: Project): Violation[] {
       shares.push({ namespace: ns.name, resources: restrict(effective, scope.budget), defaulted });
     });
     out.push(...checkBudget(scope, shares));
+    // C1: the declared allocation on this placement, priced (without pricing, checkCostDeclaration says so once).
+    if (config.pricing) out.push(...checkProjectCost(config.pricing, project, cluster, shares));
   }
   return out;
 }

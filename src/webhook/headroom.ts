@@ -14,6 +14,7 @@ import { projectOfNamespace, type ReviewContext, type Verdict } from '../validat
 import { quotaTier } from '../validate/tiers.js';
 import { budgetOf, budgetPath, countedHard, defaultsOf, formatResources, maxResources, namespaceAllocation, namespaceShare, othersTotal, parseResources, quotaHold, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
 import { checkFits } from '../validate/rules/quota.js';
+import { checkCostFits } from '../validate/rules/cost.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { cacheNotCurrent, ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot, type Violation } from '../validate/types.js';
@@ -556,6 +557,11 @@ export class HeadroomGuard {
     const subject = `ResourceQuota ${a.namespace}/${a.quotaWrite.name}`;
     const others = othersTotal(ctx.snapshot, project, cluster, a.namespace, ctx.pending);
     const violations = checkFits({ project: a.project, cluster, budget, budgetPath: budgetPath(project, cluster) }, subject, { namespace: a.namespace, resources: share, defaulted: false }, others, ['spec', 'hard']);
+    // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this cache counted before.
+    if (project.spec.costBudget) {
+      const before = namespaceShare(ctx.snapshot, project, cluster, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources;
+      violations.push(...checkCostFits(ctx.config.pricing, project, cluster, { subject, after: share, before, others, always: true, path: ['spec', 'hard'] }));
+    }
     if (violations.length > 0) return { violations, warnings: [] };
     return { ...verdict, allocation: { ...a, resources: share, grows: true } };
   }

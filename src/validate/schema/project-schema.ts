@@ -47,6 +47,9 @@ export interface StructuralSchema {
 export const QUANTITY_PATTERN =
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
+/** An amount of money: a decimal with at most 2 decimals (spec.costBudget.monthly). */
+export const MONEY_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$';
+
 /** DNS-1123 label (without the length limit, which is a separate maxLength). */
 export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
@@ -58,6 +61,7 @@ export const CONDITION_TYPE_PATTERN =
 /** What each pattern means, in words, for validation messages. */
 export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
   [QUANTITY_PATTERN]: 'a Kubernetes quantity such as 500m, 2, 1.5Gi',
+  [MONEY_PATTERN]: 'a decimal amount with at most 2 decimals such as "1500" or "1499.99"',
   [DNS1123_LABEL_PATTERN]:
     "a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)",
   [CONDITION_REASON_PATTERN]: 'a CamelCase reason (letters, digits, _ , :)',
@@ -168,6 +172,14 @@ const specSchema: StructuralSchema = {
           'x-kubernetes-list-type': 'set',
           items: { type: 'string', minLength: 1 },
         },
+      },
+    },
+    costBudget: {
+      type: 'object',
+      description: "What the project's allocation may cost per month, in the currency of tenantgate.yaml's pricing (docs/budgets.md#cost; rule C1).",
+      required: ['monthly'],
+      properties: {
+        monthly: { type: 'string', pattern: MONEY_PATTERN, maxLength: 24, description: 'A decimal amount with at most 2 decimals, e.g. "1500" or "1499.99".' },
       },
     },
     bursts: {
