@@ -13,7 +13,7 @@ import type { ReviewContext, Verdict } from '../validate/admission.js';
 import type { Snapshot } from '../validate/types.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { ClientAuthResult } from './client-auth.js';
-import { decodeReview, denied, envelope, handledKind, mutationFor, responseFor, verdictFor, type AdmissionRequest, type AdmissionResponse } from './review.js';
+import { decodeReview, denied, handledKind, mutationFor, responseFor, verdictFor, type AdmissionRequest, type AdmissionResponse } from './review.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -35,6 +35,12 @@ export interface WebhookDeps {
   draining?: () => boolean;
   metrics: WebhookMetrics;
   decide?: Decide;
+  /**
+   * Whether `decide` may wait (for the headroom ledger): only then does a review get an AbortController
+   * that aborts when the apiserver goes away. Without a ledger the guard always decides synchronously,
+   * so the controller and its 'close' listener would be made for nothing on every request. Default: true.
+   */
+  mayWait?: boolean;
   pending?: ReviewContext['pending'];
   cacheSizes?: () => Record<string, number>;
   log?: (message: string) => void;
@@ -63,11 +69,15 @@ export interface AdmissionDecision {
   ms: number;
 }
 
-/** A JSON error answer (never an AdmissionReview, so nothing can read it as an admission). */
-function sendJson(res: ServerResponse, code: number, value: unknown): void {
-  const text = JSON.stringify(value);
+/** JSON text as the answer. */
+function sendText(res: ServerResponse, code: number, text: string): void {
   res.writeHead(code, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** A JSON error answer (never an AdmissionReview, so nothing can read it as an admission). */
+function sendJson(res: ServerResponse, code: number, value: unknown): void {
+  sendText(res, code, JSON.stringify(value));
 }
 
 /** A request refused before review (malformed, too large, unknown path, failed): counted and answered with a JSON error. */
@@ -83,19 +93,38 @@ const invalidJson = (detail: string) => `invalid JSON body: ${detail}`;
 type ReviewPath = 'validate' | 'mutate';
 type Verdict3 = AdmissionDecision['verdict'];
 
+/** The rule ids of a decision that names none (shared, never written to). */
+const NO_RULES: string[] = [];
+const ENVELOPE_HEAD = '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":';
+
+/** The AdmissionReview answer as JSON text: what JSON.stringify(envelope(response)) writes, without the envelope object. */
+function reviewJson(response: AdmissionResponse): string {
+  return `${ENVELOPE_HEAD}${JSON.stringify(response)}}`;
+}
+
+/** Milliseconds from a monotonic clock, as a double (process.hrtime.bigint() allocates a BigInt per call). */
+const clock = () => performance.now();
+
 /** The review of one parsed body: decode, decide, count, answer, record. Shared by both HTTP paths. */
 function reviewer(deps: WebhookDeps) {
   const decide: Decide = deps.decide ?? ((ctx, request) => verdictFor(ctx, request));
   const log = deps.log ?? (() => {});
   // prom-client resolves label objects to a child on every call; the label values here are bounded
-  // (2 paths × 4 operations × 4 kinds × 3 verdicts), so each child is looked up once.
-  const children = new Map<string, { requests: { inc(): void }; latency: { observe(v: number): void } }>();
-  const metricsOf = (path: ReviewPath, operation: string, kind: string, verdict: Verdict3) => {
-    const key = `${path} ${operation} ${kind} ${verdict}`;
-    let child = children.get(key);
+  // (2 paths × 4 operations × 4 kinds × 3 verdicts), so each child is looked up once, through nested
+  // maps keyed by the values themselves (no key string is built per request).
+  type Child = { requests: { inc(): void }; latency: { observe(v: number): void } };
+  const children = new Map<string, Map<string, Map<string, Map<Verdict3, Child>>>>();
+  const level = <K, V>(map: Map<K, V>, key: K, make: () => V): V => {
+    let v = map.get(key);
+    if (v === undefined) map.set(key, (v = make()));
+    return v;
+  };
+  const metricsOf = (path: ReviewPath, operation: string, kind: string, verdict: Verdict3): Child => {
+    const byVerdict = level(level(level(children, path, () => new Map()), operation, () => new Map()), kind, () => new Map<Verdict3, Child>());
+    let child = byVerdict.get(verdict);
     if (!child) {
       child = { requests: deps.metrics.requests.labels(path, operation, kind, verdict), latency: deps.metrics.latency.labels(path, operation, kind, verdict) };
-      children.set(key, child);
+      byVerdict.set(verdict, child);
     }
     return child;
   };
@@ -107,13 +136,13 @@ function reviewer(deps: WebhookDeps) {
   };
 
   /** Counts, answers and records one decided request. */
-  const answer = (path: ReviewPath, request: AdmissionRequest, kind: string, response: AdmissionResponse, rules: string[], res: ServerResponse, started: bigint): void => {
+  const answer = (path: ReviewPath, request: AdmissionRequest, kind: string, response: AdmissionResponse, rules: string[], res: ServerResponse, started: number): void => {
     const verdict: Verdict3 = response.allowed ? (response.patch ? 'patched' : 'allowed') : 'denied';
     const counted = metricsOf(path, request.operation, kind, verdict);
     counted.requests.inc();
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const seconds = (clock() - started) / 1e3;
     counted.latency.observe(seconds);
-    sendJson(res, 200, envelope(response));
+    sendText(res, 200, reviewJson(response));
     if (deps.onDecision) {
       const object = (request.object ?? request.oldObject) as { metadata?: { name?: string } } | null | undefined;
       // Absent fields are undefined rather than spread in: one object shape, and JSON leaves them out.
@@ -138,7 +167,7 @@ function reviewer(deps: WebhookDeps) {
     return denied(request.uid, 500, `tenantgate could not evaluate its rules: ${(err as Error).message}`);
   };
   const validated = (request: AdmissionRequest, result: Verdict): { response: AdmissionResponse; rules: string[] } => {
-    let rules: string[] = [];
+    let rules = NO_RULES;
     if (result.violations.length > 0) {
       rules = [...new Set(result.violations.map((v) => v.rule))];
       for (const rule of rules) countDenial(rule);
@@ -152,7 +181,8 @@ function reviewer(deps: WebhookDeps) {
    * Decode, decide, count, answer, record. Synchronous unless the decision is (it waits for the
    * headroom ledger): most requests make no promise at all.
    */
-  return (path: ReviewPath, body: unknown, res: ServerResponse, started: bigint): Promise<void> | undefined => {
+  const mayWait = deps.mayWait ?? true;
+  return (path: ReviewPath, body: unknown, res: ServerResponse, started: number): Promise<void> | undefined => {
     const decoded = decodeReview(body);
     if (!decoded.ok) {
       refuse(deps.metrics, res, 400, `invalid AdmissionReview: ${decoded.error}`);
@@ -161,7 +191,7 @@ function reviewer(deps: WebhookDeps) {
     const request = decoded.request;
     const kind = handledKind(request) ?? 'other';
     if (!deps.ready()) {
-      answer(path, request, kind, denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds'), [], res, started);
+      answer(path, request, kind, denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds'), NO_RULES, res, started);
       return undefined;
     }
     const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, pending: deps.pending };
@@ -172,18 +202,22 @@ function reviewer(deps: WebhookDeps) {
       } catch (err) {
         response = failed(request, err);
       }
-      answer(path, request, kind, response, [], res, started);
+      answer(path, request, kind, response, NO_RULES, res, started);
       return undefined;
     }
     let decided: ReturnType<Decide>;
     try {
-      const gone = new AbortController();
-      res.once('close', () => {
-        if (!res.writableFinished) gone.abort();
-      });
-      decided = decide(ctx, request, gone.signal);
+      let signal: AbortSignal | undefined;
+      if (mayWait) {
+        const gone = new AbortController();
+        res.once('close', () => {
+          if (!res.writableFinished) gone.abort();
+        });
+        signal = gone.signal;
+      }
+      decided = decide(ctx, request, signal);
     } catch (err) {
-      answer(path, request, kind, failed(request, err), [], res, started);
+      answer(path, request, kind, failed(request, err), NO_RULES, res, started);
       return undefined;
     }
     const finish = (result: Verdict) => {
@@ -191,7 +225,7 @@ function reviewer(deps: WebhookDeps) {
       try {
         outcome = validated(request, result);
       } catch (err) {
-        outcome = { response: failed(request, err), rules: [] };
+        outcome = { response: failed(request, err), rules: NO_RULES };
       }
       answer(path, request, kind, outcome.response, outcome.rules, res, started);
     };
@@ -199,7 +233,7 @@ function reviewer(deps: WebhookDeps) {
       finish(decided);
       return undefined;
     }
-    return decided.then(finish, (err: unknown) => answer(path, request, kind, failed(request, err), [], res, started));
+    return decided.then(finish, (err: unknown) => answer(path, request, kind, failed(request, err), NO_RULES, res, started));
   };
 }
 
@@ -255,7 +289,7 @@ export function createApp(deps: WebhookDeps): WebhookApp {
   const body = express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false });
   const viaExpress = (path: ReviewPath) => (req: Request, res: Response, next: NextFunction) => {
     try {
-      void review(path, req.body, res, process.hrtime.bigint())?.catch(next);
+      void review(path, req.body, res, clock())?.catch(next);
     } catch (err) {
       next(err);
     }
@@ -278,7 +312,7 @@ export function createApp(deps: WebhookDeps): WebhookApp {
   });
 
   const lean = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => {
-    const started = process.hrtime.bigint();
+    const started = clock();
     if (unauthenticated(req, res)) return;
     const fail = (err: unknown) => {
       log(`request failed: ${(err as Error).stack ?? String(err)}`);

@@ -100,8 +100,12 @@ function withFleetMetrics(fleet: NonNullable<WebhookParts['fleet']>, metrics: We
   };
 }
 
-/** The app serving the guard's decisions (`decide` replaces guard.decide, e.g. to observe it). No I/O. */
-export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guard: HeadroomGuard; decide?: Decide }): WebhookApp {
+/**
+ * The app serving the guard's decisions (`decide` replaces guard.decide, e.g. to observe it). No I/O.
+ * A decision may wait only for the ledger (`mayWait`, default: whether there is one); a `decide` that
+ * waits otherwise must say so.
+ */
+export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guard: HeadroomGuard; decide?: Decide; mayWait?: boolean }): WebhookApp {
   const { config, source, metrics, guard } = parts;
   return createApp({
     config,
@@ -111,6 +115,7 @@ export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guar
     ...(parts.draining ? { draining: parts.draining } : {}),
     metrics,
     decide: parts.decide ?? guard.decide,
+    mayWait: parts.mayWait ?? parts.ledger !== undefined,
     pending: guard.pending,
     cacheSizes: () => ({ pending: guard.pendingCount }),
     ...(parts.log ? { log: parts.log } : {}),
