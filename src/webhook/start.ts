@@ -22,6 +22,7 @@ import { isFleetMember } from '../config/config.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
 import { parseResources } from '../validate/resources.js';
 import type { FleetGuardOptions } from './fleet-growth.js';
+import { decisionRecords, type DecisionRecordOptions, type DecisionRecords, type DecisionSummary } from './decision-records.js';
 
 /** Where the webhook reads the cluster from: informers in production, a fixed snapshot in benchmarks. */
 export interface SnapshotSource {
@@ -247,6 +248,14 @@ export function decisionLog(logger: Logger): (decision: AdmissionDecision) => vo
   return infoRecorder<AdmissionDecision>(logger, 'admission decision');
 }
 
+/**
+ * The decision records of `tenantgate webhook --allowed-decisions`: with `all` exactly decisionLog; with
+ * `summary` a record per denial, error, warning or slow decision and a summary record for the rest.
+ */
+export function webhookDecisionRecords(logger: Logger, options: DecisionRecordOptions): DecisionRecords {
+  return decisionRecords(decisionLog(logger), infoRecorder<DecisionSummary>(logger, 'admission decisions summarised'), options);
+}
+
 /** `tenantgate webhook` (flags in src/cli/webhook.ts). */
 export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise<number> {
   const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat, sync: false });
@@ -255,6 +264,8 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   if (v8flags.flags.length) log(`V8 flags until the caches have synced: ${v8flags.flags.join(' ')}`);
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log });
   const kc = loadKubeConfig(o.kubeconfig);
+  const records = webhookDecisionRecords(logger, { allowed: o.allowedDecisions ?? 'all', ...(o.slowDecisionMs !== undefined ? { slowMs: o.slowDecisionMs } : {}) });
+  if (o.allowedDecisions === 'summary') log(`allowed decisions: summarised every 10 s; denials, errors, warnings and decisions of ${o.slowDecisionMs ?? 'the default'} ms or more recorded one by one`);
   const running = await startWebhook({
     config,
     kubeConfig: kc,
@@ -264,7 +275,7 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
     port: o.port,
     host: o.host,
     log,
-    onDecision: decisionLog(logger),
+    onDecision: records.record,
   });
   void running.cache.waitSynced().then(v8flags.afterSync);
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
@@ -282,6 +293,7 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   const timings = { ...DEFAULT_SHUTDOWN, ...(o.shutdownDelay !== undefined ? { drainDelayMs: o.shutdownDelay * 1000 } : {}) };
   log(`${signal}: graceful shutdown (drain ${timings.drainDelayMs} ms, then at most ${timings.inFlightTimeoutMs} ms for requests in flight)`);
   const { cut } = await running.shutdown(timings);
+  records.stop();
   log(cut === 0 ? 'stopped: every request in flight was answered' : `stopped: ${cut} request(s) cut`);
   const code = cut === 0 ? 0 : 1;
   // Anything left holding the event loop must not keep a stopped webhook alive.
