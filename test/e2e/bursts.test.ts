@@ -1,0 +1,177 @@
+/**
+ * Bursts (docs/budgets.md#bursts) on the real control plane: a `tenantgate webhook` process and the
+ * controller decide at a clock the test moves (the test hook TENANTGATE_TEST_CLOCK_FILE, src/clock-file.ts),
+ * so a two-day burst starts and ends in seconds. Before `from` a growth beyond the budget is refused
+ * [Q1]; inside the window it is admitted and the controller raises the namespace's quota; after
+ * `until` the controller lowers it, never below what its pods use (condition, Event and metric say
+ * what runs above), and fully once the pods are gone; the ended burst cannot be changed [B2].
+ */
+import * as k8s from '@kubernetes/client-node';
+import { writeFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateWebhookCerts } from '../../src/certs/files.js';
+import { setProcessClock, getProcessClock } from '../../src/clock.js';
+import { fileClock, TEST_CLOCK_ENV } from '../../src/clock-file.js';
+import { startController, type RunningController } from '../../src/controller/controller.js';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
+import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
+import { cluster, eventually, kubectl, kubeConfig } from '../support/cluster.js';
+import type { Project, ProjectCondition } from '../../src/validate/types.js';
+
+const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
+const GUARD = 'tenantgate-quota';
+const NAME = 'bst';
+const SERVING = 'bst-serving';
+const BATCH = 'bst-batch';
+
+const BEFORE = '2026-11-30T00:00:00Z';
+const DURING = '2026-12-02T00:00:00Z';
+const AFTER = '2026-12-04T00:00:00Z';
+
+const bursts = (until = '2026-12-03T00:00:00Z') => [
+  { name: 'peak', from: '2026-12-01T00:00:00Z', until, reason: 'e2e: the serving peak', quota: { hard: { 'requests.cpu': '4' } }, namespace: SERVING },
+  { name: 'batch-peak', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'e2e: room for batch', quota: { hard: { 'requests.cpu': '2' } } },
+];
+const spec = (until?: string) => ({
+  tenant: 'acme',
+  owners: OWNERS,
+  quota: { hard: { 'requests.cpu': '4', pods: '20' } },
+  namespaceDefaults: { quota: { hard: { 'requests.cpu': '1', pods: '5' } } },
+  namespaces: [{ name: SERVING, quota: { hard: { 'requests.cpu': '2', pods: '10' } } }],
+  bursts: bursts(until),
+});
+
+let webhooks: WebhookReplicas;
+let controller: RunningController;
+let clockFile: string;
+const previousClock = getProcessClock();
+const core = () => kubeConfig('admin').makeApiClient(k8s.CoreV1Api);
+
+/** Moves every process's clock (written whole, then renamed: a reader never sees half an instant). */
+async function setClock(instant: string): Promise<void> {
+  await writeFile(`${clockFile}.tmp`, `${instant}\n`);
+  await rename(`${clockFile}.tmp`, clockFile);
+}
+
+async function hardOf(namespace: string): Promise<{ hard: Record<string, string>; annotations: Record<string, string> }> {
+  const q = await core().readNamespacedResourceQuota({ namespace, name: GUARD });
+  return { hard: (q.spec?.hard ?? {}) as Record<string, string>, annotations: q.metadata?.annotations ?? {} };
+}
+
+async function project(): Promise<Project> {
+  return JSON.parse((await kubectl('admin', ['get', 'project', NAME, '-o', 'json'])).stdout) as Project;
+}
+const condition = (p: Project, type: string): ProjectCondition | undefined => p.status?.conditions?.find((c) => c.type === type);
+
+const pod = (name: string, cpu: string) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu }, limits: { cpu } } }] },
+});
+
+beforeAll(async () => {
+  const info = cluster();
+  clockFile = join(info.dir, 'bursts-clock');
+  await writeFile(clockFile, `${BEFORE}\n`);
+  await installBase(info);
+  const certs = await generateWebhookCerts(join(info.dir, 'bursts-certs'));
+  // The webhook process reads the test clock from the file the variable names (inherited).
+  process.env[TEST_CLOCK_ENV] = clockFile;
+  webhooks = await startWebhookReplicas(info, certs, {}, { name: 'bursts-webhook', count: 1 });
+  delete process.env[TEST_CLOCK_ENV];
+  // The controller runs in this process: the same file is its clock; a resync every second follows the moves.
+  const clock = fileClock(clockFile);
+  setProcessClock(clock);
+  controller = await startController({
+    kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
+    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 1 },
+    leaderElection: false,
+    clock,
+    log: (m) => {
+      if (process.env.TG_DEBUG) process.stderr.write(`[controller] ${m}\n`);
+    },
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await controller?.stop();
+  await webhooks?.stop();
+  setProcessClock(previousClock);
+});
+
+describe('a burst on the real control plane, on a test clock', () => {
+  it('refused before from [Q1]; admitted in the window and the quota raised; lowered at until but not below usage; fully once the pods are gone; the ended burst unchangeable [B2]', async () => {
+    // The Project, its declared namespace (quota from the controller) and a self-service one.
+    const applied = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: NAME }, spec: spec() }), reject: false });
+    expect(applied.exitCode, applied.stderr).toBe(0);
+    for (const ns of [SERVING, BATCH]) {
+      await eventually(async () => {
+        const made = await kubectl('alice', ['create', 'namespace', ns], { reject: false });
+        if (made.exitCode !== 0 && !made.stderr.includes('AlreadyExists')) throw new Error(made.stderr);
+      }, { what: `alice creates ${ns}` });
+      await eventually(async () => expect(Object.keys((await hardOf(ns)).hard).length).toBeGreaterThan(0), { what: `${ns}: quota from the controller` });
+    }
+    expect((await hardOf(SERVING)).hard).toEqual({ 'requests.cpu': '2', pods: '10' });
+
+    // Before from: the budget is 4 (serving 2, batch 1): batch to 3 would make 5.
+    const early = await kubectl('alice', ['-n', BATCH, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"requests.cpu":"3"}}}'], { reject: false });
+    expect(early.exitCode).not.toBe(0);
+    expect(early.stderr).toContain('[Q1] ResourceQuota bst-batch/tenantgate-quota asks requests.cpu 3, project bst has 4 of which 2 are allocated to other namespaces: at most 2 fits');
+
+    // Into the window: the budget is 4 + 4 + 2 = 10. The controller raises serving to 2 + 4; batch may grow to 3.
+    await setClock(DURING);
+    await eventually(async () => {
+      const q = await hardOf(SERVING);
+      expect(q.hard['requests.cpu']).toBe('6');
+      expect(q.annotations['tenantgate.io/burst-raised']).toBe('requests.cpu');
+    }, { what: 'serving raised to 6 CPU', timeoutMs: 30_000 });
+    const grown = await kubectl('alice', ['-n', BATCH, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"requests.cpu":"3"}}}'], { reject: false });
+    expect(grown.exitCode, grown.stderr).toBe(0);
+    await eventually(async () => expect(condition(await project(), 'BurstEnded')).toMatchObject({ status: 'False', reason: 'Active' }), { what: 'BurstEnded: Active' });
+    const managers = (await core().readNamespacedResourceQuota({ namespace: SERVING, name: GUARD })).metadata?.managedFields?.map((f) => f.manager);
+    expect(managers).toContain('tenantgate-burst'); // what Argo CD's ignoreDifferences names (docs/argocd.md)
+
+    // Pods use 5 CPU of serving's 6 (they count at creation; no scheduler needed).
+    for (const [name, cpu] of [['web-1', '3'], ['web-2', '2']] as const) {
+      const created = await kubectl('alice', ['-n', SERVING, 'create', '-f', '-'], { input: JSON.stringify(pod(name, cpu)), reject: false });
+      expect(created.exitCode, created.stderr).toBe(0);
+    }
+    await eventually(async () => expect((await core().readNamespacedResourceQuota({ namespace: SERVING, name: GUARD })).status?.used?.['requests.cpu']).toBe('5'), { what: 'serving uses 5 CPU' });
+
+    // Past until: lowered to what is used (5), not to the declared 2; reported as a condition, an Event, a metric.
+    await setClock(AFTER);
+    await eventually(async () => expect((await hardOf(SERVING)).hard['requests.cpu']).toBe('5'), { what: 'serving held at its usage', timeoutMs: 30_000 });
+    const above = await eventually(async () => {
+      const c = condition(await project(), 'BurstEnded');
+      expect(c).toMatchObject({ status: 'True', reason: 'UsageAboveQuota' });
+      return c!;
+    }, { what: 'BurstEnded: UsageAboveQuota' });
+    expect(above.message).toBe('a burst has ended but bst-serving uses requests.cpu 5, declared 2: its quota stays at 5 until usage allows lowering it');
+    await eventually(async () => {
+      const events = JSON.parse((await kubectl('admin', ['-n', 'default', 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=BurstEndedAboveQuota`, '-o', 'json'])).stdout) as { items: Array<{ type: string; message: string }> };
+      expect(events.items.map((e) => `${e.type}: ${e.message}`)).toContain(`Warning: a burst has ended but ${above.message.slice('a burst has ended but '.length)}`);
+    }, { what: 'Event BurstEndedAboveQuota' });
+    const metric = await controller.metrics.registry.getSingleMetricAsString('tenantgate_project_over_budget_after_burst');
+    expect(metric).toContain(`tenantgate_project_over_budget_after_burst{project="bst",tenant="acme",cluster="",namespace="bst-serving",resource="requests.cpu"} 3`);
+    expect(await controller.metrics.registry.getSingleMetricAsString('tenantgate_project_burst_active')).toContain('tenantgate_project_burst_active{project="bst",tenant="acme",cluster="",burst="peak"} 0');
+
+    // The pods go: lowered to the declaration, the mark removed, the condition says so.
+    await kubectl('alice', ['-n', SERVING, 'delete', 'pods', '--all', '--wait=false']);
+    await eventually(async () => {
+      const q = await hardOf(SERVING);
+      expect(q.hard['requests.cpu']).toBe('2');
+      expect(q.annotations['tenantgate.io/burst-raised']).toBeUndefined();
+    }, { what: 'serving back at 2 CPU', timeoutMs: 60_000 });
+    await eventually(async () => expect(condition(await project(), 'BurstEnded')).toMatchObject({ status: 'True', reason: 'Lowered' }), { what: 'BurstEnded: Lowered' });
+
+    // The ended burst cannot be changed (its until moved into the future) [B2]; re-applying it unchanged is fine.
+    const extended = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: NAME }, spec: spec('2026-12-10T00:00:00Z') }), reject: false });
+    expect(extended.exitCode).not.toBe(0);
+    expect(extended.stderr).toContain('[B2] Project bst: spec.bursts[0] (peak) ended at 2026-12-03T00:00:00Z and cannot be changed (now 2026-12-04T00:00:00.000Z)');
+    const same = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: NAME }, spec: spec() }), reject: false });
+    expect(same.exitCode, same.stderr).toBe(0);
+  });
+});
