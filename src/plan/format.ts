@@ -81,6 +81,7 @@ export function planTable(plan: Plan): string {
     out.push('', `${e.findings.length ? '✗' : '✓'} ${title(e)}`);
     if (e.resources.length) out.push(...table(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM AFTER'], resourceRows(e.resources)));
     out.push(`  namespaces: ${namespaceNotes(e).join('; ')}`);
+    for (const b of e.bursts ?? []) out.push(`  burst ${b}`);
     for (const f of e.findings) out.push(`  [${f.rule}] ${objectPrefix(f)}${f.message}`);
   }
   for (const r of plan.rollup) out.push('', ...rollupTable(r));
@@ -145,6 +146,7 @@ export function planMarkdown(plan: Plan): string {
     out.push('', `### ${e.findings.length ? '❌' : '✅'} ${title(e)}`, '');
     if (e.resources.length) out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom after'], resourceRows(e.resources).map((r) => r.map((c, i) => (i === 4 && c !== '—' ? `\`${c}\`` : c)))), '');
     out.push(`Namespaces: ${namespaceNotes(e).join('; ')}.`);
+    if (e.bursts?.length) out.push('', 'Bursts:', '', ...e.bursts.map((b) => `- ${cell(b)}`));
     if (e.findings.length) {
       out.push('', 'Findings:', '');
       for (const f of e.findings) out.push(`- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`);

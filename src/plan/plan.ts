@@ -8,6 +8,8 @@ import type { TenantgateConfig } from '../config/config.js';
 import { projectBudget, projectBudgetJson, sumResources, usedIn, type ProjectBudget, type ResourceBudget } from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
 import { budgetList, budgetPath } from '../validate/resources.js';
+import { burstApplies, planBurstLines } from '../validate/bursts.js';
+import { processNow } from '../clock.js';
 import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
 import type { Project, Resources, Snapshot } from '../validate/types.js';
 import { fleetRollup, type HubLedger } from './fleet.js';
@@ -41,11 +43,18 @@ function clusterView(p: Project | undefined, cluster: string): string {
     tenant: p.spec.tenant,
     budget: sorted(budgetList(p, cluster)),
     maxNamespaces: p.spec.maxNamespaces ?? null,
+    bursts: (p.spec.bursts ?? []).filter((b) => burstApplies(b, cluster)),
     defaults: sorted(p.spec.namespaceDefaults?.quota?.hard ?? {}),
     namespaces: namespacesOn(p, cluster)
       .map((n) => ({ name: n.name, quota: sorted(n.quota?.hard ?? {}), labels: sorted(n.labels ?? {}) }))
       .sort((a, b) => a.name.localeCompare(b.name)),
   });
+}
+
+/** The entry's burst lines at the process clock's instant (`plan --now`), when there are any. */
+function burstsOf(was: Project | undefined, will: Project | undefined, cluster: string): { bursts?: string[] } {
+  const lines = planBurstLines(was, will, cluster, processNow());
+  return lines.length > 0 ? { bursts: lines } : {};
 }
 
 function sorted(list: Record<string, string | number>): Record<string, string> {
@@ -146,6 +155,7 @@ export function planChange(input: PlanInput): Plan {
         cluster,
         change,
         resources: resourceLines(budgetBefore, budgetAfter),
+        ...burstsOf(was, will, cluster),
         namespaces: {
           added: [...declaredAfter.keys()].filter((n) => !declaredBefore.has(n)).sort(),
           removed,

@@ -63,6 +63,8 @@ export interface PlanEntry {
   };
   before: ProjectBudgetJson | null;
   after: ProjectBudgetJson | null;
+  /** The bursts the change adds, changes or removes, and the active or upcoming ones (docs/budgets.md#bursts); absent when none. */
+  bursts?: string[];
   findings: PlanFinding[];
 }
 

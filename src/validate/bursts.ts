@@ -258,3 +258,40 @@ export function checkEndedBursts(previous: Project | undefined, project: Project
   });
   return out;
 }
+
+// --- plan ----------------------------------------------------------------------------------------
+
+/** `2026-12-01` for midnight UTC, else the instant as written. */
+function shortInstant(s: string): string {
+  return /^\d{4}-\d{2}-\d{2}T00:00:00(\.0+)?Z$/i.test(s) ? s.slice(0, 10) : s;
+}
+
+/** "+8 requests.cpu, +32Gi requests.memory". */
+function increaseText(burst: Burst): string {
+  return Object.keys(burst.quota?.hard ?? {})
+    .sort()
+    .map((r) => `+${String(burst.quota.hard![r])} ${r}`)
+    .join(', ');
+}
+
+/**
+ * `tenantgate plan`'s burst lines for a project on a cluster: every burst the change adds, changes or
+ * removes, and the unchanged ones that are active or upcoming at `at`:
+ * `black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace ml-serving, upcoming — Black Friday traffic`.
+ */
+export function planBurstLines(before: Project | undefined, after: Project | undefined, cluster: string, at: number): string[] {
+  const on = (p: Project | undefined) => (p ? bursts(p).filter((b) => b && typeof b.name === 'string' && burstApplies(b, cluster)) : []);
+  const old = new Map(on(before).map((b) => [b.name, b]));
+  const out: string[] = [];
+  for (const b of on(after)) {
+    const was = old.get(b.name);
+    old.delete(b.name);
+    const change = !was ? 'added' : canonicalJson(was) === canonicalJson(b) ? undefined : 'changed';
+    const phase = burstPhase(b, at);
+    if (!change && phase === 'ended') continue;
+    const where = b.namespace ? ` on namespace ${b.namespace}` : '';
+    out.push(`${b.name}${change ? ` (${change})` : ''}: ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}${where}, ${phase} — ${b.reason}`);
+  }
+  for (const b of old.values()) out.push(`${b.name} (removed): was ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}`);
+  return out;
+}
