@@ -208,6 +208,27 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
     expect(v[2]!.message).toContain('spec.namespaces[0].quota.hard[nvidia.com/gpu] names "nvidia.com/gpu"');
   });
 
+  it('checks the names in the fleet budget, tiers and bursts too, leaving their values to F1 and B1', () => {
+    const p = ml({
+      fleet: { quota: { hard: { 'nvidia.com/gpu': '8', [DEV]: '-1' } }, clusters: ['eu'] },
+      tiers: { batch: { quota: { hard: { 'limits.nvidia.com/gpu': '2' } } } },
+      bursts: [{ name: 'demo', from: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z', reason: 'demo', quota: { hard: { gpus: '1', [DEV]: '0.5' } } }],
+    });
+    expect(checkQuotaKeys(p).map((v) => v.path)).toEqual([
+      ['spec', 'fleet', 'quota', 'hard', 'nvidia.com/gpu'],
+      ['spec', 'tiers', 'batch', 'quota', 'hard', 'limits.nvidia.com/gpu'],
+      ['spec', 'bursts', 0, 'quota', 'hard', 'gpus'],
+    ]);
+  });
+
+  it('plan reports a change to such a key as the webhook would refuse its sync: S1', () => {
+    const live = { cluster: 'local', projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' })], quotas: [aQuota('ml-a', hard('4', '2', '1', '3'))] };
+    const after = ml({ quota: { hard: { 'requests.cpu': '16', 'limits.nvidia.com/gpu': '8', [DEV]: '4', [CLAIMS]: '10' } } });
+    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [ml()] }, after: [after], live: [live] });
+    expect(plan.entries[0]!.findings.map((f) => [f.rule, f.by])).toEqual([['S1', 'webhook']]);
+    expect(plan.entries[0]!.findings[0]!.message).toContain('allowed: requests.nvidia.com/gpu');
+  });
+
   it('the webhook refuses such a Project with S1 only, whoever writes it', () => {
     const s = MemorySnapshot.of({ projects: [], namespaces: [], quotas: [] });
     const bad = ml({ quota: { hard: { 'limits.nvidia.com/gpu': '8' } } });
