@@ -5,6 +5,7 @@
 import { stringify } from 'yaml';
 import { Quantity } from '../quantity/quantity.js';
 import type { ProjectBudgetJson, ProjectRow } from './model.js';
+import { burstJsonLine } from '../validate/bursts.js';
 
 export const OUTPUTS = ['json', 'yaml'] as const;
 export type Output = (typeof OUTPUTS)[number];
@@ -103,6 +104,7 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
     lines.push('', table(['NAMESPACE', 'RESOURCE', 'USED/HARD', 'ALLOCATED'], nsRows).trimEnd());
     if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* not yet covered by a quota: counted with namespaceDefaults');
   }
+  if (b.bursts?.length) lines.push('', ...b.bursts.map(burstJsonLine));
   if (b.fleet) lines.push('', ...fleetLines(b.fleet));
   return lines.join('\n') + '\n';
 }

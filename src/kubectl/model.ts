@@ -7,6 +7,8 @@
 import { projectBudget, projectBudgetJson, type ProjectBudgetJson as BaseBudgetJson } from '../validate/budget.js';
 import { Quantity } from '../quantity/quantity.js';
 import { budgetList } from '../validate/resources.js';
+import { burstsJson, type BurstJson } from '../validate/bursts.js';
+import { processNow } from '../clock.js';
 import { MemorySnapshot } from '../validate/snapshot.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Subject } from '../validate/types.js';
 import type { Identity } from '../view/api.js';
@@ -15,7 +17,7 @@ import { cmpStr } from '../order.js';
 import type { BudgetFleetJson } from '../view/fleet.js';
 
 /** A project's budget as the plugin shows it: the view's Budget adds, for a fleet-budgeted project, its fleet part. */
-export type ProjectBudgetJson = BaseBudgetJson & { fleet?: BudgetFleetJson };
+export type ProjectBudgetJson = BaseBudgetJson & { bursts?: BurstJson[] } & { fleet?: BudgetFleetJson };
 
 /** `kubectl auth whoami -o json` (a SelfSubjectReview) → the identity the apiserver sees, impersonation included. */
 export function identityFromReview(review: unknown): Identity {
@@ -67,7 +69,9 @@ export function projectRowFromView(item: unknown): ProjectRow {
 /** The budget from the objects (the fallback path): the same function the controller's status and the view use. */
 export function budgetFromObjects(project: Project, namespaces: readonly NamespaceObject[], quotas: readonly ResourceQuotaObject[], cluster: string): ProjectBudgetJson {
   const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [...namespaces], quotas: [...quotas] });
-  return projectBudgetJson(projectBudget(snapshot, project, cluster));
+  const b = projectBudgetJson(projectBudget(snapshot, project, cluster));
+  const bursts = burstsJson(project, cluster, processNow());
+  return bursts.length > 0 ? { ...b, bursts } : b;
 }
 
 /** A Budget object of the view API → the same JSON `budgetFromObjects` gives. */
@@ -92,6 +96,7 @@ export function budgetFromView(budget: unknown): ProjectBudgetJson {
       .map((n) => ({ namespace: n.namespace, allocated: n.allocated ?? {}, used: n.used ?? {}, hard: n.hard ?? {}, defaulted: n.defaulted === true }))
       .sort((x, y) => cmpStr(x.namespace, y.namespace)),
     ...(b.fleet && typeof b.fleet === 'object' && Array.isArray(b.fleet.resources) ? { fleet: b.fleet } : {}),
+    ...(Array.isArray(b.bursts) ? { bursts: b.bursts } : {}),
   };
 }
 

@@ -295,3 +295,36 @@ export function planBurstLines(before: Project | undefined, after: Project | und
   for (const b of old.values()) out.push(`${b.name} (removed): was ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}`);
   return out;
 }
+
+// --- views ---------------------------------------------------------------------------------------
+
+/** A burst as the budget view and the kubectl plugin show it. */
+export interface BurstJson {
+  name: string;
+  phase: 'active' | 'upcoming';
+  from: string;
+  until: string;
+  reason: string;
+  /** What it adds to the budget. */
+  increase: ResourceList;
+  namespace?: string;
+}
+
+/** The project's active and upcoming bursts on `cluster` at `at` (ended ones are history: git has them). */
+export function burstsJson(project: Project, cluster: string, at: number): BurstJson[] {
+  const out: BurstJson[] = [];
+  for (const b of bursts(project)) {
+    if (!b || !burstApplies(b, cluster)) continue;
+    const phase = burstPhase(b, at);
+    if (phase === 'ended') continue;
+    out.push({ name: b.name, phase, from: b.from, until: b.until, reason: b.reason, increase: { ...(b.quota?.hard ?? {}) }, ...(b.namespace ? { namespace: b.namespace } : {}) });
+  }
+  return out;
+}
+
+/** `burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace ml-serving — Black Friday traffic`. */
+export function burstJsonLine(b: BurstJson): string {
+  const inc = Object.keys(b.increase).sort().map((r) => `+${String(b.increase[r])} ${r}`).join(', ');
+  const when = b.phase === 'active' ? `active until ${b.until}` : `from ${b.from} until ${b.until}`;
+  return `burst ${b.name} (${when}): ${inc}${b.namespace ? ` on namespace ${b.namespace}` : ''} — ${b.reason}`;
+}

@@ -7,6 +7,8 @@
  */
 import { projectBudget, projectBudgetJson, usedIn, type ProjectBudgetJson } from '../validate/budget.js';
 import { formatResources } from '../validate/resources.js';
+import { burstsJson, type BurstJson } from '../validate/bursts.js';
+import { processNow } from '../clock.js';
 import { LABEL_PROJECT, type Project, type Snapshot, type Subject } from '../validate/types.js';
 import { isOwner } from '../validate/rules/tenancy.js';
 import { byMetadataName } from '../order.js';
@@ -67,6 +69,8 @@ export interface BudgetObject {
   namespaces: NamespaceShareJson[];
   /** For a Project whose spec.fleet names this cluster: the fleet budget, E, the shares (src/view/fleet.ts). */
   fleet?: BudgetFleetJson;
+  /** The project's active and upcoming bursts on this cluster (docs/budgets.md#bursts); the budget includes the active ones. */
+  bursts?: BurstJson[];
 }
 
 export interface OwnedProjectObject {
@@ -79,6 +83,7 @@ export interface OwnedProjectObject {
   phase: string;
   budgetUse: string;
   resources: ProjectBudgetJson['resources'];
+  bursts?: BurstJson[];
 }
 
 interface ResourceInfo {
@@ -121,6 +126,12 @@ function fleetPart(snapshot: Snapshot, project: Project, cluster: string, fleetO
   return budgetFleet(project, cluster, fleetProjectBudget(snapshot, project, cluster, fleetResources).allocated, fleetOf?.(project.metadata.name ?? ''));
 }
 
+/** The bursts part of a Budget or OwnedProject, at the process clock's instant; absent when none is active or upcoming. */
+function burstsOf(project: Project | undefined, cluster: string): { bursts?: BurstJson[] } {
+  const list = project ? burstsJson(project, cluster, processNow()) : [];
+  return list.length > 0 ? { bursts: list } : {};
+}
+
 /** The Budget object of project budget `b`, seen from one of its namespaces. */
 function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string, fleet?: BudgetFleetJson): BudgetObject {
   const share = b.namespaces.find((n) => n.namespace === namespace) ?? {
@@ -142,6 +153,7 @@ function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: str
     namespace: share,
     namespaces: b.namespaces,
     ...(fleet ? { fleet } : {}),
+    ...burstsOf(snapshot.project(b.project), b.cluster),
   };
 }
 
@@ -158,6 +170,7 @@ export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster
     phase: project.status?.phase ?? '',
     budgetUse: project.status?.budgetUse ?? '',
     resources: b.resources,
+    ...burstsOf(project, cluster),
   };
 }
 
