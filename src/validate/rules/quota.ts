@@ -75,7 +75,14 @@ export function checkFits(scope: BudgetScope, subject: string, share: NamespaceS
     // asked + allocated ≤ limit
     if (signOfSum(1, asked, 1, allocated, -1, limit) <= 0) continue;
     const fits = limit.sub(allocated);
-    const room = fits.sign() > 0 ? `at most ${fits.toString()} fits` : `nothing fits (the other namespaces already use ${allocated.sub(limit).toString()} more than the budget)`;
+    const room =
+      fits.sign() > 0
+        ? `at most ${fits.toString()} fits`
+        : fits.sign() < 0
+          ? `nothing fits (the other namespaces already use ${allocated.sub(limit).toString()} more than the budget)`
+          : limit.sign() === 0
+            ? 'nothing fits (the budget is 0)' // pods@*: pods of classes that are no tier (docs/budgets.md#priority-tiers)
+            : 'nothing fits';
     out.push({
       rule: 'Q1',
       ...(path ? { path: [...path, resource] } : {}),
