@@ -12,7 +12,7 @@ import { checkFleetBudget } from './rules/fleet.js';
 import { checkCostDeclaration, checkProjectCost } from './rules/cost.js';
 import { checkBurstDeclarations, checkEndedBursts } from './bursts.js';
 import { processNow } from '../clock.js';
-import { checkQuotaKeys } from './rules/quota-keys.js';
+import { checkLimitRangeKeys, checkQuotaKeys } from './rules/quota-keys.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
@@ -36,6 +36,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     add(schema);
     if (schema.length > 0 && !isStructurallyUsable(project)) return;
     add(checkQuotaKeys(project));
+    add(checkLimitRangeKeys(project));
     const name = project.metadata.name ?? '';
     add(checkProjectName(project.metadata.name));
     add(overlaps.get(document) ?? []);

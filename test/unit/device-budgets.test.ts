@@ -12,7 +12,7 @@ import { planChange } from '../../src/plan/plan.js';
 import { renderProjectsLazily } from '../../src/render/render.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota } from '../../src/validate/admission.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
-import { checkQuotaKeys, quotaNameProblem, quotaValueProblem } from '../../src/validate/rules/quota-keys.js';
+import { checkLimitRangeKeys, checkQuotaKeys, limitRangeNameProblem, quotaNameProblem, quotaValueProblem } from '../../src/validate/rules/quota-keys.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -227,6 +227,25 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
     const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [ml()] }, after: [after], live: [live] });
     expect(plan.entries[0]!.findings.map((f) => [f.rule, f.by])).toEqual([['S1', 'webhook']]);
     expect(plan.entries[0]!.findings[0]!.message).toContain('allowed: requests.nvidia.com/gpu');
+  });
+
+  it('namespaceDefaults.limitRange: container resource names, and an extended resource defaulted to one value', () => {
+    for (const name of ['cpu', 'memory', 'ephemeral-storage', 'hugepages-2Mi', 'nvidia.com/gpu', 'example.com/fpga']) expect(limitRangeNameProblem(name), name).toBeUndefined();
+    expect(limitRangeNameProblem('requests.nvidia.com/gpu')).toBe("is refused by the apiserver in a LimitRange (doesn't follow extended resource name standard); a LimitRange names the extended resource itself: nvidia.com/gpu");
+    expect(limitRangeNameProblem('requests.cpu')).toContain('a LimitRange names a container resource: cpu');
+    expect(limitRangeNameProblem('pods')).toContain('must be a standard resource for containers');
+    const p = ml({ namespaceDefaults: { quota: { hard: hard('4', '2', '1', '3') }, limitRange: { default: { cpu: '1', 'nvidia.com/gpu': '2', 'requests.nvidia.com/gpu': '1' }, defaultRequest: { cpu: '500m', 'nvidia.com/gpu': '1' } } } });
+    const v = checkLimitRangeKeys(p);
+    expect(v.map((x) => x.path)).toEqual([
+      ['spec', 'namespaceDefaults', 'limitRange', 'default', 'requests.nvidia.com/gpu'],
+      ['spec', 'namespaceDefaults', 'limitRange', 'defaultRequest', 'nvidia.com/gpu'],
+    ]);
+    expect(v[1]!.message).toBe(
+      'Project ml: spec.namespaceDefaults.limitRange.defaultRequest[nvidia.com/gpu] is "1", but nvidia.com/gpu cannot be overcommitted: the apiserver refuses a LimitRange whose default ("2") and defaultRequest differ for it; allowed: the same value in both, or only default',
+    );
+    expect(validateDeclarations([p], DEFAULT_CONFIG).map((x) => x.rule)).toEqual(['S1', 'S1']);
+    // cpu may differ (it can be overcommitted); equal GPU values pass
+    expect(checkLimitRangeKeys(ml({ namespaceDefaults: { limitRange: { default: { cpu: '1', 'nvidia.com/gpu': '1' }, defaultRequest: { cpu: '100m', 'nvidia.com/gpu': '1' } } } }))).toEqual([]);
   });
 
   it('the webhook refuses such a Project with S1 only, whoever writes it', () => {

@@ -9,11 +9,16 @@
  * included — but its quota evaluators count only `requests.<extended resource>`, `count/<resource>`,
  * `<class>.deviceclass.resource.k8s.io/devices`, `<class>.storageclass.storage.k8s.io/{requests.storage,persistentvolumeclaims}`
  * and the `kubernetes.io/` names: a budget on anything else would bound nothing, so it is refused too.
+ *
+ * `namespaceDefaults.limitRange` (a Container LimitRange) is held to what the apiserver accepts there:
+ * container resource names (`cpu`, `memory`, `ephemeral-storage`, `hugepages-*`, an extended resource
+ * by its own name such as `nvidia.com/gpu`, never `requests.nvidia.com/gpu`), and for a resource that
+ * cannot be overcommitted (extended resources, hugepages) a default equal to its defaultRequest.
  */
 import { Quantity } from '../../quantity/quantity.js';
 import { isQualifiedName } from '../names.js';
 import { formatFieldPath } from '../schema/validate-schema.js';
-import type { FieldPath, Project, QuotaSpec, ResourceList, Violation } from '../types.js';
+import type { FieldPath, LimitRangeDefaults, Project, QuotaSpec, ResourceList, Violation } from '../types.js';
 
 /** Names without `/` the apiserver accepts in a ResourceQuota (IsStandardQuotaResourceName), hugepages aside. */
 const STANDARD_QUOTA_RESOURCES = new Set([
@@ -129,6 +134,58 @@ export function checkQuotaKeys(project: Project): Violation[] {
       const q = values ? Quantity.tryParse(raw) : undefined; // an unparsable value is S1 of the schema already
       const bad = q && quotaValueProblem(key, q);
       if (bad) out.push({ rule: 'S1', path: at, message: `${name}: ${formatFieldPath(at)} is ${JSON.stringify(raw)}, which ${bad}` });
+    }
+  }
+  return out;
+}
+
+const CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
+
+/** Why `name` cannot be a key of a Container LimitRange (the apiserver's container resource names), or undefined. */
+export function limitRangeNameProblem(name: string): string | undefined {
+  const unqualified = isQualifiedName(name);
+  if (unqualified.length > 0) return `is not a resource name the apiserver accepts in a LimitRange (${unqualified.join('; ')})`;
+  if (!name.includes('/')) {
+    if (CONTAINER_RESOURCES.has(name) || name.startsWith('hugepages-')) return undefined;
+    const counted = name.startsWith('requests.') || name.startsWith('limits.') ? `; a LimitRange names a container resource: ${name.slice(name.indexOf('.') + 1)}` : '';
+    return `is refused by the apiserver in a LimitRange (must be a standard resource for containers: cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource such as nvidia.com/gpu${counted})`;
+  }
+  if (isNative(name) || isExtendedResourceName(name)) return undefined;
+  const bare = name.replace(/^(requests|limits)\./, '');
+  return `is refused by the apiserver in a LimitRange (doesn't follow extended resource name standard); a LimitRange names the extended resource itself: ${bare}`;
+}
+
+const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
+
+/** S1: `namespaceDefaults.limitRange` holds what the apiserver accepts in the LimitRange render and the controller write. */
+export function checkLimitRangeKeys(project: Project): Violation[] {
+  const limits: LimitRangeDefaults | undefined = project?.spec?.namespaceDefaults?.limitRange;
+  if (!limits || typeof limits !== 'object') return [];
+  const name = typeof project.metadata?.name === 'string' && project.metadata.name !== '' ? `Project ${project.metadata.name}` : 'Project';
+  const base: FieldPath = ['spec', 'namespaceDefaults', 'limitRange'];
+  const out: Violation[] = [];
+  for (const key of LIMIT_KEYS) {
+    const list = limits[key];
+    if (!isHard(list)) continue;
+    for (const resource of Object.keys(list)) {
+      const problem = limitRangeNameProblem(resource);
+      const at = [...base, key, resource];
+      if (problem) out.push({ rule: 'S1', path: at, message: `${name}: ${formatFieldPath(at)} names ${JSON.stringify(resource)}, which ${problem}` });
+    }
+  }
+  // Extended resources and hugepages cannot be overcommitted: a container's request must equal its limit.
+  if (isHard(limits.default) && isHard(limits.defaultRequest)) {
+    for (const [resource, raw] of Object.entries(limits.default)) {
+      if (isNative(resource) && !resource.startsWith('hugepages-')) continue;
+      const limit = Quantity.tryParse(raw);
+      const request = Quantity.tryParse(limits.defaultRequest[resource]);
+      if (!limit || !request || limit.cmp(request) === 0) continue;
+      const at = [...base, 'defaultRequest', resource];
+      out.push({
+        rule: 'S1',
+        path: at,
+        message: `${name}: ${formatFieldPath(at)} is ${JSON.stringify(limits.defaultRequest[resource])}, but ${resource} cannot be overcommitted: the apiserver refuses a LimitRange whose default (${JSON.stringify(raw)}) and defaultRequest differ for it; allowed: the same value in both, or only default`,
+      });
     }
   }
   return out;
