@@ -37,13 +37,15 @@ beforeAll(async () => {
 }, 1_800_000);
 
 describe('the chart with prometheusRules.enabled', () => {
-  it('renders eight alerts in four groups, each with a severity, a summary and a description', () => {
+  it('renders ten alerts in four groups, each with a severity, a summary and a description', () => {
     expect(groups.map((g) => g.name)).toEqual(['tenantgate.projects', 'tenantgate.webhook', 'tenantgate.fleet', 'tenantgate.fleet-wide']);
     const alerts = groups.flatMap((g) => g.rules);
     expect(alerts.map((r) => r.alert)).toEqual([
       'TenantgateProjectHeadroomLow',
       'TenantgateProjectOverBudget',
       'TenantgateCascadeStuck',
+      'TenantgateBurstEndingSoon',
+      'TenantgateProjectOverBudgetAfterBurst',
       'TenantgateLedgerDenialsRising',
       'TenantgateWebhookErrors',
       'TenantgateWebhookAbsent',
