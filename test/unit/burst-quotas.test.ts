@@ -112,3 +112,14 @@ describe('what the status and the metrics say', () => {
     expect(after.overAfter).toEqual([{ labels: { project: 'ml', tenant: 'research', cluster: '', namespace: 'ml-serving', resource: 'requests.cpu' }, value: 6 }]);
   });
 });
+
+describe('Argo CD and the controller (docs/argocd.md)', () => {
+  it("the example Application ignores exactly what the controller's burst field manager writes on tenantgate-quota", async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const { BURST_FIELD_MANAGER } = await import('../../src/controller/burst-quotas.js');
+    const app = parse(readFileSync(new URL('../../manifests/argocd/application-example.yaml', import.meta.url), 'utf8')) as { spec: { ignoreDifferences?: unknown[]; syncPolicy?: { syncOptions?: string[] } } };
+    expect(app.spec.ignoreDifferences).toEqual([{ group: '', kind: 'ResourceQuota', name: 'tenantgate-quota', managedFieldsManagers: [BURST_FIELD_MANAGER] }]);
+    expect(app.spec.syncPolicy?.syncOptions ?? []).not.toContain('RespectIgnoreDifferences=true');
+  });
+});
