@@ -38,7 +38,7 @@ const pod = (name: string, cpu: string, priorityClassName?: string) => ({
   },
 });
 
-async function create(user: string, namespace: string, object: unknown): Promise<{ exitCode: number; stderr: string }> {
+async function create(user: string, namespace: string, object: unknown): Promise<{ exitCode: number | undefined; stderr: string }> {
   return kubectl(user, ['-n', namespace, 'create', '-f', '-'], { input: JSON.stringify(object), reject: false });
 }
 
