@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
+import { headroomText } from '../../src/kubectl/format.js';
 import { renderProjectsLazily } from '../../src/render/render.js';
+import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
 import { reviewNamespace, reviewResourceQuota } from '../../src/validate/admission.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import { budgetList, budgetOf, clusterShares, defaultsOf, effectiveQuota, formatResources, parseResources, quotaHold, quotaUsed } from '../../src/validate/resources.js';
@@ -205,5 +207,25 @@ describe('render and the controller', () => {
     const fine = planDefaultQuotas(ml(), MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-c', { project: 'ml' })] }), '');
     expect(fine.create.map((c) => c.name ?? 'tenantgate-quota')).toEqual(['tenantgate-quota-batch', 'tenantgate-quota-other-tiers', 'tenantgate-quota-production', 'tenantgate-quota']);
     expect(formatResources(clusterShares(snap, ml(), '')[0]!.resources)['requests.cpu@production']).toBe('19');
+  });
+});
+
+describe('the budget as status, view, plan and the plugin read it', () => {
+  it('lists each tier key after its resource, with budget, allocated, used and headroom', () => {
+    const snap = MemorySnapshot.of({
+      projects: [ml()],
+      namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-b', { project: 'ml' })],
+      quotas: [...fullNamespace('ml-a', '12').map((q) => (q.metadata.name === 'tenantgate-quota-production' ? tierQuota('ml-a', 'production', '12', '7') : q)), ...fullNamespace('ml-b', '6')],
+    });
+    const json = projectBudgetJson(projectBudget(snap, ml(), ''));
+    expect(json.resources.map((r) => [r.resource, r.budget, r.allocated, r.used, r.headroom])).toEqual([
+      ['pods', '100', '40', '0', '60'],
+      ['pods@*', '0', '0', '0', '0'],
+      ['requests.cpu', '80', '8', '0', '72'],
+      ['requests.cpu@batch', '60', '8', '0', '52'],
+      ['requests.cpu@production', '20', '18', '7', '2'],
+    ]);
+    const text = headroomText(json, 100);
+    expect(text).toMatch(/requests\.cpu@production .* 18\/20 +7 +2/);
   });
 });
