@@ -129,6 +129,27 @@ describe('DRA and extended resources: what the apiserver serves, accepts and cou
     await kubectl('admin', ['delete', 'namespace', ns, '--wait=false']);
   });
 
+  it('LimitRange keys: requests.nvidia.com/gpu and an extended default unlike its defaultRequest are refused; max alone gives every container that many GPUs', async () => {
+    const ns = uniqueName('probe-lr');
+    await kubectl('admin', ['create', 'namespace', ns]);
+    const lr = (name: string, limit: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name, namespace: ns }, spec: { limits: [{ type: 'Container', ...limit }] } });
+    const prefixed = await create('admin', lr('prefixed', { default: { 'requests.nvidia.com/gpu': '1' } }), ['--dry-run=server']);
+    expect(prefixed.exitCode).not.toBe(0);
+    expect(prefixed.stderr).toContain("doesn't follow extended resource name standard");
+    const differ = await create('admin', lr('differ', { default: { 'nvidia.com/gpu': '2' }, defaultRequest: { 'nvidia.com/gpu': '1' } }), ['--dry-run=server']);
+    expect(differ.exitCode).not.toBe(0);
+    expect(differ.stderr).toContain('must equal to defaultRequest value');
+    expect((await create('admin', lr('max-only', { max: { 'nvidia.com/gpu': '2' } }))).exitCode).toBe(0);
+    const stored = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'limitrange', 'max-only', '-o', 'json'])).stdout) as { spec: { limits: Array<Record<string, Record<string, string>>> } };
+    expect(stored.spec.limits[0]!['default']).toEqual({ 'nvidia.com/gpu': '2' });
+    const plain = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain', namespace: ns }, spec: { containers: [pause] } };
+    expect((await create('admin', plain)).exitCode).toBe(0);
+    const pod = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'pod', 'plain', '-o', 'json'])).stdout) as { spec: { containers: Array<{ resources: unknown }> } };
+    expect(pod.spec.containers[0]!.resources).toEqual({ limits: { 'nvidia.com/gpu': '2' }, requests: { 'nvidia.com/gpu': '2' } });
+    process.stderr.write(`[devices] ${differ.stderr.trim()}\n[devices] a container without resources under a LimitRange max nvidia.com/gpu 2: ${JSON.stringify(pod.spec.containers[0]!.resources)}\n`);
+    await kubectl('admin', ['delete', 'namespace', ns, '--wait=false']);
+  });
+
   it('the webhook refuses a Project budgeting limits.nvidia.com/gpu or a bare nvidia.com/gpu with S1, naming the field and what is allowed', async () => {
     const bad = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: uniqueName('devbad') }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'limits.nvidia.com/gpu': '4' } }, namespaceDefaults: { quota: { hard: { 'nvidia.com/gpu': '1' } } } } };
     const r = await apply('admin', bad, ['--dry-run=server']);
