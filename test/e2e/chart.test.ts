@@ -187,6 +187,23 @@ describe('helm template', () => {
     expect(find(objects, 'ClusterRoleBinding', 'tenantgate-self-service').subjects.map((s: { name: string }) => s.name)).toEqual(['team-a', 'oidc:team-b']);
   });
 
+  it('the validating webhook skips only the subresource writes of the subjects tenantgate.yaml trusts with them; the mutating one sees Namespaces on CREATE only (ADR 0055)', () => {
+    for (const objects of [rendered.default, rendered.custom]) {
+      const config = parseConfig(find(objects, 'ConfigMap', 'tenantgate-config').data['tenantgate.yaml'], 'tenantgate-config');
+      const validate = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate').webhooks.find((w: { name: string }) => w.name === 'validate.tenantgate.io');
+      expect(validate.matchConditions).toHaveLength(1);
+      const expression = validate.matchConditions[0].expression as string;
+      // The CEL lists, read back: exactly the subjects reviewSubresource admits (systemControllers, privileged).
+      const lists = [...expression.matchAll(/ in (\[[^\]]*\])/g)].map((m) => JSON.parse(m[1]!.replace(/'/g, '"')) as string[]);
+      expect(lists).toEqual([['status', 'finalize'], [...new Set([...config.systemControllers, ...config.privileged.users])], config.privileged.groups]);
+      expect(expression).toMatch(/^!\(has\(request\.subResource\) && /);
+      const mutate = find(objects, 'MutatingWebhookConfiguration', 'tenantgate').webhooks[0];
+      expect(mutate.rules.filter((r: { resources: string[] }) => r.resources.includes('namespaces'))).toEqual([{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['namespaces'], scope: 'Cluster' }]);
+    }
+    // The custom release's controller (another namespace) is among the trusted users.
+    expect(find(rendered.custom, 'ValidatingWebhookConfiguration', 'tenantgate').webhooks[0].matchConditions[0].expression).toContain('system:serviceaccount:platform-tenancy:tenantgate-controller');
+  });
+
   it('cert-manager values: the webhook alone, with a Certificate for its Service that fills the Secret it mounts', () => {
     const objects = rendered.certManager;
     expect(objects.map((o) => o.kind)).not.toContain('CustomResourceDefinition');

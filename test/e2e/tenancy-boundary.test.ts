@@ -16,6 +16,7 @@ import { installBase, serviceAccountKubeConfig, serviceAccountKubeconfigFile, st
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
+import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 import { execa } from 'execa';
 
@@ -167,6 +168,8 @@ async function systemNamespace(name: string): Promise<unknown> {
 // --- plumbing -------------------------------------------------------------------------------------
 let hook: LocalWebhook;
 let controller: RunningController;
+/** Every decision the webhook made, in order: what the apiserver sent it (its matchConditions skip the rest). */
+const decisions: AdmissionDecision[] = [];
 const kubeconfigs = {} as Record<Subject, string>;
 
 async function readJson(args: string[], pick: (o: unknown) => unknown = (o) => o): Promise<unknown> {
@@ -246,7 +249,7 @@ beforeAll(async () => {
   kubeconfigs.sa = await serviceAccountKubeconfigFile(info, 'tb-ci', 'deployer');
   kubeconfigs.over = await serviceAccountKubeconfigFile(info, 'tb-ci', 'over');
 
-  hook = await startLocalWebhook(info);
+  hook = await startLocalWebhook(info, {}, { onDecision: (d) => decisions.push(d) });
   controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
   for (const p of PROJECTS) await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(p) });
   await eventually(async () => {
@@ -364,6 +367,73 @@ describe('around the matrix', () => {
       const subjects = JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'rolebinding', OWNERS_BINDING_NAME, '-o', 'jsonpath={.subjects}'])).stdout) as Array<{ name: string }>;
       expect(subjects.map((s) => s.name).sort()).toEqual(['acme:payments-admins', 'deployer']);
     }, { what: 'binding repaired' });
+  });
+
+  // The registrations' matchConditions and rules (docs/adr/0055-webhook-match-conditions.md) keep from the
+  // webhook only what it admits by identity alone; these cases fail if they kept anything that must be judged.
+  const since = (mark: number) => decisions.slice(mark);
+  // Kubernetes' own writers: the apiserver (its quota admission) and kube-controller-manager's controllers.
+  const kubernetes = (user: string) => user === 'system:apiserver' || DEFAULT_CONFIG.systemControllers.includes(user) || user.startsWith('system:serviceaccount:kube-system:');
+
+  it('a pod created under a quota: the apiserver\'s own resourcequotas/status write is admitted without a call to the webhook', async () => {
+    const mark = decisions.length;
+    const usedPods = async () => Number(JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'quota', GUARD, '-o', 'json'])).stdout).status?.used?.pods ?? 0);
+    const before = await usedPods();
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'counted', namespace: 'shop-dev' }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m' }, limits: { cpu: '100m' } } }] } };
+    // The namespace's default ServiceAccount comes from its controller: retried until it exists.
+    await eventually(async () => void (await kubectl('alice', ['create', '-f', '-'], { input: JSON.stringify(pod) })), { what: 'the pod created by its owner' });
+    // The quota counted it: the apiserver's quota admission wrote resourcequotas/status (as system:apiserver).
+    await eventually(async () => expect(await usedPods()).toBe(before + 1), { what: 'the quota counts the pod' });
+    await kubectl('admin', ['-n', 'shop-dev', 'delete', 'pod', 'counted', '--grace-period=0', '--force']);
+    await eventually(async () => expect(await usedPods()).toBe(before), { what: 'the quota controller uncounts the deleted pod' });
+    expect(since(mark).filter((d) => kubernetes(d.user)), 'status writes by the apiserver and the quota controller reach the webhook no more').toEqual([]);
+  });
+
+  it('a tenant\'s resourcequotas/status, namespaces/status and namespaces/finalize writes are still sent to the webhook and refused (T8)', async () => {
+    const mark = decisions.length;
+    const before = await namespaceState('shop-dev');
+    const quota = await run('over', ['-n', 'shop-dev', 'patch', 'quota', GUARD, '--subresource=status', '--type=merge', '-p', '{"status":{"used":{"pods":"0"},"hard":{"pods":"9999"}}}'], false);
+    expectVerdict(quota, 'T8', 'over writes resourcequotas/status');
+    const status = await run('over', ['patch', 'namespace', 'shop-dev', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Active","conditions":[{"type":"E2EForged","status":"True"}]}}'], false);
+    expectVerdict(status, 'T8', 'over writes namespaces/status');
+    const current = JSON.parse((await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'json'])).stdout) as { spec: { finalizers?: string[] } };
+    const finalize = await run('over', ['replace', '--raw', '/api/v1/namespaces/shop-dev/finalize', '-f', '-'], false, JSON.stringify({ ...current, spec: { finalizers: [] } }));
+    expectVerdict(finalize, 'T8', 'over writes namespaces/finalize');
+    expect(finalize.stderr).toContain('namespaces/finalize of Namespace shop-dev');
+    expect(await namespaceState('shop-dev'), 'nothing changed').toEqual(before);
+    const refused = since(mark).filter((d) => d.user === USERNAME.over);
+    expect(refused.map((d) => [d.kind, d.operation, d.verdict, d.rules])).toEqual([
+      ['ResourceQuota', 'UPDATE', 'denied', ['T8']],
+      ['Namespace', 'UPDATE', 'denied', ['T8']],
+      ['Namespace', 'UPDATE', 'denied', ['T8']],
+    ]);
+  });
+
+  it('an owner\'s namespace UPDATE is judged by the validating webhook (T3, T7) and no longer sent to the mutating one', async () => {
+    const mark = decisions.length;
+    const before = await namespaceState('shop-dev');
+    const unlabel = await run('alice', ['label', 'namespace', 'shop-dev', 'tenantgate.io/project-'], false);
+    expectVerdict(unlabel, 'T3', 'alice removes the project label');
+    const psa = await run('alice', ['label', 'namespace', 'shop-dev', 'pod-security.kubernetes.io/enforce=privileged', '--overwrite'], false);
+    expectVerdict(psa, 'T7', 'alice loosens pod security');
+    expect(await namespaceState('shop-dev'), 'both refused: nothing changed').toEqual(before);
+    const ok = await run('alice', ['label', 'namespace', 'shop-dev', 'e2e-team=y'], false);
+    expectVerdict(ok, 'ok', 'alice adds her own label');
+    await kubectl('admin', ['label', 'namespace', 'shop-dev', 'e2e-team-']);
+    const alices = since(mark).filter((d) => d.user === 'alice');
+    expect(alices.map((d) => [d.path, d.kind, d.operation, d.verdict, d.rules])).toEqual([
+      ['validate', 'Namespace', 'UPDATE', 'denied', ['T3']],
+      ['validate', 'Namespace', 'UPDATE', 'denied', ['T7']],
+      ['validate', 'Namespace', 'UPDATE', 'allowed', []],
+    ]);
+    // A namespace CREATE is still mutated (labelled for its project) before it is judged.
+    const mark2 = decisions.length;
+    await kubectl('alice', ['create', 'namespace', 'shop-mc']);
+    expect(since(mark2).filter((d) => d.user === 'alice').map((d) => [d.path, d.kind, d.operation, d.verdict])).toEqual([
+      ['mutate', 'Namespace', 'CREATE', 'patched'],
+      ['validate', 'Namespace', 'CREATE', 'allowed'],
+    ]);
+    await kubectl('admin', ['delete', 'namespace', 'shop-mc', '--wait=false']);
   });
 
   it('webhook down: tenant writes to project namespaces are refused, admins still work in kube-system; back up, tenants work again', async () => {

@@ -4,10 +4,11 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { execa } from 'execa';
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
-import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
+import { DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../../../src/config/config.js';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../../src/certs/files.js';
 import { REPO_ROOT } from '../paths.js';
 import { ownerBinding } from '../../../src/render/owner-binding.js';
@@ -18,6 +19,13 @@ import { kubeconfigYaml, type ClusterInfo } from './controlplane.js';
 import { PooledKubeConfig } from '../../../src/kube/kubeconfig.js';
 
 export const MANIFESTS = join(REPO_ROOT, 'manifests');
+
+/**
+ * The price sheet of examples/gitops/tenantgate.yaml. The local webhooks run with it, as the example
+ * repository's clusters would: its Project ml has a spec.costBudget, which a webhook without pricing
+ * refuses (C1, docs/budgets.md#cost).
+ */
+export const EXAMPLE_PRICING = parseConfig(readFileSync(join(REPO_ROOT, 'examples', 'gitops', 'tenantgate.yaml'), 'utf8')).pricing;
 
 export async function kubectlAs(info: ClusterInfo, user: string, args: string[], input?: string) {
   return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, input, timeout: 120_000 });
@@ -65,9 +73,12 @@ export async function serviceAccountKubeConfig(info: ClusterInfo, namespace: str
   return kc;
 }
 
-/** The shipped WebhookConfigurations, with the Service reference replaced by a URL on this machine. */
-export async function localWebhookConfigurations(url: string, caBundle: string): Promise<string> {
-  const text = await readFile(join(MANIFESTS, 'webhook', 'webhook-configurations.yaml'), 'utf8');
+/**
+ * The shipped WebhookConfigurations (or `shipped`, another version of that file), with the Service
+ * reference replaced by a URL on this machine.
+ */
+export async function localWebhookConfigurations(url: string, caBundle: string, shipped?: string): Promise<string> {
+  const text = shipped ?? (await readFile(join(MANIFESTS, 'webhook', 'webhook-configurations.yaml'), 'utf8'));
   const docs = parseAllDocuments(text).map((d) => d.toJS() as { metadata: { annotations?: Record<string, string> }; webhooks: Array<{ clientConfig: Record<string, unknown> }> });
   for (const doc of docs) {
     delete doc.metadata.annotations;
@@ -112,7 +123,7 @@ export async function startLocalWebhook(
   const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
   const webhook = await startWebhook({
-    config: { ...DEFAULT_CONFIG, ...config },
+    config: { ...DEFAULT_CONFIG, ...(EXAMPLE_PRICING ? { pricing: EXAMPLE_PRICING } : {}), ...config },
     kubeConfig,
     cert: certs.cert,
     key: certs.key,
