@@ -5,7 +5,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { loadConfig } from '../config/load.js';
+import { discoverConfig, loadConfig } from '../config/load.js';
 import { fixedClock, setProcessClock } from '../clock.js';
 import { installEnvironmentClock, parseInstant } from '../clock-file.js';
 import { registerControllerCommand } from './controller.js';
@@ -29,14 +29,14 @@ export function program(): Command {
     .command('validate')
     .description('check Project files offline (pre-commit, CI); findings as file:line:col: [RULE] message')
     .argument('<paths...>', 'files or directories')
-    .option('--config <file>', 'tenantgate.yaml')
+    .option('--config <file>', 'tenantgate.yaml (default: ./tenantgate.yaml, else the first directory argument\'s, else the built-in defaults)')
     .option('--base <ref>', 'compare with the files at this git revision (T1)')
     .option('--previous <path>', 'compare with this file or directory on disk (T1; repeatable)', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .addOption(new Option('--output <format>', 'findings as text on stderr or JSON on stdout').choices(['text', 'json']).default('text'))
     .option('--now <instant>', 'decide at this RFC 3339 instant instead of the clock: which bursts are active or have ended (B2)')
     .action(async (paths: string[], o: { config?: string; base?: string; previous?: string[]; output: 'text' | 'json'; now?: string }) => {
       if (o.now) setProcessClock(fixedClock(parseInstant(o.now, '--now')));
-      process.exitCode = await runValidate(paths, await loadConfig(o.config), { output: o.output, ...(o.base ? { base: o.base } : {}), ...(o.previous?.length ? { previous: o.previous } : {}) });
+      process.exitCode = await runValidate(paths, await loadConfig(o.config ?? discoverConfig(paths)), { output: o.output, ...(o.base ? { base: o.base } : {}), ...(o.previous?.length ? { previous: o.previous } : {}) });
     });
 
   root

@@ -242,7 +242,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const access = options.config.visibility === 'own' ? projectAccessCaches(options.kubeConfig, (kind) => api.listAccess(kind), { log, metrics }) : undefined;
   const synced = () => informers.synced && managed.synced && (access?.synced ?? true);
   // What the metrics and the budget view read: the cache once it has synced, and this cluster's name.
-  const syncedCache = { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName };
+  const syncedCache = { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName, ...(options.config.pricing ? { pricing: options.config.pricing } : {}) };
   // tenantgate_project_*: computed from the cache at scrape time (project-metrics.ts, ADR 0033).
   new ProjectGauges(metrics.registry).observe(syncedCache);
   // tenantgate_project_burst_*: the bursts at the process clock's instant (burst-metrics.ts).

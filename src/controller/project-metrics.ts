@@ -8,6 +8,8 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import { projectBudget } from '../validate/budget.js';
+import type { PricingConfig } from '../config/config.js';
+import { monthlyBudgetOf, monthlyCost, priceSheet, type Rational } from '../validate/cost.js';
 import { PROJECT_PHASES } from '../validate/schema/project-schema.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import { classifyNamespaces } from './cascade.js';
@@ -54,13 +56,23 @@ export interface ProjectSeries {
   cascadeInProgress: Sample[];
   /** {project, tenant, cluster}: namespaces the cascade still has to see gone (0 when not deleting). */
   cascadeNamespacesRemaining: Sample[];
+  /** {project, tenant, cluster, currency}: what the allocation costs per month (with tenantgate.yaml's pricing). */
+  cost: Sample[];
+  /** {project, tenant, cluster, currency}: spec.costBudget.monthly (with pricing, for projects that declare one). */
+  costBudget: Sample[];
   /** Projects whose budget could not be computed (their budget series are left out), with why. */
   failed: Array<{ project: string; error: string }>;
 }
 
+/** An exact amount as a sample value (a double: the nearest one to the exact quotient for amounts of money). */
+function sampleOf(amount: Rational): number {
+  return Number(amount.n) / Number(amount.d);
+}
+
 /** Every series for every project in the snapshot, as the controller on cluster `cluster` ('' when unnamed) sees it. */
-export function projectSeries(snapshot: Snapshot, cluster: string): ProjectSeries {
-  const out: ProjectSeries = { budget: [], allocated: [], used: [], headroom: [], namespaces: [], phase: [], cascadeInProgress: [], cascadeNamespacesRemaining: [], failed: [] };
+export function projectSeries(snapshot: Snapshot, cluster: string, pricing?: PricingConfig): ProjectSeries {
+  const out: ProjectSeries = { budget: [], allocated: [], used: [], headroom: [], namespaces: [], phase: [], cascadeInProgress: [], cascadeNamespacesRemaining: [], cost: [], costBudget: [], failed: [] };
+  const sheet = pricing ? priceSheet(pricing) : undefined;
   for (const project of snapshot.projects()) {
     const name = project.metadata.name ?? '';
     if (name === '') continue;
@@ -81,6 +93,12 @@ export function projectSeries(snapshot: Snapshot, cluster: string): ProjectSerie
         out.used.push({ labels, value: r.used.asFloat64Slow() });
         if (r.headroom) out.headroom.push({ labels, value: r.headroom.asFloat64Slow() });
       }
+      if (sheet) {
+        const labels = { ...base, currency: sheet.currency };
+        out.cost.push({ labels, value: sampleOf(monthlyCost(sheet, b.allocated)) });
+        const budget = monthlyBudgetOf(project);
+        if (budget) out.costBudget.push({ labels, value: sampleOf(budget) });
+      }
     } catch (err) {
       out.failed.push({ project: name, error: err instanceof Error ? err.message : String(err) });
     }
@@ -97,6 +115,8 @@ export interface ProjectMetricsSource {
   /** The cache to read, or undefined while it has not synced (no series then). */
   snapshot(): Snapshot | undefined;
   cluster: string;
+  /** tenantgate.yaml's price sheet; without it no cost series. */
+  pricing?: PricingConfig;
 }
 
 const PROJECT = ['project', 'tenant', 'cluster'] as const;
@@ -117,6 +137,8 @@ export class ProjectGauges {
     gauge('tenantgate_project_phase', "1 for the phase a project's status reports (Active, Terminating, Degraded), else 0", [...PROJECT, 'phase'], (s) => s.phase);
     gauge('tenantgate_project_cascade_in_progress', "1 while a project is being deleted and its namespaces' cascade runs", PROJECT, (s) => s.cascadeInProgress);
     gauge('tenantgate_project_cascade_namespaces_remaining', 'Namespaces the cascade of a deleted project still waits for', PROJECT, (s) => s.cascadeNamespacesRemaining);
+    gauge('tenantgate_project_cost_monthly', "What a project's allocation on this cluster costs per month, priced by tenantgate.yaml's pricing", [...PROJECT, 'currency'], (s) => s.cost);
+    gauge('tenantgate_project_cost_budget_monthly', "A project's spec.costBudget.monthly (C1), in the currency of tenantgate.yaml's pricing", [...PROJECT, 'currency'], (s) => s.costBudget);
     gauge('tenantgate_project_metrics_failed', 'Projects whose budget could not be computed at this scrape (their budget series are left out)', [], (s) => [{ labels: {}, value: s.failed.length }]);
   }
 
@@ -130,7 +152,7 @@ export class ProjectGauges {
     if (this.memo) return this.memo;
     const snapshot = this.source?.snapshot();
     if (!snapshot || !this.source) return undefined;
-    this.memo = projectSeries(snapshot, this.source.cluster);
+    this.memo = projectSeries(snapshot, this.source.cluster, this.source.pricing);
     setImmediate(() => (this.memo = undefined));
     return this.memo;
   }

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { Quantity } from '../quantity/quantity.js';
 import type { ProjectBudgetJson, ProjectRow } from './model.js';
 import { burstJsonLine } from '../validate/bursts.js';
+import { decimal, formatMoney } from '../validate/cost.js';
 
 export const OUTPUTS = ['json', 'yaml'] as const;
 export type Output = (typeof OUTPUTS)[number];
@@ -104,9 +105,19 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
     lines.push('', table(['NAMESPACE', 'RESOURCE', 'USED/HARD', 'ALLOCATED'], nsRows).trimEnd());
     if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* not yet covered by a quota: counted with namespaceDefaults');
   }
+  if (b.cost) lines.push('', costLine(b.cost));
   if (b.bursts?.length) lines.push('', ...b.bursts.map(burstJsonLine));
   if (b.fleet) lines.push('', ...fleetLines(b.fleet));
   return lines.join('\n') + '\n';
+}
+
+/** "Cost $1,350.00/month of $1,500.00 (requests.cpu $920.00, requests.memory $430.00): $150.00 left". */
+export function costLine(c: NonNullable<ProjectBudgetJson['cost']>): string {
+  const money = (amount: string) => formatMoney(decimal(amount), c.currency);
+  const parts = Object.entries(c.resources).map(([r, amount]) => `${r} ${money(amount)}`).join(', ');
+  const of = c.budget !== undefined ? ` of ${money(c.budget)}` : '';
+  const left = c.headroom === undefined ? '' : c.headroom.startsWith('-') ? `: ${money(c.headroom.slice(1))} over the cost budget` : `: ${money(c.headroom)} left`;
+  return `Cost ${money(c.monthly)}/month${of}${parts ? ` (${parts})` : ''}${left}`;
 }
 
 /**

@@ -15,9 +15,14 @@ import type { Identity } from '../view/api.js';
 import { cmpStr } from '../order.js';
 
 import type { BudgetFleetJson } from '../view/fleet.js';
+import type { ProjectCostJson } from '../validate/cost.js';
 
-/** A project's budget as the plugin shows it: the view's Budget adds, for a fleet-budgeted project, its fleet part. */
-export type ProjectBudgetJson = BaseBudgetJson & { bursts?: BurstJson[] } & { fleet?: BudgetFleetJson };
+/**
+ * A project's budget as the plugin shows it: the view's Budget adds, for a fleet-budgeted project, its
+ * fleet part, and with tenantgate.yaml's pricing its monthly cost (only the view has the price sheet:
+ * tenants may not read the configuration).
+ */
+export type ProjectBudgetJson = BaseBudgetJson & { bursts?: BurstJson[] } & { fleet?: BudgetFleetJson; cost?: ProjectCostJson };
 
 /** `kubectl auth whoami -o json` (a SelfSubjectReview) → the identity the apiserver sees, impersonation included. */
 export function identityFromReview(review: unknown): Identity {
@@ -97,7 +102,15 @@ export function budgetFromView(budget: unknown): ProjectBudgetJson {
       .sort((x, y) => cmpStr(x.namespace, y.namespace)),
     ...(b.fleet && typeof b.fleet === 'object' && Array.isArray(b.fleet.resources) ? { fleet: b.fleet } : {}),
     ...(Array.isArray(b.bursts) ? { bursts: b.bursts } : {}),
+    ...(isCost(b.cost) ? { cost: b.cost } : {}),
   };
+}
+
+/** Whether a view's `cost` has the shape the plugin prints (currency and amounts as plain decimals). */
+function isCost(c: unknown): c is ProjectCostJson {
+  const o = c as Partial<ProjectCostJson> | undefined;
+  const amount = (v: unknown) => typeof v === 'string' && /^-?[0-9]+\.[0-9]{2}$/.test(v);
+  return typeof o?.currency === 'string' && amount(o.monthly) && (o.budget === undefined || amount(o.budget)) && (o.headroom === undefined || amount(o.headroom)) && typeof o.resources === 'object' && o.resources !== null;
 }
 
 /**

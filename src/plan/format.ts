@@ -2,7 +2,8 @@
  * A Plan for people: a terminal table, Markdown for a pull-request comment (stable and diff-friendly:
  * no times, no colours, sorted), and JSON. Pure: strings in, strings out.
  */
-import type { FleetRollup, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine } from './types.js';
+import { cmp, decimal, formatMoney } from '../validate/cost.js';
+import type { CostLine, FleetRollup, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine } from './types.js';
 
 export const PLAN_FORMATS = ['table', 'markdown', 'json'] as const;
 export type PlanFormat = (typeof PLAN_FORMATS)[number];
@@ -53,6 +54,15 @@ function namespaceNotes(e: PlanEntry): string[] {
   return out;
 }
 
+/** "+$230.00/month; $1,580.00 of $1,500.00 (over the cost budget)", "+$0.00/month; $1,350.00/month". */
+export function costText(c: CostLine): string {
+  const money = (amount: string) => formatMoney(decimal(amount), c.currency);
+  const change = c.change.startsWith('-') ? money(c.change) : `+${money(c.change)}`;
+  if (c.budget === undefined) return `${change}/month; ${money(c.after)}/month`;
+  const over = cmp(decimal(c.after), decimal(c.budget)) > 0;
+  return `${change}/month; ${money(c.after)} of ${money(c.budget)}${over ? ' (over the cost budget)' : ''}`;
+}
+
 function summary(plan: Plan): string {
   const refused = [...plan.entries.filter((e) => e.findings.length > 0), ...(plan.fleet ?? []).filter((f) => f.findings.length > 0)];
   const clusters = plan.clusters.map((c) => c.name || '(unnamed)').join(', ');
@@ -82,6 +92,7 @@ export function planTable(plan: Plan): string {
     if (e.resources.length) out.push(...table(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM AFTER'], resourceRows(e.resources)));
     out.push(`  namespaces: ${namespaceNotes(e).join('; ')}`);
     for (const b of e.bursts ?? []) out.push(`  burst ${b}`);
+    if (e.cost) out.push(`  cost: ${costText(e.cost)}`);
     for (const f of e.findings) out.push(`  [${f.rule}] ${objectPrefix(f)}${f.message}`);
   }
   for (const r of plan.rollup) out.push('', ...rollupTable(r));
@@ -147,6 +158,7 @@ export function planMarkdown(plan: Plan): string {
     if (e.resources.length) out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom after'], resourceRows(e.resources).map((r) => r.map((c, i) => (i === 4 && c !== '—' ? `\`${c}\`` : c)))), '');
     out.push(`Namespaces: ${namespaceNotes(e).join('; ')}.`);
     if (e.bursts?.length) out.push('', 'Bursts:', '', ...e.bursts.map((b) => `- ${cell(b)}`));
+    if (e.cost) out.push('', `Cost: ${costText(e.cost)}.`);
     if (e.findings.length) {
       out.push('', 'Findings:', '');
       for (const f of e.findings) out.push(`- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`);

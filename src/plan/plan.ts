@@ -15,7 +15,8 @@ import type { Project, Resources, Snapshot } from '../validate/types.js';
 import { fleetRollup, type HubLedger } from './fleet.js';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 import { liveSnapshot, simulateSync } from './sync.js';
-import type { EntryChange, FleetRollup, LiveState, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine, RollupLine } from './types.js';
+import { ceilCents, centsText, moneyJson, monthlyBudgetOf, monthlyCost, priceSheet, ZERO } from '../validate/cost.js';
+import type { CostLine, EntryChange, FleetRollup, LiveState, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine, RollupLine } from './types.js';
 
 export interface PlanInput {
   config: TenantgateConfig;
@@ -167,6 +168,7 @@ export function planChange(input: PlanInput): Plan {
         },
         before: budgetBefore ? projectBudgetJson(budgetBefore) : null,
         after: budgetAfter ? projectBudgetJson(budgetAfter) : null,
+        ...costOf(input.config, budgetBefore, budgetAfter, will),
         findings,
       };
       pending.push({ entry, touched });
@@ -237,6 +239,18 @@ function rollup(project: string, byCluster: Map<string, ProjectBudget>): Project
     };
   });
   return { project, clusters: [...byCluster.keys()], resources };
+}
+
+/** The cost line of an entry, when tenantgate.yaml has pricing: the allocation before and after, priced. */
+function costOf(config: TenantgateConfig, before: ProjectBudget | undefined, after: ProjectBudget | undefined, will: Project | undefined): { cost?: CostLine } {
+  if (!config.pricing) return {};
+  const sheet = priceSheet(config.pricing);
+  const was = before ? monthlyCost(sheet, before.allocated) : ZERO;
+  const is = after ? monthlyCost(sheet, after.allocated) : ZERO;
+  const budget = will ? monthlyBudgetOf(will) : undefined;
+  return {
+    cost: { currency: sheet.currency, before: moneyJson(was), after: moneyJson(is), change: centsText(ceilCents(is) - ceilCents(was)).replaceAll(',', ''), ...(budget ? { budget: moneyJson(budget) } : {}) },
+  };
 }
 
 /** Whether any sync of the plan would be refused (the command's exit status 1). */

@@ -65,7 +65,20 @@ export interface PlanEntry {
   after: ProjectBudgetJson | null;
   /** The bursts the change adds, changes or removes, and the active or upcoming ones (docs/budgets.md#bursts); absent when none. */
   bursts?: string[];
+  /** What the allocation costs per month before and after, when tenantgate.yaml has pricing (docs/budgets.md#cost). */
+  cost?: CostLine;
   findings: PlanFinding[];
+}
+
+/** Monthly amounts as plain decimals with 2 places, rounded up to the cent ("1350.00"). */
+export interface CostLine {
+  currency: string;
+  before: string;
+  after: string;
+  /** after − before ("230.00", "-12.50"). */
+  change: string;
+  /** spec.costBudget.monthly after the change. */
+  budget?: string;
 }
 
 export interface RollupLine {

@@ -459,7 +459,8 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   if (scope.budget.size > 0) {
     const shares = clusterShares(ctx.snapshot, object, ctx.config.clusterName, { pending: ctx.pending });
     violations.push(...checkBudget(scope, shares));
-    if (ctx.config.pricing) violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
+    // C1 over the live namespaces (self-service ones included), unless validateDeclarations found the declared ones over already.
+    if (ctx.config.pricing && !violations.some((v) => v.rule === 'C1')) violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
   }
   return { violations, warnings: [] };
 }

@@ -5,7 +5,9 @@
  * `projectBudget` (src/validate/budget.ts), the one budget arithmetic; nothing is stored, everything is
  * computed on request from the snapshot (docs/adr/0030-budget-view-as-an-aggregated-api.md).
  */
-import { projectBudget, projectBudgetJson, usedIn, type ProjectBudgetJson } from '../validate/budget.js';
+import { projectBudget, projectBudgetJson, usedIn, type ProjectBudget, type ProjectBudgetJson } from '../validate/budget.js';
+import type { PricingConfig } from '../config/config.js';
+import { priceSheet, projectCostJson, type ProjectCostJson } from '../validate/cost.js';
 import { formatResources } from '../validate/resources.js';
 import { burstsJson, type BurstJson } from '../validate/bursts.js';
 import { processNow } from '../clock.js';
@@ -33,6 +35,8 @@ export interface ViewSource {
   cluster: string;
   /** What the controller's fleet loop last saw of a project (fleet members only; src/view/fleet.ts). */
   fleet?(project: string): FleetSeen | undefined;
+  /** tenantgate.yaml's price sheet: with it, every Budget and OwnedProject says what the allocation costs. */
+  pricing?: PricingConfig;
 }
 
 /** Looks up what the fleet loop saw of a project (none outside fleet members). */
@@ -71,6 +75,8 @@ export interface BudgetObject {
   fleet?: BudgetFleetJson;
   /** The project's active and upcoming bursts on this cluster (docs/budgets.md#bursts); the budget includes the active ones. */
   bursts?: BurstJson[];
+  /** What the project's allocation costs per month, with tenantgate.yaml's pricing (docs/budgets.md#cost). */
+  cost?: ProjectCostJson;
 }
 
 export interface OwnedProjectObject {
@@ -84,6 +90,7 @@ export interface OwnedProjectObject {
   budgetUse: string;
   resources: ProjectBudgetJson['resources'];
   bursts?: BurstJson[];
+  cost?: ProjectCostJson;
 }
 
 interface ResourceInfo {
@@ -116,8 +123,14 @@ export function projectOfNamespace(snapshot: Snapshot, namespace: string): Proje
 }
 
 /** The Budget of the namespace's project, seen from that namespace. */
-export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string, fleetOf?: FleetLookup): BudgetObject {
-  return budgetSeenFrom(projectBudgetJson(projectBudget(snapshot, project, cluster)), snapshot, namespace, fleetPart(snapshot, project, cluster, fleetOf));
+export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject {
+  const b = projectBudget(snapshot, project, cluster);
+  return budgetSeenFrom(projectBudgetJson(b), snapshot, namespace, fleetPart(snapshot, project, cluster, fleetOf), costPart(project, b, pricing));
+}
+
+/** The cost of a project's allocation, when there is a price sheet. */
+function costPart(project: Project, b: ProjectBudget, pricing: PricingConfig | undefined): ProjectCostJson | undefined {
+  return pricing ? projectCostJson(priceSheet(pricing), project, b.allocated) : undefined;
 }
 
 function fleetPart(snapshot: Snapshot, project: Project, cluster: string, fleetOf?: FleetLookup): BudgetFleetJson | undefined {
@@ -133,7 +146,7 @@ function burstsOf(project: Project | undefined, cluster: string): { bursts?: Bur
 }
 
 /** The Budget object of project budget `b`, seen from one of its namespaces. */
-function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string, fleet?: BudgetFleetJson): BudgetObject {
+function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string, fleet?: BudgetFleetJson, cost?: ProjectCostJson): BudgetObject {
   const share = b.namespaces.find((n) => n.namespace === namespace) ?? {
     // Labelled, yet counted against no budget here (being deleted, for instance): what it uses, no share.
     namespace,
@@ -154,12 +167,15 @@ function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: str
     namespaces: b.namespaces,
     ...(fleet ? { fleet } : {}),
     ...burstsOf(snapshot.project(b.project), b.cluster),
+    ...(cost ? { cost } : {}),
   };
 }
 
-export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster: string): OwnedProjectObject {
+export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster: string, pricing?: PricingConfig): OwnedProjectObject {
   const name = project.metadata.name ?? '';
-  const b = projectBudgetJson(projectBudget(snapshot, project, cluster));
+  const budget = projectBudget(snapshot, project, cluster);
+  const b = projectBudgetJson(budget);
+  const cost = costPart(project, budget, pricing);
   return {
     apiVersion: VIEW_GROUP_VERSION,
     kind: 'OwnedProject',
@@ -171,32 +187,35 @@ export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster
     budgetUse: project.status?.budgetUse ?? '',
     resources: b.resources,
     ...burstsOf(project, cluster),
+    ...(cost ? { cost } : {}),
   };
 }
 
 /** Every Budget in a namespace: one (named after its project) or none outside projects. */
-export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string, fleetOf?: FleetLookup): BudgetObject[] {
+export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
   const project = projectOfNamespace(snapshot, namespace);
-  return project ? [budgetObject(snapshot, project, namespace, cluster, fleetOf)] : [];
+  return project ? [budgetObject(snapshot, project, namespace, cluster, fleetOf, pricing)] : [];
 }
 
 /** Every Budget of every project namespace (`kubectl get budgets -A`). */
-export function allBudgets(snapshot: Snapshot, cluster: string, fleetOf?: FleetLookup): BudgetObject[] {
+export function allBudgets(snapshot: Snapshot, cluster: string, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
   const out: BudgetObject[] = [];
   for (const project of [...snapshot.projects()].sort(byMetadataName)) {
     // One budget per project, seen from each of its namespaces (the budget covers them all).
-    const budget = projectBudgetJson(projectBudget(snapshot, project, cluster));
+    const counted = projectBudget(snapshot, project, cluster);
+    const budget = projectBudgetJson(counted);
     const fleet = fleetPart(snapshot, project, cluster, fleetOf);
-    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? '', fleet));
+    const cost = costPart(project, counted, pricing);
+    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? '', fleet, cost));
   }
   return out;
 }
 
-export function ownedProjects(snapshot: Snapshot, user: Identity, cluster: string): OwnedProjectObject[] {
+export function ownedProjects(snapshot: Snapshot, user: Identity, cluster: string, pricing?: PricingConfig): OwnedProjectObject[] {
   return [...snapshot.projects()]
     .filter((p) => isOwner(p, user))
     .sort(byMetadataName)
-    .map((p) => ownedProjectObject(snapshot, p, cluster));
+    .map((p) => ownedProjectObject(snapshot, p, cluster, pricing));
 }
 
 
@@ -239,14 +258,19 @@ function partial(metadata: { name: string; namespace?: string }) {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata };
 }
 
-/** One row per resource of each Budget: RESOURCE, BUDGET, ALLOCATED, USED, HEADROOM (NAME with -o wide). */
+/**
+ * One row per resource of each Budget: RESOURCE, BUDGET, ALLOCATED, USED, HEADROOM (NAME with -o wide);
+ * with a price sheet, one more row for the monthly cost (`cost/month (USD)`).
+ */
 export function budgetTable(budgets: readonly BudgetObject[]) {
   const rows = budgets.flatMap((b) => {
     const lines = b.resources.length > 0 ? b.resources : [undefined];
-    return lines.map((r) => ({
+    const perResource = lines.map((r) => ({
       cells: [b.metadata.name, r?.resource ?? '<none>', r?.budget ?? '-', r?.allocated ?? '-', r?.used ?? '-', r?.headroom ?? '-'],
       object: partial(b.metadata),
     }));
+    const c = b.cost;
+    return c ? [...perResource, { cells: [b.metadata.name, `cost/month (${c.currency})`, c.budget ?? '-', c.monthly, '-', c.headroom ?? '-'], object: partial(b.metadata) }] : perResource;
   });
   return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: {}, columnDefinitions: BUDGET_COLUMNS, rows };
 }
@@ -293,7 +317,7 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   if (parts[0] === 'namespaces' && parts.length >= 3 && parts.length <= 4 && parts[2] === 'budgets') {
     const namespace = parts[1]!;
     const fleetOf = source.fleet?.bind(source);
-    const budgets = budgetsIn(snapshot, namespace, source.cluster, fleetOf);
+    const budgets = budgetsIn(snapshot, namespace, source.cluster, fleetOf, source.pricing);
     if (parts.length === 3) return ok(table ? budgetTable(budgets) : list('BudgetList', budgets));
     const name = parts[3]!;
     const found = budgets.find((b) => b.metadata.name === name);
@@ -305,18 +329,18 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   }
   // /budgets (every namespace)
   if (parts.length === 1 && parts[0] === 'budgets') {
-    const budgets = allBudgets(snapshot, source.cluster, source.fleet?.bind(source));
+    const budgets = allBudgets(snapshot, source.cluster, source.fleet?.bind(source), source.pricing);
     return ok(table ? budgetTable(budgets) : list('BudgetList', budgets));
   }
   // /ownedprojects[/{name}]
   if (parts[0] === 'ownedprojects' && parts.length <= 2) {
     if (parts.length === 1) {
-      const mine = ownedProjects(snapshot, req.user, source.cluster);
+      const mine = ownedProjects(snapshot, req.user, source.cluster, source.pricing);
       return ok(table ? ownedProjectTable(mine) : list('OwnedProjectList', mine));
     }
     const name = parts[1]!;
     const project = snapshot.project(name);
-    const found = project && isOwner(project, req.user) ? ownedProjectObject(snapshot, project, source.cluster) : undefined;
+    const found = project && isOwner(project, req.user) ? ownedProjectObject(snapshot, project, source.cluster, source.pricing) : undefined;
     if (!found) return status(404, 'NotFound', `ownedprojects.${VIEW_GROUP} "${name}" not found: ${req.user.username} owns no project of that name`, { name, kind: 'ownedprojects' });
     return ok(table ? ownedProjectTable([found]) : found);
   }

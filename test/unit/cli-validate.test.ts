@@ -39,6 +39,8 @@ function findings(stderr: string): Array<{ file: string; line: number; col: numb
 
 /** Where each example's findings are: reviewed against the files (the offending value's position). */
 const EXPECTED: Record<string, Array<[string, number, number]>> = {
+  'B1-burst-window.yaml': [['B1', 13, 14]],
+  'C1-cost-budget-without-pricing.yaml': [['C1', 9, 25]],
   'N1-project-name.yaml': [['N1', 5, 9]],
   'N2-namespace-prefix.yaml': [['N2', 9, 13]],
   'N3-namespace-twice.yaml': [['N3', 10, 13]],
@@ -102,7 +104,7 @@ describe('tenantgate validate (built CLI)', () => {
     const found = findings(result.stderr);
     expect(found.map((f) => f.file)).toEqual([...found.map((f) => f.file)].sort());
     // N3 also fires across files (shop is declared in several), so check inclusion per rule
-    expect(new Set(found.map((f) => f.rule))).toEqual(new Set(['N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']));
+    expect(new Set(found.map((f) => f.rule))).toEqual(new Set(['C1', 'N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']));
   });
 
   it('examples/gitops is valid: exit 0', async () => {

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
+import { projectSeries } from '../../src/controller/project-metrics.js';
 import { planChange } from '../../src/plan/plan.js';
 import { renderProjectsLazily } from '../../src/render/render.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota } from '../../src/validate/admission.js';
@@ -142,6 +143,14 @@ describe('device keys in the webhook rules (Q1 counted by usage, Q2, defaults) a
     const plan = planDefaultQuotas(ml(), full, '');
     expect(plan.create).toEqual([]);
     expect(plan.blocked.get('ml-new')).toBe(`quota tenantgate-quota does not fit the project budget: ${DEV} 1 asked, 0 of 4 left`);
+  });
+
+  it('the project metrics carry the device keys as the resource label, in whole devices', () => {
+    const series = projectSeries(snap({ [DEV]: '2', [GPU]: '1' }), '');
+    const of = (samples: Array<{ labels: Record<string, string>; value: number }>, resource: string) => samples.find((x) => x.labels['resource'] === resource)?.value;
+    expect([of(series.budget, DEV), of(series.allocated, DEV), of(series.used, DEV), of(series.headroom, DEV)]).toEqual([4, 4, 2, 0]);
+    expect([of(series.budget, GPU), of(series.allocated, GPU), of(series.used, GPU), of(series.headroom, GPU)]).toEqual([8, 6, 1, 2]);
+    expect([of(series.budget, CLAIMS), of(series.allocated, CLAIMS)]).toEqual([10, 10]);
   });
 
   it('the budget view and plan show the device keys with their budget, allocation and use', () => {

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readSources } from '../../src/cli/sources.js';
-import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { formatPlan, headroomBar, planMarkdown, planTable } from '../../src/plan/format.js';
 import { planChange } from '../../src/plan/plan.js';
 import type { LiveState, Plan } from '../../src/plan/types.js';
@@ -20,6 +20,8 @@ import { aNamespace, aQuota } from '../support/fixtures.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const GOLDEN = join(ROOT, 'test', 'golden', 'plan');
 const UPDATE = process.env.UPDATE_GOLDEN === '1';
+/** examples/gitops/tenantgate.yaml: its price sheet gives every entry a cost line (docs/budgets.md#cost). */
+const CONFIG = parseConfig(readFileSync(join(ROOT, 'examples', 'gitops', 'tenantgate.yaml'), 'utf8'));
 
 async function examples(): Promise<Project[]> {
   const { documents } = await readSources([join(ROOT, 'examples', 'gitops')], ROOT);
@@ -30,7 +32,7 @@ async function examples(): Promise<Project[]> {
 function synced(cluster: string, projects: Project[]): LiveState {
   const namespaces: NamespaceObject[] = [];
   const quotas: ResourceQuotaObject[] = [];
-  for (const o of renderProjectsLazily(projects, DEFAULT_CONFIG, { cluster })) {
+  for (const o of renderProjectsLazily(projects, CONFIG, { cluster })) {
     if (o.kind === 'Namespace') namespaces.push(o as unknown as NamespaceObject);
     if (o.kind === 'ResourceQuota') {
       const q = o as unknown as ResourceQuotaObject;
@@ -50,7 +52,7 @@ async function gitopsPlan(): Promise<Plan> {
   // carol made web-extra; the controller gave it namespaceDefaults.quota.
   local.namespaces.push(aNamespace('web-extra', { project: 'web' }));
   local.quotas.push(aQuota('web-extra', { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '10' }, { used: { 'requests.cpu': '0', 'requests.memory': '0', pods: '0' } }));
-  return planChange({ config: DEFAULT_CONFIG, base: { ref: 'origin/main', projects: before }, after, live: [local, { ...synced('prod-eu', before), takenAt: '2026-01-05T06:00:00.000Z' }] });
+  return planChange({ config: CONFIG, base: { ref: 'origin/main', projects: before }, after, live: [local, { ...synced('prod-eu', before), takenAt: '2026-01-05T06:00:00.000Z' }] });
 }
 
 describe('plan formats', () => {

@@ -61,7 +61,9 @@ function gitopsWithConfig(name: string, config: string): string {
   const dir = join(scratch, name);
   mkdirSync(dir, { recursive: true });
   cpSync(GITOPS, dir, { recursive: true });
-  writeFileSync(join(dir, 'tenantgate.yaml'), config);
+  // The example's price sheet stays: its Project ml has a costBudget, which render refuses without one (C1).
+  const pricing = readFileSync(join(GITOPS, 'tenantgate.yaml'), 'utf8').split(/^(?=pricing:)/m)[1] ?? '';
+  writeFileSync(join(dir, 'tenantgate.yaml'), `${config}\n${pricing}`);
   return dir;
 }
 
