@@ -143,13 +143,13 @@ describe('B2: an ended burst cannot be added or changed', () => {
 
   it('adding an ended burst is refused', () => {
     const vs = checkEndedBursts(project([]), project([burst()]), after);
-    expect(vs).toEqual([{ rule: 'B2', path: ['spec', 'bursts', 0, 'until'], message: 'Project ml: spec.bursts[0] (black-friday): until 2026-12-03T00:00:00Z has passed (now 2026-12-04T00:00:00.000Z); a burst that has ended cannot be added' }]);
+    expect(vs).toEqual([{ rule: 'B2', path: ['spec', 'bursts', 0, 'until'], message: 'Project ml: spec.bursts[0] (black-friday): until 2026-12-03T00:00:00Z has passed (now 2026-12-04T00:00:00Z); a burst that has ended cannot be added' }]);
     expect(checkEndedBursts(undefined, project([burst()]), after)).toHaveLength(1); // create
   });
 
   it("changing an ended burst's until, even into the future, is refused", () => {
     const vs = checkEndedBursts(project([burst()]), project([burst({ until: '2026-12-10T00:00:00Z' })]), after);
-    expect(vs.map((v) => v.message)).toEqual(['Project ml: spec.bursts[0] (black-friday) ended at 2026-12-03T00:00:00Z and cannot be changed (now 2026-12-04T00:00:00.000Z); keep it as it was or remove it, and declare a new burst with a new name for a new window']);
+    expect(vs.map((v) => v.message)).toEqual(['Project ml: spec.bursts[0] (black-friday) ended at 2026-12-03T00:00:00Z and cannot be changed (now 2026-12-04T00:00:00Z); keep it as it was or remove it, and declare a new burst with a new name for a new window']);
   });
 
   it('changing an active or upcoming burst is fine; a new name for a new window too', () => {
