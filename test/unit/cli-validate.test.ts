@@ -104,7 +104,7 @@ describe('tenantgate validate (built CLI)', () => {
     const found = findings(result.stderr);
     expect(found.map((f) => f.file)).toEqual([...found.map((f) => f.file)].sort());
     // N3 also fires across files (shop is declared in several), so check inclusion per rule
-    expect(new Set(found.map((f) => f.rule))).toEqual(new Set(['C1', 'N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']));
+    expect(new Set(found.map((f) => f.rule))).toEqual(new Set(['B1', 'C1', 'N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']));
   });
 
   it('examples/gitops is valid: exit 0', async () => {
