@@ -17,7 +17,8 @@ import {
   type Resources,
 } from '../validate/resources.js';
 import type { DeclaredNamespace, Project, ResourceList, ResourceQuotaObject, Snapshot } from '../validate/types.js';
-import { hasTiers, quotaTier, tierKey, tierQuotasOf } from '../validate/tiers.js';
+import { hasTiers, OTHER_TIERS_QUOTA_NAME, otherTiersScopeSelector, quotaTier, tierKey, tierNames, tierQuotasOf } from '../validate/tiers.js';
+import { canonicalJson } from '../canonical-json.js';
 import { byMetadataName } from '../order.js';
 
 
@@ -29,6 +30,8 @@ export interface DefaultQuotaPlan {
   create: Array<{ namespace: string; hard: ResourceList; name?: string; scopeSelector?: unknown }>;
   /** Namespaces without a quota that cannot get one, and why. */
   blocked: Map<string, string>;
+  /** With tiers: other-tiers quotas whose scope no longer leaves out exactly the declared tiers, as they should be (tiers.ts). */
+  replace: ResourceQuotaObject[];
 }
 
 /** A declared namespace is placed on this cluster when it names no cluster or names this one. */
@@ -43,7 +46,7 @@ export function expectedQuota(project: Project, declared: DeclaredNamespace | un
 }
 
 export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster: string): DefaultQuotaPlan {
-  const plan: DefaultQuotaPlan = { create: [], blocked: new Map() };
+  const plan: DefaultQuotaPlan = { create: [], blocked: new Map(), replace: [] };
   const name = project.metadata.name ?? '';
   if (project.metadata.deletionTimestamp) return plan;
   const budget = budgetOf(project, cluster);
@@ -98,6 +101,9 @@ function planTierQuotas(project: Project, nsName: string, quotas: ResourceQuotaO
   const present = new Set(quotas.map(quotaTier));
   const names = new Set(quotas.map((q) => q.metadata.name));
   const short: string[] = [];
+  const stale = quotas.find((q) => q.metadata.name === OTHER_TIERS_QUOTA_NAME && !isOtherTiersQuota(project, q));
+  // The tiers changed (or the quota was edited): its scope and pods 0 as render writes them.
+  if (stale) plan.replace.push({ ...stale, spec: { hard: { pods: '0' }, scopeSelector: otherTiersScopeSelector(tierNames(project)) } });
   for (const t of tierQuotasOf(project, declared)) {
     if (present.has(t.tier) || names.has(t.name)) continue;
     const asked = new Map([...parseResources(t.hard)].map(([r, q]) => [tierKey(r, t.tier), q]));
@@ -124,6 +130,13 @@ function planTierQuotas(project: Project, nsName: string, quotas: ResourceQuotaO
     shares.set(nsName, new Map([...(shares.get(nsName) ?? []), ...[...asked].filter(([k]) => budget.has(k))]));
   }
   if (short.length > 0) plan.blocked.set(nsName, short.join('; '));
+}
+
+/** Whether a quota is the other-tiers quota of the project's current tiers: Exists and NotIn exactly the tiers, pods 0 and nothing else. */
+function isOtherTiersQuota(project: Project, quota: ResourceQuotaObject): boolean {
+  const want = otherTiersScopeSelector(tierNames(project));
+  const hard = quota.spec?.hard ?? {};
+  return canonicalJson(quota.spec?.scopeSelector ?? null) === canonicalJson(want) && Object.keys(hard).length === 1 && parseResources(hard).get('pods')?.isZero() === true && !(quota.spec?.scopes?.length);
 }
 
 /** The effective quota of a namespace in the snapshot. */

@@ -13,6 +13,7 @@ import { ACCESS_KINDS, desiredProjectAccess, projectAccessMatches, projectAccess
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME, LEDGER_PREFIX } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
+import { tierNames } from '../validate/tiers.js';
 import { BURST_FIELD_MANAGER, describeAbove, planBurstQuotas } from './burst-quotas.js';
 import { nextTransition } from '../validate/bursts.js';
 import { getProcessClock, type Clock } from '../clock.js';
@@ -24,6 +25,9 @@ import { computeStatus, statusEquals, type CascadeReport } from './status.js';
 
 /** The longest wait for a burst's next start or end (the requeue is renewed then). */
 const MAX_BURST_REQUEUE_MS = 10 * 60_000;
+
+/** The field manager of the controller's repairs of the other-tiers quota (docs/budgets.md#priority-tiers). */
+const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
 
 /** A signal that never aborts (reconciles outside a leadership term: tests, tools). */
 const NEVER = new AbortController().signal;
@@ -167,6 +171,18 @@ export class Reconciler {
         }
       } catch (err) {
         failures.push(`creating ResourceQuota ${namespace}/${name}: ${describeError(err)}`);
+      }
+    }
+    for (const desired of plan.replace) {
+      const where = `ResourceQuota ${desired.metadata.namespace}/${desired.metadata.name}`;
+      signal.throwIfAborted();
+      try {
+        const written = await this.o.api.replaceQuota(desired, TIERS_FIELD_MANAGER);
+        this.o.informers.applyWritten('ResourceQuota', written as never);
+        this.o.log(`project ${project.metadata.name}: repaired ${where} (the project's tiers)`);
+        await this.event(project, { type: 'Normal', reason: 'OtherTiersQuotaRepaired', message: `repaired ${where}: pods 0 for every PriorityClass but the tiers ${tierNames(project).join(', ')}` });
+      } catch (err) {
+        failures.push(`repairing ${where}: ${describeError(err)}`);
       }
     }
   }

@@ -35,6 +35,8 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   Q7: { title: 'a namespace is not removed while pods run in it', change: 'move or stop the pods of that namespace before removing it from the Project in git' },
   F1: { title: 'a fleet budget declaration makes sense', change: 'fix spec.fleet as the message says (Projects are the platform team\'s, in git)' },
   F2: { title: 'a cluster grows beyond its share only with room the hub moved to it', change: 'ask for no more than this cluster\'s share, free room on the clusters the message names, or ask the platform team to raise spec.fleet.quota.hard in git' },
+  B1: { title: "a burst's declaration makes sense", change: 'ask the platform team to fix the burst in git: RFC 3339 from before until, a unique name, resources the project budgets, a declared namespace' },
+  B2: { title: 'a burst that has ended cannot be added or changed', change: 'keep the ended burst as it was (or remove it) and ask for a new burst, with a new name, in a pull request' },
   F3: { title: 'the hub stores only what a member may write to its share ledger', change: 'nothing a tenant changes: a member cluster\'s write to the hub was refused; tell the platform team (docs/fleet.md)' },
 };
 

@@ -9,7 +9,7 @@ import { podSecurityLabels } from './pod-security.js';
 import { byMetadataName } from '../order.js';
 import { validateDeclarations } from './offline.js';
 import { checkCostFits, checkProjectCost } from './rules/cost.js';
-import { checkEndedBursts } from './bursts.js';
+import { checkEndedBursts } from './rules/bursts.js';
 import { processNow } from '../clock.js';
 import {
   budgetOf,
@@ -29,7 +29,7 @@ import {
   type QuotaChange,
   type Resources,
 } from './resources.js';
-import { quotaTier } from './tiers.js';
+import { OTHER_TIERS, otherTiersExcluded, quotaTier } from './tiers.js';
 import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByGenerateName, projectByPrefix } from './rules/naming.js';
 import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
 import {
@@ -38,6 +38,7 @@ import {
   checkFits,
   checkMaxNamespaces,
   checkNewNamespaceCoverage,
+  checkOtherTiersScope,
   checkSoleCoverage,
   explainInUse,
   headroomWarnings,
@@ -396,6 +397,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     const required = privileged ? new Map([...scope.budget].filter(([r]) => before.has(r))) : scope.budget;
     violations.push(...checkCoverage({ ...scope, budget: required }, subject, after, ['spec', 'hard']));
   }
+  if (!privileged && quotaTier(object) === OTHER_TIERS) violations.push(...checkOtherTiersScope(scope, project, subject, otherTiersExcluded(object)));
   const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.

@@ -199,6 +199,13 @@ describe('a project budgeted per PriorityClass', () => {
     }, { what: `${b}: ${OTHER_TIERS_QUOTA_NAME} created again` });
   });
 
+  it('a tenant cannot widen the other-tiers quota to an undeclared class [Q2]', async () => {
+    const wider = await kubectl('alice', ['-n', b, 'patch', 'quota', OTHER_TIERS_QUOTA_NAME, '--type=merge', '-p', JSON.stringify({ spec: { scopeSelector: otherTiersScopeSelector([BATCH, PRODUCTION, UNDECLARED].sort()) } })], { reject: false });
+    expect(wider.exitCode).not.toBe(0);
+    expect(wider.stderr).toContain('[Q2]');
+    expect(wider.stderr).toContain(`leaves pods of ${UNDECLARED} without a quota`);
+  });
+
   it('the Project status shows the tier keys', async () => {
     await eventually(async () => {
       const live = JSON.parse((await kubectl('admin', ['get', 'project', PROJECT, '-o', 'json'])).stdout) as { status?: { allocated?: Record<string, string>; used?: Record<string, string> } };
@@ -206,5 +213,29 @@ describe('a project budgeted per PriorityClass', () => {
       expect(live.status?.allocated?.['pods@*']).toBe('0');
       expect(live.status?.used?.[`requests.cpu@${PRODUCTION}`]).toBe('500m');
     }, { what: 'tier keys in the status' });
+  });
+
+  it('a tier added to the Project: the controller repairs the other-tiers quota and creates the new tier quota; its pods are admitted', async () => {
+    await applyProject(PROJECT, {
+      quota: { hard: { 'requests.cpu': '20', pods: '100' } },
+      tiers: { [PRODUCTION]: { quota: { hard: { 'requests.cpu': '4' } } }, [BATCH]: { quota: { hard: { 'requests.cpu': '8' } } }, [UNDECLARED]: { quota: { hard: { 'requests.cpu': '2' } } } },
+      namespaceDefaults: {
+        quota: { hard: { 'requests.cpu': '4', pods: '20' } },
+        tiers: { [PRODUCTION]: { quota: { hard: { 'requests.cpu': '1' } } }, [BATCH]: { quota: { hard: { 'requests.cpu': '2' } } }, [UNDECLARED]: { quota: { hard: { 'requests.cpu': '1' } } } },
+      },
+    });
+    await eventually(async () => {
+      const others = await core().readNamespacedResourceQuota({ namespace: a, name: OTHER_TIERS_QUOTA_NAME });
+      expect(others.spec?.scopeSelector?.matchExpressions).toEqual(otherTiersScopeSelector([BATCH, PRODUCTION, UNDECLARED].sort()).matchExpressions);
+      const added = await core().readNamespacedResourceQuota({ namespace: a, name: tierQuotaName(UNDECLARED) });
+      expect(added.spec?.hard).toEqual({ 'requests.cpu': '1' });
+    }, { what: `${a}: other-tiers quota repaired and ${tierQuotaName(UNDECLARED)} created` });
+    await quotaReady(a, OTHER_TIERS_QUOTA_NAME);
+    await quotaReady(a, tierQuotaName(UNDECLARED));
+    // The apiserver's quota admission reads quotas from its own cache: retried until it has the repaired scope.
+    await eventually(async () => {
+      const now = await create('alice', a, pod('now-a-tier', '100m', UNDECLARED));
+      expect(now.exitCode, now.stderr).toBe(0);
+    }, { what: `a pod of ${UNDECLARED} admitted`, timeoutMs: 30_000 });
   });
 });

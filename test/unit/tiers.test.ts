@@ -167,6 +167,16 @@ describe('admission with tier keys', () => {
     expect(v.violations[0]!.message).toContain('a ResourceQuota scoped PriorityClass In [production] covering requests.cpu');
   });
 
+  it('Q2: an other-tiers quota may leave out only declared tiers (an admin may write any)', () => {
+    const wider = aQuota('ml-a', { pods: '0' }, { name: 'tenantgate-quota-other-tiers', spec: { scopeSelector: otherTiersScopeSelector(['batch', 'best-effort', 'production', 'urgent']) } });
+    const v = reviewResourceQuota(reviewContext(OWNER, snapshot()), 'UPDATE', 'ml-a', wider, otherTiers('ml-a'));
+    expect(v.violations.map((x) => x.rule)).toEqual(['Q2']);
+    expect(v.violations[0]!.message).toBe('ResourceQuota ml-a/tenantgate-quota-other-tiers is scoped PriorityClass NotIn [batch, best-effort, production, urgent], which leaves pods of urgent without a quota, but project ml budgets pods@* = 0 (pods of a PriorityClass that is no tier): the other-tiers quota may leave out only the declared tiers (batch, best-effort, production)');
+    const narrower = aQuota('ml-a', { pods: '0' }, { name: 'tenantgate-quota-other-tiers', spec: { scopeSelector: otherTiersScopeSelector(['production']) } });
+    expect(reviewResourceQuota(reviewContext(OWNER, snapshot()), 'UPDATE', 'ml-a', narrower, otherTiers('ml-a')).violations).toEqual([]);
+    expect(reviewResourceQuota(reviewContext(ADMIN, snapshot()), 'UPDATE', 'ml-a', wider, otherTiers('ml-a')).violations).toEqual([]);
+  });
+
   it('a new namespace counts with its tier defaults: [Q1] when the tier has no room for them', () => {
     const full = MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' })], quotas: fullNamespace('ml-a', '19') });
     const v = reviewNamespace(reviewContext(OWNER, full), 'CREATE', aNamespace('ml-c', { project: 'ml' }), undefined);
@@ -207,6 +217,15 @@ describe('render and the controller', () => {
     const fine = planDefaultQuotas(ml(), MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-c', { project: 'ml' })] }), '');
     expect(fine.create.map((c) => c.name ?? 'tenantgate-quota')).toEqual(['tenantgate-quota-batch', 'tenantgate-quota-other-tiers', 'tenantgate-quota-production', 'tenantgate-quota']);
     expect(formatResources(clusterShares(snap, ml(), '')[0]!.resources)['requests.cpu@production']).toBe('19');
+    expect(plan.replace).toEqual([]);
+  });
+
+  it('the controller repairs an other-tiers quota whose scope no longer leaves out exactly the tiers', () => {
+    const old = { ...aQuota('ml-a', { pods: '0' }, { name: 'tenantgate-quota-other-tiers', spec: { scopeSelector: otherTiersScopeSelector(['production']) } }), metadata: { name: 'tenantgate-quota-other-tiers', namespace: 'ml-a', resourceVersion: '7' } };
+    const quotas = [...fullNamespace('ml-a').filter((q) => q.metadata.name !== 'tenantgate-quota-other-tiers'), old];
+    const plan = planDefaultQuotas(ml(), MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' })], quotas }), '');
+    expect(plan.create).toEqual([]);
+    expect(plan.replace).toEqual([{ ...old, spec: { hard: { pods: '0' }, scopeSelector: otherTiersScopeSelector(['batch', 'best-effort', 'production']) } }]);
   });
 });
 

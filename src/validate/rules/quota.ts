@@ -7,7 +7,7 @@ import { signOfSum } from '../../quantity/sign-of-sum.js';
 import { namespaceIsTerminating, namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
-import { isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
+import { isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_PODS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
 
 const ZERO = Quantity.zero();
 
@@ -189,6 +189,24 @@ export function checkNewNamespaceCoverage(scope: BudgetScope, project: Project, 
       rule: 'Q2',
       path: ['metadata', 'name'],
       message: `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}, but ${sources.join(' and ')} ${sources.length === 1 ? 'does' : 'do'} not cover ${missing.length === 1 ? 'it' : 'them'}; the platform team must declare ${declare.join(' and ')} in Project ${scope.project}`,
+    },
+  ];
+}
+
+/**
+ * Q2 for the other-tiers quota (tiers.ts): a tenant's quota counted under `pods@*` must leave out
+ * (`NotIn`) only declared tiers, or pods of the classes it also leaves out would be bounded by no tier
+ * and not refused. Leaving out fewer only refuses a tier's pods (the tenant's own loss).
+ */
+export function checkOtherTiersScope(scope: BudgetScope, project: Project, subject: string, excluded: readonly string[]): Violation[] {
+  const tiers = new Set(tierNames(project));
+  const extra = excluded.filter((c) => !tiers.has(c)).sort();
+  if (extra.length === 0) return [];
+  return [
+    {
+      rule: 'Q2',
+      path: ['spec', 'scopeSelector'],
+      message: `${subject} is scoped PriorityClass NotIn [${excluded.join(', ')}], which leaves pods of ${extra.join(', ')} without a quota, but ${where(scope)} budgets ${OTHER_TIERS_PODS} = 0 (pods of a PriorityClass that is no tier): the other-tiers quota may leave out only the declared tiers (${[...tiers].sort().join(', ')})`,
     },
   ];
 }
