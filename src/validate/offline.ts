@@ -10,7 +10,7 @@ import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDecl
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
 import { checkCostDeclaration, checkProjectCost } from './rules/cost.js';
-import { checkBurstDeclarations, checkEndedBursts } from './bursts.js';
+import { checkBurstDeclarations, checkEndedBursts } from './rules/bursts.js';
 import { processNow } from '../clock.js';
 import { checkLimitRangeKeys, checkQuotaKeys } from './rules/quota-keys.js';
 import { checkTenantImmutable } from './rules/tenancy.js';

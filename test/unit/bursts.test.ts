@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { activeBursts, burstPhase, checkBurstDeclarations, checkEndedBursts, classifyBursts, namespaceRaise, nextTransition, withActiveBursts } from '../../src/validate/bursts.js';
+import { activeBursts, burstPhase, classifyBursts, namespaceRaise, nextTransition, withActiveBursts } from '../../src/validate/bursts.js';
+import { checkBurstDeclarations, checkEndedBursts } from '../../src/validate/rules/bursts.js';
 import { budgetList, budgetOf } from '../../src/validate/resources.js';
 import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
 import { parseInstant } from '../../src/clock-file.js';
