@@ -29,7 +29,7 @@ export function program(): Command {
     .command('validate')
     .description('check Project files offline (pre-commit, CI); findings as file:line:col: [RULE] message')
     .argument('<paths...>', 'files or directories')
-    .option('--config <file>', 'tenantgate.yaml (default: ./tenantgate.yaml, else the first directory argument\'s, else the built-in defaults)')
+    .option('--config <file>', 'tenantgate.yaml (default: ./tenantgate.yaml, else the one in or next to the first argument that has one, else the built-in defaults)')
     .option('--base <ref>', 'compare with the files at this git revision (T1)')
     .option('--previous <path>', 'compare with this file or directory on disk (T1; repeatable)', (value: string, previous: string[]) => [...previous, value], [] as string[])
     .addOption(new Option('--output <format>', 'findings as text on stderr or JSON on stdout').choices(['text', 'json']).default('text'))

@@ -1,7 +1,7 @@
 /** Reads the configuration file from disk (the I/O edge of config.ts). */
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { ConfigError, DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from './config.js';
 
 export interface LoadOptions {
@@ -34,15 +34,16 @@ export async function loadConfig(path: string | undefined, options: LoadOptions 
 /**
  * The tenantgate.yaml `tenantgate validate` reads without --config, as render and plan read DIR/tenantgate.yaml:
  * ./tenantgate.yaml (a GitOps repository's root, where pre-commit runs), else the one in the first
- * directory argument that has one; undefined: the built-in defaults. Without it a Project's
- * spec.costBudget could not be priced offline (C1, docs/budgets.md#cost).
+ * argument that is a directory holding one or a file next to one; undefined: the built-in defaults.
+ * Without it a Project's spec.costBudget could not be priced offline (C1, docs/budgets.md#cost).
  */
 export function discoverConfig(paths: readonly string[], cwd = process.cwd()): string | undefined {
   const here = join(cwd, 'tenantgate.yaml');
   if (existsSync(here)) return here;
   for (const path of paths) {
-    const inDir = join(path, 'tenantgate.yaml');
-    if (existsSync(path) && statSync(path).isDirectory() && existsSync(inDir)) return inDir;
+    if (!existsSync(path)) continue;
+    const candidate = join(statSync(path).isDirectory() ? path : dirname(path), 'tenantgate.yaml');
+    if (existsSync(candidate)) return candidate;
   }
   return undefined;
 }

@@ -2,7 +2,11 @@
  * Cost (docs/budgets.md#cost): the price sheet in tenantgate.yaml, exact monthly costs, money as people
  * read it, and C1 offline, in the webhook's rules and across replicas sharing the headroom ledger.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { discoverConfig } from '../../src/config/load.js';
 import { ConfigError, DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../../src/config/config.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota, type ReviewContext } from '../../src/validate/admission.js';
@@ -259,6 +263,26 @@ describe('C1 across replicas sharing the headroom ledger', () => {
         expect(admitted).toBe(10);
         expect(new Set(refused)).toEqual(new Set(['C1']));
       } else expect(admitted).toBe(20);
+    }
+  });
+});
+
+describe('tenantgate validate without --config finds the price sheet (discoverConfig)', () => {
+  it('./tenantgate.yaml first, else the one in or next to the first argument that has one, else none', () => {
+    const root = mkdtempSync(join(tmpdir(), 'tg-discover-'));
+    try {
+      mkdirSync(join(root, 'repo', 'projects'), { recursive: true });
+      writeFileSync(join(root, 'repo', 'projects', 'ml.yaml'), '');
+      expect(discoverConfig([join(root, 'repo', 'projects', 'ml.yaml'), join(root, 'repo')], root)).toBeUndefined();
+      writeFileSync(join(root, 'repo', 'tenantgate.yaml'), PRICING);
+      expect(discoverConfig([join(root, 'repo')], root)).toBe(join(root, 'repo', 'tenantgate.yaml'));
+      expect(discoverConfig([join(root, 'repo', 'projects', 'ml.yaml')], root)).toBeUndefined();
+      writeFileSync(join(root, 'repo', 'projects', 'tenantgate.yaml'), PRICING);
+      expect(discoverConfig([join(root, 'nothing-here.yaml'), join(root, 'repo', 'projects', 'ml.yaml')], root)).toBe(join(root, 'repo', 'projects', 'tenantgate.yaml'));
+      // where pre-commit runs: the repository's root
+      expect(discoverConfig(['projects/ml.yaml'], join(root, 'repo'))).toBe(join(root, 'repo', 'tenantgate.yaml'));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
