@@ -63,7 +63,8 @@ function appliedNamespace(live: NamespaceObject | undefined, applied: NamespaceO
 function appliedQuota(live: ResourceQuotaObject | undefined, applied: ResourceQuotaObject): ResourceQuotaObject {
   const hard = applied.spec?.hard ?? {};
   const used = live?.status?.used;
-  return { ...(live ?? applied), metadata: { ...(live?.metadata ?? applied.metadata) }, spec: { ...(live?.spec ?? {}), hard }, status: { hard, ...(used ? { used } : {}) } };
+  // The applied scope too: a tier quota is scoped by PriorityClass (docs/budgets.md#priority-tiers).
+  return { ...(live ?? applied), metadata: { ...(live?.metadata ?? applied.metadata) }, spec: { ...(live?.spec ?? {}), ...applied.spec, hard }, status: { hard, ...(used ? { used } : {}) } };
 }
 
 function projectOf(p: Project): Project {

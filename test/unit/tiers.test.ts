@@ -8,6 +8,7 @@ import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/f
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
 import { headroomText } from '../../src/kubectl/format.js';
+import { planChange } from '../../src/plan/plan.js';
 import { renderProjectsLazily } from '../../src/render/render.js';
 import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
 import { reviewNamespace, reviewResourceQuota } from '../../src/validate/admission.js';
@@ -246,5 +247,19 @@ describe('the budget as status, view, plan and the plugin read it', () => {
     ]);
     const text = headroomText(json, 100);
     expect(text).toMatch(/requests\.cpu@production .* 18\/20 +7 +2/);
+  });
+});
+
+describe('plan with tiers', () => {
+  it('adding tiers to a live project: the tier keys before → after, and [Q1] when the declared tier quotas do not fit the tier', () => {
+    const base = aProject('ml', { quota: { hard: { 'requests.cpu': '80', pods: '100' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', pods: '20' } } }, namespaces: [{ name: 'ml-a' }, { name: 'ml-b' }] });
+    const after = ml({ namespaces: [{ name: 'ml-a', tiers: { production: { quota: { hard: { 'requests.cpu': '19' } } } } }, { name: 'ml-b' }] });
+    const live = { cluster: 'local', projects: [base], namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-b', { project: 'ml' })], quotas: [aQuota('ml-a', { 'requests.cpu': '4', pods: '20' }), aQuota('ml-b', { 'requests.cpu': '4', pods: '20' })] };
+    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [base] }, after: [after], live: [live] });
+    const e = plan.entries.find((x) => x.project === 'ml')!;
+    expect(e.resources.find((r) => r.resource === 'requests.cpu@production')).toMatchObject({ budgetAfter: '20', allocatedAfter: '21' });
+    expect(e.resources.find((r) => r.resource === 'pods')).toMatchObject({ allocatedBefore: '40', allocatedAfter: '40' });
+    expect(e.findings.map((f) => [f.rule, f.object])).toEqual([['Q1', 'Project ml']]);
+    expect(e.findings[0]!.message).toContain('requests.cpu@production 21 but the budget is 20');
   });
 });
