@@ -45,9 +45,11 @@ function windows(bursts: readonly Burst[]): ReadonlyArray<Window | undefined> {
 }
 
 /** The project's bursts (none when spec.bursts is absent or not a list). */
+const NO_BURSTS: readonly Burst[] = Object.freeze([]);
+
 export function bursts(project: Project): readonly Burst[] {
   const list = project.spec?.bursts;
-  return Array.isArray(list) ? list : [];
+  return Array.isArray(list) ? list : NO_BURSTS;
 }
 
 /** Where a burst stands at `at`; a burst whose window is not valid (B1) is never active and counts as ended. */
