@@ -37,7 +37,10 @@ function synced(cluster: string, projects: Project[]): LiveState {
     if (o.kind === 'ResourceQuota') {
       const q = o as unknown as ResourceQuotaObject;
       const hard = q.spec!.hard!;
-      quotas.push({ ...q, status: { hard, used: { 'requests.cpu': '100m', pods: '1' } } });
+      const used: Record<string, string> = { 'requests.cpu': '100m', pods: '1' };
+      // A tier quota (docs/budgets.md#priority-tiers) reports only what it counts: no pods in the other-tiers quota (pods 0).
+      const reported = q.spec!.scopeSelector ? Object.fromEntries(Object.entries(used).filter(([r]) => Object.hasOwn(hard, r) && String(hard[r]) !== '0')) : used;
+      quotas.push({ ...q, status: { hard, used: reported } });
     }
   }
   return { cluster, projects, namespaces, quotas };

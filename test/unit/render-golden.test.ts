@@ -92,14 +92,17 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
       const ns = o.metadata.namespace!;
       if (groups[groups.length - 1] !== ns) groups.push(ns);
       const prev = rest[i - 1];
-      if (prev && prev.metadata.namespace === ns) expect(kindOrder.indexOf(o.kind)).toBeGreaterThan(kindOrder.indexOf(prev.kind));
+      // Several ResourceQuotas in a namespace of a project with priority tiers (its tier quotas), sorted by name.
+      if (prev && prev.metadata.namespace === ns && prev.kind === o.kind) expect(o.kind === 'ResourceQuota' && prev.metadata.name < o.metadata.name).toBe(true);
+      else if (prev && prev.metadata.namespace === ns) expect(kindOrder.indexOf(o.kind)).toBeGreaterThan(kindOrder.indexOf(prev.kind));
     });
     expect(groups).toEqual(namespaces.map((n) => n.metadata.name));
     for (const o of all) expect(o.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('tenantgate');
     for (const o of rest) {
       expect(o.metadata.labels?.['tenantgate.io/project']).toBe(namespaces.find((n) => n.metadata.name === o.metadata.namespace)!.metadata.labels!['tenantgate.io/project']);
       if (o.kind === 'RoleBinding') expect(o.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tenantgate-project-owner' });
-      if (o.kind === 'ResourceQuota') expect(o.metadata.name).toBe('tenantgate-quota');
+      // tenantgate-quota, and with priority tiers (project reports) tenantgate-quota-<tier> and tenantgate-quota-other-tiers.
+      if (o.kind === 'ResourceQuota') expect(o.metadata.name).toMatch(o.metadata.namespace!.startsWith('reports-') ? /^tenantgate-quota(-production|-other-tiers)?$/ : /^tenantgate-quota$/);
     }
   });
 });
