@@ -28,7 +28,7 @@
 import * as k8s from '@kubernetes/client-node';
 import express from 'express';
 import { createServer } from 'node:https';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
@@ -354,7 +354,8 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', stop);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// The script's real path: import.meta.url resolves symlinks (a .cache/ linked elsewhere), argv[1] does not.
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   serve(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`webhook-server: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exit(1);
