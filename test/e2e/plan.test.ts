@@ -17,7 +17,7 @@ import type { RunningController } from '../../src/controller/controller.js';
 import type { Plan } from '../../src/plan/types.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
-import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import { EXAMPLE_PRICING, installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { startTestController } from '../support/controller-kit.js';
@@ -42,13 +42,15 @@ let webText = '';
 
 /** examples/gitops with every project and namespace name prefixed by this run's, labelled for this run's controller. */
 async function renamedExamples(): Promise<Record<string, string>> {
-  const files: Record<string, string> = { 'gitops/tenantgate.yaml': stringify({ clusterName: '', namespacePrefix: '{project}-' }) };
+  // The example's price sheet: Project ml has a costBudget, which render refuses without one (C1).
+  const files: Record<string, string> = { 'gitops/tenantgate.yaml': stringify({ clusterName: '', namespacePrefix: '{project}-', pricing: EXAMPLE_PRICING }) };
   for (const file of ['acme.yaml', 'globex.yaml', 'initech.yaml']) {
     const docs = parseAllDocuments(await readFile(join(REPO_ROOT, 'examples', 'gitops', file), 'utf8')).map((d) => d.toJS() as Project);
     for (const p of docs) {
       projects.push(T(p.metadata.name!));
       p.metadata = { name: T(p.metadata.name!), labels: { [SELECTOR]: RUN } };
       for (const ns of p.spec.namespaces ?? []) ns.name = T(ns.name);
+      for (const burst of p.spec.bursts ?? []) if (burst.namespace) burst.namespace = T(burst.namespace);
     }
     files[`gitops/${file}`] = docs.map((d) => stringify(d)).join('---\n');
   }
