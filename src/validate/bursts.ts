@@ -26,22 +26,32 @@ interface Window {
 }
 
 /**
- * The parsed windows of a bursts list, by list identity (lists from the watch caches are replaced,
- * never edited), so a decision parses no date: the webhook's hot path.
+ * Per bursts list (lists from the watch caches are replaced, never edited): the parsed windows, so a
+ * decision parses no date, and the raised budgets already built, by budget list and active set, with
+ * the last one handed out in front (the webhook's hot path: one WeakMap lookup and three comparisons).
  */
-const windowsOf = new WeakMap<readonly Burst[], ReadonlyArray<Window | undefined>>();
+interface ListEntry {
+  windows: ReadonlyArray<Window | undefined>;
+  byBudget: WeakMap<ResourceList, Map<number | string, ResourceList>>;
+  last?: { budget: ResourceList; key: number | string; out: ResourceList };
+}
+const entries = new WeakMap<readonly Burst[], ListEntry>();
 
-function windows(bursts: readonly Burst[]): ReadonlyArray<Window | undefined> {
-  let w = windowsOf.get(bursts);
-  if (!w) {
-    w = bursts.map((b) => {
+function entryOf(bursts: readonly Burst[]): ListEntry {
+  let e = entries.get(bursts);
+  if (!e) {
+    const windows = bursts.map((b) => {
       const from = instantOf(b?.from);
       const until = instantOf(b?.until);
       return from !== undefined && until !== undefined && from < until ? { from, until } : undefined;
     });
-    windowsOf.set(bursts, w);
+    entries.set(bursts, (e = { windows, byBudget: new WeakMap() }));
   }
-  return w;
+  return e;
+}
+
+function windows(bursts: readonly Burst[]): ReadonlyArray<Window | undefined> {
+  return entryOf(bursts).windows;
 }
 
 /** The project's bursts (none when spec.bursts is absent or not a list). */
@@ -94,12 +104,6 @@ export function nextTransition(project: Project, at: number): number | undefined
 }
 
 /**
- * Raised budgets by bursts list, then by the budget they raise, then by the set of active bursts
- * (a bit per burst index): the same inputs give the same object, so resources.ts parses it once.
- */
-const raised = new WeakMap<readonly Burst[], WeakMap<ResourceList, Map<number | string, ResourceList>>>();
-
-/**
  * The budget list with the bursts active at `at` on `cluster` added: the same object when none is
  * active (no allocation), and the same object for the same project spec, budget and active set.
  * A burst adds only to resources the budget has (B1 refuses others).
@@ -107,8 +111,9 @@ const raised = new WeakMap<readonly Burst[], WeakMap<ResourceList, Map<number | 
 export function withActiveBursts(project: Project, cluster: string, budget: ResourceList, at: number): ResourceList {
   const list = bursts(project);
   if (list.length === 0) return budget;
-  const w = windows(list);
-  // The active set as a number (exact up to 52 bursts), else as a string; no allocation in the first case.
+  const entry = entryOf(list);
+  const w = entry.windows;
+  // The active set as a number (a bit per burst, exact up to 52 bursts), else as a string; no allocation in the first case.
   let mask = 0;
   let key: number | string = 0;
   for (let i = 0; i < list.length; i++) {
@@ -118,14 +123,14 @@ export function withActiveBursts(project: Project, cluster: string, budget: Reso
     else key = `${typeof key === 'string' ? key : ''},${i}`;
   }
   if (mask === 0 && key === 0) return budget;
-  if (typeof key === 'string') key = `${mask}${key}`;
-  else key = mask;
-  let byBudget = raised.get(list);
-  if (!byBudget) raised.set(list, (byBudget = new WeakMap()));
-  let byActive = byBudget.get(budget);
-  if (!byActive) byBudget.set(budget, (byActive = new Map()));
+  key = typeof key === 'string' ? `${mask}${key}` : mask;
+  const last = entry.last;
+  if (last && last.budget === budget && last.key === key) return last.out;
+  let byActive = entry.byBudget.get(budget);
+  if (!byActive) entry.byBudget.set(budget, (byActive = new Map()));
   let out = byActive.get(key);
   if (!out) byActive.set(key, (out = addBursts(budget, list.filter((b, i) => w[i] && burstApplies(b, cluster) && at >= w[i]!.from && at < w[i]!.until))));
+  entry.last = { budget, key, out };
   return out;
 }
 
