@@ -111,7 +111,7 @@ describe('promtool', () => {
     const dir = await workDir(groups);
     const r = await execa(promtool, ['check', 'rules', join(dir, 'tenantgate-rules.yaml')], { reject: false });
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain('SUCCESS: 8 rules found');
+    expect(r.stdout).toContain('SUCCESS: 10 rules found');
   });
 
   it('every alert has a test where it fires and one where it stays silent', async () => {
