@@ -439,6 +439,14 @@ export function reviewSubresource(ctx: ReviewContext, kind: 'Namespace' | 'Resou
 // Projects
 // ---------------------------------------------------------------------------------------------
 
+/** Whether `after` budgets less of `resource` than `before` did (or a resource `before` did not budget; or no resource named). */
+function lowersBudget(before: Resources, after: Resources, resource: string | number | undefined): boolean {
+  if (typeof resource !== 'string') return true;
+  const b = before.get(resource);
+  const a = after.get(resource);
+  return !b || !a || a.cmp(b) < 0;
+}
+
 export function reviewProject(ctx: ReviewContext, operation: Operation, object: Project | undefined, oldObject: Project | undefined): Verdict {
   const name = (object ?? oldObject)?.metadata?.name ?? '';
   // The garbage collector removes `foregroundDeletion` (and orphan) finalizers from a Project an
@@ -460,7 +468,10 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   const scope = scopeOf(ctx, object);
   if (scope.budget.size > 0) {
     const shares = clusterShares(ctx.snapshot, object, ctx.config.clusterName, { pending: ctx.pending });
-    violations.push(...checkBudget(scope, shares));
+    // On UPDATE, Q1 judges what the update lowers: a project already over a budget the update leaves as
+    // it was (a burst ended while pods still use its room, docs/budgets.md#bursts) may still be edited.
+    const before = oldObject ? budgetOf(oldObject, scope.cluster) : undefined;
+    violations.push(...checkBudget(scope, shares).filter((v) => !before || lowersBudget(before, scope.budget, v.path?.at(-1))));
     // C1 over the live namespaces (self-service ones included), unless validateDeclarations found the declared ones over already.
     if (ctx.config.pricing && !violations.some((v) => v.rule === 'C1')) violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
   }
