@@ -131,6 +131,7 @@ describe('a burst on the real control plane, on a test clock', () => {
     const grown = await kubectl('alice', ['-n', BATCH, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"requests.cpu":"3"}}}'], { reject: false });
     expect(grown.exitCode, grown.stderr).toBe(0);
     await eventually(async () => expect(condition(await project(), 'BurstEnded')).toMatchObject({ status: 'False', reason: 'Active' }), { what: 'BurstEnded: Active' });
+    expect(await controller.metrics.registry.getSingleMetricAsString('tenantgate_project_burst_ends_in_seconds')).toContain('tenantgate_project_burst_ends_in_seconds{project="bst",tenant="acme",cluster="",burst="peak"} 86400');
     const managers = (await core().readNamespacedResourceQuota({ namespace: SERVING, name: GUARD })).metadata?.managedFields?.map((f) => f.manager);
     expect(managers).toContain('tenantgate-burst'); // what Argo CD's ignoreDifferences names (docs/argocd.md)
 

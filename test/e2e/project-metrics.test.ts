@@ -20,6 +20,9 @@ import { installBase, startLocalWebhook, type LocalWebhook } from '../support/de
 import { dashboardQueries, exportedNames, metricNames, renderedRuleGroups } from '../support/monitoring.js';
 import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 
+
+/** The bursts' series (src/controller/burst-metrics.ts), checked with a burst by test/e2e/bursts.test.ts. */
+const isBurstSeries = (n: string) => n.startsWith('tenantgate_project_burst_') || n === 'tenantgate_project_over_budget_after_burst';
 const RUN = uniqueName('pm');
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
 const HOLD = 'e2e.tenantgate.io/hold';
@@ -273,12 +276,13 @@ describe('the dashboard and the alerts use only exported metrics', () => {
       const names = metricNames(q.expr);
       if (names.size === 0) missing.push(`${q.panel}: selects no metric: ${q.expr}`);
       // The cost series need tenantgate.yaml's pricing, which this controller runs without: test/e2e/cost-budget.test.ts checks them.
-      for (const n of names) if (!exported.has(n) && !n.startsWith('tenantgate_project_cost_')) missing.push(`${q.panel}: ${n}`);
+      // The burst series exist only while a project has a burst (and one ends with pods above it): test/e2e/bursts.test.ts checks them.
+      for (const n of names) if (!exported.has(n) && !n.startsWith('tenantgate_project_cost_') && !isBurstSeries(n)) missing.push(`${q.panel}: ${n}`);
     }
     // Prometheus itself makes `up`; everything else comes from tenantgate.
     // The fleet groups select series only a fleet member's controller exports: test/e2e/fleet-giveback.test.ts checks those.
     for (const group of (await renderedRuleGroups(await helmBinary())).filter((g) => !g.name.startsWith('tenantgate.fleet'))) {
-      for (const rule of group.rules) for (const n of metricNames(rule.expr)) if (n !== 'up' && !exported.has(n)) missing.push(`alert ${rule.alert}: ${n}`);
+      for (const rule of group.rules) for (const n of metricNames(rule.expr)) if (n !== 'up' && !exported.has(n) && !isBurstSeries(n)) missing.push(`alert ${rule.alert}: ${n}`);
     }
     expect(missing).toEqual([]);
     // The dashboard covers what it promises: budget use, headroom, denials by rule, admission latency.
