@@ -36,13 +36,6 @@ export function isTierKey(key: string): boolean {
   return key.includes(TIER_SEPARATOR);
 }
 
-/** A key as people read it: `requests.cpu@production` → `requests.cpu (tier production)`, `pods@*` → `pods (other PriorityClasses)`. */
-export function describeKey(key: string): string {
-  const { resource, tier } = splitTierKey(key);
-  if (tier === undefined) return key;
-  return tier === OTHER_TIERS ? `${resource} (other PriorityClasses)` : `${resource} (tier ${tier})`;
-}
-
 /** The declared tiers of a project, sorted (none when it declares none). */
 export function tierNames(project: Project): string[] {
   const tiers = project.spec.tiers;
@@ -100,7 +93,7 @@ export function withTierDefaults(project: Project, base: ResourceList | undefine
  * The tier quotas a namespace is to have: its declared `tiers`, else `namespaceDefaults.tiers`, per
  * tier (a declared namespace's tier replaces that tier's default; the other tiers keep theirs).
  */
-export function namespaceTiers(project: Project, declared: DeclaredNamespace | undefined): PriorityTiers {
+function namespaceTiers(project: Project, declared: DeclaredNamespace | undefined): PriorityTiers {
   const out: PriorityTiers = {};
   const defaults = project.spec.namespaceDefaults?.tiers ?? {};
   const own = declared?.tiers ?? {};
