@@ -1,10 +1,11 @@
 /**
  * The test hook for time (docs/adr/0053-bursts.md): TENANTGATE_TEST_CLOCK_FILE names a file holding
- * one RFC 3339 instant; a process started with it decides budgets at that instant (frozen) and follows
- * the file when a test rewrites it. Never set by the chart: it exists so tests move a process's time
- * across a burst's `from` and `until` without sleeping.
+ * one RFC 3339 instant; a process started with it decides budgets at that instant plus the real time
+ * elapsed since the file was written (its mtime), and follows the file when a test rewrites it. So a
+ * test jumps to just before a burst's `from` or `until` and lets the process cross it on its own.
+ * Never set by the chart: it exists so tests move a process's time without sleeping for hours.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { setProcessClock, systemClock, type Clock } from './clock.js';
 
 export const TEST_CLOCK_ENV = 'TENANTGATE_TEST_CLOCK_FILE';
@@ -20,21 +21,30 @@ export function parseInstant(text: string, source: string): number {
   return ms;
 }
 
-/** A clock at the instant the file holds, read again at most every REREAD_MS; a read that fails keeps the last instant. */
+function readClockFile(path: string): { at: number; writtenAt: number } {
+  const writtenAt = statSync(path).mtimeMs;
+  return { at: parseInstant(readFileSync(path, 'utf8'), path), writtenAt };
+}
+
+/**
+ * A clock at the file's instant when it was written, running at real speed since; the file is read
+ * again at most every REREAD_MS, and a read that fails keeps the last value (a test writing the file).
+ */
 export function fileClock(path: string): Clock {
-  let at = parseInstant(readFileSync(path, 'utf8'), path);
+  let base = readClockFile(path);
   let readAt = Date.now();
   return {
     now: () => {
-      if (Date.now() - readAt >= REREAD_MS) {
-        readAt = Date.now();
+      const real = Date.now();
+      if (real - readAt >= REREAD_MS) {
+        readAt = real;
         try {
-          at = parseInstant(readFileSync(path, 'utf8'), path);
+          base = readClockFile(path);
         } catch {
-          // a test writing the file: keep the last instant
+          // keep the last instant
         }
       }
-      return at;
+      return base.at + Math.max(0, real - base.writtenAt);
     },
   };
 }

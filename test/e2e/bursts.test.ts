@@ -1,7 +1,9 @@
 /**
  * Bursts (docs/budgets.md#bursts) on the real control plane: a `tenantgate webhook` process and the
- * controller decide at a clock the test moves (the test hook TENANTGATE_TEST_CLOCK_FILE, src/clock-file.ts),
- * so a two-day burst starts and ends in seconds. Before `from` a growth beyond the budget is refused
+ * controller decide at a clock the test moves (the test hook TENANTGATE_TEST_CLOCK_FILE, src/clock-file.ts:
+ * the file's instant plus the real time since it was written), so a two-day burst starts and ends in
+ * seconds. The test puts the clock two seconds before `from` and `until` and lets the controller's
+ * requeue at the next transition do the rest (its resync is an hour). Before `from` a growth beyond the budget is refused
  * [Q1]; inside the window it is admitted and the controller raises the namespace's quota; after
  * `until` the controller lowers it, never below what its pods use (condition, Event and metric say
  * what runs above), and fully once the pods are gone; the ended burst cannot be changed [B2].
@@ -27,7 +29,8 @@ const SERVING = 'bst-serving';
 const BATCH = 'bst-batch';
 
 const BEFORE = '2026-11-30T00:00:00Z';
-const DURING = '2026-12-02T00:00:00Z';
+const JUST_BEFORE_FROM = '2026-11-30T23:59:58Z';
+const JUST_BEFORE_UNTIL = '2026-12-02T23:59:58Z';
 const AFTER = '2026-12-04T00:00:00Z';
 
 const bursts = (until = '2026-12-03T00:00:00Z') => [
@@ -49,10 +52,16 @@ let clockFile: string;
 const previousClock = getProcessClock();
 const core = () => kubeConfig('admin').makeApiClient(k8s.CoreV1Api);
 
-/** Moves every process's clock (written whole, then renamed: a reader never sees half an instant). */
+/** Moves every process's clock (written whole, then renamed: a reader never sees half an instant); waits until the processes have read it. */
 async function setClock(instant: string): Promise<void> {
   await writeFile(`${clockFile}.tmp`, `${instant}\n`);
   await rename(`${clockFile}.tmp`, clockFile);
+  await new Promise((r) => setTimeout(r, 300));
+}
+
+/** One write to the Project, so the controller reconciles it now (and computes its requeue from the new clock). */
+async function poke(value: string): Promise<void> {
+  await kubectl('admin', ['annotate', '--overwrite', 'project', NAME, `e2e.tenantgate.io/poke=${value}`]);
 }
 
 async function hardOf(namespace: string): Promise<{ hard: Record<string, string>; annotations: Record<string, string> }> {
@@ -82,12 +91,12 @@ beforeAll(async () => {
   process.env[TEST_CLOCK_ENV] = clockFile;
   webhooks = await startWebhookReplicas(info, certs, {}, { name: 'bursts-webhook', count: 1 });
   delete process.env[TEST_CLOCK_ENV];
-  // The controller runs in this process: the same file is its clock; a resync every second follows the moves.
+  // The controller runs in this process: the same file is its clock. No resync within the test: only events and its requeue at a burst's start or end.
   const clock = fileClock(clockFile);
   setProcessClock(clock);
   controller = await startController({
     kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
-    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 1 },
+    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 3600 },
     leaderElection: false,
     clock,
     log: (m) => {
@@ -121,8 +130,10 @@ describe('a burst on the real control plane, on a test clock', () => {
     expect(early.exitCode).not.toBe(0);
     expect(early.stderr).toContain('[Q1] ResourceQuota bst-batch/tenantgate-quota asks requests.cpu 3, project bst has 4 of which 2 are allocated to other namespaces: at most 2 fits');
 
-    // Into the window: the budget is 4 + 4 + 2 = 10. The controller raises serving to 2 + 4; batch may grow to 3.
-    await setClock(DURING);
+    // Two seconds before from, a reconcile requeues at from; then the budget is 4 + 4 + 2 = 10, the
+    // controller raises serving to 2 + 4, and batch may grow to 3.
+    await setClock(JUST_BEFORE_FROM);
+    await poke('before-from');
     await eventually(async () => {
       const q = await hardOf(SERVING);
       expect(q.hard['requests.cpu']).toBe('6');
@@ -131,7 +142,9 @@ describe('a burst on the real control plane, on a test clock', () => {
     const grown = await kubectl('alice', ['-n', BATCH, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"requests.cpu":"3"}}}'], { reject: false });
     expect(grown.exitCode, grown.stderr).toBe(0);
     await eventually(async () => expect(condition(await project(), 'BurstEnded')).toMatchObject({ status: 'False', reason: 'Active' }), { what: 'BurstEnded: Active' });
-    expect(await controller.metrics.registry.getSingleMetricAsString('tenantgate_project_burst_ends_in_seconds')).toContain('tenantgate_project_burst_ends_in_seconds{project="bst",tenant="acme",cluster="",burst="peak"} 86400');
+    const endsIn = /tenantgate_project_burst_ends_in_seconds\{project="bst",tenant="acme",cluster="",burst="peak"\} ([0-9.e+]+)/.exec(await controller.metrics.registry.getSingleMetricAsString('tenantgate_project_burst_ends_in_seconds'));
+    expect(Number(endsIn?.[1])).toBeGreaterThan(172_700); // two days less the seconds since from
+    expect(Number(endsIn?.[1])).toBeLessThanOrEqual(172_800);
     const managers = (await core().readNamespacedResourceQuota({ namespace: SERVING, name: GUARD })).metadata?.managedFields?.map((f) => f.manager);
     expect(managers).toContain('tenantgate-burst'); // what Argo CD's ignoreDifferences names (docs/argocd.md)
 
@@ -142,8 +155,10 @@ describe('a burst on the real control plane, on a test clock', () => {
     }
     await eventually(async () => expect((await core().readNamespacedResourceQuota({ namespace: SERVING, name: GUARD })).status?.used?.['requests.cpu']).toBe('5'), { what: 'serving uses 5 CPU' });
 
-    // Past until: lowered to what is used (5), not to the declared 2; reported as a condition, an Event, a metric.
-    await setClock(AFTER);
+    // Two seconds before until, a reconcile requeues at until; then the quota is lowered to what is
+    // used (5), not to the declared 2, and a condition, an Event and a metric say so.
+    await setClock(JUST_BEFORE_UNTIL);
+    await poke('before-until');
     await eventually(async () => expect((await hardOf(SERVING)).hard['requests.cpu']).toBe('5'), { what: 'serving held at its usage', timeoutMs: 30_000 });
     const above = await eventually(async () => {
       const c = condition(await project(), 'BurstEnded');
@@ -169,9 +184,10 @@ describe('a burst on the real control plane, on a test clock', () => {
     await eventually(async () => expect(condition(await project(), 'BurstEnded')).toMatchObject({ status: 'True', reason: 'Lowered' }), { what: 'BurstEnded: Lowered' });
 
     // The ended burst cannot be changed (its until moved into the future) [B2]; re-applying it unchanged is fine.
+    await setClock(AFTER);
     const extended = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: NAME }, spec: spec('2026-12-10T00:00:00Z') }), reject: false });
     expect(extended.exitCode).not.toBe(0);
-    expect(extended.stderr).toContain('[B2] Project bst: spec.bursts[0] (peak) ended at 2026-12-03T00:00:00Z and cannot be changed (now 2026-12-04T00:00:00Z)');
+    expect(extended.stderr).toContain('[B2] Project bst: spec.bursts[0] (peak) ended at 2026-12-03T00:00:00Z and cannot be changed (now 2026-12-04T00:00:');
     const same = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: NAME }, spec: spec() }), reject: false });
     expect(same.exitCode, same.stderr).toBe(0);
   });

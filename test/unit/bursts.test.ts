@@ -3,7 +3,10 @@ import { activeBursts, burstPhase, classifyBursts, namespaceRaise, nextTransitio
 import { checkBurstDeclarations, checkEndedBursts } from '../../src/validate/rules/bursts.js';
 import { budgetList, budgetOf } from '../../src/validate/resources.js';
 import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
-import { parseInstant } from '../../src/clock-file.js';
+import { fileClock, parseInstant } from '../../src/clock-file.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Burst, Project } from '../../src/validate/types.js';
 
 const T = (s: string) => Date.parse(s);
@@ -163,5 +166,22 @@ describe('the test clock file', () => {
   it('parses RFC 3339 and says where a bad value came from', () => {
     expect(parseInstant('2026-12-01T00:00:00Z\n', 'f')).toBe(T(FROM));
     expect(() => parseInstant('2026-12-01', '/tmp/clock')).toThrow('/tmp/clock: "2026-12-01" is not an RFC 3339 instant (e.g. 2026-12-01T00:00:00Z)');
+  });
+
+  it("runs from the file's instant at real speed, and follows a rewrite", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-clock-'));
+    const file = join(dir, 'clock');
+    writeFileSync(file, `${FROM}\n`);
+    const clock = fileClock(file);
+    const first = clock.now();
+    expect(first - T(FROM)).toBeGreaterThanOrEqual(0);
+    expect(first - T(FROM)).toBeLessThan(5_000);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(clock.now()).toBeGreaterThan(first); // it runs
+    writeFileSync(file, `${UNTIL}\n`);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(clock.now() - T(UNTIL)).toBeGreaterThanOrEqual(0);
+    expect(clock.now() - T(UNTIL)).toBeLessThan(5_000);
+    rmSync(dir, { recursive: true });
   });
 });

@@ -76,7 +76,7 @@ export function checkEndedBursts(previous: Project | undefined, project: Project
   const out: Violation[] = [];
   const name = project.metadata?.name ?? '';
   const before = new Map(bursts(previous ?? ({ spec: {} } as Project)).filter((b) => b && typeof b.name === 'string').map((b) => [b.name, b]));
-  const when = new Date(at).toISOString().replace(/\.000Z$/, 'Z');
+  const when = new Date(Math.floor(at / 1000) * 1000).toISOString().replace(/\.000Z$/, 'Z');
   bursts(project).forEach((b, i) => {
     if (!b || typeof b !== 'object') return;
     const old = before.get(b.name);
