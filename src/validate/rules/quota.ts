@@ -7,7 +7,7 @@ import { signOfSum } from '../../quantity/sign-of-sum.js';
 import { namespaceIsTerminating, namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
-import { isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_PODS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
+import { hasTiers, isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_PODS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
 
 const ZERO = Quantity.zero();
 
@@ -174,7 +174,7 @@ export function checkNewNamespaceCoverage(scope: BudgetScope, project: Project, 
   const source = declared?.quota?.hard ? `the quota declared for it in spec.namespaces` : 'spec.namespaceDefaults.quota';
   const hard = declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
   // With tiers, the tier quotas it will get too (declared, else namespaceDefaults.tiers) and the other-tiers quota.
-  const covered = tierNames(project).length > 0 ? parseResources({ ...hard, ...namespaceTierList(project, declared) }) : parseResources(hard);
+  const covered = hasTiers(project) ? parseResources({ ...hard, ...namespaceTierList(project, declared) }) : parseResources(hard);
   const missing = [...scope.budget.keys()].filter((r) => !covered.has(r)).sort();
   if (missing.length === 0) return [];
   const plain = missing.filter((r) => !isTierKey(r));
