@@ -701,7 +701,10 @@ function projectReview(u: Identity, operation: Operation, object: ProjectModel |
   const mine = prefixOf(object.name);
   if (PROJECTS.some((p) => p.name !== object.name && (mine.startsWith(prefixOf(p.name)) || prefixOf(p.name).startsWith(mine)))) rules.push('N4');
   const allocated = othersTotal(object.name, '', object);
-  if (budgetKeys(object).some((r) => (allocated[r] ?? 0) > object.budget![r]!)) rules.push('Q1');
+  // On UPDATE only the budgets the update lowers (or newly sets) are judged: a project already over a
+  // budget it keeps (a burst ended while its pods still run) may still be edited.
+  const lowers = (r: string) => !old?.budget || old.budget[r] === undefined || object.budget![r]! < old.budget[r]!;
+  if (budgetKeys(object).some((r) => lowers(r) && (allocated[r] ?? 0) > object.budget![r]!)) rules.push('Q1');
   return expected(rules);
 }
 
