@@ -105,10 +105,29 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
     lines.push('', table(['NAMESPACE', 'RESOURCE', 'USED/HARD', 'ALLOCATED'], nsRows).trimEnd());
     if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* not yet covered by a quota: counted with namespaceDefaults');
   }
-  if (b.cost) lines.push('', costLine(b.cost));
-  if (b.bursts?.length) lines.push('', ...b.bursts.map(burstJsonLine));
+  if (b.cost) lines.push('', ...wrapped(costLine(b.cost), columns));
+  if (b.bursts?.length) lines.push('', ...b.bursts.flatMap((burst) => wrapped(burstJsonLine(burst), columns)));
   if (b.fleet) lines.push('', ...fleetLines(b.fleet));
   return lines.join('\n') + '\n';
+}
+
+/**
+ * A sentence broken at spaces into lines of at most `columns` characters, the later ones indented by
+ * two (a word longer than a line stays whole on its own line).
+ */
+export function wrapped(text: string, columns: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const candidate = line === '' ? word : `${line} ${word}`;
+    if ([...candidate].length <= columns || line.trim() === '') line = candidate;
+    else {
+      out.push(line);
+      line = `  ${word}`;
+    }
+  }
+  if (line !== '') out.push(line);
+  return out;
 }
 
 /** "Cost $1,350.00/month of $1,500.00 (requests.cpu $920.00, requests.memory $430.00): $150.00 left". */

@@ -78,6 +78,8 @@ describe('headroom', () => {
     for (const line of text.split('\n')) expect([...line].length, line).toBeLessThanOrEqual(60);
     expect(text).toContain('web-staging*');
     expect(text).toContain('counted with namespaceDefaults');
+    // The burst's sentence is broken at spaces, not cut.
+    expect(text.replace(/\n  /g, ' ')).toContain('burst black-friday-2030 (from 2030-11-29T00:00:00Z until 2030-12-03T00:00:00Z): +4 requests.cpu on namespace web-frontend');
   });
 });
 
@@ -95,6 +97,6 @@ describe('projects and namespaces tables, machine output', () => {
     const b = budgetFromObjects(await example('web'), [ns('web-staging', 'web')], [], '');
     expect(machine(b, 'json')).toBe(machine(JSON.parse(machine(b, 'json')), 'json'));
     expect(parse(machine(b, 'yaml'))).toEqual(JSON.parse(machine(b, 'json')));
-    expect(Object.keys(JSON.parse(machine(b, 'json')) as object)).toEqual(['project', 'tenant', 'cluster', 'resources', 'namespaces']);
+    expect(Object.keys(JSON.parse(machine(b, 'json')) as object)).toEqual(['project', 'tenant', 'cluster', 'resources', 'namespaces', 'bursts']);
   });
 });
