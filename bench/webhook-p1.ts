@@ -235,12 +235,13 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
     // client, not the server: it does not count for the throughput ratio, whichever server it was
     // (the same filter for all, so no server is judged on rounds another would have lost).
     const roundsOf = (server: string, scenario: string) => throughput.filter((t) => t.server === server && t.scenario === scenario);
-    const unsaturatedOf = (server: string, scenario: string) => roundsOf(server, scenario).filter((t) => t.clientCpuPct < CLIENT_BOUND_PCT);
+    // A round that answered nothing (rps 0: its client never got going) measured nothing either.
+    const unsaturatedOf = (server: string, scenario: string) => roundsOf(server, scenario).filter((t) => t.clientCpuPct < CLIENT_BOUND_PCT && t.rps > 0);
     const clientBoundRounds: Record<string, number> = {};
     for (const [server, scenario] of scenarios) {
       const bound = roundsOf(server, scenario).length - unsaturatedOf(server, scenario).length;
       clientBoundRounds[`${server} ${scenario}`] = bound;
-      if (bound > 0) log(`P1: ${bound} of ${roundsOf(server, scenario).length} ${server} ${scenario} rounds were client-bound (client CPU ≥ ${CLIENT_BOUND_PCT} %): not counted`);
+      if (bound > 0) log(`P1: ${bound} of ${roundsOf(server, scenario).length} ${server} ${scenario} rounds were client-bound (client CPU ≥ ${CLIENT_BOUND_PCT} %) or answered nothing: not counted`);
     }
     const medianRps = (rs: ThroughputResult[]) => (rs.length ? median(rs.map((t) => t.rps)) : NaN);
     const bestOf = { bare: medianRps(unsaturatedOf('bare', 'fixed answer')), bareQuotaBodies: medianRps(unsaturatedOf('bare', 'fixed answer, quota bodies')), expressFloor: medianRps(unsaturatedOf('express', 'fixed answer')), namespaceCreate: medianRps(unsaturatedOf('tenantgate', 'Namespace CREATE')), quotaUpdate: medianRps(unsaturatedOf('tenantgate', 'ResourceQuota UPDATE')) };
@@ -271,8 +272,8 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
     const verdictErrors = [...throughput, ...latency].reduce((a, r) => a + r.errors, 0);
     const loadAtEnd = loadavg()[0]!;
     const met = {
-      // NaN (a server with no unsaturated round) is not met.
-      throughput: Math.min(ratio.namespaceCreate, ratio.quotaUpdate) >= TARGET_RATIO,
+      // NaN (a server with no unsaturated round) is not met, nor a ratio to nothing (Infinity).
+      throughput: Number.isFinite(Math.min(ratio.namespaceCreate, ratio.quotaUpdate)) && Math.max(ratio.namespaceCreate, ratio.quotaUpdate) < Infinity && Math.min(ratio.namespaceCreate, ratio.quotaUpdate) >= TARGET_RATIO,
       cpuPerRequest: Math.min(cpuRatio.namespaceCreate, cpuRatio.quotaUpdate) >= TARGET_CPU_RATIO,
       latency: [p99Ms['tenantgate Namespace CREATE']!, p99Ms['tenantgate ResourceQuota UPDATE']!].every((p) => p < TARGET_P99_MS),
       verdicts: verdictErrors === 0,
