@@ -25,7 +25,7 @@ describe('the budget view and the plugin show bursts', () => {
     expect(b.resources.find((r) => r.resource === 'requests.cpu')?.budget).toBe('14');
     expect(ownedProjectObject(snapshot, project, '').bursts?.[0]?.phase).toBe('active');
     // the plugin, through the view and directly: the same line
-    const text = headroomText(budgetFromView(b));
+    const text = headroomText(budgetFromView(b), 200); // wide: the burst's sentence on one line
     expect(text).toContain('burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace web-frontend — Black Friday traffic');
     expect(headroomText(budgetFromObjects(project, [ns], [quota], ''))).toContain('burst black-friday (active until');
   });

@@ -703,7 +703,7 @@ function projectReview(u: Identity, operation: Operation, object: ProjectModel |
   const allocated = othersTotal(object.name, '', object);
   // On UPDATE only the budgets the update lowers (or newly sets) are judged: a project already over a
   // budget it keeps (a burst ended while its pods still run) may still be edited.
-  const lowers = (r: string) => !old?.budget || old.budget[r] === undefined || object.budget![r]! < old.budget[r]!;
+  const lowers = (r: Resource) => !old?.budget || old.budget[r] === undefined || object.budget![r]! < old.budget[r]!;
   if (budgetKeys(object).some((r) => lowers(r) && (allocated[r] ?? 0) > object.budget![r]!)) rules.push('Q1');
   return expected(rules);
 }
