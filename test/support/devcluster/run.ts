@@ -16,7 +16,7 @@ import { installFleetHub } from '../fleet-hub-install.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import { FLEET_NAMESPACE } from '../../../src/fleet/fleet-budget-object.js';
 import { parseAllDocuments } from 'yaml';
-import { installBase, kubectlAs, serviceAccountKubeconfigFile, startLocalWebhook } from './tenantgate.js';
+import { EXAMPLE_PRICING, installBase, kubectlAs, serviceAccountKubeconfigFile, startLocalWebhook } from './tenantgate.js';
 import { applyChartTemplates, startControllerWithView } from '../view.js';
 
 const log = (m: string) => process.stderr.write(`[make run] ${m}\n`);
@@ -41,6 +41,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown());
   try {
     await installBase(info);
+    // What the platform team creates once: the example tiers' PriorityClasses and the DeviceClass of Project vision.
+    await kubectlAs(info, 'admin', ['apply', '-f', join(REPO_ROOT, 'examples', 'platform', 'cluster-objects.yaml')]);
     // One line per admission decision, as `tenantgate webhook` logs it: what was denied, and by which rule.
     const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`), onDecision: (d) => log(`webhook: admission decision ${JSON.stringify(d)}`) });
     stopAll.push(() => hook.stop());
@@ -48,7 +50,8 @@ async function main(): Promise<void> {
     // The controller as its ServiceAccount, serving the budget view (view.tenantgate.io) registered as an
     // APIService: the chart's view RBAC (templates/view/rbac.yaml, ownedprojects for tenants) first.
     await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']);
-    const view = await startControllerWithView(info, {}, (m) => log(`controller: ${m}`));
+    // With the example repository's price sheet, as the webhook has it: the view and the metrics show each project's cost.
+    const view = await startControllerWithView(info, EXAMPLE_PRICING ? { pricing: EXAMPLE_PRICING } : {}, (m) => log(`controller: ${m}`));
     const controller = view.controller;
     stopAll.push(() => view.stop());
     log('controller running');
@@ -79,6 +82,15 @@ Act as a tenant (tokens in ${join(info.dir, 'tokens.csv')}):
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} label namespace payments-batch pod-security.kubernetes.io/enforce=privileged   # [T7]: protected
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} delete namespace tenantgate-system    # forbidden: nothing outside her projects
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} apply --dry-run=server -f examples/invalid/Q1-over-budget.yaml   # forbidden: tenants only read projects
+
+Budgets beyond a flat quota (docs/budgets.md; examples/platform/cluster-objects.yaml has the PriorityClasses and the DeviceClass):
+  KUBECONFIG=${info.kubeconfigs.bob} ${kubectl} -n ml-training patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"14"}}}'   # [C1]: fits the CPU budget, not the cost budget
+  KUBECONFIG=${info.kubeconfigs.carol} ${kubectl} -n reports-adhoc patch quota tenantgate-quota-production --type=merge -p '{"spec":{"hard":{"requests.cpu":"1"}}}'   # [Q1] on tier production
+  KUBECONFIG=${info.kubeconfigs.carol} ${kubectl} -n reports-adhoc run urgent --image=registry.k8s.io/pause:3.10 --overrides='{"spec":{"priorityClassName":"urgent","containers":[{"name":"urgent","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}]}}'   # refused by the apiserver's quota tenantgate-quota-other-tiers: urgent is no tier of reports
+  KUBECONFIG=${info.kubeconfigs.admin} ${kubectl} get quota -n reports-adhoc              # the tier quotas: tenantgate-quota-production, tenantgate-quota-other-tiers
+  KUBECONFIG=${info.kubeconfigs.admin} ${kubectl} -n vision-serving get budget            # GPUs and DRA devices budgeted like requests.cpu
+  KUBECONFIG=${info.kubeconfigs.bob} ${kubectl} -n ml-training get budget -o yaml         # the project's monthly cost and its cost budget
+  KUBECONFIG=${info.kubeconfigs.admin} ${kubectl} get project web -o yaml                 # a burst approved in git (spec.bursts), upcoming
 
 Only the apiserver may send the webhook admission reviews (docs/design.md "Who may spend headroom"):
   curl -s --cacert ${hook.certs.caCert} -X POST -d '{}' ${hook.url}/validate      # 401: client certificate required
