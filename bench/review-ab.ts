@@ -24,6 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { P1_PROJECTS, SERVER_SCRIPT, baseBenchServer, benchServer, env, log, median, round3, table } from './lib/measure.js';
 import { ruleScenarios } from './lib/reviews.js';
+import { runIfMain } from './lib/entry.js';
 
 const RESULTS = join(dirname(SERVER_SCRIPT), 'results', 'review-ab.json');
 type RecordMode = 'all' | 'summary' | 'none';
@@ -212,12 +213,4 @@ export async function main(): Promise<string[]> {
   return [];
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-      process.exit(2);
-    },
-  );
-}
+runIfMain(import.meta.url, main);

@@ -17,12 +17,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { loadavg } from 'node:os';
 import { ControlPlane, REPO_ROOT } from '../test/support/devcluster/controlplane.js';
 import { installBase, kubectlAs, localWebhookConfigurations, startLocalWebhook, unregisterWebhooks } from '../test/support/devcluster/tenantgate.js';
 import type { AdmissionDecision } from '../src/webhook/server.js';
 import { env, log, table } from './lib/measure.js';
+import { runIfMain } from './lib/entry.js';
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results', 'review-count.json');
 const FILE = 'manifests/webhook/webhook-configurations.yaml';
@@ -112,12 +112,4 @@ export async function main(): Promise<string[]> {
   return [];
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  main().then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-      process.exit(2);
-    },
-  );
-}
+runIfMain(import.meta.url, main);
