@@ -66,22 +66,7 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
       continue;
     }
     const candidate = namespaceAllocation(parseResources(hard), budget, defaults);
-    const others = new Map<string, Quantity>();
-    for (const [other, res] of shares) {
-      if (other === nsName) continue;
-      for (const [r, q] of res) others.set(r, add(others.get(r), q));
-    }
-    const short: string[] = [];
-    for (const [r, limit] of budget) {
-      const ask = candidate.get(r);
-      if (!ask) continue;
-      const taken = others.get(r);
-      const total = add(taken, ask);
-      if (total.cmp(limit) > 0) {
-        const left = taken ? limit.sub(taken) : limit;
-        short.push(`${r} ${ask.toString()} asked, ${left.sign() < 0 ? '0' : left.toString()} of ${limit.toString()} left`);
-      }
-    }
+    const short = notFitting(candidate, budget, othersThan(shares, nsName));
     if (short.length > 0) {
       plan.blocked.set(nsName, `quota ${DEFAULT_QUOTA_NAME} does not fit the project budget: ${short.join(', ')}`);
       continue;
@@ -107,21 +92,7 @@ function planTierQuotas(project: Project, nsName: string, quotas: ResourceQuotaO
   for (const t of tierQuotasOf(project, declared)) {
     if (present.has(t.tier) || names.has(t.name)) continue;
     const asked = new Map([...parseResources(t.hard)].map(([r, q]) => [tierKey(r, t.tier), q]));
-    const others = new Map<string, Quantity>();
-    for (const [other, res] of shares) {
-      if (other === nsName) continue;
-      for (const [r, q] of res) others.set(r, add(others.get(r), q));
-    }
-    const over: string[] = [];
-    for (const [key, ask] of asked) {
-      const limit = budget.get(key);
-      if (!limit) continue;
-      const taken = others.get(key);
-      if (add(taken, ask).cmp(limit) > 0) {
-        const left = taken ? limit.sub(taken) : limit;
-        over.push(`${key} ${ask.toString()} asked, ${left.sign() < 0 ? '0' : left.toString()} of ${limit.toString()} left`);
-      }
-    }
+    const over = notFitting(asked, budget, othersThan(shares, nsName));
     if (over.length > 0) {
       short.push(`quota ${t.name} does not fit the project budget: ${over.join(', ')}`);
       continue;
@@ -130,6 +101,31 @@ function planTierQuotas(project: Project, nsName: string, quotas: ResourceQuotaO
     shares.set(nsName, new Map([...(shares.get(nsName) ?? []), ...[...asked].filter(([k]) => budget.has(k))]));
   }
   if (short.length > 0) plan.blocked.set(nsName, short.join('; '));
+}
+
+/** Σ of the planned shares of every namespace but `namespace`. */
+function othersThan(shares: ReadonlyMap<string, Resources>, namespace: string): Map<string, Quantity> {
+  const others = new Map<string, Quantity>();
+  for (const [other, res] of shares) {
+    if (other === namespace) continue;
+    for (const [r, q] of res) others.set(r, add(others.get(r), q));
+  }
+  return others;
+}
+
+/** Per budgeted key `asked` names: "<key> <ask> asked, <left> of <limit> left" where ask + others exceed the budget. */
+function notFitting(asked: Resources, budget: Resources, others: ReadonlyMap<string, Quantity>): string[] {
+  const short: string[] = [];
+  for (const [key, ask] of asked) {
+    const limit = budget.get(key);
+    if (!limit) continue;
+    const taken = others.get(key);
+    if (add(taken, ask).cmp(limit) > 0) {
+      const left = taken ? limit.sub(taken) : limit;
+      short.push(`${key} ${ask.toString()} asked, ${left.sign() < 0 ? '0' : left.toString()} of ${limit.toString()} left`);
+    }
+  }
+  return short;
 }
 
 /** Whether a quota is the other-tiers quota of the project's current tiers: Exists and NotIn exactly the tiers, pods 0 and nothing else. */
