@@ -10,7 +10,8 @@ import { hostname } from 'node:os';
 import { createCA, signCert } from '../certs/pki.js';
 import { apiserverAccessReviews } from '../kube/access-reviews.js';
 import type { TenantgateConfig } from '../config/config.js';
-import { LABEL_PROJECT, type NamespaceObject, type Project } from '../validate/types.js';
+import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
+import { canonicalJson } from '../canonical-json.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { describeError } from '../kube/errors.js';
 import { ControllerApi } from './kube.js';
@@ -61,6 +62,14 @@ export interface ControllerOptions {
   /** Only Projects matching this label selector are reconciled. */
   projectSelector?: string;
   rateLimiter?: RateLimiterOptions;
+  /**
+   * A ResourceQuota event that changes only what is in use (`status.used`: every pod started or gone)
+   * reconciles its project this long after the first such change, so a burst of pods costs one
+   * reconcile and one status write per project per interval instead of one per pod. Default 1000 ms;
+   * 0 reconciles at once. Other changes (a quota's spec, its enforced `status.hard`, labels, deletion)
+   * reconcile at once.
+   */
+  usageSettleMs?: number;
   /** Log lines; `fields` carry the structured part (project, reconcile id…). */
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /**
@@ -95,6 +104,24 @@ export interface RunningController {
   synced(): boolean;
   /** Graceful stop: finish the items in hand, release the lease, stop watching. */
   stop(): Promise<void>;
+}
+
+/**
+ * Whether a cache event is a ResourceQuota update that changed nothing but `status.used` (what its pods
+ * use): its spec, enforced `status.hard`, labels, annotations and deletion are as before.
+ */
+export function onlyUsageChanged(e: CacheEvent): boolean {
+  if (e.kind !== 'ResourceQuota' || e.type !== 'update' || !e.old) return false;
+  const before = e.old as ResourceQuotaObject;
+  const after = e.object as ResourceQuotaObject;
+  const same = (a: unknown, b: unknown) => canonicalJson(a ?? null) === canonicalJson(b ?? null);
+  return (
+    same(before.spec, after.spec) &&
+    same(before.status?.hard, after.status?.hard) &&
+    same(before.metadata.labels, after.metadata.labels) &&
+    same(before.metadata.annotations, after.metadata.annotations) &&
+    before.metadata.deletionTimestamp === after.metadata.deletionTimestamp
+  );
 }
 
 /** The keys a cache event concerns (project names). */
@@ -164,6 +191,10 @@ class Term {
   enqueueAll(): void {
     for (const p of this.c.informers.snapshot.projects()) if (p.metadata.name) this.queue.add(p.metadata.name);
     this.updateDepth();
+  }
+
+  addAfter(key: string, delayMs: number): void {
+    this.queue.addAfter(key, delayMs);
   }
 
   add(key: string): void {
@@ -311,9 +342,15 @@ export async function startController(options: ControllerOptions): Promise<Runni
     return t;
   };
 
+  const usageSettleMs = Math.max(0, options.usageSettleMs ?? 1000);
   informers.onEvent((e) => {
     const keys = mapper.keysFor(e); // indexes declared namespaces, leader or not
-    if (term) for (const key of keys) term.add(key);
+    if (!term) return;
+    const settle = usageSettleMs > 0 && onlyUsageChanged(e);
+    for (const key of keys) {
+      if (settle) term.addAfter(key, usageSettleMs);
+      else term.add(key);
+    }
   });
   managed.onChange((namespace) => {
     const project = informers.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
