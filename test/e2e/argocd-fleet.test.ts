@@ -16,7 +16,8 @@ import { renderDirectory } from '../../src/cli/render.js';
 import { budgetOf } from '../../src/validate/resources.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import type { Plan } from '../../src/plan/types.js';
-import type { Project } from '../../src/validate/types.js';
+import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';
+import { quotaTier, splitTierKey } from '../../src/validate/tiers.js';
 import { ARGOCD_NAMESPACE } from '../support/argocd.js';
 import { comparisonError, getApplication, refreshHard, waitForApp, type Application } from '../support/argocd-app.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
@@ -122,15 +123,20 @@ describe('a fleet of two clusters behind one Argo CD with an ApplicationSet', ()
         const name = project.metadata.name!;
         const renderedQuotas = objects.filter((o) => o.kind === 'ResourceQuota' && o.metadata.labels?.['tenantgate.io/project'] === name);
         const liveQuotas = quotas.items.filter((q) => q.metadata.labels?.['tenantgate.io/project'] === name);
-        expect(Object.fromEntries(liveQuotas.map((q) => [q.metadata.namespace, q.spec?.hard])), `${name}'s quotas on ${m.name}`)
-          .toEqual(Object.fromEntries(renderedQuotas.map((q) => [q.metadata.namespace, canonical(q.spec?.hard)])));
+        // By namespace and name: a project with priority tiers has a quota per tier in each namespace.
+        const byName = (q: Obj) => `${q.metadata.namespace}/${q.metadata.name}`;
+        expect(Object.fromEntries(liveQuotas.map((q) => [byName(q), q.spec?.hard])), `${name}'s quotas on ${m.name}`)
+          .toEqual(Object.fromEntries(renderedQuotas.map((q) => [byName(q), canonical(q.spec?.hard)])));
         const budget = budgetOf(project, m.name);
         const status = (await getJson<Project>(m, ['project', name])).status;
-        for (const [resource, limit] of budget) {
-          const sum = Quantity.addAll(liveQuotas.map((q) => Quantity.parse(q.spec?.hard?.[resource] ?? '0')));
-          expect(sum.cmp(limit), `${name} on ${m.name}: ${resource} ${sum.toString()} within ${limit.toString()}`).toBeLessThanOrEqual(0);
-          expect(Quantity.parse(status?.allocated?.[resource] ?? 'NaN').equals(sum), `${name} on ${m.name}: status.allocated.${resource}`).toBe(true);
-          expect(Quantity.parse(status?.headroom?.[resource] ?? 'NaN').equals(limit.sub(sum)), `${name} on ${m.name}: status.headroom.${resource} against its budget there`).toBe(true);
+        for (const [key, limit] of budget) {
+          // A tier key (requests.cpu@production, pods@*) is what the quotas of that tier hold.
+          const { resource, tier } = splitTierKey(key);
+          const counted = liveQuotas.filter((q) => quotaTier(q as ResourceQuotaObject) === (tier ?? ''));
+          const sum = Quantity.addAll(counted.map((q) => Quantity.parse(q.spec?.hard?.[resource] ?? '0')));
+          expect(sum.cmp(limit), `${name} on ${m.name}: ${key} ${sum.toString()} within ${limit.toString()}`).toBeLessThanOrEqual(0);
+          expect(Quantity.parse(status?.allocated?.[key] ?? 'NaN').equals(sum), `${name} on ${m.name}: status.allocated.${key}`).toBe(true);
+          expect(Quantity.parse(status?.headroom?.[key] ?? 'NaN').equals(limit.sub(sum)), `${name} on ${m.name}: status.headroom.${key} against its budget there`).toBe(true);
         }
       }
     }

@@ -74,6 +74,8 @@ function renamed(project: Project): Project {
       ...project.spec,
       owners: (project.spec.owners ?? []).map(rename),
       namespaces: (project.spec.namespaces ?? []).map((n) => ({ ...n, name: n.name.replace(`${old}-`, `${p(old)}-`) })),
+      // A burst names a declared namespace: renamed with it.
+      ...(project.spec.bursts ? { bursts: project.spec.bursts.map((b) => (b.namespace ? { ...b, namespace: b.namespace.replace(`${old}-`, `${p(old)}-`) } : b)) } : {}),
     },
   };
 }
