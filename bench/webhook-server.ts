@@ -201,15 +201,26 @@ export class StaticSource implements SnapshotSource {
 }
 
 /**
- * What the watch would deliver after an admitted request: the object appears (an `add` event to the
- * webhook's listeners), then the snapshot is put back, so every request of the run sees the same cluster.
+ * The resourceVersion the apiserver gives a stored write: etcd's revision, newer than every version
+ * before it. Above every fixture's versions, and increasing.
+ */
+let revision = 1_000_000_000_000;
+const nextResourceVersion = (): string => String((revision += 1));
+
+/**
+ * What the watch would deliver after an admitted request: the object appears (an `add` or `update`
+ * event to the webhook's listeners) at a new resourceVersion, as the apiserver stores it, then the
+ * snapshot is put back, so every request of the run sees the same cluster. (Until 2026-11-27 the event
+ * carried the request's resourceVersion, which the guard cannot tell from the version the write
+ * replaced: every admitted quota write stayed pending for the reservation's lifetime and each later
+ * decision in its namespace counted it again, which production pays only until the watch event.)
  */
 export function emulateWatch(source: StaticSource, request: AdmissionRequest): void {
   const { snapshot } = source;
   const object = request.object as Record<string, unknown> | undefined;
   if (!object) return;
   if (request.kind.kind === 'Namespace') {
-    const ns = object as unknown as NamespaceObject;
+    const ns = { ...(object as unknown as NamespaceObject), metadata: { ...(object as unknown as NamespaceObject).metadata, resourceVersion: nextResourceVersion() } } as NamespaceObject;
     const name = ns.metadata?.name ?? '';
     const before = snapshot.namespace(name);
     snapshot.upsertNamespace(ns);
@@ -221,7 +232,7 @@ export function emulateWatch(source: StaticSource, request: AdmissionRequest): v
     const namespace = request.namespace ?? q.metadata?.namespace ?? '';
     const name = q.metadata?.name ?? '';
     const before = [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === name);
-    const placed = { ...q, metadata: { ...q.metadata, namespace } };
+    const placed = { ...q, metadata: { ...q.metadata, namespace, resourceVersion: nextResourceVersion() } };
     snapshot.upsertQuota(placed);
     source.emit({ kind: 'ResourceQuota', type: before ? 'update' : 'add', object: placed as never });
     if (before) snapshot.upsertQuota(before);

@@ -37,14 +37,14 @@ interface Priced {
  * The price sheet and the budget of a project with a costBudget; a violation when it has one but the
  * configuration has no pricing (or the amount is not a decimal: the schema refuses it, this never trusts it).
  */
-function priced(pricing: PricingConfig | undefined, project: Project, subject: string): Priced | Violation | undefined {
+function priced(pricing: PricingConfig | undefined, project: Project, subject: () => string): Priced | Violation | undefined {
   const monthly = project.spec.costBudget?.monthly;
   if (monthly === undefined) return undefined;
   const name = project.metadata.name ?? '';
   const budget = monthlyBudgetOf(project);
   if (!pricing || !budget) {
     const why = pricing ? 'is not a decimal amount such as 1500 or 1499.99' : "but this cluster's tenantgate.yaml has no pricing";
-    return { rule: 'C1', message: `${subject}: project ${name} has spec.costBudget.monthly ${JSON.stringify(monthly)} ${why}, so the cost of its allocation cannot be checked; allowed: ${pricing ? 'a decimal amount' : HOW}` };
+    return { rule: 'C1', message: `${subject()}: project ${name} has spec.costBudget.monthly ${JSON.stringify(monthly)} ${why}, so the cost of its allocation cannot be checked; allowed: ${pricing ? 'a decimal amount' : HOW}` };
   }
   return { sheet: priceSheet(pricing), budget };
 }
@@ -74,7 +74,8 @@ export interface CostChange {
  * a project over its cost budget after the prices rose may still shrink and rearrange.
  */
 export function checkCostFits(pricing: PricingConfig | undefined, project: Project, cluster: string, change: CostChange): Violation[] {
-  const p = priced(pricing, project, `${change.subject} asks ${asked(change)}`);
+  // The subject is written only into a violation: most projects have no cost budget.
+  const p = priced(pricing, project, () => `${change.subject} asks ${asked(change)}`);
   if (p === undefined) return [];
   if ('rule' in p) return [{ ...p, ...(change.path ? { path: change.path } : {}) }];
   const self = monthlyCost(p.sheet, change.after);
@@ -109,7 +110,7 @@ function asked(change: CostChange): string {
  */
 export function checkProjectCost(pricing: PricingConfig | undefined, project: Project, cluster: string, shares: readonly NamespaceShare[]): Violation[] {
   const name = project.metadata.name ?? '';
-  const p = priced(pricing, project, `Project ${name}`);
+  const p = priced(pricing, project, () => `Project ${name}`);
   if (p === undefined) return [];
   if ('rule' in p) return [{ ...p, path: BUDGET_PATH }];
   const perNamespace = shares.map((s) => [s.namespace, monthlyCost(p.sheet, s.resources), s.defaulted] as const);
