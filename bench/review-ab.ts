@@ -11,6 +11,9 @@
  *   BENCH_REVIEW_RECORDS_WORK=all|summary|none  BENCH_REVIEW_RECORDS_BASE=all|summary|none   (default all)
  *   BENCH_REVIEW_BASE=WORK  compares the working tree with itself (e.g. two record modes)
  *   BENCH_REVIEW_WORK=<commit>  that commit's tree instead of the working tree (others' uncommitted edits left out)
+ *   BENCH_REVIEW_SPACED_MS=1  also: each side's CPU per review when the reviews come that many ms apart
+ *                             (timed around each call) against back to back (timed the same way): what
+ *                             P1's fixed rate makes every µs of the review path cost
  *
  * Scenarios: /validate Namespace CREATE and ResourceQuota UPDATE (P1's admitted requests), /mutate
  * Namespace CREATE. Before the first round and after the last both sides answer every request, and as
@@ -63,6 +66,8 @@ class Res extends EventEmitter {
 
 interface Side {
   name: string;
+  /** Answers one body on `path` (its decision record gathered, not flushed). */
+  answerOne(path: Path, body: Buffer): void;
   /** Answers every body on `path`; returns how many were admitted. */
   answerAll(path: Path, bodies: Buffer[]): number;
   answers(path: Path, bodies: Buffer[]): string[];
@@ -112,6 +117,9 @@ async function loadSide(name: string, serverScript: string, records: RecordMode)
   };
   return {
     name,
+    answerOne(path, body) {
+      answer(path, body);
+    },
     answerAll(path, bodies) {
       let admitted = 0;
       for (const body of bodies) if (answer(path, body).text.includes('"allowed":true')) admitted++;
@@ -127,6 +135,23 @@ async function loadSide(name: string, serverScript: string, records: RecordMode)
       return out;
     },
   };
+}
+
+/**
+ * CPU µs per review timed around each call, `count` reviews `gapMs` apart (0: back to back, yielding to
+ * the event loop every 100 reviews so the record batch drains as in the webhook).
+ */
+async function cpuPerSpacedReview(side: Side, path: Path, bodies: Buffer[], count: number, gapMs: number): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+    else if (i % 100 === 0) await new Promise((r) => setImmediate(r));
+    const c0 = process.cpuUsage();
+    side.answerOne(path, bodies[i % bodies.length]!);
+    const c = process.cpuUsage(c0);
+    total += c.user + c.system;
+  }
+  return total / count;
 }
 
 /** The same bodies sent by a tenant that owns nothing (denials on /validate, no patch on /mutate). */
@@ -172,6 +197,8 @@ export async function main(): Promise<string[]> {
   const load = await import('node:os').then((os) => os.loadavg()[0]!.toFixed(2));
   log(`review-ab: load ${load} at start; ${names[0]} vs ${names[1]}`);
   const rows = [];
+  const spacedMs = env('BENCH_REVIEW_SPACED_MS', 0);
+  const spaced: Array<{ scenario: string; side: string; backToBackUs: number; spacedUs: number; factor: number }> = [];
   const scenarios = ruleScenarios(P1_PROJECTS).flatMap(({ scenario, bodies }) => {
     const some = bodies.slice(0, requests);
     const list: Array<{ scenario: string; path: Path; bodies: Buffer[] }> = [{ scenario: `/validate ${scenario}`, path: 'validate', bodies: some }];
@@ -197,6 +224,14 @@ export async function main(): Promise<string[]> {
     const row = { scenario, requests: bodies.length, rounds, workUs: round3(median(us[0]!)), baseUs: round3(median(us[1]!)), pairedRatioMedian: round3(median(paired)), pairedRatioMin: round3(Math.min(...paired)), pairedRatioMax: round3(Math.max(...paired)) };
     log(`review-ab ${scenario}: ${row.workUs} vs ${row.baseUs} µs per review; paired ratio median ${row.pairedRatioMedian} (${row.pairedRatioMin}–${row.pairedRatioMax})`);
     rows.push(row);
+    if (spacedMs > 0) {
+      for (const side of sides) {
+        const backToBackUs = round3(await cpuPerSpacedReview(side, path, bodies, 3000, 0));
+        const spacedUs = round3(await cpuPerSpacedReview(side, path, bodies, 3000, spacedMs));
+        spaced.push({ scenario, side: side.name, backToBackUs, spacedUs, factor: round3(spacedUs / backToBackUs) });
+        log(`review-ab ${scenario}, ${side.name}: ${backToBackUs} µs per review back to back, ${spacedUs} µs ${spacedMs} ms apart (× ${round3(spacedUs / backToBackUs)})`);
+      }
+    }
   }
   const loadEnd = await import('node:os').then((os) => os.loadavg()[0]!.toFixed(2));
   const out = [
@@ -206,9 +241,13 @@ export async function main(): Promise<string[]> {
       rows.map((r) => [r.scenario, String(r.workUs), String(r.baseUs), String(r.pairedRatioMedian), `${r.pairedRatioMin}–${r.pairedRatioMax}`]),
     ),
   ];
+  if (spaced.length > 0) {
+    out.push(`\nThe same reviews timed one by one, back to back and ${spacedMs} ms apart (3,000 each): CPU µs per review`);
+    out.push(table(['scenario', 'side', 'back to back', `${spacedMs} ms apart`, 'factor'], spaced.map((r) => [r.scenario, r.side, String(r.backToBackUs), String(r.spacedUs), String(r.factor)])));
+  }
   process.stdout.write(`${out.join('\n')}\n`);
   mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify({ benchmark: 'review-ab', sides: names, base: { ref, sha: base.sha }, load: { start: load, end: loadEnd }, date: new Date().toISOString(), rows }, null, 2)}\n`);
+  writeFileSync(RESULTS, `${JSON.stringify({ benchmark: 'review-ab', sides: names, base: { ref, sha: base.sha }, load: { start: load, end: loadEnd }, date: new Date().toISOString(), rows, ...(spaced.length > 0 ? { spacedMs, spaced } : {}) }, null, 2)}\n`);
   log(`results: ${RESULTS}`);
   return [];
 }
