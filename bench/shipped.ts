@@ -31,6 +31,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { generateWebhookCerts } from '../src/certs/files.js';
 import type { TenantgateConfig } from '../src/config/config.js';
+import { LEDGER_PREFIX } from '../src/validate/types.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../test/support/devcluster/replicas.js';
 import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
@@ -99,6 +100,28 @@ interface SteadyRun {
   conflictsPerGrowth: number;
   /** New connections the proxy gave each replica during the run. */
   proxyConnections: number[];
+  /** The first target project's ledger ConfigMap as the last request was sent (undefined: none, the ledger off). */
+  ledger?: LedgerSize;
+}
+
+interface LedgerSize {
+  project: string;
+  entries: number;
+  /** Entries not expired when read. */
+  live: number;
+  /** Bytes of its `reservations` value (a ConfigMap's data may hold 1 MiB in all). */
+  bytes: number;
+}
+
+/** What a project's headroom ledger holds now (src/webhook/ledger.ts: one ConfigMap per project). */
+async function ledgerSize(admin: Api, project: string): Promise<LedgerSize | undefined> {
+  const r = await admin.call('GET', `/api/v1/namespaces/tenantgate-system/configmaps/${LEDGER_PREFIX}${project}`);
+  if (r.status === 404) return undefined;
+  if (r.status !== 200) throw new Error(`reading ${project}'s ledger: ${r.status} ${r.text.slice(0, 300)}`);
+  const text = (JSON.parse(r.text) as { data?: { reservations?: string } }).data?.reservations ?? '[]';
+  const entries = JSON.parse(text) as Array<{ expires: number }>;
+  const now = Date.now();
+  return { project, entries: entries.length, live: entries.filter((e) => e.expires > now).length, bytes: Buffer.byteLength(text) };
 }
 
 let nameSeq = 0;
@@ -134,7 +157,7 @@ async function idleRates(groups: CpuGroups): Promise<Record<keyof CpuGroups, num
   return rates(groups, IDLE_MS);
 }
 
-async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid: number, alice: Api, mode: string, spread: SteadyRun['spread'], run: number, projects: string[], namespaces: Map<string, string[]>, quotaCpu: Map<string, number>): Promise<SteadyRun> {
+async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid: number, alice: Api, admin: Api, mode: string, spread: SteadyRun['spread'], run: number, projects: string[], namespaces: Map<string, string[]>, quotaCpu: Map<string, number>): Promise<SteadyRun> {
   const targets = spread === 'spread' ? projects : projects.slice(0, 1);
   const groups: CpuGroups = { webhook: webhooks.replicas.map((r) => r.process.pid), apiserver: [cp.pid('kube-apiserver')], etcd: [cp.pid('etcd')], controller: [controllerPid] };
   const growth = (i: number): Promise<ApiAnswer> => {
@@ -160,6 +183,8 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
     if (wait > 0) await sleep(wait);
     inflight.push(growth(10 + i));
   }
+  // With the ledger off the ConfigMap an earlier configuration left is not written: nothing to read.
+  const ledger = mode === 'ledger off' ? undefined : await ledgerSize(admin, targets[0]!);
   const results = await Promise.all(inflight);
   const cpu1 = cpuOf(groups);
   const elapsedS = (performance.now() - t0) / 1000;
@@ -183,6 +208,7 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
     ledgerWritesPerGrowth: round3((writes1 - writes0) / Math.max(1, admitted)),
     conflictsPerGrowth: round3((conflicts1 - conflicts0) / Math.max(1, admitted)),
     proxyConnections: webhooks.proxy.connections.map((n, i) => n - (connections0[i] ?? 0)),
+    ...(ledger ? { ledger } : {}),
   };
 }
 
@@ -242,6 +268,11 @@ function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
     ledgerWritesPerGrowth: m((r) => r.ledgerWritesPerGrowth),
     conflictsPerGrowth: m((r) => r.conflictsPerGrowth),
     proxyConnections: runs[0]!.proxyConnections.map((_, i) => runs.reduce((a, r) => a + (r.proxyConnections[i] ?? 0), 0)),
+    // The largest ledger any of the runs left.
+    ...(() => {
+      const largest = runs.map((r) => r.ledger).filter((l) => l !== undefined).sort((a, b) => b.bytes - a.bytes)[0];
+      return largest ? { ledger: largest } : { ledger: undefined };
+    })(),
   };
 }
 
@@ -310,7 +341,7 @@ export async function main(): Promise<string[]> {
       hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
       for (const spread of ['spread', 'one project'] as const) {
         for (let run = 1; run <= RUNS; run++) {
-          const r = await steady(cp, hooks, controller.pid, alice, mode, spread, run, projects, namespaces, quotaCpu);
+          const r = await steady(cp, hooks, controller.pid, alice, admin, mode, spread, run, projects, namespaces, quotaCpu);
           log(`${mode}, ${spread}, run ${run}: ${JSON.stringify(r)}`);
           runs.push(r);
         }
@@ -335,7 +366,7 @@ export async function main(): Promise<string[]> {
     process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`);
     process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
     process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle\n`);
-    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / ')])));
+    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });
     writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, bare, burst: burstResult, steady: medians, steadyRuns: runs, missed }, null, 2));
