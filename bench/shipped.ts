@@ -59,6 +59,14 @@ async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<num
 }
 const LEDGER_WRITES = /^tenantgate_webhook_ledger_batch_size_count /;
 const CONFLICTS = /^tenantgate_webhook_reservations_total\{outcome="conflict"\}/;
+/** The guard's reservation outcomes (src/webhook/headroom.ts ReservationOutcome). */
+const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout'] as const;
+const outcomeMetric = (outcome: string) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
+async function outcomeCounts(webhooks: WebhookReplicas): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const o of OUTCOMES) out[o] = await metricSum(webhooks, outcomeMetric(o));
+  return out;
+}
 
 async function project(cp: ControlPlane, name: string, budgetCpu: string, defaultCpu: string): Promise<void> {
   const body = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'requests.cpu': budgetCpu, pods: '100000' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': defaultCpu, pods: '10' } } } } };
@@ -100,6 +108,8 @@ interface SteadyRun {
   conflictsPerGrowth: number;
   /** New connections the proxy gave each replica during the run. */
   proxyConnections: number[];
+  /** The guard's reservation outcomes during the run, summed over the replicas (what a [Q5] came from: timeout, exhausted, error). */
+  reservationOutcomes: Record<string, number>;
   /** The first target project's ledger ConfigMap as the last request was sent (undefined: none, the ledger off). */
   ledger?: LedgerSize;
 }
@@ -172,6 +182,7 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
   // Warm-up (not counted), quiet, the idle window, then a fixed rate: one request every 1000/RATE ms whatever the answers.
   await Promise.all(Array.from({ length: 10 }, (_, i) => growth(i)));
   const idle = await idleRates(groups);
+  const outcomes0 = await outcomeCounts(webhooks);
   const [writes0, conflicts0, cpu0] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, CONFLICTS), cpuOf(groups)];
   const connections0 = [...webhooks.proxy.connections];
   const total = RATE * SECONDS;
@@ -189,6 +200,8 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
   const cpu1 = cpuOf(groups);
   const elapsedS = (performance.now() - t0) / 1000;
   const [writes1, conflicts1] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, CONFLICTS)];
+  const outcomes1 = await outcomeCounts(webhooks);
+  const reservationOutcomes = Object.fromEntries(OUTCOMES.map((o) => [o, (outcomes1[o] ?? 0) - (outcomes0[o] ?? 0)]));
   const verdicts = results.map(verdictOf);
   const counts = countBy(verdicts);
   const firstError = results.find((r, i) => verdicts[i] === 'error');
@@ -208,6 +221,7 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
     ledgerWritesPerGrowth: round3((writes1 - writes0) / Math.max(1, admitted)),
     conflictsPerGrowth: round3((conflicts1 - conflicts0) / Math.max(1, admitted)),
     proxyConnections: webhooks.proxy.connections.map((n, i) => n - (connections0[i] ?? 0)),
+    reservationOutcomes,
     ...(ledger ? { ledger } : {}),
   };
 }
@@ -268,6 +282,7 @@ function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
     ledgerWritesPerGrowth: m((r) => r.ledgerWritesPerGrowth),
     conflictsPerGrowth: m((r) => r.conflictsPerGrowth),
     proxyConnections: runs[0]!.proxyConnections.map((_, i) => runs.reduce((a, r) => a + (r.proxyConnections[i] ?? 0), 0)),
+    reservationOutcomes: Object.fromEntries(OUTCOMES.map((o) => [o, runs.reduce((a, r) => a + (r.reservationOutcomes[o] ?? 0), 0)])),
     // The largest ledger any of the runs left.
     ...(() => {
       const largest = runs.map((r) => r.ledger).filter((l) => l !== undefined).sort((a, b) => b.bytes - a.bytes)[0];
@@ -366,7 +381,7 @@ export async function main(): Promise<string[]> {
     process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`);
     process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
     process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle\n`);
-    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
+    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });
     writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, bare, burst: burstResult, steady: medians, steadyRuns: runs, missed }, null, 2));
