@@ -210,17 +210,17 @@ const nextResourceVersion = (): string => String((revision += 1));
 /**
  * What the watch would deliver after an admitted request: the object appears (an `add` or `update`
  * event to the webhook's listeners) at a new resourceVersion, as the apiserver stores it, then the
- * snapshot is put back, so every request of the run sees the same cluster. (Until 2026-11-27 the event
- * carried the request's resourceVersion, which the guard cannot tell from the version the write
- * replaced: every admitted quota write stayed pending for the reservation's lifetime and each later
- * decision in its namespace counted it again, which production pays only until the watch event.)
+ * snapshot is put back, so every request of the run sees the same cluster. The new version matters:
+ * the guard keeps an admitted quota write until its cache shows it at a version later than the one the
+ * write replaced, as production does until the watch event arrives (docs/benchmarks.md, P1).
  */
 export function emulateWatch(source: StaticSource, request: AdmissionRequest): void {
   const { snapshot } = source;
   const object = request.object as Record<string, unknown> | undefined;
   if (!object) return;
   if (request.kind.kind === 'Namespace') {
-    const ns = { ...(object as unknown as NamespaceObject), metadata: { ...(object as unknown as NamespaceObject).metadata, resourceVersion: nextResourceVersion() } } as NamespaceObject;
+    const requested = object as unknown as NamespaceObject;
+    const ns: NamespaceObject = { ...requested, metadata: { ...requested.metadata, resourceVersion: nextResourceVersion() } };
     const name = ns.metadata?.name ?? '';
     const before = snapshot.namespace(name);
     snapshot.upsertNamespace(ns);
