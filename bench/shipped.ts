@@ -32,6 +32,7 @@ import { join } from 'node:path';
 import { generateWebhookCerts } from '../src/certs/files.js';
 import type { TenantgateConfig } from '../src/config/config.js';
 import { LEDGER_PREFIX } from '../src/validate/types.js';
+import type { ReservationOutcome } from '../src/webhook/headroom.js';
 import { ControlPlane } from '../test/support/devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../test/support/devcluster/replicas.js';
 import { installBase, kubectlAs } from '../test/support/devcluster/tenantgate.js';
@@ -58,10 +59,9 @@ async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<num
   return (await webhooks.scrape(metric)).reduce((a, b) => a + b, 0);
 }
 const LEDGER_WRITES = /^tenantgate_webhook_ledger_batch_size_count /;
-const CONFLICTS = /^tenantgate_webhook_reservations_total\{outcome="conflict"\}/;
-/** The guard's reservation outcomes (src/webhook/headroom.ts ReservationOutcome). */
-const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout'] as const;
-const outcomeMetric = (outcome: string) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
+/** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
+const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout'] as const satisfies readonly ReservationOutcome[];
+const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
 async function outcomeCounts(webhooks: WebhookReplicas): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const o of OUTCOMES) out[o] = await metricSum(webhooks, outcomeMetric(o));
@@ -183,7 +183,7 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
   await Promise.all(Array.from({ length: 10 }, (_, i) => growth(i)));
   const idle = await idleRates(groups);
   const outcomes0 = await outcomeCounts(webhooks);
-  const [writes0, conflicts0, cpu0] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, CONFLICTS), cpuOf(groups)];
+  const [writes0, cpu0] = [await metricSum(webhooks, LEDGER_WRITES), cpuOf(groups)];
   const connections0 = [...webhooks.proxy.connections];
   const total = RATE * SECONDS;
   const inflight: Array<Promise<ApiAnswer>> = [];
@@ -199,7 +199,7 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
   const results = await Promise.all(inflight);
   const cpu1 = cpuOf(groups);
   const elapsedS = (performance.now() - t0) / 1000;
-  const [writes1, conflicts1] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, CONFLICTS)];
+  const writes1 = await metricSum(webhooks, LEDGER_WRITES);
   const outcomes1 = await outcomeCounts(webhooks);
   const reservationOutcomes = Object.fromEntries(OUTCOMES.map((o) => [o, (outcomes1[o] ?? 0) - (outcomes0[o] ?? 0)]));
   const verdicts = results.map(verdictOf);
@@ -219,7 +219,7 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
     cpuMsPerGrowth: { webhook: per('webhook'), apiserver: per('apiserver'), etcd: per('etcd'), controller: per('controller') },
     idleCpuMsPerS: { webhook: round3(idle.webhook * 1000), apiserver: round3(idle.apiserver * 1000), etcd: round3(idle.etcd * 1000), controller: round3(idle.controller * 1000) },
     ledgerWritesPerGrowth: round3((writes1 - writes0) / Math.max(1, admitted)),
-    conflictsPerGrowth: round3((conflicts1 - conflicts0) / Math.max(1, admitted)),
+    conflictsPerGrowth: round3((reservationOutcomes.conflict ?? 0) / Math.max(1, admitted)),
     proxyConnections: webhooks.proxy.connections.map((n, i) => n - (connections0[i] ?? 0)),
     reservationOutcomes,
     ...(ledger ? { ledger } : {}),
@@ -284,10 +284,7 @@ function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
     proxyConnections: runs[0]!.proxyConnections.map((_, i) => runs.reduce((a, r) => a + (r.proxyConnections[i] ?? 0), 0)),
     reservationOutcomes: Object.fromEntries(OUTCOMES.map((o) => [o, runs.reduce((a, r) => a + (r.reservationOutcomes[o] ?? 0), 0)])),
     // The largest ledger any of the runs left.
-    ...(() => {
-      const largest = runs.map((r) => r.ledger).filter((l) => l !== undefined).sort((a, b) => b.bytes - a.bytes)[0];
-      return largest ? { ledger: largest } : { ledger: undefined };
-    })(),
+    ledger: runs.map((r) => r.ledger).filter((l) => l !== undefined).sort((a, b) => b.bytes - a.bytes)[0],
   };
 }
 

@@ -67,15 +67,16 @@ async function as(t: keyof typeof TENANTS, args: string[]) {
 function renamed(project: Project): Project {
   const rename = (s: Subject): Subject => (s.kind === 'ServiceAccount' ? { ...s, name: who(s.name) } : { ...s, name: who(s.name) });
   const old = project.metadata.name!;
+  const renameNamespace = (name: string) => name.replace(`${old}-`, `${p(old)}-`);
   return {
     ...project,
     metadata: { name: p(old) },
     spec: {
       ...project.spec,
       owners: (project.spec.owners ?? []).map(rename),
-      namespaces: (project.spec.namespaces ?? []).map((n) => ({ ...n, name: n.name.replace(`${old}-`, `${p(old)}-`) })),
+      namespaces: (project.spec.namespaces ?? []).map((n) => ({ ...n, name: renameNamespace(n.name) })),
       // A burst names a declared namespace: renamed with it.
-      ...(project.spec.bursts ? { bursts: project.spec.bursts.map((b) => (b.namespace ? { ...b, namespace: b.namespace.replace(`${old}-`, `${p(old)}-`) } : b)) } : {}),
+      ...(project.spec.bursts ? { bursts: project.spec.bursts.map((b) => (b.namespace ? { ...b, namespace: renameNamespace(b.namespace) } : b)) } : {}),
     },
   };
 }
