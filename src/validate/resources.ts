@@ -415,7 +415,7 @@ class SharesMemo implements ProjectShares {
     readonly shares: readonly NamespaceShare[],
   ) {}
 
-  private shareOf(namespace: string): NamespaceShare | undefined {
+  shareOf(namespace: string): NamespaceShare | undefined {
     const share = this.shares[insertionPoint(this.shares, namespace)];
     return share?.namespace === namespace ? share : undefined;
   }
@@ -431,21 +431,88 @@ class SharesMemo implements ProjectShares {
 
 /**
  * Σ of the shares of a project's namespaces other than `namespace` — observed, or pending where an
- * admitted allocation is not in the snapshot yet (max of both). The snapshot's memo serves it while
- * nothing pending touches those other namespaces; otherwise every share is computed afresh. Both give
- * the same sum, added in the same (namespace) order. The result is read-only (`Resources` is a ReadonlyMap).
+ * admitted allocation is not in the snapshot yet (max of both). With the snapshot's memo this is the
+ * memo's observed sum plus, for each pending namespace, how far its pending allocation raises its
+ * observed share: a decision costs the pending namespaces, not the project's size. Without a memo
+ * every share is computed afresh. Both give the same value. The result is read-only (`Resources` is a ReadonlyMap).
  */
 export function othersTotal(snapshot: Snapshot, project: Project, cluster: string, namespace: string, pending?: PendingAllocations): Resources {
   const memo = snapshot.projectSharesOf?.(project, cluster);
-  if (memo && !pendingTouchesOthers(memo, namespace, pending)) return memo.othersTotal(namespace);
-  return sumShares(clusterShares(snapshot, project, cluster, { extraNamespace: namespace, ...(pending ? { pending } : {}) }), namespace);
+  if (!memo) return sumShares(clusterShares(snapshot, project, cluster, { extraNamespace: namespace, ...(pending ? { pending } : {}) }), namespace);
+  const observed = memo.othersTotal(namespace);
+  const raises = pending ? pendingRaises(snapshot, memo, namespace, pending) : [];
+  return raises.length === 0 ? observed : withRaises(memo, namespace, observed, raises);
 }
 
-function pendingTouchesOthers(memo: ProjectShares, namespace: string, pending: PendingAllocations | undefined): boolean {
-  if (!pending) return false;
-  for (const name of pending.namespaces(memo.project.metadata.name ?? '')) if (name !== namespace) return true;
-  for (const share of memo.shares) if (share.namespace !== namespace && pending.allocation(share.namespace)) return true;
-  return false;
+/** How a pending allocation changes one namespace's term of the sum. */
+interface PendingRaise {
+  namespace: string;
+  /** max(observed share, pending) − observed share (the whole share for a namespace the memo does not hold). */
+  raise: Resources;
+  /** max(observed share, pending): the namespace's term in the sum. */
+  term: Resources;
+}
+
+/** Per namespace of the project other than `namespace` whose pending allocation raises its observed share: by how much. */
+function pendingRaises(snapshot: Snapshot, memo: ProjectShares, namespace: string, pending: PendingAllocations): PendingRaise[] {
+  const raises: PendingRaise[] = [];
+  const considered = new Set<string>([namespace]);
+  const consider = (name: string): void => {
+    considered.add(name);
+    const share = memo.shareOf(name);
+    if (!share) {
+      const term = namespaceShare(snapshot, memo.project, memo.cluster, name, { pending }).resources;
+      raises.push({ namespace: name, raise: term, term });
+      return;
+    }
+    const allocation = pending.allocation(name);
+    const raise = allocation && raiseOver(share.resources, allocation);
+    if (raise) raises.push({ namespace: name, raise, term: maxResources(share.resources, allocation) });
+  };
+  for (const name of pending.namespaces(memo.project.metadata.name ?? '')) if (!considered.has(name)) consider(name);
+  // A namespace observed in the project whose pending allocation was recorded under another project.
+  for (const share of memo.shares) if (!considered.has(share.namespace) && pending.allocation(share.namespace)) consider(share.namespace);
+  return raises;
+}
+
+/** maxResources(observed, pending) − observed, or undefined when pending raises nothing. */
+function raiseOver(observed: Resources, pending: Resources): Resources | undefined {
+  let raise: Map<string, Quantity> | undefined;
+  for (const [name, q] of pending) {
+    const before = observed.get(name);
+    if (before && q.cmp(before) <= 0) continue;
+    (raise ??= new Map()).set(name, before ? q.sub(before) : q);
+  }
+  return raise;
+}
+
+/**
+ * The observed sum plus the raises. Each raised resource takes the Format a sum of the terms in
+ * namespace order takes (sumShares: the first non-zero term's), so a message prints the same total
+ * ("2Gi", not "2147483648") whichever way it was added up.
+ */
+function withRaises(memo: ProjectShares, namespace: string, observed: Resources, raises: readonly PendingRaise[]): Resources {
+  const total = new Map<string, Quantity>(observed);
+  for (const { raise } of raises) for (const [name, q] of raise) total.set(name, total.get(name)?.add(q) ?? q);
+  const resources = new Set<string>();
+  for (const { raise } of raises) for (const name of raise.keys()) resources.add(name);
+  for (const resource of resources) {
+    let first: { namespace: string; term: Quantity } | undefined;
+    for (const share of memo.shares) {
+      const q = share.namespace === namespace ? undefined : share.resources.get(resource);
+      if (q && !q.isZero()) {
+        first = { namespace: share.namespace, term: q };
+        break;
+      }
+    }
+    for (const r of raises) {
+      const q = r.term.get(resource);
+      if (q && !q.isZero() && (!first || r.namespace <= first.namespace)) first = { namespace: r.namespace, term: q };
+    }
+    const sum = total.get(resource)!;
+    if (first && first.term.format !== sum.format) total.set(resource, sum.withFormat(first.term.format));
+  }
+  return total;
 }
 
 export function maxResources(a: Resources, b: Resources): Resources {

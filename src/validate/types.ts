@@ -246,6 +246,8 @@ export interface ProjectShares {
   readonly project: Project;
   readonly cluster: string;
   readonly shares: readonly NamespaceShare[];
+  /** The observed share of `namespace`, when the project has it. */
+  shareOf(namespace: string): NamespaceShare | undefined;
   /** Σ of the shares of every namespace but `namespace` (all of them when it has none). */
   othersTotal(namespace: string): Resources;
 }

@@ -84,11 +84,24 @@ interface ProjectQueue {
   running: boolean;
 }
 
-/** The members of one group commit; `abandoned` aborts its ledger calls once every member has settled. */
+/**
+ * The members of one group commit; `abandoned` aborts its ledger calls once every member has settled.
+ * A batch that lost a compare-and-swap takes in the decisions that queued meanwhile (absorb): its next
+ * round decides them too, so contention makes batches larger instead of queues longer.
+ */
 class Batch {
   private readonly controller = new AbortController();
-  constructor(private readonly members: readonly Member[]) {
-    for (const m of members) m.batch = this;
+  private readonly members: Member[] = [];
+  /** Compare-and-swap rounds lost to another writer so far. */
+  conflicts = 0;
+  constructor(members: readonly Member[]) {
+    this.absorb(members);
+  }
+  absorb(members: readonly Member[]): void {
+    for (const m of members) {
+      m.batch = this;
+      this.members.push(m);
+    }
   }
   get abandoned(): AbortSignal {
     return this.controller.signal;
@@ -592,8 +605,9 @@ export class HeadroomGuard {
       const member: Member = { ctx, request, deadline: this.now() + this.deadlineMs, settled: false, settle: () => {} };
       const timeout = () => {
         if (member.settled) return;
-        this.options.onReservation?.('timeout');
-        member.settle(this.timedOut(project));
+        const conflicts = member.batch?.conflicts ?? 0;
+        this.options.onReservation?.(conflicts > 0 ? 'exhausted' : 'timeout');
+        member.settle(conflicts > 0 ? denyQ5(ledgerContended(project, conflicts, this.deadlineMs)) : this.timedOut(project));
       };
       const timer = setTimeout(timeout, this.deadlineMs);
       signal?.addEventListener('abort', timeout, { once: true });
@@ -623,7 +637,7 @@ export class HeadroomGuard {
     }
     queue.running = true;
     const batch = new Batch(members);
-    void this.runBatch(project, batch).finally(() => {
+    void this.runBatch(project, batch, queue).finally(() => {
       queue.running = false;
       this.pump(project, queue);
     });
@@ -652,18 +666,22 @@ export class HeadroomGuard {
 
   /**
    * One group commit: read the ledger (cached), decide every member against it in order, write the
-   * new entries with one compare-and-swap. A conflict re-reads and re-decides the whole batch; an
-   * error or a write that does not answer in time denies the whole batch with [Q5] (such a write may
-   * still land: its entries can only make later decisions stricter until they expire).
+   * new entries with one compare-and-swap. A conflict (another replica wrote first) backs off, takes in
+   * the project's decisions that queued meanwhile, re-reads and re-decides the whole batch, until the
+   * members' deadlines: under contention one of the writers wins every round, so a round is lost only
+   * to progress elsewhere (`maxAttempts` caps the rounds when set). An error or a write that does not
+   * answer in time denies the whole batch with [Q5] (such a write may still land: its entries can only
+   * make later decisions stricter until they expire).
    */
-  private async runBatch(project: string, batch: Batch): Promise<void> {
+  private async runBatch(project: string, batch: Batch, queue: ProjectQueue): Promise<void> {
     const ledger = this.options.ledger!;
-    const maxAttempts = this.options.maxAttempts ?? 10;
+    const maxAttempts = this.options.maxAttempts ?? Number.POSITIVE_INFINITY;
     const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
     const left = () => batch.latestDeadline() - this.now();
     const denyAll = (verdict: Verdict) => batch.open().forEach((m) => m.settle(verdict));
+    const contended = () => denyQ5(ledgerContended(project, batch.conflicts, this.deadlineMs));
     let transfers = 0;
-    const maxTransfers = batch.open().length + 2;
+    let maxTransfers = batch.open().length + 2;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
       try {
@@ -675,7 +693,7 @@ export class HeadroomGuard {
           await this.growThroughHub(project, decided.growth, left(), batch.abandoned);
           this.ledgerCache.delete(project);
           attempt -= 1; // a transfer is no lost round of the ledger's CAS; its own count bounds it
-          if (++transfers > maxTransfers) return denyAll(denyQ5(ledgerContended(project, maxAttempts)));
+          if (++transfers > maxTransfers) return denyAll(contended());
           continue;
         }
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
@@ -690,9 +708,10 @@ export class HeadroomGuard {
       } catch (err) {
         this.ledgerCache.delete(project);
         if (err instanceof DeadlineExceeded) {
+          const outcome = batch.conflicts > 0 ? 'exhausted' : 'timeout';
           for (const m of batch.open()) {
-            this.options.onReservation?.('timeout');
-            m.settle(this.timedOut(project));
+            this.options.onReservation?.(outcome);
+            m.settle(outcome === 'exhausted' ? contended() : this.timedOut(project));
           }
           return;
         }
@@ -700,14 +719,18 @@ export class HeadroomGuard {
           this.options.onReservation?.('error');
           return denyAll(denyQ5(ledgerWriteFailed(project, (err as Error).message)));
         }
+        batch.conflicts += 1;
         this.options.onReservation?.('conflict');
         // Another replica won this round: back off (jittered) before reading again, within the deadline.
         const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
         await new Promise((r) => setTimeout(r, Math.min(pause, Math.max(0, left()))));
+        const joining = queue.waiting.splice(0).filter((m) => !m.settled);
+        batch.absorb(joining);
+        maxTransfers += joining.length;
       }
     }
     this.options.onReservation?.('exhausted');
-    denyAll(denyQ5(ledgerContended(project, maxAttempts)));
+    denyAll(contended());
   }
 
   /**
@@ -791,7 +814,7 @@ export class HeadroomGuard {
     const reserved = new Map<string, Resources>();
     const replaced = new Map<string, Set<string>>();
     for (const e of live) {
-      const r = parseResources(e.allocation);
+      const r = allocationOf(e);
       const prev = reserved.get(e.namespace);
       if (r.size > 0 || e.quota === undefined) reserved.set(e.namespace, prev ? maxResources(prev, r) : r);
       if (e.quota === undefined && e.replaces?.length) {
@@ -841,6 +864,17 @@ export class HeadroomGuard {
   }
 }
 
+/**
+ * An entry's allocation, parsed once per entry object: every decision of a batch, and of the batches
+ * after it while the ledger stays cached, reads all the project's live entries.
+ */
+const parsedAllocations = new WeakMap<LedgerEntry['allocation'], Resources>();
+function allocationOf(entry: LedgerEntry): Resources {
+  let parsed = parsedAllocations.get(entry.allocation);
+  if (!parsed) parsedAllocations.set(entry.allocation, (parsed = parseResources(entry.allocation)));
+  return parsed;
+}
+
 /** The recorded quota writes of a namespace among ledger entries. */
 function overlayWrites(entries: readonly LedgerEntry[], namespace: string): OverlayWrite[] {
   const out: OverlayWrite[] = [];
@@ -866,7 +900,7 @@ export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry):
   const old = entries[at]!;
   const merged: LedgerEntry = {
     ...entry,
-    allocation: formatResources(maxResources(parseResources(old.allocation), parseResources(entry.allocation))),
+    allocation: formatResources(maxResources(allocationOf(old), allocationOf(entry))),
     expires: Math.max(old.expires, entry.expires),
   };
   const replaces = [...new Set([...(old.replaces ?? []), ...(entry.replaces ?? [])])];

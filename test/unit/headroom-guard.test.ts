@@ -105,7 +105,7 @@ describe('HeadroomGuard', () => {
     const guard = new HeadroomGuard({ ttlMs: 1000, ledger: always, maxAttempts: 3 });
     const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
     expect(verdict.violations[0]?.rule).toBe('Q5');
-    expect(verdict.violations[0]?.message).toMatch(/3 concurrent updates of the headroom ledger collided/);
+    expect(verdict.violations[0]?.message).toMatch(/updated by another webhook replica first 3 times in a row/);
   });
 });
 
@@ -183,6 +183,46 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
       expect(gaps[i]!).toBeGreaterThanOrEqual(cap / 2 - 2);
       expect(gaps[i]!).toBeLessThan(cap + 250);
     }
+  });
+
+  it('keeps retrying a contended ledger until the deadline, not for a fixed number of rounds', async () => {
+    const ledger = new ControlledLedger();
+    ledger.conflicts = 15; // more rounds than the old fixed cap of 10
+    const outcomes: string[] = [];
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 1, maxMs: 4 }, onReservation: (o) => outcomes.push(o) });
+    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
+    expect(verdict.violations).toEqual([]);
+    expect(ledger.calls.filter((c) => c.op === 'write')).toHaveLength(16);
+    expect(outcomes.filter((o) => o === 'conflict')).toHaveLength(15);
+    expect(outcomes.at(-1)).toBe('reserved');
+  });
+
+  it('refuses a decision that never wins the ledger at its deadline, saying it lost to another replica', async () => {
+    const always: LedgerStore = { read: async () => ({ entries: [] }), write: async () => Promise.reject(new LedgerConflict('x')), release: async () => {} };
+    const outcomes: string[] = [];
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: always, deadlineMs: 150, backoff: { baseMs: 2, maxMs: 10 }, onReservation: (o) => outcomes.push(o) });
+    const started = Date.now();
+    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
+    expect(verdict.violations[0]!.message).toMatch(/^project race: the headroom ledger was updated by another webhook replica first \d+ times in a row and no update of this replica won within 150 ms; nothing was reserved, retry the request$/);
+    expect(outcomes.filter((o) => o === 'conflict').length).toBeGreaterThan(3);
+    expect(outcomes.at(-1)).toBe('exhausted');
+  });
+
+  it('a batch that lost a round takes in the decisions that queued meanwhile: one write records them all', async () => {
+    const inner = new MemoryLedger();
+    const ledger = new ControlledLedger(inner);
+    ledger.conflicts = 2;
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 30, maxMs: 30 } });
+    const s = snapshot();
+    const first = guard.decide(ctx(s), createQuota('race-n0'));
+    await new Promise((r) => setTimeout(r, 5)); // the first batch is backing off after its first conflict
+    const later = NAMESPACES.slice(1, 4).map((ns) => guard.decide(ctx(s), createQuota(ns)));
+    const verdicts = await Promise.all([first, ...later]);
+    for (const v of verdicts) expect(v.violations).toEqual([]);
+    expect(inner.writes).toBe(1);
+    expect((await inner.read('race')).entries.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2', 'race-n3']);
   });
 
   it('dry runs never touch the ledger, slow or not', async () => {

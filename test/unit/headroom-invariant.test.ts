@@ -104,7 +104,7 @@ describe('the racing attempts', () => {
     for (const [status, message] of [
       [201, ''],
       [403, 'admission webhook "validate.tenantgate.io" denied the request: [Q1] ResourceQuota shop-a/q asks requests.cpu 3 …\n[Q2] …'],
-      [403, 'admission webhook "validate.tenantgate.io" denied the request: [Q5] project shop: 10 concurrent updates of the headroom ledger collided; retry the request'],
+      [403, 'admission webhook "validate.tenantgate.io" denied the request: [Q5] project shop: the headroom ledger was updated by another webhook replica first 23 times in a row and no update of this replica won within 2000 ms; nothing was reserved, retry the request'],
       [500, 'Internal error occurred: failed calling webhook "validate.tenantgate.io": failed to call webhook: Post "https://127.0.0.1:1/validate": EOF'],
       [403, 'admission webhook "mutate.tenantgate.io" denied the request: tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds'],
       [409, 'Operation cannot be fulfilled on resourcequotas "q": the object has been modified; please apply your changes to the latest version and try again'],

@@ -13,8 +13,8 @@ export function ledgerWriteFailed(project: string, reason: string): Violation {
   return { rule: 'Q5', message: `could not reserve headroom in the ledger of project ${project}: ${reason}` };
 }
 
-export function ledgerContended(project: string, attempts: number): Violation {
-  return { rule: 'Q5', message: `project ${project}: ${attempts} concurrent updates of the headroom ledger collided; retry the request` };
+export function ledgerContended(project: string, conflicts: number, deadlineMs: number): Violation {
+  return { rule: 'Q5', message: `project ${project}: the headroom ledger was updated by another webhook replica first ${conflicts} ${conflicts === 1 ? 'time' : 'times'} in a row and no update of this replica won within ${deadlineMs} ms; nothing was reserved, retry the request` };
 }
 
 export function cacheNotCurrent(project: string): Violation {
