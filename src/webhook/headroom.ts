@@ -19,7 +19,7 @@ import type { Quantity } from '../quantity/quantity.js';
 import { cacheNotCurrent, ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot, type Violation } from '../validate/types.js';
 import { within } from '../deadline.js';
-import { LedgerConflict, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
 import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 import { enforcedOf } from '../fleet/enforced-record.js';
@@ -348,6 +348,19 @@ export class HeadroomGuard {
     this.now = options.now ?? Date.now;
     if (options.fleet && !options.ledger) throw new Error('a fleet member needs the headroom ledger (crossReplicaReservation: true): its enforced limit lives there');
     this.fleet = options.fleet && options.ledger ? new FleetGrowth(options.fleet, options.ledger) : undefined;
+    options.ledger?.subscribe?.((change) => this.observeLedger(change));
+  }
+
+  /**
+   * A ledger write seen on the ledger's watch (any replica's): a project this process has cached is
+   * given the newer state, so its next compare-and-swap does not lose to a write that landed long
+   * before it. A project not cached is left alone (it is read when it is next needed).
+   */
+  observeLedger(change: LedgerChange): void {
+    const cached = this.ledgerCache.get(change.project);
+    if (!cached) return;
+    if ('deleted' in change) this.ledgerCache.delete(change.project);
+    else if (isNewerVersion(change.resourceVersion, cached.state.resourceVersion)) this.ledgerCache.set(change.project, { state: change.state(), at: cached.at });
   }
 
   /**
@@ -862,6 +875,17 @@ export class HeadroomGuard {
     if (!names) this.localByProject.set(a.project, (names = new Set()));
     names.add(a.namespace);
   }
+}
+
+/**
+ * Whether a ledger version seen on the watch is newer than the cached one. The ledger lives in one
+ * apiserver whose versions are etcd revisions (increasing integers); anything else counts as newer,
+ * which at worst costs one lost compare-and-swap.
+ */
+function isNewerVersion(seen: string, cached: string | undefined): boolean {
+  if (cached === undefined) return true;
+  if (/^\d+$/.test(seen) && /^\d+$/.test(cached)) return BigInt(seen) > BigInt(cached);
+  return seen !== cached;
 }
 
 /**

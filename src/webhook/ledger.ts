@@ -10,7 +10,8 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
-import { LEDGER_PREFIX } from '../validate/types.js';
+import { LABEL_PROJECT, LEDGER_PREFIX } from '../validate/types.js';
+import { LedgerWatch } from './ledger-watch.js';
 import { LeanApiClient } from '../kube/lean-client.js';
 import { FLEET_DATA_KEY, holdsEnforcedLimit } from '../fleet/enforced-record.js';
 
@@ -60,6 +61,12 @@ export interface LedgerState {
 
 export class LedgerConflict extends Error {}
 
+/**
+ * A ledger written (by any replica) as seen on a watch: its resourceVersion, and its state, parsed only
+ * when asked for (a replica that has not used the project lately ignores it). `state` undefined: deleted.
+ */
+export type LedgerChange = { project: string; resourceVersion: string; state: () => LedgerState } | { project: string; deleted: true };
+
 export interface LedgerStore {
   read(project: string): Promise<LedgerState>;
   /** Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise. */
@@ -70,9 +77,26 @@ export interface LedgerStore {
    * holds no enforced fleet limit (holdsEnforcedLimit). Throws LedgerConflict when it changed meanwhile.
    */
   release(project: string, state: LedgerState): Promise<void>;
+  /**
+   * Tells `listener` of every ledger write it sees, from any writer, as soon as it can: a cache of the
+   * ledger kept current this way makes a compare-and-swap lose only to a write in flight at the same
+   * time, not to every write of another replica since this one last wrote. Best effort (a missed change
+   * only costs a conflict); absent in stores that cannot watch.
+   */
+  subscribe?(listener: (change: LedgerChange) => void): void;
 }
 
-interface ConfigMapJson {
+/** Reading a ledger's ConfigMap: its version, entries, deletion and fleet record. */
+function stateOf(cm: ConfigMapJson): LedgerState {
+  return {
+    resourceVersion: cm.metadata.resourceVersion,
+    entries: parseEntries(cm.data?.reservations),
+    ...(cm.metadata.deletionTimestamp ? { deleting: true } : {}),
+    ...(cm.data?.[FLEET_DATA_KEY] !== undefined ? { fleet: cm.data[FLEET_DATA_KEY] } : {}),
+  };
+}
+
+export interface ConfigMapJson {
   apiVersion: 'v1';
   kind: 'ConfigMap';
   metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string; finalizers?: string[]; deletionTimestamp?: string };
@@ -82,8 +106,24 @@ interface ConfigMapJson {
 /** The ledger's ConfigMaps through the lean client (docs/adr/0025-lean-client-for-the-ledger.md): one keep-alive connection, plain JSON. */
 export class ConfigMapLedger implements LedgerStore {
   private readonly api: LeanApiClient;
-  constructor(kc: k8s.KubeConfig, private readonly namespace: string) {
+  private watcher: LedgerWatch | undefined;
+  constructor(
+    private readonly kc: k8s.KubeConfig,
+    private readonly namespace: string,
+    private readonly log: (message: string) => void = () => {},
+  ) {
     this.api = new LeanApiClient(kc);
+  }
+
+  /** Starts one watch on the namespace's ledger ConfigMaps (ledger-watch.ts) on the first call. */
+  subscribe(listener: (change: LedgerChange) => void): void {
+    this.watcher ??= new LedgerWatch(this.kc, this.api, this.path(), this.log);
+    this.watcher.listen((cm, type) => {
+      const project = cm.metadata.labels?.[LABEL_PROJECT] ?? '';
+      if (!cm.metadata.name?.startsWith(LEDGER_PREFIX) || project === '' || cm.metadata.name !== this.name(project)) return;
+      if (type === 'DELETED') return listener({ project, deleted: true });
+      listener({ project, resourceVersion: cm.metadata.resourceVersion ?? '', state: () => stateOf(cm) });
+    });
   }
 
   private name(project: string): string {
@@ -96,13 +136,7 @@ export class ConfigMapLedger implements LedgerStore {
 
   async read(project: string): Promise<LedgerState> {
     try {
-      const cm = await this.api.call<ConfigMapJson>('GET', this.path(this.name(project)));
-      return {
-        resourceVersion: cm.metadata.resourceVersion,
-        entries: parseEntries(cm.data?.reservations),
-        ...(cm.metadata.deletionTimestamp ? { deleting: true } : {}),
-        ...(cm.data?.[FLEET_DATA_KEY] !== undefined ? { fleet: cm.data[FLEET_DATA_KEY] } : {}),
-      };
+      return stateOf(await this.api.call<ConfigMapJson>('GET', this.path(this.name(project))));
     } catch (err) {
       // With the finalizer, a ledger is gone only once nothing in it was live (see release).
       if (isNotFound(err)) return { entries: [] };
@@ -147,6 +181,7 @@ export class ConfigMapLedger implements LedgerStore {
   }
 
   close(): void {
+    this.watcher?.stop();
     this.api.close();
   }
 }

@@ -178,7 +178,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     return kubeConfig;
   };
   const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics });
-  const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace) : undefined;
+  const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace, log) : undefined;
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
   const ownHub = options.hub === undefined && isFleetMember(config) ? new LeanHubClient(loadHubKubeConfig(config.fleet.hubKubeconfig)) : undefined;
   const hub = options.hub ?? ownHub;

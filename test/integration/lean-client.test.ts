@@ -6,10 +6,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { ApiStatusError, LeanApiClient } from '../../src/kube/lean-client.js';
-import { ConfigMapLedger, LEDGER_FINALIZER, LedgerConflict } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger, LEDGER_FINALIZER, LedgerConflict, type LedgerChange } from '../../src/webhook/ledger.js';
 import { dropLedger } from '../support/ledger-reset.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
-import { cluster, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 import { localPortsOfRequestsTo } from '../support/connections.js';
 
 beforeAll(async () => {
@@ -92,3 +92,44 @@ describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
     }
   });
 });
+
+describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
+  it('tells a subscriber of another writer\'s writes (version and entries) and of the deletion, and nothing of other ConfigMaps', async () => {
+    const project = uniqueName('watched');
+    const kc = () => serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook');
+    const writer = new ConfigMapLedger(await kc(), 'tenantgate-system');
+    const watcher = new ConfigMapLedger(await kc(), 'tenantgate-system');
+    const seen: LedgerChange[] = [];
+    watcher.subscribe((change) => seen.push(change));
+    const ofProject = () => seen.filter((c) => c.project === project);
+    try {
+      // The watch starts from the current version: wait until it is connected (a write lands in it).
+      await eventually(async () => {
+        await writer.write(project, await writer.read(project), []);
+        expect(ofProject().length).toBeGreaterThan(0);
+      }, { timeoutMs: 15_000, what: 'the watch to connect' });
+      const before = ofProject().length;
+      const written = await writer.write(project, await writer.read(project), [entry(`${project}-a`, '2')]);
+      await eventually(async () => expect(ofProject().length).toBe(before + 1), { timeoutMs: 15_000, what: 'the write on the watch' });
+      const change = ofProject().at(-1)!;
+      expect('deleted' in change).toBe(false);
+      if (!('deleted' in change)) {
+        expect(change.resourceVersion).toBe(written.resourceVersion);
+        expect(change.state().entries.map((e) => [e.namespace, e.allocation])).toEqual([[`${project}-a`, { 'requests.cpu': '2' }]]);
+      }
+      // A ConfigMap that is no ledger, in the same namespace: not delivered.
+      await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'configmap', `${project}-other`, '--from-literal=a=b']);
+      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `${project}-other`]);
+      // Deleted and its finalizer released: the subscriber is told.
+      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`, '--wait=false']);
+      await writer.release(project, await writer.read(project));
+      await eventually(async () => expect(ofProject().some((c) => 'deleted' in c)).toBe(true), { timeoutMs: 15_000, what: 'the deletion on the watch' });
+      expect(seen.every((c) => c.project !== `${project}-other` && !c.project.startsWith(`${project}-`))).toBe(true);
+    } finally {
+      watcher.close();
+      writer.close();
+      await dropLedger(`tenantgate-ledger-${project}`);
+    }
+  });
+});
+

@@ -1,10 +1,11 @@
 /**
  * A headroom ledger in memory (compare-and-swap on a version number), for unit tests of the guard.
+ * Like ConfigMapLedger's watch, `subscribe` tells every listener of each change (here at once, in order).
  * It keeps the ConfigMap's finalizer protocol (src/webhook/ledger.ts): `delete` only marks a ledger
  * that carries the finalizer, `release` removes the finalizer (and with it a marked ledger), and
  * `removeFinalizerByHand` is what an operator who edits the finalizer away does.
  */
-import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
 
 interface Stored {
   version: number;
@@ -21,10 +22,27 @@ export class MemoryLedger implements LedgerStore {
   private revision = 0;
   writes = 0;
   releases = 0;
+  private readonly listeners: Array<(change: LedgerChange) => void> = [];
+
+  subscribe(listener: (change: LedgerChange) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** What a watch on the stored ledger would deliver after a change. */
+  private changed(project: string): void {
+    if (this.listeners.length === 0) return;
+    const s = this.states.get(project);
+    const change: LedgerChange = s ? { project, resourceVersion: String(s.version), state: () => this.stateOf(s) } : { project, deleted: true };
+    for (const listener of this.listeners) listener(change);
+  }
+
+  private stateOf(s: Stored): LedgerState {
+    return { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}), ...(s.fleet !== undefined ? { fleet: s.fleet } : {}) };
+  }
 
   async read(project: string): Promise<LedgerState> {
     const s = this.states.get(project);
-    return s ? { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}), ...(s.fleet !== undefined ? { fleet: s.fleet } : {}) } : { entries: [] };
+    return s ? this.stateOf(s) : { entries: [] };
   }
 
   async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
@@ -33,6 +51,7 @@ export class MemoryLedger implements LedgerStore {
     const version = ++this.revision;
     this.states.set(project, { version, entries: structuredClone(entries), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}), finalizer: true, deleting: s?.deleting ?? false });
     this.writes += 1;
+    this.changed(project);
     return { resourceVersion: String(version), entries, ...(s?.deleting ? { deleting: true } : {}), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}) };
   }
 
@@ -43,6 +62,7 @@ export class MemoryLedger implements LedgerStore {
     this.releases += 1;
     if (s.deleting) this.states.delete(project);
     else this.states.set(project, { ...s, version: ++this.revision, finalizer: false });
+    this.changed(project);
   }
 
   /** `kubectl delete configmap`: with the finalizer only marked, without it gone. */
@@ -51,6 +71,7 @@ export class MemoryLedger implements LedgerStore {
     if (!s) return;
     if (!s.finalizer) this.states.delete(project);
     else this.states.set(project, { ...s, version: ++this.revision, deleting: true });
+    this.changed(project);
   }
 
   /** An operator edits the finalizer away: a marked ledger goes at once. */
@@ -59,6 +80,7 @@ export class MemoryLedger implements LedgerStore {
     if (!s) return;
     if (s.deleting) this.states.delete(project);
     else this.states.set(project, { ...s, version: ++this.revision, finalizer: false });
+    this.changed(project);
   }
 
   /** The stored entries (for assertions), or undefined when the ledger does not exist. */

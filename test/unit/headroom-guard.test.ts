@@ -109,6 +109,43 @@ describe('HeadroomGuard', () => {
   });
 });
 
+describe('HeadroomGuard with a watched ledger', () => {
+  /** The same store without its watch (what a replica whose watch is down sees). */
+  const unwatched = (inner: MemoryLedger): LedgerStore => ({ read: (p) => inner.read(p), write: (p, st, e) => inner.write(p, st, e), release: (p, st) => inner.release(p, st) });
+
+  it('two replicas taking turns on one project lose no compare-and-swap when each sees the other\'s writes; without the watch every turn loses one', async () => {
+    const conflicts: Record<string, number> = {};
+    for (const watched of [true, false]) {
+      const inner = new MemoryLedger();
+      const key = watched ? 'watched' : 'unwatched';
+      conflicts[key] = 0;
+      const replicas = [0, 1].map(() => ({ s: snapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger: watched ? inner : unwatched(inner), backoff: { baseMs: 1, maxMs: 2 }, onReservation: (o) => o === 'conflict' && (conflicts[key]! += 1) }) }));
+      // One decision at a time, alternating replicas (round-robin behind a Service).
+      const verdicts = [];
+      for (const [i, ns] of NAMESPACES.slice(0, 12).entries()) verdicts.push(await replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), createQuota(ns)));
+      expect(verdicts.filter((v) => v.violations.length === 0), key).toHaveLength(10);
+      expect(verdicts.slice(10).map((v) => v.violations[0]?.rule), key).toEqual(['Q1', 'Q1']);
+    }
+    expect(conflicts.watched).toBe(0);
+    // Every turn after the first two finds its cached ledger one write behind.
+    expect(conflicts.unwatched).toBeGreaterThanOrEqual(9);
+  });
+
+  it('ignores a change older than its cached ledger, and forgets a deleted one', async () => {
+    const inner = new MemoryLedger();
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: inner });
+    expect((await guard.decide(ctx(snapshot()), createQuota('race-n0'))).violations).toEqual([]);
+    const stale = { project: 'race', resourceVersion: '0', state: () => ({ resourceVersion: '0', entries: [] }) };
+    guard.observeLedger(stale);
+    // Still counts race-n0's reservation from its cached (newer) ledger: 10 − 1 = 9 fit, not 10.
+    const big = aQuotaCreateRequest('race-n1', { cpu: '10' });
+    expect((await guard.decide(ctx(snapshot()), big)).violations[0]?.message).toMatch(/of which 1 are allocated to other namespaces: at most 9 fits/);
+    expect(guard.sizes.ledgerCache).toBe(1);
+    guard.observeLedger({ project: 'race', deleted: true });
+    expect(guard.sizes.ledgerCache).toBe(0);
+  });
+});
+
 /** A ledger the test controls: each call waits `delayMs` (or forever), optionally fails with a conflict. */
 class ControlledLedger implements LedgerStore {
   delayMs = 0;
