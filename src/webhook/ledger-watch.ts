@@ -9,7 +9,14 @@
 import * as k8s from '@kubernetes/client-node';
 import type { LeanApiClient } from '../kube/lean-client.js';
 import { describeError } from '../kube/errors.js';
-import type { ConfigMapJson } from './ledger.js';
+
+/** A ledger ConfigMap as the API serves it (ledger.ts reads and writes it). */
+export interface ConfigMapJson {
+  apiVersion: 'v1';
+  kind: 'ConfigMap';
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string; finalizers?: string[]; deletionTimestamp?: string };
+  data?: Record<string, string>;
+}
 
 /** The ledger ConfigMaps' labels (ConfigMapLedger writes both). */
 export const LEDGER_SELECTOR = 'app.kubernetes.io/managed-by=tenantgate,tenantgate.io/project';

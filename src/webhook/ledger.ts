@@ -11,7 +11,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { LABEL_PROJECT, LEDGER_PREFIX } from '../validate/types.js';
-import { LedgerWatch } from './ledger-watch.js';
+import { LedgerWatch, type ConfigMapJson } from './ledger-watch.js';
 import { LeanApiClient } from '../kube/lean-client.js';
 import { FLEET_DATA_KEY, holdsEnforcedLimit } from '../fleet/enforced-record.js';
 
@@ -96,12 +96,6 @@ function stateOf(cm: ConfigMapJson): LedgerState {
   };
 }
 
-export interface ConfigMapJson {
-  apiVersion: 'v1';
-  kind: 'ConfigMap';
-  metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string; finalizers?: string[]; deletionTimestamp?: string };
-  data?: Record<string, string>;
-}
 
 /** The ledger's ConfigMaps through the lean client (docs/adr/0025-lean-client-for-the-ledger.md): one keep-alive connection, plain JSON. */
 export class ConfigMapLedger implements LedgerStore {
