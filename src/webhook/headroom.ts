@@ -697,6 +697,8 @@ export class HeadroomGuard {
     let maxTransfers = batch.open().length + 2;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
+      /** The ledger version a write lost against (the watch usually brings the newer one during the back-off). */
+      let lostAt: string | undefined;
       try {
         const state = await this.ledgerState(project, left, batch.abandoned);
         if (this.fleet && state.fleet !== undefined) this.fleet.options.onEnforced?.(project, enforcedOf(state, project));
@@ -710,6 +712,7 @@ export class HeadroomGuard {
           continue;
         }
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
+        lostAt = state.resourceVersion;
         const written = await withinDeadline(ledger.write(project, state, decided.entries), left(), batch.abandoned);
         this.ledgerCache.set(project, { state: written, at: this.now() });
         this.options.onLedgerWrite?.(decided.records.length);
@@ -719,7 +722,7 @@ export class HeadroomGuard {
         }
         return decided.verdicts.forEach(([m, v]) => m.settle(v));
       } catch (err) {
-        this.ledgerCache.delete(project);
+        if (!(err instanceof LedgerConflict)) this.ledgerCache.delete(project);
         if (err instanceof DeadlineExceeded) {
           const outcome = batch.conflicts > 0 ? 'exhausted' : 'timeout';
           for (const m of batch.open()) {
@@ -734,9 +737,13 @@ export class HeadroomGuard {
         }
         batch.conflicts += 1;
         this.options.onReservation?.('conflict');
-        // Another replica won this round: back off (jittered) before reading again, within the deadline.
+        // Another replica won this round: back off (jittered) before trying again, within the deadline.
         const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
         await new Promise((r) => setTimeout(r, Math.min(pause, Math.max(0, left()))));
+        // The winner's write is usually in the cache by now (observeLedger): decide against it without a
+        // read, as the winner does. Otherwise read it.
+        const cached = this.ledgerCache.get(project);
+        if (!cached?.state.resourceVersion || lostAt === undefined || !isNewerVersion(cached.state.resourceVersion, lostAt)) this.ledgerCache.delete(project);
         const joining = queue.waiting.splice(0).filter((m) => !m.settled);
         batch.absorb(joining);
         maxTransfers += joining.length;

@@ -4,7 +4,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
-import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { aNamespaceCreateRequest, aQuotaCreateRequest } from '../support/fixtures.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
@@ -131,6 +131,23 @@ describe('HeadroomGuard with a watched ledger', () => {
     expect(conflicts.unwatched).toBeGreaterThanOrEqual(9);
   });
 
+  it('after a lost round, decides against the winner\'s write the watch brought instead of reading the ledger again', async () => {
+    const inner = new MemoryLedger();
+    const ledger = new ControlledLedger(inner);
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 5, maxMs: 5 } });
+    const s = snapshot();
+    expect((await guard.decide(ctx(s), createQuota('race-n0'))).violations).toEqual([]);
+    ledger.delayMs = 40;
+    const decision = guard.decide(ctx(s), createQuota('race-n1'));
+    await new Promise((r) => setTimeout(r, 10)); // its write is on its way
+    // Another replica writes first.
+    const theirs = await inner.read('race');
+    await inner.write('race', theirs, [...theirs.entries, { namespace: 'race-n2', allocation: { 'requests.cpu': '1' }, created: Date.now(), expires: Date.now() + 60_000 }]);
+    expect((await decision).violations).toEqual([]);
+    expect(ledger.calls.map((c) => c.op)).toEqual(['read', 'write', 'write', 'write']); // first decision; lost; won without a read
+    expect(inner.entries('race')!.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2']);
+  });
+
   it('ignores a change older than its cached ledger, and forgets a deleted one', async () => {
     const inner = new MemoryLedger();
     const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: inner });
@@ -172,6 +189,9 @@ class ControlledLedger implements LedgerStore {
   }
   release(project: string, state: LedgerState): Promise<void> {
     return this.inner.release(project, state);
+  }
+  subscribe(listener: (change: LedgerChange) => void): void {
+    this.inner.subscribe(listener);
   }
 }
 
