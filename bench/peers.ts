@@ -382,7 +382,7 @@ export async function main(): Promise<string[]> {
               }
               const l = await row(`${variant}: ${rate}/s`, settleMs, () => openLoop(variant, 'Namespace CREATE', target, pid, pool, rate, 1000, latencyMs));
               r.latency.push(l);
-              log(`peers: ${variant}: ${rate}/s: p50 ${l.latencyMs.p50} ms, p99 ${l.latencyMs.p99} ms, completed ${l.completed}/${l.sent}, errors ${l.errors}, engine ${l.serverCpuUsPerRequest} µs/req; load ${loadCell(l.load)}`);
+              log(`peers: ${variant}: ${rate}/s: p50 ${l.latencyMs.p50} ms, p99 ${l.latencyMs.p99} ms, completed ${l.completed}/${l.sent}, errors ${l.errors}${l.firstError ? ` (first: ${l.firstError})` : ''}, engine ${l.serverCpuUsPerRequest} µs/req; load ${loadCell(l.load)}`);
             }
           }
         }

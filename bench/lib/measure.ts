@@ -409,6 +409,8 @@ export interface LatencyResult extends CpuWindow {
   sent: number;
   completed: number;
   errors: number;
+  /** What the first failed request got (a status, a refusal, or a transport error), when one failed. */
+  firstError?: string;
   /** From the moment the request was written. */
   latencyMs: LatencyStats;
   /** From the moment it was scheduled (includes the client's timer lateness). */
@@ -455,6 +457,7 @@ export async function openLoop(server: string, scenario: string, target: Target,
   const fromSchedule = new Float64Array(total);
   let completed = 0;
   let errors = 0;
+  let firstError: string | undefined;
   let window: ReturnType<typeof cpuWindow> | undefined;
   await schedule.run((index, scheduled) => {
     const body = pool.take();
@@ -467,11 +470,17 @@ export async function openLoop(server: string, scenario: string, target: Target,
             fromSend[completed] = end - sent;
             fromSchedule[completed] = end - scheduled;
             completed += 1;
-          } else errors += 1;
+          } else {
+            errors += 1;
+            firstError ??= `HTTP ${status}${allowed ? '' : ', not allowed'}`;
+          }
         }
       },
-      () => {
-        if (index >= warmupCount) errors += 1;
+      (err: unknown) => {
+        if (index >= warmupCount) {
+          errors += 1;
+          firstError ??= err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+        }
       },
     );
   }, () => (window = cpuWindow(serverPid)));
@@ -485,6 +494,7 @@ export async function openLoop(server: string, scenario: string, target: Target,
     sent: total - warmupCount,
     completed,
     errors,
+    ...(firstError !== undefined ? { firstError } : {}),
     latencyMs: stats(fromSend, completed),
     scheduledLatencyMs: stats(fromSchedule, completed),
     ...cpu,
