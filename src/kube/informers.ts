@@ -47,41 +47,64 @@ export interface ResilientInformerOptions {
    */
   listTimeoutMs?: number;
   labelSelector?: string;
+  /** Asks the apiserver to end each watch after this many seconds (tests: watches that end often). */
+  watchTimeoutSeconds?: number;
 }
 
 /**
- * client-node's Watch, telling whether a watch is connected: from the apiserver's answer to the
- * watch request until the stream ends (cleanly, by error or by a client timeout).
+ * How long a watch that ended cleanly or by client-node's inactivity timeout, and is being resumed
+ * from the last resourceVersion it delivered, still counts as current. Resuming replays everything
+ * after that version, so the cache only lags meanwhile (a few ms); an idle watch ends this way every
+ * 30 s, and refusing growth with [Q5] each time would refuse real requests for nothing. A resumption
+ * that fails, or takes longer than this, makes the cache not current.
+ */
+export const RESUME_GRACE_MS = 5000;
+
+/**
+ * client-node's Watch, telling when a watch is connected (the apiserver answered the watch request)
+ * and when its stream ended, and how (cleanly, by error or by client-node's inactivity timeout).
  */
 class TrackedWatch extends k8s.Watch {
   constructor(
     kc: k8s.KubeConfig,
-    private readonly connected: (watching: boolean) => void,
+    private readonly connected: () => void,
+    private readonly ended: (err: unknown) => void,
+    private readonly timeoutSeconds?: number,
   ) {
     super(kc);
   }
 
   override async watch(...[path, params, callback, done]: Parameters<k8s.Watch['watch']>): Promise<AbortController> {
     let ended = false;
-    const controller = await super.watch(path, params, callback, (err: unknown) => {
+    const query = this.timeoutSeconds === undefined ? params : { ...params, timeoutSeconds: this.timeoutSeconds };
+    const controller = await super.watch(path, query, callback, (err: unknown) => {
       ended = true;
-      this.connected(false);
+      this.ended(err);
       done(err);
     });
-    if (!ended) this.connected(true);
+    if (!ended) this.connected();
     return controller;
   }
 }
 
+/** A watch end after which client-node resumes from the last resourceVersion (no error, or its own inactivity timeout). */
+export function resumable(err: unknown): boolean {
+  return !err || (err instanceof Error && err.name === 'TimeoutError');
+}
+
 /** One informer that never stays down: every error schedules a restart with backoff. */
 export class ResilientInformer<K extends WatchedKind = Kind> {
-  readonly informer: k8s.Informer<k8s.KubernetesObject> & k8s.ObjectCache<k8s.KubernetesObject>;
+  readonly informer: k8s.ListWatch<k8s.KubernetesObject>;
   private delayMs: number;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private stopped = true;
   private hasSynced = false;
   /** Whether the watch is connected (false while listing, reconnecting or broken). */
   private watching = false;
+  /** Since when the watch is being resumed from its last resourceVersion (RESUME_GRACE_MS). */
+  private resumingSince: number | undefined;
+  /** Watch ends resumed from the last resourceVersion so far (tests and logs). */
+  resumptions = 0;
   private syncWaiters: Array<() => void> = [];
   restarts = 0;
 
@@ -100,9 +123,26 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
       setImmediate(() => this.markSynced());
       return result;
     };
-    // makeInformer's ListWatch, with a Watch that tells when it is connected.
-    this.informer = new k8s.ListWatch(path, new TrackedWatch(kc, (watching) => (this.watching = watching)), timedList, false, options.labelSelector);
-    this.informer.on('connect', () => (this.watching = false));
+    // makeInformer's ListWatch, with a Watch that tells when it is connected and how it ended.
+    const watch = new TrackedWatch(
+      kc,
+      () => {
+        this.watching = true;
+        this.resumingSince = undefined;
+      },
+      (err) => {
+        this.watching = false;
+        this.resumingSince = resumable(err) ? Date.now() : undefined;
+        if (this.resumingSince !== undefined) this.resumptions += 1;
+      },
+      options.watchTimeoutSeconds,
+    );
+    this.informer = new k8s.ListWatch(path, watch, timedList, false, options.labelSelector);
+    // client-node connects again: from the last resourceVersion (resuming), or with a new list.
+    this.informer.on('connect', () => {
+      this.watching = false;
+      if (this.informer.latestResourceVersion() === '') this.resumingSince = undefined;
+    });
     // First of all handlers: a watched object is slimmed in place (the list function slims listed
     // ones). It is the very object the informer's own cache stores, and the one every later handler
     // (and the snapshot) gets, so only one slim copy of each object stays alive.
@@ -110,6 +150,7 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
     this.informer.on('update', slim);
     this.informer.on('error', (err) => {
       this.watching = false;
+      this.resumingSince = undefined;
       this.onError(err);
     });
     // Any event proves the watch works: the next failure starts backing off from the base delay again.
@@ -120,9 +161,13 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
     return this.hasSynced;
   }
 
-  /** Synced, and the watch connected: the cache misses nothing but what is in flight. */
+  /**
+   * Synced, and the watch connected or being resumed from its last resourceVersion for less than
+   * RESUME_GRACE_MS: the cache misses nothing but what is in flight.
+   */
   get upToDate(): boolean {
-    return this.hasSynced && this.watching;
+    if (!this.hasSynced) return false;
+    return this.watching || (this.resumingSince !== undefined && Date.now() - this.resumingSince < RESUME_GRACE_MS);
   }
 
   /** Resolves once the first list has been applied. */
@@ -180,6 +225,8 @@ export interface InformersOptions {
   /** Only Projects matching this label selector are watched (sharding, tests). */
   projectSelector?: string;
   baseDelayMs?: number;
+  /** Asks the apiserver to end each watch after this many seconds (tests). */
+  watchTimeoutSeconds?: number;
 }
 
 /**
@@ -197,7 +244,7 @@ export class Informers {
   private readonly tombstones = new Map<string, number>();
 
   constructor(kc: k8s.KubeConfig, api: ObjectLists, private readonly options: InformersOptions) {
-    const common = { log: options.log, metrics: options.metrics, ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}) };
+    const common = { log: options.log, metrics: options.metrics, ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}), ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}) };
     this.informers = [
       new ResilientInformer('Project', kc, PROJECTS_PATH, (onPage) => api.listProjects(options.projectSelector, onPage), { ...common, ...(options.projectSelector ? { labelSelector: options.projectSelector } : {}) }),
       new ResilientInformer('Namespace', kc, '/api/v1/namespaces', (onPage) => api.listNamespaces(undefined, onPage), common),
@@ -226,7 +273,7 @@ export class Informers {
     return this.informers.every((i) => i.synced);
   }
 
-  /** Every informer synced and watching: false while one re-lists, reconnects or is broken. */
+  /** Every informer synced and watching (or resuming its watch, RESUME_GRACE_MS): false while one re-lists, cannot reconnect or is broken. */
   get upToDate(): boolean {
     return this.informers.every((i) => i.upToDate);
   }
