@@ -9,6 +9,7 @@
 import * as k8s from '@kubernetes/client-node';
 import type { LeanApiClient } from '../kube/lean-client.js';
 import { describeError } from '../kube/errors.js';
+import { resumable } from '../kube/informers.js';
 
 /** A ledger ConfigMap as the API serves it (ledger.ts reads and writes it). */
 export interface ConfigMapJson {
@@ -79,9 +80,10 @@ export class LedgerWatch {
         },
         (err: unknown) => {
           if (this.stopped) return;
-          if (err && !(err instanceof Error && err.name === 'AbortError')) return this.retry(`the ledger watch ended: ${describeError(err)}`);
-          // The apiserver closed the stream (its watch timeout), or the version is too old (410): go on,
-          // at once after a long watch, with backoff after one that ended at once.
+          if (!resumable(err)) return this.retry(`the ledger watch ended: ${describeError(err)}`);
+          // The apiserver closed the stream (its watch timeout), client-node's inactivity timeout (30 s
+          // without a ledger write), or the version is too old (410): go on, at once after a long
+          // watch, with backoff after one that ended at once.
           this.schedule(gone ? undefined : last, gone || Date.now() - began < 1000 ? this.nextDelay() : 0);
         },
       );
