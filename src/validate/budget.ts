@@ -13,6 +13,7 @@ import {
   namespaceIsTerminating,
   observedEffectiveQuota,
   quotaUsed,
+  sumResources,
   sumShares,
 } from './resources.js';
 import type { Project, Resources, Snapshot } from './types.js';
@@ -65,14 +66,11 @@ export function usedIn(snapshot: Snapshot, namespace: string): Resources {
 }
 
 /** Σ over the namespaces of what each uses (usedIn). */
+/** Re-exported for the callers that add budgets (src/plan). */
+export { sumResources };
+
 export function usedOf(snapshot: Snapshot, namespaces: Iterable<string>): Resources {
   return sumResources([...namespaces].map((ns) => usedIn(snapshot, ns)));
-}
-
-export function sumResources(lists: Iterable<Resources>): Resources {
-  const total = new Map<string, Quantity>();
-  for (const list of lists) for (const [r, v] of list) total.set(r, total.has(r) ? total.get(r)!.add(v) : v);
-  return total;
 }
 
 /** budget − allocated per budgeted resource. */

@@ -492,8 +492,7 @@ function raiseOver(observed: Resources, pending: Resources): Resources | undefin
  * ("2Gi", not "2147483648") whichever way it was added up.
  */
 function withRaises(memo: ProjectShares, namespace: string, observed: Resources, raises: readonly PendingRaise[]): Resources {
-  const total = new Map<string, Quantity>(observed);
-  for (const { raise } of raises) for (const [name, q] of raise) total.set(name, total.get(name)?.add(q) ?? q);
+  const total = new Map(sumResources([observed, ...raises.map((r) => r.raise)]));
   const resources = new Set<string>();
   for (const { raise } of raises) for (const name of raise.keys()) resources.add(name);
   for (const resource of resources) {
@@ -512,6 +511,13 @@ function withRaises(memo: ProjectShares, namespace: string, observed: Resources,
     const sum = total.get(resource)!;
     if (first && first.term.format !== sum.format) total.set(resource, sum.withFormat(first.term.format));
   }
+  return total;
+}
+
+/** Σ of the lists, resource by resource, added in their order. */
+export function sumResources(lists: Iterable<Resources>): Resources {
+  const total = new Map<string, Quantity>();
+  for (const list of lists) for (const [r, v] of list) total.set(r, total.has(r) ? total.get(r)!.add(v) : v);
   return total;
 }
 

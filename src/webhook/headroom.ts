@@ -12,7 +12,7 @@
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
 import { quotaTier } from '../validate/tiers.js';
-import { budgetOf, budgetPath, countedHard, defaultsOf, formatResources, maxResources, namespaceAllocation, namespaceShare, othersTotal, parseResources, quotaHold, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { budgetOf, budgetPath, countedHard, defaultsOf, formatResources, maxResources, namespaceAllocation, namespaceShare, othersTotal, parseResources, quotaHold, sumResources, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
 import { checkFits } from '../validate/rules/quota.js';
 import { checkCostFits } from '../validate/rules/cost.js';
 import type { Quantity } from '../quantity/quantity.js';
@@ -793,7 +793,7 @@ export class HeadroomGuard {
     if (relaxed.violations.length > 0 || !a) return undefined;
     const enforced = memberLimits(source, cluster, enforcedOf(state, project))!;
     const viewed = snapshot.project(project)!;
-    const after = sumResources(othersTotal(snapshot, viewed, cluster, a.namespace, pending), a.resources);
+    const after = sumResources([othersTotal(snapshot, viewed, cluster, a.namespace, pending), a.resources]);
     const need = needBeyond(enforced, after);
     return need ? { member: m, need, enforced, relaxed } : undefined;
   }
@@ -991,11 +991,6 @@ interface FleetGrowthNeed {
   relaxed: Verdict;
 }
 
-function sumResources(a: Resources, b: Resources): Resources {
-  const out = new Map(a);
-  for (const [r, q] of b) out.set(r, out.has(r) ? out.get(r)!.add(q) : q);
-  return out;
-}
 
 function denyQ5(violation: Violation): Verdict {
   return { violations: [violation], warnings: [] };
