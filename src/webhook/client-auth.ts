@@ -42,9 +42,29 @@ export function authorizeClient(peer: PeerIdentity, policy: ClientAuthPolicy): C
   return { ok: true, name };
 }
 
+/**
+ * The identity each connection's handshake established, read once per connection: Node's
+ * getPeerCertificate builds the whole certificate object (with three fingerprints) on every call, which
+ * was the largest single cost of a review as shipped. Sound because the first read also disables TLS
+ * renegotiation on that socket (the only way a peer could present another certificate later on the
+ * same connection); the apiserver never renegotiates.
+ */
+const identities = new WeakMap<object, PeerIdentity>();
+
 /** What the request's TLS socket verified (a plain-HTTP socket presents nothing). */
 export function peerIdentity(req: IncomingMessage): PeerIdentity {
-  const socket = req.socket as Partial<TLSSocket>;
+  const socket = req.socket as Partial<TLSSocket> | undefined;
+  if (!socket) return { presented: false, verified: false };
+  let identity = identities.get(socket);
+  if (identity === undefined) {
+    socket.disableRenegotiation?.();
+    identity = readPeerIdentity(socket);
+    identities.set(socket, identity);
+  }
+  return identity;
+}
+
+function readPeerIdentity(socket: Partial<TLSSocket>): PeerIdentity {
   if (typeof socket.getPeerCertificate !== 'function') return { presented: false, verified: false };
   const cert = socket.getPeerCertificate();
   if (!cert || Object.keys(cert).length === 0) return { presented: false, verified: false };

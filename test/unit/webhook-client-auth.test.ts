@@ -4,7 +4,9 @@
  * decision runs; probes stay open; the apiserver's certificate is served as before.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { once } from 'node:events';
 import type { Server } from 'node:https';
+import { connect as connectTls } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -55,6 +57,24 @@ describe('authorizeClient (pure)', () => {
 
   it('reads nothing from a socket that is not TLS', () => {
     expect(peerIdentity({ socket: {} } as never)).toEqual({ presented: false, verified: false });
+  });
+
+  it('reads the certificate once per connection and disables renegotiation on it first', () => {
+    const calls: string[] = [];
+    const socket = {
+      authorized: true,
+      disableRenegotiation: () => void calls.push('disableRenegotiation'),
+      getPeerCertificate: () => (calls.push('getPeerCertificate'), { subject: { CN: 'kube-apiserver-webhook-client' } }),
+    };
+    const first = peerIdentity({ socket } as never);
+    const second = peerIdentity({ socket } as never);
+    expect(first).toEqual({ presented: true, verified: true, verifyError: undefined, commonName: 'kube-apiserver-webhook-client' });
+    expect(second).toBe(first);
+    expect(calls).toEqual(['disableRenegotiation', 'getPeerCertificate']);
+    // Another connection is read on its own.
+    const other = { ...socket, authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' };
+    expect(peerIdentity({ socket: other } as never)).toMatchObject({ verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+    expect(calls.filter((c) => c === 'getPeerCertificate')).toHaveLength(2);
   });
 });
 
@@ -135,6 +155,26 @@ describe('the webhook with a client CA', () => {
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.body).response).toEqual({ uid: 'apiserver', allowed: true });
     expect(decided).toContain('apiserver');
+  });
+
+  it('keeps an identity for the life of a connection: a TLS 1.2 renegotiation after the first review is refused', async () => {
+    const { cert, key } = { cert: await readFile(apiserver.cert), key: await readFile(apiserver.key) };
+    const socket = connectTls({ host: '127.0.0.1', port, ca: serverCa, cert, key, servername: 'localhost', maxVersion: 'TLSv1.2' });
+    await once(socket, 'secureConnect');
+    const body = review('renegotiate');
+    socket.write(`POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const [first] = (await once(socket, 'data')) as [Buffer];
+    expect(first.toString('utf8')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(decided).toContain('renegotiate');
+    // The callback runs only once a renegotiation succeeded; a refused one ends the connection.
+    const outcome = await new Promise<string>((resolve) => {
+      socket.on('error', (err) => resolve(`error: ${err.message}`));
+      socket.on('close', () => resolve('closed'));
+      if (!socket.renegotiate({ rejectUnauthorized: true }, (err) => resolve(err ? `error: ${err.message}` : 'renegotiated'))) resolve('not started');
+    });
+    expect(outcome).not.toBe('renegotiated');
+    expect(outcome).not.toBe('not started');
+    socket.destroy();
   });
 
   it('keeps the probes and /metrics open to callers without a certificate (kubelet, Prometheus)', async () => {
