@@ -21,6 +21,11 @@
  * (webhooks, apiserver, etcd), whose rate is subtracted. The proxy's connections per replica are
  * reported per run (the apiserver keeps the connections it has, so the balance is by connection).
  *
+ * Paired A/B (BENCH_SHIPPED_BASE=<commit>): after the burst, instead of the steady configurations, the
+ * spread steady run as shipped (ledger on) alternates between that commit's build and dist/ on the same
+ * control plane, BENCH_SHIPPED_RUNS rounds, each round in the other order than the one before; writes
+ * bench/results/shipped-ab.json (webhook CPU per admitted growth per round, ratio of the medians).
+ *
  * Every verdict is checked: an admitted request must come back 201/200, a denial must name its rule.
  * Writes bench/results/shipped.json; `npm run bench -- shipped --check` exits 1 on a missed target.
  *   BENCH_SHIPPED_RATE=40 BENCH_SHIPPED_SECONDS=15 npm run bench -- shipped
@@ -40,7 +45,7 @@ import type { Managed } from '../test/support/devcluster/processes.js';
 import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from './lib/api.js';
 import { startShippedController } from './lib/controller-process.js';
 import { cachesHold } from './lib/webhook-caches.js';
-import { HERE, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from './lib/measure.js';
+import { HERE, baseTenantgate, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from './lib/measure.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
 const RATE = env('BENCH_SHIPPED_RATE', 40);
@@ -48,6 +53,8 @@ const SECONDS = env('BENCH_SHIPPED_SECONDS', 15);
 const RUNS = Math.max(1, Math.round(env('BENCH_SHIPPED_RUNS', 3)));
 /** The idle window before each measured run (its CPU rate is subtracted). */
 const IDLE_MS = env('BENCH_SHIPPED_IDLE_S', 5) * 1000;
+/** A commit to compare dist/ with, paired on one control plane (see the header). */
+const BASE = process.env.BENCH_SHIPPED_BASE;
 const PROJECTS = 20;
 const BURST = { creates: 200, room: 150 };
 const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
@@ -347,8 +354,36 @@ export async function main(): Promise<string[]> {
     await quotasMade(cp, [...namespaces.values()].flat());
     await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5);
 
-    const runs: SteadyRun[] = [];
     const quotaCpu = new Map<string, number>();
+    if (BASE) {
+      const base = baseTenantgate('shipped', BASE);
+      const sides = [{ label: `base ${base.sha.slice(0, 12)}`, cli: base.cli }, { label: 'dist/', cli: undefined }];
+      const paired: SteadyRun[] = [];
+      for (let round = 1; round <= RUNS; round++) {
+        for (const side of round % 2 === 1 ? sides : [...sides].reverse()) {
+          await webhooks?.stop();
+          webhooks = await startWebhookReplicas(cp.info, certs, {}, { name: `ab-${round}-${side.cli ? 'base' : 'dist'}`, ...(side.cli ? { cli: side.cli } : {}) });
+          await cachesHold(webhooks, 'ResourceQuota', PROJECTS * 5);
+          const r = await steady(cp, webhooks, controller.pid, alice, admin, side.label, 'spread', round, projects, namespaces, quotaCpu);
+          log(`paired round ${round}, ${side.label}: ${JSON.stringify(r)}`);
+          paired.push(r);
+        }
+      }
+      const cpuOfSide = (label: string) => paired.filter((r) => r.mode === label).map((r) => r.cpuMsPerGrowth.webhook);
+      const [baseCpu, distCpu] = [cpuOfSide(sides[0]!.label), cpuOfSide(sides[1]!.label)];
+      const ratio = round3(median(distCpu) / median(baseCpu));
+      const lower = distCpu.filter((c, i) => c < baseCpu[i]!).length;
+      process.stderr.write(`\npaired, spread, ledger on, ${RATE} req/s for ${SECONDS} s per round: webhook CPU ms per admitted growth above idle\n`);
+      process.stderr.write(table(['build', ...paired.filter((r) => r.mode === sides[0]!.label).map((r) => `round ${r.run}`), 'median', 'p50 ms (median)'], sides.map((side, i) => [side.label, ...(i === 0 ? baseCpu : distCpu), median(i === 0 ? baseCpu : distCpu), median(paired.filter((r) => r.mode === side.label).map((r) => r.latencyMs.p50))])));
+      process.stderr.write(`\ndist/ ÷ base: ${ratio} (medians); dist/ lower in ${lower} of ${RUNS} rounds\n`);
+      const errors = paired.reduce((a, r) => a + (r.counts.error ?? 0), 0);
+      mkdirSync(join(HERE, 'results'), { recursive: true });
+      writeFileSync(join(HERE, 'results', 'shipped-ab.json'), JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadavg()[0]!) }, base: base.sha, rate: RATE, seconds: SECONDS, rounds: RUNS, ratio, lowerRounds: lower, paired }, null, 2));
+      alice.close();
+      admin.close();
+      return errors > 0 ? [`paired: ${errors} requests neither admitted nor denied with a rule`] : [];
+    }
+    const runs: SteadyRun[] = [];
     for (const [mode, config] of [['shipped (ledger on)', {}], ['ledger off', { crossReplicaReservation: false }]] as const) {
       hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
       for (const spread of ['spread', 'one project'] as const) {

@@ -578,6 +578,27 @@ export function baseBenchServer(who: string, ref: string): { script: string; sha
 }
 
 /**
+ * tenantgate as another commit (`ref`) builds it, for paired A/B runs of the shipped path: the commit's
+ * src/, tsconfig.json and package.json exported with `git archive` into .cache/bench-base/<sha>-dist/
+ * (node_modules linked) and compiled there. Returns its cli/main.js and the commit.
+ */
+export function baseTenantgate(who: string, ref: string): { cli: string; sha: string } {
+  const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]).stdout.trim();
+  if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`${who}: ${JSON.stringify(ref)} is not a commit`);
+  const dir = join(ROOT, '.cache', 'bench-base', `${sha}-dist`);
+  const cli = join(dir, 'dist', 'cli', 'main.js');
+  if (existsSync(cli)) return { cli, sha };
+  log(`${who}: exporting and compiling tenantgate at ${ref} (${sha.slice(0, 12)})`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const archive = spawnSync('sh', ['-c', `git archive ${sha} src tsconfig.json package.json | tar -x -C '${dir}'`], { cwd: ROOT, encoding: 'utf8' });
+  if (archive.status !== 0) throw new Error(`git archive ${sha}: ${archive.stderr}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return { cli: tsc(who, ['-p', join(dir, 'tsconfig.json'), '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], cli), sha };
+}
+
+/**
  * Compiles tenantgate into .cache/<cacheName>/dist for a bench's child processes (the working tree's
  * dist/ may be rebuilt by others meanwhile) and returns its cli/main.js.
  */

@@ -43,7 +43,7 @@ export interface WebhookReplicas {
   stop(): Promise<void>;
 }
 
-export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[]; cgroupOf?: (index: number) => string | undefined } = {}): Promise<WebhookReplicas> {
+export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[]; cgroupOf?: (index: number) => string | undefined; cli?: string } = {}): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
   const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
@@ -52,12 +52,13 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
   await writeFile(configFile, stringify(config));
   // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
   const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
+  // cli: another build's cli/main.js (bench/shipped.ts's paired A/B); default dist/ or TG_WEBHOOK_DIST.
   // nodeArgs: Node flags before the script (bench/soak.ts opens the inspector with them to read the heap after a GC).
   // No drain on SIGTERM unless asked (the chart's is 5 s): nothing routes by readiness here but roll().
   const shutdownDelay = `--shutdown-delay=${options.shutdownDelaySeconds ?? 0}`;
   let generation = 0;
   const spawnReplica = (i: number, port: number) => {
-    const argv = [...(options.nodeArgs ?? []), DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'];
+    const argv = [...(options.nodeArgs ?? []), options.cli ?? DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'];
     const logFile = join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`);
     // cgroupOf: a (v1 memory) cgroup directory the replica starts in, so every page it ever touches is charged there ("exec" keeps the pid).
     const cgroup = options.cgroupOf?.(i);
