@@ -23,7 +23,21 @@ export class ApiStatusError extends Error {
 interface Credentials {
   agent: Agent;
   headers: Record<string, string>;
+  /** The TLS material of `agent`, for a request on a connection of its own (a watch). */
+  tls: Pick<RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
   at: number;
+}
+
+/** A stream of JSON lines being read (a watch): `ended` settles when it ends, `abort` ends it now. */
+export interface LineStream {
+  /** Resolves when the apiserver ended the stream; rejects on a connection error or LineStreamIdle. */
+  ended: Promise<void>;
+  abort(): void;
+}
+
+/** A line stream that delivered nothing for its inactivity limit (the connection may be dead). */
+export class LineStreamIdle extends Error {
+  override readonly name = 'LineStreamIdle';
 }
 
 const REFRESH_MS = 60_000;
@@ -52,6 +66,71 @@ export class LeanApiClient {
     return this.result<T>(await this.send(method, path, body, await this.current()));
   }
 
+  /**
+   * GETs a body of JSON lines (a watch) on a connection of its own, handing each complete line to
+   * `onLine` unparsed (the caller parses what it needs). Resolves once the apiserver answered 2xx;
+   * rejects with ApiStatusError otherwise (after asking the kubeconfig again once on 401). The stream
+   * ends with LineStreamIdle when nothing arrived for `idleMs`.
+   */
+  async lines(path: string, onLine: (line: string) => void, idleMs: number): Promise<LineStream> {
+    const first = await this.openLines(path, onLine, idleMs, await this.current());
+    if ('stream' in first) return first.stream;
+    if (first.status !== 401) return this.result<never>(first);
+    if (this.cached) this.cached.at = -Infinity;
+    const second = await this.openLines(path, onLine, idleMs, await this.current());
+    if ('stream' in second) return second.stream;
+    return this.result<never>(second);
+  }
+
+  private openLines(path: string, onLine: (line: string) => void, idleMs: number, credentials: Credentials): Promise<{ stream: LineStream } | { status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request({
+        host: this.server.hostname,
+        port: this.server.port || 443,
+        method: 'GET',
+        path: `${this.server.pathname.replace(/\/$/, '')}${path}`,
+        agent: false,
+        ...credentials.tls,
+        headers: { ...credentials.headers, accept: 'application/json' },
+      });
+      req.setTimeout(idleMs, () => req.destroy(new LineStreamIdle(`GET ${path}: nothing from the apiserver for ${idleMs} ms`)));
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const status = res.statusCode ?? 0;
+        res.setEncoding('utf8');
+        if (status < 200 || status >= 300) {
+          let text = '';
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve({ status, text }));
+          res.on('error', reject);
+          return;
+        }
+        const ended = new Promise<void>((done, failed) => {
+          req.removeListener('error', reject);
+          req.on('error', failed);
+          res.on('error', failed);
+          res.on('end', () => done());
+          res.on('aborted', () => failed(new Error(`GET ${path}: the apiserver closed the stream mid-answer`)));
+        });
+        // Settled by the caller's abort too: never an unhandled rejection.
+        ended.catch(() => {});
+        let partial = '';
+        res.on('data', (chunk: string) => {
+          let start = 0;
+          for (let nl = chunk.indexOf('\n'); nl >= 0; nl = chunk.indexOf('\n', start)) {
+            const line = partial + chunk.slice(start, nl);
+            partial = '';
+            start = nl + 1;
+            if (line.length > 0) onLine(line);
+          }
+          partial += chunk.slice(start);
+        });
+        resolve({ stream: { ended, abort: () => req.destroy() } });
+      });
+      req.end();
+    });
+  }
+
   close(): void {
     this.cached?.agent.destroy();
     this.cached = undefined;
@@ -75,18 +154,15 @@ export class LeanApiClient {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k.toLowerCase()] = v;
     if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-    const kept =
-      agent ??
-      new Agent({
-        keepAlive: true,
-        maxSockets: 16,
-        ...(opts.ca ? { ca: opts.ca } : {}),
-        ...(opts.cert ? { cert: opts.cert } : {}),
-        ...(opts.key ? { key: opts.key } : {}),
-        ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
-        ...(opts.servername ? { servername: opts.servername } : {}),
-      });
-    return { agent: kept, headers, at: this.now() };
+    const tls = {
+      ...(opts.ca ? { ca: opts.ca } : {}),
+      ...(opts.cert ? { cert: opts.cert } : {}),
+      ...(opts.key ? { key: opts.key } : {}),
+      ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}),
+      ...(opts.servername ? { servername: opts.servername } : {}),
+    };
+    const kept = agent ?? new Agent({ keepAlive: true, maxSockets: 16, ...tls });
+    return { agent: kept, headers, tls, at: this.now() };
   }
 
   private send(method: string, path: string, body: unknown, credentials: Credentials): Promise<{ status: number; text: string }> {

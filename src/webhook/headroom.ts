@@ -365,8 +365,12 @@ export class HeadroomGuard {
   observeLedger(change: LedgerChange): void {
     const cached = this.ledgerCache.get(change.project);
     if (!cached) return;
-    if ('deleted' in change) this.ledgerCache.delete(change.project);
-    else if (isNewerVersion(change.resourceVersion, cached.state.resourceVersion)) this.ledgerCache.set(change.project, { state: change.state(), at: cached.at });
+    if ('deleted' in change) return void this.ledgerCache.delete(change.project);
+    if (!isNewerVersion(change.resourceVersion, cached.state.resourceVersion)) return;
+    const state = change.state();
+    // Not the project's ledger after all: forget the cache, the next decision reads it.
+    if (state) this.ledgerCache.set(change.project, { state, at: cached.at });
+    else this.ledgerCache.delete(change.project);
   }
 
   /**

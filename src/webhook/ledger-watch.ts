@@ -5,11 +5,15 @@
  * after a 410 Gone, and retries failures with backoff (0.5 s doubling up to 30 s), forever. Nothing
  * depends on it for safety: a write it misses only makes the next compare-and-swap of that project
  * lose once and read again.
+ *
+ * Every ledger write reaches every replica, the writer's own included, and a busy project's ledger is
+ * 10–160 KiB. So an event is not parsed when it arrives: its type, name and resourceVersion are read
+ * from the head of the line (eventHead), and the ConfigMap is parsed only if a listener asks for it
+ * (a replica asks only for a project it has cached, at a version newer than its own; ADR 0060).
  */
-import * as k8s from '@kubernetes/client-node';
-import type { LeanApiClient } from '../kube/lean-client.js';
+import type { LeanApiClient, LineStream } from '../kube/lean-client.js';
 import { describeError } from '../kube/errors.js';
-import { resumable } from '../kube/informers.js';
+import { LineStreamIdle } from '../kube/lean-client.js';
 
 /** A ledger ConfigMap as the API serves it (ledger.ts reads and writes it). */
 export interface ConfigMapJson {
@@ -24,36 +28,98 @@ export const LEDGER_SELECTOR = 'app.kubernetes.io/managed-by=tenantgate,tenantga
 
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 30_000;
+/** The apiserver ends each watch after this long (a fresh one resumes at once); as client-go, 5–10 min. */
+const WATCH_MIN_SECONDS = 300;
+/** A stream silent this much longer than its own timeout is a dead connection. */
+const IDLE_GRACE_MS = 30_000;
 
 export type LedgerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
+/** A ledger write or deletion seen on the watch; the ConfigMap is parsed only when asked for. */
+export interface LedgerEvent {
+  type: LedgerEventType;
+  name: string;
+  resourceVersion: string;
+  /** The ConfigMap (parsed on the first call, then kept); undefined when the line is not one. */
+  object(): ConfigMapJson | undefined;
+}
+
+/** What the head of a watch event line says, without parsing the object (undefined: read it whole). */
+export interface EventHead {
+  type: string;
+  name: string;
+  resourceVersion: string;
+}
+
+const TYPE_PREFIX = '{"type":"';
+const METADATA = '"metadata":{';
+
+/** The string value after `key` (e.g. `"name":"`) from `from`, up to the next quote; undefined if absent or escaped. */
+function stringAfter(line: string, key: string, from: number): string | undefined {
+  const at = line.indexOf(key, from);
+  if (at < 0) return undefined;
+  const begin = at + key.length;
+  const end = line.indexOf('"', begin);
+  if (end < 0) return undefined;
+  const value = line.slice(begin, end);
+  // Names and versions never hold a backslash; one means an escaped quote: read the line whole.
+  return value.includes('\\') ? undefined : value;
+}
+
+/**
+ * The type, metadata.name and metadata.resourceVersion of a watch event line as the apiserver writes
+ * it (`{"type":"MODIFIED","object":{"kind":…,"metadata":{"name":…,"resourceVersion":…`): keys inside a
+ * JSON string value are escaped, so the first unescaped `"name":"` and `"resourceVersion":"` after
+ * `"metadata":{` are the object's own. Undefined when the line does not look like that.
+ */
+export function eventHead(line: string): EventHead | undefined {
+  if (!line.startsWith(TYPE_PREFIX)) return undefined;
+  const typeEnd = line.indexOf('"', TYPE_PREFIX.length);
+  if (typeEnd < 0) return undefined;
+  const type = line.slice(TYPE_PREFIX.length, typeEnd);
+  const metadata = line.indexOf(METADATA, typeEnd);
+  if (metadata < 0) return undefined;
+  const name = stringAfter(line, '"name":"', metadata);
+  const resourceVersion = stringAfter(line, '"resourceVersion":"', metadata);
+  if (!name || !resourceVersion || !/^[0-9]+$/.test(resourceVersion)) return undefined;
+  return { type, name, resourceVersion };
+}
+
+function parseLine(line: string): { type?: string; object?: { code?: number; metadata?: { name?: string; resourceVersion?: string } } } | undefined {
+  try {
+    return JSON.parse(line) as { type?: string; object?: { code?: number; metadata?: { name?: string; resourceVersion?: string } } };
+  } catch {
+    return undefined;
+  }
+}
+
 export class LedgerWatch {
-  private readonly watch: k8s.Watch;
-  private readonly listeners: Array<(cm: ConfigMapJson, type: LedgerEventType) => void> = [];
-  private controller: AbortController | undefined;
+  private readonly listeners: Array<(event: LedgerEvent) => void> = [];
+  private stream: LineStream | undefined;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private delayMs = BASE_DELAY_MS;
   private stopped = false;
+  private begun = 0;
 
   constructor(
-    kc: k8s.KubeConfig,
     private readonly api: LeanApiClient,
     /** The ConfigMaps' collection path in tenantgate's namespace. */
     private readonly path: string,
     private readonly log: (message: string) => void,
+    /** How long the apiserver keeps each watch open (tests shorten it); default 5–10 min, random. */
+    private readonly watchSeconds?: number,
   ) {
-    this.watch = new k8s.Watch(kc);
     void this.run(undefined);
   }
 
-  listen(listener: (cm: ConfigMapJson, type: LedgerEventType) => void): void {
+  listen(listener: (event: LedgerEvent) => void): void {
     this.listeners.push(listener);
   }
 
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    this.controller?.abort();
+    this.stream?.abort();
   }
 
   /** Watches from `from`, or from the collection's current version when undefined. */
@@ -64,34 +130,64 @@ export class LedgerWatch {
       let last = start;
       let gone = false;
       const began = Date.now();
-      const controller = await this.watch.watch(
-        this.path,
-        { labelSelector: LEDGER_SELECTOR, resourceVersion: start, allowWatchBookmarks: true },
-        (type: string, object: unknown) => {
-          if (type === 'ERROR') {
-            gone ||= (object as { code?: number }).code === 410;
-            return;
-          }
-          const cm = object as ConfigMapJson;
-          if (cm.metadata?.resourceVersion) last = cm.metadata.resourceVersion;
-          if (type !== 'ADDED' && type !== 'MODIFIED' && type !== 'DELETED') return;
-          this.delayMs = BASE_DELAY_MS;
-          for (const listener of this.listeners) listener(cm, type);
+      const timeoutSeconds = this.watchSeconds ?? WATCH_MIN_SECONDS + Math.floor(Math.random() * WATCH_MIN_SECONDS);
+      const query = new URLSearchParams({ watch: '1', labelSelector: LEDGER_SELECTOR, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds), ...(start ? { resourceVersion: start } : {}) });
+      const onLine = (line: string) => {
+        const head = eventHead(line);
+        if (!head || head.type === 'ERROR' || head.type === 'BOOKMARK') {
+          // Small or unexpected: read it whole.
+          const event = parseLine(line);
+          if (!event) return;
+          if (event.type === 'ERROR') return void (gone ||= event.object?.code === 410);
+          const version = event.object?.metadata?.resourceVersion;
+          if (version) last = version;
+          const name = event.object?.metadata?.name;
+          if (!version || !name || (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED')) return;
+          return this.deliver({ type: event.type, name, resourceVersion: version, object: () => event.object as ConfigMapJson });
+        }
+        last = head.resourceVersion;
+        if (head.type !== 'ADDED' && head.type !== 'MODIFIED' && head.type !== 'DELETED') return;
+        let parsed: ConfigMapJson | undefined | null = null;
+        this.deliver({
+          type: head.type,
+          name: head.name,
+          resourceVersion: head.resourceVersion,
+          object: () => {
+            if (parsed === null) parsed = parseLine(line)?.object as ConfigMapJson | undefined;
+            return parsed;
+          },
+        });
+      };
+      this.begun += 1;
+      const stream = await this.api.lines(`${this.path}?${query.toString()}`, onLine, timeoutSeconds * 1000 + IDLE_GRACE_MS);
+      if (this.stopped) return stream.abort();
+      this.stream = stream;
+      stream.ended.then(
+        () => {
+          if (this.stopped) return;
+          // The apiserver closed the stream (its timeout), or the version is too old (410): go on, at
+          // once after a long watch, with backoff after one that ended at once.
+          this.schedule(gone ? undefined : last, gone || Date.now() - began < 1000 ? this.nextDelay() : 0);
         },
         (err: unknown) => {
           if (this.stopped) return;
-          if (!resumable(err)) return this.retry(`the ledger watch ended: ${describeError(err)}`);
-          // The apiserver closed the stream (its watch timeout), client-node's inactivity timeout (30 s
-          // without a ledger write), or the version is too old (410): go on, at once after a long
-          // watch, with backoff after one that ended at once.
-          this.schedule(gone ? undefined : last, gone || Date.now() - began < 1000 ? this.nextDelay() : 0);
+          if (err instanceof LineStreamIdle) return this.retry(`the ledger watch went silent: ${describeError(err)}`, last);
+          this.retry(`the ledger watch ended: ${describeError(err)}`, last);
         },
       );
-      if (this.stopped) controller.abort();
-      this.controller = controller;
     } catch (err) {
-      this.retry(`the ledger watch could not start: ${describeError(err)}`);
+      this.retry(`the ledger watch could not start: ${describeError(err)}`, undefined);
     }
+  }
+
+  /** Watches begun so far (the first, and every resumption or restart). */
+  get watchesBegun(): number {
+    return this.begun;
+  }
+
+  private deliver(event: LedgerEvent): void {
+    this.delayMs = BASE_DELAY_MS;
+    for (const listener of this.listeners) listener(event);
   }
 
   private async currentVersion(): Promise<string | undefined> {
@@ -99,10 +195,11 @@ export class LedgerWatch {
     return list.metadata?.resourceVersion;
   }
 
-  private retry(reason: string): void {
+  /** After a failure: from `from` (resumed; a 410 then starts afresh) after the next backoff delay. */
+  private retry(reason: string, from: string | undefined): void {
     const delay = this.nextDelay();
     this.log(`${reason}; retrying in ${delay} ms (until then each replica learns of the others' ledger writes from a lost compare-and-swap)`);
-    this.schedule(undefined, delay);
+    this.schedule(from, delay);
   }
 
   private nextDelay(): number {

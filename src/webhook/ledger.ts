@@ -63,9 +63,10 @@ export class LedgerConflict extends Error {}
 
 /**
  * A ledger written (by any replica) as seen on a watch: its resourceVersion, and its state, parsed only
- * when asked for (a replica that has not used the project lately ignores it). `state` undefined: deleted.
+ * when asked for (a replica that has not used the project lately, or wrote this version itself, never
+ * asks). `state()` undefined: what the watch delivered is not that project's ledger after all.
  */
-export type LedgerChange = { project: string; resourceVersion: string; state: () => LedgerState } | { project: string; deleted: true };
+export type LedgerChange = { project: string; resourceVersion: string; state: () => LedgerState | undefined } | { project: string; deleted: true };
 
 export interface LedgerStore {
   read(project: string): Promise<LedgerState>;
@@ -102,21 +103,45 @@ export class ConfigMapLedger implements LedgerStore {
   private readonly api: LeanApiClient;
   private watcher: LedgerWatch | undefined;
   constructor(
-    private readonly kc: k8s.KubeConfig,
+    kc: k8s.KubeConfig,
     private readonly namespace: string,
     private readonly log: (message: string) => void = () => {},
+    /** Tests: how long the apiserver keeps each ledger watch open (ledger-watch.ts). */
+    private readonly watchSeconds?: number,
   ) {
     this.api = new LeanApiClient(kc);
   }
 
-  /** Starts one watch on the namespace's ledger ConfigMaps (ledger-watch.ts) on the first call. */
+  /** Ledger watches begun so far (0 before subscribe). */
+  get watchesBegun(): number {
+    return this.watcher?.watchesBegun ?? 0;
+  }
+
+  /**
+   * Starts one watch on the namespace's ledger ConfigMaps (ledger-watch.ts) on the first call. A change
+   * is parsed only when its `state` is asked for; a ConfigMap that turns out not to be the project's
+   * ledger (its project label differs from its name) or not to parse gives undefined.
+   */
   subscribe(listener: (change: LedgerChange) => void): void {
-    this.watcher ??= new LedgerWatch(this.kc, this.api, this.path(), this.log);
-    this.watcher.listen((cm, type) => {
-      const project = cm.metadata.labels?.[LABEL_PROJECT] ?? '';
-      if (!cm.metadata.name?.startsWith(LEDGER_PREFIX) || project === '' || cm.metadata.name !== this.name(project)) return;
-      if (type === 'DELETED') return listener({ project, deleted: true });
-      listener({ project, resourceVersion: cm.metadata.resourceVersion ?? '', state: () => stateOf(cm) });
+    this.watcher ??= new LedgerWatch(this.api, this.path(), this.log, this.watchSeconds);
+    this.watcher.listen((event) => {
+      if (!event.name.startsWith(LEDGER_PREFIX)) return;
+      const project = event.name.slice(LEDGER_PREFIX.length);
+      if (project === '') return;
+      if (event.type === 'DELETED') {
+        // Rare, and only acted on when the object is this project's ledger.
+        const cm = event.object();
+        if (cm && cm.metadata.labels?.[LABEL_PROJECT] === project) listener({ project, deleted: true });
+        return;
+      }
+      listener({
+        project,
+        resourceVersion: event.resourceVersion,
+        state: () => {
+          const cm = event.object();
+          return cm && cm.metadata.name === this.name(project) && cm.metadata.labels?.[LABEL_PROJECT] === project ? stateOf(cm) : undefined;
+        },
+      });
     });
   }
 

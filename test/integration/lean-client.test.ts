@@ -115,7 +115,7 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
       expect('deleted' in change).toBe(false);
       if (!('deleted' in change)) {
         expect(change.resourceVersion).toBe(written.resourceVersion);
-        expect(change.state().entries.map((e) => [e.namespace, e.allocation])).toEqual([[`${project}-a`, { 'requests.cpu': '2' }]]);
+        expect(change.state()?.entries.map((e) => [e.namespace, e.allocation])).toEqual([[`${project}-a`, { 'requests.cpu': '2' }]]);
       }
       // A ConfigMap that is no ledger, in the same namespace: not delivered.
       await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'configmap', `${project}-other`, '--from-literal=a=b']);
@@ -125,6 +125,36 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
       await writer.release(project, await writer.read(project));
       await eventually(async () => expect(ofProject().some((c) => 'deleted' in c)).toBe(true), { timeoutMs: 15_000, what: 'the deletion on the watch' });
       expect(seen.every((c) => c.project !== `${project}-other` && !c.project.startsWith(`${project}-`))).toBe(true);
+    } finally {
+      watcher.close();
+      writer.close();
+      await dropLedger(`tenantgate-ledger-${project}`);
+    }
+  });
+
+  it('resumes when the apiserver ends each watch (every second here) and still delivers every later write', async () => {
+    const project = uniqueName('resumed');
+    const kc = () => serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook');
+    const writer = new ConfigMapLedger(await kc(), 'tenantgate-system');
+    const logged: string[] = [];
+    const watcher = new ConfigMapLedger(await kc(), 'tenantgate-system', (m) => logged.push(m), 1);
+    const versions: string[] = [];
+    watcher.subscribe((change) => {
+      if (change.project === project && !('deleted' in change)) versions.push(change.resourceVersion);
+    });
+    try {
+      await eventually(async () => {
+        await writer.write(project, await writer.read(project), []);
+        expect(versions.length).toBeGreaterThan(0);
+      }, { timeoutMs: 15_000, what: 'the watch to connect' });
+      const written: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        await new Promise((r) => setTimeout(r, 1200)); // past the watch's end: the next write lands in a resumed one
+        written.push((await writer.write(project, await writer.read(project), [entry(`${project}-${i}`, String(i + 1))])).resourceVersion!);
+      }
+      await eventually(async () => expect(versions).toEqual(expect.arrayContaining(written)), { timeoutMs: 15_000, what: 'every write on the resumed watches' });
+      expect(watcher.watchesBegun).toBeGreaterThanOrEqual(4);
+      expect(logged.filter((m) => /ledger watch/.test(m))).toEqual([]);
     } finally {
       watcher.close();
       writer.close();

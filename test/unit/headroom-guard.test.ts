@@ -161,6 +161,28 @@ describe('HeadroomGuard with a watched ledger', () => {
     guard.observeLedger({ project: 'race', deleted: true });
     expect(guard.sizes.ledgerCache).toBe(0);
   });
+
+  it('parses a watched ledger only for a cached project at a newer version, and drops one that turns out not to be the ledger', async () => {
+    const inner = new MemoryLedger();
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: inner });
+    expect((await guard.decide(ctx(snapshot()), createQuota('race-n0'))).violations).toEqual([]);
+    const own = (await inner.read('race')).resourceVersion!;
+    let parsed = 0;
+    const change = (project: string, resourceVersion: string, state: LedgerState | undefined) => ({ project, resourceVersion, state: () => (parsed++, state) });
+    // Its own write coming back on the watch, and another project's ledger: never parsed.
+    guard.observeLedger(change('race', own, { resourceVersion: own, entries: [] }));
+    guard.observeLedger(change('uncached', String(Number(own) + 5), { resourceVersion: String(Number(own) + 5), entries: [] }));
+    expect(parsed).toBe(0);
+    expect(guard.sizes.ledgerCache).toBe(1);
+    // Another replica's newer write: parsed once and taken.
+    const newer = String(Number(own) + 1);
+    guard.observeLedger(change('race', newer, { resourceVersion: newer, entries: [] }));
+    expect(parsed).toBe(1);
+    // A newer change that is not the project's ledger after all: the cache is dropped (read next time).
+    guard.observeLedger(change('race', String(Number(own) + 2), undefined));
+    expect(parsed).toBe(2);
+    expect(guard.sizes.ledgerCache).toBe(0);
+  });
 });
 
 /** A ledger the test controls: each call waits `delayMs` (or forever), optionally fails with a conflict. */
