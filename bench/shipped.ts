@@ -22,7 +22,8 @@
  * reported per run (the apiserver keeps the connections it has, so the balance is by connection).
  *
  * Paired A/B (BENCH_SHIPPED_BASE=<commit>): after the burst, instead of the steady configurations, the
- * spread steady run as shipped (ledger on) alternates between that commit's build and dist/ on the same
+ * spread steady run (BENCH_SHIPPED_AB_SPREAD=one: the one-project run) as shipped (ledger on) alternates
+ * between that commit's build and dist/ on the same
  * control plane, BENCH_SHIPPED_RUNS rounds, each round in the other order than the one before; writes
  * bench/results/shipped-ab.json (webhook CPU per admitted growth per round, ratio of the medians).
  *
@@ -55,6 +56,8 @@ const RUNS = Math.max(1, Math.round(env('BENCH_SHIPPED_RUNS', 3)));
 const IDLE_MS = env('BENCH_SHIPPED_IDLE_S', 5) * 1000;
 /** A commit to compare dist/ with, paired on one control plane (see the header). */
 const BASE = process.env.BENCH_SHIPPED_BASE;
+/** Which steady run the paired rounds make: over 20 projects (default) or one (`one`). */
+const PAIRED_SPREAD: 'spread' | 'one project' = process.env.BENCH_SHIPPED_AB_SPREAD === 'one' ? 'one project' : 'spread';
 const PROJECTS = 20;
 const BURST = { creates: 200, room: 150 };
 const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
@@ -364,7 +367,7 @@ export async function main(): Promise<string[]> {
           await webhooks?.stop();
           webhooks = await startWebhookReplicas(cp.info, certs, {}, { name: `ab-${round}-${side.cli ? 'base' : 'dist'}`, ...(side.cli ? { cli: side.cli } : {}) });
           await cachesHold(webhooks, 'ResourceQuota', PROJECTS * 5);
-          const r = await steady(cp, webhooks, controller.pid, alice, admin, side.label, 'spread', round, projects, namespaces, quotaCpu);
+          const r = await steady(cp, webhooks, controller.pid, alice, admin, side.label, PAIRED_SPREAD, round, projects, namespaces, quotaCpu);
           log(`paired round ${round}, ${side.label}: ${JSON.stringify(r)}`);
           paired.push(r);
         }
@@ -373,12 +376,14 @@ export async function main(): Promise<string[]> {
       const [baseCpu, distCpu] = [cpuOfSide(sides[0]!.label), cpuOfSide(sides[1]!.label)];
       const ratio = round3(median(distCpu) / median(baseCpu));
       const lower = distCpu.filter((c, i) => c < baseCpu[i]!).length;
-      process.stderr.write(`\npaired, spread, ledger on, ${RATE} req/s for ${SECONDS} s per round: webhook CPU ms per admitted growth above idle\n`);
+      process.stderr.write(`\npaired, ${PAIRED_SPREAD}, ledger on, ${RATE} req/s for ${SECONDS} s per round: webhook CPU ms per admitted growth above idle\n`);
       process.stderr.write(table(['build', ...paired.filter((r) => r.mode === sides[0]!.label).map((r) => `round ${r.run}`), 'median', 'p50 ms (median)'], sides.map((side, i) => [side.label, ...(i === 0 ? baseCpu : distCpu), median(i === 0 ? baseCpu : distCpu), median(paired.filter((r) => r.mode === side.label).map((r) => r.latencyMs.p50))])));
       process.stderr.write(`\ndist/ ÷ base: ${ratio} (medians); dist/ lower in ${lower} of ${RUNS} rounds\n`);
+      const refused = (label: string) => paired.filter((r) => r.mode === label).map((r) => r.counts['denied Q5'] ?? 0);
+      process.stderr.write(`[Q5] refusals per round: ${sides.map((side) => `${side.label} ${refused(side.label).join(' / ')}`).join('; ')}\n`);
       const errors = paired.reduce((a, r) => a + (r.counts.error ?? 0), 0);
       mkdirSync(join(HERE, 'results'), { recursive: true });
-      writeFileSync(join(HERE, 'results', 'shipped-ab.json'), JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadavg()[0]!) }, base: base.sha, rate: RATE, seconds: SECONDS, rounds: RUNS, ratio, lowerRounds: lower, paired }, null, 2));
+      writeFileSync(join(HERE, 'results', 'shipped-ab.json'), JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadavg()[0]!) }, base: base.sha, spread: PAIRED_SPREAD, rate: RATE, seconds: SECONDS, rounds: RUNS, ratio, lowerRounds: lower, paired }, null, 2));
       alice.close();
       admin.close();
       return errors > 0 ? [`paired: ${errors} requests neither admitted nor denied with a rule`] : [];
