@@ -377,7 +377,7 @@ export async function main(): Promise<string[]> {
       const ratio = round3(median(distCpu) / median(baseCpu));
       const lower = distCpu.filter((c, i) => c < baseCpu[i]!).length;
       process.stderr.write(`\npaired, ${PAIRED_SPREAD}, ledger on, ${RATE} req/s for ${SECONDS} s per round: webhook CPU ms per admitted growth above idle\n`);
-      process.stderr.write(table(['build', ...paired.filter((r) => r.mode === sides[0]!.label).map((r) => `round ${r.run}`), 'median', 'p50 ms (median)'], sides.map((side, i) => [side.label, ...(i === 0 ? baseCpu : distCpu), median(i === 0 ? baseCpu : distCpu), median(paired.filter((r) => r.mode === side.label).map((r) => r.latencyMs.p50))])));
+      process.stderr.write(table(['build', ...paired.filter((r) => r.mode === sides[0]!.label).map((r) => `round ${r.run}`), 'median', 'p50 ms (median)'], sides.map((side, i) => [side.label, ...(i === 0 ? baseCpu : distCpu), round3(median(i === 0 ? baseCpu : distCpu)), round3(median(paired.filter((r) => r.mode === side.label).map((r) => r.latencyMs.p50)))])));
       process.stderr.write(`\ndist/ ÷ base: ${ratio} (medians); dist/ lower in ${lower} of ${RUNS} rounds\n`);
       const refused = (label: string) => paired.filter((r) => r.mode === label).map((r) => r.counts['denied Q5'] ?? 0);
       process.stderr.write(`[Q5] refusals per round: ${sides.map((side) => `${side.label} ${refused(side.label).join(' / ')}`).join('; ')}\n`);
