@@ -65,10 +65,10 @@ export function usedIn(snapshot: Snapshot, namespace: string): Resources {
   return (ns && namespaceIsTerminating(ns) && snapshot.lastQuotaUsageOf?.(namespace)) || used;
 }
 
-/** Σ over the namespaces of what each uses (usedIn). */
 /** Re-exported for the callers that add budgets (src/plan). */
 export { sumResources };
 
+/** Σ over the namespaces of what each uses (usedIn). */
 export function usedOf(snapshot: Snapshot, namespaces: Iterable<string>): Resources {
   return sumResources([...namespaces].map((ns) => usedIn(snapshot, ns)));
 }

@@ -85,16 +85,16 @@ interface ProjectQueue {
 }
 
 /**
- * The members of one group commit; `abandoned` aborts its ledger calls once every member has settled.
- * A batch that lost a compare-and-swap takes in the decisions that queued meanwhile (absorb): its next
- * round decides them too, so contention makes batches larger instead of queues longer.
- */
-/**
  * The reason a batch's ledger calls are aborted with. A shared value: abort() without a reason builds a
  * DOMException with its stack for every batch (1.6 % of a shipped replica's CPU), and no caller reads it.
  */
 const BATCH_SETTLED = new Error('every decision of the batch has settled');
 
+/**
+ * The members of one group commit; `abandoned` aborts its ledger calls once every member has settled.
+ * A batch that lost a compare-and-swap takes in the decisions that queued meanwhile (absorb): its next
+ * round decides them too, so contention makes batches larger instead of queues longer.
+ */
 class Batch {
   private readonly controller = new AbortController();
   private readonly members: Member[] = [];
@@ -1000,7 +1000,6 @@ interface FleetGrowthNeed {
   /** The verdict with the fleet-budgeted resources at the most this member could be granted. */
   relaxed: Verdict;
 }
-
 
 function denyQ5(violation: Violation): Verdict {
   return { violations: [violation], warnings: [] };

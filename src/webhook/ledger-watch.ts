@@ -85,13 +85,18 @@ export function eventHead(line: string): EventHead | undefined {
   return { type, name, resourceVersion };
 }
 
-function parseLine(line: string): { type?: string; object?: { code?: number; metadata?: { name?: string; resourceVersion?: string } } } | undefined {
+/** A watch event line as JSON: an ERROR's object is a Status (its `code`), any other a ConfigMap. */
+type ParsedEvent = { type?: string; object?: { code?: number; metadata?: { name?: string; resourceVersion?: string } } };
+
+function parseLine(line: string): ParsedEvent | undefined {
   try {
-    return JSON.parse(line) as { type?: string; object?: { code?: number; metadata?: { name?: string; resourceVersion?: string } } };
+    return JSON.parse(line) as ParsedEvent;
   } catch {
     return undefined;
   }
 }
+
+const isLedgerEventType = (type: string | undefined): type is LedgerEventType => type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';
 
 export class LedgerWatch {
   private readonly listeners: Array<(event: LedgerEvent) => void> = [];
@@ -142,11 +147,11 @@ export class LedgerWatch {
           const version = event.object?.metadata?.resourceVersion;
           if (version) last = version;
           const name = event.object?.metadata?.name;
-          if (!version || !name || (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED')) return;
+          if (!version || !name || !isLedgerEventType(event.type)) return;
           return this.deliver({ type: event.type, name, resourceVersion: version, object: () => event.object as ConfigMapJson });
         }
         last = head.resourceVersion;
-        if (head.type !== 'ADDED' && head.type !== 'MODIFIED' && head.type !== 'DELETED') return;
+        if (!isLedgerEventType(head.type)) return;
         let parsed: ConfigMapJson | undefined | null = null;
         this.deliver({
           type: head.type,
