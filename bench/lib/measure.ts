@@ -557,45 +557,45 @@ export function benchServer(who: string): { nodeArgs: string[]; script: string }
 }
 
 /**
- * The bench server of another commit (`ref`, e.g. HEAD), for A/B runs against the working tree: the
- * commit's src/ and bench/ exported with `git archive` into .cache/bench-base/<sha>/ (node_modules
- * linked) and compiled there as benchServer compiles the working tree. Returns the compiled script.
+ * Another commit (`ref`) built for A/B runs against the working tree: `paths` exported with `git
+ * archive` into .cache/bench-base/<sha><suffix>/ (node_modules linked) and `build` run there, unless
+ * `output` (a file in that directory) is there from an earlier run. Returns `output` and the commit.
  */
-export function baseBenchServer(who: string, ref: string): { script: string; sha: string } {
+function builtCommit(who: string, ref: string, suffix: string, paths: string[], output: (dir: string) => string, build: (dir: string) => string): { output: string; sha: string } {
   const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
   const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]).stdout.trim();
   if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`${who}: ${JSON.stringify(ref)} is not a commit`);
-  const dir = join(ROOT, '.cache', 'bench-base', sha);
-  const script = join(dir, '.cache', 'bench-server', 'dist', 'bench', 'webhook-server.js');
-  if (existsSync(script)) return { script, sha };
-  log(`${who}: exporting and compiling the bench servers of ${ref} (${sha.slice(0, 12)})`);
+  const dir = join(ROOT, '.cache', 'bench-base', `${sha}${suffix}`);
+  if (existsSync(output(dir))) return { output: output(dir), sha };
+  log(`${who}: exporting and compiling ${paths.join(', ')} of ${ref} (${sha.slice(0, 12)})`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const archive = spawnSync('sh', ['-c', `git archive ${sha} src bench tsconfig.json package.json | tar -x -C '${dir}'`], { cwd: ROOT, encoding: 'utf8' });
+  const archive = spawnSync('sh', ['-c', `git archive ${sha} ${paths.join(' ')} | tar -x -C '${dir}'`], { cwd: ROOT, encoding: 'utf8' });
   if (archive.status !== 0) throw new Error(`git archive ${sha}: ${archive.stderr}`);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return { script: tsc(who, ['-p', join(dir, 'bench', 'tsconfig.server.json')], script), sha };
+  return { output: build(dir), sha };
+}
+
+/**
+ * The bench server of another commit (`ref`, e.g. HEAD), for A/B runs against the working tree: the
+ * commit's src/ and bench/ compiled in .cache/bench-base/<sha>/ as benchServer compiles the working
+ * tree. Returns the compiled script.
+ */
+export function baseBenchServer(who: string, ref: string): { script: string; sha: string } {
+  const script = (dir: string) => join(dir, '.cache', 'bench-server', 'dist', 'bench', 'webhook-server.js');
+  const { output, sha } = builtCommit(who, ref, '', ['src', 'bench', 'tsconfig.json', 'package.json'], script, (dir) => tsc(who, ['-p', join(dir, 'bench', 'tsconfig.server.json')], script(dir)));
+  return { script: output, sha };
 }
 
 /**
  * tenantgate as another commit (`ref`) builds it, for paired A/B runs of the shipped path: the commit's
- * src/, tsconfig.json and package.json exported with `git archive` into .cache/bench-base/<sha>-dist/
- * (node_modules linked) and compiled there. Returns its cli/main.js and the commit.
+ * src/, tsconfig.json and package.json compiled in .cache/bench-base/<sha>-dist/. Returns its
+ * cli/main.js and the commit.
  */
 export function baseTenantgate(who: string, ref: string): { cli: string; sha: string } {
-  const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
-  const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]).stdout.trim();
-  if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`${who}: ${JSON.stringify(ref)} is not a commit`);
-  const dir = join(ROOT, '.cache', 'bench-base', `${sha}-dist`);
-  const cli = join(dir, 'dist', 'cli', 'main.js');
-  if (existsSync(cli)) return { cli, sha };
-  log(`${who}: exporting and compiling tenantgate at ${ref} (${sha.slice(0, 12)})`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const archive = spawnSync('sh', ['-c', `git archive ${sha} src tsconfig.json package.json | tar -x -C '${dir}'`], { cwd: ROOT, encoding: 'utf8' });
-  if (archive.status !== 0) throw new Error(`git archive ${sha}: ${archive.stderr}`);
-  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return { cli: tsc(who, ['-p', join(dir, 'tsconfig.json'), '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], cli), sha };
+  const cli = (dir: string) => join(dir, 'dist', 'cli', 'main.js');
+  const { output, sha } = builtCommit(who, ref, '-dist', ['src', 'tsconfig.json', 'package.json'], cli, (dir) => tsc(who, ['-p', join(dir, 'tsconfig.json'), '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], cli(dir)));
+  return { cli: output, sha };
 }
 
 /**
