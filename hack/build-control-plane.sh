@@ -17,22 +17,38 @@ if [ "${1:-gobuild}" = gobuild ]; then out="${TG_K8S_BIN:-$default_out}"; else o
 mkdir -p "$out"
 cd "$mod"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
-build() { # name package
-  if [ -x "$out/$1" ]; then echo "have $out/$1"; return; fi
-  echo "building $1 ($2) ..."
-  start=$(date +%s)
-  go build -trimpath -ldflags="-s -w $3" -o "$out/$1.tmp" "$2"
-  mv "$out/$1.tmp" "$out/$1"
-  echo "built $1 in $(( $(date +%s) - start ))s"
-}
+# The binaries one `go build` makes together: packages they share are compiled once and the links run side by
+# side (one build per binary compiled and linked one after another). The stamp's -X flags name packages etcd
+# does not link, which the linker ignores.
 # Stamp the release into the binaries (as the Kubernetes build does) so `version` and skew checks are right.
 minor=$(echo "$version" | cut -d. -f2)
 stamp=""
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   stamp="$stamp -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
-if [ -n "$etcd_version" ]; then build etcd go.etcd.io/etcd/server/v3 ""; fi
-build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$stamp"
-build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$stamp"
-build kubectl k8s.io/kubernetes/cmd/kubectl "$stamp"
+declare -A packages=(
+  [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
+  [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
+  [kubectl]=k8s.io/kubernetes/cmd/kubectl
+)
+if [ -n "$etcd_version" ]; then packages[etcd]=go.etcd.io/etcd/server/v3; fi
+missing=()
+for name in "${!packages[@]}"; do
+  if [ -x "$out/$name" ]; then echo "have $out/$name"; else missing+=("$name"); fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "building ${missing[*]} ..."
+  start=$(date +%s)
+  tmp="$out/.build"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  pkgs=()
+  for name in "${missing[@]}"; do pkgs+=("${packages[$name]}"); done
+  go build -trimpath -ldflags="-s -w $stamp" -o "$tmp/" "${pkgs[@]}"
+  # go build names each binary after its import path's last element, a major-version suffix skipped:
+  # go.etcd.io/etcd/server/v3 becomes "server".
+  [ ! -f "$tmp/server" ] || mv "$tmp/server" "$tmp/etcd"
+  for name in "${missing[@]}"; do mv "$tmp/$name" "$out/$name"; done
+  rm -rf "$tmp"
+  echo "built ${missing[*]} in $(( $(date +%s) - start ))s"
+fi
 echo "$out"

@@ -73,6 +73,7 @@ beforeAll(async () => {
   cp = await ControlPlane.start({
     binDir: build.binDir,
     etcdBinDir: build.etcdBinDir,
+    ...(process.env.TG_K8S_OLDEST_BIN ? {} : { expectedVersion: build.version }),
     // Off by default on 1.32 (beta, backported to its patch releases); named so the test does not depend on the default.
     controllerManagerArgs: ['--feature-gates=OrderedNamespaceDeletion=false'],
   });

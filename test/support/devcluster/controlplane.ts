@@ -8,7 +8,6 @@
  * (`--use-service-account-credentials`), and PodSecurity admission is on.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../paths.js';
@@ -21,6 +20,7 @@ import { webhookAdmissionPlugins } from '../../../src/certs/admission-client.js'
 import { freePort } from './ports.js';
 import { httpsGet } from './https-get.js';
 import { startProcess, type Managed } from './processes.js';
+import { defaultBuild, findBinDir } from './kubernetes-versions.js';
 
 
 export interface ClusterUser {
@@ -85,21 +85,14 @@ export interface ControlPlaneOptions {
   etcdBinDir?: string;
   /** Extra kube-controller-manager flags (e.g. feature gates of an older minor). */
   controllerManagerArgs?: string[];
+  /**
+   * The gitVersion kube-apiserver must report (`/version`); start fails otherwise. Without binDir (and
+   * without TG_K8S_BIN) it is the pinned release of test/cluster/gobuild, so stale binaries never run.
+   */
+  expectedVersion?: string;
 }
 
-/** The newest built control plane under .cache/k8s/ (or TG_K8S_BIN). */
-export function findBinDir(): string {
-  if (process.env.TG_K8S_BIN) return process.env.TG_K8S_BIN;
-  const base = join(REPO_ROOT, '.cache', 'k8s');
-  const gomod = join(REPO_ROOT, 'test', 'cluster', 'gobuild', 'go.mod');
-  if (existsSync(base) && existsSync(gomod)) {
-    for (const entry of readdirSync(base).sort().reverse()) {
-      const dir = join(base, entry, 'bin');
-      if (['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl'].every((b) => existsSync(join(dir, b)))) return dir;
-    }
-  }
-  throw new Error(`no control-plane binaries under ${base}: run \`make control-plane\` (builds them from Go modules)`);
-}
+export { findBinDir };
 
 export class ControlPlane {
   readonly info: ClusterInfo;
@@ -114,7 +107,9 @@ export class ControlPlane {
 
   static async start(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     const log = options.log ?? (() => {});
-    const binDir = options.binDir ?? findBinDir();
+    const pinned = options.binDir === undefined ? defaultBuild() : undefined;
+    const binDir = options.binDir ?? pinned!.binDir;
+    const expectedVersion = options.expectedVersion ?? (process.env.TG_K8S_BIN ? undefined : pinned?.version);
     await mkdir(join(REPO_ROOT, '.run'), { recursive: true });
     const dir = options.dir ?? (await mkdtemp(join(REPO_ROOT, '.run', 'cluster-')));
     await mkdir(dir, { recursive: true });
@@ -233,6 +228,7 @@ export class ControlPlane {
         '--log-level=warn',
       ], join(dir, 'etcd.log')));
       await cp.startApiserver();
+      if (expectedVersion !== undefined) await cp.checkVersion(expectedVersion);
       cp.procs.push(startProcess('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
         `--kubeconfig=${kubeconfigs['system:kube-controller-manager']}`,
         `--controllers=${KUBE_CONTROLLERS.join(',')}`,
@@ -297,6 +293,15 @@ export class ControlPlane {
       await sleep(250);
     }
     throw new Error(`kube-apiserver not ready after ${timeoutMs} ms: ${last}\n${await tail(proc.logFile)}`);
+  }
+
+  /** Fails unless kube-apiserver reports the expected release (binaries built from another pin). */
+  private async checkVersion(expected: string): Promise<void> {
+    const { status, body } = await this.get('/version');
+    const reported = status === 200 ? (JSON.parse(body) as { gitVersion?: string }).gitVersion : `HTTP ${status}`;
+    if (reported !== expected) {
+      throw new Error(`kube-apiserver in ${this.info.binDir} reports ${reported}, the pin is ${expected}: rebuild it (make control-plane)`);
+    }
   }
 
   private async waitForDefaultServiceAccount(timeoutMs = 60_000): Promise<void> {
