@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { pinnedKustomizePath } from './test/support/tools.js';
+import { WeightedShardSequencer } from './test/support/e2e-shards.js';
 
 // The product runs $TENANTGATE_KUSTOMIZE, else the kustomize on PATH; the tests always point it at the
 // pinned one `make kustomize` builds — also when it is not built yet, so render tests fail with "run
@@ -9,6 +10,9 @@ import { pinnedKustomizePath } from './test/support/tools.js';
 export default defineConfig({
   test: {
     env: { TENANTGATE_KUSTOMIZE: pinnedKustomizePath() },
+    // `--shard=i/n` splits the files by measured wall time, not by count (hack/test.sh runs the
+    // integration shards side by side, each with its own control plane).
+    sequence: { sequencer: WeightedShardSequencer },
     projects: [
       {
         test: {
@@ -25,8 +29,9 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          // One control plane is shared; files run one at a time so timing-sensitive e2e tests
-          // (leader election, cascades) do not starve each other on a 2-core machine.
+          // One control plane per vitest process is shared; its files run one at a time so
+          // timing-sensitive e2e tests (leader election, cascades) do not starve each other. make test
+          // runs two such processes side by side (`--shard`, hack/test.sh), each on its own control plane.
           fileParallelism: false,
         },
       },

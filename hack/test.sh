@@ -46,4 +46,21 @@ wait_builds() {
   cat .cache/build-logs/all.log
 }
 phase go-builds-wait wait_builds
-phase e2e npx vitest run --project integration
+# The integration and end-to-end files in E2E_SHARDS (default 2) vitest processes side by side, each
+# with its own shared control plane; the files are split by measured wall time (test/support/e2e-shards.ts).
+# Each line is prefixed with its shard; each shard's JSON report goes to .cache/e2e-report-<i>.json.
+e2e_shards() {
+  local n=${E2E_SHARDS:-2} i rc=0
+  local pids=()
+  for i in $(seq 1 "$n"); do
+    ( set -o pipefail
+      npx vitest run --project integration --shard="$i/$n" --reporter=default --reporter=json \
+        --outputFile.json=".cache/e2e-report-$i.json" 2>&1 | sed -u "s|^|[e2e $i/$n] |" ) &
+    pids+=("$!")
+  done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || { rc=1; echo "== e2e shard $(( i + 1 ))/$n failed"; }
+  done
+  return "$rc"
+}
+phase e2e e2e_shards

@@ -1,0 +1,64 @@
+/**
+ * Splits the integration and end-to-end files into shards of about equal wall time, for
+ * `vitest run --project integration --shard=i/n` (hack/test.sh runs the shards side by side, each
+ * vitest process with its own shared control plane from test/support/global-setup.ts).
+ *
+ * Vitest's own sharding cuts the files into equal counts by a hash of their path, so one shard could
+ * get Argo CD, the fleets and the tenancy boundary together. Here each file weighs what it took in a
+ * measured run (E2E_SECONDS; a file not listed weighs DEFAULT_SECONDS), and the heaviest file goes to
+ * the lightest shard first (longest-processing-time scheduling): with two shards the longer one is at
+ * most 4/3 of the best split. Pure; the sequencer below is the edge vitest calls.
+ */
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** Wall seconds per file, from an empty-machine `make test` (docs/testing.md); refresh with hack/e2e-seconds.ts. */
+export const E2E_SECONDS: Readonly<Record<string, number>> = {
+  'test/e2e/tenancy-boundary.test.ts': 205,
+  'test/e2e/argocd.test.ts': 165,
+  'test/e2e/fleet-giveback.test.ts': 110,
+  'test/e2e/argocd-fleet.test.ts': 100,
+  'test/e2e/plan.test.ts': 83,
+  'test/e2e/argocd-appprojects.test.ts': 69,
+  'test/e2e/controlplane-restarts.test.ts': 65,
+  'test/e2e/image.test.ts': 63,
+  'test/e2e/fleet-shares.test.ts': 60,
+  'test/e2e/kubectl-plugin.test.ts': 57,
+  'test/e2e/release.test.ts': 55,
+  'test/e2e/fleet-race.test.ts': 50,
+  'test/e2e/controller-process.test.ts': 49,
+  'test/e2e/older-kubernetes.test.ts': 40,
+  'test/e2e/controller-failover.test.ts': 40,
+  'test/e2e/webhook-rolling.test.ts': 35,
+  'test/e2e/deletion-blocking.test.ts': 35,
+  'test/e2e/upgrade.test.ts': 30,
+};
+export const DEFAULT_SECONDS = 15;
+
+/** Which of `count` shards (0-based) each file goes to: heaviest first, each to the lightest shard so far. */
+export function assignShards(files: readonly string[], count: number, seconds: Readonly<Record<string, number>> = E2E_SECONDS): Map<string, number> {
+  if (!Number.isInteger(count) || count < 1) throw new Error(`shard count must be a positive integer, got ${count}`);
+  const weight = (file: string): number => seconds[file] ?? DEFAULT_SECONDS;
+  // Ties broken by name, so every shard process computes the same split.
+  const ordered = [...new Set(files)].sort((a, b) => weight(b) - weight(a) || (a < b ? -1 : a > b ? 1 : 0));
+  const load = new Array<number>(count).fill(0);
+  const out = new Map<string, number>();
+  for (const file of ordered) {
+    let lightest = 0;
+    for (let i = 1; i < count; i++) if (load[i]! < load[lightest]!) lightest = i;
+    out.set(file, lightest);
+    load[lightest]! += weight(file);
+  }
+  return out;
+}
+
+/** vitest's sequencer: shards by `assignShards` (its `--shard` index is 1-based); sorts as vitest does. */
+export class WeightedShardSequencer extends BaseSequencer {
+  override async shard(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const { index, count } = this.ctx.config.shard!;
+    const root = this.ctx.config.root;
+    const path = (spec: TestSpecification): string => relative(root, spec.moduleId).split('\\').join('/');
+    const shards = assignShards(files.map(path), count);
+    return files.filter((spec) => shards.get(path(spec)) === index - 1);
+  }
+}
