@@ -88,9 +88,9 @@ config: deps
 lint: deps
 	npm run --silent lint
 
-# The Go builds run in the background beside Node's build, lint and unit tests (hack/test.sh); each
-# phase's wall time is printed at the end and kept in .cache/test-phases.tsv.
-test: deps
+# The Go builds start first and run in the background beside Node's install, build, lint and unit tests
+# (hack/test.sh); each phase's wall time is printed at the end and kept in .cache/test-phases.tsv.
+test:
 	hack/test.sh
 
 # Every Go build make test needs, side by side (hack/build-all.sh).

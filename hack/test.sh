@@ -3,9 +3,9 @@
 #
 # The Go builds (hack/build-all.sh: the control plane's newest and oldest minor, Helm, crane, promtool,
 # syft, Argo CD) wait on nothing but the module proxy and are most of an empty machine's time, so they
-# start first, in the background, while Node installs the Debian packages, compiles, lints and runs
-# the unit tests (which need only kustomize, built in the foreground). The integration and end-to-end
-# files start once every build is done.
+# start first, in the background, while the foreground installs Node 24, the npm packages and the
+# Debian packages, compiles, lints and runs the unit tests (which need only kustomize, built in the
+# foreground). The integration and end-to-end files start once every build is done.
 #
 # Each phase's wall time goes to .cache/test-phases.tsv and is printed at the end (docs/testing.md
 # keeps the figures of an empty machine).
@@ -27,7 +27,7 @@ phase() { # name command...
 }
 report() {
   printf '%s\t%s\n' total "$(( $(date +%s) - began ))" >> "$phases"
-  echo "== wall seconds per phase (the Go builds ran beside debian-deps to unit):"
+  echo "== wall seconds per phase (the Go builds ran beside node-deps to unit):"
   awk -F'\t' '{ printf "  %-16s %5ss\n", $1, $2 }' "$phases"
   [ ! -f .cache/build-logs/times.tsv ] || { echo "== Go builds, side by side:"; awk -F'\t' '{ printf "  %-22s %5ss\n", $1, $2 }' .cache/build-logs/times.tsv; }
 }
@@ -36,6 +36,7 @@ trap report EXIT
 hack/build-all.sh control-plane control-plane-oldest helm crane promtool syft argocd > .cache/build-logs/all.log 2>&1 &
 builds=$!
 
+phase node-deps make --no-print-directory deps
 phase debian-deps hack/install-debian-deps.sh
 phase kustomize hack/install-kustomize.sh
 phase build bash -c 'rm -rf dist && npx tsc -p tsconfig.json'
