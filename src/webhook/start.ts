@@ -256,6 +256,17 @@ export function webhookDecisionRecords(logger: Logger, options: DecisionRecordOp
   return decisionRecords(decisionLog(logger), infoRecorder<DecisionSummary>(logger, 'admission decisions summarised'), options);
 }
 
+/** What `tenantgate webhook`'s flags say about serving: the address, the certificate, who may send reviews. */
+export function webhookServing(o: WebhookCliOptions): Pick<WebhookOptions, 'cert' | 'key' | 'clientCa' | 'clientAllowedNames' | 'port' | 'host'> {
+  return {
+    cert: o.cert,
+    key: o.key,
+    ...(o.clientCa ? { clientCa: o.clientCa, clientAllowedNames: parseAllowedNames(o.clientAllowedNames) } : {}),
+    port: o.port,
+    host: o.host,
+  };
+}
+
 /** `tenantgate webhook` (flags in src/cli/webhook.ts). */
 export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise<number> {
   const logger = createLogger({ name: 'webhook', level: o.logLevel, format: o.logFormat, sync: false });
@@ -266,17 +277,7 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   const kc = loadKubeConfig(o.kubeconfig);
   const records = webhookDecisionRecords(logger, { allowed: o.allowedDecisions ?? 'all', ...(o.slowDecisionMs !== undefined ? { slowMs: o.slowDecisionMs } : {}) });
   if (o.allowedDecisions === 'summary') log(`allowed decisions: summarised every 10 s; denials, errors, warnings and decisions of ${o.slowDecisionMs ?? 'the default'} ms or more recorded one by one`);
-  const running = await startWebhook({
-    config,
-    kubeConfig: kc,
-    cert: o.cert,
-    key: o.key,
-    ...(o.clientCa ? { clientCa: o.clientCa, clientAllowedNames: parseAllowedNames(o.clientAllowedNames) } : {}),
-    port: o.port,
-    host: o.host,
-    log,
-    onDecision: records.record,
-  });
+  const running = await startWebhook({ config, kubeConfig: kc, ...webhookServing(o), log, onDecision: records.record });
   void running.cache.waitSynced().then(v8flags.afterSync);
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -9,15 +9,18 @@ import type { Server } from 'node:https';
 import { connect as connectTls } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts, generateWebhookClientCerts, writeKeyPair, type WebhookClientFiles } from '../../src/certs/files.js';
+import type { RuntimeOptions, WebhookCliOptions } from '../../src/cli/options.js';
+import { registerWebhookCommand } from '../../src/cli/webhook.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs } from '../../src/webhook/client-auth.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp } from '../../src/webhook/server.js';
-import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
+import { startWebhook, webhookServing, wireGuard, type RunningWebhook, type SnapshotSource } from '../../src/webhook/start.js';
 import { serveHttps } from '../../src/webhook/tls.js';
 import { httpsCall } from '../support/devcluster/https-get.js';
 import { aNamespaceCreateRequest } from '../support/fixtures.js';
@@ -209,5 +212,57 @@ describe('how long a reservation lives (the wiring in start.ts)', () => {
       clock += 25_000;
       expect(guard.pending.namespaces('held')).toEqual([]);
     }
+  });
+});
+
+describe('the shipped entry: `tenantgate webhook --client-ca … --client-allowed-names …`', () => {
+  // The flags parsed by the CLI's own command, handed to startWebhook as runWebhook hands them; only the
+  // cluster is replaced (a fixed snapshot instead of informers, no ledger).
+  let running: RunningWebhook;
+  let serverCa: Buffer;
+  let apiserver: WebhookClientFiles;
+  let wrongName: { cert: string; key: string };
+  const decided: string[] = [];
+
+  /** The options `tenantgate webhook ARGS` hands to its action. */
+  function parseWebhookFlags(args: string[]): RuntimeOptions & WebhookCliOptions {
+    const root = new Command().exitOverride();
+    registerWebhookCommand(root);
+    let parsed: (RuntimeOptions & WebhookCliOptions) | undefined;
+    root.commands.find((c) => c.name() === 'webhook')!.action((o: RuntimeOptions & WebhookCliOptions) => void (parsed = o));
+    root.parse(['webhook', ...args], { from: 'user' });
+    return parsed!;
+  }
+
+  beforeAll(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tg-client-auth-cli-'));
+    const serving = await generateWebhookCerts(join(dir, 'serving'));
+    serverCa = await readFile(serving.caCert);
+    apiserver = await generateWebhookClientCerts(join(dir, 'client'), ['*']);
+    const clientCa = { certPem: await readFile(apiserver.clientCaCert, 'utf8'), keyPem: await readFile(apiserver.clientCaKey, 'utf8') };
+    wrongName = await writeKeyPair(dir, 'wrong-name', signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
+    const flags = parseWebhookFlags(['--port', '0', '--host', '127.0.0.1', '--cert', serving.cert, '--key', serving.key, '--client-ca', apiserver.clientCaCert, '--client-allowed-names', `someone-else, ${apiserver.name}`]);
+    const source: SnapshotSource = { snapshot: MemorySnapshot.of({}), synced: true, start: () => {}, waitSynced: async () => {}, stop: async () => {}, onEvent: () => {} };
+    running = await startWebhook({ config: DEFAULT_CONFIG, source, ledger: null, log: () => {}, onDecision: (d) => void decided.push(d.uid), ...webhookServing(flags) });
+  });
+
+  afterAll(() => running?.stop());
+
+  const review = (uid: string) => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', name: 'web-x', userInfo: { username: 'carol', groups: [] }, object: { metadata: { name: 'web-x' } } } });
+  const post = async (uid: string, client: { cert: string; key: string }) =>
+    httpsCall(`https://127.0.0.1:${running.port}/validate`, { method: 'POST', ca: serverCa, client: { cert: await readFile(client.cert), key: await readFile(client.key) }, headers: { 'content-type': 'application/json' }, body: review(uid) });
+
+  it('refuses a certificate from the client CA with a name not in --client-allowed-names (403), deciding nothing', async () => {
+    const answer = await post('cli-wrong-name', wrongName);
+    expect(answer.status, answer.body).toBe(403);
+    expect(JSON.parse(answer.body).error).toMatch(/CN="tenant-pod" is not allowed/);
+    expect(decided).not.toContain('cli-wrong-name');
+  });
+
+  it('decides a review from the allowed name', async () => {
+    const answer = await post('cli-allowed', apiserver);
+    expect(answer.status, answer.body).toBe(200);
+    expect(JSON.parse(answer.body).response.uid).toBe('cli-allowed');
+    expect(decided).toContain('cli-allowed');
   });
 });
