@@ -165,6 +165,32 @@ export class KeyMapper {
   }
 }
 
+/** Where the leader queues the projects to reconcile (its term's work queue). */
+export interface ProjectQueue {
+  add(key: string): void;
+  addAfter(key: string, delayMs: number): void;
+}
+
+/**
+ * The informers' events to the leader's queue (`queue()`; undefined while not leading): every project
+ * an event concerns is queued at once, except after a usage-only quota change (onlyUsageChanged), which
+ * queues it `usageSettleMs` later (ControllerOptions.usageSettleMs; default 1000, 0: at once). The key
+ * mapper sees every event, leader or not.
+ */
+export function queueCacheEvents(informers: Pick<Informers, 'onEvent'>, mapper: Pick<KeyMapper, 'keysFor'>, queue: () => ProjectQueue | undefined, usageSettleMs = 1000): void {
+  const settleMs = Math.max(0, usageSettleMs);
+  informers.onEvent((e) => {
+    const keys = mapper.keysFor(e); // indexes declared namespaces, leader or not
+    const q = queue();
+    if (!q) return;
+    const settle = settleMs > 0 && onlyUsageChanged(e);
+    for (const key of keys) {
+      if (settle) q.addAfter(key, settleMs);
+      else q.add(key);
+    }
+  });
+}
+
 /** One leadership term: its own queue and workers, shut down when the term ends. */
 class Term {
   readonly queue: WorkQueue<string>;
@@ -342,16 +368,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     return t;
   };
 
-  const usageSettleMs = Math.max(0, options.usageSettleMs ?? 1000);
-  informers.onEvent((e) => {
-    const keys = mapper.keysFor(e); // indexes declared namespaces, leader or not
-    if (!term) return;
-    const settle = usageSettleMs > 0 && onlyUsageChanged(e);
-    for (const key of keys) {
-      if (settle) term.addAfter(key, usageSettleMs);
-      else term.add(key);
-    }
-  });
+  queueCacheEvents(informers, mapper, () => term, options.usageSettleMs);
   managed.onChange((namespace) => {
     const project = informers.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
     if (term && project) term.add(project);
