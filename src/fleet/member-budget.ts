@@ -6,13 +6,17 @@
  * cluster)`, so the member hands the rules a view of the snapshot whose Project carries that budget in
  * `spec.clusters.<cluster>.quota.hard`: Q1, Q4's warnings and Q5's reservations then judge against E
  * without a rule knowing about fleets. Resources outside the fleet budget, clusters outside
- * `spec.fleet.clusters` and Projects without `spec.fleet` are left exactly as they are.
+ * `spec.fleet.clusters` and Projects without `spec.fleet` are left exactly as they are: an active burst
+ * raises them once, as anywhere; the fleet-budgeted ones count it in their limit, once (docs/fleet.md).
+ * The same view serves the controller (give-back.ts fleetProjectBudget: its floor, metrics and the
+ * budget view).
  *
  * Pure. Used by the webhook's headroom guard (src/webhook/headroom.ts).
  */
 import { Quantity } from '../quantity/quantity.js';
-import { budgetList, parseResources, type Resources } from '../validate/resources.js';
-import type { Project, ResourceList, Snapshot } from '../validate/types.js';
+import { bursts } from '../validate/bursts.js';
+import { budgetList, declaredBudgetList, parseResources, type Resources } from '../validate/resources.js';
+import type { Burst, Project, ResourceList, Snapshot } from '../validate/types.js';
 
 const ZERO = Quantity.zero();
 
@@ -27,7 +31,8 @@ export function fleetBudgetOn(project: Project, cluster: string): Resources | un
 /**
  * Per fleet-budgeted resource, the most this member may allocate: min(E, upper bound, fleet budget)
  * (E missing: 0). The upper bound is the cluster's own budget (`spec.clusters.<c>.quota.hard`, else
- * `spec.quota.hard`) when it names the resource.
+ * `spec.quota.hard`) when it names the resource, with the bursts active now added once: a burst raises
+ * how far this member may grow through the hub, never E itself nor the fleet budget.
  */
 export function memberLimits(project: Project, cluster: string, enforced: Resources): Resources | undefined {
   const fleet = fleetBudgetOn(project, cluster);
@@ -54,13 +59,31 @@ export function reachableLimits(project: Project, cluster: string): Resources | 
   return fleet ? memberLimits(project, cluster, fleet) : undefined;
 }
 
-/** The Project with `limits` as the budget of those resources on `cluster` (the other resources as they were). */
+/**
+ * The Project with `limits` as the budget of those resources on `cluster` (the other resources as they
+ * were). Its `spec.clusters.<cluster>.quota.hard` is the declared budget (tiers and bursts are added
+ * by `budgetOf` on the view, as on any Project) with `limits` in place; and its bursts no longer
+ * raise the resources of `limits`, which already count them (memberLimits' upper bound has the active
+ * bursts, once): a burst is counted exactly once, and a limit is never exceeded.
+ */
 export function withMemberBudget(project: Project, cluster: string, limits: Resources): Project {
-  const hard: ResourceList = { ...budgetList(project, cluster) };
+  const hard: ResourceList = { ...declaredBudgetList(project, cluster) };
   for (const [resource, q] of limits) hard[resource] = q.toString();
   const clusters = { ...(project.spec.clusters ?? {}) };
   clusters[cluster] = { ...(clusters[cluster] ?? {}), quota: { ...(clusters[cluster]?.quota ?? {}), hard } };
-  return { ...project, spec: { ...project.spec, clusters } };
+  const bursts = burstsWithout(project, limits);
+  return { ...project, spec: { ...project.spec, clusters, ...(bursts ? { bursts } : {}) } };
+}
+
+/** The project's bursts without the resources of `limits` (undefined: no burst names one, keep the list). */
+function burstsWithout(project: Project, limits: Resources): Burst[] | undefined {
+  const list = bursts(project);
+  if (!list.some((b) => Object.keys(b?.quota?.hard ?? {}).some((r) => limits.has(r)))) return undefined;
+  return list.map((b) => {
+    const hard = b?.quota?.hard;
+    if (!hard || !Object.keys(hard).some((r) => limits.has(r))) return b;
+    return { ...b, quota: { ...b.quota, hard: Object.fromEntries(Object.entries(hard).filter(([r]) => !limits.has(r))) } };
+  });
 }
 
 /**

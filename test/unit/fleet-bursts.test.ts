@@ -1,10 +1,11 @@
 /**
- * A fleet member with an active burst (docs/fleet.md#bursts-on-a-fleet-member): the burst is counted
- * exactly once. A fleet-budgeted resource is budgeted at min(E, the cluster's upper bound with the
- * burst added once, the fleet budget) — never above E; a resource outside the fleet budget at its
- * declared budget plus the burst. The expected budgets are computed here from the raw Project spec,
- * not by the functions under test; they are checked in the member view the webhook's rules read, in the
- * view the controller's floor, metrics and budget view read, and through admission on the member.
+ * A fleet member with an active burst (docs/fleet.md "What a member enforces", docs/adr/0061): the
+ * burst is counted exactly once. A fleet-budgeted resource is budgeted at min(E, the cluster's upper
+ * bound with the burst added once, the fleet budget) — never above E; a resource outside the fleet
+ * budget at its declared budget plus the burst. The expected budgets are computed here from the raw
+ * Project spec, not by the functions under test; they are checked in the member view the webhook's
+ * rules read, in the view the controller's floor, metrics and budget view read, and through admission
+ * on the member.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
@@ -74,8 +75,8 @@ function expectedBudget(p: Project, cluster: string, enforced: ResourceList, at:
 
 /** A budget as canonical strings, for comparing with the oracle whatever format each side kept. */
 const canonical = (list: Record<string, string> | Resources): Record<string, string> => {
-  const m = list instanceof Map ? list : r(list);
-  return Object.fromEntries([...m.keys()].sort().map((k) => [k, Quantity.parse(m.get(k)!.toString()).toString()]));
+  const m: Resources = list instanceof Map ? (list as Resources) : r(list as Record<string, string>);
+  return Object.fromEntries([...m.keys()].sort().map((k) => [k, m.get(k)!.toString()]));
 };
 
 function snapshotOf(p: Project): MemorySnapshot {
