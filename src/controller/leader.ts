@@ -15,6 +15,9 @@ export interface LeaseStore {
   replaceLease(lease: LeaseRecord): Promise<LeaseRecord>;
 }
 
+/** The timings `tenantgate controller` runs with (client-go's defaults). */
+export const LEADER_ELECTION_DEFAULTS = { leaseDurationSeconds: 15, renewPeriodMs: 5_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+
 export interface LeaderElectionConfig {
   namespace: string;
   name: string;
@@ -57,10 +60,10 @@ export class LeaderElector {
     readonly config: LeaderElectionConfig,
     private readonly callbacks: LeaderCallbacks,
   ) {
-    this.leaseDurationSeconds = config.leaseDurationSeconds ?? 15;
-    this.renewPeriodMs = config.renewPeriodMs ?? 5_000;
-    this.renewDeadlineMs = config.renewDeadlineMs ?? 10_000;
-    this.retryPeriodMs = config.retryPeriodMs ?? 2_000;
+    this.leaseDurationSeconds = config.leaseDurationSeconds ?? LEADER_ELECTION_DEFAULTS.leaseDurationSeconds;
+    this.renewPeriodMs = config.renewPeriodMs ?? LEADER_ELECTION_DEFAULTS.renewPeriodMs;
+    this.renewDeadlineMs = config.renewDeadlineMs ?? LEADER_ELECTION_DEFAULTS.renewDeadlineMs;
+    this.retryPeriodMs = config.retryPeriodMs ?? LEADER_ELECTION_DEFAULTS.retryPeriodMs;
     this.now = callbacks.now ?? Date.now;
     this.log = callbacks.log ?? (() => {});
   }

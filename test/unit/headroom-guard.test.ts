@@ -1,7 +1,7 @@
 /** Q5 in one process and across "replicas" sharing a ledger: concurrent growing decisions never overspend. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import type { ReviewContext } from '../../src/validate/admission.js';
+import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
 import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
@@ -132,20 +132,23 @@ describe('HeadroomGuard with a watched ledger', () => {
   });
 
   it('after a lost round, decides against the winner\'s write the watch brought instead of reading the ledger again', async () => {
-    const inner = new MemoryLedger();
-    const ledger = new ControlledLedger(inner);
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 5, maxMs: 5 } });
-    const s = snapshot();
-    expect((await guard.decide(ctx(s), createQuota('race-n0'))).violations).toEqual([]);
-    ledger.delayMs = 40;
-    const decision = guard.decide(ctx(s), createQuota('race-n1'));
-    await new Promise((r) => setTimeout(r, 10)); // its write is on its way
-    // Another replica writes first.
-    const theirs = await inner.read('race');
-    await inner.write('race', theirs, [...theirs.entries, { namespace: 'race-n2', allocation: { 'requests.cpu': '1' }, created: Date.now(), expires: Date.now() + 60_000 }]);
-    expect((await decision).violations).toEqual([]);
-    expect(ledger.calls.map((c) => c.op)).toEqual(['read', 'write', 'write', 'write']); // first decision; lost; won without a read
-    expect(inner.entries('race')!.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2']);
+    await withFakeTimers(async () => {
+      const inner = new MemoryLedger();
+      const ledger = new ControlledLedger(inner);
+      const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 5, maxMs: 5 } });
+      const s = snapshot();
+      expect((await guard.decide(ctx(s), createQuota('race-n0'))).violations).toEqual([]);
+      ledger.delayMs = 40;
+      const decision = guard.decide(ctx(s), createQuota('race-n1'));
+      await vi.advanceTimersByTimeAsync(10); // its write is on its way (40 ms)
+      // Another replica writes first.
+      const theirs = await inner.read('race');
+      await inner.write('race', theirs, [...theirs.entries, { namespace: 'race-n2', allocation: { 'requests.cpu': '1' }, created: Date.now(), expires: Date.now() + 60_000 }]);
+      await vi.advanceTimersByTimeAsync(30 + 5 + 40); // the lost write, the pause, the winning write
+      expect((await decision).violations).toEqual([]);
+      expect(ledger.calls.map((c) => c.op)).toEqual(['read', 'write', 'write', 'write']); // first decision; lost; won without a read
+      expect(inner.entries('race')!.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2']);
+    });
   });
 
   it('ignores a change older than its cached ledger, and forgets a deleted one', async () => {
@@ -184,6 +187,16 @@ describe('HeadroomGuard with a watched ledger', () => {
     expect(guard.sizes.ledgerCache).toBe(0);
   });
 });
+
+/** Runs `fn` on vitest's clock (setTimeout and Date): what it asserts about time is the code's, not the machine's. */
+async function withFakeTimers(fn: () => Promise<void>): Promise<void> {
+  vi.useFakeTimers();
+  try {
+    await fn();
+  } finally {
+    vi.useRealTimers();
+  }
+}
 
 /** A ledger the test controls: each call waits `delayMs` (or forever), optionally fails with a conflict. */
 class ControlledLedger implements LedgerStore {
@@ -233,35 +246,45 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
   });
 
   it('does not let one stalled decision hold the project\'s later decisions past their own deadline, and recovers when the ledger does', async () => {
-    const ledger = new ControlledLedger();
-    ledger.delayMs = 400; // each call slower than the whole deadline
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 200 });
-    const s = snapshot();
-    const started = Date.now();
-    const verdicts = await Promise.all(NAMESPACES.slice(0, 5).map((ns) => guard.decide(ctx(s), createQuota(ns))));
-    const took = Date.now() - started;
-    for (const v of verdicts) expect(v.violations.map((x) => x.rule)).toEqual(['Q5']);
-    // Five queued decisions, each bounded by its own deadline from arrival: not 5 × 400 ms.
-    expect(took).toBeLessThan(5 * 400);
-    ledger.delayMs = 0;
-    const after = await guard.decide(ctx(s), createQuota('race-n9'));
-    expect(after.violations).toEqual([]);
+    await withFakeTimers(async () => {
+      const ledger = new ControlledLedger();
+      ledger.delayMs = 400; // each call slower than the whole deadline
+      const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 200 });
+      const s = snapshot();
+      const started = Date.now();
+      const answeredAfter: number[] = [];
+      const verdicts = Promise.all(NAMESPACES.slice(0, 5).map((ns) => Promise.resolve(guard.decide(ctx(s), createQuota(ns))).then((v) => (answeredAfter.push(Date.now() - started), v))));
+      await vi.advanceTimersByTimeAsync(200);
+      // Five decisions queued at once, each answered at its own deadline from arrival: the four behind
+      // the first do not wait for its batch (200 ms), nor for the ledger (400 ms each).
+      expect(answeredAfter).toEqual([200, 200, 200, 200, 200]);
+      for (const v of await verdicts) expect(v.violations.map((x) => x.rule)).toEqual(['Q5']);
+      ledger.delayMs = 0;
+      const after = guard.decide(ctx(s), createQuota('race-n9'));
+      await vi.advanceTimersByTimeAsync(0);
+      expect((await after).violations).toEqual([]);
+    });
   });
 
   it('backs off between conflicts (growing, bounded) and still admits within the deadline', async () => {
-    const ledger = new ControlledLedger();
-    ledger.conflicts = 4;
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 20, maxMs: 60 } });
-    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
-    expect(verdict.violations).toEqual([]);
-    const writes = ledger.calls.filter((c) => c.op === 'write').map((c) => c.at);
-    expect(writes).toHaveLength(5);
-    const gaps = writes.slice(1).map((t, i) => t - writes[i]!);
-    // Jittered between half and all of 20, 40, 60 (capped), 60 ms.
-    for (const [i, cap] of [20, 40, 60, 60].entries()) {
-      expect(gaps[i]!).toBeGreaterThanOrEqual(cap / 2 - 2);
-      expect(gaps[i]!).toBeLessThan(cap + 250);
-    }
+    await withFakeTimers(async () => {
+      const ledger = new ControlledLedger();
+      ledger.conflicts = 4;
+      const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 20, maxMs: 60 } });
+      let verdict: Verdict | undefined;
+      void Promise.resolve(guard.decide(ctx(snapshot()), createQuota('race-n0'))).then((v) => (verdict = v));
+      // The four pauses are at most 20 + 40 + 60 + 60 ms: admitted by then.
+      await vi.advanceTimersByTimeAsync(20 + 40 + 60 + 60);
+      expect(verdict?.violations, 'admitted within 180 ms').toEqual([]);
+      const writes = ledger.calls.filter((c) => c.op === 'write').map((c) => c.at);
+      expect(writes).toHaveLength(5);
+      // On the fake clock a gap is the pause alone: jittered between half and all of 20, 40, 60 (capped), 60 ms.
+      const gaps = writes.slice(1).map((t, i) => t - writes[i]!);
+      for (const [i, cap] of [20, 40, 60, 60].entries()) {
+        expect(gaps[i]!, `pause ${i + 1}`).toBeGreaterThanOrEqual(Math.floor(cap / 2));
+        expect(gaps[i]!, `pause ${i + 1}`).toBeLessThanOrEqual(cap);
+      }
+    });
   });
 
   it('keeps retrying a contended ledger until the deadline, not for a fixed number of rounds', async () => {
@@ -290,18 +313,21 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
   });
 
   it('a batch that lost a round takes in the decisions that queued meanwhile: one write records them all', async () => {
-    const inner = new MemoryLedger();
-    const ledger = new ControlledLedger(inner);
-    ledger.conflicts = 2;
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 30, maxMs: 30 } });
-    const s = snapshot();
-    const first = guard.decide(ctx(s), createQuota('race-n0'));
-    await new Promise((r) => setTimeout(r, 5)); // the first batch is backing off after its first conflict
-    const later = NAMESPACES.slice(1, 4).map((ns) => guard.decide(ctx(s), createQuota(ns)));
-    const verdicts = await Promise.all([first, ...later]);
-    for (const v of verdicts) expect(v.violations).toEqual([]);
-    expect(inner.writes).toBe(1);
-    expect((await inner.read('race')).entries.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2', 'race-n3']);
+    await withFakeTimers(async () => {
+      const inner = new MemoryLedger();
+      const ledger = new ControlledLedger(inner);
+      ledger.conflicts = 2;
+      const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 30, maxMs: 30 } });
+      const s = snapshot();
+      const first = guard.decide(ctx(s), createQuota('race-n0'));
+      await vi.advanceTimersByTimeAsync(5); // the first batch is backing off (15–30 ms) after its first conflict
+      const later = NAMESPACES.slice(1, 4).map((ns) => guard.decide(ctx(s), createQuota(ns)));
+      await vi.advanceTimersByTimeAsync(2 * 30);
+      const verdicts = await Promise.all([first, ...later]);
+      for (const v of verdicts) expect(v.violations).toEqual([]);
+      expect(inner.writes).toBe(1);
+      expect((await inner.read('race')).entries.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2', 'race-n3']);
+    });
   });
 
   it('dry runs never touch the ledger, slow or not', async () => {
