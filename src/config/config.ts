@@ -4,6 +4,7 @@ import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
 import type { ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
+import { countedName } from '../validate/cost.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
@@ -242,12 +243,20 @@ function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
   return out;
 }
 
-/** What the schema cannot say about `pricing`: each `per` is a quantity above zero. */
+/**
+ * What the schema cannot say about `pricing`: each `per` is a quantity above zero, and no quantity has
+ * two prices (`cpu` and `requests.cpu` are one quantity to Kubernetes' quota: cost.ts countedName).
+ */
 function pricingErrors(config: TenantgateConfig, where: string): string[] {
   const out: string[] = [];
-  for (const [resource, { per }] of Object.entries(config.pricing?.perHour ?? {})) {
+  const perHour = config.pricing?.perHour ?? {};
+  for (const [resource, { per }] of Object.entries(perHour)) {
     const q = Quantity.tryParse(per);
     if (q && q.sign() <= 0) out.push(`${where}: pricing.perHour.${resource}.per is ${JSON.stringify(per)}; allowed: a quantity above 0 such as 1, 1Gi (the price is per that much)`);
+    const counted = countedName(resource);
+    if (counted !== resource && Object.hasOwn(perHour, counted)) {
+      out.push(`${where}: pricing.perHour.${resource} and pricing.perHour.${counted} price the same quantity (a ResourceQuota counts a pod's ${resource} requests under both names); allowed: one of them`);
+    }
   }
   return out;
 }

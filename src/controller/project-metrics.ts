@@ -9,7 +9,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { projectBudget } from '../validate/budget.js';
 import type { PricingConfig } from '../config/config.js';
-import { monthlyBudgetOf, monthlyCost, priceSheet, type Rational } from '../validate/cost.js';
+import { monthlyBudgetOf, priceSheet, sharesCost, type Rational } from '../validate/cost.js';
 import { PROJECT_PHASES } from '../validate/schema/project-schema.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import { classifyNamespaces } from './cascade.js';
@@ -95,7 +95,7 @@ export function projectSeries(snapshot: Snapshot, cluster: string, pricing?: Pri
       }
       if (sheet) {
         const labels = { ...base, currency: sheet.currency };
-        out.cost.push({ labels, value: sampleOf(monthlyCost(sheet, b.allocated)) });
+        out.cost.push({ labels, value: sampleOf(sharesCost(sheet, b.namespaces.map((n) => n.allocated))) });
         const budget = monthlyBudgetOf(project);
         if (budget) out.costBudget.push({ labels, value: sampleOf(budget) });
       }

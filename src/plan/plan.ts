@@ -15,7 +15,7 @@ import type { Project, Resources, Snapshot } from '../validate/types.js';
 import { fleetRollup, type HubLedger } from './fleet.js';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 import { liveSnapshot, simulateSync } from './sync.js';
-import { ceilCents, centsText, moneyJson, monthlyBudgetOf, monthlyCost, priceSheet, ZERO } from '../validate/cost.js';
+import { ceilCents, centsText, moneyJson, monthlyBudgetOf, priceSheet, sharesCost, ZERO } from '../validate/cost.js';
 import type { CostLine, EntryChange, FleetRollup, LiveState, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine, RollupLine } from './types.js';
 
 export interface PlanInput {
@@ -245,8 +245,8 @@ function rollup(project: string, byCluster: Map<string, ProjectBudget>): Project
 function costOf(config: TenantgateConfig, before: ProjectBudget | undefined, after: ProjectBudget | undefined, will: Project | undefined): { cost?: CostLine } {
   if (!config.pricing) return {};
   const sheet = priceSheet(config.pricing);
-  const was = before ? monthlyCost(sheet, before.allocated) : ZERO;
-  const is = after ? monthlyCost(sheet, after.allocated) : ZERO;
+  const was = before ? sharesCost(sheet, before.namespaces.map((n) => n.allocated)) : ZERO;
+  const is = after ? sharesCost(sheet, after.namespaces.map((n) => n.allocated)) : ZERO;
   const budget = will ? monthlyBudgetOf(will) : undefined;
   return {
     cost: { currency: sheet.currency, before: moneyJson(was), after: moneyJson(is), change: centsText(ceilCents(is) - ceilCents(was)).replaceAll(',', ''), ...(budget ? { budget: moneyJson(budget) } : {}) },

@@ -17,6 +17,7 @@ import {
   clusterShares,
   namespaceShare,
   othersTotal,
+  otherShares,
   defaultsOf,
   effectiveQuota,
   effectiveQuotaAfter,
@@ -157,12 +158,14 @@ function grows(before: Resources, after: Resources): boolean {
  * The namespace's share before and after a change, and what the project's other namespaces hold
  * together (a change touches one namespace only).
  */
-function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: Resources } {
+function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: Resources; othersOneByOne: () => Resources[] } {
   const cluster = ctx.config.clusterName;
   const pending = ctx.pending ? { pending: ctx.pending } : {};
   const before = namespaceShare(ctx.snapshot, project, cluster, namespace, pending);
   const self = change ? namespaceShare(ctx.snapshot, project, cluster, namespace, { change, ...pending }) : before;
-  return { self, before, others: othersTotal(ctx.snapshot, project, cluster, namespace, ctx.pending) };
+  // Asked only to price a project whose budget names two spellings of one quantity (C1).
+  const othersOneByOne = () => otherShares(ctx.snapshot, project, cluster, namespace, ctx.pending).map((share) => share.resources);
+  return { self, before, others: othersTotal(ctx.snapshot, project, cluster, namespace, ctx.pending), othersOneByOne };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,10 +234,10 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   if (typeof project.spec.maxNamespaces === 'number') violations.push(...checkMaxNamespaces(project, name, otherMembers(ctx, projectName, name)));
   const scope = scopeOf(ctx, project);
   if (!privileged) violations.push(...checkNewNamespaceCoverage(scope, project, name));
-  const { self, before, others } = othersAndSelf(ctx, project, name);
+  const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, name);
   const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
   violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
-  violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject: `Namespace ${name}`, after: share.resources, others, defaulted: true }));
+  violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject: `Namespace ${name}`, after: share.resources, others, otherShares: othersOneByOne, defaulted: true }));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
 }
@@ -378,10 +381,10 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     // (dismantling, or a quota stuck on a vanished owner) — unlike a privileged update (Q2 below). docs/rules.md Q2.
     if (!privileged) violations.push(...checkSoleCoverage(scope, ctx.user, subject, namespace, coveredBefore(), effectiveQuotaAfter(ctx.snapshot, change)));
     // Q1: deleting the tighter of two quotas lets the namespace grow to the other one.
-    const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
+    const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
     const shareGrows = grows(before.resources, self.resources);
     if (shareGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others)));
-    if (shareGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others }));
+    if (shareGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others, otherShares: othersOneByOne }));
     // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10 %.
     const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
     return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
@@ -398,12 +401,12 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     violations.push(...checkCoverage({ ...scope, budget: required }, subject, after, ['spec', 'hard']));
   }
   if (!privileged && quotaTier(object) === OTHER_TIERS) violations.push(...checkOtherTiersScope(scope, project, subject, otherTiersExcluded(object)));
-  const { self, before, others } = othersAndSelf(ctx, project, namespace, change);
+  const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
   if (quotaGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others, ['spec', 'hard'])));
   // C1 where Q1 is checked: the others' shares (pending reservations of every replica included) and the new share, priced.
-  if (quotaGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others, path: ['spec', 'hard'] }));
+  if (quotaGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others, otherShares: othersOneByOne, path: ['spec', 'hard'] }));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows, quotaWrite: { name: quotaName, quota: object, removesCoverage } } };
 }

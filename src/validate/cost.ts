@@ -71,7 +71,7 @@ export const sum = (terms: Iterable<Rational>): Rational => {
   return total;
 };
 
-/** The price sheet parsed: per priced resource, what one unit of it costs per month. */
+/** The price sheet parsed: per priced resource (under countedName), what one unit of it costs per month. */
 export interface PriceSheet {
   readonly currency: string;
   readonly hoursPerMonth: Rational;
@@ -90,7 +90,8 @@ export function priceSheet(pricing: PricingConfig): PriceSheet {
   const hoursPerMonth = decimal(numberText(pricing.hoursPerMonth));
   const monthlyPerUnit = new Map<string, Rational>();
   for (const [resource, { price, per }] of Object.entries(pricing.perHour)) {
-    monthlyPerUnit.set(resource, mul(div(decimal(price), ofQuantity(Quantity.parse(per))), hoursPerMonth));
+    // Under the `requests.` spelling (countedName): the configuration refuses a sheet naming both.
+    monthlyPerUnit.set(countedName(resource), mul(div(decimal(price), ofQuantity(Quantity.parse(per))), hoursPerMonth));
   }
   sheets.set(pricing, (sheet = { currency: pricing.currency, hoursPerMonth, monthlyPerUnit }));
   return sheet;
@@ -109,20 +110,73 @@ export function isUnscopedKey(resource: string): boolean {
   return !resource.includes('@');
 }
 
-/** Per priced resource of `resources` (unscoped keys only), what it costs per month. */
-export function costByResource(sheet: PriceSheet, resources: Resources): Map<string, Rational> {
-  const out = new Map<string, Rational>();
+/** Pod resources Kubernetes' ResourceQuota counts under their bare name and their `requests.` form alike. */
+const COUNTED_AS_REQUESTS = new Set(['cpu', 'memory', 'ephemeral-storage']);
+
+/**
+ * The name a quota resource is priced under: Kubernetes' pod evaluator counts a pod's requests of
+ * `cpu`, `memory`, `ephemeral-storage` and `hugepages-<size>` under the bare name and under
+ * `requests.<name>` alike, so both spellings are one quantity, priced as `requests.<name>`. Every other
+ * name is its own.
+ */
+export function countedName(resource: string): string {
+  return COUNTED_AS_REQUESTS.has(resource) || resource.startsWith('hugepages-') ? `requests.${resource}` : resource;
+}
+
+/**
+ * What one namespace's list lets its pods take of each priced quantity, under countedName (unscoped
+ * keys only): a list naming both spellings (`cpu` and `requests.cpu`) counts the smaller, once, since
+ * Kubernetes holds the namespace to both limits.
+ */
+function countedAmounts(resources: Resources): Map<string, Quantity> {
+  const out = new Map<string, Quantity>();
   for (const [resource, q] of resources) {
     if (!isUnscopedKey(resource)) continue;
+    const name = countedName(resource);
+    const prev = out.get(name);
+    if (!prev || q.cmp(prev) < 0) out.set(name, q);
+  }
+  return out;
+}
+
+/** Whether `resources` names two spellings of one quantity: a sum of such lists cannot be priced as one list (sharesCost). */
+export function namesBothSpellings(resources: Resources): boolean {
+  for (const resource of resources.keys()) {
+    const name = countedName(resource);
+    if (name !== resource && resources.has(name)) return true;
+  }
+  return false;
+}
+
+/**
+ * Per priced resource (under countedName) of one namespace's list, what it costs per month. A sum of
+ * several namespaces' lists prices the same only when it does not name both spellings of a quantity
+ * (namesBothSpellings); otherwise price them one by one (sharesCostByResource).
+ */
+export function costByResource(sheet: PriceSheet, resources: Resources): Map<string, Rational> {
+  const out = new Map<string, Rational>();
+  for (const [resource, q] of countedAmounts(resources)) {
     const rate = sheet.monthlyPerUnit.get(resource);
     if (rate) out.set(resource, mul(ofQuantity(q), rate));
   }
   return out;
 }
 
-/** What `resources` cost per month: Σ over the priced, unscoped keys of amount × price ÷ per × hoursPerMonth. */
+/** What one namespace's list costs per month: Σ over its priced quantities of amount × price ÷ per × hoursPerMonth. */
 export function monthlyCost(sheet: PriceSheet, resources: Resources): Rational {
   return sum(costByResource(sheet, resources).values());
+}
+
+/** Per priced resource, what several namespaces' lists cost together: each list priced on its own (costByResource), then added. */
+export function sharesCostByResource(sheet: PriceSheet, shares: Iterable<Resources>): Map<string, Rational> {
+  const out = new Map<string, Rational>();
+  for (const share of shares) for (const [resource, cost] of costByResource(sheet, share)) out.set(resource, add(out.get(resource) ?? ZERO, cost));
+  return out;
+}
+
+/** What several namespaces' lists (a project's shares) cost per month together. */
+export function sharesCost(sheet: PriceSheet, shares: Iterable<Resources>): Rational {
+  return sum(sharesCostByResource(sheet, shares).values());
 }
 
 /** The project's `spec.costBudget.monthly`, exactly; undefined without a costBudget or when it is not a plain decimal. */
@@ -186,9 +240,9 @@ export interface ProjectCostJson {
   resources: Record<string, string>;
 }
 
-/** The cost of an allocation (Σ of a project's shares on a cluster) as JSON. */
-export function projectCostJson(sheet: PriceSheet, project: Project, allocated: Resources): ProjectCostJson {
-  const byResource = costByResource(sheet, allocated);
+/** The cost of an allocation (a project's shares on a cluster, one list per namespace) as JSON. */
+export function projectCostJson(sheet: PriceSheet, project: Project, shares: Iterable<Resources>): ProjectCostJson {
+  const byResource = sharesCostByResource(sheet, shares);
   const monthly = sum(byResource.values());
   const budget = monthlyBudgetOf(project);
   const resources: Record<string, string> = {};

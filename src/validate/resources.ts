@@ -444,6 +444,11 @@ export function othersTotal(snapshot: Snapshot, project: Project, cluster: strin
   return raises.length === 0 ? observed : withRaises(memo, namespace, observed, raises);
 }
 
+/** The terms of othersTotal one by one: the shares of the project's namespaces other than `namespace`, pending ones included. */
+export function otherShares(snapshot: Snapshot, project: Project, cluster: string, namespace: string, pending?: PendingAllocations): NamespaceShare[] {
+  return clusterShares(snapshot, project, cluster, pending ? { pending } : {}).filter((share) => share.namespace !== namespace);
+}
+
 /** How a pending allocation changes one namespace's term of the sum. */
 interface PendingRaise {
   namespace: string;

@@ -130,7 +130,7 @@ export function budgetObject(snapshot: Snapshot, project: Project, namespace: st
 
 /** The cost of a project's allocation, when there is a price sheet. */
 function costPart(project: Project, b: ProjectBudget, pricing: PricingConfig | undefined): ProjectCostJson | undefined {
-  return pricing ? projectCostJson(priceSheet(pricing), project, b.allocated) : undefined;
+  return pricing ? projectCostJson(priceSheet(pricing), project, b.namespaces.map((n) => n.allocated)) : undefined;
 }
 
 function fleetPart(snapshot: Snapshot, project: Project, cluster: string, fleetOf?: FleetLookup): BudgetFleetJson | undefined {

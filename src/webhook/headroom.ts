@@ -12,7 +12,7 @@
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
 import { quotaTier } from '../validate/tiers.js';
-import { budgetOf, budgetPath, countedHard, defaultsOf, formatResources, maxResources, namespaceAllocation, namespaceShare, othersTotal, parseResources, quotaHold, sumResources, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { budgetOf, budgetPath, countedHard, defaultsOf, formatResources, maxResources, namespaceAllocation, namespaceShare, otherShares, othersTotal, parseResources, quotaHold, sumResources, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
 import { checkFits } from '../validate/rules/quota.js';
 import { checkCostFits } from '../validate/rules/cost.js';
 import type { Quantity } from '../quantity/quantity.js';
@@ -596,7 +596,7 @@ export class HeadroomGuard {
     // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this cache counted before.
     if (project.spec.costBudget) {
       const before = namespaceShare(ctx.snapshot, project, cluster, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources;
-      violations.push(...checkCostFits(ctx.config.pricing, project, cluster, { subject, after: share, before, others, always: true, path: ['spec', 'hard'] }));
+      violations.push(...checkCostFits(ctx.config.pricing, project, cluster, { subject, after: share, before, others, otherShares: () => otherShares(ctx.snapshot, project, cluster, a.namespace, ctx.pending).map((s) => s.resources), always: true, path: ['spec', 'hard'] }));
     }
     if (violations.length > 0) return { violations, warnings: [] };
     return { ...verdict, allocation: { ...a, resources: share, grows: true } };

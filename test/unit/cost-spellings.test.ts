@@ -32,7 +32,7 @@ const configOf = (sheet: Record<string, { price: string; per: string }>): Tenant
 
 /** Kubernetes' pod evaluator: these bare names count exactly what their `requests.` forms count. */
 const REQUESTS_FORM: Record<string, string> = { cpu: 'requests.cpu', memory: 'requests.memory', 'ephemeral-storage': 'requests.ephemeral-storage' };
-const counted = (name: string): string => REQUESTS_FORM[name] ?? name;
+const counted = (name: string): string => REQUESTS_FORM[name] ?? (name.startsWith('hugepages-') ? `requests.${name}` : name);
 const value = (raw: string | number): number => Number(Quantity.parse(String(raw)).toDecimalString());
 
 /** Dollars per unit and month, per counted name, from the sheet as written: price ÷ per × hours. */
@@ -203,6 +203,17 @@ describe('a list naming both spellings', () => {
     expect(v.violations.filter((x) => x.rule === 'C1').map((x) => x.message)).toEqual([
       `project ml's allocation costs ${dollars(allocated)}/month (ml-a $100.00, ml-b $150.00, ml-c $50.00, ml-d $0.00), but its cost budget spec.costBudget.monthly is ${dollars(allocated - 1)}/month: $0.01 over`,
     ]);
+  });
+
+  it('ephemeral-storage and hugepages-<size> too: a quota in one spelling, the sheet in the other', () => {
+    const sheet = { 'ephemeral-storage': { price: '0.002', per: '1Gi' }, 'requests.hugepages-2Mi': { price: '0.04', per: '1Gi' } };
+    const c = configOf(sheet);
+    const hard = { 'requests.ephemeral-storage': '50Gi', 'hugepages-2Mi': '2Gi' };
+    const p = aProject('edge', { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.ephemeral-storage': '100Gi', 'hugepages-2Mi': '4Gi' } } });
+    const s = MemorySnapshot.of({ projects: [p], namespaces: [aNamespace('edge-a', { project: 'edge' })], quotas: [aQuota('edge-a', hard)] });
+    const want = oracleCents([[aQuota('edge-a', hard)]], sheet);
+    expect(want).toBe(5000 + 4000); // 50Gi × $1 + 2Gi × $20
+    expect(budgetObject(s, p, 'edge-a', '', undefined, c.pricing).cost?.monthly).toBe(plain(want));
   });
 
   it('a price sheet naming both spellings of one quantity is refused', () => {

@@ -107,7 +107,7 @@ describe('monthly cost, exactly', () => {
 
   it('gives the JSON of a project cost: per resource, the total, the budget and what is left', () => {
     const p = ml({});
-    expect(projectCostJson(sheet(), p, parseResources({ 'requests.cpu': '32', 'requests.memory': '128Gi' }))).toEqual({
+    expect(projectCostJson(sheet(), p, [parseResources({ 'requests.cpu': '32', 'requests.memory': '128Gi' })])).toEqual({
       currency: 'USD',
       monthly: '1350.00',
       budget: '1500.00',

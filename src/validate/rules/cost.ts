@@ -5,7 +5,7 @@
  * C1 violation of its own: a budget nobody can check must not pass silently.
  */
 import type { PricingConfig } from '../../config/config.js';
-import { add, cmp, formatMoney, isUnscopedKey, monthlyBudgetOf, monthlyCost, priceSheet, sub, sum, type PriceSheet, type Rational } from '../cost.js';
+import { add, cmp, formatMoney, isUnscopedKey, monthlyBudgetOf, monthlyCost, namesBothSpellings, priceSheet, sharesCost, sub, sum, type PriceSheet, type Rational } from '../cost.js';
 import type { FieldPath, NamespaceShare, Project, Resources, Violation } from '../types.js';
 
 const BUDGET_PATH: FieldPath = ['spec', 'costBudget', 'monthly'];
@@ -58,6 +58,11 @@ export interface CostChange {
   before?: Resources;
   /** Σ of the other namespaces' shares, pending reservations included. */
   others: Resources;
+  /**
+   * The terms of `others` one by one (othersTotal's: resources.ts otherShares), asked only when `others`
+   * names two spellings of one quantity (`cpu` and `requests.cpu`): those fold namespace by namespace.
+   */
+  otherShares: () => Iterable<Resources>;
   /** Whether `after` comes from namespaceDefaults. */
   defaulted?: boolean;
   /**
@@ -81,7 +86,7 @@ export function checkCostFits(pricing: PricingConfig | undefined, project: Proje
   const self = monthlyCost(p.sheet, change.after);
   const before = change.before ? monthlyCost(p.sheet, change.before) : undefined;
   if (!change.always && before && cmp(self, before) <= 0) return [];
-  const others = monthlyCost(p.sheet, change.others);
+  const others = namesBothSpellings(change.others) ? sharesCost(p.sheet, change.otherShares()) : monthlyCost(p.sheet, change.others);
   const total = add(others, self);
   if (cmp(total, p.budget) <= 0) return [];
   const c = p.sheet.currency;
