@@ -6,8 +6,9 @@
  * working tree against a commit's) and bench/replicas.ts (10,000 racing writes against three webhook
  * processes, the budget checked from outside) and bench/soak.ts (30 minutes of traffic as shipped,
  * heap after a GC every minute; `--minutes=N`) and bench/fleet.ts (10,000 racing writes over two member clusters sharing one fleet budget through a hub) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
- * written under bench/results/ by each module. Each `main()` returns the targets it missed; with `--check` the run exits 1 when any was missed, so a
- * regression fails loudly (`npm run bench -- webhook --check`).
+ * written under bench/results/ by each module. Each `main()` returns the targets it missed or could not judge; with `--check` the run exits 1 when
+ * there is any, so a regression fails loudly (`npm run bench -- webhook --check`), and so does a scaled-down run unless it names the
+ * targets it is not meant to judge: `--skip P3` (BENCH_SKIP; bench/lib/judge.ts).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -19,7 +20,7 @@ const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-a
 const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet'];
 
 interface BenchModule {
-  /** Resolves to the targets missed (empty when all were met or the bench has no target). */
+  /** Resolves to the targets missed or not judged and not skipped (empty when all were met or the bench has no target). */
   main(): Promise<string[]>;
 }
 
@@ -28,13 +29,21 @@ async function run(args: string[]): Promise<number> {
   // --minutes N (or --minutes=N): the soak's length, handed over as BENCH_SOAK_MINUTES.
   const minutesAt = argv.findIndex((a) => a === '--minutes');
   if (minutesAt >= 0) argv = [...argv.slice(0, minutesAt), `--minutes=${argv[minutesAt + 1] ?? ''}`, ...argv.slice(minutesAt + 2)];
+  // --skip P3 (or --skip=P1,P3, repeatable): targets this run is not meant to judge, handed over as BENCH_SKIP.
+  for (let at = argv.indexOf('--skip'); at >= 0; at = argv.indexOf('--skip')) argv = [...argv.slice(0, at), `--skip=${argv[at + 1] ?? ''}`, ...argv.slice(at + 2)];
   const wanted = argv.filter((a) => !a.startsWith('-'));
   const options = argv.filter((a) => a.startsWith('-'));
-  const badOption = options.find((o) => o !== '--check' && !o.startsWith('--minutes='));
+  const badOption = options.find((o) => o !== '--check' && !o.startsWith('--minutes=') && !o.startsWith('--skip='));
   if (badOption) {
-    process.stderr.write(`bench: unknown option ${badOption}; allowed: --check (exit 1 when a target is missed), --minutes=N (soak)\n`);
+    process.stderr.write(`bench: unknown option ${badOption}; allowed: --check (exit 1 when a target is missed or not judged), --skip ID[,ID] (targets not to judge, e.g. P3), --minutes=N (soak)\n`);
     return 2;
   }
+  const skip = options.filter((o) => o.startsWith('--skip=')).flatMap((o) => o.slice('--skip='.length).split(',')).map((id) => id.trim());
+  if (skip.some((id) => !/^[A-Za-z][A-Za-z0-9-]*$/.test(id))) {
+    process.stderr.write(`bench: --skip ${JSON.stringify(skip.join(','))}: target ids (P1, P2, …) separated by commas are required\n`);
+    return 2;
+  }
+  if (skip.length) process.env.BENCH_SKIP = [process.env.BENCH_SKIP, ...skip].filter(Boolean).join(',');
   const minutes = options.find((o) => o.startsWith('--minutes='))?.slice('--minutes='.length);
   if (minutes !== undefined) {
     if (!/^\d+(\.\d+)?$/.test(minutes) || Number(minutes) < 3) {
@@ -66,7 +75,7 @@ async function run(args: string[]): Promise<number> {
     if (typeof mod.main !== 'function') throw new Error(`bench/${name}.ts does not export main()`);
     for (const target of await mod.main()) missed.push(`${name}: ${target}`);
   }
-  if (missed.length) process.stderr.write(`\nbench: targets missed:\n${missed.map((m) => `  - ${m}`).join('\n')}\n`);
+  if (missed.length) process.stderr.write(`\nbench: targets missed or not judged:\n${missed.map((m) => `  - ${m}`).join('\n')}\n`);
   return options.includes('--check') && missed.length ? 1 : 0;
 }
 
