@@ -1,6 +1,6 @@
 /**
  * Prints the wall seconds of each integration and end-to-end file from the JSON reports the last
- * `make test` wrote (.cache/e2e-report-<shard>.json), heaviest first, as the E2E_SECONDS table of
+ * `make test` wrote (.cache/e2e-report-<wave>-<shard>.json), heaviest first, as the E2E_SECONDS table of
  * test/support/e2e-shards.ts wants it. Run: npx tsx hack/e2e-seconds.ts
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,9 +12,9 @@ interface JsonReport {
 
 const root = join(import.meta.dirname, '..');
 const cache = join(root, '.cache');
-const reports = readdirSync(cache).filter((f) => /^e2e-report-\d+\.json$/.test(f));
+const reports = readdirSync(cache).filter((f) => /^e2e-report-[a-z]+-\d+\.json$/.test(f));
 if (reports.length === 0) {
-  console.error('no .cache/e2e-report-<i>.json: run make test first');
+  console.error('no .cache/e2e-report-<wave>-<i>.json: run make test first');
   process.exit(1);
 }
 const seconds: [string, number][] = [];

@@ -35,6 +35,38 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
 };
 export const DEFAULT_SECONDS = 15;
 
+/**
+ * The files that need a tool of make test's late builds (crane, promtool, syft, Argo CD: hack/test.sh
+ * builds them at low priority while the other files run). The late wave runs them once those are
+ * built. A file missing here still passes: the build scripts hold a lock per pin, so a test asking
+ * for a tool still being built waits for it (only that file's shard waits longer).
+ */
+export const LATE_TOOL_FILES: readonly string[] = [
+  'test/e2e/argocd.test.ts',
+  'test/e2e/argocd-appprojects.test.ts',
+  'test/e2e/argocd-fleet.test.ts',
+  'test/e2e/argocd-health.test.ts',
+  'test/e2e/image.test.ts',
+  'test/e2e/prometheus-rules.test.ts',
+  'test/e2e/release.test.ts',
+];
+
+/** Which files a wave runs: `early` all but LATE_TOOL_FILES, `late` only those, `all` every file. */
+export type E2eWave = 'early' | 'late' | 'all';
+
+export function filesOfWave(files: readonly string[], wave: E2eWave): string[] {
+  if (wave === 'all') return [...files];
+  const late = new Set(LATE_TOOL_FILES);
+  return files.filter((f) => late.has(f) === (wave === 'late'));
+}
+
+/** TG_E2E_WAVE (set by hack/test.sh), else `all`; anything else is refused. */
+export function waveOf(value: string | undefined): E2eWave {
+  if (value === undefined || value === '' || value === 'all') return 'all';
+  if (value === 'early' || value === 'late') return value;
+  throw new Error(`TG_E2E_WAVE="${value}" is not a wave; allowed: early, late, all`);
+}
+
 /** Which of `count` shards (0-based) each file goes to: heaviest first, each to the lightest shard so far. */
 export function assignShards(files: readonly string[], count: number, seconds: Readonly<Record<string, number>> = E2E_SECONDS): Map<string, number> {
   if (!Number.isInteger(count) || count < 1) throw new Error(`shard count must be a positive integer, got ${count}`);
@@ -52,13 +84,17 @@ export function assignShards(files: readonly string[], count: number, seconds: R
   return out;
 }
 
-/** vitest's sequencer: shards by `assignShards` (its `--shard` index is 1-based); sorts as vitest does. */
+/**
+ * vitest's sequencer for `--shard=i/n`: the files of TG_E2E_WAVE's wave, split by `assignShards` (the
+ * index is 1-based); sorts as vitest does.
+ */
 export class WeightedShardSequencer extends BaseSequencer {
   override async shard(files: TestSpecification[]): Promise<TestSpecification[]> {
     const { index, count } = this.ctx.config.shard!;
     const root = this.ctx.config.root;
     const path = (spec: TestSpecification): string => relative(root, spec.moduleId).split('\\').join('/');
-    const shards = assignShards(files.map(path), count);
+    const inWave = new Set(filesOfWave(files.map(path), waveOf(process.env.TG_E2E_WAVE)));
+    const shards = assignShards([...inWave], count);
     return files.filter((spec) => shards.get(path(spec)) === index - 1);
   }
 }

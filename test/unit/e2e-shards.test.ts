@@ -1,6 +1,8 @@
 /** The e2e files are split into shards by weight, every file in exactly one shard, the same split in every process. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assignShards, DEFAULT_SECONDS } from '../support/e2e-shards.js';
+import { assignShards, DEFAULT_SECONDS, filesOfWave, LATE_TOOL_FILES, waveOf } from '../support/e2e-shards.js';
 
 describe('assignShards', () => {
   const seconds = { a: 100, b: 90, c: 60, d: 40, e: 10 };
@@ -27,5 +29,33 @@ describe('assignShards', () => {
 
   it('refuses a shard count that is not a positive integer', () => {
     expect(() => assignShards(files, 0, seconds)).toThrow('shard count must be a positive integer, got 0');
+  });
+});
+
+describe('the e2e waves', () => {
+  const root = join(import.meta.dirname, '..', '..');
+  const e2eFiles = readdirSync(join(root, 'test', 'e2e')).filter((f) => f.endsWith('.test.ts')).map((f) => `test/e2e/${f}`);
+
+  it('splits the files into an early and a late wave with nothing lost or run twice', () => {
+    const early = filesOfWave(e2eFiles, 'early');
+    const late = filesOfWave(e2eFiles, 'late');
+    expect([...early, ...late].sort()).toEqual([...e2eFiles].sort());
+    expect(late.sort()).toEqual([...LATE_TOOL_FILES].sort());
+    expect(filesOfWave(e2eFiles, 'all')).toEqual(e2eFiles);
+  });
+
+  it('puts in the late wave every file that uses a tool of the late builds (crane, promtool, syft, Argo CD)', () => {
+    // What the late builds make, as the tests reach it: the Argo CD helpers, promtool, the image and release scripts.
+    const usesLateTool = /startArgoCd|argoCdBinary|\bstartFleet\(|promtoolBinary|build-image\.sh|buildImage|\brelease\.sh\b|hack\/release/;
+    const needing = e2eFiles.filter((f) => usesLateTool.test(readFileSync(join(root, f), 'utf8')));
+    expect(needing.length).toBeGreaterThan(3);
+    expect(needing.filter((f) => !LATE_TOOL_FILES.includes(f))).toEqual([]);
+  });
+
+  it('reads TG_E2E_WAVE and refuses an unknown wave', () => {
+    expect(waveOf(undefined)).toBe('all');
+    expect(waveOf('early')).toBe('early');
+    expect(waveOf('late')).toBe('late');
+    expect(() => waveOf('first')).toThrow('TG_E2E_WAVE="first" is not a wave; allowed: early, late, all');
   });
 });
