@@ -30,8 +30,9 @@ export interface TenantgateConfig {
    */
   visibility: Visibility;
   /**
-   * T7: namespace label and annotation keys only privileged subjects may add, change or remove. An entry
-   * is an exact key or a prefix ending in `*` (`pod-security.kubernetes.io/*`).
+   * T7: namespace label and annotation keys only privileged subjects may add, change or remove, besides
+   * the ones that grant power, which are protected whatever this lists (GRANTING_NAMESPACE_METADATA,
+   * src/validate/granting-metadata.ts). An entry is an exact key or a prefix ending in `*` (`example.com/*`).
    */
   protectedNamespaceMetadata: { labels: string[]; annotations: string[] };
   /**
@@ -129,15 +130,8 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   crossReplicaReservation: true,
   reservationTtlSeconds: 30,
   visibility: 'all',
-  protectedNamespaceMetadata: {
-    labels: ['pod-security.kubernetes.io/*', 'tenantgate.io/*'],
-    annotations: [
-      'tenantgate.io/*',
-      'scheduler.alpha.kubernetes.io/node-selector',
-      'scheduler.alpha.kubernetes.io/defaultTolerations',
-      'scheduler.alpha.kubernetes.io/tolerationsWhitelist',
-    ],
-  },
+  // The keys that grant power (Pod Security, DRA admin access, PodNodeSelector…) are protected besides these.
+  protectedNamespaceMetadata: { labels: ['tenantgate.io/*'], annotations: ['tenantgate.io/*'] },
   systemControllers: [
     // kube-controller-manager with --use-service-account-credentials (kubeadm, kind, EKS, GKE, AKS)…
     'system:serviceaccount:kube-system:namespace-controller',

@@ -101,7 +101,7 @@ export const CONFIG_SCHEMA = {
     protectedNamespaceMetadata: {
       type: 'object',
       additionalProperties: false,
-      properties: { labels: strings('protected namespace label keys', KEY_OR_PREFIX), annotations: strings('protected namespace annotation keys', KEY_OR_PREFIX) },
+      properties: { labels: strings('namespace label keys protected besides the ones that grant power (always protected)', KEY_OR_PREFIX), annotations: strings('namespace annotation keys protected besides the ones that grant power (always protected)', KEY_OR_PREFIX) },
     },
     systemControllers: strings("user names of Kubernetes' own controllers (system:serviceaccount:kube-system:namespace-controller…)"),
     podSecurity: {

@@ -7,6 +7,7 @@ import { hubFleetBudgets } from './fleet-budgets.js';
 import { ownerBinding } from './owner-binding.js';
 import { isolationPolicyFor, limitRangeFor } from './namespace-policies.js';
 import { podSecurityLabels } from '../validate/pod-security.js';
+import { withoutGrantingKeys } from '../validate/granting-metadata.js';
 import { tierQuotasOf } from '../validate/tiers.js';
 export { OWNERS_BINDING_NAME } from './owner-binding.js';
 export { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from './namespace-policies.js';
@@ -78,13 +79,17 @@ function projectLabels(project: Project): Record<string, string> {
   return { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_TENANT]: project.spec.tenant };
 }
 
-/** A declared namespace, with its project's labels and Pod Security levels (the webhook and the controller set the same). */
+/**
+ * A declared namespace, with its project's labels and Pod Security levels (the webhook and the
+ * controller set the same). Never a label or annotation that grants power (granting-metadata.ts) from
+ * the declaration: validation refuses one (T7), and render drops it should it be called without.
+ */
 function renderNamespace(project: Project, ns: DeclaredNamespace, config: TenantgateConfig): KubeObject {
-  const labels = { ...(ns.labels ?? {}), ...podSecurityLabels(config.podSecurity, project), ...projectLabels(project) };
+  const labels = { ...withoutGrantingKeys('labels', ns.labels ?? {}), ...podSecurityLabels(config.podSecurity, project), ...projectLabels(project) };
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
-    metadata: meta(ns.name, '-1', labels, {}, ns.annotations ?? {}),
+    metadata: meta(ns.name, '-1', labels, {}, withoutGrantingKeys('annotations', ns.annotations ?? {})),
   };
 }
 

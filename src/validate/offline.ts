@@ -14,6 +14,7 @@ import { checkBurstDeclarations, checkEndedBursts } from './rules/bursts.js';
 import { processNow } from '../clock.js';
 import { checkLimitRangeKeys, checkQuotaKeys } from './rules/quota-keys.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
+import { checkDeclaredGrantingMetadata } from './rules/metadata.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
 
@@ -89,6 +90,7 @@ function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, dec
     if (first !== undefined) out.push(namespaceDeclaredTwice(name, ns.name, path, first, i));
     seen.set(key, i);
     for (const other of declaredBy.get(ns.name) ?? []) if (other !== name) out.push(namespaceDeclaredByOther(name, ns.name, path, other));
+    out.push(...checkDeclaredGrantingMetadata(name, ns.name, i, ns));
   });
   const max = project.spec.maxNamespaces;
   if (typeof max === 'number') {

@@ -190,7 +190,7 @@ describe('T7: protected namespace metadata', () => {
     const v = reviewNamespace(ctx(ALICE), 'UPDATE', edit((m) => (m.labels!['pod-security.kubernetes.io/enforce'] = 'privileged')), before);
     expect(rules(v)).toEqual(['T7']);
     expect(v.violations[0]!.message).toBe(
-      'Namespace payments-api (project payments, tenant acme): user "alice@acme.example" may not add, change or remove the protected labels pod-security.kubernetes.io/enforce (null → "privileged"); only privileged subjects set labels pod-security.kubernetes.io/*, tenantgate.io/*, annotations tenantgate.io/*, scheduler.alpha.kubernetes.io/node-selector, scheduler.alpha.kubernetes.io/defaultTolerations, scheduler.alpha.kubernetes.io/tolerationsWhitelist, metadata.finalizers and metadata.ownerReferences on namespaces (ask the platform team)',
+      'Namespace payments-api (project payments, tenant acme): user "alice@acme.example" may not add, change or remove the protected labels pod-security.kubernetes.io/enforce (null → "privileged": Pod Security admission: the level and version pods are held to, and what is audited or warned about); only privileged subjects set labels pod-security.kubernetes.io/*, resource.kubernetes.io/admin-access, openshift.io/run-level, openshift.io/cluster-monitoring, control-plane, kubernetes.azure.com/managedby, tenantgate.io/*, annotations scheduler.alpha.kubernetes.io/node-selector, scheduler.alpha.kubernetes.io/defaultTolerations, scheduler.alpha.kubernetes.io/tolerationsWhitelist, openshift.io/node-selector, openshift.io/sa.scc.uid-range, openshift.io/sa.scc.supplemental-groups, openshift.io/sa.scc.mcs, tenantgate.io/*, metadata.finalizers and metadata.ownerReferences on namespaces (allowed: leave them as they are; ask the platform team)',
     );
   });
 
@@ -217,11 +217,12 @@ describe('T7: protected namespace metadata', () => {
     expect(rules(v)).toEqual(['T3', 'T7']);
   });
 
-  it('follows the configured list: exact keys and prefixes ending in *', () => {
+  it('follows the configured list: exact keys and prefixes ending in *, besides the keys that grant power', () => {
     const config = configFromObject({ protectedNamespaceMetadata: { labels: ['team'], annotations: ['example.com/*'] } });
     expect(rules(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.labels!.team = 'x')), before))).toEqual(['T7']);
     expect(rules(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.annotations!['example.com/a'] = 'x')), before))).toEqual(['T7']);
-    expect(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.labels!['pod-security.kubernetes.io/enforce'] = 'privileged')), before).violations).toEqual([]);
+    expect(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.labels!['tenantgate.io/x'] = 'x')), before).violations).toEqual([]);
+    expect(rules(reviewNamespace(ctx(ALICE, snapshot(), config), 'UPDATE', edit((m) => (m.labels!['pod-security.kubernetes.io/enforce'] = 'privileged')), before))).toEqual(['T7']);
   });
 });
 

@@ -25,6 +25,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { GRANTING_NAMESPACE_METADATA } from '../../src/validate/granting-metadata.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
@@ -155,9 +156,20 @@ const SYSTEM_CONTROLLERS = [
 ];
 const RESERVED_NAMES = ['default'];
 const RESERVED_PREFIXES = ['kube-', 'openshift-', 'tenantgate-'];
-const PROTECTED_LABEL_PREFIXES = ['pod-security.kubernetes.io/', 'tenantgate.io/'];
-const PROTECTED_ANNOTATION_PREFIXES = ['tenantgate.io/'];
-const PROTECTED_ANNOTATIONS = [A_NODE_SELECTOR, 'scheduler.alpha.kubernetes.io/defaultTolerations', 'scheduler.alpha.kubernetes.io/tolerationsWhitelist'];
+/** tenantgate.yaml's protectedNamespaceMetadata by default: tenantgate's own keys. */
+const CONFIGURED_PREFIXES = ['tenantgate.io/'];
+/** The keys that grant power, protected whatever tenantgate.yaml lists (docs/rules.md T7). */
+const GRANTING_LABEL_PREFIXES = ['pod-security.kubernetes.io/'];
+const GRANTING_LABELS = ['resource.kubernetes.io/admin-access', 'openshift.io/run-level', 'openshift.io/cluster-monitoring', 'control-plane', 'kubernetes.azure.com/managedby'];
+const GRANTING_ANNOTATIONS = [
+  A_NODE_SELECTOR,
+  'scheduler.alpha.kubernetes.io/defaultTolerations',
+  'scheduler.alpha.kubernetes.io/tolerationsWhitelist',
+  'openshift.io/node-selector',
+  'openshift.io/sa.scc.uid-range',
+  'openshift.io/sa.scc.supplemental-groups',
+  'openshift.io/sa.scc.mcs',
+];
 /** tenantgate.yaml's podSecurity by default (docs/rules.md T7): a project without its own levels gets these. */
 const POD_SECURITY: Record<PsMode, string> = { enforce: 'baseline', warn: 'restricted', audit: 'restricted' };
 
@@ -568,8 +580,8 @@ const dropsOnly = (after: unknown[] | undefined, before: unknown[] | undefined) 
 
 /** T7: a non-privileged subject adds, changes or removes protected namespace metadata (other than the values tenantgate sets). */
 function protectedChange(before: NamespaceModel, after: NamespaceModel, ours: { labels?: Labels; annotations?: Labels } = {}): boolean {
-  const isLabel = (k: string) => PROTECTED_LABEL_PREFIXES.some((p) => k.startsWith(p)) && k !== L_PROJECT && k !== L_TENANT;
-  const isAnnotation = (k: string) => PROTECTED_ANNOTATION_PREFIXES.some((p) => k.startsWith(p)) || PROTECTED_ANNOTATIONS.includes(k);
+  const isLabel = (k: string) => ([...GRANTING_LABEL_PREFIXES, ...CONFIGURED_PREFIXES].some((p) => k.startsWith(p)) || GRANTING_LABELS.includes(k)) && k !== L_PROJECT && k !== L_TENANT;
+  const isAnnotation = (k: string) => CONFIGURED_PREFIXES.some((p) => k.startsWith(p)) || GRANTING_ANNOTATIONS.includes(k);
   const changed = (b: Labels = {}, a: Labels = {}, isProtected: (k: string) => boolean, mine: Labels = {}) =>
     [...new Set([...Object.keys(b), ...Object.keys(a)])].some((k) => isProtected(k) && b[k] !== a[k] && !(a[k] !== undefined && mine[k] === a[k]));
   return (
@@ -895,7 +907,10 @@ describe('webhook fuzz', () => {
     expect(c.privileged).toEqual({ users: PRIVILEGED_USERS, groups: PRIVILEGED_GROUPS });
     expect(c.systemControllers).toEqual(SYSTEM_CONTROLLERS);
     expect(c.reserved).toEqual({ names: RESERVED_NAMES, prefixes: RESERVED_PREFIXES });
-    expect(c.protectedNamespaceMetadata).toEqual({ labels: PROTECTED_LABEL_PREFIXES.map((p) => `${p}*`), annotations: [...PROTECTED_ANNOTATION_PREFIXES.map((p) => `${p}*`), ...PROTECTED_ANNOTATIONS] });
+    expect(c.protectedNamespaceMetadata).toEqual({ labels: CONFIGURED_PREFIXES.map((p) => `${p}*`), annotations: CONFIGURED_PREFIXES.map((p) => `${p}*`) });
+    expect(GRANTING_NAMESPACE_METADATA.map((g) => (g.field === 'labels' ? 'label ' : 'annotation ') + g.key).sort()).toEqual(
+      [...GRANTING_LABEL_PREFIXES.map((p) => `label ${p}*`), ...GRANTING_LABELS.map((k) => `label ${k}`), ...GRANTING_ANNOTATIONS.map((k) => `annotation ${k}`)].sort(),
+    );
     expect(c.podSecurity).toEqual(POD_SECURITY);
     expect([c.namespacePrefix, c.requireProjectForUsers, c.headroomWarningThreshold, c.clusterName]).toEqual(['{project}-', true, 0.1, '']);
   });

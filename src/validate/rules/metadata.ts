@@ -1,6 +1,6 @@
 /**
  * T7: metadata that only privileged subjects may add, change or remove. On a project's namespaces: the
- * configured labels and annotations, `metadata.finalizers`, `metadata.ownerReferences` and any
+ * labels and annotations that grant power (granting-metadata.ts) and the configured ones, `metadata.finalizers`, `metadata.ownerReferences` and any
  * `spec.finalizers` entry but `kubernetes`. On the objects in a project namespace that hold its budget
  * and boundary (every ResourceQuota, and the LimitRange, NetworkPolicy and RoleBinding tenantgate
  * writes): `metadata.finalizers` and `metadata.ownerReferences`. A finalizer nobody removes stalls the
@@ -11,6 +11,7 @@
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../../render/namespace-policies.js';
 import { OWNERS_BINDING_NAME } from '../../render/owner-binding.js';
 import type { TenantgateConfig } from '../../config/config.js';
+import { grantingKey, grantingPatterns, type MetadataField } from '../granting-metadata.js';
 import { LABEL_PROJECT, LABEL_TENANT, type ObjectMeta, type Violation } from '../types.js';
 
 /** The tenancy labels have their own rules (T2, T3) and clearer messages; T7 covers everything else. */
@@ -60,8 +61,25 @@ function changedKeys(patterns: readonly string[], before: Record<string, string>
   return changes.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-function describeChange(c: Change): string {
-  return `${c.key} (${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)})`;
+/** A change of a key, with what the key grants when it is on the list (`… (null → "true": DRA admin access: …)`). */
+function describeChange(field: MetadataField, c: Change): string {
+  const grant = grantingKey(field, c.key);
+  return `${c.key} (${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)}${grant ? `: ${grant.grants}` : ''})`;
+}
+
+/**
+ * The patterns T7 protects in a field: the granting keys, always, then the configured ones not already
+ * among them. Memoised per configured list (T7 runs on every namespace request).
+ */
+const effective: Record<MetadataField, WeakMap<readonly string[], readonly string[]>> = { labels: new WeakMap(), annotations: new WeakMap() };
+function protectedPatterns(field: MetadataField, configured: readonly string[]): readonly string[] {
+  let patterns = effective[field].get(configured);
+  if (!patterns) {
+    const granting = grantingPatterns(field);
+    patterns = [...granting, ...configured.filter((p) => !granting.includes(p))];
+    effective[field].set(configured, patterns);
+  }
+  return patterns;
 }
 
 export interface ProtectedMetadataCheck {
@@ -150,7 +168,9 @@ export function checkNamespaceSpecFinalizers(subject: string, who: string, final
 
 /** T7 for a non-privileged subject: every protected key it adds, changes or removes. */
 export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation[] {
-  const { labels: labelPatterns, annotations: annotationPatterns } = check.config.protectedNamespaceMetadata;
+  const configured = check.config.protectedNamespaceMetadata;
+  const labelPatterns = protectedPatterns('labels', configured.labels);
+  const annotationPatterns = protectedPatterns('annotations', configured.annotations);
   const expectedLabels = check.expectedLabels ?? {};
   const labels = changedKeys(labelPatterns, check.before.labels ?? {}, check.after.labels ?? {}, (key, after) => TENANCY_LABELS.has(key) || (after !== undefined && expectedLabels[key] === after));
   const expected = check.expectedAnnotations ?? {};
@@ -158,8 +178,8 @@ export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation
   const lists = changedLists(check.before, check.after);
   if (labels.length === 0 && annotations.length === 0 && lists.length === 0) return [];
   const parts: string[] = [];
-  if (labels.length) parts.push(`labels ${labels.map(describeChange).join(', ')}`);
-  if (annotations.length) parts.push(`annotations ${annotations.map(describeChange).join(', ')}`);
+  if (labels.length) parts.push(`labels ${labels.map((c) => describeChange('labels', c)).join(', ')}`);
+  if (annotations.length) parts.push(`annotations ${annotations.map((c) => describeChange('annotations', c)).join(', ')}`);
   for (const l of lists) parts.push(`metadata.${l.field} (${l.before} → ${l.after})`);
   const allowed = [
     labelPatterns.length ? `labels ${labelPatterns.join(', ')}` : '',
@@ -170,9 +190,34 @@ export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation
     {
       rule: 'T7',
       path: ['metadata', labels.length ? 'labels' : annotations.length ? 'annotations' : lists[0]!.field],
-      message: `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only privileged subjects set ${allowed.join(', ')} on namespaces (ask the platform team)`,
+      message: `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only privileged subjects set ${allowed.join(', ')} on namespaces (allowed: leave them as they are; ask the platform team)`,
     },
   ];
+}
+
+/**
+ * T7 offline, on a Project's declaration: no declared namespace carries a label or annotation that
+ * grants power. Render would emit it and the privileged identity that syncs Projects would apply it, so
+ * a grant would reach a tenant's namespace through its Project; a privileged subject sets one on the
+ * namespace itself instead (the Pod Security levels: spec.podSecurity).
+ */
+export function checkDeclaredGrantingMetadata(project: string, namespace: string, index: number, declared: { labels?: Record<string, string>; annotations?: Record<string, string> }): Violation[] {
+  const out: Violation[] = [];
+  for (const field of ['labels', 'annotations'] as const) {
+    const map = declared[field];
+    if (!map || typeof map !== 'object') continue;
+    for (const key of Object.keys(map).sort()) {
+      const grant = grantingKey(field, key);
+      if (!grant) continue;
+      const instead = grant.instead ? `; for this use ${grant.instead}` : '';
+      out.push({
+        rule: 'T7',
+        path: ['spec', 'namespaces', index, field, key],
+        message: `Project ${project} declares namespace ${namespace} with the ${field === 'labels' ? 'label' : 'annotation'} ${key}=${JSON.stringify(map[key])} (${grant.grants}); a Project may not declare labels or annotations that grant power (allowed: leave it out; a privileged subject sets it on the namespace itself, docs/rules.md T7${instead})`,
+      });
+    }
+  }
+  return out;
 }
 
 /**
