@@ -10,20 +10,24 @@
  *
  * After every step, for every resource:
  *   Σ over namespaces of max(truth's hold, live reservation) ≤ budget,
- * where a namespace's hold is max(spec.hard, status.hard, status.used) over its quotas (or the project's
- * defaults without one), and a live reservation is an unexpired ledger entry; and the namespaces of
- * the truth together with the live reservations of namespace creations are at most maxNamespaces.
+ * where a namespace's hold is max(min spec.hard, min status.hard, max status.used) over its quotas (or
+ * the project's defaults without one), and a live reservation is an unexpired ledger entry; and the
+ * namespaces of the truth together with the live reservations of namespace creations are at most
+ * maxNamespaces. The hold is computed here from the truth's stored quotas (`holds`), not by the
+ * product's share arithmetic (namespaceShare, quotaHold), which the guard decides with: a bug there
+ * must not move the decision and its judge together.
  *
  * The one assumption (stated in docs/design.md): a replica whose watch is connected receives every
  * event within LAG_MS < the reservation TTL, and an admitted write is stored or lost before the clock
- * moves. HEADROOM_MODEL_RUNS scales the run (default 150), HEADROOM_MODEL_SEED replays one.
+ * moves. HEADROOM_MODEL_RUNS scales the run (default 200; `npm run models` runs 5,000, the depth at
+ * which it found bugs before), HEADROOM_MODEL_SEED replays one.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { namespaceShare, parseResources, type Resources } from '../../src/validate/resources.js';
+import { parseResources, type Resources } from '../../src/validate/resources.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
+import type { NamespaceObject, Project, ResourceList, ResourceQuotaObject } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
 import type { CacheEvent, Kind } from '../../src/kube/informers.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
@@ -32,7 +36,7 @@ import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 
-const RUNS = Number(process.env.HEADROOM_MODEL_RUNS ?? 150);
+const RUNS = Number(process.env.HEADROOM_MODEL_RUNS ?? 200);
 const SEED = process.env.HEADROOM_MODEL_SEED ? Number(process.env.HEADROOM_MODEL_SEED) : undefined;
 
 const TTL_MS = 30_000;
@@ -45,13 +49,41 @@ const MAX_NAMESPACES = 3;
 const NAMESPACES = ['m-a', 'm-b', 'm-c', 'm-d'];
 const QUOTAS = ['q1', 'q2'];
 const config = { ...DEFAULT_CONFIG, reservationTtlSeconds: TTL_MS / 1000 };
+const DEFAULTS: Record<string, string> = { [CPU]: '1', [MEM]: '1' };
 
 const project: Project = {
   metadata: { name: PROJECT, uid: 'uid-m', resourceVersion: '1' },
-  spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: BUDGET }, maxNamespaces: MAX_NAMESPACES, namespaceDefaults: { quota: { hard: { [CPU]: '1', [MEM]: '1' } } } },
+  spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: BUDGET }, maxNamespaces: MAX_NAMESPACES, namespaceDefaults: { quota: { hard: DEFAULTS } } },
 };
 const nsObject = (name: string, rv: number): NamespaceObject => ({ metadata: { name, resourceVersion: String(rv), labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } } });
 const hard = (cpu: number, mem: number) => ({ [CPU]: String(cpu), [MEM]: String(mem) });
+
+// ---------------------------------------------------------------------------------------------
+// The judge's arithmetic, from the stored objects alone (docs/design.md, "Headroom under concurrency").
+// ---------------------------------------------------------------------------------------------
+
+const unscoped = (q: ResourceQuotaObject) => !q.spec?.scopes?.length && !q.spec?.scopeSelector;
+const largest = (qs: Quantity[]) => qs.reduce((a, b) => (b.cmp(a) > 0 ? b : a));
+const smallest = (qs: Quantity[]) => qs.reduce((a, b) => (b.cmp(a) < 0 ? b : a));
+
+/**
+ * What a namespace holds of `resource` against the budget, what Kubernetes lets it keep: over its
+ * unscoped quotas, the largest of the smallest spec.hard (its effective quota), the smallest
+ * status.hard (what the ResourceQuota admission plugin still enforces) and the largest status.used
+ * (lowering a quota evicts no pod); the project's namespaceDefaults when no quota names the resource
+ * (the controller's default quota is about to take that room). The model has no terminating
+ * namespaces: a deleted one is gone with its quotas.
+ */
+function holds(quotas: readonly ResourceQuotaObject[], resource: string): Quantity {
+  const counted = quotas.filter(unscoped);
+  const values = (list: (q: ResourceQuotaObject) => ResourceList | undefined) =>
+    counted.flatMap((q) => (list(q)?.[resource] === undefined ? [] : [Quantity.parse(list(q)![resource]!)]));
+  const spec = values((q) => q.spec?.hard);
+  const enforced = values((q) => q.status?.hard);
+  const used = values((q) => q.status?.used);
+  if (spec.length + enforced.length + used.length === 0) return Quantity.parse(DEFAULTS[resource] ?? '0');
+  return largest([...(spec.length ? [smallest(spec)] : []), ...(enforced.length ? [smallest(enforced)] : []), ...used]);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The apiserver: stored objects with resourceVersions, and the events every watch will deliver.
@@ -399,9 +431,17 @@ class World {
         this.truth.deleteNamespace(NAMESPACES[s.ns]!);
         this.log.push(`namespace ${NAMESPACES[s.ns]} deleted`);
         return;
-      case 'status':
-        this.truth.setStatus(NAMESPACES[s.ns]!, QUOTAS[s.q]!, s.used);
+      case 'status': {
+        // The quota controller works on stored quotas: the step picks one of them (a step on a quota
+        // that is not there would be a no-op, and the runs would seldom reach a quota used above its hard).
+        const stored = NAMESPACES.flatMap((ns) => QUOTAS.filter((q) => this.truth.quota(ns, q)).map((q) => [ns, q] as const));
+        if (stored.length === 0) return;
+        const [ns, q] = stored[(s.ns * QUOTAS.length + s.q) % stored.length]!;
+        this.truth.setStatus(ns, q, s.used);
+        const after = this.truth.quota(ns, q)?.status;
+        this.log.push(`quota controller: ${ns}/${q} status.hard ${JSON.stringify(after?.hard ?? {})}, used ${JSON.stringify(after?.used ?? {})}`);
         return;
+      }
     }
   }
 
@@ -421,15 +461,15 @@ class World {
     if (creating.size > MAX_NAMESPACES) return `${creating.size} namespaces stored or being created (${[...creating].join(', ')}), maxNamespaces ${MAX_NAMESPACES}`;
     const all = new Set([...stored, ...reserved.keys()]);
     for (const r of [CPU, MEM]) {
-      let sum = 0;
+      let sum = Quantity.zero();
       const parts: string[] = [];
       for (const ns of [...all].sort()) {
-        const held = stored.includes(ns) ? Number(namespaceShare(this.truth.snapshot, project, config.clusterName, ns).resources.get(r)?.toString() ?? 0) : 0;
-        const res = Number(reserved.get(ns)?.get(r)?.toString() ?? 0);
-        sum += Math.max(held, res);
-        parts.push(`${ns}: stored ${held}, reserved ${res}`);
+        const held = stored.includes(ns) ? holds([...this.truth.snapshot.quotasInNamespace(ns)], r) : Quantity.zero();
+        const res = reserved.get(ns)?.get(r) ?? Quantity.zero();
+        sum = sum.add(largest([held, res]));
+        parts.push(`${ns}: stored ${held.toString()}, reserved ${res.toString()}`);
       }
-      if (sum > Number(BUDGET[r])) return `${r}: ${sum} > budget ${BUDGET[r]} (${parts.join('; ')}); live entries ${JSON.stringify(live)}`;
+      if (sum.cmp(Quantity.parse(BUDGET[r]!)) > 0) return `${r}: ${sum.toString()} > budget ${BUDGET[r]} (${parts.join('; ')}); live entries ${JSON.stringify(live)}`;
     }
     return undefined;
   }
@@ -456,7 +496,7 @@ describe('headroom ledger model: replicas, lagging caches, crashes and a deleted
         { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
       );
     },
-    120_000,
+    Math.max(120_000, RUNS * 100),
   );
 
   it('a namespace deleted and created again while a cache still shows its old quotas: a new quota there counts alone', async () => {
@@ -478,6 +518,33 @@ describe('headroom ledger model: replicas, lagging caches, crashes and a deleted
       await world.run(s);
       expect(world.violation(), world.log.join('\n')).toBeUndefined();
     }
+  });
+
+  it('a quota lowered below what its pods use frees nothing: the namespace still holds its usage', async () => {
+    // m-a's quota goes to cpu 4, its pods use 4, the quota is lowered to 1 (the pods keep running) and
+    // the reservation of the raise expires: m-a still holds 4, so m-b may take 1 of the 6, not 5.
+    const steps = [
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 0, q: 0, cpu: 4, mem: 1 }, dryRun: false }] },
+      { t: 'commit', pick: 0, lose: false },
+      { t: 'status', ns: 0, q: 0, used: undefined },
+      { t: 'status', ns: 0, q: 0, used: { cpu: 4, mem: 0 } },
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 0, q: 0, cpu: 1, mem: 1 }, dryRun: false }] },
+      { t: 'commit', pick: 0, lose: false },
+      { t: 'status', ns: 0, q: 0, used: undefined },
+      { t: 'advance', ms: 31_000 },
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 1 }, dryRun: false }] },
+      { t: 'advance', ms: 0 },
+      { t: 'deliver', replica: 0, kind: 'Namespace', count: 1 },
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 4, mem: 1 }, dryRun: false }] },
+      { t: 'commit', pick: 0, lose: false },
+    ] as unknown as Step[];
+    const world = new World(2);
+    for (const s of steps) {
+      await world.run(s);
+      expect(world.violation(), world.log.join('\n')).toBeUndefined();
+    }
+    expect(world.truth.quota('m-a', 'q1')?.status).toEqual({ hard: hard(1, 1), used: hard(4, 0) });
+    expect(world.log.at(-1), world.log.join('\n')).toMatch(/^replica 0: create quota m-b\/q1 cpu 4 mem 1 → .*at most 2 fits; counted by usage: m-a holds requests.cpu 4/);
   });
 
   it('the model can fail: without the ledger, replicas overspend', async () => {
