@@ -4,7 +4,7 @@ import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
 import type { ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
-import { countedName } from '../validate/cost.js';
+import { countedName } from '../validate/counted-name.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
@@ -239,7 +239,7 @@ function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
 
 /**
  * What the schema cannot say about `pricing`: each `per` is a quantity above zero, and no quantity has
- * two prices (`cpu` and `requests.cpu` are one quantity to Kubernetes' quota: cost.ts countedName).
+ * two prices (`cpu` and `requests.cpu` are one quantity to Kubernetes' quota: counted-name.ts countedName).
  */
 function pricingErrors(config: TenantgateConfig, where: string): string[] {
   const out: string[] = [];

@@ -8,6 +8,9 @@
 import type { PricingConfig } from '../config/config.js';
 import { Quantity } from '../quantity/quantity.js';
 import type { Project, Resources } from './types.js';
+import { countedName } from './counted-name.js';
+
+export { countedName };
 
 /** n / d with d > 0, in lowest terms. */
 export interface Rational {
@@ -108,19 +111,6 @@ function numberText(n: number): string {
 /** Whether a resource key is priced at all: tier keys (`<resource>@<priorityClass>`) count the same pods again. */
 export function isUnscopedKey(resource: string): boolean {
   return !resource.includes('@');
-}
-
-/** Pod resources Kubernetes' ResourceQuota counts under their bare name and their `requests.` form alike. */
-const COUNTED_AS_REQUESTS = new Set(['cpu', 'memory', 'ephemeral-storage']);
-
-/**
- * The name a quota resource is priced under: Kubernetes' pod evaluator counts a pod's requests of
- * `cpu`, `memory`, `ephemeral-storage` and `hugepages-<size>` under the bare name and under
- * `requests.<name>` alike, so both spellings are one quantity, priced as `requests.<name>`. Every other
- * name is its own.
- */
-export function countedName(resource: string): string {
-  return COUNTED_AS_REQUESTS.has(resource) || resource.startsWith('hugepages-') ? `requests.${resource}` : resource;
 }
 
 /**
