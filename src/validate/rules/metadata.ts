@@ -61,10 +61,10 @@ function changedKeys(patterns: readonly string[], before: Record<string, string>
   return changes.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-/** A change of a key, with what the key grants when it is on the list (`… (null → "true": DRA admin access: …)`). */
+/** A change of a key, with what the key grants when it is on the list (`… (null → "true") — DRA admin access: …`). */
 function describeChange(field: MetadataField, c: Change): string {
   const grant = grantingKey(field, c.key);
-  return `${c.key} (${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)}${grant ? `: ${grant.grants}` : ''})`;
+  return `${c.key} (${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)})${grant ? ` — ${grant.grants}` : ''}`;
 }
 
 /**
