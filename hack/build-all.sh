@@ -7,11 +7,13 @@
 #   hack/build-all.sh            build all, print each build's wall time, fail if any failed
 #   hack/build-all.sh NAME...    only those (control-plane control-plane-oldest kustomize helm crane
 #                                promtool syft argocd)
-# Logs: .cache/build-logs/<name>.log; times: .cache/build-logs/times.tsv (name, seconds, exit code).
+# Logs: .cache/build-logs/<name>.log; times: .cache/build-logs/times[-$BUILD_SET].tsv (name, seconds,
+# exit code), BUILD_SET naming a set when several run at once (hack/test.sh's early and late builds).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 logs="$root/.cache/build-logs"
 mkdir -p "$logs"
+times="$logs/times${BUILD_SET:+-$BUILD_SET}.tsv"
 all=(control-plane control-plane-oldest kustomize helm crane promtool syft argocd)
 names=("$@")
 [ "${#names[@]}" -gt 0 ] || names=("${all[@]}")
@@ -27,7 +29,7 @@ command_of() {
   esac
 }
 
-: > "$logs/times.tsv.part"
+: > "$times.part"
 pids=()
 for name in "${names[@]}"; do
   cmd=$(command_of "$name") || exit 2
@@ -35,7 +37,7 @@ for name in "${names[@]}"; do
     start=$(date +%s)
     cd "$root" && $cmd > "$logs/$name.log" 2>&1
     rc=$?
-    printf '%s\t%s\t%s\n' "$name" "$(( $(date +%s) - start ))" "$rc" >> "$logs/times.tsv.part"
+    printf '%s\t%s\t%s\n' "$name" "$(( $(date +%s) - start ))" "$rc" >> "$times.part"
     exit "$rc"
   ) &
   pids+=("$!")
@@ -48,7 +50,7 @@ for i in "${!pids[@]}"; do
     tail -n 30 "$logs/${names[$i]}.log" >&2
   fi
 done
-sort -k2,2nr "$logs/times.tsv.part" > "$logs/times.tsv" && rm -f "$logs/times.tsv.part"
-echo "build-all: wall seconds per build (side by side):"
-awk -F'\t' '{ printf "  %-22s %5ss%s\n", $1, $2, ($3 == 0 ? "" : "  FAILED (exit " $3 ")") }' "$logs/times.tsv"
+sort -k2,2nr "$times.part" > "$times" && rm -f "$times.part"
+echo "build-all: wall seconds per build (side by side${BUILD_SET:+, set $BUILD_SET}):"
+awk -F'\t' '{ printf "  %-22s %5ss%s\n", $1, $2, ($3 == 0 ? "" : "  FAILED (exit " $3 ")") }' "$times"
 exit "$failed"

@@ -15,6 +15,11 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN="${TG_ARGOCD_GOTOOLCHAIN:-go1.
 # From the module zip, next to the binary: the Application, AppProject and ApplicationSet CRDs of the same release, and
 # git-verify-wrapper.sh, which the image puts on the repo-server's PATH (it runs it for every revision).
 helpers="$(dirname "$out")/bin"
+mkdir -p "$(dirname "$out")"
+# One build of a pin at a time: a second caller (make test's background build and a test that needs the
+# tool now, or two checkouts sharing .cache) waits for the first and then finds the binary built.
+exec 9>"$out.build.lock"
+flock 9
 if [ ! -f "$crds/appproject-crd.yaml" ] || [ ! -f "$crds/applicationset-crd.yaml" ] || [ ! -x "$helpers/git-verify-wrapper.sh" ]; then
   # `go list -m` names no Dir for a module that is not in the module cache yet (a fresh machine).
   go mod download github.com/argoproj/argo-cd/v3

@@ -15,6 +15,10 @@ etcd_version=$(awk '$1=="go.etcd.io/etcd/server/v3" && $NF!="indirect" {print $2
 default_out="$root/.cache/k8s/$version${etcd_version:+-etcd$etcd_version}/bin"
 if [ "${1:-gobuild}" = gobuild ]; then out="${TG_K8S_BIN:-$default_out}"; else out="${TG_K8S_OLDEST_BIN:-$default_out}"; fi
 mkdir -p "$out"
+# One build of a pin at a time: a second caller (make test's background build and a test that needs the
+# tool now, or two checkouts sharing .cache) waits for the first and then finds the binary built.
+exec 9>"$out/.build.lock"
+flock 9
 cd "$mod"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 # The binaries one `go build` makes together: packages they share are compiled once and the links run side by

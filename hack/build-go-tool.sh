@@ -14,11 +14,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tool=${1:?usage: build-go-tool.sh crane|helm|promtool|syft|kyverno|gatekeeper|capsule}
 dir=hack
+tags=""
 case "$tool" in
   crane)      module=github.com/google/go-containerregistry; pkg=$module/cmd/crane; ldflags="" ;;
   helm)       module=helm.sh/helm/v4; pkg=$module/cmd/helm
               ldflags="-X helm.sh/helm/v4/internal/version.version=VERSION" ;;
-  promtool)   module=github.com/prometheus/prometheus; pkg=$module/cmd/promtool
+  # remove_all_sd: Prometheus' own build tag that leaves out every service-discovery plugin (AWS,
+  # Azure, GCE, ... SDKs): promtool only checks and unit-tests rule files here.
+  promtool)   module=github.com/prometheus/prometheus; pkg=$module/cmd/promtool; tags=remove_all_sd
               ldflags="-X github.com/prometheus/common/version.Version=VERSION" ;;
   syft)       module=github.com/anchore/syft; pkg=$module/cmd/syft
               ldflags="-X main.version=VERSION" ;;
@@ -34,11 +37,16 @@ version=$(awk -v m="$module" '$1==m {print $2; exit} $1=="require" && $2==m {pri
 out="$root/.cache/$tool/$version"
 if [ -x "$out/$tool" ]; then echo "$out/$tool"; exit 0; fi
 mkdir -p "$out"
+# One build of a pin at a time: a second caller (make test's background build and a test that needs the
+# tool now, or two checkouts sharing .cache) waits for the first and then finds the binary built.
+exec 9>"$out/.build.lock"
+flock 9
+if [ -x "$out/$tool" ]; then echo "$out/$tool"; exit 0; fi
 echo "building $tool $version ..." >&2
 start=$(date +%s)
 cd "$mod"
 # -mod=mod resolves the module graph (and fills go.sum) on first build.
-CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -ldflags="-s -w ${ldflags//VERSION/$version}" -o "$out/$tool.tmp" "$pkg"
+CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -tags="$tags" -ldflags="-s -w ${ldflags//VERSION/$version}" -o "$out/$tool.tmp" "$pkg"
 mv "$out/$tool.tmp" "$out/$tool"
 echo "built $tool $version in $(( $(date +%s) - start ))s ($(( $(stat -c %s "$out/$tool") / 1048576 )) MiB)" >&2
 echo "$out/$tool"

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # `make test`: the whole suite from whatever this machine has, empty caches included.
 #
-# The Go builds (hack/build-all.sh: the control plane's newest and oldest minor, Helm, crane, promtool,
-# syft, Argo CD) wait on nothing but the module proxy and are most of an empty machine's time, so they
-# start first, in the background, while the foreground installs Node 24, the npm packages and the
-# Debian packages, compiles, lints and runs the unit tests (which need only kustomize, built in the
-# foreground). The integration and end-to-end files start once every build is done.
+# The Go builds wait on nothing but the module proxy and are most of an empty machine's time, so they
+# start first, in the background (hack/build-all.sh), in two sets:
+#   early (normal priority): the control plane's newest and oldest minor and Helm, which nearly every
+#         integration and end-to-end file needs;
+#   late (nice 19, so they take only the CPU nothing else wants): crane, promtool, syft and Argo CD,
+#         which only the files in LATE_TOOL_FILES (test/support/e2e-shards.ts) use.
+# Meanwhile the foreground installs Node 24, the npm packages and the Debian packages, builds kustomize,
+# compiles, lints and runs the unit tests. Once the early builds are done, the early wave of integration
+# and end-to-end files runs while the late builds go on beside it; then the late wave.
 #
-# Each phase's wall time goes to .cache/test-phases.tsv and is printed at the end (docs/testing.md
-# keeps the figures of an empty machine).
+# Each wave runs in E2E_SHARDS (default 2) vitest processes side by side, each with its own shared
+# control plane (test/support/global-setup.ts); the files are split by measured wall time
+# (test/support/e2e-shards.ts). Each line is prefixed with its wave and shard; each shard's JSON report
+# goes to .cache/e2e-report-<wave>-<i>.json (hack/e2e-seconds.ts reads them).
+#
+# Each phase's wall time goes to .cache/test-phases.tsv and is printed at the end, with each build's
+# (docs/testing.md keeps the figures of an empty machine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,14 +36,19 @@ phase() { # name command...
 }
 report() {
   printf '%s\t%s\n' total "$(( $(date +%s) - began ))" >> "$phases"
-  echo "== wall seconds per phase (the Go builds ran beside node-deps to unit):"
+  echo "== wall seconds per phase (the Go builds ran beside them from the start):"
   awk -F'\t' '{ printf "  %-16s %5ss\n", $1, $2 }' "$phases"
-  [ ! -f .cache/build-logs/times.tsv ] || { echo "== Go builds, side by side:"; awk -F'\t' '{ printf "  %-22s %5ss\n", $1, $2 }' .cache/build-logs/times.tsv; }
+  for set in early late; do
+    [ ! -f ".cache/build-logs/times-$set.tsv" ] || { echo "== Go builds, $set set (side by side, from the start):"; awk -F'\t' '{ printf "  %-22s %5ss\n", $1, $2 }' ".cache/build-logs/times-$set.tsv"; }
+  done
 }
 trap report EXIT
+rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-report-*.json
 
-hack/build-all.sh control-plane control-plane-oldest helm crane promtool syft argocd > .cache/build-logs/all.log 2>&1 &
-builds=$!
+BUILD_SET=early hack/build-all.sh control-plane control-plane-oldest helm > .cache/build-logs/early.log 2>&1 &
+early_builds=$!
+BUILD_SET=late nice -n 19 hack/build-all.sh crane promtool syft argocd > .cache/build-logs/late.log 2>&1 &
+late_builds=$!
 
 phase node-deps make --no-print-directory deps
 phase debian-deps hack/install-debian-deps.sh
@@ -42,26 +56,28 @@ phase kustomize hack/install-kustomize.sh
 phase build bash -c 'rm -rf dist && npx tsc -p tsconfig.json'
 phase lint npm run --silent lint
 phase unit npx vitest run --project unit
-wait_builds() {
-  if ! wait "$builds"; then cat .cache/build-logs/all.log >&2; return 1; fi
-  cat .cache/build-logs/all.log
+
+wait_builds() { # pid set
+  if ! wait "$1"; then cat ".cache/build-logs/$2.log" >&2; return 1; fi
+  cat ".cache/build-logs/$2.log"
 }
-phase go-builds-wait wait_builds
-# The integration and end-to-end files in E2E_SHARDS (default 2) vitest processes side by side, each
-# with its own shared control plane; the files are split by measured wall time (test/support/e2e-shards.ts).
-# Each line is prefixed with its shard; each shard's JSON report goes to .cache/e2e-report-<i>.json.
-e2e_shards() {
-  local n=${E2E_SHARDS:-2} i rc=0
+e2e_wave() { # wave
+  local wave=$1 n=${E2E_SHARDS:-2} i rc=0
   local pids=()
   for i in $(seq 1 "$n"); do
     ( set -o pipefail
-      npx vitest run --project integration --shard="$i/$n" --reporter=default --reporter=json \
-        --outputFile.json=".cache/e2e-report-$i.json" 2>&1 | sed -u "s|^|[e2e $i/$n] |" ) &
+      TG_E2E_WAVE="$wave" npx vitest run --project integration --shard="$i/$n" --reporter=default --reporter=json \
+        --outputFile.json=".cache/e2e-report-$wave-$i.json" 2>&1 | sed -u "s|^|[e2e $wave $i/$n] |" ) &
     pids+=("$!")
   done
   for i in "${!pids[@]}"; do
-    wait "${pids[$i]}" || { rc=1; echo "== e2e shard $(( i + 1 ))/$n failed"; }
+    wait "${pids[$i]}" || { rc=1; echo "== e2e $wave shard $(( i + 1 ))/$n failed"; }
   done
   return "$rc"
 }
-phase e2e e2e_shards
+phase early-builds-wait wait_builds "$early_builds" early
+e2e_rc=0
+phase e2e-early e2e_wave early || e2e_rc=1
+phase late-builds-wait wait_builds "$late_builds" late
+phase e2e-late e2e_wave late || e2e_rc=1
+exit "$e2e_rc"
