@@ -11,10 +11,13 @@
 # compiles, lints and runs the unit tests. Once the early builds are done, the early wave of integration
 # and end-to-end files runs while the late builds go on beside it; then the late wave.
 #
-# Each wave runs in E2E_SHARDS (default 2) vitest processes side by side, each with its own shared
+# The early wave runs in E2E_SHARDS (default 2) vitest processes side by side, the late one in
+# E2E_LATE_SHARDS (default 1: its Argo CD files sync while the controller creates the same namespace
+# objects, a race that two shards' load made Argo CD lose once), each process with its own shared
 # control plane (test/support/global-setup.ts); the files are split by measured wall time
-# (test/support/e2e-shards.ts). Each line is prefixed with its wave and shard; each shard's JSON report
-# goes to .cache/e2e-report-<wave>-<i>.json (hack/e2e-seconds.ts reads them).
+# (test/support/e2e-shards.ts). Each line is prefixed with its wave and shard; each shard's output is
+# also kept in .cache/e2e-<wave>-<i>.log (hack/e2e-seconds.ts reads each file's seconds from it) and its
+# JSON report in .cache/e2e-report-<wave>-<i>.json.
 #
 # Each phase's wall time goes to .cache/test-phases.tsv and is printed at the end, with each build's
 # (docs/testing.md keeps the figures of an empty machine).
@@ -43,7 +46,7 @@ report() {
   done
 }
 trap report EXIT
-rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-report-*.json
+rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-report-*.json .cache/e2e-*.log
 
 BUILD_SET=early hack/build-all.sh control-plane control-plane-oldest helm > .cache/build-logs/early.log 2>&1 &
 early_builds=$!
@@ -61,13 +64,13 @@ wait_builds() { # pid set
   if ! wait "$1"; then cat ".cache/build-logs/$2.log" >&2; return 1; fi
   cat ".cache/build-logs/$2.log"
 }
-e2e_wave() { # wave
-  local wave=$1 n=${E2E_SHARDS:-2} i rc=0
+e2e_wave() { # wave shards
+  local wave=$1 n=$2 i rc=0
   local pids=()
   for i in $(seq 1 "$n"); do
     ( set -o pipefail
       TG_E2E_WAVE="$wave" npx vitest run --project integration --shard="$i/$n" --reporter=default --reporter=json \
-        --outputFile.json=".cache/e2e-report-$wave-$i.json" 2>&1 | sed -u "s|^|[e2e $wave $i/$n] |" ) &
+        --outputFile.json=".cache/e2e-report-$wave-$i.json" 2>&1 | tee ".cache/e2e-$wave-$i.log" | sed -u "s|^|[e2e $wave $i/$n] |" ) &
     pids+=("$!")
   done
   for i in "${!pids[@]}"; do
@@ -77,7 +80,7 @@ e2e_wave() { # wave
 }
 phase early-builds-wait wait_builds "$early_builds" early
 e2e_rc=0
-phase e2e-early e2e_wave early || e2e_rc=1
+phase e2e-early e2e_wave early "${E2E_SHARDS:-2}" || e2e_rc=1
 phase late-builds-wait wait_builds "$late_builds" late
-phase e2e-late e2e_wave late || e2e_rc=1
+phase e2e-late e2e_wave late "${E2E_LATE_SHARDS:-1}" || e2e_rc=1
 exit "$e2e_rc"
