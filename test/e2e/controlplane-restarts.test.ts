@@ -7,8 +7,11 @@
  *
  * Checked: every sample of the stored quotas (one consistent LIST every 500 ms) stays within the
  * budget; the webhook's and the controller's /readyz answer 503 after the apiserver restart (their
- * watches broke; growths meanwhile get [Q5], never a decision from the stale cache) and 200 again once
- * they have re-listed; their informers restarted; afterwards the webhook decides again ([Q1], an
+ * watches broke) and 200 again once they have re-listed; every call that may grow the project (a
+ * namespace create, a quota patch) tried while the webhook's /readyz answered 503 — from a 503 sample
+ * before it started to a 503 sample after it was answered, none other between — got [Q5] "watch cache
+ * is re-listing" or no verdict, never an admission or another rule's decision from the stale cache,
+ * and at least one got that [Q5]; their informers restarted; afterwards the webhook decides again ([Q1], an
  * admission) and the controller has converged (every live namespace has its quota, the Project's status
  * counts them). Before the first restart and after both every call gets a verdict. What each outage
  * cost — calls refused per rule and calls without a verdict — is logged (docs/testing.md records it),
@@ -40,6 +43,10 @@ type Phase = 'steady before' | 'apiserver restart' | 'apiserver recovery' | 'ste
 const PHASES: Phase[] = ['steady before', 'apiserver restart', 'apiserver recovery', 'steady between', 'etcd down', 'etcd restart', 'etcd recovery', 'steady after'];
 /** A webhook rule's refusal; RBAC's; or no verdict at all (the API unreachable, a webhook call failed, etcd errors). */
 type Outcome = 'admitted' | `refused [${string}]` | 'forbidden by RBAC' | 'no verdict';
+/** The calls the headroom guard decides in the project's turn (they may grow its allocation): refused with [Q5] while its cache is stale. */
+const MAY_GROW = new Set(['create namespace', 'resize quota', 'grow quota past the budget']);
+/** The guard's [Q5] for a call that may grow while its watch cache is not current (src/validate/rules/headroom.ts), as kubectl prints it. */
+const STALE_REFUSAL = /watch cache is re-listing/;
 
 let cp: ControlPlane;
 let hook: LocalWebhook;
@@ -72,6 +79,17 @@ const bothReady = async () => {
   expect(r).toEqual({ webhook: 200, controller: 200 });
 };
 
+/**
+ * Whether the webhook answered /readyz 503 throughout [from, to]: the last answer received before
+ * `from` was 503, so was the first one sent after `to`, and so was every answer between them.
+ */
+function staleThroughout(samples: ReadonlyArray<{ sent: number; received: number; status: number }>, from: number, to: number): boolean {
+  const first = samples.findLastIndex((s) => s.received <= from);
+  const last = samples.findIndex((s) => s.sent >= to);
+  if (first < 0 || last < 0) return false;
+  return samples.slice(first, last + 1).every((s) => s.status === 503);
+}
+
 beforeAll(async () => {
   cp = await ControlPlane.start();
   await installBase(cp.info);
@@ -98,13 +116,15 @@ afterAll(async () => {
 describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', () => {
   it('nothing is overspent, stale components are not ready and refuse growth, and both converge', async () => {
     let phase: Phase = 'steady before';
-    // A call is reported under the phase it started in; `ended` is the phase it was answered in.
-    const calls: Array<{ phase: Phase; ended: Phase; op: string; outcome: Outcome; detail: string }> = [];
+    // A call is reported under the phase it started in; `ended` is the phase it was answered in;
+    // `from`/`to` when kubectl was started and when it had exited (performance.now()).
+    const calls: Array<{ phase: Phase; ended: Phase; op: string; outcome: Outcome; detail: string; from: number; to: number }> = [];
     const inFlight = new Set<Promise<void>>();
     const created: string[] = [];
     let tick = 0;
     const call = async (i: number) => {
       const at = phase;
+      const from = performance.now();
       let op: string;
       let r: { exitCode?: number; stderr: string };
       switch (i % 4) {
@@ -130,7 +150,7 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
           if (name && r.exitCode !== 0) created.unshift(name);
         }
       }
-      calls.push({ phase: at, ended: phase, op, outcome: outcomeOf(r), detail: r.stderr.trim().split('\n').at(-1) ?? '' });
+      calls.push({ phase: at, ended: phase, op, outcome: outcomeOf(r), detail: r.stderr.trim().split('\n').at(-1) ?? '', from, to: performance.now() });
     };
     const traffic = setInterval(() => {
       const p = call(tick++).finally(() => inFlight.delete(p));
@@ -141,6 +161,8 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
     const samples: Array<{ phase: Phase; violations: string[]; held: Record<string, string> }> = [];
     let unreadable = 0;
     const seen: Record<string, Set<string>> = {};
+    // The webhook's /readyz answers in order: each was given between `sent` and `received`.
+    const webhookReadiness: Array<{ sent: number; received: number; status: number }> = [];
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
@@ -156,7 +178,9 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
     })();
     const prober = (async () => {
       while (sampling) {
+        const sent = performance.now();
         const r = await readiness();
+        webhookReadiness.push({ sent, received: performance.now(), status: r.webhook });
         const key = (seen[phase] ??= new Set());
         key.add(`webhook ${r.webhook}`);
         key.add(`controller ${r.controller}`);
@@ -217,6 +241,16 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
     expect(samples.flatMap((s) => s.violations)).toEqual([]);
     // Stale after the apiserver restart: both said so (their watches had broken).
     expect([...(seen['apiserver restart'] ?? []), ...(seen['apiserver recovery'] ?? [])]).toEqual(expect.arrayContaining(['webhook 503', 'controller 503']));
+    // Stale components refuse growth: every call that may grow the project tried while the webhook
+    // answered 503 — a 503 answered before kubectl started, the next answer after it exited a 503, and
+    // every answer between them 503 — was refused with the guard's [Q5] or got no verdict (the
+    // apiserver down, or RBAC before its cache synced); none was admitted or decided by another rule.
+    const whileStale = calls.filter((c) => MAY_GROW.has(c.op) && staleThroughout(webhookReadiness, c.from, c.to));
+    const staleRefused = whileStale.filter((c) => c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail));
+    process.stderr.write(`[controlplane-restarts] calls that may grow tried while the webhook answered 503: ${whileStale.length}, refused [Q5] stale cache ${staleRefused.length}\n`);
+    expect(whileStale.filter((c) => !staleRefused.includes(c) && c.outcome !== 'no verdict' && c.outcome !== 'forbidden by RBAC').map((c) => `${c.phase}: ${c.op}: ${c.outcome} ${c.detail}`)).toEqual([]);
+    // The window was there with the apiserver up: the webhook itself refused at least one.
+    expect(staleRefused.length, 'calls that may grow refused with [Q5] "watch cache is re-listing" while the webhook answered 503').toBeGreaterThan(0);
     // A verdict for every call while the control plane was steady; the only rules are Q1 (past the budget) and Q5 (stale, or the ledger unreachable).
     // (Started and answered within one of those phases: a call started just before a restart may meet it.)
     const steady = calls.filter((c) => c.phase === c.ended && (c.phase === 'steady before' || c.phase === 'steady after'));
