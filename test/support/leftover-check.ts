@@ -7,7 +7,7 @@
  * Only the shared control plane is looked at: files that start control planes of their own are
  * checked on it too, where they leave nothing.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { relative } from 'node:path';
 import { kubeConfig } from './cluster.js';
 import { leftoverMessage, leftoversSince, noLeftovers, tenancyState, type Leftovers, type TenancyState } from './leftovers.js';
@@ -17,14 +17,15 @@ import { REPO_ROOT } from './paths.js';
 const SETTLE_MS = 30_000;
 
 let before: TenancyState | undefined;
+let file = '';
 
 beforeAll(async () => {
+  file = relative(REPO_ROOT, expect.getState().testPath ?? 'this test file');
   before = await tenancyState(kubeConfig('admin'));
 });
 
-afterAll(async (_context, suite) => {
+afterAll(async () => {
   if (!before) return; // the recording failed: that failure is the file's report
-  const file = relative(REPO_ROOT, suite.file.filepath);
   const kc = kubeConfig('admin');
   const deadline = Date.now() + SETTLE_MS;
   let left: Leftovers;
