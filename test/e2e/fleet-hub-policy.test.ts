@@ -214,8 +214,20 @@ describe('the hub refuses member writes that src/fleet/shares.ts would not make'
     const forged = await writeStatus(OPERATOR, (s) => void (s.released = { [AP]: { at: '2026-11-25T10:00:00Z', by: 'someone-else' } }));
     expect(forged.exitCode).not.toBe(0);
     expect(forged.stderr).toContain('may not write status.released this way');
+    // Someone who may write the status (RBAC) but not release: carol, given update on fleetbudgets/status
+    // here and nothing more, so her write reaches the policy, which refuses it for want of the verb.
+    const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'status-writer-carol', namespace: FLEET_NAMESPACE }, rules: [{ apiGroups: ['tenantgate.io'], resources: ['fleetbudgets/status'], verbs: ['update'] }] };
+    const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'status-writer-carol', namespace: FLEET_NAMESPACE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'status-writer-carol' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'carol' }] };
+    await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [role, binding] }) });
+    const carolCan = (verb: string, subresource: string) => kubectl('admin', ['auth', 'can-i', verb, FB, ...(subresource ? [`--subresource=${subresource}`] : []), '-n', FLEET_NAMESPACE, '--as', 'carol'], { reject: false });
+    await eventually(async () => {
+      if ((await carolCan('update', 'status')).stdout.trim() !== 'yes') throw new Error('carol may not update fleetbudgets/status yet');
+    }, { what: 'carol allowed to write the status' });
+    expect((await carolCan('release', '')).stdout.trim()).toBe('no');
     const byNobody = await writeStatus('carol', (s) => void (s.released = { [AP]: { at: '2026-11-25T10:00:00Z', by: 'carol' } }));
     expect(byNobody.exitCode).not.toBe(0);
+    expect(byNobody.stderr).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: carol may not write status.released this way: only a subject allowed the verb release on fleetbudgets`);
+    expect((await read()).status?.released ?? {}).toEqual({});
     const byOperator = await writeStatus(OPERATOR, (s) => void (s.released = { [AP]: { at: '2026-11-25T10:00:00Z', by: OPERATOR } }));
     expect(byOperator.exitCode, byOperator.stderr).toBe(0);
     expect((await read()).status?.released?.[AP]).toEqual({ at: '2026-11-25T10:00:00Z', by: OPERATOR });
