@@ -3,7 +3,8 @@
  * src/fleet/hub-client.ts (GET a FleetBudget, 404 → undefined, PUT its status with the
  * resourceVersion read, 409 → HubConflict), src/fleet/hub-transaction.ts (a growth moved in the hub;
  * a conflict recomputed), and src/fleet/enforced-limit.ts in the headroom-ledger ConfigMap (the
- * `fleet` key survives reservation writes; the ledger is not released while E is nonzero).
+ * `fleet` key survives reservation writes; a reservation batch read before a raise conflicts; the
+ * ledger is not released while E is nonzero).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ import { raiseEnforced, lowerEnforced } from '../../src/fleet/enforced-limit.js'
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { formatResources, parseResources } from '../../src/validate/resources.js';
 import type { Project } from '../../src/validate/types.js';
-import { ConfigMapLedger } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger, LedgerConflict } from '../../src/webhook/ledger.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { dropLedger } from '../support/ledger-reset.js';
 import { cluster, kubectl, uniqueName } from '../support/cluster.js';
@@ -125,16 +126,23 @@ describe('a transfer through the hub', () => {
 });
 
 describe('the enforced limit in the headroom-ledger ConfigMap, as the webhook ServiceAccount', () => {
-  it('survives reservation writes, is raised once per grant key, and keeps a deleted ledger from being released', async () => {
+  it('survives reservation writes, is raised once per grant key, conflicts with a reservation batch read before it, and keeps a deleted ledger from being released', async () => {
     const project = uniqueName('fleetlim');
     const ledger = new ConfigMapLedger(await serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook'), 'tenantgate-system');
     const cm = `tenantgate-ledger-${project}`;
     try {
       const entry = { namespace: `${project}-a`, allocation: { [CPU]: '1' }, created: Date.now(), expires: Date.now() + 60_000 };
-      await ledger.write(project, { entries: [] }, [entry]);
+      const beforeRaise = await ledger.write(project, { entries: [] }, [entry]);
       await raiseEnforced(ledger, project, 'eu-1', r({ [CPU]: '3' }));
       await raiseEnforced(ledger, project, 'eu-1', r({ [CPU]: '3' }));
+      // A reservation batch computed from the state before the raise (another replica's, in flight)
+      // conflicts at the apiserver: the raise and the batch are serialised, E is not written over.
+      const stale = await ledger.write(project, beforeRaise, [entry, { ...entry, namespace: `${project}-stale` }]).catch((e: unknown) => e);
+      expect(stale).toBeInstanceOf(LedgerConflict);
       const state = await ledger.read(project);
+      expect(state.entries.map((e) => e.namespace)).toEqual([`${project}-a`]);
+      const rec = decodeRecord(state.fleet, project);
+      expect(rec.ok && formatResources(rec.record.enforced)).toEqual({ [CPU]: '3' });
       // A Q5 batch writes its reservations from that state: E stays.
       await ledger.write(project, state, [...state.entries, { ...entry, namespace: `${project}-b` }]);
       const data = JSON.parse((await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', cm, '-o', 'jsonpath={.data}'])).stdout) as Record<string, string>;
