@@ -4,7 +4,8 @@
  * concurrency 16 — namespace creates and deletes, quota writes across CPU and memory, pairs at one
  * stale resourceVersion, quota deletes — while one replica is SIGKILLed and restarted and the ledger
  * is deleted. The budget promise, checked from outside on every 200 ms sample of the stored
- * objects (test/support/replica-race/invariant.ts), never breaks. bench/replicas.ts runs 10,000.
+ * objects (test/support/replica-race/invariant.ts), never breaks; every replica answered reviews
+ * before the kill (its own /metrics). bench/replicas.ts runs 10,000.
  */
 import { describe, expect, it } from 'vitest';
 import { runReplicaRace } from '../support/replica-race/run.js';
@@ -26,6 +27,11 @@ describe('the budget across three webhook replicas, a replica kill and a lost le
     // Not vacuous: writes were admitted, and the budget pushed back with Q1.
     expect(counts.admitted).toBeGreaterThan(0);
     expect(counts.refused.Q1 ?? 0).toBeGreaterThan(0);
+
+    // Across three replicas: every one of them decided some of the writes before the kill (counted
+    // from each replica's own /metrics just before it, as headroom-race counts per round).
+    expect(result.kill.servedBeforeKill).toHaveLength(3);
+    for (const [k, n] of result.kill.servedBeforeKill.entries()) expect(n, `validate requests answered by replica ${k} before the kill (per replica: ${result.kill.servedBeforeKill.join('/')})`).toBeGreaterThan(0);
 
     // The kill and the ledger deletion happened mid-run, and the killed replica came back (whether it
     // was ready before the last answer depends on the machine: requestsPerReplica says what it served).

@@ -4,8 +4,8 @@
  * controller under its ServiceAccount, one project budgeted in CPU and memory with real pods using
  * part of it, and two owners racing N writes at a fixed concurrency: namespace creates and deletes,
  * quota writes that grow and shrink both resources at once, pairs of writes at one stale
- * resourceVersion, quota deletes. A third of the way in one replica is SIGKILLed and restarted;
- * half-way the project's ledger ConfigMap is deleted by an admin. Every `sampleIntervalMs` a sampler
+ * resourceVersion, quota deletes. A third of the way in one replica is SIGKILLed and restarted (what
+ * every replica had served until then is read just before the kill); half-way the project's ledger ConfigMap is deleted by an admin. Every `sampleIntervalMs` a sampler
  * reads the namespaces and, at that same resourceVersion, the ResourceQuotas, and checks the promise
  * (invariant.ts). Shared by test/e2e/headroom-replicas.test.ts and bench/replicas.ts.
  */
@@ -60,7 +60,8 @@ export interface ReplicaRaceResult {
   /** The largest Σ held per resource and the most live namespaces any sample saw. */
   peak: { held: Record<string, string>; liveNamespaces: number };
   budget: RaceProject;
-  kill: TimedEvent & { replica: number; signal: string | null; restarted?: TimedEvent };
+  /** servedBeforeKill: per replica, validate requests it had answered just before the kill (every replica since its start). */
+  kill: TimedEvent & { replica: number; signal: string | null; servedBeforeKill: number[]; restarted?: TimedEvent };
   ledgerDeletion: TimedEvent & { status: number; deletionTimestamp?: string; finalizers?: string[] };
   /** Per replica, validate requests it answered (the restarted one: since its restart). */
   requestsPerReplica: number[];
@@ -72,6 +73,8 @@ const TENANT = 'acme';
 const USERS: [string, string] = ['alice', 'bob'];
 const CPU = 'requests.cpu';
 const MEMORY = 'requests.memory';
+/** The validate reviews a replica answered (its /metrics). */
+const VALIDATE_REQUESTS = /^tenantgate_webhook_requests_total\{path="validate"/;
 
 /** The project every run uses, apart from its name: room for 8 CPUs, 16Gi and 6 namespaces. */
 export function raceProject(name: string): RaceProject {
@@ -250,14 +253,16 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
       completed += 1;
       if (completed === killAt) {
         const proc = hooks.replicas[victim]!.process;
-        proc.kill('SIGKILL');
-        const event: ReplicaRaceResult['kill'] = { replica: victim, signal: null, afterCompleted: completed, atMs: now() };
-        kill = event;
         restarting = (async () => {
+          // What each replica served so far, read just before the kill (afterwards the victim's counters start again).
+          const servedBeforeKill = await hooks.scrape(VALIDATE_REQUESTS);
+          proc.kill('SIGKILL');
+          const event: ReplicaRaceResult['kill'] = { replica: victim, signal: null, servedBeforeKill, afterCompleted: completed, atMs: now() };
+          kill = event;
           event.signal = (await proc.exited).signal;
           await hooks.restart(victim);
           event.restarted = { afterCompleted: completed, atMs: now() };
-          log(`${name}: replica ${victim} SIGKILLed after ${event.afterCompleted} attempts, ready again after ${completed}`);
+          log(`${name}: replica ${victim} SIGKILLed after ${event.afterCompleted} attempts (validate requests per replica until then ${servedBeforeKill.join('/')}), ready again after ${completed}`);
         })();
       }
       if (completed === ledgerAt) {
@@ -295,7 +300,7 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
     sampling = false;
     await sampler;
     await sampleOnce();
-    const requestsPerReplica = await hooks.scrape(/^tenantgate_webhook_requests_total\{path="validate"/);
+    const requestsPerReplica = await hooks.scrape(VALIDATE_REQUESTS);
     log(`${name}: ${counts.writes} writes in ${wallMs} ms: admitted ${counts.admitted}, refused ${JSON.stringify(counts.refused)}, fail-closed ${JSON.stringify(counts.failClosed)}, other ${JSON.stringify(counts.other)}; ${samples.length} samples (${sampleErrors.length} unreadable), ${violations.length} violations; peak ${JSON.stringify(peak)}`);
     if (!kill || !ledgerDeletion) throw new Error(`the run ended before its events: kill ${JSON.stringify(kill)}, ledger deletion ${JSON.stringify(ledgerDeletion)}`);
     return {
