@@ -11,6 +11,7 @@ import { clients, controllerKubeconfigFile, createProject, installControllerRbac
 import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+import { projectsLabelled, removeProjects } from '../support/leftovers.js';
 import { LEDGER_FINALIZER } from '../../src/webhook/ledger.js';
 
 const RUN = uniqueName('ctl');
@@ -90,8 +91,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes their namespaces with the Projects.
+  await removeProjects(await projectsLabelled(`${SELECTOR_LABEL}=${RUN}`));
   await controller?.stop();
-});
+}, 180_000);
 
 describe('cascading deletion (C2)', () => {
   it('deletes a Project with 5 namespaces full of objects: Terminating and NamespacesRemaining while they go, then every namespace, then the Project', async () => {

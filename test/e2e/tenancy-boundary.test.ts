@@ -18,6 +18,7 @@ import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import { execa } from 'execa';
 
 // --- the cast -------------------------------------------------------------------------------------
@@ -279,9 +280,11 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes their namespaces with them.
+  await removeProjects(PROJECTS.map((p) => p.metadata.name));
   await controller?.stop();
   await hook?.stop();
-});
+}, 180_000);
 
 describe('the tenancy boundary: every subject × target × verb, dry run and real', () => {
   it('has one verdict per subject in every row', () => {
