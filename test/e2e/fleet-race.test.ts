@@ -3,7 +3,8 @@
  * hub and two members, each its own local control plane; two webhook replicas per member (ledger on) and
  * the controller; 400 writes of two owners spread over both members while the hub's kube-apiserver is
  * restarted and one member's webhook replica is SIGKILLed. At every 200 ms sample, each member holds at
- * most its share on the hub and the fleet at most its budget. bench/fleet.ts runs 10,000.
+ * most its share on the hub and the fleet at most its budget; every replica of both members answered
+ * reviews before the kill. bench/fleet.ts runs 10,000.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlane } from '../support/devcluster/controlplane.js';
@@ -45,6 +46,14 @@ describe('a fleet budget under racing writes on two members, a hub restart and a
     expect(Math.max(result.hubStatusWrites, granted), `hub status writes ${result.hubStatusWrites}, transfers granted ${granted}`).toBeGreaterThan(1);
     const refused = Object.values(result.counts).map((c) => (c.refused.F2 ?? 0) + (c.refused.Q1 ?? 0));
     expect(refused.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+
+    // Across both replicas of each member: every replica decided some of its member's writes before
+    // the kill (counted from each replica's own /metrics just before it).
+    expect(Object.keys(result.webhookKill.servedBeforeKill).sort()).toEqual(['race-eu', 'race-us']);
+    for (const [member, served] of Object.entries(result.webhookKill.servedBeforeKill)) {
+      expect(served, member).toHaveLength(2);
+      for (const [k, n] of served.entries()) expect(n, `${member}: validate requests answered by replica ${k} before the kill (per replica: ${served.join('/')})`).toBeGreaterThan(0);
+    }
 
     // The events happened mid-run.
     expect(result.hubRestart.afterCompleted).toBeGreaterThan(0);

@@ -6,7 +6,8 @@
  * One Project with a fleet budget is declared on both members and its FleetBudget on the hub; owners race
  * N writes spread over both members (namespace creates and deletes, quota writes that grow and shrink,
  * stale pairs, quota deletes). A third of the way in the hub's kube-apiserver is restarted; half-way one
- * member's webhook replica is SIGKILLed and started again. Every `sampleIntervalMs` a sampler reads each
+ * member's webhook replica is SIGKILLed and started again (what every replica had served until then is
+ * read just before the kill). Every `sampleIntervalMs` a sampler reads each
  * member's namespaces and quotas (one consistent LIST pair per member, both members at once) and then the
  * hub's FleetBudget, and checks:
  *  - per member, Σ held by the project's namespaces ≤ that member's share on the hub (read after);
@@ -95,7 +96,8 @@ export interface FleetRaceResult {
   peakFleetHeld: Record<string, string>;
   finalShares: Record<string, Record<string, string>>;
   hubRestart: { afterCompleted: number; atMs: number; readyAfterMs: number };
-  webhookKill: { member: string; replica: number; afterCompleted: number; atMs: number; restartedAfterCompleted?: number };
+  /** servedBeforeKill: per member and replica, validate requests answered just before the kill (every replica since its start). */
+  webhookKill: { member: string; replica: number; afterCompleted: number; atMs: number; servedBeforeKill: Record<string, number[]>; restartedAfterCompleted?: number };
   /** Successful writes of fleetbudgets/status during the race, as the hub's apiserver counted them (its /metrics, summed over its restart). */
   hubStatusWrites: number;
   /** Per member and replica, the product's own fleet metrics at the end (the killed replica: since its restart). */
@@ -326,14 +328,17 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       }
       if (completed === killAt) {
         const proc = victim.webhooks.replicas[1]!.process;
-        proc.kill('SIGKILL');
-        const event: FleetRaceResult['webhookKill'] = { member: victim.member.name, replica: 1, afterCompleted: completed, atMs: now() };
-        webhookKill = event;
         restartingReplica = (async () => {
+          // What every replica of both members served so far, read just before the kill (afterwards the victim's counters start again).
+          const servedBeforeKill: Record<string, number[]> = {};
+          for (const s of started) servedBeforeKill[s.member.name] = await s.webhooks.scrape(/^tenantgate_webhook_requests_total\{path="validate"/);
+          proc.kill('SIGKILL');
+          const event: FleetRaceResult['webhookKill'] = { member: victim.member.name, replica: 1, afterCompleted: completed, atMs: now(), servedBeforeKill };
+          webhookKill = event;
           await proc.exited;
           await victim.webhooks.restart(1);
           event.restartedAfterCompleted = completed;
-          log(`${name}: ${victim.member.name} webhook replica 1 SIGKILLed after ${event.afterCompleted} attempts, ready again after ${completed}`);
+          log(`${name}: ${victim.member.name} webhook replica 1 SIGKILLed after ${event.afterCompleted} attempts (validate requests per replica until then ${JSON.stringify(servedBeforeKill)}), ready again after ${completed}`);
         })();
       }
     };
