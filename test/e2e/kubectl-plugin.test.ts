@@ -22,6 +22,7 @@ import type { Project, Subject } from '../../src/validate/types.js';
 import type { ProjectBudgetJson } from '../../src/validate/budget.js';
 import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { applyChartTemplates, startControllerWithView, type LocalView } from '../support/view.js';
 
@@ -108,7 +109,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await view?.stop(); // the APIService first: one that does not answer stalls namespace deletion
-  if (projects) await kubectl('admin', ['delete', 'project', ...projects.map((x) => x.metadata.name!), '--wait=false', '--ignore-not-found'], { reject: true }).catch(() => undefined);
+  // While the direct-path controller runs, its finalizer takes the namespaces with the Projects; once the
+  // view's controller has stopped with it, the finalizers are removed and the namespaces deleted after.
+  if (projects) await removeProjects(projects.map((x) => x.metadata.name!), { cascadeMs: view ? 0 : 60_000 });
   if (!view) await controller?.stop();
   await hook?.stop();
 });
