@@ -17,6 +17,7 @@ import { startController, type RunningController } from '../../src/controller/co
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 const LIMITS = { default: { cpu: '500m' }, defaultRequest: { cpu: '100m' } };
 const project = (name: string, tenant: string, group: string, maxNamespaces?: number) => ({
@@ -73,6 +74,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes the namespaces with the Projects.
+  await removeProjects(['dbpay', 'dbml']);
   await controller?.stop();
   await hook?.stop();
 });

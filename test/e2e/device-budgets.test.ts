@@ -21,6 +21,7 @@ import { installBase, serviceAccountKubeConfig } from '../support/devcluster/ten
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { startProcess, type Managed } from '../support/devcluster/processes.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 const QUOTA = 'tenantgate-quota';
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }]; // alice
@@ -89,6 +90,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes the namespaces with the Project.
+  await removeProjects([project]);
   await claimController?.stop();
   await controller?.stop();
   await webhooks?.stop();

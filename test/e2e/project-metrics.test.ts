@@ -19,6 +19,7 @@ import { httpsGet } from '../support/devcluster/https-get.js';
 import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { dashboardQueries, exportedNames, metricNames, renderedRuleGroups } from '../support/monitoring.js';
 import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+import { projectsLabelled, removeProjects } from '../support/leftovers.js';
 
 
 /** The bursts' series (src/controller/burst-metrics.ts), checked with a burst by test/e2e/bursts.test.ts. */
@@ -101,6 +102,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes their namespaces with the Projects.
+  await removeProjects(await projectsLabelled(`${SELECTOR_LABEL}=${RUN}`));
   await controller?.stop();
   await hook?.stop();
   await kubectl('admin', ['delete', 'clusterrolebinding', SCRAPER, '--ignore-not-found'], { reject: false });

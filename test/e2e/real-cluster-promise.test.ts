@@ -15,6 +15,7 @@ import { Quantity } from '../../src/quantity/quantity.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 const NAMESPACE_CONTROLLER = ['--as=system:serviceaccount:kube-system:namespace-controller', '--as-group=system:serviceaccounts', '--as-group=system:serviceaccounts:kube-system'];
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
@@ -24,12 +25,16 @@ let webhooks: WebhookReplicas;
 let controller: RunningController;
 const core = (user: string) => kubeConfig(user).makeApiClient(k8s.CoreV1Api);
 
+/** Every Project this file applied: afterAll removes them. */
+const projectsApplied = new Set<string>();
+
 /**
  * Creates or updates the Project and waits until the controller has reconciled the generation just
  * applied (status.observedGeneration, src/controller/status.ts) and both webhook replicas cache every
  * Project: after an update, the old generation's status does not count.
  */
 async function applyProject(name: string, spec: Record<string, unknown>): Promise<void> {
+  projectsApplied.add(name);
   const applied = JSON.parse((await kubectl('admin', ['apply', '-f', '-', '-o', 'json'], { input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', owners: OWNERS, ...spec } }) })).stdout) as { metadata: { generation: number } };
   const generation = applied.metadata.generation;
   expect(generation, `${name}: metadata.generation of the applied object`).toBeGreaterThan(0);
@@ -80,6 +85,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes the namespaces with the Projects.
+  await removeProjects([...projectsApplied]);
   await controller?.stop();
   await webhooks?.stop();
 });
