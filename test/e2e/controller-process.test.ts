@@ -25,6 +25,7 @@ import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { LEADER_ELECTION_DEFAULTS } from '../../src/controller/leader.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
+import { projectsLabelled, removeProjects } from '../support/leftovers.js';
 
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
 /** How often a standby replica tries to acquire the lease (`tenantgate controller` runs with the defaults). */
@@ -40,6 +41,8 @@ const HOLD = 'e2e.tenantgate.io/hold';
 let c: Clients;
 let coordination: k8s.CoordinationV1Api;
 let replicas: ReplicaSetup;
+/** The run labels of this file's tests: afterAll removes the Projects carrying them. */
+const runs: string[] = [];
 
 const start = (identity: string, run: string, extra: string[] = []): Promise<Replica> => startReplica(replicas, identity, `${SELECTOR_LABEL}=${run}`, extra);
 
@@ -92,6 +95,8 @@ afterEach(() => stopReplicas(replicas));
 
 afterAll(async () => {
   for (const p of replicas.running.splice(0)) p.kill('SIGKILL');
+  // The controllers are gone: their finalizers are removed and the namespaces deleted after the Projects.
+  if (runs.length > 0) await removeProjects(await projectsLabelled(`${SELECTOR_LABEL} in (${runs.join(',')})`), { cascadeMs: 0 });
 });
 
 /** resourceVersion of every object the controller writes for these projects, as the apiserver stores them. */
@@ -112,6 +117,7 @@ async function storedVersions(projects: string[]): Promise<Record<string, string
 describe('controller process', () => {
   it('SIGKILL in the middle of a cascade, then a restart: the job is finished and nothing else is deleted', async () => {
     const run = uniqueName('kill');
+    runs.push(run);
     // One delete at a time and more namespaces than that: the kill lands while owned namespaces still wait.
     const a = await start(`${run}-pod`, run, ['--delete-concurrency=1']);
     await waitLeader(a);
@@ -172,6 +178,7 @@ describe('controller process', () => {
 
   it('two replicas: only the leader reconciles; SIGKILL of the leader hands over within the lease duration; SIGTERM hands over at once', async () => {
     const run = uniqueName('lead');
+    runs.push(run);
     const first = await start(`${run}-1`, run);
     await waitLeader(first);
     const second = await start(`${run}-2`, run);
@@ -239,6 +246,7 @@ describe('controller process', () => {
 
   it('idle: 20 healthy projects, full resync periods of 3 s, zero API writes after convergence', async () => {
     const run = uniqueName('idle');
+    runs.push(run);
     const configFile = join(cluster().dir, `idle-${run}.yaml`);
     await writeFile(configFile, 'resyncPeriodSeconds: 3\n');
     const r = await start(`${run}-pod`, run, [`--config=${configFile}`]);
