@@ -20,6 +20,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { cluster, eventually, kubectl, kubeConfig } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
@@ -106,6 +107,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes the namespaces with the Project.
+  await removeProjects([NAME]);
   await controller?.stop();
   await webhooks?.stop();
   setProcessClock(previousClock);

@@ -17,6 +17,7 @@ import type { RunningController } from '../../src/controller/controller.js';
 import type { Plan } from '../../src/plan/types.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import { EXAMPLE_PRICING, installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -126,7 +127,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  if (projects.length) await kubectl('admin', ['delete', 'project', ...projects, '--ignore-not-found', '--wait=false'], { reject: false });
+  // While the controller runs: its finalizer takes the namespaces, then lets the Projects go.
+  await removeProjects(projects);
   await eventually(async () => {
     const left = (await kubectl('admin', ['get', 'namespaces', '-l', 'tenantgate.io/project', '-o', 'name'])).stdout.split('\n').filter((n) => n.includes(RUN));
     expect(left).toEqual([]);

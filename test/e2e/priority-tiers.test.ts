@@ -14,6 +14,7 @@ import { OTHER_TIERS_QUOTA_NAME, otherTiersScopeSelector, tierQuotaName } from '
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 // PriorityClasses are cluster-wide: names of this run.
@@ -84,9 +85,10 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes the namespaces with the Project.
+  await removeProjects([PROJECT]);
   await controller?.stop();
   await webhooks?.stop();
-  await kubectl('admin', ['delete', 'project', PROJECT, '--ignore-not-found', '--wait=false'], { reject: false });
   await kubectl('admin', ['delete', 'priorityclass', PRODUCTION, BATCH, UNDECLARED, '--ignore-not-found'], { reject: false });
 });
 

@@ -8,6 +8,7 @@ import { httpsGet } from '../support/devcluster/https-get.js';
 import { applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 let hook: LocalWebhook;
 
@@ -70,6 +71,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // No controller here: its finalizer (if any) is removed and the namespaces are deleted after the Projects.
+  await removeProjects(['payments', 'web'], { cascadeMs: 0 });
   await hook?.stop();
 });
 
