@@ -17,6 +17,7 @@ import { parseAllDocuments, parse } from 'yaml';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { DEFAULT_LEASE_NAME } from '../../src/controller/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import { httpsGet } from '../support/devcluster/https-get.js';
 import { freePort } from '../support/devcluster/ports.js';
 import { startProcess, type Managed } from '../support/devcluster/processes.js';
@@ -69,7 +70,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const p of running.splice(0)) await p.stop();
-  await kubectl('admin', ['delete', 'project', PROJECT, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  // The controllers are gone: the Project's finalizer is removed and its namespaces deleted after it.
+  await removeProjects([PROJECT], { cascadeMs: 0 });
   await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'lease', DEFAULT_LEASE_NAME, '--ignore-not-found']).catch(() => undefined);
 });
 

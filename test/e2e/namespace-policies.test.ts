@@ -16,6 +16,7 @@ import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../../src/render/namespace
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 const LIMITS = { default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '100m', memory: '64Mi' }, max: { cpu: '2', memory: '1Gi' } };
@@ -77,6 +78,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // While the controller runs, so that its finalizer takes the namespaces with the Project.
+  await removeProjects(['ppol']);
   await controller?.stop();
   await webhooks?.stop();
 });
