@@ -16,8 +16,7 @@
 # objects, a race that two shards' load made Argo CD lose once), each process with its own shared
 # control plane (test/support/global-setup.ts); the files are split by measured wall time
 # (test/support/e2e-shards.ts). Each line is prefixed with its wave and shard; each shard's output is
-# also kept in .cache/e2e-<wave>-<i>.log (hack/e2e-seconds.ts reads each file's seconds from it) and its
-# JSON report in .cache/e2e-report-<wave>-<i>.json.
+# also kept in .cache/e2e-<wave>-<i>.log (hack/e2e-seconds.ts reads each file's seconds from it).
 #
 # Each phase's wall time goes to .cache/test-phases.tsv and is printed at the end, with each build's
 # (docs/testing.md keeps the figures of an empty machine).
@@ -46,7 +45,7 @@ report() {
   done
 }
 trap report EXIT
-rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-report-*.json .cache/e2e-*.log
+rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-*.log
 
 BUILD_SET=early hack/build-all.sh control-plane control-plane-oldest helm > .cache/build-logs/early.log 2>&1 &
 early_builds=$!
@@ -69,8 +68,8 @@ e2e_wave() { # wave shards
   local pids=()
   for i in $(seq 1 "$n"); do
     ( set -o pipefail
-      TG_E2E_WAVE="$wave" npx vitest run --project integration --shard="$i/$n" --reporter=default --reporter=json \
-        --outputFile.json=".cache/e2e-report-$wave-$i.json" 2>&1 | tee ".cache/e2e-$wave-$i.log" | sed -u "s|^|[e2e $wave $i/$n] |" ) &
+      TG_E2E_WAVE="$wave" npx vitest run --project integration --shard="$i/$n" \
+        2>&1 | tee ".cache/e2e-$wave-$i.log" | sed -u "s|^|[e2e $wave $i/$n] |" ) &
     pids+=("$!")
   done
   for i in "${!pids[@]}"; do

@@ -20,7 +20,7 @@ import { webhookAdmissionPlugins } from '../../../src/certs/admission-client.js'
 import { freePort } from './ports.js';
 import { httpsGet } from './https-get.js';
 import { startProcess, type Managed } from './processes.js';
-import { defaultBuild, findBinDir } from './kubernetes-versions.js';
+import { defaultBuild } from './kubernetes-versions.js';
 
 
 export interface ClusterUser {
@@ -91,8 +91,6 @@ export interface ControlPlaneOptions {
    */
   expectedVersion?: string;
 }
-
-export { findBinDir };
 
 export class ControlPlane {
   readonly info: ClusterInfo;
