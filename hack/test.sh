@@ -33,13 +33,21 @@ phase() { # name command...
   start=$(date +%s)
   echo "== $name"
   "$@" || rc=$?
-  printf '%s\t%s\n' "$name" "$(( $(date +%s) - start ))" >> "$phases"
+  printf '%s\t%s%s\n' "$name" "$(( $(date +%s) - start ))" "$([ "$rc" = 0 ] || echo "  FAILED (exit $rc)")" >> "$phases"
   return "$rc"
 }
 report() {
   printf '%s\t%s\n' total "$(( $(date +%s) - began ))" >> "$phases"
   echo "== wall seconds per phase (the Go builds ran beside them from the start):"
-  awk -F'\t' '{ printf "  %-16s %5ss\n", $1, $2 }' "$phases"
+  awk -F'\t' '{ n = $2 + 0; rest = $2; sub(/^[0-9]+/, "", rest); printf "  %-16s %5ss%s\n", $1, n, rest }' "$phases"
+  local log
+  for log in .cache/e2e-*.log; do # what failed, so that the last lines of a red run name it
+    [ -f "$log" ] || continue
+    if grep -qE '^ *(FAIL|Test Files .*failed)' "$log"; then
+      echo "== failures in $log:"
+      grep -E '^ *(FAIL |Test Files |Tests )' "$log" | sort -u | head -40
+    fi
+  done
   for set in early late; do
     [ ! -f ".cache/build-logs/times-$set.tsv" ] || { echo "== Go builds, $set set (side by side, from the start):"; awk -F'\t' '{ printf "  %-22s %5ss\n", $1, $2 }' ".cache/build-logs/times-$set.tsv"; }
   done
