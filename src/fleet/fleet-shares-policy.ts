@@ -35,6 +35,13 @@ const q = (e: string, field: string, r: string) => `(has(${e}.${field}) && ${r} 
 /** The resource names in an entry's share and lendable (may repeat; used with all()). */
 const keysOf = (e: string) => `((has(${e}.share) ? ${e}.share.map(k, k) : []) + (has(${e}.lendable) ? ${e}.lendable.map(k, k) : []))`;
 
+/** The resources of entry `e` whose share is negative or whose lendable is negative or above the share, each once. */
+function badResources(e: string): string {
+  const bad = (r: string) =>
+    `(${q(e, 'share', r)}.compareTo(${ZERO}) < 0 || ${q(e, 'lendable', r)}.compareTo(${ZERO}) < 0 || ${q(e, 'lendable', r)}.compareTo(${q(e, 'share', r)}) > 0)`;
+  return `((has(${e}.lendable) ? ${e}.lendable.map(k, k) : []).filter(r, ${bad('r')}) + (has(${e}.share) ? ${e}.share.map(k, k) : []).filter(r, !(has(${e}.lendable) && r in ${e}.lendable) && ${bad('r')}))`;
+}
+
 const NEW = 'variables.newMembers';
 const OLD = 'variables.oldMembers';
 const MINE = entry(NEW, 'variables.member');
@@ -91,12 +98,14 @@ export const POLICY_VARIABLES: Variable[] = [
   },
   // Members holding some share of anything.
   { name: 'holding', expression: `${NEW}.map(n, n).filter(n, ${keysOf(entry(NEW, 'n'))}.exists(r, ${q(entry(NEW, 'n'), 'share', 'r')}.compareTo(${ZERO}) > 0))` },
-  // Other members whose entry changed otherwise than by giving up offered room.
+  // Other members whose entry changed otherwise than by giving up offered room: a new entry (a member
+  // creates none but its own), or share and lendable not falling together, or below what was offered.
   {
     name: 'othersChanged',
     expression:
-      `(${OLD}.map(n, n) + ${NEW}.map(n, !(n in ${OLD}), n)).filter(n, n != variables.member).filter(n, ` +
+      `(${OLD}.map(n, n) + ${NEW}.map(n, !(n in ${OLD}), n)).filter(n, n != variables.member).filter(n, !(n in ${OLD}) || ` +
       `!(${keysOf(entry(NEW, 'n'))} + ${keysOf(entry(OLD, 'n'))}).all(r, ` +
+      `${q(entry(NEW, 'n'), 'lendable', 'r')}.compareTo(${ZERO}) >= 0 && ` +
       `${q(entry(NEW, 'n'), 'share', 'r')}.sub(${q(entry(OLD, 'n'), 'share', 'r')}).compareTo(${q(entry(NEW, 'n'), 'lendable', 'r')}.sub(${q(entry(OLD, 'n'), 'lendable', 'r')})) == 0 && ` +
       `${q(entry(NEW, 'n'), 'share', 'r')}.compareTo(${q(entry(OLD, 'n'), 'share', 'r')}) <= 0) || ` +
       `(has(${entry(NEW, 'n')}.lastRequest) ? ${entry(NEW, 'n')}.lastRequest : '') != (has(${entry(OLD, 'n')}.lastRequest) ? ${entry(OLD, 'n')}.lastRequest : ''))`,
@@ -110,10 +119,11 @@ export const POLICY_VARIABLES: Variable[] = [
       `variables.grown.filter(r, !(r in object.spec.budget) || (has(object.spec.bounds) && variables.member in object.spec.bounds && r in object.spec.bounds[variables.member] && ` +
       `${q(MINE, 'share', 'r')}.compareTo(quantity(string(object.spec.bounds[variables.member][r]))) > 0))`,
   },
-  // The writer's resources where lendable is negative or above its share, or the share is negative.
+  // Every entry's resources where the share is negative or lendable is negative or above the share,
+  // as "eu requests.cpu" (each resource once: lendable's keys, then share's keys not among them).
   {
-    name: 'badLendable',
-    expression: `${keysOf(MINE)}.filter(r, ${q(MINE, 'lendable', 'r')}.compareTo(${ZERO}) < 0 || ${q(MINE, 'share', 'r')}.compareTo(${ZERO}) < 0 || ${q(MINE, 'lendable', 'r')}.compareTo(${q(MINE, 'share', 'r')}) > 0)`,
+    name: 'badEntries',
+    expression: `${NEW}.map(n, ${badResources(entry(NEW, 'n'))}.map(r, n + ' ' + r)).filter(l, l.size() > 0).map(l, l.join(', '))`,
   },
   {
     name: 'isOperator',
@@ -158,17 +168,18 @@ export const POLICY_VALIDATIONS: Validation[] = [
     messageExpression: `'[F3] ' + ${OBJECT} + ': the share of ${M} grows beyond its bound or outside the fleet budget: ' + variables.beyondBound.map(r, r + ' ' + string(${MINE}.share[r]) + (r in object.spec.budget ? ' > bound ' + string(object.spec.bounds[variables.member][r]) + ' (spec.bounds[${M}])' : ' (not in spec.budget)')).join(', ')`,
     reason: 'Forbidden',
   },
-  {
-    expression: `${specWrite} || variables.member == '' || variables.badLendable.size() == 0`,
-    messageExpression: `'[F3] ' + ${OBJECT} + ': member ${M} must keep 0 <= lendable <= share: ' + variables.badLendable.join(', ')`,
-    reason: 'Invalid',
-  },
+
   {
     expression: `${specWrite} || variables.member == '' || !variables.releasedChanged`,
     messageExpression: `'[F3] ' + ${OBJECT} + ': member ${M} may not change status.released; only an operator releases a member (kubectl tenantgate fleet release)'`,
     reason: 'Forbidden',
   },
   // --- status writes by anyone ---
+  {
+    expression: `${specWrite} || variables.badEntries.size() == 0`,
+    messageExpression: `'[F3] ' + ${OBJECT} + ': every entry must keep 0 <= lendable <= share: ' + variables.badEntries.join('; ') + (variables.member != '' ? ' in a write by ${M}' : '')`,
+    reason: 'Invalid',
+  },
   {
     expression: `${specWrite} || variables.overBudget.size() == 0`,
     messageExpression:

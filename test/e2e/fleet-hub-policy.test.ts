@@ -171,6 +171,29 @@ describe('the hub refuses member writes that src/fleet/shares.ts would not make'
     expect(await cpuShares()).toEqual({ [EU]: '2000m/0', [US]: '8/0' });
   });
 
+  it("taking more than another member offered by driving its lendable below 0, or writing an entry for a member that has none: refused [F3]", async () => {
+    // EU holds 2000m and offers nothing. Lowering its share and its lendable together (2000m/0 → 1/-1)
+    // looks like "taking what it offered", but it offered nothing: the lendable would be negative.
+    const belowZero = await writeStatus(member(US), (s) => {
+      Object.assign(entry(s, EU), { share: { 'requests.cpu': '1' }, lendable: { 'requests.cpu': '-1' } });
+      Object.assign(entry(s, US), { share: { 'requests.cpu': '9', 'requests.memory': '2Gi' } });
+    });
+    expect(belowZero.exitCode).not.toBe(0);
+    expect(belowZero.stderr).toContain(`the entries of ${EU} changed`);
+    // A negative entry for AP (which has none) would let US's own share grow past the budget while Σ stays at 10.
+    const forgedEntry = await writeStatus(member(US), (s) => {
+      Object.assign(entry(s, AP), { share: { 'requests.cpu': '-1' }, lendable: { 'requests.cpu': '-1' } });
+      Object.assign(entry(s, US), { share: { 'requests.cpu': '9', 'requests.memory': '2Gi' } });
+    });
+    expect(forgedEntry.exitCode).not.toBe(0);
+    expect(forgedEntry.stderr).toContain(`the entries of ${AP} changed`);
+    // Nor an empty entry: a member creates no entry but its own.
+    const emptyEntry = await writeStatus(member(US), (s) => void entry(s, AP));
+    expect(emptyEntry.exitCode).not.toBe(0);
+    expect(emptyEntry.stderr).toContain(`the entries of ${AP} changed`);
+    expect(await cpuShares()).toEqual({ [EU]: '2000m/0', [US]: '8/0' });
+  });
+
   it('a growth beyond the member’s bound: refused [F3]; within it: stored', async () => {
     const giveBack = await writeStatus(member(US), (s) => void Object.assign(entry(s, US), { share: { 'requests.cpu': '3', 'requests.memory': '2Gi' }, lastRequest: `${US}-3` }));
     expect(giveBack.exitCode, giveBack.stderr).toBe(0);
@@ -182,7 +205,7 @@ describe('the hub refuses member writes that src/fleet/shares.ts would not make'
     expect(outside.stderr).toContain('pods 5 (not in spec.budget)');
     const lendsTooMuch = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { lendable: { 'requests.cpu': '3' } }));
     expect(lendsTooMuch.exitCode).not.toBe(0);
-    expect(lendsTooMuch.stderr).toContain(`member ${EU} must keep 0 <= lendable <= share: requests.cpu`);
+    expect(lendsTooMuch.stderr).toContain(`every entry must keep 0 <= lendable <= share: ${EU} requests.cpu`);
     const within = await writeStatus(member(EU), (s) => void Object.assign(entry(s, EU), { share: { 'requests.cpu': '6' }, lastRequest: `${EU}-3` }));
     expect(within.exitCode, within.stderr).toBe(0);
     expect(await cpuShares()).toEqual({ [EU]: '6/0', [US]: '3/0' });
