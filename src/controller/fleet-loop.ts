@@ -16,8 +16,9 @@ import { lowerEnforced } from '../fleet/enforced-limit.js';
 import { parseFleetBudget, type FleetBudgetObject } from '../fleet/fleet-budget-object.js';
 import { decideReturn, fleetProjectBudget, movedBy, returnRoom, type IdleClock, type ReturnPolicy } from '../fleet/give-back.js';
 import type { HubClient } from '../fleet/hub-client.js';
+import { aboveRecord, compareHubRecord, enforcedWithinRecord, reassertion } from '../fleet/hub-record.js';
 import { applyOnHub } from '../fleet/hub-transaction.js';
-import type { ShareLedger } from '../fleet/shares.js';
+import { requestGrowth, type ShareLedger } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
 import { formatResources, parseResources, type Resources } from '../validate/resources.js';
 import type { Project, Snapshot } from '../validate/types.js';
@@ -219,6 +220,65 @@ export class FleetLoop {
     } else done(outcome.kind, { reason: step.reason, key });
   }
 
+  /**
+   * The hub's record (share − lendable) is below E, or this member was released
+   * (src/fleet/hub-record.ts): the hub would grant that room to others while this member enforces it.
+   * E was read after the hub, so read the hub again first (a growth between the reads raised both).
+   * Then the leader re-asserts the gap from the pool and the offers (one growth on the hub); when there
+   * is no room, or the member was released, it lowers E to the record (0 when released), never below
+   * what the namespaces hold and reservations promise, and says what stays above the record.
+   */
+  private async mendRecord(name: string, project: Project, enforced: Resources, resources: readonly string[], done: (result: string, extra?: Record<string, unknown>) => void): Promise<void> {
+    const o = this.o;
+    const object = await this.readHub(name, done);
+    if (object === UNREACHABLE) return;
+    const parsed = object ? parseFleetBudget(object) : undefined;
+    if (!parsed?.ok) {
+      done(parsed ? 'fleet-budget-unreadable' : 'no-fleet-budget', parsed && !parsed.ok ? { problems: parsed.problems } : {});
+      return;
+    }
+    const ledger = parsed.ledger;
+    o.observations.projects.set(name, { ledger, enforced, at: this.now() });
+    const verdict = compareHubRecord(ledger, o.cluster, enforced);
+    if (verdict.kind === 'covers') {
+      done('kept', { recheckedHub: true });
+      return;
+    }
+    const gapFields = verdict.kind === 'released' ? { released: true } : { recordBelowEnforced: text(verdict.gap) };
+    if (o.acts && !o.acts()) {
+      done('observed', gapFields);
+      return;
+    }
+    if (verdict.kind === 'below-enforced') {
+      const key = o.newKey?.() ?? `${o.cluster}-a-${randomBytes(6).toString('hex')}`;
+      const outcome = await applyOnHub(
+        o.hub,
+        name,
+        (l) => {
+          const need = reassertion(l, o.cluster, enforced);
+          if (need.size === 0) return { ok: true as const, ledger: l, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
+          return requestGrowth(l, o.cluster, { id: key, need });
+        },
+        { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 },
+      );
+      if (outcome.kind === 'stored') {
+        o.observations.projects.set(name, { ledger: outcome.ledger, enforced, at: this.now() });
+        done('re-asserted', { ...gapFields, key });
+        return;
+      }
+      if (outcome.kind === 'unreachable') {
+        o.observations.reachable = false;
+        done('hub-unreachable', { ...gapFields, reason: outcome.reason });
+        return;
+      }
+      Object.assign(gapFields, outcome.kind === 'refused' ? { refusal: outcome.refusal.reason } : { problems: outcome.problems });
+    }
+    const recorded = verdict.kind === 'released' ? new Map(resources.map((r) => [r, ZERO] as const)) : verdict.recorded;
+    const lowered = await lowerEnforced(o.ledger, name, (st, current) => enforcedWithinRecord(current.enforced, recorded, floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now())));
+    o.observations.projects.set(name, { ledger, enforced: lowered.record.enforced, at: this.now() });
+    done(verdict.kind === 'released' ? 'released' : 'record-below-enforced', { ...gapFields, enforcedNow: text(lowered.record.enforced), aboveRecord: text(aboveRecord(lowered.record.enforced, recorded)) });
+  }
+
   /** One check of one project (exported for tests through the class). */
   async check(name: string): Promise<void> {
     const o = this.o;
@@ -260,6 +320,10 @@ export class FleetLoop {
     const resources = [...ledger.budget.keys()];
     const floor = floorOf(o.snapshot(), project, o.cluster, state.entries, resources, this.now());
     o.observations.projects.set(name, { ledger, enforced: record.record.enforced, at: this.now() });
+    if (compareHubRecord(ledger, o.cluster, record.record.enforced).kind !== 'covers') {
+      await this.mendRecord(name, project, record.record.enforced, resources, done);
+      return;
+    }
     const declaredBudget = parseResources(project.spec.fleet.quota?.hard);
     const decision = decideReturn({ member: o.cluster, enforced: record.record.enforced, floor, ledger, declaredBudget, inFleet }, o.policy, this.clocks.get(name) ?? new Map(), this.now());
     this.clocks.set(name, decision.clock);

@@ -7,6 +7,8 @@
  */
 import { Counter, type Registry } from 'prom-client';
 import { fleetProjectBudget } from '../fleet/give-back.js';
+import { aboveRecord } from '../fleet/hub-record.js';
+import { enforceableLimit } from '../fleet/shares.js';
 import type { Snapshot } from '../validate/types.js';
 import type { FleetObservations } from './fleet-loop.js';
 import { scrapedGauges, type Labels, type Sample } from './project-metrics.js';
@@ -21,6 +23,8 @@ export interface FleetSeries {
   enforced: Sample[];
   /** {project, cluster, resource}: what the project's namespaces hold here (usage-counted), now. */
   allocated: Sample[];
+  /** {project, cluster, resource}: how much E is above this member's share − lendable in the hub's record (0 when covered). */
+  aboveRecord: Sample[];
   /** {project, cluster}: seconds since the loop last read the project's shares from the hub. */
   observedAge: Sample[];
   /** {cluster}: 1 when the last call to the hub was answered, 0 when not; absent before the first call. */
@@ -30,7 +34,7 @@ export interface FleetSeries {
 }
 
 export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObservations, now: number): FleetSeries {
-  const out: FleetSeries = { share: [], lendable: [], budget: [], enforced: [], allocated: [], observedAge: [], hubReachable: [], sinceContact: [] };
+  const out: FleetSeries = { share: [], lendable: [], budget: [], enforced: [], aboveRecord: [], allocated: [], observedAge: [], hubReachable: [], sinceContact: [] };
   for (const [name, o] of [...seen.projects].sort(([a], [b]) => a.localeCompare(b))) {
     const project = snapshot.project(name);
     if (!project?.spec.fleet) continue;
@@ -48,6 +52,11 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
       }
     }
     if (o.enforced) for (const resource of resources) out.enforced.push({ labels: { ...base, resource }, value: o.enforced.get(resource)?.asFloat64Slow() ?? 0 });
+    if (o.enforced && o.ledger) {
+      const recorded = o.ledger.released.has(cluster) ? new Map() : enforceableLimit(o.ledger, cluster);
+      const above = aboveRecord(o.enforced, recorded);
+      for (const resource of resources) out.aboveRecord.push({ labels: { ...base, resource }, value: above.get(resource)?.asFloat64Slow() ?? 0 });
+    }
     try {
       const b = fleetProjectBudget(snapshot, project, cluster, resources);
       for (const resource of resources) out.allocated.push({ labels: { ...base, resource }, value: b.allocated.get(resource)?.asFloat64Slow() ?? 0 });
@@ -79,6 +88,7 @@ export class FleetGauges {
     gauge('tenantgate_fleet_lendable', 'The part of a member share it offers to the other members (no longer enforced)', MEMBER, (s) => s.lendable);
     gauge('tenantgate_fleet_budget', "A project's fleet budget in the hub's ledger", RESOURCE, (s) => s.budget);
     gauge('tenantgate_fleet_controller_enforced_limit', "E: what this member lets a fleet-budgeted project allocate, from the project's headroom ledger", RESOURCE, (s) => s.enforced);
+    gauge('tenantgate_fleet_enforced_above_record', "How much E is above this member's share − lendable in the hub's record (the hub restored from an older backup, a share given back outside the protocol, a release): 0 when the record covers E", RESOURCE, (s) => s.aboveRecord);
     gauge('tenantgate_fleet_allocated', "What a fleet-budgeted project's namespaces hold on this member (usage-counted)", RESOURCE, (s) => s.allocated);
     gauge('tenantgate_fleet_observed_age_seconds', "Seconds since the give-back loop last read a project's shares from the hub", PROJECT, (s) => s.observedAge);
     gauge('tenantgate_fleet_controller_hub_reachable', "1 when the give-back loop's last call to the fleet's hub was answered, else 0", ['cluster'], (s) => s.hubReachable);

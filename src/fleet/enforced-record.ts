@@ -95,14 +95,17 @@ export function raisedRecord(record: EnforcedRecord, key: string, by: Resources)
 /** The record with each resource of `to` at most that value (a resource not named keeps its limit). */
 export function loweredRecord(record: EnforcedRecord, to: Resources): EnforcedRecord {
   const enforced = new Map(record.enforced);
+  let changed = false;
   for (const [resource, q] of to) {
     const current = enforced.get(resource) ?? ZERO;
     const target = q.sign() < 0 ? ZERO : q;
     if (target.cmp(current) < 0) {
+      changed = true;
       if (target.isZero()) enforced.delete(resource);
       else enforced.set(resource, target);
     }
   }
-  return { ...record, enforced };
+  // Nothing lower: the same record, so that the caller writes nothing.
+  return changed ? { ...record, enforced } : record;
 }
 

@@ -134,12 +134,13 @@ describe('promtool', () => {
   });
 
   it('the same tests fail against rules rendered with other thresholds (the tests see the values)', async () => {
-    const dir = await workDir(await renderedRuleGroups(helm, ['--set-json', 'prometheusRules.headroomWarningRatio=0.01', '--set', 'prometheusRules.cascadeStuckFor=20m', '--set', 'prometheusRules.fleetWide=true', '--set', 'prometheusRules.fleetHubUnreachableFor=20m', '--set', 'prometheusRules.fleetShareOrphanedFor=3h']));
+    const dir = await workDir(await renderedRuleGroups(helm, ['--set-json', 'prometheusRules.headroomWarningRatio=0.01', '--set', 'prometheusRules.cascadeStuckFor=20m', '--set', 'prometheusRules.fleetWide=true', '--set', 'prometheusRules.fleetHubUnreachableFor=20m', '--set', 'prometheusRules.fleetShareOrphanedFor=3h', '--set', 'prometheusRules.fleetEnforcedAboveRecordFor=30m']));
     const r = await execa(promtool, ['test', 'rules', join(dir, 'projects.test.yaml'), join(dir, 'fleet.test.yaml')], { reject: false });
     expect(r.exitCode).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/TenantgateProjectHeadroomLow/);
     expect(r.stdout + r.stderr).toMatch(/TenantgateCascadeStuck/);
     expect(r.stdout + r.stderr).toMatch(/TenantgateFleetHubUnreachable/);
     expect(r.stdout + r.stderr).toMatch(/TenantgateFleetShareOrphaned/);
+    expect(r.stdout + r.stderr).toMatch(/TenantgateFleetEnforcedAboveRecord/);
   });
 });

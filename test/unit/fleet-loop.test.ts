@@ -9,7 +9,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js';
 import { fleetSeries } from '../../src/controller/fleet-metrics.js';
-import { raiseEnforced } from '../../src/fleet/enforced-limit.js';
+import { lowerEnforced, raiseEnforced } from '../../src/fleet/enforced-limit.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor, withLedgerStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, type MemberShare } from '../../src/fleet/shares.js';
@@ -189,6 +189,7 @@ describe('the give-back loop', () => {
 
   it('a Project that lost spec.fleet: E goes to 0 and its whole share, offered part included, goes back', async () => {
     setHub(web(), { eu: [8, 2], us: [2] });
+    await lowerEnforced(ledger, 'web', () => cpu(6)); // E ≤ share − lendable, as the offer left it
     const l = loop();
     await l.check('web');
     snapshot.upsertProject(aProject('web', { quota: { hard: { 'requests.cpu': '8' } } }));
@@ -205,5 +206,81 @@ describe('the give-back loop', () => {
     await loop().check('web');
     expect(hub.reads).toBe(0);
     expect(fleetSeries(snapshot, 'eu', seen, now).share).toEqual([]);
+  });
+});
+
+describe("the hub's record below E (a hub restored from an older backup, a share given back by a stolen credential, a release)", () => {
+  const aboveRecord = () => fleetSeries(snapshot, 'eu', seen, now).aboveRecord.map((s) => s.value);
+
+  it('re-asserts the gap from the pool: the hub records E again, E stays, the check says so', async () => {
+    setHub(web(), { eu: [5], us: [2] }); // restored: eu held 5 then; E is 8; the pool has 3
+    await loop().check('web');
+    expect(eu()).toEqual({ share: '8', lendable: '0' });
+    expect(await enforced()).toBe('8');
+    expect(lines.at(-1)).toMatchObject({ fleet: 're-asserted', recordBelowEnforced: { 'requests.cpu': '3' } });
+    expect(aboveRecord()).toEqual([0]);
+  });
+
+  it('no room to re-assert: E comes down to the record (no growth here), what the namespaces hold is never taken back', async () => {
+    setHub(web(), { eu: [5], us: [5] }); // pool 0
+    await loop().check('web');
+    expect(await enforced()).toBe('5');
+    expect(eu()).toEqual({ share: '5', lendable: '0' });
+    expect(lines.at(-1)).toMatchObject({ fleet: 'record-below-enforced', refusal: 'no-room', enforcedNow: { 'requests.cpu': '5' }, aboveRecord: {} });
+    expect(aboveRecord()).toEqual([0]);
+  });
+
+  it('the namespaces hold more than the record: E stops at what they hold, the excess is reported (log and metric) until their use falls', async () => {
+    snapshot.upsertQuota(aQuota('web-a', { 'requests.cpu': '6' }, { used: { 'requests.cpu': '1' } })); // floor 6
+    setHub(web(), { eu: [4], us: [6] }); // pool 0, record 4
+    const l = loop();
+    await l.check('web');
+    expect(await enforced()).toBe('6');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'record-below-enforced', aboveRecord: { 'requests.cpu': '2' } });
+    expect(aboveRecord()).toEqual([2]);
+    // The quota falls to 3: E follows to the record (4) at the next check; nothing stays above it.
+    snapshot.upsertQuota(aQuota('web-a', { 'requests.cpu': '3' }, { used: { 'requests.cpu': '1' } }));
+    now += MIN;
+    await l.check('web');
+    expect(await enforced()).toBe('4');
+    expect(aboveRecord()).toEqual([0]);
+  });
+
+  it('a released member: E comes down to what its namespaces hold (no growth), however much the pool has', async () => {
+    const object = fleetBudgetFor(web())!;
+    hub.put(withLedgerStatus(object, { budget: cpu(10), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['us', { share: cpu(2), lendable: new Map() }]]), released: new Set(['eu']) }));
+    await loop().check('web');
+    expect(await enforced()).toBe('2');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'released', released: true, aboveRecord: { 'requests.cpu': '2' } });
+    expect(hub.writes).toBe(0);
+    expect(aboveRecord()).toEqual([2]);
+  });
+
+  it('a standby sees the gap and writes nothing', async () => {
+    setHub(web(), { eu: [5], us: [2] });
+    await loop(false).check('web');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'observed', recordBelowEnforced: { 'requests.cpu': '3' } });
+    expect(hub.writes).toBe(0);
+    expect(await enforced()).toBe('8');
+  });
+
+  it('a growth between the hub read and the E read is no gap: the hub is read again and nothing is written', async () => {
+    setHub(web(), { eu: [6], us: [2] });
+    await lowerEnforced(ledger, 'web', () => cpu(6));
+    // The webhook's growth lands between the loop's two reads: the hub first (6 → 8), then E (6 → 8).
+    const read = ledger.read.bind(ledger);
+    let grown = false;
+    ledger.read = async (project: string) => {
+      if (!grown) {
+        grown = true;
+        setHub(web(), { eu: [8], us: [2] });
+        await raiseEnforced(ledger, 'web', 'webhook-grant', cpu(2));
+      }
+      return read(project);
+    };
+    await loop().check('web');
+    expect(lines.at(-1)).toMatchObject({ fleet: 'kept', recheckedHub: true });
+    expect(hub.writes).toBe(0);
+    expect(await enforced()).toBe('8');
   });
 });
