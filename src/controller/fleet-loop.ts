@@ -8,6 +8,8 @@
  * Then, in the protocol's order: lower E first (ledger CAS, never below what is allocated and reserved
  * at that write), then one hub write (offer / give back) through `applyOnHub` with an idempotency key.
  * One pino line per check. What the checks saw feeds the controller's fleet metrics (fleet-metrics.ts).
+ * Each round the leader also renews the member's heartbeat Lease on the hub (what `fleet release` reads),
+ * and a check that finds the hub's record below E mends it (`mendRecord`, src/fleet/hub-record.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { describeError } from '../kube/errors.js';
@@ -135,10 +137,29 @@ export class FleetLoop {
   start(): void {
     this.o.observations.clear();
     this.o.observations.startedAt = this.now();
-    this.enqueueAll();
-    this.timer = setInterval(() => this.enqueueAll(), this.o.checkEveryMs);
+    this.round();
+    this.timer = setInterval(() => this.round(), this.o.checkEveryMs);
     this.timer.unref();
     this.worker = this.work();
+  }
+
+  /** One round: the leader renews this member's heartbeat on the hub, and every fleet project is queued for a check. */
+  private round(): void {
+    if (!this.o.acts || this.o.acts()) void this.heartbeat();
+    this.enqueueAll();
+  }
+
+  /**
+   * Renews the Lease member-<cluster> on the hub (src/fleet/member-heartbeat.ts): what `kubectl
+   * tenantgate fleet release` reads to refuse releasing a member that still runs. A failure is logged;
+   * the next round tries again.
+   */
+  async heartbeat(): Promise<void> {
+    try {
+      await this.o.hub.renewHeartbeat(this.o.cluster, new Date(this.now()), Math.max(1, Math.ceil((3 * this.o.checkEveryMs) / 1000)));
+    } catch (err) {
+      this.o.log(`fleet heartbeat failed: ${describeError(err)}`, { cluster: this.o.cluster, fleet: 'heartbeat-failed' });
+    }
   }
 
   /** Every Project with spec.fleet: members are checked, and a former member may still hold a share to return. */

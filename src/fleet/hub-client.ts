@@ -3,7 +3,7 @@
  * docs/adr/0044-fleet-member-wiring.md): read a Project's FleetBudget, and PUT its status carrying the
  * resourceVersion it was read at, so a write computed from an older ledger never lands. The member's
  * Role on the hub allows get/list/watch on fleetbudgets and update on fleetbudgets/status only: no
- * patch, no last-writer-wins.
+ * patch, no last-writer-wins; and its heartbeat Lease member-<cluster> (get/update of that name, create).
  *
  * Through the lean client (src/kube/lean-client.ts): one keep-alive connection, plain JSON, TLS verified
  * with the CA of the hub kubeconfig, credentials asked again every minute (rotated tokens keep working).
@@ -13,6 +13,7 @@ import * as k8s from '@kubernetes/client-node';
 import { LeanApiClient } from '../kube/lean-client.js';
 import { statusCode } from '../kube/errors.js';
 import { FLEET_NAMESPACE, FLEET_PLURAL, type FleetBudgetObject } from './fleet-budget-object.js';
+import { heartbeatLeaseName, renewedLease, type HeartbeatLease } from './member-heartbeat.js';
 
 /** The hub stored a newer version than the one the write was computed from (HTTP 409). */
 export class HubConflict extends Error {
@@ -30,6 +31,11 @@ export interface HubClient {
    * (a 404, a refusal by the hub's admission policy, no answer) with the error.
    */
   writeStatus(object: FleetBudgetObject): Promise<FleetBudgetObject>;
+  /**
+   * Renews this member's heartbeat Lease (src/fleet/member-heartbeat.ts): creates it when absent, else
+   * a PUT with the resourceVersion read. A conflict (another replica renewed it meanwhile) is no error.
+   */
+  renewHeartbeat(cluster: string, at: Date, leaseDurationSeconds: number): Promise<void>;
   close(): void;
 }
 
@@ -58,6 +64,23 @@ export class LeanHubClient implements HubClient {
     } catch (err) {
       if (statusCode(err) === 409) throw new HubConflict(project);
       throw err;
+    }
+  }
+
+  async renewHeartbeat(cluster: string, at: Date, leaseDurationSeconds: number): Promise<void> {
+    const leases = `/apis/coordination.k8s.io/v1/namespaces/${FLEET_NAMESPACE}/leases`;
+    const name = heartbeatLeaseName(cluster);
+    let previous: HeartbeatLease | undefined;
+    try {
+      previous = await this.api.call<HeartbeatLease>('GET', `${leases}/${encodeURIComponent(name)}`);
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
+    try {
+      if (previous) await this.api.call('PUT', `${leases}/${encodeURIComponent(name)}`, renewedLease(cluster, at, leaseDurationSeconds, previous));
+      else await this.api.call('POST', leases, renewedLease(cluster, at, leaseDurationSeconds));
+    } catch (err) {
+      if (statusCode(err) !== 409) throw err;
     }
   }
 

@@ -4,7 +4,7 @@
  * (docs/adr/0032-kubectl-plugin-runs-kubectl.md) and reads the budget view API where the cluster serves
  * it, else the objects themselves (docs/kubectl-plugin.md).
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { KUBECTL_FLAG_OPTIONS, type KubectlFlags } from './flags.js';
@@ -13,6 +13,7 @@ import { Kubectl } from './kubectl.js';
 import { BudgetSource, SOURCES, type SourceName } from './source.js';
 import { findings, objectName, verdictOf, whyText, type Verdict } from './why.js';
 import { releaseFleetMember, releaseText } from './fleet-release.js';
+import { DEFAULT_ALIVE_WITHIN_SECONDS } from '../fleet/member-heartbeat.js';
 import { LABEL_PROJECT, LABEL_TENANT, type NamespaceObject, type Project } from '../validate/types.js';
 import { cmpStr } from '../order.js';
 
@@ -144,8 +145,14 @@ export function program(io: PluginIo = processIo, status: { code: number } = { c
   withOutput(withKubectlFlags(fleet.command('release').description('on the hub, as tenantgate-fleet-operator: a member cluster that is gone gives up its share of a project\'s fleet budget (its writes are refused from then on)')))
     .argument('<project>', 'the Project (its FleetBudget in tenantgate-fleet)')
     .argument('<cluster>', 'the member cluster to release')
-    .action(async (project: string, cluster: string, o: CommonOptions) => {
-      const outcome = await releaseFleetMember(new Kubectl(o), project, cluster);
+    .option('--force', 'release even though the member was heard from recently (its heartbeat Lease on the hub)')
+    .option('--alive-within <seconds>', `a member whose heartbeat was renewed within this many seconds still runs and is not released without --force (default ${DEFAULT_ALIVE_WITHIN_SECONDS})`, (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`--alive-within ${v}: allowed: a whole number of seconds, 0 or more`);
+      return n;
+    })
+    .action(async (project: string, cluster: string, o: CommonOptions & { force?: boolean; aliveWithin?: number }) => {
+      const outcome = await releaseFleetMember(new Kubectl(o), project, cluster, { ...(o.force ? { force: true } : {}), ...(o.aliveWithin !== undefined ? { aliveWithinSeconds: o.aliveWithin } : {}) });
       io.out(o.output ? machine({ project, cluster, ...outcome }, o.output) : releaseText(project, cluster, outcome));
     });
 

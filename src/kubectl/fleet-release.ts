@@ -8,6 +8,9 @@
  * recording when and by whom (the user name the hub's API server knows the caller by). When the
  * FleetBudget is being deleted and no member holds a share any more, it then removes the finalizer
  * tenantgate.io/fleet-shares (the policy tenantgate-fleet-shares refuses that while a share is held).
+ *
+ * A member heard from recently (its heartbeat Lease member-<cluster>, src/fleet/member-heartbeat.ts) is
+ * not released unless forced: it still runs, and its namespaces' use would stay outside the budget.
  */
 import { formatResources } from '../validate/resources.js';
 import { poolOf, releaseMember, type ShareLedger } from '../fleet/shares.js';
@@ -19,6 +22,7 @@ import {
   withLedgerStatus,
   type FleetBudgetObject,
 } from '../fleet/fleet-budget-object.js';
+import { DEFAULT_ALIVE_WITHIN_SECONDS, heartbeatLeaseName, livenessOf, type HeartbeatLease } from '../fleet/member-heartbeat.js';
 import { KubectlError, type Kubectl } from './kubectl.js';
 import { API_GROUP } from '../validate/types.js';
 
@@ -100,7 +104,39 @@ async function finalizeIfUnheld(kubectl: Kubectl, project: string): Promise<bool
   return false;
 }
 
-export async function releaseFleetMember(kubectl: Kubectl, project: string, cluster: string, now: () => Date = () => new Date()): Promise<ReleaseOutcome> {
+export interface ReleaseOptions {
+  /** Release even though the member was heard from recently (it is fenced, or its heartbeat is forged). */
+  force?: boolean;
+  /** A member whose heartbeat Lease was renewed within this many seconds is alive (default DEFAULT_ALIVE_WITHIN_SECONDS). */
+  aliveWithinSeconds?: number;
+  now?: () => Date;
+}
+
+/** The member's heartbeat Lease on the hub, or undefined when it never wrote one. */
+async function heartbeatOf(kubectl: Kubectl, cluster: string): Promise<HeartbeatLease | undefined> {
+  try {
+    return await kubectl.json<HeartbeatLease>(['get', 'leases.coordination.k8s.io', heartbeatLeaseName(cluster), '-n', FLEET_NAMESPACE]);
+  } catch (err) {
+    if (err instanceof KubectlError && err.notFound) return undefined;
+    throw err;
+  }
+}
+
+/** Refuses to release a member heard from within the window, unless forced: it still runs and would keep its use outside the budget. */
+async function guardLiveness(kubectl: Kubectl, project: string, cluster: string, options: ReleaseOptions): Promise<void> {
+  if (options.force) return;
+  const within = options.aliveWithinSeconds ?? DEFAULT_ALIVE_WITHIN_SECONDS;
+  const liveness = livenessOf(await heartbeatOf(kubectl, cluster), (options.now ?? (() => new Date()))(), within);
+  if (!liveness.alive) return;
+  throw new Error(
+    `${objectName(project)}: cluster ${cluster} was heard from ${liveness.ageSeconds}s ago (Lease ${FLEET_NAMESPACE}/${heartbeatLeaseName(cluster)} renewed at ${liveness.renewTime}; alive means within ${within}s): ` +
+      `a released member that still runs keeps its namespaces' use outside the fleet budget while the hub grants its share again. ` +
+      `Stop tenantgate on ${cluster} or cut it off from the hub, wait until its heartbeat is older than ${within}s, and release it then; or pass --force; nothing released`,
+  );
+}
+
+export async function releaseFleetMember(kubectl: Kubectl, project: string, cluster: string, options: ReleaseOptions = {}): Promise<ReleaseOutcome> {
+  const now = options.now ?? (() => new Date());
   const by = await whoAmI(kubectl);
   for (let attempt = 1; ; attempt++) {
     const object = await read(kubectl, project);
@@ -116,6 +152,7 @@ export async function releaseFleetMember(kubectl: Kubectl, project: string, clus
         `${objectName(project)}: cluster ${cluster} is neither in spec.members (${ledger.members.join(', ') || 'none'}) nor holds a share (${holding.join(', ') || 'nobody does'}); nothing released`,
       );
     }
+    if (attempt === 1) await guardLiveness(kubectl, project, cluster, options);
     const returned = formatResources(ledger.shares.get(cluster)?.share ?? new Map());
     const released = releaseMember(ledger, cluster).ledger;
     const at = rfc3339(now());

@@ -248,6 +248,13 @@ describe('helm template with fleet values (docs/fleet.md)', () => {
       { apiGroups: ['tenantgate.io'], resources: ['fleetbudgets/status'], verbs: ['update'] },
     ]);
     expect(find(objects, 'Role', 'tenantgate-fleet-operator').rules[0].verbs).toContain('release');
+    // Each member renews its own heartbeat Lease (create cannot be limited by name), the operator reads them.
+    expect(find(objects, 'Role', 'member-prod-eu-heartbeat').rules).toEqual([
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['member-prod-eu'], verbs: ['get', 'update'] },
+    ]);
+    expect(find(objects, 'RoleBinding', 'member-prod-eu-heartbeat').subjects).toEqual([{ kind: 'ServiceAccount', name: 'member-prod-eu', namespace: 'tenantgate-fleet' }]);
+    expect(find(objects, 'Role', 'tenantgate-fleet-operator').rules).toContainEqual({ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'list'] });
     expect(find(objects, 'RoleBinding', 'tenantgate-fleet-operator').subjects).toContainEqual({ kind: 'Group', name: 'platform-admins', apiGroup: 'rbac.authorization.k8s.io' });
     expect(find(objects, 'Secret', 'member-prod-eu-token').metadata.annotations?.['kubernetes.io/service-account.name']).toBe('member-prod-eu');
     expect(find(objects, 'ValidatingAdmissionPolicy', 'tenantgate-fleet-shares').spec.failurePolicy).toBe('Fail');

@@ -11,7 +11,9 @@
  * back to the pool, down to what the remaining namespace holds and no lower; the pool then serves new
  * growth; the controller's fleet metrics show the shares, E, the allocation and the hub reachable, and
  * every series the fleet alerts select; with the hub's apiserver stopped nothing is returned and the
- * hub is reported unreachable.
+ * hub is reported unreachable; with the hub's etcd restored from an older backup the member re-asserts
+ * the gap from the pool, and where the pool has none stops growing and reports what stays above the
+ * hub's record until its namespaces hold less.
  */
 import { execa } from 'execa';
 import { mkdtemp } from 'node:fs/promises';
@@ -157,6 +159,18 @@ describe('the give-back loop on a fleet member', () => {
     }, { what: 'the fleet metrics after the give-back', timeoutMs: 30_000 });
   });
 
+  it("the leader renews eu's heartbeat Lease on the hub every round (what `fleet release` reads), as member-eu", async () => {
+    const lease = async () => {
+      const r = await execa(join(hub.cp.info.binDir, 'kubectl'), ['-n', 'tenantgate-fleet', 'get', 'lease', 'member-eu', '-o', 'json'], { env: { KUBECONFIG: hub.cp.info.kubeconfigs.admin! }, reject: false });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return JSON.parse(r.stdout) as { spec: { holderIdentity: string; renewTime: string }; metadata: { managedFields?: Array<{ manager?: string }> } };
+    };
+    const first = await lease();
+    expect(first.spec.holderIdentity).toBe('eu');
+    await eventually(async () => expect((await lease()).spec.renewTime > first.spec.renewTime).toBe(true), { what: 'the heartbeat renewed', timeoutMs: 15_000 });
+    expect(Date.now() - Date.parse((await lease()).spec.renewTime)).toBeLessThan(15_000);
+  });
+
   it('with the hub down nothing is returned and the hub is reported unreachable; E stays', async () => {
     const del = await as('admin', ['delete', 'namespace', 'shop-d', '--wait=true', '--timeout=60s']);
     expect(del.exitCode, del.stderr).toBe(0);
@@ -170,5 +184,49 @@ describe('the give-back loop on a fleet member', () => {
       await hub.cp.resumeApiserver();
     }
     await eventually(async () => expect(await entry()).toEqual({ share: { [CPU]: '2' }, lendable: {} }), { what: 'given back once the hub is back', timeoutMs: 60_000, intervalMs: 500 });
+  });
+
+  it("a hub restored from an older backup: the member sees E above the hub's record and re-asserts it from the pool; without room it stops growing and reports what stays above", async () => {
+    const backups = await mkdtemp(join(REPO_ROOT, '.run', 'fleet-hub-backup-'));
+    const metric = async () => /tenantgate_fleet_enforced_above_record\{project="shop",cluster="eu",resource="requests.cpu"\} (\S+)/.exec(await controller.metrics.registry.metrics())?.[1];
+    const setStatus = async (members: Record<string, { share: ResourceList }>) => {
+      const object = (await hub.fleetBudget('shop'))!;
+      const r = await execa(join(hub.cp.info.binDir, 'kubectl'), ['replace', '--subresource=status', '-f', '-'], { env: { KUBECONFIG: hub.cp.info.kubeconfigs.admin! }, input: JSON.stringify({ ...object, status: { members } }), reject: false });
+      expect(r.exitCode, r.stderr).toBe(0);
+    };
+    expect(await entry()).toEqual({ share: { [CPU]: '2' }, lendable: {} });
+
+    // 1. A backup while eu holds 2; eu then grows to 4 from the pool; the hub is restored: it records 2 again.
+    await hub.cp.backupEtcd(join(backups, 'one'));
+    expect((await as('alice', ['create', 'namespace', 'shop-e'])).exitCode).toBe(0);
+    expect(await entry()).toEqual({ share: { [CPU]: '4' }, lendable: {} });
+    expect(await enforced()).toEqual({ [CPU]: '4' });
+    const reasserted = checks('re-asserted').length;
+    await hub.cp.restoreEtcd(join(backups, 'one'));
+    // The hub now records 2 for eu (the loop checks every second, so it may have mended it already); the
+    // pool holds the gap: eu writes its share back up to E, and its log says what it found.
+    await eventually(async () => expect(await entry()).toEqual({ share: { [CPU]: '4' }, lendable: {} }), { what: 'the gap re-asserted on the hub', timeoutMs: 60_000, intervalMs: 500 });
+    expect(checks('re-asserted').length).toBeGreaterThan(reasserted);
+    expect(checks('re-asserted').at(-1)).toMatchObject({ recordBelowEnforced: { [CPU]: '2' } });
+    expect(await enforced()).toEqual({ [CPU]: '4' });
+
+    // 2. A backup while us holds the rest (the pool empty); us gives it back, eu grows to 6; the hub is restored.
+    await setStatus({ eu: { share: { [CPU]: '4' } }, us: { share: { [CPU]: '2' } } });
+    await hub.cp.backupEtcd(join(backups, 'two'));
+    await setStatus({ eu: { share: { [CPU]: '4' } } });
+    expect((await as('alice', ['create', 'namespace', 'shop-f'])).exitCode).toBe(0);
+    expect(await enforced()).toEqual({ [CPU]: '6' });
+    await hub.cp.restoreEtcd(join(backups, 'two'));
+    // No room to re-assert: E stays at what the three namespaces hold (6), 2 above the record, reported.
+    await eventually(async () => expect(checks('record-below-enforced').at(-1)).toMatchObject({ refusal: 'no-room', enforcedNow: { [CPU]: '6' }, aboveRecord: { [CPU]: '2' } }), { what: 'the gap reported', timeoutMs: 60_000 });
+    await eventually(async () => expect(await metric()).toBe('2'), { what: 'tenantgate_fleet_enforced_above_record 2' });
+    // E is at what the namespaces hold: any growth on eu needs the hub, which has no room; the record stays.
+    expect(await enforced()).toEqual({ [CPU]: '6' });
+    expect(await entry()).toEqual({ share: { [CPU]: '4' }, lendable: {} });
+    // shop-f goes: E follows down to the hub's record, nothing stays above it.
+    expect((await as('admin', ['delete', 'namespace', 'shop-f', '--wait=true', '--timeout=60s'])).exitCode).toBe(0);
+    await eventually(async () => expect(await enforced()).toEqual({ [CPU]: '4' }), { what: 'E down to the record', timeoutMs: 60_000, intervalMs: 500 });
+    await eventually(async () => expect(await metric()).toBe('0'), { what: 'tenantgate_fleet_enforced_above_record 0' });
+    expect(await entry()).toEqual({ share: { [CPU]: '4' }, lendable: {} });
   });
 });

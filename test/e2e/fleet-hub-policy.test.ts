@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helmTemplate } from '../../hack/chart-manifests.js';
 import { FLEET_FINALIZER, FLEET_NAMESPACE, type FleetBudgetObject, type FleetBudgetStatus } from '../../src/fleet/fleet-budget-object.js';
 import { MEMBER_USER_PREFIX } from '../../src/fleet/fleet-shares-policy.js';
+import { heartbeatLeaseName, renewedLease, type HeartbeatLease } from '../../src/fleet/member-heartbeat.js';
 import { LeanHubClient, loadHubKubeConfig } from '../../src/fleet/hub-client.js';
 import { applyOnHub } from '../../src/fleet/hub-transaction.js';
 import { giveBack, offer, requestGrowth, withdrawOffer, type Applied, type ShareLedger } from '../../src/fleet/shares.js';
@@ -313,6 +314,24 @@ describe('kubectl tenantgate fleet release', () => {
     expect(await cpuShares()).toEqual({ [EU]: '6/0', [US]: '3/0' });
   });
 
+  it("refuses to release a member heard from recently (its heartbeat Lease on the hub), naming when; a member renews only its own heartbeat", async () => {
+    const created = await kubectl('admin', ['create', '--as', member(US), '-f', '-'], { input: JSON.stringify(renewedLease(US, new Date(), 30)), reject: false });
+    expect(created.exitCode, created.stderr).toBe(0);
+    const lease = JSON.parse((await kubectl('admin', ['get', 'lease', heartbeatLeaseName(US), '-n', FLEET_NAMESPACE, '-o', 'json'])).stdout) as HeartbeatLease;
+    const forged = await kubectl('admin', ['replace', '--as', member(EU), '-f', '-'], { input: JSON.stringify(renewedLease(US, new Date(), 30, lease)), reject: false });
+    expect(forged.exitCode).not.toBe(0);
+    expect(forged.stderr).toContain('forbidden');
+    const refused = await plugin(['fleet', 'release', PROJECT, US, '--as', OPERATOR]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(new RegExp(`FleetBudget ${FLEET_NAMESPACE}/${PROJECT}: cluster ${US} was heard from \\d+s ago \\(Lease ${FLEET_NAMESPACE}/member-${US} renewed at `));
+    expect(refused.stderr).toContain('or pass --force; nothing released');
+    expect(await cpuShares()).toEqual({ [EU]: '6/0', [US]: '3/0' });
+    expect((await read()).status?.released?.[US]).toBeUndefined();
+    // US stops: its last heartbeat is 20 minutes old (the member renews its own Lease), so the next test releases it without --force.
+    const stale = await kubectl('admin', ['replace', '--as', member(US), '-f', '-'], { input: JSON.stringify(renewedLease(US, new Date(Date.now() - 20 * 60_000), 30, lease)), reject: false });
+    expect(stale.exitCode, stale.stderr).toBe(0);
+  });
+
   it('releases a member: its share returns to the pool, recorded with time and operator; its writes are refused', async () => {
     const r = await plugin(['fleet', 'release', PROJECT, US, '--as', OPERATOR]);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -332,7 +351,12 @@ describe('kubectl tenantgate fleet release', () => {
   it('a FleetBudget deleted while a share is held stays until nobody holds one; release then removes the finalizer', async () => {
     await kubectl('admin', ['delete', FB, PROJECT, '-n', FLEET_NAMESPACE, '--wait=false']);
     expect((await read()).metadata.deletionTimestamp).toBeTruthy();
-    const r = await plugin(['fleet', 'release', PROJECT, EU, '--as', OPERATOR]);
+    // EU still runs (heard from just now): refused, then released with --force.
+    expect((await kubectl('admin', ['create', '--as', member(EU), '-f', '-'], { input: JSON.stringify(renewedLease(EU, new Date(), 30)), reject: false })).exitCode).toBe(0);
+    const alive = await plugin(['fleet', 'release', PROJECT, EU, '--as', OPERATOR]);
+    expect(alive.exitCode).toBe(1);
+    expect(alive.stderr).toContain(`cluster ${EU} was heard from`);
+    const r = await plugin(['fleet', 'release', PROJECT, EU, '--as', OPERATOR, '--force']);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain(`finalizer ${FLEET_FINALIZER} removed`);
     await eventually(async () => {

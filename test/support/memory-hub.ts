@@ -40,6 +40,12 @@ export class MemoryHub implements HubClient {
     if (lose === 'after') throw new Error('socket hang up');
     return structuredClone(this.objects.get(name)!);
   }
+  /** Heartbeats renewed: cluster → the last renewal's time. */
+  readonly heartbeats = new Map<string, Date>();
+  async renewHeartbeat(cluster: string, at: Date): Promise<void> {
+    if (this.down) throw new Error('connect ECONNREFUSED');
+    this.heartbeats.set(cluster, at);
+  }
   close(): void {}
   ledger(name = 'web') {
     const parsed = parseFleetBudget(this.objects.get(name)!);

@@ -8,7 +8,7 @@
  * (`--use-service-account-credentials`), and PodSecurity admission is on.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp as copyTree, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../paths.js';
 export { REPO_ROOT };
@@ -330,6 +330,33 @@ export class ControlPlane {
     this.procs[index] = startProcess('etcd', stopped.child.spawnfile, stopped.child.spawnargs.slice(1), stopped.logFile);
     const apiserver = this.procs.find((p) => p.name === 'kube-apiserver');
     if (apiserver) await this.waitReady(apiserver);
+  }
+
+  /**
+   * A cold backup of etcd's data into `to`: kube-apiserver and etcd stop while the data is copied, then
+   * start again. `restoreEtcd` puts it back.
+   */
+  async backupEtcd(to: string): Promise<void> {
+    await this.stopApiserver();
+    await this.stopEtcd();
+    await copyTree(join(this.info.dir, 'etcd', 'data'), to, { recursive: true });
+    await this.resumeEtcd();
+    await this.startApiserver();
+  }
+
+  /**
+   * Restores a backup taken by `backupEtcd`, as an operator restores a cluster from an older backup:
+   * kube-apiserver and etcd stop, etcd's data is replaced, both start again (kube-apiserver's watch
+   * cache would otherwise keep serving the newer state). The controller manager keeps running and relists.
+   */
+  async restoreEtcd(from: string): Promise<void> {
+    await this.stopApiserver();
+    await this.stopEtcd();
+    const data = join(this.info.dir, 'etcd', 'data');
+    await rm(data, { recursive: true, force: true });
+    await copyTree(from, data, { recursive: true });
+    await this.resumeEtcd();
+    await this.startApiserver();
   }
 
   /** Stops and starts etcd (kube-apiserver and the controller manager keep running and reconnect). */
