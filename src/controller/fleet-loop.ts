@@ -233,7 +233,7 @@ export class FleetLoop {
     const lowered = await lowerEnforced(o.ledger, name, () => zero);
     const step = { reason: 'not-fleet-budgeted' as const, modes: new Map([...ledger.budget.keys()].map((r) => [r, 'give-back' as const])), lowerTo: zero };
     const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
-    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, lowered.record.enforced, new Map()), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
+    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, lowered.record.enforced, new Map(), ledger), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
     o.observations.count('give-back', outcome.kind === 'stored' ? 'stored' : outcome.kind === 'unreachable' ? 'unreachable' : outcome.kind === 'refused' ? 'refused' : 'failed');
     if (outcome.kind === 'stored') {
       o.observations.projects.delete(name);
@@ -374,7 +374,7 @@ export class FleetLoop {
     // 2. Then the hub write, recomputed from the hub's ledger on every attempt.
     const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
     const kinds = [...new Set(step.modes.values())];
-    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, enforced, floorAtWrite), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
+    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, enforced, floorAtWrite, ledger), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
     Object.assign(fields, { reason: step.reason, modes: Object.fromEntries(step.modes), enforcedNow: text(enforced), key });
     if (outcome.kind === 'stored') {
       o.observations.reachable = true;

@@ -41,10 +41,12 @@ async function updateRecord(store: LedgerStore, project: string, change: (record
 
 /**
  * Raise E by what the hub stored for grant `key` (call only after the hub stored it), once: a key the
- * record lists already changes nothing.
+ * record lists already changes nothing. With `ifGeneration` (the record's generation read before the
+ * hub write), nothing is raised when E was lowered since: `applied` says whether the key is in E now.
  */
-export function raiseEnforced(store: LedgerStore, project: string, key: string, by: Resources, options: StoreOptions = {}): Promise<{ record: EnforcedRecord; state: LedgerState }> {
-  return updateRecord(store, project, (record) => raisedRecord(record, key, by), options);
+export async function raiseEnforced(store: LedgerStore, project: string, key: string, by: Resources, options: StoreOptions & { ifGeneration?: number } = {}): Promise<{ record: EnforcedRecord; state: LedgerState; applied: boolean }> {
+  const done = await updateRecord(store, project, (record) => raisedRecord(record, key, by, options.ifGeneration), options);
+  return { ...done, applied: done.record.grants.includes(key) };
 }
 
 /**

@@ -40,11 +40,17 @@ export interface EnforcedRecord {
   readonly enforced: Resources;
   /** Idempotency keys of the hub grants already added to `enforced`, oldest first. */
   readonly grants: readonly string[];
+  /**
+   * How many times E was lowered. A webhook reads it before asking the hub for a grant and raises E
+   * only if it is unchanged: a grant the controller's give-back may have returned meanwhile (it lowered
+   * E, then wrote the hub) is never added to E.
+   */
+  readonly generation: number;
 }
 
 export type DecodedRecord = { readonly ok: true; readonly record: EnforcedRecord } | { readonly ok: false; readonly problem: string };
 
-export const EMPTY_RECORD: EnforcedRecord = { enforced: new Map(), grants: [] };
+export const EMPTY_RECORD: EnforcedRecord = { enforced: new Map(), grants: [], generation: 0 };
 
 /** The record in the ledger's `fleet` data key; absent text is the empty record (E = 0). */
 export function decodeRecord(text: string | undefined, project: string): DecodedRecord {
@@ -57,17 +63,18 @@ export function decodeRecord(text: string | undefined, project: string): Decoded
     return { ok: false, problem: `${where} is not JSON: ${(err as Error).message}` };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, problem: `${where} is ${JSON.stringify(parsed)}; allowed: {"enforced": {resource: quantity}, "grants": [keys]}` };
-  const { enforced, grants } = parsed as { enforced?: unknown; grants?: unknown };
+  const { enforced, grants, generation } = parsed as { enforced?: unknown; grants?: unknown; generation?: unknown };
   const sink: Violation[] = [];
   const limits = parseResources(enforced as Record<string, string> | undefined, ['enforced'], sink, where);
   if (sink.length > 0) return { ok: false, problem: sink.map((v) => v.message).join('; ') };
   for (const [resource, q] of limits) if (q.sign() < 0) return { ok: false, problem: `${where}: enforced.${resource} is ${q.toString()}; allowed: a quantity ≥ 0` };
   if (grants !== undefined && !(Array.isArray(grants) && grants.every((g) => typeof g === 'string'))) return { ok: false, problem: `${where}: grants is ${JSON.stringify(grants)}; allowed: a list of strings` };
-  return { ok: true, record: { enforced: limits, grants: (grants as string[] | undefined) ?? [] } };
+  if (generation !== undefined && !(typeof generation === 'number' && Number.isSafeInteger(generation) && generation >= 0)) return { ok: false, problem: `${where}: generation is ${JSON.stringify(generation)}; allowed: a whole number ≥ 0` };
+  return { ok: true, record: { enforced: limits, grants: (grants as string[] | undefined) ?? [], generation: generation ?? 0 } };
 }
 
 export function encodeRecord(record: EnforcedRecord): string {
-  return JSON.stringify({ enforced: formatResources(record.enforced), grants: record.grants });
+  return JSON.stringify({ enforced: formatResources(record.enforced), grants: record.grants, ...(record.generation > 0 ? { generation: record.generation } : {}) });
 }
 
 /** E for decisions: the record's limits, or none (E = 0) when it cannot be read. */
@@ -84,12 +91,16 @@ export function holdsEnforcedLimit(state: WithRecord): boolean {
   return false;
 }
 
-/** The record after a grant `key` of `by`; unchanged (same object) when the key was applied already. */
-export function raisedRecord(record: EnforcedRecord, key: string, by: Resources): EnforcedRecord {
+/**
+ * The record after a grant `key` of `by`; unchanged (same object) when the key was applied already, or
+ * when `ifGeneration` is given and E was lowered since (the grant may have been given back).
+ */
+export function raisedRecord(record: EnforcedRecord, key: string, by: Resources, ifGeneration?: number): EnforcedRecord {
   if (record.grants.includes(key)) return record;
+  if (ifGeneration !== undefined && record.generation !== ifGeneration) return record;
   const enforced = new Map(record.enforced);
   for (const [resource, q] of by) if (q.sign() > 0) enforced.set(resource, (enforced.get(resource) ?? ZERO).add(q));
-  return { enforced, grants: [...record.grants, key].slice(-MAX_GRANT_KEYS) };
+  return { enforced, grants: [...record.grants, key].slice(-MAX_GRANT_KEYS), generation: record.generation };
 }
 
 /** The record with each resource of `to` at most that value (a resource not named keeps its limit). */
@@ -106,6 +117,6 @@ export function loweredRecord(record: EnforcedRecord, to: Resources): EnforcedRe
     }
   }
   // Nothing lower: the same record, so that the caller writes nothing.
-  return changed ? { ...record, enforced } : record;
+  return changed ? { ...record, enforced, generation: record.generation + 1 } : record;
 }
 

@@ -123,16 +123,23 @@ export function decideReturn(s: MemberState, policy: ReturnPolicy, clock: IdleCl
  * what is still offered (withdrawn and returned in the same write). Composed from the ledger's own
  * transitions (withdrawOffer, offer, giveBack), the last one carrying `key` so that a re-read can tell
  * whether the write landed. Undefined amounts (nothing left to return) give a duplicate-free no-op.
+ *
+ * `decidedFrom` is the ledger the step was decided from. What share − lendable grew by since then is a
+ * grant this member's webhook obtained meanwhile and is raising E by (only its own webhooks grow it:
+ * another member taking an offer lowers share and lendable together): that growth is kept on top of
+ * max(E', floor), so a return racing a growth never gives back room the member enforces.
  */
-export function returnRoom(ledger: ShareLedger, member: string, key: string, step: ReturnStep, enforced: Resources, floor: Resources): Applied | ShareRefusal {
+export function returnRoom(ledger: ShareLedger, member: string, key: string, step: ReturnStep, enforced: Resources, floor: Resources, decidedFrom: ShareLedger): Applied | ShareRefusal {
   const entry = memberShare(ledger, member);
+  const before = memberShare(decidedFrom, member);
   const offered = new Map<string, Quantity>();
   const withdrawn = new Map<string, Quantity>();
   const returned = new Map<string, Quantity>();
   for (const [resource, mode] of step.modes) {
     const share = at(entry.share, resource);
     const lent = at(entry.lendable, resource);
-    const keepAt = max(at(enforced, resource), at(floor, resource));
+    const grownSince = max(share.sub(lent).sub(at(before.share, resource).sub(at(before.lendable, resource))), ZERO);
+    const keepAt = max(at(enforced, resource), at(floor, resource)).add(grownSince);
     const excess = share.sub(lent).sub(keepAt);
     if (mode === 'offer') {
       if (excess.sign() > 0) offered.set(resource, excess);

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { describeError } from '../kube/errors.js';
 import { raiseEnforced } from '../fleet/enforced-limit.js';
+import { decodeRecord } from '../fleet/enforced-record.js';
 import type { HubClient } from '../fleet/hub-client.js';
 import { applyOnHub, surelyGranted, type HubTransactionOptions } from '../fleet/hub-transaction.js';
 import { decideLocally, growthWant, type GiveBackPolicy } from '../fleet/member.js';
@@ -91,6 +92,13 @@ export class FleetGrowth {
     };
     const seconds = Math.round(deadlineMs / 100) / 10;
     const base = { member: o.cluster, key, deadlineMs, ...(o.maxAttempts ? { maxAttempts: o.maxAttempts } : {}), ...(o.now ? { now: o.now } : {}), ...(signal ? { signal } : {}), ...(o.onHubCall ? { onCall: o.onHubCall } : {}) };
+    // E's generation before the hub write: if the controller lowers E meanwhile (a give-back racing this
+    // growth), the grant is not added to E (it may have been given back with the rest).
+    let generation: number | undefined;
+    if (!dryRun) {
+      const before = decodeRecord((await this.ledger.read(project)).fleet, project);
+      if (before.ok) generation = before.record.generation;
+    }
     // A dry run writes nothing: it only asks whether the hub would grant.
     const outcome = await applyOnHub(o.hub, project, transition, { ...base, dryRun });
     if (outcome.kind === 'refused') {
@@ -111,8 +119,9 @@ export class FleetGrowth {
     if (dryRun) return { ok: true };
     const granted = surelyGranted(outcome.results as readonly Granted[]);
     try {
-      const raised = await raiseEnforced(this.ledger, project, key, granted);
+      const raised = await raiseEnforced(this.ledger, project, key, granted, generation !== undefined ? { ifGeneration: generation } : {});
       o.onEnforced?.(project, raised.record.enforced);
+      if (!raised.applied) return deny('failed', fleetRaiseFailed(project, o.cluster, granted, "the member's controller lowered the enforced limit while the hub granted this: a give-back raced the growth, and the grant goes back to the pool with the next one"));
     } catch (err) {
       // The hub holds the grant; E stays lower (the share is only unused until the next give-back).
       return deny('failed', fleetRaiseFailed(project, o.cluster, granted, describeError(err)));

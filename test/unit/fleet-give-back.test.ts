@@ -59,7 +59,7 @@ describe('decideReturn: the idle clock and its band', () => {
     expect(decideReturn(s, policy, new Map([['requests.cpu', 0]]), 120_000).step).toBeUndefined();
     const d = decideReturn(s, policy, new Map([['requests.cpu', 0]]), 300_000);
     expect(d.step?.modes.get('requests.cpu')).toBe('give-back');
-    const after = returnRoom(s.ledger, 'eu', 'k1', d.step!, d.step!.lowerTo, s.floor);
+    const after = returnRoom(s.ledger, 'eu', 'k1', d.step!, d.step!.lowerTo, s.floor, s.ledger);
     expect(after.ok && cpuOf(after.ledger)).toEqual({ share: '6', lendable: '0' });
     expect(after.ok && memberShare(after.ledger, 'eu').lastRequest).toBe('k1');
   });
@@ -81,7 +81,7 @@ describe('decideReturn: the idle clock and its band', () => {
     const d = decideReturn(s, policy, new Map(), 0);
     expect(d.step).toMatchObject({ reason: 'budget-lowered', modes: new Map([['requests.cpu', 'give-back']]) });
     expect(d.step?.lowerTo.get('requests.cpu')?.toString()).toBe('5');
-    const after = returnRoom(s.ledger, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor);
+    const after = returnRoom(s.ledger, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor, s.ledger);
     expect(after.ok && cpuOf(after.ledger)).toEqual({ share: '5', lendable: '0' });
   });
 
@@ -97,16 +97,16 @@ describe('returnRoom', () => {
     const s = state({ e: 2, floor: 5, share: 10 });
     const d = decideReturn(s, policy, new Map([['requests.cpu', 0]]), 400_000);
     expect(d.step?.lowerTo.get('requests.cpu')?.toString()).toBe('2');
-    const after = returnRoom(s.ledger, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor);
+    const after = returnRoom(s.ledger, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor, s.ledger);
     expect(after.ok && cpuOf(after.ledger)).toEqual({ share: '5', lendable: '0' });
   });
 
   it('the same key on a ledger that already applied it changes nothing (a retry after a lost answer)', () => {
     const s = state({ e: 10, floor: 5, share: 10 });
     const step = decideReturn(s, policy, new Map([['requests.cpu', 0]]), 400_000).step!;
-    const once = returnRoom(s.ledger, 'eu', 'k', step, step.lowerTo, s.floor);
+    const once = returnRoom(s.ledger, 'eu', 'k', step, step.lowerTo, s.floor, s.ledger);
     if (!once.ok) throw new Error('refused');
-    const twice = returnRoom(once.ledger, 'eu', 'k', step, step.lowerTo, s.floor);
+    const twice = returnRoom(once.ledger, 'eu', 'k', step, step.lowerTo, s.floor, s.ledger);
     expect(twice).toEqual({ ok: true, ledger: once.ledger, duplicate: true });
   });
 
@@ -122,7 +122,7 @@ describe('returnRoom', () => {
           if (!d.step) return;
           const lowered = d.step.lowerTo.get('requests.cpu') ?? q(e);
           expect(lowered.cmp(q(e))).toBeLessThanOrEqual(0);
-          const after = returnRoom(s.ledger, 'eu', 'k', d.step, d.step.lowerTo, s.floor);
+          const after = returnRoom(s.ledger, 'eu', 'k', d.step, d.step.lowerTo, s.floor, s.ledger);
           if (!after.ok) throw new Error(`refused: ${after.reason}`);
           const mine = memberShare(after.ledger, 'eu');
           const limit = (mine.share.get('requests.cpu') ?? q(0)).sub(mine.lendable.get('requests.cpu') ?? q(0));

@@ -166,6 +166,24 @@ describe('the enforced-limit record', () => {
     expect(loweredRecord(rec, r({ [CPU]: '0' })).enforced.size).toBe(0);
   });
 
+  it("counts every lowering in its generation; a raise made with an older generation adds nothing (a give-back raced the grant)", async () => {
+    const rec = raisedRecord(EMPTY_RECORD, 'k1', r({ [CPU]: '4' }));
+    expect(rec.generation).toBe(0);
+    const lowered = loweredRecord(rec, r({ [CPU]: '1' }));
+    expect(lowered.generation).toBe(1);
+    expect(loweredRecord(lowered, r({ [CPU]: '3' }))).toBe(lowered); // nothing lower: same record, same generation
+    expect(raisedRecord(lowered, 'k2', r({ [CPU]: '2' }), 0)).toBe(lowered);
+    expect(formatResources(raisedRecord(lowered, 'k2', r({ [CPU]: '2' }), 1).enforced)).toEqual({ [CPU]: '3' });
+    const back = decodeRecord(encodeRecord(lowered), 'web');
+    expect(back.ok && back.record.generation).toBe(1);
+    expect(decodeRecord('{"enforced":{},"generation":-1}', 'web')).toEqual({ ok: false, problem: 'the headroom ledger of project web, data key fleet: generation is -1; allowed: a whole number ≥ 0' });
+    const ledger = new MemoryLedger();
+    await raiseEnforced(ledger, 'web', 'k1', r({ [CPU]: '4' }));
+    await lowerEnforced(ledger, 'web', () => r({ [CPU]: '1' }));
+    expect((await raiseEnforced(ledger, 'web', 'k2', r({ [CPU]: '2' }), { ifGeneration: 0 })).applied).toBe(false);
+    expect((await raiseEnforced(ledger, 'web', 'k3', r({ [CPU]: '2' }), { ifGeneration: 1 })).applied).toBe(true);
+  });
+
   it('an unreadable record fails closed: named problem, counts as holding room', () => {
     const bad = decodeRecord('{"enforced":{"requests.cpu":"many"}}', 'web');
     expect(bad.ok).toBe(false);

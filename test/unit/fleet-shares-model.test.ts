@@ -270,7 +270,7 @@ class Fleet {
         if (!step) return;
         const id = `${x.name}-${++this.ids}`;
         const lowerTo = new Map([...x.enforced, ...step.lowerTo]);
-        const t = returnRoom(ledger, x.name, id, step, lowerTo, x.allocation);
+        const t = returnRoom(ledger, x.name, id, step, lowerTo, x.allocation, ledger);
         if (!t.ok || t.duplicate) return;
         const later = this.broken === 'lower-after-write';
         if (!later) x.enforced = lowerTo;
