@@ -13,6 +13,7 @@ import { Quantity } from '../quantity/quantity.js';
 import { activeBursts, burstApplies, burstNamespaces, burstPhase, describeIncrease, namespaceRaise } from '../validate/bursts.js';
 import { DEFAULT_QUOTA_NAME, LABEL_PROJECT, type Project, type ResourceList, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
 import { declaredHere, expectedQuota } from './defaults.js';
+import { describeStillOver, planBudgetRestore, type GiveBack, type StillOver } from './burst-budget-restore.js';
 import { cmpStr } from '../order.js';
 
 /** On a `tenantgate-quota` the controller raised: the resources it raised, comma-separated. */
@@ -41,12 +42,16 @@ export interface BurstQuotaWrite {
   changes: string[];
   /** The active bursts raising it (names), for a raise. */
   bursts: string[];
+  /** What this namespace gives back to bring the project within its budget after its bursts ended. */
+  giveBacks: GiveBack[];
 }
 
 export interface BurstQuotaPlan {
   writes: BurstQuotaWrite[];
   /** After the writes: what still runs above the declared quota in namespaces whose bursts ended. */
   above: AboveDeclared[];
+  /** After the writes: budgeted resources the project still allocates above its budget (bursts ended). */
+  stillOver: StillOver[];
 }
 
 function raisedOf(quota: ResourceQuotaObject): string[] {
@@ -73,7 +78,7 @@ export function expectedWithBursts(project: Project, cluster: string, namespace:
 
 /** What the controller writes to the project's burst namespaces' quotas at `at`, and what still runs above. */
 export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: string, at: number): BurstQuotaPlan {
-  const plan: BurstQuotaPlan = { writes: [], above: [] };
+  const plan: BurstQuotaPlan = { writes: [], above: [], stillOver: [] };
   if (project.metadata.deletionTimestamp) return plan;
   const name = project.metadata.name ?? '';
   const declaredNs = new Map(declaredHere(project, cluster).map((d) => [d.name, d]));
@@ -140,9 +145,29 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
       kind: grows ? 'raise' : 'lower',
       changes,
       bursts: activeBursts(project, cluster, at).filter((b) => b.namespace === namespace).map((b) => b.name),
+      giveBacks: [],
     });
   }
+  addBudgetRestore(plan, project, snapshot, cluster, at);
   return plan;
+}
+
+/** Once its bursts ended, the project comes back within its budget (burst-budget-restore.ts): merged into the plan's writes. */
+function addBudgetRestore(plan: BurstQuotaPlan, project: Project, snapshot: Snapshot, cluster: string, at: number): void {
+  const pending = new Map(plan.writes.map((w) => [w.namespace, w.desired.spec?.hard ?? {}] as const));
+  const restore = planBudgetRestore(project, snapshot, cluster, at, pending, ANNOTATION_BURST_RAISED);
+  for (const g of restore.giveBacks) {
+    let w = plan.writes.find((x) => x.namespace === g.namespace);
+    if (!w) {
+      const quota = [...snapshot.quotasInNamespace(g.namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME)!;
+      w = { namespace: g.namespace, quota, desired: { ...quota, spec: { ...quota.spec, hard: { ...(quota.spec?.hard ?? {}) } } }, kind: 'lower', changes: [], bursts: [], giveBacks: [] };
+      plan.writes.push(w);
+    }
+    w.desired = { ...w.desired, spec: { ...w.desired.spec, hard: { ...(w.desired.spec?.hard ?? {}), [g.resource]: g.to.toString() } } };
+    w.changes.push(`${g.resource} ${g.from.toString()} → ${g.to.toString()} (for the project's budget)`);
+    w.giveBacks.push(g);
+  }
+  plan.stillOver = [...restore.stillOver];
 }
 
 /** The BurstEnded condition's message for what still runs above the declared quotas. */
@@ -162,7 +187,9 @@ export function burstCondition(project: Project, snapshot: Snapshot, cluster: st
   const plan = planBurstQuotas(project, snapshot, cluster, at);
   const mine = (project.spec.bursts ?? []).filter((b) => b && burstApplies(b, cluster));
   if (mine.length === 0 && plan.above.length === 0 && plan.writes.length === 0) return undefined;
-  if (plan.above.length > 0) return { type: CONDITION_BURST_ENDED, status: 'True', reason: 'UsageAboveQuota', message: `a burst has ended but ${describeAbove(plan.above)}` };
+  const overBudget = plan.stillOver.length > 0 ? `the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered as usage falls` : '';
+  if (plan.above.length > 0) return { type: CONDITION_BURST_ENDED, status: 'True', reason: 'UsageAboveQuota', message: `a burst has ended but ${describeAbove(plan.above)}${overBudget ? `; ${overBudget}` : ''}` };
+  if (overBudget) return { type: CONDITION_BURST_ENDED, status: 'True', reason: 'OverBudget', message: `a burst has ended but ${overBudget}` };
   const ended = mine.filter((b) => burstPhase(b, at) === 'ended');
   const pending = plan.writes.filter((w) => w.kind === 'lower');
   if (ended.length > 0 && activeBursts(project, cluster, at).length === 0) {

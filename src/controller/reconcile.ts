@@ -15,6 +15,7 @@ import { DEFAULT_QUOTA_NAME, LEDGER_PREFIX } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
 import { tierNames } from '../validate/tiers.js';
 import { BURST_FIELD_MANAGER, describeAbove, planBurstQuotas } from './burst-quotas.js';
+import { describeGiveBack, describeStillOver } from './burst-budget-restore.js';
 import { nextTransition } from '../validate/bursts.js';
 import { getProcessClock, type Clock } from '../clock.js';
 import type { Informers } from '../kube/informers.js';
@@ -113,7 +114,9 @@ export class Reconciler {
 
   /**
    * Step (bursts, docs/budgets.md#bursts): the quota of a namespace a burst names is raised while the
-   * burst is active and lowered when it ends, never below what the namespace uses (burst-quotas.ts).
+   * burst is active and lowered when it ends, never below what the namespace uses (burst-quotas.ts);
+   * once every burst ended, quotas above the budget are lowered until the project is within it
+   * (burst-budget-restore.ts).
    */
   private async applyBurstQuotas(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
     const plan = planBurstQuotas(project, this.snapshot, this.o.config.clusterName, this.clock.now());
@@ -129,6 +132,8 @@ export class Reconciler {
         this.o.log(`project ${projectName}: ${w.kind === 'raise' ? 'raised' : 'lowered'} ${where} (${change})`);
         if (w.kind === 'raise') {
           await this.event(project, { type: 'Normal', reason: 'BurstQuotaRaised', message: `raised ${where} for burst ${w.bursts.join(', ')}: ${change}` });
+        } else if (w.giveBacks.length > 0) {
+          await this.event(project, { type: 'Normal', reason: 'BurstBudgetRestored', message: `lowered ${where} to bring the project within its budget after its bursts ended: ${w.giveBacks.map(describeGiveBack).join(', ')}` });
         } else if (w.changes.length > 0) {
           await this.event(project, { type: 'Normal', reason: 'BurstQuotaLowered', message: `lowered ${where}, its bursts have ended: ${change}` });
         }
@@ -138,6 +143,10 @@ export class Reconciler {
       } catch (err) {
         failures.push(`${w.kind === 'raise' ? 'raising' : 'lowering'} ${where} for a burst: ${describeError(err)}`);
       }
+    }
+    // What could not be lowered yet (used above the floor): said once per reconcile that lowered something.
+    if (plan.stillOver.length > 0 && plan.writes.some((w) => w.giveBacks.length > 0)) {
+      await this.event(project, { type: 'Warning', reason: 'OverBudgetAfterBurst', message: `its bursts have ended but the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered further as usage falls` });
     }
   }
 

@@ -6,7 +6,9 @@
  * requeue at the next transition do the rest (its resync is an hour). Before `from` a growth beyond the budget is refused
  * [Q1]; inside the window it is admitted and the controller raises the namespace's quota; after
  * `until` the controller lowers it, never below what its pods use (condition, Event and metric say
- * what runs above), and fully once the pods are gone; the ended burst cannot be changed [B2].
+ * what runs above), and fully once the pods are gone; the self-service namespace alice raised inside the
+ * project-wide burst gives back what it does not use, so the project comes back within its budget as
+ * far as usage allows (the rest said by condition and Event); the ended burst cannot be changed [B2].
  */
 import * as k8s from '@kubernetes/client-node';
 import { writeFile, rename } from 'node:fs/promises';
@@ -168,11 +170,19 @@ describe('a burst on the real control plane, on a test clock', () => {
       expect(c).toMatchObject({ status: 'True', reason: 'UsageAboveQuota' });
       return c!;
     }, { what: 'BurstEnded: UsageAboveQuota' });
-    expect(above.message).toBe('a burst has ended but bst-serving uses requests.cpu 5, declared 2: its quota stays at 5 until usage allows lowering it');
+    // The project-wide burst (batch-peak) ended too: the budget is 4 again, but serving holds 5 and batch
+    // the 3 alice raised it to inside the burst. Batch gives back what it does not use down to its
+    // declaration (namespaceDefaults: 1); the 2 still above the budget are serving's pods, said so.
+    expect((await hardOf(BATCH)).hard['requests.cpu']).toBe('1');
+    const aboveServing = 'bst-serving uses requests.cpu 5, declared 2: its quota stays at 5 until usage allows lowering it';
+    expect(above.message).toBe(`a burst has ended but ${aboveServing}; the project still allocates more than its budget: requests.cpu: 6 allocated, budget 4 (bst-serving uses 5); quotas are lowered as usage falls`);
+    const eventsOf = async (reason: string) =>
+      (JSON.parse((await kubectl('admin', ['-n', 'default', 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=${reason}`, '-o', 'json'])).stdout) as { items: Array<{ type: string; message: string }> }).items.map((e) => `${e.type}: ${e.message}`);
     await eventually(async () => {
-      const events = JSON.parse((await kubectl('admin', ['-n', 'default', 'get', 'events', '--field-selector', `involvedObject.name=${NAME},reason=BurstEndedAboveQuota`, '-o', 'json'])).stdout) as { items: Array<{ type: string; message: string }> };
-      expect(events.items.map((e) => `${e.type}: ${e.message}`)).toContain(`Warning: a burst has ended but ${above.message.slice('a burst has ended but '.length)}`);
-    }, { what: 'Event BurstEndedAboveQuota' });
+      expect(await eventsOf('BurstEndedAboveQuota')).toContain(`Warning: a burst has ended but ${aboveServing}`);
+      expect(await eventsOf('BurstBudgetRestored')).toContain('Normal: lowered ResourceQuota bst-batch/tenantgate-quota to bring the project within its budget after its bursts ended: bst-batch gives back requests.cpu 2 (3 → 1)');
+      expect(await eventsOf('OverBudgetAfterBurst')).toContain('Warning: its bursts have ended but the project still allocates more than its budget: requests.cpu: 6 allocated, budget 4 (bst-serving uses 5); quotas are lowered further as usage falls');
+    }, { what: 'Events BurstEndedAboveQuota, BurstBudgetRestored, OverBudgetAfterBurst' });
     const metric = await controller.metrics.registry.getSingleMetricAsString('tenantgate_project_over_budget_after_burst');
     expect(metric).toContain(`tenantgate_project_over_budget_after_burst{project="bst",tenant="acme",cluster="",namespace="bst-serving",resource="requests.cpu"} 3`);
     expect(await controller.metrics.registry.getSingleMetricAsString('tenantgate_project_burst_active')).toContain('tenantgate_project_burst_active{project="bst",tenant="acme",cluster="",burst="peak"} 0');

@@ -296,9 +296,12 @@ describe('status (C3) and default quotas (C4)', () => {
     await createProjectNamespace(c, project, `${name}-kept`, { uid: '00000000-0000-0000-0000-00000000beef' });
     await eventually(async () => c.core.readNamespacedResourceQuota({ name: 'tenantgate-quota', namespace: `${name}-a` }), { what: 'default quota' });
     // The reconcile's own log lines carry its project and reconcile id, like its final "reconciled" line.
-    const created = logged.find((l) => l.message === `project ${name}: created ResourceQuota ${name}-a/tenantgate-quota`);
-    expect(created?.fields).toMatchObject({ project: name, reconcileId: expect.stringMatching(/^[0-9a-f]{8}$/) });
-    expect(logged.some((l) => l.message === 'reconciled' && l.fields?.reconcileId === created?.fields?.reconcileId)).toBe(true);
+    // (The quota is visible before that reconcile ends and logs its "reconciled" line: wait for it.)
+    await eventually(async () => {
+      const created = logged.find((l) => l.message === `project ${name}: created ResourceQuota ${name}-a/tenantgate-quota`);
+      expect(created?.fields).toMatchObject({ project: name, reconcileId: expect.stringMatching(/^[0-9a-f]{8}$/) });
+      expect(logged.some((l) => l.message === 'reconciled' && l.fields?.reconcileId === created?.fields?.reconcileId)).toBe(true);
+    }, { what: 'the log lines of the reconcile that created the quota' });
     // Out of band, over the budget (4): the project reports it once.
     await setQuota(c, `${name}-a`, { 'requests.cpu': '9', pods: '10' });
     await eventually(async () => expect(condition((await getProject(c, name))!, 'QuotaWithinBudget')?.status).toBe('False'), { what: 'over budget reported' });

@@ -176,11 +176,24 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
         await sleep(500);
       }
     })();
+    // While the webhook says it is stale, one more growth at a time besides the steady traffic: the
+    // window can be short under load, and the test needs calls inside it to see the guard's refusal.
+    let extra = 0;
+    let extraInFlight = false;
     const prober = (async () => {
       while (sampling) {
         const sent = performance.now();
         const r = await readiness();
         webhookReadiness.push({ sent, received: performance.now(), status: r.webhook });
+        if (r.webhook === 503 && !extraInFlight) {
+          extraInFlight = true;
+          // i ≡ 2 (mod 4): 'grow quota past the budget'; far from the steady traffic's indices.
+          const p = call(1_000_002 + 4 * extra++).finally(() => {
+            extraInFlight = false;
+            inFlight.delete(p);
+          });
+          inFlight.add(p);
+        }
         const key = (seen[phase] ??= new Set());
         key.add(`webhook ${r.webhook}`);
         key.add(`controller ${r.controller}`);
@@ -247,10 +260,14 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
     // apiserver down, or RBAC before its cache synced); none was admitted or decided by another rule.
     const whileStale = calls.filter((c) => MAY_GROW.has(c.op) && staleThroughout(webhookReadiness, c.from, c.to));
     const staleRefused = whileStale.filter((c) => c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail));
-    process.stderr.write(`[controlplane-restarts] calls that may grow tried while the webhook answered 503: ${whileStale.length}, refused [Q5] stale cache ${staleRefused.length}\n`);
+    process.stderr.write(`[controlplane-restarts] calls that may grow tried while the webhook answered 503: ${whileStale.length}, refused [Q5] stale cache ${staleRefused.length}; refused as stale in all ${calls.filter((c) => c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail)).length}\n`);
     expect(whileStale.filter((c) => !staleRefused.includes(c) && c.outcome !== 'no verdict' && c.outcome !== 'forbidden by RBAC').map((c) => `${c.phase}: ${c.op}: ${c.outcome} ${c.detail}`)).toEqual([]);
-    // The window was there with the apiserver up: the webhook itself refused at least one.
-    expect(staleRefused.length, 'calls that may grow refused with [Q5] "watch cache is re-listing" while the webhook answered 503').toBeGreaterThan(0);
+    // The window was there with the apiserver up: the webhook itself refused growth as stale at least
+    // once. (Its /readyz and its guard do not flip at the same instant, and the prober samples every
+    // ~100 ms: under load the refusals can all fall at the window's edges, outside the strict window
+    // above, so the witness counts every call refused as stale.)
+    const refusedAsStale = calls.filter((c) => MAY_GROW.has(c.op) && c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail));
+    expect(refusedAsStale.length, 'calls that may grow refused with [Q5] "watch cache is re-listing"').toBeGreaterThan(0);
     // A verdict for every call while the control plane was steady; the only rules are Q1 (past the budget) and Q5 (stale, or the ledger unreachable).
     // (Started and answered within one of those phases: a call started just before a restart may meet it.)
     const steady = calls.filter((c) => c.phase === c.ended && (c.phase === 'steady before' || c.phase === 'steady after'));

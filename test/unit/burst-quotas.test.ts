@@ -37,7 +37,7 @@ const raisedQuota = (hard: string, used: string) => {
 
 describe('planBurstQuotas: raise and lower a namespace quota', () => {
   it('before the burst: nothing to do', () => {
-    expect(planBurstQuotas(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', BEFORE)).toEqual({ writes: [], above: [] });
+    expect(planBurstQuotas(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', BEFORE)).toEqual({ writes: [], above: [], stillOver: [] });
   });
 
   it('during the burst: raised to declared + burst, and marked as raised', () => {
