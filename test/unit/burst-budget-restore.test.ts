@@ -18,7 +18,7 @@ const CPU = 'requests.cpu';
 const wide: Burst = { name: 'black-friday', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'traffic', quota: { hard: { [CPU]: '6' } } };
 
 /** Parses plain numbers only (the tests use whole CPUs). */
-const n = (v: string | undefined) => Number(v ?? '0');
+const n = (v: string | number | undefined) => Number(v ?? 0);
 
 interface Ns {
   name: string;

@@ -72,7 +72,7 @@ class ShuffledLedger extends MemoryLedger {
 }
 
 /** Σ over a raw resource list, 0 when absent. */
-const raw = (list: Record<string, string> | undefined): Quantity => Quantity.parse(list?.[CPU] ?? '0');
+const raw = (list: Record<string, string | number> | undefined): Quantity => Quantity.parse(String(list?.[CPU] ?? 0));
 
 interface Verdict {
   enforced: string;
