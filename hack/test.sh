@@ -43,9 +43,10 @@ report() {
   local log
   for log in .cache/e2e-*.log; do # what failed, so that the last lines of a red run name it
     [ -f "$log" ] || continue
-    if grep -qE '^ *(FAIL|Test Files .*failed)' "$log"; then
+    # (vitest colours its output: strip the escapes before matching)
+    if sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE '^ *(FAIL|Test Files .*failed)'; then
       echo "== failures in $log:"
-      grep -E '^ *(FAIL |Test Files |Tests )' "$log" | sort -u | head -40
+      sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^ *(FAIL |Test Files |Tests )' | sort -u | head -40
     fi
   done
   for set in early late; do

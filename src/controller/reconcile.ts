@@ -13,6 +13,7 @@ import { ACCESS_KINDS, desiredProjectAccess, projectAccessMatches, projectAccess
 import { ProjectDeleter } from './cascade.js';
 import { DEFAULT_QUOTA_NAME, LEDGER_PREFIX } from '../validate/types.js';
 import { planDefaultQuotas } from './defaults.js';
+import { argoCdGraceLeft } from './argocd-grace.js';
 import { tierNames } from '../validate/tiers.js';
 import { BURST_FIELD_MANAGER, describeAbove, planBurstQuotas } from './burst-quotas.js';
 import { describeGiveBack, describeStillOver } from './burst-budget-restore.js';
@@ -99,16 +100,23 @@ export class Reconciler {
     // ("a default quota is being created") until the quota's own watch event brings the next pass.
     project = await this.writeStatus(project, signal);
     const failures: string[] = [];
-    await this.createDefaultQuotas(project, failures, signal);
+    const graced = new Map<string, number>();
+    await this.createDefaultQuotas(project, failures, signal, graced);
     await this.applyBurstQuotas(project, failures, signal);
     await this.ensurePodSecurityLabels(project, failures, signal);
-    await this.ensureNamespaceObjects(project, failures, signal);
+    await this.ensureNamespaceObjects(project, failures, signal, graced);
     await this.ensureProjectAccess(project, failures, signal);
     if (failures.length > 0) throw new Error(failures.join('; '));
-    // Come back when a burst starts or ends (capped: a timer that long is not kept, and resyncs come anyway).
+    // Come back when a namespace's Argo CD grace ends, or when a burst starts or ends (capped: a timer
+    // that long is not kept, and resyncs come anyway).
     const at = this.clock.now();
     const next = nextTransition(project, at);
-    if (next !== undefined) return { kind: 'Requeue', reason: `next burst transition at ${new Date(next).toISOString()}`, afterMs: Math.min(next - at + 100, MAX_BURST_REQUEUE_MS) };
+    const burstMs = next !== undefined ? Math.min(next - at + 100, MAX_BURST_REQUEUE_MS) : undefined;
+    const graceMs = graced.size > 0 ? Math.min(...graced.values()) + 100 : undefined;
+    if (graceMs !== undefined && (burstMs === undefined || graceMs <= burstMs)) {
+      return { kind: 'Requeue', reason: `left to Argo CD's sync for now: ${[...graced.keys()].sort().join(', ')}`, afterMs: graceMs };
+    }
+    if (burstMs !== undefined) return { kind: 'Requeue', reason: `next burst transition at ${new Date(next!).toISOString()}`, afterMs: burstMs };
     return { kind: 'Done' };
   }
 
@@ -159,10 +167,19 @@ export class Reconciler {
     return updated;
   }
 
-  /** C4: a ResourceQuota for each project namespace without one, when the headroom allows. */
-  private async createDefaultQuotas(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+  /** Milliseconds namespace `namespace` is still left to the Argo CD sync that created it (argocd-grace.ts), recorded in `graced`. */
+  private argoCdGrace(namespace: string, graced: Map<string, number>): number {
+    const ns = this.snapshot.namespace(namespace);
+    const left = ns ? argoCdGraceLeft(ns, Date.now()) : 0;
+    if (left > 0) graced.set(namespace, left);
+    return left;
+  }
+
+  /** C4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
+  private async createDefaultQuotas(project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {
     const plan = planDefaultQuotas(project, this.snapshot, this.o.config.clusterName);
     for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {
+      if (this.argoCdGrace(namespace, graced) > 0) continue;
       // With tiers (docs/budgets.md#priority-tiers) also the tier quotas and the other-tiers quota, scoped by PriorityClass.
       const quota: ResourceQuotaObject = {
         apiVersion: 'v1',
@@ -211,7 +228,7 @@ export class Reconciler {
    * RoleBinding, the LimitRange, the isolation NetworkPolicy (docs/design.md). Missing ones are
    * created, edited ones repaired, ones the Project no longer declares removed.
    */
-  private async ensureNamespaceObjects(project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+  private async ensureNamespaceObjects(project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {
     const managed = this.o.managed;
     if (!managed) return;
     const projectName = project.metadata.name ?? '';
@@ -236,6 +253,8 @@ export class Reconciler {
           continue;
         }
         if (actual && kind.matches(actual, desired)) continue;
+        // A missing one in a namespace Argo CD just created comes with its sync: not yet.
+        if (!actual && this.argoCdGrace(namespace, graced) > 0) continue;
         signal.throwIfAborted();
         try {
           cache.applyWritten(await this.o.api.putManaged(desired, actual));

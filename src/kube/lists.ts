@@ -19,7 +19,8 @@ export function plain<T>(obj: unknown): T {
 }
 
 /** The metadata fields something in tenantgate reads (src/validate, src/controller, src/webhook); the rest is dropped. */
-const KEPT_METADATA = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'labels', 'annotations', 'finalizers', 'deletionTimestamp'] as const;
+// creationTimestamp: the controller leaves a namespace Argo CD just created to its sync (src/controller/argocd-grace.ts).
+const KEPT_METADATA = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'labels', 'annotations', 'finalizers', 'deletionTimestamp'] as const;
 
 /** `kubectl apply`'s copy of the whole object: often the largest annotation, and nobody here reads it. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -27,7 +28,7 @@ export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-confi
 /**
  * Cuts an object down to what tenantgate reads, in place, and returns it. `metadata` is replaced by
  * one with only KEPT_METADATA (no managedFields — about half of each object as served —, no
- * creationTimestamp, ownerReferences, generateName…) and its annotations lose the last-applied
+ * ownerReferences, generateName…) and its annotations lose the last-applied
  * configuration; everything outside `metadata` (apiVersion, kind, spec, status) is kept as it is.
  * The metadata is rebuilt rather than `delete`d from, so V8 keeps the objects in compact
  * (non-dictionary) form. Idempotent.

@@ -79,6 +79,7 @@ describe('slim', () => {
       uid: 'uid-pay-api',
       resourceVersion: '42',
       generation: 1,
+      creationTimestamp: '2026-01-01T00:00:00Z',
       labels: { [LABEL_PROJECT]: 'pay', [LABEL_TENANT]: 'acme', 'kubernetes.io/metadata.name': 'pay-api' },
       annotations: { [ANNOTATION_PROJECT_UID]: 'uid-pay' },
       finalizers: ['x'],
@@ -94,7 +95,7 @@ describe('slim', () => {
   it('drops annotations that held only the last-applied configuration, and is idempotent', () => {
     const p = servedProject();
     slim(p);
-    expect(p.metadata).toEqual({ name: 'pay', uid: 'uid-pay', resourceVersion: '40', generation: 3, finalizers: ['tenantgate.io/cascade-delete'] });
+    expect(p.metadata).toEqual({ name: 'pay', uid: 'uid-pay', resourceVersion: '40', generation: 3, creationTimestamp: '2026-01-01T00:00:00Z', finalizers: ['tenantgate.io/cascade-delete'] });
     const once = JSON.stringify(p);
     const meta = p.metadata;
     slim(p);
