@@ -18,6 +18,9 @@ all=(control-plane control-plane-oldest kustomize helm crane promtool syft argoc
 names=("$@")
 [ "${#names[@]}" -gt 0 ] || names=("${all[@]}")
 
+# What a failed download from the module proxy (or the toolchain's) looks like in go's output.
+TRANSIENT='TLS handshake timeout|i/o timeout|connection reset by peer|connection refused|unexpected EOF|Client.Timeout|502 Bad Gateway|503 Service Unavailable|504 Gateway Timeout|no such host|timeout awaiting response headers'
+
 command_of() {
   case "$1" in
     control-plane)        echo "hack/build-control-plane.sh" ;;
@@ -35,8 +38,17 @@ for name in "${names[@]}"; do
   cmd=$(command_of "$name") || exit 2
   (
     start=$(date +%s)
-    cd "$root" && $cmd > "$logs/$name.log" 2>&1
-    rc=$?
+    : > "$logs/$name.log"
+    # A download the module proxy did not answer (a TLS handshake or connection timed out, reset) fails
+    # a build that would pass a moment later: such a failure is tried again, at most twice. Each build
+    # skips what it already has, so a retry resumes where the first attempt stopped.
+    for attempt in 1 2 3; do
+      (cd "$root" && $cmd) >> "$logs/$name.log" 2>&1
+      rc=$?
+      [ "$rc" -ne 0 ] && [ "$attempt" -lt 3 ] && tail -n 20 "$logs/$name.log" | grep -qE "$TRANSIENT" || break
+      echo "build-all: $name failed on a download (attempt $attempt), trying again" >> "$logs/$name.log"
+      sleep $(( attempt * 10 ))
+    done
     printf '%s\t%s\t%s\n' "$name" "$(( $(date +%s) - start ))" "$rc" >> "$times.part"
     exit "$rc"
   ) &
