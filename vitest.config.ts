@@ -27,6 +27,8 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],
+          // Fails a file that leaves Projects or project namespaces on the shared control plane.
+          setupFiles: ['test/support/leftover-check.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           // One control plane per vitest process is shared; its files run one at a time so

@@ -20,6 +20,7 @@ import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/fil
 import { createCA, signCert, webhookDnsNames, type KeyPair } from '../../src/certs/pki.js';
 import type { RunningWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import { httpsCall } from '../support/devcluster/https-get.js';
 import { installBase, registerWebhooks, startLocalWebhook, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
 import { caBundleOf, replaceFile, replacePair, serialOf, seedTenantProject, servedSerial, SteadyTraffic, tenantCallFor, type KubectlAs } from '../support/rotation.js';
@@ -58,7 +59,8 @@ afterAll(async () => {
   await unregisterWebhooks(cluster()).catch(() => undefined);
   await webhook?.stop();
   await kubectl('admin', ['delete', 'namespace', `${PROJECT}-one`, `${PROJECT}-two`, '--ignore-not-found', '--wait=false']).catch(() => undefined);
-  await kubectl('admin', ['delete', 'project', PROJECT, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  // No controller here: the Project's finalizer (the mutating webhook's) is removed, its other namespaces deleted after it.
+  await removeProjects([PROJECT], { cascadeMs: 0 });
 });
 
 describe('certificate rotation under traffic, no restart', () => {

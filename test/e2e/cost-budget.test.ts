@@ -15,6 +15,7 @@ import { controllerKubeconfigFile, metricsTarget, metricsText, startTestControll
 import { applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { dashboardQueries, exportedNames, metricNames } from '../support/monitoring.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 const RUN = uniqueName('cost');
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
@@ -89,7 +90,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await kubectl('admin', ['delete', 'project', PROJECT, '--wait=false'], { reject: false });
+  // While the controller runs, so that its finalizer takes the namespaces with the Project.
+  await removeProjects([PROJECT]);
   await controller?.stop();
   await hook?.stop();
   await kubectl('admin', ['delete', 'namespace', SERVING, TRAIN, '--wait=false', '--ignore-not-found'], { reject: false });

@@ -14,6 +14,7 @@ import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluste
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import { dropLedger } from '../support/ledger-reset.js';
 
 const PROJECT = 'race';
@@ -95,6 +96,8 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  // No controller here: the Project goes at once, its namespaces after it.
+  await removeProjects([PROJECT], { cascadeMs: 0 });
   await stopReplicas();
 });
 

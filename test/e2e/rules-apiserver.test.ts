@@ -15,6 +15,7 @@ import { applyOwnerBindings, installBase, registerWebhooks, startLocalWebhook, t
 import type { Project } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 
 let hook: LocalWebhook;
 
@@ -50,6 +51,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // No controller here: the Project goes at once and its namespaces are deleted after it.
+  await removeProjects(['rulesa'], { cascadeMs: 0 });
   await hook?.stop();
 });
 

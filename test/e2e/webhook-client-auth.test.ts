@@ -11,6 +11,7 @@ import { writeKeyPair } from '../../src/certs/files.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
 import { LABEL_PROJECT, LABEL_TENANT, LEDGER_PREFIX } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
+import { removeProjects } from '../support/leftovers.js';
 import { httpsCall, httpsGet, type HttpsAnswer } from '../support/devcluster/https-get.js';
 import { installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { twoNamespaceProject } from '../support/fixtures.js';
@@ -56,7 +57,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await hook?.stop();
   await kubectl('admin', ['delete', 'namespace', `${PROJECT}-one`, `${PROJECT}-two`, '--ignore-not-found', '--wait=false']).catch(() => undefined);
-  await kubectl('admin', ['delete', 'project', PROJECT, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  // No controller here: the Project's finalizer (the mutating webhook's) is removed, its other namespaces deleted after it.
+  await removeProjects([PROJECT], { cascadeMs: 0 });
 });
 
 describe('who may send admission reviews', () => {

@@ -33,6 +33,13 @@ function project(spec: Partial<Project['spec']> = {}): Project {
 const render = (p: Project) => validateDeclarations([p], DEFAULT_CONFIG).map((v) => `[${v.rule}] ${v.message}`);
 
 describe('F1', () => {
+  it('judges the bounds as declared: an active burst raising a bound past the fleet budget is no F1 (it raises how far a member may grow, never the fleet budget)', () => {
+    const burst = { name: 'peak', from: '2020-01-01T00:00:00Z', until: '2099-01-01T00:00:00Z', reason: 'always on, for the test', quota: { hard: { [CPU]: '15' } } };
+    expect(render(project({ bursts: [burst] }))).toEqual([]);
+    // The declared bound alone above the fleet budget still is.
+    expect(render(project({ bursts: [burst], quota: { hard: { [CPU]: '41' } } })).join('\n')).toContain('[F1] Project web: spec.quota.hard[requests.cpu] is 41, above the fleet budget 40');
+  });
+
   it('accepts a fleet budget that its bounds and declared namespaces fit, through the schema and the offline rules', () => {
     expect(validateProjectSchema(project())).toEqual([]);
     expect(render(project())).toEqual([]);

@@ -6,7 +6,7 @@
 import type { ShareLedger, ShareRefusal, Shortfall } from '../../fleet/shares.js';
 import { holdersOf } from '../../fleet/shares.js';
 import { Quantity } from '../../quantity/quantity.js';
-import { budgetList, budgetPath, defaultsOf, parseResources, type Resources } from '../resources.js';
+import { budgetPath, declaredBudgetList, defaultsOf, parseResources, type Resources } from '../resources.js';
 import type { FieldPath, Project, Violation } from '../types.js';
 import { projectOnCluster } from './quota.js';
 
@@ -63,7 +63,7 @@ function boundsAboveBudget(project: Project, subject: string, budget: Resources,
   for (const cluster of members) {
     const path = budgetPath(project, cluster);
     const key = path.join('/');
-    const entry = byPath.get(key) ?? { path, members: [], bound: parseResources(budgetList(project, cluster)) };
+    const entry = byPath.get(key) ?? { path, members: [], bound: parseResources(declaredBudgetList(project, cluster)) };
     entry.members.push(cluster);
     byPath.set(key, entry);
   }

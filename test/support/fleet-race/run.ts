@@ -38,6 +38,7 @@ import { installFleetHub } from '../fleet-hub-install.js';
 import type { ControlPlane, ClusterInfo } from '../devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../devcluster/replicas.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig, serviceAccountKubeconfigFile } from '../devcluster/tenantgate.js';
+import { activeBurst } from '../replica-race/run.js';
 import { emptyCounts, generateAttempts, type Attempt, type OutcomeCounts } from '../replica-race/attempts.js';
 import { checkHeadroomInvariant, type RaceProject } from '../replica-race/invariant.js';
 import { measureTransfers, transferProject, type TransferCosts } from './transfers.js';
@@ -108,7 +109,11 @@ export interface FleetRaceResult {
   loadAverage: { start: number[]; end: number[] };
 }
 
-/** The project on every member: a fleet budget of 6 CPUs / 12Gi shared by both, each member bounded by the whole of it. */
+/**
+ * The project on every member: a fleet budget of 6 CPUs / 12Gi shared by both, each member bounded by
+ * the whole of it, and a project-wide burst (+2 CPU, +4Gi) active through the race: it raises each
+ * member's bound, never the fleet budget or a member's share, which is what the sampler checks.
+ */
 export function fleetRaceProject(name: string, members: readonly string[]): Project {
   const budget = { [CPU]: '6', [MEMORY]: '12Gi' };
   return {
@@ -122,6 +127,7 @@ export function fleetRaceProject(name: string, members: readonly string[]): Proj
       quota: { hard: budget },
       fleet: { quota: { hard: budget }, clusters: [...members] },
       namespaceDefaults: { quota: { hard: { [CPU]: '500m', [MEMORY]: '1Gi' } } },
+      bursts: [activeBurst('race-burst', { [CPU]: '2', [MEMORY]: '4Gi' })],
     },
   };
 }

@@ -25,6 +25,8 @@ export interface RaceProject {
   budget: Record<string, string>;
   defaults: Record<string, string>;
   maxNamespaces?: number;
+  /** A project-wide burst active for the whole race: what it adds to the budget (checked as budget + burst). */
+  burst?: Record<string, string>;
 }
 
 /** The fields of a listed Namespace the check reads (a V1Namespace fits). */
@@ -89,7 +91,9 @@ export function checkHeadroomInvariant(project: RaceProject, namespaces: ListedN
   const detail: Record<string, Record<string, string>> = {};
   const violations: string[] = [];
   for (const [resource, rawBudget] of Object.entries(project.budget)) {
-    const budget = parse(`budget ${resource}`, rawBudget);
+    const declared = parse(`budget ${resource}`, rawBudget);
+    const burst = project.burst?.[resource];
+    const budget = burst === undefined ? declared : declared.add(parse(`burst ${resource}`, burst));
     let total = Quantity.zero();
     for (const ns of members) {
       const name = ns.metadata?.name ?? '';

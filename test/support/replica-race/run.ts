@@ -76,9 +76,17 @@ const MEMORY = 'requests.memory';
 /** The validate reviews a replica answered (its /metrics). */
 const VALIDATE_REQUESTS = /^tenantgate_webhook_requests_total\{path="validate"/;
 
-/** The project every run uses, apart from its name: room for 8 CPUs, 16Gi and 6 namespaces. */
+/** A project-wide burst active from an hour ago for six hours: the whole race runs inside it. */
+export function activeBurst(name: string, hard: Record<string, string>, now = Date.now()) {
+  const at = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, 'Z');
+  return { name, from: at(now - 3_600_000), until: at(now + 6 * 3_600_000), reason: 'the race runs with a burst active', quota: { hard } };
+}
+
+/** The project every run uses, apart from its name: room for 8 CPUs, 16Gi and 6 namespaces (10 CPUs and 20Gi with its burst). */
 export function raceProject(name: string): RaceProject {
-  return { name, budget: { [CPU]: '8', [MEMORY]: '16Gi' }, defaults: { [CPU]: '1', [MEMORY]: '2Gi' }, maxNamespaces: 6 };
+  // A burst active through the race (+2 CPU, +4Gi): the replicas decide against budget + burst, and the
+  // invariant checks exactly that sum.
+  return { name, budget: { [CPU]: '8', [MEMORY]: '16Gi' }, defaults: { [CPU]: '1', [MEMORY]: '2Gi' }, maxNamespaces: 6, burst: { [CPU]: '2', [MEMORY]: '4Gi' } };
 }
 
 /** Anchors: two namespaces made before the race, each with a 2 CPU / 4Gi quota and pods using part of it. */
@@ -167,7 +175,14 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
     const running = controller;
 
     // The project, owned by both racing users, seen by every replica and by the controller.
-    const spec = { tenant: TENANT, owners: USERS.map((u) => ({ kind: 'User', name: u })), maxNamespaces: project.maxNamespaces, quota: { hard: project.budget }, namespaceDefaults: { quota: { hard: project.defaults } } };
+    const spec = {
+      tenant: TENANT,
+      owners: USERS.map((u) => ({ kind: 'User', name: u })),
+      maxNamespaces: project.maxNamespaces,
+      quota: { hard: project.budget },
+      namespaceDefaults: { quota: { hard: project.defaults } },
+      ...(project.burst ? { bursts: [activeBurst('race-burst', project.burst)] } : {}),
+    };
     await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec }));
     await until('the project in every replica and the controller', async () => {
       must(running.informers.snapshot.project(name) !== undefined, 'controller has not seen the project');
