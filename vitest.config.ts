@@ -19,6 +19,10 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           environment: 'node',
+          // A guard against hangs, not a speed target: on an empty machine make test runs the unit
+          // files beside seven Go builds (load 20 on two cores), and a test that starts the built CLI a
+          // few times took over vitest's default 5 s there (7 of 1,739 timed out).
+          testTimeout: 30_000,
         },
       },
       {
