@@ -37,7 +37,7 @@ beforeAll(async () => {
 }, 1_800_000);
 
 describe('the chart with prometheusRules.enabled', () => {
-  it('renders ten alerts in four groups, each with a severity, a summary and a description', () => {
+  it('renders eleven alerts in four groups, each with a severity, a summary and a description', () => {
     expect(groups.map((g) => g.name)).toEqual(['tenantgate.projects', 'tenantgate.webhook', 'tenantgate.fleet', 'tenantgate.fleet-wide']);
     const alerts = groups.flatMap((g) => g.rules);
     expect(alerts.map((r) => r.alert)).toEqual([
@@ -50,6 +50,7 @@ describe('the chart with prometheusRules.enabled', () => {
       'TenantgateWebhookErrors',
       'TenantgateWebhookAbsent',
       'TenantgateFleetHubUnreachable',
+      'TenantgateFleetEnforcedAboveRecord',
       'TenantgateFleetShareOrphaned',
     ]);
     for (const r of alerts) {
@@ -111,7 +112,7 @@ describe('promtool', () => {
     const dir = await workDir(groups);
     const r = await execa(promtool, ['check', 'rules', join(dir, 'tenantgate-rules.yaml')], { reject: false });
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain('SUCCESS: 10 rules found');
+    expect(r.stdout).toContain('SUCCESS: 11 rules found');
   });
 
   it('every alert has a test where it fires and one where it stays silent', async () => {
