@@ -17,22 +17,11 @@ import { FleetGrowth } from '../../src/webhook/fleet-growth.js';
 import { aNamespace, aProject, aQuota } from '../support/fixtures.js';
 import { MemoryHub } from '../support/memory-hub.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
+import { seededRandom } from '../support/replica-race/attempts.js';
 
 const RUNS = Number(process.env.TG_MODEL_RUNS ?? 300);
 const CPU = 'requests.cpu';
 const cpu = (v: number) => new Map([[CPU, Quantity.parse(String(v))]]);
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function yields(random: () => number): Promise<void> {
   const n = Math.floor(random() * 6);
@@ -96,7 +85,7 @@ function judge(hub: MemoryHub, ledgerText: string | undefined, budget: number): 
 }
 
 async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const budget = 20;
   const hub = new ShuffledHub(random);
   const ledger = new ShuffledLedger(random);
