@@ -5,13 +5,13 @@
  *    render (P2), webhook (P1, P3, Q5), controller (P4), shipped (the webhook as it ships: two processes,
  *    ledger on, real requests through the apiserver), replicas (10,000 racing writes against three webhook
  *    processes, the budget checked from outside), soak (30 minutes of traffic as shipped, heap after a GC
- *    every minute; `--minutes=N`) and fleet (10,000 racing writes over two member clusters sharing one
- *    fleet budget through a hub);
+ *    every minute; `--minutes=N`), p3-traffic (P3 under 5 minutes of traffic, inside the chart's memory
+ *    limit) and fleet (10,000 racing writes over two member clusters sharing one fleet budget through a hub);
  *  - bench/comparisons/: tenantgate against something else: peers (Kyverno, Gatekeeper and Capsule, built
  *    from Go modules first), rules-ab and review-ab (the working tree against a commit's), and
  *    webhook-attribution (the webhook against itself with one part switched off at a time);
- *  - bench/experiments/: measurements behind a decision, kept to be run again: review-count,
- *    ledger-client, p3-traffic;
+ *  - bench/experiments/: measurements behind a decision, kept to be run again: review-count (reviews
+ *    per pod under a quota) and ledger-client (the cost of one ledger write by client);
  *  - bench/lib/: what they share (the measured bench server, the load generator, the judge).
  * Everything but the default four runs only when named: `npm run bench -- peers`. Results are written
  * under bench/results/ by each module. Each `main()` returns the targets it missed or could not judge;
@@ -33,13 +33,13 @@ const BENCHMARKS = {
   replicas: 'targets',
   soak: 'targets',
   fleet: 'targets',
+  'p3-traffic': 'targets',
   peers: 'comparisons',
   'rules-ab': 'comparisons',
   'review-ab': 'comparisons',
   'webhook-attribution': 'comparisons',
   'review-count': 'experiments',
   'ledger-client': 'experiments',
-  'p3-traffic': 'experiments',
 } as const satisfies Record<string, 'targets' | 'comparisons' | 'experiments'>;
 type BenchName = keyof typeof BENCHMARKS;
 const KNOWN = Object.keys(BENCHMARKS) as BenchName[];

@@ -28,7 +28,7 @@ import { installBase } from '../../test/support/devcluster/tenantgate.js';
 import { HERE, ROOT, env, getText, procStatus, round1, round3, sleep } from '../lib/measure.js';
 import { INSPECT_FLAG, InspectorHeap, chartMemory, leastSquares, memoryCgroup } from '../lib/memory.js';
 import { review } from '../lib/reviews.js';
-import { Creator, createRange } from '../targets/webhook-p3.js';
+import { Creator, createRange } from './webhook-p3.js';
 import { NAMESPACES_PER_PROJECT, QUOTA_NAME, namespaceName, ownerGroup, ownerUser, projectName, tenantName } from '../lib/webhook-server.js';
 
 const log = (m: string) => process.stderr.write(`[p3-traffic ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
