@@ -5,7 +5,7 @@
  * first), bench/webhook-attribution.ts (where P1's CPU goes) and bench/rules-ab.ts (the rules of the
  * working tree against a commit's) and bench/replicas.ts (10,000 racing writes against three webhook
  * processes, the budget checked from outside) and bench/soak.ts (30 minutes of traffic as shipped,
- * heap after a GC every minute; `--minutes=N`) and bench/fleet.ts (10,000 racing writes over two member clusters sharing one fleet budget through a hub) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
+ * heap after a GC every minute; `--minutes=N`) and bench/fleet.ts (10,000 racing writes over two member clusters sharing one fleet budget through a hub) and bench/allow-lists.ts (what the allow-lists add to a pod create) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
  * written under bench/results/ by each module. Each `main()` returns the targets it missed or could not judge; with `--check` the run exits 1 when
  * there is any, so a regression fails loudly (`npm run bench -- webhook --check`), and so does a scaled-down run unless it names the
  * targets it is not meant to judge: `--skip P3` (BENCH_SKIP; bench/lib/judge.ts).
@@ -15,9 +15,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet'] as const;
+const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet', 'allow-lists'] as const;
 /** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet'];
+const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet', 'allow-lists'];
 
 interface BenchModule {
   /** Resolves to the targets missed or not judged and not skipped (empty when all were met or the bench has no target). */
