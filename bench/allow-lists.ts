@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- allow-lists`: what the allow-lists' webhook entry (allow.tenantgate.io, rules
- * X1–X11, docs/adr/0073-allow-lists-in-the-webhook.md) adds to a pod create. One control plane, the
+ * X1–X9, H1, H2, docs/adr/0073-allow-lists-in-the-webhook.md) adds to a pod create. One control plane, the
  * webhook in this process (as review-count.ts), one project with allow-lists and a namespace of it;
  * alice (a tenant, no privilege) creates pods that every list admits, `dryRun=All` (admission runs in
  * full, nothing is stored, the scheduler never sees them), BENCH_ALLOW_PODS per round at concurrency
@@ -94,7 +94,7 @@ export async function main(): Promise<string[]> {
         await core.createNamespacedPod({ namespace: NS, dryRun: 'All', body: { metadata: { name: 'probe' }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] } } });
         return false;
       } catch (err) {
-        return String((err as Error).message).includes('[X10]');
+        return String((err as Error).message).includes('[X8]');
       }
     };
     const apiserverPid = cp.pid('kube-apiserver');

@@ -1,5 +1,5 @@
 /**
- * Admission of the objects the allow-lists judge (X1–X11, docs/rules.md#allow-lists): which kinds, which
+ * Admission of the objects the allow-lists judge (X1–X9, H1, H2, docs/rules.md#allow-lists): which kinds, which
  * project, which rules. Lookups in the snapshot only (docs/adr/0073-allow-lists-in-the-webhook.md).
  */
 import { isPrivileged } from '../config/config.js';

@@ -1,5 +1,5 @@
 /**
- * The offline rules over Project declarations (git): schema, N1–N4, X12, T1 against a base, Q1/Q2 per
+ * The offline rules over Project declarations (git): schema, N1–N4, H3, T1 against a base, Q1/Q2 per
  * cluster placement. Used by `tenantgate validate` and `tenantgate render`.
  */
 import type { TenantgateConfig } from '../config/config.js';

@@ -26,7 +26,8 @@ export type RuleId =
   | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)
   | 'B1' | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
   | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
-  | 'X1' | 'X2' | 'X3' | 'X4' | 'X5' | 'X6' | 'X7' | 'X8' | 'X9' | 'X10' | 'X11' | 'X12' // allow-lists: what a project's objects may use (src/validate/allow-lists.ts, docs/rules.md)
+  | 'X1' | 'X2' | 'X3' | 'X4' | 'X5' | 'X6' | 'X7' | 'X8' | 'X9' // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts, docs/rules.md#allow-lists)
+  | 'H1' | 'H2' | 'H3' // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3)
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -145,7 +146,7 @@ export interface Toleration {
 }
 
 /**
- * What a project's objects may use (rules X1–X12, docs/rules.md#allow-lists). Every field is optional;
+ * What a project's objects may use (rules X1–X9, H1–H3, docs/rules.md#allow-lists). Every field is optional;
  * a field a Project does not give takes tenantgate.yaml's `allow` (field by field, `services` key by key).
  */
 export interface AllowLists {

@@ -1,5 +1,5 @@
 /**
- * Allow-lists (X1–X11, docs/rules.md#allow-lists, ADR 0073) on the real control plane: the shipped
+ * Allow-lists (X1–X9, H1, H2, docs/rules.md#allow-lists, ADR 0073) on the real control plane: the shipped
  * WebhookConfigurations with the webhook in this process, the controller (owners' RoleBinding, quota),
  * and every step alice's real request as the tenant she is (group acme:payments-admins, no privilege).
  * Each attack is refused with its rule id naming the project and what it allows; each allowed use is
@@ -120,28 +120,28 @@ describe('attacks, refused with their rule', () => {
     await refused(service('np', { type: 'NodePort' }), 'X3', 'type NodePort', 'allowed: ClusterIP, LoadBalancer');
   });
 
-  it('X5: an Ingress for another project\'s hostname, and a look-alike one', async () => {
-    await refused(ingress('steal', 'shop.example.com'), 'X5', 'host "shop.example.com"', `hostnames under ${HOSTS}`);
-    await refused(ingress('look-alike', `not${HOSTS}`), 'X5');
+  it('H1: an Ingress for another project\'s hostname, and a look-alike one', async () => {
+    await refused(ingress('steal', 'shop.example.com'), 'H1', 'host "shop.example.com"', `hostnames under ${HOSTS}`);
+    await refused(ingress('look-alike', `not${HOSTS}`), 'H1');
   });
 
-  it('X7, X8: a PVC of a StorageClass not listed, a pod of a RuntimeClass not listed', async () => {
-    await refused(claim('fast', 'fast-ssd'), 'X7', 'storageClassName "fast-ssd"', 'allowed: standard');
-    await refused(pod('kata', { runtimeClassName: KATA }), 'X8', `runtimeClassName "${KATA}"`, `allowed: ${GVISOR}`);
+  it('X5, X6: a PVC of a StorageClass not listed, a pod of a RuntimeClass not listed', async () => {
+    await refused(claim('fast', 'fast-ssd'), 'X5', 'storageClassName "fast-ssd"', 'allowed: standard');
+    await refused(pod('kata', { runtimeClassName: KATA }), 'X6', `runtimeClassName "${KATA}"`, `allowed: ${GVISOR}`);
   });
 
-  it('X10: a pod leaving the node selector, setting nodeName, or tolerating every taint', async () => {
-    await refused({ ...pod('anywhere'), spec: { containers: [pause] } }, 'X10', `nodeSelector with no pool`, `a nodeSelector with pool=${PROJECT}`);
-    await refused(pod('elsewhere', { nodeSelector: { pool: 'shop' } }), 'X10');
-    await refused(pod('pinned', { nodeName: 'node-of-shop' }), 'X10', 'nodeName "node-of-shop"');
-    await refused(pod('tolerant', { tolerations: [{ operator: 'Exists' }] }), 'X10', 'toleration Exists (every taint)');
+  it('X8: a pod leaving the node selector, setting nodeName, or tolerating every taint', async () => {
+    await refused({ ...pod('anywhere'), spec: { containers: [pause] } }, 'X8', `nodeSelector with no pool`, `a nodeSelector with pool=${PROJECT}`);
+    await refused(pod('elsewhere', { nodeSelector: { pool: 'shop' } }), 'X8');
+    await refused(pod('pinned', { nodeName: 'node-of-shop' }), 'X8', 'nodeName "node-of-shop"');
+    await refused(pod('tolerant', { tolerations: [{ operator: 'Exists' }] }), 'X8', 'toleration Exists (every taint)');
   });
 
-  it('X9: a ResourceClaim of a DeviceClass not listed (resource.k8s.io/v1)', async () => {
+  it('X7: a ResourceClaim of a DeviceClass not listed (resource.k8s.io/v1)', async () => {
     const versions = (await kubectl('admin', ['api-versions'])).stdout.split('\n');
     expect(versions, 'the control plane serves resource.k8s.io/v1').toContain('resource.k8s.io/v1');
     const rc = (name: string, deviceClassName: string) => ({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name }, spec: { devices: { requests: [{ name: 'd', exactly: { deviceClassName } }] } } });
-    await refused(rc('fpga', 'fpga.example.com'), 'X9', 'deviceClassName "fpga.example.com"', 'allowed: gpu.example.com');
+    await refused(rc('fpga', 'fpga.example.com'), 'X7', 'deviceClassName "fpga.example.com"', 'allowed: gpu.example.com');
     await admitted(rc('gpu', 'gpu.example.com'));
   });
 });
@@ -169,6 +169,6 @@ describe('allowed uses, admitted', () => {
     expect((await kubectl('alice', ['-n', NS, 'label', 'pod', 'plain', 'tier=web'], { reject: false })).exitCode).toBe(0);
     const patched = await kubectl('alice', ['-n', NS, 'patch', 'pod', 'plain', '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/spec/tolerations/-', value: { key: 'dedicated', operator: 'Equal', value: 'shop', effect: 'NoSchedule' } }])], { reject: false });
     expect(patched.exitCode).not.toBe(0);
-    expect(patched.stderr).toContain('[X10] ');
+    expect(patched.stderr).toContain('[X8] ');
   });
 });

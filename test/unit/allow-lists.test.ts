@@ -1,4 +1,4 @@
-/** X1–X12 (docs/rules.md#allow-lists): the pure rules, the defaults of tenantgate.yaml, the webhook dispatch and the offline overlap check. */
+/** X1–X9, H1–H3 (docs/rules.md#allow-lists): the pure rules, the defaults of tenantgate.yaml, the webhook dispatch and the offline overlap check. */
 import { describe, expect, it } from 'vitest';
 import { configFromObject, ConfigError, DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { cidrContains, hostnameProblem, parseCidr, withinAnyCidr } from '../../src/validate/allow-lists.js';
@@ -36,7 +36,7 @@ describe('X1: PriorityClasses', () => {
   it('takes the defaults field by field: a Project list replaces tenantgate.yaml\'s', () => {
     const config = configFromObject({ allow: { priorityClasses: ['batch-low'], runtimeClasses: ['gvisor'] } });
     expect(checkPod(subject('Pod', 'p', undefined, config), pod({ priorityClassName: 'batch-high' })).map((v) => v.rule)).toEqual(['X1']);
-    expect(checkPod(subject('Pod', 'p', { priorityClasses: ['batch-high'] }, config), pod({ priorityClassName: 'batch-high', runtimeClassName: 'kata' })).map((v) => v.rule)).toEqual(['X8']);
+    expect(checkPod(subject('Pod', 'p', { priorityClasses: ['batch-high'] }, config), pod({ priorityClassName: 'batch-high', runtimeClassName: 'kata' })).map((v) => v.rule)).toEqual(['X6']);
   });
 });
 
@@ -69,16 +69,16 @@ describe('X2–X4: Services', () => {
   });
 });
 
-describe('X5, X6: hostnames and classes of Ingresses and routes', () => {
+describe('H1, H2: hostnames and classes of Ingresses and routes', () => {
   const allow: AllowLists = { hostnames: { suffixes: ['pay.example.com'] }, ingressClasses: ['public'] };
   const ingress = (spec: Record<string, unknown>) => ({ metadata: { name: 'web' }, spec: { ingressClassName: 'public', ...spec } });
   it('admits hosts under the suffixes and refuses others, empty hosts and wildcards unless allowed', () => {
     expect(checkIngress(subject('Ingress', 'web', allow), ingress({ rules: [{ host: 'pay.example.com' }, { host: 'api.pay.example.com' }] }))).toEqual([]);
     expect(messages(checkIngress(subject('Ingress', 'web', allow), ingress({ rules: [{ host: 'shop.example.com' }] })))).toEqual([
-      '[X5] Ingress payments-batch/web: host "shop.example.com" (it is outside the project\'s hostname suffixes) is not allowed for project payments; allowed: hostnames under pay.example.com, no wildcard',
+      '[H1] Ingress payments-batch/web: host "shop.example.com" (it is outside the project\'s hostname suffixes) is not allowed for project payments; allowed: hostnames under pay.example.com, no wildcard',
     ]);
-    expect(checkIngress(subject('Ingress', 'web', allow), ingress({ rules: [{ http: {} }] })).map((v) => v.rule)).toEqual(['X5']);
-    expect(checkIngress(subject('Ingress', 'web', allow), ingress({ rules: [{ host: '*.pay.example.com' }] })).map((v) => v.rule)).toEqual(['X5']);
+    expect(checkIngress(subject('Ingress', 'web', allow), ingress({ rules: [{ http: {} }] })).map((v) => v.rule)).toEqual(['H1']);
+    expect(checkIngress(subject('Ingress', 'web', allow), ingress({ rules: [{ host: '*.pay.example.com' }] })).map((v) => v.rule)).toEqual(['H1']);
     expect(checkIngress(subject('Ingress', 'web', { ...allow, hostnames: { suffixes: ['pay.example.com'], wildcards: true } }), ingress({ rules: [{ host: '*.pay.example.com' }] }))).toEqual([]);
     expect(checkIngress(subject('Ingress', 'web', allow), ingress({ rules: [{ host: 'a.pay.example.com' }], tls: [{ hosts: ['evil.example.com'] }] })).map((v) => v.path)).toEqual([['spec', 'tls', 0, 'hosts', 0]]);
     expect(checkIngress(subject('Ingress', 'web'), ingress({ rules: [{ host: 'a.example.com' }] }))[0]?.message).toContain('allowed: no hostname (the project has no hostname suffix)');
@@ -90,66 +90,66 @@ describe('X5, X6: hostnames and classes of Ingresses and routes', () => {
   });
 
   it('refuses an IngressClass not listed and an Ingress without class when a list is given', () => {
-    expect(checkIngress(subject('Ingress', 'web', allow), ingress({ ingressClassName: 'internal', rules: [{ host: 'pay.example.com' }] })).map((v) => v.rule)).toEqual(['X6']);
-    expect(checkIngress(subject('Ingress', 'web', allow), { metadata: {}, spec: { rules: [{ host: 'pay.example.com' }] } }).map((v) => v.rule)).toEqual(['X6']);
+    expect(checkIngress(subject('Ingress', 'web', allow), ingress({ ingressClassName: 'internal', rules: [{ host: 'pay.example.com' }] })).map((v) => v.rule)).toEqual(['H2']);
+    expect(checkIngress(subject('Ingress', 'web', allow), { metadata: {}, spec: { rules: [{ host: 'pay.example.com' }] } }).map((v) => v.rule)).toEqual(['H2']);
   });
 
   it('judges route hostnames; a route without hostnames takes every hostname of its listener', () => {
     const route = (hostnames?: string[]) => ({ metadata: { name: 'r' }, spec: hostnames ? { hostnames } : {} });
     expect(checkRoute(subject('HTTPRoute', 'r', allow), route(['api.pay.example.com']))).toEqual([]);
-    expect(checkRoute(subject('HTTPRoute', 'r', allow), route(['shop.example.com'])).map((v) => v.rule)).toEqual(['X5']);
-    expect(checkRoute(subject('GRPCRoute', 'r', allow), route()).map((v) => v.rule)).toEqual(['X5']);
+    expect(checkRoute(subject('HTTPRoute', 'r', allow), route(['shop.example.com'])).map((v) => v.rule)).toEqual(['H1']);
+    expect(checkRoute(subject('GRPCRoute', 'r', allow), route()).map((v) => v.rule)).toEqual(['H1']);
   });
 
   it('takes {project} and {tenant} in tenantgate.yaml suffixes', () => {
     const config = configFromObject({ allow: { hostnames: { suffixes: ['{project}.{tenant}.apps.example.com'] } } });
     expect(checkRoute(subject('HTTPRoute', 'r', undefined, config), { spec: { hostnames: ['www.payments.acme.apps.example.com'] } })).toEqual([]);
-    expect(checkRoute(subject('HTTPRoute', 'r', undefined, config), { spec: { hostnames: ['www.shop.acme.apps.example.com'] } }).map((v) => v.rule)).toEqual(['X5']);
+    expect(checkRoute(subject('HTTPRoute', 'r', undefined, config), { spec: { hostnames: ['www.shop.acme.apps.example.com'] } }).map((v) => v.rule)).toEqual(['H1']);
   });
 });
 
-describe('X7–X11: storage, runtime, devices, placement, registries', () => {
-  it('X7: a PVC names a listed StorageClass (one without a class is not judged)', () => {
+describe('X5–X9: storage, runtime, devices, placement, registries', () => {
+  it('X5: a PVC names a listed StorageClass (one without a class is not judged)', () => {
     const claim = (storageClassName?: string) => ({ metadata: { name: 'data' }, spec: storageClassName ? { storageClassName } : {} });
     const allow = { storageClasses: ['standard'] };
     expect(checkPersistentVolumeClaim(subject('PersistentVolumeClaim', 'data', allow), claim('standard'))).toEqual([]);
     expect(messages(checkPersistentVolumeClaim(subject('PersistentVolumeClaim', 'data', allow), claim('fast-ssd')))).toEqual([
-      '[X7] PersistentVolumeClaim payments-batch/data: storageClassName "fast-ssd" is not allowed for project payments; allowed: standard',
+      '[X5] PersistentVolumeClaim payments-batch/data: storageClassName "fast-ssd" is not allowed for project payments; allowed: standard',
     ]);
     expect(checkPersistentVolumeClaim(subject('PersistentVolumeClaim', 'data', allow), claim())).toEqual([]);
     expect(checkPersistentVolumeClaim(subject('PersistentVolumeClaim', 'data'), claim('fast-ssd'))).toEqual([]);
   });
 
-  it('X8: a pod names a listed RuntimeClass', () => {
+  it('X6: a pod names a listed RuntimeClass', () => {
     expect(checkPod(subject('Pod', 'p', { runtimeClasses: ['gvisor'] }), pod({ runtimeClassName: 'gvisor' }))).toEqual([]);
     expect(checkPod(subject('Pod', 'p', { runtimeClasses: [] }), pod({ runtimeClassName: 'gvisor' }))[0]?.message).toBe(
       'Pod payments-batch/p: runtimeClassName "gvisor" is not allowed for project payments; allowed: no RuntimeClass',
     );
   });
 
-  it('X9: every device class of a claim (v1 exactly, v1beta1 flat, firstAvailable) and of a template', () => {
+  it('X7: every device class of a claim (v1 exactly, v1beta1 flat, firstAvailable) and of a template', () => {
     const allow = { deviceClasses: ['gpu.example.com'] };
     const v1 = { spec: { devices: { requests: [{ name: 'a', exactly: { deviceClassName: 'gpu.example.com' } }, { name: 'b', firstAvailable: [{ name: 'x', deviceClassName: 'fpga.example.com' }] }] } } };
     expect(checkResourceClaim(subject('ResourceClaim', 'c', allow), v1, false).map((v) => v.path)).toEqual([['spec', 'devices', 'requests', 1, 'firstAvailable', 0, 'deviceClassName']]);
     const template = { spec: { spec: { devices: { requests: [{ name: 'a', deviceClassName: 'fpga.example.com' }] } } } };
-    expect(checkResourceClaim(subject('ResourceClaimTemplate', 't', allow), template, true).map((v) => v.rule)).toEqual(['X9']);
+    expect(checkResourceClaim(subject('ResourceClaimTemplate', 't', allow), template, true).map((v) => v.rule)).toEqual(['X7']);
     expect(checkResourceClaim(subject('ResourceClaim', 'c'), v1, false)).toEqual([]);
   });
 
-  it('X10: the node selector is kept, no nodeName, only allowed tolerations (node.kubernetes.io/* always)', () => {
+  it('X8: the node selector is kept, no nodeName, only allowed tolerations (node.kubernetes.io/* always)', () => {
     const allow: AllowLists = { nodePlacement: { nodeSelector: { pool: 'payments' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'payments', effect: 'NoSchedule' }] } };
     const s = subject('Pod', 'p', allow);
     expect(checkPod(s, pod({ nodeSelector: { pool: 'payments', zone: 'a' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'payments', effect: 'NoSchedule' }, { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }] }))).toEqual([]);
-    expect(messages(checkPod(s, pod({})))).toEqual(['[X10] Pod payments-batch/p: nodeSelector with no pool is not allowed for project payments; allowed: a nodeSelector with pool=payments']);
-    expect(checkPod(s, pod({ nodeSelector: { pool: 'shop' } })).map((v) => v.rule)).toEqual(['X10']);
+    expect(messages(checkPod(s, pod({})))).toEqual(['[X8] Pod payments-batch/p: nodeSelector with no pool is not allowed for project payments; allowed: a nodeSelector with pool=payments']);
+    expect(checkPod(s, pod({ nodeSelector: { pool: 'shop' } })).map((v) => v.rule)).toEqual(['X8']);
     expect(checkPod(s, pod({ nodeSelector: { pool: 'payments' }, nodeName: 'node-1' })).map((v) => v.path)).toEqual([['spec', 'nodeName']]);
     expect(messages(checkPod(s, pod({ nodeSelector: { pool: 'payments' }, tolerations: [{ operator: 'Exists' }] })))).toEqual([
-      '[X10] Pod payments-batch/p: toleration Exists (every taint) is not allowed for project payments; allowed: dedicated=payments:NoSchedule (and node.kubernetes.io/* ones)',
+      '[X8] Pod payments-batch/p: toleration Exists (every taint) is not allowed for project payments; allowed: dedicated=payments:NoSchedule (and node.kubernetes.io/* ones)',
     ]);
-    expect(checkPod(subject('Pod', 'p'), pod({ tolerations: [{ key: 'dedicated', value: 'shop', effect: 'NoSchedule' }] })).map((v) => v.rule)).toEqual(['X10']);
+    expect(checkPod(subject('Pod', 'p'), pod({ tolerations: [{ key: 'dedicated', value: 'shop', effect: 'NoSchedule' }] })).map((v) => v.rule)).toEqual(['X8']);
   });
 
-  it('X11: every image of every container starts with an allowed prefix', () => {
+  it('X9: every image of every container starts with an allowed prefix', () => {
     const allow = { registries: ['registry.example.com/'] };
     expect(checkPod(subject('Pod', 'p', allow), pod({}))).toEqual([]);
     expect(checkPod(subject('Pod', 'p', allow), pod({ initContainers: [{ name: 'i', image: 'docker.io/evil' }] })).map((v) => v.path)).toEqual([['spec', 'initContainers', 0, 'image']]);
@@ -201,23 +201,23 @@ describe('schema and tenantgate.yaml', () => {
   });
 });
 
-describe('X12: hostname suffixes do not overlap across projects (offline)', () => {
+describe('H3: hostname suffixes do not overlap across projects (offline)', () => {
   it('refuses a suffix equal to, above or under another project\'s, and admits disjoint ones', () => {
     const a = aProject('payments', { allow: { hostnames: { suffixes: ['pay.example.com'] } } });
     const b = aProject('shop', { allow: { hostnames: { suffixes: ['shop.example.com', 'eu.pay.example.com'] } } });
-    const found = validateDeclarations([a, b], DEFAULT_CONFIG).filter((v) => v.rule === 'X12');
+    const found = validateDeclarations([a, b], DEFAULT_CONFIG).filter((v) => v.rule === 'H3');
     expect(found.map((v) => [v.document, v.message])).toEqual([
       [1, 'Project shop: hostname suffix "eu.pay.example.com" overlaps "pay.example.com" of project payments; allowed: suffixes no other project\'s suffix equals, contains or lies under'],
     ]);
     const c = aProject('shop', { allow: { hostnames: { suffixes: ['shop.example.com'] } } });
-    expect(validateDeclarations([a, c], DEFAULT_CONFIG).filter((v) => v.rule === 'X12')).toEqual([]);
+    expect(validateDeclarations([a, c], DEFAULT_CONFIG).filter((v) => v.rule === 'H3')).toEqual([]);
   });
 
   it('fills tenantgate.yaml templates per project before comparing', () => {
     const config = configFromObject({ allow: { hostnames: { suffixes: ['{project}.apps.example.com'] } } });
-    expect(validateDeclarations([aProject('payments'), aProject('shop')], config).filter((v) => v.rule === 'X12')).toEqual([]);
+    expect(validateDeclarations([aProject('payments'), aProject('shop')], config).filter((v) => v.rule === 'H3')).toEqual([]);
     const shared = configFromObject({ allow: { hostnames: { suffixes: ['{tenant}.apps.example.com'] } } });
-    expect(validateDeclarations([aProject('payments'), aProject('shop')], shared).filter((v) => v.rule === 'X12').length).toBe(1);
+    expect(validateDeclarations([aProject('payments'), aProject('shop')], shared).filter((v) => v.rule === 'H3').length).toBe(1);
   });
 });
 
@@ -250,6 +250,6 @@ describe('the webhook judges the allow-lists in project namespaces', () => {
     const labelled = { ...before, metadata: { name: 'crit', labels: { a: 'b' } } };
     expect(verdictFor(ctx, request('payments-batch', 'UPDATE', labelled, before)).violations).toEqual([]);
     const reimaged = pod({ priorityClassName: 'other', tolerations: [{ operator: 'Exists' }] });
-    expect(verdictFor(ctx, request('payments-batch', 'UPDATE', reimaged, before)).violations.map((v) => v.rule)).toEqual(['X10']);
+    expect(verdictFor(ctx, request('payments-batch', 'UPDATE', reimaged, before)).violations.map((v) => v.rule)).toEqual(['X8']);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * X1–X12: what a project's objects may use (docs/rules.md#allow-lists). One pure function per object
- * kind, each returning the violations of every rule that kind can break; X12 over a set of Projects.
+ * X1–X9, H1–H3: what a project's objects may use (docs/rules.md#allow-lists). One pure function per object
+ * kind, each returning the violations of every rule that kind can break; H3 over a set of Projects.
  * The objects are as the apiserver sends them (untyped JSON): every field is read defensively.
  */
 import type { TenantgateConfig } from '../../config/config.js';
@@ -41,7 +41,7 @@ function violation(rule: RuleId, s: AllowSubject, path: FieldPath, what: string,
   return { rule, path, message: `${s.subject}: ${what} is not allowed for project ${s.project.metadata.name ?? ''}; allowed: ${allowed}` };
 }
 
-/** X1, X8, X10, X11 on a pod spec (a Pod's `spec`, or a pod template's). */
+/** X1, X6, X8, X9 on a pod spec (a Pod's `spec`, or a pod template's). */
 export function checkPodSpec(s: AllowSubject, spec: Json, path: FieldPath = ['spec']): Violation[] {
   const out: Violation[] = [];
   const a = s.allow;
@@ -56,7 +56,7 @@ export function checkPodSpec(s: AllowSubject, spec: Json, path: FieldPath = ['sp
   }
   const runtimeClass = stringAt(spec, 'runtimeClassName');
   if (runtimeClass && a.runtimeClasses !== undefined && !a.runtimeClasses.includes(runtimeClass)) {
-    out.push(violation('X8', s, [...path, 'runtimeClassName'], `runtimeClassName ${JSON.stringify(runtimeClass)}`, listed(a.runtimeClasses, 'no RuntimeClass')));
+    out.push(violation('X6', s, [...path, 'runtimeClassName'], `runtimeClassName ${JSON.stringify(runtimeClass)}`, listed(a.runtimeClasses, 'no RuntimeClass')));
   }
   const selector = objectAt(spec, 'nodeSelector');
   const wanted = Object.entries(a.nodeSelector);
@@ -64,25 +64,25 @@ export function checkPodSpec(s: AllowSubject, spec: Json, path: FieldPath = ['sp
   for (const [key, value] of wanted) {
     if (selector[key] !== value) {
       const has = typeof selector[key] === 'string' ? `${key}=${String(selector[key])}` : `no ${key}`;
-      out.push(violation('X10', s, [...path, 'nodeSelector', key], `nodeSelector with ${has}`, `a nodeSelector with ${wantedText}`));
+      out.push(violation('X8', s, [...path, 'nodeSelector', key], `nodeSelector with ${has}`, `a nodeSelector with ${wantedText}`));
     }
   }
   const nodeName = stringAt(spec, 'nodeName');
   if (nodeName && wanted.length > 0) {
-    out.push(violation('X10', s, [...path, 'nodeName'], `nodeName ${JSON.stringify(nodeName)} (it skips the scheduler and the node selector)`, `no nodeName, a nodeSelector with ${wantedText}`));
+    out.push(violation('X8', s, [...path, 'nodeName'], `nodeName ${JSON.stringify(nodeName)} (it skips the scheduler and the node selector)`, `no nodeName, a nodeSelector with ${wantedText}`));
   }
   listAt(spec, 'tolerations').forEach((t, i) => {
     if (!isObject(t)) return;
     const toleration = t as Toleration;
     if (tolerationAllowed(toleration, a.tolerations)) return;
-    out.push(violation('X10', s, [...path, 'tolerations', i], `toleration ${describeToleration(toleration)}`, `${listed(a.tolerations.map(describeToleration), 'no toleration')} (and node.kubernetes.io/* ones)`));
+    out.push(violation('X8', s, [...path, 'tolerations', i], `toleration ${describeToleration(toleration)}`, `${listed(a.tolerations.map(describeToleration), 'no toleration')} (and node.kubernetes.io/* ones)`));
   });
   if (a.registries !== undefined) {
     for (const field of ['initContainers', 'containers', 'ephemeralContainers']) {
       listAt(spec, field).forEach((c, i) => {
         const image = stringAt(c, 'image');
         if (image === undefined || a.registries?.some((r) => image.startsWith(r))) return;
-        out.push(violation('X11', s, [...path, field, i, 'image'], `image ${JSON.stringify(image)}`, `images starting with ${listed(a.registries ?? [])}`));
+        out.push(violation('X9', s, [...path, field, i, 'image'], `image ${JSON.stringify(image)}`, `images starting with ${listed(a.registries ?? [])}`));
       });
     }
   }
@@ -125,18 +125,18 @@ function hostViolation(s: AllowSubject, path: FieldPath, host: string): Violatio
   const allowed = s.allow.hostnameSuffixes.length
     ? `hostnames under ${s.allow.hostnameSuffixes.join(', ')}${s.allow.wildcardHostnames ? ', wildcards included' : ', no wildcard'}`
     : 'no hostname (the project has no hostname suffix)';
-  return [violation('X5', s, path, what, allowed)];
+  return [violation('H1', s, path, what, allowed)];
 }
 
-/** X5, X6 on an Ingress (networking.k8s.io/v1). */
+/** H1, H2 on an Ingress (networking.k8s.io/v1). */
 export function checkIngress(s: AllowSubject, ingress: Json): Violation[] {
   const out: Violation[] = [];
   const spec = objectAt(ingress, 'spec');
   const className = stringAt(spec, 'ingressClassName');
   const classes = s.allow.ingressClasses;
   if (classes !== undefined) {
-    if (!className) out.push(violation('X6', s, ['spec', 'ingressClassName'], 'an Ingress without ingressClassName (the default class)', listed(classes, 'no IngressClass')));
-    else if (!classes.includes(className)) out.push(violation('X6', s, ['spec', 'ingressClassName'], `ingressClassName ${JSON.stringify(className)}`, listed(classes, 'no IngressClass')));
+    if (!className) out.push(violation('H2', s, ['spec', 'ingressClassName'], 'an Ingress without ingressClassName (the default class)', listed(classes, 'no IngressClass')));
+    else if (!classes.includes(className)) out.push(violation('H2', s, ['spec', 'ingressClassName'], `ingressClassName ${JSON.stringify(className)}`, listed(classes, 'no IngressClass')));
   }
   if (isObject(spec.defaultBackend)) out.push(...hostViolation(s, ['spec', 'defaultBackend'], ''));
   listAt(spec, 'rules').forEach((rule, i) => out.push(...hostViolation(s, ['spec', 'rules', i, 'host'], stringAt(rule, 'host') ?? '')));
@@ -146,24 +146,24 @@ export function checkIngress(s: AllowSubject, ingress: Json): Violation[] {
   return out;
 }
 
-/** X5 on a Gateway API route (HTTPRoute, GRPCRoute, TLSRoute): `spec.hostnames`, none meaning every hostname of the listener. */
+/** H1 on a Gateway API route (HTTPRoute, GRPCRoute, TLSRoute): `spec.hostnames`, none meaning every hostname of the listener. */
 export function checkRoute(s: AllowSubject, route: Json): Violation[] {
   const hostnames = listAt(objectAt(route, 'spec'), 'hostnames');
   if (hostnames.length === 0) return hostViolation(s, ['spec', 'hostnames'], '');
   return hostnames.flatMap((h, i) => hostViolation(s, ['spec', 'hostnames', i], typeof h === 'string' ? h : ''));
 }
 
-/** X5 on a Gateway's listeners (a listener without hostname serves every hostname). */
+/** H1 on a Gateway's listeners (a listener without hostname serves every hostname). */
 export function checkGateway(s: AllowSubject, gateway: Json): Violation[] {
   return listAt(objectAt(gateway, 'spec'), 'listeners').flatMap((l, i) => hostViolation(s, ['spec', 'listeners', i, 'hostname'], stringAt(l, 'hostname') ?? ''));
 }
 
-/** X7 on a PersistentVolumeClaim (one without storageClassName takes the cluster's default class and is not judged). */
+/** X5 on a PersistentVolumeClaim (one without storageClassName takes the cluster's default class and is not judged). */
 export function checkPersistentVolumeClaim(s: AllowSubject, claim: Json): Violation[] {
   const className = stringAt(objectAt(claim, 'spec'), 'storageClassName');
   const classes = s.allow.storageClasses;
   if (!className || classes === undefined || classes.includes(className)) return [];
-  return [violation('X7', s, ['spec', 'storageClassName'], `storageClassName ${JSON.stringify(className)}`, listed(classes, 'no StorageClass'))];
+  return [violation('X5', s, ['spec', 'storageClassName'], `storageClassName ${JSON.stringify(className)}`, listed(classes, 'no StorageClass'))];
 }
 
 /** The device class names of a ResourceClaim spec: resource.k8s.io v1 (`exactly`) and v1beta1 (flat), with `firstAvailable`. */
@@ -183,7 +183,7 @@ function deviceClassesOf(claimSpec: Json): Array<{ path: FieldPath; name: string
   return out;
 }
 
-/** X9 on a ResourceClaim (`spec`) or a ResourceClaimTemplate (`spec.spec`). */
+/** X7 on a ResourceClaim (`spec`) or a ResourceClaimTemplate (`spec.spec`). */
 export function checkResourceClaim(s: AllowSubject, object: Json, template: boolean): Violation[] {
   const classes = s.allow.deviceClasses;
   if (classes === undefined) return [];
@@ -191,11 +191,11 @@ export function checkResourceClaim(s: AllowSubject, object: Json, template: bool
   const spec = template ? objectAt(objectAt(object, 'spec'), 'spec') : objectAt(object, 'spec');
   return deviceClassesOf(spec)
     .filter((d) => !classes.includes(d.name))
-    .map((d) => violation('X9', s, [...base, ...d.path], `deviceClassName ${JSON.stringify(d.name)}`, listed(classes, 'no DeviceClass')));
+    .map((d) => violation('X7', s, [...base, ...d.path], `deviceClassName ${JSON.stringify(d.name)}`, listed(classes, 'no DeviceClass')));
 }
 
 /**
- * X12 offline: no two Projects claim a common hostname (their suffixes, tenantgate.yaml's templates
+ * H3 offline: no two Projects claim a common hostname (their suffixes, tenantgate.yaml's templates
  * filled in, do not overlap), so admission judges a hostname against its own project only. Quadratic
  * in the number of suffixes, which is small.
  */
@@ -210,7 +210,7 @@ export function checkHostnameSuffixOverlaps(config: TenantgateConfig, projects: 
       const b = claims[j];
       if (!a || !b || a.project.metadata.name === b.project.metadata.name || !suffixesOverlap(a.suffix, b.suffix)) continue;
       out.push({
-        rule: 'X12',
+        rule: 'H3',
         path: ['spec', 'allow', 'hostnames', 'suffixes', b.index],
         ...(b.document !== undefined ? { document: b.document } : {}),
         message: `Project ${b.project.metadata.name ?? ''}: hostname suffix ${JSON.stringify(b.suffix)} overlaps ${JSON.stringify(a.suffix)} of project ${a.project.metadata.name ?? ''}; allowed: suffixes no other project's suffix equals, contains or lies under`,

@@ -143,7 +143,7 @@ const cidrs = (description: string): StructuralSchema => ({
   items: { type: 'string', pattern: CIDR_PATTERN, maxLength: 64 },
 });
 
-/** spec.allow (rules X1–X12, docs/rules.md#allow-lists): what the project's objects may use. */
+/** spec.allow (rules X1–X9, H1–H3, docs/rules.md#allow-lists): what the project's objects may use. */
 export const allowListsSchema = (): StructuralSchema => ({
   type: 'object',
   description: "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A field not given takes tenantgate.yaml's allow.",
@@ -165,7 +165,7 @@ export const allowListsSchema = (): StructuralSchema => ({
     },
     hostnames: {
       type: 'object',
-      description: "The hostnames of the project's Ingresses and Gateway API routes (X5); overlapping suffixes across projects are refused offline (X12).",
+      description: "The hostnames of the project's Ingresses and Gateway API routes (H1); overlapping suffixes across projects are refused offline (H3).",
       properties: {
         suffixes: {
           type: 'array',
@@ -176,13 +176,13 @@ export const allowListsSchema = (): StructuralSchema => ({
         wildcards: { type: 'boolean', description: 'Whether a hostname may be a wildcard (*.shop.example.com). Default false.' },
       },
     },
-    ingressClasses: names('IngressClass names an Ingress may name (X6); absent: any.'),
-    storageClasses: names('StorageClass names a PersistentVolumeClaim may name (X7); absent: any.'),
-    runtimeClasses: names('RuntimeClass names a pod may name (X8); absent: any.'),
-    deviceClasses: names('DeviceClass names a ResourceClaim or ResourceClaimTemplate may request (X9); absent: any.'),
+    ingressClasses: names('IngressClass names an Ingress may name (H2); absent: any.'),
+    storageClasses: names('StorageClass names a PersistentVolumeClaim may name (X5); absent: any.'),
+    runtimeClasses: names('RuntimeClass names a pod may name (X6); absent: any.'),
+    deviceClasses: names('DeviceClass names a ResourceClaim or ResourceClaimTemplate may request (X7); absent: any.'),
     nodePlacement: {
       type: 'object',
-      description: "Where the project's pods run (X10): each carries this nodeSelector, no nodeName, and no toleration but these and node.kubernetes.io/* ones.",
+      description: "Where the project's pods run (X8): each carries this nodeSelector, no nodeName, and no toleration but these and node.kubernetes.io/* ones.",
       properties: {
         nodeSelector: stringMap('Labels every pod must select in spec.nodeSelector, with these values.'),
         tolerations: {
@@ -200,7 +200,7 @@ export const allowListsSchema = (): StructuralSchema => ({
         },
       },
     },
-    registries: names('Image prefixes (registry.example.com/, ghcr.io/acme/) every container image starts with (X11); absent: any.'),
+    registries: names('Image prefixes (registry.example.com/, ghcr.io/acme/) every container image starts with (X9); absent: any.'),
   },
 });
 
