@@ -39,7 +39,8 @@ export function allowListKindOf(group: string, kind: string): AllowListKind | un
 
 type Json = Record<string, unknown>;
 
-function violationsOf(s: AllowSubject, kind: AllowListKind, object: Json): Violation[] {
+/** Every allow-list violation of `object` (a `kind` of the project `s` names). */
+export function allowListViolations(s: AllowSubject, kind: AllowListKind, object: Json): Violation[] {
   switch (kind) {
     case 'Pod':
       return checkPod(s, object);
@@ -79,9 +80,9 @@ export function reviewAllowLists(ctx: ReviewContext, operation: Operation, kind:
   const metadata = (object.metadata ?? {}) as { name?: string; generateName?: string };
   const name = metadata.name || (metadata.generateName ? `${metadata.generateName}*` : '');
   const subject = allowSubject(ctx.config, project, kind, namespace, name);
-  const found = violationsOf(subject, kind, object);
+  const found = allowListViolations(subject, kind, object);
   if (operation === 'UPDATE' && old && found.length > 0) {
-    const before = new Set(violationsOf(subject, kind, old).map((v) => v.message));
+    const before = new Set(allowListViolations(subject, kind, old).map((v) => v.message));
     return { violations: found.filter((v) => !before.has(v.message)), warnings: [] };
   }
   return { violations: found, warnings: [] };
