@@ -40,6 +40,7 @@ const BENCHMARKS = {
   'webhook-attribution': 'comparisons',
   'review-count': 'experiments',
   'ledger-client': 'experiments',
+  'allow-lists': 'comparisons',
 } as const satisfies Record<string, 'targets' | 'comparisons' | 'experiments'>;
 type BenchName = keyof typeof BENCHMARKS;
 const KNOWN = Object.keys(BENCHMARKS) as BenchName[];

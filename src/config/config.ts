@@ -2,7 +2,7 @@
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
-import type { ResourceList } from '../validate/types.js';
+import type { AllowLists, ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import { countedName } from '../validate/counted-name.js';
 
@@ -54,6 +54,13 @@ export interface TenantgateConfig {
    * cost anywhere, and a Project with a costBudget is refused (C1) rather than left unchecked.
    */
   pricing?: PricingConfig;
+  /**
+   * The allow-lists of every Project, field by field, where a Project gives none (docs/rules.md#allow-lists);
+   * `{project}` and `{tenant}` in hostname suffixes stand for the project's name and tenant. Default:
+   * nothing, so what attacks other tenants (system-* PriorityClasses, externalIPs, NodePort and
+   * LoadBalancer Services, hostnames, tolerations) is refused and the rest is open.
+   */
+  allow: AllowLists;
 }
 
 export interface PricingConfig {
@@ -143,6 +150,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
   argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
   fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
+  allow: {},
 };
 
 export class ConfigError extends Error {}
@@ -202,6 +210,7 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
       giveBackAfterSeconds: given.fleet?.giveBackAfterSeconds ?? d.fleet.giveBackAfterSeconds,
       checkEverySeconds: given.fleet?.checkEverySeconds ?? d.fleet.checkEverySeconds,
     },
+    allow: given.allow ?? d.allow,
   };
   if (given.pricing) {
     const perHour: PricingConfig['perHour'] = {};

@@ -58,6 +58,59 @@ const PRICING = {
   },
 } as const;
 
+const CIDR = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
+/** A hostname suffix of tenantgate.yaml's allow: a DNS name where {project} and {tenant} may stand for labels. */
+const SUFFIX_TEMPLATE = '^([a-z0-9]|\\{project\\}|\\{tenant\\})([-a-z0-9.]|\\{project\\}|\\{tenant\\})*$';
+const nameSet = (description: string) => ({ ...strings(description), uniqueItems: true });
+
+/** tenantgate.yaml's `allow`: the allow-lists of every Project that does not give its own (docs/rules.md#allow-lists). */
+const ALLOW = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    priorityClasses: nameSet('PriorityClass names (system-* never from here: only a Project naming one allows it)'),
+    services: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        externalIPs: strings('CIDRs spec.externalIPs may take', CIDR),
+        types: { type: 'array', items: { type: 'string', enum: ['NodePort', 'LoadBalancer', 'ExternalName'] } },
+        loadBalancerSourceRanges: strings('CIDRs a LoadBalancer Service\'s source ranges lie in', CIDR),
+      },
+    },
+    hostnames: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { suffixes: strings('hostname suffixes ({project} and {tenant} allowed)', SUFFIX_TEMPLATE), wildcards: { type: 'boolean' } },
+    },
+    ingressClasses: nameSet('IngressClass names'),
+    storageClasses: nameSet('StorageClass names'),
+    runtimeClasses: nameSet('RuntimeClass names'),
+    deviceClasses: nameSet('DeviceClass names'),
+    nodePlacement: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        nodeSelector: { type: 'object', additionalProperties: { type: 'string' } },
+        tolerations: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              key: { type: 'string' },
+              operator: { type: 'string', enum: ['Exists', 'Equal'] },
+              value: { type: 'string' },
+              effect: { type: 'string', enum: ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute'] },
+            },
+          },
+        },
+      },
+    },
+    registries: nameSet('image prefixes such as registry.example.com/'),
+  },
+} as const;
+
 /** What each pattern means, for messages. */
 const PATTERN_MEANINGS: Record<string, string> = {
   [DNS_LABEL]: 'a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)',
@@ -67,6 +120,8 @@ const PATTERN_MEANINGS: Record<string, string> = {
   [SYNC_SERVICE_ACCOUNT]: '"" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}',
   [PRICE_PATTERN]: 'a decimal price as a quoted string, such as "0.031" (no sign, no exponent: prices are exact)',
   [CURRENCY_PATTERN]: 'an ISO 4217 currency code such as USD, EUR',
+  [CIDR]: 'a CIDR such as 203.0.113.0/24 or 2001:db8::/64',
+  [SUFFIX_TEMPLATE]: 'a lower-case DNS name such as {project}.apps.example.com ({project} and {tenant} allowed)',
   [PRICED_RESOURCE]: 'a resource name without "@" such as requests.cpu (a tier key counts the same pods as its resource)',
 };
 
@@ -137,6 +192,7 @@ export const CONFIG_SCHEMA = {
       },
     },
     pricing: PRICING,
+    allow: ALLOW,
   },
 } as const;
 

@@ -39,6 +39,18 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   B2: { title: 'a burst that has ended cannot be added or changed', change: 'keep the ended burst as it was (or remove it) and ask for a new burst, with a new name, in a pull request' },
   C1: { title: "the allocation's monthly cost stays within `spec.costBudget.monthly`", change: 'ask for less than the cost budget leaves (`kubectl tenantgate headroom` shows the cost), free room elsewhere in the project, or ask the platform team to raise spec.costBudget.monthly in git' },
   F3: { title: 'the hub stores only what a member may write to its share ledger', change: 'nothing a tenant changes: a member cluster\'s write to the hub was refused; tell the platform team (docs/fleet.md)' },
+  X1: { title: "a pod's PriorityClass is allowed for its project", change: 'use a PriorityClass the message lists (or none), or ask the platform team to add it to spec.allow.priorityClasses in git' },
+  X2: { title: "a Service's externalIPs lie in the project's CIDRs", change: 'use an address in the CIDRs the message lists, or none, or ask the platform team to add a CIDR to spec.allow.services.externalIPs in git' },
+  X3: { title: "a Service's type is allowed", change: 'use a type the message lists (ClusterIP, or an Ingress or route for outside traffic), or ask the platform team to add it to spec.allow.services.types in git' },
+  X4: { title: 'a LoadBalancer is reachable only from the declared source ranges', change: 'set spec.loadBalancerSourceRanges inside the CIDRs the message lists' },
+  X5: { title: 'a PersistentVolumeClaim names an allowed StorageClass', change: 'use a StorageClass the message lists, or ask the platform team to add it to spec.allow.storageClasses in git' },
+  X6: { title: 'a pod names an allowed RuntimeClass', change: 'use a RuntimeClass the message lists, or ask the platform team to add it to spec.allow.runtimeClasses in git' },
+  X7: { title: 'a claim requests only allowed DeviceClasses', change: 'request a DeviceClass the message lists, or ask the platform team to add it to spec.allow.deviceClasses in git' },
+  X8: { title: "a pod stays on the project's nodes", change: 'give the pod template the node selector the message names, no nodeName, and only the tolerations it lists' },
+  X9: { title: 'images come from allowed registries', change: 'use an image from a registry the message lists, or ask the platform team to add it to spec.allow.registries in git' },
+  H1: { title: "hostnames lie under the project's suffixes", change: "use a hostname under the project's suffixes the message lists (no wildcard unless allowed), or ask the platform team for a suffix in git" },
+  H2: { title: 'an Ingress names an allowed IngressClass', change: 'name an IngressClass the message lists in spec.ingressClassName' },
+  H3: { title: 'hostname suffixes do not overlap across projects', change: "pick a hostname suffix no other project's suffix equals, contains or lies under" },
 };
 
 export const GENERIC_HELP: RuleHelp = { title: 'see docs/rules.md', change: 'read the rule in docs/rules.md; the message says what was refused' };

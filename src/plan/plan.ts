@@ -4,6 +4,7 @@
  * live objects; out comes a Plan. The numbers are `projectBudget`'s (src/validate/budget.ts); the
  * refusals are the webhook's own rules run on a simulated sync (sync.ts), plus Q6 and Q7.
  */
+import { strandedByAllowLists } from './allow-lists.js';
 import type { TenantgateConfig } from '../config/config.js';
 import { projectBudget, projectBudgetJson, sumResources, usedIn, type ProjectBudget, type ResourceBudget } from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
@@ -147,6 +148,7 @@ export function planChange(input: PlanInput): Plan {
           findings.push({ rule: v.rule, message: v.message, object: `Project ${name}`, by: 'plan' });
         }
       }
+      if (was && will && live.objects) findings.push(...strandedByAllowLists(input.config, was, will, new Set(liveMembers), live.objects));
       for (const ns of pruned) {
         for (const v of checkRemovedNamespaceInUse(name, cluster, ns, podsIn(now, ns), will ? 'undeclared' : 'project-removed')) findings.push({ rule: v.rule, message: v.message, object: `Namespace ${ns}`, by: 'plan' });
       }

@@ -16,6 +16,11 @@ export interface LiveState {
   projects: Project[];
   namespaces: NamespaceObject[];
   quotas: ResourceQuotaObject[];
+  /**
+   * The objects of the project namespaces the allow-lists judge (Pods, Services, claims, Ingresses,
+   * routes), when they were read: a narrowed list is checked against them (src/plan/allow-lists.ts).
+   */
+  objects?: Array<Record<string, unknown>>;
 }
 
 export type EntryChange = 'added' | 'removed' | 'changed' | 'unchanged';
@@ -38,7 +43,7 @@ export interface PlanFinding {
   message: string;
   /** The object whose sync is refused ("ResourceQuota web-frontend/tenantgate-quota"), when one is. */
   object?: string;
-  /** `webhook`: the admission webhook would refuse the object; `plan`: found by plan (Q6, Q7). */
+  /** `webhook`: the admission webhook would refuse the object; `plan`: found by plan (Q6, Q7, objects a narrowed allow-list strands). */
   by: 'webhook' | 'plan';
 }
 

@@ -1,5 +1,5 @@
 /**
- * The offline rules over Project declarations (git): schema, N1–N4, T1 against a base, Q1/Q2 per
+ * The offline rules over Project declarations (git): schema, N1–N4, H3, T1 against a base, Q1/Q2 per
  * cluster placement. Used by `tenantgate validate` and `tenantgate render`.
  */
 import type { TenantgateConfig } from '../config/config.js';
@@ -16,6 +16,7 @@ import { checkLimitRangeKeys, checkQuotaKeys } from './rules/quota-keys.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { checkDeclaredGrantingMetadata } from './rules/metadata.js';
 import { validateProjectSchema } from './schema/validate-schema.js';
+import { checkHostnameSuffixOverlaps } from './rules/allow-lists.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
 
 /**
@@ -31,10 +32,12 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     if (n && !firstIndex.has(n)) firstIndex.set(n, i);
   });
   const declaredBy = namespaceOwners(projects);
+  const wellFormed: Array<{ project: Project; document: number }> = [];
   projects.forEach((project, document) => {
     const add = (vs: Violation[]) => out.push(...vs.map((v) => ({ ...v, document })));
     const schema = validateProjectSchema(project);
     add(schema);
+    if (schema.length === 0) wellFormed.push({ project, document });
     if (schema.length > 0 && !isStructurallyUsable(project)) return;
     add(checkQuotaKeys(project));
     add(checkLimitRangeKeys(project));
@@ -53,6 +56,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     add(checkBurstDeclarations(project));
     if (previous) add(checkEndedBursts(previous, project, at));
   });
+  out.push(...checkHostnameSuffixOverlaps(config, wellFormed));
   return out;
 }
 

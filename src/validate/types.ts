@@ -26,6 +26,8 @@ export type RuleId =
   | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)
   | 'B1' | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
   | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
+  | 'X1' | 'X2' | 'X3' | 'X4' | 'X5' | 'X6' | 'X7' | 'X8' | 'X9' // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts, docs/rules.md#allow-lists)
+  | 'H1' | 'H2' | 'H3' // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3)
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -130,6 +132,56 @@ export interface ProjectSpec {
   podSecurity?: Partial<PodSecurityLevels>;
   networkIsolation?: boolean;
   namespaces?: DeclaredNamespace[];
+  /** What the project's pods, Services, routes and claims may use; a field not given takes tenantgate.yaml's `allow` (src/validate/allow-lists.ts). */
+  allow?: AllowLists;
+}
+
+/** A toleration as a Pod carries it (core/v1 Toleration). */
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: '' | 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
+/**
+ * What a project's objects may use (rules X1–X9, H1–H3, docs/rules.md#allow-lists). Every field is optional;
+ * a field a Project does not give takes tenantgate.yaml's `allow` (field by field, `services` key by key).
+ */
+export interface AllowLists {
+  /** PriorityClass names; absent: any class but `system-*`, which a Project must name itself. */
+  priorityClasses?: string[];
+  services?: {
+    /** CIDRs `spec.externalIPs` may take; absent or empty: no externalIPs. */
+    externalIPs?: string[];
+    /** Service types besides ClusterIP; absent or empty: ClusterIP only. */
+    types?: Array<'NodePort' | 'LoadBalancer' | 'ExternalName'>;
+    /** When given: a LoadBalancer Service sets spec.loadBalancerSourceRanges, each inside one of these CIDRs. */
+    loadBalancerSourceRanges?: string[];
+  };
+  hostnames?: {
+    /** DNS suffixes the project's hostnames end with (`shop.example.com` admits itself and `*.shop.example.com`); absent: no hostname. */
+    suffixes?: string[];
+    /** Whether a hostname may be a wildcard (`*.shop.example.com`). Default false. */
+    wildcards?: boolean;
+  };
+  /** IngressClass names an Ingress may name; absent: any. */
+  ingressClasses?: string[];
+  /** StorageClass names a PersistentVolumeClaim may name; absent: any. */
+  storageClasses?: string[];
+  /** RuntimeClass names a Pod may name; absent: any. */
+  runtimeClasses?: string[];
+  /** DeviceClass names a ResourceClaim (or template) may request; absent: any. */
+  deviceClasses?: string[];
+  /** Where the project's pods run: they carry this node selector and no other toleration than these. */
+  nodePlacement?: {
+    nodeSelector?: Record<string, string>;
+    /** Tolerations a pod may carry (besides node.kubernetes.io/* ones); absent or empty: none. */
+    tolerations?: Toleration[];
+  };
+  /** Image prefixes (`registry.example.com/`, `ghcr.io/acme/`); absent: any image. */
+  registries?: string[];
 }
 
 export interface ObjectMeta {

@@ -4,6 +4,7 @@
  */
 import { mutateNamespace, mutateProject, mutateQuota, type Incoming, type PatchOperation } from '../mutate/mutate.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota, reviewSubresource, type Operation, type ReviewContext, type Verdict } from '../validate/admission.js';
+import { allowListKindOf, reviewAllowLists, type AllowListKind } from '../validate/allow-admission.js';
 import { protectedKindOf, reviewProtectedObject, type NamespacedObject, type ProtectedKind } from '../validate/protected-objects.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
 
@@ -77,14 +78,14 @@ export function decodeReview(body: unknown): Decoded {
   return { ok: true, request: r as unknown as AdmissionRequest };
 }
 
-type Handled = 'Namespace' | 'ResourceQuota' | 'Project' | ProtectedKind;
+type Handled = 'Namespace' | 'ResourceQuota' | 'Project' | ProtectedKind | AllowListKind;
 
 export function handledKind(request: AdmissionRequest): Handled | undefined {
   const { group, kind } = request.kind;
   if (request.subResource) return undefined;
   if (group === '' && (kind === 'Namespace' || kind === 'ResourceQuota')) return kind;
   if (group === 'tenantgate.io' && kind === 'Project') return 'Project';
-  return protectedKindOf(group, kind);
+  return protectedKindOf(group, kind) ?? allowListKindOf(group, kind);
 }
 
 function withMetadata<T>(obj: Record<string, unknown> | null | undefined): T | undefined {
@@ -111,7 +112,8 @@ export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdi
     const name = request.name || String((object?.metadata as { name?: string } | undefined)?.name ?? '');
     return reviewSubresource(ctx, judged.kind, judged.subresource, request.namespace, name);
   }
-  switch (handledKind(request)) {
+  const handled = handledKind(request);
+  switch (handled) {
     case 'Namespace':
       return reviewNamespace(ctx, request.operation, withMetadata<NamespaceObject>(object), withMetadata<NamespaceObject>(old));
     case 'ResourceQuota':
@@ -122,8 +124,10 @@ export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdi
     case 'NetworkPolicy':
     case 'RoleBinding':
       return reviewProtectedObject(ctx, request.operation, request.kind.kind as ProtectedKind, request.namespace ?? '', withMetadata<NamespacedObject>(object), withMetadata<NamespacedObject>(old));
-    default:
+    case undefined:
       return { violations: [], warnings: [] };
+    default:
+      return reviewAllowLists(ctx, request.operation, handled, request.namespace ?? '', object ?? undefined, old ?? undefined);
   }
 }
 

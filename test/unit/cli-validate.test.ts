@@ -41,6 +41,7 @@ function findings(stderr: string): Array<{ file: string; line: number; col: numb
 const EXPECTED: Record<string, Array<[string, number, number]>> = {
   'B1-burst-window.yaml': [['B1', 13, 14]],
   'C1-cost-budget-without-pricing.yaml': [['C1', 9, 25]],
+  'H3-hostname-overlap.yaml': [['H3', 18, 46]],
   'N1-project-name.yaml': [['N1', 5, 9]],
   'N2-namespace-prefix.yaml': [['N2', 9, 13]],
   'N3-namespace-twice.yaml': [['N3', 10, 13]],
@@ -104,7 +105,7 @@ describe('tenantgate validate (built CLI)', () => {
     const found = findings(result.stderr);
     expect(found.map((f) => f.file)).toEqual([...found.map((f) => f.file)].sort());
     // N3 also fires across files (shop is declared in several), so check inclusion per rule
-    expect(new Set(found.map((f) => f.rule))).toEqual(new Set(['B1', 'C1', 'N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']));
+    expect(new Set(found.map((f) => f.rule))).toEqual(new Set(['B1', 'C1', 'H3', 'N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']));
   });
 
   it('examples/gitops is valid: exit 0', async () => {

@@ -53,6 +53,11 @@ export const MONEY_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$';
 /** DNS-1123 label (without the length limit, which is a separate maxLength). */
 export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
+/** An IPv4 or IPv6 CIDR (its address and prefix length are checked by src/validate/allow-lists.ts). */
+export const CIDR_PATTERN = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
+/** A DNS subdomain (lower case) without a wildcard: a hostname suffix. */
+export const DNS_SUFFIX_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
 /** metav1.Condition's reason and type patterns (as Kubernetes' own CRDs declare them). */
 export const CONDITION_REASON_PATTERN = '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$';
 export const CONDITION_TYPE_PATTERN =
@@ -64,6 +69,8 @@ export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
   [MONEY_PATTERN]: 'a decimal amount with at most 2 decimals such as "1500" or "1499.99"',
   [DNS1123_LABEL_PATTERN]:
     "a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)",
+  [CIDR_PATTERN]: 'a CIDR such as 203.0.113.0/24 or 2001:db8::/64',
+  [DNS_SUFFIX_PATTERN]: 'a lower-case DNS name such as shop.example.com (no wildcard)',
   [CONDITION_REASON_PATTERN]: 'a CamelCase reason (letters, digits, _ , :)',
   [CONDITION_TYPE_PATTERN]: 'a condition type such as Ready or example.com/Ready',
 };
@@ -120,6 +127,81 @@ const stringMap = (description: string): StructuralSchema => ({
   type: 'object',
   description,
   additionalProperties: { type: 'string' },
+});
+
+const names = (description: string): StructuralSchema => ({
+  type: 'array',
+  description,
+  'x-kubernetes-list-type': 'set',
+  items: { type: 'string', minLength: 1, maxLength: 253 },
+});
+
+const cidrs = (description: string): StructuralSchema => ({
+  type: 'array',
+  description,
+  'x-kubernetes-list-type': 'set',
+  items: { type: 'string', pattern: CIDR_PATTERN, maxLength: 64 },
+});
+
+/** spec.allow (rules X1–X9, H1–H3, docs/rules.md#allow-lists): what the project's objects may use. */
+export const allowListsSchema = (): StructuralSchema => ({
+  type: 'object',
+  description: "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A field not given takes tenantgate.yaml's allow.",
+  properties: {
+    priorityClasses: names('PriorityClass names a pod may name (X1); absent: any but system-*, which only a Project naming it here allows.'),
+    services: {
+      type: 'object',
+      description: 'What Services may expose (X2-X4).',
+      properties: {
+        externalIPs: cidrs('CIDRs spec.externalIPs may take (X2); absent or empty: none.'),
+        types: {
+          type: 'array',
+          description: 'Service types allowed besides ClusterIP (X3); absent or empty: ClusterIP only.',
+          'x-kubernetes-list-type': 'set',
+          items: { type: 'string', enum: ['NodePort', 'LoadBalancer', 'ExternalName'] },
+        },
+        loadBalancerSourceRanges: cidrs('When given, a LoadBalancer Service sets spec.loadBalancerSourceRanges, each inside one of these (X4).'),
+      },
+    },
+    hostnames: {
+      type: 'object',
+      description: "The hostnames of the project's Ingresses and Gateway API routes (H1); overlapping suffixes across projects are refused offline (H3).",
+      properties: {
+        suffixes: {
+          type: 'array',
+          description: 'DNS suffixes; a hostname is the suffix or ends with "." + suffix. Absent: no hostname.',
+          'x-kubernetes-list-type': 'set',
+          items: { type: 'string', pattern: DNS_SUFFIX_PATTERN, maxLength: 253 },
+        },
+        wildcards: { type: 'boolean', description: 'Whether a hostname may be a wildcard (*.shop.example.com). Default false.' },
+      },
+    },
+    ingressClasses: names('IngressClass names an Ingress may name (H2); absent: any.'),
+    storageClasses: names('StorageClass names a PersistentVolumeClaim may name (X5); absent: any.'),
+    runtimeClasses: names('RuntimeClass names a pod may name (X6); absent: any.'),
+    deviceClasses: names('DeviceClass names a ResourceClaim or ResourceClaimTemplate may request (X7); absent: any.'),
+    nodePlacement: {
+      type: 'object',
+      description: "Where the project's pods run (X8): each carries this nodeSelector, no nodeName, and no toleration but these and node.kubernetes.io/* ones.",
+      properties: {
+        nodeSelector: stringMap('Labels every pod must select in spec.nodeSelector, with these values.'),
+        tolerations: {
+          type: 'array',
+          description: 'Tolerations a pod may carry; absent or empty: none (besides node.kubernetes.io/*).',
+          items: {
+            type: 'object',
+            properties: {
+              key: { type: 'string' },
+              operator: { type: 'string', enum: ['Exists', 'Equal'] },
+              value: { type: 'string' },
+              effect: { type: 'string', enum: ['', 'NoSchedule', 'PreferNoSchedule', 'NoExecute'] },
+            },
+          },
+        },
+      },
+    },
+    registries: names('Image prefixes (registry.example.com/, ghcr.io/acme/) every container image starts with (X9); absent: any.'),
+  },
 });
 
 const dateTime = (description: string): StructuralSchema => ({ type: 'string', format: 'date-time', description });
@@ -237,6 +319,7 @@ const specSchema: StructuralSchema = {
       type: 'boolean',
       description: 'Render a NetworkPolicy admitting traffic only from the same project.',
     },
+    allow: allowListsSchema(),
     namespaces: {
       type: 'array',
       description: 'Declared namespaces, rendered by the Argo CD plugin.',

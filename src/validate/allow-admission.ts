@@ -1,0 +1,89 @@
+/**
+ * Admission of the objects the allow-lists judge (X1–X9, H1, H2, docs/rules.md#allow-lists): which kinds, which
+ * project, which rules. Lookups in the snapshot only (docs/adr/0073-allow-lists-in-the-webhook.md).
+ */
+import { isPrivileged } from '../config/config.js';
+import type { Operation, ReviewContext, Verdict } from './admission.js';
+import {
+  allowSubject,
+  checkGateway,
+  checkIngress,
+  checkPersistentVolumeClaim,
+  checkPod,
+  checkResourceClaim,
+  checkRoute,
+  checkService,
+  type AllowSubject,
+} from './rules/allow-lists.js';
+import { LABEL_PROJECT, type Violation } from './types.js';
+
+export const ALLOW_LIST_KINDS = {
+  '/Pod': 'Pod',
+  '/Service': 'Service',
+  '/PersistentVolumeClaim': 'PersistentVolumeClaim',
+  'networking.k8s.io/Ingress': 'Ingress',
+  'gateway.networking.k8s.io/HTTPRoute': 'HTTPRoute',
+  'gateway.networking.k8s.io/GRPCRoute': 'GRPCRoute',
+  'gateway.networking.k8s.io/TLSRoute': 'TLSRoute',
+  'gateway.networking.k8s.io/Gateway': 'Gateway',
+  'resource.k8s.io/ResourceClaim': 'ResourceClaim',
+  'resource.k8s.io/ResourceClaimTemplate': 'ResourceClaimTemplate',
+} as const;
+
+export type AllowListKind = (typeof ALLOW_LIST_KINDS)[keyof typeof ALLOW_LIST_KINDS];
+
+/** The kind when the allow-lists judge objects of this group and kind. */
+export function allowListKindOf(group: string, kind: string): AllowListKind | undefined {
+  return (ALLOW_LIST_KINDS as Record<string, AllowListKind | undefined>)[`${group}/${kind}`];
+}
+
+type Json = Record<string, unknown>;
+
+/** Every allow-list violation of `object` (a `kind` of the project `s` names). */
+export function allowListViolations(s: AllowSubject, kind: AllowListKind, object: Json): Violation[] {
+  switch (kind) {
+    case 'Pod':
+      return checkPod(s, object);
+    case 'Service':
+      return checkService(s, object);
+    case 'PersistentVolumeClaim':
+      return checkPersistentVolumeClaim(s, object);
+    case 'Ingress':
+      return checkIngress(s, object);
+    case 'HTTPRoute':
+    case 'GRPCRoute':
+    case 'TLSRoute':
+      return checkRoute(s, object);
+    case 'Gateway':
+      return checkGateway(s, object);
+    case 'ResourceClaim':
+      return checkResourceClaim(s, object, false);
+    case 'ResourceClaimTemplate':
+      return checkResourceClaim(s, object, true);
+  }
+}
+
+const NOTHING: Verdict = { violations: [], warnings: [] };
+
+/**
+ * A create or update of one of the judged kinds in a namespace. Outside projects, by privileged
+ * subjects and on DELETE nothing is judged. An update is refused only for what it adds: an object
+ * admitted before a list was narrowed can still be labelled, scaled or finalised (`tenantgate plan`
+ * lists it instead).
+ */
+export function reviewAllowLists(ctx: ReviewContext, operation: Operation, kind: AllowListKind, namespace: string, object: Json | undefined, old: Json | undefined): Verdict {
+  if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object || !namespace) return NOTHING;
+  const projectName = ctx.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
+  if (!projectName) return NOTHING;
+  const project = ctx.snapshot.project(projectName);
+  if (!project || isPrivileged(ctx.config, ctx.user)) return NOTHING;
+  const metadata = (object.metadata ?? {}) as { name?: string; generateName?: string };
+  const name = metadata.name || (metadata.generateName ? `${metadata.generateName}*` : '');
+  const subject = allowSubject(ctx.config, project, kind, namespace, name);
+  const found = allowListViolations(subject, kind, object);
+  if (operation === 'UPDATE' && old && found.length > 0) {
+    const before = new Set(allowListViolations(subject, kind, old).map((v) => v.message));
+    return { violations: found.filter((v) => !before.has(v.message)), warnings: [] };
+  }
+  return { violations: found, warnings: [] };
+}
