@@ -1,4 +1,53 @@
-/** `npm run lint`: the import graph of src/ has no cycles (docs/design.md: domain logic reads top-down). */
+/**
+ * `npm run lint`: the layers of src/ (docs/design.md "Code map and layers", docs/adr/0070-layers-enforced-by-the-linter.md).
+ *
+ *   domain       pure: types, schema, quantities, budget, rules, desired objects, plans, the view's answers
+ *   adapters     I/O: Kubernetes clients and watches, the headroom ledger, the hub client, certificates, logs
+ *   entry points what a command runs: src/cli, the webhook, the controller, the kubectl plugin
+ *
+ * A module imports its own layer or a lower one; the rules below say what each may not import.
+ */
+
+/** The pure domain: no I/O, no clock read by default (src/clock.ts is the port), no entry point. */
+const DOMAIN = [
+  '^src/(quantity|validate|render|mutate)/',
+  '^src/config/(config|schema|configmap)[.]ts$',
+  '^src/plan/(types|format|fleet|plan|sync|snapshot-file)[.]ts$',
+  '^src/view/(api|fleet)[.]ts$',
+  '^src/fleet/(shares|member|member-budget|member-heartbeat|give-back|enforced-record|fleet-budget-object|fleet-budget-crd|fleet-shares-policy|hub-record)[.]ts$',
+  '^src/(canonical-json|order|clock|deadline)[.]ts$',
+];
+
+/** The core of the domain: what every other module judges with. It sits below the desired objects, plans and views. */
+const CORE = ['^src/(quantity|validate)/'];
+
+/** I/O adapters: they talk to the apiserver, the hub, the disk or the log, and are driven by the entry points. */
+const ADAPTERS = [
+  '^src/kube/',
+  '^src/certs/',
+  '^src/config/load[.]ts$',
+  '^src/webhook/ledger[^/]*[.]ts$',
+  '^src/fleet/(hub-client|hub-transaction|enforced-limit)[.]ts$',
+  '^src/(log|log-batch|listen)[.]ts$',
+  '^src/view/server[.]ts$',
+];
+
+/** Entry points: the commands and the long-running processes they start. */
+const ENTRY_POINTS = ['^src/cli/', '^src/controller/', '^src/webhook/(?!ledger)', '^src/kubectl/'];
+
+/** Packages and Node built-ins that do I/O (or hold process-wide state: metrics registries, loggers). */
+const IO_PACKAGES = [
+  '^@kubernetes/client-node$',
+  '^express$',
+  '^execa$',
+  '^pino(-pretty)?$',
+  '^prom-client$',
+  '^node-forge$',
+  '^p-limit$',
+  '^commander$',
+  '^(node:)?(fs|fs/promises|net|http|https|http2|tls|dgram|child_process|os|worker_threads|cluster|process|readline)$',
+];
+
 module.exports = {
   forbidden: [
     {
@@ -7,6 +56,48 @@ module.exports = {
       comment: 'A module may not import, directly or through others, a module that imports it.',
       from: { path: '^src/' },
       to: { circular: true },
+    },
+    {
+      name: 'domain-does-no-io',
+      severity: 'error',
+      comment: 'The pure domain (types, schema, quantities, budget, rules, desired objects) imports no package or built-in that does I/O: it takes what it judges, and the instant, as arguments.',
+      from: { path: DOMAIN },
+      to: { path: IO_PACKAGES },
+    },
+    {
+      name: 'domain-imports-no-adapter-or-entry-point',
+      severity: 'error',
+      comment: 'The pure domain imports no I/O adapter (Kubernetes clients, the ledger, the hub, certificates, the log) and no entry point (cli, webhook, controller, kubectl plugin).',
+      from: { path: DOMAIN },
+      to: { path: [...ADAPTERS, ...ENTRY_POINTS] },
+    },
+    {
+      name: 'core-below-desired-objects',
+      severity: 'error',
+      comment: 'Quantities and the rules (src/quantity, src/validate) sit below what is built from them: they import no desired-object builder (src/render), mutation, plan, view or configuration loader (the fleet\'s share algebra, src/fleet/shares.ts, is domain they may use).',
+      from: { path: CORE },
+      to: { path: ['^src/(render|mutate|plan|view|kubectl)/', '^src/config/(load|configmap)[.]ts$'] },
+    },
+    {
+      name: 'adapters-import-no-entry-point',
+      severity: 'error',
+      comment: 'An I/O adapter (src/kube, certificates, the ledger, the hub client, the log, the view server) is driven by an entry point and imports none: types it shares with one live with the adapter.',
+      from: { path: ADAPTERS },
+      to: { path: ENTRY_POINTS },
+    },
+    {
+      name: 'nothing-imports-the-cli',
+      severity: 'error',
+      comment: 'src/cli is the top: flags and commands. What a command runs declares its own options (src/runtime-options.ts, src/webhook/options.ts, src/controller/options.ts).',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'no-test-code-in-src',
+      severity: 'error',
+      comment: 'The shipped code imports nothing from test/ (test hooks such as the file-driven clock live in test/support).',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|hack)/' },
     },
   ],
   options: {

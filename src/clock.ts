@@ -5,7 +5,8 @@
  *
  * The process clock is what decisions read when no instant is passed (`budgetOf(project, cluster)`
  * on the webhook, controller and CLI paths): the system clock unless the process installed another at
- * start (src/clock-file.ts: the test hook TENANTGATE_TEST_CLOCK_FILE, `--now` of validate and plan).
+ * start (`--now` of validate and plan; in tests, test/support/test-clock/cli.ts, which starts the CLI
+ * with a clock read from a file: no test hook is part of the shipped CLI).
  * Leases, timeouts and backoffs keep reading the system clock. docs/adr/0053-bursts.md.
  */
 export interface Clock {
@@ -18,6 +19,14 @@ export const systemClock: Clock = { now: () => Date.now() };
 /** A clock that stays at one instant. */
 export function fixedClock(at: number): Clock {
   return { now: () => at };
+}
+
+/** Parses an RFC 3339 instant (`--now`), or throws naming where it came from and what is allowed. */
+export function parseInstant(text: string, source: string): number {
+  const value = text.trim();
+  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(value) ? Date.parse(value) : NaN;
+  if (Number.isNaN(ms)) throw new Error(`${source}: ${JSON.stringify(value)} is not an RFC 3339 instant (e.g. 2026-12-01T00:00:00Z)`);
+  return ms;
 }
 
 let processClock: Clock = systemClock;

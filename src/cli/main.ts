@@ -6,8 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { discoverConfig, loadConfig } from '../config/load.js';
-import { fixedClock, setProcessClock } from '../clock.js';
-import { installEnvironmentClock, parseInstant } from '../clock-file.js';
+import { fixedClock, parseInstant, setProcessClock } from '../clock.js';
 import { registerControllerCommand } from './controller.js';
 import { registerWebhookCommand } from './webhook.js';
 import { runRender } from './render.js';
@@ -107,8 +106,6 @@ async function main(argv: string[]): Promise<void> {
   const root = program();
   for (const cmd of [root, ...root.commands, ...root.commands.flatMap((c) => c.commands)]) cmd.exitOverride();
   try {
-    // The process clock: the system clock, or the test hook's file (src/clock-file.ts; never set by the chart).
-    installEnvironmentClock();
     if (argv.length === 0) {
       root.outputHelp();
       process.exitCode = 2;

@@ -1,10 +1,10 @@
 /**
- * The options `tenantgate webhook` and `tenantgate controller` take, as commander hands them over, and
- * the flag helpers both commands use. The composition roots (src/webhook/start.ts,
- * src/controller/start.ts) import these types without importing the commands that import them.
+ * The flag helpers `tenantgate webhook` and `tenantgate controller` use. The options they produce are
+ * declared by what runs them (src/runtime-options.ts, src/webhook/options.ts, src/controller/options.ts):
+ * nothing outside src/cli imports src/cli.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from '../log.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
 
 /** One integer parser for every numeric flag: the flag, the value and the allowed range in the error. */
 export function integerIn(min: number, max: number) {
@@ -25,48 +25,6 @@ export function withRuntimeOptions(cmd: Command): Command {
     .addOption(new Option('--log-format <format>', 'json in the cluster, pretty at a terminal').choices(LOG_FORMATS).default('auto'));
 }
 
-/** Options every long-running command takes. */
-export interface RuntimeOptions {
-  config?: string;
-  configOptional?: boolean;
-  kubeconfig?: string;
-  logLevel: LogLevel;
-  logFormat: LogFormat;
-}
-
-export interface WebhookCliOptions {
-  port: number;
-  host: string;
-  cert: string;
-  key: string;
-  clientCa?: string;
-  clientAllowedNames?: string;
-  /** Seconds to keep serving after SIGTERM with /readyz failing (docs/adr/0041-graceful-shutdown.md). */
-  shutdownDelay?: number;
-  /** Records of allowed decisions: each its own (all) or summarised (src/webhook/decision-records.ts). */
-  allowedDecisions?: 'all' | 'summary';
-  /** With `summary`: allowed decisions at least this slow keep their own record. */
-  slowDecisionMs?: number;
-}
-
-export interface ControllerCliOptions {
-  metricsPort: number;
-  metricsHost: string;
-  /** PEM files serving /metrics; both or neither (neither: self-signed at start). */
-  metricsCert?: string;
-  metricsKey?: string;
-  probePort: number;
-  probeHost: string;
-  workers: number;
-  deleteConcurrency: number;
-  leaseNamespace?: string;
-  leaseName: string;
-  identity?: string;
-  leaderElection: boolean;
-  projectSelector?: string;
-  /** The budget view (view.tenantgate.io) over HTTPS on this port; absent: not served. */
-  viewPort?: number;
-  viewHost: string;
-  viewCert: string;
-  viewKey: string;
-}
+export type { RuntimeOptions } from '../runtime-options.js';
+export type { WebhookCliOptions } from '../webhook/options.js';
+export type { ControllerCliOptions } from '../controller/options.js';

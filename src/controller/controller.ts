@@ -4,8 +4,6 @@
  * the workers run; /healthz and /readyz over HTTP, /metrics over HTTPS for allowed bearer tokens only.
  */
 import * as k8s from '@kubernetes/client-node';
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createCA, signCert } from '../certs/pki.js';
 import { apiserverAccessReviews } from '../kube/access-reviews.js';
@@ -13,7 +11,6 @@ import type { TenantgateConfig } from '../config/config.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import { canonicalJson } from '../canonical-json.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
-import { describeError } from '../kube/errors.js';
 import { ControllerApi } from './kube.js';
 import { LeaderElector, type LeaderElectionConfig } from './leader.js';
 import { serveMetrics, serveProbes, type Served } from './http.js';
@@ -31,7 +28,11 @@ import { Reconciler } from './reconcile.js';
 import { projectAccessCaches } from './project-access.js';
 import type { ServingCertificate } from '../certs/reloading-tls.js';
 import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer, type ViewServerOptions } from '../view/server.js';
-import { WorkQueue, defaultControllerRateLimiter, type RateLimiterOptions } from './workqueue.js';
+import type { RateLimiterOptions } from './workqueue.js';
+import { Manager, type Runnable } from './manager.js';
+import { ReconcileWorkers, reconcileScope, type ProjectQueue } from './reconcile-workers.js';
+
+export type { ProjectQueue };
 import { BurstGauges } from './burst-metrics.js';
 import { getProcessClock, type Clock } from '../clock.js';
 
@@ -165,12 +166,6 @@ export class KeyMapper {
   }
 }
 
-/** Where the leader queues the projects to reconcile (its term's work queue). */
-export interface ProjectQueue {
-  add(key: string): void;
-  addAfter(key: string, delayMs: number): void;
-}
-
 /**
  * The informers' events to the leader's queue (`queue()`; undefined while not leading): every project
  * an event concerns is queued at once, except after a usage-only quota change (onlyUsageChanged), which
@@ -191,103 +186,6 @@ export function queueCacheEvents(informers: Pick<Informers, 'onEvent'>, mapper: 
   });
 }
 
-/** One leadership term: its own queue and workers, shut down when the term ends. */
-class Term {
-  readonly queue: WorkQueue<string>;
-  /** Aborted when the lease is lost: reconciles in flight stop at their next step. */
-  private readonly abort = new AbortController();
-  private readonly workers: Promise<void>[] = [];
-  private resyncTimer: ReturnType<typeof setInterval> | undefined;
-
-  constructor(
-    private readonly c: { reconciler: Reconciler; metrics: ControllerMetrics; informers: Informers; log: (m: string, fields?: Record<string, unknown>) => void; workers: number; resyncMs: number; rateLimiter?: RateLimiterOptions },
-  ) {
-    this.queue = new WorkQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(c.rateLimiter ?? {}) });
-  }
-
-  start(): void {
-    this.enqueueAll();
-    for (let i = 0; i < this.c.workers; i++) this.workers.push(this.work());
-    if (this.c.resyncMs > 0) {
-      this.resyncTimer = setInterval(() => this.enqueueAll(), this.c.resyncMs);
-      this.resyncTimer.unref();
-    }
-  }
-
-  enqueueAll(): void {
-    for (const p of this.c.informers.snapshot.projects()) if (p.metadata.name) this.queue.add(p.metadata.name);
-    this.updateDepth();
-  }
-
-  addAfter(key: string, delayMs: number): void {
-    this.queue.addAfter(key, delayMs);
-  }
-
-  add(key: string): void {
-    this.queue.add(key);
-    this.updateDepth();
-  }
-
-  private updateDepth(): void {
-    this.c.metrics.queueDepth.set(this.queue.len());
-    this.c.metrics.queueWaiting.set(this.queue.waitingLen());
-  }
-
-  private async work(): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      this.updateDepth();
-      const end = this.c.metrics.reconcileDuration.startTimer();
-      const reconcileId = randomUUID().slice(0, 8);
-      const started = performance.now();
-      const ms = () => Math.round((performance.now() - started) * 1000) / 1000;
-      try {
-        const result = await reconcileScope.run({ project: key, reconcileId }, () => this.c.reconciler.reconcile(key, this.abort.signal));
-        if (result.kind === 'Requeue') {
-          this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
-          // Progress is not failure: the error backoff starts again, and the key comes back after afterMs.
-          this.queue.forget(key);
-          this.queue.addAfter(key, result.afterMs);
-          this.c.log('reconciled', { project: key, reconcileId, result: 'requeue', reason: result.reason, ms: ms() });
-        } else {
-          this.c.metrics.reconcileTotal.inc({ result: 'done' });
-          this.queue.forget(key);
-          this.c.log('reconciled', { project: key, reconcileId, result: 'done', ms: ms() });
-        }
-      } catch (err) {
-        if (this.abort.signal.aborted) {
-          this.c.log('reconcile stopped: this replica no longer leads', { project: key, reconcileId, result: 'aborted', ms: ms() });
-          continue;
-        }
-        this.c.metrics.reconcileTotal.inc({ result: 'error' });
-        this.c.metrics.reconcileErrors.inc();
-        const delay = this.queue.addRateLimited(key);
-        this.c.log(`reconcile failed: ${describeError(err)}`, { project: key, reconcileId, result: 'error', retry: this.queue.numRequeues(key), retryInMs: delay, ms: ms() });
-      } finally {
-        end();
-        this.queue.done(key);
-        this.updateDepth();
-      }
-    }
-  }
-
-  /**
-   * Stops handing out keys and waits for the reconciles in flight: they finish (a graceful shutdown
-   * while leading) or, with `abort` (the lease is lost), stop at their next step.
-   */
-  async stop(options: { abort?: boolean } = {}): Promise<void> {
-    if (this.resyncTimer) clearInterval(this.resyncTimer);
-    if (options.abort) this.abort.abort();
-    await this.queue.shutDownWithDrain();
-    await Promise.all(this.workers);
-    this.updateDepth();
-  }
-}
-
-/** The reconcile a log line belongs to, across the awaits of one reconcile (workers run several at once). */
-const reconcileScope = new AsyncLocalStorage<{ project: string; reconcileId: string }>();
-
 export async function startController(options: ControllerOptions): Promise<RunningController> {
   const log = options.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} controller: ${m}\n`));
   const metrics = new ControllerMetrics();
@@ -304,35 +202,16 @@ export async function startController(options: ControllerOptions): Promise<Runni
   new ProjectGauges(metrics.registry).observe(syncedCache);
   // tenantgate_project_burst_*: the bursts at the process clock's instant (burst-metrics.ts).
   new BurstGauges(metrics.registry, syncedCache, () => (options.clock ?? getProcessClock()).now());
-  // Fleet budgets: the leader's give-back and offer loop, and its metrics (fleet-loop.ts, fleet-metrics.ts).
-  const fleetSeen = new FleetObservations();
-  const fleetIo = options.fleet ?? (isFleetMember(options.config) ? { hub: new LeanHubClient(loadHubKubeConfig(options.config.fleet.hubKubeconfig)), ledger: new ConfigMapLedger(options.kubeConfig, options.config.systemNamespace) } : undefined);
-  if (fleetIo) new FleetGauges(metrics.registry, { ...syncedCache, observations: fleetSeen });
-  const newFleetLoop = () =>
-    fleetIo
-      ? new FleetLoop({
-          cluster: options.config.clusterName,
-          hub: fleetIo.hub,
-          ledger: fleetIo.ledger,
-          snapshot: () => informers.snapshot,
-          policy: {
-            keep: parseResources(options.config.fleet.keep),
-            above: parseResources(options.config.fleet.above),
-            offerAfterMs: options.config.fleet.offerAfterSeconds * 1000,
-            giveBackAfterMs: options.config.fleet.giveBackAfterSeconds * 1000,
-          },
-          checkEveryMs: options.config.fleet.checkEverySeconds * 1000,
-          observations: fleetSeen,
-          log,
-          acts: () => term !== undefined,
-        })
-      : undefined;
-  let fleetLoop: FleetLoop | undefined;
-  // Every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
+
+  const manager = new Manager({
+    leaderElection: options.leaderElection !== false,
+    onLeading: (leading) => metrics.leader.set(leading ? 1 : 0),
+  });
+
+  // The reconcilers (they need the lease): every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
   const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), ...(options.clock ? { clock: options.clock } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
-  const mapper = new KeyMapper(informers);
-  const termConfig = {
+  const reconcilers = new ReconcileWorkers({
     reconciler,
     metrics,
     informers,
@@ -340,140 +219,194 @@ export async function startController(options: ControllerOptions): Promise<Runni
     workers: Math.max(1, options.workers ?? 4),
     resyncMs: Math.max(0, options.config.resyncPeriodSeconds * 1000),
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
-  };
-
-  let term: Term | undefined;
-  let wantLeading = options.leaderElection === false;
-  let stopping = false;
-  let transition: Promise<void> = Promise.resolve();
-
-  // Terms start and stop one after the other, never overlapping.
-  const startTerm = () => {
-    transition = transition.then(async () => {
-      if (term || !wantLeading || stopping || !synced()) return;
-      term = new Term(termConfig);
-      term.start();
-      metrics.leader.set(1);
-      log(`reconciling (${termConfig.workers} workers, resync every ${termConfig.resyncMs / 1000} s)`);
-    });
-  };
-  const stopTerm = (options: { abort?: boolean } = {}) => {
-    const t = transition.then(async () => {
-      const old = term;
-      term = undefined;
-      metrics.leader.set(0);
-      if (old) await old.stop(options);
-    });
-    transition = t;
-    return t;
-  };
-
-  queueCacheEvents(informers, mapper, () => term, options.usageSettleMs);
+  });
+  manager.add(reconcilers);
+  const mapper = new KeyMapper(informers);
+  queueCacheEvents(informers, mapper, () => reconcilers.queue(), options.usageSettleMs);
   managed.onChange((namespace) => {
     const project = informers.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
-    if (term && project) term.add(project);
+    if (project) reconcilers.queue()?.add(project);
   });
-  access?.onChange((project) => {
-    if (term) term.add(project);
-  });
+  access?.onChange((project) => reconcilers.queue()?.add(project));
+
+  // Fleet budgets: the give-back and offer loop checks on every replica (a standby's view and metrics show the shares,
+  // its idle clocks run) and writes only while this replica leads (fleet-loop.ts, fleet-metrics.ts, docs/adr/0045-fleet-operations.md).
+  const fleetSeen = new FleetObservations();
+  const fleetIo = options.fleet ?? (isFleetMember(options.config) ? { hub: new LeanHubClient(loadHubKubeConfig(options.config.fleet.hubKubeconfig)), ledger: new ConfigMapLedger(options.kubeConfig, options.config.systemNamespace) } : undefined);
+  if (fleetIo) {
+    new FleetGauges(metrics.registry, { ...syncedCache, observations: fleetSeen });
+    const writes = new FleetWrites();
+    const loop = new FleetLoop({
+      cluster: options.config.clusterName,
+      hub: fleetIo.hub,
+      ledger: fleetIo.ledger,
+      snapshot: () => informers.snapshot,
+      policy: {
+        keep: parseResources(options.config.fleet.keep),
+        above: parseResources(options.config.fleet.above),
+        offerAfterMs: options.config.fleet.offerAfterSeconds * 1000,
+        giveBackAfterMs: options.config.fleet.giveBackAfterSeconds * 1000,
+      },
+      checkEveryMs: options.config.fleet.checkEverySeconds * 1000,
+      observations: fleetSeen,
+      log,
+      acts: () => writes.allowed(),
+    });
+    manager.add(writes);
+    manager.add({
+      name: 'fleet-loop',
+      needsLeaderElection: false,
+      start: () => loop.start(),
+      stop: () => loop.stop(),
+    });
+  }
 
   let elector: LeaderElector | undefined;
   if (options.leaderElection) {
     elector = new LeaderElector(api, options.leaderElection, {
       log,
       onStartedLeading: () => {
-        wantLeading = true;
         metrics.leaderTransitions.inc();
-        startTerm();
+        manager.wonLease();
       },
-      onStoppedLeading: () => {
-        wantLeading = false;
-        // Another replica may lead already: what is in flight stops at its next step.
-        void stopTerm({ abort: true });
-      },
+      onStoppedLeading: () => manager.lostLease(),
     });
+    manager.useLeaseCampaign(elector);
   }
 
-  // The probes over HTTP; /metrics over HTTPS behind a TokenReview and a SubjectAccessReview.
-  const probes = options.probePort !== undefined
-    ? await serveProbes({ port: options.probePort, host: options.probeHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced, current: () => informers.upToDate && managed.upToDate && (access?.upToDate ?? true) })
-    : undefined;
+  // The servers (no lease): the probes over HTTP; /metrics over HTTPS behind a TokenReview and a SubjectAccessReview;
+  // the budget view, which every replica serves from its own caches (docs/adr/0030-budget-view-as-an-aggregated-api.md).
+  let probes: Served | undefined;
+  if (options.probePort !== undefined) {
+    const probePort = options.probePort;
+    manager.add(server('probes', async () => (probes = await serveProbes({ port: probePort, host: options.probeHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced, current: () => informers.upToDate && managed.upToDate && (access?.upToDate ?? true) }))));
+  }
   let metricsCa: string | undefined;
   let metricsServer: Served | undefined;
   if (options.metricsPort !== undefined) {
-    let tls = options.metricsTls;
-    if (!tls) {
-      const made = selfSignedMetricsCertificate();
-      tls = made;
-      metricsCa = made.ca;
-      log('metrics: no serving certificate given, serving /metrics with a self-signed one made at start');
-    }
-    const access = new MetricsAccess(apiserverAccessReviews(options.kubeConfig));
-    metricsServer = await serveMetrics({ ...tls, port: options.metricsPort, host: options.metricsHost ?? '0.0.0.0', metrics, access, log });
+    const metricsPort = options.metricsPort;
+    manager.add(
+      server('metrics', async () => {
+        let tls = options.metricsTls;
+        if (!tls) {
+          const made = selfSignedMetricsCertificate();
+          tls = made;
+          metricsCa = made.ca;
+          log('metrics: no serving certificate given, serving /metrics with a self-signed one made at start');
+        }
+        const reviews = new MetricsAccess(apiserverAccessReviews(options.kubeConfig));
+        return (metricsServer = await serveMetrics({ ...tls, port: metricsPort, host: options.metricsHost ?? '0.0.0.0', metrics, access: reviews, log }));
+      }),
+    );
   }
-  const port = metricsServer?.port;
-
-  // The budget view: every replica serves it from its own caches (docs/adr/0030-budget-view-as-an-aggregated-api.md).
   let view: ViewServer | undefined;
   if (options.view) {
     const v = options.view;
-    const auth = v.auth ?? (await readFrontProxyAuth(options.kubeConfig));
-    view = await serveView({
-      ...('certFile' in v ? { certFile: v.certFile, keyFile: v.keyFile } : { cert: v.cert, key: v.key }),
-      port: v.port,
-      host: v.host,
-      auth,
-      ...(v.auth ? {} : { reload: () => readFrontProxyAuth(options.kubeConfig) }),
-      source: { ...syncedCache, fleet: (project: string) => fleetSeen.projects.get(project) },
-      log,
-      ...(v.onRequest ? { onRequest: v.onRequest } : {}),
+    manager.add(
+      server('budget-view', async () => {
+        const auth = v.auth ?? (await readFrontProxyAuth(options.kubeConfig));
+        view = await serveView({
+          ...('certFile' in v ? { certFile: v.certFile, keyFile: v.keyFile } : { cert: v.cert, key: v.key }),
+          port: v.port,
+          host: v.host,
+          auth,
+          ...(v.auth ? {} : { reload: () => readFrontProxyAuth(options.kubeConfig) }),
+          source: { ...syncedCache, fleet: (project: string) => fleetSeen.projects.get(project) },
+          log,
+          ...(v.onRequest ? { onRequest: v.onRequest } : {}),
+        });
+        log(`budget view (view.tenantgate.io) serving on ${v.host}:${view.port}`);
+        return view;
+      }),
+    );
+  }
+  // The fleet's hub client and ledger are closed after the servers stop, when the controller opened them.
+  if (fleetIo && !options.fleet) {
+    const io = fleetIo;
+    manager.add({
+      name: 'fleet-clients',
+      needsLeaderElection: false,
+      group: 'servers',
+      start: () => {},
+      stop: async () => {
+        io.hub.close();
+        (io.ledger as ConfigMapLedger).close();
+      },
     });
-    log(`budget view (view.tenantgate.io) serving on ${v.host}:${view.port}`);
   }
 
-  informers.start();
-  managed.start();
-  access?.start();
+  // The caches (no lease): what every other runnable reads.
+  manager.add({
+    name: 'caches',
+    needsLeaderElection: false,
+    group: 'caches',
+    start: () => {
+      informers.start();
+      managed.start();
+      access?.start();
+    },
+    stop: async () => {
+      await Promise.all([informers.stop(), managed.stop(), access?.stop()]);
+    },
+  });
+
   metrics.leader.set(0);
+  await manager.start();
   void Promise.all([informers.waitSynced(), managed.waitSynced(), access?.waitSynced()]).then(() => {
     log(`caches synced: ${JSON.stringify(informers.snapshot.sizes)}`);
-    if (!stopping) {
-      fleetLoop = newFleetLoop();
-      fleetLoop?.start();
-    }
-    startTerm();
+    manager.cachesSynced();
   });
-  elector?.start();
 
   return {
     metrics,
     informers,
-    port,
+    port: metricsServer?.port,
     metricsCa,
     probePort: probes?.port,
     viewPort: view?.port,
     fleet: fleetSeen,
-    isLeader: () => term !== undefined,
+    isLeader: () => manager.isLeading(),
     synced,
     async stop() {
-      if (stopping) return;
-      stopping = true;
-      wantLeading = false;
-      await elector?.stop(); // no more renewals or acquisitions
-      await stopTerm(); // finish the items in hand
-      await fleetLoop?.stop();
-      if (elector) await elector.release();
-      await Promise.all([informers.stop(), managed.stop(), access?.stop()]);
-      await view?.close();
-      if (!options.fleet && fleetIo) {
-        fleetIo.hub.close();
-        (fleetIo.ledger as ConfigMapLedger).close();
-      }
-      await metricsServer?.close();
-      await probes?.close();
+      await manager.stop();
       log('stopped');
     },
   };
+}
+
+/** A server as a runnable that needs no lease: started (listening) before the caches, stopped after them. */
+function server(name: string, listen: () => Promise<{ close(): Promise<void> }>): Runnable {
+  let served: { close(): Promise<void> } | undefined;
+  return {
+    name,
+    needsLeaderElection: false,
+    group: 'servers',
+    start: async () => {
+      served = await listen();
+    },
+    stop: async () => {
+      await served?.close();
+    },
+  };
+}
+
+/** The fleet loop's writes (lowering its enforced limit, writing to the hub): a runnable that needs the lease and does nothing but allow them. */
+class FleetWrites implements Runnable {
+  readonly name = 'fleet-writes';
+  readonly needsLeaderElection = true;
+  private running = false;
+
+  allowed(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    this.running = true;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+  }
 }
 
 /** A CA and a serving certificate it signs, for localhost, this host's name and 127.0.0.1 (controller-runtime makes one too when given none). */

@@ -11,27 +11,9 @@
  */
 import { createHash } from 'node:crypto';
 import { describeError } from '../kube/errors.js';
+import type { AccessReviews, Authentication, Authorization, ReviewedUser } from '../kube/access-reviews.js';
 
-/** The user a TokenReview returns (status.user). */
-export interface ReviewedUser {
-  username: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
-
-export type Authentication = { authenticated: true; user: ReviewedUser } | { authenticated: false; error?: string };
-export interface Authorization {
-  allowed: boolean;
-  reason?: string;
-}
-
-export interface AccessReviews {
-  /** TokenReview of `token`. Rejects when the apiserver does not answer. */
-  authenticate(token: string): Promise<Authentication>;
-  /** SubjectAccessReview: may `user` get the non-resource URL `path`? Rejects when the apiserver does not answer. */
-  authorize(user: ReviewedUser, path: string, verb: 'get'): Promise<Authorization>;
-}
+export type { AccessReviews, Authentication, Authorization, ReviewedUser };
 
 export interface AccessDecision {
   status: 200 | 401 | 403 | 500;

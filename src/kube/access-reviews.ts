@@ -4,7 +4,27 @@
  * (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io), as any delegating server.
  */
 import * as k8s from '@kubernetes/client-node';
-import type { AccessReviews, Authentication, Authorization, ReviewedUser } from '../controller/metrics-access.js';
+
+/** The user a TokenReview returns (status.user). */
+export interface ReviewedUser {
+  username: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export type Authentication = { authenticated: true; user: ReviewedUser } | { authenticated: false; error?: string };
+export interface Authorization {
+  allowed: boolean;
+  reason?: string;
+}
+
+export interface AccessReviews {
+  /** TokenReview of `token`. Rejects when the apiserver does not answer. */
+  authenticate(token: string): Promise<Authentication>;
+  /** SubjectAccessReview: may `user` get the non-resource URL `path`? Rejects when the apiserver does not answer. */
+  authorize(user: ReviewedUser, path: string, verb: 'get'): Promise<Authorization>;
+}
 
 export function apiserverAccessReviews(kubeConfig: k8s.KubeConfig): AccessReviews {
   const authentication = kubeConfig.makeApiClient(k8s.AuthenticationV1Api);

@@ -9,8 +9,9 @@ import { canonicalJson, sortedKeys } from '../canonical-json.js';
 import { parseResources } from '../validate/resources.js';
 import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type LimitRangeDefaults, type Project, type ResourceList } from '../validate/types.js';
 
-export const LIMITRANGE_NAME = 'tenantgate-limits';
-export const NETWORK_POLICY_NAME = 'tenantgate-isolation';
+import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../validate/managed-names.js';
+
+export { LIMITRANGE_NAME, NETWORK_POLICY_NAME };
 
 export interface ManagedMetadata {
   name: string;

@@ -7,7 +7,9 @@
  */
 import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type Subject } from '../validate/types.js';
 
-export const OWNERS_BINDING_NAME = 'tenantgate-owners';
+import { OWNERS_BINDING_NAME } from '../validate/managed-names.js';
+
+export { OWNERS_BINDING_NAME };
 export const PROJECT_OWNER_ROLE = 'tenantgate-project-owner';
 
 export interface RbacSubject {

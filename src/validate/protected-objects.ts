@@ -6,8 +6,7 @@
  * controller's (it puts them back) and RBAC's. Pure, like admission.ts.
  */
 import { isPrivileged, isSystemController } from '../config/config.js';
-import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
-import { OWNERS_BINDING_NAME } from '../render/owner-binding.js';
+import { LIMITRANGE_NAME, NETWORK_POLICY_NAME, OWNERS_BINDING_NAME } from './managed-names.js';
 import { describeNamespacedObject, quotaProject, type Operation, type ReviewContext, type Verdict } from './admission.js';
 import { checkProtectedObjectMetadata, onlyDropsFinalizersOrOwners } from './rules/metadata.js';
 import { describeUser } from './rules/tenancy.js';

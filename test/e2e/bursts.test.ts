@@ -1,6 +1,6 @@
 /**
  * Bursts (docs/budgets.md#bursts) on the real control plane: a `tenantgate webhook` process and the
- * controller decide at a clock the test moves (the test hook TENANTGATE_TEST_CLOCK_FILE, src/clock-file.ts:
+ * controller decide at a clock the test moves (TENANTGATE_TEST_CLOCK_FILE, read by the test entry test/support/test-clock/cli.ts:
  * the file's instant plus the real time since it was written), so a two-day burst starts and ends in
  * seconds. The test puts the clock two seconds before `from` and `until` and lets the controller's
  * requeue at the next transition do the rest (its resync is an hour). Before `from` a growth beyond the budget is refused
@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import { setProcessClock, getProcessClock } from '../../src/clock.js';
-import { fileClock, TEST_CLOCK_ENV } from '../../src/clock-file.js';
+import { fileClock, TEST_CLOCK_ENV } from '../support/test-clock/file-clock.js';
+import { TEST_CLOCK_CLI } from '../support/test-clock/cli.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
@@ -90,9 +91,9 @@ beforeAll(async () => {
   await writeFile(clockFile, `${BEFORE}\n`);
   await installBase(info);
   const certs = await generateWebhookCerts(join(info.dir, 'bursts-certs'));
-  // The webhook process reads the test clock from the file the variable names (inherited).
+  // The webhook process starts through the test entry, which reads the clock from the file the variable names (inherited).
   process.env[TEST_CLOCK_ENV] = clockFile;
-  webhooks = await startWebhookReplicas(info, certs, {}, { name: 'bursts-webhook', count: 1 });
+  webhooks = await startWebhookReplicas(info, certs, {}, { name: 'bursts-webhook', count: 1, nodeArgs: ['--import', 'tsx', TEST_CLOCK_CLI] });
   delete process.env[TEST_CLOCK_ENV];
   // The controller runs in this process: the same file is its clock. No resync within the test: only events and its requeue at a burst's start or end.
   const clock = fileClock(clockFile);

@@ -3,7 +3,8 @@ import { activeBursts, burstPhase, classifyBursts, namespaceRaise, nextTransitio
 import { checkBurstDeclarations, checkEndedBursts } from '../../src/validate/rules/bursts.js';
 import { budgetList, budgetOf } from '../../src/validate/resources.js';
 import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
-import { fileClock, parseInstant } from '../../src/clock-file.js';
+import { parseInstant } from '../../src/clock.js';
+import { fileClock } from '../support/test-clock/file-clock.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

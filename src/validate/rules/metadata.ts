@@ -8,8 +8,7 @@
  * namespace, makes that owner's foreground deletion wait for an object the garbage collector may not
  * delete (Q3) or that never goes (a finalizer).
  */
-import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../../render/namespace-policies.js';
-import { OWNERS_BINDING_NAME } from '../../render/owner-binding.js';
+import { LIMITRANGE_NAME, NETWORK_POLICY_NAME, OWNERS_BINDING_NAME } from '../managed-names.js';
 import type { TenantgateConfig } from '../../config/config.js';
 import { grantingKey, grantingPatterns, type MetadataField } from '../granting-metadata.js';
 import { LABEL_PROJECT, LABEL_TENANT, type ObjectMeta, type Violation } from '../types.js';
