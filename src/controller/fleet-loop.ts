@@ -24,7 +24,7 @@ import { requestGrowth, type ShareLedger } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
 import { formatResources, parseResources, type Resources } from '../validate/resources.js';
 import type { Project, Snapshot } from '../validate/types.js';
-import type { LedgerEntry, LedgerStore } from '../webhook/ledger.js';
+import type { LedgerEntry, LedgerStore } from '../ledger/ledger.js';
 import { WorkQueue, defaultControllerRateLimiter } from './workqueue.js';
 
 const ZERO = Quantity.zero();

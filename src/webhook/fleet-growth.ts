@@ -19,7 +19,7 @@ import { requestGrowth, type Granted, type ShareLedger } from '../fleet/shares.j
 import { fleetBudgetUnusable, fleetGrowthRefusal, fleetHubRejected, fleetHubUnreachable, fleetRaiseFailed } from '../validate/rules/fleet.js';
 import type { Resources } from '../validate/resources.js';
 import type { Violation } from '../validate/types.js';
-import type { LedgerStore } from './ledger.js';
+import type { LedgerStore } from '../ledger/ledger.js';
 
 export type TransferResult = 'granted' | 'refused' | 'rejected' | 'unreachable' | 'unusable' | 'failed';
 

@@ -19,7 +19,7 @@ import type { Quantity } from '../quantity/quantity.js';
 import { cacheNotCurrent, ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot, type Violation } from '../validate/types.js';
 import { within } from '../deadline.js';
-import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from './ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerQuotaWrite, type LedgerState, type LedgerStore } from '../ledger/ledger.js';
 import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 import { enforcedOf } from '../fleet/enforced-record.js';

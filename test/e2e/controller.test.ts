@@ -12,7 +12,7 @@ import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 import { projectsLabelled, removeProjects } from '../support/leftovers.js';
-import { LEDGER_FINALIZER } from '../../src/webhook/ledger.js';
+import { LEDGER_FINALIZER } from '../../src/ledger/ledger.js';
 
 const RUN = uniqueName('ctl');
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
@@ -188,7 +188,7 @@ describe('cascading deletion (C2)', () => {
     const project = await newProject('ledger');
     const name = project.metadata.name!;
     const ledger = `tenantgate-ledger-${name}`;
-    // As the webhook writes it: with its finalizer (src/webhook/ledger.ts), which the controller removes first.
+    // As the webhook writes it: with its finalizer (src/ledger/ledger.ts), which the controller removes first.
     await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: ledger, finalizers: [LEDGER_FINALIZER] }, data: { reservations: '[]' } } });
     const other = await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: `tenantgate-ledger-${name}x` }, data: { reservations: '[]' } } });
     await deleteProject(c, name);

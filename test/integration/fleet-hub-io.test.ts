@@ -18,7 +18,7 @@ import { raiseEnforced, lowerEnforced } from '../../src/fleet/enforced-limit.js'
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { formatResources, parseResources } from '../../src/validate/resources.js';
 import type { Project } from '../../src/validate/types.js';
-import { ConfigMapLedger, LedgerConflict } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger, LedgerConflict } from '../../src/ledger/ledger.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { dropLedger } from '../support/ledger-reset.js';
 import { cluster, kubectl, uniqueName } from '../support/cluster.js';
