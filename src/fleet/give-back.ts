@@ -20,7 +20,7 @@ import { Quantity } from '../quantity/quantity.js';
 import { projectBudget, type ProjectBudget } from '../validate/budget.js';
 import type { Resources } from '../validate/resources.js';
 import type { Project, Snapshot } from '../validate/types.js';
-import { withMemberBudget } from './member-budget.js';
+import { memberCapView } from './member-budget.js';
 import { giveBack, memberShare, offer, withdrawOffer, type Applied, type ShareLedger, type ShareRefusal } from './shares.js';
 
 const ZERO = Quantity.zero();
@@ -188,5 +188,5 @@ export function movedBy(before: ShareLedger, after: ShareLedger, member: string)
 export function fleetProjectBudget(snapshot: Snapshot, project: Project, cluster: string, resources: Iterable<string>): ProjectBudget {
   const fleet = new Map<string, Quantity>();
   for (const resource of resources) fleet.set(resource, ZERO);
-  return projectBudget(snapshot, withMemberBudget(project, cluster, fleet), cluster);
+  return projectBudget(memberCapView(snapshot, cluster, (p) => (p === project ? fleet : undefined)), project, cluster);
 }

@@ -12,8 +12,9 @@ import { checkCostFits, checkProjectCost } from './rules/cost.js';
 import { checkEndedBursts } from './rules/bursts.js';
 import { processNow } from '../clock.js';
 import {
+  budgetIn,
   budgetOf,
-  budgetPath,
+  budgetPathIn,
   clusterShares,
   namespaceShare,
   othersTotal,
@@ -121,7 +122,7 @@ function ownedProjects(ctx: ReviewContext): OwnProject[] {
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   const cluster = ctx.config.clusterName;
-  return { project: project.metadata.name ?? '', cluster, budget: budgetOf(project, cluster), budgetPath: budgetPath(project, cluster) };
+  return { project: project.metadata.name ?? '', cluster, budget: budgetIn(ctx.snapshot, project, cluster), budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
 }
 
 /**

@@ -11,7 +11,7 @@
  *   the project's turn.
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
-import { budgetOf, budgetPath, defaultsOf, maxResources, namespaceAllocation, namespaceShare, otherShares, othersTotal, quotaHold, sumResources, type PendingAllocations, type Resources } from '../validate/resources.js';
+import { budgetIn, budgetPathIn, defaultsOf, maxResources, namespaceAllocation, namespaceShare, otherShares, othersTotal, quotaHold, sumResources, type PendingAllocations, type Resources } from '../validate/resources.js';
 import { checkFits } from '../validate/rules/quota.js';
 import { checkCostFits } from '../validate/rules/cost.js';
 import { cacheNotCurrent } from '../validate/rules/headroom.js';
@@ -19,7 +19,7 @@ import type { Snapshot, Violation } from '../validate/types.js';
 import type { LedgerChange, LedgerEntry, LedgerQuotaWrite, LedgerState, LedgerStore } from '../ledger/ledger.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 import { enforcedOf } from '../fleet/enforced-record.js';
-import { fleetBudgetOn, memberLimits, memberView, reachableLimits } from '../fleet/member-budget.js';
+import { fleetBudgetOn, memberCapView, memberLimits, reachableLimits } from '../fleet/member-budget.js';
 import { FleetGrowth, needBeyond, type FleetGuardOptions } from './fleet-growth.js';
 import { AssumedState } from './assumed-state.js';
 import { DEFAULT_DEADLINE_MS, GroupCommit, type DecidedBatch, type QueuedDecision, type ReservationOutcome } from './group-commit.js';
@@ -122,14 +122,16 @@ export class HeadroomGuard {
 
   /**
    * The snapshot the rules see for `project` decided against `state`: on a fleet member, its
-   * fleet-budgeted resources budgeted at min(E, upper bound) (`reachable`: at the most it could be
+   * fleet-budgeted resources capped at min(E, upper bound) (the budget's fleet-cap layer) (`reachable`: at the most it could be
    * granted, to find what a denied growth needs). Other projects and non-members: the snapshot itself.
    */
   private fleetView(snapshot: Snapshot, project: string, state: LedgerState | undefined, reachable = false): Snapshot {
     const cluster = this.fleet?.cluster;
     if (!cluster) return snapshot;
     const enforced = state ? enforcedOf(state, project) : undefined;
-    return memberView(snapshot, cluster, (p) => {
+    return memberCapView(snapshot, cluster, (p) => {
+      // Only the Projects the snapshot holds: a Project under review is judged as written.
+      if (snapshot.project(p.metadata.name ?? '') !== p) return undefined;
       if (p.metadata.name !== project) {
         // Not the project decided: E as this process last saw it (for warnings), else its bound.
         const cached = this.ledgerCache.get(p.metadata.name ?? '');
@@ -226,7 +228,7 @@ export class HeadroomGuard {
     const cluster = ctx.config.clusterName;
     const versions: Map<string, LedgerQuotaWrite[]> = this.assumed.writeVersionsIn(a.namespace);
     for (const w of recorded) versions.set(w.quota, [...(versions.get(w.quota) ?? []), ...w.versions]);
-    const budget = budgetOf(project, cluster);
+    const budget = budgetIn(ctx.snapshot, project, cluster);
     // The share after the change: raised where the rules counted the namespace as uncovered although a
     // quota with recorded writes may still be there (uncoveredCeiling).
     // A namespace created while a cache still showed an older one of that name: for as long as that
@@ -250,7 +252,7 @@ export class HeadroomGuard {
     }
     const subject = `ResourceQuota ${a.namespace}/${a.quotaWrite.name}`;
     const others = othersTotal(ctx.snapshot, project, cluster, a.namespace, ctx.pending);
-    const violations = checkFits({ project: a.project, cluster, budget, budgetPath: budgetPath(project, cluster) }, subject, { namespace: a.namespace, resources: share, defaulted: false }, others, ['spec', 'hard']);
+    const violations = checkFits({ project: a.project, cluster, budget, budgetPath: budgetPathIn(ctx.snapshot, project, cluster) }, subject, { namespace: a.namespace, resources: share, defaulted: false }, others, ['spec', 'hard']);
     // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this cache counted before.
     if (project.spec.costBudget) {
       const before = namespaceShare(ctx.snapshot, project, cluster, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources;
