@@ -12,8 +12,7 @@
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
 import { budgetIn, budgetPathIn, defaultsOf, maxResources, namespaceAllocation, namespaceShare, otherShares, othersTotal, quotaHold, sumResources, type PendingAllocations, type Resources } from '../validate/resources.js';
-import { checkFits } from '../validate/rules/quota.js';
-import { checkCostFits } from '../validate/rules/cost.js';
+import { checkBudgetFit, grows } from '../validate/budget/check.js';
 import { cacheNotCurrent } from '../validate/rules/headroom.js';
 import type { Snapshot, Violation } from '../validate/types.js';
 import type { LedgerChange, LedgerEntry, LedgerQuotaWrite, LedgerState, LedgerStore } from '../ledger/ledger.js';
@@ -241,23 +240,31 @@ export class HeadroomGuard {
       : overlay
         ? uncoveredCeiling(ctx.snapshot, a.namespace, overlay, versions, a.quotaWrite, budget)
         : undefined;
-    const raised = ceiling !== undefined && growsOver(a.resources, ceiling);
+    const raised = ceiling !== undefined && grows(a.resources, ceiling);
     const share = raised ? maxResources(a.resources, ceiling) : a.resources;
     if (a.grows && !raised) return verdict;
     if (!a.grows) {
       let lowest = namespaceAllocation(quotaHold(lowestQuotas(ctx.snapshot, a.namespace, versions)), budget, defaultsOf(project));
       const reserved = ctx.pending?.allocation(a.namespace);
       if (reserved) lowest = maxResources(lowest, reserved);
-      if (!growsOver(lowest, share)) return verdict;
+      if (!grows(lowest, share)) return verdict;
     }
     const subject = `ResourceQuota ${a.namespace}/${a.quotaWrite.name}`;
     const others = othersTotal(ctx.snapshot, project, cluster, a.namespace, ctx.pending);
-    const violations = checkFits({ project: a.project, cluster, budget, budgetPath: budgetPathIn(ctx.snapshot, project, cluster) }, subject, { namespace: a.namespace, resources: share, defaulted: false }, others, ['spec', 'hard']);
+    const scope = { project: a.project, cluster, budget, budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
     // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this cache counted before.
-    if (project.spec.costBudget) {
-      const before = namespaceShare(ctx.snapshot, project, cluster, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources;
-      violations.push(...checkCostFits(ctx.config.pricing, project, cluster, { subject, after: share, before, others, otherShares: () => otherShares(ctx.snapshot, project, cluster, a.namespace, ctx.pending).map((s) => s.resources), always: true, path: ['spec', 'hard'] }));
-    }
+    const violations = checkBudgetFit({
+      scope,
+      project,
+      pricing: ctx.config.pricing,
+      subject,
+      share: { namespace: a.namespace, resources: share, defaulted: false },
+      before: () => namespaceShare(ctx.snapshot, project, cluster, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources,
+      others,
+      otherShares: () => otherShares(ctx.snapshot, project, cluster, a.namespace, ctx.pending).map((s) => s.resources),
+      path: ['spec', 'hard'],
+      always: true,
+    });
     if (violations.length > 0) return { violations, warnings: [] };
     return { ...verdict, allocation: { ...a, resources: share, grows: true } };
   }
@@ -357,14 +364,6 @@ export class HeadroomGuard {
     };
   }}
 
-/** Whether `after` asks more than `before` of some resource. */
-function growsOver(before: Resources, after: Resources): boolean {
-  for (const [r, q] of after) {
-    const prev = before.get(r);
-    if (!prev || q.cmp(prev) > 0) return true;
-  }
-  return false;
-}
 
 /** The project whose headroom a request may grow, or undefined when it cannot grow any. */
 function mayGrow(ctx: ReviewContext, request: AdmissionRequest): string | undefined {
