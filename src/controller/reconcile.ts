@@ -175,7 +175,7 @@ export class Reconciler {
     return left;
   }
 
-  /** C4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
+  /** CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
   private async createDefaultQuotas(project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {
     const plan = planDefaultQuotas(project, this.snapshot, this.o.config.clusterName);
     for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {
@@ -322,7 +322,7 @@ export class Reconciler {
     }
   }
 
-  /** C3: writes the status only when it differs (ignoring lastTransitionTime). */
+  /** CR3: writes the status only when it differs (ignoring lastTransitionTime). */
   private async writeStatus(project: Project, signal: AbortSignal, cascade?: CascadeReport): Promise<Project> {
     const status = computeStatus({ project, snapshot: this.snapshot, cluster: this.o.config.clusterName, now: rfc3339(this.now()), ...(cascade ? { cascade } : {}) });
     if (statusEquals(project.status, status)) return project;

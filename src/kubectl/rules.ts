@@ -38,7 +38,7 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   B1: { title: "a burst's declaration makes sense", change: 'ask the platform team to fix the burst in git: RFC 3339 from before until, a unique name, resources the project budgets, a declared namespace' },
   B2: { title: 'a burst that has ended cannot be added or changed', change: 'keep the ended burst as it was (or remove it) and ask for a new burst, with a new name, in a pull request' },
   C1: { title: "the allocation's monthly cost stays within `spec.costBudget.monthly`", change: 'ask for less than the cost budget leaves (`kubectl tenantgate headroom` shows the cost), free room elsewhere in the project, or ask the platform team to raise spec.costBudget.monthly in git' },
-  F3: { title: 'the hub stores only what a member may write to its share ledger', change: 'nothing a tenant changes: a member cluster\'s write to the hub was refused; tell the platform team (docs/fleet.md)' },
+  F3: { title: 'the hub stores only what a member may write to its share record', change: 'nothing a tenant changes: a member cluster\'s write to the hub was refused; tell the platform team (docs/fleet.md)' },
 };
 
 export const GENERIC_HELP: RuleHelp = { title: 'see docs/rules.md', change: 'read the rule in docs/rules.md; the message says what was refused' };

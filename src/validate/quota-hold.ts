@@ -38,7 +38,7 @@ export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underRevie
 
 /**
  * What a namespace counts against its project's budget: its effective quota, and for every budget
- * resource it does not cover yet, `namespaceDefaults.quota` (the room a default quota will take, C4).
+ * resource it does not cover yet, `namespaceDefaults.quota` (the room a default quota will take, CR4).
  */
 export function namespaceAllocation(effective: ReadonlyMap<string, Quantity>, budget: Resources, defaults: Resources): Resources {
   if (sameKeys(effective, budget)) return effective as Resources;

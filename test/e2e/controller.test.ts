@@ -1,6 +1,6 @@
 /**
  * The controller in-process against the shared real control plane: cascading deletion
- * (C2), status (C3), default quotas (C4). No admission webhook runs here, so the tests label and
+ * (CR2), status (CR3), default quotas (CR4). No admission webhook runs here, so the tests label and
  * annotate namespaces themselves, as the mutating webhook would.
  */
 import * as k8s from '@kubernetes/client-node';
@@ -96,7 +96,7 @@ afterAll(async () => {
   await controller?.stop();
 }, 180_000);
 
-describe('cascading deletion (C2)', () => {
+describe('cascading deletion (CR2)', () => {
   it('deletes a Project with 5 namespaces full of objects: Terminating and NamespacesRemaining while they go, then every namespace, then the Project', async () => {
     const project = await newProject('casc');
     const name = project.metadata.name!;
@@ -230,7 +230,7 @@ describe('cascading deletion (C2)', () => {
   });
 });
 
-describe('status (C3) and default quotas (C4)', () => {
+describe('status (CR3) and default quotas (CR4)', () => {
   it('reports a healthy project: Active, Ready, allocation and usage, budget use, observedGeneration', async () => {
     const project = await newProject('healthy');
     const name = project.metadata.name!;

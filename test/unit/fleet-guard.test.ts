@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
-import { fleetBudgetFor, withLedgerStatus } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth } from '../../src/fleet/shares.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
 import { formatResources, parseResources } from '../../src/validate/resources.js';
@@ -71,7 +71,7 @@ function setup(p = project('web', true)) {
 function usHolds(hub: MemoryHub, cpu: string): void {
   const taken = requestGrowth(hub.ledger(), 'us', { id: 'us-1', need: r({ [CPU]: cpu }) });
   if (!taken.ok) throw new Error('us refused');
-  hub.put(withLedgerStatus(hub.objects.get('web')!, taken.ledger));
+  hub.put(withShareRecordStatus(hub.objects.get('web')!, taken.record));
 }
 
 async function enforced(ledger: MemoryLedger, name = 'web') {
