@@ -222,7 +222,7 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
     );
   }
   violations.push(...checkProjectNotDeleting(project, name));
-  if (typeof project.spec.maxNamespaces === 'number') violations.push(...checkMaxNamespaces(project, name, otherMembers(ctx, projectName, name)));
+  if (typeof project.spec.maxNamespaces === 'number') violations.push(...checkMaxNamespaces(project, name, otherNamespaceCount(ctx, projectName, name)));
   const scope = scopeOf(ctx, project);
   if (!privileged) violations.push(...checkNewNamespaceCoverage(scope, project, name));
   const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, name);
@@ -233,12 +233,12 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
 }
 
 /** How many namespaces the project has besides `name`, counting those admitted a moment ago that the cache does not show yet (Q5 keeps them pending). */
-function otherMembers(ctx: ReviewContext, projectName: string, name: string): number {
-  const members = new Set<string>();
-  for (const n of ctx.snapshot.namespacesOfProject(projectName)) members.add(n.metadata.name ?? '');
-  for (const n of ctx.pending?.namespaces(projectName) ?? []) members.add(n);
-  members.delete(name);
-  return members.size;
+function otherNamespaceCount(ctx: ReviewContext, projectName: string, name: string): number {
+  const namespaces = new Set<string>();
+  for (const n of ctx.snapshot.namespacesOfProject(projectName)) namespaces.add(n.metadata.name ?? '');
+  for (const n of ctx.pending?.namespaces(projectName) ?? []) namespaces.add(n);
+  namespaces.delete(name);
+  return namespaces.size;
 }
 
 function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {

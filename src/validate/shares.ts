@@ -95,12 +95,12 @@ export function projectShares(snapshot: Snapshot, project: Project, cluster: str
 export function withNamespaceShare(memo: ProjectShares, namespace: string, share?: NamespaceShare): ProjectShares {
   const { shares } = memo;
   const at = insertionPoint(shares, namespace);
-  const member = at < shares.length && shares[at]!.namespace === namespace;
+  const present = at < shares.length && shares[at]!.namespace === namespace;
   // One new array of the final length: a cache event replaces the memo of a project, and whatever it
   // allocates lives until the project's next change, long enough for the scavenger to copy it.
   let next: readonly NamespaceShare[];
-  if (share) next = member ? shares.with(at, share) : shares.toSpliced(at, 0, share);
-  else next = member ? shares.toSpliced(at, 1) : shares;
+  if (share) next = present ? shares.with(at, share) : shares.toSpliced(at, 0, share);
+  else next = present ? shares.toSpliced(at, 1) : shares;
   return new SharesMemo(memo.project, memo.cluster, next);
 }
 
