@@ -26,14 +26,14 @@ const ADAPTERS = [
   '^src/kube/',
   '^src/certs/',
   '^src/config/load[.]ts$',
-  '^src/webhook/ledger[^/]*[.]ts$',
+  '^src/ledger/',
   '^src/fleet/(hub-client|hub-transaction|enforced-limit)[.]ts$',
   '^src/(log|log-batch|listen)[.]ts$',
   '^src/view/server[.]ts$',
 ];
 
 /** Entry points: the commands and the long-running processes they start. */
-const ENTRY_POINTS = ['^src/cli/', '^src/controller/', '^src/webhook/(?!ledger)', '^src/kubectl/'];
+const ENTRY_POINTS = ['^src/cli/', '^src/controller/', '^src/webhook/', '^src/kubectl/'];
 
 /** Packages and Node built-ins that do I/O (or hold process-wide state: metrics registries, loggers). */
 const IO_PACKAGES = [
@@ -98,6 +98,14 @@ module.exports = {
       comment: 'The shipped code imports nothing from test/ (test hooks such as the file-driven clock live in test/support).',
       from: { path: '^src/' },
       to: { path: '^(test|bench|hack)/' },
+    },
+    {
+      name: 'controller-and-fleet-not-via-webhook',
+      severity: 'error',
+      comment:
+        'The controller and the fleet code reach the headroom ledger through its adapter (src/ledger/), never through the webhook: src/webhook/ is an entry point (docs/adr/0068-headroom-guard-by-job.md).',
+      from: { path: '^src/(controller|fleet)/' },
+      to: { path: '^src/webhook/' },
     },
   ],
   options: {

@@ -446,7 +446,7 @@ export async function main(): Promise<string[]> {
         }
       };
       if (engines.includes('tenantgate')) {
-        // An empty ledger, as the e2e race starts from: its finalizer first (src/webhook/ledger.ts), then the object.
+        // An empty ledger, as the e2e race starts from: its finalizer first (src/ledger/ledger.ts), then the object.
         await kubectlAs(cp.info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'patch', 'configmap', `${LEDGER_PREFIX}race`, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']).catch(() => undefined);
         await kubectlAs(cp.info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'delete', 'configmap', `${LEDGER_PREFIX}race`, '--ignore-not-found']);
         await raceOne('tenantgate (ledger on, shipped)', () => startTenantgate(cp, work, mainJs, tgCerts, true));

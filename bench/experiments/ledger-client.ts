@@ -12,7 +12,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { ConfigMapLedger, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { installBase, serviceAccountKubeConfig } from '../../test/support/devcluster/tenantgate.js';
 import { HERE, env, median, round3 } from '../lib/measure.js';

@@ -36,7 +36,7 @@ import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.j
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { CacheEvent } from '../../src/kube/informers.js';
-import { ConfigMapLedger } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger } from '../../src/ledger/ledger.js';
 import { applyWebhookV8Flags, decisionLog, webhookApp, wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
 import { createLogger } from '../../src/log.js';
 import { createApp, MAX_BODY_BYTES, type Decide } from '../../src/webhook/server.js';

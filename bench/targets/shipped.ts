@@ -133,7 +133,7 @@ interface LedgerSize {
   bytes: number;
 }
 
-/** What a project's headroom ledger holds now (src/webhook/ledger.ts: one ConfigMap per project). */
+/** What a project's headroom ledger holds now (src/ledger/ledger.ts: one ConfigMap per project). */
 async function ledgerSize(admin: Api, project: string): Promise<LedgerSize | undefined> {
   const r = await admin.call('GET', `/api/v1/namespaces/tenantgate-system/configmaps/${LEDGER_PREFIX}${project}`);
   if (r.status === 404) return undefined;

@@ -12,7 +12,7 @@ import { formatPlan, type PlanFormat } from '../plan/format.js';
 import { planChange, planFails } from '../plan/plan.js';
 import { liveStateOf, parseSnapshot, SnapshotFileError } from '../plan/snapshot-file.js';
 import type { LiveState } from '../plan/types.js';
-import type { HubLedger } from '../plan/fleet.js';
+import type { HubShareRecord } from '../plan/fleet.js';
 import { FLEET_NAMESPACE, FLEET_PLURAL, parseFleetBudget, type FleetBudgetObject } from '../fleet/fleet-budget-object.js';
 import { LeanApiClient } from '../kube/lean-client.js';
 import { statusCode } from '../kube/errors.js';
@@ -99,10 +99,10 @@ async function liveStates(o: PlanCliOptions, clusters: ReadonlyArray<{ flag: str
 }
 
 /** Each fleet-budgeted Project's FleetBudget on the hub, read into a ledger (read-only: get fleetbudgets). */
-async function hubLedgers(o: PlanCliOptions, kc: k8s.KubeConfig | undefined, projects: Project[]): Promise<Map<string, HubLedger> | undefined> {
+async function hubShareRecords(o: PlanCliOptions, kc: k8s.KubeConfig | undefined, projects: Project[]): Promise<Map<string, HubShareRecord> | undefined> {
   if (!kc) return undefined;
   const api = new LeanApiClient(kc);
-  const out = new Map<string, HubLedger>();
+  const out = new Map<string, HubShareRecord>();
   try {
     for (const p of projects.filter((x) => x.spec.fleet)) {
       const name = p.metadata.name ?? '';
@@ -119,7 +119,7 @@ async function hubLedgers(o: PlanCliOptions, kc: k8s.KubeConfig | undefined, pro
       const parsed = parseFleetBudget(object);
       // Fail closed: a plan that cannot read the shares must not say the change fits them.
       if (!parsed.ok) throw new Error(`cannot read FleetBudget ${FLEET_NAMESPACE}/${name} on the hub (context ${o.hub}): ${parsed.problems.join('; ')}`);
-      out.set(name, { state: 'read', ledger: parsed.ledger });
+      out.set(name, { state: 'read', record: parsed.record });
     }
   } finally {
     api.close();
@@ -146,7 +146,7 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
     const hubKc = o.hub ? kubeConfigFor(o.hub, o.kubeconfig, `--hub ${JSON.stringify(o.hub)}`) : undefined;
     const live = await liveStates(o, clusters);
     const after = checked.projects.map((p) => p.project);
-    const hub = await hubLedgers(o, hubKc, after);
+    const hub = await hubShareRecords(o, hubKc, after);
     const plan = planChange({ config, after, live, ...(hub ? { hub } : {}), ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
     process.stdout.write(formatPlan(plan, o.output));
     return planFails(plan) ? 1 : 0;

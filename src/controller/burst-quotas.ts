@@ -92,7 +92,7 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
     const nsObject = snapshot.namespace(namespace);
     if (!nsObject || nsObject.metadata.deletionTimestamp || nsObject.metadata.labels?.[LABEL_PROJECT] !== name) continue;
     const quota = [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
-    if (!quota) continue; // C4 creates it first
+    if (!quota) continue; // CR4 creates it first
     const declared = expectedQuota(project, declaredNs.get(namespace)) ?? {};
     const raise = namespaceRaise(project, cluster, namespace, at);
     const hard = quota.spec?.hard ?? {};

@@ -1,5 +1,5 @@
 /**
- * C2: cascading deletion of a Project's namespaces, modelled on Kubernetes' namespace deleter: small
+ * CR2: cascading deletion of a Project's namespaces, modelled on Kubernetes' namespace deleter: small
  * named steps ending in a typed result; progress is tracked on the informer cache, and the final
  * "nothing remains" is confirmed on a fresh (uncached) list. "Resources remaining" is not an
  * error: the caller reports it in the status and requeues the Project with a growing delay. Only

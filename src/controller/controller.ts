@@ -22,7 +22,7 @@ import { FleetGauges } from './fleet-metrics.js';
 import { isFleetMember } from '../config/config.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
 import { parseResources } from '../validate/resources.js';
-import { ConfigMapLedger, type LedgerStore } from '../webhook/ledger.js';
+import { ConfigMapLedger, type LedgerStore } from '../ledger/ledger.js';
 import { managedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
 import { projectAccessCaches } from './project-access.js';

@@ -1,5 +1,5 @@
 /**
- * C4, the plan: which project namespaces get a ResourceQuota from the controller, and which cannot
+ * CR4, the plan: which project namespaces get a ResourceQuota from the controller, and which cannot
  * because the headroom does not allow it. Pure: reads a Snapshot, does no I/O. Uses the rule
  * engine's allocation functions, so the controller and the webhook agree on what fits.
  */

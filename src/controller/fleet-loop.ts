@@ -20,11 +20,11 @@ import { decideReturn, fleetProjectBudget, movedBy, returnRoom, type IdleClock, 
 import type { HubClient } from '../fleet/hub-client.js';
 import { aboveRecord, compareHubRecord, enforcedWithinRecord, reassertion } from '../fleet/hub-record.js';
 import { applyOnHub } from '../fleet/hub-transaction.js';
-import { requestGrowth, type ShareLedger } from '../fleet/shares.js';
+import { requestGrowth, type ShareRecord } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
 import { formatResources, parseResources, type Resources } from '../validate/resources.js';
 import type { Project, Snapshot } from '../validate/types.js';
-import type { LedgerEntry, LedgerStore } from '../webhook/ledger.js';
+import type { LedgerEntry, LedgerStore } from '../ledger/ledger.js';
 import { WorkQueue, defaultControllerRateLimiter } from './workqueue.js';
 
 const ZERO = Quantity.zero();
@@ -36,8 +36,8 @@ export type ReturnResult = 'stored' | 'refused' | 'unreachable' | 'failed';
 
 /** What the loop last saw of one project, for the metrics and the budget view. */
 export interface FleetProjectObservation {
-  /** The hub's ledger at the last successful read. */
-  ledger?: ShareLedger;
+  /** The hub's share record at the last successful read. */
+  record?: ShareRecord;
   /** E at the last read of the headroom ledger. */
   enforced?: Resources;
   /** Epoch ms of that read. */
@@ -217,7 +217,7 @@ export class FleetLoop {
     const object = await this.readHub(name, done);
     if (object === UNREACHABLE) return;
     const parsed = object ? parseFleetBudget(object) : undefined;
-    const entry = parsed?.ok ? parsed.ledger.shares.get(o.cluster) : undefined;
+    const entry = parsed?.ok ? parsed.record.shares.get(o.cluster) : undefined;
     const held = entry ? [...entry.share.values()].some((q) => q.sign() > 0) : false;
     if (!parsed?.ok || !held) {
       o.observations.projects.delete(name);
@@ -228,16 +228,16 @@ export class FleetLoop {
       done('observed', { wouldReturn: 'all' });
       return;
     }
-    const ledger = parsed.ledger;
-    const zero = new Map([...ledger.budget.keys()].map((r) => [r, ZERO] as const));
+    const hubRecord = parsed.record;
+    const zero = new Map([...hubRecord.budget.keys()].map((r) => [r, ZERO] as const));
     const lowered = await lowerEnforced(o.ledger, name, () => zero);
-    const step = { reason: 'not-fleet-budgeted' as const, modes: new Map([...ledger.budget.keys()].map((r) => [r, 'give-back' as const])), lowerTo: zero };
+    const step = { reason: 'not-fleet-budgeted' as const, modes: new Map([...hubRecord.budget.keys()].map((r) => [r, 'give-back' as const])), lowerTo: zero };
     const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
-    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, lowered.record.enforced, new Map(), ledger), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
+    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, lowered.record.enforced, new Map(), hubRecord), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
     o.observations.count('give-back', outcome.kind === 'stored' ? 'stored' : outcome.kind === 'unreachable' ? 'unreachable' : outcome.kind === 'refused' ? 'refused' : 'failed');
     if (outcome.kind === 'stored') {
       o.observations.projects.delete(name);
-      done('returned', { reason: step.reason, share: text(movedBy(ledger, outcome.ledger, o.cluster).share), key });
+      done('returned', { reason: step.reason, share: text(movedBy(hubRecord, outcome.record, o.cluster).share), key });
     } else done(outcome.kind, { reason: step.reason, key });
   }
 
@@ -258,9 +258,9 @@ export class FleetLoop {
       done(parsed ? 'fleet-budget-unreadable' : 'no-fleet-budget', parsed && !parsed.ok ? { problems: parsed.problems } : {});
       return;
     }
-    const ledger = parsed.ledger;
-    o.observations.projects.set(name, { ledger, enforced, at: this.now() });
-    const verdict = compareHubRecord(ledger, o.cluster, enforced);
+    const hubRecord = parsed.record;
+    o.observations.projects.set(name, { record: hubRecord, enforced, at: this.now() });
+    const verdict = compareHubRecord(hubRecord, o.cluster, enforced);
     if (verdict.kind === 'covers') {
       done('kept', { recheckedHub: true });
       return;
@@ -277,13 +277,13 @@ export class FleetLoop {
         name,
         (l) => {
           const need = reassertion(l, o.cluster, enforced);
-          if (need.size === 0) return { ok: true as const, ledger: l, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
+          if (need.size === 0) return { ok: true as const, record: l, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
           return requestGrowth(l, o.cluster, { id: key, need });
         },
         { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 },
       );
       if (outcome.kind === 'stored') {
-        o.observations.projects.set(name, { ledger: outcome.ledger, enforced, at: this.now() });
+        o.observations.projects.set(name, { record: outcome.record, enforced, at: this.now() });
         done('re-asserted', { ...gapFields, key });
         return;
       }
@@ -296,7 +296,7 @@ export class FleetLoop {
     }
     const recorded = verdict.kind === 'released' ? new Map(resources.map((r) => [r, ZERO] as const)) : verdict.recorded;
     const lowered = await lowerEnforced(o.ledger, name, (st, current) => enforcedWithinRecord(current.enforced, recorded, floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now())));
-    o.observations.projects.set(name, { ledger, enforced: lowered.record.enforced, at: this.now() });
+    o.observations.projects.set(name, { record: hubRecord, enforced: lowered.record.enforced, at: this.now() });
     done(verdict.kind === 'released' ? 'released' : 'record-below-enforced', { ...gapFields, enforcedNow: text(lowered.record.enforced), aboveRecord: text(aboveRecord(lowered.record.enforced, recorded)) });
   }
 
@@ -324,9 +324,9 @@ export class FleetLoop {
       done('fleet-budget-unreadable', { problems: parsed.problems });
       return;
     }
-    const ledger = parsed.ledger;
+    const hubRecord = parsed.record;
     const inFleet = isFleetProjectOn(project, o.cluster);
-    if (!inFleet && !ledger.shares.has(o.cluster)) {
+    if (!inFleet && !hubRecord.shares.has(o.cluster)) {
       o.observations.projects.delete(name);
       return;
     }
@@ -334,19 +334,19 @@ export class FleetLoop {
     const record = decodeRecord(state.fleet, name);
     if (!record.ok) {
       // Fail closed: no decision from a limit nobody can read (the webhook counts it as E = 0).
-      o.observations.projects.set(name, { ledger, at: this.now() });
+      o.observations.projects.set(name, { record: hubRecord, at: this.now() });
       done('enforced-limit-unreadable', { problem: record.problem });
       return;
     }
-    const resources = [...ledger.budget.keys()];
+    const resources = [...hubRecord.budget.keys()];
     const floor = floorOf(o.snapshot(), project, o.cluster, state.entries, resources, this.now());
-    o.observations.projects.set(name, { ledger, enforced: record.record.enforced, at: this.now() });
-    if (compareHubRecord(ledger, o.cluster, record.record.enforced).kind !== 'covers') {
+    o.observations.projects.set(name, { record: hubRecord, enforced: record.record.enforced, at: this.now() });
+    if (compareHubRecord(hubRecord, o.cluster, record.record.enforced).kind !== 'covers') {
       await this.mendRecord(name, project, record.record.enforced, resources, done);
       return;
     }
     const declaredBudget = parseResources(project.spec.fleet.quota?.hard);
-    const decision = decideReturn({ member: o.cluster, enforced: record.record.enforced, floor, ledger, declaredBudget, inFleet }, o.policy, this.clocks.get(name) ?? new Map(), this.now());
+    const decision = decideReturn({ member: o.cluster, enforced: record.record.enforced, floor, record: hubRecord, declaredBudget, inFleet }, o.policy, this.clocks.get(name) ?? new Map(), this.now());
     this.clocks.set(name, decision.clock);
     Object.assign(fields, { enforced: text(record.record.enforced), floor: text(floor) });
     const step = decision.step;
@@ -369,19 +369,19 @@ export class FleetLoop {
       return to;
     });
     const enforced = lowered.record.enforced;
-    o.observations.projects.set(name, { ledger, enforced, at: this.now() });
+    o.observations.projects.set(name, { record: hubRecord, enforced, at: this.now() });
     const floorAtWrite = floorOf(o.snapshot(), project, o.cluster, lowered.state.entries, resources, this.now());
-    // 2. Then the hub write, recomputed from the hub's ledger on every attempt.
+    // 2. Then the hub write, recomputed from the hub's share record on every attempt.
     const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
     const kinds = [...new Set(step.modes.values())];
-    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, enforced, floorAtWrite, ledger), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
+    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, enforced, floorAtWrite, hubRecord), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
     Object.assign(fields, { reason: step.reason, modes: Object.fromEntries(step.modes), enforcedNow: text(enforced), key });
     if (outcome.kind === 'stored') {
       o.observations.reachable = true;
       o.observations.lastContact = this.now();
-      o.observations.projects.set(name, { ledger: outcome.ledger, enforced, at: this.now() });
+      o.observations.projects.set(name, { record: outcome.record, enforced, at: this.now() });
       for (const k of kinds) o.observations.count(k, 'stored');
-      const moved = movedBy(ledger, outcome.ledger, o.cluster);
+      const moved = movedBy(hubRecord, outcome.record, o.cluster);
       done('returned', { share: text(moved.share), lendable: text(moved.lendable), confirmedBy: outcome.confirmedBy });
       return;
     }

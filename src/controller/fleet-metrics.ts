@@ -14,10 +14,10 @@ import type { FleetObservations } from './fleet-loop.js';
 import { scrapedGauges, type Labels, type Sample } from './project-metrics.js';
 
 export interface FleetSeries {
-  /** {project, cluster, member, resource}: every member's share in the hub's ledger as last read. */
+  /** {project, cluster, member, resource}: every member's share in the hub's share record as last read. */
   share: Sample[];
   lendable: Sample[];
-  /** {project, cluster, resource}: the fleet budget in the hub's ledger. */
+  /** {project, cluster, resource}: the fleet budget in the hub's share record. */
   budget: Sample[];
   /** {project, cluster, resource}: E, this member's enforced limit, as last read from the headroom ledger. */
   enforced: Sample[];
@@ -40,10 +40,10 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
     if (!project?.spec.fleet) continue;
     const base: Labels = { project: name, cluster };
     out.observedAge.push({ labels: base, value: Math.max(0, (now - o.at) / 1000) });
-    const resources = o.ledger ? [...o.ledger.budget.keys()].sort() : [...(o.enforced?.keys() ?? [])].sort();
-    if (o.ledger) {
-      for (const [resource, limit] of o.ledger.budget) out.budget.push({ labels: { ...base, resource }, value: limit.asFloat64Slow() });
-      for (const [member, entry] of o.ledger.shares) {
+    const resources = o.record ? [...o.record.budget.keys()].sort() : [...(o.enforced?.keys() ?? [])].sort();
+    if (o.record) {
+      for (const [resource, limit] of o.record.budget) out.budget.push({ labels: { ...base, resource }, value: limit.asFloat64Slow() });
+      for (const [member, entry] of o.record.shares) {
         for (const resource of resources) {
           const labels = { ...base, member, resource };
           out.share.push({ labels, value: entry.share.get(resource)?.asFloat64Slow() ?? 0 });
@@ -52,8 +52,8 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
       }
     }
     if (o.enforced) for (const resource of resources) out.enforced.push({ labels: { ...base, resource }, value: o.enforced.get(resource)?.asFloat64Slow() ?? 0 });
-    if (o.enforced && o.ledger) {
-      const recorded = o.ledger.released.has(cluster) ? new Map() : enforceableLimit(o.ledger, cluster);
+    if (o.enforced && o.record) {
+      const recorded = o.record.released.has(cluster) ? new Map() : enforceableLimit(o.record, cluster);
       const above = aboveRecord(o.enforced, recorded);
       for (const resource of resources) out.aboveRecord.push({ labels: { ...base, resource }, value: above.get(resource)?.asFloat64Slow() ?? 0 });
     }
@@ -84,9 +84,9 @@ export class FleetGauges {
     private readonly source: { snapshot(): Snapshot | undefined; cluster: string; observations: FleetObservations; now?: () => number },
   ) {
     const gauge = scrapedGauges(registry, () => this.series());
-    gauge('tenantgate_fleet_share', "Each member's share of a project's fleet budget, in the hub's ledger as this member last read it", MEMBER, (s) => s.share);
+    gauge('tenantgate_fleet_share', "Each member's share of a project's fleet budget, in the hub's share record as this member last read it", MEMBER, (s) => s.share);
     gauge('tenantgate_fleet_lendable', 'The part of a member share it offers to the other members (no longer enforced)', MEMBER, (s) => s.lendable);
-    gauge('tenantgate_fleet_budget', "A project's fleet budget in the hub's ledger", RESOURCE, (s) => s.budget);
+    gauge('tenantgate_fleet_budget', "A project's fleet budget in the hub's share record", RESOURCE, (s) => s.budget);
     gauge('tenantgate_fleet_controller_enforced_limit', "E: what this member lets a fleet-budgeted project allocate, from the project's headroom ledger", RESOURCE, (s) => s.enforced);
     gauge('tenantgate_fleet_enforced_above_record', "How much E is above this member's share − lendable in the hub's record (the hub restored from an older backup, a share given back outside the protocol, a release): 0 when the record covers E", RESOURCE, (s) => s.aboveRecord);
     gauge('tenantgate_fleet_allocated', "What a fleet-budgeted project's namespaces hold on this member (usage-counted)", RESOURCE, (s) => s.allocated);

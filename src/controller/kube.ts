@@ -297,7 +297,7 @@ export class ControllerApi extends ClusterLists {
 
   /**
    * The headroom ledger of a Project that is gone (the webhook writes it; nobody else reads it). Its
-   * finalizer (src/webhook/ledger.ts) goes first: every namespace of the project is deleted by now, so
+   * finalizer (src/ledger/ledger.ts) goes first: every namespace of the project is deleted by now, so
    * none of its reservations can be needed.
    */
   async deleteLedger(namespace: string, name: string): Promise<void> {

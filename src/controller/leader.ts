@@ -1,5 +1,5 @@
 /**
- * C5: leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
+ * CR5: leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
  * acquire or renew is a compare-and-swap (create, or update with the resourceVersion read); a lease
  * held by someone else counts as expired only when this replica has seen it unchanged for
  * leaseDurationSeconds on its own clock (no comparison of clocks across machines). The leader renews

@@ -1,5 +1,5 @@
 /**
- * C3: the status a Project should have, computed from the snapshot (and, while it is being deleted,
+ * CR3: the status a Project should have, computed from the snapshot (and, while it is being deleted,
  * from the cascade's report). Pure: no I/O, no clock (the caller passes `now`). The reconciler
  * writes the result only when `statusEquals` says it differs from what the Project has.
  */
@@ -45,7 +45,7 @@ const MESSAGE_LIST_LIMIT = 20;
 
 export type NamespaceStatus = NonNullable<ProjectStatus['namespaces']>[number];
 
-/** What the cascade (C2) found, for the status of a Project being deleted. */
+/** What the cascade (CR2) found, for the status of a Project being deleted. */
 export interface CascadeReport {
   /** Namespaces owned by the Project (label and project-uid match) that still exist. */
   remaining: Array<{ name: string; phase?: string; deleting: boolean; conditions: string[] }>;
@@ -65,7 +65,7 @@ export interface StatusInput {
   cascade?: CascadeReport;
 }
 
-/** Health of one namespace of the project (C3). Terminating and Missing are transient and do not make the project unhealthy. */
+/** Health of one namespace of the project (CR3). Terminating and Missing are transient and do not make the project unhealthy. */
 export function namespaceHealth(project: Project, ns: NamespaceObject | undefined, declaredQuota: Record<string, string | number> | undefined, isDeclared: boolean, snapshot: Snapshot, cluster: string): { health: NamespaceHealth; message?: string } {
   const name = project.metadata.name ?? '';
   if (!ns) return { health: 'Missing', message: 'declared in spec.namespaces but does not exist' };

@@ -6,7 +6,7 @@
  * src/fleet/enforced-record.ts. The webhook's headroom guard raises E after a transfer through the hub.
  */
 import type { Resources } from '../validate/resources.js';
-import { LedgerConflict, type LedgerState, type LedgerStore } from '../webhook/ledger.js';
+import { LedgerConflict, type LedgerState, type LedgerStore } from '../ledger/ledger.js';
 import { decodeRecord, encodeRecord, loweredRecord, raisedRecord, type EnforcedRecord } from './enforced-record.js';
 
 export interface StoreOptions {

@@ -1,7 +1,7 @@
 /**
  * The member's enforced limit E of a fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md,
  * docs/adr/0044-fleet-member-wiring.md): per fleet-budgeted resource, the most this cluster lets the
- * Project allocate. Kept in the project's headroom-ledger ConfigMap (src/webhook/ledger.ts) as the data
+ * Project allocate. Kept in the project's headroom-ledger ConfigMap (src/ledger/ledger.ts) as the data
  * key `fleet`, next to the Q5 reservations, so that every reservation batch and every change of E
  * are serialised by the ledger's one compare-and-swap: a give-back lowering E conflicts with a
  * reservation computed against the old E, and a reservation conflicts with a raise it did not see.
@@ -11,7 +11,7 @@
  *
  * This module is the record, pure (encode/decode, raise, lower); src/fleet/enforced-limit.ts stores it
  * with the ledger's CAS. The webhook's headroom guard (src/webhook/headroom.ts) reads E from the
- * ledger state it decides against; the ledger (src/webhook/ledger.ts) keeps the key across writes and
+ * ledger state it decides against; the ledger (src/ledger/ledger.ts) keeps the key across writes and
  * is not released while E is nonzero.
  *
  * Fail closed: no record means E = 0 for every fleet-budgeted resource (growth asks the hub); a record
@@ -22,7 +22,7 @@ import { Quantity } from '../quantity/quantity.js';
 import { formatResources, parseResources, type Resources } from '../validate/resources.js';
 import type { Violation } from '../validate/types.js';
 
-/** What of a ledger state the record is read from (src/webhook/ledger.ts's LedgerState). */
+/** What of a ledger state the record is read from (src/ledger/ledger.ts's LedgerState). */
 interface WithRecord {
   /** The `fleet` data key's text. */
   readonly fleet?: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * The CustomResourceDefinition `fleetbudgets.tenantgate.io`: the hub's share ledger of one
+ * The CustomResourceDefinition `fleetbudgets.tenantgate.io`: the hub's share record of one
  * fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md, docs/adr/0043-fleet-hub.md).
  *
  * `make crd` (hack/generate-crd.ts) writes it to FLEET_CRD_PATH; a unit test fails when the committed
@@ -54,7 +54,7 @@ const specSchema: StructuralSchema = {
 
 const statusSchema: StructuralSchema = {
   type: 'object',
-  description: 'The share ledger: written by members (and the operator) through fleetbudgets/status with the resourceVersion they read.',
+  description: 'The share record: written by members (and the operator) through fleetbudgets/status with the resourceVersion they read.',
   properties: {
     members: {
       type: 'object',
@@ -115,7 +115,7 @@ export function fleetBudgetCrd(): Record<string, unknown> {
           schema: {
             openAPIV3Schema: {
               type: 'object',
-              description: 'One fleet-budgeted Project\'s share ledger on the hub (docs/fleet.md).',
+              description: 'One fleet-budgeted Project\'s share record on the hub (docs/fleet.md).',
               required: ['spec'],
               properties: {
                 apiVersion: { type: 'string' },

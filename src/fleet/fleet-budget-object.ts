@@ -1,13 +1,13 @@
 /**
  * The hub's FleetBudget object (`fleetbudgets.tenantgate.io`, one per fleet-budgeted Project, in the
- * hub namespace `tenantgate-fleet`) and the share ledger it carries
+ * hub namespace `tenantgate-fleet`) and the share record it carries
  * (docs/adr/0039-fleet-budgets-demarcation.md). Pure: building the object's spec from a Project,
- * reading its spec and status into a `ShareLedger`, and writing a ledger back into a status.
+ * reading its spec and status into a `ShareRecord`, and writing a record back into a status.
  *
- * `spec` comes from git (rendered for the hub from the Project); `status` is the ledger, written by
+ * `spec` comes from git (rendered for the hub from the Project); `status` is the record, written by
  * members through `fleetbudgets/status` with the resourceVersion they read as precondition.
  */
-import type { ShareLedger, MemberShare } from './shares.js';
+import type { ShareRecord, MemberShare } from './shares.js';
 import { budgetList, formatResources, parseResources, type Resources } from '../validate/resources.js';
 import type { ObjectMeta, Project, ResourceList, Violation } from '../validate/types.js';
 
@@ -86,11 +86,11 @@ export function fleetBudgetFor(project: Project): FleetBudgetObject | undefined 
   };
 }
 
-export type ParsedFleetBudget = { readonly ok: true; readonly ledger: ShareLedger } | { readonly ok: false; readonly problems: readonly string[] };
+export type ParsedFleetBudget = { readonly ok: true; readonly record: ShareRecord } | { readonly ok: false; readonly problems: readonly string[] };
 
 /**
- * The ledger a FleetBudget carries. Fails closed: any value that is not a quantity (in spec or status)
- * is a problem naming the object and the field, and no ledger is returned, so no member acts on a
+ * The record a FleetBudget carries. Fails closed: any value that is not a quantity (in spec or status)
+ * is a problem naming the object and the field, and no record is returned, so no member acts on a
  * status it cannot read.
  */
 export function parseFleetBudget(object: FleetBudgetObject): ParsedFleetBudget {
@@ -109,18 +109,18 @@ export function parseFleetBudget(object: FleetBudgetObject): ParsedFleetBudget {
   }
   const released = new Set(Object.keys(object.status?.released ?? {}));
   if (sink.length > 0) return { ok: false, problems: sink.map((v) => v.message) };
-  return { ok: true, ledger: { budget, members, bounds, shares, released } };
+  return { ok: true, record: { budget, members, bounds, shares, released } };
 }
 
 /**
- * The object with `ledger` as its status, for a PUT to `fleetbudgets/status` carrying the
- * resourceVersion the ledger was read at (kept from `object`). Release records of members still
+ * The object with `record` as its status, for a PUT to `fleetbudgets/status` carrying the
+ * resourceVersion the record was read at (kept from `object`). Release records of members still
  * released are kept; a member released by this write is recorded with `release`.
  */
-export function withLedgerStatus(object: FleetBudgetObject, ledger: ShareLedger, release?: ReleaseRecord): FleetBudgetObject {
+export function withShareRecordStatus(object: FleetBudgetObject, record: ShareRecord, release?: ReleaseRecord): FleetBudgetObject {
   const members: Record<string, MemberShareStatus> = {};
-  for (const member of [...ledger.shares.keys()].sort()) {
-    const entry = ledger.shares.get(member)!;
+  for (const member of [...record.shares.keys()].sort()) {
+    const entry = record.shares.get(member)!;
     members[member] = {
       share: formatResources(entry.share),
       lendable: formatResources(entry.lendable),
@@ -129,10 +129,10 @@ export function withLedgerStatus(object: FleetBudgetObject, ledger: ShareLedger,
   }
   const previous = object.status?.released ?? {};
   const released: Record<string, ReleaseRecord> = {};
-  for (const member of [...ledger.released].sort()) {
+  for (const member of [...record.released].sort()) {
     // Never drop a release, even one recorded without who and when: a dropped name could write again.
     released[member] = previous[member] ?? release ?? { at: '1970-01-01T00:00:00Z', by: 'unknown' };
   }
-  const status: FleetBudgetStatus = { members, ...(ledger.released.size > 0 ? { released } : {}) };
+  const status: FleetBudgetStatus = { members, ...(record.released.size > 0 ? { released } : {}) };
   return { ...object, status };
 }

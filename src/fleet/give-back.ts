@@ -2,7 +2,7 @@
  * The member controller's give-back and offer decisions for one fleet-budgeted Project
  * (docs/adr/0039-fleet-budgets-demarcation.md, "Give back, with hysteresis" and "Offer";
  * docs/adr/0045-fleet-operations.md). Pure: the enforced limit E, the floor (the usage-counted
- * allocation plus live ledger reservations), the hub's ledger, the policy and the clock are arguments;
+ * allocation plus live headroom-ledger reservations), the hub's share record, the policy and the clock are arguments;
  * src/controller/fleet-loop.ts does the I/O in the protocol's order (lower E first, then the hub write).
  *
  * Per fleet-budgeted resource:
@@ -20,8 +20,8 @@ import { Quantity } from '../quantity/quantity.js';
 import { projectBudget, type ProjectBudget } from '../validate/budget.js';
 import type { Resources } from '../validate/resources.js';
 import type { Project, Snapshot } from '../validate/types.js';
-import { withMemberBudget } from './member-budget.js';
-import { giveBack, memberShare, offer, withdrawOffer, type Applied, type ShareLedger, type ShareRefusal } from './shares.js';
+import { memberCapView } from './member-budget.js';
+import { giveBack, memberShare, offer, withdrawOffer, type Applied, type ShareRecord, type ShareRefusal } from './shares.js';
 
 const ZERO = Quantity.zero();
 const at = (r: Resources | undefined, resource: string): Quantity => r?.get(resource) ?? ZERO;
@@ -42,12 +42,12 @@ export type IdleClock = ReadonlyMap<string, number>;
 
 export interface MemberState {
   readonly member: string;
-  /** E from the ledger's record. */
+  /** E from the headroom ledger's enforced record. */
   readonly enforced: Resources;
   /** The usage-counted allocation plus live reservations, per fleet-budgeted resource. */
   readonly floor: Resources;
-  /** The hub's ledger as just read. */
-  readonly ledger: ShareLedger;
+  /** The hub's share record as just read. */
+  readonly record: ShareRecord;
   /** `spec.fleet.quota.hard` as the Project on this cluster declares it (may be below the hub's while the hub refuses it). */
   readonly declaredBudget: Resources;
   /** Whether this cluster is in the Project's `spec.fleet.clusters`. */
@@ -61,7 +61,7 @@ export interface ReturnStep {
   readonly reason: ReturnReason;
   /** Per resource: offer the excess, or give it back (with what is still offered). */
   readonly modes: ReadonlyMap<string, ReturnMode>;
-  /** E to enforce from now on: lower it to this (ledger CAS) before the hub write. */
+  /** E to enforce from now on: lower it to this (headroom-ledger CAS) before the hub write. */
   readonly lowerTo: Resources;
 }
 
@@ -72,19 +72,19 @@ export interface ReturnDecision {
 
 /** What to do now, and the clock to keep for the next check. */
 export function decideReturn(s: MemberState, policy: ReturnPolicy, clock: IdleClock, now: number): ReturnDecision {
-  const entry = memberShare(s.ledger, s.member);
+  const entry = memberShare(s.record, s.member);
   const next = new Map<string, number>();
   const modes = new Map<string, ReturnMode>();
   const lowerTo = new Map<string, Quantity>();
   let reason: ReturnReason = 'idle';
-  for (const resource of [...s.ledger.budget.keys()].sort()) {
+  for (const resource of [...s.record.budget.keys()].sort()) {
     const share = at(entry.share, resource);
     const lent = at(entry.lendable, resource);
     const limit = share.sub(lent);
     const floor = at(s.floor, resource);
     const enforced = at(s.enforced, resource);
     let held = ZERO;
-    for (const e of s.ledger.shares.values()) held = held.add(at(e.share, resource));
+    for (const e of s.record.shares.values()) held = held.add(at(e.share, resource));
     const declared = s.declaredBudget.get(resource);
     const urgent: ReturnReason | undefined = !s.inFleet ? 'left-the-fleet' : declared !== undefined && held.cmp(declared) > 0 ? 'budget-lowered' : undefined;
     if (urgent) {
@@ -118,19 +118,19 @@ export function decideReturn(s: MemberState, policy: ReturnPolicy, clock: IdleCl
 }
 
 /**
- * The one hub write of a step, computed from the ledger the hub holds now (a 409 recomputes it): per
+ * The one hub write of a step, computed from the share record the hub holds now (a 409 recomputes it): per
  * resource, what share − lendable holds above max(E', floor) is offered, or given back together with
- * what is still offered (withdrawn and returned in the same write). Composed from the ledger's own
+ * what is still offered (withdrawn and returned in the same write). Composed from the share record's own
  * transitions (withdrawOffer, offer, giveBack), the last one carrying `key` so that a re-read can tell
  * whether the write landed. Undefined amounts (nothing left to return) give a duplicate-free no-op.
  *
- * `decidedFrom` is the ledger the step was decided from. What share − lendable grew by since then is a
+ * `decidedFrom` is the share record the step was decided from. What share − lendable grew by since then is a
  * grant this member's webhook obtained meanwhile and is raising E by (only its own webhooks grow it:
  * another member taking an offer lowers share and lendable together): that growth is kept on top of
  * max(E', floor), so a return racing a growth never gives back room the member enforces.
  */
-export function returnRoom(ledger: ShareLedger, member: string, key: string, step: ReturnStep, enforced: Resources, floor: Resources, decidedFrom: ShareLedger): Applied | ShareRefusal {
-  const entry = memberShare(ledger, member);
+export function returnRoom(record: ShareRecord, member: string, key: string, step: ReturnStep, enforced: Resources, floor: Resources, decidedFrom: ShareRecord): Applied | ShareRefusal {
+  const entry = memberShare(record, member);
   const before = memberShare(decidedFrom, member);
   const offered = new Map<string, Quantity>();
   const withdrawn = new Map<string, Quantity>();
@@ -150,23 +150,23 @@ export function returnRoom(ledger: ShareLedger, member: string, key: string, ste
       if (back.sign() > 0) returned.set(resource, back);
     }
   }
-  if (entry.lastRequest === key) return { ok: true, ledger, duplicate: true };
-  const steps: Array<(l: ShareLedger, id: string) => Applied | ShareRefusal> = [];
+  if (entry.lastRequest === key) return { ok: true, record, duplicate: true };
+  const steps: Array<(l: ShareRecord, id: string) => Applied | ShareRefusal> = [];
   if (withdrawn.size > 0) steps.push((l, id) => withdrawOffer(l, member, { id, amount: withdrawn }));
   if (offered.size > 0) steps.push((l, id) => offer(l, member, { id, amount: offered }));
   if (returned.size > 0) steps.push((l, id) => giveBack(l, member, { id, amount: returned }));
-  if (steps.length === 0) return { ok: true, ledger, duplicate: true };
-  let current: ShareLedger = ledger;
+  if (steps.length === 0) return { ok: true, record, duplicate: true };
+  let current: ShareRecord = record;
   for (const [i, apply] of steps.entries()) {
     const result = apply(current, i === steps.length - 1 ? key : `${key}/${i}`);
     if (!result.ok) return result;
-    current = result.ledger;
+    current = result.record;
   }
-  return { ok: true, ledger: current, duplicate: false };
+  return { ok: true, record: current, duplicate: false };
 }
 
 /** What a step moved, for the log line: per resource the change of the share and of what is lent. */
-export function movedBy(before: ShareLedger, after: ShareLedger, member: string): { share: Resources; lendable: Resources } {
+export function movedBy(before: ShareRecord, after: ShareRecord, member: string): { share: Resources; lendable: Resources } {
   const a = memberShare(before, member);
   const b = memberShare(after, member);
   const diff = (x: Resources, y: Resources) => {
@@ -188,5 +188,5 @@ export function movedBy(before: ShareLedger, after: ShareLedger, member: string)
 export function fleetProjectBudget(snapshot: Snapshot, project: Project, cluster: string, resources: Iterable<string>): ProjectBudget {
   const fleet = new Map<string, Quantity>();
   for (const resource of resources) fleet.set(resource, ZERO);
-  return projectBudget(snapshot, withMemberBudget(project, cluster, fleet), cluster);
+  return projectBudget(memberCapView(snapshot, cluster, (p) => (p === project ? fleet : undefined)), project, cluster);
 }

@@ -14,7 +14,7 @@
  */
 import { Quantity } from '../quantity/quantity.js';
 import type { Resources } from '../validate/resources.js';
-import { enforceableLimit, type ShareLedger } from './shares.js';
+import { enforceableLimit, type ShareRecord } from './shares.js';
 
 const ZERO = Quantity.zero();
 const at = (r: Resources, resource: string): Quantity => r.get(resource) ?? ZERO;
@@ -28,11 +28,11 @@ export type HubRecordVerdict =
   /** E above the record: `gap` per resource (E − (share − lendable), only where positive). */
   | { readonly kind: 'below-enforced'; readonly gap: Resources; readonly recorded: Resources };
 
-export function compareHubRecord(ledger: ShareLedger, member: string, enforced: Resources): HubRecordVerdict {
-  if (ledger.released.has(member)) return { kind: 'released' };
-  const recorded = enforceableLimit(ledger, member);
+export function compareHubRecord(record: ShareRecord, member: string, enforced: Resources): HubRecordVerdict {
+  if (record.released.has(member)) return { kind: 'released' };
+  const recorded = enforceableLimit(record, member);
   const gap = new Map<string, Quantity>();
-  for (const resource of ledger.budget.keys()) {
+  for (const resource of record.budget.keys()) {
     const over = at(enforced, resource).sub(at(recorded, resource));
     if (over.sign() > 0) gap.set(resource, over);
   }
@@ -53,9 +53,9 @@ export function enforcedWithinRecord(enforced: Resources, recorded: Resources, f
   return out;
 }
 
-/** The growth that re-asserts E on the hub: E − (share − lendable) where positive, from the ledger as read now. */
-export function reassertion(ledger: ShareLedger, member: string, enforced: Resources): Resources {
-  const verdict = compareHubRecord(ledger, member, enforced);
+/** The growth that re-asserts E on the hub: E − (share − lendable) where positive, from the record as read now. */
+export function reassertion(record: ShareRecord, member: string, enforced: Resources): Resources {
+  const verdict = compareHubRecord(record, member, enforced);
   return verdict.kind === 'below-enforced' ? verdict.gap : new Map();
 }
 

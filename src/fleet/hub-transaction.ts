@@ -1,6 +1,6 @@
 /**
  * One transfer through the fleet's hub (docs/adr/0039-fleet-budgets-demarcation.md, "The transfer
- * protocol"; docs/adr/0044-fleet-member-wiring.md): apply a pure transition of the share ledger
+ * protocol"; docs/adr/0044-fleet-member-wiring.md): apply a pure transition of the share record
  * (src/fleet/shares.ts) to a Project's FleetBudget with compare-and-swap.
  *
  * - Read the object, compute the transition, PUT the status with the resourceVersion read.
@@ -12,7 +12,7 @@
  * The result is stored (with what the write did), refused (the transition's typed refusal: no room,
  * not a member, released…), unusable (no FleetBudget on the hub, or one that cannot be read: fail
  * closed), rejected (the hub answered the write with a refusal other than 409: its admission policy
- * tenantgate-fleet-shares or RBAC), or unreachable (with the last ledger read, if any, to name who held the room). When a
+ * tenantgate-fleet-shares or RBAC), or unreachable (with the last record read, if any, to name who held the room). When a
  * write was confirmed only by a re-read, `results` lists every transition sent with the key: which one
  * landed is not known, so a caller raises its enforced limit by what all of them granted at least
  * (`surelyGranted`) — less than the hub stored only leaves share unenforced, never overspent.
@@ -23,19 +23,19 @@ import { within } from '../deadline.js';
 import { Quantity } from '../quantity/quantity.js';
 import type { Resources } from '../validate/resources.js';
 import { statusCode, describeError } from '../kube/errors.js';
-import { parseFleetBudget, withLedgerStatus, FLEET_NAMESPACE, type FleetBudgetObject } from './fleet-budget-object.js';
+import { parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE, type FleetBudgetObject } from './fleet-budget-object.js';
 import { HubConflict, type HubClient } from './hub-client.js';
-import { memberShare, type Applied, type Granted, type ShareLedger, type ShareRefusal } from './shares.js';
+import { memberShare, type Applied, type Granted, type ShareRecord, type ShareRefusal } from './shares.js';
 
 export type HubOutcome<R extends Applied> =
   /** The hub stored the write (or had stored it: a duplicate key). `results`: see surelyGranted. */
-  | { readonly kind: 'stored'; readonly ledger: ShareLedger; readonly results: readonly R[]; readonly confirmedBy: 'answer' | 're-read' | 'duplicate' | 'dry-run' }
-  | { readonly kind: 'refused'; readonly refusal: ShareRefusal; readonly ledger: ShareLedger }
+  | { readonly kind: 'stored'; readonly record: ShareRecord; readonly results: readonly R[]; readonly confirmedBy: 'answer' | 're-read' | 'duplicate' | 'dry-run' }
+  | { readonly kind: 'refused'; readonly refusal: ShareRefusal; readonly record: ShareRecord }
   /** No FleetBudget for the project, or one whose spec/status cannot be read. Nothing was written. */
   | { readonly kind: 'unusable'; readonly problems: readonly string[] }
   /** The hub answered the write with a refusal other than a conflict (its admission policy, RBAC): nothing was stored. */
-  | { readonly kind: 'rejected'; readonly problems: readonly string[]; readonly ledger: ShareLedger }
-  | { readonly kind: 'unreachable'; readonly reason: string; readonly lastRead?: ShareLedger };
+  | { readonly kind: 'rejected'; readonly problems: readonly string[]; readonly record: ShareRecord }
+  | { readonly kind: 'unreachable'; readonly reason: string; readonly lastRead?: ShareRecord };
 
 export interface HubTransactionOptions {
   /** The member cluster writing (its entry's lastRequest is checked after a lost answer). */
@@ -44,7 +44,7 @@ export interface HubTransactionOptions {
   key: string;
   /** Wall-clock budget of the whole transaction, reads included. */
   deadlineMs: number;
-  /** Writes attempted at most (default 10, as Q5 does with its ledger). */
+  /** Writes attempted at most (default 10, as Q5 does with its headroom ledger). */
   maxAttempts?: number;
   /** Backoff between 409s: base × 2^(attempt−1), jittered, at most maxMs (default 5 ms, 100 ms). */
   backoff?: { baseMs: number; maxMs: number };
@@ -66,10 +66,10 @@ const answered = (err: unknown): boolean => {
 };
 
 /**
- * Apply `transition` (a pure function of the ledger, e.g. `(l) => requestGrowth(l, member, {id: key, …})`)
+ * Apply `transition` (a pure function of the record, e.g. `(l) => requestGrowth(l, member, {id: key, …})`)
  * to `project`'s FleetBudget on the hub.
  */
-export async function applyOnHub<R extends Applied>(hub: HubClient, project: string, transition: (ledger: ShareLedger) => R | ShareRefusal, options: HubTransactionOptions): Promise<HubOutcome<R>> {
+export async function applyOnHub<R extends Applied>(hub: HubClient, project: string, transition: (record: ShareRecord) => R | ShareRefusal, options: HubTransactionOptions): Promise<HubOutcome<R>> {
   const now = options.now ?? Date.now;
   const end = now() + options.deadlineMs;
   const left = () => end - now();
@@ -78,7 +78,7 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
   const owner = `FleetBudget ${FLEET_NAMESPACE}/${project}`;
   /** Every transition sent whose answer was lost: one of them may have landed. */
   const unanswered: R[] = [];
-  let lastRead: ShareLedger | undefined;
+  let lastRead: ShareRecord | undefined;
   let lastProblem = 'no attempt';
   const timed = async <T>(op: 'read' | 'write', call: () => Promise<T>, outcomeOf: (v: T) => 'ok' | 'not-found' = () => 'ok'): Promise<T> => {
     const started = now();
@@ -106,16 +106,16 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
     if (!object) return { kind: 'unusable', problems: [`${owner} does not exist on the hub: the platform renders one for every Project with spec.fleet (docs/fleet.md)`] };
     const parsed = parseFleetBudget(object);
     if (!parsed.ok) return { kind: 'unusable', problems: parsed.problems };
-    lastRead = parsed.ledger;
-    const mine = memberShare(parsed.ledger, options.member);
-    if (unanswered.length > 0 && mine.lastRequest === options.key) return { kind: 'stored', ledger: parsed.ledger, results: unanswered, confirmedBy: 're-read' };
-    const result = transition(parsed.ledger);
-    if (!result.ok) return { kind: 'refused', refusal: result, ledger: parsed.ledger };
-    if (result.duplicate) return { kind: 'stored', ledger: parsed.ledger, results: unanswered, confirmedBy: 'duplicate' };
-    if (options.dryRun) return { kind: 'stored', ledger: result.ledger, results: [result], confirmedBy: 'dry-run' };
+    lastRead = parsed.record;
+    const mine = memberShare(parsed.record, options.member);
+    if (unanswered.length > 0 && mine.lastRequest === options.key) return { kind: 'stored', record: parsed.record, results: unanswered, confirmedBy: 're-read' };
+    const result = transition(parsed.record);
+    if (!result.ok) return { kind: 'refused', refusal: result, record: parsed.record };
+    if (result.duplicate) return { kind: 'stored', record: parsed.record, results: unanswered, confirmedBy: 'duplicate' };
+    if (options.dryRun) return { kind: 'stored', record: result.record, results: [result], confirmedBy: 'dry-run' };
     try {
-      await timed('write', () => hub.writeStatus(withLedgerStatus(object, result.ledger)));
-      return { kind: 'stored', ledger: result.ledger, results: [result], confirmedBy: 'answer' };
+      await timed('write', () => hub.writeStatus(withShareRecordStatus(object, result.record)));
+      return { kind: 'stored', record: result.record, results: [result], confirmedBy: 'answer' };
     } catch (err) {
       if (err instanceof HubConflict) {
         lastProblem = `${owner} changed on the hub ${attempt} time(s) while this write was computed`;
@@ -124,7 +124,7 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
       }
       if (answered(err)) {
         // The hub answered and refused (its admission policy, RBAC, a validation): nothing was stored.
-        return { kind: 'rejected', problems: [`the hub refused the write of ${owner}: ${describeError(err)}`], ledger: parsed.ledger };
+        return { kind: 'rejected', problems: [`the hub refused the write of ${owner}: ${describeError(err)}`], record: parsed.record };
       }
       // No answer: it may have landed. Remember what was sent and find out by reading again.
       unanswered.push(result);

@@ -2,9 +2,9 @@
  * A fleet member's budget of a Project (docs/adr/0044-fleet-member-wiring.md): for a Project whose
  * `spec.fleet.clusters` names this cluster, each fleet-budgeted resource (`spec.fleet.quota.hard`) is
  * budgeted at min(E, the per-cluster upper bound) — E the enforced limit in the project's headroom
- * ledger (src/fleet/enforced-record.ts). Every rule reads the budget through `budgetOf(project,
- * cluster)`, so the member hands the rules a view of the snapshot whose Project carries that budget in
- * `spec.clusters.<cluster>.quota.hard`: Q1, Q4's warnings and Q5's reservations then judge against E
+ * ledger (src/fleet/enforced-record.ts). That limit is the fleet-cap layer of the budget
+ * (src/validate/budget/layers.ts): the member hands the rules a snapshot that offers it
+ * (MemberCapView, `Snapshot.budgetCapOf`), and Q1, Q4's warnings and Q5's reservations judge against E
  * without a rule knowing about fleets. Resources outside the fleet budget, clusters outside
  * `spec.fleet.clusters` and Projects without `spec.fleet` are left exactly as they are: an active burst
  * raises them once, as anywhere; the fleet-budgeted ones count it in their limit, once (docs/fleet.md).
@@ -14,9 +14,8 @@
  * Pure. Used by the webhook's headroom guard (src/webhook/headroom.ts).
  */
 import { Quantity } from '../quantity/quantity.js';
-import { bursts } from '../validate/bursts.js';
-import { budgetList, declaredBudgetList, parseResources, type Resources } from '../validate/resources.js';
-import type { Burst, Project, ResourceList, Snapshot } from '../validate/types.js';
+import { budgetList, parseResources, projectShares, type Resources } from '../validate/resources.js';
+import type { NamespaceObject, Project, ResourceQuotaObject, Snapshot } from '../validate/types.js';
 
 const ZERO = Quantity.zero();
 
@@ -60,61 +59,58 @@ export function reachableLimits(project: Project, cluster: string): Resources | 
 }
 
 /**
- * The Project with `limits` as the budget of those resources on `cluster` (the other resources as they
- * were). Its `spec.clusters.<cluster>.quota.hard` is the declared budget (tiers and bursts are added
- * by `budgetOf` on the view, as on any Project) with `limits` in place; and its bursts no longer
- * raise the resources of `limits`, which already count them (memberLimits' upper bound has the active
- * bursts, once): a burst is counted exactly once, and a limit is never exceeded.
+ * A snapshot that decides for fleet member `cluster`: everything is the base's, and each
+ * fleet-budgeted Project the base holds gets the fleet-cap layer of its budget (validate/budget/layers.ts)
+ * from `capOf` (undefined: no cap). The Projects are not rewritten: the cap is a layer the budget
+ * reads through `budgetCapOf`. `capOf` decides which Project objects it caps (the webhook's leaves a
+ * Project under review, which the base does not hold, uncapped).
  */
-export function withMemberBudget(project: Project, cluster: string, limits: Resources): Project {
-  const hard: ResourceList = { ...declaredBudgetList(project, cluster) };
-  for (const [resource, q] of limits) hard[resource] = q.toString();
-  const clusters = { ...(project.spec.clusters ?? {}) };
-  clusters[cluster] = { ...(clusters[cluster] ?? {}), quota: { ...(clusters[cluster]?.quota ?? {}), hard } };
-  const bursts = burstsWithout(project, limits);
-  return { ...project, spec: { ...project.spec, clusters, ...(bursts ? { bursts } : {}) } };
+export class MemberCapView implements Snapshot {
+  private readonly caps = new Map<Project, Resources | undefined>();
+  readonly effectiveQuotaOf?: Snapshot['effectiveQuotaOf'];
+  readonly heldQuotaOf?: Snapshot['heldQuotaOf'];
+  readonly lastQuotaUsageOf?: Snapshot['lastQuotaUsageOf'];
+  readonly projectSharesOf?: Snapshot['projectSharesOf'];
+
+  constructor(
+    private readonly base: Snapshot,
+    private readonly cluster: string,
+    private readonly capOf: (project: Project) => Resources | undefined,
+  ) {
+    // The base's optional memos are the view's when it has them (they are per namespace; the shares of
+    // a capped Project are computed afresh through this view, as for any Project object a memo does not hold).
+    if (base.effectiveQuotaOf) this.effectiveQuotaOf = (namespace) => base.effectiveQuotaOf!(namespace);
+    if (base.heldQuotaOf) this.heldQuotaOf = (namespace) => base.heldQuotaOf!(namespace);
+    if (base.lastQuotaUsageOf) this.lastQuotaUsageOf = (namespace) => base.lastQuotaUsageOf!(namespace);
+    if (base.projectSharesOf) this.projectSharesOf = (project, c) => (this.budgetCapOf(project, c) ? projectShares(this, project, c) : base.projectSharesOf!(project, c));
+  }
+
+  projects(): Iterable<Project> {
+    return this.base.projects();
+  }
+  project(name: string): Project | undefined {
+    return this.base.project(name);
+  }
+  namespace(name: string): NamespaceObject | undefined {
+    return this.base.namespace(name);
+  }
+  namespacesOfProject(project: string): Iterable<NamespaceObject> {
+    return this.base.namespacesOfProject(project);
+  }
+  quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject> {
+    return this.base.quotasInNamespace(namespace);
+  }
+
+  budgetCapOf(project: Project, cluster: string): Resources | undefined {
+    if (cluster !== this.cluster || !fleetBudgetOn(project, cluster)) return undefined;
+    if (this.caps.has(project)) return this.caps.get(project);
+    const cap = this.capOf(project);
+    this.caps.set(project, cap);
+    return cap;
+  }
 }
 
-/** The project's bursts without the resources of `limits` (undefined: no burst names one, keep the list). */
-function burstsWithout(project: Project, limits: Resources): Burst[] | undefined {
-  const list = bursts(project);
-  if (!list.some((b) => Object.keys(b?.quota?.hard ?? {}).some((r) => limits.has(r)))) return undefined;
-  return list.map((b) => {
-    const hard = b?.quota?.hard;
-    if (!hard || !Object.keys(hard).some((r) => limits.has(r))) return b;
-    return { ...b, quota: { ...b.quota, hard: Object.fromEntries(Object.entries(hard).filter(([r]) => !limits.has(r))) } };
-  });
-}
-
-/**
- * A snapshot whose fleet-budgeted Projects carry, on `cluster`, the limits `limitsOf` gives them
- * (undefined: the Project as it is). Everything else is the base snapshot's.
- */
-export function memberView(base: Snapshot, cluster: string, limitsOf: (project: Project) => Resources | undefined): Snapshot {
-  const seen = new Map<Project, Project>();
-  const view = (project: Project | undefined): Project | undefined => {
-    if (!project || !fleetBudgetOn(project, cluster)) return project;
-    let out = seen.get(project);
-    if (!out) {
-      const limits = limitsOf(project);
-      out = limits ? withMemberBudget(project, cluster, limits) : project;
-      seen.set(project, out);
-    }
-    return out;
-  };
-  const overrides: Pick<Snapshot, 'projects' | 'project'> = {
-    *projects() {
-      for (const p of base.projects()) yield view(p)!;
-    },
-    project: (name) => view(base.project(name)),
-  };
-  // Everything else is the base's, whatever it offers (its optional memos are per namespace, or compute
-  // afresh for a Project object they do not hold, as MemorySnapshot.projectSharesOf does).
-  return new Proxy(base, {
-    get(target, prop) {
-      if (prop === 'projects' || prop === 'project') return overrides[prop];
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+/** The view of `base` for fleet member `cluster` with the caps `capOf` gives (MemberCapView). */
+export function memberCapView(base: Snapshot, cluster: string, capOf: (project: Project) => Resources | undefined): Snapshot {
+  return new MemberCapView(base, cluster, capOf);
 }

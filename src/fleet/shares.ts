@@ -1,10 +1,10 @@
 /**
- * The share ledger of one fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md): the
+ * The share record of one fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md): the
  * fleet budget, each member cluster's share of it, what a member offers to lend, and the transitions
- * a write to the hub may make. Pure: no I/O, no clock. Each transition takes a ledger and returns a
+ * a write to the hub may make. Pure: no I/O, no clock. Each transition takes a record and returns a
  * new one or a typed refusal that names the clusters holding the room; the hub applies a result with
  * a compare-and-swap write (the resourceVersion it read as precondition), so a result computed from
- * a ledger that is no longer current never lands.
+ * a record that is no longer current never lands.
  *
  * Enforced on fleet members: the webhook's growth beyond a member's enforced limit applies
  * `requestGrowth` on the hub (src/webhook/fleet-growth.ts through src/fleet/hub-transaction.ts), and the
@@ -16,7 +16,7 @@
  * The demarcation rules this module encodes:
  * - the pool is derived, never stored: pool = budget − Σ shares, so "Σ shares ≤ budget" is "pool ≥ 0";
  * - a member's share rises only by taking room from the pool or from what other members lend, in one
- *   ledger write, and never above the member's per-cluster upper bound;
+ *   record write, and never above the member's per-cluster upper bound;
  * - a share falls only by its owner (give back, offer) — or, for the part its owner offered, by
  *   another member taking the offer: an offer is room the owner has already stopped enforcing;
  * - every write carries an idempotency key: the same key applied twice changes nothing the second time.
@@ -26,17 +26,17 @@ import type { Resources } from '../validate/types.js';
 
 const ZERO = Quantity.zero();
 
-/** One member's entry in the hub's ledger. */
+/** One member's entry in the hub's share record. */
 export interface MemberShare {
   /** The member's limit: the most it may enforce (with `lendable` subtracted). */
   readonly share: Resources;
   /** The part of `share` the member no longer enforces and lets other members take (≤ share). */
   readonly lendable: Resources;
-  /** The idempotency key of the last write of this member that the ledger applied. */
+  /** The idempotency key of the last write of this member that the record applied. */
   readonly lastRequest?: string;
 }
 
-export interface ShareLedger {
+export interface ShareRecord {
   /** The fleet budget (`spec.fleet.quota.hard`). */
   readonly budget: Resources;
   /** The member clusters (`spec.fleet.clusters`): only they may be granted room. */
@@ -100,8 +100,8 @@ export interface ShareRefusal {
 
 export interface Applied {
   readonly ok: true;
-  readonly ledger: ShareLedger;
-  /** True when the ledger had already applied this request id: nothing changed. */
+  readonly record: ShareRecord;
+  /** True when the record had already applied this request id: nothing changed. */
   readonly duplicate: boolean;
 }
 
@@ -149,41 +149,41 @@ function positive(r: Resources): Array<[string, Quantity]> {
   return [...r].filter(([, v]) => v.sign() > 0).sort(([a], [b]) => a.localeCompare(b));
 }
 
-// --- reading the ledger ------------------------------------------------------------------------
+// --- reading the record ------------------------------------------------------------------------
 
 const NO_SHARE: MemberShare = { share: new Map(), lendable: new Map() };
 
-export function emptyLedger(budget: Resources, members: readonly string[], bounds: ReadonlyMap<string, Resources> = new Map()): ShareLedger {
+export function emptyShareRecord(budget: Resources, members: readonly string[], bounds: ReadonlyMap<string, Resources> = new Map()): ShareRecord {
   return { budget, members: [...members], bounds, shares: new Map(), released: new Set() };
 }
 
-export function memberShare(ledger: ShareLedger, member: string): MemberShare {
-  return ledger.shares.get(member) ?? NO_SHARE;
+export function memberShare(record: ShareRecord, member: string): MemberShare {
+  return record.shares.get(member) ?? NO_SHARE;
 }
 
 /** budget − Σ shares per budgeted resource (negative when the budget was lowered below the shares). */
-export function poolOf(ledger: ShareLedger): Resources {
+export function poolOf(record: ShareRecord): Resources {
   const pool = new Map<string, Quantity>();
-  for (const [resource, limit] of ledger.budget) {
+  for (const [resource, limit] of record.budget) {
     let left = limit;
-    for (const entry of ledger.shares.values()) left = left.sub(at(entry.share, resource));
+    for (const entry of record.shares.values()) left = left.sub(at(entry.share, resource));
     pool.set(resource, left);
   }
   return pool;
 }
 
 /** share − lendable: the most the member may enforce, per resource of the fleet budget. */
-export function enforceableLimit(ledger: ShareLedger, member: string): Resources {
-  const entry = memberShare(ledger, member);
+export function enforceableLimit(record: ShareRecord, member: string): Resources {
+  const entry = memberShare(record, member);
   const out = new Map<string, Quantity>();
-  for (const resource of ledger.budget.keys()) out.set(resource, at(entry.share, resource).sub(at(entry.lendable, resource)));
+  for (const resource of record.budget.keys()) out.set(resource, at(entry.share, resource).sub(at(entry.lendable, resource)));
   return out;
 }
 
 /** Every other member holding some of `resource`, the largest share first (then by name). */
-export function holdersOf(ledger: ShareLedger, resource: string, except?: string): Holder[] {
+export function holdersOf(record: ShareRecord, resource: string, except?: string): Holder[] {
   const out: Holder[] = [];
-  for (const [cluster, entry] of ledger.shares) {
+  for (const [cluster, entry] of record.shares) {
     if (cluster === except) continue;
     const share = at(entry.share, resource);
     if (share.sign() > 0) out.push({ cluster, share, lendable: at(entry.lendable, resource) });
@@ -192,16 +192,16 @@ export function holdersOf(ledger: ShareLedger, resource: string, except?: string
 }
 
 /**
- * What is wrong with a ledger, in words (empty when nothing is): Σ shares ≤ budget, 0 ≤ lendable ≤
+ * What is wrong with a record, in words (empty when nothing is): Σ shares ≤ budget, 0 ≤ lendable ≤
  * share, no negative share, no entry for a released member.
  */
-export function ledgerProblems(ledger: ShareLedger): string[] {
+export function shareRecordProblems(record: ShareRecord): string[] {
   const out: string[] = [];
-  for (const [resource, left] of poolOf(ledger)) {
-    if (left.sign() < 0) out.push(`${resource}: the shares sum to ${ledger.budget.get(resource)!.sub(left).toString()}, above the fleet budget ${ledger.budget.get(resource)!.toString()}`);
+  for (const [resource, left] of poolOf(record)) {
+    if (left.sign() < 0) out.push(`${resource}: the shares sum to ${record.budget.get(resource)!.sub(left).toString()}, above the fleet budget ${record.budget.get(resource)!.toString()}`);
   }
-  for (const [cluster, entry] of ledger.shares) {
-    if (ledger.released.has(cluster)) out.push(`${cluster} was released but still has an entry`);
+  for (const [cluster, entry] of record.shares) {
+    if (record.released.has(cluster)) out.push(`${cluster} was released but still has an entry`);
     for (const [resource, share] of entry.share) if (share.sign() < 0) out.push(`${cluster}: share of ${resource} is negative (${share.toString()})`);
     for (const [resource, lent] of entry.lendable) {
       if (lent.sign() < 0) out.push(`${cluster}: lendable ${resource} is negative (${lent.toString()})`);
@@ -218,47 +218,47 @@ function refuse(member: string, reason: RefusalReason, extra: { shortfalls?: Sho
 }
 
 /** The refusals every member write shares: released, not a member (unless `leaving` is allowed), a resource outside the budget. */
-function precheck(ledger: ShareLedger, member: string, amounts: Resources, allowFormerMember: boolean): ShareRefusal | undefined {
-  if (ledger.released.has(member)) return refuse(member, 'released');
-  if (!ledger.members.includes(member) && !(allowFormerMember && ledger.shares.has(member))) return refuse(member, 'not-a-member');
-  const outside = [...amounts.keys()].filter((r) => !ledger.budget.has(r)).sort();
+function precheck(record: ShareRecord, member: string, amounts: Resources, allowFormerMember: boolean): ShareRefusal | undefined {
+  if (record.released.has(member)) return refuse(member, 'released');
+  if (!record.members.includes(member) && !(allowFormerMember && record.shares.has(member))) return refuse(member, 'not-a-member');
+  const outside = [...amounts.keys()].filter((r) => !record.budget.has(r)).sort();
   if (outside.length > 0) return refuse(member, 'not-fleet-budgeted', { resources: outside });
   return undefined;
 }
 
-function withEntry(ledger: ShareLedger, member: string, entry: MemberShare): ShareLedger {
-  const shares = new Map(ledger.shares);
+function withEntry(record: ShareRecord, member: string, entry: MemberShare): ShareRecord {
+  const shares = new Map(record.shares);
   shares.set(member, entry);
-  return { ...ledger, shares };
+  return { ...record, shares };
 }
 
 /**
  * A member asks for `need` more of what it may enforce, share − lendable (and up to `want`). Room comes
  * from its own offer first (taking it back grows no share), then from the pool, then from other members'
- * offers (the largest offer first), all in the one returned ledger, so one CAS write moves it. Refused, naming who holds the room, when the pool and the offers hold less than
+ * offers (the largest offer first), all in the one returned record, so one CAS write moves it. Refused, naming who holds the room, when the pool and the offers hold less than
  * `need` or the member's upper bound would be passed.
  */
-export function requestGrowth(ledger: ShareLedger, member: string, request: GrowthRequest): GrowthResult {
-  const entry = memberShare(ledger, member);
-  const denied = precheck(ledger, member, new Map([...request.need, ...(request.want ?? new Map())]), false);
+export function requestGrowth(record: ShareRecord, member: string, request: GrowthRequest): GrowthResult {
+  const entry = memberShare(record, member);
+  const denied = precheck(record, member, new Map([...request.need, ...(request.want ?? new Map())]), false);
   if (denied) return denied;
-  if (entry.lastRequest === request.id) return { ok: true, ledger, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
+  if (entry.lastRequest === request.id) return { ok: true, record, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
 
-  const pool = poolOf(ledger);
-  const bound = ledger.bounds.get(member);
+  const pool = poolOf(record);
+  const bound = record.bounds.get(member);
   const shortfalls: Shortfall[] = [];
   const grants = new Map<string, Quantity>();
   for (const [resource, need] of positive(request.need)) {
     const share = at(entry.share, resource);
     const poolLeft = pool.get(resource)!;
     let lendable = ZERO;
-    for (const [other, e] of ledger.shares) if (other !== member) lendable = lendable.add(at(e.lendable, resource));
+    for (const [other, e] of record.shares) if (other !== member) lendable = lendable.add(at(e.lendable, resource));
     // The member's own offer comes back first: taking it back grows what it may enforce without growing its share.
     const own = at(entry.lendable, resource);
     const room = own.add(max(poolLeft, ZERO)).add(lendable);
     const limit = bound?.get(resource);
     const underBound = limit === undefined ? undefined : max(limit.sub(share), ZERO).add(own);
-    const base = { resource, need, share, ...(limit ? { bound: limit } : {}), pool: poolLeft, lendable, holders: holdersOf(ledger, resource, member) };
+    const base = { resource, need, share, ...(limit ? { bound: limit } : {}), pool: poolLeft, lendable, holders: holdersOf(record, resource, member) };
     if (underBound !== undefined && need.cmp(underBound) > 0) {
       shortfalls.push({ ...base, limitedBy: 'bound' });
       continue;
@@ -273,7 +273,7 @@ export function requestGrowth(ledger: ShareLedger, member: string, request: Grow
   }
   if (shortfalls.length > 0) return refuse(member, 'no-room', { shortfalls });
 
-  const shares = new Map(ledger.shares);
+  const shares = new Map(record.shares);
   const fromPool = new Map<string, Quantity>();
   const fromLenders = new Map<string, Map<string, Quantity>>();
   let share = entry.share;
@@ -302,56 +302,56 @@ export function requestGrowth(ledger: ShareLedger, member: string, request: Grow
     }
   }
   shares.set(member, { ...entry, share, lendable: ownLendable, lastRequest: request.id });
-  return { ok: true, ledger: { ...ledger, shares }, duplicate: false, granted: grants, fromOwnOffer, fromPool, fromLenders };
+  return { ok: true, record: { ...record, shares }, duplicate: false, granted: grants, fromOwnOffer, fromPool, fromLenders };
 }
 
 /**
  * The member hands `amount` of its share back to the pool. It must have lowered what it enforces
- * first (the ledger cannot see that; the protocol, docs/adr/0039, says so). At most share − lendable.
+ * first (the record cannot see that; the protocol, docs/adr/0039, says so). At most share − lendable.
  * A member removed from `members` may still give back (it may only lower).
  */
-export function giveBack(ledger: ShareLedger, member: string, request: Request): Transition {
-  return moveWithinShare(ledger, member, request, 'share', 'sub');
+export function giveBack(record: ShareRecord, member: string, request: Request): Transition {
+  return moveWithinShare(record, member, request, 'share', 'sub');
 }
 
 /**
  * The member offers `amount` of its share to other members: it keeps the share until someone takes
  * the offer, and must have lowered what it enforces to share − lendable first. At most share − lendable.
  */
-export function offer(ledger: ShareLedger, member: string, request: Request): Transition {
-  return moveWithinShare(ledger, member, request, 'lendable', 'add');
+export function offer(record: ShareRecord, member: string, request: Request): Transition {
+  return moveWithinShare(record, member, request, 'lendable', 'add');
 }
 
 /**
  * What giveBack and offer share: at most share − lendable may move; `field` of the member's entry
  * changes by `amount` (`sub` lowers the share, `add` raises what it lends).
  */
-function moveWithinShare(ledger: ShareLedger, member: string, request: Request, field: 'share' | 'lendable', op: 'add' | 'sub'): Transition {
-  const denied = precheck(ledger, member, request.amount, true);
+function moveWithinShare(record: ShareRecord, member: string, request: Request, field: 'share' | 'lendable', op: 'add' | 'sub'): Transition {
+  const denied = precheck(record, member, request.amount, true);
   if (denied) return denied;
-  const entry = memberShare(ledger, member);
-  if (entry.lastRequest === request.id) return { ok: true, ledger, duplicate: true };
+  const entry = memberShare(record, member);
+  if (entry.lastRequest === request.id) return { ok: true, record, duplicate: true };
   const over = positive(request.amount).filter(([r, v]) => v.cmp(at(entry.share, r).sub(at(entry.lendable, r))) > 0).map(([r]) => r);
   if (over.length > 0) return refuse(member, 'more-than-held', { resources: over });
   let changed = entry[field];
   for (const [resource, v] of positive(request.amount)) changed = withAmount(changed, resource, at(changed, resource)[op](v));
-  return { ok: true, ledger: withEntry(ledger, member, { ...entry, [field]: changed, lastRequest: request.id }), duplicate: false };
+  return { ok: true, record: withEntry(record, member, { ...entry, [field]: changed, lastRequest: request.id }), duplicate: false };
 }
 
 /**
  * The member takes back `amount` of what it offered and nobody took. Only once this write is stored
  * may it enforce that much more. At most what it still lends.
  */
-export function withdrawOffer(ledger: ShareLedger, member: string, request: Request): Transition {
-  const denied = precheck(ledger, member, request.amount, false);
+export function withdrawOffer(record: ShareRecord, member: string, request: Request): Transition {
+  const denied = precheck(record, member, request.amount, false);
   if (denied) return denied;
-  const entry = memberShare(ledger, member);
-  if (entry.lastRequest === request.id) return { ok: true, ledger, duplicate: true };
+  const entry = memberShare(record, member);
+  if (entry.lastRequest === request.id) return { ok: true, record, duplicate: true };
   const over = positive(request.amount).filter(([r, v]) => v.cmp(at(entry.lendable, r)) > 0).map(([r]) => r);
   if (over.length > 0) return refuse(member, 'more-than-held', { resources: over });
   let lendable = entry.lendable;
   for (const [resource, v] of positive(request.amount)) lendable = withAmount(lendable, resource, at(lendable, resource).sub(v));
-  return { ok: true, ledger: withEntry(ledger, member, { ...entry, lendable, lastRequest: request.id }), duplicate: false };
+  return { ok: true, record: withEntry(record, member, { ...entry, lendable, lastRequest: request.id }), duplicate: false };
 }
 
 /**
@@ -359,13 +359,13 @@ export function withdrawOffer(ledger: ShareLedger, member: string, request: Requ
  * good): its share returns to the pool, the member leaves `members`, and its writes are refused from
  * now on. Releasing a member that still runs lets the fleet overspend by what it enforces.
  */
-export function releaseMember(ledger: ShareLedger, member: string): Applied {
-  if (ledger.released.has(member)) return { ok: true, ledger, duplicate: true };
-  const shares = new Map(ledger.shares);
+export function releaseMember(record: ShareRecord, member: string): Applied {
+  if (record.released.has(member)) return { ok: true, record, duplicate: true };
+  const shares = new Map(record.shares);
   shares.delete(member);
-  const released = new Set(ledger.released);
+  const released = new Set(record.released);
   released.add(member);
-  return { ok: true, ledger: { ...ledger, shares, members: ledger.members.filter((m) => m !== member), released }, duplicate: false };
+  return { ok: true, record: { ...record, shares, members: record.members.filter((m) => m !== member), released }, duplicate: false };
 }
 
 /**
@@ -373,20 +373,20 @@ export function releaseMember(ledger: ShareLedger, member: string): Applied {
  * hold: demarcation lets only a member lower its share, so the budget comes down after they give
  * back. A resource dropped from the budget drops from every share (it is no longer fleet-budgeted).
  */
-export function setBudget(ledger: ShareLedger, budget: Resources): Transition {
+export function setBudget(record: ShareRecord, budget: Resources): Transition {
   const shortfalls: Shortfall[] = [];
   for (const [resource, limit] of [...budget].sort(([a], [b]) => a.localeCompare(b))) {
     let held = ZERO;
-    for (const entry of ledger.shares.values()) held = held.add(at(entry.share, resource));
+    for (const entry of record.shares.values()) held = held.add(at(entry.share, resource));
     if (held.cmp(limit) > 0) {
-      shortfalls.push({ resource, need: held.sub(limit), share: ZERO, pool: limit.sub(held), lendable: ZERO, limitedBy: 'room', holders: holdersOf(ledger, resource) });
+      shortfalls.push({ resource, need: held.sub(limit), share: ZERO, pool: limit.sub(held), lendable: ZERO, limitedBy: 'room', holders: holdersOf(record, resource) });
     }
   }
   if (shortfalls.length > 0) return refuse('', 'below-shares', { shortfalls });
   const shares = new Map<string, MemberShare>();
   const keep = (r: Resources): Resources => new Map([...r].filter(([resource]) => budget.has(resource)));
-  for (const [cluster, entry] of ledger.shares) shares.set(cluster, { ...entry, share: keep(entry.share), lendable: keep(entry.lendable) });
-  return { ok: true, ledger: { ...ledger, budget, shares }, duplicate: false };
+  for (const [cluster, entry] of record.shares) shares.set(cluster, { ...entry, share: keep(entry.share), lendable: keep(entry.lendable) });
+  return { ok: true, record: { ...record, budget, shares }, duplicate: false };
 }
 
 /**
@@ -394,6 +394,6 @@ export function setBudget(ledger: ShareLedger, budget: Resources): Transition {
  * or an operator releases it; it may only lower. A released name may not come back under the same
  * name (its writes stay refused; register the cluster again under a new name).
  */
-export function setMembers(ledger: ShareLedger, members: readonly string[], bounds: ReadonlyMap<string, Resources>): ShareLedger {
-  return { ...ledger, members: members.filter((m) => !ledger.released.has(m)), bounds };
+export function setMembers(record: ShareRecord, members: readonly string[], bounds: ReadonlyMap<string, Resources>): ShareRecord {
+  return { ...record, members: members.filter((m) => !record.released.has(m)), bounds };
 }

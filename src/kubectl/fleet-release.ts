@@ -13,13 +13,13 @@
  * not released unless forced: it still runs, and its namespaces' use would stay outside the budget.
  */
 import { formatResources } from '../validate/resources.js';
-import { poolOf, releaseMember, type ShareLedger } from '../fleet/shares.js';
+import { poolOf, releaseMember, type ShareRecord } from '../fleet/shares.js';
 import {
   FLEET_FINALIZER,
   FLEET_NAMESPACE,
   FLEET_PLURAL,
   parseFleetBudget,
-  withLedgerStatus,
+  withShareRecordStatus,
   type FleetBudgetObject,
 } from '../fleet/fleet-budget-object.js';
 import { DEFAULT_ALIVE_WITHIN_SECONDS, heartbeatLeaseName, livenessOf, type HeartbeatLease } from '../fleet/member-heartbeat.js';
@@ -65,10 +65,10 @@ async function read(kubectl: Kubectl, project: string): Promise<FleetBudgetObjec
   }
 }
 
-function ledgerOf(object: FleetBudgetObject, project: string): ShareLedger {
+function recordOf(object: FleetBudgetObject, project: string): ShareRecord {
   const parsed = parseFleetBudget(object);
   if (!parsed.ok) throw new Error(`${objectName(project)} cannot be read, nothing released: ${parsed.problems.join('; ')}`);
-  return parsed.ledger;
+  return parsed.record;
 }
 
 async function whoAmI(kubectl: Kubectl): Promise<string> {
@@ -89,8 +89,8 @@ async function finalizeIfUnheld(kubectl: Kubectl, project: string): Promise<bool
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const object = await read(kubectl, project).catch(() => undefined);
     if (!object?.metadata.deletionTimestamp || !(object.metadata.finalizers ?? []).includes(FLEET_FINALIZER)) return false;
-    const ledger = ledgerOf(object, project);
-    const held = [...ledger.shares.values()].some((e) => [...e.share.values()].some((q) => q.sign() > 0));
+    const record = recordOf(object, project);
+    const held = [...record.shares.values()].some((e) => [...e.share.values()].some((q) => q.sign() > 0));
     if (held) return false;
     const finalizers = (object.metadata.finalizers ?? []).filter((f) => f !== FLEET_FINALIZER);
     try {
@@ -140,24 +140,24 @@ export async function releaseFleetMember(kubectl: Kubectl, project: string, clus
   const by = await whoAmI(kubectl);
   for (let attempt = 1; ; attempt++) {
     const object = await read(kubectl, project);
-    const ledger = ledgerOf(object, project);
+    const record = recordOf(object, project);
     const earlier = object.status?.released?.[cluster];
-    if (ledger.released.has(cluster)) {
+    if (record.released.has(cluster)) {
       const finalized = await finalizeIfUnheld(kubectl, project);
-      return { returned: {}, pool: formatResources(poolOf(ledger)), alreadyReleased: true, at: earlier?.at ?? '', by: earlier?.by ?? '', finalized };
+      return { returned: {}, pool: formatResources(poolOf(record)), alreadyReleased: true, at: earlier?.at ?? '', by: earlier?.by ?? '', finalized };
     }
-    if (!ledger.members.includes(cluster) && !ledger.shares.has(cluster)) {
-      const holding = [...ledger.shares.keys()].sort();
+    if (!record.members.includes(cluster) && !record.shares.has(cluster)) {
+      const holding = [...record.shares.keys()].sort();
       throw new Error(
-        `${objectName(project)}: cluster ${cluster} is neither in spec.members (${ledger.members.join(', ') || 'none'}) nor holds a share (${holding.join(', ') || 'nobody does'}); nothing released`,
+        `${objectName(project)}: cluster ${cluster} is neither in spec.members (${record.members.join(', ') || 'none'}) nor holds a share (${holding.join(', ') || 'nobody does'}); nothing released`,
       );
     }
     if (attempt === 1) await guardLiveness(kubectl, project, cluster, options);
-    const returned = formatResources(ledger.shares.get(cluster)?.share ?? new Map());
-    const released = releaseMember(ledger, cluster).ledger;
+    const returned = formatResources(record.shares.get(cluster)?.share ?? new Map());
+    const released = releaseMember(record, cluster).record;
     const at = rfc3339(now());
     try {
-      await put(kubectl, withLedgerStatus(object, released, { at, by }), true);
+      await put(kubectl, withShareRecordStatus(object, released, { at, by }), true);
     } catch (err) {
       if (err instanceof KubectlError && isConflict(err) && attempt < MAX_ATTEMPTS) continue;
       throw err;

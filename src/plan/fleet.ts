@@ -11,9 +11,9 @@
  * - F2 (plan): the new fleet budget is below what the members hold as shares on the hub: the hub would
  *   refuse it (`setBudget`, src/fleet/shares.ts) until the members give unused share back.
  *
- * Pure: the Projects, the per-cluster budgets plan computed and the hub's ledgers in, lines out.
+ * Pure: the Projects, the per-cluster budgets plan computed and the hub's share records in, lines out.
  */
-import { poolOf, setBudget, type ShareLedger } from '../fleet/shares.js';
+import { poolOf, setBudget, type ShareRecord } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
 import type { ProjectBudget } from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
@@ -26,13 +26,13 @@ const ZERO = Quantity.zero();
 const at = (r: Resources | undefined, resource: string): Quantity => r?.get(resource) ?? ZERO;
 
 /** What plan knows of the hub for one project. */
-export type HubLedger =
+export type HubShareRecord =
   /** plan was not given the hub (`--hub`): shares are not shown and F2 is not checked. */
   | { readonly state: 'not-read' }
   /** The hub has no FleetBudget for the project (not rendered for the hub yet): nobody holds a share. */
   | { readonly state: 'missing' }
-  | { readonly state: 'read'; readonly ledger: ShareLedger }
-  /** The hub's FleetBudget could not be read into a ledger (a value that is not a quantity). */
+  | { readonly state: 'read'; readonly record: ShareRecord }
+  /** The hub's FleetBudget could not be read into a record (a value that is not a quantity). */
   | { readonly state: 'unreadable'; readonly problems: readonly string[] };
 
 export interface FleetPlanInput {
@@ -41,7 +41,7 @@ export interface FleetPlanInput {
   after: Project;
   /** cluster → the project's budget there after the change (the clusters plan read). */
   budgets: ReadonlyMap<string, ProjectBudget>;
-  hub: HubLedger;
+  hub: HubShareRecord;
 }
 
 function membersOf(p: Project | undefined): string[] {
@@ -75,11 +75,11 @@ export function fleetRollup(input: FleetPlanInput): FleetRollup | undefined {
   const budgetAfter = parseResources(fleet.quota?.hard);
   const budgetBefore = input.before?.spec.fleet ? parseResources(input.before.spec.fleet.quota?.hard) : undefined;
   const members = membersOf(input.after);
-  const ledger = input.hub.state === 'read' ? input.hub.ledger : undefined;
+  const record = input.hub.state === 'read' ? input.hub.record : undefined;
   // Members that left the fleet but still hold a share on the hub are shown too: they may only give back.
-  const holders = ledger ? [...ledger.shares.keys()].filter((m) => !members.includes(m)) : [];
+  const holders = record ? [...record.shares.keys()].filter((m) => !members.includes(m)) : [];
   const shown = [...members, ...holders.sort()];
-  const pool = ledger ? poolOf({ ...ledger, budget: budgetAfter }) : undefined;
+  const pool = record ? poolOf({ ...record, budget: budgetAfter }) : undefined;
 
   const allocated = new Map<string, Quantity>();
   const lines: FleetLine[] = [...budgetAfter.keys()].sort().map((resource) => {
@@ -91,16 +91,16 @@ export function fleetRollup(input: FleetPlanInput): FleetRollup | undefined {
       const b = input.budgets.get(member);
       const line = b?.resources.find((r) => r.resource === resource);
       const memberAllocated = members.includes(member) ? (b ? (line?.allocated ?? ZERO) : at(declaredOn(input.after, member), resource)) : undefined;
-      const entry = ledger?.shares.get(member);
+      const entry = record?.shares.get(member);
       const out: FleetMemberLine = {
         ...(memberAllocated ? { allocated: memberAllocated.toString(), counted: b ? 'live' : 'declared' } : {}),
         ...(b ? { used: (line?.used ?? ZERO).toString() } : {}),
-        ...(ledger ? { share: at(entry?.share, resource).toString(), lendable: at(entry?.lendable, resource).toString() } : {}),
+        ...(record ? { share: at(entry?.share, resource).toString(), lendable: at(entry?.lendable, resource).toString() } : {}),
       };
       perMember[member] = out;
       if (memberAllocated) alloc = alloc.add(memberAllocated);
       if (line) used = used.add(line.used);
-      if (ledger) shares = shares.add(at(entry?.share, resource));
+      if (record) shares = shares.add(at(entry?.share, resource));
     }
     allocated.set(resource, alloc);
     const limit = budgetAfter.get(resource)!;
@@ -115,7 +115,7 @@ export function fleetRollup(input: FleetPlanInput): FleetRollup | undefined {
       used: used.toString(),
       headroom: headroom.toString(),
       ...(pct !== undefined ? { headroomPercent: pct } : {}),
-      ...(ledger ? { shares: shares.toString(), pool: pool!.get(resource)!.toString() } : {}),
+      ...(record ? { shares: shares.toString(), pool: pool!.get(resource)!.toString() } : {}),
       perMember,
     };
   });
@@ -132,9 +132,9 @@ export function fleetRollup(input: FleetPlanInput): FleetRollup | undefined {
     const v = fleetAllocationOverBudget(input.project, line.resource, alloc, limit, parts);
     findings.push({ rule: v.rule, object: `Project ${input.project}`, by: 'plan', message: v.message });
   }
-  if (ledger) {
+  if (record) {
     // The hub takes the new budget only when it covers every share held (setBudget); else Argo CD's sync of it fails there.
-    const result = setBudget(ledger, budgetAfter);
+    const result = setBudget(record, budgetAfter);
     if (!result.ok) {
       const v = fleetGrowthRefusal(input.project, '', result);
       findings.push({ rule: v.rule, object: `Project ${input.project}`, by: 'plan', message: v.message });

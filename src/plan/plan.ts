@@ -13,7 +13,7 @@ import { burstApplies, planBurstLines } from '../validate/bursts.js';
 import { processNow } from '../clock.js';
 import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
 import type { Project, Resources, Snapshot } from '../validate/types.js';
-import { fleetRollup, type HubLedger } from './fleet.js';
+import { fleetRollup, type HubShareRecord } from './fleet.js';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 import { liveSnapshot, simulateSync } from './sync.js';
 import { ceilCents, centsText, moneyJson, monthlyBudgetOf, priceSheet, sharesCost, ZERO } from '../validate/cost.js';
@@ -33,7 +33,7 @@ export interface PlanInput {
    * The hub's FleetBudgets read into ledgers, per Project with spec.fleet (`--hub`); absent: the hub
    * was not read (shares not shown, F2 not checked).
    */
-  hub?: ReadonlyMap<string, HubLedger>;
+  hub?: ReadonlyMap<string, HubShareRecord>;
 }
 
 const nameOf = (p: Project): string => p.metadata.name ?? '';

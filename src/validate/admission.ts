@@ -8,12 +8,14 @@ import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig 
 import { podSecurityLabels } from './pod-security.js';
 import { byMetadataName } from '../order.js';
 import { validateDeclarations } from './offline.js';
-import { checkCostFits, checkProjectCost } from './rules/cost.js';
+import { checkProjectCost } from './rules/cost.js';
+import { checkBudgetFit, grows } from './budget/check.js';
 import { checkEndedBursts } from './rules/bursts.js';
 import { processNow } from '../clock.js';
 import {
+  budgetIn,
   budgetOf,
-  budgetPath,
+  budgetPathIn,
   clusterShares,
   namespaceShare,
   othersTotal,
@@ -36,12 +38,10 @@ import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from 
 import {
   checkBudget,
   checkCoverage,
-  checkFits,
   checkMaxNamespaces,
   checkNewNamespaceCoverage,
   checkOtherTiersScope,
   checkSoleCoverage,
-  explainInUse,
   headroomWarnings,
   type BudgetScope,
 } from './rules/quota.js';
@@ -121,7 +121,7 @@ function ownedProjects(ctx: ReviewContext): OwnProject[] {
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   const cluster = ctx.config.clusterName;
-  return { project: project.metadata.name ?? '', cluster, budget: budgetOf(project, cluster), budgetPath: budgetPath(project, cluster) };
+  return { project: project.metadata.name ?? '', cluster, budget: budgetIn(ctx.snapshot, project, cluster), budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
 }
 
 /**
@@ -143,15 +143,6 @@ export function projectOfNamespace(ctx: Pick<ReviewContext, 'config' | 'snapshot
 function shownName(ns: NamespaceObject): string {
   const { name, generateName } = ns.metadata;
   return generateName ? `${name ?? ''} (generateName ${JSON.stringify(generateName)})`.trimStart() : (name ?? '');
-}
-
-/** Whether `after` asks more than `before` of some resource. */
-function grows(before: Resources, after: Resources): boolean {
-  for (const [r, q] of after) {
-    const prev = before.get(r);
-    if (!prev || q.cmp(prev) > 0) return true;
-  }
-  return false;
 }
 
 /**
@@ -231,24 +222,23 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
     );
   }
   violations.push(...checkProjectNotDeleting(project, name));
-  if (typeof project.spec.maxNamespaces === 'number') violations.push(...checkMaxNamespaces(project, name, otherMembers(ctx, projectName, name)));
+  if (typeof project.spec.maxNamespaces === 'number') violations.push(...checkMaxNamespaces(project, name, otherNamespaceCount(ctx, projectName, name)));
   const scope = scopeOf(ctx, project);
   if (!privileged) violations.push(...checkNewNamespaceCoverage(scope, project, name));
   const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, name);
   const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
-  violations.push(...checkFits(scope, `Namespace ${name}`, share, others));
-  violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject: `Namespace ${name}`, after: share.resources, others, otherShares: othersOneByOne, defaulted: true }));
+  violations.push(...checkBudgetFit({ scope, project, pricing: ctx.config.pricing, subject: `Namespace ${name}`, share, others, otherShares: othersOneByOne, defaulted: true }));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
 }
 
 /** How many namespaces the project has besides `name`, counting those admitted a moment ago that the cache does not show yet (Q5 keeps them pending). */
-function otherMembers(ctx: ReviewContext, projectName: string, name: string): number {
-  const members = new Set<string>();
-  for (const n of ctx.snapshot.namespacesOfProject(projectName)) members.add(n.metadata.name ?? '');
-  for (const n of ctx.pending?.namespaces(projectName) ?? []) members.add(n);
-  members.delete(name);
-  return members.size;
+function otherNamespaceCount(ctx: ReviewContext, projectName: string, name: string): number {
+  const namespaces = new Set<string>();
+  for (const n of ctx.snapshot.namespacesOfProject(projectName)) namespaces.add(n.metadata.name ?? '');
+  for (const n of ctx.pending?.namespaces(projectName) ?? []) namespaces.add(n);
+  namespaces.delete(name);
+  return namespaces.size;
 }
 
 function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
@@ -383,8 +373,7 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     // Q1: deleting the tighter of two quotas lets the namespace grow to the other one.
     const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
     const shareGrows = grows(before.resources, self.resources);
-    if (shareGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others)));
-    if (shareGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others, otherShares: othersOneByOne }));
+    if (shareGrows) violations.push(...checkBudgetFit({ scope, project, pricing: ctx.config.pricing, subject, share: self, before: before.resources, others, otherShares: othersOneByOne, explainIn: ctx.snapshot }));
     // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10 %.
     const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
     return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
@@ -404,9 +393,8 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
-  if (quotaGrows) violations.push(...explainInUse(ctx.snapshot, project, scope, namespace, checkFits(scope, subject, self, others, ['spec', 'hard'])));
-  // C1 where Q1 is checked: the others' shares (pending reservations of every replica included) and the new share, priced.
-  if (quotaGrows) violations.push(...checkCostFits(ctx.config.pricing, project, scope.cluster, { subject, after: self.resources, before: before.resources, others, otherShares: othersOneByOne, path: ['spec', 'hard'] }));
+  // Q1 and C1 (the others' shares, pending reservations of every replica included, and the new share, priced).
+  if (quotaGrows) violations.push(...checkBudgetFit({ scope, project, pricing: ctx.config.pricing, subject, share: self, before: before.resources, others, otherShares: othersOneByOne, path: ['spec', 'hard'], explainIn: ctx.snapshot }));
   const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
   return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows, quotaWrite: { name: quotaName, quota: object, removesCoverage } } };
 }

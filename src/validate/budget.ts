@@ -7,7 +7,7 @@
  */
 import { Quantity } from '../quantity/quantity.js';
 import {
-  budgetOf,
+  budgetIn,
   clusterShares,
   formatResources,
   namespaceIsTerminating,
@@ -81,7 +81,7 @@ export function headroomOf(budget: Resources, allocated: Resources): Resources {
 }
 
 export function projectBudget(snapshot: Snapshot, project: Project, cluster: string): ProjectBudget {
-  const budget = budgetOf(project, cluster);
+  const budget = budgetIn(snapshot, project, cluster);
   const shares = clusterShares(snapshot, project, cluster);
   const allocated = sumShares(shares);
   const namespaces: NamespaceBudget[] = shares.map((share) => ({

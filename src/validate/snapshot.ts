@@ -126,15 +126,15 @@ export class MemorySnapshot implements Snapshot {
     if (project !== undefined) this.sharesByProject.delete(project);
   }
   /**
-   * A namespace joined `project`, left it (`member` false) or had its quotas changed: the project's
+   * A namespace joined `project`, left it (`inProject` false) or had its quotas changed: the project's
    * memo, if any, gets that one share recomputed instead of being dropped (an admitted creation is
    * followed by its watch event, and the next decision of the project would otherwise rebuild all).
    */
-  private reshare(project: string | undefined, namespace: string, member: boolean): void {
+  private reshare(project: string | undefined, namespace: string, inProject: boolean): void {
     if (project === undefined) return;
     const memo = this.sharesByProject.get(project);
     if (!memo) return;
-    this.sharesByProject.set(project, withNamespaceShare(memo, namespace, member ? namespaceShare(this, memo.project, memo.cluster, namespace) : undefined));
+    this.sharesByProject.set(project, withNamespaceShare(memo, namespace, inProject ? namespaceShare(this, memo.project, memo.cluster, namespace) : undefined));
   }
   private projectOf(namespace: string): string | undefined {
     return this.namespacesByName.get(namespace)?.metadata.labels?.[LABEL_PROJECT];
@@ -166,9 +166,9 @@ export class MemorySnapshot implements Snapshot {
     this.namespacesByName.set(name, ns);
     const project = ns.metadata.labels?.[LABEL_PROJECT];
     if (project) {
-      let members = this.namespacesByProject.get(project);
-      if (!members) this.namespacesByProject.set(project, (members = new Map()));
-      members.set(name, ns);
+      let namespaces = this.namespacesByProject.get(project);
+      if (!namespaces) this.namespacesByProject.set(project, (namespaces = new Map()));
+      namespaces.set(name, ns);
     }
     // Shares follow namespace names and project labels only: an update that keeps the label keeps them.
     if (!existed || before !== project) {
@@ -189,9 +189,9 @@ export class MemorySnapshot implements Snapshot {
   private unindexNamespace(name: string): void {
     const project = this.projectOf(name);
     if (!project) return;
-    const members = this.namespacesByProject.get(project);
-    members?.delete(name);
-    if (members && members.size === 0) this.namespacesByProject.delete(project);
+    const namespaces = this.namespacesByProject.get(project);
+    namespaces?.delete(name);
+    if (namespaces && namespaces.size === 0) this.namespacesByProject.delete(project);
   }
 
   upsertQuota(q: ResourceQuotaObject): void {

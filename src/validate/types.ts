@@ -282,6 +282,12 @@ export interface Snapshot {
    * its Project, the namespaces labelled for it or their quotas change. The result is read-only (`Resources` is a ReadonlyMap).
    */
   projectSharesOf?(project: Project, cluster: string): ProjectShares;
+  /**
+   * The fleet-cap layer of a project's budget on a cluster (validate/budget/layers.ts): per
+   * fleet-budgeted resource the most this member cluster may allocate; undefined when the project is
+   * not capped here. Offered by the snapshot a fleet member decides with (src/fleet/member-budget.ts).
+   */
+  budgetCapOf?(project: Project, cluster: string): Resources | undefined;
 }
 
 /** Parsed resource lists: resource name → quantity. */

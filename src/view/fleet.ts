@@ -2,11 +2,11 @@
  * The fleet part of a Budget in the budget view (docs/budget-view.md, docs/adr/0045-fleet-operations.md):
  * for a Project whose spec.fleet names this cluster, the fleet budget, what this cluster enforces (E) and
  * holds, its share and every member's share as the hub last showed them, and the room left. Pure: the
- * numbers are what the controller's fleet loop last read (the hub's ledger, E from the headroom ledger;
+ * numbers are what the controller's fleet loop last read (the hub's share record, E from the headroom ledger;
  * every replica reads them, src/controller/fleet-loop.ts) and the allocation from the cache — the view
  * makes no call to the hub or the apiserver on a request.
  */
-import { memberShare, poolOf, type ShareLedger } from '../fleet/shares.js';
+import { memberShare, poolOf, type ShareRecord } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
 import { parseResources, type Resources } from '../validate/resources.js';
 import type { Project } from '../validate/types.js';
@@ -16,7 +16,7 @@ const at = (r: Resources | undefined, resource: string): Quantity => r?.get(reso
 
 /** What the controller last saw of one project (src/controller/fleet-loop.ts's observation). */
 export interface FleetSeen {
-  readonly ledger?: ShareLedger;
+  readonly record?: ShareRecord;
   readonly enforced?: Resources;
   /** Epoch ms. */
   readonly at: number;
@@ -58,15 +58,15 @@ export function budgetFleet(project: Project, cluster: string, allocated: Resour
   const members = Array.isArray(fleet?.clusters) ? fleet.clusters.filter((c): c is string => typeof c === 'string') : [];
   if (!fleet || !members.includes(cluster)) return undefined;
   const budget = parseResources(fleet.quota?.hard);
-  const ledger = seen?.ledger;
-  const pool = ledger ? poolOf(ledger) : undefined;
-  const entry = ledger ? memberShare(ledger, cluster) : undefined;
+  const record = seen?.record;
+  const pool = record ? poolOf(record) : undefined;
+  const entry = record ? memberShare(record, cluster) : undefined;
   const resources: FleetResourceJson[] = [...budget.keys()].sort().map((resource) => {
     const held = at(allocated, resource);
     const e = seen?.enforced ? at(seen.enforced, resource) : undefined;
     const here = e?.sub(held);
     let others = ZERO;
-    if (ledger) for (const [m, x] of ledger.shares) if (m !== cluster) others = others.add(at(x.lendable, resource));
+    if (record) for (const [m, x] of record.shares) if (m !== cluster) others = others.add(at(x.lendable, resource));
     const p = pool?.get(resource);
     return {
       resource,
@@ -78,9 +78,9 @@ export function budgetFleet(project: Project, cluster: string, allocated: Resour
       ...(here && p ? { fleetHeadroom: here.add(p.sign() > 0 ? p : ZERO).add(others).toString() } : {}),
     };
   });
-  const clusters = ledger
-    ? [...new Set([...members, ...ledger.shares.keys()])].sort().map((c) => {
-        const x = memberShare(ledger, c);
+  const clusters = record
+    ? [...new Set([...members, ...record.shares.keys()])].sort().map((c) => {
+        const x = memberShare(record, c);
         const list = (r: Resources) => Object.fromEntries([...budget.keys()].sort().map((k) => [k, at(r, k).toString()]));
         return { cluster: c, share: list(x.share), lendable: list(x.lendable) };
       })

@@ -15,11 +15,11 @@ import { decodeRecord } from '../fleet/enforced-record.js';
 import type { HubClient } from '../fleet/hub-client.js';
 import { applyOnHub, surelyGranted, type HubTransactionOptions } from '../fleet/hub-transaction.js';
 import { decideLocally, growthWant, type GiveBackPolicy } from '../fleet/member.js';
-import { requestGrowth, type Granted, type ShareLedger } from '../fleet/shares.js';
+import { requestGrowth, type Granted, type ShareRecord } from '../fleet/shares.js';
 import { fleetBudgetUnusable, fleetGrowthRefusal, fleetHubRejected, fleetHubUnreachable, fleetRaiseFailed } from '../validate/rules/fleet.js';
 import type { Resources } from '../validate/resources.js';
 import type { Violation } from '../validate/types.js';
-import type { LedgerStore } from './ledger.js';
+import type { LedgerStore } from '../ledger/ledger.js';
 
 export type TransferResult = 'granted' | 'refused' | 'rejected' | 'unreachable' | 'unusable' | 'failed';
 
@@ -58,7 +58,7 @@ export function needBeyond(enforced: Resources, after: Resources): Resources | u
 
 export class FleetGrowth {
   /** The ledger each project's hub read last showed, to name who held the room when the hub is down. */
-  private readonly lastRead = new Map<string, ShareLedger>();
+  private readonly lastRead = new Map<string, ShareRecord>();
 
   constructor(
     readonly options: FleetGuardOptions,
@@ -84,7 +84,7 @@ export class FleetGrowth {
     const deadlineMs = Math.max(0, leftMs - margin);
     const key = this.newKey();
     const want = growthWant(need, o.policy);
-    const transition = (l: ShareLedger) => requestGrowth(l, o.cluster, { id: key, need, want });
+    const transition = (l: ShareRecord) => requestGrowth(l, o.cluster, { id: key, need, want });
     const deny = (result: TransferResult, violation: Violation): Transfer => {
       o.onTransfer?.(result);
       o.log?.(`fleet: project ${project}: ${violation.message}`);
@@ -102,12 +102,12 @@ export class FleetGrowth {
     // A dry run writes nothing: it only asks whether the hub would grant.
     const outcome = await applyOnHub(o.hub, project, transition, { ...base, dryRun });
     if (outcome.kind === 'refused') {
-      this.lastRead.set(project, outcome.ledger);
+      this.lastRead.set(project, outcome.record);
       return deny('refused', fleetGrowthRefusal(project, o.cluster, outcome.refusal));
     }
     if (outcome.kind === 'unusable') return deny('unusable', fleetBudgetUnusable(project, o.cluster, outcome.problems));
     if (outcome.kind === 'rejected') {
-      this.lastRead.set(project, outcome.ledger);
+      this.lastRead.set(project, outcome.record);
       return deny('rejected', fleetHubRejected(project, o.cluster, outcome.problems.join('; ')));
     }
     if (outcome.kind === 'unreachable') {
@@ -115,7 +115,7 @@ export class FleetGrowth {
       o.log?.(`fleet: project ${project}: the hub did not answer: ${outcome.reason}`);
       return deny('unreachable', fleetHubUnreachable(project, o.cluster, need, enforced, seconds, outcome.lastRead ?? this.lastRead.get(project)));
     }
-    this.lastRead.set(project, outcome.ledger);
+    this.lastRead.set(project, outcome.record);
     if (dryRun) return { ok: true };
     const granted = surelyGranted(outcome.results as readonly Granted[]);
     try {

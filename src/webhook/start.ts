@@ -10,7 +10,7 @@ import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
 import type { MemorySnapshot } from '../validate/snapshot.js';
 import { HeadroomGuard } from './headroom.js';
-import { ConfigMapLedger, type LedgerStore } from './ledger.js';
+import { ConfigMapLedger, type LedgerStore } from '../ledger/ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';

@@ -1,5 +1,5 @@
 /**
- * Leader election (C5) against the real Lease API, with short durations: compare-and-swap on create
+ * Leader election (CR5) against the real Lease API, with short durations: compare-and-swap on create
  * and update, expiry judged on the standby's own clock, stepping down when renewals fail, release.
  */
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * The controller in-process against the shared real control plane: cascading deletion
- * (C2), status (C3), default quotas (C4). No admission webhook runs here, so the tests label and
+ * (CR2), status (CR3), default quotas (CR4). No admission webhook runs here, so the tests label and
  * annotate namespaces themselves, as the mutating webhook would.
  */
 import * as k8s from '@kubernetes/client-node';
@@ -12,7 +12,7 @@ import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 import { projectsLabelled, removeProjects } from '../support/leftovers.js';
-import { LEDGER_FINALIZER } from '../../src/webhook/ledger.js';
+import { LEDGER_FINALIZER } from '../../src/ledger/ledger.js';
 
 const RUN = uniqueName('ctl');
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
@@ -96,7 +96,7 @@ afterAll(async () => {
   await controller?.stop();
 }, 180_000);
 
-describe('cascading deletion (C2)', () => {
+describe('cascading deletion (CR2)', () => {
   it('deletes a Project with 5 namespaces full of objects: Terminating and NamespacesRemaining while they go, then every namespace, then the Project', async () => {
     const project = await newProject('casc');
     const name = project.metadata.name!;
@@ -188,7 +188,7 @@ describe('cascading deletion (C2)', () => {
     const project = await newProject('ledger');
     const name = project.metadata.name!;
     const ledger = `tenantgate-ledger-${name}`;
-    // As the webhook writes it: with its finalizer (src/webhook/ledger.ts), which the controller removes first.
+    // As the webhook writes it: with its finalizer (src/ledger/ledger.ts), which the controller removes first.
     await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: ledger, finalizers: [LEDGER_FINALIZER] }, data: { reservations: '[]' } } });
     const other = await c.core.createNamespacedConfigMap({ namespace: 'tenantgate-system', body: { metadata: { name: `tenantgate-ledger-${name}x` }, data: { reservations: '[]' } } });
     await deleteProject(c, name);
@@ -230,7 +230,7 @@ describe('cascading deletion (C2)', () => {
   });
 });
 
-describe('status (C3) and default quotas (C4)', () => {
+describe('status (CR3) and default quotas (CR4)', () => {
   it('reports a healthy project: Active, Ready, allocation and usage, budget use, observedGeneration', async () => {
     const project = await newProject('healthy');
     const name = project.metadata.name!;

@@ -20,7 +20,7 @@ import { MEMBER_USER_PREFIX } from '../../src/fleet/fleet-shares-policy.js';
 import { heartbeatLeaseName, renewedLease, type HeartbeatLease } from '../../src/fleet/member-heartbeat.js';
 import { LeanHubClient, loadHubKubeConfig } from '../../src/fleet/hub-client.js';
 import { applyOnHub } from '../../src/fleet/hub-transaction.js';
-import { giveBack, offer, requestGrowth, withdrawOffer, type Applied, type ShareLedger } from '../../src/fleet/shares.js';
+import { giveBack, offer, requestGrowth, withdrawOffer, type Applied, type ShareRecord } from '../../src/fleet/shares.js';
 import { parseResources } from '../../src/validate/resources.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { kubeconfigWithContexts } from '../support/fleet.js';
@@ -382,8 +382,8 @@ describe("the members' own code (src/fleet/hub-transaction.ts) through the polic
     clients.push(client);
     return client;
   }
-  const apply = <R extends Applied>(hub: LeanHubClient, name: string, key: string, transition: (l: ShareLedger) => R | ReturnType<typeof requestGrowth>) =>
-    applyOnHub(hub, BUDGET2, transition as (l: ShareLedger) => R, { member: name, key, deadlineMs: 20_000 });
+  const apply = <R extends Applied>(hub: LeanHubClient, name: string, key: string, transition: (l: ShareRecord) => R | ReturnType<typeof requestGrowth>) =>
+    applyOnHub(hub, BUDGET2, transition as (l: ShareRecord) => R, { member: name, key, deadlineMs: 20_000 });
   const shares = async () =>
     Object.fromEntries(
       Object.entries((JSON.parse((await kubectl('admin', ['get', FB, BUDGET2, '-n', FLEET_NAMESPACE, '-o', 'json'])).stdout) as FleetBudgetObject).status?.members ?? {}).map(([n, e]) => [
@@ -428,14 +428,14 @@ describe("the members' own code (src/fleet/hub-transaction.ts) through the polic
       const shares = new Map(l.shares);
       shares.set(EU, { share: new Map(), lendable: new Map() });
       shares.set(US, { ...shares.get(US)!, share: cpu('9'), lastRequest: 'x1' });
-      return { ok: true, ledger: { ...l, shares }, duplicate: false } as Applied;
+      return { ok: true, record: { ...l, shares }, duplicate: false } as Applied;
     });
     expect(lowerOther.kind).toBe('rejected');
     expect(lowerOther.kind === 'rejected' && lowerOther.problems.join(' ')).toContain(`[F3] FleetBudget ${FLEET_NAMESPACE}/${BUDGET2}: member ${US} may change only its own entry`);
     const overBudget = await apply(us, US, 'x2', (l) => {
       const shares = new Map(l.shares);
       shares.set(US, { ...shares.get(US)!, share: new Map([['requests.cpu', Quantity.parse('9500m')]]), lastRequest: 'x2' });
-      return { ok: true, ledger: { ...l, shares }, duplicate: false } as Applied;
+      return { ok: true, record: { ...l, shares }, duplicate: false } as Applied;
     });
     expect(overBudget.kind).toBe('rejected');
     expect(overBudget.kind === 'rejected' && overBudget.problems.join(' ')).toContain('the shares would sum above the fleet budget (requests.cpu 10');

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { fleetBudgetFor, parseFleetBudget, withLedgerStatus, FLEET_NAMESPACE } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE } from '../../src/fleet/fleet-budget-object.js';
 import { HubConflict, LeanHubClient, loadHubKubeConfig } from '../../src/fleet/hub-client.js';
 import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
@@ -18,7 +18,7 @@ import { raiseEnforced, lowerEnforced } from '../../src/fleet/enforced-limit.js'
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { formatResources, parseResources } from '../../src/validate/resources.js';
 import type { Project } from '../../src/validate/types.js';
-import { ConfigMapLedger, LedgerConflict } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger, LedgerConflict } from '../../src/ledger/ledger.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { dropLedger } from '../support/ledger-reset.js';
 import { cluster, kubectl, uniqueName } from '../support/cluster.js';
@@ -67,13 +67,13 @@ describe('the hub client', () => {
       const parsed = parseFleetBudget(read);
       expect(parsed.ok).toBe(true);
       if (!parsed.ok) return;
-      const grown = requestGrowth(parsed.ledger, 'eu', { id: 'eu-1', need: r({ [CPU]: '2' }) });
+      const grown = requestGrowth(parsed.record, 'eu', { id: 'eu-1', need: r({ [CPU]: '2' }) });
       if (!grown.ok) throw new Error('refused');
-      const stored = await hub.writeStatus(withLedgerStatus(read, grown.ledger));
+      const stored = await hub.writeStatus(withShareRecordStatus(read, grown.record));
       expect(stored.status?.members?.eu).toEqual({ share: { [CPU]: '2' }, lendable: {}, lastRequest: 'eu-1' });
       expect(stored.metadata.resourceVersion).not.toBe(read.metadata.resourceVersion);
       // The same write computed from the old version: refused by the apiserver's precondition.
-      const stale = await hub.writeStatus(withLedgerStatus(read, grown.ledger)).catch((e: unknown) => e);
+      const stale = await hub.writeStatus(withShareRecordStatus(read, grown.record)).catch((e: unknown) => e);
       expect(stale).toBeInstanceOf(HubConflict);
       const onHub = JSON.parse((await kubectl('admin', ['-n', FLEET_NAMESPACE, 'get', 'fleetbudget', name, '-o', 'json'])).stdout) as { status: unknown };
       expect(onHub.status).toEqual({ members: { eu: { share: { [CPU]: '2' }, lendable: {}, lastRequest: 'eu-1' } } });
@@ -116,7 +116,7 @@ describe('a transfer through the hub', () => {
       expect(formatResources(surelyGranted(winner.results as readonly Granted[]))).toEqual({ [CPU]: '6' });
       const onHub = parseFleetBudget((await hubs[0]!.read(name))!);
       if (!onHub.ok) throw new Error(onHub.problems.join());
-      const shares = ['eu', 'us'].map((m) => formatResources(memberShare(onHub.ledger, m).share)[CPU] ?? '0').sort();
+      const shares = ['eu', 'us'].map((m) => formatResources(memberShare(onHub.record, m).share)[CPU] ?? '0').sort();
       expect(shares).toEqual(['0', '6']);
     } finally {
       hubs.forEach((h) => h.close());

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { ApiStatusError, LeanApiClient } from '../../src/kube/lean-client.js';
-import { ConfigMapLedger, LEDGER_FINALIZER, LedgerConflict, type LedgerChange } from '../../src/webhook/ledger.js';
+import { ConfigMapLedger, LEDGER_FINALIZER, LedgerConflict, type LedgerChange } from '../../src/ledger/ledger.js';
 import { dropLedger } from '../support/ledger-reset.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';

@@ -1,6 +1,6 @@
 /**
  * Removes a headroom ledger ConfigMap for good, as the controller does for a gone Project: its
- * finalizer (src/webhook/ledger.ts) first, then the object. A plain `kubectl delete` only marks it
+ * finalizer (src/ledger/ledger.ts) first, then the object. A plain `kubectl delete` only marks it
  * (and waits for the finalizer). For tests that start from an empty ledger.
  */
 import { kubectl } from './cluster.js';

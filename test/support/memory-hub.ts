@@ -50,7 +50,7 @@ export class MemoryHub implements HubClient {
   ledger(name = 'web') {
     const parsed = parseFleetBudget(this.objects.get(name)!);
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-    return parsed.ledger;
+    return parsed.record;
   }
 }
 

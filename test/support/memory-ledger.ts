@@ -1,11 +1,11 @@
 /**
  * A headroom ledger in memory (compare-and-swap on a version number), for unit tests of the guard.
  * Like ConfigMapLedger's watch, `subscribe` tells every listener of each change (here at once, in order).
- * It keeps the ConfigMap's finalizer protocol (src/webhook/ledger.ts): `delete` only marks a ledger
+ * It keeps the ConfigMap's finalizer protocol (src/ledger/ledger.ts): `delete` only marks a ledger
  * that carries the finalizer, `release` removes the finalizer (and with it a marked ledger), and
  * `removeFinalizerByHand` is what an operator who edits the finalizer away does.
  */
-import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
 
 interface Stored {
   version: number;

@@ -51,7 +51,7 @@ const quota = (namespace: string, hard: Record<string, string>, used: Record<str
 
 const cond = (s: ProjectStatus, type: string) => s.conditions?.find((c) => c.type === type);
 
-describe('computeStatus (C3)', () => {
+describe('computeStatus (CR3)', () => {
   it('a healthy project: Active, Ready, allocated/used/headroom, budgetUse, namespaceCount, observedGeneration', () => {
     const snap = MemorySnapshot.of({
       projects: [project()],
@@ -258,7 +258,7 @@ describe('statusEquals / withTransitionTimes', () => {
   });
 });
 
-describe('planDefaultQuotas (C4)', () => {
+describe('planDefaultQuotas (CR4)', () => {
   it('gives uncovered namespaces their declared quota or the defaults while the headroom allows, in name order', () => {
     const p = project({ namespaces: [{ name: 'pay-a', quota: { hard: { 'requests.cpu': '6', pods: '10' } } }] });
     const snap = MemorySnapshot.of({
@@ -353,7 +353,7 @@ describe('the status agrees with the Argo CD health check (manifests/argocd/heal
   });
 });
 
-describe('cascade classification and report (C2)', () => {
+describe('cascade classification and report (CR2)', () => {
   it('owns only namespaces whose label and project-uid both match; says why the others are left', () => {
     const p = project();
     const { owned, foreign } = classifyNamespaces(p, [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fleetBudgetFor, parseFleetBudget, withLedgerStatus, FLEET_NAMESPACE, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
 import { releaseMember, requestGrowth } from '../../src/fleet/shares.js';
 import { parseResources } from '../../src/validate/resources.js';
 import type { Project } from '../../src/validate/types.js';
@@ -35,23 +35,23 @@ describe('FleetBudget object', () => {
     const object = fleetBudgetFor(project)!;
     const parsed = parseFleetBudget(object);
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
-    const grown = requestGrowth(parsed.ledger, 'prod-eu', { id: 'k1', need: parseResources({ 'requests.cpu': '12' }) });
+    const grown = requestGrowth(parsed.record, 'prod-eu', { id: 'k1', need: parseResources({ 'requests.cpu': '12' }) });
     if (!grown.ok) throw new Error(grown.reason);
-    const stored = withLedgerStatus(object, grown.ledger);
+    const stored = withShareRecordStatus(object, grown.record);
     expect(stored.status?.members?.['prod-eu']).toEqual({ share: { 'requests.cpu': '12' }, lendable: {}, lastRequest: 'k1' });
     const reread = parseFleetBudget(stored);
     if (!reread.ok) throw new Error(reread.problems.join('; '));
-    expect(reread.ledger.shares.get('prod-eu')?.share.get('requests.cpu')?.toString()).toBe('12');
+    expect(reread.record.shares.get('prod-eu')?.share.get('requests.cpu')?.toString()).toBe('12');
 
-    const released = releaseMember(reread.ledger, 'prod-eu');
+    const released = releaseMember(reread.record, 'prod-eu');
     const record = { at: '2026-11-25T10:00:00Z', by: 'ops' };
-    const afterRelease = withLedgerStatus(stored, released.ledger, record);
+    const afterRelease = withShareRecordStatus(stored, released.record, record);
     expect(afterRelease.status?.released).toEqual({ 'prod-eu': record });
     expect(afterRelease.status?.members).toEqual({});
     const again = parseFleetBudget(afterRelease);
     if (!again.ok) throw new Error(again.problems.join('; '));
     // A later write keeps the record it did not make.
-    expect(withLedgerStatus(afterRelease, again.ledger).status?.released).toEqual({ 'prod-eu': record });
+    expect(withShareRecordStatus(afterRelease, again.record).status?.released).toEqual({ 'prod-eu': record });
   });
 
   it('fails closed on a status it cannot read, naming the object and the field', () => {

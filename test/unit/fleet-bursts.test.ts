@@ -13,10 +13,10 @@ import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.j
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor } from '../../src/fleet/fleet-budget-object.js';
 import { fleetProjectBudget } from '../../src/fleet/give-back.js';
-import { memberLimits, memberView, reachableLimits } from '../../src/fleet/member-budget.js';
+import { memberLimits, memberCapView, reachableLimits } from '../../src/fleet/member-budget.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
-import { budgetOf, formatResources, parseResources, type Resources } from '../../src/validate/resources.js';
+import { budgetIn, formatResources, parseResources, type Resources } from '../../src/validate/resources.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ResourceList } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
@@ -91,25 +91,25 @@ describe('a fleet member with an active burst: the member view the rules read', 
   for (const e of ['3', '9', '12']) {
     it(`E = ${e} CPU: CPU at min(E, 8 + 2, 10), memory at 4Gi + 1Gi`, () => {
       const p = project();
-      const view = memberView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: e })));
+      const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: e })));
       const want = expectedBudget(p, 'eu', { [CPU]: e }, DURING);
-      expect(canonical(budgetOf(view.project('web')!, 'eu'))).toEqual(canonical(want));
+      expect(canonical(budgetIn(view, view.project('web')!, 'eu'))).toEqual(canonical(want));
       // Never above E for the fleet-budgeted resource.
-      expect(budgetOf(view.project('web')!, 'eu').get(CPU)!.cmp(Quantity.parse(e))).toBeLessThanOrEqual(0);
+      expect(budgetIn(view, view.project('web')!, 'eu').get(CPU)!.cmp(Quantity.parse(e))).toBeLessThanOrEqual(0);
     });
   }
 
   it('the reachable view (what the hub could grant): CPU at most the fleet budget, memory with the burst once', () => {
     const p = project();
-    const view = memberView(snapshotOf(p), 'eu', (q) => reachableLimits(q, 'eu'));
-    expect(canonical(budgetOf(view.project('web')!, 'eu'))).toEqual(canonical(expectedBudget(p, 'eu', p.spec.fleet!.quota!.hard!, DURING)));
+    const view = memberCapView(snapshotOf(p), 'eu', (q) => reachableLimits(q, 'eu'));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu'))).toEqual(canonical(expectedBudget(p, 'eu', p.spec.fleet!.quota!.hard!, DURING)));
   });
 
   it('after the burst, the same view budgets the declarations alone', () => {
     setProcessClock(fixedClock(AFTER));
     const p = project();
-    const view = memberView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: '9' })));
-    expect(canonical(budgetOf(view.project('web')!, 'eu'))).toEqual(canonical(expectedBudget(p, 'eu', { [CPU]: '9' }, AFTER)));
+    const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: '9' })));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu'))).toEqual(canonical(expectedBudget(p, 'eu', { [CPU]: '9' }, AFTER)));
   });
 
   it("the controller's view (floor, metrics, budget view): memory with the burst once, CPU at the 0 it is given", () => {

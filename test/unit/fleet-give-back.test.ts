@@ -7,14 +7,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decideReturn, returnRoom, type MemberState, type ReturnPolicy } from '../../src/fleet/give-back.js';
-import { ledgerProblems, memberShare, type MemberShare, type ShareLedger } from '../../src/fleet/shares.js';
+import { shareRecordProblems, memberShare, type MemberShare, type ShareRecord } from '../../src/fleet/shares.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 
 const q = (v: string | number) => Quantity.parse(String(v));
 const cpu = (v: string | number) => new Map([['requests.cpu', q(v)]]);
 const policy: ReturnPolicy = { keep: cpu(1), above: cpu(2), offerAfterMs: 60_000, giveBackAfterMs: 300_000 };
 
-function ledger(budget: number, shares: Record<string, [number, number?]>): ShareLedger {
+function ledger(budget: number, shares: Record<string, [number, number?]>): ShareRecord {
   const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]));
   return { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() };
 }
@@ -24,13 +24,13 @@ function state(o: { e: number; floor: number; share: number; lent?: number; othe
     member: 'eu',
     enforced: cpu(o.e),
     floor: cpu(o.floor),
-    ledger: ledger(20, { eu: [o.share, o.lent], us: [o.other ?? 4] }),
+    record: ledger(20, { eu: [o.share, o.lent], us: [o.other ?? 4] }),
     declaredBudget: cpu(o.declared ?? 20),
     inFleet: o.inFleet ?? true,
   };
 }
 
-const cpuOf = (l: ShareLedger, m = 'eu') => ({ share: memberShare(l, m).share.get('requests.cpu')?.toString() ?? '0', lendable: memberShare(l, m).lendable.get('requests.cpu')?.toString() ?? '0' });
+const cpuOf = (l: ShareRecord, m = 'eu') => ({ share: memberShare(l, m).share.get('requests.cpu')?.toString() ?? '0', lendable: memberShare(l, m).lendable.get('requests.cpu')?.toString() ?? '0' });
 
 describe('decideReturn: the idle clock and its band', () => {
   it('idle room within the band (share − floor ≤ above) starts no clock and does nothing', () => {
@@ -59,9 +59,9 @@ describe('decideReturn: the idle clock and its band', () => {
     expect(decideReturn(s, policy, new Map([['requests.cpu', 0]]), 120_000).step).toBeUndefined();
     const d = decideReturn(s, policy, new Map([['requests.cpu', 0]]), 300_000);
     expect(d.step?.modes.get('requests.cpu')).toBe('give-back');
-    const after = returnRoom(s.ledger, 'eu', 'k1', d.step!, d.step!.lowerTo, s.floor, s.ledger);
-    expect(after.ok && cpuOf(after.ledger)).toEqual({ share: '6', lendable: '0' });
-    expect(after.ok && memberShare(after.ledger, 'eu').lastRequest).toBe('k1');
+    const after = returnRoom(s.record, 'eu', 'k1', d.step!, d.step!.lowerTo, s.floor, s.record);
+    expect(after.ok && cpuOf(after.record)).toEqual({ share: '6', lendable: '0' });
+    expect(after.ok && memberShare(after.record, 'eu').lastRequest).toBe('k1');
   });
 
   it('with offerAfter equal to giveBackAfter (the shipped default) room is given back, never offered', () => {
@@ -81,8 +81,8 @@ describe('decideReturn: the idle clock and its band', () => {
     const d = decideReturn(s, policy, new Map(), 0);
     expect(d.step).toMatchObject({ reason: 'budget-lowered', modes: new Map([['requests.cpu', 'give-back']]) });
     expect(d.step?.lowerTo.get('requests.cpu')?.toString()).toBe('5');
-    const after = returnRoom(s.ledger, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor, s.ledger);
-    expect(after.ok && cpuOf(after.ledger)).toEqual({ share: '5', lendable: '0' });
+    const after = returnRoom(s.record, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor, s.record);
+    expect(after.ok && cpuOf(after.record)).toEqual({ share: '5', lendable: '0' });
   });
 
   it('a cluster that left spec.fleet.clusters returns all above its floor at once', () => {
@@ -97,17 +97,17 @@ describe('returnRoom', () => {
     const s = state({ e: 2, floor: 5, share: 10 });
     const d = decideReturn(s, policy, new Map([['requests.cpu', 0]]), 400_000);
     expect(d.step?.lowerTo.get('requests.cpu')?.toString()).toBe('2');
-    const after = returnRoom(s.ledger, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor, s.ledger);
-    expect(after.ok && cpuOf(after.ledger)).toEqual({ share: '5', lendable: '0' });
+    const after = returnRoom(s.record, 'eu', 'k', d.step!, d.step!.lowerTo, s.floor, s.record);
+    expect(after.ok && cpuOf(after.record)).toEqual({ share: '5', lendable: '0' });
   });
 
   it('the same key on a ledger that already applied it changes nothing (a retry after a lost answer)', () => {
     const s = state({ e: 10, floor: 5, share: 10 });
     const step = decideReturn(s, policy, new Map([['requests.cpu', 0]]), 400_000).step!;
-    const once = returnRoom(s.ledger, 'eu', 'k', step, step.lowerTo, s.floor, s.ledger);
+    const once = returnRoom(s.record, 'eu', 'k', step, step.lowerTo, s.floor, s.record);
     if (!once.ok) throw new Error('refused');
-    const twice = returnRoom(once.ledger, 'eu', 'k', step, step.lowerTo, s.floor, s.ledger);
-    expect(twice).toEqual({ ok: true, ledger: once.ledger, duplicate: true });
+    const twice = returnRoom(once.record, 'eu', 'k', step, step.lowerTo, s.floor, s.record);
+    expect(twice).toEqual({ ok: true, record: once.record, duplicate: true });
   });
 
   it('for any state and clock: the write keeps share − lendable ≥ max(E\', floor), Σ shares ≤ budget, and touches no other member', () => {
@@ -122,15 +122,15 @@ describe('returnRoom', () => {
           if (!d.step) return;
           const lowered = d.step.lowerTo.get('requests.cpu') ?? q(e);
           expect(lowered.cmp(q(e))).toBeLessThanOrEqual(0);
-          const after = returnRoom(s.ledger, 'eu', 'k', d.step, d.step.lowerTo, s.floor, s.ledger);
+          const after = returnRoom(s.record, 'eu', 'k', d.step, d.step.lowerTo, s.floor, s.record);
           if (!after.ok) throw new Error(`refused: ${after.reason}`);
-          const mine = memberShare(after.ledger, 'eu');
+          const mine = memberShare(after.record, 'eu');
           const limit = (mine.share.get('requests.cpu') ?? q(0)).sub(mine.lendable.get('requests.cpu') ?? q(0));
           expect(limit.cmp(lowered)).toBeGreaterThanOrEqual(0);
           expect(limit.cmp(q(Math.min(o.floor, o.share - lent)))).toBeGreaterThanOrEqual(0);
           expect((mine.share.get('requests.cpu') ?? q(0)).cmp(q(Math.min(o.floor, o.share)))).toBeGreaterThanOrEqual(0);
-          expect(ledgerProblems(after.ledger)).toEqual([]);
-          expect(memberShare(after.ledger, 'us')).toEqual(memberShare(s.ledger, 'us'));
+          expect(shareRecordProblems(after.record)).toEqual([]);
+          expect(memberShare(after.record, 'us')).toEqual(memberShare(s.record, 'us'));
         },
       ),
       { numRuns: 500 },

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
-import { fleetBudgetFor, withLedgerStatus } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth } from '../../src/fleet/shares.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
 import { formatResources, parseResources } from '../../src/validate/resources.js';
@@ -21,8 +21,8 @@ import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { aQuotaCreateRequest } from '../support/fixtures.js';
 import { MemoryHub } from '../support/memory-hub.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
-import { memberLimits, memberView, reachableLimits } from '../../src/fleet/member-budget.js';
-import { budgetList } from '../../src/validate/resources.js';
+import { memberLimits, memberCapView, reachableLimits } from '../../src/fleet/member-budget.js';
+import { budgetListIn } from '../../src/validate/resources.js';
 
 const CPU = 'requests.cpu';
 const MEM = 'requests.memory';
@@ -71,7 +71,7 @@ function setup(p = project('web', true)) {
 function usHolds(hub: MemoryHub, cpu: string): void {
   const taken = requestGrowth(hub.ledger(), 'us', { id: 'us-1', need: r({ [CPU]: cpu }) });
   if (!taken.ok) throw new Error('us refused');
-  hub.put(withLedgerStatus(hub.objects.get('web')!, taken.ledger));
+  hub.put(withShareRecordStatus(hub.objects.get('web')!, taken.record));
 }
 
 async function enforced(ledger: MemoryLedger, name = 'web') {
@@ -190,12 +190,12 @@ describe('the member budget view (src/fleet/member-budget.ts)', () => {
     expect(memberLimits(p, 'ap', new Map())).toBeUndefined();
     expect(memberLimits(project('solo', false), 'eu', new Map())).toBeUndefined();
     const s = snapshotOf(p);
-    const view = memberView(s, 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: '3' })));
-    expect(budgetList(view.project('web')!, 'eu')).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
-    expect([...view.projects()].map((q) => budgetList(q, 'eu'))).toEqual([{ [CPU]: '3', [MEM]: '4Gi' }]);
+    const view = memberCapView(s, 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: '3' })));
+    expect(budgetListIn(view, view.project('web')!, 'eu')).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
+    expect([...view.projects()].map((q) => budgetListIn(view, q, 'eu'))).toEqual([{ [CPU]: '3', [MEM]: '4Gi' }]);
     // The base's own methods, optional memos included, are the view's.
     expect(typeof view.effectiveQuotaOf).toBe('function');
     expect([...view.namespacesOfProject('web')].length).toBe(NAMESPACES.length);
-    expect(memberView(s, 'eu', () => undefined).project('web')).toBe(s.project('web'));
+    expect(memberCapView(s, 'eu', () => undefined).project('web')).toBe(s.project('web'));
   });
 });

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
-import { fleetBudgetFor, withLedgerStatus } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
 import { decodeRecord, encodeRecord, holdsEnforcedLimit, loweredRecord, raisedRecord, EMPTY_RECORD, MAX_GRANT_KEYS } from '../../src/fleet/enforced-record.js';
 import { lowerEnforced, raiseEnforced } from '../../src/fleet/enforced-limit.js';
@@ -57,7 +57,7 @@ describe('applyOnHub', () => {
       // us takes 8 of the 10 between eu's read and eu's write.
       const taken = requestGrowth(hub.ledger(), 'us', { id: 'us-1', need: r({ [CPU]: '8' }) });
       if (!taken.ok) throw new Error('rival refused');
-      hub.put(withLedgerStatus(hub.objects.get('web')!, taken.ledger));
+      hub.put(withShareRecordStatus(hub.objects.get('web')!, taken.record));
     };
     const out = await applyOnHub(hub, 'web', grow('eu-1', '2', '3'), opts('eu-1'));
     expect(out.kind).toBe('stored');

@@ -11,7 +11,7 @@ import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js
 import { fleetSeries } from '../../src/controller/fleet-metrics.js';
 import { lowerEnforced, raiseEnforced } from '../../src/fleet/enforced-limit.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
-import { fleetBudgetFor, withLedgerStatus } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, type MemberShare } from '../../src/fleet/shares.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -37,7 +37,7 @@ let snapshot: MemorySnapshot;
 function setHub(project: Project, shares: Record<string, [number, number?]>): void {
   const object = fleetBudgetFor(web())!;
   const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]));
-  hub.put(withLedgerStatus(object, { budget: cpu(project.spec.fleet!.quota!.hard!['requests.cpu']!), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() }));
+  hub.put(withShareRecordStatus(object, { budget: cpu(project.spec.fleet!.quota!.hard!['requests.cpu']!), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() }));
 }
 
 function loop(acts = true): FleetLoop {
@@ -248,7 +248,7 @@ describe("the hub's record below E (a hub restored from an older backup, a share
 
   it('a released member: E comes down to what its namespaces hold (no growth), however much the pool has', async () => {
     const object = fleetBudgetFor(web())!;
-    hub.put(withLedgerStatus(object, { budget: cpu(10), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['us', { share: cpu(2), lendable: new Map() }]]), released: new Set(['eu']) }));
+    hub.put(withShareRecordStatus(object, { budget: cpu(10), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['us', { share: cpu(2), lendable: new Map() }]]), released: new Set(['eu']) }));
     await loop().check('web');
     expect(await enforced()).toBe('2');
     expect(lines.at(-1)).toMatchObject({ fleet: 'released', released: true, aboveRecord: { 'requests.cpu': '2' } });

@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js';
 import { raiseEnforced } from '../../src/fleet/enforced-limit.js';
-import { fleetBudgetFor, withLedgerStatus, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
+import { fleetBudgetFor, withShareRecordStatus, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { FleetGrowth } from '../../src/webhook/fleet-growth.js';
@@ -92,7 +92,7 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
   const project = aProject('web', { fleet: { quota: { hard: { [CPU]: String(budget) } }, clusters: ['eu', 'us'] }, quota: { hard: { [CPU]: '20' } }, namespaces: [{ name: 'web-a', cluster: 'eu' }] });
   // eu holds 8 and enforces 8; web-a holds 1 + a random part: the loop gives back the idle rest at once.
   const held = 1 + Math.floor(random() * 4);
-  hub.put(withLedgerStatus(fleetBudgetFor(project)!, { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['eu', { share: cpu(8), lendable: new Map() }], ['us', { share: cpu(2), lendable: new Map() }]]), released: new Set() }));
+  hub.put(withShareRecordStatus(fleetBudgetFor(project)!, { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['eu', { share: cpu(8), lendable: new Map() }], ['us', { share: cpu(2), lendable: new Map() }]]), released: new Set() }));
   await raiseEnforced(ledger, 'web', 'seed', cpu(8));
   const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [aNamespace('web-a', { project: 'web' })], quotas: [aQuota('web-a', { [CPU]: String(held) })] });
   let keys = 0;

@@ -1,7 +1,7 @@
 /** F1 (a fleet budget declaration makes sense, offline) and F2's messages (src/validate/rules/fleet.ts). */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { emptyLedger, offer, releaseMember, requestGrowth, setBudget, type ShareLedger } from '../../src/fleet/shares.js';
+import { emptyShareRecord, offer, releaseMember, requestGrowth, setBudget, type ShareRecord } from '../../src/fleet/shares.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import { parseResources } from '../../src/validate/resources.js';
 import { checkFleetBudget, fleetGrowthRefusal, fleetHubUnreachable } from '../../src/validate/rules/fleet.js';
@@ -104,16 +104,16 @@ describe('F1', () => {
 });
 
 describe('F2 messages', () => {
-  function fleet(): ShareLedger {
-    let l = emptyLedger(parseResources({ [CPU]: '40' }), ['prod-eu', 'prod-us', 'prod-ap'], new Map([['prod-eu', parseResources({ [CPU]: '30' })]]));
+  function fleet(): ShareRecord {
+    let l = emptyShareRecord(parseResources({ [CPU]: '40' }), ['prod-eu', 'prod-us', 'prod-ap'], new Map([['prod-eu', parseResources({ [CPU]: '30' })]]));
     for (const [m, id, n] of [['prod-us', 'u', '30'], ['prod-ap', 'a', '8']] as const) {
       const g = requestGrowth(l, m, { id, need: parseResources({ [CPU]: n }) });
       if (!g.ok) throw new Error('setup');
-      l = g.ledger;
+      l = g.record;
     }
     const o = offer(l, 'prod-us', { id: 'u2', amount: parseResources({ [CPU]: '2' }) });
     if (!o.ok) throw new Error('setup');
-    return o.ledger;
+    return o.record;
   }
 
   it('names the clusters that hold the room and what the pool and the offers had', () => {
@@ -129,13 +129,13 @@ describe('F2 messages', () => {
 
   it('says when the upper bound, membership, a release or the hub is what stops the growth', () => {
     const l = fleet();
-    const bound = requestGrowth(emptyLedger(parseResources({ [CPU]: '40' }), ['prod-eu'], new Map([['prod-eu', parseResources({ [CPU]: '3' })]])), 'prod-eu', { id: 'b', need: parseResources({ [CPU]: '4' }) });
+    const bound = requestGrowth(emptyShareRecord(parseResources({ [CPU]: '40' }), ['prod-eu'], new Map([['prod-eu', parseResources({ [CPU]: '3' })]])), 'prod-eu', { id: 'b', need: parseResources({ [CPU]: '4' }) });
     if (bound.ok) throw new Error('expected a refusal');
     expect(fleetGrowthRefusal('web', 'prod-eu', bound).message).toBe("project web on cluster prod-eu: requests.cpu needs 4 more than this cluster's share 0 of the fleet budget, but its upper bound is 3 (at most 3 more)");
     const stranger = requestGrowth(l, 'prod-xx', { id: 'x', need: parseResources({ [CPU]: '1' }) });
     if (stranger.ok) throw new Error('expected a refusal');
     expect(fleetGrowthRefusal('web', 'prod-xx', stranger).message).toBe('project web on cluster prod-xx: cluster prod-xx is not in spec.fleet.clusters, so it holds no share of the fleet budget; the platform team adds it in git');
-    const gone = requestGrowth(releaseMember(l, 'prod-ap').ledger, 'prod-ap', { id: 'x', need: parseResources({ [CPU]: '1' }) });
+    const gone = requestGrowth(releaseMember(l, 'prod-ap').record, 'prod-ap', { id: 'x', need: parseResources({ [CPU]: '1' }) });
     if (gone.ok) throw new Error('expected a refusal');
     expect(fleetGrowthRefusal('web', 'prod-ap', gone).message).toContain('an operator released cluster prod-ap from the fleet');
     const lowered = setBudget(l, parseResources({ [CPU]: '30' }));

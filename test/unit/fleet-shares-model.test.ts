@@ -1,6 +1,6 @@
 /**
  * Fleet budgets against a model of the fleet (docs/adr/0039-fleet-budgets-demarcation.md): a hub that
- * stores one share ledger (src/fleet/shares.ts) and applies a write only when its precondition is the
+ * stores one share record (src/fleet/shares.ts) and applies a write only when its precondition is the
  * resourceVersion it holds (compare-and-swap), and 2–4 members, each with an enforced limit and an
  * allocation that live in its own cluster (they survive a crash) and a memory that does not (its last
  * read of the hub, its write in flight). Writes and replies travel through a network that delays them,
@@ -27,7 +27,7 @@ import { describe, expect, it } from 'vitest';
 import { decideReturn, returnRoom, type ReturnPolicy } from '../../src/fleet/give-back.js';
 import { decideLocally, growthWant, type GiveBackPolicy } from '../../src/fleet/member.js';
 import {
-  emptyLedger,
+  emptyShareRecord,
   enforceableLimit,
   memberShare,
   offer,
@@ -35,7 +35,7 @@ import {
   requestGrowth,
   setBudget,
   withdrawOffer,
-  type ShareLedger,
+  type ShareRecord,
 } from '../../src/fleet/shares.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { fleetGrowthRefusal } from '../../src/validate/rules/fleet.js';
@@ -123,7 +123,7 @@ interface Write {
   readonly incarnation: number;
   readonly id: string;
   readonly precondition: number;
-  readonly next: ShareLedger;
+  readonly next: ShareRecord;
 }
 interface Reply {
   readonly to: number;
@@ -131,13 +131,13 @@ interface Reply {
   readonly id: string;
   readonly stored: boolean;
   readonly rv: number;
-  readonly ledger: ShareLedger;
+  readonly ledger: ShareRecord;
 }
 interface Pending {
   readonly id: string;
   readonly kind: 'grow' | 'giveBack' | 'offer' | 'withdraw';
   readonly precondition: number;
-  readonly next: ShareLedger;
+  readonly next: ShareRecord;
   /** What the member may add to its enforced limit once the write is stored (grow, withdraw). */
   readonly raiseBy: Resources;
   /** The allocation a growth waits to reach (admitted if the reply comes before the deadline). */
@@ -155,7 +155,7 @@ interface Member {
   gone: boolean;
   // In the member's process: lost in a crash.
   incarnation: number;
-  view?: { ledger: ShareLedger; rv: number };
+  view?: { ledger: ShareRecord; rv: number };
   pending?: Pending;
   unresolved?: Pending;
 }
@@ -174,7 +174,7 @@ interface Coverage {
 }
 
 class Fleet {
-  hub: { ledger: ShareLedger; rv: number; up: boolean };
+  hub: { ledger: ShareRecord; rv: number; up: boolean };
   readonly members: Member[];
   writes: Write[] = [];
   replies: Reply[] = [];
@@ -187,7 +187,7 @@ class Fleet {
     private readonly coverage: Coverage,
   ) {
     const names = Array.from({ length: size }, (_, i) => `c${i}`);
-    this.hub = { ledger: emptyLedger(BUDGET, names, new Map([['c0', parseResources({ [CPU]: '4' })]])), rv: 1, up: true };
+    this.hub = { ledger: emptyShareRecord(BUDGET, names, new Map([['c0', parseResources({ [CPU]: '4' })]])), rv: 1, up: true };
     this.members = names.map((name) => ({ name, enforced: new Map(RESOURCES.map((r) => [r, ZERO])), allocation: new Map(), gone: false, incarnation: 0 }));
   }
 
@@ -242,7 +242,7 @@ class Fleet {
         if (result.fromLenders.size > 0) this.coverage.grantedFromOffers++;
         const raised = this.broken === 'raise-before-write';
         if (raised) x.enforced = plus(x.enforced, result.granted);
-        this.send(x, { id, kind: 'grow', precondition: x.view!.rv, next: result.ledger, raiseBy: result.granted, after, raised });
+        this.send(x, { id, kind: 'grow', precondition: x.view!.rv, next: result.record, raiseBy: result.granted, after, raised });
         return;
       }
       case 'shrink': {
@@ -265,7 +265,7 @@ class Fleet {
         const x = this.live(a.m);
         if (!x || !this.idle(x)) return;
         const ledger = x.view!.ledger;
-        const state = { member: x.name, enforced: x.enforced, floor: x.allocation, ledger, declaredBudget: ledger.budget, inFleet: true };
+        const state = { member: x.name, enforced: x.enforced, floor: x.allocation, record: ledger, declaredBudget: ledger.budget, inFleet: true };
         const { step } = decideReturn(state, RETURN_NOW, new Map(), 0);
         if (!step) return;
         const id = `${x.name}-${++this.ids}`;
@@ -274,7 +274,7 @@ class Fleet {
         if (!t.ok || t.duplicate) return;
         const later = this.broken === 'lower-after-write';
         if (!later) x.enforced = lowerTo;
-        this.send(x, { id, kind: 'giveBack', precondition: x.view!.rv, next: t.ledger, raiseBy: new Map(), ...(later ? { lowerTo } : {}) });
+        this.send(x, { id, kind: 'giveBack', precondition: x.view!.rv, next: t.record, raiseBy: new Map(), ...(later ? { lowerTo } : {}) });
         return;
       }
       case 'offer': {
@@ -289,7 +289,7 @@ class Fleet {
         const lowerTo = new Map(x.enforced).set(a.r, at(x.enforced, a.r).sub(lent));
         const later = this.broken === 'lower-after-write';
         if (!later) x.enforced = lowerTo;
-        this.send(x, { id, kind: 'offer', precondition: x.view!.rv, next: t.ledger, raiseBy: new Map(), ...(later ? { lowerTo } : {}) });
+        this.send(x, { id, kind: 'offer', precondition: x.view!.rv, next: t.record, raiseBy: new Map(), ...(later ? { lowerTo } : {}) });
         return;
       }
       case 'withdraw': {
@@ -302,7 +302,7 @@ class Fleet {
         if (!t.ok) return;
         const raised = this.broken === 'raise-before-write';
         if (raised) x.enforced = plus(x.enforced, one(a.r, back));
-        this.send(x, { id, kind: 'withdraw', precondition: x.view!.rv, next: t.ledger, raiseBy: one(a.r, back), raised });
+        this.send(x, { id, kind: 'withdraw', precondition: x.view!.rv, next: t.record, raiseBy: one(a.r, back), raised });
         return;
       }
       case 'deliver': {
@@ -382,7 +382,7 @@ class Fleet {
         const x = this.members[a.m % this.members.length]!;
         if (!x.gone || !this.hub.up || this.hub.ledger.released.has(x.name)) return;
         // The operator's tool: read, releaseMember, CAS write (atomic here: one step).
-        this.hub = { ...this.hub, ledger: releaseMember(this.hub.ledger, x.name).ledger, rv: this.hub.rv + 1 };
+        this.hub = { ...this.hub, ledger: releaseMember(this.hub.ledger, x.name).record, rv: this.hub.rv + 1 };
         this.coverage.released++;
         return;
       }
@@ -394,7 +394,7 @@ class Fleet {
           this.coverage.budgetRefused++;
           return;
         }
-        this.hub = { ...this.hub, ledger: t.ledger, rv: this.hub.rv + 1 };
+        this.hub = { ...this.hub, ledger: t.record, rv: this.hub.rv + 1 };
         return;
       }
     }
@@ -403,7 +403,7 @@ class Fleet {
   /**
    * The invariant, in words; empty when it holds. Judged from the hub's record (its entries' share and
    * lendable, the budget, the released members) and each member's own limit and allocation, with the
-   * arithmetic written here: not the product's ledgerProblems or enforceableLimit, which the hub and
+   * arithmetic written here: not the product's shareRecordProblems or enforceableLimit, which the hub and
    * the members decide with.
    */
   check(): string[] {

@@ -4,7 +4,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
-import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { aNamespaceCreateRequest, aQuotaCreateRequest } from '../support/fixtures.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';

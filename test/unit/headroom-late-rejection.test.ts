@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
-import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/webhook/ledger.js';
+import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
 import { aQuotaCreateRequest } from '../support/fixtures.js';
 
 const unhandled: unknown[] = [];

@@ -1,11 +1,11 @@
 /**
  * The ledger watch reads an event's type, name and resourceVersion from the head of its line and
- * parses the ConfigMap only when asked (src/webhook/ledger-watch.ts, ADR 0060). What it reads must be
+ * parses the ConfigMap only when asked (src/ledger/ledger-watch.ts, ADR 0060). What it reads must be
  * what JSON.parse reads, whatever the ledger's entries hold; anything else must fall back to a parse.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { eventHead } from '../../src/webhook/ledger-watch.js';
+import { eventHead } from '../../src/ledger/ledger-watch.js';
 
 /** A watch event line in the apiserver's field order (TypeMeta, then metadata from name to managedFields, then data). */
 function eventLine(type: string, name: string, resourceVersion: string, reservations: string, labels: Record<string, string> = {}): string {

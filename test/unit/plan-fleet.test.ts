@@ -1,15 +1,15 @@
 /**
  * `tenantgate plan` over a fleet budget (src/plan/fleet.ts through planChange): the fleet budget, each
- * member's share (from the hub's ledger when given) and allocation (live where plan reads the cluster,
+ * member's share (from the hub's share record when given) and allocation (live where plan reads the cluster,
  * declared elsewhere), the fleet's headroom; F1 when the namespaces hold more than the new fleet budget,
  * F2 when the new fleet budget is below the shares the members hold; nothing without spec.fleet.
  */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import type { MemberShare, ShareLedger } from '../../src/fleet/shares.js';
+import type { MemberShare, ShareRecord } from '../../src/fleet/shares.js';
 import { formatPlan } from '../../src/plan/format.js';
 import { planChange, planFails } from '../../src/plan/plan.js';
-import type { HubLedger } from '../../src/plan/fleet.js';
+import type { HubShareRecord } from '../../src/plan/fleet.js';
 import type { LiveState } from '../../src/plan/types.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import type { Project } from '../../src/validate/types.js';
@@ -40,12 +40,12 @@ function eu(project: Project = web()): LiveState {
   };
 }
 
-function ledger(budget: string, shares: Record<string, { share: string; lendable?: string }>): ShareLedger {
+function ledger(budget: string, shares: Record<string, { share: string; lendable?: string }>): ShareRecord {
   const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, s]) => [m, { share: cpu(s.share), lendable: s.lendable ? cpu(s.lendable) : new Map() }]));
   return { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map([['eu', cpu('8')], ['us', cpu('8')]]), shares: entries, released: new Set() };
 }
 
-const hub = (l: ShareLedger): ReadonlyMap<string, HubLedger> => new Map([['web', { state: 'read', ledger: l }]]);
+const hub = (l: ShareRecord): ReadonlyMap<string, HubShareRecord> => new Map([['web', { state: 'read', record: l }]]);
 
 describe('plan over a fleet budget', () => {
   it('shows the fleet budget, each member’s share and allocation (live on eu, declared on us) and the fleet headroom', () => {

@@ -5,7 +5,7 @@
  * fleet loop last saw; no fleet part for a Project without spec.fleet or on a cluster outside it.
  */
 import { describe, expect, it } from 'vitest';
-import type { MemberShare, ShareLedger } from '../../src/fleet/shares.js';
+import type { MemberShare, ShareRecord } from '../../src/fleet/shares.js';
 import { headroomText } from '../../src/kubectl/format.js';
 import { budgetFromView } from '../../src/kubectl/model.js';
 import { Quantity } from '../../src/quantity/quantity.js';
@@ -25,7 +25,7 @@ function web(o: { fleet?: boolean } = {}): Project {
   });
 }
 
-function ledger(): ShareLedger {
+function ledger(): ShareRecord {
   const shares = new Map<string, MemberShare>([
     ['eu', { share: cpu(5), lendable: cpu(1) }],
     ['us', { share: cpu(3), lendable: cpu(2) }],
@@ -42,7 +42,7 @@ const get = (src: ViewSource) => handle({ method: 'GET', path: `${VIEW_API_PATH}
 
 describe('the budget view of a fleet-budgeted project', () => {
   it('shows the fleet budget, E, the allocation, this cluster’s share, the room here and in the fleet, and every member’s share', () => {
-    const b = get(source(web(), 'eu', { ledger: ledger(), enforced: cpu(4), at: AT }));
+    const b = get(source(web(), 'eu', { record: ledger(), enforced: cpu(4), at: AT }));
     expect(b.fleet).toEqual({
       members: ['eu', 'us'],
       observedAt: '2026-11-25T16:00:00.000Z',
@@ -60,14 +60,14 @@ describe('the budget view of a fleet-budgeted project', () => {
   });
 
   it('no fleet part without spec.fleet, or on a cluster the fleet does not name', () => {
-    expect(get(source(web({ fleet: false }), 'eu', { ledger: ledger(), enforced: cpu(4), at: AT })).fleet).toBeUndefined();
-    expect(get(source(web(), 'ap', { ledger: ledger(), enforced: cpu(4), at: AT })).fleet).toBeUndefined();
+    expect(get(source(web({ fleet: false }), 'eu', { record: ledger(), enforced: cpu(4), at: AT })).fleet).toBeUndefined();
+    expect(get(source(web(), 'ap', { record: ledger(), enforced: cpu(4), at: AT })).fleet).toBeUndefined();
   });
 });
 
 describe('kubectl tenantgate headroom of a fleet-budgeted project', () => {
   it('keeps the view’s fleet part and prints it after the budget', () => {
-    const b = budgetFromView(get(source(web(), 'eu', { ledger: ledger(), enforced: cpu(4), at: AT })));
+    const b = budgetFromView(get(source(web(), 'eu', { record: ledger(), enforced: cpu(4), at: AT })));
     expect(b.fleet?.resources[0]?.fleetHeadroom).toBe('5');
     const text = headroomText(b, 100);
     expect(text).toContain('Fleet budget shared by eu, us (shares as last read from the hub at 2026-11-25T16:00:00.000Z)');

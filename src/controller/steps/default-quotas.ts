@@ -1,5 +1,5 @@
 /**
- * Step C4: the default quotas (and, with tiers, the tier quotas) of the project's namespaces.
+ * Step CR4: the default quotas (and, with tiers, the tier quotas) of the project's namespaces.
  */
 import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject, DEFAULT_QUOTA_NAME } from '../../validate/types.js';
 import { planDefaultQuotas } from '../defaults.js';
@@ -10,7 +10,7 @@ import { type StepContext, argoCdGrace } from './context.js';
 /** The field manager of the controller's repairs of the other-tiers quota (docs/budgets.md#priority-tiers). */
 const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
 
-/** C4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
+/** CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
 export async function createDefaultQuotas(c: StepContext, project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {
   const plan = planDefaultQuotas(project, c.informers.snapshot, c.config.clusterName);
   for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {

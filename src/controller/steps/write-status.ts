@@ -1,12 +1,12 @@
 /**
- * Step C3: the Project's status from the snapshot (status.ts), written only when it changed, with
+ * Step CR3: the Project's status from the snapshot (status.ts), written only when it changed, with
  * Events on transitions.
  */
 import type { Project } from '../../validate/types.js';
 import { CONDITION_QUOTA_WITHIN_BUDGET, computeStatus, statusEquals, type CascadeReport } from '../status.js';
 import { type StepContext, rfc3339 } from './context.js';
 
-/** C3: writes the status only when it differs (ignoring lastTransitionTime). */
+/** CR3: writes the status only when it differs (ignoring lastTransitionTime). */
 export async function writeStatus(c: StepContext, project: Project, signal: AbortSignal, cascade?: CascadeReport): Promise<Project> {
   const status = computeStatus({ project, snapshot: c.informers.snapshot, cluster: c.config.clusterName, now: rfc3339(c.now()), ...(cascade ? { cascade } : {}) });
   if (statusEquals(project.status, status)) return project;

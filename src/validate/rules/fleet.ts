@@ -3,7 +3,7 @@
  * share of the fleet budget, refused; reported by the webhook on a fleet member, src/webhook/fleet-growth.ts). Pure.
  * docs/adr/0039-fleet-budgets-demarcation.md.
  */
-import type { ShareLedger, ShareRefusal, Shortfall } from '../../fleet/shares.js';
+import type { ShareRecord, ShareRefusal, Shortfall } from '../../fleet/shares.js';
 import { holdersOf } from '../../fleet/shares.js';
 import { Quantity } from '../../quantity/quantity.js';
 import { budgetPath, declaredBudgetList, defaultsOf, parseResources, type Resources } from '../resources.js';
@@ -112,8 +112,8 @@ function declaredAboveBudget(project: Project, subject: string, budget: Resource
   return out;
 }
 
-function describeHolders(ledger: ShareLedger | undefined, shortfall: Pick<Shortfall, 'resource' | 'holders'>, requester: string): string {
-  const holders = ledger ? holdersOf(ledger, shortfall.resource, requester) : shortfall.holders;
+function describeHolders(record: ShareRecord | undefined, shortfall: Pick<Shortfall, 'resource' | 'holders'>, requester: string): string {
+  const holders = record ? holdersOf(record, shortfall.resource, requester) : shortfall.holders;
   if (holders.length === 0) return 'no other cluster holds any';
   return `held by ${holders.map((h) => `${h.cluster} ${h.share.toString()}${h.lendable.sign() > 0 ? ` (${h.lendable.toString()} offered)` : ''}`).join(', ')}`;
 }
@@ -160,9 +160,9 @@ function describeShortfall(s: Shortfall, cluster: string): string {
 
 /**
  * F2 when the hub could not be reached within the deadline: the member kept enforcing its share and
- * granted nothing more. `lastKnown`, the ledger it last read, names who held the room then.
+ * granted nothing more. `lastKnown`, the record it last read, names who held the room then.
  */
-export function fleetHubUnreachable(project: string, cluster: string, need: Resources, enforced: Resources, deadlineSeconds: number, lastKnown?: ShareLedger): Violation {
+export function fleetHubUnreachable(project: string, cluster: string, need: Resources, enforced: Resources, deadlineSeconds: number, lastKnown?: ShareRecord): Violation {
   const parts = [...need]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([resource, v]) => {
@@ -182,7 +182,7 @@ export function fleetHubUnreachable(project: string, cluster: string, need: Reso
 export function fleetBudgetUnusable(project: string, cluster: string, problems: readonly string[]): Violation {
   return {
     rule: 'F2',
-    message: `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and the hub's ledger cannot be used: ${problems.join('; ')}; nothing more was granted (growth within the share is still admitted)`,
+    message: `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and the hub's share record cannot be used: ${problems.join('; ')}; nothing more was granted (growth within the share is still admitted)`,
   };
 }
 

@@ -26,7 +26,7 @@ import { generateWebhookCerts } from '../../../src/certs/files.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import type { RunningController } from '../../../src/controller/start.js';
 import { FLEET_FINALIZER, FLEET_NAMESPACE, fleetBudgetFor, parseFleetBudget, type FleetBudgetObject } from '../../../src/fleet/fleet-budget-object.js';
-import type { ShareLedger } from '../../../src/fleet/shares.js';
+import type { ShareRecord } from '../../../src/fleet/shares.js';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig.js';
 import { Quantity } from '../../../src/quantity/quantity.js';
 import { OWNERS_BINDING_NAME } from '../../../src/render/owner-binding.js';
@@ -258,11 +258,11 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
         return;
       }
       // The hub is read after the members; while it is down (its restart) the fleet's Σ is still checked.
-      let shares: ShareLedger['shares'] | undefined;
+      let shares: ShareRecord['shares'] | undefined;
       try {
         const parsed = parseFleetBudget(await readFleetBudget(hubApi, name));
         if (!parsed.ok) throw new Error(`hub: ${parsed.problems.join('; ')}`);
-        shares = parsed.ledger.shares;
+        shares = parsed.record.shares;
       } catch {
         hubUnread += 1;
       }

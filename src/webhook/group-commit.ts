@@ -1,0 +1,303 @@
+/**
+ * The group commit of the headroom guard (docs/design.md, "Headroom under concurrency"): decisions of
+ * one project that need the headroom ledger queue while its write is in flight; when it returns, all of
+ * them are decided in arrival order against the same ledger state and persisted with one
+ * compare-and-swap write. A lost compare-and-swap backs off, takes in what queued meanwhile and decides
+ * the batch again, within the decisions' deadlines. What a decision is and what it records is the
+ * guard's (BatchDecider); this file owns the queues, the CAS loop and the deadlines.
+ */
+import { within } from '../deadline.js';
+import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../ledger/ledger.js';
+import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
+import type { ReviewContext, Verdict } from '../validate/admission.js';
+import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
+import type { Violation } from '../validate/types.js';
+import { isNewerVersion, type LedgerCache } from './ledger-cache.js';
+import type { AdmissionRequest } from './review.js';
+
+export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
+
+export const DEFAULT_DEADLINE_MS = 2000;
+
+class DeadlineExceeded extends Error {}
+
+/**
+ * `p`, or a DeadlineExceeded once `ms` have passed or `signal` aborts (every caller left); the call
+ * itself is not cancelled: see runBatch.
+ */
+const withinDeadline = <T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> => within(p, ms, signal, () => new DeadlineExceeded());
+
+/** A decision waiting for (or in) its project's batch. */
+export interface QueuedDecision {
+  ctx: ReviewContext;
+  request: AdmissionRequest;
+  /** Epoch ms after which it is refused with [Q5]. */
+  deadline: number;
+  settled: boolean;
+  settle(verdict: Verdict): void;
+  batch?: Batch;
+}
+
+interface ProjectQueue {
+  waiting: QueuedDecision[];
+  running: boolean;
+}
+
+/**
+ * The reason a batch's ledger calls are aborted with. A shared value: abort() without a reason builds a
+ * DOMException with its stack for every batch (1.6 % of a shipped replica's CPU), and no caller reads it.
+ */
+const BATCH_SETTLED = new Error('every decision of the batch has settled');
+
+/**
+ * The decisions of one group commit; `abandoned` aborts its ledger calls once every one has settled.
+ * A batch that lost a compare-and-swap takes in the decisions that queued meanwhile (absorb): its next
+ * round decides them too, so contention makes batches larger instead of queues longer.
+ */
+class Batch {
+  private readonly controller = new AbortController();
+  private readonly decisions: QueuedDecision[] = [];
+  /** Compare-and-swap rounds lost to another writer so far. */
+  conflicts = 0;
+  constructor(decisions: readonly QueuedDecision[]) {
+    this.absorb(decisions);
+  }
+  absorb(decisions: readonly QueuedDecision[]): void {
+    for (const d of decisions) {
+      d.batch = this;
+      this.decisions.push(d);
+    }
+  }
+  get abandoned(): AbortSignal {
+    return this.controller.signal;
+  }
+  open(): QueuedDecision[] {
+    return this.decisions.filter((d) => !d.settled);
+  }
+  latestDeadline(): number {
+    return Math.max(...this.open().map((d) => d.deadline));
+  }
+  decisionSettled(): void {
+    if (this.decisions.every((d) => d.settled)) this.controller.abort(BATCH_SETTLED);
+  }
+}
+
+/** A batch decided against one ledger state. */
+export interface DecidedBatch<G> {
+  verdicts: Array<[QueuedDecision, Verdict]>;
+  /** The admitted changes the write records. */
+  records: Array<[Verdict, AdmissionRequest]>;
+  /** The ledger's entries after the batch. */
+  entries: LedgerEntry[];
+  /** A decision that needs room from elsewhere first (a fleet decision's growth beyond its enforced limit). */
+  growth?: G;
+}
+
+/** What the group commit asks of the guard. */
+export interface BatchDecider<G> {
+  /** Decides the open decisions in arrival order against `state`. */
+  decide(decisions: readonly QueuedDecision[], state: LedgerState, project: string): DecidedBatch<G>;
+  /** Gets the room `growth` needs (or settles its decision); the batch is then decided again. */
+  grow(project: string, growth: G, leftMs: number, abandoned: AbortSignal): Promise<void>;
+  /** An admitted change whose entry the ledger now holds. */
+  assume(verdict: Verdict, request: AdmissionRequest): void;
+  /** The ledger state a batch is about to be decided against. */
+  stateRead?(project: string, state: LedgerState): void;
+}
+
+export interface GroupCommitOptions {
+  ledger: LedgerStore;
+  cache: LedgerCache;
+  now: () => number;
+  deadlineMs: number;
+  maxAttempts?: number;
+  backoff?: { baseMs: number; maxMs: number };
+  onReservation?: (outcome: ReservationOutcome) => void;
+  onLedgerWrite?: (records: number) => void;
+}
+
+export class GroupCommit<G> {
+  /** Per project: the decisions waiting for its next batch, and whether one is running. */
+  private readonly queues = new Map<string, ProjectQueue>();
+
+  constructor(
+    private readonly options: GroupCommitOptions,
+    private readonly decider: BatchDecider<G>,
+  ) {}
+
+  get queueCount(): number {
+    return this.queues.size;
+  }
+
+  /** Drops the project's queue when nothing waits in it. */
+  forgetProject(project: string): void {
+    const queue = this.queues.get(project);
+    if (queue && !queue.running && queue.waiting.length === 0) this.queues.delete(project);
+  }
+
+  /** A ledger entry counts until it expires, whatever any cache shows: another replica's cache may lag. */
+  isLive(entry: LedgerEntry): boolean {
+    return entry.expires > this.options.now();
+  }
+
+  private get deadlineMs(): number {
+    return this.options.deadlineMs;
+  }
+
+  private get ledgerCache(): LedgerCache {
+    return this.options.cache;
+  }
+
+  private now(): number {
+    return this.options.now();
+  }
+
+  /**
+   * Queues a decision for its project's next batch. It settles with the batch's verdict, or with
+   * [Q5] once its own deadline (from arrival, queueing included) passes or its caller has gone: a
+   * slow apiserver must not hold every later decision of the project hostage.
+   */
+  enqueue(project: string, ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Promise<Verdict> {
+    return new Promise<Verdict>((resolve) => {
+      const decision: QueuedDecision = { ctx, request, deadline: this.now() + this.deadlineMs, settled: false, settle: () => {} };
+      const timeout = () => {
+        if (decision.settled) return;
+        const conflicts = decision.batch?.conflicts ?? 0;
+        this.options.onReservation?.(conflicts > 0 ? 'exhausted' : 'timeout');
+        decision.settle(conflicts > 0 ? denyQ5(ledgerContended(project, conflicts, this.deadlineMs)) : this.timedOut(project));
+      };
+      const timer = setTimeout(timeout, this.deadlineMs);
+      signal?.addEventListener('abort', timeout, { once: true });
+      decision.settle = (verdict) => {
+        if (decision.settled) return;
+        decision.settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', timeout);
+        resolve(verdict);
+        decision.batch?.decisionSettled();
+      };
+      if (signal?.aborted) return timeout();
+      let queue = this.queues.get(project);
+      if (!queue) this.queues.set(project, (queue = { waiting: [], running: false }));
+      queue.waiting.push(decision);
+      this.pump(project, queue);
+    });
+  }
+
+  /** Starts the project's next batch unless one is running. */
+  private pump(project: string, queue: ProjectQueue): void {
+    if (queue.running) return;
+    const decisions = queue.waiting.splice(0).filter((m) => !m.settled);
+    if (decisions.length === 0) {
+      if (this.queues.get(project) === queue) this.queues.delete(project);
+      return;
+    }
+    queue.running = true;
+    const batch = new Batch(decisions);
+    void this.runBatch(project, batch, queue).finally(() => {
+      queue.running = false;
+      this.pump(project, queue);
+    });
+  }
+
+  timedOut(project: string): Verdict {
+    return denyQ5(ledgerTimeout(project, this.deadlineMs));
+  }
+
+  /**
+   * The project's ledger, from this process's cache or read. A ledger marked for deletion whose
+   * entries have all expired is released (its finalizer removed) and counts as empty; one with live
+   * entries keeps being used as it is.
+   */
+  private async ledgerState(project: string, left: () => number, abandoned: AbortSignal): Promise<LedgerState> {
+    const ledger = this.options.ledger;
+    const cached = this.ledgerCache.get(project);
+    let state = cached ?? (await withinDeadline(ledger.read(project), left(), abandoned));
+    if (state.deleting && !state.entries.some((e) => this.isLive(e)) && !holdsEnforcedLimit(state)) {
+      await withinDeadline(ledger.release(project, state), left(), abandoned);
+      state = { entries: [] };
+    } else if (cached) return state;
+    this.ledgerCache.set(project, state, this.now());
+    return state;
+  }
+
+  /**
+   * One group commit: read the ledger (cached), decide every decision against it in order, write the
+   * new entries with one compare-and-swap. A conflict (another replica wrote first) backs off, takes in
+   * the project's decisions that queued meanwhile, re-reads and re-decides the whole batch, until the
+   * decisions' deadlines: under contention one of the writers wins every round, so a round is lost only
+   * to progress elsewhere (`maxAttempts` caps the rounds when set). An error or a write that does not
+   * answer in time denies the whole batch with [Q5] (such a write may still land: its entries can only
+   * make later decisions stricter until they expire).
+   */
+  private async runBatch(project: string, batch: Batch, queue: ProjectQueue): Promise<void> {
+    const ledger = this.options.ledger;
+    const maxAttempts = this.options.maxAttempts ?? Number.POSITIVE_INFINITY;
+    const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
+    const left = () => batch.latestDeadline() - this.now();
+    const denyAll = (verdict: Verdict) => batch.open().forEach((m) => m.settle(verdict));
+    const contended = () => denyQ5(ledgerContended(project, batch.conflicts, this.deadlineMs));
+    let transfers = 0;
+    let maxTransfers = batch.open().length + 2;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (batch.open().length === 0) return;
+      /** The ledger version a write lost against (the watch usually brings the newer one during the back-off). */
+      let lostAt: string | undefined;
+      try {
+        const state = await this.ledgerState(project, left, batch.abandoned);
+        this.decider.stateRead?.(project, state);
+        const decided = this.decider.decide(batch.open(), state, project);
+        if (decided.growth) {
+          // A growth beyond this decision's enforced limit: room from the hub first, then decide again.
+          await this.decider.grow(project, decided.growth, left(), batch.abandoned);
+          this.ledgerCache.delete(project);
+          attempt -= 1; // a transfer is no lost round of the ledger's CAS; its own count bounds it
+          if (++transfers > maxTransfers) return denyAll(contended());
+          continue;
+        }
+        if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
+        lostAt = state.resourceVersion;
+        const written = await withinDeadline(ledger.write(project, state, decided.entries), left(), batch.abandoned);
+        this.ledgerCache.set(project, written, this.now());
+        this.options.onLedgerWrite?.(decided.records.length);
+        for (const [verdict, request] of decided.records) {
+          this.options.onReservation?.('reserved');
+          this.decider.assume(verdict, request);
+        }
+        return decided.verdicts.forEach(([m, v]) => m.settle(v));
+      } catch (err) {
+        if (!(err instanceof LedgerConflict)) this.ledgerCache.delete(project);
+        if (err instanceof DeadlineExceeded) {
+          const outcome = batch.conflicts > 0 ? 'exhausted' : 'timeout';
+          for (const m of batch.open()) {
+            this.options.onReservation?.(outcome);
+            m.settle(outcome === 'exhausted' ? contended() : this.timedOut(project));
+          }
+          return;
+        }
+        if (!(err instanceof LedgerConflict)) {
+          this.options.onReservation?.('error');
+          return denyAll(denyQ5(ledgerWriteFailed(project, (err as Error).message)));
+        }
+        batch.conflicts += 1;
+        this.options.onReservation?.('conflict');
+        // Another replica won this round: back off (jittered) before trying again, within the deadline.
+        const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+        await new Promise((r) => setTimeout(r, Math.min(pause, Math.max(0, left()))));
+        // The winner's write is usually in the cache by now (observeLedger): decide against it without a
+        // read, as the winner does. Otherwise read it.
+        const cached = this.ledgerCache.get(project);
+        if (!cached?.resourceVersion || lostAt === undefined || !isNewerVersion(cached.resourceVersion, lostAt)) this.ledgerCache.delete(project);
+        const joining = queue.waiting.splice(0).filter((m) => !m.settled);
+        batch.absorb(joining);
+        maxTransfers += joining.length;
+      }
+    }
+    this.options.onReservation?.('exhausted');
+    denyAll(contended());
+  }
+}
+
+function denyQ5(violation: Violation): Verdict {
+  return { violations: [violation], warnings: [] };
+}

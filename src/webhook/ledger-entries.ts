@@ -1,0 +1,90 @@
+/**
+ * What an admitted change leaves in the headroom ledger (src/ledger/ledger.ts): whether it must be
+ * recorded at all, whether it reserves its namespace's share, the entry it becomes, and how an entry
+ * for a (namespace, quota) that has one already is merged into it (it never shrinks:
+ * docs/adr/0035-ledger-entries-leave-only-by-expiry.md). Pure.
+ */
+import type { LedgerEntry } from '../ledger/ledger.js';
+import type { Verdict } from '../validate/admission.js';
+import { formatResources, maxResources, parseResources, type Resources } from '../validate/resources.js';
+import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
+import { specKey, specOf, unionVersions, writeVersions } from './quota-versions.js';
+import { handledKind, type AdmissionRequest } from './review.js';
+
+/**
+ * An entry's allocation, parsed once per entry object: every decision of a batch, and of the batches
+ * after it while the ledger stays cached, reads all the project's live entries.
+ */
+const parsedAllocations = new WeakMap<LedgerEntry['allocation'], Resources>();
+export function allocationOf(entry: LedgerEntry): Resources {
+  let parsed = parsedAllocations.get(entry.allocation);
+  if (!parsed) parsedAllocations.set(entry.allocation, (parsed = parseResources(entry.allocation)));
+  return parsed;
+}
+
+/**
+ * `entries` with `entry` merged in: an entry for the same (namespace, quota) keeps the larger
+ * allocation of every resource, the later expiry and every version; the newest write is the new one's.
+ */
+export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry): LedgerEntry[] {
+  const at = entries.findIndex((e) => e.namespace === entry.namespace && e.quota === entry.quota);
+  if (at < 0) return [...entries, entry];
+  const old = entries[at]!;
+  const merged: LedgerEntry = {
+    ...entry,
+    allocation: formatResources(maxResources(allocationOf(old), allocationOf(entry))),
+    expires: Math.max(old.expires, entry.expires),
+  };
+  const replaces = [...new Set([...(old.replaces ?? []), ...(entry.replaces ?? [])])];
+  if (replaces.length > 0) merged.replaces = replaces;
+  if (old.write !== undefined || entry.write !== undefined) {
+    merged.versions = unionVersions(old.versions ?? (old.write !== undefined ? [old.write] : []), entry.versions ?? (entry.write !== undefined ? [entry.write] : []));
+    if (entry.write === undefined) merged.write = old.write;
+  }
+  return entries.toSpliced(at, 1, merged);
+}
+
+/**
+ * Whether an admitted change reserves its namespace's share: when it grows it, and for every
+ * Namespace CREATE (a cache may still show an older namespace of that name, being deleted, and then
+ * miss the new one between the old one's deletion and the new one's creation).
+ */
+export function reserves(verdict: Verdict, request: AdmissionRequest): boolean {
+  return verdict.allocation?.grows === true || (request.operation === 'CREATE' && handledKind(request) === 'Namespace');
+}
+
+/**
+ * Whether later decisions of the project must see this admitted change before the cache shows it: it
+ * grows the namespace's share (Q1), takes a budgeted resource away from a quota (another quota's
+ * Q2/Q3 decision may rely on it), or changes a quota's spec at all (creates, deletes, any other spec
+ * change): a namespace holds the minimum over its quotas, so whether a later change of another quota
+ * grows the namespace depends on this one (two raises, each capped by the other quota, would
+ * otherwise both look non-growing).
+ */
+export function mustRecord(verdict: Verdict, request: AdmissionRequest): boolean {
+  const a = verdict.allocation;
+  if (a === undefined) return false;
+  if (reserves(verdict, request) || a.quotaWrite?.removesCoverage === true) return true;
+  if (!a.quotaWrite) return false;
+  return request.operation !== 'UPDATE' || specKey(specOf(request.object)) !== specKey(specOf(request.oldObject));
+}
+
+/** The ledger entry an admitted change becomes, live from `now` for `ttlMs`. */
+export function entryFor(request: AdmissionRequest, verdict: Verdict, snapshot: Snapshot, now: number, ttlMs: number): LedgerEntry {
+  const { namespace, resources, quotaWrite } = verdict.allocation!;
+  // A Namespace CREATE while this cache still shows a namespace of that name: the uid it may replace.
+  const shown = request.operation === 'CREATE' && handledKind(request) === 'Namespace' ? snapshot.namespace(namespace)?.metadata.uid : undefined;
+  const quota = handledKind(request) === 'ResourceQuota' ? (quotaWrite?.name ?? request.name) : undefined;
+  const write = quotaWrite ? (quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null) : undefined;
+  const basedOn = (request.oldObject as ResourceQuotaObject | undefined)?.metadata?.resourceVersion;
+  return {
+    namespace,
+    quota,
+    // A change that does not grow the namespace reserves nothing: it is recorded for its quota write only.
+    allocation: reserves(verdict, request) ? formatResources(resources) : {},
+    created: now,
+    expires: now + ttlMs,
+    ...(write !== undefined ? { write, versions: writeVersions(request, write), ...(basedOn !== undefined ? { basedOn } : {}) } : {}),
+    ...(shown ? { replaces: [shown] } : {}),
+  };
+}

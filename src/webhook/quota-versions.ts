@@ -1,0 +1,214 @@
+/**
+ * The quota-version algebra of the headroom guard (docs/design.md, "Headroom under concurrency"): a
+ * ResourceQuota with admitted writes the cache may not show yet may have any of several specs, or be
+ * absent. These functions say what the rules count for it: the envelope of its versions, the lowest a
+ * namespace's quotas may hold as any replica counts them, and the ceilings where a possibly-absent
+ * quota leaves a resource uncovered (docs/adr/0050-possibly-absent-quotas-are-not-uncovered.md).
+ * Pure: the snapshot and the recorded versions are arguments.
+ */
+import type { Quantity } from '../quantity/quantity.js';
+import type { LedgerEntry, LedgerQuotaWrite } from '../ledger/ledger.js';
+import { quotaTier } from '../validate/tiers.js';
+import { countedHard, formatResources, parseResources, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
+import type { AdmissionRequest } from './review.js';
+
+/** The object Q2/Q3 see for a recorded write. */
+function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite): ResourceQuotaObject | null {
+  return write ? { metadata: { name, namespace }, spec: write.spec } : null;
+}
+
+export const specKey = (w: LedgerQuotaWrite): string => JSON.stringify(w === null ? null : w.spec ?? {});
+
+/** `versions` with the ones of `more` it lacks (by spec). */
+export function unionVersions(versions: readonly LedgerQuotaWrite[], more: readonly LedgerQuotaWrite[]): LedgerQuotaWrite[] {
+  const out = [...versions];
+  const have = new Set(out.map(specKey));
+  for (const v of more) if (!have.has(specKey(v))) (have.add(specKey(v)), out.push(v));
+  return out;
+}
+
+/**
+ * The quota the rules count while it may be any of `versions` (docs/design.md, "Headroom under
+ * concurrency"): none when one of them is absent or scoped (a missing quota lets the namespace hold
+ * more and covers nothing); otherwise the resources every version limits, each at its largest limit.
+ * Counting it can only make Q1 stricter (a namespace's hold is the minimum over its quotas) and Q2/Q3
+ * stricter (a resource counts as covered only when every version covers it).
+ */
+export function envelope(namespace: string, name: string, versions: readonly LedgerQuotaWrite[]): ResourceQuotaObject | null {
+  if (versions.length === 1) return quotaOfWrite(namespace, name, versions[0]!);
+  let hard: Map<string, Quantity> | undefined;
+  // Versions that all count for the same keys (unscoped, or the same tier: tiers.ts quotaTier) keep that scope.
+  let tier: string | undefined;
+  let scopeSelector: unknown;
+  for (const v of versions) {
+    if (v === null) return null;
+    const candidate = { metadata: { name, namespace }, spec: v.spec } as ResourceQuotaObject;
+    const counted = quotaTier(candidate);
+    if (counted === undefined || (tier !== undefined && counted !== tier)) return null;
+    if (tier === undefined) (tier = counted), (scopeSelector = v.spec.scopeSelector);
+    const limits = parseResources(v.spec.hard);
+    if (!hard) {
+      hard = new Map(limits);
+      continue;
+    }
+    for (const [r, q] of hard) {
+      const other = limits.get(r);
+      if (!other) hard.delete(r);
+      else if (other.cmp(q) > 0) hard.set(r, other);
+    }
+  }
+  return { metadata: { name, namespace }, spec: { hard: formatResources(hard ?? new Map()), ...(tier ? { scopeSelector } : {}) } };
+}
+
+/**
+ * The lowest a namespace's quotas may hold as any replica counts them: each quota with recorded
+ * versions at the smallest limit any of its versions (or this cache's copy) sets per resource, present
+ * when any of them is, and no status (a status lowered a moment ago may not have reached this cache).
+ */
+export function lowestQuotas(snapshot: Snapshot, namespace: string, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>): ResourceQuotaObject[] {
+  const candidates = new Map<string, LedgerQuotaWrite[]>();
+  for (const q of snapshot.quotasInNamespace(namespace)) candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }]);
+  for (const [name, versions] of recorded) candidates.set(name, [...(candidates.get(name) ?? []), ...versions]);
+  const out: ResourceQuotaObject[] = [];
+  for (const [name, versions] of candidates) {
+    let hard: Map<string, Quantity> | undefined;
+    for (const v of versions) {
+      // Under the keys each version counts for (tier quotas under tier keys): the result is a list of keys, read as an unscoped quota.
+      if (v === null || quotaTier({ metadata: { name }, spec: v.spec } as ResourceQuotaObject) === undefined) continue;
+      hard ??= new Map();
+      for (const [r, q] of countedHard({ metadata: { name }, spec: v.spec } as ResourceQuotaObject)) {
+        const prev = hard.get(r);
+        if (!prev || q.cmp(prev) < 0) hard.set(r, q);
+      }
+    }
+    if (hard) out.push({ metadata: { name, namespace }, spec: { hard: formatResources(hard) } });
+  }
+  return out;
+}
+
+/**
+ * Per budget resource that no quota of the namespace surely limits after a change of quota
+ * `changed.name` (its new object, or null for a delete), the largest limit any other quota may still
+ * set: undefined when there is none such (or nothing to raise). The rules count the quotas of a
+ * namespace through the overlay, where a quota with a recorded write that may not have landed (a
+ * create, a delete, or a version that is scoped) is absent: right for the minimum over the quotas
+ * while another one limits the resource, but a namespace left with no limit at all counts
+ * namespaceDefaults, and the quota may be there in truth with a far larger limit. Such a resource
+ * counts at the largest limit any version of any of those quotas sets.
+ */
+export function uncoveredCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
+  const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, false);
+  let out: Map<string, Quantity> | undefined;
+  for (const resource of budget.keys()) {
+    const { surelyLowest, largest } = limitsAcross(candidates, resource);
+    if (surelyLowest || !largest) continue;
+    (out ??= new Map()).set(resource, largest);
+  }
+  return out;
+}
+
+/**
+ * The most a namespace may hold after a quota change when this cache may show it from before it was
+ * deleted and created again: every cached quota may be absent (with every version recorded for it),
+ * only the changed quota surely exists. Per budgeted resource: the smallest limit among the quotas
+ * that surely limit it (their largest version), else the largest limit any version sets; a resource
+ * no version limits is left to the rules (defaults). Undefined when nothing is limited.
+ */
+export function replacedCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay | undefined, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
+  const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, true);
+  let out: Map<string, Quantity> | undefined;
+  for (const resource of budget.keys()) {
+    const { surelyLowest, largest } = limitsAcross(candidates, resource);
+    const limit = surelyLowest ?? largest;
+    if (limit) (out ??= new Map()).set(resource, limit);
+  }
+  return out;
+}
+
+/**
+ * Every quota a namespace may have after a change of quota `changed.name`, with every version it may
+ * have (null: absent): the cached ones (`cachedMayBeGone`: possibly absent too), those with recorded
+ * writes (the overlay's object and every recorded version), and the changed one as it will be.
+ */
+function quotaCandidates(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay | undefined, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, cachedMayBeGone: boolean): Map<string, LedgerQuotaWrite[]> {
+  const candidates = new Map<string, LedgerQuotaWrite[]>();
+  for (const q of snapshot.quotasInNamespace(namespace)) {
+    const name = q.metadata.name ?? '';
+    if (!cachedMayBeGone && overlay?.has(name)) continue;
+    candidates.set(name, cachedMayBeGone ? [{ spec: q.spec ?? {} }, null] : [{ spec: q.spec ?? {} }]);
+  }
+  for (const name of overlay?.keys() ?? []) candidates.set(name, [...(recorded.get(name) ?? []), specOf(overlay!.get(name)), ...(cachedMayBeGone ? [null] : [])]);
+  candidates.set(changed.name, [specOf(changed.quota)]);
+  return candidates;
+}
+
+/**
+ * For one resource across candidate quotas: the smallest of the largest limits of the quotas that
+ * surely limit it (every version present, unscoped and naming it), and the largest limit any version sets.
+ */
+function limitsAcross(candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, resource: string): { surelyLowest?: Quantity; largest?: Quantity } {
+  let surelyLowest: Quantity | undefined;
+  let largest: Quantity | undefined;
+  for (const versions of candidates.values()) {
+    let always = versions.length > 0;
+    let mostOfThis: Quantity | undefined;
+    for (const v of versions) {
+      const limit = v !== null ? countedHard({ metadata: {}, spec: v.spec } as ResourceQuotaObject).get(resource) : undefined;
+      if (!limit) {
+        always = false;
+        continue;
+      }
+      if (!mostOfThis || limit.cmp(mostOfThis) > 0) mostOfThis = limit;
+    }
+    if (mostOfThis && (!largest || mostOfThis.cmp(largest) > 0)) largest = mostOfThis;
+    if (always && mostOfThis && (!surelyLowest || mostOfThis.cmp(surelyLowest) < 0)) surelyLowest = mostOfThis;
+  }
+  return { ...(surelyLowest ? { surelyLowest } : {}), ...(largest ? { largest } : {}) };
+}
+
+/**
+ * Whether this cache shows the newest write of a quota as stored: the same spec (absent for a
+ * deletion) at a resourceVersion later than the object the write replaced. Then no older version can
+ * come back (every later spec change is recorded too), and the cached object is the one to count.
+ */
+export function shownByCache(snapshot: Snapshot, namespace: string, name: string, write: LedgerQuotaWrite, basedOn: string | undefined): boolean {
+  let cached: ResourceQuotaObject | undefined;
+  for (const q of snapshot.quotasInNamespace(namespace)) if (q.metadata.name === name) cached = q;
+  if (write === null || !cached) return false;
+  if (specKey({ spec: cached.spec ?? {} }) !== specKey(write)) return false;
+  if (basedOn === undefined) return true;
+  const rv = Number(cached.metadata.resourceVersion);
+  const base = Number(basedOn);
+  return Number.isSafeInteger(rv) && Number.isSafeInteger(base) && rv > base;
+}
+
+/** The spec a request's object (or old object) gives its quota: null when there is none. */
+export function specOf(object: unknown): LedgerQuotaWrite {
+  const quota = object as ResourceQuotaObject | null | undefined;
+  return quota ? { spec: quota.spec ?? {} } : null;
+}
+
+/** A recorded quota write: its name and versions, for the overlay. */
+export interface OverlayWrite {
+  quota: string;
+  write: LedgerQuotaWrite;
+  versions: LedgerQuotaWrite[];
+  basedOn?: string;
+  created: number;
+}
+
+/** The recorded quota writes of a namespace among ledger entries. */
+export function overlayWrites(entries: readonly LedgerEntry[], namespace: string): OverlayWrite[] {
+  const out: OverlayWrite[] = [];
+  for (const e of entries) {
+    if (e.namespace !== namespace || e.write === undefined || !e.quota) continue;
+    out.push({ quota: e.quota, write: e.write, versions: e.versions ?? [e.write], ...(e.basedOn !== undefined ? { basedOn: e.basedOn } : {}), created: e.created });
+  }
+  return out;
+}
+
+/** The versions a quota may have once a write is admitted: the write, and the object it replaces (none for a create). */
+export function writeVersions(request: AdmissionRequest, write: LedgerQuotaWrite): LedgerQuotaWrite[] {
+  return unionVersions([write], [request.operation === 'CREATE' ? null : specOf(request.oldObject)]);
+}
