@@ -15,9 +15,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet'] as const;
+const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet', 'namespace-labelling'] as const;
 /** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet'];
+const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet', 'namespace-labelling'];
 
 interface BenchModule {
   /** Resolves to the targets missed or not judged and not skipped (empty when all were met or the bench has no target). */
