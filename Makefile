@@ -74,7 +74,7 @@ crane:
 syft:
 	hack/build-go-tool.sh syft
 
-# Capsule's controller for bench/peers' pod comparison (ADR 0049); `npm run bench -- peers` builds it
+# Capsule's controller for bench/comparisons/peers.ts' pod comparison (ADR 0049); `npm run bench -- peers` builds it
 # too. Never part of make test or .ci/run.
 capsule:
 	hack/build-go-tool.sh capsule

@@ -1,23 +1,52 @@
 /**
- * `npm run bench [-- NAME…]`: runs the benchmark modules that exist among bench/render.ts,
- * bench/webhook.ts and bench/controller.ts (each exports `main(): Promise<void>`), or only the named
- * ones. bench/peers.ts (tenantgate next to Kyverno and Gatekeeper, which it builds from Go modules
- * first), bench/webhook-attribution.ts (where P1's CPU goes) and bench/rules-ab.ts (the rules of the
- * working tree against a commit's) and bench/replicas.ts (10,000 racing writes against three webhook
- * processes, the budget checked from outside) and bench/soak.ts (30 minutes of traffic as shipped,
- * heap after a GC every minute; `--minutes=N`) and bench/fleet.ts (10,000 racing writes over two member clusters sharing one fleet budget through a hub) run only when named: `npm run bench -- peers`. Targets: docs/benchmarks.md (P1–P4); results are
- * written under bench/results/ by each module. Each `main()` returns the targets it missed or could not judge; with `--check` the run exits 1 when
- * there is any, so a regression fails loudly (`npm run bench -- webhook --check`), and so does a scaled-down run unless it names the
- * targets it is not meant to judge: `--skip P3` (BENCH_SKIP; bench/lib/judge.ts).
+ * `npm run bench [-- NAME…]`: runs the named benchmarks, or without a name the targets that need no
+ * build of a peer and finish in minutes (render, webhook, controller, shipped). bench/ is split by purpose:
+ *  - bench/targets/: what tenantgate promises, each judged against its target (docs/benchmarks.md):
+ *    render (P2), webhook (P1, P3, Q5), controller (P4), shipped (the webhook as it ships: two processes,
+ *    ledger on, real requests through the apiserver), replicas (10,000 racing writes against three webhook
+ *    processes, the budget checked from outside), soak (30 minutes of traffic as shipped, heap after a GC
+ *    every minute; `--minutes=N`), p3-traffic (P3 under 5 minutes of traffic, inside the chart's memory
+ *    limit) and fleet (10,000 racing writes over two member clusters sharing one fleet budget through a hub);
+ *  - bench/comparisons/: tenantgate against something else: peers (Kyverno, Gatekeeper and Capsule, built
+ *    from Go modules first), rules-ab and review-ab (the working tree against a commit's), and
+ *    webhook-attribution (the webhook against itself with one part switched off at a time);
+ *  - bench/experiments/: measurements behind a decision, kept to be run again: review-count (reviews
+ *    per pod under a quota) and ledger-client (the cost of one ledger write by client);
+ *  - bench/lib/: what they share (the measured bench server, the load generator, the judge).
+ * Everything but the default four runs only when named: `npm run bench -- peers`. Results are written
+ * under bench/results/ by each module. Each `main()` returns the targets it missed or could not judge;
+ * with `--check` the run exits 1 when there is any, so a regression fails loudly (`npm run bench --
+ * webhook --check`), and so does a scaled-down run unless it names the targets it is not meant to judge:
+ * `--skip P3` (BENCH_SKIP; bench/lib/judge.ts).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const KNOWN = ['render', 'webhook', 'controller', 'shipped', 'peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet', 'namespace-labelling'] as const;
-/** Run only when named (`npm run bench -- peers`): it builds Kyverno and Gatekeeper from Go modules first. */
-const ON_REQUEST: readonly string[] = ['peers', 'webhook-attribution', 'rules-ab', 'review-ab', 'review-count', 'ledger-client', 'p3-traffic', 'replicas', 'soak', 'fleet', 'namespace-labelling'];
+/** Every benchmark by name, with the folder of bench/ it lives in. */
+const BENCHMARKS = {
+  render: 'targets',
+  webhook: 'targets',
+  controller: 'targets',
+  shipped: 'targets',
+  replicas: 'targets',
+  soak: 'targets',
+  fleet: 'targets',
+  'p3-traffic': 'targets',
+  peers: 'comparisons',
+  'rules-ab': 'comparisons',
+  'review-ab': 'comparisons',
+  'webhook-attribution': 'comparisons',
+  'review-count': 'experiments',
+  'ledger-client': 'experiments',
+  'namespace-labelling': 'comparisons',
+} as const satisfies Record<string, 'targets' | 'comparisons' | 'experiments'>;
+type BenchName = keyof typeof BENCHMARKS;
+const KNOWN = Object.keys(BENCHMARKS) as BenchName[];
+/** Run without a name: the targets that finish in minutes and build no peer. */
+const BY_DEFAULT: readonly BenchName[] = ['render', 'webhook', 'controller', 'shipped'];
+const pathOf = (name: BenchName) => `${BENCHMARKS[name]}/${name}.ts`;
 
 interface BenchModule {
   /** Resolves to the targets missed or not judged and not skipped (empty when all were met or the bench has no target). */
@@ -57,11 +86,11 @@ async function run(args: string[]): Promise<number> {
     process.stderr.write(`bench: unknown benchmark ${unknown.join(', ')}; known: ${KNOWN.join(', ')}\n`);
     return 2;
   }
-  const available = KNOWN.filter((name) => existsSync(join(HERE, `${name}.ts`)));
-  const selected = wanted.length ? available.filter((name) => wanted.includes(name)) : available.filter((name) => !ON_REQUEST.includes(name));
-  const missing = wanted.filter((w) => !(available as readonly string[]).includes(w));
+  const available = KNOWN.filter((name) => existsSync(join(HERE, pathOf(name))));
+  const selected = wanted.length ? available.filter((name) => wanted.includes(name)) : available.filter((name) => BY_DEFAULT.includes(name));
+  const missing = wanted.filter((w) => !(available as readonly string[]).includes(w)) as BenchName[];
   if (missing.length) {
-    process.stderr.write(`bench: ${missing.map((m) => `bench/${m}.ts`).join(', ')} not written yet\n`);
+    process.stderr.write(`bench: ${missing.map((m) => `bench/${pathOf(m)}`).join(', ')} not written yet\n`);
     return 2;
   }
   if (selected.length === 0) {
@@ -70,9 +99,9 @@ async function run(args: string[]): Promise<number> {
   }
   const missed: string[] = [];
   for (const name of selected) {
-    process.stderr.write(`\n=== bench/${name}.ts\n`);
-    const mod = (await import(pathToFileURL(join(HERE, `${name}.ts`)).href)) as Partial<BenchModule>;
-    if (typeof mod.main !== 'function') throw new Error(`bench/${name}.ts does not export main()`);
+    process.stderr.write(`\n=== bench/${pathOf(name)}\n`);
+    const mod = (await import(pathToFileURL(join(HERE, pathOf(name))).href)) as Partial<BenchModule>;
+    if (typeof mod.main !== 'function') throw new Error(`bench/${pathOf(name)} does not export main()`);
     for (const target of await mod.main()) missed.push(`${name}: ${target}`);
   }
   if (missed.length) process.stderr.write(`\nbench: targets missed or not judged:\n${missed.map((m) => `  - ${m}`).join('\n')}\n`);

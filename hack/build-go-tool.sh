@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a tool pinned by a wrapper Go module into .cache/<tool>/<version>/<tool> and prints its path.
 # Skips the build when that binary is already there. The wrapper module is hack/<tool>/ for the
-# project's own tools, bench/peers/<tool>/ for the policy engines bench/peers compares (those are never
+# project's own tools, bench/comparisons/peers/<tool>/ for the policy engines bench/comparisons/peers.ts compares (those are never
 # part of make test or CI: only `npm run bench -- peers` builds them, several minutes each).
 #   hack/build-go-tool.sh crane        (github.com/google/go-containerregistry/cmd/crane)
 #   hack/build-go-tool.sh helm         (helm.sh/helm/v4/cmd/helm)
@@ -25,10 +25,10 @@ case "$tool" in
               ldflags="-X github.com/prometheus/common/version.Version=VERSION" ;;
   syft)       module=github.com/anchore/syft; pkg=$module/cmd/syft
               ldflags="-X main.version=VERSION" ;;
-  kyverno)    module=github.com/kyverno/kyverno; pkg=$module/cmd/kyverno; dir=bench/peers
+  kyverno)    module=github.com/kyverno/kyverno; pkg=$module/cmd/kyverno; dir=bench/comparisons/peers
               ldflags="-X github.com/kyverno/kyverno/pkg/version.BuildVersion=VERSION" ;;
-  gatekeeper) module=github.com/open-policy-agent/gatekeeper/v3; pkg=$module; dir=bench/peers; ldflags="" ;;
-  capsule)    module=github.com/projectcapsule/capsule; pkg=$module/cmd/controller; dir=bench/peers
+  gatekeeper) module=github.com/open-policy-agent/gatekeeper/v3; pkg=$module; dir=bench/comparisons/peers; ldflags="" ;;
+  capsule)    module=github.com/projectcapsule/capsule; pkg=$module/cmd/controller; dir=bench/comparisons/peers
               ldflags="-X github.com/projectcapsule/capsule/internal/version.GitTag=VERSION" ;;
   *) echo "build-go-tool: unknown tool $tool" >&2; exit 2 ;;
 esac

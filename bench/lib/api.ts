@@ -1,4 +1,4 @@
-/** A lean keep-alive HTTPS client of the apiserver with a bearer token, and how its answers are counted (bench/shipped.ts, bench/soak.ts). */
+/** A lean keep-alive HTTPS client of the apiserver with a bearer token, and how its answers are counted (bench/targets/shipped.ts, bench/targets/soak.ts). */
 import { Agent, request } from 'node:https';
 
 export interface ApiAnswer {

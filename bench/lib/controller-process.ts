@@ -1,4 +1,4 @@
-/** `tenantgate controller` from dist/ (or TG_WEBHOOK_DIST) as the chart runs it, for the benches on a local control plane (bench/shipped.ts, bench/soak.ts). */
+/** `tenantgate controller` from dist/ (or TG_WEBHOOK_DIST) as the chart runs it, for the benches on a local control plane (bench/targets/shipped.ts, bench/targets/soak.ts). */
 import { join } from 'node:path';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ControlPlane } from '../../test/support/devcluster/controlplane.js';

@@ -1,4 +1,4 @@
-/** bench/lib/measure.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
+/** bench/lib/measure.ts: split out of bench/targets/webhook.ts (see its header for what the webhook benchmark measures). */
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { startProcess } from '../../test/support/devcluster/processes.js';
@@ -14,7 +14,7 @@ import { httpsGet } from '../../test/support/devcluster/https-get.js';
 export const HERE = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT = join(HERE, '..');
 export const RESULTS = join(HERE, 'results', 'webhook.json');
-export const SERVER_SCRIPT = join(HERE, 'webhook-server.ts');
+export const SERVER_SCRIPT = join(HERE, 'lib', 'webhook-server.ts');
 
 export const env = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -543,7 +543,7 @@ function tsc(who: string, args: string[], emitted: string): string {
 }
 
 /**
- * bench/webhook-server.ts and src compiled with tsc (bench/tsconfig.server.json), so the measured
+ * bench/lib/webhook-server.ts and src compiled with tsc (bench/tsconfig.server.json), so the measured
  * servers run the JavaScript production runs: under tsx every closure the rule engine creates per
  * request also gets a `__name` call (esbuild's keepNames). Returns the compiled server script.
  * BENCH_WEBHOOK_SERVER=tsx runs the TypeScript through tsx instead.
@@ -553,7 +553,7 @@ export function benchServer(who: string): { nodeArgs: string[]; script: string }
   const outDir = join(ROOT, '.cache', 'bench-server', 'dist');
   log(`${who}: compiling the bench servers (tsc -p bench/tsconfig.server.json)`);
   rmSync(outDir, { recursive: true, force: true });
-  return { nodeArgs: [], script: tsc(who, ['-p', join(HERE, 'tsconfig.server.json')], join(outDir, 'bench', 'webhook-server.js')) };
+  return { nodeArgs: [], script: tsc(who, ['-p', join(HERE, 'tsconfig.server.json')], join(outDir, 'bench', 'lib', 'webhook-server.js')) };
 }
 
 /**
@@ -582,7 +582,8 @@ function builtCommit(who: string, ref: string, suffix: string, paths: string[], 
  * tree. Returns the compiled script.
  */
 export function baseBenchServer(who: string, ref: string): { script: string; sha: string } {
-  const script = (dir: string) => join(dir, '.cache', 'bench-server', 'dist', 'bench', 'webhook-server.js');
+  // Commits before bench/ was split by purpose kept the server at bench/lib/webhook-server.ts.
+  const script = (dir: string) => join(dir, '.cache', 'bench-server', 'dist', 'bench', ...(existsSync(join(dir, 'bench', 'lib', 'webhook-server.ts')) || !existsSync(join(dir, 'bench', 'webhook-server.ts')) ? ['lib'] : []), 'webhook-server.js');
   const { output, sha } = builtCommit(who, ref, '', ['src', 'bench', 'tsconfig.json', 'package.json'], script, (dir) => tsc(who, ['-p', join(dir, 'bench', 'tsconfig.server.json')], script(dir)));
   return { script: output, sha };
 }
@@ -610,4 +611,13 @@ export function compileTenantgate(cacheName: string, who: string): string {
   // The CLI reads its version from the package.json next to its dist/, as in the package and the image.
   copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
   return main;
+}
+
+/**
+ * The compiled tree (the directory holding src/ and bench/) of a compiled bench server script, wherever
+ * in bench/ that script sits (bench/lib/ now, bench/ in commits before bench/ was split by purpose).
+ */
+export function compiledTree(serverScript: string): string {
+  for (let dir = dirname(serverScript); dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, 'src'))) return dir;
+  throw new Error(`no compiled src/ above ${serverScript}`);
 }

@@ -1,4 +1,4 @@
-/** bench/lib/profile.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
+/** bench/lib/profile.ts: split out of bench/targets/webhook.ts (see its header for what the webhook benchmark measures). */
 import { readFileSync } from 'node:fs';
 
 import { round1 } from './measure.js';

@@ -1,6 +1,6 @@
-/** bench/lib/reviews.ts: split out of bench/webhook.ts (see its header for what the webhook benchmark measures). */
+/** bench/lib/reviews.ts: split out of bench/targets/webhook.ts (see its header for what the webhook benchmark measures). */
 
-import { NAMESPACES_PER_PROJECT, QUOTA_NAME, fixtureQuota, namespaceName, ownerGroup, ownerUser, projectName, projectUid, q5NamespaceName, q5Owner, q5ProjectName, tenantName } from '../webhook-server.js';
+import { NAMESPACES_PER_PROJECT, QUOTA_NAME, fixtureQuota, namespaceName, ownerGroup, ownerUser, projectName, projectUid, q5NamespaceName, q5Owner, q5ProjectName, tenantName } from './webhook-server.js';
 
 
 
@@ -125,7 +125,7 @@ export function q5PlainBody(i: number, n: number): Buffer {
 // Rule scenarios (timed in-process)
 // ---------------------------------------------------------------------------------------------
 
-/** The requests whose rule path P1's breakdown and bench/rules-ab.ts time in-process, by scenario. */
+/** The requests whose rule path P1's breakdown and bench/comparisons/rules-ab.ts time in-process, by scenario. */
 export function ruleScenarios(projects: number): Array<{ scenario: 'Namespace CREATE' | 'ResourceQuota UPDATE'; bodies: Buffer[] }> {
   return [
     { scenario: 'Namespace CREATE', bodies: namespaceCreateBodies(20_000, projects) },

@@ -1,4 +1,4 @@
-/** Waiting for webhook replicas' informer caches (bench/shipped.ts, bench/soak.ts). */
+/** Waiting for webhook replicas' informer caches (bench/targets/shipped.ts, bench/targets/soak.ts). */
 import type { WebhookReplicas } from '../../test/support/devcluster/replicas.js';
 import { sleep } from './measure.js';
 

@@ -55,7 +55,7 @@ afterAll(async () => {
 
 describe('helm install, upgrade, uninstall', () => {
   it('helm install: the release is deployed, and the webhook and controller run from its ServiceAccounts and ConfigMap', async () => {
-    // As the README says: Helm keeps its release record in the release namespace, so that namespace
+    // As docs/install.md says: Helm keeps its release record in the release namespace, so that namespace
     // exists first (with its Pod Security label) and the chart does not make it.
     expect((await kubectl('admin', ['create', 'namespace', NAMESPACE])).exitCode).toBe(0);
     expect((await kubectl('admin', ['label', 'namespace', NAMESPACE, 'pod-security.kubernetes.io/enforce=restricted'])).exitCode).toBe(0);

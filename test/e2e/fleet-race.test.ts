@@ -4,7 +4,7 @@
  * the controller; 400 writes of two owners spread over both members while the hub's kube-apiserver is
  * restarted and one member's webhook replica is SIGKILLed. At every 200 ms sample, each member holds at
  * most its share on the hub and the fleet at most its budget; every replica of both members answered
- * reviews before the kill. bench/fleet.ts runs 10,000.
+ * reviews before the kill. bench/targets/fleet.ts runs 10,000.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ControlPlane } from '../support/devcluster/controlplane.js';

@@ -1,7 +1,7 @@
 /**
  * Development helpers for the controller against a local control plane (test/support/devcluster): seed
  * Projects with namespaces full of objects, and run the controller as a separate OS process. Used
- * by the e2e tests and bench/controller.ts; not used by the controller itself.
+ * by the e2e tests and bench/targets/controller.ts; not used by the controller itself.
  */
 import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';

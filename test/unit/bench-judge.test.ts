@@ -1,8 +1,8 @@
 /** The benchmarks' `--check` (bench/lib/judge.ts): a target a scaled-down run cannot judge fails it unless skipped. */
 import { describe, expect, it } from 'vitest';
 import { judgeTargets, skippedTargets, type TargetJudgement } from '../../bench/lib/judge.js';
-import { renderTargets } from '../../bench/render.js';
-import { webhookTargets } from '../../bench/webhook.js';
+import { renderTargets } from '../../bench/targets/render.js';
+import { webhookTargets } from '../../bench/targets/webhook.js';
 
 const met: TargetJudgement = { id: 'P2', target: 'render of 10,000 projects < 3000 ms', judged: true, met: true, value: '1640 ms' };
 const missed: TargetJudgement = { id: 'P2', target: '20k/10k render time ≤ 2.3 ×', judged: true, met: false, value: '2.50 ×' };
@@ -34,7 +34,7 @@ describe('judgeTargets', () => {
   });
 });
 
-describe('P2 (bench/render.ts)', () => {
+describe('P2 (bench/targets/render.ts)', () => {
   const size = (projects: number, bestMs: number) => ({ projects, bestMs });
 
   it('judges both targets with the 10,000- and 20,000-project sizes', () => {
@@ -54,7 +54,7 @@ describe('P2 (bench/render.ts)', () => {
   });
 });
 
-describe('P1 and P3 (bench/webhook.ts)', () => {
+describe('P1 and P3 (bench/targets/webhook.ts)', () => {
   const p1 = (over: { quietMachine?: boolean; throughputRatio?: number } = {}) => ({
     ratio: { namespaceCreate: over.throughputRatio ?? 0.9, quotaUpdate: 0.95, expressFloor: 1 },
     cpuRatio: { namespaceCreate: 0.6, quotaUpdate: 0.55, expressFloor: 1 },

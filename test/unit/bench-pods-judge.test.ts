@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type PodComparison, judgePods } from '../../bench/peers/pods.js';
+import { type PodComparison, judgePods } from '../../bench/comparisons/peers/pods.js';
 
 const counted = { start: 1, end: 1, counted: true };
 const busy = { start: 9, end: 9, counted: false };
@@ -21,7 +21,7 @@ function comparison(over: Partial<PodComparison>): PodComparison {
 }
 const byName = (targets: ReturnType<typeof judgePods>, word: string) => targets.find((t) => t.target.includes(word))!;
 
-describe('judgePods (bench/peers/pods.ts)', () => {
+describe('judgePods (bench/comparisons/peers/pods.ts)', () => {
   it('meets every target when tenantgate holds the budget and is cheap and fast enough against Capsule', () => {
     const targets = judgePods(comparison({
       race: [race('tenantgate (ledger on, shipped)', [10, 10]), race('capsule (chart: client QPS 20)', [10, 10])],

@@ -1,7 +1,7 @@
-/** The soak bench's judge (bench/soak.ts, ADR 0048): the slope of heap after GC and the memory request. */
+/** The soak bench's judge (bench/targets/soak.ts, ADR 0048): the slope of heap after GC and the memory request. */
 import { describe, expect, it } from 'vitest';
 import { leastSquares } from '../../bench/lib/memory.js';
-import { SLOPE_LIMIT_MB_PER_MIN, judge } from '../../bench/soak.js';
+import { SLOPE_LIMIT_MB_PER_MIN, judge } from '../../bench/targets/soak.js';
 
 /** One sample a minute for `minutes + 1` minutes; heap = 40 + slope × minute + the given wobble. */
 function samples(minutes: number, slope: number, wobble: (m: number) => number, rssMB = 120, workingSetMB = 70) {

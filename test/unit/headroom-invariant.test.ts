@@ -1,5 +1,5 @@
 /**
- * The outside check of test/e2e/headroom-replicas.test.ts and bench/replicas.ts
+ * The outside check of test/e2e/headroom-replicas.test.ts and bench/targets/replicas.ts
  * (test/support/replica-race/): it must catch every way stored objects can overspend a budget, and
  * not flag what is within it. Also the attempt generator and how answers are counted.
  */

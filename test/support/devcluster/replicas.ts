@@ -52,8 +52,8 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
   await writeFile(configFile, stringify(config));
   // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
   const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
-  // cli: another build's cli/main.js (bench/shipped.ts's paired A/B); default dist/ or TG_WEBHOOK_DIST.
-  // nodeArgs: Node flags before the script (bench/soak.ts opens the inspector with them to read the heap after a GC).
+  // cli: another build's cli/main.js (bench/targets/shipped.ts's paired A/B); default dist/ or TG_WEBHOOK_DIST.
+  // nodeArgs: Node flags before the script (bench/targets/soak.ts opens the inspector with them to read the heap after a GC).
   // No drain on SIGTERM unless asked (the chart's is 5 s): nothing routes by readiness here but roll().
   const shutdownDelay = `--shutdown-delay=${options.shutdownDelaySeconds ?? 0}`;
   let generation = 0;

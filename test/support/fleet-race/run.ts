@@ -16,7 +16,7 @@
  * breach that did not happen) because the run keeps the members' give-back and offer timers longer
  * than the run: shares only grow, so a share read after a member's LIST bounds what that LIST showed.
  *
- * Shared by test/e2e/fleet-race.test.ts (a few hundred attempts) and bench/fleet.ts (10,000).
+ * Shared by test/e2e/fleet-race.test.ts (a few hundred attempts) and bench/targets/fleet.ts (10,000).
  */
 import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';

@@ -1,5 +1,5 @@
 /**
- * What a transfer costs, measured on a running fleet (bench/fleet.ts, before the race): a second Project
+ * What a transfer costs, measured on a running fleet (bench/targets/fleet.ts, before the race): a second Project
  * with a fleet budget far above what is asked, so that nothing is refused and only the path differs.
  *  - Latency: on each member in turn, one owner raises one namespace's CPU quota in steps that alternate
  *    between +2 CPU (beyond what the member enforces: its keep is 1 CPU, so every such step needs a

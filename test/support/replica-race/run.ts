@@ -7,7 +7,7 @@
  * resourceVersion, quota deletes. A third of the way in one replica is SIGKILLed and restarted (what
  * every replica had served until then is read just before the kill); half-way the project's ledger ConfigMap is deleted by an admin. Every `sampleIntervalMs` a sampler
  * reads the namespaces and, at that same resourceVersion, the ResourceQuotas, and checks the promise
- * (invariant.ts). Shared by test/e2e/headroom-replicas.test.ts and bench/replicas.ts.
+ * (invariant.ts). Shared by test/e2e/headroom-replicas.test.ts and bench/targets/replicas.ts.
  */
 import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';

@@ -1,5 +1,0 @@
-module tenantgate.io/bench/peers/capsule
-
-go 1.26.4
-
-require github.com/projectcapsule/capsule v0.14.0

@@ -1,5 +1,0 @@
-module tenantgate.io/bench/peers/gatekeeper
-
-go 1.26.0
-
-require github.com/open-policy-agent/gatekeeper/v3 v3.23.1

@@ -1,0 +1,441 @@
+/**
+ * The configuration that ships, through the real apiserver: two `tenantgate webhook` processes (dist/,
+ * the shipped tenantgate.yaml: headroom ledger on, client auth: reviews only from the apiserver's client
+ * certificate) registered as the cluster's webhooks behind one address (a round-robin TCP proxy without
+ * Nagle delay, as a Service), and `tenantgate controller` (dist/, its ServiceAccount, leader election:
+ * it gives the new namespaces their quota and owners' binding), on the kubeadm-style local control
+ * plane. Tenants' requests are real (not dry runs):
+ *
+ *   burst:   one owner creates 200 namespaces at once in a project with budget for 150 — how many are
+ *            admitted, how many denied with Q1 / Q5, how long, how many ledger writes;
+ *   steady:  a fixed rate of namespace creates and quota growths by owners, spread over 20 projects and
+ *            concentrated on one, with the ledger on and off — webhook, kube-apiserver and etcd CPU per
+ *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99;
+ *   baseline: the CPU of one keep-alive node:https PUT of a ConfigMap through the same apiserver, measured
+ *            in the same run at the same rate as the steady runs (open loop, not back to back), this
+ *            process's idle CPU over as long a window subtracted (what one ledger write costs a lean
+ *            client when every request pays its own wake-up, as the webhook's do).
+ *
+ * Each steady configuration and the baseline run BENCH_SHIPPED_RUNS (3) times; the tables give medians.
+ * CPU per admitted growth is above idle: each run is preceded by an idle window of its processes
+ * (webhooks, apiserver, etcd), whose rate is subtracted. The proxy's connections per replica are
+ * reported per run (the apiserver keeps the connections it has, so the balance is by connection).
+ *
+ * Paired A/B (BENCH_SHIPPED_BASE=<commit>): after the burst, instead of the steady configurations, the
+ * spread steady run (BENCH_SHIPPED_AB_SPREAD=one: the one-project run) as shipped (ledger on) alternates
+ * between that commit's build and dist/ on the same
+ * control plane, BENCH_SHIPPED_RUNS rounds, each round in the other order than the one before; writes
+ * bench/results/shipped-ab.json (webhook CPU per admitted growth per round, ratio of the medians).
+ *
+ * Every verdict is checked: an admitted request must come back 201/200, a denial must name its rule.
+ * Writes bench/results/shipped.json; `npm run bench -- shipped --check` exits 1 on a missed target.
+ *   BENCH_SHIPPED_RATE=40 BENCH_SHIPPED_SECONDS=15 npm run bench -- shipped
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { generateWebhookCerts } from '../../src/certs/files.js';
+import type { TenantgateConfig } from '../../src/config/config.js';
+import { LEDGER_PREFIX } from '../../src/validate/types.js';
+import type { ReservationOutcome } from '../../src/webhook/headroom.js';
+import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
+import { startWebhookReplicas, type WebhookReplicas } from '../../test/support/devcluster/replicas.js';
+import { installBase, kubectlAs } from '../../test/support/devcluster/tenantgate.js';
+import type { Managed } from '../../test/support/devcluster/processes.js';
+import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from '../lib/api.js';
+import { startShippedController } from '../lib/controller-process.js';
+import { cachesHold } from '../lib/webhook-caches.js';
+import { HERE, baseTenantgate, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from '../lib/measure.js';
+
+const RESULTS = join(HERE, 'results', 'shipped.json');
+const RATE = env('BENCH_SHIPPED_RATE', 40);
+const SECONDS = env('BENCH_SHIPPED_SECONDS', 15);
+const RUNS = Math.max(1, Math.round(env('BENCH_SHIPPED_RUNS', 3)));
+/** The idle window before each measured run (its CPU rate is subtracted). */
+const IDLE_MS = env('BENCH_SHIPPED_IDLE_S', 5) * 1000;
+/** A commit to compare dist/ with, paired on one control plane (see the header). */
+const BASE = process.env.BENCH_SHIPPED_BASE;
+/** Which steady run the paired rounds make: over 20 projects (default) or one (`one`). */
+const PAIRED_SPREAD: 'spread' | 'one project' = process.env.BENCH_SHIPPED_AB_SPREAD === 'one' ? 'one project' : 'spread';
+const PROJECTS = 20;
+const BURST = { creates: 200, room: 150 };
+const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
+const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
+
+const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+
+async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<number> {
+  return (await webhooks.scrape(metric)).reduce((a, b) => a + b, 0);
+}
+const LEDGER_WRITES = /^tenantgate_webhook_ledger_batch_size_count /;
+/** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
+const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout'] as const satisfies readonly ReservationOutcome[];
+const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
+async function outcomeCounts(webhooks: WebhookReplicas): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const o of OUTCOMES) out[o] = await metricSum(webhooks, outcomeMetric(o));
+  return out;
+}
+
+async function project(cp: ControlPlane, name: string, budgetCpu: string, defaultCpu: string): Promise<void> {
+  const body = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'requests.cpu': budgetCpu, pods: '100000' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': defaultCpu, pods: '10' } } } } };
+  await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify(body));
+}
+
+// --- burst ----------------------------------------------------------------------------------------
+
+async function burst(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api) {
+  await project(cp, 'burst', String(BURST.room), '1');
+  await cachesHold(webhooks, 'Project', 1);
+  const writesBefore = await metricSum(webhooks, LEDGER_WRITES);
+  const started = performance.now();
+  const results = await Promise.all(Array.from({ length: BURST.creates }, (_, i) => alice.call('POST', '/api/v1/namespaces', { metadata: { name: `burst-n${i}` } })));
+  const seconds = (performance.now() - started) / 1000;
+  const verdicts = results.map(verdictOf);
+  const writes = (await metricSum(webhooks, LEDGER_WRITES)) - writesBefore;
+  const counts = countBy(verdicts);
+  const admitted = counts.admitted ?? 0;
+  const existing = Number((await kubectlAs(cp.info, 'admin', ['get', 'namespaces', '-l', 'tenantgate.io/project=burst', '-o', 'name'])).stdout.trim().split('\n').filter(Boolean).length);
+  return { creates: BURST.creates, room: BURST.room, seconds: round3(seconds), counts, admitted, existing, ledgerWrites: writes, writesPerAdmitted: round3(writes / Math.max(1, admitted)) };
+}
+
+// --- steady ---------------------------------------------------------------------------------------
+
+interface SteadyRun {
+  mode: string;
+  spread: 'spread' | 'one project';
+  run: number;
+  offered: number;
+  counts: Record<string, number>;
+  admittedGrowths: number;
+  latencyMs: ReturnType<typeof stats>;
+  /** CPU above each process's idle rate (measured just before), ms per admitted growth. */
+  cpuMsPerGrowth: { webhook: number; apiserver: number; etcd: number; controller: number };
+  /** The idle rates subtracted, ms of CPU per second. */
+  idleCpuMsPerS: { webhook: number; apiserver: number; etcd: number; controller: number };
+  ledgerWritesPerGrowth: number;
+  conflictsPerGrowth: number;
+  /** New connections the proxy gave each replica during the run. */
+  proxyConnections: number[];
+  /** The guard's reservation outcomes during the run, summed over the replicas (what a [Q5] came from: timeout, exhausted, error). */
+  reservationOutcomes: Record<string, number>;
+  /** The first target project's ledger ConfigMap as the last request was sent (undefined: none, the ledger off). */
+  ledger?: LedgerSize;
+}
+
+interface LedgerSize {
+  project: string;
+  entries: number;
+  /** Entries not expired when read. */
+  live: number;
+  /** Bytes of its `reservations` value (a ConfigMap's data may hold 1 MiB in all). */
+  bytes: number;
+}
+
+/** What a project's headroom ledger holds now (src/webhook/ledger.ts: one ConfigMap per project). */
+async function ledgerSize(admin: Api, project: string): Promise<LedgerSize | undefined> {
+  const r = await admin.call('GET', `/api/v1/namespaces/tenantgate-system/configmaps/${LEDGER_PREFIX}${project}`);
+  if (r.status === 404) return undefined;
+  if (r.status !== 200) throw new Error(`reading ${project}'s ledger: ${r.status} ${r.text.slice(0, 300)}`);
+  const text = (JSON.parse(r.text) as { data?: { reservations?: string } }).data?.reservations ?? '[]';
+  const entries = JSON.parse(text) as Array<{ expires: number }>;
+  const now = Date.now();
+  return { project, entries: entries.length, live: entries.filter((e) => e.expires > now).length, bytes: Buffer.byteLength(text) };
+}
+
+let nameSeq = 0;
+
+type CpuGroups = Record<'webhook' | 'apiserver' | 'etcd' | 'controller', number[]>;
+const cpuOf = (groups: CpuGroups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, pid) => s + procCpuSeconds(pid), 0)])) as Record<keyof CpuGroups, number>;
+
+/** CPU seconds per second of each group over `ms`. */
+async function rates(groups: CpuGroups, ms: number): Promise<Record<keyof CpuGroups, number>> {
+  const c0 = cpuOf(groups);
+  const t0 = performance.now();
+  await sleep(ms);
+  const c1 = cpuOf(groups);
+  const s = (performance.now() - t0) / 1000;
+  return Object.fromEntries(Object.keys(groups).map((k) => [k, (c1[k as keyof CpuGroups] - c0[k as keyof CpuGroups]) / s])) as Record<keyof CpuGroups, number>;
+}
+
+const coresOf = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+/** Below this (cores, all groups together) the processes count as idle: watches, leases, timers. */
+const QUIET_CORES = 0.1;
+
+/**
+ * The idle rate of each group: first the work the last run left behind (the controller's quotas and
+ * bindings for its namespaces, the namespace controller, the quota controller) must end — 1 s windows
+ * until the groups together use < QUIET_CORES, at most 60 s — then one window of IDLE_MS. Without the
+ * wait, a run's tail counted as "idle" and was subtracted from the next run.
+ */
+async function idleRates(groups: CpuGroups): Promise<Record<keyof CpuGroups, number>> {
+  const deadline = Date.now() + 60_000;
+  let last = await rates(groups, 1000);
+  while (coresOf(last) >= QUIET_CORES && Date.now() < deadline) last = await rates(groups, 1000);
+  if (coresOf(last) >= QUIET_CORES) log(`not quiet after 60 s: ${JSON.stringify(last)} cores; measuring idle anyway`);
+  return rates(groups, IDLE_MS);
+}
+
+async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid: number, alice: Api, admin: Api, mode: string, spread: SteadyRun['spread'], run: number, projects: string[], namespaces: Map<string, string[]>, quotaCpu: Map<string, number>): Promise<SteadyRun> {
+  const targets = spread === 'spread' ? projects : projects.slice(0, 1);
+  const groups: CpuGroups = { webhook: webhooks.replicas.map((r) => r.process.pid), apiserver: [cp.pid('kube-apiserver')], etcd: [cp.pid('etcd')], controller: [controllerPid] };
+  const growth = (i: number): Promise<ApiAnswer> => {
+    const p = targets[i % targets.length]!;
+    if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${p}-s${nameSeq++}` } });
+    const list = namespaces.get(p)!;
+    const ns = list[Math.floor(i / 2 / targets.length) % list.length]!;
+    const next = (quotaCpu.get(ns) ?? 100) + 10;
+    quotaCpu.set(ns, next);
+    return alice.call('PATCH', `/api/v1/namespaces/${ns}/resourcequotas/tenantgate-quota`, { spec: { hard: { 'requests.cpu': `${next}m` } } }, 'application/merge-patch+json');
+  };
+  // Warm-up (not counted), quiet, the idle window, then a fixed rate: one request every 1000/RATE ms whatever the answers.
+  await Promise.all(Array.from({ length: 10 }, (_, i) => growth(i)));
+  const idle = await idleRates(groups);
+  const outcomes0 = await outcomeCounts(webhooks);
+  const [writes0, cpu0] = [await metricSum(webhooks, LEDGER_WRITES), cpuOf(groups)];
+  const connections0 = [...webhooks.proxy.connections];
+  const total = RATE * SECONDS;
+  const inflight: Array<Promise<ApiAnswer>> = [];
+  const t0 = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(growth(10 + i));
+  }
+  // With the ledger off the ConfigMap an earlier configuration left is not written: nothing to read.
+  const ledger = mode === 'ledger off' ? undefined : await ledgerSize(admin, targets[0]!);
+  const results = await Promise.all(inflight);
+  const cpu1 = cpuOf(groups);
+  const elapsedS = (performance.now() - t0) / 1000;
+  const writes1 = await metricSum(webhooks, LEDGER_WRITES);
+  const outcomes1 = await outcomeCounts(webhooks);
+  const reservationOutcomes = Object.fromEntries(OUTCOMES.map((o) => [o, (outcomes1[o] ?? 0) - (outcomes0[o] ?? 0)]));
+  const verdicts = results.map(verdictOf);
+  const counts = countBy(verdicts);
+  const firstError = results.find((r, i) => verdicts[i] === 'error');
+  if (firstError) log(`${mode}, ${spread}: first error ${firstError.status} ${firstError.text.slice(0, 300)}`);
+  const admitted = counts.admitted ?? 0;
+  const per = (k: keyof CpuGroups) => round3((Math.max(0, cpu1[k] - cpu0[k] - idle[k] * elapsedS) * 1000) / Math.max(1, admitted));
+  return {
+    mode,
+    spread,
+    run,
+    offered: total,
+    counts,
+    admittedGrowths: admitted,
+    latencyMs: stats(results.map((r) => r.ms)),
+    cpuMsPerGrowth: { webhook: per('webhook'), apiserver: per('apiserver'), etcd: per('etcd'), controller: per('controller') },
+    idleCpuMsPerS: { webhook: round3(idle.webhook * 1000), apiserver: round3(idle.apiserver * 1000), etcd: round3(idle.etcd * 1000), controller: round3(idle.controller * 1000) },
+    ledgerWritesPerGrowth: round3((writes1 - writes0) / Math.max(1, admitted)),
+    conflictsPerGrowth: round3((reservationOutcomes.conflict ?? 0) / Math.max(1, admitted)),
+    proxyConnections: webhooks.proxy.connections.map((n, i) => n - (connections0[i] ?? 0)),
+    reservationOutcomes,
+    ...(ledger ? { ledger } : {}),
+  };
+}
+
+interface BareRun {
+  cpuMsPerPut: number;
+  idleCpuMsPerS: number;
+  latencyMs: number;
+}
+
+/**
+ * CPU of this process per keep-alive PUT of a ConfigMap through the apiserver, at the steady runs'
+ * rate (open loop: one PUT every 1000/RATE ms for SECONDS), this process's idle CPU rate (measured over
+ * IDLE_MS just before) subtracted. One run; main() takes the median of RUNS.
+ */
+async function barePut(admin: Api, run: number): Promise<BareRun> {
+  const path = '/api/v1/namespaces/tenantgate-system/configmaps/bench-bare-put';
+  if (run === 1) await admin.call('POST', '/api/v1/namespaces/tenantgate-system/configmaps', { metadata: { name: 'bench-bare-put' }, data: { n: '0' } });
+  const put = (n: number) => admin.call('PUT', path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-bare-put', namespace: 'tenantgate-system' }, data: { n: String(n) } });
+  for (let i = 0; i < 10; i++) await put(-i); // warm-up: the connection and the code paths
+  const idle0 = process.cpuUsage();
+  const tIdle = performance.now();
+  await sleep(IDLE_MS);
+  const idleUsed = process.cpuUsage(idle0);
+  const idleRate = (idleUsed.user + idleUsed.system) / 1000 / (performance.now() - tIdle); // ms per ms
+  const before = process.cpuUsage();
+  const t0 = performance.now();
+  const total = RATE * SECONDS;
+  const inflight: Array<Promise<ApiAnswer>> = [];
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / RATE - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(put(i));
+  }
+  const answers = await Promise.all(inflight);
+  const used = process.cpuUsage(before);
+  const elapsedMs = performance.now() - t0;
+  const bad = answers.find((r) => r.status !== 200);
+  if (bad) throw new Error(`bare PUT answered ${bad.status}: ${bad.text.slice(0, 200)}`);
+  const cpuMs = Math.max(0, (used.user + used.system) / 1000 - idleRate * elapsedMs);
+  return { cpuMsPerPut: round3(cpuMs / total), idleCpuMsPerS: round3(idleRate * 1000), latencyMs: round3(median(answers.map((r) => r.ms))) };
+}
+
+/** Median of each numeric field over the runs of one configuration. */
+function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
+  const m = (f: (r: SteadyRun) => number) => round3(median(runs.map(f)));
+  const first = runs[0]!;
+  return {
+    ...first,
+    run: 0,
+    runs: runs.length,
+    counts: Object.fromEntries([...new Set(runs.flatMap((r) => Object.keys(r.counts)))].map((k) => [k, runs.reduce((a, r) => a + (r.counts[k] ?? 0), 0)])),
+    admittedGrowths: runs.reduce((a, r) => a + r.admittedGrowths, 0),
+    offered: runs.reduce((a, r) => a + r.offered, 0),
+    latencyMs: { ...first.latencyMs, p50: m((r) => r.latencyMs.p50), p99: m((r) => r.latencyMs.p99) },
+    cpuMsPerGrowth: { webhook: m((r) => r.cpuMsPerGrowth.webhook), apiserver: m((r) => r.cpuMsPerGrowth.apiserver), etcd: m((r) => r.cpuMsPerGrowth.etcd), controller: m((r) => r.cpuMsPerGrowth.controller) },
+    idleCpuMsPerS: { webhook: m((r) => r.idleCpuMsPerS.webhook), apiserver: m((r) => r.idleCpuMsPerS.apiserver), etcd: m((r) => r.idleCpuMsPerS.etcd), controller: m((r) => r.idleCpuMsPerS.controller) },
+    ledgerWritesPerGrowth: m((r) => r.ledgerWritesPerGrowth),
+    conflictsPerGrowth: m((r) => r.conflictsPerGrowth),
+    proxyConnections: runs[0]!.proxyConnections.map((_, i) => runs.reduce((a, r) => a + (r.proxyConnections[i] ?? 0), 0)),
+    reservationOutcomes: Object.fromEntries(OUTCOMES.map((o) => [o, runs.reduce((a, r) => a + (r.reservationOutcomes[o] ?? 0), 0)])),
+    // The largest ledger any of the runs left.
+    ledger: runs.map((r) => r.ledger).filter((l) => l !== undefined).sort((a, b) => b.bytes - a.bytes)[0],
+  };
+}
+
+/** Waits until the controller gave every namespace its quota `tenantgate-quota`. */
+async function quotasMade(cp: ControlPlane, names: string[]): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (const ns of names) {
+    while ((await kubectlAs(cp.info, 'admin', ['-n', ns, 'get', 'resourcequota', 'tenantgate-quota', '-o', 'name']).then((r) => r.stdout.trim(), () => '')) === '') {
+      if (Date.now() > deadline) throw new Error(`the controller made no tenantgate-quota in ${ns} within 120 s`);
+      await sleep(250);
+    }
+  }
+}
+
+export async function main(): Promise<string[]> {
+  const loadAtStart = loadavg()[0]!;
+  log(`load average at start ${loadAtStart.toFixed(2)} (a shared machine); ${RATE} req/s for ${SECONDS} s, ${RUNS} runs of each configuration`);
+  const cp = await ControlPlane.start({ log });
+  let webhooks: WebhookReplicas | undefined;
+  let controller: Managed | undefined;
+  try {
+    await installBase(cp.info);
+    const ca = await readFile(cp.info.caFile);
+    const alice = apiAs(cp.info.server, ca, cp.info.tokens.alice!);
+    const admin = apiAs(cp.info.server, ca, cp.info.tokens.admin!);
+    controller = (await startShippedController(cp, { name: 'shipped-controller' })).process;
+    const certs = await generateWebhookCerts(join(cp.info.dir, 'shipped-certs'));
+    const start = async (config: Partial<TenantgateConfig>, name: string) => {
+      await webhooks?.stop();
+      webhooks = await startWebhookReplicas(cp.info, certs, config, { name });
+      return webhooks;
+    };
+
+    const bareRuns: BareRun[] = [];
+    for (let run = 1; run <= RUNS; run++) {
+      bareRuns.push(await barePut(admin, run));
+      log(`bare keep-alive PUT at ${RATE}/s, run ${run}: ${JSON.stringify(bareRuns[bareRuns.length - 1])}`);
+    }
+    const bare = { cpuMsPerPut: round3(median(bareRuns.map((r) => r.cpuMsPerPut))), idleCpuMsPerS: round3(median(bareRuns.map((r) => r.idleCpuMsPerS))), latencyMs: round3(median(bareRuns.map((r) => r.latencyMs))), runs: bareRuns };
+    log(`bare keep-alive PUT at ${RATE}/s (median of ${RUNS}): ${bare.cpuMsPerPut} ms client CPU above idle, ${bare.latencyMs} ms`);
+
+    let hooks = await start({}, 'shipped');
+    const burstResult = await burst(cp, hooks, alice);
+    log(`burst: ${JSON.stringify(burstResult)}; proxy connections per replica ${hooks.proxy.connections.join(', ')}`);
+
+    // Projects for the steady runs, each with 5 namespaces made by its owner; the controller gives
+    // each its quota (namespaceDefaults: 100m, 10 pods) and the owners' RoleBinding.
+    const projects = Array.from({ length: PROJECTS }, (_, i) => `sp${i}`);
+    for (const p of projects) await project(cp, p, '100000', '100m');
+    await cachesHold(hooks, 'Project', PROJECTS + 1);
+    const namespaces = new Map<string, string[]>();
+    for (const p of projects) {
+      const names = Array.from({ length: 5 }, (_, i) => `${p}-base${i}`);
+      for (const name of names) {
+        const r = await alice.call('POST', '/api/v1/namespaces', { metadata: { name } });
+        if (r.status !== 201) throw new Error(`creating ${name}: ${r.status} ${r.text.slice(0, 300)}`);
+      }
+      namespaces.set(p, names);
+    }
+    await quotasMade(cp, [...namespaces.values()].flat());
+    await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5);
+
+    const quotaCpu = new Map<string, number>();
+    if (BASE) {
+      const base = baseTenantgate('shipped', BASE);
+      const sides = [{ label: `base ${base.sha.slice(0, 12)}`, cli: base.cli }, { label: 'dist/', cli: undefined }];
+      const paired: SteadyRun[] = [];
+      for (let round = 1; round <= RUNS; round++) {
+        for (const side of round % 2 === 1 ? sides : [...sides].reverse()) {
+          await webhooks?.stop();
+          webhooks = await startWebhookReplicas(cp.info, certs, {}, { name: `ab-${round}-${side.cli ? 'base' : 'dist'}`, ...(side.cli ? { cli: side.cli } : {}) });
+          await cachesHold(webhooks, 'ResourceQuota', PROJECTS * 5);
+          const r = await steady(cp, webhooks, controller.pid, alice, admin, side.label, PAIRED_SPREAD, round, projects, namespaces, quotaCpu);
+          log(`paired round ${round}, ${side.label}: ${JSON.stringify(r)}`);
+          paired.push(r);
+        }
+      }
+      const cpuOfSide = (label: string) => paired.filter((r) => r.mode === label).map((r) => r.cpuMsPerGrowth.webhook);
+      const [baseCpu, distCpu] = [cpuOfSide(sides[0]!.label), cpuOfSide(sides[1]!.label)];
+      const ratio = round3(median(distCpu) / median(baseCpu));
+      const lower = distCpu.filter((c, i) => c < baseCpu[i]!).length;
+      process.stderr.write(`\npaired, ${PAIRED_SPREAD}, ledger on, ${RATE} req/s for ${SECONDS} s per round: webhook CPU ms per admitted growth above idle\n`);
+      process.stderr.write(table(['build', ...paired.filter((r) => r.mode === sides[0]!.label).map((r) => `round ${r.run}`), 'median', 'p50 ms (median)'], sides.map((side, i) => [side.label, ...(i === 0 ? baseCpu : distCpu), round3(median(i === 0 ? baseCpu : distCpu)), round3(median(paired.filter((r) => r.mode === side.label).map((r) => r.latencyMs.p50)))])));
+      process.stderr.write(`\ndist/ ÷ base: ${ratio} (medians); dist/ lower in ${lower} of ${RUNS} rounds\n`);
+      const refused = (label: string) => paired.filter((r) => r.mode === label).map((r) => r.counts['denied Q5'] ?? 0);
+      process.stderr.write(`[Q5] refusals per round: ${sides.map((side) => `${side.label} ${refused(side.label).join(' / ')}`).join('; ')}\n`);
+      const errors = paired.reduce((a, r) => a + (r.counts.error ?? 0), 0);
+      mkdirSync(join(HERE, 'results'), { recursive: true });
+      writeFileSync(join(HERE, 'results', 'shipped-ab.json'), JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadavg()[0]!) }, base: base.sha, spread: PAIRED_SPREAD, rate: RATE, seconds: SECONDS, rounds: RUNS, ratio, lowerRounds: lower, paired }, null, 2));
+      alice.close();
+      admin.close();
+      return errors > 0 ? [`paired: ${errors} requests neither admitted nor denied with a rule`] : [];
+    }
+    const runs: SteadyRun[] = [];
+    for (const [mode, config] of [['shipped (ledger on)', {}], ['ledger off', { crossReplicaReservation: false }]] as const) {
+      hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
+      for (const spread of ['spread', 'one project'] as const) {
+        for (let run = 1; run <= RUNS; run++) {
+          const r = await steady(cp, hooks, controller.pid, alice, admin, mode, spread, run, projects, namespaces, quotaCpu);
+          log(`${mode}, ${spread}, run ${run}: ${JSON.stringify(r)}`);
+          runs.push(r);
+        }
+      }
+    }
+    const medians = (['shipped (ledger on)', 'ledger off'] as const).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
+
+    const missed: string[] = [];
+    if (burstResult.admitted !== BURST.room) missed.push(`burst: ${burstResult.admitted} of ${BURST.creates} admitted, want exactly ${BURST.room}`);
+    if ((burstResult.counts['denied Q5'] ?? 0) > 0) missed.push(`burst: ${burstResult.counts['denied Q5']} denied with Q5, want 0`);
+    if (burstResult.seconds >= TARGETS.burstSeconds) missed.push(`burst: ${burstResult.seconds} s, want < ${TARGETS.burstSeconds} s`);
+    if (burstResult.writesPerAdmitted > TARGETS.writesPerGrowth) missed.push(`burst: ${burstResult.writesPerAdmitted} ledger writes per admitted growth, want ≤ ${TARGETS.writesPerGrowth}`);
+    if (burstResult.existing !== burstResult.admitted) missed.push(`burst: ${burstResult.existing} namespaces exist but ${burstResult.admitted} were admitted`);
+    for (const run of medians) {
+      const errors = run.counts.error ?? 0;
+      if (errors > 0) missed.push(`${run.mode}, ${run.spread}: ${errors} requests neither admitted nor denied with a rule`);
+      if (run.mode.startsWith('shipped') && run.cpuMsPerGrowth.webhook > TARGETS.cpuVsBarePut * bare.cpuMsPerPut) {
+        missed.push(`${run.mode}, ${run.spread}: webhook CPU ${run.cpuMsPerGrowth.webhook} ms per admitted growth (median of ${run.runs}), want ≤ ${TARGETS.cpuVsBarePut} × a bare PUT's ${bare.cpuMsPerPut} ms at the same rate`);
+      }
+    }
+
+    process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`);
+    process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
+    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle\n`);
+    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
+    const loadAtEnd = loadavg()[0]!;
+    mkdirSync(join(HERE, 'results'), { recursive: true });
+    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, bare, burst: burstResult, steady: medians, steadyRuns: runs, missed }, null, 2));
+    log(`load average at end ${loadAtEnd.toFixed(2)}; wrote ${RESULTS}`);
+    alice.close();
+    admin.close();
+    return missed;
+  } catch (err) {
+    // The cluster's directory goes with it: say what the processes logged last (decisions left out).
+    for (const p of [...(webhooks?.replicas.map((r) => r.process) ?? []), ...(controller ? [controller] : [])]) {
+      const lines = (await readFile(p.logFile, 'utf8').catch(() => '')).split('\n').filter((l) => l && !l.includes('"admission decision"'));
+      log(`${p.name} (${p.child.exitCode !== null || p.child.signalCode ? `exited ${p.child.exitCode ?? p.child.signalCode}` : 'running'}), last lines:\n${lines.slice(-8).join('\n')}`);
+    }
+    throw err;
+  } finally {
+    await webhooks?.stop();
+    await controller?.stop();
+    await cp.stop();
+  }
+}
