@@ -87,13 +87,13 @@ beforeAll(async () => {
     });
     expect(p.exitCode, p.stderr).toBe(0);
   }
-  await eventually(async () => { for (const name of [...Object.values(projects), resized]) expect(controller.informers.snapshot.project(name)).toBeDefined(); });
-  await eventually(async () => expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/)).toEqual([Number((await kubectl('admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length)]));
   const r = await kubectl('admin', ['apply', '-f', '-'], {
     reject: false,
     input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: resized }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }),
   });
   expect(r.exitCode, r.stderr).toBe(0);
+  await eventually(async () => { for (const name of [...Object.values(projects), resized]) expect(controller.informers.snapshot.project(name), `the controller's cache has Project ${name}`).toBeDefined(); }, { what: 'the controller caches the Projects' });
+  await eventually(async () => expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/)).toEqual([Number((await kubectl('admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length)]));
   for (const key of Object.keys(KEYS) as Key[]) {
     for (const side of ['a', 'b'] as const) {
       const r = await kubectl('alice', ['create', 'namespace', ns(key, side)], { reject: false });
