@@ -41,6 +41,7 @@ const BENCHMARKS = {
   'review-count': 'experiments',
   'ledger-client': 'experiments',
   'allow-lists': 'comparisons',
+  'namespace-labelling': 'comparisons',
 } as const satisfies Record<string, 'targets' | 'comparisons' | 'experiments'>;
 type BenchName = keyof typeof BENCHMARKS;
 const KNOWN = Object.keys(BENCHMARKS) as BenchName[];

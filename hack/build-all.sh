@@ -24,7 +24,7 @@ TRANSIENT='TLS handshake timeout|i/o timeout|connection reset by peer|connection
 command_of() {
   case "$1" in
     control-plane)        echo "hack/build-control-plane.sh" ;;
-    control-plane-oldest) echo "hack/build-control-plane.sh gobuild-1.32" ;;
+    control-plane-oldest) echo "hack/build-control-plane.sh gobuild-1.35" ;;
     kustomize)            echo "hack/install-kustomize.sh" ;;
     helm|crane|promtool|syft) echo "hack/build-go-tool.sh $1" ;;
     argocd)               echo "hack/build-argocd.sh" ;;

@@ -1,7 +1,7 @@
 /**
  * Exact Kubernetes `resource.Quantity` (k8s.io/apimachinery/pkg/api/resource), as released in
- * Kubernetes v1.35 (the version our control plane pins; parse and String() are unchanged from v1.30).
- * Checked row by row against apimachinery's test tables, and differentially against v0.35.4 itself.
+ * Kubernetes v1.35 to v1.37 (the versions our control planes pin; parse and String() are unchanged from v1.30
+ * to v1.37.2). Checked row by row against apimachinery's test tables, and differentially against v0.35.4 itself.
  *
  * No floating point is used to parse, add, subtract, multiply, compare or print: a value is an
  * unscaled BigInt times 10^scale. Besides the value and the Format, a Quantity remembers which of
@@ -15,8 +15,8 @@
  *
  * Printing follows released CanonicalizeBytes, including where it loses the magnitude: a DecimalSI
  * value whose canonical exponent is above E (10^18) or below n (10^-9), and a BinarySI value past
- * Ei, print their mantissa without a suffix (`1000E` prints `1`). Kubernetes 1.37 changes that
- * (kubernetes/kubernetes#140459); v1.35.4 does not.
+ * Ei, print their mantissa without a suffix (`1000E` prints `1`). Kubernetes' development line changes that
+ * (kubernetes/kubernetes#140459); the released v1.35.4 and v1.37.2 do not.
  *
  * Materialising 10^k for k beyond MAX_EXPONENT_SPAN (amount.ts) throws (a `QuantityError` from parse, a
  * `RangeError` from arithmetic) instead of allocating without bound; apimachinery would try.

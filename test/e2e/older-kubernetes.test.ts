@@ -1,12 +1,12 @@
 /**
  * tenantgate on the oldest supported Kubernetes minor (ADR 0046): a control plane of its own whose
  * kube-apiserver, kube-controller-manager and kubectl are that release's (built from
- * test/cluster/gobuild-1.32; etcd is the pinned one), kubeadm-style like the others (PodSecurity on,
+ * test/cluster/gobuild-1.35; etcd is the pinned one), kubeadm-style like the others (PodSecurity on,
  * controllers under their own ServiceAccounts). A focused subset: the webhook's rules, PodSecurity
  * labels, the controller's default quotas, status and cascade, the budget view through aggregation —
- * and what only this minor does: the namespace controller deletes a terminating namespace's quotas
- * while its pods still run (no ordered namespace deletion before 1.33), and that namespace keeps
- * counting what its pods use until it is gone.
+ * and a terminating namespace whose pods still run: the namespace controller deletes pods before
+ * quotas (ordered namespace deletion, locked on since 1.34), and the namespace keeps counting what its
+ * pods use until it is gone.
  */
 import { execa } from 'execa';
 import { join } from 'node:path';
@@ -74,15 +74,13 @@ beforeAll(async () => {
     binDir: build.binDir,
     etcdBinDir: build.etcdBinDir,
     ...(process.env.TG_K8S_OLDEST_BIN ? {} : { expectedVersion: build.version }),
-    // Off by default on 1.32 (beta, backported to its patch releases); named so the test does not depend on the default.
-    controllerManagerArgs: ['--feature-gates=OrderedNamespaceDeletion=false'],
   });
   info = cp.info;
   await installBase(info);
   await applyChartTemplates(info, ['view/rbac.yaml'], ['view.enabled=true']);
   // Reservations expire sooner than the default 30 s: the terminating-namespace test waits for one (ADR 0035).
   webhook = await startLocalWebhook(info, { reservationTtlSeconds: 5 });
-  view = await startControllerWithView(info, {}, () => {}, { legacyEndpoints: true });
+  view = await startControllerWithView(info);
   const project: Project = {
     apiVersion: 'tenantgate.io/v1alpha1',
     kind: 'Project',
@@ -169,7 +167,7 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
     }, { what: 'alice reads her budget through the aggregated API' });
   });
 
-  it('a terminating namespace whose quota the namespace controller deleted while its pods still run keeps its pods\' use: no other namespace of the project grows into it', async () => {
+  it('a terminating namespace whose pods still run keeps its quota (ordered namespace deletion) and its pods\' use: no other namespace of the project grows into it', async () => {
     await ok('admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } }));
     await ok('alice', ['apply', '-f', '-'], boundPod(nsA, '2500m'));
     await eventually(async () => expect((await quotaOf(nsA)).status?.used?.['requests.cpu']).toBe('2500m'), { what: 'the quota counts the pod' });
@@ -177,25 +175,28 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
     expect((await setQuota(nsA, '1', '1Gi')).exitCode).toBe(0);
 
     await ok('alice', ['delete', 'namespace', nsA, '--wait=false']);
-    // Kubernetes 1.32 deletes the quota without waiting for the pod; the pod stays Terminating (its grace period).
+    // Since 1.34 the namespace controller deletes pods first and the rest (quotas included) only once they are
+    // gone: the pod is Terminating (its grace period) and the quota still counts it.
     await eventually(async () => {
-      const quotas = await getJson<{ items: unknown[] }>(['-n', nsA, 'get', 'resourcequotas']);
-      expect(quotas.items).toEqual([]);
-    }, { what: `the namespace controller deleted ${nsA}'s quota` });
-    const pod = await getJson<{ metadata: { deletionTimestamp?: string } }>(['-n', nsA, 'get', 'pod', 'slow-to-stop']);
-    expect(pod.metadata.deletionTimestamp).toBeDefined();
+      const pod = await getJson<{ metadata: { deletionTimestamp?: string } }>(['-n', nsA, 'get', 'pod', 'slow-to-stop']);
+      expect(pod.metadata.deletionTimestamp).toBeDefined();
+    }, { what: `the namespace controller deletes ${nsA}'s pod` });
+    const quota = await quotaOf(nsA);
+    expect(quota.status?.used?.['requests.cpu']).toBe('2500m');
 
     // nsB may grow to 1500m (4 − 2500m), not into the 2500m the terminating namespace's pod still holds (counted
-    // with namespaceDefaults, 1, it could take 3). "Of which" may still include nsA's reservation of 3 from its
+    // by its quota's hard, 1, it could take 3). "Of which" may still include nsA's reservation of 3 from its
     // growth above: a ledger entry counts until it expires (reservationTtlSeconds, ADR 0035).
     const refused = await setQuota(nsB, '2', '1Gi');
     expect(refused.exitCode).not.toBe(0);
-    expect(refused.stderr).toMatch(new RegExp(`\\[Q1\\] ResourceQuota ${nsB}/tenantgate-quota asks requests.cpu 2, project ${p} has 4 of which (2500m|3) are allocated to other namespaces: at most (1500m|1) fits; counted by usage: ${nsA} holds requests.cpu 2500m, requests.memory 1Gi \\(being deleted, its quotas gone while its pods may still run\\)`));
+    expect(refused.stderr).toMatch(new RegExp(`\\[Q1\\] ResourceQuota ${nsB}/tenantgate-quota asks requests.cpu 2, project ${p} has 4 of which (2500m|3) are allocated to other namespaces: at most (1500m|1) fits`));
     await eventually(async () => {
       const r = await setQuota(nsB, '1500m', '1Gi');
       expect(r.exitCode, r.stderr).toBe(0);
     }, { what: `${nsB} grows to what the pod leaves` });
     expect((await setQuota(nsB, '1600m', '1Gi')).stderr).toContain(`[Q1] ResourceQuota ${nsB}/tenantgate-quota asks requests.cpu 1600m, project ${p} has 4 of which 2500m are allocated to other namespaces: at most 1500m fits`);
+    // Still there: the namespace controller waits for the pod before it deletes the quota.
+    expect((await quotaOf(nsA)).status?.used?.['requests.cpu']).toBe('2500m');
     // The controller's status counts it too, as allocated and as used.
     await eventually(async () => {
       const status = await projectStatus();

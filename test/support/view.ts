@@ -58,10 +58,10 @@ export interface LocalView {
 
 /**
  * Starts the controller (its ServiceAccount, leader election off) serving the view, and registers the APIService.
- * `legacyEndpoints`: also a v1 Endpoints object, which the aggregator of Kubernetes before 1.33 reads
- * instead of EndpointSlices (the oldest supported minor, ADR 0046).
+ * The aggregator finds the view through an EndpointSlice only: no v1 Endpoints object (deprecated; every
+ * supported minor's aggregator reads EndpointSlices).
  */
-export async function startControllerWithView(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, log: (m: string) => void = () => {}, options: { legacyEndpoints?: boolean } = {}): Promise<LocalView> {
+export async function startControllerWithView(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, log: (m: string) => void = () => {}): Promise<LocalView> {
   const address = hostAddress();
   const certs = await generateWebhookCerts(join(info.dir, 'view-certs'), { service: SERVICE, ips: [address, '127.0.0.1'] });
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller');
@@ -87,12 +87,6 @@ export async function startControllerWithView(info: ClusterInfo, config: Partial
       endpoints: [{ addresses: [address], conditions: { ready: true } }],
       ports: [{ name: 'https', port: controller.viewPort, protocol: 'TCP' }],
     }),
-    ...(options.legacyEndpoints ? [JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Endpoints',
-      metadata: { name: SERVICE, namespace: ns },
-      subsets: [{ addresses: [{ ip: address }], ports: [{ name: 'https', port: controller.viewPort, protocol: 'TCP' }] }],
-    })] : []),
     JSON.stringify({
       apiVersion: 'apiregistration.k8s.io/v1',
       kind: 'APIService',

@@ -2,11 +2,11 @@
  * Conformance of src/quantity/ with apimachinery's own test tables, copied in
  * test/conformance/k8s-vectors (see SOURCES.md there). Every row of every section runs.
  *
- * Version: our control plane pins Kubernetes v1.35.4, so this module implements the behaviour of that
- * release. The rows the vector files keep apart under `version_sensitive` pin fixes from the 1.37
- * development line (kubernetes/kubernetes#140459: String() of DecimalSI above E / below n and of
+ * Version: our control planes pin Kubernetes v1.37.2 and v1.35.4, whose resource.Quantity code is the same
+ * (apimachinery v0.37.2 only adds QuantityPtrEqual), so this module implements the behaviour of both. The
+ * rows the vector files keep apart under `version_sensitive` pin fixes from the 1.37 development line (kubernetes/kubernetes#140459: String() of DecimalSI above E / below n and of
  * BinarySI past Ei falls back to the exponent form; #141264: Neg/Sub of the most negative int64 no
- * longer wrap). v1.35.4 has neither fix, so for those rows we assert the v1.35.4 result, derived from
+ * longer wrap), which did not reach the v1.37.2 release. v1.35.4 has neither fix, so for those rows we assert the v1.35.4 result, derived from
  * the released code (amount.go, math.go, quantity.go, suffix.go) and confirmed by running
  * k8s.io/apimachinery v0.35.4 on the same expressions; the test names give the 1.37 result beside it.
  */

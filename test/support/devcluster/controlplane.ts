@@ -184,6 +184,9 @@ export class ControlPlane {
       `--etcd-servers=${info.etcdEndpoint}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
+      // Since 1.37 the endpoint reconciler refuses a loopback advertise address; nothing here reaches the
+      // apiserver through the `kubernetes` Service, so it keeps no endpoints for it.
+      '--endpoint-reconciler-type=none',
       `--secure-port=${apiPort}`,
       `--tls-cert-file=${serving.cert}`,
       `--tls-private-key-file=${serving.key}`,

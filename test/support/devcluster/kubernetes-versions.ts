@@ -13,11 +13,11 @@ import { REPO_ROOT } from '../paths.js';
 /** The default (newest tested) minor's wrapper module: its go.mod pins Kubernetes and etcd. */
 export const DEFAULT_MODULE = join(REPO_ROOT, 'test', 'cluster', 'gobuild');
 /** The oldest supported minor's wrapper module (its go.mod pins the release). */
-export const OLDEST_SUPPORTED_MODULE = join(REPO_ROOT, 'test', 'cluster', 'gobuild-1.32');
+export const OLDEST_SUPPORTED_MODULE = join(REPO_ROOT, 'test', 'cluster', 'gobuild-1.35');
 const CACHE_ROOT = join(REPO_ROOT, '.cache', 'k8s');
 
 export interface KubernetesBuild {
-  /** e.g. v1.32.13 */
+  /** e.g. v1.35.4 */
   version: string;
   binDir: string;
   etcdBinDir: string;
