@@ -4,16 +4,12 @@
  * write goes through ControllerApi (counted) and its response is put back into the snapshot, so the
  * next pass does not act on a view older than its own writes.
  */
-import type { TenantgateConfig } from '../config/config.js';
 import { FINALIZER_CASCADE, type Project } from '../validate/types.js';
-import type { ManagedObjects } from './managed-objects.js';
-import type { ProjectAccessCaches } from './project-access.js';
 import { ProjectDeleter } from './cascade.js';
 import { nextTransition } from '../validate/bursts.js';
 import { getProcessClock, type Clock } from '../clock.js';
-import type { Informers } from '../kube/informers.js';
 import { describeError } from '../kube/errors.js';
-import type { ControllerApi, ProjectEvent } from './kube.js';
+import type { ProjectEvent } from './kube.js';
 import type { StepContext } from './steps/context.js';
 import { ensureFinalizer, removeFinalizer } from './steps/finalizer.js';
 import { writeStatus } from './steps/write-status.js';
@@ -37,17 +33,9 @@ export type ReconcileResult =
   /** Not finished (namespaces still being deleted): come back after `afterMs`. Progress, not an error: errors throw and take the rate limiter's backoff. */
   | { kind: 'Requeue'; reason: string; afterMs: number };
 
-export interface ReconcilerOptions {
-  api: ControllerApi;
-  informers: Informers;
-  /** The owners' RoleBindings, LimitRanges and NetworkPolicies in project namespaces; without them the step is skipped. */
-  managed?: ManagedObjects;
-  /** The per-project ClusterRoles and bindings (visibility: own); without them the step is skipped. */
-  access?: ProjectAccessCaches;
-  config: TenantgateConfig;
-  log: (message: string) => void;
+/** The steps' context as the caller gives it: the clocks optional (default the process clock, src/clock.ts). */
+export interface ReconcilerOptions extends Pick<StepContext, 'api' | 'informers' | 'managed' | 'access' | 'config' | 'log'> {
   now?: () => Date;
-  /** The clock budget decisions are made at (bursts): default the process clock (src/clock.ts). */
   clock?: Clock;
   /** Least time between two status writes reporting a cascade's progress (1 s). */
   progressIntervalMs?: number;
