@@ -114,7 +114,8 @@ describe('helm install, upgrade, uninstall', () => {
     expect(upgraded.exitCode, upgraded.stderr).toBe(0);
     expect(upgraded.stdout).toMatch(/REVISION: 2/);
     const validating = await json<{ webhooks: Array<{ timeoutSeconds: number }> }>(['validatingwebhookconfiguration', 'tenantgate']);
-    expect(validating?.webhooks.map((w) => w.timeoutSeconds)).toEqual([7, 7]);
+    // validate, objects and allow (.tenantgate.io): every one takes the value.
+    expect(validating?.webhooks.map((w) => w.timeoutSeconds)).toEqual([7, 7, 7]);
     const config = await kubectl('admin', ['-n', NAMESPACE, 'get', 'configmap', 'tenantgate-config', '-o', 'jsonpath={.data.tenantgate\\.yaml}']);
     expect(config.stdout).toMatch(/^headroomWarningThreshold: 0\.25$/m);
     expect(await json(['clusterrolebinding', 'tenantgate-self-service'])).toBeDefined();

@@ -162,6 +162,10 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
 
   it('a resize within the quota is admitted and charged; past it the apiserver refuses it; the Project counts the larger size', async () => {
     expect((await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } }), reject: false })).exitCode).toBe(0);
+    // What a kubelet would report: since 1.37 the apiserver refuses a resize past the node's allocatable.
+    const resources = { cpu: '4', memory: '8Gi', pods: '110' };
+    const status = await kubectl('admin', ['patch', 'node', NODE, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { capacity: resources, allocatable: resources } })], { reject: false });
+    expect(status.exitCode, status.stderr).toBe(0);
     expect((await kubectl('alice', ['create', 'namespace', namespace], { reject: false })).exitCode).toBe(0);
     await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('0'), { timeoutMs: 60_000, what: `${namespace}: default quota counted` });
     const pod = await create('alice', {
