@@ -16,15 +16,7 @@ import type { Project } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
-import { DEFAULT_MODULE, pinnedVersion } from '../support/devcluster/kubernetes-versions.js';
 
-/**
- * Kubernetes 1.37.2's kube-apiserver went on admitting through the webhook for the whole minute after its
- * serving certificate was swapped for one of a CA it does not trust (1.35.4 refused within seconds; the
- * webhook closes connections made with the old certificate: src/certs/reloading-tls.ts). Not explained
- * yet (docs/kubernetes-versions.md): the test runs where it holds, and is reported, not hidden, on 1.37.
- */
-const UNTRUSTED_SWAP_OBSERVED = Number(pinnedVersion(DEFAULT_MODULE).split('.')[1]) < 37;
 
 let hook: LocalWebhook;
 
@@ -169,7 +161,7 @@ describe('the webhook over HTTPS', () => {
     }
   });
 
-  it.runIf(UNTRUSTED_SWAP_OBSERVED)('swaps its certificate while the apiserver calls it: a certificate the apiserver does not trust fails closed, the trusted one works again, no restart', async () => {
+  it('swaps its certificate while the apiserver calls it: a certificate the apiserver does not trust fails closed, the trusted one works again, no restart', async () => {
     const info = cluster();
     const other = await generateWebhookCerts(join(info.dir, 'rules-other-ca'));
     const original = await generateWebhookCerts(join(info.dir, 'rules-original-copy'));
@@ -180,8 +172,11 @@ describe('the webhook over HTTPS', () => {
     // Another CA's certificate in place (as a renewal gone wrong would): the apiserver refuses to talk, so writes fail.
     await copyFile(other.key, hook.certs.key);
     await copyFile(other.cert, hook.certs.cert);
+    // A new value on every try: the first may still be answered with the old certificate (the files are
+    // polled once a second), and kubectl 1.37's `label` sends nothing when the value is already there.
+    let attempt = 0;
     await eventually(async () => {
-      const r = await label('b');
+      const r = await label(`b${++attempt}`);
       expect(r.exitCode).not.toBe(0);
       expect(r.stderr).toMatch(/failed calling webhook.*(x509|certificate)/s);
     }, { what: 'the apiserver rejects the untrusted certificate' });
