@@ -14,6 +14,9 @@
  *
  * In-place resize (`pods/resize`): a pod resized up inside a namespace near its quota is charged the larger
  * size by the apiserver's quota; past the quota the resize is refused; the Project's `used` follows.
+ *
+ * Pod-level resources (`spec.resources` of the pod): the quota charges them when the containers ask nothing,
+ * refuses a pod past them, and the Project's `used` is the same sum.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,5 +191,34 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
       const p = JSON.parse((await kubectl('admin', ['get', 'project', resized, '-o', 'json'])).stdout) as { status?: { used?: Record<string, string> } };
       expect(p.status?.used?.['requests.cpu']).toBe('900m');
     }, { what: `${resized}: status.used requests.cpu 900m` });
+  });
+});
+
+describe('pod-level resources (spec.resources of the pod)', () => {
+  const namespace = `${resized}-b`;
+  const podLevel = (name: string, cpu: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    // The containers ask nothing themselves: the quota charges the pod's own requests.
+    spec: { resources: { requests: { cpu } }, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }] },
+  });
+
+  it('the quota charges the pod-level requests, refuses a pod past them, and the Project counts the same', async () => {
+    expect((await kubectl('alice', ['create', 'namespace', namespace], { reject: false })).exitCode).toBe(0);
+    await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('0'), { timeoutMs: 60_000, what: `${namespace}: default quota counted` });
+    const first = await create('alice', podLevel('pod-level', '700m'));
+    expect(first.exitCode, first.stderr).toBe(0);
+    const stored = JSON.parse((await kubectl('admin', ['-n', namespace, 'get', 'pod', 'pod-level', '-o', 'json'])).stdout) as { spec: { resources?: { requests?: Record<string, string> } } };
+    expect(stored.spec.resources?.requests?.cpu, 'the apiserver keeps pod-level resources (the feature is on)').toBe('700m');
+    await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('700m'), { what: `${namespace}: the pod-level requests counted` });
+    const second = await create('alice', podLevel('pod-level-2', '400m'));
+    expect(second.exitCode).not.toBe(0);
+    expect(second.stderr).toContain(`exceeded quota: ${QUOTA}`);
+    await eventually(async () => {
+      const p = JSON.parse((await kubectl('admin', ['get', 'project', resized, '-o', 'json'])).stdout) as { status?: { used?: Record<string, string> } };
+      // 900m of the resized pod in <resized>-a, and 700m here.
+      expect(p.status?.used?.['requests.cpu']).toBe('1600m');
+    }, { what: `${resized}: status.used requests.cpu 1600m` });
   });
 });
