@@ -5,8 +5,9 @@
  *   node --import tsx bench/lib/webhook-server.ts MODE --cert F --key F [--projects N] [--kubeconfig F]
  *
  * MODE
- *   bare        node:https createServer with the same certificate; reads the body and answers one
- *               fixed, pre-serialised AdmissionReview (the P1 baseline).
+ *   bare        node:https createServer with the same certificate and keep-alive; does what any webhook
+ *               must do and nothing else: reads the body, parses the AdmissionReview (JSON.parse), and
+ *               answers allowed for its uid (JSON.stringify): the P1 baseline.
  *   express     serveHttps + Express with createApp's settings and body parser (express.json, 3 MiB,
  *               any content type), answering the fixed AdmissionReview with res.json: the framework's
  *               floor, without rules, guard or metrics.
@@ -181,8 +182,10 @@ export function q5Snapshot(projects: number, namespaces: number): MemorySnapshot
   return s;
 }
 
-/** The bare baseline's fixed answer. */
-export const BARE_RESPONSE = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: '00000000-0000-0000-0000-000000000000', allowed: true } });
+/** The bare baseline's answer for a review's uid (serialised per request, as every webhook must). */
+export const bareAnswer = (uid: string): string => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } });
+/** The express floor's fixed answer. */
+export const BARE_RESPONSE = bareAnswer('00000000-0000-0000-0000-000000000000');
 
 /** A snapshot that is synced from the start and changes only when the bench says so (no apiserver). */
 export class StaticSource implements SnapshotSource {
@@ -268,10 +271,12 @@ async function serve(argv: string[]): Promise<void> {
   let server: import('node:https').Server;
 
   if (mode === 'bare') {
-    const answer = Buffer.from(BARE_RESPONSE);
     server = createServer({ cert: readFileSync(files.cert), key: readFileSync(files.key), minVersion: 'TLSv1.2' }, (req, res) => {
-      req.on('data', () => {});
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
+        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: string } };
+        const answer = Buffer.from(bareAnswer(review.request?.uid ?? ''));
         res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': answer.length });
         res.end(answer);
       });

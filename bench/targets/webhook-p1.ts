@@ -150,7 +150,10 @@ export interface P1Result {
   /** Server CPU µs per request at the fixed rate (open loop), median over the rounds: the judge of the CPU ratio. */
   serverCpuUsPerRequest: { bare: number; bareQuotaBodies: number; expressFloor: number; namespaceCreate: number; quotaUpdate: number };
   /** bare µs/req ÷ tenantgate µs/req at the same fixed rate: the throughput ratio if each server had a core of its own and the client were free. */
+  /** The median of `cpuRatioRounds`: what P1 judges. */
   cpuRatio: { namespaceCreate: number; quotaUpdate: number; expressFloor: number };
+  /** Each round's own ratio (bare ÷ the server, CPU per request at the fixed rate), in round order. */
+  cpuRatioRounds: { namespaceCreate: number[]; quotaUpdate: number[]; expressFloor: number[] };
   latency: Array<LatencyResult & { attempts: number; round: number }>;
   /** Median p99 (ms) over the latency rounds, by server and scenario. */
   p99Ms: Record<string, number>;
@@ -211,8 +214,8 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
   log(`P1: checks: ${JSON.stringify(checks)}`);
 
   const scenarios = [
-    ['bare', 'fixed answer', bareTarget, bare.pid, barePool, 'namespace-create'],
-    ['bare', 'fixed answer, quota bodies', bareTarget, bare.pid, bareQuotaPool, 'quota-update'],
+    ['bare', 'parse and answer', bareTarget, bare.pid, barePool, 'namespace-create'],
+    ['bare', 'parse and answer, quota bodies', bareTarget, bare.pid, bareQuotaPool, 'quota-update'],
     ['express', 'fixed answer', floorTarget, floor.pid, barePool, 'namespace-create'],
     ['tenantgate', 'Namespace CREATE', tgTarget, tg.pid, nsPool, 'namespace-create'],
     ['tenantgate', 'ResourceQuota UPDATE', tgTarget, tg.pid, quotaPool, 'quota-update'],
@@ -244,7 +247,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
       if (bound > 0) log(`P1: ${bound} of ${roundsOf(server, scenario).length} ${server} ${scenario} rounds were client-bound (client CPU ≥ ${CLIENT_BOUND_PCT} %) or answered nothing: not counted`);
     }
     const medianRps = (rs: ThroughputResult[]) => (rs.length ? median(rs.map((t) => t.rps)) : NaN);
-    const bestOf = { bare: medianRps(unsaturatedOf('bare', 'fixed answer')), bareQuotaBodies: medianRps(unsaturatedOf('bare', 'fixed answer, quota bodies')), expressFloor: medianRps(unsaturatedOf('express', 'fixed answer')), namespaceCreate: medianRps(unsaturatedOf('tenantgate', 'Namespace CREATE')), quotaUpdate: medianRps(unsaturatedOf('tenantgate', 'ResourceQuota UPDATE')) };
+    const bestOf = { bare: medianRps(unsaturatedOf('bare', 'parse and answer')), bareQuotaBodies: medianRps(unsaturatedOf('bare', 'parse and answer, quota bodies')), expressFloor: medianRps(unsaturatedOf('express', 'fixed answer')), namespaceCreate: medianRps(unsaturatedOf('tenantgate', 'Namespace CREATE')), quotaUpdate: medianRps(unsaturatedOf('tenantgate', 'ResourceQuota UPDATE')) };
     const ratio = { namespaceCreate: round3(bestOf.namespaceCreate / bestOf.bare), quotaUpdate: round3(bestOf.quotaUpdate / bestOf.bareQuotaBodies), expressFloor: round3(bestOf.expressFloor / bestOf.bare) };
 
     // The judge: server CPU per request at one fixed rate (open loop, the same rate for every server),
@@ -261,12 +264,28 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
     }
     const fixedRate = (server: string, scenario: string) => latency.filter((l) => l.server === server && l.scenario === scenario);
     const cpuUs = (server: string, scenario: string) => round1(median(fixedRate(server, scenario).map((l) => l.serverCpuUsPerRequest)));
-    const serverCpuUsPerRequest = { bare: cpuUs('bare', 'fixed answer'), bareQuotaBodies: cpuUs('bare', 'fixed answer, quota bodies'), expressFloor: cpuUs('express', 'fixed answer'), namespaceCreate: cpuUs('tenantgate', 'Namespace CREATE'), quotaUpdate: cpuUs('tenantgate', 'ResourceQuota UPDATE') };
-    const cpuRatio = {
-      namespaceCreate: round3(serverCpuUsPerRequest.bare / serverCpuUsPerRequest.namespaceCreate),
-      quotaUpdate: round3(serverCpuUsPerRequest.bareQuotaBodies / serverCpuUsPerRequest.quotaUpdate),
-      expressFloor: round3(serverCpuUsPerRequest.bare / serverCpuUsPerRequest.expressFloor),
+    const serverCpuUsPerRequest = { bare: cpuUs('bare', 'parse and answer'), bareQuotaBodies: cpuUs('bare', 'parse and answer, quota bodies'), expressFloor: cpuUs('express', 'fixed answer'), namespaceCreate: cpuUs('tenantgate', 'Namespace CREATE'), quotaUpdate: cpuUs('tenantgate', 'ResourceQuota UPDATE') };
+    // Each round's servers ran one after the other under the same conditions: the judge is the median
+    // over the rounds of each round's own ratio, so a slow round slows both sides of its ratio instead of
+    // one side of a ratio of medians; every round's ratio is kept to show the judge's spread.
+    const roundRatios = (base: string, judged: [string, string]) =>
+      latency
+        .filter((l) => l.server === judged[0] && l.scenario === judged[1])
+        .map((l) => {
+          const baseRound = latency.find((b) => b.server === 'bare' && b.scenario === base && b.round === l.round);
+          return baseRound ? round3(baseRound.serverCpuUsPerRequest / l.serverCpuUsPerRequest) : NaN;
+        });
+    const cpuRatioRounds = {
+      namespaceCreate: roundRatios('parse and answer', ['tenantgate', 'Namespace CREATE']),
+      quotaUpdate: roundRatios('parse and answer, quota bodies', ['tenantgate', 'ResourceQuota UPDATE']),
+      expressFloor: roundRatios('parse and answer', ['express', 'fixed answer']),
     };
+    const cpuRatio = {
+      namespaceCreate: round3(median(cpuRatioRounds.namespaceCreate)),
+      quotaUpdate: round3(median(cpuRatioRounds.quotaUpdate)),
+      expressFloor: round3(median(cpuRatioRounds.expressFloor)),
+    };
+    log(`P1: bare ÷ tenantgate CPU per request, each round: Namespace CREATE ${cpuRatioRounds.namespaceCreate.join(', ')}; ResourceQuota UPDATE ${cpuRatioRounds.quotaUpdate.join(', ')}`);
     const p99Ms: Record<string, number> = {};
     for (const [server, scenario] of scenarios) p99Ms[`${server} ${scenario}`] = round3(median(fixedRate(server, scenario).map((l) => l.latencyMs.p99)));
     const verdictErrors = [...throughput, ...latency].reduce((a, r) => a + r.errors, 0);
@@ -292,6 +311,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
       clientBoundRounds,
       serverCpuUsPerRequest,
       cpuRatio,
+      cpuRatioRounds,
       latency,
       p99Ms,
       verdictErrors,
@@ -308,7 +328,7 @@ export async function runP1(work: string, certs: WebhookCertFiles): Promise<P1Re
       await floor.stop();
       await tg.stop();
       result.profiles = [
-        await profileServer(work, certs, srv, 'bare', 'fixed answer', barePool, concurrency, durationMs, pin?.server),
+        await profileServer(work, certs, srv, 'bare', 'parse and answer', barePool, concurrency, durationMs, pin?.server),
         await profileServer(work, certs, srv, 'tenantgate', 'Namespace CREATE', nsPool, concurrency, durationMs, pin?.server),
         await profileServer(work, certs, srv, 'tenantgate', 'ResourceQuota UPDATE', quotaPool, concurrency, durationMs, pin?.server),
       ];
@@ -355,7 +375,7 @@ export function printP1(out: string[], p1: P1Result): void {
   const bound = Object.entries(p1.clientBoundRounds).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ');
   out.push(`median of the rounds with an unsaturated client (client CPU < ${CLIENT_BOUND_PCT} %, every server alike${bound ? `; client-bound rounds not counted: ${bound}` : ''}): bare ${p1.best.bare} req/s, bare fed the quota bodies ${p1.best.bareQuotaBodies} req/s; tenantgate Namespace CREATE ${p1.best.namespaceCreate} req/s (ratio ${p1.ratio.namespaceCreate} to bare), ResourceQuota UPDATE ${p1.best.quotaUpdate} req/s (ratio ${p1.ratio.quotaUpdate} to bare fed the quota bodies); target ≥ ${TARGET_RATIO}: ${p1.met.throughput ? 'MET' : 'MISSED'}`);
   out.push(`Express floor (express.json + res.json, no rules): ${p1.best.expressFloor} req/s (ratio ${p1.ratio.expressFloor}), ${p1.serverCpuUsPerRequest.expressFloor} µs server CPU per request (bare/express ${p1.cpuRatio.expressFloor})`);
-  out.push(`server CPU per request at ${p1.latency[0]?.rate ?? '-'} req/s (fixed rate, median of the rounds): bare ${p1.serverCpuUsPerRequest.bare} µs (fed the quota bodies ${p1.serverCpuUsPerRequest.bareQuotaBodies} µs), Namespace CREATE ${p1.serverCpuUsPerRequest.namespaceCreate} µs (bare/tenantgate ${p1.cpuRatio.namespaceCreate}), ResourceQuota UPDATE ${p1.serverCpuUsPerRequest.quotaUpdate} µs (bare with the quota bodies/tenantgate ${p1.cpuRatio.quotaUpdate}); target ≥ ${TARGET_CPU_RATIO}: ${p1.met.cpuPerRequest ? 'MET' : 'MISSED'}`);
+  out.push(`server CPU per request at ${p1.latency[0]?.rate ?? '-'} req/s (fixed rate, median of the rounds; ratios: median of each round's own): bare ${p1.serverCpuUsPerRequest.bare} µs (fed the quota bodies ${p1.serverCpuUsPerRequest.bareQuotaBodies} µs), Namespace CREATE ${p1.serverCpuUsPerRequest.namespaceCreate} µs (bare/tenantgate ${p1.cpuRatio.namespaceCreate}), ResourceQuota UPDATE ${p1.serverCpuUsPerRequest.quotaUpdate} µs (bare with the quota bodies/tenantgate ${p1.cpuRatio.quotaUpdate}); target ≥ ${TARGET_CPU_RATIO}: ${p1.met.cpuPerRequest ? 'MET' : 'MISSED'}`);
   out.push(`\nP1 fixed rate: open loop at ${p1.latency[0]?.rate ?? '-'} req/s for ${p1.latency[0]?.durationS ?? '-'} s (after 1 s warm-up), unpinned, ${p1.rounds} rounds; from send (and from schedule)`);
   out.push(table(
     ['server / request', 'round', 'sent', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p99 sched ms', 'server µs/req', 'server CPU %', 'others CPU %', 'tries', 'errors'],
