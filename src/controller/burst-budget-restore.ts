@@ -74,7 +74,7 @@ export function planBudgetRestore(project: Project, snapshot: Snapshot, cluster:
   if (project.metadata.deletionTimestamp || !afterBursts(project, cluster, at)) return NOTHING_TO_RESTORE;
   const name = project.metadata.name ?? '';
   const budget = budgetOf(project, cluster, at);
-  const current = projectBudget(snapshot, project, cluster);
+  const current = projectBudget(snapshot, project, cluster, at);
   const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d] as const));
   const quotaOf = (namespace: string): ResourceQuotaObject | undefined => [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
   const giveBacks: GiveBack[] = [];

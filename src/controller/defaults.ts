@@ -45,15 +45,15 @@ export function expectedQuota(project: Project, declared: DeclaredNamespace | un
   return hard && Object.keys(hard).length > 0 ? hard : undefined;
 }
 
-export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster: string): DefaultQuotaPlan {
+export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster: string, at: number): DefaultQuotaPlan {
   const plan: DefaultQuotaPlan = { create: [], blocked: new Map(), replace: [] };
   const name = project.metadata.name ?? '';
   if (project.metadata.deletionTimestamp) return plan;
-  const budget = budgetOf(project, cluster);
+  const budget = budgetOf(project, cluster, at);
   const defaults = defaultsOf(project);
   const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d]));
   // Running allocation per namespace; updated as quotas are planned so two namespaces cannot both take the last room.
-  const shares = new Map(clusterShares(snapshot, project, cluster).map((s) => [s.namespace, s.resources]));
+  const shares = new Map(clusterShares(snapshot, project, cluster, at).map((s) => [s.namespace, s.resources]));
   for (const ns of [...snapshot.namespacesOfProject(name)].sort(byMetadataName)) {
     const nsName = ns.metadata.name ?? '';
     if (namespaceIsTerminating(ns)) continue;

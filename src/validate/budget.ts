@@ -80,9 +80,9 @@ export function headroomOf(budget: Resources, allocated: Resources): Resources {
   return headroom;
 }
 
-export function projectBudget(snapshot: Snapshot, project: Project, cluster: string): ProjectBudget {
-  const budget = budgetIn(snapshot, project, cluster);
-  const shares = clusterShares(snapshot, project, cluster);
+export function projectBudget(snapshot: Snapshot, project: Project, cluster: string, at: number): ProjectBudget {
+  const budget = budgetIn(snapshot, project, cluster, at);
+  const shares = clusterShares(snapshot, project, cluster, at);
   const allocated = sumShares(shares);
   const namespaces: NamespaceBudget[] = shares.map((share) => ({
     namespace: share.namespace,

@@ -152,7 +152,7 @@ export class AssumedState {
    * Called on cache events: forget what the cache now shows. This only relaxes this process's own
    * memory: the ledger's entries (its own included) count until they expire whatever any cache shows.
    */
-  observe(ctx: Pick<ReviewContext, 'snapshot' | 'config'>, namespace: string): void {
+  observe(ctx: Pick<ReviewContext, 'snapshot' | 'config' | 'at'>, namespace: string): void {
     const byQuota = this.writes.get(namespace);
     if (byQuota) {
       for (const [name, w] of byQuota) {
@@ -164,7 +164,7 @@ export class AssumedState {
     if (!entry) return;
     const project = ctx.snapshot.project(entry.project);
     if (!project || ctx.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT] !== entry.project) return;
-    const observed = namespaceShare(ctx.snapshot, project, ctx.config.clusterName, namespace);
+    const observed = namespaceShare(ctx.snapshot, project, ctx.config.clusterName, ctx.at, namespace);
     for (const [r, q] of entry.resources) {
       const seen = observed.resources.get(r);
       if (!seen || seen.cmp(q) < 0) return;

@@ -1,4 +1,5 @@
 /** `tenantgate webhook`: wires config, watch caches, headroom guard and HTTPS together. */
+import { processNow } from '../clock.js';
 import * as k8s from '@kubernetes/client-node';
 import { setFlagsFromString } from 'node:v8';
 import type { TenantgateConfig } from '../config/config.js';
@@ -81,7 +82,7 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
       if (event === 'delete') guard.forgetProject(meta.name ?? '');
       return;
     }
-    guard.observe({ snapshot: source.snapshot, config }, namespace);
+    guard.observe({ snapshot: source.snapshot, config, at: processNow() }, namespace);
   });
   return guard;
 }

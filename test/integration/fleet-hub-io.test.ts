@@ -6,6 +6,7 @@
  * `fleet` key survives reservation writes; a reservation batch read before a raise conflicts; the
  * ledger is not released while E is nonzero).
  */
+import { processNow } from '../../src/clock.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -52,7 +53,7 @@ beforeAll(async () => {
 }, 180_000);
 
 async function createFleetBudget(name: string): Promise<void> {
-  const object = fleetBudgetFor(projectNamed(name))!;
+  const object = fleetBudgetFor(projectNamed(name), processNow())!;
   await kubectl('admin', ['apply', '-f', '-'], { input: stringify(object) });
 }
 

@@ -15,6 +15,8 @@ export interface BudgetScope {
   project: string;
   /** '' for the default budget / an unnamed cluster. */
   cluster: string;
+  /** The instant (ms since the epoch) the budget is counted at. */
+  at: number;
   budget: Resources;
   budgetPath: FieldPath;
 }
@@ -234,7 +236,7 @@ export function explainInUse(snapshot: Snapshot, project: Project, scope: Budget
     const name = ns.metadata.name ?? '';
     if (name === namespace) continue;
     const quoted = observedEffectiveQuota(snapshot, name);
-    const held = namespaceShare(snapshot, project, scope.cluster, name).resources;
+    const held = namespaceShare(snapshot, project, scope.cluster, scope.at, name).resources;
     if (quoted.size === 0 && namespaceIsTerminating(ns)) {
       // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what the pods last used (ADR 0046).
       const counted = [...held].filter(([r, q]) => scope.budget.has(r) && q.sign() > 0).map(([r, q]) => `${r} ${q.toString()}`);
