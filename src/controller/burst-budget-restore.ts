@@ -18,7 +18,7 @@
 import { Quantity } from '../quantity/quantity.js';
 import { activeBursts, bursts, burstApplies, burstPhase } from '../validate/bursts.js';
 import { projectBudget } from '../validate/budget.js';
-import { budgetOf } from '../validate/resources.js';
+import { budgetOf } from '../validate/budget/layers.js';
 import { DEFAULT_QUOTA_NAME, LABEL_PROJECT, type Project, type ResourceList, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
 import { cmpStr } from '../order.js';
 import { declaredHere, expectedQuota } from './defaults.js';

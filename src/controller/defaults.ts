@@ -5,17 +5,11 @@
  */
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js'; // render's name too: an Argo CD sync of the declared quota takes ours over
 import type { Quantity } from '../quantity/quantity.js';
-import {
-  budgetOf,
-  clusterShares,
-  defaultsOf,
-  effectiveQuota,
-  isUnscoped,
-  namespaceAllocation,
-  namespaceIsTerminating,
-  parseResources,
-  type Resources,
-} from '../validate/resources.js';
+import { budgetOf, defaultsOf } from '../validate/budget/layers.js';
+import { clusterShares } from '../validate/shares.js';
+import { effectiveQuota, isUnscoped, namespaceAllocation, namespaceIsTerminating } from '../validate/quota-hold.js';
+import { parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { DeclaredNamespace, Project, ResourceList, ResourceQuotaObject, Snapshot } from '../validate/types.js';
 import { hasTiers, OTHER_TIERS_QUOTA_NAME, otherTiersScopeSelector, quotaTier, tierKey, tierNames, tierQuotasOf } from '../validate/tiers.js';
 import { canonicalJson } from '../canonical-json.js';

@@ -23,7 +23,8 @@ import { aboveRecord, compareHubRecord, enforcedWithinRecord, reassertion } from
 import { applyOnHub } from '../fleet/hub-transaction.js';
 import { requestGrowth, type ShareRecord } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
-import { formatResources, parseResources, type Resources } from '../validate/resources.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import type { LedgerEntry, LedgerStore } from '../ledger/ledger.js';
 import { WorkQueue, defaultControllerRateLimiter } from './workqueue.js';

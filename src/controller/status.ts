@@ -4,15 +4,11 @@
  * writes the result only when `statusEquals` says it differs from what the Project has.
  */
 import { Quantity } from '../quantity/quantity.js';
-import {
-  budgetOf,
-  clusterShares,
-  formatResources,
-  namespaceIsTerminating,
-  parseResources,
-  sumShares,
-  type Resources,
-} from '../validate/resources.js';
+import { budgetOf } from '../validate/budget/layers.js';
+import { clusterShares, sumShares } from '../validate/shares.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import { namespaceIsTerminating } from '../validate/quota-hold.js';
+import type { Resources } from '../validate/types.js';
 import {
   ANNOTATION_PROJECT_UID,
   LABEL_PROJECT,

@@ -8,7 +8,9 @@
  * members through `fleetbudgets/status` with the resourceVersion they read as precondition.
  */
 import type { ShareRecord, MemberShare } from './shares.js';
-import { budgetList, formatResources, parseResources, type Resources } from '../validate/resources.js';
+import { budgetList } from '../validate/budget/layers.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { ObjectMeta, Project, ResourceList, Violation } from '../validate/types.js';
 
 export const FLEET_API_VERSION = 'tenantgate.io/v1alpha1';

@@ -18,7 +18,7 @@
  */
 import { Quantity } from '../quantity/quantity.js';
 import { projectBudget, type ProjectBudget } from '../validate/budget.js';
-import type { Resources } from '../validate/resources.js';
+import type { Resources } from '../validate/types.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import { memberCapView } from './member-budget.js';
 import { giveBack, memberShare, offer, withdrawOffer, type Applied, type ShareRecord, type ShareRefusal } from './shares.js';

@@ -14,7 +14,10 @@
  * Pure. Used by the webhook's headroom guard (src/webhook/headroom.ts).
  */
 import { Quantity } from '../quantity/quantity.js';
-import { budgetList, parseResources, projectShares, type Resources } from '../validate/resources.js';
+import { budgetList } from '../validate/budget/layers.js';
+import { parseResources } from '../validate/resource-lists.js';
+import { projectShares } from '../validate/shares.js';
+import type { Resources } from '../validate/types.js';
 import type { NamespaceObject, Project, ResourceQuotaObject, Snapshot } from '../validate/types.js';
 
 const ZERO = Quantity.zero();

@@ -6,7 +6,7 @@
  */
 import { projectBudget, projectBudgetJson, type ProjectBudgetJson as BaseBudgetJson } from '../validate/budget.js';
 import { Quantity } from '../quantity/quantity.js';
-import { budgetList } from '../validate/resources.js';
+import { budgetList } from '../validate/budget/layers.js';
 import { burstsJson, type BurstJson } from '../validate/bursts.js';
 import { processNow } from '../clock.js';
 import { MemorySnapshot } from '../validate/snapshot.js';

@@ -8,7 +8,7 @@ import { strandedByAllowLists } from './allow-lists.js';
 import type { TenantgateConfig } from '../config/config.js';
 import { projectBudget, projectBudgetJson, sumResources, usedIn, type ProjectBudget, type ResourceBudget } from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
-import { budgetList, budgetPath } from '../validate/resources.js';
+import { budgetList, budgetPath } from '../validate/budget/layers.js';
 import { burstApplies, planBurstLines } from '../validate/bursts.js';
 import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
 import type { Project, Resources, Snapshot } from '../validate/types.js';

@@ -11,26 +11,10 @@ import { validateDeclarations } from './offline.js';
 import { checkProjectCost } from './rules/cost.js';
 import { checkBudgetFit, grows } from './budget/check.js';
 import { checkEndedBursts } from './rules/bursts.js';
-import {
-  budgetIn,
-  budgetOf,
-  budgetPathIn,
-  clusterShares,
-  namespaceShare,
-  othersTotal,
-  otherShares,
-  defaultsOf,
-  effectiveQuota,
-  effectiveQuotaAfter,
-  namespaceIsTerminating,
-  withOverlay,
-  observedEffectiveQuota,
-  namespaceAllocation,
-  type NamespaceShare,
-  type PendingAllocations,
-  type QuotaChange,
-  type Resources,
-} from './resources.js';
+import { budgetIn, budgetOf, budgetPathIn, defaultsOf } from './budget/layers.js';
+import { clusterShares, namespaceShare, othersTotal, otherShares, type PendingAllocations } from './shares.js';
+import { effectiveQuota, effectiveQuotaAfter, namespaceIsTerminating, withOverlay, observedEffectiveQuota, namespaceAllocation, type QuotaChange } from './quota-hold.js';
+import type { NamespaceShare, Resources } from './types.js';
 import { OTHER_TIERS, otherTiersExcluded, quotaTier } from './tiers.js';
 import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByGenerateName, projectByPrefix } from './rules/naming.js';
 import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';

@@ -6,16 +6,10 @@
  * budget view, `kubectl tenantgate headroom` and the controller's metrics all read this one answer.
  */
 import { Quantity } from '../quantity/quantity.js';
-import {
-  budgetIn,
-  clusterShares,
-  formatResources,
-  namespaceIsTerminating,
-  observedEffectiveQuota,
-  quotaUsed,
-  sumResources,
-  sumShares,
-} from './resources.js';
+import { budgetIn } from './budget/layers.js';
+import { clusterShares, sumShares } from './shares.js';
+import { formatResources, sumResources } from './resource-lists.js';
+import { namespaceIsTerminating, observedEffectiveQuota, quotaUsed } from './quota-hold.js';
 import type { Project, Resources, Snapshot } from './types.js';
 
 export interface ResourceBudget {

@@ -4,7 +4,9 @@
  */
 import type { TenantgateConfig } from '../config/config.js';
 import type { Quantity } from '../quantity/quantity.js';
-import { budgetPath, declaredBudgetList, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
+import { budgetPath, declaredBudgetList, defaultsOf } from './budget/layers.js';
+import { parseResources } from './resource-lists.js';
+import type { NamespaceShare, Resources } from './types.js';
 import { checkTierNames, hasTiers, tierList, withTierBudgets } from './tiers.js';
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';

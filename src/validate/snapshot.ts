@@ -78,12 +78,17 @@ export class MemorySnapshot implements Snapshot {
   }
 
   effectiveQuotaOf(namespace: string): Resources {
-    const known = this.effectiveByNamespace.get(namespace);
+    return this.memoised(this.effectiveByNamespace, namespace, effectiveQuota);
+  }
+
+  /** `memo`'s entry for the namespace, else `compute` over its quotas, remembered when not empty. */
+  private memoised(memo: Map<string, Resources>, namespace: string, compute: (quotas: Iterable<ResourceQuotaObject>) => Resources): Resources {
+    const known = memo.get(namespace);
     if (known !== undefined) return known;
-    const effective = effectiveQuota(this.quotasInNamespace(namespace));
+    const computed = compute(this.quotasInNamespace(namespace));
     // Namespaces without quotas stay out of the memo (an empty result is cheap and would only grow it).
-    if (effective.size > 0) this.effectiveByNamespace.set(namespace, effective);
-    return effective;
+    if (computed.size > 0) memo.set(namespace, computed);
+    return computed;
   }
 
   /** After a status-only update: whether the namespace's memoised hold is still what its quotas give. */
@@ -101,11 +106,7 @@ export class MemorySnapshot implements Snapshot {
   }
 
   heldQuotaOf(namespace: string): Resources {
-    const known = this.heldByNamespace.get(namespace);
-    if (known !== undefined) return known;
-    const held = quotaHold(this.quotasInNamespace(namespace));
-    if (held.size > 0) this.heldByNamespace.set(namespace, held);
-    return held;
+    return this.memoised(this.heldByNamespace, namespace, quotaHold);
   }
 
   /** A quota of the namespace changed: its memo entries go, and the next lookup computes them afresh. */

@@ -8,7 +8,7 @@
 import { projectBudget, projectBudgetJson, usedIn, type ProjectBudget, type ProjectBudgetJson } from '../validate/budget.js';
 import type { PricingConfig } from '../config/config.js';
 import { priceSheet, projectCostJson, type ProjectCostJson } from '../validate/cost.js';
-import { formatResources } from '../validate/resources.js';
+import { formatResources } from '../validate/resource-lists.js';
 import { burstsJson, type BurstJson } from '../validate/bursts.js';
 import { LABEL_PROJECT, type Project, type Snapshot, type Subject } from '../validate/types.js';
 import { isOwner } from '../validate/rules/tenancy.js';

@@ -8,7 +8,10 @@
  */
 import type { LedgerQuotaWrite } from '../ledger/ledger.js';
 import type { ReviewContext, Verdict } from '../validate/admission.js';
-import { maxResources, namespaceShare, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { maxResources } from '../validate/resource-lists.js';
+import { namespaceShare, type PendingAllocations } from '../validate/shares.js';
+import type { QuotaOverlay } from '../validate/quota-hold.js';
+import type { Resources } from '../validate/types.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
 import { reserves } from './ledger-entries.js';
 import { envelope, shownByCache, specOf, unionVersions, writeVersions, type OverlayWrite } from './quota-versions.js';

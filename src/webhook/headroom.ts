@@ -11,7 +11,11 @@
  *   the project's turn.
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
-import { budgetIn, budgetPathIn, defaultsOf, maxResources, namespaceAllocation, namespaceShare, otherShares, othersTotal, quotaHold, sumResources, type PendingAllocations, type Resources } from '../validate/resources.js';
+import { budgetIn, budgetPathIn, defaultsOf } from '../validate/budget/layers.js';
+import { maxResources, sumResources } from '../validate/resource-lists.js';
+import { namespaceAllocation, quotaHold } from '../validate/quota-hold.js';
+import { namespaceShare, otherShares, othersTotal, type PendingAllocations } from '../validate/shares.js';
+import type { Resources } from '../validate/types.js';
 import { checkBudgetFit, grows } from '../validate/budget/check.js';
 import { cacheNotCurrent } from '../validate/rules/headroom.js';
 import type { Snapshot, Violation } from '../validate/types.js';

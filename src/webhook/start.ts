@@ -22,7 +22,7 @@ import { listen } from '../listen.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { isFleetMember } from '../config/config.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
-import { parseResources } from '../validate/resources.js';
+import { parseResources } from '../validate/resource-lists.js';
 import type { FleetGuardOptions } from './fleet-growth.js';
 import { decisionRecords, type DecisionRecordOptions, type DecisionRecords, type DecisionSummary } from './decision-records.js';
 

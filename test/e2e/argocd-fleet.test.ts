@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
-import { budgetOf } from '../../src/validate/resources.js';
+import { budgetOf } from '../../src/validate/budget/layers.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import type { Plan } from '../../src/plan/types.js';
 import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';

@@ -26,7 +26,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { RunningController } from '../../src/controller/controller.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor } from '../../src/fleet/fleet-budget-object.js';
-import { formatResources } from '../../src/validate/resources.js';
+import { formatResources } from '../../src/validate/resource-lists.js';
 import type { Project, ResourceList } from '../../src/validate/types.js';
 import { startTestController } from '../support/controller-kit.js';
 import { REPO_ROOT } from '../support/devcluster/controlplane.js';

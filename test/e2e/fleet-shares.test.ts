@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor, FLEET_NAMESPACE } from '../../src/fleet/fleet-budget-object.js';
-import { formatResources } from '../../src/validate/resources.js';
+import { formatResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 import { REPO_ROOT } from '../support/devcluster/controlplane.js';
 import { aProject } from '../support/fixtures.js';

@@ -17,7 +17,7 @@ import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
 import { raiseEnforced, lowerEnforced } from '../../src/fleet/enforced-limit.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
-import { formatResources, parseResources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 import { ConfigMapLedger, LedgerConflict } from '../../src/ledger/ledger.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { activeBursts, burstPhase, classifyBursts, namespaceRaise, nextTransition, withActiveBursts } from '../../src/validate/bursts.js';
 import { checkBurstDeclarations, checkEndedBursts } from '../../src/validate/rules/bursts.js';
-import { budgetList, budgetOf } from '../../src/validate/resources.js';
+import { budgetList, budgetOf } from '../../src/validate/budget/layers.js';
 import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
 import { parseInstant } from '../../src/clock.js';
 import { fileClock } from '../support/test-clock/file-clock.js';

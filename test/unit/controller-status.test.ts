@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyNamespaces, remainingReport } from '../../src/controller/cascade.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
 import { computeStatus, statusEquals, withTransitionTimes, budgetUse, type CascadeReport } from '../../src/controller/status.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import {
   LABEL_PROJECT,

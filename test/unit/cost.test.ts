@@ -13,7 +13,7 @@ import { Quantity } from '../../src/quantity/quantity.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota, type ReviewContext } from '../../src/validate/admission.js';
 import { cmp, costByResource, decimal, formatDelta, formatMoney, moneyJson, monthlyCost, ofQuantity, priceSheet, projectCostJson, add } from '../../src/validate/cost.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ProjectSpec, ResourceList } from '../../src/validate/types.js';
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';

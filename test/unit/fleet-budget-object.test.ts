@@ -2,7 +2,7 @@ import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { fleetBudgetFor, parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
 import { releaseMember, requestGrowth } from '../../src/fleet/shares.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 
 const project: Project = {

@@ -12,7 +12,7 @@ import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth } from '../../src/fleet/shares.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
-import { formatResources, parseResources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
@@ -23,7 +23,7 @@ import { aQuotaCreateRequest } from '../support/fixtures.js';
 import { MemoryHub } from '../support/memory-hub.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { memberLimits, memberCapView, reachableLimits } from '../../src/fleet/member-budget.js';
-import { budgetListIn } from '../../src/validate/resources.js';
+import { budgetListIn } from '../../src/validate/budget/layers.js';
 
 const CPU = 'requests.cpu';
 const MEM = 'requests.memory';

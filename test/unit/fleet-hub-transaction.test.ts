@@ -13,7 +13,7 @@ import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-bud
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
 import { decodeRecord, encodeRecord, holdsEnforcedLimit, loweredRecord, raisedRecord, EMPTY_RECORD, MAX_GRANT_KEYS } from '../../src/fleet/enforced-record.js';
 import { lowerEnforced, raiseEnforced } from '../../src/fleet/enforced-limit.js';
-import { formatResources, parseResources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { MemoryHub } from '../support/memory-hub.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { emptyShareRecord, offer, releaseMember, requestGrowth, setBudget, type ShareRecord } from '../../src/fleet/shares.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { checkFleetBudget, fleetGrowthRefusal, fleetHubUnreachable } from '../../src/validate/rules/fleet.js';
 import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';
 import type { Project } from '../../src/validate/types.js';

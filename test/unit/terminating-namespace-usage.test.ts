@@ -7,7 +7,8 @@ import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { reviewResourceQuota } from '../../src/validate/admission.js';
 import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
-import { formatResources, namespaceShare } from '../../src/validate/resources.js';
+import { formatResources } from '../../src/validate/resource-lists.js';
+import { namespaceShare } from '../../src/validate/shares.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
 

@@ -1,10 +1,13 @@
 /**
  * Q1 (budgets and maxNamespaces), Q2 (coverage), Q3 (the only covering quota), Q4 (headroom warnings).
- * Pure functions over shares computed in resources.ts.
+ * Pure functions over shares computed in shares.ts.
  */
 import { Quantity } from '../../quantity/quantity.js';
 import { signOfSum } from '../../quantity/sign-of-sum.js';
-import { namespaceIsTerminating, namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
+import { namespaceIsTerminating, observedEffectiveQuota } from '../quota-hold.js';
+import { namespaceShare, sumShares } from '../shares.js';
+import { parseResources } from '../resource-lists.js';
+import type { NamespaceShare, Resources } from '../types.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
 import { hasTiers, isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_PODS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
