@@ -72,6 +72,14 @@ module.exports = {
       to: { path: [...ADAPTERS, ...ENTRY_POINTS] },
     },
     {
+      name: 'domain-reads-no-clock',
+      severity: 'error',
+      comment:
+        'The pure domain never asks what time it is: every instant (bursts, B2, budgets and the shares memo) is a parameter or travels in the request the caller builds (ReviewContext.at, PlanInput.at, RenderOptions.at, ViewRequest.at). Only the edges (src/cli, src/webhook, src/controller, src/kubectl, the view server) import src/clock.ts and call processNow() (docs/adr/0078-the-instant-is-an-argument.md).',
+      from: { path: DOMAIN, pathNot: '^src/clock[.]ts$' },
+      to: { path: '^src/clock[.]ts$' },
+    },
+    {
       name: 'core-below-desired-objects',
       severity: 'error',
       comment: 'Quantities and the rules (src/quantity, src/validate) sit below what is built from them: they import no desired-object builder (src/render), mutation, plan, view or configuration loader (the fleet\'s share algebra, src/fleet/shares.ts, is domain they may use).',

@@ -3,10 +3,12 @@
  * start and end, docs/budgets.md) give the processes a clock they control. Pure code takes an instant
  * (milliseconds since the epoch) as an argument; only the edges ask a Clock.
  *
- * The process clock is what decisions read when no instant is passed (`budgetOf(project, cluster)`
- * on the webhook, controller and CLI paths): the system clock unless the process installed another at
- * start (`--now` of validate and plan; in tests, test/support/test-clock/cli.ts, which starts the CLI
- * with a clock read from a file: no test hook is part of the shipped CLI).
+ * The process clock is what the edges read to give pure code its instant (`processNow()`: the webhook
+ * once per review into ReviewContext.at, the view server per request, the CLI once per command, the
+ * controller per reconcile): the system clock unless the process installed another at start (`--now`
+ * of validate and plan; in tests, test/support/test-clock/cli.ts, which starts the CLI with a clock
+ * read from a file: no test hook is part of the shipped CLI). Nothing in the pure domain imports this
+ * module (.dependency-cruiser.cjs `domain-reads-no-clock`).
  * Leases, timeouts and backoffs keep reading the system clock. docs/adr/0053-bursts.md.
  */
 export interface Clock {
@@ -40,7 +42,7 @@ export function getProcessClock(): Clock {
   return processClock;
 }
 
-/** Now, by the process clock: the default instant of budget decisions. */
+/** Now, by the process clock: the instant an edge hands to budget decisions. */
 export function processNow(): number {
   return processClock.now();
 }

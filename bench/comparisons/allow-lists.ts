@@ -6,18 +6,19 @@
  * full, nothing is stored, the scheduler never sees them), BENCH_ALLOW_PODS per round at concurrency
  * BENCH_ALLOW_CONCURRENCY. Rounds alternate the shipped registrations with and without the allow entry,
  * BENCH_ALLOW_ROUNDS of each, in one run; per round: the client's latency (p50, p99) and the CPU seconds
- * of kube-apiserver and of this process (the webhook and the client) per 1,000 creates.
+ * of kube-apiserver (above its idle rate, measured for a second before each round) and of this process
+ * (the webhook and the client) per 1,000 creates. The loop is bench/lib/interleaved.ts.
  *
  *   npm run bench -- allow-lists        BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4
  */
 import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { ControlPlane, REPO_ROOT } from '../../test/support/devcluster/controlplane.js';
 import { installBase, kubectlAs, localWebhookConfigurations, startLocalWebhook, unregisterWebhooks } from '../../test/support/devcluster/tenantgate.js';
-import { env, log, median, procCpuSeconds, stats, table } from '../lib/measure.js';
+import { interleaved } from '../lib/interleaved.js';
+import { env, log, median, stats, table } from '../lib/measure.js';
 import { runIfMain } from '../lib/entry.js';
 
 const RESULTS = join(REPO_ROOT, 'bench', 'results', 'allow-lists.json');
@@ -119,33 +120,36 @@ export async function main(): Promise<string[]> {
     };
     // Warm-up: caches, connections, the JIT of both sides.
     await burst();
-    for (let round = 1; round <= rounds; round++) {
-      for (const withAllow of [true, false]) {
-        await register(withAllow);
-        // The apiserver picks the registration up from its informer: the probe (no node selector) is refused exactly when the entry is on.
-        await until(`registration ${withAllow ? 'with' : 'without'} the allow entry in effect`, async () => (await refusedProbe()) === withAllow);
-        await new Promise((r) => setTimeout(r, 1000));
-        const load = loadavg()[0]!.toFixed(2);
-        const api0 = procCpuSeconds(apiserverPid);
-        const self0 = process.cpuUsage();
-        const { latencies, errors } = await burst();
-        const api = procCpuSeconds(apiserverPid) - api0;
-        const self = process.cpuUsage(self0);
-        const s = stats(latencies.sort((a, b) => a - b));
+    await interleaved(
+      {
+        arms: ['with allow-lists', 'without'] as const,
+        rounds,
+        apiserverPid,
+        idleSeconds: 1,
+        enter: async (mode) => {
+          const withAllow = mode === 'with allow-lists';
+          await register(withAllow);
+          // The apiserver picks the registration up from its informer: the probe (no node selector) is refused exactly when the entry is on.
+          await until(`registration ${withAllow ? 'with' : 'without'} the allow entry in effect`, async () => (await refusedProbe()) === withAllow);
+        },
+        load: () => burst(),
+      },
+      (m) => {
+        const s = stats(m.load.latencies.sort((a, b) => a - b));
         const r: Round = {
-          mode: withAllow ? 'with allow-lists' : 'without',
-          round,
-          load,
+          mode: m.arm,
+          round: m.round + 1,
+          load: m.loadAverage[0].toFixed(2),
           p50: s.p50,
           p99: s.p99,
-          apiserverCpuPer1000: (api / pods) * 1000,
-          benchProcessCpuPer1000: ((self.user + self.system) / 1e6 / pods) * 1000,
-          errors,
+          apiserverCpuPer1000: (m.apiserverCpuSeconds / pods) * 1000,
+          benchProcessCpuPer1000: (m.benchProcessCpuSeconds / pods) * 1000,
+          errors: m.load.errors,
         };
         results.push(r);
-        log(`${r.mode}, round ${round} (load ${load}): p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, kube-apiserver ${r.apiserverCpuPer1000.toFixed(2)} CPU s / 1000 creates, this process ${r.benchProcessCpuPer1000.toFixed(2)}, ${errors} errors`);
-      }
-    }
+        log(`${r.mode}, round ${r.round} (load ${r.load}): p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, kube-apiserver ${r.apiserverCpuPer1000.toFixed(2)} CPU s / 1000 creates above its idle rate, this process ${r.benchProcessCpuPer1000.toFixed(2)}, ${r.errors} errors`);
+      },
+    );
     await unregisterWebhooks(info);
     await hook.webhook.stop();
   } finally {

@@ -12,15 +12,15 @@
  *     webhook also sets Pod Security levels and the project-uid annotation): a lower bound of its cost.
  * Both must give the same labels: each row checks one created namespace's labels first.
  * Reported per row: latency p50/p99, the API server's CPU per create (above its idle rate) and this process's
- * (the client, and the webhook, which runs in it), with the load average at start and end. Results in bench/results/namespace-labelling.json. No target: a comparison.
+ * (the client, and the webhook, which runs in it), with the load average at start and end (the loop: bench/lib/interleaved.ts). Results in bench/results/namespace-labelling.json. No target: a comparison.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { installBase, kubectlAs, registerWebhooks, startLocalWebhook } from '../../test/support/devcluster/tenantgate.js';
 import { apiAs, type Api } from '../lib/api.js';
-import { HERE, log, median, procCpuSeconds, round1, round3, sleep, stats } from '../lib/measure.js';
+import { interleaved } from '../lib/interleaved.js';
+import { HERE, log, median, round1, round3, sleep, stats } from '../lib/measure.js';
 import { runIfMain } from '../lib/entry.js';
 
 const PROJECT_COUNTS = (process.env.BENCH_LABELLING_PROJECTS ?? '10,300').split(',').map(Number);
@@ -72,7 +72,7 @@ async function apply(cp: ControlPlane, docs: unknown[]): Promise<void> {
 }
 
 /** Creates namespaces of `project` at RATE per second for SECONDS (open loop, dryRun=All). */
-async function load(alice: Api, project: string, tag: string): Promise<{ sent: number; admitted: number; ms: number[] }> {
+async function load(alice: Api, project: string, tag: string): Promise<{ sent: number; admitted: number; latencies: number[] }> {
   const ms: number[] = [];
   let admitted = 0;
   const total = RATE * SECONDS;
@@ -88,7 +88,7 @@ async function load(alice: Api, project: string, tag: string): Promise<{ sent: n
     }));
   }
   await Promise.all(pending);
-  return { sent: total, admitted, ms };
+  return { sent: total, admitted, latencies: ms };
 }
 
 /** The labels a dry-run create as alice gets: both modes must set the same project and tenant labels. */
@@ -115,51 +115,51 @@ export async function main(): Promise<string[]> {
       made = Math.max(made, count);
       await webhook.webhook.cache.waitSynced();
       await sleep(2000);
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const mode of ['webhook', 'policy'] as const) {
-          if (mode === 'policy') {
-            await kubectlAs(cp.info, 'admin', ['delete', 'mutatingwebhookconfiguration/tenantgate', '--ignore-not-found']);
-            await apply(cp, policyDocs(podSecurity!));
-          }
-          const project = `lab${count - 1}`;
-          // The policy's binding and parameters reach the API server's informers asynchronously.
-          let labels: Record<string, string> = {};
-          // Until then the validating webhook refuses the probe ([T2]: labels missing): tried again for 30 s.
-          let lastError: unknown;
-          for (let i = 0; i < 60 && labels['tenantgate.io/project'] !== project; i++) {
-            try {
-              labels = await labelsOf(alice, project);
-            } catch (err) {
-              lastError = err;
+      const project = `lab${count - 1}`;
+      await interleaved(
+        {
+          arms: ['webhook', 'policy'] as const,
+          rounds: ROUNDS,
+          apiserverPid: apiserver,
+          idleSeconds: 3,
+          enter: async (mode) => {
+            if (mode === 'policy') {
+              await kubectlAs(cp.info, 'admin', ['delete', 'mutatingwebhookconfiguration/tenantgate', '--ignore-not-found']);
+              await apply(cp, policyDocs(podSecurity!));
             }
-            if (labels['tenantgate.io/project'] !== project) await sleep(500);
-          }
-          if (labels['tenantgate.io/project'] !== project && lastError) throw lastError;
-          if (labels['tenantgate.io/project'] !== project || labels['tenantgate.io/tenant'] !== 'acme') throw new Error(`${mode}: ${project}-probe got labels ${JSON.stringify(labels)}`);
-          const levels = Object.fromEntries(Object.entries(labels).filter(([k]) => k.startsWith('pod-security.kubernetes.io/')));
-          if (mode === 'webhook') podSecurity = levels;
-          else if (JSON.stringify(levels) !== JSON.stringify(podSecurity)) throw new Error(`policy: Pod Security labels ${JSON.stringify(levels)}, the webhook's ${JSON.stringify(podSecurity)}`);
-          const idleFrom = procCpuSeconds(apiserver);
-          await sleep(3000);
-          const idleRate = (procCpuSeconds(apiserver) - idleFrom) / 3;
-          const loadStart = loadavg()[0]!;
-          const cpuFrom = procCpuSeconds(apiserver);
-          const benchFrom = process.cpuUsage();
-          const t0 = performance.now();
-          const result = await load(alice, project, `${mode[0]}${round}`);
-          const wall = (performance.now() - t0) / 1000;
-          const cpu = procCpuSeconds(apiserver) - cpuFrom - idleRate * wall;
-          const bench = process.cpuUsage(benchFrom);
-          const s = stats(result.ms);
-          rows.push({ mode, projects: count, round, sent: result.sent, admitted: result.admitted, p50: round3(s.p50), p99: round3(s.p99), apiserverCpuMsPerCreate: round3((cpu * 1000) / result.sent), benchProcessCpuMsPerCreate: round3((bench.user + bench.system) / 1000 / result.sent), load: [round1(loadStart), round1(loadavg()[0]!)] });
-          log(`${mode} ${count} projects round ${round}: ${JSON.stringify(rows.at(-1))}`);
-          if (mode === 'policy') {
+            // The policy's binding and parameters reach the API server's informers asynchronously.
+            let labels: Record<string, string> = {};
+            // Until then the validating webhook refuses the probe ([T2]: labels missing): tried again for 30 s.
+            let lastError: unknown;
+            for (let i = 0; i < 60 && labels['tenantgate.io/project'] !== project; i++) {
+              try {
+                labels = await labelsOf(alice, project);
+              } catch (err) {
+                lastError = err;
+              }
+              if (labels['tenantgate.io/project'] !== project) await sleep(500);
+            }
+            if (labels['tenantgate.io/project'] !== project && lastError) throw lastError;
+            if (labels['tenantgate.io/project'] !== project || labels['tenantgate.io/tenant'] !== 'acme') throw new Error(`${mode}: ${project}-probe got labels ${JSON.stringify(labels)}`);
+            const levels = Object.fromEntries(Object.entries(labels).filter(([k]) => k.startsWith('pod-security.kubernetes.io/')));
+            if (mode === 'webhook') podSecurity = levels;
+            else if (JSON.stringify(levels) !== JSON.stringify(podSecurity)) throw new Error(`policy: Pod Security labels ${JSON.stringify(levels)}, the webhook's ${JSON.stringify(podSecurity)}`);
+          },
+          leave: async (mode) => {
+            if (mode !== 'policy') return;
             await kubectlAs(cp.info, 'admin', ['delete', 'mutatingadmissionpolicybinding', POLICY, '--ignore-not-found']);
             await kubectlAs(cp.info, 'admin', ['delete', 'mutatingadmissionpolicy', POLICY, '--ignore-not-found']);
             await registerWebhooks(cp.info, webhook.url, webhook.certs.caBundle);
-          }
-        }
-      }
+          },
+          load: (mode, round) => load(alice, project, `${mode[0]}${round}`),
+        },
+        (r) => {
+          const s = stats(r.load.latencies);
+          const sent = r.load.sent;
+          rows.push({ mode: r.arm, projects: count, round: r.round, sent, admitted: r.load.admitted, p50: round3(s.p50), p99: round3(s.p99), apiserverCpuMsPerCreate: round3((r.apiserverCpuSeconds * 1000) / sent), benchProcessCpuMsPerCreate: round3((r.benchProcessCpuSeconds * 1000) / sent), load: [round1(r.loadAverage[0]), round1(r.loadAverage[1])] });
+          log(`${r.arm} ${count} projects round ${r.round}: ${JSON.stringify(rows.at(-1))}`);
+        },
+      );
     }
     alice.close();
     await webhook.stop();

@@ -112,7 +112,8 @@ async function loadTree(name: string, serverScript: string, bodies: Buffer[]): P
     decideAll() {
       let admitted = 0;
       for (const request of requests) {
-        const verdict = guard.decide({ config, snapshot, user: request.userInfo, pending: guard.pending }, request);
+        // The instant of the review, as the webhook server reads it per request (trees before it was an argument ignore it).
+        const verdict = guard.decide({ config, snapshot, user: request.userInfo, at: Date.now(), pending: guard.pending }, request);
         if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
         if (verdict.violations.length > 0) continue;
         admitted += 1;
@@ -123,7 +124,7 @@ async function loadTree(name: string, serverScript: string, bodies: Buffer[]): P
     verdicts(asStranger = false) {
       const out: string[] = [];
       for (const request of requests) {
-        const verdict = guard.decide({ config, snapshot, user: asStranger ? STRANGER : request.userInfo, pending: guard.pending }, request);
+        const verdict = guard.decide({ config, snapshot, user: asStranger ? STRANGER : request.userInfo, at: Date.now(), pending: guard.pending }, request);
         if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
         out.push(verdictText(verdict));
         if (verdict.violations.length === 0 && verdict.allocation?.grows) server.emulateWatch(source, request);

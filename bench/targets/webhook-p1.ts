@@ -1,4 +1,5 @@
 /** bench/targets/webhook-p1.ts: split out of bench/targets/webhook.ts (see its header for what the webhook benchmark measures). */
+import { processNow } from '../../src/clock.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Session } from 'node:inspector/promises';
@@ -54,7 +55,7 @@ export async function breakdown(work: string): Promise<BreakdownResult[]> {
       if (!d.ok) throw new Error(d.error);
       return d.request;
     });
-    const ctxOf = (r: AdmissionRequest, pending?: ReviewContext['pending']): ReviewContext => ({ config, snapshot, user: r.userInfo, pending });
+    const ctxOf = (r: AdmissionRequest, pending?: ReviewContext['pending']): ReviewContext => ({ at: processNow(), config, snapshot, user: r.userInfo, pending });
     // As in the tenantgate server: the cache catches up after each admitted growth (see emulateWatch).
     // A fresh guard each time, wired to its own source as src/webhook/start.ts wires it.
     const freshGuard = () => {

@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { processNow } from '../clock.js';
 import { ConfigError, DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../config/config.js';
 import { formatPlan, type PlanFormat } from '../plan/format.js';
 import { planChange, planFails } from '../plan/plan.js';
@@ -136,7 +137,8 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
     const config = await loadPlanConfig(root, o.config);
     const base = o.base ? await baseProjects(root, o.base) : undefined;
     const sources = await readSources([root], root);
-    const checked = checkDocuments(sources.documents, sources.problems, config, base ?? []);
+    const at = processNow();
+    const checked = checkDocuments(sources.documents, sources.problems, config, at, base ?? []);
     if (checked.findings.length > 0) {
       // Render refuses such a tree: the sync fails before any object reaches a cluster.
       process.stderr.write(`tenantgate plan: the declarations in ${dir} do not validate; render (and so every sync) would fail:\n`);
@@ -147,7 +149,7 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
     const live = await liveStates(o, clusters);
     const after = checked.projects.map((p) => p.project);
     const hub = await hubShareRecords(o, hubKc, after);
-    const plan = planChange({ config, after, live, ...(hub ? { hub } : {}), ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
+    const plan = planChange({ config, after, live, at, ...(hub ? { hub } : {}), ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
     process.stdout.write(formatPlan(plan, o.output));
     return planFails(plan) ? 1 : 0;
   } catch (err) {

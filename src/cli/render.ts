@@ -3,6 +3,7 @@ import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { processNow } from '../clock.js';
 import { DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../config/config.js';
 import { renderProjectsLazily, type KubeObject } from '../render/render.js';
 import { toYamlStream, type StreamFormat } from '../render/yaml-stream.js';
@@ -88,13 +89,14 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
   } else {
     sources = await readSources([root], root);
   }
-  const { findings, projects, others } = checkDocuments(sources.documents, sources.problems, config);
+  const at = processNow();
+  const { findings, projects, others } = checkDocuments(sources.documents, sources.problems, config, at);
   if (findings.length > 0) return { errors: findings.map(formatFinding) };
   if (projects.length === 0 && others.length === 0) {
     return { errors: [`${dir}: no Project declarations found (an empty render would let Argo CD prune everything)`] };
   }
   function* objects(): Generator<unknown> {
-    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster, appProjects, fleetHub });
+    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster, appProjects, fleetHub, at });
     for (const o of others) yield o.object as KubeObject;
   }
   return { output: toYamlStream(objects(), format), errors: [] };

@@ -1,5 +1,6 @@
 /** `tenantgate validate PATH…`: the offline rules for git commits. */
 import { execa } from 'execa';
+import { processNow } from '../clock.js';
 import type { TenantgateConfig } from '../config/config.js';
 import { validateDeclarations } from '../validate/offline.js';
 import { isProjectObject, parseSource, positionOf, type ParseProblem, type SourceDocument } from '../validate/source.js';
@@ -25,14 +26,15 @@ export async function checkPaths(paths: string[], config: TenantgateConfig, base
   const { documents, problems } = await readSources(paths);
   const base = baseRef ? await baseProjects(paths, baseRef) : [];
   if (previous.length) base.push(...(await readSources(previous)).documents.map((d) => d.object).filter(isProjectObject));
-  return checkDocuments(documents, problems, config, base);
+  return checkDocuments(documents, problems, config, processNow(), base);
 }
 
-export function checkDocuments(documents: SourceDocument[], problems: ParseProblem[], config: TenantgateConfig, base: Project[] = []): CheckResult {
+/** `at`: the instant the declarations are judged at (`--now`, else the process clock): which bursts have ended (B2). */
+export function checkDocuments(documents: SourceDocument[], problems: ParseProblem[], config: TenantgateConfig, at: number, base: Project[] = []): CheckResult {
   const findings: Finding[] = problems.map((p) => ({ ...p, rule: 'S1', message: p.message }));
   const projects = documents.filter((d) => isProjectObject(d.object)).map((source) => ({ source, project: source.object as Project }));
   const others = documents.filter((d) => !isProjectObject(d.object));
-  findings.push(...toFindings(projects.map((p) => p.source), validateDeclarations(projects.map((p) => p.project), config, base)));
+  findings.push(...toFindings(projects.map((p) => p.source), validateDeclarations(projects.map((p) => p.project), config, at, base)));
   findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col || a.rule.localeCompare(b.rule));
   return { findings, projects, others };
 }

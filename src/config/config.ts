@@ -166,6 +166,16 @@ export function parseConfig(text: string, where = 'tenantgate.yaml'): Tenantgate
   return configFromObject(doc, where);
 }
 
+/** A section of the configuration: each key of `defaults` as `given` sets it (neither null nor undefined), else its default. */
+function withDefaults<T extends object>(given: Partial<T> | undefined, defaults: T): T {
+  const out = { ...defaults };
+  for (const key of Object.keys(defaults) as Array<keyof T>) {
+    const value = given?.[key];
+    if (value !== undefined && value !== null) out[key] = value as T[keyof T];
+  }
+  return out;
+}
+
 /** Validates a parsed configuration against CONFIG_SCHEMA and fills in the defaults. Throws ConfigError with every problem. */
 export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): TenantgateConfig {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`${where}: must be a YAML mapping of the keys ${Object.keys(CONFIG_SCHEMA.properties).join(', ')}`);
@@ -175,8 +185,8 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
   const d = DEFAULT_CONFIG;
   const config: TenantgateConfig = {
     clusterName: given.clusterName ?? d.clusterName,
-    privileged: { users: given.privileged?.users ?? d.privileged.users, groups: given.privileged?.groups ?? d.privileged.groups },
-    reserved: { names: given.reserved?.names ?? d.reserved.names, prefixes: given.reserved?.prefixes ?? d.reserved.prefixes },
+    privileged: withDefaults(given.privileged, d.privileged),
+    reserved: withDefaults(given.reserved, d.reserved),
     namespacePrefix: given.namespacePrefix ?? d.namespacePrefix,
     requireProjectForUsers: given.requireProjectForUsers ?? d.requireProjectForUsers,
     headroomWarningThreshold: given.headroomWarningThreshold ?? d.headroomWarningThreshold,
@@ -185,31 +195,11 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
     crossReplicaReservation: given.crossReplicaReservation ?? d.crossReplicaReservation,
     reservationTtlSeconds: given.reservationTtlSeconds ?? d.reservationTtlSeconds,
     visibility: given.visibility ?? d.visibility,
-    protectedNamespaceMetadata: {
-      labels: given.protectedNamespaceMetadata?.labels ?? d.protectedNamespaceMetadata.labels,
-      annotations: given.protectedNamespaceMetadata?.annotations ?? d.protectedNamespaceMetadata.annotations,
-    },
+    protectedNamespaceMetadata: withDefaults(given.protectedNamespaceMetadata, d.protectedNamespaceMetadata),
     systemControllers: given.systemControllers ?? d.systemControllers,
-    podSecurity: {
-      enforce: given.podSecurity?.enforce ?? d.podSecurity.enforce,
-      warn: given.podSecurity?.warn ?? d.podSecurity.warn,
-      audit: given.podSecurity?.audit ?? d.podSecurity.audit,
-    },
-    argocd: {
-      namespace: given.argocd?.namespace ?? d.argocd.namespace,
-      sourceRepos: given.argocd?.sourceRepos ?? d.argocd.sourceRepos,
-      defaultServer: given.argocd?.defaultServer ?? d.argocd.defaultServer,
-      clusterServers: given.argocd?.clusterServers ?? d.argocd.clusterServers,
-      syncServiceAccount: given.argocd?.syncServiceAccount ?? d.argocd.syncServiceAccount,
-    },
-    fleet: {
-      hubKubeconfig: given.fleet?.hubKubeconfig ?? d.fleet.hubKubeconfig,
-      keep: given.fleet?.keep ?? d.fleet.keep,
-      above: given.fleet?.above ?? d.fleet.above,
-      offerAfterSeconds: given.fleet?.offerAfterSeconds ?? d.fleet.offerAfterSeconds,
-      giveBackAfterSeconds: given.fleet?.giveBackAfterSeconds ?? d.fleet.giveBackAfterSeconds,
-      checkEverySeconds: given.fleet?.checkEverySeconds ?? d.fleet.checkEverySeconds,
-    },
+    podSecurity: withDefaults(given.podSecurity, d.podSecurity),
+    argocd: withDefaults(given.argocd, d.argocd),
+    fleet: withDefaults(given.fleet, d.fleet),
     allow: given.allow ?? d.allow,
   };
   if (given.pricing) {

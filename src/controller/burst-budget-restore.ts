@@ -18,7 +18,7 @@
 import { Quantity } from '../quantity/quantity.js';
 import { activeBursts, bursts, burstApplies, burstPhase } from '../validate/bursts.js';
 import { projectBudget } from '../validate/budget.js';
-import { budgetOf } from '../validate/resources.js';
+import { budgetOf } from '../validate/budget/layers.js';
 import { DEFAULT_QUOTA_NAME, LABEL_PROJECT, type Project, type ResourceList, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
 import { cmpStr } from '../order.js';
 import { declaredHere, expectedQuota } from './defaults.js';
@@ -74,7 +74,7 @@ export function planBudgetRestore(project: Project, snapshot: Snapshot, cluster:
   if (project.metadata.deletionTimestamp || !afterBursts(project, cluster, at)) return NOTHING_TO_RESTORE;
   const name = project.metadata.name ?? '';
   const budget = budgetOf(project, cluster, at);
-  const current = projectBudget(snapshot, project, cluster);
+  const current = projectBudget(snapshot, project, cluster, at);
   const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d] as const));
   const quotaOf = (namespace: string): ResourceQuotaObject | undefined => [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
   const giveBacks: GiveBack[] = [];

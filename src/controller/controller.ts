@@ -21,7 +21,7 @@ import { FleetLoop, FleetObservations } from './fleet-loop.js';
 import { FleetGauges } from './fleet-metrics.js';
 import { isFleetMember } from '../config/config.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
-import { parseResources } from '../validate/resources.js';
+import { parseResources } from '../validate/resource-lists.js';
 import { ConfigMapLedger, type LedgerStore } from '../ledger/ledger.js';
 import { managedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';

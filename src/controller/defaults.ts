@@ -5,17 +5,11 @@
  */
 import { DEFAULT_QUOTA_NAME } from '../validate/types.js'; // render's name too: an Argo CD sync of the declared quota takes ours over
 import type { Quantity } from '../quantity/quantity.js';
-import {
-  budgetOf,
-  clusterShares,
-  defaultsOf,
-  effectiveQuota,
-  isUnscoped,
-  namespaceAllocation,
-  namespaceIsTerminating,
-  parseResources,
-  type Resources,
-} from '../validate/resources.js';
+import { budgetOf, defaultsOf } from '../validate/budget/layers.js';
+import { clusterShares } from '../validate/shares.js';
+import { effectiveQuota, isUnscoped, namespaceAllocation, namespaceIsTerminating } from '../validate/quota-hold.js';
+import { parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { DeclaredNamespace, Project, ResourceList, ResourceQuotaObject, Snapshot } from '../validate/types.js';
 import { hasTiers, OTHER_TIERS_QUOTA_NAME, otherTiersScopeSelector, quotaTier, tierKey, tierNames, tierQuotasOf } from '../validate/tiers.js';
 import { canonicalJson } from '../canonical-json.js';
@@ -45,15 +39,15 @@ export function expectedQuota(project: Project, declared: DeclaredNamespace | un
   return hard && Object.keys(hard).length > 0 ? hard : undefined;
 }
 
-export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster: string): DefaultQuotaPlan {
+export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster: string, at: number): DefaultQuotaPlan {
   const plan: DefaultQuotaPlan = { create: [], blocked: new Map(), replace: [] };
   const name = project.metadata.name ?? '';
   if (project.metadata.deletionTimestamp) return plan;
-  const budget = budgetOf(project, cluster);
+  const budget = budgetOf(project, cluster, at);
   const defaults = defaultsOf(project);
   const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d]));
   // Running allocation per namespace; updated as quotas are planned so two namespaces cannot both take the last room.
-  const shares = new Map(clusterShares(snapshot, project, cluster).map((s) => [s.namespace, s.resources]));
+  const shares = new Map(clusterShares(snapshot, project, cluster, at).map((s) => [s.namespace, s.resources]));
   for (const ns of [...snapshot.namespacesOfProject(name)].sort(byMetadataName)) {
     const nsName = ns.metadata.name ?? '';
     if (namespaceIsTerminating(ns)) continue;

@@ -11,6 +11,7 @@
  * Each round the leader also renews the member's heartbeat Lease on the hub (what `fleet release` reads),
  * and a check that finds the hub's record below E mends it (`mendRecord`, src/fleet/hub-record.ts).
  */
+import { processNow } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { describeError } from '../kube/errors.js';
 import { decodeRecord } from '../fleet/enforced-record.js';
@@ -22,7 +23,8 @@ import { aboveRecord, compareHubRecord, enforcedWithinRecord, reassertion } from
 import { applyOnHub } from '../fleet/hub-transaction.js';
 import { requestGrowth, type ShareRecord } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
-import { formatResources, parseResources, type Resources } from '../validate/resources.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import type { LedgerEntry, LedgerStore } from '../ledger/ledger.js';
 import { WorkQueue, defaultControllerRateLimiter } from './workqueue.js';
@@ -102,7 +104,7 @@ export function isFleetProjectOn(project: Project, cluster: string): boolean {
  * reservation says it will hold; reservations for namespaces the cache does not show yet count too.
  */
 export function floorOf(snapshot: Snapshot, project: Project, cluster: string, entries: readonly LedgerEntry[], resources: readonly string[], now: number): Resources {
-  const budget = fleetProjectBudget(snapshot, project, cluster, resources);
+  const budget = fleetProjectBudget(snapshot, project, cluster, processNow(), resources);
   const perNamespace = new Map<string, Map<string, Quantity>>();
   for (const ns of budget.namespaces) perNamespace.set(ns.namespace, new Map(ns.allocated));
   for (const e of entries) {

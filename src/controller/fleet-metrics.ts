@@ -5,6 +5,7 @@
  * give-back loop (fleet-loop.ts; every replica runs its checks, the leader alone writes) last read of
  * the hub and of the headroom ledger. `fleetSeries` is pure; `FleetGauges` serves it.
  */
+import { processNow } from '../clock.js';
 import { Counter, type Registry } from 'prom-client';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 import { aboveRecord } from '../fleet/hub-record.js';
@@ -58,7 +59,7 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
       for (const resource of resources) out.aboveRecord.push({ labels: { ...base, resource }, value: above.get(resource)?.asFloat64Slow() ?? 0 });
     }
     try {
-      const b = fleetProjectBudget(snapshot, project, cluster, resources);
+      const b = fleetProjectBudget(snapshot, project, cluster, processNow(), resources);
       for (const resource of resources) out.allocated.push({ labels: { ...base, resource }, value: b.allocated.get(resource)?.asFloat64Slow() ?? 0 });
     } catch {
       // tenantgate_project_metrics_failed counts the project already.

@@ -6,6 +6,7 @@
  * show; `projectSeries` maps it to samples (pure), `ProjectGauges` serves them through prom-client's
  * `collect()` callbacks.
  */
+import { processNow } from '../clock.js';
 import { Gauge, type Registry } from 'prom-client';
 import { projectBudget } from '../validate/budget.js';
 import type { PricingConfig } from '../config/config.js';
@@ -83,7 +84,7 @@ export function projectSeries(snapshot: Snapshot, cluster: string, pricing?: Pri
     out.cascadeInProgress.push({ labels: base, value: deleting ? 1 : 0 });
     out.cascadeNamespacesRemaining.push({ labels: base, value: deleting ? remainingNamespaces(snapshot, project) : 0 });
     try {
-      const b = projectBudget(snapshot, project, cluster);
+      const b = projectBudget(snapshot, project, cluster, processNow());
       out.namespaces.push({ labels: base, value: b.namespaces.length });
       for (const r of b.resources) {
         const labels = { ...base, resource: r.resource };

@@ -4,15 +4,11 @@
  * writes the result only when `statusEquals` says it differs from what the Project has.
  */
 import { Quantity } from '../quantity/quantity.js';
-import {
-  budgetOf,
-  clusterShares,
-  formatResources,
-  namespaceIsTerminating,
-  parseResources,
-  sumShares,
-  type Resources,
-} from '../validate/resources.js';
+import { budgetOf } from '../validate/budget/layers.js';
+import { clusterShares, sumShares } from '../validate/shares.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import { namespaceIsTerminating } from '../validate/quota-hold.js';
+import type { Resources } from '../validate/types.js';
 import {
   ANNOTATION_PROJECT_UID,
   LABEL_PROJECT,
@@ -66,7 +62,7 @@ export interface StatusInput {
 }
 
 /** Health of one namespace of the project (CR3). Terminating and Missing are transient and do not make the project unhealthy. */
-export function namespaceHealth(project: Project, ns: NamespaceObject | undefined, declaredQuota: Record<string, string | number> | undefined, isDeclared: boolean, snapshot: Snapshot, cluster: string): { health: NamespaceHealth; message?: string } {
+export function namespaceHealth(project: Project, ns: NamespaceObject | undefined, declaredQuota: Record<string, string | number> | undefined, isDeclared: boolean, snapshot: Snapshot, cluster: string, at: number): { health: NamespaceHealth; message?: string } {
   const name = project.metadata.name ?? '';
   if (!ns) return { health: 'Missing', message: 'declared in spec.namespaces but does not exist' };
   if (namespaceIsTerminating(ns)) return { health: 'Terminating', message: deletionConditions(ns).join('; ') || 'being deleted' };
@@ -81,7 +77,7 @@ export function namespaceHealth(project: Project, ns: NamespaceObject | undefine
   if (problems.length > 0) return { health: 'LabelMismatch', message: problems.join('; ') };
 
   const note = uid === undefined ? `no ${ANNOTATION_PROJECT_UID} annotation: not deleted with the project` : undefined;
-  const budget = budgetOf(project, cluster);
+  const budget = budgetOf(project, cluster, at);
   const effective = effectiveOf(snapshot, ns.metadata.name ?? '');
   const uncovered = [...budget.keys()].filter((r) => !effective.has(r)).sort();
   if (uncovered.length > 0) {
@@ -116,7 +112,7 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   const budget = budgetOf(project, cluster, at);
 
   // Allocation, with the rule engine's functions (the same numbers the webhook decides with).
-  const shares = clusterShares(snapshot, project, cluster);
+  const shares = clusterShares(snapshot, project, cluster, at);
   const allocated = sumShares(shares);
   const headroom = headroomOf(budget, allocated);
   const used = usedOf(snapshot, shares.map((s) => s.namespace));
@@ -135,13 +131,13 @@ export function computeStatus(input: StatusInput): ProjectStatus {
     const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d]));
     const names = new Set<string>(declared.keys());
     for (const ns of snapshot.namespacesOfProject(name)) names.add(ns.metadata.name ?? '');
-    const plan = terminating ? undefined : planDefaultQuotas(project, snapshot, cluster);
+    const plan = terminating ? undefined : planDefaultQuotas(project, snapshot, cluster, at);
     for (const nsName of [...names].sort(cmpStr)) {
       const ns = snapshot.namespace(nsName);
       const d = declared.get(nsName);
       // A namespace a burst raises is expected at its declared quota plus the burst.
       const expected = d ? withTierQuotas(project, d, expectedWithBursts(project, cluster, nsName, expectedQuota(project, d), at)) : undefined;
-      let { health, message } = namespaceHealth(project, ns, expected, d !== undefined, snapshot, cluster);
+      let { health, message } = namespaceHealth(project, ns, expected, d !== undefined, snapshot, cluster, at);
       if (health === 'QuotaMissing') {
         const blocked = plan?.blocked.get(nsName);
         const creating = plan?.create.some((c) => c.namespace === nsName);

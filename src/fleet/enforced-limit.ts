@@ -5,7 +5,7 @@
  * change of E and a Q5 reservation batch are serialised by one CAS. The record is
  * src/fleet/enforced-record.ts. The webhook's headroom guard raises E after a transfer through the hub.
  */
-import type { Resources } from '../validate/resources.js';
+import type { Resources } from '../validate/types.js';
 import { LedgerConflict, type LedgerState, type LedgerStore } from '../ledger/ledger.js';
 import { decodeRecord, encodeRecord, loweredRecord, raisedRecord, type EnforcedRecord } from './enforced-record.js';
 

@@ -19,7 +19,8 @@
  * (the ledger is never released while it may hold a nonzero E).
  */
 import { Quantity } from '../quantity/quantity.js';
-import { formatResources, parseResources, type Resources } from '../validate/resources.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { Violation } from '../validate/types.js';
 
 /** What of a ledger state the record is read from (src/ledger/ledger.ts's LedgerState). */

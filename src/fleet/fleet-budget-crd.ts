@@ -6,9 +6,9 @@
  * copy differs. The schema is structural and bounded (maxProperties/maxItems) so that the
  * ValidatingAdmissionPolicy `tenantgate-fleet-shares`, which walks it in CEL, has a bounded cost.
  */
-import { stringify } from 'yaml';
 import { API_GROUP } from '../validate/types.js';
-import { quantitySchema, type StructuralSchema } from '../validate/schema/project-schema.js';
+import { crdYaml, customResourceDefinition } from '../validate/schema/crd.js';
+import { quantitySchema, resourceSchema, type StructuralSchema } from '../validate/schema/project-schema.js';
 import { FLEET_KIND, FLEET_PLURAL } from './fleet-budget-object.js';
 
 export const FLEET_CRD_NAME = `${FLEET_PLURAL}.${API_GROUP}`;
@@ -86,56 +86,24 @@ const statusSchema: StructuralSchema = {
 };
 
 export function fleetBudgetCrd(): Record<string, unknown> {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: {
-      name: FLEET_CRD_NAME,
-      labels: { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/part-of': 'tenantgate' },
-      // `helm uninstall` keeps the CRD: deleting it would delete every ledger and the shares members hold.
-      annotations: { 'helm.sh/resource-policy': 'keep' },
-    },
-    spec: {
-      group: API_GROUP,
-      scope: 'Namespaced',
-      names: { kind: FLEET_KIND, listKind: `${FLEET_KIND}List`, plural: FLEET_PLURAL, singular: 'fleetbudget', shortNames: ['fb'] },
-      versions: [
-        {
-          name: 'v1alpha1',
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Budget', type: 'string', jsonPath: '.spec.budget', description: 'The fleet budget' },
-            { name: 'Members', type: 'string', jsonPath: '.spec.members', description: 'The member clusters' },
-            { name: 'Holders', type: 'string', jsonPath: '.status.members', priority: 1, description: 'Each member\'s share and what it lends' },
-            { name: 'Released', type: 'string', jsonPath: '.status.released', description: 'Members an operator released' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              description: 'One fleet-budgeted Project\'s share record on the hub (docs/fleet.md).',
-              required: ['spec'],
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec: specSchema,
-                status: statusSchema,
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+  return customResourceDefinition({
+    kind: FLEET_KIND,
+    plural: FLEET_PLURAL,
+    singular: 'fleetbudget',
+    shortNames: ['fb'],
+    scope: 'Namespaced',
+    printerColumns: [
+      { name: 'Budget', type: 'string', jsonPath: '.spec.budget', description: 'The fleet budget' },
+      { name: 'Members', type: 'string', jsonPath: '.spec.members', description: 'The member clusters' },
+      { name: 'Holders', type: 'string', jsonPath: '.status.members', priority: 1, description: 'Each member\'s share and what it lends' },
+      { name: 'Released', type: 'string', jsonPath: '.status.released', description: 'Members an operator released' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    schema: resourceSchema("One fleet-budgeted Project's share record on the hub (docs/fleet.md).", specSchema, statusSchema),
+  });
 }
 
 /** The CRD as YAML: keys sorted, no line folding, so the output is stable byte for byte. */
 export function renderFleetCrdYaml(): string {
-  return (
-    HEADER +
-    stringify(fleetBudgetCrd(), { sortMapEntries: true, lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false })
-  );
+  return crdYaml(HEADER, fleetBudgetCrd());
 }

@@ -8,7 +8,9 @@
  * members through `fleetbudgets/status` with the resourceVersion they read as precondition.
  */
 import type { ShareRecord, MemberShare } from './shares.js';
-import { budgetList, formatResources, parseResources, type Resources } from '../validate/resources.js';
+import { budgetList } from '../validate/budget/layers.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { ObjectMeta, Project, ResourceList, Violation } from '../validate/types.js';
 
 export const FLEET_API_VERSION = 'tenantgate.io/v1alpha1';
@@ -64,9 +66,10 @@ function restrictTo(list: ResourceList, resources: ReadonlySet<string>): Resourc
 /**
  * The hub's FleetBudget for a Project with `spec.fleet` (undefined without one): the budget, the
  * members, and each member's upper bound (its `spec.clusters.<name>.quota.hard`, else `spec.quota.hard`)
- * restricted to the fleet-budgeted resources; a member whose budget names none of them has no bound.
+ * with the bursts active at instant `at` (ms since the epoch) added, restricted to the fleet-budgeted
+ * resources; a member whose budget names none of them has no bound.
  */
-export function fleetBudgetFor(project: Project): FleetBudgetObject | undefined {
+export function fleetBudgetFor(project: Project, at: number): FleetBudgetObject | undefined {
   const fleet = project.spec.fleet;
   if (!fleet || typeof fleet !== 'object') return undefined;
   const budget = fleet.quota?.hard ?? {};
@@ -74,7 +77,7 @@ export function fleetBudgetFor(project: Project): FleetBudgetObject | undefined 
   const members = Array.isArray(fleet.clusters) ? [...new Set(fleet.clusters.filter((c): c is string => typeof c === 'string'))] : [];
   const bounds: Record<string, ResourceList> = {};
   for (const member of members) {
-    const bound = restrictTo(budgetList(project, member), fleetResources);
+    const bound = restrictTo(budgetList(project, member, at), fleetResources);
     if (Object.keys(bound).length > 0) bounds[member] = bound;
   }
   const name = project.metadata.name ?? '';

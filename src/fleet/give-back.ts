@@ -18,7 +18,7 @@
  */
 import { Quantity } from '../quantity/quantity.js';
 import { projectBudget, type ProjectBudget } from '../validate/budget.js';
-import type { Resources } from '../validate/resources.js';
+import type { Resources } from '../validate/types.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import { memberCapView } from './member-budget.js';
 import { giveBack, memberShare, offer, withdrawOffer, type Applied, type ShareRecord, type ShareRefusal } from './shares.js';
@@ -185,8 +185,8 @@ export function movedBy(before: ShareRecord, after: ShareRecord, member: string)
  * budgeted, so that the allocation counts them even where the cluster's own budget does not name them
  * (the rules count only budgeted resources): what the member's floor, the metrics and the view read.
  */
-export function fleetProjectBudget(snapshot: Snapshot, project: Project, cluster: string, resources: Iterable<string>): ProjectBudget {
+export function fleetProjectBudget(snapshot: Snapshot, project: Project, cluster: string, at: number, resources: Iterable<string>): ProjectBudget {
   const fleet = new Map<string, Quantity>();
   for (const resource of resources) fleet.set(resource, ZERO);
-  return projectBudget(memberCapView(snapshot, cluster, (p) => (p === project ? fleet : undefined)), project, cluster);
+  return projectBudget(memberCapView(snapshot, cluster, (p) => (p === project ? fleet : undefined)), project, cluster, at);
 }

@@ -13,7 +13,7 @@
  * E to `enforcedWithinRecord` and report what the floor still holds above the record.
  */
 import { Quantity } from '../quantity/quantity.js';
-import type { Resources } from '../validate/resources.js';
+import type { Resources } from '../validate/types.js';
 import { enforceableLimit, type ShareRecord } from './shares.js';
 
 const ZERO = Quantity.zero();

@@ -21,7 +21,7 @@
  */
 import { within } from '../deadline.js';
 import { Quantity } from '../quantity/quantity.js';
-import type { Resources } from '../validate/resources.js';
+import type { Resources } from '../validate/types.js';
 import { statusCode, describeError } from '../kube/errors.js';
 import { parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE, type FleetBudgetObject } from './fleet-budget-object.js';
 import { HubConflict, type HubClient } from './hub-client.js';

@@ -14,7 +14,10 @@
  * Pure. Used by the webhook's headroom guard (src/webhook/headroom.ts).
  */
 import { Quantity } from '../quantity/quantity.js';
-import { budgetList, parseResources, projectShares, type Resources } from '../validate/resources.js';
+import { budgetList } from '../validate/budget/layers.js';
+import { parseResources } from '../validate/resource-lists.js';
+import { projectShares } from '../validate/shares.js';
+import type { Resources } from '../validate/types.js';
 import type { NamespaceObject, Project, ResourceQuotaObject, Snapshot } from '../validate/types.js';
 
 const ZERO = Quantity.zero();
@@ -30,13 +33,13 @@ export function fleetBudgetOn(project: Project, cluster: string): Resources | un
 /**
  * Per fleet-budgeted resource, the most this member may allocate: min(E, upper bound, fleet budget)
  * (E missing: 0). The upper bound is the cluster's own budget (`spec.clusters.<c>.quota.hard`, else
- * `spec.quota.hard`) when it names the resource, with the bursts active now added once: a burst raises
+ * `spec.quota.hard`) when it names the resource, with the bursts active at `at` added once: a burst raises
  * how far this member may grow through the hub, never E itself nor the fleet budget.
  */
-export function memberLimits(project: Project, cluster: string, enforced: Resources): Resources | undefined {
+export function memberLimits(project: Project, cluster: string, at: number, enforced: Resources): Resources | undefined {
   const fleet = fleetBudgetOn(project, cluster);
   if (!fleet) return undefined;
-  const bound = parseResources(budgetList(project, cluster));
+  const bound = parseResources(budgetList(project, cluster, at));
   const out = new Map<string, Quantity>();
   for (const [resource, total] of fleet) {
     let limit = enforced.get(resource) ?? ZERO;
@@ -53,9 +56,9 @@ export function memberLimits(project: Project, cluster: string, enforced: Resour
  * fleet budget): what a change would need if the hub had room. A change denied against `memberLimits`
  * but admitted against these is a growth beyond E the hub may cover.
  */
-export function reachableLimits(project: Project, cluster: string): Resources | undefined {
+export function reachableLimits(project: Project, cluster: string, at: number): Resources | undefined {
   const fleet = fleetBudgetOn(project, cluster);
-  return fleet ? memberLimits(project, cluster, fleet) : undefined;
+  return fleet ? memberLimits(project, cluster, at, fleet) : undefined;
 }
 
 /**
@@ -82,7 +85,7 @@ export class MemberCapView implements Snapshot {
     if (base.effectiveQuotaOf) this.effectiveQuotaOf = (namespace) => base.effectiveQuotaOf!(namespace);
     if (base.heldQuotaOf) this.heldQuotaOf = (namespace) => base.heldQuotaOf!(namespace);
     if (base.lastQuotaUsageOf) this.lastQuotaUsageOf = (namespace) => base.lastQuotaUsageOf!(namespace);
-    if (base.projectSharesOf) this.projectSharesOf = (project, c) => (this.budgetCapOf(project, c) ? projectShares(this, project, c) : base.projectSharesOf!(project, c));
+    if (base.projectSharesOf) this.projectSharesOf = (project, c, at) => (this.budgetCapOf(project, c) ? projectShares(this, project, c, at) : base.projectSharesOf!(project, c, at));
   }
 
   projects(): Iterable<Project> {

@@ -12,7 +12,7 @@
  * A member heard from recently (its heartbeat Lease member-<cluster>, src/fleet/member-heartbeat.ts) is
  * not released unless forced: it still runs, and its namespaces' use would stay outside the budget.
  */
-import { formatResources } from '../validate/resources.js';
+import { formatResources } from '../validate/resource-lists.js';
 import { poolOf, releaseMember, type ShareRecord } from '../fleet/shares.js';
 import {
   FLEET_FINALIZER,

@@ -6,7 +6,7 @@
  */
 import { projectBudget, projectBudgetJson, type ProjectBudgetJson as BaseBudgetJson } from '../validate/budget.js';
 import { Quantity } from '../quantity/quantity.js';
-import { budgetList } from '../validate/resources.js';
+import { budgetList } from '../validate/budget/layers.js';
 import { burstsJson, type BurstJson } from '../validate/bursts.js';
 import { processNow } from '../clock.js';
 import { MemorySnapshot } from '../validate/snapshot.js';
@@ -74,8 +74,9 @@ export function projectRowFromView(item: unknown): ProjectRow {
 /** The budget from the objects (the fallback path): the same function the controller's status and the view use. */
 export function budgetFromObjects(project: Project, namespaces: readonly NamespaceObject[], quotas: readonly ResourceQuotaObject[], cluster: string): ProjectBudgetJson {
   const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [...namespaces], quotas: [...quotas] });
-  const b = projectBudgetJson(projectBudget(snapshot, project, cluster));
-  const bursts = burstsJson(project, cluster, processNow());
+  const at = processNow();
+  const b = projectBudgetJson(projectBudget(snapshot, project, cluster, at));
+  const bursts = burstsJson(project, cluster, at);
   return bursts.length > 0 ? { ...b, bursts } : b;
 }
 
@@ -133,7 +134,8 @@ export function clusterFromStatus(project: Project): string {
     const keys = Object.keys(list);
     return keys.length === Object.keys(seen).length && keys.every((r) => seen[r] !== undefined && Quantity.tryParse(list[r])?.cmp(seen[r]!) === 0);
   };
-  if (matches(budgetList(project, ''))) return '';
-  const found = Object.keys(project.spec.clusters).filter((c) => project.spec.clusters?.[c]?.quota?.hard && matches(budgetList(project, c)));
+  const at = processNow();
+  if (matches(budgetList(project, '', at))) return '';
+  const found = Object.keys(project.spec.clusters).filter((c) => project.spec.clusters?.[c]?.quota?.hard && matches(budgetList(project, c, at)));
   return found.length === 1 ? found[0]! : '';
 }

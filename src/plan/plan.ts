@@ -8,9 +8,8 @@ import { strandedByAllowLists } from './allow-lists.js';
 import type { TenantgateConfig } from '../config/config.js';
 import { projectBudget, projectBudgetJson, sumResources, usedIn, type ProjectBudget, type ResourceBudget } from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
-import { budgetList, budgetPath } from '../validate/resources.js';
+import { budgetList, budgetPath } from '../validate/budget/layers.js';
 import { burstApplies, planBurstLines } from '../validate/bursts.js';
-import { processNow } from '../clock.js';
 import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
 import type { Project, Resources, Snapshot } from '../validate/types.js';
 import { fleetRollup, type HubShareRecord } from './fleet.js';
@@ -34,16 +33,18 @@ export interface PlanInput {
    * was not read (shares not shown, F2 not checked).
    */
   hub?: ReadonlyMap<string, HubShareRecord>;
+  /** The instant (ms since the epoch) the plan is made at (`plan --now`, else the process clock): which bursts are active. */
+  at: number;
 }
 
 const nameOf = (p: Project): string => p.metadata.name ?? '';
 
 /** What of a project matters on one cluster: its budget there, the namespaces placed there and their quotas. */
-function clusterView(p: Project | undefined, cluster: string): string {
+function clusterView(p: Project | undefined, cluster: string, at: number): string {
   if (!p) return 'null';
   return JSON.stringify({
     tenant: p.spec.tenant,
-    budget: sorted(budgetList(p, cluster)),
+    budget: sorted(budgetList(p, cluster, at)),
     maxNamespaces: p.spec.maxNamespaces ?? null,
     bursts: (p.spec.bursts ?? []).filter((b) => burstApplies(b, cluster)),
     defaults: sorted(p.spec.namespaceDefaults?.quota?.hard ?? {}),
@@ -53,9 +54,9 @@ function clusterView(p: Project | undefined, cluster: string): string {
   });
 }
 
-/** The entry's burst lines at the process clock's instant (`plan --now`), when there are any. */
-function burstsOf(was: Project | undefined, will: Project | undefined, cluster: string): { bursts?: string[] } {
-  const lines = planBurstLines(was, will, cluster, processNow());
+/** The entry's burst lines at the plan's instant (`plan --now`), when there are any. */
+function burstsOf(was: Project | undefined, will: Project | undefined, cluster: string, at: number): { bursts?: string[] } {
+  const lines = planBurstLines(was, will, cluster, at);
   return lines.length > 0 ? { bursts: lines } : {};
 }
 
@@ -118,16 +119,16 @@ export function planChange(input: PlanInput): Plan {
     const cluster = live.cluster;
     const now = liveSnapshot(live);
     const before = input.base?.projects ?? live.projects;
-    const sync = simulateSync(live, before, input.after, input.config);
+    const sync = simulateSync(live, before, input.after, input.config, input.at);
     const names = [...new Set([...before.map(nameOf), ...input.after.map(nameOf)])].filter(Boolean).sort();
     for (const name of names) {
       const was = before.find((p) => nameOf(p) === name);
       const will = input.after.find((p) => nameOf(p) === name);
-      const touched = clusterView(was, cluster) !== clusterView(will, cluster);
+      const touched = clusterView(was, cluster, input.at) !== clusterView(will, cluster, input.at);
       if (touched) anyChange = true;
       const change: EntryChange = !was ? 'added' : !will ? 'removed' : touched ? 'changed' : 'unchanged';
-      const budgetBefore = was ? projectBudget(now, was, cluster) : undefined;
-      const budgetAfter = will ? projectBudget(sync.after, sync.after.project(name) ?? will, cluster) : undefined;
+      const budgetBefore = was ? projectBudget(now, was, cluster, input.at) : undefined;
+      const budgetAfter = will ? projectBudget(sync.after, sync.after.project(name) ?? will, cluster, input.at) : undefined;
       if (budgetAfter) {
         if (!budgetsAfter.has(name)) budgetsAfter.set(name, new Map());
         budgetsAfter.get(name)!.set(cluster, budgetAfter);
@@ -135,7 +136,7 @@ export function planChange(input: PlanInput): Plan {
       if (will?.spec.fleet) {
         // The fleet roll-up counts every fleet-budgeted resource, also where this cluster's own budget does not name it.
         if (!fleetBudgetsAfter.has(name)) fleetBudgetsAfter.set(name, new Map());
-        fleetBudgetsAfter.get(name)!.set(cluster, fleetProjectBudget(sync.after, sync.after.project(name) ?? will, cluster, Object.keys(will.spec.fleet.quota?.hard ?? {})));
+        fleetBudgetsAfter.get(name)!.set(cluster, fleetProjectBudget(sync.after, sync.after.project(name) ?? will, cluster, input.at, Object.keys(will.spec.fleet.quota?.hard ?? {})));
       }
       const declaredBefore = new Map(was ? namespacesOn(was, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : []);
       const declaredAfter = new Map(will ? namespacesOn(will, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : []);
@@ -158,7 +159,7 @@ export function planChange(input: PlanInput): Plan {
         cluster,
         change,
         resources: resourceLines(budgetBefore, budgetAfter),
-        ...burstsOf(was, will, cluster),
+        ...burstsOf(was, will, cluster, input.at),
         namespaces: {
           added: [...declaredAfter.keys()].filter((n) => !declaredBefore.has(n)).sort(),
           removed,

@@ -42,9 +42,9 @@ type Step =
   | { kind: 'ResourceQuota'; name: string; namespace: string; project: string; object: ResourceQuotaObject };
 
 /** The rendered objects tenantgate's rules judge, in Argo CD's apply order (sync waves -2, -1, 0). */
-function steps(after: Project[], config: TenantgateConfig, cluster: string): Step[] {
+function steps(after: Project[], config: TenantgateConfig, cluster: string, at: number): Step[] {
   const out: Step[] = [];
-  for (const o of renderProjectsLazily(after, config, { cluster })) {
+  for (const o of renderProjectsLazily(after, config, { cluster, at })) {
     const meta = o.metadata as { name: string; namespace?: string; labels?: Record<string, string> };
     if (o.kind === 'Project') out.push({ kind: 'Project', name: meta.name, object: o as unknown as Project });
     else if (o.kind === 'Namespace') out.push({ kind: 'Namespace', name: meta.name, project: meta.labels?.[LABEL_PROJECT] ?? '', object: o as unknown as NamespaceObject });
@@ -76,19 +76,19 @@ function projectOf(p: Project): Project {
  * refused stays as it was), once to the end (every object applied, pruned namespaces and removed
  * projects deleted) for the numbers after the change.
  */
-export function simulateSync(live: LiveState, before: Project[], after: Project[], config: TenantgateConfig): SyncResult {
+export function simulateSync(live: LiveState, before: Project[], after: Project[], config: TenantgateConfig, at: number): SyncResult {
   const cluster = live.cluster;
   const ctxConfig: TenantgateConfig = { ...config, clusterName: cluster };
   const judged = liveSnapshot(live);
   const final = liveSnapshot(live);
-  const ctx: ReviewContext = { config: ctxConfig, snapshot: judged, user: syncUser(config) };
+  const ctx: ReviewContext = { config: ctxConfig, snapshot: judged, user: syncUser(config), at };
   const refusals: SyncRefusal[] = [];
   const refuse = (project: string, object: string, verdict: Verdict): boolean => {
     for (const violation of verdict.violations) refusals.push({ project, object, violation });
     return verdict.violations.length === 0;
   };
 
-  for (const step of steps(after, ctxConfig, cluster)) {
+  for (const step of steps(after, ctxConfig, cluster, at)) {
     if (step.kind === 'Project') {
       const old = judged.project(step.name);
       const object = old ? { ...step.object, metadata: { ...old.metadata, ...step.object.metadata } } : step.object;

@@ -6,7 +6,7 @@
  * Pure.
  */
 import { canonicalJson, sortedKeys } from '../canonical-json.js';
-import { parseResources } from '../validate/resources.js';
+import { parseResources } from '../validate/resource-lists.js';
 import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type LimitRangeDefaults, type Project, type ResourceList } from '../validate/types.js';
 
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../validate/managed-names.js';

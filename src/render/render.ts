@@ -40,6 +40,8 @@ export interface RenderOptions {
    * right after the Projects and in their wave.
    */
   fleetHub?: boolean;
+  /** The instant (ms since the epoch) rendered at: the bursts active then raise each FleetBudget member's bound. */
+  at: number;
 }
 
 function meta(name: string, wave: string, labels: Record<string, string>, extra: Record<string, unknown> = {}, annotations: Record<string, string> = {}): Record<string, unknown> {
@@ -59,7 +61,7 @@ export function* renderProjectsLazily(projects: Project[], config: TenantgateCon
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));
   for (const project of sorted) yield renderProject(project);
   if (options.appProjects) yield* appProjectsFor(sorted, config.argocd, '-2');
-  if (options.fleetHub) yield* hubFleetBudgets(sorted, '-2', SYNC_WAVE);
+  if (options.fleetHub) yield* hubFleetBudgets(sorted, options.at, '-2', SYNC_WAVE);
   const placed = sorted.map((project) => ({ project, namespaces: [...namespacesOn(project, options.cluster)].sort(byName) }));
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns, config);
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns);

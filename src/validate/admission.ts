@@ -11,27 +11,10 @@ import { validateDeclarations } from './offline.js';
 import { checkProjectCost } from './rules/cost.js';
 import { checkBudgetFit, grows } from './budget/check.js';
 import { checkEndedBursts } from './rules/bursts.js';
-import { processNow } from '../clock.js';
-import {
-  budgetIn,
-  budgetOf,
-  budgetPathIn,
-  clusterShares,
-  namespaceShare,
-  othersTotal,
-  otherShares,
-  defaultsOf,
-  effectiveQuota,
-  effectiveQuotaAfter,
-  namespaceIsTerminating,
-  withOverlay,
-  observedEffectiveQuota,
-  namespaceAllocation,
-  type NamespaceShare,
-  type PendingAllocations,
-  type QuotaChange,
-  type Resources,
-} from './resources.js';
+import { budgetIn, budgetOf, budgetPathIn, defaultsOf } from './budget/layers.js';
+import { clusterShares, namespaceShare, othersTotal, otherShares, type PendingAllocations } from './shares.js';
+import { effectiveQuota, effectiveQuotaAfter, namespaceIsTerminating, withOverlay, observedEffectiveQuota, namespaceAllocation, type QuotaChange } from './quota-hold.js';
+import type { NamespaceShare, Resources } from './types.js';
 import { OTHER_TIERS, otherTiersExcluded, quotaTier } from './tiers.js';
 import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByGenerateName, projectByPrefix } from './rules/naming.js';
 import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
@@ -76,6 +59,11 @@ export interface ReviewContext {
   config: TenantgateConfig;
   snapshot: Snapshot;
   user: UserInfo;
+  /**
+   * The instant (ms since the epoch) the request is decided at: which bursts are active (the budget)
+   * and which have ended (B2). The webhook reads its process clock once per request; nothing here does.
+   */
+  at: number;
   /** Q5: what was admitted but is not in the snapshot yet (counts as max(observed, pending)). */
   pending?: PendingAllocations;
 }
@@ -121,7 +109,7 @@ function ownedProjects(ctx: ReviewContext): OwnProject[] {
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   const cluster = ctx.config.clusterName;
-  return { project: project.metadata.name ?? '', cluster, budget: budgetIn(ctx.snapshot, project, cluster), budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
+  return { project: project.metadata.name ?? '', cluster, at: ctx.at, budget: budgetIn(ctx.snapshot, project, cluster, ctx.at), budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
 }
 
 /**
@@ -152,11 +140,11 @@ function shownName(ns: NamespaceObject): string {
 function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: Resources; othersOneByOne: () => Resources[] } {
   const cluster = ctx.config.clusterName;
   const pending = ctx.pending ? { pending: ctx.pending } : {};
-  const before = namespaceShare(ctx.snapshot, project, cluster, namespace, pending);
-  const self = change ? namespaceShare(ctx.snapshot, project, cluster, namespace, { change, ...pending }) : before;
+  const before = namespaceShare(ctx.snapshot, project, cluster, ctx.at, namespace, pending);
+  const self = change ? namespaceShare(ctx.snapshot, project, cluster, ctx.at, namespace, { change, ...pending }) : before;
   // Asked only to price a project whose budget names two spellings of one quantity (C1).
-  const othersOneByOne = () => otherShares(ctx.snapshot, project, cluster, namespace, ctx.pending).map((share) => share.resources);
-  return { self, before, others: othersTotal(ctx.snapshot, project, cluster, namespace, ctx.pending), othersOneByOne };
+  const othersOneByOne = () => otherShares(ctx.snapshot, project, cluster, ctx.at, namespace, ctx.pending).map((share) => share.resources);
+  return { self, before, others: othersTotal(ctx.snapshot, project, cluster, ctx.at, namespace, ctx.pending), othersOneByOne };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -450,18 +438,18 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   if (operation === 'DELETE' || !object) return ALLOW;
   if (object.metadata?.deletionTimestamp) return ALLOW; // finalizer removal during a cascade
   const others = [...ctx.snapshot.projects()].filter((p) => p.metadata.name !== name);
-  const violations = validateDeclarations([object], ctx.config, oldObject ? [oldObject] : []);
+  const violations = validateDeclarations([object], ctx.config, ctx.at, oldObject ? [oldObject] : []);
   // B2 on CREATE (on UPDATE validateDeclarations judges it against the old object).
-  if (!oldObject) violations.push(...checkEndedBursts(undefined, object, processNow()));
+  if (!oldObject) violations.push(...checkEndedBursts(undefined, object, ctx.at));
   if (violations.some((v) => v.rule === 'S1')) return { violations, warnings: [] };
   violations.push(...checkPrefixOverlap(ctx.config, name, others.map((p) => p.metadata.name ?? '')));
   violations.push(...checkDeclaredNamespacesFree(object, others, ctx.snapshot));
   const scope = scopeOf(ctx, object);
   if (scope.budget.size > 0) {
-    const shares = clusterShares(ctx.snapshot, object, ctx.config.clusterName, { pending: ctx.pending });
+    const shares = clusterShares(ctx.snapshot, object, ctx.config.clusterName, ctx.at, { pending: ctx.pending });
     // On UPDATE, Q1 judges what the update lowers: a project already over a budget the update leaves as
     // it was (a burst ended while pods still use its room, docs/budgets.md#bursts) may still be edited.
-    const before = oldObject ? budgetOf(oldObject, scope.cluster) : undefined;
+    const before = oldObject ? budgetOf(oldObject, scope.cluster, ctx.at) : undefined;
     violations.push(...checkBudget(scope, shares).filter((v) => !before || lowersBudget(before, scope.budget, v.path?.at(-1))));
     // C1 over the live namespaces (self-service ones included), unless validateDeclarations found the declared ones over already.
     if (ctx.config.pricing && !violations.some((v) => v.rule === 'C1')) violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));

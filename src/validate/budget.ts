@@ -6,16 +6,10 @@
  * budget view, `kubectl tenantgate headroom` and the controller's metrics all read this one answer.
  */
 import { Quantity } from '../quantity/quantity.js';
-import {
-  budgetIn,
-  clusterShares,
-  formatResources,
-  namespaceIsTerminating,
-  observedEffectiveQuota,
-  quotaUsed,
-  sumResources,
-  sumShares,
-} from './resources.js';
+import { budgetIn } from './budget/layers.js';
+import { clusterShares, sumShares } from './shares.js';
+import { formatResources, sumResources } from './resource-lists.js';
+import { namespaceIsTerminating, observedEffectiveQuota, quotaUsed } from './quota-hold.js';
 import type { Project, Resources, Snapshot } from './types.js';
 
 export interface ResourceBudget {
@@ -80,9 +74,9 @@ export function headroomOf(budget: Resources, allocated: Resources): Resources {
   return headroom;
 }
 
-export function projectBudget(snapshot: Snapshot, project: Project, cluster: string): ProjectBudget {
-  const budget = budgetIn(snapshot, project, cluster);
-  const shares = clusterShares(snapshot, project, cluster);
+export function projectBudget(snapshot: Snapshot, project: Project, cluster: string, at: number): ProjectBudget {
+  const budget = budgetIn(snapshot, project, cluster, at);
+  const shares = clusterShares(snapshot, project, cluster, at);
   const allocated = sumShares(shares);
   const namespaces: NamespaceBudget[] = shares.map((share) => ({
     namespace: share.namespace,

@@ -4,14 +4,15 @@
  */
 import type { TenantgateConfig } from '../config/config.js';
 import type { Quantity } from '../quantity/quantity.js';
-import { budgetPath, declaredBudgetList, defaultsOf, parseResources, type NamespaceShare, type Resources } from './resources.js';
+import { budgetPath, declaredBudgetList, defaultsOf } from './budget/layers.js';
+import { parseResources } from './resource-lists.js';
+import type { NamespaceShare, Resources } from './types.js';
 import { checkTierNames, hasTiers, tierList, withTierBudgets } from './tiers.js';
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
 import { checkCostDeclaration, checkProjectCost } from './rules/cost.js';
 import { checkBurstDeclarations, checkEndedBursts } from './rules/bursts.js';
-import { processNow } from '../clock.js';
 import { checkLimitRangeKeys, checkQuotaKeys } from './rules/quota-keys.js';
 import { checkTenantImmutable } from './rules/tenancy.js';
 import { checkDeclaredGrantingMetadata } from './rules/metadata.js';
@@ -20,10 +21,11 @@ import { checkHostnameSuffixOverlaps } from './rules/allow-lists.js';
 import type { DeclaredNamespace, Project, Violation } from './types.js';
 
 /**
- * Violations for the project at index `document` of the input list. `at` (default: the process clock)
- * decides which bursts have ended (B2, judged against the project's version in `base`).
+ * Violations for the project at index `document` of the input list. `at` (ms since the epoch, the
+ * caller's instant: `--now` or the process clock at the edge) decides which bursts have ended (B2,
+ * judged against the project's version in `base`).
  */
-export function validateDeclarations(projects: Project[], config: TenantgateConfig, base: Project[] = [], at: number = processNow()): Violation[] {
+export function validateDeclarations(projects: Project[], config: TenantgateConfig, at: number, base: Project[] = []): Violation[] {
   const out: Violation[] = [];
   const names = projects.map((p) => (typeof p?.metadata?.name === 'string' ? p.metadata.name : ''));
   const overlaps = findPrefixOverlaps(config, names);
@@ -50,7 +52,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     if (previous) add(checkTenantImmutable(previous, project));
     add(checkDeclaredNamespaces(config, project, declaredBy));
     add(checkTierNames(project));
-    add(checkPlacementBudgets(project, config));
+    add(checkPlacementBudgets(project, config, at));
     add(checkCostDeclaration(config.pricing, project));
     add(checkFleetBudget(project));
     add(checkBurstDeclarations(project));
@@ -115,7 +117,7 @@ export function namespacesOn(project: Project, cluster: string): DeclaredNamespa
   return declared(project).filter((ns) => !ns.cluster || ns.cluster === cluster);
 }
 
-function checkPlacementBudgets(project: Project, config: TenantgateConfig): Violation[] {
+function checkPlacementBudgets(project: Project, config: TenantgateConfig, at: number): Violation[] {
   const out: Violation[] = [];
   const sink: Violation[] = [];
   const defaults = defaultsOf(project);
@@ -125,6 +127,7 @@ function checkPlacementBudgets(project: Project, config: TenantgateConfig): Viol
     const scope: BudgetScope = {
       project: name,
       cluster,
+      at,
       budget: parseResources(withTierBudgets(project, declaredBudgetList(project, cluster)), [], sink),
       budgetPath: budgetPath(project, cluster),
     };

@@ -1,13 +1,14 @@
 /**
- * A project's shares on a cluster: what each namespace counts against the budget (its hold, defaults
- * for what no quota covers, what is pending), and the sums Q1 adds up, memoised per project by a
- * snapshot (`Snapshot.projectSharesOf`). Pure.
+ * A project's shares on a cluster at an instant: what each namespace counts against the budget (its
+ * hold, defaults for what no quota covers, what is pending), and the sums Q1 adds up, memoised per
+ * project by a snapshot (`Snapshot.projectSharesOf`). Pure: the instant `at` (ms since the epoch) is
+ * the caller's; a share depends on it only through the budget at that instant (bursts).
  */
 import { Quantity } from '../quantity/quantity.js';
-import { budgetIn, defaultsOf } from './budget/layers.js';
+import { budgetIn, budgetListIn, defaultsOf } from './budget/layers.js';
 import { heldAfter, isUnscoped, namespaceAllocation, namespaceIsTerminating, observedHold, quotaUsed, type QuotaChange, type QuotaOverlay } from './quota-hold.js';
 import { maxResources, sumResources } from './resource-lists.js';
-import type { NamespaceShare, Project, ProjectShares, Resources, Snapshot } from './types.js';
+import type { NamespaceShare, Project, ProjectShares, ResourceList, Resources, Snapshot } from './types.js';
 
 /**
  * Q5: allocations admitted (or reserved by another replica) that the snapshot may not show yet. A
@@ -28,9 +29,9 @@ export interface ShareOptions {
   pending?: PendingAllocations;
 }
 
-/** One namespace's share of its project's budget on a cluster, optionally after a quota change. */
-export function namespaceShare(snapshot: Snapshot, project: Project, cluster: string, namespace: string, options: ShareOptions = {}): NamespaceShare {
-  const budget = budgetIn(snapshot, project, cluster);
+/** One namespace's share of its project's budget on a cluster at instant `at`, optionally after a quota change. */
+export function namespaceShare(snapshot: Snapshot, project: Project, cluster: string, at: number, namespace: string, options: ShareOptions = {}): NamespaceShare {
+  const budget = budgetIn(snapshot, project, cluster, at);
   const defaults = defaultsOf(project);
   const change = options.change?.namespace === namespace ? options.change : undefined;
   let held = change ? heldAfter(snapshot, change) : observedHold(snapshot, namespace);
@@ -68,24 +69,35 @@ export function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, b
 }
 
 /** Per-namespace shares of a project in the cluster (labelled for it, or pending), optionally after a change. */
-export function clusterShares(snapshot: Snapshot, project: Project, cluster: string, options: ShareOptions & { extraNamespace?: string } = {}): NamespaceShare[] {
+export function clusterShares(snapshot: Snapshot, project: Project, cluster: string, at: number, options: ShareOptions & { extraNamespace?: string } = {}): NamespaceShare[] {
   const projectName = project.metadata.name ?? '';
   const names = new Set<string>();
   for (const ns of snapshot.namespacesOfProject(projectName)) names.add(ns.metadata.name ?? '');
   for (const name of options.pending?.namespaces(projectName) ?? []) names.add(name);
   if (options.extraNamespace) names.add(options.extraNamespace);
-  return [...names].sort().map((name) => namespaceShare(snapshot, project, cluster, name, options));
+  return [...names].sort().map((name) => namespaceShare(snapshot, project, cluster, at, name, options));
 }
 
 /**
- * A project's observed shares (no change, nothing pending: what the snapshot shows), sorted by
- * namespace, and the sum of all of them but one, computed on first use. A snapshot memoises this per
- * project (`Snapshot.projectSharesOf`), so a decision adds up the other namespaces once per cache
- * change instead of once per request.
+ * A project's observed shares at instant `at` (no change, nothing pending: what the snapshot shows),
+ * sorted by namespace, and the sum of all of them but one, computed on first use. A snapshot memoises
+ * this per project (`Snapshot.projectSharesOf`), so a decision adds up the other namespaces once per
+ * cache change instead of once per request. The memo carries the instant it was computed at and the
+ * budget list in force then (`budget`): it answers for another instant only when the budget there is
+ * that same list (`sharesHoldAt`), since a share depends on the instant through the budget alone.
  */
+export function projectShares(snapshot: Snapshot, project: Project, cluster: string, at: number): ProjectShares {
+  return new SharesMemo(project, cluster, at, budgetListIn(snapshot, project, cluster, at), clusterShares(snapshot, project, cluster, at));
+}
 
-export function projectShares(snapshot: Snapshot, project: Project, cluster: string): ProjectShares {
-  return new SharesMemo(project, cluster, clusterShares(snapshot, project, cluster));
+/**
+ * Whether `memo` holds the shares of `project` on `cluster` at instant `at`: made for that Project
+ * object and cluster, and the budget at `at` is the list it was computed with (budget lists are the
+ * same object for the same project, cluster, cap and active bursts: budget/layers.ts). A burst that
+ * started or ended since makes it stale.
+ */
+export function sharesHoldAt(memo: ProjectShares, snapshot: Snapshot, project: Project, cluster: string, at: number): boolean {
+  return memo.project === project && memo.cluster === cluster && (memo.at === at || memo.budget === budgetListIn(snapshot, project, cluster, at));
 }
 
 /**
@@ -101,7 +113,7 @@ export function withNamespaceShare(memo: ProjectShares, namespace: string, share
   let next: readonly NamespaceShare[];
   if (share) next = present ? shares.with(at, share) : shares.toSpliced(at, 0, share);
   else next = present ? shares.toSpliced(at, 1) : shares;
-  return new SharesMemo(memo.project, memo.cluster, next);
+  return new SharesMemo(memo.project, memo.cluster, memo.at, memo.budget, next);
 }
 
 /** The index of the first share whose namespace is not before `namespace` (shares sorted by namespace). */
@@ -127,6 +139,8 @@ class SharesMemo implements ProjectShares {
   constructor(
     readonly project: Project,
     readonly cluster: string,
+    readonly at: number,
+    readonly budget: ResourceList,
     readonly shares: readonly NamespaceShare[],
   ) {}
 
@@ -151,17 +165,17 @@ class SharesMemo implements ProjectShares {
  * observed share: a decision costs the pending namespaces, not the project's size. Without a memo
  * every share is computed afresh. Both give the same value. The result is read-only (`Resources` is a ReadonlyMap).
  */
-export function othersTotal(snapshot: Snapshot, project: Project, cluster: string, namespace: string, pending?: PendingAllocations): Resources {
-  const memo = snapshot.projectSharesOf?.(project, cluster);
-  if (!memo) return sumShares(clusterShares(snapshot, project, cluster, { extraNamespace: namespace, ...(pending ? { pending } : {}) }), namespace);
+export function othersTotal(snapshot: Snapshot, project: Project, cluster: string, at: number, namespace: string, pending?: PendingAllocations): Resources {
+  const memo = snapshot.projectSharesOf?.(project, cluster, at);
+  if (!memo) return sumShares(clusterShares(snapshot, project, cluster, at, { extraNamespace: namespace, ...(pending ? { pending } : {}) }), namespace);
   const observed = memo.othersTotal(namespace);
   const raises = pending ? pendingRaises(snapshot, memo, namespace, pending) : [];
   return raises.length === 0 ? observed : withRaises(memo, namespace, observed, raises);
 }
 
 /** The terms of othersTotal one by one: the shares of the project's namespaces other than `namespace`, pending ones included. */
-export function otherShares(snapshot: Snapshot, project: Project, cluster: string, namespace: string, pending?: PendingAllocations): NamespaceShare[] {
-  return clusterShares(snapshot, project, cluster, pending ? { pending } : {}).filter((share) => share.namespace !== namespace);
+export function otherShares(snapshot: Snapshot, project: Project, cluster: string, at: number, namespace: string, pending?: PendingAllocations): NamespaceShare[] {
+  return clusterShares(snapshot, project, cluster, at, pending ? { pending } : {}).filter((share) => share.namespace !== namespace);
 }
 
 /** How a pending allocation changes one namespace's term of the sum. */
@@ -181,7 +195,7 @@ function pendingRaises(snapshot: Snapshot, memo: ProjectShares, namespace: strin
     considered.add(name);
     const share = memo.shareOf(name);
     if (!share) {
-      const term = namespaceShare(snapshot, memo.project, memo.cluster, name, { pending }).resources;
+      const term = namespaceShare(snapshot, memo.project, memo.cluster, memo.at, name, { pending }).resources;
       raises.push({ namespace: name, raise: term, term });
       return;
     }

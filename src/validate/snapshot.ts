@@ -1,6 +1,8 @@
 /** An indexed in-memory Snapshot. The webhook and controller keep one up to date from informers. */
 import { quotaTier } from './tiers.js';
-import { effectiveQuota, isUnscoped, namespaceIsTerminating, namespaceShare, quotaHold, quotaUsed, projectShares, withNamespaceShare, type ProjectShares, type Resources } from './resources.js';
+import { effectiveQuota, isUnscoped, namespaceIsTerminating, quotaHold, quotaUsed } from './quota-hold.js';
+import { namespaceShare, projectShares, sharesHoldAt, withNamespaceShare } from './shares.js';
+import type { ProjectShares, Resources } from './types.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Snapshot } from './types.js';
 
 const NONE: readonly ResourceQuotaObject[] = Object.freeze([]);
@@ -31,7 +33,8 @@ export class MemorySnapshot implements Snapshot {
    * Observed shares per project (Q1 sums the other namespaces of a project on every growing request):
    * forgotten when the Project changes; one share recomputed when a namespace joins or leaves the
    * project (by its label) or the limits of its quotas change. An entry made for another Project
-   * object or cluster is not used.
+   * object or cluster, or for an instant whose budget differs (a burst started or ended), is not used:
+   * it is recomputed at the instant asked for.
    */
   private readonly sharesByProject = new Map<string, ProjectShares>();
   /**
@@ -75,12 +78,17 @@ export class MemorySnapshot implements Snapshot {
   }
 
   effectiveQuotaOf(namespace: string): Resources {
-    const known = this.effectiveByNamespace.get(namespace);
+    return this.memoised(this.effectiveByNamespace, namespace, effectiveQuota);
+  }
+
+  /** `memo`'s entry for the namespace, else `compute` over its quotas, remembered when not empty. */
+  private memoised(memo: Map<string, Resources>, namespace: string, compute: (quotas: Iterable<ResourceQuotaObject>) => Resources): Resources {
+    const known = memo.get(namespace);
     if (known !== undefined) return known;
-    const effective = effectiveQuota(this.quotasInNamespace(namespace));
+    const computed = compute(this.quotasInNamespace(namespace));
     // Namespaces without quotas stay out of the memo (an empty result is cheap and would only grow it).
-    if (effective.size > 0) this.effectiveByNamespace.set(namespace, effective);
-    return effective;
+    if (computed.size > 0) memo.set(namespace, computed);
+    return computed;
   }
 
   /** After a status-only update: whether the namespace's memoised hold is still what its quotas give. */
@@ -98,11 +106,7 @@ export class MemorySnapshot implements Snapshot {
   }
 
   heldQuotaOf(namespace: string): Resources {
-    const known = this.heldByNamespace.get(namespace);
-    if (known !== undefined) return known;
-    const held = quotaHold(this.quotasInNamespace(namespace));
-    if (held.size > 0) this.heldByNamespace.set(namespace, held);
-    return held;
+    return this.memoised(this.heldByNamespace, namespace, quotaHold);
   }
 
   /** A quota of the namespace changed: its memo entries go, and the next lookup computes them afresh. */
@@ -111,11 +115,11 @@ export class MemorySnapshot implements Snapshot {
     this.heldByNamespace.delete(namespace);
   }
 
-  projectSharesOf(project: Project, cluster: string): ProjectShares {
+  projectSharesOf(project: Project, cluster: string, at: number): ProjectShares {
     const name = project.metadata.name ?? '';
     let memo = this.sharesByProject.get(name);
-    if (!memo || memo.project !== project || memo.cluster !== cluster) {
-      memo = projectShares(this, project, cluster);
+    if (!memo || !sharesHoldAt(memo, this, project, cluster, at)) {
+      memo = projectShares(this, project, cluster, at);
       // Only the Project object the snapshot holds is memoised (a caller's edited copy is computed afresh).
       if (this.projectsByName.get(name) === project) this.sharesByProject.set(name, memo);
     }
@@ -134,7 +138,7 @@ export class MemorySnapshot implements Snapshot {
     if (project === undefined) return;
     const memo = this.sharesByProject.get(project);
     if (!memo) return;
-    this.sharesByProject.set(project, withNamespaceShare(memo, namespace, inProject ? namespaceShare(this, memo.project, memo.cluster, namespace) : undefined));
+    this.sharesByProject.set(project, withNamespaceShare(memo, namespace, inProject ? namespaceShare(this, memo.project, memo.cluster, memo.at, namespace) : undefined));
   }
   private projectOf(namespace: string): string | undefined {
     return this.namespacesByName.get(namespace)?.metadata.labels?.[LABEL_PROJECT];

@@ -262,7 +262,7 @@ export interface Snapshot {
   namespacesOfProject(project: string): Iterable<NamespaceObject>;
   quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject>;
   /**
-   * Optional memo of `effectiveQuota(quotasInNamespace(namespace))` (resources.ts); a snapshot that
+   * Optional memo of `effectiveQuota(quotasInNamespace(namespace))` (quota-hold.ts); a snapshot that
    * offers it must forget a namespace's entry whenever one of its quotas changes. The result is read-only (`Resources` is a ReadonlyMap).
    */
   effectiveQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
@@ -273,15 +273,17 @@ export interface Snapshot {
    * quota was deleted; kept until the namespace is gone or an unscoped quota appears again; nothing
    * for a namespace seen live whose quotas were not seen to go; undefined when unknown (first seen
    * terminating). A terminating namespace without quotas counts with it (`terminatingWithoutQuota` in
-   * resources.ts), with the whole budget when it is unknown.
+   * shares.ts), with the whole budget when it is unknown.
    */
   lastQuotaUsageOf?(namespace: string): ReadonlyMap<string, Quantity> | undefined;
   /**
-   * Optional memo of a project's observed shares on a cluster (`projectShares` in resources.ts, no
+   * Optional memo of a project's observed shares on a cluster (`projectShares` in shares.ts, no
    * change, nothing pending); a snapshot that offers it must forget or update a project's entry whenever
-   * its Project, the namespaces labelled for it or their quotas change. The result is read-only (`Resources` is a ReadonlyMap).
+   * its Project, the namespaces labelled for it or their quotas change, and must not answer for an
+   * instant `at` whose budget differs from the one the entry was computed with (`sharesHoldAt` in
+   * shares.ts: a burst started or ended). The result is read-only (`Resources` is a ReadonlyMap).
    */
-  projectSharesOf?(project: Project, cluster: string): ProjectShares;
+  projectSharesOf?(project: Project, cluster: string, at: number): ProjectShares;
   /**
    * The fleet-cap layer of a project's budget on a cluster (validate/budget/layers.ts): per
    * fleet-budgeted resource the most this member cluster may allocate; undefined when the project is
@@ -303,6 +305,10 @@ export interface NamespaceShare {
 export interface ProjectShares {
   readonly project: Project;
   readonly cluster: string;
+  /** The instant (ms since the epoch) the shares were computed at. */
+  readonly at: number;
+  /** The project's budget list at `at` (budgetListIn): the shares hold at any instant with this same list. */
+  readonly budget: ResourceList;
   readonly shares: readonly NamespaceShare[];
   /** The observed share of `namespace`, when the project has it. */
   shareOf(namespace: string): NamespaceShare | undefined;

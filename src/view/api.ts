@@ -8,9 +8,8 @@
 import { projectBudget, projectBudgetJson, usedIn, type ProjectBudget, type ProjectBudgetJson } from '../validate/budget.js';
 import type { PricingConfig } from '../config/config.js';
 import { priceSheet, projectCostJson, type ProjectCostJson } from '../validate/cost.js';
-import { formatResources } from '../validate/resources.js';
+import { formatResources } from '../validate/resource-lists.js';
 import { burstsJson, type BurstJson } from '../validate/bursts.js';
-import { processNow } from '../clock.js';
 import { LABEL_PROJECT, type Project, type Snapshot, type Subject } from '../validate/types.js';
 import { isOwner } from '../validate/rules/tenancy.js';
 import { byMetadataName } from '../order.js';
@@ -50,6 +49,8 @@ export interface ViewRequest {
   accept: string;
   /** The caller as the front proxy forwards it. */
   user: Identity;
+  /** The instant (ms since the epoch) the request is answered at (the server's process clock): which bursts are active. */
+  at: number;
 }
 
 export interface ViewResponse {
@@ -123,9 +124,9 @@ export function projectOfNamespace(snapshot: Snapshot, namespace: string): Proje
 }
 
 /** The Budget of the namespace's project, seen from that namespace. */
-export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject {
-  const b = projectBudget(snapshot, project, cluster);
-  return budgetSeenFrom(projectBudgetJson(b), snapshot, namespace, fleetPart(snapshot, project, cluster, fleetOf), costPart(project, b, pricing));
+export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string, at: number, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject {
+  const b = projectBudget(snapshot, project, cluster, at);
+  return budgetSeenFrom(projectBudgetJson(b), snapshot, namespace, at, fleetPart(snapshot, project, cluster, at, fleetOf), costPart(project, b, pricing));
 }
 
 /** The cost of a project's allocation, when there is a price sheet. */
@@ -133,20 +134,20 @@ function costPart(project: Project, b: ProjectBudget, pricing: PricingConfig | u
   return pricing ? projectCostJson(priceSheet(pricing), project, b.namespaces.map((n) => n.allocated)) : undefined;
 }
 
-function fleetPart(snapshot: Snapshot, project: Project, cluster: string, fleetOf?: FleetLookup): BudgetFleetJson | undefined {
+function fleetPart(snapshot: Snapshot, project: Project, cluster: string, at: number, fleetOf?: FleetLookup): BudgetFleetJson | undefined {
   if (!project.spec.fleet) return undefined;
   const fleetResources = Object.keys(project.spec.fleet.quota?.hard ?? {});
-  return budgetFleet(project, cluster, fleetProjectBudget(snapshot, project, cluster, fleetResources).allocated, fleetOf?.(project.metadata.name ?? ''));
+  return budgetFleet(project, cluster, fleetProjectBudget(snapshot, project, cluster, at, fleetResources).allocated, fleetOf?.(project.metadata.name ?? ''));
 }
 
-/** The bursts part of a Budget or OwnedProject, at the process clock's instant; absent when none is active or upcoming. */
-function burstsOf(project: Project | undefined, cluster: string): { bursts?: BurstJson[] } {
-  const list = project ? burstsJson(project, cluster, processNow()) : [];
+/** The bursts part of a Budget or OwnedProject at instant `at`; absent when none is active or upcoming. */
+function burstsOf(project: Project | undefined, cluster: string, at: number): { bursts?: BurstJson[] } {
+  const list = project ? burstsJson(project, cluster, at) : [];
   return list.length > 0 ? { bursts: list } : {};
 }
 
 /** The Budget object of project budget `b`, seen from one of its namespaces. */
-function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string, fleet?: BudgetFleetJson, cost?: ProjectCostJson): BudgetObject {
+function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string, at: number, fleet?: BudgetFleetJson, cost?: ProjectCostJson): BudgetObject {
   const share = b.namespaces.find((n) => n.namespace === namespace) ?? {
     // Labelled, yet counted against no budget here (being deleted, for instance): what it uses, no share.
     namespace,
@@ -166,14 +167,14 @@ function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: str
     namespace: share,
     namespaces: b.namespaces,
     ...(fleet ? { fleet } : {}),
-    ...burstsOf(snapshot.project(b.project), b.cluster),
+    ...burstsOf(snapshot.project(b.project), b.cluster, at),
     ...(cost ? { cost } : {}),
   };
 }
 
-export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster: string, pricing?: PricingConfig): OwnedProjectObject {
+export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster: string, at: number, pricing?: PricingConfig): OwnedProjectObject {
   const name = project.metadata.name ?? '';
-  const budget = projectBudget(snapshot, project, cluster);
+  const budget = projectBudget(snapshot, project, cluster, at);
   const b = projectBudgetJson(budget);
   const cost = costPart(project, budget, pricing);
   return {
@@ -186,36 +187,36 @@ export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster
     phase: project.status?.phase ?? '',
     budgetUse: project.status?.budgetUse ?? '',
     resources: b.resources,
-    ...burstsOf(project, cluster),
+    ...burstsOf(project, cluster, at),
     ...(cost ? { cost } : {}),
   };
 }
 
 /** Every Budget in a namespace: one (named after its project) or none outside projects. */
-export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
+export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string, at: number, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
   const project = projectOfNamespace(snapshot, namespace);
-  return project ? [budgetObject(snapshot, project, namespace, cluster, fleetOf, pricing)] : [];
+  return project ? [budgetObject(snapshot, project, namespace, cluster, at, fleetOf, pricing)] : [];
 }
 
 /** Every Budget of every project namespace (`kubectl get budgets -A`). */
-export function allBudgets(snapshot: Snapshot, cluster: string, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
+export function allBudgets(snapshot: Snapshot, cluster: string, at: number, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
   const out: BudgetObject[] = [];
   for (const project of [...snapshot.projects()].sort(byMetadataName)) {
     // One budget per project, seen from each of its namespaces (the budget covers them all).
-    const counted = projectBudget(snapshot, project, cluster);
+    const counted = projectBudget(snapshot, project, cluster, at);
     const budget = projectBudgetJson(counted);
-    const fleet = fleetPart(snapshot, project, cluster, fleetOf);
+    const fleet = fleetPart(snapshot, project, cluster, at, fleetOf);
     const cost = costPart(project, counted, pricing);
-    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? '', fleet, cost));
+    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? '', at, fleet, cost));
   }
   return out;
 }
 
-export function ownedProjects(snapshot: Snapshot, user: Identity, cluster: string, pricing?: PricingConfig): OwnedProjectObject[] {
+export function ownedProjects(snapshot: Snapshot, user: Identity, cluster: string, at: number, pricing?: PricingConfig): OwnedProjectObject[] {
   return [...snapshot.projects()]
     .filter((p) => isOwner(p, user))
     .sort(byMetadataName)
-    .map((p) => ownedProjectObject(snapshot, p, cluster, pricing));
+    .map((p) => ownedProjectObject(snapshot, p, cluster, at, pricing));
 }
 
 
@@ -317,7 +318,7 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   if (parts[0] === 'namespaces' && parts.length >= 3 && parts.length <= 4 && parts[2] === 'budgets') {
     const namespace = parts[1]!;
     const fleetOf = source.fleet?.bind(source);
-    const budgets = budgetsIn(snapshot, namespace, source.cluster, fleetOf, source.pricing);
+    const budgets = budgetsIn(snapshot, namespace, source.cluster, req.at, fleetOf, source.pricing);
     if (parts.length === 3) return ok(table ? budgetTable(budgets) : list('BudgetList', budgets));
     const name = parts[3]!;
     const found = budgets.find((b) => b.metadata.name === name);
@@ -329,18 +330,18 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   }
   // /budgets (every namespace)
   if (parts.length === 1 && parts[0] === 'budgets') {
-    const budgets = allBudgets(snapshot, source.cluster, source.fleet?.bind(source), source.pricing);
+    const budgets = allBudgets(snapshot, source.cluster, req.at, source.fleet?.bind(source), source.pricing);
     return ok(table ? budgetTable(budgets) : list('BudgetList', budgets));
   }
   // /ownedprojects[/{name}]
   if (parts[0] === 'ownedprojects' && parts.length <= 2) {
     if (parts.length === 1) {
-      const mine = ownedProjects(snapshot, req.user, source.cluster, source.pricing);
+      const mine = ownedProjects(snapshot, req.user, source.cluster, req.at, source.pricing);
       return ok(table ? ownedProjectTable(mine) : list('OwnedProjectList', mine));
     }
     const name = parts[1]!;
     const project = snapshot.project(name);
-    const found = project && isOwner(project, req.user) ? ownedProjectObject(snapshot, project, source.cluster, source.pricing) : undefined;
+    const found = project && isOwner(project, req.user) ? ownedProjectObject(snapshot, project, source.cluster, req.at, source.pricing) : undefined;
     if (!found) return status(404, 'NotFound', `ownedprojects.${VIEW_GROUP} "${name}" not found: ${req.user.username} owns no project of that name`, { name, kind: 'ownedprojects' });
     return ok(table ? ownedProjectTable([found]) : found);
   }

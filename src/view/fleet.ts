@@ -8,7 +8,8 @@
  */
 import { memberShare, poolOf, type ShareRecord } from '../fleet/shares.js';
 import { Quantity } from '../quantity/quantity.js';
-import { parseResources, type Resources } from '../validate/resources.js';
+import { parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { Project } from '../validate/types.js';
 
 const ZERO = Quantity.zero();

@@ -13,6 +13,7 @@ import type { TLSSocket } from 'node:tls';
 import type * as k8s from '@kubernetes/client-node';
 import { loadServingCertificate, reloadOnChange, type ServingCertificate, type TlsMaterial } from '../certs/reloading-tls.js';
 import { describeError } from '../kube/errors.js';
+import { processNow } from '../clock.js';
 import { listen } from '../listen.js';
 import { handle, status, type Identity, type ViewResponse, type ViewSource } from './api.js';
 
@@ -127,7 +128,7 @@ export async function serveView(o: ViewServerOptions): Promise<ViewServer> {
         log(`view: refused ${req.method} ${path}: ${caller.refused}`);
       } else {
         user = caller.username;
-        answer = handle({ method: req.method ?? 'GET', path, accept: req.headers.accept ?? '', user: caller }, o.source);
+        answer = handle({ method: req.method ?? 'GET', path, accept: req.headers.accept ?? '', user: caller, at: processNow() }, o.source);
       }
     } catch (err) {
       answer = status(500, 'InternalError', `budget view: ${describeError(err)}`);

@@ -8,7 +8,10 @@
  */
 import type { LedgerQuotaWrite } from '../ledger/ledger.js';
 import type { ReviewContext, Verdict } from '../validate/admission.js';
-import { maxResources, namespaceShare, type PendingAllocations, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { maxResources } from '../validate/resource-lists.js';
+import { namespaceShare, type PendingAllocations } from '../validate/shares.js';
+import type { QuotaOverlay } from '../validate/quota-hold.js';
+import type { Resources } from '../validate/types.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
 import { reserves } from './ledger-entries.js';
 import { envelope, shownByCache, specOf, unionVersions, writeVersions, type OverlayWrite } from './quota-versions.js';
@@ -152,7 +155,7 @@ export class AssumedState {
    * Called on cache events: forget what the cache now shows. This only relaxes this process's own
    * memory: the ledger's entries (its own included) count until they expire whatever any cache shows.
    */
-  observe(ctx: Pick<ReviewContext, 'snapshot' | 'config'>, namespace: string): void {
+  observe(ctx: Pick<ReviewContext, 'snapshot' | 'config' | 'at'>, namespace: string): void {
     const byQuota = this.writes.get(namespace);
     if (byQuota) {
       for (const [name, w] of byQuota) {
@@ -164,7 +167,7 @@ export class AssumedState {
     if (!entry) return;
     const project = ctx.snapshot.project(entry.project);
     if (!project || ctx.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT] !== entry.project) return;
-    const observed = namespaceShare(ctx.snapshot, project, ctx.config.clusterName, namespace);
+    const observed = namespaceShare(ctx.snapshot, project, ctx.config.clusterName, ctx.at, namespace);
     for (const [r, q] of entry.resources) {
       const seen = observed.resources.get(r);
       if (!seen || seen.cmp(q) < 0) return;

@@ -17,7 +17,7 @@ import { applyOnHub, surelyGranted, type HubTransactionOptions } from '../fleet/
 import { decideLocally, growthWant, type GiveBackPolicy } from '../fleet/member.js';
 import { requestGrowth, type Granted, type ShareRecord } from '../fleet/shares.js';
 import { fleetBudgetUnusable, fleetGrowthRefusal, fleetHubRejected, fleetHubUnreachable, fleetRaiseFailed } from '../validate/rules/fleet.js';
-import type { Resources } from '../validate/resources.js';
+import type { Resources } from '../validate/types.js';
 import type { Violation } from '../validate/types.js';
 import type { LedgerStore } from '../ledger/ledger.js';
 

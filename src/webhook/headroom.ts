@@ -11,7 +11,11 @@
  *   the project's turn.
  */
 import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
-import { budgetIn, budgetPathIn, defaultsOf, maxResources, namespaceAllocation, namespaceShare, otherShares, othersTotal, quotaHold, sumResources, type PendingAllocations, type Resources } from '../validate/resources.js';
+import { budgetIn, budgetPathIn, defaultsOf } from '../validate/budget/layers.js';
+import { maxResources, sumResources } from '../validate/resource-lists.js';
+import { namespaceAllocation, quotaHold } from '../validate/quota-hold.js';
+import { namespaceShare, otherShares, othersTotal, type PendingAllocations } from '../validate/shares.js';
+import type { Resources } from '../validate/types.js';
 import { checkBudgetFit, grows } from '../validate/budget/check.js';
 import { cacheNotCurrent } from '../validate/rules/headroom.js';
 import type { Snapshot, Violation } from '../validate/types.js';
@@ -124,7 +128,7 @@ export class HeadroomGuard {
    * fleet-budgeted resources capped at min(E, upper bound) (the budget's fleet-cap layer) (`reachable`: at the most it could be
    * granted, to find what a denied growth needs). Other projects and non-members: the snapshot itself.
    */
-  private fleetView(snapshot: Snapshot, project: string, state: LedgerState | undefined, reachable = false): Snapshot {
+  private fleetView(snapshot: Snapshot, at: number, project: string, state: LedgerState | undefined, reachable = false): Snapshot {
     const cluster = this.fleet?.cluster;
     if (!cluster) return snapshot;
     const enforced = state ? enforcedOf(state, project) : undefined;
@@ -134,10 +138,10 @@ export class HeadroomGuard {
       if (p.metadata.name !== project) {
         // Not the project decided: E as this process last saw it (for warnings), else its bound.
         const cached = this.ledgerCache.get(p.metadata.name ?? '');
-        return cached ? memberLimits(p, cluster, enforcedOf(cached, p.metadata.name ?? '')) : undefined;
+        return cached ? memberLimits(p, cluster, at, enforcedOf(cached, p.metadata.name ?? '')) : undefined;
       }
-      if (reachable) return reachableLimits(p, cluster);
-      return memberLimits(p, cluster, enforced ?? new Map());
+      if (reachable) return reachableLimits(p, cluster, at);
+      return memberLimits(p, cluster, at, enforced ?? new Map());
     });
   }
 
@@ -175,7 +179,7 @@ export class HeadroomGuard {
    * Called on cache events: forget what the cache now shows. This only relaxes this process's own
    * memory: the ledger's entries (its own included) count until they expire whatever any cache shows.
    */
-  observe(ctx: Pick<ReviewContext, 'snapshot' | 'config'>, namespace: string): void {
+  observe(ctx: Pick<ReviewContext, 'snapshot' | 'config' | 'at'>, namespace: string): void {
     this.sweep();
     this.assumed.observe(ctx, namespace);
   }
@@ -202,7 +206,7 @@ export class HeadroomGuard {
     // known then: the verdict's allocation says what it grew.
     if (!this.options.ledger) return this.decideLocally(withLocal, request);
     const project = mayGrow(withLocal, request);
-    if (!project) return verdictFor(this.fleet ? { ...withLocal, snapshot: this.fleetView(withLocal.snapshot, '', undefined) } : withLocal, request);
+    if (!project) return verdictFor(this.fleet ? { ...withLocal, snapshot: this.fleetView(withLocal.snapshot, withLocal.at, '', undefined) } : withLocal, request);
     return this.commit!.enqueue(project, withLocal, request, signal);
   };
 
@@ -227,7 +231,7 @@ export class HeadroomGuard {
     const cluster = ctx.config.clusterName;
     const versions: Map<string, LedgerQuotaWrite[]> = this.assumed.writeVersionsIn(a.namespace);
     for (const w of recorded) versions.set(w.quota, [...(versions.get(w.quota) ?? []), ...w.versions]);
-    const budget = budgetIn(ctx.snapshot, project, cluster);
+    const budget = budgetIn(ctx.snapshot, project, cluster, ctx.at);
     // The share after the change: raised where the rules counted the namespace as uncovered although a
     // quota with recorded writes may still be there (uncoveredCeiling).
     // A namespace created while a cache still showed an older one of that name: for as long as that
@@ -250,8 +254,8 @@ export class HeadroomGuard {
       if (!grows(lowest, share)) return verdict;
     }
     const subject = `ResourceQuota ${a.namespace}/${a.quotaWrite.name}`;
-    const others = othersTotal(ctx.snapshot, project, cluster, a.namespace, ctx.pending);
-    const scope = { project: a.project, cluster, budget, budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
+    const others = othersTotal(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending);
+    const scope = { project: a.project, cluster, at: ctx.at, budget, budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
     // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this cache counted before.
     const violations = checkBudgetFit({
       scope,
@@ -259,9 +263,9 @@ export class HeadroomGuard {
       pricing: ctx.config.pricing,
       subject,
       share: { namespace: a.namespace, resources: share, defaulted: false },
-      before: () => namespaceShare(ctx.snapshot, project, cluster, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources,
+      before: () => namespaceShare(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources,
       others,
-      otherShares: () => otherShares(ctx.snapshot, project, cluster, a.namespace, ctx.pending).map((s) => s.resources),
+      otherShares: () => otherShares(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending).map((s) => s.resources),
       path: ['spec', 'hard'],
       always: true,
     });
@@ -290,7 +294,7 @@ export class HeadroomGuard {
     const verdicts: Array<[QueuedDecision, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];
     for (const m of decisions) {
-      const snapshot = this.fleetView(m.ctx.snapshot, project, state);
+      const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state);
       const verdict = this.judged({ ...m.ctx, snapshot, pending: this.withReservations(entries, snapshot) }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
       if (verdict.violations.length > 0 && this.fleet) {
         const growth = this.beyondEnforced(m, state, project, entries);
@@ -313,14 +317,14 @@ export class HeadroomGuard {
     const cluster = this.fleet!.cluster;
     const source = m.ctx.snapshot.project(project);
     if (!source || !fleetBudgetOn(source, cluster)) return undefined;
-    const snapshot = this.fleetView(m.ctx.snapshot, project, state, true);
+    const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state, true);
     const pending = this.withReservations(entries, snapshot);
     const relaxed = this.judged({ ...m.ctx, snapshot, pending }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
     const a = relaxed.allocation;
     if (relaxed.violations.length > 0 || !a) return undefined;
-    const enforced = memberLimits(source, cluster, enforcedOf(state, project))!;
+    const enforced = memberLimits(source, cluster, m.ctx.at, enforcedOf(state, project))!;
     const viewed = snapshot.project(project)!;
-    const after = sumResources([othersTotal(snapshot, viewed, cluster, a.namespace, pending), a.resources]);
+    const after = sumResources([othersTotal(snapshot, viewed, cluster, m.ctx.at, a.namespace, pending), a.resources]);
     const need = needBeyond(enforced, after);
     return need ? { member: m, need, enforced, relaxed } : undefined;
   }

@@ -6,7 +6,8 @@
  */
 import type { LedgerEntry } from '../ledger/ledger.js';
 import type { Verdict } from '../validate/admission.js';
-import { formatResources, maxResources, parseResources, type Resources } from '../validate/resources.js';
+import { formatResources, maxResources, parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
 import { specKey, specOf, unionVersions, writeVersions } from './quota-versions.js';
 import { handledKind, type AdmissionRequest } from './review.js';

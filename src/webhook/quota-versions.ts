@@ -9,7 +9,9 @@
 import type { Quantity } from '../quantity/quantity.js';
 import type { LedgerEntry, LedgerQuotaWrite } from '../ledger/ledger.js';
 import { quotaTier } from '../validate/tiers.js';
-import { countedHard, formatResources, parseResources, type QuotaOverlay, type Resources } from '../validate/resources.js';
+import { countedHard, type QuotaOverlay } from '../validate/quota-hold.js';
+import { formatResources, parseResources } from '../validate/resource-lists.js';
+import type { Resources } from '../validate/types.js';
 import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
 import type { AdmissionRequest } from './review.js';
 

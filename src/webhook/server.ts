@@ -6,6 +6,7 @@
  * spelled otherwise), with the same rules behind both. P1: Express's router, body-parser and
  * res.json cost more CPU per request than the rules (ADR 0014).
  */
+import { processNow } from '../clock.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { TenantgateConfig } from '../config/config.js';
@@ -194,7 +195,7 @@ function reviewer(deps: WebhookDeps) {
       answer(path, request, kind, denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds'), NO_RULES, res, started);
       return undefined;
     }
-    const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, pending: deps.pending };
+    const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, at: processNow(), pending: deps.pending };
     if (path === 'mutate') {
       let response: AdmissionResponse;
       try {

@@ -1,4 +1,5 @@
 /** `tenantgate webhook`: wires config, watch caches, headroom guard and HTTPS together. */
+import { processNow } from '../clock.js';
 import * as k8s from '@kubernetes/client-node';
 import { setFlagsFromString } from 'node:v8';
 import type { TenantgateConfig } from '../config/config.js';
@@ -21,7 +22,7 @@ import { listen } from '../listen.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { isFleetMember } from '../config/config.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
-import { parseResources } from '../validate/resources.js';
+import { parseResources } from '../validate/resource-lists.js';
 import type { FleetGuardOptions } from './fleet-growth.js';
 import { decisionRecords, type DecisionRecordOptions, type DecisionRecords, type DecisionSummary } from './decision-records.js';
 
@@ -81,7 +82,7 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
       if (event === 'delete') guard.forgetProject(meta.name ?? '');
       return;
     }
-    guard.observe({ snapshot: source.snapshot, config }, namespace);
+    guard.observe({ snapshot: source.snapshot, config, at: processNow() }, namespace);
   });
   return guard;
 }

@@ -5,6 +5,7 @@
  * generator) renders examples/gitops per cluster through the tenantgate plugin; `tenantgate plan` reads
  * both clusters and rolls each project up across the fleet.
  */
+import { processNow } from '../../src/clock.js';
 import { execa } from 'execa';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
-import { budgetOf } from '../../src/validate/resources.js';
+import { budgetOf } from '../../src/validate/budget/layers.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import type { Plan } from '../../src/plan/types.js';
 import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';
@@ -127,7 +128,7 @@ describe('a fleet of two clusters behind one Argo CD with an ApplicationSet', ()
         const byName = (q: Obj) => `${q.metadata.namespace}/${q.metadata.name}`;
         expect(Object.fromEntries(liveQuotas.map((q) => [byName(q), q.spec?.hard])), `${name}'s quotas on ${m.name}`)
           .toEqual(Object.fromEntries(renderedQuotas.map((q) => [byName(q), canonical(q.spec?.hard)])));
-        const budget = budgetOf(project, m.name);
+        const budget = budgetOf(project, m.name, processNow());
         const status = (await getJson<Project>(m, ['project', name])).status;
         for (const [key, limit] of budget) {
           // A tier key (requests.cpu@production, pods@*) is what the quotas of that tier hold.

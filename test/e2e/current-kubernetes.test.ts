@@ -27,8 +27,9 @@ import { installBase, serviceAccountKubeConfig } from '../support/devcluster/ten
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
+import { DEFAULT_QUOTA_NAME, quotaObject, usedReaches } from '../support/quota-status.js';
 
-const QUOTA = 'tenantgate-quota';
+const QUOTA = DEFAULT_QUOTA_NAME;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }]; // alice
 const deviceClass = `${uniqueName('xgpu')}.example.com`;
 const extended = `example.com/${uniqueName('xgpu')}`;
@@ -60,10 +61,6 @@ const extendedPod = (namespace: string, name: string) => ({
   metadata: { name, namespace },
   spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [extended]: '1' } } }] },
 });
-async function used(namespace: string): Promise<Record<string, string>> {
-  const q = JSON.parse((await kubectl('admin', ['-n', namespace, 'get', 'resourcequota', QUOTA, '-o', 'json'])).stdout) as { status?: { used?: Record<string, string> } };
-  return q.status?.used ?? {};
-}
 
 beforeAll(async () => {
   const info = cluster();
@@ -102,7 +99,7 @@ beforeAll(async () => {
       const r = await kubectl('alice', ['create', 'namespace', ns(key, side)], { reject: false });
       expect(r.exitCode, r.stderr).toBe(0);
       // The quota controller reports the key (0) once it counts it.
-      await eventually(async () => expect((await used(ns(key, side)))[KEYS[key]]).toBe('0'), { timeoutMs: 60_000, what: `${ns(key, side)}: default quota on ${KEYS[key]}, counted` });
+      await usedReaches(ns(key, side), { [KEYS[key]]: '0' });
     }
   }
 }, 300_000);
@@ -124,14 +121,14 @@ describe('an extended resource served by DRA: a budget on any one of its three q
     expect(second.stderr).toContain(`exceeded quota: ${QUOTA}`);
     expect(second.stderr).toContain(`${KEYS[key]}=1`);
     // The claim is counted once under the key (not once per key the apiserver knows for it).
-    await eventually(async () => expect((await used(ns(key, 'a')))[KEYS[key]]).toBe('1'), { what: `${ns(key, 'a')}: ${KEYS[key]} used 1` });
+    await usedReaches(ns(key, 'a'), { [KEYS[key]]: '1' });
   });
 
   it('the extended key: a pod asking the extended resource shares the quota with the claims (pod 1 + claim 1 = 2, then refused)', async () => {
     const b = ns('extended', 'b');
     const pod = await create('alice', extendedPod(b, 'wants-one'));
     expect(pod.exitCode, pod.stderr).toBe(0);
-    await eventually(async () => expect((await used(b))[KEYS.extended]).toBe('1'), { what: `${b}: the pod counted` });
+    await usedReaches(b, { [KEYS.extended]: '1' });
     const claimAfterPod = await create('alice', claim(b, 'after-pod'));
     expect(claimAfterPod.exitCode).not.toBe(0);
     expect(claimAfterPod.stderr).toContain(`${KEYS.extended}=1`);
@@ -139,7 +136,7 @@ describe('an extended resource served by DRA: a budget on any one of its three q
     // creation (the claim the scheduler makes for it is charged the class keys then); unbudgeted there, it is admitted.
     const podInDevices = await create('alice', extendedPod(ns('devices', 'b'), 'wants-one'));
     expect(podInDevices.exitCode, podInDevices.stderr).toBe(0);
-    expect((await used(ns('devices', 'b')))[KEYS.devices]).toBe('0');
+    expect((await quotaObject(ns('devices', 'b'))).status?.used?.[KEYS.devices]).toBe('0');
   });
 
   it('Q1: raising one namespace\'s quota on the key beyond the budget is refused while the other uses its share; the status counts each key', async () => {
@@ -170,7 +167,7 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
     const status = await kubectl('admin', ['patch', 'node', NODE, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { capacity: resources, allocatable: resources } })], { reject: false });
     expect(status.exitCode, status.stderr).toBe(0);
     expect((await kubectl('alice', ['create', 'namespace', namespace], { reject: false })).exitCode).toBe(0);
-    await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('0'), { timeoutMs: 60_000, what: `${namespace}: default quota counted` });
+    await usedReaches(namespace, { 'requests.cpu': '0' });
     const pod = await create('alice', {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -178,11 +175,11 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
       spec: { nodeName: NODE, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '500m' } } }] },
     });
     expect(pod.exitCode, pod.stderr).toBe(0);
-    await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('500m'), { what: `${namespace}: the pod counted` });
+    await usedReaches(namespace, { 'requests.cpu': '500m' });
 
     const within = await resize('900m');
     expect(within.exitCode, within.stderr).toBe(0);
-    await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('900m'), { what: `${namespace}: the resize counted` });
+    await usedReaches(namespace, { 'requests.cpu': '900m' });
     const past = await resize('1200m');
     expect(past.exitCode).not.toBe(0);
     expect(past.stderr).toContain(`exceeded quota: ${QUOTA}`);

@@ -22,8 +22,9 @@ import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluste
 import { startProcess, type Managed } from '../support/devcluster/processes.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
+import { DEFAULT_QUOTA_NAME, quotaObject, usedReaches } from '../support/quota-status.js';
 
-const QUOTA = 'tenantgate-quota';
+const QUOTA = DEFAULT_QUOTA_NAME;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }]; // alice
 const GPU = 'requests.nvidia.com/gpu';
 const CLAIMS = 'count/resourceclaims.resource.k8s.io';
@@ -56,19 +57,6 @@ const claimPod = (namespace: string, name: string) => ({
   metadata: { name, namespace },
   spec: { resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'one-device' }], containers: [{ ...pause, resources: { claims: [{ name: 'gpu' }] } }] },
 });
-
-async function quota(namespace: string): Promise<{ spec: { hard: Record<string, string> }; status?: { hard?: Record<string, string>; used?: Record<string, string> } }> {
-  return JSON.parse((await kubectl('admin', ['-n', namespace, 'get', 'resourcequota', QUOTA, '-o', 'json'])).stdout);
-}
-
-/** The quota controller's status.used of the namespace's quota, once it reports every `want` key with that value. */
-async function usedReaches(namespace: string, want: Record<string, string>): Promise<Record<string, string>> {
-  return eventually(async () => {
-    const used = (await quota(namespace)).status?.used ?? {};
-    for (const [k, v] of Object.entries(want)) expect(used[k], `${namespace} status.used[${k}]`).toBe(v);
-    return used;
-  }, { timeoutMs: 60_000, what: `${namespace}: status.used ${JSON.stringify(want)}` });
-}
 
 /** alice sets the namespace's quota (a merge patch of spec.hard). */
 const patchQuota = (user: string, namespace: string, hard: Record<string, string>, extra: string[] = []) =>
@@ -191,7 +179,7 @@ describe('a device budget over two namespaces, as the tenant', () => {
       expect(made.exitCode, made.stderr).toBe(0);
       await eventually(async () => {
         await kubectl('admin', ['-n', ns, 'get', 'rolebinding', OWNERS_BINDING_NAME]);
-        expect((await quota(ns)).spec.hard).toEqual({ [DEV]: '2', [CLAIMS]: '3', [GPU]: '2', pods: '10' });
+        expect((await quotaObject(ns)).spec.hard).toEqual({ [DEV]: '2', [CLAIMS]: '3', [GPU]: '2', pods: '10' });
       }, { what: `${ns}: owners' binding and the default quota` });
       // the quota controller counts the DRA keys from the start
       await usedReaches(ns, { [DEV]: '0', [CLAIMS]: '0', [GPU]: '0' });
@@ -229,7 +217,7 @@ describe('a device budget over two namespaces, as the tenant', () => {
     }, { what: 'infer-3: the ResourceClaim controller reports the quota refusal' });
     process.stderr.write(`[devices] infer-3 event FailedResourceClaimCreation: ${refusal}\n`);
     await new Promise((r) => setTimeout(r, 2_000));
-    expect((await quota(B)).status?.used?.[DEV]).toBe('2');
+    expect((await quotaObject(B)).status?.used?.[DEV]).toBe('2');
     await kubectl('alice', ['-n', B, 'delete', 'pod', 'infer-3', '--wait=false']);
   });
 
@@ -240,7 +228,7 @@ describe('a device budget over two namespaces, as the tenant', () => {
     // B lowers its quota to 0 devices (allowed: it frees nothing its claims still use) ...
     const lowered = await patchQuota('alice', B, { [DEV]: '0' });
     expect(lowered.exitCode, lowered.stderr).toBe(0);
-    await eventually(async () => expect((await quota(B)).status?.hard?.[DEV]).toBe('0'));
+    await eventually(async () => expect((await quotaObject(B)).status?.hard?.[DEV]).toBe('0'));
     // ... and its claims still hold 2: A still gets no more than 2
     const still = await patchQuota('alice', A, { [DEV]: '3' });
     expect(still.exitCode).not.toBe(0);

@@ -15,6 +15,7 @@
  * the gap from the pool, and where the pool has none stops growing and reports what stays above the
  * hub's record until its namespaces hold less.
  */
+import { processNow } from '../../src/clock.js';
 import { execa } from 'execa';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -25,7 +26,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { RunningController } from '../../src/controller/controller.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor } from '../../src/fleet/fleet-budget-object.js';
-import { formatResources } from '../../src/validate/resources.js';
+import { formatResources } from '../../src/validate/resource-lists.js';
 import type { Project, ResourceList } from '../../src/validate/types.js';
 import { startTestController } from '../support/controller-kit.js';
 import { REPO_ROOT } from '../support/devcluster/controlplane.js';
@@ -84,7 +85,7 @@ beforeAll(async () => {
   expect(rbac.map((o) => o.kind).sort()).toEqual(['Role', 'RoleBinding']);
   const applied = await as('admin', ['apply', '-f', '-'], rbac.map((o) => JSON.stringify(o)).join('\n'));
   expect(applied.exitCode, applied.stderr).toBe(0);
-  await hub.apply([fleetBudgetFor(shop())]);
+  await hub.apply([fleetBudgetFor(shop(), processNow())]);
   const project = await as('admin', ['apply', '-f', '-'], JSON.stringify(shop()));
   expect(project.exitCode, project.stderr).toBe(0);
   controller = await startTestController({

@@ -21,7 +21,7 @@ import { heartbeatLeaseName, renewedLease, type HeartbeatLease } from '../../src
 import { LeanHubClient, loadHubKubeConfig } from '../../src/fleet/hub-client.js';
 import { applyOnHub } from '../../src/fleet/hub-transaction.js';
 import { giveBack, offer, requestGrowth, withdrawOffer, type Applied, type ShareRecord } from '../../src/fleet/shares.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { kubeconfigWithContexts } from '../support/fleet.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';

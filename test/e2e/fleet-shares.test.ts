@@ -11,13 +11,14 @@
  * within E and refuses beyond it with F2 "did not answer", and transfers resume once it is back; a
  * Project without spec.fleet behaves as before and never reaches the hub.
  */
+import { processNow } from '../../src/clock.js';
 import { execa } from 'execa';
 import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor, FLEET_NAMESPACE } from '../../src/fleet/fleet-budget-object.js';
-import { formatResources } from '../../src/validate/resources.js';
+import { formatResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 import { REPO_ROOT } from '../support/devcluster/controlplane.js';
 import { aProject } from '../support/fixtures.js';
@@ -86,7 +87,7 @@ beforeAll(async () => {
   // namespace's reservation counts until it expires, docs/adr/0035-ledger-entries-leave-only-by-expiry.md).
   const o = { fleet: { keep: { [CPU]: '0' }, above: { [CPU]: '2' } }, config: { reservationTtlSeconds: RESERVATION_TTL_SECONDS }, log };
   [eu, us] = await Promise.all([startFleetMember('eu', dir, hub, o), startFleetMember('us', dir, hub, o)]);
-  await hub.apply([fleetBudgetFor(shop())]);
+  await hub.apply([fleetBudgetFor(shop(), processNow())]);
   for (const m of [eu, us]) {
     await applyAll(m, [shop(), plain]);
     await projectSeen(m, '6');
@@ -156,7 +157,7 @@ describe('fleet budgets on two members sharing one hub', () => {
       await hub.cp.resumeApiserver();
     }
     // Back, and the platform raised the fleet budget to 8 in git (hub and members): eu gets the 2 new CPUs.
-    await hub.apply([fleetBudgetFor(shop('8'))]);
+    await hub.apply([fleetBudgetFor(shop('8'), processNow())]);
     for (const m of [eu, us]) {
       await applyAll(m, [shop('8')]);
       await projectSeen(m, '8');

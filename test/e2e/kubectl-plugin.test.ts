@@ -6,6 +6,7 @@
  * source (tsx) with the harness's kubectl; the tmux test runs it as kubectl runs plugins, from PATH;
  * the krew test builds the release archive from `npm pack` (dist/ must be built: `make build`).
  */
+import { processNow } from '../../src/clock.js';
 import { execa } from 'execa';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, writeFile, chmod } from 'node:fs/promises';
@@ -95,7 +96,7 @@ beforeAll(async () => {
     projects.push(...parseSource(file, await readFile(file, 'utf8')).documents.map((d) => d.object).filter(isProjectObject).map(renamed));
   }
   // What Argo CD would apply for this (unnamed) cluster: Projects, namespaces, quotas, limit ranges, owners' bindings.
-  const objects = [...renderProjectsLazily(projects, DEFAULT_CONFIG, { cluster: '' })];
+  const objects = [...renderProjectsLazily(projects, DEFAULT_CONFIG, { at: processNow(), cluster: '' })];
   await kubectl('admin', ['apply', '-f', '-'], { input: objects.map((o) => JSON.stringify(o)).join('\n') });
   // One pod uses 500m of payments-batch's requests.cpu (counted at creation; no scheduler needed).
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'work', namespace: `${p('payments')}-batch` }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '500m', memory: '128Mi' }, limits: { cpu: '1', memory: '128Mi' } } }] } };

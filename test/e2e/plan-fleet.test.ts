@@ -6,6 +6,7 @@
  * plans clean; without --hub the shares are not read; a namespace declared above the fleet budget across
  * the members is [F1]; an unknown hub context is a usage error.
  */
+import { processNow } from '../../src/clock.js';
 import { execa } from 'execa';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -68,7 +69,7 @@ beforeAll(async () => {
   await repo.commit('fleet web at 12', { 'gitops/tenantgate.yaml': stringify({ clusterName: 'local' }), 'gitops/web.yaml': stringify(web('12')) });
   file = join(repo.dir, 'gitops', 'web.yaml');
   // The hub's FleetBudget as render makes it for the hub (spec), its status as the members left it.
-  await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(fleetBudgetFor(web('12'))) });
+  await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(fleetBudgetFor(web('12'), processNow())) });
   await setShares({ local: '7', remote: '4' });
 }, 120_000);
 

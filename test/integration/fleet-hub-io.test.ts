@@ -6,6 +6,7 @@
  * `fleet` key survives reservation writes; a reservation batch read before a raise conflicts; the
  * ledger is not released while E is nonzero).
  */
+import { processNow } from '../../src/clock.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,7 @@ import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
 import { raiseEnforced, lowerEnforced } from '../../src/fleet/enforced-limit.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
-import { formatResources, parseResources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 import { ConfigMapLedger, LedgerConflict } from '../../src/ledger/ledger.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
@@ -52,7 +53,7 @@ beforeAll(async () => {
 }, 180_000);
 
 async function createFleetBudget(name: string): Promise<void> {
-  const object = fleetBudgetFor(projectNamed(name))!;
+  const object = fleetBudgetFor(projectNamed(name), processNow())!;
   await kubectl('admin', ['apply', '-f', '-'], { input: stringify(object) });
 }
 

@@ -1,4 +1,5 @@
 /** Builders of the objects tests reason about (one place; each test file keeps only its own defaults). */
+import { processNow } from '../../src/clock.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';
@@ -82,7 +83,7 @@ export const aUser = (username: string, groups: string[] = []): UserInfo => ({ u
 
 /** What the webhook hands the rules. */
 export function reviewContext(user: UserInfo, snapshot: MemorySnapshot, config: TenantgateConfig = DEFAULT_CONFIG): ReviewContext {
-  return { config, snapshot, user };
+  return { at: processNow(), config, snapshot, user };
 }
 
 /** An AdmissionReview request: `user` creates ResourceQuota `name` in `namespace` asking `requests.cpu`. */

@@ -1,3 +1,4 @@
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { projectBudget, projectBudgetJson, usedIn } from '../../src/validate/budget.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -25,7 +26,7 @@ function snapshot(): MemorySnapshot {
 
 describe('projectBudget', () => {
   it('counts per resource budget, allocated, used and headroom, and per namespace its share', () => {
-    const b = projectBudget(snapshot(), pay, '');
+    const b = projectBudget(snapshot(), pay, '', processNow());
     expect(projectBudgetJson(b)).toEqual({
       project: 'pay',
       tenant: 'acme',
@@ -43,13 +44,13 @@ describe('projectBudget', () => {
   });
 
   it('uses the per-cluster budget and shows a negative headroom when over it', () => {
-    const b = projectBudgetJson(projectBudget(snapshot(), pay, 'prod-eu'));
+    const b = projectBudgetJson(projectBudget(snapshot(), pay, 'prod-eu', processNow()));
     expect(b.resources).toEqual([
       { resource: 'requests.cpu', budget: '4', allocated: '4', used: '2500m', headroom: '0' },
       // requests.memory is not budgeted on prod-eu: the rules allocate nothing for it there.
     ]);
     const tight = aProject('pay', { ...pay.spec, clusters: { 'prod-eu': { quota: { hard: { 'requests.cpu': '3' } } } } });
-    expect(projectBudgetJson(projectBudget(snapshot(), tight, 'prod-eu')).resources[0]).toMatchObject({ allocated: '4', headroom: '-1' });
+    expect(projectBudgetJson(projectBudget(snapshot(), tight, 'prod-eu', processNow())).resources[0]).toMatchObject({ allocated: '4', headroom: '-1' });
   });
 
   it('ignores scoped quotas when counting use', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { activeBursts, burstPhase, classifyBursts, namespaceRaise, nextTransition, withActiveBursts } from '../../src/validate/bursts.js';
 import { checkBurstDeclarations, checkEndedBursts } from '../../src/validate/rules/bursts.js';
-import { budgetList, budgetOf } from '../../src/validate/resources.js';
-import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
+import { budgetList, budgetOf } from '../../src/validate/budget/layers.js';
+import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
 import { parseInstant } from '../../src/clock.js';
 import { fileClock } from '../support/test-clock/file-clock.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -101,9 +101,9 @@ describe('withActiveBursts: the budget with active bursts, cached by identity', 
     try {
       const p = project();
       setProcessClock(fixedClock(T(FROM)));
-      expect(budgetOf(p, '').get('requests.cpu')?.toString()).toBe('88');
+      expect(budgetOf(p, '', processNow()).get('requests.cpu')?.toString()).toBe('88');
       setProcessClock(fixedClock(T(UNTIL)));
-      expect(budgetOf(p, '').get('requests.cpu')?.toString()).toBe('80');
+      expect(budgetOf(p, '', processNow()).get('requests.cpu')?.toString()).toBe('80');
     } finally {
       setProcessClock(before);
     }

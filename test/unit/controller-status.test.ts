@@ -1,3 +1,4 @@
+import { processNow } from '../../src/clock.js';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { aNamespace, aQuota } from '../support/fixtures.js';
@@ -5,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyNamespaces, remainingReport } from '../../src/controller/cascade.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
 import { computeStatus, statusEquals, withTransitionTimes, budgetUse, type CascadeReport } from '../../src/controller/status.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import {
   LABEL_PROJECT,
@@ -267,7 +268,7 @@ describe('planDefaultQuotas (CR4)', () => {
       quotas: [quota('pay-d', { 'requests.cpu': '10', pods: '10' }), quota('pay-gone', { 'requests.cpu': '0', pods: '0' }, {}, 'other')],
     });
     // Budget 20 cpu: d has 10; a asks 6 (declared); b asks 2 (defaults); c asks 2 → 20, fits exactly.
-    const plan = planDefaultQuotas(p, snap, '');
+    const plan = planDefaultQuotas(p, snap, '', processNow());
     expect(plan.create).toEqual([
       { namespace: 'pay-a', hard: { 'requests.cpu': '6', pods: '10' } },
       { namespace: 'pay-b', hard: { 'requests.cpu': '2', pods: '10' } },
@@ -283,17 +284,17 @@ describe('planDefaultQuotas (CR4)', () => {
       namespaces: [ns('pay-a'), ns('pay-b')],
       quotas: [quota('pay-a', { 'requests.cpu': '19', pods: '10' })],
     });
-    const plan = planDefaultQuotas(p, snap, '');
+    const plan = planDefaultQuotas(p, snap, '', processNow());
     expect(plan.create).toEqual([]);
     expect(plan.blocked.get('pay-b')).toBe('quota tenantgate-quota does not fit the project budget: requests.cpu 2 asked, 1 of 20 left');
     const bare = project({ namespaceDefaults: undefined });
-    const plan2 = planDefaultQuotas(bare, MemorySnapshot.of({ projects: [bare], namespaces: [ns('pay-a')] }), '');
+    const plan2 = planDefaultQuotas(bare, MemorySnapshot.of({ projects: [bare], namespaces: [ns('pay-a')] }), '', processNow());
     expect(plan2.blocked.get('pay-a')).toContain('neither a quota for it nor namespaceDefaults.quota');
   });
 
   it('plans nothing for a project being deleted', () => {
     const p = project({}, { deletionTimestamp: NOW });
-    expect(planDefaultQuotas(p, MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')] }), '').create).toEqual([]);
+    expect(planDefaultQuotas(p, MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')] }), '', processNow()).create).toEqual([]);
   });
 });
 

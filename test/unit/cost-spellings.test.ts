@@ -8,7 +8,7 @@
  * computed here from the raw quota objects and price sheet text, not by the code under test.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
+import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
 import { ConfigError, parseConfig, type TenantgateConfig } from '../../src/config/config.js';
 import { projectSeries } from '../../src/controller/project-metrics.js';
 import { planChange } from '../../src/plan/plan.js';
@@ -89,7 +89,7 @@ describe('tiers × cost: a budget and quotas spelled cpu / memory, priced in the
   const B = { cpu: '4', memory: '8Gi' };
   const cluster = (p: Project) => MemorySnapshot.of({ projects: [p], namespaces: ['ml-a', 'ml-b'].map((n) => aNamespace(n, { project: 'ml' })), quotas: [...quotasOf('ml-a', A), ...quotasOf('ml-b', B)] });
   const config = configOf(REQUESTS_SHEET);
-  const ctx = (s: MemorySnapshot): ReviewContext => ({ config, snapshot: s, user: OWNER });
+  const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config, snapshot: s, user: OWNER });
   const raise = (p: Project, hard: ResourceList) => reviewResourceQuota(ctx(cluster(p)), 'UPDATE', 'ml-a', aQuota('ml-a', hard), aQuota('ml-a', A));
 
   it('C1 refuses a raise of cpu beyond the cost budget, with what it would cost and what is allocated', () => {
@@ -114,7 +114,7 @@ describe('tiers × cost: a budget and quotas spelled cpu / memory, priced in the
     const p = aProject('ml', spec('1000'));
     const s = cluster(p);
     const want = oracleCents([quotasOf('ml-a', A), quotasOf('ml-b', B)], REQUESTS_SHEET);
-    const cost = budgetObject(s, p, 'ml-a', '', undefined, config.pricing).cost!;
+    const cost = budgetObject(s, p, 'ml-a', '', processNow(), undefined, config.pricing).cost!;
     expect(cost.monthly).toBe(plain(want));
     expect(cost.headroom).toBe(plain(100_000 - want));
     const cpuOnly = oracleCents([[aQuota('ml-a', { cpu: A.cpu })], [aQuota('ml-b', { cpu: B.cpu })]], REQUESTS_SHEET);
@@ -146,7 +146,7 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
     const B = { 'requests.cpu': '2', 'requests.memory': '1Gi' };
     const after = oracleCents([[aQuota('ml-a', A)], [aQuota('ml-b', B)]], BARE_SHEET);
     const p = ml(plain(allocated + 1000)); // $10 of room
-    const ctx: ReviewContext = { config, snapshot: snapshot(p), user: { username: 'alice', groups: [] } };
+    const ctx: ReviewContext = { at: processNow(), config, snapshot: snapshot(p), user: { username: 'alice', groups: [] } };
     const v = reviewResourceQuota(ctx, 'CREATE', 'ml-b', aQuota('ml-b', B), undefined);
     expect(v.violations.map((x) => `[${x.rule}] ${x.message}`)).toEqual([
       `[C1] ResourceQuota ml-b/tenantgate-quota asks requests.cpu 2, requests.memory 1Gi: project ml's allocation would cost ${dollars(after)}/month, its cost budget is ${dollars(allocated + 1000)}/month, ${dollars(allocated)} is allocated`,
@@ -161,10 +161,10 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
     const before = oracleCents([[aQuota('ml-a', A)]], BARE_SHEET);
     const raised = { 'requests.cpu': '11', 'requests.memory': '8Gi' };
     const after = oracleCents([[aQuota('ml-a', raised)]], BARE_SHEET);
-    const plan = planChange({ config, base: { ref: 'main', projects: [ml('1000')] }, after: [ml('1000', raised)], live: [live(ml('1000'))] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [ml('1000')] }, after: [ml('1000', raised)], live: [live(ml('1000'))] });
     expect(plan.entries[0]!.cost).toEqual({ currency: 'USD', before: plain(before), after: plain(after), change: plain(after - before), budget: '1000.00' });
     const p = ml('1000');
-    expect(budgetObject(snapshot(p), p, 'ml-a', '', undefined, config.pricing).cost?.monthly).toBe(plain(before));
+    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost?.monthly).toBe(plain(before));
     expect(projectSeries(snapshot(p), '', config.pricing).cost.map((x) => x.value)).toEqual([before / 100]);
   });
 });
@@ -185,14 +185,14 @@ describe('a list naming both spellings', () => {
     // 4 + 6 + 2 CPUs at $25: $300. Summing both spellings would say $375; the smaller sum $150, the larger $225.
     expect(allocated).toBe(30_000);
     const p = project('1000');
-    expect(budgetObject(snapshot(p), p, 'ml-a', '', undefined, config.pricing).cost).toMatchObject({ monthly: plain(allocated), resources: { 'requests.cpu': plain(allocated) } });
+    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost).toMatchObject({ monthly: plain(allocated), resources: { 'requests.cpu': plain(allocated) } });
     expect(projectSeries(snapshot(p), '', config.pricing).cost.map((x) => x.value)).toEqual([allocated / 100]);
   });
 
   it('C1 on a quota write counts the other namespaces the same way, and on a Project write too', () => {
     const asked = { cpu: '1', 'requests.cpu': '1' };
     const after = oracleCents([...Object.values(quotas), [aQuota('ml-d', asked)]], REQUESTS_SHEET);
-    const ctx = (p: Project): ReviewContext => ({ config, snapshot: snapshot(p), user: { username: 'alice', groups: [] } });
+    const ctx = (p: Project): ReviewContext => ({ at: processNow(), config, snapshot: snapshot(p), user: { username: 'alice', groups: [] } });
     const tight = project(plain(after - 1));
     expect(reviewResourceQuota(ctx(tight), 'CREATE', 'ml-d', aQuota('ml-d', asked), undefined).violations.map((x) => x.message)).toEqual([
       `ResourceQuota ml-d/tenantgate-quota asks cpu 1, requests.cpu 1: project ml's allocation would cost ${dollars(after)}/month, its cost budget is ${dollars(after - 1)}/month, ${dollars(allocated)} is allocated`,
@@ -213,7 +213,7 @@ describe('a list naming both spellings', () => {
     const s = MemorySnapshot.of({ projects: [p], namespaces: [aNamespace('edge-a', { project: 'edge' })], quotas: [aQuota('edge-a', hard)] });
     const want = oracleCents([[aQuota('edge-a', hard)]], sheet);
     expect(want).toBe(5000 + 4000); // 50Gi × $1 + 2Gi × $20
-    expect(budgetObject(s, p, 'edge-a', '', undefined, c.pricing).cost?.monthly).toBe(plain(want));
+    expect(budgetObject(s, p, 'edge-a', '', processNow(), undefined, c.pricing).cost?.monthly).toBe(plain(want));
   });
 
   it('a price sheet naming both spellings of one quantity is refused', () => {

@@ -3,6 +3,7 @@
  * its C1 finding, the budget view's Budget, OwnedProject and table row, `kubectl tenantgate headroom`,
  * and the controller's tenantgate_project_cost_* series. Without pricing, none of them shows a cost.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, parseConfig } from '../../src/config/config.js';
 import { projectSeries } from '../../src/controller/project-metrics.js';
@@ -48,7 +49,7 @@ function live(project = ml()): LiveState {
 
 describe('tenantgate plan: the cost line per change', () => {
   it('+$143.75/month within the cost budget: "$1,493.75 of $1,500.00", no finding', () => {
-    const plan = planChange({ config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml({ 'requests.cpu': '21', 'requests.memory': '64Gi' })], live: [live()] });
+    const plan = planChange({ at: processNow(), config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml({ 'requests.cpu': '21', 'requests.memory': '64Gi' })], live: [live()] });
     const [e] = plan.entries;
     expect(e!.cost).toEqual({ currency: 'USD', before: '1350.00', after: '1493.75', change: '143.75', budget: '1500.00' });
     expect(e!.findings).toEqual([]);
@@ -57,7 +58,7 @@ describe('tenantgate plan: the cost line per change', () => {
   });
 
   it('beyond it: the line says so and the simulated sync is refused with [C1]', () => {
-    const plan = planChange({ config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml({ 'requests.cpu': '24', 'requests.memory': '64Gi' })], live: [live()] });
+    const plan = planChange({ at: processNow(), config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml({ 'requests.cpu': '24', 'requests.memory': '64Gi' })], live: [live()] });
     const [e] = plan.entries;
     expect(costText(e!.cost!)).toBe('+$230.00/month; $1,580.00 of $1,500.00 (over the cost budget)');
     // The declarations alone are over it (the Project write), and so is the quota written after it.
@@ -69,17 +70,17 @@ describe('tenantgate plan: the cost line per change', () => {
   });
 
   it('a lower cost budget alone: -$0.00 of change, and without a costBudget or without pricing no budget or no line', () => {
-    const lowered = planChange({ config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml(undefined, '1300')], live: [live()] });
+    const lowered = planChange({ at: processNow(), config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml(undefined, '1300')], live: [live()] });
     expect(costText(lowered.entries[0]!.cost!)).toBe('+$0.00/month; $1,350.00 of $1,300.00 (over the cost budget)');
     expect(lowered.entries[0]!.findings.map((f) => [f.rule, f.object, f.message])).toEqual([
       ['C1', 'Project ml', "project ml's allocation costs $1,350.00/month (ml-serving $675.00, ml-train $675.00), but its cost budget spec.costBudget.monthly is $1,300.00/month: $50.00 over"],
     ]);
-    const shrink = planChange({ config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml({ 'requests.cpu': '8', 'requests.memory': '64Gi' })], live: [live()] });
+    const shrink = planChange({ at: processNow(), config: CONFIG, base: { ref: 'main', projects: [ml()] }, after: [ml({ 'requests.cpu': '8', 'requests.memory': '64Gi' })], live: [live()] });
     expect(costText(shrink.entries[0]!.cost!)).toBe('-$230.00/month; $1,120.00 of $1,500.00');
     const unbudgeted = { ...ml(), spec: { ...ml().spec, costBudget: undefined } } as Project;
-    const none = planChange({ config: CONFIG, after: [unbudgeted], live: [live(unbudgeted)], all: true });
+    const none = planChange({ at: processNow(), config: CONFIG, after: [unbudgeted], live: [live(unbudgeted)], all: true });
     expect(costText(none.entries[0]!.cost!)).toBe('+$0.00/month; $1,350.00/month');
-    const unpriced = planChange({ config: DEFAULT_CONFIG, after: [unbudgeted], live: [live(unbudgeted)], all: true });
+    const unpriced = planChange({ at: processNow(), config: DEFAULT_CONFIG, after: [unbudgeted], live: [live(unbudgeted)], all: true });
     expect(unpriced.entries[0]!.cost).toBeUndefined();
     expect(planTable(unpriced)).not.toContain('cost:');
   });
@@ -89,7 +90,7 @@ describe('the budget view and the plugin', () => {
   const snapshot = () => MemorySnapshot.of(live());
   const source = (pricing: typeof CONFIG.pricing | null = CONFIG.pricing): ViewSource => ({ snapshot, cluster: '', ...(pricing ? { pricing } : {}) });
   const alice = { username: 'alice', groups: [] };
-  const get = (path: string, s: ViewSource, accept = 'application/json') => handle({ method: 'GET', path: `/apis/view.tenantgate.io/v1alpha1${path}`, accept, user: alice }, s).body as Record<string, unknown>;
+  const get = (path: string, s: ViewSource, accept = 'application/json') => handle({ at: processNow(), method: 'GET', path: `/apis/view.tenantgate.io/v1alpha1${path}`, accept, user: alice }, s).body as Record<string, unknown>;
   const COST = { currency: 'USD', monthly: '1350.00', budget: '1500.00', headroom: '150.00', resources: { 'requests.cpu': '920.00', 'requests.memory': '430.00' } };
 
   it('Budget and OwnedProject carry the cost; kubectl get shows it as one more row', () => {

@@ -2,6 +2,7 @@
  * Cost (docs/budgets.md#cost): the price sheet in tenantgate.yaml, exact monthly costs, money as people
  * read it, and C1 offline, in the webhook's rules and across replicas sharing the headroom ledger.
  */
+import { processNow } from '../../src/clock.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { Quantity } from '../../src/quantity/quantity.js';
 import { reviewNamespace, reviewProject, reviewResourceQuota, type ReviewContext } from '../../src/validate/admission.js';
 import { cmp, costByResource, decimal, formatDelta, formatMoney, moneyJson, monthlyCost, ofQuantity, priceSheet, projectCostJson, add } from '../../src/validate/cost.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ProjectSpec, ResourceList } from '../../src/validate/types.js';
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';
@@ -137,7 +138,7 @@ function cluster(project = ml({})): MemorySnapshot {
 }
 
 const alice: UserInfo = { username: 'alice', groups: [] };
-const ctx = (s: MemorySnapshot, config: TenantgateConfig = CONFIG, user = alice): ReviewContext => ({ config, snapshot: s, user });
+const ctx = (s: MemorySnapshot, config: TenantgateConfig = CONFIG, user = alice): ReviewContext => ({ at: processNow(), config, snapshot: s, user });
 const raise = (s: MemorySnapshot, hard: ResourceList, config: TenantgateConfig = CONFIG) => {
   const old = aQuota('ml-serving', { 'requests.cpu': '16', 'requests.memory': '64Gi' });
   return reviewResourceQuota(ctx(s, config), 'UPDATE', 'ml-serving', aQuota('ml-serving', hard), old);
@@ -214,8 +215,8 @@ describe('C1 offline (tenantgate validate)', () => {
 
   it('prices the declared allocation (namespaceDefaults included) against the cost budget', () => {
     // 24 CPU + 64Gi = $905.00; defaults 2 CPU + 8Gi = $84.375
-    expect(validateDeclarations([declared('989.38')], CONFIG)).toEqual([]);
-    const v = validateDeclarations([declared('989.37')], CONFIG);
+    expect(validateDeclarations([declared('989.38')], CONFIG, processNow())).toEqual([]);
+    const v = validateDeclarations([declared('989.37')], CONFIG, processNow());
     expect(v).toEqual([
       {
         rule: 'C1',
@@ -227,7 +228,7 @@ describe('C1 offline (tenantgate validate)', () => {
   });
 
   it('is an error, not a silent pass, when tenantgate.yaml has no pricing', () => {
-    const v = validateDeclarations([declared('1500')], DEFAULT_CONFIG);
+    const v = validateDeclarations([declared('1500')], DEFAULT_CONFIG, processNow());
     expect(v.map((x) => `[${x.rule}] ${x.message}`)).toEqual([
       '[C1] Project ml: spec.costBudget.monthly is "1500", but tenantgate.yaml has no pricing, so its cost cannot be checked; allowed: a costBudget only with a price sheet (pricing: {currency, hoursPerMonth, perHour} in tenantgate.yaml (docs/budgets.md#cost)), or no spec.costBudget',
     ]);
@@ -235,7 +236,7 @@ describe('C1 offline (tenantgate validate)', () => {
 
   it('refuses an amount with more than 2 decimals or a sign (S1)', () => {
     for (const monthly of ['1500.001', '-5', '1e3']) {
-      const v = validateDeclarations([declared(monthly)], CONFIG);
+      const v = validateDeclarations([declared(monthly)], CONFIG, processNow());
       expect(v.map((x) => x.rule)).toContain('S1');
       expect(v.find((x) => x.rule === 'S1')!.message).toContain('spec.costBudget.monthly');
     }

@@ -5,6 +5,7 @@
  * the controller's default quotas, render, plan and the budget view — and the quota keys Kubernetes
  * refuses or never counts are S1 (src/validate/rules/quota-keys.ts, docs/adr/0051-device-budgets.md).
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
@@ -45,12 +46,12 @@ describe('device keys are budget keys like requests.cpu (offline: validate and r
     const p = ml({ namespaces: [{ name: 'ml-train', quota: { hard: hard('8', '6', '3', '7') } }, { name: 'ml-serve' }] });
     expect(validateProjectSchema(p)).toEqual([]);
     expect(checkQuotaKeys(p)).toEqual([]);
-    expect(validateDeclarations([p], DEFAULT_CONFIG)).toEqual([]);
+    expect(validateDeclarations([p], DEFAULT_CONFIG, processNow())).toEqual([]);
   });
 
   it('Q1 per device key, exact: 6 + 3 GPUs over 8, 3 + 2 devices over 4, defaults counted and named', () => {
     const p = ml({ namespaces: [{ name: 'ml-train', quota: { hard: hard('8', '6', '3', '7') } }, { name: 'ml-serve', quota: { hard: hard('4', '3', '2', '3') } }, { name: 'ml-dev' }] });
-    const v = validateDeclarations([p], DEFAULT_CONFIG);
+    const v = validateDeclarations([p], DEFAULT_CONFIG, processNow());
     expect(v.map((x) => [x.rule, x.path])).toEqual([
       ['Q1', ['spec', 'quota', 'hard', CLAIMS]],
       ['Q1', ['spec', 'quota', 'hard', DEV]],
@@ -63,11 +64,11 @@ describe('device keys are budget keys like requests.cpu (offline: validate and r
 
   it('Q2: a declared quota without the budgeted device key leaves it uncovered; the default covers it', () => {
     const p = ml({ namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', [GPU]: '2', [CLAIMS]: '3' } } }, namespaces: [{ name: 'ml-train', quota: { hard: { 'requests.cpu': '8', [GPU]: '2', [CLAIMS]: '3' } } }] });
-    const v = validateDeclarations([p], DEFAULT_CONFIG);
+    const v = validateDeclarations([p], DEFAULT_CONFIG, processNow());
     expect(v.map((x) => x.rule)).toEqual(['Q2']);
     expect(v[0]!.message).toContain(DEV);
     // with the device class in the defaults, the namespace without a declared quota is covered
-    expect(validateDeclarations([ml({ namespaces: [{ name: 'ml-dev' }] })], DEFAULT_CONFIG)).toEqual([]);
+    expect(validateDeclarations([ml({ namespaces: [{ name: 'ml-dev' }] })], DEFAULT_CONFIG, processNow())).toEqual([]);
   });
 
   it('render: the quota carries the device keys as declared, the LimitRange defaults the extended resource by its container name', () => {
@@ -78,8 +79,8 @@ describe('device keys are budget keys like requests.cpu (offline: validate and r
         limitRange: { default: { 'nvidia.com/gpu': '1', cpu: '1' }, defaultRequest: { 'nvidia.com/gpu': '1', cpu: '500m' }, max: { 'nvidia.com/gpu': '2' } },
       },
     });
-    expect(validateDeclarations([p], DEFAULT_CONFIG)).toEqual([]);
-    const objects = [...renderProjectsLazily([p], DEFAULT_CONFIG, { cluster: '' })];
+    expect(validateDeclarations([p], DEFAULT_CONFIG, processNow())).toEqual([]);
+    const objects = [...renderProjectsLazily([p], DEFAULT_CONFIG, { at: processNow(), cluster: '' })];
     const quota = (ns: string) => objects.find((o) => o.kind === 'ResourceQuota' && (o.metadata as { namespace: string }).namespace === ns) as unknown as { spec: { hard: ResourceList } };
     expect(quota('ml-train').spec.hard).toEqual({ [CLAIMS]: '7', [DEV]: '3', 'requests.cpu': '8', [GPU]: '6' });
     expect(Object.keys(quota('ml-train').spec.hard)).toEqual([CLAIMS, DEV, 'requests.cpu', GPU]); // sorted, as render sorts every key
@@ -138,9 +139,9 @@ describe('device keys in the webhook rules (Q1 counted by usage, Q2, defaults) a
 
   it('the controller gives a namespace without a quota the device defaults when they fit, and says what is short when not', () => {
     const fits = MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-new', { project: 'ml' })], quotas: [aQuota('ml-a', hard('4', '4', '2', '5'))] });
-    expect(planDefaultQuotas(ml(), fits, '').create).toEqual([{ namespace: 'ml-new', hard: hard('4', '2', '1', '3') }]);
+    expect(planDefaultQuotas(ml(), fits, '', processNow()).create).toEqual([{ namespace: 'ml-new', hard: hard('4', '2', '1', '3') }]);
     const full = MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-new', { project: 'ml' })], quotas: [aQuota('ml-a', hard('4', '4', '4', '5'))] });
-    const plan = planDefaultQuotas(ml(), full, '');
+    const plan = planDefaultQuotas(ml(), full, '', processNow());
     expect(plan.create).toEqual([]);
     expect(plan.blocked.get('ml-new')).toBe(`quota tenantgate-quota does not fit the project budget: ${DEV} 1 asked, 0 of 4 left`);
   });
@@ -155,12 +156,12 @@ describe('device keys in the webhook rules (Q1 counted by usage, Q2, defaults) a
 
   it('the budget view and plan show the device keys with their budget, allocation and use', () => {
     const s = snap({ [DEV]: '2', [CLAIMS]: '2' });
-    const b = budgetObject(s, ml(), 'ml-a', '');
+    const b = budgetObject(s, ml(), 'ml-a', '', processNow());
     expect(b.resources.find((r) => r.resource === DEV)).toEqual({ resource: DEV, budget: '4', allocated: '4', used: '2', headroom: '0' });
     expect(b.namespace.used).toMatchObject({ [DEV]: '2', [CLAIMS]: '2' });
     const live = { cluster: 'local', projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-b', { project: 'ml' })], quotas: [aQuota('ml-a', hard('4', '4', '2', '5'), { used: { [DEV]: '2' } }), aQuota('ml-b', hard('4', '2', '2', '5'))] };
     const lowered = ml({ quota: { hard: { 'requests.cpu': '16', [GPU]: '8', [DEV]: '3', [CLAIMS]: '10' } } });
-    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [ml()] }, after: [lowered], live: [live] });
+    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [ml()] }, after: [lowered], live: [live] });
     const e = plan.entries[0]!;
     expect(e.resources.find((r) => r.resource === DEV)).toMatchObject({ budgetBefore: '4', budgetAfter: '3', allocatedAfter: '4', used: '2', headroomAfter: '-1' });
     expect(e.findings.map((f) => f.rule)).toEqual(['Q1']);
@@ -204,7 +205,7 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
       namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', [DEV]: '0.5' } } },
       namespaces: [{ name: 'ml-train', quota: { hard: { 'requests.cpu': '4', 'nvidia.com/gpu': '2', [DEV]: '1' } } }],
     });
-    const v = validateDeclarations([p], DEFAULT_CONFIG).filter((x) => x.rule === 'S1');
+    const v = validateDeclarations([p], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'S1');
     expect(v.map((x) => x.path)).toEqual([
       ['spec', 'quota', 'hard', 'limits.nvidia.com/gpu'],
       ['spec', 'namespaceDefaults', 'quota', 'hard', DEV],
@@ -233,7 +234,7 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
   it('plan reports a change to such a key as the webhook would refuse its sync: S1', () => {
     const live = { cluster: 'local', projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' })], quotas: [aQuota('ml-a', hard('4', '2', '1', '3'))] };
     const after = ml({ quota: { hard: { 'requests.cpu': '16', 'limits.nvidia.com/gpu': '8', [DEV]: '4', [CLAIMS]: '10' } } });
-    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [ml()] }, after: [after], live: [live] });
+    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [ml()] }, after: [after], live: [live] });
     expect(plan.entries[0]!.findings.map((f) => [f.rule, f.by])).toEqual([['S1', 'webhook']]);
     expect(plan.entries[0]!.findings[0]!.message).toContain('allowed: requests.nvidia.com/gpu');
   });
@@ -252,7 +253,7 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
     expect(v[1]!.message).toBe(
       'Project ml: spec.namespaceDefaults.limitRange.defaultRequest[nvidia.com/gpu] is "1", but nvidia.com/gpu cannot be overcommitted: the apiserver refuses a LimitRange whose default ("2") and defaultRequest differ for it; allowed: the same value in both, or only default',
     );
-    expect(validateDeclarations([p], DEFAULT_CONFIG).map((x) => x.rule)).toEqual(['S1', 'S1']);
+    expect(validateDeclarations([p], DEFAULT_CONFIG, processNow()).map((x) => x.rule)).toEqual(['S1', 'S1']);
     // cpu may differ (it can be overcommitted); equal GPU values pass
     expect(checkLimitRangeKeys(ml({ namespaceDefaults: { limitRange: { default: { cpu: '1', 'nvidia.com/gpu': '1' }, defaultRequest: { cpu: '100m', 'nvidia.com/gpu': '1' } } } }))).toEqual([]);
   });

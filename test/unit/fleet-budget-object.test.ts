@@ -1,7 +1,8 @@
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { fleetBudgetFor, parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
 import { releaseMember, requestGrowth } from '../../src/fleet/shares.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 
 const project: Project = {
@@ -18,7 +19,7 @@ const project: Project = {
 
 describe('FleetBudget object', () => {
   it('is built from the Project: budget, members once each, bounds restricted to the fleet-budgeted resources', () => {
-    const object = fleetBudgetFor(project)!;
+    const object = fleetBudgetFor(project, processNow())!;
     expect(object.metadata).toMatchObject({ name: 'web', namespace: FLEET_NAMESPACE });
     expect(object.spec).toEqual({
       budget: { 'requests.cpu': '40' },
@@ -28,11 +29,11 @@ describe('FleetBudget object', () => {
   });
 
   it('has none without spec.fleet', () => {
-    expect(fleetBudgetFor({ ...project, spec: { ...project.spec, fleet: undefined } })).toBeUndefined();
+    expect(fleetBudgetFor({ ...project, spec: { ...project.spec, fleet: undefined } }, processNow())).toBeUndefined();
   });
 
   it('round-trips a ledger through its status, keeping release records', () => {
-    const object = fleetBudgetFor(project)!;
+    const object = fleetBudgetFor(project, processNow())!;
     const parsed = parseFleetBudget(object);
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
     const grown = requestGrowth(parsed.record, 'prod-eu', { id: 'k1', need: parseResources({ 'requests.cpu': '12' }) });
@@ -55,7 +56,7 @@ describe('FleetBudget object', () => {
   });
 
   it('fails closed on a status it cannot read, naming the object and the field', () => {
-    const object: FleetBudgetObject = { ...fleetBudgetFor(project)!, status: { members: { 'prod-eu': { share: { 'requests.cpu': 'lots' } } } } };
+    const object: FleetBudgetObject = { ...fleetBudgetFor(project, processNow())!, status: { members: { 'prod-eu': { share: { 'requests.cpu': 'lots' } } } } };
     const parsed = parseFleetBudget(object);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.problems.join()).toMatch(/FleetBudget tenantgate-fleet\/web: status\.members\.prod-eu\.share\.requests\.cpu is "lots"/);

@@ -8,7 +8,7 @@
  * on the member.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
+import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor } from '../../src/fleet/fleet-budget-object.js';
@@ -16,7 +16,9 @@ import { fleetProjectBudget } from '../../src/fleet/give-back.js';
 import { memberLimits, memberCapView, reachableLimits } from '../../src/fleet/member-budget.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
-import { budgetIn, formatResources, parseResources, type Resources } from '../../src/validate/resources.js';
+import { budgetIn } from '../../src/validate/budget/layers.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
+import type { Resources } from '../../src/validate/types.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ResourceList } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
@@ -91,37 +93,37 @@ describe('a fleet member with an active burst: the member view the rules read', 
   for (const e of ['3', '9', '12']) {
     it(`E = ${e} CPU: CPU at min(E, 8 + 2, 10), memory at 4Gi + 1Gi`, () => {
       const p = project();
-      const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: e })));
+      const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: e })));
       const want = expectedBudget(p, 'eu', { [CPU]: e }, DURING);
-      expect(canonical(budgetIn(view, view.project('web')!, 'eu'))).toEqual(canonical(want));
+      expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(canonical(want));
       // Never above E for the fleet-budgeted resource.
-      expect(budgetIn(view, view.project('web')!, 'eu').get(CPU)!.cmp(Quantity.parse(e))).toBeLessThanOrEqual(0);
+      expect(budgetIn(view, view.project('web')!, 'eu', processNow()).get(CPU)!.cmp(Quantity.parse(e))).toBeLessThanOrEqual(0);
     });
   }
 
   it('the reachable view (what the hub could grant): CPU at most the fleet budget, memory with the burst once', () => {
     const p = project();
-    const view = memberCapView(snapshotOf(p), 'eu', (q) => reachableLimits(q, 'eu'));
-    expect(canonical(budgetIn(view, view.project('web')!, 'eu'))).toEqual(canonical(expectedBudget(p, 'eu', p.spec.fleet!.quota!.hard!, DURING)));
+    const view = memberCapView(snapshotOf(p), 'eu', (q) => reachableLimits(q, 'eu', processNow()));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(canonical(expectedBudget(p, 'eu', p.spec.fleet!.quota!.hard!, DURING)));
   });
 
   it('after the burst, the same view budgets the declarations alone', () => {
     setProcessClock(fixedClock(AFTER));
     const p = project();
-    const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: '9' })));
-    expect(canonical(budgetIn(view, view.project('web')!, 'eu'))).toEqual(canonical(expectedBudget(p, 'eu', { [CPU]: '9' }, AFTER)));
+    const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: '9' })));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(canonical(expectedBudget(p, 'eu', { [CPU]: '9' }, AFTER)));
   });
 
   it("the controller's view (floor, metrics, budget view): memory with the burst once, CPU at the 0 it is given", () => {
     const p = project();
-    const b = fleetProjectBudget(snapshotOf(p), p, 'eu', [CPU]);
+    const b = fleetProjectBudget(snapshotOf(p), p, 'eu', processNow(), [CPU]);
     expect(canonical(b.budget)).toEqual(canonical(expectedBudget(p, 'eu', { [CPU]: '0' }, DURING)));
   });
 });
 
 describe('a fleet member with an active burst: admission', () => {
   const config: TenantgateConfig = { ...DEFAULT_CONFIG, clusterName: 'eu' };
-  const ctx = (s: MemorySnapshot): ReviewContext => ({ config, snapshot: s, user: { username: 'alice', groups: [] } });
+  const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config, snapshot: s, user: { username: 'alice', groups: [] } });
   const quota = (ns: string, cpu: string, memory = '1Gi'): AdmissionRequest => {
     const req = aQuotaCreateRequest(ns, { cpu });
     (req.object as { spec: { hard: Record<string, string> } }).spec.hard[MEM] = memory;
@@ -131,7 +133,7 @@ describe('a fleet member with an active burst: admission', () => {
   it('CPU grows beyond E only through the hub; memory stops at its declaration plus the burst', async () => {
     const p = project();
     const hub = new MemoryHub();
-    hub.put(fleetBudgetFor(p)!);
+    hub.put(fleetBudgetFor(p, processNow())!);
     const ledger = new MemoryLedger();
     const transfers: string[] = [];
     let key = 0;

@@ -5,13 +5,14 @@
  * refusal or a hub that does not answer, no hub call within E, and no change for Projects, resources
  * and clusters outside the fleet.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth } from '../../src/fleet/shares.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
-import { formatResources, parseResources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
@@ -22,7 +23,7 @@ import { aQuotaCreateRequest } from '../support/fixtures.js';
 import { MemoryHub } from '../support/memory-hub.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { memberLimits, memberCapView, reachableLimits } from '../../src/fleet/member-budget.js';
-import { budgetListIn } from '../../src/validate/resources.js';
+import { budgetListIn } from '../../src/validate/budget/layers.js';
 
 const CPU = 'requests.cpu';
 const MEM = 'requests.memory';
@@ -50,7 +51,7 @@ function snapshotOf(p: Project): MemorySnapshot {
 }
 
 const config: TenantgateConfig = { ...DEFAULT_CONFIG, clusterName: 'eu' };
-const ctx = (s: MemorySnapshot): ReviewContext => ({ config, snapshot: s, user: { username: 'alice', groups: [] } });
+const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config, snapshot: s, user: { username: 'alice', groups: [] } });
 const quota = (ns: string, cpu: string, o: { dryRun?: boolean; memory?: string } = {}): AdmissionRequest => {
   const req = aQuotaCreateRequest(ns, { cpu, ...(o.dryRun ? { dryRun: true } : {}) });
   (req.object as { spec: { hard: Record<string, string> } }).spec.hard[MEM] = o.memory ?? '1Gi';
@@ -59,7 +60,7 @@ const quota = (ns: string, cpu: string, o: { dryRun?: boolean; memory?: string }
 
 function setup(p = project('web', true)) {
   const hub = new MemoryHub();
-  const fb = fleetBudgetFor(project('web', true));
+  const fb = fleetBudgetFor(project('web', true), processNow());
   if (fb) hub.put(fb);
   const ledger = new MemoryLedger();
   const transfers: string[] = [];
@@ -183,16 +184,16 @@ describe('a fleet member decides against its enforced limit E', () => {
 describe('the member budget view (src/fleet/member-budget.ts)', () => {
   it('budgets each fleet-budgeted resource at min(E, upper bound, fleet budget); other resources, projects and clusters unchanged', () => {
     const p = project('web', true);
-    expect(formatResources(memberLimits(p, 'eu', r({ [CPU]: '3' }))!)).toEqual({ [CPU]: '3' });
-    expect(formatResources(memberLimits(p, 'eu', r({ [CPU]: '9' }))!)).toEqual({ [CPU]: '8' });
-    expect(formatResources(memberLimits(p, 'eu', new Map())!)).toEqual({ [CPU]: '0' });
-    expect(formatResources(reachableLimits(p, 'eu')!)).toEqual({ [CPU]: '8' });
-    expect(memberLimits(p, 'ap', new Map())).toBeUndefined();
-    expect(memberLimits(project('solo', false), 'eu', new Map())).toBeUndefined();
+    expect(formatResources(memberLimits(p, 'eu', processNow(), r({ [CPU]: '3' }))!)).toEqual({ [CPU]: '3' });
+    expect(formatResources(memberLimits(p, 'eu', processNow(), r({ [CPU]: '9' }))!)).toEqual({ [CPU]: '8' });
+    expect(formatResources(memberLimits(p, 'eu', processNow(), new Map())!)).toEqual({ [CPU]: '0' });
+    expect(formatResources(reachableLimits(p, 'eu', processNow())!)).toEqual({ [CPU]: '8' });
+    expect(memberLimits(p, 'ap', processNow(), new Map())).toBeUndefined();
+    expect(memberLimits(project('solo', false), 'eu', processNow(), new Map())).toBeUndefined();
     const s = snapshotOf(p);
-    const view = memberCapView(s, 'eu', (q) => memberLimits(q, 'eu', r({ [CPU]: '3' })));
-    expect(budgetListIn(view, view.project('web')!, 'eu')).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
-    expect([...view.projects()].map((q) => budgetListIn(view, q, 'eu'))).toEqual([{ [CPU]: '3', [MEM]: '4Gi' }]);
+    const view = memberCapView(s, 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: '3' })));
+    expect(budgetListIn(view, view.project('web')!, 'eu', processNow())).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
+    expect([...view.projects()].map((q) => budgetListIn(view, q, 'eu', processNow()))).toEqual([{ [CPU]: '3', [MEM]: '4Gi' }]);
     // The base's own methods, optional memos included, are the view's.
     expect(typeof view.effectiveQuotaOf).toBe('function');
     expect([...view.namespacesOfProject('web')].length).toBe(NAMESPACES.length);

@@ -6,13 +6,14 @@
  * test/integration/fleet-hub-io.test.ts runs the same I/O against a real apiserver, and alone shows
  * what rests on the stores' compare-and-swap (a stale write conflicts).
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
 import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
 import { decodeRecord, encodeRecord, holdsEnforcedLimit, loweredRecord, raisedRecord, EMPTY_RECORD, MAX_GRANT_KEYS } from '../../src/fleet/enforced-record.js';
 import { lowerEnforced, raiseEnforced } from '../../src/fleet/enforced-limit.js';
-import { formatResources, parseResources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { MemoryHub } from '../support/memory-hub.js';
@@ -29,7 +30,7 @@ const project: Project = {
 
 function hubWithWeb(): MemoryHub {
   const hub = new MemoryHub();
-  hub.put(fleetBudgetFor(project)!);
+  hub.put(fleetBudgetFor(project, processNow())!);
   return hub;
 }
 
@@ -101,7 +102,7 @@ describe('applyOnHub', () => {
   it('no FleetBudget, or one it cannot read: unusable (fail closed), nothing written', async () => {
     const hub = new MemoryHub();
     expect((await applyOnHub(hub, 'web', grow('eu-1', '1'), opts('eu-1'))).kind).toBe('unusable');
-    const bad = fleetBudgetFor(project)!;
+    const bad = fleetBudgetFor(project, processNow())!;
     bad.status = { members: { us: { share: { [CPU]: 'lots' } } } };
     hub.put(bad);
     const out = await applyOnHub(hub, 'web', grow('eu-1', '1'), opts('eu-1'));

@@ -6,6 +6,7 @@
  * floor at once after the fleet budget was lowered, nothing while the hub is down; and the metrics'
  * series (src/controller/fleet-metrics.ts) from what the loop saw.
  */
+import { processNow } from '../../src/clock.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js';
 import { fleetSeries } from '../../src/controller/fleet-metrics.js';
@@ -35,7 +36,7 @@ let seen: FleetObservations;
 let snapshot: MemorySnapshot;
 
 function setHub(project: Project, shares: Record<string, [number, number?]>): void {
-  const object = fleetBudgetFor(web())!;
+  const object = fleetBudgetFor(web(), processNow())!;
   const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]));
   hub.put(withShareRecordStatus(object, { budget: cpu(project.spec.fleet!.quota!.hard!['requests.cpu']!), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() }));
 }
@@ -247,7 +248,7 @@ describe("the hub's record below E (a hub restored from an older backup, a share
   });
 
   it('a released member: E comes down to what its namespaces hold (no growth), however much the pool has', async () => {
-    const object = fleetBudgetFor(web())!;
+    const object = fleetBudgetFor(web(), processNow())!;
     hub.put(withShareRecordStatus(object, { budget: cpu(10), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['us', { share: cpu(2), lendable: new Map() }]]), released: new Set(['eu']) }));
     await loop().check('web');
     expect(await enforced()).toBe('2');

@@ -7,6 +7,7 @@
  * FleetBudget's status, the ledger's `fleet` JSON), checks the protocol's invariant: E ≤ share − lendable
  * for the member, and Σ shares ≤ the fleet budget. `TG_MODEL_RUNS` (npm run models) runs deeper.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js';
 import { raiseEnforced } from '../../src/fleet/enforced-limit.js';
@@ -92,7 +93,7 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
   const project = aProject('web', { fleet: { quota: { hard: { [CPU]: String(budget) } }, clusters: ['eu', 'us'] }, quota: { hard: { [CPU]: '20' } }, namespaces: [{ name: 'web-a', cluster: 'eu' }] });
   // eu holds 8 and enforces 8; web-a holds 1 + a random part: the loop gives back the idle rest at once.
   const held = 1 + Math.floor(random() * 4);
-  hub.put(withShareRecordStatus(fleetBudgetFor(project)!, { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['eu', { share: cpu(8), lendable: new Map() }], ['us', { share: cpu(2), lendable: new Map() }]]), released: new Set() }));
+  hub.put(withShareRecordStatus(fleetBudgetFor(project, processNow())!, { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['eu', { share: cpu(8), lendable: new Map() }], ['us', { share: cpu(2), lendable: new Map() }]]), released: new Set() }));
   await raiseEnforced(ledger, 'web', 'seed', cpu(8));
   const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [aNamespace('web-a', { project: 'web' })], quotas: [aQuota('web-a', { [CPU]: String(held) })] });
   let keys = 0;

@@ -1,9 +1,10 @@
 /** F1 (a fleet budget declaration makes sense, offline) and F2's messages (src/validate/rules/fleet.ts). */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { emptyShareRecord, offer, releaseMember, requestGrowth, setBudget, type ShareRecord } from '../../src/fleet/shares.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { checkFleetBudget, fleetGrowthRefusal, fleetHubUnreachable } from '../../src/validate/rules/fleet.js';
 import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';
 import type { Project } from '../../src/validate/types.js';
@@ -30,7 +31,7 @@ function project(spec: Partial<Project['spec']> = {}): Project {
   };
 }
 
-const render = (p: Project) => validateDeclarations([p], DEFAULT_CONFIG).map((v) => `[${v.rule}] ${v.message}`);
+const render = (p: Project) => validateDeclarations([p], DEFAULT_CONFIG, processNow()).map((v) => `[${v.rule}] ${v.message}`);
 
 describe('F1', () => {
   it('judges the bounds as declared: an active burst raising a bound past the fleet budget is no F1 (it raises how far a member may grow, never the fleet budget)', () => {

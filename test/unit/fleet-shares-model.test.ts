@@ -39,7 +39,8 @@ import {
 } from '../../src/fleet/shares.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { fleetGrowthRefusal } from '../../src/validate/rules/fleet.js';
-import { formatResources, parseResources, type Resources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
+import type { Resources } from '../../src/validate/types.js';
 
 const RUNS = Number(process.env.FLEET_MODEL_RUNS ?? 500);
 const SEED = process.env.FLEET_MODEL_SEED ? Number(process.env.FLEET_MODEL_SEED) : undefined;

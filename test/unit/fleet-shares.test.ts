@@ -20,7 +20,7 @@ import {
   withdrawOffer,
   type ShareRecord,
 } from '../../src/fleet/shares.js';
-import { formatResources, parseResources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 
 const CPU = 'requests.cpu';
 const MEM = 'requests.memory';

@@ -6,6 +6,7 @@
  * subjects may. Nor may a Project declare one for its namespaces (tenantgate validate, render, the
  * Project webhook).
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import fastJsonPatch from 'fast-json-patch';
 import { aNamespace, aProject, aUser, reviewContext } from '../support/fixtures.js';
@@ -130,7 +131,7 @@ describe('T7: every granting label and annotation, for tenants and for privilege
 describe('T7 offline: a Project may not declare a granting label or annotation for its namespaces', () => {
   it('tenantgate validate refuses one, naming the project, the namespace, the key, the value and what is allowed', () => {
     const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { team: 'api', [ADMIN_ACCESS]: 'true' }, annotations: { 'openshift.io/sa.scc.uid-range': '0/10000' } }] });
-    const v = validateDeclarations([project], DEFAULT_CONFIG).filter((x) => x.rule === 'T7');
+    const v = validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7');
     expect(v.map((x) => x.path)).toEqual([
       ['spec', 'namespaces', 0, 'labels', ADMIN_ACCESS],
       ['spec', 'namespaces', 0, 'annotations', 'openshift.io/sa.scc.uid-range'],
@@ -141,14 +142,14 @@ describe('T7 offline: a Project may not declare a granting label or annotation f
 
   it('points a declared Pod Security label to spec.podSecurity', () => {
     const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } }] });
-    const v = validateDeclarations([project], DEFAULT_CONFIG).filter((x) => x.rule === 'T7');
+    const v = validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7');
     expect(v).toHaveLength(1);
     expect(v[0]!.message).toContain('spec.podSecurity');
   });
 
   it('passes labels and annotations that grant nothing', () => {
     const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { team: 'api', [LABEL_PROJECT]: 'payments', [LABEL_TENANT]: 'acme' }, annotations: { owner: 'alice', [ADMIN_ACCESS]: 'true' } }] });
-    expect(validateDeclarations([project], DEFAULT_CONFIG).filter((x) => x.rule === 'T7')).toEqual([]);
+    expect(validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7')).toEqual([]);
   });
 });
 
@@ -171,7 +172,7 @@ describe('neither the mutating webhook nor render adds a granting key a tenant d
     const labels = Object.fromEntries(GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'labels').map((g) => [g.key.replace('*', 'enforce'), 'true']));
     const annotations = Object.fromEntries(GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'annotations').map((g) => [g.key, 'x']));
     const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { ...labels, team: 'api' }, annotations: { ...annotations, owner: 'alice' } }] });
-    const ns = [...renderProjectsLazily([project], DEFAULT_CONFIG, { cluster: '' })].find((o) => o.kind === 'Namespace')!;
+    const ns = [...renderProjectsLazily([project], DEFAULT_CONFIG, { at: processNow(), cluster: '' })].find((o) => o.kind === 'Namespace')!;
     const meta = ns.metadata as { labels: Record<string, string>; annotations: Record<string, string> };
     expect(Object.keys(meta.labels).filter((k) => grantingKey('labels', k))).toEqual(['pod-security.kubernetes.io/enforce', 'pod-security.kubernetes.io/warn', 'pod-security.kubernetes.io/audit']);
     expect(meta.labels['pod-security.kubernetes.io/enforce']).toBe('baseline');

@@ -1,4 +1,5 @@
 /** Q5 in one process and across "replicas" sharing a ledger: concurrent growing decisions never overspend. */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
@@ -18,7 +19,7 @@ function snapshot(): MemorySnapshot {
   });
 }
 
-const ctx = (s: MemorySnapshot): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
+const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
 
 const createQuota = (ns: string, dryRun = false): AdmissionRequest => aQuotaCreateRequest(ns, { dryRun });
 

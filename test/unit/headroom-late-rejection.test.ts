@@ -3,6 +3,7 @@
  * guard stops waiting for it (the request is refused with [Q5]) but still handles its rejection. Found
  * by the shipped benchmark on a loaded machine, where a replica exited on an unhandled LedgerConflict.
  */
+import { processNow } from '../../src/clock.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -51,7 +52,7 @@ describe('HeadroomGuard past its deadline', () => {
       projects: [{ metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } } } }],
       namespaces: [{ metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } }],
     });
-    const verdict = await guard.decide({ config: DEFAULT_CONFIG, snapshot, user: { username: 'alice', groups: [] } }, aQuotaCreateRequest('race-n0'));
+    const verdict = await guard.decide({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user: { username: 'alice', groups: [] } }, aQuotaCreateRequest('race-n0'));
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
     await new Promise((r) => setTimeout(r, 100));
     expect(ledger.writes).toBeGreaterThan(0);

@@ -22,10 +22,12 @@
  * moves. HEADROOM_MODEL_RUNS scales the run (default 200; `npm run models` runs 5,000, the depth at
  * which it found bugs before), HEADROOM_MODEL_SEED replays one.
  */
+import { processNow } from '../../src/clock.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { parseResources, type Resources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
+import type { Resources } from '../../src/validate/types.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceList, ResourceQuotaObject } from '../../src/validate/types.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
@@ -381,7 +383,7 @@ class World {
         const verdicts = await Promise.all(
           built.map(({ r, request }) => {
             const replica = this.replicas[r.replica]!;
-            return replica.guard.decide({ config, snapshot: replica.snapshot, user: request.userInfo }, request);
+            return replica.guard.decide({ at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo }, request);
           }),
         );
         built.forEach(({ r, store, describe }, i) => {

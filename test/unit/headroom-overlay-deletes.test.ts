@@ -6,6 +6,7 @@
  * them passed Q3 ("nothing was covered before") and Q1 (an uncovered namespace counts
  * namespaceDefaults), while in truth the other quota stayed and let the namespace grow to its limit.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
@@ -34,7 +35,7 @@ function quota(namespace: string, name: string, cpu: string, resourceVersion?: s
   return { metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) }, spec: { hard: { [CPU]: cpu } } };
 }
 
-const ctx = (snapshot: MemorySnapshot, user: UserInfo = ALICE): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot, user });
+const ctx = (snapshot: MemorySnapshot, user: UserInfo = ALICE): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user });
 
 function write(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: ResourceQuotaObject | undefined, oldObject: ResourceQuotaObject | undefined, user: UserInfo = ALICE): AdmissionRequest {
   const q = (object ?? oldObject)!;

@@ -6,6 +6,7 @@
  * `/` and `~`; metadata absent; finalizers absent, empty, with others; owners, privileged subjects and
  * strangers) both must give the same operations in the same order, and the patched objects must be equal.
  */
+import { processNow } from '../../src/clock.js';
 import fastJsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, isPrivileged } from '../../src/config/config.js';
@@ -165,7 +166,7 @@ function generate(rand: () => number) {
   return request;
 }
 
-const ctxOf = (request: AdmissionRequest): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot, user: request.userInfo });
+const ctxOf = (request: AdmissionRequest): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user: request.userInfo });
 const decoded = (patch: string | undefined) => (patch ? (JSON.parse(Buffer.from(patch, 'base64').toString()) as fastJsonPatch.Operation[]) : undefined);
 
 describe('/mutate builds the same patches as a clone-and-diff of the whole object', () => {

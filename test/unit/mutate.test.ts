@@ -1,4 +1,5 @@
 /** Mutations as JSON Patch, escaped label keys, idempotent. */
+import { processNow } from '../../src/clock.js';
 import fastJsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -14,7 +15,7 @@ const snapshot = MemorySnapshot.of({
   namespaces: [{ metadata: { name: 'payments-api', labels: { 'tenantgate.io/project': 'payments', 'tenantgate.io/tenant': 'acme' } } }],
 });
 
-const ctx = (username: string, groups: string[] = []): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot, user: { username, groups } });
+const ctx = (username: string, groups: string[] = []): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user: { username, groups } });
 
 function review(kind: string, group: string, object: Record<string, unknown>, namespace?: string, operation: AdmissionRequest['operation'] = 'CREATE'): AdmissionRequest {
   return { uid: 'u1', kind: { group, version: 'v1', kind }, operation, userInfo: {}, object, ...(namespace ? { namespace } : {}) };

@@ -1,4 +1,5 @@
 /** `tenantgate plan` on a narrowed allow-list (src/plan/allow-lists.ts): the running objects it strands, and nothing for a widened one. */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planChange, planFails } from '../../src/plan/plan.js';
@@ -24,7 +25,7 @@ describe('plan: objects a narrowed allow-list strands', () => {
   it('lists each running object the new lists refuse and the old ones admitted, with its rule', () => {
     const before = web({ priorityClasses: ['batch-low', 'batch-high'], services: { types: ['NodePort'] } });
     const after = web({ priorityClasses: ['batch-low'] });
-    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [before] }, after: [after], live: [live(before)] });
+    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [before] }, after: [after], live: [live(before)] });
     const findings = plan.entries.flatMap((e) => e.findings).filter((f) => f.by === 'plan');
     expect(findings.map((f) => [f.rule, f.object])).toEqual([
       ['X1', 'Pod web-app/api-1'],
@@ -38,7 +39,7 @@ describe('plan: objects a narrowed allow-list strands', () => {
     const narrow = web({ priorityClasses: ['batch-low'] });
     const wide = web({ priorityClasses: ['batch-low', 'batch-high'], services: { types: ['NodePort'] } });
     for (const [before, after] of [[narrow, wide], [wide, wide], [narrow, narrow]] as const) {
-      const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [before] }, after: [after], live: [live(before)] });
+      const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [before] }, after: [after], live: [live(before)] });
       expect(plan.entries.flatMap((e) => e.findings).filter((f) => f.by === 'plan')).toEqual([]);
     }
   });

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
+import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
 import { planChange } from '../../src/plan/plan.js';
 import { formatPlan } from '../../src/plan/format.js';
 import { planBurstLines } from '../../src/validate/bursts.js';
@@ -41,7 +41,7 @@ describe('plan: burst lines', () => {
 
   it('a pull request adding a future burst is a change, shown with its line in the table and in Markdown', () => {
     setProcessClock(fixedClock(Date.parse('2026-11-27T00:00:00Z')));
-    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [web()] }, after: [web([peak])], live: [live(web())] });
+    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [web()] }, after: [web([peak])], live: [live(web())] });
     expect(plan.changed).toBe(true);
     expect(plan.entries[0]?.bursts).toEqual(['black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace web-frontend, upcoming — Black Friday traffic']);
     expect(formatPlan(plan, 'table')).toContain('  burst black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03');
@@ -50,7 +50,7 @@ describe('plan: burst lines', () => {
 
   it('in the window the budget shows the burst: 6 → 14 CPU', () => {
     setProcessClock(fixedClock(Date.parse('2026-12-02T00:00:00Z')));
-    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [web()] }, after: [web([peak])], live: [live(web())] });
+    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [web()] }, after: [web([peak])], live: [live(web())] });
     expect(plan.entries[0]?.resources.find((r) => r.resource === 'requests.cpu')).toMatchObject({ budgetBefore: '6', budgetAfter: '14' });
   });
 });

@@ -4,6 +4,7 @@
  * declared elsewhere), the fleet's headroom; F1 when the namespaces hold more than the new fleet budget,
  * F2 when the new fleet budget is below the shares the members hold; nothing without spec.fleet.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { MemberShare, ShareRecord } from '../../src/fleet/shares.js';
@@ -49,7 +50,7 @@ const hub = (l: ShareRecord): ReadonlyMap<string, HubShareRecord> => new Map([['
 
 describe('plan over a fleet budget', () => {
   it('shows the fleet budget, each member’s share and allocation (live on eu, declared on us) and the fleet headroom', () => {
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: hub(ledger('10', { eu: { share: '6' }, us: { share: '3', lendable: '1' } })) });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: hub(ledger('10', { eu: { share: '6' }, us: { share: '3', lendable: '1' } })) });
     expect(plan.fleet).toHaveLength(1);
     const f = plan.fleet[0]!;
     expect(f).toMatchObject({ project: 'web', members: ['eu', 'us'], hub: 'read', findings: [] });
@@ -79,7 +80,7 @@ describe('plan over a fleet budget', () => {
 
   it('F1: a raised quota that makes the namespaces on the members hold more than the fleet budget (the self-service namespace counts)', () => {
     // Declared alone: 4 + 6 = 10 fits (validate's F1 passes); with web-extra's 2 on eu it is 12.
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [web({ us: '6' })], live: [eu()] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web({ us: '6' })], live: [eu()] });
     const f = plan.fleet[0]!;
     expect(f.hub).toBe('not-read');
     expect(f.findings.map((x) => [x.rule, x.by])).toEqual([['F1', 'plan']]);
@@ -95,29 +96,29 @@ describe('plan over a fleet budget', () => {
     const before = web({ fleet: '12' });
     const after = web({ fleet: '10' });
     const held = ledger('12', { eu: { share: '7' }, us: { share: '4' } });
-    const plan = planChange({ config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)], hub: hub(held) });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)], hub: hub(held) });
     const f = plan.fleet[0]!;
     expect(f.resources[0]).toMatchObject({ budgetBefore: '12', budgetAfter: '10', shares: '11', pool: '-1', allocated: '9' });
     expect(f.findings.map((x) => x.rule)).toEqual(['F2']);
     expect(f.findings[0]!.message).toBe('project web: the fleet budget cannot go below what the member clusters hold: requests.cpu 1 too low (held by eu 7, us 4); lower it after they give unused share back');
     expect(planFails(plan)).toBe(true);
 
-    const withoutHub = planChange({ config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)] });
+    const withoutHub = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)] });
     expect(withoutHub.fleet[0]!.findings).toEqual([]);
     expect(planFails(withoutHub)).toBe(false);
 
     // Once the members gave back to 10 or less, the same change passes.
-    const gaveBack = planChange({ config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)], hub: hub(ledger('12', { eu: { share: '6' }, us: { share: '4' } })) });
+    const gaveBack = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)], hub: hub(ledger('12', { eu: { share: '6' }, us: { share: '4' } })) });
     expect(gaveBack.fleet[0]!.findings).toEqual([]);
   });
 
   it('a member that left spec.fleet.clusters but holds a share is shown as leaving; no FleetBudget on the hub means nobody holds one', () => {
     const l = ledger('10', { eu: { share: '6' }, us: { share: '3' }, ap: { share: '1' } });
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: hub(l) });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: hub(l) });
     expect(plan.fleet[0]!.formerMembers).toEqual(['ap']);
     expect(plan.fleet[0]!.resources[0]!.perMember.ap).toEqual({ share: '1', lendable: '0' });
     expect(formatPlan(plan, 'table')).toContain('(leaving: ap)');
-    const missing = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: new Map([['web', { state: 'missing' }]]) });
+    const missing = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: new Map([['web', { state: 'missing' }]]) });
     expect(formatPlan(missing, 'table')).toContain('no FleetBudget on the hub yet');
   });
 
@@ -127,13 +128,13 @@ describe('plan over a fleet budget', () => {
       quota: { hard: { pods: '20' } },
       namespaces: [{ name: 'web-eu', cluster: 'eu', quota: { hard: { 'requests.cpu': '4', pods: '5' } } }],
     });
-    const plan = planChange({ config, base: { ref: 'main', projects: [p] }, after: [p], live: [eu(p)], all: true });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [p] }, after: [p], live: [eu(p)], all: true });
     expect(plan.fleet[0]!.resources[0]).toMatchObject({ resource: 'requests.cpu', allocated: '6', perMember: { eu: { allocated: '6', counted: 'live' } } });
   });
 
   it('a Project without spec.fleet has no fleet roll-up and its plan is as before', () => {
     const plain = web({ noFleet: true });
-    const plan = planChange({ config, base: { ref: 'main', projects: [plain] }, after: [plain], live: [eu(plain)], all: true });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [plain] }, after: [plain], live: [eu(plain)], all: true });
     expect(plan.fleet).toEqual([]);
     expect(formatPlan(plan, 'table')).not.toContain('fleet');
   });

@@ -4,6 +4,7 @@
  * roll-up across both. The Markdown is a reviewed golden file (test/golden/plan/); `UPDATE_GOLDEN=1 npx
  * vitest run --project unit plan-format` rewrites it: review the diff before committing it.
  */
+import { processNow } from '../../src/clock.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ async function examples(): Promise<Project[]> {
 function synced(cluster: string, projects: Project[]): LiveState {
   const namespaces: NamespaceObject[] = [];
   const quotas: ResourceQuotaObject[] = [];
-  for (const o of renderProjectsLazily(projects, CONFIG, { cluster })) {
+  for (const o of renderProjectsLazily(projects, CONFIG, { at: processNow(), cluster })) {
     if (o.kind === 'Namespace') namespaces.push(o as unknown as NamespaceObject);
     if (o.kind === 'ResourceQuota') {
       const q = o as unknown as ResourceQuotaObject;
@@ -55,7 +56,7 @@ async function gitopsPlan(): Promise<Plan> {
   // carol made web-extra; the controller gave it namespaceDefaults.quota.
   local.namespaces.push(aNamespace('web-extra', { project: 'web' }));
   local.quotas.push(aQuota('web-extra', { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '10' }, { used: { 'requests.cpu': '0', 'requests.memory': '0', pods: '0' } }));
-  return planChange({ config: CONFIG, base: { ref: 'origin/main', projects: before }, after, live: [local, { ...synced('prod-eu', before), takenAt: '2026-01-05T06:00:00.000Z' }] });
+  return planChange({ at: processNow(), config: CONFIG, base: { ref: 'origin/main', projects: before }, after, live: [local, { ...synced('prod-eu', before), takenAt: '2026-01-05T06:00:00.000Z' }] });
 }
 
 describe('plan formats', () => {

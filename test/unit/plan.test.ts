@@ -2,6 +2,7 @@
  * The planner (src/plan/plan.ts) on live objects held in memory: numbers before → after, the webhook's
  * refusals of the simulated sync (Q1), plan's own findings (Q6, Q7), which entries show, the roll-up.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planChange, planFails } from '../../src/plan/plan.js';
@@ -43,7 +44,7 @@ const only = (entries: PlanEntry[], project: string, cluster = 'local'): PlanEnt
 
 describe('planChange', () => {
   it('a raised declared quota that a self-service namespace left no room for: Q1 on that quota, the numbers before → after', () => {
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [web({ 'requests.cpu': '4500m', pods: '30' })], live: [live()] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web({ 'requests.cpu': '4500m', pods: '30' })], live: [live()] });
     const e = only(plan.entries, 'web');
     expect(e.change).toBe('changed');
     expect(e.namespaces).toMatchObject({ added: [], removed: [], changed: ['web-frontend'], selfService: ['web-extra'], countBefore: 3, countAfter: 3 });
@@ -55,7 +56,7 @@ describe('planChange', () => {
   });
 
   it('the same raise within the headroom is admitted: no finding, exit 0', () => {
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [web({ 'requests.cpu': '4', pods: '30' })], live: [live()] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web({ 'requests.cpu': '4', pods: '30' })], live: [live()] });
     const e = only(plan.entries, 'web');
     expect(e.findings).toEqual([]);
     expect(e.resources.find((r) => r.resource === 'requests.cpu')).toMatchObject({ allocatedAfter: '6', headroomAfter: '0', headroomPercent: 0 });
@@ -64,7 +65,7 @@ describe('planChange', () => {
 
   it('a budget lowered below what the namespaces use: Q6 (plan), besides the Q1s the webhook gives the Project (declared and live)', () => {
     const lowered = web(undefined, { quota: { hard: { 'requests.cpu': '2', pods: '60' } } });
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [lowered], live: [live('local', { 'web-frontend': { 'requests.cpu': '2500m', pods: '3' } })] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [lowered], live: [live('local', { 'web-frontend': { 'requests.cpu': '2500m', pods: '3' } })] });
     const e = only(plan.entries, 'web');
     expect(e.findings.map((f) => `${f.rule} ${f.by} ${f.object}`).sort()).toEqual(['Q1 webhook Project web', 'Q1 webhook Project web', 'Q6 plan Project web']);
     expect(e.findings.filter((f) => f.rule === 'Q1').map((f) => f.message)).toEqual([
@@ -76,7 +77,7 @@ describe('planChange', () => {
 
   it('a declared namespace removed while its quota counts pods: Q7; removed without pods: none', () => {
     const without = aProject('web', { ...web().spec, namespaces: [{ name: 'web-frontend', quota: { hard: { 'requests.cpu': '3', pods: '30' } } }] });
-    const busy = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [without], live: [live('local', { 'web-staging': { 'requests.cpu': '500m', pods: '2' } })] });
+    const busy = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [without], live: [live('local', { 'web-staging': { 'requests.cpu': '500m', pods: '2' } })] });
     const e = only(busy.entries, 'web');
     expect(e.namespaces.removed).toEqual(['web-staging']);
     expect(e.namespaces.countAfter).toBe(2);
@@ -84,14 +85,14 @@ describe('planChange', () => {
     expect(e.findings[0]!.message).toMatch(/namespace web-staging is no longer declared in project web on cluster local, but its quota reports pods 2 in use/);
     // web-staging's 1 CPU is free after the prune.
     expect(e.resources.find((r) => r.resource === 'requests.cpu')).toMatchObject({ allocatedBefore: '5', allocatedAfter: '4' });
-    const idle = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [without], live: [live()] });
+    const idle = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [without], live: [live()] });
     expect(only(idle.entries, 'web').findings).toEqual([]);
   });
 
   it('a new declared namespace beyond maxNamespaces (self-service ones count): Q1 on the Namespace', () => {
     const before = web(undefined, { maxNamespaces: 4 });
     const after = aProject('web', { ...before.spec, maxNamespaces: 3, namespaces: [...before.spec.namespaces!, { name: 'web-new' }] });
-    const plan = planChange({ config, base: { ref: 'main', projects: [before] }, after: [after], live: [live('local', {}, before)] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [live('local', {}, before)] });
     const e = only(plan.entries, 'web');
     expect(e.namespaces.added).toEqual(['web-new']);
     expect(e.findings.map((f) => [f.rule, f.object])).toContainEqual(['Q1', 'Namespace web-new']);
@@ -102,30 +103,30 @@ describe('planChange', () => {
     const other = aProject('ops', { quota: { hard: { pods: '10' } }, namespaceDefaults: { quota: { hard: { pods: '5' } } }, namespaces: [{ name: 'ops-a' }] });
     const state = live();
     state.projects.push(other);
-    const plan = planChange({ config, base: { ref: 'main', projects: [web(), other] }, after: [web({ 'requests.cpu': '4', pods: '30' }), other], live: [state] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web(), other] }, after: [web({ 'requests.cpu': '4', pods: '30' }), other], live: [state] });
     // ops-a is declared but missing on the cluster: its creation is judged too and fits, so ops is not shown.
     expect(plan.entries.map((e) => e.project)).toEqual(['web']);
     expect(plan.changed).toBe(true);
-    const all = planChange({ config, base: { ref: 'main', projects: [web(), other] }, after: [web({ 'requests.cpu': '4', pods: '30' }), other], live: [state], all: true });
+    const all = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web(), other] }, after: [web({ 'requests.cpu': '4', pods: '30' }), other], live: [state], all: true });
     expect(all.entries.map((e) => `${e.project}:${e.change}`)).toEqual(['ops:unchanged', 'web:changed']);
   });
 
   it('with nothing changed, every project as it is (and whether its resync would be admitted)', () => {
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [live()] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [live()] });
     expect(plan.changed).toBe(false);
     expect(plan.entries.map((e) => `${e.project}:${e.change}`)).toEqual(['web:unchanged']);
     expect(plan.findings).toBe(0);
   });
 
   it('without --base the live Projects are the before', () => {
-    const plan = planChange({ config, after: [web({ 'requests.cpu': '4500m', pods: '30' })], live: [live()] });
+    const plan = planChange({ at: processNow(), config, after: [web({ 'requests.cpu': '4500m', pods: '30' })], live: [live()] });
     expect(plan.base).toBeUndefined();
     expect(only(plan.entries, 'web').findings.map((f) => f.rule)).toEqual(['Q1']);
   });
 
   it('a project added by the change and one removed (with pods: Q7 for each of its namespaces)', () => {
     const added = aProject('ops', { quota: { hard: { pods: '10' } }, namespaceDefaults: { quota: { hard: { pods: '5' } } }, namespaces: [{ name: 'ops-a' }] });
-    const plan = planChange({ config, base: { ref: 'main', projects: [web()] }, after: [added], live: [live('local', { 'web-extra': { 'requests.cpu': '0', pods: '1' } })] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [added], live: [live('local', { 'web-extra': { 'requests.cpu': '0', pods: '1' } })] });
     expect(only(plan.entries, 'ops')).toMatchObject({ change: 'added', before: null, namespaces: { added: ['ops-a'], countAfter: 1 } });
     const gone = only(plan.entries, 'web');
     expect(gone).toMatchObject({ change: 'removed', after: null, namespaces: { removed: ['web-extra', 'web-frontend', 'web-staging'] } });
@@ -136,7 +137,7 @@ describe('planChange', () => {
     const spec = { ...web().spec, clusters: { eu: { quota: { hard: { 'requests.cpu': '10', pods: '60' } } } } };
     const before = aProject('web', spec);
     const after = aProject('web', { ...spec, clusters: { eu: { quota: { hard: { 'requests.cpu': '8', pods: '60' } } } } });
-    const plan = planChange({ config, base: { ref: 'main', projects: [before] }, after: [after], live: [live('eu', {}, before), live('us', {}, before)] });
+    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [live('eu', {}, before), live('us', {}, before)] });
     // Only eu's budget changed.
     expect(plan.entries.map((e) => `${e.project}@${e.cluster}`)).toEqual(['web@eu']);
     expect(only(plan.entries, 'web', 'eu').resources.find((r) => r.resource === 'requests.cpu')).toMatchObject({ budgetBefore: '10', budgetAfter: '8', allocatedAfter: '5', headroomAfter: '3', headroomPercent: 38 });

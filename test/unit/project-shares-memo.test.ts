@@ -6,11 +6,14 @@
  * every memoised sum with the same sum computed without the memo, with and without pending
  * allocations; then they check the Q1 decision itself.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { aNamespace, aQuota, reviewContext } from '../support/fixtures.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { reviewResourceQuota } from '../../src/validate/admission.js';
-import { formatResources, othersTotal, parseResources, type PendingAllocations, type Resources } from '../../src/validate/resources.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
+import { othersTotal, type PendingAllocations } from '../../src/validate/shares.js';
+import type { Resources } from '../../src/validate/types.js';
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, Snapshot } from '../../src/validate/types.js';
@@ -84,8 +87,8 @@ describe('project shares memo', () => {
           if (!p) continue;
           for (const ns of [...NAMESPACES, 'new-namespace']) {
             for (const pend of [undefined, pendingOf(pending)]) {
-              const memoised = othersTotal(s, p, '', ns, pend);
-              const expected = othersTotal(fresh, p, '', ns, pend);
+              const memoised = othersTotal(s, p, '', processNow(), ns, pend);
+              const expected = othersTotal(fresh, p, '', processNow(), ns, pend);
               expect(text(memoised), `seed ${seed} step ${step} project ${name} namespace ${ns}${pend ? ' (pending)' : ''}`).toEqual(text(expected));
               compared += 1;
             }
@@ -99,37 +102,37 @@ describe('project shares memo', () => {
   it('is not used for a Project object the snapshot does not hold (a copy being reviewed)', () => {
     const s = MemorySnapshot.of({ projects: [project('alpha', '10', '1')], namespaces: [aNamespace('ns-0', { project: 'alpha' })], quotas: [aQuota('ns-0', { 'requests.cpu': '4' })] });
     const held = s.project('alpha')!;
-    expect(s.projectSharesOf(held, '')).toBe(s.projectSharesOf(held, ''));
+    expect(s.projectSharesOf(held, '', processNow())).toBe(s.projectSharesOf(held, '', processNow()));
     const copy = project('alpha', '10', '1');
-    expect(s.projectSharesOf(copy, '')).not.toBe(s.projectSharesOf(copy, ''));
-    expect(s.projectSharesOf(held, 'other-cluster')).not.toBe(s.projectSharesOf(held, ''));
+    expect(s.projectSharesOf(copy, '', processNow())).not.toBe(s.projectSharesOf(copy, '', processNow()));
+    expect(s.projectSharesOf(held, 'other-cluster', processNow())).not.toBe(s.projectSharesOf(held, '', processNow()));
   });
 
   it('keeps the memo across status-only quota updates and label-preserving namespace updates', () => {
     const s = MemorySnapshot.of({ projects: [project('alpha', '10', '1')], namespaces: [aNamespace('ns-0', { project: 'alpha' })], quotas: [aQuota('ns-0', { 'requests.cpu': '4' })] });
     const held = s.project('alpha')!;
-    const memo = s.projectSharesOf(held, '');
+    const memo = s.projectSharesOf(held, '', processNow());
     s.upsertQuota(aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '3' } }));
     s.upsertNamespace(aNamespace('ns-0', { project: 'alpha', labels: { team: 'payments' } }));
-    expect(s.projectSharesOf(held, '')).toBe(memo);
+    expect(s.projectSharesOf(held, '', processNow())).toBe(memo);
     s.upsertQuota(aQuota('ns-0', { 'requests.cpu': '5' }));
-    expect(s.projectSharesOf(held, '')).not.toBe(memo);
-    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '5' });
+    expect(s.projectSharesOf(held, '', processNow())).not.toBe(memo);
+    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '5' });
   });
 
   it('counts usage above the quota: a status update that raises the hold replaces the memo', () => {
     const s = MemorySnapshot.of({ projects: [project('alpha', '10', '1')], namespaces: [aNamespace('ns-0', { project: 'alpha' })], quotas: [aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '4' } })] });
     const held = s.project('alpha')!;
-    const memo = s.projectSharesOf(held, '');
-    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '4' });
+    const memo = s.projectSharesOf(held, '', processNow());
+    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '4' });
     // The quota was lowered to 1 while 4 CPUs of pods run: the apiserver evicts nothing.
     s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '4' } } });
-    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '4' });
+    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '4' });
     s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '6' } } });
-    expect(s.projectSharesOf(held, '')).not.toBe(memo);
-    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '6' });
+    expect(s.projectSharesOf(held, '', processNow())).not.toBe(memo);
+    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '6' });
     s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } } });
-    expect(formatResources(othersTotal(s, held, '', 'other'))).toEqual({ 'requests.cpu': '1' });
+    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '1' });
   });
 
   it('Q1 sees a quota raised in another namespace right after a decision memoised the old sum', () => {
@@ -145,6 +148,38 @@ describe('project shares memo', () => {
     const after = raise('alpha-a', '6'); // 6 + 5 > 10
     expect(after.violations.map((v) => v.rule)).toEqual(['Q1']);
     expect(after.violations[0]!.message).toMatch(/of which 5 are allocated to other namespaces: at most 5 fits/);
-    expect(formatResources(othersTotal(s, s.project('alpha')!, '', 'alpha-a'))).toEqual({ 'requests.cpu': '5', 'requests.memory': '1Gi' });
+    expect(formatResources(othersTotal(s, s.project('alpha')!, '', processNow(), 'alpha-a'))).toEqual({ 'requests.cpu': '5', 'requests.memory': '1Gi' });
+  });
+});
+
+describe('the shares memo and the instant', () => {
+  // A namespace first seen terminating without quotas counts the whole budget (terminatingWithoutQuota),
+  // so its share, and every sum over it, follows the budget at the instant asked for: 10 CPUs, 15 while the burst runs.
+  const DURING = Date.parse('2026-12-02T00:00:00Z');
+  const AFTER = Date.parse('2026-12-05T00:00:00Z');
+  const burst = { name: 'peak', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'peak', quota: { hard: { 'requests.cpu': '5' } } };
+  const web: Project = { ...project('web', '10', '1'), spec: { ...project('web', '10', '1').spec, bursts: [burst] } };
+  const objects = () => ({
+    projects: [web],
+    namespaces: [{ ...aNamespace('web-gone', { project: 'web' }), status: { phase: 'Terminating' } }, aNamespace('web-live', { project: 'web' })],
+    quotas: [aQuota('web-live', { 'requests.cpu': '2', 'requests.memory': '1Gi' })],
+  });
+  const cpu = (r: Resources) => r.get('requests.cpu')?.toString();
+
+  it('a sum asked inside the burst and one asked after it differ through the same snapshot, whichever comes first', () => {
+    const s = MemorySnapshot.of(objects());
+    expect(cpu(othersTotal(s, web, '', DURING, 'web-live'))).toBe('15');
+    expect(cpu(othersTotal(s, web, '', AFTER, 'web-live'))).toBe('10');
+    expect(cpu(othersTotal(s, web, '', DURING, 'web-live'))).toBe('15');
+    const t = MemorySnapshot.of(objects());
+    expect(cpu(othersTotal(t, web, '', AFTER, 'web-live'))).toBe('10');
+    expect(cpu(othersTotal(t, web, '', DURING, 'web-live'))).toBe('15');
+  });
+
+  it('the memo answers for another instant with the same budget (same active bursts) without recomputing', () => {
+    const s = MemorySnapshot.of(objects());
+    const first = s.projectSharesOf(web, '', DURING);
+    expect(s.projectSharesOf(web, '', DURING + 60_000)).toBe(first);
+    expect(s.projectSharesOf(web, '', AFTER)).not.toBe(first);
   });
 });

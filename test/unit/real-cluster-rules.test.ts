@@ -5,6 +5,7 @@
  * are set, and the races between quota deletes and namespace creates are closed (one process and two
  * replicas sharing a ledger).
  */
+import { processNow } from '../../src/clock.js';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -29,7 +30,7 @@ const payments = (spec: Partial<Project['spec']> = {}): Project =>
     ...spec,
   }, { uid: 'uid-payments' });
 
-const ctx = (s: MemorySnapshot, user = alice): ReviewContext => ({ config: DEFAULT_CONFIG, snapshot: s, user });
+const ctx = (s: MemorySnapshot, user = alice): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot: s, user });
 const { applyPatch } = fastJsonPatch;
 const rules = (v: { violations: { rule: string }[] }) => v.violations.map((x) => x.rule);
 

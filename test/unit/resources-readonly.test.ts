@@ -5,7 +5,7 @@
  * the type ever becomes writable again.
  */
 import { describe, expect, it } from 'vitest';
-import { parseResources } from '../../src/validate/resources.js';
+import { parseResources } from '../../src/validate/resource-lists.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import type { ResourceList } from '../../src/validate/types.js';
 

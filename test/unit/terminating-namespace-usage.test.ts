@@ -3,10 +3,12 @@
  * deletes a namespace's content in no particular order) keeps counting what its pods last used
  * (ADR 0046): in the shares Q1 and the controller's status read, and in Q1's message.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { reviewResourceQuota } from '../../src/validate/admission.js';
 import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
-import { formatResources, namespaceShare } from '../../src/validate/resources.js';
+import { formatResources } from '../../src/validate/resource-lists.js';
+import { namespaceShare } from '../../src/validate/shares.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
 
@@ -26,7 +28,7 @@ function snapshot(): MemorySnapshot {
   });
 }
 
-const cpuOf = (s: MemorySnapshot, namespace: string) => formatResources(namespaceShare(s, pay, '', namespace).resources)['requests.cpu'];
+const cpuOf = (s: MemorySnapshot, namespace: string) => formatResources(namespaceShare(s, pay, '', processNow(), namespace).resources)['requests.cpu'];
 
 function growPayNew(s: MemorySnapshot, cpu: string) {
   const quota = aQuota('pay-new', { 'requests.cpu': cpu });
@@ -36,10 +38,10 @@ function growPayNew(s: MemorySnapshot, cpu: string) {
 describe('a terminating namespace without quotas', () => {
   it('counts what its pods last used once its quota is deleted, not namespaceDefaults', () => {
     const s = snapshot();
-    s.projectSharesOf(pay, ''); // a memo made before the delete must follow it
+    s.projectSharesOf(pay, '', processNow()); // a memo made before the delete must follow it
     s.deleteQuota('pay-old', 'tenantgate-quota');
     expect(cpuOf(s, 'pay-old')).toBe('6');
-    expect(formatResources(s.projectSharesOf(pay, '').othersTotal('pay-new'))['requests.cpu']).toBe('6');
+    expect(formatResources(s.projectSharesOf(pay, '', processNow()).othersTotal('pay-new'))['requests.cpu']).toBe('6');
   });
 
   it('keeps another namespace of the project from growing into that room (Q1 names the terminating namespace)', () => {
@@ -83,12 +85,12 @@ describe('a terminating namespace without quotas', () => {
 
   it('counts, for a decision that deletes its last quota, what that quota reports in use', () => {
     const s = snapshot();
-    const afterDelete = namespaceShare(s, pay, '', 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } });
+    const afterDelete = namespaceShare(s, pay, '', processNow(), 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } });
     expect(formatResources(afterDelete.resources)['requests.cpu']).toBe('6');
     // The same for a namespace this process saw live before it started terminating.
     const seenLive = MemorySnapshot.of({ projects: [pay], namespaces: [aNamespace('pay-old', { project: 'pay' })], quotas: [...s.quotasInNamespace('pay-old')] });
     seenLive.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
-    expect(formatResources(namespaceShare(seenLive, pay, '', 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } }).resources)['requests.cpu']).toBe('6');
+    expect(formatResources(namespaceShare(seenLive, pay, '', processNow(), 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } }).resources)['requests.cpu']).toBe('6');
   });
 
   it('recounts when the namespace starts terminating after its quotas went, and forgets the usage when a quota comes back', () => {
@@ -97,12 +99,12 @@ describe('a terminating namespace without quotas', () => {
       namespaces: [aNamespace('pay-old', { project: 'pay' }), aNamespace('pay-new', { project: 'pay' })],
       quotas: [aQuota('pay-old', { 'requests.cpu': '8' }, { used: { 'requests.cpu': '6' } }), aQuota('pay-new', { 'requests.cpu': '2' })],
     });
-    s.projectSharesOf(pay, '');
+    s.projectSharesOf(pay, '', processNow());
     // Watches are separate streams: the quota's delete may arrive before the namespace's deletionTimestamp.
     s.deleteQuota('pay-old', 'tenantgate-quota');
     expect(cpuOf(s, 'pay-old')).toBe('1'); // a live namespace without quota: namespaceDefaults (the controller adds its default quota)
     s.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
-    expect(formatResources(s.projectSharesOf(pay, '').othersTotal('pay-new'))['requests.cpu']).toBe('6');
+    expect(formatResources(s.projectSharesOf(pay, '', processNow()).othersTotal('pay-new'))['requests.cpu']).toBe('6');
     s.upsertQuota(aQuota('pay-old', { 'requests.cpu': '3' }, { used: { 'requests.cpu': '0' } }));
     expect(s.lastQuotaUsageOf('pay-old')?.size).toBe(0);
     expect(cpuOf(s, 'pay-old')).toBe('3');
@@ -113,7 +115,7 @@ describe('the budget report (controller status, budget view) of a terminating na
   it('counts what its pods last used as used and as allocated', () => {
     const s = snapshot();
     s.deleteQuota('pay-old', 'tenantgate-quota');
-    const b = projectBudgetJson(projectBudget(s, pay, ''));
+    const b = projectBudgetJson(projectBudget(s, pay, '', processNow()));
     expect(b.resources).toEqual([{ resource: 'requests.cpu', budget: '10', allocated: '8', used: '6', headroom: '2' }]);
   });
 });

@@ -3,6 +3,7 @@
  * tiers, which quotas count under which keys, Q1/Q2/Q3 with tier keys offline and in admission, the
  * rendered quotas and the controller's plan.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -13,7 +14,10 @@ import { renderProjectsLazily } from '../../src/render/render.js';
 import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
 import { reviewNamespace, reviewResourceQuota } from '../../src/validate/admission.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
-import { budgetList, budgetOf, clusterShares, defaultsOf, effectiveQuota, formatResources, parseResources, quotaHold, quotaUsed } from '../../src/validate/resources.js';
+import { budgetList, budgetOf, defaultsOf } from '../../src/validate/budget/layers.js';
+import { clusterShares } from '../../src/validate/shares.js';
+import { effectiveQuota, quotaHold, quotaUsed } from '../../src/validate/quota-hold.js';
+import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { OTHER_TIERS, OTHER_TIERS_PODS, otherTiersScopeSelector, quotaTier, splitTierKey, tierKey, tierQuotasOf, withTierBudgets } from '../../src/validate/tiers.js';
 import type { Project, ProjectSpec, ResourceQuotaObject } from '../../src/validate/types.js';
@@ -53,17 +57,17 @@ describe('tier keys', () => {
 
 describe('the budget with tiers', () => {
   it("adds each tier's quota under tier keys and pods@* = 0; a tier without quota adds nothing", () => {
-    expect(formatResources(budgetOf(ml(), ''))).toEqual({ 'requests.cpu': '80', pods: '100', 'requests.cpu@batch': '60', 'requests.cpu@production': '20', 'pods@*': '0' });
+    expect(formatResources(budgetOf(ml(), '', processNow()))).toEqual({ 'requests.cpu': '80', pods: '100', 'requests.cpu@batch': '60', 'requests.cpu@production': '20', 'pods@*': '0' });
   });
 
   it('is the same object for the same spec (its parse is cached), and the declared list itself without tiers', () => {
     const p = ml();
-    expect(budgetList(p, '')).toBe(budgetList(p, ''));
-    expect(budgetOf(p, '')).toBe(budgetOf(p, ''));
+    expect(budgetList(p, '', processNow())).toBe(budgetList(p, '', processNow()));
+    expect(budgetOf(p, '', processNow())).toBe(budgetOf(p, '', processNow()));
     const plain = aProject('plain', { quota: { hard: { pods: '1' } } });
     expect(withTierBudgets(plain, plain.spec.quota!.hard!)).toBe(plain.spec.quota!.hard);
     const none = aProject('none', { tiers: { production: {} } });
-    expect(budgetList(none, '')).toBe(budgetList(none, ''));
+    expect(budgetList(none, '', processNow())).toBe(budgetList(none, '', processNow()));
   });
 
   it('defaults: namespaceDefaults.tiers under tier keys and pods@* = 0', () => {
@@ -101,7 +105,7 @@ describe('which quotas count under which keys', () => {
 
 describe('offline: Q1 per tier, Q2 for tier keys, tier names', () => {
   it('Q1: the namespaces of a tier over its budget, at the tier path', () => {
-    const violations = validateDeclarations([ml({ namespaces: [{ name: 'ml-a', tiers: { production: { quota: { hard: { 'requests.cpu': '15' } } } } }, { name: 'ml-b', tiers: { production: { quota: { hard: { 'requests.cpu': '6' } } } } }] })], DEFAULT_CONFIG);
+    const violations = validateDeclarations([ml({ namespaces: [{ name: 'ml-a', tiers: { production: { quota: { hard: { 'requests.cpu': '15' } } } } }, { name: 'ml-b', tiers: { production: { quota: { hard: { 'requests.cpu': '6' } } } } }] })], DEFAULT_CONFIG, processNow());
     expect(violations.map((v) => [v.rule, v.path])).toEqual([['Q1', ['spec', 'tiers', 'production', 'quota', 'hard', 'requests.cpu']]]);
     // "(defaults)": their plain quota and batch tier come from namespaceDefaults.
     expect(violations[0]!.message).toBe('project ml: namespaces allocate requests.cpu@production 21 but the budget is 20 (ml-a 15 (defaults), ml-b 6 (defaults)): 1 over');
@@ -109,26 +113,26 @@ describe('offline: Q1 per tier, Q2 for tier keys, tier names', () => {
 
   it('namespaceDefaults.tiers count for namespaces without their own tiers', () => {
     const spec = { namespaces: Array.from({ length: 11 }, (_, i) => ({ name: `ml-n${i}` })), quota: { hard: { 'requests.cpu': '80', pods: '300' } } };
-    const violations = validateDeclarations([ml(spec)], DEFAULT_CONFIG);
+    const violations = validateDeclarations([ml(spec)], DEFAULT_CONFIG, processNow());
     expect(violations.map((v) => v.message)).toEqual(['project ml: namespaces allocate requests.cpu@production 22 but the budget is 20 (ml-n0 2 (defaults), ml-n1 2 (defaults), ml-n2 2 (defaults), ml-n3 2 (defaults), ml-n4 2 (defaults), ml-n5 2 (defaults), ml-n6 2 (defaults), ml-n7 2 (defaults), ml-n8 2 (defaults), ml-n9 2 (defaults), ml-n10 2 (defaults)): 2 over']);
   });
 
   it('Q2: a tier budget without a namespace quota for it names the scoped quota it needs', () => {
     const p = ml({ namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', pods: '20' } } }, namespaces: [{ name: 'ml-a' }] });
-    const violations = validateDeclarations([p], DEFAULT_CONFIG);
+    const violations = validateDeclarations([p], DEFAULT_CONFIG, processNow());
     expect(violations.map((v) => v.rule)).toEqual(['Q2']);
     expect(violations[0]!.message).toContain('leaves requests.cpu@batch, requests.cpu@production without a quota');
     expect(violations[0]!.message).toContain('a ResourceQuota scoped PriorityClass In [production] covering requests.cpu');
   });
 
   it('a tier budget of a resource the project does not budget is fine', () => {
-    expect(validateDeclarations([ml({ tiers: { production: { quota: { hard: { 'requests.memory': '8Gi' } } } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', pods: '20' } }, tiers: { production: { quota: { hard: { 'requests.memory': '1Gi' } } } } }, namespaces: [{ name: 'ml-a' }] })], DEFAULT_CONFIG)).toEqual([]);
+    expect(validateDeclarations([ml({ tiers: { production: { quota: { hard: { 'requests.memory': '8Gi' } } } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', pods: '20' } }, tiers: { production: { quota: { hard: { 'requests.memory': '1Gi' } } } } }, namespaces: [{ name: 'ml-a' }] })], DEFAULT_CONFIG, processNow())).toEqual([]);
   });
 
   it('S1: a tier is a PriorityClass name, and namespace tiers are declared tiers', () => {
     const p = ml({ namespaces: [{ name: 'ml-a', tiers: { urgent: { quota: { hard: { 'requests.cpu': '1' } } } } }] });
     p.spec.tiers = { ...p.spec.tiers, Prod_1: {} };
-    const s1 = validateDeclarations([p], DEFAULT_CONFIG).filter((v) => v.rule === 'S1');
+    const s1 = validateDeclarations([p], DEFAULT_CONFIG, processNow()).filter((v) => v.rule === 'S1');
     expect(s1.map((v) => v.path)).toEqual([['spec', 'tiers', 'Prod_1'], ['spec', 'namespaces', 0, 'tiers', 'urgent']]);
     expect(s1[1]!.message).toBe('Project ml: spec.namespaces.0.tiers.urgent names no tier of spec.tiers (declared: Prod_1, batch, best-effort, production)');
   });
@@ -194,7 +198,7 @@ describe('admission with tier keys', () => {
 describe('render and the controller', () => {
   it('render: the default quota, one quota per tier with a quota scoped PriorityClass In [tier], and the other-tiers quota', () => {
     const p = ml({ namespaces: [{ name: 'ml-a', tiers: { production: { quota: { hard: { 'requests.cpu': '10' } } } } }] });
-    const quotas = [...renderProjectsLazily([p], DEFAULT_CONFIG, { cluster: '' })].filter((o) => o.kind === 'ResourceQuota');
+    const quotas = [...renderProjectsLazily([p], DEFAULT_CONFIG, { at: processNow(), cluster: '' })].filter((o) => o.kind === 'ResourceQuota');
     expect(quotas.map((q) => [q.metadata.name, q.spec])).toEqual([
       ['tenantgate-quota', { hard: { pods: '20', 'requests.cpu': '4' } }],
       ['tenantgate-quota-batch', { hard: { 'requests.cpu': '4' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['batch'] }] } }],
@@ -210,19 +214,19 @@ describe('render and the controller', () => {
       namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-b', { project: 'ml' })],
       quotas: [...fullNamespace('ml-a', '19'), aQuota('ml-b', { 'requests.cpu': '4', pods: '20' }), tierQuota('ml-b', 'batch', '4')],
     });
-    const plan = planDefaultQuotas(ml(), snap, '');
+    const plan = planDefaultQuotas(ml(), snap, '', processNow());
     expect(plan.create.map((c) => [c.namespace, c.name, c.hard])).toEqual([['ml-b', 'tenantgate-quota-other-tiers', { pods: '0' }]]);
     expect(plan.blocked.get('ml-b')).toBe('quota tenantgate-quota-production does not fit the project budget: requests.cpu@production 2 asked, 1 of 20 left');
-    const fine = planDefaultQuotas(ml(), MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-c', { project: 'ml' })] }), '');
+    const fine = planDefaultQuotas(ml(), MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-c', { project: 'ml' })] }), '', processNow());
     expect(fine.create.map((c) => c.name ?? 'tenantgate-quota')).toEqual(['tenantgate-quota-batch', 'tenantgate-quota-other-tiers', 'tenantgate-quota-production', 'tenantgate-quota']);
-    expect(formatResources(clusterShares(snap, ml(), '')[0]!.resources)['requests.cpu@production']).toBe('19');
+    expect(formatResources(clusterShares(snap, ml(), '', processNow())[0]!.resources)['requests.cpu@production']).toBe('19');
     expect(plan.replace).toEqual([]);
   });
 
   it('the controller repairs an other-tiers quota whose scope no longer leaves out exactly the tiers', () => {
     const old = { ...aQuota('ml-a', { pods: '0' }, { name: 'tenantgate-quota-other-tiers', spec: { scopeSelector: otherTiersScopeSelector(['production']) } }), metadata: { name: 'tenantgate-quota-other-tiers', namespace: 'ml-a', resourceVersion: '7' } };
     const quotas = [...fullNamespace('ml-a').filter((q) => q.metadata.name !== 'tenantgate-quota-other-tiers'), old];
-    const plan = planDefaultQuotas(ml(), MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' })], quotas }), '');
+    const plan = planDefaultQuotas(ml(), MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' })], quotas }), '', processNow());
     expect(plan.create).toEqual([]);
     expect(plan.replace).toEqual([{ ...old, spec: { hard: { pods: '0' }, scopeSelector: otherTiersScopeSelector(['batch', 'best-effort', 'production']) } }]);
   });
@@ -235,7 +239,7 @@ describe('the budget as status, view, plan and the plugin read it', () => {
       namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-b', { project: 'ml' })],
       quotas: [...fullNamespace('ml-a', '12').map((q) => (q.metadata.name === 'tenantgate-quota-production' ? tierQuota('ml-a', 'production', '12', '7') : q)), ...fullNamespace('ml-b', '6')],
     });
-    const json = projectBudgetJson(projectBudget(snap, ml(), ''));
+    const json = projectBudgetJson(projectBudget(snap, ml(), '', processNow()));
     expect(json.resources.map((r) => [r.resource, r.budget, r.allocated, r.used, r.headroom])).toEqual([
       ['pods', '100', '40', '0', '60'],
       ['pods@*', '0', '0', '0', '0'],
@@ -253,7 +257,7 @@ describe('plan with tiers', () => {
     const base = aProject('ml', { quota: { hard: { 'requests.cpu': '80', pods: '100' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', pods: '20' } } }, namespaces: [{ name: 'ml-a' }, { name: 'ml-b' }] });
     const after = ml({ namespaces: [{ name: 'ml-a', tiers: { production: { quota: { hard: { 'requests.cpu': '19' } } } } }, { name: 'ml-b' }] });
     const live = { cluster: 'local', projects: [base], namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-b', { project: 'ml' })], quotas: [aQuota('ml-a', { 'requests.cpu': '4', pods: '20' }), aQuota('ml-b', { 'requests.cpu': '4', pods: '20' })] };
-    const plan = planChange({ config: DEFAULT_CONFIG, base: { ref: 'main', projects: [base] }, after: [after], live: [live] });
+    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [base] }, after: [after], live: [live] });
     const e = plan.entries.find((x) => x.project === 'ml')!;
     expect(e.resources.find((r) => r.resource === 'requests.cpu@production')).toMatchObject({ budgetAfter: '20', allocatedAfter: '21' });
     expect(e.resources.find((r) => r.resource === 'pods')).toMatchObject({ allocatedBefore: '40', allocatedAfter: '40' });

@@ -4,6 +4,7 @@
  * this cluster's share and every member's, the room here and in the fleet, from what the controller's
  * fleet loop last saw; no fleet part for a Project without spec.fleet or on a cluster outside it.
  */
+import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import type { MemberShare, ShareRecord } from '../../src/fleet/shares.js';
 import { headroomText } from '../../src/kubectl/format.js';
@@ -38,7 +39,7 @@ function source(project: Project, cluster = 'eu', seen?: FleetSeen): ViewSource 
   return { snapshot: () => snapshot, cluster, fleet: () => seen };
 }
 
-const get = (src: ViewSource) => handle({ method: 'GET', path: `${VIEW_API_PATH}/namespaces/web-a/budgets/web`, accept: 'application/json', user: { username: 'alice', groups: [] } }, src).body as BudgetObject;
+const get = (src: ViewSource) => handle({ at: processNow(), method: 'GET', path: `${VIEW_API_PATH}/namespaces/web-a/budgets/web`, accept: 'application/json', user: { username: 'alice', groups: [] } }, src).body as BudgetObject;
 
 describe('the budget view of a fleet-budgeted project', () => {
   it('shows the fleet budget, E, the allocation, this cluster’s share, the room here and in the fleet, and every member’s share', () => {

@@ -3,6 +3,7 @@
  * function, and the webhook's HTTPS surface with a client CA — refused callers get 401/403 and no
  * decision runs; probes stay open; the apiserver's certificate is served as before.
  */
+import { processNow } from '../../src/clock.js';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import type { Server } from 'node:https';
@@ -204,7 +205,7 @@ describe('how long a reservation lives (the wiring in start.ts)', () => {
         now: () => clock,
         ...(authenticated ? { authenticate: () => ({ ok: true as const, name: 'kube-apiserver-webhook-client' }) } : {}),
       });
-      const verdict = await guard.decide({ config: DEFAULT_CONFIG, snapshot, user: create.userInfo, pending: guard.pending }, create);
+      const verdict = await guard.decide({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user: create.userInfo, pending: guard.pending }, create);
       expect(verdict.violations).toEqual([]);
       expect(guard.pending.namespaces('held')).toEqual(['held-a']);
       clock += 6_000;

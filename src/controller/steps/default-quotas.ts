@@ -12,7 +12,7 @@ const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
 
 /** CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
 export async function createDefaultQuotas(c: StepContext, project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {
-  const plan = planDefaultQuotas(project, c.informers.snapshot, c.config.clusterName);
+  const plan = planDefaultQuotas(project, c.informers.snapshot, c.config.clusterName, c.clock.now());
   for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {
     if (argoCdGrace(c, namespace, graced) > 0) continue;
     // With tiers (docs/budgets.md#priority-tiers) also the tier quotas and the other-tiers quota, scoped by PriorityClass.

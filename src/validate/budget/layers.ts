@@ -9,10 +9,9 @@
  *
  * The cap replaces a resource's amount, bursts included (the cap counts them once already). It is
  * not part of the Project: a snapshot that decides for a fleet member offers it (`Snapshot.budgetCapOf`).
- * Pure: the instant and the cap are arguments. Each layer returns the same object for the same input,
+ * Pure: the instant and the cap are arguments; nothing here reads a clock (the edges pass `processNow()`). Each layer returns the same object for the same input,
  * so a budget parses once however many decisions read it.
  */
-import { processNow } from '../../clock.js';
 import { withActiveBursts } from '../bursts.js';
 import { parseResources } from '../resource-lists.js';
 import { isTierKey, withTierBudgets, withTierDefaults } from '../tiers.js';
@@ -71,16 +70,16 @@ export function budgetLayers(project: Project, cluster: string, at: number, cap?
 }
 
 /**
- * The raw budget of a project on a cluster at instant `at` (ms since the epoch; default: the process
- * clock, src/clock.ts): every layer of budgetLayers composed. Without a cap the same object for the
+ * The raw budget of a project on a cluster at instant `at` (ms since the epoch; the caller's, never a
+ * default): every layer of budgetLayers composed. Without a cap the same object for the
  * same project, cluster and active bursts, so its parse is cached.
  */
-export function budgetList(project: Project, cluster: string, at: number = processNow(), cap?: Resources): ResourceList {
+export function budgetList(project: Project, cluster: string, at: number, cap?: Resources): ResourceList {
   const list = withActiveBursts(project, cluster, withTierBudgets(project, declaredBudgetList(project, cluster)), at);
   return cap ? withFleetCap(list, cap) : list;
 }
 
-export function budgetOf(project: Project, cluster: string, at: number = processNow(), cap?: Resources): Resources {
+export function budgetOf(project: Project, cluster: string, at: number, cap?: Resources): Resources {
   return parseResources(budgetList(project, cluster, at, cap));
 }
 
@@ -90,12 +89,12 @@ export function budgetPath(project: Project, cluster: string, capped = false): F
 }
 
 /** The budget of a project as a snapshot's decisions count it: with the fleet cap the snapshot offers for it. */
-export function budgetIn(snapshot: Snapshot, project: Project, cluster: string, at: number = processNow()): Resources {
+export function budgetIn(snapshot: Snapshot, project: Project, cluster: string, at: number): Resources {
   return budgetOf(project, cluster, at, snapshot.budgetCapOf?.(project, cluster));
 }
 
 /** budgetList as a snapshot's decisions count it (budgetIn). */
-export function budgetListIn(snapshot: Snapshot, project: Project, cluster: string, at: number = processNow()): ResourceList {
+export function budgetListIn(snapshot: Snapshot, project: Project, cluster: string, at: number): ResourceList {
   return budgetList(project, cluster, at, snapshot.budgetCapOf?.(project, cluster));
 }
 

@@ -1,7 +1,7 @@
 /**
  * C1: a project's allocation, priced by tenantgate.yaml's price sheet, stays within
  * `spec.costBudget.monthly` (docs/budgets.md#cost). Pure functions over shares computed in
- * resources.ts and amounts from cost.ts. A costBudget where this configuration has no pricing is a
+ * shares.ts and amounts from cost.ts. A costBudget where this configuration has no pricing is a
  * C1 violation of its own: a budget nobody can check must not pass silently.
  */
 import type { PricingConfig } from '../../config/config.js';
@@ -59,7 +59,7 @@ export interface CostChange {
   /** Σ of the other namespaces' shares, pending reservations included. */
   others: Resources;
   /**
-   * The terms of `others` one by one (othersTotal's: resources.ts otherShares), asked only when `others`
+   * The terms of `others` one by one (othersTotal's: shares.ts otherShares), asked only when `others`
    * names two spellings of one quantity (`cpu` and `requests.cpu`): those fold namespace by namespace.
    */
   otherShares: () => Iterable<Resources>;

@@ -6,7 +6,9 @@
 import type { ShareRecord, ShareRefusal, Shortfall } from '../../fleet/shares.js';
 import { holdersOf } from '../../fleet/shares.js';
 import { Quantity } from '../../quantity/quantity.js';
-import { budgetPath, declaredBudgetList, defaultsOf, parseResources, type Resources } from '../resources.js';
+import { budgetPath, declaredBudgetList, defaultsOf } from '../budget/layers.js';
+import { parseResources } from '../resource-lists.js';
+import type { Resources } from '../types.js';
 import type { FieldPath, Project, Violation } from '../types.js';
 import { projectOnCluster } from './quota.js';
 

@@ -1,10 +1,13 @@
 /**
  * Q1 (budgets and maxNamespaces), Q2 (coverage), Q3 (the only covering quota), Q4 (headroom warnings).
- * Pure functions over shares computed in resources.ts.
+ * Pure functions over shares computed in shares.ts.
  */
 import { Quantity } from '../../quantity/quantity.js';
 import { signOfSum } from '../../quantity/sign-of-sum.js';
-import { namespaceIsTerminating, namespaceShare, observedEffectiveQuota, parseResources, sumShares, type NamespaceShare, type Resources } from '../resources.js';
+import { namespaceIsTerminating, observedEffectiveQuota } from '../quota-hold.js';
+import { namespaceShare, sumShares } from '../shares.js';
+import { parseResources } from '../resource-lists.js';
+import type { NamespaceShare, Resources } from '../types.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
 import { hasTiers, isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_PODS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
@@ -15,6 +18,8 @@ export interface BudgetScope {
   project: string;
   /** '' for the default budget / an unnamed cluster. */
   cluster: string;
+  /** The instant (ms since the epoch) the budget is counted at. */
+  at: number;
   budget: Resources;
   budgetPath: FieldPath;
 }
@@ -234,7 +239,7 @@ export function explainInUse(snapshot: Snapshot, project: Project, scope: Budget
     const name = ns.metadata.name ?? '';
     if (name === namespace) continue;
     const quoted = observedEffectiveQuota(snapshot, name);
-    const held = namespaceShare(snapshot, project, scope.cluster, name).resources;
+    const held = namespaceShare(snapshot, project, scope.cluster, scope.at, name).resources;
     if (quoted.size === 0 && namespaceIsTerminating(ns)) {
       // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what the pods last used (ADR 0046).
       const counted = [...held].filter(([r, q]) => scope.budget.has(r) && q.sign() > 0).map(([r, q]) => `${r} ${q.toString()}`);

@@ -6,7 +6,7 @@
  */
 import { stringify } from 'yaml';
 import { API_GROUP, PROJECT_KIND } from '../types.js';
-import { PROJECT_SCHEMA } from './project-schema.js';
+import { PROJECT_SCHEMA, type StructuralSchema } from './project-schema.js';
 
 export const CRD_NAME = `projects.${API_GROUP}`;
 export const CRD_PATH = 'manifests/crd/projects.tenantgate.io.yaml';
@@ -15,61 +15,70 @@ const HEADER =
   '# generated from src/validate/schema/project-schema.ts by hack/generate-crd.ts, do not edit (regenerate with `make crd`)\n';
 
 export function projectCrd(): Record<string, unknown> {
+  return customResourceDefinition({
+    kind: PROJECT_KIND,
+    plural: 'projects',
+    singular: 'project',
+    shortNames: ['proj'],
+    scope: 'Cluster',
+    printerColumns: [
+      { name: 'Tenant', type: 'string', jsonPath: '.spec.tenant' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Namespaces', type: 'integer', jsonPath: '.status.namespaceCount' },
+      { name: 'Budget use', type: 'string', jsonPath: '.status.budgetUse', description: 'The tightest budget resource, allocated/budget' },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+    schema: structuredClone(PROJECT_SCHEMA),
+  });
+}
+
+/** What tells one of tenantgate's CustomResourceDefinitions from another (each has one version, v1alpha1, with a status subresource). */
+export interface CrdDefinition {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  scope: 'Cluster' | 'Namespaced';
+  printerColumns: Array<Record<string, unknown>>;
+  schema: StructuralSchema;
+}
+
+/** A CustomResourceDefinition of group tenantgate.io (Projects, the hub's FleetBudgets). */
+export function customResourceDefinition(d: CrdDefinition): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: CRD_NAME,
+      name: `${d.plural}.${API_GROUP}`,
       labels: { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/part-of': 'tenantgate' },
-      // `helm uninstall` keeps the CRD, and with it every Project (deleting it would delete them all).
+      // `helm uninstall` keeps the CRD: deleting it would delete every object of its kind (every Project;
+      // every FleetBudget, and with it the shares the members hold).
       annotations: { 'helm.sh/resource-policy': 'keep' },
     },
     spec: {
       group: API_GROUP,
-      scope: 'Cluster',
-      names: {
-        kind: PROJECT_KIND,
-        listKind: `${PROJECT_KIND}List`,
-        plural: 'projects',
-        singular: 'project',
-        shortNames: ['proj'],
-      },
+      scope: d.scope,
+      names: { kind: d.kind, listKind: `${d.kind}List`, plural: d.plural, singular: d.singular, shortNames: d.shortNames },
       versions: [
         {
           name: 'v1alpha1',
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Tenant', type: 'string', jsonPath: '.spec.tenant' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-            { name: 'Namespaces', type: 'integer', jsonPath: '.status.namespaceCount' },
-            {
-              name: 'Budget use',
-              type: 'string',
-              jsonPath: '.status.budgetUse',
-              description: 'The tightest budget resource, allocated/budget',
-            },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: { openAPIV3Schema: structuredClone(PROJECT_SCHEMA) },
+          additionalPrinterColumns: d.printerColumns,
+          schema: { openAPIV3Schema: d.schema },
         },
       ],
     },
   };
 }
 
+/** A CRD as YAML after its generated-file header: keys sorted, no line folding, so the output is stable byte for byte. */
+export function crdYaml(header: string, crd: Record<string, unknown>): string {
+  return header + stringify(crd, { sortMapEntries: true, lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false });
+}
+
 /** The CRD as YAML: keys sorted, no line folding, so the output is stable byte for byte. */
 export function renderCrdYaml(): string {
-  return (
-    HEADER +
-    stringify(projectCrd(), {
-      sortMapEntries: true,
-      lineWidth: 0,
-      minContentWidth: 0,
-      indent: 2,
-      indentSeq: true,
-      aliasDuplicateObjects: false,
-    })
-  );
+  return crdYaml(HEADER, projectCrd());
 }

@@ -394,16 +394,15 @@ const statusSchema: StructuralSchema = {
   },
 };
 
+/** The openAPIV3Schema of a custom resource: its spec (required) and status under the usual apiVersion, kind and metadata. */
+export function resourceSchema(description: string, spec: StructuralSchema, status: StructuralSchema): StructuralSchema {
+  return {
+    type: 'object',
+    description,
+    required: ['spec'],
+    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec, status },
+  };
+}
+
 /** The Project's openAPIV3Schema. Treat as read-only. */
-export const PROJECT_SCHEMA: StructuralSchema = {
-  type: 'object',
-  description: 'A tenantgate Project: a set of namespaces of one tenant sharing a resource budget.',
-  required: ['spec'],
-  properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    spec: specSchema,
-    status: statusSchema,
-  },
-};
+export const PROJECT_SCHEMA: StructuralSchema = resourceSchema('A tenantgate Project: a set of namespaces of one tenant sharing a resource budget.', specSchema, statusSchema);

@@ -18,6 +18,7 @@
  *
  * Shared by test/e2e/fleet-race.test.ts (a few hundred attempts) and bench/targets/fleet.ts (10,000).
  */
+import { processNow } from '../../../src/clock.js';
 import * as k8s from '@kubernetes/client-node';
 import pLimit from 'p-limit';
 import { loadavg } from 'node:os';
@@ -173,7 +174,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
   const hubApi = loadKubeConfig(hub.info.kubeconfigs.admin!).makeApiClient(k8s.CustomObjectsApi);
 
   await installFleetHub(hub.info, memberNames);
-  const fleetBudget = fleetBudgetFor(project)!;
+  const fleetBudget = fleetBudgetFor(project, processNow())!;
   fleetBudget.metadata.finalizers = [FLEET_FINALIZER];
   await kubectlAs(hub.info, 'admin', ['apply', '-f', '-'], JSON.stringify(fleetBudget));
 
@@ -210,7 +211,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     let transferCosts: TransferCosts | undefined;
     if (options.measureTransferCosts) {
       const costs = transferProject(`${name}lat`, memberNames);
-      const costsBudget = fleetBudgetFor(costs)!;
+      const costsBudget = fleetBudgetFor(costs, processNow())!;
       costsBudget.metadata.finalizers = [FLEET_FINALIZER];
       await kubectlAs(hub.info, 'admin', ['apply', '-f', '-'], JSON.stringify(costsBudget));
       transferCosts = await measureTransfers(started.map((s) => ({ name: s.member.name, core: s.core, webhooks: s.webhooks, applyProject: s.applyProject })), costs, () => hubStatusWrites(hub), log);
