@@ -203,12 +203,12 @@ describe('pod-level resources (spec.resources of the pod)', () => {
 
   it('the quota charges the pod-level requests, refuses a pod past them, and the Project counts the same', async () => {
     expect((await kubectl('alice', ['create', 'namespace', namespace], { reject: false })).exitCode).toBe(0);
-    await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('0'), { timeoutMs: 60_000, what: `${namespace}: default quota counted` });
+    await usedReaches(namespace, { 'requests.cpu': '0' });
     const first = await create('alice', podLevel('pod-level', '700m'));
     expect(first.exitCode, first.stderr).toBe(0);
     const stored = JSON.parse((await kubectl('admin', ['-n', namespace, 'get', 'pod', 'pod-level', '-o', 'json'])).stdout) as { spec: { resources?: { requests?: Record<string, string> } } };
     expect(stored.spec.resources?.requests?.cpu, 'the apiserver keeps pod-level resources (the feature is on)').toBe('700m');
-    await eventually(async () => expect((await used(namespace))['requests.cpu']).toBe('700m'), { what: `${namespace}: the pod-level requests counted` });
+    await usedReaches(namespace, { 'requests.cpu': '700m' });
     const second = await create('alice', podLevel('pod-level-2', '400m'));
     expect(second.exitCode).not.toBe(0);
     expect(second.stderr).toContain(`exceeded quota: ${QUOTA}`);
