@@ -205,7 +205,7 @@ describe('tenantgate plan against the live cluster', () => {
     expect(live.exitCode, live.stderr).toBe(1);
     const plan = JSON.parse(live.stdout) as Plan;
     expect(findings(plan)).toEqual([stranded]);
-    expect(plan.entries[0]!.findings.find((f) => f.rule === 'X5')?.message).toBe(
+    expect(plan.entries.flatMap((e) => e.findings).find((f) => f.rule === 'X5')?.message).toBe(
       `PersistentVolumeClaim ${T('web-frontend')}/fast-data: storageClassName "fast-ssd" is not allowed for project ${T('web')}; allowed: standard (it runs now: it keeps running, but could not be created again)`,
     );
     const file = join(repo.dir, '..', `${RUN}-allow-snapshot.yaml`);
