@@ -9,7 +9,7 @@ import { createLogger, infoRecorder, logFunction, type Logger } from '../log.js'
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
 import type { MemorySnapshot } from '../validate/snapshot.js';
-import { HeadroomGuard } from './headroom.js';
+import { HeadroomGuard, type CacheStreams } from './headroom.js';
 import { ConfigMapLedger, type LedgerStore } from '../ledger/ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
@@ -35,6 +35,8 @@ export interface SnapshotSource {
   waitSynced(): Promise<void>;
   stop(): Promise<void>;
   onEvent(listener: (e: CacheEvent) => void): void;
+  /** The watch streams' marks and catch-up (docs/adr/0085-ledger-holds-what-is-in-flight.md); absent: ledger entries leave only by expiry. */
+  readonly streams?: CacheStreams;
 }
 
 export interface WebhookParts {
@@ -70,6 +72,7 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
     ...(parts.now ? { now: parts.now } : {}),
     cacheCurrent: () => source.upToDate ?? source.synced,
+    ...(parts.ledger && source.streams ? { streams: source.streams } : {}),
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
     onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
     ...(parts.fleet ? { fleet: withFleetMetrics(parts.fleet, metrics) } : {}),
