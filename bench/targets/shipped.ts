@@ -74,7 +74,7 @@ async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<num
 }
 const LEDGER_WRITES = /^tenantgate_webhook_ledger_batch_size_count /;
 /** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
-const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout'] as const satisfies readonly ReservationOutcome[];
+const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout', 'behind'] as const satisfies readonly ReservationOutcome[];
 const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
 async function outcomeCounts(webhooks: WebhookReplicas): Promise<Record<string, number>> {
   const out: Record<string, number> = {};

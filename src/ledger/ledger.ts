@@ -42,6 +42,12 @@ export interface LedgerEntry {
    * is gone (the new one has none of them): they are read as possibly absent.
    */
   replaces?: string[];
+  /**
+   * The admitting replicas' watermarks when they admitted (per stream the highest, over the merged
+   * admissions): only an object stored after them can be the one the entry stands for (settling, ADR 0085).
+   * Absent: the entry leaves only by expiry.
+   */
+  seen?: StreamMarks;
   /** Epoch milliseconds. */
   created: number;
   expires: number;

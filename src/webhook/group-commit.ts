@@ -16,7 +16,8 @@ import { isNewerVersion, type LedgerCache } from './ledger-cache.js';
 import { marksLive } from './ledger-settlement.js';
 import type { AdmissionRequest } from './review.js';
 
-export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
+/** `behind`: this replica's caches did not reach the ledger's settled marks in time (ADR 0085). */
+export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout' | 'behind';
 
 export const DEFAULT_DEADLINE_MS = 2000;
 
@@ -256,7 +257,10 @@ export class GroupCommit<G> {
       try {
         const state = await this.ledgerState(project, left, batch.abandoned);
         this.decider.stateRead?.(project, state);
-        if (this.decider.ready && !(await this.decider.ready(project, state, left(), batch.abandoned))) return denyAll(this.decider.behind!(project));
+        if (this.decider.ready && !(await this.decider.ready(project, state, left(), batch.abandoned))) {
+          for (let n = batch.open().length; n > 0; n--) this.options.onReservation?.('behind');
+          return denyAll(this.decider.behind!(project));
+        }
         const decided = this.decider.decide(batch.open(), state, project);
         if (decided.growth) {
           // A growth beyond this decision's enforced limit: room from the hub first, then decide again.

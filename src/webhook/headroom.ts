@@ -319,7 +319,7 @@ export class HeadroomGuard {
       }
       verdicts.push([m, verdict]);
       if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
-      entries = mergeEntry(entries, entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs));
+      entries = mergeEntry(entries, entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, this.options.streams?.marks()));
       records.push([verdict, m.request]);
     }
     return { verdicts, records, entries, ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}) };

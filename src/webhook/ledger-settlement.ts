@@ -11,43 +11,9 @@ import { namespaceShare } from '../validate/resources.js';
 import type { Snapshot } from '../validate/types.js';
 import { allocationOf } from './ledger-entries.js';
 import { shownByCache } from './quota-versions.js';
+import { maxMarks, revision, STREAMS } from './stream-marks.js';
 
-/** The watch streams whose caches a decision reads (etcd revisions, as decimal strings). */
-export type Stream = 'Namespace' | 'ResourceQuota';
-export const STREAMS: readonly Stream[] = ['Namespace', 'ResourceQuota'];
-
-/** A resourceVersion as an etcd revision; undefined when it is not a decimal integer (then nothing is assumed of its order). */
-export function revision(rv: string | undefined): bigint | undefined {
-  return rv !== undefined && /^\d+$/.test(rv) ? BigInt(rv) : undefined;
-}
-
-/**
- * Whether watermarks `own` have reached `needed` on every stream. No marks needed: yes. A mark that is
- * not a revision cannot be compared: no (the caller waits or refuses, it never guesses).
- */
-export function marksReach(own: StreamMarks | undefined, needed: StreamMarks | undefined): boolean {
-  if (!needed) return true;
-  if (!own) return false;
-  return STREAMS.every((s) => {
-    const have = revision(own[s]);
-    const want = revision(needed[s]);
-    return have !== undefined && want !== undefined && have >= want;
-  });
-}
-
-/** Per stream the larger mark (a mark that is not a revision loses to one that is), and the later `until`. */
-export function maxMarks(a: StreamMarks | undefined, b: StreamMarks): StreamMarks {
-  if (!a) return { ...b };
-  const until = Math.max(a.until ?? 0, b.until ?? 0);
-  const pick = (s: Stream) => {
-    const x = revision(a[s]);
-    const y = revision(b[s]);
-    if (x === undefined) return b[s];
-    if (y === undefined) return a[s];
-    return x >= y ? a[s] : b[s];
-  };
-  return { Namespace: pick('Namespace'), ResourceQuota: pick('ResourceQuota'), ...(until > 0 ? { until } : {}) };
-}
+export { marksReach, maxMarks, marksLive } from './stream-marks.js';
 
 /**
  * Whether `view` (the writer's own cache, at watermarks `marks`) shows the object `entry` stands for,
@@ -61,10 +27,16 @@ export function maxMarks(a: StreamMarks | undefined, b: StreamMarks): StreamMark
  * quota (or on its absence), which the stored newest write has moved past.
  */
 export function shownInView(entry: LedgerEntry, view: Snapshot, marks: StreamMarks, projectName: string, cluster: string): boolean {
+  const seen = entry.seen;
+  if (!seen || !STREAMS.every((s) => revision(seen[s]) !== undefined)) return false;
   const namespace = view.namespace(entry.namespace);
   if (!namespace) return false;
   if (entry.replaces?.includes(namespace.metadata.uid ?? '')) return false;
+  // A namespace creation: only a namespace stored after its admission (a cache behind the admitting
+  // replica's may still show an older incarnation that replica had already seen go).
+  if (entry.quota === undefined && !after(namespace.metadata.resourceVersion, seen.Namespace)) return false;
   if (entry.quota !== undefined && entry.write !== undefined) {
+    if (entry.write !== null && !after(quotaVersion(view, entry.namespace, entry.quota), seen.ResourceQuota)) return false;
     if (entry.write === null) {
       const present = [...view.quotasInNamespace(entry.namespace)].some((q) => q.metadata.name === entry.quota);
       const deleted = revision(entry.basedOn);
@@ -77,6 +49,18 @@ export function shownInView(entry: LedgerEntry, view: Snapshot, marks: StreamMar
   const project = view.project(projectName);
   if (!project) return false;
   return !grows(namespaceShare(view, project, cluster, entry.namespace).resources, allocation);
+}
+
+/** Whether resourceVersion `rv` is a revision above `mark`. */
+function after(rv: string | undefined, mark: string): boolean {
+  const a = revision(rv);
+  const b = revision(mark);
+  return a !== undefined && b !== undefined && a > b;
+}
+
+function quotaVersion(view: Snapshot, namespace: string, name: string): string | undefined {
+  for (const q of view.quotasInNamespace(namespace)) if (q.metadata.name === name) return q.metadata.resourceVersion;
+  return undefined;
 }
 
 export interface Settlement {
@@ -105,9 +89,4 @@ export function settle(entries: readonly LedgerEntry[], view: Snapshot, marks: S
   }
   const settled = entries.length - kept.length;
   return { kept, settled, settledThrough: settled > 0 ? maxMarks(previous, { Namespace: marks.Namespace, ResourceQuota: marks.ResourceQuota, until }) : previous };
-}
-
-/** Whether the settled marks still count like a live entry (a ledger holding them is not released). */
-export function marksLive(marks: StreamMarks | undefined, now: number): boolean {
-  return (marks?.until ?? 0) > now;
 }

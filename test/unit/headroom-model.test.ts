@@ -632,6 +632,23 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
     expect(world.log.at(-1), world.log.join('\n')).toMatch(/^replica 1: create quota m-b\/q1 .* → .*(fits|exceeds|budget)/);
   });
 
+  it('a namespace re-created: a lagging cache that still shows the old incarnation does not settle the creation', async () => {
+    // Found by the property at 5,000 runs (seed -1200933906): replica 0 re-lists after m-a's deletion and
+    // admits m-a again (nothing of that name in its cache, so no `replaces`); replica 1, whose cache
+    // still showed the old m-a, took it for the new one and settled the creation's entry.
+    const steps = [
+      { t: 'nsDelete', ns: 0 },
+      { t: 'breakWatch', replica: 0 },
+      { t: 'relist', replica: 0 },
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 0 }, dryRun: false }] },
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 0, mem: 3 }, dryRun: false }] },
+      { t: 'crash', replica: 0 },
+      { t: 'commit', pick: 2, lose: false },
+      { t: 'decide', reqs: [{ replica: 1, op: { t: 'nsCreate', ns: 3 }, dryRun: false }, { replica: 0, op: { t: 'quotaPut', ns: 2, q: 0, cpu: 0, mem: 2 }, dryRun: false }] },
+    ] as unknown as Step[];
+    await run(new World(2), steps);
+  });
+
   it('a replica that cannot catch up in time refuses with [Q5] and reserves nothing', async () => {
     const world = new World(2);
     world.replicas[1]!.probeStalls = true;

@@ -22,7 +22,7 @@ const quota = (namespace: string, name: string, cpu: string, rv: string): Resour
 });
 const view = (namespaces: NamespaceObject[], quotas: ResourceQuotaObject[] = []) => MemorySnapshot.of({ projects: [project], namespaces, quotas });
 const marks = { Namespace: '100', ResourceQuota: '100' };
-const base = { created: 1, expires: 30_001 };
+const base = { created: 1, expires: 30_001, seen: { Namespace: '10', ResourceQuota: '10' } };
 
 const nsCreate: LedgerEntry = { namespace: 'p-a', allocation: { 'requests.cpu': '1' }, ...base };
 const raise: LedgerEntry = {
@@ -42,6 +42,22 @@ describe('shownInView: an entry leaves once the writer’s own cache shows what 
     expect(shownInView(nsCreate, view([ns('p-a')]), marks, 'p', 'c')).toBe(true);
     expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-old')]), marks, 'p', 'c')).toBe(false);
     expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-new')]), marks, 'p', 'c')).toBe(true);
+  });
+
+  it('only an object stored after the admission: an older incarnation a lagging cache still shows is not it', () => {
+    // The admitting replica had seen the old p-a go (its marks are past it) and did not list it in replaces.
+    const late = { ...nsCreate, seen: { Namespace: '30', ResourceQuota: '30' } };
+    expect(shownInView(late, view([ns('p-a', 'uid-old', '20')]), marks, 'p', 'c')).toBe(false);
+    expect(shownInView(late, view([ns('p-a', 'uid-new', '31')]), marks, 'p', 'c')).toBe(true);
+    // A quota created again with the same spec: the one a lagging cache shows is older than the admission.
+    const create = { ...raise, basedOn: undefined, seen: { Namespace: '50', ResourceQuota: '50' } } as LedgerEntry;
+    delete create.basedOn;
+    expect(shownInView(create, view([ns('p-a')], [quota('p-a', 'q', '3', '45')]), marks, 'p', 'c')).toBe(false);
+    expect(shownInView(create, view([ns('p-a')], [quota('p-a', 'q', '3', '51')]), marks, 'p', 'c')).toBe(true);
+    // Without the admitting replicas' marks (settlement off there, or merged with such an admission): by expiry only.
+    const unmarked = { ...nsCreate };
+    delete unmarked.seen;
+    expect(shownInView(unmarked, view([ns('p-a')]), marks, 'p', 'c')).toBe(false);
   });
 
   it('a quota write: once its newest write is stored above the version it replaced, covering the allocation', () => {
