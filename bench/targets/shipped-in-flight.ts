@@ -72,10 +72,18 @@ export interface InFlightRun {
   seconds: number;
   latencyMs: ReturnType<typeof stats>;
   ledger: LedgerPeak;
+  /** The guard's reservation outcomes during the run, summed over the replicas (behind: a catch-up past its deadline). */
+  reservationOutcomes: Record<string, number>;
 }
 
+/** The guard's reservation outcomes so far, summed over the replicas. */
+export type OutcomeCounter = () => Promise<Record<string, number>>;
+
+const outcomesSince = (before: Record<string, number>, after: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+
 /** One project at HOT_RATE changes a second (open loop) for `seconds`: namespace creates and quota growths in `namespaces`. */
-export async function hotProject(alice: Api, admin: Api, project: string, namespaces: readonly string[], seconds: number, quotaCpu: Map<string, number>): Promise<InFlightRun> {
+export async function hotProject(alice: Api, admin: Api, project: string, namespaces: readonly string[], seconds: number, quotaCpu: Map<string, number>, outcomes: OutcomeCounter): Promise<InFlightRun> {
+  const outcomes0 = await outcomes();
   let seq = 0;
   const change = (i: number): Promise<ApiAnswer> => {
     if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${project}-h${seq++}` } });
@@ -98,11 +106,12 @@ export async function hotProject(alice: Api, admin: Api, project: string, namesp
   sent();
   const results = await Promise.all(inflight);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'hot project', offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak };
+  return { scenario: 'hot project', offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()) };
 }
 
 /** SYNC_NAMESPACES namespace creates of one project at once, SYNC_CONCURRENCY in flight. */
-export async function namespaceSync(alice: Api, admin: Api, project: string): Promise<InFlightRun> {
+export async function namespaceSync(alice: Api, admin: Api, project: string, outcomes: OutcomeCounter): Promise<InFlightRun> {
+  const outcomes0 = await outcomes();
   const results: ApiAnswer[] = [];
   let next = 0;
   const t0 = performance.now();
@@ -115,7 +124,7 @@ export async function namespaceSync(alice: Api, admin: Api, project: string): Pr
   const workers = Promise.all(Array.from({ length: SYNC_CONCURRENCY }, worker));
   const peak = await peakWhile(admin, project, workers);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'sync', offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak };
+  return { scenario: 'sync', offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()) };
 }
 
 /** The targets missed by the two scenarios (empty: all met). */

@@ -388,11 +388,11 @@ export async function main(): Promise<string[]> {
     if (IN_FLIGHT) {
       hooks = await start({ ledgerSettlement: true }, 'in-flight');
       await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5);
-      inFlight.push(await hotProject(alice, admin, projects[0]!, namespaces.get(projects[0]!)!, SECONDS, quotaCpu));
+      inFlight.push(await hotProject(alice, admin, projects[0]!, namespaces.get(projects[0]!)!, SECONDS, quotaCpu, () => outcomeCounts(hooks)));
       log(`in flight, hot project: ${JSON.stringify(inFlight.at(-1))}`);
       await project(cp, 'sync', '100000', '100m');
       await cachesHold(hooks, 'Project', PROJECTS + 2);
-      inFlight.push(await namespaceSync(alice, admin, 'sync'));
+      inFlight.push(await namespaceSync(alice, admin, 'sync', () => outcomeCounts(hooks)));
       log(`in flight, sync: ${JSON.stringify(inFlight.at(-1))}`);
     }
     const medians = (['shipped (ledger on)', 'ledger off'] as const).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
@@ -418,7 +418,7 @@ export async function main(): Promise<string[]> {
     process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     if (inFlight.length > 0) {
       process.stderr.write(`\nin flight (ledgerSettlement on, 2 replicas): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
-      process.stderr.write(table(['scenario', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples'], inFlight.map((r) => [r.scenario, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples])));
+      process.stderr.write(table(['scenario', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind'], inFlight.map((r) => [r.scenario, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / ')])));
     }
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });
