@@ -11,6 +11,9 @@
  *   steady:  a fixed rate of namespace creates and quota growths by owners, spread over 20 projects and
  *            concentrated on one, with the ledger on and off — webhook, kube-apiserver and etcd CPU per
  *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99;
+ *   in flight: with ledgerSettlement on, one project at 200 changes a second and a 5,000-namespace sync
+ *            of one project, with the ledger's largest size (bench/targets/shipped-in-flight.ts;
+ *            BENCH_SHIPPED_IN_FLIGHT=0 leaves them out);
  *   baseline: the CPU of one keep-alive node:https PUT of a ConfigMap through the same apiserver, measured
  *            in the same run at the same rate as the steady runs (open loop, not back to back), this
  *            process's idle CPU over as long a window subtracted (what one ledger write costs a lean
@@ -37,7 +40,6 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import type { TenantgateConfig } from '../../src/config/config.js';
-import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import type { ReservationOutcome } from '../../src/webhook/headroom.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../../test/support/devcluster/replicas.js';
@@ -47,6 +49,7 @@ import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from '../lib/api.
 import { startShippedController } from '../lib/controller-process.js';
 import { cachesHold } from '../lib/webhook-caches.js';
 import { HERE, baseTenantgate, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from '../lib/measure.js';
+import { HOT_RATE, SYNC_NAMESPACES, hotProject, judgeInFlight, ledgerSize, namespaceSync, type InFlightRun, type LedgerSize } from './shipped-in-flight.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
 const RATE = env('BENCH_SHIPPED_RATE', 40);
@@ -61,6 +64,7 @@ const PAIRED_SPREAD: 'spread' | 'one project' = process.env.BENCH_SHIPPED_AB_SPR
 const PROJECTS = 20;
 const BURST = { creates: 200, room: 150 };
 const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
+const IN_FLIGHT = env('BENCH_SHIPPED_IN_FLIGHT', 1) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 
 const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -70,7 +74,7 @@ async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<num
 }
 const LEDGER_WRITES = /^tenantgate_webhook_ledger_batch_size_count /;
 /** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
-const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout'] as const satisfies readonly ReservationOutcome[];
+const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout', 'behind'] as const satisfies readonly ReservationOutcome[];
 const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
 async function outcomeCounts(webhooks: WebhookReplicas): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -122,26 +126,6 @@ interface SteadyRun {
   reservationOutcomes: Record<string, number>;
   /** The first target project's ledger ConfigMap as the last request was sent (undefined: none, the ledger off). */
   ledger?: LedgerSize;
-}
-
-interface LedgerSize {
-  project: string;
-  entries: number;
-  /** Entries not expired when read. */
-  live: number;
-  /** Bytes of its `reservations` value (a ConfigMap's data may hold 1 MiB in all). */
-  bytes: number;
-}
-
-/** What a project's headroom ledger holds now (src/ledger/ledger.ts: one ConfigMap per project). */
-async function ledgerSize(admin: Api, project: string): Promise<LedgerSize | undefined> {
-  const r = await admin.call('GET', `/api/v1/namespaces/tenantgate-system/configmaps/${LEDGER_PREFIX}${project}`);
-  if (r.status === 404) return undefined;
-  if (r.status !== 200) throw new Error(`reading ${project}'s ledger: ${r.status} ${r.text.slice(0, 300)}`);
-  const text = (JSON.parse(r.text) as { data?: { reservations?: string } }).data?.reservations ?? '[]';
-  const entries = JSON.parse(text) as Array<{ expires: number }>;
-  const now = Date.now();
-  return { project, entries: entries.length, live: entries.filter((e) => e.expires > now).length, bytes: Buffer.byteLength(text) };
 }
 
 let nameSeq = 0;
@@ -399,6 +383,18 @@ export async function main(): Promise<string[]> {
         }
       }
     }
+    // The ledger bounded by what is in flight (ADR 0085): settlement on, as it will ship once switched on.
+    const inFlight: InFlightRun[] = [];
+    if (IN_FLIGHT) {
+      hooks = await start({ ledgerSettlement: true }, 'in-flight');
+      await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5);
+      inFlight.push(await hotProject(alice, admin, projects[0]!, namespaces.get(projects[0]!)!, SECONDS, quotaCpu, () => outcomeCounts(hooks)));
+      log(`in flight, hot project: ${JSON.stringify(inFlight.at(-1))}`);
+      await project(cp, 'sync', '100000', '100m');
+      await cachesHold(hooks, 'Project', PROJECTS + 2);
+      inFlight.push(await namespaceSync(alice, admin, 'sync', () => outcomeCounts(hooks)));
+      log(`in flight, sync: ${JSON.stringify(inFlight.at(-1))}`);
+    }
     const medians = (['shipped (ledger on)', 'ledger off'] as const).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
 
     const missed: string[] = [];
@@ -407,6 +403,7 @@ export async function main(): Promise<string[]> {
     if (burstResult.seconds >= TARGETS.burstSeconds) missed.push(`burst: ${burstResult.seconds} s, want < ${TARGETS.burstSeconds} s`);
     if (burstResult.writesPerAdmitted > TARGETS.writesPerGrowth) missed.push(`burst: ${burstResult.writesPerAdmitted} ledger writes per admitted growth, want ≤ ${TARGETS.writesPerGrowth}`);
     if (burstResult.existing !== burstResult.admitted) missed.push(`burst: ${burstResult.existing} namespaces exist but ${burstResult.admitted} were admitted`);
+    missed.push(...judgeInFlight(inFlight));
     for (const run of medians) {
       const errors = run.counts.error ?? 0;
       if (errors > 0) missed.push(`${run.mode}, ${run.spread}: ${errors} requests neither admitted nor denied with a rule`);
@@ -419,9 +416,13 @@ export async function main(): Promise<string[]> {
     process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
     process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle\n`);
     process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
+    if (inFlight.length > 0) {
+      process.stderr.write(`\nin flight (ledgerSettlement on, 2 replicas): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
+      process.stderr.write(table(['scenario', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind'], inFlight.map((r) => [r.scenario, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / ')])));
+    }
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });
-    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, bare, burst: burstResult, steady: medians, steadyRuns: runs, missed }, null, 2));
+    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, bare, burst: burstResult, steady: medians, steadyRuns: runs, inFlight, missed }, null, 2));
     log(`load average at end ${loadAtEnd.toFixed(2)}; wrote ${RESULTS}`);
     alice.close();
     admin.close();

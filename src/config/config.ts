@@ -24,6 +24,12 @@ export interface TenantgateConfig {
   /** How long an admitted-but-not-yet-seen allocation keeps counting. */
   reservationTtlSeconds: number;
   /**
+   * Q5: a ledger entry leaves once the writer's cache shows its object, and replicas catch up to the
+   * ledger's settled marks before deciding (docs/adr/0085-ledger-holds-what-is-in-flight.md). Switch
+   * it on only once every webhook replica runs a version that knows it; off one TTL before a downgrade.
+   */
+  ledgerSettlement: boolean;
+  /**
    * Who sees what (docs/visibility.md): `all`, every tenant reads every Project and lists namespaces;
    * `own`, a tenant reads only the Projects it owns and their namespaces (the controller keeps a
    * per-project ClusterRole for the owners; the chart's tenant RBAC grants no cluster-wide reads).
@@ -138,6 +144,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   systemNamespace: 'tenantgate-system',
   crossReplicaReservation: true,
   reservationTtlSeconds: 30,
+  ledgerSettlement: false,
   visibility: 'all',
   // The keys that grant power (Pod Security, DRA admin access, PodNodeSelector…) are protected besides these.
   protectedNamespaceMetadata: { labels: ['tenantgate.io/*'], annotations: ['tenantgate.io/*'] },
@@ -197,6 +204,7 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
     systemNamespace: given.systemNamespace ?? d.systemNamespace,
     crossReplicaReservation: given.crossReplicaReservation ?? d.crossReplicaReservation,
     reservationTtlSeconds: given.reservationTtlSeconds ?? d.reservationTtlSeconds,
+    ledgerSettlement: given.ledgerSettlement ?? d.ledgerSettlement,
     visibility: given.visibility ?? d.visibility,
     protectedNamespaceMetadata: withDefaults(given.protectedNamespaceMetadata, d.protectedNamespaceMetadata),
     systemControllers: given.systemControllers ?? d.systemControllers,

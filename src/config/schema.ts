@@ -172,6 +172,7 @@ export const CONFIG_SCHEMA = {
     systemNamespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
     crossReplicaReservation: { type: 'boolean' },
     reservationTtlSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+    ledgerSettlement: { type: 'boolean' },
     visibility: { type: 'string', enum: [...VISIBILITIES] },
     protectedNamespaceMetadata: {
       type: 'object',

@@ -76,7 +76,8 @@ class TrackedWatch extends k8s.Watch {
 
   override async watch(...[path, params, callback, done]: Parameters<k8s.Watch['watch']>): Promise<AbortController> {
     let ended = false;
-    const query = this.timeoutSeconds === undefined ? params : { ...params, timeoutSeconds: this.timeoutSeconds };
+    // Bookmarks carry the watch's progress while its resource is idle (the streams' watermarks, ADR 0085).
+    const query = { ...params, allowWatchBookmarks: true, ...(this.timeoutSeconds === undefined ? {} : { timeoutSeconds: this.timeoutSeconds }) };
     const controller = await super.watch(path, query, callback, (err: unknown) => {
       ended = true;
       this.ended(err);
@@ -162,6 +163,17 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
   }
 
   /**
+   * The highest resourceVersion this cache has applied on its stream (the list's, then each event's
+   * and bookmark's: client-node records it after the handlers ran); undefined while not up to date or
+   * when it is not an etcd revision.
+   */
+  get watermark(): string | undefined {
+    if (!this.upToDate) return undefined;
+    const rv = this.informer.latestResourceVersion();
+    return /^\d+$/.test(rv) ? rv : undefined;
+  }
+
+  /**
    * Synced, and the watch connected or being resumed from its last resourceVersion for less than
    * RESUME_GRACE_MS: the cache misses nothing but what is in flight.
    */
@@ -227,7 +239,21 @@ export interface InformersOptions {
   baseDelayMs?: number;
   /** Asks the apiserver to end each watch after this many seconds (tests). */
   watchTimeoutSeconds?: number;
+  /**
+   * Offer the Namespace and ResourceQuota streams' watermarks to the headroom guard (`streams`, ADR 0085),
+   * with the probe that makes idle streams advance.
+   */
+  streams?: { probe: () => Promise<void> };
 }
+
+/** Per stream, a watermark (structurally the ledger's StreamMarks). */
+export interface Watermarks {
+  Namespace: string;
+  ResourceQuota: string;
+}
+
+/** How often a catch-up looks at the watermarks again (bookmarks fire no handler). */
+const CATCH_UP_POLL_MS = 5;
 
 /**
  * The three informers and the snapshot they feed. `onEvent` listeners run after the snapshot was
@@ -259,6 +285,36 @@ export class Informers {
 
   onEvent(listener: (e: CacheEvent) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** The streams' watermarks and catch-up for the headroom guard (ADR 0085); absent unless asked for. */
+  get streams(): { marks(): Watermarks | undefined; catchUp(needed: Watermarks, ms: number, signal: AbortSignal): Promise<boolean> } | undefined {
+    const probe = this.options.streams?.probe;
+    if (!probe) return undefined;
+    return { marks: () => this.marks(), catchUp: (needed, ms, signal) => this.catchUp(needed, ms, signal, probe) };
+  }
+
+  private marks(): Watermarks | undefined {
+    const ns = this.informers.find((i) => i.kind === 'Namespace')?.watermark;
+    const quotas = this.informers.find((i) => i.kind === 'ResourceQuota')?.watermark;
+    return ns !== undefined && quotas !== undefined ? { Namespace: ns, ResourceQuota: quotas } : undefined;
+  }
+
+  /** Probes once and waits until the watermarks reach `needed`, `ms` pass or `signal` aborts. */
+  private async catchUp(needed: Watermarks, ms: number, signal: AbortSignal, probe: () => Promise<void>): Promise<boolean> {
+    const reached = () => {
+      const m = this.marks();
+      return m !== undefined && BigInt(m.Namespace) >= BigInt(needed.Namespace) && BigInt(m.ResourceQuota) >= BigInt(needed.ResourceQuota);
+    };
+    if (!/^\d+$/.test(needed.Namespace) || !/^\d+$/.test(needed.ResourceQuota)) return false;
+    if (reached()) return true;
+    probe().catch((err: unknown) => this.options.log(`watermark probe failed: ${describeError(err)}`));
+    const deadline = Date.now() + ms;
+    while (!signal.aborted && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, Math.min(CATCH_UP_POLL_MS, Math.max(0, deadline - Date.now()))));
+      if (reached()) return true;
+    }
+    return false;
   }
 
   start(): void {

@@ -42,6 +42,12 @@ export interface LedgerEntry {
    * is gone (the new one has none of them): they are read as possibly absent.
    */
   replaces?: string[];
+  /**
+   * The admitting replicas' watermarks when they admitted (per stream the highest, over the merged
+   * admissions): only an object stored after them can be the one the entry stands for (settling, ADR 0085).
+   * Absent: the entry leaves only by expiry.
+   */
+  seen?: StreamMarks;
   /** Epoch milliseconds. */
   created: number;
   expires: number;
@@ -57,7 +63,31 @@ export interface LedgerState {
    * a write carries it over unchanged unless the caller changed it.
    */
   fleet?: string;
+  /**
+   * Entries left before their expiry because the writer's cache showed their objects: a replica
+   * decides from this ledger only once its own watches have delivered through these marks. Monotonic;
+   * a write carries it over unless the caller raised it.
+   */
+  settledThrough?: StreamMarks;
 }
+
+/**
+ * Per watch stream of the replicas' caches, an etcd revision (decimal string): how far a replica's
+ * watch must have delivered before it may decide from a ledger whose entries were settled
+ * (docs/adr/0085-ledger-holds-what-is-in-flight.md). Kept in the ConfigMap's data key `settled`.
+ */
+export interface StreamMarks {
+  Namespace: string;
+  ResourceQuota: string;
+  /**
+   * Epoch ms: the latest expiry of an entry settled so far. Until then the marks count like a live
+   * entry (the ledger is not released, so a re-created ledger cannot lose them).
+   */
+  until?: number;
+}
+
+/** The ConfigMap data key of the settled marks. */
+export const SETTLED_DATA_KEY = 'settled';
 
 export class LedgerConflict extends Error {}
 
@@ -70,8 +100,11 @@ export type LedgerChange = { project: string; resourceVersion: string; state: ()
 
 export interface LedgerStore {
   read(project: string): Promise<LedgerState>;
-  /** Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise. */
-  write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState>;
+  /**
+   * Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise.
+   * The settled marks written are `settledThrough`, else the state's.
+   */
+  write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough?: StreamMarks): Promise<LedgerState>;
   /**
    * Lets a ledger marked for deletion go (removes its finalizer) when it is still at
    * `state.resourceVersion`; the caller has checked that none of its entries is live and that it
@@ -94,7 +127,22 @@ function stateOf(cm: ConfigMapJson): LedgerState {
     entries: parseEntries(cm.data?.reservations),
     ...(cm.metadata.deletionTimestamp ? { deleting: true } : {}),
     ...(cm.data?.[FLEET_DATA_KEY] !== undefined ? { fleet: cm.data[FLEET_DATA_KEY] } : {}),
+    ...settledOf(cm.data?.[SETTLED_DATA_KEY]),
   };
+}
+
+/** The settled marks of a ledger's data; a value that does not parse as marks is none. */
+export function settledOf(text: string | undefined): { settledThrough?: StreamMarks } {
+  if (text === undefined) return {};
+  try {
+    const m = JSON.parse(text) as Partial<StreamMarks> | null;
+    if (m && typeof m.Namespace === 'string' && typeof m.ResourceQuota === 'string') {
+      return { settledThrough: { Namespace: m.Namespace, ResourceQuota: m.ResourceQuota, ...(typeof m.until === 'number' ? { until: m.until } : {}) } };
+    }
+  } catch {
+    // fall through
+  }
+  return {};
 }
 
 
@@ -163,21 +211,31 @@ export class ConfigMapLedger implements LedgerStore {
     }
   }
 
-  private body(project: string, state: LedgerState, entries: LedgerEntry[], finalizers: string[]): ConfigMapJson {
+  private body(project: string, state: LedgerState, entries: LedgerEntry[], finalizers: string[], settledThrough = state.settledThrough): ConfigMapJson {
     return {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: this.name(project), namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, finalizers, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
-      data: { reservations: JSON.stringify(entries), ...(state.fleet !== undefined ? { [FLEET_DATA_KEY]: state.fleet } : {}) },
+      data: {
+        reservations: JSON.stringify(entries),
+        ...(state.fleet !== undefined ? { [FLEET_DATA_KEY]: state.fleet } : {}),
+        ...(settledThrough ? { [SETTLED_DATA_KEY]: JSON.stringify(settledThrough) } : {}),
+      },
     };
   }
 
-  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+  async write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough = state.settledThrough): Promise<LedgerState> {
     const name = this.name(project);
-    const body = this.body(project, state, entries, [LEDGER_FINALIZER]);
+    const body = this.body(project, state, entries, [LEDGER_FINALIZER], settledThrough);
     try {
       const out = state.resourceVersion ? await this.api.call<ConfigMapJson>('PUT', this.path(name), body) : await this.api.call<ConfigMapJson>('POST', this.path(), body);
-      return { resourceVersion: out.metadata.resourceVersion, entries, ...(out.metadata.deletionTimestamp ? { deleting: true } : {}), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}) };
+      return {
+        resourceVersion: out.metadata.resourceVersion,
+        entries,
+        ...(out.metadata.deletionTimestamp ? { deleting: true } : {}),
+        ...(state.fleet !== undefined ? { fleet: state.fleet } : {}),
+        ...(settledThrough ? { settledThrough } : {}),
+      };
     } catch (err) {
       if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
       // Deleted since it was read (the controller removes a deleted Project's ledger; a Project of the

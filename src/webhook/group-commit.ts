@@ -7,15 +7,17 @@
  * guard's (BatchDecider); this file owns the queues, the CAS loop and the deadlines.
  */
 import { within } from '../deadline.js';
-import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../ledger/ledger.js';
+import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore, type StreamMarks } from '../ledger/ledger.js';
 import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import type { ReviewContext, Verdict } from '../validate/admission.js';
 import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
 import type { Violation } from '../validate/types.js';
 import { isNewerVersion, type LedgerCache } from './ledger-cache.js';
+import { marksLive } from './ledger-settlement.js';
 import type { AdmissionRequest } from './review.js';
 
-export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout';
+/** `behind`: this replica's caches did not reach the ledger's settled marks in time (ADR 0085). */
+export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout' | 'behind';
 
 export const DEFAULT_DEADLINE_MS = 2000;
 
@@ -89,6 +91,8 @@ export interface DecidedBatch<G> {
   records: Array<[Verdict, AdmissionRequest]>;
   /** The ledger's entries after the batch. */
   entries: LedgerEntry[];
+  /** The ledger's settled marks after the batch (undefined: as read). */
+  settledThrough?: StreamMarks;
   /** A decision that needs room from elsewhere first (a fleet decision's growth beyond its enforced limit). */
   growth?: G;
 }
@@ -103,6 +107,13 @@ export interface BatchDecider<G> {
   assume(verdict: Verdict, request: AdmissionRequest): void;
   /** The ledger state a batch is about to be decided against. */
   stateRead?(project: string, state: LedgerState): void;
+  /**
+   * Whether this replica may decide from `state`: its own caches have reached the ledger's settled
+   * marks (waiting for them at most `leftMs`). False: the batch is refused with `behind`'s [Q5].
+   */
+  ready?(project: string, state: LedgerState, leftMs: number, abandoned: AbortSignal): boolean | Promise<boolean>;
+  /** The [Q5] verdict of a batch whose replica's caches stayed behind the ledger's settled marks. */
+  behind?(project: string): Verdict;
 }
 
 export interface GroupCommitOptions {
@@ -213,7 +224,7 @@ export class GroupCommit<G> {
     const ledger = this.options.ledger;
     const cached = this.ledgerCache.get(project);
     let state = cached ?? (await withinDeadline(ledger.read(project), left(), abandoned));
-    if (state.deleting && !state.entries.some((e) => this.isLive(e)) && !holdsEnforcedLimit(state)) {
+    if (state.deleting && !state.entries.some((e) => this.isLive(e)) && !marksLive(state.settledThrough, this.now()) && !holdsEnforcedLimit(state)) {
       await withinDeadline(ledger.release(project, state), left(), abandoned);
       state = { entries: [] };
     } else if (cached) return state;
@@ -246,6 +257,10 @@ export class GroupCommit<G> {
       try {
         const state = await this.ledgerState(project, left, batch.abandoned);
         this.decider.stateRead?.(project, state);
+        if (this.decider.ready && !(await this.decider.ready(project, state, left(), batch.abandoned))) {
+          for (let n = batch.open().length; n > 0; n--) this.options.onReservation?.('behind');
+          return denyAll(this.decider.behind!(project));
+        }
         const decided = this.decider.decide(batch.open(), state, project);
         if (decided.growth) {
           // A growth beyond this decision's enforced limit: room from the hub first, then decide again.
@@ -257,7 +272,7 @@ export class GroupCommit<G> {
         }
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
         lostAt = state.resourceVersion;
-        const written = await withinDeadline(ledger.write(project, state, decided.entries), left(), batch.abandoned);
+        const written = await withinDeadline(ledger.write(project, state, decided.entries, decided.settledThrough), left(), batch.abandoned);
         this.ledgerCache.set(project, written, this.now());
         this.options.onLedgerWrite?.(decided.records.length);
         for (const [verdict, request] of decided.records) {

@@ -17,9 +17,9 @@ import { namespaceAllocation, quotaHold } from '../validate/quota-hold.js';
 import { namespaceShare, otherShares, othersTotal, type PendingAllocations } from '../validate/shares.js';
 import type { Resources } from '../validate/types.js';
 import { checkBudgetFit, grows } from '../validate/budget/check.js';
-import { cacheNotCurrent } from '../validate/rules/headroom.js';
+import { cacheBehindLedger, cacheNotCurrent } from '../validate/rules/headroom.js';
 import type { Snapshot, Violation } from '../validate/types.js';
-import type { LedgerChange, LedgerEntry, LedgerQuotaWrite, LedgerState, LedgerStore } from '../ledger/ledger.js';
+import type { LedgerChange, LedgerEntry, LedgerQuotaWrite, LedgerState, LedgerStore, StreamMarks } from '../ledger/ledger.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 import { enforcedOf } from '../fleet/enforced-record.js';
 import { fleetBudgetOn, memberCapView, memberLimits, reachableLimits } from '../fleet/member-budget.js';
@@ -28,6 +28,7 @@ import { AssumedState } from './assumed-state.js';
 import { DEFAULT_DEADLINE_MS, GroupCommit, type DecidedBatch, type QueuedDecision, type ReservationOutcome } from './group-commit.js';
 import { LedgerCache } from './ledger-cache.js';
 import { allocationOf, entryFor, mergeEntry, mustRecord } from './ledger-entries.js';
+import { marksReach, settle } from './ledger-settlement.js';
 import { lowestQuotas, overlayWrites, replacedCeiling, uncoveredCeiling, type OverlayWrite } from './quota-versions.js';
 
 export type { ReservationOutcome } from './group-commit.js';
@@ -61,6 +62,21 @@ export interface HeadroomGuardOptions {
    * E kept in its ledger; a growth beyond E asks the hub for room before it is decided.
    */
   fleet?: FleetGuardOptions;
+  /**
+   * This replica's watch streams (docs/adr/0085-ledger-holds-what-is-in-flight.md). Given: a write
+   * drops the entries this replica's cache shows and records its watermarks as the ledger's settled
+   * marks, and a batch is decided only once this replica's watermarks reach the marks of the ledger it
+   * decides from (waiting with `catchUp`, else [Q5]). Absent: entries leave only by expiry.
+   */
+  streams?: CacheStreams;
+}
+
+/** Where a replica's watch caches stand, and a way to make them catch up. */
+export interface CacheStreams {
+  /** Per stream, the highest resourceVersion delivered (events, bookmarks, the initial list); undefined while not synced. */
+  marks(): StreamMarks | undefined;
+  /** Resolves true once `marks()` reaches `needed` on every stream, false after `ms` or on `signal`. */
+  catchUp(needed: StreamMarks, ms: number, signal: AbortSignal): Promise<boolean>;
 }
 
 
@@ -105,6 +121,7 @@ export class HeadroomGuard {
             decide: (decisions, state, project) => this.decideBatch(decisions, state, project),
             grow: (project, growth, leftMs, abandoned) => this.growThroughHub(project, growth, leftMs, abandoned),
             assume: (verdict, request) => this.assumed.assume(verdict, request),
+            ...(options.streams ? { ready: (_project: string, state: LedgerState, leftMs: number, abandoned: AbortSignal) => this.ready(state, leftMs, abandoned), behind: (project: string) => denyQ5(cacheBehindLedger(project, options.deadlineMs ?? DEFAULT_DEADLINE_MS)) } : {}),
             stateRead: (project, state) => {
               if (this.fleet && state.fleet !== undefined) this.fleet.options.onEnforced?.(project, enforcedOf(state, project));
             },
@@ -290,7 +307,11 @@ export class HeadroomGuard {
    * already is merged into it (mergeEntry): it never shrinks. Dry runs are decided the same way and record nothing.
    */
   private decideBatch(decisions: readonly QueuedDecision[], state: LedgerState, project: string): DecidedBatch<FleetGrowthNeed> {
-    let entries = state.entries.filter((e) => this.isLive(e));
+    const live = state.entries.filter((e) => this.isLive(e));
+    // Entries this replica's own cache shows leave with this write (ledger-settlement.ts); the decisions
+    // below count them from the cache. Only when ready() let this replica decide from `state`.
+    const settlement = this.options.streams && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, this.options.streams.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName) : undefined;
+    let entries = settlement?.kept ?? live;
     const verdicts: Array<[QueuedDecision, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];
     for (const m of decisions) {
@@ -302,10 +323,17 @@ export class HeadroomGuard {
       }
       verdicts.push([m, verdict]);
       if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
-      entries = mergeEntry(entries, entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs));
+      entries = mergeEntry(entries, entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, this.options.streams?.marks()));
       records.push([verdict, m.request]);
     }
-    return { verdicts, records, entries };
+    return { verdicts, records, entries, ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}) };
+  }
+
+  /** Whether this replica's caches have reached the settled marks of `state` (waiting for them within `leftMs`). */
+  private ready(state: LedgerState, leftMs: number, abandoned: AbortSignal): boolean | Promise<boolean> {
+    const streams = this.options.streams!;
+    if (marksReach(streams.marks(), state.settledThrough)) return true;
+    return streams.catchUp(state.settledThrough!, leftMs, abandoned);
   }
 
   /**

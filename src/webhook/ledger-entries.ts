@@ -4,13 +4,14 @@
  * for a (namespace, quota) that has one already is merged into it (it never shrinks:
  * docs/adr/0035-ledger-entries-leave-only-by-expiry.md). Pure.
  */
-import type { LedgerEntry } from '../ledger/ledger.js';
+import type { LedgerEntry, StreamMarks } from '../ledger/ledger.js';
 import type { Verdict } from '../validate/admission.js';
 import { formatResources, maxResources, parseResources } from '../validate/resource-lists.js';
 import type { Resources } from '../validate/types.js';
 import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
 import { specKey, specOf, unionVersions, writeVersions } from './quota-versions.js';
 import { handledKind, type AdmissionRequest } from './review.js';
+import { maxMarks } from './stream-marks.js';
 
 /**
  * An entry's allocation, parsed once per entry object: every decision of a batch, and of the batches
@@ -36,6 +37,9 @@ export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry):
     allocation: formatResources(maxResources(allocationOf(old), allocationOf(entry))),
     expires: Math.max(old.expires, entry.expires),
   };
+  // Settling needs every merged admission's marks; one without marks makes the entry leave by expiry only.
+  delete merged.seen;
+  if (old.seen && entry.seen) merged.seen = maxMarks(old.seen, entry.seen);
   const replaces = [...new Set([...(old.replaces ?? []), ...(entry.replaces ?? [])])];
   if (replaces.length > 0) merged.replaces = replaces;
   if (old.write !== undefined || entry.write !== undefined) {
@@ -71,7 +75,7 @@ export function mustRecord(verdict: Verdict, request: AdmissionRequest): boolean
 }
 
 /** The ledger entry an admitted change becomes, live from `now` for `ttlMs`. */
-export function entryFor(request: AdmissionRequest, verdict: Verdict, snapshot: Snapshot, now: number, ttlMs: number): LedgerEntry {
+export function entryFor(request: AdmissionRequest, verdict: Verdict, snapshot: Snapshot, now: number, ttlMs: number, seen?: StreamMarks): LedgerEntry {
   const { namespace, resources, quotaWrite } = verdict.allocation!;
   // A Namespace CREATE while this cache still shows a namespace of that name: the uid it may replace.
   const shown = request.operation === 'CREATE' && handledKind(request) === 'Namespace' ? snapshot.namespace(namespace)?.metadata.uid : undefined;
@@ -87,5 +91,6 @@ export function entryFor(request: AdmissionRequest, verdict: Verdict, snapshot: 
     expires: now + ttlMs,
     ...(write !== undefined ? { write, versions: writeVersions(request, write), ...(basedOn !== undefined ? { basedOn } : {}) } : {}),
     ...(shown ? { replaces: [shown] } : {}),
+    ...(seen ? { seen: { Namespace: seen.Namespace, ResourceQuota: seen.ResourceQuota } } : {}),
   };
 }

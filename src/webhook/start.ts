@@ -10,7 +10,8 @@ import { createLogger, infoRecorder, logFunction, type Logger } from '../log.js'
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
 import type { MemorySnapshot } from '../validate/snapshot.js';
-import { HeadroomGuard } from './headroom.js';
+import { HeadroomGuard, type CacheStreams } from './headroom.js';
+import { WatermarkProbe } from '../kube/watermark-probe.js';
 import { ConfigMapLedger, type LedgerStore } from '../ledger/ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
@@ -38,6 +39,8 @@ export interface SnapshotSource {
   waitSynced(): Promise<void>;
   stop(): Promise<void>;
   onEvent(listener: (e: CacheEvent) => void): void;
+  /** The watch streams' marks and catch-up (docs/adr/0085-ledger-holds-what-is-in-flight.md); absent: ledger entries leave only by expiry. */
+  readonly streams?: CacheStreams;
 }
 
 export interface WebhookParts {
@@ -75,6 +78,7 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
     ...(parts.now ? { now: parts.now } : {}),
     cacheCurrent: () => source.upToDate ?? source.synced,
+    ...(parts.ledger && source.streams ? { streams: source.streams } : {}),
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
     onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
     ...(parts.fleet ? { fleet: withFleetMetrics(parts.fleet, metrics) } : {}),
@@ -186,7 +190,9 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     if (!kubeConfig) throw new Error(`startWebhook: ${what} needs a kubeConfig`);
     return kubeConfig;
   };
-  const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics });
+  // Settlement (ADR 0085): the caches' watermarks and the probe that advances idle streams.
+  const probe = options.source === undefined && config.crossReplicaReservation && config.ledgerSettlement ? new WatermarkProbe(needKube('the watermark probe'), config.systemNamespace) : undefined;
+  const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics, ...(probe ? { streams: { probe: () => probe.probe() } } : {}) });
   const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace, log) : undefined;
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
   const ownHub = options.hub === undefined && isFleetMember(config) ? new LeanHubClient(loadHubKubeConfig(config.fleet.hubKubeconfig)) : undefined;
@@ -211,6 +217,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   /** After the server stopped: the informers' watches and the ledger's connection. */
   const releaseClients = async () => {
     await source.stop();
+    probe?.close();
     ownLedger?.close();
     ownHub?.close();
   };

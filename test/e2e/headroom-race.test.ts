@@ -121,6 +121,33 @@ describe('race-free headroom across replicas (Q5)', () => {
     process.stderr.write(`[Q5] admitted per round with ledger: ${admittedPerRound.join(',')}; requests per replica ${(await validateRequests()).join('/')}\n`);
   }, 600_000);
 
+  it('with ledgerSettlement, the ledger falls back to what is in flight after each round while the budget holds', async () => {
+    // docs/adr/0085-ledger-holds-what-is-in-flight.md. Six rounds record 6 × (≤ 10 creations + their
+    // deletions) within one TTL: by expiry alone the ledger would hold one entry per (namespace, quota)
+    // written, up to 60. Settled, a round's write drops what both caches show (clearQuotas waits for
+    // both replicas to show the deletions), so it holds at most about one round.
+    await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30, ledgerSettlement: true });
+    const admin = core('admin');
+    const ledger = async () => (await admin.readNamespacedConfigMap({ name: `${LEDGER_PREFIX}${PROJECT}`, namespace: DEFAULT_CONFIG.systemNamespace })).data ?? {};
+    const admittedPerRound: number[] = [];
+    const entriesAfter: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await round(200 + i);
+      admittedPerRound.push(r.admitted);
+      expect(r.admitted, `round ${i}`).toBeLessThanOrEqual(10);
+      expect(r.cpuMilli, `round ${i}: allocation from the ResourceQuotas that exist`).toBeLessThanOrEqual(10_000);
+      entriesAfter.push((JSON.parse((await ledger()).reservations ?? '[]') as unknown[]).length);
+      await clearQuotas();
+    }
+    process.stderr.write(`[Q5] settlement: admitted per round ${admittedPerRound.join(',')}; ledger entries after each round ${entriesAfter.join(',')}; settled marks ${(await ledger()).settled}\n`);
+    expect((await ledger()).settled, 'the ledger carries settled marks').toBeDefined();
+    // The budget is usable: most rounds fill it (a replica behind the marks would refuse with [Q5]).
+    expect(admittedPerRound.filter((n) => n === 10).length).toBeGreaterThanOrEqual(4);
+    // What is in flight: the round's own ≤ 10 creations and the ≤ 10 deletions before them.
+    for (const [i, n] of entriesAfter.entries()) if (i > 0) expect(n, `entries after round ${i} (${entriesAfter.join(',')})`).toBeLessThanOrEqual(20);
+    expect(Math.max(...entriesAfter)).toBeLessThan(admittedPerRound.reduce((a, b) => a + b, 0));
+  }, 600_000);
+
   it('leaves the ledger untouched on dry runs', async () => {
     const admin = core('admin');
     const read = async () => (await admin.readNamespacedConfigMap({ name: `${LEDGER_PREFIX}${PROJECT}`, namespace: DEFAULT_CONFIG.systemNamespace })).metadata!.resourceVersion;

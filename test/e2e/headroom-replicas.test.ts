@@ -43,4 +43,18 @@ describe('the budget across three webhook replicas, a replica kill and a lost le
     expect(result.ledgerDeletion.afterCompleted).toBeGreaterThan(0);
     expect(result.ledgerDeletion.afterCompleted).toBeLessThan(ATTEMPTS);
   }, 240_000);
+
+  it('with ledgerSettlement (entries leave once the writer sees them, readers catch up first) the same race never overspends', async () => {
+    // docs/adr/0085-ledger-holds-what-is-in-flight.md: the third replica, the kill (a replica that starts
+    // lists, its watermarks are the list's) and the lost ledger (its marks go with it only after the
+    // entries they settled would have expired) are where settling could go wrong.
+    const result = await runReplicaRace({ info: cluster(), project: uniqueName('hset'), attempts: ATTEMPTS, concurrency: 16, config: { ledgerSettlement: true }, log: (m) => process.stderr.write(`[headroom-replicas settled] ${m}\n`) });
+    process.stderr.write(`[headroom-replicas settled] seed ${result.seed}: ${JSON.stringify({ counts: result.counts, samples: result.samples, peak: result.peak, requestsPerReplica: result.requestsPerReplica, wallMs: result.wallMs })}\n`);
+    expect(result.violations, `seed ${result.seed}`).toEqual([]);
+    expect(result.samples).toBeGreaterThanOrEqual(10);
+    expect(result.counts.admitted).toBeGreaterThan(0);
+    expect(result.counts.refused.Q1 ?? 0).toBeGreaterThan(0);
+    expect(result.kill.restarted).toBeDefined();
+    expect(result.ledgerDeletion.status).toBe(200);
+  }, 240_000);
 });

@@ -5,13 +5,15 @@
  * that carries the finalizer, `release` removes the finalizer (and with it a marked ledger), and
  * `removeFinalizerByHand` is what an operator who edits the finalizer away does.
  */
-import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore, type StreamMarks } from '../../src/ledger/ledger.js';
 
 interface Stored {
   version: number;
   entries: LedgerEntry[];
   /** The enforced fleet limit record (src/fleet/enforced-limit.ts), as the ConfigMap's `fleet` key. */
   fleet?: string;
+  /** The settled marks (the ConfigMap's `settled` key). */
+  settledThrough?: StreamMarks;
   finalizer: boolean;
   deleting: boolean;
 }
@@ -37,7 +39,7 @@ export class MemoryLedger implements LedgerStore {
   }
 
   private stateOf(s: Stored): LedgerState {
-    return { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}), ...(s.fleet !== undefined ? { fleet: s.fleet } : {}) };
+    return { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}), ...(s.fleet !== undefined ? { fleet: s.fleet } : {}), ...(s.settledThrough ? { settledThrough: { ...s.settledThrough } } : {}) };
   }
 
   async read(project: string): Promise<LedgerState> {
@@ -45,14 +47,14 @@ export class MemoryLedger implements LedgerStore {
     return s ? this.stateOf(s) : { entries: [] };
   }
 
-  async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
+  async write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough = state.settledThrough): Promise<LedgerState> {
     const s = this.states.get(project);
     if ((s ? String(s.version) : undefined) !== state.resourceVersion) throw new LedgerConflict('conflict');
     const version = ++this.revision;
-    this.states.set(project, { version, entries: structuredClone(entries), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}), finalizer: true, deleting: s?.deleting ?? false });
+    this.states.set(project, { version, entries: structuredClone(entries), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}), ...(settledThrough ? { settledThrough: { ...settledThrough } } : {}), finalizer: true, deleting: s?.deleting ?? false });
     this.writes += 1;
     this.changed(project);
-    return { resourceVersion: String(version), entries, ...(s?.deleting ? { deleting: true } : {}), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}) };
+    return { resourceVersion: String(version), entries, ...(s?.deleting ? { deleting: true } : {}), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}), ...(settledThrough ? { settledThrough } : {}) };
   }
 
   async release(project: string, state: LedgerState): Promise<void> {

@@ -23,7 +23,7 @@ describe('tenantgate.yaml', () => {
   });
 
   it('refuses unknown keys at every depth, listing the known ones', () => {
-    expect(errorOf('clustername: x')).toBe('tenantgate.yaml: clustername is not a known key; allowed: apiVersion, kind, clusterName, privileged, reserved, namespacePrefix, requireProjectForUsers, headroomWarningThreshold, resyncPeriodSeconds, systemNamespace, crossReplicaReservation, reservationTtlSeconds, visibility, protectedNamespaceMetadata, systemControllers, podSecurity, argocd, fleet, pricing, allow, network');
+    expect(errorOf('clustername: x')).toBe('tenantgate.yaml: clustername is not a known key; allowed: apiVersion, kind, clusterName, privileged, reserved, namespacePrefix, requireProjectForUsers, headroomWarningThreshold, resyncPeriodSeconds, systemNamespace, crossReplicaReservation, reservationTtlSeconds, ledgerSettlement, visibility, protectedNamespaceMetadata, systemControllers, podSecurity, argocd, fleet, pricing, allow, network');
     expect(errorOf('privileged: {user: [a]}')).toBe('tenantgate.yaml: privileged.user is not a known key; allowed: users, groups');
     expect(errorOf('protectedNamespaceMetadata: {label: [a]}')).toBe('tenantgate.yaml: protectedNamespaceMetadata.label is not a known key; allowed: labels, annotations');
   });
@@ -32,6 +32,7 @@ describe('tenantgate.yaml', () => {
     expect(errorOf('reservationTtlSeconds: 0')).toBe('tenantgate.yaml: reservationTtlSeconds is 0; allowed: an integer from 1 to 3600');
     expect(errorOf('reservationTtlSeconds: -5')).toContain('reservationTtlSeconds is -5; allowed: an integer from 1 to 3600');
     expect(errorOf('reservationTtlSeconds: 2.5')).toBe('tenantgate.yaml: reservationTtlSeconds is 2.5; allowed: an integer');
+    expect(errorOf('ledgerSettlement: yes-please')).toBe('tenantgate.yaml: ledgerSettlement is "yes-please"; allowed: a boolean');
     expect(errorOf('resyncPeriodSeconds: 100000')).toBe('tenantgate.yaml: resyncPeriodSeconds is 100000; allowed: an integer from 1 to 86400');
     expect(errorOf('headroomWarningThreshold: 1')).toBe('tenantgate.yaml: headroomWarningThreshold is 1; allowed: a number from 0 up to (not including) 1');
   });

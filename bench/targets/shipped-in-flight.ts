@@ -1,0 +1,143 @@
+/**
+ * The shipped benchmark's ledger-size scenarios (docs/adr/0085-ledger-holds-what-is-in-flight.md), run
+ * with `ledgerSettlement: true` on the shipped two replicas:
+ *
+ *   hot project: one project at BENCH_SHIPPED_HOT_RATE (200) changes a second for BENCH_SHIPPED_SECONDS,
+ *                half namespace creates, half quota growths — refusals, p99, and the ledger's largest
+ *                size while it runs (sampled every 200 ms);
+ *   sync:        one project's BENCH_SHIPPED_SYNC_NAMESPACES (5,000) namespaces applied at once (as an
+ *                Argo CD sync applies everything, BENCH_SHIPPED_SYNC_CONCURRENCY requests in flight),
+ *                all within the budget — admitted, [Q5], the ledger's largest size.
+ *
+ * Targets (judge): 0 [Q5], 0 requests without a rule, p99 < 0.5 s for the hot project, and the ledger
+ * never above a quarter of the 1 MiB a ConfigMap may hold.
+ */
+import { LEDGER_PREFIX } from '../../src/validate/types.js';
+import { countBy, verdictOf, type Api, type ApiAnswer } from '../lib/api.js';
+import { env, round3, sleep, stats } from '../lib/measure.js';
+
+export const HOT_RATE = env('BENCH_SHIPPED_HOT_RATE', 200);
+export const SYNC_NAMESPACES = env('BENCH_SHIPPED_SYNC_NAMESPACES', 5000);
+const SYNC_CONCURRENCY = env('BENCH_SHIPPED_SYNC_CONCURRENCY', 100);
+const CONFIGMAP_LIMIT = 1024 * 1024;
+export const IN_FLIGHT_TARGETS = { p99Ms: 500, ledgerBytes: CONFIGMAP_LIMIT / 4 };
+
+export interface LedgerSize {
+  project: string;
+  entries: number;
+  /** Entries not expired when read. */
+  live: number;
+  /** Bytes of its `reservations` value (a ConfigMap's data may hold 1 MiB in all). */
+  bytes: number;
+}
+
+/** What a project's headroom ledger holds now (src/ledger/ledger.ts: one ConfigMap per project). */
+export async function ledgerSize(admin: Api, project: string): Promise<LedgerSize | undefined> {
+  const r = await admin.call('GET', `/api/v1/namespaces/tenantgate-system/configmaps/${LEDGER_PREFIX}${project}`);
+  if (r.status === 404) return undefined;
+  if (r.status !== 200) throw new Error(`reading ${project}'s ledger: ${r.status} ${r.text.slice(0, 300)}`);
+  const text = (JSON.parse(r.text) as { data?: { reservations?: string } }).data?.reservations ?? '[]';
+  const entries = JSON.parse(text) as Array<{ expires: number }>;
+  const now = Date.now();
+  return { project, entries: entries.length, live: entries.filter((e) => e.expires > now).length, bytes: Buffer.byteLength(text) };
+}
+
+export interface LedgerPeak {
+  maxEntries: number;
+  maxBytes: number;
+  samples: number;
+}
+
+/** Samples the project's ledger every 200 ms until `done` settles: the largest entry count and size seen. */
+async function peakWhile(admin: Api, project: string, done: Promise<unknown>): Promise<LedgerPeak> {
+  const peak: LedgerPeak = { maxEntries: 0, maxBytes: 0, samples: 0 };
+  let finished = false;
+  void done.finally(() => (finished = true));
+  do {
+    const size = await ledgerSize(admin, project).catch(() => undefined);
+    if (size) {
+      peak.samples += 1;
+      peak.maxEntries = Math.max(peak.maxEntries, size.entries);
+      peak.maxBytes = Math.max(peak.maxBytes, size.bytes);
+    }
+    if (!finished) await sleep(200);
+  } while (!finished);
+  return peak;
+}
+
+export interface InFlightRun {
+  scenario: 'hot project' | 'sync';
+  offered: number;
+  counts: Record<string, number>;
+  seconds: number;
+  latencyMs: ReturnType<typeof stats>;
+  ledger: LedgerPeak;
+  /** The guard's reservation outcomes during the run, summed over the replicas (behind: a catch-up past its deadline). */
+  reservationOutcomes: Record<string, number>;
+}
+
+/** The guard's reservation outcomes so far, summed over the replicas. */
+export type OutcomeCounter = () => Promise<Record<string, number>>;
+
+const outcomesSince = (before: Record<string, number>, after: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+
+/** One project at HOT_RATE changes a second (open loop) for `seconds`: namespace creates and quota growths in `namespaces`. */
+export async function hotProject(alice: Api, admin: Api, project: string, namespaces: readonly string[], seconds: number, quotaCpu: Map<string, number>, outcomes: OutcomeCounter): Promise<InFlightRun> {
+  const outcomes0 = await outcomes();
+  let seq = 0;
+  const change = (i: number): Promise<ApiAnswer> => {
+    if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${project}-h${seq++}` } });
+    const ns = namespaces[Math.floor(i / 2) % namespaces.length]!;
+    const next = (quotaCpu.get(ns) ?? 100) + 10;
+    quotaCpu.set(ns, next);
+    return alice.call('PATCH', `/api/v1/namespaces/${ns}/resourcequotas/tenantgate-quota`, { spec: { hard: { 'requests.cpu': `${next}m` } } }, 'application/merge-patch+json');
+  };
+  const total = HOT_RATE * seconds;
+  const inflight: Array<Promise<ApiAnswer>> = [];
+  let sent!: () => void;
+  const allSent = new Promise<void>((r) => (sent = r));
+  const t0 = performance.now();
+  const peak = peakWhile(admin, project, allSent.then(() => Promise.all(inflight)));
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / HOT_RATE - performance.now();
+    if (wait > 0) await sleep(wait);
+    inflight.push(change(i));
+  }
+  sent();
+  const results = await Promise.all(inflight);
+  const elapsed = (performance.now() - t0) / 1000;
+  return { scenario: 'hot project', offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()) };
+}
+
+/** SYNC_NAMESPACES namespace creates of one project at once, SYNC_CONCURRENCY in flight. */
+export async function namespaceSync(alice: Api, admin: Api, project: string, outcomes: OutcomeCounter): Promise<InFlightRun> {
+  const outcomes0 = await outcomes();
+  const results: ApiAnswer[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < SYNC_NAMESPACES) {
+      const i = next++;
+      results.push(await alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${project}-n${i}` } }));
+    }
+  };
+  const workers = Promise.all(Array.from({ length: SYNC_CONCURRENCY }, worker));
+  const peak = await peakWhile(admin, project, workers);
+  const elapsed = (performance.now() - t0) / 1000;
+  return { scenario: 'sync', offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()) };
+}
+
+/** The targets missed by the two scenarios (empty: all met). */
+export function judgeInFlight(runs: readonly InFlightRun[]): string[] {
+  const missed: string[] = [];
+  for (const r of runs) {
+    const q5 = r.counts['denied Q5'] ?? 0;
+    const admitted = r.counts.admitted ?? 0;
+    if (q5 > 0) missed.push(`${r.scenario}: ${q5} refused with [Q5], want 0`);
+    if ((r.counts.error ?? 0) > 0) missed.push(`${r.scenario}: ${r.counts.error} requests neither admitted nor denied with a rule`);
+    if (admitted !== r.offered) missed.push(`${r.scenario}: ${admitted} of ${r.offered} admitted, want all (the budget has room for every one)`);
+    if (r.ledger.maxBytes > IN_FLIGHT_TARGETS.ledgerBytes) missed.push(`${r.scenario}: the ledger reached ${r.ledger.maxBytes} bytes (${r.ledger.maxEntries} entries), want ≤ ${IN_FLIGHT_TARGETS.ledgerBytes}`);
+    if (r.scenario === 'hot project' && r.latencyMs.p99 >= IN_FLIGHT_TARGETS.p99Ms) missed.push(`${r.scenario}: p99 ${r.latencyMs.p99} ms, want < ${IN_FLIGHT_TARGETS.p99Ms} ms`);
+  }
+  return missed;
+}
