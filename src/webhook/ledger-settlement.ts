@@ -7,7 +7,7 @@
  */
 import type { LedgerEntry, StreamMarks } from '../ledger/ledger.js';
 import { grows } from '../validate/budget/check.js';
-import { namespaceShare } from '../validate/resources.js';
+import { namespaceShare } from '../validate/resource-lists.js';
 import type { Snapshot } from '../validate/types.js';
 import { allocationOf } from './ledger-entries.js';
 import { shownByCache } from './quota-versions.js';

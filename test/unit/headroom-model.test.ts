@@ -663,7 +663,7 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
     const before = world.ledger.entries(PROJECT)?.length;
     const replica = world.replicas[1]!;
     const request = { uid: 'late', kind: { group: '', version: 'v1', kind: 'ResourceQuota' }, operation: 'CREATE', namespace: 'm-a', name: 'q2', userInfo: { username: 'alice', groups: [] }, object: { metadata: { name: 'q2', namespace: 'm-a' }, spec: { hard: hard(1, 1) } } } as unknown as AdmissionRequest;
-    const verdict = await replica.guard.decide({ config, snapshot: replica.snapshot, user: request.userInfo }, request);
+    const verdict = await replica.guard.decide({ at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo }, request);
     expect(verdict.violations.map((v) => `[${v.rule}] ${v.message}`)).toEqual([
       `[Q5] project m: the headroom ledger counts on changes this webhook replica's watch cache has not received yet, and its watches did not catch up within 2000 ms; nothing was reserved, retry the request`,
     ]);
