@@ -310,7 +310,7 @@ export class HeadroomGuard {
     const live = state.entries.filter((e) => this.isLive(e));
     // Entries this replica's own cache shows leave with this write (ledger-settlement.ts); the decisions
     // below count them from the cache. Only when ready() let this replica decide from `state`.
-    const settlement = this.options.streams && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, this.options.streams.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName) : undefined;
+    const settlement = this.options.streams && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, this.options.streams.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName, decisions[0]!.ctx.at) : undefined;
     let entries = settlement?.kept ?? live;
     const verdicts: Array<[QueuedDecision, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];

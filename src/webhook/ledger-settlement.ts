@@ -7,7 +7,7 @@
  */
 import type { LedgerEntry, StreamMarks } from '../ledger/ledger.js';
 import { grows } from '../validate/budget/check.js';
-import { namespaceShare } from '../validate/resource-lists.js';
+import { namespaceShare } from '../validate/shares.js';
 import type { Snapshot } from '../validate/types.js';
 import { allocationOf } from './ledger-entries.js';
 import { shownByCache } from './quota-versions.js';
@@ -26,7 +26,7 @@ export { marksReach, maxMarks, marksLive } from './stream-marks.js';
  * Every older write merged into the entry was conditional on an older resourceVersion of the same
  * quota (or on its absence), which the stored newest write has moved past.
  */
-export function shownInView(entry: LedgerEntry, view: Snapshot, marks: StreamMarks, projectName: string, cluster: string): boolean {
+export function shownInView(entry: LedgerEntry, view: Snapshot, marks: StreamMarks, projectName: string, cluster: string, at: number): boolean {
   const seen = entry.seen;
   if (!seen || !STREAMS.every((s) => revision(seen[s]) !== undefined)) return false;
   const namespace = view.namespace(entry.namespace);
@@ -48,7 +48,7 @@ export function shownInView(entry: LedgerEntry, view: Snapshot, marks: StreamMar
   if (allocation.size === 0) return true;
   const project = view.project(projectName);
   if (!project) return false;
-  return !grows(namespaceShare(view, project, cluster, entry.namespace).resources, allocation);
+  return !grows(namespaceShare(view, project, cluster, at, entry.namespace).resources, allocation);
 }
 
 /** Whether resourceVersion `rv` is a revision above `mark`. */
@@ -79,12 +79,12 @@ export interface Settlement {
  * every event the writer had when it settled them (a deletion, whose version no cached object carries,
  * included).
  */
-export function settle(entries: readonly LedgerEntry[], view: Snapshot, marks: StreamMarks | undefined, previous: StreamMarks | undefined, project: string, cluster: string): Settlement {
+export function settle(entries: readonly LedgerEntry[], view: Snapshot, marks: StreamMarks | undefined, previous: StreamMarks | undefined, project: string, cluster: string, at: number): Settlement {
   if (!marks || !STREAMS.every((s) => revision(marks[s]) !== undefined)) return { kept: [...entries], settled: 0, settledThrough: previous };
   const kept: LedgerEntry[] = [];
   let until = 0;
   for (const e of entries) {
-    if (shownInView(e, view, marks, project, cluster)) until = Math.max(until, e.expires);
+    if (shownInView(e, view, marks, project, cluster, at)) until = Math.max(until, e.expires);
     else kept.push(e);
   }
   const settled = entries.length - kept.length;

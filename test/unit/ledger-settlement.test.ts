@@ -10,6 +10,9 @@ import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
 import { marksLive, marksReach, maxMarks, settle, shownInView } from '../../src/webhook/ledger-settlement.js';
 
+/** The instant the shares are judged at (no burst in these projects: any instant gives the same). */
+const AT = Date.UTC(2026, 10, 1);
+
 const project: Project = {
   metadata: { name: 'p', uid: 'uid-p', resourceVersion: '1' },
   spec: { tenant: 't', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } },
@@ -38,57 +41,57 @@ const deletion: LedgerEntry = { namespace: 'p-a', quota: 'q', allocation: {}, wr
 
 describe('shownInView: an entry leaves once the writer’s own cache shows what it stands for', () => {
   it('a namespace creation: once the namespace is shown, and not an incarnation it replaces', () => {
-    expect(shownInView(nsCreate, view([]), marks, 'p', 'c')).toBe(false);
-    expect(shownInView(nsCreate, view([ns('p-a')]), marks, 'p', 'c')).toBe(true);
-    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-old')]), marks, 'p', 'c')).toBe(false);
-    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-new')]), marks, 'p', 'c')).toBe(true);
+    expect(shownInView(nsCreate, view([]), marks, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(nsCreate, view([ns('p-a')]), marks, 'p', 'c', AT)).toBe(true);
+    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-old')]), marks, 'p', 'c', AT)).toBe(false);
+    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-new')]), marks, 'p', 'c', AT)).toBe(true);
   });
 
   it('only an object stored after the admission: an older incarnation a lagging cache still shows is not it', () => {
     // The admitting replica had seen the old p-a go (its marks are past it) and did not list it in replaces.
     const late = { ...nsCreate, seen: { Namespace: '30', ResourceQuota: '30' } };
-    expect(shownInView(late, view([ns('p-a', 'uid-old', '20')]), marks, 'p', 'c')).toBe(false);
-    expect(shownInView(late, view([ns('p-a', 'uid-new', '31')]), marks, 'p', 'c')).toBe(true);
+    expect(shownInView(late, view([ns('p-a', 'uid-old', '20')]), marks, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(late, view([ns('p-a', 'uid-new', '31')]), marks, 'p', 'c', AT)).toBe(true);
     // A quota created again with the same spec: the one a lagging cache shows is older than the admission.
     const create = { ...raise, basedOn: undefined, seen: { Namespace: '50', ResourceQuota: '50' } } as LedgerEntry;
     delete create.basedOn;
-    expect(shownInView(create, view([ns('p-a')], [quota('p-a', 'q', '3', '45')]), marks, 'p', 'c')).toBe(false);
-    expect(shownInView(create, view([ns('p-a')], [quota('p-a', 'q', '3', '51')]), marks, 'p', 'c')).toBe(true);
+    expect(shownInView(create, view([ns('p-a')], [quota('p-a', 'q', '3', '45')]), marks, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(create, view([ns('p-a')], [quota('p-a', 'q', '3', '51')]), marks, 'p', 'c', AT)).toBe(true);
     // Without the admitting replicas' marks (settlement off there, or merged with such an admission): by expiry only.
     const unmarked = { ...nsCreate };
     delete unmarked.seen;
-    expect(shownInView(unmarked, view([ns('p-a')]), marks, 'p', 'c')).toBe(false);
+    expect(shownInView(unmarked, view([ns('p-a')]), marks, 'p', 'c', AT)).toBe(false);
   });
 
   it('a quota write: once its newest write is stored above the version it replaced, covering the allocation', () => {
-    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '2', '40')]), marks, 'p', 'c')).toBe(false);
+    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '2', '40')]), marks, 'p', 'c', AT)).toBe(false);
     // Same spec but not above the version replaced: another write of that spec, not this one.
-    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '40')]), marks, 'p', 'c')).toBe(false);
-    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '41')]), marks, 'p', 'c')).toBe(true);
+    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '40')]), marks, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '41')]), marks, 'p', 'c', AT)).toBe(true);
     // The namespace's share is capped by another quota below the reserved allocation: not covered yet.
-    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '41'), quota('p-a', 'other', '2', '30')]), marks, 'p', 'c')).toBe(false);
+    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '41'), quota('p-a', 'other', '2', '30')]), marks, 'p', 'c', AT)).toBe(false);
   });
 
   it('a deletion: once the quota is absent and the quota stream is past the version deleted', () => {
-    expect(shownInView(deletion, view([ns('p-a')], [quota('p-a', 'q', '2', '40')]), marks, 'p', 'c')).toBe(false);
-    expect(shownInView(deletion, view([ns('p-a')]), { Namespace: '100', ResourceQuota: '39' }, 'p', 'c')).toBe(false);
-    expect(shownInView(deletion, view([ns('p-a')]), marks, 'p', 'c')).toBe(true);
+    expect(shownInView(deletion, view([ns('p-a')], [quota('p-a', 'q', '2', '40')]), marks, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(deletion, view([ns('p-a')]), { Namespace: '100', ResourceQuota: '39' }, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(deletion, view([ns('p-a')]), marks, 'p', 'c', AT)).toBe(true);
   });
 });
 
 describe('settle: the entries that stay and the marks left', () => {
   it('drops what is shown, keeps the rest, and raises the marks per stream with the latest expiry settled', () => {
     const pending: LedgerEntry = { namespace: 'p-b', allocation: { 'requests.cpu': '1' }, created: 2, expires: 40_000 };
-    const out = settle([nsCreate, pending], view([ns('p-a')]), { Namespace: '90', ResourceQuota: '120' }, { Namespace: '95', ResourceQuota: '80' }, 'p', 'c');
+    const out = settle([nsCreate, pending], view([ns('p-a')]), { Namespace: '90', ResourceQuota: '120' }, { Namespace: '95', ResourceQuota: '80' }, 'p', 'c', AT);
     expect(out.kept).toEqual([pending]);
     expect(out.settled).toBe(1);
     expect(out.settledThrough).toEqual({ Namespace: '95', ResourceQuota: '120', until: 30_001 });
   });
 
   it('settles nothing and keeps the marks when nothing is shown, or the watermarks are not revisions', () => {
-    expect(settle([nsCreate], view([]), marks, undefined, 'p', 'c')).toEqual({ kept: [nsCreate], settled: 0, settledThrough: undefined });
-    expect(settle([nsCreate], view([ns('p-a')]), { Namespace: 'x', ResourceQuota: '1' }, marks, 'p', 'c')).toEqual({ kept: [nsCreate], settled: 0, settledThrough: marks });
-    expect(settle([nsCreate], view([ns('p-a')]), undefined, marks, 'p', 'c').settled).toBe(0);
+    expect(settle([nsCreate], view([]), marks, undefined, 'p', 'c', AT)).toEqual({ kept: [nsCreate], settled: 0, settledThrough: undefined });
+    expect(settle([nsCreate], view([ns('p-a')]), { Namespace: 'x', ResourceQuota: '1' }, marks, 'p', 'c', AT)).toEqual({ kept: [nsCreate], settled: 0, settledThrough: marks });
+    expect(settle([nsCreate], view([ns('p-a')]), undefined, marks, 'p', 'c', AT).settled).toBe(0);
   });
 });
 
