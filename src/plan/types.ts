@@ -18,8 +18,7 @@ export interface LiveState {
   quotas: ResourceQuotaObject[];
   /**
    * The objects of the project namespaces the allow-lists judge (Pods, Services, claims, Ingresses,
-   * Gateway API objects, ResourceClaims), when they were read (`tenantgate snapshot` and the live
-   * reader of `plan --cluster` read them): a narrowed list is checked against them (src/plan/allow-lists.ts).
+   * routes), when they were read: a narrowed list is checked against them (src/plan/allow-lists.ts).
    */
   objects?: Array<Record<string, unknown>>;
 }
