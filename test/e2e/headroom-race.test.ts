@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
+import { sleep } from '../support/devcluster/controlplane.js';
 import { applyOwnerBindings, installBase } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
@@ -70,7 +71,7 @@ async function clearQuotas(): Promise<void> {
         return;
       } catch (err) {
         if (attempt >= 10 || !String((err as { body?: unknown }).body ?? err).includes('[Q5]')) throw err;
-        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        await sleep(200 * attempt);
       }
     }
   };
