@@ -52,6 +52,15 @@ report() {
   for set in early late; do
     [ ! -f ".cache/build-logs/times-$set.tsv" ] || { echo "== Go builds, $set set (side by side, from the start):"; awk -F'\t' '{ printf "  %-22s %5ss\n", $1, $2 }' ".cache/build-logs/times-$set.tsv"; }
   done
+  # Last, so that a report showing only the tail of the output still says why: each failed test's
+  # first error line (vitest's failure details: a "FAIL file > test" line, then the error).
+  for log in .cache/e2e-*.log; do
+    [ -f "$log" ] || continue
+    sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
+      /^ *FAIL .* > / { failed = substr($0, 1, 200); next }
+      failed != "" && /(Error|expected|not reached)/ { print "  " failed; print "    " substr($0, 1, 600); failed = "" }
+    ' | head -24 | sed "1i == why, in $log:"
+  done
 }
 trap report EXIT
 rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-*.log

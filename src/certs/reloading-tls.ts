@@ -3,8 +3,11 @@
  * the certificate, key and optional CA bundle files are polled; when one changes, all are read again,
  * checked (the key matches the certificate, every PEM block parses) and swapped in with
  * `setSecureContext`. A pair that is half-written or invalid is ignored, the previous material kept and
- * a line logged; the next change retries. Connections made before a swap are closed once idle (and
- * answered with `Connection: close` when busy or used again), so every later request handshakes with the new material.
+ * a line logged; the next change retries. Connections made before a swap stay open until their next
+ * request, which is answered with `Connection: close`, so the request after it handshakes with the new
+ * material; after a client CA change that request is judged by the new bundle (the peer certificate is
+ * verified again). An idle connection is never closed by a swap: a client may be sending on it at that
+ * moment, and a POST lost that way is not retried (the apiserver's admission call would fail).
  * Shared by the webhook, the budget view and the controller's /metrics.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
@@ -115,21 +118,25 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
   const closeAfter = (res: ServerResponse) => {
     if (!res.headersSent) res.setHeader('connection', 'close');
   };
+  /** The generation whose material first carried the current client CA bundle. */
+  let caGeneration = 0;
   const apply = () => {
     server.setSecureContext({ ...contextOptions(current), minVersion: 'TLSv1.2' });
     generation++;
     // Kept-alive connections were made with the old material and keep it as long as the client keeps
-    // using them: idle ones close now; busy ones answer `Connection: close`, so the client does not
-    // reuse them (closing a busy one would fail its request), and new requests handshake anew.
+    // using them: busy ones answer `Connection: close` now, idle ones on their next request (the
+    // request listener below), so the client does not reuse them and its next request handshakes anew.
+    // Idle ones are not closed here: the client may be writing a request on one right now.
     for (const res of inFlight) closeAfter(res);
-    server.closeIdleConnections();
   };
   server.on('secureConnection', (socket: TLSSocket & { [GENERATION]?: number }) => {
     socket[GENERATION] = generation;
   });
   server.prependListener('request', (req, res) => {
     const socket = req.socket as TLSSocket & { [GENERATION]?: number };
-    if ((socket[GENERATION] ?? generation) < generation) closeAfter(res);
+    const made = socket[GENERATION] ?? generation;
+    if (made < generation) closeAfter(res);
+    if (made < caGeneration && current.ca !== undefined) judgeByCurrentBundle(socket, current.ca);
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
@@ -142,9 +149,11 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
       return false;
     }
     if (next.cert === current.cert && next.key === current.key && next.ca === current.ca) return false;
+    const caChanged = next.ca !== current.ca;
     current = next;
     try {
       apply();
+      if (caChanged) caGeneration = generation;
     } catch (err) {
       log(`keeping the previous TLS certificate: ${(err as Error).message}`);
       return false;
@@ -163,6 +172,34 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
   };
   server.on('close', stop);
   return { current: () => current, reloadNow, apply, stop };
+}
+
+/**
+ * Why `leaf` is not trusted by `bundle` at `atMs` (undefined: trusted): a certificate of the bundle
+ * issued and signed it, and it is within its validity. A chain through an intermediate is not trusted
+ * here (the handshake of a new connection verifies those). Pure.
+ */
+export function untrustedBecause(leaf: X509Certificate, bundle: readonly X509Certificate[], atMs: number): string | undefined {
+  if (atMs < Date.parse(leaf.validFrom) || atMs > Date.parse(leaf.validTo)) return `CERT_NOT_VALID_NOW (${leaf.validFrom} to ${leaf.validTo})`;
+  return bundle.some((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey)) ? undefined : 'UNABLE_TO_VERIFY_LEAF_SIGNATURE (not signed by a certificate of the current client CA bundle)';
+}
+
+/**
+ * A connection made before the client CA bundle changed: what its handshake verified is set to what the
+ * current bundle says of its certificate, so readers of `socket.authorized` (the webhook's client
+ * authentication, the budget view) judge its request by the bundle in force.
+ */
+function judgeByCurrentBundle(socket: TLSSocket, bundlePem: string): void {
+  const leaf = socket.getPeerX509Certificate();
+  if (!leaf) return;
+  let reason: string | undefined;
+  try {
+    reason = untrustedBecause(leaf, pemCertificates(bundlePem, 'client CA bundle'), Date.now());
+  } catch (err) {
+    reason = (err as Error).message;
+  }
+  socket.authorized = reason === undefined;
+  if (reason !== undefined) socket.authorizationError = new Error(reason);
 }
 
 function serial(certPem: string): string {

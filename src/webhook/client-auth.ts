@@ -43,38 +43,40 @@ export function authorizeClient(peer: PeerIdentity, policy: ClientAuthPolicy): C
 }
 
 /**
- * The identity each connection's handshake established, read once per connection: Node's
- * getPeerCertificate builds the whole certificate object (with three fingerprints) on every call, which
- * was the largest single cost of a review as shipped. Sound because the first read also disables TLS
- * renegotiation on that socket (the only way a peer could present another certificate later on the
- * same connection); the apiserver never renegotiates.
+ * The certificate each connection presented, read once per connection: Node's getPeerCertificate
+ * builds the whole certificate object (with three fingerprints) on every call, which was the largest
+ * single cost of a review as shipped. Sound because the first read also disables TLS renegotiation on
+ * that socket (the only way a peer could present another certificate later on the same connection);
+ * the apiserver never renegotiates. Whether it is trusted is read on every request: a client CA
+ * rotation judges a kept-alive connection again (src/certs/reloading-tls.ts).
  */
-const identities = new WeakMap<object, PeerIdentity>();
+const presentedCertificates = new WeakMap<object, { presented: boolean; commonName?: string | undefined }>();
 
 /** What the request's TLS socket verified (a plain-HTTP socket presents nothing). */
 export function peerIdentity(req: IncomingMessage): PeerIdentity {
   const socket = req.socket as Partial<TLSSocket> | undefined;
   if (!socket) return { presented: false, verified: false };
-  let identity = identities.get(socket);
-  if (identity === undefined) {
+  let presented = presentedCertificates.get(socket);
+  if (presented === undefined) {
     socket.disableRenegotiation?.();
-    identity = readPeerIdentity(socket);
-    identities.set(socket, identity);
+    presented = readPresentedCertificate(socket);
+    presentedCertificates.set(socket, presented);
   }
-  return identity;
-}
-
-function readPeerIdentity(socket: Partial<TLSSocket>): PeerIdentity {
-  if (typeof socket.getPeerCertificate !== 'function') return { presented: false, verified: false };
-  const cert = socket.getPeerCertificate();
-  if (!cert || Object.keys(cert).length === 0) return { presented: false, verified: false };
-  const cn = cert.subject?.CN;
+  if (!presented.presented) return { presented: false, verified: false };
   return {
     presented: true,
     verified: socket.authorized === true,
     verifyError: socket.authorizationError === undefined ? undefined : String(socket.authorizationError),
-    commonName: Array.isArray(cn) ? cn[0] : cn,
+    commonName: presented.commonName,
   };
+}
+
+function readPresentedCertificate(socket: Partial<TLSSocket>): { presented: boolean; commonName?: string | undefined } {
+  if (typeof socket.getPeerCertificate !== 'function') return { presented: false };
+  const cert = socket.getPeerCertificate();
+  if (!cert || Object.keys(cert).length === 0) return { presented: false };
+  const cn = cert.subject?.CN;
+  return { presented: true, commonName: Array.isArray(cn) ? cn[0] : cn };
 }
 
 /** The names `--client-allowed-names` lists ("a,b" → ["a","b"]); blanks dropped. */

@@ -97,7 +97,7 @@ describe('certificate rotation under traffic, no restart', () => {
     }
     const steps = new Set(traffic.outcomes.map((o) => o.step));
     process.stderr.write(`[cert-rotation] serving: ${traffic.outcomes.length} tenant calls over ${steps.size} steps, ${traffic.failures().length} without their verdict\n`);
-    expect(traffic.failures()).toEqual([]);
+    expect(traffic.failures(), traffic.failures().map((f) => `${f.step}: ${f.detail}`).join(' | ')).toEqual([]);
     expect([...steps]).toEqual(['before', 'bundle old+new', 'certificate from the new CA', 'bundle new only']);
     expect(logs.some((l) => l.startsWith('reloaded TLS certificate'))).toBe(true);
   }, 300_000);
@@ -129,7 +129,7 @@ describe('certificate rotation under traffic, no restart', () => {
       await traffic.stop();
     }
     process.stderr.write(`[cert-rotation] client CA: ${traffic.outcomes.length} tenant calls, ${traffic.failures().length} without their verdict\n`);
-    expect(traffic.failures()).toEqual([]);
+    expect(traffic.failures(), traffic.failures().map((f) => `${f.step}: ${f.detail}`).join(' | ')).toEqual([]);
     expect(logs.some((l) => l.includes('client CA bundle') && l.includes('with 2 certificate(s)'))).toBe(true);
   }, 300_000);
 });

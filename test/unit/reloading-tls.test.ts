@@ -182,4 +182,54 @@ describe('reloading TLS', () => {
     expect((await get('/')).serial).toBe(serialOf(second));
     agent.destroy();
   }, 60_000);
+
+  it('a swap leaves an idle kept-alive connection open; its next request is judged by the new client CA bundle and told to close', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
+    const servingCa = createCA();
+    const files = await writeKeyPair(dir, 'tls', signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }));
+    const oldCa = createCA('old-client-ca');
+    const newCa = createCA('new-client-ca');
+    const oldClient = signCert(oldCa, { commonName: 'apiserver', usage: 'client' });
+    const caFile = join(dir, 'client-ca.pem');
+    await writeFile(caFile, oldCa.certPem);
+    const paths = { ...files, ca: caFile };
+    const initial = readTlsFiles(paths);
+    const server = createServer({ ...initial, requestCert: true, rejectUnauthorized: false }, (req, res) => {
+      res.end((req.socket as unknown as { authorized: boolean }).authorized ? 'authorized' : 'unauthorized');
+    });
+    const tls = reloadOnChange(server, paths, initial, { pollMs: 60_000 });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false, cert: oldClient.certPem, key: oldClient.keyPem });
+    const get = () =>
+      new Promise<{ body: string; localPort: number; connection: string | undefined }>((resolve, reject) => {
+        const req = httpsRequest({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+          let body = '';
+          const localPort = res.socket.localPort!;
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ body, localPort, connection: res.headers.connection }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+
+    const first = await get();
+    expect(first).toMatchObject({ body: 'authorized', connection: 'keep-alive' });
+    // The bundle widens (old+new): the idle connection stays open and is still trusted.
+    await replace(caFile, oldCa.certPem + newCa.certPem);
+    expect(tls.reloadNow()).toBe(true);
+    const widened = await get();
+    expect(widened).toEqual({ body: 'authorized', localPort: first.localPort, connection: 'close' });
+    // A new connection (the last was told to close); the bundle narrows to the new CA only.
+    const reconnected = await get();
+    expect(reconnected.localPort).not.toBe(first.localPort);
+    await replace(caFile, newCa.certPem);
+    expect(tls.reloadNow()).toBe(true);
+    const narrowed = await get();
+    expect(narrowed).toEqual({ body: 'unauthorized', localPort: reconnected.localPort, connection: 'close' });
+    // A fresh handshake says the same.
+    expect(await authorizedAs(port, oldClient)).toBe('unauthorized');
+    agent.destroy();
+  }, 60_000);
 });

@@ -63,7 +63,7 @@ describe('authorizeClient (pure)', () => {
     expect(peerIdentity({ socket: {} } as never)).toEqual({ presented: false, verified: false });
   });
 
-  it('reads the certificate once per connection and disables renegotiation on it first', () => {
+  it('reads the certificate once per connection and disables renegotiation on it first; whether it is trusted, on every request', () => {
     const calls: string[] = [];
     const socket = {
       authorized: true,
@@ -73,7 +73,11 @@ describe('authorizeClient (pure)', () => {
     const first = peerIdentity({ socket } as never);
     const second = peerIdentity({ socket } as never);
     expect(first).toEqual({ presented: true, verified: true, verifyError: undefined, commonName: 'kube-apiserver-webhook-client' });
-    expect(second).toBe(first);
+    expect(second).toEqual(first);
+    expect(calls).toEqual(['disableRenegotiation', 'getPeerCertificate']);
+    // Trust is read on every request: a client CA rotation may judge the connection again.
+    socket.authorized = false;
+    expect(peerIdentity({ socket } as never)).toMatchObject({ presented: true, verified: false, commonName: 'kube-apiserver-webhook-client' });
     expect(calls).toEqual(['disableRenegotiation', 'getPeerCertificate']);
     // Another connection is read on its own.
     const other = { ...socket, authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' };
