@@ -2,7 +2,7 @@
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
-import type { AllowLists, ResourceList } from '../validate/types.js';
+import type { AllowLists, NetworkBaseline, ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import { countedName } from '../validate/counted-name.js';
 
@@ -67,6 +67,8 @@ export interface TenantgateConfig {
    * LoadBalancer Services, hostnames, tolerations) is refused and the rest is open.
    */
   allow: AllowLists;
+  /** The network baseline of every Project with networkIsolation, field by field, where a Project gives none (docs/network.md). */
+  network: NetworkBaseline;
 }
 
 export interface PricingConfig {
@@ -158,6 +160,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
   fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
   allow: {},
+  network: {},
 };
 
 export class ConfigError extends Error {}
@@ -209,6 +212,7 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
     argocd: withDefaults(given.argocd, d.argocd),
     fleet: withDefaults(given.fleet, d.fleet),
     allow: given.allow ?? d.allow,
+    network: given.network ?? d.network,
   };
   if (given.pricing) {
     const perHour: PricingConfig['perHour'] = {};
