@@ -99,6 +99,28 @@ export function parseCidr(text: string): Cidr | undefined {
   return { family: parsed.family, bits: parsed.bits, prefix };
 }
 
+/**
+ * The CIDR in the form Kubernetes 1.36+ stores (StrictIPCIDRValidation): the network address with its
+ * host bits zero, IPv4 without leading zeros, IPv6 compressed as RFC 5952 says (the URL host serializer
+ * writes it so), and the prefix length.
+ */
+export function canonicalCidr(c: Cidr): string {
+  const width = c.family === 4 ? 32 : 128;
+  const hostBits = BigInt(width - c.prefix);
+  const network = (c.bits >> hostBits) << hostBits;
+  if (c.family === 4) return `${[24n, 16n, 8n, 0n].map((shift) => (network >> shift) & 255n).join('.')}/${c.prefix}`;
+  const groups = Array.from({ length: 8 }, (_, i) => ((network >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
+  return `${new URL(`http://[${groups.join(':')}]/`).hostname.slice(1, -1)}/${c.prefix}`;
+}
+
+/** Why `text` is not a CIDR in canonical form (undefined: it is one), with the form to write. */
+export function cidrProblem(text: string): string | undefined {
+  const parsed = text.includes('/') ? parseCidr(text) : undefined;
+  if (!parsed) return 'is not a CIDR (an address, "/", a prefix length: 203.0.113.0/24, 2001:db8::/64)';
+  const canonical = canonicalCidr(parsed);
+  return canonical === text ? undefined : `is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ refuses other forms in a NetworkPolicy): write ${JSON.stringify(canonical)}`;
+}
+
 /** Whether `inner` (an address or a CIDR) lies inside `outer`. */
 export function cidrContains(outer: Cidr, inner: Cidr): boolean {
   if (outer.family !== inner.family || inner.prefix < outer.prefix) return false;
