@@ -43,7 +43,7 @@ export type Verdict = 'admitted' | `denied ${string}` | `refused ${string}` | 'e
  */
 export function verdictOf(r: { status: number; text: string }): Verdict {
   if (r.status === 200 || r.status === 201 || r.status === 202) return 'admitted';
-  const rule = /\[([A-Z][0-9])\]/.exec(r.text)?.[1];
+  const rule = /\[([A-Z][0-9]+)\]/.exec(r.text)?.[1];
   if (r.status >= 400 && r.status < 500 && rule) return `denied ${rule}`;
   if (r.status === 403 && /exceeded quota/.test(r.text)) return 'denied quota';
   if (/failed calling webhook/.test(r.text)) return 'error';

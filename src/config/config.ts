@@ -2,9 +2,10 @@
 import { parse as parseYaml } from 'yaml';
 import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
-import type { AllowLists, ResourceList } from '../validate/types.js';
+import type { AllowLists, NetworkBaseline, ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import { countedName } from '../validate/counted-name.js';
+import { cidrProblem } from '../validate/allow-lists.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
@@ -67,6 +68,8 @@ export interface TenantgateConfig {
    * LoadBalancer Services, hostnames, tolerations) is refused and the rest is open.
    */
   allow: AllowLists;
+  /** The network baseline of every Project with networkIsolation, field by field, where a Project gives none (docs/network.md). */
+  network: NetworkBaseline;
 }
 
 export interface PricingConfig {
@@ -158,6 +161,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
   fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
   allow: {},
+  network: {},
 };
 
 export class ConfigError extends Error {}
@@ -209,15 +213,31 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
     argocd: withDefaults(given.argocd, d.argocd),
     fleet: withDefaults(given.fleet, d.fleet),
     allow: given.allow ?? d.allow,
+    network: given.network ?? d.network,
   };
   if (given.pricing) {
     const perHour: PricingConfig['perHour'] = {};
     for (const [resource, p] of Object.entries(given.pricing.perHour)) perHour[resource] = { price: p.price, per: p.per ?? '1' };
     config.pricing = { currency: given.pricing.currency, hoursPerMonth: given.pricing.hoursPerMonth ?? DEFAULT_HOURS_PER_MONTH, perHour };
   }
-  const fleetErrors = [...fleetConfigErrors(config, where), ...pricingErrors(config, where)];
+  const fleetErrors = [...fleetConfigErrors(config, where), ...pricingErrors(config, where), ...cidrErrors(config, where)];
   if (fleetErrors.length > 0) throw new ConfigError(fleetErrors.join('\n'));
   return config;
+}
+
+/** The CIDRs of `network` and `allow` in canonical form (as a Project's, S1): the schema checks only their shape. */
+function cidrErrors(config: TenantgateConfig, where: string): string[] {
+  const lists: Array<[string, readonly string[] | undefined]> = [
+    ['network.egress.cidrs', config.network.egress?.cidrs],
+    ['allow.services.externalIPs', config.allow.services?.externalIPs],
+    ['allow.services.loadBalancerSourceRanges', config.allow.services?.loadBalancerSourceRanges],
+  ];
+  return lists.flatMap(([field, list]) =>
+    (list ?? []).flatMap((value, i) => {
+      const problem = cidrProblem(value);
+      return problem ? [`${where}: ${field}[${i}] ${JSON.stringify(value)} ${problem}`] : [];
+    }),
+  );
 }
 
 /** Whether this cluster takes part in a fleet (a hub kubeconfig is configured). */

@@ -63,6 +63,24 @@ const CIDR = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
 const SUFFIX_TEMPLATE = '^([a-z0-9]|\\{project\\}|\\{tenant\\})([-a-z0-9.]|\\{project\\}|\\{tenant\\})*$';
 const nameSet = (description: string) => ({ ...strings(description), uniqueItems: true });
 
+/** tenantgate.yaml's `network`: the network baseline of every Project that does not give its own (docs/network.md). */
+const NETWORK = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    egress: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { namespaces: strings('namespace names', DNS_LABEL), cidrs: strings('CIDRs the pods may reach', CIDR) },
+    },
+    allowFrom: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { sameTenant: { type: 'boolean' }, namespaces: strings('namespace names', DNS_LABEL) },
+    },
+  },
+};
+
 /** tenantgate.yaml's `allow`: the allow-lists of every Project that does not give its own (docs/rules.md#allow-lists). */
 const ALLOW = {
   type: 'object',
@@ -84,6 +102,8 @@ const ALLOW = {
       properties: { suffixes: strings('hostname suffixes ({project} and {tenant} allowed)', SUFFIX_TEMPLATE), wildcards: { type: 'boolean' } },
     },
     ingressClasses: nameSet('IngressClass names'),
+    gatewayClasses: nameSet('GatewayClass names'),
+    persistentVolumes: { type: 'object', additionalProperties: false, properties: { unowned: { type: 'boolean' } } },
     storageClasses: nameSet('StorageClass names'),
     runtimeClasses: nameSet('RuntimeClass names'),
     deviceClasses: nameSet('DeviceClass names'),
@@ -194,6 +214,7 @@ export const CONFIG_SCHEMA = {
     },
     pricing: PRICING,
     allow: ALLOW,
+    network: NETWORK,
   },
 } as const;
 

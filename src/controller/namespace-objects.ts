@@ -2,9 +2,10 @@
  * The objects the controller keeps in every project namespace, each with the pure function that says
  * what it must be (shared with render) and how to tell that a stored one already is that.
  */
-import { isolationPolicyFor, isolationPolicyMatches, limitRangeFor, limitRangeMatches, LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
+import { describeIsolationPolicy, isolationPolicyFor, isolationPolicyMatches, limitRangeFor, limitRangeMatches, LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
 import { ownerBinding, ownerBindingMatches, OWNERS_BINDING_NAME } from '../render/owner-binding.js';
 import type { Project } from '../validate/types.js';
+import type { TenantgateConfig } from '../config/config.js';
 import type { CachedObject, ManagedKind } from './managed-objects.js';
 
 type Desired = { kind: ManagedKind; metadata: { name: string; namespace: string; labels: Record<string, string> } };
@@ -14,7 +15,8 @@ export interface NamespaceObjectKind<T extends Desired = Desired> {
   name: string;
   /** What the Project says, for messages about an object it no longer declares. */
   declaredBy: string;
-  desired(project: Project, namespace: string): T | undefined;
+  /** `config`: tenantgate.yaml (its `network` defaults the isolation policy). */
+  desired(project: Project, namespace: string, config: TenantgateConfig): T | undefined;
   matches(actual: CachedObject, desired: T): boolean;
   describe(desired: T): string;
 }
@@ -44,8 +46,8 @@ export const NAMESPACE_OBJECTS: readonly NamespaceObjectKind[] = [
     kind: 'NetworkPolicy',
     name: NETWORK_POLICY_NAME,
     declaredBy: 'spec.networkIsolation',
-    desired: isolationPolicyFor,
+    desired: (project: Project, namespace: string, config: TenantgateConfig) => isolationPolicyFor(project, namespace, config.network),
     matches: (actual, desired) => isolationPolicyMatches(actual as never, desired),
-    describe: (p) => `ingress only from namespaces labelled ${Object.entries(p.spec.ingress[0].from[0].namespaceSelector.matchLabels).map(([k, v]) => `${k}=${v}`).join(',')}`,
+    describe: describeIsolationPolicy,
   }),
 ];

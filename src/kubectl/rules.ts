@@ -48,8 +48,10 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   X7: { title: 'a claim requests only allowed DeviceClasses', change: 'request a DeviceClass the message lists, or ask the platform team to add it to spec.allow.deviceClasses in git' },
   X8: { title: "a pod stays on the project's nodes", change: 'give the pod template the node selector the message names, no nodeName, and only the tolerations it lists' },
   X9: { title: 'images come from allowed registries', change: 'use an image from a registry the message lists, or ask the platform team to add it to spec.allow.registries in git' },
+  X10: { title: 'a claim binds only PersistentVolumes of its project', change: "name a PersistentVolume of the project (label tenantgate.io/project, or claimed from its namespaces), select with matchLabels tenantgate.io/project: <project>, or leave volumeName out and let a StorageClass provision one" },
   H1: { title: "hostnames lie under the project's suffixes", change: "use a hostname under the project's suffixes the message lists (no wildcard unless allowed), or ask the platform team for a suffix in git" },
   H2: { title: 'an Ingress names an allowed IngressClass', change: 'name an IngressClass the message lists in spec.ingressClassName' },
+  H4: { title: 'a Gateway names an allowed GatewayClass', change: 'name a GatewayClass the message lists in spec.gatewayClassName, or ask the platform team to add it to spec.allow.gatewayClasses in git' },
   H3: { title: 'hostname suffixes do not overlap across projects', change: "pick a hostname suffix no other project's suffix equals, contains or lies under" },
 };
 

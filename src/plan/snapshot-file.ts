@@ -1,11 +1,14 @@
 /**
  * The file `tenantgate snapshot` writes and `tenantgate plan --snapshot` reads: one cluster's
  * Projects, its project namespaces (labelled `tenantgate.io/project`) and their ResourceQuotas with
- * `status.used` — nothing else (docs/plan.md). Pure: objects in, objects or errors out.
+ * `status.used`, and the objects of those namespaces the allow-lists judge (their apiVersion, kind,
+ * metadata and spec: what a narrowed list strands) — nothing else (docs/plan.md). Pure: objects in,
+ * objects or errors out.
  */
 import { parse } from 'yaml';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import type { LiveState } from './types.js';
+import type { LiveObject } from './allow-lists.js';
 
 export const SNAPSHOT_API_VERSION = 'tenantgate.io/v1alpha1';
 export const SNAPSHOT_KIND = 'ClusterSnapshot';
@@ -18,6 +21,8 @@ export interface SnapshotDocument {
   projects: Project[];
   namespaces: NamespaceObject[];
   resourceQuotas: ResourceQuotaObject[];
+  /** Pods, Services, claims, Ingresses, Gateway API objects, ResourceClaims of the project namespaces (absent in older snapshots). */
+  objects?: LiveObject[];
 }
 
 export class SnapshotFileError extends Error {}
@@ -37,7 +42,7 @@ const byName = (a: { metadata: { name?: string; namespace?: string } }, b: { met
   (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 
 /** The snapshot of what was listed: project namespaces only, and the quotas in them; sorted, so two snapshots of one state are equal. */
-export function snapshotOf(cluster: string, takenAt: string, listed: { projects: Project[]; namespaces: NamespaceObject[]; quotas: ResourceQuotaObject[] }): SnapshotDocument {
+export function snapshotOf(cluster: string, takenAt: string, listed: { projects: Project[]; namespaces: NamespaceObject[]; quotas: ResourceQuotaObject[]; objects?: LiveObject[] }): SnapshotDocument {
   const namespaces = listed.namespaces.filter((n) => n.metadata?.labels?.[LABEL_PROJECT]).map((n) => trim(n, ['apiVersion', 'kind', 'status']));
   const names = new Set(namespaces.map((n) => n.metadata.name));
   return {
@@ -48,11 +53,17 @@ export function snapshotOf(cluster: string, takenAt: string, listed: { projects:
     projects: listed.projects.map((p) => trim(p, ['apiVersion', 'kind', 'spec'])).sort(byName),
     namespaces: namespaces.sort(byName),
     resourceQuotas: listed.quotas.filter((q) => names.has(q.metadata?.namespace)).map((q) => trim(q, ['apiVersion', 'kind', 'spec', 'status'])).sort(byName),
+    ...(listed.objects
+      ? { objects: listed.objects.filter((o) => names.has(o.metadata?.namespace)).map((o) => trim(o as LiveObject & { metadata: Record<string, unknown> }, ['apiVersion', 'kind', 'spec'])).sort(byKindAndName) }
+      : {}),
   };
 }
 
+const byKindAndName = (a: LiveObject, b: LiveObject) =>
+  `${a.apiVersion ?? ''}/${a.kind ?? ''}`.localeCompare(`${b.apiVersion ?? ''}/${b.kind ?? ''}`) || byName({ metadata: a.metadata ?? {} }, { metadata: b.metadata ?? {} });
+
 export function liveStateOf(doc: SnapshotDocument, source?: string): LiveState {
-  return { cluster: doc.cluster, takenAt: doc.takenAt, ...(source ? { source } : {}), projects: doc.projects, namespaces: doc.namespaces, quotas: doc.resourceQuotas };
+  return { cluster: doc.cluster, takenAt: doc.takenAt, ...(source ? { source } : {}), projects: doc.projects, namespaces: doc.namespaces, quotas: doc.resourceQuotas, ...(doc.objects ? { objects: doc.objects } : {}) };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -80,6 +91,14 @@ export function parseSnapshot(text: string, file: string): SnapshotDocument {
       if (!isObject(o) || !isObject(o.metadata) || typeof o.metadata.name !== 'string') throw new SnapshotFileError(`${file}: ${field}[${i}] has no metadata.name; allowed: Kubernetes objects as tenantgate snapshot writes them`);
       if (field === 'projects' && (!isObject(o.spec) || typeof o.spec.tenant !== 'string')) throw new SnapshotFileError(`${file}: projects[${i}] (${o.metadata.name}) has no spec.tenant`);
       if (field === 'resourceQuotas' && typeof o.metadata.namespace !== 'string') throw new SnapshotFileError(`${file}: resourceQuotas[${i}] (${o.metadata.name}) has no metadata.namespace`);
+    });
+  }
+  if (doc.objects !== undefined) {
+    if (!Array.isArray(doc.objects)) throw new SnapshotFileError(`${file}: objects is ${JSON.stringify(doc.objects)}; allowed: a list (or no objects key)`);
+    doc.objects.forEach((o, i) => {
+      if (!isObject(o) || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || !isObject(o.metadata) || typeof o.metadata.name !== 'string' || typeof o.metadata.namespace !== 'string') {
+        throw new SnapshotFileError(`${file}: objects[${i}] has no apiVersion, kind, metadata.name or metadata.namespace; allowed: Kubernetes objects as tenantgate snapshot writes them`);
+      }
     });
   }
   return doc as unknown as SnapshotDocument;

@@ -18,7 +18,8 @@ export interface LiveState {
   quotas: ResourceQuotaObject[];
   /**
    * The objects of the project namespaces the allow-lists judge (Pods, Services, claims, Ingresses,
-   * routes), when they were read: a narrowed list is checked against them (src/plan/allow-lists.ts).
+   * Gateway API objects, ResourceClaims), when they were read (`tenantgate snapshot` and the live
+   * reader of `plan --cluster` read them): a narrowed list is checked against them (src/plan/allow-lists.ts).
    */
   objects?: Array<Record<string, unknown>>;
 }

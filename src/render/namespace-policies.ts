@@ -1,13 +1,13 @@
 /**
  * The LimitRange and the isolation NetworkPolicy every project namespace gets from its Project
- * (`spec.namespaceDefaults.limitRange`, `spec.networkIsolation`). Render emits them for declared
+ * (`spec.namespaceDefaults.limitRange`, `spec.networkIsolation` with `spec.network`). Render emits them for declared
  * namespaces; the controller creates them in self-service namespaces and repairs deleted or edited
  * ones. Both use these functions, so Argo CD and the controller never disagree about their content.
  * Pure.
  */
 import { canonicalJson, sortedKeys } from '../canonical-json.js';
 import { parseResources } from '../validate/resource-lists.js';
-import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type LimitRangeDefaults, type Project, type ResourceList } from '../validate/types.js';
+import { LABEL_MANAGED_BY, LABEL_PROJECT, LABEL_TENANT, MANAGED_BY, type LimitRangeDefaults, type NetworkBaseline, type Project, type ResourceList } from '../validate/types.js';
 
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../validate/managed-names.js';
 
@@ -32,16 +32,42 @@ export interface LimitRangeObject {
   spec: { limits: LimitRangeItem[] };
 }
 
+/** A NetworkPolicy peer the isolation policy uses: namespaces by label, or addresses. */
+export type NetworkPeer = { namespaceSelector: { matchLabels: Record<string, string> } } | { ipBlock: { cidr: string } };
+
 export interface NetworkPolicyObject {
   apiVersion: 'networking.k8s.io/v1';
   kind: 'NetworkPolicy';
   metadata: ManagedMetadata;
   spec: {
     podSelector: Record<string, never>;
-    policyTypes: ['Ingress'];
-    ingress: [{ from: [{ namespaceSelector: { matchLabels: Record<string, string> } }] }];
+    policyTypes: ['Ingress', 'Egress'];
+    ingress: [{ from: NetworkPeer[] }];
+    egress: Array<{ to: NetworkPeer[]; ports?: Array<{ protocol: 'UDP' | 'TCP'; port: number }> }>;
   };
 }
+
+/** The label the apiserver sets on every namespace to its name (it cannot be changed). */
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+/** Where cluster DNS runs: the isolation policy always lets pods reach port 53 there. */
+export const DNS_NAMESPACE = 'kube-system';
+
+/** A Project's network baseline with tenantgate.yaml's filled in, field by field. */
+export function effectiveNetwork(project: Project, defaults: NetworkBaseline = {}): Required<{ egress: Required<NonNullable<NetworkBaseline['egress']>>; allowFrom: Required<NonNullable<NetworkBaseline['allowFrom']>> }> {
+  const own = project.spec.network ?? {};
+  return {
+    egress: {
+      namespaces: own.egress?.namespaces ?? defaults.egress?.namespaces ?? [],
+      cidrs: own.egress?.cidrs ?? defaults.egress?.cidrs ?? [],
+    },
+    allowFrom: {
+      sameTenant: own.allowFrom?.sameTenant ?? defaults.allowFrom?.sameTenant ?? false,
+      namespaces: own.allowFrom?.namespaces ?? defaults.allowFrom?.namespaces ?? [],
+    },
+  };
+}
+
+const byNames = (names: readonly string[]): NetworkPeer[] => [...new Set(names)].sort().map((n) => ({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: n } } }));
 
 const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
 
@@ -58,19 +84,35 @@ export function limitRangeFor(project: Project, namespace: string): LimitRangeOb
   return { apiVersion: 'v1', kind: 'LimitRange', metadata: managedMetadata(project, LIMITRANGE_NAME, namespace), spec: { limits: [item] } };
 }
 
-/** The NetworkPolicy admitting ingress only from the project's own namespaces, or undefined without `networkIsolation`. */
-export function isolationPolicyFor(project: Project, namespace: string): NetworkPolicyObject | undefined {
+/**
+ * The isolation NetworkPolicy, or undefined without `networkIsolation`: ingress only from the project's
+ * own namespaces and `network.allowFrom` (the tenant's other projects, named namespaces); egress only to
+ * the project's namespaces, DNS (port 53) in kube-system and `network.egress` (named namespaces, CIDRs).
+ * `defaults` is tenantgate.yaml's `network`. Same input, same object (lists sorted).
+ */
+export function isolationPolicyFor(project: Project, namespace: string, defaults: NetworkBaseline = {}): NetworkPolicyObject | undefined {
   if (!project.spec.networkIsolation) return undefined;
+  const own: NetworkPeer = { namespaceSelector: { matchLabels: { [LABEL_PROJECT]: project.metadata.name ?? '' } } };
+  const net = effectiveNetwork(project, defaults);
+  const from: NetworkPeer[] = [own, ...(net.allowFrom.sameTenant ? [{ namespaceSelector: { matchLabels: { [LABEL_TENANT]: project.spec.tenant } } }] : []), ...byNames(net.allowFrom.namespaces)];
+  const egress: NetworkPolicyObject['spec']['egress'] = [
+    { to: [own] },
+    { to: byNames([DNS_NAMESPACE]), ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] },
+  ];
+  const extra: NetworkPeer[] = [...byNames(net.egress.namespaces), ...[...new Set(net.egress.cidrs)].sort().map((cidr) => ({ ipBlock: { cidr } }))];
+  if (extra.length > 0) egress.push({ to: extra });
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
     metadata: managedMetadata(project, NETWORK_POLICY_NAME, namespace),
-    spec: {
-      podSelector: {},
-      policyTypes: ['Ingress'],
-      ingress: [{ from: [{ namespaceSelector: { matchLabels: { [LABEL_PROJECT]: project.metadata.name ?? '' } } }] }],
-    },
+    spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'], ingress: [{ from }], egress },
   };
+}
+
+/** The isolation policy in words, for events: who may connect, where pods may go. */
+export function describeIsolationPolicy(policy: NetworkPolicyObject): string {
+  const peer = (p: NetworkPeer) => ('ipBlock' in p ? p.ipBlock.cidr : Object.entries(p.namespaceSelector.matchLabels).map(([k, v]) => `${k}=${v}`).join(','));
+  return `ingress only from namespaces ${policy.spec.ingress[0].from.map(peer).join(' | ')}; egress only to ${policy.spec.egress.map((r) => r.to.map(peer).join(' | ') + (r.ports ? ` (port ${r.ports[0]!.port})` : '')).join(' | ')}`;
 }
 
 /**

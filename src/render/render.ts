@@ -64,7 +64,7 @@ export function* renderProjectsLazily(projects: Project[], config: TenantgateCon
   if (options.fleetHub) yield* hubFleetBudgets(sorted, options.at, '-2', SYNC_WAVE);
   const placed = sorted.map((project) => ({ project, namespaces: [...namespacesOn(project, options.cluster)].sort(byName) }));
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns, config);
-  for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns);
+  for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns, config);
 }
 
 function renderProject(project: Project): KubeObject {
@@ -95,7 +95,7 @@ function renderNamespace(project: Project, ns: DeclaredNamespace, config: Tenant
   };
 }
 
-function renderNamespaceContent(project: Project, ns: DeclaredNamespace): KubeObject[] {
+function renderNamespaceContent(project: Project, ns: DeclaredNamespace, config: TenantgateConfig): KubeObject[] {
   const out: KubeObject[] = [];
   const labels = { [LABEL_PROJECT]: project.metadata.name ?? '' };
   const inNs = { namespace: ns.name };
@@ -114,7 +114,7 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace): KubeOb
     const { name, namespace, labels } = binding.metadata;
     out.push({ ...binding, metadata: meta(name, '0', labels, { namespace }) });
   }
-  const isolation = isolationPolicyFor(project, ns.name);
+  const isolation = isolationPolicyFor(project, ns.name, config.network);
   if (isolation) out.push(withWave(isolation));
   return out;
 }

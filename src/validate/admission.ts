@@ -4,6 +4,7 @@
  * rules/; this file decides who is asking, which project an object belongs to and which rules apply.
  * Pure: the snapshot is fed from informer caches by the webhook; nothing here does I/O.
  */
+import type { PersistentVolumeLike } from './allow-lists.js';
 import { isPrivileged, isSystemController, projectPrefix, type TenantgateConfig } from '../config/config.js';
 import { podSecurityLabels } from './pod-security.js';
 import { byMetadataName } from '../order.js';
@@ -66,6 +67,11 @@ export interface ReviewContext {
   at: number;
   /** Q5: what was admitted but is not in the snapshot yet (counts as max(observed, pending)). */
   pending?: PendingAllocations;
+  /**
+   * X10: the PersistentVolumes the request's claim newly names in `spec.volumeName`, as the webhook read
+   * them just before deciding (null: none of that name). A name missing here was not readable.
+   */
+  persistentVolumes?: ReadonlyMap<string, PersistentVolumeLike | null>;
 }
 
 export interface Allocation {

@@ -1,8 +1,9 @@
 /**
- * Admission of the objects the allow-lists judge (X1–X9, H1, H2, docs/rules.md#allow-lists): which kinds, which
+ * Admission of the objects the allow-lists judge (X1–X10, H1, H2, H4, docs/rules.md#allow-lists): which kinds, which
  * project, which rules. Lookups in the snapshot only (docs/adr/0073-allow-lists-in-the-webhook.md).
  */
 import { isPrivileged } from '../config/config.js';
+import { volumeOwnership } from './allow-lists.js';
 import type { Operation, ReviewContext, Verdict } from './admission.js';
 import {
   allowSubject,
@@ -65,6 +66,23 @@ export function allowListViolations(s: AllowSubject, kind: AllowListKind, object
 
 const NOTHING: Verdict = { violations: [], warnings: [] };
 
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const volumeNameOf = (claim: Json | undefined | null): string | undefined => {
+  const spec = claim?.spec;
+  return isObject(spec) && typeof spec.volumeName === 'string' && spec.volumeName !== '' ? spec.volumeName : undefined;
+};
+
+/**
+ * The PersistentVolume X10 needs read before a decision: the `spec.volumeName` a claim's create sets,
+ * or an update sets anew. An update keeping its volume name needs none (nothing new to judge).
+ */
+export function volumeToRead(operation: Operation, group: string, kind: string, subResource: string | undefined, object: Json | undefined | null, old: Json | undefined | null): string | undefined {
+  if (group !== '' || kind !== 'PersistentVolumeClaim' || subResource || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
+  const name = volumeNameOf(object);
+  if (!name || (operation === 'UPDATE' && volumeNameOf(old) === name)) return undefined;
+  return name;
+}
+
 /**
  * A create or update of one of the judged kinds in a namespace. Outside projects, by privileged
  * subjects and on DELETE nothing is judged. An update is refused only for what it adds: an object
@@ -80,6 +98,10 @@ export function reviewAllowLists(ctx: ReviewContext, operation: Operation, kind:
   const metadata = (object.metadata ?? {}) as { name?: string; generateName?: string };
   const name = metadata.name || (metadata.generateName ? `${metadata.generateName}*` : '');
   const subject = allowSubject(ctx.config, project, kind, namespace, name);
+  const volume = kind === 'PersistentVolumeClaim' ? volumeToRead(operation, '', kind, undefined, object, old) : undefined;
+  if (volume !== undefined) {
+    subject.volume = volumeOwnership(volume, ctx.persistentVolumes?.get(volume), (ns) => ctx.snapshot.namespace(ns)?.metadata.labels?.[LABEL_PROJECT]);
+  }
   const found = allowListViolations(subject, kind, object);
   if (operation === 'UPDATE' && old && found.length > 0) {
     const before = new Set(allowListViolations(subject, kind, old).map((v) => v.message));

@@ -4,7 +4,7 @@
  * Pure: no I/O.
  */
 import type { TenantgateConfig } from '../config/config.js';
-import type { AllowLists, Project, Toleration } from './types.js';
+import { LABEL_PROJECT, type AllowLists, type Project, type Toleration } from './types.js';
 
 /** What a project's objects may use, every default applied. `undefined` for a list means "any". */
 export interface EffectiveAllowLists {
@@ -18,6 +18,9 @@ export interface EffectiveAllowLists {
   hostnameSuffixes: readonly string[];
   wildcardHostnames: boolean;
   ingressClasses: readonly string[] | undefined;
+  gatewayClasses: readonly string[] | undefined;
+  /** Whether a claim may bind a PersistentVolume of no project by volumeName (X10). */
+  unownedVolumes: boolean;
   storageClasses: readonly string[] | undefined;
   runtimeClasses: readonly string[] | undefined;
   deviceClasses: readonly string[] | undefined;
@@ -47,6 +50,8 @@ export function effectiveAllowLists(config: TenantgateConfig, project: Project):
     hostnameSuffixes: suffixes,
     wildcardHostnames: own.hostnames?.wildcards ?? d.hostnames?.wildcards ?? false,
     ingressClasses: own.ingressClasses ?? d.ingressClasses,
+    gatewayClasses: own.gatewayClasses ?? d.gatewayClasses,
+    unownedVolumes: own.persistentVolumes?.unowned ?? d.persistentVolumes?.unowned ?? false,
     storageClasses: own.storageClasses ?? d.storageClasses,
     runtimeClasses: own.runtimeClasses ?? d.runtimeClasses,
     deviceClasses: own.deviceClasses ?? d.deviceClasses,
@@ -92,6 +97,28 @@ export function parseCidr(text: string): Cidr | undefined {
   const prefix = prefixText === undefined ? width : /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
   if (!(prefix >= 0 && prefix <= width)) return undefined;
   return { family: parsed.family, bits: parsed.bits, prefix };
+}
+
+/**
+ * The CIDR in the form Kubernetes 1.36+ stores (StrictIPCIDRValidation): the network address with its
+ * host bits zero, IPv4 without leading zeros, IPv6 compressed as RFC 5952 says (the URL host serializer
+ * writes it so), and the prefix length.
+ */
+export function canonicalCidr(c: Cidr): string {
+  const width = c.family === 4 ? 32 : 128;
+  const hostBits = BigInt(width - c.prefix);
+  const network = (c.bits >> hostBits) << hostBits;
+  if (c.family === 4) return `${[24n, 16n, 8n, 0n].map((shift) => (network >> shift) & 255n).join('.')}/${c.prefix}`;
+  const groups = Array.from({ length: 8 }, (_, i) => ((network >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
+  return `${new URL(`http://[${groups.join(':')}]/`).hostname.slice(1, -1)}/${c.prefix}`;
+}
+
+/** Why `text` is not a CIDR in canonical form (undefined: it is one), with the form to write. */
+export function cidrProblem(text: string): string | undefined {
+  const parsed = text.includes('/') ? parseCidr(text) : undefined;
+  if (!parsed) return 'is not a CIDR (an address, "/", a prefix length: 203.0.113.0/24, 2001:db8::/64)';
+  const canonical = canonicalCidr(parsed);
+  return canonical === text ? undefined : `is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ refuses other forms in a NetworkPolicy): write ${JSON.stringify(canonical)}`;
 }
 
 /** Whether `inner` (an address or a CIDR) lies inside `outer`. */
@@ -154,4 +181,37 @@ export function describeToleration(t: Toleration): string {
   const op = t.operator ?? 'Equal';
   const head = op === 'Exists' ? (t.key ? `${t.key}:Exists` : 'Exists (every taint)') : `${t.key ?? ''}=${t.value ?? ''}`;
   return t.effect ? `${head}:${t.effect}` : head;
+}
+
+/** A PersistentVolume as the webhook reads it (core/v1): what says which project it belongs to. */
+export interface PersistentVolumeLike {
+  metadata?: { name?: string; labels?: Record<string, string> };
+  spec?: { claimRef?: { namespace?: string; name?: string } };
+}
+
+/**
+ * Whom the PersistentVolume a claim names belongs to (X10): `read: false` when the webhook could not
+ * read it, `exists: false` when there is none of that name.
+ */
+export type VolumeOwnership =
+  | { name: string; read: false }
+  | { name: string; read: true; exists: false }
+  | { name: string; read: true; exists: true; project: string | undefined; by: string };
+
+/**
+ * Which project a PersistentVolume belongs to: its `tenantgate.io/project` label (set by the platform),
+ * else the project of the namespace its `spec.claimRef` names (it was provisioned for, or bound to, a
+ * claim there; a Released volume keeps that claimRef). Neither: no project.
+ */
+export function volumeOwnership(name: string, volume: PersistentVolumeLike | null | undefined, projectOfNamespace: (namespace: string) => string | undefined): VolumeOwnership {
+  if (volume === undefined) return { name, read: false };
+  if (volume === null) return { name, read: true, exists: false };
+  const labelled = volume.metadata?.labels?.[LABEL_PROJECT];
+  if (labelled) return { name, read: true, exists: true, project: labelled, by: `label ${LABEL_PROJECT}=${labelled}` };
+  const claim = volume.spec?.claimRef;
+  if (claim?.namespace) {
+    const project = projectOfNamespace(claim.namespace);
+    return { name, read: true, exists: true, project, by: `claimRef ${claim.namespace}/${claim.name ?? ''}` };
+  }
+  return { name, read: true, exists: true, project: undefined, by: 'no label, no claimRef' };
 }

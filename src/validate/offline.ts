@@ -11,6 +11,7 @@ import { checkTierNames, hasTiers, tierList, withTierBudgets } from './tiers.js'
 import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
+import { checkCanonicalCidrs } from './rules/cidrs.js';
 import { checkCostDeclaration, checkProjectCost } from './rules/cost.js';
 import { checkBurstDeclarations, checkEndedBursts } from './rules/bursts.js';
 import { checkLimitRangeKeys, checkQuotaKeys } from './rules/quota-keys.js';
@@ -52,6 +53,7 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
     if (previous) add(checkTenantImmutable(previous, project));
     add(checkDeclaredNamespaces(config, project, declaredBy));
     add(checkTierNames(project));
+    add(checkCanonicalCidrs(project));
     add(checkPlacementBudgets(project, config, at));
     add(checkCostDeclaration(config.pricing, project));
     add(checkFleetBudget(project));

@@ -26,8 +26,8 @@ export type RuleId =
   | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)
   | 'B1' | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
   | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
-  | 'X1' | 'X2' | 'X3' | 'X4' | 'X5' | 'X6' | 'X7' | 'X8' | 'X9' // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts, docs/rules.md#allow-lists)
-  | 'H1' | 'H2' | 'H3' // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3)
+  | 'X1' | 'X2' | 'X3' | 'X4' | 'X5' | 'X6' | 'X7' | 'X8' | 'X9' | 'X10' // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts, docs/rules.md#allow-lists)
+  | 'H1' | 'H2' | 'H3' | 'H4' // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3), GatewayClasses (H4)
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -131,9 +131,32 @@ export interface ProjectSpec {
   /** Pod Security Standards levels by mode; a mode not given takes tenantgate.yaml's `podSecurity`. */
   podSecurity?: Partial<PodSecurityLevels>;
   networkIsolation?: boolean;
+  /** With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces (and DNS out). */
+  network?: NetworkBaseline;
   namespaces?: DeclaredNamespace[];
   /** What the project's pods, Services, routes and claims may use; a field not given takes tenantgate.yaml's `allow` (src/validate/allow-lists.ts). */
   allow?: AllowLists;
+}
+
+/**
+ * What the isolation NetworkPolicy of a project namespace allows besides traffic within the project and
+ * DNS to kube-system (docs/network.md). A field a Project does not give takes tenantgate.yaml's `network`.
+ */
+export interface NetworkBaseline {
+  /** Where the project's pods may connect besides its own namespaces and DNS. */
+  egress?: {
+    /** Namespaces (by name) the pods may reach. */
+    namespaces?: string[];
+    /** CIDRs the pods may reach (outside the cluster: databases, APIs). */
+    cidrs?: string[];
+  };
+  /** Who may connect to the project's pods besides its own namespaces. */
+  allowFrom?: {
+    /** The namespaces of every project of the same tenant (label tenantgate.io/tenant). Default false. */
+    sameTenant?: boolean;
+    /** Namespaces (by name), such as the ingress controller's. */
+    namespaces?: string[];
+  };
 }
 
 /** A toleration as a Pod carries it (core/v1 Toleration). */
@@ -168,6 +191,13 @@ export interface AllowLists {
   };
   /** IngressClass names an Ingress may name; absent: any. */
   ingressClasses?: string[];
+  /** GatewayClass names a Gateway may name (`spec.gatewayClassName`); absent: any. */
+  gatewayClasses?: string[];
+  /** Which PersistentVolumes a claim may bind by `spec.volumeName` (X10); the project's own always. */
+  persistentVolumes?: {
+    /** Whether a claim may name a PersistentVolume of no project (no label, no claim from a project namespace). Default false. */
+    unowned?: boolean;
+  };
   /** StorageClass names a PersistentVolumeClaim may name; absent: any. */
   storageClasses?: string[];
   /** RuntimeClass names a Pod may name; absent: any. */

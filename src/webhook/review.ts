@@ -106,6 +106,10 @@ function judgedSubresource(request: AdmissionRequest): { kind: 'Namespace' | 'Re
 export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdict {
   const object = request.object;
   const old = request.oldObject;
+  if (request.subResource === 'ephemeralcontainers' && request.kind.group === '' && request.kind.kind === 'Pod') {
+    // kubectl debug: the containers it adds are judged as the pod's (X9 registries), only what they add.
+    return reviewAllowLists(ctx, request.operation, 'Pod', request.namespace ?? '', object ?? undefined, old ?? undefined);
+  }
   if (request.subResource) {
     const judged = judgedSubresource(request);
     if (!judged || request.operation === 'CONNECT') return { violations: [], warnings: [] };

@@ -173,7 +173,7 @@ function reviewer(deps: WebhookDeps) {
       rules = [...new Set(result.violations.map((v) => v.rule))];
       for (const rule of rules) countDenial(rule);
     } else if (result.warnings.length > 0) {
-      rules = result.warnings.map((w) => /^\[([A-Z]\d)\]/.exec(w)?.[1] ?? '').filter(Boolean);
+      rules = result.warnings.map((w) => /^\[([A-Z]\d+)\]/.exec(w)?.[1] ?? '').filter(Boolean);
     }
     return { response: responseFor(request.uid, result), rules };
   };

@@ -16,6 +16,8 @@ import { ConfigMapLedger, type LedgerStore } from '../ledger/ledger.js';
 import { WebhookMetrics } from './metrics.js';
 import { createApp, type AdmissionDecision, type Decide, type WebhookApp } from './server.js';
 import { serveHttps } from './tls.js';
+import { persistentVolumeReader, readingPersistentVolumes, type ReadPersistentVolume } from './persistent-volumes.js';
+import { LeanApiClient } from '../kube/lean-client.js';
 import { drainable, type ShutdownResult, type ShutdownTimings } from './graceful.js';
 import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs, UNAUTHENTICATED_RESERVATION_TTL_SECONDS, type ClientAuthResult } from './client-auth.js';
 import type { IncomingMessage } from 'node:http';
@@ -56,6 +58,8 @@ export interface WebhookParts {
   draining?: () => boolean;
   /** This cluster as a fleet member (needs `ledger`): its hub and policy; the guard's metric hooks are added here. */
   fleet?: Omit<FleetGuardOptions, 'onTransfer' | 'onHubCall' | 'onEnforced'>;
+  /** X10: reads the PersistentVolume a claim names; absent, such a claim is refused (the volume's project is unknown). */
+  readPersistentVolume?: ReadPersistentVolume;
 }
 
 export interface AssembledWebhook {
@@ -121,7 +125,7 @@ export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guar
     current: () => source.upToDate ?? source.synced,
     ...(parts.draining ? { draining: parts.draining } : {}),
     metrics,
-    decide: parts.decide ?? guard.decide,
+    decide: parts.readPersistentVolume ? readingPersistentVolumes(parts.decide ?? guard.decide, parts.readPersistentVolume, parts.log) : (parts.decide ?? guard.decide),
     mayWait: parts.mayWait ?? parts.ledger !== undefined,
     pending: guard.pending,
     cacheSizes: () => ({ pending: guard.pendingCount }),
@@ -160,6 +164,9 @@ export interface WebhookOptions {
   onDecision?: (decision: AdmissionDecision) => void;
 }
 
+/** How long X10's GET of a PersistentVolume may take before the claim is refused (under the webhook's own timeout). */
+const PERSISTENT_VOLUME_READ_TIMEOUT_MS = 3_000;
+
 /** The drain delay and in-flight timeout of `tenantgate webhook` on SIGTERM (docs/adr/0041-graceful-shutdown.md). */
 export const DEFAULT_SHUTDOWN: ShutdownTimings = { drainDelayMs: 5_000, inFlightTimeoutMs: 10_000 };
 
@@ -197,7 +204,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   if (authenticate) log(`admission reviews only from clients with a certificate signed by ${options.clientCa}${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`);
   else log(`no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who may spend headroom")`);
   let drain: { readonly draining: boolean } = { draining: false };
-  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}), ...(fleet ? { fleet } : {}), draining: () => drain.draining });
+  const readPersistentVolume = kubeConfig ? persistentVolumeReader(new LeanApiClient(kubeConfig, { timeoutMs: PERSISTENT_VOLUME_READ_TIMEOUT_MS })) : undefined;
+  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(readPersistentVolume ? { readPersistentVolume } : {}), ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}), ...(fleet ? { fleet } : {}), draining: () => drain.draining });
   const server = serveHttps({ cert: options.cert, key: options.key, ...(options.clientCa ? { clientCa: options.clientCa } : {}) }, app, log);
   const drainableServer = drainable(server);
   drain = drainableServer;

@@ -11,6 +11,8 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../support/paths.js';
 
 const PROJECT = uniqueName('allow').replace(/[^a-z0-9-]/g, '');
 const NS = `${PROJECT}-app`;
@@ -21,6 +23,11 @@ const GVISOR = uniqueName('allow-gvisor');
 const KATA = uniqueName('allow-kata');
 const HOSTS = `${PROJECT}.example.com`;
 const POOL = { pool: PROJECT };
+// PersistentVolumes (cluster-wide): one of this project, one of another project, by the platform's label.
+const OWN_PV = uniqueName('allow-pv-own');
+const OTHER_PV = uniqueName('allow-pv-other');
+const GATEWAY_CRD = 'gateways.gateway.networking.k8s.io';
+let installedGatewayCrd = false;
 
 let hook: LocalWebhook;
 let controller: RunningController;
@@ -62,6 +69,15 @@ beforeAll(async () => {
   for (const [name, value] of [[BATCH, 100], [OTHER_CLASS, 200]] as const) {
     await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value }) });
   }
+  for (const [name, project] of [[OWN_PV, PROJECT], [OTHER_PV, 'shop']] as const) {
+    const pv = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name, labels: { 'tenantgate.io/project': project } }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'standard', persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/${name}` } } };
+    await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(pv) });
+  }
+  if ((await kubectl('admin', ['get', 'crd', GATEWAY_CRD], { reject: false })).exitCode !== 0) {
+    await kubectl('admin', ['create', '-f', join(REPO_ROOT, 'test', 'fixtures', 'gateway-api', 'gateways-crd.yaml')]);
+    installedGatewayCrd = true;
+    await eventually(async () => kubectl('admin', ['get', 'gateways', '-A']), { what: 'the Gateway CRD is served' });
+  }
   for (const name of [GVISOR, KATA]) {
     await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name }, handler: 'runc' }) });
   }
@@ -83,6 +99,8 @@ beforeAll(async () => {
         storageClasses: ['standard'],
         runtimeClasses: [GVISOR],
         deviceClasses: ['gpu.example.com'],
+        gatewayClasses: ['public'],
+        registries: ['registry.k8s.io/'],
         nodePlacement: { nodeSelector: POOL, tolerations: [{ key: 'dedicated', operator: 'Equal', value: PROJECT, effect: 'NoSchedule' }] },
       },
     },
@@ -95,6 +113,10 @@ beforeAll(async () => {
   }, { what: `alice creates ${NS} (the webhook has seen the Project)` });
   await eventually(async () => kubectl('alice', ['-n', NS, 'get', 'quota', 'tenantgate-quota']), { what: `${NS}: owners' RoleBinding and quota from the controller` });
   await eventually(async () => kubectl('admin', ['-n', NS, 'get', 'serviceaccount', 'default']), { what: `${NS}: default ServiceAccount` });
+  // Kubernetes' admin role does not cover Gateway API: the platform grants owners Gateways in their namespace.
+  const gatewayRole = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'gateways', namespace: NS }, rules: [{ apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['get', 'create'] }] };
+  const gatewayBinding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'gateways', namespace: NS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'gateways' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'acme:payments-admins' }] };
+  await kubectl('admin', ['apply', '-f', '-'], { input: [gatewayRole, gatewayBinding].map((o) => JSON.stringify(o)).join('\n') });
   await eventually(async () => {
     const q = JSON.parse((await kubectl('admin', ['-n', NS, 'get', 'quota', 'tenantgate-quota', '-o', 'json'])).stdout) as { status?: { hard?: Record<string, string> } };
     expect(q.status?.hard?.pods).toBe('20');
@@ -107,6 +129,8 @@ afterAll(async () => {
   await hook?.stop();
   await kubectl('admin', ['delete', 'priorityclass', BATCH, OTHER_CLASS, '--ignore-not-found'], { reject: false });
   await kubectl('admin', ['delete', 'runtimeclass', GVISOR, KATA, '--ignore-not-found'], { reject: false });
+  await kubectl('admin', ['delete', 'persistentvolume', OWN_PV, OTHER_PV, '--ignore-not-found', '--wait=false'], { reject: false });
+  if (installedGatewayCrd) await kubectl('admin', ['delete', 'crd', GATEWAY_CRD, '--ignore-not-found', '--wait=false'], { reject: false });
 });
 
 describe('attacks, refused with their rule', () => {
@@ -143,6 +167,38 @@ describe('attacks, refused with their rule', () => {
     const rc = (name: string, deviceClassName: string) => ({ apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', metadata: { name }, spec: { devices: { requests: [{ name: 'd', exactly: { deviceClassName } }] } } });
     await refused(rc('fpga', 'fpga.example.com'), 'X7', 'deviceClassName "fpga.example.com"', 'allowed: gpu.example.com');
     await admitted(rc('gpu', 'gpu.example.com'));
+  });
+});
+
+describe('binding volumes, Gateways, debugging: attacks refused, own uses admitted', () => {
+  const bound = (name: string, volumeName: string) => ({ ...claim(name, 'standard'), spec: { ...claim(name, 'standard').spec, volumeName } });
+  const gateway = (name: string, gatewayClassName: string) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name },
+    spec: { gatewayClassName, listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: `www.${HOSTS}` }] },
+  });
+
+  it('X10: a claim naming another project\'s PersistentVolume is refused; one naming its own is admitted', async () => {
+    await refused(bound('grab', OTHER_PV), 'X10', `volumeName "${OTHER_PV}" (a PersistentVolume of project shop: label tenantgate.io/project=shop)`, `allowed: PersistentVolumes of project ${PROJECT}`);
+    await refused({ ...claim('pick', 'standard'), spec: { ...claim('pick', 'standard').spec, selector: { matchLabels: { 'tenantgate.io/project': 'shop' } } } }, 'X10', `a selector without tenantgate.io/project=${PROJECT}`);
+    await admitted(bound('own', OWN_PV));
+  });
+
+  it('H4: a Gateway of a GatewayClass not listed is refused; of a listed one admitted', async () => {
+    await refused(gateway('internal-gw', 'internal'), 'H4', 'gatewayClassName "internal"', 'allowed: public');
+    await admitted(gateway('public-gw', 'public'));
+  });
+
+  it('X9: kubectl debug with an image outside the registries is refused; from an allowed one admitted', async () => {
+    await admitted(pod('debugged'));
+    const evil = await kubectl('alice', ['-n', NS, 'debug', 'debugged', '--profile=baseline', '--image=docker.io/library/busybox:1.36', '-c', 'evil'], { reject: false });
+    expect(evil.exitCode, evil.stdout).not.toBe(0);
+    expect(evil.stderr).toContain(`[X9] Pod ${NS}/debugged: image "docker.io/library/busybox:1.36" is not allowed for project ${PROJECT}; allowed: images starting with registry.k8s.io/`);
+    const ok = await kubectl('alice', ['-n', NS, 'debug', 'debugged', '--profile=baseline', '--image=registry.k8s.io/pause:3.10', '-c', 'fine'], { reject: false });
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    const stored = JSON.parse((await kubectl('admin', ['-n', NS, 'get', 'pod', 'debugged', '-o', 'json'])).stdout) as { spec: { ephemeralContainers?: Array<{ name: string }> } };
+    expect(stored.spec.ephemeralContainers?.map((c) => c.name)).toEqual(['fine']);
   });
 });
 

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/load.js';
 import { type RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLATFORM_SYNC_USER, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
@@ -95,8 +96,13 @@ beforeAll(async () => {
   // PLATFORM_SYNC_USER, which tenantgate lists as privileged (ADR 0007): it may write Projects; quotas are
   // still checked against the budget (Q1) for everybody.
   hook = await startLocalWebhook(info, { privileged: { users: [...DEFAULT_CONFIG.privileged.users, PLATFORM_SYNC_USER], groups: DEFAULT_CONFIG.privileged.groups } }, { onDecision: (d) => decisions.push(d) });
+  // The cluster's configuration shares the examples' network baseline with their render: the controller
+  // sets the isolation policy back to what it computes, so with another baseline it and Argo CD would
+  // write two different policies, and the Application would never be Synced (docs/network.md).
+  const examples = await loadConfig(join(REPO_ROOT, 'examples', 'gitops', 'tenantgate.yaml'));
   controller = await startTestController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
+    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30, network: examples.network },
   });
   argo = await startArgoCd(info, { unprivileged: true, dir: join(info.dir, `argocd-${RUN}`), log: (m) => process.env.TG_DEBUG && process.stderr.write(`[argocd] ${m}\n`) });
   repo = await LocalGitRepo.init(join(info.dir, `git-${RUN}`));

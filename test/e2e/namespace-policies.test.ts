@@ -47,7 +47,23 @@ const spec = (networkIsolation: boolean) => ({
   quota: { hard: { 'requests.cpu': '4', 'requests.memory': '4Gi', pods: '20' } },
   namespaceDefaults: { quota: { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi', pods: '5' } }, limitRange: LIMITS },
   networkIsolation,
+  network: { allowFrom: { namespaces: ['ingress-nginx'] }, egress: { cidrs: ['198.51.100.0/24'] } },
 });
+
+/**
+ * The isolation policy ppol's spec asks for, written out (docs/network.md): ingress from the project and
+ * ingress-nginx; egress to the project, DNS in kube-system and the declared CIDR.
+ */
+const ISOLATION_SPEC = {
+  podSelector: {},
+  policyTypes: ['Ingress', 'Egress'],
+  ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'tenantgate.io/project': 'ppol' } } }, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } }] }],
+  egress: [
+    { to: [{ namespaceSelector: { matchLabels: { 'tenantgate.io/project': 'ppol' } } }] },
+    { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] },
+    { to: [{ ipBlock: { cidr: '198.51.100.0/24' } }] },
+  ],
+};
 
 interface Stored {
   metadata: { uid: string; labels?: Record<string, string> };
@@ -101,8 +117,7 @@ describe('a self-service namespace gets what the Project declares', () => {
       expect(found).toBeDefined();
       return found!;
     }, { what: 'NetworkPolicy in ppol-a' });
-    expect(np.spec?.ingress?.[0]?.from?.[0]?.namespaceSelector?.matchLabels).toEqual({ 'tenantgate.io/project': 'ppol' });
-    expect(np.spec?.policyTypes).toEqual(['Ingress']);
+    expect(np.spec).toEqual(ISOLATION_SPEC);
     // The LimitRange is in force: a pod that asks nothing gets the project's defaults (dry run: nothing stored).
     const podJson = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bare' }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } } }] } });
     const dry = await kubectl('alice', ['-n', 'ppol-a', 'create', '-f', '-', '--dry-run=server', '-o', 'json'], { input: podJson, reject: false });
@@ -119,6 +134,14 @@ describe('a self-service namespace gets what the Project declares', () => {
       expect(back?.metadata?.uid).toBeDefined();
       expect(back!.metadata!.uid).not.toBe(first);
     }, { timeoutMs: 30_000, what: 'NetworkPolicy recreated' });
+
+    // The tenant widens the policy (egress anywhere, ingress from every namespace): the controller sets it back.
+    const widened = await kubectl('alice', ['-n', 'ppol-a', 'patch', 'networkpolicy', NETWORK_POLICY_NAME, '--type=json', '-p', JSON.stringify([
+      { op: 'add', path: '/spec/egress/-', value: { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }] } },
+      { op: 'add', path: '/spec/ingress/0/from/-', value: { namespaceSelector: {} } },
+    ])], { reject: false });
+    expect(widened.exitCode, widened.stderr).toBe(0);
+    await eventually(async () => expect((await isolation('ppol-a'))?.spec).toEqual(ISOLATION_SPEC), { timeoutMs: 30_000, what: 'the widened NetworkPolicy set back' });
 
     // A privileged subject raises max and adds a label of its own: max is set back, the label stays.
     await kubectl('admin', ['-n', 'ppol-a', 'patch', 'limitrange', LIMITRANGE_NAME, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/limits/0/max/cpu', value: '64' }])]);

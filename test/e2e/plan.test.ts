@@ -191,6 +191,31 @@ describe('tenantgate plan against the live cluster', () => {
     expect(dryRun.exitCode, dryRun.stderr).toBe(0);
   });
 
+  it('a narrowed allow-list: plan reads the live claims and lists the one the new StorageClass list strands (X5), live and from a snapshot', async () => {
+    const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'fast-data' }, spec: { storageClassName: 'fast-ssd', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    await kubectl('admin', ['-n', T('web-frontend'), 'create', '-f', '-'], { input: JSON.stringify(claim) });
+    const docs = parseAllDocuments(webText).map((d) => d.toJS() as Project);
+    const web = docs.find((p) => p.metadata.name === T('web'));
+    if (!web) throw new Error(`no project ${T('web')} in acme.yaml`);
+    web.spec.allow = { storageClasses: ['standard'] };
+    await writeFile(webFile, docs.map((d) => stringify(d)).join('---\n'));
+    const stranded = `X5 PersistentVolumeClaim ${T('web-frontend')}/fast-data`;
+    const findings = (plan: Plan) => plan.entries.flatMap((e) => e.findings.filter((f) => f.by === 'plan').map((f) => `${f.rule} ${f.object}`));
+    const live = await tenantgate(['plan', 'gitops', '--base', 'HEAD', '--cluster', `${CLUSTER}=admin`, '--kubeconfig', ADMIN_KUBECONFIG(), '--output', 'json']);
+    expect(live.exitCode, live.stderr).toBe(1);
+    const plan = JSON.parse(live.stdout) as Plan;
+    expect(findings(plan)).toEqual([stranded]);
+    expect(plan.entries.flatMap((e) => e.findings).find((f) => f.rule === 'X5')?.message).toBe(
+      `PersistentVolumeClaim ${T('web-frontend')}/fast-data: storageClassName "fast-ssd" is not allowed for project ${T('web')}; allowed: standard (it runs now: it keeps running, but could not be created again)`,
+    );
+    const file = join(repo.dir, '..', `${RUN}-allow-snapshot.yaml`);
+    const snap = await tenantgate(['snapshot', '--context', 'admin', '--kubeconfig', ADMIN_KUBECONFIG(), '--cluster', CLUSTER, '-o', file]);
+    expect(snap.exitCode, snap.stderr).toBe(0);
+    const fromFile = await tenantgate(['plan', 'gitops', '--base', 'HEAD', '--snapshot', file, '--output', 'json']);
+    expect(findings(JSON.parse(fromFile.stdout) as Plan)).toEqual([stranded]);
+    await writeFile(webFile, webText);
+  });
+
   it('usage errors exit 2 naming the flag and the value', async () => {
     const noContext = await tenantgate(['plan', 'gitops', '--cluster', `${CLUSTER}=nosuch`, '--kubeconfig', ADMIN_KUBECONFIG()]);
     expect(noContext.exitCode).toBe(2);

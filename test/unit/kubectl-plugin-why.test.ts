@@ -11,7 +11,7 @@ const Q1 = 'Error from server (Forbidden): error when creating "STDIN": admissio
 describe('rule titles', () => {
   it('every rule id has the title of its heading in docs/rules.md, and every heading has an entry', async () => {
     const doc = await readFile(join(REPO_ROOT, 'docs', 'rules.md'), 'utf8');
-    const headings = Object.fromEntries([...doc.matchAll(/^### ([A-Z][0-9]) — (.+)$/gm)].map((m) => [m[1]!, m[2]!]));
+    const headings = Object.fromEntries([...doc.matchAll(/^### ([A-Z][0-9]+) — (.+)$/gm)].map((m) => [m[1]!, m[2]!]));
     expect(Object.keys(RULE_HELP).sort()).toEqual(Object.keys(headings).sort());
     for (const [id, help] of Object.entries(RULE_HELP)) expect(help!.title, id).toBe(headings[id]);
   });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isolationPolicyFor, isolationPolicyMatches, limitRangeFor, limitRangeMatches, storedLimitItem } from '../../src/render/namespace-policies.js';
 import type { Project } from '../../src/validate/types.js';
+import { configFromObject, DEFAULT_CONFIG } from '../../src/config/config.js';
+import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';
 
 const project = (spec: Partial<Project['spec']> = {}): Project => ({
   apiVersion: 'tenantgate.io/v1alpha1',
@@ -52,17 +54,61 @@ describe('the isolation NetworkPolicy of a project namespace', () => {
     expect(isolationPolicyFor(project(), 'payments-api')).toBeUndefined();
   });
 
-  it('admits ingress from the project namespaces only', () => {
+  const own = { namespaceSelector: { matchLabels: { 'tenantgate.io/project': 'payments' } } };
+  const dns = { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] };
+  const named = (name: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
+
+  it('by default: ingress from the project namespaces only; egress to them and to DNS in kube-system only', () => {
     const np = isolationPolicyFor(project({ networkIsolation: true }), 'payments-api')!;
     expect(np.metadata.name).toBe('tenantgate-isolation');
-    expect(np.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress'], ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'tenantgate.io/project': 'payments' } } }] }] });
+    expect(np.spec).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'], ingress: [{ from: [own] }], egress: [{ to: [own] }, dns] });
+  });
+
+  it('adds the declared allow-from (the tenant\'s other projects, named namespaces) and egress (namespaces, CIDRs), sorted and without repeats', () => {
+    const network = { allowFrom: { sameTenant: true, namespaces: ['ingress-nginx', 'monitoring', 'ingress-nginx'] }, egress: { namespaces: ['shared-db'], cidrs: ['203.0.113.0/24', '10.0.0.0/8'] } };
+    expect(isolationPolicyFor(project({ networkIsolation: true, network }), 'payments-api')!.spec).toEqual({
+      podSelector: {},
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [{ from: [own, { namespaceSelector: { matchLabels: { 'tenantgate.io/tenant': 'acme' } } }, named('ingress-nginx'), named('monitoring')] }],
+      egress: [{ to: [own] }, dns, { to: [named('shared-db'), { ipBlock: { cidr: '10.0.0.0/8' } }, { ipBlock: { cidr: '203.0.113.0/24' } }] }],
+    });
+  });
+
+  it('takes tenantgate.yaml\'s network field by field: a Project field replaces the default', () => {
+    const defaults = { allowFrom: { namespaces: ['ingress-nginx'] }, egress: { cidrs: ['10.0.0.0/8'] } };
+    const byDefault = isolationPolicyFor(project({ networkIsolation: true }), 'payments-api', defaults)!.spec;
+    expect(byDefault.ingress).toEqual([{ from: [own, named('ingress-nginx')] }]);
+    expect(byDefault.egress).toEqual([{ to: [own] }, dns, { to: [{ ipBlock: { cidr: '10.0.0.0/8' } }] }]);
+    const replaced = isolationPolicyFor(project({ networkIsolation: true, network: { egress: { cidrs: [] }, allowFrom: { namespaces: ['edge'] } } }), 'payments-api', defaults)!.spec;
+    expect(replaced.ingress).toEqual([{ from: [own, named('edge')] }]);
+    expect(replaced.egress).toEqual([{ to: [own] }, dns]);
   });
 
   it('matches the same spec in any key order; an added rule is a change', () => {
     const desired = isolationPolicyFor(project({ networkIsolation: true }), 'payments-api')!;
-    const stored = { metadata: { labels: desired.metadata.labels }, spec: { policyTypes: ['Ingress'], ingress: desired.spec.ingress, podSelector: {} } };
+    const stored = { metadata: { labels: desired.metadata.labels }, spec: { egress: desired.spec.egress, policyTypes: ['Ingress', 'Egress'], ingress: desired.spec.ingress, podSelector: {} } };
     expect(isolationPolicyMatches(stored, desired)).toBe(true);
     expect(isolationPolicyMatches({ ...stored, spec: { ...stored.spec, ingress: [...desired.spec.ingress, {}] } }, desired)).toBe(false);
+    expect(isolationPolicyMatches({ ...stored, spec: { ...stored.spec, egress: [...desired.spec.egress, { to: [{ ipBlock: { cidr: '0.0.0.0/0' } }] }] } }, desired)).toBe(false);
+    expect(isolationPolicyMatches({ ...stored, spec: { ...stored.spec, policyTypes: ['Ingress'] } }, desired)).toBe(false);
     expect(isolationPolicyMatches({ ...stored, spec: { ...stored.spec, podSelector: { matchLabels: { app: 'x' } } } }, desired)).toBe(false);
+  });
+});
+
+describe('spec.network and tenantgate.yaml network: schema errors name the field, the value and what is allowed', () => {
+  it('the Project schema takes spec.network and refuses bad CIDRs and namespace names', () => {
+    const withNetwork = (network: unknown) => project({ networkIsolation: true, network: network as Project['spec']['network'] });
+    expect(validateProjectSchema(withNetwork({ allowFrom: { sameTenant: true, namespaces: ['ingress-nginx'] }, egress: { cidrs: ['10.0.0.0/8'], namespaces: ['db'] } }))).toEqual([]);
+    const bad = validateProjectSchema(withNetwork({ egress: { cidrs: ['the internet'] }, allowFrom: { namespaces: ['Ingress_Nginx'] } }));
+    expect(bad.map((v) => v.rule)).toEqual(['S1', 'S1']);
+    expect(bad.map((v) => v.message).join('\n')).toContain('spec.network.egress.cidrs[0]');
+    expect(bad.map((v) => v.message).join('\n')).toContain('spec.network.allowFrom.namespaces[0]');
+  });
+
+  it('tenantgate.yaml: network is optional, closed, and checked', () => {
+    expect(DEFAULT_CONFIG.network).toEqual({});
+    expect(configFromObject({ network: { allowFrom: { sameTenant: true } } }).network).toEqual({ allowFrom: { sameTenant: true } });
+    expect(() => configFromObject({ network: { ingress: {} } })).toThrow(/network\.ingress is not a known key; allowed: egress, allowFrom/);
+    expect(() => configFromObject({ network: { egress: { cidrs: ['anywhere'] } } })).toThrow(/network\.egress\.cidrs\[0\] is "anywhere"; allowed: a CIDR/);
   });
 });

@@ -42,6 +42,24 @@ describe('snapshotOf', () => {
   });
 });
 
+describe('snapshotOf with the objects the allow-lists judge', () => {
+  const objects = () => [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'web-b', managedFields: [{ manager: 'kubectl' }] }, spec: { type: 'NodePort' }, status: { loadBalancer: {} } },
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'web-a' }, spec: { containers: [{ name: 'c', image: 'docker.io/x' }] }, status: { phase: 'Running' } },
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'q', namespace: 'other' }, spec: {} },
+  ];
+  it('keeps those of project namespaces, their apiVersion, kind, metadata and spec, sorted; the live state carries them', () => {
+    const doc = snapshotOf('prod-eu', TAKEN, { ...listed(), objects: objects() });
+    expect(doc.objects).toEqual([
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'web-a' }, spec: { containers: [{ name: 'c', image: 'docker.io/x' }] } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'web-b' }, spec: { type: 'NodePort' } },
+    ]);
+    expect(parseSnapshot(stringify(doc), 's.yaml')).toEqual(doc);
+    expect(liveStateOf(doc).objects).toEqual(doc.objects);
+    expect(() => parseSnapshot(stringify({ ...doc, objects: [{ metadata: { name: 'x' } }] }), 's.yaml')).toThrow(/objects\[0\] has no apiVersion, kind, metadata\.name or metadata\.namespace/);
+  });
+});
+
 describe('parseSnapshot refuses what tenantgate snapshot does not write', () => {
   const good = () => snapshotOf('local', TAKEN, listed()) as unknown as Record<string, unknown>;
   it.each([

@@ -863,7 +863,7 @@ function admissionOf(res: Answer, uid: string): AdmissionResponse {
 }
 
 /** Rule ids of a denial's lines or of warnings; a line without one shows as itself (and fails). */
-const ruleIds = (lines: readonly string[]) => [...new Set(lines.map((l) => /^\[([A-Z]\d)\] /.exec(l)?.[1] ?? `no rule id: ${l}`))].sort();
+const ruleIds = (lines: readonly string[]) => [...new Set(lines.map((l) => /^\[([A-Z]\d+)\] /.exec(l)?.[1] ?? `no rule id: ${l}`))].sort();
 
 async function validateAs(c: Case): Promise<void> {
   const body = JSON.stringify(reviewOf(c));

@@ -20,7 +20,7 @@ export async function ensureNamespaceObjects(c: StepContext, project: Project, f
     for (const kind of NAMESPACE_OBJECTS) {
       const cache = managed.caches[kind.kind];
       const actual = cache.get(namespace);
-      const desired = kind.desired(project, namespace);
+      const desired = kind.desired(project, namespace, c.config);
       const where = `${kind.kind} ${namespace}/${kind.name}`;
       if (!desired) {
         if (!actual || actual.metadata.labels?.[LABEL_PROJECT] !== projectName) continue;

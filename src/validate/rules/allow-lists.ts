@@ -1,5 +1,5 @@
 /**
- * X1–X9, H1–H3: what a project's objects may use (docs/rules.md#allow-lists). One pure function per object
+ * X1–X10, H1–H4: what a project's objects may use (docs/rules.md#allow-lists). One pure function per object
  * kind, each returning the violations of every rule that kind can break; H3 over a set of Projects.
  * The objects are as the apiserver sends them (untyped JSON): every field is read defensively.
  */
@@ -13,8 +13,9 @@ import {
   tolerationAllowed,
   withinAnyCidr,
   type EffectiveAllowLists,
+  type VolumeOwnership,
 } from '../allow-lists.js';
-import type { FieldPath, Project, RuleId, Toleration, Violation } from '../types.js';
+import { LABEL_PROJECT, type FieldPath, type Project, type RuleId, type Toleration, type Violation } from '../types.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,6 +30,11 @@ export interface AllowSubject {
   subject: string;
   project: Project;
   allow: EffectiveAllowLists;
+  /**
+   * The PersistentVolume a claim's new `spec.volumeName` names, and whose it is (X10). Absent: the
+   * volume name is not judged (an update that keeps it, or `tenantgate plan` on bound claims).
+   */
+  volume?: VolumeOwnership;
 }
 
 export function allowSubject(config: TenantgateConfig, project: Project, kind: string, namespace: string, name: string): AllowSubject {
@@ -153,17 +159,71 @@ export function checkRoute(s: AllowSubject, route: Json): Violation[] {
   return hostnames.flatMap((h, i) => hostViolation(s, ['spec', 'hostnames', i], typeof h === 'string' ? h : ''));
 }
 
-/** H1 on a Gateway's listeners (a listener without hostname serves every hostname). */
+/** H1 on a Gateway's listeners (a listener without hostname serves every hostname), H4 on its GatewayClass. */
 export function checkGateway(s: AllowSubject, gateway: Json): Violation[] {
-  return listAt(objectAt(gateway, 'spec'), 'listeners').flatMap((l, i) => hostViolation(s, ['spec', 'listeners', i, 'hostname'], stringAt(l, 'hostname') ?? ''));
+  const spec = objectAt(gateway, 'spec');
+  const out: Violation[] = [];
+  const className = stringAt(spec, 'gatewayClassName') ?? '';
+  const classes = s.allow.gatewayClasses;
+  if (classes !== undefined && !classes.includes(className)) {
+    out.push(violation('H4', s, ['spec', 'gatewayClassName'], `gatewayClassName ${JSON.stringify(className)}`, listed(classes, 'no GatewayClass')));
+  }
+  listAt(spec, 'listeners').forEach((l, i) => out.push(...hostViolation(s, ['spec', 'listeners', i, 'hostname'], stringAt(l, 'hostname') ?? '')));
+  return out;
 }
 
-/** X5 on a PersistentVolumeClaim (one without storageClassName takes the cluster's default class and is not judged). */
+/** X5 and X10 on a PersistentVolumeClaim (one without storageClassName takes the cluster's default class and is not judged by X5). */
 export function checkPersistentVolumeClaim(s: AllowSubject, claim: Json): Violation[] {
-  const className = stringAt(objectAt(claim, 'spec'), 'storageClassName');
+  const spec = objectAt(claim, 'spec');
+  const out: Violation[] = [];
+  const className = stringAt(spec, 'storageClassName');
   const classes = s.allow.storageClasses;
-  if (!className || classes === undefined || classes.includes(className)) return [];
-  return [violation('X5', s, ['spec', 'storageClassName'], `storageClassName ${JSON.stringify(className)}`, listed(classes, 'no StorageClass'))];
+  if (className && classes !== undefined && !classes.includes(className)) {
+    out.push(violation('X5', s, ['spec', 'storageClassName'], `storageClassName ${JSON.stringify(className)}`, listed(classes, 'no StorageClass')));
+  }
+  const volumeName = stringAt(spec, 'volumeName');
+  if (volumeName && s.volume?.name === volumeName) out.push(...volumeNameViolation(s, s.volume));
+  if (isObject(spec.selector)) out.push(...selectorViolation(s, spec.selector));
+  return out;
+}
+
+/** What X10 allows a claim of the project to bind. */
+function volumesAllowed(s: AllowSubject): string {
+  const project = s.project.metadata.name ?? '';
+  return `PersistentVolumes of project ${project} (label ${LABEL_PROJECT}=${project}, or a claimRef into its namespaces)${s.allow.unownedVolumes ? ' and of no project' : ''}`;
+}
+
+/** X10 on `spec.volumeName`: the volume is the project's (or of no project, when the project allows that). */
+function volumeNameViolation(s: AllowSubject, volume: VolumeOwnership): Violation[] {
+  const project = s.project.metadata.name ?? '';
+  const path: FieldPath = ['spec', 'volumeName'];
+  const named = `volumeName ${JSON.stringify(volume.name)}`;
+  if (!volume.read) return [violation('X10', s, path, `${named} (the webhook could not read that PersistentVolume, so whose it is is unknown)`, volumesAllowed(s))];
+  if (!volume.exists) {
+    if (s.allow.unownedVolumes) return [];
+    return [violation('X10', s, path, `${named} (no such PersistentVolume: one created later under that name would belong to no project)`, volumesAllowed(s))];
+  }
+  if (volume.project === project) return [];
+  if (volume.project === undefined) {
+    if (s.allow.unownedVolumes) return [];
+    return [violation('X10', s, path, `${named} (a PersistentVolume of no project: ${volume.by})`, volumesAllowed(s))];
+  }
+  return [violation('X10', s, path, `${named} (a PersistentVolume of project ${volume.project}: ${volume.by})`, volumesAllowed(s))];
+}
+
+/**
+ * X10 on `spec.selector`: the claim may bind only volumes labelled for its project, so the selector must
+ * require `tenantgate.io/project` = the project (matchLabels, or matchExpressions In with that one value).
+ */
+function selectorViolation(s: AllowSubject, selector: Json): Violation[] {
+  const project = s.project.metadata.name ?? '';
+  if (objectAt(selector, 'matchLabels')[LABEL_PROJECT] === project) return [];
+  const pinned = listAt(selector, 'matchExpressions').some((e) => {
+    const values = listAt(e, 'values');
+    return stringAt(e, 'key') === LABEL_PROJECT && stringAt(e, 'operator') === 'In' && values.length > 0 && values.every((v) => v === project);
+  });
+  if (pinned) return [];
+  return [violation('X10', s, ['spec', 'selector'], `a selector without ${LABEL_PROJECT}=${project} (it may bind another project's PersistentVolume)`, `a selector with matchLabels ${LABEL_PROJECT}: ${project}`)];
 }
 
 /** The device class names of a ResourceClaim spec: resource.k8s.io v1 (`exactly`) and v1beta1 (flat), with `firstAvailable`. */

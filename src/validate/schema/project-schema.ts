@@ -143,7 +143,14 @@ const cidrs = (description: string): StructuralSchema => ({
   items: { type: 'string', pattern: CIDR_PATTERN, maxLength: 64 },
 });
 
-/** spec.allow (rules X1–X9, H1–H3, docs/rules.md#allow-lists): what the project's objects may use. */
+const namespaceNames = (description: string): StructuralSchema => ({
+  type: 'array',
+  description,
+  'x-kubernetes-list-type': 'set',
+  items: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 },
+});
+
+/** spec.allow (rules X1–X10, H1–H4, docs/rules.md#allow-lists): what the project's objects may use. */
 export const allowListsSchema = (): StructuralSchema => ({
   type: 'object',
   description: "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A field not given takes tenantgate.yaml's allow.",
@@ -177,6 +184,14 @@ export const allowListsSchema = (): StructuralSchema => ({
       },
     },
     ingressClasses: names('IngressClass names an Ingress may name (H2); absent: any.'),
+    gatewayClasses: names('GatewayClass names a Gateway may name in spec.gatewayClassName (H4); absent: any.'),
+    persistentVolumes: {
+      type: 'object',
+      description: "Which PersistentVolumes a claim may bind by spec.volumeName (X10): the project's own always (label tenantgate.io/project, or claimed from one of its namespaces).",
+      properties: {
+        unowned: { type: 'boolean', description: 'Whether a claim may name a PersistentVolume of no project. Default false.' },
+      },
+    },
     storageClasses: names('StorageClass names a PersistentVolumeClaim may name (X5); absent: any.'),
     runtimeClasses: names('RuntimeClass names a pod may name (X6); absent: any.'),
     deviceClasses: names('DeviceClass names a ResourceClaim or ResourceClaimTemplate may request (X7); absent: any.'),
@@ -317,7 +332,29 @@ const specSchema: StructuralSchema = {
     },
     networkIsolation: {
       type: 'boolean',
-      description: 'Render a NetworkPolicy admitting traffic only from the same project.',
+      description: "Keep a NetworkPolicy in each namespace admitting traffic only from the project's namespaces (and spec.network.allowFrom), and letting pods reach only them, DNS in kube-system and spec.network.egress.",
+    },
+    network: {
+      type: 'object',
+      description: "With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces (docs/network.md). A field not given takes tenantgate.yaml's network.",
+      properties: {
+        egress: {
+          type: 'object',
+          description: 'Where pods may connect besides the project and DNS.',
+          properties: {
+            namespaces: namespaceNames('Namespaces the pods may reach.'),
+            cidrs: cidrs('CIDRs the pods may reach.'),
+          },
+        },
+        allowFrom: {
+          type: 'object',
+          description: "Who may connect to the project's pods besides its own namespaces.",
+          properties: {
+            sameTenant: { type: 'boolean', description: 'The namespaces of every project of the same tenant. Default false.' },
+            namespaces: namespaceNames("Namespaces, such as the ingress controller's."),
+          },
+        },
+      },
     },
     allow: allowListsSchema(),
     namespaces: {
