@@ -5,7 +5,7 @@ import type { PodSecurityLevels } from '../validate/pod-security.js';
 import type { AllowLists, NetworkBaseline, ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import { countedName } from '../validate/counted-name.js';
-import { cidrProblem } from '../validate/allow-lists.js';
+import { cidrProblem } from '../validate/cidr.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */

@@ -2,7 +2,8 @@
 import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { configFromObject, ConfigError, DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
-import { cidrContains, hostnameProblem, parseCidr, withinAnyCidr } from '../../src/validate/allow-lists.js';
+import { hostnameProblem } from '../../src/validate/allow-lists.js';
+import { cidrContains, parseCidr, withinAnyCidr } from '../../src/validate/cidr.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import { allowSubject, checkIngress, checkPersistentVolumeClaim, checkPod, checkResourceClaim, checkRoute, checkService } from '../../src/validate/rules/allow-lists.js';
 import { validateProjectSchema } from '../../src/validate/schema/validate-schema.js';

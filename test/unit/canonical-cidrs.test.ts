@@ -3,7 +3,7 @@
  * (S1): host bits zero, no leading zeros, IPv6 compressed. The oracle is written out per case.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalCidr, cidrProblem, parseCidr } from '../../src/validate/allow-lists.js';
+import { canonicalCidr, cidrProblem, parseCidr } from '../../src/validate/cidr.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import { DEFAULT_CONFIG, parseConfig } from '../../src/config/config.js';
 import type { Project } from '../../src/validate/types.js';

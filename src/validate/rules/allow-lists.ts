@@ -11,10 +11,10 @@ import {
   SYSTEM_PRIORITY_PREFIX,
   suffixesOverlap,
   tolerationAllowed,
-  withinAnyCidr,
   type EffectiveAllowLists,
   type VolumeOwnership,
 } from '../allow-lists.js';
+import { withinAnyCidr } from '../cidr.js';
 import { LABEL_PROJECT, type FieldPath, type Project, type RuleId, type Toleration, type Violation } from '../types.js';
 
 type Json = Record<string, unknown>;

@@ -4,7 +4,7 @@
  * the isolation NetworkPolicy and be refused there by the apiserver, so the Argo CD sync and the
  * controller's write would fail instead of the declaration. Pure.
  */
-import { cidrProblem } from '../allow-lists.js';
+import { cidrProblem } from '../cidr.js';
 import type { FieldPath, Project, Violation } from '../types.js';
 
 /** Where a Project declares CIDRs. */
