@@ -6,8 +6,9 @@
  * a line logged; the next change retries. Connections made before a swap stay open until their next
  * request, which is answered with `Connection: close`, so the request after it handshakes with the new
  * material; after a client CA change that request is judged by the new bundle (the peer certificate is
- * verified again). An idle connection is never closed by a swap: a client may be sending on it at that
- * moment, and a POST lost that way is not retried (the apiserver's admission call would fail).
+ * verified again). An idle connection is closed by a swap only when the new client CA bundle no longer
+ * trusts its certificate: a client may be sending on it at that moment, and a POST lost that way is
+ * not retried (the apiserver's admission call would fail), but that request would be refused anyway.
  * Shared by the webhook, the budget view and the controller's /metrics.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
@@ -129,9 +130,26 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
     // Idle ones are not closed here: the client may be writing a request on one right now.
     for (const res of inFlight) closeAfter(res);
   };
+  const connections = new Set<TLSSocket>();
   server.on('secureConnection', (socket: TLSSocket & { [GENERATION]?: number }) => {
     socket[GENERATION] = generation;
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
   });
+  /**
+   * After a client CA change: an idle connection whose certificate the new bundle does not trust is
+   * closed (its next request would be refused; closed, the client reconnects with the certificate it
+   * has now). Trusted idle ones stay open; busy ones are judged on their next request (none: they were
+   * told to close).
+   */
+  const closeUntrustedIdle = (bundlePem: string) => {
+    const busy = new Set([...inFlight].map((res) => res.socket));
+    for (const socket of connections) {
+      if (busy.has(socket)) continue;
+      judgeByCurrentBundle(socket, bundlePem);
+      if (!socket.authorized && socket.getPeerX509Certificate()) socket.destroy();
+    }
+  };
   server.prependListener('request', (req, res) => {
     const socket = req.socket as TLSSocket & { [GENERATION]?: number };
     const made = socket[GENERATION] ?? generation;
@@ -153,7 +171,10 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
     current = next;
     try {
       apply();
-      if (caChanged) caGeneration = generation;
+      if (caChanged) {
+        caGeneration = generation;
+        if (current.ca !== undefined) closeUntrustedIdle(current.ca);
+      }
     } catch (err) {
       log(`keeping the previous TLS certificate: ${(err as Error).message}`);
       return false;
