@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
 import { renderDirectory } from '../../src/cli/render.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { loadConfig } from '../../src/config/load.js';
 import { type RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLATFORM_SYNC_USER, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
@@ -20,7 +19,7 @@ import {
   waitForApp, waitForCompared, waitForOperation, waitForReconcileAfter, type Application,
 } from '../support/argocd-app.js';
 import { cluster, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
-import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import { EXAMPLE_NETWORK, installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { startTestController } from '../support/controller-kit.js';
@@ -99,10 +98,9 @@ beforeAll(async () => {
   // The cluster's configuration shares the examples' network baseline with their render: the controller
   // sets the isolation policy back to what it computes, so with another baseline it and Argo CD would
   // write two different policies, and the Application would never be Synced (docs/network.md).
-  const examples = await loadConfig(join(REPO_ROOT, 'examples', 'gitops', 'tenantgate.yaml'));
   controller = await startTestController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30, network: examples.network },
+    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30, network: EXAMPLE_NETWORK },
   });
   argo = await startArgoCd(info, { unprivileged: true, dir: join(info.dir, `argocd-${RUN}`), log: (m) => process.env.TG_DEBUG && process.stderr.write(`[argocd] ${m}\n`) });
   repo = await LocalGitRepo.init(join(info.dir, `git-${RUN}`));

@@ -19,7 +19,7 @@ import { ARGOCD_NAMESPACE, PLUGIN_NAME, startArgoCd, type RunningArgoCd } from '
 import { startTestController } from './controller-kit.js';
 import { applyChartTemplates, startControllerWithView } from './view.js';
 import { ControlPlane, sleep, type ClusterInfo } from './devcluster/controlplane.js';
-import { installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from './devcluster/tenantgate.js';
+import { EXAMPLE_NETWORK, installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from './devcluster/tenantgate.js';
 
 /** The members `startFleet` starts unless told otherwise: the clusters examples/gitops places namespaces on. */
 export const FLEET_CLUSTERS = ['prod-eu', 'prod-us'] as const;
@@ -195,7 +195,8 @@ async function startMember(name: string, dir: string, log: (l: string) => void, 
     // A fleet member's controller lowers E in the headroom ledger: the chart's controller RBAC in member mode.
     if (more.fleet?.hubKubeconfig) await applyChartTemplates(info, ['controller/rbac.yaml'], [`fleet.member.cluster=${name}`]);
     webhook = await startLocalWebhook(info, { ...more, clusterName: name, privileged }, { log: (l) => componentLog(name, `webhook: ${l}`), onDecision: (d) => decisions.push(d) });
-    const controllerConfig = { ...DEFAULT_CONFIG, ...more, clusterName: name, resyncPeriodSeconds: 30 };
+    // The members render examples/gitops: their controllers share its network baseline (docs/network.md).
+    const controllerConfig = { ...DEFAULT_CONFIG, network: EXAMPLE_NETWORK, ...more, clusterName: name, resyncPeriodSeconds: 30 };
     const controller = view
       ? (await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']),
         (await startControllerWithView(info, controllerConfig, (m) => componentLog(name, `controller: ${m}`))).controller)

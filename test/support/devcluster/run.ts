@@ -16,7 +16,7 @@ import { installFleetHub } from '../fleet-hub-install.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import { FLEET_NAMESPACE } from '../../../src/fleet/fleet-budget-object.js';
 import { parseAllDocuments } from 'yaml';
-import { EXAMPLE_PRICING, installBase, kubectlAs, serviceAccountKubeconfigFile, startLocalWebhook } from './tenantgate.js';
+import { EXAMPLE_NETWORK, EXAMPLE_PRICING, installBase, kubectlAs, serviceAccountKubeconfigFile, startLocalWebhook } from './tenantgate.js';
 import { applyChartTemplates, startControllerWithView } from '../view.js';
 
 const log = (m: string) => process.stderr.write(`[make run] ${m}\n`);
@@ -50,8 +50,9 @@ async function main(): Promise<void> {
     // The controller as its ServiceAccount, serving the budget view (view.tenantgate.io) registered as an
     // APIService: the chart's view RBAC (templates/view/rbac.yaml, ownedprojects for tenants) first.
     await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']);
-    // With the example repository's price sheet, as the webhook has it: the view and the metrics show each project's cost.
-    const view = await startControllerWithView(info, EXAMPLE_PRICING ? { pricing: EXAMPLE_PRICING } : {}, (m) => log(`controller: ${m}`));
+    // With the example repository's price sheet, as the webhook has it (the view and the metrics show each
+    // project's cost), and its network baseline, as render has it.
+    const view = await startControllerWithView(info, { network: EXAMPLE_NETWORK, ...(EXAMPLE_PRICING ? { pricing: EXAMPLE_PRICING } : {}) }, (m) => log(`controller: ${m}`));
     const controller = view.controller;
     stopAll.push(() => view.stop());
     log('controller running');

@@ -20,12 +20,21 @@ import { PooledKubeConfig } from '../../../src/kube/kubeconfig.js';
 
 export const MANIFESTS = join(REPO_ROOT, 'manifests');
 
+const EXAMPLE_CONFIG = parseConfig(readFileSync(join(REPO_ROOT, 'examples', 'gitops', 'tenantgate.yaml'), 'utf8'));
+
 /**
  * The price sheet of examples/gitops/tenantgate.yaml. The local webhooks run with it, as the example
  * repository's clusters would: its Project ml has a spec.costBudget, which a webhook without pricing
  * refuses (C1, docs/budgets.md#cost).
  */
-export const EXAMPLE_PRICING = parseConfig(readFileSync(join(REPO_ROOT, 'examples', 'gitops', 'tenantgate.yaml'), 'utf8')).pricing;
+export const EXAMPLE_PRICING = EXAMPLE_CONFIG.pricing;
+
+/**
+ * The network baseline of examples/gitops/tenantgate.yaml. A controller beside the rendered examples
+ * runs with it: it sets the isolation policy back to what it computes, so with another baseline it and
+ * Argo CD would keep writing two different policies (docs/network.md).
+ */
+export const EXAMPLE_NETWORK = EXAMPLE_CONFIG.network;
 
 export async function kubectlAs(info: ClusterInfo, user: string, args: string[], input?: string) {
   return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, input, timeout: 120_000 });
