@@ -80,7 +80,7 @@ Act as a tenant (tokens in ${join(info.dir, 'tokens.csv')}):
   KUBECONFIG=${info.kubeconfigs.bob} ${kubectl} create namespace payments-x         # bob does not: [T4]
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} -n payments-batch patch quota tenantgate-quota --type=merge -p '{"spec":{"hard":{"requests.cpu":"50"}}}'   # [Q1]: says how much fits
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} -n payments-batch delete quota tenantgate-quota     # [Q3]
-  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} label namespace payments-batch pod-security.kubernetes.io/enforce=privileged   # [T7]: protected
+  KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} label namespace payments-batch pod-security.kubernetes.io/enforce=privileged --overwrite   # [T7]: protected
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} delete namespace tenantgate-system    # forbidden: nothing outside her projects
   KUBECONFIG=${info.kubeconfigs.alice} ${kubectl} apply --dry-run=server -f examples/invalid/Q1-over-budget.yaml   # forbidden: tenants only read projects
 
