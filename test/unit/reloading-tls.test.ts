@@ -197,6 +197,8 @@ describe('reloading TLS', () => {
     const server = createServer({ ...initial, requestCert: true, rejectUnauthorized: false }, (req, res) => {
       res.end((req.socket as unknown as { authorized: boolean }).authorized ? 'authorized' : 'unauthorized');
     });
+    // As the webhook's (src/webhook/tls.ts): an idle connection is not closed by the keep-alive timeout meanwhile.
+    server.keepAliveTimeout = 65_000;
     const tls = reloadOnChange(server, paths, initial, { pollMs: 60_000 });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -214,8 +216,10 @@ describe('reloading TLS', () => {
         req.end();
       });
 
+    const idleInAgent = async () => Object.values(agent.freeSockets).flat().length === 1;
     const first = await get();
     expect(first).toMatchObject({ body: 'authorized', connection: 'keep-alive' });
+    await until('the connection is idle in the agent', idleInAgent);
     // The bundle widens (old+new): the idle connection stays open and is still trusted.
     await replace(caFile, oldCa.certPem + newCa.certPem);
     expect(tls.reloadNow()).toBe(true);
@@ -224,11 +228,12 @@ describe('reloading TLS', () => {
     // A new connection (the last was told to close); the bundle narrows to the new CA only.
     const reconnected = await get();
     expect(reconnected.localPort).not.toBe(first.localPort);
+    await until('the new connection is idle in the agent', idleInAgent);
     await replace(caFile, newCa.certPem);
     expect(tls.reloadNow()).toBe(true);
     // The idle connection of a client the new bundle no longer trusts is closed by the swap: the next
     // request handshakes anew, and the handshake refuses the certificate.
-    await until('the client saw its idle connection closed', async () => Object.keys(agent.freeSockets).length === 0);
+    await until('the client saw its idle connection closed', async () => Object.values(agent.freeSockets).flat().length === 0);
     const narrowed = await get();
     expect(narrowed.localPort).not.toBe(reconnected.localPort);
     expect(narrowed.body).toBe('unauthorized');
