@@ -5,7 +5,7 @@ import type { PodSecurityLevels } from '../validate/pod-security.js';
 import type { AllowLists, NetworkBaseline, ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
 import { countedName } from '../validate/counted-name.js';
-import { cidrProblem } from '../validate/cidr.js';
+import { nonCanonicalCidrs } from '../validate/rules/cidrs.js';
 
 export interface TenantgateConfig {
   /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
@@ -227,17 +227,7 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
 
 /** The CIDRs of `network` and `allow` in canonical form (as a Project's, S1): the schema checks only their shape. */
 function cidrErrors(config: TenantgateConfig, where: string): string[] {
-  const lists: Array<[string, readonly string[] | undefined]> = [
-    ['network.egress.cidrs', config.network.egress?.cidrs],
-    ['allow.services.externalIPs', config.allow.services?.externalIPs],
-    ['allow.services.loadBalancerSourceRanges', config.allow.services?.loadBalancerSourceRanges],
-  ];
-  return lists.flatMap(([field, list]) =>
-    (list ?? []).flatMap((value, i) => {
-      const problem = cidrProblem(value);
-      return problem ? [`${where}: ${field}[${i}] ${JSON.stringify(value)} ${problem}`] : [];
-    }),
-  );
+  return nonCanonicalCidrs(config).map(({ path, index, value, problem }) => `${where}: ${path.join('.')}[${index}] ${JSON.stringify(value)} ${problem}`);
 }
 
 /** Whether this cluster takes part in a fleet (a hub kubeconfig is configured). */
