@@ -119,8 +119,9 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
   const closeAfter = (res: ServerResponse) => {
     if (!res.headersSent) res.setHeader('connection', 'close');
   };
-  /** The generation whose material first carried the current client CA bundle. */
+  /** The generation whose material first carried the current client CA bundle, and that bundle's certificates (parsed once per change). */
   let caGeneration = 0;
+  let clientCas: X509Certificate[] = [];
   const apply = () => {
     server.setSecureContext({ ...contextOptions(current), minVersion: 'TLSv1.2' });
     generation++;
@@ -142,11 +143,11 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
    * has now). Trusted idle ones stay open; busy ones are judged on their next request (none: they were
    * told to close).
    */
-  const closeUntrustedIdle = (bundlePem: string) => {
+  const closeUntrustedIdle = () => {
     const busy = new Set([...inFlight].map((res) => res.socket));
     for (const socket of connections) {
       if (busy.has(socket)) continue;
-      judgeByCurrentBundle(socket, bundlePem);
+      judgeByCurrentBundle(socket, clientCas);
       if (!socket.authorized && socket.getPeerX509Certificate()) socket.destroy();
     }
   };
@@ -154,7 +155,7 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
     const socket = req.socket as TLSSocket & { [GENERATION]?: number };
     const made = socket[GENERATION] ?? generation;
     if (made < generation) closeAfter(res);
-    if (made < caGeneration && current.ca !== undefined) judgeByCurrentBundle(socket, current.ca);
+    if (made < caGeneration && current.ca !== undefined) judgeByCurrentBundle(socket, clientCas);
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
@@ -173,7 +174,9 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
       apply();
       if (caChanged) {
         caGeneration = generation;
-        if (current.ca !== undefined) closeUntrustedIdle(current.ca);
+        // Parsed and checked by readTlsFiles already: this cannot throw here.
+        clientCas = current.ca !== undefined ? pemCertificates(current.ca, files.ca ?? 'client CA bundle') : [];
+        if (current.ca !== undefined) closeUntrustedIdle();
       }
     } catch (err) {
       log(`keeping the previous TLS certificate: ${(err as Error).message}`);
@@ -210,15 +213,10 @@ export function untrustedBecause(leaf: X509Certificate, bundle: readonly X509Cer
  * current bundle says of its certificate, so readers of `socket.authorized` (the webhook's client
  * authentication, the budget view) judge its request by the bundle in force.
  */
-function judgeByCurrentBundle(socket: TLSSocket, bundlePem: string): void {
+function judgeByCurrentBundle(socket: TLSSocket, bundle: readonly X509Certificate[]): void {
   const leaf = socket.getPeerX509Certificate();
   if (!leaf) return;
-  let reason: string | undefined;
-  try {
-    reason = untrustedBecause(leaf, pemCertificates(bundlePem, 'client CA bundle'), Date.now());
-  } catch (err) {
-    reason = (err as Error).message;
-  }
+  const reason = untrustedBecause(leaf, bundle, Date.now());
   socket.authorized = reason === undefined;
   if (reason !== undefined) socket.authorizationError = new Error(reason);
 }
