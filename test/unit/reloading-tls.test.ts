@@ -81,6 +81,27 @@ async function servingPairs(): Promise<{ first: KeyPair; second: KeyPair; files:
   return { first, second, files: await writeKeyPair(dir, 'tls', first) };
 }
 
+/**
+ * A fresh directory with a serving pair and a client CA bundle file holding `oldCa` only; `newCa` is
+ * not written. Clients of both CAs, named as the apiserver's.
+ */
+async function clientCaRotation(): Promise<{ files: TlsFiles & { ca: string }; oldCa: KeyPair; newCa: KeyPair; oldClient: KeyPair; newClient: KeyPair }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
+  const servingCa = createCA();
+  const serving = await writeKeyPair(dir, 'tls', signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }));
+  const oldCa = createCA('old-client-ca');
+  const newCa = createCA('new-client-ca');
+  const caFile = join(dir, 'client-ca.pem');
+  await writeFile(caFile, oldCa.certPem);
+  return {
+    files: { ...serving, ca: caFile },
+    oldCa,
+    newCa,
+    oldClient: signCert(oldCa, { commonName: 'apiserver', usage: 'client' }),
+    newClient: signCert(newCa, { commonName: 'apiserver', usage: 'client' }),
+  };
+}
+
 /** Replaces key then certificate, the way a Secret volume update lands. */
 async function replacePair(files: TlsFiles, pair: KeyPair): Promise<void> {
   await replace(files.key, pair.keyPem);
@@ -122,17 +143,10 @@ describe('reloading TLS', () => {
   }, 60_000);
 
   it('a client CA bundle rotates: old+new accepts both CAs\' clients, new-only refuses the old one', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
-    const servingCa = createCA();
-    const files = await writeKeyPair(dir, 'tls', signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }));
-    const oldCa = createCA('old-client-ca');
-    const newCa = createCA('new-client-ca');
-    const oldClient = signCert(oldCa, { commonName: 'apiserver', usage: 'client' });
-    const newClient = signCert(newCa, { commonName: 'apiserver', usage: 'client' });
-    const caFile = join(dir, 'client-ca.pem');
-    await writeFile(caFile, oldCa.certPem);
+    const { files, oldCa, newCa, oldClient, newClient } = await clientCaRotation();
+    const caFile = files.ca;
     const logs: string[] = [];
-    const { port } = await serve({ ...files, ca: caFile }, logs);
+    const { port } = await serve(files, logs);
     expect(await authorizedAs(port, oldClient)).toBe('authorized');
     expect(await authorizedAs(port, newClient)).toBe('unauthorized');
 
@@ -184,15 +198,8 @@ describe('reloading TLS', () => {
   }, 60_000);
 
   it('a client CA swap leaves an idle connection the new bundle trusts open (told to close on its next request), and closes one it no longer trusts', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
-    const servingCa = createCA();
-    const files = await writeKeyPair(dir, 'tls', signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }));
-    const oldCa = createCA('old-client-ca');
-    const newCa = createCA('new-client-ca');
-    const oldClient = signCert(oldCa, { commonName: 'apiserver', usage: 'client' });
-    const caFile = join(dir, 'client-ca.pem');
-    await writeFile(caFile, oldCa.certPem);
-    const paths = { ...files, ca: caFile };
+    const { files: paths, oldCa, newCa, oldClient } = await clientCaRotation();
+    const caFile = paths.ca;
     const initial = readTlsFiles(paths);
     const server = createServer({ ...initial, requestCert: true, rejectUnauthorized: false }, (req, res) => {
       res.end((req.socket as unknown as { authorized: boolean }).authorized ? 'authorized' : 'unauthorized');
