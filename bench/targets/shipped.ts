@@ -13,7 +13,7 @@
  *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99;
  *   in flight: with ledgerSettlement on, one project at 200 changes a second and a 5,000-namespace sync
  *            of one project, with the ledger's largest size (bench/targets/shipped-in-flight.ts;
- *            BENCH_SHIPPED_IN_FLIGHT=0 leaves them out);
+ *            BENCH_SHIPPED_IN_FLIGHT=0 leaves them out, BENCH_SHIPPED_STEADY=0 runs them without the steady runs);
  *   baseline: the CPU of one keep-alive node:https PUT of a ConfigMap through the same apiserver, measured
  *            in the same run at the same rate as the steady runs (open loop, not back to back), this
  *            process's idle CPU over as long a window subtracted (what one ledger write costs a lean
@@ -65,6 +65,8 @@ const PROJECTS = 20;
 const BURST = { creates: 200, room: 150 };
 const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
 const IN_FLIGHT = env('BENCH_SHIPPED_IN_FLIGHT', 1) !== 0;
+/** BENCH_SHIPPED_STEADY=0 leaves the steady runs out (and with them the CPU target): the in-flight scenarios alone. */
+const STEADY = env('BENCH_SHIPPED_STEADY', 1) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 
 const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -373,7 +375,7 @@ export async function main(): Promise<string[]> {
       return errors > 0 ? [`paired: ${errors} requests neither admitted nor denied with a rule`] : [];
     }
     const runs: SteadyRun[] = [];
-    for (const [mode, config] of [['shipped (ledger on)', {}], ['ledger off', { crossReplicaReservation: false }]] as const) {
+    for (const [mode, config] of STEADY ? ([['shipped (ledger on)', {}], ['ledger off', { crossReplicaReservation: false }]] as const) : []) {
       hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
       for (const spread of ['spread', 'one project'] as const) {
         for (let run = 1; run <= RUNS; run++) {
@@ -383,19 +385,23 @@ export async function main(): Promise<string[]> {
         }
       }
     }
-    // The ledger bounded by what is in flight (ADR 0085): settlement on, as it will ship once switched on.
+    // The ledger bounded by what is in flight (ADR 0085): settlement on, as it will ship once switched
+    // on, beside the same scenarios with the ledger off (the baseline: what the machine carries without it).
     const inFlight: InFlightRun[] = [];
     if (IN_FLIGHT) {
-      hooks = await start({ ledgerSettlement: true }, 'in-flight');
-      await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5);
-      inFlight.push(await hotProject(alice, admin, projects[0]!, namespaces.get(projects[0]!)!, SECONDS, quotaCpu, () => outcomeCounts(hooks)));
-      log(`in flight, hot project: ${JSON.stringify(inFlight.at(-1))}`);
-      await project(cp, 'sync', '100000', '100m');
-      await cachesHold(hooks, 'Project', PROJECTS + 2);
-      inFlight.push(await namespaceSync(alice, admin, 'sync', () => outcomeCounts(hooks)));
-      log(`in flight, sync: ${JSON.stringify(inFlight.at(-1))}`);
+      const sides = [['ledger off', { crossReplicaReservation: false }, 'offsync'], ['settlement on', { ledgerSettlement: true }, 'sync']] as const;
+      for (const [mode, config, syncProject] of sides) {
+        hooks = await start(config, mode === 'ledger off' ? 'in-flight-off' : 'in-flight');
+        await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5);
+        inFlight.push(await hotProject(mode, alice, admin, projects[0]!, namespaces.get(projects[0]!)!, SECONDS, quotaCpu, () => outcomeCounts(hooks)));
+        log(`in flight, ${mode}, hot project: ${JSON.stringify(inFlight.at(-1))}`);
+        await project(cp, syncProject, '100000', '100m');
+        await cachesHold(hooks, 'Project', PROJECTS + 2 + inFlight.filter((r) => r.scenario === 'sync').length);
+        inFlight.push(await namespaceSync(mode, alice, admin, syncProject, () => outcomeCounts(hooks)));
+        log(`in flight, ${mode}, sync: ${JSON.stringify(inFlight.at(-1))}`);
+      }
     }
-    const medians = (['shipped (ledger on)', 'ledger off'] as const).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
+    const medians = (STEADY ? (['shipped (ledger on)', 'ledger off'] as const) : []).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
 
     const missed: string[] = [];
     if (burstResult.admitted !== BURST.room) missed.push(`burst: ${burstResult.admitted} of ${BURST.creates} admitted, want exactly ${BURST.room}`);
@@ -417,8 +423,8 @@ export async function main(): Promise<string[]> {
     process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle\n`);
     process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     if (inFlight.length > 0) {
-      process.stderr.write(`\nin flight (ledgerSettlement on, 2 replicas): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
-      process.stderr.write(table(['scenario', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind'], inFlight.map((r) => [r.scenario, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / ')])));
+      process.stderr.write(`\nin flight (2 replicas; ledgerSettlement on, beside the ledger off): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
+      process.stderr.write(table(['scenario', 'mode', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind'], inFlight.map((r) => [r.scenario, r.mode, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / ')])));
     }
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });

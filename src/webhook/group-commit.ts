@@ -125,11 +125,22 @@ export interface GroupCommitOptions {
   backoff?: { baseMs: number; maxMs: number };
   onReservation?: (outcome: ReservationOutcome) => void;
   onLedgerWrite?: (records: number) => void;
+  /**
+   * Whether a watch of the ledgers feeds `cache` (LedgerCache.observe). Then writers take turns on its
+   * events: a batch starts once the watch has brought this replica's previous write of the project, and
+   * a lost round goes again once it brings the winner's (docs/adr/0086-ledger-writers-take-turns.md).
+   */
+  ledgerWatched?: boolean;
 }
+
+/** The longest a batch waits for the watch to bring this replica's previous write of its project. */
+export const ECHO_WAIT_MS = 50;
 
 export class GroupCommit<G> {
   /** Per project: the decisions waiting for its next batch, and whether one is running. */
   private readonly queues = new Map<string, ProjectQueue>();
+  /** Per project: the version of this replica's last write the watch has not brought yet. */
+  private readonly unechoed = new Map<string, string>();
 
   constructor(
     private readonly options: GroupCommitOptions,
@@ -143,7 +154,23 @@ export class GroupCommit<G> {
   /** Drops the project's queue when nothing waits in it. */
   forgetProject(project: string): void {
     const queue = this.queues.get(project);
-    if (queue && !queue.running && queue.waiting.length === 0) this.queues.delete(project);
+    if (queue && !queue.running && queue.waiting.length === 0) {
+      this.queues.delete(project);
+      this.unechoed.delete(project);
+    }
+  }
+
+  /**
+   * Waits (at most ECHO_WAIT_MS) until the watch has brought this replica's previous write of the
+   * project. Its own write's answer comes before the watch event that tells the other replicas; a
+   * writer that went on at once would start every round ahead of them, and a replica that lost would
+   * lose again and again until its decisions' deadline ([Q5] "exhausted").
+   */
+  private async echoOfOwnWrite(project: string, left: number): Promise<void> {
+    const version = this.unechoed.get(project);
+    if (version === undefined || !this.options.ledgerWatched) return;
+    await this.ledgerCache.seen(project, version, Math.min(ECHO_WAIT_MS, left));
+    if (this.unechoed.get(project) === version) this.unechoed.delete(project);
   }
 
   /** A ledger entry counts until it expires, whatever any cache shows: another replica's cache may lag. */
@@ -250,6 +277,7 @@ export class GroupCommit<G> {
     const contended = () => denyQ5(ledgerContended(project, batch.conflicts, this.deadlineMs));
     let transfers = 0;
     let maxTransfers = batch.open().length + 2;
+    await this.echoOfOwnWrite(project, left());
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
       /** The ledger version a write lost against (the watch usually brings the newer one during the back-off). */
@@ -274,6 +302,7 @@ export class GroupCommit<G> {
         lostAt = state.resourceVersion;
         const written = await withinDeadline(ledger.write(project, state, decided.entries, decided.settledThrough), left(), batch.abandoned);
         this.ledgerCache.set(project, written, this.now());
+        if (written.resourceVersion !== undefined) this.unechoed.set(project, written.resourceVersion);
         this.options.onLedgerWrite?.(decided.records.length);
         for (const [verdict, request] of decided.records) {
           this.options.onReservation?.('reserved');
@@ -296,9 +325,12 @@ export class GroupCommit<G> {
         }
         batch.conflicts += 1;
         this.options.onReservation?.('conflict');
-        // Another replica won this round: back off (jittered) before trying again, within the deadline.
+        // Another replica won this round: go again once the watch brings its write (the winner waits for
+        // the same event before its next round), else back off (jittered), within the deadline.
         const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-        await new Promise((r) => setTimeout(r, Math.min(pause, Math.max(0, left()))));
+        const wait = Math.min(pause, Math.max(0, left()));
+        if (this.options.ledgerWatched && lostAt !== undefined) await this.ledgerCache.seen(project, lostAt, wait, true);
+        else await new Promise((r) => setTimeout(r, wait));
         // The winner's write is usually in the cache by now (observeLedger): decide against it without a
         // read, as the winner does. Otherwise read it.
         const cached = this.ledgerCache.get(project);

@@ -116,6 +116,7 @@ export class HeadroomGuard {
             ...(options.backoff ? { backoff: options.backoff } : {}),
             ...(options.onReservation ? { onReservation: options.onReservation } : {}),
             ...(options.onLedgerWrite ? { onLedgerWrite: options.onLedgerWrite } : {}),
+            ledgerWatched: options.ledger.subscribe !== undefined,
           },
           {
             decide: (decisions, state, project) => this.decideBatch(decisions, state, project),

@@ -4,11 +4,23 @@
  * wrote that this process has seen, so it does not lose to a write that landed long before it. An
  * entry is dropped after the guard's TTL, when its project goes, or when a write failed for another
  * reason than a conflict (the next decision reads the ledger again).
+ *
+ * It also says when the watch has brought a version (`seen`): replicas writing one project's ledger take
+ * turns on the watch's events instead of on their own write's answer (docs/adr/0086-ledger-writers-take-turns.md).
  */
 import type { LedgerChange, LedgerState } from '../ledger/ledger.js';
 
+/** Someone waiting for the watch to bring a project's ledger at a version it accepts. */
+interface VersionWaiter {
+  accepts(seen: string): boolean;
+  wake(): void;
+}
+
 export class LedgerCache {
   private readonly byProject = new Map<string, { state: LedgerState; at: number }>();
+  /** The newest ledger version the watch brought, per project cached or waited for. */
+  private readonly watched = new Map<string, string>();
+  private readonly waiters = new Map<string, VersionWaiter[]>();
 
   get(project: string): LedgerState | undefined {
     return this.byProject.get(project)?.state;
@@ -31,6 +43,7 @@ export class LedgerCache {
    * given the newer state. A project not cached is left alone (it is read when it is next needed).
    */
   observe(change: LedgerChange): void {
+    if (!('deleted' in change)) this.watchBrought(change.project, change.resourceVersion);
     const cached = this.byProject.get(change.project);
     if (!cached) return;
     if ('deleted' in change) return void this.byProject.delete(change.project);
@@ -44,7 +57,44 @@ export class LedgerCache {
   /** Drops the states cached at least `ttlMs` before `now`. */
   sweep(now: number, ttlMs: number): void {
     for (const [project, cached] of this.byProject) if (cached.at + ttlMs <= now) this.byProject.delete(project);
+    for (const project of this.watched.keys()) if (!this.byProject.has(project)) this.watched.delete(project);
   }
+
+  /**
+   * Resolves once the watch has brought the project's ledger at `version` or later (`strictlyNewer`:
+   * later only), or after `ms`, whichever comes first. Never rejects: the caller goes on either way.
+   */
+  seen(project: string, version: string, ms: number, strictlyNewer = false): Promise<void> {
+    const accepts = (seen: string) => (seen === version ? !strictlyNewer : isLaterRevision(seen, version));
+    const watched = this.watched.get(project);
+    if (ms <= 0 || (watched !== undefined && accepts(watched))) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const waiter: VersionWaiter = {
+        accepts,
+        wake: () => {
+          clearTimeout(timer);
+          const rest = (this.waiters.get(project) ?? []).filter((w) => w !== waiter);
+          if (rest.length > 0) this.waiters.set(project, rest);
+          else this.waiters.delete(project);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => waiter.wake(), ms);
+      this.waiters.set(project, [...(this.waiters.get(project) ?? []), waiter]);
+    });
+  }
+
+  private watchBrought(project: string, version: string): void {
+    if (!this.byProject.has(project) && !this.waiters.has(project)) return;
+    const before = this.watched.get(project);
+    if (before === undefined || isNewerVersion(version, before)) this.watched.set(project, version);
+    for (const w of this.waiters.get(project) ?? []) if (w.accepts(version)) w.wake();
+  }
+}
+
+/** Whether both are etcd revisions and `seen` is the later one (versions of another form are never ordered). */
+function isLaterRevision(seen: string, than: string): boolean {
+  return /^\d+$/.test(seen) && /^\d+$/.test(than) && BigInt(seen) > BigInt(than);
 }
 
 /**

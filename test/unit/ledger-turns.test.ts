@@ -1,0 +1,116 @@
+/**
+ * Two replicas writing one project's headroom ledger take turns on the watch's events
+ * (docs/adr/0086-ledger-writers-take-turns.md): a writer's own answer comes before the watch event that
+ * tells the other replica, so a writer that went on at once would win every round and the other
+ * replica's batch would lose until its deadline ([Q5], outcome "exhausted").
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { processNow } from '../../src/clock.js';
+import { DEFAULT_CONFIG } from '../../src/config/config.js';
+import type { LedgerChange, LedgerEntry, LedgerState, LedgerStore, StreamMarks } from '../../src/ledger/ledger.js';
+import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
+import { MemorySnapshot } from '../../src/validate/snapshot.js';
+import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { LedgerCache } from '../../src/webhook/ledger-cache.js';
+import { aNamespaceCreateRequest } from '../support/fixtures.js';
+import { MemoryLedger } from '../support/memory-ledger.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A ledger as the apiserver serves it: a write answers its writer `writeMs` after it is sent, and the
+ * watch brings it to every replica (the writer included) `watchLagMs` after that.
+ */
+class ApiserverLikeLedger implements LedgerStore {
+  private readonly inner = new MemoryLedger();
+  private readonly listeners: Array<(change: LedgerChange) => void> = [];
+  constructor(
+    private readonly writeMs: number,
+    private readonly watchLagMs: number,
+  ) {
+    this.inner.subscribe((change) => setTimeout(() => this.listeners.forEach((l) => l(change)), this.writeMs + this.watchLagMs));
+  }
+  read(project: string): Promise<LedgerState> {
+    return this.inner.read(project);
+  }
+  async write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough?: StreamMarks): Promise<LedgerState> {
+    const written = await this.inner.write(project, state, entries, settledThrough);
+    await sleep(this.writeMs);
+    return written;
+  }
+  release(project: string, state: LedgerState): Promise<void> {
+    return this.inner.release(project, state);
+  }
+  subscribe(listener: (change: LedgerChange) => void): void {
+    this.listeners.push(listener);
+  }
+}
+
+const hotSnapshot = () =>
+  MemorySnapshot.of({
+    projects: [{ metadata: { name: 'hot', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '100000' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+  });
+const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
+
+describe('two replicas writing one project\'s ledger take turns', () => {
+  it('a continuous stream of namespace creates through two replicas: no decision loses until its deadline', async () => {
+    vi.useFakeTimers();
+    try {
+      const ledger = new ApiserverLikeLedger(4, 2);
+      const outcomes = new Map<string, number>();
+      const count = (o: string) => outcomes.set(o, (outcomes.get(o) ?? 0) + 1);
+      const replicas = [0, 1].map(() => ({ s: hotSnapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 250, onReservation: count }) }));
+      const decisions: Array<Promise<Verdict>> = [];
+      // Two creates per millisecond for 400 ms, one to each replica (round-robin behind a Service).
+      for (let ms = 0; ms < 400; ms++) {
+        for (const [i, replica] of replicas.entries()) decisions.push(Promise.resolve(replica.guard.decide(ctx(replica.s), aNamespaceCreateRequest(`hot-n${ms}-${i}`, 'hot'))));
+        await vi.advanceTimersByTimeAsync(1);
+      }
+      await vi.advanceTimersByTimeAsync(1000);
+      const verdicts = await Promise.all(decisions);
+      const refused = verdicts.filter((v) => v.violations.length > 0);
+      expect(refused.map((v) => v.violations[0]!.message).slice(0, 2), JSON.stringify(Object.fromEntries(outcomes))).toEqual([]);
+      expect(outcomes.get('reserved')).toBe(800);
+      // The replicas did contend: rounds were lost, and won again.
+      expect(outcomes.get('conflict') ?? 0).toBeGreaterThan(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe('LedgerCache.seen', () => {
+  const change = (project: string, resourceVersion: string): LedgerChange => ({ project, resourceVersion, state: () => ({ resourceVersion, entries: [] }) });
+
+  it('resolves when the watch brings the version (or a later one), and not for another project\'s', async () => {
+    const cache = new LedgerCache();
+    cache.set('a', { resourceVersion: '10', entries: [] }, 0);
+    cache.set('b', { resourceVersion: '10', entries: [] }, 0);
+    let done = false;
+    const waiting = cache.seen('a', '12', 10_000).then(() => (done = true));
+    cache.observe(change('b', '13'));
+    cache.observe(change('a', '11'));
+    await sleep(5);
+    expect(done).toBe(false);
+    cache.observe(change('a', '13'));
+    await waiting;
+    expect(done).toBe(true);
+    // Already brought: at once.
+    await cache.seen('a', '12', 10_000);
+  });
+
+  it('strictly newer waits past the version itself; without the watch it gives up after its time', async () => {
+    const cache = new LedgerCache();
+    cache.set('a', { resourceVersion: '10', entries: [] }, 0);
+    cache.observe(change('a', '12'));
+    let done = false;
+    const waiting = cache.seen('a', '12', 10_000, true).then(() => (done = true));
+    await sleep(5);
+    expect(done).toBe(false);
+    cache.observe(change('a', '14'));
+    await waiting;
+    const started = Date.now();
+    await cache.seen('a', '20', 30);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+  });
+});
