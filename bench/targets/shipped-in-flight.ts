@@ -82,6 +82,21 @@ export interface InFlightRun {
   reservationOutcomes: Record<string, number>;
   /** What the requests counted as `error` answered, each distinct answer once (at most 3). */
   errorSamples: string[];
+  /** The [Q5] refusals by what they say: rounds lost in a row, a ledger that did not answer, caches behind. */
+  q5Reasons: Record<string, number>;
+}
+
+/** A [Q5] refusal's reason, without the project and the numbers that vary from one to the next. */
+function q5Reason(text: string): string {
+  const lost = /first (\d+) times? in a row/.exec(text);
+  if (lost) return `lost ${lost[1]} in a row`;
+  if (/did not answer/.test(text)) return 'ledger did not answer';
+  if (/did not catch up/.test(text)) return 'caches behind';
+  return text.replace(/.*\[Q5\]/, '').slice(0, 80);
+}
+
+function q5Reasons(results: readonly ApiAnswer[]): Record<string, number> {
+  return countBy(results.filter((r) => verdictOf(r) === 'denied Q5').map((r) => q5Reason(r.text)));
 }
 
 /** The first distinct answers (status and the start of the text) of requests neither admitted nor denied with a rule. */
@@ -101,7 +116,7 @@ export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, pro
   const outcomes0 = await outcomes();
   let seq = 0;
   const change = (i: number): Promise<ApiAnswer> => {
-    if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${project}-h${mode === 'ledger off' ? 'o' : ''}${seq++}` } });
+    if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${project}-h${seq++}` } });
     const ns = namespaces[Math.floor(i / 2) % namespaces.length]!;
     const next = (quotaCpu.get(ns) ?? 100) + 10;
     quotaCpu.set(ns, next);
@@ -122,7 +137,7 @@ export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, pro
   sent();
   const results = await Promise.all(inflight);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'hot project', mode, offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()), errorSamples: errorSamples(results) };
+  return { scenario: 'hot project', mode, offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
 }
 
 /** SYNC_NAMESPACES namespace creates of one project at once, SYNC_CONCURRENCY in flight. */
@@ -140,7 +155,7 @@ export async function namespaceSync(mode: InFlightMode, alice: Api, admin: Api, 
   const workers = Promise.all(Array.from({ length: SYNC_CONCURRENCY }, worker));
   const peak = mode === 'ledger off' ? (await workers, NO_PEAK) : await peakWhile(admin, project, workers);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'sync', mode, offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()), errorSamples: errorSamples(results) };
+  return { scenario: 'sync', mode, offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
 }
 
 /**

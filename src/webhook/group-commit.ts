@@ -7,7 +7,7 @@
  * guard's (BatchDecider); this file owns the queues, the CAS loop and the deadlines.
  */
 import { within } from '../deadline.js';
-import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore, type StreamMarks } from '../ledger/ledger.js';
+import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore, type StreamMarks } from '../ledger/ledger.js';
 import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import type { ReviewContext, Verdict } from '../validate/admission.js';
 import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
@@ -15,6 +15,7 @@ import type { Violation } from '../validate/types.js';
 import { isNewerVersion, type LedgerCache } from './ledger-cache.js';
 import { marksLive } from './ledger-settlement.js';
 import type { AdmissionRequest } from './review.js';
+import { WriterTurns } from './writer-turns.js';
 
 /** `behind`: this replica's caches did not reach the ledger's settled marks in time (ADR 0085). */
 export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout' | 'behind';
@@ -133,19 +134,23 @@ export interface GroupCommitOptions {
   ledgerWatched?: boolean;
 }
 
-/** The longest a batch waits for the watch to bring this replica's previous write of its project. */
-export const ECHO_WAIT_MS = 50;
-
 export class GroupCommit<G> {
   /** Per project: the decisions waiting for its next batch, and whether one is running. */
   private readonly queues = new Map<string, ProjectQueue>();
-  /** Per project: the version of this replica's last write the watch has not brought yet. */
-  private readonly unechoed = new Map<string, string>();
+  /** Whose turn it is to write each project's ledger (writer-turns.ts). */
+  private readonly turns: WriterTurns;
 
   constructor(
     private readonly options: GroupCommitOptions,
     private readonly decider: BatchDecider<G>,
-  ) {}
+  ) {
+    this.turns = new WriterTurns(options.deadlineMs);
+  }
+
+  /** A ledger write the watch brought (any replica's). */
+  observed(change: LedgerChange): void {
+    if (!('deleted' in change)) this.turns.observed(change.project, change.resourceVersion, this.now());
+  }
 
   get queueCount(): number {
     return this.queues.size;
@@ -156,21 +161,18 @@ export class GroupCommit<G> {
     const queue = this.queues.get(project);
     if (queue && !queue.running && queue.waiting.length === 0) {
       this.queues.delete(project);
-      this.unechoed.delete(project);
+      this.turns.forget(project);
     }
   }
 
   /**
-   * Waits (at most ECHO_WAIT_MS) until the watch has brought this replica's previous write of the
-   * project. Its own write's answer comes before the watch event that tells the other replicas; a
-   * writer that went on at once would start every round ahead of them, and a replica that lost would
-   * lose again and again until its decisions' deadline ([Q5] "exhausted").
+   * Waits, within `left`, for this replica's turn to write the project's ledger (writer-turns.ts): its
+   * previous write back from the watch, or after two in a row another replica's write.
    */
-  private async echoOfOwnWrite(project: string, left: number): Promise<void> {
-    const version = this.unechoed.get(project);
-    if (version === undefined || !this.options.ledgerWatched) return;
-    await this.ledgerCache.seen(project, version, Math.min(ECHO_WAIT_MS, left));
-    if (this.unechoed.get(project) === version) this.unechoed.delete(project);
+  private async turn(project: string, left: number): Promise<void> {
+    if (!this.options.ledgerWatched) return;
+    const wait = this.turns.before(project, this.now());
+    if (wait) await this.ledgerCache.seen(project, wait.version, Math.min(wait.capMs, left), wait.strictlyNewer);
   }
 
   /** A ledger entry counts until it expires, whatever any cache shows: another replica's cache may lag. */
@@ -277,7 +279,7 @@ export class GroupCommit<G> {
     const contended = () => denyQ5(ledgerContended(project, batch.conflicts, this.deadlineMs));
     let transfers = 0;
     let maxTransfers = batch.open().length + 2;
-    await this.echoOfOwnWrite(project, left());
+    await this.turn(project, left());
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
       /** The ledger version a write lost against (the watch usually brings the newer one during the back-off). */
@@ -302,7 +304,7 @@ export class GroupCommit<G> {
         lostAt = state.resourceVersion;
         const written = await withinDeadline(ledger.write(project, state, decided.entries, decided.settledThrough), left(), batch.abandoned);
         this.ledgerCache.set(project, written, this.now());
-        if (written.resourceVersion !== undefined) this.unechoed.set(project, written.resourceVersion);
+        if (written.resourceVersion !== undefined) this.turns.wrote(project, written.resourceVersion);
         this.options.onLedgerWrite?.(decided.records.length);
         for (const [verdict, request] of decided.records) {
           this.options.onReservation?.('reserved');

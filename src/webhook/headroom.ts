@@ -139,6 +139,7 @@ export class HeadroomGuard {
    */
   observeLedger(change: LedgerChange): void {
     this.ledgerCache.observe(change);
+    this.commit?.observed(change);
   }
 
   /**

@@ -1,0 +1,86 @@
+/**
+ * Whose turn it is to write a project's headroom ledger (docs/adr/0086-ledger-writers-take-turns.md).
+ * Every replica learns of a write from the ledger watch, but its writer learns of it first, from the
+ * write's answer: a writer that went on at once would start every round ahead of the others. So:
+ *
+ * - **echo**: a replica's next write of a project waits until the watch has brought its previous one
+ *   (then it starts from the same event as the others);
+ * - **yield**: after two writes of its own in a row while another replica has written the project
+ *   within `contendedForMs`, it waits for another replica's write before its third: a replica that
+ *   keeps losing, with a batch that grows while it loses, gets its round.
+ *
+ * Each wait is capped: the watch may be down, and the other replica may have nothing to write. Pure:
+ * versions and instants are handed in.
+ */
+export const ECHO_WAIT_MS = 50;
+export const YIELD_WAIT_MS = 100;
+
+/** What a replica waits for before it writes a project's ledger again: the watch bringing `version` (or, `strictlyNewer`, a later one). */
+export interface TurnWait {
+  version: string;
+  strictlyNewer: boolean;
+  capMs: number;
+}
+
+interface ProjectTurns {
+  /** This replica's last write, and whether the watch has brought it back. */
+  lastOwn?: { version: string; echoed: boolean };
+  /** This replica's writes since the watch last brought another replica's. */
+  ownInARow: number;
+  /** When the watch last brought another replica's write. */
+  foreignAt?: number;
+}
+
+export class WriterTurns {
+  private readonly projects = new Map<string, ProjectTurns>();
+
+  constructor(private readonly contendedForMs: number) {}
+
+  private of(project: string): ProjectTurns {
+    let turns = this.projects.get(project);
+    if (!turns) this.projects.set(project, (turns = { ownInARow: 0 }));
+    return turns;
+  }
+
+  /** This replica's write of the project landed at `version`. */
+  wrote(project: string, version: string): void {
+    const turns = this.of(project);
+    turns.lastOwn = { version, echoed: false };
+    turns.ownInARow += 1;
+  }
+
+  /** The watch brought the project's ledger at `version` (any replica's write) at `at`. */
+  observed(project: string, version: string, at: number): void {
+    const turns = this.projects.get(project);
+    if (!turns) return;
+    if (turns.lastOwn?.version === version) return void (turns.lastOwn.echoed = true);
+    if (turns.lastOwn && !isLaterRevision(version, turns.lastOwn.version)) return;
+    turns.foreignAt = at;
+    turns.ownInARow = 0;
+    if (turns.lastOwn) turns.lastOwn.echoed = true;
+  }
+
+  /** What to wait for before the project's next write at `at` (undefined: nothing). */
+  before(project: string, at: number): TurnWait | undefined {
+    const turns = this.projects.get(project);
+    const own = turns?.lastOwn;
+    if (!turns || !own) return undefined;
+    const contended = turns.foreignAt !== undefined && at - turns.foreignAt < this.contendedForMs;
+    if (contended && turns.ownInARow >= 2) return { version: own.version, strictlyNewer: true, capMs: YIELD_WAIT_MS };
+    if (!own.echoed) return { version: own.version, strictlyNewer: false, capMs: ECHO_WAIT_MS };
+    return undefined;
+  }
+
+  forget(project: string): void {
+    this.projects.delete(project);
+  }
+
+  get size(): number {
+    return this.projects.size;
+  }
+}
+
+/** Whether both are etcd revisions and `version` is the later one. */
+function isLaterRevision(version: string, than: string): boolean {
+  return /^\d+$/.test(version) && /^\d+$/.test(than) && BigInt(version) > BigInt(than);
+}
