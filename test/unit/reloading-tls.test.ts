@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { writeKeyPair } from '../../src/certs/files.js';
 import { createCA, signCert, type KeyPair } from '../../src/certs/pki.js';
 import { readTlsFiles, reloadOnChange, type TlsFiles } from '../../src/certs/reloading-tls.js';
+import { KEEP_ALIVE_TIMEOUT_MS } from '../../src/webhook/tls.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -205,7 +206,7 @@ describe('reloading TLS', () => {
       res.end((req.socket as unknown as { authorized: boolean }).authorized ? 'authorized' : 'unauthorized');
     });
     // As the webhook's (src/webhook/tls.ts): an idle connection is not closed by the keep-alive timeout meanwhile.
-    server.keepAliveTimeout = 65_000;
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     const tls = reloadOnChange(server, paths, initial, { pollMs: 60_000 });
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));

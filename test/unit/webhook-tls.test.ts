@@ -6,7 +6,7 @@ import { connect } from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { createCA, signCert } from '../../src/certs/pki.js';
 import { writeKeyPair } from '../../src/certs/files.js';
-import { serveHttps } from '../../src/webhook/tls.js';
+import { APISERVER_IDLE_TIMEOUT_MS, serveHttps } from '../../src/webhook/tls.js';
 
 function servedSerial(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -48,5 +48,21 @@ describe('certificate reload', () => {
     const { X509Certificate } = await import('node:crypto');
     expect(after.toLowerCase()).toBe(new X509Certificate(second.certPem).serialNumber.toLowerCase());
     expect(logs.some((l) => l.startsWith('reloaded TLS certificate'))).toBe(true);
+  });
+});
+
+describe('idle connections', () => {
+  it('outlive the apiserver\'s own idle timeout, so the apiserver closes them first (no POST lost to a closing connection)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tg-tls-'));
+    const ca = createCA();
+    const files = await writeKeyPair(dir, 'tls', signCert(ca, { commonName: 'idle', ipAddresses: ['127.0.0.1'], usage: 'server' }));
+    const server = serveHttps(files, (_req, res) => res.end('ok'));
+    try {
+      expect(server.keepAliveTimeout).toBeGreaterThan(APISERVER_IDLE_TIMEOUT_MS);
+      // Node applies only the keep-alive timeout to an idle connection, not the headers or request timeouts.
+      expect(server.headersTimeout).toBeLessThanOrEqual(server.requestTimeout);
+    } finally {
+      server.close();
+    }
   });
 });
