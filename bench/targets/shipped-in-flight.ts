@@ -82,6 +82,8 @@ export interface InFlightRun {
   reservationOutcomes: Record<string, number>;
   /** What the requests counted as `error` answered, each distinct answer once (at most 3). */
   errorSamples: string[];
+  /** Connections the bench's proxy (standing in for the Service) cut during the run, by error. */
+  proxyFailures?: Record<string, number>;
   /** The [Q5] refusals by what they say: rounds lost in a row, a ledger that did not answer, caches behind. */
   q5Reasons: Record<string, number>;
 }

@@ -4,6 +4,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 export interface RoundRobinProxy {
   port: number;
   connections: number[];
+  /** Connections the proxy cut because one leg failed, by the error's code (e.g. EMFILE: out of file descriptors). */
+  failures: Record<string, number>;
   /**
    * Where new connections go from now on (as a Service's endpoints change); connections already made
    * stay with their replica. `connections` restarts at zero for the new list.
@@ -18,6 +20,11 @@ export async function startRoundRobinProxy(initialTargets: number[], port = 0): 
   let next = 0;
   const connections = targets.map(() => 0);
   const sockets = new Set<Socket>();
+  const failures: Record<string, number> = {};
+  const failed = (leg: string) => (err: NodeJS.ErrnoException) => {
+    const key = `${leg} ${err.code ?? err.message}`;
+    failures[key] = (failures[key] ?? 0) + 1;
+  };
   const server: Server = createServer((client) => {
     const index = next++ % targets.length;
     connections[index]! += 1;
@@ -29,13 +36,21 @@ export async function startRoundRobinProxy(initialTargets: number[], port = 0): 
       s.on('close', () => sockets.delete(s));
     }
     client.pipe(upstream).pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
+    client.on('error', (err) => {
+      failed('client')(err);
+      upstream.destroy();
+    });
+    upstream.on('error', (err) => {
+      failed('upstream')(err);
+      client.destroy();
+    });
   });
+  server.on('error', failed('accept'));
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
   return {
     port: (server.address() as { port: number }).port,
     connections,
+    failures,
     setTargets(ports) {
       if (ports.length === 0) throw new Error('setTargets: a proxy needs at least one target');
       targets = [...ports];
