@@ -67,6 +67,8 @@ const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
 const IN_FLIGHT = env('BENCH_SHIPPED_IN_FLIGHT', 1) !== 0;
 /** BENCH_SHIPPED_STEADY=0 leaves the steady runs out (and with them the CPU target): the in-flight scenarios alone. */
 const STEADY = env('BENCH_SHIPPED_STEADY', 1) !== 0;
+/** BENCH_SHIPPED_SETTLEMENT=1: the steady runs' "ledger on" side runs with ledgerSettlement on (its CPU with a ledger that holds what is in flight). */
+const STEADY_SETTLEMENT = env('BENCH_SHIPPED_SETTLEMENT', 0) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 
 const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -401,7 +403,7 @@ export async function main(): Promise<string[]> {
       return errors > 0 ? [`paired: ${errors} requests neither admitted nor denied with a rule`] : [];
     }
     const runs: SteadyRun[] = [];
-    for (const [mode, config] of STEADY ? ([['shipped (ledger on)', {}], ['ledger off', { crossReplicaReservation: false }]] as const) : []) {
+    for (const [mode, config] of STEADY ? ([['shipped (ledger on)', STEADY_SETTLEMENT ? { ledgerSettlement: true } : {}], ['ledger off', { crossReplicaReservation: false }]] as const) : []) {
       hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
       for (const spread of ['spread', 'one project'] as const) {
         for (let run = 1; run <= RUNS; run++) {
@@ -454,7 +456,7 @@ export async function main(): Promise<string[]> {
 
     process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`);
     process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
-    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle\n`);
+    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle${STEADY_SETTLEMENT ? '; "ledger on" with ledgerSettlement on' : ''}\n`);
     process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'reviews/growth', 'webhook ms/review', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.reviewsPerGrowth, r.webhookCpuMsPerReview, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     if (inFlight.length > 0) {
       process.stderr.write(`\nin flight (2 replicas; ledgerSettlement on, beside the ledger off): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
@@ -463,7 +465,7 @@ export async function main(): Promise<string[]> {
     }
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });
-    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, bare, burst: burstResult, steady: medians, steadyRuns: runs, inFlight, missed }, null, 2));
+    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, steadySettlement: STEADY_SETTLEMENT, bare, burst: burstResult, steady: medians, steadyRuns: runs, inFlight, missed }, null, 2));
     log(`load average at end ${loadAtEnd.toFixed(2)}; wrote ${RESULTS}`);
     alice.close();
     admin.close();
