@@ -128,7 +128,8 @@ export interface GroupCommitOptions {
   onLedgerWrite?: (records: number) => void;
   /**
    * Whether a watch of the ledgers feeds `cache` (LedgerCache.observe). Then writers take turns on its
-   * events: a batch starts once the watch has brought this replica's previous write of the project, and
+   * events (writer-turns.ts): a batch starts once the watch has brought this replica's previous write of
+   * the project (or, after two in a row while another replica writes it, that replica's next one), and
    * a lost round goes again once it brings the winner's (docs/adr/0086-ledger-writers-take-turns.md).
    */
   ledgerWatched?: boolean;
@@ -156,13 +157,21 @@ export class GroupCommit<G> {
     return this.queues.size;
   }
 
-  /** Drops the project's queue when nothing waits in it. */
+  /** Drops the project's queue when nothing waits in it, and whose turn it is. */
   forgetProject(project: string): void {
     const queue = this.queues.get(project);
-    if (queue && !queue.running && queue.waiting.length === 0) {
-      this.queues.delete(project);
-      this.turns.forget(project);
-    }
+    if (queue && (queue.running || queue.waiting.length > 0)) return;
+    this.queues.delete(project);
+    this.turns.forget(project);
+  }
+
+  /** How many projects' turns this replica tracks (dropped with their project, or after `idleMs` of quiet). */
+  get turnCount(): number {
+    return this.turns.size;
+  }
+
+  sweepTurns(idleMs: number): void {
+    this.turns.sweep(this.now(), idleMs);
   }
 
   /**
@@ -304,7 +313,7 @@ export class GroupCommit<G> {
         lostAt = state.resourceVersion;
         const written = await withinDeadline(ledger.write(project, state, decided.entries, decided.settledThrough), left(), batch.abandoned);
         this.ledgerCache.set(project, written, this.now());
-        if (written.resourceVersion !== undefined) this.turns.wrote(project, written.resourceVersion);
+        if (written.resourceVersion !== undefined) this.turns.wrote(project, written.resourceVersion, this.now());
         this.options.onLedgerWrite?.(decided.records.length);
         for (const [verdict, request] of decided.records) {
           this.options.onReservation?.('reserved');

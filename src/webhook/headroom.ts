@@ -174,8 +174,8 @@ export class HeadroomGuard {
   }
 
   /** How many entries each per-process structure holds (each is pruned by age and when its project goes). */
-  get sizes(): { pending: number; writes: number; ledgerCache: number; queues: number } {
-    return { pending: this.assumed.shareCount, writes: this.assumed.writeCount, ledgerCache: this.ledgerCache.size, queues: this.commit?.queueCount ?? 0 };
+  get sizes(): { pending: number; writes: number; ledgerCache: number; queues: number; turns: number } {
+    return { pending: this.assumed.shareCount, writes: this.assumed.writeCount, ledgerCache: this.ledgerCache.size, queues: this.commit?.queueCount ?? 0, turns: this.commit?.turnCount ?? 0 };
   }
 
   /** Drops what has expired, at most once per TTL (called on decisions and cache events). */
@@ -185,6 +185,7 @@ export class HeadroomGuard {
     this.sweepAt = now + this.options.ttlMs;
     this.assumed.sweep();
     this.ledgerCache.sweep(now, this.options.ttlMs);
+    this.commit?.sweepTurns(this.options.ttlMs);
   }
 
   /** Called when a Project is deleted: nothing of it is needed any more in this process. */

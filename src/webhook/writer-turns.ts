@@ -29,6 +29,8 @@ interface ProjectTurns {
   ownInARow: number;
   /** When the watch last brought another replica's write. */
   foreignAt?: number;
+  /** When this replica last wrote the project or the watch last brought a write of it. */
+  lastAt: number;
 }
 
 export class WriterTurns {
@@ -36,15 +38,16 @@ export class WriterTurns {
 
   constructor(private readonly contendedForMs: number) {}
 
-  private of(project: string): ProjectTurns {
+  private of(project: string, at: number): ProjectTurns {
     let turns = this.projects.get(project);
-    if (!turns) this.projects.set(project, (turns = { ownInARow: 0 }));
+    if (!turns) this.projects.set(project, (turns = { ownInARow: 0, lastAt: at }));
     return turns;
   }
 
-  /** This replica's write of the project landed at `version`. */
-  wrote(project: string, version: string): void {
-    const turns = this.of(project);
+  /** This replica's write of the project landed at `version`, at `at`. */
+  wrote(project: string, version: string, at: number): void {
+    const turns = this.of(project, at);
+    turns.lastAt = at;
     turns.lastOwn = { version, echoed: false };
     turns.ownInARow += 1;
   }
@@ -53,6 +56,7 @@ export class WriterTurns {
   observed(project: string, version: string, at: number): void {
     const turns = this.projects.get(project);
     if (!turns) return;
+    turns.lastAt = at;
     if (turns.lastOwn?.version === version) return void (turns.lastOwn.echoed = true);
     if (turns.lastOwn && !isLaterRevision(version, turns.lastOwn.version)) return;
     turns.foreignAt = at;
@@ -73,6 +77,14 @@ export class WriterTurns {
 
   forget(project: string): void {
     this.projects.delete(project);
+  }
+
+  /**
+   * Drops the projects with no write of this replica nor any the watch brought for `idleMs` before
+   * `at` (a longer quiet than both the echo and the window; a later write starts afresh).
+   */
+  sweep(at: number, idleMs: number): void {
+    for (const [project, turns] of this.projects) if (at - turns.lastAt >= Math.max(idleMs, this.contendedForMs)) this.projects.delete(project);
   }
 
   get size(): number {

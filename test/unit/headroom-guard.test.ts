@@ -490,16 +490,16 @@ describe('HeadroomGuard keeps its per-process structures bounded', () => {
     const s = snapshot();
     for (const ns of NAMESPACES.slice(0, 4)) expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
     await new Promise((r) => setImmediate(r)); // the batch's queue goes once the batch has finished
-    expect(guard.sizes).toEqual({ pending: 4, writes: 4, ledgerCache: 1, queues: 0 });
+    expect(guard.sizes).toEqual({ pending: 4, writes: 4, ledgerCache: 1, queues: 0, turns: 1 });
     guard.forgetProject('race');
-    expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0 });
+    expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0, turns: 0 });
     for (const ns of NAMESPACES.slice(4, 6)) expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
     await new Promise((r) => setImmediate(r));
     expect(guard.sizes.pending).toBe(2);
     // Never asked about these namespaces again: a cache event elsewhere after the TTL sweeps them.
     now += 5_001;
     guard.observe(ctx(s), 'elsewhere');
-    expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0 });
+    expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0, turns: 0 });
   });
 });
 
