@@ -111,7 +111,8 @@ function errorSamples(results: readonly ApiAnswer[]): string[] {
 /** The guard's reservation outcomes so far, summed over the replicas. */
 export type OutcomeCounter = () => Promise<Record<string, number>>;
 
-const outcomesSince = (before: Record<string, number>, after: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+/** How much each counter of `after` grew since `before`. */
+export const countsSince = (before: Record<string, number>, after: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 
 /** One project at HOT_RATE changes a second (open loop) for `seconds`: namespace creates and quota growths in `namespaces`. */
 export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, project: string, namespaces: readonly string[], seconds: number, quotaCpu: Map<string, number>, outcomes: OutcomeCounter): Promise<InFlightRun> {
@@ -139,7 +140,7 @@ export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, pro
   sent();
   const results = await Promise.all(inflight);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'hot project', mode, offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
+  return { scenario: 'hot project', mode, offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
 }
 
 /** SYNC_NAMESPACES namespace creates of one project at once, SYNC_CONCURRENCY in flight. */
@@ -157,7 +158,7 @@ export async function namespaceSync(mode: InFlightMode, alice: Api, admin: Api, 
   const workers = Promise.all(Array.from({ length: SYNC_CONCURRENCY }, worker));
   const peak = mode === 'ledger off' ? (await workers, NO_PEAK) : await peakWhile(admin, project, workers);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'sync', mode, offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: outcomesSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
+  return { scenario: 'sync', mode, offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
 }
 
 /**

@@ -49,7 +49,7 @@ import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from '../lib/api.
 import { startShippedController } from '../lib/controller-process.js';
 import { cachesHold } from '../lib/webhook-caches.js';
 import { HERE, baseTenantgate, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from '../lib/measure.js';
-import { HOT_RATE, SYNC_NAMESPACES, hotProject, judgeInFlight, ledgerSize, namespaceSync, type InFlightRun, type LedgerSize } from './shipped-in-flight.js';
+import { HOT_RATE, SYNC_NAMESPACES, countsSince, hotProject, judgeInFlight, ledgerSize, namespaceSync, type InFlightRun, type LedgerSize } from './shipped-in-flight.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
 const RATE = env('BENCH_SHIPPED_RATE', 40);
@@ -299,7 +299,8 @@ function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
   };
 }
 
-const failuresSince = (before: Record<string, number>, after: Record<string, number>) => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => (v as number) > 0));
+/** The proxy's cut connections since `before`, only the kinds that happened. */
+const failuresSince = (before: Record<string, number>, after: Record<string, number>) => Object.fromEntries(Object.entries(countsSince(before, after)).filter(([, n]) => n > 0));
 
 /** Creates a namespace as `api`, retrying a refusal for up to 60 s (setup on a machine that may still be busy). */
 async function createNamespaceRetrying(api: Api, name: string): Promise<void> {

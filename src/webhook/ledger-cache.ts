@@ -9,6 +9,7 @@
  * turns on the watch's events instead of on their own write's answer (docs/adr/0086-ledger-writers-take-turns.md).
  */
 import type { LedgerChange, LedgerState } from '../ledger/ledger.js';
+import { isLaterRevision, revision } from './stream-marks.js';
 
 /** Someone waiting for the watch to bring a project's ledger at a version it accepts. */
 interface VersionWaiter {
@@ -92,11 +93,6 @@ export class LedgerCache {
   }
 }
 
-/** Whether both are etcd revisions and `seen` is the later one (versions of another form are never ordered). */
-function isLaterRevision(seen: string, than: string): boolean {
-  return /^\d+$/.test(seen) && /^\d+$/.test(than) && BigInt(seen) > BigInt(than);
-}
-
 /**
  * Whether a ledger version seen on the watch is newer than the cached one. The ledger lives in one
  * apiserver whose versions are etcd revisions (increasing integers); anything else counts as newer,
@@ -104,6 +100,6 @@ function isLaterRevision(seen: string, than: string): boolean {
  */
 export function isNewerVersion(seen: string, cached: string | undefined): boolean {
   if (cached === undefined) return true;
-  if (/^\d+$/.test(seen) && /^\d+$/.test(cached)) return BigInt(seen) > BigInt(cached);
+  if (revision(seen) !== undefined && revision(cached) !== undefined) return isLaterRevision(seen, cached);
   return seen !== cached;
 }

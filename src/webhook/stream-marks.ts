@@ -13,6 +13,13 @@ export function revision(rv: string | undefined): bigint | undefined {
   return rv !== undefined && /^\d+$/.test(rv) ? BigInt(rv) : undefined;
 }
 
+/** Whether both are etcd revisions and `rv` is the later one (versions of another form are never ordered). */
+export function isLaterRevision(rv: string, than: string): boolean {
+  const a = revision(rv);
+  const b = revision(than);
+  return a !== undefined && b !== undefined && a > b;
+}
+
 /**
  * Whether watermarks `own` have reached `needed` on every stream. No marks needed: yes. A mark that is
  * not a revision cannot be compared: no (the caller waits or refuses, it never guesses).

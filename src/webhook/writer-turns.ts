@@ -12,6 +12,8 @@
  * Each wait is capped: the watch may be down, and the other replica may have nothing to write. Pure:
  * versions and instants are handed in.
  */
+import { isLaterRevision } from './stream-marks.js';
+
 export const ECHO_WAIT_MS = 50;
 export const YIELD_WAIT_MS = 100;
 
@@ -90,9 +92,4 @@ export class WriterTurns {
   get size(): number {
     return this.projects.size;
   }
-}
-
-/** Whether both are etcd revisions and `version` is the later one. */
-function isLaterRevision(version: string, than: string): boolean {
-  return /^\d+$/.test(version) && /^\d+$/.test(than) && BigInt(version) > BigInt(than);
 }
