@@ -34,8 +34,14 @@ export async function kubectl(user: string, args: string[], options: KubectlOpti
   return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode };
 }
 
+/** One KubeConfig per kubeconfig file: a PooledKubeConfig keeps its connection per instance, so a new one per call would handshake per call. */
+const loadedKubeConfigs = new Map<string, k8s.KubeConfig>();
+
 export function kubeConfig(user = 'admin'): k8s.KubeConfig {
-  return loadKubeConfig(cluster().kubeconfigs[user]!);
+  const file = cluster().kubeconfigs[user]!;
+  let kc = loadedKubeConfigs.get(file);
+  if (!kc) loadedKubeConfigs.set(file, (kc = loadKubeConfig(file)));
+  return kc;
 }
 
 let counter = 0;

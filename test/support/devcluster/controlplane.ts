@@ -47,9 +47,14 @@ export const KUBE_CONTROLLER_MANAGER: ClusterUser = { name: 'system:kube-control
 /** The common name of the apiserver's front-proxy client certificate (kubeadm's). */
 export const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
-/** The controllers kubeadm runs that tenantgate meets: namespace deletion, garbage collection, quota usage. */
+/**
+ * The controllers kubeadm runs that tenantgate meets: namespace deletion, garbage collection, quota usage,
+ * and the PersistentVolumeClaim protection that lets a deleted claim go (without it, a namespace holding a
+ * claim never finishes deleting).
+ */
 export const KUBE_CONTROLLERS = [
   'namespace-controller',
+  'persistentvolumeclaim-protection-controller',
   'garbage-collector-controller',
   'resourcequota-controller',
   'serviceaccount-controller',
