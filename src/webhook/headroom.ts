@@ -63,12 +63,15 @@ export interface HeadroomGuardOptions {
    */
   fleet?: FleetGuardOptions;
   /**
-   * This replica's watch streams (docs/adr/0085-ledger-holds-what-is-in-flight.md). Given: a write
-   * drops the entries this replica's cache shows and records its watermarks as the ledger's settled
-   * marks, and a batch is decided only once this replica's watermarks reach the marks of the ledger it
-   * decides from (waiting with `catchUp`, else [Q5]). Absent: entries leave only by expiry.
+   * Settlement (docs/adr/0085-ledger-holds-what-is-in-flight.md, docs/adr/0088-every-replica-honours-the-marks.md),
+   * on this replica's watch streams. Given, the replica honours the ledger's settled marks: a batch is
+   * decided only once its watermarks reach the marks of the ledger it decides from (waiting with
+   * `catchUp`, else [Q5]), and its writes carry the marks over. `settles`: its writes also drop the
+   * entries its cache shows and record its watermarks as the marks, and its entries carry the
+   * watermarks they were admitted at. Absent: marks are neither honoured nor written (a replica must
+   * then never run beside one that settles).
    */
-  streams?: CacheStreams;
+  settlement?: { streams: CacheStreams; settles: boolean };
 }
 
 /** Where a replica's watch caches stand, and a way to make them catch up. */
@@ -122,7 +125,7 @@ export class HeadroomGuard {
             decide: (decisions, state, project) => this.decideBatch(decisions, state, project),
             grow: (project, growth, leftMs, abandoned) => this.growThroughHub(project, growth, leftMs, abandoned),
             assume: (verdict, request) => this.assumed.assume(verdict, request),
-            ...(options.streams ? { ready: (_project: string, state: LedgerState, leftMs: number, abandoned: AbortSignal) => this.ready(state, leftMs, abandoned), behind: (project: string) => denyQ5(cacheBehindLedger(project, options.deadlineMs ?? DEFAULT_DEADLINE_MS)) } : {}),
+            ...(options.settlement ? { ready: (_project: string, state: LedgerState, leftMs: number, abandoned: AbortSignal) => this.ready(state, leftMs, abandoned), behind: (project: string) => denyQ5(cacheBehindLedger(project, options.deadlineMs ?? DEFAULT_DEADLINE_MS)) } : {}),
             stateRead: (project, state) => {
               if (this.fleet && state.fleet !== undefined) this.fleet.options.onEnforced?.(project, enforcedOf(state, project));
             },
@@ -313,7 +316,8 @@ export class HeadroomGuard {
     const live = state.entries.filter((e) => this.isLive(e));
     // Entries this replica's own cache shows leave with this write (ledger-settlement.ts); the decisions
     // below count them from the cache. Only when ready() let this replica decide from `state`.
-    const settlement = this.options.streams && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, this.options.streams.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName, decisions[0]!.ctx.at) : undefined;
+    const settler = this.options.settlement?.settles ? this.options.settlement.streams : undefined;
+    const settlement = settler && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, settler.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName, decisions[0]!.ctx.at) : undefined;
     let entries = settlement?.kept ?? live;
     const verdicts: Array<[QueuedDecision, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];
@@ -326,7 +330,7 @@ export class HeadroomGuard {
       }
       verdicts.push([m, verdict]);
       if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
-      entries = mergeEntry(entries, entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, this.options.streams?.marks()));
+      entries = mergeEntry(entries, entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, settler?.marks()));
       records.push([verdict, m.request]);
     }
     return { verdicts, records, entries, ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}) };
@@ -334,7 +338,7 @@ export class HeadroomGuard {
 
   /** Whether this replica's caches have reached the settled marks of `state` (waiting for them within `leftMs`). */
   private ready(state: LedgerState, leftMs: number, abandoned: AbortSignal): boolean | Promise<boolean> {
-    const streams = this.options.streams!;
+    const { streams } = this.options.settlement!;
     if (marksReach(streams.marks(), state.settledThrough)) return true;
     return streams.catchUp(state.settledThrough!, leftMs, abandoned);
   }

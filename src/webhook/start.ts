@@ -78,7 +78,8 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
     ...(parts.now ? { now: parts.now } : {}),
     cacheCurrent: () => source.upToDate ?? source.synced,
-    ...(parts.ledger && source.streams ? { streams: source.streams } : {}),
+    // Every replica honours the settled marks; only with ledgerSettlement does it settle (ADR 0088).
+    ...(parts.ledger && source.streams ? { settlement: { streams: source.streams, settles: config.ledgerSettlement } } : {}),
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
     onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
     ...(parts.fleet ? { fleet: withFleetMetrics(parts.fleet, metrics) } : {}),
@@ -190,8 +191,9 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     if (!kubeConfig) throw new Error(`startWebhook: ${what} needs a kubeConfig`);
     return kubeConfig;
   };
-  // Settlement (ADR 0085): the caches' watermarks and the probe that advances idle streams.
-  const probe = options.source === undefined && config.crossReplicaReservation && config.ledgerSettlement ? new WatermarkProbe(needKube('the watermark probe'), config.systemNamespace) : undefined;
+  // Settlement (ADR 0085): the caches' watermarks and the probe that advances idle streams, on every
+  // replica with the ledger, whether it settles or not: each honours the marks (ADR 0088).
+  const probe = options.source === undefined && config.crossReplicaReservation ? new WatermarkProbe(needKube('the watermark probe'), config.systemNamespace) : undefined;
   const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics, ...(probe ? { streams: { probe: () => probe.probe() } } : {}) });
   const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace, log) : undefined;
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
