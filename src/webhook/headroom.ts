@@ -27,7 +27,7 @@ import { FleetGrowth, needBeyond, type FleetGuardOptions } from './fleet-growth.
 import { AssumedState } from './assumed-state.js';
 import { DEFAULT_DEADLINE_MS, GroupCommit, type DecidedBatch, type QueuedDecision, type ReservationOutcome } from './group-commit.js';
 import { LedgerCache } from './ledger-cache.js';
-import { allocationOf, entryFor, mergeEntry, mustRecord } from './ledger-entries.js';
+import { LedgerReservations, entryFor, mergeEntry, mustRecord } from './ledger-entries.js';
 import { marksReach, settle } from './ledger-settlement.js';
 import { lowestQuotas, overlayWrites, replacedCeiling, uncoveredCeiling, type OverlayWrite } from './quota-versions.js';
 
@@ -319,18 +319,23 @@ export class HeadroomGuard {
     const settler = this.options.settlement?.settles ? this.options.settlement.streams : undefined;
     const settlement = settler && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, settler.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName, decisions[0]!.ctx.at) : undefined;
     let entries = settlement?.kept ?? live;
+    // Counted once per batch, then entry by entry as the batch records them: a decision costs the
+    // namespaces it reads, not the ledger's size.
+    const reservations = new LedgerReservations(entries);
     const verdicts: Array<[QueuedDecision, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];
     for (const m of decisions) {
       const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state);
-      const verdict = this.judged({ ...m.ctx, snapshot, pending: this.withReservations(entries, snapshot) }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
+      const verdict = this.judged({ ...m.ctx, snapshot, pending: this.withReservations(reservations, entries, snapshot) }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
       if (verdict.violations.length > 0 && this.fleet) {
-        const growth = this.beyondEnforced(m, state, project, entries);
+        const growth = this.beyondEnforced(m, state, project, entries, reservations);
         if (growth) return { verdicts, records, entries, growth };
       }
       verdicts.push([m, verdict]);
       if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
-      entries = mergeEntry(entries, entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, settler?.marks()));
+      const entry = entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, settler?.marks());
+      entries = mergeEntry(entries, entry);
+      reservations.add(entry);
       records.push([verdict, m.request]);
     }
     return { verdicts, records, entries, ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}) };
@@ -348,12 +353,12 @@ export class HeadroomGuard {
    * at the most this member could be granted, and by how much it is then beyond E: a growth to ask the
    * hub for. Undefined when it is denied for another reason, or its project is not fleet-budgeted here.
    */
-  private beyondEnforced(m: QueuedDecision, state: LedgerState, project: string, entries: LedgerEntry[]): FleetGrowthNeed | undefined {
+  private beyondEnforced(m: QueuedDecision, state: LedgerState, project: string, entries: LedgerEntry[], reservations: LedgerReservations): FleetGrowthNeed | undefined {
     const cluster = this.fleet!.cluster;
     const source = m.ctx.snapshot.project(project);
     if (!source || !fleetBudgetOn(source, cluster)) return undefined;
     const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state, true);
-    const pending = this.withReservations(entries, snapshot);
+    const pending = this.withReservations(reservations, entries, snapshot);
     const relaxed = this.judged({ ...m.ctx, snapshot, pending }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
     const a = relaxed.allocation;
     if (relaxed.violations.length > 0 || !a) return undefined;
@@ -376,30 +381,21 @@ export class HeadroomGuard {
     if (dryRun) growth.member.settle(growth.relaxed);
   }
 
-  /** This process's pending allocations, raised by the ledger's live reservations (other replicas' too). */
-  private withReservations(live: LedgerEntry[], snapshot: Snapshot): PendingAllocations {
-    const reserved = new Map<string, Resources>();
-    const replaced = new Map<string, Set<string>>();
-    for (const e of live) {
-      const r = allocationOf(e);
-      const prev = reserved.get(e.namespace);
-      if (r.size > 0 || e.quota === undefined) reserved.set(e.namespace, prev ? maxResources(prev, r) : r);
-      if (e.quota === undefined && e.replaces?.length) {
-        const uids = replaced.get(e.namespace) ?? new Set<string>();
-        for (const uid of e.replaces) uids.add(uid);
-        replaced.set(e.namespace, uids);
-      }
-    }
+  /**
+   * This process's pending allocations, raised by the ledger's live reservations (other replicas' too):
+   * `reservations` counts `live`, read when a decision asks (within the decision, synchronously).
+   */
+  private withReservations(reservations: LedgerReservations, live: readonly LedgerEntry[], snapshot: Snapshot): PendingAllocations {
     return {
-      replacedNamespaces: (namespace) => replaced.get(namespace),
+      replacedNamespaces: (namespace) => reservations.replaced(namespace),
       quotaOverlay: (namespace) => this.assumed.overlay(namespace, snapshot, overlayWrites(live, namespace)),
       allocation: (namespace) => {
         const mine = this.assumed.pending.allocation(namespace);
-        const theirs = reserved.get(namespace);
+        const theirs = reservations.allocation(namespace);
         return mine && theirs ? maxResources(mine, theirs) : (mine ?? theirs);
       },
       // A ledger holds one project's entries only.
-      namespaces: (project) => new Set([...this.assumed.pending.namespaces(project), ...reserved.keys()]),
+      namespaces: (project) => new Set([...this.assumed.pending.namespaces(project), ...reservations.namespaces()]),
     };
   }}
 

@@ -50,6 +50,45 @@ export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry):
 }
 
 /**
+ * The live entries' reservations by namespace: the max of their allocations (an entry with an empty
+ * allocation counts only for a namespace creation) and the older incarnations namespace creations may
+ * replace. Counted once from a batch's entries, then one entry at a time as the batch records them:
+ * `mergeEntry` keeps the larger allocation of every resource and every uid, so adding the new entry to
+ * what its namespace had gives what counting the merged list again would.
+ */
+export class LedgerReservations {
+  private readonly reserved = new Map<string, Resources>();
+  private readonly replacedUids = new Map<string, Set<string>>();
+
+  constructor(entries: readonly LedgerEntry[]) {
+    for (const e of entries) this.add(e);
+  }
+
+  add(entry: LedgerEntry): void {
+    const r = allocationOf(entry);
+    const prev = this.reserved.get(entry.namespace);
+    if (r.size > 0 || entry.quota === undefined) this.reserved.set(entry.namespace, prev ? maxResources(prev, r) : r);
+    if (entry.quota === undefined && entry.replaces?.length) {
+      const uids = this.replacedUids.get(entry.namespace) ?? new Set<string>();
+      for (const uid of entry.replaces) uids.add(uid);
+      this.replacedUids.set(entry.namespace, uids);
+    }
+  }
+
+  allocation(namespace: string): Resources | undefined {
+    return this.reserved.get(namespace);
+  }
+
+  replaced(namespace: string): ReadonlySet<string> | undefined {
+    return this.replacedUids.get(namespace);
+  }
+
+  namespaces(): Iterable<string> {
+    return this.reserved.keys();
+  }
+}
+
+/**
  * Whether an admitted change reserves its namespace's share: when it grows it, and for every
  * Namespace CREATE (a cache may still show an older namespace of that name, being deleted, and then
  * miss the new one between the old one's deletion and the new one's creation).
