@@ -8,8 +8,13 @@
 #   late (nice 19, so they take only the CPU nothing else wants): crane, promtool, syft and Argo CD,
 #         which only the files in LATE_TOOL_FILES (test/support/e2e-shards.ts) use.
 # Meanwhile the foreground installs Node 24, the npm packages and the Debian packages, builds kustomize,
-# compiles, lints and runs the unit tests. Once the early builds are done, the early wave of integration
-# and end-to-end files runs while the late builds go on beside it; then the late wave.
+# compiles and lints. Once the early builds are done, the early wave of integration and end-to-end files
+# runs while the late builds go on beside it; then the late wave.
+#
+# The unit tests run after the early wave, beside the wait for the late builds and the late wave, at
+# nice 10: that wave keeps about one core of two busy (measured 0.85–1.26 cores), while the early wave
+# keeps both, so the unit tests take the idle core instead of minutes of their own before the e2e
+# files. Their output is prefixed [unit] and kept in .cache/unit.log; make test fails if they do.
 #
 # The early wave runs in E2E_SHARDS (default 2) vitest processes side by side, the late one in
 # E2E_LATE_SHARDS (default 1: its Argo CD files sync while the controller creates the same namespace
@@ -41,7 +46,7 @@ report() {
   echo "== wall seconds per phase (the Go builds ran beside them from the start):"
   awk -F'\t' '{ n = $2 + 0; rest = $2; sub(/^[0-9]+/, "", rest); printf "  %-16s %5ss%s\n", $1, n, rest }' "$phases"
   local log
-  for log in .cache/e2e-*.log; do # what failed, so that the last lines of a red run name it
+  for log in .cache/e2e-*.log .cache/unit.log; do # what failed, so that the last lines of a red run name it
     [ -f "$log" ] || continue
     # (vitest colours its output: strip the escapes before matching)
     if sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE '^ *(FAIL|Test Files .*failed)'; then
@@ -54,7 +59,7 @@ report() {
   done
   # Last, so that a report showing only the tail of the output still says why: each failed test's
   # first error line (vitest's failure details: a "FAIL file > test" line, then the error).
-  for log in .cache/e2e-*.log; do
+  for log in .cache/e2e-*.log .cache/unit.log; do
     [ -f "$log" ] || continue
     sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
       /^ *FAIL .* > / { failed = substr($0, 1, 200); next }
@@ -63,7 +68,7 @@ report() {
   done
 }
 trap report EXIT
-rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-*.log
+rm -f .cache/build-logs/times-early.tsv .cache/build-logs/times-late.tsv .cache/e2e-*.log .cache/unit.log
 
 BUILD_SET=early hack/build-all.sh control-plane control-plane-oldest helm > .cache/build-logs/early.log 2>&1 &
 early_builds=$!
@@ -75,7 +80,6 @@ phase debian-deps hack/install-debian-deps.sh
 phase kustomize hack/install-kustomize.sh
 phase build bash -c 'rm -rf dist && npx tsc -p tsconfig.json'
 phase lint npm run --silent lint
-phase unit npx vitest run --project unit
 
 wait_builds() { # pid set
   if ! wait "$1"; then cat ".cache/build-logs/$2.log" >&2; return 1; fi
@@ -95,9 +99,20 @@ e2e_wave() { # wave shards
   done
   return "$rc"
 }
+unit_tests() { # in the background: its own phase line, its output prefixed
+  local start rc=0
+  start=$(date +%s)
+  ( set -o pipefail
+    nice -n 10 npx vitest run --project unit 2>&1 | tee .cache/unit.log | sed -u 's|^|[unit] |' ) || rc=$?
+  printf '%s\t%s%s\n' unit "$(( $(date +%s) - start ))" "$([ "$rc" = 0 ] || echo "  FAILED (exit $rc)")" >> "$phases"
+  return "$rc"
+}
 phase early-builds-wait wait_builds "$early_builds" early
 e2e_rc=0
 phase e2e-early e2e_wave early "${E2E_SHARDS:-2}" || e2e_rc=1
+unit_tests &
+unit_pid=$!
 phase late-builds-wait wait_builds "$late_builds" late
 phase e2e-late e2e_wave late "${E2E_LATE_SHARDS:-1}" || e2e_rc=1
+phase unit-wait wait "$unit_pid" || e2e_rc=1
 exit "$e2e_rc"

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Informers, resumable } from '../../src/kube/informers.js';
+import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { ClusterLists } from '../../src/kube/lists.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { cluster, eventually, kubeConfig } from '../support/cluster.js';
@@ -32,7 +33,8 @@ afterAll(async () => {
 
 describe('informers: up to date only while listed and watching', () => {
   it('goes false when the connection to the apiserver breaks and true again once the watches are back', async () => {
-    const kc = kubeConfig('admin');
+    // Its own KubeConfig, pointed at the proxy (the shared one stays pointed at the apiserver).
+    const kc = loadKubeConfig(cluster().kubeconfigs.admin!);
     const apiserver = new URL(kc.getCurrentCluster()!.server);
     proxy = await proxyTo(Number(apiserver.port));
     kc.clusters = kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${proxy!.port}` }));

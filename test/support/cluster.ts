@@ -37,6 +37,10 @@ export async function kubectl(user: string, args: string[], options: KubectlOpti
 /** One KubeConfig per kubeconfig file: a PooledKubeConfig keeps its connection per instance, so a new one per call would handshake per call. */
 const loadedKubeConfigs = new Map<string, k8s.KubeConfig>();
 
+/**
+ * The user's KubeConfig, shared by every caller in this process (read-only: a test that points it
+ * elsewhere loads its own with loadKubeConfig).
+ */
 export function kubeConfig(user = 'admin'): k8s.KubeConfig {
   const file = cluster().kubeconfigs[user]!;
   let kc = loadedKubeConfigs.get(file);
