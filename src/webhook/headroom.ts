@@ -319,8 +319,8 @@ export class HeadroomGuard {
     const settler = this.options.settlement?.settles ? this.options.settlement.streams : undefined;
     const settlement = settler && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, settler.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName, decisions[0]!.ctx.at) : undefined;
     let entries = settlement?.kept ?? live;
-    // Counted once per batch, then entry by entry as the batch records them: a decision costs the
-    // namespaces it reads, not the ledger's size.
+    // The reservations are counted once per batch, then entry by entry as the batch records them, not
+    // again for each decision.
     const reservations = new LedgerReservations(entries);
     const verdicts: Array<[QueuedDecision, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];
