@@ -43,13 +43,14 @@ export interface WebhookReplicas {
   stop(): Promise<void>;
 }
 
-export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[]; cgroupOf?: (index: number) => string | undefined; cli?: string } = {}): Promise<WebhookReplicas> {
+export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[]; cgroupOf?: (index: number) => string | undefined; cli?: string; configOf?: (index: number) => Partial<TenantgateConfig> } = {}): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
   const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
   await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
-  const configFile = join(info.dir, `${name}-tenantgate.yaml`);
-  await writeFile(configFile, stringify(config));
+  // configOf: a replica's own settings over `config` (replicas of one rollout step that differ).
+  const configFile = (i: number) => join(info.dir, options.configOf ? `${name}-${i}-tenantgate.yaml` : `${name}-tenantgate.yaml`);
+  for (let i = 0; i < (options.configOf ? (options.count ?? 2) : 1); i++) await writeFile(configFile(i), stringify({ ...config, ...options.configOf?.(i) }));
   // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
   const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
   // cli: another build's cli/main.js (bench/targets/shipped.ts's paired A/B); default dist/ or TG_WEBHOOK_DIST.
@@ -58,7 +59,7 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
   const shutdownDelay = `--shutdown-delay=${options.shutdownDelaySeconds ?? 0}`;
   let generation = 0;
   const spawnReplica = (i: number, port: number) => {
-    const argv = [...(options.nodeArgs ?? []), options.cli ?? DIST_CLI, 'webhook', `--config=${configFile}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'];
+    const argv = [...(options.nodeArgs ?? []), options.cli ?? DIST_CLI, 'webhook', `--config=${configFile(i)}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'];
     const logFile = join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`);
     // cgroupOf: a (v1 memory) cgroup directory the replica starts in, so every page it ever touches is charged there ("exec" keeps the pid).
     const cgroup = options.cgroupOf?.(i);
