@@ -135,6 +135,24 @@ describe('race-free headroom across replicas (Q5)', () => {
     process.stderr.write(`[Q5] admitted per round with ledger: ${admittedPerRound.join(',')}; requests per replica ${(await validateRequests()).join('/')}\n`);
   }, 600_000);
 
+  /** The ledger ConfigMap's data. */
+  const ledger = async () => (await core('admin').readNamespacedConfigMap({ name: `${LEDGER_PREFIX}${PROJECT}`, namespace: DEFAULT_CONFIG.systemNamespace })).data ?? {};
+
+  /** Six rounds from quota `r<first>` on, each checked against the budget and cleared: admitted per round, and the ledger's entries after each. */
+  async function settlementRounds(first: number): Promise<{ admittedPerRound: number[]; entriesAfter: number[] }> {
+    const admittedPerRound: number[] = [];
+    const entriesAfter: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await round(first + i);
+      admittedPerRound.push(r.admitted);
+      expect(r.admitted, `round ${i}`).toBeLessThanOrEqual(10);
+      expect(r.cpuMilli, `round ${i}: allocation from the ResourceQuotas that exist`).toBeLessThanOrEqual(10_000);
+      entriesAfter.push((JSON.parse((await ledger()).reservations ?? '[]') as unknown[]).length);
+      await clearQuotas();
+    }
+    return { admittedPerRound, entriesAfter };
+  }
+
   // The two settlement cases are off in `make test` until they hold under the suite's load: alone they
   // pass, but beside the other shard settled replicas refused the cleanup's deletions with [Q5] ("the
   // headroom ledger did not answer within 2000 ms") ten tries in a row, and the quotas left made the next
@@ -142,16 +160,7 @@ describe('race-free headroom across replicas (Q5)', () => {
   // them with TENANTGATE_E2E_SETTLEMENT_RACE=1.
   it.skipIf(process.env.TENANTGATE_E2E_SETTLEMENT_RACE !== '1')('mid-rollout, one replica settles and one only honours the marks (docs/adr/0088-every-replica-honours-the-marks.md): the budget holds every round', async () => {
     await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30 }, (i) => ({ ledgerSettlement: i === 0 }));
-    const admin = core('admin');
-    const ledger = async () => (await admin.readNamespacedConfigMap({ name: `${LEDGER_PREFIX}${PROJECT}`, namespace: DEFAULT_CONFIG.systemNamespace })).data ?? {};
-    const admittedPerRound: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const r = await round(300 + i);
-      admittedPerRound.push(r.admitted);
-      expect(r.admitted, `round ${i}`).toBeLessThanOrEqual(10);
-      expect(r.cpuMilli, `round ${i}: allocation from the ResourceQuotas that exist`).toBeLessThanOrEqual(10_000);
-      await clearQuotas();
-    }
+    const { admittedPerRound } = await settlementRounds(300);
     process.stderr.write(`[Q5] mixed: admitted per round ${admittedPerRound.join(',')}; settled marks ${(await ledger()).settled}\n`);
     // Replica 0 settled, and replica 1's writes kept its marks.
     expect((await ledger()).settled, 'the ledger carries settled marks').toBeDefined();
@@ -164,18 +173,7 @@ describe('race-free headroom across replicas (Q5)', () => {
     // written, up to 60. Settled, a round's write drops what both caches show (clearQuotas waits for
     // both replicas to show the deletions), so it holds at most about one round.
     await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30, ledgerSettlement: true });
-    const admin = core('admin');
-    const ledger = async () => (await admin.readNamespacedConfigMap({ name: `${LEDGER_PREFIX}${PROJECT}`, namespace: DEFAULT_CONFIG.systemNamespace })).data ?? {};
-    const admittedPerRound: number[] = [];
-    const entriesAfter: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const r = await round(200 + i);
-      admittedPerRound.push(r.admitted);
-      expect(r.admitted, `round ${i}`).toBeLessThanOrEqual(10);
-      expect(r.cpuMilli, `round ${i}: allocation from the ResourceQuotas that exist`).toBeLessThanOrEqual(10_000);
-      entriesAfter.push((JSON.parse((await ledger()).reservations ?? '[]') as unknown[]).length);
-      await clearQuotas();
-    }
+    const { admittedPerRound, entriesAfter } = await settlementRounds(200);
     process.stderr.write(`[Q5] settlement: admitted per round ${admittedPerRound.join(',')}; ledger entries after each round ${entriesAfter.join(',')}; settled marks ${(await ledger()).settled}\n`);
     expect((await ledger()).settled, 'the ledger carries settled marks').toBeDefined();
     // The budget is usable: most rounds fill it (a replica behind the marks would refuse with [Q5]).
