@@ -112,7 +112,8 @@ e2e_rc=0
 phase e2e-early e2e_wave early "${E2E_SHARDS:-2}" || e2e_rc=1
 unit_tests &
 unit_pid=$!
-phase late-builds-wait wait_builds "$late_builds" late
+# A failed late build ends the run, after the unit tests (no process left behind).
+phase late-builds-wait wait_builds "$late_builds" late || { wait "$unit_pid" || true; exit 1; }
 phase e2e-late e2e_wave late "${E2E_LATE_SHARDS:-1}" || e2e_rc=1
 phase unit-wait wait "$unit_pid" || e2e_rc=1
 exit "$e2e_rc"
