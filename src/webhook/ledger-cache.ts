@@ -100,6 +100,6 @@ export class LedgerCache {
  */
 export function isNewerVersion(seen: string, cached: string | undefined): boolean {
   if (cached === undefined) return true;
-  if (revision(seen) !== undefined && revision(cached) !== undefined) return isLaterRevision(seen, cached);
-  return seen !== cached;
+  const [a, b] = [revision(seen), revision(cached)];
+  return a !== undefined && b !== undefined ? a > b : seen !== cached;
 }
