@@ -27,7 +27,7 @@ import { FleetGrowth, needBeyond, type FleetGuardOptions } from './fleet-growth.
 import { AssumedState } from './assumed-state.js';
 import { DEFAULT_DEADLINE_MS, GroupCommit, type DecidedBatch, type QueuedDecision, type ReservationOutcome } from './group-commit.js';
 import { LedgerCache } from './ledger-cache.js';
-import { LedgerReservations, entryFor, mergeEntry, mustRecord } from './ledger-entries.js';
+import { LedgerReservations, entryFor, mustRecord } from './ledger-entries.js';
 import { marksReach, settle } from './ledger-settlement.js';
 import { lowestQuotas, overlayWrites, replacedCeiling, uncoveredCeiling, type OverlayWrite } from './quota-versions.js';
 
@@ -318,27 +318,24 @@ export class HeadroomGuard {
     // below count them from the cache. Only when ready() let this replica decide from `state`.
     const settler = this.options.settlement?.settles ? this.options.settlement.streams : undefined;
     const settlement = settler && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, settler.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName, decisions[0]!.ctx.at) : undefined;
-    let entries = settlement?.kept ?? live;
     // The reservations are counted once per batch, then entry by entry as the batch records them, not
     // again for each decision.
-    const reservations = new LedgerReservations(entries);
+    const ledger = new LedgerReservations(settlement?.kept ?? live);
     const verdicts: Array<[QueuedDecision, Verdict]> = [];
     const records: Array<[Verdict, AdmissionRequest]> = [];
     for (const m of decisions) {
       const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state);
-      const verdict = this.judged({ ...m.ctx, snapshot, pending: this.withReservations(reservations, entries, snapshot) }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
+      const verdict = this.judged({ ...m.ctx, snapshot, pending: this.withReservations(ledger, snapshot) }, m.request, overlayWrites(ledger.entries, m.request.namespace ?? ''));
       if (verdict.violations.length > 0 && this.fleet) {
-        const growth = this.beyondEnforced(m, state, project, entries, reservations);
-        if (growth) return { verdicts, records, entries, growth };
+        const growth = this.beyondEnforced(m, state, project, ledger);
+        if (growth) return { verdicts, records, entries: ledger.entries, growth };
       }
       verdicts.push([m, verdict]);
       if (verdict.violations.length > 0 || !mustRecord(verdict, m.request) || m.request.dryRun) continue;
-      const entry = entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, settler?.marks());
-      entries = mergeEntry(entries, entry);
-      reservations.add(entry);
+      ledger.record(entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, settler?.marks()));
       records.push([verdict, m.request]);
     }
-    return { verdicts, records, entries, ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}) };
+    return { verdicts, records, entries: ledger.entries, ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}) };
   }
 
   /** Whether this replica's caches have reached the settled marks of `state` (waiting for them within `leftMs`). */
@@ -353,13 +350,13 @@ export class HeadroomGuard {
    * at the most this member could be granted, and by how much it is then beyond E: a growth to ask the
    * hub for. Undefined when it is denied for another reason, or its project is not fleet-budgeted here.
    */
-  private beyondEnforced(m: QueuedDecision, state: LedgerState, project: string, entries: LedgerEntry[], reservations: LedgerReservations): FleetGrowthNeed | undefined {
+  private beyondEnforced(m: QueuedDecision, state: LedgerState, project: string, ledger: LedgerReservations): FleetGrowthNeed | undefined {
     const cluster = this.fleet!.cluster;
     const source = m.ctx.snapshot.project(project);
     if (!source || !fleetBudgetOn(source, cluster)) return undefined;
     const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state, true);
-    const pending = this.withReservations(reservations, entries, snapshot);
-    const relaxed = this.judged({ ...m.ctx, snapshot, pending }, m.request, overlayWrites(entries, m.request.namespace ?? ''));
+    const pending = this.withReservations(ledger, snapshot);
+    const relaxed = this.judged({ ...m.ctx, snapshot, pending }, m.request, overlayWrites(ledger.entries, m.request.namespace ?? ''));
     const a = relaxed.allocation;
     if (relaxed.violations.length > 0 || !a) return undefined;
     const enforced = memberLimits(source, cluster, m.ctx.at, enforcedOf(state, project))!;
@@ -382,20 +379,21 @@ export class HeadroomGuard {
   }
 
   /**
-   * This process's pending allocations, raised by the ledger's live reservations (other replicas' too):
-   * `reservations` counts `live`, read when a decision asks (within the decision, synchronously).
+   * This process's pending allocations, raised by the ledger's live reservations (other replicas' too),
+   * read from `ledger` when a decision asks (within the decision, synchronously).
    */
-  private withReservations(reservations: LedgerReservations, live: readonly LedgerEntry[], snapshot: Snapshot): PendingAllocations {
+  private withReservations(ledger: LedgerReservations, snapshot: Snapshot): PendingAllocations {
+    const live = ledger.entries;
     return {
-      replacedNamespaces: (namespace) => reservations.replaced(namespace),
+      replacedNamespaces: (namespace) => ledger.replaced(namespace),
       quotaOverlay: (namespace) => this.assumed.overlay(namespace, snapshot, overlayWrites(live, namespace)),
       allocation: (namespace) => {
         const mine = this.assumed.pending.allocation(namespace);
-        const theirs = reservations.allocation(namespace);
+        const theirs = ledger.allocation(namespace);
         return mine && theirs ? maxResources(mine, theirs) : (mine ?? theirs);
       },
       // A ledger holds one project's entries only.
-      namespaces: (project) => new Set([...this.assumed.pending.namespaces(project), ...reservations.namespaces()]),
+      namespaces: (project) => new Set([...this.assumed.pending.namespaces(project), ...ledger.namespaces()]),
     };
   }}
 

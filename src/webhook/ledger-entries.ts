@@ -50,21 +50,35 @@ export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry):
 }
 
 /**
- * The live entries' reservations by namespace: the max of their allocations (an entry with an empty
- * allocation counts only for a namespace creation) and the older incarnations namespace creations may
- * replace. Counted once from a batch's entries, then one entry at a time as the batch records them:
- * `mergeEntry` keeps the larger allocation of every resource and every uid, so adding the new entry to
- * what its namespace had gives what counting the merged list again would.
+ * A batch's ledger entries and their reservations by namespace: the max of their allocations (an entry
+ * with an empty allocation counts only for a namespace creation) and the older incarnations namespace
+ * creations may replace. Counted once from the entries the batch starts from, then one entry at a time
+ * as the batch records them (`record` merges the entry and counts it): `mergeEntry` keeps the larger
+ * allocation of every resource and every uid, so adding the new entry to what its namespace had gives
+ * what counting the merged list again would.
  */
 export class LedgerReservations {
+  private current: LedgerEntry[];
   private readonly reserved = new Map<string, Resources>();
   private readonly replacedUids = new Map<string, Set<string>>();
 
-  constructor(entries: readonly LedgerEntry[]) {
-    for (const e of entries) this.add(e);
+  constructor(entries: LedgerEntry[]) {
+    this.current = entries;
+    for (const e of entries) this.count(e);
   }
 
-  add(entry: LedgerEntry): void {
+  /** The entries so far, the recorded ones merged in. */
+  get entries(): LedgerEntry[] {
+    return this.current;
+  }
+
+  /** Merges `entry` into the entries and counts it. */
+  record(entry: LedgerEntry): void {
+    this.current = mergeEntry(this.current, entry);
+    this.count(entry);
+  }
+
+  private count(entry: LedgerEntry): void {
     const r = allocationOf(entry);
     const prev = this.reserved.get(entry.namespace);
     if (r.size > 0 || entry.quota === undefined) this.reserved.set(entry.namespace, prev ? maxResources(prev, r) : r);

@@ -58,7 +58,8 @@ describe('the ledger reservations a batch counts', () => {
         expect(counted(index)).toEqual(oracle(entries));
         for (const e of recorded) {
           entries = mergeEntry(entries, e);
-          index.add(e);
+          index.record(e);
+          expect(index.entries).toEqual(entries);
           expect(counted(index)).toEqual(oracle(entries));
         }
       }),
