@@ -4,7 +4,7 @@
 # from the npm registry, the app with production dependencies only (image/prune-node-modules.sh),
 # the same kustomize, entrypoint, user and environment. Keep the two in step.
 #
-#   docker build -t ghcr.io/tenantgate/tenantgate:0.1.0 .
+#   docker build -t ghcr.io/tenantgate/tenantgate:0.2.0 .
 #
 # One image serves the webhook, the controller (args `webhook ...` / `controller ...`) and the Argo CD
 # plugin sidecar (command /var/run/argocd/argocd-cmp-server, as UID 999). It runs as 65532 by default,
@@ -58,9 +58,9 @@ ARG NODE_VERSION
 ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin \
     NODE_ENV=production
 LABEL org.opencontainers.image.title=tenantgate \
-      org.opencontainers.image.version=0.1.0 \
+      org.opencontainers.image.version=0.2.0 \
       org.opencontainers.image.licenses=Apache-2.0 \
-      org.opencontainers.image.description="tenantgate 0.1.0: Node ${NODE_VERSION} on Debian bookworm packages (image/debian-packages.lock)"
+      org.opencontainers.image.description="tenantgate 0.2.0: Node ${NODE_VERSION} on Debian bookworm packages (image/debian-packages.lock)"
 USER 65532:65532
 WORKDIR /
 ENTRYPOINT ["/usr/local/bin/tenantgate"]

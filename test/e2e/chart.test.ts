@@ -14,6 +14,7 @@ import { CHART_DIR, GENERATED_DIRS, helmBinary, helmTemplate, manifestsFromChart
 import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
 import { cachedKustomize } from '../support/tools.js';
 import { cluster, kubectl } from '../support/cluster.js';
+import { PACKAGE_VERSION } from '../support/package-version.js';
 
 interface K8sObject {
   apiVersion: string;
@@ -133,7 +134,7 @@ describe('helm template', () => {
     expect(objects.map((o) => o.kind)).toEqual(expect.arrayContaining(['CustomResourceDefinition', 'Namespace', 'Deployment', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']));
     for (const name of ['tenantgate-webhook', 'tenantgate-controller']) {
       const deployment = find(objects, 'Deployment', name);
-      expect(container(deployment).image).toBe('ghcr.io/tenantgate/tenantgate:0.1.0');
+      expect(container(deployment).image).toBe(`ghcr.io/tenantgate/tenantgate:${PACKAGE_VERSION}`);
       expect(deployment.spec.replicas).toBe(2);
     }
     const validating = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate');

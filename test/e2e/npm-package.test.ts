@@ -7,6 +7,7 @@ import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PACKAGE_VERSION } from '../support/package-version.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 let bin: string;
@@ -46,6 +47,6 @@ describe('tenantgate from its npm package', () => {
     const docs = out.stdout.split('\n---\n').map((d) => d.replace(/^---\n/, '').trim()).filter(Boolean).map((d) => JSON.parse(d) as { kind: string });
     expect(docs.filter((d) => d.kind === 'Project').length).toBeGreaterThan(0);
     expect(docs.filter((d) => d.kind === 'Namespace').length).toBeGreaterThan(0);
-    expect((await execa(bin, ['--version'])).stdout.trim()).toBe('0.1.0');
+    expect((await execa(bin, ['--version'])).stdout.trim()).toBe(PACKAGE_VERSION);
   });
 });

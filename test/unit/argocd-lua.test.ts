@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { PROJECT_HEALTH_CASES } from '../fixtures/lua/project-health-cases.js';
+import { PACKAGE_VERSION } from '../support/package-version.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const argocd = join(root, 'manifests/argocd');
@@ -132,7 +133,7 @@ describe('Argo CD plugin manifests', () => {
     const [c] = patch.spec.template.spec.containers;
     expect(c).toMatchObject({
       name: 'tenantgate-cmp',
-      image: 'ghcr.io/tenantgate/tenantgate:0.1.0',
+      image: `ghcr.io/tenantgate/tenantgate:${PACKAGE_VERSION}`,
       command: ['/var/run/argocd/argocd-cmp-server'],
       securityContext: { runAsNonRoot: true, runAsUser: 999 },
     });
