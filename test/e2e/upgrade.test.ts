@@ -1,11 +1,11 @@
 /**
  * Upgrading from the previous release (docs/releasing.md "Upgrading", ADR 0047), on a control plane of
- * its own: the chart of v0.1.0 installed with the real helm, its `tenantgate webhook` and `tenantgate
+ * its own: the chart of the previous release installed with the real helm, its `tenantgate webhook` and `tenantgate
  * controller` (built from that commit, test/support/previous-release.ts) running as in
  * chart-install.test.ts; tenants make Projects' namespaces and quotas through it; then `helm upgrade`
  * to the working tree's chart and the working tree's processes (dist/) take over.
  *
- * Afterwards every Project, namespace and quota made under v0.1.0 is unchanged (content; namespaces not
+ * Afterwards every Project, namespace and quota made under it is unchanged (content; namespaces not
  * even rewritten), the CRD still serves and stores v1alpha1 only, the new controller reconciles the old
  * Projects without changing them, and the rules still hold on the old objects: an owner's namespace is
  * admitted within the budget, the next one and a quota growth past it are refused with [Q1], a
@@ -24,7 +24,7 @@ import { freePort } from '../support/devcluster/ports.js';
 import { startProcess, type Managed } from '../support/devcluster/processes.js';
 import { serviceAccountKubeconfigFile } from '../support/devcluster/tenantgate.js';
 import { REPO_ROOT } from '../support/paths.js';
-import { buildPreviousRelease, type PreviousRelease } from '../support/previous-release.js';
+import { buildPreviousRelease, PREVIOUS_RELEASE, type PreviousRelease } from '../support/previous-release.js';
 
 const CURRENT_CLI = join(REPO_ROOT, 'dist', 'cli', 'main.js');
 const NAMESPACE = 'tenantgate-system';
@@ -46,7 +46,7 @@ async function json<T>(args: string[]): Promise<T> {
   return JSON.parse(r.stdout) as T;
 }
 
-/** Two Projects as a platform team would have them under v0.1.0. */
+/** Two Projects as a platform team would have them under the previous release. */
 const PROJECTS = [
   {
     apiVersion: 'tenantgate.io/v1alpha1',
@@ -165,7 +165,7 @@ afterAll(async () => {
 describe(`helm upgrade from the previous release`, () => {
   let before: Awaited<ReturnType<typeof snapshot>>;
 
-  it('v0.1.0 installed with its chart; tenants make namespaces and grow quotas through its webhook and controller', async () => {
+  it(`${PREVIOUS_RELEASE.tag} installed with its chart; tenants make namespaces and grow quotas through its webhook and controller`, async () => {
     expect((await kubectl('admin', ['create', 'namespace', NAMESPACE])).exitCode).toBe(0);
     expect((await kubectl('admin', ['label', 'namespace', NAMESPACE, 'pod-security.kubernetes.io/enforce=restricted'])).exitCode).toBe(0);
     const installed = await helmRun(['install', 'tenantgate', previous.chartDir, '-n', NAMESPACE, ...releaseValues()]);
@@ -173,19 +173,19 @@ describe(`helm upgrade from the previous release`, () => {
     expect(installed.stdout).toMatch(/STATUS: deployed/);
     const chart = await helmRun(['list', '-n', NAMESPACE, '-o', 'json']);
     expect((JSON.parse(chart.stdout) as Array<{ chart: string }>)[0]!.chart).toBe(`tenantgate-${previous.version}`);
-    running = await startComponents(previous.cli, 'v0.1.0');
+    running = await startComponents(previous.cli, PREVIOUS_RELEASE.tag);
 
     for (const project of PROJECTS) expect((await kubectl('admin', ['apply', '-f', '-'], JSON.stringify(project))).exitCode).toBe(0);
     await eventually(async () => {
       const r = await createNamespace('alice', 'upa-1');
       expect(r.exitCode, r.stderr).toBe(0);
-    }, { what: 'the v0.1.0 webhook knows upa' });
+    }, { what: `the ${PREVIOUS_RELEASE.tag} webhook knows upa` });
     expect((await createNamespace('alice', 'upa-2')).exitCode).toBe(0);
-    await eventually(async () => expect((await createNamespace('carol', 'upb-web')).exitCode).toBe(0), { what: 'the v0.1.0 webhook knows upb' });
+    await eventually(async () => expect((await createNamespace('carol', 'upb-web')).exitCode).toBe(0), { what: `the ${PREVIOUS_RELEASE.tag} webhook knows upb` });
     await eventually(async () => {
       for (const ns of ['upa-1', 'upa-2', 'upb-web']) expect((await kubectl('admin', ['-n', ns, 'get', 'resourcequota', 'tenantgate-quota'])).exitCode).toBe(0);
-    }, { what: "v0.1.0's controller made the default quotas" });
-    // A growth within the budget, and one past it (refused by v0.1.0 too).
+    }, { what: `${PREVIOUS_RELEASE.tag}'s controller made the default quotas` });
+    // A growth within the budget, and one past it (refused by the previous release too).
     await eventually(async () => {
       const grown = await growQuota('carol', 'upb-web', '3');
       expect(grown.exitCode, grown.stderr).toBe(0);
@@ -198,7 +198,7 @@ describe(`helm upgrade from the previous release`, () => {
       expect(a.status).toMatchObject({ namespaceCount: 2, allocated: { 'requests.cpu': '2', pods: '20' } });
       expect(b.status).toMatchObject({ namespaceCount: 1, allocated: { 'requests.cpu': '3', 'requests.memory': '2Gi' } });
       for (const ns of ['upa-1', 'upa-2', 'upb-web']) expect((await json<Obj>(['-n', ns, 'resourcequota', 'tenantgate-quota'])).status?.used).toBeDefined();
-    }, { what: 'v0.1.0 settled (project status, quota usage)' });
+    }, { what: `${PREVIOUS_RELEASE.tag} settled (project status, quota usage)` });
     before = await snapshot();
     expect(before.projects.map((p) => p.name)).toEqual(['upa', 'upb']);
     expect(before.namespaces.map((n) => n.name)).toEqual(['upa-1', 'upa-2', 'upb-web']);
@@ -217,7 +217,7 @@ describe(`helm upgrade from the previous release`, () => {
     expect(crd.status.storedVersions).toEqual(['v1alpha1']);
   }, 240_000);
 
-  it('every Project, namespace and quota made under v0.1.0 is unchanged once the new controller has reconciled them', async () => {
+  it(`every Project, namespace and quota made under ${PREVIOUS_RELEASE.tag} is unchanged once the new controller has reconciled them`, async () => {
     const controllerLog = running[1]!.logFile;
     await eventually(async () => expect([...(await reconciledIn(controllerLog))].sort()).toEqual(['upa', 'upb']), { timeoutMs: 90_000, what: 'the new controller reconciled both Projects' });
     const after = await snapshot();

@@ -2,7 +2,7 @@
  * The previous release, checked out and built apart from the working tree, for the upgrade test
  * (test/e2e/upgrade.test.ts, docs/releasing.md "Upgrading"): its chart and its `tenantgate` CLI.
  *
- * The release is the tag `v0.1.0` when the clone has it, else its commit by hash: a clone of a branch
+ * The release is the tag `v0.2.0` when the clone has it, else its commit by hash: a clone of a branch
  * fetches only the tags that point into it and a CI checkout may fetch none, but the release commit is
  * an ancestor of main, so its hash is always there. When both are there they must agree.
  */
@@ -12,7 +12,7 @@ import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from './paths.js';
 
-export const PREVIOUS_RELEASE = { version: '0.1.0', tag: 'v0.1.0', commit: '9db829725250bd8f8618609a18d005c9384230e6' } as const;
+export const PREVIOUS_RELEASE = { version: '0.2.0', tag: 'v0.2.0', commit: '76113bccfd0b2e08bdceae66f59d2c4827a85154' } as const;
 
 export interface PreviousRelease {
   version: string;
