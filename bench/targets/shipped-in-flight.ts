@@ -1,6 +1,6 @@
 /**
  * The shipped benchmark's ledger-size scenarios (docs/adr/0085-ledger-holds-what-is-in-flight.md), run
- * with `ledgerSettlement: true` on the shipped two replicas:
+ * on the shipped two replicas (`ledgerSettlement` on, its default):
  *
  *   hot project: one project at BENCH_SHIPPED_HOT_RATE (200) changes a second for BENCH_SHIPPED_SECONDS,
  *                half namespace creates, half quota growths — refusals, p99, and the ledger's largest

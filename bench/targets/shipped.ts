@@ -11,7 +11,7 @@
  *   steady:  a fixed rate of namespace creates and quota growths by owners, spread over 20 projects and
  *            concentrated on one, with the ledger on and off — webhook, kube-apiserver and etcd CPU per
  *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99;
- *   in flight: with ledgerSettlement on, one project at 200 changes a second and a 5,000-namespace sync
+ *   in flight: as shipped (settling), one project at 200 changes a second and a 5,000-namespace sync
  *            of one project, with the ledger's largest size (bench/targets/shipped-in-flight.ts;
  *            BENCH_SHIPPED_IN_FLIGHT=0 leaves them out, BENCH_SHIPPED_STEADY=0 runs them without the steady runs);
  *   baseline: the CPU of one keep-alive node:https PUT of a ConfigMap through the same apiserver, measured
@@ -67,8 +67,8 @@ const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
 const IN_FLIGHT = env('BENCH_SHIPPED_IN_FLIGHT', 1) !== 0;
 /** BENCH_SHIPPED_STEADY=0 leaves the steady runs out (and with them the CPU target): the in-flight scenarios alone. */
 const STEADY = env('BENCH_SHIPPED_STEADY', 1) !== 0;
-/** BENCH_SHIPPED_SETTLEMENT=1: the steady runs' "ledger on" side runs with ledgerSettlement on (its CPU with a ledger that holds what is in flight). */
-const STEADY_SETTLEMENT = env('BENCH_SHIPPED_SETTLEMENT', 0) !== 0;
+/** BENCH_SHIPPED_SETTLEMENT=0: the steady runs' "ledger on" side runs with ledgerSettlement off (entries leave by expiry, as 0.2.0 shipped); by default it runs as shipped, settling. */
+const STEADY_SETTLEMENT = env('BENCH_SHIPPED_SETTLEMENT', 1) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 
 const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -404,7 +404,7 @@ export async function main(): Promise<string[]> {
       return errors > 0 ? [`paired: ${errors} requests neither admitted nor denied with a rule`] : [];
     }
     const runs: SteadyRun[] = [];
-    for (const [mode, config] of STEADY ? ([['shipped (ledger on)', STEADY_SETTLEMENT ? { ledgerSettlement: true } : {}], ['ledger off', { crossReplicaReservation: false }]] as const) : []) {
+    for (const [mode, config] of STEADY ? ([['shipped (ledger on)', STEADY_SETTLEMENT ? {} : { ledgerSettlement: false }], ['ledger off', { crossReplicaReservation: false }]] as const) : []) {
       hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
       for (const spread of ['spread', 'one project'] as const) {
         for (let run = 1; run <= RUNS; run++) {
@@ -414,12 +414,11 @@ export async function main(): Promise<string[]> {
         }
       }
     }
-    // The ledger bounded by what is in flight (ADR 0085): settlement on, as it will ship once switched
-    // on, beside the same scenarios with the ledger off (the baseline: what the machine carries without
+    // The ledger bounded by what is in flight (ADR 0085): as shipped (settlement on, ADR 0089), beside the same scenarios with the ledger off (the baseline: what the machine carries without
     // it). Each side has projects of its own, so a ledger an earlier run left is not measured.
     const inFlight: InFlightRun[] = [];
     if (IN_FLIGHT) {
-      const sides = [['ledger off', { crossReplicaReservation: false }, 'offhot', 'offsync'], ['settlement on', { ledgerSettlement: true }, 'hot', 'sync']] as const;
+      const sides = [['ledger off', { crossReplicaReservation: false }, 'offhot', 'offsync'], ['settlement on', {}, 'hot', 'sync']] as const;
       let made = PROJECTS + 1;
       for (const [mode, config, hotName, syncName] of sides) {
         hooks = await start(config, mode === 'ledger off' ? 'in-flight-off' : 'in-flight');
@@ -457,10 +456,10 @@ export async function main(): Promise<string[]> {
 
     process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`);
     process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
-    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle${STEADY_SETTLEMENT ? '; "ledger on" with ledgerSettlement on' : ''}\n`);
+    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle${STEADY_SETTLEMENT ? '' : '; "ledger on" with ledgerSettlement off'}\n`);
     process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'reviews/growth', 'webhook ms/review', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.reviewsPerGrowth, r.webhookCpuMsPerReview, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     if (inFlight.length > 0) {
-      process.stderr.write(`\nin flight (2 replicas; ledgerSettlement on, beside the ledger off): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
+      process.stderr.write(`\nin flight (2 replicas as shipped, settling, beside the ledger off): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
       process.stderr.write(table(['scenario', 'mode', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind', 'proxy cut (EMFILE)'], inFlight.map((r) => [r.scenario, r.mode, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), `${Object.values(r.proxyFailures ?? {}).reduce((a, b) => a + b, 0)} (${r.proxyFailures?.['upstream EMFILE'] ?? 0})`])));
       process.stderr.write(`a connection the proxy cut (standing in for the Service) is the benchmark's, not the webhook's: EMFILE is the bench process out of file descriptors\n`);
     }

@@ -145,7 +145,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   systemNamespace: 'tenantgate-system',
   crossReplicaReservation: true,
   reservationTtlSeconds: 30,
-  ledgerSettlement: false,
+  ledgerSettlement: true,
   visibility: 'all',
   // The keys that grant power (Pod Security, DRA admin access, PodNodeSelector…) are protected besides these.
   protectedNamespaceMetadata: { labels: ['tenantgate.io/*'], annotations: ['tenantgate.io/*'] },
