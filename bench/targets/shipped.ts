@@ -49,7 +49,7 @@ import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from '../lib/api.
 import { startShippedController } from '../lib/controller-process.js';
 import { cachesHold } from '../lib/webhook-caches.js';
 import { HERE, baseTenantgate, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from '../lib/measure.js';
-import { HOT_RATE, SYNC_NAMESPACES, countsSince, hotProject, judgeInFlight, ledgerSize, namespaceSync, type InFlightRun, type LedgerSize } from './shipped-in-flight.js';
+import { HOT_RATE, SYNC_NAMESPACES, countsSince, hotProject, judgeInFlight, ledgerSize, namespaceSync, type InFlightMode, type InFlightRun, type LedgerSize } from './shipped-in-flight.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
 const RATE = env('BENCH_SHIPPED_RATE', 40);
@@ -69,6 +69,8 @@ const IN_FLIGHT = env('BENCH_SHIPPED_IN_FLIGHT', 1) !== 0;
 const STEADY = env('BENCH_SHIPPED_STEADY', 1) !== 0;
 /** BENCH_SHIPPED_SETTLEMENT=0: the steady runs' "ledger on" side runs with ledgerSettlement off (entries leave by expiry, as 0.2.0 shipped); by default it runs as shipped, settling. */
 const STEADY_SETTLEMENT = env('BENCH_SHIPPED_SETTLEMENT', 1) !== 0;
+/** BENCH_SHIPPED_EXPIRY=1 adds a third in-flight side: the ledger on with ledgerSettlement off (reported, not judged). */
+const IN_FLIGHT_EXPIRY = env('BENCH_SHIPPED_EXPIRY', 0) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 
 const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -418,10 +420,11 @@ export async function main(): Promise<string[]> {
     // it). Each side has projects of its own, so a ledger an earlier run left is not measured.
     const inFlight: InFlightRun[] = [];
     if (IN_FLIGHT) {
-      const sides = [['ledger off', { crossReplicaReservation: false }, 'offhot', 'offsync'], ['settlement on', {}, 'hot', 'sync']] as const;
+      const sides: [InFlightMode, Partial<TenantgateConfig>, string, string][] = [['ledger off', { crossReplicaReservation: false }, 'offhot', 'offsync'], ['settlement on', {}, 'hot', 'sync']];
+      if (IN_FLIGHT_EXPIRY) sides.push(['settlement off', { ledgerSettlement: false }, 'exphot', 'expsync']);
       let made = PROJECTS + 1;
       for (const [mode, config, hotName, syncName] of sides) {
-        hooks = await start(config, mode === 'ledger off' ? 'in-flight-off' : 'in-flight');
+        hooks = await start(config, { 'ledger off': 'in-flight-off', 'settlement on': 'in-flight', 'settlement off': 'in-flight-expiry' }[mode]);
         for (const name of [hotName, syncName]) await project(cp, name, '100000', '100m');
         await cachesHold(hooks, 'Project', (made += 2));
         const hotNamespaces = Array.from({ length: 5 }, (_, i) => `${hotName}-base${i}`);
