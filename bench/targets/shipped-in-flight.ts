@@ -67,8 +67,10 @@ async function peakWhile(admin: Api, project: string, done: Promise<unknown>): P
   return peak;
 }
 
-/** `ledger off`: the baseline, the same scenario with no headroom ledger, in the same run. */
-/** 'settlement off': the ledger on, its entries leaving by expiry only (as 0.2.0 shipped; BENCH_SHIPPED_EXPIRY=1). */
+/**
+ * `ledger off`: the baseline, the same scenario with no headroom ledger, in the same run. `settlement
+ * off`: the ledger on, its entries leaving by expiry only, as 0.2.0 shipped (BENCH_SHIPPED_EXPIRY=1).
+ */
 export type InFlightMode = 'settlement on' | 'settlement off' | 'ledger off';
 
 export interface InFlightRun {
