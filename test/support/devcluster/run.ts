@@ -20,6 +20,8 @@ import { EXAMPLE_NETWORK, EXAMPLE_PRICING, installBase, kubectlAs, serviceAccoun
 import { applyChartTemplates, startControllerWithView } from '../view.js';
 
 const log = (m: string) => process.stderr.write(`[make run] ${m}\n`);
+/** How long one step of the shutdown (unregistering and stopping a component) may take before the next. */
+const STOP_STEP_MS = 10_000;
 
 async function main(): Promise<void> {
   const dir = join(REPO_ROOT, '.run', 'dev');
@@ -32,7 +34,10 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log('stopping…');
-    for (const stop of stopAll.reverse()) await stop().catch(() => {});
+    // Ctrl-C reaches the whole process group, etcd included, so the apiserver may already be unable to
+    // delete what a step unregisters: a step gets STOP_STEP_MS, then the control plane goes anyway
+    // (.run/dev is wiped at the next start).
+    for (const stop of stopAll.reverse()) await Promise.race([stop().catch(() => {}), new Promise((r) => setTimeout(r, STOP_STEP_MS))]);
     await cp.stop();
     process.exit(0);
   };
