@@ -45,12 +45,13 @@ export interface WebhookReplicas {
 
 export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[]; cgroupOf?: (index: number) => string | undefined; cli?: string; configOf?: (index: number) => Partial<TenantgateConfig> } = {}): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
+  const count = options.count ?? 2;
   const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
   await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
   // configOf: a replica's own settings over `config` (replicas of one rollout step that differ).
   const configFile = (i: number) => join(info.dir, options.configOf ? `${name}-${i}-tenantgate.yaml` : `${name}-tenantgate.yaml`);
-  for (let i = 0; i < (options.configOf ? (options.count ?? 2) : 1); i++) await writeFile(configFile(i), stringify({ ...config, ...options.configOf?.(i) }));
+  for (let i = 0; i < (options.configOf ? count : 1); i++) await writeFile(configFile(i), stringify({ ...config, ...options.configOf?.(i) }));
   // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
   const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
   // cli: another build's cli/main.js (bench/targets/shipped.ts's paired A/B); default dist/ or TG_WEBHOOK_DIST.
@@ -66,7 +67,7 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
     return cgroup ? startProcess(`${name}-${i}`, 'sh', ['-c', `echo $$ > ${cgroup}/cgroup.procs && exec "$0" "$@"`, process.execPath, ...argv], logFile) : startProcess(`${name}-${i}`, process.execPath, argv, logFile);
   };
   const replicas: WebhookReplica[] = [];
-  for (let i = 0; i < (options.count ?? 2); i++) {
+  for (let i = 0; i < count; i++) {
     const port = await freePort();
     replicas.push({ port, process: spawnReplica(i, port) });
   }
