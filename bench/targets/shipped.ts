@@ -41,6 +41,8 @@ import { join } from 'node:path';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import type { TenantgateConfig } from '../../src/config/config.js';
 import type { ReservationOutcome } from '../../src/webhook/headroom.js';
+import type { RoundPhase } from '../../src/webhook/group-commit.js';
+import type { CatchUpOutcome } from '../../src/kube/informers.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../../test/support/devcluster/replicas.js';
 import { installBase, kubectlAs } from '../../test/support/devcluster/tenantgate.js';
@@ -83,9 +85,21 @@ const REVIEWS = /^tenantgate_webhook_requests_total\{/;
 /** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
 const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout', 'behind'] as const satisfies readonly ReservationOutcome[];
 const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
+/** Every phase of a ledger round (tenantgate_webhook_ledger_round_phase_seconds) and every catch-up outcome. */
+const PHASES = ['queued', 'turn', 'read', 'ready', 'decide', 'write', 'lost'] as const satisfies readonly RoundPhase[];
+const CATCH_UPS = ['streamed', 'probed', 'behind'] as const satisfies readonly CatchUpOutcome[];
+/**
+ * The guard's reservation outcomes, and where its batches' time went, summed over the replicas:
+ * `<phase> ms` (total milliseconds in the phase) and `<phase> rounds`, `catch-up <outcome>`.
+ */
 async function outcomeCounts(webhooks: WebhookReplicas): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const o of OUTCOMES) out[o] = await metricSum(webhooks, outcomeMetric(o));
+  for (const p of PHASES) {
+    out[`${p} ms`] = Math.round(1000 * (await metricSum(webhooks, new RegExp(`^tenantgate_webhook_ledger_round_phase_seconds_sum\\{phase="${p}"\\}`))));
+    out[`${p} rounds`] = await metricSum(webhooks, new RegExp(`^tenantgate_webhook_ledger_round_phase_seconds_count\\{phase="${p}"\\}`));
+  }
+  for (const c of CATCH_UPS) out[`catch-up ${c}`] = await metricSum(webhooks, new RegExp(`^tenantgate_webhook_catch_ups_total\\{outcome="${c}"\\}`));
   return out;
 }
 

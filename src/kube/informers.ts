@@ -243,7 +243,7 @@ export interface InformersOptions {
    * Offer the Namespace and ResourceQuota streams' watermarks to the headroom guard (`streams`, ADR 0085),
    * with the probe that makes idle streams advance.
    */
-  streams?: { probe: () => Promise<void> };
+  streams?: { probe: () => Promise<void>; onCatchUp?: (outcome: CatchUpOutcome) => void; /** Default PROBE_AFTER_MS. */ probeAfterMs?: number };
 }
 
 /** Per stream, a watermark (structurally the ledger's StreamMarks). */
@@ -252,8 +252,20 @@ export interface Watermarks {
   ResourceQuota: string;
 }
 
-/** How often a catch-up looks at the watermarks again (bookmarks fire no handler). */
+/** How often a catch-up looks at the watermarks again (bookmarks fire no handler; events wake it at once). */
 const CATCH_UP_POLL_MS = 5;
+
+/**
+ * How long a catch-up lets its streams advance by themselves before it probes. A replica behind the
+ * marks is usually behind by the events the settling replica's watch brought a moment earlier: its own
+ * watch brings them within milliseconds, and a probe (three requests, two writes) would only add load
+ * to a busy apiserver. Only a stream with nothing to bring (idle: bookmarks come about once a minute)
+ * needs the probe, and then this is what the catch-up costs on top.
+ */
+export const PROBE_AFTER_MS = 20;
+
+/** How a catch-up ended (`tenantgate_webhook_catch_ups_total`): by itself, after a probe, or not in time. */
+export type CatchUpOutcome = 'streamed' | 'probed' | 'behind';
 
 /**
  * The three informers and the snapshot they feed. `onEvent` listeners run after the snapshot was
@@ -268,6 +280,8 @@ export class Informers {
   private readonly written = new Map<string, number>();
   /** Recently deleted objects and the resourceVersion of their deletion, so a late write response cannot resurrect them. */
   private readonly tombstones = new Map<string, number>();
+  /** Catch-ups waiting for the watermarks: woken after each event (client-node records its version once the handlers ran). */
+  private readonly markWaiters = new Set<() => void>();
 
   constructor(kc: k8s.KubeConfig, api: ObjectLists, private readonly options: InformersOptions) {
     const common = { log: options.log, metrics: options.metrics, ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}), ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}) };
@@ -300,7 +314,10 @@ export class Informers {
     return ns !== undefined && quotas !== undefined ? { Namespace: ns, ResourceQuota: quotas } : undefined;
   }
 
-  /** Probes once and waits until the watermarks reach `needed`, `ms` pass or `signal` aborts. */
+  /**
+   * Waits until the watermarks reach `needed`, `ms` pass or `signal` aborts: first for the streams to
+   * advance by themselves, then (after PROBE_AFTER_MS) with one probe.
+   */
   private async catchUp(needed: Watermarks, ms: number, signal: AbortSignal, probe: () => Promise<void>): Promise<boolean> {
     const reached = () => {
       const m = this.marks();
@@ -308,13 +325,35 @@ export class Informers {
     };
     if (!/^\d+$/.test(needed.Namespace) || !/^\d+$/.test(needed.ResourceQuota)) return false;
     if (reached()) return true;
-    probe().catch((err: unknown) => this.options.log(`watermark probe failed: ${describeError(err)}`));
-    const deadline = Date.now() + ms;
+    const started = Date.now();
+    const deadline = started + ms;
+    let probed = false;
     while (!signal.aborted && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, Math.min(CATCH_UP_POLL_MS, Math.max(0, deadline - Date.now()))));
-      if (reached()) return true;
+      if (!probed && Date.now() - started >= (this.options.streams?.probeAfterMs ?? PROBE_AFTER_MS)) {
+        probed = true;
+        probe().catch((err: unknown) => this.options.log(`watermark probe failed: ${describeError(err)}`));
+      }
+      await this.nextEvent(Math.min(CATCH_UP_POLL_MS, Math.max(0, deadline - Date.now())));
+      if (reached()) {
+        this.options.streams?.onCatchUp?.(probed ? 'probed' : 'streamed');
+        return true;
+      }
     }
+    this.options.streams?.onCatchUp?.('behind');
     return false;
+  }
+
+  /** Resolves after the next event of any stream has been recorded, or after `ms`. */
+  private nextEvent(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.markWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.markWaiters.add(wake);
+    });
   }
 
   start(): void {
@@ -391,6 +430,8 @@ export class Informers {
       }
     }
     this.countObjects();
+    // client-node records the event's version once every handler ran: look at the marks after that.
+    if (this.markWaiters.size > 0) queueMicrotask(() => this.markWaiters.forEach((wake) => wake()));
     const event: CacheEvent = { kind, type, object, ...(old ? { old } : {}) };
     for (const l of this.listeners) {
       try {

@@ -22,6 +22,15 @@ export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error'
 
 export const DEFAULT_DEADLINE_MS = 2000;
 
+/**
+ * Where a decision's time goes between its arrival and its verdict, phase by phase (reported per batch
+ * round, to `onRoundPhase`): `queued` waiting while the project's previous batch runs, `turn` waiting for
+ * this replica's turn to write (writer-turns.ts), `read` the ledger read when not cached, `ready`
+ * catching up to the settled marks, `decide` the decisions themselves, `write` the compare-and-swap,
+ * `lost` the wait after a lost round.
+ */
+export type RoundPhase = 'queued' | 'turn' | 'read' | 'ready' | 'decide' | 'write' | 'lost';
+
 class DeadlineExceeded extends Error {}
 
 /**
@@ -126,6 +135,8 @@ export interface GroupCommitOptions {
   backoff?: { baseMs: number; maxMs: number };
   onReservation?: (outcome: ReservationOutcome) => void;
   onLedgerWrite?: (records: number) => void;
+  /** How long a phase of a batch round took (ms); `queued` once per batch, for its oldest decision. */
+  onRoundPhase?: (phase: RoundPhase, ms: number) => void;
   /**
    * Whether a watch of the ledgers feeds `cache` (LedgerCache.observe). Then writers take turns on its
    * events (writer-turns.ts): a batch starts once the watch has brought this replica's previous write of
@@ -288,19 +299,37 @@ export class GroupCommit<G> {
     const contended = () => denyQ5(ledgerContended(project, batch.conflicts, this.deadlineMs));
     let transfers = 0;
     let maxTransfers = batch.open().length + 2;
+    const phase = this.options.onRoundPhase;
+    let mark = this.now();
+    /** Reports the phase that ended now, since the previous one ended. */
+    const ended = (name: RoundPhase) => {
+      const at = this.now();
+      phase?.(name, at - mark);
+      mark = at;
+    };
+    const oldest = batch.open()[0];
+    if (phase && oldest) phase('queued', mark - (oldest.deadline - this.deadlineMs));
     await this.turn(project, left());
+    ended('turn');
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
       /** The ledger version a write lost against (the watch usually brings the newer one during the back-off). */
       let lostAt: string | undefined;
+      /** The phase an error or a lost deadline interrupts. */
+      let step: RoundPhase = 'read';
       try {
         const state = await this.ledgerState(project, left, batch.abandoned);
+        ended('read');
+        step = 'ready';
         this.decider.stateRead?.(project, state);
         if (this.decider.ready && !(await this.decider.ready(project, state, left(), batch.abandoned))) {
+          ended('ready');
           for (let n = batch.open().length; n > 0; n--) this.options.onReservation?.('behind');
           return denyAll(this.decider.behind!(project));
         }
+        ended('ready');
         const decided = this.decider.decide(batch.open(), state, project);
+        ended('decide');
         if (decided.growth) {
           // A growth beyond this decision's enforced limit: room from the hub first, then decide again.
           await this.decider.grow(project, decided.growth, left(), batch.abandoned);
@@ -311,7 +340,9 @@ export class GroupCommit<G> {
         }
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
         lostAt = state.resourceVersion;
+        step = 'write';
         const written = await withinDeadline(ledger.write(project, state, decided.entries, decided.settledThrough), left(), batch.abandoned);
+        ended('write');
         this.ledgerCache.set(project, written, this.now());
         if (written.resourceVersion !== undefined) this.turns.wrote(project, written.resourceVersion, this.now());
         this.options.onLedgerWrite?.(decided.records.length);
@@ -321,6 +352,7 @@ export class GroupCommit<G> {
         }
         return decided.verdicts.forEach(([m, v]) => m.settle(v));
       } catch (err) {
+        ended(step);
         if (!(err instanceof LedgerConflict)) this.ledgerCache.delete(project);
         if (err instanceof DeadlineExceeded) {
           const outcome = batch.conflicts > 0 ? 'exhausted' : 'timeout';
@@ -346,6 +378,7 @@ export class GroupCommit<G> {
         // read, as the winner does. Otherwise read it.
         const cached = this.ledgerCache.get(project);
         if (!cached?.resourceVersion || lostAt === undefined || !isNewerVersion(cached.resourceVersion, lostAt)) this.ledgerCache.delete(project);
+        ended('lost');
         const joining = queue.waiting.splice(0).filter((m) => !m.settled);
         batch.absorb(joining);
         maxTransfers += joining.length;

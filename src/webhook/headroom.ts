@@ -25,7 +25,7 @@ import { enforcedOf } from '../fleet/enforced-record.js';
 import { fleetBudgetOn, memberCapView, memberLimits, reachableLimits } from '../fleet/member-budget.js';
 import { FleetGrowth, needBeyond, type FleetGuardOptions } from './fleet-growth.js';
 import { AssumedState } from './assumed-state.js';
-import { DEFAULT_DEADLINE_MS, GroupCommit, type DecidedBatch, type QueuedDecision, type ReservationOutcome } from './group-commit.js';
+import { DEFAULT_DEADLINE_MS, GroupCommit, type DecidedBatch, type QueuedDecision, type ReservationOutcome, type RoundPhase } from './group-commit.js';
 import { LedgerCache } from './ledger-cache.js';
 import { LedgerReservations, entryFor, mustRecord } from './ledger-entries.js';
 import { marksReach, settle } from './ledger-settlement.js';
@@ -50,6 +50,8 @@ export interface HeadroomGuardOptions {
   onReservation?: (outcome: ReservationOutcome) => void;
   /** After each ledger write, with the number of admitted changes it recorded (the batch's size). */
   onLedgerWrite?: (records: number) => void;
+  /** How long each phase of a ledger round took (group-commit.ts RoundPhase). */
+  onRoundPhase?: (phase: RoundPhase, ms: number) => void;
   /**
    * Whether the watch cache is current (listed, and every watch connected). While it is not, every
    * decision that takes its project's turn is refused with [Q5]: a stale cache could call a growing
@@ -119,6 +121,7 @@ export class HeadroomGuard {
             ...(options.backoff ? { backoff: options.backoff } : {}),
             ...(options.onReservation ? { onReservation: options.onReservation } : {}),
             ...(options.onLedgerWrite ? { onLedgerWrite: options.onLedgerWrite } : {}),
+            ...(options.onRoundPhase ? { onRoundPhase: options.onRoundPhase } : {}),
             ledgerWatched: options.ledger.subscribe !== undefined,
           },
           {

@@ -21,6 +21,14 @@ export class WebhookMetrics {
     buckets: [1, 2, 4, 8, 16, 32, 64, 128],
     registers: [this.registry],
   });
+  readonly ledgerRoundPhase = new Histogram({
+    name: 'tenantgate_webhook_ledger_round_phase_seconds',
+    help: 'Time a headroom ledger batch spent per phase (queued, turn, read, ready, decide, write, lost); queued once per batch, the others per compare-and-swap round',
+    labelNames: ['phase'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2],
+    registers: [this.registry],
+  });
+  readonly catchUps = new Counter({ name: 'tenantgate_webhook_catch_ups_total', help: "Waits for this replica's watches to reach a ledger's settled marks, by outcome: streamed (they advanced by themselves), probed (after the watermark probe), behind (not in time: [Q5])", labelNames: ['outcome'] as const, registers: [this.registry] });
   readonly reservations = new Counter({ name: 'tenantgate_webhook_reservations_total', help: 'Cross-replica headroom reservations by outcome', labelNames: ['outcome'] as const, registers: [this.registry] });
   // Fleet budgets on a member (docs/adr/0044-fleet-member-wiring.md, docs/observability.md).
   readonly fleetEnforcedLimit = new Gauge({ name: 'tenantgate_fleet_enforced_limit', help: "This member's enforced limit E of a fleet-budgeted project, per resource, as this replica last read or raised it", labelNames: ['project', 'resource'] as const, registers: [this.registry] });

@@ -82,6 +82,7 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     ...(parts.ledger && source.streams ? { settlement: { streams: source.streams, settles: config.ledgerSettlement } } : {}),
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
     onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
+    onRoundPhase: (phase, ms) => metrics.ledgerRoundPhase.observe({ phase }, ms / 1000),
     ...(parts.fleet ? { fleet: withFleetMetrics(parts.fleet, metrics) } : {}),
   });
   source.onEvent(({ kind, type: event, object }) => {
@@ -194,7 +195,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   // Settlement (ADR 0085): the caches' watermarks and the probe that advances idle streams, on every
   // replica with the ledger, whether it settles or not: each honours the marks (ADR 0088).
   const probe = options.source === undefined && config.crossReplicaReservation ? new WatermarkProbe(needKube('the watermark probe'), config.systemNamespace) : undefined;
-  const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics, ...(probe ? { streams: { probe: () => probe.probe() } } : {}) });
+  const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics, ...(probe ? { streams: { probe: () => probe.probe(), onCatchUp: (outcome) => metrics.catchUps.inc({ outcome }) } } : {}) });
   const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace, log) : undefined;
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
   const ownHub = options.hub === undefined && isFleetMember(config) ? new LeanHubClient(loadHubKubeConfig(config.fleet.hubKubeconfig)) : undefined;

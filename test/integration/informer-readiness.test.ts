@@ -6,11 +6,12 @@
  * (the apiserver's timeout, client-node's inactivity timeout) is resumed from its last resourceVersion.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Informers, resumable } from '../../src/kube/informers.js';
+import { Informers, resumable, type CatchUpOutcome } from '../../src/kube/informers.js';
+import { WatermarkProbe } from '../../src/kube/watermark-probe.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { ClusterLists } from '../../src/kube/lists.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
-import { cluster, eventually, kubeConfig } from '../support/cluster.js';
+import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 import { startRoundRobinProxy } from '../support/devcluster/proxy.js';
 import { installBase } from '../support/devcluster/tenantgate.js';
 
@@ -82,4 +83,71 @@ describe('informers: a watch resumed from its last resourceVersion keeps the cac
     expect(resumable(Object.assign(new Error('Gone'), { statusCode: 410 }))).toBe(false);
     expect(resumable(new Error('connect ECONNREFUSED 127.0.0.1:6443'))).toBe(false);
   });
+});
+
+describe('informers: a catch-up to settled marks probes only a stream that does not advance by itself', () => {
+  /** Informers with the probe counted (and, when `write`, the real probe's writes in namespace `home`). */
+  async function caughtUp(home: string, write: boolean, probeAfterMs?: number) {
+    const kc = kubeConfig('admin');
+    const realProbe = new WatermarkProbe(kc, home);
+    const probes = { count: 0 };
+    const outcomes: CatchUpOutcome[] = [];
+    const probe = async () => {
+      probes.count += 1;
+      if (write) await realProbe.probe();
+    };
+    const inf = new Informers(kc, new ClusterLists(kc), { log: () => {}, metrics: new WebhookMetrics(), streams: { probe, onCatchUp: (o) => outcomes.push(o), ...(probeAfterMs !== undefined ? { probeAfterMs } : {}) } });
+    inf.start();
+    await inf.waitSynced();
+    await eventually(async () => expect(inf.upToDate).toBe(true), { what: 'listed and watching' });
+    return { inf, streams: inf.streams!, probes, outcomes, close: async () => (await inf.stop(), realProbe.close()) };
+  }
+  /** The revision a write was stored at. */
+  const revisionOf = (stdout: string) => (JSON.parse(stdout) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const never = new AbortController().signal;
+  beforeAll(async () => {
+    await kubectl('admin', ['create', 'namespace', 'catch-up-home']);
+  });
+
+  it('waits for its own watches to bring the events the marks name, without a probe', async () => {
+    // A long grace, so the namespace written below (a kubectl process) surely arrives before it ends.
+    const t = await caughtUp('catch-up-home', true, 4000);
+    try {
+      // Marks one event ahead on the Namespace stream, as a settling replica's watch may have brought a
+      // moment before this one's: the next namespace event reaches them.
+      const marks = t.streams.marks()!;
+      const waiting = t.streams.catchUp({ Namespace: String(BigInt(marks.Namespace) + 1n), ResourceQuota: marks.ResourceQuota }, 8000, never);
+      await kubectl('admin', ['create', 'namespace', 'catch-up-streamed']);
+      expect(await waiting).toBe(true);
+      expect(t.probes.count).toBe(0);
+      expect(t.outcomes).toEqual(['streamed']);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+
+  it('probes when a stream has nothing to bring (a revision written elsewhere), and reaches the marks through the probe', async () => {
+    const t = await caughtUp('catch-up-home', true);
+    try {
+      // A ConfigMap's revision: no Namespace or ResourceQuota event carries it or anything later until the probe writes.
+      const elsewhere = revisionOf((await kubectl('admin', ['create', 'configmap', 'catch-up-elsewhere', '-n', 'catch-up-home', '-o', 'json'])).stdout);
+      expect(await t.streams.catchUp({ Namespace: elsewhere, ResourceQuota: elsewhere }, 5000, never)).toBe(true);
+      expect(t.probes.count).toBe(1);
+      expect(t.outcomes).toEqual(['probed']);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+
+  it('gives up at its deadline when nothing brings the marks (the probe fails to write)', async () => {
+    const t = await caughtUp('catch-up-home', false);
+    try {
+      const elsewhere = revisionOf((await kubectl('admin', ['create', 'configmap', 'catch-up-nowhere', '-n', 'catch-up-home', '-o', 'json'])).stdout);
+      expect(await t.streams.catchUp({ Namespace: elsewhere, ResourceQuota: elsewhere }, 300, never)).toBe(false);
+      expect(t.probes.count).toBe(1);
+      expect(t.outcomes).toEqual(['behind']);
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
 });

@@ -5,6 +5,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import type { RoundPhase } from '../../src/webhook/group-commit.js';
 import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { aNamespaceCreateRequest, aQuotaCreateRequest } from '../support/fixtures.js';
@@ -298,6 +299,25 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
     expect(ledger.calls.filter((c) => c.op === 'write')).toHaveLength(16);
     expect(outcomes.filter((o) => o === 'conflict')).toHaveLength(15);
     expect(outcomes.at(-1)).toBe('reserved');
+  });
+
+  it('tells where a batch spent its time, phase by phase: a lost round as `lost`, each write as `write`', async () => {
+    const ledger = new ControlledLedger();
+    ledger.conflicts = 2;
+    const phases: Array<[RoundPhase, number]> = [];
+    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 20, maxMs: 20 }, onRoundPhase: (p, ms) => phases.push([p, ms]) });
+    const started = Date.now();
+    expect((await guard.decide(ctx(snapshot()), createQuota('race-n0'))).violations).toEqual([]);
+    const elapsed = Date.now() - started;
+    const count = (p: RoundPhase) => phases.filter(([q]) => q === p).length;
+    expect(count('queued')).toBe(1);
+    expect(count('turn')).toBe(1);
+    expect(count('write')).toBe(3); // two lost, one won
+    expect(count('lost')).toBe(2);
+    expect(count('decide')).toBe(3);
+    // Two back-offs of 10–20 ms each (jittered) are in `lost`; the phases add up to the batch's time.
+    expect(phases.filter(([q]) => q === 'lost').reduce((a, [, ms]) => a + ms, 0)).toBeGreaterThanOrEqual(19);
+    expect(phases.reduce((a, [, ms]) => a + ms, 0)).toBeLessThanOrEqual(elapsed + 1);
   });
 
   it('refuses a decision that never wins the ledger at its deadline, saying it lost to another replica', async () => {
