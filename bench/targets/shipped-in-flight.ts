@@ -85,6 +85,8 @@ export interface InFlightRun {
   reservationOutcomes: Record<string, number>;
   /** What the requests counted as `error` answered, each distinct answer once (at most 3). */
   errorSamples: string[];
+  /** The apiserver's flow control during the run (flowControl). */
+  flowControl: Record<string, number>;
   /** Connections the bench's proxy (standing in for the Service) cut during the run, by error. */
   proxyFailures?: Record<string, number>;
   /** The [Q5] refusals by what they say: rounds lost in a row, a ledger that did not answer, caches behind. */
@@ -111,6 +113,25 @@ function errorSamples(results: readonly ApiAnswer[]): string[] {
   return [...seen];
 }
 
+/**
+ * The apiserver's flow control so far (API Priority and Fairness): per priority level, seconds its
+ * requests waited in queues (`<level> waited s`) and requests it rejected (`<level> rejected`). A
+ * webhook's ledger writes queue with every other ServiceAccount's requests (workload-low), a tenant's
+ * requests hold their seats while the webhooks answer (global-default).
+ */
+export async function flowControl(admin: Api): Promise<Record<string, number>> {
+  const r = await admin.call('GET', '/metrics');
+  const out: Record<string, number> = {};
+  for (const line of r.text.split('\n')) {
+    const m = /^apiserver_flowcontrol_(request_wait_duration_seconds_sum|rejected_requests_total)\{(.*)\} (\S+)$/.exec(line);
+    const level = m && /priority_level="([^"]+)"/.exec(m[2]!)?.[1];
+    if (!m || !level) continue;
+    const key = `${level} ${m[1] === 'rejected_requests_total' ? 'rejected' : 'waited s'}`;
+    out[key] = (out[key] ?? 0) + Number(m[3]);
+  }
+  return out;
+}
+
 /** The guard's reservation outcomes so far, summed over the replicas. */
 export type OutcomeCounter = () => Promise<Record<string, number>>;
 
@@ -120,6 +141,7 @@ export const countsSince = (before: Record<string, number>, after: Record<string
 /** One project at HOT_RATE changes a second (open loop) for `seconds`: namespace creates and quota growths in `namespaces`. */
 export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, project: string, namespaces: readonly string[], seconds: number, quotaCpu: Map<string, number>, outcomes: OutcomeCounter): Promise<InFlightRun> {
   const outcomes0 = await outcomes();
+  const flow0 = await flowControl(admin);
   let seq = 0;
   const change = (i: number): Promise<ApiAnswer> => {
     if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${project}-h${seq++}` } });
@@ -143,12 +165,13 @@ export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, pro
   sent();
   const results = await Promise.all(inflight);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'hot project', mode, offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
+  return { scenario: 'hot project', mode, offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results), flowControl: countsSince(flow0, await flowControl(admin)) };
 }
 
 /** SYNC_NAMESPACES namespace creates of one project at once, SYNC_CONCURRENCY in flight. */
 export async function namespaceSync(mode: InFlightMode, alice: Api, admin: Api, project: string, outcomes: OutcomeCounter): Promise<InFlightRun> {
   const outcomes0 = await outcomes();
+  const flow0 = await flowControl(admin);
   const results: ApiAnswer[] = [];
   let next = 0;
   const t0 = performance.now();
@@ -161,7 +184,7 @@ export async function namespaceSync(mode: InFlightMode, alice: Api, admin: Api, 
   const workers = Promise.all(Array.from({ length: SYNC_CONCURRENCY }, worker));
   const peak = mode === 'ledger off' ? (await workers, NO_PEAK) : await peakWhile(admin, project, workers);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'sync', mode, offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results) };
+  return { scenario: 'sync', mode, offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results), flowControl: countsSince(flow0, await flowControl(admin)) };
 }
 
 /**
