@@ -73,6 +73,8 @@ const STEADY = env('BENCH_SHIPPED_STEADY', 1) !== 0;
 const STEADY_SETTLEMENT = env('BENCH_SHIPPED_SETTLEMENT', 1) !== 0;
 /** BENCH_SHIPPED_EXPIRY=1 adds a third in-flight side: the ledger on with ledgerSettlement off (reported, not judged). */
 const IN_FLIGHT_EXPIRY = env('BENCH_SHIPPED_EXPIRY', 0) !== 0;
+/** BENCH_SHIPPED_PROFILE=1: the replicas run with --cpu-prof (a profile each; bench/lib/profile.ts reads them). */
+const PROFILE = env('BENCH_SHIPPED_PROFILE', 0) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
 
 const log = (m: string) => process.stderr.write(`[bench/shipped ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
@@ -355,7 +357,9 @@ export async function main(): Promise<string[]> {
     const certs = await generateWebhookCerts(join(cp.info.dir, 'shipped-certs'));
     const start = async (config: Partial<TenantgateConfig>, name: string) => {
       await webhooks?.stop();
-      webhooks = await startWebhookReplicas(cp.info, certs, config, { name });
+      // BENCH_SHIPPED_PROFILE=1: each replica writes a V8 CPU profile into bench/results/profiles/shipped/<name>/ when it stops.
+      const nodeArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(HERE, 'results', 'profiles', 'shipped', name)}`] : [];
+      webhooks = await startWebhookReplicas(cp.info, certs, config, { name, nodeArgs });
       return webhooks;
     };
 

@@ -18,6 +18,11 @@ export interface PendingAllocations {
   allocation(namespace: string): Resources | undefined;
   /** Namespaces of the project with a pending allocation. */
   namespaces(project: string): Iterable<string>;
+  /**
+   * Every namespace with a pending allocation, of any project (expired ones may be among them: each
+   * is asked `allocation` again). Absent: a decision asks `allocation` of every namespace it counts.
+   */
+  allocated?(): Iterable<string>;
   /** Quota writes and deletions admitted in the namespace that the snapshot may not show yet. */
   quotaOverlay?(namespace: string): QuotaOverlay | undefined;
   /** Uids of older namespaces of this name that a live Namespace CREATE may have replaced (quotas cached there may be theirs). */
@@ -204,8 +209,13 @@ function pendingRaises(snapshot: Snapshot, memo: ProjectShares, namespace: strin
     if (raise) raises.push({ namespace: name, raise, term: maxResources(share.resources, allocation) });
   };
   for (const name of pending.namespaces(memo.project.metadata.name ?? '')) if (!considered.has(name)) consider(name);
-  // A namespace observed in the project whose pending allocation was recorded under another project.
-  for (const share of memo.shares) if (!considered.has(share.namespace) && pending.allocation(share.namespace)) consider(share.namespace);
+  // A namespace observed in the project whose pending allocation was recorded under another project:
+  // found among what is pending when the pending allocations can be listed (a few, in flight), else
+  // among the project's namespaces (all of them).
+  const allocated = pending.allocated?.();
+  if (allocated) {
+    for (const name of allocated) if (!considered.has(name) && memo.shareOf(name) && pending.allocation(name)) consider(name);
+  } else for (const share of memo.shares) if (!considered.has(share.namespace) && pending.allocation(share.namespace)) consider(share.namespace);
   return raises;
 }
 

@@ -54,7 +54,13 @@ export class AssumedState {
       return names ? [...names].filter((ns) => this.live(ns)) : [];
     },
     quotaOverlay: (namespace) => this.overlay(namespace, undefined, []),
+    allocated: () => this.allocatedNamespaces(),
   };
+
+  /** Every namespace with an assumed share, of any project (expired ones until they are swept or asked for). */
+  allocatedNamespaces(): Iterable<string> {
+    return this.shares.keys();
+  }
 
   /** `pending` for decisions against one snapshot: admitted quota writes count as their envelope until it shows them. */
   pendingOver(snapshot: Snapshot): PendingAllocations {

@@ -397,6 +397,7 @@ export class HeadroomGuard {
       },
       // A ledger holds one project's entries only.
       namespaces: (project) => new Set([...this.assumed.pending.namespaces(project), ...ledger.namespaces()]),
+      allocated: () => new Set([...this.assumed.allocatedNamespaces(), ...ledger.namespaces()]),
     };
   }}
 

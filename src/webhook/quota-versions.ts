@@ -20,14 +20,73 @@ function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite):
   return write ? { metadata: { name, namespace }, spec: write.spec } : null;
 }
 
-export const specKey = (w: LedgerQuotaWrite): string => JSON.stringify(w === null ? null : w.spec ?? {});
+/** specKey of each recorded version, by identity: versions are never edited, and a busy quota's are compared on every decision. */
+const specKeys = new WeakMap<object, string>();
 
-/** `versions` with the ones of `more` it lacks (by spec). */
+export const specKey = (w: LedgerQuotaWrite): string => {
+  if (w === null) return 'null';
+  let key = specKeys.get(w);
+  if (key === undefined) specKeys.set(w, (key = JSON.stringify(w.spec ?? {})));
+  return key;
+};
+
+/**
+ * `versions` with the ones of `more` it lacks (by spec), compacted (compactVersions): a quota written
+ * many times within the TTL (a busy project raising it step by step) keeps a bounded list.
+ */
 export function unionVersions(versions: readonly LedgerQuotaWrite[], more: readonly LedgerQuotaWrite[]): LedgerQuotaWrite[] {
   const out = [...versions];
   const have = new Set(out.map(specKey));
   for (const v of more) if (!have.has(specKey(v))) (have.add(specKey(v)), out.push(v));
-  return out;
+  return out.length > 2 ? compactVersions(out) : out;
+}
+
+/**
+ * The versions that decide what every reader of them counts. Each reader (envelope, lowestQuotas,
+ * limitsAcross) reads a version list through per-resource maxima and minima, whether some version is
+ * absent, and the scope and the limited resources of each version. So among versions with the same
+ * scope and the same resources named in `spec.hard`, one that is neither the largest nor the smallest
+ * for any of those resources changes nothing a reader computes, and is left out. Absent versions,
+ * every scope and every set of resources keep at least one version each; a version whose limits do
+ * not all parse is always kept. Order is kept (the first version of a list stays first).
+ */
+export function compactVersions(versions: readonly LedgerQuotaWrite[]): LedgerQuotaWrite[] {
+  const classes = new Map<string, number[]>();
+  versions.forEach((v, i) => {
+    const key = v === null ? 'null' : JSON.stringify([v.spec.scopes ?? null, v.spec.scopeSelector ?? null, Object.keys(v.spec.hard ?? {}).sort()]);
+    const members = classes.get(key);
+    if (members) members.push(i);
+    else classes.set(key, [i]);
+  });
+  const kept = new Set<number>();
+  for (const [key, members] of classes) {
+    if (key === 'null' || members.length <= 2) {
+      kept.add(members[0]!);
+      if (key !== 'null' && members.length === 2) kept.add(members[1]!);
+      continue;
+    }
+    const parsed = members.map((i) => {
+      const hard = versions[i]!.spec.hard ?? {};
+      const limits = parseResources(hard);
+      return limits.size === Object.keys(hard).length ? limits : undefined;
+    });
+    const extremes = new Map<string, { most: number; least: number }>();
+    parsed.forEach((limits, m) => {
+      if (!limits) return void kept.add(members[m]!);
+      for (const [resource, q] of limits) {
+        const e = extremes.get(resource);
+        if (!e) extremes.set(resource, { most: m, least: m });
+        else {
+          if (q.cmp(parsed[e.most]!.get(resource)!) > 0) e.most = m;
+          if (q.cmp(parsed[e.least]!.get(resource)!) < 0) e.least = m;
+        }
+      }
+    });
+    const firstParsed = parsed.findIndex((limits) => limits !== undefined);
+    if (firstParsed >= 0) kept.add(members[firstParsed]!); // a class limiting nothing keeps one version
+    for (const { most, least } of extremes.values()) kept.add(members[most]!).add(members[least]!);
+  }
+  return versions.filter((_, i) => kept.has(i));
 }
 
 /**
