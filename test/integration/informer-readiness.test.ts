@@ -126,28 +126,26 @@ describe('informers: a catch-up to settled marks probes only a stream that does 
     }
   }, 60_000);
 
-  it('probes when a stream has nothing to bring (a revision written elsewhere), and reaches the marks through the probe', async () => {
-    const t = await caughtUp('catch-up-home', true);
+  /**
+   * A catch-up to a ConfigMap's revision: no Namespace or ResourceQuota event carries it or anything
+   * later until the probe writes (`write`: the real probe; else one that writes nothing).
+   */
+  async function catchUpElsewhere(configMap: string, write: boolean, ms: number) {
+    const t = await caughtUp('catch-up-home', write);
     try {
-      // A ConfigMap's revision: no Namespace or ResourceQuota event carries it or anything later until the probe writes.
-      const elsewhere = revisionOf((await kubectl('admin', ['create', 'configmap', 'catch-up-elsewhere', '-n', 'catch-up-home', '-o', 'json'])).stdout);
-      expect(await t.streams.catchUp({ Namespace: elsewhere, ResourceQuota: elsewhere }, 5000, never)).toBe(true);
-      expect(t.probes.count).toBe(1);
-      expect(t.outcomes).toEqual(['probed']);
+      const elsewhere = revisionOf((await kubectl('admin', ['create', 'configmap', configMap, '-n', 'catch-up-home', '-o', 'json'])).stdout);
+      const reached = await t.streams.catchUp({ Namespace: elsewhere, ResourceQuota: elsewhere }, ms, never);
+      return { reached, probes: t.probes.count, outcomes: t.outcomes };
     } finally {
       await t.close();
     }
+  }
+
+  it('probes when a stream has nothing to bring (a revision written elsewhere), and reaches the marks through the probe', async () => {
+    expect(await catchUpElsewhere('catch-up-elsewhere', true, 5000)).toEqual({ reached: true, probes: 1, outcomes: ['probed'] });
   }, 60_000);
 
   it('gives up at its deadline when nothing brings the marks (the probe fails to write)', async () => {
-    const t = await caughtUp('catch-up-home', false);
-    try {
-      const elsewhere = revisionOf((await kubectl('admin', ['create', 'configmap', 'catch-up-nowhere', '-n', 'catch-up-home', '-o', 'json'])).stdout);
-      expect(await t.streams.catchUp({ Namespace: elsewhere, ResourceQuota: elsewhere }, 300, never)).toBe(false);
-      expect(t.probes.count).toBe(1);
-      expect(t.outcomes).toEqual(['behind']);
-    } finally {
-      await t.close();
-    }
+    expect(await catchUpElsewhere('catch-up-nowhere', false, 300)).toEqual({ reached: false, probes: 1, outcomes: ['behind'] });
   }, 60_000);
 });
