@@ -9,7 +9,7 @@ import type { Verdict } from '../validate/admission.js';
 import { formatResources, maxResources, parseResources } from '../validate/resource-lists.js';
 import type { Resources } from '../validate/types.js';
 import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
-import { specKey, specOf, unionVersions, writeVersions } from './quota-versions.js';
+import { freshSpecKey, specOf, unionVersions, writeVersions } from './quota-versions.js';
 import { handledKind, type AdmissionRequest } from './review.js';
 import { maxMarks } from './stream-marks.js';
 
@@ -124,7 +124,7 @@ export function mustRecord(verdict: Verdict, request: AdmissionRequest): boolean
   if (a === undefined) return false;
   if (reserves(verdict, request) || a.quotaWrite?.removesCoverage === true) return true;
   if (!a.quotaWrite) return false;
-  return request.operation !== 'UPDATE' || specKey(specOf(request.object)) !== specKey(specOf(request.oldObject));
+  return request.operation !== 'UPDATE' || freshSpecKey(specOf(request.object)) !== freshSpecKey(specOf(request.oldObject));
 }
 
 /** The ledger entry an admitted change becomes, live from `now` for `ttlMs`. */

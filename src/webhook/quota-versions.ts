@@ -20,13 +20,20 @@ function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite):
   return write ? { metadata: { name, namespace }, spec: write.spec } : null;
 }
 
-/** specKey of each recorded version, by identity: versions are never edited, and a busy quota's are compared on every decision. */
+/** A spec's identity for comparisons: its JSON (absent: `null`). For a write that lives no longer than one decision. */
+export const freshSpecKey = (w: LedgerQuotaWrite): string => JSON.stringify(w === null ? null : w.spec ?? {});
+
+/**
+ * freshSpecKey of each recorded version, by identity: versions are never edited, and a busy quota's
+ * are compared on every decision. Only for recorded versions: a WeakMap whose entries die young is
+ * rebuilt from time to time (resource-lists.ts parseUncached says the same).
+ */
 const specKeys = new WeakMap<object, string>();
 
 export const specKey = (w: LedgerQuotaWrite): string => {
   if (w === null) return 'null';
   let key = specKeys.get(w);
-  if (key === undefined) specKeys.set(w, (key = JSON.stringify(w.spec ?? {})));
+  if (key === undefined) specKeys.set(w, (key = freshSpecKey(w)));
   return key;
 };
 
@@ -60,9 +67,12 @@ export function compactVersions(versions: readonly LedgerQuotaWrite[]): LedgerQu
   });
   const kept = new Set<number>();
   for (const [key, members] of classes) {
-    if (key === 'null' || members.length <= 2) {
+    if (key === 'null') {
       kept.add(members[0]!);
-      if (key !== 'null' && members.length === 2) kept.add(members[1]!);
+      continue;
+    }
+    if (members.length <= 2) {
+      for (const i of members) kept.add(i);
       continue;
     }
     const parsed = members.map((i) => {
@@ -83,7 +93,9 @@ export function compactVersions(versions: readonly LedgerQuotaWrite[]): LedgerQu
       }
     });
     const firstParsed = parsed.findIndex((limits) => limits !== undefined);
-    if (firstParsed >= 0) kept.add(members[firstParsed]!); // a class limiting nothing keeps one version
+    // The class's first parsable version stays: so does the list's first version (envelope takes its
+    // scope from it), and a class limiting nothing keeps one version.
+    if (firstParsed >= 0) kept.add(members[firstParsed]!);
     for (const { most, least } of extremes.values()) kept.add(members[most]!).add(members[least]!);
   }
   return versions.filter((_, i) => kept.has(i));
@@ -237,7 +249,7 @@ export function shownByCache(snapshot: Snapshot, namespace: string, name: string
   let cached: ResourceQuotaObject | undefined;
   for (const q of snapshot.quotasInNamespace(namespace)) if (q.metadata.name === name) cached = q;
   if (write === null || !cached) return false;
-  if (specKey({ spec: cached.spec ?? {} }) !== specKey(write)) return false;
+  if (freshSpecKey({ spec: cached.spec ?? {} }) !== specKey(write)) return false;
   if (basedOn === undefined) return true;
   const rv = Number(cached.metadata.resourceVersion);
   const base = Number(basedOn);

@@ -31,6 +31,8 @@ export interface WebhookReplicas {
   proxy: RoundRobinProxy;
   /** The sum over every series of a metric that matches, per replica. */
   scrape(metric: RegExp): Promise<number[]>;
+  /** Each of `metrics` summed over every series that matches it and over the replicas: one read of each replica's /metrics. */
+  scrapeSums<K extends string>(metrics: Readonly<Record<K, RegExp>>): Promise<Record<K, number>>;
   /** Starts replica `index` again on its port (after it was killed) and resolves once it is ready. */
   restart(index: number): Promise<void>;
   /**
@@ -72,6 +74,7 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
     replicas.push({ port, process: spawnReplica(i, port) });
   }
   const ca = await readFile(certs.caCert);
+  const readMetrics = async (r: WebhookReplica): Promise<string> => (await httpsGet(`https://127.0.0.1:${r.port}/metrics`, { ca })).body;
   const stopAll = async () => {
     for (const r of replicas) await r.process.stop();
   };
@@ -93,15 +96,13 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
   return {
     replicas,
     proxy,
-    scrape: (metric) =>
-      Promise.all(
-        replicas.map(async (r) => {
-          const body = (await httpsGet(`https://127.0.0.1:${r.port}/metrics`, { ca })).body;
-          let sum = 0;
-          for (const line of body.split('\n')) if (metric.test(line)) sum += Number(line.split(' ').pop());
-          return sum;
-        }),
-      ),
+    scrape: async (metric) => (await Promise.all(replicas.map(readMetrics))).map((body) => sumMatching(body, metric)),
+    async scrapeSums(metrics) {
+      const bodies = await Promise.all(replicas.map(readMetrics));
+      const sums = {} as Record<keyof typeof metrics, number>;
+      for (const key of Object.keys(metrics) as Array<keyof typeof metrics>) sums[key] = bodies.reduce<number>((a, body) => a + sumMatching(body, metrics[key]), 0);
+      return sums;
+    },
     async restart(index) {
       const r = replicas[index];
       if (!r) throw new Error(`no webhook replica ${index}: there are ${replicas.length}`);
@@ -128,4 +129,11 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
       await stopAll();
     },
   };
+}
+
+/** The sum over every series in a /metrics body whose line matches `metric`. */
+function sumMatching(body: string, metric: RegExp): number {
+  let sum = 0;
+  for (const line of body.split('\n')) if (metric.test(line)) sum += Number(line.split(' ').pop());
+  return sum;
 }
