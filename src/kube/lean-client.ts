@@ -57,8 +57,11 @@ export class LeanApiClient {
     if (this.server.protocol !== 'https:') throw new Error(`the apiserver ${cluster.server} is not https: the lean client speaks TLS only`);
   }
 
-  /** GET/PUT/POST a JSON object; 2xx resolves with the object, anything else rejects with ApiStatusError. */
-  async call<T>(method: 'GET' | 'PUT' | 'POST', path: string, body?: unknown): Promise<T> {
+  /**
+   * GET/PUT/POST a JSON object, or PATCH one with a JSON merge patch; 2xx resolves with the object,
+   * anything else rejects with ApiStatusError.
+   */
+  async call<T>(method: 'GET' | 'PUT' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<T> {
     const first = await this.send(method, path, body, await this.current());
     if (first.status !== 401) return this.result<T>(first);
     // A rotated token: ask the kubeconfig again, once.
@@ -176,7 +179,7 @@ export class LeanApiClient {
           path: `${this.server.pathname.replace(/\/$/, '')}${path}`,
           agent: credentials.agent,
           timeout: this.options.timeoutMs ?? 10_000,
-          headers: { ...credentials.headers, accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}) },
+          headers: { ...credentials.headers, accept: 'application/json', ...(payload ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': String(payload.length) } : {}) },
         },
         (res) => {
           const chunks: Buffer[] = [];

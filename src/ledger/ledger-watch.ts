@@ -42,6 +42,8 @@ export interface LedgerEvent {
   resourceVersion: string;
   /** The ConfigMap (parsed on the first call, then kept); undefined when the line is not one. */
   object(): ConfigMapJson | undefined;
+  /** Whether the event's line holds `text` as it came (a look for a marker without parsing). */
+  holds(text: string): boolean;
 }
 
 /** What the head of a watch event line says, without parsing the object (undefined: read it whole). */
@@ -148,7 +150,7 @@ export class LedgerWatch {
           if (version) last = version;
           const name = event.object?.metadata?.name;
           if (!version || !name || !isLedgerEventType(event.type)) return;
-          return this.deliver({ type: event.type, name, resourceVersion: version, object: () => event.object as ConfigMapJson });
+          return this.deliver({ type: event.type, name, resourceVersion: version, object: () => event.object as ConfigMapJson, holds: (text) => line.includes(text) });
         }
         last = head.resourceVersion;
         if (!isLedgerEventType(head.type)) return;
@@ -161,6 +163,7 @@ export class LedgerWatch {
             if (parsed === null) parsed = parseLine(line)?.object as ConfigMapJson | undefined;
             return parsed;
           },
+          holds: (text) => line.includes(text),
         });
       };
       this.begun += 1;

@@ -20,6 +20,10 @@ export type LedgerQuotaWrite = { spec: { hard?: Record<string, string | number>;
 
 /** Keeps a ledger ConfigMap readable after a delete until no entry in it is live. */
 export const LEDGER_FINALIZER = 'tenantgate.io/ledger';
+/** The annotation a replica whose batch keeps losing moves (ConfigMapLedger.announce); the next write drops it. */
+export const WAITING_ANNOTATION = 'tenantgate.io/waiting';
+/** The annotation as the apiserver serializes it, key and the start of its value (a managed field reads `"f:…":{}`). */
+const WAITING_MARK = `"${WAITING_ANNOTATION}":"`;
 
 export interface LedgerEntry {
   namespace: string;
@@ -95,8 +99,9 @@ export class LedgerConflict extends Error {}
  * A ledger written (by any replica) as seen on a watch: its resourceVersion, and its state, parsed only
  * when asked for (a replica that has not used the project lately, or wrote this version itself, never
  * asks). `state()` undefined: what the watch delivered is not that project's ledger after all.
+ * `announced`: the version is a replica's announcement (LedgerStore.announce), not a write of entries.
  */
-export type LedgerChange = { project: string; resourceVersion: string; state: () => LedgerState | undefined } | { project: string; deleted: true };
+export type LedgerChange = { project: string; resourceVersion: string; state: () => LedgerState | undefined; announced?: true } | { project: string; deleted: true };
 
 export interface LedgerStore {
   read(project: string): Promise<LedgerState>;
@@ -111,6 +116,13 @@ export interface LedgerStore {
    * holds no enforced fleet limit (holdsEnforcedLimit). Throws LedgerConflict when it changed meanwhile.
    */
   release(project: string, state: LedgerState): Promise<void>;
+  /**
+   * Makes the ledger's version move without changing anything a decision reads, whatever the version
+   * now (a write that cannot lose): every other writer's watch brings it as another replica's write.
+   * A replica whose batch keeps losing makes itself seen this way (writer-turns.ts). Resolves with the
+   * ledger as it now is; undefined when there is no ledger (nothing to contend for).
+   */
+  announce?(project: string): Promise<LedgerState | undefined>;
   /**
    * Tells `listener` of every ledger write it sees, from any writer, as soon as it can: a cache of the
    * ledger kept current this way makes a compare-and-swap lose only to a write in flight at the same
@@ -150,6 +162,7 @@ export function settledOf(text: string | undefined): { settledThrough?: StreamMa
 export class ConfigMapLedger implements LedgerStore {
   private readonly api: LeanApiClient;
   private watcher: LedgerWatch | undefined;
+  private announcements = 0;
   constructor(
     kc: k8s.KubeConfig,
     private readonly namespace: string,
@@ -185,6 +198,8 @@ export class ConfigMapLedger implements LedgerStore {
       listener({
         project,
         resourceVersion: event.resourceVersion,
+        // Every write replaces the annotations: only an announcement's version carries the mark.
+        ...(event.holds(WAITING_MARK) ? { announced: true as const } : {}),
         state: () => {
           const cm = event.object();
           return cm && cm.metadata.name === this.name(project) && cm.metadata.labels?.[LABEL_PROJECT] === project ? stateOf(cm) : undefined;
@@ -241,6 +256,17 @@ export class ConfigMapLedger implements LedgerStore {
       // Deleted since it was read (the controller removes a deleted Project's ledger; a Project of the
       // same name may come back): the state in hand is stale like after a conflict, so read again.
       if (state.resourceVersion && isNotFound(err)) throw new LedgerConflict(`ledger of project ${project} was deleted since it was read`);
+      throw err;
+    }
+  }
+
+  async announce(project: string): Promise<LedgerState | undefined> {
+    this.announcements += 1;
+    const patch = { metadata: { annotations: { [WAITING_ANNOTATION]: `${Date.now()}-${process.pid}-${this.announcements}` } } };
+    try {
+      return stateOf(await this.api.call<ConfigMapJson>('PATCH', this.path(this.name(project)), patch));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }

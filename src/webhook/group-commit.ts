@@ -15,10 +15,20 @@ import type { Violation } from '../validate/types.js';
 import { isNewerVersion, type LedgerCache } from './ledger-cache.js';
 import { marksLive } from './ledger-settlement.js';
 import type { AdmissionRequest } from './review.js';
-import { WriterTurns } from './writer-turns.js';
+import { WriterTurns, type TurnWait } from './writer-turns.js';
 
-/** `behind`: this replica's caches did not reach the ledger's settled marks in time (ADR 0085). */
-export type ReservationOutcome = 'reserved' | 'conflict' | 'exhausted' | 'error' | 'timeout' | 'behind';
+/**
+ * `behind`: this replica's caches did not reach the ledger's settled marks in time (ADR 0085).
+ * `announced`: a batch that kept losing made itself seen (LedgerStore.announce), once per such round.
+ */
+export type ReservationOutcome = 'reserved' | 'conflict' | 'announced' | 'exhausted' | 'error' | 'timeout' | 'behind';
+
+/**
+ * A batch announces itself (LedgerStore.announce) after this many lost rounds in a row, and again
+ * after as many more: to a replica that keeps winning, it is another replica's write, which makes it
+ * take turns (writer-turns.ts) even when the loser has not won a round for a while.
+ */
+export const ANNOUNCE_EVERY_LOST_ROUNDS = 2;
 
 export const DEFAULT_DEADLINE_MS = 2000;
 
@@ -71,6 +81,8 @@ class Batch {
   private readonly decisions: QueuedDecision[] = [];
   /** Compare-and-swap rounds lost to another writer so far. */
   conflicts = 0;
+  /** Whether the batch is waiting for this replica's caches to reach the ledger's settled marks. */
+  catchingUp = false;
   constructor(decisions: readonly QueuedDecision[]) {
     this.absorb(decisions);
   }
@@ -161,7 +173,7 @@ export class GroupCommit<G> {
 
   /** A ledger write the watch brought (any replica's). */
   observed(change: LedgerChange): void {
-    if (!('deleted' in change)) this.turns.observed(change.project, change.resourceVersion, this.now());
+    if (!('deleted' in change)) this.turns.observed(change.project, change.resourceVersion, this.now(), change.announced === true);
   }
 
   get queueCount(): number {
@@ -191,8 +203,16 @@ export class GroupCommit<G> {
    */
   private async turn(project: string, left: number): Promise<void> {
     if (!this.options.ledgerWatched) return;
-    const wait = this.turns.before(project, this.now());
-    if (wait) await this.ledgerCache.seen(project, wait.version, Math.min(wait.capMs, left), wait.strictlyNewer);
+    const end = this.now() + left;
+    // The event that ends a wait may be another replica's announcement, which asks for one more wait
+    // (its write). A wait that ended on its cap asks for the same again: that is where it stops.
+    let previous: TurnWait | undefined;
+    for (let wait = this.turns.before(project, this.now()); wait && !sameWait(wait, previous); wait = this.turns.before(project, this.now())) {
+      const remaining = end - this.now();
+      if (remaining <= 0) return;
+      await this.ledgerCache.seen(project, wait.version, Math.min(wait.capMs, remaining), wait.strictlyNewer);
+      previous = wait;
+    }
   }
 
   /** A ledger entry counts until it expires, whatever any cache shows: another replica's cache may lag. */
@@ -222,6 +242,11 @@ export class GroupCommit<G> {
       const decision: QueuedDecision = { ctx, request, deadline: this.now() + this.deadlineMs, settled: false, settle: () => {} };
       const timeout = () => {
         if (decision.settled) return;
+        // Still catching up at its deadline: refused for that (the catch-up's own verdict, a moment later).
+        if (decision.batch?.catchingUp && this.decider.behind) {
+          this.options.onReservation?.('behind');
+          return decision.settle(this.decider.behind(project));
+        }
         const conflicts = decision.batch?.conflicts ?? 0;
         this.options.onReservation?.(conflicts > 0 ? 'exhausted' : 'timeout');
         decision.settle(conflicts > 0 ? denyQ5(ledgerContended(project, conflicts, this.deadlineMs)) : this.timedOut(project));
@@ -282,6 +307,26 @@ export class GroupCommit<G> {
   }
 
   /**
+   * Moves the project's ledger version (LedgerStore.announce) and caches the ledger as it then is.
+   * False when the store cannot announce, there is no ledger, or the call failed or ran out of time:
+   * the batch then waits for the winner's write as after any lost round.
+   */
+  private async announce(project: string, left: () => number, abandoned: AbortSignal): Promise<boolean> {
+    const ledger = this.options.ledger;
+    if (!ledger.announce || !this.options.ledgerWatched) return false;
+    try {
+      const state = await withinDeadline(ledger.announce(project), left(), abandoned);
+      if (!state) return false;
+      this.ledgerCache.set(project, state, this.now());
+      if (state.resourceVersion !== undefined) this.turns.announcedOwn(project, state.resourceVersion, this.now());
+      this.options.onReservation?.('announced');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
    * One group commit: read the ledger (cached), decide every decision against it in order, write the
    * new entries with one compare-and-swap. A conflict (another replica wrote first) backs off, takes in
    * the project's decisions that queued meanwhile, re-reads and re-decides the whole batch, until the
@@ -322,7 +367,16 @@ export class GroupCommit<G> {
         ended('read');
         step = 'ready';
         this.decider.stateRead?.(project, state);
-        if (this.decider.ready && !(await this.decider.ready(project, state, left(), batch.abandoned))) {
+        let ready = true;
+        if (this.decider.ready) {
+          batch.catchingUp = true;
+          try {
+            ready = await this.decider.ready(project, state, left(), batch.abandoned);
+          } finally {
+            batch.catchingUp = false;
+          }
+        }
+        if (!ready) {
           ended('ready');
           for (let n = batch.open().length; n > 0; n--) this.options.onReservation?.('behind');
           return denyAll(this.decider.behind!(project));
@@ -368,6 +422,15 @@ export class GroupCommit<G> {
         }
         batch.conflicts += 1;
         this.options.onReservation?.('conflict');
+        if (batch.conflicts % ANNOUNCE_EVERY_LOST_ROUNDS === 0 && (await this.announce(project, left, batch.abandoned))) {
+          // Decided next against the announced version, at once: the winner's next write, decided
+          // against the version before it, loses this time.
+          ended('lost');
+          const joining = queue.waiting.splice(0).filter((m) => !m.settled);
+          batch.absorb(joining);
+          maxTransfers += joining.length;
+          continue;
+        }
         // Another replica won this round: go again once the watch brings its write (the winner waits for
         // the same event before its next round), else back off (jittered), within the deadline.
         const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
@@ -388,6 +451,8 @@ export class GroupCommit<G> {
     denyAll(contended());
   }
 }
+
+const sameWait = (a: TurnWait, b: TurnWait | undefined): boolean => b !== undefined && a.version === b.version && a.strictlyNewer === b.strictlyNewer;
 
 function denyQ5(violation: Violation): Verdict {
   return { violations: [violation], warnings: [] };

@@ -9,6 +9,11 @@
  *   within `contendedForMs`, it waits for another replica's write before its third: a replica that
  *   keeps losing, with a batch that grows while it loses, gets its round.
  *
+ * - **make way**: when the watch brings another replica's announcement (a batch of its that keeps
+ *   losing moved the ledger's version without writing, LedgerStore.announce), the next write waits for
+ *   a version after it: the announcer's write. A replica that loses from the start of a contention has
+ *   won no round, so without it the yield would never see it.
+ *
  * Each wait is capped: the watch may be down, and the other replica may have nothing to write. Pure:
  * versions and instants are handed in.
  */
@@ -33,6 +38,10 @@ interface ProjectTurns {
   foreignAt?: number;
   /** When this replica last wrote the project or the watch last brought a write of it. */
   lastAt: number;
+  /** Another replica's announcement not yet followed by a write: the next write waits for one after it. */
+  announcedByOther?: string;
+  /** This replica's own announcements (their versions), until the watch brings them back. */
+  ownAnnouncements: Set<string>;
 }
 
 export class WriterTurns {
@@ -42,7 +51,7 @@ export class WriterTurns {
 
   private of(project: string, at: number): ProjectTurns {
     let turns = this.projects.get(project);
-    if (!turns) this.projects.set(project, (turns = { ownInARow: 0, lastAt: at }));
+    if (!turns) this.projects.set(project, (turns = { ownInARow: 0, lastAt: at, ownAnnouncements: new Set() }));
     return turns;
   }
 
@@ -54,11 +63,28 @@ export class WriterTurns {
     turns.ownInARow += 1;
   }
 
-  /** The watch brought the project's ledger at `version` (any replica's write) at `at`. */
-  observed(project: string, version: string, at: number): void {
+  /** This replica announced itself on the project's ledger (LedgerStore.announce), which is now at `version`. */
+  announcedOwn(project: string, version: string, at: number): void {
+    const turns = this.of(project, at);
+    if (turns.announcedByOther === version) delete turns.announcedByOther;
+    else turns.ownAnnouncements.add(version);
+  }
+
+  /**
+   * The watch brought the project's ledger at `version` (any replica's write) at `at`; `announced`:
+   * the version is an announcement, not a write.
+   */
+  observed(project: string, version: string, at: number, announced = false): void {
     const turns = this.projects.get(project);
     if (!turns) return;
     turns.lastAt = at;
+    if (turns.announcedByOther !== undefined && isLaterRevision(version, turns.announcedByOther)) delete turns.announcedByOther;
+    if (announced) {
+      if (turns.ownAnnouncements.delete(version)) return;
+      turns.announcedByOther = version;
+      turns.foreignAt = at;
+      return;
+    }
     if (turns.lastOwn?.version === version) return void (turns.lastOwn.echoed = true);
     if (turns.lastOwn && !isLaterRevision(version, turns.lastOwn.version)) return;
     turns.foreignAt = at;
@@ -69,6 +95,7 @@ export class WriterTurns {
   /** What to wait for before the project's next write at `at` (undefined: nothing). */
   before(project: string, at: number): TurnWait | undefined {
     const turns = this.projects.get(project);
+    if (turns?.announcedByOther !== undefined) return { version: turns.announcedByOther, strictlyNewer: true, capMs: YIELD_WAIT_MS };
     const own = turns?.lastOwn;
     if (!turns || !own) return undefined;
     const contended = turns.foreignAt !== undefined && at - turns.foreignAt < this.contendedForMs;

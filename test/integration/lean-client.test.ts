@@ -132,6 +132,40 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
     }
   });
 
+  it('an announcement moves the version and keeps the entries, whatever the version; the watch says it is one; the next write is not', async () => {
+    const project = uniqueName('announced');
+    const kc = () => serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook');
+    const writer = new ConfigMapLedger(await kc(), 'tenantgate-system');
+    const watcher = new ConfigMapLedger(await kc(), 'tenantgate-system');
+    const seen: LedgerChange[] = [];
+    watcher.subscribe((change) => seen.push(change));
+    const ofProject = () => seen.filter((c) => c.project === project);
+    try {
+      expect(await writer.announce(project), 'no ledger: nothing to announce').toBeUndefined();
+      await eventually(async () => {
+        await writer.write(project, await writer.read(project), [entry(`${project}-a`, '2')]);
+        expect(ofProject().length).toBeGreaterThan(0);
+      }, { timeoutMs: 15_000, what: 'the watch to connect' });
+      const stale = await writer.read(project);
+      const announced = (await writer.announce(project))!;
+      expect(BigInt(announced.resourceVersion!)).toBeGreaterThan(BigInt(stale.resourceVersion!));
+      expect(announced.entries.map((e) => e.namespace)).toEqual([`${project}-a`]);
+      // A second one at once moves it again (whatever the version in hand).
+      const again = (await writer.announce(project))!;
+      expect(BigInt(again.resourceVersion!)).toBeGreaterThan(BigInt(announced.resourceVersion!));
+      // A write decided before the announcement loses its compare-and-swap.
+      await expect(writer.write(project, stale, [])).rejects.toBeInstanceOf(LedgerConflict);
+      const written = await writer.write(project, again, [entry(`${project}-b`, '1')]);
+      await eventually(async () => expect(ofProject().some((c) => !('deleted' in c) && c.resourceVersion === written.resourceVersion)).toBe(true), { timeoutMs: 15_000, what: 'the write on the watch' });
+      const byVersion = new Map(ofProject().flatMap((c) => ('deleted' in c ? [] : [[c.resourceVersion, c.announced === true] as const])));
+      expect([byVersion.get(announced.resourceVersion!), byVersion.get(again.resourceVersion!), byVersion.get(written.resourceVersion!)]).toEqual([true, true, false]);
+    } finally {
+      watcher.close();
+      writer.close();
+      await dropLedger(`tenantgate-ledger-${project}`);
+    }
+  });
+
   it('resumes when the apiserver ends each watch (every second here) and still delivers every later write', async () => {
     const project = uniqueName('resumed');
     const kc = () => serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook');

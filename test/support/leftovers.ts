@@ -5,7 +5,7 @@
  * creates; test/support/leftover-check.ts fails a file that does not.
  */
 import * as k8s from '@kubernetes/client-node';
-import { isNotFound } from '../../src/kube/errors.js';
+import { isNotFound, statusCode } from '../../src/kube/errors.js';
 import { kubectl } from './cluster.js';
 import { PROJECT_PLURAL, PROJECT_VERSION } from '../../src/kube/lists.js';
 import { API_GROUP, LABEL_PROJECT } from '../../src/validate/types.js';
@@ -30,10 +30,16 @@ export async function tenancyState(kc: k8s.KubeConfig): Promise<TenancyState> {
   const core = kc.makeApiClient(k8s.CoreV1Api);
   type Meta = { name?: string; uid?: string; deletionTimestamp?: unknown; labels?: Record<string, string> };
   let projectItems: Array<{ metadata?: Meta }> = [];
-  try {
-    projectItems = ((await custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL })) as { items: Array<{ metadata?: Meta }> }).items;
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
+  // A CRD installed a moment ago answers 429 "storage is (re)initializing" for a while: retry it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      projectItems = ((await custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL })) as { items: Array<{ metadata?: Meta }> }).items;
+      break;
+    } catch (err) {
+      if (isNotFound(err)) break;
+      if (statusCode(err) !== 429 || attempt >= 20) throw err;
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+    }
   }
   const namespaceItems = (await core.listNamespace({ labelSelector: LABEL_PROJECT })).items;
   return {

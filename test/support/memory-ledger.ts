@@ -31,10 +31,10 @@ export class MemoryLedger implements LedgerStore {
   }
 
   /** What a watch on the stored ledger would deliver after a change. */
-  private changed(project: string): void {
+  private changed(project: string, announced = false): void {
     if (this.listeners.length === 0) return;
     const s = this.states.get(project);
-    const change: LedgerChange = s ? { project, resourceVersion: String(s.version), state: () => this.stateOf(s) } : { project, deleted: true };
+    const change: LedgerChange = s ? { project, resourceVersion: String(s.version), state: () => this.stateOf(s), ...(announced ? { announced: true as const } : {}) } : { project, deleted: true };
     for (const listener of this.listeners) listener(change);
   }
 
@@ -65,6 +65,16 @@ export class MemoryLedger implements LedgerStore {
     if (s.deleting) this.states.delete(project);
     else this.states.set(project, { ...s, version: ++this.revision, finalizer: false });
     this.changed(project);
+  }
+
+  /** A new version with nothing changed, whatever the version now (ConfigMapLedger.announce); nothing when there is no ledger. */
+  async announce(project: string): Promise<LedgerState | undefined> {
+    const s = this.states.get(project);
+    if (!s) return undefined;
+    const moved = { ...s, version: ++this.revision };
+    this.states.set(project, moved);
+    this.changed(project, true);
+    return this.stateOf(moved);
   }
 
   /** `kubectl delete configmap`: with the finalizer only marked, without it gone. */

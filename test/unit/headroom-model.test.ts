@@ -224,8 +224,9 @@ class Replica implements SnapshotSource {
   }
   private readonly cacheStreams: CacheStreams = {
     marks: () => ({ ...this.watermarks }),
-    catchUp: async (needed) => {
-      if (!this.upToDate || this.probeStalls) return false;
+    catchUp: async (needed, ms) => {
+      if (this.probeOverruns) await new Promise((r) => setTimeout(r, ms + 20));
+      if (!this.upToDate || this.probeStalls || this.probeOverruns) return false;
       for (const kind of ['Namespace', 'ResourceQuota'] as const) this.deliver(kind, Infinity);
       this.watermarks.Namespace = this.watermarks.ResourceQuota = String(this.truth.revision);
       this.probes += 1;
@@ -235,6 +236,8 @@ class Replica implements SnapshotSource {
   probes = 0;
   /** The probe's marker does not arrive before the decision's deadline (a slow or stalled stream). */
   probeStalls = false;
+  /** As probeStalls, and the catch-up gives up only after the decision's deadline has passed. */
+  probeOverruns = false;
   private listeners: Array<(e: CacheEvent) => void> = [];
   readonly queue: Record<'Namespace' | 'ResourceQuota', WatchEvent[]> = { Namespace: [], ResourceQuota: [] };
 
@@ -684,9 +687,11 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
     await run(new World(2), steps);
   });
 
-  it('a replica that cannot catch up in time refuses with [Q5] and reserves nothing', async () => {
+  it.each(['stalls', 'overruns'] as const)('a replica that cannot catch up in time refuses with [Q5] and reserves nothing (the catch-up %s)', async (how) => {
     const world = new World(2);
-    world.replicas[1]!.probeStalls = true;
+    if (how === 'stalls') world.replicas[1]!.probeStalls = true;
+    // Its deadline passes while it is still catching up: refused for that, not as a ledger that did not answer.
+    else world.replicas[1]!.probeOverruns = true;
     await run(world, [
       { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 2 }, dryRun: false }] },
       { t: 'commit', pick: 0, lose: false },

@@ -22,21 +22,34 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * watch brings it to every replica (the writer included) `watchLagMs` after that.
  */
 class ApiserverLikeLedger implements LedgerStore {
-  private readonly inner = new MemoryLedger();
   private readonly listeners: Array<(change: LedgerChange) => void> = [];
   constructor(
     private readonly writeMs: number,
     private readonly watchLagMs: number,
+    private readonly inner = new MemoryLedger(),
+    /** How much later than the others this replica's writes reach the store (a slower replica). */
+    private readonly arriveLateMs = 0,
   ) {
     this.inner.subscribe((change) => setTimeout(() => this.listeners.forEach((l) => l(change)), this.writeMs + this.watchLagMs));
+  }
+  /** The same store as another replica sees it, its writes arriving `arriveLateMs` after the others'. */
+  replica(arriveLateMs: number): ApiserverLikeLedger {
+    return new ApiserverLikeLedger(this.writeMs, this.watchLagMs, this.inner, arriveLateMs);
   }
   read(project: string): Promise<LedgerState> {
     return this.inner.read(project);
   }
   async write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough?: StreamMarks): Promise<LedgerState> {
+    if (this.arriveLateMs > 0) await sleep(this.arriveLateMs);
     const written = await this.inner.write(project, state, entries, settledThrough);
     await sleep(this.writeMs);
     return written;
+  }
+  async announce(project: string): Promise<LedgerState | undefined> {
+    if (this.arriveLateMs > 0) await sleep(this.arriveLateMs);
+    const moved = await this.inner.announce(project);
+    await sleep(this.writeMs);
+    return moved;
   }
   release(project: string, state: LedgerState): Promise<void> {
     return this.inner.release(project, state);
@@ -77,6 +90,55 @@ describe('two replicas writing one project\'s ledger take turns', () => {
       vi.useRealTimers();
     }
   });
+});
+
+describe('a replica that starts losing when a contention starts', () => {
+  /**
+   * Replica A decides alone (a change every 2 ms) for longer than the contention window (400 ms, the
+   * window being the 250 ms deadline), then for 400 ms replica B gets half of the changes, B whose
+   * writes reach the store 3 ms after A's (a slower node, a larger batch to decide).
+   * B's first rounds lose to A's; as A has seen no write of B's within the window, A never yields, and
+   * a B that never wins is never yielded to, unless B makes itself seen (LedgerStore.announce).
+   */
+  async function run(announce: boolean): Promise<{ refused: string[]; reserved: number; announced: number; outcomes: Record<string, number> }> {
+    vi.useFakeTimers();
+    try {
+      const a = new ApiserverLikeLedger(4, 2);
+      const b = a.replica(3);
+      const announced = { count: 0 };
+      const withoutAnnounce = (l: ApiserverLikeLedger): LedgerStore => ({ read: (p) => l.read(p), write: (p, s, e, m) => l.write(p, s, e, m), release: (p, s) => l.release(p, s), subscribe: (x) => l.subscribe(x) });
+      const counting = (l: ApiserverLikeLedger): LedgerStore => Object.assign(withoutAnnounce(l), { announce: (p: string) => (announced.count++, l.announce(p)) });
+      const outcomes = new Map<string, number>();
+      const count = (o: string) => outcomes.set(o, (outcomes.get(o) ?? 0) + 1);
+      const replicas = [a, b].map((ledger, i) => ({ s: hotSnapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger: announce ? counting(ledger) : withoutAnnounce(ledger), deadlineMs: 250, onReservation: (o) => count(`${['a', 'b'][i]}:${o}`) }) }));
+      const decisions: Array<Promise<Verdict>> = [];
+      for (let ms = 0; ms < 800; ms += 2) {
+        const busy = ms < 400 ? [replicas[0]!] : replicas;
+        for (const [i, replica] of busy.entries()) decisions.push(Promise.resolve(replica.guard.decide(ctx(replica.s), aNamespaceCreateRequest(`hot-n${ms}-${i}`, 'hot'))));
+        await vi.advanceTimersByTimeAsync(2);
+      }
+      await vi.advanceTimersByTimeAsync(1000);
+      const verdicts = await Promise.all(decisions);
+      const refused = verdicts.filter((v) => v.violations.length > 0).map((v) => v.violations[0]!.message);
+      return { refused, reserved: (outcomes.get('a:reserved') ?? 0) + (outcomes.get('b:reserved') ?? 0), announced: announced.count, outcomes: Object.fromEntries(outcomes) };
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it('without announcing itself, the slower replica loses round after round and its decisions are refused at their deadline', async () => {
+    const { refused, reserved } = await run(false);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]).toMatch(/updated by another webhook replica first/);
+    expect(reserved).toBeLessThan(600);
+  }, 60_000);
+
+  it('announcing itself after two lost rounds, it gets its turn: nothing is refused', async () => {
+    const { refused, reserved, announced, outcomes } = await run(true);
+    expect(refused.slice(0, 2), JSON.stringify(outcomes)).toEqual([]);
+    expect(reserved).toBe(600);
+    expect(announced).toBeGreaterThan(0);
+  }, 60_000);
 });
 
 describe('LedgerCache.seen', () => {

@@ -60,6 +60,24 @@ describe('WriterTurns', () => {
     expect(turns.before('p', 5)).toBeUndefined();
   });
 
+  it('another replica\'s announcement: the next write waits for a version after it, once; its own announcement asks for nothing', () => {
+    const turns = new WriterTurns(2000);
+    turns.wrote('p', '10', 0);
+    turns.observed('p', '10', 1);
+    expect(turns.before('p', 2)).toBeUndefined();
+    turns.observed('p', '11', 3, true);
+    expect(turns.before('p', 4)).toEqual({ version: '11', strictlyNewer: true, capMs: YIELD_WAIT_MS });
+    // The announcer's write: the way is clear again (and it counts as another replica's write).
+    turns.observed('p', '12', 5);
+    expect(turns.before('p', 6)).toBeUndefined();
+    // This replica's own announcement, whether its answer or the watch brings it first.
+    turns.announcedOwn('p', '13', 7);
+    turns.observed('p', '13', 8, true);
+    turns.observed('p', '14', 9, true);
+    turns.announcedOwn('p', '14', 10);
+    expect(turns.before('p', 11)).toBeUndefined();
+  });
+
   it('forgets a project, and sweeps one quiet for longer than the window', () => {
     const turns = new WriterTurns(2000);
     turns.wrote('p', '10', 0);
