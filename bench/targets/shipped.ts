@@ -85,7 +85,7 @@ async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<num
 const LEDGER_WRITES = /^tenantgate_webhook_ledger_batch_size_count /;
 const REVIEWS = /^tenantgate_webhook_requests_total\{/;
 /** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
-const OUTCOMES = ['reserved', 'conflict', 'exhausted', 'error', 'timeout', 'behind'] as const satisfies readonly ReservationOutcome[];
+const OUTCOMES = ['reserved', 'conflict', 'announced', 'exhausted', 'error', 'timeout', 'behind'] as const satisfies readonly ReservationOutcome[];
 const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
 /** Every phase of a ledger round (tenantgate_webhook_ledger_round_phase_seconds) and every catch-up outcome. */
 const PHASES = ['queued', 'turn', 'read', 'ready', 'decide', 'write', 'lost'] as const satisfies readonly RoundPhase[];

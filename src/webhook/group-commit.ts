@@ -199,7 +199,8 @@ export class GroupCommit<G> {
 
   /**
    * Waits, within `left`, for this replica's turn to write the project's ledger (writer-turns.ts): its
-   * previous write back from the watch, or after two in a row another replica's write.
+   * previous write back from the watch, after two in a row another replica's write, or after another
+   * replica's announcement that replica's write (ADR 0091).
    */
   private async turn(project: string, left: number): Promise<void> {
     if (!this.options.ledgerWatched) return;
@@ -352,6 +353,12 @@ export class GroupCommit<G> {
       phase?.(name, at - mark);
       mark = at;
     };
+    /** After a lost round: the project's decisions that queued meanwhile join the batch. */
+    const takeInQueued = () => {
+      const joining = queue.waiting.splice(0).filter((m) => !m.settled);
+      batch.absorb(joining);
+      maxTransfers += joining.length;
+    };
     const oldest = batch.open()[0];
     if (phase && oldest) phase('queued', mark - (oldest.deadline - this.deadlineMs));
     await this.turn(project, left());
@@ -426,9 +433,7 @@ export class GroupCommit<G> {
           // Decided next against the announced version, at once: the winner's next write, decided
           // against the version before it, loses this time.
           ended('lost');
-          const joining = queue.waiting.splice(0).filter((m) => !m.settled);
-          batch.absorb(joining);
-          maxTransfers += joining.length;
+          takeInQueued();
           continue;
         }
         // Another replica won this round: go again once the watch brings its write (the winner waits for
@@ -442,9 +447,7 @@ export class GroupCommit<G> {
         const cached = this.ledgerCache.get(project);
         if (!cached?.resourceVersion || lostAt === undefined || !isNewerVersion(cached.resourceVersion, lostAt)) this.ledgerCache.delete(project);
         ended('lost');
-        const joining = queue.waiting.splice(0).filter((m) => !m.settled);
-        batch.absorb(joining);
-        maxTransfers += joining.length;
+        takeInQueued();
       }
     }
     this.options.onReservation?.('exhausted');
