@@ -79,6 +79,8 @@ export class WriterTurns {
     if (!turns) return;
     turns.lastAt = at;
     if (turns.announcedByOther !== undefined && isLaterRevision(version, turns.announcedByOther)) delete turns.announcedByOther;
+    // Own announcements the watch went past without bringing them (it was down) are forgotten.
+    for (const own of turns.ownAnnouncements) if (isLaterRevision(version, own)) turns.ownAnnouncements.delete(own);
     if (announced) {
       if (turns.ownAnnouncements.delete(version)) return;
       turns.announcedByOther = version;

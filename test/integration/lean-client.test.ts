@@ -94,14 +94,19 @@ describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
 });
 
 describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
-  it('tells a subscriber of another writer\'s writes (version and entries) and of the deletion, and nothing of other ConfigMaps', async () => {
-    const project = uniqueName('watched');
+  /** A writer and a watcher of one new project's ledger, both as the webhook's ServiceAccount; the changes the watcher was told of. */
+  async function writerAndWatcher(prefix: string) {
+    const project = uniqueName(prefix);
     const kc = () => serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook');
     const writer = new ConfigMapLedger(await kc(), 'tenantgate-system');
     const watcher = new ConfigMapLedger(await kc(), 'tenantgate-system');
     const seen: LedgerChange[] = [];
     watcher.subscribe((change) => seen.push(change));
-    const ofProject = () => seen.filter((c) => c.project === project);
+    return { project, writer, watcher, seen, ofProject: () => seen.filter((c) => c.project === project) };
+  }
+
+  it('tells a subscriber of another writer\'s writes (version and entries) and of the deletion, and nothing of other ConfigMaps', async () => {
+    const { project, writer, watcher, seen, ofProject } = await writerAndWatcher('watched');
     try {
       // The watch starts from the current version: wait until it is connected (a write lands in it).
       await eventually(async () => {
@@ -133,13 +138,7 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
   });
 
   it('an announcement moves the version and keeps the entries, whatever the version; the watch says it is one; the next write is not', async () => {
-    const project = uniqueName('announced');
-    const kc = () => serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook');
-    const writer = new ConfigMapLedger(await kc(), 'tenantgate-system');
-    const watcher = new ConfigMapLedger(await kc(), 'tenantgate-system');
-    const seen: LedgerChange[] = [];
-    watcher.subscribe((change) => seen.push(change));
-    const ofProject = () => seen.filter((c) => c.project === project);
+    const { project, writer, watcher, ofProject } = await writerAndWatcher('announced');
     try {
       expect(await writer.announce(project), 'no ledger: nothing to announce').toBeUndefined();
       await eventually(async () => {
