@@ -6,18 +6,15 @@
  * watch brought a newer bookmark) refuses the project's decisions with [Q5] until its own next bookmark.
  */
 import { execa } from 'execa';
-import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { loadKubeConfig } from '../../src/kube/kubeconfig.js';
 import { WATERMARK_ANNOTATION, WATERMARK_QUOTA, WatermarkProbe } from '../../src/kube/watermark-probe.js';
-import { kubeconfigYaml } from '../support/devcluster/controlplane.js';
-import { installBase, kubectlAs } from '../support/devcluster/tenantgate.js';
+import { installBase, serviceAccountKubeconfigFile } from '../support/devcluster/tenantgate.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 
 const NS = DEFAULT_CONFIG.systemNamespace;
-const WEBHOOK_USER = `system:serviceaccount:${NS}:tenantgate-webhook`;
 let kubeconfig: string;
 
 /** kubectl as the webhook's ServiceAccount. */
@@ -31,9 +28,7 @@ const refusedByPolicy = (stderr: string) => expect(stderr).toMatch(/tenantgate-e
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
-  const token = (await kubectlAs(info, 'admin', ['-n', NS, 'create', 'token', 'tenantgate-webhook', '--duration=1h'])).stdout.trim();
-  kubeconfig = join(info.dir, 'watermark-probe.kubeconfig');
-  await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), WEBHOOK_USER, token), { mode: 0o600 });
+  kubeconfig = await serviceAccountKubeconfigFile(info, NS, 'tenantgate-webhook');
   // A policy just applied is enforced once the apiserver has loaded it: until then everything passes.
   await eventually(async () => refusedByPolicy((await asWebhook(['-n', NS, 'create', 'quota', 'policy-loaded', '--hard=pods=1', '--dry-run=server'])).stderr), { what: 'the policy enforced' });
 }, 120_000);
