@@ -47,6 +47,18 @@ async function applyProject(name: string, spec: Record<string, unknown>): Promis
   });
 }
 
+/**
+ * Both webhook replicas' caches hold as many ResourceQuotas as the apiserver: a race between two
+ * changes is then between them, not between a change and a cache that has not yet seen a quota just
+ * created (a replica that has not seen it counts it as possibly absent, and refuses with [Q3]).
+ */
+async function replicasSeeEveryQuota(): Promise<void> {
+  await eventually(async () => {
+    const total = (await core('admin').listResourceQuotaForAllNamespaces()).items.length;
+    expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="ResourceQuota"\}/)).toEqual(webhooks.replicas.map(() => total));
+  }, { what: 'both replicas saw every quota' });
+}
+
 /** alice creates a namespace and waits for what the controller gives it (owners' binding, default quota). */
 async function ownNamespace(name: string): Promise<void> {
   await kubectl('alice', ['create', 'namespace', name]);
@@ -208,6 +220,7 @@ describe('self-service namespaces and races, with two replicas on the ledger', (
     const alice = core('alice');
     for (let round = 0; round < 5; round++) {
       await kubectl('alice', ['-n', 'pcover-a', 'create', 'quota', 'second', '--hard=requests.cpu=1,pods=5']);
+      await replicasSeeEveryQuota();
       const results = await Promise.allSettled([GUARD, 'second'].map((name) => alice.deleteNamespacedResourceQuota({ namespace: 'pcover-a', name })));
       const refused = results.filter((r) => r.status === 'rejected');
       expect(refused, `round ${round}`).toHaveLength(1);
