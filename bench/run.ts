@@ -11,8 +11,9 @@
  *    from Go modules first), rules-ab and review-ab (the working tree against a commit's), and
  *    webhook-attribution (the webhook against itself with one part switched off at a time);
  *  - bench/experiments/: measurements behind a decision, kept to be run again: review-count (reviews
- *    per pod under a quota), ledger-client (the cost of one ledger write by client) and batch-decisions
- *    (a headroom decision's CPU as the project and its ledger grow, against a commit);
+ *    per pod under a quota), ledger-client (the cost of one ledger write by client), batch-decisions
+ *    (a headroom decision's CPU as the project and its ledger grow, against a commit) and tls-handshake
+ *    (what a new connection costs the webhook, by serving key);
  *  - bench/lib/: what they share (the measured bench server, the load generator, the judge).
  * Everything but the default four runs only when named: `npm run bench -- peers`. Results are written
  * under bench/results/ by each module. Each `main()` returns the targets it missed or could not judge;
@@ -42,6 +43,7 @@ const BENCHMARKS = {
   'review-count': 'experiments',
   'ledger-client': 'experiments',
   'batch-decisions': 'experiments',
+  'tls-handshake': 'experiments',
   'allow-lists': 'comparisons',
   'namespace-labelling': 'comparisons',
 } as const satisfies Record<string, 'targets' | 'comparisons' | 'experiments'>;

@@ -38,20 +38,22 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { generateWebhookCerts } from '../../src/certs/files.js';
+import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import type { TenantgateConfig } from '../../src/config/config.js';
 import type { ReservationOutcome } from '../../src/webhook/headroom.js';
 import type { RoundPhase } from '../../src/webhook/group-commit.js';
 import type { CatchUpOutcome } from '../../src/kube/informers.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../../test/support/devcluster/replicas.js';
-import { installBase, kubectlAs } from '../../test/support/devcluster/tenantgate.js';
+import { installBase, kubectlAs, registerWebhooks, unregisterWebhooks } from '../../test/support/devcluster/tenantgate.js';
+import { startRoundRobinProxy, type RoundRobinProxy } from '../../test/support/devcluster/proxy.js';
+import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, LABEL_TENANT } from '../../src/validate/types.js';
 import type { Managed } from '../../test/support/devcluster/processes.js';
 import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from '../lib/api.js';
 import { startShippedController } from '../lib/controller-process.js';
 import { cachesHold } from '../lib/webhook-caches.js';
-import { HERE, baseTenantgate, env, median, procCpuSeconds, round1, round3, sleep, stats, table } from '../lib/measure.js';
-import { HOT_RATE, SYNC_NAMESPACES, countsSince, hotProject, judgeInFlight, ledgerSize, namespaceSync, type InFlightMode, type InFlightRun, type LedgerSize } from './shipped-in-flight.js';
+import { HERE, baseTenantgate, benchServer, env, median, procCpuSeconds, round1, round3, sleep, startChild, stats, table } from '../lib/measure.js';
+import { HOT_RATE, SYNC_NAMESPACES, countsSince, hotProject, judgeInFlight, ledgerSize, nameOnly, namespaceSync, type InFlightMode, type InFlightRun, type LedgerSize, type NamespaceMetadata } from './shipped-in-flight.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
 const RATE = env('BENCH_SHIPPED_RATE', 40);
@@ -73,6 +75,12 @@ const STEADY = env('BENCH_SHIPPED_STEADY', 1) !== 0;
 const STEADY_SETTLEMENT = env('BENCH_SHIPPED_SETTLEMENT', 1) !== 0;
 /** BENCH_SHIPPED_EXPIRY=1 adds a third in-flight side: the ledger on with ledgerSettlement off (reported, not judged). */
 const IN_FLIGHT_EXPIRY = env('BENCH_SHIPPED_EXPIRY', 0) !== 0;
+/** BENCH_SHIPPED_FLOOR=0 leaves out the in-flight side with no webhook registered (the apiserver, etcd and the controller alone: the machine's floor). */
+const IN_FLIGHT_FLOOR = env('BENCH_SHIPPED_FLOOR', 1) !== 0;
+/** BENCH_SHIPPED_SIDES="ledger off,webhook off": only these in-flight sides (default: all); BENCH_SHIPPED_SYNC=0: the hot project only. */
+const SIDES = process.env.BENCH_SHIPPED_SIDES?.split(',').map((side) => side.trim());
+const SYNC = env('BENCH_SHIPPED_SYNC', 1) !== 0;
+const BARE_DIRECT = env('BENCH_SHIPPED_BARE_DIRECT', 0) !== 0;
 /** BENCH_SHIPPED_PROFILE=1: the replicas run with --cpu-prof (a profile each; bench/lib/profile.ts reads them). */
 const PROFILE = env('BENCH_SHIPPED_PROFILE', 0) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
@@ -322,16 +330,65 @@ function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
 
 /** The proxy's cut connections since `before`, only the kinds that happened. */
 const failuresSince = (before: Record<string, number>, after: Record<string, number>) => Object.fromEntries(Object.entries(countsSince(before, after)).filter(([, n]) => n > 0));
+const sum = (ns: readonly number[]) => ns.reduce((a, b) => a + b, 0);
+
+/**
+ * A run through webhook servers behind `proxy`, with what the proxy saw meanwhile: connections the
+ * apiserver opened (each a TLS handshake at a server), connections the proxy cut, and the reviews the
+ * servers answered when they count them.
+ */
+async function throughProxy(proxy: RoundRobinProxy, run: () => Promise<InFlightRun>, reviews?: () => Promise<number>): Promise<InFlightRun> {
+  const failures0 = { ...proxy.failures };
+  const connections0 = sum(proxy.connections);
+  const reviews0 = await reviews?.();
+  const result = await run();
+  const answered = reviews && reviews0 !== undefined ? { reviews: (await reviews()) - reviews0 } : {};
+  return { ...result, proxyFailures: failuresSince(failures0, proxy.failures), connectionsOpened: sum(proxy.connections) - connections0, ...answered };
+}
+
+interface BareWebhooks {
+  proxy: RoundRobinProxy;
+  stop(): Promise<void>;
+}
+
+/** Two bare servers (bench/lib/webhook-server.ts `bare`: parse each review, answer allowed) behind a proxy, registered as tenantgate is. */
+async function startBareWebhooks(cp: ControlPlane, certs: WebhookCertFiles): Promise<BareWebhooks> {
+  const srv = benchServer('shipped');
+  const servers = await Promise.all([0, 1].map((i) => startChild(srv.nodeArgs, [srv.script, 'bare', '--cert', certs.cert, '--key', certs.key], join(cp.info.dir, `bare-webhook-${i}.log`))));
+  const proxy = await startRoundRobinProxy(servers.map((s) => s.port));
+  // BENCH_SHIPPED_BARE_DIRECT=1: the apiserver calls the first server itself, no proxy between (what the proxy costs).
+  await registerWebhooks(cp.info, `https://127.0.0.1:${BARE_DIRECT ? servers[0]!.port : proxy.port}`, certs.caBundle);
+  return {
+    proxy,
+    async stop() {
+      await unregisterWebhooks(cp.info);
+      await proxy.close();
+      for (const s of servers) await s.stop();
+    },
+  };
+}
 
 /** Creates a namespace as `api`, retrying a refusal for up to 60 s (setup on a machine that may still be busy). */
-async function createNamespaceRetrying(api: Api, name: string): Promise<void> {
+async function createNamespaceRetrying(api: Api, metadata: ReturnType<NamespaceMetadata>): Promise<void> {
+  const { name } = metadata;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const r = await api.call('POST', '/api/v1/namespaces', { metadata: { name } });
+    const r = await api.call('POST', '/api/v1/namespaces', { metadata });
     if (r.status === 201 || (r.status === 409 && /already exists/.test(r.text))) return;
     if (Date.now() > deadline) throw new Error(`creating ${name}: ${r.status} ${r.text.slice(0, 300)}`);
     await sleep(1000);
   }
+}
+
+/**
+ * With no webhook registered, a namespace's metadata as the webhook's mutation would have made it
+ * (src/mutate/mutate.ts: the project and tenant labels, the project-uid annotation), so the controller
+ * adopts it and does the same work as with the webhook on.
+ */
+async function asTheWebhookWouldLabel(cp: ControlPlane, project: string): Promise<NamespaceMetadata> {
+  const uid = (await kubectlAs(cp.info, 'admin', ['get', 'project', project, '-o', 'jsonpath={.metadata.uid}'])).stdout.trim();
+  if (!uid) throw new Error(`project ${project} has no uid`);
+  return (name) => ({ name, labels: { [LABEL_PROJECT]: project, [LABEL_TENANT]: 'acme' }, annotations: { [ANNOTATION_PROJECT_UID]: uid } });
 }
 
 /** Waits until the controller gave every namespace its quota `tenantgate-quota`. */
@@ -443,23 +500,39 @@ export async function main(): Promise<string[]> {
     const inFlight: InFlightRun[] = [];
     if (IN_FLIGHT) {
       const sides: [InFlightMode, Partial<TenantgateConfig>, string, string][] = [['ledger off', { crossReplicaReservation: false }, 'offhot', 'offsync'], ['settlement on', {}, 'hot', 'sync']];
+      // The floors first, on the emptiest cluster: no webhook registered at all, then a webhook that answers allowed.
+      if (IN_FLIGHT_FLOOR) sides.unshift(['webhook off', {}, 'nonehot', 'nonesync'], ['bare webhook', {}, 'barehot', 'baresync']);
       if (IN_FLIGHT_EXPIRY) sides.push(['settlement off', { ledgerSettlement: false }, 'exphot', 'expsync']);
       let made = PROJECTS + 1;
-      for (const [mode, config, hotName, syncName] of sides) {
-        hooks = await start(config, { 'ledger off': 'in-flight-off', 'settlement on': 'in-flight', 'settlement off': 'in-flight-expiry' }[mode]);
+      for (const [mode, config, hotName, syncName] of sides.filter(([mode]) => SIDES === undefined || SIDES.includes(mode))) {
+        // Not tenantgate: no webhook, or the bare one; the requests then carry what tenantgate's mutation adds.
+        const floor = mode === 'webhook off' || mode === 'bare webhook';
+        let bare: BareWebhooks | undefined;
+        if (floor) {
+          await webhooks?.stop();
+          webhooks = undefined;
+          await unregisterWebhooks(cp.info);
+          if (mode === 'bare webhook') bare = await startBareWebhooks(cp, certs);
+        } else hooks = await start(config, { 'ledger off': 'in-flight-off', 'settlement on': 'in-flight', 'settlement off': 'in-flight-expiry' }[mode]);
         for (const name of [hotName, syncName]) await project(cp, name, '100000', '100m');
-        await cachesHold(hooks, 'Project', (made += 2));
+        made += 2;
+        if (!floor) await cachesHold(hooks, 'Project', made);
+        const [hotMetadata, syncMetadata] = floor ? await Promise.all([hotName, syncName].map((name) => asTheWebhookWouldLabel(cp, name))) : [nameOnly, nameOnly];
         const hotNamespaces = Array.from({ length: 5 }, (_, i) => `${hotName}-base${i}`);
         // Setup, not measurement: the machine may still be busy with the side before, so a refusal is retried.
-        for (const name of hotNamespaces) await createNamespaceRetrying(alice, name);
+        for (const name of hotNamespaces) await createNamespaceRetrying(alice, hotMetadata!(name));
         await quotasMade(cp, hotNamespaces);
-        await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5);
-        const failures0 = { ...hooks.proxy.failures };
-        inFlight.push({ ...(await hotProject(mode, alice, admin, hotName, hotNamespaces, SECONDS, quotaCpu, () => outcomeCounts(hooks))), proxyFailures: failuresSince(failures0, hooks.proxy.failures) });
+        if (!floor) await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5);
+        const outcomes = floor ? async () => ({}) : () => outcomeCounts(hooks);
+        const replicas = hooks;
+        const measured = (run: () => Promise<InFlightRun>) => (bare ? throughProxy(bare.proxy, run) : floor ? run() : throughProxy(replicas.proxy, run, () => metricSum(replicas, REVIEWS)));
+        inFlight.push(await measured(() => hotProject(mode, alice, admin, hotName, hotNamespaces, SECONDS, quotaCpu, outcomes, hotMetadata)));
         log(`in flight, ${mode}, hot project: ${JSON.stringify(inFlight.at(-1))}`);
-        const failures1 = { ...hooks.proxy.failures };
-        inFlight.push({ ...(await namespaceSync(mode, alice, admin, syncName, () => outcomeCounts(hooks))), proxyFailures: failuresSince(failures1, hooks.proxy.failures) });
-        log(`in flight, ${mode}, sync: ${JSON.stringify(inFlight.at(-1))}`);
+        if (SYNC) {
+          inFlight.push(await measured(() => namespaceSync(mode, alice, admin, syncName, outcomes, syncMetadata)));
+          log(`in flight, ${mode}, sync: ${JSON.stringify(inFlight.at(-1))}`);
+        }
+        await bare?.stop();
       }
     }
     const medians = (STEADY ? (['shipped (ledger on)', 'ledger off'] as const) : []).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
@@ -484,8 +557,8 @@ export async function main(): Promise<string[]> {
     process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle${STEADY_SETTLEMENT ? '' : '; "ledger on" with ledgerSettlement off'}\n`);
     process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'reviews/growth', 'webhook ms/review', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.reviewsPerGrowth, r.webhookCpuMsPerReview, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     if (inFlight.length > 0) {
-      process.stderr.write(`\nin flight (2 replicas as shipped, settling, beside the ledger off): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
-      process.stderr.write(table(['scenario', 'mode', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind', 'proxy cut (EMFILE)'], inFlight.map((r) => [r.scenario, r.mode, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), `${Object.values(r.proxyFailures ?? {}).reduce((a, b) => a + b, 0)} (${r.proxyFailures?.['upstream EMFILE'] ?? 0})`])));
+      process.stderr.write(`\nin flight (2 replicas as shipped, settling, beside the ledger off and no webhook at all): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
+      process.stderr.write(table(['scenario', 'mode', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind', 'reviews', 'connections opened', 'proxy cut (EMFILE)'], inFlight.map((r) => [r.scenario, r.mode, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.reviews ?? '-', r.connectionsOpened ?? '-', `${Object.values(r.proxyFailures ?? {}).reduce((a, b) => a + b, 0)} (${r.proxyFailures?.['upstream EMFILE'] ?? 0})`])));
       process.stderr.write(`a connection the proxy cut (standing in for the Service) is the benchmark's, not the webhook's: EMFILE is the bench process out of file descriptors\n`);
     }
     const loadAtEnd = loadavg()[0]!;

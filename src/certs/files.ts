@@ -25,8 +25,8 @@ export async function writeKeyPair(dir: string, base: string, pair: KeyPair): Pr
 export async function generateWebhookCerts(dir: string, opts: { service?: string; namespace?: string; extraDns?: string[]; ips?: string[] } = {}): Promise<WebhookCertFiles> {
   const service = opts.service ?? 'tenantgate-webhook';
   const namespace = opts.namespace ?? 'tenantgate-system';
-  const ca = createCA('tenantgate-webhook-ca');
-  const serving = signCert(ca, {
+  const ca = await createCA('tenantgate-webhook-ca');
+  const serving = await signCert(ca, {
     commonName: `${service}.${namespace}.svc`,
     dnsNames: [...webhookDnsNames(service, namespace), ...(opts.extraDns ?? [])],
     ipAddresses: opts.ips ?? ['127.0.0.1'],
@@ -59,8 +59,8 @@ export interface WebhookClientFiles {
  * apiserver's certificate without a restart (ADR 0042).
  */
 export async function generateWebhookClientCerts(dir: string, hosts: readonly string[]): Promise<WebhookClientFiles> {
-  const ca = createCA('tenantgate-webhook-client-ca');
-  const client = signCert(ca, { commonName: APISERVER_CLIENT_NAME, usage: 'client' });
+  const ca = await createCA('tenantgate-webhook-client-ca');
+  const client = await signCert(ca, { commonName: APISERVER_CLIENT_NAME, usage: 'client' });
   const caFiles = await writeKeyPair(dir, 'client-ca', ca);
   const written = await writeKeyPair(dir, 'apiserver-webhook-client', client);
   const clientFiles = { cert: resolve(written.cert), key: resolve(written.key) };

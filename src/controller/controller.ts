@@ -289,7 +289,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
       server('metrics', async () => {
         let tls = options.metricsTls;
         if (!tls) {
-          const made = selfSignedMetricsCertificate();
+          const made = await selfSignedMetricsCertificate();
           tls = made;
           metricsCa = made.ca;
           log('metrics: no serving certificate given, serving /metrics with a self-signed one made at start');
@@ -410,8 +410,8 @@ class FleetWrites implements Runnable {
 }
 
 /** A CA and a serving certificate it signs, for localhost, this host's name and 127.0.0.1 (controller-runtime makes one too when given none). */
-function selfSignedMetricsCertificate(): { cert: string; key: string; ca: string } {
-  const ca = createCA('tenantgate-controller-metrics-ca', 365);
-  const serving = signCert(ca, { commonName: 'tenantgate-controller-metrics', dnsNames: ['localhost', hostname()], ipAddresses: ['127.0.0.1'], usage: 'server', days: 365 });
+async function selfSignedMetricsCertificate(): Promise<{ cert: string; key: string; ca: string }> {
+  const ca = await createCA('tenantgate-controller-metrics-ca', 365);
+  const serving = await signCert(ca, { commonName: 'tenantgate-controller-metrics', dnsNames: ['localhost', hostname()], ipAddresses: ['127.0.0.1'], usage: 'server', days: 365 });
   return { cert: serving.certPem, key: serving.keyPem, ca: ca.certPem };
 }

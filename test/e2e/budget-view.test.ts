@@ -216,12 +216,12 @@ describe('budget view: view.tenantgate.io through the kube-apiserver', () => {
       await traffic.finishedInStep(3);
       expect(await servedSerial(view.address, port)).toBe(serialOf(first));
 
-      const newCa = createCA('tenantgate-view-ca-2');
+      const newCa = await createCA('tenantgate-view-ca-2');
       traffic.enter('caBundle old+new');
       await setCaBundle(caBundleOf(oldCa, newCa.certPem));
       await traffic.finishedInStep(3);
 
-      const next = signCert(newCa, { commonName: 'tenantgate-view.tenantgate-system.svc', dnsNames: webhookDnsNames('tenantgate-view', 'tenantgate-system'), ipAddresses: [view.address, '127.0.0.1'], usage: 'server' });
+      const next = await signCert(newCa, { commonName: 'tenantgate-view.tenantgate-system.svc', dnsNames: webhookDnsNames('tenantgate-view', 'tenantgate-system'), ipAddresses: [view.address, '127.0.0.1'], usage: 'server' });
       traffic.enter('certificate from the new CA');
       await replacePair(view.certs, next);
       await eventually(async () => expect(await servedSerial(view.address, port)).toBe(serialOf(next.certPem)), { what: 'the view serves the new certificate' });

@@ -35,7 +35,7 @@ let info: ClusterInfo;
 let webhook: RunningWebhook;
 let clientCaFile: string;
 let clientFiles: { cert: string; key: string };
-const oldClientCa = createCA('apiserver-webhook-client-ca-1');
+const oldClientCa = await createCA('apiserver-webhook-client-ca-1');
 const logs: string[] = [];
 
 const kubectl = (user: string, args: string[], input?: string) =>
@@ -48,7 +48,7 @@ beforeAll(async () => {
   const dir = await mkdtemp(join(REPO_ROOT, '.run', 'cluster-'));
   const pki = join(dir, 'rotation');
   // The apiserver's client certificate as files the admission kubeconfig names by path.
-  clientFiles = await writeKeyPair(pki, 'apiserver-webhook-client', signCert(oldClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }));
+  clientFiles = await writeKeyPair(pki, 'apiserver-webhook-client', await signCert(oldClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }));
   clientCaFile = join(pki, 'client-ca.pem');
   await writeFile(clientCaFile, oldClientCa.certPem);
   const kubeconfig = join(pki, 'webhook-client.kubeconfig');
@@ -71,7 +71,7 @@ afterAll(async () => {
 
 describe("the apiserver's client certificate rotates with its CA, no restart", () => {
   it("webhook trusts old+new CA → the apiserver's certificate files hold one from the new CA → webhook trusts only the new CA: the apiserver presents the new certificate; the only failed calls are the ones client-go cuts when it notices the new certificate", async () => {
-    const newClientCa = createCA('apiserver-webhook-client-ca-2');
+    const newClientCa = await createCA('apiserver-webhook-client-ca-2');
     const traffic = new SteadyTraffic(tenantCall);
     traffic.start();
     try {
@@ -84,7 +84,7 @@ describe("the apiserver's client certificate rotates with its CA, no restart", (
 
       // kube-apiserver keeps its connections (made with the old certificate) and does not notice yet.
       traffic.enter('apiserver certificate from the new CA');
-      await replacePair(clientFiles, signCert(newClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }));
+      await replacePair(clientFiles, await signCert(newClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }));
       await traffic.finishedInStep(6);
 
       // The webhook closes the connections made with the old certificate; the apiserver's next handshake

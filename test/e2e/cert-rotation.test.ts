@@ -74,14 +74,14 @@ describe('certificate rotation under traffic, no restart', () => {
       expect(await servedSerial('127.0.0.1', webhook.port)).toBe(serialOf(first));
 
       // 1. The CA injector adds the new CA to the bundle; the old certificate is still served.
-      const newCa = createCA('tenantgate-webhook-ca-2');
+      const newCa = await createCA('tenantgate-webhook-ca-2');
       traffic.enter('bundle old+new');
       await registerWebhooks(info, url, caBundleOf(oldCa.certPem, newCa.certPem));
       await traffic.finishedInStep(4);
       expect(await servedSerial('127.0.0.1', webhook.port)).toBe(serialOf(first));
 
       // 2. The serving certificate is reissued by the new CA: the same process serves it.
-      const next = servingCert(newCa);
+      const next = await servingCert(newCa);
       traffic.enter('certificate from the new CA');
       await replacePair(certs, next);
       await eventually(async () => expect(await servedSerial('127.0.0.1', webhook.port)).toBe(serialOf(next.certPem)), { what: 'the new certificate served' });
@@ -105,8 +105,8 @@ describe('certificate rotation under traffic, no restart', () => {
   it("client CA: widened to old+new (the new CA's client is accepted, the apiserver still is) and narrowed again, under traffic", async () => {
     const info = cluster();
     const apiserverCa = await readFile(info.webhookClient.caFile, 'utf8');
-    const newClientCa = createCA('tenantgate-webhook-client-ca-2');
-    const newClient = signCert(newClientCa, { commonName: info.webhookClient.name, usage: 'client' });
+    const newClientCa = await createCA('tenantgate-webhook-client-ca-2');
+    const newClient = await signCert(newClientCa, { commonName: info.webhookClient.name, usage: 'client' });
     // A review that is not one: authenticated callers get 400, unauthenticated ones 401 (nothing is decided or reserved either way).
     const statusAsNewClient = async () =>
       (await httpsCall(`${url}/validate`, { method: 'POST', client: { cert: Buffer.from(newClient.certPem), key: Buffer.from(newClient.keyPem) }, headers: { 'content-type': 'application/json' }, body: '{}' })).status;

@@ -73,7 +73,7 @@ describe('who may send admission reviews', () => {
     expect(none.status).toBe(401);
     expect(JSON.parse(none.body).error).toMatch(/client certificate required/);
     const info = cluster();
-    const foreign = await writeKeyPair(join(info.dir, 'foreign-client'), 'client', signCert(createCA('not-the-apiservers-ca'), { commonName: info.webhookClient.name, usage: 'client' }));
+    const foreign = await writeKeyPair(join(info.dir, 'foreign-client'), 'client', await signCert(await createCA('not-the-apiservers-ca'), { commonName: info.webhookClient.name, usage: 'client' }));
     const other = await post(forgedReview('forged-other-ca', `${PROJECT}-forged`), { cert: await readFile(foreign.cert), key: await readFile(foreign.key) });
     expect(other.status).toBe(401);
     expect(JSON.parse(other.body).error).toMatch(/not signed by the webhook's client CA/);

@@ -76,9 +76,9 @@ async function replace(path: string, text: string): Promise<void> {
 /** A fresh directory holding a serving pair `first` (written as tls.crt/tls.key) and an unwritten `second` from the same CA. */
 async function servingPairs(): Promise<{ first: KeyPair; second: KeyPair; files: TlsFiles }> {
   const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
-  const ca = createCA();
-  const first = signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
-  const second = signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
+  const ca = await createCA();
+  const first = await signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
+  const second = await signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
   return { first, second, files: await writeKeyPair(dir, 'tls', first) };
 }
 
@@ -88,18 +88,18 @@ async function servingPairs(): Promise<{ first: KeyPair; second: KeyPair; files:
  */
 async function clientCaRotation(): Promise<{ files: TlsFiles & { ca: string }; oldCa: KeyPair; newCa: KeyPair; oldClient: KeyPair; newClient: KeyPair }> {
   const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
-  const servingCa = createCA();
-  const serving = await writeKeyPair(dir, 'tls', signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }));
-  const oldCa = createCA('old-client-ca');
-  const newCa = createCA('new-client-ca');
+  const servingCa = await createCA();
+  const serving = await writeKeyPair(dir, 'tls', await signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }));
+  const oldCa = await createCA('old-client-ca');
+  const newCa = await createCA('new-client-ca');
   const caFile = join(dir, 'client-ca.pem');
   await writeFile(caFile, oldCa.certPem);
   return {
     files: { ...serving, ca: caFile },
     oldCa,
     newCa,
-    oldClient: signCert(oldCa, { commonName: 'apiserver', usage: 'client' }),
-    newClient: signCert(newCa, { commonName: 'apiserver', usage: 'client' }),
+    oldClient: await signCert(oldCa, { commonName: 'apiserver', usage: 'client' }),
+    newClient: await signCert(newCa, { commonName: 'apiserver', usage: 'client' }),
   };
 }
 

@@ -102,9 +102,9 @@ describe('the webhook with a client CA', () => {
     serverCa = await readFile(serving.caCert);
     apiserver = await generateWebhookClientCerts(join(dir, 'client'), ['*']);
     // A certificate with the right name from another CA, and one from the right CA with another name.
-    otherCaClient = await writeKeyPair(dir, 'other', signCert(createCA('someone-else'), { commonName: apiserver.name, usage: 'client' }));
+    otherCaClient = await writeKeyPair(dir, 'other', await signCert(await createCA('someone-else'), { commonName: apiserver.name, usage: 'client' }));
     const clientCa = { certPem: await readFile(apiserver.clientCaCert, 'utf8'), keyPem: await readFile(apiserver.clientCaKey, 'utf8') };
-    wrongName = await writeKeyPair(dir, 'wrong-name', signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
+    wrongName = await writeKeyPair(dir, 'wrong-name', await signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
     metrics = new WebhookMetrics();
     const policy = { allowedNames: [apiserver.name] };
     const app = createApp({
@@ -245,7 +245,7 @@ describe('the shipped entry: `tenantgate webhook --client-ca … --client-allowe
     serverCa = await readFile(serving.caCert);
     apiserver = await generateWebhookClientCerts(join(dir, 'client'), ['*']);
     const clientCa = { certPem: await readFile(apiserver.clientCaCert, 'utf8'), keyPem: await readFile(apiserver.clientCaKey, 'utf8') };
-    wrongName = await writeKeyPair(dir, 'wrong-name', signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
+    wrongName = await writeKeyPair(dir, 'wrong-name', await signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
     const flags = parseWebhookFlags(['--port', '0', '--host', '127.0.0.1', '--cert', serving.cert, '--key', serving.key, '--client-ca', apiserver.clientCaCert, '--client-allowed-names', `someone-else, ${apiserver.name}`]);
     const source: SnapshotSource = { snapshot: MemorySnapshot.of({}), synced: true, start: () => {}, waitSynced: async () => {}, stop: async () => {}, onEvent: () => {} };
     running = await startWebhook({ config: DEFAULT_CONFIG, source, ledger: null, log: () => {}, onDecision: (d) => void decided.push(d.uid), ...webhookServing(flags) });

@@ -22,8 +22,8 @@ function servedSerial(port: number): Promise<string> {
 describe('certificate reload', () => {
   it('serves the new certificate after the files change, without a restart', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tg-tls-'));
-    const ca = createCA();
-    const first = signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
+    const ca = await createCA();
+    const first = await signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
     const files = await writeKeyPair(dir, 'tls', first);
     const logs: string[] = [];
     const server = serveHttps(files, (_req, res) => res.end('ok'), (m) => logs.push(m), 100);
@@ -31,7 +31,7 @@ describe('certificate reload', () => {
     const port = (server.address() as { port: number }).port;
     const before = await servedSerial(port);
 
-    const second = signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
+    const second = await signCert(ca, { commonName: 'second', ipAddresses: ['127.0.0.1'], usage: 'server' });
     // Write the new pair the way a Secret volume update lands: new files renamed into place.
     await writeFile(join(dir, 'new-key.pem'), second.keyPem);
     await writeFile(join(dir, 'new.pem'), second.certPem);
@@ -54,8 +54,8 @@ describe('certificate reload', () => {
 describe('idle connections', () => {
   it('outlive the apiserver\'s own idle timeout, so the apiserver closes them first (no POST lost to a closing connection)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tg-tls-'));
-    const ca = createCA();
-    const files = await writeKeyPair(dir, 'tls', signCert(ca, { commonName: 'idle', ipAddresses: ['127.0.0.1'], usage: 'server' }));
+    const ca = await createCA();
+    const files = await writeKeyPair(dir, 'tls', await signCert(ca, { commonName: 'idle', ipAddresses: ['127.0.0.1'], usage: 'server' }));
     const server = serveHttps(files, (_req, res) => res.end('ok'));
     try {
       expect(server.keepAliveTimeout).toBeGreaterThan(APISERVER_IDLE_TIMEOUT_MS);

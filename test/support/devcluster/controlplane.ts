@@ -120,9 +120,9 @@ export class ControlPlane {
     const server = `https://127.0.0.1:${apiPort}`;
 
     const pki = join(dir, 'pki');
-    const ca = createCA('tenantgate-devcluster-ca');
+    const ca = await createCA('tenantgate-devcluster-ca');
     const caFiles = await writeKeyPair(pki, 'ca', ca);
-    const serving = await writeKeyPair(pki, 'apiserver', signCert(ca, {
+    const serving = await writeKeyPair(pki, 'apiserver', await signCert(ca, {
       commonName: 'kube-apiserver',
       dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
       ipAddresses: ['127.0.0.1', '10.0.0.1'],
@@ -130,9 +130,9 @@ export class ControlPlane {
     }));
     // The aggregation layer (aggregated APIs such as tenantgate's budget view): a front-proxy CA, and the
     // client certificate the apiserver presents when it proxies a request to an APIService's backend.
-    const frontProxyCa = createCA('tenantgate-devcluster-front-proxy-ca');
+    const frontProxyCa = await createCA('tenantgate-devcluster-front-proxy-ca');
     const frontProxyCaFiles = await writeKeyPair(pki, 'front-proxy-ca', frontProxyCa);
-    const frontProxyClient = await writeKeyPair(pki, 'front-proxy-client', signCert(frontProxyCa, { commonName: FRONT_PROXY_CLIENT, usage: 'client' }));
+    const frontProxyClient = await writeKeyPair(pki, 'front-proxy-client', await signCert(frontProxyCa, { commonName: FRONT_PROXY_CLIENT, usage: 'client' }));
     const saKeyPem = generateKeyPem();
     const saKey = join(pki, 'sa.key');
     const saPub = join(pki, 'sa.pub');
