@@ -105,6 +105,8 @@ export interface InFlightRun {
   connectionsOpened?: number;
   /** Admission reviews the replicas answered during the run. */
   reviews?: number;
+  /** The same by path, operation and kind (`validate CREATE Namespace`). */
+  reviewsByKind?: Record<string, number>;
   /** The [Q5] refusals by what they say: rounds lost in a row, a ledger that did not answer, caches behind. */
   q5Reasons: Record<string, number>;
 }

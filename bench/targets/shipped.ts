@@ -92,6 +92,16 @@ async function metricSum(webhooks: WebhookReplicas, metric: RegExp): Promise<num
 }
 const LEDGER_WRITES = /^tenantgate_webhook_ledger_batch_size_count /;
 const REVIEWS = /^tenantgate_webhook_requests_total\{/;
+/** The reviews by path, operation and kind (the label order of tenantgate_webhook_requests_total), and all of them. */
+const ALL_REVIEWS = 'all';
+const REVIEW_KINDS: Readonly<Record<string, RegExp>> = Object.fromEntries([
+  [ALL_REVIEWS, REVIEWS],
+  ...['validate', 'mutate'].flatMap((path) =>
+    ['CREATE', 'UPDATE', 'DELETE'].flatMap((operation) =>
+      ['Namespace', 'ResourceQuota', 'Project', 'RoleBinding', 'LimitRange', 'NetworkPolicy'].map((kind) => [`${path} ${operation} ${kind}`, new RegExp(`^tenantgate_webhook_requests_total\\{path="${path}",operation="${operation}",kind="${kind}",`)] as const),
+    ),
+  ),
+]);
 /** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
 const OUTCOMES = ['reserved', 'conflict', 'announced', 'exhausted', 'error', 'timeout', 'behind'] as const satisfies readonly ReservationOutcome[];
 const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
@@ -337,12 +347,13 @@ const sum = (ns: readonly number[]) => ns.reduce((a, b) => a + b, 0);
  * apiserver opened (each a TLS handshake at a server), connections the proxy cut, and the reviews the
  * servers answered when they count them.
  */
-async function throughProxy(proxy: RoundRobinProxy, run: () => Promise<InFlightRun>, reviews?: () => Promise<number>): Promise<InFlightRun> {
+async function throughProxy(proxy: RoundRobinProxy, run: () => Promise<InFlightRun>, reviews?: () => Promise<Record<string, number>>): Promise<InFlightRun> {
   const failures0 = { ...proxy.failures };
   const connections0 = sum(proxy.connections);
   const reviews0 = await reviews?.();
   const result = await run();
-  const answered = reviews && reviews0 !== undefined ? { reviews: (await reviews()) - reviews0 } : {};
+  const byKind = reviews && reviews0 ? Object.fromEntries(Object.entries(countsSince(reviews0, await reviews())).filter(([, n]) => n > 0)) : undefined;
+  const answered = byKind ? { reviews: byKind[ALL_REVIEWS] ?? 0, reviewsByKind: Object.fromEntries(Object.entries(byKind).filter(([key]) => key !== ALL_REVIEWS)) } : {};
   return { ...result, proxyFailures: failuresSince(failures0, proxy.failures), connectionsOpened: sum(proxy.connections) - connections0, ...answered };
 }
 
@@ -525,7 +536,7 @@ export async function main(): Promise<string[]> {
         if (!floor) await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5);
         const outcomes = floor ? async () => ({}) : () => outcomeCounts(hooks);
         const replicas = hooks;
-        const measured = (run: () => Promise<InFlightRun>) => (bare ? throughProxy(bare.proxy, run) : floor ? run() : throughProxy(replicas.proxy, run, () => metricSum(replicas, REVIEWS)));
+        const measured = (run: () => Promise<InFlightRun>) => (bare ? throughProxy(bare.proxy, run) : floor ? run() : throughProxy(replicas.proxy, run, () => replicas.scrapeSums(REVIEW_KINDS)));
         inFlight.push(await measured(() => hotProject(mode, alice, admin, hotName, hotNamespaces, SECONDS, quotaCpu, outcomes, hotMetadata)));
         log(`in flight, ${mode}, hot project: ${JSON.stringify(inFlight.at(-1))}`);
         if (SYNC) {

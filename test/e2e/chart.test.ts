@@ -205,7 +205,7 @@ describe('helm template', () => {
     expect(find(rendered.custom, 'ValidatingWebhookConfiguration', 'tenantgate').webhooks[0].matchConditions[0].expression).toContain('system:serviceaccount:platform-tenancy:tenantgate-controller');
   });
 
-  it('cert-manager values: the webhook alone, with a Certificate for its Service that fills the Secret it mounts', () => {
+  it('cert-manager values: the webhook alone, with a Certificate (ECDSA key) for its Service that fills the Secret it mounts', () => {
     const objects = rendered.certManager;
     expect(objects.map((o) => o.kind)).not.toContain('CustomResourceDefinition');
     expect(objects.map((o) => o.kind)).not.toContain('Namespace');
@@ -213,6 +213,9 @@ describe('helm template', () => {
     const certificate = find(objects, 'Certificate', 'tenantgate-webhook');
     expect(certificate.spec.dnsNames).toContain('tenantgate-webhook.tenantgate-system.svc');
     expect(certificate.spec.issuerRef).toEqual({ name: 'tenantgate-webhook-ca', kind: 'Issuer' });
+    // An ECDSA P-256 serving key (cheaper handshakes: docs/adr/0093-webhook-connections-and-handshakes.md), no RSA-only usage.
+    expect(certificate.spec.privateKey).toEqual({ algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' });
+    expect(certificate.spec.usages).toEqual(['server auth', 'digital signature']);
     expect(find(objects, 'Certificate', 'tenantgate-webhook-ca').spec.isCA).toBe(true);
     const webhook = find(objects, 'Deployment', 'tenantgate-webhook');
     expect(webhook.spec.template.spec.volumes).toContainEqual({ name: 'certs', secret: { secretName: certificate.spec.secretName } });
