@@ -13,7 +13,10 @@
  *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99;
  *   in flight: as shipped (settling), one project at 200 changes a second and a 5,000-namespace sync
  *            of one project, with the ledger's largest size (bench/targets/shipped-in-flight.ts;
- *            BENCH_SHIPPED_IN_FLIGHT=0 leaves them out, BENCH_SHIPPED_STEADY=0 runs them without the steady runs);
+ *            BENCH_SHIPPED_IN_FLIGHT=0 leaves them out, BENCH_SHIPPED_STEADY=0 runs them without the steady runs),
+ *            beside the same with the ledger off and two floors that are not tenantgate: no webhook
+ *            registered, and a bare webhook that only parses and answers; each run counts the
+ *            connections the apiserver opened to the webhooks and the reviews by kind;
  *   baseline: the CPU of one keep-alive node:https PUT of a ConfigMap through the same apiserver, measured
  *            in the same run at the same rate as the steady runs (open loop, not back to back), this
  *            process's idle CPU over as long a window subtracted (what one ledger write costs a lean
@@ -75,11 +78,12 @@ const STEADY = env('BENCH_SHIPPED_STEADY', 1) !== 0;
 const STEADY_SETTLEMENT = env('BENCH_SHIPPED_SETTLEMENT', 1) !== 0;
 /** BENCH_SHIPPED_EXPIRY=1 adds a third in-flight side: the ledger on with ledgerSettlement off (reported, not judged). */
 const IN_FLIGHT_EXPIRY = env('BENCH_SHIPPED_EXPIRY', 0) !== 0;
-/** BENCH_SHIPPED_FLOOR=0 leaves out the in-flight side with no webhook registered (the apiserver, etcd and the controller alone: the machine's floor). */
+/** BENCH_SHIPPED_FLOOR=0 leaves out the in-flight floors: no webhook registered (the apiserver, etcd and the controller alone), and the bare webhook. */
 const IN_FLIGHT_FLOOR = env('BENCH_SHIPPED_FLOOR', 1) !== 0;
 /** BENCH_SHIPPED_SIDES="ledger off,webhook off": only these in-flight sides (default: all); BENCH_SHIPPED_SYNC=0: the hot project only. */
 const SIDES = process.env.BENCH_SHIPPED_SIDES?.split(',').map((side) => side.trim());
 const SYNC = env('BENCH_SHIPPED_SYNC', 1) !== 0;
+/** BENCH_SHIPPED_BARE_DIRECT=1: the apiserver calls the first bare server itself, no proxy between (what the proxy costs). */
 const BARE_DIRECT = env('BENCH_SHIPPED_BARE_DIRECT', 0) !== 0;
 /** BENCH_SHIPPED_PROFILE=1: the replicas run with --cpu-prof (a profile each; bench/lib/profile.ts reads them). */
 const PROFILE = env('BENCH_SHIPPED_PROFILE', 0) !== 0;
@@ -367,7 +371,6 @@ async function startBareWebhooks(cp: ControlPlane, certs: WebhookCertFiles): Pro
   const srv = benchServer('shipped');
   const servers = await Promise.all([0, 1].map((i) => startChild(srv.nodeArgs, [srv.script, 'bare', '--cert', certs.cert, '--key', certs.key], join(cp.info.dir, `bare-webhook-${i}.log`))));
   const proxy = await startRoundRobinProxy(servers.map((s) => s.port));
-  // BENCH_SHIPPED_BARE_DIRECT=1: the apiserver calls the first server itself, no proxy between (what the proxy costs).
   await registerWebhooks(cp.info, `https://127.0.0.1:${BARE_DIRECT ? servers[0]!.port : proxy.port}`, certs.caBundle);
   return {
     proxy,
@@ -528,10 +531,10 @@ export async function main(): Promise<string[]> {
         for (const name of [hotName, syncName]) await project(cp, name, '100000', '100m');
         made += 2;
         if (!floor) await cachesHold(hooks, 'Project', made);
-        const [hotMetadata, syncMetadata] = floor ? await Promise.all([hotName, syncName].map((name) => asTheWebhookWouldLabel(cp, name))) : [nameOnly, nameOnly];
+        const [hotMetadata, syncMetadata] = floor ? await Promise.all([asTheWebhookWouldLabel(cp, hotName), asTheWebhookWouldLabel(cp, syncName)]) : [nameOnly, nameOnly];
         const hotNamespaces = Array.from({ length: 5 }, (_, i) => `${hotName}-base${i}`);
         // Setup, not measurement: the machine may still be busy with the side before, so a refusal is retried.
-        for (const name of hotNamespaces) await createNamespaceRetrying(alice, hotMetadata!(name));
+        for (const name of hotNamespaces) await createNamespaceRetrying(alice, hotMetadata(name));
         await quotasMade(cp, hotNamespaces);
         if (!floor) await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5);
         const outcomes = floor ? async () => ({}) : () => outcomeCounts(hooks);
@@ -568,7 +571,7 @@ export async function main(): Promise<string[]> {
     process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle${STEADY_SETTLEMENT ? '' : '; "ledger on" with ledgerSettlement off'}\n`);
     process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'reviews/growth', 'webhook ms/review', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.reviewsPerGrowth, r.webhookCpuMsPerReview, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
     if (inFlight.length > 0) {
-      process.stderr.write(`\nin flight (2 replicas as shipped, settling, beside the ledger off and no webhook at all): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
+      process.stderr.write(`\nin flight (2 replicas as shipped, settling, beside the ledger off, a bare webhook and no webhook at all): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
       process.stderr.write(table(['scenario', 'mode', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind', 'reviews', 'connections opened', 'proxy cut (EMFILE)'], inFlight.map((r) => [r.scenario, r.mode, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.reviews ?? '-', r.connectionsOpened ?? '-', `${Object.values(r.proxyFailures ?? {}).reduce((a, b) => a + b, 0)} (${r.proxyFailures?.['upstream EMFILE'] ?? 0})`])));
       process.stderr.write(`a connection the proxy cut (standing in for the Service) is the benchmark's, not the webhook's: EMFILE is the bench process out of file descriptors\n`);
     }

@@ -44,7 +44,7 @@ async function releaseCommit(): Promise<{ commit: string; foundBy: string }> {
  * Extracts the release with `git archive` under .run/ and builds its dist/ with the working tree's
  * TypeScript. It runs on the working tree's node_modules (Node finds them walking up from .run/) when
  * package-lock.json is the same in both; otherwise the release's own lock is installed beside it
- * (`npm ci --omit=dev`), which shadows the working tree's.
+ * (`npm ci`, dev dependencies included), which shadows the working tree's.
  */
 export async function buildPreviousRelease(): Promise<PreviousRelease> {
   const { commit, foundBy } = await releaseCommit();
@@ -53,7 +53,9 @@ export async function buildPreviousRelease(): Promise<PreviousRelease> {
   await execa('bash', ['-c', `git -C "${REPO_ROOT}" archive --format=tar ${commit} | tar -x -C "${dir}"`]);
   const lockThen = await readFile(join(dir, 'package-lock.json'), 'utf8');
   const lockNow = await readFile(join(REPO_ROOT, 'package-lock.json'), 'utf8');
-  if (lockThen !== lockNow) await execa('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, timeout: 600_000 });
+  // With its dev dependencies: the type packages it compiles against (node-forge's, which the working
+  // tree no longer has since ADR 0093) are dev dependencies. About 30 s with npm's cache warm.
+  if (lockThen !== lockNow) await execa('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, timeout: 600_000 });
   await execa(process.execPath, [join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.json')], { timeout: 600_000 });
   const cli = join(dir, 'dist', 'cli', 'main.js');
   if (!existsSync(cli)) throw new Error(`building ${PREVIOUS_RELEASE.tag} (${commit}) in ${dir} made no ${cli}`);
