@@ -20,13 +20,11 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { runIfMain } from '../lib/entry.js';
-import { env, log, median, round3, table } from '../lib/measure.js';
+import { HERE, env, log, median, round3, table } from '../lib/measure.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const RESULTS = join(HERE, '..', 'results', 'tls-handshake.json');
+const RESULTS = join(HERE, 'results', 'tls-handshake.json');
 const ROUNDS = env('BENCH_TLS_ROUNDS', 5);
 const REQUESTS = env('BENCH_TLS_REQUESTS', 2000);
 const PARALLEL = 10;

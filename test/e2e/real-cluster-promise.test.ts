@@ -11,6 +11,7 @@ import { generateWebhookCerts } from '../../src/certs/files.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
+import { parseEntries } from '../../src/ledger/ledger.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
@@ -71,9 +72,8 @@ async function replicasSeeEveryQuota(): Promise<void> {
 async function ledgerQuietIn(project: string, namespace: string): Promise<void> {
   await eventually(async () => {
     const ledger = await core('admin').readNamespacedConfigMap({ namespace: DEFAULT_CONFIG.systemNamespace, name: `${LEDGER_PREFIX}${project}` }).catch(() => undefined);
-    const entries = JSON.parse(ledger?.data?.reservations ?? '[]') as Array<{ namespace?: string; expires?: number }>;
     const now = Date.now();
-    expect(entries.filter((e) => e.namespace === namespace && (e.expires ?? 0) > now)).toEqual([]);
+    expect(parseEntries(ledger?.data?.reservations).filter((e) => e.namespace === namespace && e.expires > now)).toEqual([]);
   }, { timeoutMs: (DEFAULT_CONFIG.reservationTtlSeconds + 30) * 1000, what: `${project}'s ledger holds no live entry of ${namespace}` });
 }
 
@@ -244,7 +244,7 @@ describe('self-service namespaces and races, with two replicas on the ledger', (
       const refused = results.filter((r) => r.status === 'rejected');
       const reasons = refused.map((r) => String((r as PromiseRejectedResult).reason?.body ?? (r as PromiseRejectedResult).reason));
       expect(refused, `round ${round}: ${reasons.join(' | ')}`).toHaveLength(1);
-      expect(String((refused[0] as PromiseRejectedResult).reason?.body ?? (refused[0] as PromiseRejectedResult).reason)).toContain('[Q3]');
+      expect(reasons[0]).toContain('[Q3]');
       const left = (await core('admin').listNamespacedResourceQuota({ namespace: 'pcover-a' })).items.map((q) => q.metadata?.name);
       expect(left, `round ${round}`).toHaveLength(1);
       // Back to the default quota alone for the next round.

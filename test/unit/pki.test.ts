@@ -1,6 +1,6 @@
 import { X509Certificate, createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ function rsaCa(): KeyPair {
   const keyPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
   writeFileSync(join(dir, 'ca.key'), keyPem);
   execFileSync('openssl', ['req', '-x509', '-key', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt'), '-days', '2', '-subj', '/CN=old-rsa-ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  return { keyPem, certPem: execFileSync('cat', [join(dir, 'ca.crt')], { encoding: 'utf8' }) };
+  return { keyPem, certPem: readFileSync(join(dir, 'ca.crt'), 'utf8') };
 }
 
 describe('certificates (src/certs/pki.ts)', () => {
