@@ -8,7 +8,8 @@
  * next connection presents the new one. A tenant's kubectl runs at a fixed rate throughout. Every call
  * gets its verdict except, at the last step, the call(s) client-go itself cuts: when it notices the new
  * certificate it closes all its connections, the one being handshaken included (kube-apiserver's
- * behaviour, not the webhook's; the ADR says how operators live with it). Once settled, every call
+ * behaviour, not the webhook's; the ADR says how operators live with it), and a request client-go writes
+ * on an idle connection just as the webhook closes it. Once settled, every call
  * succeeds, which it only can with the new certificate (the old one would be answered 401).
  *
  * On a control plane of its own: its admission configuration differs from the shared one's.
@@ -106,9 +107,13 @@ describe("the apiserver's client certificate rotates with its CA, no restart", (
     process.stderr.write(`[cert-rotation-apiserver-client] ${traffic.outcomes.length} tenant calls over 5 steps, ${failures.length} without their verdict${failures.length ? `: ${failures.map((f) => `${f.step}: ${f.detail.trim()}`).join(' | ')}` : ''}\n`);
     expect(new Set(traffic.outcomes.map((o) => o.step)).size).toBe(5);
     expect(failures.filter((f) => f.step !== 'webhook trusts only the new')).toEqual([]);
-    // The one cut call: client-go closes its connections when it loads the new certificate, seen as a
-    // closed connection on its side or a reset when the webhook's close of an idle connection races it.
-    for (const f of failures) expect(f.detail).toMatch(/use of closed network connection|connection reset by peer/);
+    // The cut calls, one per event at most (the tenant's calls are one at a time): client-go closes its
+    // connections when it loads the new certificate (a closed connection on its side), and the webhook's
+    // close of an idle connection can race a request client-go is writing on it, which Go reports as a
+    // reset, a broken pipe, an EOF or a closed idle connection. Never a refusal: a 401 or a TLS alert
+    // would mean the apiserver presented a certificate the webhook no longer trusts.
+    expect(failures.length).toBeLessThanOrEqual(2);
+    for (const f of failures) expect(f.detail).toMatch(/use of closed network connection|connection reset by peer|broken pipe|\bEOF\b|server closed idle connection/);
     expect(traffic.outcomes.filter((o) => o.step === 'settled').every((o) => o.ok)).toBe(true);
   }, 300_000);
 });
