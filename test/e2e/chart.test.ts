@@ -15,6 +15,7 @@ import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
 import { cachedKustomize } from '../support/tools.js';
 import { cluster, kubectl } from '../support/cluster.js';
 import { PACKAGE_VERSION } from '../support/package-version.js';
+import { LABEL_PROJECT } from '../../src/validate/types.js';
 
 interface K8sObject {
   apiVersion: string;
@@ -203,6 +204,19 @@ describe('helm template', () => {
     }
     // The custom release's controller (another namespace) is among the trusted users.
     expect(find(rendered.custom, 'ValidatingWebhookConfiguration', 'tenantgate').webhooks[0].matchConditions[0].expression).toContain('system:serviceaccount:platform-tenancy:tenantgate-controller');
+  });
+
+  it('the mutating webhook is not sent a ResourceQuota UPDATE that keeps the project label the code sets (ADR 0094)', () => {
+    for (const objects of [rendered.default, rendered.custom]) {
+      const mutate = find(objects, 'MutatingWebhookConfiguration', 'tenantgate').webhooks[0];
+      expect(mutate.matchConditions.map((c: { name: string }) => c.name)).toEqual(['not-a-quota-update-keeping-its-project-label']);
+      const expression = mutate.matchConditions[0].expression as string;
+      expect(expression).toMatch(/^!\(request\.operation == 'UPDATE' && request\.resource\.resource == 'resourcequotas' && /);
+      // Every label key the CEL reads is the one mutateQuota writes.
+      const keys = [...expression.matchAll(/'([^' ]+\/[^' ]+)'/g)].map((m) => m[1]);
+      expect(keys.length).toBe(4);
+      expect(new Set(keys)).toEqual(new Set([LABEL_PROJECT]));
+    }
   });
 
   it('cert-manager values: the webhook alone, with a Certificate (ECDSA key) for its Service that fills the Secret it mounts', () => {

@@ -14,7 +14,7 @@ import { startController, type RunningController } from '../../src/controller/co
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { installBase, serviceAccountKubeConfig, serviceAccountKubeconfigFile, startLocalWebhook, unregisterWebhooks, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
-import { LEDGER_PREFIX } from '../../src/validate/types.js';
+import { LABEL_PROJECT, LEDGER_PREFIX } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
@@ -437,6 +437,21 @@ describe('around the matrix', () => {
       ['validate', 'Namespace', 'CREATE', 'allowed'],
     ]);
     await kubectl('admin', ['delete', 'namespace', 'shop-mc', '--wait=false']);
+  });
+
+  it('an owner\'s quota UPDATE that keeps its project label reaches the validating webhook alone; one that drops the label is mutated back (ADR 0094)', async () => {
+    const projectLabel = async () => JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'quota', GUARD, '-o', 'json'])).stdout).metadata.labels?.[LABEL_PROJECT] as string | undefined;
+    expect(await projectLabel(), 'the controller labelled its default quota').toBe('shop');
+    const mark = decisions.length;
+    expectVerdict(await run('alice', ['-n', 'shop-dev', 'label', 'quota', GUARD, 'e2e-note=x'], false), 'ok', 'alice labels her quota');
+    expectVerdict(await run('alice', ['-n', 'shop-dev', 'label', 'quota', GUARD, `${LABEL_PROJECT}-`], false), 'ok', 'alice removes its project label');
+    expect(await projectLabel(), 'the mutation put the label back').toBe('shop');
+    expect(since(mark).filter((d) => d.user === 'alice').map((d) => [d.path, d.kind, d.operation, d.verdict])).toEqual([
+      ['validate', 'ResourceQuota', 'UPDATE', 'allowed'],
+      ['mutate', 'ResourceQuota', 'UPDATE', 'patched'],
+      ['validate', 'ResourceQuota', 'UPDATE', 'allowed'],
+    ]);
+    await kubectl('admin', ['-n', 'shop-dev', 'label', 'quota', GUARD, 'e2e-note-']);
   });
 
   it('webhook down: tenant writes to project namespaces are refused, admins still work in kube-system; back up, tenants work again', async () => {
