@@ -49,8 +49,9 @@ export const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
 /**
  * The controllers kubeadm runs that tenantgate meets: namespace deletion, garbage collection, quota usage,
- * and the PersistentVolumeClaim protection that lets a deleted claim go (without it, a namespace holding a
- * claim never finishes deleting).
+ * the PersistentVolumeClaim protection that lets a deleted claim go (without it, a namespace holding a
+ * claim never finishes deleting), and the Deployment and ReplicaSet controllers, whose pod creates the
+ * allow-list policies judge like a tenant's (ADR 0095).
  */
 export const KUBE_CONTROLLERS = [
   'namespace-controller',
@@ -61,6 +62,8 @@ export const KUBE_CONTROLLERS = [
   'serviceaccount-token-controller',
   'root-ca-certificate-publisher-controller',
   'clusterrole-aggregation-controller',
+  'deployment-controller',
+  'replicaset-controller',
 ];
 
 export interface ClusterInfo {
