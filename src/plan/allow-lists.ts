@@ -7,11 +7,17 @@
 import type { TenantgateConfig } from '../config/config.js';
 import { allowListKindOf, allowListViolations } from '../validate/allow-admission.js';
 import { allowSubject } from '../validate/rules/allow-lists.js';
-import type { Project } from '../validate/types.js';
+import type { Project, Violation } from '../validate/types.js';
 import type { PlanFinding } from './types.js';
 
 /** An object as listed from the cluster (apiVersion and kind set, metadata.namespace and name). */
 export type LiveObject = Record<string, unknown> & { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } };
+
+/**
+ * A violation as compared across the change: its rule and field, not its message, whose "allowed:" part
+ * names the lists and so differs between the old lists and the new ones for the same refusal.
+ */
+const sameFinding = (v: Violation): string => `${v.rule} ${JSON.stringify(v.path ?? [])}`;
 
 const groupOf = (apiVersion: string | undefined): string => (apiVersion?.includes('/') ? apiVersion.split('/')[0]! : '');
 
@@ -23,9 +29,10 @@ export function strandedByAllowLists(config: TenantgateConfig, was: Project, wil
     const namespace = object.metadata?.namespace ?? '';
     if (!kind || !namespaces.has(namespace)) continue;
     const name = object.metadata?.name ?? '';
-    const before = new Set(allowListViolations(allowSubject(config, was, kind, namespace, name), kind, object).map((v) => v.message));
+    const refusedBefore = allowListViolations(allowSubject(config, was, kind, namespace, name), kind, object);
+    const before = new Set(refusedBefore.map(sameFinding));
     for (const v of allowListViolations(allowSubject(config, will, kind, namespace, name), kind, object)) {
-      if (before.has(v.message)) continue;
+      if (before.has(sameFinding(v))) continue;
       out.push({ rule: v.rule, message: `${v.message} (it runs now: it keeps running, but could not be created again)`, object: `${kind} ${namespace}/${name}`, by: 'plan' });
     }
   }

@@ -1,6 +1,7 @@
 /**
  * Admission of the objects the allow-lists judge (X1–X10, H1, H2, H4, docs/rules.md#allow-lists): which kinds, which
- * project, which rules. Lookups in the snapshot only (docs/adr/0073-allow-lists-in-the-webhook.md).
+ * project, which rules. Lookups in the snapshot only. What each rule judges, and that an UPDATE is judged only
+ * for what it adds: docs/adr/0095-allow-lists-in-the-api-server.md.
  */
 import { isPrivileged } from '../config/config.js';
 import { volumeOwnership } from './allow-lists.js';
@@ -9,8 +10,10 @@ import {
   allowSubject,
   checkGateway,
   checkIngress,
+  checkListenerSet,
   checkPersistentVolumeClaim,
   checkPod,
+  checkPortRoute,
   checkResourceClaim,
   checkRoute,
   checkService,
@@ -18,6 +21,7 @@ import {
 } from './rules/allow-lists.js';
 import { LABEL_PROJECT, type Violation } from './types.js';
 
+/** `group/kind` of each kind the allow-lists judge, to the kind its messages name. */
 export const ALLOW_LIST_KINDS = {
   '/Pod': 'Pod',
   '/Service': 'Service',
@@ -26,41 +30,54 @@ export const ALLOW_LIST_KINDS = {
   'gateway.networking.k8s.io/HTTPRoute': 'HTTPRoute',
   'gateway.networking.k8s.io/GRPCRoute': 'GRPCRoute',
   'gateway.networking.k8s.io/TLSRoute': 'TLSRoute',
+  'gateway.networking.k8s.io/TCPRoute': 'TCPRoute',
+  'gateway.networking.k8s.io/UDPRoute': 'UDPRoute',
   'gateway.networking.k8s.io/Gateway': 'Gateway',
+  'gateway.networking.k8s.io/ListenerSet': 'ListenerSet',
+  'gateway.networking.x-k8s.io/XListenerSet': 'XListenerSet',
   'resource.k8s.io/ResourceClaim': 'ResourceClaim',
   'resource.k8s.io/ResourceClaimTemplate': 'ResourceClaimTemplate',
 } as const;
 
 export type AllowListKind = (typeof ALLOW_LIST_KINDS)[keyof typeof ALLOW_LIST_KINDS];
 
-/** The kind when the allow-lists judge objects of this group and kind. */
+/** The kind when the allow-lists judge objects of this API group (`''` for core) and kind. */
 export function allowListKindOf(group: string, kind: string): AllowListKind | undefined {
   return (ALLOW_LIST_KINDS as Record<string, AllowListKind | undefined>)[`${group}/${kind}`];
 }
 
 type Json = Record<string, unknown>;
 
-/** Every allow-list violation of `object` (a `kind` of the project `s` names). */
-export function allowListViolations(s: AllowSubject, kind: AllowListKind, object: Json): Violation[] {
+/**
+ * Every allow-list violation of `object` (a `kind` of the project `s` names). `old` is the old object of an
+ * UPDATE, undefined on CREATE: then only what the update adds is judged (docs/adr/0095).
+ */
+export function allowListViolations(s: AllowSubject, kind: AllowListKind, object: Json, old?: Json): Violation[] {
   switch (kind) {
     case 'Pod':
-      return checkPod(s, object);
+      return checkPod(s, object, old);
     case 'Service':
-      return checkService(s, object);
+      return checkService(s, object, old);
     case 'PersistentVolumeClaim':
-      return checkPersistentVolumeClaim(s, object);
+      return checkPersistentVolumeClaim(s, object, old);
     case 'Ingress':
-      return checkIngress(s, object);
+      return checkIngress(s, object, old);
     case 'HTTPRoute':
     case 'GRPCRoute':
     case 'TLSRoute':
-      return checkRoute(s, object);
+      return checkRoute(s, object, old);
+    case 'TCPRoute':
+    case 'UDPRoute':
+      return checkPortRoute(s, object, old);
     case 'Gateway':
-      return checkGateway(s, object);
+      return checkGateway(s, object, old);
+    case 'ListenerSet':
+    case 'XListenerSet':
+      return checkListenerSet(s, object, old);
     case 'ResourceClaim':
-      return checkResourceClaim(s, object, false);
+      return checkResourceClaim(s, object, false, old);
     case 'ResourceClaimTemplate':
-      return checkResourceClaim(s, object, true);
+      return checkResourceClaim(s, object, true, old);
   }
 }
 
@@ -102,10 +119,5 @@ export function reviewAllowLists(ctx: ReviewContext, operation: Operation, kind:
   if (volume !== undefined) {
     subject.volume = volumeOwnership(volume, ctx.persistentVolumes?.get(volume), (ns) => ctx.snapshot.namespace(ns)?.metadata.labels?.[LABEL_PROJECT]);
   }
-  const found = allowListViolations(subject, kind, object);
-  if (operation === 'UPDATE' && old && found.length > 0) {
-    const before = new Set(allowListViolations(subject, kind, old).map((v) => v.message));
-    return { violations: found.filter((v) => !before.has(v.message)), warnings: [] };
-  }
-  return { violations: found, warnings: [] };
+  return { violations: allowListViolations(subject, kind, object, operation === 'UPDATE' ? old : undefined), warnings: [] };
 }

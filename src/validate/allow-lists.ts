@@ -89,13 +89,82 @@ export function hostnameProblem(host: string, suffixes: readonly string[], wildc
 /** Tolerations every pod may carry: Kubernetes' own node conditions (the apiserver adds not-ready and unreachable to every pod). */
 export const NODE_CONDITION_TAINT_PREFIX = 'node.kubernetes.io/';
 
-/** Whether a pod's toleration is one of the allowed ones (same key, operator, value; an allowed effect "" covers every effect). */
-export function tolerationAllowed(t: Toleration, allowed: readonly Toleration[]): boolean {
-  if (t.key?.startsWith(NODE_CONDITION_TAINT_PREFIX)) return true;
+/**
+ * Whether a toleration is one of the allowed ones: same key, operator (unset = Equal), value (when Equal),
+ * and an allowed effect that is unset (every effect) or the same. A device request's tolerations are judged
+ * by this alone (X8, devices).
+ */
+export function tolerationListed(t: Toleration, allowed: readonly Toleration[]): boolean {
   const operator = (x: Toleration) => x.operator ?? 'Equal';
   return allowed.some(
-    (a) => (a.key ?? '') === (t.key ?? '') && operator(a) === operator(t) && (operator(a) === 'Exists' || (a.value ?? '') === (t.value ?? '')) && (!a.effect || a.effect === t.effect),
+    (a) =>
+      (a.key ?? '') === (t.key ?? '') &&
+      operator(a) === operator(t) &&
+      (operator(a) === 'Exists' || (a.value ?? '') === (t.value ?? '')) &&
+      (!a.effect || a.effect === t.effect),
   );
+}
+
+/** Whether a pod's toleration is allowed: a node condition's (`node.kubernetes.io/*`), or a listed one. */
+export function tolerationAllowed(t: Toleration, allowed: readonly Toleration[]): boolean {
+  return (t.key?.startsWith(NODE_CONDITION_TAINT_PREFIX) ?? false) || tolerationListed(t, allowed);
+}
+
+/**
+ * Whether an image matches a registry prefix (X9). A prefix ending in `/` matches what starts with it;
+ * another matches itself or what continues with `/`, and, when it names a repository (it contains a `/`),
+ * what continues with a tag (`:`) or a digest (`@`). So `registry.example.com` does not match
+ * `registry.example.com.evil.io/x`, nor `docker.io/library/nginx` `docker.io/library/nginx-evil`.
+ */
+export function imageMatchesPrefix(image: string, prefix: string): boolean {
+  if (prefix.endsWith('/')) return image.startsWith(prefix);
+  if (image === prefix || image.startsWith(`${prefix}/`)) return true;
+  return prefix.includes('/') && (image.startsWith(`${prefix}:`) || image.startsWith(`${prefix}@`));
+}
+
+export function imageAllowed(image: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((p) => imageMatchesPrefix(image, p));
+}
+
+/** How images may start under `prefixes`, for messages: `registry.example.com/, docker.io/library/nginx:, …`. */
+export function describeRegistries(prefixes: readonly string[]): string {
+  const starts = prefixes.flatMap((p) => {
+    if (p.endsWith('/')) return [p];
+    return p.includes('/') ? [`${p}:`, `${p}@`, `${p}/`] : [`${p}/`];
+  });
+  return starts.length ? starts.join(', ') : 'none';
+}
+
+/**
+ * What an UPDATE adds (docs/adr/0095-allow-lists-in-the-api-server.md): an item is new unless the old
+ * object's same field holds an equal one (JSON equality: every field, key order aside). `oldItems`
+ * undefined is a CREATE: everything is new. A single-valued check passes its fields as one item (a
+ * tuple) and the old object's as the only old item, so it is judged exactly when one of them changed.
+ * Callers pass items as the rule judges them (the API server's policies compare the same forms): a
+ * toleration by `judgedToleration`, a hostname lowercased, a field's default filled in.
+ */
+export function isNewItem(item: unknown, oldItems: readonly unknown[] | undefined): boolean {
+  return oldItems === undefined || !oldItems.some((old) => sameJson(old, item));
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = (o: Record<string, unknown>) => Object.keys(o).filter((k) => o[k] !== undefined);
+  return keys(x).length === keys(y).length && keys(x).every((k) => sameJson(x[k], y[k]));
+}
+
+/**
+ * A toleration as the rules judge it, to compare across an update: key, operator (unset = Equal), value and
+ * effect, each given ('' when unset); `tolerationSeconds` is not judged.
+ */
+export function judgedToleration(t: Toleration): Required<Omit<Toleration, 'tolerationSeconds'>> {
+  return { key: t.key ?? '', operator: t.operator ?? 'Equal', value: t.value ?? '', effect: t.effect ?? '' };
 }
 
 /** A toleration as text, for messages: `dedicated=gpu:NoSchedule`, `dedicated:Exists`, `Exists` (every taint). */

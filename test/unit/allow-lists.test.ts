@@ -57,17 +57,19 @@ describe('X2–X4: Services', () => {
     expect(checkService(subject('Service', 'web'), service({}))).toEqual([]);
     expect(checkService(subject('Service', 'web'), service({ type: 'ClusterIP' }))).toEqual([]);
     for (const type of ['NodePort', 'LoadBalancer', 'ExternalName']) {
-      expect(messages(checkService(subject('Service', 'web'), service({ type })))).toEqual([`[X3] Service payments-batch/web: type ${type} is not allowed for project payments; allowed: ClusterIP`]);
+      const noNodePorts = type === 'LoadBalancer' ? { allocateLoadBalancerNodePorts: false } : {};
+      expect(messages(checkService(subject('Service', 'web'), service({ type, ...noNodePorts })))).toEqual([`[X3] Service payments-batch/web: type ${type} is not allowed for project payments; allowed: ClusterIP`]);
     }
     expect(checkService(subject('Service', 'web', { services: { types: ['NodePort'] } }), service({ type: 'NodePort' }))).toEqual([]);
   });
 
   it('holds a LoadBalancer to the declared source ranges', () => {
     const allow: AllowLists = { services: { types: ['LoadBalancer'], loadBalancerSourceRanges: ['10.0.0.0/8'] } };
-    expect(checkService(subject('Service', 'lb', allow), service({ type: 'LoadBalancer', loadBalancerSourceRanges: ['10.1.0.0/16'] }))).toEqual([]);
-    expect(checkService(subject('Service', 'lb', allow), service({ type: 'LoadBalancer' })).map((v) => v.rule)).toEqual(['X4']);
-    expect(checkService(subject('Service', 'lb', allow), service({ type: 'LoadBalancer', loadBalancerSourceRanges: ['0.0.0.0/0'] })).map((v) => v.rule)).toEqual(['X4']);
-    expect(checkService(subject('Service', 'lb', { services: { types: ['LoadBalancer'] } }), service({ type: 'LoadBalancer' }))).toEqual([]);
+    const lb = (spec: Record<string, unknown> = {}) => service({ type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, ...spec });
+    expect(checkService(subject('Service', 'lb', allow), lb({ loadBalancerSourceRanges: ['10.1.0.0/16'] }))).toEqual([]);
+    expect(checkService(subject('Service', 'lb', allow), lb()).map((v) => v.rule)).toEqual(['X4']);
+    expect(checkService(subject('Service', 'lb', allow), lb({ loadBalancerSourceRanges: ['0.0.0.0/0'] })).map((v) => v.rule)).toEqual(['X4']);
+    expect(checkService(subject('Service', 'lb', { services: { types: ['LoadBalancer'] } }), lb())).toEqual([]);
   });
 });
 

@@ -1,33 +1,63 @@
 /**
- * X1–X10, H1–H4: what a project's objects may use (docs/rules.md#allow-lists). One pure function per object
- * kind, each returning the violations of every rule that kind can break; H3 over a set of Projects.
- * The objects are as the apiserver sends them (untyped JSON): every field is read defensively.
+ * X1–X10, H1–H4: what a project's objects may use (docs/rules.md#allow-lists, and what each rule judges:
+ * docs/adr/0095-allow-lists-in-the-api-server.md). One pure function per object kind, each returning the
+ * violations of every rule that kind can break; H3 over a set of Projects. The objects are as the API
+ * server sends them (untyped JSON): every field is read defensively.
+ *
+ * `old` is the old object of an UPDATE (undefined on CREATE): then a list item is judged only when the
+ * old object's same field lacks it, a single-valued check only when its fields changed (`isNewItem`).
  */
 import type { TenantgateConfig } from '../../config/config.js';
 import {
+  describeRegistries,
   describeToleration,
   effectiveAllowLists,
   hostnameProblem,
+  imageAllowed,
+  isNewItem,
+  judgedToleration,
   SYSTEM_PRIORITY_PREFIX,
   suffixesOverlap,
   tolerationAllowed,
+  tolerationListed,
   type EffectiveAllowLists,
   type VolumeOwnership,
 } from '../allow-lists.js';
 import { withinAnyCidr } from '../cidr.js';
-import { LABEL_PROJECT, type FieldPath, type Project, type RuleId, type Toleration, type Violation } from '../types.js';
+import {
+  LABEL_PROJECT,
+  type FieldPath,
+  type Project,
+  type RuleId,
+  type Toleration,
+  type Violation,
+} from '../types.js';
 
 type Json = Record<string, unknown>;
+/** The old object (or the part of it a check reads) on UPDATE; undefined on CREATE. */
+type Old = Json | undefined;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const objectAt = (v: unknown, key: string): Json => (isObject(v) && isObject(v[key]) ? v[key] : {});
 const listAt = (v: unknown, key: string): unknown[] => (isObject(v) && Array.isArray(v[key]) ? v[key] : []);
-const stringAt = (v: unknown, key: string): string | undefined => (isObject(v) && typeof v[key] === 'string' ? v[key] : undefined);
+const stringAt = (v: unknown, key: string): string | undefined =>
+  isObject(v) && typeof v[key] === 'string' ? v[key] : undefined;
+const specOf = (o: Json): Json => objectAt(o, 'spec');
+
+/** `read` over the old object: the old field's items, or the old part; undefined on CREATE. */
+const before = <T>(old: Old, read: (o: Json) => T): T | undefined => (old === undefined ? undefined : read(old));
+
+/** Whether a single-valued check is judged: on CREATE, or when one of its `fields` differs from the old object's. */
+const changed = (now: Json, old: Old, fields: (o: Json) => unknown[]): boolean =>
+  isNewItem(fields(now), before(old, (o) => [fields(o)]));
 
 /** What a rule needs to know about the object and its project. */
 export interface AllowSubject {
   /** `Pod payments-batch/crit`. */
   subject: string;
+  /** The object's kind and namespace (a TCPRoute's parents must be in the latter). */
+  kind: string;
+  namespace: string;
   project: Project;
   allow: EffectiveAllowLists;
   /**
@@ -37,153 +67,431 @@ export interface AllowSubject {
   volume?: VolumeOwnership;
 }
 
-export function allowSubject(config: TenantgateConfig, project: Project, kind: string, namespace: string, name: string): AllowSubject {
-  return { subject: `${kind} ${namespace}/${name}`, project, allow: effectiveAllowLists(config, project) };
+export function allowSubject(
+  config: TenantgateConfig,
+  project: Project,
+  kind: string,
+  namespace: string,
+  name: string,
+): AllowSubject {
+  const allow = effectiveAllowLists(config, project);
+  return { subject: `${kind} ${namespace}/${name}`, kind, namespace, project, allow };
 }
 
 const listed = (values: readonly string[], none = 'none'): string => (values.length ? values.join(', ') : none);
+const quoted = (label: string, value: unknown): string => `${label} ${JSON.stringify(value)}`;
 
 function violation(rule: RuleId, s: AllowSubject, path: FieldPath, what: string, allowed: string): Violation {
-  return { rule, path, message: `${s.subject}: ${what} is not allowed for project ${s.project.metadata.name ?? ''}; allowed: ${allowed}` };
+  const project = s.project.metadata.name ?? '';
+  return { rule, path, message: `${s.subject}: ${what} is not allowed for project ${project}; allowed: ${allowed}` };
 }
 
-/** X1, X6, X8, X9 on a pod spec (a Pod's `spec`, or a pod template's). */
-export function checkPodSpec(s: AllowSubject, spec: Json, path: FieldPath = ['spec']): Violation[] {
-  const out: Violation[] = [];
+/** X1, X6, X8, X9 on a pod spec (a Pod's `spec`, or a pod template's); `old` is the old pod's spec. */
+export function checkPodSpec(s: AllowSubject, spec: Json, path: FieldPath = ['spec'], old?: Json): Violation[] {
+  return [
+    ...priorityClassViolations(s, spec, path, old),
+    ...runtimeClassViolations(s, spec, path, old),
+    ...placementViolations(s, spec, path, old),
+    ...registryViolations(s, spec, path, old),
+  ];
+}
+
+export function checkPod(s: AllowSubject, pod: Json, old?: Json): Violation[] {
+  return checkPodSpec(s, specOf(pod), ['spec'], before(old, specOf));
+}
+
+function priorityClassViolations(s: AllowSubject, spec: Json, path: FieldPath, old: Old): Violation[] {
   const a = s.allow;
   const priorityClass = stringAt(spec, 'priorityClassName');
-  if (priorityClass) {
-    const system = priorityClass.startsWith(SYSTEM_PRIORITY_PREFIX);
-    const ok = system ? a.systemPriorityClasses.includes(priorityClass) : a.priorityClasses === undefined || a.priorityClasses.includes(priorityClass);
-    if (!ok) {
-      const allowed = a.priorityClasses === undefined ? `any PriorityClass but system-*${a.systemPriorityClasses.length ? ` (and ${a.systemPriorityClasses.join(', ')})` : ''}` : listed([...a.priorityClasses, ...a.systemPriorityClasses.filter((c) => !a.priorityClasses?.includes(c))], 'no PriorityClass');
-      out.push(violation('X1', s, [...path, 'priorityClassName'], `priorityClassName ${JSON.stringify(priorityClass)}`, allowed));
-    }
-  }
+  if (!priorityClass || !changed(spec, old, (x) => [stringAt(x, 'priorityClassName')])) return [];
+  const ok = priorityClass.startsWith(SYSTEM_PRIORITY_PREFIX)
+    ? a.systemPriorityClasses.includes(priorityClass)
+    : a.priorityClasses === undefined || a.priorityClasses.includes(priorityClass);
+  if (ok) return [];
+  const extraSystem = a.systemPriorityClasses.length ? ` (and ${a.systemPriorityClasses.join(', ')})` : '';
+  const allowed =
+    a.priorityClasses === undefined
+      ? `any PriorityClass but system-*${extraSystem}`
+      : listed([...new Set([...a.priorityClasses, ...a.systemPriorityClasses])], 'no PriorityClass');
+  return [violation('X1', s, [...path, 'priorityClassName'], quoted('priorityClassName', priorityClass), allowed)];
+}
+
+function runtimeClassViolations(s: AllowSubject, spec: Json, path: FieldPath, old: Old): Violation[] {
+  const classes = s.allow.runtimeClasses;
   const runtimeClass = stringAt(spec, 'runtimeClassName');
-  if (runtimeClass && a.runtimeClasses !== undefined && !a.runtimeClasses.includes(runtimeClass)) {
-    out.push(violation('X6', s, [...path, 'runtimeClassName'], `runtimeClassName ${JSON.stringify(runtimeClass)}`, listed(a.runtimeClasses, 'no RuntimeClass')));
-  }
+  if (!runtimeClass || classes === undefined || classes.includes(runtimeClass)) return [];
+  if (!changed(spec, old, (x) => [stringAt(x, 'runtimeClassName')])) return [];
+  const what = quoted('runtimeClassName', runtimeClass);
+  return [violation('X6', s, [...path, 'runtimeClassName'], what, listed(classes, 'no RuntimeClass'))];
+}
+
+/** A pod spec's tolerations as X8 judges them (to compare across an update). */
+const tolerationsOf = (spec: Json) =>
+  listAt(spec, 'tolerations')
+    .filter(isObject)
+    .map((t) => judgedToleration(t as Toleration));
+
+/** X8 on a pod: the node selector, no nodeName, only allowed tolerations. */
+function placementViolations(s: AllowSubject, spec: Json, path: FieldPath, old: Old): Violation[] {
+  const out: Violation[] = [];
+  const a = s.allow;
   const selector = objectAt(spec, 'nodeSelector');
   const wanted = Object.entries(a.nodeSelector);
   const wantedText = wanted.map(([k, v]) => `${k}=${v}`).join(', ');
-  for (const [key, value] of wanted) {
-    if (selector[key] !== value) {
+  if (changed(spec, old, (x) => [objectAt(x, 'nodeSelector')])) {
+    for (const [key, value] of wanted) {
+      if (selector[key] === value) continue;
       const has = typeof selector[key] === 'string' ? `${key}=${String(selector[key])}` : `no ${key}`;
-      out.push(violation('X8', s, [...path, 'nodeSelector', key], `nodeSelector with ${has}`, `a nodeSelector with ${wantedText}`));
+      const allowed = `a nodeSelector with ${wantedText}`;
+      out.push(violation('X8', s, [...path, 'nodeSelector', key], `nodeSelector with ${has}`, allowed));
     }
   }
   const nodeName = stringAt(spec, 'nodeName');
-  if (nodeName && wanted.length > 0) {
-    out.push(violation('X8', s, [...path, 'nodeName'], `nodeName ${JSON.stringify(nodeName)} (it skips the scheduler and the node selector)`, `no nodeName, a nodeSelector with ${wantedText}`));
+  if (nodeName && changed(spec, old, (x) => [stringAt(x, 'nodeName')])) {
+    const why = 'it skips the scheduler, the node selector and every NoSchedule taint';
+    const what = `${quoted('nodeName', nodeName)} (${why})`;
+    out.push(violation('X8', s, [...path, 'nodeName'], what, 'no nodeName (the scheduler places the pod)'));
   }
+  const oldTolerations = before(old, tolerationsOf);
+  const allowed = `${listed(a.tolerations.map(describeToleration), 'no toleration')} (and node.kubernetes.io/* ones)`;
   listAt(spec, 'tolerations').forEach((t, i) => {
     if (!isObject(t)) return;
     const toleration = t as Toleration;
+    if (!isNewItem(judgedToleration(toleration), oldTolerations)) return;
     if (tolerationAllowed(toleration, a.tolerations)) return;
-    out.push(violation('X8', s, [...path, 'tolerations', i], `toleration ${describeToleration(toleration)}`, `${listed(a.tolerations.map(describeToleration), 'no toleration')} (and node.kubernetes.io/* ones)`));
+    out.push(violation('X8', s, [...path, 'tolerations', i], `toleration ${describeToleration(toleration)}`, allowed));
   });
-  if (a.registries !== undefined) {
-    for (const field of ['initContainers', 'containers', 'ephemeralContainers']) {
-      listAt(spec, field).forEach((c, i) => {
-        const image = stringAt(c, 'image');
-        if (image === undefined || a.registries?.some((r) => image.startsWith(r))) return;
-        out.push(violation('X9', s, [...path, field, i, 'image'], `image ${JSON.stringify(image)}`, `images starting with ${listed(a.registries ?? [])}`));
-      });
-    }
-  }
   return out;
 }
 
-export function checkPod(s: AllowSubject, pod: Json): Violation[] {
-  return checkPodSpec(s, objectAt(pod, 'spec'));
+interface ImageItem {
+  path: FieldPath;
+  image: string;
+  what: 'image' | 'image volume';
 }
+
+/** Every image of a pod spec: its containers', init and ephemeral containers', and its image volumes' references. */
+function imagesOf(spec: Json): ImageItem[] {
+  const containers = (['initContainers', 'containers', 'ephemeralContainers'] as const).flatMap((field) =>
+    listAt(spec, field).flatMap((c, i): ImageItem[] => {
+      const image = stringAt(c, 'image');
+      return image === undefined ? [] : [{ path: [field, i, 'image'], image, what: 'image' }];
+    }),
+  );
+  const volumes = listAt(spec, 'volumes').flatMap((v, i): ImageItem[] => {
+    const image = stringAt(objectAt(v, 'image'), 'reference');
+    return image === undefined ? [] : [{ path: ['volumes', i, 'image', 'reference'], image, what: 'image volume' }];
+  });
+  return [...containers, ...volumes];
+}
+
+/** X9: every image, judged when the old pod had it nowhere (an ephemeral container may reuse the pod's image). */
+function registryViolations(s: AllowSubject, spec: Json, path: FieldPath, old: Old): Violation[] {
+  const registries = s.allow.registries;
+  if (registries === undefined) return [];
+  const allowed = `images starting with ${describeRegistries(registries)}`;
+  const oldImages = before(old, (o) => imagesOf(o).map((i) => i.image));
+  return imagesOf(spec).flatMap(({ path: at, image, what }) => {
+    if (!isNewItem(image, oldImages) || imageAllowed(image, registries)) return [];
+    return [violation('X9', s, [...path, ...at], quoted(what, image), allowed)];
+  });
+}
+
+/** What X2 allows as an address a tenant claims. */
+const addressesAllowed = (a: EffectiveAllowLists, none: string): string =>
+  a.externalIPs.length ? `addresses in ${a.externalIPs.join(', ')}` : none;
+const NO_CIDR = 'no address (the project has no externalIPs CIDR)';
 
 /** X2, X3, X4 on a Service. */
-export function checkService(s: AllowSubject, service: Json): Violation[] {
+export function checkService(s: AllowSubject, service: Json, old?: Json): Violation[] {
+  const spec = specOf(service);
+  const oldSpec = before(old, specOf);
+  return [
+    ...serviceAddressViolations(s, spec, oldSpec),
+    ...serviceTypeViolations(s, spec, oldSpec),
+    ...sourceRangeViolations(s, spec, oldSpec),
+  ];
+}
+
+const serviceType = (spec: Json): string => stringAt(spec, 'type') ?? 'ClusterIP';
+
+/** X2: `externalIPs` and `loadBalancerIP` inside the project's CIDRs. */
+function serviceAddressViolations(s: AllowSubject, spec: Json, old: Old): Violation[] {
   const out: Violation[] = [];
-  const spec = objectAt(service, 'spec');
-  const a = s.allow;
+  const cidrs = s.allow.externalIPs;
+  const oldIPs = before(old, (o) => listAt(o, 'externalIPs'));
   listAt(spec, 'externalIPs').forEach((ip, i) => {
-    if (typeof ip === 'string' && withinAnyCidr(ip, a.externalIPs)) return;
-    out.push(violation('X2', s, ['spec', 'externalIPs', i], `externalIPs ${JSON.stringify(ip)}`, a.externalIPs.length ? `addresses in ${a.externalIPs.join(', ')}` : 'no externalIPs'));
+    if (!isNewItem(ip, oldIPs) || (typeof ip === 'string' && withinAnyCidr(ip, cidrs))) return;
+    const allowed = addressesAllowed(s.allow, 'no externalIPs');
+    out.push(violation('X2', s, ['spec', 'externalIPs', i], quoted('externalIPs', ip), allowed));
   });
-  const type = stringAt(spec, 'type') ?? 'ClusterIP';
-  if (type !== 'ClusterIP' && !a.serviceTypes.includes(type)) {
-    out.push(violation('X3', s, ['spec', 'type'], `type ${type}`, ['ClusterIP', ...a.serviceTypes].join(', ')));
-  }
-  if (type === 'LoadBalancer' && a.loadBalancerSourceRanges !== undefined) {
-    const ranges = listAt(spec, 'loadBalancerSourceRanges');
-    const allowed = `loadBalancerSourceRanges inside ${listed(a.loadBalancerSourceRanges)}`;
-    if (ranges.length === 0) out.push(violation('X4', s, ['spec', 'loadBalancerSourceRanges'], 'a LoadBalancer without loadBalancerSourceRanges (open to every address)', allowed));
-    ranges.forEach((r, i) => {
-      if (typeof r === 'string' && withinAnyCidr(r, a.loadBalancerSourceRanges ?? [])) return;
-      out.push(violation('X4', s, ['spec', 'loadBalancerSourceRanges', i], `loadBalancerSourceRanges ${JSON.stringify(r)}`, allowed));
-    });
+  const ip = stringAt(spec, 'loadBalancerIP');
+  if (ip && changed(spec, old, (x) => [stringAt(x, 'loadBalancerIP')]) && !withinAnyCidr(ip, cidrs)) {
+    const allowed = addressesAllowed(s.allow, NO_CIDR);
+    out.push(violation('X2', s, ['spec', 'loadBalancerIP'], quoted('loadBalancerIP', ip), allowed));
   }
   return out;
 }
 
-function hostViolation(s: AllowSubject, path: FieldPath, host: string): Violation[] {
-  const problem = hostnameProblem(host, s.allow.hostnameSuffixes, s.allow.wildcardHostnames);
+const NODE_PORT_OPEN = 'a node port on every node, open beyond the source ranges';
+const NO_NODE_PORT = '(NodePort is not an allowed type)';
+
+/** X3: the type; without NodePort allowed, no node port (a LoadBalancer sets allocateLoadBalancerNodePorts: false). */
+function serviceTypeViolations(s: AllowSubject, spec: Json, old: Old): Violation[] {
+  const out: Violation[] = [];
+  const types = s.allow.serviceTypes;
+  const type = serviceType(spec);
+  if (type !== 'ClusterIP' && !types.includes(type) && changed(spec, old, (x) => [serviceType(x)])) {
+    out.push(violation('X3', s, ['spec', 'type'], `type ${type}`, ['ClusterIP', ...types].join(', ')));
+  }
+  if (types.includes('NodePort')) return out;
+  const allocate = spec.allocateLoadBalancerNodePorts;
+  // Unset is what the API server defaults to true.
+  const allocating = (x: Json) => [serviceType(x), x.allocateLoadBalancerNodePorts ?? true];
+  if (type === 'LoadBalancer' && allocate !== false && changed(spec, old, allocating)) {
+    const what =
+      allocate === undefined
+        ? `a LoadBalancer with allocateLoadBalancerNodePorts unset (the API server makes it true: ${NODE_PORT_OPEN})`
+        : `${quoted('allocateLoadBalancerNodePorts', allocate)} (${NODE_PORT_OPEN})`;
+    const allowed = `allocateLoadBalancerNodePorts: false ${NO_NODE_PORT}`;
+    out.push(violation('X3', s, ['spec', 'allocateLoadBalancerNodePorts'], what, allowed));
+  }
+  const nodePortOf = (port: unknown): unknown => (isObject(port) ? port.nodePort : undefined);
+  const oldNodePorts = before(old, (o) => listAt(o, 'ports').map(nodePortOf));
+  listAt(spec, 'ports').forEach((port, i) => {
+    const nodePort = nodePortOf(port);
+    if (nodePort === undefined || nodePort === 0 || !isNewItem(nodePort, oldNodePorts)) return;
+    const what = `nodePort ${JSON.stringify(nodePort)}`;
+    out.push(violation('X3', s, ['spec', 'ports', i, 'nodePort'], what, `no nodePort ${NO_NODE_PORT}`));
+  });
+  return out;
+}
+
+/** X4: a LoadBalancer has source ranges, each inside an allowed CIDR. */
+function sourceRangeViolations(s: AllowSubject, spec: Json, old: Old): Violation[] {
+  const cidrs = s.allow.loadBalancerSourceRanges;
+  if (serviceType(spec) !== 'LoadBalancer' || cidrs === undefined) return [];
+  const out: Violation[] = [];
+  const field = 'loadBalancerSourceRanges';
+  const ranges = listAt(spec, field);
+  const allowed = `${field} inside ${listed(cidrs)}`;
+  if (ranges.length === 0 && changed(spec, old, (x) => [serviceType(x), listAt(x, field)])) {
+    out.push(violation('X4', s, ['spec', field], `a LoadBalancer without ${field} (open to every address)`, allowed));
+  }
+  const oldRanges = before(old, (o) => listAt(o, field));
+  ranges.forEach((r, i) => {
+    if (!isNewItem(r, oldRanges) || (typeof r === 'string' && withinAnyCidr(r, cidrs))) return;
+    out.push(violation('X4', s, ['spec', field, i], quoted(field, r), allowed));
+  });
+  return out;
+}
+
+/**
+ * H1 on one hostname. `what` names it (`host "a.example.com"`); `everyHostname` says what an empty one is
+ * (`a rule without host`): it claims every hostname and is never allowed.
+ */
+function hostViolation(s: AllowSubject, path: FieldPath, host: string, what: string, everyHostname = ''): Violation[] {
+  const { hostnameSuffixes: suffixes, wildcardHostnames: wildcards } = s.allow;
+  const problem = hostnameProblem(host, suffixes, wildcards);
   if (!problem) return [];
-  const what = host === '' ? `a rule without host (${problem})` : `host ${JSON.stringify(host)} (${problem})`;
-  const allowed = s.allow.hostnameSuffixes.length
-    ? `hostnames under ${s.allow.hostnameSuffixes.join(', ')}${s.allow.wildcardHostnames ? ', wildcards included' : ', no wildcard'}`
+  const allowed = suffixes.length
+    ? `hostnames under ${suffixes.join(', ')}${wildcards ? ', wildcards included' : ', no wildcard'}`
     : 'no hostname (the project has no hostname suffix)';
-  return [violation('H1', s, path, what, allowed)];
+  return [violation('H1', s, path, `${host === '' ? everyHostname : what} (${problem})`, allowed)];
+}
+
+const hostnameOf = (v: unknown): string => (typeof v === 'string' ? v : '');
+/** A hostname as H1 compares it across an update: lowercased, as it judges it. */
+const hostKey = (host: string): string => host.toLowerCase();
+const INGRESS_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+
+interface HostItem {
+  path: FieldPath;
+  host: string;
+  /** What an empty host is called in a message. */
+  empty: string;
+}
+
+/** An Ingress spec's hostnames, one list: a defaultBackend and a rule without host are '' (every hostname). */
+function ingressHostsOf(spec: Json): HostItem[] {
+  const backend: HostItem[] = isObject(spec.defaultBackend)
+    ? [{ path: ['spec', 'defaultBackend'], host: '', empty: 'a defaultBackend' }]
+    : [];
+  const rules = listAt(spec, 'rules').map((rule, i): HostItem => ({
+    path: ['spec', 'rules', i, 'host'],
+    host: hostnameOf(stringAt(rule, 'host')),
+    empty: 'a rule without host',
+  }));
+  const tls = listAt(spec, 'tls').flatMap((t, i) =>
+    listAt(t, 'hosts').map((h, j): HostItem => ({
+      path: ['spec', 'tls', i, 'hosts', j],
+      host: hostnameOf(h),
+      empty: 'an empty tls host',
+    })),
+  );
+  return [...backend, ...rules, ...tls];
 }
 
 /** H1, H2 on an Ingress (networking.k8s.io/v1). */
-export function checkIngress(s: AllowSubject, ingress: Json): Violation[] {
-  const out: Violation[] = [];
-  const spec = objectAt(ingress, 'spec');
-  const className = stringAt(spec, 'ingressClassName');
-  const classes = s.allow.ingressClasses;
-  if (classes !== undefined) {
-    if (!className) out.push(violation('H2', s, ['spec', 'ingressClassName'], 'an Ingress without ingressClassName (the default class)', listed(classes, 'no IngressClass')));
-    else if (!classes.includes(className)) out.push(violation('H2', s, ['spec', 'ingressClassName'], `ingressClassName ${JSON.stringify(className)}`, listed(classes, 'no IngressClass')));
-  }
-  if (isObject(spec.defaultBackend)) out.push(...hostViolation(s, ['spec', 'defaultBackend'], ''));
-  listAt(spec, 'rules').forEach((rule, i) => out.push(...hostViolation(s, ['spec', 'rules', i, 'host'], stringAt(rule, 'host') ?? '')));
-  listAt(spec, 'tls').forEach((tls, i) =>
-    listAt(tls, 'hosts').forEach((host, j) => out.push(...hostViolation(s, ['spec', 'tls', i, 'hosts', j], typeof host === 'string' ? host : ''))),
+export function checkIngress(s: AllowSubject, ingress: Json, old?: Json): Violation[] {
+  const oldHosts = before(old, (o) => ingressHostsOf(specOf(o)).map((h) => hostKey(h.host)));
+  const hosts = ingressHostsOf(specOf(ingress)).flatMap(({ path, host, empty }) =>
+    isNewItem(hostKey(host), oldHosts) ? hostViolation(s, path, host, quoted('host', host), empty) : [],
   );
+  return [...ingressClassViolations(s, ingress, old), ...hosts];
+}
+
+/** H2: `spec.ingressClassName` and the annotation `kubernetes.io/ingress.class`: each given one listed, one given. */
+function ingressClassViolations(s: AllowSubject, ingress: Json, old: Old): Violation[] {
+  const classes = s.allow.ingressClasses;
+  // Given: set and not empty.
+  const given = (v: string | undefined) => (v === '' ? undefined : v);
+  const classNameOf = (o: Json) => given(stringAt(specOf(o), 'ingressClassName'));
+  const annotationOf = (o: Json) =>
+    given(stringAt(objectAt(objectAt(o, 'metadata'), 'annotations'), INGRESS_CLASS_ANNOTATION));
+  if (classes === undefined || !changed(ingress, old, (o) => [classNameOf(o), annotationOf(o)])) return [];
+  const allowed = listed(classes, 'no IngressClass');
+  const className = classNameOf(ingress);
+  const annotation = annotationOf(ingress);
+  const out: Violation[] = [];
+  if (className === undefined && annotation === undefined) {
+    const what = `an Ingress without ingressClassName or ${INGRESS_CLASS_ANNOTATION} (the default class)`;
+    out.push(violation('H2', s, ['spec', 'ingressClassName'], what, allowed));
+  }
+  if (className !== undefined && !classes.includes(className)) {
+    out.push(violation('H2', s, ['spec', 'ingressClassName'], quoted('ingressClassName', className), allowed));
+  }
+  if (annotation !== undefined && !classes.includes(annotation)) {
+    const what = quoted(`annotation ${INGRESS_CLASS_ANNOTATION}`, annotation);
+    out.push(violation('H2', s, ['metadata', 'annotations', INGRESS_CLASS_ANNOTATION], what, allowed));
+  }
   return out;
 }
 
-/** H1 on a Gateway API route (HTTPRoute, GRPCRoute, TLSRoute): `spec.hostnames`, none meaning every hostname of the listener. */
-export function checkRoute(s: AllowSubject, route: Json): Violation[] {
-  const hostnames = listAt(objectAt(route, 'spec'), 'hostnames');
-  if (hostnames.length === 0) return hostViolation(s, ['spec', 'hostnames'], '');
-  return hostnames.flatMap((h, i) => hostViolation(s, ['spec', 'hostnames', i], typeof h === 'string' ? h : ''));
+/** A route's hostnames, none standing for every hostname of its listener (''). */
+const routeHostnames = (spec: Json): string[] => {
+  const hostnames = listAt(spec, 'hostnames').map((h) => hostKey(hostnameOf(h)));
+  return hostnames.length ? hostnames : [''];
+};
+
+/** H1 on a route with hostnames (HTTPRoute, GRPCRoute, TLSRoute): `spec.hostnames`, none meaning every hostname. */
+export function checkRoute(s: AllowSubject, route: Json, old?: Json): Violation[] {
+  const spec = specOf(route);
+  const oldHostnames = before(old, (o) => routeHostnames(specOf(o)));
+  if (listAt(spec, 'hostnames').length === 0) {
+    if (!isNewItem('', oldHostnames)) return [];
+    return hostViolation(s, ['spec', 'hostnames'], '', '', 'a route without hostnames');
+  }
+  return listAt(spec, 'hostnames').flatMap((h, i) => {
+    const host = hostnameOf(h);
+    if (!isNewItem(hostKey(host), oldHostnames)) return [];
+    return hostViolation(s, ['spec', 'hostnames', i], host, quoted('hostname', host), 'an empty hostname');
+  });
 }
 
-/** H1 on a Gateway's listeners (a listener without hostname serves every hostname), H4 on its GatewayClass. */
-export function checkGateway(s: AllowSubject, gateway: Json): Violation[] {
-  const spec = objectAt(gateway, 'spec');
+/**
+ * H1 on a TCPRoute or UDPRoute: it has no hostname, so it may attach only to parents in its own namespace
+ * (every `parentRefs[].namespace` unset or its own).
+ */
+export function checkPortRoute(s: AllowSubject, route: Json, old?: Json): Violation[] {
+  const namespacesOf = (o: Json) => listAt(specOf(o), 'parentRefs').map((ref) => stringAt(ref, 'namespace'));
+  const oldNamespaces = before(old, namespacesOf);
+  return listAt(specOf(route), 'parentRefs').flatMap((ref, i) => {
+    const namespace = stringAt(ref, 'namespace');
+    if (namespace === undefined || namespace === s.namespace || !isNewItem(namespace, oldNamespaces)) return [];
+    const why = `a ${s.kind} has no hostname to bound what it serves`;
+    const what = `${quoted('parentRef into namespace', namespace)} (${why})`;
+    return [violation('H1', s, ['spec', 'parentRefs', i, 'namespace'], what, `parents in ${s.namespace}`)];
+  });
+}
+
+/** Listener protocols whose hostname Gateway API ignores: not judged. */
+const HOSTLESS_PROTOCOLS = new Set(['TCP', 'UDP']);
+
+/** The hostname ('' when unset: every hostname) of each listener whose hostname is judged, by index. */
+const judgedListeners = (spec: Json): Array<{ index: number; hostname: string }> =>
+  listAt(spec, 'listeners').flatMap((listener, index) => {
+    if (HOSTLESS_PROTOCOLS.has(stringAt(listener, 'protocol') ?? '')) return [];
+    return [{ index, hostname: hostnameOf(stringAt(listener, 'hostname')) }];
+  });
+
+/** H1 on the listeners of a Gateway or a ListenerSet. */
+function listenerViolations(s: AllowSubject, spec: Json, old: Old): Violation[] {
+  const oldHostnames = before(old, (o) => judgedListeners(o).map((l) => hostKey(l.hostname)));
+  return judgedListeners(spec).flatMap(({ index, hostname }) => {
+    if (!isNewItem(hostKey(hostname), oldHostnames)) return [];
+    const path = ['spec', 'listeners', index, 'hostname'];
+    return hostViolation(s, path, hostname, quoted('listener hostname', hostname), 'a listener without hostname');
+  });
+}
+
+/** A Gateway address: its type defaulted (IPAddress). */
+const gatewayAddress = (a: unknown): { type: string; value: string } => ({
+  type: stringAt(a, 'type') ?? 'IPAddress',
+  value: stringAt(a, 'value') ?? '',
+});
+/** A Gateway address as compared across an update: a Hostname's value lowercased, as H1 judges it. */
+const addressKey = (a: { type: string; value: string }) =>
+  a.type === 'Hostname' ? { ...a, value: hostKey(a.value) } : a;
+
+/** X2 and H1 on a Gateway's `spec.addresses`: IPAddress in the CIDRs, Hostname under the suffixes, no other type. */
+function gatewayAddressViolations(s: AllowSubject, spec: Json, old: Old): Violation[] {
+  const cidrs = s.allow.externalIPs;
+  const oldAddresses = before(old, (o) => listAt(o, 'addresses').map((a) => addressKey(gatewayAddress(a))));
+  return listAt(spec, 'addresses').flatMap((entry, i): Violation[] => {
+    const { type, value } = gatewayAddress(entry);
+    if (!isNewItem(addressKey({ type, value }), oldAddresses)) return [];
+    const path: FieldPath = ['spec', 'addresses', i];
+    if (type === 'Hostname') {
+      return hostViolation(s, [...path, 'value'], value, quoted('address', value), 'a Hostname address without value');
+    }
+    if (type === 'IPAddress') {
+      if (withinAnyCidr(value, cidrs)) return [];
+      return [violation('X2', s, [...path, 'value'], quoted('address', value), addressesAllowed(s.allow, NO_CIDR))];
+    }
+    const ips = cidrs.length ? `of type IPAddress in ${cidrs.join(', ')}, ` : '';
+    const allowed = `addresses ${ips}of type Hostname under the hostname suffixes`;
+    return [violation('X2', s, [...path, 'type'], quoted('address of type', type), allowed)];
+  });
+}
+
+/** H4 on a Gateway's GatewayClass, X2 and H1 on its addresses, H1 on its listeners (TCP and UDP ones aside). */
+export function checkGateway(s: AllowSubject, gateway: Json, old?: Json): Violation[] {
+  const spec = specOf(gateway);
+  const oldSpec = before(old, specOf);
   const out: Violation[] = [];
   const className = stringAt(spec, 'gatewayClassName') ?? '';
   const classes = s.allow.gatewayClasses;
-  if (classes !== undefined && !classes.includes(className)) {
-    out.push(violation('H4', s, ['spec', 'gatewayClassName'], `gatewayClassName ${JSON.stringify(className)}`, listed(classes, 'no GatewayClass')));
+  const judged = classes !== undefined && !classes.includes(className);
+  if (judged && changed(spec, oldSpec, (x) => [stringAt(x, 'gatewayClassName')])) {
+    const allowed = listed(classes, 'no GatewayClass');
+    out.push(violation('H4', s, ['spec', 'gatewayClassName'], quoted('gatewayClassName', className), allowed));
   }
-  listAt(spec, 'listeners').forEach((l, i) => out.push(...hostViolation(s, ['spec', 'listeners', i, 'hostname'], stringAt(l, 'hostname') ?? '')));
-  return out;
+  return [...out, ...gatewayAddressViolations(s, spec, oldSpec), ...listenerViolations(s, spec, oldSpec)];
 }
 
-/** X5 and X10 on a PersistentVolumeClaim (one without storageClassName takes the cluster's default class and is not judged by X5). */
-export function checkPersistentVolumeClaim(s: AllowSubject, claim: Json): Violation[] {
-  const spec = objectAt(claim, 'spec');
+/** H1 on a ListenerSet's (or XListenerSet's) listeners, like a Gateway's. */
+export function checkListenerSet(s: AllowSubject, listenerSet: Json, old?: Json): Violation[] {
+  return listenerViolations(s, specOf(listenerSet), before(old, specOf));
+}
+
+/** X5 and X10 on a PersistentVolumeClaim (one without storageClassName takes the default class, not judged by X5). */
+export function checkPersistentVolumeClaim(s: AllowSubject, claim: Json, old?: Json): Violation[] {
+  const spec = specOf(claim);
+  const oldSpec = before(old, specOf);
   const out: Violation[] = [];
   const className = stringAt(spec, 'storageClassName');
   const classes = s.allow.storageClasses;
-  if (className && classes !== undefined && !classes.includes(className)) {
-    out.push(violation('X5', s, ['spec', 'storageClassName'], `storageClassName ${JSON.stringify(className)}`, listed(classes, 'no StorageClass')));
+  const judged = className && classes !== undefined && !classes.includes(className);
+  if (judged && changed(spec, oldSpec, (x) => [stringAt(x, 'storageClassName')])) {
+    const allowed = listed(classes, 'no StorageClass');
+    out.push(violation('X5', s, ['spec', 'storageClassName'], quoted('storageClassName', className), allowed));
   }
   const volumeName = stringAt(spec, 'volumeName');
   if (volumeName && s.volume?.name === volumeName) out.push(...volumeNameViolation(s, s.volume));
-  if (isObject(spec.selector)) out.push(...selectorViolation(s, spec.selector));
+  if (isObject(spec.selector) && changed(spec, oldSpec, (x) => [x.selector])) {
+    out.push(...selectorViolation(s, spec.selector));
+  }
   return out;
 }
 
@@ -226,32 +534,69 @@ function selectorViolation(s: AllowSubject, selector: Json): Violation[] {
   return [violation('X10', s, ['spec', 'selector'], `a selector without ${LABEL_PROJECT}=${project} (it may bind another project's PersistentVolume)`, `a selector with matchLabels ${LABEL_PROJECT}: ${project}`)];
 }
 
-/** The device class names of a ResourceClaim spec: resource.k8s.io v1 (`exactly`) and v1beta1 (flat), with `firstAvailable`. */
-function deviceClassesOf(claimSpec: Json): Array<{ path: FieldPath; name: string }> {
-  const out: Array<{ path: FieldPath; name: string }> = [];
-  listAt(objectAt(claimSpec, 'devices'), 'requests').forEach((request, i) => {
-    const base: FieldPath = ['devices', 'requests', i];
-    const flat = stringAt(request, 'deviceClassName');
-    if (flat) out.push({ path: [...base, 'deviceClassName'], name: flat });
-    const exactly = stringAt(objectAt(request, 'exactly'), 'deviceClassName');
-    if (exactly) out.push({ path: [...base, 'exactly', 'deviceClassName'], name: exactly });
-    listAt(request, 'firstAvailable').forEach((sub, j) => {
-      const name = stringAt(sub, 'deviceClassName');
-      if (name) out.push({ path: [...base, 'firstAvailable', j, 'deviceClassName'], name });
-    });
-  });
-  return out;
+interface DeviceItem<T> {
+  path: FieldPath;
+  value: T;
 }
 
-/** X7 on a ResourceClaim (`spec`) or a ResourceClaimTemplate (`spec.spec`). */
-export function checkResourceClaim(s: AllowSubject, object: Json, template: boolean): Violation[] {
-  const classes = s.allow.deviceClasses;
-  if (classes === undefined) return [];
+/** Each request of a ResourceClaim spec: itself (v1beta1, flat), its v1 `exactly`, its `firstAvailable` entries. */
+function deviceRequestsOf(claimSpec: Json): Array<DeviceItem<Json>> {
+  return listAt(objectAt(claimSpec, 'devices'), 'requests').flatMap((request, i) => {
+    if (!isObject(request)) return [];
+    const base: FieldPath = ['devices', 'requests', i];
+    const exactly = isObject(request.exactly) ? [{ path: [...base, 'exactly'], value: request.exactly }] : [];
+    const alternatives = listAt(request, 'firstAvailable').flatMap((sub, j) =>
+      isObject(sub) ? [{ path: [...base, 'firstAvailable', j], value: sub }] : [],
+    );
+    return [{ path: base, value: request }, ...exactly, ...alternatives];
+  });
+}
+
+/** The device class names of a ResourceClaim spec's requests, wherever they sit. */
+function deviceClassesOf(claimSpec: Json): Array<DeviceItem<string>> {
+  return deviceRequestsOf(claimSpec).flatMap(({ path, value }) => {
+    const name = stringAt(value, 'deviceClassName');
+    return name ? [{ path: [...path, 'deviceClassName'], value: name }] : [];
+  });
+}
+
+/** The tolerations of a ResourceClaim spec's requests, wherever they sit. */
+function deviceTolerationsOf(claimSpec: Json): Array<DeviceItem<Json>> {
+  return deviceRequestsOf(claimSpec).flatMap(({ path, value }) =>
+    listAt(value, 'tolerations').flatMap((t, k) =>
+      isObject(t) ? [{ path: [...path, 'tolerations', k], value: t }] : [],
+    ),
+  );
+}
+
+/**
+ * X7, and X8 on device tolerations (no node.kubernetes.io/ exception), on a ResourceClaim (`spec`) or a
+ * ResourceClaimTemplate (`spec.spec`).
+ */
+export function checkResourceClaim(s: AllowSubject, object: Json, template: boolean, old?: Json): Violation[] {
   const base: FieldPath = template ? ['spec', 'spec'] : ['spec'];
-  const spec = template ? objectAt(objectAt(object, 'spec'), 'spec') : objectAt(object, 'spec');
-  return deviceClassesOf(spec)
-    .filter((d) => !classes.includes(d.name))
-    .map((d) => violation('X7', s, [...base, ...d.path], `deviceClassName ${JSON.stringify(d.name)}`, listed(classes, 'no DeviceClass')));
+  const claimSpecOf = (o: Json) => (template ? objectAt(specOf(o), 'spec') : specOf(o));
+  const spec = claimSpecOf(object);
+  const oldSpec = before(old, claimSpecOf);
+  const out: Violation[] = [];
+  const classes = s.allow.deviceClasses;
+  if (classes !== undefined) {
+    const oldClasses = before(oldSpec, (o) => deviceClassesOf(o).map((d) => d.value));
+    for (const d of deviceClassesOf(spec)) {
+      if (classes.includes(d.value) || !isNewItem(d.value, oldClasses)) continue;
+      const allowed = listed(classes, 'no DeviceClass');
+      out.push(violation('X7', s, [...base, ...d.path], quoted('deviceClassName', d.value), allowed));
+    }
+  }
+  const allowed = s.allow.tolerations;
+  const oldTolerations = before(oldSpec, (o) => deviceTolerationsOf(o).map((t) => judgedToleration(t.value as Toleration)));
+  for (const t of deviceTolerationsOf(spec)) {
+    const toleration = t.value as Toleration;
+    if (tolerationListed(toleration, allowed) || !isNewItem(judgedToleration(toleration), oldTolerations)) continue;
+    const what = `device toleration ${describeToleration(toleration)}`;
+    out.push(violation('X8', s, [...base, ...t.path], what, listed(allowed.map(describeToleration), 'no toleration')));
+  }
+  return out;
 }
 
 /**
