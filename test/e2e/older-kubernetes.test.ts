@@ -3,7 +3,9 @@
  * kube-apiserver, kube-controller-manager and kubectl are that release's (built from
  * test/cluster/gobuild-1.35; etcd is the pinned one), kubeadm-style like the others (PodSecurity on,
  * controllers under their own ServiceAccounts). A focused subset: the webhook's rules, PodSecurity
- * labels, the controller's default quotas, status and cascade, the budget view through aggregation —
+ * labels, the controller's default quotas, status and cascade, the budget view through aggregation, the
+ * allow-lists in the API server (the ValidatingAdmissionPolicies installBase applies, with the parameters
+ * the controller writes into each project namespace, docs/adr/0095-allow-lists-in-the-api-server.md) —
  * and a terminating namespace whose pods still run: the namespace controller deletes pods before
  * quotas (ordered namespace deletion, locked on since 1.34), and the namespace keeps counting what its
  * pods use until it is gone.
@@ -29,6 +31,8 @@ const nsA = `${p}-a`;
 const nsB = `${p}-b`;
 const NODE = `${p}-node`;
 const ALICE_AS = ['--as=alice', '--as-group=acme:payments-admins', '--as-group=tenants'];
+const PAUSE = 'registry.k8s.io/pause:3.10';
+const FOREIGN_IMAGE = 'docker.io/library/busybox:1.36';
 
 /** kubectl of the old release as one of the control plane's users (a token of its own, not impersonation). */
 async function kubectl(user: string, args: string[], input?: string) {
@@ -48,23 +52,32 @@ function setQuota(ns: string, cpu: string, memory: string) {
 }
 const projectStatus = async () => (await getJson<Project>(['get', 'project', p])).status;
 
-/** A pod bound to the Node object (no scheduler, no kubelet): deleting it leaves it Terminating for its grace period. */
-function boundPod(ns: string, cpu: string) {
+/**
+ * A pod for the Node object (no scheduler, no kubelet). A project's pod may not set spec.nodeName itself
+ * ([X8]): it is created unscheduled, then bound as the scheduler binds (bindPod). Deleting it then leaves
+ * it Terminating for its grace period.
+ */
+function slowToStopPod(ns: string, cpu: string) {
   return JSON.stringify({
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: 'slow-to-stop', namespace: ns },
     spec: {
-      nodeName: NODE,
       terminationGracePeriodSeconds: 3600,
       containers: [{
         name: 'c',
-        image: 'registry.k8s.io/pause:3.10',
+        image: PAUSE,
         resources: { requests: { cpu, memory: '1Gi' } },
         securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
       }],
     },
   });
+}
+
+/** What the scheduler does: the pods/binding subresource sets spec.nodeName (the policies do not judge it). */
+async function bindPod(ns: string, name: string): Promise<void> {
+  const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns }, target: { apiVersion: 'v1', kind: 'Node', name: NODE } };
+  await ok('admin', ['create', '--raw', `/api/v1/namespaces/${ns}/pods/${name}/binding`, '-f', '-'], JSON.stringify(binding));
 }
 
 beforeAll(async () => {
@@ -90,6 +103,7 @@ beforeAll(async () => {
       owners: [{ kind: 'User', name: 'alice' }],
       quota: { hard: { 'requests.cpu': '4', 'requests.memory': '8Gi' } },
       namespaceDefaults: { quota: { hard: { 'requests.cpu': '1', 'requests.memory': '1Gi' } } },
+      allow: { registries: ['registry.k8s.io/'] },
     },
   };
   await ok('admin', ['apply', '-f', '-'], JSON.stringify(project));
@@ -146,6 +160,23 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
     await eventually(async () => expect((await projectStatus())?.allocated).toEqual({ 'requests.cpu': '2', 'requests.memory': '2Gi' }), { what: 'project status counts both namespaces' });
   });
 
+  it('allow-lists in the API server: the controller writes the namespace\'s parameters; a pod from another registry is refused with [X9], one from the allowed registry admitted', async () => {
+    const params = await eventually(async () => getJson<{ spec: { project: string; registries: unknown } }>(['-n', nsA, 'get', 'allowlists.tenantgate.io', 'tenantgate-allow']), { what: `the controller writes ${nsA}'s tenantgate-allow` });
+    expect(params.spec).toMatchObject({ project: p, registries: { any: false, prefixes: ['registry.k8s.io/'] } });
+    const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
+    // It asks CPU and memory: the namespace's quota counts them, so the apiserver's quota refuses a pod that asks neither.
+    const resources = { requests: { cpu: '10m', memory: '16Mi' } };
+    const pod = (name: string, image: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image, resources, securityContext: restricted }] } });
+    await eventually(async () => {
+      const admitted = await kubectl('alice', ['-n', nsA, 'create', '-f', '-', '--dry-run=server'], pod('allowed', PAUSE));
+      expect(admitted.exitCode, admitted.stderr).toBe(0);
+    }, { what: `${nsA} admits a pod from registry.k8s.io/` });
+    const refused = await kubectl('alice', ['-n', nsA, 'create', '-f', '-'], pod('foreign', FOREIGN_IMAGE));
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stderr).toContain(`[X9] Pod ${nsA}/foreign: image "${FOREIGN_IMAGE}" is not allowed for project ${p}; allowed: `);
+    expect((await kubectl('admin', ['-n', nsA, 'get', 'pod', 'foreign'])).exitCode, 'the refused pod is not stored').not.toBe(0);
+  });
+
   it('webhook: a quota growth past the budget is refused with [Q1]; one that fits is admitted', async () => {
     const refused = await setQuota(nsA, '3500m', '1Gi');
     expect(refused.exitCode).not.toBe(0);
@@ -169,7 +200,8 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
 
   it('a terminating namespace whose pods still run keeps its quota (ordered namespace deletion) and its pods\' use: no other namespace of the project grows into it', async () => {
     await ok('admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } }));
-    await ok('alice', ['apply', '-f', '-'], boundPod(nsA, '2500m'));
+    await ok('alice', ['apply', '-f', '-'], slowToStopPod(nsA, '2500m'));
+    await bindPod(nsA, 'slow-to-stop');
     await eventually(async () => expect((await quotaOf(nsA)).status?.used?.['requests.cpu']).toBe('2500m'), { what: 'the quota counts the pod' });
     // Lowering the quota frees nothing while the pod runs (ADR 0021); it makes the window visible: nsA holds 2500m, not 1.
     expect((await setQuota(nsA, '1', '1Gi')).exitCode).toBe(0);
