@@ -57,6 +57,7 @@ export type CorpusKind =
   | 'Ingress'
   | 'Gateway'
   | 'ListenerSet'
+  | 'XListenerSet'
   | 'HTTPRoute'
   | 'GRPCRoute'
   | 'TLSRoute'
@@ -93,9 +94,10 @@ export interface AllowListCase {
 
 const RC_API = 'resource.k8s.io/v1';
 /** Gateway API versions as the fixtures in test/fixtures/gateway-api/ serve them. */
-export const GATEWAY_API_VERSIONS: Record<'Gateway' | 'ListenerSet' | 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute', string> = {
+export const GATEWAY_API_VERSIONS: Record<'Gateway' | 'ListenerSet' | 'XListenerSet' | 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute' | 'TCPRoute' | 'UDPRoute', string> = {
   Gateway: 'gateway.networking.k8s.io/v1',
   ListenerSet: 'gateway.networking.k8s.io/v1',
+  XListenerSet: 'gateway.networking.x-k8s.io/v1alpha1',
   HTTPRoute: 'gateway.networking.k8s.io/v1',
   GRPCRoute: 'gateway.networking.k8s.io/v1',
   TLSRoute: 'gateway.networking.k8s.io/v1alpha2',
@@ -224,8 +226,8 @@ function builders(n: CorpusNames, which: 'strict' | 'open') {
   const listener = (name: string, hostname?: string, protocol = 'HTTP', port = 80): Json => ({ name, port, protocol, ...(hostname !== undefined ? { hostname } : {}) });
   const gateway = (name: string, spec: Json = {}): Json =>
     clean({ apiVersion: GATEWAY_API_VERSIONS.Gateway, kind: 'Gateway', metadata: meta(name), spec: { gatewayClassName: 'public', listeners: [listener('http', `www.${suffix}`)], ...spec } });
-  const listenerSet = (name: string, listeners: Json[]): Json =>
-    clean({ apiVersion: GATEWAY_API_VERSIONS.ListenerSet, kind: 'ListenerSet', metadata: meta(name), spec: { parentRef: { name: 'gw' }, listeners } });
+  const listenerSet = (name: string, listeners: Json[], kind: 'ListenerSet' | 'XListenerSet' = 'ListenerSet'): Json =>
+    clean({ apiVersion: GATEWAY_API_VERSIONS[kind], kind, metadata: meta(name), spec: { parentRef: { name: 'gw' }, listeners } });
   const route = (kind: 'HTTPRoute' | 'GRPCRoute' | 'TLSRoute', name: string, hostnames: string[] | undefined): Json =>
     clean({
       apiVersion: GATEWAY_API_VERSIONS[kind],
@@ -329,6 +331,8 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.pod('x8-toleration-exists-listed', {}, [{ key: 'gpu', operator: 'Exists', effect: 'NoExecute' }]), 'admitted', 'an Exists toleration listed without effect covers every effect');
   create('strict', s.pod('x8-toleration-equal-for-exists', {}, [{ key: 'gpu', operator: 'Equal', value: 'a100' }]), 'X8', 'Equal where the list says Exists');
   create('strict', s.pod('x8-toleration-node-condition', {}, [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }]), 'admitted', 'a node.kubernetes.io/ toleration');
+  create('strict', s.pod('x8-toleration-node-condition-look-alike', {}, [{ key: 'node.kubernetes.io.evil/x', operator: 'Exists' }]), 'X8', 'a key that only starts like node.kubernetes.io/');
+  create('strict', s.pod('x8-toleration-exists-every-effect', {}, [{ key: 'gpu', operator: 'Exists' }]), 'admitted', 'the listed Exists toleration as listed (every effect)');
   create('open', o.pod('x8-open-toleration', {}, [{ key: 'dedicated', operator: 'Equal', value: 'shop', effect: 'NoSchedule' }]), 'X8', 'a toleration where the project lists none');
   {
     const plain = s.pod('u-x8-relabel');
@@ -363,6 +367,9 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   image('x9-repository-equal', 'ghcr.io/acme/tool', 'admitted', 'the listed repository itself');
   image('x9-repository-below', 'ghcr.io/acme/tool/helper:1', 'admitted', 'a repository under the listed one');
   image('x9-repository-look-alike', 'ghcr.io/acme/toolbox:1', 'X9', 'a repository that only starts like the listed one');
+  image('x9-prefix-host-alone', 'registry.k8s.io', 'X9', 'the host of a prefix ending in / without the /');
+  image('x9-host-equal', 'mirror.example.com', 'admitted', 'an image equal to a listed prefix');
+  image('x9-host-digest', `mirror.example.com@${DIGEST}`, 'X9', 'a digest right after a listed host (a host prefix continues only with /)');
   image('x9-host-below', 'mirror.example.com/team/app:1', 'admitted', 'an image under a listed host');
   image('x9-host-look-alike', 'mirror.example.com.evil.io/team/app:1', 'X9', 'a host that only starts like a listed host');
   image('x9-host-port', 'mirror.example.com:5000/team/app:1', 'X9', 'a port after a listed host (a host prefix continues only with /)');
@@ -382,10 +389,14 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     update('strict', debugged, changed(debugged, debug('docker.io/library/busybox:1.36')), 'X9', 'kubectl debug with an image of another registry', { subresource: 'ephemeralcontainers' });
     const fine = s.pod('u-x9-debug-listed');
     update('strict', fine, changed(fine, debug('registry.k8s.io/e2e-test-images/agnhost:2.53')), 'admitted', 'kubectl debug with an image of a listed registry', { subresource: 'ephemeralcontainers' });
+    const stale = s.pod('u-x9-debug-beside-old', { containers: [{ name: 'main', image: 'docker.io/library/busybox:1.36' }] });
+    update('strict', stale, changed(stale, debug('registry.k8s.io/e2e-test-images/agnhost:2.53')), 'admitted', 'kubectl debug with a listed image on a pod whose image was admitted before', { subresource: 'ephemeralcontainers' });
   }
 
   // ---- X2, X3, X4: Services -------------------------------------------------------------
   create('strict', s.service('x3-cluster-ip'), 'admitted', 'a ClusterIP Service');
+  create('strict', s.service('x3-headless', { clusterIP: 'None' }), 'admitted', 'a headless ClusterIP Service');
+  create('open', o.service('x3-open-node-port', { type: 'NodePort' }), 'X3', 'a NodePort Service where the project lists no type');
   create('strict', s.service('x2-external-ip-inside', { externalIPs: ['203.0.113.5'] }), 'admitted', 'an externalIP inside the project\'s CIDR');
   create('strict', s.service('x2-external-ip-outside', { externalIPs: ['203.0.113.5', '8.8.8.8'] }), 'X2', 'an externalIP outside the CIDRs (traffic interception)');
   create('strict', s.service('x2-external-ip-v6', { externalIPs: ['2001:db8::1'] }), 'X2', 'an IPv6 externalIP outside the CIDRs');
@@ -401,6 +412,9 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.lb('x4-no-ranges', { loadBalancerSourceRanges: undefined }), 'X4', 'a LoadBalancer open to every address (ranges from tenantgate.yaml)');
   create('strict', s.lb('x4-range-outside', { loadBalancerSourceRanges: ['10.1.0.0/16', '0.0.0.0/0'] }), 'X4', 'a source range outside the allowed CIDRs');
   create('strict', s.lb('x4-range-inside', { loadBalancerSourceRanges: ['10.1.0.0/16', '10.200.0.0/24'] }), 'admitted', 'source ranges inside the allowed CIDR');
+  create('strict', s.lb('x4-range-wider', { loadBalancerSourceRanges: ['10.0.0.0/7'] }), 'X4', 'a source range wider than the allowed CIDR that contains its start');
+  create('strict', s.lb('x4-range-v6', { loadBalancerSourceRanges: ['2001:db8::/32'] }), 'X4', 'an IPv6 source range where the allowed CIDR is IPv4');
+  create('strict', s.lb('x4-range-equal', { loadBalancerSourceRanges: ['10.0.0.0/8'] }), 'admitted', 'the allowed CIDR itself');
   {
     const plain = s.service('u-x2-add-outside');
     update('strict', plain, changed(plain, (x) => (x.spec.externalIPs = ['8.8.8.8'])), 'X2', 'an update adding an externalIP outside the CIDRs');
@@ -424,6 +438,10 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     update('strict', ranged, changed(ranged, (x) => (x.spec.loadBalancerSourceRanges as string[]).push('0.0.0.0/0')), 'X4', 'an update adding a source range outside the CIDRs');
     const wide = s.lb('u-x4-kept', { loadBalancerSourceRanges: ['0.0.0.0/0'] });
     update('strict', wide, changed(wide, (x) => (x.spec.loadBalancerSourceRanges as string[]).push('10.2.0.0/16')), 'admitted', 'an update adding an allowed range beside one admitted before');
+    const open = s.lb('u-x4-open-kept', { loadBalancerSourceRanges: undefined });
+    update('strict', open, relabelled(open), 'admitted', 'a LoadBalancer open to every address since before is relabelled');
+    const closing = s.lb('u-x4-open-closed', { loadBalancerSourceRanges: undefined });
+    update('strict', closing, changed(closing, (x) => (x.spec.loadBalancerSourceRanges = ['10.3.0.0/16'])), 'admitted', 'a LoadBalancer open to every address given an allowed range');
   }
 
   // ---- X5 and X10 (selector): claims --------------------------------------------------
@@ -440,6 +458,9 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.claim('x10-two-projects', pin({ matchExpressions: [{ key: 'tenantgate.io/project', operator: 'In', values: [n.strictProject, 'shop'] }] })), 'X10', 'an In with another project beside it');
   create('strict', s.claim('x10-not-in', pin({ matchExpressions: [{ key: 'tenantgate.io/project', operator: 'NotIn', values: ['shop'] }] })), 'X10', 'a NotIn (every other project)');
   create('strict', s.claim('x10-unpinned', pin({ matchLabels: { disk: 'ssd' } })), 'X10', 'a selector without the project label');
+  create('strict', s.claim('x10-empty-selector', pin({})), 'X10', 'an empty selector (every volume)');
+  create('strict', s.claim('x10-exists', pin({ matchExpressions: [{ key: 'tenantgate.io/project', operator: 'Exists' }] })), 'X10', 'a selector for every project\'s volumes');
+  create('strict', s.claim('x10-pinned-and-more', pin({ matchLabels: { 'tenantgate.io/project': n.strictProject, disk: 'ssd' } })), 'admitted', 'the project pinned beside another label');
   create('open', o.claim('x10-open-other', { selector: { matchLabels: { 'tenantgate.io/project': n.strictProject } } }), 'X10', 'a selector for another project\'s volumes (the open project)');
   {
     const classless = s.claim('u-x5-set-class');
@@ -461,6 +482,15 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.resourceClaim('x7-first-available-listed', [{ name: 'd', firstAvailable: [{ name: 'a', deviceClassName: 'gpu.example.com' }] }]), 'admitted', 'firstAvailable alternatives all listed');
   create('strict', s.claimTemplate('x7-template', [s.exactly('fpga.example.com')]), 'X7', 'a template of a DeviceClass not listed');
   create('strict', s.claimTemplate('x7-template-listed', [s.exactly('gpu.example.com')]), 'admitted', 'a template of a listed DeviceClass');
+  cases.push({
+    id: 'x7-v1beta1-flat',
+    project: 'strict',
+    kind: 'ResourceClaim',
+    object: clean({ apiVersion: 'resource.k8s.io/v1beta1', kind: 'ResourceClaim', metadata: meta('x7-v1beta1-flat'), spec: { devices: { requests: [{ name: 'd', deviceClassName: 'fpga.example.com' }] } } }),
+    expected: 'X7',
+    what: 'a v1beta1 claim (the device class beside the request\'s name)',
+    offlineOnly: 'the test control plane serves resource.k8s.io/v1 only (the API server converts older versions to v1 before the policy sees them)',
+  });
   create('open', o.resourceClaim('x7-open-any', [o.exactly('fpga.example.com')]), 'admitted', 'any DeviceClass where no list is given');
   create('strict', s.resourceClaim('x8-device-listed', [s.exactly('gpu.example.com', [STRICT_TOLERATION(n)])]), 'admitted', 'a device toleration the project lists');
   create('strict', s.resourceClaim('x8-device-other', [s.exactly('gpu.example.com', [{ key: 'dedicated', operator: 'Equal', value: 'shop', effect: 'NoSchedule' }])]), 'X8', 'a device toleration of another project');
@@ -489,6 +519,8 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     const pub = s.ingress('u-h2-changed');
     update('strict', pub, changed(pub, (i) => (i.spec.ingressClassName = 'internal')), 'H2', 'an update to a class not listed');
     const internal = s.ingress('u-h2-kept', { ingressClassName: 'internal' });
+    const moved = s.ingress('u-h2-moved', { ingressClassName: 'internal' });
+    update('strict', moved, changed(moved, (i) => (i.spec.ingressClassName = 'private')), 'H2', 'an Ingress of a delisted class moved to another class not listed');
     update('strict', internal, relabelled(internal), 'admitted', 'an Ingress of a delisted class is relabelled');
   }
 
@@ -504,6 +536,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.ingress('h1-default-backend', { rules: undefined, defaultBackend: { service: { name: 'web', port: { number: 80 } } } }), 'H1', 'a defaultBackend (every hostname)');
   create('strict', s.ingress('h1-tls-other', { tls: [{ hosts: [`www.${S}`, 'shop.example.com'], secretName: 'tls' }] }), 'H1', 'a TLS host of another project');
   create('strict', s.ingress('h1-tls-own', { tls: [{ hosts: [`www.${S}`], secretName: 'tls' }] }), 'admitted', 'a TLS host under the suffix');
+  create('strict', s.ingress('h1-tls-no-hosts', { tls: [{ secretName: 'tls' }] }), 'admitted', 'a TLS entry without hosts (only tls[].hosts[] names hostnames)');
   create('open', o.ingress('h1-open-wildcard', { rules: [o.rule(`*.${O}`)] }), 'admitted', 'a wildcard under the default suffix template (wildcards from tenantgate.yaml)');
   create('open', o.ingress('h1-open-wildcard-above', { rules: [o.rule('*.example.com')] }), 'H1', 'a wildcard above the suffix');
   create('open', o.ingress('h1-open-strict-host', { rules: [o.rule(`www.${S}`)] }), 'H1', 'the other project\'s hostname');
@@ -519,6 +552,8 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.l4Route('TCPRoute', 'h1-tcp-own-named', n.strictNamespace), 'admitted', 'a TCPRoute naming its own namespace');
   create('strict', s.l4Route('TCPRoute', 'h1-tcp-other', 'shop-app'), 'H1', 'a TCPRoute attached to another namespace\'s Gateway (it has no hostname to judge)');
   create('strict', s.l4Route('UDPRoute', 'h1-udp-own'), 'admitted', 'a UDPRoute attached in its own namespace');
+  const twoParents = changed(s.l4Route('TCPRoute', 'h1-tcp-two-parents'), (r) => (r.spec.parentRefs as Json[]).push({ name: 'gw', namespace: 'shop-app' }));
+  create('strict', twoParents, 'H1', 'a TCPRoute attached in its own namespace and to another namespace\'s Gateway');
   create('open', o.l4Route('UDPRoute', 'h1-udp-other', 'shop-app'), 'H1', 'a UDPRoute attached to another namespace\'s Gateway');
   create('strict', s.gateway('h1-gateway-own'), 'admitted', 'a Gateway listener under the suffix');
   create('strict', s.gateway('h1-gateway-other', { listeners: [s.listener('http', 'shop.example.com')] }), 'H1', 'a Gateway listener for another project\'s hostname');
@@ -527,9 +562,18 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.gateway('h1-gateway-udp-hostname', { listeners: [s.listener('dns', 'dns.example.net', 'UDP', 53)] }), 'admitted', 'a UDP listener\'s hostname, which Gateway API ignores');
   create('strict', s.gateway('h1-gateway-hostname-address', { addresses: [{ type: 'Hostname', value: `lb.${S}` }] }), 'admitted', 'a Hostname address under the suffix');
   create('strict', s.gateway('h1-gateway-hostname-address-other', { addresses: [{ type: 'Hostname', value: 'lb.example.net' }] }), 'H1', 'a Hostname address outside the suffix');
+  create('strict', s.gateway('h1-gateway-hostname-address-wildcard', { addresses: [{ type: 'Hostname', value: `*.${S}` }] }), 'H1', 'a wildcard Hostname address where wildcards are not allowed');
+  create('strict', s.gateway('h1-gateway-https-no-hostname', { listeners: [s.listener('https', undefined, 'HTTPS', 443)] }), 'H1', 'an HTTPS listener without hostname');
+  create('strict', s.gateway('h1-gateway-tls-no-hostname', { listeners: [s.listener('tls', undefined, 'TLS', 8443)] }), 'H1', 'a TLS listener without hostname');
+  create('open', o.route('HTTPRoute', 'h1-open-inner-wildcard', [`a.*.${O}`]), 'H1', 'a * that is not the first label');
+  create('open', o.route('HTTPRoute', 'h1-open-star', ['*']), 'H1', 'a bare * (every hostname)');
+  create('open', o.gateway('h1-open-double-wildcard', { listeners: [o.listener('http', `*.*.${O}`)] }), 'H1', 'a wildcard of wildcards');
+  create('open', o.listenerSet('h1-open-listener-set-udp', [o.listener('dns', 'dns.example.net', 'UDP', 53)]), 'admitted', 'a ListenerSet UDP listener\'s hostname, which Gateway API ignores');
   create('strict', s.listenerSet('h1-listener-set-own', [s.listener('extra', `extra.${S}`)]), 'admitted', 'a ListenerSet listener under the suffix');
   create('strict', s.listenerSet('h1-listener-set-other', [s.listener('extra', 'shop.example.com')]), 'H1', 'a ListenerSet listener for another project\'s hostname');
   create('strict', s.listenerSet('h1-listener-set-no-hostname', [s.listener('extra')]), 'H1', 'a ListenerSet HTTP listener without hostname');
+  create('strict', s.listenerSet('h1-x-listener-set-own', [s.listener('extra', `x.${S}`)], 'XListenerSet'), 'admitted', 'an XListenerSet (experimental channel) listener under the suffix');
+  create('strict', s.listenerSet('h1-x-listener-set-other', [s.listener('extra', 'shop.example.com')], 'XListenerSet'), 'H1', 'an XListenerSet listener for another project\'s hostname');
   create('strict', s.listenerSet('h1-listener-set-tcp', [s.listener('db', undefined, 'TCP', 5432)]), 'admitted', 'a ListenerSet TCP listener without hostname');
   {
     const ing = s.ingress('u-h1-add-host');
@@ -563,6 +607,11 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.gateway('x2-gateway-address-outside', { addresses: [{ type: 'IPAddress', value: '8.8.8.8' }] }), 'X2', 'a Gateway address outside the CIDRs');
   create('strict', s.gateway('x2-gateway-address-untyped', { addresses: [{ value: '8.8.4.4' }] }), 'X2', 'a Gateway address without type (IPAddress) outside the CIDRs');
   create('strict', s.gateway('x2-gateway-address-named', { addresses: [{ type: 'NamedAddress', value: 'shared-pool' }] }), 'X2', 'a Gateway address of another type');
+  create('strict', s.gateway('x2-gateway-address-mapped', { addresses: [{ type: 'IPAddress', value: '::ffff:203.0.113.5' }] }), 'X2', 'an IPv4-mapped IPv6 address (an IPv6 address, outside the IPv4 CIDR)');
+  create('strict', s.gateway('x2-gateway-address-garbage', { addresses: [{ type: 'IPAddress', value: 'not-an-address' }] }), 'X2', 'an IPAddress that is no address');
+  create('strict', s.gateway('x2-gateway-address-leading-zero', { addresses: [{ type: 'IPAddress', value: '203.0.113.05' }] }), 'X2', 'an address with a leading zero (ambiguous: octal or decimal)');
+  create('strict', s.gateway('x2-gateway-address-cidr', { addresses: [{ type: 'IPAddress', value: '203.0.113.0/28' }] }), 'X2', 'a CIDR where an address is asked for (the allowed CIDR itself)');
+  create('strict', s.gateway('x2-gateway-address-host-cidr', { addresses: [{ type: 'IPAddress', value: '203.0.113.5/32' }] }), 'X2', 'an address written as a /32 CIDR');
   create('open', o.gateway('x2-open-gateway-address', { addresses: [{ type: 'IPAddress', value: '203.0.113.7' }] }), 'X2', 'a Gateway address where the project lists no CIDR');
   {
     const gw = s.gateway('u-h4-changed');
