@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { httpsGet } from '../support/devcluster/https-get.js';
-import { applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import { applyAllowListParams, applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
@@ -133,6 +133,9 @@ describe('quota headroom (Q1–Q4)', () => {
     // A third would need 2 more: 10 − 8 = 2 fits. A fourth does not.
     expect((await apply('alice', namespace('payments-b'))).exitCode).toBe(0);
     await applyOwnerBindings(cluster(), project('payments', 'acme', 'acme:payments-admins') as unknown as Project, ['payments-a', 'payments-b']);
+    // No controller here: the allow-list policies' parameters as it writes them (without them no pod is admitted).
+    const payments = project('payments', 'acme', 'acme:payments-admins') as unknown as Project;
+    await applyAllowListParams(cluster(), payments, ['payments-a', 'payments-b']);
     const nsMsg = await expectDenied('alice', namespace('payments-c'), 'Q1', undefined, ['namespace', 'payments-c']);
     expect(nsMsg).toMatch(/Namespace payments-c asks requests\.cpu 2 \(namespaceDefaults\), project payments has 10 of which 10 are allocated to other namespaces: nothing fits/);
 
