@@ -54,6 +54,9 @@ crd: deps
 	npx tsx hack/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
 	npx tsx hack/generate-crd.ts fleet > charts/tenantgate/files/crd/fleetbudgets.tenantgate.io.yaml
 	npx tsx hack/generate-crd.ts fleet-policy > charts/tenantgate/files/fleet/fleet-shares-policy.yaml
+	npx tsx hack/generate-crd.ts allow-list > charts/tenantgate/files/crd/allowlists.tenantgate.io.yaml
+	mkdir -p charts/tenantgate/files/policies
+	npx tsx hack/generate-crd.ts allow-list-params-policy > charts/tenantgate/files/policies/allow-list-params-policy.yaml
 	$(MAKE) manifests
 
 manifests: deps

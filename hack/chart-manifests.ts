@@ -1,6 +1,6 @@
 /**
  * charts/tenantgate is the source of the install manifests: `make manifests` (hack/generate-manifests.ts)
- * renders it with its default values into manifests/{crd,config,controller,webhook,rbac} plus
+ * renders it with its default values into manifests/{crd,config,controller,webhook,policies,rbac} plus
  * manifests/kustomization.yaml (ADR 0011). Helm comes from hack/helm (Go module), built into .cache/helm/<version>/.
  */
 import { execa } from 'execa';
@@ -13,7 +13,7 @@ const REPO_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
 export const CHART_DIR = join(REPO_ROOT, 'charts', 'tenantgate');
 export const RELEASE = { name: 'tenantgate', namespace: 'tenantgate-system' };
 /** The manifests/ subdirectories generated from the chart; manifests/argocd is written by hand. */
-export const GENERATED_DIRS = ['crd', 'config', 'controller', 'webhook', 'rbac', 'self-service'] as const;
+export const GENERATED_DIRS = ['crd', 'config', 'controller', 'webhook', 'policies', 'rbac', 'self-service'] as const;
 /**
  * Applied second, as its own kustomization (manifests/self-service): what grants tenants anything
  * cluster-wide exists only once the webhook configurations that judge it do (docs/adr/0023-install-order.md).

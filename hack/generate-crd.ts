@@ -1,11 +1,17 @@
 /**
  * `make crd`: prints a generated API object: the Project CRD (src/validate/schema); with the argument
  * `fleet` the FleetBudget CRD (src/fleet/fleet-budget-crd.ts); with `fleet-policy` the hub's
- * ValidatingAdmissionPolicy tenantgate-fleet-shares and its binding (src/fleet/fleet-shares-policy.ts).
+ * ValidatingAdmissionPolicy tenantgate-fleet-shares and its binding (src/fleet/fleet-shares-policy.ts); with
+ * `allow-list` the AllowList CRD (src/validate/schema/allow-list-crd.ts); with `allow-list-params-policy` the
+ * ValidatingAdmissionPolicy tenantgate-allow-lists-params and its binding (src/validate/policies/allow-list-params-policy.ts).
  */
 import { renderFleetCrdYaml } from '../src/fleet/fleet-budget-crd.js';
 import { renderFleetPolicyYaml } from '../src/fleet/fleet-shares-policy.js';
 import { renderCrdYaml } from '../src/validate/schema/crd.js';
+import { renderAllowListCrdYaml } from '../src/validate/schema/allow-list-crd.js';
+import { renderAllowListParamsPolicyYaml } from '../src/validate/policies/allow-list-params-policy.js';
 
 const generators: Record<string, () => string> = { fleet: renderFleetCrdYaml, 'fleet-policy': renderFleetPolicyYaml };
+generators['allow-list'] = renderAllowListCrdYaml;
+generators['allow-list-params-policy'] = renderAllowListParamsPolicyYaml;
 process.stdout.write((generators[process.argv[2] ?? ''] ?? renderCrdYaml)());

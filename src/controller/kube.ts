@@ -4,11 +4,12 @@
  * not client-node's class instances with Date fields.
  */
 import * as k8s from '@kubernetes/client-node';
-import { API_GROUP, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
+import { API_GROUP, API_VERSION, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 import type { ControllerMetrics, WriteVerb } from './metrics.js';
 import { isConflict, isNotFound, statusCode } from '../kube/errors.js';
 import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
 import { MANAGED_SELECTOR, type CachedObject, type ManagedKind } from './managed-objects.js';
+import { ALLOW_LIST_PLURAL } from '../validate/allow-list-params.js';
 import type { AccessKind, AccessObject } from './project-access.js';
 
 
@@ -169,7 +170,7 @@ export class ControllerApi extends ClusterLists {
     );
   }
 
-  // --- what tenantgate puts in every project namespace (owners' RoleBinding, LimitRange, NetworkPolicy)
+  // --- what tenantgate puts in every project namespace (owners' RoleBinding, LimitRange, NetworkPolicy, AllowList)
 
   /** The client-node calls for one managed kind (all namespaced, all by name). */
   private managedCalls(kind: ManagedKind): ManagedCalls {
@@ -208,13 +209,26 @@ export class ControllerApi extends ClusterLists {
           read: async (namespace: string, name: string) => onTheWire(await this.networking.readNamespacedNetworkPolicy({ namespace, name })),
           remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.networking.deleteNamespacedNetworkPolicy({ namespace, name, body }),
         };
+      case 'AllowList': {
+        const at = { group: API_GROUP, version: PROJECT_VERSION, plural: ALLOW_LIST_PLURAL };
+        return {
+          resource: ALLOW_LIST_PLURAL,
+          list: (page: { limit: number; _continue?: string }) =>
+            this.custom.listCustomObjectForAllNamespaces({ group: at.group, version: at.version, resourcePlural: at.plural, ...page, labelSelector: MANAGED_SELECTOR }),
+          create: (namespace: string, body: object) => this.custom.createNamespacedCustomObject({ ...at, namespace, body }),
+          replace: (namespace: string, name: string, body: object) => this.custom.replaceNamespacedCustomObject({ ...at, namespace, name, body }),
+          read: (namespace: string, name: string) => this.custom.getNamespacedCustomObject({ ...at, namespace, name }),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.custom.deleteNamespacedCustomObject({ ...at, namespace, name, body }),
+        };
+      }
     }
   }
 
   /** Every object of the kind tenantgate manages (the managed-object cache's list). */
   async listManaged(kind: ManagedKind): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
     const calls = this.managedCalls(kind);
-    const group = kind === 'RoleBinding' ? 'rbac.authorization.k8s.io/v1' : kind === 'NetworkPolicy' ? 'networking.k8s.io/v1' : 'v1';
+    const groups: Record<ManagedKind, string> = { RoleBinding: 'rbac.authorization.k8s.io/v1', NetworkPolicy: 'networking.k8s.io/v1', LimitRange: 'v1', AllowList: API_VERSION };
+    const group = groups[kind];
     return listInPages(group, `${kind}List`, (page) => calls.list(page) as never);
   }
 

@@ -1,7 +1,8 @@
 /**
  * Watch caches of the objects tenantgate writes (label app.kubernetes.io/managed-by=tenantgate), for
- * the reconcile steps that create and repair them: here the owners' RoleBinding, the LimitRange and
- * the isolation NetworkPolicy of every project namespace, each by namespace (only the one name
+ * the reconcile steps that create and repair them: here the owners' RoleBinding, the LimitRange, the
+ * isolation NetworkPolicy and the AllowList (the allow-list policies' parameters) of every project
+ * namespace, each by namespace (only the one name
  * tenantgate uses per kind is kept); project-access.ts files the per-project ClusterRoles with the
  * same ObjectCache. A step compares with the cache and writes only what differs, so an idle cluster
  * sees no writes.
@@ -11,17 +12,19 @@ import { ResilientInformer, type InformerMetrics, type WatchedKind } from '../ku
 import { slim } from '../kube/lists.js';
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
 import { OWNERS_BINDING_NAME } from '../render/owner-binding.js';
-import { LABEL_MANAGED_BY, MANAGED_BY } from '../validate/types.js';
+import { ALLOW_LIST_NAME, ALLOW_LIST_PLURAL } from '../validate/allow-list-params.js';
+import { API_VERSION, LABEL_MANAGED_BY, MANAGED_BY } from '../validate/types.js';
 
 export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 
-export type ManagedKind = 'RoleBinding' | 'LimitRange' | 'NetworkPolicy';
+export type ManagedKind = 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'AllowList';
 
 /** Where each kind is watched, and the one name tenantgate gives it in a project namespace. */
 export const MANAGED_KINDS: Record<ManagedKind, { path: string; name: string }> = {
   RoleBinding: { path: '/apis/rbac.authorization.k8s.io/v1/rolebindings', name: OWNERS_BINDING_NAME },
   LimitRange: { path: '/api/v1/limitranges', name: LIMITRANGE_NAME },
   NetworkPolicy: { path: '/apis/networking.k8s.io/v1/networkpolicies', name: NETWORK_POLICY_NAME },
+  AllowList: { path: `/apis/${API_VERSION}/${ALLOW_LIST_PLURAL}`, name: ALLOW_LIST_NAME },
 };
 
 /** What the cache keeps of an object: its (slimmed) metadata and the rest as stored. */
@@ -146,7 +149,7 @@ export class ObjectCaches<K extends WatchedKind> {
   }
 }
 
-/** The three namespaced kinds, each by namespace (only the one name tenantgate uses); a change is reported as its namespace. */
+/** The four namespaced kinds, each by namespace (only the one name tenantgate uses); a change is reported as its namespace. */
 export type ManagedObjects = ObjectCaches<ManagedKind>;
 
 export function managedObjects(kc: k8s.KubeConfig, list: (kind: ManagedKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, options: { log: (m: string) => void; metrics: InformerMetrics }): ManagedObjects {
@@ -155,5 +158,5 @@ export function managedObjects(kc: k8s.KubeConfig, list: (kind: ManagedKind) => 
     const byNamespace = (o: k8s.KubernetesObject) => (o.metadata?.name === name ? (o.metadata.namespace ?? '') : undefined);
     return new ObjectCache(kind, kc, path, () => list(kind), options, { keyOf: byNamespace, changeOf: byNamespace });
   };
-  return new ObjectCaches({ RoleBinding: make('RoleBinding'), LimitRange: make('LimitRange'), NetworkPolicy: make('NetworkPolicy') });
+  return new ObjectCaches({ RoleBinding: make('RoleBinding'), LimitRange: make('LimitRange'), NetworkPolicy: make('NetworkPolicy'), AllowList: make('AllowList') });
 }

@@ -4,6 +4,7 @@
  */
 import { describeIsolationPolicy, isolationPolicyFor, isolationPolicyMatches, limitRangeFor, limitRangeMatches, LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
 import { ownerBinding, ownerBindingMatches, OWNERS_BINDING_NAME } from '../render/owner-binding.js';
+import { ALLOW_LIST_NAME, allowListFor, allowListMatches } from '../validate/allow-list-params.js';
 import type { Project } from '../validate/types.js';
 import type { TenantgateConfig } from '../config/config.js';
 import type { CachedObject, ManagedKind } from './managed-objects.js';
@@ -49,5 +50,14 @@ export const NAMESPACE_OBJECTS: readonly NamespaceObjectKind[] = [
     desired: (project: Project, namespace: string, config: TenantgateConfig) => isolationPolicyFor(project, namespace, config.network),
     matches: (actual, desired) => isolationPolicyMatches(actual as never, desired),
     describe: describeIsolationPolicy,
+  }),
+  // The allow-list policies' parameters: always there (a namespace without them admits none of the objects they judge).
+  kind({
+    kind: 'AllowList',
+    name: ALLOW_LIST_NAME,
+    declaredBy: 'spec.allow',
+    desired: (project: Project, namespace: string, config: TenantgateConfig) => allowListFor(config, project, namespace),
+    matches: (actual, desired) => allowListMatches(actual, desired),
+    describe: () => "spec.allow over tenantgate.yaml's allow",
   }),
 ];

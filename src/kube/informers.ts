@@ -24,7 +24,7 @@ type ObjectLists = Pick<ClusterLists, 'listProjects' | 'listNamespaces' | 'listQ
 
 export type Kind = 'Project' | 'Namespace' | 'ResourceQuota';
 /** What a ResilientInformer may watch: the snapshot's kinds, the objects the controller puts in project namespaces, and the per-project ClusterRoles (visibility: own). */
-export type WatchedKind = Kind | 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'ClusterRole' | 'ClusterRoleBinding';
+export type WatchedKind = Kind | 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'AllowList' | 'ClusterRole' | 'ClusterRoleBinding';
 export type EventType = 'add' | 'update' | 'delete';
 
 /** One cache event, with the object it replaced (for label changes). */

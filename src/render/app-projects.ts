@@ -2,8 +2,8 @@
  * One Argo CD AppProject per tenant (`tenantgate render --app-projects`): what the tenant's own
  * Applications may do. Destinations are exactly the tenant's declared namespaces on the clusters they
  * are placed on; no cluster-scoped kind is permitted (so no Namespace and no Project); and the kinds
- * render manages inside a tenant namespace (ResourceQuota, LimitRange, NetworkPolicy, RoleBinding) are
- * blacklisted. Pure and deterministic: tenants, destinations and repositories come out sorted.
+ * render manages inside a tenant namespace (ResourceQuota, LimitRange, NetworkPolicy, RoleBinding,
+ * AllowList) are blacklisted. Pure and deterministic: tenants, destinations and repositories come out sorted.
  * docs/argocd.md and docs/adr/0028-argocd-appprojects-per-tenant.md say why each field is what it is.
  */
 import type { ArgoCdConfig } from '../config/config.js';
@@ -18,6 +18,7 @@ export const TENANT_BLACKLIST: ReadonlyArray<{ group: string; kind: string }> = 
   { group: '', kind: 'ResourceQuota' },
   { group: 'networking.k8s.io', kind: 'NetworkPolicy' },
   { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding' },
+  { group: 'tenantgate.io', kind: 'AllowList' },
 ];
 
 /** An Argo CD destination: a server URL or an Argo CD cluster name, and one namespace. */

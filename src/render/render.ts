@@ -9,6 +9,7 @@ import { isolationPolicyFor, limitRangeFor } from './namespace-policies.js';
 import { podSecurityLabels } from '../validate/pod-security.js';
 import { withoutGrantingKeys } from '../validate/granting-metadata.js';
 import { tierQuotasOf } from '../validate/tiers.js';
+import { allowListFor } from '../validate/allow-list-params.js';
 export { OWNERS_BINDING_NAME } from './owner-binding.js';
 export { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from './namespace-policies.js';
 import {
@@ -116,10 +117,12 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace, config:
   }
   const isolation = isolationPolicyFor(project, ns.name, config.network);
   if (isolation) out.push(withWave(isolation));
+  // The parameters of the allow-list policies: without them the namespace admits none of the objects they judge.
+  out.push(withWave(allowListFor(config, project, ns.name)));
   return out;
 }
 
-/** A shared namespace object as Argo CD applies it: in wave 0. */
+/** A shared namespace object as Argo CD applies it: in wave 0 (after its Namespace; the AllowList CRD comes with the chart). */
 function withWave(object: { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels: Record<string, string> }; spec: object }): KubeObject {
   const { name, namespace, labels } = object.metadata;
   return { ...object, metadata: meta(name, '0', labels, { namespace }) } as KubeObject;

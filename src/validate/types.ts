@@ -21,6 +21,7 @@ export const LEDGER_PREFIX = 'tenantgate-ledger-';
 export type RuleId =
   | 'N1' | 'N2' | 'N3' | 'N4'
   | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8'
+  | 'T9' // the allow-list parameters (AllowList) are written only by subjects that may manage them cluster-wide (CEL, src/validate/policies/allow-list-params-policy.ts)
   | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5' | 'Q6' | 'Q7'
   | 'F1' | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 from the webhook on a fleet member (ADR 0044)
   | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)

@@ -21,8 +21,8 @@ const logs: string[] = [];
 beforeAll(async () => {
   cp = await ControlPlane.start();
   const kubectl = (args: string[]) => execa(join(cp.info.binDir, 'kubectl'), args, { env: { KUBECONFIG: cp.info.kubeconfigs.admin ?? '' } });
-  await kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'manifests', 'crd', 'projects.tenantgate.io.yaml')]);
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
+  await kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'manifests', 'crd', 'projects.tenantgate.io.yaml'), '-f', join(REPO_ROOT, 'manifests', 'crd', 'allowlists.tenantgate.io.yaml')]);
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io', 'crd/allowlists.tenantgate.io']);
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(cp.info.kubeconfigs.admin!);
   c = clients(kc);

@@ -51,7 +51,7 @@ beforeAll(async () => {
 });
 
 describe('manifests/ against the real API server', () => {
-  it.each(['crd', 'config', 'controller', 'webhook', 'rbac', 'self-service'])('manifests/%s applies with --dry-run=server', async (dir) => {
+  it.each(['crd', 'config', 'controller', 'webhook', 'policies', 'rbac', 'self-service'])('manifests/%s applies with --dry-run=server', async (dir) => {
     for (const file of files(dir)) {
       const result = await kubectl('admin', ['apply', '--dry-run=server', '-f', file], { reject: false });
       expect(result.exitCode, `${file}: ${result.stderr}`).toBe(0);

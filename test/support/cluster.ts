@@ -70,9 +70,11 @@ export async function eventually<T>(fn: () => Promise<T>, { timeoutMs = 60_000, 
 }
 
 const CRD_FILE = new URL('../../manifests/crd/projects.tenantgate.io.yaml', import.meta.url).pathname;
+/** The AllowList CRD: the controller's caches watch AllowLists, so it is not ready without it. */
+const ALLOW_LIST_CRD_FILE = new URL('../../manifests/crd/allowlists.tenantgate.io.yaml', import.meta.url).pathname;
 
-/** Installs the Project CRD from manifests/crd and waits until it is Established (idempotent). */
+/** Installs the Project and AllowList CRDs from manifests/crd and waits until they are Established (idempotent). */
 export async function ensureProjectCrd(): Promise<void> {
-  await kubectl('admin', ['apply', '--server-side', '--force-conflicts', '-f', CRD_FILE]);
-  await kubectl('admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
+  await kubectl('admin', ['apply', '--server-side', '--force-conflicts', '-f', CRD_FILE, '-f', ALLOW_LIST_CRD_FILE]);
+  await kubectl('admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io', 'crd/allowlists.tenantgate.io']);
 }

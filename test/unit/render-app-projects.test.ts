@@ -114,6 +114,7 @@ describe('render --app-projects on examples/gitops', () => {
         { group: '', kind: 'ResourceQuota' },
         { group: 'networking.k8s.io', kind: 'NetworkPolicy' },
         { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding' },
+        { group: 'tenantgate.io', kind: 'AllowList' },
       ]);
       // examples/gitops/tenantgate.yaml: https://git.example.com/{tenant}/*
       expect(spec.sourceRepos).toEqual([`https://git.example.com/${tenant}/*`]);

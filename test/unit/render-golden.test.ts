@@ -65,7 +65,7 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
     expect(await render(cluster)).toBe(await render(cluster));
   });
 
-  it('is in apply order: Projects (-2), Namespaces (-1), then per namespace ResourceQuota, LimitRange, RoleBinding, NetworkPolicy (0)', async () => {
+  it('is in apply order: Projects (-2), Namespaces (-1), then per namespace ResourceQuota, LimitRange, RoleBinding, NetworkPolicy, AllowList (0)', async () => {
     const all = objects(await render(cluster));
     const projects = all.filter((o) => o.kind === 'Project');
     const namespaces = all.filter((o) => o.kind === 'Namespace');
@@ -83,7 +83,7 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
       });
     }
     const rest = all.slice(projects.length + namespaces.length);
-    const kindOrder = ['ResourceQuota', 'LimitRange', 'RoleBinding', 'NetworkPolicy'];
+    const kindOrder = ['ResourceQuota', 'LimitRange', 'RoleBinding', 'NetworkPolicy', 'AllowList'];
     // grouped by namespace, in the order of the Namespaces, each group in kind order
     const groups: string[] = [];
     rest.forEach((o, i) => {
@@ -97,6 +97,8 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
       else if (prev && prev.metadata.namespace === ns) expect(kindOrder.indexOf(o.kind)).toBeGreaterThan(kindOrder.indexOf(prev.kind));
     });
     expect(groups).toEqual(namespaces.map((n) => n.metadata.name));
+    // Every namespace has its allow-list parameters (without them it admits none of the objects the policies judge).
+    expect(rest.filter((o) => o.kind === 'AllowList').map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(namespaces.map((n) => `${n.metadata.name}/tenantgate-allow`));
     for (const o of all) expect(o.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('tenantgate');
     for (const o of rest) {
       expect(o.metadata.labels?.['tenantgate.io/project']).toBe(namespaces.find((n) => n.metadata.name === o.metadata.namespace)!.metadata.labels!['tenantgate.io/project']);

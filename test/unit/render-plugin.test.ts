@@ -195,11 +195,12 @@ describe('kustomize directories (R1)', () => {
       'Namespace//docs-site',
       'ResourceQuota/docs-site/tenantgate-quota',
       'RoleBinding/docs-site/tenantgate-owners',
+      'AllowList/docs-site/tenantgate-allow',
       'ConfigMap/tenantgate-system/docs-team',
     ]);
     const declared = parse(readFileSync(join(EXAMPLES, 'kustomize', 'projects.yaml'), 'utf8')) as { spec: unknown };
     expect(objects[0]!.spec).toEqual(declared.spec);
-    expect(objects[4]).toEqual(parse(readFileSync(join(EXAMPLES, 'kustomize', 'team-configmap.yaml'), 'utf8')));
+    expect(objects[5]).toEqual(parse(readFileSync(join(EXAMPLES, 'kustomize', 'team-configmap.yaml'), 'utf8')));
   });
 
   it('a failing kustomize build fails the render', async () => {

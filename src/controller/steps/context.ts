@@ -15,7 +15,7 @@ import type { ControllerApi, ProjectEvent } from '../kube.js';
 export interface StepContext {
   api: ControllerApi;
   informers: Informers;
-  /** The owners' RoleBindings, LimitRanges and NetworkPolicies in project namespaces; without them those steps are skipped. */
+  /** The owners' RoleBindings, LimitRanges, NetworkPolicies and AllowLists in project namespaces; without them those steps are skipped. */
   managed?: ManagedObjects;
   /** The per-project ClusterRoles and bindings (visibility: own); without them that step is skipped. */
   access?: ProjectAccessCaches;

@@ -1,5 +1,5 @@
 /**
- * Step: the owners' RoleBinding, LimitRange and isolation NetworkPolicy of each project namespace.
+ * Step: the owners' RoleBinding, LimitRange, isolation NetworkPolicy and AllowList of each project namespace.
  */
 import { LABEL_PROJECT, type Project } from '../../validate/types.js';
 import { NAMESPACE_OBJECTS } from '../namespace-objects.js';
@@ -8,7 +8,8 @@ import { type StepContext, ownNamespaces, argoCdGrace } from './context.js';
 
 /**
  * Step: every live namespace of the project has exactly what the Project declares: the owners'
- * RoleBinding, the LimitRange, the isolation NetworkPolicy (docs/design.md). Missing ones are
+ * RoleBinding, the LimitRange, the isolation NetworkPolicy (docs/design.md), the AllowList
+ * (docs/adr/0095-allow-lists-in-the-api-server.md). Missing ones are
  * created, edited ones repaired, ones the Project no longer declares removed.
  */
 export async function ensureNamespaceObjects(c: StepContext, project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {

@@ -32,7 +32,7 @@ export function projectCrd(): Record<string, unknown> {
   });
 }
 
-/** What tells one of tenantgate's CustomResourceDefinitions from another (each has one version, v1alpha1, with a status subresource). */
+/** What tells one of tenantgate's CustomResourceDefinitions from another (each has one version, v1alpha1, with a status subresource unless `statusSubresource: false`). */
 export interface CrdDefinition {
   kind: string;
   plural: string;
@@ -41,6 +41,8 @@ export interface CrdDefinition {
   scope: 'Cluster' | 'Namespaced';
   printerColumns: Array<Record<string, unknown>>;
   schema: StructuralSchema;
+  /** Whether the kind has a status subresource (default true). */
+  statusSubresource?: boolean;
 }
 
 /** A CustomResourceDefinition of group tenantgate.io (Projects, the hub's FleetBudgets). */
@@ -64,7 +66,7 @@ export function customResourceDefinition(d: CrdDefinition): Record<string, unkno
           name: 'v1alpha1',
           served: true,
           storage: true,
-          subresources: { status: {} },
+          ...(d.statusSubresource === false ? {} : { subresources: { status: {} } }),
           additionalPrinterColumns: d.printerColumns,
           schema: { openAPIV3Schema: d.schema },
         },

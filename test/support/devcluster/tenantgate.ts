@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../../../src
 import { generateWebhookCerts, type WebhookCertFiles } from '../../../src/certs/files.js';
 import { REPO_ROOT } from '../paths.js';
 import { ownerBinding } from '../../../src/render/owner-binding.js';
+import { allowListFor } from '../../../src/validate/allow-list-params.js';
 import type { Project } from '../../../src/validate/types.js';
 import { startWebhook, type RunningWebhook } from '../../../src/webhook/start.js';
 import type { AdmissionDecision } from '../../../src/webhook/server.js';
@@ -40,10 +41,13 @@ export async function kubectlAs(info: ClusterInfo, user: string, args: string[],
   return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, input, timeout: 120_000 });
 }
 
-/** CRD (Established), the tenantgate-system namespace, the components' ServiceAccounts and RBAC, tenants' RBAC. */
+/** CRDs (Established), the tenantgate-system namespace, the components' ServiceAccounts and RBAC, tenants' RBAC, the policies. */
 export async function installBase(info: ClusterInfo): Promise<void> {
   await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(MANIFESTS, 'crd', 'projects.tenantgate.io.yaml')]);
   await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
+  // The allow-list policies' parameters (docs/adr/0095-allow-lists-in-the-api-server.md) and their guard (T9).
+  await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(MANIFESTS, 'crd', 'allowlists.tenantgate.io.yaml')]);
+  await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/allowlists.tenantgate.io']);
   await kubectlAs(info, 'admin', [
     'apply',
     '-f', join(MANIFESTS, 'controller', '00-namespace.yaml'),
@@ -53,6 +57,7 @@ export async function installBase(info: ClusterInfo): Promise<void> {
     '-f', join(MANIFESTS, 'controller', 'rbac.yaml'),
     '-f', join(MANIFESTS, 'webhook', 'excluded-namespaces-policy.yaml'),
     '-f', join(MANIFESTS, 'webhook', 'owner-references-policy.yaml'),
+    '-f', join(MANIFESTS, 'policies', 'allow-list-params-policy.yaml'),
   ]);
 }
 
@@ -63,6 +68,22 @@ export async function installBase(info: ClusterInfo): Promise<void> {
  */
 export async function applyOwnerBindings(info: ClusterInfo, project: Project, namespaces: string[]): Promise<void> {
   const docs = namespaces.map((ns) => JSON.stringify(ownerBinding(project, ns)));
+  await kubectlAs(info, 'admin', ['apply', '-f', '-'], docs.join('\n'));
+}
+
+/**
+ * The AllowList `tenantgate-allow` of a project's namespaces (the allow-list policies' parameters),
+ * applied as admin: what render emits for declared namespaces and what the controller writes in every
+ * project namespace (for tests that run the webhook without the controller). `config`: tenantgate.yaml
+ * (its `allow` defaults the Project's lists; DEFAULT_CONFIG when not given).
+ */
+export async function applyAllowListParams(
+  info: ClusterInfo,
+  project: Project,
+  namespaces: string[],
+  config: TenantgateConfig = DEFAULT_CONFIG,
+): Promise<void> {
+  const docs = namespaces.map((ns) => JSON.stringify(allowListFor(config, project, ns)));
   await kubectlAs(info, 'admin', ['apply', '-f', '-'], docs.join('\n'));
 }
 

@@ -1,0 +1,93 @@
+/**
+ * The ValidatingAdmissionPolicy `tenantgate-allow-lists-params` and its binding (rule T9,
+ * docs/adr/0095-allow-lists-in-the-api-server.md): the AllowList objects are the parameters of the
+ * allow-list policies, so whoever writes one decides what a project's pods, Services and claims may use.
+ * Every create, update and delete of an `allowlists.tenantgate.io` is refused unless its subject may
+ * `manage` allowlists cluster-wide: a custom verb that only tenantgate's controller is granted (its
+ * ClusterRole) and that cluster administrators hold through their wildcards. The check names no
+ * namespace, so a namespaced grant (a tenant's Role with `*` on `*`) never reaches it. RBAC is the first
+ * layer (tenants hold no write on allowlists); this is the second, inside the API server.
+ *
+ * One exception: a delete in a namespace that is being deleted. The namespace controller empties it
+ * (it holds no `manage`), and nothing judged by the allow-lists is created there any more.
+ *
+ * `make crd` (hack/generate-crd.ts) writes it to ALLOW_LIST_PARAMS_POLICY_PATH; a unit test fails when the
+ * committed copy differs.
+ */
+import { stringify } from 'yaml';
+import { ALLOW_LIST_PLURAL } from '../allow-list-params.js';
+import { API_GROUP } from '../types.js';
+
+export const ALLOW_LIST_PARAMS_POLICY_NAME = 'tenantgate-allow-lists-params';
+export const ALLOW_LIST_PARAMS_POLICY_PATH = 'charts/tenantgate/files/policies/allow-list-params-policy.yaml';
+/** The custom RBAC verb on allowlists that lets a subject write them (granted cluster-wide to the controller). */
+export const MANAGE_VERB = 'manage';
+
+const HEADER =
+  '# generated from src/validate/policies/allow-list-params-policy.ts by hack/generate-crd.ts, ' +
+  'do not edit (regenerate with `make crd`)\n';
+
+/** No namespace and no name: the check is cluster-wide. */
+const MAY_MANAGE =
+  `authorizer.group('${API_GROUP}').resource('${ALLOW_LIST_PLURAL}').check('${MANAGE_VERB}').allowed()`;
+const WHAT = `${ALLOW_LIST_PLURAL}.${API_GROUP}`;
+
+export const PARAMS_POLICY_VARIABLES = [
+  // The namespace controller deleting what is left in a terminating namespace.
+  {
+    name: 'namespaceTerminating',
+    expression:
+      "request.operation == 'DELETE' && namespaceObject != null && has(namespaceObject.metadata.deletionTimestamp)",
+  },
+  { name: 'mayManage', expression: MAY_MANAGE },
+];
+
+export const PARAMS_POLICY_VALIDATIONS = [
+  {
+    expression: 'variables.namespaceTerminating || variables.mayManage',
+    messageExpression:
+      "'[T9] AllowList ' + request.namespace + '/' + request.name + ': user \"' + request.userInfo.username + " +
+      "'\" may not ' + request.operation.lowerAscii() + ' it; only subjects allowed the verb " +
+      `${MANAGE_VERB} on ${WHAT} cluster-wide (the tenantgate controller, cluster administrators) write ` +
+      "the allow-list parameters of a project namespace; change spec.allow of the Project in git instead'",
+    reason: 'Forbidden',
+  },
+];
+
+export function allowListParamsPolicy(): Record<string, unknown>[] {
+  const labels = { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/component': 'policies' };
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: ALLOW_LIST_PARAMS_POLICY_NAME, labels },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [API_GROUP],
+              apiVersions: ['*'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              resources: [ALLOW_LIST_PLURAL],
+            },
+          ],
+        },
+        variables: PARAMS_POLICY_VARIABLES,
+        validations: PARAMS_POLICY_VALIDATIONS,
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: ALLOW_LIST_PARAMS_POLICY_NAME, labels },
+      spec: { policyName: ALLOW_LIST_PARAMS_POLICY_NAME, validationActions: ['Deny'] },
+    },
+  ];
+}
+
+export function renderAllowListParamsPolicyYaml(): string {
+  const options = { lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false };
+  const yaml = (doc: Record<string, unknown>) => stringify(doc, options);
+  return HEADER + allowListParamsPolicy().map(yaml).join('---\n');
+}
