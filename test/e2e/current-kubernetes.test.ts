@@ -172,9 +172,13 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'grows', namespace },
-      spec: { nodeName: NODE, containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '500m' } } }] },
+      spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '500m' } } }] },
     });
     expect(pod.exitCode, pod.stderr).toBe(0);
+    // On the node as the scheduler puts it there (pods/binding): a project's pod may not set spec.nodeName itself [X8].
+    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'grows', namespace }, target: { apiVersion: 'v1', kind: 'Node', name: NODE } };
+    const bound = await kubectl('admin', ['create', '--raw', `/api/v1/namespaces/${namespace}/pods/grows/binding`, '-f', '-'], { input: JSON.stringify(binding), reject: false });
+    expect(bound.exitCode, bound.stderr).toBe(0);
     await usedReaches(namespace, { 'requests.cpu': '500m' });
 
     const within = await resize('900m');
