@@ -38,6 +38,7 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/pre-commit.test.ts': 70,
   'test/e2e/headroom-race.test.ts': 69,
   'test/e2e/allow-lists.test.ts': 63,
+  'test/e2e/allow-lists-attacks.test.ts': 110,
   'test/e2e/upgrade.test.ts': 63,
   'test/e2e/device-budgets.test.ts': 58,
   'test/e2e/release.test.ts': 58,
