@@ -426,6 +426,8 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     update('strict', lbIp, relabelled(lbIp), 'admitted', 'a LoadBalancer whose address was admitted before is relabelled');
     const toNodePort = s.service('u-x3-node-port');
     update('strict', toNodePort, changed(toNodePort, (x) => (x.spec.type = 'NodePort')), 'X3', 'a ClusterIP Service turned into a NodePort one');
+    const toDefaultedLb = s.service('u-x3-to-lb-defaulted');
+    update('strict', toDefaultedLb, changed(toDefaultedLb, (x) => Object.assign(x.spec, { type: 'LoadBalancer', loadBalancerSourceRanges: ['10.1.0.0/16'] })), 'X3', 'a ClusterIP Service turned into a LoadBalancer allocating node ports (the default)');
     const toLb = s.service('u-x3-to-lb');
     update('strict', toLb, changed(toLb, (x) => Object.assign(x.spec, { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, loadBalancerSourceRanges: ['10.1.0.0/16'] })), 'admitted', 'a ClusterIP Service turned into an allowed LoadBalancer');
     const allocating = s.lb('u-x3-allocate');
@@ -514,6 +516,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.ingress('h2-none', { ingressClassName: undefined }), 'H2', 'an Ingress of no class (the cluster\'s default class)');
   create('strict', s.ingress('h2-annotation-listed', { ingressClassName: undefined }, { annotations: { 'kubernetes.io/ingress.class': 'public' } }), 'admitted', 'the class by the annotation');
   create('strict', s.ingress('h2-annotation-other', { ingressClassName: undefined }, { annotations: { 'kubernetes.io/ingress.class': 'internal' } }), 'H2', 'another class by the annotation');
+  create('strict', s.ingress('h2-both-listed', {}, { annotations: { 'kubernetes.io/ingress.class': 'public' } }), 'admitted', 'the listed class by the field and by the annotation');
   create('open', o.ingress('h2-open-other', { ingressClassName: 'internal' }), 'H2', 'a class tenantgate.yaml\'s default does not list');
   {
     const pub = s.ingress('u-h2-changed');
@@ -521,6 +524,10 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     const internal = s.ingress('u-h2-kept', { ingressClassName: 'internal' });
     const moved = s.ingress('u-h2-moved', { ingressClassName: 'internal' });
     update('strict', moved, changed(moved, (i) => (i.spec.ingressClassName = 'private')), 'H2', 'an Ingress of a delisted class moved to another class not listed');
+    const annotated = s.ingress('u-h2-annotation', { ingressClassName: undefined }, { annotations: { 'kubernetes.io/ingress.class': 'public' } });
+    update('strict', annotated, changed(annotated, (i) => (((i.metadata as Json).annotations as Json)['kubernetes.io/ingress.class'] = 'internal')), 'H2', 'an update changing the class annotation to a class not listed');
+    const plainClass = s.ingress('u-h2-annotation-added');
+    update('strict', plainClass, changed(plainClass, (i) => ((i.metadata as Json).annotations = { 'kubernetes.io/ingress.class': 'internal' })), 'H2', 'an update adding the annotation of a class not listed');
     update('strict', internal, relabelled(internal), 'admitted', 'an Ingress of a delisted class is relabelled');
   }
 
@@ -547,6 +554,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.route('GRPCRoute', 'h1-grpc-other', ['rpc.example.net']), 'H1', 'a GRPCRoute outside the suffix');
   create('strict', s.route('TLSRoute', 'h1-tls-route-own', [`tls.${S}`]), 'admitted', 'a TLSRoute under the suffix');
   create('strict', s.route('TLSRoute', 'h1-tls-route-none', undefined), 'H1', 'a TLSRoute without hostnames');
+  create('strict', s.route('TLSRoute', 'h1-tls-route-wildcard-above', ['*.example.com']), 'H1', 'a TLSRoute wildcard above the suffix');
   create('open', o.route('HTTPRoute', 'h1-open-http-wildcard', [`*.${O}`]), 'admitted', 'an HTTPRoute wildcard where wildcards are allowed');
   create('strict', s.l4Route('TCPRoute', 'h1-tcp-own'), 'admitted', 'a TCPRoute attached in its own namespace');
   create('strict', s.l4Route('TCPRoute', 'h1-tcp-own-named', n.strictNamespace), 'admitted', 'a TCPRoute naming its own namespace');
@@ -572,6 +580,8 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.listenerSet('h1-listener-set-own', [s.listener('extra', `extra.${S}`)]), 'admitted', 'a ListenerSet listener under the suffix');
   create('strict', s.listenerSet('h1-listener-set-other', [s.listener('extra', 'shop.example.com')]), 'H1', 'a ListenerSet listener for another project\'s hostname');
   create('strict', s.listenerSet('h1-listener-set-no-hostname', [s.listener('extra')]), 'H1', 'a ListenerSet HTTP listener without hostname');
+  create('strict', s.listenerSet('h1-listener-set-empty-hostname', [s.listener('extra', '')]), 'H1', 'a ListenerSet listener whose hostname is empty (every hostname)');
+  create('strict', s.listenerSet('h1-listener-set-tcp-empty-hostname', [s.listener('db', '', 'TCP', 5432)]), 'admitted', 'a TCP listener\'s empty hostname, which Gateway API ignores');
   create('strict', s.listenerSet('h1-x-listener-set-own', [s.listener('extra', `x.${S}`)], 'XListenerSet'), 'admitted', 'an XListenerSet (experimental channel) listener under the suffix');
   create('strict', s.listenerSet('h1-x-listener-set-other', [s.listener('extra', 'shop.example.com')], 'XListenerSet'), 'H1', 'an XListenerSet listener for another project\'s hostname');
   create('strict', s.listenerSet('h1-listener-set-tcp', [s.listener('db', undefined, 'TCP', 5432)]), 'admitted', 'a ListenerSet TCP listener without hostname');
@@ -588,6 +598,14 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     update('strict', staleRoute, changed(staleRoute, (x) => (x.spec.hostnames as string[]).push(`api.${S}`)), 'admitted', 'a route adding an own hostname beside one admitted before');
     const tcp = s.l4Route('TCPRoute', 'u-h1-tcp-moved');
     update('strict', tcp, changed(tcp, (x) => ((x.spec.parentRefs as Json[])[0]!.namespace = 'shop-app')), 'H1', 'a TCPRoute re-attached to another namespace');
+    const udp = s.l4Route('UDPRoute', 'u-h1-udp-moved');
+    update('strict', udp, changed(udp, (x) => ((x.spec.parentRefs as Json[])[0]!.namespace = 'shop-app')), 'H1', 'a UDPRoute re-attached to another namespace');
+    const grpc = s.route('GRPCRoute', 'u-h1-grpc-hostnames-removed', [`rpc.${S}`]);
+    update('strict', grpc, changed(grpc, (x) => delete x.spec.hostnames), 'H1', 'a GRPCRoute whose hostnames are removed (every hostname)');
+    const tlsRoute = s.route('TLSRoute', 'u-h1-tls-route-wildcard', [`tls.${S}`]);
+    update('strict', tlsRoute, changed(tlsRoute, (x) => (x.spec.hostnames = [`*.${S}`])), 'H1', 'a TLSRoute changed to a wildcard where wildcards are not allowed');
+    const lsOpen = s.listenerSet('u-h1-listener-set-empty', [s.listener('extra', `extra.${S}`)]);
+    update('strict', lsOpen, changed(lsOpen, (l) => (l.spec.listeners as Json[]).push(s.listener('open', '', 'HTTP', 8080))), 'H1', 'a ListenerSet adding a listener with an empty hostname');
     const tcpKept = s.l4Route('TCPRoute', 'u-h1-tcp-relabelled');
     update('strict', tcpKept, relabelled(tcpKept), 'admitted', 'a TCPRoute relabelled');
     const gw = s.gateway('u-h1-gateway-listener');
@@ -607,6 +625,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create('strict', s.gateway('x2-gateway-address-outside', { addresses: [{ type: 'IPAddress', value: '8.8.8.8' }] }), 'X2', 'a Gateway address outside the CIDRs');
   create('strict', s.gateway('x2-gateway-address-untyped', { addresses: [{ value: '8.8.4.4' }] }), 'X2', 'a Gateway address without type (IPAddress) outside the CIDRs');
   create('strict', s.gateway('x2-gateway-address-named', { addresses: [{ type: 'NamedAddress', value: 'shared-pool' }] }), 'X2', 'a Gateway address of another type');
+  create('strict', s.gateway('x2-gateway-address-custom-type', { addresses: [{ type: 'example.com/pool', value: 'public' }] }), 'X2', 'a Gateway address of an implementation\'s own type');
   create('strict', s.gateway('x2-gateway-address-mapped', { addresses: [{ type: 'IPAddress', value: '::ffff:203.0.113.5' }] }), 'X2', 'an IPv4-mapped IPv6 address (an IPv6 address, outside the IPv4 CIDR)');
   create('strict', s.gateway('x2-gateway-address-garbage', { addresses: [{ type: 'IPAddress', value: 'not-an-address' }] }), 'X2', 'an IPAddress that is no address');
   create('strict', s.gateway('x2-gateway-address-leading-zero', { addresses: [{ type: 'IPAddress', value: '203.0.113.05' }] }), 'X2', 'an address with a leading zero (ambiguous: octal or decimal)');
