@@ -32,8 +32,16 @@ export interface LimitRangeObject {
   spec: { limits: LimitRangeItem[] };
 }
 
+/** A label requirement of a namespace selector: here only `Exists` (the label is set, to any value). */
+export interface LabelExists {
+  key: string;
+  operator: 'Exists';
+}
+
 /** A NetworkPolicy peer the isolation policy uses: namespaces by label, or addresses. */
-export type NetworkPeer = { namespaceSelector: { matchLabels: Record<string, string> } } | { ipBlock: { cidr: string } };
+export type NetworkPeer =
+  | { namespaceSelector: { matchLabels: Record<string, string>; matchExpressions?: LabelExists[] } }
+  | { ipBlock: { cidr: string } };
 
 export interface NetworkPolicyObject {
   apiVersion: 'networking.k8s.io/v1';
@@ -67,6 +75,18 @@ export function effectiveNetwork(project: Project, defaults: NetworkBaseline = {
   };
 }
 
+/**
+ * `allowFrom.sameTenant`: the namespaces of the tenant's projects. The tenant label alone is not enough:
+ * with `requireProjectForUsers: false` a tenant may create a namespace outside every project carrying
+ * any tenant label. A namespace with a project label is a project's (T2 keeps its tenant label equal to
+ * that project's tenant; only the project's owners and privileged subjects create one, T4, and only
+ * privileged subjects add or change the label later, T3).
+ */
+function sameTenantPeer(tenant: string): NetworkPeer {
+  const matchExpressions: LabelExists[] = [{ key: LABEL_PROJECT, operator: 'Exists' }];
+  return { namespaceSelector: { matchLabels: { [LABEL_TENANT]: tenant }, matchExpressions } };
+}
+
 const byNames = (names: readonly string[]): NetworkPeer[] => [...new Set(names)].sort().map((n) => ({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: n } } }));
 
 const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
@@ -94,7 +114,7 @@ export function isolationPolicyFor(project: Project, namespace: string, defaults
   if (!project.spec.networkIsolation) return undefined;
   const own: NetworkPeer = { namespaceSelector: { matchLabels: { [LABEL_PROJECT]: project.metadata.name ?? '' } } };
   const net = effectiveNetwork(project, defaults);
-  const from: NetworkPeer[] = [own, ...(net.allowFrom.sameTenant ? [{ namespaceSelector: { matchLabels: { [LABEL_TENANT]: project.spec.tenant } } }] : []), ...byNames(net.allowFrom.namespaces)];
+  const from: NetworkPeer[] = [own, ...(net.allowFrom.sameTenant ? [sameTenantPeer(project.spec.tenant)] : []), ...byNames(net.allowFrom.namespaces)];
   const egress: NetworkPolicyObject['spec']['egress'] = [
     { to: [own] },
     { to: byNames([DNS_NAMESPACE]), ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] },
@@ -111,7 +131,12 @@ export function isolationPolicyFor(project: Project, namespace: string, defaults
 
 /** The isolation policy in words, for events: who may connect, where pods may go. */
 export function describeIsolationPolicy(policy: NetworkPolicyObject): string {
-  const peer = (p: NetworkPeer) => ('ipBlock' in p ? p.ipBlock.cidr : Object.entries(p.namespaceSelector.matchLabels).map(([k, v]) => `${k}=${v}`).join(','));
+  const peer = (p: NetworkPeer) => {
+    if ('ipBlock' in p) return p.ipBlock.cidr;
+    const { matchLabels, matchExpressions = [] } = p.namespaceSelector;
+    const labels = Object.entries(matchLabels).map(([k, v]) => `${k}=${v}`);
+    return [...labels, ...matchExpressions.map((e) => e.key)].join(',');
+  };
   return `ingress only from namespaces ${policy.spec.ingress[0].from.map(peer).join(' | ')}; egress only to ${policy.spec.egress.map((r) => r.to.map(peer).join(' | ') + (r.ports ? ` (port ${r.ports[0]!.port})` : '')).join(' | ')}`;
 }
 

@@ -18,7 +18,7 @@ import { effectiveQuota, effectiveQuotaAfter, namespaceIsTerminating, withOverla
 import type { NamespaceShare, Resources } from './types.js';
 import { OTHER_TIERS, otherTiersExcluded, quotaTier } from './tiers.js';
 import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByGenerateName, projectByPrefix } from './rules/naming.js';
-import { checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
+import { checkNoTenantLabelOutsideProjects, checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
 import {
   checkBudget,
   checkCoverage,
@@ -182,6 +182,7 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   if (!project) {
     if (privileged) return ALLOW;
     violations.push(...checkReservedName(ctx.config, name));
+    violations.push(...checkNoTenantLabelOutsideProjects(ctx.user, shownName(ns), labels));
     if (ctx.config.requireProjectForUsers) {
       const own = [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).map((p) => projectPrefix(ctx.config, p.metadata.name ?? ''));
       violations.push(checkNamespaceOutsideProjects(ctx.user, shownName(ns), own));

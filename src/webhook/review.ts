@@ -6,7 +6,8 @@ import { mutateNamespace, mutateProject, mutateQuota, type Incoming, type PatchO
 import { reviewNamespace, reviewProject, reviewResourceQuota, reviewSubresource, type Operation, type ReviewContext, type Verdict } from '../validate/admission.js';
 import { allowListKindOf, reviewAllowLists, type AllowListKind } from '../validate/allow-admission.js';
 import { protectedKindOf, reviewProtectedObject, type NamespacedObject, type ProtectedKind } from '../validate/protected-objects.js';
-import type { NamespaceObject, Project, ResourceQuotaObject } from '../validate/types.js';
+import { checkVolumeClaimRef, type NamespaceProject } from '../validate/rules/volume-binding.js';
+import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 
 export interface GroupVersionKind {
   group: string;
@@ -78,12 +79,12 @@ export function decodeReview(body: unknown): Decoded {
   return { ok: true, request: r as unknown as AdmissionRequest };
 }
 
-type Handled = 'Namespace' | 'ResourceQuota' | 'Project' | ProtectedKind | AllowListKind;
+type Handled = 'Namespace' | 'ResourceQuota' | 'Project' | 'PersistentVolume' | ProtectedKind | AllowListKind;
 
 export function handledKind(request: AdmissionRequest): Handled | undefined {
   const { group, kind } = request.kind;
   if (request.subResource) return undefined;
-  if (group === '' && (kind === 'Namespace' || kind === 'ResourceQuota')) return kind;
+  if (group === '' && (kind === 'Namespace' || kind === 'ResourceQuota' || kind === 'PersistentVolume')) return kind;
   if (group === 'tenantgate.io' && kind === 'Project') return 'Project';
   return protectedKindOf(group, kind) ?? allowListKindOf(group, kind);
 }
@@ -101,6 +102,12 @@ function judgedSubresource(request: AdmissionRequest): { kind: 'Namespace' | 'Re
   if (kind === 'Namespace') return { kind, subresource: sub };
   if (kind === 'ResourceQuota' && sub === 'status') return { kind, subresource: sub };
   return undefined;
+}
+
+/** X10 on a PersistentVolume's claimRef: the project of a claim's namespace, from the webhook's namespace cache. */
+function namespaceProject(ctx: ReviewContext, namespace: string): NamespaceProject {
+  const ns = ctx.snapshot.namespace(namespace);
+  return ns ? { known: true, project: ns.metadata.labels?.[LABEL_PROJECT] } : { known: false };
 }
 
 export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdict {
@@ -128,6 +135,10 @@ export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdi
     case 'NetworkPolicy':
     case 'RoleBinding':
       return reviewProtectedObject(ctx, request.operation, request.kind.kind as ProtectedKind, request.namespace ?? '', withMetadata<NamespacedObject>(object), withMetadata<NamespacedObject>(old));
+    case 'PersistentVolume': {
+      const violations = checkVolumeClaimRef(request.operation, object ?? undefined, old ?? undefined, (ns) => namespaceProject(ctx, ns));
+      return { violations, warnings: [] };
+    }
     case undefined:
       return { violations: [], warnings: [] };
     default:

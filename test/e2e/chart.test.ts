@@ -61,6 +61,18 @@ describe('helm lint', () => {
     expect(result.stdout).toContain('0 chart(s) failed');
   });
 
+  it('refuses webhook.failurePolicy Ignore (an unanswered review must never admit), naming the field and what is allowed', async () => {
+    for (const command of ['template', 'lint']) {
+      const ignore = await execa(helm, [command, CHART_DIR, '--set', 'webhook.failurePolicy=Ignore'], { reject: false });
+      expect(ignore.exitCode, command).not.toBe(0);
+      expect(ignore.stdout + ignore.stderr, command).toContain("at '/webhook/failurePolicy': value must be 'Fail'");
+    }
+    // Without the schema, the template refuses it itself.
+    const unchecked = await execa(helm, ['template', CHART_DIR, '--skip-schema-validation', '--set', 'webhook.failurePolicy=Ignore'], { reject: false });
+    expect(unchecked.exitCode).not.toBe(0);
+    expect(unchecked.stderr).toContain('webhook.failurePolicy is "Ignore"; allowed: Fail');
+  });
+
   it('rejects values outside values.schema.json, naming the field', async () => {
     const typo = await execa(helm, ['template', CHART_DIR, '--set', 'webhok.replicas=3'], { reject: false });
     expect(typo.exitCode).not.toBe(0);
@@ -181,10 +193,15 @@ describe('helm template', () => {
     for (const kind of ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration']) {
       const configuration = find(objects, kind, 'tenantgate');
       expect(configuration.metadata.annotations).toBeUndefined();
-      expect(configuration.webhooks[0].clientConfig.caBundle).toMatch(/^LS0t/);
-      expect(configuration.webhooks[0].clientConfig.service.namespace).toBe(CUSTOM_NAMESPACE);
-      expect(configuration.webhooks[0].timeoutSeconds).toBe(10);
-      expect(configuration.webhooks[0].namespaceSelector.matchExpressions[0].values).toEqual(['kube-system', CUSTOM_NAMESPACE]);
+      // Every webhook of both configurations, not only the first: each takes the values on its own.
+      for (const webhook of configuration.webhooks) {
+        expect(webhook.clientConfig.caBundle, webhook.name).toMatch(/^LS0t/);
+        expect(webhook.clientConfig.service.namespace, webhook.name).toBe(CUSTOM_NAMESPACE);
+        expect(webhook.timeoutSeconds, webhook.name).toBe(10);
+        expect(webhook.failurePolicy, webhook.name).toBe('Fail');
+        const skipped = webhook.namespaceSelector.matchExpressions.find((e: { key: string }) => e.key === 'kubernetes.io/metadata.name');
+        expect(skipped, webhook.name).toEqual({ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', CUSTOM_NAMESPACE] });
+      }
     }
     expect(find(objects, 'ClusterRoleBinding', 'tenantgate-self-service').subjects.map((s: { name: string }) => s.name)).toEqual(['team-a', 'oidc:team-b']);
   });
@@ -204,6 +221,40 @@ describe('helm template', () => {
     }
     // The custom release's controller (another namespace) is among the trusted users.
     expect(find(rendered.custom, 'ValidatingWebhookConfiguration', 'tenantgate').webhooks[0].matchConditions[0].expression).toContain('system:serviceaccount:platform-tenancy:tenantgate-controller');
+  });
+
+  it('allow.tenantgate.io matches claims and PersistentVolumes only, and only the writes that bind (ADR 0095)', () => {
+    for (const objects of [rendered.default, rendered.custom]) {
+      const validating = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate');
+      const allow = validating.webhooks.find((w: { name: string }) => w.name === 'allow.tenantgate.io');
+      expect(allow.rules).toEqual([
+        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['persistentvolumeclaims'], scope: 'Namespaced' },
+        { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['persistentvolumes'], scope: 'Cluster' },
+      ]);
+      // No webhook of tenantgate is sent pods, Services, Ingresses, Gateway API or resource.k8s.io objects:
+      // the API server's policies judge those, and they never wait for a webhook.
+      const configurations = [validating, find(objects, 'MutatingWebhookConfiguration', 'tenantgate')];
+      const matched = configurations.flatMap((c) => c.webhooks.flatMap((w: { rules: Array<{ apiGroups: string[]; resources: string[] }> }) => w.rules));
+      const resources = matched.flatMap((r: { resources: string[] }) => r.resources);
+      for (const resource of ['pods', 'pods/ephemeralcontainers', 'services', 'ingresses', 'gateways', 'httproutes', 'resourceclaims']) {
+        expect(resources).not.toContain(resource);
+      }
+      const groups = matched.flatMap((r: { apiGroups: string[] }) => r.apiGroups);
+      for (const group of ['gateway.networking.k8s.io', 'resource.k8s.io']) expect(groups).not.toContain(group);
+      // networking.k8s.io only for the isolation NetworkPolicy (T7, objects.tenantgate.io).
+      const networking = matched.filter((r: { apiGroups: string[] }) => r.apiGroups.includes('networking.k8s.io'));
+      expect(networking.flatMap((r: { resources: string[] }) => r.resources)).toEqual(['networkpolicies']);
+      expect(allow.matchConditions.map((c: { name: string }) => c.name)).toEqual(['claim-sets-a-volume-name', 'volume-sets-a-claim-ref']);
+      const [claim, volume] = allow.matchConditions.map((c: { expression: string }) => c.expression) as [string, string];
+      expect(claim).toMatch(/^request\.resource\.resource != 'persistentvolumeclaims' \|\| /);
+      expect(claim).toContain('oldObject.spec.volumeName != object.spec.volumeName');
+      expect(volume).toMatch(/^request\.resource\.resource != 'persistentvolumes' \|\| /);
+      // The label key the CEL reads is the one X10 reads; the claimRef fields it compares are what newClaimRef compares.
+      expect([...volume.matchAll(/'([^' ]+\/[^' ]+)'/g)].map((m) => m[1])).toEqual([LABEL_PROJECT]);
+      for (const field of ['namespace', 'name', 'uid']) expect(volume).toContain(`oldObject.spec.claimRef.?${field}.orValue('') != object.spec.claimRef.?${field}.orValue('')`);
+      // Claims outside projects are not sent; PersistentVolumes are cluster-scoped, the selector does not apply to them.
+      expect(allow.namespaceSelector.matchExpressions[0]).toEqual({ key: LABEL_PROJECT, operator: 'Exists' });
+    }
   });
 
   it('the mutating webhook is not sent a ResourceQuota UPDATE that keeps the project label the code sets (ADR 0094)', () => {

@@ -246,10 +246,10 @@ describe('the webhook judges the allow-lists in project namespaces', () => {
     expect(response.status?.message).toBe('[X1] Pod payments-batch/crit: priorityClassName "system-node-critical" is not allowed for project payments; allowed: batch-low');
   });
 
-  it('judges nothing outside projects, for privileged subjects, or what an update does not add', () => {
+  it('judges nothing outside projects or what an update does not add; privileged subjects are judged too (ADR 0095)', () => {
     const ctx = reviewContext(aUser('bob'), snapshot);
     expect(verdictFor(ctx, request('elsewhere', 'CREATE', pod({ priorityClassName: 'system-node-critical' }))).violations).toEqual([]);
-    expect(verdictFor(reviewContext(aUser('root', ['system:masters']), snapshot), request('payments-batch', 'CREATE', pod({ priorityClassName: 'other' }))).violations).toEqual([]);
+    expect(verdictFor(reviewContext(aUser('root', ['system:masters']), snapshot), request('payments-batch', 'CREATE', pod({ priorityClassName: 'other' }))).violations.map((v) => v.rule)).toEqual(['X1']);
     const before = pod({ priorityClassName: 'other' });
     const labelled = { ...before, metadata: { name: 'crit', labels: { a: 'b' } } };
     expect(verdictFor(ctx, request('payments-batch', 'UPDATE', labelled, before)).violations).toEqual([]);

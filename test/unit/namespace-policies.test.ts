@@ -57,6 +57,8 @@ describe('the isolation NetworkPolicy of a project namespace', () => {
   const own = { namespaceSelector: { matchLabels: { 'tenantgate.io/project': 'payments' } } };
   const dns = { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] };
   const named = (name: string) => ({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': name } } });
+  // The tenant label and a project label: a namespace outside projects may carry any tenant label.
+  const sameTenant = { namespaceSelector: { matchLabels: { 'tenantgate.io/tenant': 'acme' }, matchExpressions: [{ key: 'tenantgate.io/project', operator: 'Exists' }] } };
 
   it('by default: ingress from the project namespaces only; egress to them and to DNS in kube-system only', () => {
     const np = isolationPolicyFor(project({ networkIsolation: true }), 'payments-api')!;
@@ -69,7 +71,7 @@ describe('the isolation NetworkPolicy of a project namespace', () => {
     expect(isolationPolicyFor(project({ networkIsolation: true, network }), 'payments-api')!.spec).toEqual({
       podSelector: {},
       policyTypes: ['Ingress', 'Egress'],
-      ingress: [{ from: [own, { namespaceSelector: { matchLabels: { 'tenantgate.io/tenant': 'acme' } } }, named('ingress-nginx'), named('monitoring')] }],
+      ingress: [{ from: [own, sameTenant, named('ingress-nginx'), named('monitoring')] }],
       egress: [{ to: [own] }, dns, { to: [named('shared-db'), { ipBlock: { cidr: '10.0.0.0/8' } }, { ipBlock: { cidr: '203.0.113.0/24' } }] }],
     });
   });

@@ -603,7 +603,8 @@ function namespaceCreate(u: Identity, ns: NamespaceModel): Expected {
   const claimed = labels[L_PROJECT];
   const p = claimed ? projectNamed(claimed) : projectByPrefix(name);
   if (claimed && !p) return expected(['T2']);
-  if (!p) return privileged(u) ? ADMIT : expected([...(reserved(name) ? ['N2'] : []), 'T6']);
+  // Outside projects only privileged subjects set a tenant label (T3).
+  if (!p) return privileged(u) ? ADMIT : expected([...(reserved(name) ? ['N2'] : []), ...(L_TENANT in labels ? ['T3'] : []), 'T6']);
   const rules: string[] = [];
   if (!fitsProject(p, name)) rules.push('N2');
   // Unlabelled, claimed by its prefix only: for anyone but owners and privileged subjects T4 says it.

@@ -1,7 +1,7 @@
 /**
  * T2 and T3: the tenancy labels of a namespace. A project namespace carries its project's
  * `tenantgate.io/project` and `tenantgate.io/tenant` labels (T2); only privileged subjects move a
- * namespace between projects (T3).
+ * namespace between projects, and only they label a namespace outside projects with a tenant (T3).
  */
 import { LABEL_PROJECT, LABEL_TENANT, type Project, type Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
@@ -31,4 +31,17 @@ export function checkTenancyLabelsUnchanged(user: UserInfo, name: string, before
       message: `Namespace ${name}: the labels ${changed.map((k) => `${k} (${JSON.stringify(before[k] ?? null)} → ${JSON.stringify(after[k] ?? null)})`).join(', ')} are immutable for ${describeUser(user)}; only privileged subjects may move a namespace between projects`,
     },
   ];
+}
+
+/**
+ * T3: outside projects, the tenant label is a privileged subject's to set. The isolation policy's
+ * `sameTenant` peer also requires the project label; this keeps a tenant's namespace outside projects
+ * (possible with `requireProjectForUsers: false`) from claiming a tenant at all.
+ */
+export function checkNoTenantLabelOutsideProjects(user: UserInfo, name: string, labels: Record<string, string>): Violation[] {
+  if (!(LABEL_TENANT in labels)) return [];
+  const label = `${LABEL_TENANT}=${labels[LABEL_TENANT] ?? ''}`;
+  const message = `Namespace ${name} belongs to no project: the label ${label} is not allowed for ${describeUser(user)}; `
+    + 'only privileged subjects label a namespace outside projects with a tenant';
+  return [{ rule: 'T3', path: ['metadata', 'labels', LABEL_TENANT], message }];
 }

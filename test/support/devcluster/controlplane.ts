@@ -49,9 +49,14 @@ export const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
 /**
  * The controllers kubeadm runs that tenantgate meets: namespace deletion, garbage collection, quota usage,
- * the PersistentVolumeClaim protection that lets a deleted claim go (without it, a namespace holding a
- * claim never finishes deleting), and the Deployment and ReplicaSet controllers, whose pod creates the
- * allow-list policies judge like a tenant's (ADR 0095).
+ * and the PersistentVolumeClaim and PersistentVolume protection that let a deleted claim or an unbound
+ * volume go (without the first, a namespace holding a claim never finishes deleting). Then the workload
+ * controllers, whose writes the allow-lists judge like a tenant's (ADR 0095): Deployments, ReplicaSets,
+ * Jobs, CronJobs, DaemonSets and StatefulSets create pods, the ephemeral-volume controller a pod's claims,
+ * the resourceclaim controller a pod's ResourceClaims; and the PersistentVolume binder, which binds claims
+ * to volumes (a volume's claimRef first, then the claim's volumeName: X10). There is no scheduler and no
+ * kubelet: pods stay Pending, and a claim binds only in Immediate mode (a class with no StorageClass
+ * object, or ""). kube-controller-manager 1.35 and 1.37 know the same names.
  */
 export const KUBE_CONTROLLERS = [
   'namespace-controller',
@@ -64,6 +69,16 @@ export const KUBE_CONTROLLERS = [
   'clusterrole-aggregation-controller',
   'deployment-controller',
   'replicaset-controller',
+  'job-controller',
+  'cronjob-controller',
+  'daemonset-controller',
+  'statefulset-controller',
+  'ephemeral-volume-controller',
+  'persistentvolume-binder-controller',
+  'persistentvolume-protection-controller',
+  'resourceclaim-controller',
+  // Type-checks ValidatingAdmissionPolicies (status.typeChecking), as on kubeadm: the allow-list policies' tests read it.
+  'validatingadmissionpolicy-status-controller',
 ];
 
 export interface ClusterInfo {
