@@ -3,7 +3,6 @@
  * project, which rules. Lookups in the snapshot only. What each rule judges, and that an UPDATE is judged only
  * for what it adds: docs/adr/0095-allow-lists-in-the-api-server.md.
  */
-import { isPrivileged } from '../config/config.js';
 import { volumeOwnership } from './allow-lists.js';
 import type { Operation, ReviewContext, Verdict } from './admission.js';
 import {
@@ -19,6 +18,7 @@ import {
   checkService,
   type AllowSubject,
 } from './rules/allow-lists.js';
+import { volumeNameNotKnownYet } from './rules/volume-binding.js';
 import { LABEL_PROJECT, type Violation } from './types.js';
 
 /** `group/kind` of each kind the allow-lists judge, to the kind its messages name. */
@@ -101,21 +101,25 @@ export function volumeToRead(operation: Operation, group: string, kind: string, 
 }
 
 /**
- * A create or update of one of the judged kinds in a namespace. Outside projects, by privileged
- * subjects and on DELETE nothing is judged. An update is refused only for what it adds: an object
+ * A create or update of one of the judged kinds in a namespace. Every subject is judged; outside
+ * projects and on DELETE nothing is. An update is refused only for what it adds: an object
  * admitted before a list was narrowed can still be labelled, scaled or finalised (`tenantgate plan`
  * lists it instead).
  */
 export function reviewAllowLists(ctx: ReviewContext, operation: Operation, kind: AllowListKind, namespace: string, object: Json | undefined, old: Json | undefined): Verdict {
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object || !namespace) return NOTHING;
-  const projectName = ctx.snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
-  if (!projectName) return NOTHING;
-  const project = ctx.snapshot.project(projectName);
-  if (!project || isPrivileged(ctx.config, ctx.user)) return NOTHING;
   const metadata = (object.metadata ?? {}) as { name?: string; generateName?: string };
   const name = metadata.name || (metadata.generateName ? `${metadata.generateName}*` : '');
-  const subject = allowSubject(ctx.config, project, kind, namespace, name);
   const volume = kind === 'PersistentVolumeClaim' ? volumeToRead(operation, '', kind, undefined, object, old) : undefined;
+  // X10 on a new volumeName fails closed while the cache lacks the namespace or its project.
+  const notKnown = (what: string): Verdict => (volume === undefined ? NOTHING : { violations: [volumeNameNotKnownYet(namespace, name, volume, what)], warnings: [] });
+  const nsObject = ctx.snapshot.namespace(namespace);
+  if (!nsObject) return notKnown(`namespace ${namespace}`);
+  const projectName = nsObject.metadata.labels?.[LABEL_PROJECT];
+  if (!projectName) return NOTHING;
+  const project = ctx.snapshot.project(projectName);
+  if (!project) return notKnown(`project ${projectName}`);
+  const subject = allowSubject(ctx.config, project, kind, namespace, name);
   if (volume !== undefined) {
     subject.volume = volumeOwnership(volume, ctx.persistentVolumes?.get(volume), (ns) => ctx.snapshot.namespace(ns)?.metadata.labels?.[LABEL_PROJECT]);
   }
