@@ -6,9 +6,9 @@
  * GPU pod beyond a namespace's quota (no driver and no node are needed: quota admission counts the
  * claim's request, the pod's limits); the webhook refuses (Q1) raising one namespace's quota beyond the
  * budget while the other's claims use their share — counted by usage even after that other quota is
- * lowered below it. The kube-controller-manager's quota controller reports `status.used` for the DRA keys;
- * a second kube-controller-manager runs the ResourceClaim controller only (the harness's runs the
- * controllers listed in KUBE_CONTROLLERS), so a pod's ResourceClaimTemplate turns into a counted claim.
+ * lowered below it. The kube-controller-manager's quota controller reports `status.used` for the DRA keys,
+ * and its ResourceClaim controller (in the harness's KUBE_CONTROLLERS) turns a pod's ResourceClaimTemplate
+ * into a counted claim.
  * Also what the apiserver itself accepts and refuses as quota keys, and S1 for the keys it never counts.
  */
 import { join } from 'node:path';
@@ -19,7 +19,6 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
-import { startProcess, type Managed } from '../support/devcluster/processes.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
 import { DEFAULT_QUOTA_NAME, quotaObject, usedReaches } from '../support/quota-status.js';
@@ -31,7 +30,6 @@ const CLAIMS = 'count/resourceclaims.resource.k8s.io';
 
 let webhooks: WebhookReplicas;
 let controller: RunningController;
-let claimController: Managed;
 
 const project = uniqueName('dev'); // its namespaces: <project>-a, <project>-b
 const A = `${project}-a`;
@@ -68,19 +66,11 @@ beforeAll(async () => {
   const certs = await generateWebhookCerts(join(info.dir, 'device-certs'));
   webhooks = await startWebhookReplicas(info, certs, {}, { name: 'device-webhook', count: 1 });
   controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
-  claimController = startProcess('resourceclaim-controller', join(info.binDir, 'kube-controller-manager'), [
-    `--kubeconfig=${info.kubeconfigs['system:kube-controller-manager']}`,
-    '--controllers=resourceclaim-controller',
-    '--use-service-account-credentials=true',
-    '--leader-elect=false',
-    '--secure-port=0',
-  ], join(info.dir, 'resourceclaim-controller.log'));
 }, 300_000);
 
 afterAll(async () => {
   // While the controller runs, so that its finalizer takes the namespaces with the Project.
   await removeProjects([project]);
-  await claimController?.stop();
   await controller?.stop();
   await webhooks?.stop();
 });
