@@ -24,11 +24,13 @@ import { removeProjects } from '../support/leftovers.js';
 import { REPO_ROOT } from '../support/paths.js';
 import {
   allowListCorpus,
+  CORPUS_RULES,
   corpusConfig,
   corpusProjects,
   namespaceOf,
   offlineVerdict,
   PROJECT_OWNERS_GROUP,
+  ruleOfCase,
   WIDER_CONFIG,
   widerProject,
   type AllowListCase,
@@ -319,6 +321,19 @@ function table(rows: Row[]): string {
 }
 
 describe('the allow-lists\' two forms on the corpus', () => {
+  it('sends every rule refused and admitted on CREATE and UPDATE, but the updates of immutable fields', () => {
+    const unsent: string[] = [];
+    for (const rule of CORPUS_RULES) {
+      for (const operation of ['CREATE', 'UPDATE'] as const) {
+        const of = SENT.filter((c) => ruleOfCase(c) === rule && (c.old !== undefined) === (operation === 'UPDATE'));
+        if (!of.some((c) => c.expected === rule)) unsent.push(`${rule} ${operation} refused`);
+        if (!of.some((c) => c.expected === 'admitted')) unsent.push(`${rule} ${operation} admitted`);
+      }
+    }
+    // A pod's priority and runtime class, a ResourceClaim's spec, a claim's selector: immutable.
+    expect(unsent).toEqual(['X1 UPDATE refused', 'X6 UPDATE refused', 'X7 UPDATE refused', 'X10 UPDATE refused']);
+  });
+
   it('give every case the same verdict and rule id, the one written in the corpus', async () => {
     const api = await apiVerdicts();
     const rows: Row[] = SENT.map((c) => ({ c, offline: offlineVerdict(NAMES, c), api: api.get(c) ?? { verdict: 'error: not sent', message: '' } }));
