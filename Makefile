@@ -57,6 +57,7 @@ crd: deps
 	npx tsx hack/generate-crd.ts allow-list > charts/tenantgate/files/crd/allowlists.tenantgate.io.yaml
 	mkdir -p charts/tenantgate/files/policies
 	npx tsx hack/generate-crd.ts allow-list-params-policy > charts/tenantgate/files/policies/allow-list-params-policy.yaml
+	npx tsx hack/generate-crd.ts allow-lists-policy > charts/tenantgate/files/policies/allow-lists.yaml
 	$(MAKE) manifests
 
 manifests: deps

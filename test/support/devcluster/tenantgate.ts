@@ -58,6 +58,8 @@ export async function installBase(info: ClusterInfo): Promise<void> {
     '-f', join(MANIFESTS, 'webhook', 'excluded-namespaces-policy.yaml'),
     '-f', join(MANIFESTS, 'webhook', 'owner-references-policy.yaml'),
     '-f', join(MANIFESTS, 'policies', 'allow-list-params-policy.yaml'),
+    // The allow-list policies tenantgate-allow-* (ADR 0095): after their parameters' CRD is Established.
+    '-f', join(MANIFESTS, 'policies', 'allow-lists.yaml'),
   ]);
 }
 
