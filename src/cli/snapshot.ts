@@ -46,7 +46,21 @@ const ALLOW_LIST_RESOURCES: ReadonlyArray<{ apiVersion: string; kind: string; pa
   ...(['pods', 'services', 'persistentvolumeclaims'] as const).map((plural, i) => ({ apiVersion: 'v1', kind: ['Pod', 'Service', 'PersistentVolumeClaim'][i]!, path: (ns: string) => `/api/v1/namespaces/${ns}/${plural}` })),
   { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', path: (ns) => `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses` },
   ...(['Gateway', 'HTTPRoute', 'GRPCRoute'] as const).map((kind) => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind, path: (ns: string) => `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/${kind.toLowerCase()}s` })),
-  { apiVersion: 'gateway.networking.k8s.io/v1alpha2', kind: 'TLSRoute', path: (ns) => `/apis/gateway.networking.k8s.io/v1alpha2/namespaces/${ns}/tlsroutes` },
+  ...(['TLSRoute', 'TCPRoute', 'UDPRoute'] as const).map((kind) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1alpha2',
+    kind,
+    path: (ns: string) => `/apis/gateway.networking.k8s.io/v1alpha2/namespaces/${ns}/${kind.toLowerCase()}s`,
+  })),
+  {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'ListenerSet',
+    path: (ns) => `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/listenersets`,
+  },
+  {
+    apiVersion: 'gateway.networking.x-k8s.io/v1alpha1',
+    kind: 'XListenerSet',
+    path: (ns) => `/apis/gateway.networking.x-k8s.io/v1alpha1/namespaces/${ns}/xlistenersets`,
+  },
   { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', path: (ns) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaims` },
   { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaimTemplate', path: (ns) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaimtemplates` },
 ];
