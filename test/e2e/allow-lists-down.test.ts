@@ -13,7 +13,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningController } from '../../src/controller/start.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import {
+  installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook,
+} from '../support/devcluster/tenantgate.js';
 import { startTestController } from '../support/controller-kit.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
@@ -28,6 +30,8 @@ const LATE = `${PROJECT}-late`;
 const BATCH = uniqueName('down-batch');
 const OTHER_CLASS = uniqueName('down-other');
 const FOREIGN_IMAGE = 'docker.io/library/busybox:1.36';
+/** The allow-list policies' parameters in a project namespace. */
+const PARAMS = 'allowlist.tenantgate.io/tenantgate-allow';
 const NO_PARAMS = 'no params found for policy binding with `Deny` parameterNotFoundAction';
 
 let hook: LocalWebhook;
@@ -35,7 +39,9 @@ let webhookUp = false;
 let controller: RunningController | undefined;
 
 const pause = { name: 'pause', image: 'registry.k8s.io/pause:3.10' };
-const pod = (name: string, spec: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [pause], ...spec } });
+const pod = (name: string, spec: Record<string, unknown> = {}) =>
+  ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [pause], ...spec } });
+const foreignPod = (name: string) => pod(name, { containers: [{ name: 'c', image: FOREIGN_IMAGE }] });
 
 async function create(user: string, ns: string, object: unknown) {
   return kubectl(user, ['-n', ns, 'create', '-f', '-'], { input: JSON.stringify(object), reject: false });
@@ -51,7 +57,9 @@ async function notStored(ns: string, name: string): Promise<void> {
   expect(stored.exitCode, `pod ${ns}/${name} is not stored`).not.toBe(0);
 }
 
-async function refusedWithRule(user: string, ns: string, object: { metadata: { name: string } }, rule: string, what: string): Promise<void> {
+type Named = { metadata: { name: string } };
+
+async function refusedWithRule(user: string, ns: string, object: Named, rule: string, what: string): Promise<void> {
   const result = await create(user, ns, object);
   expect(result.exitCode, `refused with [${rule}]`).not.toBe(0);
   expect(result.stderr).toContain(`[${rule}] Pod ${ns}/${object.metadata.name}: ${what}`);
@@ -60,8 +68,8 @@ async function refusedWithRule(user: string, ns: string, object: { metadata: { n
 }
 
 async function startOurController(): Promise<void> {
-  const info = cluster();
-  controller = await startTestController({ kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller') });
+  const kubeConfig = await serviceAccountKubeConfig(cluster(), DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller');
+  controller = await startTestController({ kubeConfig });
 }
 
 async function stopOurController(): Promise<void> {
@@ -81,17 +89,30 @@ async function stopWebhookKeepRegistration(): Promise<void> {
   webhookUp = false;
 }
 
+/** Creates a namespace, or finds it already created by an earlier attempt. */
+async function createNamespace(user: string, name: string): Promise<void> {
+  const created = await kubectl(user, ['create', 'namespace', name], { reject: false });
+  if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
+}
+
 /** What the ReplicaSet controller reported when it could not create a pod (its FailedCreate events). */
 async function failedCreates(ns: string): Promise<string[]> {
-  const events = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'events', '-o', 'json'])).stdout) as { items: Array<{ reason?: string; message?: string }> };
+  type Events = { items: Array<{ reason?: string; message?: string }> };
+  const events = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'events', '-o', 'json'])).stdout) as Events;
   return events.items.filter((e) => e.reason === 'FailedCreate').map((e) => e.message ?? '');
+}
+
+async function podsLabelled(ns: string, selector: string): Promise<number> {
+  const pods = await kubectl('admin', ['-n', ns, 'get', 'pods', '-l', selector, '-o', 'json']);
+  return (JSON.parse(pods.stdout) as { items: unknown[] }).items.length;
 }
 
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
   for (const [name, value] of [[BATCH, 100], [OTHER_CLASS, 200]] as const) {
-    await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value }) });
+    const priorityClass = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value };
+    await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(priorityClass) });
   }
   await startOurWebhook();
   await startOurController();
@@ -109,20 +130,21 @@ beforeAll(async () => {
     },
   };
   await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(project) });
-  await eventually(async () => {
-    const created = await kubectl('admin', ['create', 'namespace', DECLARED], { reject: false });
-    if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
-  }, { what: `the platform creates ${DECLARED} (the webhook has seen the Project)` });
-  await eventually(async () => {
-    const created = await kubectl('alice', ['create', 'namespace', OWN], { reject: false });
-    if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
-  }, { what: `alice creates ${OWN}` });
+  await eventually(() => createNamespace('admin', DECLARED), {
+    what: `the platform creates ${DECLARED} (the webhook has seen the Project)`,
+  });
+  await eventually(() => createNamespace('alice', OWN), { what: `alice creates ${OWN}` });
   for (const ns of [DECLARED, OWN]) {
-    await eventually(async () => kubectl('alice', ['-n', ns, 'get', 'quota', 'tenantgate-quota']), { what: `${ns}: owners' RoleBinding and quota from the controller` });
-    await eventually(async () => kubectl('admin', ['-n', ns, 'get', 'serviceaccount', 'default']), { what: `${ns}: default ServiceAccount` });
+    await eventually(async () => kubectl('alice', ['-n', ns, 'get', 'quota', 'tenantgate-quota']), {
+      what: `${ns}: owners' RoleBinding and quota from the controller`,
+    });
+    await eventually(async () => kubectl('admin', ['-n', ns, 'get', 'serviceaccount', 'default']), {
+      what: `${ns}: default ServiceAccount`,
+    });
     // Everything up: the namespace admits a pod once the controller has written its parameters.
     await eventually(async () => {
-      const r = await kubectl('alice', ['-n', ns, 'create', '-f', '-', '--dry-run=server'], { input: JSON.stringify(pod('ready')), reject: false });
+      const dryRun = ['-n', ns, 'create', '-f', '-', '--dry-run=server'];
+      const r = await kubectl('alice', dryRun, { input: JSON.stringify(pod('ready')), reject: false });
       expect(r.exitCode, r.stderr).toBe(0);
     }, { what: `${ns} admits a pod with tenantgate up` });
   }
@@ -139,27 +161,31 @@ afterAll(async () => {
 }, 180_000);
 
 describe('allow-lists while tenantgate is down', () => {
-  it('every webhook replica down (registration kept, failurePolicy Fail): alice\'s Deployment gets its pods, and a pod breaking an allow-list is refused with its rule id', async () => {
+  it('every webhook replica down (registration kept, failurePolicy Fail): alice\'s Deployment gets its pods, ' +
+    'and a pod breaking an allow-list is refused with its rule id', async () => {
     await stopWebhookKeepRegistration();
     // The outage is real: what still needs the webhook (a namespace write) fails on the registration.
     const label = await kubectl('alice', ['label', 'namespace', OWN, 'e2e-down=1'], { reject: false });
     expect(label.exitCode).not.toBe(0);
     expect(label.stderr).toMatch(/failed calling webhook "(validate|mutate)\.tenantgate\.io"/);
 
+    const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [pause] } };
     const deployment = {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       metadata: { name: 'web' },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [pause] } } },
+      spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template },
     };
     await admitted('alice', OWN, deployment);
     await eventually(async () => {
-      const pods = JSON.parse((await kubectl('admin', ['-n', OWN, 'get', 'pods', '-l', 'app=web', '-o', 'json'])).stdout) as { items: unknown[] };
-      expect(pods.items.length, `pods of Deployment web; the ReplicaSet controller reported: ${(await failedCreates(OWN)).slice(-1).join('') || 'nothing'}`).toBe(2);
+      const reported = (await failedCreates(OWN)).slice(-1).join('') || 'nothing';
+      const why = `pods of Deployment web; the ReplicaSet controller reported: ${reported}`;
+      expect(await podsLabelled(OWN, 'app=web'), why).toBe(2);
     }, { what: `the ReplicaSet controller creates the Deployment's pods in ${OWN}` });
 
-    await refusedWithRule('alice', DECLARED, pod('foreign', { containers: [{ name: 'c', image: FOREIGN_IMAGE }] }), 'X9', `image "${FOREIGN_IMAGE}"`);
-    await refusedWithRule('alice', OWN, pod('other-class', { priorityClassName: OTHER_CLASS }), 'X1', `priorityClassName "${OTHER_CLASS}"`);
+    await refusedWithRule('alice', DECLARED, foreignPod('foreign'), 'X9', `image "${FOREIGN_IMAGE}"`);
+    const otherClass = pod('other-class', { priorityClassName: OTHER_CLASS });
+    await refusedWithRule('alice', OWN, otherClass, 'X1', `priorityClassName "${OTHER_CLASS}"`);
   });
 
   it('the controller stopped too: both namespaces keep admitting pods their allow-lists allow', async () => {
@@ -167,19 +193,21 @@ describe('allow-lists while tenantgate is down', () => {
     for (const ns of [DECLARED, OWN]) {
       await admitted('alice', ns, pod('still-plain'));
       await admitted('alice', ns, pod('still-batch', { priorityClassName: BATCH }));
-      await refusedWithRule('alice', ns, pod('still-foreign', { containers: [{ name: 'c', image: FOREIGN_IMAGE }] }), 'X9', `image "${FOREIGN_IMAGE}"`);
+      await refusedWithRule('alice', ns, foreignPod('still-foreign'), 'X9', `image "${FOREIGN_IMAGE}"`);
     }
   });
 
-  it('a namespace created while the controller was down admits no pod (no parameters: Deny) until the controller, back, writes them — the webhook still down', async () => {
+  it('a namespace created while the controller was down admits no pod (no parameters: Deny) until the ' +
+    'controller, back, writes them — the webhook still down', async () => {
     // The namespace create itself needs the webhook: up for it, then down again.
     await startOurWebhook();
-    await eventually(async () => {
-      const created = await kubectl('alice', ['create', 'namespace', LATE], { reject: false });
-      if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
-    }, { what: `alice creates ${LATE} (controller down, webhook up)` });
+    await eventually(() => createNamespace('alice', LATE), {
+      what: `alice creates ${LATE} (controller down, webhook up)`,
+    });
     await stopWebhookKeepRegistration();
-    await eventually(async () => kubectl('admin', ['-n', LATE, 'get', 'serviceaccount', 'default']), { what: `${LATE}: default ServiceAccount` });
+    await eventually(async () => kubectl('admin', ['-n', LATE, 'get', 'serviceaccount', 'default']), {
+      what: `${LATE}: default ServiceAccount`,
+    });
 
     // No owners' RoleBinding yet (the controller writes it): the platform administrator tries, and is judged too.
     const early = await create('admin', LATE, pod('early'));
@@ -190,10 +218,13 @@ describe('allow-lists while tenantgate is down', () => {
 
     await startOurController();
     await eventually(async () => {
-      const params = JSON.parse((await kubectl('admin', ['-n', LATE, 'get', 'allowlists.tenantgate.io', 'tenantgate-allow', '-o', 'json'])).stdout) as { spec: { project?: string; tenant?: string } };
+      const read = await kubectl('admin', ['-n', LATE, 'get', PARAMS, '-o', 'json']);
+      const params = JSON.parse(read.stdout) as { spec: { project?: string; tenant?: string } };
       expect(params.spec).toMatchObject({ project: PROJECT, tenant: 'acme' });
     }, { what: `the controller writes ${LATE}'s tenantgate-allow with the webhook down` });
-    await eventually(async () => admitted('admin', LATE, pod('late')), { what: `${LATE} admits a pod once its parameters exist` });
-    await refusedWithRule('admin', LATE, pod('late-foreign', { containers: [{ name: 'c', image: FOREIGN_IMAGE }] }), 'X9', `image "${FOREIGN_IMAGE}"`);
+    await eventually(async () => admitted('admin', LATE, pod('late')), {
+      what: `${LATE} admits a pod once its parameters exist`,
+    });
+    await refusedWithRule('admin', LATE, foreignPod('late-foreign'), 'X9', `image "${FOREIGN_IMAGE}"`);
   });
 });

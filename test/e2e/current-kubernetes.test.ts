@@ -176,8 +176,10 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
     });
     expect(pod.exitCode, pod.stderr).toBe(0);
     // On the node as the scheduler puts it there (pods/binding): a project's pod may not set spec.nodeName itself [X8].
-    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'grows', namespace }, target: { apiVersion: 'v1', kind: 'Node', name: NODE } };
-    const bound = await kubectl('admin', ['create', '--raw', `/api/v1/namespaces/${namespace}/pods/grows/binding`, '-f', '-'], { input: JSON.stringify(binding), reject: false });
+    const target = { kind: 'Node', name: NODE };
+    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'grows' }, target };
+    const bind = ['create', '--raw', `/api/v1/namespaces/${namespace}/pods/grows/binding`, '-f', '-'];
+    const bound = await kubectl('admin', bind, { input: JSON.stringify(binding), reject: false });
     expect(bound.exitCode, bound.stderr).toBe(0);
     await usedReaches(namespace, { 'requests.cpu': '500m' });
 

@@ -76,7 +76,7 @@ function slowToStopPod(ns: string, cpu: string) {
 
 /** What the scheduler does: the pods/binding subresource sets spec.nodeName (the policies do not judge it). */
 async function bindPod(ns: string, name: string): Promise<void> {
-  const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns }, target: { apiVersion: 'v1', kind: 'Node', name: NODE } };
+  const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { kind: 'Node', name: NODE } };
   await ok('admin', ['create', '--raw', `/api/v1/namespaces/${ns}/pods/${name}/binding`, '-f', '-'], JSON.stringify(binding));
 }
 
@@ -160,13 +160,21 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
     await eventually(async () => expect((await projectStatus())?.allocated).toEqual({ 'requests.cpu': '2', 'requests.memory': '2Gi' }), { what: 'project status counts both namespaces' });
   });
 
-  it('allow-lists in the API server: the controller writes the namespace\'s parameters; a pod from another registry is refused with [X9], one from the allowed registry admitted', async () => {
-    const params = await eventually(async () => getJson<{ spec: { project: string; registries: unknown } }>(['-n', nsA, 'get', 'allowlists.tenantgate.io', 'tenantgate-allow']), { what: `the controller writes ${nsA}'s tenantgate-allow` });
+  it('allow-lists in the API server: the controller writes the namespace\'s parameters; a pod from another ' +
+    'registry is refused with [X9], one from the allowed registry admitted', async () => {
+    type Params = { spec: { project: string; registries: unknown } };
+    const params = await eventually(async () => getJson<Params>(['-n', nsA, 'get', 'allowlist/tenantgate-allow']), {
+      what: `the controller writes ${nsA}'s tenantgate-allow`,
+    });
     expect(params.spec).toMatchObject({ project: p, registries: { any: false, prefixes: ['registry.k8s.io/'] } });
-    const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } };
-    // It asks CPU and memory: the namespace's quota counts them, so the apiserver's quota refuses a pod that asks neither.
+    const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true };
+    const seccompProfile = { type: 'RuntimeDefault' };
+    // It asks CPU and memory: the namespace's quota counts them, and the apiserver refuses a pod asking neither.
     const resources = { requests: { cpu: '10m', memory: '16Mi' } };
-    const pod = (name: string, image: string) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'c', image, resources, securityContext: restricted }] } });
+    const securityContext = { ...restricted, seccompProfile };
+    const container = (image: string) => ({ name: 'c', image, resources, securityContext });
+    const pod = (name: string, image: string) =>
+      JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [container(image)] } });
     await eventually(async () => {
       const admitted = await kubectl('alice', ['-n', nsA, 'create', '-f', '-', '--dry-run=server'], pod('allowed', PAUSE));
       expect(admitted.exitCode, admitted.stderr).toBe(0);
@@ -174,7 +182,8 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
     const refused = await kubectl('alice', ['-n', nsA, 'create', '-f', '-'], pod('foreign', FOREIGN_IMAGE));
     expect(refused.exitCode).not.toBe(0);
     expect(refused.stderr).toContain(`[X9] Pod ${nsA}/foreign: image "${FOREIGN_IMAGE}" is not allowed for project ${p}; allowed: `);
-    expect((await kubectl('admin', ['-n', nsA, 'get', 'pod', 'foreign'])).exitCode, 'the refused pod is not stored').not.toBe(0);
+    const stored = await kubectl('admin', ['-n', nsA, 'get', 'pod', 'foreign']);
+    expect(stored.exitCode, 'the refused pod is not stored').not.toBe(0);
   });
 
   it('webhook: a quota growth past the budget is refused with [Q1]; one that fits is admitted', async () => {

@@ -5,7 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { httpsGet } from '../support/devcluster/https-get.js';
-import { applyAllowListParams, applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import {
+  applyAllowListParams, applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook,
+} from '../support/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
