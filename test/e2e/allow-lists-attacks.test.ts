@@ -74,7 +74,8 @@ const GATEWAY_API_CRDS = [
   `xlistenersets.${GATEWAY_API_X}`,
 ];
 const installedCrds: string[] = [];
-let createdArgoNamespace = false;
+/** What of Argo CD's namespace and ServiceAccount this file made (Argo CD's own e2e files apply both too). */
+const createdArgo: string[][] = [];
 let argoKubeconfig = '';
 
 let hook: LocalWebhook;
@@ -427,8 +428,11 @@ beforeAll(async () => {
   // reports this one ready, so the taint goes by hand.
   const untainted = JSON.stringify({ spec: { taints: null } });
   await kubectl('admin', ['patch', 'node', PLAIN_NODE, '--type=merge', '-p', untainted]);
-  const argoNamespace = await kubectl('admin', ['get', 'namespace', ARGO_NAMESPACE], { reject: false });
-  createdArgoNamespace = argoNamespace.exitCode !== 0;
+  const exists = async (what: string[]) => (await kubectl('admin', ['get', ...what], { reject: false })).exitCode === 0;
+  if (!(await exists(['namespace', ARGO_NAMESPACE]))) createdArgo.push(['namespace', ARGO_NAMESPACE]);
+  else if (!(await exists(['-n', ARGO_NAMESPACE, 'sa', ARGO_CONTROLLER]))) {
+    createdArgo.push(['-n', ARGO_NAMESPACE, 'sa', ARGO_CONTROLLER]);
+  }
   await eventually(async () => kubectl('admin', ['apply', '-f', '-'], {
     input: stream([
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ARGO_NAMESPACE } },
@@ -498,8 +502,9 @@ afterAll(async () => {
   const remove = (what: string[]) => kubectl('admin', ['delete', ...what, '--ignore-not-found'], { reject: false });
   await remove(['node', PLAIN_NODE, RIVAL_NODE]);
   await remove(['persistentvolume', RIVAL_PV, '--wait=false']);
-  await remove(createdArgoNamespace ? ['namespace', ARGO_NAMESPACE] : ['-n', ARGO_NAMESPACE, 'sa', ARGO_CONTROLLER]);
-  if (installedCrds.length) await remove(['crd', ...installedCrds, '--wait=false']);
+  for (const what of createdArgo) await remove(what);
+  // Gone before the next file looks for them (a terminating CRD is found, but serves no create).
+  if (installedCrds.length) await remove(['crd', ...installedCrds, '--timeout=60s']);
 }, 120_000);
 
 describe('allowed uses: admitted, and stored as sent', () => {

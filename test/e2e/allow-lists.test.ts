@@ -1,7 +1,8 @@
 /**
- * Allow-lists (X1–X9, H1, H2, docs/rules.md#allow-lists, ADR 0073) on the real control plane: the shipped
- * WebhookConfigurations with the webhook in this process, the controller (owners' RoleBinding, quota),
- * and every step alice's real request as the tenant she is (group acme:payments-admins, no privilege).
+ * Allow-lists (X1–X10, H1, H2, H4, docs/rules.md#allow-lists, ADR 0095) on the real control plane: the API
+ * server's policies with the parameters the controller writes (and its owners' RoleBinding, quota), the
+ * shipped WebhookConfigurations with the webhook in this process (X10 on a claim's volumeName), and every
+ * step alice's real request as the tenant she is (group acme:payments-admins, no privilege).
  * Each attack is refused with its rule id naming the project and what it allows; each allowed use is
  * admitted and stored.
  */
@@ -24,8 +25,10 @@ const KATA = uniqueName('allow-kata');
 const HOSTS = `${PROJECT}.example.com`;
 const POOL = { pool: PROJECT };
 // PersistentVolumes (cluster-wide): one of this project, one of another project, by the platform's label.
+// Their StorageClass is this run's own: the binder runs, and binds a claim of `standard` to no volume here.
 const OWN_PV = uniqueName('allow-pv-own');
 const OTHER_PV = uniqueName('allow-pv-other');
+const PV_CLASS = uniqueName('allow-pv-class');
 const GATEWAY_CRD = 'gateways.gateway.networking.k8s.io';
 let installedGatewayCrd = false;
 
@@ -70,7 +73,7 @@ beforeAll(async () => {
     await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value }) });
   }
   for (const [name, project] of [[OWN_PV, PROJECT], [OTHER_PV, 'shop']] as const) {
-    const pv = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name, labels: { 'tenantgate.io/project': project } }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: 'standard', persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/${name}` } } };
+    const pv = { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name, labels: { 'tenantgate.io/project': project } }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: PV_CLASS, persistentVolumeReclaimPolicy: 'Retain', hostPath: { path: `/tmp/${name}` } } };
     await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(pv) });
   }
   if ((await kubectl('admin', ['get', 'crd', GATEWAY_CRD], { reject: false })).exitCode !== 0) {
@@ -96,7 +99,7 @@ beforeAll(async () => {
         priorityClasses: [BATCH],
         services: { types: ['LoadBalancer'], externalIPs: ['203.0.113.0/28'] },
         hostnames: { suffixes: [HOSTS] },
-        storageClasses: ['standard'],
+        storageClasses: ['standard', PV_CLASS],
         runtimeClasses: [GVISOR],
         deviceClasses: ['gpu.example.com'],
         gatewayClasses: ['public'],
@@ -154,9 +157,10 @@ describe('attacks, refused with their rule', () => {
     await refused(pod('kata', { runtimeClassName: KATA }), 'X6', `runtimeClassName "${KATA}"`, `allowed: ${GVISOR}`);
   });
 
-  it('X8: a pod leaving the node selector, setting nodeName, or tolerating every taint', async () => {
+  it('X8: a pod leaving the node selector, setting nodeName (in every project), or tolerating every taint', async () => {
     await refused({ ...pod('anywhere'), spec: { containers: [pause] } }, 'X8', `nodeSelector with no pool`, `a nodeSelector with pool=${PROJECT}`);
     await refused(pod('elsewhere', { nodeSelector: { pool: 'shop' } }), 'X8');
+    // With the project's node selector too: nodeName skips the scheduler, so it is refused whatever the selector.
     await refused(pod('pinned', { nodeName: 'node-of-shop' }), 'X8', 'nodeName "node-of-shop"');
     await refused(pod('tolerant', { tolerations: [{ operator: 'Exists' }] }), 'X8', 'toleration Exists (every taint)');
   });
@@ -171,7 +175,7 @@ describe('attacks, refused with their rule', () => {
 });
 
 describe('binding volumes, Gateways, debugging: attacks refused, own uses admitted', () => {
-  const bound = (name: string, volumeName: string) => ({ ...claim(name, 'standard'), spec: { ...claim(name, 'standard').spec, volumeName } });
+  const bound = (name: string, volumeName: string) => ({ ...claim(name, PV_CLASS), spec: { ...claim(name, PV_CLASS).spec, volumeName } });
   const gateway = (name: string, gatewayClassName: string) => ({
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'Gateway',
@@ -194,7 +198,7 @@ describe('binding volumes, Gateways, debugging: attacks refused, own uses admitt
     await admitted(pod('debugged'));
     const evil = await kubectl('alice', ['-n', NS, 'debug', 'debugged', '--profile=baseline', '--image=docker.io/library/busybox:1.36', '-c', 'evil'], { reject: false });
     expect(evil.exitCode, evil.stdout).not.toBe(0);
-    expect(evil.stderr).toContain(`[X9] Pod ${NS}/debugged: image "docker.io/library/busybox:1.36" is not allowed for project ${PROJECT}; allowed: images starting with registry.k8s.io/`);
+    expect(evil.stderr).toContain(`[X9] Pod ${NS}/debugged: image "docker.io/library/busybox:1.36" is not allowed for project ${PROJECT}; allowed: images from registry.k8s.io/`);
     const ok = await kubectl('alice', ['-n', NS, 'debug', 'debugged', '--profile=baseline', '--image=registry.k8s.io/pause:3.10', '-c', 'fine'], { reject: false });
     expect(ok.exitCode, ok.stderr).toBe(0);
     const stored = JSON.parse((await kubectl('admin', ['-n', NS, 'get', 'pod', 'debugged', '-o', 'json'])).stdout) as { spec: { ephemeralContainers?: Array<{ name: string }> } };
@@ -210,9 +214,9 @@ describe('allowed uses, admitted', () => {
     await admitted(pod('plain'));
   });
 
-  it('Services: ClusterIP, LoadBalancer, externalIPs inside the CIDR', async () => {
+  it('Services: ClusterIP, LoadBalancer without node ports (NodePort is not allowed), externalIPs inside the CIDR', async () => {
     await admitted(service('web', {}));
-    await admitted(service('lb', { type: 'LoadBalancer' }));
+    await admitted(service('lb', { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false }));
     await admitted(service('ext', { externalIPs: ['203.0.113.5'] }));
   });
 
