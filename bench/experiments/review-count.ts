@@ -19,7 +19,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { loadavg } from 'node:os';
 import { ControlPlane, REPO_ROOT } from '../../test/support/devcluster/controlplane.js';
-import { installBase, kubectlAs, localWebhookConfigurations, startLocalWebhook, unregisterWebhooks } from '../../test/support/devcluster/tenantgate.js';
+import {
+  applyAllowListParams, installBase, kubectlAs, localWebhookConfigurations, startLocalWebhook, unregisterWebhooks,
+} from '../../test/support/devcluster/tenantgate.js';
+import type { Project } from '../../src/validate/types.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { env, log, table } from '../lib/measure.js';
 import { runIfMain } from '../lib/entry.js';
@@ -63,6 +66,8 @@ export async function main(): Promise<string[]> {
     await kubectl(['apply', '-f', '-'], JSON.stringify(project));
     await until('the Project in the webhook cache', async () => hook.webhook.cache.snapshot.project('rc') !== undefined);
     await kubectl(['create', 'namespace', NS]);
+    // No controller here: the allow-list policies' parameters as it writes them (without them no pod is admitted).
+    await applyAllowListParams(info, project as Project, [NS]);
     await kubectl(['-n', NS, 'create', 'quota', QUOTA, '--hard=requests.cpu=50,pods=500']);
     await until('the default ServiceAccount', async () => (await kubectl(['-n', NS, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])).stdout.trim() !== '');
     const usedPods = async () => Number((JSON.parse((await kubectl(['-n', NS, 'get', 'quota', QUOTA, '-o', 'json'])).stdout) as { status?: { used?: { pods?: string } } }).status?.used?.pods ?? -1);

@@ -32,7 +32,7 @@
  */
 import { Agent } from 'node:https';
 import type { ControlPlane } from '../../../test/support/devcluster/controlplane.js';
-import { applyOwnerBindings, kubectlAs } from '../../../test/support/devcluster/tenantgate.js';
+import { applyAllowListParams, applyOwnerBindings, kubectlAs } from '../../../test/support/devcluster/tenantgate.js';
 import type { Project } from '../../../src/validate/types.js';
 import { type LatencyStats, log, nowMs, openLoopSchedule, procCpuSeconds, round1, sleep, stats } from '../../lib/measure.js';
 import { type ApiAnswer, createPod, deletePods, postNamespace } from './apiload.js';
@@ -115,6 +115,8 @@ export async function setupPodProject(cp: ControlPlane, p: PodProject, namespace
   if (!p.namespaces.length) return;
   await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: p.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': p.name, 'tenantgate.io/tenant': TENANT } } })) }));
   await applyOwnerBindings(cp.info, project as unknown as Project, p.namespaces);
+  // The allow-list policies' parameters, as the controller writes them: without them no pod is admitted (ADR 0095).
+  await applyAllowListParams(cp.info, project as unknown as Project, p.namespaces);
   await waitServiceAccounts(cp, p.namespaces);
 }
 

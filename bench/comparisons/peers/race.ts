@@ -17,7 +17,7 @@
 import { Agent } from 'node:https';
 import type { Project } from '../../../src/validate/types.js';
 import type { ControlPlane } from '../../../test/support/devcluster/controlplane.js';
-import { applyOwnerBindings, kubectlAs } from '../../../test/support/devcluster/tenantgate.js';
+import { applyAllowListParams, applyOwnerBindings, kubectlAs } from '../../../test/support/devcluster/tenantgate.js';
 import { log } from '../../lib/measure.js';
 import { createQuota, deleteQuotas } from './apiload.js';
 import { eventually } from './engines.js';
@@ -54,6 +54,8 @@ export async function setupRace(cp: ControlPlane): Promise<void> {
   await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify(body));
   await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: RACE_NAMESPACES.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': RACE_PROJECT, 'tenantgate.io/tenant': 'acme' } } })) }));
   await applyOwnerBindings(cp.info, body as unknown as Project, RACE_NAMESPACES);
+  // The allow-list policies' parameters, as the controller writes them: without them no pod is admitted (ADR 0095).
+  await applyAllowListParams(cp.info, body as unknown as Project, RACE_NAMESPACES);
 }
 
 /** The race against whichever engine is registered now. */
