@@ -7,7 +7,7 @@
  * it may be bound anywhere (ownership then follows the claimRef). Pure: the caller maps namespaces to
  * projects from its cache.
  */
-import { LABEL_PROJECT, type FieldPath, type Violation } from '../types.js';
+import { LABEL_PROJECT, type Violation } from '../types.js';
 
 type Json = Record<string, unknown>;
 
