@@ -26,6 +26,7 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   T6: { title: 'outside projects, non-privileged subjects change nothing', change: 'work in a namespace of a project you own; create one with `kubectl tenantgate create namespace NAME --project P`' },
   T7: { title: 'protected metadata', change: 'leave the protected labels, annotations, finalizers and owner references (of namespaces, quotas and tenantgate\'s objects in them) alone, or ask the platform team' },
   T8: { title: "status and finalize subresources are for Kubernetes' controllers", change: 'do not write status or finalize: Kubernetes\' controllers do' },
+  T9: { title: "only tenantgate writes a namespace's allow-list parameters", change: 'leave AllowList tenantgate-allow alone: the controller writes it from the Project; change the Project\'s spec.allow in git instead' },
   Q1: { title: "the namespaces' quotas fit the budget", change: 'ask for no more than fits (lower spec.hard, or free room in another namespace of the project), or ask the platform team to raise the budget in git' },
   Q2: { title: 'every namespace is covered for every budgeted resource', change: 'keep an unscoped ResourceQuota with every resource the project budgets in the namespace' },
   Q3: { title: 'tenants cannot delete the quota that provides coverage', change: 'replace the quota (kubectl apply / edit) instead of deleting it' },
