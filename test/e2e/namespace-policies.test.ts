@@ -120,8 +120,13 @@ describe('a self-service namespace gets what the Project declares', () => {
     expect(np.spec).toEqual(ISOLATION_SPEC);
     // The LimitRange is in force: a pod that asks nothing gets the project's defaults (dry run: nothing stored).
     const podJson = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bare' }, spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } } }] } });
-    const dry = await kubectl('alice', ['-n', 'ppol-a', 'create', '-f', '-', '--dry-run=server', '-o', 'json'], { input: podJson, reject: false });
-    expect(dry.exitCode, dry.stderr).toBe(0);
+    // Eventually: the controller writes the allow-list parameters after the NetworkPolicy; no pod is admitted before.
+    const dryRun = ['-n', 'ppol-a', 'create', '-f', '-', '--dry-run=server', '-o', 'json'];
+    const dry = await eventually(async () => {
+      const r = await kubectl('alice', dryRun, { input: podJson, reject: false });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return r;
+    }, { what: 'ppol-a admits the pod (dry run)' });
     expect(JSON.parse(dry.stdout).spec.containers[0].resources).toEqual({ requests: { cpu: '100m', memory: '64Mi' }, limits: { cpu: '500m', memory: '256Mi' } });
   });
 

@@ -83,8 +83,10 @@ async function ownNamespace(name: string): Promise<void> {
   await eventually(async () => {
     await kubectl('admin', ['-n', name, 'get', 'rolebinding', OWNERS_BINDING_NAME]);
     await kubectl('admin', ['-n', name, 'get', 'quota', GUARD]);
+    // The allow-list policies' parameters: the controller writes them after the binding; no pod is admitted before.
+    await kubectl('admin', ['-n', name, 'get', 'allowlist/tenantgate-allow']);
     await kubectl('admin', ['-n', name, 'get', 'serviceaccount', 'default']);
-  }, { what: `${name}: owners' binding, default quota and default ServiceAccount` });
+  }, { what: `${name}: owners' binding, default quota, allow-list parameters and default ServiceAccount` });
 }
 
 async function gone(name: string, timeoutMs: number): Promise<number> {

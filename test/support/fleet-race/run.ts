@@ -224,8 +224,9 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       const ns = `${name}-a`;
       anchors.set(member.name, ns);
       await until(`${member.name}: anchor ${ns} created`, () => core.alice!.createNamespace({ body: { metadata: { name: ns } } }), 60_000);
-      await until(`${member.name}/${ns}: owners' binding, default quota, default ServiceAccount`, async () => {
-        await kubectlAs(member.info, 'admin', ['-n', ns, 'get', `rolebinding/${OWNERS_BINDING_NAME}`, `resourcequota/${DEFAULT_QUOTA_NAME}`, 'serviceaccount/default']);
+      // The allow-list parameters come after the binding; without them the pod below is refused (ADR 0095).
+      await until(`${member.name}/${ns}: owners' binding, default quota, allow-list parameters, default ServiceAccount`, async () => {
+        await kubectlAs(member.info, 'admin', ['-n', ns, 'get', `rolebinding/${OWNERS_BINDING_NAME}`, `resourcequota/${DEFAULT_QUOTA_NAME}`, 'allowlist/tenantgate-allow', 'serviceaccount/default']);
       });
       await core.bob!.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'load-0' }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '250m', memory: '512Mi' } } }] } } });
     }
