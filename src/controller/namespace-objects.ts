@@ -27,6 +27,16 @@ function kind<T extends Desired>(k: NamespaceObjectKind<T>): NamespaceObjectKind
 }
 
 export const NAMESPACE_OBJECTS: readonly NamespaceObjectKind[] = [
+  // The allow-list policies' parameters: always there (a namespace without them admits none of the objects they judge).
+  // First, before the owners' RoleBinding: once the owners may create pods, the parameters that judge them exist.
+  kind({
+    kind: 'AllowList',
+    name: ALLOW_LIST_NAME,
+    declaredBy: 'spec.allow',
+    desired: (project: Project, namespace: string, config: TenantgateConfig) => allowListFor(config, project, namespace),
+    matches: (actual, desired) => allowListMatches(actual, desired),
+    describe: () => "spec.allow over tenantgate.yaml's allow",
+  }),
   kind({
     kind: 'RoleBinding',
     name: OWNERS_BINDING_NAME,
@@ -50,14 +60,5 @@ export const NAMESPACE_OBJECTS: readonly NamespaceObjectKind[] = [
     desired: (project: Project, namespace: string, config: TenantgateConfig) => isolationPolicyFor(project, namespace, config.network),
     matches: (actual, desired) => isolationPolicyMatches(actual as never, desired),
     describe: describeIsolationPolicy,
-  }),
-  // The allow-list policies' parameters: always there (a namespace without them admits none of the objects they judge).
-  kind({
-    kind: 'AllowList',
-    name: ALLOW_LIST_NAME,
-    declaredBy: 'spec.allow',
-    desired: (project: Project, namespace: string, config: TenantgateConfig) => allowListFor(config, project, namespace),
-    matches: (actual, desired) => allowListMatches(actual, desired),
-    describe: () => "spec.allow over tenantgate.yaml's allow",
   }),
 ];
