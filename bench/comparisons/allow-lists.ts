@@ -19,7 +19,11 @@
  * pod create; AL2, with the policies the API server's CPU per create at most 1.10 × neither's (the median
  * of each round's own ratio).
  *
- *   npm run bench -- allow-lists        BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4
+ * BENCH_ALLOW_FLOOR=1 adds a fourth arm: one policy on pods, bound like the shipped ones, with one check
+ * (what a policy costs before its rules).
+ *
+ *   npm run bench -- allow-lists
+ *   BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4 BENCH_ALLOW_FLOOR=0
  */
 import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -31,7 +35,14 @@ import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { allowListFor } from '../../src/validate/allow-list-params.js';
 import { LABEL_PROJECT, type Project } from '../../src/validate/types.js';
 import { ControlPlane, REPO_ROOT } from '../../test/support/devcluster/controlplane.js';
-import { installBase, kubectlAs, localWebhookConfigurations, MANIFESTS, startLocalWebhook, unregisterWebhooks } from '../../test/support/devcluster/tenantgate.js';
+import {
+  installBase,
+  kubectlAs,
+  localWebhookConfigurations,
+  MANIFESTS,
+  startLocalWebhook,
+  unregisterWebhooks,
+} from '../../test/support/devcluster/tenantgate.js';
 import { interleaved } from '../lib/interleaved.js';
 import { judgeTargets, type TargetJudgement } from '../lib/judge.js';
 import { env, log, median, stats, table } from '../lib/measure.js';
@@ -47,7 +58,54 @@ const POOL = { pool: PROJECT };
 export const MAX_CPU_RATIO = 1.1;
 
 export const ARMS = ['policies', 'webhook', 'neither'] as const;
-export type Arm = (typeof ARMS)[number];
+/** With BENCH_ALLOW_FLOOR=1: one policy on pods bound like the shipped ones, whose one check is a field's presence. */
+export const FLOOR_ARM = 'one-check policy' as const;
+export type Arm = (typeof ARMS)[number] | typeof FLOOR_ARM;
+
+const FLOOR_POLICY = 'bench-allow-floor';
+/**
+ * The floor of a policy: matched, bound and parametrised like tenantgate-allow-pods (the same namespaces,
+ * the namespace's AllowList), with one validation reading the object and the parameters. What the
+ * policies cost beyond it is their rules' CEL.
+ */
+export function floorPolicy(): object[] {
+  const namespaceSelector = {
+    matchExpressions: [
+      { key: LABEL_PROJECT, operator: 'Exists' },
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', 'tenantgate-system'] },
+    ],
+  };
+  const validation = {
+    expression: "has(object.spec.nodeSelector) || params.spec.project == ''",
+    message: "[X8] a pod without a node selector (the bench's one-check policy)",
+  };
+  const resourceRules = [
+    { apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations: ['CREATE', 'UPDATE'] },
+  ];
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: FLOOR_POLICY },
+      spec: {
+        failurePolicy: 'Fail',
+        paramKind: { apiVersion: 'tenantgate.io/v1alpha1', kind: 'AllowList' },
+        matchConstraints: { matchPolicy: 'Equivalent', namespaceSelector, resourceRules },
+        validations: [validation],
+      },
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: FLOOR_POLICY },
+      spec: {
+        policyName: FLOOR_POLICY,
+        paramRef: { name: 'tenantgate-allow', parameterNotFoundAction: 'Deny' },
+        validationActions: ['Deny'],
+      },
+    },
+  ];
+}
 
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -59,7 +117,13 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 12
 
 interface WebhookEntry {
   name: string;
-  rules: Array<{ apiGroups: string[]; apiVersions: string[]; operations: string[]; resources: string[]; scope?: string }>;
+  rules: Array<{
+    apiGroups: string[];
+    apiVersions: string[];
+    operations: string[];
+    resources: string[];
+    scope?: string;
+  }>;
 }
 
 /** The shipped registrations; with `podsInAllow`, `pods` added back to the allow entry (the webhook arm). */
@@ -70,9 +134,18 @@ export function registrations(text: string, podsInAllow: boolean): string {
       const doc = d.toJS() as { kind: string; webhooks: WebhookEntry[] };
       if (doc.kind === 'ValidatingWebhookConfiguration') {
         const entry = doc.webhooks.find((w) => w.name === 'allow.tenantgate.io');
-        if (!entry) throw new Error('allow-lists bench: the shipped ValidatingWebhookConfiguration has no entry allow.tenantgate.io');
+        if (!entry)
+          throw new Error(
+            'allow-lists bench: the shipped ValidatingWebhookConfiguration has no entry allow.tenantgate.io',
+          );
         if (!entry.rules.some((r) => r.apiGroups.includes('') && r.resources.includes('pods'))) {
-          entry.rules.push({ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['pods'], scope: 'Namespaced' });
+          entry.rules.push({
+            apiGroups: [''],
+            apiVersions: ['v1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['pods'],
+            scope: 'Namespaced',
+          });
         }
       }
       return `---\n${stringify(doc)}`;
@@ -104,11 +177,13 @@ export interface ArmSummary {
   errors: number;
 }
 
-const of = (rounds: readonly Round[], arm: Arm, pick: (r: Round) => number) => median(rounds.filter((r) => r.arm === arm).map(pick));
+const of = (rounds: readonly Round[], arm: Arm, pick: (r: Round) => number) =>
+  median(rounds.filter((r) => r.arm === arm).map(pick));
 
 /** Medians over the rounds of each arm. */
 export function summarise(rounds: readonly Round[]): ArmSummary[] {
-  return ARMS.map((arm) => ({
+  const arms: Arm[] = [...ARMS, ...(rounds.some((r) => r.arm === FLOOR_ARM) ? [FLOOR_ARM] : ([] as Arm[]))];
+  return arms.map((arm) => ({
     arm,
     p50: of(rounds, arm, (r) => r.p50),
     p99: of(rounds, arm, (r) => r.p99),
@@ -125,7 +200,8 @@ export function cpuRatios(rounds: readonly Round[]): number[] {
   for (const round of [...new Set(rounds.map((r) => r.round))].sort((a, b) => a - b)) {
     const policies = rounds.find((r) => r.round === round && r.arm === 'policies');
     const neither = rounds.find((r) => r.round === round && r.arm === 'neither');
-    if (policies && neither && neither.apiserverCpuPer1000 > 0) out.push(policies.apiserverCpuPer1000 / neither.apiserverCpuPer1000);
+    if (policies && neither && neither.apiserverCpuPer1000 > 0)
+      out.push(policies.apiserverCpuPer1000 / neither.apiserverCpuPer1000);
   }
   return out;
 }
@@ -136,13 +212,38 @@ export function allowListTargets(rounds: readonly Round[]): TargetJudgement[] {
   const calls = policyRounds.reduce((n, r) => Math.max(n, r.webhookCallsPerCreate), 0);
   const ratios = cpuRatios(rounds);
   const al1: TargetJudgement = policyRounds.length
-    ? { id: 'AL1', target: 'policies: no webhook call per pod create', judged: true, met: calls === 0, value: `${calls.toFixed(3)} per create (the most of ${policyRounds.length} rounds)` }
-    : { id: 'AL1', target: 'policies: no webhook call per pod create', judged: false, met: false, note: 'no policies round' };
+    ? {
+        id: 'AL1',
+        target: 'policies: no webhook call per pod create',
+        judged: true,
+        met: calls === 0,
+        value: `${calls.toFixed(3)} per create (the most of ${policyRounds.length} rounds)`,
+      }
+    : {
+        id: 'AL1',
+        target: 'policies: no webhook call per pod create',
+        judged: false,
+        met: false,
+        note: 'no policies round',
+      };
   const target = `policies: API server CPU per create ≤ ${MAX_CPU_RATIO.toFixed(2)} × neither`;
   const ratio = median(ratios);
+  const each = ratios.map((r) => r.toFixed(2)).join(', ');
   const al2: TargetJudgement = ratios.length
-    ? { id: 'AL2', target, judged: true, met: ratio <= MAX_CPU_RATIO, value: `${ratio.toFixed(3)} × (median of ${ratios.length} rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})` }
-    : { id: 'AL2', target, judged: false, met: false, note: 'no round with both arms and a positive CPU for neither' };
+    ? {
+        id: 'AL2',
+        target,
+        judged: true,
+        met: ratio <= MAX_CPU_RATIO,
+        value: `${ratio.toFixed(3)} × (median of ${ratios.length} rounds: ${each})`,
+      }
+    : {
+        id: 'AL2',
+        target,
+        judged: false,
+        met: false,
+        note: 'no round with both arms and a positive CPU for neither',
+      };
   return [al1, al2];
 }
 
@@ -150,6 +251,7 @@ export async function main(): Promise<string[]> {
   const pods = Math.max(10, Math.round(env('BENCH_ALLOW_PODS', 400)));
   const rounds = Math.max(1, Math.round(env('BENCH_ALLOW_ROUNDS', 3)));
   const concurrency = Math.max(1, Math.round(env('BENCH_ALLOW_CONCURRENCY', 4)));
+  const arms: Arm[] = [...ARMS, ...(env('BENCH_ALLOW_FLOOR', 0) > 0 ? [FLOOR_ARM] : ([] as Arm[]))];
   const loadAtStart = loadavg();
   log(`load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`);
   const cp = await ControlPlane.start({ log });
@@ -174,42 +276,81 @@ export async function main(): Promise<string[]> {
       spec: {
         tenant: 'acme',
         owners: [{ kind: 'User', name: 'alice' }],
-        allow: { priorityClasses: ['bench-batch'], runtimeClasses: ['gvisor'], storageClasses: ['standard'], nodePlacement: { nodeSelector: POOL }, registries: ['registry.k8s.io/'] },
+        allow: {
+          priorityClasses: ['bench-batch'],
+          runtimeClasses: ['gvisor'],
+          storageClasses: ['standard'],
+          nodePlacement: { nodeSelector: POOL },
+          registries: ['registry.k8s.io/'],
+        },
       },
     };
     await kubectl(['apply', '-f', '-'], JSON.stringify(project));
-    await until('the Project in the webhook cache', async () => hook.webhook.cache.snapshot.project(PROJECT) !== undefined);
+    await until(
+      'the Project in the webhook cache',
+      async () => hook.webhook.cache.snapshot.project(PROJECT) !== undefined,
+    );
     await kubectl(['create', 'namespace', NS]);
-    const labels = JSON.parse((await kubectl(['get', 'namespace', NS, '-o', 'jsonpath={.metadata.labels}'])).stdout || '{}') as Record<string, string>;
-    if (labels[LABEL_PROJECT] !== PROJECT) throw new Error(`allow-lists bench: namespace ${NS} has ${LABEL_PROJECT}=${labels[LABEL_PROJECT] ?? '(none)'}; the mutating webhook labels it ${PROJECT}`);
+    const labels = JSON.parse(
+      (await kubectl(['get', 'namespace', NS, '-o', 'jsonpath={.metadata.labels}'])).stdout || '{}',
+    ) as Record<string, string>;
+    if (labels[LABEL_PROJECT] !== PROJECT)
+      throw new Error(
+        `allow-lists bench: namespace ${NS} has ${LABEL_PROJECT}=${labels[LABEL_PROJECT] ?? '(none)'}; ` +
+          `the mutating webhook labels it ${PROJECT}`,
+      );
     await kubectl(['apply', '-f', '-'], JSON.stringify(allowListFor(DEFAULT_CONFIG, project, NS)));
     await kubectl(['-n', NS, 'create', 'rolebinding', 'bench-alice', '--clusterrole=admin', '--user=alice']);
-    await until('the default ServiceAccount', async () => (await kubectl(['-n', NS, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])).stdout.trim() !== '');
+    await until(
+      'the default ServiceAccount',
+      async () =>
+        (
+          await kubectl(['-n', NS, 'get', 'serviceaccount', 'default', '--ignore-not-found', '-o', 'name'])
+        ).stdout.trim() !== '',
+    );
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(info.kubeconfigs.alice!);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    const body = (i: number): k8s.V1Pod => ({ metadata: { name: `p${i}` }, spec: { nodeSelector: POOL, containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] } });
+    const body = (i: number): k8s.V1Pod => ({
+      metadata: { name: `p${i}` },
+      spec: { nodeSelector: POOL, containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] },
+    });
     /** Who judges a pod create now: its probe (no node selector) refused by a policy, by the webhook, or admitted. */
     const judgedBy = async (): Promise<Arm | 'unknown'> => {
       try {
-        await core.createNamespacedPod({ namespace: NS, dryRun: 'All', body: { metadata: { name: 'probe' }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] } } });
+        await core.createNamespacedPod({
+          namespace: NS,
+          dryRun: 'All',
+          body: {
+            metadata: { name: 'probe' },
+            spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] },
+          },
+        });
         return 'neither';
       } catch (err) {
         const message = String((err as Error).message);
         if (!message.includes('[X8]')) return 'unknown';
+        if (message.includes(`ValidatingAdmissionPolicy '${FLOOR_POLICY}'`)) return FLOOR_ARM;
         if (message.includes('ValidatingAdmissionPolicy')) return 'policies';
         return message.includes('allow.tenantgate.io') ? 'webhook' : 'unknown';
       }
     };
+    const floor = floorPolicy()
+      .map((o) => JSON.stringify(o))
+      .join('\n');
     const enter = async (arm: Arm) => {
       await kubectl(['delete', '--ignore-not-found', '-f', POLICIES]);
+      await kubectl(['delete', '--ignore-not-found', '-f', '-'], floor);
       await kubectl(['apply', '-f', '-'], registrations(shipped, arm === 'webhook'));
       const first = arm === 'webhook' ? 'webhook' : 'neither';
       // The apiserver picks registrations and policies up from its informers: awaited, not assumed.
-      await until(`pod creates judged by ${first === 'webhook' ? 'the webhook' : 'nothing'}`, async () => (await judgedBy()) === first);
-      if (arm !== 'policies') return;
-      await kubectl(['apply', '-f', POLICIES]);
-      await until('pod creates judged by the policies', async () => (await judgedBy()) === 'policies');
+      await until(
+        `pod creates judged by ${first === 'webhook' ? 'the webhook' : 'nothing'}`,
+        async () => (await judgedBy()) === first,
+      );
+      if (arm === 'webhook' || arm === 'neither') return;
+      await kubectl(['apply', '-f', arm === 'policies' ? POLICIES : '-'], arm === 'policies' ? undefined : floor);
+      await until(`pod creates judged by the ${arm}`, async () => (await judgedBy()) === arm);
     };
     const burst = async (): Promise<{ latencies: number[]; errors: number; reviews: number }> => {
       const latencies: number[] = [];
@@ -232,12 +373,19 @@ export async function main(): Promise<string[]> {
       return { latencies, errors, reviews: podReviews - reviewsBefore };
     };
     // Warm-up of every arm: caches, connections, compiled CEL, the JIT of both sides.
-    for (const arm of ARMS) {
+    for (const arm of arms) {
       await enter(arm);
       await burst();
     }
     await interleaved(
-      { arms: ARMS, rounds, apiserverPid: cp.pid('kube-apiserver'), idleSeconds: 1, enter: async (arm) => enter(arm), load: () => burst() },
+      {
+        arms,
+        rounds,
+        apiserverPid: cp.pid('kube-apiserver'),
+        idleSeconds: 1,
+        enter: async (arm) => enter(arm),
+        load: () => burst(),
+      },
       (m) => {
         const s = stats(m.load.latencies.sort((a, b) => a - b));
         const r: Round = {
@@ -253,7 +401,13 @@ export async function main(): Promise<string[]> {
           errors: m.load.errors,
         };
         results.push(r);
-        log(`${r.arm}, round ${r.round} (load ${r.loadStart.toFixed(2)} → ${r.loadEnd.toFixed(2)}): p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, kube-apiserver ${r.apiserverCpuPer1000.toFixed(2)} CPU s / 1000 creates above its idle rate, this process ${r.benchProcessCpuPer1000.toFixed(2)}, ${r.webhookCallsPerCreate.toFixed(3)} webhook calls per create, ${r.errors} errors`);
+        log(
+          `${r.arm}, round ${r.round} (load ${r.loadStart.toFixed(2)} → ${r.loadEnd.toFixed(2)}): ` +
+            `p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms, ` +
+            `kube-apiserver ${r.apiserverCpuPer1000.toFixed(2)} CPU s / 1000 creates above its idle rate, ` +
+            `this process ${r.benchProcessCpuPer1000.toFixed(2)}, ` +
+            `${r.webhookCallsPerCreate.toFixed(3)} webhook calls per create, ${r.errors} errors`,
+        );
       },
     );
     await unregisterWebhooks(info);
@@ -269,25 +423,67 @@ export async function main(): Promise<string[]> {
   const fixed = (x: number, digits = 2) => x.toFixed(digits);
   process.stdout.write(
     `${[
-      `Pod creates by a tenant (dryRun=All, ${pods} per round, concurrency ${concurrency}), medians over ${rounds} rounds of each arm, interleaved in one run; load average ${fixed(loadAtStart[0]!)} at start, ${fixed(loadAtEnd[0]!)} at the end`,
+      `Pod creates by a tenant (dryRun=All, ${pods} per round, concurrency ${concurrency}), ` +
+        `medians over ${rounds} rounds of each arm, interleaved in one run; ` +
+        `load average ${fixed(loadAtStart[0]!)} at start, ${fixed(loadAtEnd[0]!)} at the end`,
       table(
-        ['arm', 'p50 ms', 'p99 ms', 'kube-apiserver CPU s / 1000', 'webhook + client CPU s / 1000', 'webhook calls / create', 'errors'],
-        summary.map((a) => [a.arm, fixed(a.p50), fixed(a.p99), fixed(a.apiserverCpuPer1000), fixed(a.benchProcessCpuPer1000), fixed(a.webhookCallsPerCreate, 3), String(a.errors)]),
+        [
+          'arm',
+          'p50 ms',
+          'p99 ms',
+          'kube-apiserver CPU s / 1000',
+          'webhook + client CPU s / 1000',
+          'webhook calls / create',
+          'errors',
+        ],
+        summary.map((a) => [
+          a.arm,
+          fixed(a.p50),
+          fixed(a.p99),
+          fixed(a.apiserverCpuPer1000),
+          fixed(a.benchProcessCpuPer1000),
+          fixed(a.webhookCallsPerCreate, 3),
+          String(a.errors),
+        ]),
       ),
       `API server CPU per create, policies ÷ neither, per round: ${ratios.map((r) => fixed(r, 3)).join(', ')}`,
       table(
         ['arm', 'round', 'load', 'p50 ms', 'p99 ms', 'apiserver', 'this process', 'webhook calls', 'errors'],
-        results.map((r) => [r.arm, String(r.round), `${fixed(r.loadStart)}→${fixed(r.loadEnd)}`, fixed(r.p50), fixed(r.p99), fixed(r.apiserverCpuPer1000), fixed(r.benchProcessCpuPer1000), fixed(r.webhookCallsPerCreate, 3), String(r.errors)]),
+        results.map((r) => [
+          r.arm,
+          String(r.round),
+          `${fixed(r.loadStart)}→${fixed(r.loadEnd)}`,
+          fixed(r.p50),
+          fixed(r.p99),
+          fixed(r.apiserverCpuPer1000),
+          fixed(r.benchProcessCpuPer1000),
+          fixed(r.webhookCallsPerCreate, 3),
+          String(r.errors),
+        ]),
       ),
       ...judged.lines,
     ].join('\n')}\n`,
   );
   mkdirSync(dirname(RESULTS), { recursive: true });
-  const document = { benchmark: 'allow-lists', pods, rounds, concurrency, date: new Date().toISOString(), loadAverage: { start: loadAtStart, end: loadAtEnd }, summary, cpuRatios: ratios, targets, results };
+  const document = {
+    benchmark: 'allow-lists',
+    pods,
+    rounds,
+    concurrency,
+    date: new Date().toISOString(),
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
+    summary,
+    cpuRatios: ratios,
+    targets,
+    results,
+  };
   writeFileSync(RESULTS, `${JSON.stringify(document, null, 2)}\n`);
   log(`results: ${RESULTS}`);
   const errors = results.reduce((n, r) => n + r.errors, 0);
-  return [...judged.missed, ...(errors > 0 ? [`${errors} pod creates failed (an allowed pod must be admitted)`] : [])];
+  return [
+    ...judged.missed,
+    ...(errors > 0 ? [`${errors} pod creates failed (an allowed pod must be admitted)`] : []),
+  ];
 }
 
 runIfMain(import.meta.url, main);

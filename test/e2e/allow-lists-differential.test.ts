@@ -53,7 +53,10 @@ const NAMES: CorpusNames = {
 };
 const CORPUS = allowListCorpus(NAMES);
 const SENT = CORPUS.filter((c) => !c.offlineOnly);
-const POLICIES = [join(MANIFESTS, 'policies', 'allow-lists.yaml'), join(MANIFESTS, 'policies', 'allow-list-params-policy.yaml')];
+const POLICIES = [
+  join(MANIFESTS, 'policies', 'allow-lists.yaml'),
+  join(MANIFESTS, 'policies', 'allow-list-params-policy.yaml'),
+];
 const ALLOW_LIST_CRD = join(MANIFESTS, 'crd', 'allowlists.tenantgate.io.yaml');
 const GATEWAY_FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'gateway-api');
 
@@ -71,7 +74,11 @@ const nameOf = (o: Json): string => (o.metadata as { name: string }).name;
 const RULE_MESSAGE = /denied request: \[([A-Z]+\d+)\] (.*)$/;
 
 /** kubectl's stderr without the API server's warnings (deprecated fields: externalIPs, loadBalancerIP). */
-const withoutWarnings = (stderr: string): string => stderr.split('\n').filter((l) => !l.startsWith('Warning: ')).join('\n');
+const withoutWarnings = (stderr: string): string =>
+  stderr
+    .split('\n')
+    .filter((l) => !l.startsWith('Warning: '))
+    .join('\n');
 
 function verdictOf(exitOk: boolean, stderr: string): ApiVerdict {
   if (exitOk) return { verdict: 'admitted', message: '' };
@@ -112,7 +119,8 @@ function mergeDiff(from: unknown, to: unknown): unknown {
   const patch: Json = {};
   for (const key of new Set([...Object.keys(from), ...Object.keys(to)])) {
     if (!(key in to)) patch[key] = null;
-    else if (JSON.stringify(from[key]) !== JSON.stringify(to[key])) patch[key] = isObject(from[key]) && isObject(to[key]) ? mergeDiff(from[key], to[key]) : to[key];
+    else if (JSON.stringify(from[key]) !== JSON.stringify(to[key]))
+      patch[key] = isObject(from[key]) && isObject(to[key]) ? mergeDiff(from[key], to[key]) : to[key];
   }
   return patch;
 }
@@ -149,7 +157,9 @@ async function apply(objects: readonly object[]): Promise<void> {
 
 /** The objects of a manifest file, as `kind.group/name`. */
 async function objectsOf(file: string): Promise<string[]> {
-  return (await kubectl('admin', ['create', '--dry-run=client', '-o', 'name', '-f', file])).stdout.split('\n').filter(Boolean);
+  return (await kubectl('admin', ['create', '--dry-run=client', '-o', 'name', '-f', file])).stdout
+    .split('\n')
+    .filter(Boolean);
 }
 
 /**
@@ -158,15 +168,19 @@ async function objectsOf(file: string): Promise<string[]> {
  */
 async function install(file: string): Promise<void> {
   const names = await objectsOf(file);
-  const present = (await kubectl('admin', ['get', ...names, '--ignore-not-found', '-o', 'name'])).stdout.split('\n').filter(Boolean);
+  const present = (await kubectl('admin', ['get', ...names, '--ignore-not-found', '-o', 'name'])).stdout
+    .split('\n')
+    .filter(Boolean);
   if (present.length === 0) installed.push(['-f', file]);
   await kubectl('admin', ['apply', '--server-side', '--force-conflicts', '-f', file]);
 }
 
-/** The Gateway API CRDs of test/fixtures/gateway-api/ the cluster lacks (one with Gateway API keeps its own), each once. */
+/** The Gateway API CRDs of test/fixtures/gateway-api/ the cluster lacks (it keeps its own), each once. */
 async function installGatewayApi(): Promise<string[]> {
   const crds = new Map<string, Json>();
-  for (const file of readdirSync(GATEWAY_FIXTURES).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(GATEWAY_FIXTURES)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(GATEWAY_FIXTURES, file), 'utf8'))) {
       const crd = doc.toJS() as Json | null;
       if (crd && !crds.has(nameOf(crd))) crds.set(nameOf(crd), crd);
@@ -182,7 +196,10 @@ async function installGatewayApi(): Promise<string[]> {
 
 /** Alice's dry-run create of `object` in `namespace`: its verdict. */
 async function probe(namespace: string, object: Json): Promise<ApiVerdict> {
-  const result = await kubectl('alice', ['-n', namespace, 'create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(object), reject: false });
+  const result = await kubectl('alice', ['-n', namespace, 'create', '--dry-run=server', '-f', '-'], {
+    input: JSON.stringify(object),
+    reject: false,
+  });
   return verdictOf(result.exitCode === 0, result.stderr);
 }
 
@@ -190,22 +207,37 @@ const probePod = (name: string, spec: Json): Json => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name },
-  spec: { automountServiceAccountToken: false, nodeSelector: { pool: NAMES.strictProject }, containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }], ...spec },
+  spec: {
+    automountServiceAccountToken: false,
+    nodeSelector: { pool: NAMES.strictProject },
+    containers: [{ name: 'main', image: 'registry.k8s.io/pause:3.10' }],
+    ...spec,
+  },
 });
 /** Refused [X8] under any parameters: the policies are in effect in the namespace. */
 const NODE_NAME_PROBE = probePod('probe-node-name', { nodeName: 'node-a' });
 /** Admitted by the wider parameters, refused [X9] by the strict project's. */
-const IMAGE_PROBE = probePod('probe-image', { containers: [{ name: 'main', image: 'docker.io/library/busybox:1.36' }] });
+const IMAGE_PROBE = probePod('probe-image', {
+  containers: [{ name: 'main', image: 'docker.io/library/busybox:1.36' }],
+});
 /** Admitted by the wider parameters, refused [X2] by the open project's. */
-const ADDRESS_PROBE: Json = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'probe-address' }, spec: { ports: [{ port: 80 }], externalIPs: ['203.0.113.1'] } };
+const ADDRESS_PROBE: Json = {
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name: 'probe-address' },
+  spec: { ports: [{ port: 80 }], externalIPs: ['203.0.113.1'] },
+};
 
 async function paramsInEffect(what: string, checks: Array<[string, Json, string]>): Promise<void> {
-  await eventually(async () => {
-    for (const [namespace, object, expected] of checks) {
-      const got = await probe(namespace, object);
-      expect(got.verdict, `${namespace}: ${nameOf(object)}`).toBe(expected);
-    }
-  }, { timeoutMs: 60_000, what });
+  await eventually(
+    async () => {
+      for (const [namespace, object, expected] of checks) {
+        const got = await probe(namespace, object);
+        expect(got.verdict, `${namespace}: ${nameOf(object)}`).toBe(expected);
+      }
+    },
+    { timeoutMs: 60_000, what },
+  );
 }
 
 beforeAll(async () => {
@@ -215,21 +247,72 @@ beforeAll(async () => {
   await unregisterWebhooks(info);
   await install(ALLOW_LIST_CRD);
   const gatewayApi = await installGatewayApi();
-  await kubectl('admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/allowlists.tenantgate.io', ...gatewayApi]);
+  await kubectl('admin', [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/allowlists.tenantgate.io',
+    ...gatewayApi,
+  ]);
   for (const file of POLICIES) await install(file);
   await apply([
-    ...[[NAMES.batchClass, 100], [NAMES.otherClass, 200]].map(([name, value]) => ({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value })),
-    ...[NAMES.gvisor, NAMES.kata].map((name) => ({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name }, handler: 'runc' })),
+    ...[
+      [NAMES.batchClass, 100],
+      [NAMES.otherClass, 200],
+    ].map(([name, value]) => ({
+      apiVersion: 'scheduling.k8s.io/v1',
+      kind: 'PriorityClass',
+      metadata: { name },
+      value,
+    })),
+    ...[NAMES.gvisor, NAMES.kata].map((name) => ({
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name },
+      handler: 'runc',
+    })),
   ]);
   const projects = corpusProjects(NAMES);
-  for (const [project, namespace] of [[projects.strict, NAMES.strictNamespace], [projects.open, NAMES.openNamespace]] as const) {
-    await apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { [LABEL_PROJECT]: project.metadata.name, 'tenantgate.io/tenant': project.spec.tenant } } }]);
+  for (const [project, namespace] of [
+    [projects.strict, NAMES.strictNamespace],
+    [projects.open, NAMES.openNamespace],
+  ] as const) {
+    await apply([
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: {
+          name: namespace,
+          labels: { [LABEL_PROJECT]: project.metadata.name, 'tenantgate.io/tenant': project.spec.tenant },
+        },
+      },
+    ]);
     await applyOwnerBindings(info, project, [namespace]);
     // Kubernetes' admin role does not cover Gateway API: the platform grants owners its kinds in their namespaces.
-    const resources = ['gateways', 'listenersets', 'xlistenersets', 'httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes'];
-    const rules = [{ apiGroups: ['gateway.networking.k8s.io', 'gateway.networking.x-k8s.io'], resources, verbs: ['get', 'list', 'create', 'update', 'patch'] }];
+    const resources = [
+      'gateways',
+      'listenersets',
+      'xlistenersets',
+      'httproutes',
+      'grpcroutes',
+      'tlsroutes',
+      'tcproutes',
+      'udproutes',
+    ];
+    const rules = [
+      {
+        apiGroups: ['gateway.networking.k8s.io', 'gateway.networking.x-k8s.io'],
+        resources,
+        verbs: ['get', 'list', 'create', 'update', 'patch'],
+      },
+    ];
     await apply([
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'gateway-api', namespace }, rules },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'gateway-api', namespace },
+        rules,
+      },
       {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'RoleBinding',
@@ -238,11 +321,18 @@ beforeAll(async () => {
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: PROJECT_OWNERS_GROUP }],
       },
     ]);
-    await eventually(async () => kubectl('admin', ['-n', namespace, 'get', 'serviceaccount', 'default']), { what: `${namespace}: default ServiceAccount` });
+    await eventually(async () => kubectl('admin', ['-n', namespace, 'get', 'serviceaccount', 'default']), {
+      what: `${namespace}: default ServiceAccount`,
+    });
   }
   // The old objects of the updates, stored under the lists before they were narrowed.
   const wider = allowListParams(WIDER_CONFIG, widerProject(NAMES));
-  await apply([NAMES.strictNamespace, NAMES.openNamespace].map((namespace) => ({ ...allowListFor(WIDER_CONFIG, widerProject(NAMES), namespace), spec: wider })));
+  await apply(
+    [NAMES.strictNamespace, NAMES.openNamespace].map((namespace) => ({
+      ...allowListFor(WIDER_CONFIG, widerProject(NAMES), namespace),
+      spec: wider,
+    })),
+  );
   await paramsInEffect('the wider parameters in effect', [
     [NAMES.strictNamespace, NODE_NAME_PROBE, 'X8'],
     [NAMES.strictNamespace, IMAGE_PROBE, 'admitted'],
@@ -251,16 +341,31 @@ beforeAll(async () => {
   for (const namespace of [NAMES.strictNamespace, NAMES.openNamespace]) {
     const olds = SENT.filter((c) => c.old && namespaceOf(NAMES, c) === namespace).map(oldToCreate);
     if (olds.length === 0) continue;
-    const created = await kubectl('admin', ['-n', namespace, 'create', '-o', 'name', '-f', '-'], { input: byName(olds), reject: false });
+    const created = await kubectl('admin', ['-n', namespace, 'create', '-o', 'name', '-f', '-'], {
+      input: byName(olds),
+      reject: false,
+    });
     expect(withoutWarnings(created.stderr), 'every old object is stored under the wider parameters').toBe('');
   }
   for (const c of SENT.filter((x) => x.bindTo)) {
-    const binding = { apiVersion: 'v1', kind: 'Binding', metadata: { name: c.id }, target: { apiVersion: 'v1', kind: 'Node', name: c.bindTo } };
-    await kubectl('admin', ['create', '--raw', `/api/v1/namespaces/${namespaceOf(NAMES, c)}/pods/${c.id}/binding`, '-f', '-'], { input: JSON.stringify(binding) });
+    const binding = {
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: c.id },
+      target: { apiVersion: 'v1', kind: 'Node', name: c.bindTo },
+    };
+    await kubectl(
+      'admin',
+      ['create', '--raw', `/api/v1/namespaces/${namespaceOf(NAMES, c)}/pods/${c.id}/binding`, '-f', '-'],
+      { input: JSON.stringify(binding) },
+    );
   }
   // The project's own parameters, as the controller and render write them.
-  await apply([allowListFor(corpusConfig(NAMES), projects.strict, NAMES.strictNamespace), allowListFor(corpusConfig(NAMES), projects.open, NAMES.openNamespace)]);
-  await paramsInEffect('the projects\' parameters in effect', [
+  await apply([
+    allowListFor(corpusConfig(NAMES), projects.strict, NAMES.strictNamespace),
+    allowListFor(corpusConfig(NAMES), projects.open, NAMES.openNamespace),
+  ]);
+  await paramsInEffect("the projects' parameters in effect", [
     [NAMES.strictNamespace, IMAGE_PROBE, 'X9'],
     [NAMES.openNamespace, ADDRESS_PROBE, 'X2'],
   ]);
@@ -269,12 +374,21 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const namespace of [NAMES.strictNamespace, NAMES.openNamespace]) {
     // A pod bound to a node no kubelet runs would wait for that kubelet forever.
-    await kubectl('admin', ['-n', namespace, 'delete', 'pods', '--all', '--grace-period=0', '--force', '--ignore-not-found'], { reject: false });
+    await kubectl(
+      'admin',
+      ['-n', namespace, 'delete', 'pods', '--all', '--grace-period=0', '--force', '--ignore-not-found'],
+      { reject: false },
+    );
   }
   await removeProjects([NAMES.strictProject, NAMES.openProject]);
-  await kubectl('admin', ['delete', 'priorityclass', NAMES.batchClass, NAMES.otherClass, '--ignore-not-found'], { reject: false });
-  await kubectl('admin', ['delete', 'runtimeclass', NAMES.gvisor, NAMES.kata, '--ignore-not-found'], { reject: false });
-  for (const args of installed.reverse()) await kubectl('admin', ['delete', ...args, '--ignore-not-found', '--wait=false'], { reject: false });
+  await kubectl('admin', ['delete', 'priorityclass', NAMES.batchClass, NAMES.otherClass, '--ignore-not-found'], {
+    reject: false,
+  });
+  await kubectl('admin', ['delete', 'runtimeclass', NAMES.gvisor, NAMES.kata, '--ignore-not-found'], {
+    reject: false,
+  });
+  for (const args of installed.reverse())
+    await kubectl('admin', ['delete', ...args, '--ignore-not-found', '--wait=false'], { reject: false });
 });
 
 interface Row {
@@ -289,38 +403,69 @@ async function apiVerdicts(): Promise<Map<AllowListCase, ApiVerdict>> {
   for (const namespace of [NAMES.strictNamespace, NAMES.openNamespace]) {
     const here = SENT.filter((c) => namespaceOf(NAMES, c) === namespace);
     const creates = here.filter((c) => !c.old);
-    const created = await batchVerdicts('alice', ['-n', namespace, 'create', '--dry-run=server'], creates.map((c) => c.object));
+    const created = await batchVerdicts(
+      'alice',
+      ['-n', namespace, 'create', '--dry-run=server'],
+      creates.map((c) => c.object),
+    );
     for (const c of creates) out.set(c, created.get(c.id)!);
     const updates = here.filter((c) => c.old);
     if (updates.length === 0) continue;
-    const stored = JSON.parse((await kubectl('admin', ['-n', namespace, 'get', '-o', 'json', '-f', '-'], { input: byName(updates.map((c) => c.old!)) })).stdout) as { items?: Json[] } & Json;
+    const stored = JSON.parse(
+      (
+        await kubectl('admin', ['-n', namespace, 'get', '-o', 'json', '-f', '-'], {
+          input: byName(updates.map((c) => c.old!)),
+        })
+      ).stdout,
+    ) as { items?: Json[] } & Json;
     const storedByName = new Map((stored.items ?? [stored]).map((o) => [nameOf(o), o]));
     const whole = updates.filter((c) => !c.subresource);
-    const replaced = await batchVerdicts('alice', ['-n', namespace, 'replace', '--dry-run=server'], whole.map((c) => updateBody(storedByName.get(c.id)!, c)));
+    const replaced = await batchVerdicts(
+      'alice',
+      ['-n', namespace, 'replace', '--dry-run=server'],
+      whole.map((c) => updateBody(storedByName.get(c.id)!, c)),
+    );
     for (const c of whole) out.set(c, replaced.get(c.id)!);
     for (const c of updates.filter((x) => x.subresource)) {
       const path = `/api/v1/namespaces/${namespace}/pods/${c.id}/${c.subresource}?dryRun=All`;
-      const result = await kubectl('alice', ['replace', '--raw', path, '-f', '-'], { input: JSON.stringify(updateBody(storedByName.get(c.id)!, c)), reject: false });
+      const result = await kubectl('alice', ['replace', '--raw', path, '-f', '-'], {
+        input: JSON.stringify(updateBody(storedByName.get(c.id)!, c)),
+        reject: false,
+      });
       out.set(c, verdictOf(result.exitCode === 0, result.stderr));
     }
   }
   return out;
 }
 
-/** Whether a refusal's message has the ADR's shape: `[RULE] Kind namespace/name: … is not allowed for project P; allowed: …`. */
+/**
+ * Whether a refusal's message has the ADR's shape:
+ * `[RULE] Kind namespace/name: … is not allowed for project P; allowed: …`.
+ */
 function messageShaped(c: AllowListCase, message: string): boolean {
   const project = c.project === 'strict' ? NAMES.strictProject : NAMES.openProject;
-  return message.startsWith(`[${c.expected}] ${c.kind} ${namespaceOf(NAMES, c)}/${c.id}: `) && message.includes(` is not allowed for project ${project}; allowed: `);
+  return (
+    message.startsWith(`[${c.expected}] ${c.kind} ${namespaceOf(NAMES, c)}/${c.id}: `) &&
+    message.includes(` is not allowed for project ${project}; allowed: `)
+  );
 }
 
 function table(rows: Row[]): string {
   const head = ['case', 'kind', 'operation', 'expected', 'offline', 'API server', 'what'];
-  const body = rows.map(({ c, offline, api }) => [c.id, c.kind, c.old ? `UPDATE${c.subresource ? `/${c.subresource}` : ''}` : 'CREATE', c.expected, offline, api.verdict, c.what]);
+  const body = rows.map(({ c, offline, api }) => [
+    c.id,
+    c.kind,
+    c.old ? `UPDATE${c.subresource ? `/${c.subresource}` : ''}` : 'CREATE',
+    c.expected,
+    offline,
+    api.verdict,
+    c.what,
+  ]);
   const widths = head.map((h, i) => Math.min(60, Math.max(h.length, ...body.map((r) => r[i]!.length))));
   return [head, ...body].map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')).join('\n');
 }
 
-describe('the allow-lists\' two forms on the corpus', () => {
+describe("the allow-lists' two forms on the corpus", () => {
   it('sends every rule refused and admitted on CREATE and UPDATE, but the updates of immutable fields', () => {
     const unsent: string[] = [];
     for (const rule of CORPUS_RULES) {
@@ -336,18 +481,34 @@ describe('the allow-lists\' two forms on the corpus', () => {
 
   it('give every case the same verdict and rule id, the one written in the corpus', async () => {
     const api = await apiVerdicts();
-    const rows: Row[] = SENT.map((c) => ({ c, offline: offlineVerdict(NAMES, c), api: api.get(c) ?? { verdict: 'error: not sent', message: '' } }));
+    const rows: Row[] = SENT.map((c) => ({
+      c,
+      offline: offlineVerdict(NAMES, c),
+      api: api.get(c) ?? { verdict: 'error: not sent', message: '' },
+    }));
     const disagreements = rows.filter(({ c, offline, api: a }) => offline !== c.expected || a.verdict !== c.expected);
-    const misshapen = rows.filter(({ c, api: a }) => c.expected !== 'admitted' && a.verdict === c.expected && !messageShaped(c, a.message));
+    const misshapen = rows.filter(
+      ({ c, api: a }) => c.expected !== 'admitted' && a.verdict === c.expected && !messageShaped(c, a.message),
+    );
     const report = [
-      `${SENT.length} cases sent (${CORPUS.length - SENT.length} offline only: updates the API server's validation refuses first), ${disagreements.length} disagreements`,
+      `${SENT.length} cases sent (${CORPUS.length - SENT.length} offline only: ` +
+        `updates the API server's validation refuses first), ${disagreements.length} disagreements`,
       disagreements.length ? table(disagreements) : '',
       ...misshapen.map(({ c, api: a }) => `${c.id}: message not shaped as the ADR says: ${a.message}`),
-      ...disagreements.filter(({ api: a }) => a.verdict.startsWith('error')).map(({ c, api: a }) => `${c.id}: ${a.message}`),
-    ].filter(Boolean).join('\n');
+      ...disagreements
+        .filter(({ api: a }) => a.verdict.startsWith('error'))
+        .map(({ c, api: a }) => `${c.id}: ${a.message}`),
+    ]
+      .filter(Boolean)
+      .join('\n');
     const tally = new Map<string, number>();
     for (const { api: a } of rows) tally.set(a.verdict, (tally.get(a.verdict) ?? 0) + 1);
-    process.stderr.write(`API server verdicts: ${[...tally].sort().map(([v, k]) => `${v} ${k}`).join(', ')}\n${report}\n`);
+    process.stderr.write(
+      `API server verdicts: ${[...tally]
+        .sort()
+        .map(([v, k]) => `${v} ${k}`)
+        .join(', ')}\n${report}\n`,
+    );
     expect(disagreements.length + misshapen.length, report).toBe(0);
   }, 180_000);
 
@@ -356,8 +517,13 @@ describe('the allow-lists\' two forms on the corpus', () => {
     const plain = probePod('probe-plain', { nodeSelector: undefined });
     expect((await probe(namespace, plain)).verdict).toBe('admitted');
     await kubectl('admin', ['-n', namespace, 'delete', 'allowlist', ALLOW_LIST_NAME]);
-    await eventually(async () => expect((await probe(namespace, plain)).verdict).toMatch(/^error: .*(no params found|not found)/i), { what: 'a pod refused without parameters' });
+    await eventually(
+      async () => expect((await probe(namespace, plain)).verdict).toMatch(/^error: .*(no params found|not found)/i),
+      { what: 'a pod refused without parameters' },
+    );
     await apply([allowListFor(corpusConfig(NAMES), corpusProjects(NAMES).open, namespace)]);
-    await eventually(async () => expect((await probe(namespace, plain)).verdict).toBe('admitted'), { what: 'a pod admitted with parameters again' });
+    await eventually(async () => expect((await probe(namespace, plain)).verdict).toBe('admitted'), {
+      what: 'a pod admitted with parameters again',
+    });
   }, 120_000);
 });

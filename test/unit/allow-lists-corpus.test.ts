@@ -5,7 +5,13 @@
  * updates the API server's validation refuses before admission (immutable fields) as well.
  */
 import { describe, expect, it } from 'vitest';
-import { allowListCorpus, CORPUS_RULES, OFFLINE_NAMES, offlineVerdict, ruleOfCase } from '../support/allow-lists-corpus.js';
+import {
+  allowListCorpus,
+  CORPUS_RULES,
+  OFFLINE_NAMES,
+  offlineVerdict,
+  ruleOfCase,
+} from '../support/allow-lists-corpus.js';
 
 const corpus = allowListCorpus(OFFLINE_NAMES);
 
@@ -32,7 +38,11 @@ describe('the allow-list corpus', () => {
     const wrong = corpus
       .map((c) => ({ c, got: offlineVerdict(OFFLINE_NAMES, c) }))
       .filter(({ c, got }) => got !== c.expected)
-      .map(({ c, got }) => `${c.project} ${c.kind} ${c.id} (${c.old ? 'UPDATE' : 'CREATE'}, ${c.what}): expected ${c.expected}, offline ${got}`);
+      .map(
+        ({ c, got }) =>
+          `${c.project} ${c.kind} ${c.id} (${c.old ? 'UPDATE' : 'CREATE'}, ${c.what}): ` +
+          `expected ${c.expected}, offline ${got}`,
+      );
     expect(wrong, `${wrong.length} of ${corpus.length} cases`).toEqual([]);
   });
 });
