@@ -70,6 +70,20 @@ export function cidrContains(outer: Cidr, inner: Cidr): boolean {
   return outer.bits >> shift === inner.bits >> shift;
 }
 
+/**
+ * Whether `text` is a bare address as Kubernetes' CEL `isIP` reads one (Go's netip): no prefix length and no
+ * IPv4 part with a leading zero.
+ */
+export function isStrictAddress(text: string): boolean {
+  if (text.includes('/') || addressBits(text) === undefined) return false;
+  return !text.includes('.') || text.split('.').every((part) => !/^0\d/.test(part));
+}
+
+/** Whether `text` is a bare address (isStrictAddress) inside one of `allowed`: what a field holding one address may be. */
+export function addressWithinAnyCidr(text: string, allowed: readonly string[]): boolean {
+  return isStrictAddress(text) && withinAnyCidr(text, allowed);
+}
+
 /** Whether `text` (an address or CIDR) lies inside one of `allowed` (CIDR texts; unparsable ones admit nothing). */
 export function withinAnyCidr(text: string, allowed: readonly string[]): boolean {
   const inner = parseCidr(text);

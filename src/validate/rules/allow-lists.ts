@@ -23,7 +23,7 @@ import {
   type EffectiveAllowLists,
   type VolumeOwnership,
 } from '../allow-lists.js';
-import { withinAnyCidr } from '../cidr.js';
+import { addressWithinAnyCidr, withinAnyCidr } from '../cidr.js';
 import {
   LABEL_PROJECT,
   type FieldPath,
@@ -221,12 +221,12 @@ function serviceAddressViolations(s: AllowSubject, spec: Json, old: Old): Violat
   const cidrs = s.allow.externalIPs;
   const oldIPs = before(old, (o) => listAt(o, 'externalIPs'));
   listAt(spec, 'externalIPs').forEach((ip, i) => {
-    if (!isNewItem(ip, oldIPs) || (typeof ip === 'string' && withinAnyCidr(ip, cidrs))) return;
+    if (!isNewItem(ip, oldIPs) || (typeof ip === 'string' && addressWithinAnyCidr(ip, cidrs))) return;
     const allowed = addressesAllowed(s.allow, 'no externalIPs');
     out.push(violation('X2', s, ['spec', 'externalIPs', i], quoted('externalIPs', ip), allowed));
   });
   const ip = stringAt(spec, 'loadBalancerIP');
-  if (ip && changed(spec, old, (x) => [stringAt(x, 'loadBalancerIP')]) && !withinAnyCidr(ip, cidrs)) {
+  if (ip && changed(spec, old, (x) => [stringAt(x, 'loadBalancerIP')]) && !addressWithinAnyCidr(ip, cidrs)) {
     const allowed = addressesAllowed(s.allow, NO_CIDR);
     out.push(violation('X2', s, ['spec', 'loadBalancerIP'], quoted('loadBalancerIP', ip), allowed));
   }
@@ -446,7 +446,7 @@ function gatewayAddressViolations(s: AllowSubject, spec: Json, old: Old): Violat
       return hostViolation(s, [...path, 'value'], value, quoted('address', value), 'a Hostname address without value');
     }
     if (type === 'IPAddress') {
-      if (withinAnyCidr(value, cidrs)) return [];
+      if (addressWithinAnyCidr(value, cidrs)) return [];
       return [violation('X2', s, [...path, 'value'], quoted('address', value), addressesAllowed(s.allow, NO_CIDR))];
     }
     const ips = cidrs.length ? `of type IPAddress in ${cidrs.join(', ')}, ` : '';
