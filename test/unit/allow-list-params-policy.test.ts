@@ -40,11 +40,19 @@ describe('ValidatingAdmissionPolicy tenantgate-allow-lists-params', () => {
     const manage = "authorizer.group('tenantgate.io').resource('allowlists').check('manage').allowed()";
     expect(variable('mayManage')).toBe(manage);
     expect(PARAMS_POLICY_VALIDATIONS).toHaveLength(1);
-    expect(PARAMS_POLICY_VALIDATIONS[0]!.expression).toBe('variables.namespaceTerminating || variables.mayManage');
+    expect(PARAMS_POLICY_VALIDATIONS[0]!.expression).toBe(
+      'variables.namespaceTerminating || variables.keepsTheParameters || variables.mayManage',
+    );
     expect(PARAMS_POLICY_VALIDATIONS[0]!.messageExpression).toMatch(/^'\[T9\] AllowList ' \+ request\.namespace/);
-    // The one exception is a delete, and only in a namespace being deleted.
+    // The exceptions: a delete, only in a namespace being deleted; an update that keeps spec and labels (the
+    // garbage collector removing the foregroundDeletion finalizer of an object Argo CD pruned).
     expect(variable('namespaceTerminating')).toBe(
       "request.operation == 'DELETE' && namespaceObject != null && has(namespaceObject.metadata.deletionTimestamp)",
+    );
+    expect(variable('keepsTheParameters')).toBe(
+      "request.operation == 'UPDATE' && object.spec == oldObject.spec && " +
+        '(has(object.metadata.labels) ? object.metadata.labels : {}) == ' +
+        '(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})',
     );
   });
 });

@@ -8,8 +8,10 @@
  * namespace, so a namespaced grant (a tenant's Role with `*` on `*`) never reaches it. RBAC is the first
  * layer (tenants hold no write on allowlists); this is the second, inside the API server.
  *
- * One exception: a delete in a namespace that is being deleted. The namespace controller empties it
- * (it holds no `manage`), and nothing judged by the allow-lists is created there any more.
+ * Two exceptions, neither of which changes what the parameters say: a delete in a namespace that is being
+ * deleted (the namespace controller empties it, it holds no `manage`, and nothing judged by the allow-lists
+ * is created there any more), and an update that keeps the spec and the labels (the garbage collector
+ * removing the `foregroundDeletion` finalizer after Argo CD pruned the object with foreground propagation).
  *
  * `make crd` (hack/generate-crd.ts) writes it to ALLOW_LIST_PARAMS_POLICY_PATH; a unit test fails when the
  * committed copy differs.
@@ -39,12 +41,20 @@ export const PARAMS_POLICY_VARIABLES = [
     expression:
       "request.operation == 'DELETE' && namespaceObject != null && has(namespaceObject.metadata.deletionTimestamp)",
   },
+  // The garbage collector finishing a foreground deletion: metadata.finalizers change, the parameters do not.
+  {
+    name: 'keepsTheParameters',
+    expression:
+      "request.operation == 'UPDATE' && object.spec == oldObject.spec && " +
+      '(has(object.metadata.labels) ? object.metadata.labels : {}) == ' +
+      '(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})',
+  },
   { name: 'mayManage', expression: MAY_MANAGE },
 ];
 
 export const PARAMS_POLICY_VALIDATIONS = [
   {
-    expression: 'variables.namespaceTerminating || variables.mayManage',
+    expression: 'variables.namespaceTerminating || variables.keepsTheParameters || variables.mayManage',
     messageExpression:
       "'[T9] AllowList ' + request.namespace + '/' + request.name + ': user \"' + request.userInfo.username + " +
       "'\" may not ' + request.operation.lowerAscii() + ' it; only subjects allowed the verb " +
