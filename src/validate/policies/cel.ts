@@ -82,11 +82,12 @@ export interface Refusal {
 
 /** `[RULE] Kind ns/name: <what> is not allowed for project <p>; allowed: <allowed>`, as a CEL string expression. */
 export function message(rule: RuleId, what: string, allowed: string): string {
-  return (
-    `'[${rule}] ' + variables.subject + ': ' + ${what} + ` +
-    `' is not allowed for project ' + params.spec.project + '; allowed: ' + ${allowed}`
-  );
+  return `'[${rule}] ' + variables.subject + ': ' + ${messageTail(what, allowed)}`;
 }
+
+/** `<what> is not allowed for project <p>; allowed: <allowed>` (CEL). */
+const messageTail = (what: string, allowed: string): string =>
+  `${what} + ' is not allowed for project ' + params.spec.project + '; allowed: ' + ${allowed}`;
 
 /** A validation refusing with `refusal` when `expression` is false. */
 export function validation(expression: string, refusal: Refusal): Validation {
@@ -94,6 +95,43 @@ export function validation(expression: string, refusal: Refusal): Validation {
     expression,
     messageExpression: message(refusal.rule, refusal.what, refusal.allowed),
     message: `[${refusal.rule}] ${refusal.summary}`,
+    reason: 'Forbidden',
+  };
+}
+
+/**
+ * A validation refusing with `refusal` when `ok` is false, whose message costs next to nothing when `ok`
+ * holds. The API server evaluates every messageExpression of a policy on every request it judges, the
+ * admitted ones too, in an activation of its own (whose variables are evaluated afresh: none is shared with
+ * the validations'); so the message tests `ok` again and builds its text only when it is false. The text
+ * is message()'s.
+ */
+export function guardedValidation(ok: string, refusal: Refusal): Validation {
+  return guardedChecks(refusal.rule, refusal.summary, [{ ok, refusal }]);
+}
+
+/** A check of a rule and its refusal (guardedChecks). */
+export interface GuardedCheck {
+  ok: string;
+  refusal: Pick<Refusal, 'what' | 'allowed'>;
+}
+
+/**
+ * One validation for several checks of rule `rule`, refusing with the first failing check's refusal (as
+ * many validations in that order would: the API server names the first refusing one). One validation
+ * instead of several saves an evaluation of the validation and one of its message on every request.
+ */
+export function guardedChecks(rule: RuleId, summary: string, checks: readonly GuardedCheck[]): Validation {
+  const first = (rest: readonly GuardedCheck[]): string => {
+    const [check, ...others] = rest;
+    if (!check) return "''";
+    // The middle of a CEL conditional is not a conditional itself: parenthesized.
+    return `(${check.ok}) ? (${first(others)}) : ${messageTail(check.refusal.what, check.refusal.allowed)}`;
+  };
+  return {
+    expression: checks.map((c) => `(${c.ok})`).join(' && '),
+    messageExpression: `'[${rule}] ' + variables.subject + ': ' + (${first(checks)})`,
+    message: `[${rule}] ${summary}`,
     reason: 'Forbidden',
   };
 }

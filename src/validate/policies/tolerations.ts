@@ -13,10 +13,30 @@ export const fullToleration = (t: string): string =>
   `{'key': ${fieldOr(t, 'key', "''")}, 'operator': ${fieldOr(t, 'operator', "'Equal'")}, ` +
   `'value': ${fieldOr(t, 'value', "''")}, 'effect': ${fieldOr(t, 'effect', "''")}}`;
 
-/** An allowed toleration has the same key, operator, value (with Equal), and no effect or the same. */
+/** The fields of a toleration as CEL expressions (a normalized one's, or a pod's read with their defaults). */
+export interface TolerationFields {
+  key: string;
+  operator: string;
+  value: string;
+  effect: string;
+}
+
+/** The fields of toleration `t` as the API server holds it, each with its default (fullToleration's values). */
+export const tolerationFieldsOf = (t: string): TolerationFields => ({
+  key: fieldOr(t, 'key', "''"),
+  operator: fieldOr(t, 'operator', "'Equal'"),
+  value: fieldOr(t, 'value', "''"),
+  effect: fieldOr(t, 'effect', "''"),
+});
+
+/** An allowed toleration (`a`) has the same key, operator, value (with Equal), and no effect or the same. */
+export const tolerationFieldsAllowed = (t: TolerationFields): string =>
+  `params.spec.tolerations.exists(a, a.key == ${t.key} && a.operator == ${t.operator} && ` +
+  `(a.operator != 'Equal' || a.value == ${t.value}) && (a.effect == '' || a.effect == ${t.effect}))`;
+
+/** Normalized toleration `t` (fullToleration) is allowed. */
 export const tolerationAllowed = (t: string): string =>
-  `params.spec.tolerations.exists(a, a.key == ${t}.key && a.operator == ${t}.operator && ` +
-  `(a.operator != 'Equal' || a.value == ${t}.value) && (a.effect == '' || a.effect == ${t}.effect))`;
+  tolerationFieldsAllowed({ key: `${t}.key`, operator: `${t}.operator`, value: `${t}.value`, effect: `${t}.effect` });
 
 /** `dedicated=gpu:NoSchedule`, `dedicated:Exists`, `Exists (every taint)`. */
 export const describeToleration = (t: string): string =>
