@@ -19,7 +19,7 @@ import {
   valueRule,
   type RuleParts,
 } from './cel.js';
-import { ALLOWED_HOSTNAMES, HOSTNAME_SUFFIXES, hostnameAllowed, refusedHostname } from './hostnames.js';
+import { ALLOWED_HOSTNAMES, hostnameAllowed, hostnameListRule, refusedHostname } from './hostnames.js';
 
 /** Listener protocols whose hostname Gateway API ignores. */
 export const HOSTLESS_PROTOCOLS = ['TCP', 'UDP'];
@@ -30,15 +30,11 @@ const listenerHostnamesOf = (o: string) =>
   `.filter(l, !(has(l.protocol) && l.protocol in ['${HOSTLESS_PROTOCOLS.join("', '")}']))` +
   `.map(l, has(l.hostname) ? l.hostname.lowerAscii() : '') : [])`;
 
-const listenerHostnames: RuleParts = combine(
-  declare(HOSTNAME_SUFFIXES, ...newAndOld('listenerHostnames', listenerHostnamesOf, '[]')),
-  listRule('listenerHostnames', hostnameAllowed, {
-    rule: 'H1',
-    what: (h) => refusedHostname(h, 'listener hostname', 'a listener without hostname'),
-    allowed: ALLOWED_HOSTNAMES,
-    summary: "a listener's hostname is not allowed for this project",
-  }),
-);
+const listenerHostnames: RuleParts = hostnameListRule('listenerHostnames', listenerHostnamesOf, {
+  named: 'listener hostname',
+  none: 'a listener without hostname',
+  summary: "a listener's hostname is not allowed for this project",
+});
 
 const gatewayClass = combine(
   declare(...newAndOld('gatewayClass', (o) => fieldOr(`${o}.spec`, 'gatewayClassName', "''"), "''")),
@@ -87,15 +83,11 @@ export const LISTENER_SET_RULES: RuleParts = listenerHostnames;
 const routeHostnamesOf = (o: string) =>
   `(has(${o}.spec.hostnames) && ${o}.spec.hostnames.size() > 0 ? ${o}.spec.hostnames.map(h, h.lowerAscii()) : [''])`;
 
-export const ROUTE_RULES: RuleParts = combine(
-  declare(HOSTNAME_SUFFIXES, ...newAndOld('hostnames', routeHostnamesOf, '[]')),
-  listRule('hostnames', hostnameAllowed, {
-    rule: 'H1',
-    what: (h) => refusedHostname(h, 'hostname', 'a route without hostnames'),
-    allowed: ALLOWED_HOSTNAMES,
-    summary: "a route's hostname is not allowed for this project",
-  }),
-);
+export const ROUTE_RULES: RuleParts = hostnameListRule('hostnames', routeHostnamesOf, {
+  named: 'hostname',
+  none: 'a route without hostnames',
+  summary: "a route's hostname is not allowed for this project",
+});
 
 const parentNamespacesOf = (o: string) =>
   `(has(${o}.spec.parentRefs) ? ${o}.spec.parentRefs.filter(p, has(p.namespace)).map(p, p.namespace) : [])`;

@@ -3,7 +3,7 @@
  * same meaning as hostnameProblem (src/validate/allow-lists.ts). A hostname is lowercased where it is
  * read; the suffixes by the variable HOSTNAME_SUFFIXES, which every policy judging hostnames declares.
  */
-import { quoted, type Variable } from './cel.js';
+import { combine, declare, listRule, newAndOld, quoted, type RuleParts, type Variable } from './cel.js';
 
 export const HOSTNAME_SUFFIXES: Variable = {
   name: 'hostnameSuffixes',
@@ -36,3 +36,23 @@ export const refusedHostname = (h: string, label: string, empty: string): string
 export const ALLOWED_HOSTNAMES =
   `(variables.hostnameSuffixes.size() > 0 ? 'hostnames under ' + variables.hostnameSuffixes.join(', ') + ` +
   `(${WILDCARDS} ? ', wildcards included' : ', no wildcard') : 'no hostname (the project has no hostname suffix)')`;
+
+/**
+ * H1 over the hostnames `read` takes from an object (a list expression), each judged when an update adds it:
+ * `named` says what one is in a message, `none` what an empty one means.
+ */
+export function hostnameListRule(
+  list: string,
+  read: (object: string) => string,
+  refusal: { named: string; none: string; summary: string },
+): RuleParts {
+  return combine(
+    declare(HOSTNAME_SUFFIXES, ...newAndOld(list, read, '[]')),
+    listRule(list, hostnameAllowed, {
+      rule: 'H1',
+      what: (h) => refusedHostname(h, refusal.named, refusal.none),
+      allowed: ALLOWED_HOSTNAMES,
+      summary: refusal.summary,
+    }),
+  );
+}

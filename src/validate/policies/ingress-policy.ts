@@ -3,19 +3,8 @@
  * spec.ingressClassName and the annotation kubernetes.io/ingress.class; H1 every hostname
  * (docs/adr/0095-allow-lists-in-the-api-server.md). H2 first, as in the offline form (checkIngress).
  */
-import {
-  combine,
-  declare,
-  fieldOr,
-  kept,
-  listed,
-  listRule,
-  newAndOld,
-  quoted,
-  validation,
-  type RuleParts,
-} from './cel.js';
-import { ALLOWED_HOSTNAMES, HOSTNAME_SUFFIXES, hostnameAllowed, refusedHostname } from './hostnames.js';
+import { combine, fieldOr, kept, listed, newAndOld, quoted, validation, type RuleParts } from './cel.js';
+import { hostnameListRule } from './hostnames.js';
 
 export const INGRESS_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
 
@@ -60,14 +49,10 @@ const hostsOf = (o: string) =>
   `(has(${o}.spec.rules) ? ${o}.spec.rules.map(r, has(r.host) ? r.host.lowerAscii() : '') : []) + ` +
   `(has(${o}.spec.tls) ? ${o}.spec.tls.filter(t, has(t.hosts)).map(t, t.hosts.map(h, h.lowerAscii())).flatten() : [])`;
 
-const hosts: RuleParts = combine(
-  declare(HOSTNAME_SUFFIXES, ...newAndOld('hosts', hostsOf, '[]')),
-  listRule('hosts', hostnameAllowed, {
-    rule: 'H1',
-    what: (h) => refusedHostname(h, 'host', 'a rule without host or a defaultBackend'),
-    allowed: ALLOWED_HOSTNAMES,
-    summary: 'a hostname is not allowed for this project',
-  }),
-);
+const hosts: RuleParts = hostnameListRule('hosts', hostsOf, {
+  named: 'host',
+  none: 'a rule without host or a defaultBackend',
+  summary: 'a hostname is not allowed for this project',
+});
 
 export const INGRESS_RULES: RuleParts = combine(ingressClass, hosts);
