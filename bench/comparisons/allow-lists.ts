@@ -167,15 +167,8 @@ export interface Round {
   errors: number;
 }
 
-export interface ArmSummary {
-  arm: Arm;
-  p50: number;
-  p99: number;
-  apiserverCpuPer1000: number;
-  benchProcessCpuPer1000: number;
-  webhookCallsPerCreate: number;
-  errors: number;
-}
+/** An arm's medians over its rounds: a round's numbers without what only a round has. */
+export type ArmSummary = Omit<Round, 'round' | 'loadStart' | 'loadEnd'>;
 
 const of = (rounds: readonly Round[], arm: Arm, pick: (r: Round) => number) =>
   median(rounds.filter((r) => r.arm === arm).map(pick));
