@@ -62,19 +62,28 @@ async function run(args: string[]): Promise<number> {
   let argv = args;
   // --minutes N (or --minutes=N): the soak's length, handed over as BENCH_SOAK_MINUTES.
   const minutesAt = argv.findIndex((a) => a === '--minutes');
-  if (minutesAt >= 0) argv = [...argv.slice(0, minutesAt), `--minutes=${argv[minutesAt + 1] ?? ''}`, ...argv.slice(minutesAt + 2)];
+  if (minutesAt >= 0)
+    argv = [...argv.slice(0, minutesAt), `--minutes=${argv[minutesAt + 1] ?? ''}`, ...argv.slice(minutesAt + 2)];
   // --skip P3 (or --skip=P1,P3, repeatable): targets this run is not meant to judge, handed over as BENCH_SKIP.
-  for (let at = argv.indexOf('--skip'); at >= 0; at = argv.indexOf('--skip')) argv = [...argv.slice(0, at), `--skip=${argv[at + 1] ?? ''}`, ...argv.slice(at + 2)];
+  for (let at = argv.indexOf('--skip'); at >= 0; at = argv.indexOf('--skip'))
+    argv = [...argv.slice(0, at), `--skip=${argv[at + 1] ?? ''}`, ...argv.slice(at + 2)];
   const wanted = argv.filter((a) => !a.startsWith('-'));
   const options = argv.filter((a) => a.startsWith('-'));
   const badOption = options.find((o) => o !== '--check' && !o.startsWith('--minutes=') && !o.startsWith('--skip='));
   if (badOption) {
-    process.stderr.write(`bench: unknown option ${badOption}; allowed: --check (exit 1 when a target is missed or not judged), --skip ID[,ID] (targets not to judge, e.g. P3), --minutes=N (soak)\n`);
+    process.stderr.write(
+      `bench: unknown option ${badOption}; allowed: --check (exit 1 when a target is missed or not judged), --skip ID[,ID] (targets not to judge, e.g. P3), --minutes=N (soak)\n`,
+    );
     return 2;
   }
-  const skip = options.filter((o) => o.startsWith('--skip=')).flatMap((o) => o.slice('--skip='.length).split(',')).map((id) => id.trim());
+  const skip = options
+    .filter((o) => o.startsWith('--skip='))
+    .flatMap((o) => o.slice('--skip='.length).split(','))
+    .map((id) => id.trim());
   if (skip.some((id) => !/^[A-Za-z][A-Za-z0-9-]*$/.test(id))) {
-    process.stderr.write(`bench: --skip ${JSON.stringify(skip.join(','))}: target ids (P1, P2, …) separated by commas are required\n`);
+    process.stderr.write(
+      `bench: --skip ${JSON.stringify(skip.join(','))}: target ids (P1, P2, …) separated by commas are required\n`,
+    );
     return 2;
   }
   if (skip.length) process.env.BENCH_SKIP = [process.env.BENCH_SKIP, ...skip].filter(Boolean).join(',');
@@ -92,7 +101,9 @@ async function run(args: string[]): Promise<number> {
     return 2;
   }
   const available = KNOWN.filter((name) => existsSync(join(HERE, pathOf(name))));
-  const selected = wanted.length ? available.filter((name) => wanted.includes(name)) : available.filter((name) => BY_DEFAULT.includes(name));
+  const selected = wanted.length
+    ? available.filter((name) => wanted.includes(name))
+    : available.filter((name) => BY_DEFAULT.includes(name));
   const missing = wanted.filter((w) => !(available as readonly string[]).includes(w)) as BenchName[];
   if (missing.length) {
     process.stderr.write(`bench: ${missing.map((m) => `bench/${pathOf(m)}`).join(', ')} not written yet\n`);
@@ -109,7 +120,8 @@ async function run(args: string[]): Promise<number> {
     if (typeof mod.main !== 'function') throw new Error(`bench/${pathOf(name)} does not export main()`);
     for (const target of await mod.main()) missed.push(`${name}: ${target}`);
   }
-  if (missed.length) process.stderr.write(`\nbench: targets missed or not judged:\n${missed.map((m) => `  - ${m}`).join('\n')}\n`);
+  if (missed.length)
+    process.stderr.write(`\nbench: targets missed or not judged:\n${missed.map((m) => `  - ${m}`).join('\n')}\n`);
   return options.includes('--check') && missed.length ? 1 : 0;
 }
 

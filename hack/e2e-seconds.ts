@@ -8,9 +8,12 @@ import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
 const cache = join(root, '.cache');
-const logs = process.argv.length > 2
-  ? process.argv.slice(2)
-  : readdirSync(cache).filter((f) => /^e2e-[a-z]+-\d+\.log$/.test(f)).map((f) => join(cache, f));
+const logs =
+  process.argv.length > 2
+    ? process.argv.slice(2)
+    : readdirSync(cache)
+        .filter((f) => /^e2e-[a-z]+-\d+\.log$/.test(f))
+        .map((f) => join(cache, f));
 if (logs.length === 0) {
   console.error('no .cache/e2e-<wave>-<i>.log: run make test first');
   process.exit(1);

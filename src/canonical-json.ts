@@ -9,5 +9,7 @@ export function sortedKeys<T>(record: Readonly<Record<string, T>>): Record<strin
 
 /** JSON with every object's keys sorted (arrays keep their order): equal values give equal strings. */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? sortedKeys(v as Record<string, unknown>) : v));
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? sortedKeys(v as Record<string, unknown>) : v,
+  );
 }

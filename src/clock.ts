@@ -27,7 +27,8 @@ export function fixedClock(at: number): Clock {
 export function parseInstant(text: string, source: string): number {
   const value = text.trim();
   const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(value) ? Date.parse(value) : NaN;
-  if (Number.isNaN(ms)) throw new Error(`${source}: ${JSON.stringify(value)} is not an RFC 3339 instant (e.g. 2026-12-01T00:00:00Z)`);
+  if (Number.isNaN(ms))
+    throw new Error(`${source}: ${JSON.stringify(value)} is not an RFC 3339 instant (e.g. 2026-12-01T00:00:00Z)`);
   return ms;
 }
 

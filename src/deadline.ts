@@ -4,7 +4,12 @@
  * argument) and nobody may wait for it any more: its late failure is caught here, since an unhandled
  * rejection ends the process.
  */
-export function within<T>(p: Promise<T>, ms: number, signal: AbortSignal | undefined, expired: () => Error): Promise<T> {
+export function within<T>(
+  p: Promise<T>,
+  ms: number,
+  signal: AbortSignal | undefined,
+  expired: () => Error,
+): Promise<T> {
   if (ms <= 0 || signal?.aborted) {
     p.catch(() => {});
     return Promise.reject(expired());

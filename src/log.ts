@@ -52,16 +52,28 @@ export function createLogger(options: { name: string; level?: LogLevel; format?:
       ? pino.destination({ dest: 2, sync })
       : new RecordBatch(pino.destination({ dest: 2, sync }), ASYNC_LOG_BATCH_CHARS, ASYNC_LOG_FLUSH_MS);
   const level = options.level ?? 'info';
-  return human ? loggerTo(options.name, level, destination, isoTimePerMillisecond()) : jsonLogger(options.name, level, destination);
+  return human
+    ? loggerTo(options.name, level, destination, isoTimePerMillisecond())
+    : jsonLogger(options.name, level, destination);
 }
 
-function loggerTo(component: string, level: LogLevel, destination: JsonSink['destination'], time: () => string): Logger {
+function loggerTo(
+  component: string,
+  level: LogLevel,
+  destination: JsonSink['destination'],
+  time: () => string,
+): Logger {
   // `component`, not pino's `name`: decision records have a `name` of their own (the object's).
   return pino({ level, base: { component }, timestamp: time }, destination);
 }
 
 /** A JSON logger writing to `destination` (what createLogger makes for non-terminal output); `time` is for tests. */
-export function jsonLogger(component: string, level: LogLevel, destination: JsonSink['destination'], time: () => string = isoTimePerMillisecond()): Logger {
+export function jsonLogger(
+  component: string,
+  level: LogLevel,
+  destination: JsonSink['destination'],
+  time: () => string = isoTimePerMillisecond(),
+): Logger {
   const logger = loggerTo(component, level, destination, time);
   jsonSinks.set(logger, { destination, time, component: JSON.stringify(component) });
   return logger;

@@ -473,10 +473,7 @@ export async function main(): Promise<string[]> {
   writeFileSync(RESULTS, `${JSON.stringify(document, null, 2)}\n`);
   log(`results: ${RESULTS}`);
   const errors = results.reduce((n, r) => n + r.errors, 0);
-  return [
-    ...judged.missed,
-    ...(errors > 0 ? [`${errors} pod creates failed (an allowed pod must be admitted)`] : []),
-  ];
+  return [...judged.missed, ...(errors > 0 ? [`${errors} pod creates failed (an allowed pod must be admitted)`] : [])];
 }
 
 runIfMain(import.meta.url, main);

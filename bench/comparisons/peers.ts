@@ -79,10 +79,43 @@ import type { Project } from '../../src/validate/types.js';
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { installBase, kubectlAs } from '../../test/support/devcluster/tenantgate.js';
-import { type LatencyResult, Pool, type Target, type ThroughputResult, HERE, ROOT, closedLoop, compileTenantgate, env, getText, log, median, nowMs, openLoop, postJson, procStatus, round1, sleep, table } from '../lib/measure.js';
+import {
+  type LatencyResult,
+  Pool,
+  type Target,
+  type ThroughputResult,
+  HERE,
+  ROOT,
+  closedLoop,
+  compileTenantgate,
+  env,
+  getText,
+  log,
+  median,
+  nowMs,
+  openLoop,
+  postJson,
+  procStatus,
+  round1,
+  sleep,
+  table,
+} from '../lib/measure.js';
 import { namespaceCreateBodies } from '../lib/reviews.js';
 import { apiOpenLoop, type ApiLoopResult, controlPlanePids, countCpu, createNamespace } from './peers/apiload.js';
-import { type Engine, type EngineName, type PeerBinary, type PeerName, buildPeer, eventually, installGatekeeperCrds, installKyvernoCrds, removeKyvernoWebhooks, startGatekeeper, startKyverno, startTenantgate } from './peers/engines.js';
+import {
+  type Engine,
+  type EngineName,
+  type PeerBinary,
+  type PeerName,
+  buildPeer,
+  eventually,
+  installGatekeeperCrds,
+  installKyvernoCrds,
+  removeKyvernoWebhooks,
+  startGatekeeper,
+  startKyverno,
+  startTenantgate,
+} from './peers/engines.js';
 import { MAX_LOAD, type RowLoad, load1, loadCell, notCounted, row } from './peers/load.js';
 import { runPodComparison } from './peers/pod-engines.js';
 import { type PodComparison, type PodSettings, type PodTarget, judgePods } from './peers/pods.js';
@@ -110,7 +143,14 @@ const TARGETS = [
   { peer: 'kyverno', times: 5 },
 ] as const;
 
-const VARIANTS = ['tenantgate (no ledger)', 'tenantgate (ledger on, shipped)', 'kyverno (resource.Get)', 'kyverno (resource.Get, QPS raised)', 'kyverno (GlobalContextEntry)', 'gatekeeper'] as const;
+const VARIANTS = [
+  'tenantgate (no ledger)',
+  'tenantgate (ledger on, shipped)',
+  'kyverno (resource.Get)',
+  'kyverno (resource.Get, QPS raised)',
+  'kyverno (GlobalContextEntry)',
+  'gatekeeper',
+] as const;
 type Variant = (typeof VARIANTS)[number];
 const engineOf = (v: Variant): EngineName => v.split(' ')[0] as EngineName;
 const tagOf = (v: string) => v.replace(/\W+/g, '').toLowerCase();
@@ -164,7 +204,15 @@ interface EngineResult {
 interface RssRow {
   variant: Variant;
   small: { projects: number; namespaces: number; rssMB: number };
-  large: { projects: number; namespaces: number; quotas: number; rssMB: number; peakMB: number; readyS: number; load: RowLoad };
+  large: {
+    projects: number;
+    namespaces: number;
+    quotas: number;
+    rssMB: number;
+    peakMB: number;
+    readyS: number;
+    load: RowLoad;
+  };
   /** (large − small) RSS ÷ the objects added (Projects + Namespaces + ResourceQuotas). */
   perObjectKB: number;
 }
@@ -196,18 +244,29 @@ interface TargetResult {
 export async function main(): Promise<string[]> {
   mkdirSync(dirname(RESULTS), { recursive: true });
   const work = mkdtempSync(join(tmpdir(), 'tenantgate-bench-peers-'));
-  const engines = (process.env.BENCH_PEERS_ENGINES ?? 'tenantgate,kyverno,gatekeeper,capsule').split(',').map((s) => s.trim()).filter(Boolean) as EngineName[];
-  const onlyVariants = process.env.BENCH_PEERS_VARIANTS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const engines = (process.env.BENCH_PEERS_ENGINES ?? 'tenantgate,kyverno,gatekeeper,capsule')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean) as EngineName[];
+  const onlyVariants = process.env.BENCH_PEERS_VARIANTS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknownVariants = (onlyVariants ?? []).filter((v) => !(VARIANTS as readonly string[]).includes(v));
-  if (unknownVariants.length) throw new Error(`BENCH_PEERS_VARIANTS: unknown ${unknownVariants.join(', ')}; known: ${VARIANTS.join(', ')}`);
+  if (unknownVariants.length)
+    throw new Error(`BENCH_PEERS_VARIANTS: unknown ${unknownVariants.join(', ')}; known: ${VARIANTS.join(', ')}`);
   // BENCH_PEERS_ONLY=pods: only the pod comparison with Capsule (bench/comparisons/peers/pods.ts, ADR 0049).
   const podsOnly = process.env.BENCH_PEERS_ONLY === 'pods';
-  const variants = podsOnly ? [] : VARIANTS.filter((v) => engines.includes(engineOf(v)) && (!onlyVariants || onlyVariants.includes(v)));
+  const variants = podsOnly
+    ? []
+    : VARIANTS.filter((v) => engines.includes(engineOf(v)) && (!onlyVariants || onlyVariants.includes(v)));
   const fixtureProjects = Math.max(1, Math.round(env('BENCH_PEERS_PROJECTS', COMPARISON_PROJECTS)));
   const durationMs = env('BENCH_PEERS_DURATION_S', 5) * 1000;
   const concurrency = Math.max(1, Math.round(env('BENCH_PEERS_CONCURRENCY', 32)));
   const rounds = Math.max(1, Math.round(env('BENCH_PEERS_ROUNDS', 3)));
-  const rates = (process.env.BENCH_PEERS_RATES ?? '100,500,2000').split(',').map(Number).filter((n) => n > 0);
+  const rates = (process.env.BENCH_PEERS_RATES ?? '100,500,2000')
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
   const latencyMs = env('BENCH_PEERS_LATENCY_S', 10) * 1000;
   const apiRate = env('BENCH_PEERS_API_RATE', 50);
   const apiMs = env('BENCH_PEERS_API_S', 20) * 1000;
@@ -230,7 +289,8 @@ export async function main(): Promise<string[]> {
   const raceRounds = Math.max(1, Math.round(env('BENCH_PEERS_RACE_ROUNDS', 25)));
   const settleMs = env('BENCH_PEERS_SETTLE_S', 120) * 1000;
   const idleMs = Math.max(1000, env('BENCH_PEERS_IDLE_S', 10) * 1000);
-  const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || 'unknown';
+  const git =
+    spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || 'unknown';
   const result: Record<string, unknown> = {
     benchmark: 'peers',
     date: new Date().toISOString(),
@@ -239,7 +299,24 @@ export async function main(): Promise<string[]> {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? 'unknown',
     loadavgAtStart: loadavg().map(round1),
-    settings: { engines, variants, fixtureProjects, durationMs, concurrency, rounds, rates, latencyMs, apiRate, apiMs, rssProjects, doRace, raceRounds, settleMs, idleMs, maxLoad: MAX_LOAD },
+    settings: {
+      engines,
+      variants,
+      fixtureProjects,
+      durationMs,
+      concurrency,
+      rounds,
+      rates,
+      latencyMs,
+      apiRate,
+      apiMs,
+      rssProjects,
+      doRace,
+      raceRounds,
+      settleMs,
+      idleMs,
+      maxLoad: MAX_LOAD,
+    },
   };
   const save = () => writeFileSync(RESULTS, JSON.stringify(result, null, 2));
   log(`peers: work dir ${work}; load average ${loadavg().map(round1).join(' ')}; variants: ${variants.join(', ')}`);
@@ -249,7 +326,9 @@ export async function main(): Promise<string[]> {
   for (const peer of ['kyverno', 'gatekeeper', 'capsule'] as const) {
     if (!engines.includes(peer)) continue;
     binaries[peer] = buildPeer(peer);
-    log(`peers: ${peer} ${binaries[peer].version}: ${binaries[peer].path} (${binaries[peer].sizeMB} MB${binaries[peer].builtNowS !== null ? `, built in ${binaries[peer].builtNowS} s` : ', cached'})`);
+    log(
+      `peers: ${peer} ${binaries[peer].version}: ${binaries[peer].path} (${binaries[peer].sizeMB} MB${binaries[peer].builtNowS !== null ? `, built in ${binaries[peer].builtNowS} s` : ', cached'})`,
+    );
   }
   result.binaries = binaries;
 
@@ -267,10 +346,35 @@ export async function main(): Promise<string[]> {
     // budget's resources would not cover); the peers' rules ignore it.
     const namespaceDefaults = { quota: { hard: { 'requests.cpu': '1' } } };
     const projects: Project[] = [
-      { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: 'payments' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '100' } }, namespaceDefaults } } as Project,
-      { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: 'web' }, spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:web-admins' }], quota: { hard: { 'requests.cpu': '100' } }, namespaceDefaults } } as Project,
+      {
+        apiVersion: 'tenantgate.io/v1alpha1',
+        kind: 'Project',
+        metadata: { name: 'payments' },
+        spec: {
+          tenant: 'acme',
+          owners: [{ kind: 'User', name: 'alice' }],
+          quota: { hard: { 'requests.cpu': '100' } },
+          namespaceDefaults,
+        },
+      } as Project,
+      {
+        apiVersion: 'tenantgate.io/v1alpha1',
+        kind: 'Project',
+        metadata: { name: 'web' },
+        spec: {
+          tenant: 'acme',
+          owners: [{ kind: 'Group', name: 'acme:web-admins' }],
+          quota: { hard: { 'requests.cpu': '100' } },
+          namespaceDefaults,
+        },
+      } as Project,
     ];
-    await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: projects }));
+    await kubectlAs(
+      cp.info,
+      'admin',
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: projects }),
+    );
     const creator = new Creator(cp.info.kubeconfigs.admin!);
     const t = nowMs();
     if (!podsOnly) await parallel(fixtureProjects, 50, (i) => creator.project(i));
@@ -287,9 +391,18 @@ export async function main(): Promise<string[]> {
     // as dry runs (every engine decides them in full; tenantgate records nothing, as for any dry run).
     // tenantgate with the ledger gets the real ones, its ledger write being the point: its pending count
     // after each round is reported, as a reminder that this variant is pessimistic.
-    const nsPool = new Pool('namespace-create', namespaceCreateBodies(60_000, fixtureProjects).map((b) => asDryRun(withoutProjectUid(b))));
+    const nsPool = new Pool(
+      'namespace-create',
+      namespaceCreateBodies(60_000, fixtureProjects).map((b) => asDryRun(withoutProjectUid(b))),
+    );
     let realPool: Pool | undefined;
-    const poolFor = (v: Variant): Pool => (v === 'tenantgate (ledger on, shipped)' ? (realPool ??= new Pool('namespace-create', namespaceCreateBodies(60_000, fixtureProjects).map(withoutProjectUid))) : nsPool);
+    const poolFor = (v: Variant): Pool =>
+      v === 'tenantgate (ledger on, shipped)'
+        ? (realPool ??= new Pool(
+            'namespace-create',
+            namespaceCreateBodies(60_000, fixtureProjects).map(withoutProjectUid),
+          ))
+        : nsPool;
     /** One body every engine must deny: the first measured body, sent by a user who owns no project. */
     const deniedBody = asNonOwner(nsPool.bodies[0]!);
 
@@ -299,19 +412,38 @@ export async function main(): Promise<string[]> {
     await sleep(idleMs);
     const idle = idleCount.stop(1);
     const idleCores = ((idle.seconds.apiserver ?? 0) + (idle.seconds.etcd ?? 0)) / idle.wallS;
-    result.controlPlaneIdle = { apiserverPctOfCore: round1(((idle.seconds.apiserver ?? 0) / idle.wallS) * 100), etcdPctOfCore: round1(((idle.seconds.etcd ?? 0) / idle.wallS) * 100), windowS: round1(idle.wallS) };
-    log(`peers: control plane idle: apiserver ${round1(((idle.seconds.apiserver ?? 0) / idle.wallS) * 100)} %, etcd ${round1(((idle.seconds.etcd ?? 0) / idle.wallS) * 100)} % of a core`);
+    result.controlPlaneIdle = {
+      apiserverPctOfCore: round1(((idle.seconds.apiserver ?? 0) / idle.wallS) * 100),
+      etcdPctOfCore: round1(((idle.seconds.etcd ?? 0) / idle.wallS) * 100),
+      windowS: round1(idle.wallS),
+    };
+    log(
+      `peers: control plane idle: apiserver ${round1(((idle.seconds.apiserver ?? 0) / idle.wallS) * 100)} %, etcd ${round1(((idle.seconds.etcd ?? 0) / idle.wallS) * 100)} % of a core`,
+    );
 
     // (b) without any webhook first.
     log(`peers: end to end without a webhook: ${apiRate}/s dry-run Namespace creates by alice for ${apiMs / 1000} s`);
-    const none = await row('end to end, no webhook', settleMs, () => apiOpenLoop(cp, 'alice', 'payments', 'none', apiRate, 2000, apiMs, cpPids));
+    const none = await row('end to end, no webhook', settleMs, () =>
+      apiOpenLoop(cp, 'alice', 'payments', 'none', apiRate, 2000, apiMs, cpPids),
+    );
     logApi('no webhook', none);
     result.endToEndNoWebhook = none;
 
     const byEngine: EngineResult[] = [];
     result.engines = byEngine;
-    const runVariant = async (variant: Variant, start: () => Promise<Engine>, opts: { direct: 'all' | 'saturation' | 'none'; endToEnd: boolean; rss: boolean }) => {
-      const r: EngineResult = { variant, checks: [], rulesHold: false, throughput: [], latency: [], latencySkipped: [] };
+    const runVariant = async (
+      variant: Variant,
+      start: () => Promise<Engine>,
+      opts: { direct: 'all' | 'saturation' | 'none'; endToEnd: boolean; rss: boolean },
+    ) => {
+      const r: EngineResult = {
+        variant,
+        checks: [],
+        rulesHold: false,
+        throughput: [],
+        latency: [],
+        latencySkipped: [],
+      };
       byEngine.push(r);
       let engine: Engine | undefined;
       try {
@@ -327,11 +459,22 @@ export async function main(): Promise<string[]> {
           r.rssSmall = { rssMB: s.rssMB, peakMB: s.hwmMB, load: s.load };
           log(`peers: ${variant}: VmRSS ${s.rssMB} MB (peak ${s.hwmMB}) on the small cluster`);
         }
-        r.checks = await eventually(`${variant}: the rule holds`, async () => {
-          const checks = await checkRule(cp, variant);
-          if (!checks.every((c) => c.ok)) throw new Error(checks.filter((c) => !c.ok).map((c) => `${c.case}: ${c.status} ${c.message}`).join('; '));
-          return checks;
-        }, 120_000, 2000).catch(async (err: unknown) => {
+        r.checks = await eventually(
+          `${variant}: the rule holds`,
+          async () => {
+            const checks = await checkRule(cp, variant);
+            if (!checks.every((c) => c.ok))
+              throw new Error(
+                checks
+                  .filter((c) => !c.ok)
+                  .map((c) => `${c.case}: ${c.status} ${c.message}`)
+                  .join('; '),
+              );
+            return checks;
+          },
+          120_000,
+          2000,
+        ).catch(async (err: unknown) => {
           r.checks = await checkRule(cp, variant);
           throw err;
         });
@@ -345,50 +488,82 @@ export async function main(): Promise<string[]> {
           for (const k of [0, 1, 2, 999, 12_345]) {
             const body = pool.bodies[k % pool.bodies.length]!;
             const a = await postJson(target, body);
-            if (a.status !== 200 || a.json.response?.allowed !== true) throw new Error(`${variant}: direct AdmissionReview ${k} not admitted: HTTP ${a.status} ${JSON.stringify(a.json.response)}`);
+            if (a.status !== 200 || a.json.response?.allowed !== true)
+              throw new Error(
+                `${variant}: direct AdmissionReview ${k} not admitted: HTTP ${a.status} ${JSON.stringify(a.json.response)}`,
+              );
           }
           const denied = await postJson(target, deniedBody);
-          if (denied.status !== 200 || denied.json.response?.allowed !== false) throw new Error(`${variant}: the non-owner's direct AdmissionReview was not denied: HTTP ${denied.status} ${JSON.stringify(denied.json.response)}`);
+          if (denied.status !== 200 || denied.json.response?.allowed !== false)
+            throw new Error(
+              `${variant}: the non-owner's direct AdmissionReview was not denied: HTTP ${denied.status} ${JSON.stringify(denied.json.response)}`,
+            );
           r.deniedCheck = denied.json.response?.status?.message?.slice(0, 200) ?? 'denied';
           const pid = engine.pid;
           for (let round = 1; round <= rounds; round++) {
             const th = await row(`${variant}: saturation round ${round}`, settleMs, async () => {
               const cpCount = countCpu(cpPids);
-              const th = await closedLoop(variant, 'Namespace CREATE', target, pid, pool, concurrency, 1000, durationMs);
+              const th = await closedLoop(
+                variant,
+                'Namespace CREATE',
+                target,
+                pid,
+                pool,
+                concurrency,
+                1000,
+                durationMs,
+              );
               // The window spans the warm-up second too: its requests, roughly.
               const requests = th.requests + Math.round(th.rps);
               const c = cpCount.stop(requests);
               const aboveIdle = Math.max(0, (c.seconds.apiserver ?? 0) + (c.seconds.etcd ?? 0) - idleCores * c.wallS);
-              return { ...th, controlPlaneUsPerRequest: c.usPerRequest, controlPlaneAboveIdleUsPerRequest: round1((aboveIdle / Math.max(1, requests)) * 1e6) };
+              return {
+                ...th,
+                controlPlaneUsPerRequest: c.usPerRequest,
+                controlPlaneAboveIdleUsPerRequest: round1((aboveIdle / Math.max(1, requests)) * 1e6),
+              };
             });
             const total = th.serverCpuUsPerRequest + th.controlPlaneAboveIdleUsPerRequest;
             const pendingAfter = engineOf(variant) === 'tenantgate' ? await pendingOf(target) : undefined;
             const rowResult: DirectThroughput = {
               ...th,
               ...(pendingAfter !== undefined ? { pendingAfter } : {}),
-              perCore: { engine: Math.round(1e6 / Math.max(1, th.serverCpuUsPerRequest)), total: Math.round(1e6 / Math.max(1, total)) },
+              perCore: {
+                engine: Math.round(1e6 / Math.max(1, th.serverCpuUsPerRequest)),
+                total: Math.round(1e6 / Math.max(1, total)),
+              },
               compared: th.load.counted && th.requests > 0 && th.errors <= MAX_ERROR_SHARE * (th.requests + th.errors),
             };
             r.throughput.push(rowResult);
-            log(`peers: ${variant}: saturation round ${round}: ${th.rps} req/s, engine ${th.serverCpuUsPerRequest} µs/req, control plane above idle ${th.controlPlaneAboveIdleUsPerRequest} µs/req → ${rowResult.perCore.total} req per CPU second; errors ${th.errors}${pendingAfter !== undefined ? `; pending reservations after the round ${pendingAfter}` : ''}; load ${loadCell(th.load)}`);
+            log(
+              `peers: ${variant}: saturation round ${round}: ${th.rps} req/s, engine ${th.serverCpuUsPerRequest} µs/req, control plane above idle ${th.controlPlaneAboveIdleUsPerRequest} µs/req → ${rowResult.perCore.total} req per CPU second; errors ${th.errors}${pendingAfter !== undefined ? `; pending reservations after the round ${pendingAfter}` : ''}; load ${loadCell(th.load)}`,
+            );
           }
           if (opts.direct === 'all') {
             const saturation = Math.max(...r.throughput.map((x) => x.rps));
             for (const rate of rates) {
               if (rate > 0.9 * saturation) {
                 r.latencySkipped.push(rate);
-                log(`peers: ${variant}: ${rate}/s not run: above 0.9 × its saturation throughput (${saturation} req/s)`);
+                log(
+                  `peers: ${variant}: ${rate}/s not run: above 0.9 × its saturation throughput (${saturation} req/s)`,
+                );
                 continue;
               }
-              const l = await row(`${variant}: ${rate}/s`, settleMs, () => openLoop(variant, 'Namespace CREATE', target, pid, pool, rate, 1000, latencyMs));
+              const l = await row(`${variant}: ${rate}/s`, settleMs, () =>
+                openLoop(variant, 'Namespace CREATE', target, pid, pool, rate, 1000, latencyMs),
+              );
               r.latency.push(l);
-              log(`peers: ${variant}: ${rate}/s: p50 ${l.latencyMs.p50} ms, p99 ${l.latencyMs.p99} ms, completed ${l.completed}/${l.sent}, errors ${l.errors}${l.firstError ? ` (first: ${l.firstError})` : ''}, engine ${l.serverCpuUsPerRequest} µs/req; load ${loadCell(l.load)}`);
+              log(
+                `peers: ${variant}: ${rate}/s: p50 ${l.latencyMs.p50} ms, p99 ${l.latencyMs.p99} ms, completed ${l.completed}/${l.sent}, errors ${l.errors}${l.firstError ? ` (first: ${l.firstError})` : ''}, engine ${l.serverCpuUsPerRequest} µs/req; load ${loadCell(l.load)}`,
+              );
             }
           }
         }
         if (opts.endToEnd) {
           const enginePids = { ...cpPids, engine: engine.pid };
-          const e = await row(`${variant}: end to end`, settleMs, () => apiOpenLoop(cp, 'alice', 'payments', tagOf(variant), apiRate, 2000, apiMs, enginePids));
+          const e = await row(`${variant}: end to end`, settleMs, () =>
+            apiOpenLoop(cp, 'alice', 'payments', tagOf(variant), apiRate, 2000, apiMs, enginePids),
+          );
           r.endToEnd = e;
           logApi(variant, e);
         }
@@ -404,13 +579,38 @@ export async function main(): Promise<string[]> {
       }
     };
 
-    const starters: Record<Variant, { start: () => Promise<Engine>; opts: { direct: 'all' | 'saturation' | 'none'; endToEnd: boolean; rss: boolean } }> = {
-      'tenantgate (no ledger)': { start: () => startTenantgate(cp, work, mainJs, tgCerts, true, TENANTGATE_NO_LEDGER), opts: { direct: 'all', endToEnd: true, rss: true } },
-      'tenantgate (ledger on, shipped)': { start: () => startTenantgate(cp, work, mainJs, tgCerts, true), opts: { direct: 'saturation', endToEnd: true, rss: false } },
-      'kyverno (resource.Get)': { start: () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_POLICY] }), opts: { direct: 'saturation', endToEnd: true, rss: true } },
-      'kyverno (resource.Get, QPS raised)': { start: () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_POLICY], ...KYVERNO_RAISED }), opts: { direct: 'all', endToEnd: false, rss: false } },
-      'kyverno (GlobalContextEntry)': { start: () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_GCTX_POLICY], globalContextEntries: [KYVERNO_GCTX_ENTRY] }), opts: { direct: 'all', endToEnd: true, rss: true } },
-      gatekeeper: { start: () => startGatekeeper(cp, work, binaries.gatekeeper!, [GATEKEEPER_POLICY]), opts: { direct: 'all', endToEnd: true, rss: true } },
+    const starters: Record<
+      Variant,
+      { start: () => Promise<Engine>; opts: { direct: 'all' | 'saturation' | 'none'; endToEnd: boolean; rss: boolean } }
+    > = {
+      'tenantgate (no ledger)': {
+        start: () => startTenantgate(cp, work, mainJs, tgCerts, true, TENANTGATE_NO_LEDGER),
+        opts: { direct: 'all', endToEnd: true, rss: true },
+      },
+      'tenantgate (ledger on, shipped)': {
+        start: () => startTenantgate(cp, work, mainJs, tgCerts, true),
+        opts: { direct: 'saturation', endToEnd: true, rss: false },
+      },
+      'kyverno (resource.Get)': {
+        start: () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_POLICY] }),
+        opts: { direct: 'saturation', endToEnd: true, rss: true },
+      },
+      'kyverno (resource.Get, QPS raised)': {
+        start: () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_POLICY], ...KYVERNO_RAISED }),
+        opts: { direct: 'all', endToEnd: false, rss: false },
+      },
+      'kyverno (GlobalContextEntry)': {
+        start: () =>
+          startKyverno(cp, work, binaries.kyverno!, {
+            policies: [KYVERNO_GCTX_POLICY],
+            globalContextEntries: [KYVERNO_GCTX_ENTRY],
+          }),
+        opts: { direct: 'all', endToEnd: true, rss: true },
+      },
+      gatekeeper: {
+        start: () => startGatekeeper(cp, work, binaries.gatekeeper!, [GATEKEEPER_POLICY]),
+        opts: { direct: 'all', endToEnd: true, rss: true },
+      },
     };
     for (const v of variants) await runVariant(v, starters[v].start, starters[v].opts);
 
@@ -419,7 +619,11 @@ export async function main(): Promise<string[]> {
     result.summaries = summaries;
     const targets = podsOnly ? [] : judge(summaries, fixtureProjects);
     result.targets = targets;
-    for (const tr of targets) if (!tr.met) missed.push(`${tr.target}: ${tr.judged ? `${tr.ratio}× (${tr.tenantgatePerCore} vs ${tr.peerPerCore} req per CPU second, ${tr.against})` : `not judged: ${tr.note}`}`);
+    for (const tr of targets)
+      if (!tr.met)
+        missed.push(
+          `${tr.target}: ${tr.judged ? `${tr.ratio}× (${tr.tenantgatePerCore} vs ${tr.peerPerCore} req per CPU second, ${tr.against})` : `not judged: ${tr.note}`}`,
+        );
     save();
 
     // 3. The headroom race, every engine from the same harness.
@@ -447,36 +651,85 @@ export async function main(): Promise<string[]> {
       };
       if (engines.includes('tenantgate')) {
         // An empty ledger, as the e2e race starts from: its finalizer first (src/ledger/ledger.ts), then the object.
-        await kubectlAs(cp.info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'patch', 'configmap', `${LEDGER_PREFIX}race`, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']).catch(() => undefined);
-        await kubectlAs(cp.info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'delete', 'configmap', `${LEDGER_PREFIX}race`, '--ignore-not-found']);
+        await kubectlAs(cp.info, 'admin', [
+          '-n',
+          DEFAULT_CONFIG.systemNamespace,
+          'patch',
+          'configmap',
+          `${LEDGER_PREFIX}race`,
+          '--type=merge',
+          '-p',
+          '{"metadata":{"finalizers":null}}',
+        ]).catch(() => undefined);
+        await kubectlAs(cp.info, 'admin', [
+          '-n',
+          DEFAULT_CONFIG.systemNamespace,
+          'delete',
+          'configmap',
+          `${LEDGER_PREFIX}race`,
+          '--ignore-not-found',
+        ]);
         await raceOne('tenantgate (ledger on, shipped)', () => startTenantgate(cp, work, mainJs, tgCerts, true));
       }
       if (binaries.kyverno) {
         const kyverno = binaries.kyverno;
-        await raceOne('kyverno (resource.Get/List)', () => startKyverno(cp, work, kyverno, { policies: [KYVERNO_POLICY, KYVERNO_Q1_POLICY] }));
+        await raceOne('kyverno (resource.Get/List)', () =>
+          startKyverno(cp, work, kyverno, { policies: [KYVERNO_POLICY, KYVERNO_Q1_POLICY] }),
+        );
       }
       if (binaries.gatekeeper) {
         const gatekeeper = binaries.gatekeeper;
-        await raceOne('gatekeeper (inventory)', () => startGatekeeper(cp, work, gatekeeper, [GATEKEEPER_POLICY, GATEKEEPER_Q1_POLICY], ['namespaces', 'resourcequotas']), async () => {
-          // The Q1 template and its Config (which also syncs Namespaces and quotas) out again; the
-          // ownership policy's Config (Projects only) back, for the RSS runs.
-          await kubectlAs(cp.info, 'admin', ['delete', '-f', join(POLICIES, GATEKEEPER_Q1_POLICY), '--ignore-not-found', '--wait=false']);
-          await kubectlAs(cp.info, 'admin', ['apply', '-f', join(POLICIES, GATEKEEPER_POLICY)]);
-        });
+        await raceOne(
+          'gatekeeper (inventory)',
+          () =>
+            startGatekeeper(
+              cp,
+              work,
+              gatekeeper,
+              [GATEKEEPER_POLICY, GATEKEEPER_Q1_POLICY],
+              ['namespaces', 'resourcequotas'],
+            ),
+          async () => {
+            // The Q1 template and its Config (which also syncs Namespaces and quotas) out again; the
+            // ownership policy's Config (Projects only) back, for the RSS runs.
+            await kubectlAs(cp.info, 'admin', [
+              'delete',
+              '-f',
+              join(POLICIES, GATEKEEPER_Q1_POLICY),
+              '--ignore-not-found',
+              '--wait=false',
+            ]);
+            await kubectlAs(cp.info, 'admin', ['apply', '-f', join(POLICIES, GATEKEEPER_POLICY)]);
+          },
+        );
       }
     }
 
     // 3b. A project's budget from a user's side: pods against tenantgate's split and Capsule's GlobalResourceQuota.
     if (doPods) {
       podSettings.settleMs = settleMs;
-      const pods = await runPodComparison(cp, work, mainJs, tgCerts, binaries.capsule, engines.includes('tenantgate'), podSettings, cpPids, (c) => {
-        result.pods = c;
-        save();
-      });
+      const pods = await runPodComparison(
+        cp,
+        work,
+        mainJs,
+        tgCerts,
+        binaries.capsule,
+        engines.includes('tenantgate'),
+        podSettings,
+        cpPids,
+        (c) => {
+          result.pods = c;
+          save();
+        },
+      );
       result.pods = pods;
       const podTargets = judgePods(pods);
       result.podTargets = podTargets;
-      for (const t of podTargets) if (!t.met) missed.push(`${t.target}: ${t.judged ? t.value : `not judged: ${t.note}${t.value ? `; as measured ${t.value}` : ''}`}`);
+      for (const t of podTargets)
+        if (!t.met)
+          missed.push(
+            `${t.target}: ${t.judged ? t.value : `not judged: ${t.note}${t.value ? `; as measured ${t.value}` : ''}`}`,
+          );
       save();
     }
 
@@ -484,11 +737,19 @@ export async function main(): Promise<string[]> {
     if (rssProjects > 0) {
       await removeKyvernoWebhooks(cp);
       const target = Math.max(rssProjects, fixtureProjects);
-      log(`peers: large cluster: ${target} Projects with ${NAMESPACES_PER_PROJECT} Namespaces and ${NAMESPACES_PER_PROJECT} ResourceQuotas each (as admin, no webhook registered)`);
+      log(
+        `peers: large cluster: ${target} Projects with ${NAMESPACES_PER_PROJECT} Namespaces and ${NAMESPACES_PER_PROJECT} ResourceQuotas each (as admin, no webhook registered)`,
+      );
       const phases: Array<{ what: string; objects: number; seconds: number }> = [];
       const t0 = nowMs();
       await createRange(creator, 0, target, 50, phases);
-      result.largeCluster = { projects: target, namespaces: target * NAMESPACES_PER_PROJECT, quotas: target * NAMESPACES_PER_PROJECT, creationS: round1((nowMs() - t0) / 1000), phases };
+      result.largeCluster = {
+        projects: target,
+        namespaces: target * NAMESPACES_PER_PROJECT,
+        quotas: target * NAMESPACES_PER_PROJECT,
+        creationS: round1((nowMs() - t0) / 1000),
+        phases,
+      };
       save();
       const rss: RssRow[] = [];
       result.rss = rss;
@@ -496,10 +757,27 @@ export async function main(): Promise<string[]> {
       const smallProjects = fixtureProjects + 2 + (doRace ? 1 : 0);
       const smallNamespaces = doRace ? RACE_NAMESPACES.length : 0;
       const rssStarters: Array<[Variant, () => Promise<Engine>]> = [];
-      if (variants.includes('tenantgate (no ledger)')) rssStarters.push(['tenantgate (no ledger)', () => startTenantgate(cp, work, mainJs, tgCerts, false, TENANTGATE_NO_LEDGER)]);
-      if (variants.includes('kyverno (resource.Get)')) rssStarters.push(['kyverno (resource.Get)', () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_POLICY] })]);
-      if (variants.includes('kyverno (GlobalContextEntry)')) rssStarters.push(['kyverno (GlobalContextEntry)', () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_GCTX_POLICY], globalContextEntries: [KYVERNO_GCTX_ENTRY] })]);
-      if (variants.includes('gatekeeper')) rssStarters.push(['gatekeeper', () => startGatekeeper(cp, work, binaries.gatekeeper!, [])]);
+      if (variants.includes('tenantgate (no ledger)'))
+        rssStarters.push([
+          'tenantgate (no ledger)',
+          () => startTenantgate(cp, work, mainJs, tgCerts, false, TENANTGATE_NO_LEDGER),
+        ]);
+      if (variants.includes('kyverno (resource.Get)'))
+        rssStarters.push([
+          'kyverno (resource.Get)',
+          () => startKyverno(cp, work, binaries.kyverno!, { policies: [KYVERNO_POLICY] }),
+        ]);
+      if (variants.includes('kyverno (GlobalContextEntry)'))
+        rssStarters.push([
+          'kyverno (GlobalContextEntry)',
+          () =>
+            startKyverno(cp, work, binaries.kyverno!, {
+              policies: [KYVERNO_GCTX_POLICY],
+              globalContextEntries: [KYVERNO_GCTX_ENTRY],
+            }),
+        ]);
+      if (variants.includes('gatekeeper'))
+        rssStarters.push(['gatekeeper', () => startGatekeeper(cp, work, binaries.gatekeeper!, [])]);
       for (const [variant, start] of rssStarters) {
         const small = byEngine.find((e) => e.variant === variant)?.rssSmall;
         let engine: Engine | undefined;
@@ -514,14 +792,37 @@ export async function main(): Promise<string[]> {
           const entry: RssRow = {
             variant,
             small: { projects: smallProjects, namespaces: smallNamespaces, rssMB: small?.rssMB ?? NaN },
-            large: { projects: target + 2 + (doRace ? 1 : 0), namespaces: target * NAMESPACES_PER_PROJECT + smallNamespaces, quotas: target * NAMESPACES_PER_PROJECT, rssMB: r.rssMB, peakMB: r.hwmMB, readyS: r.readyS, load: r.load },
+            large: {
+              projects: target + 2 + (doRace ? 1 : 0),
+              namespaces: target * NAMESPACES_PER_PROJECT + smallNamespaces,
+              quotas: target * NAMESPACES_PER_PROJECT,
+              rssMB: r.rssMB,
+              peakMB: r.hwmMB,
+              readyS: r.readyS,
+              load: r.load,
+            },
             perObjectKB: small ? round1(((r.rssMB - small.rssMB) * 1024) / addedObjects) : NaN,
           };
           rss.push(entry);
-          log(`peers: ${variant}: VmRSS ${r.rssMB} MB (peak ${r.hwmMB}) with ${target} projects, ${target * NAMESPACES_PER_PROJECT} namespaces, ${target * NAMESPACES_PER_PROJECT} quotas; ready in ${r.readyS} s; load ${loadCell(r.load)}`);
+          log(
+            `peers: ${variant}: VmRSS ${r.rssMB} MB (peak ${r.hwmMB}) with ${target} projects, ${target * NAMESPACES_PER_PROJECT} namespaces, ${target * NAMESPACES_PER_PROJECT} quotas; ready in ${r.readyS} s; load ${loadCell(r.load)}`,
+          );
         } catch (err) {
           log(`peers: RSS ${variant}: FAILED: ${String(err)}`);
-          rss.push({ variant, small: { projects: smallProjects, namespaces: smallNamespaces, rssMB: small?.rssMB ?? NaN }, large: { projects: target, namespaces: 0, quotas: 0, rssMB: NaN, peakMB: NaN, readyS: NaN, load: { start: load1(), end: load1(), counted: false } }, perObjectKB: NaN });
+          rss.push({
+            variant,
+            small: { projects: smallProjects, namespaces: smallNamespaces, rssMB: small?.rssMB ?? NaN },
+            large: {
+              projects: target,
+              namespaces: 0,
+              quotas: 0,
+              rssMB: NaN,
+              peakMB: NaN,
+              readyS: NaN,
+              load: { start: load1(), end: load1(), counted: false },
+            },
+            perObjectKB: NaN,
+          });
         } finally {
           const e = engine as Engine | undefined;
           await e?.stop();
@@ -568,22 +869,38 @@ async function pendingOf(target: Target): Promise<number | undefined> {
 }
 
 function withoutProjectUid(body: Buffer): Buffer {
-  const review = JSON.parse(body.toString('utf8')) as { request: { object: { metadata: { annotations?: Record<string, string> } } } };
+  const review = JSON.parse(body.toString('utf8')) as {
+    request: { object: { metadata: { annotations?: Record<string, string> } } };
+  };
   delete review.request.object.metadata.annotations?.['tenantgate.io/project-uid'];
   return Buffer.from(JSON.stringify(review));
 }
 
 function logApi(what: string, r: ApiLoopResult & { load: RowLoad }): void {
-  log(`peers: end to end, ${what}: p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms; ${r.admitted} admitted, ${r.denied} denied, ${r.errors} errors of ${r.sent}${r.firstDenial ? ` (first: ${r.firstDenial.slice(0, 200)})` : ''}; load ${loadCell(r.load)}`);
+  log(
+    `peers: end to end, ${what}: p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms; ${r.admitted} admitted, ${r.denied} denied, ${r.errors} errors of ${r.sent}${r.firstDenial ? ` (first: ${r.firstDenial.slice(0, 200)})` : ''}; load ${loadCell(r.load)}`,
+  );
 }
 
 /** The rule, checked with real dry-run creates through the apiserver. */
 async function checkRule(cp: ControlPlane, variant: string): Promise<Check[]> {
   const tag = tagOf(variant).slice(0, 10);
   const cases: Array<Omit<Check, 'status' | 'message' | 'ok'>> = [
-    { case: 'owner, right name and label', user: 'alice', name: `payments-${tag}`, project: 'payments', expect: 'admit' },
+    {
+      case: 'owner, right name and label',
+      user: 'alice',
+      name: `payments-${tag}`,
+      project: 'payments',
+      expect: 'admit',
+    },
     { case: 'group owner', user: 'carol', name: `web-${tag}`, project: 'web', expect: 'admit' },
-    { case: 'non-owner (same group of tenants)', user: 'dave', name: `payments-${tag}-d`, project: 'payments', expect: 'deny' },
+    {
+      case: 'non-owner (same group of tenants)',
+      user: 'dave',
+      name: `payments-${tag}-d`,
+      project: 'payments',
+      expect: 'deny',
+    },
     { case: 'owner of another project', user: 'alice', name: `web-${tag}-a`, project: 'web', expect: 'deny' },
     { case: 'wrong name', user: 'alice', name: `billing-${tag}`, project: 'payments', expect: 'deny' },
     { case: 'project that does not exist', user: 'alice', name: `nope-${tag}`, project: 'nope', expect: 'deny' },
@@ -592,7 +909,12 @@ async function checkRule(cp: ControlPlane, variant: string): Promise<Check[]> {
   for (const c of cases) {
     const a = await createNamespace(cp, c.user, c.name, c.project);
     const admitted = a.status === 201;
-    out.push({ ...c, status: a.status, message: a.message.slice(0, 300), ok: (c.expect === 'admit') === admitted && (admitted || a.status === 403 || a.status === 400) });
+    out.push({
+      ...c,
+      status: a.status,
+      message: a.message.slice(0, 300),
+      ok: (c.expect === 'admit') === admitted && (admitted || a.status === 403 || a.status === 400),
+    });
   }
   return out;
 }
@@ -617,10 +939,13 @@ function judge(summaries: Summary[], fixtureProjects: number): TargetResult[] {
   const tg = summaries.find((s) => s.variant === 'tenantgate (no ledger)');
   return TARGETS.map(({ peer, times }) => {
     const name = `tenantgate (no ledger) ≥ ${times} × ${peer === 'kyverno' ? 'Kyverno' : 'Gatekeeper'} throughput per core`;
-    const candidates = summaries.filter((s) => engineOf(s.variant) === peer && s.comparedRounds > 0).sort((a, b) => b.perCoreTotal - a.perCoreTotal);
+    const candidates = summaries
+      .filter((s) => engineOf(s.variant) === peer && s.comparedRounds > 0)
+      .sort((a, b) => b.perCoreTotal - a.perCoreTotal);
     const best = candidates[0];
     const notes: string[] = [];
-    if (fixtureProjects !== COMPARISON_PROJECTS) notes.push(`${fixtureProjects} fixture projects, the comparison needs ${COMPARISON_PROJECTS}`);
+    if (fixtureProjects !== COMPARISON_PROJECTS)
+      notes.push(`${fixtureProjects} fixture projects, the comparison needs ${COMPARISON_PROJECTS}`);
     if (!tg) notes.push('tenantgate (no ledger) not run');
     else if (tg.comparedRounds === 0) notes.push('no counted saturation round of tenantgate (no ledger)');
     if (!best) notes.push(`no counted saturation round of ${peer}`);
@@ -628,7 +953,16 @@ function judge(summaries: Summary[], fixtureProjects: number): TargetResult[] {
     const peerPerCore = best ? best.perCoreTotal : null;
     const ratio = tgPerCore !== null && peerPerCore ? Math.round((tgPerCore / peerPerCore) * 100) / 100 : null;
     const judged = notes.length === 0 && ratio !== null;
-    return { target: name, against: best?.variant ?? null, tenantgatePerCore: tgPerCore, peerPerCore, ratio, judged, met: judged && ratio >= times, note: notes.join('; ') };
+    return {
+      target: name,
+      against: best?.variant ?? null,
+      tenantgatePerCore: tgPerCore,
+      peerPerCore,
+      ratio,
+      judged,
+      met: judged && ratio >= times,
+      note: notes.join('; '),
+    };
   });
 }
 
@@ -636,17 +970,109 @@ function judge(summaries: Summary[], fixtureProjects: number): TargetResult[] {
 function podReport(c: PodComparison, targets: PodTarget[]): string {
   const s = c.settings;
   const out: string[] = [];
-  out.push(`\npods: a project's budget (requests.cpu) over ${5} namespaces; tenantgate: one quota per namespace (budget ÷ 5) and Kubernetes' quota admission; Capsule: one GlobalResourceQuota, its webhook reserving each pod in its QuantityLedger`);
-  out.push(`\nrace: ${s.raceConcurrent} concurrent 1-CPU pod creates over the namespaces, room for ${s.raceBudget}; in use counted by listing the pods`);
-  out.push(table(['engine', 'admitted per round', 'in use per round (CPU)', 'rounds overspent', 'max overspend', 'refused', 'errors', `skewed: all in one namespace (admitted/refused/errors)`, 'load start→end'], c.race.map((r) => [r.engine, r.admittedPerRound.join(','), r.usedPerRound.join(','), `${r.overspentRounds}/${r.rounds}`, r.maxOverspendCpu, r.refused, `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`, `${r.skewed.admitted}/${r.skewed.refused}/${r.skewed.errors}`, loadCell(r.load)])));
-  out.push(`\nburst: ${s.burst} 1-CPU pod creates over the namespaces, ${s.burstConcurrency} in flight, room for ${s.burstRoom}`);
-  out.push(table(['engine', 'admitted', 'refused', 'errors', 'wall s', 'in use (CPU)', 'overspend', 'load start→end'], c.burst.map((r) => [r.engine, r.admitted, r.refused, `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`, r.wallS, r.usedCpu, r.overspendCpu, loadCell(r.load)])));
-  out.push(`\nsteady: ${s.rate} pod creates/s for ${s.steadyS} s (open loop); CPU of the engine + apiserver + etcd above their idle rate with the engine running`);
-  out.push(table(['engine', 'admitted', 'refused', 'errors', 'p50 ms', 'p99 ms', 'CPU ms per admitted pod', 'CPU s (window)', 'load start→end'], c.steady.map((r) => [r.engine, `${r.admitted}/${r.sent}`, r.refused, r.errors, r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerAdmittedPod, Object.entries(r.cpuSeconds).map(([k, v]) => `${k} ${v}`).join(', '), loadCell(r.load)])));
-  out.push(`\nnamespaces: ${s.nsBurst} Namespace creates by the owner at once; until each takes a pod within the budget`);
-  out.push(table(['engine', 'admitted', 'refused', 'errors', 'creates s', 'all take a pod s', 'load start→end'], c.namespaces.map((r) => [r.engine, r.admitted, r.refused, r.errors, r.createWallS, r.readyWallS, loadCell(r.load)])));
+  out.push(
+    `\npods: a project's budget (requests.cpu) over ${5} namespaces; tenantgate: one quota per namespace (budget ÷ 5) and Kubernetes' quota admission; Capsule: one GlobalResourceQuota, its webhook reserving each pod in its QuantityLedger`,
+  );
+  out.push(
+    `\nrace: ${s.raceConcurrent} concurrent 1-CPU pod creates over the namespaces, room for ${s.raceBudget}; in use counted by listing the pods`,
+  );
+  out.push(
+    table(
+      [
+        'engine',
+        'admitted per round',
+        'in use per round (CPU)',
+        'rounds overspent',
+        'max overspend',
+        'refused',
+        'errors',
+        `skewed: all in one namespace (admitted/refused/errors)`,
+        'load start→end',
+      ],
+      c.race.map((r) => [
+        r.engine,
+        r.admittedPerRound.join(','),
+        r.usedPerRound.join(','),
+        `${r.overspentRounds}/${r.rounds}`,
+        r.maxOverspendCpu,
+        r.refused,
+        `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`,
+        `${r.skewed.admitted}/${r.skewed.refused}/${r.skewed.errors}`,
+        loadCell(r.load),
+      ]),
+    ),
+  );
+  out.push(
+    `\nburst: ${s.burst} 1-CPU pod creates over the namespaces, ${s.burstConcurrency} in flight, room for ${s.burstRoom}`,
+  );
+  out.push(
+    table(
+      ['engine', 'admitted', 'refused', 'errors', 'wall s', 'in use (CPU)', 'overspend', 'load start→end'],
+      c.burst.map((r) => [
+        r.engine,
+        r.admitted,
+        r.refused,
+        `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`,
+        r.wallS,
+        r.usedCpu,
+        r.overspendCpu,
+        loadCell(r.load),
+      ]),
+    ),
+  );
+  out.push(
+    `\nsteady: ${s.rate} pod creates/s for ${s.steadyS} s (open loop); CPU of the engine + apiserver + etcd above their idle rate with the engine running`,
+  );
+  out.push(
+    table(
+      [
+        'engine',
+        'admitted',
+        'refused',
+        'errors',
+        'p50 ms',
+        'p99 ms',
+        'CPU ms per admitted pod',
+        'CPU s (window)',
+        'load start→end',
+      ],
+      c.steady.map((r) => [
+        r.engine,
+        `${r.admitted}/${r.sent}`,
+        r.refused,
+        r.errors,
+        r.latencyMs.p50,
+        r.latencyMs.p99,
+        r.cpuMsPerAdmittedPod,
+        Object.entries(r.cpuSeconds)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
+        loadCell(r.load),
+      ]),
+    ),
+  );
+  out.push(
+    `\nnamespaces: ${s.nsBurst} Namespace creates by the owner at once; until each takes a pod within the budget`,
+  );
+  out.push(
+    table(
+      ['engine', 'admitted', 'refused', 'errors', 'creates s', 'all take a pod s', 'load start→end'],
+      c.namespaces.map((r) => [
+        r.engine,
+        r.admitted,
+        r.refused,
+        r.errors,
+        r.createWallS,
+        r.readyWallS,
+        loadCell(r.load),
+      ]),
+    ),
+  );
   for (const e of c.errors) out.push(`FAILED ${e.engine}, ${e.scenario}: ${e.error.slice(0, 300)}`);
-  for (const t of targets) out.push(`target ${t.target}: ${t.judged ? `${t.value} — ${t.met ? 'MET' : 'MISSED'}` : `NOT JUDGED (${t.note})${t.value ? `; as measured ${t.value}` : ''}`}`);
+  for (const t of targets)
+    out.push(
+      `target ${t.target}: ${t.judged ? `${t.value} — ${t.met ? 'MET' : 'MISSED'}` : `NOT JUDGED (${t.note})${t.value ? `; as measured ${t.value}` : ''}`}`,
+    );
   return out.join('\n');
 }
 
@@ -654,34 +1080,157 @@ function report(result: Record<string, unknown>): string {
   const out: string[] = [];
   const engines = (result.engines as EngineResult[] | undefined) ?? [];
   const idle = result.controlPlaneIdle as { apiserverPctOfCore: number; etcdPctOfCore: number } | undefined;
-  out.push(`\nPeers — ${String(result.cpus)} CPUs (${String(result.cpuModel)}), load average at start ${(result.loadavgAtStart as number[]).join(' ')}; a row started above load ${MAX_LOAD} is not counted`);
+  out.push(
+    `\nPeers — ${String(result.cpus)} CPUs (${String(result.cpuModel)}), load average at start ${(result.loadavgAtStart as number[]).join(' ')}; a row started above load ${MAX_LOAD} is not counted`,
+  );
   out.push('\nthe rule (real dry-run creates through the apiserver)');
-  out.push(table(['variant', 'holds', ...((engines[0]?.checks ?? []).map((c) => c.case))], engines.map((e) => [e.variant, e.rulesHold ? 'yes' : `NO${e.error ? `: ${e.error.slice(0, 80)}` : ''}`, ...e.checks.map((c) => `${c.status}${c.ok ? '' : '!'}`)])));
-  out.push(`\n(a) direct AdmissionReviews, Namespace CREATE, closed loop, every round (control plane: apiserver + etcd above idle${idle ? `, idle ${idle.apiserverPctOfCore} % + ${idle.etcdPctOfCore} % of a core` : ''}; per core: requests per CPU second)`);
-  out.push(table(['variant', 'round', 'req/s', 'engine µs/req', 'control plane µs/req', 'per core (engine)', 'per core (engine + cp)', 'p50 ms', 'p99 ms', 'errors', 'pending after', 'load start→end'], engines.flatMap((e) => e.throughput.map((t, k) => [
-    e.variant, k + 1, t.rps, t.serverCpuUsPerRequest, t.controlPlaneAboveIdleUsPerRequest, t.perCore.engine, t.perCore.total, t.latencyMs.p50, t.latencyMs.p99, t.errors, t.pendingAfter ?? '-', `${loadCell(t.load)}${t.load.counted && !t.compared ? ' not compared (errors)' : ''}`,
-  ]))));
+  out.push(
+    table(
+      ['variant', 'holds', ...(engines[0]?.checks ?? []).map((c) => c.case)],
+      engines.map((e) => [
+        e.variant,
+        e.rulesHold ? 'yes' : `NO${e.error ? `: ${e.error.slice(0, 80)}` : ''}`,
+        ...e.checks.map((c) => `${c.status}${c.ok ? '' : '!'}`),
+      ]),
+    ),
+  );
+  out.push(
+    `\n(a) direct AdmissionReviews, Namespace CREATE, closed loop, every round (control plane: apiserver + etcd above idle${idle ? `, idle ${idle.apiserverPctOfCore} % + ${idle.etcdPctOfCore} % of a core` : ''}; per core: requests per CPU second)`,
+  );
+  out.push(
+    table(
+      [
+        'variant',
+        'round',
+        'req/s',
+        'engine µs/req',
+        'control plane µs/req',
+        'per core (engine)',
+        'per core (engine + cp)',
+        'p50 ms',
+        'p99 ms',
+        'errors',
+        'pending after',
+        'load start→end',
+      ],
+      engines.flatMap((e) =>
+        e.throughput.map((t, k) => [
+          e.variant,
+          k + 1,
+          t.rps,
+          t.serverCpuUsPerRequest,
+          t.controlPlaneAboveIdleUsPerRequest,
+          t.perCore.engine,
+          t.perCore.total,
+          t.latencyMs.p50,
+          t.latencyMs.p99,
+          t.errors,
+          t.pendingAfter ?? '-',
+          `${loadCell(t.load)}${t.load.counted && !t.compared ? ' not compared (errors)' : ''}`,
+        ]),
+      ),
+    ),
+  );
   const summaries = (result.summaries as Summary[] | undefined) ?? [];
   out.push('\n(a) the comparison: median of the counted rounds');
-  out.push(table(['variant', 'counted rounds', 'req/s', 'engine µs/req', 'control plane µs/req', 'per core (engine)', 'per core (engine + cp)'], summaries.map((s) => [s.variant, `${s.comparedRounds}/${s.rounds}`, s.rps, s.engineUsPerRequest, s.controlPlaneUsPerRequest, s.perCoreEngine, s.perCoreTotal])));
+  out.push(
+    table(
+      [
+        'variant',
+        'counted rounds',
+        'req/s',
+        'engine µs/req',
+        'control plane µs/req',
+        'per core (engine)',
+        'per core (engine + cp)',
+      ],
+      summaries.map((s) => [
+        s.variant,
+        `${s.comparedRounds}/${s.rounds}`,
+        s.rps,
+        s.engineUsPerRequest,
+        s.controlPlaneUsPerRequest,
+        s.perCoreEngine,
+        s.perCoreTotal,
+      ]),
+    ),
+  );
   for (const tr of (result.targets as TargetResult[] | undefined) ?? []) {
-    out.push(`target ${tr.target}: ${tr.judged ? `${tr.ratio}× (${tr.tenantgatePerCore} vs ${tr.peerPerCore} req per CPU second, against ${tr.against}) — ${tr.met ? 'MET' : 'MISSED'}` : `NOT JUDGED (${tr.note})${tr.ratio !== null ? `; as measured ${tr.ratio}× against ${tr.against}` : ''}`}`);
+    out.push(
+      `target ${tr.target}: ${tr.judged ? `${tr.ratio}× (${tr.tenantgatePerCore} vs ${tr.peerPerCore} req per CPU second, against ${tr.against}) — ${tr.met ? 'MET' : 'MISSED'}` : `NOT JUDGED (${tr.note})${tr.ratio !== null ? `; as measured ${tr.ratio}× against ${tr.against}` : ''}`}`,
+    );
   }
   out.push('\n(a) direct AdmissionReviews, open loop');
-  out.push(table(['variant', 'rate', 'completed', 'p50 ms', 'p99 ms', 'errors', 'engine µs/req', 'load start→end'], engines.flatMap((e) => [
-    ...e.latency.map((l) => [e.variant, l.rate, `${l.completed}/${l.sent}`, l.latencyMs.p50, l.latencyMs.p99, l.errors, l.serverCpuUsPerRequest, loadCell(l.load)]),
-    ...e.latencySkipped.map((rate) => [e.variant, rate, 'not run: > 0.9 × saturation', '', '', '', '', '']),
-  ])));
+  out.push(
+    table(
+      ['variant', 'rate', 'completed', 'p50 ms', 'p99 ms', 'errors', 'engine µs/req', 'load start→end'],
+      engines.flatMap((e) => [
+        ...e.latency.map((l) => [
+          e.variant,
+          l.rate,
+          `${l.completed}/${l.sent}`,
+          l.latencyMs.p50,
+          l.latencyMs.p99,
+          l.errors,
+          l.serverCpuUsPerRequest,
+          loadCell(l.load),
+        ]),
+        ...e.latencySkipped.map((rate) => [e.variant, rate, 'not run: > 0.9 × saturation', '', '', '', '', '']),
+      ]),
+    ),
+  );
   const none = result.endToEndNoWebhook as (ApiLoopResult & { load: RowLoad }) | undefined;
-  const e2e = [...(none ? [['no webhook', none] as const] : []), ...engines.filter((e) => e.endToEnd).map((e) => [e.variant, e.endToEnd!] as const)];
+  const e2e = [
+    ...(none ? [['no webhook', none] as const] : []),
+    ...engines.filter((e) => e.endToEnd).map((e) => [e.variant, e.endToEnd!] as const),
+  ];
   out.push('\n(b) end to end: dryRun=All Namespace creates by alice through the apiserver');
-  out.push(table(['webhook', 'rate', 'admitted', 'p50 ms', 'p99 ms', 'errors', 'apiserver µs/req', 'load start→end'], e2e.map(([name, r]) => [name, r.rate, `${r.admitted}/${r.sent}`, r.latencyMs.p50, r.latencyMs.p99, r.errors, r.cpu.usPerRequest.apiserver ?? NaN, loadCell(r.load)])));
+  out.push(
+    table(
+      ['webhook', 'rate', 'admitted', 'p50 ms', 'p99 ms', 'errors', 'apiserver µs/req', 'load start→end'],
+      e2e.map(([name, r]) => [
+        name,
+        r.rate,
+        `${r.admitted}/${r.sent}`,
+        r.latencyMs.p50,
+        r.latencyMs.p99,
+        r.errors,
+        r.cpu.usPerRequest.apiserver ?? NaN,
+        loadCell(r.load),
+      ]),
+    ),
+  );
   const race = (result.race as RaceRow[] | undefined) ?? [];
   if (race.length) {
     out.push('\nthe headroom race: 40 concurrent creates of a 1-CPU quota against a 10 CPU budget, per round');
-    out.push(table(['engine', 'sequential admitted', 'rounds overspent', 'max admitted', 'admitted per round', 'headroom denials', 'errors', 'load start→end'], race.map((r) => 'error' in r
-      ? [r.engine, `FAILED: ${r.error.slice(0, 100)}`, '', '', '', '', '', loadCell(r.load)]
-      : [r.engine, `${r.sequentialAdmitted}/${r.concurrent}`, `${r.overspentRounds}/${r.rounds}`, r.maxAdmitted, r.admittedPerRound.join(','), r.deniedHeadroom, `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`, loadCell(r.load)])));
+    out.push(
+      table(
+        [
+          'engine',
+          'sequential admitted',
+          'rounds overspent',
+          'max admitted',
+          'admitted per round',
+          'headroom denials',
+          'errors',
+          'load start→end',
+        ],
+        race.map((r) =>
+          'error' in r
+            ? [r.engine, `FAILED: ${r.error.slice(0, 100)}`, '', '', '', '', '', loadCell(r.load)]
+            : [
+                r.engine,
+                `${r.sequentialAdmitted}/${r.concurrent}`,
+                `${r.overspentRounds}/${r.rounds}`,
+                r.maxAdmitted,
+                r.admittedPerRound.join(','),
+                r.deniedHeadroom,
+                `${r.errors}${r.firstError ? ` (${r.firstError.slice(0, 60)})` : ''}`,
+                loadCell(r.load),
+              ],
+        ),
+      ),
+    );
   }
   const pods = result.pods as PodComparison | undefined;
   if (pods) out.push(podReport(pods, (result.podTargets as PodTarget[] | undefined) ?? []));
@@ -689,11 +1238,26 @@ function report(result: Record<string, unknown>): string {
   if (rss.length) {
     out.push('\n(c) VmRSS after ready + 10 s');
     const first = rss[0]!;
-    out.push(`small: ${first.small.projects} Projects, ${first.small.namespaces} of their Namespaces; large: ${first.large.projects} Projects, ${first.large.namespaces} Namespaces, ${first.large.quotas} ResourceQuotas`);
-    out.push(table(['variant', 'small MB', 'large MB', 'peak MB', 'KB per added object', 'ready s', 'load start→end (large)'], rss.map((r) => {
-      const smallLoad = engines.find((e) => e.variant === r.variant)?.rssSmall?.load;
-      return [r.variant, `${r.small.rssMB}${smallLoad && !smallLoad.counted ? ` ${notCounted(smallLoad)}` : ''}`, r.large.rssMB, r.large.peakMB, r.perObjectKB, r.large.readyS, loadCell(r.large.load)];
-    })));
+    out.push(
+      `small: ${first.small.projects} Projects, ${first.small.namespaces} of their Namespaces; large: ${first.large.projects} Projects, ${first.large.namespaces} Namespaces, ${first.large.quotas} ResourceQuotas`,
+    );
+    out.push(
+      table(
+        ['variant', 'small MB', 'large MB', 'peak MB', 'KB per added object', 'ready s', 'load start→end (large)'],
+        rss.map((r) => {
+          const smallLoad = engines.find((e) => e.variant === r.variant)?.rssSmall?.load;
+          return [
+            r.variant,
+            `${r.small.rssMB}${smallLoad && !smallLoad.counted ? ` ${notCounted(smallLoad)}` : ''}`,
+            r.large.rssMB,
+            r.large.peakMB,
+            r.perObjectKB,
+            r.large.readyS,
+            loadCell(r.large.load),
+          ];
+        }),
+      ),
+    );
   }
   return out.join('\n');
 }

@@ -25,7 +25,18 @@ import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
-import { HERE, P1_PROJECTS, baseBenchServer, benchServer, compiledTree, env, log, median, round3, table } from '../lib/measure.js';
+import {
+  HERE,
+  P1_PROJECTS,
+  baseBenchServer,
+  benchServer,
+  compiledTree,
+  env,
+  log,
+  median,
+  round3,
+  table,
+} from '../lib/measure.js';
 import { ruleScenarios } from '../lib/reviews.js';
 import { runIfMain } from '../lib/entry.js';
 
@@ -38,7 +49,10 @@ class Req extends EventEmitter {
   readonly method = 'POST';
   readonly headers: Record<string, string>;
   readonly socket = { remoteAddress: '127.0.0.1' };
-  constructor(readonly url: string, length: number) {
+  constructor(
+    readonly url: string,
+    length: number,
+  ) {
     super();
     this.headers = { 'content-type': 'application/json', 'content-length': String(length) };
   }
@@ -88,12 +102,17 @@ async function loadSide(name: string, serverScript: string, records: RecordMode)
   const config = { ...DEFAULT_CONFIG, crossReplicaReservation: false };
   const source = new server.StaticSource(snapshot);
   // As `tenantgate webhook` writes its records (createLogger with sync: false), to /dev/null.
-  const batch = new RecordBatch(pino.destination({ dest: openSync('/dev/null', 'w'), sync: false }), ASYNC_LOG_BATCH_CHARS, ASYNC_LOG_FLUSH_MS);
+  const batch = new RecordBatch(
+    pino.destination({ dest: openSync('/dev/null', 'w'), sync: false }),
+    ASYNC_LOG_BATCH_CHARS,
+    ASYNC_LOG_FLUSH_MS,
+  );
   const logger = jsonLogger('webhook', 'info', batch);
   let onDecision: ((d: unknown) => void) | undefined;
   if (records === 'all') onDecision = start.decisionLog(logger);
   else if (records === 'summary') {
-    if (typeof start.webhookDecisionRecords !== 'function') throw new Error(`${name}: this tree has no webhookDecisionRecords (allowed decisions summarised)`);
+    if (typeof start.webhookDecisionRecords !== 'function')
+      throw new Error(`${name}: this tree has no webhookDecisionRecords (allowed decisions summarised)`);
     onDecision = start.webhookDecisionRecords(logger, { allowed: 'summary' }).record;
   }
   const metrics = new WebhookMetrics();
@@ -101,8 +120,10 @@ async function loadSide(name: string, serverScript: string, records: RecordMode)
   // The emulated informer, synchronously: an admitted growth is in the cache before the next request.
   const decide = (ctx: unknown, request: { dryRun?: boolean }, signal?: AbortSignal) => {
     const verdict = guard.decide(ctx, request, signal);
-    if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
-    if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) server.emulateWatch(source, request);
+    if (verdict instanceof Promise)
+      throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
+    if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun)
+      server.emulateWatch(source, request);
     return verdict;
   };
   const app = start.webhookApp({ config, source, metrics, guard, decide, ...(onDecision ? { onDecision } : {}) });
@@ -141,7 +162,13 @@ async function loadSide(name: string, serverScript: string, records: RecordMode)
  * CPU µs per review timed around each call, `count` reviews `gapMs` apart (0: back to back, yielding to
  * the event loop every 100 reviews so the record batch drains as in the webhook).
  */
-async function cpuPerSpacedReview(side: Side, path: Path, bodies: Buffer[], count: number, gapMs: number): Promise<number> {
+async function cpuPerSpacedReview(
+  side: Side,
+  path: Path,
+  bodies: Buffer[],
+  count: number,
+  gapMs: number,
+): Promise<number> {
   let total = 0;
   for (let i = 0; i < count; i++) {
     if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
@@ -162,10 +189,18 @@ const asStranger = (bodies: Buffer[]) =>
     return Buffer.from(JSON.stringify(review));
   });
 
-function expectSameAnswers(what: string, path: Path, bodies: Buffer[], sides: Side[]): { compared: number; denied: number } {
+function expectSameAnswers(
+  what: string,
+  path: Path,
+  bodies: Buffer[],
+  sides: Side[],
+): { compared: number; denied: number } {
   const [a, b] = sides.map((s) => s.answers(path, bodies)) as [string[], string[]];
   const i = a.findIndex((x, k) => x !== b[k]);
-  if (i >= 0) throw new Error(`review-ab ${what}: the two sides answer request #${i} differently:\n  ${sides[0]!.name}: ${a[i]!.slice(0, 600)}\n  ${sides[1]!.name}: ${b[i]!.slice(0, 600)}`);
+  if (i >= 0)
+    throw new Error(
+      `review-ab ${what}: the two sides answer request #${i} differently:\n  ${sides[0]!.name}: ${a[i]!.slice(0, 600)}\n  ${sides[1]!.name}: ${b[i]!.slice(0, 600)}`,
+    );
   return { compared: a.length, denied: a.filter((x) => x.includes('"allowed":false')).length };
 }
 
@@ -173,7 +208,8 @@ function cpuPerReview(side: Side, path: Path, bodies: Buffer[], admittedWanted: 
   const c0 = process.cpuUsage();
   const admitted = side.answerAll(path, bodies);
   const c = process.cpuUsage(c0);
-  if (admitted !== admittedWanted) throw new Error(`${side.name}: ${admitted} of ${bodies.length} admitted on /${path}, ${admittedWanted} wanted`);
+  if (admitted !== admittedWanted)
+    throw new Error(`${side.name}: ${admitted} of ${bodies.length} admitted on /${path}, ${admittedWanted} wanted`);
   return (c.user + c.system) / bodies.length;
 }
 
@@ -183,7 +219,8 @@ export async function main(): Promise<string[]> {
   const requests = env('BENCH_REVIEW_REQUESTS', 5000);
   const mode = (v: string | undefined): RecordMode => {
     const m = v ?? 'all';
-    if (m !== 'all' && m !== 'summary' && m !== 'none') throw new Error(`decision records ${JSON.stringify(m)}; allowed: all, summary, none`);
+    if (m !== 'all' && m !== 'summary' && m !== 'none')
+      throw new Error(`decision records ${JSON.stringify(m)}; allowed: all, summary, none`);
     return m;
   };
   const workRecords = mode(process.env.BENCH_REVIEW_RECORDS_WORK);
@@ -192,8 +229,12 @@ export async function main(): Promise<string[]> {
   const workRef = process.env.BENCH_REVIEW_WORK;
   const work = workRef ? baseBenchServer('review-ab', workRef) : { ...benchServer('review-ab'), sha: 'working tree' };
   const base = ref === 'WORK' ? work : baseBenchServer('review-ab', ref);
-  const label = (r: string | undefined, sha: string) => (r && r !== 'WORK' ? `${r} (${sha.slice(0, 7)})` : 'working tree');
-  const names = [`${label(workRef, work.sha)} (records ${workRecords})`, `${label(ref, base.sha)} (records ${baseRecords})`];
+  const label = (r: string | undefined, sha: string) =>
+    r && r !== 'WORK' ? `${r} (${sha.slice(0, 7)})` : 'working tree';
+  const names = [
+    `${label(workRef, work.sha)} (records ${workRecords})`,
+    `${label(ref, base.sha)} (records ${baseRecords})`,
+  ];
   const load = await import('node:os').then((os) => os.loadavg()[0]!.toFixed(2));
   log(`review-ab: load ${load} at start; ${names[0]} vs ${names[1]}`);
   const rows = [];
@@ -201,14 +242,22 @@ export async function main(): Promise<string[]> {
   const spaced: Array<{ scenario: string; side: string; backToBackUs: number; spacedUs: number; factor: number }> = [];
   const scenarios = ruleScenarios(P1_PROJECTS).flatMap(({ scenario, bodies }) => {
     const some = bodies.slice(0, requests);
-    const list: Array<{ scenario: string; path: Path; bodies: Buffer[] }> = [{ scenario: `/validate ${scenario}`, path: 'validate', bodies: some }];
+    const list: Array<{ scenario: string; path: Path; bodies: Buffer[] }> = [
+      { scenario: `/validate ${scenario}`, path: 'validate', bodies: some },
+    ];
     if (scenario === 'Namespace CREATE') list.push({ scenario: `/mutate ${scenario}`, path: 'mutate', bodies: some });
     return list;
   });
   for (const { scenario, path, bodies } of scenarios) {
-    const sides = [await loadSide(names[0]!, work.script, workRecords), await loadSide(names[1]!, base.script, baseRecords)];
+    const sides = [
+      await loadSide(names[0]!, work.script, workRecords),
+      await loadSide(names[1]!, base.script, baseRecords),
+    ];
     const strangers = asStranger(bodies);
-    const checks = [expectSameAnswers(`${scenario} (before)`, path, bodies, sides), expectSameAnswers(`${scenario} as a stranger (before)`, path, strangers, sides)];
+    const checks = [
+      expectSameAnswers(`${scenario} (before)`, path, bodies, sides),
+      expectSameAnswers(`${scenario} as a stranger (before)`, path, strangers, sides),
+    ];
     const admitted = checks[0]!.compared - checks[0]!.denied;
     for (let i = 0; i < 2; i++) for (const s of sides) s.answerAll(path, bodies);
     const us: number[][] = sides.map(() => []);
@@ -221,8 +270,19 @@ export async function main(): Promise<string[]> {
     const denied = checks.reduce((n, c) => n + c.denied, 0);
     log(`review-ab ${scenario}: both sides gave the same ${compared} answers, ${denied} of them denials`);
     const paired = us[0]!.map((t, i) => t / us[1]![i]!);
-    const row = { scenario, requests: bodies.length, rounds, workUs: round3(median(us[0]!)), baseUs: round3(median(us[1]!)), pairedRatioMedian: round3(median(paired)), pairedRatioMin: round3(Math.min(...paired)), pairedRatioMax: round3(Math.max(...paired)) };
-    log(`review-ab ${scenario}: ${row.workUs} vs ${row.baseUs} µs per review; paired ratio median ${row.pairedRatioMedian} (${row.pairedRatioMin}–${row.pairedRatioMax})`);
+    const row = {
+      scenario,
+      requests: bodies.length,
+      rounds,
+      workUs: round3(median(us[0]!)),
+      baseUs: round3(median(us[1]!)),
+      pairedRatioMedian: round3(median(paired)),
+      pairedRatioMin: round3(Math.min(...paired)),
+      pairedRatioMax: round3(Math.max(...paired)),
+    };
+    log(
+      `review-ab ${scenario}: ${row.workUs} vs ${row.baseUs} µs per review; paired ratio median ${row.pairedRatioMedian} (${row.pairedRatioMin}–${row.pairedRatioMax})`,
+    );
     rows.push(row);
     if (spacedMs > 0) {
       for (const side of sides) {
@@ -230,7 +290,9 @@ export async function main(): Promise<string[]> {
         const spacedUs = round3(await cpuPerSpacedReview(side, path, bodies, 3000, spacedMs));
         const factor = round3(spacedUs / backToBackUs);
         spaced.push({ scenario, side: side.name, backToBackUs, spacedUs, factor });
-        log(`review-ab ${scenario}, ${side.name}: ${backToBackUs} µs per review back to back, ${spacedUs} µs ${spacedMs} ms apart (× ${factor})`);
+        log(
+          `review-ab ${scenario}, ${side.name}: ${backToBackUs} µs per review back to back, ${spacedUs} µs ${spacedMs} ms apart (× ${factor})`,
+        );
       }
     }
   }
@@ -239,16 +301,32 @@ export async function main(): Promise<string[]> {
     `Review A/B in one process (load ${load} → ${loadEnd}): CPU µs per review, median of ${rounds} rounds of ${requests} requests; ${names[0]} ÷ ${names[1]} per round`,
     table(
       ['scenario', names[0]!, names[1]!, 'paired ratio (median)', 'range'],
-      rows.map((r) => [r.scenario, String(r.workUs), String(r.baseUs), String(r.pairedRatioMedian), `${r.pairedRatioMin}–${r.pairedRatioMax}`]),
+      rows.map((r) => [
+        r.scenario,
+        String(r.workUs),
+        String(r.baseUs),
+        String(r.pairedRatioMedian),
+        `${r.pairedRatioMin}–${r.pairedRatioMax}`,
+      ]),
     ),
   ];
   if (spaced.length > 0) {
-    out.push(`\nThe same reviews timed one by one, back to back and ${spacedMs} ms apart (3,000 each): CPU µs per review`);
-    out.push(table(['scenario', 'side', 'back to back', `${spacedMs} ms apart`, 'factor'], spaced.map((r) => [r.scenario, r.side, String(r.backToBackUs), String(r.spacedUs), String(r.factor)])));
+    out.push(
+      `\nThe same reviews timed one by one, back to back and ${spacedMs} ms apart (3,000 each): CPU µs per review`,
+    );
+    out.push(
+      table(
+        ['scenario', 'side', 'back to back', `${spacedMs} ms apart`, 'factor'],
+        spaced.map((r) => [r.scenario, r.side, String(r.backToBackUs), String(r.spacedUs), String(r.factor)]),
+      ),
+    );
   }
   process.stdout.write(`${out.join('\n')}\n`);
   mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify({ benchmark: 'review-ab', sides: names, base: { ref, sha: base.sha }, load: { start: load, end: loadEnd }, date: new Date().toISOString(), rows, ...(spaced.length > 0 ? { spacedMs, spaced } : {}) }, null, 2)}\n`);
+  writeFileSync(
+    RESULTS,
+    `${JSON.stringify({ benchmark: 'review-ab', sides: names, base: { ref, sha: base.sha }, load: { start: load, end: loadEnd }, date: new Date().toISOString(), rows, ...(spaced.length > 0 ? { spacedMs, spaced } : {}) }, null, 2)}\n`,
+  );
   log(`results: ${RESULTS}`);
   return [];
 }

@@ -18,7 +18,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { HERE, P1_PROJECTS, baseBenchServer, benchServer, compiledTree, env, log, median, round3, table } from '../lib/measure.js';
+import {
+  HERE,
+  P1_PROJECTS,
+  baseBenchServer,
+  benchServer,
+  compiledTree,
+  env,
+  log,
+  median,
+  round3,
+  table,
+} from '../lib/measure.js';
 import { ruleScenarios } from '../lib/reviews.js';
 import { runIfMain } from '../lib/entry.js';
 
@@ -42,7 +53,13 @@ const STRANGER = { username: 'rules-ab-stranger', groups: ['tenants', 'system:au
 function verdictText(verdict: {
   violations: Array<{ rule: string; message: string; path?: unknown }>;
   warnings: string[];
-  allocation?: { project: string; namespace: string; resources: Map<string, { toString(): string }>; grows: boolean; quotaWrite?: { name: string; quota: unknown; removesCoverage: boolean } };
+  allocation?: {
+    project: string;
+    namespace: string;
+    resources: Map<string, { toString(): string }>;
+    grows: boolean;
+    quotaWrite?: { name: string; quota: unknown; removesCoverage: boolean };
+  };
 }): string {
   const a = verdict.allocation;
   return JSON.stringify({
@@ -53,7 +70,9 @@ function verdictText(verdict: {
       ? {
           project: a.project,
           namespace: a.namespace,
-          resources: [...a.resources].map(([r, q]) => [r, q.toString()]).sort(([x], [y]) => (x! < y! ? -1 : x! > y! ? 1 : 0)),
+          resources: [...a.resources]
+            .map(([r, q]) => [r, q.toString()])
+            .sort(([x], [y]) => (x! < y! ? -1 : x! > y! ? 1 : 0)),
           grows: a.grows,
           quotaWrite: a.quotaWrite ?? null,
         }
@@ -73,13 +92,24 @@ function around(text: string, other: string): string {
  * Fails loudly unless both trees decided every request alike: the benchmark compares the CPU of two
  * trees that must agree, so a difference is a behaviour change, not a speed-up.
  */
-function expectSameVerdicts(scenario: string, when: string, bodies: Buffer[], trees: Tree[], asStranger = false): { compared: number; denied: number } {
+function expectSameVerdicts(
+  scenario: string,
+  when: string,
+  bodies: Buffer[],
+  trees: Tree[],
+  asStranger = false,
+): { compared: number; denied: number } {
   const [a, b] = trees.map((t) => t.verdicts(asStranger)) as [string[], string[]];
-  if (a.length !== b.length || a.length !== bodies.length) throw new Error(`rules-ab ${scenario} (${when}): ${a.length} and ${b.length} verdicts for ${bodies.length} requests`);
+  if (a.length !== b.length || a.length !== bodies.length)
+    throw new Error(
+      `rules-ab ${scenario} (${when}): ${a.length} and ${b.length} verdicts for ${bodies.length} requests`,
+    );
   const differ = a.flatMap((v, i) => (v === b[i] ? [] : [i]));
   if (differ.length > 0) {
     const i = differ[0]!;
-    const { request } = JSON.parse(bodies[i]!.toString('utf8')) as { request: { kind: { kind: string }; operation: string; namespace?: string; name?: string } };
+    const { request } = JSON.parse(bodies[i]!.toString('utf8')) as {
+      request: { kind: { kind: string }; operation: string; namespace?: string; name?: string };
+    };
     throw new Error(
       `rules-ab ${scenario} (${when}${asStranger ? `, as ${STRANGER.username}` : ''}): the trees decide ${differ.length} of ${a.length} requests differently; ` +
         `the first, #${i} (${request.operation} ${request.kind.kind} ${request.namespace ? `${request.namespace}/` : ''}${request.name ?? ''}):\n` +
@@ -113,8 +143,12 @@ async function loadTree(name: string, serverScript: string, bodies: Buffer[]): P
       let admitted = 0;
       for (const request of requests) {
         // The instant of the review, as the webhook server reads it per request (trees before it was an argument ignore it).
-        const verdict = guard.decide({ config, snapshot, user: request.userInfo, at: Date.now(), pending: guard.pending }, request);
-        if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
+        const verdict = guard.decide(
+          { config, snapshot, user: request.userInfo, at: Date.now(), pending: guard.pending },
+          request,
+        );
+        if (verdict instanceof Promise)
+          throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
         if (verdict.violations.length > 0) continue;
         admitted += 1;
         if (verdict.allocation?.grows) server.emulateWatch(source, request);
@@ -124,8 +158,12 @@ async function loadTree(name: string, serverScript: string, bodies: Buffer[]): P
     verdicts(asStranger = false) {
       const out: string[] = [];
       for (const request of requests) {
-        const verdict = guard.decide({ config, snapshot, user: asStranger ? STRANGER : request.userInfo, at: Date.now(), pending: guard.pending }, request);
-        if (verdict instanceof Promise) throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
+        const verdict = guard.decide(
+          { config, snapshot, user: asStranger ? STRANGER : request.userInfo, at: Date.now(), pending: guard.pending },
+          request,
+        );
+        if (verdict instanceof Promise)
+          throw new Error(`${name}: the guard answered asynchronously (no ledger is configured)`);
         out.push(verdictText(verdict));
         if (verdict.violations.length === 0 && verdict.allocation?.grows) server.emulateWatch(source, request);
       }
@@ -138,7 +176,8 @@ function cpuPerCall(tree: Tree, count: number): number {
   const c0 = process.cpuUsage();
   const admitted = tree.decideAll();
   const c = process.cpuUsage(c0);
-  if (admitted !== count) throw new Error(`${tree.name}: ${count - admitted} of ${count} requests denied; the bench measures admissions`);
+  if (admitted !== count)
+    throw new Error(`${tree.name}: ${count - admitted} of ${count} requests denied; the bench measures admissions`);
   return (c.user + c.system) / count;
 }
 
@@ -149,9 +188,15 @@ export async function main(): Promise<string[]> {
   const work = benchServer('rules-ab');
   const rows = [];
   for (const { scenario, bodies } of ruleScenarios(P1_PROJECTS)) {
-    const trees = [await loadTree('working tree', work.script, bodies), await loadTree(`${ref} (${base.sha.slice(0, 7)})`, base.script, bodies)];
+    const trees = [
+      await loadTree('working tree', work.script, bodies),
+      await loadTree(`${ref} (${base.sha.slice(0, 7)})`, base.script, bodies),
+    ];
     // Both trees must agree before the clock counts (owners' and a stranger's verdicts) and still after it.
-    const checks = [expectSameVerdicts(scenario, 'before the rounds', bodies, trees), expectSameVerdicts(scenario, 'before the rounds', bodies, trees, true)];
+    const checks = [
+      expectSameVerdicts(scenario, 'before the rounds', bodies, trees),
+      expectSameVerdicts(scenario, 'before the rounds', bodies, trees, true),
+    ];
     for (let i = 0; i < 3; i++) for (const t of trees) t.decideAll();
     const us: number[][] = trees.map(() => []);
     for (let round = 0; round < rounds; round++) {
@@ -162,22 +207,44 @@ export async function main(): Promise<string[]> {
     checks.push(expectSameVerdicts(scenario, 'after the rounds', bodies, trees));
     const compared = checks.reduce((n, c) => n + c.compared, 0);
     const denied = checks.reduce((n, c) => n + c.denied, 0);
-    log(`rules-ab ${scenario}: both trees gave the same ${compared} verdicts, ${denied} of them denials (allowed, violations with rule and message, warnings, allocation)`);
+    log(
+      `rules-ab ${scenario}: both trees gave the same ${compared} verdicts, ${denied} of them denials (allowed, violations with rule and message, warnings, allocation)`,
+    );
     const paired = us[0]!.map((t, i) => t / us[1]![i]!);
-    const row = { scenario, requests: bodies.length, rounds, workingTreeUs: round3(median(us[0]!)), baseUs: round3(median(us[1]!)), pairedRatioMedian: round3(median(paired)), pairedRatioMin: round3(Math.min(...paired)), pairedRatioMax: round3(Math.max(...paired)) };
-    log(`rules-ab ${scenario}: working tree ${row.workingTreeUs} µs, ${ref} ${row.baseUs} µs per decision; paired ratio median ${row.pairedRatioMedian} (${row.pairedRatioMin}–${row.pairedRatioMax})`);
+    const row = {
+      scenario,
+      requests: bodies.length,
+      rounds,
+      workingTreeUs: round3(median(us[0]!)),
+      baseUs: round3(median(us[1]!)),
+      pairedRatioMedian: round3(median(paired)),
+      pairedRatioMin: round3(Math.min(...paired)),
+      pairedRatioMax: round3(Math.max(...paired)),
+    };
+    log(
+      `rules-ab ${scenario}: working tree ${row.workingTreeUs} µs, ${ref} ${row.baseUs} µs per decision; paired ratio median ${row.pairedRatioMedian} (${row.pairedRatioMin}–${row.pairedRatioMax})`,
+    );
     rows.push(row);
   }
   const out = [
     `Rules A/B in one process: CPU µs per decision (rules, guard, emulated watch event), median of ${rounds} rounds; working tree ÷ ${ref} (${base.sha.slice(0, 12)}) per round`,
     table(
       ['scenario', 'working tree µs', `${ref} µs`, 'paired ratio (median)', 'range'],
-      rows.map((r) => [r.scenario, String(r.workingTreeUs), String(r.baseUs), String(r.pairedRatioMedian), `${r.pairedRatioMin}–${r.pairedRatioMax}`]),
+      rows.map((r) => [
+        r.scenario,
+        String(r.workingTreeUs),
+        String(r.baseUs),
+        String(r.pairedRatioMedian),
+        `${r.pairedRatioMin}–${r.pairedRatioMax}`,
+      ]),
     ),
   ];
   process.stdout.write(`${out.join('\n')}\n`);
   mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify({ benchmark: 'rules-ab', base: { ref, sha: base.sha }, date: new Date().toISOString(), rows }, null, 2)}\n`);
+  writeFileSync(
+    RESULTS,
+    `${JSON.stringify({ benchmark: 'rules-ab', base: { ref, sha: base.sha }, date: new Date().toISOString(), rows }, null, 2)}\n`,
+  );
   log(`results: ${RESULTS}`);
   return [];
 }

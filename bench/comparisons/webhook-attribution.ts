@@ -25,7 +25,28 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { generateWebhookCerts } from '../../src/certs/files.js';
-import { HERE, P1_PROJECTS, Pool, SERVER_SCRIPT, baseBenchServer, benchServer, TARGET_CPU_RATIO, closedLoop, env, log, median, openLoop, pinning, round1, round3, startChild, table, undisturbed, type Child, type Target } from '../lib/measure.js';
+import {
+  HERE,
+  P1_PROJECTS,
+  Pool,
+  SERVER_SCRIPT,
+  baseBenchServer,
+  benchServer,
+  TARGET_CPU_RATIO,
+  closedLoop,
+  env,
+  log,
+  median,
+  openLoop,
+  pinning,
+  round1,
+  round3,
+  startChild,
+  table,
+  undisturbed,
+  type Child,
+  type Target,
+} from '../lib/measure.js';
 import { namespaceCreateBodies, quotaUpdateBodies } from '../lib/reviews.js';
 
 const RESULTS = join(HERE, 'results', 'webhook-attribution.json');
@@ -52,14 +73,23 @@ const PARTS: Variant[] = [
   { name: `${NO_LEDGER}, no decision records`, mode: 'tenantgate', flags: ['--decision-log', 'none'] },
   { name: `${NO_LEDGER}, no watch events`, mode: 'tenantgate', flags: ['--watch', 'none'] },
   { name: `${NO_LEDGER}, no rules`, mode: 'tenantgate', flags: ['--rules', 'off'] },
-  { name: `${NO_LEDGER}, no rules, no records`, mode: 'tenantgate', flags: ['--rules', 'off', '--decision-log', 'none'] },
+  {
+    name: `${NO_LEDGER}, no rules, no records`,
+    mode: 'tenantgate',
+    flags: ['--rules', 'off', '--decision-log', 'none'],
+  },
 ];
 
 /** BENCH_ATTR_SET=heap: the young generation's size (V8 semi-spaces, MB) against the default. */
 const HEAP: Variant[] = [
   { name: 'bare', mode: 'bare', flags: [] },
   { name: NO_LEDGER, mode: 'tenantgate', flags: [] },
-  ...[1, 2, 4, 8].map((mb): Variant => ({ name: `${NO_LEDGER}, --max-semi-space-size=${mb}`, mode: 'tenantgate', flags: [], node: [`--max-semi-space-size=${mb}`] })),
+  ...[1, 2, 4, 8].map((mb): Variant => ({
+    name: `${NO_LEDGER}, --max-semi-space-size=${mb}`,
+    mode: 'tenantgate',
+    flags: [],
+    node: [`--max-semi-space-size=${mb}`],
+  })),
 ];
 
 /** BENCH_ATTR_SET=ab: the working tree against the commit BENCH_ATTR_BASE (default HEAD), taking turns. */
@@ -84,32 +114,60 @@ export async function main(): Promise<string[]> {
   if (!SETS[set]) throw new Error(`BENCH_ATTR_SET is ${JSON.stringify(set)}; allowed: ${Object.keys(SETS).join(', ')}`);
   const variants = SETS[set]!();
   const scenario = process.env.BENCH_ATTR_SCENARIO ?? 'namespace-create';
-  if (scenario !== 'namespace-create' && scenario !== 'quota-update') throw new Error(`BENCH_ATTR_SCENARIO is ${JSON.stringify(scenario)}; allowed: namespace-create, quota-update`);
+  if (scenario !== 'namespace-create' && scenario !== 'quota-update')
+    throw new Error(`BENCH_ATTR_SCENARIO is ${JSON.stringify(scenario)}; allowed: namespace-create, quota-update`);
   const work = mkdtempSync(join(tmpdir(), 'tenantgate-bench-attr-'));
   const certs = await generateWebhookCerts(join(work, 'certs'));
   const ca = readFileSync(certs.caCert);
-  const pool = new Pool(scenario, scenario === 'namespace-create' ? namespaceCreateBodies(120_000, P1_PROJECTS) : quotaUpdateBodies(P1_PROJECTS, 20));
+  const pool = new Pool(
+    scenario,
+    scenario === 'namespace-create' ? namespaceCreateBodies(120_000, P1_PROJECTS) : quotaUpdateBodies(P1_PROJECTS, 20),
+  );
   const srv = benchServer('attribution');
   const pin = pinning();
   const children: Array<{ variant: Variant; child: Child; target: Target }> = [];
   const samples = new Map<string, { closed: number[]; fixed: number[]; rps: number[] }>();
   try {
     for (const variant of variants) {
-      const child = await startChild([...(variant.node ?? []), ...(variant.tsx ? ['--import', 'tsx'] : srv.nodeArgs)], [variant.tsx ? SERVER_SCRIPT : (variant.script ?? srv.script), variant.mode, '--cert', certs.cert, '--key', certs.key, '--projects', String(P1_PROJECTS), ...variant.flags], join(work, `${children.length}.log`), undefined, pin?.server);
+      const child = await startChild(
+        [...(variant.node ?? []), ...(variant.tsx ? ['--import', 'tsx'] : srv.nodeArgs)],
+        [
+          variant.tsx ? SERVER_SCRIPT : (variant.script ?? srv.script),
+          variant.mode,
+          '--cert',
+          certs.cert,
+          '--key',
+          certs.key,
+          '--projects',
+          String(P1_PROJECTS),
+          ...variant.flags,
+        ],
+        join(work, `${children.length}.log`),
+        undefined,
+        pin?.server,
+      );
       children.push({ variant, child, target: { port: child.port, path: '/validate', ca } });
       samples.set(variant.name, { closed: [], fixed: [], rps: [] });
     }
     const pids = children.map((c) => c.child.pid);
-    log(`attribution: ${scenario}, ${variants.length} servers, ${rounds} rounds of ${durationMs / 1000} s closed loop (${concurrency} in flight) + ${durationMs / 1000} s at ${rate}/s; load average ${loadavg().map(round1).join(' ')}`);
+    log(
+      `attribution: ${scenario}, ${variants.length} servers, ${rounds} rounds of ${durationMs / 1000} s closed loop (${concurrency} in flight) + ${durationMs / 1000} s at ${rate}/s; load average ${loadavg().map(round1).join(' ')}`,
+    );
     for (let round = 1; round <= rounds; round++) {
       for (const { variant, child, target } of children) {
         const s = samples.get(variant.name)!;
-        const closed = await undisturbed(`attr ${variant.name}`, pids, () => closedLoop(variant.mode, scenario, target, child.pid, pool, concurrency, 1000, durationMs));
-        const fixed = await undisturbed(`attr ${variant.name} @${rate}`, pids, () => openLoop(variant.mode, scenario, target, child.pid, pool, rate, 500, durationMs));
+        const closed = await undisturbed(`attr ${variant.name}`, pids, () =>
+          closedLoop(variant.mode, scenario, target, child.pid, pool, concurrency, 1000, durationMs),
+        );
+        const fixed = await undisturbed(`attr ${variant.name} @${rate}`, pids, () =>
+          openLoop(variant.mode, scenario, target, child.pid, pool, rate, 500, durationMs),
+        );
         s.closed.push(closed.serverCpuUsPerRequest);
         s.rps.push(closed.rps);
         s.fixed.push(fixed.serverCpuUsPerRequest);
-        log(`round ${round}: ${variant.name}: ${closed.rps} req/s, ${closed.serverCpuUsPerRequest} µs/req (closed); ${fixed.serverCpuUsPerRequest} µs/req at ${rate}/s (errors ${fixed.errors}, others ${fixed.otherCpuPct} %)`);
+        log(
+          `round ${round}: ${variant.name}: ${closed.rps} req/s, ${closed.serverCpuUsPerRequest} µs/req (closed); ${fixed.serverCpuUsPerRequest} µs/req at ${rate}/s (errors ${fixed.errors}, others ${fixed.otherCpuPct} %)`,
+        );
       }
     }
   } finally {
@@ -135,15 +193,28 @@ export async function main(): Promise<string[]> {
     `P1 attribution, ${scenario}: server CPU µs per request (median of ${rounds} rounds), bare ÷ variant`,
     table(
       ['variant', 'best req/s', 'closed µs/req', 'ratio', `at ${rate}/s µs/req`, 'min', 'ratio'],
-      rows.map((r) => [r.variant, String(r.rpsBest), String(r.closedUsMedian), String(r.cpuRatioClosed), String(r.fixedUsMedian), String(r.fixedUsMin), String(r.cpuRatioFixed)]),
+      rows.map((r) => [
+        r.variant,
+        String(r.rpsBest),
+        String(r.closedUsMedian),
+        String(r.cpuRatioClosed),
+        String(r.fixedUsMedian),
+        String(r.fixedUsMin),
+        String(r.cpuRatioFixed),
+      ]),
     ),
     `CPU ratio at ${rate}/s, ${NO_LEDGER}: ${full.cpuRatioFixed} (target ≥ ${TARGET_CPU_RATIO}): ${met ? 'MET' : 'MISSED'}`,
   ];
   process.stdout.write(`${out.join('\n')}\n`);
   mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify({ benchmark: 'webhook-attribution', scenario, rate, rounds, durationMs, concurrency, loadavgAtEnd: loadavg().map(round1), date: new Date().toISOString(), rows, met }, null, 2)}\n`);
+  writeFileSync(
+    RESULTS,
+    `${JSON.stringify({ benchmark: 'webhook-attribution', scenario, rate, rounds, durationMs, concurrency, loadavgAtEnd: loadavg().map(round1), date: new Date().toISOString(), rows, met }, null, 2)}\n`,
+  );
   log(`results: ${RESULTS}`);
-  return met ? [] : [`P1 CPU per request at ${rate}/s: bare ÷ ${NO_LEDGER} ${full.cpuRatioFixed} < ${TARGET_CPU_RATIO}`];
+  return met
+    ? []
+    : [`P1 CPU per request at ${rate}/s: bare ÷ ${NO_LEDGER} ${full.cpuRatioFixed} < ${TARGET_CPU_RATIO}`];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -17,7 +17,8 @@ import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { installBase, serviceAccountKubeConfig } from '../../test/support/devcluster/tenantgate.js';
 import { HERE, env, median, round3 } from '../lib/measure.js';
 
-const log = (m: string) => process.stderr.write(`[ledger-client-bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+const log = (m: string) =>
+  process.stderr.write(`[ledger-client-bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 const NAMESPACE = 'tenantgate-system';
 
 /** The same ledger on client-node's typed API (what the webhook used before the lean client). */
@@ -28,21 +29,43 @@ class ClientNodeLedger implements Pick<LedgerStore, 'read' | 'write'> {
   }
   async read(project: string): Promise<LedgerState> {
     const cm = await this.core.readNamespacedConfigMap({ name: `tenantgate-ledger-${project}`, namespace: NAMESPACE });
-    return { resourceVersion: cm.metadata?.resourceVersion, entries: JSON.parse(cm.data?.reservations ?? '[]') as LedgerEntry[] };
+    return {
+      resourceVersion: cm.metadata?.resourceVersion,
+      entries: JSON.parse(cm.data?.reservations ?? '[]') as LedgerEntry[],
+    };
   }
   async write(project: string, state: LedgerState, entries: LedgerEntry[]): Promise<LedgerState> {
     const name = `tenantgate-ledger-${project}`;
-    const body: k8s.V1ConfigMap = { metadata: { name, namespace: NAMESPACE, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) }, data: { reservations: JSON.stringify(entries) } };
-    const out = state.resourceVersion ? await this.core.replaceNamespacedConfigMap({ name, namespace: NAMESPACE, body }) : await this.core.createNamespacedConfigMap({ namespace: NAMESPACE, body });
+    const body: k8s.V1ConfigMap = {
+      metadata: {
+        name,
+        namespace: NAMESPACE,
+        labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project },
+        ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}),
+      },
+      data: { reservations: JSON.stringify(entries) },
+    };
+    const out = state.resourceVersion
+      ? await this.core.replaceNamespacedConfigMap({ name, namespace: NAMESPACE, body })
+      : await this.core.createNamespacedConfigMap({ namespace: NAMESPACE, body });
     return { resourceVersion: out.metadata?.resourceVersion, entries };
   }
 }
 
 /** A ledger entry like the webhook's (a namespace's reservation), a few per write as a batch has. */
 const entries = (i: number): LedgerEntry[] =>
-  Array.from({ length: 3 }, (_, k) => ({ namespace: `bench-${k}`, allocation: { 'requests.cpu': `${100 + i}m`, pods: '10' }, created: Date.now(), expires: Date.now() + 30_000 }));
+  Array.from({ length: 3 }, (_, k) => ({
+    namespace: `bench-${k}`,
+    allocation: { 'requests.cpu': `${100 + i}m`, pods: '10' },
+    created: Date.now(),
+    expires: Date.now() + 30_000,
+  }));
 
-async function chain(ledger: Pick<LedgerStore, 'read' | 'write'>, project: string, writes: number): Promise<{ cpuMs: number; wallMs: number }> {
+async function chain(
+  ledger: Pick<LedgerStore, 'read' | 'write'>,
+  project: string,
+  writes: number,
+): Promise<{ cpuMs: number; wallMs: number }> {
   let state = await ledger.read(project);
   for (let i = 0; i < 20; i++) state = await ledger.write(project, state, entries(i)); // warm up
   const cpu = process.cpuUsage();
@@ -64,8 +87,15 @@ export async function main(): Promise<string[]> {
     const kc = await serviceAccountKubeConfig(cp.info, NAMESPACE, 'tenantgate-webhook');
     const lean = new ConfigMapLedger(kc, NAMESPACE);
     const clientNode = new ClientNodeLedger(kc);
-    for (const [ledger, project] of [[lean, 'lean'], [clientNode, 'client-node']] as const) await ledger.write(project, { entries: [] }, []);
-    const results: Record<'lean' | 'client-node', Array<{ cpuMs: number; wallMs: number }>> = { lean: [], 'client-node': [] };
+    for (const [ledger, project] of [
+      [lean, 'lean'],
+      [clientNode, 'client-node'],
+    ] as const)
+      await ledger.write(project, { entries: [] }, []);
+    const results: Record<'lean' | 'client-node', Array<{ cpuMs: number; wallMs: number }>> = {
+      lean: [],
+      'client-node': [],
+    };
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? (['lean', 'client-node'] as const) : (['client-node', 'lean'] as const);
       for (const name of order) {
@@ -76,10 +106,22 @@ export async function main(): Promise<string[]> {
     }
     lean.close();
     load.push(loadavg()[0]!);
-    const summary = (name: 'lean' | 'client-node') => ({ cpuMsPerWrite: round3(median(results[name].map((x) => x.cpuMs))), wallMsPerWrite: round3(median(results[name].map((x) => x.wallMs))), rounds: results[name] });
-    const out = { date: new Date().toISOString(), loadAverage: { start: load[0], end: load[1] }, writesPerRound: writes, lean: summary('lean'), clientNode: summary('client-node') };
+    const summary = (name: 'lean' | 'client-node') => ({
+      cpuMsPerWrite: round3(median(results[name].map((x) => x.cpuMs))),
+      wallMsPerWrite: round3(median(results[name].map((x) => x.wallMs))),
+      rounds: results[name],
+    });
+    const out = {
+      date: new Date().toISOString(),
+      loadAverage: { start: load[0], end: load[1] },
+      writesPerRound: writes,
+      lean: summary('lean'),
+      clientNode: summary('client-node'),
+    };
     const cpuRatio = round3(out.lean.cpuMsPerWrite / out.clientNode.cpuMsPerWrite);
-    log(`median per write: lean ${out.lean.cpuMsPerWrite} ms CPU / ${out.lean.wallMsPerWrite} ms wall; client-node ${out.clientNode.cpuMsPerWrite} ms CPU / ${out.clientNode.wallMsPerWrite} ms wall; CPU lean/client-node ${cpuRatio}; load ${load.map((l) => l.toFixed(2)).join(' → ')}`);
+    log(
+      `median per write: lean ${out.lean.cpuMsPerWrite} ms CPU / ${out.lean.wallMsPerWrite} ms wall; client-node ${out.clientNode.cpuMsPerWrite} ms CPU / ${out.clientNode.wallMsPerWrite} ms wall; CPU lean/client-node ${cpuRatio}; load ${load.map((l) => l.toFixed(2)).join(' → ')}`,
+    );
     mkdirSync(join(HERE, 'results'), { recursive: true });
     writeFileSync(join(HERE, 'results', 'ledger-client.json'), JSON.stringify({ ...out, cpuRatio }, null, 2) + '\n');
     return [];

@@ -29,7 +29,10 @@ const RESULTS = join(HERE, 'results', 'tls-handshake.json');
 const ROUNDS = env('BENCH_TLS_ROUNDS', 5);
 const REQUESTS = env('BENCH_TLS_REQUESTS', 2000);
 const PARALLEL = 10;
-const KEYS = { 'RSA-2048': ['-newkey', 'rsa:2048'], 'ECDSA P-256': ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'] } as const;
+const KEYS = {
+  'RSA-2048': ['-newkey', 'rsa:2048'],
+  'ECDSA P-256': ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'],
+} as const;
 type KeyKind = keyof typeof KEYS;
 
 interface Pki {
@@ -45,17 +48,63 @@ async function openssl(args: string[]): Promise<void> {
 /** A CA (ECDSA) that signs a serving certificate of each key kind and a client certificate. */
 async function makePki(dir: string): Promise<Pki> {
   const path = (name: string) => join(dir, name);
-  await openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', path('ca.key'), '-out', path('ca.crt'), '-days', '2', '-subj', '/CN=bench-ca']);
+  await openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    path('ca.key'),
+    '-out',
+    path('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=bench-ca',
+  ]);
   const signed = async (name: string, newKey: readonly string[], ext: string) => {
-    await openssl(['req', '-new', ...newKey, '-nodes', '-keyout', path(`${name}.key`), '-out', path(`${name}.csr`), '-subj', `/CN=${name}`]);
+    await openssl([
+      'req',
+      '-new',
+      ...newKey,
+      '-nodes',
+      '-keyout',
+      path(`${name}.key`),
+      '-out',
+      path(`${name}.csr`),
+      '-subj',
+      `/CN=${name}`,
+    ]);
     writeFileSync(path(`${name}.ext`), ext);
-    await openssl(['x509', '-req', '-in', path(`${name}.csr`), '-CA', path('ca.crt'), '-CAkey', path('ca.key'), '-CAcreateserial', '-out', path(`${name}.crt`), '-days', '2', '-extfile', path(`${name}.ext`)]);
+    await openssl([
+      'x509',
+      '-req',
+      '-in',
+      path(`${name}.csr`),
+      '-CA',
+      path('ca.crt'),
+      '-CAkey',
+      path('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      path(`${name}.crt`),
+      '-days',
+      '2',
+      '-extfile',
+      path(`${name}.ext`),
+    ]);
     return { cert: path(`${name}.crt`), key: path(`${name}.key`) };
   };
   const serverExt = 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n';
   return {
     caCert: path('ca.crt'),
-    serving: { 'RSA-2048': await signed('rsa', KEYS['RSA-2048'], serverExt), 'ECDSA P-256': await signed('ecdsa', KEYS['ECDSA P-256'], serverExt) },
+    serving: {
+      'RSA-2048': await signed('rsa', KEYS['RSA-2048'], serverExt),
+      'ECDSA P-256': await signed('ecdsa', KEYS['ECDSA P-256'], serverExt),
+    },
     client: await signed('client', KEYS['ECDSA P-256'], 'extendedKeyUsage=clientAuth\n'),
   };
 }
@@ -85,7 +134,9 @@ async function startServer(dir: string, serving: { cert: string; key: string }, 
   const script = join(dir, 'server.cjs');
   writeFileSync(script, SERVER);
   const child = fork(script, [serving.cert, serving.key, caCert], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve((m as { port: number }).port)));
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m) => resolve((m as { port: number }).port)),
+  );
   return {
     port,
     cpuMs: () =>
@@ -104,15 +155,20 @@ async function posts(server: Server, pki: Pki, count: number, agent: Agent | fal
   const one = () =>
     new Promise<void>((resolve, reject) => {
       const headers = agent ? {} : { connection: 'close' };
-      const req = request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/validate', ca, cert, key, agent, headers }, (res) => {
-        if (res.statusCode !== 200) reject(new Error(`the server answered ${res.statusCode}: the client certificate was not accepted`));
-        res.resume();
-        res.on('end', () => resolve());
-      });
+      const req = request(
+        { host: '127.0.0.1', port: server.port, method: 'POST', path: '/validate', ca, cert, key, agent, headers },
+        (res) => {
+          if (res.statusCode !== 200)
+            reject(new Error(`the server answered ${res.statusCode}: the client certificate was not accepted`));
+          res.resume();
+          res.on('end', () => resolve());
+        },
+      );
       req.on('error', reject);
       req.end('{"request":{"uid":"x"}}');
     });
-  for (let i = 0; i < count; i += PARALLEL) await Promise.all(Array.from({ length: Math.min(PARALLEL, count - i) }, one));
+  for (let i = 0; i < count; i += PARALLEL)
+    await Promise.all(Array.from({ length: Math.min(PARALLEL, count - i) }, one));
 }
 
 /** Server CPU milliseconds per request: new connections, then reused ones. */
@@ -132,24 +188,42 @@ export async function main(): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'tg-tls-'));
   const pki = await makePki(dir);
   const kinds = Object.keys(KEYS) as KeyKind[];
-  const servers = Object.fromEntries(await Promise.all(kinds.map(async (k) => [k, await startServer(dir, pki.serving[k], pki.caCert)] as const))) as Record<KeyKind, Server>;
+  const servers = Object.fromEntries(
+    await Promise.all(kinds.map(async (k) => [k, await startServer(dir, pki.serving[k], pki.caCert)] as const)),
+  ) as Record<KeyKind, Server>;
   const perRound: Record<KeyKind, Array<{ fresh: number; reused: number }>> = { 'RSA-2048': [], 'ECDSA P-256': [] };
   try {
     for (const k of kinds) await posts(servers[k], pki, 200, false); // warm-up
     for (let r = 1; r <= ROUNDS; r++) {
       for (const k of r % 2 ? kinds : [...kinds].reverse()) perRound[k].push(await round(servers[k], pki));
-      log(`tls-handshake round ${r}: ${kinds.map((k) => `${k} ${round3(perRound[k].at(-1)!.fresh)} / ${round3(perRound[k].at(-1)!.reused)} ms`).join(', ')}`);
+      log(
+        `tls-handshake round ${r}: ${kinds.map((k) => `${k} ${round3(perRound[k].at(-1)!.fresh)} / ${round3(perRound[k].at(-1)!.reused)} ms`).join(', ')}`,
+      );
     }
   } finally {
     for (const k of kinds) servers[k].stop();
   }
-  const rows = kinds.map((k) => ({ key: k, freshMs: round3(median(perRound[k].map((r) => r.fresh))), reusedMs: round3(median(perRound[k].map((r) => r.reused))) }));
+  const rows = kinds.map((k) => ({
+    key: k,
+    freshMs: round3(median(perRound[k].map((r) => r.fresh))),
+    reusedMs: round3(median(perRound[k].map((r) => r.reused))),
+  }));
   const ecdsaOverRsa = round3(rows[1]!.freshMs / rows[0]!.freshMs);
-  process.stdout.write(`\nServer CPU per request (median of ${ROUNDS} rounds of ${REQUESTS}; load ${load0.toFixed(2)} at start)\n`);
-  process.stdout.write(`${table(['serving key', 'new connection ms', 'reused connection ms', 'handshake ms (difference)'], rows.map((r) => [r.key, r.freshMs, r.reusedMs, round3(r.freshMs - r.reusedMs)]))}\n`);
+  process.stdout.write(
+    `\nServer CPU per request (median of ${ROUNDS} rounds of ${REQUESTS}; load ${load0.toFixed(2)} at start)\n`,
+  );
+  process.stdout.write(
+    `${table(
+      ['serving key', 'new connection ms', 'reused connection ms', 'handshake ms (difference)'],
+      rows.map((r) => [r.key, r.freshMs, r.reusedMs, round3(r.freshMs - r.reusedMs)]),
+    )}\n`,
+  );
   process.stdout.write(`ECDSA ÷ RSA, new connection: ${ecdsaOverRsa}\n`);
   mkdirSync(dirname(RESULTS), { recursive: true });
-  writeFileSync(RESULTS, `${JSON.stringify({ benchmark: 'tls-handshake', date: new Date().toISOString(), loadAverage: { start: round3(load0), end: round3(loadavg()[0]!) }, rounds: ROUNDS, requests: REQUESTS, rows, ecdsaOverRsa, perRound }, null, 2)}\n`);
+  writeFileSync(
+    RESULTS,
+    `${JSON.stringify({ benchmark: 'tls-handshake', date: new Date().toISOString(), loadAverage: { start: round3(load0), end: round3(loadavg()[0]!) }, rounds: ROUNDS, requests: REQUESTS, rows, ecdsaOverRsa, perRound }, null, 2)}\n`,
+  );
   return [];
 }
 

@@ -21,11 +21,31 @@ export function apiAs(server: string, ca: Buffer, token: string): Api {
       new Promise((resolve) => {
         const started = performance.now();
         const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-        const req = request({ host: url.hostname, port: url.port, method, path, agent, timeout: 60_000, headers: { authorization: `Bearer ${token}`, ...(payload ? { 'content-type': contentType, 'content-length': payload.length } : {}) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), ms: performance.now() - started }));
-        });
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            method,
+            path,
+            agent,
+            timeout: 60_000,
+            headers: {
+              authorization: `Bearer ${token}`,
+              ...(payload ? { 'content-type': contentType, 'content-length': payload.length } : {}),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                text: Buffer.concat(chunks).toString(),
+                ms: performance.now() - started,
+              }),
+            );
+          },
+        );
         req.on('timeout', () => req.destroy(new Error('timeout after 60 s')));
         req.on('error', (err) => resolve({ status: 0, text: err.message, ms: performance.now() - started }));
         req.end(payload);
@@ -54,4 +74,5 @@ export function verdictOf(r: { status: number; text: string }): Verdict {
   return 'error';
 }
 
-export const countBy = (verdicts: readonly string[]): Record<string, number> => verdicts.reduce<Record<string, number>>((m, v) => ((m[v] = (m[v] ?? 0) + 1), m), {});
+export const countBy = (verdicts: readonly string[]): Record<string, number> =>
+  verdicts.reduce<Record<string, number>>((m, v) => ((m[v] = (m[v] ?? 0) + 1), m), {});

@@ -8,8 +8,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { httpsGet } from '../../test/support/devcluster/https-get.js';
 
-
-
 /** bench/ (this library sits in bench/lib). */
 export const HERE = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT = join(HERE, '..');
@@ -20,7 +18,8 @@ export const env = (name: string, fallback: number): number => {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} is ${JSON.stringify(raw)}; a non-negative number is required`);
+  if (!Number.isFinite(n) || n < 0)
+    throw new Error(`${name} is ${JSON.stringify(raw)}; a non-negative number is required`);
   return n;
 };
 
@@ -34,7 +33,8 @@ export const P3_FULL_PROJECTS = 10_000;
 export const Q5_PROJECTS = 30;
 export const Q5_WARMUP_PROJECTS = 2;
 
-export const log = (m: string) => process.stderr.write(`[webhook-bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
+export const log = (m: string) =>
+  process.stderr.write(`[webhook-bench ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const nowMs = () => performance.now();
 
@@ -68,7 +68,14 @@ export function stats(values: ArrayLike<number>, count = values.length): Latency
   const a = Float64Array.from({ length: count }, (_, i) => values[i] ?? 0).sort();
   let sum = 0;
   for (const v of a) sum += v;
-  return { n: count, p50: round3(percentile(a, 50)), p90: round3(percentile(a, 90)), p99: round3(percentile(a, 99)), max: round3(a[a.length - 1] ?? NaN), mean: round3(count ? sum / count : NaN) };
+  return {
+    n: count,
+    p50: round3(percentile(a, 50)),
+    p90: round3(percentile(a, 90)),
+    p99: round3(percentile(a, 99)),
+    max: round3(a[a.length - 1] ?? NaN),
+    mean: round3(count ? sum / count : NaN),
+  };
 }
 
 export const round3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -113,7 +120,6 @@ export function procStatus(pid: number): { rssMB: number; hwmMB: number; anonMB:
 // Child processes (killed when this process exits)
 // ---------------------------------------------------------------------------------------------
 
-
 export interface Child {
   pid: number;
   port: number;
@@ -124,9 +130,23 @@ export interface Child {
 }
 
 /** Spawns `node [nodeArgs] script args` (under `taskset -c cpu` when given), waits for the JSON line {"port": N} on stdout. */
-export async function startChild(nodeArgs: string[], args: string[], logFile: string, timeoutMs = 120_000, cpu?: string, env: NodeJS.ProcessEnv = process.env): Promise<Child> {
+export async function startChild(
+  nodeArgs: string[],
+  args: string[],
+  logFile: string,
+  timeoutMs = 120_000,
+  cpu?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Child> {
   const command = cpu ? ['taskset', '-c', cpu, process.execPath] : [process.execPath];
-  const managed = startProcess(args[0] ?? 'child', command[0]!, [...command.slice(1), ...nodeArgs, ...args], logFile, env, { cwd: ROOT, pipeStdout: true });
+  const managed = startProcess(
+    args[0] ?? 'child',
+    command[0]!,
+    [...command.slice(1), ...nodeArgs, ...args],
+    logFile,
+    env,
+    { cwd: ROOT, pipeStdout: true },
+  );
   const proc = managed.child;
   const seen: Array<Record<string, unknown>> = [];
   const waiters = new Set<(line: Record<string, unknown>) => void>();
@@ -183,11 +203,13 @@ export async function startChild(nodeArgs: string[], args: string[], logFile: st
  * P1 pins the load generator (this process, all threads) to CPU 0 and the servers to CPU 1, so client
  * and server never preempt each other and each has one core, as far as the machine's other work allows.
  */
-export function pinning(): { client: string; server: string; restore: () => void; unpin: (pid: number) => void } | undefined {
+export function pinning():
+  { client: string; server: string; restore: () => void; unpin: (pid: number) => void } | undefined {
   if (process.env.BENCH_WEBHOOK_PIN === '0' || cpus().length < 2) return undefined;
   if (spawnSync('taskset', ['-V'], { encoding: 'utf8' }).status !== 0) return undefined;
   const all = `0-${cpus().length - 1}`;
-  const set = (list: string) => spawnSync('taskset', ['-a', '-c', '-p', list, String(process.pid)], { encoding: 'utf8' }).status === 0;
+  const set = (list: string) =>
+    spawnSync('taskset', ['-a', '-c', '-p', list, String(process.pid)], { encoding: 'utf8' }).status === 0;
   if (!set('0')) return undefined;
   return {
     client: '0',
@@ -221,7 +243,14 @@ const ALLOWED = Buffer.from('"allowed":true');
 export function post(agent: Agent, target: Target, body: Buffer): Promise<{ status: number; allowed: boolean }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      { host: '127.0.0.1', port: target.port, path: target.path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        path: target.path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -235,10 +264,24 @@ export function post(agent: Agent, target: Target, body: Buffer): Promise<{ stat
 }
 
 /** One request whose answer is parsed: to check what a scenario really decides. */
-export function postJson(target: Target, body: Buffer): Promise<{ status: number; json: { response?: { allowed?: boolean; status?: { message?: string }; warnings?: string[] } } }> {
+export function postJson(
+  target: Target,
+  body: Buffer,
+): Promise<{
+  status: number;
+  json: { response?: { allowed?: boolean; status?: { message?: string }; warnings?: string[] } };
+}> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
-      { host: '127.0.0.1', port: target.port, path: target.path, method: 'POST', ca: target.ca, agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        path: target.path,
+        method: 'POST',
+        ca: target.ca,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -257,7 +300,12 @@ export function postJson(target: Target, body: Buffer): Promise<{ status: number
   });
 }
 
-export async function getText(port: number, path: string, ca: Buffer, timeoutMs = 5000): Promise<{ status: number; text: string }> {
+export async function getText(
+  port: number,
+  path: string,
+  ca: Buffer,
+  timeoutMs = 5000,
+): Promise<{ status: number; text: string }> {
   const { status, body } = await httpsGet(`https://127.0.0.1:${port}${path}`, { ca, timeoutMs });
   return { status, text: body };
 }
@@ -265,7 +313,10 @@ export async function getText(port: number, path: string, ca: Buffer, timeoutMs 
 /** Bodies are taken round-robin from a pool; the cursor survives runs so distinct objects stay distinct. */
 export class Pool {
   private next = 0;
-  constructor(readonly name: string, readonly bodies: Buffer[]) {}
+  constructor(
+    readonly name: string,
+    readonly bodies: Buffer[],
+  ) {}
   take(): Buffer {
     const b = this.bodies[this.next % this.bodies.length]!;
     this.next += 1;
@@ -338,7 +389,12 @@ export async function quiet(ownPids: number[], maxWaitMs = 30_000): Promise<numb
  * Runs a measurement until the rest of the machine stayed under QUIET_PCT during it (at most
  * `attempts` times), waiting for a quiet moment before each; keeps the least disturbed one.
  */
-export async function undisturbed<T extends CpuWindow>(label: string, ownPids: number[], fn: () => Promise<T>, attempts = 3): Promise<T & { attempts: number }> {
+export async function undisturbed<T extends CpuWindow>(
+  label: string,
+  ownPids: number[],
+  fn: () => Promise<T>,
+  attempts = 3,
+): Promise<T & { attempts: number }> {
   let best: T | undefined;
   let attempt = 0;
   while (attempt < attempts) {
@@ -347,7 +403,9 @@ export async function undisturbed<T extends CpuWindow>(label: string, ownPids: n
     const r = await fn();
     if (!best || r.otherCpuPct < best.otherCpuPct) best = r;
     if (r.otherCpuPct < QUIET_PCT) break;
-    log(`${label}: the rest of the machine used ${r.otherCpuPct} % of a core meanwhile; ${attempt < attempts ? 'measuring again' : 'keeping the least disturbed try'}`);
+    log(
+      `${label}: the rest of the machine used ${r.otherCpuPct} % of a core meanwhile; ${attempt < attempts ? 'measuring again' : 'keeping the least disturbed try'}`,
+    );
   }
   return { ...best!, attempts: attempt };
 }
@@ -364,7 +422,16 @@ export interface ThroughputResult extends CpuWindow {
 }
 
 /** Closed loop: `concurrency` requests always in flight; counts completions inside the window after the warm-up. */
-export async function closedLoop(server: string, scenario: string, target: Target, serverPid: number, pool: Pool, concurrency: number, warmupMs: number, durationMs: number): Promise<ThroughputResult> {
+export async function closedLoop(
+  server: string,
+  scenario: string,
+  target: Target,
+  serverPid: number,
+  pool: Pool,
+  concurrency: number,
+  warmupMs: number,
+  durationMs: number,
+): Promise<ThroughputResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency, ca: target.ca });
   const latencies = new Float64Array(4_000_000);
   let count = 0;
@@ -398,7 +465,17 @@ export async function closedLoop(server: string, scenario: string, target: Targe
   const cpu = window()(requests);
   await Promise.all(workers);
   agent.destroy();
-  return { server, scenario, concurrency, durationS: round3(elapsed), requests, errors, rps: Math.round(requests / elapsed), latencyMs: stats(latencies, requests), ...cpu };
+  return {
+    server,
+    scenario,
+    concurrency,
+    durationS: round3(elapsed),
+    requests,
+    errors,
+    rps: Math.round(requests / elapsed),
+    latencyMs: stats(latencies, requests),
+    ...cpu,
+  };
 }
 
 export interface LatencyResult extends CpuWindow {
@@ -435,10 +512,15 @@ export function openLoopSchedule(rate: number, warmupMs: number, durationMs: num
         const t = nowMs();
         while (i < total && t0 + i * interval <= t) {
           if (i === warmupCount) onMeasureStart();
-          fire(i, t0 + i * interval).then(() => {}, () => {}).finally(() => {
-            settled += 1;
-            if (settled === total) resolve();
-          });
+          fire(i, t0 + i * interval)
+            .then(
+              () => {},
+              () => {},
+            )
+            .finally(() => {
+              settled += 1;
+              if (settled === total) resolve();
+            });
           i += 1;
         }
         if (i < total) setTimeout(tick, Math.max(0, Math.min(1, t0 + i * interval - nowMs())));
@@ -449,7 +531,16 @@ export function openLoopSchedule(rate: number, warmupMs: number, durationMs: num
 }
 
 /** Open loop: sends on a schedule (rate/s) whatever the answers do; latency per request. */
-export async function openLoop(server: string, scenario: string, target: Target, serverPid: number, pool: Pool, rate: number, warmupMs: number, durationMs: number): Promise<LatencyResult> {
+export async function openLoop(
+  server: string,
+  scenario: string,
+  target: Target,
+  serverPid: number,
+  pool: Pool,
+  rate: number,
+  warmupMs: number,
+  durationMs: number,
+): Promise<LatencyResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256, ca: target.ca });
   const schedule = openLoopSchedule(rate, warmupMs, durationMs);
   const { warmupCount, total } = schedule;
@@ -459,32 +550,37 @@ export async function openLoop(server: string, scenario: string, target: Target,
   let errors = 0;
   let firstError: string | undefined;
   let window: ReturnType<typeof cpuWindow> | undefined;
-  await schedule.run((index, scheduled) => {
-    const body = pool.take();
-    const sent = nowMs();
-    return post(agent, target, body).then(
-      ({ status, allowed }) => {
-        const end = nowMs();
-        if (index >= warmupCount) {
-          if (status === 200 && allowed) {
-            fromSend[completed] = end - sent;
-            fromSchedule[completed] = end - scheduled;
-            completed += 1;
-          } else {
-            errors += 1;
-            firstError ??= `HTTP ${status}${allowed ? '' : ', not allowed'}`;
+  await schedule.run(
+    (index, scheduled) => {
+      const body = pool.take();
+      const sent = nowMs();
+      return post(agent, target, body).then(
+        ({ status, allowed }) => {
+          const end = nowMs();
+          if (index >= warmupCount) {
+            if (status === 200 && allowed) {
+              fromSend[completed] = end - sent;
+              fromSchedule[completed] = end - scheduled;
+              completed += 1;
+            } else {
+              errors += 1;
+              firstError ??= `HTTP ${status}${allowed ? '' : ', not allowed'}`;
+            }
           }
-        }
-      },
-      (err: unknown) => {
-        if (index >= warmupCount) {
-          errors += 1;
-          firstError ??= err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-        }
-      },
-    );
-  }, () => (window = cpuWindow(serverPid)));
-  const cpu = window ? window()(total - warmupCount) : { clientCpuPct: NaN, serverCpuPct: NaN, serverCpuUsPerRequest: NaN, otherCpuPct: NaN };
+        },
+        (err: unknown) => {
+          if (index >= warmupCount) {
+            errors += 1;
+            firstError ??= err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+          }
+        },
+      );
+    },
+    () => (window = cpuWindow(serverPid)),
+  );
+  const cpu = window
+    ? window()(total - warmupCount)
+    : { clientCpuPct: NaN, serverCpuPct: NaN, serverCpuUsPerRequest: NaN, otherCpuPct: NaN };
   agent.destroy();
   return {
     server,
@@ -520,7 +616,10 @@ export async function sequential(target: Target, bodies: Buffer[]): Promise<numb
 // ---------------------------------------------------------------------------------------------
 
 export function table(headers: string[], rows: Array<Array<string | number>>): string {
-  const cells = [headers, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isFinite(c) ? String(c) : '-') : c)))];
+  const cells = [
+    headers,
+    ...rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isFinite(c) ? String(c) : '-') : c))),
+  ];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
@@ -536,9 +635,15 @@ export function table(headers: string[], rows: Array<Array<string | number>>): s
  * in progress in the working tree).
  */
 function tsc(who: string, args: string[], emitted: string): string {
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   if (!existsSync(emitted)) throw new Error(`tsc emitted no ${emitted}:\n${r.stdout}\n${r.stderr}`);
-  if (r.status !== 0) log(`${who}: tsc reported type errors (JavaScript emitted anyway; another change in progress?):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`);
+  if (r.status !== 0)
+    log(
+      `${who}: tsc reported type errors (JavaScript emitted anyway; another change in progress?):\n${(r.stdout ?? '').split('\n').slice(0, 10).join('\n')}`,
+    );
   return emitted;
 }
 
@@ -553,7 +658,10 @@ export function benchServer(who: string): { nodeArgs: string[]; script: string }
   const outDir = join(ROOT, '.cache', 'bench-server', 'dist');
   log(`${who}: compiling the bench servers (tsc -p bench/tsconfig.server.json)`);
   rmSync(outDir, { recursive: true, force: true });
-  return { nodeArgs: [], script: tsc(who, ['-p', join(HERE, 'tsconfig.server.json')], join(outDir, 'bench', 'lib', 'webhook-server.js')) };
+  return {
+    nodeArgs: [],
+    script: tsc(who, ['-p', join(HERE, 'tsconfig.server.json')], join(outDir, 'bench', 'lib', 'webhook-server.js')),
+  };
 }
 
 /**
@@ -561,7 +669,14 @@ export function benchServer(who: string): { nodeArgs: string[]; script: string }
  * archive` into .cache/bench-base/<sha><suffix>/ (node_modules linked) and `build` run there, unless
  * `output` (a file in that directory) is there from an earlier run. Returns `output` and the commit.
  */
-function builtCommit(who: string, ref: string, suffix: string, paths: string[], output: (dir: string) => string, build: (dir: string) => string): { output: string; sha: string } {
+function builtCommit(
+  who: string,
+  ref: string,
+  suffix: string,
+  paths: string[],
+  output: (dir: string) => string,
+  build: (dir: string) => string,
+): { output: string; sha: string } {
   const git = (args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
   const sha = git(['rev-parse', '--verify', `${ref}^{commit}`]).stdout.trim();
   if (!/^[0-9a-f]{40}$/.test(sha)) throw new Error(`${who}: ${JSON.stringify(ref)} is not a commit`);
@@ -570,7 +685,10 @@ function builtCommit(who: string, ref: string, suffix: string, paths: string[], 
   log(`${who}: exporting and compiling ${paths.join(', ')} of ${ref} (${sha.slice(0, 12)})`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const archive = spawnSync('sh', ['-c', `git archive ${sha} ${paths.join(' ')} | tar -x -C '${dir}'`], { cwd: ROOT, encoding: 'utf8' });
+  const archive = spawnSync('sh', ['-c', `git archive ${sha} ${paths.join(' ')} | tar -x -C '${dir}'`], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   if (archive.status !== 0) throw new Error(`git archive ${sha}: ${archive.stderr}`);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   return { output: build(dir), sha };
@@ -583,8 +701,22 @@ function builtCommit(who: string, ref: string, suffix: string, paths: string[], 
  */
 export function baseBenchServer(who: string, ref: string): { script: string; sha: string } {
   // Commits before bench/ was split by purpose kept the server at bench/lib/webhook-server.ts.
-  const script = (dir: string) => join(dir, '.cache', 'bench-server', 'dist', 'bench', ...(existsSync(join(dir, 'bench', 'lib', 'webhook-server.ts')) || !existsSync(join(dir, 'bench', 'webhook-server.ts')) ? ['lib'] : []), 'webhook-server.js');
-  const { output, sha } = builtCommit(who, ref, '', ['src', 'bench', 'tsconfig.json', 'package.json'], script, (dir) => tsc(who, ['-p', join(dir, 'bench', 'tsconfig.server.json')], script(dir)));
+  const script = (dir: string) =>
+    join(
+      dir,
+      '.cache',
+      'bench-server',
+      'dist',
+      'bench',
+      ...(existsSync(join(dir, 'bench', 'lib', 'webhook-server.ts')) ||
+      !existsSync(join(dir, 'bench', 'webhook-server.ts'))
+        ? ['lib']
+        : []),
+      'webhook-server.js',
+    );
+  const { output, sha } = builtCommit(who, ref, '', ['src', 'bench', 'tsconfig.json', 'package.json'], script, (dir) =>
+    tsc(who, ['-p', join(dir, 'bench', 'tsconfig.server.json')], script(dir)),
+  );
   return { script: output, sha };
 }
 
@@ -595,7 +727,9 @@ export function baseBenchServer(who: string, ref: string): { script: string; sha
  */
 export function baseTenantgate(who: string, ref: string): { cli: string; sha: string } {
   const cli = (dir: string) => join(dir, 'dist', 'cli', 'main.js');
-  const { output, sha } = builtCommit(who, ref, '-dist', ['src', 'tsconfig.json', 'package.json'], cli, (dir) => tsc(who, ['-p', join(dir, 'tsconfig.json'), '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], cli(dir)));
+  const { output, sha } = builtCommit(who, ref, '-dist', ['src', 'tsconfig.json', 'package.json'], cli, (dir) =>
+    tsc(who, ['-p', join(dir, 'tsconfig.json'), '--outDir', join(dir, 'dist'), '--sourceMap', 'false'], cli(dir)),
+  );
   return { cli: output, sha };
 }
 
@@ -607,7 +741,11 @@ export function compileTenantgate(cacheName: string, who: string): string {
   const outDir = join(ROOT, '.cache', cacheName, 'dist');
   log(`${who}: compiling tenantgate (tsc -p tsconfig.json --outDir ${outDir})`);
   rmSync(outDir, { recursive: true, force: true });
-  const main = tsc(who, ['-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'], join(outDir, 'cli', 'main.js'));
+  const main = tsc(
+    who,
+    ['-p', join(ROOT, 'tsconfig.json'), '--outDir', outDir, '--sourceMap', 'false'],
+    join(outDir, 'cli', 'main.js'),
+  );
   // The CLI reads its version from the package.json next to its dist/, as in the package and the image.
   copyFileSync(join(ROOT, 'package.json'), join(outDir, '..', 'package.json'));
   return main;
@@ -618,6 +756,7 @@ export function compileTenantgate(cacheName: string, who: string): string {
  * in bench/ that script sits (bench/lib/ now, bench/ in commits before bench/ was split by purpose).
  */
 export function compiledTree(serverScript: string): string {
-  for (let dir = dirname(serverScript); dir !== dirname(dir); dir = dirname(dir)) if (existsSync(join(dir, 'src'))) return dir;
+  for (let dir = dirname(serverScript); dir !== dirname(dir); dir = dirname(dir))
+    if (existsSync(join(dir, 'src'))) return dir;
   throw new Error(`no compiled src/ above ${serverScript}`);
 }

@@ -49,14 +49,19 @@ export class InspectorHeap {
       // The last one: a restarted process appends to the same log.
       url = [...text.matchAll(/Debugger listening on (ws:\/\/\S+)/g)].pop()?.[1];
       if (!url) {
-        if (Date.now() > deadline) throw new Error(`no inspector URL in ${logFile} after ${timeoutMs} ms: was the process started with ${INSPECT_FLAG}?`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no inspector URL in ${logFile} after ${timeoutMs} ms: was the process started with ${INSPECT_FLAG}?`,
+          );
         await sleep(100);
       }
     }
     const socket = new WebSocket(url);
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener('open', () => resolve(), { once: true });
-      socket.addEventListener('error', () => reject(new Error(`cannot connect to the inspector at ${url}`)), { once: true });
+      socket.addEventListener('error', () => reject(new Error(`cannot connect to the inspector at ${url}`)), {
+        once: true,
+      });
     });
     return new InspectorHeap(socket);
   }
@@ -109,7 +114,8 @@ export interface MemoryCgroup {
 
 /** A v1 memory cgroup limited to `limitBytes`, or undefined (with the reason) when this machine does not let us make one. */
 export function memoryCgroup(name: string, limitBytes: number): MemoryCgroup | { unavailable: string } {
-  if (!existsSync(join(CGROUP_ROOT, 'memory.limit_in_bytes'))) return { unavailable: `no cgroup v1 memory controller at ${CGROUP_ROOT}` };
+  if (!existsSync(join(CGROUP_ROOT, 'memory.limit_in_bytes')))
+    return { unavailable: `no cgroup v1 memory controller at ${CGROUP_ROOT}` };
   const dir = join(CGROUP_ROOT, `tenantgate-${name}-${process.pid}`);
   try {
     mkdirSync(dir);
@@ -125,7 +131,10 @@ export function memoryCgroup(name: string, limitBytes: number): MemoryCgroup | {
   const file = (f: string) => readFileSync(join(dir, f), 'utf8').trim();
   return {
     dir,
-    launch: (command, args) => ['sh', ['-c', `echo $$ > ${join(dir, 'cgroup.procs')} && exec "$0" "$@"`, command, ...args]],
+    launch: (command, args) => [
+      'sh',
+      ['-c', `echo $$ > ${join(dir, 'cgroup.procs')} && exec "$0" "$@"`, command, ...args],
+    ],
     read: () => {
       const usage = Number(file('memory.usage_in_bytes'));
       const inactiveFile = Number(/^total_inactive_file (\d+)$/m.exec(file('memory.stat'))?.[1] ?? 0);
@@ -155,16 +164,33 @@ export function memoryBytes(text: string, where: string): number {
 }
 
 /** The chart's memory request and limit of a component (charts/tenantgate/values.yaml). */
-export function chartMemory(component: 'webhook' | 'controller'): { request: string; limit: string; requestBytes: number; limitBytes: number } {
-  const values = parse(readFileSync(join(ROOT, 'charts', 'tenantgate', 'values.yaml'), 'utf8')) as Record<string, { resources?: { requests?: { memory?: string }; limits?: { memory?: string } } }>;
+export function chartMemory(component: 'webhook' | 'controller'): {
+  request: string;
+  limit: string;
+  requestBytes: number;
+  limitBytes: number;
+} {
+  const values = parse(readFileSync(join(ROOT, 'charts', 'tenantgate', 'values.yaml'), 'utf8')) as Record<
+    string,
+    { resources?: { requests?: { memory?: string }; limits?: { memory?: string } } }
+  >;
   const resources = values[component]?.resources;
   const request = resources?.requests?.memory ?? '';
   const limit = resources?.limits?.memory ?? '';
-  return { request, limit, requestBytes: memoryBytes(request, `charts/tenantgate/values.yaml ${component}.resources.requests.memory`), limitBytes: memoryBytes(limit, `charts/tenantgate/values.yaml ${component}.resources.limits.memory`) };
+  return {
+    request,
+    limit,
+    requestBytes: memoryBytes(request, `charts/tenantgate/values.yaml ${component}.resources.requests.memory`),
+    limitBytes: memoryBytes(limit, `charts/tenantgate/values.yaml ${component}.resources.limits.memory`),
+  };
 }
 
 /** Least-squares slope of y over x, and its standard error (NaN with fewer than 3 points). */
-export function leastSquares(points: ReadonlyArray<{ x: number; y: number }>): { slope: number; standardError: number; intercept: number } {
+export function leastSquares(points: ReadonlyArray<{ x: number; y: number }>): {
+  slope: number;
+  standardError: number;
+  intercept: number;
+} {
   const n = points.length;
   if (n < 2) return { slope: NaN, standardError: NaN, intercept: NaN };
   const mx = points.reduce((a, p) => a + p.x, 0) / n;

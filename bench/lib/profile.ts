@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 
 import { round1 } from './measure.js';
 
-
 export interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -59,7 +58,14 @@ export function frameKey(n: ProfileNode): string {
  * deltas: a sample taken after the process was descheduled would charge the whole gap to one frame)
  * and scaled to `cpuUsPerRequest`, the server's CPU time per request measured from /proc meanwhile.
  */
-export function summariseProfile(server: string, scenario: string, file: string, requests: number, rps: number, cpuUsPerRequest: number): ProfileSummary {
+export function summariseProfile(
+  server: string,
+  scenario: string,
+  file: string,
+  requests: number,
+  rps: number,
+  cpuUsPerRequest: number,
+): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[] };
   const byId = new Map<number, ProfileNode>();
   const parent = new Map<number, number>();
@@ -91,10 +97,13 @@ export function summariseProfile(server: string, scenario: string, file: string,
     for (const k of seenOrigin) add(originIncl, k);
   }
   const top = (m: Map<string, number>, n: number): ProfileEntry[] =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, count]) => {
-      const share = count / Math.max(1, busy);
-      return { name, pct: round1(share * 100), usPerRequest: round1(share * cpuUsPerRequest) };
-    });
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, count]) => {
+        const share = count / Math.max(1, busy);
+        return { name, pct: round1(share * 100), usPerRequest: round1(share * cpuUsPerRequest) };
+      });
   return {
     server,
     scenario,
@@ -103,7 +112,9 @@ export function summariseProfile(server: string, scenario: string, file: string,
     rps,
     busyUsPerRequest: cpuUsPerRequest,
     topSelf: top(self, 30),
-    topInclusive: top(incl, 80).filter((e) => e.pct < 97).slice(0, 45),
+    topInclusive: top(incl, 80)
+      .filter((e) => e.pct < 97)
+      .slice(0, 45),
     byOrigin: top(originSelf, 20),
     byOriginInclusive: top(originIncl, 30),
   };

@@ -1,8 +1,19 @@
 /** bench/lib/reviews.ts: split out of bench/targets/webhook.ts (see its header for what the webhook benchmark measures). */
 
-import { NAMESPACES_PER_PROJECT, QUOTA_NAME, fixtureQuota, namespaceName, ownerGroup, ownerUser, projectName, projectUid, q5NamespaceName, q5Owner, q5ProjectName, tenantName } from './webhook-server.js';
-
-
+import {
+  NAMESPACES_PER_PROJECT,
+  QUOTA_NAME,
+  fixtureQuota,
+  namespaceName,
+  ownerGroup,
+  ownerUser,
+  projectName,
+  projectUid,
+  q5NamespaceName,
+  q5Owner,
+  q5ProjectName,
+  tenantName,
+} from './webhook-server.js';
 
 export let uidCounter = 0;
 export function uid(): string {
@@ -11,7 +22,9 @@ export function uid(): string {
 }
 
 export function managedFields(manager: string, operation: string, fields: unknown): unknown[] {
-  return [{ manager, operation, apiVersion: 'v1', time: '2026-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: fields }];
+  return [
+    { manager, operation, apiVersion: 'v1', time: '2026-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: fields },
+  ];
 }
 
 export interface ReviewInput {
@@ -28,25 +41,37 @@ export function review(r: ReviewInput): Buffer {
   const resource = r.kind === 'Namespace' ? 'namespaces' : 'resourcequotas';
   const gvk = { group: '', version: 'v1', kind: r.kind };
   const gvr = { group: '', version: 'v1', resource };
-  return Buffer.from(JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: uid(),
-      kind: gvk,
-      resource: gvr,
-      requestKind: gvk,
-      requestResource: gvr,
-      name: r.name,
-      ...(r.namespace ? { namespace: r.namespace } : {}),
-      operation: r.operation,
-      userInfo: { username: r.user.username, uid: `u-${r.user.username}`, groups: [...r.user.groups, 'system:authenticated'], extra: { 'authentication.kubernetes.io/credential-id': ['JTI=7c3a1e2f-0000-4000-8000-000000000000'] } },
-      object: r.object,
-      oldObject: r.oldObject ?? null,
-      dryRun: false,
-      options: { apiVersion: 'meta.k8s.io/v1', kind: r.operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions', fieldManager: 'kubectl-client-side-apply', fieldValidation: 'Strict' },
-    },
-  }));
+  return Buffer.from(
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: uid(),
+        kind: gvk,
+        resource: gvr,
+        requestKind: gvk,
+        requestResource: gvr,
+        name: r.name,
+        ...(r.namespace ? { namespace: r.namespace } : {}),
+        operation: r.operation,
+        userInfo: {
+          username: r.user.username,
+          uid: `u-${r.user.username}`,
+          groups: [...r.user.groups, 'system:authenticated'],
+          extra: { 'authentication.kubernetes.io/credential-id': ['JTI=7c3a1e2f-0000-4000-8000-000000000000'] },
+        },
+        object: r.object,
+        oldObject: r.oldObject ?? null,
+        dryRun: false,
+        options: {
+          apiVersion: 'meta.k8s.io/v1',
+          kind: r.operation === 'CREATE' ? 'CreateOptions' : 'UpdateOptions',
+          fieldManager: 'kubectl-client-side-apply',
+          fieldValidation: 'Strict',
+        },
+      },
+    }),
+  );
 }
 
 /** P1: a new self-service namespace of project i (labels already set by the mutating webhook), by its owner. */
@@ -55,25 +80,40 @@ export function namespaceCreateBodies(count: number, projects: number): Buffer[]
   for (let k = 0; k < count; k++) {
     const i = k % projects;
     const name = `${projectName(i)}-self${k}`;
-    out.push(review({
-      kind: 'Namespace',
-      operation: 'CREATE',
-      name,
-      user: { username: ownerUser(i), groups: [ownerGroup(i)] },
-      object: {
-        apiVersion: 'v1',
+    out.push(
+      review({
         kind: 'Namespace',
-        metadata: {
-          name,
-          creationTimestamp: '2026-01-01T00:00:00Z',
-          labels: { 'kubernetes.io/metadata.name': name, 'tenantgate.io/project': projectName(i), 'tenantgate.io/tenant': tenantName(i), team: 'payments' },
-          annotations: { 'tenantgate.io/project-uid': projectUid(i), 'kubectl.kubernetes.io/last-applied-configuration': `{"apiVersion":"v1","kind":"Namespace","metadata":{"annotations":{},"labels":{"team":"payments"},"name":"${name}"}}\n` },
-          managedFields: managedFields('kubectl-client-side-apply', 'Update', { 'f:metadata': { 'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} }, 'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {}, 'f:team': {} } } }),
+        operation: 'CREATE',
+        name,
+        user: { username: ownerUser(i), groups: [ownerGroup(i)] },
+        object: {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: {
+            name,
+            creationTimestamp: '2026-01-01T00:00:00Z',
+            labels: {
+              'kubernetes.io/metadata.name': name,
+              'tenantgate.io/project': projectName(i),
+              'tenantgate.io/tenant': tenantName(i),
+              team: 'payments',
+            },
+            annotations: {
+              'tenantgate.io/project-uid': projectUid(i),
+              'kubectl.kubernetes.io/last-applied-configuration': `{"apiVersion":"v1","kind":"Namespace","metadata":{"annotations":{},"labels":{"team":"payments"},"name":"${name}"}}\n`,
+            },
+            managedFields: managedFields('kubectl-client-side-apply', 'Update', {
+              'f:metadata': {
+                'f:annotations': { '.': {}, 'f:kubectl.kubernetes.io/last-applied-configuration': {} },
+                'f:labels': { '.': {}, 'f:kubernetes.io/metadata.name': {}, 'f:team': {} },
+              },
+            }),
+          },
+          spec: { finalizers: ['kubernetes'] },
+          status: { phase: 'Active' },
         },
-        spec: { finalizers: ['kubernetes'] },
-        status: { phase: 'Active' },
-      },
-    }));
+      }),
+    );
   }
   return out;
 }
@@ -87,11 +127,27 @@ export function quotaUpdateBodies(projects: number, passes: number): Buffer[] {
         const old = fixtureQuota(i, n);
         old.metadata.uid = `q-${i}-${n}`;
         old.metadata.resourceVersion = String(200000 + i * 10 + n);
-        (old.metadata as Record<string, unknown>).managedFields = managedFields('argocd-controller', 'Apply', { 'f:metadata': { 'f:labels': { 'f:tenantgate.io/project': {} } }, 'f:spec': { 'f:hard': { 'f:requests.cpu': {}, 'f:requests.memory': {}, 'f:limits.cpu': {}, 'f:pods': {} } } });
-        old.status = { hard: { ...old.spec!.hard! }, used: { 'requests.cpu': '1200m', 'requests.memory': '3Gi', 'limits.cpu': '2', pods: '7' } };
+        (old.metadata as Record<string, unknown>).managedFields = managedFields('argocd-controller', 'Apply', {
+          'f:metadata': { 'f:labels': { 'f:tenantgate.io/project': {} } },
+          'f:spec': { 'f:hard': { 'f:requests.cpu': {}, 'f:requests.memory': {}, 'f:limits.cpu': {}, 'f:pods': {} } },
+        });
+        old.status = {
+          hard: { ...old.spec!.hard! },
+          used: { 'requests.cpu': '1200m', 'requests.memory': '3Gi', 'limits.cpu': '2', pods: '7' },
+        };
         const object = structuredClone(old);
         object.spec!.hard!['requests.cpu'] = String(5 + v);
-        out.push(review({ kind: 'ResourceQuota', operation: 'UPDATE', name: QUOTA_NAME, namespace: namespaceName(i, n), user: { username: ownerUser(i), groups: [ownerGroup(i)] }, object, oldObject: old }));
+        out.push(
+          review({
+            kind: 'ResourceQuota',
+            operation: 'UPDATE',
+            name: QUOTA_NAME,
+            namespace: namespaceName(i, n),
+            user: { username: ownerUser(i), groups: [ownerGroup(i)] },
+            object,
+            oldObject: old,
+          }),
+        );
       }
     }
   }
@@ -107,18 +163,40 @@ export function q5GrowingBody(i: number, n: number): Buffer {
     name: 'compute',
     namespace,
     user: { username: q5Owner(i), groups: [] },
-    object: { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'compute', namespace, labels: { 'tenantgate.io/project': q5ProjectName(i) } }, spec: { hard: { 'requests.cpu': '1', pods: '10' } } },
+    object: {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name: 'compute', namespace, labels: { 'tenantgate.io/project': q5ProjectName(i) } },
+      spec: { hard: { 'requests.cpu': '1', pods: '10' } },
+    },
   });
 }
 
 /** Q5 plain: the owner adds a label to one of its namespaces (project and tenant labels unchanged). */
 export function q5PlainBody(i: number, n: number): Buffer {
   const name = q5NamespaceName(i, n);
-  const labels = { 'kubernetes.io/metadata.name': name, 'tenantgate.io/project': q5ProjectName(i), 'tenantgate.io/tenant': `q5t${i}` };
-  const old = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, uid: `q5-${i}-${n}`, labels }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+  const labels = {
+    'kubernetes.io/metadata.name': name,
+    'tenantgate.io/project': q5ProjectName(i),
+    'tenantgate.io/tenant': `q5t${i}`,
+  };
+  const old = {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, uid: `q5-${i}-${n}`, labels },
+    spec: { finalizers: ['kubernetes'] },
+    status: { phase: 'Active' },
+  };
   const object = structuredClone(old);
   (object.metadata.labels as Record<string, string>).team = 'x';
-  return review({ kind: 'Namespace', operation: 'UPDATE', name, user: { username: q5Owner(i), groups: [] }, object, oldObject: old });
+  return review({
+    kind: 'Namespace',
+    operation: 'UPDATE',
+    name,
+    user: { username: q5Owner(i), groups: [] },
+    object,
+    oldObject: old,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -126,7 +204,9 @@ export function q5PlainBody(i: number, n: number): Buffer {
 // ---------------------------------------------------------------------------------------------
 
 /** The requests whose rule path P1's breakdown and bench/comparisons/rules-ab.ts time in-process, by scenario. */
-export function ruleScenarios(projects: number): Array<{ scenario: 'Namespace CREATE' | 'ResourceQuota UPDATE'; bodies: Buffer[] }> {
+export function ruleScenarios(
+  projects: number,
+): Array<{ scenario: 'Namespace CREATE' | 'ResourceQuota UPDATE'; bodies: Buffer[] }> {
   return [
     { scenario: 'Namespace CREATE', bodies: namespaceCreateBodies(20_000, projects) },
     { scenario: 'ResourceQuota UPDATE', bodies: quotaUpdateBodies(projects, 4) },

@@ -14,7 +14,17 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { P1_PROJECTS, Pool, cpuWindow, post, round3, sleep, stats, type Target, type ThroughputResult } from './measure.js';
+import {
+  P1_PROJECTS,
+  Pool,
+  cpuWindow,
+  post,
+  round3,
+  sleep,
+  stats,
+  type Target,
+  type ThroughputResult,
+} from './measure.js';
 import { namespaceCreateBodies, quotaUpdateBodies } from './reviews.js';
 
 export type PoolName = 'namespace-create' | 'quota-update';
@@ -55,7 +65,12 @@ export class ClientFleet {
 
   /** Forks `n` clients (they inherit this process's CPU affinity) and waits until each built its pools. */
   static async start(n: number, caFile: string, projects = P1_PROJECTS): Promise<ClientFleet> {
-    const children = Array.from({ length: n }, (_, k) => fork(SCRIPT, ['--ca', caFile, '--projects', String(projects), '--index', String(k), '--of', String(n)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    const children = Array.from({ length: n }, (_, k) =>
+      fork(SCRIPT, ['--ca', caFile, '--projects', String(projects), '--index', String(k), '--of', String(n)], {
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      }),
+    );
     await Promise.all(children.map((c) => answered(c, 'before it was ready')));
     return new ClientFleet(children);
   }
@@ -65,14 +80,31 @@ export class ClientFleet {
   }
 
   /** Closed loop over all clients: `concurrency` requests in flight in total, counted over the same window. */
-  async closedLoop(server: string, scenario: string, target: Target, serverPid: number, pool: PoolName, concurrency: number, warmupMs: number, durationMs: number): Promise<ThroughputResult & { clients: number }> {
+  async closedLoop(
+    server: string,
+    scenario: string,
+    target: Target,
+    serverPid: number,
+    pool: PoolName,
+    concurrency: number,
+    warmupMs: number,
+    durationMs: number,
+  ): Promise<ThroughputResult & { clients: number }> {
     const n = this.children.length;
     const from = Date.now() + warmupMs;
     const to = from + durationMs;
     const results = this.children.map((c, k) => {
       const answer = answered(c, 'during a run') as Promise<RunResult>;
       const share = Math.floor(concurrency / n) + (k < concurrency % n ? 1 : 0);
-      c.send({ cmd: 'run', port: target.port, path: target.path, pool, concurrency: Math.max(1, share), from, to } satisfies RunMessage);
+      c.send({
+        cmd: 'run',
+        port: target.port,
+        path: target.path,
+        pool,
+        concurrency: Math.max(1, share),
+        from,
+        to,
+      } satisfies RunMessage);
       return answer;
     });
     await sleep(Math.max(0, from - Date.now()));
@@ -97,11 +129,16 @@ export class ClientFleet {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.children.map((c) => new Promise<void>((resolve) => {
-      if (c.exitCode !== null) return resolve();
-      c.once('exit', () => resolve());
-      c.kill('SIGTERM');
-    })));
+    await Promise.all(
+      this.children.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            if (c.exitCode !== null) return resolve();
+            c.once('exit', () => resolve());
+            c.kill('SIGTERM');
+          }),
+      ),
+    );
   }
 }
 

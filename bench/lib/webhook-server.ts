@@ -38,7 +38,13 @@ import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/va
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { CacheEvent } from '../../src/kube/informers.js';
 import { ConfigMapLedger } from '../../src/ledger/ledger.js';
-import { applyWebhookV8Flags, decisionLog, webhookApp, wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
+import {
+  applyWebhookV8Flags,
+  decisionLog,
+  webhookApp,
+  wireGuard,
+  type SnapshotSource,
+} from '../../src/webhook/start.js';
 import { createLogger } from '../../src/log.js';
 import { createApp, MAX_BODY_BYTES, type Decide } from '../../src/webhook/server.js';
 import type { Verdict } from '../../src/validate/admission.js';
@@ -148,7 +154,10 @@ export function p1Snapshot(projects: number): MemorySnapshot {
       const q = fixtureQuota(i, n);
       q.metadata.uid = `q-${i}-${n}`;
       q.metadata.resourceVersion = String(200000 + i * 10 + n);
-      q.status = { hard: { ...q.spec!.hard! }, used: { 'requests.cpu': '1200m', 'requests.memory': '3Gi', 'limits.cpu': '2', pods: '7' } };
+      q.status = {
+        hard: { ...q.spec!.hard! },
+        used: { 'requests.cpu': '1200m', 'requests.memory': '3Gi', 'limits.cpu': '2', pods: '7' },
+      };
       s.upsertQuota(q);
     }
   }
@@ -167,14 +176,26 @@ export function q5Snapshot(projects: number, namespaces: number): MemorySnapshot
       apiVersion: 'tenantgate.io/v1alpha1',
       kind: 'Project',
       metadata: { name: q5ProjectName(i), uid: `q5-${i}`, finalizers: ['tenantgate.io/cascade-delete'] },
-      spec: { tenant: `q5t${i}`, owners: [{ kind: 'User', name: q5Owner(i) }], quota: { hard: { 'requests.cpu': '10000', pods: '100000' } } },
+      spec: {
+        tenant: `q5t${i}`,
+        owners: [{ kind: 'User', name: q5Owner(i) }],
+        quota: { hard: { 'requests.cpu': '10000', pods: '100000' } },
+      },
     });
     for (let n = 0; n < namespaces; n++) {
       const name = q5NamespaceName(i, n);
       s.upsertNamespace({
         apiVersion: 'v1',
         kind: 'Namespace',
-        metadata: { name, uid: `q5-${i}-${n}`, labels: { 'kubernetes.io/metadata.name': name, 'tenantgate.io/project': q5ProjectName(i), 'tenantgate.io/tenant': `q5t${i}` } },
+        metadata: {
+          name,
+          uid: `q5-${i}-${n}`,
+          labels: {
+            'kubernetes.io/metadata.name': name,
+            'tenantgate.io/project': q5ProjectName(i),
+            'tenantgate.io/tenant': `q5t${i}`,
+          },
+        },
         status: { phase: 'Active' },
       });
     }
@@ -183,7 +204,8 @@ export function q5Snapshot(projects: number, namespaces: number): MemorySnapshot
 }
 
 /** The bare baseline's answer for a review's uid (serialised per request, as every webhook must). */
-export const bareAnswer = (uid: string): string => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } });
+export const bareAnswer = (uid: string): string =>
+  JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } });
 /** The express floor's fixed answer. */
 export const BARE_RESPONSE = bareAnswer('00000000-0000-0000-0000-000000000000');
 
@@ -223,7 +245,10 @@ export function emulateWatch(source: StaticSource, request: AdmissionRequest): v
   if (!object) return;
   if (request.kind.kind === 'Namespace') {
     const requested = object as unknown as NamespaceObject;
-    const ns: NamespaceObject = { ...requested, metadata: { ...requested.metadata, resourceVersion: nextResourceVersion() } };
+    const ns: NamespaceObject = {
+      ...requested,
+      metadata: { ...requested.metadata, resourceVersion: nextResourceVersion() },
+    };
     const name = ns.metadata?.name ?? '';
     const before = snapshot.namespace(name);
     snapshot.upsertNamespace(ns);
@@ -271,30 +296,42 @@ async function serve(argv: string[]): Promise<void> {
   let server: import('node:https').Server;
 
   if (mode === 'bare') {
-    server = createServer({ cert: readFileSync(files.cert), key: readFileSync(files.key), minVersion: 'TLSv1.2' }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: string } };
-        const answer = Buffer.from(bareAnswer(review.request?.uid ?? ''));
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': answer.length });
-        res.end(answer);
-      });
-    });
+    server = createServer(
+      { cert: readFileSync(files.cert), key: readFileSync(files.key), minVersion: 'TLSv1.2' },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: string } };
+          const answer = Buffer.from(bareAnswer(review.request?.uid ?? ''));
+          res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': answer.length });
+          res.end(answer);
+        });
+      },
+    );
     server.keepAliveTimeout = 65_000;
   } else if (mode === 'express') {
     const answer = JSON.parse(BARE_RESPONSE) as unknown;
     const app = express();
     app.disable('x-powered-by');
     app.set('etag', false);
-    app.post('/validate', express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false }), (_req, res) => void res.json(answer));
+    app.post(
+      '/validate',
+      express.json({ limit: MAX_BODY_BYTES, type: () => true, strict: false }),
+      (_req, res) => void res.json(answer),
+    );
     server = serveHttps(files, app);
   } else if (mode === 'tenantgate' || mode === 'ledger' || mode === 'guard') {
     // As `tenantgate webhook` starts (TENANTGATE_WEBHOOK_V8_FLAGS replaces them, "" for none).
     const v8flags = applyWebhookV8Flags();
-    process.stderr.write(`webhook-server: V8 flags for the sync ${JSON.stringify(v8flags.flags)}, execArgv ${JSON.stringify(process.execArgv)}\n`);
+    process.stderr.write(
+      `webhook-server: V8 flags for the sync ${JSON.stringify(v8flags.flags)}, execArgv ${JSON.stringify(process.execArgv)}\n`,
+    );
     const config: TenantgateConfig = { ...DEFAULT_CONFIG, crossReplicaReservation: mode === 'ledger' };
-    const snapshot = mode === 'tenantgate' ? p1Snapshot(Number(values.projects)) : q5Snapshot(Number(values.projects), Number(values.namespaces));
+    const snapshot =
+      mode === 'tenantgate'
+        ? p1Snapshot(Number(values.projects))
+        : q5Snapshot(Number(values.projects), Number(values.namespaces));
     let ledger: ConfigMapLedger | undefined;
     if (mode === 'ledger') {
       if (!values.kubeconfig) throw new Error('ledger mode needs --kubeconfig');
@@ -307,19 +344,32 @@ async function serve(argv: string[]): Promise<void> {
     const source = new StaticSource(snapshot);
     // One JSON record per decision on stderr (the child's log file), as production writes it.
     const recordMode = values['decision-log'];
-    if (recordMode !== 'async' && recordMode !== 'sync' && recordMode !== 'none') throw new Error(`--decision-log is ${JSON.stringify(recordMode)}; allowed: async, sync, none`);
-    const onDecision = recordMode === 'none' ? undefined : decisionLog(createLogger({ name: 'webhook', format: 'json', sync: recordMode === 'sync' }));
+    if (recordMode !== 'async' && recordMode !== 'sync' && recordMode !== 'none')
+      throw new Error(`--decision-log is ${JSON.stringify(recordMode)}; allowed: async, sync, none`);
+    const onDecision =
+      recordMode === 'none'
+        ? undefined
+        : decisionLog(createLogger({ name: 'webhook', format: 'json', sync: recordMode === 'sync' }));
     // The production wiring (src/webhook/start.ts: wireGuard + webhookApp), fed from a fixed snapshot.
-    if (values.watch !== 'emulate' && values.watch !== 'none') throw new Error(`--watch is ${JSON.stringify(values.watch)}; allowed: emulate, none`);
-    if (values.rules !== 'on' && values.rules !== 'off') throw new Error(`--rules is ${JSON.stringify(values.rules)}; allowed: on, off`);
-    const parts = { config, source, ...(ledger ? { ledger } : {}), log: (m: string) => process.stderr.write(`webhook-server: ${m}\n`), ...(onDecision ? { onDecision } : {}) };
+    if (values.watch !== 'emulate' && values.watch !== 'none')
+      throw new Error(`--watch is ${JSON.stringify(values.watch)}; allowed: emulate, none`);
+    if (values.rules !== 'on' && values.rules !== 'off')
+      throw new Error(`--rules is ${JSON.stringify(values.rules)}; allowed: on, off`);
+    const parts = {
+      config,
+      source,
+      ...(ledger ? { ledger } : {}),
+      log: (m: string) => process.stderr.write(`webhook-server: ${m}\n`),
+      ...(onDecision ? { onDecision } : {}),
+    };
     const metrics = new WebhookMetrics();
     const guard = wireGuard({ ...parts, metrics });
     // The emulated informer: each admitted growth "arrives" in the cache 2 ms later (bench only).
     const emulate = mode === 'tenantgate' && values.watch === 'emulate';
     const observed: Decide = (ctx, request, signal) => {
       const admitted = (verdict: Verdict) => {
-        if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun) setTimeout(() => emulateWatch(source, request), 2);
+        if (verdict.violations.length === 0 && verdict.allocation?.grows && !request.dryRun)
+          setTimeout(() => emulateWatch(source, request), 2);
         return verdict;
       };
       const decided = guard.decide(ctx, request, signal);
@@ -327,7 +377,17 @@ async function serve(argv: string[]): Promise<void> {
     };
     const app = webhookApp({ ...parts, metrics, guard, ...(emulate ? { decide: observed } : {}) });
     // --rules off: the same app and records, but every review is admitted without running a rule.
-    const served = values.rules === 'off' ? createApp({ config, snapshot, ready: () => true, metrics: new WebhookMetrics(), decide: () => ({ violations: [], warnings: [] }), ...(onDecision ? { onDecision } : {}) }) : app;
+    const served =
+      values.rules === 'off'
+        ? createApp({
+            config,
+            snapshot,
+            ready: () => true,
+            metrics: new WebhookMetrics(),
+            decide: () => ({ violations: [], warnings: [] }),
+            ...(onDecision ? { onDecision } : {}),
+          })
+        : app;
     server = serveHttps(files, served);
   } else {
     throw new Error(`unknown mode ${JSON.stringify(mode)}; allowed: bare, express, tenantgate, ledger, guard`);

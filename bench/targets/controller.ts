@@ -68,19 +68,32 @@ async function fill(c: Clients, names: string[]): Promise<void> {
 async function directRound(c: Clients, round: number): Promise<number> {
   const label = `bench-direct-${round}`;
   const names = Array.from({ length: NAMESPACES }, (_, i) => `direct${round}-ns${String(i).padStart(2, '0')}`);
-  await pool(names, 10, (name) => c.core.createNamespace({ body: { metadata: { name, labels: { 'bench.tenantgate.io/set': label } } } }));
+  await pool(names, 10, (name) =>
+    c.core.createNamespace({ body: { metadata: { name, labels: { 'bench.tenantgate.io/set': label } } } }),
+  );
   await fill(c, names);
   // The same content as the cascade's namespaces, which also hold the controller's default quota.
-  await pool(names, 10, (namespace) => c.core.createNamespacedResourceQuota({ namespace, body: { metadata: { name: 'tenantgate-quota' }, spec: { hard: { 'requests.cpu': '2', pods: '10' } } } }));
+  await pool(names, 10, (namespace) =>
+    c.core.createNamespacedResourceQuota({
+      namespace,
+      body: { metadata: { name: 'tenantgate-quota' }, spec: { hard: { 'requests.cpu': '2', pods: '10' } } },
+    }),
+  );
   await sleep(1000);
   const started = performance.now();
   await pool(names, 10, (name) => c.core.deleteNamespace({ name, propagationPolicy: 'Background' }));
-  await until(async () => (await c.core.listNamespace({ labelSelector: `bench.tenantgate.io/set=${label}` })).items.length === 0);
+  await until(
+    async () => (await c.core.listNamespace({ labelSelector: `bench.tenantgate.io/set=${label}` })).items.length === 0,
+  );
   return performance.now() - started;
 }
 
 /** Cascade: the same through a Project; time until the Project is gone. */
-async function cascadeRound(c: Clients, round: number, writes: () => Promise<number>): Promise<{ ms: number; namespacesGoneMs: number; writes: number }> {
+async function cascadeRound(
+  c: Clients,
+  round: number,
+  writes: () => Promise<number>,
+): Promise<{ ms: number; namespacesGoneMs: number; writes: number }> {
   const name = `casc${round}`;
   await createProject(c, name, {
     tenant: 'bench',
@@ -88,7 +101,9 @@ async function cascadeRound(c: Clients, round: number, writes: () => Promise<num
     namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } },
   });
   let project: Project | undefined;
-  await until(async () => Boolean((project = await getProject(c, name))?.metadata.finalizers?.includes('tenantgate.io/cascade-delete')));
+  await until(async () =>
+    Boolean((project = await getProject(c, name))?.metadata.finalizers?.includes('tenantgate.io/cascade-delete')),
+  );
   const names = Array.from({ length: NAMESPACES }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
   await pool(names, 10, (ns) => createProjectNamespace(c, project!, ns));
   await fill(c, names);
@@ -100,7 +115,11 @@ async function cascadeRound(c: Clients, round: number, writes: () => Promise<num
   await deleteProject(c, name);
   let namespacesGoneMs = 0;
   await until(async () => {
-    if (!namespacesGoneMs && (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items.length === 0) namespacesGoneMs = performance.now() - started;
+    if (
+      !namespacesGoneMs &&
+      (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items.length === 0
+    )
+      namespacesGoneMs = performance.now() - started;
     return (await getProject(c, name)) === undefined;
   });
   const ms = performance.now() - started;
@@ -110,18 +129,31 @@ async function cascadeRound(c: Clients, round: number, writes: () => Promise<num
 export async function main(): Promise<string[]> {
   log(`starting a control plane (${cpus().length} CPUs)`);
   const cp = await ControlPlane.start();
-  const kubectl = (args: string[]) => execa(join(cp.info.binDir, 'kubectl'), args, { env: { KUBECONFIG: cp.info.kubeconfigs.admin ?? '' } });
+  const kubectl = (args: string[]) =>
+    execa(join(cp.info.binDir, 'kubectl'), args, { env: { KUBECONFIG: cp.info.kubeconfigs.admin ?? '' } });
   let stopController: (() => Promise<void>) | undefined;
   try {
     await kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, 'manifests', 'crd', 'projects.tenantgate.io.yaml')]);
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
     await installControllerRbac(kubectl);
     const kc = new k8s.KubeConfig();
-    kc.loadFromFile(await controllerKubeconfigFile(kubectl, cp.info.server, cp.info.caFile, join(cp.info.dir, 'controller.kubeconfig')));
+    kc.loadFromFile(
+      await controllerKubeconfigFile(
+        kubectl,
+        cp.info.server,
+        cp.info.caFile,
+        join(cp.info.dir, 'controller.kubeconfig'),
+      ),
+    );
     const admin = new k8s.KubeConfig();
     admin.loadFromFile(cp.info.kubeconfigs.admin!);
     const c = clients(admin);
-    const controller = await startController({ kubeConfig: kc, config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
+    const controller = await startController({
+      kubeConfig: kc,
+      config: DEFAULT_CONFIG,
+      leaderElection: false,
+      log: () => {},
+    });
     stopController = () => controller.stop();
     await until(async () => controller.isLeader(), 60_000);
 
@@ -137,7 +169,9 @@ export async function main(): Promise<string[]> {
       cascade.push(k.ms);
       cascadeNamespaces.push(k.namespacesGoneMs);
       cascadeWrites.push(k.writes);
-      log(`round ${round + 1}/${ROUNDS}: cascade ${Math.round(k.ms)} ms (namespaces gone after ${Math.round(k.namespacesGoneMs)} ms)`);
+      log(
+        `round ${round + 1}/${ROUNDS}: cascade ${Math.round(k.ms)} ms (namespaces gone after ${Math.round(k.namespacesGoneMs)} ms)`,
+      );
     }
     const directMs = median(direct);
     const cascadeMs = median(cascade);
@@ -154,7 +188,12 @@ export async function main(): Promise<string[]> {
       pass: ratio < TARGET_RATIO,
       // cascadeWrites: the controller's API writes from the Project's deletion to its disappearance
       // (namespace deletes, status updates at most once a second, the finalizer removal).
-      runs: { direct: direct.map(Math.round), cascade: cascade.map(Math.round), cascadeNamespacesGone: cascadeNamespaces.map(Math.round), cascadeWrites },
+      runs: {
+        direct: direct.map(Math.round),
+        cascade: cascade.map(Math.round),
+        cascadeNamespacesGone: cascadeNamespaces.map(Math.round),
+        cascadeWrites,
+      },
       cpus: cpus().length,
       node: process.version,
       date: new Date().toISOString(),
@@ -162,7 +201,9 @@ export async function main(): Promise<string[]> {
     mkdirSync(dirname(RESULTS), { recursive: true });
     writeFileSync(RESULTS, JSON.stringify(result, null, 2) + '\n');
     process.stdout.write(`${JSON.stringify(result)}\n`);
-    log(`P4: cascade ${result.cascadeMs} ms vs direct ${result.directMs} ms = ${result.ratio}× (target < ${TARGET_RATIO}×) ${result.pass ? 'PASS' : 'FAIL'}; results: ${RESULTS}`);
+    log(
+      `P4: cascade ${result.cascadeMs} ms vs direct ${result.directMs} ms = ${result.ratio}× (target < ${TARGET_RATIO}×) ${result.pass ? 'PASS' : 'FAIL'}; results: ${RESULTS}`,
+    );
     return result.pass ? [] : [`P4 cascade/direct ${result.ratio} not < ${TARGET_RATIO}`];
   } finally {
     await stopController?.();

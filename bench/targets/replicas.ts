@@ -20,25 +20,43 @@ const RESULTS = join(HERE, 'results', 'replicas.json');
 const log = (m: string) => process.stderr.write(`[bench/replicas ${new Date().toISOString().slice(11, 19)}] ${m}\n`);
 
 export async function main(): Promise<string[]> {
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/cli/main.js is missing: build it with `npx tsc -p tsconfig.json` first');
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js')))
+    throw new Error('dist/cli/main.js is missing: build it with `npx tsc -p tsconfig.json` first');
   const attempts = Math.max(3, Math.round(env('BENCH_REPLICAS_ATTEMPTS', 10_000)));
   const concurrency = Math.max(1, Math.round(env('BENCH_REPLICAS_CONCURRENCY', 16)));
   const seed = process.env.BENCH_REPLICAS_SEED ? Math.round(env('BENCH_REPLICAS_SEED', 1)) : undefined;
   // BENCH_REPLICAS_LEDGER=off: the cross-replica ledger turned off, to see what the check catches without it.
   const ledger = process.env.BENCH_REPLICAS_LEDGER ?? 'on';
-  if (ledger !== 'on' && ledger !== 'off') throw new Error(`BENCH_REPLICAS_LEDGER is ${JSON.stringify(ledger)}; allowed: on, off`);
+  if (ledger !== 'on' && ledger !== 'off')
+    throw new Error(`BENCH_REPLICAS_LEDGER is ${JSON.stringify(ledger)}; allowed: on, off`);
   const cp = await ControlPlane.start({ log });
   try {
-    const result = await runReplicaRace({ info: cp.info, project: 'brep', attempts, concurrency, ...(seed !== undefined ? { seed } : {}), ...(ledger === 'off' ? { config: { crossReplicaReservation: false } } : {}), log });
+    const result = await runReplicaRace({
+      info: cp.info,
+      project: 'brep',
+      attempts,
+      concurrency,
+      ...(seed !== undefined ? { seed } : {}),
+      ...(ledger === 'off' ? { config: { crossReplicaReservation: false } } : {}),
+      log,
+    });
     mkdirSync(join(HERE, 'results'), { recursive: true });
     writeFileSync(RESULTS, `${JSON.stringify({ ledger, ...result }, null, 2)}\n`);
     const c = result.counts;
-    log(`seed ${result.seed}: ${attempts} attempts, ${c.writes} writes in ${(result.wallMs / 1000).toFixed(1)} s; admitted ${c.admitted}; refused ${JSON.stringify(c.refused)}; fail-closed ${JSON.stringify(c.failClosed)}; other ${JSON.stringify(c.other)}`);
-    log(`${result.samples} samples (${result.sampleErrors.length} unreadable), ${result.violations.length} violations; peak ${JSON.stringify(result.peak)}; replica ${result.kill.replica} killed after ${result.kill.afterCompleted}, ready again after ${result.kill.restarted?.afterCompleted ?? '—'}; ledger deleted after ${result.ledgerDeletion.afterCompleted} (HTTP ${result.ledgerDeletion.status}); validate requests per replica ${result.requestsPerReplica.join('/')}; load ${result.loadAverage.start.map((l) => l.toFixed(2)).join(' ')} → ${result.loadAverage.end.map((l) => l.toFixed(2)).join(' ')}`);
+    log(
+      `seed ${result.seed}: ${attempts} attempts, ${c.writes} writes in ${(result.wallMs / 1000).toFixed(1)} s; admitted ${c.admitted}; refused ${JSON.stringify(c.refused)}; fail-closed ${JSON.stringify(c.failClosed)}; other ${JSON.stringify(c.other)}`,
+    );
+    log(
+      `${result.samples} samples (${result.sampleErrors.length} unreadable), ${result.violations.length} violations; peak ${JSON.stringify(result.peak)}; replica ${result.kill.replica} killed after ${result.kill.afterCompleted}, ready again after ${result.kill.restarted?.afterCompleted ?? '—'}; ledger deleted after ${result.ledgerDeletion.afterCompleted} (HTTP ${result.ledgerDeletion.status}); validate requests per replica ${result.requestsPerReplica.join('/')}; load ${result.loadAverage.start.map((l) => l.toFixed(2)).join(' ')} → ${result.loadAverage.end.map((l) => l.toFixed(2)).join(' ')}`,
+    );
     log(`results in ${RESULTS}`);
     const missed: string[] = [];
-    if (result.violations.length > 0) missed.push(`the budget promise broke at ${result.violations.length} of ${result.samples} samples (first: ${result.violations[0]!.sample.violations.join('; ')})`);
-    if (result.sampleErrors.length >= result.samples) missed.push(`no sample could be read: ${result.sampleErrors[0] ?? ''}`);
+    if (result.violations.length > 0)
+      missed.push(
+        `the budget promise broke at ${result.violations.length} of ${result.samples} samples (first: ${result.violations[0]!.sample.violations.join('; ')})`,
+      );
+    if (result.sampleErrors.length >= result.samples)
+      missed.push(`no sample could be read: ${result.sampleErrors[0] ?? ''}`);
     return missed;
   } finally {
     // TG_KEEP_CLUSTER=1 keeps the control plane's directory: the replicas' decision logs, etcd's data.

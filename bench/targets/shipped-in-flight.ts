@@ -39,7 +39,12 @@ export async function ledgerSize(admin: Api, project: string): Promise<LedgerSiz
   const text = (JSON.parse(r.text) as { data?: { reservations?: string } }).data?.reservations ?? '[]';
   const entries = JSON.parse(text) as Array<{ expires: number }>;
   const now = Date.now();
-  return { project, entries: entries.length, live: entries.filter((e) => e.expires > now).length, bytes: Buffer.byteLength(text) };
+  return {
+    project,
+    entries: entries.length,
+    live: entries.filter((e) => e.expires > now).length,
+    bytes: Buffer.byteLength(text),
+  };
 }
 
 export interface LedgerPeak {
@@ -82,7 +87,11 @@ export type InFlightMode = 'settlement on' | 'settlement off' | 'ledger off' | '
 const writesLedger = (mode: InFlightMode): boolean => mode === 'settlement on' || mode === 'settlement off';
 
 /** The metadata of a namespace the scenario creates: its name, and with the webhook off what the webhook's mutation would add. */
-export type NamespaceMetadata = (name: string) => { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+export type NamespaceMetadata = (name: string) => {
+  name: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+};
 export const nameOnly: NamespaceMetadata = (name) => ({ name });
 
 export interface InFlightRun {
@@ -127,7 +136,8 @@ function q5Reasons(results: readonly ApiAnswer[]): Record<string, number> {
 /** The first distinct answers (status and the start of the text) of requests neither admitted nor denied with a rule. */
 function errorSamples(results: readonly ApiAnswer[]): string[] {
   const seen = new Set<string>();
-  for (const r of results) if (verdictOf(r) === 'error' && seen.size < 3) seen.add(`${r.status} ${r.text.slice(0, 240)}`);
+  for (const r of results)
+    if (verdictOf(r) === 'error' && seen.size < 3) seen.add(`${r.status} ${r.text.slice(0, 240)}`);
   return [...seen];
 }
 
@@ -141,7 +151,9 @@ export async function flowControl(admin: Api): Promise<Record<string, number>> {
   const r = await admin.call('GET', '/metrics');
   const out: Record<string, number> = {};
   for (const line of r.text.split('\n')) {
-    const m = /^apiserver_flowcontrol_(request_wait_duration_seconds_sum|rejected_requests_total)\{(.*)\} (\S+)$/.exec(line);
+    const m = /^apiserver_flowcontrol_(request_wait_duration_seconds_sum|rejected_requests_total)\{(.*)\} (\S+)$/.exec(
+      line,
+    );
     const level = m && /priority_level="([^"]+)"/.exec(m[2]!)?.[1];
     if (!m || !level) continue;
     const key = `${level} ${m[1] === 'rejected_requests_total' ? 'rejected' : 'waited s'}`;
@@ -154,10 +166,21 @@ export async function flowControl(admin: Api): Promise<Record<string, number>> {
 export type OutcomeCounter = () => Promise<Record<string, number>>;
 
 /** How much each counter of `after` grew since `before`. */
-export const countsSince = (before: Record<string, number>, after: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+export const countsSince = (before: Record<string, number>, after: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
 
 /** One project at HOT_RATE changes a second (open loop) for `seconds`: namespace creates and quota growths in `namespaces`. */
-export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, project: string, namespaces: readonly string[], seconds: number, quotaCpu: Map<string, number>, outcomes: OutcomeCounter, metadata: NamespaceMetadata = nameOnly): Promise<InFlightRun> {
+export async function hotProject(
+  mode: InFlightMode,
+  alice: Api,
+  admin: Api,
+  project: string,
+  namespaces: readonly string[],
+  seconds: number,
+  quotaCpu: Map<string, number>,
+  outcomes: OutcomeCounter,
+  metadata: NamespaceMetadata = nameOnly,
+): Promise<InFlightRun> {
   const outcomes0 = await outcomes();
   const flow0 = await flowControl(admin);
   let seq = 0;
@@ -166,7 +189,12 @@ export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, pro
     const ns = namespaces[Math.floor(i / 2) % namespaces.length]!;
     const next = (quotaCpu.get(ns) ?? 100) + 10;
     quotaCpu.set(ns, next);
-    return alice.call('PATCH', `/api/v1/namespaces/${ns}/resourcequotas/tenantgate-quota`, { spec: { hard: { 'requests.cpu': `${next}m` } } }, 'application/merge-patch+json');
+    return alice.call(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/resourcequotas/tenantgate-quota`,
+      { spec: { hard: { 'requests.cpu': `${next}m` } } },
+      'application/merge-patch+json',
+    );
   };
   const total = HOT_RATE * seconds;
   const inflight: Array<Promise<ApiAnswer>> = [];
@@ -174,7 +202,13 @@ export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, pro
   const allSent = new Promise<void>((r) => (sent = r));
   const t0 = performance.now();
   // With the ledger off nothing writes it: what it holds is left from earlier runs.
-  const peak = !writesLedger(mode) ? Promise.resolve(NO_PEAK) : peakWhile(admin, project, allSent.then(() => Promise.all(inflight)));
+  const peak = !writesLedger(mode)
+    ? Promise.resolve(NO_PEAK)
+    : peakWhile(
+        admin,
+        project,
+        allSent.then(() => Promise.all(inflight)),
+      );
   for (let i = 0; i < total; i++) {
     const wait = t0 + (i * 1000) / HOT_RATE - performance.now();
     if (wait > 0) await sleep(wait);
@@ -183,11 +217,30 @@ export async function hotProject(mode: InFlightMode, alice: Api, admin: Api, pro
   sent();
   const results = await Promise.all(inflight);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'hot project', mode, offered: total, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: await peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results), flowControl: countsSince(flow0, await flowControl(admin)) };
+  return {
+    scenario: 'hot project',
+    mode,
+    offered: total,
+    counts: countBy(results.map(verdictOf)),
+    seconds: round3(elapsed),
+    latencyMs: stats(results.map((r) => r.ms)),
+    ledger: await peak,
+    reservationOutcomes: countsSince(outcomes0, await outcomes()),
+    errorSamples: errorSamples(results),
+    q5Reasons: q5Reasons(results),
+    flowControl: countsSince(flow0, await flowControl(admin)),
+  };
 }
 
 /** SYNC_NAMESPACES namespace creates of one project at once, SYNC_CONCURRENCY in flight. */
-export async function namespaceSync(mode: InFlightMode, alice: Api, admin: Api, project: string, outcomes: OutcomeCounter, metadata: NamespaceMetadata = nameOnly): Promise<InFlightRun> {
+export async function namespaceSync(
+  mode: InFlightMode,
+  alice: Api,
+  admin: Api,
+  project: string,
+  outcomes: OutcomeCounter,
+  metadata: NamespaceMetadata = nameOnly,
+): Promise<InFlightRun> {
   const outcomes0 = await outcomes();
   const flow0 = await flowControl(admin);
   const results: ApiAnswer[] = [];
@@ -202,7 +255,19 @@ export async function namespaceSync(mode: InFlightMode, alice: Api, admin: Api, 
   const workers = Promise.all(Array.from({ length: SYNC_CONCURRENCY }, worker));
   const peak = !writesLedger(mode) ? (await workers, NO_PEAK) : await peakWhile(admin, project, workers);
   const elapsed = (performance.now() - t0) / 1000;
-  return { scenario: 'sync', mode, offered: SYNC_NAMESPACES, counts: countBy(results.map(verdictOf)), seconds: round3(elapsed), latencyMs: stats(results.map((r) => r.ms)), ledger: peak, reservationOutcomes: countsSince(outcomes0, await outcomes()), errorSamples: errorSamples(results), q5Reasons: q5Reasons(results), flowControl: countsSince(flow0, await flowControl(admin)) };
+  return {
+    scenario: 'sync',
+    mode,
+    offered: SYNC_NAMESPACES,
+    counts: countBy(results.map(verdictOf)),
+    seconds: round3(elapsed),
+    latencyMs: stats(results.map((r) => r.ms)),
+    ledger: peak,
+    reservationOutcomes: countsSince(outcomes0, await outcomes()),
+    errorSamples: errorSamples(results),
+    q5Reasons: q5Reasons(results),
+    flowControl: countsSince(flow0, await flowControl(admin)),
+  };
 }
 
 /**
@@ -212,17 +277,31 @@ export async function namespaceSync(mode: InFlightMode, alice: Api, admin: Api, 
  */
 export function judgeInFlight(runs: readonly InFlightRun[]): string[] {
   const missed: string[] = [];
-  const sameScenario = (mode: InFlightMode, r: InFlightRun) => runs.find((b) => b.mode === mode && b.scenario === r.scenario);
-  const said = (b: InFlightRun | undefined) => (b ? `${b.mode} in the same run: p99 ${b.latencyMs.p99} ms, ${b.counts.admitted ?? 0} of ${b.offered} admitted` : undefined);
+  const sameScenario = (mode: InFlightMode, r: InFlightRun) =>
+    runs.find((b) => b.mode === mode && b.scenario === r.scenario);
+  const said = (b: InFlightRun | undefined) =>
+    b
+      ? `${b.mode} in the same run: p99 ${b.latencyMs.p99} ms, ${b.counts.admitted ?? 0} of ${b.offered} admitted`
+      : undefined;
   for (const r of runs.filter((run) => run.mode === 'settlement on')) {
-    const baselines = (['ledger off', 'bare webhook', 'webhook off'] as const).map((mode) => said(sameScenario(mode, r))).filter((b) => b !== undefined);
+    const baselines = (['ledger off', 'bare webhook', 'webhook off'] as const)
+      .map((mode) => said(sameScenario(mode, r)))
+      .filter((b) => b !== undefined);
     const q5 = r.counts['denied Q5'] ?? 0;
     const admitted = r.counts.admitted ?? 0;
     if (q5 > 0) missed.push(`${r.scenario}: ${q5} refused with [Q5], want 0`);
-    if ((r.counts.error ?? 0) > 0) missed.push(`${r.scenario}: ${r.counts.error} requests neither admitted nor denied with a rule`);
-    if (admitted !== r.offered) missed.push(`${r.scenario}: ${admitted} of ${r.offered} admitted, want all (the budget has room for every one)`);
-    if (r.ledger.maxBytes > IN_FLIGHT_TARGETS.ledgerBytes) missed.push(`${r.scenario}: the ledger reached ${r.ledger.maxBytes} bytes (${r.ledger.maxEntries} entries), want ≤ ${IN_FLIGHT_TARGETS.ledgerBytes}`);
-    if (r.scenario === 'hot project' && r.latencyMs.p99 >= IN_FLIGHT_TARGETS.p99Ms) missed.push(`${r.scenario}: p99 ${r.latencyMs.p99} ms, want < ${IN_FLIGHT_TARGETS.p99Ms} ms${baselines.length > 0 ? ` (${baselines.join('; ')})` : ''}`);
+    if ((r.counts.error ?? 0) > 0)
+      missed.push(`${r.scenario}: ${r.counts.error} requests neither admitted nor denied with a rule`);
+    if (admitted !== r.offered)
+      missed.push(`${r.scenario}: ${admitted} of ${r.offered} admitted, want all (the budget has room for every one)`);
+    if (r.ledger.maxBytes > IN_FLIGHT_TARGETS.ledgerBytes)
+      missed.push(
+        `${r.scenario}: the ledger reached ${r.ledger.maxBytes} bytes (${r.ledger.maxEntries} entries), want ≤ ${IN_FLIGHT_TARGETS.ledgerBytes}`,
+      );
+    if (r.scenario === 'hot project' && r.latencyMs.p99 >= IN_FLIGHT_TARGETS.p99Ms)
+      missed.push(
+        `${r.scenario}: p99 ${r.latencyMs.p99} ms, want < ${IN_FLIGHT_TARGETS.p99Ms} ms${baselines.length > 0 ? ` (${baselines.join('; ')})` : ''}`,
+      );
   }
   return missed;
 }

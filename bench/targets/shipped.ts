@@ -48,15 +48,46 @@ import type { RoundPhase } from '../../src/webhook/group-commit.js';
 import type { CatchUpOutcome } from '../../src/kube/informers.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../../test/support/devcluster/replicas.js';
-import { installBase, kubectlAs, registerWebhooks, unregisterWebhooks } from '../../test/support/devcluster/tenantgate.js';
+import {
+  installBase,
+  kubectlAs,
+  registerWebhooks,
+  unregisterWebhooks,
+} from '../../test/support/devcluster/tenantgate.js';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../../test/support/devcluster/proxy.js';
 import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, LABEL_TENANT } from '../../src/validate/types.js';
 import type { Managed } from '../../test/support/devcluster/processes.js';
 import { apiAs, countBy, verdictOf, type Api, type ApiAnswer } from '../lib/api.js';
 import { startShippedController } from '../lib/controller-process.js';
 import { cachesHold } from '../lib/webhook-caches.js';
-import { HERE, baseTenantgate, benchServer, env, median, procCpuSeconds, round1, round3, sleep, startChild, stats, table } from '../lib/measure.js';
-import { HOT_RATE, SYNC_NAMESPACES, countsSince, hotProject, judgeInFlight, ledgerSize, nameOnly, namespaceSync, type InFlightMode, type InFlightRun, type LedgerSize, type NamespaceMetadata } from './shipped-in-flight.js';
+import {
+  HERE,
+  baseTenantgate,
+  benchServer,
+  env,
+  median,
+  procCpuSeconds,
+  round1,
+  round3,
+  sleep,
+  startChild,
+  stats,
+  table,
+} from '../lib/measure.js';
+import {
+  HOT_RATE,
+  SYNC_NAMESPACES,
+  countsSince,
+  hotProject,
+  judgeInFlight,
+  ledgerSize,
+  nameOnly,
+  namespaceSync,
+  type InFlightMode,
+  type InFlightRun,
+  type LedgerSize,
+  type NamespaceMetadata,
+} from './shipped-in-flight.js';
 
 const RESULTS = join(HERE, 'results', 'shipped.json');
 const RATE = env('BENCH_SHIPPED_RATE', 40);
@@ -67,7 +98,8 @@ const IDLE_MS = env('BENCH_SHIPPED_IDLE_S', 5) * 1000;
 /** A commit to compare dist/ with, paired on one control plane (see the header). */
 const BASE = process.env.BENCH_SHIPPED_BASE;
 /** Which steady run the paired rounds make: over 20 projects (default) or one (`one`). */
-const PAIRED_SPREAD: 'spread' | 'one project' = process.env.BENCH_SHIPPED_AB_SPREAD === 'one' ? 'one project' : 'spread';
+const PAIRED_SPREAD: 'spread' | 'one project' =
+  process.env.BENCH_SHIPPED_AB_SPREAD === 'one' ? 'one project' : 'spread';
 const PROJECTS = 20;
 const BURST = { creates: 200, room: 150 };
 const TARGETS = { burstSeconds: 5, writesPerGrowth: 0.25, cpuVsBarePut: 1.5 };
@@ -102,13 +134,28 @@ const REVIEW_KINDS: Readonly<Record<string, RegExp>> = Object.fromEntries([
   [ALL_REVIEWS, REVIEWS],
   ...['validate', 'mutate'].flatMap((path) =>
     ['CREATE', 'UPDATE', 'DELETE'].flatMap((operation) =>
-      ['Namespace', 'ResourceQuota', 'Project', 'RoleBinding', 'LimitRange', 'NetworkPolicy'].map((kind) => [`${path} ${operation} ${kind}`, new RegExp(`^tenantgate_webhook_requests_total\\{path="${path}",operation="${operation}",kind="${kind}",`)] as const),
+      ['Namespace', 'ResourceQuota', 'Project', 'RoleBinding', 'LimitRange', 'NetworkPolicy'].map(
+        (kind) =>
+          [
+            `${path} ${operation} ${kind}`,
+            new RegExp(`^tenantgate_webhook_requests_total\\{path="${path}",operation="${operation}",kind="${kind}",`),
+          ] as const,
+      ),
     ),
   ),
 ]);
 /** Every outcome the guard counts in tenantgate_webhook_reservations_total. */
-const OUTCOMES = ['reserved', 'conflict', 'announced', 'exhausted', 'error', 'timeout', 'behind'] as const satisfies readonly ReservationOutcome[];
-const outcomeMetric = (outcome: ReservationOutcome) => new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
+const OUTCOMES = [
+  'reserved',
+  'conflict',
+  'announced',
+  'exhausted',
+  'error',
+  'timeout',
+  'behind',
+] as const satisfies readonly ReservationOutcome[];
+const outcomeMetric = (outcome: ReservationOutcome) =>
+  new RegExp(`^tenantgate_webhook_reservations_total\\{outcome="${outcome}"\\}`);
 /** Every phase of a ledger round (tenantgate_webhook_ledger_round_phase_seconds) and every catch-up outcome. */
 const PHASES = ['queued', 'turn', 'read', 'ready', 'decide', 'write', 'lost'] as const satisfies readonly RoundPhase[];
 const CATCH_UPS = ['streamed', 'probed', 'behind'] as const satisfies readonly CatchUpOutcome[];
@@ -127,11 +174,25 @@ const OUTCOME_METRICS: Readonly<Record<string, RegExp>> = Object.fromEntries([
 async function outcomeCounts(webhooks: WebhookReplicas): Promise<Record<string, number>> {
   const sums = await webhooks.scrapeSums(OUTCOME_METRICS);
   // Seconds become whole milliseconds, the unit the runs report.
-  return Object.fromEntries(Object.entries(sums).map(([key, v]) => (key.endsWith(' s') ? [`${key.slice(0, -2)} ms`, Math.round(1000 * v)] : [key, v])));
+  return Object.fromEntries(
+    Object.entries(sums).map(([key, v]) =>
+      key.endsWith(' s') ? [`${key.slice(0, -2)} ms`, Math.round(1000 * v)] : [key, v],
+    ),
+  );
 }
 
 async function project(cp: ControlPlane, name: string, budgetCpu: string, defaultCpu: string): Promise<void> {
-  const body = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'requests.cpu': budgetCpu, pods: '100000' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': defaultCpu, pods: '10' } } } } };
+  const body = {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: { name },
+    spec: {
+      tenant: 'acme',
+      owners: OWNERS,
+      quota: { hard: { 'requests.cpu': budgetCpu, pods: '100000' } },
+      namespaceDefaults: { quota: { hard: { 'requests.cpu': defaultCpu, pods: '10' } } },
+    },
+  };
   await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify(body));
 }
 
@@ -142,14 +203,32 @@ async function burst(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api) {
   await cachesHold(webhooks, 'Project', 1);
   const writesBefore = await metricSum(webhooks, LEDGER_WRITES);
   const started = performance.now();
-  const results = await Promise.all(Array.from({ length: BURST.creates }, (_, i) => alice.call('POST', '/api/v1/namespaces', { metadata: { name: `burst-n${i}` } })));
+  const results = await Promise.all(
+    Array.from({ length: BURST.creates }, (_, i) =>
+      alice.call('POST', '/api/v1/namespaces', { metadata: { name: `burst-n${i}` } }),
+    ),
+  );
   const seconds = (performance.now() - started) / 1000;
   const verdicts = results.map(verdictOf);
   const writes = (await metricSum(webhooks, LEDGER_WRITES)) - writesBefore;
   const counts = countBy(verdicts);
   const admitted = counts.admitted ?? 0;
-  const existing = Number((await kubectlAs(cp.info, 'admin', ['get', 'namespaces', '-l', 'tenantgate.io/project=burst', '-o', 'name'])).stdout.trim().split('\n').filter(Boolean).length);
-  return { creates: BURST.creates, room: BURST.room, seconds: round3(seconds), counts, admitted, existing, ledgerWrites: writes, writesPerAdmitted: round3(writes / Math.max(1, admitted)) };
+  const existing = Number(
+    (await kubectlAs(cp.info, 'admin', ['get', 'namespaces', '-l', 'tenantgate.io/project=burst', '-o', 'name'])).stdout
+      .trim()
+      .split('\n')
+      .filter(Boolean).length,
+  );
+  return {
+    creates: BURST.creates,
+    room: BURST.room,
+    seconds: round3(seconds),
+    counts,
+    admitted,
+    existing,
+    ledgerWrites: writes,
+    writesPerAdmitted: round3(writes / Math.max(1, admitted)),
+  };
 }
 
 // --- steady ---------------------------------------------------------------------------------------
@@ -186,7 +265,10 @@ interface SteadyRun {
 let nameSeq = 0;
 
 type CpuGroups = Record<'webhook' | 'apiserver' | 'etcd' | 'controller', number[]>;
-const cpuOf = (groups: CpuGroups) => Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, pid) => s + procCpuSeconds(pid), 0)])) as Record<keyof CpuGroups, number>;
+const cpuOf = (groups: CpuGroups) =>
+  Object.fromEntries(
+    Object.entries(groups).map(([k, pids]) => [k, pids.reduce((s, pid) => s + procCpuSeconds(pid), 0)]),
+  ) as Record<keyof CpuGroups, number>;
 
 /** CPU seconds per second of each group over `ms`. */
 async function rates(groups: CpuGroups, ms: number): Promise<Record<keyof CpuGroups, number>> {
@@ -195,7 +277,9 @@ async function rates(groups: CpuGroups, ms: number): Promise<Record<keyof CpuGro
   await sleep(ms);
   const c1 = cpuOf(groups);
   const s = (performance.now() - t0) / 1000;
-  return Object.fromEntries(Object.keys(groups).map((k) => [k, (c1[k as keyof CpuGroups] - c0[k as keyof CpuGroups]) / s])) as Record<keyof CpuGroups, number>;
+  return Object.fromEntries(
+    Object.keys(groups).map((k) => [k, (c1[k as keyof CpuGroups] - c0[k as keyof CpuGroups]) / s]),
+  ) as Record<keyof CpuGroups, number>;
 }
 
 const coresOf = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
@@ -216,9 +300,26 @@ async function idleRates(groups: CpuGroups): Promise<Record<keyof CpuGroups, num
   return rates(groups, IDLE_MS);
 }
 
-async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid: number, alice: Api, admin: Api, mode: string, spread: SteadyRun['spread'], run: number, projects: string[], namespaces: Map<string, string[]>, quotaCpu: Map<string, number>): Promise<SteadyRun> {
+async function steady(
+  cp: ControlPlane,
+  webhooks: WebhookReplicas,
+  controllerPid: number,
+  alice: Api,
+  admin: Api,
+  mode: string,
+  spread: SteadyRun['spread'],
+  run: number,
+  projects: string[],
+  namespaces: Map<string, string[]>,
+  quotaCpu: Map<string, number>,
+): Promise<SteadyRun> {
   const targets = spread === 'spread' ? projects : projects.slice(0, 1);
-  const groups: CpuGroups = { webhook: webhooks.replicas.map((r) => r.process.pid), apiserver: [cp.pid('kube-apiserver')], etcd: [cp.pid('etcd')], controller: [controllerPid] };
+  const groups: CpuGroups = {
+    webhook: webhooks.replicas.map((r) => r.process.pid),
+    apiserver: [cp.pid('kube-apiserver')],
+    etcd: [cp.pid('etcd')],
+    controller: [controllerPid],
+  };
   const growth = (i: number): Promise<ApiAnswer> => {
     const p = targets[i % targets.length]!;
     if (i % 2 === 0) return alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${p}-s${nameSeq++}` } });
@@ -226,13 +327,22 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
     const ns = list[Math.floor(i / 2 / targets.length) % list.length]!;
     const next = (quotaCpu.get(ns) ?? 100) + 10;
     quotaCpu.set(ns, next);
-    return alice.call('PATCH', `/api/v1/namespaces/${ns}/resourcequotas/tenantgate-quota`, { spec: { hard: { 'requests.cpu': `${next}m` } } }, 'application/merge-patch+json');
+    return alice.call(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/resourcequotas/tenantgate-quota`,
+      { spec: { hard: { 'requests.cpu': `${next}m` } } },
+      'application/merge-patch+json',
+    );
   };
   // Warm-up (not counted), quiet, the idle window, then a fixed rate: one request every 1000/RATE ms whatever the answers.
   await Promise.all(Array.from({ length: 10 }, (_, i) => growth(i)));
   const idle = await idleRates(groups);
   const outcomes0 = await outcomeCounts(webhooks);
-  const [writes0, reviews0, cpu0] = [await metricSum(webhooks, LEDGER_WRITES), await metricSum(webhooks, REVIEWS), cpuOf(groups)];
+  const [writes0, reviews0, cpu0] = [
+    await metricSum(webhooks, LEDGER_WRITES),
+    await metricSum(webhooks, REVIEWS),
+    cpuOf(groups),
+  ];
   const connections0 = [...webhooks.proxy.connections];
   const total = RATE * SECONDS;
   const inflight: Array<Promise<ApiAnswer>> = [];
@@ -257,7 +367,8 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
   const firstError = results.find((r, i) => verdicts[i] === 'error');
   if (firstError) log(`${mode}, ${spread}: first error ${firstError.status} ${firstError.text.slice(0, 300)}`);
   const admitted = counts.admitted ?? 0;
-  const per = (k: keyof CpuGroups) => round3((Math.max(0, cpu1[k] - cpu0[k] - idle[k] * elapsedS) * 1000) / Math.max(1, admitted));
+  const per = (k: keyof CpuGroups) =>
+    round3((Math.max(0, cpu1[k] - cpu0[k] - idle[k] * elapsedS) * 1000) / Math.max(1, admitted));
   return {
     mode,
     spread,
@@ -266,12 +377,24 @@ async function steady(cp: ControlPlane, webhooks: WebhookReplicas, controllerPid
     counts,
     admittedGrowths: admitted,
     latencyMs: stats(results.map((r) => r.ms)),
-    cpuMsPerGrowth: { webhook: per('webhook'), apiserver: per('apiserver'), etcd: per('etcd'), controller: per('controller') },
-    idleCpuMsPerS: { webhook: round3(idle.webhook * 1000), apiserver: round3(idle.apiserver * 1000), etcd: round3(idle.etcd * 1000), controller: round3(idle.controller * 1000) },
+    cpuMsPerGrowth: {
+      webhook: per('webhook'),
+      apiserver: per('apiserver'),
+      etcd: per('etcd'),
+      controller: per('controller'),
+    },
+    idleCpuMsPerS: {
+      webhook: round3(idle.webhook * 1000),
+      apiserver: round3(idle.apiserver * 1000),
+      etcd: round3(idle.etcd * 1000),
+      controller: round3(idle.controller * 1000),
+    },
     ledgerWritesPerGrowth: round3((writes1 - writes0) / Math.max(1, admitted)),
     conflictsPerGrowth: round3((reservationOutcomes.conflict ?? 0) / Math.max(1, admitted)),
     reviewsPerGrowth: round3(reviews / Math.max(1, admitted)),
-    webhookCpuMsPerReview: round3((Math.max(0, cpu1.webhook - cpu0.webhook - idle.webhook * elapsedS) * 1000) / Math.max(1, reviews)),
+    webhookCpuMsPerReview: round3(
+      (Math.max(0, cpu1.webhook - cpu0.webhook - idle.webhook * elapsedS) * 1000) / Math.max(1, reviews),
+    ),
     proxyConnections: webhooks.proxy.connections.map((n, i) => n - (connections0[i] ?? 0)),
     reservationOutcomes,
     ...(ledger ? { ledger } : {}),
@@ -291,8 +414,18 @@ interface BareRun {
  */
 async function barePut(admin: Api, run: number): Promise<BareRun> {
   const path = '/api/v1/namespaces/tenantgate-system/configmaps/bench-bare-put';
-  if (run === 1) await admin.call('POST', '/api/v1/namespaces/tenantgate-system/configmaps', { metadata: { name: 'bench-bare-put' }, data: { n: '0' } });
-  const put = (n: number) => admin.call('PUT', path, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-bare-put', namespace: 'tenantgate-system' }, data: { n: String(n) } });
+  if (run === 1)
+    await admin.call('POST', '/api/v1/namespaces/tenantgate-system/configmaps', {
+      metadata: { name: 'bench-bare-put' },
+      data: { n: '0' },
+    });
+  const put = (n: number) =>
+    admin.call('PUT', path, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'bench-bare-put', namespace: 'tenantgate-system' },
+      data: { n: String(n) },
+    });
   for (let i = 0; i < 10; i++) await put(-i); // warm-up: the connection and the code paths
   const idle0 = process.cpuUsage();
   const tIdle = performance.now();
@@ -314,7 +447,11 @@ async function barePut(admin: Api, run: number): Promise<BareRun> {
   const bad = answers.find((r) => r.status !== 200);
   if (bad) throw new Error(`bare PUT answered ${bad.status}: ${bad.text.slice(0, 200)}`);
   const cpuMs = Math.max(0, (used.user + used.system) / 1000 - idleRate * elapsedMs);
-  return { cpuMsPerPut: round3(cpuMs / total), idleCpuMsPerS: round3(idleRate * 1000), latencyMs: round3(median(answers.map((r) => r.ms))) };
+  return {
+    cpuMsPerPut: round3(cpuMs / total),
+    idleCpuMsPerS: round3(idleRate * 1000),
+    latencyMs: round3(median(answers.map((r) => r.ms))),
+  };
 }
 
 /** Median of each numeric field over the runs of one configuration. */
@@ -325,25 +462,48 @@ function medianRun(runs: SteadyRun[]): SteadyRun & { runs: number } {
     ...first,
     run: 0,
     runs: runs.length,
-    counts: Object.fromEntries([...new Set(runs.flatMap((r) => Object.keys(r.counts)))].map((k) => [k, runs.reduce((a, r) => a + (r.counts[k] ?? 0), 0)])),
+    counts: Object.fromEntries(
+      [...new Set(runs.flatMap((r) => Object.keys(r.counts)))].map((k) => [
+        k,
+        runs.reduce((a, r) => a + (r.counts[k] ?? 0), 0),
+      ]),
+    ),
     admittedGrowths: runs.reduce((a, r) => a + r.admittedGrowths, 0),
     offered: runs.reduce((a, r) => a + r.offered, 0),
     latencyMs: { ...first.latencyMs, p50: m((r) => r.latencyMs.p50), p99: m((r) => r.latencyMs.p99) },
-    cpuMsPerGrowth: { webhook: m((r) => r.cpuMsPerGrowth.webhook), apiserver: m((r) => r.cpuMsPerGrowth.apiserver), etcd: m((r) => r.cpuMsPerGrowth.etcd), controller: m((r) => r.cpuMsPerGrowth.controller) },
-    idleCpuMsPerS: { webhook: m((r) => r.idleCpuMsPerS.webhook), apiserver: m((r) => r.idleCpuMsPerS.apiserver), etcd: m((r) => r.idleCpuMsPerS.etcd), controller: m((r) => r.idleCpuMsPerS.controller) },
+    cpuMsPerGrowth: {
+      webhook: m((r) => r.cpuMsPerGrowth.webhook),
+      apiserver: m((r) => r.cpuMsPerGrowth.apiserver),
+      etcd: m((r) => r.cpuMsPerGrowth.etcd),
+      controller: m((r) => r.cpuMsPerGrowth.controller),
+    },
+    idleCpuMsPerS: {
+      webhook: m((r) => r.idleCpuMsPerS.webhook),
+      apiserver: m((r) => r.idleCpuMsPerS.apiserver),
+      etcd: m((r) => r.idleCpuMsPerS.etcd),
+      controller: m((r) => r.idleCpuMsPerS.controller),
+    },
     ledgerWritesPerGrowth: m((r) => r.ledgerWritesPerGrowth),
     conflictsPerGrowth: m((r) => r.conflictsPerGrowth),
     reviewsPerGrowth: m((r) => r.reviewsPerGrowth),
     webhookCpuMsPerReview: m((r) => r.webhookCpuMsPerReview),
-    proxyConnections: runs[0]!.proxyConnections.map((_, i) => runs.reduce((a, r) => a + (r.proxyConnections[i] ?? 0), 0)),
-    reservationOutcomes: Object.fromEntries(OUTCOMES.map((o) => [o, runs.reduce((a, r) => a + (r.reservationOutcomes[o] ?? 0), 0)])),
+    proxyConnections: runs[0]!.proxyConnections.map((_, i) =>
+      runs.reduce((a, r) => a + (r.proxyConnections[i] ?? 0), 0),
+    ),
+    reservationOutcomes: Object.fromEntries(
+      OUTCOMES.map((o) => [o, runs.reduce((a, r) => a + (r.reservationOutcomes[o] ?? 0), 0)]),
+    ),
     // The largest ledger any of the runs left.
-    ledger: runs.map((r) => r.ledger).filter((l) => l !== undefined).sort((a, b) => b.bytes - a.bytes)[0],
+    ledger: runs
+      .map((r) => r.ledger)
+      .filter((l) => l !== undefined)
+      .sort((a, b) => b.bytes - a.bytes)[0],
   };
 }
 
 /** The proxy's cut connections since `before`, only the kinds that happened. */
-const failuresSince = (before: Record<string, number>, after: Record<string, number>) => Object.fromEntries(Object.entries(countsSince(before, after)).filter(([, n]) => n > 0));
+const failuresSince = (before: Record<string, number>, after: Record<string, number>) =>
+  Object.fromEntries(Object.entries(countsSince(before, after)).filter(([, n]) => n > 0));
 const sum = (ns: readonly number[]) => ns.reduce((a, b) => a + b, 0);
 
 /**
@@ -351,14 +511,31 @@ const sum = (ns: readonly number[]) => ns.reduce((a, b) => a + b, 0);
  * apiserver opened (each a TLS handshake at a server), connections the proxy cut, and the reviews the
  * servers answered when they count them.
  */
-async function throughProxy(proxy: RoundRobinProxy, run: () => Promise<InFlightRun>, reviews?: () => Promise<Record<string, number>>): Promise<InFlightRun> {
+async function throughProxy(
+  proxy: RoundRobinProxy,
+  run: () => Promise<InFlightRun>,
+  reviews?: () => Promise<Record<string, number>>,
+): Promise<InFlightRun> {
   const failures0 = { ...proxy.failures };
   const connections0 = sum(proxy.connections);
   const reviews0 = await reviews?.();
   const result = await run();
-  const byKind = reviews && reviews0 ? Object.fromEntries(Object.entries(countsSince(reviews0, await reviews())).filter(([, n]) => n > 0)) : undefined;
-  const answered = byKind ? { reviews: byKind[ALL_REVIEWS] ?? 0, reviewsByKind: Object.fromEntries(Object.entries(byKind).filter(([key]) => key !== ALL_REVIEWS)) } : {};
-  return { ...result, proxyFailures: failuresSince(failures0, proxy.failures), connectionsOpened: sum(proxy.connections) - connections0, ...answered };
+  const byKind =
+    reviews && reviews0
+      ? Object.fromEntries(Object.entries(countsSince(reviews0, await reviews())).filter(([, n]) => n > 0))
+      : undefined;
+  const answered = byKind
+    ? {
+        reviews: byKind[ALL_REVIEWS] ?? 0,
+        reviewsByKind: Object.fromEntries(Object.entries(byKind).filter(([key]) => key !== ALL_REVIEWS)),
+      }
+    : {};
+  return {
+    ...result,
+    proxyFailures: failuresSince(failures0, proxy.failures),
+    connectionsOpened: sum(proxy.connections) - connections0,
+    ...answered,
+  };
 }
 
 interface BareWebhooks {
@@ -369,7 +546,15 @@ interface BareWebhooks {
 /** Two bare servers (bench/lib/webhook-server.ts `bare`: parse each review, answer allowed) behind a proxy, registered as tenantgate is. */
 async function startBareWebhooks(cp: ControlPlane, certs: WebhookCertFiles): Promise<BareWebhooks> {
   const srv = benchServer('shipped');
-  const servers = await Promise.all([0, 1].map((i) => startChild(srv.nodeArgs, [srv.script, 'bare', '--cert', certs.cert, '--key', certs.key], join(cp.info.dir, `bare-webhook-${i}.log`))));
+  const servers = await Promise.all(
+    [0, 1].map((i) =>
+      startChild(
+        srv.nodeArgs,
+        [srv.script, 'bare', '--cert', certs.cert, '--key', certs.key],
+        join(cp.info.dir, `bare-webhook-${i}.log`),
+      ),
+    ),
+  );
   const proxy = await startRoundRobinProxy(servers.map((s) => s.port));
   await registerWebhooks(cp.info, `https://127.0.0.1:${BARE_DIRECT ? servers[0]!.port : proxy.port}`, certs.caBundle);
   return {
@@ -400,16 +585,27 @@ async function createNamespaceRetrying(api: Api, metadata: ReturnType<NamespaceM
  * adopts it and does the same work as with the webhook on.
  */
 async function asTheWebhookWouldLabel(cp: ControlPlane, project: string): Promise<NamespaceMetadata> {
-  const uid = (await kubectlAs(cp.info, 'admin', ['get', 'project', project, '-o', 'jsonpath={.metadata.uid}'])).stdout.trim();
+  const uid = (
+    await kubectlAs(cp.info, 'admin', ['get', 'project', project, '-o', 'jsonpath={.metadata.uid}'])
+  ).stdout.trim();
   if (!uid) throw new Error(`project ${project} has no uid`);
-  return (name) => ({ name, labels: { [LABEL_PROJECT]: project, [LABEL_TENANT]: 'acme' }, annotations: { [ANNOTATION_PROJECT_UID]: uid } });
+  return (name) => ({
+    name,
+    labels: { [LABEL_PROJECT]: project, [LABEL_TENANT]: 'acme' },
+    annotations: { [ANNOTATION_PROJECT_UID]: uid },
+  });
 }
 
 /** Waits until the controller gave every namespace its quota `tenantgate-quota`. */
 async function quotasMade(cp: ControlPlane, names: string[]): Promise<void> {
   const deadline = Date.now() + 120_000;
   for (const ns of names) {
-    while ((await kubectlAs(cp.info, 'admin', ['-n', ns, 'get', 'resourcequota', 'tenantgate-quota', '-o', 'name']).then((r) => r.stdout.trim(), () => '')) === '') {
+    while (
+      (await kubectlAs(cp.info, 'admin', ['-n', ns, 'get', 'resourcequota', 'tenantgate-quota', '-o', 'name']).then(
+        (r) => r.stdout.trim(),
+        () => '',
+      )) === ''
+    ) {
       if (Date.now() > deadline) throw new Error(`the controller made no tenantgate-quota in ${ns} within 120 s`);
       await sleep(250);
     }
@@ -418,7 +614,9 @@ async function quotasMade(cp: ControlPlane, names: string[]): Promise<void> {
 
 export async function main(): Promise<string[]> {
   const loadAtStart = loadavg()[0]!;
-  log(`load average at start ${loadAtStart.toFixed(2)} (a shared machine); ${RATE} req/s for ${SECONDS} s, ${RUNS} runs of each configuration`);
+  log(
+    `load average at start ${loadAtStart.toFixed(2)} (a shared machine); ${RATE} req/s for ${SECONDS} s, ${RUNS} runs of each configuration`,
+  );
   const cp = await ControlPlane.start({ log });
   let webhooks: WebhookReplicas | undefined;
   let controller: Managed | undefined;
@@ -432,7 +630,9 @@ export async function main(): Promise<string[]> {
     const start = async (config: Partial<TenantgateConfig>, name: string) => {
       await webhooks?.stop();
       // BENCH_SHIPPED_PROFILE=1: each replica writes a V8 CPU profile into bench/results/profiles/shipped/<name>/ when it stops.
-      const nodeArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(HERE, 'results', 'profiles', 'shipped', name)}`] : [];
+      const nodeArgs = PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${join(HERE, 'results', 'profiles', 'shipped', name)}`]
+        : [];
       webhooks = await startWebhookReplicas(cp.info, certs, config, { name, nodeArgs });
       return webhooks;
     };
@@ -442,8 +642,15 @@ export async function main(): Promise<string[]> {
       bareRuns.push(await barePut(admin, run));
       log(`bare keep-alive PUT at ${RATE}/s, run ${run}: ${JSON.stringify(bareRuns[bareRuns.length - 1])}`);
     }
-    const bare = { cpuMsPerPut: round3(median(bareRuns.map((r) => r.cpuMsPerPut))), idleCpuMsPerS: round3(median(bareRuns.map((r) => r.idleCpuMsPerS))), latencyMs: round3(median(bareRuns.map((r) => r.latencyMs))), runs: bareRuns };
-    log(`bare keep-alive PUT at ${RATE}/s (median of ${RUNS}): ${bare.cpuMsPerPut} ms client CPU above idle, ${bare.latencyMs} ms`);
+    const bare = {
+      cpuMsPerPut: round3(median(bareRuns.map((r) => r.cpuMsPerPut))),
+      idleCpuMsPerS: round3(median(bareRuns.map((r) => r.idleCpuMsPerS))),
+      latencyMs: round3(median(bareRuns.map((r) => r.latencyMs))),
+      runs: bareRuns,
+    };
+    log(
+      `bare keep-alive PUT at ${RATE}/s (median of ${RUNS}): ${bare.cpuMsPerPut} ms client CPU above idle, ${bare.latencyMs} ms`,
+    );
 
     let hooks = await start({}, 'shipped');
     const burstResult = await burst(cp, hooks, alice);
@@ -469,14 +676,34 @@ export async function main(): Promise<string[]> {
     const quotaCpu = new Map<string, number>();
     if (BASE) {
       const base = baseTenantgate('shipped', BASE);
-      const sides = [{ label: `base ${base.sha.slice(0, 12)}`, cli: base.cli }, { label: 'dist/', cli: undefined }];
+      const sides = [
+        { label: `base ${base.sha.slice(0, 12)}`, cli: base.cli },
+        { label: 'dist/', cli: undefined },
+      ];
       const paired: SteadyRun[] = [];
       for (let round = 1; round <= RUNS; round++) {
         for (const side of round % 2 === 1 ? sides : [...sides].reverse()) {
           await webhooks?.stop();
-          webhooks = await startWebhookReplicas(cp.info, certs, {}, { name: `ab-${round}-${side.cli ? 'base' : 'dist'}`, ...(side.cli ? { cli: side.cli } : {}) });
+          webhooks = await startWebhookReplicas(
+            cp.info,
+            certs,
+            {},
+            { name: `ab-${round}-${side.cli ? 'base' : 'dist'}`, ...(side.cli ? { cli: side.cli } : {}) },
+          );
           await cachesHold(webhooks, 'ResourceQuota', PROJECTS * 5);
-          const r = await steady(cp, webhooks, controller.pid, alice, admin, side.label, PAIRED_SPREAD, round, projects, namespaces, quotaCpu);
+          const r = await steady(
+            cp,
+            webhooks,
+            controller.pid,
+            alice,
+            admin,
+            side.label,
+            PAIRED_SPREAD,
+            round,
+            projects,
+            namespaces,
+            quotaCpu,
+          );
           log(`paired round ${round}, ${side.label}: ${JSON.stringify(r)}`);
           paired.push(r);
         }
@@ -485,24 +712,78 @@ export async function main(): Promise<string[]> {
       const [baseCpu, distCpu] = [cpuOfSide(sides[0]!.label), cpuOfSide(sides[1]!.label)];
       const ratio = round3(median(distCpu) / median(baseCpu));
       const lower = distCpu.filter((c, i) => c < baseCpu[i]!).length;
-      process.stderr.write(`\npaired, ${PAIRED_SPREAD}, ledger on, ${RATE} req/s for ${SECONDS} s per round: webhook CPU ms per admitted growth above idle\n`);
-      process.stderr.write(table(['build', ...paired.filter((r) => r.mode === sides[0]!.label).map((r) => `round ${r.run}`), 'median', 'p50 ms (median)'], sides.map((side, i) => [side.label, ...(i === 0 ? baseCpu : distCpu), round3(median(i === 0 ? baseCpu : distCpu)), round3(median(paired.filter((r) => r.mode === side.label).map((r) => r.latencyMs.p50)))])));
+      process.stderr.write(
+        `\npaired, ${PAIRED_SPREAD}, ledger on, ${RATE} req/s for ${SECONDS} s per round: webhook CPU ms per admitted growth above idle\n`,
+      );
+      process.stderr.write(
+        table(
+          [
+            'build',
+            ...paired.filter((r) => r.mode === sides[0]!.label).map((r) => `round ${r.run}`),
+            'median',
+            'p50 ms (median)',
+          ],
+          sides.map((side, i) => [
+            side.label,
+            ...(i === 0 ? baseCpu : distCpu),
+            round3(median(i === 0 ? baseCpu : distCpu)),
+            round3(median(paired.filter((r) => r.mode === side.label).map((r) => r.latencyMs.p50))),
+          ]),
+        ),
+      );
       process.stderr.write(`\ndist/ ÷ base: ${ratio} (medians); dist/ lower in ${lower} of ${RUNS} rounds\n`);
       const refused = (label: string) => paired.filter((r) => r.mode === label).map((r) => r.counts['denied Q5'] ?? 0);
-      process.stderr.write(`[Q5] refusals per round: ${sides.map((side) => `${side.label} ${refused(side.label).join(' / ')}`).join('; ')}\n`);
+      process.stderr.write(
+        `[Q5] refusals per round: ${sides.map((side) => `${side.label} ${refused(side.label).join(' / ')}`).join('; ')}\n`,
+      );
       const errors = paired.reduce((a, r) => a + (r.counts.error ?? 0), 0);
       mkdirSync(join(HERE, 'results'), { recursive: true });
-      writeFileSync(join(HERE, 'results', 'shipped-ab.json'), JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadavg()[0]!) }, base: base.sha, spread: PAIRED_SPREAD, rate: RATE, seconds: SECONDS, rounds: RUNS, ratio, lowerRounds: lower, paired }, null, 2));
+      writeFileSync(
+        join(HERE, 'results', 'shipped-ab.json'),
+        JSON.stringify(
+          {
+            date: new Date().toISOString(),
+            loadAverage: { start: round1(loadAtStart), end: round1(loadavg()[0]!) },
+            base: base.sha,
+            spread: PAIRED_SPREAD,
+            rate: RATE,
+            seconds: SECONDS,
+            rounds: RUNS,
+            ratio,
+            lowerRounds: lower,
+            paired,
+          },
+          null,
+          2,
+        ),
+      );
       alice.close();
       admin.close();
       return errors > 0 ? [`paired: ${errors} requests neither admitted nor denied with a rule`] : [];
     }
     const runs: SteadyRun[] = [];
-    for (const [mode, config] of STEADY ? ([['shipped (ledger on)', STEADY_SETTLEMENT ? {} : { ledgerSettlement: false }], ['ledger off', { crossReplicaReservation: false }]] as const) : []) {
+    for (const [mode, config] of STEADY
+      ? ([
+          ['shipped (ledger on)', STEADY_SETTLEMENT ? {} : { ledgerSettlement: false }],
+          ['ledger off', { crossReplicaReservation: false }],
+        ] as const)
+      : []) {
       hooks = await start(config, mode === 'ledger off' ? 'no-ledger' : 'shipped-steady');
       for (const spread of ['spread', 'one project'] as const) {
         for (let run = 1; run <= RUNS; run++) {
-          const r = await steady(cp, hooks, controller.pid, alice, admin, mode, spread, run, projects, namespaces, quotaCpu);
+          const r = await steady(
+            cp,
+            hooks,
+            controller.pid,
+            alice,
+            admin,
+            mode,
+            spread,
+            run,
+            projects,
+            namespaces,
+            quotaCpu,
+          );
           log(`${mode}, ${spread}, run ${run}: ${JSON.stringify(r)}`);
           runs.push(r);
         }
@@ -513,12 +794,18 @@ export async function main(): Promise<string[]> {
     // side has projects of its own, so a ledger an earlier run left is not measured.
     const inFlight: InFlightRun[] = [];
     if (IN_FLIGHT) {
-      const sides: [InFlightMode, Partial<TenantgateConfig>, string, string][] = [['ledger off', { crossReplicaReservation: false }, 'offhot', 'offsync'], ['settlement on', {}, 'hot', 'sync']];
+      const sides: [InFlightMode, Partial<TenantgateConfig>, string, string][] = [
+        ['ledger off', { crossReplicaReservation: false }, 'offhot', 'offsync'],
+        ['settlement on', {}, 'hot', 'sync'],
+      ];
       // The floors first, on the emptiest cluster: no webhook registered at all, then a webhook that answers allowed.
-      if (IN_FLIGHT_FLOOR) sides.unshift(['webhook off', {}, 'nonehot', 'nonesync'], ['bare webhook', {}, 'barehot', 'baresync']);
+      if (IN_FLIGHT_FLOOR)
+        sides.unshift(['webhook off', {}, 'nonehot', 'nonesync'], ['bare webhook', {}, 'barehot', 'baresync']);
       if (IN_FLIGHT_EXPIRY) sides.push(['settlement off', { ledgerSettlement: false }, 'exphot', 'expsync']);
       let made = PROJECTS + 1;
-      for (const [mode, config, hotName, syncName] of sides.filter(([mode]) => SIDES === undefined || SIDES.includes(mode))) {
+      for (const [mode, config, hotName, syncName] of sides.filter(
+        ([mode]) => SIDES === undefined || SIDES.includes(mode),
+      )) {
         // Not tenantgate: no webhook, or the bare one; the requests then carry what tenantgate's mutation adds.
         const floor = mode === 'webhook off' || mode === 'bare webhook';
         let bare: BareWebhooks | undefined;
@@ -527,20 +814,40 @@ export async function main(): Promise<string[]> {
           webhooks = undefined;
           await unregisterWebhooks(cp.info);
           if (mode === 'bare webhook') bare = await startBareWebhooks(cp, certs);
-        } else hooks = await start(config, { 'ledger off': 'in-flight-off', 'settlement on': 'in-flight', 'settlement off': 'in-flight-expiry' }[mode]);
+        } else
+          hooks = await start(
+            config,
+            { 'ledger off': 'in-flight-off', 'settlement on': 'in-flight', 'settlement off': 'in-flight-expiry' }[mode],
+          );
         for (const name of [hotName, syncName]) await project(cp, name, '100000', '100m');
         made += 2;
         if (!floor) await cachesHold(hooks, 'Project', made);
-        const [hotMetadata, syncMetadata] = floor ? await Promise.all([asTheWebhookWouldLabel(cp, hotName), asTheWebhookWouldLabel(cp, syncName)]) : [nameOnly, nameOnly];
+        const [hotMetadata, syncMetadata] = floor
+          ? await Promise.all([asTheWebhookWouldLabel(cp, hotName), asTheWebhookWouldLabel(cp, syncName)])
+          : [nameOnly, nameOnly];
         const hotNamespaces = Array.from({ length: 5 }, (_, i) => `${hotName}-base${i}`);
         // Setup, not measurement: the machine may still be busy with the side before, so a refusal is retried.
         for (const name of hotNamespaces) await createNamespaceRetrying(alice, hotMetadata(name));
         await quotasMade(cp, hotNamespaces);
-        if (!floor) await cachesHold(hooks, 'ResourceQuota', PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5);
+        if (!floor)
+          await cachesHold(
+            hooks,
+            'ResourceQuota',
+            PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5,
+          );
         const outcomes = floor ? async () => ({}) : () => outcomeCounts(hooks);
         const replicas = hooks;
-        const measured = (run: () => Promise<InFlightRun>) => (bare ? throughProxy(bare.proxy, run) : floor ? run() : throughProxy(replicas.proxy, run, () => replicas.scrapeSums(REVIEW_KINDS)));
-        inFlight.push(await measured(() => hotProject(mode, alice, admin, hotName, hotNamespaces, SECONDS, quotaCpu, outcomes, hotMetadata)));
+        const measured = (run: () => Promise<InFlightRun>) =>
+          bare
+            ? throughProxy(bare.proxy, run)
+            : floor
+              ? run()
+              : throughProxy(replicas.proxy, run, () => replicas.scrapeSums(REVIEW_KINDS));
+        inFlight.push(
+          await measured(() =>
+            hotProject(mode, alice, admin, hotName, hotNamespaces, SECONDS, quotaCpu, outcomes, hotMetadata),
+          ),
+        );
         log(`in flight, ${mode}, hot project: ${JSON.stringify(inFlight.at(-1))}`);
         if (SYNC) {
           inFlight.push(await measured(() => namespaceSync(mode, alice, admin, syncName, outcomes, syncMetadata)));
@@ -549,35 +856,176 @@ export async function main(): Promise<string[]> {
         await bare?.stop();
       }
     }
-    const medians = (STEADY ? (['shipped (ledger on)', 'ledger off'] as const) : []).flatMap((mode) => (['spread', 'one project'] as const).map((spread) => medianRun(runs.filter((r) => r.mode === mode && r.spread === spread))));
+    const medians = (STEADY ? (['shipped (ledger on)', 'ledger off'] as const) : []).flatMap((mode) =>
+      (['spread', 'one project'] as const).map((spread) =>
+        medianRun(runs.filter((r) => r.mode === mode && r.spread === spread)),
+      ),
+    );
 
     const missed: string[] = [];
-    if (burstResult.admitted !== BURST.room) missed.push(`burst: ${burstResult.admitted} of ${BURST.creates} admitted, want exactly ${BURST.room}`);
-    if ((burstResult.counts['denied Q5'] ?? 0) > 0) missed.push(`burst: ${burstResult.counts['denied Q5']} denied with Q5, want 0`);
-    if (burstResult.seconds >= TARGETS.burstSeconds) missed.push(`burst: ${burstResult.seconds} s, want < ${TARGETS.burstSeconds} s`);
-    if (burstResult.writesPerAdmitted > TARGETS.writesPerGrowth) missed.push(`burst: ${burstResult.writesPerAdmitted} ledger writes per admitted growth, want ≤ ${TARGETS.writesPerGrowth}`);
-    if (burstResult.existing !== burstResult.admitted) missed.push(`burst: ${burstResult.existing} namespaces exist but ${burstResult.admitted} were admitted`);
+    if (burstResult.admitted !== BURST.room)
+      missed.push(`burst: ${burstResult.admitted} of ${BURST.creates} admitted, want exactly ${BURST.room}`);
+    if ((burstResult.counts['denied Q5'] ?? 0) > 0)
+      missed.push(`burst: ${burstResult.counts['denied Q5']} denied with Q5, want 0`);
+    if (burstResult.seconds >= TARGETS.burstSeconds)
+      missed.push(`burst: ${burstResult.seconds} s, want < ${TARGETS.burstSeconds} s`);
+    if (burstResult.writesPerAdmitted > TARGETS.writesPerGrowth)
+      missed.push(
+        `burst: ${burstResult.writesPerAdmitted} ledger writes per admitted growth, want ≤ ${TARGETS.writesPerGrowth}`,
+      );
+    if (burstResult.existing !== burstResult.admitted)
+      missed.push(`burst: ${burstResult.existing} namespaces exist but ${burstResult.admitted} were admitted`);
     missed.push(...judgeInFlight(inFlight));
     for (const run of medians) {
       const errors = run.counts.error ?? 0;
-      if (errors > 0) missed.push(`${run.mode}, ${run.spread}: ${errors} requests neither admitted nor denied with a rule`);
+      if (errors > 0)
+        missed.push(`${run.mode}, ${run.spread}: ${errors} requests neither admitted nor denied with a rule`);
       if (run.mode.startsWith('shipped') && run.cpuMsPerGrowth.webhook > TARGETS.cpuVsBarePut * bare.cpuMsPerPut) {
-        missed.push(`${run.mode}, ${run.spread}: webhook CPU ${run.cpuMsPerGrowth.webhook} ms per admitted growth (median of ${run.runs}), want ≤ ${TARGETS.cpuVsBarePut} × a bare PUT's ${bare.cpuMsPerPut} ms at the same rate (a growth is ${run.reviewsPerGrowth} reviews, ${run.webhookCpuMsPerReview} ms each)`);
+        missed.push(
+          `${run.mode}, ${run.spread}: webhook CPU ${run.cpuMsPerGrowth.webhook} ms per admitted growth (median of ${run.runs}), want ≤ ${TARGETS.cpuVsBarePut} × a bare PUT's ${bare.cpuMsPerPut} ms at the same rate (a growth is ${run.reviewsPerGrowth} reviews, ${run.webhookCpuMsPerReview} ms each)`,
+        );
       }
     }
 
-    process.stderr.write(`\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`);
-    process.stderr.write(table(['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'], [[burstResult.admitted, Object.entries(burstResult.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k.replace('denied ', '')} ${v}`).join(', ') || '0', burstResult.counts['denied Q5'] ?? 0, burstResult.seconds, burstResult.ledgerWrites, burstResult.writesPerAdmitted]]));
-    process.stderr.write(`\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle${STEADY_SETTLEMENT ? '' : '; "ledger on" with ledgerSettlement off'}\n`);
-    process.stderr.write(table(['mode', 'load', 'admitted', 'other', 'p50 ms', 'p99 ms', 'webhook ms/growth', 'reviews/growth', 'webhook ms/review', 'apiserver', 'etcd', 'controller', 'writes/growth', 'conflicts/growth', 'proxy connections', 'reservations timeout / exhausted / error', 'largest ledger: entries (live), KiB'], medians.map((r) => [r.mode, r.spread, `${r.admittedGrowths}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.latencyMs.p50, r.latencyMs.p99, r.cpuMsPerGrowth.webhook, r.reviewsPerGrowth, r.webhookCpuMsPerReview, r.cpuMsPerGrowth.apiserver, r.cpuMsPerGrowth.etcd, r.cpuMsPerGrowth.controller, r.ledgerWritesPerGrowth, r.conflictsPerGrowth, r.proxyConnections.join(' / '), ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-'])));
+    process.stderr.write(
+      `\nburst (${BURST.creates} parallel creates, room for ${BURST.room}, 2 replicas, ledger on, controller running)\n`,
+    );
+    process.stderr.write(
+      table(
+        ['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'],
+        [
+          [
+            burstResult.admitted,
+            Object.entries(burstResult.counts)
+              .filter(([k]) => k !== 'admitted')
+              .map(([k, v]) => `${k.replace('denied ', '')} ${v}`)
+              .join(', ') || '0',
+            burstResult.counts['denied Q5'] ?? 0,
+            burstResult.seconds,
+            burstResult.ledgerWrites,
+            burstResult.writesPerAdmitted,
+          ],
+        ],
+      ),
+    );
+    process.stderr.write(
+      `\nsteady, ${RATE} req/s for ${SECONDS} s (half namespace creates, half quota growths), medians of ${RUNS} runs, CPU above idle; bare PUT at ${RATE}/s ${bare.cpuMsPerPut} ms CPU above idle${STEADY_SETTLEMENT ? '' : '; "ledger on" with ledgerSettlement off'}\n`,
+    );
+    process.stderr.write(
+      table(
+        [
+          'mode',
+          'load',
+          'admitted',
+          'other',
+          'p50 ms',
+          'p99 ms',
+          'webhook ms/growth',
+          'reviews/growth',
+          'webhook ms/review',
+          'apiserver',
+          'etcd',
+          'controller',
+          'writes/growth',
+          'conflicts/growth',
+          'proxy connections',
+          'reservations timeout / exhausted / error',
+          'largest ledger: entries (live), KiB',
+        ],
+        medians.map((r) => [
+          r.mode,
+          r.spread,
+          `${r.admittedGrowths}/${r.offered}`,
+          Object.entries(r.counts)
+            .filter(([k]) => k !== 'admitted')
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ') || '-',
+          r.latencyMs.p50,
+          r.latencyMs.p99,
+          r.cpuMsPerGrowth.webhook,
+          r.reviewsPerGrowth,
+          r.webhookCpuMsPerReview,
+          r.cpuMsPerGrowth.apiserver,
+          r.cpuMsPerGrowth.etcd,
+          r.cpuMsPerGrowth.controller,
+          r.ledgerWritesPerGrowth,
+          r.conflictsPerGrowth,
+          r.proxyConnections.join(' / '),
+          ['timeout', 'exhausted', 'error'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '),
+          r.ledger ? `${r.ledger.entries} (${r.ledger.live}), ${round1(r.ledger.bytes / 1024)}` : '-',
+        ]),
+      ),
+    );
     if (inFlight.length > 0) {
-      process.stderr.write(`\nin flight (2 replicas as shipped, settling, beside the ledger off, a bare webhook and no webhook at all): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`);
-      process.stderr.write(table(['scenario', 'mode', 'admitted', 'other', 'seconds', 'p50 ms', 'p99 ms', 'ledger max entries', 'ledger max KiB', 'samples', 'reservations timeout / exhausted / error / behind', 'reviews', 'connections opened', 'proxy cut (EMFILE)'], inFlight.map((r) => [r.scenario, r.mode, `${r.counts.admitted ?? 0}/${r.offered}`, Object.entries(r.counts).filter(([k]) => k !== 'admitted').map(([k, v]) => `${k} ${v}`).join(', ') || '-', r.seconds, r.latencyMs.p50, r.latencyMs.p99, r.ledger.maxEntries, round1(r.ledger.maxBytes / 1024), r.ledger.samples, ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '), r.reviews ?? '-', r.connectionsOpened ?? '-', `${Object.values(r.proxyFailures ?? {}).reduce((a, b) => a + b, 0)} (${r.proxyFailures?.['upstream EMFILE'] ?? 0})`])));
-      process.stderr.write(`a connection the proxy cut (standing in for the Service) is the benchmark's, not the webhook's: EMFILE is the bench process out of file descriptors\n`);
+      process.stderr.write(
+        `\nin flight (2 replicas as shipped, settling, beside the ledger off, a bare webhook and no webhook at all): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`,
+      );
+      process.stderr.write(
+        table(
+          [
+            'scenario',
+            'mode',
+            'admitted',
+            'other',
+            'seconds',
+            'p50 ms',
+            'p99 ms',
+            'ledger max entries',
+            'ledger max KiB',
+            'samples',
+            'reservations timeout / exhausted / error / behind',
+            'reviews',
+            'connections opened',
+            'proxy cut (EMFILE)',
+          ],
+          inFlight.map((r) => [
+            r.scenario,
+            r.mode,
+            `${r.counts.admitted ?? 0}/${r.offered}`,
+            Object.entries(r.counts)
+              .filter(([k]) => k !== 'admitted')
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ') || '-',
+            r.seconds,
+            r.latencyMs.p50,
+            r.latencyMs.p99,
+            r.ledger.maxEntries,
+            round1(r.ledger.maxBytes / 1024),
+            r.ledger.samples,
+            ['timeout', 'exhausted', 'error', 'behind'].map((o) => r.reservationOutcomes[o] ?? 0).join(' / '),
+            r.reviews ?? '-',
+            r.connectionsOpened ?? '-',
+            `${Object.values(r.proxyFailures ?? {}).reduce((a, b) => a + b, 0)} (${r.proxyFailures?.['upstream EMFILE'] ?? 0})`,
+          ]),
+        ),
+      );
+      process.stderr.write(
+        `a connection the proxy cut (standing in for the Service) is the benchmark's, not the webhook's: EMFILE is the bench process out of file descriptors\n`,
+      );
     }
     const loadAtEnd = loadavg()[0]!;
     mkdirSync(join(HERE, 'results'), { recursive: true });
-    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, rate: RATE, seconds: SECONDS, runs: RUNS, steadySettlement: STEADY_SETTLEMENT, bare, burst: burstResult, steady: medians, steadyRuns: runs, inFlight, missed }, null, 2));
+    writeFileSync(
+      RESULTS,
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) },
+          rate: RATE,
+          seconds: SECONDS,
+          runs: RUNS,
+          steadySettlement: STEADY_SETTLEMENT,
+          bare,
+          burst: burstResult,
+          steady: medians,
+          steadyRuns: runs,
+          inFlight,
+          missed,
+        },
+        null,
+        2,
+      ),
+    );
     log(`load average at end ${loadAtEnd.toFixed(2)}; wrote ${RESULTS}`);
     alice.close();
     admin.close();
@@ -585,8 +1033,12 @@ export async function main(): Promise<string[]> {
   } catch (err) {
     // The cluster's directory goes with it: say what the processes logged last (decisions left out).
     for (const p of [...(webhooks?.replicas.map((r) => r.process) ?? []), ...(controller ? [controller] : [])]) {
-      const lines = (await readFile(p.logFile, 'utf8').catch(() => '')).split('\n').filter((l) => l && !l.includes('"admission decision"'));
-      log(`${p.name} (${p.child.exitCode !== null || p.child.signalCode ? `exited ${p.child.exitCode ?? p.child.signalCode}` : 'running'}), last lines:\n${lines.slice(-8).join('\n')}`);
+      const lines = (await readFile(p.logFile, 'utf8').catch(() => ''))
+        .split('\n')
+        .filter((l) => l && !l.includes('"admission decision"'));
+      log(
+        `${p.name} (${p.child.exitCode !== null || p.child.signalCode ? `exited ${p.child.exitCode ?? p.child.signalCode}` : 'running'}), last lines:\n${lines.slice(-8).join('\n')}`,
+      );
     }
     throw err;
   } finally {

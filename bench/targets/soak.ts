@@ -41,7 +41,14 @@ import { apiAs, countBy, verdictOf, type Api, type Verdict } from '../lib/api.js
 import { startShippedController } from '../lib/controller-process.js';
 import { cachesHold } from '../lib/webhook-caches.js';
 import { HERE, env, procStatus, round1, round3, sleep, table } from '../lib/measure.js';
-import { INSPECT_FLAG, InspectorHeap, chartMemory, leastSquares, memoryCgroup, type MemoryCgroup } from '../lib/memory.js';
+import {
+  INSPECT_FLAG,
+  InspectorHeap,
+  chartMemory,
+  leastSquares,
+  memoryCgroup,
+  type MemoryCgroup,
+} from '../lib/memory.js';
 
 const RESULTS = join(HERE, 'results', 'soak.json');
 const FULL_MINUTES = 30;
@@ -73,7 +80,13 @@ const projectObject = (p: SoakProject) => ({
   apiVersion: 'tenantgate.io/v1alpha1',
   kind: 'Project',
   metadata: { name: p.name },
-  spec: { tenant: p.tenant, owners: p.owners, quota: { hard: { 'requests.cpu': '6', 'requests.memory': '12Gi' } }, maxNamespaces: MAX_NAMESPACES, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1', 'requests.memory': '2Gi' } } } },
+  spec: {
+    tenant: p.tenant,
+    owners: p.owners,
+    quota: { hard: { 'requests.cpu': '6', 'requests.memory': '12Gi' } },
+    maxNamespaces: MAX_NAMESPACES,
+    namespaceDefaults: { quota: { hard: { 'requests.cpu': '1', 'requests.memory': '2Gi' } } },
+  },
 });
 
 type Kind = 'namespace create' | 'namespace delete' | 'quota write' | 'quota beyond budget' | 'non-owner create';
@@ -115,8 +128,12 @@ interface Judgement {
 function settings() {
   const minutes = env('BENCH_SOAK_MINUTES', FULL_MINUTES);
   if (minutes < 3) throw new Error(`soak: --minutes ${minutes}: at least 3 are needed for a slope`);
-  const window = env('BENCH_SOAK_WINDOW_MINUTES', minutes >= FULL_MINUTES ? 20 : Math.max(2, Math.round((minutes * 2) / 3)));
-  if (window > minutes) throw new Error(`soak: BENCH_SOAK_WINDOW_MINUTES ${window} is longer than the run (${minutes} minutes)`);
+  const window = env(
+    'BENCH_SOAK_WINDOW_MINUTES',
+    minutes >= FULL_MINUTES ? 20 : Math.max(2, Math.round((minutes * 2) / 3)),
+  );
+  if (window > minutes)
+    throw new Error(`soak: BENCH_SOAK_WINDOW_MINUTES ${window} is longer than the run (${minutes} minutes)`);
   const rate = env('BENCH_SOAK_RATE', 5);
   if (rate <= 0) throw new Error('soak: BENCH_SOAK_RATE must be > 0');
   return { minutes, window, rate };
@@ -159,31 +176,63 @@ class Traffic {
       kind = 'namespace delete';
       answer = await owner.call('DELETE', `/api/v1/namespaces/${existing}`);
       const v = verdictOf(answer);
-      if (v === 'admitted' || v === 'refused not found') this.live.set(p.name, this.live.get(p.name)!.filter((n) => n.name !== existing));
+      if (v === 'admitted' || v === 'refused not found')
+        this.live.set(
+          p.name,
+          this.live.get(p.name)!.filter((n) => n.name !== existing),
+        );
     } else if (roll < 0.8) {
       kind = 'quota write';
       const cpu = this.pick(['500m', '1', '1500m', '2', '3']);
-      answer = await owner.call('PATCH', quotaPath(existing!), { spec: { hard: { 'requests.cpu': cpu } } }, 'application/merge-patch+json');
+      answer = await owner.call(
+        'PATCH',
+        quotaPath(existing!),
+        { spec: { hard: { 'requests.cpu': cpu } } },
+        'application/merge-patch+json',
+      );
     } else if (roll < 0.9 && existing) {
       kind = 'quota beyond budget';
-      answer = await owner.call('PATCH', quotaPath(existing), { spec: { hard: { 'requests.cpu': '100' } } }, 'application/merge-patch+json');
+      answer = await owner.call(
+        'PATCH',
+        quotaPath(existing),
+        { spec: { hard: { 'requests.cpu': '100' } } },
+        'application/merge-patch+json',
+      );
     } else {
       kind = 'non-owner create';
-      answer = await this.clients.dave!.call('POST', '/api/v1/namespaces', { metadata: { name: `${p.name}-x${this.seq++}` } });
+      answer = await this.clients.dave!.call('POST', '/api/v1/namespaces', {
+        metadata: { name: `${p.name}-x${this.seq++}` },
+      });
     }
     const verdict = verdictOf(answer);
-    this.answers.push({ kind, verdict, status: answer.status, text: verdict === 'error' || (MUST_DENY[kind] && verdict === 'admitted') ? answer.text.slice(0, 400) : '' });
+    this.answers.push({
+      kind,
+      verdict,
+      status: answer.status,
+      text: verdict === 'error' || (MUST_DENY[kind] && verdict === 'admitted') ? answer.text.slice(0, 400) : '',
+    });
   }
 }
 
 /** Judges one process over the window: slope of heap-after-GC, largest RSS and working set against the request. */
-export function judge(name: string, component: 'webhook' | 'controller', samples: Sample[], fromMinute: number, requestMB: number, ratePerS: number): Judgement {
+export function judge(
+  name: string,
+  component: 'webhook' | 'controller',
+  samples: Sample[],
+  fromMinute: number,
+  requestMB: number,
+  ratePerS: number,
+): Judgement {
   const inWindow = samples.filter((s) => s.minute >= fromMinute && s.processes[name]);
   const fit = leastSquares(inWindow.map((s) => ({ x: s.minute, y: s.processes[name]!.heapMB })));
   const maxRssMB = Math.max(...inWindow.map((s) => s.processes[name]!.rssMB));
   const ws = inWindow.map((s) => s.processes[name]!.workingSetMB).filter((v): v is number => v !== undefined);
   const maxWorkingSetMB = ws.length ? Math.max(...ws) : null;
-  const level = !(fit.standardError <= SLOPE_MAX_STANDARD_ERROR) ? 'too noisy to judge' : Math.abs(fit.slope) <= SLOPE_LIMIT_MB_PER_MIN ? 'level' : 'growing';
+  const level = !(fit.standardError <= SLOPE_MAX_STANDARD_ERROR)
+    ? 'too noisy to judge'
+    : Math.abs(fit.slope) <= SLOPE_LIMIT_MB_PER_MIN
+      ? 'level'
+      : 'growing';
   return {
     process: name,
     component,
@@ -204,7 +253,9 @@ export async function main(): Promise<string[]> {
   const { minutes, window, rate } = settings();
   const memory = { webhook: chartMemory('webhook'), controller: chartMemory('controller') };
   const loadAtStart = loadavg()[0]!;
-  log(`load average at start ${loadAtStart.toFixed(2)} (a shared machine); ${minutes} minutes at ${rate} requests/s, slope over the last ${window}; chart memory: webhook ${memory.webhook.request} request / ${memory.webhook.limit} limit, controller ${memory.controller.request} / ${memory.controller.limit}`);
+  log(
+    `load average at start ${loadAtStart.toFixed(2)} (a shared machine); ${minutes} minutes at ${rate} requests/s, slope over the last ${window}; chart memory: webhook ${memory.webhook.request} request / ${memory.webhook.limit} limit, controller ${memory.controller.request} / ${memory.controller.limit}`,
+  );
   const cp = await ControlPlane.start({ log });
   let webhooks: WebhookReplicas | undefined;
   let controller: Managed | undefined;
@@ -214,8 +265,14 @@ export async function main(): Promise<string[]> {
   try {
     await installBase(cp.info);
     const ca = await readFile(cp.info.caFile);
-    for (const user of ['alice', 'bob', 'carol', 'dave']) clients[user] = apiAs(cp.info.server, ca, cp.info.tokens[user]!);
-    await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: PROJECTS.map(projectObject) }));
+    for (const user of ['alice', 'bob', 'carol', 'dave'])
+      clients[user] = apiAs(cp.info.server, ca, cp.info.tokens[user]!);
+    await kubectlAs(
+      cp.info,
+      'admin',
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: PROJECTS.map(projectObject) }),
+    );
 
     // One memory cgroup per process, limited like the chart's pod (none where this machine has no v1 memory controller).
     const cgroupNote: string[] = [];
@@ -226,14 +283,31 @@ export async function main(): Promise<string[]> {
       return undefined;
     };
     const controllerGroup = cgroupFor('controller', 'controller');
-    controller = (await startShippedController(cp, { name: 'soak-controller', nodeArgs: [INSPECT_FLAG], ...(controllerGroup ? { launch: controllerGroup.launch } : {}) })).process;
+    controller = (
+      await startShippedController(cp, {
+        name: 'soak-controller',
+        nodeArgs: [INSPECT_FLAG],
+        ...(controllerGroup ? { launch: controllerGroup.launch } : {}),
+      })
+    ).process;
     const certs = await generateWebhookCerts(join(cp.info.dir, 'soak-certs'));
     const webhookGroups = [cgroupFor('webhook-0', 'webhook'), cgroupFor('webhook-1', 'webhook')];
-    webhooks = await startWebhookReplicas(cp.info, certs, {}, { name: 'soak', nodeArgs: [INSPECT_FLAG], cgroupOf: (i) => webhookGroups[i]?.dir });
+    webhooks = await startWebhookReplicas(
+      cp.info,
+      certs,
+      {},
+      { name: 'soak', nodeArgs: [INSPECT_FLAG], cgroupOf: (i) => webhookGroups[i]?.dir },
+    );
     await cachesHold(webhooks, 'Project', PROJECTS.length);
     if (cgroupNote.length) log(`no cgroup charge: ${cgroupNote.join('; ')}`);
     const attach = async (name: string, component: 'webhook' | 'controller', proc: Managed) => {
-      watched.push({ name, pid: proc.pid, component, heap: await InspectorHeap.attach(proc.logFile), cgroup: cgroups[name] });
+      watched.push({
+        name,
+        pid: proc.pid,
+        component,
+        heap: await InspectorHeap.attach(proc.logFile),
+        cgroup: cgroups[name],
+      });
     };
     for (const [i, r] of webhooks.replicas.entries()) await attach(`webhook-${i}`, 'webhook', r.process);
     await attach('controller', 'controller', controller);
@@ -243,16 +317,41 @@ export async function main(): Promise<string[]> {
     const t0 = performance.now();
     const minuteNow = () => (performance.now() - t0) / 60_000;
     const sample = async () => {
-      const s: Sample = { minute: round3(minuteNow()), load1: round1(loadavg()[0]!), requests: traffic.answers.length, processes: {} };
+      const s: Sample = {
+        minute: round3(minuteNow()),
+        load1: round1(loadavg()[0]!),
+        requests: traffic.answers.length,
+        processes: {},
+      };
       for (const w of watched) {
         const heap = await w.heap.afterGc();
         const cg = w.cgroup?.read();
-        s.processes[w.name] = { heapMB: round3(heap.usedMB), gcMs: round1(heap.gcMs), rssMB: procStatus(w.pid).rssMB, ...(cg ? { cgroupMB: round1(cg.usageMB), workingSetMB: round1(cg.workingSetMB) } : {}) };
+        s.processes[w.name] = {
+          heapMB: round3(heap.usedMB),
+          gcMs: round1(heap.gcMs),
+          rssMB: procStatus(w.pid).rssMB,
+          ...(cg ? { cgroupMB: round1(cg.usageMB), workingSetMB: round1(cg.workingSetMB) } : {}),
+        };
       }
-      const caches = await Promise.all(['Project', 'Namespace', 'ResourceQuota'].map(async (k) => [k, (await webhooks!.scrape(new RegExp(`^tenantgate_webhook_cache_objects\\{kind="${k}"\\}`)))[0] ?? NaN] as const));
+      const caches = await Promise.all(
+        ['Project', 'Namespace', 'ResourceQuota'].map(
+          async (k) =>
+            [
+              k,
+              (await webhooks!.scrape(new RegExp(`^tenantgate_webhook_cache_objects\\{kind="${k}"\\}`)))[0] ?? NaN,
+            ] as const,
+        ),
+      );
       s.cache = Object.fromEntries(caches);
       samples.push(s);
-      log(`minute ${s.minute.toFixed(1)}: load ${s.load1}; ${s.requests} requests; ${Object.entries(s.processes).map(([n, p]) => `${n} heap ${p.heapMB.toFixed(1)} MB, RSS ${p.rssMB} MB${p.workingSetMB !== undefined ? `, ws ${p.workingSetMB} MB` : ''}`).join('; ')}; caches ${JSON.stringify(s.cache)}`);
+      log(
+        `minute ${s.minute.toFixed(1)}: load ${s.load1}; ${s.requests} requests; ${Object.entries(s.processes)
+          .map(
+            ([n, p]) =>
+              `${n} heap ${p.heapMB.toFixed(1)} MB, RSS ${p.rssMB} MB${p.workingSetMB !== undefined ? `, ws ${p.workingSetMB} MB` : ''}`,
+          )
+          .join('; ')}; caches ${JSON.stringify(s.cache)}`,
+      );
     };
     await sample();
 
@@ -264,7 +363,17 @@ export async function main(): Promise<string[]> {
       const due = t0 + (i * 1000) / rate;
       const wait = due - performance.now();
       if (wait > 0) await sleep(wait);
-      const p = traffic.one().catch((err: unknown) => void traffic.answers.push({ kind: 'namespace create', verdict: 'error', status: 0, text: String(err).slice(0, 400) }));
+      const p = traffic
+        .one()
+        .catch(
+          (err: unknown) =>
+            void traffic.answers.push({
+              kind: 'namespace create',
+              verdict: 'error',
+              status: 0,
+              text: String(err).slice(0, 400),
+            }),
+        );
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
       if (minuteNow() >= nextSample) {
@@ -282,32 +391,135 @@ export async function main(): Promise<string[]> {
     const byKind: Record<string, Record<string, number>> = {};
     for (const a of traffic.answers) (byKind[a.kind] ??= {})[a.verdict] = (byKind[a.kind]?.[a.verdict] ?? 0) + 1;
     const errors = traffic.answers.filter((a) => a.verdict === 'error');
-    const wronglyAdmitted = traffic.answers.filter((a) => MUST_DENY[a.kind] && a.verdict !== `denied ${MUST_DENY[a.kind]}` && a.verdict.startsWith('admitted'));
-    const wrongRule = traffic.answers.filter((a) => MUST_DENY[a.kind] && a.verdict.startsWith('denied') && a.verdict !== `denied ${MUST_DENY[a.kind]}`);
+    const wronglyAdmitted = traffic.answers.filter(
+      (a) => MUST_DENY[a.kind] && a.verdict !== `denied ${MUST_DENY[a.kind]}` && a.verdict.startsWith('admitted'),
+    );
+    const wrongRule = traffic.answers.filter(
+      (a) => MUST_DENY[a.kind] && a.verdict.startsWith('denied') && a.verdict !== `denied ${MUST_DENY[a.kind]}`,
+    );
     const fromMinute = minutes - window;
-    const judgements = watched.map((w) => judge(w.name, w.component, samples, fromMinute, memory[w.component].requestBytes / 1024 ** 2, rate));
+    const judgements = watched.map((w) =>
+      judge(w.name, w.component, samples, fromMinute, memory[w.component].requestBytes / 1024 ** 2, rate),
+    );
     const cgroupEnd = Object.fromEntries(watched.filter((w) => w.cgroup).map((w) => [w.name, w.cgroup!.read()]));
     const loadAtEnd = loadavg()[0]!;
 
     const missed: string[] = [];
     for (const j of judgements) {
-      if (j.level !== 'level') missed.push(`${j.process}: heap after GC ${j.level}: ${j.slopeMBPerMin} ± ${j.standardErrorMBPerMin} MB/min over ${j.windowMinutes} min (want |slope| ≤ ${SLOPE_LIMIT_MB_PER_MIN}, standard error ≤ ${SLOPE_MAX_STANDARD_ERROR})`);
-      if (!j.underRequest) missed.push(`${j.process}: VmRSS ${j.maxRssMB} MB / working set ${j.maxWorkingSetMB ?? '-'} MB, want both < the chart's request ${j.requestMB} MB`);
+      if (j.level !== 'level')
+        missed.push(
+          `${j.process}: heap after GC ${j.level}: ${j.slopeMBPerMin} ± ${j.standardErrorMBPerMin} MB/min over ${j.windowMinutes} min (want |slope| ≤ ${SLOPE_LIMIT_MB_PER_MIN}, standard error ≤ ${SLOPE_MAX_STANDARD_ERROR})`,
+        );
+      if (!j.underRequest)
+        missed.push(
+          `${j.process}: VmRSS ${j.maxRssMB} MB / working set ${j.maxWorkingSetMB ?? '-'} MB, want both < the chart's request ${j.requestMB} MB`,
+        );
     }
-    for (const [name, cg] of Object.entries(cgroupEnd)) if (cg.oomKills > 0) missed.push(`${name}: ${cg.oomKills} OOM kills in the chart's limit`);
-    if (errors.length) missed.push(`${errors.length} requests failed (first: ${errors[0]!.status} ${errors[0]!.text.slice(0, 200)})`);
-    if (wronglyAdmitted.length) missed.push(`${wronglyAdmitted.length} requests admitted that had to be denied (first: ${wronglyAdmitted[0]!.kind})`);
-    if (wrongRule.length) missed.push(`${wrongRule.length} denials with another rule than expected (first: ${wrongRule[0]!.kind}: ${wrongRule[0]!.verdict})`);
-    if (minutes < FULL_MINUTES) missed.push(`a ${minutes}-minute run: a validation, the soak is judged on ${FULL_MINUTES} minutes`);
+    for (const [name, cg] of Object.entries(cgroupEnd))
+      if (cg.oomKills > 0) missed.push(`${name}: ${cg.oomKills} OOM kills in the chart's limit`);
+    if (errors.length)
+      missed.push(`${errors.length} requests failed (first: ${errors[0]!.status} ${errors[0]!.text.slice(0, 200)})`);
+    if (wronglyAdmitted.length)
+      missed.push(
+        `${wronglyAdmitted.length} requests admitted that had to be denied (first: ${wronglyAdmitted[0]!.kind})`,
+      );
+    if (wrongRule.length)
+      missed.push(
+        `${wrongRule.length} denials with another rule than expected (first: ${wrongRule[0]!.kind}: ${wrongRule[0]!.verdict})`,
+      );
+    if (minutes < FULL_MINUTES)
+      missed.push(`a ${minutes}-minute run: a validation, the soak is judged on ${FULL_MINUTES} minutes`);
 
     const names = watched.map((w) => w.name);
-    process.stderr.write(`\nsoak, ${minutes} min at ${rate} req/s (${traffic.answers.length} requests), load average ${loadAtStart.toFixed(2)} → ${loadAtEnd.toFixed(2)} (shared machine)\n`);
-    process.stderr.write(table(['minute', 'load', 'requests', ...names.flatMap((n) => [`${n} heap MB`, `${n} RSS MB`, `${n} ws MB`]), 'cached ns', 'cached quotas'], samples.map((s) => [s.minute.toFixed(1), s.load1, s.requests, ...names.flatMap((n) => [s.processes[n]?.heapMB.toFixed(2) ?? '-', s.processes[n]?.rssMB ?? '-', s.processes[n]?.workingSetMB ?? '-']), s.cache?.Namespace ?? '-', s.cache?.ResourceQuota ?? '-'])));
-    process.stderr.write(`\nover the last ${window} minutes (slope level when |slope| ≤ ${SLOPE_LIMIT_MB_PER_MIN} MB/min with standard error ≤ ${SLOPE_MAX_STANDARD_ERROR})\n`);
-    process.stderr.write(table(['process', 'points', 'heap slope MB/min', '± SE', 'MB per 1,000 requests', 'judged', 'max RSS MB', 'max ws MB', 'request MB', 'under request'], judgements.map((j) => [j.process, j.points, j.slopeMBPerMin, j.standardErrorMBPerMin, j.slopeMBPer1000Requests, j.level, j.maxRssMB, j.maxWorkingSetMB ?? '-', j.requestMB, j.underRequest ? 'yes' : 'NO'])));
-    process.stderr.write(`\nverdicts by kind: ${JSON.stringify(byKind)}\nproxy connections per replica: ${webhooks.proxy.connections.join(', ')}\n`);
+    process.stderr.write(
+      `\nsoak, ${minutes} min at ${rate} req/s (${traffic.answers.length} requests), load average ${loadAtStart.toFixed(2)} → ${loadAtEnd.toFixed(2)} (shared machine)\n`,
+    );
+    process.stderr.write(
+      table(
+        [
+          'minute',
+          'load',
+          'requests',
+          ...names.flatMap((n) => [`${n} heap MB`, `${n} RSS MB`, `${n} ws MB`]),
+          'cached ns',
+          'cached quotas',
+        ],
+        samples.map((s) => [
+          s.minute.toFixed(1),
+          s.load1,
+          s.requests,
+          ...names.flatMap((n) => [
+            s.processes[n]?.heapMB.toFixed(2) ?? '-',
+            s.processes[n]?.rssMB ?? '-',
+            s.processes[n]?.workingSetMB ?? '-',
+          ]),
+          s.cache?.Namespace ?? '-',
+          s.cache?.ResourceQuota ?? '-',
+        ]),
+      ),
+    );
+    process.stderr.write(
+      `\nover the last ${window} minutes (slope level when |slope| ≤ ${SLOPE_LIMIT_MB_PER_MIN} MB/min with standard error ≤ ${SLOPE_MAX_STANDARD_ERROR})\n`,
+    );
+    process.stderr.write(
+      table(
+        [
+          'process',
+          'points',
+          'heap slope MB/min',
+          '± SE',
+          'MB per 1,000 requests',
+          'judged',
+          'max RSS MB',
+          'max ws MB',
+          'request MB',
+          'under request',
+        ],
+        judgements.map((j) => [
+          j.process,
+          j.points,
+          j.slopeMBPerMin,
+          j.standardErrorMBPerMin,
+          j.slopeMBPer1000Requests,
+          j.level,
+          j.maxRssMB,
+          j.maxWorkingSetMB ?? '-',
+          j.requestMB,
+          j.underRequest ? 'yes' : 'NO',
+        ]),
+      ),
+    );
+    process.stderr.write(
+      `\nverdicts by kind: ${JSON.stringify(byKind)}\nproxy connections per replica: ${webhooks.proxy.connections.join(', ')}\n`,
+    );
     mkdirSync(join(HERE, 'results'), { recursive: true });
-    writeFileSync(RESULTS, JSON.stringify({ date: new Date().toISOString(), minutes, windowMinutes: window, rate, seed: SEED, loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) }, chartMemory: memory, requests: traffic.answers.length, verdicts: countBy(traffic.answers.map((a) => a.verdict)), byKind, errors: errors.slice(0, 20), wronglyAdmitted: wronglyAdmitted.length, proxyConnections: webhooks.proxy.connections, samples, judgements, cgroupEnd, cgroup: cgroupNote.length ? cgroupNote : 'one v1 memory cgroup per process, limited as the chart', missed }, null, 2) + '\n');
+    writeFileSync(
+      RESULTS,
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          minutes,
+          windowMinutes: window,
+          rate,
+          seed: SEED,
+          loadAverage: { start: round1(loadAtStart), end: round1(loadAtEnd) },
+          chartMemory: memory,
+          requests: traffic.answers.length,
+          verdicts: countBy(traffic.answers.map((a) => a.verdict)),
+          byKind,
+          errors: errors.slice(0, 20),
+          wronglyAdmitted: wronglyAdmitted.length,
+          proxyConnections: webhooks.proxy.connections,
+          samples,
+          judgements,
+          cgroupEnd,
+          cgroup: cgroupNote.length ? cgroupNote : 'one v1 memory cgroup per process, limited as the chart',
+          missed,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
     log(`wrote ${RESULTS}`);
     return missed;
   } finally {

@@ -6,9 +6,21 @@ import { type WebhookCertFiles } from '../../src/certs/files.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { NAMESPACES_PER_PROJECT, fixtureNamespace, fixtureProject, fixtureQuota } from '../lib/webhook-server.js';
 
-import { P3_FULL_PROJECTS, TARGET_RSS_MB, compileTenantgate, env, getText, log, nowMs, procStatus, round1, round3, sleep, startChild, tailFile } from '../lib/measure.js';
-
-
+import {
+  P3_FULL_PROJECTS,
+  TARGET_RSS_MB,
+  compileTenantgate,
+  env,
+  getText,
+  log,
+  nowMs,
+  procStatus,
+  round1,
+  round3,
+  sleep,
+  startChild,
+  tailFile,
+} from '../lib/measure.js';
 
 export interface RssPoint {
   /** How the webhook was started when not as shipped: node arguments and TENANTGATE_WEBHOOK_V8_FLAGS. */
@@ -30,7 +42,13 @@ export interface P3Result {
   targetProjects: number;
   scale: number;
   scaledDown: boolean;
-  creation: { objects: number; seconds: number; perSecond: number; retries: number; phases: Array<{ what: string; objects: number; seconds: number }> };
+  creation: {
+    objects: number;
+    seconds: number;
+    perSecond: number;
+    retries: number;
+    phases: Array<{ what: string; objects: number; seconds: number }>;
+  };
   points: RssPoint[];
   /** At full size: the webhook started otherwise (V8 flags), to choose the shipped flags with numbers. */
   variants: RssPoint[];
@@ -78,7 +96,9 @@ export class Creator {
   project(i: number): Promise<void> {
     const body = fixtureProject(i);
     delete body.metadata.finalizers;
-    return this.withRetry(() => this.custom.createClusterCustomObject({ group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', body }));
+    return this.withRetry(() =>
+      this.custom.createClusterCustomObject({ group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', body }),
+    );
   }
   namespace(i: number, n: number): Promise<void> {
     const ns = fixtureNamespace(i, n);
@@ -86,7 +106,9 @@ export class Creator {
   }
   quota(i: number, n: number): Promise<void> {
     const q = fixtureQuota(i, n);
-    return this.withRetry(() => this.core.createNamespacedResourceQuota({ namespace: q.metadata.namespace!, body: q as k8s.V1ResourceQuota }));
+    return this.withRetry(() =>
+      this.core.createNamespacedResourceQuota({ namespace: q.metadata.namespace!, body: q as k8s.V1ResourceQuota }),
+    );
   }
 }
 
@@ -102,7 +124,13 @@ export async function parallel(count: number, concurrency: number, fn: (k: numbe
 }
 
 /** Creates projects [from, to) with their namespaces, then their quotas. */
-export async function createRange(creator: Creator, from: number, to: number, concurrency: number, phases: P3Result['creation']['phases']): Promise<void> {
+export async function createRange(
+  creator: Creator,
+  from: number,
+  to: number,
+  concurrency: number,
+  phases: P3Result['creation']['phases'],
+): Promise<void> {
   const span = to - from;
   if (span <= 0) return;
   const timed = async (what: string, objects: number, fn: (k: number) => Promise<void>) => {
@@ -113,10 +141,13 @@ export async function createRange(creator: Creator, from: number, to: number, co
     log(`P3: ${what}: ${objects} in ${round1(seconds)} s (${Math.round(objects / seconds)}/s)`);
   };
   await timed(`projects ${from}–${to - 1}`, span, (k) => creator.project(from + k));
-  await timed(`namespaces of projects ${from}–${to - 1}`, span * NAMESPACES_PER_PROJECT, (k) => creator.namespace(from + Math.floor(k / NAMESPACES_PER_PROJECT), k % NAMESPACES_PER_PROJECT));
-  await timed(`quotas of projects ${from}–${to - 1}`, span * NAMESPACES_PER_PROJECT, (k) => creator.quota(from + Math.floor(k / NAMESPACES_PER_PROJECT), k % NAMESPACES_PER_PROJECT));
+  await timed(`namespaces of projects ${from}–${to - 1}`, span * NAMESPACES_PER_PROJECT, (k) =>
+    creator.namespace(from + Math.floor(k / NAMESPACES_PER_PROJECT), k % NAMESPACES_PER_PROJECT),
+  );
+  await timed(`quotas of projects ${from}–${to - 1}`, span * NAMESPACES_PER_PROJECT, (k) =>
+    creator.quota(from + Math.floor(k / NAMESPACES_PER_PROJECT), k % NAMESPACES_PER_PROJECT),
+  );
 }
-
 
 /** Webhook start-ups measured besides the shipped one (ADR 0014); BENCH_WEBHOOK_RSS_VARIANTS=0 skips them. */
 export const RSS_VARIANTS: Array<{ variant: string; nodeArgs: string[]; v8FlagsEnv?: string }> = [
@@ -127,14 +158,45 @@ export const RSS_VARIANTS: Array<{ variant: string; nodeArgs: string[]; v8FlagsE
   { variant: 'shipped + node --max-semi-space-size=4', nodeArgs: ['--max-semi-space-size=4'] },
 ];
 
-export async function measureRss(work: string, cp: ControlPlane, certs: WebhookCertFiles, mainJs: string, expect: { projects: number; namespaces: number; quotas: number }, settleMs: number, variant?: (typeof RSS_VARIANTS)[number]): Promise<RssPoint> {
+export async function measureRss(
+  work: string,
+  cp: ControlPlane,
+  certs: WebhookCertFiles,
+  mainJs: string,
+  expect: { projects: number; namespaces: number; quotas: number },
+  settleMs: number,
+  variant?: (typeof RSS_VARIANTS)[number],
+): Promise<RssPoint> {
   const ca = readFileSync(certs.caCert);
   const t = nowMs();
-  const logFile = join(work, `webhook-rss-${expect.projects}${variant ? `-${variant.variant.replace(/\W+/g, '-')}` : ''}.log`);
+  const logFile = join(
+    work,
+    `webhook-rss-${expect.projects}${variant ? `-${variant.variant.replace(/\W+/g, '-')}` : ''}.log`,
+  );
   // The shipped start-up reads no TENANTGATE_WEBHOOK_V8_FLAGS; a variant sets its own.
   const { TENANTGATE_WEBHOOK_V8_FLAGS: _inherited, ...env } = process.env;
   if (variant?.v8FlagsEnv !== undefined) env.TENANTGATE_WEBHOOK_V8_FLAGS = variant.v8FlagsEnv;
-  const child = await startChild(variant?.nodeArgs ?? [], [mainJs, 'webhook', '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], logFile, undefined, undefined, env);
+  const child = await startChild(
+    variant?.nodeArgs ?? [],
+    [
+      mainJs,
+      'webhook',
+      '--kubeconfig',
+      cp.info.kubeconfigs.admin!,
+      '--cert',
+      certs.cert,
+      '--key',
+      certs.key,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+    ],
+    logFile,
+    undefined,
+    undefined,
+    env,
+  );
   try {
     const deadline = t + 15 * 60_000;
     for (;;) {
@@ -156,9 +218,26 @@ export async function measureRss(work: string, cp: ControlPlane, certs: WebhookC
     const metrics = await getText(child.port, '/metrics', ca);
     status = procStatus(child.pid);
     const cached: Record<string, number> = {};
-    for (const m of metrics.text.matchAll(/^tenantgate_webhook_cache_objects\{kind="([^"]+)"\} (\d+)/gm)) cached[m[1]!] = Number(m[2]);
-    log(`P3: webhook${variant ? ` (${variant.variant})` : ''} with ${JSON.stringify(cached)} cached: ready in ${readyS} s, VmRSS ${status.rssMB} MB (peak ${status.hwmMB} MB)`);
-    return { ...(variant ? { variant: variant.variant, nodeArgs: variant.nodeArgs, ...(variant.v8FlagsEnv !== undefined ? { v8FlagsEnv: variant.v8FlagsEnv } : {}) } : {}), ...expect, cached, readyS, rssMB: status.rssMB, peakRssMB: status.hwmMB, anonMB: status.anonMB };
+    for (const m of metrics.text.matchAll(/^tenantgate_webhook_cache_objects\{kind="([^"]+)"\} (\d+)/gm))
+      cached[m[1]!] = Number(m[2]);
+    log(
+      `P3: webhook${variant ? ` (${variant.variant})` : ''} with ${JSON.stringify(cached)} cached: ready in ${readyS} s, VmRSS ${status.rssMB} MB (peak ${status.hwmMB} MB)`,
+    );
+    return {
+      ...(variant
+        ? {
+            variant: variant.variant,
+            nodeArgs: variant.nodeArgs,
+            ...(variant.v8FlagsEnv !== undefined ? { v8FlagsEnv: variant.v8FlagsEnv } : {}),
+          }
+        : {}),
+      ...expect,
+      cached,
+      readyS,
+      rssMB: status.rssMB,
+      peakRssMB: status.hwmMB,
+      anonMB: status.anonMB,
+    };
   } finally {
     await child.stop();
   }
@@ -173,7 +252,11 @@ export async function runP3(work: string, cp: ControlPlane, certs: WebhookCertFi
   const creator = new Creator(cp.info.kubeconfigs.admin!);
   const phases: P3Result['creation']['phases'] = [];
   const points: RssPoint[] = [];
-  const objectsOf = (projects: number) => ({ projects, namespaces: projects * NAMESPACES_PER_PROJECT, quotas: projects * NAMESPACES_PER_PROJECT });
+  const objectsOf = (projects: number) => ({
+    projects,
+    namespaces: projects * NAMESPACES_PER_PROJECT,
+    quotas: projects * NAMESPACES_PER_PROJECT,
+  });
 
   points.push(await measureRss(work, cp, certs, mainJs, objectsOf(0), settleMs));
 
@@ -185,8 +268,10 @@ export async function runP3(work: string, cp: ControlPlane, certs: WebhookCertFi
   const projectedS = perProjectS * targetProjects * 1.15; // rates drop as etcd and the caches grow
   let total = targetProjects;
   if (projectedS > budgetS) {
-    total = Math.max(calibration * 2, Math.floor((budgetS / (perProjectS * 1.15)) / 100) * 100);
-    log(`P3: creating ${targetProjects} projects would take ≈ ${Math.round(projectedS)} s (> ${budgetS} s budget); scaling down to ${total} projects and extrapolating`);
+    total = Math.max(calibration * 2, Math.floor(budgetS / (perProjectS * 1.15) / 100) * 100);
+    log(
+      `P3: creating ${targetProjects} projects would take ≈ ${Math.round(projectedS)} s (> ${budgetS} s budget); scaling down to ${total} projects and extrapolating`,
+    );
   } else {
     log(`P3: projected creation time ≈ ${Math.round(projectedS)} s for ${targetProjects} projects: full scale`);
   }
@@ -199,7 +284,9 @@ export async function runP3(work: string, cp: ControlPlane, certs: WebhookCertFi
   const creationS = halfS + (nowMs() - resumed) / 1000;
   points.push(await measureRss(work, cp, certs, mainJs, objectsOf(total), settleMs));
   const variants: RssPoint[] = [];
-  if (process.env.BENCH_WEBHOOK_RSS_VARIANTS !== '0') for (const v of RSS_VARIANTS) variants.push(await measureRss(work, cp, certs, mainJs, objectsOf(total), settleMs, v));
+  if (process.env.BENCH_WEBHOOK_RSS_VARIANTS !== '0')
+    for (const v of RSS_VARIANTS)
+      variants.push(await measureRss(work, cp, certs, mainJs, objectsOf(total), settleMs, v));
 
   const objectJson = await sampleObjectSizes(cp.info.kubeconfigs.admin!);
   // Linear model over the two loaded points (½ and all): RSS = base + slope × projects (each with 5 namespaces, 5 quotas).
@@ -213,7 +300,13 @@ export async function runP3(work: string, cp: ControlPlane, certs: WebhookCertFi
     targetProjects,
     scale: round3(total / P3_FULL_PROJECTS),
     scaledDown: total < targetProjects,
-    creation: { objects: creator.objects, seconds: round1(creationS), perSecond: Math.round(creator.objects / creationS), retries: creator.retries, phases },
+    creation: {
+      objects: creator.objects,
+      seconds: round1(creationS),
+      perSecond: Math.round(creator.objects / creationS),
+      retries: creator.retries,
+      phases,
+    },
     points,
     variants,
     perProjectKB: round1(slope * 1024),
@@ -237,12 +330,25 @@ export async function sampleObjectSizes(kubeconfig: string): Promise<P3Result['o
       bytes += Buffer.byteLength(JSON.stringify(item));
       mf += Buffer.byteLength(JSON.stringify(item.metadata?.managedFields ?? []));
     }
-    return { sampled: items.length, bytes: Math.round(bytes / Math.max(1, items.length)), managedFieldsBytes: Math.round(mf / Math.max(1, items.length)) };
+    return {
+      sampled: items.length,
+      bytes: Math.round(bytes / Math.max(1, items.length)),
+      managedFieldsBytes: Math.round(mf / Math.max(1, items.length)),
+    };
   };
   const namespaces = await core.listNamespace({ limit: 500, labelSelector: 'app.kubernetes.io/managed-by=tenantgate' });
   const quotas = await core.listResourceQuotaForAllNamespaces({ limit: 500 });
-  const projects = (await custom.listClusterCustomObject({ group: 'tenantgate.io', version: 'v1alpha1', plural: 'projects', limit: 500 })) as { items: Array<{ metadata?: { managedFields?: unknown } }> };
-  return { project: measure(projects.items), namespace: measure(namespaces.items), resourceQuota: measure(quotas.items) };
+  const projects = (await custom.listClusterCustomObject({
+    group: 'tenantgate.io',
+    version: 'v1alpha1',
+    plural: 'projects',
+    limit: 500,
+  })) as { items: Array<{ metadata?: { managedFields?: unknown } }> };
+  return {
+    project: measure(projects.items),
+    namespace: measure(namespaces.items),
+    resourceQuota: measure(quotas.items),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -66,7 +66,18 @@ import { generateWebhookCerts } from '../../src/certs/files.js';
 import { ControlPlane } from '../../test/support/devcluster/controlplane.js';
 import { installBase } from '../../test/support/devcluster/tenantgate.js';
 
-import { RESULTS, ROOT, TARGET_CPU_RATIO, TARGET_P99_MS, TARGET_RATIO, TARGET_RSS_MB, env, log, round1, table } from '../lib/measure.js';
+import {
+  RESULTS,
+  ROOT,
+  TARGET_CPU_RATIO,
+  TARGET_P99_MS,
+  TARGET_RATIO,
+  TARGET_RSS_MB,
+  env,
+  log,
+  round1,
+  table,
+} from '../lib/measure.js';
 
 import { judgeTargets, type TargetJudgement } from '../lib/judge.js';
 import { MAX_LOAD_AVERAGE, P1Result, printP1, runP1 } from './webhook-p1.js';
@@ -77,12 +88,23 @@ export async function main(): Promise<string[]> {
   mkdirSync(dirname(RESULTS), { recursive: true });
   const work = mkdtempSync(join(tmpdir(), 'tenantgate-bench-webhook-'));
   const certs = await generateWebhookCerts(join(work, 'certs'));
-  const machine = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', loadavgAtStart: loadavg().map(round1) };
-  const git = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || 'unknown';
+  const machine = {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    loadavgAtStart: loadavg().map(round1),
+  };
+  const git =
+    spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' }).stdout?.trim() || 'unknown';
   log(`work dir ${work}; ${machine.cpus} CPUs (${machine.cpuModel}), load average ${machine.loadavgAtStart.join(' ')}`);
   const result: Record<string, unknown> = {
     benchmark: 'webhook',
-    targets: { throughputRatio: TARGET_RATIO, p99Ms: TARGET_P99_MS, rateRps: env('BENCH_WEBHOOK_RATE', 1000), rssMB: TARGET_RSS_MB },
+    targets: {
+      throughputRatio: TARGET_RATIO,
+      p99Ms: TARGET_P99_MS,
+      rateRps: env('BENCH_WEBHOOK_RATE', 1000),
+      rssMB: TARGET_RSS_MB,
+    },
     ...machine,
     git,
     date: new Date().toISOString(),
@@ -138,7 +160,13 @@ export function webhookTargets(
   p1: Pick<P1Result, 'ratio' | 'cpuRatio' | 'p99Ms' | 'verdictErrors' | 'loadAverage' | 'met'> | undefined,
   p3: Pick<P3Result, 'fullScaleMB' | 'fullScaleMeasured' | 'scale' | 'met'> | undefined,
 ): TargetJudgement[] {
-  const notRun = (id: string, target: string, switchedOff: string): TargetJudgement => ({ id, target, judged: false, met: false, note: `not run (${switchedOff})` });
+  const notRun = (id: string, target: string, switchedOff: string): TargetJudgement => ({
+    id,
+    target,
+    judged: false,
+    met: false,
+    note: `not run (${switchedOff})`,
+  });
   const targets: TargetJudgement[] = [];
   const throughput = `throughput ≥ ${TARGET_RATIO} × bare (client unsaturated)`;
   const cpu = `server CPU per request at the fixed rate, bare ÷ tenantgate ≥ ${TARGET_CPU_RATIO}`;
@@ -147,53 +175,153 @@ export function webhookTargets(
   if (!p1) {
     for (const t of [throughput, cpu, latency, verdicts]) targets.push(notRun('P1', t, 'BENCH_WEBHOOK_P1=0'));
   } else {
-    const busy = p1.met.quietMachine ? undefined : `started at load average ${p1.loadAverage.start}, above ${MAX_LOAD_AVERAGE}`;
+    const busy = p1.met.quietMachine
+      ? undefined
+      : `started at load average ${p1.loadAverage.start}, above ${MAX_LOAD_AVERAGE}`;
     const timed = (target: string, value: string, met: boolean, unjudgedBecause?: string): TargetJudgement => {
       const note = busy ?? unjudgedBecause;
-      return note ? { id: 'P1', target, judged: false, met: false, value, note } : { id: 'P1', target, judged: true, met, value };
+      return note
+        ? { id: 'P1', target, judged: false, met: false, value, note }
+        : { id: 'P1', target, judged: true, met, value };
     };
     const ratios = [p1.ratio.namespaceCreate, p1.ratio.quotaUpdate];
-    targets.push(timed(throughput, ratios.join(' / '), p1.met.throughput, ratios.every(Number.isFinite) ? undefined : 'no round with an unsaturated client'));
+    targets.push(
+      timed(
+        throughput,
+        ratios.join(' / '),
+        p1.met.throughput,
+        ratios.every(Number.isFinite) ? undefined : 'no round with an unsaturated client',
+      ),
+    );
     targets.push(timed(cpu, `${p1.cpuRatio.namespaceCreate} / ${p1.cpuRatio.quotaUpdate}`, p1.met.cpuPerRequest));
-    targets.push(timed(latency, Object.entries(p1.p99Ms).map(([k, v]) => `${k} ${v} ms`).join(', '), p1.met.latency));
-    targets.push({ id: 'P1', target: verdicts, judged: true, met: p1.met.verdicts, value: `${p1.verdictErrors} other answers` });
+    targets.push(
+      timed(
+        latency,
+        Object.entries(p1.p99Ms)
+          .map(([k, v]) => `${k} ${v} ms`)
+          .join(', '),
+        p1.met.latency,
+      ),
+    );
+    targets.push({
+      id: 'P1',
+      target: verdicts,
+      judged: true,
+      met: p1.met.verdicts,
+      value: `${p1.verdictErrors} other answers`,
+    });
   }
   const rss = `webhook RSS < ${TARGET_RSS_MB} MB at 10,000 projects / 50,000 namespaces / 50,000 quotas`;
   if (!p3) targets.push(notRun('P3', rss, 'BENCH_WEBHOOK_RSS=0'));
-  else if (!p3.fullScaleMeasured) targets.push({ id: 'P3', target: rss, judged: false, met: false, value: `${p3.fullScaleMB} MB extrapolated`, note: `measured at scale ${p3.scale} only (BENCH_WEBHOOK_RSS_PROJECTS, BENCH_WEBHOOK_RSS_BUDGET_S)` });
+  else if (!p3.fullScaleMeasured)
+    targets.push({
+      id: 'P3',
+      target: rss,
+      judged: false,
+      met: false,
+      value: `${p3.fullScaleMB} MB extrapolated`,
+      note: `measured at scale ${p3.scale} only (BENCH_WEBHOOK_RSS_PROJECTS, BENCH_WEBHOOK_RSS_BUDGET_S)`,
+    });
   else targets.push({ id: 'P3', target: rss, judged: true, met: p3.met, value: `${p3.fullScaleMB} MB` });
   return targets;
 }
 
-export function printReport(machine: { node: string; cpus: number; cpuModel: string; loadavgAtStart: number[] }, p1: P1Result | undefined, q5: Q5Result | undefined, p3: P3Result | undefined): void {
+export function printReport(
+  machine: { node: string; cpus: number; cpuModel: string; loadavgAtStart: number[] },
+  p1: P1Result | undefined,
+  q5: Q5Result | undefined,
+  p3: P3Result | undefined,
+): void {
   const out: string[] = [];
-  out.push(`\nWebhook benchmarks — Node ${machine.node}, ${machine.cpus} CPUs (${machine.cpuModel}), load average at start ${machine.loadavgAtStart.join(' ')}`);
+  out.push(
+    `\nWebhook benchmarks — Node ${machine.node}, ${machine.cpus} CPUs (${machine.cpuModel}), load average at start ${machine.loadavgAtStart.join(' ')}`,
+  );
   if (p1) printP1(out, p1);
   if (q5) {
-    out.push(`\nQ5: ${q5.requests} growing requests (ResourceQuota CREATE by the owner, ${q5.projects} projects) and ${q5.requests} plain ones (Namespace UPDATE), sequential, alternating`);
-    out.push(table(
-      ['request', 'server', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
-      [
-        ['growing', 'ConfigMapLedger', q5.growing.ledger.p50, q5.growing.ledger.p90, q5.growing.ledger.p99, q5.growing.ledger.max],
-        ['plain', 'ConfigMapLedger', q5.plain.ledger.p50, q5.plain.ledger.p90, q5.plain.ledger.p99, q5.plain.ledger.max],
-        ['growing', 'guard only', q5.growing.guardOnly.p50, q5.growing.guardOnly.p90, q5.growing.guardOnly.p99, q5.growing.guardOnly.max],
-        ['plain', 'guard only', q5.plain.guardOnly.p50, q5.plain.guardOnly.p90, q5.plain.guardOnly.p99, q5.plain.guardOnly.max],
-      ],
-    ));
-    out.push(`admitted ${q5.growing.admitted}/${q5.requests} growing; ledger: ${q5.ledgerConfigMaps} ConfigMaps holding ${q5.ledgerEntries} reservations; ${q5.reservations}; ledger adds ${q5.ledgerOverheadP50Ms} ms at p50`);
+    out.push(
+      `\nQ5: ${q5.requests} growing requests (ResourceQuota CREATE by the owner, ${q5.projects} projects) and ${q5.requests} plain ones (Namespace UPDATE), sequential, alternating`,
+    );
+    out.push(
+      table(
+        ['request', 'server', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
+        [
+          [
+            'growing',
+            'ConfigMapLedger',
+            q5.growing.ledger.p50,
+            q5.growing.ledger.p90,
+            q5.growing.ledger.p99,
+            q5.growing.ledger.max,
+          ],
+          [
+            'plain',
+            'ConfigMapLedger',
+            q5.plain.ledger.p50,
+            q5.plain.ledger.p90,
+            q5.plain.ledger.p99,
+            q5.plain.ledger.max,
+          ],
+          [
+            'growing',
+            'guard only',
+            q5.growing.guardOnly.p50,
+            q5.growing.guardOnly.p90,
+            q5.growing.guardOnly.p99,
+            q5.growing.guardOnly.max,
+          ],
+          [
+            'plain',
+            'guard only',
+            q5.plain.guardOnly.p50,
+            q5.plain.guardOnly.p90,
+            q5.plain.guardOnly.p99,
+            q5.plain.guardOnly.max,
+          ],
+        ],
+      ),
+    );
+    out.push(
+      `admitted ${q5.growing.admitted}/${q5.requests} growing; ledger: ${q5.ledgerConfigMaps} ConfigMaps holding ${q5.ledgerEntries} reservations; ${q5.reservations}; ledger adds ${q5.ledgerOverheadP50Ms} ms at p50`,
+    );
   }
   if (p3) {
-    out.push(`\nP3: webhook RSS with its caches synced (real control plane; objects created through the API in ${p3.creation.seconds} s, ${p3.creation.perSecond} objects/s, ${p3.creation.retries} retries)`);
-    out.push(table(
-      ['projects', 'namespaces', 'quotas', 'cached (p/ns/q)', 'ready s', 'VmRSS MB', 'VmHWM MB', 'RssAnon MB'],
-      p3.points.map((p) => [p.projects, p.namespaces, p.quotas, `${cachedCount(p, 'Project')}/${cachedCount(p, 'Namespace')}/${cachedCount(p, 'ResourceQuota')}`, p.readyS, p.rssMB, p.peakRssMB, p.anonMB]),
-    ));
+    out.push(
+      `\nP3: webhook RSS with its caches synced (real control plane; objects created through the API in ${p3.creation.seconds} s, ${p3.creation.perSecond} objects/s, ${p3.creation.retries} retries)`,
+    );
+    out.push(
+      table(
+        ['projects', 'namespaces', 'quotas', 'cached (p/ns/q)', 'ready s', 'VmRSS MB', 'VmHWM MB', 'RssAnon MB'],
+        p3.points.map((p) => [
+          p.projects,
+          p.namespaces,
+          p.quotas,
+          `${cachedCount(p, 'Project')}/${cachedCount(p, 'Namespace')}/${cachedCount(p, 'ResourceQuota')}`,
+          p.readyS,
+          p.rssMB,
+          p.peakRssMB,
+          p.anonMB,
+        ]),
+      ),
+    );
     if (p3.variants?.length) {
-      out.push(`P3 at full size, the webhook started otherwise (shipped: tenantgate webhook sets its V8 flags itself, src/webhook/start.ts WEBHOOK_V8_FLAGS)`);
-      out.push(table(['variant', 'ready s', 'VmRSS MB', 'VmHWM MB', 'RssAnon MB'], p3.variants.map((v) => [v.variant ?? '-', v.readyS, v.rssMB, v.peakRssMB, v.anonMB])));
+      out.push(
+        `P3 at full size, the webhook started otherwise (shipped: tenantgate webhook sets its V8 flags itself, src/webhook/start.ts WEBHOOK_V8_FLAGS)`,
+      );
+      out.push(
+        table(
+          ['variant', 'ready s', 'VmRSS MB', 'VmHWM MB', 'RssAnon MB'],
+          p3.variants.map((v) => [v.variant ?? '-', v.readyS, v.rssMB, v.peakRssMB, v.anonMB]),
+        ),
+      );
     }
-    out.push(`objects as served (JSON, average of a sample): ${Object.entries(p3.objectJson).map(([k, v]) => `${k} ${v.bytes} B (managedFields ${v.managedFieldsBytes} B)`).join(', ')}`);
-    out.push(`slope ${p3.perProjectKB} KB per project (+5 namespaces, +5 quotas), base ${p3.baseMB} MB; at 10,000 projects / 50,000 namespaces / 50,000 quotas: ${p3.fullScaleMB} MB (${p3.fullScaleMeasured ? 'measured' : `EXTRAPOLATED from a run at scale ${p3.scale}`}); target < ${TARGET_RSS_MB} MB: ${p3.met ? 'MET' : 'MISSED'}`);
+    out.push(
+      `objects as served (JSON, average of a sample): ${Object.entries(p3.objectJson)
+        .map(([k, v]) => `${k} ${v.bytes} B (managedFields ${v.managedFieldsBytes} B)`)
+        .join(', ')}`,
+    );
+    out.push(
+      `slope ${p3.perProjectKB} KB per project (+5 namespaces, +5 quotas), base ${p3.baseMB} MB; at 10,000 projects / 50,000 namespaces / 50,000 quotas: ${p3.fullScaleMB} MB (${p3.fullScaleMeasured ? 'measured' : `EXTRAPOLATED from a run at scale ${p3.scale}`}); target < ${TARGET_RSS_MB} MB: ${p3.met ? 'MET' : 'MISSED'}`,
+    );
   }
   process.stdout.write(out.join('\n') + '\n');
 }

@@ -17,9 +17,14 @@ export const APISERVER_CLIENT_NAME = 'kube-apiserver-webhook-client';
  * `certificate-authority`): kube-apiserver takes only the users from it; the webhook's serving CA is
  * each webhook configuration's caBundle.
  */
-export function admissionKubeconfig(client: { cert: string; key: string }, hosts: readonly string[]): Record<string, unknown> {
+export function admissionKubeconfig(
+  client: { cert: string; key: string },
+  hosts: readonly string[],
+): Record<string, unknown> {
   if (!isAbsolute(client.cert) || !isAbsolute(client.key)) {
-    throw new Error(`admission kubeconfig: client-certificate ${JSON.stringify(client.cert)} and client-key ${JSON.stringify(client.key)} must be absolute paths (kube-apiserver reads them from its own working directory)`);
+    throw new Error(
+      `admission kubeconfig: client-certificate ${JSON.stringify(client.cert)} and client-key ${JSON.stringify(client.key)} must be absolute paths (kube-apiserver reads them from its own working directory)`,
+    );
   }
   const user = { 'client-certificate': client.cert, 'client-key': client.key };
   return { apiVersion: 'v1', kind: 'Config', users: hosts.map((name) => ({ name, user })) };
@@ -29,7 +34,11 @@ export function admissionKubeconfig(client: { cert: string; key: string }, hosts
 export function webhookAdmissionPlugins(kubeconfigPath: string): Array<Record<string, unknown>> {
   return ['ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'].map((name) => ({
     name,
-    configuration: { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfigPath },
+    configuration: {
+      apiVersion: 'apiserver.config.k8s.io/v1',
+      kind: 'WebhookAdmissionConfiguration',
+      kubeConfigFile: kubeconfigPath,
+    },
   }));
 }
 

@@ -2,7 +2,12 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { admissionConfiguration, admissionKubeconfig, APISERVER_CLIENT_NAME, webhookAdmissionPlugins } from './admission-client.js';
+import {
+  admissionConfiguration,
+  admissionKubeconfig,
+  APISERVER_CLIENT_NAME,
+  webhookAdmissionPlugins,
+} from './admission-client.js';
 import { createCA, signCert, webhookDnsNames, type KeyPair } from './pki.js';
 
 export interface WebhookCertFiles {
@@ -22,7 +27,10 @@ export async function writeKeyPair(dir: string, base: string, pair: KeyPair): Pr
   return { cert, key };
 }
 
-export async function generateWebhookCerts(dir: string, opts: { service?: string; namespace?: string; extraDns?: string[]; ips?: string[] } = {}): Promise<WebhookCertFiles> {
+export async function generateWebhookCerts(
+  dir: string,
+  opts: { service?: string; namespace?: string; extraDns?: string[]; ips?: string[] } = {},
+): Promise<WebhookCertFiles> {
   const service = opts.service ?? 'tenantgate-webhook';
   const namespace = opts.namespace ?? 'tenantgate-system';
   const ca = await createCA('tenantgate-webhook-ca');
@@ -34,7 +42,13 @@ export async function generateWebhookCerts(dir: string, opts: { service?: string
   });
   const caFiles = await writeKeyPair(dir, 'ca', ca);
   const servingFiles = await writeKeyPair(dir, 'tls', serving);
-  return { caCert: caFiles.cert, caKey: caFiles.key, cert: servingFiles.cert, key: servingFiles.key, caBundle: Buffer.from(ca.certPem).toString('base64') };
+  return {
+    caCert: caFiles.cert,
+    caKey: caFiles.key,
+    cert: servingFiles.cert,
+    key: servingFiles.key,
+    caBundle: Buffer.from(ca.certPem).toString('base64'),
+  };
 }
 
 export interface WebhookClientFiles {
@@ -68,5 +82,13 @@ export async function generateWebhookClientCerts(dir: string, hosts: readonly st
   await writeFile(kubeconfig, stringify(admissionKubeconfig(clientFiles, hosts)), { mode: 0o600 });
   const admissionConfig = resolve(dir, 'admission-configuration.yaml');
   await writeFile(admissionConfig, stringify(admissionConfiguration(webhookAdmissionPlugins(kubeconfig))));
-  return { clientCaCert: caFiles.cert, clientCaKey: caFiles.key, cert: clientFiles.cert, key: clientFiles.key, kubeconfig, admissionConfig, name: APISERVER_CLIENT_NAME };
+  return {
+    clientCaCert: caFiles.cert,
+    clientCaKey: caFiles.key,
+    cert: clientFiles.cert,
+    key: clientFiles.key,
+    kubeconfig,
+    admissionConfig,
+    name: APISERVER_CLIENT_NAME,
+  };
 }

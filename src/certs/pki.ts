@@ -31,20 +31,30 @@ const RSA_SHA256 = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 
 /** An RSA key in PEM (PKCS#1): what a service-account signing key may be; certificates here use ECDSA. */
 export function generateKeyPem(bits = 2048): string {
-  return generateKeyPairSync('rsa', { modulusLength: bits }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  return generateKeyPairSync('rsa', { modulusLength: bits })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
 }
 
 /** A new ECDSA P-256 key pair and its private key in PEM (PKCS#8). */
 async function newKeys(): Promise<{ keys: webcrypto.CryptoKeyPair; keyPem: string }> {
   const keys = await webcrypto.subtle.generateKey(ECDSA_P256, true, ['sign', 'verify']);
   const der = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey));
-  return { keys, keyPem: createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }).export({ type: 'pkcs8', format: 'pem' }).toString() };
+  return {
+    keys,
+    keyPem: createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })
+      .export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
+  };
 }
 
 /** The signing algorithm and key of a CA's private key in PEM (ECDSA, or RSA from an earlier version). */
-async function signingKeyOf(keyPem: string): Promise<{ key: webcrypto.CryptoKey; algorithm: typeof ECDSA_P256 | typeof RSA_SHA256 }> {
+async function signingKeyOf(
+  keyPem: string,
+): Promise<{ key: webcrypto.CryptoKey; algorithm: typeof ECDSA_P256 | typeof RSA_SHA256 }> {
   const key: KeyObject = createPrivateKey(keyPem);
-  if (key.asymmetricKeyType !== 'rsa' && key.asymmetricKeyType !== 'ec') throw new Error(`a CA key of type ${key.asymmetricKeyType ?? 'unknown'}: allowed are ec (P-256) and rsa`);
+  if (key.asymmetricKeyType !== 'rsa' && key.asymmetricKeyType !== 'ec')
+    throw new Error(`a CA key of type ${key.asymmetricKeyType ?? 'unknown'}: allowed are ec (P-256) and rsa`);
   const algorithm = key.asymmetricKeyType === 'rsa' ? RSA_SHA256 : ECDSA_P256;
   return { key: key.toCryptoKey(algorithm, false, ['sign']), algorithm };
 }
@@ -74,7 +84,10 @@ export async function createCA(commonName = 'tenantgate-ca', days = 3650): Promi
     signingAlgorithm: ECDSA_P256,
     extensions: [
       new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });
@@ -85,9 +98,17 @@ export async function signCert(ca: KeyPair, req: CertRequest): Promise<KeyPair> 
   const { keys, keyPem } = await newKeys();
   const caCert = new x509.X509Certificate(ca.certPem);
   const caKey = await signingKeyOf(ca.keyPem);
-  const subject = [`CN=${dnValue(req.commonName)}`, ...(req.organization ?? []).map((o) => `O=${dnValue(o)}`)].join(', ');
-  const altNames = [...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })), ...(req.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value }))];
-  const usages = [...(req.usage !== 'client' ? [x509.ExtendedKeyUsage.serverAuth] : []), ...(req.usage !== 'server' ? [x509.ExtendedKeyUsage.clientAuth] : [])];
+  const subject = [`CN=${dnValue(req.commonName)}`, ...(req.organization ?? []).map((o) => `O=${dnValue(o)}`)].join(
+    ', ',
+  );
+  const altNames = [
+    ...(req.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(req.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
+  const usages = [
+    ...(req.usage !== 'client' ? [x509.ExtendedKeyUsage.serverAuth] : []),
+    ...(req.usage !== 'server' ? [x509.ExtendedKeyUsage.clientAuth] : []),
+  ];
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
     subject,
@@ -109,5 +130,11 @@ export async function signCert(ca: KeyPair, req: CertRequest): Promise<KeyPair> 
 
 /** The webhook Service's DNS names, plus loopback for local runs. */
 export function webhookDnsNames(service: string, namespace: string): string[] {
-  return [service, `${service}.${namespace}`, `${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`, 'localhost'];
+  return [
+    service,
+    `${service}.${namespace}`,
+    `${service}.${namespace}.svc`,
+    `${service}.${namespace}.svc.cluster.local`,
+    'localhost',
+  ];
 }

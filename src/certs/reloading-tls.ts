@@ -40,7 +40,10 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 export function pemCertificates(text: string, what: string): X509Certificate[] {
   const blocks = [...text.matchAll(PEM_BLOCK)].map((m) => m[0]);
   const begins = text.match(/-----BEGIN /g)?.length ?? 0;
-  if (begins !== blocks.length) throw new Error(`${what}: ${begins - blocks.length} PEM block(s) without an END line (file cut off or still being written)`);
+  if (begins !== blocks.length)
+    throw new Error(
+      `${what}: ${begins - blocks.length} PEM block(s) without an END line (file cut off or still being written)`,
+    );
   const certs = blocks.filter((b) => b.startsWith('-----BEGIN CERTIFICATE-----'));
   if (certs.length === 0) throw new Error(`${what}: no PEM CERTIFICATE block`);
   return certs.map((pem, i) => {
@@ -61,7 +64,10 @@ export function checkTlsMaterial(m: TlsMaterial, files: TlsFiles): void {
   } catch (err) {
     throw new Error(`${files.key}: not a PEM private key: ${(err as Error).message}`);
   }
-  if (!leaf!.checkPrivateKey(key)) throw new Error(`${files.key} is not the key of the certificate in ${files.cert} (serial ${leaf!.serialNumber}): a pair half-written or mixed up`);
+  if (!leaf!.checkPrivateKey(key))
+    throw new Error(
+      `${files.key} is not the key of the certificate in ${files.cert} (serial ${leaf!.serialNumber}): a pair half-written or mixed up`,
+    );
   if (m.ca !== undefined) pemCertificates(m.ca, files.ca!);
 }
 
@@ -110,9 +116,16 @@ export interface ReloadOptions {
 const GENERATION = Symbol('tls generation');
 
 /** Keeps `server` serving the files' current material; `initial` is what it was created with. */
-export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMaterial, o: ReloadOptions = {}): ReloadingTls {
+export function reloadOnChange(
+  server: Server,
+  files: TlsFiles,
+  initial: TlsMaterial,
+  o: ReloadOptions = {},
+): ReloadingTls {
   const log = o.log ?? (() => {});
-  const contextOptions = o.contextOptions ?? ((m: TlsMaterial) => ({ cert: m.cert, key: m.key, ...(m.ca !== undefined ? { ca: m.ca } : {}) }));
+  const contextOptions =
+    o.contextOptions ??
+    ((m: TlsMaterial) => ({ cert: m.cert, key: m.key, ...(m.ca !== undefined ? { ca: m.ca } : {}) }));
   let current = initial;
   let generation = 0;
   const inFlight = new Set<ServerResponse>();
@@ -182,12 +195,20 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
       log(`keeping the previous TLS certificate: ${(err as Error).message}`);
       return false;
     }
-    log(`reloaded TLS certificate from ${files.cert} (serial ${serial(current.cert)}${files.ca ? `, client CA bundle ${files.ca} with ${pemCertificates(current.ca ?? '', files.ca).length} certificate(s)` : ''})`);
+    log(
+      `reloaded TLS certificate from ${files.cert} (serial ${serial(current.cert)}${files.ca ? `, client CA bundle ${files.ca} with ${pemCertificates(current.ca ?? '', files.ca).length} certificate(s)` : ''})`,
+    );
     return true;
   };
   // A Secret volume update swaps a symlink: the inode changes even when size and mtime do not.
   const onChange = (curr: Stats, prev: Stats) => {
-    if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size || curr.ctimeMs !== prev.ctimeMs) reloadNow();
+    if (
+      curr.mtimeMs !== prev.mtimeMs ||
+      curr.ino !== prev.ino ||
+      curr.size !== prev.size ||
+      curr.ctimeMs !== prev.ctimeMs
+    )
+      reloadNow();
   };
   const watched = [files.cert, files.key, ...(files.ca ? [files.ca] : [])];
   for (const file of watched) watchFile(file, { interval: o.pollMs ?? 1000 }, onChange);
@@ -203,9 +224,16 @@ export function reloadOnChange(server: Server, files: TlsFiles, initial: TlsMate
  * issued and signed it, and it is within its validity. A chain through an intermediate is not trusted
  * here (the handshake of a new connection verifies those). Pure.
  */
-export function untrustedBecause(leaf: X509Certificate, bundle: readonly X509Certificate[], atMs: number): string | undefined {
-  if (atMs < Date.parse(leaf.validFrom) || atMs > Date.parse(leaf.validTo)) return `CERT_NOT_VALID_NOW (${leaf.validFrom} to ${leaf.validTo})`;
-  return bundle.some((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey)) ? undefined : 'UNABLE_TO_VERIFY_LEAF_SIGNATURE (not signed by a certificate of the current client CA bundle)';
+export function untrustedBecause(
+  leaf: X509Certificate,
+  bundle: readonly X509Certificate[],
+  atMs: number,
+): string | undefined {
+  if (atMs < Date.parse(leaf.validFrom) || atMs > Date.parse(leaf.validTo))
+    return `CERT_NOT_VALID_NOW (${leaf.validFrom} to ${leaf.validTo})`;
+  return bundle.some((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey))
+    ? undefined
+    : 'UNABLE_TO_VERIFY_LEAF_SIGNATURE (not signed by a certificate of the current client CA bundle)';
 }
 
 /**

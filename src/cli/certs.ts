@@ -1,7 +1,12 @@
 /** `tenantgate certs generate`: CA + webhook serving certificate, prints the caBundle; `--client`: the apiserver's client certificate too. */
 import { generateWebhookClientCerts, generateWebhookCerts } from '../certs/files.js';
 
-export async function runCerts(o: { dir: string; service: string; namespace: string; client?: boolean }): Promise<number> {
+export async function runCerts(o: {
+  dir: string;
+  service: string;
+  namespace: string;
+  client?: boolean;
+}): Promise<number> {
   const files = await generateWebhookCerts(o.dir, { service: o.service, namespace: o.namespace });
   process.stderr.write(`wrote ${files.caCert}, ${files.cert}, ${files.key}\n`);
   if (o.client) {

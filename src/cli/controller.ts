@@ -3,21 +3,40 @@ import type { Command } from 'commander';
 import { integerIn, withRuntimeOptions, type ControllerCliOptions, type RuntimeOptions } from './options.js';
 
 export function registerControllerCommand(root: Command): void {
-  withRuntimeOptions(root.command('controller').description('cascading deletion, default quotas, owners\' RoleBindings, project status'))
-    .option('--metrics-port <port>', '/metrics over HTTPS, for a bearer token allowed to get /metrics (0 = any free port)', integerIn(0, 65535), 8080)
+  withRuntimeOptions(
+    root.command('controller').description("cascading deletion, default quotas, owners' RoleBindings, project status"),
+  )
+    .option(
+      '--metrics-port <port>',
+      '/metrics over HTTPS, for a bearer token allowed to get /metrics (0 = any free port)',
+      integerIn(0, 65535),
+      8080,
+    )
     .option('--metrics-host <address>', 'address /metrics listens on', '0.0.0.0')
     .option('--metrics-cert <file>', "/metrics' serving certificate (PEM); absent: a self-signed one made at start")
     .option('--metrics-key <file>', 'its private key')
-    .option('--probe-port <port>', '/healthz and /readyz over plain HTTP, for the kubelet (0 = any free port)', integerIn(0, 65535), 8081)
+    .option(
+      '--probe-port <port>',
+      '/healthz and /readyz over plain HTTP, for the kubelet (0 = any free port)',
+      integerIn(0, 65535),
+      8081,
+    )
     .option('--probe-host <address>', 'address the probes listen on', '0.0.0.0')
     .option('--workers <n>', 'concurrent reconciles', integerIn(1, 64), 4)
     .option('--delete-concurrency <n>', 'namespace deletes a cascade sends at once', integerIn(1, 100), 10)
-    .option('--lease-namespace <namespace>', "leader election Lease namespace (default: the pod's, else systemNamespace)")
+    .option(
+      '--lease-namespace <namespace>',
+      "leader election Lease namespace (default: the pod's, else systemNamespace)",
+    )
     .option('--lease-name <name>', 'Lease name', 'tenantgate-controller')
     .option('--identity <id>', "this replica's holder identity (use the pod name; default hostname_uuid)")
     .option('--no-leader-election', 'reconcile without a lease (one replica only)')
     .option('--project-selector <selector>', 'reconcile only Projects matching this label selector')
-    .option('--view-port <port>', 'serve the budget view API (view.tenantgate.io, an APIService) over HTTPS on this port (0 = any free port); absent: not served', integerIn(0, 65535))
+    .option(
+      '--view-port <port>',
+      'serve the budget view API (view.tenantgate.io, an APIService) over HTTPS on this port (0 = any free port); absent: not served',
+      integerIn(0, 65535),
+    )
     .option('--view-host <address>', 'address the budget view listens on', '0.0.0.0')
     .option('--view-cert <file>', "the budget view's serving certificate (PEM)", '/certs/tls.crt')
     .option('--view-key <file>', 'its private key', '/certs/tls.key')

@@ -10,7 +10,8 @@ import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
 export function integerIn(min: number, max: number) {
   return (raw: string): number => {
     const n = Number(raw);
-    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${JSON.stringify(raw)} is not allowed: an integer from ${min} to ${max}`);
+    if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`${JSON.stringify(raw)} is not allowed: an integer from ${min} to ${max}`);
     return n;
   };
 }
@@ -22,7 +23,11 @@ export function withRuntimeOptions(cmd: Command): Command {
     .option('--config-optional', 'a --config file that does not exist means the built-in defaults')
     .option('--kubeconfig <file>', 'else KUBECONFIG, ~/.kube/config, or the in-cluster service account')
     .addOption(new Option('--log-level <level>', 'least severe level logged').choices(LOG_LEVELS).default('info'))
-    .addOption(new Option('--log-format <format>', 'json in the cluster, pretty at a terminal').choices(LOG_FORMATS).default('auto'));
+    .addOption(
+      new Option('--log-format <format>', 'json in the cluster, pretty at a terminal')
+        .choices(LOG_FORMATS)
+        .default('auto'),
+    );
 }
 
 export type { RuntimeOptions } from '../runtime-options.js';

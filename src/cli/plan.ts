@@ -14,7 +14,12 @@ import { planChange, planFails } from '../plan/plan.js';
 import { liveStateOf, parseSnapshot, SnapshotFileError } from '../plan/snapshot-file.js';
 import type { LiveState } from '../plan/types.js';
 import type { HubShareRecord } from '../plan/fleet.js';
-import { FLEET_NAMESPACE, FLEET_PLURAL, parseFleetBudget, type FleetBudgetObject } from '../fleet/fleet-budget-object.js';
+import {
+  FLEET_NAMESPACE,
+  FLEET_PLURAL,
+  parseFleetBudget,
+  type FleetBudgetObject,
+} from '../fleet/fleet-budget-object.js';
 import { LeanApiClient } from '../kube/lean-client.js';
 import { statusCode } from '../kube/errors.js';
 import { isProjectObject, parseSource } from '../validate/source.js';
@@ -41,22 +46,33 @@ export function parseClusterFlag(raw: string): { name: string; context: string }
   const name = at < 0 ? '' : raw.slice(0, at);
   const context = at < 0 ? '' : raw.slice(at + 1);
   if (at < 0 || context === '' || !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/.test(name)) {
-    throw new UsageError(`--cluster ${JSON.stringify(raw)} is not allowed: NAME=CONTEXT, NAME the cluster's name in spec.clusters (a DNS label, or empty) and CONTEXT a kubeconfig context, e.g. --cluster prod-eu=admin@prod-eu`);
+    throw new UsageError(
+      `--cluster ${JSON.stringify(raw)} is not allowed: NAME=CONTEXT, NAME the cluster's name in spec.clusters (a DNS label, or empty) and CONTEXT a kubeconfig context, e.g. --cluster prod-eu=admin@prod-eu`,
+    );
   }
   return { name, context };
 }
 
 /** The Project files of DIR at a git revision (files deleted since included). */
 async function baseProjects(dir: string, ref: string): Promise<Project[]> {
-  const verified = await execa('git', ['-C', dir, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { reject: false });
-  if (verified.exitCode !== 0) throw new UsageError(`--base ${JSON.stringify(ref)}: not a commit of the git repository at ${dir}`);
+  const verified = await execa('git', ['-C', dir, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`], {
+    reject: false,
+  });
+  if (verified.exitCode !== 0)
+    throw new UsageError(`--base ${JSON.stringify(ref)}: not a commit of the git repository at ${dir}`);
   const listed = await execa('git', ['-C', dir, 'ls-tree', '-r', '--name-only', ref, '--', '.'], { reject: false });
-  if (listed.exitCode !== 0) throw new UsageError(`--base ${JSON.stringify(ref)}: cannot list ${dir} at that revision: ${String(listed.stderr).trim()}`);
+  if (listed.exitCode !== 0)
+    throw new UsageError(
+      `--base ${JSON.stringify(ref)}: cannot list ${dir} at that revision: ${String(listed.stderr).trim()}`,
+    );
   const out: Project[] = [];
-  for (const file of String(listed.stdout).split('\n').filter((f) => /\.ya?ml$/i.test(f) && !/(^|\/)(tenantgate\.ya?ml|kustomization\.ya?ml)$/.test(f))) {
+  for (const file of String(listed.stdout)
+    .split('\n')
+    .filter((f) => /\.ya?ml$/i.test(f) && !/(^|\/)(tenantgate\.ya?ml|kustomization\.ya?ml)$/.test(f))) {
     const shown = await execa('git', ['-C', dir, 'show', `${ref}:./${file}`], { reject: false });
     if (shown.exitCode !== 0) continue;
-    for (const doc of parseSource(file, String(shown.stdout)).documents) if (isProjectObject(doc.object)) out.push(doc.object);
+    for (const doc of parseSource(file, String(shown.stdout)).documents)
+      if (isProjectObject(doc.object)) out.push(doc.object);
   }
   return out;
 }
@@ -67,7 +83,10 @@ async function loadPlanConfig(root: string, file?: string): Promise<TenantgateCo
   return parseConfig(await readFile(path, 'utf8'), path);
 }
 
-async function liveStates(o: PlanCliOptions, clusters: ReadonlyArray<{ flag: string; name: string; context: string }>): Promise<LiveState[]> {
+async function liveStates(
+  o: PlanCliOptions,
+  clusters: ReadonlyArray<{ flag: string; name: string; context: string }>,
+): Promise<LiveState[]> {
   const out: LiveState[] = [];
   for (const { flag, name, context } of clusters) {
     const kc = kubeConfigFor(context, o.kubeconfig, `--cluster ${JSON.stringify(flag)}`);
@@ -81,7 +100,9 @@ async function liveStates(o: PlanCliOptions, clusters: ReadonlyArray<{ flag: str
     try {
       text = await readFile(file, 'utf8');
     } catch (err) {
-      throw new UsageError(`--snapshot ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+      throw new UsageError(
+        `--snapshot ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      );
     }
     try {
       out.push(liveStateOf(parseSnapshot(text, file), `snapshot ${file}`));
@@ -93,14 +114,21 @@ async function liveStates(o: PlanCliOptions, clusters: ReadonlyArray<{ flag: str
   const seen = new Map<string, string>();
   for (const l of out) {
     const from = l.source ?? '';
-    if (seen.has(l.cluster)) throw new UsageError(`cluster ${JSON.stringify(l.cluster)} is given twice (${seen.get(l.cluster)} and ${from}); each cluster once, by --cluster or --snapshot`);
+    if (seen.has(l.cluster))
+      throw new UsageError(
+        `cluster ${JSON.stringify(l.cluster)} is given twice (${seen.get(l.cluster)} and ${from}); each cluster once, by --cluster or --snapshot`,
+      );
     seen.set(l.cluster, from);
   }
   return out;
 }
 
 /** Each fleet-budgeted Project's FleetBudget on the hub, read into a ledger (read-only: get fleetbudgets). */
-async function hubShareRecords(o: PlanCliOptions, kc: k8s.KubeConfig | undefined, projects: Project[]): Promise<Map<string, HubShareRecord> | undefined> {
+async function hubShareRecords(
+  o: PlanCliOptions,
+  kc: k8s.KubeConfig | undefined,
+  projects: Project[],
+): Promise<Map<string, HubShareRecord> | undefined> {
   if (!kc) return undefined;
   const api = new LeanApiClient(kc);
   const out = new Map<string, HubShareRecord>();
@@ -109,7 +137,10 @@ async function hubShareRecords(o: PlanCliOptions, kc: k8s.KubeConfig | undefined
       const name = p.metadata.name ?? '';
       let object: FleetBudgetObject;
       try {
-        object = await api.call<FleetBudgetObject>('GET', `/apis/tenantgate.io/v1alpha1/namespaces/${FLEET_NAMESPACE}/${FLEET_PLURAL}/${encodeURIComponent(name)}`);
+        object = await api.call<FleetBudgetObject>(
+          'GET',
+          `/apis/tenantgate.io/v1alpha1/namespaces/${FLEET_NAMESPACE}/${FLEET_PLURAL}/${encodeURIComponent(name)}`,
+        );
       } catch (err) {
         if (statusCode(err) === 404) {
           out.set(name, { state: 'missing' });
@@ -119,7 +150,10 @@ async function hubShareRecords(o: PlanCliOptions, kc: k8s.KubeConfig | undefined
       }
       const parsed = parseFleetBudget(object);
       // Fail closed: a plan that cannot read the shares must not say the change fits them.
-      if (!parsed.ok) throw new Error(`cannot read FleetBudget ${FLEET_NAMESPACE}/${name} on the hub (context ${o.hub}): ${parsed.problems.join('; ')}`);
+      if (!parsed.ok)
+        throw new Error(
+          `cannot read FleetBudget ${FLEET_NAMESPACE}/${name} on the hub (context ${o.hub}): ${parsed.problems.join('; ')}`,
+        );
       out.set(name, { state: 'read', record: parsed.record });
     }
   } finally {
@@ -130,9 +164,13 @@ async function hubShareRecords(o: PlanCliOptions, kc: k8s.KubeConfig | undefined
 
 export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
   try {
-    if (o.cluster.length === 0 && o.snapshot.length === 0) throw new UsageError('no live state: give --cluster NAME=CONTEXT or --snapshot FILE (repeatable) for every cluster to plan for');
+    if (o.cluster.length === 0 && o.snapshot.length === 0)
+      throw new UsageError(
+        'no live state: give --cluster NAME=CONTEXT or --snapshot FILE (repeatable) for every cluster to plan for',
+      );
     const root = resolve(dir);
-    if (!existsSync(root) || !(await stat(root)).isDirectory()) throw new UsageError(`DIR ${JSON.stringify(dir)}: not a directory`);
+    if (!existsSync(root) || !(await stat(root)).isDirectory())
+      throw new UsageError(`DIR ${JSON.stringify(dir)}: not a directory`);
     const clusters = o.cluster.map((flag) => ({ flag, ...parseClusterFlag(flag) }));
     const config = await loadPlanConfig(root, o.config);
     const base = o.base ? await baseProjects(root, o.base) : undefined;
@@ -141,7 +179,9 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
     const checked = checkDocuments(sources.documents, sources.problems, config, at, base ?? []);
     if (checked.findings.length > 0) {
       // Render refuses such a tree: the sync fails before any object reaches a cluster.
-      process.stderr.write(`tenantgate plan: the declarations in ${dir} do not validate; render (and so every sync) would fail:\n`);
+      process.stderr.write(
+        `tenantgate plan: the declarations in ${dir} do not validate; render (and so every sync) would fail:\n`,
+      );
       for (const f of checked.findings) process.stderr.write(formatFinding(f) + '\n');
       return 1;
     }
@@ -149,7 +189,15 @@ export async function runPlan(dir: string, o: PlanCliOptions): Promise<number> {
     const live = await liveStates(o, clusters);
     const after = checked.projects.map((p) => p.project);
     const hub = await hubShareRecords(o, hubKc, after);
-    const plan = planChange({ config, after, live, at, ...(hub ? { hub } : {}), ...(base ? { base: { ref: o.base!, projects: base } } : {}), ...(o.all ? { all: true } : {}) });
+    const plan = planChange({
+      config,
+      after,
+      live,
+      at,
+      ...(hub ? { hub } : {}),
+      ...(base ? { base: { ref: o.base!, projects: base } } : {}),
+      ...(o.all ? { all: true } : {}),
+    });
     process.stdout.write(formatPlan(plan, o.output));
     return planFails(plan) ? 1 : 0;
   } catch (err) {

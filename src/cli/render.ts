@@ -56,7 +56,12 @@ export interface RenderResult {
   errors: string[];
 }
 
-export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = process.env, format: StreamFormat = 'yaml', flags: RenderFlags = {}): Promise<RenderResult> {
+export async function renderDirectory(
+  dir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  format: StreamFormat = 'yaml',
+  flags: RenderFlags = {},
+): Promise<RenderResult> {
   const root = resolve(dir);
   const wanted = appProjectsWanted(flags, env);
   if (typeof wanted === 'string') return { errors: [wanted] };
@@ -84,7 +89,10 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
   let sources;
   if (kustomization) {
     const built = await execa(kustomizeBinary(), ['build', root], { reject: false });
-    if (built.exitCode !== 0) return { errors: [`${kustomization}: kustomize build failed (exit ${built.exitCode}): ${String(built.stderr).trim()}`] };
+    if (built.exitCode !== 0)
+      return {
+        errors: [`${kustomization}: kustomize build failed (exit ${built.exitCode}): ${String(built.stderr).trim()}`],
+      };
     sources = parseSource(`${kustomization} (kustomize build)`, String(built.stdout));
   } else {
     sources = await readSources([root], root);
@@ -96,7 +104,11 @@ export async function renderDirectory(dir: string, env: NodeJS.ProcessEnv = proc
     return { errors: [`${dir}: no Project declarations found (an empty render would let Argo CD prune everything)`] };
   }
   function* objects(): Generator<unknown> {
-    yield* renderProjectsLazily(projects.map((p) => p.project), config, { cluster, appProjects, fleetHub, at });
+    yield* renderProjectsLazily(
+      projects.map((p) => p.project),
+      config,
+      { cluster, appProjects, fleetHub, at },
+    );
     for (const o of others) yield o.object as KubeObject;
   }
   return { output: toYamlStream(objects(), format), errors: [] };

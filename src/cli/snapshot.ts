@@ -19,7 +19,11 @@ import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaOb
 export class UsageError extends Error {}
 
 /** The kubeconfig with `context` selected; an unknown context is a usage error listing the known ones. */
-export function kubeConfigFor(context: string, file?: string, flag = `--context ${JSON.stringify(context)}`): k8s.KubeConfig {
+export function kubeConfigFor(
+  context: string,
+  file?: string,
+  flag = `--context ${JSON.stringify(context)}`,
+): k8s.KubeConfig {
   let kc: k8s.KubeConfig;
   try {
     kc = loadKubeConfig(file);
@@ -28,7 +32,9 @@ export function kubeConfigFor(context: string, file?: string, flag = `--context 
   }
   if (!kc.getContextObject(context)) {
     const known = kc.getContexts().map((c) => c.name);
-    throw new UsageError(`${flag}: no such context ${JSON.stringify(context)} in ${file ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}; known: ${known.length ? known.join(', ') : 'none'}`);
+    throw new UsageError(
+      `${flag}: no such context ${JSON.stringify(context)} in ${file ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}; known: ${known.length ? known.join(', ') : 'none'}`,
+    );
   }
   kc.setCurrentContext(context);
   return kc;
@@ -43,9 +49,21 @@ const CONCURRENCY = 8;
  * contributes nothing.
  */
 const ALLOW_LIST_RESOURCES: ReadonlyArray<{ apiVersion: string; kind: string; path: (namespace: string) => string }> = [
-  ...(['pods', 'services', 'persistentvolumeclaims'] as const).map((plural, i) => ({ apiVersion: 'v1', kind: ['Pod', 'Service', 'PersistentVolumeClaim'][i]!, path: (ns: string) => `/api/v1/namespaces/${ns}/${plural}` })),
-  { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', path: (ns) => `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses` },
-  ...(['Gateway', 'HTTPRoute', 'GRPCRoute'] as const).map((kind) => ({ apiVersion: 'gateway.networking.k8s.io/v1', kind, path: (ns: string) => `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/${kind.toLowerCase()}s` })),
+  ...(['pods', 'services', 'persistentvolumeclaims'] as const).map((plural, i) => ({
+    apiVersion: 'v1',
+    kind: ['Pod', 'Service', 'PersistentVolumeClaim'][i]!,
+    path: (ns: string) => `/api/v1/namespaces/${ns}/${plural}`,
+  })),
+  {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    path: (ns) => `/apis/networking.k8s.io/v1/namespaces/${ns}/ingresses`,
+  },
+  ...(['Gateway', 'HTTPRoute', 'GRPCRoute'] as const).map((kind) => ({
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind,
+    path: (ns: string) => `/apis/gateway.networking.k8s.io/v1/namespaces/${ns}/${kind.toLowerCase()}s`,
+  })),
   ...(['TLSRoute', 'TCPRoute', 'UDPRoute'] as const).map((kind) => ({
     apiVersion: 'gateway.networking.k8s.io/v1alpha2',
     kind,
@@ -61,8 +79,16 @@ const ALLOW_LIST_RESOURCES: ReadonlyArray<{ apiVersion: string; kind: string; pa
     kind: 'XListenerSet',
     path: (ns) => `/apis/gateway.networking.x-k8s.io/v1alpha1/namespaces/${ns}/xlistenersets`,
   },
-  { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaim', path: (ns) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaims` },
-  { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaimTemplate', path: (ns) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaimtemplates` },
+  {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceClaim',
+    path: (ns) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaims`,
+  },
+  {
+    apiVersion: 'resource.k8s.io/v1',
+    kind: 'ResourceClaimTemplate',
+    path: (ns) => `/apis/resource.k8s.io/v1/namespaces/${ns}/resourceclaimtemplates`,
+  },
 ];
 
 interface ListPage {
@@ -71,13 +97,20 @@ interface ListPage {
 }
 
 /** Every object of one kind in one namespace, page by page, with apiVersion and kind set (a list's items carry neither). */
-async function listAllowListObjects(api: LeanApiClient, resource: (typeof ALLOW_LIST_RESOURCES)[number], namespace: string): Promise<LiveObject[]> {
+async function listAllowListObjects(
+  api: LeanApiClient,
+  resource: (typeof ALLOW_LIST_RESOURCES)[number],
+  namespace: string,
+): Promise<LiveObject[]> {
   const out: LiveObject[] = [];
   let next: string | undefined;
   do {
     let page: ListPage;
     try {
-      page = await api.call<ListPage>('GET', `${resource.path(encodeURIComponent(namespace))}?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ''}`);
+      page = await api.call<ListPage>(
+        'GET',
+        `${resource.path(encodeURIComponent(namespace))}?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ''}`,
+      );
     } catch (err) {
       if (err instanceof ApiStatusError && err.statusCode === 404) return out;
       throw err;
@@ -93,7 +126,9 @@ export async function readAllowListObjects(kc: k8s.KubeConfig, namespaces: reado
   const api = new LeanApiClient(kc);
   const limit = pLimit(CONCURRENCY);
   try {
-    const lists = await Promise.all(namespaces.flatMap((ns) => ALLOW_LIST_RESOURCES.map((r) => limit(() => listAllowListObjects(api, r, ns)))));
+    const lists = await Promise.all(
+      namespaces.flatMap((ns) => ALLOW_LIST_RESOURCES.map((r) => limit(() => listAllowListObjects(api, r, ns)))),
+    );
     return lists.flat();
   } finally {
     api.close();
@@ -101,17 +136,30 @@ export async function readAllowListObjects(kc: k8s.KubeConfig, namespaces: reado
 }
 
 /** Reads the cluster: Projects, namespaces labelled tenantgate.io/project, the ResourceQuotas and the allow-listed objects in those namespaces only. */
-export async function readSnapshot(kc: k8s.KubeConfig, cluster: string, now: () => Date = () => new Date()): Promise<SnapshotDocument> {
+export async function readSnapshot(
+  kc: k8s.KubeConfig,
+  cluster: string,
+  now: () => Date = () => new Date(),
+): Promise<SnapshotDocument> {
   const lists = new ClusterLists(kc);
   const takenAt = now().toISOString();
   const projects = (await lists.listProjects()).items as unknown as Project[];
   const namespaces = (await lists.listNamespaces(LABEL_PROJECT)).items as unknown as NamespaceObject[];
   const limit = pLimit(CONCURRENCY);
   const perNamespace = await Promise.all(
-    namespaces.map((n) => limit(() => listInPages('v1', 'ResourceQuotaList', (page) => lists.core.listNamespacedResourceQuota({ namespace: n.metadata.name ?? '', ...page })))),
+    namespaces.map((n) =>
+      limit(() =>
+        listInPages('v1', 'ResourceQuotaList', (page) =>
+          lists.core.listNamespacedResourceQuota({ namespace: n.metadata.name ?? '', ...page }),
+        ),
+      ),
+    ),
   );
   const quotas = perNamespace.flatMap((list) => list.items as unknown as ResourceQuotaObject[]);
-  const objects = await readAllowListObjects(kc, namespaces.map((n) => n.metadata.name ?? ''));
+  const objects = await readAllowListObjects(
+    kc,
+    namespaces.map((n) => n.metadata.name ?? ''),
+  );
   return snapshotOf(cluster, takenAt, { projects, namespaces, quotas, objects });
 }
 
@@ -119,7 +167,13 @@ export function cannotRead(what: string, err: unknown): Error {
   return new Error(`cannot read ${what}: ${describeError(err)}`);
 }
 
-export async function runSnapshot(o: { context: string; kubeconfig?: string; cluster?: string; output?: string; format: 'yaml' | 'json' }): Promise<number> {
+export async function runSnapshot(o: {
+  context: string;
+  kubeconfig?: string;
+  cluster?: string;
+  output?: string;
+  format: 'yaml' | 'json';
+}): Promise<number> {
   let doc: SnapshotDocument;
   try {
     const kc = kubeConfigFor(o.context, o.kubeconfig);
@@ -134,7 +188,9 @@ export async function runSnapshot(o: { context: string; kubeconfig?: string; clu
   const text = machine(doc, format);
   if (o.output && o.output !== '-') {
     await writeFile(o.output, text);
-    process.stderr.write(`wrote ${o.output}: cluster ${JSON.stringify(doc.cluster)}, ${doc.projects.length} project(s), ${doc.namespaces.length} namespace(s), ${doc.resourceQuotas.length} quota(s), ${doc.objects?.length ?? 0} allow-listed object(s) at ${doc.takenAt}\n`);
+    process.stderr.write(
+      `wrote ${o.output}: cluster ${JSON.stringify(doc.cluster)}, ${doc.projects.length} project(s), ${doc.namespaces.length} namespace(s), ${doc.resourceQuotas.length} quota(s), ${doc.objects?.length ?? 0} allow-listed object(s) at ${doc.takenAt}\n`,
+    );
   } else {
     process.stdout.write(text);
   }

@@ -14,7 +14,13 @@ export async function yamlFiles(paths: string[]): Promise<string[]> {
       const entries = (await readdir(path, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
       for (const entry of entries) {
         if (entry.isDirectory() && !SKIP_DIRS.has(entry.name)) out.push(...(await yamlFiles([join(path, entry.name)])));
-        else if (entry.isFile() && YAML.test(entry.name) && entry.name !== 'tenantgate.yaml' && !entry.name.startsWith('kustomization.')) out.push(join(path, entry.name));
+        else if (
+          entry.isFile() &&
+          YAML.test(entry.name) &&
+          entry.name !== 'tenantgate.yaml' &&
+          !entry.name.startsWith('kustomization.')
+        )
+          out.push(join(path, entry.name));
       }
     } else {
       out.push(path);
@@ -23,7 +29,10 @@ export async function yamlFiles(paths: string[]): Promise<string[]> {
   return out;
 }
 
-export async function readSources(paths: string[], base = process.cwd()): Promise<{ documents: SourceDocument[]; problems: ParseProblem[] }> {
+export async function readSources(
+  paths: string[],
+  base = process.cwd(),
+): Promise<{ documents: SourceDocument[]; problems: ParseProblem[] }> {
   const documents: SourceDocument[] = [];
   const problems: ParseProblem[] = [];
   for (const file of await yamlFiles(paths)) {

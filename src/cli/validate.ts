@@ -3,7 +3,13 @@ import { execa } from 'execa';
 import { processNow } from '../clock.js';
 import type { TenantgateConfig } from '../config/config.js';
 import { validateDeclarations } from '../validate/offline.js';
-import { isProjectObject, parseSource, positionOf, type ParseProblem, type SourceDocument } from '../validate/source.js';
+import {
+  isProjectObject,
+  parseSource,
+  positionOf,
+  type ParseProblem,
+  type SourceDocument,
+} from '../validate/source.js';
 import type { Project, Violation } from '../validate/types.js';
 import { readSources, yamlFiles } from './sources.js';
 
@@ -22,20 +28,46 @@ export interface CheckResult {
 }
 
 /** Parses and checks declarations; shared by validate and render. */
-export async function checkPaths(paths: string[], config: TenantgateConfig, baseRef?: string, previous: string[] = []): Promise<CheckResult> {
+export async function checkPaths(
+  paths: string[],
+  config: TenantgateConfig,
+  baseRef?: string,
+  previous: string[] = [],
+): Promise<CheckResult> {
   const { documents, problems } = await readSources(paths);
   const base = baseRef ? await baseProjects(paths, baseRef) : [];
-  if (previous.length) base.push(...(await readSources(previous)).documents.map((d) => d.object).filter(isProjectObject));
+  if (previous.length)
+    base.push(...(await readSources(previous)).documents.map((d) => d.object).filter(isProjectObject));
   return checkDocuments(documents, problems, config, processNow(), base);
 }
 
 /** `at`: the instant the declarations are judged at (`--now`, else the process clock): which bursts have ended (B2). */
-export function checkDocuments(documents: SourceDocument[], problems: ParseProblem[], config: TenantgateConfig, at: number, base: Project[] = []): CheckResult {
+export function checkDocuments(
+  documents: SourceDocument[],
+  problems: ParseProblem[],
+  config: TenantgateConfig,
+  at: number,
+  base: Project[] = [],
+): CheckResult {
   const findings: Finding[] = problems.map((p) => ({ ...p, rule: 'S1', message: p.message }));
-  const projects = documents.filter((d) => isProjectObject(d.object)).map((source) => ({ source, project: source.object as Project }));
+  const projects = documents
+    .filter((d) => isProjectObject(d.object))
+    .map((source) => ({ source, project: source.object as Project }));
   const others = documents.filter((d) => !isProjectObject(d.object));
-  findings.push(...toFindings(projects.map((p) => p.source), validateDeclarations(projects.map((p) => p.project), config, at, base)));
-  findings.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col || a.rule.localeCompare(b.rule));
+  findings.push(
+    ...toFindings(
+      projects.map((p) => p.source),
+      validateDeclarations(
+        projects.map((p) => p.project),
+        config,
+        at,
+        base,
+      ),
+    ),
+  );
+  findings.sort(
+    (a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.col - b.col || a.rule.localeCompare(b.rule),
+  );
   return { findings, projects, others };
 }
 
@@ -51,7 +83,10 @@ export function toFindings(sources: SourceDocument[], violations: Violation[]): 
 async function baseProjects(paths: string[], ref: string): Promise<Project[]> {
   const out: Project[] = [];
   for (const file of await yamlFiles(paths)) {
-    const shown = await execa('git', ['show', `${ref}:./${file.replace(/^\.\//, '')}`], { reject: false, cwd: process.cwd() });
+    const shown = await execa('git', ['show', `${ref}:./${file.replace(/^\.\//, '')}`], {
+      reject: false,
+      cwd: process.cwd(),
+    });
     if (shown.exitCode !== 0) continue;
     for (const doc of parseSource(file, shown.stdout).documents) if (isProjectObject(doc.object)) out.push(doc.object);
   }
@@ -62,7 +97,11 @@ export function formatFinding(f: Finding): string {
   return `${f.file}:${f.line}:${f.col}: [${f.rule}] ${f.message}`;
 }
 
-export async function runValidate(paths: string[], config: TenantgateConfig, options: { output: 'text' | 'json'; base?: string; previous?: string[] }): Promise<number> {
+export async function runValidate(
+  paths: string[],
+  config: TenantgateConfig,
+  options: { output: 'text' | 'json'; base?: string; previous?: string[] },
+): Promise<number> {
   const { findings, projects } = await checkPaths(paths, config, options.base, options.previous);
   if (options.output === 'json') {
     process.stdout.write(JSON.stringify({ projects: projects.length, findings }, null, 2) + '\n');

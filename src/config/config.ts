@@ -158,8 +158,21 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
     'system:kube-controller-manager',
   ],
   podSecurity: { enforce: 'baseline', warn: 'restricted', audit: 'restricted' },
-  argocd: { namespace: 'argocd', sourceRepos: [], defaultServer: 'https://kubernetes.default.svc', clusterServers: {}, syncServiceAccount: '' },
-  fleet: { hubKubeconfig: '', keep: {}, above: {}, offerAfterSeconds: 300, giveBackAfterSeconds: 900, checkEverySeconds: 60 },
+  argocd: {
+    namespace: 'argocd',
+    sourceRepos: [],
+    defaultServer: 'https://kubernetes.default.svc',
+    clusterServers: {},
+    syncServiceAccount: '',
+  },
+  fleet: {
+    hubKubeconfig: '',
+    keep: {},
+    above: {},
+    offerAfterSeconds: 300,
+    giveBackAfterSeconds: 900,
+    checkEverySeconds: 60,
+  },
   allow: {},
   network: {},
 };
@@ -189,7 +202,10 @@ function withDefaults<T extends object>(given: Partial<T> | undefined, defaults:
 
 /** Validates a parsed configuration against CONFIG_SCHEMA and fills in the defaults. Throws ConfigError with every problem. */
 export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): TenantgateConfig {
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`${where}: must be a YAML mapping of the keys ${Object.keys(CONFIG_SCHEMA.properties).join(', ')}`);
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new ConfigError(
+      `${where}: must be a YAML mapping of the keys ${Object.keys(CONFIG_SCHEMA.properties).join(', ')}`,
+    );
   const errors = configErrors(doc, where);
   if (errors.length > 0) throw new ConfigError(errors.join('\n'));
   const given = doc as Partial<TenantgateConfig>;
@@ -217,17 +233,28 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
   };
   if (given.pricing) {
     const perHour: PricingConfig['perHour'] = {};
-    for (const [resource, p] of Object.entries(given.pricing.perHour)) perHour[resource] = { price: p.price, per: p.per ?? '1' };
-    config.pricing = { currency: given.pricing.currency, hoursPerMonth: given.pricing.hoursPerMonth ?? DEFAULT_HOURS_PER_MONTH, perHour };
+    for (const [resource, p] of Object.entries(given.pricing.perHour))
+      perHour[resource] = { price: p.price, per: p.per ?? '1' };
+    config.pricing = {
+      currency: given.pricing.currency,
+      hoursPerMonth: given.pricing.hoursPerMonth ?? DEFAULT_HOURS_PER_MONTH,
+      perHour,
+    };
   }
-  const fleetErrors = [...fleetConfigErrors(config, where), ...pricingErrors(config, where), ...cidrErrors(config, where)];
+  const fleetErrors = [
+    ...fleetConfigErrors(config, where),
+    ...pricingErrors(config, where),
+    ...cidrErrors(config, where),
+  ];
   if (fleetErrors.length > 0) throw new ConfigError(fleetErrors.join('\n'));
   return config;
 }
 
 /** The CIDRs of `network` and `allow` in canonical form (as a Project's, S1): the schema checks only their shape. */
 function cidrErrors(config: TenantgateConfig, where: string): string[] {
-  return nonCanonicalCidrs(config).map(({ path, index, value, problem }) => `${where}: ${path.join('.')}[${index}] ${JSON.stringify(value)} ${problem}`);
+  return nonCanonicalCidrs(config).map(
+    ({ path, index, value, problem }) => `${where}: ${path.join('.')}[${index}] ${JSON.stringify(value)} ${problem}`,
+  );
 }
 
 /** Whether this cluster takes part in a fleet (a hub kubeconfig is configured). */
@@ -240,17 +267,33 @@ function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
   const out: string[] = [];
   const keep = parseQuantities(config.fleet.keep);
   const above = parseQuantities(config.fleet.above);
-  for (const [key, list] of [['keep', keep], ['above', above]] as const) {
-    for (const [resource, q] of list) if (q.sign() < 0) out.push(`${where}: fleet.${key}.${resource} is ${q.toString()}; allowed: a quantity ≥ 0`);
+  for (const [key, list] of [
+    ['keep', keep],
+    ['above', above],
+  ] as const) {
+    for (const [resource, q] of list)
+      if (q.sign() < 0) out.push(`${where}: fleet.${key}.${resource} is ${q.toString()}; allowed: a quantity ≥ 0`);
   }
   for (const [resource, limit] of above) {
     const k = keep.get(resource);
-    if (k && limit.cmp(k) < 0) out.push(`${where}: fleet.above.${resource} is ${String(config.fleet.above[resource])}, below fleet.keep.${resource} ${String(config.fleet.keep[resource])}; allowed: at least keep (the band between them is the hysteresis)`);
+    if (k && limit.cmp(k) < 0)
+      out.push(
+        `${where}: fleet.above.${resource} is ${String(config.fleet.above[resource])}, below fleet.keep.${resource} ${String(config.fleet.keep[resource])}; allowed: at least keep (the band between them is the hysteresis)`,
+      );
   }
-  if (config.fleet.giveBackAfterSeconds < config.fleet.offerAfterSeconds) out.push(`${where}: fleet.giveBackAfterSeconds is ${config.fleet.giveBackAfterSeconds}, below fleet.offerAfterSeconds ${config.fleet.offerAfterSeconds}; allowed: at least offerAfterSeconds (room is offered first, given back later)`);
+  if (config.fleet.giveBackAfterSeconds < config.fleet.offerAfterSeconds)
+    out.push(
+      `${where}: fleet.giveBackAfterSeconds is ${config.fleet.giveBackAfterSeconds}, below fleet.offerAfterSeconds ${config.fleet.offerAfterSeconds}; allowed: at least offerAfterSeconds (room is offered first, given back later)`,
+    );
   if (!isFleetMember(config)) return out;
-  if (config.clusterName === '') out.push(`${where}: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster's name in the Projects' spec.fleet.clusters`);
-  if (!config.crossReplicaReservation) out.push(`${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0044-fleet-member-wiring.md)`);
+  if (config.clusterName === '')
+    out.push(
+      `${where}: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster's name in the Projects' spec.fleet.clusters`,
+    );
+  if (!config.crossReplicaReservation)
+    out.push(
+      `${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0044-fleet-member-wiring.md)`,
+    );
   return out;
 }
 
@@ -263,10 +306,15 @@ function pricingErrors(config: TenantgateConfig, where: string): string[] {
   const perHour = config.pricing?.perHour ?? {};
   for (const [resource, { per }] of Object.entries(perHour)) {
     const q = Quantity.tryParse(per);
-    if (q && q.sign() <= 0) out.push(`${where}: pricing.perHour.${resource}.per is ${JSON.stringify(per)}; allowed: a quantity above 0 such as 1, 1Gi (the price is per that much)`);
+    if (q && q.sign() <= 0)
+      out.push(
+        `${where}: pricing.perHour.${resource}.per is ${JSON.stringify(per)}; allowed: a quantity above 0 such as 1, 1Gi (the price is per that much)`,
+      );
     const counted = countedName(resource);
     if (counted !== resource && Object.hasOwn(perHour, counted)) {
-      out.push(`${where}: pricing.perHour.${resource} and pricing.perHour.${counted} price the same quantity (a ResourceQuota counts a pod's ${resource} requests under both names); allowed: one of them`);
+      out.push(
+        `${where}: pricing.perHour.${resource} and pricing.perHour.${counted} price the same quantity (a ResourceQuota counts a pod's ${resource} requests under both names); allowed: one of them`,
+      );
     }
   }
   return out;

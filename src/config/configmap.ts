@@ -19,7 +19,11 @@ export function configMapYaml(config: TenantgateConfig = DEFAULT_CONFIG, namespa
       {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name: CONFIG_MAP_NAME, namespace, labels: { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/part-of': 'tenantgate' } },
+        metadata: {
+          name: CONFIG_MAP_NAME,
+          namespace,
+          labels: { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/part-of': 'tenantgate' },
+        },
         data: { [CONFIG_FILE_KEY]: file },
       },
       { lineWidth: 0, blockQuote: 'literal' },

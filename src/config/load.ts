@@ -21,12 +21,15 @@ export async function loadConfig(path: string | undefined, options: LoadOptions 
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new ConfigError(`--config ${path}: cannot be read: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new ConfigError(`--config ${path}: cannot be read: ${(err as Error).message}`);
     if (options.optional) {
       options.log?.(`${path} does not exist: using the built-in configuration (--config-optional)`);
       return DEFAULT_CONFIG;
     }
-    throw new ConfigError(`--config ${path}: no such file; mount the tenantgate-config ConfigMap there, or pass --config-optional to run with the built-in defaults`);
+    throw new ConfigError(
+      `--config ${path}: no such file; mount the tenantgate-config ConfigMap there, or pass --config-optional to run with the built-in defaults`,
+    );
   }
   return parseConfig(text, path);
 }

@@ -8,7 +8,8 @@ import { QUANTITY_PATTERN } from '../validate/schema/project-schema.js';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A label or annotation key (a Kubernetes qualified name with an optional DNS prefix), or a prefix ending in `*`. */
-const KEY_OR_PREFIX = '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\\*?$';
+const KEY_OR_PREFIX =
+  '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\\*?$';
 
 /** Empty, or an Argo CD `defaultServiceAccount`: `[namespace:]name` (lowercase letters, digits, "-", "."; {tenant} anywhere). */
 const TENANT_TOKEN = '(?:[a-z0-9]|\\{tenant\\})';
@@ -22,7 +23,10 @@ const strings = (description: string, pattern?: string) => ({
 });
 
 /** A resource list of tenantgate.yaml (fleet.keep, fleet.above): resource name → a quantity ≥ 0. */
-const RESOURCE_LIST = { type: 'object', additionalProperties: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, minimum: 0 } } as const;
+const RESOURCE_LIST = {
+  type: 'object',
+  additionalProperties: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, minimum: 0 },
+} as const;
 
 /** A price as an exact decimal (no exponent, no sign): "0.031", "2.48", "12". Quoted in YAML: a YAML number is a float. */
 export const PRICE_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
@@ -71,7 +75,10 @@ const NETWORK = {
     egress: {
       type: 'object',
       additionalProperties: false,
-      properties: { namespaces: strings('namespace names', DNS_LABEL), cidrs: strings('CIDRs the pods may reach', CIDR) },
+      properties: {
+        namespaces: strings('namespace names', DNS_LABEL),
+        cidrs: strings('CIDRs the pods may reach', CIDR),
+      },
     },
     allowFrom: {
       type: 'object',
@@ -93,13 +100,16 @@ const ALLOW = {
       properties: {
         externalIPs: strings('CIDRs spec.externalIPs may take', CIDR),
         types: { type: 'array', items: { type: 'string', enum: ['NodePort', 'LoadBalancer', 'ExternalName'] } },
-        loadBalancerSourceRanges: strings('CIDRs a LoadBalancer Service\'s source ranges lie in', CIDR),
+        loadBalancerSourceRanges: strings("CIDRs a LoadBalancer Service's source ranges lie in", CIDR),
       },
     },
     hostnames: {
       type: 'object',
       additionalProperties: false,
-      properties: { suffixes: strings('hostname suffixes ({project} and {tenant} allowed)', SUFFIX_TEMPLATE), wildcards: { type: 'boolean' } },
+      properties: {
+        suffixes: strings('hostname suffixes ({project} and {tenant} allowed)', SUFFIX_TEMPLATE),
+        wildcards: { type: 'boolean' },
+      },
     },
     ingressClasses: nameSet('IngressClass names'),
     gatewayClasses: nameSet('GatewayClass names'),
@@ -134,15 +144,18 @@ const ALLOW = {
 /** What each pattern means, for messages. */
 const PATTERN_MEANINGS: Record<string, string> = {
   [DNS_LABEL]: 'a DNS-1123 label (lowercase letters, digits and "-", at most 63 characters)',
-  [KEY_OR_PREFIX]: 'a label or annotation key such as example.com/name, or a prefix ending in * such as pod-security.kubernetes.io/*',
+  [KEY_OR_PREFIX]:
+    'a label or annotation key such as example.com/name, or a prefix ending in * such as pod-security.kubernetes.io/*',
   '\\{project\\}': 'a template containing {project}, such as {project}-',
   [QUANTITY_PATTERN]: 'a Kubernetes quantity such as 500m, 2, 1.5Gi',
-  [SYNC_SERVICE_ACCOUNT]: '"" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}',
+  [SYNC_SERVICE_ACCOUNT]:
+    '"" or a ServiceAccount as namespace:name or name, {tenant} allowed, such as argocd:tenant-{tenant}',
   [PRICE_PATTERN]: 'a decimal price as a quoted string, such as "0.031" (no sign, no exponent: prices are exact)',
   [CURRENCY_PATTERN]: 'an ISO 4217 currency code such as USD, EUR',
   [CIDR]: 'a CIDR such as 203.0.113.0/24 or 2001:db8::/64',
   [SUFFIX_TEMPLATE]: 'a lower-case DNS name such as {project}.apps.example.com ({project} and {tenant} allowed)',
-  [PRICED_RESOURCE]: 'a resource name without "@" such as requests.cpu (a tier key counts the same pods as its resource)',
+  [PRICED_RESOURCE]:
+    'a resource name without "@" such as requests.cpu (a tier key counts the same pods as its resource)',
 };
 
 /** Who sees what (docs/visibility.md): every Project and namespace, or only one's own. */
@@ -158,7 +171,10 @@ export const CONFIG_SCHEMA = {
     privileged: {
       type: 'object',
       additionalProperties: false,
-      properties: { users: strings('user names (ServiceAccounts as system:serviceaccount:<ns>:<name>)'), groups: strings('group names') },
+      properties: {
+        users: strings('user names (ServiceAccounts as system:serviceaccount:<ns>:<name>)'),
+        groups: strings('group names'),
+      },
     },
     reserved: {
       type: 'object',
@@ -177,9 +193,20 @@ export const CONFIG_SCHEMA = {
     protectedNamespaceMetadata: {
       type: 'object',
       additionalProperties: false,
-      properties: { labels: strings('namespace label keys protected besides the ones that grant power (always protected)', KEY_OR_PREFIX), annotations: strings('namespace annotation keys protected besides the ones that grant power (always protected)', KEY_OR_PREFIX) },
+      properties: {
+        labels: strings(
+          'namespace label keys protected besides the ones that grant power (always protected)',
+          KEY_OR_PREFIX,
+        ),
+        annotations: strings(
+          'namespace annotation keys protected besides the ones that grant power (always protected)',
+          KEY_OR_PREFIX,
+        ),
+      },
     },
-    systemControllers: strings("user names of Kubernetes' own controllers (system:serviceaccount:kube-system:namespace-controller…)"),
+    systemControllers: strings(
+      "user names of Kubernetes' own controllers (system:serviceaccount:kube-system:namespace-controller…)",
+    ),
     podSecurity: {
       type: 'object',
       additionalProperties: false,
@@ -196,7 +223,11 @@ export const CONFIG_SCHEMA = {
         namespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
         sourceRepos: strings('repository URLs or globs a tenant may use ({tenant} is replaced with the tenant)'),
         defaultServer: { type: 'string', minLength: 1 },
-        clusterServers: { type: 'object', propertyNames: { pattern: DNS_LABEL }, additionalProperties: { type: 'string', minLength: 1 } },
+        clusterServers: {
+          type: 'object',
+          propertyNames: { pattern: DNS_LABEL },
+          additionalProperties: { type: 'string', minLength: 1 },
+        },
         syncServiceAccount: { type: 'string', pattern: SYNC_SERVICE_ACCOUNT },
       },
     },
@@ -223,7 +254,10 @@ const validate = ajv.compile(CONFIG_SCHEMA);
 
 /** `/privileged/users/0` → `privileged.users[0]`. */
 function keyPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '') || 'the document';
 }
@@ -233,7 +267,10 @@ function schemaAt(instancePath: string): Record<string, unknown> | undefined {
   for (const part of instancePath.split('/').slice(1)) {
     if (!node) return undefined;
     if (/^\d+$/.test(part) && node.items) node = node.items as Record<string, unknown> | undefined;
-    else node = (node.properties as Record<string, Record<string, unknown>> | undefined)?.[part] ?? (node.additionalProperties as Record<string, unknown> | undefined);
+    else
+      node =
+        (node.properties as Record<string, Record<string, unknown>> | undefined)?.[part] ??
+        (node.additionalProperties as Record<string, unknown> | undefined);
   }
   return node;
 }
@@ -246,15 +283,25 @@ function allowed(e: ErrorObject): string {
       return known.join(', ');
     }
     case 'type':
-      return p.type === 'integer' ? 'an integer' : p.type === 'array' ? 'a list' : p.type === 'object' ? 'a mapping' : `a ${String(p.type)}`;
+      return p.type === 'integer'
+        ? 'an integer'
+        : p.type === 'array'
+          ? 'a list'
+          : p.type === 'object'
+            ? 'a mapping'
+            : `a ${String(p.type)}`;
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
     case 'exclusiveMaximum': {
       const s = schemaAt(e.instancePath) ?? {};
       const kind = s.type === 'integer' ? 'an integer' : 'a number';
-      if (s.exclusiveMinimum !== undefined) return s.maximum !== undefined ? `${kind} above ${String(s.exclusiveMinimum)}, at most ${String(s.maximum)}` : `${kind} above ${String(s.exclusiveMinimum)}`;
-      if (s.exclusiveMaximum !== undefined) return `${kind} from ${String(s.minimum)} up to (not including) ${String(s.exclusiveMaximum)}`;
+      if (s.exclusiveMinimum !== undefined)
+        return s.maximum !== undefined
+          ? `${kind} above ${String(s.exclusiveMinimum)}, at most ${String(s.maximum)}`
+          : `${kind} above ${String(s.exclusiveMinimum)}`;
+      if (s.exclusiveMaximum !== undefined)
+        return `${kind} from ${String(s.minimum)} up to (not including) ${String(s.exclusiveMaximum)}`;
       return `${kind} from ${String(s.minimum)} to ${String(s.maximum)}`;
     }
     case 'pattern':
@@ -295,7 +342,9 @@ export function configErrors(doc: unknown, where: string): string[] {
     }
     if (e.keyword === 'required') {
       const key = String((e.params as { missingProperty: string }).missingProperty);
-      out.push(`${where}: ${keyPath(e.instancePath, key)} is missing; allowed: ${requiredMeaning(e.instancePath, key)}`);
+      out.push(
+        `${where}: ${keyPath(e.instancePath, key)} is missing; allowed: ${requiredMeaning(e.instancePath, key)}`,
+      );
     } else if (e.keyword === 'additionalProperties') {
       const key = String((e.params as { additionalProperty: string }).additionalProperty);
       out.push(`${where}: ${keyPath(e.instancePath, key)} is not a known key; allowed: ${allowed(e)}`);

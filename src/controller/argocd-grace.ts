@@ -19,7 +19,9 @@ export const ARGOCD_SYNC_GRACE_MS = 60_000;
 
 /** Milliseconds left of the grace for namespace `ns` at `at`: 0 when it is not Argo CD's, or no longer new. */
 export function argoCdGraceLeft(ns: NamespaceObject, at: number, graceMs: number = ARGOCD_SYNC_GRACE_MS): number {
-  const tracked = ns.metadata.annotations?.[ARGOCD_TRACKING_ANNOTATION] !== undefined || ns.metadata.labels?.[ARGOCD_INSTANCE_LABEL] !== undefined;
+  const tracked =
+    ns.metadata.annotations?.[ARGOCD_TRACKING_ANNOTATION] !== undefined ||
+    ns.metadata.labels?.[ARGOCD_INSTANCE_LABEL] !== undefined;
   const created = ns.metadata.creationTimestamp ? Date.parse(ns.metadata.creationTimestamp) : NaN;
   if (!tracked || Number.isNaN(created)) return 0;
   return Math.max(0, created + graceMs - at);

@@ -19,12 +19,20 @@ import { Quantity } from '../quantity/quantity.js';
 import { activeBursts, bursts, burstApplies, burstPhase } from '../validate/bursts.js';
 import { projectBudget } from '../validate/budget.js';
 import { budgetOf } from '../validate/budget/layers.js';
-import { DEFAULT_QUOTA_NAME, LABEL_PROJECT, type Project, type ResourceList, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
+import {
+  DEFAULT_QUOTA_NAME,
+  LABEL_PROJECT,
+  type Project,
+  type ResourceList,
+  type ResourceQuotaObject,
+  type Snapshot,
+} from '../validate/types.js';
 import { cmpStr } from '../order.js';
 import { declaredHere, expectedQuota } from './defaults.js';
 
 const ZERO = Quantity.zero();
-const q = (v: string | number | undefined): Quantity | undefined => (v === undefined ? undefined : Quantity.tryParse(v));
+const q = (v: string | number | undefined): Quantity | undefined =>
+  v === undefined ? undefined : Quantity.tryParse(v);
 const max = (a: Quantity, b: Quantity): Quantity => (a.cmp(b) >= 0 ? a : b);
 const min = (a: Quantity, b: Quantity): Quantity => (a.cmp(b) <= 0 ? a : b);
 
@@ -70,13 +78,21 @@ interface Candidate {
  * The give-backs that bring `project` within its budget on `cluster` at `at`, given the quotas the
  * burst step is about to write (`pending`: namespace → spec.hard it will have).
  */
-export function planBudgetRestore(project: Project, snapshot: Snapshot, cluster: string, at: number, pending: ReadonlyMap<string, ResourceList>, raisedAnnotation: string): BudgetRestore {
+export function planBudgetRestore(
+  project: Project,
+  snapshot: Snapshot,
+  cluster: string,
+  at: number,
+  pending: ReadonlyMap<string, ResourceList>,
+  raisedAnnotation: string,
+): BudgetRestore {
   if (project.metadata.deletionTimestamp || !afterBursts(project, cluster, at)) return NOTHING_TO_RESTORE;
   const name = project.metadata.name ?? '';
   const budget = budgetOf(project, cluster, at);
   const current = projectBudget(snapshot, project, cluster, at);
   const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d] as const));
-  const quotaOf = (namespace: string): ResourceQuotaObject | undefined => [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
+  const quotaOf = (namespace: string): ResourceQuotaObject | undefined =>
+    [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
   const giveBacks: GiveBack[] = [];
   const stillOver: StillOver[] = [];
   for (const [resource, limit] of [...budget].sort(([a], [b]) => cmpStr(a, b))) {
@@ -90,7 +106,13 @@ export function planBudgetRestore(project: Project, snapshot: Snapshot, cluster:
       const hardText = pending.get(ns.namespace)?.[resource] ?? quota?.spec?.hard?.[resource];
       const hard = q(hardText);
       const used = q(quota?.status?.used?.[resource]) ?? ZERO;
-      if (!quota || !hard || !nsObject || nsObject.metadata.deletionTimestamp || nsObject.metadata.labels?.[LABEL_PROJECT] !== name) {
+      if (
+        !quota ||
+        !hard ||
+        !nsObject ||
+        nsObject.metadata.deletionTimestamp ||
+        nsObject.metadata.labels?.[LABEL_PROJECT] !== name
+      ) {
         allocated = allocated.add(counted);
         continue;
       }
@@ -106,7 +128,12 @@ export function planBudgetRestore(project: Project, snapshot: Snapshot, cluster:
     }
     let excess = allocated.sub(limit);
     if (excess.sign() <= 0) continue;
-    candidates.sort((a, b) => Number(b.raisedByBurst) - Number(a.raisedByBurst) || b.hard.sub(b.floor).cmp(a.hard.sub(a.floor)) || cmpStr(a.namespace, b.namespace));
+    candidates.sort(
+      (a, b) =>
+        Number(b.raisedByBurst) - Number(a.raisedByBurst) ||
+        b.hard.sub(b.floor).cmp(a.hard.sub(a.floor)) ||
+        cmpStr(a.namespace, b.namespace),
+    );
     for (const c of candidates) {
       if (excess.sign() <= 0) break;
       const take = min(c.hard.sub(c.floor), excess);

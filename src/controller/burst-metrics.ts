@@ -33,10 +33,14 @@ export function burstSeries(snapshot: Snapshot, cluster: string, at: number): Bu
       if (!b || !burstApplies(b, cluster)) continue;
       const phase = burstPhase(b, at);
       out.active.push({ labels: { ...base, burst: b.name }, value: phase === 'active' ? 1 : 0 });
-      if (phase === 'active') out.endsIn.push({ labels: { ...base, burst: b.name }, value: (instantOf(b.until)! - at) / 1000 });
+      if (phase === 'active')
+        out.endsIn.push({ labels: { ...base, burst: b.name }, value: (instantOf(b.until)! - at) / 1000 });
     }
     for (const a of planBurstQuotas(project, snapshot, cluster, at).above) {
-      out.overAfter.push({ labels: { ...base, namespace: a.namespace, resource: a.resource }, value: Quantity.parse(a.used).sub(Quantity.parse(a.declared)).asFloat64Slow() });
+      out.overAfter.push({
+        labels: { ...base, namespace: a.namespace, resource: a.resource },
+        value: Quantity.parse(a.used).sub(Quantity.parse(a.declared)).asFloat64Slow(),
+      });
     }
   }
   return out;
@@ -58,8 +62,18 @@ export class BurstGauges {
       return this.memo;
     };
     const gauge = scrapedGauges(registry, series);
-    gauge('tenantgate_project_burst_active', "1 while a project's burst is active on this cluster (from ≤ now < until), 0 before and after", BURST, (s) => s.active);
+    gauge(
+      'tenantgate_project_burst_active',
+      "1 while a project's burst is active on this cluster (from ≤ now < until), 0 before and after",
+      BURST,
+      (s) => s.active,
+    );
     gauge('tenantgate_project_burst_ends_in_seconds', 'Seconds until an active burst ends', BURST, (s) => s.endsIn);
-    gauge('tenantgate_project_over_budget_after_burst', "What a namespace uses above its declared quota after its bursts ended (its quota is held at the usage until it can be lowered)", ['project', 'tenant', 'cluster', 'namespace', 'resource'], (s) => s.overAfter);
+    gauge(
+      'tenantgate_project_over_budget_after_burst',
+      'What a namespace uses above its declared quota after its bursts ended (its quota is held at the usage until it can be lowered)',
+      ['project', 'tenant', 'cluster', 'namespace', 'resource'],
+      (s) => s.overAfter,
+    );
   }
 }

@@ -10,8 +10,22 @@
  * still lowers after the burst was removed from the Project.
  */
 import { Quantity } from '../quantity/quantity.js';
-import { activeBursts, burstApplies, burstNamespaces, burstPhase, describeIncrease, namespaceRaise } from '../validate/bursts.js';
-import { DEFAULT_QUOTA_NAME, LABEL_PROJECT, type Project, type ResourceList, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
+import {
+  activeBursts,
+  burstApplies,
+  burstNamespaces,
+  burstPhase,
+  describeIncrease,
+  namespaceRaise,
+} from '../validate/bursts.js';
+import {
+  DEFAULT_QUOTA_NAME,
+  LABEL_PROJECT,
+  type Project,
+  type ResourceList,
+  type ResourceQuotaObject,
+  type Snapshot,
+} from '../validate/types.js';
 import { declaredHere, expectedQuota } from './defaults.js';
 import { describeStillOver, planBudgetRestore, type GiveBack, type StillOver } from './burst-budget-restore.js';
 import { cmpStr } from '../order.js';
@@ -64,7 +78,13 @@ function q(v: string | number | undefined): Quantity | undefined {
 }
 
 /** The declared quota of a namespace plus what the bursts active at `at` add to it (what the status expects it to be). */
-export function expectedWithBursts(project: Project, cluster: string, namespace: string, declared: ResourceList | undefined, at: number): ResourceList | undefined {
+export function expectedWithBursts(
+  project: Project,
+  cluster: string,
+  namespace: string,
+  declared: ResourceList | undefined,
+  at: number,
+): ResourceList | undefined {
   const raise = namespaceRaise(project, cluster, namespace, at);
   if (!declared || Object.keys(raise).length === 0) return declared;
   const out: ResourceList = { ...declared };
@@ -85,12 +105,15 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
   // The namespaces a burst names, and the project's namespaces whose quota carries a raise of ours.
   const candidates = new Set(burstNamespaces(project, cluster));
   for (const ns of snapshot.namespacesOfProject(name)) {
-    const quota = [...snapshot.quotasInNamespace(ns.metadata.name ?? '')].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
+    const quota = [...snapshot.quotasInNamespace(ns.metadata.name ?? '')].find(
+      (x) => x.metadata.name === DEFAULT_QUOTA_NAME,
+    );
     if (quota && raisedOf(quota).length > 0) candidates.add(ns.metadata.name ?? '');
   }
   for (const namespace of [...candidates].sort(cmpStr)) {
     const nsObject = snapshot.namespace(namespace);
-    if (!nsObject || nsObject.metadata.deletionTimestamp || nsObject.metadata.labels?.[LABEL_PROJECT] !== name) continue;
+    if (!nsObject || nsObject.metadata.deletionTimestamp || nsObject.metadata.labels?.[LABEL_PROJECT] !== name)
+      continue;
     const quota = [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
     if (!quota) continue; // CR4 creates it first
     const declared = expectedQuota(project, declaredNs.get(namespace)) ?? {};
@@ -127,7 +150,13 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
       set(r, target);
       if (target.cmp(want) > 0) {
         stillRaised.add(r);
-        plan.above.push({ namespace, resource: r, used: u!.toString(), declared: want.toString(), held: target.toString() });
+        plan.above.push({
+          namespace,
+          resource: r,
+          used: u!.toString(),
+          declared: want.toString(),
+          held: target.toString(),
+        });
       }
     }
     const annotation = [...stillRaised].sort(cmpStr).join(',');
@@ -136,7 +165,11 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
     const annotations = { ...(quota.metadata.annotations ?? {}) };
     if (annotation) annotations[ANNOTATION_BURST_RAISED] = annotation;
     else delete annotations[ANNOTATION_BURST_RAISED];
-    const desired: ResourceQuotaObject = { ...quota, metadata: { ...quota.metadata, annotations }, spec: { ...quota.spec, hard: next } };
+    const desired: ResourceQuotaObject = {
+      ...quota,
+      metadata: { ...quota.metadata, annotations },
+      spec: { ...quota.spec, hard: next },
+    };
     const grows = Object.keys(raise).some((r) => changes.some((c) => c.startsWith(`${r} `)));
     plan.writes.push({
       namespace,
@@ -144,7 +177,9 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
       desired,
       kind: grows ? 'raise' : 'lower',
       changes,
-      bursts: activeBursts(project, cluster, at).filter((b) => b.namespace === namespace).map((b) => b.name),
+      bursts: activeBursts(project, cluster, at)
+        .filter((b) => b.namespace === namespace)
+        .map((b) => b.name),
       giveBacks: [],
     });
   }
@@ -153,17 +188,34 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
 }
 
 /** Once its bursts ended, the project comes back within its budget (burst-budget-restore.ts): merged into the plan's writes. */
-function addBudgetRestore(plan: BurstQuotaPlan, project: Project, snapshot: Snapshot, cluster: string, at: number): void {
+function addBudgetRestore(
+  plan: BurstQuotaPlan,
+  project: Project,
+  snapshot: Snapshot,
+  cluster: string,
+  at: number,
+): void {
   const pending = new Map(plan.writes.map((w) => [w.namespace, w.desired.spec?.hard ?? {}] as const));
   const restore = planBudgetRestore(project, snapshot, cluster, at, pending, ANNOTATION_BURST_RAISED);
   for (const g of restore.giveBacks) {
     let w = plan.writes.find((x) => x.namespace === g.namespace);
     if (!w) {
       const quota = [...snapshot.quotasInNamespace(g.namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME)!;
-      w = { namespace: g.namespace, quota, desired: { ...quota, spec: { ...quota.spec, hard: { ...(quota.spec?.hard ?? {}) } } }, kind: 'lower', changes: [], bursts: [], giveBacks: [] };
+      w = {
+        namespace: g.namespace,
+        quota,
+        desired: { ...quota, spec: { ...quota.spec, hard: { ...(quota.spec?.hard ?? {}) } } },
+        kind: 'lower',
+        changes: [],
+        bursts: [],
+        giveBacks: [],
+      };
       plan.writes.push(w);
     }
-    w.desired = { ...w.desired, spec: { ...w.desired.spec, hard: { ...(w.desired.spec?.hard ?? {}), [g.resource]: g.to.toString() } } };
+    w.desired = {
+      ...w.desired,
+      spec: { ...w.desired.spec, hard: { ...(w.desired.spec?.hard ?? {}), [g.resource]: g.to.toString() } },
+    };
     w.changes.push(`${g.resource} ${g.from.toString()} → ${g.to.toString()} (for the project's budget)`);
     w.giveBacks.push(g);
   }
@@ -172,7 +224,12 @@ function addBudgetRestore(plan: BurstQuotaPlan, project: Project, snapshot: Snap
 
 /** The BurstEnded condition's message for what still runs above the declared quotas. */
 export function describeAbove(above: readonly AboveDeclared[]): string {
-  return above.map((a) => `${a.namespace} uses ${a.resource} ${a.used}, declared ${a.declared}: its quota stays at ${a.held} until usage allows lowering it`).join('; ');
+  return above
+    .map(
+      (a) =>
+        `${a.namespace} uses ${a.resource} ${a.used}, declared ${a.declared}: its quota stays at ${a.held} until usage allows lowering it`,
+    )
+    .join('; ');
 }
 
 export const CONDITION_BURST_ENDED = 'BurstEnded';
@@ -183,26 +240,63 @@ export const CONDITION_BURST_ENDED = 'BurstEnded';
  * its declaration, UsageAboveQuota while a namespace still uses more (the message says what); False
  * (NoneEnded) before, naming the active and upcoming bursts. Undefined for a project without bursts.
  */
-export function burstCondition(project: Project, snapshot: Snapshot, cluster: string, at: number): { type: string; status: 'True' | 'False'; reason: string; message: string } | undefined {
+export function burstCondition(
+  project: Project,
+  snapshot: Snapshot,
+  cluster: string,
+  at: number,
+): { type: string; status: 'True' | 'False'; reason: string; message: string } | undefined {
   const plan = planBurstQuotas(project, snapshot, cluster, at);
   const mine = (project.spec.bursts ?? []).filter((b) => b && burstApplies(b, cluster));
   if (mine.length === 0 && plan.above.length === 0 && plan.writes.length === 0) return undefined;
-  const overBudget = plan.stillOver.length > 0 ? `the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered as usage falls` : '';
-  if (plan.above.length > 0) return { type: CONDITION_BURST_ENDED, status: 'True', reason: 'UsageAboveQuota', message: `a burst has ended but ${describeAbove(plan.above)}${overBudget ? `; ${overBudget}` : ''}` };
-  if (overBudget) return { type: CONDITION_BURST_ENDED, status: 'True', reason: 'OverBudget', message: `a burst has ended but ${overBudget}` };
+  const overBudget =
+    plan.stillOver.length > 0
+      ? `the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered as usage falls`
+      : '';
+  if (plan.above.length > 0)
+    return {
+      type: CONDITION_BURST_ENDED,
+      status: 'True',
+      reason: 'UsageAboveQuota',
+      message: `a burst has ended but ${describeAbove(plan.above)}${overBudget ? `; ${overBudget}` : ''}`,
+    };
+  if (overBudget)
+    return {
+      type: CONDITION_BURST_ENDED,
+      status: 'True',
+      reason: 'OverBudget',
+      message: `a burst has ended but ${overBudget}`,
+    };
   const ended = mine.filter((b) => burstPhase(b, at) === 'ended');
   const pending = plan.writes.filter((w) => w.kind === 'lower');
   if (ended.length > 0 && activeBursts(project, cluster, at).length === 0) {
     return pending.length > 0
-      ? { type: CONDITION_BURST_ENDED, status: 'True', reason: 'Lowering', message: `ended: ${ended.map((b) => b.name).join(', ')}; lowering ${pending.map((w) => `${w.namespace} (${w.changes.join(', ')})`).join('; ')}` }
-      : { type: CONDITION_BURST_ENDED, status: 'True', reason: 'Lowered', message: `ended: ${ended.map((b) => b.name).join(', ')}; every raised quota is back at its declaration` };
+      ? {
+          type: CONDITION_BURST_ENDED,
+          status: 'True',
+          reason: 'Lowering',
+          message: `ended: ${ended.map((b) => b.name).join(', ')}; lowering ${pending.map((w) => `${w.namespace} (${w.changes.join(', ')})`).join('; ')}`,
+        }
+      : {
+          type: CONDITION_BURST_ENDED,
+          status: 'True',
+          reason: 'Lowered',
+          message: `ended: ${ended.map((b) => b.name).join(', ')}; every raised quota is back at its declaration`,
+        };
   }
   const active = activeBursts(project, cluster, at);
   const upcoming = mine.filter((b) => burstPhase(b, at) === 'upcoming');
   const parts = [
-    active.length > 0 ? `active: ${active.map((b) => `${b.name} (${describeIncrease(b)} until ${b.until})`).join(', ')}` : '',
+    active.length > 0
+      ? `active: ${active.map((b) => `${b.name} (${describeIncrease(b)} until ${b.until})`).join(', ')}`
+      : '',
     upcoming.length > 0 ? `upcoming: ${upcoming.map((b) => `${b.name} (from ${b.from})`).join(', ')}` : '',
     ended.length > 0 ? `ended: ${ended.map((b) => b.name).join(', ')}` : '',
   ].filter(Boolean);
-  return { type: CONDITION_BURST_ENDED, status: 'False', reason: active.length > 0 ? 'Active' : 'NoneEnded', message: parts.join('; ') || 'no burst on this cluster' };
+  return {
+    type: CONDITION_BURST_ENDED,
+    status: 'False',
+    reason: active.length > 0 ? 'Active' : 'NoneEnded',
+    message: parts.join('; ') || 'no burst on this cluster',
+  };
 }

@@ -37,8 +37,13 @@ export function classifyNamespaces(project: Project, labelled: NamespaceObject[]
     if (ns.metadata.labels?.[LABEL_PROJECT] !== project.metadata.name) continue;
     const annotation = ns.metadata.annotations?.[ANNOTATION_PROJECT_UID];
     if (uid && annotation === uid) owned.push(ns);
-    else if (annotation === undefined) foreign.push({ name: ns.metadata.name ?? '', reason: `no ${ANNOTATION_PROJECT_UID} annotation` });
-    else foreign.push({ name: ns.metadata.name ?? '', reason: `${ANNOTATION_PROJECT_UID} is ${annotation}, not ${uid ?? 'known'}` });
+    else if (annotation === undefined)
+      foreign.push({ name: ns.metadata.name ?? '', reason: `no ${ANNOTATION_PROJECT_UID} annotation` });
+    else
+      foreign.push({
+        name: ns.metadata.name ?? '',
+        reason: `${ANNOTATION_PROJECT_UID} is ${annotation}, not ${uid ?? 'known'}`,
+      });
   }
   return { owned, foreign };
 }
@@ -106,7 +111,9 @@ export class ProjectDeleter {
     const now = Date.now();
     for (const [uid, at] of this.requested) if (now - at > REQUEST_MEMORY_MS) this.requested.delete(uid);
     // A delete sent moments ago may not show in the cache yet: do not send it again.
-    const toDelete = owned.filter((ns) => !ns.metadata.deletionTimestamp && !(ns.metadata.uid && this.requested.has(ns.metadata.uid)));
+    const toDelete = owned.filter(
+      (ns) => !ns.metadata.deletionTimestamp && !(ns.metadata.uid && this.requested.has(ns.metadata.uid)),
+    );
     const gone = new Set<string>();
     const errors: string[] = [];
     const limit = pLimit(Math.max(1, this.options.concurrency ?? 10));

@@ -27,7 +27,13 @@ import { managedObjects } from './managed-objects.js';
 import { Reconciler } from './reconcile.js';
 import { projectAccessCaches } from './project-access.js';
 import type { ServingCertificate } from '../certs/reloading-tls.js';
-import { readFrontProxyAuth, serveView, type FrontProxyAuth, type ViewServer, type ViewServerOptions } from '../view/server.js';
+import {
+  readFrontProxyAuth,
+  serveView,
+  type FrontProxyAuth,
+  type ViewServer,
+  type ViewServerOptions,
+} from '../view/server.js';
 import type { RateLimiterOptions } from './workqueue.js';
 import { Manager, type Runnable } from './manager.js';
 import { ReconcileWorkers, reconcileScope, type ProjectQueue } from './reconcile-workers.js';
@@ -77,7 +83,12 @@ export interface ControllerOptions {
    * Serve the budget view (view.tenantgate.io, src/view/) over HTTPS on every replica, leader or not.
    * `auth` defaults to kube-system/extension-apiserver-authentication (re-read every 10 minutes).
    */
-  view?: ServingCertificate & { port: number; host: string; auth?: FrontProxyAuth; onRequest?: ViewServerOptions['onRequest'] };
+  view?: ServingCertificate & {
+    port: number;
+    host: string;
+    auth?: FrontProxyAuth;
+    onRequest?: ViewServerOptions['onRequest'];
+  };
   /**
    * The fleet's hub and the headroom ledgers for the give-back loop (docs/adr/0045-fleet-operations.md);
    * default, on a fleet member (tenantgate.yaml fleet.hubKubeconfig set): the hub from that kubeconfig,
@@ -134,14 +145,19 @@ export class KeyMapper {
 
   keysFor(e: CacheEvent): Set<string> {
     const keys = new Set<string>();
-    const labelOf = (o: { metadata?: { labels?: Record<string, string> } } | undefined) => o?.metadata?.labels?.[LABEL_PROJECT];
+    const labelOf = (o: { metadata?: { labels?: Record<string, string> } } | undefined) =>
+      o?.metadata?.labels?.[LABEL_PROJECT];
     const addDeclared = (ns: string) => {
       for (const p of this.declaredBy.get(ns) ?? []) keys.add(p);
     };
     if (e.kind === 'Project') {
       const name = e.object.metadata?.name ?? '';
       keys.add(name);
-      this.index(name, e.old as Project | undefined, e.type === 'delete' ? undefined : (e.object as unknown as Project));
+      this.index(
+        name,
+        e.old as Project | undefined,
+        e.type === 'delete' ? undefined : (e.object as unknown as Project),
+      );
     } else if (e.kind === 'Namespace') {
       const name = e.object.metadata?.name ?? '';
       for (const l of [labelOf(e.object), labelOf(e.old)]) if (l) keys.add(l);
@@ -172,7 +188,12 @@ export class KeyMapper {
  * queues it `usageSettleMs` later (ControllerOptions.usageSettleMs; default 1000, 0: at once). The key
  * mapper sees every event, leader or not.
  */
-export function queueCacheEvents(informers: Pick<Informers, 'onEvent'>, mapper: Pick<KeyMapper, 'keysFor'>, queue: () => ProjectQueue | undefined, usageSettleMs = 1000): void {
+export function queueCacheEvents(
+  informers: Pick<Informers, 'onEvent'>,
+  mapper: Pick<KeyMapper, 'keysFor'>,
+  queue: () => ProjectQueue | undefined,
+  usageSettleMs = 1000,
+): void {
   const settleMs = Math.max(0, usageSettleMs);
   informers.onEvent((e) => {
     const keys = mapper.keysFor(e); // indexes declared namespaces, leader or not
@@ -191,13 +212,24 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const metrics = new ControllerMetrics();
   const api = new ControllerApi(options.kubeConfig, metrics);
   if (options.leaderElection) api.identity = options.leaderElection.identity;
-  const informers = new Informers(options.kubeConfig, api, { log, metrics, ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}) });
+  const informers = new Informers(options.kubeConfig, api, {
+    log,
+    metrics,
+    ...(options.projectSelector ? { projectSelector: options.projectSelector } : {}),
+  });
   const managed = managedObjects(options.kubeConfig, (kind) => api.listManaged(kind), { log, metrics });
   // visibility: own — the per-project ClusterRoles and bindings, watched only then (and only then does the chart grant it).
-  const access = options.config.visibility === 'own' ? projectAccessCaches(options.kubeConfig, (kind) => api.listAccess(kind), { log, metrics }) : undefined;
+  const access =
+    options.config.visibility === 'own'
+      ? projectAccessCaches(options.kubeConfig, (kind) => api.listAccess(kind), { log, metrics })
+      : undefined;
   const synced = () => informers.synced && managed.synced && (access?.synced ?? true);
   // What the metrics and the budget view read: the cache once it has synced, and this cluster's name.
-  const syncedCache = { snapshot: () => (synced() ? informers.snapshot : undefined), cluster: options.config.clusterName, ...(options.config.pricing ? { pricing: options.config.pricing } : {}) };
+  const syncedCache = {
+    snapshot: () => (synced() ? informers.snapshot : undefined),
+    cluster: options.config.clusterName,
+    ...(options.config.pricing ? { pricing: options.config.pricing } : {}),
+  };
   // tenantgate_project_*: computed from the cache at scrape time (project-metrics.ts, ADR 0033).
   new ProjectGauges(metrics.registry).observe(syncedCache);
   // tenantgate_project_burst_*: the bursts at the process clock's instant (burst-metrics.ts).
@@ -210,7 +242,16 @@ export async function startController(options: ControllerOptions): Promise<Runni
 
   // The reconcilers (they need the lease): every line a reconcile logs carries its project and reconcile id (as controller-runtime's logger does).
   const reconcileLog = (message: string) => log(message, reconcileScope.getStore());
-  const reconciler = new Reconciler({ api, informers, managed, ...(access ? { access } : {}), ...(options.clock ? { clock: options.clock } : {}), config: options.config, log: reconcileLog, ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}) });
+  const reconciler = new Reconciler({
+    api,
+    informers,
+    managed,
+    ...(access ? { access } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    config: options.config,
+    log: reconcileLog,
+    ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}),
+  });
   const reconcilers = new ReconcileWorkers({
     reconciler,
     metrics,
@@ -232,7 +273,14 @@ export async function startController(options: ControllerOptions): Promise<Runni
   // Fleet budgets: the give-back and offer loop checks on every replica (a standby's view and metrics show the shares,
   // its idle clocks run) and writes only while this replica leads (fleet-loop.ts, fleet-metrics.ts, docs/adr/0045-fleet-operations.md).
   const fleetSeen = new FleetObservations();
-  const fleetIo = options.fleet ?? (isFleetMember(options.config) ? { hub: new LeanHubClient(loadHubKubeConfig(options.config.fleet.hubKubeconfig)), ledger: new ConfigMapLedger(options.kubeConfig, options.config.systemNamespace) } : undefined);
+  const fleetIo =
+    options.fleet ??
+    (isFleetMember(options.config)
+      ? {
+          hub: new LeanHubClient(loadHubKubeConfig(options.config.fleet.hubKubeconfig)),
+          ledger: new ConfigMapLedger(options.kubeConfig, options.config.systemNamespace),
+        }
+      : undefined);
   if (fleetIo) {
     new FleetGauges(metrics.registry, { ...syncedCache, observations: fleetSeen });
     const writes = new FleetWrites();
@@ -279,7 +327,19 @@ export async function startController(options: ControllerOptions): Promise<Runni
   let probes: Served | undefined;
   if (options.probePort !== undefined) {
     const probePort = options.probePort;
-    manager.add(server('probes', async () => (probes = await serveProbes({ port: probePort, host: options.probeHost ?? '0.0.0.0', healthy: () => (elector ? elector.healthy() : true), ready: synced, current: () => informers.upToDate && managed.upToDate && (access?.upToDate ?? true) }))));
+    manager.add(
+      server(
+        'probes',
+        async () =>
+          (probes = await serveProbes({
+            port: probePort,
+            host: options.probeHost ?? '0.0.0.0',
+            healthy: () => (elector ? elector.healthy() : true),
+            ready: synced,
+            current: () => informers.upToDate && managed.upToDate && (access?.upToDate ?? true),
+          })),
+      ),
+    );
   }
   let metricsCa: string | undefined;
   let metricsServer: Served | undefined;
@@ -295,7 +355,14 @@ export async function startController(options: ControllerOptions): Promise<Runni
           log('metrics: no serving certificate given, serving /metrics with a self-signed one made at start');
         }
         const reviews = new MetricsAccess(apiserverAccessReviews(options.kubeConfig));
-        return (metricsServer = await serveMetrics({ ...tls, port: metricsPort, host: options.metricsHost ?? '0.0.0.0', metrics, access: reviews, log }));
+        return (metricsServer = await serveMetrics({
+          ...tls,
+          port: metricsPort,
+          host: options.metricsHost ?? '0.0.0.0',
+          metrics,
+          access: reviews,
+          log,
+        }));
       }),
     );
   }
@@ -412,6 +479,12 @@ class FleetWrites implements Runnable {
 /** A CA and a serving certificate it signs, for localhost, this host's name and 127.0.0.1 (controller-runtime makes one too when given none). */
 async function selfSignedMetricsCertificate(): Promise<{ cert: string; key: string; ca: string }> {
   const ca = await createCA('tenantgate-controller-metrics-ca', 365);
-  const serving = await signCert(ca, { commonName: 'tenantgate-controller-metrics', dnsNames: ['localhost', hostname()], ipAddresses: ['127.0.0.1'], usage: 'server', days: 365 });
+  const serving = await signCert(ca, {
+    commonName: 'tenantgate-controller-metrics',
+    dnsNames: ['localhost', hostname()],
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
+    days: 365,
+  });
   return { cert: serving.certPem, key: serving.keyPem, ca: ca.certPem };
 }

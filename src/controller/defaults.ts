@@ -11,10 +11,17 @@ import { effectiveQuota, isUnscoped, namespaceAllocation, namespaceIsTerminating
 import { parseResources } from '../validate/resource-lists.js';
 import type { Resources } from '../validate/types.js';
 import type { DeclaredNamespace, Project, ResourceList, ResourceQuotaObject, Snapshot } from '../validate/types.js';
-import { hasTiers, OTHER_TIERS_QUOTA_NAME, otherTiersScopeSelector, quotaTier, tierKey, tierNames, tierQuotasOf } from '../validate/tiers.js';
+import {
+  hasTiers,
+  OTHER_TIERS_QUOTA_NAME,
+  otherTiersScopeSelector,
+  quotaTier,
+  tierKey,
+  tierNames,
+  tierQuotasOf,
+} from '../validate/tiers.js';
 import { canonicalJson } from '../canonical-json.js';
 import { byMetadataName } from '../order.js';
-
 
 export interface DefaultQuotaPlan {
   /**
@@ -30,7 +37,9 @@ export interface DefaultQuotaPlan {
 
 /** A declared namespace is placed on this cluster when it names no cluster or names this one. */
 export function declaredHere(project: Project, cluster: string): DeclaredNamespace[] {
-  return (project.spec.namespaces ?? []).filter((ns) => ns.cluster === undefined || ns.cluster === '' || ns.cluster === cluster);
+  return (project.spec.namespaces ?? []).filter(
+    (ns) => ns.cluster === undefined || ns.cluster === '' || ns.cluster === cluster,
+  );
 }
 
 /** The quota a namespace should have: its declared quota, else `namespaceDefaults.quota` (as render emits it). */
@@ -56,7 +65,10 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
     if (quotas.some(isUnscoped) || quotas.some((q) => q.metadata.name === DEFAULT_QUOTA_NAME)) continue;
     const hard = expectedQuota(project, declared.get(nsName));
     if (!hard) {
-      plan.blocked.set(nsName, `no quota to create: the project declares neither a quota for it nor namespaceDefaults.quota`);
+      plan.blocked.set(
+        nsName,
+        `no quota to create: the project declares neither a quota for it nor namespaceDefaults.quota`,
+      );
       continue;
     }
     const candidate = namespaceAllocation(parseResources(hard), budget, defaults);
@@ -76,13 +88,25 @@ export function planDefaultQuotas(project: Project, snapshot: Snapshot, cluster:
  * name) is planned when its tier keys fit the budget beside the other namespaces' shares; the
  * other-tiers quota (`pods@*` = 0) always fits, so a deleted one is put back on the next pass.
  */
-function planTierQuotas(project: Project, nsName: string, quotas: ResourceQuotaObject[], declared: DeclaredNamespace | undefined, budget: Resources, shares: Map<string, Resources>, plan: DefaultQuotaPlan): void {
+function planTierQuotas(
+  project: Project,
+  nsName: string,
+  quotas: ResourceQuotaObject[],
+  declared: DeclaredNamespace | undefined,
+  budget: Resources,
+  shares: Map<string, Resources>,
+  plan: DefaultQuotaPlan,
+): void {
   const present = new Set(quotas.map(quotaTier));
   const names = new Set(quotas.map((q) => q.metadata.name));
   const short: string[] = [];
   const stale = quotas.find((q) => q.metadata.name === OTHER_TIERS_QUOTA_NAME && !isOtherTiersQuota(project, q));
   // The tiers changed (or the quota was edited): its scope and pods 0 as render writes them.
-  if (stale) plan.replace.push({ ...stale, spec: { hard: { pods: '0' }, scopeSelector: otherTiersScopeSelector(tierNames(project)) } });
+  if (stale)
+    plan.replace.push({
+      ...stale,
+      spec: { hard: { pods: '0' }, scopeSelector: otherTiersScopeSelector(tierNames(project)) },
+    });
   for (const t of tierQuotasOf(project, declared)) {
     if (present.has(t.tier) || names.has(t.name)) continue;
     const asked = new Map([...parseResources(t.hard)].map(([r, q]) => [tierKey(r, t.tier), q]));
@@ -116,7 +140,9 @@ function notFitting(asked: Resources, budget: Resources, others: ReadonlyMap<str
     const taken = others.get(key);
     if (add(taken, ask).cmp(limit) > 0) {
       const left = taken ? limit.sub(taken) : limit;
-      short.push(`${key} ${ask.toString()} asked, ${left.sign() < 0 ? '0' : left.toString()} of ${limit.toString()} left`);
+      short.push(
+        `${key} ${ask.toString()} asked, ${left.sign() < 0 ? '0' : left.toString()} of ${limit.toString()} left`,
+      );
     }
   }
   return short;
@@ -126,7 +152,12 @@ function notFitting(asked: Resources, budget: Resources, others: ReadonlyMap<str
 function isOtherTiersQuota(project: Project, quota: ResourceQuotaObject): boolean {
   const want = otherTiersScopeSelector(tierNames(project));
   const hard = quota.spec?.hard ?? {};
-  return canonicalJson(quota.spec?.scopeSelector ?? null) === canonicalJson(want) && Object.keys(hard).length === 1 && parseResources(hard).get('pods')?.isZero() === true && !(quota.spec?.scopes?.length);
+  return (
+    canonicalJson(quota.spec?.scopeSelector ?? null) === canonicalJson(want) &&
+    Object.keys(hard).length === 1 &&
+    parseResources(hard).get('pods')?.isZero() === true &&
+    !quota.spec?.scopes?.length
+  );
 }
 
 /** The effective quota of a namespace in the snapshot. */
@@ -137,4 +168,3 @@ export function effectiveOf(snapshot: Snapshot, namespace: string): Resources {
 function add(a: Quantity | undefined, b: Quantity): Quantity {
   return a ? a.add(b) : b;
 }
-

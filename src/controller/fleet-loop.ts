@@ -17,7 +17,14 @@ import { describeError } from '../kube/errors.js';
 import { decodeRecord } from '../fleet/enforced-record.js';
 import { lowerEnforced } from '../fleet/enforced-limit.js';
 import { parseFleetBudget, type FleetBudgetObject } from '../fleet/fleet-budget-object.js';
-import { decideReturn, fleetProjectBudget, movedBy, returnRoom, type IdleClock, type ReturnPolicy } from '../fleet/give-back.js';
+import {
+  decideReturn,
+  fleetProjectBudget,
+  movedBy,
+  returnRoom,
+  type IdleClock,
+  type ReturnPolicy,
+} from '../fleet/give-back.js';
 import type { HubClient } from '../fleet/hub-client.js';
 import { aboveRecord, compareHubRecord, enforcedWithinRecord, reassertion } from '../fleet/hub-record.js';
 import { applyOnHub } from '../fleet/hub-transaction.js';
@@ -103,14 +110,22 @@ export function isFleetProjectOn(project: Project, cluster: string): boolean {
  * the larger of what it holds (usage-counted, as the quota rules count it) and what a live ledger
  * reservation says it will hold; reservations for namespaces the cache does not show yet count too.
  */
-export function floorOf(snapshot: Snapshot, project: Project, cluster: string, entries: readonly LedgerEntry[], resources: readonly string[], now: number): Resources {
+export function floorOf(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  entries: readonly LedgerEntry[],
+  resources: readonly string[],
+  now: number,
+): Resources {
   const budget = fleetProjectBudget(snapshot, project, cluster, processNow(), resources);
   const perNamespace = new Map<string, Map<string, Quantity>>();
   for (const ns of budget.namespaces) perNamespace.set(ns.namespace, new Map(ns.allocated));
   for (const e of entries) {
     if (e.expires <= now) continue;
     const held = perNamespace.get(e.namespace) ?? new Map<string, Quantity>();
-    for (const [resource, v] of parseResources(e.allocation)) if (v.cmp(held.get(resource) ?? ZERO) > 0) held.set(resource, v);
+    for (const [resource, v] of parseResources(e.allocation))
+      if (v.cmp(held.get(resource) ?? ZERO) > 0) held.set(resource, v);
     perNamespace.set(e.namespace, held);
   }
   const out = new Map<string, Quantity>();
@@ -158,9 +173,16 @@ export class FleetLoop {
    */
   async heartbeat(): Promise<void> {
     try {
-      await this.o.hub.renewHeartbeat(this.o.cluster, new Date(this.now()), Math.max(1, Math.ceil((3 * this.o.checkEveryMs) / 1000)));
+      await this.o.hub.renewHeartbeat(
+        this.o.cluster,
+        new Date(this.now()),
+        Math.max(1, Math.ceil((3 * this.o.checkEveryMs) / 1000)),
+      );
     } catch (err) {
-      this.o.log(`fleet heartbeat failed: ${describeError(err)}`, { cluster: this.o.cluster, fleet: 'heartbeat-failed' });
+      this.o.log(`fleet heartbeat failed: ${describeError(err)}`, {
+        cluster: this.o.cluster,
+        fleet: 'heartbeat-failed',
+      });
     }
   }
 
@@ -195,7 +217,10 @@ export class FleetLoop {
   }
 
   /** Reads a project's FleetBudget from the hub and records whether the hub answered (UNREACHABLE: it did not, and `done` said so). */
-  private async readHub(name: string, done: (result: string, extra?: Record<string, unknown>) => void): Promise<FleetBudgetObject | undefined | typeof UNREACHABLE> {
+  private async readHub(
+    name: string,
+    done: (result: string, extra?: Record<string, unknown>) => void,
+  ): Promise<FleetBudgetObject | undefined | typeof UNREACHABLE> {
     const o = this.o;
     try {
       const object = await o.hub.read(name);
@@ -214,7 +239,10 @@ export class FleetLoop {
    * budget applies), so E goes to 0 and its whole share, offered part included, goes back — what the
    * FleetBudget's finalizer on the hub waits for (docs/fleet.md, "Deleting a fleet budget").
    */
-  private async returnAll(name: string, done: (result: string, extra?: Record<string, unknown>) => void): Promise<void> {
+  private async returnAll(
+    name: string,
+    done: (result: string, extra?: Record<string, unknown>) => void,
+  ): Promise<void> {
     const o = this.o;
     const object = await this.readHub(name, done);
     if (object === UNREACHABLE) return;
@@ -233,10 +261,28 @@ export class FleetLoop {
     const hubRecord = parsed.record;
     const zero = new Map([...hubRecord.budget.keys()].map((r) => [r, ZERO] as const));
     const lowered = await lowerEnforced(o.ledger, name, () => zero);
-    const step = { reason: 'not-fleet-budgeted' as const, modes: new Map([...hubRecord.budget.keys()].map((r) => [r, 'give-back' as const])), lowerTo: zero };
+    const step = {
+      reason: 'not-fleet-budgeted' as const,
+      modes: new Map([...hubRecord.budget.keys()].map((r) => [r, 'give-back' as const])),
+      lowerTo: zero,
+    };
     const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
-    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, lowered.record.enforced, new Map(), hubRecord), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
-    o.observations.count('give-back', outcome.kind === 'stored' ? 'stored' : outcome.kind === 'unreachable' ? 'unreachable' : outcome.kind === 'refused' ? 'refused' : 'failed');
+    const outcome = await applyOnHub(
+      o.hub,
+      name,
+      (l) => returnRoom(l, o.cluster, key, step, lowered.record.enforced, new Map(), hubRecord),
+      { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 },
+    );
+    o.observations.count(
+      'give-back',
+      outcome.kind === 'stored'
+        ? 'stored'
+        : outcome.kind === 'unreachable'
+          ? 'unreachable'
+          : outcome.kind === 'refused'
+            ? 'refused'
+            : 'failed',
+    );
     if (outcome.kind === 'stored') {
       o.observations.projects.delete(name);
       done('returned', { reason: step.reason, share: text(movedBy(hubRecord, outcome.record, o.cluster).share), key });
@@ -251,13 +297,22 @@ export class FleetLoop {
    * is no room, or the member was released, it lowers E to the record (0 when released), never below
    * what the namespaces hold and reservations promise, and says what stays above the record.
    */
-  private async mendRecord(name: string, project: Project, enforced: Resources, resources: readonly string[], done: (result: string, extra?: Record<string, unknown>) => void): Promise<void> {
+  private async mendRecord(
+    name: string,
+    project: Project,
+    enforced: Resources,
+    resources: readonly string[],
+    done: (result: string, extra?: Record<string, unknown>) => void,
+  ): Promise<void> {
     const o = this.o;
     const object = await this.readHub(name, done);
     if (object === UNREACHABLE) return;
     const parsed = object ? parseFleetBudget(object) : undefined;
     if (!parsed?.ok) {
-      done(parsed ? 'fleet-budget-unreadable' : 'no-fleet-budget', parsed && !parsed.ok ? { problems: parsed.problems } : {});
+      done(
+        parsed ? 'fleet-budget-unreadable' : 'no-fleet-budget',
+        parsed && !parsed.ok ? { problems: parsed.problems } : {},
+      );
       return;
     }
     const hubRecord = parsed.record;
@@ -279,7 +334,16 @@ export class FleetLoop {
         name,
         (l) => {
           const need = reassertion(l, o.cluster, enforced);
-          if (need.size === 0) return { ok: true as const, record: l, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
+          if (need.size === 0)
+            return {
+              ok: true as const,
+              record: l,
+              duplicate: true,
+              granted: new Map(),
+              fromOwnOffer: new Map(),
+              fromPool: new Map(),
+              fromLenders: new Map(),
+            };
           return requestGrowth(l, o.cluster, { id: key, need });
         },
         { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 },
@@ -294,12 +358,25 @@ export class FleetLoop {
         done('hub-unreachable', { ...gapFields, reason: outcome.reason });
         return;
       }
-      Object.assign(gapFields, outcome.kind === 'refused' ? { refusal: outcome.refusal.reason } : { problems: outcome.problems });
+      Object.assign(
+        gapFields,
+        outcome.kind === 'refused' ? { refusal: outcome.refusal.reason } : { problems: outcome.problems },
+      );
     }
     const recorded = verdict.kind === 'released' ? new Map(resources.map((r) => [r, ZERO] as const)) : verdict.recorded;
-    const lowered = await lowerEnforced(o.ledger, name, (st, current) => enforcedWithinRecord(current.enforced, recorded, floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now())));
+    const lowered = await lowerEnforced(o.ledger, name, (st, current) =>
+      enforcedWithinRecord(
+        current.enforced,
+        recorded,
+        floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now()),
+      ),
+    );
     o.observations.projects.set(name, { record: hubRecord, enforced: lowered.record.enforced, at: this.now() });
-    done(verdict.kind === 'released' ? 'released' : 'record-below-enforced', { ...gapFields, enforcedNow: text(lowered.record.enforced), aboveRecord: text(aboveRecord(lowered.record.enforced, recorded)) });
+    done(verdict.kind === 'released' ? 'released' : 'record-below-enforced', {
+      ...gapFields,
+      enforcedNow: text(lowered.record.enforced),
+      aboveRecord: text(aboveRecord(lowered.record.enforced, recorded)),
+    });
   }
 
   /** One check of one project (exported for tests through the class). */
@@ -307,7 +384,8 @@ export class FleetLoop {
     const o = this.o;
     const started = this.now();
     const fields: Record<string, unknown> = { project: name };
-    const done = (result: string, extra: Record<string, unknown> = {}) => o.log('fleet checked', { ...fields, fleet: result, ...extra, ms: this.now() - started });
+    const done = (result: string, extra: Record<string, unknown> = {}) =>
+      o.log('fleet checked', { ...fields, fleet: result, ...extra, ms: this.now() - started });
     const project = o.snapshot().project(name);
     if (!project?.spec.fleet) {
       this.clocks.delete(name);
@@ -348,7 +426,12 @@ export class FleetLoop {
       return;
     }
     const declaredBudget = parseResources(project.spec.fleet.quota?.hard);
-    const decision = decideReturn({ member: o.cluster, enforced: record.record.enforced, floor, record: hubRecord, declaredBudget, inFleet }, o.policy, this.clocks.get(name) ?? new Map(), this.now());
+    const decision = decideReturn(
+      { member: o.cluster, enforced: record.record.enforced, floor, record: hubRecord, declaredBudget, inFleet },
+      o.policy,
+      this.clocks.get(name) ?? new Map(),
+      this.now(),
+    );
     this.clocks.set(name, decision.clock);
     Object.assign(fields, { enforced: text(record.record.enforced), floor: text(floor) });
     const step = decision.step;
@@ -357,7 +440,9 @@ export class FleetLoop {
       return;
     }
     if (!step) {
-      done('kept', { idleSince: Object.fromEntries([...decision.clock].map(([r, t]) => [r, new Date(t).toISOString()])) });
+      done('kept', {
+        idleSince: Object.fromEntries([...decision.clock].map(([r, t]) => [r, new Date(t).toISOString()])),
+      });
       return;
     }
     // 1. Lower E first, against the reservations the ledger holds at that write (never below them).
@@ -376,8 +461,18 @@ export class FleetLoop {
     // 2. Then the hub write, recomputed from the hub's share record on every attempt.
     const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
     const kinds = [...new Set(step.modes.values())];
-    const outcome = await applyOnHub(o.hub, name, (l) => returnRoom(l, o.cluster, key, step, enforced, floorAtWrite, hubRecord), { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 });
-    Object.assign(fields, { reason: step.reason, modes: Object.fromEntries(step.modes), enforcedNow: text(enforced), key });
+    const outcome = await applyOnHub(
+      o.hub,
+      name,
+      (l) => returnRoom(l, o.cluster, key, step, enforced, floorAtWrite, hubRecord),
+      { member: o.cluster, key, deadlineMs: o.hubDeadlineMs ?? 10_000 },
+    );
+    Object.assign(fields, {
+      reason: step.reason,
+      modes: Object.fromEntries(step.modes),
+      enforcedNow: text(enforced),
+      key,
+    });
     if (outcome.kind === 'stored') {
       o.observations.reachable = true;
       o.observations.lastContact = this.now();
@@ -395,6 +490,9 @@ export class FleetLoop {
       return;
     }
     for (const k of kinds) o.observations.count(k, outcome.kind === 'refused' ? 'refused' : 'failed');
-    done(outcome.kind, outcome.kind === 'refused' ? { refusal: outcome.refusal.reason } : { problems: outcome.problems });
+    done(
+      outcome.kind,
+      outcome.kind === 'refused' ? { refusal: outcome.refusal.reason } : { problems: outcome.problems },
+    );
   }
 }

@@ -35,7 +35,17 @@ export interface FleetSeries {
 }
 
 export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObservations, now: number): FleetSeries {
-  const out: FleetSeries = { share: [], lendable: [], budget: [], enforced: [], aboveRecord: [], allocated: [], observedAge: [], hubReachable: [], sinceContact: [] };
+  const out: FleetSeries = {
+    share: [],
+    lendable: [],
+    budget: [],
+    enforced: [],
+    aboveRecord: [],
+    allocated: [],
+    observedAge: [],
+    hubReachable: [],
+    sinceContact: [],
+  };
   for (const [name, o] of [...seen.projects].sort(([a], [b]) => a.localeCompare(b))) {
     const project = snapshot.project(name);
     if (!project?.spec.fleet) continue;
@@ -43,7 +53,8 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
     out.observedAge.push({ labels: base, value: Math.max(0, (now - o.at) / 1000) });
     const resources = o.record ? [...o.record.budget.keys()].sort() : [...(o.enforced?.keys() ?? [])].sort();
     if (o.record) {
-      for (const [resource, limit] of o.record.budget) out.budget.push({ labels: { ...base, resource }, value: limit.asFloat64Slow() });
+      for (const [resource, limit] of o.record.budget)
+        out.budget.push({ labels: { ...base, resource }, value: limit.asFloat64Slow() });
       for (const [member, entry] of o.record.shares) {
         for (const resource of resources) {
           const labels = { ...base, member, resource };
@@ -52,15 +63,19 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
         }
       }
     }
-    if (o.enforced) for (const resource of resources) out.enforced.push({ labels: { ...base, resource }, value: o.enforced.get(resource)?.asFloat64Slow() ?? 0 });
+    if (o.enforced)
+      for (const resource of resources)
+        out.enforced.push({ labels: { ...base, resource }, value: o.enforced.get(resource)?.asFloat64Slow() ?? 0 });
     if (o.enforced && o.record) {
       const recorded = o.record.released.has(cluster) ? new Map() : enforceableLimit(o.record, cluster);
       const above = aboveRecord(o.enforced, recorded);
-      for (const resource of resources) out.aboveRecord.push({ labels: { ...base, resource }, value: above.get(resource)?.asFloat64Slow() ?? 0 });
+      for (const resource of resources)
+        out.aboveRecord.push({ labels: { ...base, resource }, value: above.get(resource)?.asFloat64Slow() ?? 0 });
     }
     try {
       const b = fleetProjectBudget(snapshot, project, cluster, processNow(), resources);
-      for (const resource of resources) out.allocated.push({ labels: { ...base, resource }, value: b.allocated.get(resource)?.asFloat64Slow() ?? 0 });
+      for (const resource of resources)
+        out.allocated.push({ labels: { ...base, resource }, value: b.allocated.get(resource)?.asFloat64Slow() ?? 0 });
     } catch {
       // tenantgate_project_metrics_failed counts the project already.
     }
@@ -82,19 +97,69 @@ export class FleetGauges {
 
   constructor(
     registry: Registry,
-    private readonly source: { snapshot(): Snapshot | undefined; cluster: string; observations: FleetObservations; now?: () => number },
+    private readonly source: {
+      snapshot(): Snapshot | undefined;
+      cluster: string;
+      observations: FleetObservations;
+      now?: () => number;
+    },
   ) {
     const gauge = scrapedGauges(registry, () => this.series());
-    gauge('tenantgate_fleet_share', "Each member's share of a project's fleet budget, in the hub's share record as this member last read it", MEMBER, (s) => s.share);
-    gauge('tenantgate_fleet_lendable', 'The part of a member share it offers to the other members (no longer enforced)', MEMBER, (s) => s.lendable);
+    gauge(
+      'tenantgate_fleet_share',
+      "Each member's share of a project's fleet budget, in the hub's share record as this member last read it",
+      MEMBER,
+      (s) => s.share,
+    );
+    gauge(
+      'tenantgate_fleet_lendable',
+      'The part of a member share it offers to the other members (no longer enforced)',
+      MEMBER,
+      (s) => s.lendable,
+    );
     gauge('tenantgate_fleet_budget', "A project's fleet budget in the hub's share record", RESOURCE, (s) => s.budget);
-    gauge('tenantgate_fleet_controller_enforced_limit', "E: what this member lets a fleet-budgeted project allocate, from the project's headroom ledger", RESOURCE, (s) => s.enforced);
-    gauge('tenantgate_fleet_enforced_above_record', "How much E is above this member's share − lendable in the hub's record (the hub restored from an older backup, a share given back outside the protocol, a release): 0 when the record covers E", RESOURCE, (s) => s.aboveRecord);
-    gauge('tenantgate_fleet_allocated', "What a fleet-budgeted project's namespaces hold on this member (usage-counted)", RESOURCE, (s) => s.allocated);
-    gauge('tenantgate_fleet_observed_age_seconds', "Seconds since the give-back loop last read a project's shares from the hub", PROJECT, (s) => s.observedAge);
-    gauge('tenantgate_fleet_controller_hub_reachable', "1 when the give-back loop's last call to the fleet's hub was answered, else 0", ['cluster'], (s) => s.hubReachable);
-    gauge('tenantgate_fleet_hub_seconds_since_contact', 'Seconds since the hub last answered the give-back loop (since it started leading, when never)', ['cluster'], (s) => s.sinceContact);
-    this.returns = new Counter({ name: 'tenantgate_fleet_returns_total', help: 'Offers and give-backs the give-back loop wrote to the hub, by result (stored, refused, unreachable, failed)', labelNames: ['cluster', 'kind', 'result'] as const, registers: [registry] });
+    gauge(
+      'tenantgate_fleet_controller_enforced_limit',
+      "E: what this member lets a fleet-budgeted project allocate, from the project's headroom ledger",
+      RESOURCE,
+      (s) => s.enforced,
+    );
+    gauge(
+      'tenantgate_fleet_enforced_above_record',
+      "How much E is above this member's share − lendable in the hub's record (the hub restored from an older backup, a share given back outside the protocol, a release): 0 when the record covers E",
+      RESOURCE,
+      (s) => s.aboveRecord,
+    );
+    gauge(
+      'tenantgate_fleet_allocated',
+      "What a fleet-budgeted project's namespaces hold on this member (usage-counted)",
+      RESOURCE,
+      (s) => s.allocated,
+    );
+    gauge(
+      'tenantgate_fleet_observed_age_seconds',
+      "Seconds since the give-back loop last read a project's shares from the hub",
+      PROJECT,
+      (s) => s.observedAge,
+    );
+    gauge(
+      'tenantgate_fleet_controller_hub_reachable',
+      "1 when the give-back loop's last call to the fleet's hub was answered, else 0",
+      ['cluster'],
+      (s) => s.hubReachable,
+    );
+    gauge(
+      'tenantgate_fleet_hub_seconds_since_contact',
+      'Seconds since the hub last answered the give-back loop (since it started leading, when never)',
+      ['cluster'],
+      (s) => s.sinceContact,
+    );
+    this.returns = new Counter({
+      name: 'tenantgate_fleet_returns_total',
+      help: 'Offers and give-backs the give-back loop wrote to the hub, by result (stored, refused, unreachable, failed)',
+      labelNames: ['cluster', 'kind', 'result'] as const,
+      registers: [registry],
+    });
     source.observations.onCount = (kind, result) => this.returns.inc({ cluster: source.cluster, kind, result });
   }
 

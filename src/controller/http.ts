@@ -19,7 +19,9 @@ export interface Served {
 }
 
 function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers }).end(text);
+  res
+    .writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...headers })
+    .end(text);
 }
 
 function readOnly(req: IncomingMessage, res: ServerResponse): string | undefined {
@@ -35,7 +37,13 @@ function readOnly(req: IncomingMessage, res: ServerResponse): string | undefined
  * answers 503 until the caches have synced, and again while a watch re-lists, reconnects or is broken
  * (`current`): the controller's cache is stale then (an API server or etcd restart), as the webhook's.
  */
-export async function serveProbes(o: { port: number; host: string; healthy: () => boolean; ready: () => boolean; current?: () => boolean }): Promise<Served> {
+export async function serveProbes(o: {
+  port: number;
+  host: string;
+  healthy: () => boolean;
+  ready: () => boolean;
+  current?: () => boolean;
+}): Promise<Served> {
   const server = createServer((req, res) => {
     const path = readOnly(req, res);
     if (path === undefined) return;
@@ -47,7 +55,11 @@ export async function serveProbes(o: { port: number; host: string; healthy: () =
       else if (o.current && !o.current()) plain(res, 503, 'a watch is re-listing or broken\n');
       else plain(res, 200, 'ok\n');
     } else {
-      plain(res, 404, 'not found: the probe port serves /healthz and /readyz; /metrics is on the metrics port (HTTPS, bearer token)\n');
+      plain(
+        res,
+        404,
+        'not found: the probe port serves /healthz and /readyz; /metrics is on the metrics port (HTTPS, bearer token)\n',
+      );
     }
   });
   return listen(server, o.port, o.host);
@@ -78,12 +90,20 @@ export async function serveMetrics(o: MetricsServerOptions): Promise<Served> {
       .then(async (decision) => {
         if (decision.status !== 200) {
           // 401 without a token is every stray scanner; log what an operator would act on.
-          if (decision.status !== 401) log(`metrics: refused ${path} (${decision.status}): ${decision.message}`, { user: decision.user });
-          plain(res, decision.status, `${decision.message}\n`, decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+          if (decision.status !== 401)
+            log(`metrics: refused ${path} (${decision.status}): ${decision.message}`, { user: decision.user });
+          plain(
+            res,
+            decision.status,
+            `${decision.message}\n`,
+            decision.status === 401 ? { 'www-authenticate': 'Bearer' } : {},
+          );
           return;
         }
         const text = await o.metrics.registry.metrics();
-        res.writeHead(200, { 'content-type': o.metrics.registry.contentType, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text);
+        res
+          .writeHead(200, { 'content-type': o.metrics.registry.contentType, 'cache-control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : text);
       })
       .catch((err: unknown) => {
         log(`metrics: ${path} failed: ${describeError(err)}`);

@@ -4,7 +4,14 @@
  * not client-node's class instances with Date fields.
  */
 import * as k8s from '@kubernetes/client-node';
-import { API_GROUP, API_VERSION, FINALIZER_CASCADE, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
+import {
+  API_GROUP,
+  API_VERSION,
+  FINALIZER_CASCADE,
+  type NamespaceObject,
+  type Project,
+  type ResourceQuotaObject,
+} from '../validate/types.js';
 import type { ControllerMetrics, WriteVerb } from './metrics.js';
 import { isConflict, isNotFound, statusCode } from '../kube/errors.js';
 import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
@@ -12,10 +19,15 @@ import { MANAGED_SELECTOR, type CachedObject, type ManagedKind } from './managed
 import { ALLOW_LIST_PLURAL } from '../validate/allow-list-params.js';
 import type { AccessKind, AccessObject } from './project-access.js';
 
-
 export interface LeaseRecord {
   metadata: { name: string; namespace: string; resourceVersion?: string };
-  spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
 }
 
 /** Where Events about cluster-scoped Projects go (as client-go's recorder does). */
@@ -59,17 +71,20 @@ export class ControllerApi extends ClusterLists {
   /** Adds the cascade finalizer; the resourceVersion in the merge patch makes it a compare-and-swap (409 when stale). */
   async addFinalizer(project: Project): Promise<Project> {
     const finalizers = [...(project.metadata.finalizers ?? []), FINALIZER_CASCADE];
-    return this.write('patch', 'projects', async () =>
-      (await this.custom.patchClusterCustomObject(
-        {
-          group: API_GROUP,
-          version: PROJECT_VERSION,
-          plural: PROJECT_PLURAL,
-          name: project.metadata.name ?? '',
-          body: { metadata: { finalizers, resourceVersion: project.metadata.resourceVersion } },
-        },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-      )) as Project,
+    return this.write(
+      'patch',
+      'projects',
+      async () =>
+        (await this.custom.patchClusterCustomObject(
+          {
+            group: API_GROUP,
+            version: PROJECT_VERSION,
+            plural: PROJECT_PLURAL,
+            name: project.metadata.name ?? '',
+            body: { metadata: { finalizers, resourceVersion: project.metadata.resourceVersion } },
+          },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        )) as Project,
     );
   }
 
@@ -81,22 +96,43 @@ export class ControllerApi extends ClusterLists {
     const index = (project.metadata.finalizers ?? []).indexOf(FINALIZER_CASCADE);
     if (index < 0) return project;
     const ops: unknown[] = [];
-    if (project.metadata.resourceVersion) ops.push({ op: 'test', path: '/metadata/resourceVersion', value: project.metadata.resourceVersion });
-    ops.push({ op: 'test', path: `/metadata/finalizers/${index}`, value: FINALIZER_CASCADE }, { op: 'remove', path: `/metadata/finalizers/${index}` });
-    return this.write('patch', 'projects', async () =>
-      (await this.custom.patchClusterCustomObject(
-        { group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name: project.metadata.name ?? '', body: ops },
-        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
-      )) as Project,
+    if (project.metadata.resourceVersion)
+      ops.push({ op: 'test', path: '/metadata/resourceVersion', value: project.metadata.resourceVersion });
+    ops.push(
+      { op: 'test', path: `/metadata/finalizers/${index}`, value: FINALIZER_CASCADE },
+      { op: 'remove', path: `/metadata/finalizers/${index}` },
+    );
+    return this.write(
+      'patch',
+      'projects',
+      async () =>
+        (await this.custom.patchClusterCustomObject(
+          {
+            group: API_GROUP,
+            version: PROJECT_VERSION,
+            plural: PROJECT_PLURAL,
+            name: project.metadata.name ?? '',
+            body: ops,
+          },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+        )) as Project,
     );
   }
-
 
   /** PUT on the status subresource with the object's resourceVersion (409 when stale). */
   async replaceStatus(project: Project, status: Project['status']): Promise<Project> {
     const body = { ...project, status };
-    return this.write('update', 'projects/status', async () =>
-      (await this.custom.replaceClusterCustomObjectStatus({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name: project.metadata.name ?? '', body })) as Project,
+    return this.write(
+      'update',
+      'projects/status',
+      async () =>
+        (await this.custom.replaceClusterCustomObjectStatus({
+          group: API_GROUP,
+          version: PROJECT_VERSION,
+          plural: PROJECT_PLURAL,
+          name: project.metadata.name ?? '',
+          body,
+        })) as Project,
     );
   }
 
@@ -111,7 +147,10 @@ export class ControllerApi extends ClusterLists {
   async deleteNamespace(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'conflict'> {
     try {
       await this.write('delete', 'namespaces', () =>
-        this.core.deleteNamespace({ name, body: { propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) } }),
+        this.core.deleteNamespace({
+          name,
+          body: { propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) },
+        }),
       );
       return 'deleted';
     } catch (err) {
@@ -123,7 +162,14 @@ export class ControllerApi extends ClusterLists {
 
   async createQuota(quota: ResourceQuotaObject): Promise<ResourceQuotaObject | 'exists'> {
     try {
-      return plain(await this.write('create', 'resourcequotas', () => this.core.createNamespacedResourceQuota({ namespace: quota.metadata.namespace ?? '', body: quota as k8s.V1ResourceQuota })));
+      return plain(
+        await this.write('create', 'resourcequotas', () =>
+          this.core.createNamespacedResourceQuota({
+            namespace: quota.metadata.namespace ?? '',
+            body: quota as k8s.V1ResourceQuota,
+          }),
+        ),
+      );
     } catch (err) {
       if (isConflict(err)) return 'exists';
       throw err;
@@ -137,7 +183,12 @@ export class ControllerApi extends ClusterLists {
   async replaceQuota(quota: ResourceQuotaObject, fieldManager: string): Promise<ResourceQuotaObject> {
     return plain(
       await this.write('update', 'resourcequotas', () =>
-        this.core.replaceNamespacedResourceQuota({ name: quota.metadata.name ?? '', namespace: quota.metadata.namespace ?? '', body: quota as k8s.V1ResourceQuota, fieldManager }),
+        this.core.replaceNamespacedResourceQuota({
+          name: quota.metadata.name ?? '',
+          namespace: quota.metadata.namespace ?? '',
+          body: quota as k8s.V1ResourceQuota,
+          fieldManager,
+        }),
       ),
     );
   }
@@ -155,7 +206,12 @@ export class ControllerApi extends ClusterLists {
         namespace: EVENTS_NAMESPACE,
         body: {
           metadata: { generateName: `${project.metadata.name ?? 'project'}.`, namespace: EVENTS_NAMESPACE },
-          involvedObject: { apiVersion: `${API_GROUP}/${PROJECT_VERSION}`, kind: 'Project', name: project.metadata.name ?? '', ...(project.metadata.uid ? { uid: project.metadata.uid } : {}) },
+          involvedObject: {
+            apiVersion: `${API_GROUP}/${PROJECT_VERSION}`,
+            kind: 'Project',
+            name: project.metadata.name ?? '',
+            ...(project.metadata.uid ? { uid: project.metadata.uid } : {}),
+          },
           type: event.type,
           reason: event.reason,
           message: event.message,
@@ -179,11 +235,15 @@ export class ControllerApi extends ClusterLists {
       case 'RoleBinding':
         return {
           resource: 'rolebindings',
-          list: (page: { limit: number; _continue?: string }) => this.rbac.listRoleBindingForAllNamespaces({ ...page, labelSelector: MANAGED_SELECTOR }),
-          create: (namespace: string, body: object) => this.rbac.createNamespacedRoleBinding({ namespace, body: body as Body }),
-          replace: (namespace: string, name: string, body: object) => this.rbac.replaceNamespacedRoleBinding({ namespace, name, body: body as Body }),
+          list: (page: { limit: number; _continue?: string }) =>
+            this.rbac.listRoleBindingForAllNamespaces({ ...page, labelSelector: MANAGED_SELECTOR }),
+          create: (namespace: string, body: object) =>
+            this.rbac.createNamespacedRoleBinding({ namespace, body: body as Body }),
+          replace: (namespace: string, name: string, body: object) =>
+            this.rbac.replaceNamespacedRoleBinding({ namespace, name, body: body as Body }),
           read: (namespace: string, name: string) => this.rbac.readNamespacedRoleBinding({ namespace, name }),
-          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.rbac.deleteNamespacedRoleBinding({ namespace, name, body }),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) =>
+            this.rbac.deleteNamespacedRoleBinding({ namespace, name, body }),
         };
       case 'LimitRange':
         return {
@@ -192,33 +252,53 @@ export class ControllerApi extends ClusterLists {
             const list = await this.core.listLimitRangeForAllNamespaces({ ...page, labelSelector: MANAGED_SELECTOR });
             return { ...list, items: list.items.map((i) => onTheWire(i)) };
           },
-          create: async (namespace: string, body: object) => onTheWire(await this.core.createNamespacedLimitRange({ namespace, body: forClient(body) })),
-          replace: async (namespace: string, name: string, body: object) => onTheWire(await this.core.replaceNamespacedLimitRange({ namespace, name, body: forClient(body) })),
-          read: async (namespace: string, name: string) => onTheWire(await this.core.readNamespacedLimitRange({ namespace, name })),
-          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.core.deleteNamespacedLimitRange({ namespace, name, body }),
+          create: async (namespace: string, body: object) =>
+            onTheWire(await this.core.createNamespacedLimitRange({ namespace, body: forClient(body) })),
+          replace: async (namespace: string, name: string, body: object) =>
+            onTheWire(await this.core.replaceNamespacedLimitRange({ namespace, name, body: forClient(body) })),
+          read: async (namespace: string, name: string) =>
+            onTheWire(await this.core.readNamespacedLimitRange({ namespace, name })),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) =>
+            this.core.deleteNamespacedLimitRange({ namespace, name, body }),
         };
       case 'NetworkPolicy':
         return {
           resource: 'networkpolicies',
           list: async (page: { limit: number; _continue?: string }) => {
-            const list = await this.networking.listNetworkPolicyForAllNamespaces({ ...page, labelSelector: MANAGED_SELECTOR });
+            const list = await this.networking.listNetworkPolicyForAllNamespaces({
+              ...page,
+              labelSelector: MANAGED_SELECTOR,
+            });
             return { ...list, items: list.items.map((i) => onTheWire(i)) };
           },
-          create: async (namespace: string, body: object) => onTheWire(await this.networking.createNamespacedNetworkPolicy({ namespace, body: forClient(body) })),
-          replace: async (namespace: string, name: string, body: object) => onTheWire(await this.networking.replaceNamespacedNetworkPolicy({ namespace, name, body: forClient(body) })),
-          read: async (namespace: string, name: string) => onTheWire(await this.networking.readNamespacedNetworkPolicy({ namespace, name })),
-          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.networking.deleteNamespacedNetworkPolicy({ namespace, name, body }),
+          create: async (namespace: string, body: object) =>
+            onTheWire(await this.networking.createNamespacedNetworkPolicy({ namespace, body: forClient(body) })),
+          replace: async (namespace: string, name: string, body: object) =>
+            onTheWire(await this.networking.replaceNamespacedNetworkPolicy({ namespace, name, body: forClient(body) })),
+          read: async (namespace: string, name: string) =>
+            onTheWire(await this.networking.readNamespacedNetworkPolicy({ namespace, name })),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) =>
+            this.networking.deleteNamespacedNetworkPolicy({ namespace, name, body }),
         };
       case 'AllowList': {
         const at = { group: API_GROUP, version: PROJECT_VERSION, plural: ALLOW_LIST_PLURAL };
         return {
           resource: ALLOW_LIST_PLURAL,
           list: (page: { limit: number; _continue?: string }) =>
-            this.custom.listCustomObjectForAllNamespaces({ group: at.group, version: at.version, resourcePlural: at.plural, ...page, labelSelector: MANAGED_SELECTOR }),
-          create: (namespace: string, body: object) => this.custom.createNamespacedCustomObject({ ...at, namespace, body }),
-          replace: (namespace: string, name: string, body: object) => this.custom.replaceNamespacedCustomObject({ ...at, namespace, name, body }),
+            this.custom.listCustomObjectForAllNamespaces({
+              group: at.group,
+              version: at.version,
+              resourcePlural: at.plural,
+              ...page,
+              labelSelector: MANAGED_SELECTOR,
+            }),
+          create: (namespace: string, body: object) =>
+            this.custom.createNamespacedCustomObject({ ...at, namespace, body }),
+          replace: (namespace: string, name: string, body: object) =>
+            this.custom.replaceNamespacedCustomObject({ ...at, namespace, name, body }),
           read: (namespace: string, name: string) => this.custom.getNamespacedCustomObject({ ...at, namespace, name }),
-          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) => this.custom.deleteNamespacedCustomObject({ ...at, namespace, name, body }),
+          remove: (namespace: string, name: string, body: k8s.V1DeleteOptions) =>
+            this.custom.deleteNamespacedCustomObject({ ...at, namespace, name, body }),
         };
       }
     }
@@ -227,7 +307,12 @@ export class ControllerApi extends ClusterLists {
   /** Every object of the kind tenantgate manages (the managed-object cache's list). */
   async listManaged(kind: ManagedKind): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
     const calls = this.managedCalls(kind);
-    const groups: Record<ManagedKind, string> = { RoleBinding: 'rbac.authorization.k8s.io/v1', NetworkPolicy: 'networking.k8s.io/v1', LimitRange: 'v1', AllowList: API_VERSION };
+    const groups: Record<ManagedKind, string> = {
+      RoleBinding: 'rbac.authorization.k8s.io/v1',
+      NetworkPolicy: 'networking.k8s.io/v1',
+      LimitRange: 'v1',
+      AllowList: API_VERSION,
+    };
     const group = groups[kind];
     return listInPages(group, `${kind}List`, (page) => calls.list(page) as never);
   }
@@ -237,7 +322,11 @@ export class ControllerApi extends ClusterLists {
    * labels, and with them its place in the cache): one write when the cache was right. A replace keeps
    * the stored object's other labels and annotations (Argo CD's tracking, for instance) and sets ours.
    */
-  private async put(calls: ObjectCalls, desired: { metadata: DesiredMetadata }, cached: CachedObject | undefined): Promise<CachedObject> {
+  private async put(
+    calls: ObjectCalls,
+    desired: { metadata: DesiredMetadata },
+    cached: CachedObject | undefined,
+  ): Promise<CachedObject> {
     const replace = async (stored: CachedObject['metadata']): Promise<CachedObject> => {
       const annotations = { ...stored.annotations, ...desired.metadata.annotations };
       const metadata = {
@@ -259,21 +348,36 @@ export class ControllerApi extends ClusterLists {
   }
 
   /** A managed object in a project namespace (put). */
-  async putManaged<T extends { kind: ManagedKind; metadata: DesiredMetadata & { namespace: string } }>(desired: T, cached: CachedObject | undefined): Promise<CachedObject> {
+  async putManaged<T extends { kind: ManagedKind; metadata: DesiredMetadata & { namespace: string } }>(
+    desired: T,
+    cached: CachedObject | undefined,
+  ): Promise<CachedObject> {
     const calls = this.managedCalls(desired.kind);
     const { namespace, name } = desired.metadata;
     return this.put(
-      { resource: calls.resource, create: (body) => calls.create(namespace, body), replace: (body) => calls.replace(namespace, name, body), read: () => calls.read(namespace, name) },
+      {
+        resource: calls.resource,
+        create: (body) => calls.create(namespace, body),
+        replace: (body) => calls.replace(namespace, name, body),
+        read: () => calls.read(namespace, name),
+      },
       desired,
       cached,
     );
   }
 
   /** Deletes a managed object no longer declared, only if it is still the version the cache saw. Gone counts as done. */
-  async deleteManaged(kind: ManagedKind, namespace: string, name: string, resourceVersion: string | undefined): Promise<void> {
+  async deleteManaged(
+    kind: ManagedKind,
+    namespace: string,
+    name: string,
+    resourceVersion: string | undefined,
+  ): Promise<void> {
     const calls = this.managedCalls(kind);
     try {
-      await this.write('delete', calls.resource, () => calls.remove(namespace, name, { ...(resourceVersion ? { preconditions: { resourceVersion } } : {}) }));
+      await this.write('delete', calls.resource, () =>
+        calls.remove(namespace, name, { ...(resourceVersion ? { preconditions: { resourceVersion } } : {}) }),
+      );
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -282,8 +386,17 @@ export class ControllerApi extends ClusterLists {
   // --- the per-project ClusterRoles and ClusterRoleBindings (visibility: own, project-access.ts)
 
   async listAccess(kind: AccessKind): Promise<k8s.KubernetesListObject<k8s.KubernetesObject>> {
-    if (kind === 'ClusterRole') return listInPages('rbac.authorization.k8s.io/v1', 'ClusterRoleList', (page) => this.rbac.listClusterRole({ ...page, labelSelector: MANAGED_SELECTOR }) as never);
-    return listInPages('rbac.authorization.k8s.io/v1', 'ClusterRoleBindingList', (page) => this.rbac.listClusterRoleBinding({ ...page, labelSelector: MANAGED_SELECTOR }) as never);
+    if (kind === 'ClusterRole')
+      return listInPages(
+        'rbac.authorization.k8s.io/v1',
+        'ClusterRoleList',
+        (page) => this.rbac.listClusterRole({ ...page, labelSelector: MANAGED_SELECTOR }) as never,
+      );
+    return listInPages(
+      'rbac.authorization.k8s.io/v1',
+      'ClusterRoleBindingList',
+      (page) => this.rbac.listClusterRoleBinding({ ...page, labelSelector: MANAGED_SELECTOR }) as never,
+    );
   }
 
   /** A project's ClusterRole or ClusterRoleBinding (put). */
@@ -292,8 +405,18 @@ export class ControllerApi extends ClusterLists {
     type Body = never;
     const calls: ObjectCalls =
       desired.kind === 'ClusterRole'
-        ? { resource: 'clusterroles', create: (body) => this.rbac.createClusterRole({ body: body as Body }), replace: (body) => this.rbac.replaceClusterRole({ name, body: body as Body }), read: () => this.rbac.readClusterRole({ name }) }
-        : { resource: 'clusterrolebindings', create: (body) => this.rbac.createClusterRoleBinding({ body: body as Body }), replace: (body) => this.rbac.replaceClusterRoleBinding({ name, body: body as Body }), read: () => this.rbac.readClusterRoleBinding({ name }) };
+        ? {
+            resource: 'clusterroles',
+            create: (body) => this.rbac.createClusterRole({ body: body as Body }),
+            replace: (body) => this.rbac.replaceClusterRole({ name, body: body as Body }),
+            read: () => this.rbac.readClusterRole({ name }),
+          }
+        : {
+            resource: 'clusterrolebindings',
+            create: (body) => this.rbac.createClusterRoleBinding({ body: body as Body }),
+            replace: (body) => this.rbac.replaceClusterRoleBinding({ name, body: body as Body }),
+            read: () => this.rbac.readClusterRoleBinding({ name }),
+          };
     return this.put(calls, desired, cached);
   }
 
@@ -302,7 +425,10 @@ export class ControllerApi extends ClusterLists {
     return plain(
       await this.write('patch', 'namespaces', () =>
         this.core.patchNamespace(
-          { name: namespace.metadata.name ?? '', body: { metadata: { labels, resourceVersion: namespace.metadata.resourceVersion } } },
+          {
+            name: namespace.metadata.name ?? '',
+            body: { metadata: { labels, resourceVersion: namespace.metadata.resourceVersion } },
+          },
           k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
         ),
       ),
@@ -317,7 +443,10 @@ export class ControllerApi extends ClusterLists {
   async deleteLedger(namespace: string, name: string): Promise<void> {
     try {
       await this.write('patch', 'configmaps', () =>
-        this.core.patchNamespacedConfigMap({ namespace, name, body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch)),
+        this.core.patchNamespacedConfigMap(
+          { namespace, name, body: { metadata: { finalizers: null } } },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        ),
       );
       await this.write('delete', 'configmaps', () => this.core.deleteNamespacedConfigMap({ namespace, name }));
     } catch (err) {
@@ -337,11 +466,23 @@ export class ControllerApi extends ClusterLists {
   }
 
   async createLease(lease: LeaseRecord): Promise<LeaseRecord> {
-    return plain(await this.write('create', 'leases', () => this.coordination.createNamespacedLease({ namespace: lease.metadata.namespace, body: toV1Lease(lease) })));
+    return plain(
+      await this.write('create', 'leases', () =>
+        this.coordination.createNamespacedLease({ namespace: lease.metadata.namespace, body: toV1Lease(lease) }),
+      ),
+    );
   }
 
   async replaceLease(lease: LeaseRecord): Promise<LeaseRecord> {
-    return plain(await this.write('update', 'leases', () => this.coordination.replaceNamespacedLease({ namespace: lease.metadata.namespace, name: lease.metadata.name, body: toV1Lease(lease) })));
+    return plain(
+      await this.write('update', 'leases', () =>
+        this.coordination.replaceNamespacedLease({
+          namespace: lease.metadata.namespace,
+          name: lease.metadata.name,
+          body: toV1Lease(lease),
+        }),
+      ),
+    );
   }
 }
 
@@ -408,7 +549,9 @@ function toV1Lease(lease: LeaseRecord): k8s.V1Lease {
     metadata: lease.metadata,
     spec: {
       ...(lease.spec.holderIdentity !== undefined ? { holderIdentity: lease.spec.holderIdentity } : {}),
-      ...(lease.spec.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: lease.spec.leaseDurationSeconds } : {}),
+      ...(lease.spec.leaseDurationSeconds !== undefined
+        ? { leaseDurationSeconds: lease.spec.leaseDurationSeconds }
+        : {}),
       ...(lease.spec.leaseTransitions !== undefined ? { leaseTransitions: lease.spec.leaseTransitions } : {}),
       ...(lease.spec.acquireTime ? { acquireTime: micro(lease.spec.acquireTime) } : {}),
       ...(lease.spec.renewTime ? { renewTime: micro(lease.spec.renewTime) } : {}),

@@ -16,7 +16,12 @@ export interface LeaseStore {
 }
 
 /** The timings `tenantgate controller` runs with (client-go's defaults). */
-export const LEADER_ELECTION_DEFAULTS = { leaseDurationSeconds: 15, renewPeriodMs: 5_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+export const LEADER_ELECTION_DEFAULTS = {
+  leaseDurationSeconds: 15,
+  renewPeriodMs: 5_000,
+  renewDeadlineMs: 10_000,
+  retryPeriodMs: 2_000,
+} as const;
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -91,7 +96,9 @@ export class LeaderElector {
         this.lastRenew = this.now();
         if (!this.leading) {
           this.leading = true;
-          this.log(`became leader (lease ${this.config.namespace}/${this.config.name}, identity ${this.config.identity})`);
+          this.log(
+            `became leader (lease ${this.config.namespace}/${this.config.name}, identity ${this.config.identity})`,
+          );
           this.safely(() => this.callbacks.onStartedLeading());
         }
       } else if (this.leading && this.now() - this.lastRenew >= this.renewDeadlineMs) {
@@ -139,12 +146,21 @@ export class LeaderElector {
       try {
         this.current = await this.store.createLease({
           metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds: this.leaseDurationSeconds, acquireTime: nowIso, renewTime: nowIso, leaseTransitions: 0 },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: this.leaseDurationSeconds,
+            acquireTime: nowIso,
+            renewTime: nowIso,
+            leaseTransitions: 0,
+          },
         });
         this.observe(this.current, now);
         return true;
       } catch (err) {
-        if (isNotFound(err)) this.log(`cannot create lease ${namespace}/${name}: namespace ${namespace} does not exist (create it, or pass --lease-namespace)`);
+        if (isNotFound(err))
+          this.log(
+            `cannot create lease ${namespace}/${name}: namespace ${namespace} does not exist (create it, or pass --lease-namespace)`,
+          );
         else if (!isConflict(err)) this.log(`creating lease ${namespace}/${name}: ${describeError(err)}`);
         return false;
       }
@@ -162,7 +178,11 @@ export class LeaderElector {
     this.standingBy = undefined;
     const mine = holder === identity;
     const next: LeaseRecord = {
-      metadata: { name, namespace, ...(lease.metadata.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}) },
+      metadata: {
+        name,
+        namespace,
+        ...(lease.metadata.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}),
+      },
       spec: {
         holderIdentity: identity,
         leaseDurationSeconds: this.leaseDurationSeconds,
@@ -209,7 +229,11 @@ export class LeaderElector {
       if (!lease || lease.spec?.holderIdentity !== identity) return false;
       const nowIso = new Date(this.now()).toISOString();
       await this.store.replaceLease({
-        metadata: { name, namespace, ...(lease.metadata.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}) },
+        metadata: {
+          name,
+          namespace,
+          ...(lease.metadata.resourceVersion ? { resourceVersion: lease.metadata.resourceVersion } : {}),
+        },
         spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: nowIso },
       });
       this.log(`released lease ${namespace}/${name}${wasLeading ? '' : ' (was not leading)'}`);

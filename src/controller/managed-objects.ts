@@ -29,7 +29,13 @@ export const MANAGED_KINDS: Record<ManagedKind, { path: string; name: string }> 
 
 /** What the cache keeps of an object: its (slimmed) metadata and the rest as stored. */
 export interface CachedObject {
-  metadata: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string>; resourceVersion?: string };
+  metadata: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
   [field: string]: unknown;
 }
 
@@ -152,11 +158,21 @@ export class ObjectCaches<K extends WatchedKind> {
 /** The four namespaced kinds, each by namespace (only the one name tenantgate uses); a change is reported as its namespace. */
 export type ManagedObjects = ObjectCaches<ManagedKind>;
 
-export function managedObjects(kc: k8s.KubeConfig, list: (kind: ManagedKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, options: { log: (m: string) => void; metrics: InformerMetrics }): ManagedObjects {
+export function managedObjects(
+  kc: k8s.KubeConfig,
+  list: (kind: ManagedKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
+  options: { log: (m: string) => void; metrics: InformerMetrics },
+): ManagedObjects {
   const make = (kind: ManagedKind) => {
     const { path, name } = MANAGED_KINDS[kind];
-    const byNamespace = (o: k8s.KubernetesObject) => (o.metadata?.name === name ? (o.metadata.namespace ?? '') : undefined);
+    const byNamespace = (o: k8s.KubernetesObject) =>
+      o.metadata?.name === name ? (o.metadata.namespace ?? '') : undefined;
     return new ObjectCache(kind, kc, path, () => list(kind), options, { keyOf: byNamespace, changeOf: byNamespace });
   };
-  return new ObjectCaches({ RoleBinding: make('RoleBinding'), LimitRange: make('LimitRange'), NetworkPolicy: make('NetworkPolicy'), AllowList: make('AllowList') });
+  return new ObjectCaches({
+    RoleBinding: make('RoleBinding'),
+    LimitRange: make('LimitRange'),
+    NetworkPolicy: make('NetworkPolicy'),
+    AllowList: make('AllowList'),
+  });
 }

@@ -60,7 +60,10 @@ export class Manager {
   }
 
   add(runnable: Runnable): this {
-    if (runnable.needsLeaderElection && (runnable.group ?? 'others') !== 'others') throw new Error(`runnable ${runnable.name}: one that needs the lease belongs to the group "others", not "${runnable.group}"`);
+    if (runnable.needsLeaderElection && (runnable.group ?? 'others') !== 'others')
+      throw new Error(
+        `runnable ${runnable.name}: one that needs the lease belongs to the group "others", not "${runnable.group}"`,
+      );
     this.runnables.push(runnable);
     return this;
   }
@@ -125,7 +128,11 @@ export class Manager {
       this.leading = false;
       if (!was) return;
       this.o.onLeading?.(false);
-      await Promise.all(this.inGroup('others', true).reverse().map((r) => r.stop(reason)));
+      await Promise.all(
+        this.inGroup('others', true)
+          .reverse()
+          .map((r) => r.stop(reason)),
+      );
     });
     this.transition = t;
     return t;

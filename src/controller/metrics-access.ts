@@ -36,9 +36,18 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /** The decision for a token's reviews (pure): 401 unless authenticated, 403 unless allowed, else 200. */
 export function decide(authn: Authentication, authz: Authorization | undefined, path = METRICS_PATH): AccessDecision {
-  if (!authn.authenticated) return { status: 401, message: `Unauthorized: the bearer token was not accepted by the apiserver (TokenReview${authn.error ? `: ${authn.error}` : ''})` };
+  if (!authn.authenticated)
+    return {
+      status: 401,
+      message: `Unauthorized: the bearer token was not accepted by the apiserver (TokenReview${authn.error ? `: ${authn.error}` : ''})`,
+    };
   const who = JSON.stringify(authn.user.username);
-  if (!authz?.allowed) return { status: 403, user: authn.user.username, message: `Forbidden: user ${who} may not get ${path}${authz?.reason ? ` (${authz.reason})` : ''}; bind it to the ClusterRole tenantgate-metrics-reader` };
+  if (!authz?.allowed)
+    return {
+      status: 403,
+      user: authn.user.username,
+      message: `Forbidden: user ${who} may not get ${path}${authz?.reason ? ` (${authz.reason})` : ''}; bind it to the ClusterRole tenantgate-metrics-reader`,
+    };
   return { status: 200, user: authn.user.username, message: 'ok' };
 }
 
@@ -87,13 +96,21 @@ export class MetricsAccess {
     private readonly reviews: AccessReviews,
     options: MetricsAccessOptions = {},
   ) {
-    this.allowed = new ExpiringCache(options.ttlMs ?? DEFAULT_ALLOW_TTL_MS, options.maxEntries ?? DEFAULT_MAX_ENTRIES, options.now);
+    this.allowed = new ExpiringCache(
+      options.ttlMs ?? DEFAULT_ALLOW_TTL_MS,
+      options.maxEntries ?? DEFAULT_MAX_ENTRIES,
+      options.now,
+    );
   }
 
   /** The decision for a request's Authorization header. */
   async check(authorization: string | undefined): Promise<AccessDecision> {
     const token = bearerToken(authorization);
-    if (!token) return { status: 401, message: 'Unauthorized: send a ServiceAccount token as "Authorization: Bearer <token>" (docs/observability.md)' };
+    if (!token)
+      return {
+        status: 401,
+        message: 'Unauthorized: send a ServiceAccount token as "Authorization: Bearer <token>" (docs/observability.md)',
+      };
     const key = createHash('sha256').update(token).digest('hex');
     const user = this.allowed.get(key);
     if (user !== undefined) return { status: 200, user, message: 'ok', cached: true };
@@ -123,7 +140,11 @@ export class MetricsAccess {
     try {
       return decide(authn, await this.reviews.authorize(authn.user, METRICS_PATH, 'get'));
     } catch (err) {
-      return { status: 500, user: authn.user.username, message: `Internal error: the SubjectAccessReview failed (${describeError(err)}); try again` };
+      return {
+        status: 500,
+        user: authn.user.username,
+        message: `Internal error: the SubjectAccessReview failed (${describeError(err)}); try again`,
+      };
     }
   }
 }

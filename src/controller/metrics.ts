@@ -5,15 +5,27 @@ export type WriteVerb = 'create' | 'update' | 'patch' | 'delete';
 
 export class ControllerMetrics {
   readonly registry = new Registry();
-  readonly queueDepth = new Gauge({ name: 'tenantgate_controller_queue_depth', help: 'Keys ready in the work queue', registers: [this.registry] });
-  readonly queueWaiting = new Gauge({ name: 'tenantgate_controller_queue_waiting', help: 'Keys waiting for a delay (backoff, requeue) before they are ready', registers: [this.registry] });
+  readonly queueDepth = new Gauge({
+    name: 'tenantgate_controller_queue_depth',
+    help: 'Keys ready in the work queue',
+    registers: [this.registry],
+  });
+  readonly queueWaiting = new Gauge({
+    name: 'tenantgate_controller_queue_waiting',
+    help: 'Keys waiting for a delay (backoff, requeue) before they are ready',
+    registers: [this.registry],
+  });
   readonly reconcileTotal = new Counter({
     name: 'tenantgate_controller_reconcile_total',
     help: 'Reconciles of a Project by result (done, requeue, error)',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
-  readonly reconcileErrors = new Counter({ name: 'tenantgate_controller_reconcile_errors_total', help: 'Reconciles that failed and were requeued with backoff', registers: [this.registry] });
+  readonly reconcileErrors = new Counter({
+    name: 'tenantgate_controller_reconcile_errors_total',
+    help: 'Reconciles that failed and were requeued with backoff',
+    registers: [this.registry],
+  });
   readonly reconcileDuration = new Histogram({
     name: 'tenantgate_controller_reconcile_duration_seconds',
     help: 'Time to reconcile one Project',
@@ -32,16 +44,34 @@ export class ControllerMetrics {
     labelNames: ['verb', 'resource', 'code'] as const,
     registers: [this.registry],
   });
-  readonly leader = new Gauge({ name: 'tenantgate_controller_leader', help: '1 while this replica holds the leader lease and reconciles, else 0', registers: [this.registry] });
-  readonly leaderTransitions = new Counter({ name: 'tenantgate_controller_leader_acquired_total', help: 'Times this replica acquired the lease', registers: [this.registry] });
+  readonly leader = new Gauge({
+    name: 'tenantgate_controller_leader',
+    help: '1 while this replica holds the leader lease and reconciles, else 0',
+    registers: [this.registry],
+  });
+  readonly leaderTransitions = new Counter({
+    name: 'tenantgate_controller_leader_acquired_total',
+    help: 'Times this replica acquired the lease',
+    registers: [this.registry],
+  });
   readonly informerRestarts = new Counter({
     name: 'tenantgate_controller_informer_restarts_total',
     help: 'Informer restarts after a list or watch error, by resource',
     labelNames: ['resource'] as const,
     registers: [this.registry],
   });
-  readonly informerSynced = new Gauge({ name: 'tenantgate_controller_informer_synced', help: '1 once the informer of a resource has listed', labelNames: ['resource'] as const, registers: [this.registry] });
-  readonly cacheObjects = new Gauge({ name: 'tenantgate_controller_cache_objects', help: 'Objects in the controller cache', labelNames: ['kind'] as const, registers: [this.registry] });
+  readonly informerSynced = new Gauge({
+    name: 'tenantgate_controller_informer_synced',
+    help: '1 once the informer of a resource has listed',
+    labelNames: ['resource'] as const,
+    registers: [this.registry],
+  });
+  readonly cacheObjects = new Gauge({
+    name: 'tenantgate_controller_cache_objects',
+    help: 'Objects in the controller cache',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
 
   countWrite(verb: WriteVerb, resource: string): void {
     this.apiWrites.inc({ verb, resource });

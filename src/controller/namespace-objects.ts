@@ -2,7 +2,15 @@
  * The objects the controller keeps in every project namespace, each with the pure function that says
  * what it must be (shared with render) and how to tell that a stored one already is that.
  */
-import { describeIsolationPolicy, isolationPolicyFor, isolationPolicyMatches, limitRangeFor, limitRangeMatches, LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
+import {
+  describeIsolationPolicy,
+  isolationPolicyFor,
+  isolationPolicyMatches,
+  limitRangeFor,
+  limitRangeMatches,
+  LIMITRANGE_NAME,
+  NETWORK_POLICY_NAME,
+} from '../render/namespace-policies.js';
 import { ownerBinding, ownerBindingMatches, OWNERS_BINDING_NAME } from '../render/owner-binding.js';
 import { ALLOW_LIST_NAME, allowListFor, allowListMatches } from '../validate/allow-list-params.js';
 import type { Project } from '../validate/types.js';
@@ -33,7 +41,8 @@ export const NAMESPACE_OBJECTS: readonly NamespaceObjectKind[] = [
     kind: 'AllowList',
     name: ALLOW_LIST_NAME,
     declaredBy: 'spec.allow',
-    desired: (project: Project, namespace: string, config: TenantgateConfig) => allowListFor(config, project, namespace),
+    desired: (project: Project, namespace: string, config: TenantgateConfig) =>
+      allowListFor(config, project, namespace),
     matches: (actual, desired) => allowListMatches(actual, desired),
     describe: () => "spec.allow over tenantgate.yaml's allow",
   }),
@@ -57,7 +66,8 @@ export const NAMESPACE_OBJECTS: readonly NamespaceObjectKind[] = [
     kind: 'NetworkPolicy',
     name: NETWORK_POLICY_NAME,
     declaredBy: 'spec.networkIsolation',
-    desired: (project: Project, namespace: string, config: TenantgateConfig) => isolationPolicyFor(project, namespace, config.network),
+    desired: (project: Project, namespace: string, config: TenantgateConfig) =>
+      isolationPolicyFor(project, namespace, config.network),
     matches: (actual, desired) => isolationPolicyMatches(actual as never, desired),
     describe: describeIsolationPolicy,
   }),

@@ -10,7 +10,15 @@ import type * as k8s from '@kubernetes/client-node';
 import type { InformerMetrics } from '../kube/informers.js';
 import { PROJECT_VERSION } from '../kube/lists.js';
 import { rbacSubject, type RbacSubject } from '../render/owner-binding.js';
-import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type NamespaceObject, type Project } from '../validate/types.js';
+import {
+  ANNOTATION_PROJECT_UID,
+  API_GROUP,
+  LABEL_MANAGED_BY,
+  LABEL_PROJECT,
+  MANAGED_BY,
+  type NamespaceObject,
+  type Project,
+} from '../validate/types.js';
 import { ObjectCache, ObjectCaches, type CachedObject } from './managed-objects.js';
 
 export type AccessKind = 'ClusterRole' | 'ClusterRoleBinding';
@@ -63,7 +71,10 @@ export type AccessObject = ClusterRoleObject | ClusterRoleBindingObject;
  * (none when it has none: an empty resourceNames would mean every namespace). Undefined for a Project
  * without a uid (not stored yet).
  */
-export function desiredProjectAccess(project: Project, namespaces: Iterable<NamespaceObject>): { role: ClusterRoleObject; binding: ClusterRoleBindingObject } | undefined {
+export function desiredProjectAccess(
+  project: Project,
+  namespaces: Iterable<NamespaceObject>,
+): { role: ClusterRoleObject; binding: ClusterRoleBindingObject } | undefined {
   const name = project.metadata.name ?? '';
   const uid = project.metadata.uid;
   if (!name || !uid) return undefined;
@@ -73,9 +84,16 @@ export function desiredProjectAccess(project: Project, namespaces: Iterable<Name
     annotations: { [ANNOTATION_PROJECT_UID]: uid },
     ownerReferences: [{ apiVersion: `${API_GROUP}/${PROJECT_VERSION}`, kind: 'Project', name, uid, controller: true }],
   });
-  const names = [...namespaces].filter((n) => n.metadata.labels?.[LABEL_PROJECT] === name && !n.metadata.deletionTimestamp).map((n) => n.metadata.name ?? '').filter(Boolean).sort();
-  const rules: PolicyRule[] = [{ apiGroups: [API_GROUP], resources: ['projects'], resourceNames: [name], verbs: ['get'] }];
-  if (names.length > 0) rules.push({ apiGroups: [''], resources: ['namespaces'], resourceNames: names, verbs: ['get'] });
+  const names = [...namespaces]
+    .filter((n) => n.metadata.labels?.[LABEL_PROJECT] === name && !n.metadata.deletionTimestamp)
+    .map((n) => n.metadata.name ?? '')
+    .filter(Boolean)
+    .sort();
+  const rules: PolicyRule[] = [
+    { apiGroups: [API_GROUP], resources: ['projects'], resourceNames: [name], verbs: ['get'] },
+  ];
+  if (names.length > 0)
+    rules.push({ apiGroups: [''], resources: ['namespaces'], resourceNames: names, verbs: ['get'] });
   return {
     role: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: metadata(), rules },
     binding: {
@@ -89,7 +107,8 @@ export function desiredProjectAccess(project: Project, namespaces: Iterable<Name
 }
 
 const sorted = (xs: readonly string[] | undefined) => [...(xs ?? [])].sort().join('\u0000');
-const ruleKey = (r: Partial<PolicyRule>) => [sorted(r.apiGroups), sorted(r.resources), sorted(r.resourceNames), sorted(r.verbs)].join('\u0001');
+const ruleKey = (r: Partial<PolicyRule>) =>
+  [sorted(r.apiGroups), sorted(r.resources), sorted(r.resourceNames), sorted(r.verbs)].join('\u0001');
 const subjectKey = (s: RbacSubject) => `${s.kind}\u0000${s.namespace ?? ''}\u0000${s.name}`;
 
 /** Whether a stored object already is what `desired` says (rules or roleRef and subjects, labels, the Project's uid). */
@@ -112,7 +131,11 @@ export function projectAccessMatches(actual: CachedObject, desired: AccessObject
 /** Watch caches of the per-project ClusterRoles and ClusterRoleBindings (managed-by tenantgate), by name; a change is reported as its project. */
 export type ProjectAccessCaches = ObjectCaches<AccessKind>;
 
-export function projectAccessCaches(kc: k8s.KubeConfig, list: (kind: AccessKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>, options: { log: (m: string) => void; metrics: InformerMetrics }): ProjectAccessCaches {
+export function projectAccessCaches(
+  kc: k8s.KubeConfig,
+  list: (kind: AccessKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
+  options: { log: (m: string) => void; metrics: InformerMetrics },
+): ProjectAccessCaches {
   const keys = {
     keyOf: (o: k8s.KubernetesObject) => (o.metadata?.name?.startsWith(PREFIX) ? o.metadata.name : undefined),
     changeOf: (o: k8s.KubernetesObject) => o.metadata?.labels?.[LABEL_PROJECT] || undefined,

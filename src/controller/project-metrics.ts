@@ -15,7 +15,6 @@ import { PROJECT_PHASES } from '../validate/schema/project-schema.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import { classifyNamespaces } from './cascade.js';
 
-
 export type Labels = Record<string, string>;
 export interface Sample {
   labels: Labels;
@@ -72,7 +71,19 @@ function sampleOf(amount: Rational): number {
 
 /** Every series for every project in the snapshot, as the controller on cluster `cluster` ('' when unnamed) sees it. */
 export function projectSeries(snapshot: Snapshot, cluster: string, pricing?: PricingConfig): ProjectSeries {
-  const out: ProjectSeries = { budget: [], allocated: [], used: [], headroom: [], namespaces: [], phase: [], cascadeInProgress: [], cascadeNamespacesRemaining: [], cost: [], costBudget: [], failed: [] };
+  const out: ProjectSeries = {
+    budget: [],
+    allocated: [],
+    used: [],
+    headroom: [],
+    namespaces: [],
+    phase: [],
+    cascadeInProgress: [],
+    cascadeNamespacesRemaining: [],
+    cost: [],
+    costBudget: [],
+    failed: [],
+  };
   const sheet = pricing ? priceSheet(pricing) : undefined;
   for (const project of snapshot.projects()) {
     const name = project.metadata.name ?? '';
@@ -96,7 +107,15 @@ export function projectSeries(snapshot: Snapshot, cluster: string, pricing?: Pri
       }
       if (sheet) {
         const labels = { ...base, currency: sheet.currency };
-        out.cost.push({ labels, value: sampleOf(sharesCost(sheet, b.namespaces.map((n) => n.allocated))) });
+        out.cost.push({
+          labels,
+          value: sampleOf(
+            sharesCost(
+              sheet,
+              b.namespaces.map((n) => n.allocated),
+            ),
+          ),
+        });
         const budget = monthlyBudgetOf(project);
         if (budget) out.costBudget.push({ labels, value: sampleOf(budget) });
       }
@@ -130,17 +149,72 @@ export class ProjectGauges {
 
   constructor(registry: Registry) {
     const gauge = scrapedGauges(registry, () => this.series());
-    gauge('tenantgate_project_budget', 'Budget of a project on this cluster per resource (cores, bytes, counts)', RESOURCE, (s) => s.budget);
-    gauge('tenantgate_project_allocated', "What a project's namespaces hold per resource, counted as the quota rules count it", RESOURCE, (s) => s.allocated);
-    gauge('tenantgate_project_used', "What a project's namespaces use per resource (their quotas' status.used)", RESOURCE, (s) => s.used);
-    gauge('tenantgate_project_headroom', 'Budget minus allocated per resource; negative when over budget', RESOURCE, (s) => s.headroom);
-    gauge('tenantgate_project_namespaces', "Namespaces counted against a project's budget on this cluster", PROJECT, (s) => s.namespaces);
-    gauge('tenantgate_project_phase', "1 for the phase a project's status reports (Active, Terminating, Degraded), else 0", [...PROJECT, 'phase'], (s) => s.phase);
-    gauge('tenantgate_project_cascade_in_progress', "1 while a project is being deleted and its namespaces' cascade runs", PROJECT, (s) => s.cascadeInProgress);
-    gauge('tenantgate_project_cascade_namespaces_remaining', 'Namespaces the cascade of a deleted project still waits for', PROJECT, (s) => s.cascadeNamespacesRemaining);
-    gauge('tenantgate_project_cost_monthly', "What a project's allocation on this cluster costs per month, priced by tenantgate.yaml's pricing", [...PROJECT, 'currency'], (s) => s.cost);
-    gauge('tenantgate_project_cost_budget_monthly', "A project's spec.costBudget.monthly (C1), in the currency of tenantgate.yaml's pricing", [...PROJECT, 'currency'], (s) => s.costBudget);
-    gauge('tenantgate_project_metrics_failed', 'Projects whose budget could not be computed at this scrape (their budget series are left out)', [], (s) => [{ labels: {}, value: s.failed.length }]);
+    gauge(
+      'tenantgate_project_budget',
+      'Budget of a project on this cluster per resource (cores, bytes, counts)',
+      RESOURCE,
+      (s) => s.budget,
+    );
+    gauge(
+      'tenantgate_project_allocated',
+      "What a project's namespaces hold per resource, counted as the quota rules count it",
+      RESOURCE,
+      (s) => s.allocated,
+    );
+    gauge(
+      'tenantgate_project_used',
+      "What a project's namespaces use per resource (their quotas' status.used)",
+      RESOURCE,
+      (s) => s.used,
+    );
+    gauge(
+      'tenantgate_project_headroom',
+      'Budget minus allocated per resource; negative when over budget',
+      RESOURCE,
+      (s) => s.headroom,
+    );
+    gauge(
+      'tenantgate_project_namespaces',
+      "Namespaces counted against a project's budget on this cluster",
+      PROJECT,
+      (s) => s.namespaces,
+    );
+    gauge(
+      'tenantgate_project_phase',
+      "1 for the phase a project's status reports (Active, Terminating, Degraded), else 0",
+      [...PROJECT, 'phase'],
+      (s) => s.phase,
+    );
+    gauge(
+      'tenantgate_project_cascade_in_progress',
+      "1 while a project is being deleted and its namespaces' cascade runs",
+      PROJECT,
+      (s) => s.cascadeInProgress,
+    );
+    gauge(
+      'tenantgate_project_cascade_namespaces_remaining',
+      'Namespaces the cascade of a deleted project still waits for',
+      PROJECT,
+      (s) => s.cascadeNamespacesRemaining,
+    );
+    gauge(
+      'tenantgate_project_cost_monthly',
+      "What a project's allocation on this cluster costs per month, priced by tenantgate.yaml's pricing",
+      [...PROJECT, 'currency'],
+      (s) => s.cost,
+    );
+    gauge(
+      'tenantgate_project_cost_budget_monthly',
+      "A project's spec.costBudget.monthly (C1), in the currency of tenantgate.yaml's pricing",
+      [...PROJECT, 'currency'],
+      (s) => s.costBudget,
+    );
+    gauge(
+      'tenantgate_project_metrics_failed',
+      'Projects whose budget could not be computed at this scrape (their budget series are left out)',
+      [],
+      (s) => [{ labels: {}, value: s.failed.length }],
+    );
   }
 
   /** Starts serving the series of `source` (before: none). */

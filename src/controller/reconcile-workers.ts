@@ -37,9 +37,7 @@ class Term {
   private readonly workers: Promise<void>[] = [];
   private resyncTimer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(
-    private readonly c: ReconcileWorkersConfig,
-  ) {
+  constructor(private readonly c: ReconcileWorkersConfig) {
     this.queue = new WorkQueue<string>({ rateLimiter: defaultControllerRateLimiter<string>(c.rateLimiter ?? {}) });
   }
 
@@ -81,7 +79,9 @@ class Term {
       const started = performance.now();
       const ms = () => Math.round((performance.now() - started) * 1000) / 1000;
       try {
-        const result = await reconcileScope.run({ project: key, reconcileId }, () => this.c.reconciler.reconcile(key, this.abort.signal));
+        const result = await reconcileScope.run({ project: key, reconcileId }, () =>
+          this.c.reconciler.reconcile(key, this.abort.signal),
+        );
         if (result.kind === 'Requeue') {
           this.c.metrics.reconcileTotal.inc({ result: 'requeue' });
           // Progress is not failure: the error backoff starts again, and the key comes back after afterMs.
@@ -95,13 +95,25 @@ class Term {
         }
       } catch (err) {
         if (this.abort.signal.aborted) {
-          this.c.log('reconcile stopped: this replica no longer leads', { project: key, reconcileId, result: 'aborted', ms: ms() });
+          this.c.log('reconcile stopped: this replica no longer leads', {
+            project: key,
+            reconcileId,
+            result: 'aborted',
+            ms: ms(),
+          });
           continue;
         }
         this.c.metrics.reconcileTotal.inc({ result: 'error' });
         this.c.metrics.reconcileErrors.inc();
         const delay = this.queue.addRateLimited(key);
-        this.c.log(`reconcile failed: ${describeError(err)}`, { project: key, reconcileId, result: 'error', retry: this.queue.numRequeues(key), retryInMs: delay, ms: ms() });
+        this.c.log(`reconcile failed: ${describeError(err)}`, {
+          project: key,
+          reconcileId,
+          result: 'error',
+          retry: this.queue.numRequeues(key),
+          retryInMs: delay,
+          ms: ms(),
+        });
       } finally {
         end();
         this.queue.done(key);

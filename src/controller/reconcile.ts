@@ -34,7 +34,10 @@ export type ReconcileResult =
   | { kind: 'Requeue'; reason: string; afterMs: number };
 
 /** The steps' context as the caller gives it: the clocks optional (default the process clock, src/clock.ts). */
-export interface ReconcilerOptions extends Pick<StepContext, 'api' | 'informers' | 'managed' | 'access' | 'config' | 'log'> {
+export interface ReconcilerOptions extends Pick<
+  StepContext,
+  'api' | 'informers' | 'managed' | 'access' | 'config' | 'log'
+> {
   now?: () => Date;
   clock?: Clock;
   /** Least time between two status writes reporting a cascade's progress (1 s). */
@@ -54,7 +57,10 @@ export class Reconciler {
   private readonly lastProgressWrite = new Map<string, number>();
 
   constructor(private readonly o: ReconcilerOptions) {
-    this.deleter = new ProjectDeleter(o.api, { log: o.log, ...(o.deleteConcurrency ? { concurrency: o.deleteConcurrency } : {}) });
+    this.deleter = new ProjectDeleter(o.api, {
+      log: o.log,
+      ...(o.deleteConcurrency ? { concurrency: o.deleteConcurrency } : {}),
+    });
     this.now = o.now ?? (() => new Date());
     this.clock = o.clock ?? getProcessClock();
     this.progressIntervalMs = o.progressIntervalMs ?? 1000;
@@ -113,9 +119,14 @@ export class Reconciler {
     const burstMs = next !== undefined ? Math.min(next - at + 100, MAX_BURST_REQUEUE_MS) : undefined;
     const graceMs = graced.size > 0 ? Math.min(...graced.values()) + 100 : undefined;
     if (graceMs !== undefined && (burstMs === undefined || graceMs <= burstMs)) {
-      return { kind: 'Requeue', reason: `left to Argo CD's sync for now: ${[...graced.keys()].sort().join(', ')}`, afterMs: graceMs };
+      return {
+        kind: 'Requeue',
+        reason: `left to Argo CD's sync for now: ${[...graced.keys()].sort().join(', ')}`,
+        afterMs: graceMs,
+      };
     }
-    if (burstMs !== undefined) return { kind: 'Requeue', reason: `next burst transition at ${new Date(next!).toISOString()}`, afterMs: burstMs };
+    if (burstMs !== undefined)
+      return { kind: 'Requeue', reason: `next burst transition at ${new Date(next!).toISOString()}`, afterMs: burstMs };
     return { kind: 'Done' };
   }
 

@@ -20,11 +20,16 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log: logFunction(logger) });
   const kubeConfig = loadKubeConfig(o.kubeconfig);
 
-  const leaseNamespace = o.leaseNamespace ?? (existsSync(IN_CLUSTER_NAMESPACE) ? readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim() : config.systemNamespace);
+  const leaseNamespace =
+    o.leaseNamespace ??
+    (existsSync(IN_CLUSTER_NAMESPACE) ? readFileSync(IN_CLUSTER_NAMESPACE, 'utf8').trim() : config.systemNamespace);
   const identity = o.identity ?? `${hostname()}_${randomUUID()}`;
   const log = logFunction(logger.child({ identity }));
 
-  if ((o.metricsCert === undefined) !== (o.metricsKey === undefined)) throw new Error(`--metrics-cert and --metrics-key go together (given: ${o.metricsCert ? `--metrics-cert ${o.metricsCert}` : `--metrics-key ${o.metricsKey}`})`);
+  if ((o.metricsCert === undefined) !== (o.metricsKey === undefined))
+    throw new Error(
+      `--metrics-cert and --metrics-key go together (given: ${o.metricsCert ? `--metrics-cert ${o.metricsCert}` : `--metrics-key ${o.metricsKey}`})`,
+    );
   // Files, not their text: both servers reload a renewed certificate without a restart (docs/adr/0042-certificate-rotation.md).
   const metricsTls = o.metricsCert && o.metricsKey ? { certFile: o.metricsCert, keyFile: o.metricsKey } : undefined;
   const controller = await startController({
@@ -39,10 +44,14 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
     probeHost: o.probeHost,
     leaderElection: o.leaderElection ? { namespace: leaseNamespace, name: o.leaseName, identity } : false,
     ...(o.projectSelector ? { projectSelector: o.projectSelector } : {}),
-    ...(o.viewPort !== undefined ? { view: { port: o.viewPort, host: o.viewHost, certFile: o.viewCert, keyFile: o.viewKey } } : {}),
+    ...(o.viewPort !== undefined
+      ? { view: { port: o.viewPort, host: o.viewHost, certFile: o.viewCert, keyFile: o.viewKey } }
+      : {}),
     log,
   });
-  log(`started; metrics (HTTPS, bearer token) on :${controller.port ?? '-'}; probes on :${controller.probePort ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`);
+  log(
+    `started; metrics (HTTPS, bearer token) on :${controller.port ?? '-'}; probes on :${controller.probePort ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`,
+  );
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));

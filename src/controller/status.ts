@@ -62,17 +62,30 @@ export interface StatusInput {
 }
 
 /** Health of one namespace of the project (CR3). Terminating and Missing are transient and do not make the project unhealthy. */
-export function namespaceHealth(project: Project, ns: NamespaceObject | undefined, declaredQuota: Record<string, string | number> | undefined, isDeclared: boolean, snapshot: Snapshot, cluster: string, at: number): { health: NamespaceHealth; message?: string } {
+export function namespaceHealth(
+  project: Project,
+  ns: NamespaceObject | undefined,
+  declaredQuota: Record<string, string | number> | undefined,
+  isDeclared: boolean,
+  snapshot: Snapshot,
+  cluster: string,
+  at: number,
+): { health: NamespaceHealth; message?: string } {
   const name = project.metadata.name ?? '';
   if (!ns) return { health: 'Missing', message: 'declared in spec.namespaces but does not exist' };
-  if (namespaceIsTerminating(ns)) return { health: 'Terminating', message: deletionConditions(ns).join('; ') || 'being deleted' };
+  if (namespaceIsTerminating(ns))
+    return { health: 'Terminating', message: deletionConditions(ns).join('; ') || 'being deleted' };
   const labels = ns.metadata.labels ?? {};
   const problems: string[] = [];
-  if (labels[LABEL_PROJECT] !== name) problems.push(`label ${LABEL_PROJECT} is ${quote(labels[LABEL_PROJECT])}, expected ${quote(name)}`);
-  if (labels[LABEL_TENANT] !== project.spec.tenant) problems.push(`label ${LABEL_TENANT} is ${quote(labels[LABEL_TENANT])}, expected ${quote(project.spec.tenant)}`);
+  if (labels[LABEL_PROJECT] !== name)
+    problems.push(`label ${LABEL_PROJECT} is ${quote(labels[LABEL_PROJECT])}, expected ${quote(name)}`);
+  if (labels[LABEL_TENANT] !== project.spec.tenant)
+    problems.push(`label ${LABEL_TENANT} is ${quote(labels[LABEL_TENANT])}, expected ${quote(project.spec.tenant)}`);
   const uid = ns.metadata.annotations?.[ANNOTATION_PROJECT_UID];
   if (uid !== undefined && project.metadata.uid && uid !== project.metadata.uid) {
-    problems.push(`annotation ${ANNOTATION_PROJECT_UID} is ${quote(uid)}, not this project's uid ${project.metadata.uid}: it is not deleted with the project`);
+    problems.push(
+      `annotation ${ANNOTATION_PROJECT_UID} is ${quote(uid)}, not this project's uid ${project.metadata.uid}: it is not deleted with the project`,
+    );
   }
   if (problems.length > 0) return { health: 'LabelMismatch', message: problems.join('; ') };
 
@@ -81,7 +94,9 @@ export function namespaceHealth(project: Project, ns: NamespaceObject | undefine
   const effective = effectiveOf(snapshot, ns.metadata.name ?? '');
   const uncovered = [...budget.keys()].filter((r) => !effective.has(r)).sort();
   if (uncovered.length > 0) {
-    const what = uncovered.some(isTierKey) ? `no quota covers ${uncovered.join(', ')} (it needs ${neededQuotas(uncovered)})` : `no unscoped ResourceQuota covers ${uncovered.join(', ')}`;
+    const what = uncovered.some(isTierKey)
+      ? `no quota covers ${uncovered.join(', ')} (it needs ${neededQuotas(uncovered)})`
+      : `no unscoped ResourceQuota covers ${uncovered.join(', ')}`;
     return { health: 'QuotaMissing', message: join(what, note) };
   }
   if (isDeclared && declaredQuota) {
@@ -91,7 +106,11 @@ export function namespaceHealth(project: Project, ns: NamespaceObject | undefine
       if (!got) diffs.push(`${r} is not set (declared ${want.toString()})`);
       else if (got.cmp(want) !== 0) diffs.push(`${r} is ${got.toString()} (declared ${want.toString()})`);
     }
-    if (diffs.length > 0) return { health: 'QuotaMismatch', message: join(`effective quota differs from the declaration: ${diffs.join(', ')}`, note) };
+    if (diffs.length > 0)
+      return {
+        health: 'QuotaMismatch',
+        message: join(`effective quota differs from the declaration: ${diffs.join(', ')}`, note),
+      };
   }
   return note ? { health: 'Healthy', message: note } : { health: 'Healthy' };
 }
@@ -115,13 +134,23 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   const shares = clusterShares(snapshot, project, cluster, at);
   const allocated = sumShares(shares);
   const headroom = headroomOf(budget, allocated);
-  const used = usedOf(snapshot, shares.map((s) => s.namespace));
+  const used = usedOf(
+    snapshot,
+    shares.map((s) => s.namespace),
+  );
 
   // Per-namespace health.
   const namespaces: NamespaceStatus[] = [];
   if (terminating && cascade) {
     for (const r of cascade.remaining) {
-      namespaces.push(entry(r.name, 'Terminating', r.phase, r.conditions.join('; ') || (r.deleting ? 'being deleted' : 'to be deleted')));
+      namespaces.push(
+        entry(
+          r.name,
+          'Terminating',
+          r.phase,
+          r.conditions.join('; ') || (r.deleting ? 'being deleted' : 'to be deleted'),
+        ),
+      );
     }
     for (const f of cascade.foreign) {
       const ns = snapshot.namespace(f.name);
@@ -136,7 +165,9 @@ export function computeStatus(input: StatusInput): ProjectStatus {
       const ns = snapshot.namespace(nsName);
       const d = declared.get(nsName);
       // A namespace a burst raises is expected at its declared quota plus the burst.
-      const expected = d ? withTierQuotas(project, d, expectedWithBursts(project, cluster, nsName, expectedQuota(project, d), at)) : undefined;
+      const expected = d
+        ? withTierQuotas(project, d, expectedWithBursts(project, cluster, nsName, expectedQuota(project, d), at))
+        : undefined;
       let { health, message } = namespaceHealth(project, ns, expected, d !== undefined, snapshot, cluster, at);
       if (health === 'QuotaMissing') {
         const blocked = plan?.blocked.get(nsName);
@@ -151,42 +182,95 @@ export function computeStatus(input: StatusInput): ProjectStatus {
 
   // Conditions.
   const conditions: ProjectCondition[] = [];
-  const over = [...budget].filter(([r, limit]) => (allocated.get(r)?.cmp(limit) ?? -1) > 0).sort(([a], [b]) => cmpStr(a, b));
+  const over = [...budget]
+    .filter(([r, limit]) => (allocated.get(r)?.cmp(limit) ?? -1) > 0)
+    .sort(([a], [b]) => cmpStr(a, b));
   const quotaOk = over.length === 0;
   conditions.push(
     quotaOk
-      ? cond(CONDITION_QUOTA_WITHIN_BUDGET, 'True', 'WithinBudget', budget.size === 0 ? 'the project declares no budget' : 'the namespace quotas and what the namespaces use fit the project budget')
-      : cond(CONDITION_QUOTA_WITHIN_BUDGET, 'False', 'OverBudget', over.map(([r, limit]) => `${r}: ${allocated.get(r)!.toString()} allocated${inUse(used, r)}, budget ${limit.toString()} (${perNamespace(snapshot, shares, r)})`).join('; ')),
+      ? cond(
+          CONDITION_QUOTA_WITHIN_BUDGET,
+          'True',
+          'WithinBudget',
+          budget.size === 0
+            ? 'the project declares no budget'
+            : 'the namespace quotas and what the namespaces use fit the project budget',
+        )
+      : cond(
+          CONDITION_QUOTA_WITHIN_BUDGET,
+          'False',
+          'OverBudget',
+          over
+            .map(
+              ([r, limit]) =>
+                `${r}: ${allocated.get(r)!.toString()} allocated${inUse(used, r)}, budget ${limit.toString()} (${perNamespace(snapshot, shares, r)})`,
+            )
+            .join('; '),
+        ),
   );
 
-  const unhealthy = namespaces.filter((n) => n.health !== 'Healthy' && n.health !== 'Terminating' && n.health !== 'Missing');
+  const unhealthy = namespaces.filter(
+    (n) => n.health !== 'Healthy' && n.health !== 'Terminating' && n.health !== 'Missing',
+  );
   const transient = namespaces.filter((n) => n.health === 'Terminating' || n.health === 'Missing');
   if (terminating) {
     conditions.push(cond(CONDITION_NAMESPACES_HEALTHY, 'Unknown', 'Terminating', 'the project is being deleted'));
   } else if (unhealthy.length === 0) {
     const extra = transient.length > 0 ? `; ${describeList(transient.map((n) => `${n.name} ${n.health}`))}` : '';
-    conditions.push(cond(CONDITION_NAMESPACES_HEALTHY, 'True', 'AllHealthy', `${namespaces.length - transient.length} namespaces healthy${extra}`));
+    conditions.push(
+      cond(
+        CONDITION_NAMESPACES_HEALTHY,
+        'True',
+        'AllHealthy',
+        `${namespaces.length - transient.length} namespaces healthy${extra}`,
+      ),
+    );
   } else {
     const kinds = new Set(unhealthy.map((n) => n.health));
     const reason = kinds.size === 1 ? [...kinds][0]! : 'NamespacesUnhealthy';
-    conditions.push(cond(CONDITION_NAMESPACES_HEALTHY, 'False', reason, describeList(unhealthy.map((n) => `${n.name}: ${n.health}${n.message ? ` (${n.message})` : ''}`))));
+    conditions.push(
+      cond(
+        CONDITION_NAMESPACES_HEALTHY,
+        'False',
+        reason,
+        describeList(unhealthy.map((n) => `${n.name}: ${n.health}${n.message ? ` (${n.message})` : ''}`)),
+      ),
+    );
   }
 
   if (terminating) {
     const remaining = cascade?.remaining ?? [];
     const foreign = cascade?.foreign ?? [];
-    const kept = foreign.length > 0 ? `; not deleted: ${describeList(foreign.map((f) => `${f.name} (${f.reason})`))}` : '';
+    const kept =
+      foreign.length > 0 ? `; not deleted: ${describeList(foreign.map((f) => `${f.name} (${f.reason})`))}` : '';
     conditions.push(
       remaining.length > 0
-        ? cond(CONDITION_NAMESPACES_REMAINING, 'True', 'NamespacesRemaining', `waiting for ${remaining.length} namespace${remaining.length === 1 ? '' : 's'} to be deleted: ${describeList(remaining.map((r) => (r.conditions.length > 0 ? `${r.name} (${r.conditions.join('; ')})` : r.name)))}${kept}`)
-        : cond(CONDITION_NAMESPACES_REMAINING, 'False', 'NoNamespacesRemaining', `every namespace of the project is deleted${kept}`),
+        ? cond(
+            CONDITION_NAMESPACES_REMAINING,
+            'True',
+            'NamespacesRemaining',
+            `waiting for ${remaining.length} namespace${remaining.length === 1 ? '' : 's'} to be deleted: ${describeList(remaining.map((r) => (r.conditions.length > 0 ? `${r.name} (${r.conditions.join('; ')})` : r.name)))}${kept}`,
+          )
+        : cond(
+            CONDITION_NAMESPACES_REMAINING,
+            'False',
+            'NoNamespacesRemaining',
+            `every namespace of the project is deleted${kept}`,
+          ),
     );
     conditions.push(cond(CONDITION_READY, 'False', 'Terminating', 'the project is being deleted'));
   } else if (quotaOk && unhealthy.length === 0) {
     conditions.push(cond(CONDITION_READY, 'True', 'Ready', 'the project is ready'));
   } else {
     const failing = conditions.find((c) => c.status === 'False')!;
-    conditions.push(cond(CONDITION_READY, 'False', failing.reason === 'OverBudget' ? 'OverBudget' : 'NamespacesUnhealthy', failing.message));
+    conditions.push(
+      cond(
+        CONDITION_READY,
+        'False',
+        failing.reason === 'OverBudget' ? 'OverBudget' : 'NamespacesUnhealthy',
+        failing.message,
+      ),
+    );
   }
   // Bursts (after Ready, which it does not decide: QuotaWithinBudget says when a namespace runs over).
   const bursts = terminating ? undefined : burstCondition(project, snapshot, cluster, at);
@@ -202,7 +286,10 @@ export function computeStatus(input: StatusInput): ProjectStatus {
     used: formatResources(used),
     headroom: formatResources(headroom),
     namespaces,
-    namespaceCount: terminating && cascade ? cascade.remaining.length + cascade.foreign.length : [...snapshot.namespacesOfProject(name)].length,
+    namespaceCount:
+      terminating && cascade
+        ? cascade.remaining.length + cascade.foreign.length
+        : [...snapshot.namespacesOfProject(name)].length,
     conditions,
   };
   const use = budgetUse(budget, allocated);
@@ -211,7 +298,11 @@ export function computeStatus(input: StatusInput): ProjectStatus {
 }
 
 /** A declared namespace's expected quota with its tier quotas under tier keys (tiers.ts), as its effective quota shows them. */
-function withTierQuotas(project: Project, declared: DeclaredNamespace, expected: ResourceList | undefined): ResourceList | undefined {
+function withTierQuotas(
+  project: Project,
+  declared: DeclaredNamespace,
+  expected: ResourceList | undefined,
+): ResourceList | undefined {
   if (!hasTiers(project)) return expected;
   return { ...expected, ...namespaceTierList(project, declared) };
 }
@@ -259,7 +350,8 @@ function normalize(s: ProjectStatus | undefined): unknown {
   for (const key of ['allocated', 'used', 'headroom'] as const) {
     // Compare quantities by value: "1000m" and "1" are the same allocation.
     const list = s[key];
-    if (list) copy[key] = Object.fromEntries(Object.entries(list).map(([r, v]) => [r, Quantity.tryParse(v)?.toString() ?? v]));
+    if (list)
+      copy[key] = Object.fromEntries(Object.entries(list).map(([r, v]) => [r, Quantity.tryParse(v)?.toString() ?? v]));
   }
   return copy;
 }
@@ -268,7 +360,12 @@ function cond(type: string, status: ProjectCondition['status'], reason: string, 
   return { type, status, reason, message: message.length > 8000 ? `${message.slice(0, 7990)}…` : message };
 }
 
-function entry(name: string, health: NamespaceHealth, phase: string | undefined, message: string | undefined): NamespaceStatus {
+function entry(
+  name: string,
+  health: NamespaceHealth,
+  phase: string | undefined,
+  message: string | undefined,
+): NamespaceStatus {
   const e: NamespaceStatus = { name, health };
   if (phase) e.phase = phase;
   if (message) e.message = message;
@@ -288,7 +385,11 @@ function perNamespace(snapshot: Snapshot, shares: ReturnType<typeof clusterShare
       .map((s) => {
         const quota = effectiveOf(snapshot, s.namespace).get(r);
         const held = s.resources.get(r)!;
-        const why = !quota ? ' (default, no quota yet)' : held.cmp(quota) > 0 ? ` (in use; its quota says ${quota.toString()})` : '';
+        const why = !quota
+          ? ' (default, no quota yet)'
+          : held.cmp(quota) > 0
+            ? ` (in use; its quota says ${quota.toString()})`
+            : '';
         return `${s.namespace} ${held.toString()}${why}`;
       }),
     ', ',
@@ -307,4 +408,3 @@ function join(a: string, b: string | undefined): string {
 function quote(v: string | undefined): string {
   return v === undefined ? 'unset' : JSON.stringify(v);
 }
-

@@ -112,7 +112,10 @@ export interface RateLimiterOptions {
 }
 
 /** 5 ms doubling up to 60 s per item, and 10 qps with a burst of 100 overall. */
-export function defaultControllerRateLimiter<K>(options: RateLimiterOptions = {}, clock: Clock = realClock): RateLimiter<K> {
+export function defaultControllerRateLimiter<K>(
+  options: RateLimiterOptions = {},
+  clock: Clock = realClock,
+): RateLimiter<K> {
   return new MaxOfRateLimiter<K>(
     new ItemExponentialRateLimiter<K>(options.baseDelayMs ?? 5, options.maxDelayMs ?? 60_000),
     new TokenBucketRateLimiter<K>(options.qps ?? 10, options.burst ?? 100, clock),

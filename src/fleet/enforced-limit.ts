@@ -21,7 +21,12 @@ export class EnforcedLimitContended extends Error {}
  * unchanged. `change` returning undefined means nothing to write. An unreadable record is refused (the
  * change would be computed from a limit nobody can read): the operator repairs or deletes the key.
  */
-async function updateRecord(store: LedgerStore, project: string, change: (record: EnforcedRecord, state: LedgerState) => EnforcedRecord | undefined, options: StoreOptions): Promise<{ record: EnforcedRecord; state: LedgerState }> {
+async function updateRecord(
+  store: LedgerStore,
+  project: string,
+  change: (record: EnforcedRecord, state: LedgerState) => EnforcedRecord | undefined,
+  options: StoreOptions,
+): Promise<{ record: EnforcedRecord; state: LedgerState }> {
   const attempts = options.maxAttempts ?? 10;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     const state = await store.read(project);
@@ -36,7 +41,9 @@ async function updateRecord(store: LedgerStore, project: string, change: (record
       if (!(err instanceof LedgerConflict)) throw err;
     }
   }
-  throw new EnforcedLimitContended(`the headroom ledger of project ${project} changed concurrently ${attempts} times while its enforced fleet limit was updated`);
+  throw new EnforcedLimitContended(
+    `the headroom ledger of project ${project} changed concurrently ${attempts} times while its enforced fleet limit was updated`,
+  );
 }
 
 /**
@@ -44,8 +51,19 @@ async function updateRecord(store: LedgerStore, project: string, change: (record
  * record lists already changes nothing. With `ifGeneration` (the record's generation read before the
  * hub write), nothing is raised when E was lowered since: `applied` says whether the key is in E now.
  */
-export async function raiseEnforced(store: LedgerStore, project: string, key: string, by: Resources, options: StoreOptions & { ifGeneration?: number } = {}): Promise<{ record: EnforcedRecord; state: LedgerState; applied: boolean }> {
-  const done = await updateRecord(store, project, (record) => raisedRecord(record, key, by, options.ifGeneration), options);
+export async function raiseEnforced(
+  store: LedgerStore,
+  project: string,
+  key: string,
+  by: Resources,
+  options: StoreOptions & { ifGeneration?: number } = {},
+): Promise<{ record: EnforcedRecord; state: LedgerState; applied: boolean }> {
+  const done = await updateRecord(
+    store,
+    project,
+    (record) => raisedRecord(record, key, by, options.ifGeneration),
+    options,
+  );
   return { ...done, applied: done.record.grants.includes(key) };
 }
 
@@ -54,6 +72,11 @@ export async function raiseEnforced(store: LedgerStore, project: string, key: st
  * write is computed against (its live reservations included) and returns the new limits; on a
  * conflict it is asked again with the newer state, so a reservation that landed meanwhile is seen.
  */
-export function lowerEnforced(store: LedgerStore, project: string, lowerTo: (state: LedgerState, record: EnforcedRecord) => Resources, options: StoreOptions = {}): Promise<{ record: EnforcedRecord; state: LedgerState }> {
+export function lowerEnforced(
+  store: LedgerStore,
+  project: string,
+  lowerTo: (state: LedgerState, record: EnforcedRecord) => Resources,
+  options: StoreOptions = {},
+): Promise<{ record: EnforcedRecord; state: LedgerState }> {
   return updateRecord(store, project, (record, state) => loweredRecord(record, lowerTo(state, record)), options);
 }

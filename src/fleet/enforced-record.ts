@@ -49,7 +49,8 @@ export interface EnforcedRecord {
   readonly generation: number;
 }
 
-export type DecodedRecord = { readonly ok: true; readonly record: EnforcedRecord } | { readonly ok: false; readonly problem: string };
+export type DecodedRecord =
+  { readonly ok: true; readonly record: EnforcedRecord } | { readonly ok: false; readonly problem: string };
 
 export const EMPTY_RECORD: EnforcedRecord = { enforced: new Map(), grants: [], generation: 0 };
 
@@ -63,19 +64,37 @@ export function decodeRecord(text: string | undefined, project: string): Decoded
   } catch (err) {
     return { ok: false, problem: `${where} is not JSON: ${(err as Error).message}` };
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, problem: `${where} is ${JSON.stringify(parsed)}; allowed: {"enforced": {resource: quantity}, "grants": [keys]}` };
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return {
+      ok: false,
+      problem: `${where} is ${JSON.stringify(parsed)}; allowed: {"enforced": {resource: quantity}, "grants": [keys]}`,
+    };
   const { enforced, grants, generation } = parsed as { enforced?: unknown; grants?: unknown; generation?: unknown };
   const sink: Violation[] = [];
   const limits = parseResources(enforced as Record<string, string> | undefined, ['enforced'], sink, where);
   if (sink.length > 0) return { ok: false, problem: sink.map((v) => v.message).join('; ') };
-  for (const [resource, q] of limits) if (q.sign() < 0) return { ok: false, problem: `${where}: enforced.${resource} is ${q.toString()}; allowed: a quantity ≥ 0` };
-  if (grants !== undefined && !(Array.isArray(grants) && grants.every((g) => typeof g === 'string'))) return { ok: false, problem: `${where}: grants is ${JSON.stringify(grants)}; allowed: a list of strings` };
-  if (generation !== undefined && !(typeof generation === 'number' && Number.isSafeInteger(generation) && generation >= 0)) return { ok: false, problem: `${where}: generation is ${JSON.stringify(generation)}; allowed: a whole number ≥ 0` };
-  return { ok: true, record: { enforced: limits, grants: (grants as string[] | undefined) ?? [], generation: generation ?? 0 } };
+  for (const [resource, q] of limits)
+    if (q.sign() < 0)
+      return { ok: false, problem: `${where}: enforced.${resource} is ${q.toString()}; allowed: a quantity ≥ 0` };
+  if (grants !== undefined && !(Array.isArray(grants) && grants.every((g) => typeof g === 'string')))
+    return { ok: false, problem: `${where}: grants is ${JSON.stringify(grants)}; allowed: a list of strings` };
+  if (
+    generation !== undefined &&
+    !(typeof generation === 'number' && Number.isSafeInteger(generation) && generation >= 0)
+  )
+    return { ok: false, problem: `${where}: generation is ${JSON.stringify(generation)}; allowed: a whole number ≥ 0` };
+  return {
+    ok: true,
+    record: { enforced: limits, grants: (grants as string[] | undefined) ?? [], generation: generation ?? 0 },
+  };
 }
 
 export function encodeRecord(record: EnforcedRecord): string {
-  return JSON.stringify({ enforced: formatResources(record.enforced), grants: record.grants, ...(record.generation > 0 ? { generation: record.generation } : {}) });
+  return JSON.stringify({
+    enforced: formatResources(record.enforced),
+    grants: record.grants,
+    ...(record.generation > 0 ? { generation: record.generation } : {}),
+  });
 }
 
 /** E for decisions: the record's limits, or none (E = 0) when it cannot be read. */
@@ -96,7 +115,12 @@ export function holdsEnforcedLimit(state: WithRecord): boolean {
  * The record after a grant `key` of `by`; unchanged (same object) when the key was applied already, or
  * when `ifGeneration` is given and E was lowered since (the grant may have been given back).
  */
-export function raisedRecord(record: EnforcedRecord, key: string, by: Resources, ifGeneration?: number): EnforcedRecord {
+export function raisedRecord(
+  record: EnforcedRecord,
+  key: string,
+  by: Resources,
+  ifGeneration?: number,
+): EnforcedRecord {
   if (record.grants.includes(key)) return record;
   if (ifGeneration !== undefined && record.generation !== ifGeneration) return record;
   const enforced = new Map(record.enforced);
@@ -120,4 +144,3 @@ export function loweredRecord(record: EnforcedRecord, to: Resources): EnforcedRe
   // Nothing lower: the same record, so that the caller writes nothing.
   return changed ? { ...record, enforced, generation: record.generation + 1 } : record;
 }
-

@@ -35,7 +35,9 @@ const specSchema: StructuralSchema = {
   description: "From git: rendered for the hub from the Project's spec.fleet (Argo CD applies it).",
   required: ['budget', 'members'],
   properties: {
-    budget: resourceList("The fleet budget (the Project's spec.fleet.quota.hard): the members' shares never sum to more."),
+    budget: resourceList(
+      "The fleet budget (the Project's spec.fleet.quota.hard): the members' shares never sum to more.",
+    ),
     members: {
       type: 'array',
       description: "The member clusters (the Project's spec.fleet.clusters): only they may be granted room.",
@@ -45,7 +47,8 @@ const specSchema: StructuralSchema = {
     },
     bounds: {
       type: 'object',
-      description: "Per member, the upper bound of its share (its spec.clusters.<name>.quota.hard, else spec.quota.hard).",
+      description:
+        'Per member, the upper bound of its share (its spec.clusters.<name>.quota.hard, else spec.quota.hard).',
       maxProperties: MAX_FLEET_MEMBERS,
       additionalProperties: resourceList('Resource name to the most this member may hold.'),
     },
@@ -54,7 +57,8 @@ const specSchema: StructuralSchema = {
 
 const statusSchema: StructuralSchema = {
   type: 'object',
-  description: 'The share record: written by members (and the operator) through fleetbudgets/status with the resourceVersion they read.',
+  description:
+    'The share record: written by members (and the operator) through fleetbudgets/status with the resourceVersion they read.',
   properties: {
     members: {
       type: 'object',
@@ -65,13 +69,18 @@ const statusSchema: StructuralSchema = {
         properties: {
           share: resourceList('The most this member may enforce (less what it lends).'),
           lendable: resourceList('The part of share the member no longer enforces and lets other members take.'),
-          lastRequest: { type: 'string', maxLength: 253, description: 'The idempotency key of the last write of this member the ledger applied.' },
+          lastRequest: {
+            type: 'string',
+            maxLength: 253,
+            description: 'The idempotency key of the last write of this member the ledger applied.',
+          },
         },
       },
     },
     released: {
       type: 'object',
-      description: 'Members an operator released (kubectl tenantgate fleet release): their writes are refused for good.',
+      description:
+        'Members an operator released (kubectl tenantgate fleet release): their writes are refused for good.',
       maxProperties: MAX_FLEET_MEMBERS,
       additionalProperties: {
         type: 'object',
@@ -95,11 +104,21 @@ export function fleetBudgetCrd(): Record<string, unknown> {
     printerColumns: [
       { name: 'Budget', type: 'string', jsonPath: '.spec.budget', description: 'The fleet budget' },
       { name: 'Members', type: 'string', jsonPath: '.spec.members', description: 'The member clusters' },
-      { name: 'Holders', type: 'string', jsonPath: '.status.members', priority: 1, description: 'Each member\'s share and what it lends' },
+      {
+        name: 'Holders',
+        type: 'string',
+        jsonPath: '.status.members',
+        priority: 1,
+        description: "Each member's share and what it lends",
+      },
       { name: 'Released', type: 'string', jsonPath: '.status.released', description: 'Members an operator released' },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
-    schema: resourceSchema("One fleet-budgeted Project's share record on the hub (docs/fleet.md).", specSchema, statusSchema),
+    schema: resourceSchema(
+      "One fleet-budgeted Project's share record on the hub (docs/fleet.md).",
+      specSchema,
+      statusSchema,
+    ),
   });
 }
 

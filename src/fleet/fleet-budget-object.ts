@@ -74,7 +74,9 @@ export function fleetBudgetFor(project: Project, at: number): FleetBudgetObject 
   if (!fleet || typeof fleet !== 'object') return undefined;
   const budget = fleet.quota?.hard ?? {};
   const fleetResources = new Set(Object.keys(budget));
-  const members = Array.isArray(fleet.clusters) ? [...new Set(fleet.clusters.filter((c): c is string => typeof c === 'string'))] : [];
+  const members = Array.isArray(fleet.clusters)
+    ? [...new Set(fleet.clusters.filter((c): c is string => typeof c === 'string'))]
+    : [];
   const bounds: Record<string, ResourceList> = {};
   for (const member of members) {
     const bound = restrictTo(budgetList(project, member, at), fleetResources);
@@ -89,7 +91,8 @@ export function fleetBudgetFor(project: Project, at: number): FleetBudgetObject 
   };
 }
 
-export type ParsedFleetBudget = { readonly ok: true; readonly record: ShareRecord } | { readonly ok: false; readonly problems: readonly string[] };
+export type ParsedFleetBudget =
+  { readonly ok: true; readonly record: ShareRecord } | { readonly ok: false; readonly problems: readonly string[] };
 
 /**
  * The record a FleetBudget carries. Fails closed: any value that is not a quantity (in spec or status)
@@ -103,7 +106,8 @@ export function parseFleetBudget(object: FleetBudgetObject): ParsedFleetBudget {
   const budget = parseResources(spec.budget, ['spec', 'budget'], sink, owner);
   const members = Array.isArray(spec.members) ? spec.members.filter((m): m is string => typeof m === 'string') : [];
   const bounds = new Map<string, Resources>();
-  for (const [member, list] of Object.entries(spec.bounds ?? {})) bounds.set(member, parseResources(list, ['spec', 'bounds', member], sink, owner));
+  for (const [member, list] of Object.entries(spec.bounds ?? {}))
+    bounds.set(member, parseResources(list, ['spec', 'bounds', member], sink, owner));
   const shares = new Map<string, MemberShare>();
   for (const [member, entry] of Object.entries(object.status?.members ?? {})) {
     const share = parseResources(entry.share, ['status', 'members', member, 'share'], sink, owner);
@@ -120,7 +124,11 @@ export function parseFleetBudget(object: FleetBudgetObject): ParsedFleetBudget {
  * resourceVersion the record was read at (kept from `object`). Release records of members still
  * released are kept; a member released by this write is recorded with `release`.
  */
-export function withShareRecordStatus(object: FleetBudgetObject, record: ShareRecord, release?: ReleaseRecord): FleetBudgetObject {
+export function withShareRecordStatus(
+  object: FleetBudgetObject,
+  record: ShareRecord,
+  release?: ReleaseRecord,
+): FleetBudgetObject {
   const members: Record<string, MemberShareStatus> = {};
   for (const member of [...record.shares.keys()].sort()) {
     const entry = record.shares.get(member)!;

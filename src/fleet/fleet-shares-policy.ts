@@ -31,9 +31,11 @@ const ZERO = "quantity('0')";
 /** An entry of a members map, or {} when it has none. */
 const entry = (members: string, name: string) => `(${name} in ${members} ? ${members}[${name}] : {})`;
 /** The quantity of resource `r` in field `field` (share, lendable) of entry expression `e`, 0 when absent. */
-const q = (e: string, field: string, r: string) => `(has(${e}.${field}) && ${r} in ${e}.${field} ? quantity(string(${e}.${field}[${r}])) : ${ZERO})`;
+const q = (e: string, field: string, r: string) =>
+  `(has(${e}.${field}) && ${r} in ${e}.${field} ? quantity(string(${e}.${field}[${r}])) : ${ZERO})`;
 /** The resource names in an entry's share and lendable (may repeat; used with all()). */
-const keysOf = (e: string) => `((has(${e}.share) ? ${e}.share.map(k, k) : []) + (has(${e}.lendable) ? ${e}.lendable.map(k, k) : []))`;
+const keysOf = (e: string) =>
+  `((has(${e}.share) ? ${e}.share.map(k, k) : []) + (has(${e}.lendable) ? ${e}.lendable.map(k, k) : []))`;
 
 /** The resources of entry `e` whose share is negative or whose lendable is negative or above the share, each once. */
 function badResources(e: string): string {
@@ -50,8 +52,10 @@ const OBJECT = "'FleetBudget ' + object.metadata.namespace + '/' + object.metada
 
 /** Σ over the first MAX_FLEET_MEMBERS entries of status.members of share[r], as a balanced tree of add(). */
 function sharesSum(r: string): string {
-  const terms = Array.from({ length: MAX_FLEET_MEMBERS }, (_, i) =>
-    `(variables.shareLists.size() > ${i} && ${r} in variables.shareLists[${i}] ? quantity(string(variables.shareLists[${i}][${r}])) : ${ZERO})`,
+  const terms = Array.from(
+    { length: MAX_FLEET_MEMBERS },
+    (_, i) =>
+      `(variables.shareLists.size() > ${i} && ${r} in variables.shareLists[${i}] ? quantity(string(variables.shareLists[${i}][${r}])) : ${ZERO})`,
   );
   const tree = (list: string[]): string => {
     if (list.length === 1) return list[0]!;
@@ -85,9 +89,20 @@ export const POLICY_VARIABLES: Variable[] = [
     expression: `request.userInfo.username.startsWith('${MEMBER_USER_PREFIX}') ? request.userInfo.username.substring(${MEMBER_USER_PREFIX.length}) : ''`,
   },
   { name: 'newMembers', expression: 'has(object.status) && has(object.status.members) ? object.status.members : {}' },
-  { name: 'oldMembers', expression: 'oldObject != null && has(oldObject.status) && has(oldObject.status.members) ? oldObject.status.members : {}' },
-  { name: 'newReleased', expression: 'has(object.status) && has(object.status.released) ? object.status.released : {}' },
-  { name: 'oldReleased', expression: 'oldObject != null && has(oldObject.status) && has(oldObject.status.released) ? oldObject.status.released : {}' },
+  {
+    name: 'oldMembers',
+    expression:
+      'oldObject != null && has(oldObject.status) && has(oldObject.status.members) ? oldObject.status.members : {}',
+  },
+  {
+    name: 'newReleased',
+    expression: 'has(object.status) && has(object.status.released) ? object.status.released : {}',
+  },
+  {
+    name: 'oldReleased',
+    expression:
+      'oldObject != null && has(oldObject.status) && has(oldObject.status.released) ? oldObject.status.released : {}',
+  },
   // Every entry's share map (in one order), for the sum.
   { name: 'shareLists', expression: `${NEW}.map(n, has(${NEW}[n].share) ? ${NEW}[n].share : {})` },
   // Budgeted resources whose shares sum above the budget. For a status write: the new shares against
@@ -97,7 +112,10 @@ export const POLICY_VARIABLES: Variable[] = [
     expression: `object.spec.budget.map(r, r).filter(r, ${NEW}.size() > ${MAX_FLEET_MEMBERS} || ${sharesSum('r')}.compareTo(quantity(string(object.spec.budget[r]))) > 0)`,
   },
   // Members holding some share of anything.
-  { name: 'holding', expression: `${NEW}.map(n, n).filter(n, ${keysOf(entry(NEW, 'n'))}.exists(r, ${q(entry(NEW, 'n'), 'share', 'r')}.compareTo(${ZERO}) > 0))` },
+  {
+    name: 'holding',
+    expression: `${NEW}.map(n, n).filter(n, ${keysOf(entry(NEW, 'n'))}.exists(r, ${q(entry(NEW, 'n'), 'share', 'r')}.compareTo(${ZERO}) > 0))`,
+  },
   // Other members whose entry changed otherwise than by giving up offered room: a new entry (a member
   // creates none but its own), or share and lendable not falling together, or below what was offered.
   {
@@ -111,7 +129,10 @@ export const POLICY_VARIABLES: Variable[] = [
       `(has(${entry(NEW, 'n')}.lastRequest) ? ${entry(NEW, 'n')}.lastRequest : '') != (has(${entry(OLD, 'n')}.lastRequest) ? ${entry(OLD, 'n')}.lastRequest : ''))`,
   },
   // The writer's resources whose share grew.
-  { name: 'grown', expression: `${keysOf(MINE)}.filter(r, ${q(MINE, 'share', 'r')}.compareTo(${q(MINE_OLD, 'share', 'r')}) > 0)` },
+  {
+    name: 'grown',
+    expression: `${keysOf(MINE)}.filter(r, ${q(MINE, 'share', 'r')}.compareTo(${q(MINE_OLD, 'share', 'r')}) > 0)`,
+  },
   // ... of which beyond its bound or not fleet-budgeted at all.
   {
     name: 'beyondBound',
@@ -138,8 +159,7 @@ export const POLICY_VALIDATIONS: Validation[] = [
   // --- spec writes (Argo CD applying git, an operator removing the finalizer) ---
   {
     expression: `${statusWrite} || variables.overBudget.size() == 0`,
-    messageExpression:
-      `'[F2] ' + ${OBJECT} + ': spec.budget is below what the members hold (below-shares): ' + variables.overBudget.map(r, r + ' ' + string(object.spec.budget[r]) + ' < held by ' + ${holders('r')}).join('; ') + '; the members give back unused share on their own; lower the budget once they have'`,
+    messageExpression: `'[F2] ' + ${OBJECT} + ': spec.budget is below what the members hold (below-shares): ' + variables.overBudget.map(r, r + ' ' + string(object.spec.budget[r]) + ' < held by ' + ${holders('r')}).join('; ') + '; the members give back unused share on their own; lower the budget once they have'`,
     reason: 'Invalid',
   },
   {
@@ -182,8 +202,7 @@ export const POLICY_VALIDATIONS: Validation[] = [
   },
   {
     expression: `${specWrite} || variables.overBudget.size() == 0`,
-    messageExpression:
-      `'[F3] ' + ${OBJECT} + ': the shares would sum above the fleet budget (' + variables.overBudget.map(r, r + ' ' + string(object.spec.budget[r]) + ', held by ' + ${holders('r')}).join('; ') + ')' + (variables.member != '' ? ' in a write by ${M}' : '')`,
+    messageExpression: `'[F3] ' + ${OBJECT} + ': the shares would sum above the fleet budget (' + variables.overBudget.map(r, r + ' ' + string(object.spec.budget[r]) + ', held by ' + ${holders('r')}).join('; ') + ')' + (variables.member != '' ? ' in a write by ${M}' : '')`,
     reason: 'Forbidden',
   },
   {
@@ -206,7 +225,14 @@ export function fleetSharesPolicy(): Record<string, unknown>[] {
       spec: {
         failurePolicy: 'Fail',
         matchConstraints: {
-          resourceRules: [{ apiGroups: [API_GROUP], apiVersions: ['*'], operations: ['UPDATE'], resources: [FLEET_PLURAL, `${FLEET_PLURAL}/status`] }],
+          resourceRules: [
+            {
+              apiGroups: [API_GROUP],
+              apiVersions: ['*'],
+              operations: ['UPDATE'],
+              resources: [FLEET_PLURAL, `${FLEET_PLURAL}/status`],
+            },
+          ],
         },
         variables: POLICY_VARIABLES,
         validations: POLICY_VALIDATIONS,
@@ -225,7 +251,9 @@ export function renderFleetPolicyYaml(): string {
   return (
     HEADER +
     fleetSharesPolicy()
-      .map((doc) => stringify(doc, { lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false }))
+      .map((doc) =>
+        stringify(doc, { lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false }),
+      )
       .join('---\n')
   );
 }

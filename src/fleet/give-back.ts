@@ -21,7 +21,15 @@ import { projectBudget, type ProjectBudget } from '../validate/budget.js';
 import type { Resources } from '../validate/types.js';
 import type { Project, Snapshot } from '../validate/types.js';
 import { memberCapView } from './member-budget.js';
-import { giveBack, memberShare, offer, withdrawOffer, type Applied, type ShareRecord, type ShareRefusal } from './shares.js';
+import {
+  giveBack,
+  memberShare,
+  offer,
+  withdrawOffer,
+  type Applied,
+  type ShareRecord,
+  type ShareRefusal,
+} from './shares.js';
 
 const ZERO = Quantity.zero();
 const at = (r: Resources | undefined, resource: string): Quantity => r?.get(resource) ?? ZERO;
@@ -86,7 +94,11 @@ export function decideReturn(s: MemberState, policy: ReturnPolicy, clock: IdleCl
     let held = ZERO;
     for (const e of s.record.shares.values()) held = held.add(at(e.share, resource));
     const declared = s.declaredBudget.get(resource);
-    const urgent: ReturnReason | undefined = !s.inFleet ? 'left-the-fleet' : declared !== undefined && held.cmp(declared) > 0 ? 'budget-lowered' : undefined;
+    const urgent: ReturnReason | undefined = !s.inFleet
+      ? 'left-the-fleet'
+      : declared !== undefined && held.cmp(declared) > 0
+        ? 'budget-lowered'
+        : undefined;
     if (urgent) {
       if (share.cmp(floor) > 0) {
         modes.set(resource, 'give-back');
@@ -129,7 +141,15 @@ export function decideReturn(s: MemberState, policy: ReturnPolicy, clock: IdleCl
  * another member taking an offer lowers share and lendable together): that growth is kept on top of
  * max(E', floor), so a return racing a growth never gives back room the member enforces.
  */
-export function returnRoom(record: ShareRecord, member: string, key: string, step: ReturnStep, enforced: Resources, floor: Resources, decidedFrom: ShareRecord): Applied | ShareRefusal {
+export function returnRoom(
+  record: ShareRecord,
+  member: string,
+  key: string,
+  step: ReturnStep,
+  enforced: Resources,
+  floor: Resources,
+  decidedFrom: ShareRecord,
+): Applied | ShareRefusal {
   const entry = memberShare(record, member);
   const before = memberShare(decidedFrom, member);
   const offered = new Map<string, Quantity>();
@@ -166,7 +186,11 @@ export function returnRoom(record: ShareRecord, member: string, key: string, ste
 }
 
 /** What a step moved, for the log line: per resource the change of the share and of what is lent. */
-export function movedBy(before: ShareRecord, after: ShareRecord, member: string): { share: Resources; lendable: Resources } {
+export function movedBy(
+  before: ShareRecord,
+  after: ShareRecord,
+  member: string,
+): { share: Resources; lendable: Resources } {
   const a = memberShare(before, member);
   const b = memberShare(after, member);
   const diff = (x: Resources, y: Resources) => {
@@ -185,8 +209,19 @@ export function movedBy(before: ShareRecord, after: ShareRecord, member: string)
  * budgeted, so that the allocation counts them even where the cluster's own budget does not name them
  * (the rules count only budgeted resources): what the member's floor, the metrics and the view read.
  */
-export function fleetProjectBudget(snapshot: Snapshot, project: Project, cluster: string, at: number, resources: Iterable<string>): ProjectBudget {
+export function fleetProjectBudget(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+  resources: Iterable<string>,
+): ProjectBudget {
   const fleet = new Map<string, Quantity>();
   for (const resource of resources) fleet.set(resource, ZERO);
-  return projectBudget(memberCapView(snapshot, cluster, (p) => (p === project ? fleet : undefined)), project, cluster, at);
+  return projectBudget(
+    memberCapView(snapshot, cluster, (p) => (p === project ? fleet : undefined)),
+    project,
+    cluster,
+    at,
+  );
 }

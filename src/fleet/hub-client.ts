@@ -39,7 +39,8 @@ export interface HubClient {
   close(): void;
 }
 
-const path = (project: string, sub = ''): string => `/apis/tenantgate.io/v1alpha1/namespaces/${FLEET_NAMESPACE}/${FLEET_PLURAL}/${encodeURIComponent(project)}${sub}`;
+const path = (project: string, sub = ''): string =>
+  `/apis/tenantgate.io/v1alpha1/namespaces/${FLEET_NAMESPACE}/${FLEET_PLURAL}/${encodeURIComponent(project)}${sub}`;
 
 export class LeanHubClient implements HubClient {
   private readonly api: LeanApiClient;
@@ -58,7 +59,10 @@ export class LeanHubClient implements HubClient {
 
   async writeStatus(object: FleetBudgetObject): Promise<FleetBudgetObject> {
     const project = object.metadata.name ?? '';
-    if (!object.metadata.resourceVersion) throw new Error(`FleetBudget ${FLEET_NAMESPACE}/${project}: a status write needs the resourceVersion it was read at`);
+    if (!object.metadata.resourceVersion)
+      throw new Error(
+        `FleetBudget ${FLEET_NAMESPACE}/${project}: a status write needs the resourceVersion it was read at`,
+      );
     try {
       return await this.api.call<FleetBudgetObject>('PUT', path(project, '/status'), object);
     } catch (err) {
@@ -77,7 +81,12 @@ export class LeanHubClient implements HubClient {
       if (statusCode(err) !== 404) throw err;
     }
     try {
-      if (previous) await this.api.call('PUT', `${leases}/${encodeURIComponent(name)}`, renewedLease(cluster, at, leaseDurationSeconds, previous));
+      if (previous)
+        await this.api.call(
+          'PUT',
+          `${leases}/${encodeURIComponent(name)}`,
+          renewedLease(cluster, at, leaseDurationSeconds, previous),
+        );
       else await this.api.call('POST', leases, renewedLease(cluster, at, leaseDurationSeconds));
     } catch (err) {
       if (statusCode(err) !== 409) throw err;
@@ -103,7 +112,13 @@ export function loadHubKubeConfig(file: string): k8s.KubeConfig {
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error(`the fleet hub kubeconfig ${file} has no current context naming a cluster`);
-  if (!cluster.server.startsWith('https://')) throw new Error(`the fleet hub kubeconfig ${file} names the server ${cluster.server}; allowed: an https:// URL (TLS verified)`);
-  if (cluster.skipTLSVerify) throw new Error(`the fleet hub kubeconfig ${file} sets insecure-skip-tls-verify for ${cluster.server}; allowed: the hub's CA (certificate-authority or certificate-authority-data)`);
+  if (!cluster.server.startsWith('https://'))
+    throw new Error(
+      `the fleet hub kubeconfig ${file} names the server ${cluster.server}; allowed: an https:// URL (TLS verified)`,
+    );
+  if (cluster.skipTLSVerify)
+    throw new Error(
+      `the fleet hub kubeconfig ${file} sets insecure-skip-tls-verify for ${cluster.server}; allowed: the hub's CA (certificate-authority or certificate-authority-data)`,
+    );
   return kc;
 }

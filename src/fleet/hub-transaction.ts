@@ -23,13 +23,23 @@ import { within } from '../deadline.js';
 import { Quantity } from '../quantity/quantity.js';
 import type { Resources } from '../validate/types.js';
 import { statusCode, describeError } from '../kube/errors.js';
-import { parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE, type FleetBudgetObject } from './fleet-budget-object.js';
+import {
+  parseFleetBudget,
+  withShareRecordStatus,
+  FLEET_NAMESPACE,
+  type FleetBudgetObject,
+} from './fleet-budget-object.js';
 import { HubConflict, type HubClient } from './hub-client.js';
 import { memberShare, type Applied, type Granted, type ShareRecord, type ShareRefusal } from './shares.js';
 
 export type HubOutcome<R extends Applied> =
   /** The hub stored the write (or had stored it: a duplicate key). `results`: see surelyGranted. */
-  | { readonly kind: 'stored'; readonly record: ShareRecord; readonly results: readonly R[]; readonly confirmedBy: 'answer' | 're-read' | 'duplicate' | 'dry-run' }
+  | {
+      readonly kind: 'stored';
+      readonly record: ShareRecord;
+      readonly results: readonly R[];
+      readonly confirmedBy: 'answer' | 're-read' | 'duplicate' | 'dry-run';
+    }
   | { readonly kind: 'refused'; readonly refusal: ShareRefusal; readonly record: ShareRecord }
   /** No FleetBudget for the project, or one whose spec/status cannot be read. Nothing was written. */
   | { readonly kind: 'unusable'; readonly problems: readonly string[] }
@@ -54,7 +64,11 @@ export interface HubTransactionOptions {
   /** Read and compute only: the result is what a write would store ('dry-run'), nothing is written. */
   dryRun?: boolean;
   /** After each hub call: its kind and outcome, for metrics. */
-  onCall?: (call: { op: 'read' | 'write'; outcome: 'ok' | 'not-found' | 'conflict' | 'error' | 'timeout'; seconds: number }) => void;
+  onCall?: (call: {
+    op: 'read' | 'write';
+    outcome: 'ok' | 'not-found' | 'conflict' | 'error' | 'timeout';
+    seconds: number;
+  }) => void;
 }
 
 class TimedOut extends Error {}
@@ -69,7 +83,12 @@ const answered = (err: unknown): boolean => {
  * Apply `transition` (a pure function of the record, e.g. `(l) => requestGrowth(l, member, {id: key, …})`)
  * to `project`'s FleetBudget on the hub.
  */
-export async function applyOnHub<R extends Applied>(hub: HubClient, project: string, transition: (record: ShareRecord) => R | ShareRefusal, options: HubTransactionOptions): Promise<HubOutcome<R>> {
+export async function applyOnHub<R extends Applied>(
+  hub: HubClient,
+  project: string,
+  transition: (record: ShareRecord) => R | ShareRefusal,
+  options: HubTransactionOptions,
+): Promise<HubOutcome<R>> {
   const now = options.now ?? Date.now;
   const end = now() + options.deadlineMs;
   const left = () => end - now();
@@ -80,38 +99,65 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
   const unanswered: R[] = [];
   let lastRead: ShareRecord | undefined;
   let lastProblem = 'no attempt';
-  const timed = async <T>(op: 'read' | 'write', call: () => Promise<T>, outcomeOf: (v: T) => 'ok' | 'not-found' = () => 'ok'): Promise<T> => {
+  const timed = async <T>(
+    op: 'read' | 'write',
+    call: () => Promise<T>,
+    outcomeOf: (v: T) => 'ok' | 'not-found' = () => 'ok',
+  ): Promise<T> => {
     const started = now();
     try {
       const v = await within(call(), left(), options.signal, () => new TimedOut());
       options.onCall?.({ op, outcome: outcomeOf(v), seconds: (now() - started) / 1000 });
       return v;
     } catch (err) {
-      options.onCall?.({ op, outcome: err instanceof TimedOut ? 'timeout' : err instanceof HubConflict ? 'conflict' : 'error', seconds: (now() - started) / 1000 });
+      options.onCall?.({
+        op,
+        outcome: err instanceof TimedOut ? 'timeout' : err instanceof HubConflict ? 'conflict' : 'error',
+        seconds: (now() - started) / 1000,
+      });
       throw err;
     }
   };
-  const unreachable = (): HubOutcome<R> => ({ kind: 'unreachable', reason: lastProblem, ...(lastRead ? { lastRead } : {}) });
+  const unreachable = (): HubOutcome<R> => ({
+    kind: 'unreachable',
+    reason: lastProblem,
+    ...(lastRead ? { lastRead } : {}),
+  });
 
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     let object: FleetBudgetObject | undefined;
     try {
-      object = await timed('read', () => hub.read(project), (o) => (o ? 'ok' : 'not-found'));
+      object = await timed(
+        'read',
+        () => hub.read(project),
+        (o) => (o ? 'ok' : 'not-found'),
+      );
     } catch (err) {
-      lastProblem = err instanceof TimedOut ? `no answer within ${options.deadlineMs} ms` : `reading ${owner}: ${describeError(err)}`;
+      lastProblem =
+        err instanceof TimedOut
+          ? `no answer within ${options.deadlineMs} ms`
+          : `reading ${owner}: ${describeError(err)}`;
       if (err instanceof TimedOut || answered(err)) return unreachable();
       await pause(attempt, backoff, left);
       continue;
     }
-    if (!object) return { kind: 'unusable', problems: [`${owner} does not exist on the hub: the platform renders one for every Project with spec.fleet (docs/fleet.md)`] };
+    if (!object)
+      return {
+        kind: 'unusable',
+        problems: [
+          `${owner} does not exist on the hub: the platform renders one for every Project with spec.fleet (docs/fleet.md)`,
+        ],
+      };
     const parsed = parseFleetBudget(object);
     if (!parsed.ok) return { kind: 'unusable', problems: parsed.problems };
     lastRead = parsed.record;
     const mine = memberShare(parsed.record, options.member);
-    if (unanswered.length > 0 && mine.lastRequest === options.key) return { kind: 'stored', record: parsed.record, results: unanswered, confirmedBy: 're-read' };
+    if (unanswered.length > 0 && mine.lastRequest === options.key)
+      return { kind: 'stored', record: parsed.record, results: unanswered, confirmedBy: 're-read' };
     const result = transition(parsed.record);
     if (!result.ok) return { kind: 'refused', refusal: result, record: parsed.record };
-    if (result.duplicate) return { kind: 'stored', record: parsed.record, results: unanswered, confirmedBy: 'duplicate' };
+    if (result.duplicate)
+      return { kind: 'stored', record: parsed.record, results: unanswered, confirmedBy: 'duplicate' };
     if (options.dryRun) return { kind: 'stored', record: result.record, results: [result], confirmedBy: 'dry-run' };
     try {
       await timed('write', () => hub.writeStatus(withShareRecordStatus(object, result.record)));
@@ -124,11 +170,18 @@ export async function applyOnHub<R extends Applied>(hub: HubClient, project: str
       }
       if (answered(err)) {
         // The hub answered and refused (its admission policy, RBAC, a validation): nothing was stored.
-        return { kind: 'rejected', problems: [`the hub refused the write of ${owner}: ${describeError(err)}`], record: parsed.record };
+        return {
+          kind: 'rejected',
+          problems: [`the hub refused the write of ${owner}: ${describeError(err)}`],
+          record: parsed.record,
+        };
       }
       // No answer: it may have landed. Remember what was sent and find out by reading again.
       unanswered.push(result);
-      lastProblem = err instanceof TimedOut ? `no answer within ${options.deadlineMs} ms` : `writing ${owner}: ${describeError(err)}`;
+      lastProblem =
+        err instanceof TimedOut
+          ? `no answer within ${options.deadlineMs} ms`
+          : `writing ${owner}: ${describeError(err)}`;
       if (err instanceof TimedOut) {
         // Past the deadline nothing more can be learned in time.
         return unreachable();

@@ -25,7 +25,14 @@ const ZERO = Quantity.zero();
 /** The fleet budget when `cluster` is one of the Project's fleet members; undefined otherwise (no change). */
 export function fleetBudgetOn(project: Project, cluster: string): Resources | undefined {
   const fleet = project.spec.fleet;
-  if (!cluster || !fleet || typeof fleet !== 'object' || !Array.isArray(fleet.clusters) || !fleet.clusters.includes(cluster)) return undefined;
+  if (
+    !cluster ||
+    !fleet ||
+    typeof fleet !== 'object' ||
+    !Array.isArray(fleet.clusters) ||
+    !fleet.clusters.includes(cluster)
+  )
+    return undefined;
   const budget = parseResources(fleet.quota?.hard);
   return budget.size > 0 ? budget : undefined;
 }
@@ -36,7 +43,12 @@ export function fleetBudgetOn(project: Project, cluster: string): Resources | un
  * `spec.quota.hard`) when it names the resource, with the bursts active at `at` added once: a burst raises
  * how far this member may grow through the hub, never E itself nor the fleet budget.
  */
-export function memberLimits(project: Project, cluster: string, at: number, enforced: Resources): Resources | undefined {
+export function memberLimits(
+  project: Project,
+  cluster: string,
+  at: number,
+  enforced: Resources,
+): Resources | undefined {
   const fleet = fleetBudgetOn(project, cluster);
   if (!fleet) return undefined;
   const bound = parseResources(budgetList(project, cluster, at));
@@ -85,7 +97,9 @@ export class MemberCapView implements Snapshot {
     if (base.effectiveQuotaOf) this.effectiveQuotaOf = (namespace) => base.effectiveQuotaOf!(namespace);
     if (base.heldQuotaOf) this.heldQuotaOf = (namespace) => base.heldQuotaOf!(namespace);
     if (base.lastQuotaUsageOf) this.lastQuotaUsageOf = (namespace) => base.lastQuotaUsageOf!(namespace);
-    if (base.projectSharesOf) this.projectSharesOf = (project, c, at) => (this.budgetCapOf(project, c) ? projectShares(this, project, c, at) : base.projectSharesOf!(project, c, at));
+    if (base.projectSharesOf)
+      this.projectSharesOf = (project, c, at) =>
+        this.budgetCapOf(project, c) ? projectShares(this, project, c, at) : base.projectSharesOf!(project, c, at);
   }
 
   projects(): Iterable<Project> {
@@ -114,6 +128,10 @@ export class MemberCapView implements Snapshot {
 }
 
 /** The view of `base` for fleet member `cluster` with the caps `capOf` gives (MemberCapView). */
-export function memberCapView(base: Snapshot, cluster: string, capOf: (project: Project) => Resources | undefined): Snapshot {
+export function memberCapView(
+  base: Snapshot,
+  cluster: string,
+  capOf: (project: Project) => Resources | undefined,
+): Snapshot {
   return new MemberCapView(base, cluster, capOf);
 }

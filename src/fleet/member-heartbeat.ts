@@ -29,7 +29,12 @@ export function microTime(at: Date): string {
 }
 
 /** The Lease to write: `previous` renewed at `at` (its resourceVersion kept: a PUT is a compare-and-swap), or a new one. */
-export function renewedLease(cluster: string, at: Date, leaseDurationSeconds: number, previous?: HeartbeatLease): HeartbeatLease {
+export function renewedLease(
+  cluster: string,
+  at: Date,
+  leaseDurationSeconds: number,
+  previous?: HeartbeatLease,
+): HeartbeatLease {
   return {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
@@ -53,5 +58,7 @@ export function livenessOf(lease: HeartbeatLease | undefined, now: Date, aliveWi
   const at = renewTime ? Date.parse(renewTime) : NaN;
   if (!renewTime || Number.isNaN(at)) return { alive: false, why: 'never-heard' };
   const ageSeconds = Math.max(0, Math.round((now.getTime() - at) / 1000));
-  return ageSeconds <= aliveWithinSeconds ? { alive: true, ageSeconds, renewTime } : { alive: false, why: 'silent', ageSeconds };
+  return ageSeconds <= aliveWithinSeconds
+    ? { alive: true, ageSeconds, renewTime }
+    : { alive: false, why: 'silent', ageSeconds };
 }

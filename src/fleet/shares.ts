@@ -153,7 +153,11 @@ function positive(r: Resources): Array<[string, Quantity]> {
 
 const NO_SHARE: MemberShare = { share: new Map(), lendable: new Map() };
 
-export function emptyShareRecord(budget: Resources, members: readonly string[], bounds: ReadonlyMap<string, Resources> = new Map()): ShareRecord {
+export function emptyShareRecord(
+  budget: Resources,
+  members: readonly string[],
+  bounds: ReadonlyMap<string, Resources> = new Map(),
+): ShareRecord {
   return { budget, members: [...members], bounds, shares: new Map(), released: new Set() };
 }
 
@@ -176,7 +180,8 @@ export function poolOf(record: ShareRecord): Resources {
 export function enforceableLimit(record: ShareRecord, member: string): Resources {
   const entry = memberShare(record, member);
   const out = new Map<string, Quantity>();
-  for (const resource of record.budget.keys()) out.set(resource, at(entry.share, resource).sub(at(entry.lendable, resource)));
+  for (const resource of record.budget.keys())
+    out.set(resource, at(entry.share, resource).sub(at(entry.lendable, resource)));
   return out;
 }
 
@@ -198,14 +203,21 @@ export function holdersOf(record: ShareRecord, resource: string, except?: string
 export function shareRecordProblems(record: ShareRecord): string[] {
   const out: string[] = [];
   for (const [resource, left] of poolOf(record)) {
-    if (left.sign() < 0) out.push(`${resource}: the shares sum to ${record.budget.get(resource)!.sub(left).toString()}, above the fleet budget ${record.budget.get(resource)!.toString()}`);
+    if (left.sign() < 0)
+      out.push(
+        `${resource}: the shares sum to ${record.budget.get(resource)!.sub(left).toString()}, above the fleet budget ${record.budget.get(resource)!.toString()}`,
+      );
   }
   for (const [cluster, entry] of record.shares) {
     if (record.released.has(cluster)) out.push(`${cluster} was released but still has an entry`);
-    for (const [resource, share] of entry.share) if (share.sign() < 0) out.push(`${cluster}: share of ${resource} is negative (${share.toString()})`);
+    for (const [resource, share] of entry.share)
+      if (share.sign() < 0) out.push(`${cluster}: share of ${resource} is negative (${share.toString()})`);
     for (const [resource, lent] of entry.lendable) {
       if (lent.sign() < 0) out.push(`${cluster}: lendable ${resource} is negative (${lent.toString()})`);
-      if (lent.cmp(at(entry.share, resource)) > 0) out.push(`${cluster}: lends ${resource} ${lent.toString()}, more than its share ${at(entry.share, resource).toString()}`);
+      if (lent.cmp(at(entry.share, resource)) > 0)
+        out.push(
+          `${cluster}: lends ${resource} ${lent.toString()}, more than its share ${at(entry.share, resource).toString()}`,
+        );
     }
   }
   return out;
@@ -213,14 +225,24 @@ export function shareRecordProblems(record: ShareRecord): string[] {
 
 // --- transitions --------------------------------------------------------------------------------
 
-function refuse(member: string, reason: RefusalReason, extra: { shortfalls?: Shortfall[]; resources?: string[] } = {}): ShareRefusal {
+function refuse(
+  member: string,
+  reason: RefusalReason,
+  extra: { shortfalls?: Shortfall[]; resources?: string[] } = {},
+): ShareRefusal {
   return { ok: false, reason, member, shortfalls: extra.shortfalls ?? [], resources: extra.resources ?? [] };
 }
 
 /** The refusals every member write shares: released, not a member (unless `leaving` is allowed), a resource outside the budget. */
-function precheck(record: ShareRecord, member: string, amounts: Resources, allowFormerMember: boolean): ShareRefusal | undefined {
+function precheck(
+  record: ShareRecord,
+  member: string,
+  amounts: Resources,
+  allowFormerMember: boolean,
+): ShareRefusal | undefined {
   if (record.released.has(member)) return refuse(member, 'released');
-  if (!record.members.includes(member) && !(allowFormerMember && record.shares.has(member))) return refuse(member, 'not-a-member');
+  if (!record.members.includes(member) && !(allowFormerMember && record.shares.has(member)))
+    return refuse(member, 'not-a-member');
   const outside = [...amounts.keys()].filter((r) => !record.budget.has(r)).sort();
   if (outside.length > 0) return refuse(member, 'not-fleet-budgeted', { resources: outside });
   return undefined;
@@ -242,7 +264,16 @@ export function requestGrowth(record: ShareRecord, member: string, request: Grow
   const entry = memberShare(record, member);
   const denied = precheck(record, member, new Map([...request.need, ...(request.want ?? new Map())]), false);
   if (denied) return denied;
-  if (entry.lastRequest === request.id) return { ok: true, record, duplicate: true, granted: new Map(), fromOwnOffer: new Map(), fromPool: new Map(), fromLenders: new Map() };
+  if (entry.lastRequest === request.id)
+    return {
+      ok: true,
+      record,
+      duplicate: true,
+      granted: new Map(),
+      fromOwnOffer: new Map(),
+      fromPool: new Map(),
+      fromLenders: new Map(),
+    };
 
   const pool = poolOf(record);
   const bound = record.bounds.get(member);
@@ -258,7 +289,15 @@ export function requestGrowth(record: ShareRecord, member: string, request: Grow
     const room = own.add(max(poolLeft, ZERO)).add(lendable);
     const limit = bound?.get(resource);
     const underBound = limit === undefined ? undefined : max(limit.sub(share), ZERO).add(own);
-    const base = { resource, need, share, ...(limit ? { bound: limit } : {}), pool: poolLeft, lendable, holders: holdersOf(record, resource, member) };
+    const base = {
+      resource,
+      need,
+      share,
+      ...(limit ? { bound: limit } : {}),
+      pool: poolLeft,
+      lendable,
+      holders: holdersOf(record, resource, member),
+    };
     if (underBound !== undefined && need.cmp(underBound) > 0) {
       shortfalls.push({ ...base, limitedBy: 'bound' });
       continue;
@@ -294,7 +333,11 @@ export function requestGrowth(record: ShareRecord, member: string, request: Grow
     for (const [lender, e] of lenders) {
       if (rest.sign() <= 0) break;
       const take = min(rest, at(e.lendable, resource));
-      shares.set(lender, { ...e, share: withAmount(e.share, resource, at(e.share, resource).sub(take)), lendable: withAmount(e.lendable, resource, at(e.lendable, resource).sub(take)) });
+      shares.set(lender, {
+        ...e,
+        share: withAmount(e.share, resource, at(e.share, resource).sub(take)),
+        lendable: withAmount(e.lendable, resource, at(e.lendable, resource).sub(take)),
+      });
       const taken = fromLenders.get(lender) ?? new Map<string, Quantity>();
       taken.set(resource, take);
       fromLenders.set(lender, taken);
@@ -302,7 +345,15 @@ export function requestGrowth(record: ShareRecord, member: string, request: Grow
     }
   }
   shares.set(member, { ...entry, share, lendable: ownLendable, lastRequest: request.id });
-  return { ok: true, record: { ...record, shares }, duplicate: false, granted: grants, fromOwnOffer, fromPool, fromLenders };
+  return {
+    ok: true,
+    record: { ...record, shares },
+    duplicate: false,
+    granted: grants,
+    fromOwnOffer,
+    fromPool,
+    fromLenders,
+  };
 }
 
 /**
@@ -326,16 +377,29 @@ export function offer(record: ShareRecord, member: string, request: Request): Tr
  * What giveBack and offer share: at most share − lendable may move; `field` of the member's entry
  * changes by `amount` (`sub` lowers the share, `add` raises what it lends).
  */
-function moveWithinShare(record: ShareRecord, member: string, request: Request, field: 'share' | 'lendable', op: 'add' | 'sub'): Transition {
+function moveWithinShare(
+  record: ShareRecord,
+  member: string,
+  request: Request,
+  field: 'share' | 'lendable',
+  op: 'add' | 'sub',
+): Transition {
   const denied = precheck(record, member, request.amount, true);
   if (denied) return denied;
   const entry = memberShare(record, member);
   if (entry.lastRequest === request.id) return { ok: true, record, duplicate: true };
-  const over = positive(request.amount).filter(([r, v]) => v.cmp(at(entry.share, r).sub(at(entry.lendable, r))) > 0).map(([r]) => r);
+  const over = positive(request.amount)
+    .filter(([r, v]) => v.cmp(at(entry.share, r).sub(at(entry.lendable, r))) > 0)
+    .map(([r]) => r);
   if (over.length > 0) return refuse(member, 'more-than-held', { resources: over });
   let changed = entry[field];
-  for (const [resource, v] of positive(request.amount)) changed = withAmount(changed, resource, at(changed, resource)[op](v));
-  return { ok: true, record: withEntry(record, member, { ...entry, [field]: changed, lastRequest: request.id }), duplicate: false };
+  for (const [resource, v] of positive(request.amount))
+    changed = withAmount(changed, resource, at(changed, resource)[op](v));
+  return {
+    ok: true,
+    record: withEntry(record, member, { ...entry, [field]: changed, lastRequest: request.id }),
+    duplicate: false,
+  };
 }
 
 /**
@@ -347,11 +411,18 @@ export function withdrawOffer(record: ShareRecord, member: string, request: Requ
   if (denied) return denied;
   const entry = memberShare(record, member);
   if (entry.lastRequest === request.id) return { ok: true, record, duplicate: true };
-  const over = positive(request.amount).filter(([r, v]) => v.cmp(at(entry.lendable, r)) > 0).map(([r]) => r);
+  const over = positive(request.amount)
+    .filter(([r, v]) => v.cmp(at(entry.lendable, r)) > 0)
+    .map(([r]) => r);
   if (over.length > 0) return refuse(member, 'more-than-held', { resources: over });
   let lendable = entry.lendable;
-  for (const [resource, v] of positive(request.amount)) lendable = withAmount(lendable, resource, at(lendable, resource).sub(v));
-  return { ok: true, record: withEntry(record, member, { ...entry, lendable, lastRequest: request.id }), duplicate: false };
+  for (const [resource, v] of positive(request.amount))
+    lendable = withAmount(lendable, resource, at(lendable, resource).sub(v));
+  return {
+    ok: true,
+    record: withEntry(record, member, { ...entry, lendable, lastRequest: request.id }),
+    duplicate: false,
+  };
 }
 
 /**
@@ -365,7 +436,11 @@ export function releaseMember(record: ShareRecord, member: string): Applied {
   shares.delete(member);
   const released = new Set(record.released);
   released.add(member);
-  return { ok: true, record: { ...record, shares, members: record.members.filter((m) => m !== member), released }, duplicate: false };
+  return {
+    ok: true,
+    record: { ...record, shares, members: record.members.filter((m) => m !== member), released },
+    duplicate: false,
+  };
 }
 
 /**
@@ -379,13 +454,22 @@ export function setBudget(record: ShareRecord, budget: Resources): Transition {
     let held = ZERO;
     for (const entry of record.shares.values()) held = held.add(at(entry.share, resource));
     if (held.cmp(limit) > 0) {
-      shortfalls.push({ resource, need: held.sub(limit), share: ZERO, pool: limit.sub(held), lendable: ZERO, limitedBy: 'room', holders: holdersOf(record, resource) });
+      shortfalls.push({
+        resource,
+        need: held.sub(limit),
+        share: ZERO,
+        pool: limit.sub(held),
+        lendable: ZERO,
+        limitedBy: 'room',
+        holders: holdersOf(record, resource),
+      });
     }
   }
   if (shortfalls.length > 0) return refuse('', 'below-shares', { shortfalls });
   const shares = new Map<string, MemberShare>();
   const keep = (r: Resources): Resources => new Map([...r].filter(([resource]) => budget.has(resource)));
-  for (const [cluster, entry] of record.shares) shares.set(cluster, { ...entry, share: keep(entry.share), lendable: keep(entry.lendable) });
+  for (const [cluster, entry] of record.shares)
+    shares.set(cluster, { ...entry, share: keep(entry.share), lendable: keep(entry.lendable) });
   return { ok: true, record: { ...record, budget, shares }, duplicate: false };
 }
 
@@ -394,6 +478,10 @@ export function setBudget(record: ShareRecord, budget: Resources): Transition {
  * or an operator releases it; it may only lower. A released name may not come back under the same
  * name (its writes stay refused; register the cluster again under a new name).
  */
-export function setMembers(record: ShareRecord, members: readonly string[], bounds: ReadonlyMap<string, Resources>): ShareRecord {
+export function setMembers(
+  record: ShareRecord,
+  members: readonly string[],
+  bounds: ReadonlyMap<string, Resources>,
+): ShareRecord {
   return { ...record, members: members.filter((m) => !record.released.has(m)), bounds };
 }

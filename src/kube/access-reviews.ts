@@ -31,22 +31,42 @@ export function apiserverAccessReviews(kubeConfig: k8s.KubeConfig): AccessReview
   const authorization = kubeConfig.makeApiClient(k8s.AuthorizationV1Api);
   return {
     async authenticate(token: string): Promise<Authentication> {
-      const review = await authentication.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });
+      const review = await authentication.createTokenReview({
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+      });
       const status = review.status;
-      if (!status?.authenticated || !status.user?.username) return { authenticated: false, ...(status?.error ? { error: status.error } : {}) };
+      if (!status?.authenticated || !status.user?.username)
+        return { authenticated: false, ...(status?.error ? { error: status.error } : {}) };
       const u = status.user;
-      return { authenticated: true, user: { username: u.username!, ...(u.uid ? { uid: u.uid } : {}), ...(u.groups ? { groups: u.groups } : {}), ...(u.extra ? { extra: u.extra } : {}) } };
+      return {
+        authenticated: true,
+        user: {
+          username: u.username!,
+          ...(u.uid ? { uid: u.uid } : {}),
+          ...(u.groups ? { groups: u.groups } : {}),
+          ...(u.extra ? { extra: u.extra } : {}),
+        },
+      };
     },
     async authorize(user: ReviewedUser, path: string, verb: 'get'): Promise<Authorization> {
       const review = await authorization.createSubjectAccessReview({
         body: {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SubjectAccessReview',
-          spec: { user: user.username, ...(user.uid ? { uid: user.uid } : {}), ...(user.groups ? { groups: user.groups } : {}), ...(user.extra ? { extra: user.extra } : {}), nonResourceAttributes: { path, verb } },
+          spec: {
+            user: user.username,
+            ...(user.uid ? { uid: user.uid } : {}),
+            ...(user.groups ? { groups: user.groups } : {}),
+            ...(user.extra ? { extra: user.extra } : {}),
+            nonResourceAttributes: { path, verb },
+          },
         },
       });
       const status = review.status;
-      return { allowed: status?.allowed === true && status.denied !== true, ...(status?.reason ? { reason: status.reason } : {}) };
+      return {
+        allowed: status?.allowed === true && status.denied !== true,
+        ...(status?.reason ? { reason: status.reason } : {}),
+      };
     },
   };
 }

@@ -15,7 +15,8 @@ export function describeError(err: unknown): string {
   const code = statusCode(err);
   const body = (err as { body?: unknown })?.body;
   let message = err instanceof Error ? err.message : String(err);
-  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') message = (body as { message: string }).message;
+  if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string')
+    message = (body as { message: string }).message;
   else if (typeof body === 'string') {
     try {
       const parsed = JSON.parse(body) as { message?: string };

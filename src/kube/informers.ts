@@ -24,7 +24,8 @@ type ObjectLists = Pick<ClusterLists, 'listProjects' | 'listNamespaces' | 'listQ
 
 export type Kind = 'Project' | 'Namespace' | 'ResourceQuota';
 /** What a ResilientInformer may watch: the snapshot's kinds, the objects the controller puts in project namespaces, and the per-project ClusterRoles (visibility: own). */
-export type WatchedKind = Kind | 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'AllowList' | 'ClusterRole' | 'ClusterRoleBinding';
+export type WatchedKind =
+  Kind | 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'AllowList' | 'ClusterRole' | 'ClusterRoleBinding';
 export type EventType = 'add' | 'update' | 'delete';
 
 /** One cache event, with the object it replaced (for label changes). */
@@ -77,7 +78,11 @@ class TrackedWatch extends k8s.Watch {
   override async watch(...[path, params, callback, done]: Parameters<k8s.Watch['watch']>): Promise<AbortController> {
     let ended = false;
     // Bookmarks carry the watch's progress while its resource is idle (the streams' watermarks, ADR 0085).
-    const query = { ...params, allowWatchBookmarks: true, ...(this.timeoutSeconds === undefined ? {} : { timeoutSeconds: this.timeoutSeconds }) };
+    const query = {
+      ...params,
+      allowWatchBookmarks: true,
+      ...(this.timeoutSeconds === undefined ? {} : { timeoutSeconds: this.timeoutSeconds }),
+    };
     const controller = await super.watch(path, query, callback, (err: unknown) => {
       ended = true;
       this.ended(err);
@@ -155,7 +160,8 @@ export class ResilientInformer<K extends WatchedKind = Kind> {
       this.onError(err);
     });
     // Any event proves the watch works: the next failure starts backing off from the base delay again.
-    for (const verb of ['add', 'update', 'delete'] as const) this.informer.on(verb, () => (this.delayMs = options.baseDelayMs ?? 500));
+    for (const verb of ['add', 'update', 'delete'] as const)
+      this.informer.on(verb, () => (this.delayMs = options.baseDelayMs ?? 500));
   }
 
   get synced(): boolean {
@@ -243,7 +249,11 @@ export interface InformersOptions {
    * Offer the Namespace and ResourceQuota streams' watermarks to the headroom guard (`streams`, ADR 0085),
    * with the probe that makes idle streams advance.
    */
-  streams?: { probe: () => Promise<void>; onCatchUp?: (outcome: CatchUpOutcome) => void; /** Default PROBE_AFTER_MS. */ probeAfterMs?: number };
+  streams?: {
+    probe: () => Promise<void>;
+    onCatchUp?: (outcome: CatchUpOutcome) => void;
+    /** Default PROBE_AFTER_MS. */ probeAfterMs?: number;
+  };
 }
 
 /** Per stream, a watermark (structurally the ledger's StreamMarks). */
@@ -283,11 +293,32 @@ export class Informers {
   /** Catch-ups waiting for the watermarks: woken after each event (client-node records its version once the handlers ran). */
   private readonly markWaiters = new Set<() => void>();
 
-  constructor(kc: k8s.KubeConfig, api: ObjectLists, private readonly options: InformersOptions) {
-    const common = { log: options.log, metrics: options.metrics, ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}), ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}) };
+  constructor(
+    kc: k8s.KubeConfig,
+    api: ObjectLists,
+    private readonly options: InformersOptions,
+  ) {
+    const common = {
+      log: options.log,
+      metrics: options.metrics,
+      ...(options.baseDelayMs !== undefined ? { baseDelayMs: options.baseDelayMs } : {}),
+      ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+    };
     this.informers = [
-      new ResilientInformer('Project', kc, PROJECTS_PATH, (onPage) => api.listProjects(options.projectSelector, onPage), { ...common, ...(options.projectSelector ? { labelSelector: options.projectSelector } : {}) }),
-      new ResilientInformer('Namespace', kc, '/api/v1/namespaces', (onPage) => api.listNamespaces(undefined, onPage), common),
+      new ResilientInformer(
+        'Project',
+        kc,
+        PROJECTS_PATH,
+        (onPage) => api.listProjects(options.projectSelector, onPage),
+        { ...common, ...(options.projectSelector ? { labelSelector: options.projectSelector } : {}) },
+      ),
+      new ResilientInformer(
+        'Namespace',
+        kc,
+        '/api/v1/namespaces',
+        (onPage) => api.listNamespaces(undefined, onPage),
+        common,
+      ),
       new ResilientInformer('ResourceQuota', kc, '/api/v1/resourcequotas', (onPage) => api.listQuotas(onPage), common),
     ];
     for (const inf of this.informers) {
@@ -302,7 +333,12 @@ export class Informers {
   }
 
   /** The streams' watermarks and catch-up for the headroom guard (ADR 0085); absent unless asked for. */
-  get streams(): { marks(): Watermarks | undefined; catchUp(needed: Watermarks, ms: number, signal: AbortSignal): Promise<boolean> } | undefined {
+  get streams():
+    | {
+        marks(): Watermarks | undefined;
+        catchUp(needed: Watermarks, ms: number, signal: AbortSignal): Promise<boolean>;
+      }
+    | undefined {
     const probe = this.options.streams?.probe;
     if (!probe) return undefined;
     return { marks: () => this.marks(), catchUp: (needed, ms, signal) => this.catchUp(needed, ms, signal, probe) };
@@ -318,10 +354,19 @@ export class Informers {
    * Waits until the watermarks reach `needed`, `ms` pass or `signal` aborts: first for the streams to
    * advance by themselves, then (after PROBE_AFTER_MS) with one probe.
    */
-  private async catchUp(needed: Watermarks, ms: number, signal: AbortSignal, probe: () => Promise<void>): Promise<boolean> {
+  private async catchUp(
+    needed: Watermarks,
+    ms: number,
+    signal: AbortSignal,
+    probe: () => Promise<void>,
+  ): Promise<boolean> {
     const reached = () => {
       const m = this.marks();
-      return m !== undefined && BigInt(m.Namespace) >= BigInt(needed.Namespace) && BigInt(m.ResourceQuota) >= BigInt(needed.ResourceQuota);
+      return (
+        m !== undefined &&
+        BigInt(m.Namespace) >= BigInt(needed.Namespace) &&
+        BigInt(m.ResourceQuota) >= BigInt(needed.ResourceQuota)
+      );
     };
     if (!/^\d+$/.test(needed.Namespace) || !/^\d+$/.test(needed.ResourceQuota)) return false;
     if (reached()) return true;
@@ -446,7 +491,8 @@ export class Informers {
     const name = object.metadata?.name ?? '';
     if (kind === 'Project') return this.snapshot.project(name) as k8s.KubernetesObject | undefined;
     if (kind === 'Namespace') return this.snapshot.namespace(name) as k8s.KubernetesObject | undefined;
-    for (const q of this.snapshot.quotasInNamespace(object.metadata?.namespace ?? '')) if (q.metadata.name === name) return q as k8s.KubernetesObject;
+    for (const q of this.snapshot.quotasInNamespace(object.metadata?.namespace ?? ''))
+      if (q.metadata.name === name) return q as k8s.KubernetesObject;
     return undefined;
   }
 

@@ -54,7 +54,8 @@ export class LeanApiClient {
     const cluster = kubeConfig.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');
     this.server = new URL(cluster.server);
-    if (this.server.protocol !== 'https:') throw new Error(`the apiserver ${cluster.server} is not https: the lean client speaks TLS only`);
+    if (this.server.protocol !== 'https:')
+      throw new Error(`the apiserver ${cluster.server} is not https: the lean client speaks TLS only`);
   }
 
   /**
@@ -85,7 +86,12 @@ export class LeanApiClient {
     return this.result<never>(second);
   }
 
-  private openLines(path: string, onLine: (line: string) => void, idleMs: number, credentials: Credentials): Promise<{ stream: LineStream } | { status: number; text: string }> {
+  private openLines(
+    path: string,
+    onLine: (line: string) => void,
+    idleMs: number,
+    credentials: Credentials,
+  ): Promise<{ stream: LineStream } | { status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const req = request({
         host: this.server.hostname,
@@ -96,7 +102,9 @@ export class LeanApiClient {
         ...credentials.tls,
         headers: { ...credentials.headers, accept: 'application/json' },
       });
-      req.setTimeout(idleMs, () => req.destroy(new LineStreamIdle(`GET ${path}: nothing from the apiserver for ${idleMs} ms`)));
+      req.setTimeout(idleMs, () =>
+        req.destroy(new LineStreamIdle(`GET ${path}: nothing from the apiserver for ${idleMs} ms`)),
+      );
       req.on('error', reject);
       req.on('response', (res) => {
         const status = res.statusCode ?? 0;
@@ -168,7 +176,12 @@ export class LeanApiClient {
     return { agent: kept, headers, tls, at: this.now() };
   }
 
-  private send(method: string, path: string, body: unknown, credentials: Credentials): Promise<{ status: number; text: string }> {
+  private send(
+    method: string,
+    path: string,
+    body: unknown,
+    credentials: Credentials,
+  ): Promise<{ status: number; text: string }> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const req = request(
@@ -179,7 +192,16 @@ export class LeanApiClient {
           path: `${this.server.pathname.replace(/\/$/, '')}${path}`,
           agent: credentials.agent,
           timeout: this.options.timeoutMs ?? 10_000,
-          headers: { ...credentials.headers, accept: 'application/json', ...(payload ? { 'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json', 'content-length': String(payload.length) } : {}) },
+          headers: {
+            ...credentials.headers,
+            accept: 'application/json',
+            ...(payload
+              ? {
+                  'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+                  'content-length': String(payload.length),
+                }
+              : {}),
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -188,7 +210,11 @@ export class LeanApiClient {
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer from the apiserver within ${this.options.timeoutMs ?? 10_000} ms`)));
+      req.on('timeout', () =>
+        req.destroy(
+          new Error(`${method} ${path}: no answer from the apiserver within ${this.options.timeoutMs ?? 10_000} ms`),
+        ),
+      );
       req.on('error', reject);
       req.end(payload);
     });

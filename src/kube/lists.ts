@@ -20,7 +20,18 @@ export function plain<T>(obj: unknown): T {
 
 /** The metadata fields something in tenantgate reads (src/validate, src/controller, src/webhook); the rest is dropped. */
 // creationTimestamp: the controller leaves a namespace Argo CD just created to its sync (src/controller/argocd-grace.ts).
-const KEPT_METADATA = ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'labels', 'annotations', 'finalizers', 'deletionTimestamp'] as const;
+const KEPT_METADATA = [
+  'name',
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'labels',
+  'annotations',
+  'finalizers',
+  'deletionTimestamp',
+] as const;
 
 /** `kubectl apply`'s copy of the whole object: often the largest annotation, and nobody here reads it. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -39,7 +50,8 @@ export function slim<T extends { metadata?: object }>(object: T): T {
   const kept: Record<string, unknown> = {};
   for (const key of KEPT_METADATA) {
     let value = meta[key];
-    if (key === 'annotations' && value && Object.prototype.hasOwnProperty.call(value, LAST_APPLIED_ANNOTATION)) value = withoutLastApplied(value as Record<string, string>);
+    if (key === 'annotations' && value && Object.prototype.hasOwnProperty.call(value, LAST_APPLIED_ANNOTATION))
+      value = withoutLastApplied(value as Record<string, string>);
     if (value !== undefined && value !== null) kept[key] = value;
   }
   (object as { metadata?: object }).metadata = kept;
@@ -84,14 +96,20 @@ interface Page {
 /** Called after each page; it may throw to abandon the list (the informer's progress timeout does). */
 export type OnPage = () => void;
 
-export async function listInPages(apiVersion: string, kind: string, fetchPage: (params: { limit: number; _continue?: string }) => Promise<Page>, onPage?: OnPage): Promise<List> {
+export async function listInPages(
+  apiVersion: string,
+  kind: string,
+  fetchPage: (params: { limit: number; _continue?: string }) => Promise<Page>,
+  onPage?: OnPage,
+): Promise<List> {
   const items: k8s.KubernetesObject[] = [];
   let resourceVersion: string | undefined;
   let token: string | undefined;
   do {
     const page = await fetchPage({ limit: LIST_PAGE_SIZE, ...(token ? { _continue: token } : {}) });
     resourceVersion ??= page.metadata?.resourceVersion;
-    for (const item of plain<k8s.KubernetesObject[]>((page.items ?? []).map((i) => slim(i as k8s.KubernetesObject)))) items.push(item);
+    for (const item of plain<k8s.KubernetesObject[]>((page.items ?? []).map((i) => slim(i as k8s.KubernetesObject))))
+      items.push(item);
     token = page.metadata?._continue || page.metadata?.continue || undefined;
     onPage?.();
   } while (token);
@@ -111,12 +129,24 @@ export class ClusterLists {
     return listInPages(
       `${API_GROUP}/${PROJECT_VERSION}`,
       'ProjectList',
-      async (page) => (await this.custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, ...page, ...(labelSelector ? { labelSelector } : {}) })) as Page,
+      async (page) =>
+        (await this.custom.listClusterCustomObject({
+          group: API_GROUP,
+          version: PROJECT_VERSION,
+          plural: PROJECT_PLURAL,
+          ...page,
+          ...(labelSelector ? { labelSelector } : {}),
+        })) as Page,
       onPage,
     );
   }
   async listNamespaces(labelSelector?: string, onPage?: OnPage): Promise<List> {
-    return listInPages('v1', 'NamespaceList', (page) => this.core.listNamespace({ ...page, ...(labelSelector ? { labelSelector } : {}) }), onPage);
+    return listInPages(
+      'v1',
+      'NamespaceList',
+      (page) => this.core.listNamespace({ ...page, ...(labelSelector ? { labelSelector } : {}) }),
+      onPage,
+    );
   }
   async listQuotas(onPage?: OnPage): Promise<List> {
     return listInPages('v1', 'ResourceQuotaList', (page) => this.core.listResourceQuotaForAllNamespaces(page), onPage);

@@ -15,7 +15,12 @@ export const WATERMARK_ANNOTATION = 'tenantgate.io/watermark-probe';
 interface ObjectJson {
   apiVersion?: string;
   kind?: string;
-  metadata: { name?: string; namespace?: string; resourceVersion?: string; annotations?: Record<string, string> } & Record<string, unknown>;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+  } & Record<string, unknown>;
   spec?: unknown;
 }
 
@@ -63,7 +68,12 @@ export class WatermarkProbe {
     const body: ObjectJson = {
       apiVersion: 'v1',
       kind: 'ResourceQuota',
-      metadata: { name: WATERMARK_QUOTA, namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate' }, annotations: { [WATERMARK_ANNOTATION]: stamp } },
+      metadata: {
+        name: WATERMARK_QUOTA,
+        namespace: this.namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'tenantgate' },
+        annotations: { [WATERMARK_ANNOTATION]: stamp },
+      },
       spec: {},
     };
     try {

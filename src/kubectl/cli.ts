@@ -8,7 +8,16 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { KUBECTL_FLAG_OPTIONS, type KubectlFlags } from './flags.js';
-import { headroomText, machine, namespacesTable, NO_PROJECTS, OUTPUTS, projectsTable, type NamespaceRow, type Output } from './format.js';
+import {
+  headroomText,
+  machine,
+  namespacesTable,
+  NO_PROJECTS,
+  OUTPUTS,
+  projectsTable,
+  type NamespaceRow,
+  type Output,
+} from './format.js';
 import { Kubectl } from './kubectl.js';
 import { BudgetSource, SOURCES, type SourceName } from './source.js';
 import { findings, objectName, verdictOf, whyText, type Verdict } from './why.js';
@@ -33,20 +42,33 @@ const processIo: PluginIo = {
 
 function withKubectlFlags(cmd: Command): Command {
   for (const [flags, description] of KUBECTL_FLAG_OPTIONS) {
-    if (flags.startsWith('--as-group')) cmd.option(flags, description, (v: string, prev: string[] = []) => [...prev, v]);
+    if (flags.startsWith('--as-group'))
+      cmd.option(flags, description, (v: string, prev: string[] = []) => [...prev, v]);
     else cmd.option(flags, description);
   }
   return cmd;
 }
 
 function withOutput(cmd: Command): Command {
-  return cmd.addOption(new Option('-o, --output <format>', 'machine-readable output instead of the table').choices(OUTPUTS));
+  return cmd.addOption(
+    new Option('-o, --output <format>', 'machine-readable output instead of the table').choices(OUTPUTS),
+  );
 }
 
 function withSource(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--source <source>', 'the budget view API, the objects themselves, or the view when the cluster serves it').choices(SOURCES).default('auto'))
-    .option('--cluster-name <name>', "tenantgate's name of this cluster (clusterName in tenantgate.yaml), for the direct path; default: as the Project's status counts it");
+    .addOption(
+      new Option(
+        '--source <source>',
+        'the budget view API, the objects themselves, or the view when the cluster serves it',
+      )
+        .choices(SOURCES)
+        .default('auto'),
+    )
+    .option(
+      '--cluster-name <name>',
+      "tenantgate's name of this cluster (clusterName in tenantgate.yaml), for the direct path; default: as the Project's status counts it",
+    );
 }
 
 function source(o: CommonOptions, io: PluginIo): BudgetSource {
@@ -57,21 +79,34 @@ async function namespaceRows(src: BudgetSource, projects: string[]): Promise<Nam
   if (projects.length === 0) return [];
   const namespaces = await src.projectNamespaces(`${LABEL_PROJECT} in (${projects.join(',')})`);
   return namespaces
-    .map((n) => ({ name: n.metadata.name ?? '', project: n.metadata.labels?.[LABEL_PROJECT] ?? '', tenant: n.metadata.labels?.[LABEL_TENANT] ?? '', phase: n.status?.phase ?? '' }))
+    .map((n) => ({
+      name: n.metadata.name ?? '',
+      project: n.metadata.labels?.[LABEL_PROJECT] ?? '',
+      tenant: n.metadata.labels?.[LABEL_TENANT] ?? '',
+      phase: n.status?.phase ?? '',
+    }))
     .sort((a, b) => cmpStr(a.name, b.name));
 }
 
 async function readDocuments(file: string): Promise<unknown[]> {
-  const text = file === '-' ? await new Response(process.stdin as unknown as ReadableStream).text() : await readFile(file, 'utf8');
+  const text =
+    file === '-' ? await new Response(process.stdin as unknown as ReadableStream).text() : await readFile(file, 'utf8');
   const docs = parseAllDocuments(text);
   const out: unknown[] = [];
   for (const [i, d] of docs.entries()) {
     if (d.errors.length > 0) throw new Error(`${file}: document ${i + 1} is not valid YAML: ${d.errors[0]!.message}`);
     const js: unknown = d.toJS();
     if (js === null || js === undefined) continue;
-    const items = (js as { kind?: string; items?: unknown[] }).kind?.endsWith('List') && Array.isArray((js as { items?: unknown[] }).items) ? (js as { items: unknown[] }).items : [js];
+    const items =
+      (js as { kind?: string; items?: unknown[] }).kind?.endsWith('List') &&
+      Array.isArray((js as { items?: unknown[] }).items)
+        ? (js as { items: unknown[] }).items
+        : [js];
     for (const item of items) {
-      if (typeof item !== 'object' || Array.isArray(item)) throw new Error(`${file}: document ${i + 1} is ${JSON.stringify(item).slice(0, 60)}, expected a Kubernetes object (apiVersion, kind, metadata)`);
+      if (typeof item !== 'object' || Array.isArray(item))
+        throw new Error(
+          `${file}: document ${i + 1} is ${JSON.stringify(item).slice(0, 60)}, expected a Kubernetes object (apiVersion, kind, metadata)`,
+        );
       out.push(item);
     }
   }
@@ -80,17 +115,35 @@ async function readDocuments(file: string): Promise<unknown[]> {
 
 export function program(io: PluginIo = processIo, status: { code: number } = { code: 0 }): Command {
   const root = new Command('kubectl tenantgate')
-    .description("tenantgate for tenants: your projects, their budgets and namespaces, and why the webhook would refuse a file")
+    .description(
+      'tenantgate for tenants: your projects, their budgets and namespaces, and why the webhook would refuse a file',
+    )
     .showHelpAfterError('(kubectl tenantgate <command> --help shows every option)')
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
 
-  withSource(withOutput(withKubectlFlags(root.command('projects').description('the projects you own (a Project lists its owners in spec.owners)')))).action(async (o: CommonOptions) => {
+  withSource(
+    withOutput(
+      withKubectlFlags(
+        root.command('projects').description('the projects you own (a Project lists its owners in spec.owners)'),
+      ),
+    ),
+  ).action(async (o: CommonOptions) => {
     const rows = await source(o, io).projects();
     io.out(o.output ? machine({ projects: rows }, o.output) : projectsTable(rows));
   });
 
-  withSource(withOutput(withKubectlFlags(root.command('headroom').description("a project's budget: per resource allocated/budget, used and headroom; per namespace used/hard and its share"))))
+  withSource(
+    withOutput(
+      withKubectlFlags(
+        root
+          .command('headroom')
+          .description(
+            "a project's budget: per resource allocated/budget, used and headroom; per namespace used/hard and its share",
+          ),
+      ),
+    ),
+  )
     .argument('[project]', 'one of your projects (default: every project you own)')
     .action(async (project: string | undefined, o: CommonOptions) => {
       const src = source(o, io);
@@ -102,19 +155,35 @@ export function program(io: PluginIo = processIo, status: { code: number } = { c
       else io.out(budgets.map((b) => headroomText(b, io.columns())).join('\n'));
     });
 
-  withSource(withOutput(withKubectlFlags(root.command('namespaces').description('the namespaces of your projects')))).action(async (o: CommonOptions) => {
+  withSource(
+    withOutput(withKubectlFlags(root.command('namespaces').description('the namespaces of your projects'))),
+  ).action(async (o: CommonOptions) => {
     const src = source(o, io);
-    const rows = await namespaceRows(src, (await src.projects()).map((p) => p.name));
+    const rows = await namespaceRows(
+      src,
+      (await src.projects()).map((p) => p.name),
+    );
     io.out(o.output ? machine({ namespaces: rows }, o.output) : namespacesTable(rows));
   });
 
-  withOutput(withKubectlFlags(root.command('why').description("server-side dry run of a file's objects: which rules refuse them, what fits and what to change (exit 1 when one is refused)")))
+  withOutput(
+    withKubectlFlags(
+      root
+        .command('why')
+        .description(
+          "server-side dry run of a file's objects: which rules refuse them, what fits and what to change (exit 1 when one is refused)",
+        ),
+    ),
+  )
     .requiredOption('-f, --filename <file>', "a YAML or JSON file of objects ('-': stdin)")
     .action(async (o: CommonOptions & { filename: string }) => {
       const kubectl = new Kubectl(o);
       const verdicts: Verdict[] = [];
       for (const [i, doc] of (await readDocuments(o.filename)).entries()) {
-        const run = await kubectl.run(['apply', '--dry-run=server', '-o', 'name', '-f', '-'], { input: JSON.stringify(doc), namespaced: true });
+        const run = await kubectl.run(['apply', '--dry-run=server', '-o', 'name', '-f', '-'], {
+          input: JSON.stringify(doc),
+          namespaced: true,
+        });
         verdicts.push(verdictOf(objectName(doc, o.namespace, i), run));
       }
       io.out(o.output ? machine({ objects: verdicts }, o.output) : whyText(verdicts));
@@ -122,17 +191,36 @@ export function program(io: PluginIo = processIo, status: { code: number } = { c
     });
 
   const create = root.command('create').description('create objects for a project');
-  withOutput(withKubectlFlags(create.command('namespace').description('create a namespace of one of your projects, with its tenantgate.io/project and tenantgate.io/tenant labels')))
+  withOutput(
+    withKubectlFlags(
+      create
+        .command('namespace')
+        .description(
+          'create a namespace of one of your projects, with its tenantgate.io/project and tenantgate.io/tenant labels',
+        ),
+    ),
+  )
     .argument('<name>', 'the namespace (<project>-<suffix> by default)')
     .requiredOption('--project <project>', 'the project it belongs to')
-    .addOption(new Option('--dry-run <mode>', "kubectl's: server checks it with the webhook and stores nothing").choices(['none', 'server', 'client']).default('none'))
+    .addOption(
+      new Option('--dry-run <mode>', "kubectl's: server checks it with the webhook and stores nothing")
+        .choices(['none', 'server', 'client'])
+        .default('none'),
+    )
     .action(async (name: string, o: CommonOptions & { project: string; dryRun: string }) => {
       const kubectl = new Kubectl(o);
       const project = await kubectl.json<Project>(['get', 'projects.tenantgate.io', o.project]).catch((err: Error) => {
         throw new Error(`Project ${o.project}: ${err.message}`);
       });
-      const namespace: NamespaceObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [LABEL_PROJECT]: o.project, [LABEL_TENANT]: project.spec.tenant } } };
-      const run = await kubectl.run(['create', '-f', '-', `--dry-run=${o.dryRun}`, ...(o.output ? ['-o', o.output] : [])], { input: JSON.stringify(namespace) });
+      const namespace: NamespaceObject = {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { [LABEL_PROJECT]: o.project, [LABEL_TENANT]: project.spec.tenant } },
+      };
+      const run = await kubectl.run(
+        ['create', '-f', '-', `--dry-run=${o.dryRun}`, ...(o.output ? ['-o', o.output] : [])],
+        { input: JSON.stringify(namespace) },
+      );
       io.out(run.stdout);
       if (run.exitCode !== 0) {
         io.err(run.stderr);
@@ -141,18 +229,36 @@ export function program(io: PluginIo = processIo, status: { code: number } = { c
       } else if (run.stderr) io.err(run.stderr);
     });
 
-  const fleet = root.command('fleet').description("the fleet's hub (docs/fleet.md): operator commands on the FleetBudgets");
-  withOutput(withKubectlFlags(fleet.command('release').description('on the hub, as tenantgate-fleet-operator: a member cluster that is gone gives up its share of a project\'s fleet budget (its writes are refused from then on)')))
+  const fleet = root
+    .command('fleet')
+    .description("the fleet's hub (docs/fleet.md): operator commands on the FleetBudgets");
+  withOutput(
+    withKubectlFlags(
+      fleet
+        .command('release')
+        .description(
+          "on the hub, as tenantgate-fleet-operator: a member cluster that is gone gives up its share of a project's fleet budget (its writes are refused from then on)",
+        ),
+    ),
+  )
     .argument('<project>', 'the Project (its FleetBudget in tenantgate-fleet)')
     .argument('<cluster>', 'the member cluster to release')
     .option('--force', 'release even though the member was heard from recently (its heartbeat Lease on the hub)')
-    .option('--alive-within <seconds>', `a member whose heartbeat was renewed within this many seconds still runs and is not released without --force (default ${DEFAULT_ALIVE_WITHIN_SECONDS})`, (v) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`--alive-within ${v}: allowed: a whole number of seconds, 0 or more`);
-      return n;
-    })
+    .option(
+      '--alive-within <seconds>',
+      `a member whose heartbeat was renewed within this many seconds still runs and is not released without --force (default ${DEFAULT_ALIVE_WITHIN_SECONDS})`,
+      (v) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 0)
+          throw new InvalidArgumentError(`--alive-within ${v}: allowed: a whole number of seconds, 0 or more`);
+        return n;
+      },
+    )
     .action(async (project: string, cluster: string, o: CommonOptions & { force?: boolean; aliveWithin?: number }) => {
-      const outcome = await releaseFleetMember(new Kubectl(o), project, cluster, { ...(o.force ? { force: true } : {}), ...(o.aliveWithin !== undefined ? { aliveWithinSeconds: o.aliveWithin } : {}) });
+      const outcome = await releaseFleetMember(new Kubectl(o), project, cluster, {
+        ...(o.force ? { force: true } : {}),
+        ...(o.aliveWithin !== undefined ? { aliveWithinSeconds: o.aliveWithin } : {}),
+      });
       io.out(o.output ? machine({ project, cluster, ...outcome }, o.output) : releaseText(project, cluster, outcome));
     });
 

@@ -22,7 +22,12 @@ import {
   withShareRecordStatus,
   type FleetBudgetObject,
 } from '../fleet/fleet-budget-object.js';
-import { DEFAULT_ALIVE_WITHIN_SECONDS, heartbeatLeaseName, livenessOf, type HeartbeatLease } from '../fleet/member-heartbeat.js';
+import {
+  DEFAULT_ALIVE_WITHIN_SECONDS,
+  heartbeatLeaseName,
+  livenessOf,
+  type HeartbeatLease,
+} from '../fleet/member-heartbeat.js';
 import { KubectlError, type Kubectl } from './kubectl.js';
 import { API_GROUP } from '../validate/types.js';
 
@@ -59,7 +64,9 @@ async function read(kubectl: Kubectl, project: string): Promise<FleetBudgetObjec
     return await kubectl.json<FleetBudgetObject>(['get', RESOURCE, project, '-n', FLEET_NAMESPACE]);
   } catch (err) {
     if (err instanceof KubectlError && err.notFound) {
-      throw new Error(`${objectName(project)} does not exist: is this the fleet's hub (the cluster Argo CD renders FleetBudgets for), and does Project ${project} have spec.fleet?`);
+      throw new Error(
+        `${objectName(project)} does not exist: is this the fleet's hub (the cluster Argo CD renders FleetBudgets for), and does Project ${project} have spec.fleet?`,
+      );
     }
     throw err;
   }
@@ -67,7 +74,8 @@ async function read(kubectl: Kubectl, project: string): Promise<FleetBudgetObjec
 
 function recordOf(object: FleetBudgetObject, project: string): ShareRecord {
   const parsed = parseFleetBudget(object);
-  if (!parsed.ok) throw new Error(`${objectName(project)} cannot be read, nothing released: ${parsed.problems.join('; ')}`);
+  if (!parsed.ok)
+    throw new Error(`${objectName(project)} cannot be read, nothing released: ${parsed.problems.join('; ')}`);
   return parsed.record;
 }
 
@@ -88,7 +96,8 @@ async function put(kubectl: Kubectl, object: FleetBudgetObject, subresource: boo
 async function finalizeIfUnheld(kubectl: Kubectl, project: string): Promise<boolean> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const object = await read(kubectl, project).catch(() => undefined);
-    if (!object?.metadata.deletionTimestamp || !(object.metadata.finalizers ?? []).includes(FLEET_FINALIZER)) return false;
+    if (!object?.metadata.deletionTimestamp || !(object.metadata.finalizers ?? []).includes(FLEET_FINALIZER))
+      return false;
     const record = recordOf(object, project);
     const held = [...record.shares.values()].some((e) => [...e.share.values()].some((q) => q.sign() > 0));
     if (held) return false;
@@ -115,7 +124,13 @@ export interface ReleaseOptions {
 /** The member's heartbeat Lease on the hub, or undefined when it never wrote one. */
 async function heartbeatOf(kubectl: Kubectl, cluster: string): Promise<HeartbeatLease | undefined> {
   try {
-    return await kubectl.json<HeartbeatLease>(['get', 'leases.coordination.k8s.io', heartbeatLeaseName(cluster), '-n', FLEET_NAMESPACE]);
+    return await kubectl.json<HeartbeatLease>([
+      'get',
+      'leases.coordination.k8s.io',
+      heartbeatLeaseName(cluster),
+      '-n',
+      FLEET_NAMESPACE,
+    ]);
   } catch (err) {
     if (err instanceof KubectlError && err.notFound) return undefined;
     throw err;
@@ -123,7 +138,12 @@ async function heartbeatOf(kubectl: Kubectl, cluster: string): Promise<Heartbeat
 }
 
 /** Refuses to release a member heard from within the window, unless forced: it still runs and would keep its use outside the budget. */
-async function guardLiveness(kubectl: Kubectl, project: string, cluster: string, options: ReleaseOptions): Promise<void> {
+async function guardLiveness(
+  kubectl: Kubectl,
+  project: string,
+  cluster: string,
+  options: ReleaseOptions,
+): Promise<void> {
   if (options.force) return;
   const within = options.aliveWithinSeconds ?? DEFAULT_ALIVE_WITHIN_SECONDS;
   const liveness = livenessOf(await heartbeatOf(kubectl, cluster), (options.now ?? (() => new Date()))(), within);
@@ -135,7 +155,12 @@ async function guardLiveness(kubectl: Kubectl, project: string, cluster: string,
   );
 }
 
-export async function releaseFleetMember(kubectl: Kubectl, project: string, cluster: string, options: ReleaseOptions = {}): Promise<ReleaseOutcome> {
+export async function releaseFleetMember(
+  kubectl: Kubectl,
+  project: string,
+  cluster: string,
+  options: ReleaseOptions = {},
+): Promise<ReleaseOutcome> {
   const now = options.now ?? (() => new Date());
   const by = await whoAmI(kubectl);
   for (let attempt = 1; ; attempt++) {
@@ -144,7 +169,14 @@ export async function releaseFleetMember(kubectl: Kubectl, project: string, clus
     const earlier = object.status?.released?.[cluster];
     if (record.released.has(cluster)) {
       const finalized = await finalizeIfUnheld(kubectl, project);
-      return { returned: {}, pool: formatResources(poolOf(record)), alreadyReleased: true, at: earlier?.at ?? '', by: earlier?.by ?? '', finalized };
+      return {
+        returned: {},
+        pool: formatResources(poolOf(record)),
+        alreadyReleased: true,
+        at: earlier?.at ?? '',
+        by: earlier?.by ?? '',
+        finalized,
+      };
     }
     if (!record.members.includes(cluster) && !record.shares.has(cluster)) {
       const holding = [...record.shares.keys()].sort();
@@ -183,6 +215,9 @@ export function releaseText(project: string, cluster: string, o: ReleaseOutcome)
         `pool now: ${list(o.pool)}`,
         `${cluster}'s writes to the hub are refused from now on; register the cluster again under a new name`,
       ];
-  if (o.finalized) lines.push(`${objectName(project)} was being deleted and no member holds a share any more: finalizer ${FLEET_FINALIZER} removed`);
+  if (o.finalized)
+    lines.push(
+      `${objectName(project)} was being deleted and no member holds a share any more: finalizer ${FLEET_FINALIZER} removed`,
+    );
   return lines.join('\n') + '\n';
 }

@@ -29,9 +29,16 @@ export function bar(value: string | undefined, limit: string | undefined, width:
 export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => [...(r[i] ?? '')].length)));
-  return all
-    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - [...cell].length))).join('   ').trimEnd())
-    .join('\n') + '\n';
+  return (
+    all
+      .map((r) =>
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell + ' '.repeat(widths[i]! - [...cell].length)))
+          .join('   ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 export function machine(data: unknown, output: Output): string {
@@ -58,7 +65,10 @@ export interface NamespaceRow {
 
 export function namespacesTable(rows: readonly NamespaceRow[]): string {
   if (rows.length === 0) return 'No namespaces in your projects.\n';
-  return table(['NAME', 'PROJECT', 'TENANT', 'STATUS'], rows.map((r) => [r.name, r.project, r.tenant, r.phase || '-']));
+  return table(
+    ['NAME', 'PROJECT', 'TENANT', 'STATUS'],
+    rows.map((r) => [r.name, r.project, r.tenant, r.phase || '-']),
+  );
 }
 
 const ratio = (a: string, b: string | undefined) => `${a}/${b ?? '-'}`;
@@ -83,7 +93,12 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
   const roomW = Math.max(8, ...b.resources.map((r) => (r.headroom ?? '-').length));
   const fixed = resW + 3 + 1 + ratioW + 3 + usedW + 3 + roomW;
   const barW = Math.max(5, Math.min(20, columns - fixed));
-  const rRows = b.resources.map((r, i) => [r.resource, `${bar(r.allocated, r.budget, barW)} ${ratios[i]!}`, r.used, r.headroom ?? '-']);
+  const rRows = b.resources.map((r, i) => [
+    r.resource,
+    `${bar(r.allocated, r.budget, barW)} ${ratios[i]!}`,
+    r.used,
+    r.headroom ?? '-',
+  ]);
   lines.push('', table(['RESOURCE', 'ALLOCATED/BUDGET', 'USED', 'HEADROOM'], rRows).trimEnd());
   // Namespace section: NAMESPACE  RESOURCE  BAR USED/HARD  ALLOCATED
   if (b.namespaces.length > 0) {
@@ -100,10 +115,18 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
     const nFixed = nsW + 3 + nResW + 3 + 1 + nRatioW + 3 + Math.max(9, ...flat.map((e) => e.allocated.length));
     const nBarW = Math.max(5, Math.min(20, columns - nFixed));
     b.namespaces.forEach((_, i) => {
-      entries[i]!.forEach((e, j) => nsRows.push([j === 0 ? nsNames[i]! : '', e.r, `${bar(e.used, e.hard, nBarW)} ${ratio(e.used, e.hard)}`, e.allocated]));
+      entries[i]!.forEach((e, j) =>
+        nsRows.push([
+          j === 0 ? nsNames[i]! : '',
+          e.r,
+          `${bar(e.used, e.hard, nBarW)} ${ratio(e.used, e.hard)}`,
+          e.allocated,
+        ]),
+      );
     });
     lines.push('', table(['NAMESPACE', 'RESOURCE', 'USED/HARD', 'ALLOCATED'], nsRows).trimEnd());
-    if (b.namespaces.some((n) => n.defaulted)) lines.push('', '* not yet covered by a quota: counted with namespaceDefaults');
+    if (b.namespaces.some((n) => n.defaulted))
+      lines.push('', '* not yet covered by a quota: counted with namespaceDefaults');
   }
   if (b.cost) lines.push('', ...wrapped(costLine(b.cost), columns));
   if (b.bursts?.length) lines.push('', ...b.bursts.flatMap((burst) => wrapped(burstJsonLine(burst), columns)));
@@ -133,9 +156,16 @@ export function wrapped(text: string, columns: number): string[] {
 /** "Cost $1,350.00/month of $1,500.00 (requests.cpu $920.00, requests.memory $430.00): $150.00 left". */
 export function costLine(c: NonNullable<ProjectBudgetJson['cost']>): string {
   const money = (amount: string) => formatMoney(decimal(amount), c.currency);
-  const parts = Object.entries(c.resources).map(([r, amount]) => `${r} ${money(amount)}`).join(', ');
+  const parts = Object.entries(c.resources)
+    .map(([r, amount]) => `${r} ${money(amount)}`)
+    .join(', ');
   const of = c.budget !== undefined ? ` of ${money(c.budget)}` : '';
-  const left = c.headroom === undefined ? '' : c.headroom.startsWith('-') ? `: ${money(c.headroom.slice(1))} over the cost budget` : `: ${money(c.headroom)} left`;
+  const left =
+    c.headroom === undefined
+      ? ''
+      : c.headroom.startsWith('-')
+        ? `: ${money(c.headroom.slice(1))} over the cost budget`
+        : `: ${money(c.headroom)} left`;
   return `Cost ${money(c.monthly)}/month${of}${parts ? ` (${parts})` : ''}${left}`;
 }
 
@@ -145,16 +175,28 @@ export function costLine(c: NonNullable<ProjectBudgetJson['cost']>): string {
  * controller last read them from the hub (observedAt).
  */
 function fleetLines(f: NonNullable<ProjectBudgetJson['fleet']>): string[] {
-  const when = f.observedAt ? `shares as last read from the hub at ${f.observedAt}` : 'shares not read from the hub yet';
+  const when = f.observedAt
+    ? `shares as last read from the hub at ${f.observedAt}`
+    : 'shares not read from the hub yet';
   const out = [`Fleet budget shared by ${f.members.join(', ')} (${when})`];
   out.push(
     table(
       ['RESOURCE', 'FLEET BUDGET', 'SHARE HERE', 'ENFORCED', 'ALLOCATED', 'HEADROOM HERE', 'FLEET HEADROOM'],
-      f.resources.map((r) => [r.resource, r.fleetBudget, r.share !== undefined ? `${r.share}${r.lendable && r.lendable !== '0' ? ` (${r.lendable} offered)` : ''}` : '-', r.enforced ?? '-', r.allocated, r.headroomHere ?? '-', r.fleetHeadroom ?? '-']),
+      f.resources.map((r) => [
+        r.resource,
+        r.fleetBudget,
+        r.share !== undefined ? `${r.share}${r.lendable && r.lendable !== '0' ? ` (${r.lendable} offered)` : ''}` : '-',
+        r.enforced ?? '-',
+        r.allocated,
+        r.headroomHere ?? '-',
+        r.fleetHeadroom ?? '-',
+      ]),
     ).trimEnd(),
   );
   if (f.clusters.length > 0) {
-    const rows = f.clusters.flatMap((c) => Object.keys(c.share).map((r, i) => [i === 0 ? c.cluster : '', r, c.share[r]!, c.lendable[r] ?? '0']));
+    const rows = f.clusters.flatMap((c) =>
+      Object.keys(c.share).map((r, i) => [i === 0 ? c.cluster : '', r, c.share[r]!, c.lendable[r] ?? '0']),
+    );
     out.push('', table(['CLUSTER', 'RESOURCE', 'SHARE', 'OFFERED'], rows).trimEnd());
   }
   return out;

@@ -39,8 +39,16 @@ export class Kubectl {
   /** Runs kubectl with the user's flags (-n only when `namespaced`), never throwing on a non-zero exit. */
   async run(args: string[], options: { input?: string; namespaced?: boolean } = {}): Promise<KubectlRun> {
     const all = [...kubectlArgs(this.flags, options.namespaced ?? false), ...args];
-    const result = await execa(this.binary, all, { reject: false, encoding: 'utf8', stripFinalNewline: false, ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' }) });
-    if (result.failed && result.exitCode === undefined) throw new Error(`cannot run ${this.binary}: ${result.shortMessage ?? result.message} (set TENANTGATE_KUBECTL to kubectl's path)`);
+    const result = await execa(this.binary, all, {
+      reject: false,
+      encoding: 'utf8',
+      stripFinalNewline: false,
+      ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' }),
+    });
+    if (result.failed && result.exitCode === undefined)
+      throw new Error(
+        `cannot run ${this.binary}: ${result.shortMessage ?? result.message} (set TENANTGATE_KUBECTL to kubectl's path)`,
+      );
     return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? 1 };
   }
 

@@ -10,7 +10,16 @@ import { LABEL_PROJECT } from '../validate/types.js';
 import { Kubectl, KubectlError } from './kubectl.js';
 import { isOwner } from '../validate/rules/tenancy.js';
 import { VIEW_API_PATH, VIEW_GROUP, type Identity } from '../view/api.js';
-import { budgetFromObjects, budgetFromView, clusterFromStatus, identityFromReview, projectRow, projectRowFromView, type ProjectBudgetJson, type ProjectRow } from './model.js';
+import {
+  budgetFromObjects,
+  budgetFromView,
+  clusterFromStatus,
+  identityFromReview,
+  projectRow,
+  projectRowFromView,
+  type ProjectBudgetJson,
+  type ProjectRow,
+} from './model.js';
 import { cmpStr } from '../order.js';
 
 export const SOURCES = ['auto', 'view', 'direct'] as const;
@@ -45,11 +54,16 @@ export class BudgetSource {
       served = !!list && ['budgets', 'ownedprojects'].every((r) => list.resources?.some((x) => x.name === r));
     } catch (err) {
       if (this.wanted === 'view') throw err;
-      this.warn(`warning: the budget view API ${VIEW_API_PATH} did not answer (${(err as Error).message.split('\n')[0]}); reading Projects, namespaces and quotas instead`);
+      this.warn(
+        `warning: the budget view API ${VIEW_API_PATH} did not answer (${(err as Error).message.split('\n')[0]}); reading Projects, namespaces and quotas instead`,
+      );
       return 'direct';
     }
     if (served) return 'view';
-    if (this.wanted === 'view') throw new Error(`the budget view API ${VIEW_API_PATH} is not served by this cluster (discovery: 404); use --source=direct`);
+    if (this.wanted === 'view')
+      throw new Error(
+        `the budget view API ${VIEW_API_PATH} is not served by this cluster (discovery: 404); use --source=direct`,
+      );
     return 'direct';
   }
 
@@ -68,7 +82,10 @@ export class BudgetSource {
       this.kubectl.json<List<Project>>(['get', 'projects.tenantgate.io']),
       this.projectNamespaces(),
     ]);
-    return projects.items.filter((p) => isOwner(p, who)).map((p) => projectRow(p, namespaces)).sort(byName);
+    return projects.items
+      .filter((p) => isOwner(p, who))
+      .map((p) => projectRow(p, namespaces))
+      .sort(byName);
   }
 
   /** Every namespace labelled for a project (tenants may list namespaces). */
@@ -82,18 +99,24 @@ export class BudgetSource {
     if ((await this.source()) === 'view' && namespaces.length > 0) {
       const ns = namespaces.map((n) => n.metadata.name ?? '').sort()[0]!;
       const b = await this.kubectl.raw<unknown>(`${VIEW_API_PATH}/namespaces/${ns}/budgets/${project}`);
-      if (!b) throw new Error(`Budget ${ns}/${project}: not found (namespace ${ns} is labelled for project ${project})`);
+      if (!b)
+        throw new Error(`Budget ${ns}/${project}: not found (namespace ${ns} is labelled for project ${project})`);
       return budgetFromView(b);
     }
     let p: Project;
     try {
       p = await this.kubectl.json<Project>(['get', 'projects.tenantgate.io', project]);
     } catch (err) {
-      if (err instanceof KubectlError && err.notFound) throw new Error(`Project ${project} not found (\`kubectl tenantgate projects\` lists yours)`);
+      if (err instanceof KubectlError && err.notFound)
+        throw new Error(`Project ${project} not found (\`kubectl tenantgate projects\` lists yours)`);
       throw err;
     }
     const quotas = (
-      await Promise.all(namespaces.map((n) => this.kubectl.json<List<ResourceQuotaObject>>(['-n', n.metadata.name ?? '', 'get', 'resourcequotas'])))
+      await Promise.all(
+        namespaces.map((n) =>
+          this.kubectl.json<List<ResourceQuotaObject>>(['-n', n.metadata.name ?? '', 'get', 'resourcequotas']),
+        ),
+      )
     ).flatMap((l) => l.items);
     return budgetFromObjects(p, namespaces, quotas, this.clusterName ?? clusterFromStatus(p));
   }

@@ -61,15 +61,34 @@ export function verdictOf(object: string, run: { exitCode: number; stderr: strin
   if (run.exitCode === 0) return { object, admitted: true, denials: [], warnings };
   const errorText = errorLines.join('\n');
   const denials = findings(errorText);
-  return { object, admitted: false, denials, warnings, ...(denials.length === 0 ? { error: errorText.trim() || `kubectl exited with ${run.exitCode}` } : {}) };
+  return {
+    object,
+    admitted: false,
+    denials,
+    warnings,
+    ...(denials.length === 0 ? { error: errorText.trim() || `kubectl exited with ${run.exitCode}` } : {}),
+  };
 }
 
 /** A document of the file as the verdict names it: "Kind namespace/name" (or "Kind name" when cluster-scoped). */
 export function objectName(doc: unknown, defaultNamespace: string | undefined, index: number): string {
-  const o = doc as { kind?: unknown; metadata?: { name?: unknown; generateName?: unknown; namespace?: unknown } } | null;
+  const o = doc as {
+    kind?: unknown;
+    metadata?: { name?: unknown; generateName?: unknown; namespace?: unknown };
+  } | null;
   const kind = typeof o?.kind === 'string' ? o.kind : `document ${index + 1}`;
-  const name = typeof o?.metadata?.name === 'string' ? o.metadata.name : typeof o?.metadata?.generateName === 'string' ? `${o.metadata.generateName}*` : '?';
-  const ns = typeof o?.metadata?.namespace === 'string' ? o.metadata.namespace : kind === 'Namespace' || kind === 'Project' ? undefined : defaultNamespace;
+  const name =
+    typeof o?.metadata?.name === 'string'
+      ? o.metadata.name
+      : typeof o?.metadata?.generateName === 'string'
+        ? `${o.metadata.generateName}*`
+        : '?';
+  const ns =
+    typeof o?.metadata?.namespace === 'string'
+      ? o.metadata.namespace
+      : kind === 'Namespace' || kind === 'Project'
+        ? undefined
+        : defaultNamespace;
   return `${kind} ${ns ? `${ns}/` : ''}${name}`;
 }
 
@@ -88,6 +107,11 @@ export function whyText(verdicts: readonly Verdict[]): string {
     for (const w of v.warnings) lines.push(`  warning [${w.rule}] ${w.message}`);
   }
   const refused = verdicts.filter((v) => !v.admitted).length;
-  lines.push('', refused === 0 ? `All ${verdicts.length} objects would be admitted.` : `${refused} of ${verdicts.length} objects would be refused.`);
+  lines.push(
+    '',
+    refused === 0
+      ? `All ${verdicts.length} objects would be admitted.`
+      : `${refused} of ${verdicts.length} objects would be refused.`,
+  );
   return lines.join('\n') + '\n';
 }

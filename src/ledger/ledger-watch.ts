@@ -19,7 +19,14 @@ import { LineStreamIdle } from '../kube/lean-client.js';
 export interface ConfigMapJson {
   apiVersion: 'v1';
   kind: 'ConfigMap';
-  metadata: { name: string; namespace: string; labels?: Record<string, string>; resourceVersion?: string; finalizers?: string[]; deletionTimestamp?: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    labels?: Record<string, string>;
+    resourceVersion?: string;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+  };
   data?: Record<string, string>;
 }
 
@@ -88,7 +95,10 @@ export function eventHead(line: string): EventHead | undefined {
 }
 
 /** A watch event line as JSON: an ERROR's object is a Status (its `code`), any other a ConfigMap. */
-type ParsedEvent = { type?: string; object?: { code?: number; metadata?: { name?: string; resourceVersion?: string } } };
+type ParsedEvent = {
+  type?: string;
+  object?: { code?: number; metadata?: { name?: string; resourceVersion?: string } };
+};
 
 function parseLine(line: string): ParsedEvent | undefined {
   try {
@@ -98,7 +108,8 @@ function parseLine(line: string): ParsedEvent | undefined {
   }
 }
 
-const isLedgerEventType = (type: string | undefined): type is LedgerEventType => type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';
+const isLedgerEventType = (type: string | undefined): type is LedgerEventType =>
+  type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED';
 
 export class LedgerWatch {
   private readonly listeners: Array<(event: LedgerEvent) => void> = [];
@@ -138,7 +149,13 @@ export class LedgerWatch {
       let gone = false;
       const began = Date.now();
       const timeoutSeconds = this.watchSeconds ?? WATCH_MIN_SECONDS + Math.floor(Math.random() * WATCH_MIN_SECONDS);
-      const query = new URLSearchParams({ watch: '1', labelSelector: LEDGER_SELECTOR, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds), ...(start ? { resourceVersion: start } : {}) });
+      const query = new URLSearchParams({
+        watch: '1',
+        labelSelector: LEDGER_SELECTOR,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: String(timeoutSeconds),
+        ...(start ? { resourceVersion: start } : {}),
+      });
       const onLine = (line: string) => {
         const head = eventHead(line);
         if (!head || head.type === 'ERROR' || head.type === 'BOOKMARK') {
@@ -150,7 +167,13 @@ export class LedgerWatch {
           if (version) last = version;
           const name = event.object?.metadata?.name;
           if (!version || !name || !isLedgerEventType(event.type)) return;
-          return this.deliver({ type: event.type, name, resourceVersion: version, object: () => event.object as ConfigMapJson, holds: (text) => line.includes(text) });
+          return this.deliver({
+            type: event.type,
+            name,
+            resourceVersion: version,
+            object: () => event.object as ConfigMapJson,
+            holds: (text) => line.includes(text),
+          });
         }
         last = head.resourceVersion;
         if (!isLedgerEventType(head.type)) return;
@@ -167,7 +190,11 @@ export class LedgerWatch {
         });
       };
       this.begun += 1;
-      const stream = await this.api.lines(`${this.path}?${query.toString()}`, onLine, timeoutSeconds * 1000 + IDLE_GRACE_MS);
+      const stream = await this.api.lines(
+        `${this.path}?${query.toString()}`,
+        onLine,
+        timeoutSeconds * 1000 + IDLE_GRACE_MS,
+      );
       if (this.stopped) return stream.abort();
       this.stream = stream;
       stream.ended.then(
@@ -179,7 +206,8 @@ export class LedgerWatch {
         },
         (err: unknown) => {
           if (this.stopped) return;
-          if (err instanceof LineStreamIdle) return this.retry(`the ledger watch went silent: ${describeError(err)}`, last);
+          if (err instanceof LineStreamIdle)
+            return this.retry(`the ledger watch went silent: ${describeError(err)}`, last);
           this.retry(`the ledger watch ended: ${describeError(err)}`, last);
         },
       );
@@ -199,14 +227,19 @@ export class LedgerWatch {
   }
 
   private async currentVersion(): Promise<string | undefined> {
-    const list = await this.api.call<{ metadata?: { resourceVersion?: string } }>('GET', `${this.path}?labelSelector=${encodeURIComponent(LEDGER_SELECTOR)}&limit=1`);
+    const list = await this.api.call<{ metadata?: { resourceVersion?: string } }>(
+      'GET',
+      `${this.path}?labelSelector=${encodeURIComponent(LEDGER_SELECTOR)}&limit=1`,
+    );
     return list.metadata?.resourceVersion;
   }
 
   /** After a failure: from `from` (resumed; a 410 then starts afresh) after the next backoff delay. */
   private retry(reason: string, from: string | undefined): void {
     const delay = this.nextDelay();
-    this.log(`${reason}; retrying in ${delay} ms (until then each replica learns of the others' ledger writes from a lost compare-and-swap)`);
+    this.log(
+      `${reason}; retrying in ${delay} ms (until then each replica learns of the others' ledger writes from a lost compare-and-swap)`,
+    );
     this.schedule(from, delay);
   }
 

@@ -16,7 +16,9 @@ import { LeanApiClient } from '../kube/lean-client.js';
 import { FLEET_DATA_KEY, holdsEnforcedLimit } from '../fleet/enforced-record.js';
 
 /** A recorded ResourceQuota write: what Q2 and Q3 read of the new object (null: the quota was deleted). */
-export type LedgerQuotaWrite = { spec: { hard?: Record<string, string | number>; scopes?: string[]; scopeSelector?: unknown } } | null;
+export type LedgerQuotaWrite = {
+  spec: { hard?: Record<string, string | number>; scopes?: string[]; scopeSelector?: unknown };
+} | null;
 
 /** Keeps a ledger ConfigMap readable after a delete until no entry in it is live. */
 export const LEDGER_FINALIZER = 'tenantgate.io/ledger';
@@ -101,7 +103,9 @@ export class LedgerConflict extends Error {}
  * asks). `state()` undefined: what the watch delivered is not that project's ledger after all.
  * `announced`: the version is a replica's announcement (LedgerStore.announce), not a write of entries.
  */
-export type LedgerChange = { project: string; resourceVersion: string; state: () => LedgerState | undefined; announced?: true } | { project: string; deleted: true };
+export type LedgerChange =
+  | { project: string; resourceVersion: string; state: () => LedgerState | undefined; announced?: true }
+  | { project: string; deleted: true };
 
 export interface LedgerStore {
   read(project: string): Promise<LedgerState>;
@@ -109,7 +113,12 @@ export interface LedgerStore {
    * Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise.
    * The settled marks written are `settledThrough`, else the state's.
    */
-  write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough?: StreamMarks): Promise<LedgerState>;
+  write(
+    project: string,
+    state: LedgerState,
+    entries: LedgerEntry[],
+    settledThrough?: StreamMarks,
+  ): Promise<LedgerState>;
   /**
    * Lets a ledger marked for deletion go (removes its finalizer) when it is still at
    * `state.resourceVersion`; the caller has checked that none of its entries is live and that it
@@ -149,14 +158,19 @@ export function settledOf(text: string | undefined): { settledThrough?: StreamMa
   try {
     const m = JSON.parse(text) as Partial<StreamMarks> | null;
     if (m && typeof m.Namespace === 'string' && typeof m.ResourceQuota === 'string') {
-      return { settledThrough: { Namespace: m.Namespace, ResourceQuota: m.ResourceQuota, ...(typeof m.until === 'number' ? { until: m.until } : {}) } };
+      return {
+        settledThrough: {
+          Namespace: m.Namespace,
+          ResourceQuota: m.ResourceQuota,
+          ...(typeof m.until === 'number' ? { until: m.until } : {}),
+        },
+      };
     }
   } catch {
     // fall through
   }
   return {};
 }
-
 
 /** The ledger's ConfigMaps through the lean client (docs/adr/0025-lean-client-for-the-ledger.md): one keep-alive connection, plain JSON. */
 export class ConfigMapLedger implements LedgerStore {
@@ -202,7 +216,9 @@ export class ConfigMapLedger implements LedgerStore {
         ...(event.holds(WAITING_MARK) ? { announced: true as const } : {}),
         state: () => {
           const cm = event.object();
-          return cm && cm.metadata.name === this.name(project) && cm.metadata.labels?.[LABEL_PROJECT] === project ? stateOf(cm) : undefined;
+          return cm && cm.metadata.name === this.name(project) && cm.metadata.labels?.[LABEL_PROJECT] === project
+            ? stateOf(cm)
+            : undefined;
         },
       });
     });
@@ -226,11 +242,23 @@ export class ConfigMapLedger implements LedgerStore {
     }
   }
 
-  private body(project: string, state: LedgerState, entries: LedgerEntry[], finalizers: string[], settledThrough = state.settledThrough): ConfigMapJson {
+  private body(
+    project: string,
+    state: LedgerState,
+    entries: LedgerEntry[],
+    finalizers: string[],
+    settledThrough = state.settledThrough,
+  ): ConfigMapJson {
     return {
       apiVersion: 'v1',
       kind: 'ConfigMap',
-      metadata: { name: this.name(project), namespace: this.namespace, labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project }, finalizers, ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}) },
+      metadata: {
+        name: this.name(project),
+        namespace: this.namespace,
+        labels: { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project },
+        finalizers,
+        ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}),
+      },
       data: {
         reservations: JSON.stringify(entries),
         ...(state.fleet !== undefined ? { [FLEET_DATA_KEY]: state.fleet } : {}),
@@ -239,11 +267,18 @@ export class ConfigMapLedger implements LedgerStore {
     };
   }
 
-  async write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough = state.settledThrough): Promise<LedgerState> {
+  async write(
+    project: string,
+    state: LedgerState,
+    entries: LedgerEntry[],
+    settledThrough = state.settledThrough,
+  ): Promise<LedgerState> {
     const name = this.name(project);
     const body = this.body(project, state, entries, [LEDGER_FINALIZER], settledThrough);
     try {
-      const out = state.resourceVersion ? await this.api.call<ConfigMapJson>('PUT', this.path(name), body) : await this.api.call<ConfigMapJson>('POST', this.path(), body);
+      const out = state.resourceVersion
+        ? await this.api.call<ConfigMapJson>('PUT', this.path(name), body)
+        : await this.api.call<ConfigMapJson>('POST', this.path(), body);
       return {
         resourceVersion: out.metadata.resourceVersion,
         entries,
@@ -255,14 +290,17 @@ export class ConfigMapLedger implements LedgerStore {
       if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
       // Deleted since it was read (the controller removes a deleted Project's ledger; a Project of the
       // same name may come back): the state in hand is stale like after a conflict, so read again.
-      if (state.resourceVersion && isNotFound(err)) throw new LedgerConflict(`ledger of project ${project} was deleted since it was read`);
+      if (state.resourceVersion && isNotFound(err))
+        throw new LedgerConflict(`ledger of project ${project} was deleted since it was read`);
       throw err;
     }
   }
 
   async announce(project: string): Promise<LedgerState | undefined> {
     this.announcements += 1;
-    const patch = { metadata: { annotations: { [WAITING_ANNOTATION]: `${Date.now()}-${process.pid}-${this.announcements}` } } };
+    const patch = {
+      metadata: { annotations: { [WAITING_ANNOTATION]: `${Date.now()}-${process.pid}-${this.announcements}` } },
+    };
     try {
       return stateOf(await this.api.call<ConfigMapJson>('PATCH', this.path(this.name(project)), patch));
     } catch (err) {
@@ -275,7 +313,11 @@ export class ConfigMapLedger implements LedgerStore {
     // A nonzero enforced fleet limit is room this cluster holds of the fleet: the ledger stays until it is given back.
     if (!state.resourceVersion || holdsEnforcedLimit(state)) return;
     try {
-      await this.api.call<ConfigMapJson>('PUT', this.path(this.name(project)), this.body(project, state, state.entries, []));
+      await this.api.call<ConfigMapJson>(
+        'PUT',
+        this.path(this.name(project)),
+        this.body(project, state, state.entries, []),
+      );
     } catch (err) {
       if (isConflict(err)) throw new LedgerConflict(`ledger of project ${project} changed concurrently`);
       if (isNotFound(err)) return;
@@ -293,7 +335,12 @@ export function parseEntries(text: string | undefined): LedgerEntry[] {
   if (!text) return [];
   try {
     const parsed = JSON.parse(text) as unknown;
-    return Array.isArray(parsed) ? (parsed.filter((e) => e && typeof e.namespace === 'string' && typeof e.expires === 'number' && typeof e.allocation === 'object') as LedgerEntry[]) : [];
+    return Array.isArray(parsed)
+      ? (parsed.filter(
+          (e) =>
+            e && typeof e.namespace === 'string' && typeof e.expires === 'number' && typeof e.allocation === 'object',
+        ) as LedgerEntry[])
+      : [];
   } catch {
     return [];
   }

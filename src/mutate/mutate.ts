@@ -31,7 +31,11 @@ const NONE: PatchOperation[] = [];
  * A CREATE with `generateName` has no name yet here (the apiserver generates it after the mutating
  * webhooks, before the validating ones): its project is the one whose prefix the generateName carries.
  */
-export function mutateNamespace(ctx: ReviewContext, operation: Operation, ns: Incoming<NamespaceObject>): PatchOperation[] {
+export function mutateNamespace(
+  ctx: ReviewContext,
+  operation: Operation,
+  ns: Incoming<NamespaceObject>,
+): PatchOperation[] {
   if (operation !== 'CREATE') return NONE;
   const metadata = ns.metadata ?? {};
   const name = metadata.name ?? '';
@@ -46,7 +50,11 @@ export function mutateNamespace(ctx: ReviewContext, operation: Operation, ns: In
     if (labels[key] === undefined) labels[key] = level;
   }
   const edits: Array<[string, FieldEdit]> = [['labels', { kind: 'map', value: labels }]];
-  if (project.metadata.uid) edits.push(['annotations', { kind: 'map', value: { ...metadata.annotations, [ANNOTATION_PROJECT_UID]: project.metadata.uid } }]);
+  if (project.metadata.uid)
+    edits.push([
+      'annotations',
+      { kind: 'map', value: { ...metadata.annotations, [ANNOTATION_PROJECT_UID]: project.metadata.uid } },
+    ]);
   return metadataPatch(ns.metadata, edits);
 }
 
@@ -55,15 +63,24 @@ export function mutateProject(_ctx: ReviewContext, operation: Operation, project
   const metadata = project.metadata ?? {};
   if (operation === 'DELETE' || metadata.deletionTimestamp) return NONE;
   if (metadata.finalizers?.includes(FINALIZER_CASCADE)) return NONE;
-  return metadataPatch(project.metadata, [['finalizers', { kind: 'list', value: [...(metadata.finalizers ?? []), FINALIZER_CASCADE] }]]);
+  return metadataPatch(project.metadata, [
+    ['finalizers', { kind: 'list', value: [...(metadata.finalizers ?? []), FINALIZER_CASCADE] }],
+  ]);
 }
 
 /** ResourceQuota CREATE/UPDATE in a project namespace: the project label. */
-export function mutateQuota(ctx: ReviewContext, operation: Operation, namespace: string, quota: Incoming<ResourceQuotaObject>): PatchOperation[] {
+export function mutateQuota(
+  ctx: ReviewContext,
+  operation: Operation,
+  namespace: string,
+  quota: Incoming<ResourceQuotaObject>,
+): PatchOperation[] {
   if (operation === 'DELETE') return NONE;
   const nsObject = ctx.snapshot.namespace(namespace);
   const { project } = projectOfNamespace(ctx, namespace, nsObject?.metadata.labels);
   const metadata = quota.metadata ?? {};
   if (!project || metadata.labels?.[LABEL_PROJECT] === project.metadata.name) return NONE;
-  return metadataPatch(quota.metadata, [['labels', { kind: 'map', value: { ...metadata.labels, [LABEL_PROJECT]: project.metadata.name ?? '' } }]]);
+  return metadataPatch(quota.metadata, [
+    ['labels', { kind: 'map', value: { ...metadata.labels, [LABEL_PROJECT]: project.metadata.name ?? '' } }],
+  ]);
 }

@@ -33,7 +33,8 @@ function fieldOps(path: string, before: unknown, edit: FieldEdit, out: PatchOper
   if (edit.kind === 'list') {
     if (!Array.isArray(before)) return void out.push({ op: 'replace', path, value: edit.value });
     // Appended only: the old elements are unchanged, the new ones added at their indices.
-    for (let i = before.length; i < edit.value.length; i++) out.push({ op: 'add', path: `${path}/${i}`, value: edit.value[i] });
+    for (let i = before.length; i < edit.value.length; i++)
+      out.push({ op: 'add', path: `${path}/${i}`, value: edit.value[i] });
     return;
   }
   if (!isRecord(before)) return void out.push({ op: 'replace', path, value: { ...edit.value } });
@@ -41,18 +42,23 @@ function fieldOps(path: string, before: unknown, edit: FieldEdit, out: PatchOper
   const oldKeys = Object.keys(before);
   for (let i = oldKeys.length - 1; i >= 0; i--) {
     const key = oldKeys[i]!;
-    if (before[key] !== after[key]) out.push({ op: 'replace', path: `${path}/${escapePointer(key)}`, value: after[key] });
+    if (before[key] !== after[key])
+      out.push({ op: 'replace', path: `${path}/${escapePointer(key)}`, value: after[key] });
   }
   const newKeys = Object.keys(after);
   if (newKeys.length === oldKeys.length) return;
-  for (const key of newKeys) if (!has(before, key)) out.push({ op: 'add', path: `${path}/${escapePointer(key)}`, value: after[key] });
+  for (const key of newKeys)
+    if (!has(before, key)) out.push({ op: 'add', path: `${path}/${escapePointer(key)}`, value: after[key] });
 }
 
 /**
  * The patch that turns `metadata` (the request object's, or absent) into it with `edits` applied, given
  * in the order the mutation made them. Fields not edited are never touched.
  */
-export function metadataPatch(metadata: unknown, edits: ReadonlyArray<readonly [field: string, edit: FieldEdit]>): PatchOperation[] {
+export function metadataPatch(
+  metadata: unknown,
+  edits: ReadonlyArray<readonly [field: string, edit: FieldEdit]>,
+): PatchOperation[] {
   const out: PatchOperation[] = [];
   if (edits.length === 0) return out;
   if (!isRecord(metadata)) {
@@ -69,7 +75,12 @@ export function metadataPatch(metadata: unknown, edits: ReadonlyArray<readonly [
     if (edit) fieldOps(`/metadata/${escapePointer(field)}`, metadata[field], edit, out);
   }
   for (const [field, edit] of edits) {
-    if (!has(metadata, field)) out.push({ op: 'add', path: `/metadata/${escapePointer(field)}`, value: edit.kind === 'map' ? { ...edit.value } : edit.value });
+    if (!has(metadata, field))
+      out.push({
+        op: 'add',
+        path: `/metadata/${escapePointer(field)}`,
+        value: edit.kind === 'map' ? { ...edit.value } : edit.value,
+      });
   }
   return out;
 }

@@ -11,7 +11,11 @@ import type { Project, Violation } from '../validate/types.js';
 import type { PlanFinding } from './types.js';
 
 /** An object as listed from the cluster (apiVersion and kind set, metadata.namespace and name). */
-export type LiveObject = Record<string, unknown> & { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } };
+export type LiveObject = Record<string, unknown> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string };
+};
 
 /**
  * A violation as compared across the change: its rule and field, not its message, whose "allowed:" part
@@ -19,10 +23,17 @@ export type LiveObject = Record<string, unknown> & { apiVersion?: string; kind?:
  */
 const sameFinding = (v: Violation): string => `${v.rule} ${JSON.stringify(v.path ?? [])}`;
 
-const groupOf = (apiVersion: string | undefined): string => (apiVersion?.includes('/') ? apiVersion.split('/')[0]! : '');
+const groupOf = (apiVersion: string | undefined): string =>
+  apiVersion?.includes('/') ? apiVersion.split('/')[0]! : '';
 
 /** Findings for every object in `namespaces` that `will`'s lists refuse and `was`'s admitted. */
-export function strandedByAllowLists(config: TenantgateConfig, was: Project, will: Project, namespaces: ReadonlySet<string>, objects: readonly LiveObject[]): PlanFinding[] {
+export function strandedByAllowLists(
+  config: TenantgateConfig,
+  was: Project,
+  will: Project,
+  namespaces: ReadonlySet<string>,
+  objects: readonly LiveObject[],
+): PlanFinding[] {
   const out: PlanFinding[] = [];
   for (const object of objects) {
     const kind = allowListKindOf(groupOf(object.apiVersion), object.kind ?? '');
@@ -33,7 +44,12 @@ export function strandedByAllowLists(config: TenantgateConfig, was: Project, wil
     const before = new Set(refusedBefore.map(sameFinding));
     for (const v of allowListViolations(allowSubject(config, will, kind, namespace, name), kind, object)) {
       if (before.has(sameFinding(v))) continue;
-      out.push({ rule: v.rule, message: `${v.message} (it runs now: it keeps running, but could not be created again)`, object: `${kind} ${namespace}/${name}`, by: 'plan' });
+      out.push({
+        rule: v.rule,
+        message: `${v.message} (it runs now: it keeps running, but could not be created again)`,
+        object: `${kind} ${namespace}/${name}`,
+        by: 'plan',
+      });
     }
   }
   return out;

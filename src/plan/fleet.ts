@@ -92,12 +92,18 @@ export function fleetRollup(input: FleetPlanInput): FleetRollup | undefined {
     for (const member of shown) {
       const b = input.budgets.get(member);
       const line = b?.resources.find((r) => r.resource === resource);
-      const memberAllocated = members.includes(member) ? (b ? (line?.allocated ?? ZERO) : at(declaredOn(input.after, member), resource)) : undefined;
+      const memberAllocated = members.includes(member)
+        ? b
+          ? (line?.allocated ?? ZERO)
+          : at(declaredOn(input.after, member), resource)
+        : undefined;
       const entry = record?.shares.get(member);
       const out: FleetMemberLine = {
         ...(memberAllocated ? { allocated: memberAllocated.toString(), counted: b ? 'live' : 'declared' } : {}),
         ...(b ? { used: (line?.used ?? ZERO).toString() } : {}),
-        ...(record ? { share: at(entry?.share, resource).toString(), lendable: at(entry?.lendable, resource).toString() } : {}),
+        ...(record
+          ? { share: at(entry?.share, resource).toString(), lendable: at(entry?.lendable, resource).toString() }
+          : {}),
       };
       perMember[member] = out;
       if (memberAllocated) alloc = alloc.add(memberAllocated);

@@ -30,7 +30,9 @@ function arrow(before: string | undefined, after: string | undefined): string {
 function headroomText(r: { headroomAfter?: string; headroomPercent?: number }): string {
   if (r.headroomAfter === undefined) return '—';
   if (r.headroomPercent === undefined) return r.headroomAfter;
-  return r.headroomAfter.startsWith('-') ? `${r.headroomAfter} ${headroomBar(r.headroomPercent)} over budget` : `${r.headroomAfter} ${headroomBar(r.headroomPercent)}`;
+  return r.headroomAfter.startsWith('-')
+    ? `${r.headroomAfter} ${headroomBar(r.headroomPercent)} over budget`
+    : `${r.headroomAfter} ${headroomBar(r.headroomPercent)}`;
 }
 
 /** "ResourceQuota a/b: " before a message that does not start with it already. */
@@ -64,10 +66,17 @@ export function costText(c: CostLine): string {
 }
 
 function summary(plan: Plan): string {
-  const refused = [...plan.entries.filter((e) => e.findings.length > 0), ...(plan.fleet ?? []).filter((f) => f.findings.length > 0)];
+  const refused = [
+    ...plan.entries.filter((e) => e.findings.length > 0),
+    ...(plan.fleet ?? []).filter((f) => f.findings.length > 0),
+  ];
   const clusters = plan.clusters.map((c) => c.name || '(unnamed)').join(', ');
-  const scope = plan.changed ? `${plan.entries.length} project × cluster change(s)` : `no change; ${plan.entries.length} project × cluster(s) as they are`;
-  const verdict = refused.length ? `${refused.length} sync(s) would be refused or lose pods (${plan.findings} finding(s))` : 'every sync would be admitted';
+  const scope = plan.changed
+    ? `${plan.entries.length} project × cluster change(s)`
+    : `no change; ${plan.entries.length} project × cluster(s) as they are`;
+  const verdict = refused.length
+    ? `${refused.length} sync(s) would be refused or lose pods (${plan.findings} finding(s))`
+    : 'every sync would be admitted';
   return `${scope} against ${plan.base ? `base ${plan.base}` : 'the live Projects'} on ${clusters}: ${verdict}`;
 }
 
@@ -77,19 +86,31 @@ function summary(plan: Plan): string {
 
 function table(header: string[], rows: string[][], indent = '  '): string[] {
   const widths = header.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...(r[i] ?? '')].length)));
-  const line = (cells: string[]) => indent + cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i]! - [...c].length))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    indent +
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i]! - [...c].length)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }
 
 function resourceRows(lines: ResourceLine[]): string[][] {
-  return lines.map((r) => [r.resource, arrow(r.budgetBefore, r.budgetAfter), arrow(r.allocatedBefore, r.allocatedAfter), r.used, headroomText(r)]);
+  return lines.map((r) => [
+    r.resource,
+    arrow(r.budgetBefore, r.budgetAfter),
+    arrow(r.allocatedBefore, r.allocatedAfter),
+    r.used,
+    headroomText(r),
+  ]);
 }
 
 export function planTable(plan: Plan): string {
   const out: string[] = [`tenantgate plan: ${summary(plan)}`];
   for (const e of plan.entries) {
     out.push('', `${e.findings.length ? '✗' : '✓'} ${title(e)}`);
-    if (e.resources.length) out.push(...table(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM AFTER'], resourceRows(e.resources)));
+    if (e.resources.length)
+      out.push(...table(['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM AFTER'], resourceRows(e.resources)));
     out.push(`  namespaces: ${namespaceNotes(e).join('; ')}`);
     for (const b of e.bursts ?? []) out.push(`  burst ${b}`);
     if (e.cost) out.push(`  cost: ${costText(e.cost)}`);
@@ -104,7 +125,12 @@ export function planTable(plan: Plan): string {
 }
 
 function fleetTitle(f: FleetRollup): string {
-  const hub = { 'not-read': 'shares not read (no --hub)', missing: 'no FleetBudget on the hub yet: nobody holds a share', read: 'shares from the hub', unreadable: `the hub's FleetBudget is unreadable: ${(f.hubProblems ?? []).join('; ')}` }[f.hub];
+  const hub = {
+    'not-read': 'shares not read (no --hub)',
+    missing: 'no FleetBudget on the hub yet: nobody holds a share',
+    read: 'shares from the hub',
+    unreadable: `the hub's FleetBudget is unreadable: ${(f.hubProblems ?? []).join('; ')}`,
+  }[f.hub];
   return `fleet ${f.project} on ${f.members.join(' + ')}${f.formerMembers?.length ? ` (leaving: ${f.formerMembers.join(', ')})` : ''} — ${hub}`;
 }
 
@@ -112,13 +138,24 @@ function fleetTitle(f: FleetRollup): string {
 function fleetRows(f: FleetRollup): [string[], string[][]] {
   const withHub = f.hub === 'read';
   const members = [...f.members, ...(f.formerMembers ?? [])];
-  const header = ['RESOURCE', 'FLEET BUDGET', 'ALLOCATED', 'USED', 'HEADROOM', ...(withHub ? ['SHARES', 'POOL'] : []), ...members.map((m) => `ON ${m}`)];
+  const header = [
+    'RESOURCE',
+    'FLEET BUDGET',
+    'ALLOCATED',
+    'USED',
+    'HEADROOM',
+    ...(withHub ? ['SHARES', 'POOL'] : []),
+    ...members.map((m) => `ON ${m}`),
+  ];
   const rows = f.resources.map((l) => [
     l.resource,
     arrow(l.budgetBefore, l.budgetAfter),
     l.allocated,
     l.used,
-    headroomText({ headroomAfter: l.headroom, ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) }),
+    headroomText({
+      headroomAfter: l.headroom,
+      ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}),
+    }),
     ...(withHub ? [l.shares ?? '—', l.pool ?? '—'] : []),
     ...members.map((m) => memberCell(l.perMember[m])),
   ]);
@@ -134,7 +171,17 @@ function memberCell(m: FleetRollup['resources'][number]['perMember'][string] | u
 
 function rollupTable(r: ProjectRollup): string[] {
   const header = ['RESOURCE', 'BUDGET', 'ALLOCATED', 'USED', 'HEADROOM', ...r.clusters.map((c) => `ON ${c}`)];
-  const rows = r.resources.map((l) => [l.resource, l.budget ?? '—', l.allocated, l.used, headroomText({ ...(l.headroom ? { headroomAfter: l.headroom } : {}), ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) }), ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—')]);
+  const rows = r.resources.map((l) => [
+    l.resource,
+    l.budget ?? '—',
+    l.allocated,
+    l.used,
+    headroomText({
+      ...(l.headroom ? { headroomAfter: l.headroom } : {}),
+      ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}),
+    }),
+    ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—'),
+  ]);
   return [`Σ ${r.project} on ${r.clusters.join(' + ')}`, ...table(header, rows)];
 }
 
@@ -148,29 +195,65 @@ function cell(text: string): string {
 }
 
 function mdTable(header: string[], rows: string[][]): string[] {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => ' --- ').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)];
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => ' --- ').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ];
 }
 
 export function planMarkdown(plan: Plan): string {
   const out: string[] = ['## tenantgate plan', '', summary(plan)];
   for (const e of plan.entries) {
     out.push('', `### ${e.findings.length ? '❌' : '✅'} ${title(e)}`, '');
-    if (e.resources.length) out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom after'], resourceRows(e.resources).map((r) => r.map((c, i) => (i === 4 && c !== '—' ? `\`${c}\`` : c)))), '');
+    if (e.resources.length)
+      out.push(
+        ...mdTable(
+          ['resource', 'budget', 'allocated', 'used', 'headroom after'],
+          resourceRows(e.resources).map((r) => r.map((c, i) => (i === 4 && c !== '—' ? `\`${c}\`` : c))),
+        ),
+        '',
+      );
     out.push(`Namespaces: ${namespaceNotes(e).join('; ')}.`);
     if (e.bursts?.length) out.push('', 'Bursts:', '', ...e.bursts.map((b) => `- ${cell(b)}`));
     if (e.cost) out.push('', `Cost: ${costText(e.cost)}.`);
     if (e.findings.length) {
       out.push('', 'Findings:', '');
-      for (const f of e.findings) out.push(`- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`);
+      for (const f of e.findings)
+        out.push(
+          `- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`,
+        );
     }
   }
   for (const r of plan.rollup) {
     out.push('', `### Σ ${r.project} on ${r.clusters.join(' + ')}`, '');
-    out.push(...mdTable(['resource', 'budget', 'allocated', 'used', 'headroom', ...r.clusters], r.resources.map((l) => [l.resource, l.budget ?? '—', l.allocated, l.used, l.headroom ? `\`${headroomText({ headroomAfter: l.headroom, ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) })}\`` : '—', ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—')])));
+    out.push(
+      ...mdTable(
+        ['resource', 'budget', 'allocated', 'used', 'headroom', ...r.clusters],
+        r.resources.map((l) => [
+          l.resource,
+          l.budget ?? '—',
+          l.allocated,
+          l.used,
+          l.headroom
+            ? `\`${headroomText({ headroomAfter: l.headroom, ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) })}\``
+            : '—',
+          ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—'),
+        ]),
+      ),
+    );
   }
   for (const f of plan.fleet ?? []) {
     const [header, rows] = fleetRows(f);
-    out.push('', `### ${f.findings.length ? '❌' : '✅'} ${fleetTitle(f)}`, '', ...mdTable(header.map((h) => h.toLowerCase()), rows));
+    out.push(
+      '',
+      `### ${f.findings.length ? '❌' : '✅'} ${fleetTitle(f)}`,
+      '',
+      ...mdTable(
+        header.map((h) => h.toLowerCase()),
+        rows,
+      ),
+    );
     if (f.findings.length) {
       out.push('', 'Findings:', '');
       for (const finding of f.findings) out.push(`- **[${finding.rule}]** ${cell(finding.message)} _(found by plan)_`);

@@ -6,7 +6,14 @@
  */
 import { strandedByAllowLists } from './allow-lists.js';
 import type { TenantgateConfig } from '../config/config.js';
-import { projectBudget, projectBudgetJson, sumResources, usedIn, type ProjectBudget, type ResourceBudget } from '../validate/budget.js';
+import {
+  projectBudget,
+  projectBudgetJson,
+  sumResources,
+  usedIn,
+  type ProjectBudget,
+  type ResourceBudget,
+} from '../validate/budget.js';
 import { namespacesOn } from '../validate/offline.js';
 import { budgetList, budgetPath } from '../validate/budget/layers.js';
 import { burstApplies, planBurstLines } from '../validate/bursts.js';
@@ -16,7 +23,18 @@ import { fleetRollup, type HubShareRecord } from './fleet.js';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 import { liveSnapshot, simulateSync } from './sync.js';
 import { ceilCents, centsText, moneyJson, monthlyBudgetOf, priceSheet, sharesCost, ZERO } from '../validate/cost.js';
-import type { CostLine, EntryChange, FleetRollup, LiveState, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine, RollupLine } from './types.js';
+import type {
+  CostLine,
+  EntryChange,
+  FleetRollup,
+  LiveState,
+  Plan,
+  PlanEntry,
+  PlanFinding,
+  ProjectRollup,
+  ResourceLine,
+  RollupLine,
+} from './types.js';
 
 export interface PlanInput {
   config: TenantgateConfig;
@@ -55,7 +73,12 @@ function clusterView(p: Project | undefined, cluster: string, at: number): strin
 }
 
 /** The entry's burst lines at the plan's instant (`plan --now`), when there are any. */
-function burstsOf(was: Project | undefined, will: Project | undefined, cluster: string, at: number): { bursts?: string[] } {
+function burstsOf(
+  was: Project | undefined,
+  will: Project | undefined,
+  cluster: string,
+  at: number,
+): { bursts?: string[] } {
   const lines = planBurstLines(was, will, cluster, at);
   return lines.length > 0 ? { bursts: lines } : {};
 }
@@ -72,7 +95,12 @@ function percent(part: ResourceBudget['headroom'], whole: ResourceBudget['budget
 }
 
 function resourceLines(before: ProjectBudget | undefined, after: ProjectBudget | undefined): ResourceLine[] {
-  const names = [...new Set([...(after?.resources ?? []).map((r) => r.resource), ...(before?.resources ?? []).map((r) => r.resource)])];
+  const names = [
+    ...new Set([
+      ...(after?.resources ?? []).map((r) => r.resource),
+      ...(before?.resources ?? []).map((r) => r.resource),
+    ]),
+  ];
   return names.map((resource) => {
     const b = before?.resources.find((r) => r.resource === resource);
     const a = after?.resources.find((r) => r.resource === resource);
@@ -128,7 +156,9 @@ export function planChange(input: PlanInput): Plan {
       if (touched) anyChange = true;
       const change: EntryChange = !was ? 'added' : !will ? 'removed' : touched ? 'changed' : 'unchanged';
       const budgetBefore = was ? projectBudget(now, was, cluster, input.at) : undefined;
-      const budgetAfter = will ? projectBudget(sync.after, sync.after.project(name) ?? will, cluster, input.at) : undefined;
+      const budgetAfter = will
+        ? projectBudget(sync.after, sync.after.project(name) ?? will, cluster, input.at)
+        : undefined;
       if (budgetAfter) {
         if (!budgetsAfter.has(name)) budgetsAfter.set(name, new Map());
         budgetsAfter.get(name)!.set(cluster, budgetAfter);
@@ -136,22 +166,61 @@ export function planChange(input: PlanInput): Plan {
       if (will?.spec.fleet) {
         // The fleet roll-up counts every fleet-budgeted resource, also where this cluster's own budget does not name it.
         if (!fleetBudgetsAfter.has(name)) fleetBudgetsAfter.set(name, new Map());
-        fleetBudgetsAfter.get(name)!.set(cluster, fleetProjectBudget(sync.after, sync.after.project(name) ?? will, cluster, input.at, Object.keys(will.spec.fleet.quota?.hard ?? {})));
+        fleetBudgetsAfter
+          .get(name)!
+          .set(
+            cluster,
+            fleetProjectBudget(
+              sync.after,
+              sync.after.project(name) ?? will,
+              cluster,
+              input.at,
+              Object.keys(will.spec.fleet.quota?.hard ?? {}),
+            ),
+          );
       }
-      const declaredBefore = new Map(was ? namespacesOn(was, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : []);
-      const declaredAfter = new Map(will ? namespacesOn(will, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : []);
+      const declaredBefore = new Map(
+        was ? namespacesOn(was, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : [],
+      );
+      const declaredAfter = new Map(
+        will ? namespacesOn(will, cluster).map((n) => [n.name, JSON.stringify(sorted(n.quota?.hard ?? {}))]) : [],
+      );
       const pruned = sync.pruned.get(name) ?? [];
-      const removed = [...new Set([...[...declaredBefore.keys()].filter((n) => !declaredAfter.has(n)), ...pruned])].sort();
+      const removed = [
+        ...new Set([...[...declaredBefore.keys()].filter((n) => !declaredAfter.has(n)), ...pruned]),
+      ].sort();
       const liveMembers = [...now.namespacesOfProject(name)].map((n) => n.metadata.name ?? '');
-      const findings: PlanFinding[] = sync.refusals.filter((r) => r.project === name).map((r) => ({ rule: r.violation.rule, message: r.violation.message, object: r.object, by: 'webhook' as const }));
+      const findings: PlanFinding[] = sync.refusals
+        .filter((r) => r.project === name)
+        .map((r) => ({
+          rule: r.violation.rule,
+          message: r.violation.message,
+          object: r.object,
+          by: 'webhook' as const,
+        }));
       if (budgetBefore && budgetAfter && will) {
-        for (const v of checkBudgetBelowUse(name, cluster, budgetBefore.resources, budgetAfter.resources, (r) => usersOf(sync.after, budgetAfter, r), budgetPath(will, cluster))) {
+        for (const v of checkBudgetBelowUse(
+          name,
+          cluster,
+          budgetBefore.resources,
+          budgetAfter.resources,
+          (r) => usersOf(sync.after, budgetAfter, r),
+          budgetPath(will, cluster),
+        )) {
           findings.push({ rule: v.rule, message: v.message, object: `Project ${name}`, by: 'plan' });
         }
       }
-      if (was && will && live.objects) findings.push(...strandedByAllowLists(input.config, was, will, new Set(liveMembers), live.objects));
+      if (was && will && live.objects)
+        findings.push(...strandedByAllowLists(input.config, was, will, new Set(liveMembers), live.objects));
       for (const ns of pruned) {
-        for (const v of checkRemovedNamespaceInUse(name, cluster, ns, podsIn(now, ns), will ? 'undeclared' : 'project-removed')) findings.push({ rule: v.rule, message: v.message, object: `Namespace ${ns}`, by: 'plan' });
+        for (const v of checkRemovedNamespaceInUse(
+          name,
+          cluster,
+          ns,
+          podsIn(now, ns),
+          will ? 'undeclared' : 'project-removed',
+        ))
+          findings.push({ rule: v.rule, message: v.message, object: `Namespace ${ns}`, by: 'plan' });
       }
       const entry: PlanEntry = {
         project: name,
@@ -163,7 +232,10 @@ export function planChange(input: PlanInput): Plan {
         namespaces: {
           added: [...declaredAfter.keys()].filter((n) => !declaredBefore.has(n)).sort(),
           removed,
-          changed: [...declaredAfter].filter(([n, q]) => declaredBefore.has(n) && declaredBefore.get(n) !== q).map(([n]) => n).sort(),
+          changed: [...declaredAfter]
+            .filter(([n, q]) => declaredBefore.has(n) && declaredBefore.get(n) !== q)
+            .map(([n]) => n)
+            .sort(),
           selfService: liveMembers.filter((n) => !declaredBefore.has(n) && !declaredAfter.has(n)).sort(),
           countBefore: liveMembers.length,
           countAfter: [...sync.after.namespacesOfProject(name)].length,
@@ -189,21 +261,38 @@ export function planChange(input: PlanInput): Plan {
     clusters: input.live.map((l) => ({ name: l.cluster, ...(l.takenAt ? { takenAt: l.takenAt } : {}) })),
     changed: anyChange || fleetChanged,
     entries,
-    rollup: input.live.length > 1 ? [...budgetsAfter].filter(([p]) => shown.has(p)).sort(([a], [b]) => a.localeCompare(b)).map(([p, byCluster]) => rollup(p, byCluster)) : [],
+    rollup:
+      input.live.length > 1
+        ? [...budgetsAfter]
+            .filter(([p]) => shown.has(p))
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([p, byCluster]) => rollup(p, byCluster))
+        : [],
     fleet,
     findings: entries.reduce((n, e) => n + e.findings.length, 0) + fleet.reduce((n, f) => n + f.findings.length, 0),
   };
 }
 
 /** The fleet roll-up of every Project with spec.fleet that is shown, whose fleet declaration changed, or that has a fleet finding. */
-function fleetRollups(input: PlanInput, budgetsAfter: Map<string, Map<string, ProjectBudget>>, shown: Set<string>, showAll: boolean): { rollups: FleetRollup[]; changed: boolean } {
+function fleetRollups(
+  input: PlanInput,
+  budgetsAfter: Map<string, Map<string, ProjectBudget>>,
+  shown: Set<string>,
+  showAll: boolean,
+): { rollups: FleetRollup[]; changed: boolean } {
   const out: FleetRollup[] = [];
   let anyChange = false;
   for (const after of [...input.after].sort((a, b) => nameOf(a).localeCompare(nameOf(b)))) {
     const name = nameOf(after);
     if (!after.spec.fleet) continue;
     const before = (input.base?.projects ?? input.live.flatMap((l) => l.projects)).find((p) => nameOf(p) === name);
-    const r = fleetRollup({ project: name, before, after, budgets: budgetsAfter.get(name) ?? new Map(), hub: input.hub?.get(name) ?? { state: 'not-read' } });
+    const r = fleetRollup({
+      project: name,
+      before,
+      after,
+      budgets: budgetsAfter.get(name) ?? new Map(),
+      hub: input.hub?.get(name) ?? { state: 'not-read' },
+    });
     if (!r) continue;
     const changed = JSON.stringify(before?.spec.fleet ?? null) !== JSON.stringify(after.spec.fleet);
     anyChange ||= changed;
@@ -219,14 +308,19 @@ function rollup(project: string, byCluster: Map<string, ProjectBudget>): Project
   const allocated = sumResources(budgets.map((b) => b.allocated));
   const used = sumResources(budgets.map((b) => b.used));
   const headroom = sumResources(budgets.map((b) => b.headroom));
-  const names = [...new Set(budgets.flatMap((b) => b.resources.map((r) => r.resource)))].sort((a, b) => Number(!budget.has(a)) - Number(!budget.has(b)) || a.localeCompare(b));
+  const names = [...new Set(budgets.flatMap((b) => b.resources.map((r) => r.resource)))].sort(
+    (a, b) => Number(!budget.has(a)) - Number(!budget.has(b)) || a.localeCompare(b),
+  );
   const resources: RollupLine[] = names.map((resource) => {
     const perCluster: RollupLine['perCluster'] = {};
     for (const [cluster, b] of byCluster) {
       const line = b.resources.find((r) => r.resource === resource);
       if (!line?.headroom) continue;
       const pct = percent(line.headroom, line.budget);
-      perCluster[cluster] = { headroom: line.headroom.toString(), ...(pct !== undefined ? { headroomPercent: pct } : {}) };
+      perCluster[cluster] = {
+        headroom: line.headroom.toString(),
+        ...(pct !== undefined ? { headroomPercent: pct } : {}),
+      };
     }
     const total = budget.get(resource);
     const room = headroom.get(resource);
@@ -245,14 +339,35 @@ function rollup(project: string, byCluster: Map<string, ProjectBudget>): Project
 }
 
 /** The cost line of an entry, when tenantgate.yaml has pricing: the allocation before and after, priced. */
-function costOf(config: TenantgateConfig, before: ProjectBudget | undefined, after: ProjectBudget | undefined, will: Project | undefined): { cost?: CostLine } {
+function costOf(
+  config: TenantgateConfig,
+  before: ProjectBudget | undefined,
+  after: ProjectBudget | undefined,
+  will: Project | undefined,
+): { cost?: CostLine } {
   if (!config.pricing) return {};
   const sheet = priceSheet(config.pricing);
-  const was = before ? sharesCost(sheet, before.namespaces.map((n) => n.allocated)) : ZERO;
-  const is = after ? sharesCost(sheet, after.namespaces.map((n) => n.allocated)) : ZERO;
+  const was = before
+    ? sharesCost(
+        sheet,
+        before.namespaces.map((n) => n.allocated),
+      )
+    : ZERO;
+  const is = after
+    ? sharesCost(
+        sheet,
+        after.namespaces.map((n) => n.allocated),
+      )
+    : ZERO;
   const budget = will ? monthlyBudgetOf(will) : undefined;
   return {
-    cost: { currency: sheet.currency, before: moneyJson(was), after: moneyJson(is), change: centsText(ceilCents(is) - ceilCents(was)).replaceAll(',', ''), ...(budget ? { budget: moneyJson(budget) } : {}) },
+    cost: {
+      currency: sheet.currency,
+      before: moneyJson(was),
+      after: moneyJson(is),
+      change: centsText(ceilCents(is) - ceilCents(was)).replaceAll(',', ''),
+      ...(budget ? { budget: moneyJson(budget) } : {}),
+    },
   };
 }
 

@@ -33,17 +33,28 @@ function trim<T extends { metadata?: Record<string, unknown> | object }>(o: T, k
   for (const k of keep) if ((o as Record<string, unknown>)[k] !== undefined) out[k] = (o as Record<string, unknown>)[k];
   const meta = (o.metadata ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = {};
-  for (const k of ['name', 'namespace', 'uid', 'labels', 'annotations', 'deletionTimestamp']) if (meta[k] !== undefined && meta[k] !== null) m[k] = meta[k];
+  for (const k of ['name', 'namespace', 'uid', 'labels', 'annotations', 'deletionTimestamp'])
+    if (meta[k] !== undefined && meta[k] !== null) m[k] = meta[k];
   out.metadata = m;
   return out as T;
 }
 
-const byName = (a: { metadata: { name?: string; namespace?: string } }, b: { metadata: { name?: string; namespace?: string } }) =>
-  (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+const byName = (
+  a: { metadata: { name?: string; namespace?: string } },
+  b: { metadata: { name?: string; namespace?: string } },
+) =>
+  (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
+  (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 
 /** The snapshot of what was listed: project namespaces only, and the quotas in them; sorted, so two snapshots of one state are equal. */
-export function snapshotOf(cluster: string, takenAt: string, listed: { projects: Project[]; namespaces: NamespaceObject[]; quotas: ResourceQuotaObject[]; objects?: LiveObject[] }): SnapshotDocument {
-  const namespaces = listed.namespaces.filter((n) => n.metadata?.labels?.[LABEL_PROJECT]).map((n) => trim(n, ['apiVersion', 'kind', 'status']));
+export function snapshotOf(
+  cluster: string,
+  takenAt: string,
+  listed: { projects: Project[]; namespaces: NamespaceObject[]; quotas: ResourceQuotaObject[]; objects?: LiveObject[] },
+): SnapshotDocument {
+  const namespaces = listed.namespaces
+    .filter((n) => n.metadata?.labels?.[LABEL_PROJECT])
+    .map((n) => trim(n, ['apiVersion', 'kind', 'status']));
   const names = new Set(namespaces.map((n) => n.metadata.name));
   return {
     apiVersion: SNAPSHOT_API_VERSION,
@@ -52,18 +63,35 @@ export function snapshotOf(cluster: string, takenAt: string, listed: { projects:
     takenAt,
     projects: listed.projects.map((p) => trim(p, ['apiVersion', 'kind', 'spec'])).sort(byName),
     namespaces: namespaces.sort(byName),
-    resourceQuotas: listed.quotas.filter((q) => names.has(q.metadata?.namespace)).map((q) => trim(q, ['apiVersion', 'kind', 'spec', 'status'])).sort(byName),
+    resourceQuotas: listed.quotas
+      .filter((q) => names.has(q.metadata?.namespace))
+      .map((q) => trim(q, ['apiVersion', 'kind', 'spec', 'status']))
+      .sort(byName),
     ...(listed.objects
-      ? { objects: listed.objects.filter((o) => names.has(o.metadata?.namespace)).map((o) => trim(o as LiveObject & { metadata: Record<string, unknown> }, ['apiVersion', 'kind', 'spec'])).sort(byKindAndName) }
+      ? {
+          objects: listed.objects
+            .filter((o) => names.has(o.metadata?.namespace))
+            .map((o) => trim(o as LiveObject & { metadata: Record<string, unknown> }, ['apiVersion', 'kind', 'spec']))
+            .sort(byKindAndName),
+        }
       : {}),
   };
 }
 
 const byKindAndName = (a: LiveObject, b: LiveObject) =>
-  `${a.apiVersion ?? ''}/${a.kind ?? ''}`.localeCompare(`${b.apiVersion ?? ''}/${b.kind ?? ''}`) || byName({ metadata: a.metadata ?? {} }, { metadata: b.metadata ?? {} });
+  `${a.apiVersion ?? ''}/${a.kind ?? ''}`.localeCompare(`${b.apiVersion ?? ''}/${b.kind ?? ''}`) ||
+  byName({ metadata: a.metadata ?? {} }, { metadata: b.metadata ?? {} });
 
 export function liveStateOf(doc: SnapshotDocument, source?: string): LiveState {
-  return { cluster: doc.cluster, takenAt: doc.takenAt, ...(source ? { source } : {}), projects: doc.projects, namespaces: doc.namespaces, quotas: doc.resourceQuotas, ...(doc.objects ? { objects: doc.objects } : {}) };
+  return {
+    cluster: doc.cluster,
+    takenAt: doc.takenAt,
+    ...(source ? { source } : {}),
+    projects: doc.projects,
+    namespaces: doc.namespaces,
+    quotas: doc.resourceQuotas,
+    ...(doc.objects ? { objects: doc.objects } : {}),
+  };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -78,26 +106,55 @@ export function parseSnapshot(text: string, file: string): SnapshotDocument {
   } catch (err) {
     throw new SnapshotFileError(`${file}: not YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
   }
-  if (!isObject(doc)) throw new SnapshotFileError(`${file}: a snapshot is a mapping with kind ${SNAPSHOT_KIND} (tenantgate snapshot writes it)`);
+  if (!isObject(doc))
+    throw new SnapshotFileError(
+      `${file}: a snapshot is a mapping with kind ${SNAPSHOT_KIND} (tenantgate snapshot writes it)`,
+    );
   if (doc.kind !== SNAPSHOT_KIND || doc.apiVersion !== SNAPSHOT_API_VERSION) {
-    throw new SnapshotFileError(`${file}: apiVersion/kind is ${JSON.stringify(doc.apiVersion ?? null)}/${JSON.stringify(doc.kind ?? null)}; allowed: ${SNAPSHOT_API_VERSION}/${SNAPSHOT_KIND}`);
+    throw new SnapshotFileError(
+      `${file}: apiVersion/kind is ${JSON.stringify(doc.apiVersion ?? null)}/${JSON.stringify(doc.kind ?? null)}; allowed: ${SNAPSHOT_API_VERSION}/${SNAPSHOT_KIND}`,
+    );
   }
-  if (typeof doc.cluster !== 'string') throw new SnapshotFileError(`${file}: cluster is ${JSON.stringify(doc.cluster ?? null)}; allowed: a string (the cluster's name)`);
-  if (typeof doc.takenAt !== 'string' || Number.isNaN(Date.parse(doc.takenAt))) throw new SnapshotFileError(`${file}: takenAt is ${JSON.stringify(doc.takenAt ?? null)}; allowed: an RFC 3339 time`);
+  if (typeof doc.cluster !== 'string')
+    throw new SnapshotFileError(
+      `${file}: cluster is ${JSON.stringify(doc.cluster ?? null)}; allowed: a string (the cluster's name)`,
+    );
+  if (typeof doc.takenAt !== 'string' || Number.isNaN(Date.parse(doc.takenAt)))
+    throw new SnapshotFileError(
+      `${file}: takenAt is ${JSON.stringify(doc.takenAt ?? null)}; allowed: an RFC 3339 time`,
+    );
   for (const field of ['projects', 'namespaces', 'resourceQuotas'] as const) {
     const list = doc[field];
-    if (!Array.isArray(list)) throw new SnapshotFileError(`${file}: ${field} is ${JSON.stringify(list ?? null)}; allowed: a list`);
+    if (!Array.isArray(list))
+      throw new SnapshotFileError(`${file}: ${field} is ${JSON.stringify(list ?? null)}; allowed: a list`);
     list.forEach((o, i) => {
-      if (!isObject(o) || !isObject(o.metadata) || typeof o.metadata.name !== 'string') throw new SnapshotFileError(`${file}: ${field}[${i}] has no metadata.name; allowed: Kubernetes objects as tenantgate snapshot writes them`);
-      if (field === 'projects' && (!isObject(o.spec) || typeof o.spec.tenant !== 'string')) throw new SnapshotFileError(`${file}: projects[${i}] (${o.metadata.name}) has no spec.tenant`);
-      if (field === 'resourceQuotas' && typeof o.metadata.namespace !== 'string') throw new SnapshotFileError(`${file}: resourceQuotas[${i}] (${o.metadata.name}) has no metadata.namespace`);
+      if (!isObject(o) || !isObject(o.metadata) || typeof o.metadata.name !== 'string')
+        throw new SnapshotFileError(
+          `${file}: ${field}[${i}] has no metadata.name; allowed: Kubernetes objects as tenantgate snapshot writes them`,
+        );
+      if (field === 'projects' && (!isObject(o.spec) || typeof o.spec.tenant !== 'string'))
+        throw new SnapshotFileError(`${file}: projects[${i}] (${o.metadata.name}) has no spec.tenant`);
+      if (field === 'resourceQuotas' && typeof o.metadata.namespace !== 'string')
+        throw new SnapshotFileError(`${file}: resourceQuotas[${i}] (${o.metadata.name}) has no metadata.namespace`);
     });
   }
   if (doc.objects !== undefined) {
-    if (!Array.isArray(doc.objects)) throw new SnapshotFileError(`${file}: objects is ${JSON.stringify(doc.objects)}; allowed: a list (or no objects key)`);
+    if (!Array.isArray(doc.objects))
+      throw new SnapshotFileError(
+        `${file}: objects is ${JSON.stringify(doc.objects)}; allowed: a list (or no objects key)`,
+      );
     doc.objects.forEach((o, i) => {
-      if (!isObject(o) || typeof o.apiVersion !== 'string' || typeof o.kind !== 'string' || !isObject(o.metadata) || typeof o.metadata.name !== 'string' || typeof o.metadata.namespace !== 'string') {
-        throw new SnapshotFileError(`${file}: objects[${i}] has no apiVersion, kind, metadata.name or metadata.namespace; allowed: Kubernetes objects as tenantgate snapshot writes them`);
+      if (
+        !isObject(o) ||
+        typeof o.apiVersion !== 'string' ||
+        typeof o.kind !== 'string' ||
+        !isObject(o.metadata) ||
+        typeof o.metadata.name !== 'string' ||
+        typeof o.metadata.namespace !== 'string'
+      ) {
+        throw new SnapshotFileError(
+          `${file}: objects[${i}] has no apiVersion, kind, metadata.name or metadata.namespace; allowed: Kubernetes objects as tenantgate snapshot writes them`,
+        );
       }
     });
   }

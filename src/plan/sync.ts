@@ -5,10 +5,22 @@
  */
 import type { TenantgateConfig } from '../config/config.js';
 import { renderProjectsLazily } from '../render/render.js';
-import { reviewNamespace, reviewProject, reviewResourceQuota, type ReviewContext, type Verdict } from '../validate/admission.js';
+import {
+  reviewNamespace,
+  reviewProject,
+  reviewResourceQuota,
+  type ReviewContext,
+  type Verdict,
+} from '../validate/admission.js';
 import { namespacesOn } from '../validate/offline.js';
 import { MemorySnapshot } from '../validate/snapshot.js';
-import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject, type Violation } from '../validate/types.js';
+import {
+  LABEL_PROJECT,
+  type NamespaceObject,
+  type Project,
+  type ResourceQuotaObject,
+  type Violation,
+} from '../validate/types.js';
 import type { UserInfo } from '../validate/rules/tenancy.js';
 import type { LiveState } from './types.js';
 
@@ -47,8 +59,21 @@ function steps(after: Project[], config: TenantgateConfig, cluster: string, at: 
   for (const o of renderProjectsLazily(after, config, { cluster, at })) {
     const meta = o.metadata as { name: string; namespace?: string; labels?: Record<string, string> };
     if (o.kind === 'Project') out.push({ kind: 'Project', name: meta.name, object: o as unknown as Project });
-    else if (o.kind === 'Namespace') out.push({ kind: 'Namespace', name: meta.name, project: meta.labels?.[LABEL_PROJECT] ?? '', object: o as unknown as NamespaceObject });
-    else if (o.kind === 'ResourceQuota') out.push({ kind: 'ResourceQuota', name: meta.name, namespace: meta.namespace ?? '', project: meta.labels?.[LABEL_PROJECT] ?? '', object: o as unknown as ResourceQuotaObject });
+    else if (o.kind === 'Namespace')
+      out.push({
+        kind: 'Namespace',
+        name: meta.name,
+        project: meta.labels?.[LABEL_PROJECT] ?? '',
+        object: o as unknown as NamespaceObject,
+      });
+    else if (o.kind === 'ResourceQuota')
+      out.push({
+        kind: 'ResourceQuota',
+        name: meta.name,
+        namespace: meta.namespace ?? '',
+        project: meta.labels?.[LABEL_PROJECT] ?? '',
+        object: o as unknown as ResourceQuotaObject,
+      });
   }
   return out;
 }
@@ -64,7 +89,12 @@ function appliedQuota(live: ResourceQuotaObject | undefined, applied: ResourceQu
   const hard = applied.spec?.hard ?? {};
   const used = live?.status?.used;
   // The applied scope too: a tier quota is scoped by PriorityClass (docs/budgets.md#priority-tiers).
-  return { ...(live ?? applied), metadata: { ...(live?.metadata ?? applied.metadata) }, spec: { ...(live?.spec ?? {}), ...applied.spec, hard }, status: { hard, ...(used ? { used } : {}) } };
+  return {
+    ...(live ?? applied),
+    metadata: { ...(live?.metadata ?? applied.metadata) },
+    spec: { ...(live?.spec ?? {}), ...applied.spec, hard },
+    status: { hard, ...(used ? { used } : {}) },
+  };
 }
 
 function projectOf(p: Project): Project {
@@ -76,7 +106,13 @@ function projectOf(p: Project): Project {
  * refused stays as it was), once to the end (every object applied, pruned namespaces and removed
  * projects deleted) for the numbers after the change.
  */
-export function simulateSync(live: LiveState, before: Project[], after: Project[], config: TenantgateConfig, at: number): SyncResult {
+export function simulateSync(
+  live: LiveState,
+  before: Project[],
+  after: Project[],
+  config: TenantgateConfig,
+  at: number,
+): SyncResult {
   const cluster = live.cluster;
   const ctxConfig: TenantgateConfig = { ...config, clusterName: cluster };
   const judged = liveSnapshot(live);
@@ -92,18 +128,23 @@ export function simulateSync(live: LiveState, before: Project[], after: Project[
     if (step.kind === 'Project') {
       const old = judged.project(step.name);
       const object = old ? { ...step.object, metadata: { ...old.metadata, ...step.object.metadata } } : step.object;
-      if (refuse(step.name, `Project ${step.name}`, reviewProject(ctx, old ? 'UPDATE' : 'CREATE', object, old))) judged.upsertProject(projectOf(object));
+      if (refuse(step.name, `Project ${step.name}`, reviewProject(ctx, old ? 'UPDATE' : 'CREATE', object, old)))
+        judged.upsertProject(projectOf(object));
       final.upsertProject(projectOf(object));
     } else if (step.kind === 'Namespace') {
       const old = judged.namespace(step.name);
       const object = appliedNamespace(old, step.object);
-      if (refuse(step.project, `Namespace ${step.name}`, reviewNamespace(ctx, old ? 'UPDATE' : 'CREATE', object, old))) judged.upsertNamespace(object);
+      if (refuse(step.project, `Namespace ${step.name}`, reviewNamespace(ctx, old ? 'UPDATE' : 'CREATE', object, old)))
+        judged.upsertNamespace(object);
       final.upsertNamespace(appliedNamespace(final.namespace(step.name), step.object));
     } else {
       const old = [...judged.quotasInNamespace(step.namespace)].find((q) => q.metadata.name === step.name);
       const object = old ? { ...old, spec: { ...old.spec, hard: step.object.spec?.hard ?? {} } } : step.object;
       const subject = `ResourceQuota ${step.namespace}/${step.name}`;
-      if (refuse(step.project, subject, reviewResourceQuota(ctx, old ? 'UPDATE' : 'CREATE', step.namespace, object, old))) judged.upsertQuota(appliedQuota(old, step.object));
+      if (
+        refuse(step.project, subject, reviewResourceQuota(ctx, old ? 'UPDATE' : 'CREATE', step.namespace, object, old))
+      )
+        judged.upsertQuota(appliedQuota(old, step.object));
       const finalOld = [...final.quotasInNamespace(step.namespace)].find((q) => q.metadata.name === step.name);
       final.upsertQuota(appliedQuota(finalOld, step.object));
     }
@@ -117,7 +158,9 @@ export function simulateSync(live: LiveState, before: Project[], after: Project[
     const next = afterByName.get(name);
     const keep = new Set(next ? namespacesOn(next, cluster).map((n) => n.name) : []);
     const gone = next
-      ? namespacesOn(previous, cluster).map((n) => n.name).filter((n) => !keep.has(n) && final.namespace(n)?.metadata.labels?.[LABEL_PROJECT] === name)
+      ? namespacesOn(previous, cluster)
+          .map((n) => n.name)
+          .filter((n) => !keep.has(n) && final.namespace(n)?.metadata.labels?.[LABEL_PROJECT] === name)
       : [...final.namespacesOfProject(name)].map((n) => n.metadata.name ?? '');
     for (const ns of gone) {
       for (const q of [...final.quotasInNamespace(ns)]) final.deleteQuota(ns, q.metadata.name ?? '');

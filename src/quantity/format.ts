@@ -20,7 +20,7 @@ export interface QuantityParts {
 
 /** The canonical [number, suffix] (String() is their concatenation). */
 export function canonicalize(q: QuantityParts): [string, string] {
-const { unscaled, scale, arbitrary } = q;
+  const { unscaled, scale, arbitrary } = q;
   if (unscaled === 0n) return ['0', ''];
   let format = q.format;
   if (format === 'BinarySI') {

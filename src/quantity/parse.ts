@@ -171,7 +171,11 @@ export function parseQuantityString(str: string): QuantityParts {
   const intDigits = dot < 0 ? unsigned : unsigned.slice(0, dot);
   const fracDigits = dot < 0 ? '' : unsigned.slice(dot + 1);
   if (intDigits.length + fracDigits.length === 0) {
-    throw new QuantityError(`quantity ${JSON.stringify(str)} is not valid: the number has no digits (e.g. 1, 0.5, .5)`, str, 'numeric');
+    throw new QuantityError(
+      `quantity ${JSON.stringify(str)} is not valid: the number has no digits (e.g. 1, 0.5, .5)`,
+      str,
+      'numeric',
+    );
   }
   let mag = BigInt(intDigits + fracDigits);
   let infScale = fracDigits.length; // digits after the point: value = mag / 10^infScale

@@ -85,7 +85,11 @@ export class Quantity {
   static parse(input: string | number): Quantity {
     if (typeof input === 'number') {
       if (!Number.isFinite(input)) {
-        throw new QuantityError(`quantity ${String(input)} is not valid: a number must be finite`, String(input), 'type');
+        throw new QuantityError(
+          `quantity ${String(input)} is not valid: a number must be finite`,
+          String(input),
+          'type',
+        );
       }
       return Quantity.parseString(String(input));
     }
@@ -123,7 +127,8 @@ export class Quantity {
     // "2Gi") without int64AmountAdd's intermediate objects; the result is the same.
     if (!this.arbitrary && !other.arbitrary && this.scale === other.scale) {
       const sum = this.unscaled + other.unscaled;
-      if (fitsInt64(sum)) return new Quantity(sum, this.scale, false, this.unscaled === 0n ? other.format : this.format);
+      if (fitsInt64(sum))
+        return new Quantity(sum, this.scale, false, this.unscaled === 0n ? other.format : this.format);
     }
     let format = this.format;
     if (!this.arbitrary && !other.arbitrary) {
@@ -223,7 +228,12 @@ export class Quantity {
 
   /** apimachinery's canonical String() (CanonicalizeBytes of released Kubernetes, see the module doc). */
   toString(): string {
-    const [number, suffix] = canonicalize({ unscaled: this.unscaled, scale: this.scale, arbitrary: this.arbitrary, format: this.format });
+    const [number, suffix] = canonicalize({
+      unscaled: this.unscaled,
+      scale: this.scale,
+      arbitrary: this.arbitrary,
+      format: this.format,
+    });
     return number + suffix;
   }
 
@@ -399,7 +409,11 @@ export class Quantity {
     } catch (e) {
       if (e instanceof RangeError) {
         const shown = JSON.stringify(str.length > 64 ? `${str.slice(0, 60)}...` : str);
-        throw new QuantityError(`quantity ${shown} is too large to compute exactly (beyond 10^${MAX_EXPONENT_SPAN})`, str, 'range');
+        throw new QuantityError(
+          `quantity ${shown} is too large to compute exactly (beyond 10^${MAX_EXPONENT_SPAN})`,
+          str,
+          'range',
+        );
       }
       throw e;
     }

@@ -15,7 +15,9 @@ const DECIMAL_SUFFIXES: ReadonlyMap<string, number> = new Map([
   ['P', 15],
   ['E', 18],
 ]);
-export const DECIMAL_SUFFIX_BY_EXPONENT: ReadonlyMap<number, string> = new Map([...DECIMAL_SUFFIXES].map(([k, v]) => [v, k]));
+export const DECIMAL_SUFFIX_BY_EXPONENT: ReadonlyMap<number, string> = new Map(
+  [...DECIMAL_SUFFIXES].map(([k, v]) => [v, k]),
+);
 const BINARY_SUFFIXES: ReadonlyMap<string, number> = new Map([
   ['Ki', 10],
   ['Mi', 20],

@@ -49,7 +49,8 @@ export function destinationOf(config: ArgoCdConfig, cluster: string | undefined,
   return server !== undefined ? { server, namespace } : { name: cluster, namespace };
 }
 
-const destinationKey = (d: Destination) => `${d.namespace}\u0000${'server' in d ? `s\u0000${d.server}` : `n\u0000${d.name}`}`;
+const destinationKey = (d: Destination) =>
+  `${d.namespace}\u0000${'server' in d ? `s\u0000${d.server}` : `n\u0000${d.name}`}`;
 
 /** The tenant's AppProjects, one per tenant, sorted by tenant. */
 export function appProjectsFor(projects: readonly Project[], config: ArgoCdConfig, wave: string): AppProjectObject[] {
@@ -82,7 +83,15 @@ export function appProjectsFor(projects: readonly Project[], config: ArgoCdConfi
         namespaceResourceBlacklist: TENANT_BLACKLIST.map((k) => ({ ...k })),
         // Only where destinations already allow: a wildcard here widens nothing.
         ...(config.syncServiceAccount
-          ? { destinationServiceAccounts: [{ server: '*', namespace: '*', defaultServiceAccount: config.syncServiceAccount.replaceAll('{tenant}', tenant) }] }
+          ? {
+              destinationServiceAccounts: [
+                {
+                  server: '*',
+                  namespace: '*',
+                  defaultServiceAccount: config.syncServiceAccount.replaceAll('{tenant}', tenant),
+                },
+              ],
+            }
           : {}),
       },
     };

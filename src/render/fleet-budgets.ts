@@ -7,7 +7,12 @@
 import { fleetBudgetFor, FLEET_FINALIZER } from '../fleet/fleet-budget-object.js';
 import { LABEL_MANAGED_BY, MANAGED_BY, type Project } from '../validate/types.js';
 
-export function* hubFleetBudgets(projects: readonly Project[], at: number, wave: string, waveAnnotation: string): Generator<Record<string, unknown> & { apiVersion: string; kind: string; metadata: Record<string, unknown> }> {
+export function* hubFleetBudgets(
+  projects: readonly Project[],
+  at: number,
+  wave: string,
+  waveAnnotation: string,
+): Generator<Record<string, unknown> & { apiVersion: string; kind: string; metadata: Record<string, unknown> }> {
   for (const project of projects) {
     const budget = fleetBudgetFor(project, at);
     if (!budget) continue;

@@ -7,7 +7,16 @@
  */
 import { canonicalJson, sortedKeys } from '../canonical-json.js';
 import { parseResources } from '../validate/resource-lists.js';
-import { LABEL_MANAGED_BY, LABEL_PROJECT, LABEL_TENANT, MANAGED_BY, type LimitRangeDefaults, type NetworkBaseline, type Project, type ResourceList } from '../validate/types.js';
+import {
+  LABEL_MANAGED_BY,
+  LABEL_PROJECT,
+  LABEL_TENANT,
+  MANAGED_BY,
+  type LimitRangeDefaults,
+  type NetworkBaseline,
+  type Project,
+  type ResourceList,
+} from '../validate/types.js';
 
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../validate/managed-names.js';
 
@@ -61,7 +70,13 @@ export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 export const DNS_NAMESPACE = 'kube-system';
 
 /** A Project's network baseline with tenantgate.yaml's filled in, field by field. */
-export function effectiveNetwork(project: Project, defaults: NetworkBaseline = {}): Required<{ egress: Required<NonNullable<NetworkBaseline['egress']>>; allowFrom: Required<NonNullable<NetworkBaseline['allowFrom']>> }> {
+export function effectiveNetwork(
+  project: Project,
+  defaults: NetworkBaseline = {},
+): Required<{
+  egress: Required<NonNullable<NetworkBaseline['egress']>>;
+  allowFrom: Required<NonNullable<NetworkBaseline['allowFrom']>>;
+}> {
   const own = project.spec.network ?? {};
   return {
     egress: {
@@ -87,7 +102,8 @@ function sameTenantPeer(tenant: string): NetworkPeer {
   return { namespaceSelector: { matchLabels: { [LABEL_TENANT]: tenant }, matchExpressions } };
 }
 
-const byNames = (names: readonly string[]): NetworkPeer[] => [...new Set(names)].sort().map((n) => ({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: n } } }));
+const byNames = (names: readonly string[]): NetworkPeer[] =>
+  [...new Set(names)].sort().map((n) => ({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: n } } }));
 
 const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
 
@@ -101,7 +117,12 @@ export function limitRangeFor(project: Project, namespace: string): LimitRangeOb
   if (!limits || !LIMIT_KEYS.some((k) => limits[k] && Object.keys(limits[k]!).length > 0)) return undefined;
   const item: LimitRangeItem = { type: 'Container' };
   for (const key of LIMIT_KEYS) if (limits[key]) item[key] = sortedKeys(limits[key]!);
-  return { apiVersion: 'v1', kind: 'LimitRange', metadata: managedMetadata(project, LIMITRANGE_NAME, namespace), spec: { limits: [item] } };
+  return {
+    apiVersion: 'v1',
+    kind: 'LimitRange',
+    metadata: managedMetadata(project, LIMITRANGE_NAME, namespace),
+    spec: { limits: [item] },
+  };
 }
 
 /**
@@ -110,16 +131,33 @@ export function limitRangeFor(project: Project, namespace: string): LimitRangeOb
  * the project's namespaces, DNS (port 53) in kube-system and `network.egress` (named namespaces, CIDRs).
  * `defaults` is tenantgate.yaml's `network`. Same input, same object (lists sorted).
  */
-export function isolationPolicyFor(project: Project, namespace: string, defaults: NetworkBaseline = {}): NetworkPolicyObject | undefined {
+export function isolationPolicyFor(
+  project: Project,
+  namespace: string,
+  defaults: NetworkBaseline = {},
+): NetworkPolicyObject | undefined {
   if (!project.spec.networkIsolation) return undefined;
   const own: NetworkPeer = { namespaceSelector: { matchLabels: { [LABEL_PROJECT]: project.metadata.name ?? '' } } };
   const net = effectiveNetwork(project, defaults);
-  const from: NetworkPeer[] = [own, ...(net.allowFrom.sameTenant ? [sameTenantPeer(project.spec.tenant)] : []), ...byNames(net.allowFrom.namespaces)];
+  const from: NetworkPeer[] = [
+    own,
+    ...(net.allowFrom.sameTenant ? [sameTenantPeer(project.spec.tenant)] : []),
+    ...byNames(net.allowFrom.namespaces),
+  ];
   const egress: NetworkPolicyObject['spec']['egress'] = [
     { to: [own] },
-    { to: byNames([DNS_NAMESPACE]), ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] },
+    {
+      to: byNames([DNS_NAMESPACE]),
+      ports: [
+        { protocol: 'UDP', port: 53 },
+        { protocol: 'TCP', port: 53 },
+      ],
+    },
   ];
-  const extra: NetworkPeer[] = [...byNames(net.egress.namespaces), ...[...new Set(net.egress.cidrs)].sort().map((cidr) => ({ ipBlock: { cidr } }))];
+  const extra: NetworkPeer[] = [
+    ...byNames(net.egress.namespaces),
+    ...[...new Set(net.egress.cidrs)].sort().map((cidr) => ({ ipBlock: { cidr } })),
+  ];
   if (extra.length > 0) egress.push({ to: extra });
   return {
     apiVersion: 'networking.k8s.io/v1',
@@ -146,7 +184,12 @@ export function describeIsolationPolicy(policy: NetworkPolicyObject): string {
  * this avoids rewriting, on every pass, a LimitRange the apiserver completed.
  */
 export function storedLimitItem(item: LimitRangeDefaults): Required<LimitRangeDefaults> {
-  const out: Required<LimitRangeDefaults> = { default: { ...item.default }, defaultRequest: { ...item.defaultRequest }, max: { ...item.max }, min: { ...item.min } };
+  const out: Required<LimitRangeDefaults> = {
+    default: { ...item.default },
+    defaultRequest: { ...item.defaultRequest },
+    max: { ...item.max },
+    min: { ...item.min },
+  };
   for (const [k, v] of Object.entries(out.max)) if (!(k in out.default)) out.default[k] = v;
   for (const [k, v] of Object.entries(out.default)) if (!(k in out.defaultRequest)) out.defaultRequest[k] = v;
   for (const [k, v] of Object.entries(out.min)) if (!(k in out.defaultRequest)) out.defaultRequest[k] = v;
@@ -167,12 +210,21 @@ function sameQuantities(a: ResourceList | undefined, b: ResourceList | undefined
   }
 }
 
-function hasLabels(actual: { metadata?: { labels?: Record<string, string> } }, desired: { metadata: ManagedMetadata }): boolean {
+function hasLabels(
+  actual: { metadata?: { labels?: Record<string, string> } },
+  desired: { metadata: ManagedMetadata },
+): boolean {
   return Object.entries(desired.metadata.labels).every(([k, v]) => actual.metadata?.labels?.[k] === v);
 }
 
 /** Whether a stored LimitRange limits exactly as `desired` does (after the apiserver's defaulting), with our labels. */
-export function limitRangeMatches(actual: { metadata?: { labels?: Record<string, string> }; spec?: { limits?: Array<LimitRangeDefaults & { type?: string }> } }, desired: LimitRangeObject): boolean {
+export function limitRangeMatches(
+  actual: {
+    metadata?: { labels?: Record<string, string> };
+    spec?: { limits?: Array<LimitRangeDefaults & { type?: string }> };
+  },
+  desired: LimitRangeObject,
+): boolean {
   if (!hasLabels(actual, desired)) return false;
   const have = actual.spec?.limits ?? [];
   const want = desired.spec.limits;
@@ -182,13 +234,20 @@ export function limitRangeMatches(actual: { metadata?: { labels?: Record<string,
     if (h.type !== w.type) return false;
     const stored = storedLimitItem(w);
     const extra = h as Record<string, unknown>;
-    if (Object.keys(extra).some((k) => k !== 'type' && !(LIMIT_KEYS as readonly string[]).includes(k) && extra[k] !== undefined)) return false;
+    if (
+      Object.keys(extra).some(
+        (k) => k !== 'type' && !(LIMIT_KEYS as readonly string[]).includes(k) && extra[k] !== undefined,
+      )
+    )
+      return false;
     return LIMIT_KEYS.every((k) => sameQuantities(h[k] ?? {}, stored[k]));
   });
 }
 
 /** Whether a stored NetworkPolicy is exactly the isolation policy (any added rule or port is a change), with our labels. */
-export function isolationPolicyMatches(actual: { metadata?: { labels?: Record<string, string> }; spec?: unknown }, desired: NetworkPolicyObject): boolean {
+export function isolationPolicyMatches(
+  actual: { metadata?: { labels?: Record<string, string> }; spec?: unknown },
+  desired: NetworkPolicyObject,
+): boolean {
   return hasLabels(actual, desired) && canonicalJson(actual.spec) === canonicalJson(desired.spec);
 }
-

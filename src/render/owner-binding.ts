@@ -22,13 +22,21 @@ export interface RbacSubject {
 export interface RoleBindingObject {
   apiVersion: 'rbac.authorization.k8s.io/v1';
   kind: 'RoleBinding';
-  metadata: { name: string; namespace: string; labels: Record<string, string>; annotations?: Record<string, string>; resourceVersion?: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
   roleRef: { apiGroup: string; kind: string; name: string };
   subjects: RbacSubject[];
 }
 
 export function rbacSubject(s: Subject): RbacSubject {
-  return s.kind === 'ServiceAccount' ? { kind: 'ServiceAccount', name: s.name, namespace: s.namespace ?? '' } : { apiGroup: 'rbac.authorization.k8s.io', kind: s.kind, name: s.name };
+  return s.kind === 'ServiceAccount'
+    ? { kind: 'ServiceAccount', name: s.name, namespace: s.namespace ?? '' }
+    : { apiGroup: 'rbac.authorization.k8s.io', kind: s.kind, name: s.name };
 }
 
 /** The binding a project namespace must have (no subjects when the project has no owners: privileged subjects only). */
@@ -37,7 +45,11 @@ export function ownerBinding(project: Project, namespace: string): RoleBindingOb
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'RoleBinding',
-    metadata: { name: OWNERS_BINDING_NAME, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } },
+    metadata: {
+      name: OWNERS_BINDING_NAME,
+      namespace,
+      labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY },
+    },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: PROJECT_OWNER_ROLE },
     subjects: owners.map(rbacSubject),
   };
@@ -46,7 +58,10 @@ export function ownerBinding(project: Project, namespace: string): RoleBindingOb
 const subjectKey = (s: RbacSubject) => `${s.kind}\u0000${s.namespace ?? ''}\u0000${s.name}`;
 
 /** Whether an existing binding grants exactly what `desired` does (labels included, order of subjects not). */
-export function ownerBindingMatches(actual: Pick<RoleBindingObject, 'roleRef' | 'subjects' | 'metadata'>, desired: RoleBindingObject): boolean {
+export function ownerBindingMatches(
+  actual: Pick<RoleBindingObject, 'roleRef' | 'subjects' | 'metadata'>,
+  desired: RoleBindingObject,
+): boolean {
   if (actual.roleRef?.kind !== desired.roleRef.kind || actual.roleRef?.name !== desired.roleRef.name) return false;
   const have = (actual.subjects ?? []).map(subjectKey).sort();
   const want = desired.subjects.map(subjectKey).sort();

@@ -26,7 +26,10 @@ import { cmpStr } from '../order.js';
 
 export const SYNC_WAVE = 'argocd.argoproj.io/sync-wave';
 
-export type KubeObject = { apiVersion: string; kind: string; metadata: Record<string, unknown> } & Record<string, unknown>;
+export type KubeObject = { apiVersion: string; kind: string; metadata: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
 
 export interface RenderOptions {
   /** Cluster rendered for ('' = unnamed: only namespaces without `cluster`). */
@@ -45,8 +48,19 @@ export interface RenderOptions {
   at: number;
 }
 
-function meta(name: string, wave: string, labels: Record<string, string>, extra: Record<string, unknown> = {}, annotations: Record<string, string> = {}): Record<string, unknown> {
-  return { name, ...extra, labels: { ...labels, [LABEL_MANAGED_BY]: MANAGED_BY }, annotations: { ...annotations, [SYNC_WAVE]: wave } };
+function meta(
+  name: string,
+  wave: string,
+  labels: Record<string, string>,
+  extra: Record<string, unknown> = {},
+  annotations: Record<string, string> = {},
+): Record<string, unknown> {
+  return {
+    name,
+    ...extra,
+    labels: { ...labels, [LABEL_MANAGED_BY]: MANAGED_BY },
+    annotations: { ...annotations, [SYNC_WAVE]: wave },
+  };
 }
 
 function byName<T extends { name: string }>(a: T, b: T): number {
@@ -58,14 +72,22 @@ function byName<T extends { name: string }>(a: T, b: T): number {
  * at a time as they are consumed: `render` prints each right away, so hundreds of thousands of
  * objects never need to be alive at once.
  */
-export function* renderProjectsLazily(projects: Project[], config: TenantgateConfig, options: RenderOptions): Generator<KubeObject> {
+export function* renderProjectsLazily(
+  projects: Project[],
+  config: TenantgateConfig,
+  options: RenderOptions,
+): Generator<KubeObject> {
   const sorted = [...projects].sort((a, b) => byName({ name: a.metadata.name ?? '' }, { name: b.metadata.name ?? '' }));
   for (const project of sorted) yield renderProject(project);
   if (options.appProjects) yield* appProjectsFor(sorted, config.argocd, '-2');
   if (options.fleetHub) yield* hubFleetBudgets(sorted, options.at, '-2', SYNC_WAVE);
-  const placed = sorted.map((project) => ({ project, namespaces: [...namespacesOn(project, options.cluster)].sort(byName) }));
+  const placed = sorted.map((project) => ({
+    project,
+    namespaces: [...namespacesOn(project, options.cluster)].sort(byName),
+  }));
   for (const { project, namespaces } of placed) for (const ns of namespaces) yield renderNamespace(project, ns, config);
-  for (const { project, namespaces } of placed) for (const ns of namespaces) yield* renderNamespaceContent(project, ns, config);
+  for (const { project, namespaces } of placed)
+    for (const ns of namespaces) yield* renderNamespaceContent(project, ns, config);
 }
 
 function renderProject(project: Project): KubeObject {
@@ -88,7 +110,11 @@ function projectLabels(project: Project): Record<string, string> {
  * the declaration: validation refuses one (T7), and render drops it should it be called without.
  */
 function renderNamespace(project: Project, ns: DeclaredNamespace, config: TenantgateConfig): KubeObject {
-  const labels = { ...withoutGrantingKeys('labels', ns.labels ?? {}), ...podSecurityLabels(config.podSecurity, project), ...projectLabels(project) };
+  const labels = {
+    ...withoutGrantingKeys('labels', ns.labels ?? {}),
+    ...podSecurityLabels(config.podSecurity, project),
+    ...projectLabels(project),
+  };
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
@@ -102,11 +128,21 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace, config:
   const inNs = { namespace: ns.name };
   const hard: ResourceList | undefined = ns.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
   if (hard && Object.keys(hard).length > 0) {
-    out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(DEFAULT_QUOTA_NAME, '0', labels, inNs), spec: { hard: sortedKeys(hard) } });
+    out.push({
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: meta(DEFAULT_QUOTA_NAME, '0', labels, inNs),
+      spec: { hard: sortedKeys(hard) },
+    });
   }
   // Priority tiers (docs/budgets.md#priority-tiers): a quota scoped to each tier, and the other-tiers quota.
   for (const t of tierQuotasOf(project, ns)) {
-    out.push({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: meta(t.name, '0', labels, inNs), spec: { hard: sortedKeys(t.hard), scopeSelector: t.scopeSelector } });
+    out.push({
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: meta(t.name, '0', labels, inNs),
+      spec: { hard: sortedKeys(t.hard), scopeSelector: t.scopeSelector },
+    });
   }
   const limitRange = limitRangeFor(project, ns.name);
   if (limitRange) out.push(withWave(limitRange));
@@ -123,8 +159,12 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace, config:
 }
 
 /** A shared namespace object as Argo CD applies it: in wave 0 (after its Namespace; the AllowList CRD comes with the chart). */
-function withWave(object: { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels: Record<string, string> }; spec: object }): KubeObject {
+function withWave(object: {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; labels: Record<string, string> };
+  spec: object;
+}): KubeObject {
   const { name, namespace, labels } = object.metadata;
   return { ...object, metadata: meta(name, '0', labels, { namespace }) } as KubeObject;
 }
-

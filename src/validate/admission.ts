@@ -14,11 +14,31 @@ import { checkBudgetFit, grows } from './budget/check.js';
 import { checkEndedBursts } from './rules/bursts.js';
 import { budgetIn, budgetOf, budgetPathIn, defaultsOf } from './budget/layers.js';
 import { clusterShares, namespaceShare, othersTotal, otherShares, type PendingAllocations } from './shares.js';
-import { effectiveQuota, effectiveQuotaAfter, namespaceIsTerminating, withOverlay, observedEffectiveQuota, namespaceAllocation, type QuotaChange } from './quota-hold.js';
+import {
+  effectiveQuota,
+  effectiveQuotaAfter,
+  namespaceIsTerminating,
+  withOverlay,
+  observedEffectiveQuota,
+  namespaceAllocation,
+  type QuotaChange,
+} from './quota-hold.js';
 import type { NamespaceShare, Resources } from './types.js';
 import { OTHER_TIERS, otherTiersExcluded, quotaTier } from './tiers.js';
-import { checkDeclaredNamespacesFree, checkNamespaceName, checkPrefixOverlap, checkReservedName, projectByGenerateName, projectByPrefix } from './rules/naming.js';
-import { checkNoTenantLabelOutsideProjects, checkProjectLabels, checkTenancyLabelsUnchanged, unknownProject } from './rules/namespace-labels.js';
+import {
+  checkDeclaredNamespacesFree,
+  checkNamespaceName,
+  checkPrefixOverlap,
+  checkReservedName,
+  projectByGenerateName,
+  projectByPrefix,
+} from './rules/naming.js';
+import {
+  checkNoTenantLabelOutsideProjects,
+  checkProjectLabels,
+  checkTenancyLabelsUnchanged,
+  unknownProject,
+} from './rules/namespace-labels.js';
 import {
   checkBudget,
   checkCoverage,
@@ -29,7 +49,12 @@ import {
   headroomWarnings,
   type BudgetScope,
 } from './rules/quota.js';
-import { checkNamespaceSpecFinalizers, checkProtectedMetadata, checkProtectedObjectMetadata, onlyDropsFinalizersOrOwners } from './rules/metadata.js';
+import {
+  checkNamespaceSpecFinalizers,
+  checkProtectedMetadata,
+  checkProtectedObjectMetadata,
+  onlyDropsFinalizersOrOwners,
+} from './rules/metadata.js';
 import {
   checkNamespaceOutsideProjects,
   checkProjectNotDeleting,
@@ -110,12 +135,21 @@ function undisclosedToNonOwner(ctx: ReviewContext, project: Project, action: str
 
 /** The projects the caller owns, by name, with the prefix of their namespaces. */
 function ownedProjects(ctx: ReviewContext): OwnProject[] {
-  return [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).sort(byMetadataName).map((p) => ({ name: p.metadata.name ?? '', prefix: projectPrefix(ctx.config, p.metadata.name ?? '') }));
+  return [...ctx.snapshot.projects()]
+    .filter((p) => isOwner(p, ctx.user))
+    .sort(byMetadataName)
+    .map((p) => ({ name: p.metadata.name ?? '', prefix: projectPrefix(ctx.config, p.metadata.name ?? '') }));
 }
 
 function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
   const cluster = ctx.config.clusterName;
-  return { project: project.metadata.name ?? '', cluster, at: ctx.at, budget: budgetIn(ctx.snapshot, project, cluster, ctx.at), budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
+  return {
+    project: project.metadata.name ?? '',
+    cluster,
+    at: ctx.at,
+    budget: budgetIn(ctx.snapshot, project, cluster, ctx.at),
+    budgetPath: budgetPathIn(ctx.snapshot, project, cluster),
+  };
 }
 
 /**
@@ -123,13 +157,21 @@ function scopeOf(ctx: ReviewContext, project: Project): BudgetScope {
  * carries. Without a name yet (a CREATE with `generateName`, as the mutating webhook sees it), the
  * project whose prefix the generateName starts with.
  */
-export function projectOfNamespace(ctx: Pick<ReviewContext, 'config' | 'snapshot'>, name: string, labels: Record<string, string> | undefined, generateName?: string): { project?: Project; claimed?: string } {
+export function projectOfNamespace(
+  ctx: Pick<ReviewContext, 'config' | 'snapshot'>,
+  name: string,
+  labels: Record<string, string> | undefined,
+  generateName?: string,
+): { project?: Project; claimed?: string } {
   const claimed = labels?.[LABEL_PROJECT];
   if (claimed) {
     const project = ctx.snapshot.project(claimed);
     return project ? { project, claimed } : { claimed };
   }
-  const project = name === '' && generateName ? projectByGenerateName(ctx.config, ctx.snapshot.projects(), generateName) : projectByPrefix(ctx.config, ctx.snapshot.projects(), name);
+  const project =
+    name === '' && generateName
+      ? projectByGenerateName(ctx.config, ctx.snapshot.projects(), generateName)
+      : projectByPrefix(ctx.config, ctx.snapshot.projects(), name);
   return project ? { project } : {};
 }
 
@@ -143,21 +185,39 @@ function shownName(ns: NamespaceObject): string {
  * The namespace's share before and after a change, and what the project's other namespaces hold
  * together (a change touches one namespace only).
  */
-function othersAndSelf(ctx: ReviewContext, project: Project, namespace: string, change?: QuotaChange): { self: NamespaceShare; before: NamespaceShare; others: Resources; othersOneByOne: () => Resources[] } {
+function othersAndSelf(
+  ctx: ReviewContext,
+  project: Project,
+  namespace: string,
+  change?: QuotaChange,
+): { self: NamespaceShare; before: NamespaceShare; others: Resources; othersOneByOne: () => Resources[] } {
   const cluster = ctx.config.clusterName;
   const pending = ctx.pending ? { pending: ctx.pending } : {};
   const before = namespaceShare(ctx.snapshot, project, cluster, ctx.at, namespace, pending);
-  const self = change ? namespaceShare(ctx.snapshot, project, cluster, ctx.at, namespace, { change, ...pending }) : before;
+  const self = change
+    ? namespaceShare(ctx.snapshot, project, cluster, ctx.at, namespace, { change, ...pending })
+    : before;
   // Asked only to price a project whose budget names two spellings of one quantity (C1).
-  const othersOneByOne = () => otherShares(ctx.snapshot, project, cluster, ctx.at, namespace, ctx.pending).map((share) => share.resources);
-  return { self, before, others: othersTotal(ctx.snapshot, project, cluster, ctx.at, namespace, ctx.pending), othersOneByOne };
+  const othersOneByOne = () =>
+    otherShares(ctx.snapshot, project, cluster, ctx.at, namespace, ctx.pending).map((share) => share.resources);
+  return {
+    self,
+    before,
+    others: othersTotal(ctx.snapshot, project, cluster, ctx.at, namespace, ctx.pending),
+    othersOneByOne,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Namespaces
 // ---------------------------------------------------------------------------------------------
 
-export function reviewNamespace(ctx: ReviewContext, operation: Operation, object: NamespaceObject | undefined, oldObject: NamespaceObject | undefined): Verdict {
+export function reviewNamespace(
+  ctx: ReviewContext,
+  operation: Operation,
+  object: NamespaceObject | undefined,
+  oldObject: NamespaceObject | undefined,
+): Verdict {
   switch (operation) {
     case 'CREATE':
       return object ? namespaceCreate(ctx, object) : ALLOW;
@@ -184,7 +244,9 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
     violations.push(...checkReservedName(ctx.config, name));
     violations.push(...checkNoTenantLabelOutsideProjects(ctx.user, shownName(ns), labels));
     if (ctx.config.requireProjectForUsers) {
-      const own = [...ctx.snapshot.projects()].filter((p) => isOwner(p, ctx.user)).map((p) => projectPrefix(ctx.config, p.metadata.name ?? ''));
+      const own = [...ctx.snapshot.projects()]
+        .filter((p) => isOwner(p, ctx.user))
+        .map((p) => projectPrefix(ctx.config, p.metadata.name ?? ''));
       violations.push(checkNamespaceOutsideProjects(ctx.user, shownName(ns), own));
     }
     return { violations, warnings: [] };
@@ -197,11 +259,25 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   violations.push(...checkNamespaceName(ctx.config, projectName, name));
   // Unlabelled and claimed only by its prefix: the mutating webhook labels it for owners and
   // privileged subjects; for anyone else T4 says what is wrong, missing labels would be noise.
-  if (claimed || privileged || isOwner(project, ctx.user)) violations.push(...checkProjectLabels(project, name, labels));
+  if (claimed || privileged || isOwner(project, ctx.user))
+    violations.push(...checkProjectLabels(project, name, labels));
   if (!privileged) {
     // With generateName the caller chose a prefix, not a name: T4 also says which prefixes are its.
-    violations.push(...ownerOnly(project, ctx.user, `create namespace ${shownName(ns)}`, ns.metadata.generateName ? () => ownedProjects(ctx) : undefined));
-    violations.push(...checkNamespaceSpecFinalizers(`Namespace ${name} (project ${projectName}, tenant ${project.spec.tenant})`, describeUser(ctx.user), ns.spec?.finalizers));
+    violations.push(
+      ...ownerOnly(
+        project,
+        ctx.user,
+        `create namespace ${shownName(ns)}`,
+        ns.metadata.generateName ? () => ownedProjects(ctx) : undefined,
+      ),
+    );
+    violations.push(
+      ...checkNamespaceSpecFinalizers(
+        `Namespace ${name} (project ${projectName}, tenant ${project.spec.tenant})`,
+        describeUser(ctx.user),
+        ns.spec?.finalizers,
+      ),
+    );
     violations.push(
       ...checkProtectedMetadata({
         config: ctx.config,
@@ -217,14 +293,41 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
     );
   }
   violations.push(...checkProjectNotDeleting(project, name));
-  if (typeof project.spec.maxNamespaces === 'number') violations.push(...checkMaxNamespaces(project, name, otherNamespaceCount(ctx, projectName, name)));
+  if (typeof project.spec.maxNamespaces === 'number')
+    violations.push(...checkMaxNamespaces(project, name, otherNamespaceCount(ctx, projectName, name)));
   const scope = scopeOf(ctx, project);
   if (!privileged) violations.push(...checkNewNamespaceCoverage(scope, project, name));
   const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, name);
-  const share: NamespaceShare = { namespace: name, resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)), defaulted: true };
-  violations.push(...checkBudgetFit({ scope, project, pricing: ctx.config.pricing, subject: `Namespace ${name}`, share, others, otherShares: othersOneByOne, defaulted: true }));
-  const warnings = violations.length ? [] : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
-  return { violations, warnings, allocation: { project: projectName, namespace: name, resources: share.resources, grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name) } };
+  const share: NamespaceShare = {
+    namespace: name,
+    resources: namespaceAllocation(new Map(), scope.budget, defaultsOf(project)),
+    defaulted: true,
+  };
+  violations.push(
+    ...checkBudgetFit({
+      scope,
+      project,
+      pricing: ctx.config.pricing,
+      subject: `Namespace ${name}`,
+      share,
+      others,
+      otherShares: othersOneByOne,
+      defaulted: true,
+    }),
+  );
+  const warnings = violations.length
+    ? []
+    : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
+  return {
+    violations,
+    warnings,
+    allocation: {
+      project: projectName,
+      namespace: name,
+      resources: share.resources,
+      grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name),
+    },
+  };
 }
 
 /** How many namespaces the project has besides `name`, counting those admitted a moment ago that the cache does not show yet (Q5 keeps them pending). */
@@ -247,7 +350,10 @@ function namespaceUpdate(ctx: ReviewContext, ns: NamespaceObject, old: Namespace
   if (!claimed) return ALLOW; // a privileged subject releases the namespace from its project
   const project = ctx.snapshot.project(claimed);
   if (!project) return { violations: [unknownProject(name, claimed)], warnings: [] };
-  return { violations: [...checkNamespaceName(ctx.config, claimed, name), ...checkProjectLabels(project, name, after)], warnings: [] };
+  return {
+    violations: [...checkNamespaceName(ctx.config, claimed, name), ...checkProjectLabels(project, name, after)],
+    warnings: [],
+  };
 }
 
 /**
@@ -263,7 +369,11 @@ function labelledProject(ctx: ReviewContext, ns: NamespaceObject): Project | und
 function namespaceUpdateByTenant(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
   const name = ns.metadata.name ?? '';
   const project = labelledProject(ctx, old);
-  if (!project) return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `update namespace ${name}`)], warnings: [] };
+  if (!project)
+    return {
+      violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `update namespace ${name}`)],
+      warnings: [],
+    };
   const undisclosed = undisclosedToNonOwner(ctx, project, `update namespace ${name}`);
   if (undisclosed) return undisclosed;
   const violations: Violation[] = [...ownerOnly(project, ctx.user, `update namespace ${name}`)];
@@ -288,8 +398,17 @@ function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
   if (isPrivileged(ctx.config, ctx.user) || isSystemController(ctx.config, ctx.user)) return ALLOW;
   const name = old.metadata.name ?? '';
   const project = labelledProject(ctx, old);
-  if (!project) return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `delete namespace ${name}`)], warnings: [] };
-  return undisclosedToNonOwner(ctx, project, `delete namespace ${name}`) ?? { violations: ownerOnly(project, ctx.user, `delete namespace ${name}`), warnings: [] };
+  if (!project)
+    return {
+      violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `delete namespace ${name}`)],
+      warnings: [],
+    };
+  return (
+    undisclosedToNonOwner(ctx, project, `delete namespace ${name}`) ?? {
+      violations: ownerOnly(project, ctx.user, `delete namespace ${name}`),
+      warnings: [],
+    }
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -311,18 +430,37 @@ export function quotaProject(ctx: ReviewContext, namespace: string): Project | u
  * `Kind namespace/name (project P, tenant T)`; the project is named only to those who may see it
  * (`visibility: own` hides it from non-owners, docs/visibility.md).
  */
-export function describeNamespacedObject(ctx: ReviewContext, kind: string, namespace: string, name: string, project: Project): string {
+export function describeNamespacedObject(
+  ctx: ReviewContext,
+  kind: string,
+  namespace: string,
+  name: string,
+  project: Project,
+): string {
   const visible = ctx.config.visibility !== 'own' || isOwner(project, ctx.user);
   return `${kind} ${namespace}/${name}${visible ? ` (project ${project.metadata.name ?? ''}, tenant ${project.spec.tenant})` : ''}`;
 }
 
-export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, namespace: string, object: ResourceQuotaObject | undefined, oldObject: ResourceQuotaObject | undefined): Verdict {
+export function reviewResourceQuota(
+  ctx: ReviewContext,
+  operation: Operation,
+  namespace: string,
+  object: ResourceQuotaObject | undefined,
+  oldObject: ResourceQuotaObject | undefined,
+): Verdict {
   if (operation === 'CONNECT') return ALLOW;
   const privileged = isPrivileged(ctx.config, ctx.user);
   // Kubernetes' controllers finish what an authorised subject started: the namespace controller empties
   // a terminating namespace, the garbage collector removes dependents. They delete; they never write quotas.
   const controller = operation === 'DELETE' && isSystemController(ctx.config, ctx.user);
-  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyDropsFinalizersOrOwners(object, oldObject)) return ALLOW;
+  if (
+    operation === 'UPDATE' &&
+    object &&
+    oldObject &&
+    isSystemController(ctx.config, ctx.user) &&
+    onlyDropsFinalizersOrOwners(object, oldObject)
+  )
+    return ALLOW;
   if ((privileged || controller) && operation === 'DELETE' && terminatingOrGone(ctx, namespace)) return ALLOW;
   const project = quotaProject(ctx, namespace);
   const quotaName = (object ?? oldObject)?.metadata.name ?? '';
@@ -330,7 +468,10 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
   if (!project) {
     if (privileged || controller) return ALLOW;
-    return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${namespace}`, `${verb} ${subject}`)], warnings: [] };
+    return {
+      violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${namespace}`, `${verb} ${subject}`)],
+      warnings: [],
+    };
   }
   if (!privileged && !controller) {
     const undisclosed = undisclosedToNonOwner(ctx, project, `${verb} ${subject}`);
@@ -341,7 +482,14 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   // T7: any quota in a project namespace counts for its budget; its finalizers and owner references
   // decide whether a cascade (the project's, or another tenant's foreground deletion) can finish.
   if (!privileged && !controller && object) {
-    violations.push(...checkProtectedObjectMetadata({ subject: describeNamespacedObject(ctx, 'ResourceQuota', namespace, quotaName, project), who: describeUser(ctx.user), before: oldObject?.metadata ?? {}, after: object.metadata }));
+    violations.push(
+      ...checkProtectedObjectMetadata({
+        subject: describeNamespacedObject(ctx, 'ResourceQuota', namespace, quotaName, project),
+        who: describeUser(ctx.user),
+        before: oldObject?.metadata ?? {},
+        after: object.metadata,
+      }),
+    );
   }
   const scope = scopeOf(ctx, project);
   if (scope.budget.size === 0) return { violations, warnings: [] };
@@ -355,23 +503,62 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
   const coveredBefore = () => {
     if (!overlay) return observedEffectiveQuota(ctx.snapshot, namespace);
     const quotas = withOverlay([...ctx.snapshot.quotasInNamespace(namespace)], overlay);
-    return oldObject ? effectiveQuota([...quotas.filter((q) => q.metadata.name !== quotaName), oldObject], oldObject) : effectiveQuota(quotas);
+    return oldObject
+      ? effectiveQuota([...quotas.filter((q) => q.metadata.name !== quotaName), oldObject], oldObject)
+      : effectiveQuota(quotas);
   };
-  const removesCoverage = [...scope.budget.keys()].some((r) => oldObject !== undefined && coversKey(oldObject, r) && !(object && coversKey(object, r)));
+  const removesCoverage = [...scope.budget.keys()].some(
+    (r) => oldObject !== undefined && coversKey(oldObject, r) && !(object && coversKey(object, r)),
+  );
 
   if (operation === 'DELETE') {
     if (!oldObject) return { violations, warnings: [] };
     const change: QuotaChange = { namespace, name: quotaName, ...(overlay ? { overlay } : {}) };
     // Q3 binds tenants and Kubernetes' controllers; a privileged delete may take the only coverage away
     // (dismantling, or a quota stuck on a vanished owner) — unlike a privileged update (Q2 below). docs/rules.md Q2.
-    if (!privileged) violations.push(...checkSoleCoverage(scope, ctx.user, subject, namespace, coveredBefore(), effectiveQuotaAfter(ctx.snapshot, change)));
+    if (!privileged)
+      violations.push(
+        ...checkSoleCoverage(
+          scope,
+          ctx.user,
+          subject,
+          namespace,
+          coveredBefore(),
+          effectiveQuotaAfter(ctx.snapshot, change),
+        ),
+      );
     // Q1: deleting the tighter of two quotas lets the namespace grow to the other one.
     const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
     const shareGrows = grows(before.resources, self.resources);
-    if (shareGrows) violations.push(...checkBudgetFit({ scope, project, pricing: ctx.config.pricing, subject, share: self, before: before.resources, others, otherShares: othersOneByOne, explainIn: ctx.snapshot }));
+    if (shareGrows)
+      violations.push(
+        ...checkBudgetFit({
+          scope,
+          project,
+          pricing: ctx.config.pricing,
+          subject,
+          share: self,
+          before: before.resources,
+          others,
+          otherShares: othersOneByOne,
+          explainIn: ctx.snapshot,
+        }),
+      );
     // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10 %.
-    const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
-    return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: shareGrows, quotaWrite: { name: quotaName, quota: null, removesCoverage } } };
+    const warnings = violations.length
+      ? []
+      : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
+    return {
+      violations,
+      warnings,
+      allocation: {
+        project: projectName,
+        namespace,
+        resources: self.resources,
+        grows: shareGrows,
+        quotaWrite: { name: quotaName, quota: null, removesCoverage },
+      },
+    };
   }
   if (!object) return { violations, warnings: [] };
   const proposed: QuotaChange = { namespace, name: quotaName, quota: object, ...(overlay ? { overlay } : {}) };
@@ -384,14 +571,41 @@ export function reviewResourceQuota(ctx: ReviewContext, operation: Operation, na
     const required = privileged ? new Map([...scope.budget].filter(([r]) => before.has(r))) : scope.budget;
     violations.push(...checkCoverage({ ...scope, budget: required }, subject, after, ['spec', 'hard']));
   }
-  if (!privileged && quotaTier(object) === OTHER_TIERS) violations.push(...checkOtherTiersScope(scope, project, subject, otherTiersExcluded(object)));
+  if (!privileged && quotaTier(object) === OTHER_TIERS)
+    violations.push(...checkOtherTiersScope(scope, project, subject, otherTiersExcluded(object)));
   const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
   const quotaGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
   // Q1 and C1 (the others' shares, pending reservations of every replica included, and the new share, priced).
-  if (quotaGrows) violations.push(...checkBudgetFit({ scope, project, pricing: ctx.config.pricing, subject, share: self, before: before.resources, others, otherShares: othersOneByOne, path: ['spec', 'hard'], explainIn: ctx.snapshot }));
-  const warnings = violations.length ? [] : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
-  return { violations, warnings, allocation: { project: projectName, namespace, resources: self.resources, grows: quotaGrows, quotaWrite: { name: quotaName, quota: object, removesCoverage } } };
+  if (quotaGrows)
+    violations.push(
+      ...checkBudgetFit({
+        scope,
+        project,
+        pricing: ctx.config.pricing,
+        subject,
+        share: self,
+        before: before.resources,
+        others,
+        otherShares: othersOneByOne,
+        path: ['spec', 'hard'],
+        explainIn: ctx.snapshot,
+      }),
+    );
+  const warnings = violations.length
+    ? []
+    : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
+  return {
+    violations,
+    warnings,
+    allocation: {
+      project: projectName,
+      namespace,
+      resources: self.resources,
+      grows: quotaGrows,
+      quotaWrite: { name: quotaName, quota: object, removesCoverage },
+    },
+  };
 }
 
 /**
@@ -415,9 +629,18 @@ function terminatingOrGone(ctx: ReviewContext, namespace: string): boolean {
 }
 
 /** Writes to the status and finalize subresources of Namespaces and ResourceQuotas (T8). */
-export function reviewSubresource(ctx: ReviewContext, kind: 'Namespace' | 'ResourceQuota', subresource: string, namespace: string | undefined, name: string): Verdict {
+export function reviewSubresource(
+  ctx: ReviewContext,
+  kind: 'Namespace' | 'ResourceQuota',
+  subresource: string,
+  namespace: string | undefined,
+  name: string,
+): Verdict {
   if (isPrivileged(ctx.config, ctx.user) || isSystemController(ctx.config, ctx.user)) return ALLOW;
-  const target = kind === 'Namespace' ? `namespaces/${subresource} of Namespace ${name}` : `resourcequotas/${subresource} of ResourceQuota ${namespace ?? ''}/${name}`;
+  const target =
+    kind === 'Namespace'
+      ? `namespaces/${subresource} of Namespace ${name}`
+      : `resourcequotas/${subresource} of ResourceQuota ${namespace ?? ''}/${name}`;
   return { violations: checkSubresourceWrite(ctx.config, ctx.user, target), warnings: [] };
 }
 
@@ -433,11 +656,23 @@ function lowersBudget(before: Resources, after: Resources, resource: string | nu
   return !b || !a || a.cmp(b) < 0;
 }
 
-export function reviewProject(ctx: ReviewContext, operation: Operation, object: Project | undefined, oldObject: Project | undefined): Verdict {
+export function reviewProject(
+  ctx: ReviewContext,
+  operation: Operation,
+  object: Project | undefined,
+  oldObject: Project | undefined,
+): Verdict {
   const name = (object ?? oldObject)?.metadata?.name ?? '';
   // The garbage collector removes `foregroundDeletion` (and orphan) finalizers from a Project an
   // administrator or Argo CD deleted in the foreground: finalizers and ownerReferences only.
-  if (operation === 'UPDATE' && object && oldObject && isSystemController(ctx.config, ctx.user) && onlyDropsFinalizersOrOwners(object, oldObject)) return ALLOW;
+  if (
+    operation === 'UPDATE' &&
+    object &&
+    oldObject &&
+    isSystemController(ctx.config, ctx.user) &&
+    onlyDropsFinalizersOrOwners(object, oldObject)
+  )
+    return ALLOW;
   if (!isPrivileged(ctx.config, ctx.user)) {
     const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
     return { violations: checkProjectWrite(ctx.config, ctx.user, verb, name), warnings: [] };
@@ -449,7 +684,13 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
   // B2 on CREATE (on UPDATE validateDeclarations judges it against the old object).
   if (!oldObject) violations.push(...checkEndedBursts(undefined, object, ctx.at));
   if (violations.some((v) => v.rule === 'S1')) return { violations, warnings: [] };
-  violations.push(...checkPrefixOverlap(ctx.config, name, others.map((p) => p.metadata.name ?? '')));
+  violations.push(
+    ...checkPrefixOverlap(
+      ctx.config,
+      name,
+      others.map((p) => p.metadata.name ?? ''),
+    ),
+  );
   violations.push(...checkDeclaredNamespacesFree(object, others, ctx.snapshot));
   const scope = scopeOf(ctx, object);
   if (scope.budget.size > 0) {
@@ -457,9 +698,12 @@ export function reviewProject(ctx: ReviewContext, operation: Operation, object: 
     // On UPDATE, Q1 judges what the update lowers: a project already over a budget the update leaves as
     // it was (a burst ended while pods still use its room, docs/budgets.md#bursts) may still be edited.
     const before = oldObject ? budgetOf(oldObject, scope.cluster, ctx.at) : undefined;
-    violations.push(...checkBudget(scope, shares).filter((v) => !before || lowersBudget(before, scope.budget, v.path?.at(-1))));
+    violations.push(
+      ...checkBudget(scope, shares).filter((v) => !before || lowersBudget(before, scope.budget, v.path?.at(-1))),
+    );
     // C1 over the live namespaces (self-service ones included), unless validateDeclarations found the declared ones over already.
-    if (ctx.config.pricing && !violations.some((v) => v.rule === 'C1')) violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
+    if (ctx.config.pricing && !violations.some((v) => v.rule === 'C1'))
+      violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
   }
   return { violations, warnings: [] };
 }

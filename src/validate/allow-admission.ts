@@ -93,8 +93,21 @@ const volumeNameOf = (claim: Json | undefined | null): string | undefined => {
  * The PersistentVolume X10 needs read before a decision: the `spec.volumeName` a claim's create sets,
  * or an update sets anew. An update keeping its volume name needs none (nothing new to judge).
  */
-export function volumeToRead(operation: Operation, group: string, kind: string, subResource: string | undefined, object: Json | undefined | null, old: Json | undefined | null): string | undefined {
-  if (group !== '' || kind !== 'PersistentVolumeClaim' || subResource || (operation !== 'CREATE' && operation !== 'UPDATE')) return undefined;
+export function volumeToRead(
+  operation: Operation,
+  group: string,
+  kind: string,
+  subResource: string | undefined,
+  object: Json | undefined | null,
+  old: Json | undefined | null,
+): string | undefined {
+  if (
+    group !== '' ||
+    kind !== 'PersistentVolumeClaim' ||
+    subResource ||
+    (operation !== 'CREATE' && operation !== 'UPDATE')
+  )
+    return undefined;
   const name = volumeNameOf(object);
   if (!name || (operation === 'UPDATE' && volumeNameOf(old) === name)) return undefined;
   return name;
@@ -106,13 +119,24 @@ export function volumeToRead(operation: Operation, group: string, kind: string, 
  * admitted before a list was narrowed can still be labelled, scaled or finalised (`tenantgate plan`
  * lists it instead).
  */
-export function reviewAllowLists(ctx: ReviewContext, operation: Operation, kind: AllowListKind, namespace: string, object: Json | undefined, old: Json | undefined): Verdict {
+export function reviewAllowLists(
+  ctx: ReviewContext,
+  operation: Operation,
+  kind: AllowListKind,
+  namespace: string,
+  object: Json | undefined,
+  old: Json | undefined,
+): Verdict {
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object || !namespace) return NOTHING;
   const metadata = (object.metadata ?? {}) as { name?: string; generateName?: string };
   const name = metadata.name || (metadata.generateName ? `${metadata.generateName}*` : '');
-  const volume = kind === 'PersistentVolumeClaim' ? volumeToRead(operation, '', kind, undefined, object, old) : undefined;
+  const volume =
+    kind === 'PersistentVolumeClaim' ? volumeToRead(operation, '', kind, undefined, object, old) : undefined;
   // X10 on a new volumeName fails closed while the cache lacks the namespace or its project.
-  const notKnown = (what: string): Verdict => (volume === undefined ? NOTHING : { violations: [volumeNameNotKnownYet(namespace, name, volume, what)], warnings: [] });
+  const notKnown = (what: string): Verdict =>
+    volume === undefined
+      ? NOTHING
+      : { violations: [volumeNameNotKnownYet(namespace, name, volume, what)], warnings: [] };
   const nsObject = ctx.snapshot.namespace(namespace);
   if (!nsObject) return notKnown(`namespace ${namespace}`);
   const projectName = nsObject.metadata.labels?.[LABEL_PROJECT];
@@ -121,7 +145,14 @@ export function reviewAllowLists(ctx: ReviewContext, operation: Operation, kind:
   if (!project) return notKnown(`project ${projectName}`);
   const subject = allowSubject(ctx.config, project, kind, namespace, name);
   if (volume !== undefined) {
-    subject.volume = volumeOwnership(volume, ctx.persistentVolumes?.get(volume), (ns) => ctx.snapshot.namespace(ns)?.metadata.labels?.[LABEL_PROJECT]);
+    subject.volume = volumeOwnership(
+      volume,
+      ctx.persistentVolumes?.get(volume),
+      (ns) => ctx.snapshot.namespace(ns)?.metadata.labels?.[LABEL_PROJECT],
+    );
   }
-  return { violations: allowListViolations(subject, kind, object, operation === 'UPDATE' ? old : undefined), warnings: [] };
+  return {
+    violations: allowListViolations(subject, kind, object, operation === 'UPDATE' ? old : undefined),
+    warnings: [],
+  };
 }

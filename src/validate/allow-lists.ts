@@ -82,7 +82,7 @@ export function hostnameProblem(host: string, suffixes: readonly string[], wildc
   const name = wildcard ? lower.slice(2) : lower;
   if (wildcard && !wildcards) return 'wildcard hostnames are not allowed';
   if (name.includes('*')) return 'a wildcard is allowed only as the first label';
-  if (!suffixes.some((s) => underSuffix(name, s))) return 'it is outside the project\'s hostname suffixes';
+  if (!suffixes.some((s) => underSuffix(name, s))) return "it is outside the project's hostname suffixes";
   return undefined;
 }
 
@@ -170,7 +170,8 @@ export function judgedToleration(t: Toleration): Required<Omit<Toleration, 'tole
 /** A toleration as text, for messages: `dedicated=gpu:NoSchedule`, `dedicated:Exists`, `Exists` (every taint). */
 export function describeToleration(t: Toleration): string {
   const op = t.operator ?? 'Equal';
-  const head = op === 'Exists' ? (t.key ? `${t.key}:Exists` : 'Exists (every taint)') : `${t.key ?? ''}=${t.value ?? ''}`;
+  const head =
+    op === 'Exists' ? (t.key ? `${t.key}:Exists` : 'Exists (every taint)') : `${t.key ?? ''}=${t.value ?? ''}`;
   return t.effect ? `${head}:${t.effect}` : head;
 }
 
@@ -194,7 +195,11 @@ export type VolumeOwnership =
  * else the project of the namespace its `spec.claimRef` names (it was provisioned for, or bound to, a
  * claim there; a Released volume keeps that claimRef). Neither: no project.
  */
-export function volumeOwnership(name: string, volume: PersistentVolumeLike | null | undefined, projectOfNamespace: (namespace: string) => string | undefined): VolumeOwnership {
+export function volumeOwnership(
+  name: string,
+  volume: PersistentVolumeLike | null | undefined,
+  projectOfNamespace: (namespace: string) => string | undefined,
+): VolumeOwnership {
   if (volume === undefined) return { name, read: false };
   if (volume === null) return { name, read: true, exists: false };
   const labelled = volume.metadata?.labels?.[LABEL_PROJECT];

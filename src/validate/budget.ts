@@ -99,7 +99,17 @@ export function projectBudget(snapshot: Snapshot, project: Project, cluster: str
       ...(room ? { headroom: room } : {}),
     };
   });
-  return { project: project.metadata.name ?? '', tenant: project.spec.tenant, cluster, resources, namespaces, budget, allocated, used, headroom };
+  return {
+    project: project.metadata.name ?? '',
+    tenant: project.spec.tenant,
+    cluster,
+    resources,
+    namespaces,
+    budget,
+    allocated,
+    used,
+    headroom,
+  };
 }
 
 /** The budget as plain JSON (quantities in Kubernetes' canonical form), for `-o json`, the view and plans. */
@@ -108,7 +118,13 @@ export interface ProjectBudgetJson {
   tenant: string;
   cluster: string;
   resources: Array<{ resource: string; budget?: string; allocated: string; used: string; headroom?: string }>;
-  namespaces: Array<{ namespace: string; allocated: Record<string, string>; used: Record<string, string>; hard: Record<string, string>; defaulted: boolean }>;
+  namespaces: Array<{
+    namespace: string;
+    allocated: Record<string, string>;
+    used: Record<string, string>;
+    hard: Record<string, string>;
+    defaulted: boolean;
+  }>;
 }
 
 export function projectBudgetJson(b: ProjectBudget): ProjectBudgetJson {

@@ -129,7 +129,14 @@ export function withActiveBursts(project: Project, cluster: string, budget: Reso
   let byActive = entry.byBudget.get(budget);
   if (!byActive) entry.byBudget.set(budget, (byActive = new Map()));
   let out = byActive.get(key);
-  if (!out) byActive.set(key, (out = addBursts(budget, list.filter((b, i) => w[i] && burstApplies(b, cluster) && at >= w[i]!.from && at < w[i]!.until))));
+  if (!out)
+    byActive.set(
+      key,
+      (out = addBursts(
+        budget,
+        list.filter((b, i) => w[i] && burstApplies(b, cluster) && at >= w[i]!.from && at < w[i]!.until),
+      )),
+    );
   entry.last = { budget, key, out };
   return out;
 }
@@ -164,7 +171,13 @@ export function namespaceRaise(project: Project, cluster: string, namespace: str
 
 /** The namespaces some burst names (active, ended or upcoming): the controller looks after their quotas. */
 export function burstNamespaces(project: Project, cluster: string): string[] {
-  return [...new Set(bursts(project).filter((b) => b.namespace && burstApplies(b, cluster)).map((b) => b.namespace!))].sort();
+  return [
+    ...new Set(
+      bursts(project)
+        .filter((b) => b.namespace && burstApplies(b, cluster))
+        .map((b) => b.namespace!),
+    ),
+  ].sort();
 }
 
 /** "+8 CPU" style summary of a burst's increase: `requests.cpu +8, requests.memory +32Gi`. */
@@ -177,7 +190,9 @@ export function describeIncrease(burst: Burst): string {
 
 /** One line per burst for plans and views: `black-friday: requests.cpu +8 from … until … (active) — reason`. */
 export function describeBurst(burst: Burst, at: number): string {
-  const where = [burst.namespace ? `namespace ${burst.namespace}` : '', burst.cluster ? `cluster ${burst.cluster}` : ''].filter(Boolean).join(', ');
+  const where = [burst.namespace ? `namespace ${burst.namespace}` : '', burst.cluster ? `cluster ${burst.cluster}` : '']
+    .filter(Boolean)
+    .join(', ');
   return `${burst.name}: ${describeIncrease(burst)} from ${burst.from} until ${burst.until}${where ? ` (${where})` : ''}, ${burstPhase(burst, at)}: ${burst.reason}`;
 }
 
@@ -201,8 +216,14 @@ function increaseText(burst: Burst): string {
  * removes, and the unchanged ones that are active or upcoming at `at`:
  * `black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace ml-serving, upcoming — Black Friday traffic`.
  */
-export function planBurstLines(before: Project | undefined, after: Project | undefined, cluster: string, at: number): string[] {
-  const on = (p: Project | undefined) => (p ? bursts(p).filter((b) => b && typeof b.name === 'string' && burstApplies(b, cluster)) : []);
+export function planBurstLines(
+  before: Project | undefined,
+  after: Project | undefined,
+  cluster: string,
+  at: number,
+): string[] {
+  const on = (p: Project | undefined) =>
+    p ? bursts(p).filter((b) => b && typeof b.name === 'string' && burstApplies(b, cluster)) : [];
   const old = new Map(on(before).map((b) => [b.name, b]));
   const out: string[] = [];
   for (const b of on(after)) {
@@ -212,9 +233,12 @@ export function planBurstLines(before: Project | undefined, after: Project | und
     const phase = burstPhase(b, at);
     if (!change && phase === 'ended') continue;
     const where = b.namespace ? ` on namespace ${b.namespace}` : '';
-    out.push(`${b.name}${change ? ` (${change})` : ''}: ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}${where}, ${phase} — ${b.reason}`);
+    out.push(
+      `${b.name}${change ? ` (${change})` : ''}: ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}${where}, ${phase} — ${b.reason}`,
+    );
   }
-  for (const b of old.values()) out.push(`${b.name} (removed): was ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}`);
+  for (const b of old.values())
+    out.push(`${b.name} (removed): was ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}`);
   return out;
 }
 
@@ -239,14 +263,25 @@ export function burstsJson(project: Project, cluster: string, at: number): Burst
     if (!b || !burstApplies(b, cluster)) continue;
     const phase = burstPhase(b, at);
     if (phase === 'ended') continue;
-    out.push({ name: b.name, phase, from: b.from, until: b.until, reason: b.reason, increase: { ...(b.quota?.hard ?? {}) }, ...(b.namespace ? { namespace: b.namespace } : {}) });
+    out.push({
+      name: b.name,
+      phase,
+      from: b.from,
+      until: b.until,
+      reason: b.reason,
+      increase: { ...(b.quota?.hard ?? {}) },
+      ...(b.namespace ? { namespace: b.namespace } : {}),
+    });
   }
   return out;
 }
 
 /** `burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace ml-serving — Black Friday traffic`. */
 export function burstJsonLine(b: BurstJson): string {
-  const inc = Object.keys(b.increase).sort().map((r) => `+${String(b.increase[r])} ${r}`).join(', ');
+  const inc = Object.keys(b.increase)
+    .sort()
+    .map((r) => `+${String(b.increase[r])} ${r}`)
+    .join(', ');
   const when = b.phase === 'active' ? `active until ${b.until}` : `from ${b.from} until ${b.until}`;
   return `burst ${b.name} (${when}): ${inc}${b.namespace ? ` on namespace ${b.namespace}` : ''} — ${b.reason}`;
 }

@@ -59,7 +59,9 @@ export function cidrProblem(text: string): string | undefined {
   const parsed = text.includes('/') ? parseCidr(text) : undefined;
   if (!parsed) return 'is not a CIDR (an address, "/", a prefix length: 203.0.113.0/24, 2001:db8::/64)';
   const canonical = canonicalCidr(parsed);
-  return canonical === text ? undefined : `is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ refuses other forms in a NetworkPolicy): write ${JSON.stringify(canonical)}`;
+  return canonical === text
+    ? undefined
+    : `is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ refuses other forms in a NetworkPolicy): write ${JSON.stringify(canonical)}`;
 }
 
 /** Whether `inner` (an address or a CIDR) lies inside `outer`. */

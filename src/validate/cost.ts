@@ -58,7 +58,8 @@ export function ofQuantity(q: Quantity): Rational {
   return decimal(q.toDecimalString());
 }
 
-export const add = (a: Rational, b: Rational): Rational => (a.d === b.d ? reduced(a.n + b.n, a.d) : reduced(a.n * b.d + b.n * a.d, a.d * b.d));
+export const add = (a: Rational, b: Rational): Rational =>
+  a.d === b.d ? reduced(a.n + b.n, a.d) : reduced(a.n * b.d + b.n * a.d, a.d * b.d);
 export const sub = (a: Rational, b: Rational): Rational => add(a, { n: -b.n, d: b.d });
 export const mul = (a: Rational, b: Rational): Rational => reduced(a.n * b.n, a.d * b.d);
 export const div = (a: Rational, b: Rational): Rational => reduced(a.n * b.d, a.d * b.n);
@@ -160,7 +161,9 @@ export function monthlyCost(sheet: PriceSheet, resources: Resources): Rational {
 /** Per priced resource, what several namespaces' lists cost together: each list priced on its own (costByResource), then added. */
 export function sharesCostByResource(sheet: PriceSheet, shares: Iterable<Resources>): Map<string, Rational> {
   const out = new Map<string, Rational>();
-  for (const share of shares) for (const [resource, cost] of costByResource(sheet, share)) out.set(resource, add(out.get(resource) ?? ZERO, cost));
+  for (const share of shares)
+    for (const [resource, cost] of costByResource(sheet, share))
+      out.set(resource, add(out.get(resource) ?? ZERO, cost));
   return out;
 }
 
@@ -240,7 +243,9 @@ export function projectCostJson(sheet: PriceSheet, project: Project, shares: Ite
   return {
     currency: sheet.currency,
     monthly: moneyJson(monthly),
-    ...(budget ? { budget: moneyJson(budget), headroom: centsText(ceilCents(budget) - ceilCents(monthly)).replaceAll(',', '') } : {}),
+    ...(budget
+      ? { budget: moneyJson(budget), headroom: centsText(ceilCents(budget) - ceilCents(monthly)).replaceAll(',', '') }
+      : {}),
     resources,
   };
 }

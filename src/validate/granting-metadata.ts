@@ -39,7 +39,8 @@ export const GRANTING_NAMESPACE_METADATA: readonly GrantingKey[] = [
   {
     field: 'annotations',
     key: 'scheduler.alpha.kubernetes.io/node-selector',
-    grants: "PodNodeSelector: the node selector every pod of the namespace gets; changed or removed, pods leave the platform's node pool",
+    grants:
+      "PodNodeSelector: the node selector every pod of the namespace gets; changed or removed, pods leave the platform's node pool",
     source: 'Kubernetes PodNodeSelector admission plugin',
   },
   {
@@ -69,43 +70,54 @@ export const GRANTING_NAMESPACE_METADATA: readonly GrantingKey[] = [
   {
     field: 'annotations',
     key: 'openshift.io/sa.scc.supplemental-groups',
-    grants: "OpenShift SCC MustRunAs: the supplemental and fs groups of the namespace's pods (another namespace's groups reach its volumes)",
+    grants:
+      "OpenShift SCC MustRunAs: the supplemental and fs groups of the namespace's pods (another namespace's groups reach its volumes)",
     source: 'OpenShift security context constraints admission (pre-allocated values)',
   },
   {
     field: 'annotations',
     key: 'openshift.io/sa.scc.mcs',
-    grants: "OpenShift SCC MustRunAs: the SELinux MCS level of the namespace's pods (another namespace's level reaches its files)",
+    grants:
+      "OpenShift SCC MustRunAs: the SELinux MCS level of the namespace's pods (another namespace's level reaches its files)",
     source: 'OpenShift security context constraints admission (pre-allocated values)',
   },
   {
     field: 'labels',
     key: 'openshift.io/run-level',
-    grants: 'OpenShift run level 0 or 1: no security context constraints, quota or other OpenShift admission for the namespace',
+    grants:
+      'OpenShift run level 0 or 1: no security context constraints, quota or other OpenShift admission for the namespace',
     source: 'OpenShift admission (security context constraints, cluster resource quota)',
   },
   {
     field: 'labels',
     key: 'openshift.io/cluster-monitoring',
-    grants: "OpenShift cluster monitoring: the platform's Prometheus, which reads every namespace's metrics, evaluates the namespace's rules and scrapes its monitors",
+    grants:
+      "OpenShift cluster monitoring: the platform's Prometheus, which reads every namespace's metrics, evaluates the namespace's rules and scrapes its monitors",
     source: 'OpenShift cluster monitoring operator',
   },
   {
     field: 'labels',
     key: 'control-plane',
-    grants: 'AKS Admissions Enforcer: "true" takes the namespace out of every admission webhook the cluster installed (tenantgate\'s too)',
+    grants:
+      'AKS Admissions Enforcer: "true" takes the namespace out of every admission webhook the cluster installed (tenantgate\'s too)',
     source: 'Azure Kubernetes Service Admissions Enforcer (namespaceSelector control-plane NotIn [true])',
   },
   {
     field: 'labels',
     key: 'kubernetes.azure.com/managedby',
-    grants: 'AKS Admissions Enforcer: "aks" takes the namespace out of every admission webhook the cluster installed (tenantgate\'s too)',
-    source: 'Azure Kubernetes Service Admissions Enforcer (namespaceSelector kubernetes.azure.com/managedby NotIn [aks])',
+    grants:
+      'AKS Admissions Enforcer: "aks" takes the namespace out of every admission webhook the cluster installed (tenantgate\'s too)',
+    source:
+      'Azure Kubernetes Service Admissions Enforcer (namespaceSelector kubernetes.azure.com/managedby NotIn [aks])',
   },
 ];
 
-const GRANTING_LABEL_PATTERNS: readonly string[] = GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'labels').map((g) => g.key);
-const GRANTING_ANNOTATION_PATTERNS: readonly string[] = GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'annotations').map((g) => g.key);
+const GRANTING_LABEL_PATTERNS: readonly string[] = GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'labels').map(
+  (g) => g.key,
+);
+const GRANTING_ANNOTATION_PATTERNS: readonly string[] = GRANTING_NAMESPACE_METADATA.filter(
+  (g) => g.field === 'annotations',
+).map((g) => g.key);
 
 /** The keys and prefixes of one field, as T7's patterns (exact keys, prefixes ending in `*`). */
 export function grantingPatterns(field: MetadataField): readonly string[] {
@@ -123,7 +135,10 @@ export function grantingKey(field: MetadataField, key: string): GrantingKey | un
 }
 
 /** `map` without the keys of the list for `field` (what render may emit from a Project's declaration). */
-export function withoutGrantingKeys(field: MetadataField, map: Readonly<Record<string, string>>): Record<string, string> {
+export function withoutGrantingKeys(
+  field: MetadataField,
+  map: Readonly<Record<string, string>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(map)) if (!grantingKey(field, key)) out[key] = value;
   return out;

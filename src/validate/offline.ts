@@ -8,7 +8,14 @@ import { budgetPath, declaredBudgetList, defaultsOf } from './budget/layers.js';
 import { parseResources } from './resource-lists.js';
 import type { NamespaceShare, Resources } from './types.js';
 import { checkTierNames, hasTiers, tierList, withTierBudgets } from './tiers.js';
-import { checkNamespaceName, checkProjectName, findPrefixOverlaps, namespaceDeclaredByOther, namespaceDeclaredTwice, projectDeclaredTwice } from './rules/naming.js';
+import {
+  checkNamespaceName,
+  checkProjectName,
+  findPrefixOverlaps,
+  namespaceDeclaredByOther,
+  namespaceDeclaredTwice,
+  projectDeclaredTwice,
+} from './rules/naming.js';
 import { checkBudget, checkCoverage, checkDeclaredCount, type BudgetScope } from './rules/quota.js';
 import { checkFleetBudget } from './rules/fleet.js';
 import { checkCanonicalCidrs } from './rules/cidrs.js';
@@ -26,7 +33,12 @@ import type { DeclaredNamespace, Project, Violation } from './types.js';
  * caller's instant: `--now` or the process clock at the edge) decides which bursts have ended (B2,
  * judged against the project's version in `base`).
  */
-export function validateDeclarations(projects: Project[], config: TenantgateConfig, at: number, base: Project[] = []): Violation[] {
+export function validateDeclarations(
+  projects: Project[],
+  config: TenantgateConfig,
+  at: number,
+  base: Project[] = [],
+): Violation[] {
   const out: Violation[] = [];
   const names = projects.map((p) => (typeof p?.metadata?.name === 'string' ? p.metadata.name : ''));
   const overlaps = findPrefixOverlaps(config, names);
@@ -65,11 +77,20 @@ export function validateDeclarations(projects: Project[], config: TenantgateConf
 }
 
 function isStructurallyUsable(project: Project): boolean {
-  return typeof project === 'object' && project !== null && typeof project.metadata === 'object' && project.metadata !== null && typeof project.spec === 'object' && project.spec !== null;
+  return (
+    typeof project === 'object' &&
+    project !== null &&
+    typeof project.metadata === 'object' &&
+    project.metadata !== null &&
+    typeof project.spec === 'object' &&
+    project.spec !== null
+  );
 }
 
 function declared(project: Project): DeclaredNamespace[] {
-  return Array.isArray(project.spec.namespaces) ? project.spec.namespaces.filter((n) => n && typeof n.name === 'string') : [];
+  return Array.isArray(project.spec.namespaces)
+    ? project.spec.namespaces.filter((n) => n && typeof n.name === 'string')
+    : [];
 }
 
 /** Namespace name → the names of the projects declaring it. */
@@ -86,7 +107,11 @@ function namespaceOwners(projects: Project[]): Map<string, string[]> {
   return out;
 }
 
-function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, declaredBy: Map<string, string[]>): Violation[] {
+function checkDeclaredNamespaces(
+  config: TenantgateConfig,
+  project: Project,
+  declaredBy: Map<string, string[]>,
+): Violation[] {
   const out: Violation[] = [];
   const name = project.metadata.name ?? '';
   const seen = new Map<string, number>();
@@ -97,12 +122,14 @@ function checkDeclaredNamespaces(config: TenantgateConfig, project: Project, dec
     const first = seen.get(key);
     if (first !== undefined) out.push(namespaceDeclaredTwice(name, ns.name, path, first, i));
     seen.set(key, i);
-    for (const other of declaredBy.get(ns.name) ?? []) if (other !== name) out.push(namespaceDeclaredByOther(name, ns.name, path, other));
+    for (const other of declaredBy.get(ns.name) ?? [])
+      if (other !== name) out.push(namespaceDeclaredByOther(name, ns.name, path, other));
     out.push(...checkDeclaredGrantingMetadata(name, ns.name, i, ns));
   });
   const max = project.spec.maxNamespaces;
   if (typeof max === 'number') {
-    for (const cluster of placementClusters(project)) out.push(...checkDeclaredCount(name, cluster, namespacesOn(project, cluster).length, max));
+    for (const cluster of placementClusters(project))
+      out.push(...checkDeclaredCount(name, cluster, namespacesOn(project, cluster).length, max));
   }
   return out;
 }
@@ -138,7 +165,11 @@ function checkPlacementBudgets(project: Project, config: TenantgateConfig, at: n
     declared(project).forEach((ns, i) => {
       if (ns.cluster && ns.cluster !== cluster) return;
       // With tiers, the namespace's tier quotas count under tier keys (its own tiers, else namespaceDefaults.tiers; tiers.ts).
-      const own = parseResources(tiered ? { ...ns.quota?.hard, ...tierList(ns.tiers ?? {}) } : ns.quota?.hard, [], sink);
+      const own = parseResources(
+        tiered ? { ...ns.quota?.hard, ...tierList(ns.tiers ?? {}) } : ns.quota?.hard,
+        [],
+        sink,
+      );
       const effective = new Map<string, Quantity>(own);
       let defaulted = false;
       for (const r of scope.budget.keys()) {

@@ -20,13 +20,23 @@ export function podSecurityLabelKey(mode: PodSecurityMode): string {
 }
 
 /** The levels a project's namespaces run at: the Project's own, mode by mode, over the cluster default. */
-export function podSecurityLevels(clusterDefault: PodSecurityLevels, project: { spec: { podSecurity?: Partial<PodSecurityLevels> } }): PodSecurityLevels {
+export function podSecurityLevels(
+  clusterDefault: PodSecurityLevels,
+  project: { spec: { podSecurity?: Partial<PodSecurityLevels> } },
+): PodSecurityLevels {
   const own = project.spec.podSecurity ?? {};
-  return { enforce: own.enforce ?? clusterDefault.enforce, warn: own.warn ?? clusterDefault.warn, audit: own.audit ?? clusterDefault.audit };
+  return {
+    enforce: own.enforce ?? clusterDefault.enforce,
+    warn: own.warn ?? clusterDefault.warn,
+    audit: own.audit ?? clusterDefault.audit,
+  };
 }
 
 /** The labels every namespace of the project carries, e.g. `pod-security.kubernetes.io/enforce: baseline`. */
-export function podSecurityLabels(clusterDefault: PodSecurityLevels, project: { spec: { podSecurity?: Partial<PodSecurityLevels> } }): Record<string, string> {
+export function podSecurityLabels(
+  clusterDefault: PodSecurityLevels,
+  project: { spec: { podSecurity?: Partial<PodSecurityLevels> } },
+): Record<string, string> {
   const levels = podSecurityLevels(clusterDefault, project);
   const out: Record<string, string> = {};
   for (const mode of POD_SECURITY_MODES) out[podSecurityLabelKey(mode)] = levels[mode];

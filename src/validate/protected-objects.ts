@@ -7,7 +7,13 @@
  */
 import { isPrivileged, isSystemController } from '../config/config.js';
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME, OWNERS_BINDING_NAME } from './managed-names.js';
-import { describeNamespacedObject, quotaProject, type Operation, type ReviewContext, type Verdict } from './admission.js';
+import {
+  describeNamespacedObject,
+  quotaProject,
+  type Operation,
+  type ReviewContext,
+  type Verdict,
+} from './admission.js';
 import { checkProtectedObjectMetadata, onlyDropsFinalizersOrOwners } from './rules/metadata.js';
 import { describeUser } from './rules/tenancy.js';
 import type { ObjectMeta } from './types.js';
@@ -33,12 +39,20 @@ export interface NamespacedObject {
 
 const ALLOW: Verdict = Object.freeze({ violations: [], warnings: [] }) as Verdict;
 
-export function reviewProtectedObject(ctx: ReviewContext, operation: Operation, kind: ProtectedKind, namespace: string, object: NamespacedObject | undefined, oldObject: NamespacedObject | undefined): Verdict {
+export function reviewProtectedObject(
+  ctx: ReviewContext,
+  operation: Operation,
+  kind: ProtectedKind,
+  namespace: string,
+  object: NamespacedObject | undefined,
+  oldObject: NamespacedObject | undefined,
+): Verdict {
   if ((operation !== 'CREATE' && operation !== 'UPDATE') || !object) return ALLOW;
   const name = object.metadata.name ?? '';
   if (name !== PROTECTED_NAMESPACE_OBJECTS[kind].name || isPrivileged(ctx.config, ctx.user)) return ALLOW;
   // The garbage collector drops the foregroundDeletion finalizer and owner references whose owner went.
-  if (oldObject && isSystemController(ctx.config, ctx.user) && onlyDropsFinalizersOrOwners(object, oldObject)) return ALLOW;
+  if (oldObject && isSystemController(ctx.config, ctx.user) && onlyDropsFinalizersOrOwners(object, oldObject))
+    return ALLOW;
   const project = quotaProject(ctx, namespace);
   if (!project) return ALLOW; // outside projects these names are nobody's in particular
   const violations = checkProtectedObjectMetadata({

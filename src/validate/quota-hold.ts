@@ -40,7 +40,11 @@ export function effectiveQuota(quotas: Iterable<ResourceQuotaObject>, underRevie
  * What a namespace counts against its project's budget: its effective quota, and for every budget
  * resource it does not cover yet, `namespaceDefaults.quota` (the room a default quota will take, CR4).
  */
-export function namespaceAllocation(effective: ReadonlyMap<string, Quantity>, budget: Resources, defaults: Resources): Resources {
+export function namespaceAllocation(
+  effective: ReadonlyMap<string, Quantity>,
+  budget: Resources,
+  defaults: Resources,
+): Resources {
   if (sameKeys(effective, budget)) return effective as Resources;
   const out = new Map<string, Quantity>();
   for (const name of budget.keys()) {
@@ -151,7 +155,9 @@ function soleQuota(quotas: Iterable<ResourceQuotaObject>): ResourceQuotaObject |
   if (Array.isArray(quotas)) return quotas.length === 1 ? (quotas[0] as ResourceQuotaObject) : undefined;
   let first: ResourceQuotaObject | undefined;
   let n = 0;
-  for (const q of quotas) if (n++ === 0) first = q; else return undefined;
+  for (const q of quotas)
+    if (n++ === 0) first = q;
+    else return undefined;
   return first;
 }
 
@@ -199,7 +205,9 @@ export function observedHold(snapshot: Snapshot, namespace: string): ReadonlyMap
 
 /** The effective quota the snapshot shows for a namespace (its memo when it has one). */
 export function observedEffectiveQuota(snapshot: Snapshot, namespace: string): ReadonlyMap<string, Quantity> {
-  return snapshot.effectiveQuotaOf ? snapshot.effectiveQuotaOf(namespace) : effectiveQuota(snapshot.quotasInNamespace(namespace));
+  return snapshot.effectiveQuotaOf
+    ? snapshot.effectiveQuotaOf(namespace)
+    : effectiveQuota(snapshot.quotasInNamespace(namespace));
 }
 
 export function quotasAfter(snapshot: Snapshot, namespace: string, change?: QuotaChange): ResourceQuotaObject[] {

@@ -9,7 +9,12 @@ import type { FieldPath, ResourceList, Resources, Violation } from './types.js';
 const parsedLists = new WeakMap<ResourceList, Resources>();
 
 /** Parses a ResourceList; unparsable entries become S1 violations (when a sink is given) and are left out. */
-export function parseResources(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
+export function parseResources(
+  list: ResourceList | undefined,
+  path: FieldPath = [],
+  sink?: Violation[],
+  owner = 'object',
+): Resources {
   if (!sink && list) {
     let cached = parsedLists.get(list);
     if (!cached) parsedLists.set(list, (cached = parseUncached(list, path, [], owner)));
@@ -23,7 +28,12 @@ export function parseResources(list: ResourceList | undefined, path: FieldPath =
  * under review): caching it would only add a WeakMap entry that dies young, and a WeakMap whose
  * entries come and go is rebuilt from time to time, in the young generation.
  */
-export function parseUncached(list: ResourceList | undefined, path: FieldPath = [], sink?: Violation[], owner = 'object'): Resources {
+export function parseUncached(
+  list: ResourceList | undefined,
+  path: FieldPath = [],
+  sink?: Violation[],
+  owner = 'object',
+): Resources {
   const out = new Map<string, Quantity>();
   if (!list) return out;
   for (const name of Object.keys(list)) {

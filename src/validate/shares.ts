@@ -6,7 +6,16 @@
  */
 import { Quantity } from '../quantity/quantity.js';
 import { budgetIn, budgetListIn, defaultsOf } from './budget/layers.js';
-import { heldAfter, isUnscoped, namespaceAllocation, namespaceIsTerminating, observedHold, quotaUsed, type QuotaChange, type QuotaOverlay } from './quota-hold.js';
+import {
+  heldAfter,
+  isUnscoped,
+  namespaceAllocation,
+  namespaceIsTerminating,
+  observedHold,
+  quotaUsed,
+  type QuotaChange,
+  type QuotaOverlay,
+} from './quota-hold.js';
 import { maxResources, sumResources } from './resource-lists.js';
 import type { NamespaceShare, Project, ProjectShares, ResourceList, Resources, Snapshot } from './types.js';
 
@@ -35,12 +44,20 @@ export interface ShareOptions {
 }
 
 /** One namespace's share of its project's budget on a cluster at instant `at`, optionally after a quota change. */
-export function namespaceShare(snapshot: Snapshot, project: Project, cluster: string, at: number, namespace: string, options: ShareOptions = {}): NamespaceShare {
+export function namespaceShare(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+  namespace: string,
+  options: ShareOptions = {},
+): NamespaceShare {
   const budget = budgetIn(snapshot, project, cluster, at);
   const defaults = defaultsOf(project);
   const change = options.change?.namespace === namespace ? options.change : undefined;
   let held = change ? heldAfter(snapshot, change) : observedHold(snapshot, namespace);
-  if (held.size === 0 && isTerminating(snapshot, namespace)) held = terminatingWithoutQuota(snapshot, namespace, budget);
+  if (held.size === 0 && isTerminating(snapshot, namespace))
+    held = terminatingWithoutQuota(snapshot, namespace, budget);
   let resources = namespaceAllocation(held, budget, defaults);
   let defaulted = false;
   for (const r of budget.keys()) if (!held.has(r) && defaults.has(r)) defaulted = true;
@@ -74,7 +91,13 @@ export function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, b
 }
 
 /** Per-namespace shares of a project in the cluster (labelled for it, or pending), optionally after a change. */
-export function clusterShares(snapshot: Snapshot, project: Project, cluster: string, at: number, options: ShareOptions & { extraNamespace?: string } = {}): NamespaceShare[] {
+export function clusterShares(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+  options: ShareOptions & { extraNamespace?: string } = {},
+): NamespaceShare[] {
   const projectName = project.metadata.name ?? '';
   const names = new Set<string>();
   for (const ns of snapshot.namespacesOfProject(projectName)) names.add(ns.metadata.name ?? '');
@@ -92,7 +115,13 @@ export function clusterShares(snapshot: Snapshot, project: Project, cluster: str
  * that same list (`sharesHoldAt`), since a share depends on the instant through the budget alone.
  */
 export function projectShares(snapshot: Snapshot, project: Project, cluster: string, at: number): ProjectShares {
-  return new SharesMemo(project, cluster, at, budgetListIn(snapshot, project, cluster, at), clusterShares(snapshot, project, cluster, at));
+  return new SharesMemo(
+    project,
+    cluster,
+    at,
+    budgetListIn(snapshot, project, cluster, at),
+    clusterShares(snapshot, project, cluster, at),
+  );
 }
 
 /**
@@ -101,8 +130,18 @@ export function projectShares(snapshot: Snapshot, project: Project, cluster: str
  * same object for the same project, cluster, cap and active bursts: budget/layers.ts). A burst that
  * started or ended since makes it stale.
  */
-export function sharesHoldAt(memo: ProjectShares, snapshot: Snapshot, project: Project, cluster: string, at: number): boolean {
-  return memo.project === project && memo.cluster === cluster && (memo.at === at || memo.budget === budgetListIn(snapshot, project, cluster, at));
+export function sharesHoldAt(
+  memo: ProjectShares,
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+): boolean {
+  return (
+    memo.project === project &&
+    memo.cluster === cluster &&
+    (memo.at === at || memo.budget === budgetListIn(snapshot, project, cluster, at))
+  );
 }
 
 /**
@@ -170,17 +209,37 @@ class SharesMemo implements ProjectShares {
  * observed share: a decision costs the pending namespaces, not the project's size. Without a memo
  * every share is computed afresh. Both give the same value. The result is read-only (`Resources` is a ReadonlyMap).
  */
-export function othersTotal(snapshot: Snapshot, project: Project, cluster: string, at: number, namespace: string, pending?: PendingAllocations): Resources {
+export function othersTotal(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+  namespace: string,
+  pending?: PendingAllocations,
+): Resources {
   const memo = snapshot.projectSharesOf?.(project, cluster, at);
-  if (!memo) return sumShares(clusterShares(snapshot, project, cluster, at, { extraNamespace: namespace, ...(pending ? { pending } : {}) }), namespace);
+  if (!memo)
+    return sumShares(
+      clusterShares(snapshot, project, cluster, at, { extraNamespace: namespace, ...(pending ? { pending } : {}) }),
+      namespace,
+    );
   const observed = memo.othersTotal(namespace);
   const raises = pending ? pendingRaises(snapshot, memo, namespace, pending) : [];
   return raises.length === 0 ? observed : withRaises(memo, namespace, observed, raises);
 }
 
 /** The terms of othersTotal one by one: the shares of the project's namespaces other than `namespace`, pending ones included. */
-export function otherShares(snapshot: Snapshot, project: Project, cluster: string, at: number, namespace: string, pending?: PendingAllocations): NamespaceShare[] {
-  return clusterShares(snapshot, project, cluster, at, pending ? { pending } : {}).filter((share) => share.namespace !== namespace);
+export function otherShares(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+  namespace: string,
+  pending?: PendingAllocations,
+): NamespaceShare[] {
+  return clusterShares(snapshot, project, cluster, at, pending ? { pending } : {}).filter(
+    (share) => share.namespace !== namespace,
+  );
 }
 
 /** How a pending allocation changes one namespace's term of the sum. */
@@ -193,7 +252,12 @@ interface PendingRaise {
 }
 
 /** Per namespace of the project other than `namespace` whose pending allocation raises its observed share: by how much. */
-function pendingRaises(snapshot: Snapshot, memo: ProjectShares, namespace: string, pending: PendingAllocations): PendingRaise[] {
+function pendingRaises(
+  snapshot: Snapshot,
+  memo: ProjectShares,
+  namespace: string,
+  pending: PendingAllocations,
+): PendingRaise[] {
   const raises: PendingRaise[] = [];
   const considered = new Set<string>([namespace]);
   const consider = (name: string): void => {
@@ -214,8 +278,11 @@ function pendingRaises(snapshot: Snapshot, memo: ProjectShares, namespace: strin
   // among the project's namespaces (all of them).
   const allocated = pending.allocated?.();
   if (allocated) {
-    for (const name of allocated) if (!considered.has(name) && memo.shareOf(name) && pending.allocation(name)) consider(name);
-  } else for (const share of memo.shares) if (!considered.has(share.namespace) && pending.allocation(share.namespace)) consider(share.namespace);
+    for (const name of allocated)
+      if (!considered.has(name) && memo.shareOf(name) && pending.allocation(name)) consider(name);
+  } else
+    for (const share of memo.shares)
+      if (!considered.has(share.namespace) && pending.allocation(share.namespace)) consider(share.namespace);
   return raises;
 }
 
@@ -235,7 +302,12 @@ function raiseOver(observed: Resources, pending: Resources): Resources | undefin
  * namespace order takes (sumShares: the first non-zero term's), so a message prints the same total
  * ("2Gi", not "2147483648") whichever way it was added up.
  */
-function withRaises(memo: ProjectShares, namespace: string, observed: Resources, raises: readonly PendingRaise[]): Resources {
+function withRaises(
+  memo: ProjectShares,
+  namespace: string,
+  observed: Resources,
+  raises: readonly PendingRaise[],
+): Resources {
   const total = new Map(sumResources([observed, ...raises.map((r) => r.raise)]));
   const resources = new Set<string>();
   for (const { raise } of raises) for (const name of raise.keys()) resources.add(name);

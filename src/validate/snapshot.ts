@@ -53,7 +53,11 @@ export class MemorySnapshot implements Snapshot {
   /** Σ of the quota list lengths, kept as quotas come and go (`sizes` runs on every cache event). */
   private quotaCount = 0;
 
-  static of(objects: { projects?: Project[]; namespaces?: NamespaceObject[]; quotas?: ResourceQuotaObject[] }): MemorySnapshot {
+  static of(objects: {
+    projects?: Project[];
+    namespaces?: NamespaceObject[];
+    quotas?: ResourceQuotaObject[];
+  }): MemorySnapshot {
     const s = new MemorySnapshot();
     for (const p of objects.projects ?? []) s.upsertProject(p);
     for (const n of objects.namespaces ?? []) s.upsertNamespace(n);
@@ -82,7 +86,11 @@ export class MemorySnapshot implements Snapshot {
   }
 
   /** `memo`'s entry for the namespace, else `compute` over its quotas, remembered when not empty. */
-  private memoised(memo: Map<string, Resources>, namespace: string, compute: (quotas: Iterable<ResourceQuotaObject>) => Resources): Resources {
+  private memoised(
+    memo: Map<string, Resources>,
+    namespace: string,
+    compute: (quotas: Iterable<ResourceQuotaObject>) => Resources,
+  ): Resources {
     const known = memo.get(namespace);
     if (known !== undefined) return known;
     const computed = compute(this.quotasInNamespace(namespace));
@@ -138,7 +146,14 @@ export class MemorySnapshot implements Snapshot {
     if (project === undefined) return;
     const memo = this.sharesByProject.get(project);
     if (!memo) return;
-    this.sharesByProject.set(project, withNamespaceShare(memo, namespace, inProject ? namespaceShare(this, memo.project, memo.cluster, memo.at, namespace) : undefined));
+    this.sharesByProject.set(
+      project,
+      withNamespaceShare(
+        memo,
+        namespace,
+        inProject ? namespaceShare(this, memo.project, memo.cluster, memo.at, namespace) : undefined,
+      ),
+    );
   }
   private projectOf(namespace: string): string | undefined {
     return this.namespacesByName.get(namespace)?.metadata.labels?.[LABEL_PROJECT];
@@ -209,7 +224,10 @@ export class MemorySnapshot implements Snapshot {
       this.quotaCount += 1;
     } else {
       const previous = list[at]!;
-      this.quotasByNamespace.set(namespace, list.map((x, i) => (i === at ? q : x)));
+      this.quotasByNamespace.set(
+        namespace,
+        list.map((x, i) => (i === at ? q : x)),
+      );
       // Annotations, labels, managed fields: only the scopes, spec.hard, status.hard and status.used count.
       if (sameHold(previous, q)) return;
       // The quota controller rewrites status.used with every pod; while usage stays within the quota
@@ -243,7 +261,11 @@ export class MemorySnapshot implements Snapshot {
  */
 function sameHold(a: ResourceQuotaObject, b: ResourceQuotaObject): boolean {
   if (quotaTier(a) !== quotaTier(b)) return false;
-  return sameList(a.spec?.hard, b.spec?.hard) && sameList(a.status?.hard, b.status?.hard) && sameList(a.status?.used, b.status?.used);
+  return (
+    sameList(a.spec?.hard, b.spec?.hard) &&
+    sameList(a.status?.hard, b.status?.hard) &&
+    sameList(a.status?.used, b.status?.used)
+  );
 }
 
 /** Whether two versions of a quota limit the same (what effectiveQuota reads: the keys it counts for, spec.hard). */
@@ -260,7 +282,10 @@ function sameResources(a: Resources, b: Resources): boolean {
   return true;
 }
 
-function sameList(a: Record<string, string | number> | undefined, b: Record<string, string | number> | undefined): boolean {
+function sameList(
+  a: Record<string, string | number> | undefined,
+  b: Record<string, string | number> | undefined,
+): boolean {
   const x = a ?? {};
   const y = b ?? {};
   const keys = Object.keys(x);

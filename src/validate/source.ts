@@ -86,7 +86,6 @@ export function isProjectObject(object: unknown): object is Project {
   return o.kind === PROJECT_KIND && typeof o.apiVersion === 'string' && o.apiVersion.startsWith('tenantgate.io/');
 }
 
-
 /** The deepest existing node on `path` (a missing field points at its parent). */
 export function positionOf(source: SourceDocument, path: FieldPath = []): { line: number; col: number } {
   let node: Node | null = source.document.contents as Node | null;
@@ -114,4 +113,3 @@ export function positionOf(source: SourceDocument, path: FieldPath = []): { line
   const pos = source.lineCounter.linePos(offset);
   return { line: pos.line, col: pos.col };
 }
-

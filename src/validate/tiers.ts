@@ -5,7 +5,15 @@
  * arithmetic, coverage, ledger, status and views of plain resources serve tiers unchanged.
  * Pure; the decisions are in docs/adr/0052-priority-tiers.md.
  */
-import type { DeclaredNamespace, FieldPath, PriorityTiers, Project, ResourceList, ResourceQuotaObject, Violation } from './types.js';
+import type {
+  DeclaredNamespace,
+  FieldPath,
+  PriorityTiers,
+  Project,
+  ResourceList,
+  ResourceQuotaObject,
+  Violation,
+} from './types.js';
 
 /** Between a resource and its tier in a budget key: `requests.cpu@production`. */
 export const TIER_SEPARATOR = '@';
@@ -85,7 +93,11 @@ const defaultsCache = new WeakMap<object, ResourceList>();
 export function withTierDefaults(project: Project, base: ResourceList | undefined): ResourceList | undefined {
   if (!hasTiers(project)) return base;
   let out = defaultsCache.get(project.spec);
-  if (!out) defaultsCache.set(project.spec, (out = { ...(base ?? {}), ...tierList(project.spec.namespaceDefaults?.tiers ?? {}), [OTHER_TIERS_PODS]: 0 }));
+  if (!out)
+    defaultsCache.set(
+      project.spec,
+      (out = { ...(base ?? {}), ...tierList(project.spec.namespaceDefaults?.tiers ?? {}), [OTHER_TIERS_PODS]: 0 }),
+    );
   return out;
 }
 
@@ -114,7 +126,9 @@ export function tierQuotaName(tier: string): string {
 }
 
 /** A scope selector of one PriorityClass (a tier quota's). */
-export function tierScopeSelector(tier: string): { matchExpressions: Array<{ scopeName: string; operator: string; values?: string[] }> } {
+export function tierScopeSelector(tier: string): {
+  matchExpressions: Array<{ scopeName: string; operator: string; values?: string[] }>;
+} {
   return { matchExpressions: [{ scopeName: PRIORITY_CLASS_SCOPE, operator: 'In', values: [tier] }] };
 }
 
@@ -124,7 +138,9 @@ export function tierScopeSelector(tier: string): { matchExpressions: Array<{ sco
  * priorityClassName (Kubernetes matches them as an absent label), and those are in no tier
  * (docs/budgets.md, test/e2e/priority-tiers.test.ts).
  */
-export function otherTiersScopeSelector(tiers: readonly string[]): { matchExpressions: Array<{ scopeName: string; operator: string; values?: string[] }> } {
+export function otherTiersScopeSelector(tiers: readonly string[]): {
+  matchExpressions: Array<{ scopeName: string; operator: string; values?: string[] }>;
+} {
   return {
     matchExpressions: [
       { scopeName: PRIORITY_CLASS_SCOPE, operator: 'Exists' },
@@ -152,9 +168,19 @@ export function tierQuotasOf(project: Project, declared: DeclaredNamespace | und
   const out: TierQuota[] = [];
   const own = namespaceTiers(project, declared);
   for (const tier of Object.keys(own).sort()) {
-    out.push({ name: tierQuotaName(tier), tier, hard: { ...own[tier]!.quota!.hard! }, scopeSelector: tierScopeSelector(tier) });
+    out.push({
+      name: tierQuotaName(tier),
+      tier,
+      hard: { ...own[tier]!.quota!.hard! },
+      scopeSelector: tierScopeSelector(tier),
+    });
   }
-  out.push({ name: OTHER_TIERS_QUOTA_NAME, tier: OTHER_TIERS, hard: { pods: '0' }, scopeSelector: otherTiersScopeSelector(tiers) });
+  out.push({
+    name: OTHER_TIERS_QUOTA_NAME,
+    tier: OTHER_TIERS,
+    hard: { pods: '0' },
+    scopeSelector: otherTiersScopeSelector(tiers),
+  });
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -179,7 +205,14 @@ export function quotaTier(quota: ResourceQuotaObject): string | undefined {
   for (const e of exprs as Array<{ scopeName?: unknown; operator?: unknown; values?: unknown }>) {
     if (!e || e.scopeName !== PRIORITY_CLASS_SCOPE) return undefined;
     const values = e.values;
-    if (e.operator === 'In' && exprs.length === 1 && Array.isArray(values) && values.length === 1 && typeof values[0] === 'string') single = values[0];
+    if (
+      e.operator === 'In' &&
+      exprs.length === 1 &&
+      Array.isArray(values) &&
+      values.length === 1 &&
+      typeof values[0] === 'string'
+    )
+      single = values[0];
     else if (e.operator === 'NotIn' && !notIn && Array.isArray(values) && values.length > 0) notIn = true;
     else if (e.operator === 'Exists' && !exists) exists = true;
     else return undefined;
@@ -190,9 +223,12 @@ export function quotaTier(quota: ResourceQuotaObject): string | undefined {
 
 /** The classes an other-tiers quota leaves out (its NotIn values). */
 export function otherTiersExcluded(quota: ResourceQuotaObject): string[] {
-  const selector = quota.spec?.scopeSelector as { matchExpressions?: Array<{ operator?: string; values?: unknown }> } | undefined;
+  const selector = quota.spec?.scopeSelector as
+    { matchExpressions?: Array<{ operator?: string; values?: unknown }> } | undefined;
   const notIn = selector?.matchExpressions?.find((e) => e?.operator === 'NotIn');
-  return Array.isArray(notIn?.values) ? (notIn.values as unknown[]).filter((v): v is string => typeof v === 'string') : [];
+  return Array.isArray(notIn?.values)
+    ? (notIn.values as unknown[]).filter((v): v is string => typeof v === 'string')
+    : [];
 }
 
 /** The budget path of a key: `spec.tiers.<tier>.quota.hard.<resource>` for a tier key, else under `plain`. */
@@ -213,14 +249,24 @@ export function checkTierNames(project: Project): Violation[] {
     if (!tiers || typeof tiers !== 'object') return;
     for (const tier of Object.keys(tiers)) {
       if (!PRIORITY_CLASS_NAME.test(tier) || tier.length > 253 || tier === 'other-tiers') {
-        out.push({ rule: 'S1', path: [...path, tier], message: `Project ${name}: ${[...path, tier].join('.')} is not allowed: a tier is a PriorityClass name (a lowercase DNS-1123 subdomain of at most 253 characters, not "other-tiers")` });
+        out.push({
+          rule: 'S1',
+          path: [...path, tier],
+          message: `Project ${name}: ${[...path, tier].join('.')} is not allowed: a tier is a PriorityClass name (a lowercase DNS-1123 subdomain of at most 253 characters, not "other-tiers")`,
+        });
       } else if (declaredOnly && !Object.hasOwn(project.spec.tiers ?? {}, tier)) {
-        out.push({ rule: 'S1', path: [...path, tier], message: `Project ${name}: ${[...path, tier].join('.')} names no tier of spec.tiers (declared: ${tierNames(project).join(', ') || 'none'})` });
+        out.push({
+          rule: 'S1',
+          path: [...path, tier],
+          message: `Project ${name}: ${[...path, tier].join('.')} names no tier of spec.tiers (declared: ${tierNames(project).join(', ') || 'none'})`,
+        });
       }
     }
   };
   check(project.spec.tiers, ['spec', 'tiers'], false);
   check(project.spec.namespaceDefaults?.tiers, ['spec', 'namespaceDefaults', 'tiers'], true);
-  (Array.isArray(project.spec.namespaces) ? project.spec.namespaces : []).forEach((ns, i) => check(ns?.tiers, ['spec', 'namespaces', i, 'tiers'], true));
+  (Array.isArray(project.spec.namespaces) ? project.spec.namespaces : []).forEach((ns, i) =>
+    check(ns?.tiers, ['spec', 'namespaces', i, 'tiers'], true),
+  );
   return out;
 }

@@ -19,16 +19,46 @@ export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
 export const LEDGER_PREFIX = 'tenantgate-ledger-';
 
 export type RuleId =
-  | 'N1' | 'N2' | 'N3' | 'N4'
-  | 'T1' | 'T2' | 'T3' | 'T4' | 'T5' | 'T6' | 'T7' | 'T8'
+  | 'N1'
+  | 'N2'
+  | 'N3'
+  | 'N4'
+  | 'T1'
+  | 'T2'
+  | 'T3'
+  | 'T4'
+  | 'T5'
+  | 'T6'
+  | 'T7'
+  | 'T8'
   | 'T9' // the allow-list parameters (AllowList) are written only by subjects that may manage them cluster-wide (CEL, src/validate/policies/allow-list-params-policy.ts)
-  | 'Q1' | 'Q2' | 'Q3' | 'Q4' | 'Q5' | 'Q6' | 'Q7'
-  | 'F1' | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 from the webhook on a fleet member (ADR 0044)
+  | 'Q1'
+  | 'Q2'
+  | 'Q3'
+  | 'Q4'
+  | 'Q5'
+  | 'Q6'
+  | 'Q7'
+  | 'F1'
+  | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 from the webhook on a fleet member (ADR 0044)
   | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)
-  | 'B1' | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
+  | 'B1'
+  | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
   | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
-  | 'X1' | 'X2' | 'X3' | 'X4' | 'X5' | 'X6' | 'X7' | 'X8' | 'X9' | 'X10' // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts, docs/rules.md#allow-lists)
-  | 'H1' | 'H2' | 'H3' | 'H4' // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3), GatewayClasses (H4)
+  | 'X1'
+  | 'X2'
+  | 'X3'
+  | 'X4'
+  | 'X5'
+  | 'X6'
+  | 'X7'
+  | 'X8'
+  | 'X9'
+  | 'X10' // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts, docs/rules.md#allow-lists)
+  | 'H1'
+  | 'H2'
+  | 'H3'
+  | 'H4' // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3), GatewayClasses (H4)
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -240,7 +270,8 @@ export interface ProjectCondition {
   observedGeneration?: number;
 }
 
-export type NamespaceHealth = 'Healthy' | 'Missing' | 'Terminating' | 'QuotaMissing' | 'QuotaMismatch' | 'LabelMismatch';
+export type NamespaceHealth =
+  'Healthy' | 'Missing' | 'Terminating' | 'QuotaMissing' | 'QuotaMismatch' | 'LabelMismatch';
 
 export interface ProjectStatus {
   phase?: 'Active' | 'Terminating' | 'Degraded';
@@ -254,7 +285,6 @@ export interface ProjectStatus {
   budgetUse?: string;
   conditions?: ProjectCondition[];
 }
-
 
 export interface Project {
   apiVersion?: string;

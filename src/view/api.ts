@@ -5,7 +5,13 @@
  * `projectBudget` (src/validate/budget.ts), the one budget arithmetic; nothing is stored, everything is
  * computed on request from the snapshot (docs/adr/0030-budget-view-as-an-aggregated-api.md).
  */
-import { projectBudget, projectBudgetJson, usedIn, type ProjectBudget, type ProjectBudgetJson } from '../validate/budget.js';
+import {
+  projectBudget,
+  projectBudgetJson,
+  usedIn,
+  type ProjectBudget,
+  type ProjectBudgetJson,
+} from '../validate/budget.js';
 import type { PricingConfig } from '../config/config.js';
 import { priceSheet, projectCostJson, type ProjectCostJson } from '../validate/cost.js';
 import { formatResources } from '../validate/resource-lists.js';
@@ -104,16 +110,40 @@ interface ResourceInfo {
 }
 
 export const RESOURCES: readonly ResourceInfo[] = [
-  { name: 'budgets', singularName: 'budget', namespaced: true, kind: 'Budget', verbs: ['get', 'list'], shortNames: ['budget'] },
-  { name: 'ownedprojects', singularName: 'ownedproject', namespaced: false, kind: 'OwnedProject', verbs: ['get', 'list'] },
+  {
+    name: 'budgets',
+    singularName: 'budget',
+    namespaced: true,
+    kind: 'Budget',
+    verbs: ['get', 'list'],
+    shortNames: ['budget'],
+  },
+  {
+    name: 'ownedprojects',
+    singularName: 'ownedproject',
+    namespaced: false,
+    kind: 'OwnedProject',
+    verbs: ['get', 'list'],
+  },
 ];
 
 // --- discovery -------------------------------------------------------------------------------------
 
 const groupVersion = { groupVersion: VIEW_GROUP_VERSION, version: VIEW_VERSION };
-export const API_GROUP = { kind: 'APIGroup', apiVersion: 'v1', name: VIEW_GROUP, versions: [groupVersion], preferredVersion: groupVersion };
+export const API_GROUP = {
+  kind: 'APIGroup',
+  apiVersion: 'v1',
+  name: VIEW_GROUP,
+  versions: [groupVersion],
+  preferredVersion: groupVersion,
+};
 export const API_GROUP_LIST = { kind: 'APIGroupList', apiVersion: 'v1', groups: [API_GROUP] };
-export const API_RESOURCE_LIST = { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: VIEW_GROUP_VERSION, resources: RESOURCES };
+export const API_RESOURCE_LIST = {
+  kind: 'APIResourceList',
+  apiVersion: 'v1',
+  groupVersion: VIEW_GROUP_VERSION,
+  resources: RESOURCES,
+};
 
 // --- the objects -----------------------------------------------------------------------------------
 
@@ -124,20 +154,52 @@ export function projectOfNamespace(snapshot: Snapshot, namespace: string): Proje
 }
 
 /** The Budget of the namespace's project, seen from that namespace. */
-export function budgetObject(snapshot: Snapshot, project: Project, namespace: string, cluster: string, at: number, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject {
+export function budgetObject(
+  snapshot: Snapshot,
+  project: Project,
+  namespace: string,
+  cluster: string,
+  at: number,
+  fleetOf?: FleetLookup,
+  pricing?: PricingConfig,
+): BudgetObject {
   const b = projectBudget(snapshot, project, cluster, at);
-  return budgetSeenFrom(projectBudgetJson(b), snapshot, namespace, at, fleetPart(snapshot, project, cluster, at, fleetOf), costPart(project, b, pricing));
+  return budgetSeenFrom(
+    projectBudgetJson(b),
+    snapshot,
+    namespace,
+    at,
+    fleetPart(snapshot, project, cluster, at, fleetOf),
+    costPart(project, b, pricing),
+  );
 }
 
 /** The cost of a project's allocation, when there is a price sheet. */
 function costPart(project: Project, b: ProjectBudget, pricing: PricingConfig | undefined): ProjectCostJson | undefined {
-  return pricing ? projectCostJson(priceSheet(pricing), project, b.namespaces.map((n) => n.allocated)) : undefined;
+  return pricing
+    ? projectCostJson(
+        priceSheet(pricing),
+        project,
+        b.namespaces.map((n) => n.allocated),
+      )
+    : undefined;
 }
 
-function fleetPart(snapshot: Snapshot, project: Project, cluster: string, at: number, fleetOf?: FleetLookup): BudgetFleetJson | undefined {
+function fleetPart(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+  fleetOf?: FleetLookup,
+): BudgetFleetJson | undefined {
   if (!project.spec.fleet) return undefined;
   const fleetResources = Object.keys(project.spec.fleet.quota?.hard ?? {});
-  return budgetFleet(project, cluster, fleetProjectBudget(snapshot, project, cluster, at, fleetResources).allocated, fleetOf?.(project.metadata.name ?? ''));
+  return budgetFleet(
+    project,
+    cluster,
+    fleetProjectBudget(snapshot, project, cluster, at, fleetResources).allocated,
+    fleetOf?.(project.metadata.name ?? ''),
+  );
 }
 
 /** The bursts part of a Budget or OwnedProject at instant `at`; absent when none is active or upcoming. */
@@ -147,7 +209,14 @@ function burstsOf(project: Project | undefined, cluster: string, at: number): { 
 }
 
 /** The Budget object of project budget `b`, seen from one of its namespaces. */
-function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: string, at: number, fleet?: BudgetFleetJson, cost?: ProjectCostJson): BudgetObject {
+function budgetSeenFrom(
+  b: ProjectBudgetJson,
+  snapshot: Snapshot,
+  namespace: string,
+  at: number,
+  fleet?: BudgetFleetJson,
+  cost?: ProjectCostJson,
+): BudgetObject {
   const share = b.namespaces.find((n) => n.namespace === namespace) ?? {
     // Labelled, yet counted against no budget here (being deleted, for instance): what it uses, no share.
     namespace,
@@ -172,7 +241,13 @@ function budgetSeenFrom(b: ProjectBudgetJson, snapshot: Snapshot, namespace: str
   };
 }
 
-export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster: string, at: number, pricing?: PricingConfig): OwnedProjectObject {
+export function ownedProjectObject(
+  snapshot: Snapshot,
+  project: Project,
+  cluster: string,
+  at: number,
+  pricing?: PricingConfig,
+): OwnedProjectObject {
   const name = project.metadata.name ?? '';
   const budget = projectBudget(snapshot, project, cluster, at);
   const b = projectBudgetJson(budget);
@@ -193,13 +268,26 @@ export function ownedProjectObject(snapshot: Snapshot, project: Project, cluster
 }
 
 /** Every Budget in a namespace: one (named after its project) or none outside projects. */
-export function budgetsIn(snapshot: Snapshot, namespace: string, cluster: string, at: number, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
+export function budgetsIn(
+  snapshot: Snapshot,
+  namespace: string,
+  cluster: string,
+  at: number,
+  fleetOf?: FleetLookup,
+  pricing?: PricingConfig,
+): BudgetObject[] {
   const project = projectOfNamespace(snapshot, namespace);
   return project ? [budgetObject(snapshot, project, namespace, cluster, at, fleetOf, pricing)] : [];
 }
 
 /** Every Budget of every project namespace (`kubectl get budgets -A`). */
-export function allBudgets(snapshot: Snapshot, cluster: string, at: number, fleetOf?: FleetLookup, pricing?: PricingConfig): BudgetObject[] {
+export function allBudgets(
+  snapshot: Snapshot,
+  cluster: string,
+  at: number,
+  fleetOf?: FleetLookup,
+  pricing?: PricingConfig,
+): BudgetObject[] {
   const out: BudgetObject[] = [];
   for (const project of [...snapshot.projects()].sort(byMetadataName)) {
     // One budget per project, seen from each of its namespaces (the budget covers them all).
@@ -207,25 +295,36 @@ export function allBudgets(snapshot: Snapshot, cluster: string, at: number, flee
     const budget = projectBudgetJson(counted);
     const fleet = fleetPart(snapshot, project, cluster, at, fleetOf);
     const cost = costPart(project, counted, pricing);
-    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName)) out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? '', at, fleet, cost));
+    for (const ns of [...snapshot.namespacesOfProject(project.metadata.name ?? '')].sort(byMetadataName))
+      out.push(budgetSeenFrom(budget, snapshot, ns.metadata.name ?? '', at, fleet, cost));
   }
   return out;
 }
 
-export function ownedProjects(snapshot: Snapshot, user: Identity, cluster: string, at: number, pricing?: PricingConfig): OwnedProjectObject[] {
+export function ownedProjects(
+  snapshot: Snapshot,
+  user: Identity,
+  cluster: string,
+  at: number,
+  pricing?: PricingConfig,
+): OwnedProjectObject[] {
   return [...snapshot.projects()]
     .filter((p) => isOwner(p, user))
     .sort(byMetadataName)
     .map((p) => ownedProjectObject(snapshot, p, cluster, at, pricing));
 }
 
-
 // --- Table output (kubectl get) --------------------------------------------------------------------
 
 /** Whether the client asked for a meta.k8s.io/v1 Table (kubectl get does, unless -o json/yaml). */
 export function wantsTable(accept: string): boolean {
   return accept.split(',').some((part) => {
-    const params = new Map(part.split(';').slice(1).map((p) => p.trim().split('=') as [string, string]));
+    const params = new Map(
+      part
+        .split(';')
+        .slice(1)
+        .map((p) => p.trim().split('=') as [string, string]),
+    );
     return params.get('as') === 'Table' && params.get('g') === 'meta.k8s.io' && params.get('v') === 'v1';
   });
 }
@@ -239,12 +338,33 @@ interface Column {
 }
 
 const BUDGET_COLUMNS: Column[] = [
-  { name: 'Name', type: 'string', format: 'name', description: 'The project (the Budget is named after it)', priority: 1 },
+  {
+    name: 'Name',
+    type: 'string',
+    format: 'name',
+    description: 'The project (the Budget is named after it)',
+    priority: 1,
+  },
   { name: 'Resource', type: 'string', description: 'A budgeted or allocated resource', priority: 0 },
   { name: 'Budget', type: 'string', description: "The project's budget on this cluster (- when none)", priority: 0 },
-  { name: 'Allocated', type: 'string', description: "What the project's namespaces hold, counted as the quota rules count it", priority: 0 },
-  { name: 'Used', type: 'string', description: "What the project's namespaces use (their quotas' status.used)", priority: 0 },
-  { name: 'Headroom', type: 'string', description: 'Budget minus allocated (negative when over budget; - without a budget)', priority: 0 },
+  {
+    name: 'Allocated',
+    type: 'string',
+    description: "What the project's namespaces hold, counted as the quota rules count it",
+    priority: 0,
+  },
+  {
+    name: 'Used',
+    type: 'string',
+    description: "What the project's namespaces use (their quotas' status.used)",
+    priority: 0,
+  },
+  {
+    name: 'Headroom',
+    type: 'string',
+    description: 'Budget minus allocated (negative when over budget; - without a budget)',
+    priority: 0,
+  },
 ];
 
 const OWNED_COLUMNS: Column[] = [
@@ -267,11 +387,26 @@ export function budgetTable(budgets: readonly BudgetObject[]) {
   const rows = budgets.flatMap((b) => {
     const lines = b.resources.length > 0 ? b.resources : [undefined];
     const perResource = lines.map((r) => ({
-      cells: [b.metadata.name, r?.resource ?? '<none>', r?.budget ?? '-', r?.allocated ?? '-', r?.used ?? '-', r?.headroom ?? '-'],
+      cells: [
+        b.metadata.name,
+        r?.resource ?? '<none>',
+        r?.budget ?? '-',
+        r?.allocated ?? '-',
+        r?.used ?? '-',
+        r?.headroom ?? '-',
+      ],
       object: partial(b.metadata),
     }));
     const c = b.cost;
-    return c ? [...perResource, { cells: [b.metadata.name, `cost/month (${c.currency})`, c.budget ?? '-', c.monthly, '-', c.headroom ?? '-'], object: partial(b.metadata) }] : perResource;
+    return c
+      ? [
+          ...perResource,
+          {
+            cells: [b.metadata.name, `cost/month (${c.currency})`, c.budget ?? '-', c.monthly, '-', c.headroom ?? '-'],
+            object: partial(b.metadata),
+          },
+        ]
+      : perResource;
   });
   return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: {}, columnDefinitions: BUDGET_COLUMNS, rows };
 }
@@ -282,36 +417,72 @@ export function ownedProjectTable(items: readonly OwnedProjectObject[]) {
     apiVersion: 'meta.k8s.io/v1',
     metadata: {},
     columnDefinitions: OWNED_COLUMNS,
-    rows: items.map((p) => ({ cells: [p.metadata.name, p.tenant, p.namespaces.length, p.phase || '-', p.budgetUse || '-'], object: partial(p.metadata) })),
+    rows: items.map((p) => ({
+      cells: [p.metadata.name, p.tenant, p.namespaces.length, p.phase || '-', p.budgetUse || '-'],
+      object: partial(p.metadata),
+    })),
   };
 }
 
 // --- errors ----------------------------------------------------------------------------------------
 
-export function status(code: number, reason: string, message: string, details?: { name?: string; kind?: string }): ViewResponse {
+export function status(
+  code: number,
+  reason: string,
+  message: string,
+  details?: { name?: string; kind?: string },
+): ViewResponse {
   return {
     status: code,
-    body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details: { group: VIEW_GROUP, ...details } } : {}), code },
+    body: {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason,
+      ...(details ? { details: { group: VIEW_GROUP, ...details } } : {}),
+      code,
+    },
   };
 }
 
 // --- routing ---------------------------------------------------------------------------------------
 
 const ok = (body: unknown): ViewResponse => ({ status: 200, body });
-const list = (kind: string, items: unknown[]) => ({ apiVersion: VIEW_GROUP_VERSION, kind, metadata: { resourceVersion: '' }, items });
+const list = (kind: string, items: unknown[]) => ({
+  apiVersion: VIEW_GROUP_VERSION,
+  kind,
+  metadata: { resourceVersion: '' },
+  items,
+});
 
 /** Answers one request. Discovery needs no cache; everything else waits for the cache to have synced (503 before). */
 export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
   const path = req.path.replace(/\/+$/, '') || '/';
-  if (req.method !== 'GET') return status(405, 'MethodNotAllowed', `the budget view is read-only: ${req.method} ${path} is not supported (verbs: get, list)`);
+  if (req.method !== 'GET')
+    return status(
+      405,
+      'MethodNotAllowed',
+      `the budget view is read-only: ${req.method} ${path} is not supported (verbs: get, list)`,
+    );
   if (path === '/apis') return ok(API_GROUP_LIST);
   if (path === `/apis/${VIEW_GROUP}`) return ok(API_GROUP);
   const prefix = VIEW_API_PATH;
   if (path === prefix) return ok(API_RESOURCE_LIST);
-  if (!path.startsWith(`${prefix}/`)) return status(404, 'NotFound', `${path}: not served here (the budget view serves ${prefix})`);
-  const parts = path.slice(prefix.length + 1).split('/').map(decodeURIComponent);
+  if (!path.startsWith(`${prefix}/`))
+    return status(404, 'NotFound', `${path}: not served here (the budget view serves ${prefix})`);
+  const parts = path
+    .slice(prefix.length + 1)
+    .split('/')
+    .map(decodeURIComponent);
   const snapshot = source.snapshot();
-  if (!snapshot) return status(503, 'ServiceUnavailable', "the budget view is not ready: the controller's caches have not synced yet");
+  if (!snapshot)
+    return status(
+      503,
+      'ServiceUnavailable',
+      "the budget view is not ready: the controller's caches have not synced yet",
+    );
   const table = wantsTable(req.accept);
 
   // /namespaces/{ns}/budgets[/{name}]
@@ -323,7 +494,10 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
     const name = parts[3]!;
     const found = budgets.find((b) => b.metadata.name === name);
     if (!found) {
-      const why = budgets.length === 0 ? `namespace ${namespace} belongs to no project, so it has no budget` : `the Budget in namespace ${namespace} is ${budgets[0]!.metadata.name} (named after its project)`;
+      const why =
+        budgets.length === 0
+          ? `namespace ${namespace} belongs to no project, so it has no budget`
+          : `the Budget in namespace ${namespace} is ${budgets[0]!.metadata.name} (named after its project)`;
       return status(404, 'NotFound', `budgets.${VIEW_GROUP} "${name}" not found: ${why}`, { name, kind: 'budgets' });
     }
     return ok(table ? budgetTable([found]) : found);
@@ -341,9 +515,22 @@ export function handle(req: ViewRequest, source: ViewSource): ViewResponse {
     }
     const name = parts[1]!;
     const project = snapshot.project(name);
-    const found = project && isOwner(project, req.user) ? ownedProjectObject(snapshot, project, source.cluster, req.at, source.pricing) : undefined;
-    if (!found) return status(404, 'NotFound', `ownedprojects.${VIEW_GROUP} "${name}" not found: ${req.user.username} owns no project of that name`, { name, kind: 'ownedprojects' });
+    const found =
+      project && isOwner(project, req.user)
+        ? ownedProjectObject(snapshot, project, source.cluster, req.at, source.pricing)
+        : undefined;
+    if (!found)
+      return status(
+        404,
+        'NotFound',
+        `ownedprojects.${VIEW_GROUP} "${name}" not found: ${req.user.username} owns no project of that name`,
+        { name, kind: 'ownedprojects' },
+      );
     return ok(table ? ownedProjectTable([found]) : found);
   }
-  return status(404, 'NotFound', `${path}: no such resource in ${VIEW_GROUP_VERSION} (resources: ${RESOURCES.map((r) => r.name).join(', ')})`);
+  return status(
+    404,
+    'NotFound',
+    `${path}: no such resource in ${VIEW_GROUP_VERSION} (resources: ${RESOURCES.map((r) => r.name).join(', ')})`,
+  );
 }

@@ -54,9 +54,16 @@ export interface BudgetFleetJson {
 }
 
 /** The fleet section of the Budget of `project` on `cluster` (undefined unless spec.fleet names the cluster). */
-export function budgetFleet(project: Project, cluster: string, allocated: Resources, seen: FleetSeen | undefined): BudgetFleetJson | undefined {
+export function budgetFleet(
+  project: Project,
+  cluster: string,
+  allocated: Resources,
+  seen: FleetSeen | undefined,
+): BudgetFleetJson | undefined {
   const fleet = project.spec.fleet;
-  const members = Array.isArray(fleet?.clusters) ? fleet.clusters.filter((c): c is string => typeof c === 'string') : [];
+  const members = Array.isArray(fleet?.clusters)
+    ? fleet.clusters.filter((c): c is string => typeof c === 'string')
+    : [];
   if (!fleet || !members.includes(cluster)) return undefined;
   const budget = parseResources(fleet.quota?.hard);
   const record = seen?.record;
@@ -74,15 +81,25 @@ export function budgetFleet(project: Project, cluster: string, allocated: Resour
       fleetBudget: budget.get(resource)!.toString(),
       allocated: held.toString(),
       ...(e ? { enforced: e.toString(), headroomHere: here!.toString() } : {}),
-      ...(entry ? { share: at(entry.share, resource).toString(), lendable: at(entry.lendable, resource).toString() } : {}),
+      ...(entry
+        ? { share: at(entry.share, resource).toString(), lendable: at(entry.lendable, resource).toString() }
+        : {}),
       ...(p ? { pool: p.toString(), offeredByOthers: others.toString() } : {}),
-      ...(here && p ? { fleetHeadroom: here.add(p.sign() > 0 ? p : ZERO).add(others).toString() } : {}),
+      ...(here && p
+        ? {
+            fleetHeadroom: here
+              .add(p.sign() > 0 ? p : ZERO)
+              .add(others)
+              .toString(),
+          }
+        : {}),
     };
   });
   const clusters = record
     ? [...new Set([...members, ...record.shares.keys()])].sort().map((c) => {
         const x = memberShare(record, c);
-        const list = (r: Resources) => Object.fromEntries([...budget.keys()].sort().map((k) => [k, at(r, k).toString()]));
+        const list = (r: Resources) =>
+          Object.fromEntries([...budget.keys()].sort().map((k) => [k, at(r, k).toString()]));
         return { cluster: c, share: list(x.share), lendable: list(x.lendable) };
       })
     : [];

@@ -11,7 +11,12 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type * as k8s from '@kubernetes/client-node';
-import { loadServingCertificate, reloadOnChange, type ServingCertificate, type TlsMaterial } from '../certs/reloading-tls.js';
+import {
+  loadServingCertificate,
+  reloadOnChange,
+  type ServingCertificate,
+  type TlsMaterial,
+} from '../certs/reloading-tls.js';
 import { describeError } from '../kube/errors.js';
 import { processNow } from '../clock.js';
 import { listen } from '../listen.js';
@@ -33,7 +38,10 @@ export const AUTHENTICATION_CONFIGMAP = { namespace: 'kube-system', name: 'exten
 export function frontProxyAuthFrom(data: Record<string, string> | undefined): FrontProxyAuth {
   const where = `ConfigMap ${AUTHENTICATION_CONFIGMAP.namespace}/${AUTHENTICATION_CONFIGMAP.name}`;
   const ca = data?.['requestheader-client-ca-file'];
-  if (!ca) throw new Error(`${where}: no requestheader-client-ca-file: run kube-apiserver with --requestheader-client-ca-file (and the other --requestheader-* flags) to serve aggregated APIs`);
+  if (!ca)
+    throw new Error(
+      `${where}: no requestheader-client-ca-file: run kube-apiserver with --requestheader-client-ca-file (and the other --requestheader-* flags) to serve aggregated APIs`,
+    );
   const strings = (key: string, fallback: string[]): string[] => {
     const text = data?.[key];
     if (text === undefined || text === '') return fallback;
@@ -43,7 +51,8 @@ export function frontProxyAuthFrom(data: Record<string, string> | undefined): Fr
     } catch {
       throw new Error(`${where}: ${key} is ${JSON.stringify(text)}, expected a JSON list of strings`);
     }
-    if (!Array.isArray(parsed) || !parsed.every((s) => typeof s === 'string')) throw new Error(`${where}: ${key} is ${text}, expected a JSON list of strings`);
+    if (!Array.isArray(parsed) || !parsed.every((s) => typeof s === 'string'))
+      throw new Error(`${where}: ${key} is ${text}, expected a JSON list of strings`);
     return parsed;
   };
   const auth = {
@@ -52,7 +61,10 @@ export function frontProxyAuthFrom(data: Record<string, string> | undefined): Fr
     usernameHeaders: strings('requestheader-username-headers', []),
     groupHeaders: strings('requestheader-group-headers', []),
   };
-  if (auth.usernameHeaders.length === 0) throw new Error(`${where}: requestheader-username-headers is empty: run kube-apiserver with --requestheader-username-headers=X-Remote-User`);
+  if (auth.usernameHeaders.length === 0)
+    throw new Error(
+      `${where}: requestheader-username-headers is empty: run kube-apiserver with --requestheader-username-headers=X-Remote-User`,
+    );
   return auth;
 }
 
@@ -78,11 +90,24 @@ export interface PeerCertificate {
  * The caller of a proxied request, or why it is refused (pure). Header names are matched without
  * case; a header may repeat (one group each) as the apiserver sends them.
  */
-export function callerOf(peer: PeerCertificate, headers: Record<string, string[] | undefined>, auth: FrontProxyAuth): Identity | { refused: string } {
-  if (!peer.commonName && !peer.authorized) return { refused: 'no client certificate: only the kube-apiserver (its front-proxy client certificate) may call the budget view' };
-  if (!peer.authorized) return { refused: `client certificate ${JSON.stringify(peer.commonName)} is not signed by the requestheader CA (${peer.error ?? 'unverified'})` };
+export function callerOf(
+  peer: PeerCertificate,
+  headers: Record<string, string[] | undefined>,
+  auth: FrontProxyAuth,
+): Identity | { refused: string } {
+  if (!peer.commonName && !peer.authorized)
+    return {
+      refused:
+        'no client certificate: only the kube-apiserver (its front-proxy client certificate) may call the budget view',
+    };
+  if (!peer.authorized)
+    return {
+      refused: `client certificate ${JSON.stringify(peer.commonName)} is not signed by the requestheader CA (${peer.error ?? 'unverified'})`,
+    };
   if (auth.allowedNames.length > 0 && !auth.allowedNames.includes(peer.commonName)) {
-    return { refused: `client certificate common name ${JSON.stringify(peer.commonName)} is not one of requestheader-allowed-names (${auth.allowedNames.join(', ')})` };
+    return {
+      refused: `client certificate common name ${JSON.stringify(peer.commonName)} is not one of requestheader-allowed-names (${auth.allowedNames.join(', ')})`,
+    };
   }
   const values = (names: string[]) => names.flatMap((n) => headers[n.toLowerCase()] ?? []);
   const username = values(auth.usernameHeaders).find((u) => u !== '');
@@ -114,29 +139,39 @@ export async function serveView(o: ViewServerOptions): Promise<ViewServer> {
   // The serving pair is reloaded when its files change; the front proxy's CA when the ConfigMap does.
   const serving = loadServingCertificate(o);
   const contextOptions = (m: TlsMaterial) => ({ cert: m.cert, key: m.key, ca: auth.ca });
-  const server: Server = createServer({ ...contextOptions(serving.material), requestCert: true, rejectUnauthorized: false }, (req, res) => {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    let answer: ViewResponse;
-    let user: string | undefined;
-    try {
-      const socket = req.socket as TLSSocket;
-      const cert = socket.getPeerCertificate();
-      const peer: PeerCertificate = { authorized: socket.authorized, commonName: [cert?.subject?.CN ?? ''].flat()[0] ?? '', ...(socket.authorizationError ? { error: String(socket.authorizationError) } : {}) };
-      const caller = callerOf(peer, req.headersDistinct, auth);
-      if ('refused' in caller) {
-        answer = status(401, 'Unauthorized', caller.refused);
-        log(`view: refused ${req.method} ${path}: ${caller.refused}`);
-      } else {
-        user = caller.username;
-        answer = handle({ method: req.method ?? 'GET', path, accept: req.headers.accept ?? '', user: caller, at: processNow() }, o.source);
+  const server: Server = createServer(
+    { ...contextOptions(serving.material), requestCert: true, rejectUnauthorized: false },
+    (req, res) => {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      let answer: ViewResponse;
+      let user: string | undefined;
+      try {
+        const socket = req.socket as TLSSocket;
+        const cert = socket.getPeerCertificate();
+        const peer: PeerCertificate = {
+          authorized: socket.authorized,
+          commonName: [cert?.subject?.CN ?? ''].flat()[0] ?? '',
+          ...(socket.authorizationError ? { error: String(socket.authorizationError) } : {}),
+        };
+        const caller = callerOf(peer, req.headersDistinct, auth);
+        if ('refused' in caller) {
+          answer = status(401, 'Unauthorized', caller.refused);
+          log(`view: refused ${req.method} ${path}: ${caller.refused}`);
+        } else {
+          user = caller.username;
+          answer = handle(
+            { method: req.method ?? 'GET', path, accept: req.headers.accept ?? '', user: caller, at: processNow() },
+            o.source,
+          );
+        }
+      } catch (err) {
+        answer = status(500, 'InternalError', `budget view: ${describeError(err)}`);
+        log(`view: ${req.method} ${path} failed: ${describeError(err)}`);
       }
-    } catch (err) {
-      answer = status(500, 'InternalError', `budget view: ${describeError(err)}`);
-      log(`view: ${req.method} ${path} failed: ${describeError(err)}`);
-    }
-    write(res, answer, req);
-    o.onRequest?.({ ...(user ? { user } : {}), path, status: answer.status });
-  });
+      write(res, answer, req);
+      o.onRequest?.({ ...(user ? { user } : {}), path, status: answer.status });
+    },
+  );
   const tls = serving.files
     ? reloadOnChange(server, serving.files, serving.material, { log: (m) => log(`view: ${m}`), contextOptions })
     : undefined;
@@ -150,7 +185,8 @@ export async function serveView(o: ViewServerOptions): Promise<ViewServer> {
             if (tls) tls.apply();
             else server.setSecureContext(contextOptions(serving.material));
           },
-          (err: unknown) => log(`view: could not re-read the front proxy's CA (keeping the one loaded): ${describeError(err)}`),
+          (err: unknown) =>
+            log(`view: could not re-read the front proxy's CA (keeping the one loaded): ${describeError(err)}`),
         );
       }, o.refreshMs ?? 600_000)
     : undefined;
@@ -167,6 +203,10 @@ export async function serveView(o: ViewServerOptions): Promise<ViewServer> {
 
 function write(res: ServerResponse, answer: ViewResponse, req: IncomingMessage): void {
   const body = JSON.stringify(answer.body);
-  res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.writeHead(answer.status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
   res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -73,7 +73,11 @@ export class AssumedState {
    * assumed write (this process's, or any replica's in `recorded`), the envelope of the versions it
    * may have — unless `snapshot` shows its newest write stored (undefined: no snapshot to ask).
    */
-  overlay(namespace: string, snapshot: Snapshot | undefined, recorded: readonly OverlayWrite[]): QuotaOverlay | undefined {
+  overlay(
+    namespace: string,
+    snapshot: Snapshot | undefined,
+    recorded: readonly OverlayWrite[],
+  ): QuotaOverlay | undefined {
     const mine = this.liveWrites(namespace);
     if (!mine && recorded.length === 0) return undefined;
     const byQuota = new Map<string, { newest: OverlayWrite; versions: LedgerQuotaWrite[] }>();
@@ -83,7 +87,14 @@ export class AssumedState {
       prev.versions = unionVersions(prev.versions, w.versions);
       if (w.created >= prev.newest.created) prev.newest = w;
     };
-    for (const [quota, w] of mine ?? []) add({ quota, write: specOf(w.quota), versions: w.versions, ...(w.basedOn !== undefined ? { basedOn: w.basedOn } : {}), created: w.expires - this.ttlMs });
+    for (const [quota, w] of mine ?? [])
+      add({
+        quota,
+        write: specOf(w.quota),
+        versions: w.versions,
+        ...(w.basedOn !== undefined ? { basedOn: w.basedOn } : {}),
+        created: w.expires - this.ttlMs,
+      });
     for (const w of recorded) add(w);
     const out = new Map<string, ResourceQuotaObject | null>();
     for (const [quota, { newest, versions }] of byQuota) {

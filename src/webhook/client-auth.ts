@@ -30,14 +30,27 @@ export type ClientAuthResult = { ok: true; name: string } | { ok: false; code: 4
 /** The verdict on a caller. Pure. */
 export function authorizeClient(peer: PeerIdentity, policy: ClientAuthPolicy): ClientAuthResult {
   if (!peer.presented) {
-    return { ok: false, code: 401, error: 'client certificate required: only the Kubernetes API server may send admission reviews here (it presents a certificate signed by the webhook\'s client CA, see docs/design.md "Who may spend headroom")' };
+    return {
+      ok: false,
+      code: 401,
+      error:
+        'client certificate required: only the Kubernetes API server may send admission reviews here (it presents a certificate signed by the webhook\'s client CA, see docs/design.md "Who may spend headroom")',
+    };
   }
   if (!peer.verified) {
-    return { ok: false, code: 401, error: `client certificate${peer.commonName ? ` CN=${peer.commonName}` : ''} is not signed by the webhook's client CA (${peer.verifyError ?? 'not verified'})` };
+    return {
+      ok: false,
+      code: 401,
+      error: `client certificate${peer.commonName ? ` CN=${peer.commonName}` : ''} is not signed by the webhook's client CA (${peer.verifyError ?? 'not verified'})`,
+    };
   }
   const name = peer.commonName ?? '';
   if (policy.allowedNames.length > 0 && !policy.allowedNames.includes(name)) {
-    return { ok: false, code: 403, error: `client certificate CN=${JSON.stringify(name)} is not allowed to send admission reviews; allowed: ${policy.allowedNames.map((n) => JSON.stringify(n)).join(', ')}` };
+    return {
+      ok: false,
+      code: 403,
+      error: `client certificate CN=${JSON.stringify(name)} is not allowed to send admission reviews; allowed: ${policy.allowedNames.map((n) => JSON.stringify(n)).join(', ')}`,
+    };
   }
   return { ok: true, name };
 }
@@ -81,7 +94,10 @@ function readPresentedCertificate(socket: Partial<TLSSocket>): { presented: bool
 
 /** The names `--client-allowed-names` lists ("a,b" → ["a","b"]); blanks dropped. */
 export function parseAllowedNames(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -91,6 +107,10 @@ export function parseAllowedNames(value: string | undefined): string[] {
 export const UNAUTHENTICATED_RESERVATION_TTL_SECONDS = 5;
 
 /** The guard's reservation TTL: the configured one, bounded when callers are not authenticated. */
-export function reservationTtlMs(configuredSeconds: number, clientAuth: boolean, unauthenticatedSeconds = UNAUTHENTICATED_RESERVATION_TTL_SECONDS): number {
+export function reservationTtlMs(
+  configuredSeconds: number,
+  clientAuth: boolean,
+  unauthenticatedSeconds = UNAUTHENTICATED_RESERVATION_TTL_SECONDS,
+): number {
   return (clientAuth ? configuredSeconds : Math.min(configuredSeconds, unauthenticatedSeconds)) * 1000;
 }

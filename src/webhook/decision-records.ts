@@ -43,10 +43,16 @@ export interface DecisionRecords {
 
 /** Whether a decision keeps a record of its own in `summary` mode. */
 export function keepsOwnRecord(decision: AdmissionDecision, slowMs: number): boolean {
-  return decision.verdict === 'denied' || decision.code !== undefined || decision.rules.length > 0 || decision.ms >= slowMs;
+  return (
+    decision.verdict === 'denied' || decision.code !== undefined || decision.rules.length > 0 || decision.ms >= slowMs
+  );
 }
 
-export function decisionRecords(write: (decision: AdmissionDecision) => void, summarise: (summary: DecisionSummary) => void, options: DecisionRecordOptions): DecisionRecords {
+export function decisionRecords(
+  write: (decision: AdmissionDecision) => void,
+  summarise: (summary: DecisionSummary) => void,
+  options: DecisionRecordOptions,
+): DecisionRecords {
   if (options.allowed === 'all') return { record: write, flush: () => {}, stop: () => {} };
   const slowMs = options.slowMs ?? DEFAULT_SLOW_DECISION_MS;
   const intervalMs = options.intervalMs ?? SUMMARY_INTERVAL_MS;
@@ -79,7 +85,15 @@ export function decisionRecords(write: (decision: AdmissionDecision) => void, su
       const key = `${decision.path} ${decision.operation} ${decision.kind} ${decision.verdict}${decision.dryRun ? ' dry' : ''}`;
       const entry = counts.get(key);
       if (entry) entry.n++;
-      else counts.set(key, { path: decision.path, operation: decision.operation, kind: decision.kind, verdict: decision.verdict, dryRun: decision.dryRun, n: 1 });
+      else
+        counts.set(key, {
+          path: decision.path,
+          operation: decision.operation,
+          kind: decision.kind,
+          verdict: decision.verdict,
+          dryRun: decision.dryRun,
+          n: 1,
+        });
       total++;
       if (decision.ms > maxMs) maxMs = decision.ms;
       timer ??= setInterval(flush, intervalMs).unref();

@@ -16,7 +16,13 @@ import type { HubClient } from '../fleet/hub-client.js';
 import { applyOnHub, surelyGranted, type HubTransactionOptions } from '../fleet/hub-transaction.js';
 import { decideLocally, growthWant, type GiveBackPolicy } from '../fleet/member.js';
 import { requestGrowth, type Granted, type ShareRecord } from '../fleet/shares.js';
-import { fleetBudgetUnusable, fleetGrowthRefusal, fleetHubRejected, fleetHubUnreachable, fleetRaiseFailed } from '../validate/rules/fleet.js';
+import {
+  fleetBudgetUnusable,
+  fleetGrowthRefusal,
+  fleetHubRejected,
+  fleetHubUnreachable,
+  fleetRaiseFailed,
+} from '../validate/rules/fleet.js';
 import type { Resources } from '../validate/types.js';
 import type { Violation } from '../validate/types.js';
 import type { LedgerStore } from '../ledger/ledger.js';
@@ -47,8 +53,7 @@ export interface FleetGuardOptions {
 
 export type Transfer =
   /** E was raised: decide again. */
-  | { readonly ok: true }
-  | { readonly ok: false; readonly violation: Violation };
+  { readonly ok: true } | { readonly ok: false; readonly violation: Violation };
 
 /** The part of a growth beyond E (`after`: the project's allocation after the change, per fleet-budgeted resource). */
 export function needBeyond(enforced: Resources, after: Resources): Resources | undefined {
@@ -78,7 +83,14 @@ export class FleetGrowth {
    * grant, raise E by what it surely granted. `enforced` is the E the growth was judged against.
    * `dryRun`: read the hub and say whether it would grant, write nothing.
    */
-  async request(project: string, need: Resources, enforced: Resources, leftMs: number, dryRun: boolean, signal?: AbortSignal): Promise<Transfer> {
+  async request(
+    project: string,
+    need: Resources,
+    enforced: Resources,
+    leftMs: number,
+    dryRun: boolean,
+    signal?: AbortSignal,
+  ): Promise<Transfer> {
     const o = this.options;
     const margin = o.marginMs ?? 400;
     const deadlineMs = Math.max(0, leftMs - margin);
@@ -91,7 +103,15 @@ export class FleetGrowth {
       return { ok: false, violation };
     };
     const seconds = Math.round(deadlineMs / 100) / 10;
-    const base = { member: o.cluster, key, deadlineMs, ...(o.maxAttempts ? { maxAttempts: o.maxAttempts } : {}), ...(o.now ? { now: o.now } : {}), ...(signal ? { signal } : {}), ...(o.onHubCall ? { onCall: o.onHubCall } : {}) };
+    const base = {
+      member: o.cluster,
+      key,
+      deadlineMs,
+      ...(o.maxAttempts ? { maxAttempts: o.maxAttempts } : {}),
+      ...(o.now ? { now: o.now } : {}),
+      ...(signal ? { signal } : {}),
+      ...(o.onHubCall ? { onCall: o.onHubCall } : {}),
+    };
     // E's generation before the hub write: if the controller lowers E meanwhile (a give-back racing this
     // growth), the grant is not added to E (it may have been given back with the rest).
     let generation: number | undefined;
@@ -113,21 +133,48 @@ export class FleetGrowth {
     if (outcome.kind === 'unreachable') {
       if (outcome.lastRead) this.lastRead.set(project, outcome.lastRead);
       o.log?.(`fleet: project ${project}: the hub did not answer: ${outcome.reason}`);
-      return deny('unreachable', fleetHubUnreachable(project, o.cluster, need, enforced, seconds, outcome.lastRead ?? this.lastRead.get(project)));
+      return deny(
+        'unreachable',
+        fleetHubUnreachable(
+          project,
+          o.cluster,
+          need,
+          enforced,
+          seconds,
+          outcome.lastRead ?? this.lastRead.get(project),
+        ),
+      );
     }
     this.lastRead.set(project, outcome.record);
     if (dryRun) return { ok: true };
     const granted = surelyGranted(outcome.results as readonly Granted[]);
     try {
-      const raised = await raiseEnforced(this.ledger, project, key, granted, generation !== undefined ? { ifGeneration: generation } : {});
+      const raised = await raiseEnforced(
+        this.ledger,
+        project,
+        key,
+        granted,
+        generation !== undefined ? { ifGeneration: generation } : {},
+      );
       o.onEnforced?.(project, raised.record.enforced);
-      if (!raised.applied) return deny('failed', fleetRaiseFailed(project, o.cluster, granted, "the member's controller lowered the enforced limit while the hub granted this: a give-back raced the growth, and the grant goes back to the pool with the next one"));
+      if (!raised.applied)
+        return deny(
+          'failed',
+          fleetRaiseFailed(
+            project,
+            o.cluster,
+            granted,
+            "the member's controller lowered the enforced limit while the hub granted this: a give-back raced the growth, and the grant goes back to the pool with the next one",
+          ),
+        );
     } catch (err) {
       // The hub holds the grant; E stays lower (the share is only unused until the next give-back).
       return deny('failed', fleetRaiseFailed(project, o.cluster, granted, describeError(err)));
     }
     o.onTransfer?.('granted');
-    o.log?.(`fleet: project ${project}: the hub granted ${[...granted].map(([r, q]) => `${r} ${q.toString()}`).join(', ')} (key ${key}, ${outcome.confirmedBy})`);
+    o.log?.(
+      `fleet: project ${project}: the hub granted ${[...granted].map(([r, q]) => `${r} ${q.toString()}`).join(', ')} (key ${key}, ${outcome.confirmedBy})`,
+    );
     return { ok: true };
   }
 }

@@ -45,7 +45,10 @@ export function drainable(server: Server, options: { sleep?: (ms: number) => Pro
     if (draining) closeAfter(res);
   });
 
-  const run = async ({ drainDelayMs, inFlightTimeoutMs }: ShutdownTimings, log: (message: string) => void): Promise<ShutdownResult> => {
+  const run = async (
+    { drainDelayMs, inFlightTimeoutMs }: ShutdownTimings,
+    log: (message: string) => void,
+  ): Promise<ShutdownResult> => {
     draining = true;
     for (const res of inFlight) closeAfter(res);
     log(`shutting down: not ready; serving for ${drainDelayMs} ms more while the endpoints drop this replica`);
@@ -54,7 +57,9 @@ export function drainable(server: Server, options: { sleep?: (ms: number) => Pro
     server.closeIdleConnections();
     log(`stopped accepting connections; ${inFlight.size} request(s) in flight`);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), inFlightTimeoutMs)));
+    const timedOut = new Promise<'timeout'>(
+      (resolve) => (timer = setTimeout(() => resolve('timeout'), inFlightTimeoutMs)),
+    );
     const outcome = await Promise.race([closed.then(() => 'closed' as const), timedOut]);
     clearTimeout(timer);
     if (outcome === 'closed') return { cut: 0 };

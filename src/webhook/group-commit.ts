@@ -7,7 +7,14 @@
  * guard's (BatchDecider); this file owns the queues, the CAS loop and the deadlines.
  */
 import { within } from '../deadline.js';
-import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore, type StreamMarks } from '../ledger/ledger.js';
+import {
+  LedgerConflict,
+  type LedgerChange,
+  type LedgerEntry,
+  type LedgerState,
+  type LedgerStore,
+  type StreamMarks,
+} from '../ledger/ledger.js';
 import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
 import type { ReviewContext, Verdict } from '../validate/admission.js';
 import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
@@ -47,7 +54,8 @@ class DeadlineExceeded extends Error {}
  * `p`, or a DeadlineExceeded once `ms` have passed or `signal` aborts (every caller left); the call
  * itself is not cancelled: see runBatch.
  */
-const withinDeadline = <T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> => within(p, ms, signal, () => new DeadlineExceeded());
+const withinDeadline = <T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> =>
+  within(p, ms, signal, () => new DeadlineExceeded());
 
 /** A decision waiting for (or in) its project's batch. */
 export interface QueuedDecision {
@@ -173,7 +181,8 @@ export class GroupCommit<G> {
 
   /** A ledger write the watch brought (any replica's). */
   observed(change: LedgerChange): void {
-    if (!('deleted' in change)) this.turns.observed(change.project, change.resourceVersion, this.now(), change.announced === true);
+    if (!('deleted' in change))
+      this.turns.observed(change.project, change.resourceVersion, this.now(), change.announced === true);
   }
 
   get queueCount(): number {
@@ -208,7 +217,11 @@ export class GroupCommit<G> {
     // The event that ends a wait may be another replica's announcement, which asks for one more wait
     // (its write). A wait that ended on its cap asks for the same again: that is where it stops.
     let previous: TurnWait | undefined;
-    for (let wait = this.turns.before(project, this.now()); wait && !sameWait(wait, previous); wait = this.turns.before(project, this.now())) {
+    for (
+      let wait = this.turns.before(project, this.now());
+      wait && !sameWait(wait, previous);
+      wait = this.turns.before(project, this.now())
+    ) {
       const remaining = end - this.now();
       if (remaining <= 0) return;
       await this.ledgerCache.seen(project, wait.version, Math.min(wait.capMs, remaining), wait.strictlyNewer);
@@ -240,7 +253,13 @@ export class GroupCommit<G> {
    */
   enqueue(project: string, ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Promise<Verdict> {
     return new Promise<Verdict>((resolve) => {
-      const decision: QueuedDecision = { ctx, request, deadline: this.now() + this.deadlineMs, settled: false, settle: () => {} };
+      const decision: QueuedDecision = {
+        ctx,
+        request,
+        deadline: this.now() + this.deadlineMs,
+        settled: false,
+        settle: () => {},
+      };
       const timeout = () => {
         if (decision.settled) return;
         // Still catching up at its deadline: refused for that (the catch-up's own verdict, a moment later).
@@ -250,7 +269,9 @@ export class GroupCommit<G> {
         }
         const conflicts = decision.batch?.conflicts ?? 0;
         this.options.onReservation?.(conflicts > 0 ? 'exhausted' : 'timeout');
-        decision.settle(conflicts > 0 ? denyQ5(ledgerContended(project, conflicts, this.deadlineMs)) : this.timedOut(project));
+        decision.settle(
+          conflicts > 0 ? denyQ5(ledgerContended(project, conflicts, this.deadlineMs)) : this.timedOut(project),
+        );
       };
       const timer = setTimeout(timeout, this.deadlineMs);
       signal?.addEventListener('abort', timeout, { once: true });
@@ -299,7 +320,12 @@ export class GroupCommit<G> {
     const ledger = this.options.ledger;
     const cached = this.ledgerCache.get(project);
     let state = cached ?? (await withinDeadline(ledger.read(project), left(), abandoned));
-    if (state.deleting && !state.entries.some((e) => this.isLive(e)) && !marksLive(state.settledThrough, this.now()) && !holdsEnforcedLimit(state)) {
+    if (
+      state.deleting &&
+      !state.entries.some((e) => this.isLive(e)) &&
+      !marksLive(state.settledThrough, this.now()) &&
+      !holdsEnforcedLimit(state)
+    ) {
       await withinDeadline(ledger.release(project, state), left(), abandoned);
       state = { entries: [] };
     } else if (cached) return state;
@@ -402,7 +428,11 @@ export class GroupCommit<G> {
         if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
         lostAt = state.resourceVersion;
         step = 'write';
-        const written = await withinDeadline(ledger.write(project, state, decided.entries, decided.settledThrough), left(), batch.abandoned);
+        const written = await withinDeadline(
+          ledger.write(project, state, decided.entries, decided.settledThrough),
+          left(),
+          batch.abandoned,
+        );
         ended('write');
         this.ledgerCache.set(project, written, this.now());
         if (written.resourceVersion !== undefined) this.turns.wrote(project, written.resourceVersion, this.now());
@@ -429,7 +459,10 @@ export class GroupCommit<G> {
         }
         batch.conflicts += 1;
         this.options.onReservation?.('conflict');
-        if (batch.conflicts % ANNOUNCE_EVERY_LOST_ROUNDS === 0 && (await this.announce(project, left, batch.abandoned))) {
+        if (
+          batch.conflicts % ANNOUNCE_EVERY_LOST_ROUNDS === 0 &&
+          (await this.announce(project, left, batch.abandoned))
+        ) {
           // Decided next against the announced version, at once: the winner's next write, decided
           // against the version before it, loses this time.
           ended('lost');
@@ -440,12 +473,14 @@ export class GroupCommit<G> {
         // the same event before its next round), else back off (jittered), within the deadline.
         const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
         const wait = Math.min(pause, Math.max(0, left()));
-        if (this.options.ledgerWatched && lostAt !== undefined) await this.ledgerCache.seen(project, lostAt, wait, true);
+        if (this.options.ledgerWatched && lostAt !== undefined)
+          await this.ledgerCache.seen(project, lostAt, wait, true);
         else await new Promise((r) => setTimeout(r, wait));
         // The winner's write is usually in the cache by now (observeLedger): decide against it without a
         // read, as the winner does. Otherwise read it.
         const cached = this.ledgerCache.get(project);
-        if (!cached?.resourceVersion || lostAt === undefined || !isNewerVersion(cached.resourceVersion, lostAt)) this.ledgerCache.delete(project);
+        if (!cached?.resourceVersion || lostAt === undefined || !isNewerVersion(cached.resourceVersion, lostAt))
+          this.ledgerCache.delete(project);
         ended('lost');
         takeInQueued();
       }
@@ -455,7 +490,8 @@ export class GroupCommit<G> {
   }
 }
 
-const sameWait = (a: TurnWait, b: TurnWait | undefined): boolean => b !== undefined && a.version === b.version && a.strictlyNewer === b.strictlyNewer;
+const sameWait = (a: TurnWait, b: TurnWait | undefined): boolean =>
+  b !== undefined && a.version === b.version && a.strictlyNewer === b.strictlyNewer;
 
 function denyQ5(violation: Violation): Verdict {
   return { violations: [violation], warnings: [] };

@@ -19,13 +19,27 @@ import type { Resources } from '../validate/types.js';
 import { checkBudgetFit, grows } from '../validate/budget/check.js';
 import { cacheBehindLedger, cacheNotCurrent } from '../validate/rules/headroom.js';
 import type { Snapshot, Violation } from '../validate/types.js';
-import type { LedgerChange, LedgerEntry, LedgerQuotaWrite, LedgerState, LedgerStore, StreamMarks } from '../ledger/ledger.js';
+import type {
+  LedgerChange,
+  LedgerEntry,
+  LedgerQuotaWrite,
+  LedgerState,
+  LedgerStore,
+  StreamMarks,
+} from '../ledger/ledger.js';
 import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
 import { enforcedOf } from '../fleet/enforced-record.js';
 import { fleetBudgetOn, memberCapView, memberLimits, reachableLimits } from '../fleet/member-budget.js';
 import { FleetGrowth, needBeyond, type FleetGuardOptions } from './fleet-growth.js';
 import { AssumedState } from './assumed-state.js';
-import { DEFAULT_DEADLINE_MS, GroupCommit, type DecidedBatch, type QueuedDecision, type ReservationOutcome, type RoundPhase } from './group-commit.js';
+import {
+  DEFAULT_DEADLINE_MS,
+  GroupCommit,
+  type DecidedBatch,
+  type QueuedDecision,
+  type ReservationOutcome,
+  type RoundPhase,
+} from './group-commit.js';
 import { LedgerCache } from './ledger-cache.js';
 import { LedgerReservations, entryFor, mustRecord } from './ledger-entries.js';
 import { marksReach, settle } from './ledger-settlement.js';
@@ -84,7 +98,6 @@ export interface CacheStreams {
   catchUp(needed: StreamMarks, ms: number, signal: AbortSignal): Promise<boolean>;
 }
 
-
 /**
  * The headroom guard: Q5 over the rules' verdicts. Its jobs live beside it: the group commit
  * (group-commit.ts), the quota-version algebra (quota-versions.ts), this replica's assumed state
@@ -108,7 +121,10 @@ export class HeadroomGuard {
   constructor(private readonly options: HeadroomGuardOptions) {
     this.now = options.now ?? Date.now;
     this.assumed = new AssumedState(options.ttlMs, this.now);
-    if (options.fleet && !options.ledger) throw new Error('a fleet member needs the headroom ledger (crossReplicaReservation: true): its enforced limit lives there');
+    if (options.fleet && !options.ledger)
+      throw new Error(
+        'a fleet member needs the headroom ledger (crossReplicaReservation: true): its enforced limit lives there',
+      );
     this.fleet = options.fleet && options.ledger ? new FleetGrowth(options.fleet, options.ledger) : undefined;
     this.commit = options.ledger
       ? new GroupCommit<FleetGrowthNeed>(
@@ -128,9 +144,17 @@ export class HeadroomGuard {
             decide: (decisions, state, project) => this.decideBatch(decisions, state, project),
             grow: (project, growth, leftMs, abandoned) => this.growThroughHub(project, growth, leftMs, abandoned),
             assume: (verdict, request) => this.assumed.assume(verdict, request),
-            ...(options.settlement ? { ready: (_project: string, state: LedgerState, leftMs: number, abandoned: AbortSignal) => this.ready(state, leftMs, abandoned), behind: (project: string) => denyQ5(cacheBehindLedger(project, options.deadlineMs ?? DEFAULT_DEADLINE_MS)) } : {}),
+            ...(options.settlement
+              ? {
+                  ready: (_project: string, state: LedgerState, leftMs: number, abandoned: AbortSignal) =>
+                    this.ready(state, leftMs, abandoned),
+                  behind: (project: string) =>
+                    denyQ5(cacheBehindLedger(project, options.deadlineMs ?? DEFAULT_DEADLINE_MS)),
+                }
+              : {}),
             stateRead: (project, state) => {
-              if (this.fleet && state.fleet !== undefined) this.fleet.options.onEnforced?.(project, enforcedOf(state, project));
+              if (this.fleet && state.fleet !== undefined)
+                this.fleet.options.onEnforced?.(project, enforcedOf(state, project));
             },
           },
         )
@@ -153,7 +177,13 @@ export class HeadroomGuard {
    * fleet-budgeted resources capped at min(E, upper bound) (the budget's fleet-cap layer) (`reachable`: at the most it could be
    * granted, to find what a denied growth needs). Other projects and non-members: the snapshot itself.
    */
-  private fleetView(snapshot: Snapshot, at: number, project: string, state: LedgerState | undefined, reachable = false): Snapshot {
+  private fleetView(
+    snapshot: Snapshot,
+    at: number,
+    project: string,
+    state: LedgerState | undefined,
+    reachable = false,
+  ): Snapshot {
     const cluster = this.fleet?.cluster;
     if (!cluster) return snapshot;
     const enforced = state ? enforcedOf(state, project) : undefined;
@@ -181,7 +211,13 @@ export class HeadroomGuard {
 
   /** How many entries each per-process structure holds (each is pruned by age and when its project goes). */
   get sizes(): { pending: number; writes: number; ledgerCache: number; queues: number; turns: number } {
-    return { pending: this.assumed.shareCount, writes: this.assumed.writeCount, ledgerCache: this.ledgerCache.size, queues: this.commit?.queueCount ?? 0, turns: this.commit?.turnCount ?? 0 };
+    return {
+      pending: this.assumed.shareCount,
+      writes: this.assumed.writeCount,
+      ledgerCache: this.ledgerCache.size,
+      queues: this.commit?.queueCount ?? 0,
+      turns: this.commit?.turnCount ?? 0,
+    };
   }
 
   /** Drops what has expired, at most once per TTL (called on decisions and cache events). */
@@ -223,7 +259,11 @@ export class HeadroomGuard {
    * ledger state (each seeing the ones before it) and persisted with one compare-and-swap write.
    * Synchronous unless the decision needs the ledger: most decisions create no promise at all.
    */
-  readonly decide = (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal): Verdict | Promise<Verdict> => {
+  readonly decide = (
+    ctx: ReviewContext,
+    request: AdmissionRequest,
+    signal?: AbortSignal,
+  ): Verdict | Promise<Verdict> => {
     this.sweep();
     const withLocal: ReviewContext = { ...ctx, pending: this.assumed.pendingOver(ctx.snapshot) };
     if (this.options.cacheCurrent && !this.options.cacheCurrent()) return this.decideWithStaleCache(withLocal, request);
@@ -232,7 +272,13 @@ export class HeadroomGuard {
     // known then: the verdict's allocation says what it grew.
     if (!this.options.ledger) return this.decideLocally(withLocal, request);
     const project = mayGrow(withLocal, request);
-    if (!project) return verdictFor(this.fleet ? { ...withLocal, snapshot: this.fleetView(withLocal.snapshot, withLocal.at, '', undefined) } : withLocal, request);
+    if (!project)
+      return verdictFor(
+        this.fleet
+          ? { ...withLocal, snapshot: this.fleetView(withLocal.snapshot, withLocal.at, '', undefined) }
+          : withLocal,
+        request,
+      );
     return this.commit!.enqueue(project, withLocal, request, signal);
   };
 
@@ -274,14 +320,24 @@ export class HeadroomGuard {
     const share = raised ? maxResources(a.resources, ceiling) : a.resources;
     if (a.grows && !raised) return verdict;
     if (!a.grows) {
-      let lowest = namespaceAllocation(quotaHold(lowestQuotas(ctx.snapshot, a.namespace, versions)), budget, defaultsOf(project));
+      let lowest = namespaceAllocation(
+        quotaHold(lowestQuotas(ctx.snapshot, a.namespace, versions)),
+        budget,
+        defaultsOf(project),
+      );
       const reserved = ctx.pending?.allocation(a.namespace);
       if (reserved) lowest = maxResources(lowest, reserved);
       if (!grows(lowest, share)) return verdict;
     }
     const subject = `ResourceQuota ${a.namespace}/${a.quotaWrite.name}`;
     const others = othersTotal(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending);
-    const scope = { project: a.project, cluster, at: ctx.at, budget, budgetPath: budgetPathIn(ctx.snapshot, project, cluster) };
+    const scope = {
+      project: a.project,
+      cluster,
+      at: ctx.at,
+      budget,
+      budgetPath: budgetPathIn(ctx.snapshot, project, cluster),
+    };
     // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this cache counted before.
     const violations = checkBudgetFit({
       scope,
@@ -289,9 +345,12 @@ export class HeadroomGuard {
       pricing: ctx.config.pricing,
       subject,
       share: { namespace: a.namespace, resources: share, defaulted: false },
-      before: () => namespaceShare(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending ? { pending: ctx.pending } : {}).resources,
+      before: () =>
+        namespaceShare(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending ? { pending: ctx.pending } : {})
+          .resources,
       others,
-      otherShares: () => otherShares(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending).map((s) => s.resources),
+      otherShares: () =>
+        otherShares(ctx.snapshot, project, cluster, ctx.at, a.namespace, ctx.pending).map((s) => s.resources),
       path: ['spec', 'hard'],
       always: true,
     });
@@ -315,12 +374,27 @@ export class HeadroomGuard {
    * recorded becomes an entry the later decisions count. An entry for a (namespace, quota) that has one
    * already is merged into it (mergeEntry): it never shrinks. Dry runs are decided the same way and record nothing.
    */
-  private decideBatch(decisions: readonly QueuedDecision[], state: LedgerState, project: string): DecidedBatch<FleetGrowthNeed> {
+  private decideBatch(
+    decisions: readonly QueuedDecision[],
+    state: LedgerState,
+    project: string,
+  ): DecidedBatch<FleetGrowthNeed> {
     const live = state.entries.filter((e) => this.isLive(e));
     // Entries this replica's own cache shows leave with this write (ledger-settlement.ts); the decisions
     // below count them from the cache. Only when ready() let this replica decide from `state`.
     const settler = this.options.settlement?.settles ? this.options.settlement.streams : undefined;
-    const settlement = settler && decisions.length > 0 ? settle(live, decisions[0]!.ctx.snapshot, settler.marks(), state.settledThrough, project, decisions[0]!.ctx.config.clusterName, decisions[0]!.ctx.at) : undefined;
+    const settlement =
+      settler && decisions.length > 0
+        ? settle(
+            live,
+            decisions[0]!.ctx.snapshot,
+            settler.marks(),
+            state.settledThrough,
+            project,
+            decisions[0]!.ctx.config.clusterName,
+            decisions[0]!.ctx.at,
+          )
+        : undefined;
     // The reservations are counted once per batch, then entry by entry as the batch records them, not
     // again for each decision.
     const ledger = new LedgerReservations(settlement?.kept ?? live);
@@ -328,7 +402,11 @@ export class HeadroomGuard {
     const records: Array<[Verdict, AdmissionRequest]> = [];
     for (const m of decisions) {
       const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state);
-      const verdict = this.judged({ ...m.ctx, snapshot, pending: this.withReservations(ledger, snapshot) }, m.request, overlayWrites(ledger.entries, m.request.namespace ?? ''));
+      const verdict = this.judged(
+        { ...m.ctx, snapshot, pending: this.withReservations(ledger, snapshot) },
+        m.request,
+        overlayWrites(ledger.entries, m.request.namespace ?? ''),
+      );
       if (verdict.violations.length > 0 && this.fleet) {
         const growth = this.beyondEnforced(m, state, project, ledger);
         if (growth) return { verdicts, records, entries: ledger.entries, growth };
@@ -338,7 +416,12 @@ export class HeadroomGuard {
       ledger.record(entryFor(m.request, verdict, snapshot, this.now(), this.options.ttlMs, settler?.marks()));
       records.push([verdict, m.request]);
     }
-    return { verdicts, records, entries: ledger.entries, ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}) };
+    return {
+      verdicts,
+      records,
+      entries: ledger.entries,
+      ...(settlement?.settledThrough ? { settledThrough: settlement.settledThrough } : {}),
+    };
   }
 
   /** Whether this replica's caches have reached the settled marks of `state` (waiting for them within `leftMs`). */
@@ -353,13 +436,22 @@ export class HeadroomGuard {
    * at the most this member could be granted, and by how much it is then beyond E: a growth to ask the
    * hub for. Undefined when it is denied for another reason, or its project is not fleet-budgeted here.
    */
-  private beyondEnforced(m: QueuedDecision, state: LedgerState, project: string, ledger: LedgerReservations): FleetGrowthNeed | undefined {
+  private beyondEnforced(
+    m: QueuedDecision,
+    state: LedgerState,
+    project: string,
+    ledger: LedgerReservations,
+  ): FleetGrowthNeed | undefined {
     const cluster = this.fleet!.cluster;
     const source = m.ctx.snapshot.project(project);
     if (!source || !fleetBudgetOn(source, cluster)) return undefined;
     const snapshot = this.fleetView(m.ctx.snapshot, m.ctx.at, project, state, true);
     const pending = this.withReservations(ledger, snapshot);
-    const relaxed = this.judged({ ...m.ctx, snapshot, pending }, m.request, overlayWrites(ledger.entries, m.request.namespace ?? ''));
+    const relaxed = this.judged(
+      { ...m.ctx, snapshot, pending },
+      m.request,
+      overlayWrites(ledger.entries, m.request.namespace ?? ''),
+    );
     const a = relaxed.allocation;
     if (relaxed.violations.length > 0 || !a) return undefined;
     const enforced = memberLimits(source, cluster, m.ctx.at, enforcedOf(state, project))!;
@@ -374,7 +466,12 @@ export class HeadroomGuard {
    * decided again (a dry run is answered with its verdict against the room the hub would grant).
    * Refused or no answer: the member is denied with F2.
    */
-  private async growThroughHub(project: string, growth: FleetGrowthNeed, leftMs: number, abandoned: AbortSignal): Promise<void> {
+  private async growThroughHub(
+    project: string,
+    growth: FleetGrowthNeed,
+    leftMs: number,
+    abandoned: AbortSignal,
+  ): Promise<void> {
     const dryRun = growth.member.request.dryRun === true;
     const outcome = await this.fleet!.request(project, growth.need, growth.enforced, leftMs, dryRun, abandoned);
     if (!outcome.ok) return growth.member.settle({ violations: [outcome.violation], warnings: [] });
@@ -399,17 +496,22 @@ export class HeadroomGuard {
       namespaces: (project) => new Set([...this.assumed.pending.namespaces(project), ...ledger.namespaces()]),
       allocated: () => new Set([...this.assumed.allocatedNamespaces(), ...ledger.namespaces()]),
     };
-  }}
-
+  }
+}
 
 /** The project whose headroom a request may grow, or undefined when it cannot grow any. */
 function mayGrow(ctx: ReviewContext, request: AdmissionRequest): string | undefined {
   const kind = handledKind(request);
   const metadata = request.object?.metadata as { name?: string; labels?: Record<string, string> } | undefined;
-  if (kind === 'Namespace' && request.operation === 'CREATE') return projectOfNamespace(ctx, metadata?.name ?? '', metadata?.labels).project?.metadata.name;
-  if (kind === 'ResourceQuota' && (request.operation === 'CREATE' || request.operation === 'UPDATE' || request.operation === 'DELETE')) {
+  if (kind === 'Namespace' && request.operation === 'CREATE')
+    return projectOfNamespace(ctx, metadata?.name ?? '', metadata?.labels).project?.metadata.name;
+  if (
+    kind === 'ResourceQuota' &&
+    (request.operation === 'CREATE' || request.operation === 'UPDATE' || request.operation === 'DELETE')
+  ) {
     const namespace = request.namespace ?? '';
-    return projectOfNamespace(ctx, namespace, ctx.snapshot.namespace(namespace)?.metadata.labels).project?.metadata.name;
+    return projectOfNamespace(ctx, namespace, ctx.snapshot.namespace(namespace)?.metadata.labels).project?.metadata
+      .name;
   }
   return undefined;
 }

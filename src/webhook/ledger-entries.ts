@@ -43,7 +43,10 @@ export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry):
   const replaces = [...new Set([...(old.replaces ?? []), ...(entry.replaces ?? [])])];
   if (replaces.length > 0) merged.replaces = replaces;
   if (old.write !== undefined || entry.write !== undefined) {
-    merged.versions = unionVersions(old.versions ?? (old.write !== undefined ? [old.write] : []), entry.versions ?? (entry.write !== undefined ? [entry.write] : []));
+    merged.versions = unionVersions(
+      old.versions ?? (old.write !== undefined ? [old.write] : []),
+      entry.versions ?? (entry.write !== undefined ? [entry.write] : []),
+    );
     if (entry.write === undefined) merged.write = old.write;
   }
   return entries.toSpliced(at, 1, merged);
@@ -124,14 +127,26 @@ export function mustRecord(verdict: Verdict, request: AdmissionRequest): boolean
   if (a === undefined) return false;
   if (reserves(verdict, request) || a.quotaWrite?.removesCoverage === true) return true;
   if (!a.quotaWrite) return false;
-  return request.operation !== 'UPDATE' || freshSpecKey(specOf(request.object)) !== freshSpecKey(specOf(request.oldObject));
+  return (
+    request.operation !== 'UPDATE' || freshSpecKey(specOf(request.object)) !== freshSpecKey(specOf(request.oldObject))
+  );
 }
 
 /** The ledger entry an admitted change becomes, live from `now` for `ttlMs`. */
-export function entryFor(request: AdmissionRequest, verdict: Verdict, snapshot: Snapshot, now: number, ttlMs: number, seen?: StreamMarks): LedgerEntry {
+export function entryFor(
+  request: AdmissionRequest,
+  verdict: Verdict,
+  snapshot: Snapshot,
+  now: number,
+  ttlMs: number,
+  seen?: StreamMarks,
+): LedgerEntry {
   const { namespace, resources, quotaWrite } = verdict.allocation!;
   // A Namespace CREATE while this cache still shows a namespace of that name: the uid it may replace.
-  const shown = request.operation === 'CREATE' && handledKind(request) === 'Namespace' ? snapshot.namespace(namespace)?.metadata.uid : undefined;
+  const shown =
+    request.operation === 'CREATE' && handledKind(request) === 'Namespace'
+      ? snapshot.namespace(namespace)?.metadata.uid
+      : undefined;
   const quota = handledKind(request) === 'ResourceQuota' ? (quotaWrite?.name ?? request.name) : undefined;
   const write = quotaWrite ? (quotaWrite.quota ? { spec: quotaWrite.quota.spec ?? {} } : null) : undefined;
   const basedOn = (request.oldObject as ResourceQuotaObject | undefined)?.metadata?.resourceVersion;
@@ -142,7 +157,9 @@ export function entryFor(request: AdmissionRequest, verdict: Verdict, snapshot: 
     allocation: reserves(verdict, request) ? formatResources(resources) : {},
     created: now,
     expires: now + ttlMs,
-    ...(write !== undefined ? { write, versions: writeVersions(request, write), ...(basedOn !== undefined ? { basedOn } : {}) } : {}),
+    ...(write !== undefined
+      ? { write, versions: writeVersions(request, write), ...(basedOn !== undefined ? { basedOn } : {}) }
+      : {}),
     ...(shown ? { replaces: [shown] } : {}),
     ...(seen ? { seen: { Namespace: seen.Namespace, ResourceQuota: seen.ResourceQuota } } : {}),
   };

@@ -26,7 +26,14 @@ export { marksReach, maxMarks, marksLive } from './stream-marks.js';
  * Every older write merged into the entry was conditional on an older resourceVersion of the same
  * quota (or on its absence), which the stored newest write has moved past.
  */
-export function shownInView(entry: LedgerEntry, view: Snapshot, marks: StreamMarks, projectName: string, cluster: string, at: number): boolean {
+export function shownInView(
+  entry: LedgerEntry,
+  view: Snapshot,
+  marks: StreamMarks,
+  projectName: string,
+  cluster: string,
+  at: number,
+): boolean {
   const seen = entry.seen;
   if (!seen || !STREAMS.every((s) => revision(seen[s]) !== undefined)) return false;
   const namespace = view.namespace(entry.namespace);
@@ -36,7 +43,8 @@ export function shownInView(entry: LedgerEntry, view: Snapshot, marks: StreamMar
   // replica's may still show an older incarnation that replica had already seen go).
   if (entry.quota === undefined && !after(namespace.metadata.resourceVersion, seen.Namespace)) return false;
   if (entry.quota !== undefined && entry.write !== undefined) {
-    if (entry.write !== null && !after(quotaVersion(view, entry.namespace, entry.quota), seen.ResourceQuota)) return false;
+    if (entry.write !== null && !after(quotaVersion(view, entry.namespace, entry.quota), seen.ResourceQuota))
+      return false;
     if (entry.write === null) {
       const present = [...view.quotasInNamespace(entry.namespace)].some((q) => q.metadata.name === entry.quota);
       const deleted = revision(entry.basedOn);
@@ -79,8 +87,17 @@ export interface Settlement {
  * every event the writer had when it settled them (a deletion, whose version no cached object carries,
  * included).
  */
-export function settle(entries: readonly LedgerEntry[], view: Snapshot, marks: StreamMarks | undefined, previous: StreamMarks | undefined, project: string, cluster: string, at: number): Settlement {
-  if (!marks || !STREAMS.every((s) => revision(marks[s]) !== undefined)) return { kept: [...entries], settled: 0, settledThrough: previous };
+export function settle(
+  entries: readonly LedgerEntry[],
+  view: Snapshot,
+  marks: StreamMarks | undefined,
+  previous: StreamMarks | undefined,
+  project: string,
+  cluster: string,
+  at: number,
+): Settlement {
+  if (!marks || !STREAMS.every((s) => revision(marks[s]) !== undefined))
+    return { kept: [...entries], settled: 0, settledThrough: previous };
   const kept: LedgerEntry[] = [];
   let until = 0;
   for (const e of entries) {
@@ -88,5 +105,12 @@ export function settle(entries: readonly LedgerEntry[], view: Snapshot, marks: S
     else kept.push(e);
   }
   const settled = entries.length - kept.length;
-  return { kept, settled, settledThrough: settled > 0 ? maxMarks(previous, { Namespace: marks.Namespace, ResourceQuota: marks.ResourceQuota, until }) : previous };
+  return {
+    kept,
+    settled,
+    settledThrough:
+      settled > 0
+        ? maxMarks(previous, { Namespace: marks.Namespace, ResourceQuota: marks.ResourceQuota, until })
+        : previous,
+  };
 }

@@ -14,14 +14,27 @@ import { ApiStatusError, type LeanApiClient } from '../kube/lean-client.js';
 export type ReadPersistentVolume = (name: string) => Promise<PersistentVolumeLike | null>;
 
 /** `decide`, with the PersistentVolume a claim newly names read first (a failed read leaves it out: X10 refuses). */
-export function readingPersistentVolumes(decide: Decide, read: ReadPersistentVolume, log: (message: string) => void = () => {}): Decide {
+export function readingPersistentVolumes(
+  decide: Decide,
+  read: ReadPersistentVolume,
+  log: (message: string) => void = () => {},
+): Decide {
   return (ctx, request, signal) => {
-    const name = volumeToRead(request.operation, request.kind.group, request.kind.kind, request.subResource, request.object, request.oldObject);
+    const name = volumeToRead(
+      request.operation,
+      request.kind.group,
+      request.kind.kind,
+      request.subResource,
+      request.object,
+      request.oldObject,
+    );
     if (name === undefined) return decide(ctx, request, signal);
     return read(name).then(
       (volume) => decide({ ...ctx, persistentVolumes: new Map([[name, volume]]) }, request, signal),
       (err: unknown) => {
-        log(`PersistentVolume ${name} (named by PersistentVolumeClaim ${request.namespace ?? ''}/${request.name ?? ''}) could not be read: ${err instanceof Error ? err.message : String(err)}`);
+        log(
+          `PersistentVolume ${name} (named by PersistentVolumeClaim ${request.namespace ?? ''}/${request.name ?? ''}) could not be read: ${err instanceof Error ? err.message : String(err)}`,
+        );
         return decide({ ...ctx, persistentVolumes: new Map() }, request, signal);
       },
     );

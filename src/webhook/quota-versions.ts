@@ -21,7 +21,7 @@ function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite):
 }
 
 /** A spec's identity for comparisons: its JSON (absent: `null`). For a write that lives no longer than one decision. */
-export const freshSpecKey = (w: LedgerQuotaWrite): string => JSON.stringify(w === null ? null : w.spec ?? {});
+export const freshSpecKey = (w: LedgerQuotaWrite): string => JSON.stringify(w === null ? null : (w.spec ?? {}));
 
 /**
  * freshSpecKey of each recorded version, by identity: versions are never edited, and a busy quota's
@@ -41,7 +41,10 @@ export const specKey = (w: LedgerQuotaWrite): string => {
  * `versions` with the ones of `more` it lacks (by spec), compacted (compactVersions): a quota written
  * many times within the TTL (a busy project raising it step by step) keeps a bounded list.
  */
-export function unionVersions(versions: readonly LedgerQuotaWrite[], more: readonly LedgerQuotaWrite[]): LedgerQuotaWrite[] {
+export function unionVersions(
+  versions: readonly LedgerQuotaWrite[],
+  more: readonly LedgerQuotaWrite[],
+): LedgerQuotaWrite[] {
   const out = [...versions];
   const have = new Set(out.map(specKey));
   for (const v of more) if (!have.has(specKey(v))) (have.add(specKey(v)), out.push(v));
@@ -60,7 +63,10 @@ export function unionVersions(versions: readonly LedgerQuotaWrite[], more: reado
 export function compactVersions(versions: readonly LedgerQuotaWrite[]): LedgerQuotaWrite[] {
   const classes = new Map<string, number[]>();
   versions.forEach((v, i) => {
-    const key = v === null ? 'null' : JSON.stringify([v.spec.scopes ?? null, v.spec.scopeSelector ?? null, Object.keys(v.spec.hard ?? {}).sort()]);
+    const key =
+      v === null
+        ? 'null'
+        : JSON.stringify([v.spec.scopes ?? null, v.spec.scopeSelector ?? null, Object.keys(v.spec.hard ?? {}).sort()]);
     const members = classes.get(key);
     if (members) members.push(i);
     else classes.set(key, [i]);
@@ -108,7 +114,11 @@ export function compactVersions(versions: readonly LedgerQuotaWrite[]): LedgerQu
  * Counting it can only make Q1 stricter (a namespace's hold is the minimum over its quotas) and Q2/Q3
  * stricter (a resource counts as covered only when every version covers it).
  */
-export function envelope(namespace: string, name: string, versions: readonly LedgerQuotaWrite[]): ResourceQuotaObject | null {
+export function envelope(
+  namespace: string,
+  name: string,
+  versions: readonly LedgerQuotaWrite[],
+): ResourceQuotaObject | null {
   if (versions.length === 1) return quotaOfWrite(namespace, name, versions[0]!);
   let hard: Map<string, Quantity> | undefined;
   // Versions that all count for the same keys (unscoped, or the same tier: tiers.ts quotaTier) keep that scope.
@@ -119,7 +129,7 @@ export function envelope(namespace: string, name: string, versions: readonly Led
     const candidate = { metadata: { name, namespace }, spec: v.spec } as ResourceQuotaObject;
     const counted = quotaTier(candidate);
     if (counted === undefined || (tier !== undefined && counted !== tier)) return null;
-    if (tier === undefined) (tier = counted), (scopeSelector = v.spec.scopeSelector);
+    if (tier === undefined) ((tier = counted), (scopeSelector = v.spec.scopeSelector));
     const limits = parseResources(v.spec.hard);
     if (!hard) {
       hard = new Map(limits);
@@ -131,7 +141,10 @@ export function envelope(namespace: string, name: string, versions: readonly Led
       else if (other.cmp(q) > 0) hard.set(r, other);
     }
   }
-  return { metadata: { name, namespace }, spec: { hard: formatResources(hard ?? new Map()), ...(tier ? { scopeSelector } : {}) } };
+  return {
+    metadata: { name, namespace },
+    spec: { hard: formatResources(hard ?? new Map()), ...(tier ? { scopeSelector } : {}) },
+  };
 }
 
 /**
@@ -139,9 +152,14 @@ export function envelope(namespace: string, name: string, versions: readonly Led
  * versions at the smallest limit any of its versions (or this cache's copy) sets per resource, present
  * when any of them is, and no status (a status lowered a moment ago may not have reached this cache).
  */
-export function lowestQuotas(snapshot: Snapshot, namespace: string, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>): ResourceQuotaObject[] {
+export function lowestQuotas(
+  snapshot: Snapshot,
+  namespace: string,
+  recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
+): ResourceQuotaObject[] {
   const candidates = new Map<string, LedgerQuotaWrite[]>();
-  for (const q of snapshot.quotasInNamespace(namespace)) candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }]);
+  for (const q of snapshot.quotasInNamespace(namespace))
+    candidates.set(q.metadata.name ?? '', [{ spec: q.spec ?? {} }]);
   for (const [name, versions] of recorded) candidates.set(name, [...(candidates.get(name) ?? []), ...versions]);
   const out: ResourceQuotaObject[] = [];
   for (const [name, versions] of candidates) {
@@ -170,7 +188,14 @@ export function lowestQuotas(snapshot: Snapshot, namespace: string, recorded: Re
  * namespaceDefaults, and the quota may be there in truth with a far larger limit. Such a resource
  * counts at the largest limit any version of any of those quotas sets.
  */
-export function uncoveredCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
+export function uncoveredCeiling(
+  snapshot: Snapshot,
+  namespace: string,
+  overlay: QuotaOverlay,
+  recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
+  changed: { name: string; quota: ResourceQuotaObject | null },
+  budget: Resources,
+): Resources | undefined {
   const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, false);
   let out: Map<string, Quantity> | undefined;
   for (const resource of budget.keys()) {
@@ -188,7 +213,14 @@ export function uncoveredCeiling(snapshot: Snapshot, namespace: string, overlay:
  * that surely limit it (their largest version), else the largest limit any version sets; a resource
  * no version limits is left to the rules (defaults). Undefined when nothing is limited.
  */
-export function replacedCeiling(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay | undefined, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, budget: Resources): Resources | undefined {
+export function replacedCeiling(
+  snapshot: Snapshot,
+  namespace: string,
+  overlay: QuotaOverlay | undefined,
+  recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
+  changed: { name: string; quota: ResourceQuotaObject | null },
+  budget: Resources,
+): Resources | undefined {
   const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, true);
   let out: Map<string, Quantity> | undefined;
   for (const resource of budget.keys()) {
@@ -204,14 +236,26 @@ export function replacedCeiling(snapshot: Snapshot, namespace: string, overlay: 
  * have (null: absent): the cached ones (`cachedMayBeGone`: possibly absent too), those with recorded
  * writes (the overlay's object and every recorded version), and the changed one as it will be.
  */
-function quotaCandidates(snapshot: Snapshot, namespace: string, overlay: QuotaOverlay | undefined, recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, changed: { name: string; quota: ResourceQuotaObject | null }, cachedMayBeGone: boolean): Map<string, LedgerQuotaWrite[]> {
+function quotaCandidates(
+  snapshot: Snapshot,
+  namespace: string,
+  overlay: QuotaOverlay | undefined,
+  recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
+  changed: { name: string; quota: ResourceQuotaObject | null },
+  cachedMayBeGone: boolean,
+): Map<string, LedgerQuotaWrite[]> {
   const candidates = new Map<string, LedgerQuotaWrite[]>();
   for (const q of snapshot.quotasInNamespace(namespace)) {
     const name = q.metadata.name ?? '';
     if (!cachedMayBeGone && overlay?.has(name)) continue;
     candidates.set(name, cachedMayBeGone ? [{ spec: q.spec ?? {} }, null] : [{ spec: q.spec ?? {} }]);
   }
-  for (const name of overlay?.keys() ?? []) candidates.set(name, [...(recorded.get(name) ?? []), specOf(overlay!.get(name)), ...(cachedMayBeGone ? [null] : [])]);
+  for (const name of overlay?.keys() ?? [])
+    candidates.set(name, [
+      ...(recorded.get(name) ?? []),
+      specOf(overlay!.get(name)),
+      ...(cachedMayBeGone ? [null] : []),
+    ]);
   candidates.set(changed.name, [specOf(changed.quota)]);
   return candidates;
 }
@@ -220,14 +264,18 @@ function quotaCandidates(snapshot: Snapshot, namespace: string, overlay: QuotaOv
  * For one resource across candidate quotas: the smallest of the largest limits of the quotas that
  * surely limit it (every version present, unscoped and naming it), and the largest limit any version sets.
  */
-function limitsAcross(candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, resource: string): { surelyLowest?: Quantity; largest?: Quantity } {
+function limitsAcross(
+  candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
+  resource: string,
+): { surelyLowest?: Quantity; largest?: Quantity } {
   let surelyLowest: Quantity | undefined;
   let largest: Quantity | undefined;
   for (const versions of candidates.values()) {
     let always = versions.length > 0;
     let mostOfThis: Quantity | undefined;
     for (const v of versions) {
-      const limit = v !== null ? countedHard({ metadata: {}, spec: v.spec } as ResourceQuotaObject).get(resource) : undefined;
+      const limit =
+        v !== null ? countedHard({ metadata: {}, spec: v.spec } as ResourceQuotaObject).get(resource) : undefined;
       if (!limit) {
         always = false;
         continue;
@@ -245,7 +293,13 @@ function limitsAcross(candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[
  * deletion) at a resourceVersion later than the object the write replaced. Then no older version can
  * come back (every later spec change is recorded too), and the cached object is the one to count.
  */
-export function shownByCache(snapshot: Snapshot, namespace: string, name: string, write: LedgerQuotaWrite, basedOn: string | undefined): boolean {
+export function shownByCache(
+  snapshot: Snapshot,
+  namespace: string,
+  name: string,
+  write: LedgerQuotaWrite,
+  basedOn: string | undefined,
+): boolean {
   let cached: ResourceQuotaObject | undefined;
   for (const q of snapshot.quotasInNamespace(namespace)) if (q.metadata.name === name) cached = q;
   if (write === null || !cached) return false;
@@ -276,7 +330,13 @@ export function overlayWrites(entries: readonly LedgerEntry[], namespace: string
   const out: OverlayWrite[] = [];
   for (const e of entries) {
     if (e.namespace !== namespace || e.write === undefined || !e.quota) continue;
-    out.push({ quota: e.quota, write: e.write, versions: e.versions ?? [e.write], ...(e.basedOn !== undefined ? { basedOn: e.basedOn } : {}), created: e.created });
+    out.push({
+      quota: e.quota,
+      write: e.write,
+      versions: e.versions ?? [e.write],
+      ...(e.basedOn !== undefined ? { basedOn: e.basedOn } : {}),
+      created: e.created,
+    });
   }
   return out;
 }

@@ -3,9 +3,22 @@
  * the rule engine and the mutators, and building the response.
  */
 import { mutateNamespace, mutateProject, mutateQuota, type Incoming, type PatchOperation } from '../mutate/mutate.js';
-import { reviewNamespace, reviewProject, reviewResourceQuota, reviewSubresource, type Operation, type ReviewContext, type Verdict } from '../validate/admission.js';
+import {
+  reviewNamespace,
+  reviewProject,
+  reviewResourceQuota,
+  reviewSubresource,
+  type Operation,
+  type ReviewContext,
+  type Verdict,
+} from '../validate/admission.js';
 import { allowListKindOf, reviewAllowLists, type AllowListKind } from '../validate/allow-admission.js';
-import { protectedKindOf, reviewProtectedObject, type NamespacedObject, type ProtectedKind } from '../validate/protected-objects.js';
+import {
+  protectedKindOf,
+  reviewProtectedObject,
+  type NamespacedObject,
+  type ProtectedKind,
+} from '../validate/protected-objects.js';
 import { checkVolumeClaimRef, type NamespaceProject } from '../validate/rules/volume-binding.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 
@@ -55,27 +68,48 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** Checks the envelope; anything malformed is a 400, never an admission. */
 export function decodeReview(body: unknown): Decoded {
   if (!isObject(body)) return { ok: false, error: 'body must be a JSON object (an AdmissionReview)' };
-  if (body.apiVersion !== 'admission.k8s.io/v1') return { ok: false, error: `apiVersion is ${JSON.stringify(body.apiVersion ?? null)}; allowed: "admission.k8s.io/v1"` };
-  if (body.kind !== 'AdmissionReview') return { ok: false, error: `kind is ${JSON.stringify(body.kind ?? null)}; allowed: "AdmissionReview"` };
+  if (body.apiVersion !== 'admission.k8s.io/v1')
+    return {
+      ok: false,
+      error: `apiVersion is ${JSON.stringify(body.apiVersion ?? null)}; allowed: "admission.k8s.io/v1"`,
+    };
+  if (body.kind !== 'AdmissionReview')
+    return { ok: false, error: `kind is ${JSON.stringify(body.kind ?? null)}; allowed: "AdmissionReview"` };
   const r = body.request;
   if (!isObject(r)) return { ok: false, error: 'request is missing or not an object' };
   if (typeof r.uid !== 'string' || r.uid === '') return { ok: false, error: 'request.uid must be a non-empty string' };
-  if (!isObject(r.kind) || typeof r.kind.kind !== 'string' || typeof r.kind.version !== 'string' || typeof r.kind.group !== 'string') {
+  if (
+    !isObject(r.kind) ||
+    typeof r.kind.kind !== 'string' ||
+    typeof r.kind.version !== 'string' ||
+    typeof r.kind.group !== 'string'
+  ) {
     return { ok: false, error: 'request.kind must be {group, version, kind} strings' };
   }
-  if (typeof r.operation !== 'string' || !OPERATIONS.has(r.operation)) return { ok: false, error: `request.operation is ${JSON.stringify(r.operation ?? null)}; allowed: CREATE, UPDATE, DELETE, CONNECT` };
+  if (typeof r.operation !== 'string' || !OPERATIONS.has(r.operation))
+    return {
+      ok: false,
+      error: `request.operation is ${JSON.stringify(r.operation ?? null)}; allowed: CREATE, UPDATE, DELETE, CONNECT`,
+    };
   if (!isObject(r.userInfo)) return { ok: false, error: 'request.userInfo must be an object' };
   const groups = r.userInfo.groups;
-  if (groups !== undefined && !(Array.isArray(groups) && groups.every((g) => typeof g === 'string'))) return { ok: false, error: 'request.userInfo.groups must be a list of strings' };
-  if (r.userInfo.username !== undefined && typeof r.userInfo.username !== 'string') return { ok: false, error: 'request.userInfo.username must be a string' };
+  if (groups !== undefined && !(Array.isArray(groups) && groups.every((g) => typeof g === 'string')))
+    return { ok: false, error: 'request.userInfo.groups must be a list of strings' };
+  if (r.userInfo.username !== undefined && typeof r.userInfo.username !== 'string')
+    return { ok: false, error: 'request.userInfo.username must be a string' };
   for (const field of ['object', 'oldObject'] as const) {
     const value = r[field];
-    if (value !== undefined && value !== null && !isObject(value)) return { ok: false, error: `request.${field} must be an object or null` };
-    if (isObject(value) && value.metadata !== undefined && !isObject(value.metadata)) return { ok: false, error: `request.${field}.metadata must be an object` };
+    if (value !== undefined && value !== null && !isObject(value))
+      return { ok: false, error: `request.${field} must be an object or null` };
+    if (isObject(value) && value.metadata !== undefined && !isObject(value.metadata))
+      return { ok: false, error: `request.${field}.metadata must be an object` };
   }
-  if (r.dryRun !== undefined && typeof r.dryRun !== 'boolean') return { ok: false, error: 'request.dryRun must be a boolean' };
-  if (r.namespace !== undefined && typeof r.namespace !== 'string') return { ok: false, error: 'request.namespace must be a string' };
-  if ((r.operation === 'CREATE' || r.operation === 'UPDATE') && !isObject(r.object)) return { ok: false, error: `request.object is required for ${r.operation}` };
+  if (r.dryRun !== undefined && typeof r.dryRun !== 'boolean')
+    return { ok: false, error: 'request.dryRun must be a boolean' };
+  if (r.namespace !== undefined && typeof r.namespace !== 'string')
+    return { ok: false, error: 'request.namespace must be a string' };
+  if ((r.operation === 'CREATE' || r.operation === 'UPDATE') && !isObject(r.object))
+    return { ok: false, error: `request.object is required for ${r.operation}` };
   return { ok: true, request: r as unknown as AdmissionRequest };
 }
 
@@ -95,7 +129,9 @@ function withMetadata<T>(obj: Record<string, unknown> | null | undefined): T | u
 }
 
 /** The status or finalize subresource of a Namespace or ResourceQuota (T8), when the request writes one. */
-function judgedSubresource(request: AdmissionRequest): { kind: 'Namespace' | 'ResourceQuota'; subresource: 'status' | 'finalize' } | undefined {
+function judgedSubresource(
+  request: AdmissionRequest,
+): { kind: 'Namespace' | 'ResourceQuota'; subresource: 'status' | 'finalize' } | undefined {
   const { group, kind } = request.kind;
   const sub = request.subResource;
   if (group !== '' || (sub !== 'status' && sub !== 'finalize')) return undefined;
@@ -115,7 +151,14 @@ export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdi
   const old = request.oldObject;
   if (request.subResource === 'ephemeralcontainers' && request.kind.group === '' && request.kind.kind === 'Pod') {
     // kubectl debug: the containers it adds are judged as the pod's (X9 registries), only what they add.
-    return reviewAllowLists(ctx, request.operation, 'Pod', request.namespace ?? '', object ?? undefined, old ?? undefined);
+    return reviewAllowLists(
+      ctx,
+      request.operation,
+      'Pod',
+      request.namespace ?? '',
+      object ?? undefined,
+      old ?? undefined,
+    );
   }
   if (request.subResource) {
     const judged = judgedSubresource(request);
@@ -126,23 +169,50 @@ export function verdictFor(ctx: ReviewContext, request: AdmissionRequest): Verdi
   const handled = handledKind(request);
   switch (handled) {
     case 'Namespace':
-      return reviewNamespace(ctx, request.operation, withMetadata<NamespaceObject>(object), withMetadata<NamespaceObject>(old));
+      return reviewNamespace(
+        ctx,
+        request.operation,
+        withMetadata<NamespaceObject>(object),
+        withMetadata<NamespaceObject>(old),
+      );
     case 'ResourceQuota':
-      return reviewResourceQuota(ctx, request.operation, request.namespace ?? '', withMetadata<ResourceQuotaObject>(object), withMetadata<ResourceQuotaObject>(old));
+      return reviewResourceQuota(
+        ctx,
+        request.operation,
+        request.namespace ?? '',
+        withMetadata<ResourceQuotaObject>(object),
+        withMetadata<ResourceQuotaObject>(old),
+      );
     case 'Project':
       return reviewProject(ctx, request.operation, withMetadata<Project>(object), withMetadata<Project>(old));
     case 'LimitRange':
     case 'NetworkPolicy':
     case 'RoleBinding':
-      return reviewProtectedObject(ctx, request.operation, request.kind.kind as ProtectedKind, request.namespace ?? '', withMetadata<NamespacedObject>(object), withMetadata<NamespacedObject>(old));
+      return reviewProtectedObject(
+        ctx,
+        request.operation,
+        request.kind.kind as ProtectedKind,
+        request.namespace ?? '',
+        withMetadata<NamespacedObject>(object),
+        withMetadata<NamespacedObject>(old),
+      );
     case 'PersistentVolume': {
-      const violations = checkVolumeClaimRef(request.operation, object ?? undefined, old ?? undefined, (ns) => namespaceProject(ctx, ns));
+      const violations = checkVolumeClaimRef(request.operation, object ?? undefined, old ?? undefined, (ns) =>
+        namespaceProject(ctx, ns),
+      );
       return { violations, warnings: [] };
     }
     case undefined:
       return { violations: [], warnings: [] };
     default:
-      return reviewAllowLists(ctx, request.operation, handled, request.namespace ?? '', object ?? undefined, old ?? undefined);
+      return reviewAllowLists(
+        ctx,
+        request.operation,
+        handled,
+        request.namespace ?? '',
+        object ?? undefined,
+        old ?? undefined,
+      );
   }
 }
 
@@ -153,7 +223,11 @@ export function responseFor(uid: string, verdict: Verdict): AdmissionResponse {
   return {
     uid,
     allowed: false,
-    status: { code: 403, reason: 'Forbidden', message: verdict.violations.map((v) => `[${v.rule}] ${v.message}`).join('\n') },
+    status: {
+      code: 403,
+      reason: 'Forbidden',
+      message: verdict.violations.map((v) => `[${v.rule}] ${v.message}`).join('\n'),
+    },
   };
 }
 
@@ -174,7 +248,12 @@ export function mutationFor(ctx: ReviewContext, request: AdmissionRequest): Admi
       patch = mutateProject(ctx, request.operation, object as unknown as Incoming<Project>);
       break;
     case 'ResourceQuota':
-      patch = mutateQuota(ctx, request.operation, request.namespace ?? '', object as unknown as Incoming<ResourceQuotaObject>);
+      patch = mutateQuota(
+        ctx,
+        request.operation,
+        request.namespace ?? '',
+        object as unknown as Incoming<ResourceQuotaObject>,
+      );
       break;
     default:
       return { uid, allowed: true };

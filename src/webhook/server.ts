@@ -14,13 +14,26 @@ import type { ReviewContext, Verdict } from '../validate/admission.js';
 import type { Snapshot } from '../validate/types.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { ClientAuthResult } from './client-auth.js';
-import { decodeReview, denied, handledKind, mutationFor, responseFor, verdictFor, type AdmissionRequest, type AdmissionResponse } from './review.js';
+import {
+  decodeReview,
+  denied,
+  handledKind,
+  mutationFor,
+  responseFor,
+  verdictFor,
+  type AdmissionRequest,
+  type AdmissionResponse,
+} from './review.js';
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Decides a validation request; the headroom guard (Q5) wraps this to serialise and reserve. */
 /** `signal` aborts when the caller (the apiserver) has gone: work done for it can stop. */
-export type Decide = (ctx: ReviewContext, request: AdmissionRequest, signal?: AbortSignal) => Promise<Verdict> | Verdict;
+export type Decide = (
+  ctx: ReviewContext,
+  request: AdmissionRequest,
+  signal?: AbortSignal,
+) => Promise<Verdict> | Verdict;
 
 export interface WebhookDeps {
   config: TenantgateConfig;
@@ -121,10 +134,21 @@ function reviewer(deps: WebhookDeps) {
     return v;
   };
   const metricsOf = (path: ReviewPath, operation: string, kind: string, verdict: Verdict3): Child => {
-    const byVerdict = level(level(level(children, path, () => new Map()), operation, () => new Map()), kind, () => new Map<Verdict3, Child>());
+    const byVerdict = level(
+      level(
+        level(children, path, () => new Map()),
+        operation,
+        () => new Map(),
+      ),
+      kind,
+      () => new Map<Verdict3, Child>(),
+    );
     let child = byVerdict.get(verdict);
     if (!child) {
-      child = { requests: deps.metrics.requests.labels(path, operation, kind, verdict), latency: deps.metrics.latency.labels(path, operation, kind, verdict) };
+      child = {
+        requests: deps.metrics.requests.labels(path, operation, kind, verdict),
+        latency: deps.metrics.latency.labels(path, operation, kind, verdict),
+      };
       byVerdict.set(verdict, child);
     }
     return child;
@@ -137,7 +161,15 @@ function reviewer(deps: WebhookDeps) {
   };
 
   /** Counts, answers and records one decided request. */
-  const answer = (path: ReviewPath, request: AdmissionRequest, kind: string, response: AdmissionResponse, rules: string[], res: ServerResponse, started: number): void => {
+  const answer = (
+    path: ReviewPath,
+    request: AdmissionRequest,
+    kind: string,
+    response: AdmissionResponse,
+    rules: string[],
+    res: ServerResponse,
+    started: number,
+  ): void => {
     const verdict: Verdict3 = response.allowed ? (response.patch ? 'patched' : 'allowed') : 'denied';
     const counted = metricsOf(path, request.operation, kind, verdict);
     counted.requests.inc();
@@ -192,10 +224,28 @@ function reviewer(deps: WebhookDeps) {
     const request = decoded.request;
     const kind = handledKind(request) ?? 'other';
     if (!deps.ready()) {
-      answer(path, request, kind, denied(request.uid, 503, 'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds'), NO_RULES, res, started);
+      answer(
+        path,
+        request,
+        kind,
+        denied(
+          request.uid,
+          503,
+          'tenantgate is not ready: its watch caches have not synced yet; retry in a few seconds',
+        ),
+        NO_RULES,
+        res,
+        started,
+      );
       return undefined;
     }
-    const ctx: ReviewContext = { config: deps.config, snapshot: deps.snapshot, user: request.userInfo, at: processNow(), pending: deps.pending };
+    const ctx: ReviewContext = {
+      config: deps.config,
+      snapshot: deps.snapshot,
+      user: request.userInfo,
+      at: processNow(),
+      pending: deps.pending,
+    };
     if (path === 'mutate') {
       let response: AdmissionResponse;
       try {
@@ -234,7 +284,9 @@ function reviewer(deps: WebhookDeps) {
       finish(decided);
       return undefined;
     }
-    return decided.then(finish, (err: unknown) => answer(path, request, kind, failed(request, err), NO_RULES, res, started));
+    return decided.then(finish, (err: unknown) =>
+      answer(path, request, kind, failed(request, err), NO_RULES, res, started),
+    );
   };
 }
 
@@ -267,7 +319,8 @@ export function createApp(deps: WebhookDeps): WebhookApp {
   app.get('/readyz', (_req, res) => {
     if (deps.draining?.()) res.status(503).type('text/plain').send('shutting down');
     else if (!deps.ready()) res.status(503).type('text/plain').send('caches not synced');
-    else if (deps.current && !deps.current()) res.status(503).type('text/plain').send('a watch is re-listing or broken');
+    else if (deps.current && !deps.current())
+      res.status(503).type('text/plain').send('a watch is re-listing or broken');
     else res.type('text/plain').send('ok');
   });
   app.get('/metrics', async (_req, res) => {
@@ -299,18 +352,30 @@ export function createApp(deps: WebhookDeps): WebhookApp {
   app.post('/mutate', authenticated, body, viaExpress('mutate'));
 
   app.use((_req, res) => {
-    refuse(deps.metrics, res, 404, 'not found: the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz, /metrics');
+    refuse(
+      deps.metrics,
+      res,
+      404,
+      'not found: the webhook serves POST /validate, POST /mutate, GET /healthz, /readyz, /metrics',
+    );
   });
   // Body-parser and any other error: a clean JSON error, never an admission.
-  app.use((err: { type?: string; status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === 'entity.too.large') return refuse(deps.metrics, res, 413, TOO_LARGE);
-    if (err.type === 'entity.parse.failed' || err.type === 'encoding.unsupported' || err.type === 'charset.unsupported' || err.status === 400) {
-      return refuse(deps.metrics, res, 400, invalidJson(err.message ?? 'parse error'));
-    }
-    const status = err.status && err.status >= 400 && err.status < 600 ? err.status : 500;
-    log(`request failed: ${err.message}`);
-    return refuse(deps.metrics, res, status, err.message ?? 'internal error');
-  });
+  app.use(
+    (err: { type?: string; status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
+      if (err.type === 'entity.too.large') return refuse(deps.metrics, res, 413, TOO_LARGE);
+      if (
+        err.type === 'entity.parse.failed' ||
+        err.type === 'encoding.unsupported' ||
+        err.type === 'charset.unsupported' ||
+        err.status === 400
+      ) {
+        return refuse(deps.metrics, res, 400, invalidJson(err.message ?? 'parse error'));
+      }
+      const status = err.status && err.status >= 400 && err.status < 600 ? err.status : 500;
+      log(`request failed: ${err.message}`);
+      return refuse(deps.metrics, res, status, err.message ?? 'internal error');
+    },
+  );
 
   const lean = (path: ReviewPath, req: IncomingMessage, res: ServerResponse) => {
     const started = clock();

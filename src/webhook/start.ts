@@ -19,7 +19,14 @@ import { serveHttps } from './tls.js';
 import { persistentVolumeReader, readingPersistentVolumes, type ReadPersistentVolume } from './persistent-volumes.js';
 import { LeanApiClient } from '../kube/lean-client.js';
 import { drainable, type ShutdownResult, type ShutdownTimings } from './graceful.js';
-import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs, UNAUTHENTICATED_RESERVATION_TTL_SECONDS, type ClientAuthResult } from './client-auth.js';
+import {
+  authorizeClient,
+  parseAllowedNames,
+  peerIdentity,
+  reservationTtlMs,
+  UNAUTHENTICATED_RESERVATION_TTL_SECONDS,
+  type ClientAuthResult,
+} from './client-auth.js';
 import type { IncomingMessage } from 'node:http';
 import { listen } from '../listen.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
@@ -27,7 +34,12 @@ import { isFleetMember } from '../config/config.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
 import { parseResources } from '../validate/resource-lists.js';
 import type { FleetGuardOptions } from './fleet-growth.js';
-import { decisionRecords, type DecisionRecordOptions, type DecisionRecords, type DecisionSummary } from './decision-records.js';
+import {
+  decisionRecords,
+  type DecisionRecordOptions,
+  type DecisionRecords,
+  type DecisionSummary,
+} from './decision-records.js';
 
 /** Where the webhook reads the cluster from: informers in production, a fixed snapshot in benchmarks. */
 export interface SnapshotSource {
@@ -69,9 +81,16 @@ export interface AssembledWebhook {
 }
 
 /** The headroom guard, kept honest by the source's cache events. No I/O. */
-export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledger' | 'now' | 'authenticate' | 'fleet'> & { metrics: WebhookMetrics }): HeadroomGuard {
+export function wireGuard(
+  parts: Pick<WebhookParts, 'config' | 'source' | 'ledger' | 'now' | 'authenticate' | 'fleet'> & {
+    metrics: WebhookMetrics;
+  },
+): HeadroomGuard {
   const { config, source, metrics } = parts;
-  if (parts.fleet && !parts.ledger) throw new Error(`tenantgate.yaml: fleet.hubKubeconfig is set but the webhook runs without the headroom ledger; a fleet member keeps its enforced limit there (crossReplicaReservation: true)`);
+  if (parts.fleet && !parts.ledger)
+    throw new Error(
+      `tenantgate.yaml: fleet.hubKubeconfig is set but the webhook runs without the headroom ledger; a fleet member keeps its enforced limit there (crossReplicaReservation: true)`,
+    );
   const guard = new HeadroomGuard({
     // Without client authentication anyone who reaches the webhook can reserve: hold it shorter (ADR 0034).
     ttlMs: reservationTtlMs(config.reservationTtlSeconds, parts.authenticate !== undefined),
@@ -79,7 +98,9 @@ export function wireGuard(parts: Pick<WebhookParts, 'config' | 'source' | 'ledge
     ...(parts.now ? { now: parts.now } : {}),
     cacheCurrent: () => source.upToDate ?? source.synced,
     // Every replica honours the settled marks; only with ledgerSettlement does it settle (ADR 0088).
-    ...(parts.ledger && source.streams ? { settlement: { streams: source.streams, settles: config.ledgerSettlement } } : {}),
+    ...(parts.ledger && source.streams
+      ? { settlement: { streams: source.streams, settles: config.ledgerSettlement } }
+      : {}),
     onReservation: (outcome) => metrics.reservations.inc({ outcome }),
     onLedgerWrite: (records) => metrics.ledgerBatchSize.observe(records),
     onRoundPhase: (phase, ms) => metrics.ledgerRoundPhase.observe({ phase }, ms / 1000),
@@ -118,7 +139,9 @@ function withFleetMetrics(fleet: NonNullable<WebhookParts['fleet']>, metrics: We
  * A decision may wait only for the ledger (`mayWait`, default: whether there is one); a `decide` that
  * waits otherwise must say so.
  */
-export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guard: HeadroomGuard; decide?: Decide; mayWait?: boolean }): WebhookApp {
+export function webhookApp(
+  parts: WebhookParts & { metrics: WebhookMetrics; guard: HeadroomGuard; decide?: Decide; mayWait?: boolean },
+): WebhookApp {
   const { config, source, metrics, guard } = parts;
   return createApp({
     config,
@@ -127,7 +150,9 @@ export function webhookApp(parts: WebhookParts & { metrics: WebhookMetrics; guar
     current: () => source.upToDate ?? source.synced,
     ...(parts.draining ? { draining: parts.draining } : {}),
     metrics,
-    decide: parts.readPersistentVolume ? readingPersistentVolumes(parts.decide ?? guard.decide, parts.readPersistentVolume, parts.log) : (parts.decide ?? guard.decide),
+    decide: parts.readPersistentVolume
+      ? readingPersistentVolumes(parts.decide ?? guard.decide, parts.readPersistentVolume, parts.log)
+      : (parts.decide ?? guard.decide),
     mayWait: parts.mayWait ?? parts.ledger !== undefined,
     pending: guard.pending,
     cacheSizes: () => ({ pending: guard.pendingCount }),
@@ -194,22 +219,68 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   };
   // Settlement (ADR 0085): the caches' watermarks and the probe that advances idle streams, on every
   // replica with the ledger, whether it settles or not: each honours the marks (ADR 0088).
-  const probe = options.source === undefined && config.crossReplicaReservation ? new WatermarkProbe(needKube('the watermark probe'), config.systemNamespace) : undefined;
-  const source = options.source ?? new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), { log, metrics, ...(probe ? { streams: { probe: () => probe.probe(), onCatchUp: (outcome) => metrics.catchUps.inc({ outcome }) } } : {}) });
-  const ownLedger = options.ledger === undefined && config.crossReplicaReservation ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace, log) : undefined;
+  const probe =
+    options.source === undefined && config.crossReplicaReservation
+      ? new WatermarkProbe(needKube('the watermark probe'), config.systemNamespace)
+      : undefined;
+  const source =
+    options.source ??
+    new Informers(needKube('the informers'), new ClusterLists(needKube('the informers')), {
+      log,
+      metrics,
+      ...(probe
+        ? { streams: { probe: () => probe.probe(), onCatchUp: (outcome) => metrics.catchUps.inc({ outcome }) } }
+        : {}),
+    });
+  const ownLedger =
+    options.ledger === undefined && config.crossReplicaReservation
+      ? new ConfigMapLedger(needKube('the headroom ledger'), config.systemNamespace, log)
+      : undefined;
   const ledger = options.ledger === null ? undefined : (options.ledger ?? ownLedger);
-  const ownHub = options.hub === undefined && isFleetMember(config) ? new LeanHubClient(loadHubKubeConfig(config.fleet.hubKubeconfig)) : undefined;
+  const ownHub =
+    options.hub === undefined && isFleetMember(config)
+      ? new LeanHubClient(loadHubKubeConfig(config.fleet.hubKubeconfig))
+      : undefined;
   const hub = options.hub ?? ownHub;
   const fleet = hub ? fleetMemberOptions(config, hub, log) : undefined;
-  if (fleet) log(`fleet member ${config.clusterName}: growth beyond a fleet-budgeted project's enforced limit asks the hub (${config.fleet.hubKubeconfig || 'given'})`);
+  if (fleet)
+    log(
+      `fleet member ${config.clusterName}: growth beyond a fleet-budgeted project's enforced limit asks the hub (${config.fleet.hubKubeconfig || 'given'})`,
+    );
   const policy = { allowedNames: options.clientAllowedNames ?? [] };
-  const authenticate = options.clientCa ? (req: IncomingMessage) => authorizeClient(peerIdentity(req), policy) : undefined;
-  if (authenticate) log(`admission reviews only from clients with a certificate signed by ${options.clientCa}${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`);
-  else log(`no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who may spend headroom")`);
+  const authenticate = options.clientCa
+    ? (req: IncomingMessage) => authorizeClient(peerIdentity(req), policy)
+    : undefined;
+  if (authenticate)
+    log(
+      `admission reviews only from clients with a certificate signed by ${options.clientCa}${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`,
+    );
+  else
+    log(
+      `no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who may spend headroom")`,
+    );
   let drain: { readonly draining: boolean } = { draining: false };
-  const readPersistentVolume = kubeConfig ? persistentVolumeReader(new LeanApiClient(kubeConfig, { timeoutMs: PERSISTENT_VOLUME_READ_TIMEOUT_MS })) : undefined;
-  const { app, guard } = assembleWebhook({ config, source, metrics, log, ...(readPersistentVolume ? { readPersistentVolume } : {}), ...(ledger ? { ledger } : {}), ...(options.now ? { now: options.now } : {}), ...(options.onDecision ? { onDecision: options.onDecision } : {}), ...(authenticate ? { authenticate } : {}), ...(fleet ? { fleet } : {}), draining: () => drain.draining });
-  const server = serveHttps({ cert: options.cert, key: options.key, ...(options.clientCa ? { clientCa: options.clientCa } : {}) }, app, log);
+  const readPersistentVolume = kubeConfig
+    ? persistentVolumeReader(new LeanApiClient(kubeConfig, { timeoutMs: PERSISTENT_VOLUME_READ_TIMEOUT_MS }))
+    : undefined;
+  const { app, guard } = assembleWebhook({
+    config,
+    source,
+    metrics,
+    log,
+    ...(readPersistentVolume ? { readPersistentVolume } : {}),
+    ...(ledger ? { ledger } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.onDecision ? { onDecision: options.onDecision } : {}),
+    ...(authenticate ? { authenticate } : {}),
+    ...(fleet ? { fleet } : {}),
+    draining: () => drain.draining,
+  });
+  const server = serveHttps(
+    { cert: options.cert, key: options.key, ...(options.clientCa ? { clientCa: options.clientCa } : {}) },
+    app,
+    log,
+  );
   const drainableServer = drainable(server);
   drain = drainableServer;
   const listening = await listen(server, options.port, options.host ?? '0.0.0.0');
@@ -242,8 +313,17 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
 }
 
 /** The guard's fleet options from tenantgate.yaml (cluster name, keep/above) and a hub client. */
-export function fleetMemberOptions(config: TenantgateConfig, hub: HubClient, log?: (message: string) => void): NonNullable<WebhookParts['fleet']> {
-  return { cluster: config.clusterName, hub, policy: { keep: parseResources(config.fleet.keep), above: parseResources(config.fleet.above) }, ...(log ? { log } : {}) };
+export function fleetMemberOptions(
+  config: TenantgateConfig,
+  hub: HubClient,
+  log?: (message: string) => void,
+): NonNullable<WebhookParts['fleet']> {
+  return {
+    cluster: config.clusterName,
+    hub,
+    policy: { keep: parseResources(config.fleet.keep), above: parseResources(config.fleet.above) },
+    ...(log ? { log } : {}),
+  };
 }
 
 /**
@@ -259,7 +339,9 @@ export const WEBHOOK_V8_FLAGS = '--optimize-for-size';
 export function applyWebhookV8Flags(env: NodeJS.ProcessEnv = process.env): { flags: string[]; afterSync: () => void } {
   const flags = (env.TENANTGATE_WEBHOOK_V8_FLAGS ?? WEBHOOK_V8_FLAGS).split(/\s+/).filter(Boolean);
   for (const flag of flags) setFlagsFromString(flag);
-  const undo = flags.filter((f) => /^--[a-z][a-z0-9-]*$/.test(f) && !f.startsWith('--no-')).map((f) => `--no-${f.slice(2)}`);
+  const undo = flags
+    .filter((f) => /^--[a-z][a-z0-9-]*$/.test(f) && !f.startsWith('--no-'))
+    .map((f) => `--no-${f.slice(2)}`);
   return { flags, afterSync: () => undo.forEach((f) => setFlagsFromString(f)) };
 }
 
@@ -273,11 +355,17 @@ export function decisionLog(logger: Logger): (decision: AdmissionDecision) => vo
  * `summary` a record per denial, error, warning or slow decision and a summary record for the rest.
  */
 export function webhookDecisionRecords(logger: Logger, options: DecisionRecordOptions): DecisionRecords {
-  return decisionRecords(decisionLog(logger), infoRecorder<DecisionSummary>(logger, 'admission decisions summarised'), options);
+  return decisionRecords(
+    decisionLog(logger),
+    infoRecorder<DecisionSummary>(logger, 'admission decisions summarised'),
+    options,
+  );
 }
 
 /** What `tenantgate webhook`'s flags say about serving: the address, the certificate, who may send reviews. */
-export function webhookServing(o: WebhookCliOptions): Pick<WebhookOptions, 'cert' | 'key' | 'clientCa' | 'clientAllowedNames' | 'port' | 'host'> {
+export function webhookServing(
+  o: WebhookCliOptions,
+): Pick<WebhookOptions, 'cert' | 'key' | 'clientCa' | 'clientAllowedNames' | 'port' | 'host'> {
   return {
     cert: o.cert,
     key: o.key,
@@ -295,8 +383,14 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   if (v8flags.flags.length) log(`V8 flags until the caches have synced: ${v8flags.flags.join(' ')}`);
   const config = await loadConfig(o.config, { optional: o.configOptional === true, log });
   const kc = loadKubeConfig(o.kubeconfig);
-  const records = webhookDecisionRecords(logger, { allowed: o.allowedDecisions ?? 'all', ...(o.slowDecisionMs !== undefined ? { slowMs: o.slowDecisionMs } : {}) });
-  if (o.allowedDecisions === 'summary') log(`allowed decisions: summarised every 10 s; denials, errors, warnings and decisions of ${o.slowDecisionMs ?? 'the default'} ms or more recorded one by one`);
+  const records = webhookDecisionRecords(logger, {
+    allowed: o.allowedDecisions ?? 'all',
+    ...(o.slowDecisionMs !== undefined ? { slowMs: o.slowDecisionMs } : {}),
+  });
+  if (o.allowedDecisions === 'summary')
+    log(
+      `allowed decisions: summarised every 10 s; denials, errors, warnings and decisions of ${o.slowDecisionMs ?? 'the default'} ms or more recorded one by one`,
+    );
   const running = await startWebhook({ config, kubeConfig: kc, ...webhookServing(o), log, onDecision: records.record });
   void running.cache.waitSynced().then(v8flags.afterSync);
   process.stdout.write(`${JSON.stringify({ port: running.port })}\n`);
@@ -311,8 +405,13 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   };
   process.once('SIGTERM', force);
   process.once('SIGINT', force);
-  const timings = { ...DEFAULT_SHUTDOWN, ...(o.shutdownDelay !== undefined ? { drainDelayMs: o.shutdownDelay * 1000 } : {}) };
-  log(`${signal}: graceful shutdown (drain ${timings.drainDelayMs} ms, then at most ${timings.inFlightTimeoutMs} ms for requests in flight)`);
+  const timings = {
+    ...DEFAULT_SHUTDOWN,
+    ...(o.shutdownDelay !== undefined ? { drainDelayMs: o.shutdownDelay * 1000 } : {}),
+  };
+  log(
+    `${signal}: graceful shutdown (drain ${timings.drainDelayMs} ms, then at most ${timings.inFlightTimeoutMs} ms for requests in flight)`,
+  );
   const { cut } = await running.shutdown(timings);
   records.stop();
   log(cut === 0 ? 'stopped: every request in flight was answered' : `stopped: ${cut} request(s) cut`);

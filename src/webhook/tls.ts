@@ -25,12 +25,19 @@ export interface TlsFiles {
   clientCa?: string;
 }
 
-export function serveHttps(files: TlsFiles, handler: RequestListener, log: (m: string) => void = () => {}, pollMs = 1000): Server & { reloadNow(): void } {
+export function serveHttps(
+  files: TlsFiles,
+  handler: RequestListener,
+  log: (m: string) => void = () => {},
+  pollMs = 1000,
+): Server & { reloadNow(): void } {
   // The pair and the client CA are read, checked and reloaded together (src/certs/reloading-tls.ts).
   const paths = { cert: files.cert, key: files.key, ...(files.clientCa ? { ca: files.clientCa } : {}) };
   const initial = readTlsFiles(paths);
   const clientAuth = files.clientCa ? { requestCert: true, rejectUnauthorized: false } : {};
-  const server = createServer({ ...initial, ...clientAuth, minVersion: 'TLSv1.2' }, handler) as Server & { reloadNow(): void };
+  const server = createServer({ ...initial, ...clientAuth, minVersion: 'TLSv1.2' }, handler) as Server & {
+    reloadNow(): void;
+  };
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const tls = reloadOnChange(server, paths, initial, { log, pollMs });
   server.reloadNow = () => void tls.reloadNow();

@@ -78,7 +78,8 @@ export class WriterTurns {
     const turns = this.projects.get(project);
     if (!turns) return;
     turns.lastAt = at;
-    if (turns.announcedByOther !== undefined && isLaterRevision(version, turns.announcedByOther)) delete turns.announcedByOther;
+    if (turns.announcedByOther !== undefined && isLaterRevision(version, turns.announcedByOther))
+      delete turns.announcedByOther;
     // Own announcements the watch went past without bringing them (it was down) are forgotten.
     for (const own of turns.ownAnnouncements) if (isLaterRevision(version, own)) turns.ownAnnouncements.delete(own);
     if (announced) {
@@ -97,7 +98,8 @@ export class WriterTurns {
   /** What to wait for before the project's next write at `at` (undefined: nothing). */
   before(project: string, at: number): TurnWait | undefined {
     const turns = this.projects.get(project);
-    if (turns?.announcedByOther !== undefined) return { version: turns.announcedByOther, strictlyNewer: true, capMs: YIELD_WAIT_MS };
+    if (turns?.announcedByOther !== undefined)
+      return { version: turns.announcedByOther, strictlyNewer: true, capMs: YIELD_WAIT_MS };
     const own = turns?.lastOwn;
     if (!turns || !own) return undefined;
     const contended = turns.foreignAt !== undefined && at - turns.foreignAt < this.contendedForMs;
@@ -115,7 +117,8 @@ export class WriterTurns {
    * `at` (a longer quiet than both the echo and the window; a later write starts afresh).
    */
   sweep(at: number, idleMs: number): void {
-    for (const [project, turns] of this.projects) if (at - turns.lastAt >= Math.max(idleMs, this.contendedForMs)) this.projects.delete(project);
+    for (const [project, turns] of this.projects)
+      if (at - turns.lastAt >= Math.max(idleMs, this.contendedForMs)) this.projects.delete(project);
   }
 
   get size(): number {

@@ -85,13 +85,16 @@ async function allowList(namespace: string): Promise<Stored | undefined> {
 
 /** Waits until the namespace's AllowList says `spec` and carries our labels; returns it. */
 async function converged(namespace: string, spec: Record<string, unknown>, what: string): Promise<Stored> {
-  return eventually(async () => {
-    const found = await allowList(namespace);
-    expect(found?.spec).toEqual(spec);
-    const labels = { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': PROJECT };
-    expect(found!.metadata.labels).toMatchObject(labels);
-    return found!;
-  }, { timeoutMs: 30_000, what });
+  return eventually(
+    async () => {
+      const found = await allowList(namespace);
+      expect(found?.spec).toEqual(spec);
+      const labels = { 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': PROJECT };
+      expect(found!.metadata.labels).toMatchObject(labels);
+      return found!;
+    },
+    { timeoutMs: 30_000, what },
+  );
 }
 
 async function applyProject(registries: string[]): Promise<void> {

@@ -67,7 +67,14 @@ const ALLOW = {
 const GATEWAY_API = 'gateway.networking.k8s.io';
 const GATEWAY_API_X = 'gateway.networking.x-k8s.io';
 const GATEWAY_API_RESOURCES = [
-  'gateways', 'httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes', 'listenersets', 'xlistenersets',
+  'gateways',
+  'httproutes',
+  'grpcroutes',
+  'tlsroutes',
+  'tcproutes',
+  'udproutes',
+  'listenersets',
+  'xlistenersets',
 ];
 const GATEWAY_API_CRDS = [
   ...GATEWAY_API_RESOURCES.filter((r) => r !== 'xlistenersets').map((r) => `${r}.${GATEWAY_API}`),
@@ -196,7 +203,12 @@ const resourceClaimTemplate = (name: string, request: Json = deviceRequest()): M
 });
 
 /** The head of the contract's message, `[X9] Pod ns/name: `, and what follows it on that line. */
-interface Expected { rule: string; kind: string; name: string; what?: string }
+interface Expected {
+  rule: string;
+  kind: string;
+  name: string;
+  what?: string;
+}
 
 /** The expected refusals not in `stderr`, each as `Kind name [RULE]`. */
 function missing(stderr: string, expected: Expected[]): string[] {
@@ -210,7 +222,11 @@ function missing(stderr: string, expected: Expected[]): string[] {
     .map((e) => `${e.kind} ${e.name} [${e.rule}]`);
 }
 
-interface Attack { object: Manifest; rule: string; what?: string }
+interface Attack {
+  object: Manifest;
+  rule: string;
+  what?: string;
+}
 const attack = (object: Manifest, rule: string, what?: string): Attack => ({
   object,
   rule,
@@ -262,7 +278,11 @@ async function expectUpdatesRefused(attacks: UpdateAttack[]): Promise<void> {
   expect(missed, 'updates not refused with their rule').toEqual([]);
 }
 
-interface Event { involvedObject: { kind: string; name: string }; reason: string; message: string }
+interface Event {
+  involvedObject: { kind: string; name: string };
+  reason: string;
+  message: string;
+}
 async function events(): Promise<Event[]> {
   const listed = await kubectl('alice', ['-n', NS, 'get', 'events', '-o', 'json']);
   return (JSON.parse(listed.stdout) as { items: Event[] }).items;
@@ -319,20 +339,26 @@ function projectObject(name: string, tenant: string, group: string, allow: Json)
 
 /** The tenant creates its namespace (self-service); the controller gives it the owners' RoleBinding and quota. */
 async function selfServiceNamespace(user: string, namespace: string): Promise<void> {
-  await eventually(async () => {
-    const created = await kubectl(user, ['create', 'namespace', namespace], { reject: false });
-    if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
-  }, { what: `${user} creates ${namespace} (the webhook has seen the Project)` });
+  await eventually(
+    async () => {
+      const created = await kubectl(user, ['create', 'namespace', namespace], { reject: false });
+      if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
+    },
+    { what: `${user} creates ${namespace} (the webhook has seen the Project)` },
+  );
   await eventually(async () => kubectl(user, ['-n', namespace, 'get', 'quota', 'tenantgate-quota']), {
     what: `${namespace}: RoleBinding and quota`,
   });
   await eventually(async () => kubectl('admin', ['-n', namespace, 'get', 'serviceaccount', 'default']), {
     what: `${namespace}: default ServiceAccount`,
   });
-  await eventually(async () => {
-    const quota = await kubectl('admin', ['-n', namespace, 'get', 'quota', 'tenantgate-quota', '-o', 'json']);
-    expect((JSON.parse(quota.stdout) as { status?: { hard?: Json } }).status?.hard?.pods).toBe('30');
-  }, { what: `${namespace}: the quota controller has computed the quota` });
+  await eventually(
+    async () => {
+      const quota = await kubectl('admin', ['-n', namespace, 'get', 'quota', 'tenantgate-quota', '-o', 'json']);
+      expect((JSON.parse(quota.stdout) as { status?: { hard?: Json } }).status?.hard?.pods).toBe('30');
+    },
+    { what: `${namespace}: the quota controller has computed the quota` },
+  );
 }
 
 /** Kubernetes' admin role does not cover Gateway API: the platform grants a namespace's owners its kinds. */
@@ -343,11 +369,13 @@ function gatewayApiRole(namespace: string, group: string): Json[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
       metadata: { name, namespace },
-      rules: [{
-        apiGroups: [GATEWAY_API, GATEWAY_API_X],
-        resources: GATEWAY_API_RESOURCES,
-        verbs: ['get', 'list', 'create', 'update', 'patch'],
-      }],
+      rules: [
+        {
+          apiGroups: [GATEWAY_API, GATEWAY_API_X],
+          resources: GATEWAY_API_RESOURCES,
+          verbs: ['get', 'list', 'create', 'update', 'patch'],
+        },
+      ],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -433,12 +461,16 @@ beforeAll(async () => {
   else if (!(await exists(['-n', ARGO_NAMESPACE, 'sa', ARGO_CONTROLLER]))) {
     createdArgo.push(['-n', ARGO_NAMESPACE, 'sa', ARGO_CONTROLLER]);
   }
-  await eventually(async () => kubectl('admin', ['apply', '-f', '-'], {
-    input: stream([
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ARGO_NAMESPACE } },
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: ARGO_CONTROLLER, namespace: ARGO_NAMESPACE } },
-    ]),
-  }), { what: `the ServiceAccount ${ARGO_USER}` });
+  await eventually(
+    async () =>
+      kubectl('admin', ['apply', '-f', '-'], {
+        input: stream([
+          { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ARGO_NAMESPACE } },
+          { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: ARGO_CONTROLLER, namespace: ARGO_NAMESPACE } },
+        ]),
+      }),
+    { what: `the ServiceAccount ${ARGO_USER}` },
+  );
   argoKubeconfig = await serviceAccountKubeconfigFile(info, ARGO_NAMESPACE, ARGO_CONTROLLER);
 
   hook = await startLocalWebhook(info, CONFIG);
@@ -480,11 +512,14 @@ beforeAll(async () => {
   await eventually(async () => kubectl('bob', ['-n', RIVAL_NS, 'create', '-f', '-'], { input: JSON.stringify(edge) }), {
     what: `bob's Gateway ${RIVAL_NS}/edge, open to routes of every namespace`,
   });
-  await expectAdmitted([
-    pod('p-loose', { tolerations: EVERY_TAINT }),
-    resourceClaim('rc-loose', deviceRequest(EVERY_TAINT)),
-    resourceClaimTemplate('rct-loose', deviceRequest(EVERY_TAINT)),
-  ], { dryRun: false });
+  await expectAdmitted(
+    [
+      pod('p-loose', { tolerations: EVERY_TAINT }),
+      resourceClaim('rc-loose', deviceRequest(EVERY_TAINT)),
+      resourceClaimTemplate('rct-loose', deviceRequest(EVERY_TAINT)),
+    ],
+    { dryRun: false },
+  );
   // Narrowed: the project's pods (and claims) may tolerate nothing.
   const narrowed = [{ op: 'remove', path: '/spec/allow/nodePlacement' }];
   await kubectl('admin', ['patch', 'project', PROJECT, '--type=json', '-p', JSON.stringify(narrowed)]);
@@ -509,24 +544,27 @@ afterAll(async () => {
 
 describe('allowed uses: admitted, and stored as sent', () => {
   it('one object of every judged kind, each within the lists (the later updates start from these)', async () => {
-    await expectAdmitted([
-      pod('p-good', imageVolume(PAUSE)),
-      service('svc-good'),
-      loadBalancer('lb-good', { allocateLoadBalancerNodePorts: false, loadBalancerIP: '203.0.113.7' }),
-      claim('pvc-good'),
-      ingress('ing-good', `www.${HOSTS}`, 'public'),
-      gateway('gw', { addresses: [{ value: '203.0.113.9' }] }),
-      route('HTTPRoute', 'http-good', { hostnames: [`www.${HOSTS}`] }),
-      route('GRPCRoute', 'grpc-good', { hostnames: [`grpc.${HOSTS}`] }),
-      route('TLSRoute', 'tls-good', { hostnames: [`tls.${HOSTS}`] }),
-      route('TCPRoute', 'tcp-good'),
-      route('UDPRoute', 'udp-good', { parentRefs: [{ name: 'gw', namespace: NS }] }),
-      // A TCP listener without hostname: Gateway API ignores the hostname of TCP and UDP listeners.
-      listenerSet('ListenerSet', 'ls-good', [listener('https', `api.${HOSTS}`), listener('db', '', 'TCP', 5432)]),
-      listenerSet('XListenerSet', 'xls-good', [listener('https', `x.${HOSTS}`)]),
-      resourceClaim('rc-good'),
-      resourceClaimTemplate('rct-good'),
-    ], { dryRun: false });
+    await expectAdmitted(
+      [
+        pod('p-good', imageVolume(PAUSE)),
+        service('svc-good'),
+        loadBalancer('lb-good', { allocateLoadBalancerNodePorts: false, loadBalancerIP: '203.0.113.7' }),
+        claim('pvc-good'),
+        ingress('ing-good', `www.${HOSTS}`, 'public'),
+        gateway('gw', { addresses: [{ value: '203.0.113.9' }] }),
+        route('HTTPRoute', 'http-good', { hostnames: [`www.${HOSTS}`] }),
+        route('GRPCRoute', 'grpc-good', { hostnames: [`grpc.${HOSTS}`] }),
+        route('TLSRoute', 'tls-good', { hostnames: [`tls.${HOSTS}`] }),
+        route('TCPRoute', 'tcp-good'),
+        route('UDPRoute', 'udp-good', { parentRefs: [{ name: 'gw', namespace: NS }] }),
+        // A TCP listener without hostname: Gateway API ignores the hostname of TCP and UDP listeners.
+        listenerSet('ListenerSet', 'ls-good', [listener('https', `api.${HOSTS}`), listener('db', '', 'TCP', 5432)]),
+        listenerSet('XListenerSet', 'xls-good', [listener('https', `x.${HOSTS}`)]),
+        resourceClaim('rc-good'),
+        resourceClaimTemplate('rct-good'),
+      ],
+      { dryRun: false },
+    );
     const pGood = await kubectl('alice', ['-n', NS, 'get', 'pod', 'p-good', '-o', 'json']);
     const volumes = (JSON.parse(pGood.stdout) as { spec: Json }).spec.volumes;
     const imageOne = expect.objectContaining({ name: 'v', image: expect.objectContaining({ reference: PAUSE }) });
@@ -568,10 +606,13 @@ describe('the holes, each refused with its rule', () => {
     await expectRefused([
       attack(loadBalancer('lb-defaulted'), 'X3'),
       attack(loadBalancer('lb-node-ports', { allocateLoadBalancerNodePorts: true }), 'X3'),
-      attack(loadBalancer('lb-pinned-port', {
-        allocateLoadBalancerNodePorts: false,
-        ports: [{ port: 80, nodePort: 30080 }],
-      }), 'X3'),
+      attack(
+        loadBalancer('lb-pinned-port', {
+          allocateLoadBalancerNodePorts: false,
+          ports: [{ port: 80, nodePort: 30080 }],
+        }),
+        'X3',
+      ),
     ]);
     await expectAdmitted([loadBalancer('lb-closed', { allocateLoadBalancerNodePorts: false })]);
   });
@@ -586,7 +627,7 @@ describe('the holes, each refused with its rule', () => {
     ]);
   });
 
-  it('H1: TCP and UDP routes attaching to the rival\'s Gateway; ListenerSet listeners off the suffixes', async () => {
+  it("H1: TCP and UDP routes attaching to the rival's Gateway; ListenerSet listeners off the suffixes", async () => {
     await expectRefused([
       attack(route('TCPRoute', 'tcp-steal', toRival), 'H1', RIVAL_NS),
       attack(route('UDPRoute', 'udp-steal', toRival), 'H1', RIVAL_NS),
@@ -597,42 +638,56 @@ describe('the holes, each refused with its rule', () => {
   });
 
   it('H2: an Ingress update adding the kubernetes.io/ingress.class annotation of a class not allowed', async () => {
-    await expectUpdatesRefused([{
-      resource: 'ingress',
-      kind: 'Ingress',
-      name: 'ing-good',
-      patch: { metadata: { annotations: { 'kubernetes.io/ingress.class': 'internal' } } },
-      rule: 'H2',
-      what: 'internal',
-    }]);
+    await expectUpdatesRefused([
+      {
+        resource: 'ingress',
+        kind: 'Ingress',
+        name: 'ing-good',
+        patch: { metadata: { annotations: { 'kubernetes.io/ingress.class': 'internal' } } },
+        rule: 'H2',
+        what: 'internal',
+      },
+    ]);
     const same = await alice([
-      '-n', NS, 'annotate', 'ingress', 'ing-good', '--dry-run=server', 'kubernetes.io/ingress.class=public',
+      '-n',
+      NS,
+      'annotate',
+      'ingress',
+      'ing-good',
+      '--dry-run=server',
+      'kubernetes.io/ingress.class=public',
     ]);
     expect(same.exitCode, same.stderr).toBe(0);
   });
 
-  it('X8: claims, templates, and the resourceclaim controller\'s claims, tolerating every device taint', async () => {
+  it("X8: claims, templates, and the resourceclaim controller's claims, tolerating every device taint", async () => {
     await expectRefused([
       attack(resourceClaim('rc-tolerant', deviceRequest(EVERY_TAINT)), 'X8'),
-      attack(resourceClaim('rc-tolerant-alt', {
-        name: 'gpu',
-        firstAvailable: [{ name: 'any', deviceClassName: 'gpu.example.com', tolerations: EVERY_TAINT }],
-      }), 'X8'),
+      attack(
+        resourceClaim('rc-tolerant-alt', {
+          name: 'gpu',
+          firstAvailable: [{ name: 'any', deviceClassName: 'gpu.example.com', tolerations: EVERY_TAINT }],
+        }),
+        'X8',
+      ),
       attack(resourceClaimTemplate('rct-tolerant', deviceRequest(EVERY_TAINT)), 'X8'),
     ]);
     // rct-loose was admitted before the list narrowed: the claim its pod needs is made now, by the controller.
     const fromTemplate = [{ name: 'gpu', resourceClaimTemplateName: 'rct-loose' }];
     await expectAdmitted([pod('claims', { resourceClaims: fromTemplate })], { dryRun: false });
     const refusal = new RegExp(`FailedResourceClaimCreation: .*\\[X8\\] ResourceClaim ${NS}/claims-gpu-`);
-    await eventually(async () => {
-      const seen = await eventsOf('Pod', 'claims');
-      expect(seen.map((e) => `${e.reason}: ${e.message}`).join('\n')).toMatch(refusal);
-    }, { what: 'the resourceclaim controller\'s refused claim, in the pod\'s events' });
+    await eventually(
+      async () => {
+        const seen = await eventsOf('Pod', 'claims');
+        expect(seen.map((e) => `${e.reason}: ${e.message}`).join('\n')).toMatch(refusal);
+      },
+      { what: "the resourceclaim controller's refused claim, in the pod's events" },
+    );
     const claims = (await kubectl('alice', ['-n', NS, 'get', 'resourceclaims', '-o', 'name'])).stdout;
     expect(claims, 'no claim made from the template').not.toContain('claims-gpu-');
   });
 
-  it('Argo CD\'s application controller, privileged in tenantgate.yaml: its pod is judged too', async () => {
+  it("Argo CD's application controller, privileged in tenantgate.yaml: its pod is judged too", async () => {
     const evil = pod('argo-evil', { containers: [{ name: 'app', image: EVIL }] });
     await expectRefused([attack(evil, 'X9', `"${EVIL}"`)], asArgo);
   });
@@ -664,8 +719,14 @@ describe('every judged kind, on CREATE and on UPDATE', () => {
     const rivalToleration = { key: 'dedicated', operator: 'Equal', value: RIVAL, effect: 'NoSchedule' };
     const replaceImage = { op: 'replace', path: '/spec/containers/0/image', value: LOOK_ALIKE };
     const addToleration = { op: 'add', path: '/spec/tolerations/-', value: rivalToleration };
-    const update = (resource: string, kind: string, name: string, patch: unknown, rule: string, what?: string) =>
-      ({ resource, kind, name, patch, rule, ...(what !== undefined ? { what } : {}) });
+    const update = (resource: string, kind: string, name: string, patch: unknown, rule: string, what?: string) => ({
+      resource,
+      kind,
+      name,
+      patch,
+      rule,
+      ...(what !== undefined ? { what } : {}),
+    });
     const gatewayApi = (plural: string, group = GATEWAY_API) => `${plural}.${group}`;
     await expectUpdatesRefused([
       { ...update('pod', 'Pod', 'p-good', [replaceImage], 'X9', `"${LOOK_ALIKE}"`), json: true },
@@ -674,24 +735,58 @@ describe('every judged kind, on CREATE and on UPDATE', () => {
       update('service', 'Service', 'lb-good', { spec: { loadBalancerIP: '8.8.8.8' } }, 'X2', '8.8.8.8'),
       update('pvc', 'PersistentVolumeClaim', 'pvc-good', { spec: { volumeName: RIVAL_PV } }, 'X10', RIVAL_PV),
       update('ingress', 'Ingress', 'ing-good', { spec: { tls: [{ hosts: ['shop.example.com'] }] } }, 'H1'),
-      update(gatewayApi('gateways'), 'Gateway', 'gw', {
-        spec: { addresses: [{ value: '203.0.113.9' }, { type: 'IPAddress', value: '8.8.8.8' }] },
-      }, 'X2', '8.8.8.8'),
-      update(gatewayApi('httproutes'), 'HTTPRoute', 'http-good', {
-        spec: { hostnames: [`www.${HOSTS}`, 'shop.example.com'] },
-      }, 'H1', 'shop.example.com'),
+      update(
+        gatewayApi('gateways'),
+        'Gateway',
+        'gw',
+        {
+          spec: { addresses: [{ value: '203.0.113.9' }, { type: 'IPAddress', value: '8.8.8.8' }] },
+        },
+        'X2',
+        '8.8.8.8',
+      ),
+      update(
+        gatewayApi('httproutes'),
+        'HTTPRoute',
+        'http-good',
+        {
+          spec: { hostnames: [`www.${HOSTS}`, 'shop.example.com'] },
+        },
+        'H1',
+        'shop.example.com',
+      ),
       update(gatewayApi('grpcroutes'), 'GRPCRoute', 'grpc-good', { spec: { hostnames: null } }, 'H1'),
       update(gatewayApi('tlsroutes'), 'TLSRoute', 'tls-good', { spec: { hostnames: [`*.${HOSTS}`] } }, 'H1'),
-      update(gatewayApi('tcproutes'), 'TCPRoute', 'tcp-good', {
-        spec: { parentRefs: [{ name: 'gw' }, ...toRival.parentRefs] },
-      }, 'H1', RIVAL_NS),
+      update(
+        gatewayApi('tcproutes'),
+        'TCPRoute',
+        'tcp-good',
+        {
+          spec: { parentRefs: [{ name: 'gw' }, ...toRival.parentRefs] },
+        },
+        'H1',
+        RIVAL_NS,
+      ),
       update(gatewayApi('udproutes'), 'UDPRoute', 'udp-good', { spec: toRival }, 'H1', RIVAL_NS),
-      update(gatewayApi('listenersets'), 'ListenerSet', 'ls-good', {
-        spec: { listeners: [listener('https', `api.${HOSTS}`), listener('open', '', 'HTTP', 8080)] },
-      }, 'H1'),
-      update(gatewayApi('xlistenersets', GATEWAY_API_X), 'XListenerSet', 'xls-good', {
-        spec: { listeners: [listener('https', 'shop.example.com')] },
-      }, 'H1', 'shop.example.com'),
+      update(
+        gatewayApi('listenersets'),
+        'ListenerSet',
+        'ls-good',
+        {
+          spec: { listeners: [listener('https', `api.${HOSTS}`), listener('open', '', 'HTTP', 8080)] },
+        },
+        'H1',
+      ),
+      update(
+        gatewayApi('xlistenersets', GATEWAY_API_X),
+        'XListenerSet',
+        'xls-good',
+        {
+          spec: { listeners: [listener('https', 'shop.example.com')] },
+        },
+        'H1',
+        'shop.example.com',
+      ),
     ]);
   });
 
@@ -759,36 +854,55 @@ describe('judged whoever creates the pod: the workload controllers under their o
   const goodApps = ['deploy', 'rs', 'job', 'cron', 'ds', 'sts'].map((w) => `good-${w}`);
 
   // Deployment, ReplicaSet, Job, CronJob, DaemonSet, StatefulSet.
-  it('every workload kind: a template mounting an image from docker.io makes no pod, [X9] in the owner\'s events; '
-    + 'allowed templates get their pods', async () => {
-    await expectAdmitted([...workloads('bad', EVIL), ...workloads('good', PAUSE)], { dryRun: false });
-    const ownedBy = (e: Event, o: (typeof owners)[number]) =>
-      e.involvedObject.kind === o.kind &&
-      (o.generated ? e.involvedObject.name.startsWith(`${o.prefix}-`) : e.involvedObject.name === o.prefix);
-    await eventually(async () => {
-      const seen = await events();
-      const apps = await podApps();
-      const unrefused = owners.filter((o) => !seen.some((e) =>
-        ownedBy(e, o) && e.reason === 'FailedCreate' && e.message.includes(`[X9] Pod ${NS}/${o.prefix}`)));
-      const podless = goodApps.filter((app) => !apps.includes(app));
-      const stored = apps.filter((app) => app.startsWith('bad-'));
-      if (unrefused.length || podless.length) {
-        const list = (xs: string[]) => xs.join(', ') || 'none';
-        throw new Error(`no [X9] FailedCreate for: ${list(unrefused.map((o) => `${o.kind} of ${o.prefix}`))}; ` +
-          `no pod for: ${list(podless)}; pods of bad templates stored: ${list(stored)}`);
-      }
-    }, { timeoutMs: 130_000, intervalMs: 2_000, what: 'bad templates refused in the owners\' events, good ones run' });
-    expect((await podApps()).filter((app) => app.startsWith('bad-')), 'no pod of a bad template is stored').toEqual([]);
-  }, 180_000);
+  it(
+    "every workload kind: a template mounting an image from docker.io makes no pod, [X9] in the owner's events; " +
+      'allowed templates get their pods',
+    async () => {
+      await expectAdmitted([...workloads('bad', EVIL), ...workloads('good', PAUSE)], { dryRun: false });
+      const ownedBy = (e: Event, o: (typeof owners)[number]) =>
+        e.involvedObject.kind === o.kind &&
+        (o.generated ? e.involvedObject.name.startsWith(`${o.prefix}-`) : e.involvedObject.name === o.prefix);
+      await eventually(
+        async () => {
+          const seen = await events();
+          const apps = await podApps();
+          const unrefused = owners.filter(
+            (o) =>
+              !seen.some(
+                (e) => ownedBy(e, o) && e.reason === 'FailedCreate' && e.message.includes(`[X9] Pod ${NS}/${o.prefix}`),
+              ),
+          );
+          const podless = goodApps.filter((app) => !apps.includes(app));
+          const stored = apps.filter((app) => app.startsWith('bad-'));
+          if (unrefused.length || podless.length) {
+            const list = (xs: string[]) => xs.join(', ') || 'none';
+            throw new Error(
+              `no [X9] FailedCreate for: ${list(unrefused.map((o) => `${o.kind} of ${o.prefix}`))}; ` +
+                `no pod for: ${list(podless)}; pods of bad templates stored: ${list(stored)}`,
+            );
+          }
+        },
+        { timeoutMs: 130_000, intervalMs: 2_000, what: "bad templates refused in the owners' events, good ones run" },
+      );
+      expect(
+        (await podApps()).filter((app) => app.startsWith('bad-')),
+        'no pod of a bad template is stored',
+      ).toEqual([]);
+    },
+    180_000,
+  );
 
-  it('the ephemeral-volume controller\'s claim of a StorageClass not allowed: [X5] in the pod\'s events', async () => {
+  it("the ephemeral-volume controller's claim of a StorageClass not allowed: [X5] in the pod's events", async () => {
     const claimSpec = { ...claim('unused').spec, storageClassName: 'fast-ssd', selector: undefined };
     const volume = { name: 'data', ephemeral: { volumeClaimTemplate: { spec: claimSpec } } };
     await expectAdmitted([pod('scratch', { volumes: [volume] })], { dryRun: false });
-    await eventually(async () => {
-      const seen = await eventsOf('Pod', 'scratch');
-      expect(seen.map((e) => e.message).join('\n')).toContain(`[X5] PersistentVolumeClaim ${NS}/scratch-data: `);
-    }, { what: 'the ephemeral-volume controller\'s refusal, in the pod\'s events' });
+    await eventually(
+      async () => {
+        const seen = await eventsOf('Pod', 'scratch');
+        expect(seen.map((e) => e.message).join('\n')).toContain(`[X5] PersistentVolumeClaim ${NS}/scratch-data: `);
+      },
+      { what: "the ephemeral-volume controller's refusal, in the pod's events" },
+    );
     const claims = await kubectl('alice', ['-n', NS, 'get', 'pvc', 'scratch-data'], { reject: false });
     expect(claims.exitCode, 'the claim is not stored').not.toBe(0);
   });

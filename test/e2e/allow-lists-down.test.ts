@@ -14,7 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningController } from '../../src/controller/start.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import {
-  installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook,
+  installBase,
+  serviceAccountKubeConfig,
+  startLocalWebhook,
+  type LocalWebhook,
 } from '../support/devcluster/tenantgate.js';
 import { startTestController } from '../support/controller-kit.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
@@ -39,8 +42,12 @@ let webhookUp = false;
 let controller: RunningController | undefined;
 
 const pause = { name: 'pause', image: 'registry.k8s.io/pause:3.10' };
-const pod = (name: string, spec: Record<string, unknown> = {}) =>
-  ({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [pause], ...spec } });
+const pod = (name: string, spec: Record<string, unknown> = {}) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name },
+  spec: { containers: [pause], ...spec },
+});
 const foreignPod = (name: string) => pod(name, { containers: [{ name: 'c', image: FOREIGN_IMAGE }] });
 
 async function create(user: string, ns: string, object: unknown) {
@@ -110,7 +117,10 @@ async function podsLabelled(ns: string, selector: string): Promise<number> {
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
-  for (const [name, value] of [[BATCH, 100], [OTHER_CLASS, 200]] as const) {
+  for (const [name, value] of [
+    [BATCH, 100],
+    [OTHER_CLASS, 200],
+  ] as const) {
     const priorityClass = { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value };
     await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(priorityClass) });
   }
@@ -142,11 +152,14 @@ beforeAll(async () => {
       what: `${ns}: default ServiceAccount`,
     });
     // Everything up: the namespace admits a pod once the controller has written its parameters.
-    await eventually(async () => {
-      const dryRun = ['-n', ns, 'create', '-f', '-', '--dry-run=server'];
-      const r = await kubectl('alice', dryRun, { input: JSON.stringify(pod('ready')), reject: false });
-      expect(r.exitCode, r.stderr).toBe(0);
-    }, { what: `${ns} admits a pod with tenantgate up` });
+    await eventually(
+      async () => {
+        const dryRun = ['-n', ns, 'create', '-f', '-', '--dry-run=server'];
+        const r = await kubectl('alice', dryRun, { input: JSON.stringify(pod('ready')), reject: false });
+        expect(r.exitCode, r.stderr).toBe(0);
+      },
+      { what: `${ns} admits a pod with tenantgate up` },
+    );
   }
 }, 300_000);
 
@@ -161,32 +174,38 @@ afterAll(async () => {
 }, 180_000);
 
 describe('allow-lists while tenantgate is down', () => {
-  it('every webhook replica down (registration kept, failurePolicy Fail): alice\'s Deployment gets its pods, ' +
-    'and a pod breaking an allow-list is refused with its rule id', async () => {
-    await stopWebhookKeepRegistration();
-    // The outage is real: what still needs the webhook (a namespace write) fails on the registration.
-    const label = await kubectl('alice', ['label', 'namespace', OWN, 'e2e-down=1'], { reject: false });
-    expect(label.exitCode).not.toBe(0);
-    expect(label.stderr).toMatch(/failed calling webhook "(validate|mutate)\.tenantgate\.io"/);
+  it(
+    "every webhook replica down (registration kept, failurePolicy Fail): alice's Deployment gets its pods, " +
+      'and a pod breaking an allow-list is refused with its rule id',
+    async () => {
+      await stopWebhookKeepRegistration();
+      // The outage is real: what still needs the webhook (a namespace write) fails on the registration.
+      const label = await kubectl('alice', ['label', 'namespace', OWN, 'e2e-down=1'], { reject: false });
+      expect(label.exitCode).not.toBe(0);
+      expect(label.stderr).toMatch(/failed calling webhook "(validate|mutate)\.tenantgate\.io"/);
 
-    const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [pause] } };
-    const deployment = {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'web' },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template },
-    };
-    await admitted('alice', OWN, deployment);
-    await eventually(async () => {
-      const reported = (await failedCreates(OWN)).slice(-1).join('') || 'nothing';
-      const why = `pods of Deployment web; the ReplicaSet controller reported: ${reported}`;
-      expect(await podsLabelled(OWN, 'app=web'), why).toBe(2);
-    }, { what: `the ReplicaSet controller creates the Deployment's pods in ${OWN}` });
+      const template = { metadata: { labels: { app: 'web' } }, spec: { containers: [pause] } };
+      const deployment = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'web' },
+        spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template },
+      };
+      await admitted('alice', OWN, deployment);
+      await eventually(
+        async () => {
+          const reported = (await failedCreates(OWN)).slice(-1).join('') || 'nothing';
+          const why = `pods of Deployment web; the ReplicaSet controller reported: ${reported}`;
+          expect(await podsLabelled(OWN, 'app=web'), why).toBe(2);
+        },
+        { what: `the ReplicaSet controller creates the Deployment's pods in ${OWN}` },
+      );
 
-    await refusedWithRule('alice', DECLARED, foreignPod('foreign'), 'X9', `image "${FOREIGN_IMAGE}"`);
-    const otherClass = pod('other-class', { priorityClassName: OTHER_CLASS });
-    await refusedWithRule('alice', OWN, otherClass, 'X1', `priorityClassName "${OTHER_CLASS}"`);
-  });
+      await refusedWithRule('alice', DECLARED, foreignPod('foreign'), 'X9', `image "${FOREIGN_IMAGE}"`);
+      const otherClass = pod('other-class', { priorityClassName: OTHER_CLASS });
+      await refusedWithRule('alice', OWN, otherClass, 'X1', `priorityClassName "${OTHER_CLASS}"`);
+    },
+  );
 
   it('the controller stopped too: both namespaces keep admitting pods their allow-lists allow', async () => {
     await stopOurController();
@@ -197,34 +216,40 @@ describe('allow-lists while tenantgate is down', () => {
     }
   });
 
-  it('a namespace created while the controller was down admits no pod (no parameters: Deny) until the ' +
-    'controller, back, writes them — the webhook still down', async () => {
-    // The namespace create itself needs the webhook: up for it, then down again.
-    await startOurWebhook();
-    await eventually(() => createNamespace('alice', LATE), {
-      what: `alice creates ${LATE} (controller down, webhook up)`,
-    });
-    await stopWebhookKeepRegistration();
-    await eventually(async () => kubectl('admin', ['-n', LATE, 'get', 'serviceaccount', 'default']), {
-      what: `${LATE}: default ServiceAccount`,
-    });
+  it(
+    'a namespace created while the controller was down admits no pod (no parameters: Deny) until the ' +
+      'controller, back, writes them — the webhook still down',
+    async () => {
+      // The namespace create itself needs the webhook: up for it, then down again.
+      await startOurWebhook();
+      await eventually(() => createNamespace('alice', LATE), {
+        what: `alice creates ${LATE} (controller down, webhook up)`,
+      });
+      await stopWebhookKeepRegistration();
+      await eventually(async () => kubectl('admin', ['-n', LATE, 'get', 'serviceaccount', 'default']), {
+        what: `${LATE}: default ServiceAccount`,
+      });
 
-    // No owners' RoleBinding yet (the controller writes it): the platform administrator tries, and is judged too.
-    const early = await create('admin', LATE, pod('early'));
-    expect(early.exitCode, 'a pod in a namespace without its parameters is refused').not.toBe(0);
-    expect(early.stderr).toMatch(/ValidatingAdmissionPolicy 'tenantgate-allow-[a-z0-9-]+'/);
-    expect(early.stderr).toContain(NO_PARAMS);
-    await notStored(LATE, 'early');
+      // No owners' RoleBinding yet (the controller writes it): the platform administrator tries, and is judged too.
+      const early = await create('admin', LATE, pod('early'));
+      expect(early.exitCode, 'a pod in a namespace without its parameters is refused').not.toBe(0);
+      expect(early.stderr).toMatch(/ValidatingAdmissionPolicy 'tenantgate-allow-[a-z0-9-]+'/);
+      expect(early.stderr).toContain(NO_PARAMS);
+      await notStored(LATE, 'early');
 
-    await startOurController();
-    await eventually(async () => {
-      const read = await kubectl('admin', ['-n', LATE, 'get', PARAMS, '-o', 'json']);
-      const params = JSON.parse(read.stdout) as { spec: { project?: string; tenant?: string } };
-      expect(params.spec).toMatchObject({ project: PROJECT, tenant: 'acme' });
-    }, { what: `the controller writes ${LATE}'s tenantgate-allow with the webhook down` });
-    await eventually(async () => admitted('admin', LATE, pod('late')), {
-      what: `${LATE} admits a pod once its parameters exist`,
-    });
-    await refusedWithRule('admin', LATE, foreignPod('late-foreign'), 'X9', `image "${FOREIGN_IMAGE}"`);
-  });
+      await startOurController();
+      await eventually(
+        async () => {
+          const read = await kubectl('admin', ['-n', LATE, 'get', PARAMS, '-o', 'json']);
+          const params = JSON.parse(read.stdout) as { spec: { project?: string; tenant?: string } };
+          expect(params.spec).toMatchObject({ project: PROJECT, tenant: 'acme' });
+        },
+        { what: `the controller writes ${LATE}'s tenantgate-allow with the webhook down` },
+      );
+      await eventually(async () => admitted('admin', LATE, pod('late')), {
+        what: `${LATE} admits a pod once its parameters exist`,
+      });
+      await refusedWithRule('admin', LATE, foreignPod('late-foreign'), 'X9', `image "${FOREIGN_IMAGE}"`);
+    },
+  );
 });

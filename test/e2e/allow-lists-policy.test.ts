@@ -261,7 +261,10 @@ async function installGatewayApi(c: Cluster): Promise<void> {
 async function setUp(c: Cluster): Promise<void> {
   await installBase(c.info);
   await installGatewayApi(c);
-  for (const [name, value] of [[BATCH, 100], [OTHER_CLASS, 200]] as const) {
+  for (const [name, value] of [
+    [BATCH, 100],
+    [OTHER_CLASS, 200],
+  ] as const) {
     await c.apply({ apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name }, value });
   }
   for (const name of [GVISOR, KATA]) {
@@ -270,10 +273,9 @@ async function setUp(c: Cluster): Promise<void> {
   for (const ns of [NS, NS_OLD, NS_BARE]) {
     const labels = ns === NS_OLD ? {} : { 'tenantgate.io/project': P };
     await c.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } }, ...judgedKindsRole(ns));
-    await eventually(
-      async () => c.ok('admin', ['-n', ns, 'get', 'serviceaccount', 'default']),
-      { what: `${ns}: default ServiceAccount` },
-    );
+    await eventually(async () => c.ok('admin', ['-n', ns, 'get', 'serviceaccount', 'default']), {
+      what: `${ns}: default ServiceAccount`,
+    });
   }
   await c.apply(allowList(NS));
   // The policies and their parameters reach the API server's admission through informers.
@@ -640,7 +642,11 @@ function allowListPolicyTests(c: () => Cluster, options: { betaClaimVersions: bo
     });
 
     it("H1 an HTTPRoute's, GRPCRoute's, TLSRoute's hostnames: none is every hostname", async () => {
-      for (const [kind, version] of [['HTTPRoute', 'v1'], ['GRPCRoute', 'v1'], ['TLSRoute', 'v1alpha2']] as const) {
+      for (const [kind, version] of [
+        ['HTTPRoute', 'v1'],
+        ['GRPCRoute', 'v1'],
+        ['TLSRoute', 'v1alpha2'],
+      ] as const) {
         await refused(
           route(kind, version, 'all-hosts', {}),
           'H1',
@@ -739,11 +745,10 @@ function allowListPolicyTests(c: () => Cluster, options: { betaClaimVersions: bo
       );
       await lb(remove('/spec/loadBalancerSourceRanges'), 'X4', 'a LoadBalancer without loadBalancerSourceRanges');
       await patchRefused('service', 'u-svc', add('/spec/type', 'NodePort'), 'X3', 'Service', 'type NodePort');
-      await patchAdmitted(
-        'service',
-        'u-lb',
-        [...add('/spec/externalIPs/-', '203.0.113.4'), ...add('/spec/loadBalancerSourceRanges/-', '10.9.0.0/16')],
-      );
+      await patchAdmitted('service', 'u-lb', [
+        ...add('/spec/externalIPs/-', '203.0.113.4'),
+        ...add('/spec/loadBalancerSourceRanges/-', '10.9.0.0/16'),
+      ]);
     });
 
     it("X5 a claim's storage class set later (the default class assigned retroactively is judged too)", async () => {
@@ -961,10 +966,9 @@ function allowListPolicyTests(c: () => Cluster, options: { betaClaimVersions: bo
       const plain = `${P}-plain`;
       await c().ok('admin', ['create', 'namespace', plain]);
       try {
-        await eventually(
-          async () => c().ok('admin', ['-n', plain, 'get', 'serviceaccount', 'default']),
-          { what: `${plain}: default ServiceAccount` },
-        );
+        await eventually(async () => c().ok('admin', ['-n', plain, 'get', 'serviceaccount', 'default']), {
+          what: `${plain}: default ServiceAccount`,
+        });
         const anything = pod('anything', { nodeSelector: undefined, containers: [{ name: 'c', image: HUB_IMAGE }] });
         expectAdmitted(await create(anything, plain, 'admin'));
       } finally {

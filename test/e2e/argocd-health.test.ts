@@ -15,17 +15,28 @@ import { argoCdBinary, argoCdConfigMap } from '../support/argocd.js';
 let dir: string;
 let cmPath: string;
 
-async function argoCdHealth(object: Record<string, unknown>, name: string): Promise<{ status: string; message: string }> {
+async function argoCdHealth(
+  object: Record<string, unknown>,
+  name: string,
+): Promise<{ status: string; message: string }> {
   const file = join(dir, `${name}.yaml`);
   await writeFile(file, stringify(object));
-  const r = await execa(argoCdBinary(), ['admin', 'settings', 'resource-overrides', 'health', file, '--argocd-cm-path', cmPath], {
-    env: { ARGOCD_BINARY_NAME: 'argocd', HOME: dir },
-    timeout: 60_000,
-  });
+  const r = await execa(
+    argoCdBinary(),
+    ['admin', 'settings', 'resource-overrides', 'health', file, '--argocd-cm-path', cmPath],
+    {
+      env: { ARGOCD_BINARY_NAME: 'argocd', HOME: dir },
+      timeout: 60_000,
+    },
+  );
   // The command's own logs (JSON lines) share stdout with the result.
-  const result = r.stdout.split('\n').filter((line) => !line.startsWith('{"level":')).join('\n');
+  const result = r.stdout
+    .split('\n')
+    .filter((line) => !line.startsWith('{"level":'))
+    .join('\n');
   const match = /^STATUS: (.*)\nMESSAGE: ([\s\S]*?)\n*$/.exec(result);
-  if (!match) throw new Error(`unexpected output of argocd admin settings resource-overrides health:\n${r.stdout}\n${r.stderr}`);
+  if (!match)
+    throw new Error(`unexpected output of argocd admin settings resource-overrides health:\n${r.stdout}\n${r.stderr}`);
   return { status: match[1]!, message: match[2]! };
 }
 
@@ -49,7 +60,11 @@ describe('Project health by the real Argo CD (argocd admin settings resource-ove
     try {
       const file = join(dir, 'plain.yaml');
       await writeFile(file, stringify(PROJECT_HEALTH_CASES[0]!.object));
-      const r = await execa(argoCdBinary(), ['admin', 'settings', 'resource-overrides', 'health', file, '--argocd-cm-path', cmPath], { env: { ARGOCD_BINARY_NAME: 'argocd', HOME: dir } });
+      const r = await execa(
+        argoCdBinary(),
+        ['admin', 'settings', 'resource-overrides', 'health', file, '--argocd-cm-path', cmPath],
+        { env: { ARGOCD_BINARY_NAME: 'argocd', HOME: dir } },
+      );
       expect(r.stdout).toContain("Health script is not configured for 'tenantgate.io/Project'");
     } finally {
       await writeFile(cmPath, stringify(argoCdConfigMap()));

@@ -19,7 +19,12 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admissionConfiguration, admissionKubeconfig, APISERVER_CLIENT_NAME, webhookAdmissionPlugins } from '../../src/certs/admission-client.js';
+import {
+  admissionConfiguration,
+  admissionKubeconfig,
+  APISERVER_CLIENT_NAME,
+  webhookAdmissionPlugins,
+} from '../../src/certs/admission-client.js';
 import { generateWebhookCerts, writeKeyPair } from '../../src/certs/files.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
 import type { RunningWebhook } from '../../src/webhook/start.js';
@@ -40,7 +45,12 @@ const oldClientCa = await createCA('apiserver-webhook-client-ca-1');
 const logs: string[] = [];
 
 const kubectl = (user: string, args: string[], input?: string) =>
-  execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, reject: false, timeout: 60_000, ...(input !== undefined ? { input } : {}) });
+  execa(join(info.binDir, 'kubectl'), args, {
+    env: { KUBECONFIG: info.kubeconfigs[user] ?? '' },
+    reject: false,
+    timeout: 60_000,
+    ...(input !== undefined ? { input } : {}),
+  });
 
 const tenantCall = tenantCallFor(kubectl, PROJECT);
 
@@ -49,7 +59,11 @@ beforeAll(async () => {
   const dir = await mkdtemp(join(REPO_ROOT, '.run', 'cluster-'));
   const pki = join(dir, 'rotation');
   // The apiserver's client certificate as files the admission kubeconfig names by path.
-  clientFiles = await writeKeyPair(pki, 'apiserver-webhook-client', await signCert(oldClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }));
+  clientFiles = await writeKeyPair(
+    pki,
+    'apiserver-webhook-client',
+    await signCert(oldClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }),
+  );
   clientCaFile = join(pki, 'client-ca.pem');
   await writeFile(clientCaFile, oldClientCa.certPem);
   const kubeconfig = join(pki, 'webhook-client.kubeconfig');
@@ -61,7 +75,13 @@ beforeAll(async () => {
   info = cp.info;
   await installBase(info);
   const certs = await generateWebhookCerts(join(pki, 'webhook'));
-  webhook = (await startLocalWebhook(info, {}, { certs, log: (m) => logs.push(m), clientCa: { file: clientCaFile, allowedNames: [APISERVER_CLIENT_NAME] } })).webhook;
+  webhook = (
+    await startLocalWebhook(
+      info,
+      {},
+      { certs, log: (m) => logs.push(m), clientCa: { file: clientCaFile, allowedNames: [APISERVER_CLIENT_NAME] } },
+    )
+  ).webhook;
   await seedTenantProject(info, webhook.cache, kubectl, PROJECT);
 }, 240_000);
 
@@ -80,12 +100,17 @@ describe("the apiserver's client certificate rotates with its CA, no restart", (
 
       traffic.enter('webhook trusts old+new');
       await replaceFile(clientCaFile, oldClientCa.certPem + newClientCa.certPem);
-      await eventually(async () => expect(logs.some((l) => l.includes('with 2 certificate(s)'))).toBe(true), { what: 'the webhook reloads old+new' });
+      await eventually(async () => expect(logs.some((l) => l.includes('with 2 certificate(s)'))).toBe(true), {
+        what: 'the webhook reloads old+new',
+      });
       await traffic.finishedInStep(4);
 
       // kube-apiserver keeps its connections (made with the old certificate) and does not notice yet.
       traffic.enter('apiserver certificate from the new CA');
-      await replacePair(clientFiles, await signCert(newClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }));
+      await replacePair(
+        clientFiles,
+        await signCert(newClientCa, { commonName: APISERVER_CLIENT_NAME, usage: 'client' }),
+      );
       await traffic.finishedInStep(6);
 
       // The webhook closes the connections made with the old certificate; the apiserver's next handshake
@@ -94,7 +119,10 @@ describe("the apiserver's client certificate rotates with its CA, no restart", (
       traffic.enter('webhook trusts only the new');
       const reloads = logs.length;
       await replaceFile(clientCaFile, newClientCa.certPem);
-      await eventually(async () => expect(logs.slice(reloads).some((l) => l.includes('with 1 certificate(s)'))).toBe(true), { what: 'the webhook reloads new only' });
+      await eventually(
+        async () => expect(logs.slice(reloads).some((l) => l.includes('with 1 certificate(s)'))).toBe(true),
+        { what: 'the webhook reloads new only' },
+      );
       await traffic.finishedInStep(6);
 
       // Settled: the apiserver presents the new certificate (the old one would be answered 401).
@@ -104,7 +132,9 @@ describe("the apiserver's client certificate rotates with its CA, no restart", (
       await traffic.stop();
     }
     const failures = traffic.failures();
-    process.stderr.write(`[cert-rotation-apiserver-client] ${traffic.outcomes.length} tenant calls over 5 steps, ${failures.length} without their verdict${failures.length ? `: ${failures.map((f) => `${f.step}: ${f.detail.trim()}`).join(' | ')}` : ''}\n`);
+    process.stderr.write(
+      `[cert-rotation-apiserver-client] ${traffic.outcomes.length} tenant calls over 5 steps, ${failures.length} without their verdict${failures.length ? `: ${failures.map((f) => `${f.step}: ${f.detail.trim()}`).join(' | ')}` : ''}\n`,
+    );
     expect(new Set(traffic.outcomes.map((o) => o.step)).size).toBe(5);
     expect(failures.filter((f) => f.step !== 'webhook trusts only the new')).toEqual([]);
     // The cut calls, one per event at most (the tenant's calls are one at a time): client-go closes its
@@ -113,7 +143,10 @@ describe("the apiserver's client certificate rotates with its CA, no restart", (
     // reset, a broken pipe, an EOF or a closed idle connection. Never a refusal: a 401 or a TLS alert
     // would mean the apiserver presented a certificate the webhook no longer trusts.
     expect(failures.length).toBeLessThanOrEqual(2);
-    for (const f of failures) expect(f.detail).toMatch(/use of closed network connection|connection reset by peer|broken pipe|\bEOF\b|server closed idle connection/);
+    for (const f of failures)
+      expect(f.detail).toMatch(
+        /use of closed network connection|connection reset by peer|broken pipe|\bEOF\b|server closed idle connection/,
+      );
     expect(traffic.outcomes.filter((o) => o.step === 'settled').every((o) => o.ok)).toBe(true);
   }, 300_000);
 });

@@ -22,8 +22,23 @@ import type { RunningWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
 import { httpsCall } from '../support/devcluster/https-get.js';
-import { installBase, registerWebhooks, startLocalWebhook, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
-import { caBundleOf, replaceFile, replacePair, serialOf, seedTenantProject, servedSerial, SteadyTraffic, tenantCallFor, type KubectlAs } from '../support/rotation.js';
+import {
+  installBase,
+  registerWebhooks,
+  startLocalWebhook,
+  unregisterWebhooks,
+} from '../support/devcluster/tenantgate.js';
+import {
+  caBundleOf,
+  replaceFile,
+  replacePair,
+  serialOf,
+  seedTenantProject,
+  servedSerial,
+  SteadyTraffic,
+  tenantCallFor,
+  type KubectlAs,
+} from '../support/rotation.js';
 
 const PROJECT = 'rotor';
 
@@ -34,10 +49,17 @@ let clientCaFile: string;
 let url: string;
 const logs: string[] = [];
 
-const kubectlAs: KubectlAs = (user, args, input) => kubectl(user, args, { reject: false, ...(input !== undefined ? { input } : {}) });
+const kubectlAs: KubectlAs = (user, args, input) =>
+  kubectl(user, args, { reject: false, ...(input !== undefined ? { input } : {}) });
 const tenantCall = tenantCallFor(kubectlAs, PROJECT);
 
-const servingCert = (ca: KeyPair) => signCert(ca, { commonName: 'tenantgate-webhook.tenantgate-system.svc', dnsNames: webhookDnsNames('tenantgate-webhook', 'tenantgate-system'), ipAddresses: ['127.0.0.1'], usage: 'server' });
+const servingCert = (ca: KeyPair) =>
+  signCert(ca, {
+    commonName: 'tenantgate-webhook.tenantgate-system.svc',
+    dnsNames: webhookDnsNames('tenantgate-webhook', 'tenantgate-system'),
+    ipAddresses: ['127.0.0.1'],
+    usage: 'server',
+  });
 
 beforeAll(async () => {
   const info = cluster();
@@ -48,7 +70,16 @@ beforeAll(async () => {
   // The webhook's own copy of the apiserver's client CA, so this file can rotate it.
   clientCaFile = join(dir, 'client-ca.pem');
   await copyFile(info.webhookClient.caFile, clientCaFile);
-  const local = await startLocalWebhook(info, {}, { register: false, certs, log: (m) => logs.push(m), clientCa: { file: clientCaFile, allowedNames: [info.webhookClient.name] } });
+  const local = await startLocalWebhook(
+    info,
+    {},
+    {
+      register: false,
+      certs,
+      log: (m) => logs.push(m),
+      clientCa: { file: clientCaFile, allowedNames: [info.webhookClient.name] },
+    },
+  );
   webhook = local.webhook;
   url = local.url;
   await registerWebhooks(info, url, caBundleOf(oldCa.certPem));
@@ -58,7 +89,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await unregisterWebhooks(cluster()).catch(() => undefined);
   await webhook?.stop();
-  await kubectl('admin', ['delete', 'namespace', `${PROJECT}-one`, `${PROJECT}-two`, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  await kubectl('admin', [
+    'delete',
+    'namespace',
+    `${PROJECT}-one`,
+    `${PROJECT}-two`,
+    '--ignore-not-found',
+    '--wait=false',
+  ]).catch(() => undefined);
   // No controller here: the Project's finalizer (the mutating webhook's) is removed, its other namespaces deleted after it.
   await removeProjects([PROJECT], { cascadeMs: 0 });
 });
@@ -84,7 +122,9 @@ describe('certificate rotation under traffic, no restart', () => {
       const next = await servingCert(newCa);
       traffic.enter('certificate from the new CA');
       await replacePair(certs, next);
-      await eventually(async () => expect(await servedSerial('127.0.0.1', webhook.port)).toBe(serialOf(next.certPem)), { what: 'the new certificate served' });
+      await eventually(async () => expect(await servedSerial('127.0.0.1', webhook.port)).toBe(serialOf(next.certPem)), {
+        what: 'the new certificate served',
+      });
       await traffic.finishedInStep(6);
 
       // 3. The bundle drops the old CA.
@@ -96,8 +136,16 @@ describe('certificate rotation under traffic, no restart', () => {
       await traffic.stop();
     }
     const steps = new Set(traffic.outcomes.map((o) => o.step));
-    process.stderr.write(`[cert-rotation] serving: ${traffic.outcomes.length} tenant calls over ${steps.size} steps, ${traffic.failures().length} without their verdict\n`);
-    expect(traffic.failures(), traffic.failures().map((f) => `${f.step}: ${f.detail}`).join(' | ')).toEqual([]);
+    process.stderr.write(
+      `[cert-rotation] serving: ${traffic.outcomes.length} tenant calls over ${steps.size} steps, ${traffic.failures().length} without their verdict\n`,
+    );
+    expect(
+      traffic.failures(),
+      traffic
+        .failures()
+        .map((f) => `${f.step}: ${f.detail}`)
+        .join(' | '),
+    ).toEqual([]);
     expect([...steps]).toEqual(['before', 'bundle old+new', 'certificate from the new CA', 'bundle new only']);
     expect(logs.some((l) => l.startsWith('reloaded TLS certificate'))).toBe(true);
   }, 300_000);
@@ -109,7 +157,14 @@ describe('certificate rotation under traffic, no restart', () => {
     const newClient = await signCert(newClientCa, { commonName: info.webhookClient.name, usage: 'client' });
     // A review that is not one: authenticated callers get 400, unauthenticated ones 401 (nothing is decided or reserved either way).
     const statusAsNewClient = async () =>
-      (await httpsCall(`${url}/validate`, { method: 'POST', client: { cert: Buffer.from(newClient.certPem), key: Buffer.from(newClient.keyPem) }, headers: { 'content-type': 'application/json' }, body: '{}' })).status;
+      (
+        await httpsCall(`${url}/validate`, {
+          method: 'POST',
+          client: { cert: Buffer.from(newClient.certPem), key: Buffer.from(newClient.keyPem) },
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status;
     expect(await statusAsNewClient()).toBe(401);
 
     const traffic = new SteadyTraffic(tenantCall);
@@ -118,18 +173,30 @@ describe('certificate rotation under traffic, no restart', () => {
       await traffic.finishedInStep(4);
       traffic.enter('client CA old+new');
       await replaceFile(clientCaFile, apiserverCa + newClientCa.certPem);
-      await eventually(async () => expect(await statusAsNewClient()).toBe(400), { what: "the new CA's client accepted" });
+      await eventually(async () => expect(await statusAsNewClient()).toBe(400), {
+        what: "the new CA's client accepted",
+      });
       await traffic.finishedInStep(6);
 
       traffic.enter('client CA narrowed');
       await replaceFile(clientCaFile, apiserverCa);
-      await eventually(async () => expect(await statusAsNewClient()).toBe(401), { what: "the new CA's client refused again" });
+      await eventually(async () => expect(await statusAsNewClient()).toBe(401), {
+        what: "the new CA's client refused again",
+      });
       await traffic.finishedInStep(6);
     } finally {
       await traffic.stop();
     }
-    process.stderr.write(`[cert-rotation] client CA: ${traffic.outcomes.length} tenant calls, ${traffic.failures().length} without their verdict\n`);
-    expect(traffic.failures(), traffic.failures().map((f) => `${f.step}: ${f.detail}`).join(' | ')).toEqual([]);
+    process.stderr.write(
+      `[cert-rotation] client CA: ${traffic.outcomes.length} tenant calls, ${traffic.failures().length} without their verdict\n`,
+    );
+    expect(
+      traffic.failures(),
+      traffic
+        .failures()
+        .map((f) => `${f.step}: ${f.detail}`)
+        .join(' | '),
+    ).toEqual([]);
     expect(logs.some((l) => l.includes('client CA bundle') && l.includes('with 2 certificate(s)'))).toBe(true);
   }, 300_000);
 });

@@ -25,7 +25,17 @@ import {
   scrapeAll,
   type Clients,
 } from '../support/controller-kit.js';
-import { CONTROLLER_LEASE, isLeader, projectWithOwnedNamespaces, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
+import {
+  CONTROLLER_LEASE,
+  isLeader,
+  projectWithOwnedNamespaces,
+  setUpReplicas,
+  startReplica,
+  stopReplicas,
+  waitLeader,
+  type Replica,
+  type ReplicaSetup,
+} from '../support/controller-replicas.js';
 import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { LEADER_ELECTION_DEFAULTS } from '../../src/controller/leader.js';
@@ -112,7 +122,10 @@ afterEach(() => stopReplicas(replicas));
  * Two replicas, `a` leading and `b` standing by, and a Project (labelled for them) with the cascade
  * finalizer and `count` owned namespaces.
  */
-async function leaderStandbyAndProject(prefix: string, count: number): Promise<{ a: Replica; b: Replica; name: string; project: Project; owned: string[] }> {
+async function leaderStandbyAndProject(
+  prefix: string,
+  count: number,
+): Promise<{ a: Replica; b: Replica; name: string; project: Project; owned: string[] }> {
   const run = uniqueName(prefix);
   const a = await start(`${run}-a`, run);
   await waitLeader(a);
@@ -155,7 +168,9 @@ describe('controller failover', () => {
     const items = (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items;
     const left = items.map((n) => n.metadata!.name!);
     const terminating = items.filter((n) => owned.includes(n.metadata!.name!) && n.metadata?.deletionTimestamp).length;
-    console.log(`[controller-failover] at SIGKILL: ${owned.length - left.filter((ns) => owned.includes(ns)).length} owned namespaces gone, ${terminating} terminating, the rest untouched`);
+    console.log(
+      `[controller-failover] at SIGKILL: ${owned.length - left.filter((ns) => owned.includes(ns)).length} owned namespaces gone, ${terminating} terminating, the rest untouched`,
+    );
     expect(owned.slice(5).filter((ns) => !left.includes(ns))).toEqual([]); // the kill did land mid-cascade
     // The finalizer is still on: only a live leader removes it, once every owned namespace is gone.
     expect((await getProject(c, name))?.metadata.finalizers).toContain(CASCADE_FINALIZER);
@@ -169,16 +184,24 @@ describe('controller failover', () => {
     const lastRenewal = timeOf(held!.spec?.renewTime);
     // Not before the lease expired: the standby saw the leader's last renewal no earlier than it was made
     // (which is no earlier than the renewTime read before the kill).
-    expect(acquiredAt, `acquired ${acquiredAt - lastRenewal} ms after the renewal read before the kill; the lease is ${LEASE_MS} ms`).toBeGreaterThanOrEqual(lastRenewal + LEASE_MS);
+    expect(
+      acquiredAt,
+      `acquired ${acquiredAt - lastRenewal} ms after the renewal read before the kill; the lease is ${LEASE_MS} ms`,
+    ).toBeGreaterThanOrEqual(lastRenewal + LEASE_MS);
     // At its first attempt after that: it sees the last renewal at its next attempt (one retry period
     // after the kill at most) and tries every retry period, so by the lease duration plus two retry periods,
     // plus what those attempts' API calls took.
-    expect(acquiredAt - killedAt, `kill → acquired (lease ${LEASE_MS} ms, retry period ${RETRY_MS} ms)`).toBeLessThan(LEASE_MS + 2 * RETRY_MS + API_SLACK_MS);
+    expect(acquiredAt - killedAt, `kill → acquired (lease ${LEASE_MS} ms, retry period ${RETRY_MS} ms)`).toBeLessThan(
+      LEASE_MS + 2 * RETRY_MS + API_SLACK_MS,
+    );
 
     // ... and finishes the cascade: 25 namespaces, one delete at a time, each finished by the namespace controller.
-    await eventually(async () => {
-      if (await getProject(c, name)) throw new Error('project still there');
-    }, { what: 'project gone after the failover', timeoutMs: 60_000, intervalMs: 250 });
+    await eventually(
+      async () => {
+        if (await getProject(c, name)) throw new Error('project still there');
+      },
+      { what: 'project gone after the failover', timeoutMs: 60_000, intervalMs: 250 },
+    );
     const doneAt = Date.now();
     for (const ns of owned) expect(await namespaceExists(c, ns), ns).toBe(false);
     expect(await namespaceExists(c, labelledDecoy)).toBe(true);
@@ -195,7 +218,10 @@ describe('controller failover', () => {
         `kill → new leader logged ${leaderAt !== undefined ? leaderAt - killedAt : '?'} ms, kill → its first reconcile of ${name} ${resumeMs} ms ` +
         `(lease ${LEASE_MS} ms, retry period ${RETRY_MS} ms), kill → project gone ${doneAt - killedAt} ms`,
     );
-    expect(reconcileAt!, 'first reconcile of the project by the new leader vs its acquireTime (1 s for log rounding)').toBeGreaterThanOrEqual(acquiredAt - 1_000);
+    expect(
+      reconcileAt!,
+      'first reconcile of the project by the new leader vs its acquireTime (1 s for log rounding)',
+    ).toBeGreaterThanOrEqual(acquiredAt - 1_000);
     expect(reconcileAt! - acquiredAt, 'acquired → first reconcile of the project').toBeLessThan(LEASE_MS);
 
     await c.core.deleteNamespace({ name: labelledDecoy });
@@ -216,9 +242,13 @@ describe('controller failover', () => {
       expect(renewed.spec?.holderIdentity).toBe(a.identity);
       termAt = Date.now();
       a.proc.kill('SIGTERM');
-      await eventually(async () => {
-        if (!(await logLines(a.logFile)).some((l) => l.msg?.startsWith('SIGTERM'))) throw new Error('SIGTERM not logged yet');
-      }, { what: 'the leader handling SIGTERM', timeoutMs: 30_000, intervalMs: 100 });
+      await eventually(
+        async () => {
+          if (!(await logLines(a.logFile)).some((l) => l.msg?.startsWith('SIGTERM')))
+            throw new Error('SIGTERM not logged yet');
+        },
+        { what: 'the leader handling SIGTERM', timeoutMs: 30_000, intervalMs: 100 },
+      );
       expect(await isLeader(b)).toBe(false); // the leader holds the lease while its reconcile runs
       stall.answer(true); // the held delete goes through; the reconcile carries on
     } finally {
@@ -248,16 +278,24 @@ describe('controller failover', () => {
     const lastRenewal = timeOf(renewed!.spec?.renewTime);
     // Released, not expired: waiting for expiry, the standby could not acquire before the leader's last
     // renewal (no earlier than the one read before SIGTERM) + the lease duration.
-    expect(handedAt, `acquired ${handedAt - lastRenewal} ms after the renewal read before SIGTERM; the lease is ${LEASE_MS} ms`).toBeLessThan(lastRenewal + LEASE_MS);
+    expect(
+      handedAt,
+      `acquired ${handedAt - lastRenewal} ms after the renewal read before SIGTERM; the lease is ${LEASE_MS} ms`,
+    ).toBeLessThan(lastRenewal + LEASE_MS);
     // At its first attempt after the release: within a retry period of the exit, plus that attempt's API calls.
     expect(handedAt - exitedAt, `exit → acquired (retry period ${RETRY_MS} ms)`).toBeLessThan(RETRY_MS + API_SLACK_MS);
-    await eventually(async () => {
-      if (await getProject(c, name)) throw new Error('project still there');
-    }, { what: 'project gone after the handover', timeoutMs: 60_000, intervalMs: 250 });
+    await eventually(
+      async () => {
+        if (await getProject(c, name)) throw new Error('project still there');
+      },
+      { what: 'project gone after the handover', timeoutMs: 60_000, intervalMs: 250 },
+    );
     for (const ns of owned) expect(await namespaceExists(c, ns), ns).toBe(false);
     const namespaceWrites = Object.entries(await scrapeAll(b.metrics, 'tenantgate_controller_api_writes_total'))
       .filter(([k]) => k.includes('resource="namespaces"'))
       .reduce((sum, [, v]) => sum + v, 0);
-    console.log(`[controller-failover] SIGTERM → lease acquired by the standby ${handedAt - termAt} ms (${handedAt - exitedAt} ms after the exit), seen leading after ${handoverMs} ms (the in-flight delete held until the signal was handled); namespace writes by the new leader: ${namespaceWrites}`);
+    console.log(
+      `[controller-failover] SIGTERM → lease acquired by the standby ${handedAt - termAt} ms (${handedAt - exitedAt} ms after the exit), seen leading after ${handoverMs} ms (the in-flight delete held until the signal was handled); namespace writes by the new leader: ${namespaceWrites}`,
+    );
   });
 });

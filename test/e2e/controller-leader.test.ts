@@ -56,8 +56,19 @@ class RecordingStore implements LeaseStore {
 function elector(name: string, identity: string, store: LeaseStore = api(), events: string[] = []): LeaderElector {
   const e = new LeaderElector(
     store,
-    { namespace: NS, name, identity, leaseDurationSeconds: 2, renewPeriodMs: 500, renewDeadlineMs: 1200, retryPeriodMs: 300 },
-    { onStartedLeading: () => events.push(`${identity} started`), onStoppedLeading: () => events.push(`${identity} stopped`) },
+    {
+      namespace: NS,
+      name,
+      identity,
+      leaseDurationSeconds: 2,
+      renewPeriodMs: 500,
+      renewDeadlineMs: 1200,
+      retryPeriodMs: 300,
+    },
+    {
+      onStartedLeading: () => events.push(`${identity} started`),
+      onStoppedLeading: () => events.push(`${identity} stopped`),
+    },
   );
   electors.push(e);
   return e;

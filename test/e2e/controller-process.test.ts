@@ -20,7 +20,17 @@ import {
   scrapeAll,
   type Clients,
 } from '../support/controller-kit.js';
-import { CONTROLLER_LEASE, isLeader, projectWithOwnedNamespaces, setUpReplicas, startReplica, stopReplicas, waitLeader, type Replica, type ReplicaSetup } from '../support/controller-replicas.js';
+import {
+  CONTROLLER_LEASE,
+  isLeader,
+  projectWithOwnedNamespaces,
+  setUpReplicas,
+  startReplica,
+  stopReplicas,
+  waitLeader,
+  type Replica,
+  type ReplicaSetup,
+} from '../support/controller-replicas.js';
 import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { LEADER_ELECTION_DEFAULTS } from '../../src/controller/leader.js';
@@ -44,7 +54,8 @@ let replicas: ReplicaSetup;
 /** The run labels of this file's tests: afterAll removes the Projects carrying them. */
 const runs: string[] = [];
 
-const start = (identity: string, run: string, extra: string[] = []): Promise<Replica> => startReplica(replicas, identity, `${SELECTOR_LABEL}=${run}`, extra);
+const start = (identity: string, run: string, extra: string[] = []): Promise<Replica> =>
+  startReplica(replicas, identity, `${SELECTOR_LABEL}=${run}`, extra);
 
 async function lease(): Promise<k8s.V1Lease> {
   return coordination.readNamespacedLease(CONTROLLER_LEASE);
@@ -80,7 +91,10 @@ const spec = (): Project['spec'] => ({
 });
 
 async function releaseHold(namespace: string): Promise<void> {
-  await c.core.patchNamespacedConfigMap({ name: 'cm-0', namespace, body: { metadata: { finalizers: null } } }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch));
+  await c.core.patchNamespacedConfigMap(
+    { name: 'cm-0', namespace, body: { metadata: { finalizers: null } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
 }
 
 beforeAll(async () => {
@@ -96,7 +110,8 @@ afterEach(() => stopReplicas(replicas));
 afterAll(async () => {
   for (const p of replicas.running.splice(0)) p.kill('SIGKILL');
   // The controllers are gone: their finalizers are removed and the namespaces deleted after the Projects.
-  if (runs.length > 0) await removeProjects(await projectsLabelled(`${SELECTOR_LABEL} in (${runs.join(',')})`), { cascadeMs: 0 });
+  if (runs.length > 0)
+    await removeProjects(await projectsLabelled(`${SELECTOR_LABEL} in (${runs.join(',')})`), { cascadeMs: 0 });
 });
 
 /** resourceVersion of every object the controller writes for these projects, as the apiserver stores them. */
@@ -107,8 +122,10 @@ async function storedVersions(projects: string[]): Promise<Record<string, string
     out[`project/${name}`] = (await getProject(c, name))?.metadata.resourceVersion ?? '';
     for (const ns of [`${name}-a`, `${name}-b`]) {
       out[`namespace/${ns}`] = (await c.core.readNamespace({ name: ns })).metadata?.resourceVersion ?? '';
-      for (const q of (await c.core.listNamespacedResourceQuota({ namespace: ns })).items) out[`quota/${ns}/${q.metadata?.name}`] = q.metadata?.resourceVersion ?? '';
-      for (const b of (await rbac.listNamespacedRoleBinding({ namespace: ns })).items) out[`rolebinding/${ns}/${b.metadata?.name}`] = b.metadata?.resourceVersion ?? '';
+      for (const q of (await c.core.listNamespacedResourceQuota({ namespace: ns })).items)
+        out[`quota/${ns}/${q.metadata?.name}`] = q.metadata?.resourceVersion ?? '';
+      for (const b of (await rbac.listNamespacedRoleBinding({ namespace: ns })).items)
+        out[`rolebinding/${ns}/${b.metadata?.name}`] = b.metadata?.resourceVersion ?? '';
     }
   }
   return out;
@@ -128,7 +145,9 @@ describe('controller process', () => {
     const foreign = `${name}-foreign`;
     await createProjectNamespace(c, project, foreign, { uid: null });
     const bystander = uniqueName('bystander');
-    await c.core.createNamespace({ body: { metadata: { name: bystander, labels: { 'tenantgate.io/project': 'someone-else' } } } });
+    await c.core.createNamespace({
+      body: { metadata: { name: bystander, labels: { 'tenantgate.io/project': 'someone-else' } } },
+    });
 
     // The sixth owned namespace's DELETE is held by a webhook: with one delete at a time the cascade
     // stops there, five namespaces asked to go, and the kill lands at that exact step.
@@ -142,10 +161,14 @@ describe('controller process', () => {
     } finally {
       await stall.stop();
     }
-    const atKill = (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items.filter((n) => owned.includes(n.metadata?.name ?? ''));
+    const atKill = (await c.core.listNamespace({ labelSelector: `tenantgate.io/project=${name}` })).items.filter((n) =>
+      owned.includes(n.metadata?.name ?? ''),
+    );
     const asked = atKill.filter((n) => n.metadata?.deletionTimestamp).map((n) => n.metadata!.name!);
     const gone = owned.filter((ns) => !atKill.some((n) => n.metadata?.name === ns));
-    console.log(`[controller-process] at SIGKILL: ${asked.length} owned namespaces terminating, ${gone.length} gone, ${owned.length - asked.length - gone.length} untouched`);
+    console.log(
+      `[controller-process] at SIGKILL: ${asked.length} owned namespaces terminating, ${gone.length} gone, ${owned.length - asked.length - gone.length} untouched`,
+    );
     // Exactly the first five were asked to go (terminating or already gone); the other 25 untouched.
     expect([...asked, ...gone].sort()).toEqual(owned.slice(0, 5));
 
@@ -162,9 +185,12 @@ describe('controller process', () => {
     const b = await start(`${run}-pod`, run, ['--delete-concurrency=1']);
     await waitLeader(b);
     await releaseHold(owned[0]!);
-    await eventually(async () => {
-      if (await getProject(c, name)) throw new Error('project still there');
-    }, { what: 'project gone after the restart', timeoutMs: 90_000 });
+    await eventually(
+      async () => {
+        if (await getProject(c, name)) throw new Error('project still there');
+      },
+      { what: 'project gone after the restart', timeoutMs: 90_000 },
+    );
     for (const ns of [...owned, late]) expect(await namespaceExists(c, ns), ns).toBe(false);
     expect(await namespaceExists(c, foreign)).toBe(true);
     expect(await namespaceExists(c, bystander)).toBe(true);
@@ -190,7 +216,9 @@ describe('controller process', () => {
 
     const p1 = uniqueName('leadp');
     await createProject(c, p1, spec(), { [SELECTOR_LABEL]: run });
-    await eventually(async () => expect((await getProject(c, p1))?.status?.phase).toBe('Active'), { what: `${p1} reconciled` });
+    await eventually(async () => expect((await getProject(c, p1))?.status?.phase).toBe('Active'), {
+      what: `${p1} reconciled`,
+    });
     expect(await reconcileCount(leader)).toBeGreaterThan(0);
     expect(await reconcileCount(follower)).toBe(0);
     expect((await reconcileWrites(follower)).total).toBe(0);
@@ -208,7 +236,9 @@ describe('controller process', () => {
     const taken = await lease();
     expect(taken.spec?.holderIdentity).toBe(follower.identity);
     const acquiredAt = timeOf(taken.spec?.acquireTime);
-    console.log(`[controller-process] handover after SIGKILL of the leader: acquired ${acquiredAt - killedAt} ms after the kill, seen leading after ${handoverMs} ms (lease duration ${leaseMs} ms, retry period ${RETRY_MS} ms)`);
+    console.log(
+      `[controller-process] handover after SIGKILL of the leader: acquired ${acquiredAt - killedAt} ms after the kill, seen leading after ${handoverMs} ms (lease duration ${leaseMs} ms, retry period ${RETRY_MS} ms)`,
+    );
     // Not before the lease expired: the follower saw the leader's last renewal no earlier than it was made.
     expect(acquiredAt).toBeGreaterThanOrEqual(timeOf(held.spec?.renewTime) + leaseMs);
     // At its first attempt after that: it sees the last renewal at its next attempt (one retry period
@@ -218,7 +248,9 @@ describe('controller process', () => {
 
     const p2 = uniqueName('leadp');
     await createProject(c, p2, spec(), { [SELECTOR_LABEL]: run });
-    await eventually(async () => expect((await getProject(c, p2))?.status?.phase).toBe('Active'), { what: `${p2} reconciled by the new leader` });
+    await eventually(async () => expect((await getProject(c, p2))?.status?.phase).toBe('Active'), {
+      what: `${p2} reconciled by the new leader`,
+    });
 
     // Graceful: the leader releases the lease on SIGTERM and a standby takes over within a retry period.
     const standby = await start(`${run}-3`, run);
@@ -233,7 +265,9 @@ describe('controller process', () => {
     const handed = await lease();
     expect(handed.spec?.holderIdentity).toBe(standby.identity);
     const handedAt = timeOf(handed.spec?.acquireTime);
-    console.log(`[controller-process] handover after SIGTERM of the leader: acquired ${handedAt - termAt} ms after SIGTERM (${handedAt - exitedAt} ms after the exit), seen leading after ${gracefulMs} ms`);
+    console.log(
+      `[controller-process] handover after SIGTERM of the leader: acquired ${handedAt - termAt} ms after SIGTERM (${handedAt - exitedAt} ms after the exit), seen leading after ${gracefulMs} ms`,
+    );
     // Released, not expired: waiting for expiry, the standby could not acquire before the leader's last renewal + the lease duration.
     expect(handedAt).toBeLessThan(timeOf(renewed.spec?.renewTime) + leaseMs);
     // At its first attempt after the release: within a retry period of it, plus that attempt's API calls (2 s for these).
@@ -259,16 +293,26 @@ describe('controller process', () => {
       await createProjectNamespace(c, p, `${name}-b`);
     });
     // Converged: every project Active with both namespaces Healthy and the quota usage reported.
-    await eventually(async () => {
-      for (const name of names) {
-        const p = await getProject(c, name);
-        const s = p?.status;
-        if (s?.phase !== 'Active' || s.namespaceCount !== 2 || s.namespaces?.some((n) => n.health !== 'Healthy') || s.used?.pods !== '0') {
-          const quotas = await c.core.listNamespacedResourceQuota({ namespace: `${name}-a` });
-          throw new Error(`${name} not converged: ${JSON.stringify(s?.namespaces)} used ${JSON.stringify(s?.used)}; quota in ${name}-a: ${JSON.stringify(quotas.items.map((q) => ({ rv: q.metadata?.resourceVersion, status: q.status })))}`);
+    await eventually(
+      async () => {
+        for (const name of names) {
+          const p = await getProject(c, name);
+          const s = p?.status;
+          if (
+            s?.phase !== 'Active' ||
+            s.namespaceCount !== 2 ||
+            s.namespaces?.some((n) => n.health !== 'Healthy') ||
+            s.used?.pods !== '0'
+          ) {
+            const quotas = await c.core.listNamespacedResourceQuota({ namespace: `${name}-a` });
+            throw new Error(
+              `${name} not converged: ${JSON.stringify(s?.namespaces)} used ${JSON.stringify(s?.used)}; quota in ${name}-a: ${JSON.stringify(quotas.items.map((q) => ({ rv: q.metadata?.resourceVersion, status: q.status })))}`,
+            );
+          }
         }
-      }
-    }, { what: 'all 20 projects converged', timeoutMs: 90_000, intervalMs: 500 });
+      },
+      { what: 'all 20 projects converged', timeoutMs: 90_000, intervalMs: 500 },
+    );
     await new Promise((r) => setTimeout(r, 2000));
 
     const before = await reconcileWrites(r);

@@ -28,7 +28,12 @@ import { eventually } from '../support/cluster.js';
 import { startTestController } from '../support/controller-kit.js';
 import { ControlPlane, sleep } from '../support/devcluster/controlplane.js';
 import { httpsGet } from '../support/devcluster/https-get.js';
-import { installBase, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import {
+  installBase,
+  serviceAccountKubeConfig,
+  startLocalWebhook,
+  type LocalWebhook,
+} from '../support/devcluster/tenantgate.js';
 import { checkHeadroomInvariant, type RaceProject } from '../support/replica-race/invariant.js';
 import { readConsistent } from '../support/replica-race/run.js';
 
@@ -39,8 +44,25 @@ const RACE_PROJECT: RaceProject = { name: PROJECT, budget: BUDGET, defaults: DEF
 /** One tenant call every this many ms, whether or not the previous ones have answered. */
 const TICK_MS = 250;
 
-type Phase = 'steady before' | 'apiserver restart' | 'apiserver recovery' | 'steady between' | 'etcd down' | 'etcd restart' | 'etcd recovery' | 'steady after';
-const PHASES: Phase[] = ['steady before', 'apiserver restart', 'apiserver recovery', 'steady between', 'etcd down', 'etcd restart', 'etcd recovery', 'steady after'];
+type Phase =
+  | 'steady before'
+  | 'apiserver restart'
+  | 'apiserver recovery'
+  | 'steady between'
+  | 'etcd down'
+  | 'etcd restart'
+  | 'etcd recovery'
+  | 'steady after';
+const PHASES: Phase[] = [
+  'steady before',
+  'apiserver restart',
+  'apiserver recovery',
+  'steady between',
+  'etcd down',
+  'etcd restart',
+  'etcd recovery',
+  'steady after',
+];
 /** A webhook rule's refusal; RBAC's; or no verdict at all (the API unreachable, a webhook call failed, etcd errors). */
 type Outcome = 'admitted' | `refused [${string}]` | 'forbidden by RBAC' | 'no verdict';
 /** The calls the headroom guard decides in the project's turn (they may grow its allocation): refused with [Q5] while its cache is stale. */
@@ -55,11 +77,16 @@ let admin: k8s.CoreV1Api;
 let webhookCa: Buffer;
 
 const kubectl = (user: string, args: string[]) =>
-  execa(join(cp.info.binDir, 'kubectl'), ['--request-timeout=20s', ...args], { env: { KUBECONFIG: cp.info.kubeconfigs[user] ?? '' }, reject: false, timeout: 60_000 });
+  execa(join(cp.info.binDir, 'kubectl'), ['--request-timeout=20s', ...args], {
+    env: { KUBECONFIG: cp.info.kubeconfigs[user] ?? '' },
+    reject: false,
+    timeout: 60_000,
+  });
 
 function outcomeOf(r: { exitCode?: number; stderr: string }): Outcome {
   if (r.exitCode === 0) return 'admitted';
-  const rule = /denied the request: \[([A-Z]\d+)\]/.exec(r.stderr) ?? /^Error from server[^\n]*\[([A-Z]\d+)\]/m.exec(r.stderr);
+  const rule =
+    /denied the request: \[([A-Z]\d+)\]/.exec(r.stderr) ?? /^Error from server[^\n]*\[([A-Z]\d+)\]/m.exec(r.stderr);
   if (rule) return `refused [${rule[1]}]`;
   // The authorizer's answer (e.g. a namespace alice made whose owners' RoleBinding the controller has
   // not written yet, or a restarted apiserver whose RBAC cache has not synced).
@@ -69,8 +96,14 @@ function outcomeOf(r: { exitCode?: number; stderr: string }): Outcome {
 
 /** The readiness of both components, sampled. */
 async function readiness(): Promise<{ webhook: number; controller: number }> {
-  const webhook = await httpsGet(`https://127.0.0.1:${hook.webhook.port}/readyz`, { ca: webhookCa }).then((r) => r.status, () => 0);
-  const probe = await fetch(`http://127.0.0.1:${controller.probePort}/readyz`).then((r) => r.status, () => 0);
+  const webhook = await httpsGet(`https://127.0.0.1:${hook.webhook.port}/readyz`, { ca: webhookCa }).then(
+    (r) => r.status,
+    () => 0,
+  );
+  const probe = await fetch(`http://127.0.0.1:${controller.probePort}/readyz`).then(
+    (r) => r.status,
+    () => 0,
+  );
   return { webhook, controller: probe };
 }
 
@@ -83,7 +116,11 @@ const bothReady = async () => {
  * Whether the webhook answered /readyz 503 throughout [from, to]: the last answer received before
  * `from` was 503, so was the first one sent after `to`, and so was every answer between them.
  */
-function staleThroughout(samples: ReadonlyArray<{ sent: number; received: number; status: number }>, from: number, to: number): boolean {
+function staleThroughout(
+  samples: ReadonlyArray<{ sent: number; received: number; status: number }>,
+  from: number,
+  to: number,
+): boolean {
   const first = samples.findLastIndex((s) => s.received <= from);
   const last = samples.findIndex((s) => s.sent >= to);
   if (first < 0 || last < 0) return false;
@@ -95,16 +132,50 @@ beforeAll(async () => {
   await installBase(cp.info);
   hook = await startLocalWebhook(cp.info);
   webhookCa = await readFile(hook.certs.caCert);
-  controller = await startTestController({ kubeConfig: await serviceAccountKubeConfig(cp.info, 'tenantgate-system', 'tenantgate-controller'), probePort: 0, probeHost: '127.0.0.1' });
+  controller = await startTestController({
+    kubeConfig: await serviceAccountKubeConfig(cp.info, 'tenantgate-system', 'tenantgate-controller'),
+    probePort: 0,
+    probeHost: '127.0.0.1',
+  });
   admin = loadKubeConfig(cp.info.kubeconfigs.admin!).makeApiClient(k8s.CoreV1Api);
-  const project = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: PROJECT }, spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:payments-admins' }], quota: { hard: BUDGET }, namespaceDefaults: { quota: { hard: DEFAULTS } } } };
-  const applied = await execa(join(cp.info.binDir, 'kubectl'), ['apply', '-f', '-'], { env: { KUBECONFIG: cp.info.kubeconfigs.admin! }, input: JSON.stringify(project), reject: false });
+  const project = {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: { name: PROJECT },
+    spec: {
+      tenant: 'acme',
+      owners: [{ kind: 'Group', name: 'acme:payments-admins' }],
+      quota: { hard: BUDGET },
+      namespaceDefaults: { quota: { hard: DEFAULTS } },
+    },
+  };
+  const applied = await execa(join(cp.info.binDir, 'kubectl'), ['apply', '-f', '-'], {
+    env: { KUBECONFIG: cp.info.kubeconfigs.admin! },
+    input: JSON.stringify(project),
+    reject: false,
+  });
   expect(applied.exitCode, applied.stderr).toBe(0);
-  await eventually(async () => expect(outcomeOf(await kubectl('alice', ['create', 'namespace', `${PROJECT}-base`]))).toBe('admitted'), { what: 'the webhook knows the project' });
-  await eventually(async () => {
-    expect((await kubectl('admin', ['-n', `${PROJECT}-base`, 'get', 'resourcequota/tenantgate-quota', 'rolebinding/tenantgate-owners'])).exitCode).toBe(0);
-    await bothReady();
-  }, { what: "the controller's quota and owners' binding in the base namespace" });
+  await eventually(
+    async () => expect(outcomeOf(await kubectl('alice', ['create', 'namespace', `${PROJECT}-base`]))).toBe('admitted'),
+    { what: 'the webhook knows the project' },
+  );
+  await eventually(
+    async () => {
+      expect(
+        (
+          await kubectl('admin', [
+            '-n',
+            `${PROJECT}-base`,
+            'get',
+            'resourcequota/tenantgate-quota',
+            'rolebinding/tenantgate-owners',
+          ])
+        ).exitCode,
+      ).toBe(0);
+      await bothReady();
+    },
+    { what: "the controller's quota and owners' binding in the base namespace" },
+  );
 }, 240_000);
 
 afterAll(async () => {
@@ -113,12 +184,20 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', () => {
+describe("kube-apiserver and etcd restarted under a tenant's steady traffic", () => {
   it('nothing is overspent, stale components are not ready and refuse growth, and both converge', async () => {
     let phase: Phase = 'steady before';
     // A call is reported under the phase it started in; `ended` is the phase it was answered in;
     // `from`/`to` when kubectl was started and when it had exited (performance.now()).
-    const calls: Array<{ phase: Phase; ended: Phase; op: string; outcome: Outcome; detail: string; from: number; to: number }> = [];
+    const calls: Array<{
+      phase: Phase;
+      ended: Phase;
+      op: string;
+      outcome: Outcome;
+      detail: string;
+      from: number;
+      to: number;
+    }> = [];
     const inFlight = new Set<Promise<void>>();
     const created: string[] = [];
     let tick = 0;
@@ -137,20 +216,48 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
         }
         case 1:
           op = 'resize quota';
-          r = await kubectl('alice', ['-n', `${PROJECT}-base`, 'patch', 'resourcequota', 'tenantgate-quota', '--type=merge', '-p', JSON.stringify({ spec: { hard: { 'requests.cpu': `${100 + ((i * 137) % 1500)}m` } } })]);
+          r = await kubectl('alice', [
+            '-n',
+            `${PROJECT}-base`,
+            'patch',
+            'resourcequota',
+            'tenantgate-quota',
+            '--type=merge',
+            '-p',
+            JSON.stringify({ spec: { hard: { 'requests.cpu': `${100 + ((i * 137) % 1500)}m` } } }),
+          ]);
           break;
         case 2:
           op = 'grow quota past the budget';
-          r = await kubectl('alice', ['-n', `${PROJECT}-base`, 'patch', 'resourcequota', 'tenantgate-quota', '--type=merge', '-p', JSON.stringify({ spec: { hard: { 'requests.cpu': '50' } } })]);
+          r = await kubectl('alice', [
+            '-n',
+            `${PROJECT}-base`,
+            'patch',
+            'resourcequota',
+            'tenantgate-quota',
+            '--type=merge',
+            '-p',
+            JSON.stringify({ spec: { hard: { 'requests.cpu': '50' } } }),
+          ]);
           break;
         default: {
           const name = created.shift();
           op = 'delete namespace';
-          r = name ? await kubectl('alice', ['delete', 'namespace', name, '--wait=false']) : { exitCode: 0, stderr: '' };
+          r = name
+            ? await kubectl('alice', ['delete', 'namespace', name, '--wait=false'])
+            : { exitCode: 0, stderr: '' };
           if (name && r.exitCode !== 0) created.unshift(name);
         }
       }
-      calls.push({ phase: at, ended: phase, op, outcome: outcomeOf(r), detail: r.stderr.trim().split('\n').at(-1) ?? '', from, to: performance.now() });
+      calls.push({
+        phase: at,
+        ended: phase,
+        op,
+        outcome: outcomeOf(r),
+        detail: r.stderr.trim().split('\n').at(-1) ?? '',
+        from,
+        to: performance.now(),
+      });
     };
     const traffic = setInterval(() => {
       const p = call(tick++).finally(() => inFlight.delete(p));
@@ -211,7 +318,11 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
       phase = 'apiserver restart';
       await cp.restartApiserver();
       phase = 'apiserver recovery';
-      await eventually(bothReady, { timeoutMs: 120_000, intervalMs: 100, what: 'webhook and controller ready after the apiserver restart' });
+      await eventually(bothReady, {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+        what: 'webhook and controller ready after the apiserver restart',
+      });
       const afterApiserver = await restarts();
       phase = 'steady between';
       await sleep(6_000);
@@ -221,11 +332,17 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
       phase = 'etcd restart';
       await cp.resumeEtcd();
       phase = 'etcd recovery';
-      await eventually(bothReady, { timeoutMs: 120_000, intervalMs: 100, what: 'webhook and controller ready after the etcd restart' });
+      await eventually(bothReady, {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+        what: 'webhook and controller ready after the etcd restart',
+      });
       const afterEtcd = await restarts();
       phase = 'steady after';
       await sleep(6_000);
-      process.stderr.write(`[controlplane-restarts] informer restarts: apiserver restart webhook +${afterApiserver.webhook - before.webhook}, controller +${afterApiserver.controller - before.controller}; etcd restart webhook +${afterEtcd.webhook - afterApiserver.webhook}, controller +${afterEtcd.controller - afterApiserver.controller}\n`);
+      process.stderr.write(
+        `[controlplane-restarts] informer restarts: apiserver restart webhook +${afterApiserver.webhook - before.webhook}, controller +${afterApiserver.controller - before.controller}; etcd restart webhook +${afterEtcd.webhook - afterApiserver.webhook}, controller +${afterEtcd.controller - afterApiserver.controller}\n`,
+      );
       expect(afterApiserver.webhook).toBeGreaterThan(before.webhook);
       expect(afterApiserver.controller).toBeGreaterThan(before.controller);
     } finally {
@@ -241,54 +358,117 @@ describe('kube-apiserver and etcd restarted under a tenant\'s steady traffic', (
       const counts: Record<string, number> = {};
       for (const c of inPhase) {
         // Q5 has two causes here: this replica's cache was stale, or the ledger write failed.
-        const outcome = c.outcome === 'refused [Q5]' ? (c.detail.includes('watch cache') ? 'refused [Q5] stale cache' : 'refused [Q5] ledger') : c.outcome;
+        const outcome =
+          c.outcome === 'refused [Q5]'
+            ? c.detail.includes('watch cache')
+              ? 'refused [Q5] stale cache'
+              : 'refused [Q5] ledger'
+            : c.outcome;
         counts[outcome] = (counts[outcome] ?? 0) + 1;
       }
-      const failures = [...new Set(inPhase.filter((c) => c.outcome === 'no verdict' || c.outcome === 'forbidden by RBAC').map((c) => c.detail.replace(/\d+/g, 'N').slice(0, 140)))].slice(0, 4);
-      process.stderr.write(`[controlplane-restarts] ${p}: ${inPhase.length} calls ${JSON.stringify(counts)}; readiness seen ${[...(seen[p] ?? [])].sort().join(', ')}; ${samples.filter((s) => s.phase === p).length} budget samples${failures.length ? `; e.g. ${failures.join(' | ')}` : ''}\n`);
+      const failures = [
+        ...new Set(
+          inPhase
+            .filter((c) => c.outcome === 'no verdict' || c.outcome === 'forbidden by RBAC')
+            .map((c) => c.detail.replace(/\d+/g, 'N').slice(0, 140)),
+        ),
+      ].slice(0, 4);
+      process.stderr.write(
+        `[controlplane-restarts] ${p}: ${inPhase.length} calls ${JSON.stringify(counts)}; readiness seen ${[...(seen[p] ?? [])].sort().join(', ')}; ${samples.filter((s) => s.phase === p).length} budget samples${failures.length ? `; e.g. ${failures.join(' | ')}` : ''}\n`,
+      );
     }
-    process.stderr.write(`[controlplane-restarts] ${calls.length} calls, ${samples.length} budget samples (${unreadable} could not be read), most held ${JSON.stringify(samples.reduce((m, s) => (Number.parseFloat(s.held['requests.cpu'] ?? '0') > Number.parseFloat(m['requests.cpu'] ?? '0') ? s.held : m), {} as Record<string, string>))}\n`);
+    process.stderr.write(
+      `[controlplane-restarts] ${calls.length} calls, ${samples.length} budget samples (${unreadable} could not be read), most held ${JSON.stringify(samples.reduce((m, s) => (Number.parseFloat(s.held['requests.cpu'] ?? '0') > Number.parseFloat(m['requests.cpu'] ?? '0') ? s.held : m), {} as Record<string, string>))}\n`,
+    );
 
     // Never overspent, in any phase.
     expect(samples.length).toBeGreaterThan(0);
     expect(samples.flatMap((s) => s.violations)).toEqual([]);
     // Stale after the apiserver restart: both said so (their watches had broken).
-    expect([...(seen['apiserver restart'] ?? []), ...(seen['apiserver recovery'] ?? [])]).toEqual(expect.arrayContaining(['webhook 503', 'controller 503']));
+    expect([...(seen['apiserver restart'] ?? []), ...(seen['apiserver recovery'] ?? [])]).toEqual(
+      expect.arrayContaining(['webhook 503', 'controller 503']),
+    );
     // Stale components refuse growth: every call that may grow the project tried while the webhook
     // answered 503 — a 503 answered before kubectl started, the next answer after it exited a 503, and
     // every answer between them 503 — was refused with the guard's [Q5] or got no verdict (the
     // apiserver down, or RBAC before its cache synced); none was admitted or decided by another rule.
     const whileStale = calls.filter((c) => MAY_GROW.has(c.op) && staleThroughout(webhookReadiness, c.from, c.to));
     const staleRefused = whileStale.filter((c) => c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail));
-    process.stderr.write(`[controlplane-restarts] calls that may grow tried while the webhook answered 503: ${whileStale.length}, refused [Q5] stale cache ${staleRefused.length}; refused as stale in all ${calls.filter((c) => c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail)).length}\n`);
-    expect(whileStale.filter((c) => !staleRefused.includes(c) && c.outcome !== 'no verdict' && c.outcome !== 'forbidden by RBAC').map((c) => `${c.phase}: ${c.op}: ${c.outcome} ${c.detail}`)).toEqual([]);
+    process.stderr.write(
+      `[controlplane-restarts] calls that may grow tried while the webhook answered 503: ${whileStale.length}, refused [Q5] stale cache ${staleRefused.length}; refused as stale in all ${calls.filter((c) => c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail)).length}\n`,
+    );
+    expect(
+      whileStale
+        .filter((c) => !staleRefused.includes(c) && c.outcome !== 'no verdict' && c.outcome !== 'forbidden by RBAC')
+        .map((c) => `${c.phase}: ${c.op}: ${c.outcome} ${c.detail}`),
+    ).toEqual([]);
     // The window was there with the apiserver up: the webhook itself refused growth as stale at least
     // once. (Its /readyz and its guard do not flip at the same instant, and the prober samples every
     // ~100 ms: under load the refusals can all fall at the window's edges, outside the strict window
     // above, so the witness counts every call refused as stale.)
-    const refusedAsStale = calls.filter((c) => MAY_GROW.has(c.op) && c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail));
-    expect(refusedAsStale.length, 'calls that may grow refused with [Q5] "watch cache is re-listing"').toBeGreaterThan(0);
+    const refusedAsStale = calls.filter(
+      (c) => MAY_GROW.has(c.op) && c.outcome === 'refused [Q5]' && STALE_REFUSAL.test(c.detail),
+    );
+    expect(refusedAsStale.length, 'calls that may grow refused with [Q5] "watch cache is re-listing"').toBeGreaterThan(
+      0,
+    );
     // A verdict for every call while the control plane was steady; the only rules are Q1 (past the budget) and Q5 (stale, or the ledger unreachable).
     // (Started and answered within one of those phases: a call started just before a restart may meet it.)
-    const steady = calls.filter((c) => c.phase === c.ended && (c.phase === 'steady before' || c.phase === 'steady after'));
+    const steady = calls.filter(
+      (c) => c.phase === c.ended && (c.phase === 'steady before' || c.phase === 'steady after'),
+    );
     expect(steady.filter((c) => c.outcome === 'no verdict').map((c) => `${c.op}: ${c.detail}`)).toEqual([]);
     expect(steady.some((c) => c.outcome === 'refused [Q1]')).toBe(true);
-    expect([...new Set(calls.map((c) => c.outcome))].filter((o) => o.startsWith('refused') && o !== 'refused [Q1]' && o !== 'refused [Q5]')).toEqual([]);
+    expect(
+      [...new Set(calls.map((c) => c.outcome))].filter(
+        (o) => o.startsWith('refused') && o !== 'refused [Q1]' && o !== 'refused [Q5]',
+      ),
+    ).toEqual([]);
     // The past-the-budget growth was never admitted.
     expect(calls.filter((c) => c.op === 'grow quota past the budget' && c.outcome === 'admitted')).toEqual([]);
   }, 360_000);
 
   it('converged afterwards: the webhook decides again and the controller has reconciled every namespace', async () => {
-    await eventually(async () => {
-      const view = await readConsistent(admin);
-      const live = view.namespaces.filter((n) => n.metadata?.labels?.['tenantgate.io/project'] === PROJECT && !n.metadata.deletionTimestamp).map((n) => n.metadata!.name!).sort();
-      for (const ns of live) expect(view.quotas.some((q) => q.metadata?.namespace === ns && q.metadata.name === 'tenantgate-quota'), `quota in ${ns}`).toBe(true);
-      const project = await kubectl('admin', ['get', 'project', PROJECT, '-o', 'json']);
-      expect((JSON.parse(project.stdout) as { status: { namespaceCount: number } }).status.namespaceCount).toBe(live.length);
-    }, { timeoutMs: 120_000, what: 'every live namespace has its quota and the Project counts them' });
-    const past = await kubectl('alice', ['-n', `${PROJECT}-base`, 'patch', 'resourcequota', 'tenantgate-quota', '--type=merge', '-p', JSON.stringify({ spec: { hard: { 'requests.cpu': '50' } } })]);
+    await eventually(
+      async () => {
+        const view = await readConsistent(admin);
+        const live = view.namespaces
+          .filter((n) => n.metadata?.labels?.['tenantgate.io/project'] === PROJECT && !n.metadata.deletionTimestamp)
+          .map((n) => n.metadata!.name!)
+          .sort();
+        for (const ns of live)
+          expect(
+            view.quotas.some((q) => q.metadata?.namespace === ns && q.metadata.name === 'tenantgate-quota'),
+            `quota in ${ns}`,
+          ).toBe(true);
+        const project = await kubectl('admin', ['get', 'project', PROJECT, '-o', 'json']);
+        expect((JSON.parse(project.stdout) as { status: { namespaceCount: number } }).status.namespaceCount).toBe(
+          live.length,
+        );
+      },
+      { timeoutMs: 120_000, what: 'every live namespace has its quota and the Project counts them' },
+    );
+    const past = await kubectl('alice', [
+      '-n',
+      `${PROJECT}-base`,
+      'patch',
+      'resourcequota',
+      'tenantgate-quota',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { hard: { 'requests.cpu': '50' } } }),
+    ]);
     expect(outcomeOf(past)).toBe('refused [Q1]');
-    const small = await kubectl('alice', ['-n', `${PROJECT}-base`, 'patch', 'resourcequota', 'tenantgate-quota', '--type=merge', '-p', JSON.stringify({ spec: { hard: { 'requests.cpu': '100m' } } })]);
+    const small = await kubectl('alice', [
+      '-n',
+      `${PROJECT}-base`,
+      'patch',
+      'resourcequota',
+      'tenantgate-quota',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { hard: { 'requests.cpu': '100m' } } }),
+    ]);
     expect(outcomeOf(small)).toBe('admitted');
     await bothReady();
   }, 180_000);

@@ -11,8 +11,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, parseConfig } from '../../src/config/config.js';
 import type { RunningController } from '../../src/controller/controller.js';
 import { API_GROUP, type Project } from '../../src/validate/types.js';
-import { controllerKubeconfigFile, metricsTarget, metricsText, startTestController } from '../support/controller-kit.js';
-import { applyOwnerBindings, installBase, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import {
+  controllerKubeconfigFile,
+  metricsTarget,
+  metricsText,
+  startTestController,
+} from '../support/controller-kit.js';
+import {
+  applyOwnerBindings,
+  installBase,
+  startLocalWebhook,
+  type LocalWebhook,
+} from '../support/devcluster/tenantgate.js';
 import { dashboardQueries, exportedNames, metricNames } from '../support/monitoring.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
@@ -46,7 +56,12 @@ const project: Project = {
 };
 
 const quota = (namespace: string, cpu: string) =>
-  JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'tenantgate-quota', namespace }, spec: { hard: { 'requests.cpu': cpu, 'requests.memory': '64Gi' } } });
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'ResourceQuota',
+    metadata: { name: 'tenantgate-quota', namespace },
+    spec: { hard: { 'requests.cpu': cpu, 'requests.memory': '64Gi' } },
+  });
 
 let hook: LocalWebhook;
 let controller: RunningController;
@@ -68,10 +83,27 @@ beforeAll(async () => {
   await installBase(info);
   hook = await startLocalWebhook(info, { pricing });
   const controllerKc = new k8s.KubeConfig();
-  controllerKc.loadFromFile(await controllerKubeconfigFile((args) => kubectl('admin', args), info.server, info.caFile, join(info.dir, `controller-${RUN}.kubeconfig`)));
-  controller = await startTestController({ kubeConfig: controllerKc, projectSelector: `${SELECTOR_LABEL}=${RUN}`, config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30, ...(pricing ? { pricing } : {}) } });
+  controllerKc.loadFromFile(
+    await controllerKubeconfigFile(
+      (args) => kubectl('admin', args),
+      info.server,
+      info.caFile,
+      join(info.dir, `controller-${RUN}.kubeconfig`),
+    ),
+  );
+  controller = await startTestController({
+    kubeConfig: controllerKc,
+    projectSelector: `${SELECTOR_LABEL}=${RUN}`,
+    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30, ...(pricing ? { pricing } : {}) },
+  });
   await kubectl('admin', ['-n', 'default', 'create', 'serviceaccount', SCRAPER]);
-  await kubectl('admin', ['create', 'clusterrolebinding', SCRAPER, '--clusterrole=tenantgate-metrics-reader', `--serviceaccount=default:${SCRAPER}`]);
+  await kubectl('admin', [
+    'create',
+    'clusterrolebinding',
+    SCRAPER,
+    '--clusterrole=tenantgate-metrics-reader',
+    `--serviceaccount=default:${SCRAPER}`,
+  ]);
   scraperToken = (await kubectl('admin', ['-n', 'default', 'create', 'token', SCRAPER, '--duration=1h'])).stdout.trim();
 
   await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(project) });
@@ -80,12 +112,20 @@ beforeAll(async () => {
   });
   // Two namespaces of 16 CPU and 64Gi each: $460 + $215 = $675 apiece, $1,350 of the $1,500.
   for (const ns of [SERVING, TRAIN]) {
-    await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } } }) });
+    await kubectl('admin', ['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: ns, labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } },
+      }),
+    });
     await kubectl('admin', ['apply', '-f', '-'], { input: quota(ns, '16') });
   }
   await applyOwnerBindings(info, project, [SERVING, TRAIN]);
   await eventually(async () => {
-    for (const ns of [SERVING, TRAIN]) if (![...hook.webhook.cache.snapshot.quotasInNamespace(ns)].length) throw new Error(`${ns}'s quota not in the webhook cache`);
+    for (const ns of [SERVING, TRAIN])
+      if (![...hook.webhook.cache.snapshot.quotasInNamespace(ns)].length)
+        throw new Error(`${ns}'s quota not in the webhook cache`);
   });
 }, 180_000);
 
@@ -94,16 +134,33 @@ afterAll(async () => {
   await removeProjects([PROJECT]);
   await controller?.stop();
   await hook?.stop();
-  await kubectl('admin', ['delete', 'namespace', SERVING, TRAIN, '--wait=false', '--ignore-not-found'], { reject: false });
+  await kubectl('admin', ['delete', 'namespace', SERVING, TRAIN, '--wait=false', '--ignore-not-found'], {
+    reject: false,
+  });
   await kubectl('admin', ['delete', 'clusterrolebinding', SCRAPER, '--ignore-not-found'], { reject: false });
-  await kubectl('admin', ['-n', 'default', 'delete', 'serviceaccount', SCRAPER, '--ignore-not-found'], { reject: false });
+  await kubectl('admin', ['-n', 'default', 'delete', 'serviceaccount', SCRAPER, '--ignore-not-found'], {
+    reject: false,
+  });
 });
 
 describe('C1: a project allocation priced by tenantgate.yaml stays within spec.costBudget', () => {
   it('refuses a tenant raising a quota beyond the cost budget with [C1], and admits a raise within it', async () => {
-    const before = (await kubectl('admin', ['-n', SERVING, 'get', 'quota', 'tenantgate-quota', '-o', 'jsonpath={.spec.hard.requests\\.cpu}'])).stdout;
+    const before = (
+      await kubectl('admin', [
+        '-n',
+        SERVING,
+        'get',
+        'quota',
+        'tenantgate-quota',
+        '-o',
+        'jsonpath={.spec.hard.requests\\.cpu}',
+      ])
+    ).stdout;
     for (const dryRun of [['--dry-run=server'], []]) {
-      const refused = await kubectl('alice', ['apply', '-f', '-', ...dryRun], { input: quota(SERVING, '24'), reject: false });
+      const refused = await kubectl('alice', ['apply', '-f', '-', ...dryRun], {
+        input: quota(SERVING, '24'),
+        reject: false,
+      });
       expect(refused.exitCode, refused.stdout).not.toBe(0);
       expect(refused.stderr).toContain('denied the request');
       expect(refused.stderr).toContain(
@@ -112,21 +169,48 @@ describe('C1: a project allocation priced by tenantgate.yaml stays within spec.c
       // Q1 has room for it (80 CPU): the cost budget alone refuses it.
       expect(refused.stderr).not.toContain('[Q1]');
     }
-    expect((await kubectl('admin', ['-n', SERVING, 'get', 'quota', 'tenantgate-quota', '-o', 'jsonpath={.spec.hard.requests\\.cpu}'])).stdout).toBe(before);
+    expect(
+      (
+        await kubectl('admin', [
+          '-n',
+          SERVING,
+          'get',
+          'quota',
+          'tenantgate-quota',
+          '-o',
+          'jsonpath={.spec.hard.requests\\.cpu}',
+        ])
+      ).stdout,
+    ).toBe(before);
     // +5 CPU: $1,493.75 of $1,500.
     const admitted = await kubectl('alice', ['apply', '-f', '-'], { input: quota(SERVING, '21'), reject: false });
     expect(admitted.exitCode, admitted.stderr).toBe(0);
-    expect((await kubectl('admin', ['-n', SERVING, 'get', 'quota', 'tenantgate-quota', '-o', 'jsonpath={.spec.hard.requests\\.cpu}'])).stdout).toBe('21');
+    expect(
+      (
+        await kubectl('admin', [
+          '-n',
+          SERVING,
+          'get',
+          'quota',
+          'tenantgate-quota',
+          '-o',
+          'jsonpath={.spec.hard.requests\\.cpu}',
+        ])
+      ).stdout,
+    ).toBe('21');
     // One more CPU ($28.75) no longer fits the $6.25 left.
     const more = await kubectl('alice', ['apply', '-f', '-'], { input: quota(TRAIN, '17'), reject: false });
-    expect(more.stderr).toContain(`[C1] ResourceQuota ${TRAIN}/tenantgate-quota asks requests.cpu 17: project ${PROJECT}'s allocation would cost $1,522.50/month, its cost budget is $1,500.00/month, $1,493.75 is allocated`);
+    expect(more.stderr).toContain(
+      `[C1] ResourceQuota ${TRAIN}/tenantgate-quota asks requests.cpu 17: project ${PROJECT}'s allocation would cost $1,522.50/month, its cost budget is $1,500.00/month, $1,493.75 is allocated`,
+    );
   });
 
   it('exports the cost and the cost budget with the currency, as the dashboard selects them', async () => {
     const series = await eventually(
       async () => {
         const s = await costSeries();
-        if (s.tenantgate_project_cost_monthly?.value !== 1493.75) throw new Error(`cost not updated yet: ${JSON.stringify(s)}`);
+        if (s.tenantgate_project_cost_monthly?.value !== 1493.75)
+          throw new Error(`cost not updated yet: ${JSON.stringify(s)}`);
         return s;
       },
       { what: 'tenantgate_project_cost_monthly 1493.75' },
@@ -136,7 +220,9 @@ describe('C1: a project allocation priced by tenantgate.yaml stays within spec.c
       tenantgate_project_cost_budget_monthly: { value: 1500, currency: 'USD' },
     });
     const exported = exportedNames(await metricsText(metricsTarget(controller, scraperToken)));
-    const costQueries = (await dashboardQueries()).filter((q) => [...metricNames(q.expr)].some((n) => n.startsWith('tenantgate_project_cost_')));
+    const costQueries = (await dashboardQueries()).filter((q) =>
+      [...metricNames(q.expr)].some((n) => n.startsWith('tenantgate_project_cost_')),
+    );
     expect(costQueries.length).toBe(2);
     for (const q of costQueries) for (const n of metricNames(q.expr)) expect(exported, `${q.panel}: ${n}`).toContain(n);
   });

@@ -40,7 +40,11 @@ const KEYS = {
   extended: `requests.${extended}`,
 } as const;
 type Key = keyof typeof KEYS;
-const projects: Record<Key, string> = { devices: uniqueName('dvk'), implicit: uniqueName('imk'), extended: uniqueName('exk') };
+const projects: Record<Key, string> = {
+  devices: uniqueName('dvk'),
+  implicit: uniqueName('imk'),
+  extended: uniqueName('exk'),
+};
 const resized = uniqueName('rsz'); // its namespace: <resized>-a
 const NODE = `${resized}-node`;
 const ns = (key: Key, side: 'a' | 'b') => `${projects[key]}-${side}`;
@@ -48,18 +52,25 @@ const ns = (key: Key, side: 'a' | 'b') => `${projects[key]}-${side}`;
 let webhooks: WebhookReplicas;
 let controller: RunningController;
 
-const create = async (user: string, doc: unknown) => kubectl(user, ['create', '-f', '-'], { input: JSON.stringify(doc), reject: false });
+const create = async (user: string, doc: unknown) =>
+  kubectl(user, ['create', '-f', '-'], { input: JSON.stringify(doc), reject: false });
 const claim = (namespace: string, name: string) => ({
   apiVersion: 'resource.k8s.io/v1',
   kind: 'ResourceClaim',
   metadata: { name, namespace },
-  spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass, allocationMode: 'ExactCount', count: 1 } }] } },
+  spec: {
+    devices: {
+      requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass, allocationMode: 'ExactCount', count: 1 } }],
+    },
+  },
 });
 const extendedPod = (namespace: string, name: string) => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace },
-  spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [extended]: '1' } } }] },
+  spec: {
+    containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { limits: { [extended]: '1' } } }],
+  },
 });
 
 beforeAll(async () => {
@@ -67,7 +78,12 @@ beforeAll(async () => {
   await installBase(info);
   const certs = await generateWebhookCerts(join(info.dir, 'dra-extended-certs'));
   webhooks = await startWebhookReplicas(info, certs, {}, { name: 'dra-extended-webhook', count: 1 });
-  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
+  controller = await startController({
+    kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
+    config: DEFAULT_CONFIG,
+    leaderElection: false,
+    log: () => {},
+  });
   const made = await create('admin', {
     apiVersion: 'resource.k8s.io/v1',
     kind: 'DeviceClass',
@@ -82,18 +98,43 @@ beforeAll(async () => {
         apiVersion: 'tenantgate.io/v1alpha1',
         kind: 'Project',
         metadata: { name: projects[key] },
-        spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { [KEYS[key]]: '2' } }, namespaceDefaults: { quota: { hard: { [KEYS[key]]: '1' } } } },
+        spec: {
+          tenant: 'acme',
+          owners: OWNERS,
+          quota: { hard: { [KEYS[key]]: '2' } },
+          namespaceDefaults: { quota: { hard: { [KEYS[key]]: '1' } } },
+        },
       }),
     });
     expect(p.exitCode, p.stderr).toBe(0);
   }
   const r = await kubectl('admin', ['apply', '-f', '-'], {
     reject: false,
-    input: JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: resized }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }),
+    input: JSON.stringify({
+      apiVersion: 'tenantgate.io/v1alpha1',
+      kind: 'Project',
+      metadata: { name: resized },
+      spec: {
+        tenant: 'acme',
+        owners: OWNERS,
+        quota: { hard: { 'requests.cpu': '2' } },
+        namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } },
+      },
+    }),
   });
   expect(r.exitCode, r.stderr).toBe(0);
-  await eventually(async () => { for (const name of [...Object.values(projects), resized]) expect(controller.informers.snapshot.project(name), `the controller's cache has Project ${name}`).toBeDefined(); }, { what: 'the controller caches the Projects' });
-  await eventually(async () => expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/)).toEqual([Number((await kubectl('admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length)]));
+  await eventually(
+    async () => {
+      for (const name of [...Object.values(projects), resized])
+        expect(controller.informers.snapshot.project(name), `the controller's cache has Project ${name}`).toBeDefined();
+    },
+    { what: 'the controller caches the Projects' },
+  );
+  await eventually(async () =>
+    expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/)).toEqual([
+      Number((await kubectl('admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length),
+    ]),
+  );
   for (const key of Object.keys(KEYS) as Key[]) {
     for (const side of ['a', 'b'] as const) {
       const r = await kubectl('alice', ['create', 'namespace', ns(key, side)], { reject: false });
@@ -105,7 +146,11 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await kubectl('admin', ['delete', 'pods', '--all-namespaces', '--field-selector', `spec.nodeName=${NODE}`, '--grace-period=0', '--force'], { reject: false });
+  await kubectl(
+    'admin',
+    ['delete', 'pods', '--all-namespaces', '--field-selector', `spec.nodeName=${NODE}`, '--grace-period=0', '--force'],
+    { reject: false },
+  );
   await removeProjects([...Object.values(projects), resized]);
   await kubectl('admin', ['delete', 'node', NODE, '--ignore-not-found'], { reject: false });
   await controller?.stop();
@@ -113,16 +158,19 @@ afterAll(async () => {
 });
 
 describe('an extended resource served by DRA: a budget on any one of its three quota keys', () => {
-  it.each(Object.keys(KEYS) as Key[])('%s key alone: one claim of the class is admitted, the second is refused by that key\'s quota', async (key) => {
-    const first = await create('alice', claim(ns(key, 'a'), 'first'));
-    expect(first.exitCode, first.stderr).toBe(0);
-    const second = await create('alice', claim(ns(key, 'a'), 'second'));
-    expect(second.exitCode).not.toBe(0);
-    expect(second.stderr).toContain(`exceeded quota: ${QUOTA}`);
-    expect(second.stderr).toContain(`${KEYS[key]}=1`);
-    // The claim is counted once under the key (not once per key the apiserver knows for it).
-    await usedReaches(ns(key, 'a'), { [KEYS[key]]: '1' });
-  });
+  it.each(Object.keys(KEYS) as Key[])(
+    "%s key alone: one claim of the class is admitted, the second is refused by that key's quota",
+    async (key) => {
+      const first = await create('alice', claim(ns(key, 'a'), 'first'));
+      expect(first.exitCode, first.stderr).toBe(0);
+      const second = await create('alice', claim(ns(key, 'a'), 'second'));
+      expect(second.exitCode).not.toBe(0);
+      expect(second.stderr).toContain(`exceeded quota: ${QUOTA}`);
+      expect(second.stderr).toContain(`${KEYS[key]}=1`);
+      // The claim is counted once under the key (not once per key the apiserver knows for it).
+      await usedReaches(ns(key, 'a'), { [KEYS[key]]: '1' });
+    },
+  );
 
   it('the extended key: a pod asking the extended resource shares the quota with the claims (pod 1 + claim 1 = 2, then refused)', async () => {
     const b = ns('extended', 'b');
@@ -139,32 +187,86 @@ describe('an extended resource served by DRA: a budget on any one of its three q
     expect((await quotaObject(ns('devices', 'b'))).status?.used?.[KEYS.devices]).toBe('0');
   });
 
-  it('Q1: raising one namespace\'s quota on the key beyond the budget is refused while the other uses its share; the status counts each key', async () => {
+  it("Q1: raising one namespace's quota on the key beyond the budget is refused while the other uses its share; the status counts each key", async () => {
     for (const key of Object.keys(KEYS) as Key[]) {
       if (key !== 'extended') {
         const other = await create('alice', claim(ns(key, 'b'), 'other'));
         expect(other.exitCode, other.stderr).toBe(0);
       }
-      const raised = await kubectl('alice', ['-n', ns(key, 'a'), 'patch', 'resourcequota', QUOTA, '--type=merge', '-p', JSON.stringify({ spec: { hard: { [KEYS[key]]: '2' } } })], { reject: false });
+      const raised = await kubectl(
+        'alice',
+        [
+          '-n',
+          ns(key, 'a'),
+          'patch',
+          'resourcequota',
+          QUOTA,
+          '--type=merge',
+          '-p',
+          JSON.stringify({ spec: { hard: { [KEYS[key]]: '2' } } }),
+        ],
+        { reject: false },
+      );
       expect(raised.exitCode).not.toBe(0);
-      expect(raised.stderr).toContain(`[Q1] ResourceQuota ${ns(key, 'a')}/${QUOTA} asks ${KEYS[key]} 2, project ${projects[key]} has 2 of which 1 are allocated to other namespaces: at most 1 fits`);
-      await eventually(async () => {
-        const p = JSON.parse((await kubectl('admin', ['get', 'project', projects[key], '-o', 'json'])).stdout) as { status?: { used?: Record<string, string> } };
-        expect(p.status?.used?.[KEYS[key]]).toBe('2');
-      }, { what: `${projects[key]}: status.used ${KEYS[key]} 2` });
+      expect(raised.stderr).toContain(
+        `[Q1] ResourceQuota ${ns(key, 'a')}/${QUOTA} asks ${KEYS[key]} 2, project ${projects[key]} has 2 of which 1 are allocated to other namespaces: at most 1 fits`,
+      );
+      await eventually(
+        async () => {
+          const p = JSON.parse((await kubectl('admin', ['get', 'project', projects[key], '-o', 'json'])).stdout) as {
+            status?: { used?: Record<string, string> };
+          };
+          expect(p.status?.used?.[KEYS[key]]).toBe('2');
+        },
+        { what: `${projects[key]}: status.used ${KEYS[key]} 2` },
+      );
     }
   });
 });
 
 describe('in-place resize (pods/resize) inside a namespace near its quota', () => {
   const namespace = `${resized}-a`;
-  const resize = (cpu: string) => kubectl('alice', ['-n', namespace, 'patch', 'pod', 'grows', '--subresource=resize', '--type=merge', '-p', JSON.stringify({ spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] } })], { reject: false });
+  const resize = (cpu: string) =>
+    kubectl(
+      'alice',
+      [
+        '-n',
+        namespace,
+        'patch',
+        'pod',
+        'grows',
+        '--subresource=resize',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { containers: [{ name: 'c', resources: { requests: { cpu } } }] } }),
+      ],
+      { reject: false },
+    );
 
   it('a resize within the quota is admitted and charged; past it the apiserver refuses it; the Project counts the larger size', async () => {
-    expect((await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } }), reject: false })).exitCode).toBe(0);
+    expect(
+      (
+        await kubectl('admin', ['apply', '-f', '-'], {
+          input: JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } }),
+          reject: false,
+        })
+      ).exitCode,
+    ).toBe(0);
     // What a kubelet would report: since 1.37 the apiserver refuses a resize past the node's allocatable.
     const resources = { cpu: '4', memory: '8Gi', pods: '110' };
-    const status = await kubectl('admin', ['patch', 'node', NODE, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { capacity: resources, allocatable: resources } })], { reject: false });
+    const status = await kubectl(
+      'admin',
+      [
+        'patch',
+        'node',
+        NODE,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { capacity: resources, allocatable: resources } }),
+      ],
+      { reject: false },
+    );
     expect(status.exitCode, status.stderr).toBe(0);
     expect((await kubectl('alice', ['create', 'namespace', namespace], { reject: false })).exitCode).toBe(0);
     await usedReaches(namespace, { 'requests.cpu': '0' });
@@ -172,7 +274,9 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'grows', namespace },
-      spec: { containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '500m' } } }] },
+      spec: {
+        containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '500m' } } }],
+      },
     });
     expect(pod.exitCode, pod.stderr).toBe(0);
     // On the node as the scheduler puts it there (pods/binding): a project's pod may not set spec.nodeName itself [X8].
@@ -190,10 +294,15 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
     expect(past.exitCode).not.toBe(0);
     expect(past.stderr).toContain(`exceeded quota: ${QUOTA}`);
     expect(past.stderr).toContain('requests.cpu');
-    await eventually(async () => {
-      const p = JSON.parse((await kubectl('admin', ['get', 'project', resized, '-o', 'json'])).stdout) as { status?: { used?: Record<string, string> } };
-      expect(p.status?.used?.['requests.cpu']).toBe('900m');
-    }, { what: `${resized}: status.used requests.cpu 900m` });
+    await eventually(
+      async () => {
+        const p = JSON.parse((await kubectl('admin', ['get', 'project', resized, '-o', 'json'])).stdout) as {
+          status?: { used?: Record<string, string> };
+        };
+        expect(p.status?.used?.['requests.cpu']).toBe('900m');
+      },
+      { what: `${resized}: status.used requests.cpu 900m` },
+    );
   });
 });
 
@@ -212,16 +321,25 @@ describe('pod-level resources (spec.resources of the pod)', () => {
     await usedReaches(namespace, { 'requests.cpu': '0' });
     const first = await create('alice', podLevel('pod-level', '700m'));
     expect(first.exitCode, first.stderr).toBe(0);
-    const stored = JSON.parse((await kubectl('admin', ['-n', namespace, 'get', 'pod', 'pod-level', '-o', 'json'])).stdout) as { spec: { resources?: { requests?: Record<string, string> } } };
-    expect(stored.spec.resources?.requests?.cpu, 'the apiserver keeps pod-level resources (the feature is on)').toBe('700m');
+    const stored = JSON.parse(
+      (await kubectl('admin', ['-n', namespace, 'get', 'pod', 'pod-level', '-o', 'json'])).stdout,
+    ) as { spec: { resources?: { requests?: Record<string, string> } } };
+    expect(stored.spec.resources?.requests?.cpu, 'the apiserver keeps pod-level resources (the feature is on)').toBe(
+      '700m',
+    );
     await usedReaches(namespace, { 'requests.cpu': '700m' });
     const second = await create('alice', podLevel('pod-level-2', '400m'));
     expect(second.exitCode).not.toBe(0);
     expect(second.stderr).toContain(`exceeded quota: ${QUOTA}`);
-    await eventually(async () => {
-      const p = JSON.parse((await kubectl('admin', ['get', 'project', resized, '-o', 'json'])).stdout) as { status?: { used?: Record<string, string> } };
-      // 900m of the resized pod in <resized>-a, and 700m here.
-      expect(p.status?.used?.['requests.cpu']).toBe('1600m');
-    }, { what: `${resized}: status.used requests.cpu 1600m` });
+    await eventually(
+      async () => {
+        const p = JSON.parse((await kubectl('admin', ['get', 'project', resized, '-o', 'json'])).stdout) as {
+          status?: { used?: Record<string, string> };
+        };
+        // 900m of the resized pod in <resized>-a, and 700m here.
+        expect(p.status?.used?.['requests.cpu']).toBe('1600m');
+      },
+      { what: `${resized}: status.used requests.cpu 1600m` },
+    );
   });
 });

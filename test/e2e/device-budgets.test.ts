@@ -37,35 +37,68 @@ const B = `${project}-b`;
 const deviceClass = `${uniqueName('gpu')}.example.com`;
 const DEV = `${deviceClass}.deviceclass.resource.k8s.io/devices`;
 
-const apply = async (user: string, doc: unknown, extra: string[] = []) => kubectl(user, ['apply', '-f', '-', ...extra], { input: JSON.stringify(doc), reject: false });
-const create = async (user: string, doc: unknown, extra: string[] = []) => kubectl(user, ['create', '-f', '-', ...extra], { input: JSON.stringify(doc), reject: false });
+const apply = async (user: string, doc: unknown, extra: string[] = []) =>
+  kubectl(user, ['apply', '-f', '-', ...extra], { input: JSON.stringify(doc), reject: false });
+const create = async (user: string, doc: unknown, extra: string[] = []) =>
+  kubectl(user, ['create', '-f', '-', ...extra], { input: JSON.stringify(doc), reject: false });
 
 const claim = (namespace: string, name: string, count: number) => ({
   apiVersion: 'resource.k8s.io/v1',
   kind: 'ResourceClaim',
   metadata: { name, namespace },
-  spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass, allocationMode: 'ExactCount', count } }] } },
+  spec: {
+    devices: {
+      requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass, allocationMode: 'ExactCount', count } }],
+    },
+  },
 });
 
 const pause = { name: 'pause', image: 'registry.k8s.io/pause:3.10' };
-const gpuPod = (namespace: string, name: string, gpus: number) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec: { containers: [{ ...pause, resources: { limits: { 'nvidia.com/gpu': String(gpus) } } }] } });
+const gpuPod = (namespace: string, name: string, gpus: number) => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace },
+  spec: { containers: [{ ...pause, resources: { limits: { 'nvidia.com/gpu': String(gpus) } } }] },
+});
 const claimPod = (namespace: string, name: string) => ({
   apiVersion: 'v1',
   kind: 'Pod',
   metadata: { name, namespace },
-  spec: { resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'one-device' }], containers: [{ ...pause, resources: { claims: [{ name: 'gpu' }] } }] },
+  spec: {
+    resourceClaims: [{ name: 'gpu', resourceClaimTemplateName: 'one-device' }],
+    containers: [{ ...pause, resources: { claims: [{ name: 'gpu' }] } }],
+  },
 });
 
 /** alice sets the namespace's quota (a merge patch of spec.hard). */
 const patchQuota = (user: string, namespace: string, hard: Record<string, string>, extra: string[] = []) =>
-  kubectl(user, ['-n', namespace, 'patch', 'resourcequota', QUOTA, '--type=merge', '-p', JSON.stringify({ spec: { hard } }), ...extra], { reject: false });
+  kubectl(
+    user,
+    [
+      '-n',
+      namespace,
+      'patch',
+      'resourcequota',
+      QUOTA,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { hard } }),
+      ...extra,
+    ],
+    { reject: false },
+  );
 
 beforeAll(async () => {
   const info = cluster();
   await installBase(info);
   const certs = await generateWebhookCerts(join(info.dir, 'device-certs'));
   webhooks = await startWebhookReplicas(info, certs, {}, { name: 'device-webhook', count: 1 });
-  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
+  controller = await startController({
+    kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
+    config: DEFAULT_CONFIG,
+    leaderElection: false,
+    log: () => {},
+  });
 }, 300_000);
 
 afterAll(async () => {
@@ -77,62 +110,126 @@ afterAll(async () => {
 
 describe('DRA and extended resources: what the apiserver serves, accepts and counts', () => {
   it('serves resource.k8s.io/v1 (preferred) with deviceclasses, resourceclaims and resourceclaimtemplates', async () => {
-    const group = JSON.parse((await kubectl('admin', ['get', '--raw', '/apis/resource.k8s.io'])).stdout) as { preferredVersion: { version: string }; versions: Array<{ version: string }> };
+    const group = JSON.parse((await kubectl('admin', ['get', '--raw', '/apis/resource.k8s.io'])).stdout) as {
+      preferredVersion: { version: string };
+      versions: Array<{ version: string }>;
+    };
     expect(group.preferredVersion.version).toBe('v1');
-    const names = (await kubectl('admin', ['api-resources', '--api-group=resource.k8s.io', '-o', 'name'])).stdout.trim().split('\n').sort();
-    expect(names).toEqual(expect.arrayContaining(['deviceclasses.resource.k8s.io', 'resourceclaims.resource.k8s.io', 'resourceclaimtemplates.resource.k8s.io', 'resourceslices.resource.k8s.io']));
-    process.stderr.write(`[devices] resource.k8s.io versions ${group.versions.map((v) => v.version).join(', ')}; resources ${names.join(', ')}\n`);
+    const names = (await kubectl('admin', ['api-resources', '--api-group=resource.k8s.io', '-o', 'name'])).stdout
+      .trim()
+      .split('\n')
+      .sort();
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'deviceclasses.resource.k8s.io',
+        'resourceclaims.resource.k8s.io',
+        'resourceclaimtemplates.resource.k8s.io',
+        'resourceslices.resource.k8s.io',
+      ]),
+    );
+    process.stderr.write(
+      `[devices] resource.k8s.io versions ${group.versions.map((v) => v.version).join(', ')}; resources ${names.join(', ')}\n`,
+    );
   });
 
   it('ResourceQuota keys: the apiserver refuses a non-standard bare name and a fraction of devices; it accepts limits.nvidia.com/gpu and a bare nvidia.com/gpu but never counts them', async () => {
     const ns = uniqueName('probe');
     await kubectl('admin', ['create', 'namespace', ns]);
-    const rq = (name: string, hard: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name, namespace: ns }, spec: { hard } });
+    const rq = (name: string, hard: Record<string, string>) => ({
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name, namespace: ns },
+      spec: { hard },
+    });
     const bare = await create('admin', rq('bare', { gpus: '1' }), ['--dry-run=server']);
     expect(bare.exitCode).not.toBe(0);
     expect(bare.stderr).toContain('must be a standard resource for quota');
     const fraction = await create('admin', rq('fraction', { [DEV]: '1500m' }), ['--dry-run=server']);
     expect(fraction.exitCode).not.toBe(0);
     expect(fraction.stderr).toContain('must be an integer');
-    expect((await create('admin', rq('uncounted', { 'limits.nvidia.com/gpu': '0', 'nvidia.com/gpu': '0' }))).exitCode).toBe(0);
+    expect(
+      (await create('admin', rq('uncounted', { 'limits.nvidia.com/gpu': '0', 'nvidia.com/gpu': '0' }))).exitCode,
+    ).toBe(0);
     // A pod asking a GPU is admitted although both keys say 0: neither is counted.
     const admitted = await create('admin', gpuPod(ns, 'gpu', 1));
     expect(admitted.exitCode, admitted.stderr).toBe(0);
     // The quota controller has synced the quota (status.hard) but reports no use of either key.
-    const status = await eventually(async () => {
-      const q = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'resourcequota', 'uncounted', '-o', 'json'])).stdout) as { status?: { hard?: Record<string, string>; used?: Record<string, string> } };
-      expect(q.status?.hard?.['nvidia.com/gpu']).toBe('0');
-      return q.status!;
-    }, { what: 'quota uncounted synced' });
+    const status = await eventually(
+      async () => {
+        const q = JSON.parse(
+          (await kubectl('admin', ['-n', ns, 'get', 'resourcequota', 'uncounted', '-o', 'json'])).stdout,
+        ) as { status?: { hard?: Record<string, string>; used?: Record<string, string> } };
+        expect(q.status?.hard?.['nvidia.com/gpu']).toBe('0');
+        return q.status!;
+      },
+      { what: 'quota uncounted synced' },
+    );
     expect(status.used?.['nvidia.com/gpu'] ?? '0').toBe('0');
     expect(status.used?.['limits.nvidia.com/gpu'] ?? '0').toBe('0');
-    process.stderr.write(`[devices] quota with limits.nvidia.com/gpu=0 and nvidia.com/gpu=0 admitted a 1-GPU pod; status.used ${JSON.stringify(status.used ?? {})}\n`);
+    process.stderr.write(
+      `[devices] quota with limits.nvidia.com/gpu=0 and nvidia.com/gpu=0 admitted a 1-GPU pod; status.used ${JSON.stringify(status.used ?? {})}\n`,
+    );
     await kubectl('admin', ['delete', 'namespace', ns, '--wait=false']);
   });
 
   it('LimitRange keys: requests.nvidia.com/gpu and an extended default unlike its defaultRequest are refused; max alone gives every container that many GPUs', async () => {
     const ns = uniqueName('probe-lr');
     await kubectl('admin', ['create', 'namespace', ns]);
-    const lr = (name: string, limit: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name, namespace: ns }, spec: { limits: [{ type: 'Container', ...limit }] } });
-    const prefixed = await create('admin', lr('prefixed', { default: { 'requests.nvidia.com/gpu': '1' } }), ['--dry-run=server']);
+    const lr = (name: string, limit: Record<string, unknown>) => ({
+      apiVersion: 'v1',
+      kind: 'LimitRange',
+      metadata: { name, namespace: ns },
+      spec: { limits: [{ type: 'Container', ...limit }] },
+    });
+    const prefixed = await create('admin', lr('prefixed', { default: { 'requests.nvidia.com/gpu': '1' } }), [
+      '--dry-run=server',
+    ]);
     expect(prefixed.exitCode).not.toBe(0);
     expect(prefixed.stderr).toContain("doesn't follow extended resource name standard");
-    const differ = await create('admin', lr('differ', { default: { 'nvidia.com/gpu': '2' }, defaultRequest: { 'nvidia.com/gpu': '1' } }), ['--dry-run=server']);
+    const differ = await create(
+      'admin',
+      lr('differ', { default: { 'nvidia.com/gpu': '2' }, defaultRequest: { 'nvidia.com/gpu': '1' } }),
+      ['--dry-run=server'],
+    );
     expect(differ.exitCode).not.toBe(0);
     expect(differ.stderr).toContain('must equal to defaultRequest value');
     expect((await create('admin', lr('max-only', { max: { 'nvidia.com/gpu': '2' } }))).exitCode).toBe(0);
-    const stored = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'limitrange', 'max-only', '-o', 'json'])).stdout) as { spec: { limits: Array<Record<string, Record<string, string>>> } };
+    const stored = JSON.parse(
+      (await kubectl('admin', ['-n', ns, 'get', 'limitrange', 'max-only', '-o', 'json'])).stdout,
+    ) as { spec: { limits: Array<Record<string, Record<string, string>>> } };
     expect(stored.spec.limits[0]!['default']).toEqual({ 'nvidia.com/gpu': '2' });
-    const plain = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'plain', namespace: ns }, spec: { containers: [pause] } };
+    const plain = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'plain', namespace: ns },
+      spec: { containers: [pause] },
+    };
     expect((await create('admin', plain)).exitCode).toBe(0);
-    const pod = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'pod', 'plain', '-o', 'json'])).stdout) as { spec: { containers: Array<{ resources: unknown }> } };
-    expect(pod.spec.containers[0]!.resources).toEqual({ limits: { 'nvidia.com/gpu': '2' }, requests: { 'nvidia.com/gpu': '2' } });
-    process.stderr.write(`[devices] ${differ.stderr.trim()}\n[devices] a container without resources under a LimitRange max nvidia.com/gpu 2: ${JSON.stringify(pod.spec.containers[0]!.resources)}\n`);
+    const pod = JSON.parse((await kubectl('admin', ['-n', ns, 'get', 'pod', 'plain', '-o', 'json'])).stdout) as {
+      spec: { containers: Array<{ resources: unknown }> };
+    };
+    expect(pod.spec.containers[0]!.resources).toEqual({
+      limits: { 'nvidia.com/gpu': '2' },
+      requests: { 'nvidia.com/gpu': '2' },
+    });
+    process.stderr.write(
+      `[devices] ${differ.stderr.trim()}\n[devices] a container without resources under a LimitRange max nvidia.com/gpu 2: ${JSON.stringify(pod.spec.containers[0]!.resources)}\n`,
+    );
     await kubectl('admin', ['delete', 'namespace', ns, '--wait=false']);
   });
 
   it('the webhook refuses a Project budgeting limits.nvidia.com/gpu or a bare nvidia.com/gpu with S1, naming the field and what is allowed', async () => {
-    const bad = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: uniqueName('devbad') }, spec: { tenant: 'acme', owners: OWNERS, quota: { hard: { 'limits.nvidia.com/gpu': '4' } }, namespaceDefaults: { quota: { hard: { 'nvidia.com/gpu': '1' } } } } };
+    const bad = {
+      apiVersion: 'tenantgate.io/v1alpha1',
+      kind: 'Project',
+      metadata: { name: uniqueName('devbad') },
+      spec: {
+        tenant: 'acme',
+        owners: OWNERS,
+        quota: { hard: { 'limits.nvidia.com/gpu': '4' } },
+        namespaceDefaults: { quota: { hard: { 'nvidia.com/gpu': '1' } } },
+      },
+    };
     const r = await apply('admin', bad, ['--dry-run=server']);
     expect(r.exitCode).not.toBe(0);
     expect(r.stderr).toContain('[S1]');
@@ -145,7 +242,12 @@ describe('DRA and extended resources: what the apiserver serves, accepts and cou
 
 describe('a device budget over two namespaces, as the tenant', () => {
   it('the admin makes the DeviceClass (a tenant may not) and the Project; alice makes two namespaces, the controller gives each the device defaults', async () => {
-    const dc = { apiVersion: 'resource.k8s.io/v1', kind: 'DeviceClass', metadata: { name: deviceClass }, spec: { selectors: [{ cel: { expression: `device.driver == "${deviceClass}"` } }] } };
+    const dc = {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'DeviceClass',
+      metadata: { name: deviceClass },
+      spec: { selectors: [{ cel: { expression: `device.driver == "${deviceClass}"` } }] },
+    };
     const tenant = await create('alice', dc);
     expect(tenant.exitCode).not.toBe(0);
     expect(tenant.stderr).toContain('forbidden');
@@ -163,14 +265,21 @@ describe('a device budget over two namespaces, as the tenant', () => {
     });
     expect(p.exitCode, p.stderr).toBe(0);
     await eventually(async () => expect(controller.informers.snapshot.project(project)).toBeDefined());
-    await eventually(async () => expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/)).toEqual([Number((await kubectl('admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length)]));
+    await eventually(async () =>
+      expect(await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/)).toEqual([
+        Number((await kubectl('admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length),
+      ]),
+    );
     for (const ns of [A, B]) {
       const made = await kubectl('alice', ['create', 'namespace', ns], { reject: false });
       expect(made.exitCode, made.stderr).toBe(0);
-      await eventually(async () => {
-        await kubectl('admin', ['-n', ns, 'get', 'rolebinding', OWNERS_BINDING_NAME]);
-        expect((await quotaObject(ns)).spec.hard).toEqual({ [DEV]: '2', [CLAIMS]: '3', [GPU]: '2', pods: '10' });
-      }, { what: `${ns}: owners' binding and the default quota` });
+      await eventually(
+        async () => {
+          await kubectl('admin', ['-n', ns, 'get', 'rolebinding', OWNERS_BINDING_NAME]);
+          expect((await quotaObject(ns)).spec.hard).toEqual({ [DEV]: '2', [CLAIMS]: '3', [GPU]: '2', pods: '10' });
+        },
+        { what: `${ns}: owners' binding and the default quota` },
+      );
       // the quota controller counts the DRA keys from the start
       await usedReaches(ns, { [DEV]: '0', [CLAIMS]: '0', [GPU]: '0' });
     }
@@ -188,23 +297,45 @@ describe('a device budget over two namespaces, as the tenant', () => {
   });
 
   it('a pod with a ResourceClaimTemplate gets a claim from the ResourceClaim controller, counted in its namespace; a third device is refused to that controller', async () => {
-    const template = { apiVersion: 'resource.k8s.io/v1', kind: 'ResourceClaimTemplate', metadata: { name: 'one-device', namespace: B }, spec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass } }] } } } };
+    const template = {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaimTemplate',
+      metadata: { name: 'one-device', namespace: B },
+      spec: { spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: deviceClass } }] } } },
+    };
     expect((await create('alice', template)).exitCode).toBe(0);
     for (const name of ['infer-1', 'infer-2']) {
       const made = await create('alice', claimPod(B, name));
       expect(made.exitCode, made.stderr).toBe(0);
     }
     await usedReaches(B, { [DEV]: '2', [CLAIMS]: '2' });
-    const claims = JSON.parse((await kubectl('alice', ['-n', B, 'get', 'resourceclaims', '-o', 'json'])).stdout) as { items: Array<{ metadata: { name: string; ownerReferences?: Array<{ kind: string; name: string }> } }> };
+    const claims = JSON.parse((await kubectl('alice', ['-n', B, 'get', 'resourceclaims', '-o', 'json'])).stdout) as {
+      items: Array<{ metadata: { name: string; ownerReferences?: Array<{ kind: string; name: string }> } }>;
+    };
     expect(claims.items.map((c) => c.metadata.ownerReferences?.[0]?.kind)).toEqual(['Pod', 'Pod']);
     // a third pod: its claim is refused by the quota, so it never gets one
     expect((await create('alice', claimPod(B, 'infer-3'))).exitCode).toBe(0);
-    const refusal = await eventually(async () => {
-      const events = JSON.parse((await kubectl('admin', ['-n', B, 'get', 'events', '--field-selector=involvedObject.name=infer-3', '-o', 'json'])).stdout) as { items: Array<{ reason: string; message: string }> };
-      const found = events.items.find((e) => e.reason === 'FailedResourceClaimCreation');
-      expect(found?.message).toContain('exceeded quota');
-      return found!.message;
-    }, { what: 'infer-3: the ResourceClaim controller reports the quota refusal' });
+    const refusal = await eventually(
+      async () => {
+        const events = JSON.parse(
+          (
+            await kubectl('admin', [
+              '-n',
+              B,
+              'get',
+              'events',
+              '--field-selector=involvedObject.name=infer-3',
+              '-o',
+              'json',
+            ])
+          ).stdout,
+        ) as { items: Array<{ reason: string; message: string }> };
+        const found = events.items.find((e) => e.reason === 'FailedResourceClaimCreation');
+        expect(found?.message).toContain('exceeded quota');
+        return found!.message;
+      },
+      { what: 'infer-3: the ResourceClaim controller reports the quota refusal' },
+    );
     process.stderr.write(`[devices] infer-3 event FailedResourceClaimCreation: ${refusal}\n`);
     await new Promise((r) => setTimeout(r, 2_000));
     expect((await quotaObject(B)).status?.used?.[DEV]).toBe('2');
@@ -214,7 +345,9 @@ describe('a device budget over two namespaces, as the tenant', () => {
   it("(b) the webhook refuses raising A's device quota beyond the budget while B's claims use their share — also after B's quota is lowered below its use", async () => {
     const raise = await patchQuota('alice', A, { [DEV]: '3' });
     expect(raise.exitCode).not.toBe(0);
-    expect(raise.stderr).toContain(`[Q1] ResourceQuota ${A}/${QUOTA} asks ${DEV} 3, project ${project} has 4 of which 2 are allocated to other namespaces: at most 2 fits`);
+    expect(raise.stderr).toContain(
+      `[Q1] ResourceQuota ${A}/${QUOTA} asks ${DEV} 3, project ${project} has 4 of which 2 are allocated to other namespaces: at most 2 fits`,
+    );
     // B lowers its quota to 0 devices (allowed: it frees nothing its claims still use) ...
     const lowered = await patchQuota('alice', B, { [DEV]: '0' });
     expect(lowered.exitCode, lowered.stderr).toBe(0);
@@ -223,7 +356,9 @@ describe('a device budget over two namespaces, as the tenant', () => {
     const still = await patchQuota('alice', A, { [DEV]: '3' });
     expect(still.exitCode).not.toBe(0);
     expect(still.stderr).toContain('at most 2 fits');
-    expect(still.stderr).toContain(`counted by usage: ${B} holds ${DEV} 2 (its quota says 0; in use or still enforced)`);
+    expect(still.stderr).toContain(
+      `counted by usage: ${B} holds ${DEV} 2 (its quota says 0; in use or still enforced)`,
+    );
     process.stderr.write(`[devices] ${still.stderr.trim()}\n`);
     // B cannot claim more either: 4 devices at most across the project's namespaces
     const more = await create('alice', claim(B, 'extra', 1));
@@ -234,10 +369,13 @@ describe('a device budget over two namespaces, as the tenant', () => {
     await usedReaches(B, { [DEV]: '0', [CLAIMS]: '0' });
     // (B's own creation is reserved in the headroom ledger for reservationTtlSeconds, 30 s, with its default
     // 2 devices: until that entry expires the webhook still counts them — docs/adr/0035-ledger-entries-leave-only-by-expiry.md)
-    await eventually(async () => {
-      const grown = await patchQuota('alice', A, { [DEV]: '4' });
-      expect(grown.exitCode, grown.stderr).toBe(0);
-    }, { timeoutMs: 45_000, intervalMs: 2_000, what: `${A} grows to 4 devices once ${B}'s claims are gone` });
+    await eventually(
+      async () => {
+        const grown = await patchQuota('alice', A, { [DEV]: '4' });
+        expect(grown.exitCode, grown.stderr).toBe(0);
+      },
+      { timeoutMs: 45_000, intervalMs: 2_000, what: `${A} grows to 4 devices once ${B}'s claims are gone` },
+    );
     expect((await create('alice', claim(A, 'two-more', 2))).exitCode).toBe(0);
     await usedReaches(A, { [DEV]: '4', [CLAIMS]: '2' });
   }, 120_000);
@@ -252,7 +390,9 @@ describe('a device budget over two namespaces, as the tenant', () => {
     await usedReaches(A, { [GPU]: '2' });
     const raise = await patchQuota('alice', B, { [GPU]: '3' });
     expect(raise.exitCode).not.toBe(0);
-    expect(raise.stderr).toContain(`[Q1] ResourceQuota ${B}/${QUOTA} asks ${GPU} 3, project ${project} has 4 of which 2 are allocated to other namespaces: at most 2 fits`);
+    expect(raise.stderr).toContain(
+      `[Q1] ResourceQuota ${B}/${QUOTA} asks ${GPU} 3, project ${project} has 4 of which 2 are allocated to other namespaces: at most 2 fits`,
+    );
     // A lowers its GPU quota to 0 with its pod still there: the 2 GPUs stay held
     expect((await patchQuota('alice', A, { [GPU]: '0' })).exitCode).toBe(0);
     const held = await patchQuota('alice', B, { [GPU]: '3' });
@@ -261,11 +401,16 @@ describe('a device budget over two namespaces, as the tenant', () => {
   });
 
   it("the Project's status counts the device keys (allocated and used)", async () => {
-    await eventually(async () => {
-      const p = JSON.parse((await kubectl('admin', ['get', 'project', project, '-o', 'json'])).stdout) as { status?: { used?: Record<string, string>; allocated?: Record<string, string> } };
-      expect(p.status?.used?.[DEV]).toBe('4');
-      expect(p.status?.used?.[GPU]).toBe('2');
-      expect(p.status?.allocated?.[DEV]).toBe('4');
-    }, { what: 'Project status counts devices and GPUs' });
+    await eventually(
+      async () => {
+        const p = JSON.parse((await kubectl('admin', ['get', 'project', project, '-o', 'json'])).stdout) as {
+          status?: { used?: Record<string, string>; allocated?: Record<string, string> };
+        };
+        expect(p.status?.used?.[DEV]).toBe('4');
+        expect(p.status?.used?.[GPU]).toBe('2');
+        expect(p.status?.allocated?.[DEV]).toBe('4');
+      },
+      { what: 'Project status counts devices and GPUs' },
+    );
   });
 });

@@ -15,7 +15,8 @@ const log = (m: string) => process.stderr.write(`[fleet-race] ${m}\n`);
 const planes: ControlPlane[] = [];
 
 beforeAll(async () => {
-  for (const name of ['hub', 'race-eu', 'race-us']) planes.push(await ControlPlane.start({ log: (m) => log(`${name}: ${m}`) }));
+  for (const name of ['hub', 'race-eu', 'race-us'])
+    planes.push(await ControlPlane.start({ log: (m) => log(`${name}: ${m}`) }));
 }, 300_000);
 
 afterAll(async () => {
@@ -25,8 +26,20 @@ afterAll(async () => {
 describe('a fleet budget under racing writes on two members, a hub restart and a webhook kill', () => {
   it('400 racing writes never make a member hold more than its share, nor the fleet more than its budget, at any sample', async () => {
     const [hub, eu, us] = planes as [ControlPlane, ControlPlane, ControlPlane];
-    const result = await runFleetRace({ hub, members: [{ name: 'race-eu', info: eu.info }, { name: 'race-us', info: us.info }], project: 'frace', attempts: ATTEMPTS, concurrency: 12, log });
-    log(`seed ${result.seed}: ${JSON.stringify({ counts: result.counts, samples: result.samples, hubUnread: result.hubUnread, sampleErrors: result.sampleErrors.length, peak: result.peakFleetHeld, shares: result.finalShares, hubStatusWrites: result.hubStatusWrites, memberMetrics: result.memberMetrics, hubRestart: result.hubRestart, webhookKill: result.webhookKill, wallMs: result.wallMs })}`);
+    const result = await runFleetRace({
+      hub,
+      members: [
+        { name: 'race-eu', info: eu.info },
+        { name: 'race-us', info: us.info },
+      ],
+      project: 'frace',
+      attempts: ATTEMPTS,
+      concurrency: 12,
+      log,
+    });
+    log(
+      `seed ${result.seed}: ${JSON.stringify({ counts: result.counts, samples: result.samples, hubUnread: result.hubUnread, sampleErrors: result.sampleErrors.length, peak: result.peakFleetHeld, shares: result.finalShares, hubStatusWrites: result.hubStatusWrites, memberMetrics: result.memberMetrics, hubRestart: result.hubRestart, webhookKill: result.webhookKill, wallMs: result.wallMs })}`,
+    );
 
     expect(result.violations, `seed ${result.seed}`).toEqual([]);
     expect(result.samples).toBeGreaterThanOrEqual(10);
@@ -37,13 +50,19 @@ describe('a fleet budget under racing writes on two members, a hub restart and a
     // Not vacuous: both members admitted writes, shares moved to both through the hub, and growths
     // beyond what the fleet holds were refused ([Q1] within a member's limit, [F2] beyond the fleet).
     for (const [member, counts] of Object.entries(result.counts)) expect(counts.admitted, member).toBeGreaterThan(0);
-    for (const member of ['race-eu', 'race-us']) expect(Object.keys(result.finalShares[member] ?? {}), member).not.toHaveLength(0);
+    for (const member of ['race-eu', 'race-us'])
+      expect(Object.keys(result.finalShares[member] ?? {}), member).not.toHaveLength(0);
     // Shares moved through the hub more than once. Each count is a lower bound: the hub's apiserver
     // counts its status writes since it started (writes between the last read before its restart and
     // the restart are lost), the webhooks count the growths the hub granted (the killed replica's are
     // lost with it); the larger of the two is judged.
-    const granted = Object.values(result.memberMetrics).flatMap((m) => m.transfersGranted ?? []).reduce((a, b) => a + b, 0);
-    expect(Math.max(result.hubStatusWrites, granted), `hub status writes ${result.hubStatusWrites}, transfers granted ${granted}`).toBeGreaterThan(1);
+    const granted = Object.values(result.memberMetrics)
+      .flatMap((m) => m.transfersGranted ?? [])
+      .reduce((a, b) => a + b, 0);
+    expect(
+      Math.max(result.hubStatusWrites, granted),
+      `hub status writes ${result.hubStatusWrites}, transfers granted ${granted}`,
+    ).toBeGreaterThan(1);
     const refused = Object.values(result.counts).map((c) => (c.refused.F2 ?? 0) + (c.refused.Q1 ?? 0));
     expect(refused.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
 
@@ -52,7 +71,11 @@ describe('a fleet budget under racing writes on two members, a hub restart and a
     expect(Object.keys(result.webhookKill.servedBeforeKill).sort()).toEqual(['race-eu', 'race-us']);
     for (const [member, served] of Object.entries(result.webhookKill.servedBeforeKill)) {
       expect(served, member).toHaveLength(2);
-      for (const [k, n] of served.entries()) expect(n, `${member}: validate requests answered by replica ${k} before the kill (per replica: ${served.join('/')})`).toBeGreaterThan(0);
+      for (const [k, n] of served.entries())
+        expect(
+          n,
+          `${member}: validate requests answered by replica ${k} before the kill (per replica: ${served.join('/')})`,
+        ).toBeGreaterThan(0);
     }
 
     // The events happened mid-run.

@@ -40,14 +40,23 @@ function shop(fleetCpu = '6'): Project {
   });
 }
 
-const plain = aProject('plain', { owners: [{ kind: 'Group', name: 'acme:payments-admins' }], quota: { hard: { [CPU]: '4' } }, namespaceDefaults: { quota: { hard: { [CPU]: '2' } } } });
+const plain = aProject('plain', {
+  owners: [{ kind: 'Group', name: 'acme:payments-admins' }],
+  quota: { hard: { [CPU]: '4' } },
+  namespaceDefaults: { quota: { hard: { [CPU]: '2' } } },
+});
 
 let hub: FleetHub;
 let eu: FleetMemberCluster;
 let us: FleetMemberCluster;
 
 const as = (m: FleetMemberCluster, user: string, args: string[], input?: string) =>
-  execa(join(m.cp.info.binDir, 'kubectl'), args, { env: { KUBECONFIG: m.cp.info.kubeconfigs[user] ?? '' }, reject: false, timeout: 60_000, ...(input ? { input } : {}) });
+  execa(join(m.cp.info.binDir, 'kubectl'), args, {
+    env: { KUBECONFIG: m.cp.info.kubeconfigs[user] ?? '' },
+    reject: false,
+    timeout: 60_000,
+    ...(input ? { input } : {}),
+  });
 const createNamespace = (m: FleetMemberCluster, name: string) => as(m, 'alice', ['create', 'namespace', name]);
 const applyAll = async (m: FleetMemberCluster, objects: unknown[]) => {
   const out = await as(m, 'admin', ['apply', '-f', '-'], objects.map((o) => JSON.stringify(o)).join('\n'));
@@ -59,15 +68,29 @@ async function shareOn(cluster: string): Promise<Record<string, string | number>
 }
 
 async function enforcedOn(m: FleetMemberCluster): Promise<Record<string, string>> {
-  const got = await as(m, 'admin', ['-n', 'tenantgate-system', 'get', 'configmap', 'tenantgate-ledger-shop', '-o', 'jsonpath={.data.fleet}']);
+  const got = await as(m, 'admin', [
+    '-n',
+    'tenantgate-system',
+    'get',
+    'configmap',
+    'tenantgate-ledger-shop',
+    '-o',
+    'jsonpath={.data.fleet}',
+  ]);
   const d = decodeRecord(got.stdout || undefined, 'shop');
   if (!d.ok) throw new Error(d.problem);
   return formatResources(d.record.enforced);
 }
 
-async function counter(m: FleetMemberCluster, metric: 'fleetTransfers' | 'fleetHubRequests', labels: Record<string, string> = {}): Promise<number> {
+async function counter(
+  m: FleetMemberCluster,
+  metric: 'fleetTransfers' | 'fleetHubRequests',
+  labels: Record<string, string> = {},
+): Promise<number> {
   const { values } = await m.webhook.webhook.metrics[metric].get();
-  return values.filter((v) => Object.entries(labels).every(([k, want]) => (v.labels as Record<string, unknown>)[k] === want)).reduce((n, v) => n + v.value, 0);
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => (v.labels as Record<string, unknown>)[k] === want))
+    .reduce((n, v) => n + v.value, 0);
 }
 
 /** Waits until the member's webhook cache shows the Project at this fleet budget. */
@@ -85,7 +108,11 @@ beforeAll(async () => {
   hub = await startFleetHub(dir, ['eu', 'us'], log);
   // keep 0: each transfer moves exactly what a namespace needs. Reservations live 3 s (a deleted
   // namespace's reservation counts until it expires, docs/adr/0035-ledger-entries-leave-only-by-expiry.md).
-  const o = { fleet: { keep: { [CPU]: '0' }, above: { [CPU]: '2' } }, config: { reservationTtlSeconds: RESERVATION_TTL_SECONDS }, log };
+  const o = {
+    fleet: { keep: { [CPU]: '0' }, above: { [CPU]: '2' } },
+    config: { reservationTtlSeconds: RESERVATION_TTL_SECONDS },
+    log,
+  };
   [eu, us] = await Promise.all([startFleetMember('eu', dir, hub, o), startFleetMember('us', dir, hub, o)]);
   await hub.apply([fleetBudgetFor(shop(), processNow())]);
   for (const m of [eu, us]) {
@@ -97,15 +124,19 @@ beforeAll(async () => {
 afterAll(async () => {
   // What each namespace decision cost (not asserted: docs/adr/0044-fleet-member-wiring.md quotes it).
   for (const m of [eu, us]) {
-    const creates = (m?.decisions ?? []).filter((d) => d.kind === 'Namespace' && d.operation === 'CREATE' && d.path === 'validate');
-    process.stderr.write(`[fleet-shares] ${m?.name}: ${creates.map((d) => `${d.name} ${d.verdict}${d.rules.length ? ` ${d.rules.join(',')}` : ''} ${d.ms} ms`).join('; ')}\n`);
+    const creates = (m?.decisions ?? []).filter(
+      (d) => d.kind === 'Namespace' && d.operation === 'CREATE' && d.path === 'validate',
+    );
+    process.stderr.write(
+      `[fleet-shares] ${m?.name}: ${creates.map((d) => `${d.name} ${d.verdict}${d.rules.length ? ` ${d.rules.join(',')}` : ''} ${d.ms} ms`).join('; ')}\n`,
+    );
   }
   await Promise.all([eu?.stop(), us?.stop()]);
   await hub?.stop();
 });
 
 describe('fleet budgets on two members sharing one hub', () => {
-  it('a growth beyond the member\'s share that fits the fleet is admitted after a transfer: the share moves in the hub, E rises', async () => {
+  it("a growth beyond the member's share that fits the fleet is admitted after a transfer: the share moves in the hub, E rises", async () => {
     expect(await shareOn('eu')).toEqual({});
     const a = await createNamespace(eu, 'shop-a');
     expect(a.exitCode, a.stderr).toBe(0);
@@ -125,11 +156,21 @@ describe('fleet budgets on two members sharing one hub', () => {
   it('a growth beyond the fleet budget is refused with F2 on every member, naming who holds the room', async () => {
     const onEu = await createNamespace(eu, 'shop-c');
     expect(onEu.exitCode).not.toBe(0);
-    expect(onEu.stderr).toContain("[F2] project shop on cluster eu: requests.cpu needs 2 more than this cluster's share 4 of the fleet budget; the hub has 0 unallocated and 0 offered by other clusters, held by us 2;");
+    expect(onEu.stderr).toContain(
+      "[F2] project shop on cluster eu: requests.cpu needs 2 more than this cluster's share 4 of the fleet budget; the hub has 0 unallocated and 0 offered by other clusters, held by us 2;",
+    );
     const onUs = await createNamespace(us, 'shop-y');
     expect(onUs.exitCode).not.toBe(0);
-    expect(onUs.stderr).toContain("[F2] project shop on cluster us: requests.cpu needs 2 more than this cluster's share 2 of the fleet budget; the hub has 0 unallocated and 0 offered by other clusters, held by eu 4;");
-    for (const [m, ns] of [[eu, 'shop-c'], [us, 'shop-y']] as const) expect((await as(m, 'admin', ['get', 'namespace', ns, '--ignore-not-found', '-o', 'name'])).stdout.trim()).toBe('');
+    expect(onUs.stderr).toContain(
+      "[F2] project shop on cluster us: requests.cpu needs 2 more than this cluster's share 2 of the fleet budget; the hub has 0 unallocated and 0 offered by other clusters, held by eu 4;",
+    );
+    for (const [m, ns] of [
+      [eu, 'shop-c'],
+      [us, 'shop-y'],
+    ] as const)
+      expect((await as(m, 'admin', ['get', 'namespace', ns, '--ignore-not-found', '-o', 'name'])).stdout.trim()).toBe(
+        '',
+      );
     expect({ eu: await shareOn('eu'), us: await shareOn('us') }).toEqual({ eu: { [CPU]: '4' }, us: { [CPU]: '2' } });
   });
 
@@ -148,7 +189,9 @@ describe('fleet budgets on two members sharing one hub', () => {
       expect(await counter(eu, 'fleetHubRequests')).toBe(requests);
       const beyond = await createNamespace(eu, 'shop-e');
       expect(beyond.exitCode).not.toBe(0);
-      expect(beyond.stderr).toMatch(/\[F2\] project shop on cluster eu: requests\.cpu needs 2 more than the 4 this cluster enforces; when last read, held by us 2; the fleet's hub did not answer within [\d.]+ s, so nothing more was granted \(growth within the share is still admitted\); retry later/);
+      expect(beyond.stderr).toMatch(
+        /\[F2\] project shop on cluster eu: requests\.cpu needs 2 more than the 4 this cluster enforces; when last read, held by us 2; the fleet's hub did not answer within [\d.]+ s, so nothing more was granted \(growth within the share is still admitted\); retry later/,
+      );
       const onUs = await createNamespace(us, 'shop-y');
       expect(onUs.stderr).toMatch(/\[F2\] project shop on cluster us: .*the fleet's hub did not answer/);
       expect(await counter(eu, 'fleetTransfers', { result: 'unreachable' })).toBe(1);
@@ -177,11 +220,21 @@ describe('fleet budgets on two members sharing one hub', () => {
     }
     const third = await createNamespace(eu, 'plain-c');
     expect(third.exitCode).not.toBe(0);
-    expect(third.stderr).toMatch(/\[Q1\] Namespace plain-c asks requests\.cpu 2 \(namespaceDefaults\), project plain on cluster eu has 4 of which 4 are allocated/);
+    expect(third.stderr).toMatch(
+      /\[Q1\] Namespace plain-c asks requests\.cpu 2 \(namespaceDefaults\), project plain on cluster eu has 4 of which 4 are allocated/,
+    );
     expect(await counter(eu, 'fleetHubRequests')).toBe(requests);
-    const ledger = await as(eu, 'admin', ['-n', 'tenantgate-system', 'get', 'configmap', 'tenantgate-ledger-plain', '-o', 'jsonpath={.data.fleet}']);
+    const ledger = await as(eu, 'admin', [
+      '-n',
+      'tenantgate-system',
+      'get',
+      'configmap',
+      'tenantgate-ledger-plain',
+      '-o',
+      'jsonpath={.data.fleet}',
+    ]);
     expect(ledger.stdout).toBe('');
-    expect((await hub.fleetBudget('plain'))).toBeUndefined();
+    expect(await hub.fleetBudget('plain')).toBeUndefined();
     expect(FLEET_NAMESPACE).toBe('tenantgate-fleet');
   });
 });

@@ -25,13 +25,19 @@ const ROUNDS = 25;
 let certs: WebhookCertFiles;
 let running: WebhookReplicas | undefined;
 
-async function startReplicas(config: Partial<TenantgateConfig>, configOf?: (index: number) => Partial<TenantgateConfig>): Promise<void> {
+async function startReplicas(
+  config: Partial<TenantgateConfig>,
+  configOf?: (index: number) => Partial<TenantgateConfig>,
+): Promise<void> {
   await stopReplicas();
   // Each test starts from an empty ledger. Entries an earlier test left (objects since deleted, which
   // new replicas never see) would count until their expiry: stricter, never an overspend, but it
   // would make this test's numbers depend on how long the previous one took.
   await dropLedger(`${LEDGER_PREFIX}${PROJECT}`, DEFAULT_CONFIG.systemNamespace);
-  running = await startWebhookReplicas(cluster(), certs, config, { name: 'race-webhook', ...(configOf ? { configOf } : {}) });
+  running = await startWebhookReplicas(cluster(), certs, config, {
+    name: 'race-webhook',
+    ...(configOf ? { configOf } : {}),
+  });
 }
 
 async function stopReplicas(): Promise<void> {
@@ -41,7 +47,8 @@ async function stopReplicas(): Promise<void> {
 
 /** A number from each replica's /metrics. */
 const scrape = (metric: RegExp) => running!.scrape(metric);
-const validateRequests = () => scrape(/^tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="ResourceQuota"/);
+const validateRequests = () =>
+  scrape(/^tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="ResourceQuota"/);
 
 const core = (user: string) => kubeConfig(user).makeApiClient(k8s.CoreV1Api);
 
@@ -77,20 +84,32 @@ async function clearQuotas(): Promise<void> {
   };
   await Promise.all(items.map(remove));
   // Both replicas must see the deletions before the next round: their caches hold as many quotas as the apiserver.
-  await eventually(async () => {
-    const total = (await admin.listResourceQuotaForAllNamespaces()).items.length;
-    expect(await scrape(/^tenantgate_webhook_cache_objects\{kind="ResourceQuota"\}/)).toEqual(running!.replicas.map(() => total));
-  }, { timeoutMs: 30_000, what: 'replicas saw the deletions' });
+  await eventually(
+    async () => {
+      const total = (await admin.listResourceQuotaForAllNamespaces()).items.length;
+      expect(await scrape(/^tenantgate_webhook_cache_objects\{kind="ResourceQuota"\}/)).toEqual(
+        running!.replicas.map(() => total),
+      );
+    },
+    { timeoutMs: 30_000, what: 'replicas saw the deletions' },
+  );
 }
 
 /** One round: 40 concurrent quota creations by alice, each asking 1 CPU of a budget of 10. */
 async function round(i: number): Promise<{ admitted: number; quotas: number; cpuMilli: number }> {
   const alice = core('alice');
   const results = await Promise.allSettled(
-    NAMESPACES.map((ns) => alice.createNamespacedResourceQuota({ namespace: ns, body: { metadata: { name: `r${i}` }, spec: { hard: { 'requests.cpu': '1' } } } })),
+    NAMESPACES.map((ns) =>
+      alice.createNamespacedResourceQuota({
+        namespace: ns,
+        body: { metadata: { name: `r${i}` }, spec: { hard: { 'requests.cpu': '1' } } },
+      }),
+    ),
   );
   const admitted = results.filter((r) => r.status === 'fulfilled').length;
-  for (const r of results) if (r.status === 'rejected') expect(String((r.reason as { body?: string }).body ?? r.reason)).toMatch(/\[Q1\]|\[Q5\]/);
+  for (const r of results)
+    if (r.status === 'rejected')
+      expect(String((r.reason as { body?: string }).body ?? r.reason)).toMatch(/\[Q1\]|\[Q5\]/);
   const existing = await existingAllocation();
   // Every admitted response is an object that exists, and nothing exists that was not admitted.
   expect(existing.quotas, `round ${i}: quotas that exist vs admitted responses`).toBe(admitted);
@@ -101,10 +120,21 @@ beforeAll(async () => {
   const info = cluster();
   await installBase(info);
   certs = await generateWebhookCerts(join(info.dir, 'race-certs'));
-  const project = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: PROJECT }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } } } };
+  const project = {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: { name: PROJECT },
+    spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } } },
+  };
   await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(project) });
-  const nsList = NAMESPACES.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } } }));
-  await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nsList }) });
+  const nsList = NAMESPACES.map((name) => ({
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name, labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } },
+  }));
+  await kubectl('admin', ['apply', '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: nsList }),
+  });
   // Declared namespaces: the owners' RoleBindings as render emits them.
   await applyOwnerBindings(info, project as unknown as Project, NAMESPACES);
 }, 300_000);
@@ -124,7 +154,8 @@ describe('race-free headroom across replicas (Q5)', () => {
       const r = await round(i);
       const after = await validateRequests();
       // Both replicas decided some of this round's requests (as two pods behind a Service would).
-      for (const [k, n] of after.entries()) expect(n - before[k]!, `round ${i}: requests to replica ${k}`).toBeGreaterThan(0);
+      for (const [k, n] of after.entries())
+        expect(n - before[k]!, `round ${i}: requests to replica ${k}`).toBeGreaterThan(0);
       admittedPerRound.push(r.admitted);
       expect(r.admitted, `round ${i}`).toBeLessThanOrEqual(10);
       expect(r.cpuMilli, `round ${i}: allocation from the ResourceQuotas that exist`).toBeLessThanOrEqual(10_000);
@@ -132,11 +163,19 @@ describe('race-free headroom across replicas (Q5)', () => {
     }
     // The budget is usable, not just safe: most rounds fill it.
     expect(admittedPerRound.filter((n) => n === 10).length).toBeGreaterThan(ROUNDS / 2);
-    process.stderr.write(`[Q5] admitted per round with ledger: ${admittedPerRound.join(',')}; requests per replica ${(await validateRequests()).join('/')}\n`);
+    process.stderr.write(
+      `[Q5] admitted per round with ledger: ${admittedPerRound.join(',')}; requests per replica ${(await validateRequests()).join('/')}\n`,
+    );
   }, 600_000);
 
   /** The ledger ConfigMap's data. */
-  const ledger = async () => (await core('admin').readNamespacedConfigMap({ name: `${LEDGER_PREFIX}${PROJECT}`, namespace: DEFAULT_CONFIG.systemNamespace })).data ?? {};
+  const ledger = async () =>
+    (
+      await core('admin').readNamespacedConfigMap({
+        name: `${LEDGER_PREFIX}${PROJECT}`,
+        namespace: DEFAULT_CONFIG.systemNamespace,
+      })
+    ).data ?? {};
 
   /** Six rounds from quota `r<first>` on, each checked against the budget and cleared: admitted per round, and the ledger's entries after each. */
   async function settlementRounds(first: number): Promise<{ admittedPerRound: number[]; entriesAfter: number[] }> {
@@ -154,9 +193,13 @@ describe('race-free headroom across replicas (Q5)', () => {
   }
 
   it('mid-rollout, one replica settles and one only honours the marks (docs/adr/0088-every-replica-honours-the-marks.md): the budget holds every round', async () => {
-    await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30 }, (i) => ({ ledgerSettlement: i === 0 }));
+    await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30 }, (i) => ({
+      ledgerSettlement: i === 0,
+    }));
     const { admittedPerRound } = await settlementRounds(300);
-    process.stderr.write(`[Q5] mixed: admitted per round ${admittedPerRound.join(',')}; settled marks ${(await ledger()).settled}\n`);
+    process.stderr.write(
+      `[Q5] mixed: admitted per round ${admittedPerRound.join(',')}; settled marks ${(await ledger()).settled}\n`,
+    );
     // Replica 0 settled, and replica 1's writes kept its marks.
     expect((await ledger()).settled, 'the ledger carries settled marks').toBeDefined();
     expect(admittedPerRound.filter((n) => n === 10).length).toBeGreaterThanOrEqual(4);
@@ -169,29 +212,46 @@ describe('race-free headroom across replicas (Q5)', () => {
     // both replicas to show the deletions), so it holds at most about one round.
     await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30, ledgerSettlement: true });
     const { admittedPerRound, entriesAfter } = await settlementRounds(200);
-    process.stderr.write(`[Q5] settlement: admitted per round ${admittedPerRound.join(',')}; ledger entries after each round ${entriesAfter.join(',')}; settled marks ${(await ledger()).settled}\n`);
+    process.stderr.write(
+      `[Q5] settlement: admitted per round ${admittedPerRound.join(',')}; ledger entries after each round ${entriesAfter.join(',')}; settled marks ${(await ledger()).settled}\n`,
+    );
     expect((await ledger()).settled, 'the ledger carries settled marks').toBeDefined();
     // The budget is usable: most rounds fill it (a replica behind the marks would refuse with [Q5]).
     expect(admittedPerRound.filter((n) => n === 10).length).toBeGreaterThanOrEqual(4);
     // What is in flight: the round's own ≤ 10 creations and the ≤ 10 deletions before them.
-    for (const [i, n] of entriesAfter.entries()) if (i > 0) expect(n, `entries after round ${i} (${entriesAfter.join(',')})`).toBeLessThanOrEqual(20);
+    for (const [i, n] of entriesAfter.entries())
+      if (i > 0) expect(n, `entries after round ${i} (${entriesAfter.join(',')})`).toBeLessThanOrEqual(20);
     expect(Math.max(...entriesAfter)).toBeLessThan(admittedPerRound.reduce((a, b) => a + b, 0));
   }, 600_000);
 
   it('leaves the ledger untouched on dry runs', async () => {
     const admin = core('admin');
-    const read = async () => (await admin.readNamespacedConfigMap({ name: `${LEDGER_PREFIX}${PROJECT}`, namespace: DEFAULT_CONFIG.systemNamespace })).metadata!.resourceVersion;
-    const dryRun = () => kubectl('alice', ['-n', NAMESPACES[0]!, 'create', 'quota', 'dry', '--hard=requests.cpu=1', '--dry-run=server'], { reject: false });
+    const read = async () =>
+      (
+        await admin.readNamespacedConfigMap({
+          name: `${LEDGER_PREFIX}${PROJECT}`,
+          namespace: DEFAULT_CONFIG.systemNamespace,
+        })
+      ).metadata!.resourceVersion;
+    const dryRun = () =>
+      kubectl('alice', ['-n', NAMESPACES[0]!, 'create', 'quota', 'dry', '--hard=requests.cpu=1', '--dry-run=server'], {
+        reject: false,
+      });
     // The last round's reservations count until they expire (30 s), and may hold the whole budget in
     // other namespaces: wait until a dry run is admitted, then check that admitted dry runs write nothing.
-    await eventually(async () => {
-      const r = await dryRun();
-      if (r.exitCode !== 0) throw new Error(r.stderr);
-    }, { timeoutMs: 60_000, intervalMs: 1000, what: 'a dry run admitted once the last round\'s reservations expired' });
+    await eventually(
+      async () => {
+        const r = await dryRun();
+        if (r.exitCode !== 0) throw new Error(r.stderr);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000, what: "a dry run admitted once the last round's reservations expired" },
+    );
     const before = await read();
     for (let i = 0; i < 3; i++) expect((await dryRun()).exitCode).toBe(0);
     expect(await read()).toBe(before);
-    expect((await kubectl('admin', ['-n', NAMESPACES[0]!, 'get', 'quota', 'dry'], { reject: false })).exitCode).not.toBe(0);
+    expect(
+      (await kubectl('admin', ['-n', NAMESPACES[0]!, 'get', 'quota', 'dry'], { reject: false })).exitCode,
+    ).not.toBe(0);
   });
 
   it('releases a reservation whose ResourceQuota never appeared once it expires', async () => {
@@ -202,18 +262,32 @@ describe('race-free headroom across replicas (Q5)', () => {
     await kubectl('admin', ['-n', ns, 'create', 'quota', 'count-only', '--hard=resourcequotas=1']);
     try {
       await eventually(async () => {
-        const r = await kubectl('admin', ['-n', ns, 'get', 'quota', 'count-only', '-o', 'jsonpath={.status.used.resourcequotas}']);
+        const r = await kubectl('admin', [
+          '-n',
+          ns,
+          'get',
+          'quota',
+          'count-only',
+          '-o',
+          'jsonpath={.status.used.resourcequotas}',
+        ]);
         if (r.stdout !== '1') throw new Error('quota usage not computed yet');
       });
-      const ghost = await kubectl('alice', ['-n', ns, 'create', 'quota', 'ghost', '--hard=requests.cpu=8'], { reject: false });
+      const ghost = await kubectl('alice', ['-n', ns, 'create', 'quota', 'ghost', '--hard=requests.cpu=8'], {
+        reject: false,
+      });
       expect(ghost.exitCode).not.toBe(0);
       expect(ghost.stderr).toMatch(/exceeded quota: count-only/);
       // While the reservation lives, 8 of 10 are held: 3 CPUs do not fit elsewhere.
-      const held = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], { reject: false });
+      const held = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], {
+        reject: false,
+      });
       expect(held.stderr).toContain('[Q1]');
       // After the expiry (4 s) the headroom is back.
       await new Promise((r) => setTimeout(r, 4500));
-      const back = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], { reject: false });
+      const back = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], {
+        reject: false,
+      });
       expect(back.exitCode, back.stderr).toBe(0);
     } finally {
       // A failure here must not leave the object-count quota behind for the next test.

@@ -15,9 +15,18 @@ const ATTEMPTS = 1000;
 
 describe('the budget across three webhook replicas, a replica kill and a lost ledger', () => {
   it('1,000 racing writes of two owners never overspend CPU, memory or maxNamespaces at any sample (ledgerSettlement off: entries leave by expiry)', async () => {
-    const result = await runReplicaRace({ info: cluster(), project: uniqueName('hrep'), attempts: ATTEMPTS, concurrency: 16, config: { ledgerSettlement: false }, log: (m) => process.stderr.write(`[headroom-replicas] ${m}\n`) });
+    const result = await runReplicaRace({
+      info: cluster(),
+      project: uniqueName('hrep'),
+      attempts: ATTEMPTS,
+      concurrency: 16,
+      config: { ledgerSettlement: false },
+      log: (m) => process.stderr.write(`[headroom-replicas] ${m}\n`),
+    });
     const { counts } = result;
-    process.stderr.write(`[headroom-replicas] seed ${result.seed}: ${JSON.stringify({ counts, samples: result.samples, sampleErrors: result.sampleErrors.length, peak: result.peak, kill: result.kill, ledgerDeletion: result.ledgerDeletion, requestsPerReplica: result.requestsPerReplica, wallMs: result.wallMs })}\n`);
+    process.stderr.write(
+      `[headroom-replicas] seed ${result.seed}: ${JSON.stringify({ counts, samples: result.samples, sampleErrors: result.sampleErrors.length, peak: result.peak, kill: result.kill, ledgerDeletion: result.ledgerDeletion, requestsPerReplica: result.requestsPerReplica, wallMs: result.wallMs })}\n`,
+    );
 
     // The promise, at every sample (the violation carries the sample and the quotas it summed).
     expect(result.violations, `seed ${result.seed}`).toEqual([]);
@@ -31,7 +40,11 @@ describe('the budget across three webhook replicas, a replica kill and a lost le
     // Across three replicas: every one of them decided some of the writes before the kill (counted
     // from each replica's own /metrics just before it, as headroom-race counts per round).
     expect(result.kill.servedBeforeKill).toHaveLength(3);
-    for (const [k, n] of result.kill.servedBeforeKill.entries()) expect(n, `validate requests answered by replica ${k} before the kill (per replica: ${result.kill.servedBeforeKill.join('/')})`).toBeGreaterThan(0);
+    for (const [k, n] of result.kill.servedBeforeKill.entries())
+      expect(
+        n,
+        `validate requests answered by replica ${k} before the kill (per replica: ${result.kill.servedBeforeKill.join('/')})`,
+      ).toBeGreaterThan(0);
 
     // The kill and the ledger deletion happened mid-run, and the killed replica came back (whether it
     // was ready before the last answer depends on the machine: requestsPerReplica says what it served).
@@ -48,8 +61,17 @@ describe('the budget across three webhook replicas, a replica kill and a lost le
     // docs/adr/0085-ledger-holds-what-is-in-flight.md: the third replica, the kill (a replica that starts
     // lists, its watermarks are the list's) and the lost ledger (its marks go with it only after the
     // entries they settled would have expired) are where settling could go wrong.
-    const result = await runReplicaRace({ info: cluster(), project: uniqueName('hset'), attempts: ATTEMPTS, concurrency: 16, config: { ledgerSettlement: true }, log: (m) => process.stderr.write(`[headroom-replicas settled] ${m}\n`) });
-    process.stderr.write(`[headroom-replicas settled] seed ${result.seed}: ${JSON.stringify({ counts: result.counts, samples: result.samples, peak: result.peak, requestsPerReplica: result.requestsPerReplica, wallMs: result.wallMs })}\n`);
+    const result = await runReplicaRace({
+      info: cluster(),
+      project: uniqueName('hset'),
+      attempts: ATTEMPTS,
+      concurrency: 16,
+      config: { ledgerSettlement: true },
+      log: (m) => process.stderr.write(`[headroom-replicas settled] ${m}\n`),
+    });
+    process.stderr.write(
+      `[headroom-replicas settled] seed ${result.seed}: ${JSON.stringify({ counts: result.counts, samples: result.samples, peak: result.peak, requestsPerReplica: result.requestsPerReplica, wallMs: result.wallMs })}\n`,
+    );
     expect(result.violations, `seed ${result.seed}`).toEqual([]);
     expect(result.samples).toBeGreaterThanOrEqual(10);
     expect(result.counts.admitted).toBeGreaterThan(0);

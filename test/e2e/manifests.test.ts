@@ -10,11 +10,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
 import { cluster, kubectl } from '../support/cluster.js';
 
-const files = (dir: string) => readdirSync(join(MANIFESTS, dir)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').map((f) => join(MANIFESTS, dir, f));
+const files = (dir: string) =>
+  readdirSync(join(MANIFESTS, dir))
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .map((f) => join(MANIFESTS, dir, f));
 
 /** The webhook configurations as they are (or their absence), by name and resourceVersion. */
 async function webhookConfigurations(): Promise<string> {
-  const got = await kubectl('admin', ['get', 'validatingwebhookconfigurations,mutatingwebhookconfigurations', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion}{"\\n"}{end}']);
+  const got = await kubectl('admin', [
+    'get',
+    'validatingwebhookconfigurations,mutatingwebhookconfigurations',
+    '-o',
+    'jsonpath={range .items[*]}{.kind}/{.metadata.name}@{.metadata.resourceVersion}{"\\n"}{end}',
+  ]);
   return got.stdout.split('\n').filter(Boolean).sort().join('\n');
 }
 let webhooksBefore: string;
@@ -39,7 +47,10 @@ beforeAll(async () => {
             template: {
               metadata: { labels: { app: 'repo' } },
               spec: {
-                volumes: [{ name: 'var-files', emptyDir: {} }, { name: 'plugins', emptyDir: {} }],
+                volumes: [
+                  { name: 'var-files', emptyDir: {} },
+                  { name: 'plugins', emptyDir: {} },
+                ],
                 containers: [{ name: 'argocd-repo-server', image: 'quay.io/argoproj/argocd:v3.1.0' }],
               },
             },
@@ -51,21 +62,40 @@ beforeAll(async () => {
 });
 
 describe('manifests/ against the real API server', () => {
-  it.each(['crd', 'config', 'controller', 'webhook', 'policies', 'rbac', 'self-service'])('manifests/%s applies with --dry-run=server', async (dir) => {
-    for (const file of files(dir)) {
-      const result = await kubectl('admin', ['apply', '--dry-run=server', '-f', file], { reject: false });
-      expect(result.exitCode, `${file}: ${result.stderr}`).toBe(0);
-      expect(result.stdout).toMatch(/\(server dry run\)/);
-    }
-  });
+  it.each(['crd', 'config', 'controller', 'webhook', 'policies', 'rbac', 'self-service'])(
+    'manifests/%s applies with --dry-run=server',
+    async (dir) => {
+      for (const file of files(dir)) {
+        const result = await kubectl('admin', ['apply', '--dry-run=server', '-f', file], { reject: false });
+        expect(result.exitCode, `${file}: ${result.stderr}`).toBe(0);
+        expect(result.stdout).toMatch(/\(server dry run\)/);
+      }
+    },
+  );
 
   it('the Argo CD ConfigMaps apply, and the repo-server sidecar patch applies to a repo-server Deployment', async () => {
     for (const file of ['cmp-plugin-configmap.yaml', 'argocd-cm-patch.yaml']) {
-      const result = await kubectl('admin', ['apply', '--dry-run=server', '-f', join(MANIFESTS, 'argocd', file)], { reject: false });
+      const result = await kubectl('admin', ['apply', '--dry-run=server', '-f', join(MANIFESTS, 'argocd', file)], {
+        reject: false,
+      });
       expect(result.exitCode, `${file}: ${result.stderr}`).toBe(0);
     }
-    const patched = await kubectl('admin', ['-n', 'argocd', 'patch', 'deployment', 'argocd-repo-server', '--type=strategic', '--patch-file', join(MANIFESTS, 'argocd', 'repo-server-patch.yaml'), '--dry-run=server', '-o', 'json']);
-    const containers = (JSON.parse(patched.stdout) as { spec: { template: { spec: { containers: Array<{ name: string }> } } } }).spec.template.spec.containers.map((c) => c.name);
+    const patched = await kubectl('admin', [
+      '-n',
+      'argocd',
+      'patch',
+      'deployment',
+      'argocd-repo-server',
+      '--type=strategic',
+      '--patch-file',
+      join(MANIFESTS, 'argocd', 'repo-server-patch.yaml'),
+      '--dry-run=server',
+      '-o',
+      'json',
+    ]);
+    const containers = (
+      JSON.parse(patched.stdout) as { spec: { template: { spec: { containers: Array<{ name: string }> } } } }
+    ).spec.template.spec.containers.map((c) => c.name);
     expect(containers).toEqual(expect.arrayContaining(['argocd-repo-server', 'tenantgate-cmp']));
   });
 

@@ -21,7 +21,9 @@ beforeAll(async () => {
   tarballPath = join(dir, tarball);
   const app = join(dir, 'app');
   await execa('mkdir', ['-p', app]);
-  await execa('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefix', app, tarballPath], { timeout: 300_000 });
+  await execa('npm', ['install', '--omit=dev', '--no-audit', '--no-fund', '--prefix', app, tarballPath], {
+    timeout: 300_000,
+  });
   bin = join(app, 'node_modules', '.bin', 'tenantgate');
 }, 480_000);
 
@@ -37,14 +39,22 @@ describe('tenantgate from its npm package', () => {
 
   it('validates: the valid examples pass, an invalid one fails with file:line:col and its rule', async () => {
     expect((await execa(bin, ['validate', join(REPO_ROOT, 'examples', 'gitops')], { reject: false })).exitCode).toBe(0);
-    const bad = await execa(bin, ['validate', join(REPO_ROOT, 'examples', 'invalid', 'N2-namespace-prefix.yaml')], { reject: false });
+    const bad = await execa(bin, ['validate', join(REPO_ROOT, 'examples', 'invalid', 'N2-namespace-prefix.yaml')], {
+      reject: false,
+    });
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr).toMatch(/N2-namespace-prefix\.yaml:\d+:\d+: \[N2\] namespace "checkout" is not allowed/);
   });
 
   it('renders examples/gitops as the Argo CD plugin does', async () => {
-    const out = await execa(bin, ['render', '--format', 'json', join(REPO_ROOT, 'examples', 'gitops')], { env: { ARGOCD_ENV_CLUSTER: 'prod-eu' } });
-    const docs = out.stdout.split('\n---\n').map((d) => d.replace(/^---\n/, '').trim()).filter(Boolean).map((d) => JSON.parse(d) as { kind: string });
+    const out = await execa(bin, ['render', '--format', 'json', join(REPO_ROOT, 'examples', 'gitops')], {
+      env: { ARGOCD_ENV_CLUSTER: 'prod-eu' },
+    });
+    const docs = out.stdout
+      .split('\n---\n')
+      .map((d) => d.replace(/^---\n/, '').trim())
+      .filter(Boolean)
+      .map((d) => JSON.parse(d) as { kind: string });
     expect(docs.filter((d) => d.kind === 'Project').length).toBeGreaterThan(0);
     expect(docs.filter((d) => d.kind === 'Namespace').length).toBeGreaterThan(0);
     expect((await execa(bin, ['--version'])).stdout.trim()).toBe(PACKAGE_VERSION);

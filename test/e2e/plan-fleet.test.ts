@@ -20,7 +20,10 @@ import { cluster, ensureProjectCrd, kubectl, uniqueName } from '../support/clust
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
 
-const CLI = [`--import=${pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs')).href}`, join(REPO_ROOT, 'src', 'cli', 'main.ts')];
+const CLI = [
+  `--import=${pathToFileURL(join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs')).href}`,
+  join(REPO_ROOT, 'src', 'cli', 'main.ts'),
+];
 const FLEET_CRD = join(REPO_ROOT, 'charts', 'tenantgate', 'files', 'crd', 'fleetbudgets.tenantgate.io.yaml');
 const RUN = uniqueName('plf');
 const NAME = `${RUN}-web`;
@@ -48,17 +51,45 @@ function web(fleet: string, b = '3'): Project {
 }
 
 async function tenantgate(args: string[]) {
-  const result = await execa(process.execPath, [...CLI, ...args], { cwd: repo.dir, reject: false, env: { NO_COLOR: '1' }, timeout: 120_000 });
+  const result = await execa(process.execPath, [...CLI, ...args], {
+    cwd: repo.dir,
+    reject: false,
+    env: { NO_COLOR: '1' },
+    timeout: 120_000,
+  });
   return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
 /** The members' shares as they would have written them (status subresource, as a member's PUT does). */
 async function setShares(shares: Record<string, string>): Promise<void> {
-  const members = Object.fromEntries(Object.entries(shares).map(([m, cpu]) => [m, { share: { 'requests.cpu': cpu }, lendable: {} }]));
-  await kubectl('admin', ['-n', 'tenantgate-fleet', 'patch', 'fleetbudget', NAME, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { members } })]);
+  const members = Object.fromEntries(
+    Object.entries(shares).map(([m, cpu]) => [m, { share: { 'requests.cpu': cpu }, lendable: {} }]),
+  );
+  await kubectl('admin', [
+    '-n',
+    'tenantgate-fleet',
+    'patch',
+    'fleetbudget',
+    NAME,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status: { members } }),
+  ]);
 }
 
-const planFlags = () => ['plan', 'gitops', '--base', 'HEAD', '--cluster', 'local=admin', '--kubeconfig', ADMIN_KUBECONFIG(), '--output', 'json'];
+const planFlags = () => [
+  'plan',
+  'gitops',
+  '--base',
+  'HEAD',
+  '--cluster',
+  'local=admin',
+  '--kubeconfig',
+  ADMIN_KUBECONFIG(),
+  '--output',
+  'json',
+];
 
 beforeAll(async () => {
   await ensureProjectCrd();
@@ -66,7 +97,10 @@ beforeAll(async () => {
   await kubectl('admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/fleetbudgets.tenantgate.io']);
   await kubectl('admin', ['create', 'namespace', 'tenantgate-fleet'], { reject: false });
   repo = await LocalGitRepo.init(join(cluster().dir, `git-${RUN}`));
-  await repo.commit('fleet web at 12', { 'gitops/tenantgate.yaml': stringify({ clusterName: 'local' }), 'gitops/web.yaml': stringify(web('12')) });
+  await repo.commit('fleet web at 12', {
+    'gitops/tenantgate.yaml': stringify({ clusterName: 'local' }),
+    'gitops/web.yaml': stringify(web('12')),
+  });
   file = join(repo.dir, 'gitops', 'web.yaml');
   // The hub's FleetBudget as render makes it for the hub (spec), its status as the members left it.
   await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(fleetBudgetFor(web('12'), processNow())) });
@@ -74,7 +108,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await kubectl('admin', ['-n', 'tenantgate-fleet', 'delete', 'fleetbudget', NAME, '--ignore-not-found', '--wait=false'], { reject: false });
+  await kubectl(
+    'admin',
+    ['-n', 'tenantgate-fleet', 'delete', 'fleetbudget', NAME, '--ignore-not-found', '--wait=false'],
+    { reject: false },
+  );
 });
 
 describe('tenantgate plan over a fleet budget, shares read from the hub', () => {
@@ -91,14 +129,28 @@ describe('tenantgate plan over a fleet budget, shares read from the hub', () => 
       shares: '11',
       pool: '-1',
       allocated: '7',
-      perMember: { local: { allocated: '4', counted: 'live', share: '7' }, remote: { allocated: '3', counted: 'declared', share: '4' } },
+      perMember: {
+        local: { allocated: '4', counted: 'live', share: '7' },
+        remote: { allocated: '3', counted: 'declared', share: '4' },
+      },
     });
     expect(plan.fleet[0]!.findings.map((f) => f.message)).toEqual([
       `project ${NAME}: the fleet budget cannot go below what the member clusters hold: requests.cpu 1 too low (held by local 7, remote 4); lower it after they give unused share back`,
     ]);
     expect(plan.fleet[0]!.findings[0]!.rule).toBe('F2');
 
-    const table = await tenantgate(['plan', 'gitops', '--base', 'HEAD', '--cluster', 'local=admin', '--kubeconfig', ADMIN_KUBECONFIG(), '--hub', 'admin']);
+    const table = await tenantgate([
+      'plan',
+      'gitops',
+      '--base',
+      'HEAD',
+      '--cluster',
+      'local=admin',
+      '--kubeconfig',
+      ADMIN_KUBECONFIG(),
+      '--hub',
+      'admin',
+    ]);
     expect(table.exitCode).toBe(1);
     expect(table.stdout).toContain(`✗ fleet ${NAME} on local + remote — shares from the hub`);
     expect(table.stdout).toContain('[F2] project');
@@ -114,7 +166,11 @@ describe('tenantgate plan over a fleet budget, shares read from the hub', () => 
     await setShares({ local: '6', remote: '4' });
     const r = await tenantgate([...planFlags(), '--hub', 'admin']);
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-    expect((JSON.parse(r.stdout) as Plan).fleet[0]!.resources[0]).toMatchObject({ shares: '10', pool: '0', headroom: '3' });
+    expect((JSON.parse(r.stdout) as Plan).fleet[0]!.resources[0]).toMatchObject({
+      shares: '10',
+      pool: '0',
+      headroom: '3',
+    });
   });
 
   it('[F1]: the namespaces on the members would hold more than the fleet budget (checked before any cluster is read)', async () => {

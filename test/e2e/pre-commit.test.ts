@@ -28,9 +28,20 @@ beforeAll(async () => {
   await mkdir(bin);
   await symlink(process.execPath, join(bin, 'nodejs'));
   await symlink(process.execPath, join(bin, 'node'));
-  env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, PRE_COMMIT_HOME: join(dir, 'pre-commit-home'), GIT_AUTHOR_NAME: 'alice', GIT_AUTHOR_EMAIL: 'alice@acme.example', GIT_COMMITTER_NAME: 'alice', GIT_COMMITTER_EMAIL: 'alice@acme.example' };
+  env = {
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    PRE_COMMIT_HOME: join(dir, 'pre-commit-home'),
+    GIT_AUTHOR_NAME: 'alice',
+    GIT_AUTHOR_EMAIL: 'alice@acme.example',
+    GIT_COMMITTER_NAME: 'alice',
+    GIT_COMMITTER_EMAIL: 'alice@acme.example',
+  };
   await execa('git', ['init', '--quiet', '-b', 'main', gitops]);
-  await writeFile(join(gitops, '.pre-commit-config.yaml'), `repos:\n  - repo: ${hookRepo}\n    rev: ${rev}\n    hooks: [{id: tenantgate-validate}]\n`);
+  await writeFile(
+    join(gitops, '.pre-commit-config.yaml'),
+    `repos:\n  - repo: ${hookRepo}\n    rev: ${rev}\n    hooks: [{id: tenantgate-validate}]\n`,
+  );
   await execa('pre-commit', ['install'], { cwd: gitops, env });
   // pre-commit clones the hook repository and installs it once (npm install + prepare + pack): minutes on a cold cache.
   const installed = await execa('pre-commit', ['install-hooks'], { cwd: gitops, env, reject: false, timeout: 600_000 });

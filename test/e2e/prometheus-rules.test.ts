@@ -38,7 +38,12 @@ beforeAll(async () => {
 
 describe('the chart with prometheusRules.enabled', () => {
   it('renders eleven alerts in four groups, each with a severity, a summary and a description', () => {
-    expect(groups.map((g) => g.name)).toEqual(['tenantgate.projects', 'tenantgate.webhook', 'tenantgate.fleet', 'tenantgate.fleet-wide']);
+    expect(groups.map((g) => g.name)).toEqual([
+      'tenantgate.projects',
+      'tenantgate.webhook',
+      'tenantgate.fleet',
+      'tenantgate.fleet-wide',
+    ]);
     const alerts = groups.flatMap((g) => g.rules);
     expect(alerts.map((r) => r.alert)).toEqual([
       'TenantgateProjectHeadroomLow',
@@ -78,14 +83,35 @@ describe('the chart with prometheusRules.enabled', () => {
   });
 
   it('takes its thresholds and the webhook job from values, and refuses values outside the schema naming the field', async () => {
-    const custom = await renderedRuleGroups(helm, ['--set-json', 'prometheusRules.headroomWarningRatio=0.25', '--set', 'prometheusRules.cascadeStuckFor=30m', '--set', 'prometheusRules.webhookJob=tg-webhook']);
+    const custom = await renderedRuleGroups(helm, [
+      '--set-json',
+      'prometheusRules.headroomWarningRatio=0.25',
+      '--set',
+      'prometheusRules.cascadeStuckFor=30m',
+      '--set',
+      'prometheusRules.webhookJob=tg-webhook',
+    ]);
     const rule = (name: string) => custom.flatMap((g) => g.rules).find((r) => r.alert === name)!;
     expect(rule('TenantgateProjectHeadroomLow').expr).toContain('< 0.25');
     expect(rule('TenantgateCascadeStuck').for).toBe('30m');
     expect(rule('TenantgateWebhookAbsent').expr).toBe('absent(up{job=~"tg-webhook"} == 1)');
     // --set-json: helm's --set would pass 2 as a string.
-    for (const [field, value] of [['headroomWarningRatio', '2'], ['cascadeStuckFor', '"ten-minutes"']] as const) {
-      const bad = await execa(helm, ['template', CHART_DIR, '--set', 'prometheusRules.enabled=true', '--set-json', `prometheusRules.${field}=${value}`], { reject: false });
+    for (const [field, value] of [
+      ['headroomWarningRatio', '2'],
+      ['cascadeStuckFor', '"ten-minutes"'],
+    ] as const) {
+      const bad = await execa(
+        helm,
+        [
+          'template',
+          CHART_DIR,
+          '--set',
+          'prometheusRules.enabled=true',
+          '--set-json',
+          `prometheusRules.${field}=${value}`,
+        ],
+        { reject: false },
+      );
       expect(bad.exitCode, `${field}=${value}`).not.toBe(0);
       expect(bad.stderr).toContain(`/prometheusRules/${field}`);
       expect(bad.stderr).not.toContain('got string, want number');
@@ -95,13 +121,32 @@ describe('the chart with prometheusRules.enabled', () => {
 
 describe('the chart with dashboard.enabled', () => {
   it('renders the dashboard JSON in a ConfigMap labelled for the Grafana sidecar, with extra labels and annotations', async () => {
-    const out = await helmTemplate(['--set', 'dashboard.enabled=true', '--set', 'dashboard.annotations.grafana_folder=Platform', '--set', 'dashboard.labels.team=platform'], helm);
+    const out = await helmTemplate(
+      [
+        '--set',
+        'dashboard.enabled=true',
+        '--set',
+        'dashboard.annotations.grafana_folder=Platform',
+        '--set',
+        'dashboard.labels.team=platform',
+      ],
+      helm,
+    );
     const cm = parseAllDocuments(out)
-      .map((d) => d.toJS() as { kind?: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } | null)
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind?: string;
+            metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+            data?: Record<string, string>;
+          } | null,
+      )
       .find((o) => o?.kind === 'ConfigMap' && o.metadata.name === 'tenantgate-dashboard');
     expect(cm?.metadata.labels).toMatchObject({ grafana_dashboard: '1', team: 'platform' });
     expect(cm?.metadata.annotations).toEqual({ grafana_folder: 'Platform' });
-    const file = JSON.parse(await readFile(join(CHART_DIR, 'files', 'dashboards', 'tenantgate.json'), 'utf8')) as { uid: string };
+    const file = JSON.parse(await readFile(join(CHART_DIR, 'files', 'dashboards', 'tenantgate.json'), 'utf8')) as {
+      uid: string;
+    };
     expect(JSON.parse(cm!.data!['tenantgate.json']!)).toEqual(file);
     expect(file.uid).toBe('tenantgate');
   });
@@ -119,8 +164,11 @@ describe('promtool', () => {
     const firing = new Set<string>();
     const silent = new Set<string>();
     for (const f of testFiles) {
-      const doc = parse(await readFile(join(TESTS_DIR, f), 'utf8')) as { tests: Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts?: unknown[] }> }> };
-      for (const t of doc.tests) for (const a of t.alert_rule_test ?? []) ((a.exp_alerts ?? []).length > 0 ? firing : silent).add(a.alertname);
+      const doc = parse(await readFile(join(TESTS_DIR, f), 'utf8')) as {
+        tests: Array<{ alert_rule_test?: Array<{ alertname: string; exp_alerts?: unknown[] }> }>;
+      };
+      for (const t of doc.tests)
+        for (const a of t.alert_rule_test ?? []) ((a.exp_alerts ?? []).length > 0 ? firing : silent).add(a.alertname);
     }
     const alerts = groups.flatMap((g) => g.rules.map((r) => r.alert!)).sort();
     expect([...firing].sort()).toEqual(alerts);
@@ -135,8 +183,25 @@ describe('promtool', () => {
   });
 
   it('the same tests fail against rules rendered with other thresholds (the tests see the values)', async () => {
-    const dir = await workDir(await renderedRuleGroups(helm, ['--set-json', 'prometheusRules.headroomWarningRatio=0.01', '--set', 'prometheusRules.cascadeStuckFor=20m', '--set', 'prometheusRules.fleetWide=true', '--set', 'prometheusRules.fleetHubUnreachableFor=20m', '--set', 'prometheusRules.fleetShareOrphanedFor=3h', '--set', 'prometheusRules.fleetEnforcedAboveRecordFor=30m']));
-    const r = await execa(promtool, ['test', 'rules', join(dir, 'projects.test.yaml'), join(dir, 'fleet.test.yaml')], { reject: false });
+    const dir = await workDir(
+      await renderedRuleGroups(helm, [
+        '--set-json',
+        'prometheusRules.headroomWarningRatio=0.01',
+        '--set',
+        'prometheusRules.cascadeStuckFor=20m',
+        '--set',
+        'prometheusRules.fleetWide=true',
+        '--set',
+        'prometheusRules.fleetHubUnreachableFor=20m',
+        '--set',
+        'prometheusRules.fleetShareOrphanedFor=3h',
+        '--set',
+        'prometheusRules.fleetEnforcedAboveRecordFor=30m',
+      ]),
+    );
+    const r = await execa(promtool, ['test', 'rules', join(dir, 'projects.test.yaml'), join(dir, 'fleet.test.yaml')], {
+      reject: false,
+    });
     expect(r.exitCode).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/TenantgateProjectHeadroomLow/);
     expect(r.stdout + r.stderr).toMatch(/TenantgateCascadeStuck/);

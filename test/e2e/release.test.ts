@@ -31,7 +31,11 @@ beforeAll(async () => {
   out = join(work, 'release');
   const result = await execa(join(REPO_ROOT, 'hack', 'release.sh'), [version], {
     cwd: REPO_ROOT,
-    env: { RELEASE_DIR: out, RELEASE_URI_BASE: `https://example.org/releases/v${version}`, SOURCE_DATE_EPOCH: '1767225600' },
+    env: {
+      RELEASE_DIR: out,
+      RELEASE_URI_BASE: `https://example.org/releases/v${version}`,
+      SOURCE_DATE_EPOCH: '1767225600',
+    },
     timeout: RELEASE_TIMEOUT,
   });
   expect(result.stdout.trim().split('\n').at(-1)).toBe(out);
@@ -41,7 +45,10 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha256 = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 
 describe('make release', () => {
   it('writes the image, its SBOM, the chart, the npm package, the krew archive and manifest, and SHA256SUMS: nothing else', async () => {
@@ -61,11 +68,13 @@ describe('make release', () => {
 
   it('SHA256SUMS has one line per artefact, each with its sha256', async () => {
     const lines = (await readFile(join(out, 'SHA256SUMS'), 'utf8')).trim().split('\n');
-    const sums = new Map(lines.map((line) => {
-      const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(line);
-      expect(m, `SHA256SUMS line ${JSON.stringify(line)}`).not.toBeNull();
-      return [m![2]!, m![1]!] as const;
-    }));
+    const sums = new Map(
+      lines.map((line) => {
+        const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(line);
+        expect(m, `SHA256SUMS line ${JSON.stringify(line)}`).not.toBeNull();
+        return [m![2]!, m![1]!] as const;
+      }),
+    );
     const artefacts = (await readdir(out)).filter((f) => f !== 'SHA256SUMS').sort();
     expect([...sums.keys()].sort()).toEqual(artefacts);
     for (const file of artefacts) expect(sums.get(file), file).toBe(await sha256(join(out, file)));
@@ -74,19 +83,33 @@ describe('make release', () => {
   });
 
   it('the image archive is tagged with the version; the chart, the npm package and the krew manifest carry it', async () => {
-    const index = JSON.parse((await execa('tar', ['-xOf', join(out, `tenantgate-${version}.oci.tar`), 'index.json'])).stdout) as { manifests: Array<{ annotations: Record<string, string> }> };
-    expect(index.manifests[0]!.annotations['io.containerd.image.name']).toBe(`ghcr.io/tenantgate/tenantgate:${version}`);
+    const index = JSON.parse(
+      (await execa('tar', ['-xOf', join(out, `tenantgate-${version}.oci.tar`), 'index.json'])).stdout,
+    ) as { manifests: Array<{ annotations: Record<string, string> }> };
+    expect(index.manifests[0]!.annotations['io.containerd.image.name']).toBe(
+      `ghcr.io/tenantgate/tenantgate:${version}`,
+    );
     // The Debian packages the image was built from: those the lock pins (the build fails on any other set).
-    const lock = (await readFile(join(REPO_ROOT, 'image', 'debian-packages.lock'), 'utf8')).split('\n').filter((l) => l && !l.startsWith('#'));
-    expect((await readFile(join(out, `tenantgate-${version}.debian-packages.txt`), 'utf8')).trim().split('\n')).toEqual(lock);
+    const lock = (await readFile(join(REPO_ROOT, 'image', 'debian-packages.lock'), 'utf8'))
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'));
+    expect((await readFile(join(out, `tenantgate-${version}.debian-packages.txt`), 'utf8')).trim().split('\n')).toEqual(
+      lock,
+    );
 
-    const chart = parse((await execa('tar', ['-xOzf', join(out, `tenantgate-${version}.tgz`), 'tenantgate/Chart.yaml'])).stdout) as { name: string; version: string; appVersion: string };
+    const chart = parse(
+      (await execa('tar', ['-xOzf', join(out, `tenantgate-${version}.tgz`), 'tenantgate/Chart.yaml'])).stdout,
+    ) as { name: string; version: string; appVersion: string };
     expect(chart).toMatchObject({ name: 'tenantgate', version, appVersion: version });
 
-    const pkg = JSON.parse((await execa('tar', ['-xOzf', join(out, `tenantgate-npm-${version}.tgz`), 'package/package.json'])).stdout) as { name: string; version: string };
+    const pkg = JSON.parse(
+      (await execa('tar', ['-xOzf', join(out, `tenantgate-npm-${version}.tgz`), 'package/package.json'])).stdout,
+    ) as { name: string; version: string };
     expect(pkg).toMatchObject({ name: 'tenantgate', version });
 
-    const krew = parse(await readFile(join(out, 'tenantgate.yaml'), 'utf8')) as { spec: { version: string; platforms: Array<{ uri: string; sha256: string }> } };
+    const krew = parse(await readFile(join(out, 'tenantgate.yaml'), 'utf8')) as {
+      spec: { version: string; platforms: Array<{ uri: string; sha256: string }> };
+    };
     expect(krew.spec.version).toBe(`v${version}`);
     const archiveSha = await sha256(join(out, `kubectl-tenantgate-v${version}.tar.gz`));
     for (const platform of krew.spec.platforms) {
@@ -98,28 +121,51 @@ describe('make release', () => {
   describe('the SBOM of the image', () => {
     let packages: SpdxPackage[];
     beforeAll(async () => {
-      const sbom = JSON.parse(await readFile(join(out, `tenantgate-${version}.spdx.json`), 'utf8')) as { spdxVersion: string; packages: SpdxPackage[]; creationInfo: { creators: string[] } };
+      const sbom = JSON.parse(await readFile(join(out, `tenantgate-${version}.spdx.json`), 'utf8')) as {
+        spdxVersion: string;
+        packages: SpdxPackage[];
+        creationInfo: { creators: string[] };
+      };
       expect(sbom.spdxVersion).toBe('SPDX-2.3');
-      const syftVersion = /^require github\.com\/anchore\/syft (v\S+)$/m.exec(await readFile(join(REPO_ROOT, 'hack', 'syft', 'go.mod'), 'utf8'))![1]!;
+      const syftVersion = /^require github\.com\/anchore\/syft (v\S+)$/m.exec(
+        await readFile(join(REPO_ROOT, 'hack', 'syft', 'go.mod'), 'utf8'),
+      )![1]!;
       // hack/build-go-tool.sh stamps the module version (v-prefixed) into syft's main.version.
       expect(sbom.creationInfo.creators).toContain(`Tool: syft-${syftVersion}`);
       packages = sbom.packages;
     });
-    const has = (name: string, versionInfo: string) => packages.some((p) => p.name === name && p.versionInfo === versionInfo);
+    const has = (name: string, versionInfo: string) =>
+      packages.some((p) => p.name === name && p.versionInfo === versionInfo);
 
     it('lists the Node runtime with the version hack/build-image.sh installs', async () => {
-      const nodeVersion = /^NODE_VERSION=(\S+)$/m.exec(await readFile(join(REPO_ROOT, 'hack', 'build-image.sh'), 'utf8'))![1]!;
+      const nodeVersion = /^NODE_VERSION=(\S+)$/m.exec(
+        await readFile(join(REPO_ROOT, 'hack', 'build-image.sh'), 'utf8'),
+      )![1]!;
       const node = packages.filter((p) => p.name === 'node');
-      expect(node.map((p) => p.versionInfo), 'the node packages in the SBOM').toContain(nodeVersion);
+      expect(
+        node.map((p) => p.versionInfo),
+        'the node packages in the SBOM',
+      ).toContain(nodeVersion);
     });
 
-    it("lists every production package of package-lock.json with its version (npm ci --omit=dev installs them all)", async () => {
-      const lock = JSON.parse(await readFile(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; name?: string; dev?: boolean; link?: boolean }> };
+    it('lists every production package of package-lock.json with its version (npm ci --omit=dev installs them all)', async () => {
+      const lock = JSON.parse(await readFile(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+        packages: Record<string, { version?: string; name?: string; dev?: boolean; link?: boolean }>;
+      };
       const production = Object.entries(lock.packages)
         .filter(([path, entry]) => path.startsWith('node_modules/') && !entry.dev && !entry.link)
-        .map(([path, entry]) => ({ name: entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length), version: entry.version! }));
+        .map(([path, entry]) => ({
+          name: entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length),
+          version: entry.version!,
+        }));
       // The runtime dependencies of package.json are among them, so an empty list cannot pass.
-      const direct = Object.keys((JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+      const direct = Object.keys(
+        (
+          JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+            dependencies: Record<string, string>;
+          }
+        ).dependencies,
+      );
       expect(direct.every((name) => production.some((p) => p.name === name))).toBe(true);
       const missing = production.filter((p) => !has(p.name, p.version)).map((p) => `${p.name}@${p.version}`);
       expect(missing, 'production packages of package-lock.json missing from the SBOM').toEqual([]);
@@ -127,13 +173,29 @@ describe('make release', () => {
   });
 
   it('refuses a version that is not package.json’s, or not a semantic version, before building anything', async () => {
-    const other = await execa(join(REPO_ROOT, 'hack', 'release.sh'), ['9.9.9'], { cwd: REPO_ROOT, reject: false, env: { RELEASE_DIR: join(work, 'refused') } });
+    const other = await execa(join(REPO_ROOT, 'hack', 'release.sh'), ['9.9.9'], {
+      cwd: REPO_ROOT,
+      reject: false,
+      env: { RELEASE_DIR: join(work, 'refused') },
+    });
     expect(other.exitCode).not.toBe(0);
-    expect(other.stderr).toContain(`release: VERSION is 9.9.9 but package.json's version is ${version}: they must be equal`);
-    const vPrefixed = await execa(join(REPO_ROOT, 'hack', 'release.sh'), [`v${version}`], { cwd: REPO_ROOT, reject: false, env: { RELEASE_DIR: join(work, 'refused') } });
+    expect(other.stderr).toContain(
+      `release: VERSION is 9.9.9 but package.json's version is ${version}: they must be equal`,
+    );
+    const vPrefixed = await execa(join(REPO_ROOT, 'hack', 'release.sh'), [`v${version}`], {
+      cwd: REPO_ROOT,
+      reject: false,
+      env: { RELEASE_DIR: join(work, 'refused') },
+    });
     expect(vPrefixed.exitCode).not.toBe(0);
-    expect(vPrefixed.stderr).toContain(`release: VERSION is "v${version}": a semantic version without a leading v is expected`);
-    const none = await execa(join(REPO_ROOT, 'hack', 'release.sh'), [], { cwd: REPO_ROOT, reject: false, env: { RELEASE_DIR: join(work, 'refused'), VERSION: '' } });
+    expect(vPrefixed.stderr).toContain(
+      `release: VERSION is "v${version}": a semantic version without a leading v is expected`,
+    );
+    const none = await execa(join(REPO_ROOT, 'hack', 'release.sh'), [], {
+      cwd: REPO_ROOT,
+      reject: false,
+      env: { RELEASE_DIR: join(work, 'refused'), VERSION: '' },
+    });
     expect(none.stderr).toContain('release: no version: run make release VERSION=x.y.z');
     await expect(readdir(join(work, 'refused'))).rejects.toThrow(/ENOENT/);
   });

@@ -11,12 +11,17 @@ import * as k8s from '@kubernetes/client-node';
 import { generateWebhookCerts } from '../../src/certs/files.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { httpsCall, httpsGet } from '../support/devcluster/https-get.js';
-import { applyOwnerBindings, installBase, registerWebhooks, startLocalWebhook, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import {
+  applyOwnerBindings,
+  installBase,
+  registerWebhooks,
+  startLocalWebhook,
+  type LocalWebhook,
+} from '../support/devcluster/tenantgate.js';
 import type { Project } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
 import { cluster, eventually, kubectl } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
-
 
 let hook: LocalWebhook;
 
@@ -24,11 +29,20 @@ const project = (name: string, extra: Record<string, unknown> = {}, spec: Record
   apiVersion: 'tenantgate.io/v1alpha1',
   kind: 'Project',
   metadata: { name, ...extra },
-  spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:payments-admins' }], quota: { hard: { pods: '100' } }, namespaceDefaults: { quota: { hard: { pods: '10' } } }, ...spec },
+  spec: {
+    tenant: 'acme',
+    owners: [{ kind: 'Group', name: 'acme:payments-admins' }],
+    quota: { hard: { pods: '100' } },
+    namespaceDefaults: { quota: { hard: { pods: '10' } } },
+    ...spec,
+  },
 });
 
 async function apply(user: string, object: unknown, dryRun = false) {
-  return kubectl(user, ['apply', '-f', '-', ...(dryRun ? ['--dry-run=server'] : [])], { input: JSON.stringify(object), reject: false });
+  return kubectl(user, ['apply', '-f', '-', ...(dryRun ? ['--dry-run=server'] : [])], {
+    input: JSON.stringify(object),
+    reject: false,
+  });
 }
 
 /** Denied the same way with and without --dry-run=server, with `pattern` in the message. */
@@ -64,7 +78,11 @@ describe('Project rules at the apiserver (S1, N1, N3, N4, T1)', () => {
     // The apiserver validates against the CRD's OpenAPI schema before validating admission: the
     // refusal is the CRD's own, and the webhook never sees the object (S1 is its second layer,
     // test/unit/schema.test.ts and the offline validate).
-    await expectRefused('admin', bad, /The Project "rulesbad" is invalid: \n\* spec\.owners\[0\]\.kind: Unsupported value: "Robot": supported values: "User", "Group", "ServiceAccount"/);
+    await expectRefused(
+      'admin',
+      bad,
+      /The Project "rulesbad" is invalid: \n\* spec\.owners\[0\]\.kind: Unsupported value: "Robot": supported values: "User", "Group", "ServiceAccount"/,
+    );
     expect(await stored(['project', 'rulesbad'])).toBe('');
     expect((await apply('admin', bad, true)).stderr).not.toMatch(/admission webhook/);
   });
@@ -76,7 +94,11 @@ describe('Project rules at the apiserver (S1, N1, N3, N4, T1)', () => {
   });
 
   it('N3: a namespace another Project declares is refused', async () => {
-    await expectRefused('admin', project('rulesb', {}, { namespaces: [{ name: 'rulesa-api' }] }), /\[N3\] namespace rulesa-api is already declared by project rulesa/);
+    await expectRefused(
+      'admin',
+      project('rulesb', {}, { namespaces: [{ name: 'rulesa-api' }] }),
+      /\[N3\] namespace rulesa-api is already declared by project rulesa/,
+    );
     expect(await stored(['project', 'rulesb'])).toBe('');
   });
 
@@ -86,15 +108,30 @@ describe('Project rules at the apiserver (S1, N1, N3, N4, T1)', () => {
   });
 
   it('T1: spec.tenant cannot change, even for an administrator', async () => {
-    await expectRefused('admin', project('rulesa', {}, { tenant: 'globex', namespaces: [{ name: 'rulesa-api' }], maxNamespaces: 2 }), /\[T1\]/);
+    await expectRefused(
+      'admin',
+      project('rulesa', {}, { tenant: 'globex', namespaces: [{ name: 'rulesa-api' }], maxNamespaces: 2 }),
+      /\[T1\]/,
+    );
     expect((await kubectl('admin', ['get', 'project', 'rulesa', '-o', 'jsonpath={.spec.tenant}'])).stdout).toBe('acme');
   });
 });
 
 describe('Namespace rules at the apiserver (T2, Q1 maxNamespaces, T4 on DELETE)', () => {
   it('T2: a namespace labelled for a project with the wrong tenant is refused', async () => {
-    const ns = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'rulesa-wrong', labels: { 'tenantgate.io/project': 'rulesa', 'tenantgate.io/tenant': 'globex' } } };
-    await expectRefused('admin', ns, /\[T2\] Namespace rulesa-wrong of project rulesa must carry the labels tenantgate\.io\/tenant=acme \(has "globex"\)/);
+    const ns = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: 'rulesa-wrong',
+        labels: { 'tenantgate.io/project': 'rulesa', 'tenantgate.io/tenant': 'globex' },
+      },
+    };
+    await expectRefused(
+      'admin',
+      ns,
+      /\[T2\] Namespace rulesa-wrong of project rulesa must carry the labels tenantgate\.io\/tenant=acme \(has "globex"\)/,
+    );
     expect(await stored(['namespace', 'rulesa-wrong'])).toBe('');
   });
 
@@ -104,7 +141,9 @@ describe('Namespace rules at the apiserver (T2, Q1 maxNamespaces, T4 on DELETE)'
     await eventually(async () => expect([...hook.webhook.cache.snapshot.namespacesOfProject('rulesa')].length).toBe(2));
     const third = await kubectl('alice', ['create', 'namespace', 'rulesa-three'], { reject: false });
     expect(third.exitCode).not.toBe(0);
-    expect(third.stderr).toMatch(/\[Q1\] Namespace rulesa-three would be namespace 3 of project rulesa, whose maxNamespaces is 2/);
+    expect(third.stderr).toMatch(
+      /\[Q1\] Namespace rulesa-three would be namespace 3 of project rulesa, whose maxNamespaces is 2/,
+    );
     expect(await stored(['namespace', 'rulesa-three'])).toBe('');
   });
 
@@ -112,10 +151,20 @@ describe('Namespace rules at the apiserver (T2, Q1 maxNamespaces, T4 on DELETE)'
     // What the controller does for self-service namespaces (this file runs without it).
     await applyOwnerBindings(cluster(), project('rulesa') as unknown as Project, ['rulesa-one', 'rulesa-two']);
     // alice (admin in rulesa-one through the owners' binding) hands carol the same role in that namespace.
-    await kubectl('alice', ['-n', 'rulesa-one', 'create', 'rolebinding', 'delegate-carol', '--clusterrole=tenantgate-project-owner', '--user=carol']);
+    await kubectl('alice', [
+      '-n',
+      'rulesa-one',
+      'create',
+      'rolebinding',
+      'delegate-carol',
+      '--clusterrole=tenantgate-project-owner',
+      '--user=carol',
+    ]);
     const carol = await kubectl('carol', ['delete', 'namespace', 'rulesa-one', '--wait=false'], { reject: false });
     expect(carol.exitCode).not.toBe(0);
-    expect(carol.stderr).toMatch(/\[T4\] user "carol" may not delete namespace rulesa-one: it belongs to project rulesa \(tenant acme\)/);
+    expect(carol.stderr).toMatch(
+      /\[T4\] user "carol" may not delete namespace rulesa-one: it belongs to project rulesa \(tenant acme\)/,
+    );
     const dave = await kubectl('dave', ['delete', 'namespace', 'rulesa-one', '--wait=false'], { reject: false });
     expect(dave.stderr).toMatch(/User "dave" cannot delete resource "namespaces"/);
     expect(JSON.parse(await stored(['namespace', 'rulesa-one'])).metadata.deletionTimestamp).toBeUndefined();
@@ -127,7 +176,13 @@ describe('the webhook over HTTPS', () => {
   async function post(path: string, body: string | Buffer, ca: Buffer): Promise<{ status: number; body: string }> {
     const { certFile, keyFile } = cluster().webhookClient;
     const client = { cert: await readFile(certFile), key: await readFile(keyFile) };
-    return httpsCall(`${hook.url}${path}`, { method: 'POST', ca, client, headers: { 'content-type': 'application/json' }, body });
+    return httpsCall(`${hook.url}${path}`, {
+      method: 'POST',
+      ca,
+      client,
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
   }
 
   it('answers 400 for a broken envelope, 413 over 3 MiB, 404 for an unknown path, each with a JSON error', async () => {
@@ -147,12 +202,35 @@ describe('the webhook over HTTPS', () => {
     // A ServiceAccount token without the webhook's RBAC: the lists are refused, the caches never sync.
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(info.kubeconfigs.nobody!);
-    const unsynced = await startWebhook({ config: DEFAULT_CONFIG, kubeConfig: kc, cert: hook.certs.cert, key: hook.certs.key, port: 0, host: '127.0.0.1', log: () => {} });
+    const unsynced = await startWebhook({
+      config: DEFAULT_CONFIG,
+      kubeConfig: kc,
+      cert: hook.certs.cert,
+      key: hook.certs.key,
+      port: 0,
+      host: '127.0.0.1',
+      log: () => {},
+    });
     try {
       const ca = await readFile(hook.certs.caCert);
       expect((await httpsGet(`https://127.0.0.1:${unsynced.port}/readyz`, { ca })).status).toBe(503);
-      const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u1', kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', userInfo: { username: 'admin', groups: ['system:masters'] }, object: { metadata: { name: 'x' } } } };
-      const answer = await httpsCall(`https://127.0.0.1:${unsynced.port}/validate`, { method: 'POST', ca, headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+      const review = {
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid: 'u1',
+          kind: { group: '', version: 'v1', kind: 'Namespace' },
+          operation: 'CREATE',
+          userInfo: { username: 'admin', groups: ['system:masters'] },
+          object: { metadata: { name: 'x' } },
+        },
+      };
+      const answer = await httpsCall(`https://127.0.0.1:${unsynced.port}/validate`, {
+        method: 'POST',
+        ca,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(review),
+      });
       expect(answer.status).toBe(200);
       const response = JSON.parse(answer.body).response;
       expect(response).toMatchObject({ uid: 'u1', allowed: false, status: { code: 503 } });
@@ -167,7 +245,8 @@ describe('the webhook over HTTPS', () => {
     const original = await generateWebhookCerts(join(info.dir, 'rules-original-copy'));
     await copyFile(hook.certs.cert, original.cert);
     await copyFile(hook.certs.key, original.key);
-    const label = (value: string) => kubectl('alice', ['label', 'namespace', 'rulesa-two', `e2e-cert=${value}`, '--overwrite'], { reject: false });
+    const label = (value: string) =>
+      kubectl('alice', ['label', 'namespace', 'rulesa-two', `e2e-cert=${value}`, '--overwrite'], { reject: false });
     expect((await label('a')).exitCode).toBe(0);
     // Another CA's certificate in place (as a renewal gone wrong would): the apiserver refuses to talk, so writes fail.
     await copyFile(other.key, hook.certs.key);
@@ -175,11 +254,14 @@ describe('the webhook over HTTPS', () => {
     // A new value on every try: the first may still be answered with the old certificate (the files are
     // polled once a second), and kubectl 1.37's `label` sends nothing when the value is already there.
     let attempt = 0;
-    await eventually(async () => {
-      const r = await label(`b${++attempt}`);
-      expect(r.exitCode).not.toBe(0);
-      expect(r.stderr).toMatch(/failed calling webhook.*(x509|certificate)/s);
-    }, { what: 'the apiserver rejects the untrusted certificate' });
+    await eventually(
+      async () => {
+        const r = await label(`b${++attempt}`);
+        expect(r.exitCode).not.toBe(0);
+        expect(r.stderr).toMatch(/failed calling webhook.*(x509|certificate)/s);
+      },
+      { what: 'the apiserver rejects the untrusted certificate' },
+    );
     // Register that CA: the very same process now serves a certificate the apiserver trusts.
     await registerWebhooks(info, hook.url, other.caBundle);
     await eventually(async () => expect((await label('c')).exitCode).toBe(0), { what: 'writes work again' });

@@ -12,7 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { installBase, serviceAccountKubeConfig, serviceAccountKubeconfigFile, startLocalWebhook, unregisterWebhooks, type LocalWebhook } from '../support/devcluster/tenantgate.js';
+import {
+  installBase,
+  serviceAccountKubeConfig,
+  serviceAccountKubeconfigFile,
+  startLocalWebhook,
+  unregisterWebhooks,
+  type LocalWebhook,
+} from '../support/devcluster/tenantgate.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
 import { LABEL_PROJECT, LEDGER_PREFIX } from '../../src/validate/types.js';
 import { startWebhook } from '../../src/webhook/start.js';
@@ -42,7 +49,10 @@ const project = (name: string, tenant: string, owners: unknown[]) => ({
   },
 });
 const PROJECTS = [
-  project('shop', 'acme', [{ kind: 'Group', name: 'acme:payments-admins' }, { kind: 'ServiceAccount', namespace: 'tb-ci', name: 'deployer' }]),
+  project('shop', 'acme', [
+    { kind: 'Group', name: 'acme:payments-admins' },
+    { kind: 'ServiceAccount', namespace: 'tb-ci', name: 'deployer' },
+  ]),
   project('blog', 'acme', [{ kind: 'Group', name: 'acme:web-admins' }]),
   project('ml', 'globex', [{ kind: 'Group', name: 'globex:admins' }]),
 ];
@@ -51,20 +61,76 @@ const GUARD = 'tenantgate-quota'; // the quota every target namespace has (the c
 // --- the verbs ------------------------------------------------------------------------------------
 const NS_VERBS: Record<string, (ns: string) => string[]> = {
   label: (ns) => ['label', 'namespace', ns, 'e2e-team=x', '--overwrite'],
-  'label pod-security': (ns) => ['label', 'namespace', ns, 'pod-security.kubernetes.io/enforce=privileged', '--overwrite'],
+  'label pod-security': (ns) => [
+    'label',
+    'namespace',
+    ns,
+    'pod-security.kubernetes.io/enforce=privileged',
+    '--overwrite',
+  ],
   'annotate project-uid': (ns) => ['annotate', 'namespace', ns, 'tenantgate.io/project-uid=forged', '--overwrite'],
-  'move to another project': (ns) => ['label', 'namespace', ns, `tenantgate.io/project=${ns.startsWith('shop-') ? 'blog' : 'shop'}`, '--overwrite'],
+  'move to another project': (ns) => [
+    'label',
+    'namespace',
+    ns,
+    `tenantgate.io/project=${ns.startsWith('shop-') ? 'blog' : 'shop'}`,
+    '--overwrite',
+  ],
   delete: (ns) => ['delete', 'namespace', ns, '--wait=false'],
   'quota create': (ns) => ['-n', ns, 'create', 'quota', 'e2e-extra', '--hard=pods=1'],
   'quota patch': (ns) => ['-n', ns, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"pods":"3"}}}'],
   'quota delete': (ns) => ['-n', ns, 'delete', 'quota', GUARD, '--wait=false'],
   // A finalizer of its own would block its project's cascade; an ownerReference with blockOwnerDeletion
   // to another tenant's Project (its uid is readable by every tenant) would stall that Project's deletion.
-  'add finalizer': (ns) => ['patch', 'namespace', ns, '--type=json', '-p', '[{"op":"add","path":"/metadata/finalizers","value":["example.com/hold"]}]'],
-  'add ownerReference': (ns) => ['patch', 'namespace', ns, '--type=merge', '-p', JSON.stringify({ metadata: { ownerReferences: [{ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', name: 'ml', uid: FOREIGN_UID, blockOwnerDeletion: true }] } })],
+  'add finalizer': (ns) => [
+    'patch',
+    'namespace',
+    ns,
+    '--type=json',
+    '-p',
+    '[{"op":"add","path":"/metadata/finalizers","value":["example.com/hold"]}]',
+  ],
+  'add ownerReference': (ns) => [
+    'patch',
+    'namespace',
+    ns,
+    '--type=merge',
+    '-p',
+    JSON.stringify({
+      metadata: {
+        ownerReferences: [
+          {
+            apiVersion: 'tenantgate.io/v1alpha1',
+            kind: 'Project',
+            name: 'ml',
+            uid: FOREIGN_UID,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+    }),
+  ],
   // Subresources: RBAC grants tenants neither; `over` has them (see its ClusterRole), the webhook answers T8.
-  'status patch': (ns) => ['patch', 'namespace', ns, '--subresource=status', '--type=merge', '-p', '{"status":{"conditions":[{"type":"E2EForged","status":"True"}]}}'],
-  'quota status patch': (ns) => ['-n', ns, 'patch', 'quota', GUARD, '--subresource=status', '--type=merge', '-p', '{"status":{"hard":{"pods":"9999"}}}'],
+  'status patch': (ns) => [
+    'patch',
+    'namespace',
+    ns,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"conditions":[{"type":"E2EForged","status":"True"}]}}',
+  ],
+  'quota status patch': (ns) => [
+    '-n',
+    ns,
+    'patch',
+    'quota',
+    GUARD,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    '{"status":{"hard":{"pods":"9999"}}}',
+  ],
 };
 const FOREIGN_UID = '0d5c6a1e-7f2b-4c1a-9e55-3b1f0c2d4e6f';
 
@@ -74,7 +140,8 @@ type Row = [target: string, verb: string, ...verdicts: Verdict[]];
 
 //                                              alice   carol   bob     dave    sa      over    nobody
 const owner = (o: Subject, target: string): Row[] => {
-  const col = (own: Verdict, overV: Verdict): Verdict[] => SUBJECTS.map((s) => (s === 'over' ? overV : s === o || (o === 'alice' && s === 'sa') ? own : '403'));
+  const col = (own: Verdict, overV: Verdict): Verdict[] =>
+    SUBJECTS.map((s) => (s === 'over' ? overV : s === o || (o === 'alice' && s === 'sa') ? own : '403'));
   return [
     [target, 'label', ...col('ok', 'T4')],
     [target, 'label pod-security', ...col('T7', 'T4')],
@@ -92,8 +159,23 @@ const owner = (o: Subject, target: string): Row[] => {
 };
 // kube-system and kube-public cannot be deleted by anyone (the apiserver's NamespaceLifecycle).
 const SUBRESOURCE_VERBS = new Set(['status patch', 'quota status patch']);
-const outside = (target: string, overV: Verdict, overDelete: Verdict = overV, overSubresource: Verdict = overV): Row[] =>
-  Object.keys(NS_VERBS).map((verb) => [target, verb, '403', '403', '403', '403', '403', verb === 'delete' ? overDelete : SUBRESOURCE_VERBS.has(verb) ? overSubresource : overV, '403']);
+const outside = (
+  target: string,
+  overV: Verdict,
+  overDelete: Verdict = overV,
+  overSubresource: Verdict = overV,
+): Row[] =>
+  Object.keys(NS_VERBS).map((verb) => [
+    target,
+    verb,
+    '403',
+    '403',
+    '403',
+    '403',
+    '403',
+    verb === 'delete' ? overDelete : SUBRESOURCE_VERBS.has(verb) ? overSubresource : overV,
+    '403',
+  ]);
 
 const MATRIX: Row[] = [
   ...owner('alice', 'shop-dev'), // alice's own project (and the ServiceAccount's)
@@ -108,15 +190,49 @@ const MATRIX: Row[] = [
 ];
 
 /** Rows that are not a verb on a namespace: tenantgate's own objects, Projects, namespace creation. */
-const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promise<unknown>; verdicts: Verdict[]; restore?: () => Promise<void>; readOnly?: true; message?: (s: Subject) => string }> = {
-  'get ledger ConfigMap': { readOnly: true, args: () => ['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}shop`], read: async () => null, verdicts: ['403', '403', '403', '403', '403', '403', '403'] },
+const OTHER: Record<
+  string,
+  {
+    args: (s: Subject) => string[];
+    read: () => Promise<unknown>;
+    verdicts: Verdict[];
+    restore?: () => Promise<void>;
+    readOnly?: true;
+    message?: (s: Subject) => string;
+  }
+> = {
+  'get ledger ConfigMap': {
+    readOnly: true,
+    args: () => ['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}shop`],
+    read: async () => null,
+    verdicts: ['403', '403', '403', '403', '403', '403', '403'],
+  },
   'patch ledger ConfigMap': {
-    args: () => ['-n', 'tenantgate-system', 'patch', 'configmap', `${LEDGER_PREFIX}shop`, '--type=merge', '-p', '{"data":{"forged":"1"}}'],
+    args: () => [
+      '-n',
+      'tenantgate-system',
+      'patch',
+      'configmap',
+      `${LEDGER_PREFIX}shop`,
+      '--type=merge',
+      '-p',
+      '{"data":{"forged":"1"}}',
+    ],
     read: () => readJson(['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}shop`]),
     verdicts: ['403', '403', '403', '403', '403', '403', '403'],
   },
-  'get webhook Secret': { readOnly: true, args: () => ['-n', 'tenantgate-system', 'get', 'secret', 'tenantgate-webhook-tls'], read: async () => null, verdicts: ['403', '403', '403', '403', '403', '403', '403'] },
-  'get config ConfigMap': { readOnly: true, args: () => ['-n', 'tenantgate-system', 'get', 'configmap', 'tenantgate-config'], read: async () => null, verdicts: ['403', '403', '403', '403', '403', '403', '403'] },
+  'get webhook Secret': {
+    readOnly: true,
+    args: () => ['-n', 'tenantgate-system', 'get', 'secret', 'tenantgate-webhook-tls'],
+    read: async () => null,
+    verdicts: ['403', '403', '403', '403', '403', '403', '403'],
+  },
+  'get config ConfigMap': {
+    readOnly: true,
+    args: () => ['-n', 'tenantgate-system', 'get', 'configmap', 'tenantgate-config'],
+    read: async () => null,
+    verdicts: ['403', '403', '403', '403', '403', '403', '403'],
+  },
   'patch own Project': {
     args: () => ['patch', 'project', 'shop', '--type=merge', '-p', '{"spec":{"quota":{"hard":{"pods":"9999"}}}}'],
     read: () => readJson(['get', 'project', 'shop'], (o) => (o as { spec: unknown }).spec),
@@ -124,7 +240,11 @@ const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promis
   },
   "delete another tenant's Project": {
     args: () => ['delete', 'project', 'ml', '--wait=false'],
-    read: () => readJson(['get', 'project', 'ml'], (o) => (o as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp ?? null),
+    read: () =>
+      readJson(
+        ['get', 'project', 'ml'],
+        (o) => (o as { metadata: { deletionTimestamp?: string } }).metadata.deletionTimestamp ?? null,
+      ),
     verdicts: ['403', '403', '403', '403', '403', 'T5', '403'],
   },
   'create a Project': {
@@ -135,8 +255,18 @@ const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promis
   // The names the webhooks skip: the policy refuses them to tenants even where the namespace does not exist
   // yet. Here they exist, so an admitted create would fail only later (AlreadyExists): the refusal must be
   // the policy's own message, naming the user and the operation, and the namespace must be as before.
-  'create namespace kube-system': { args: () => ['create', 'namespace', 'kube-system'], read: () => systemNamespace('kube-system'), verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'], message: (s) => policyRefusal('kube-system', s) },
-  'create namespace tenantgate-system': { args: () => ['create', 'namespace', 'tenantgate-system'], read: () => systemNamespace('tenantgate-system'), verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'], message: (s) => policyRefusal('tenantgate-system', s) },
+  'create namespace kube-system': {
+    args: () => ['create', 'namespace', 'kube-system'],
+    read: () => systemNamespace('kube-system'),
+    verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'],
+    message: (s) => policyRefusal('kube-system', s),
+  },
+  'create namespace tenantgate-system': {
+    args: () => ['create', 'namespace', 'tenantgate-system'],
+    read: () => systemNamespace('tenantgate-system'),
+    verdicts: ['T6', 'T6', 'T6', 'T6', 'T6', 'T6', '403'],
+    message: (s) => policyRefusal('tenantgate-system', s),
+  },
   'create namespace kube-evil': {
     args: () => ['create', 'namespace', 'kube-evil'],
     read: () => readJson(['get', 'namespace', 'kube-evil', '--ignore-not-found']),
@@ -146,13 +276,22 @@ const OTHER: Record<string, { args: (s: Subject) => string[]; read: () => Promis
     args: () => ['create', 'namespace', 'ml-stolen'],
     read: () => readJson(['get', 'namespace', 'ml-stolen', '--ignore-not-found']),
     verdicts: ['T4', 'T4', 'ok', 'T4', 'T4', 'T4', '403'],
-    restore: async () => void (await kubectl('admin', ['delete', 'namespace', 'ml-stolen', '--ignore-not-found', '--wait=false'])),
+    restore: async () =>
+      void (await kubectl('admin', ['delete', 'namespace', 'ml-stolen', '--ignore-not-found', '--wait=false'])),
   },
 };
 const FORGED_PROJECT = JSON.stringify(project('forged', 'acme', [{ kind: 'Group', name: 'tenants' }]));
 
 /** The user name the apiserver sees for each subject. */
-const USERNAME: Record<Subject, string> = { alice: 'alice', carol: 'carol', bob: 'bob', dave: 'dave', sa: 'system:serviceaccount:tb-ci:deployer', over: 'system:serviceaccount:tb-ci:over', nobody: 'nobody' };
+const USERNAME: Record<Subject, string> = {
+  alice: 'alice',
+  carol: 'carol',
+  bob: 'bob',
+  dave: 'dave',
+  sa: 'system:serviceaccount:tb-ci:deployer',
+  over: 'system:serviceaccount:tb-ci:over',
+  nobody: 'nobody',
+};
 
 /** The ValidatingAdmissionPolicy's refusal of a namespace create (manifests/webhook/excluded-namespaces-policy.yaml). */
 const policyRefusal = (ns: string, s: Subject) =>
@@ -160,7 +299,9 @@ const policyRefusal = (ns: string, s: Subject) =>
 
 /** A namespace that exists as stored: uid, resourceVersion, labels and annotations (null when absent, which fails the rows that need it). */
 async function systemNamespace(name: string): Promise<unknown> {
-  const got = (await readJson(['get', 'namespace', name, '--ignore-not-found'])) as { metadata: { uid: string; resourceVersion: string; labels?: unknown; annotations?: unknown } } | null;
+  const got = (await readJson(['get', 'namespace', name, '--ignore-not-found'])) as {
+    metadata: { uid: string; resourceVersion: string; labels?: unknown; annotations?: unknown };
+  } | null;
   expect(got, `namespace ${name} exists`).not.toBeNull();
   const { uid, resourceVersion, labels, annotations } = got!.metadata;
   return { uid, resourceVersion, labels, annotations };
@@ -201,7 +342,10 @@ async function namespaceState(ns: string): Promise<unknown> {
 async function dryRunState(ns: string): Promise<{ namespace: unknown; ledgers: unknown }> {
   const core = kubeConfig('admin').makeApiClient(k8s.CoreV1Api);
   const maps = await core.listNamespacedConfigMap({ namespace: 'tenantgate-system' });
-  const ledgers = maps.items.filter((m) => m.metadata?.name?.startsWith(LEDGER_PREFIX)).map((m) => [m.metadata?.name, m.metadata?.resourceVersion, m.data]).sort();
+  const ledgers = maps.items
+    .filter((m) => m.metadata?.name?.startsWith(LEDGER_PREFIX))
+    .map((m) => [m.metadata?.name, m.metadata?.resourceVersion, m.data])
+    .sort();
   return { namespace: await namespaceState(ns), ledgers };
 }
 
@@ -214,7 +358,11 @@ async function run(subject: Subject, args: string[], dryRun: boolean, input?: st
   });
 }
 
-function expectVerdict(result: { exitCode?: number; stderr: string; stdout: string }, verdict: Verdict, what: string): void {
+function expectVerdict(
+  result: { exitCode?: number; stderr: string; stdout: string },
+  verdict: Verdict,
+  what: string,
+): void {
   if (verdict === 'ok') {
     expect(result.exitCode, `${what}: ${result.stderr}`).toBe(0);
     return;
@@ -229,7 +377,17 @@ function expectVerdict(result: { exitCode?: number; stderr: string; stdout: stri
 async function undo(verb: string, ns: string): Promise<void> {
   if (verb === 'label') await kubectl('admin', ['label', 'namespace', ns, 'e2e-team-']);
   else if (verb === 'quota create') await kubectl('admin', ['-n', ns, 'delete', 'quota', 'e2e-extra']);
-  else if (verb === 'quota patch') await kubectl('admin', ['-n', ns, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"pods":"20"}}}']);
+  else if (verb === 'quota patch')
+    await kubectl('admin', [
+      '-n',
+      ns,
+      'patch',
+      'quota',
+      GUARD,
+      '--type=merge',
+      '-p',
+      '{"spec":{"hard":{"pods":"20"}}}',
+    ]);
 }
 
 beforeAll(async () => {
@@ -242,37 +400,98 @@ beforeAll(async () => {
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'tb-ci' } },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'deployer', namespace: 'tb-ci' } },
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'over', namespace: 'tb-ci' } },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tb-deployer-self-service' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tenantgate-self-service' }, subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: 'tb-ci' }] },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'tb-over-granted' }, rules: [{ apiGroups: [''], resources: ['namespaces', 'resourcequotas', 'namespaces/status', 'namespaces/finalize', 'resourcequotas/status'], verbs: ['*'] }, { apiGroups: ['tenantgate.io'], resources: ['projects'], verbs: ['*'] }] },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'tb-over-granted' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tb-over-granted' }, subjects: [{ kind: 'ServiceAccount', name: 'over', namespace: 'tb-ci' }] },
-    ].map((o) => JSON.stringify(o)).join('\n'),
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'tb-deployer-self-service' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tenantgate-self-service' },
+        subjects: [{ kind: 'ServiceAccount', name: 'deployer', namespace: 'tb-ci' }],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'tb-over-granted' },
+        rules: [
+          {
+            apiGroups: [''],
+            resources: [
+              'namespaces',
+              'resourcequotas',
+              'namespaces/status',
+              'namespaces/finalize',
+              'resourcequotas/status',
+            ],
+            verbs: ['*'],
+          },
+          { apiGroups: ['tenantgate.io'], resources: ['projects'], verbs: ['*'] },
+        ],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'tb-over-granted' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tb-over-granted' },
+        subjects: [{ kind: 'ServiceAccount', name: 'over', namespace: 'tb-ci' }],
+      },
+    ]
+      .map((o) => JSON.stringify(o))
+      .join('\n'),
   });
   kubeconfigs.sa = await serviceAccountKubeconfigFile(info, 'tb-ci', 'deployer');
   kubeconfigs.over = await serviceAccountKubeconfigFile(info, 'tb-ci', 'over');
 
   hook = await startLocalWebhook(info, {}, { onDecision: (d) => decisions.push(d) });
-  controller = await startController({ kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'), config: DEFAULT_CONFIG, leaderElection: false, log: () => {} });
+  controller = await startController({
+    kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
+    config: DEFAULT_CONFIG,
+    leaderElection: false,
+    log: () => {},
+  });
   for (const p of PROJECTS) await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(p) });
   await eventually(async () => {
-    for (const p of PROJECTS) if (!hook.webhook.cache.snapshot.project(p.metadata.name)) throw new Error(`${p.metadata.name} not in the webhook's cache`);
+    for (const p of PROJECTS)
+      if (!hook.webhook.cache.snapshot.project(p.metadata.name))
+        throw new Error(`${p.metadata.name} not in the webhook's cache`);
   });
   // Self-service: each owner creates its namespace; the controller grants the owners and adds the default quota.
-  for (const [owner, ns] of [['alice', 'shop-dev'], ['carol', 'blog-app'], ['bob', 'ml-serving']] as const) {
+  for (const [owner, ns] of [
+    ['alice', 'shop-dev'],
+    ['carol', 'blog-app'],
+    ['bob', 'ml-serving'],
+  ] as const) {
     await kubectl(owner, ['create', 'namespace', ns]);
   }
-  await eventually(async () => {
-    for (const ns of ['shop-dev', 'blog-app', 'ml-serving']) {
-      await kubectl('admin', ['-n', ns, 'get', 'rolebinding', OWNERS_BINDING_NAME]);
-      await kubectl('admin', ['-n', ns, 'get', 'quota', GUARD]);
-    }
-  }, { what: 'owner RoleBindings and default quotas from the controller' });
+  await eventually(
+    async () => {
+      for (const ns of ['shop-dev', 'blog-app', 'ml-serving']) {
+        await kubectl('admin', ['-n', ns, 'get', 'rolebinding', OWNERS_BINDING_NAME]);
+        await kubectl('admin', ['-n', ns, 'get', 'quota', GUARD]);
+      }
+    },
+    { what: 'owner RoleBindings and default quotas from the controller' },
+  );
   // Targets outside projects, each with a quota, and the objects of tenantgate-system.
   await kubectl('admin', ['create', 'namespace', 'platform-tools']);
   for (const ns of ['platform-tools', 'kube-public', 'kube-system', 'tenantgate-system']) {
     await kubectl('admin', ['-n', ns, 'create', 'quota', GUARD, '--hard=pods=100']);
   }
-  await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'configmap', 'tenantgate-config', '--from-literal=tenantgate.yaml={}']);
-  await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'secret', 'generic', 'tenantgate-webhook-tls', '--from-literal=tls.key=x']);
+  await kubectl('admin', [
+    '-n',
+    'tenantgate-system',
+    'create',
+    'configmap',
+    'tenantgate-config',
+    '--from-literal=tenantgate.yaml={}',
+  ]);
+  await kubectl('admin', [
+    '-n',
+    'tenantgate-system',
+    'create',
+    'secret',
+    'generic',
+    'tenantgate-webhook-tls',
+    '--from-literal=tls.key=x',
+  ]);
   // A real ledger record: a quota growth in shop reserves its allocation there.
   await kubectl('alice', ['-n', 'shop-dev', 'create', 'quota', 'grow', '--hard=requests.cpu=3,pods=20']);
   await kubectl('admin', ['-n', 'shop-dev', 'delete', 'quota', 'grow']);
@@ -301,13 +520,18 @@ describe('the tenancy boundary: every subject × target × verb, dry run and rea
       const before = beforeDry.namespace;
       const dry = await run(subject, args, true);
       expectVerdict(dry, verdict, `${subject} ${verb} ${target} --dry-run=server`);
-      expect(await dryRunState(target), `${subject} ${verb} ${target}: a dry run changes nothing, the ledger included`).toEqual(beforeDry);
+      expect(
+        await dryRunState(target),
+        `${subject} ${verb} ${target}: a dry run changes nothing, the ledger included`,
+      ).toEqual(beforeDry);
       // An admitted delete is shown by the dry run; the real one is in its own test (it cannot be undone).
       if (verdict === 'ok' && verb === 'delete') continue;
       const real = await run(subject, args, false);
       expectVerdict(real, verdict, `${subject} ${verb} ${target}`);
       if (verdict === 'ok') {
-        expect(await namespaceState(target), `${subject} ${verb} ${target}: admitted, so it changed`).not.toEqual(before);
+        expect(await namespaceState(target), `${subject} ${verb} ${target}: admitted, so it changed`).not.toEqual(
+          before,
+        );
         await undo(verb, target);
       }
       expect(await namespaceState(target), `${subject} ${verb} ${target}: state afterwards`).toEqual(before);
@@ -322,12 +546,14 @@ describe('the tenancy boundary: every subject × target × verb, dry run and rea
       if (!cell.readOnly) {
         const dry = await run(subject, cell.args(subject), true, input);
         expectVerdict(dry, verdict, `${subject} ${name} --dry-run=server`);
-        if (cell.message && verdict !== 'ok' && verdict !== '403') expect(dry.stderr, `${subject} ${name} --dry-run=server`).toContain(cell.message(subject));
+        if (cell.message && verdict !== 'ok' && verdict !== '403')
+          expect(dry.stderr, `${subject} ${name} --dry-run=server`).toContain(cell.message(subject));
         expect(await cell.read(), `${subject} ${name}: a dry run changes nothing`).toEqual(before);
       }
       const real = await run(subject, cell.args(subject), false, input);
       expectVerdict(real, verdict, `${subject} ${name}`);
-      if (cell.message && verdict !== 'ok' && verdict !== '403') expect(real.stderr, `${subject} ${name}`).toContain(cell.message(subject));
+      if (cell.message && verdict !== 'ok' && verdict !== '403')
+        expect(real.stderr, `${subject} ${name}`).toContain(cell.message(subject));
       if (verdict === 'ok') {
         expect(await cell.read()).not.toEqual(before);
         await cell.restore?.();
@@ -342,65 +568,187 @@ describe('the tenancy boundary: every subject × target × verb, dry run and rea
 describe('around the matrix', () => {
   it('an owner really deletes its own namespace; the namespace is gone', async () => {
     await kubectl('alice', ['create', 'namespace', 'shop-tmp']);
-    await eventually(() => kubectl('admin', ['-n', 'shop-tmp', 'get', 'rolebinding', OWNERS_BINDING_NAME]), { what: 'owner binding in shop-tmp' });
+    await eventually(() => kubectl('admin', ['-n', 'shop-tmp', 'get', 'rolebinding', OWNERS_BINDING_NAME]), {
+      what: 'owner binding in shop-tmp',
+    });
     const denied = await run('bob', ['delete', 'namespace', 'shop-tmp'], false);
     expectVerdict(denied, '403', 'bob deletes shop-tmp');
-    expect((await kubectl('alice', ['delete', 'namespace', 'shop-tmp', '--wait=false'], { reject: false })).exitCode).toBe(0);
-    await eventually(async () => expect((await kubectl('admin', ['get', 'namespace', 'shop-tmp', '--ignore-not-found', '-o', 'name'])).stdout).toBe(''), { what: 'shop-tmp deleted' });
+    expect(
+      (await kubectl('alice', ['delete', 'namespace', 'shop-tmp', '--wait=false'], { reject: false })).exitCode,
+    ).toBe(0);
+    await eventually(
+      async () =>
+        expect(
+          (await kubectl('admin', ['get', 'namespace', 'shop-tmp', '--ignore-not-found', '-o', 'name'])).stdout,
+        ).toBe(''),
+      { what: 'shop-tmp deleted' },
+    );
   });
 
-  it('kubernetes.io/metadata.name cannot be forged to fall under the webhooks\' exclusion', async () => {
-    const before = (await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'jsonpath={.metadata.resourceVersion}'])).stdout;
-    const result = await run('alice', ['label', 'namespace', 'shop-dev', 'kubernetes.io/metadata.name=kube-system', '--overwrite'], false);
+  it("kubernetes.io/metadata.name cannot be forged to fall under the webhooks' exclusion", async () => {
+    const before = (
+      await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'jsonpath={.metadata.resourceVersion}'])
+    ).stdout;
+    const result = await run(
+      'alice',
+      ['label', 'namespace', 'shop-dev', 'kubernetes.io/metadata.name=kube-system', '--overwrite'],
+      false,
+    );
     // The apiserver sets the label back to the name before admission: the update changes nothing.
     expect(result.exitCode, result.stderr).toBe(0);
-    expect((await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'jsonpath={.metadata.resourceVersion}'])).stdout).toBe(before);
-    expect((await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'jsonpath={.metadata.labels.kubernetes\\.io/metadata\\.name}'])).stdout).toBe('shop-dev');
-    const created = await run('alice', ['create', '-f', '-'], false, JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop-sneaky', labels: { 'kubernetes.io/metadata.name': 'kube-system' } } }));
+    expect(
+      (await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'jsonpath={.metadata.resourceVersion}'])).stdout,
+    ).toBe(before);
+    expect(
+      (
+        await kubectl('admin', [
+          'get',
+          'namespace',
+          'shop-dev',
+          '-o',
+          'jsonpath={.metadata.labels.kubernetes\\.io/metadata\\.name}',
+        ])
+      ).stdout,
+    ).toBe('shop-dev');
+    const created = await run(
+      'alice',
+      ['create', '-f', '-'],
+      false,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: 'shop-sneaky', labels: { 'kubernetes.io/metadata.name': 'kube-system' } },
+      }),
+    );
     expect(created.exitCode, created.stderr).toBe(0); // the webhook saw it (it is a project namespace) and admitted it
-    const labels = JSON.parse((await kubectl('admin', ['get', 'namespace', 'shop-sneaky', '-o', 'json'])).stdout).metadata.labels;
+    const labels = JSON.parse((await kubectl('admin', ['get', 'namespace', 'shop-sneaky', '-o', 'json'])).stdout)
+      .metadata.labels;
     expect(labels['kubernetes.io/metadata.name']).toBe('shop-sneaky');
     expect(labels['tenantgate.io/project']).toBe('shop');
     await kubectl('admin', ['delete', 'namespace', 'shop-sneaky', '--wait=false']);
   });
 
-  it('the controller repairs an owners\' RoleBinding a tenant widened', async () => {
-    await kubectl('alice', ['-n', 'shop-dev', 'patch', 'rolebinding', OWNERS_BINDING_NAME, '--type=json', '-p', '[{"op":"add","path":"/subjects/-","value":{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"dave"}}]']);
-    await eventually(async () => {
-      const subjects = JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'rolebinding', OWNERS_BINDING_NAME, '-o', 'jsonpath={.subjects}'])).stdout) as Array<{ name: string }>;
-      expect(subjects.map((s) => s.name).sort()).toEqual(['acme:payments-admins', 'deployer']);
-    }, { what: 'binding repaired' });
+  it("the controller repairs an owners' RoleBinding a tenant widened", async () => {
+    await kubectl('alice', [
+      '-n',
+      'shop-dev',
+      'patch',
+      'rolebinding',
+      OWNERS_BINDING_NAME,
+      '--type=json',
+      '-p',
+      '[{"op":"add","path":"/subjects/-","value":{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"dave"}}]',
+    ]);
+    await eventually(
+      async () => {
+        const subjects = JSON.parse(
+          (
+            await kubectl('admin', [
+              '-n',
+              'shop-dev',
+              'get',
+              'rolebinding',
+              OWNERS_BINDING_NAME,
+              '-o',
+              'jsonpath={.subjects}',
+            ])
+          ).stdout,
+        ) as Array<{ name: string }>;
+        expect(subjects.map((s) => s.name).sort()).toEqual(['acme:payments-admins', 'deployer']);
+      },
+      { what: 'binding repaired' },
+    );
   });
 
   // The registrations' matchConditions and rules (docs/adr/0055-webhook-match-conditions.md) keep from the
   // webhook only what it admits by identity alone; these cases fail if they kept anything that must be judged.
   const since = (mark: number) => decisions.slice(mark);
   // Kubernetes' own writers: the apiserver (its quota admission) and kube-controller-manager's controllers.
-  const kubernetes = (user: string) => user === 'system:apiserver' || DEFAULT_CONFIG.systemControllers.includes(user) || user.startsWith('system:serviceaccount:kube-system:');
+  const kubernetes = (user: string) =>
+    user === 'system:apiserver' ||
+    DEFAULT_CONFIG.systemControllers.includes(user) ||
+    user.startsWith('system:serviceaccount:kube-system:');
 
-  it('a pod created under a quota: the apiserver\'s own resourcequotas/status write is admitted without a call to the webhook', async () => {
+  it("a pod created under a quota: the apiserver's own resourcequotas/status write is admitted without a call to the webhook", async () => {
     const mark = decisions.length;
-    const usedPods = async () => Number(JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'quota', GUARD, '-o', 'json'])).stdout).status?.used?.pods ?? 0);
+    const usedPods = async () =>
+      Number(
+        JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'quota', GUARD, '-o', 'json'])).stdout).status
+          ?.used?.pods ?? 0,
+      );
     const before = await usedPods();
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'counted', namespace: 'shop-dev' }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '100m' }, limits: { cpu: '100m' } } }] } };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'counted', namespace: 'shop-dev' },
+      spec: {
+        containers: [
+          {
+            name: 'pause',
+            image: 'registry.k8s.io/pause:3.10',
+            resources: { requests: { cpu: '100m' }, limits: { cpu: '100m' } },
+          },
+        ],
+      },
+    };
     // The namespace's default ServiceAccount comes from its controller: retried until it exists.
-    await eventually(async () => void (await kubectl('alice', ['create', '-f', '-'], { input: JSON.stringify(pod) })), { what: 'the pod created by its owner' });
+    await eventually(async () => void (await kubectl('alice', ['create', '-f', '-'], { input: JSON.stringify(pod) })), {
+      what: 'the pod created by its owner',
+    });
     // The quota counted it: the apiserver's quota admission wrote resourcequotas/status (as system:apiserver).
     await eventually(async () => expect(await usedPods()).toBe(before + 1), { what: 'the quota counts the pod' });
     await kubectl('admin', ['-n', 'shop-dev', 'delete', 'pod', 'counted', '--grace-period=0', '--force']);
-    await eventually(async () => expect(await usedPods()).toBe(before), { what: 'the quota controller uncounts the deleted pod' });
-    expect(since(mark).filter((d) => kubernetes(d.user)), 'status writes by the apiserver and the quota controller reach the webhook no more').toEqual([]);
+    await eventually(async () => expect(await usedPods()).toBe(before), {
+      what: 'the quota controller uncounts the deleted pod',
+    });
+    expect(
+      since(mark).filter((d) => kubernetes(d.user)),
+      'status writes by the apiserver and the quota controller reach the webhook no more',
+    ).toEqual([]);
   });
 
-  it('a tenant\'s resourcequotas/status, namespaces/status and namespaces/finalize writes are still sent to the webhook and refused (T8)', async () => {
+  it("a tenant's resourcequotas/status, namespaces/status and namespaces/finalize writes are still sent to the webhook and refused (T8)", async () => {
     const mark = decisions.length;
     const before = await namespaceState('shop-dev');
-    const quota = await run('over', ['-n', 'shop-dev', 'patch', 'quota', GUARD, '--subresource=status', '--type=merge', '-p', '{"status":{"used":{"pods":"0"},"hard":{"pods":"9999"}}}'], false);
+    const quota = await run(
+      'over',
+      [
+        '-n',
+        'shop-dev',
+        'patch',
+        'quota',
+        GUARD,
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"used":{"pods":"0"},"hard":{"pods":"9999"}}}',
+      ],
+      false,
+    );
     expectVerdict(quota, 'T8', 'over writes resourcequotas/status');
-    const status = await run('over', ['patch', 'namespace', 'shop-dev', '--subresource=status', '--type=merge', '-p', '{"status":{"phase":"Active","conditions":[{"type":"E2EForged","status":"True"}]}}'], false);
+    const status = await run(
+      'over',
+      [
+        'patch',
+        'namespace',
+        'shop-dev',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        '{"status":{"phase":"Active","conditions":[{"type":"E2EForged","status":"True"}]}}',
+      ],
+      false,
+    );
     expectVerdict(status, 'T8', 'over writes namespaces/status');
-    const current = JSON.parse((await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'json'])).stdout) as { spec: { finalizers?: string[] } };
-    const finalize = await run('over', ['replace', '--raw', '/api/v1/namespaces/shop-dev/finalize', '-f', '-'], false, JSON.stringify({ ...current, spec: { finalizers: [] } }));
+    const current = JSON.parse((await kubectl('admin', ['get', 'namespace', 'shop-dev', '-o', 'json'])).stdout) as {
+      spec: { finalizers?: string[] };
+    };
+    const finalize = await run(
+      'over',
+      ['replace', '--raw', '/api/v1/namespaces/shop-dev/finalize', '-f', '-'],
+      false,
+      JSON.stringify({ ...current, spec: { finalizers: [] } }),
+    );
     expectVerdict(finalize, 'T8', 'over writes namespaces/finalize');
     expect(finalize.stderr).toContain('namespaces/finalize of Namespace shop-dev');
     expect(await namespaceState('shop-dev'), 'nothing changed').toEqual(before);
@@ -412,12 +760,16 @@ describe('around the matrix', () => {
     ]);
   });
 
-  it('an owner\'s namespace UPDATE is judged by the validating webhook (T3, T7) and no longer sent to the mutating one', async () => {
+  it("an owner's namespace UPDATE is judged by the validating webhook (T3, T7) and no longer sent to the mutating one", async () => {
     const mark = decisions.length;
     const before = await namespaceState('shop-dev');
     const unlabel = await run('alice', ['label', 'namespace', 'shop-dev', 'tenantgate.io/project-'], false);
     expectVerdict(unlabel, 'T3', 'alice removes the project label');
-    const psa = await run('alice', ['label', 'namespace', 'shop-dev', 'pod-security.kubernetes.io/enforce=privileged', '--overwrite'], false);
+    const psa = await run(
+      'alice',
+      ['label', 'namespace', 'shop-dev', 'pod-security.kubernetes.io/enforce=privileged', '--overwrite'],
+      false,
+    );
     expectVerdict(psa, 'T7', 'alice loosens pod security');
     expect(await namespaceState('shop-dev'), 'both refused: nothing changed').toEqual(before);
     const ok = await run('alice', ['label', 'namespace', 'shop-dev', 'e2e-team=y'], false);
@@ -432,21 +784,39 @@ describe('around the matrix', () => {
     // A namespace CREATE is still mutated (labelled for its project) before it is judged.
     const mark2 = decisions.length;
     await kubectl('alice', ['create', 'namespace', 'shop-mc']);
-    expect(since(mark2).filter((d) => d.user === 'alice').map((d) => [d.path, d.kind, d.operation, d.verdict])).toEqual([
+    expect(
+      since(mark2)
+        .filter((d) => d.user === 'alice')
+        .map((d) => [d.path, d.kind, d.operation, d.verdict]),
+    ).toEqual([
       ['mutate', 'Namespace', 'CREATE', 'patched'],
       ['validate', 'Namespace', 'CREATE', 'allowed'],
     ]);
     await kubectl('admin', ['delete', 'namespace', 'shop-mc', '--wait=false']);
   });
 
-  it('an owner\'s quota UPDATE that keeps its project label reaches the validating webhook alone; one that drops the label is mutated back (ADR 0094)', async () => {
-    const projectLabel = async () => JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'quota', GUARD, '-o', 'json'])).stdout).metadata.labels?.[LABEL_PROJECT] as string | undefined;
+  it("an owner's quota UPDATE that keeps its project label reaches the validating webhook alone; one that drops the label is mutated back (ADR 0094)", async () => {
+    const projectLabel = async () =>
+      JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'quota', GUARD, '-o', 'json'])).stdout).metadata
+        .labels?.[LABEL_PROJECT] as string | undefined;
     expect(await projectLabel(), 'the controller labelled its default quota').toBe('shop');
     const mark = decisions.length;
-    expectVerdict(await run('alice', ['-n', 'shop-dev', 'label', 'quota', GUARD, 'e2e-note=x'], false), 'ok', 'alice labels her quota');
-    expectVerdict(await run('alice', ['-n', 'shop-dev', 'label', 'quota', GUARD, `${LABEL_PROJECT}-`], false), 'ok', 'alice removes its project label');
+    expectVerdict(
+      await run('alice', ['-n', 'shop-dev', 'label', 'quota', GUARD, 'e2e-note=x'], false),
+      'ok',
+      'alice labels her quota',
+    );
+    expectVerdict(
+      await run('alice', ['-n', 'shop-dev', 'label', 'quota', GUARD, `${LABEL_PROJECT}-`], false),
+      'ok',
+      'alice removes its project label',
+    );
     expect(await projectLabel(), 'the mutation put the label back').toBe('shop');
-    expect(since(mark).filter((d) => d.user === 'alice').map((d) => [d.path, d.kind, d.operation, d.verdict])).toEqual([
+    expect(
+      since(mark)
+        .filter((d) => d.user === 'alice')
+        .map((d) => [d.path, d.kind, d.operation, d.verdict]),
+    ).toEqual([
       ['validate', 'ResourceQuota', 'UPDATE', 'allowed'],
       ['mutate', 'ResourceQuota', 'UPDATE', 'patched'],
       ['validate', 'ResourceQuota', 'UPDATE', 'allowed'],
@@ -460,10 +830,15 @@ describe('around the matrix', () => {
     const refused = await run('alice', ['label', 'namespace', 'shop-dev', 'e2e-down=1'], false);
     expect(refused.exitCode).not.toBe(0);
     expect(refused.stderr).toMatch(/failed calling webhook "(validate|mutate)\.tenantgate\.io"/);
-    expect((await namespaceState('shop-dev') as { labels: Record<string, string> }).labels['e2e-down']).toBeUndefined();
+    expect(
+      ((await namespaceState('shop-dev')) as { labels: Record<string, string> }).labels['e2e-down'],
+    ).toBeUndefined();
     const quota = await run('alice', ['-n', 'shop-dev', 'create', 'quota', 'while-down', '--hard=pods=1'], false);
     expect(quota.stderr).toMatch(/failed calling webhook/);
-    expect((await kubectl('admin', ['label', 'namespace', 'kube-system', 'e2e-admin=1', '--overwrite'], { reject: false })).exitCode).toBe(0);
+    expect(
+      (await kubectl('admin', ['label', 'namespace', 'kube-system', 'e2e-admin=1', '--overwrite'], { reject: false }))
+        .exitCode,
+    ).toBe(0);
     await kubectl('admin', ['label', 'namespace', 'kube-system', 'e2e-admin-']);
 
     // The same process comes back on the same address (as a restarted pod behind its Service would).
@@ -477,12 +852,22 @@ describe('around the matrix', () => {
       host: '127.0.0.1',
       log: () => {},
     });
-    hook = { ...hook, webhook: again, stop: async () => { await unregisterWebhooks(info); await again.stop(); } };
+    hook = {
+      ...hook,
+      webhook: again,
+      stop: async () => {
+        await unregisterWebhooks(info);
+        await again.stop();
+      },
+    };
     await again.cache.waitSynced();
-    await eventually(async () => {
-      const ok = await run('alice', ['label', 'namespace', 'shop-dev', 'e2e-down=1'], false);
-      expect(ok.exitCode, ok.stderr).toBe(0);
-    }, { what: 'tenant writes admitted again' });
+    await eventually(
+      async () => {
+        const ok = await run('alice', ['label', 'namespace', 'shop-dev', 'e2e-down=1'], false);
+        expect(ok.exitCode, ok.stderr).toBe(0);
+      },
+      { what: 'tenant writes admitted again' },
+    );
     await kubectl('admin', ['label', 'namespace', 'shop-dev', 'e2e-down-']);
   });
 });

@@ -34,13 +34,22 @@ const RESYNC_SECONDS = 3;
 /** The controller's "reconciled" log lines, with when each reconcile started (its end less its `ms`). */
 const reconciled: Array<{ project: string; result: string; startedAt: number }> = [];
 function logLine(message: string, fields?: Record<string, unknown>): void {
-  if (message === 'reconciled' && typeof fields?.ms === 'number') reconciled.push({ project: String(fields.project), result: String(fields.result), startedAt: Date.now() - fields.ms });
+  if (message === 'reconciled' && typeof fields?.ms === 'number')
+    reconciled.push({
+      project: String(fields.project),
+      result: String(fields.result),
+      startedAt: Date.now() - fields.ms,
+    });
 }
 
 function project(name: string, tenant: string, owners: Project['spec']['owners']): Project {
   return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec: { tenant, owners } };
 }
-const namespace = (name: string, proj: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': proj } } });
+const namespace = (name: string, proj: string) => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: { name, labels: { 'tenantgate.io/project': proj } },
+});
 
 async function apply(objects: unknown[]): Promise<void> {
   const r = await run(info, ['apply', '-f', '-'], objects.map((o) => JSON.stringify(o)).join('\n'));
@@ -69,7 +78,12 @@ beforeAll(async () => {
   info = cp.info;
   await installBase(info);
   await applyChartTemplates(info, ['rbac/self-service.yaml', 'controller/rbac.yaml'], ['config.visibility=own']);
-  await apply([project(p1, 'acme', [{ kind: 'User', name: 'alice' }]), project(p2, 'globex', [{ kind: 'User', name: 'bob' }]), namespace(ns1, p1), namespace(ns2, p2)]);
+  await apply([
+    project(p1, 'acme', [{ kind: 'User', name: 'alice' }]),
+    project(p2, 'globex', [{ kind: 'User', name: 'bob' }]),
+    namespace(ns1, p1),
+    namespace(ns2, p2),
+  ]);
   controller = await startController({
     kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
     // A resync every few seconds, so that "a resync writes nothing" happens inside its test.
@@ -79,12 +93,15 @@ beforeAll(async () => {
     leaderElection: false,
     log: logLine,
   });
-  await eventually(async () => {
-    for (const name of [role1, role2]) {
-      const r = await run(info, ['get', 'clusterrolebinding', name]);
-      if (r.exitCode !== 0) throw new Error(r.stderr);
-    }
-  }, { what: 'the per-project ClusterRoleBindings' });
+  await eventually(
+    async () => {
+      for (const name of [role1, role2]) {
+        const r = await run(info, ['get', 'clusterrolebinding', name]);
+        if (r.exitCode !== 0) throw new Error(r.stderr);
+      }
+    },
+    { what: 'the per-project ClusterRoleBindings' },
+  );
   process.stderr.write(`[visibility] own control plane and controller ready in ${Date.now() - started} ms\n`);
 });
 
@@ -95,27 +112,38 @@ afterAll(async () => {
 
 describe('visibility: own', () => {
   it('the controller keeps a ClusterRole and binding per Project: get on it and its namespaces, for its owners, owned by the Project', async () => {
-    const role = JSON.parse(await expectAllowed(['get', 'clusterrole', role1, '-o', 'json'])) as { metadata: { labels: Record<string, string>; ownerReferences: Array<{ kind: string; name: string; uid: string }> }; rules: unknown[] };
+    const role = JSON.parse(await expectAllowed(['get', 'clusterrole', role1, '-o', 'json'])) as {
+      metadata: { labels: Record<string, string>; ownerReferences: Array<{ kind: string; name: string; uid: string }> };
+      rules: unknown[];
+    };
     const uid = (await expectAllowed(['get', 'project', p1, '-o', 'jsonpath={.metadata.uid}'])).trim();
-    expect(role.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': p1 });
-    expect(role.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Project', name: p1, uid, controller: true })]);
+    expect(role.metadata.labels).toMatchObject({
+      'app.kubernetes.io/managed-by': 'tenantgate',
+      'tenantgate.io/project': p1,
+    });
+    expect(role.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'Project', name: p1, uid, controller: true }),
+    ]);
     expect(role.rules).toEqual([
       { apiGroups: ['tenantgate.io'], resources: ['projects'], resourceNames: [p1], verbs: ['get'] },
       { apiGroups: [''], resources: ['namespaces'], resourceNames: [ns1], verbs: ['get'] },
     ]);
-    const binding = JSON.parse(await expectAllowed(['get', 'clusterrolebinding', role1, '-o', 'json'])) as { roleRef: { name: string }; subjects: unknown[] };
+    const binding = JSON.parse(await expectAllowed(['get', 'clusterrolebinding', role1, '-o', 'json'])) as {
+      roleRef: { name: string };
+      subjects: unknown[];
+    };
     expect(binding.roleRef.name).toBe(role1);
     expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }]);
   });
 
-  it('a tenant: kubectl get projects is forbidden, its own project allowed, another tenant\'s forbidden', async () => {
+  it("a tenant: kubectl get projects is forbidden, its own project allowed, another tenant's forbidden", async () => {
     await expectForbidden(['get', 'projects', ...ALICE]);
     expect(await expectAllowed(['get', 'project', p1, '-o', 'name', ...ALICE])).toContain(p1);
     await expectForbidden(['get', 'project', p2, ...ALICE]);
     expect(await expectAllowed(['get', 'project', p2, '-o', 'name', ...BOB])).toContain(p2);
   });
 
-  it('a tenant: kubectl get namespaces is forbidden, its own namespace allowed, another tenant\'s forbidden', async () => {
+  it("a tenant: kubectl get namespaces is forbidden, its own namespace allowed, another tenant's forbidden", async () => {
     expect(await expectForbidden(['get', 'namespaces', ...ALICE])).toContain('cannot list resource "namespaces"');
     expect(await expectAllowed(['get', 'namespace', ns1, '-o', 'name', ...ALICE])).toContain(ns1);
     await expectForbidden(['get', 'namespace', ns2, ...ALICE]);
@@ -123,47 +151,99 @@ describe('visibility: own', () => {
 
   it('tenants cannot write ClusterRoles or ClusterRoleBindings (none of these grants theirs)', async () => {
     for (const verb of ['create', 'update', 'delete']) {
-      for (const resource of ['clusterroles', 'clusterrolebindings']) expect((await run(info, ['auth', 'can-i', verb, resource, ...ALICE])).stdout.trim()).toBe('no');
+      for (const resource of ['clusterroles', 'clusterrolebindings'])
+        expect((await run(info, ['auth', 'can-i', verb, resource, ...ALICE])).stdout.trim()).toBe('no');
     }
-    await expectForbidden(['create', 'clusterrolebinding', 'steal', `--clusterrole=${role2}`, '--user=alice', ...ALICE]);
+    await expectForbidden([
+      'create',
+      'clusterrolebinding',
+      'steal',
+      `--clusterrole=${role2}`,
+      '--user=alice',
+      ...ALICE,
+    ]);
     await expectForbidden(['delete', 'clusterrolebinding', role1, ...ALICE]);
   });
 
   it('an edited binding is repaired; a new owner and a new namespace are granted; a resync at rest writes nothing', async () => {
     type Binding = { metadata: { resourceVersion: string }; subjects: unknown[] };
-    const edited = JSON.parse(await expectAllowed(['patch', 'clusterrolebinding', role1, '--type=json', '-o', 'json', '-p', '[{"op":"replace","path":"/subjects","value":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}]}]'])) as Binding;
+    const edited = JSON.parse(
+      await expectAllowed([
+        'patch',
+        'clusterrolebinding',
+        role1,
+        '--type=json',
+        '-o',
+        'json',
+        '-p',
+        '[{"op":"replace","path":"/subjects","value":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"mallory"}]}]',
+      ]),
+    ) as Binding;
     expect(edited.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'mallory' }]);
     // The controller writes the binding back: alice again, in a version newer than the edit.
-    const repaired = await eventually(async () => {
-      const b = JSON.parse(await expectAllowed(['get', 'clusterrolebinding', role1, '-o', 'json'])) as Binding;
-      expect(b.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }]);
-      return b;
-    }, { what: 'the binding repaired' });
+    const repaired = await eventually(
+      async () => {
+        const b = JSON.parse(await expectAllowed(['get', 'clusterrolebinding', role1, '-o', 'json'])) as Binding;
+        expect(b.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }]);
+        return b;
+      },
+      { what: 'the binding repaired' },
+    );
     expect(BigInt(repaired.metadata.resourceVersion)).toBeGreaterThan(BigInt(edited.metadata.resourceVersion));
     expect(await expectAllowed(['get', 'project', p1, '-o', 'name', ...ALICE])).toContain(p1);
 
-    await expectAllowed(['patch', 'project', p1, '--type=merge', '-p', JSON.stringify({ spec: { owners: [{ kind: 'User', name: 'alice' }, { kind: 'Group', name: 'acme:web-admins' }] } })]);
+    await expectAllowed([
+      'patch',
+      'project',
+      p1,
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        spec: {
+          owners: [
+            { kind: 'User', name: 'alice' },
+            { kind: 'Group', name: 'acme:web-admins' },
+          ],
+        },
+      }),
+    ]);
     await apply([namespace(`${p1}-b`, p1)]);
-    await eventually(async () => {
-      for (const args of [['get', 'project', p1], ['get', 'namespace', `${p1}-b`]]) {
-        const r = await run(info, [...args, '-o', 'name', ...CAROL]);
-        if (r.exitCode !== 0) throw new Error(r.stderr);
-      }
-    }, { what: 'carol (group owner) reads the project and its new namespace' });
+    await eventually(
+      async () => {
+        for (const args of [
+          ['get', 'project', p1],
+          ['get', 'namespace', `${p1}-b`],
+        ]) {
+          const r = await run(info, [...args, '-o', 'name', ...CAROL]);
+          if (r.exitCode !== 0) throw new Error(r.stderr);
+        }
+      },
+      { what: 'carol (group owner) reads the project and its new namespace' },
+    );
     expect(await expectAllowed(['get', 'namespace', `${p1}-b`, '-o', 'name', ...ALICE])).toContain(`${p1}-b`);
 
     let before = -1;
-    await eventually(async () => {
-      const now = await apiWrites(controller, info);
-      const settled = now === before;
-      before = now;
-      if (!settled) throw new Error(`writes still moving (${now})`);
-    }, { intervalMs: 2_000, what: 'the controller idle' });
+    await eventually(
+      async () => {
+        const now = await apiWrites(controller, info);
+        const settled = now === before;
+        before = now;
+        if (!settled) throw new Error(`writes still moving (${now})`);
+      },
+      { intervalMs: 2_000, what: 'the controller idle' },
+    );
     // A resync (every RESYNC_SECONDS) reconciles every Project at rest: each compares and writes nothing.
     const restingSince = Date.now();
-    await eventually(async () => {
-      for (const p of [p1, p2]) expect(reconciled.some((r) => r.project === p && r.result === 'done' && r.startedAt >= restingSince), `a reconcile of ${p} started after ${restingSince}`).toBe(true);
-    }, { timeoutMs: 4 * RESYNC_SECONDS * 1000, what: 'a resync of every Project' });
+    await eventually(
+      async () => {
+        for (const p of [p1, p2])
+          expect(
+            reconciled.some((r) => r.project === p && r.result === 'done' && r.startedAt >= restingSince),
+            `a reconcile of ${p} started after ${restingSince}`,
+          ).toBe(true);
+      },
+      { timeoutMs: 4 * RESYNC_SECONDS * 1000, what: 'a resync of every Project' },
+    );
     expect(await apiWrites(controller, info)).toBe(before);
   });
 
@@ -172,20 +252,26 @@ describe('visibility: own', () => {
     const p3 = uniqueName('gone');
     const role3 = `tenantgate:project:${p3}`;
     await apply([project(p3, 'acme', [{ kind: 'User', name: 'dave' }])]);
-    await eventually(async () => {
-      const r = await run(info, ['get', 'clusterrolebinding', role3]);
-      if (r.exitCode !== 0) throw new Error(r.stderr);
-    }, { what: `the binding of ${p3}` });
+    await eventually(
+      async () => {
+        const r = await run(info, ['get', 'clusterrolebinding', role3]);
+        if (r.exitCode !== 0) throw new Error(r.stderr);
+      },
+      { what: `the binding of ${p3}` },
+    );
     await expectAllowed(['delete', 'project', p3, '--wait=false']);
-    await eventually(async () => {
-      for (const kind of ['clusterrole', 'clusterrolebinding']) {
-        const r = await run(info, ['get', kind, role3]);
-        if (r.exitCode === 0 || !r.stderr.includes('NotFound')) throw new Error(`${kind} ${role3} still there`);
-      }
-    }, { timeoutMs: 90_000, what: `the ClusterRole and binding of ${p3} gone` });
+    await eventually(
+      async () => {
+        for (const kind of ['clusterrole', 'clusterrolebinding']) {
+          const r = await run(info, ['get', kind, role3]);
+          if (r.exitCode === 0 || !r.stderr.includes('NotFound')) throw new Error(`${kind} ${role3} still there`);
+        }
+      },
+      { timeoutMs: 90_000, what: `the ClusterRole and binding of ${p3} gone` },
+    );
   });
 
-  it('the webhook\'s denial to a non-owner names neither the project\'s tenant nor its owners, and says what the caller owns', async () => {
+  it("the webhook's denial to a non-owner names neither the project's tenant nor its owners, and says what the caller owns", async () => {
     const hook = await startLocalWebhook(info, { visibility: 'own' });
     try {
       const DAVE = ['--as=dave', '--as-group=tenants'];

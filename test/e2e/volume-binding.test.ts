@@ -102,10 +102,13 @@ beforeAll(async () => {
     spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:payments-admins' }] },
   };
   await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(project) });
-  await eventually(async () => {
-    const created = await kubectl('alice', ['create', 'namespace', NS], { reject: false });
-    if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
-  }, { what: `alice creates ${NS} (the webhook has seen the Project)` });
+  await eventually(
+    async () => {
+      const created = await kubectl('alice', ['create', 'namespace', NS], { reject: false });
+      if (created.exitCode !== 0) expect(created.stderr).toContain('AlreadyExists');
+    },
+    { what: `alice creates ${NS} (the webhook has seen the Project)` },
+  );
   await eventually(async () => kubectl('alice', ['-n', NS, 'get', 'persistentvolumeclaims']), {
     what: `${NS}: owners' RoleBinding from the controller`,
   });
@@ -132,10 +135,13 @@ describe("the binder never binds another project's volume to alice's claim", () 
     const created = await kubectl('alice', ['-n', NS, 'create', '-f', '-'], { input, reject: false });
     expect(created.exitCode, created.stderr).toBe(0);
     // The binder tries (and is refused by the webhook, with X10) ...
-    await eventually(async () => {
-      const refusal = decisionsOn(THEIRS, BINDER).find((d) => d.verdict === 'denied');
-      expect(refusal?.rules).toEqual(['X10']);
-    }, { what: `the binder's claimRef write on ${THEIRS} refused with X10`, timeoutMs: 60_000 });
+    await eventually(
+      async () => {
+        const refusal = decisionsOn(THEIRS, BINDER).find((d) => d.verdict === 'denied');
+        expect(refusal?.rules).toEqual(['X10']);
+      },
+      { what: `the binder's claimRef write on ${THEIRS} refused with X10`, timeoutMs: 60_000 },
+    );
     // ... and keeps being refused: for 20 s (past the binder's 15 s resync) nothing is bound.
     const until = Date.now() + 20_000;
     while (Date.now() < until) {
@@ -150,13 +156,16 @@ describe("the binder never binds another project's volume to alice's claim", () 
     expect(decisionsOn(THEIRS, BINDER).filter((d) => d.verdict === 'denied').length).toBeGreaterThanOrEqual(2);
   }, 120_000);
 
-  it('a volume of her own project binds: the binder writes its claimRef, then her claim\'s volumeName', async () => {
+  it("a volume of her own project binds: the binder writes its claimRef, then her claim's volumeName", async () => {
     expect((await createAsAdmin(volume(MINE, '1Gi', PROJECT))).exitCode).toBe(0);
-    await eventually(async () => {
-      const pvc = await claimOf('data');
-      expect(pvc.spec.volumeName).toBe(MINE);
-      expect(pvc.status?.phase).toBe('Bound');
-    }, { what: `claim data bound to ${MINE}`, timeoutMs: 90_000 });
+    await eventually(
+      async () => {
+        const pvc = await claimOf('data');
+        expect(pvc.spec.volumeName).toBe(MINE);
+        expect(pvc.status?.phase).toBe('Bound');
+      },
+      { what: `claim data bound to ${MINE}`, timeoutMs: 90_000 },
+    );
     const pv = await storedVolume(MINE);
     expect(pv.spec.claimRef).toMatchObject({ namespace: NS, name: 'data' });
     expect(decisionsOn(MINE, BINDER).map((d) => d.verdict)).toContain('allowed');
@@ -169,9 +178,9 @@ describe('claimRef writes by anyone, and what is not sent', () => {
     const refused = await createAsAdmin(volume(PRE_BOUND, '1Gi', OTHER_PROJECT, { namespace: NS, name: 'wanted' }));
     expect(refused.exitCode).not.toBe(0);
     expect(refused.stderr).toContain(
-      `[X10] PersistentVolume ${PRE_BOUND}: claimRef ${NS}/wanted (a claim of project ${PROJECT}) is not allowed for`
-        + ` project ${OTHER_PROJECT} (label tenantgate.io/project=${OTHER_PROJECT});`
-        + ` allowed: claims in the namespaces of project ${OTHER_PROJECT}`,
+      `[X10] PersistentVolume ${PRE_BOUND}: claimRef ${NS}/wanted (a claim of project ${PROJECT}) is not allowed for` +
+        ` project ${OTHER_PROJECT} (label tenantgate.io/project=${OTHER_PROJECT});` +
+        ` allowed: claims in the namespaces of project ${OTHER_PROJECT}`,
     );
     const stored = await kubectl('admin', ['get', 'persistentvolume', PRE_BOUND, '--ignore-not-found', '-o', 'name']);
     expect(stored.stdout.trim()).toBe('');

@@ -27,21 +27,55 @@ const forgedReview = (uid: string, name: string) =>
   JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
-    request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, resource: { group: '', version: 'v1', resource: 'namespaces' }, name, operation: 'CREATE', userInfo: { username: 'carol', groups: ['acme:web-admins', 'tenants', 'system:authenticated'] }, object: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [LABEL_PROJECT]: PROJECT, [LABEL_TENANT]: 'acme' } } }, dryRun: false },
+    request: {
+      uid,
+      kind: { group: '', version: 'v1', kind: 'Namespace' },
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      name,
+      operation: 'CREATE',
+      userInfo: { username: 'carol', groups: ['acme:web-admins', 'tenants', 'system:authenticated'] },
+      object: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { [LABEL_PROJECT]: PROJECT, [LABEL_TENANT]: 'acme' } },
+      },
+      dryRun: false,
+    },
   });
 
 function post(body: string, client?: { cert: Buffer; key: Buffer }): Promise<HttpsAnswer> {
-  return httpsCall(`${hook.url}/validate?timeout=5s`, { method: 'POST', ca: webhookCa, client, headers: { 'content-type': 'application/json' }, body });
+  return httpsCall(`${hook.url}/validate?timeout=5s`, {
+    method: 'POST',
+    ca: webhookCa,
+    client,
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
 }
 
 /** The webhook's pending reservations and refused requests, from its /metrics. */
 async function scraped(): Promise<{ pending: number; refused401: number }> {
   const text = (await httpsGet(`${hook.url}/metrics`, { ca: webhookCa })).body;
   const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
-  return { pending: value(/^tenantgate_webhook_cache_objects\{kind="pending"\} (\S+)$/m), refused401: value(/^tenantgate_webhook_bad_requests_total\{code="401"\} (\S+)$/m) };
+  return {
+    pending: value(/^tenantgate_webhook_cache_objects\{kind="pending"\} (\S+)$/m),
+    refused401: value(/^tenantgate_webhook_bad_requests_total\{code="401"\} (\S+)$/m),
+  };
 }
 
-const ledger = async () => (await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', `${LEDGER_PREFIX}${PROJECT}`, '--ignore-not-found', '-o', 'jsonpath={.data}'])).stdout;
+const ledger = async () =>
+  (
+    await kubectl('admin', [
+      '-n',
+      'tenantgate-system',
+      'get',
+      'configmap',
+      `${LEDGER_PREFIX}${PROJECT}`,
+      '--ignore-not-found',
+      '-o',
+      'jsonpath={.data}',
+    ])
+  ).stdout;
 
 beforeAll(async () => {
   const info = cluster();
@@ -56,7 +90,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await hook?.stop();
-  await kubectl('admin', ['delete', 'namespace', `${PROJECT}-one`, `${PROJECT}-two`, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+  await kubectl('admin', [
+    'delete',
+    'namespace',
+    `${PROJECT}-one`,
+    `${PROJECT}-two`,
+    '--ignore-not-found',
+    '--wait=false',
+  ]).catch(() => undefined);
   // No controller here: the Project's finalizer (the mutating webhook's) is removed, its other namespaces deleted after it.
   await removeProjects([PROJECT], { cascadeMs: 0 });
 });
@@ -73,8 +114,15 @@ describe('who may send admission reviews', () => {
     expect(none.status).toBe(401);
     expect(JSON.parse(none.body).error).toMatch(/client certificate required/);
     const info = cluster();
-    const foreign = await writeKeyPair(join(info.dir, 'foreign-client'), 'client', await signCert(await createCA('not-the-apiservers-ca'), { commonName: info.webhookClient.name, usage: 'client' }));
-    const other = await post(forgedReview('forged-other-ca', `${PROJECT}-forged`), { cert: await readFile(foreign.cert), key: await readFile(foreign.key) });
+    const foreign = await writeKeyPair(
+      join(info.dir, 'foreign-client'),
+      'client',
+      await signCert(await createCA('not-the-apiservers-ca'), { commonName: info.webhookClient.name, usage: 'client' }),
+    );
+    const other = await post(forgedReview('forged-other-ca', `${PROJECT}-forged`), {
+      cert: await readFile(foreign.cert),
+      key: await readFile(foreign.key),
+    });
     expect(other.status).toBe(401);
     expect(JSON.parse(other.body).error).toMatch(/not signed by the webhook's client CA/);
     const after = await scraped();
@@ -85,7 +133,9 @@ describe('who may send admission reviews', () => {
 
   it("50 forged reviews naming the project's namespaces change no verdict: the owner's next namespace within budget is admitted, the one past it refused with [Q1]", async () => {
     const pendingBefore = (await scraped()).pending;
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => post(forgedReview(`forged-${i}`, `${PROJECT}-f${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => post(forgedReview(`forged-${i}`, `${PROJECT}-f${i}`))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 50 }, () => 401));
     // Reservations only ever come from the apiserver's reviews: none were added (one may have been released).
     expect((await scraped()).pending).toBeLessThanOrEqual(pendingBefore);

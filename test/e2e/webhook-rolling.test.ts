@@ -36,7 +36,8 @@ let controller: RunningController | undefined;
 let projectName: string | undefined;
 
 afterAll(async () => {
-  if (projectName) await removeProject(cluster(), projectName, (line) => process.stderr.write(`[webhook-rolling] ${line}\n`));
+  if (projectName)
+    await removeProject(cluster(), projectName, (line) => process.stderr.write(`[webhook-rolling] ${line}\n`));
   await webhooks?.stop();
   await controller?.stop();
 }, 180_000);
@@ -51,7 +52,8 @@ function messageOf(err: unknown): { status: number; message: string } {
     } catch {
       message = e.body;
     }
-  } else if (e?.body && typeof (e.body as { message?: unknown }).message === 'string') message = (e.body as { message: string }).message;
+  } else if (e?.body && typeof (e.body as { message?: unknown }).message === 'string')
+    message = (e.body as { message: string }).message;
   return { status, message };
 }
 
@@ -71,8 +73,15 @@ describe('rolling upgrade of the webhook under traffic', () => {
     const name = uniqueName('roll');
     await installBase(info);
     const certs = await generateWebhookCerts(join(info.dir, `${name}-certs`));
-    webhooks = await startWebhookReplicas(info, certs, {}, { count: 2, name: `${name}-webhook`, shutdownDelaySeconds: 5 });
-    controller = await startTestController({ kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller') });
+    webhooks = await startWebhookReplicas(
+      info,
+      certs,
+      {},
+      { count: 2, name: `${name}-webhook`, shutdownDelaySeconds: 5 },
+    );
+    controller = await startTestController({
+      kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
+    });
     const hooks = webhooks;
     const running = controller;
     const core = (user: string) => loadKubeConfig(info.kubeconfigs[user]!).makeApiClient(k8s.CoreV1Api);
@@ -81,21 +90,41 @@ describe('rolling upgrade of the webhook under traffic', () => {
     const admin = core('admin');
 
     const project: RaceProject = { name, budget: { [CPU]: '6' }, defaults: { [CPU]: '100m' }, maxNamespaces: 30 };
-    const spec = { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], maxNamespaces: project.maxNamespaces, quota: { hard: project.budget }, namespaceDefaults: { quota: { hard: project.defaults } } };
+    const spec = {
+      tenant: 'acme',
+      owners: [{ kind: 'User', name: 'alice' }],
+      maxNamespaces: project.maxNamespaces,
+      quota: { hard: project.budget },
+      namespaceDefaults: { quota: { hard: project.defaults } },
+    };
     projectName = name;
-    await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec }));
-    await eventually(async () => {
-      if (running.informers.snapshot.project(name) === undefined) throw new Error('controller has not seen the project');
-      const projects = (await kubectlAs(info, 'admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length;
-      const seen = await hooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/);
-      if (!seen.every((n) => n === projects)) throw new Error(`replicas see ${seen.join('/')} projects, the apiserver has ${projects}`);
-    }, { what: 'the project in both replicas and the controller', timeoutMs: 60_000 });
+    await kubectlAs(
+      info,
+      'admin',
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec }),
+    );
+    await eventually(
+      async () => {
+        if (running.informers.snapshot.project(name) === undefined)
+          throw new Error('controller has not seen the project');
+        const projects = (await kubectlAs(info, 'admin', ['get', 'projects', '-o', 'name'])).stdout
+          .trim()
+          .split('\n').length;
+        const seen = await hooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/);
+        if (!seen.every((n) => n === projects))
+          throw new Error(`replicas see ${seen.join('/')} projects, the apiserver has ${projects}`);
+      },
+      { what: 'the project in both replicas and the controller', timeoutMs: 60_000 },
+    );
 
     // Namespaces the quota growths go to, made before the traffic starts.
     const grown = [`${name}-g0`, `${name}-g1`, `${name}-g2`];
     for (const ns of grown) {
       await alice.createNamespace({ body: { metadata: { name: ns } } });
-      await eventually(() => admin.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns }), { what: `${ns}: default quota` });
+      await eventually(() => admin.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns }), {
+        what: `${ns}: default quota`,
+      });
     }
     const milli = new Map(grown.map((ns) => [ns, 100]));
 
@@ -109,21 +138,36 @@ describe('rolling upgrade of the webhook under traffic', () => {
       switch (i % 4) {
         case 0: {
           const ns = `${name}-n${i}`;
-          return outcomeOf(alice.createNamespace({ body: { metadata: { name: ns } } })).then((outcome) => ({ kind: 'namespace create', outcome }));
+          return outcomeOf(alice.createNamespace({ body: { metadata: { name: ns } } })).then((outcome) => ({
+            kind: 'namespace create',
+            outcome,
+          }));
         }
         case 1: {
           const ns = grown[(i >> 2) % grown.length]!;
           const next = (milli.get(ns) ?? 100) + 100;
           milli.set(ns, next);
           const body = { spec: { hard: { [CPU]: `${next}m` } } };
-          return outcomeOf(alice.patchNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch))).then((outcome) => ({ kind: 'quota growth', outcome }));
+          return outcomeOf(
+            alice.patchNamespacedResourceQuota(
+              { name: DEFAULT_QUOTA_NAME, namespace: ns, body },
+              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            ),
+          ).then((outcome) => ({ kind: 'quota growth', outcome }));
         }
         case 2: {
           const body = { spec: { hard: { [CPU]: '100' } } };
-          return outcomeOf(alice.patchNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: grown[0]!, body }, k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch))).then((outcome) => ({ kind: 'quota over the budget', outcome }));
+          return outcomeOf(
+            alice.patchNamespacedResourceQuota(
+              { name: DEFAULT_QUOTA_NAME, namespace: grown[0]!, body },
+              k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+            ),
+          ).then((outcome) => ({ kind: 'quota over the budget', outcome }));
         }
         default:
-          return outcomeOf(bob.createNamespace({ body: { metadata: { name: `${name}-bob${i}` } } })).then((outcome) => ({ kind: 'namespace by a non-owner', outcome }));
+          return outcomeOf(bob.createNamespace({ body: { metadata: { name: `${name}-bob${i}` } } })).then(
+            (outcome) => ({ kind: 'namespace by a non-owner', outcome }),
+          );
       }
     };
     const timer = setInterval(() => writes.push(op(tick++)), 1000 / RATE_PER_SECOND);
@@ -133,7 +177,10 @@ describe('rolling upgrade of the webhook under traffic', () => {
         try {
           const namespaces = await admin.listNamespace();
           const resourceVersion = namespaces.metadata?.resourceVersion ?? '';
-          const quotas = await admin.listResourceQuotaForAllNamespaces({ resourceVersion, resourceVersionMatch: 'Exact' });
+          const quotas = await admin.listResourceQuotaForAllNamespaces({
+            resourceVersion,
+            resourceVersionMatch: 'Exact',
+          });
           const sample = checkHeadroomInvariant(project, namespaces.items, quotas.items, resourceVersion);
           samples += 1;
           violations.push(...sample.violations);
@@ -151,20 +198,25 @@ describe('rolling upgrade of the webhook under traffic', () => {
       for (const index of [0, 1]) {
         const startedAt = Date.now();
         exits.push(await hooks.roll(index));
-        console.log(`[webhook-rolling] replica ${index} replaced in ${Date.now() - startedAt} ms (${tick} writes sent so far)`);
+        console.log(
+          `[webhook-rolling] replica ${index} replaced in ${Date.now() - startedAt} ms (${tick} writes sent so far)`,
+        );
       }
       // Traffic goes on through the new processes (the old ones are gone: these are the new ones'
       // counters), and each of them serves. At 10 a second the apiserver may keep a single connection
       // alive, which the proxy gave to one replica: a burst of concurrent writes (counted with the rest)
       // makes it open more, and the proxy hands new connections to the replicas in turn.
-      await eventually(async () => {
-        served = await hooks.scrape(/^tenantgate_webhook_requests_total\{[^}]*path="\/?validate"/);
-        if (served.length === 2 && served.every((n) => n > 0) && served.reduce((a, b) => a + b, 0) >= 20) return;
-        const burst = Array.from({ length: BURST }, () => op(tick++));
-        writes.push(...burst);
-        await Promise.all(burst);
-        throw new Error(`validate requests per new replica: ${served.join('/')} (each must serve, 20 in all)`);
-      }, { what: 'each new replica serving', timeoutMs: 30_000, intervalMs: 1000 });
+      await eventually(
+        async () => {
+          served = await hooks.scrape(/^tenantgate_webhook_requests_total\{[^}]*path="\/?validate"/);
+          if (served.length === 2 && served.every((n) => n > 0) && served.reduce((a, b) => a + b, 0) >= 20) return;
+          const burst = Array.from({ length: BURST }, () => op(tick++));
+          writes.push(...burst);
+          await Promise.all(burst);
+          throw new Error(`validate requests per new replica: ${served.join('/')} (each must serve, 20 in all)`);
+        },
+        { what: 'each new replica serving', timeoutMs: 30_000, intervalMs: 1000 },
+      );
     } finally {
       clearInterval(timer);
       sampling = false;
@@ -174,23 +226,38 @@ describe('rolling upgrade of the webhook under traffic', () => {
 
     const byKind: Record<string, Record<string, number>> = {};
     for (const { kind, outcome } of results) {
-      const label = outcome.kind === 'refused' ? `refused ${outcome.rules[0]}` : outcome.kind === 'fail-closed' ? `fail-closed ${outcome.why}` : outcome.kind === 'other' ? `other ${outcome.why}` : 'admitted';
+      const label =
+        outcome.kind === 'refused'
+          ? `refused ${outcome.rules[0]}`
+          : outcome.kind === 'fail-closed'
+            ? `fail-closed ${outcome.why}`
+            : outcome.kind === 'other'
+              ? `other ${outcome.why}`
+              : 'admitted';
       (byKind[kind] ??= {})[label] = (byKind[kind]![label] ?? 0) + 1;
     }
-    console.log(`[webhook-rolling] ${results.length} writes at ${RATE_PER_SECOND}/s: ${JSON.stringify(byKind)}; ${samples} budget samples; old replicas exited ${JSON.stringify(exits)}; validate requests on the new replicas ${served.join('/')}`);
+    console.log(
+      `[webhook-rolling] ${results.length} writes at ${RATE_PER_SECOND}/s: ${JSON.stringify(byKind)}; ${samples} budget samples; old replicas exited ${JSON.stringify(exits)}; validate requests on the new replicas ${served.join('/')}`,
+    );
 
     // Every write got the webhook's verdict: admitted, or denied naming a rule. No failed call, no
     // "not ready", nothing the apiserver answered without asking the webhook.
-    const withoutVerdict = results.filter(({ outcome }) => outcome.kind === 'fail-closed' || outcome.kind === 'other').map(({ kind, outcome }) => `${kind}: ${outcome.message ?? JSON.stringify(outcome)}`);
+    const withoutVerdict = results
+      .filter(({ outcome }) => outcome.kind === 'fail-closed' || outcome.kind === 'other')
+      .map(({ kind, outcome }) => `${kind}: ${outcome.message ?? JSON.stringify(outcome)}`);
     expect(withoutVerdict).toEqual([]);
     // Not vacuous: writes were admitted and denied throughout.
     expect(results.length).toBeGreaterThan(100);
     expect(results.filter((w) => w.outcome.kind === 'admitted').length).toBeGreaterThan(10);
     expect(results.filter((w) => w.outcome.kind === 'refused').length).toBeGreaterThan(10);
     // Both new replicas served (the proxy spread the apiserver's connections over them).
-    for (const [k, n] of served.entries()) expect(n, `validate requests answered by new replica ${k} (per replica: ${served.join('/')})`).toBeGreaterThan(0);
+    for (const [k, n] of served.entries())
+      expect(n, `validate requests answered by new replica ${k} (per replica: ${served.join('/')})`).toBeGreaterThan(0);
     // The old processes stopped gracefully: exit 0 means no request was cut (src/webhook/start.ts).
-    expect(exits).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
+    expect(exits).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null },
+    ]);
     // Zero overspend at every sample.
     expect(samples).toBeGreaterThan(5);
     expect(violations).toEqual([]);

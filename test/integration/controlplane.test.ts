@@ -7,7 +7,15 @@ const pod = (ns: string, name: string, cpu: string) =>
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: ns },
-    spec: { containers: [{ name: 'c', image: 'registry.invalid/pause:3', resources: { requests: { cpu, memory: '64Mi' }, limits: { cpu, memory: '64Mi' } } }] },
+    spec: {
+      containers: [
+        {
+          name: 'c',
+          image: 'registry.invalid/pause:3',
+          resources: { requests: { cpu, memory: '64Mi' }, limits: { cpu, memory: '64Mi' } },
+        },
+      ],
+    },
   });
 
 describe('local control plane', () => {
@@ -15,7 +23,15 @@ describe('local control plane', () => {
     const ns = uniqueName('cp-admin');
     await kubectl('admin', ['create', 'namespace', ns]);
     await kubectl('admin', ['-n', ns, 'create', 'quota', 'q', '--hard=requests.cpu=1,pods=2']);
-    const got = await kubectl('admin', ['-n', ns, 'get', 'resourcequota', 'q', '-o', 'jsonpath={.spec.hard.requests\\.cpu}']);
+    const got = await kubectl('admin', [
+      '-n',
+      ns,
+      'get',
+      'resourcequota',
+      'q',
+      '-o',
+      'jsonpath={.spec.hard.requests\\.cpu}',
+    ]);
     expect(got.stdout).toBe('1');
   });
 
@@ -29,7 +45,14 @@ describe('local control plane', () => {
   it('refuses a pod over the namespace quota (real ResourceQuota admission, usage from the controller manager)', async () => {
     const ns = uniqueName('cp-quota');
     await kubectl('admin', ['create', 'namespace', ns]);
-    await kubectl('admin', ['-n', ns, 'create', 'quota', 'q', '--hard=requests.cpu=500m,requests.memory=1Gi,limits.cpu=500m,limits.memory=1Gi,pods=5']);
+    await kubectl('admin', [
+      '-n',
+      ns,
+      'create',
+      'quota',
+      'q',
+      '--hard=requests.cpu=500m,requests.memory=1Gi,limits.cpu=500m,limits.memory=1Gi,pods=5',
+    ]);
     await eventually(async () => {
       const r = await kubectl('admin', ['-n', ns, 'get', 'quota', 'q', '-o', 'jsonpath={.status.hard.pods}']);
       if (r.stdout !== '5') throw new Error('quota status not computed yet');
@@ -49,21 +72,27 @@ describe('local control plane', () => {
     // The ResourceQuota admission's limitedResources refusal (k8s.io/apiserver's resourcequota
     // controller: "insufficient quota to consume: <the limited resources without a covering quota>"),
     // not any other Forbidden (RBAC, a policy, a webhook).
-    expect(result.stderr).toContain(`pods "p" is forbidden: insufficient quota to consume: requests.cpu,requests.memory`);
+    expect(result.stderr).toContain(
+      `pods "p" is forbidden: insufficient quota to consume: requests.cpu,requests.memory`,
+    );
     expect((await kubectl('admin', ['-n', ns, 'get', 'pod', 'p', '--ignore-not-found', '-o', 'name'])).stdout).toBe('');
   });
 
   it('really deletes a namespace with content (namespace controller runs)', async () => {
     const ns = uniqueName('cp-delete');
     await kubectl('admin', ['create', 'namespace', ns]);
-    for (let i = 0; i < 3; i++) await kubectl('admin', ['-n', ns, 'create', 'configmap', `cm${i}`, '--from-literal=k=v']);
+    for (let i = 0; i < 3; i++)
+      await kubectl('admin', ['-n', ns, 'create', 'configmap', `cm${i}`, '--from-literal=k=v']);
     await kubectl('admin', ['-n', ns, 'create', 'quota', 'q', '--hard=pods=1']);
     await kubectl('admin', ['delete', 'namespace', ns, '--wait=false']);
-    await eventually(async () => {
-      const r = await kubectl('admin', ['get', 'namespace', ns], { reject: false });
-      if (r.exitCode === 0) throw new Error(`namespace ${ns} still exists`);
-      expect(r.stderr).toContain('NotFound');
-    }, { timeoutMs: 90_000, what: `namespace ${ns} gone` });
+    await eventually(
+      async () => {
+        const r = await kubectl('admin', ['get', 'namespace', ns], { reject: false });
+        if (r.exitCode === 0) throw new Error(`namespace ${ns} still exists`);
+        expect(r.stderr).toContain('NotFound');
+      },
+      { timeoutMs: 90_000, what: `namespace ${ns} gone` },
+    );
   });
 
   it('persists nothing on kubectl apply --dry-run=server', async () => {
@@ -82,12 +111,20 @@ describe('local control plane', () => {
       apiVersion: 'tenantgate.io/v1alpha1',
       kind: 'Project',
       metadata: { name },
-      spec: { tenant: 'acme', quota: { hard: { 'requests.cpu': '4', pods: 10 } }, owners: [{ kind: 'User', name: 'alice' }] },
+      spec: {
+        tenant: 'acme',
+        quota: { hard: { 'requests.cpu': '4', pods: 10 } },
+        owners: [{ kind: 'User', name: 'alice' }],
+      },
     };
     await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(valid) });
     const got = await kubectl('admin', ['get', 'project', name, '-o', 'jsonpath={.spec.tenant}']);
     expect(got.stdout).toBe('acme');
-    const invalid = { ...valid, metadata: { name: uniqueName('crdbad') }, spec: { ...valid.spec, owners: [{ kind: 'Robot', name: 'r2' }], quota: { hard: { 'requests.cpu': 'lots' } } } };
+    const invalid = {
+      ...valid,
+      metadata: { name: uniqueName('crdbad') },
+      spec: { ...valid.spec, owners: [{ kind: 'Robot', name: 'r2' }], quota: { hard: { 'requests.cpu': 'lots' } } },
+    };
     const rejected = await kubectl('admin', ['apply', '-f', '-'], { input: JSON.stringify(invalid), reject: false });
     expect(rejected.exitCode).not.toBe(0);
     expect(rejected.stderr).toMatch(/spec\.owners\[0\]\.kind: Unsupported value: "Robot"/);

@@ -11,7 +11,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { fleetBudgetFor, parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE } from '../../src/fleet/fleet-budget-object.js';
+import {
+  fleetBudgetFor,
+  parseFleetBudget,
+  withShareRecordStatus,
+  FLEET_NAMESPACE,
+} from '../../src/fleet/fleet-budget-object.js';
 import { HubConflict, LeanHubClient, loadHubKubeConfig } from '../../src/fleet/hub-client.js';
 import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
@@ -33,7 +38,11 @@ function projectNamed(name: string): Project {
     apiVersion: 'tenantgate.io/v1alpha1',
     kind: 'Project',
     metadata: { name },
-    spec: { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { [CPU]: '8' } }, fleet: { quota: { hard: { [CPU]: '10' } }, clusters: ['eu', 'us'] } },
+    spec: {
+      owners: [{ kind: 'User', name: 'alice' }],
+      quota: { hard: { [CPU]: '8' } },
+      fleet: { quota: { hard: { [CPU]: '10' } }, clusters: ['eu', 'us'] },
+    },
   } as unknown as Project;
 }
 
@@ -76,7 +85,9 @@ describe('the hub client', () => {
       // The same write computed from the old version: refused by the apiserver's precondition.
       const stale = await hub.writeStatus(withShareRecordStatus(read, grown.record)).catch((e: unknown) => e);
       expect(stale).toBeInstanceOf(HubConflict);
-      const onHub = JSON.parse((await kubectl('admin', ['-n', FLEET_NAMESPACE, 'get', 'fleetbudget', name, '-o', 'json'])).stdout) as { status: unknown };
+      const onHub = JSON.parse(
+        (await kubectl('admin', ['-n', FLEET_NAMESPACE, 'get', 'fleetbudget', name, '-o', 'json'])).stdout,
+      ) as { status: unknown };
       expect(onHub.status).toEqual({ members: { eu: { share: { [CPU]: '2' }, lendable: {}, lastRequest: 'eu-1' } } });
     } finally {
       hub.close();
@@ -102,11 +113,18 @@ describe('a transfer through the hub', () => {
   it('moves share to the member; two members racing for the pool both end stored or refused, never above the budget', async () => {
     const name = uniqueName('fb');
     await createFleetBudget(name);
-    const hubs = [new LeanHubClient(loadHubKubeConfig(hubKubeconfigFile())), new LeanHubClient(loadHubKubeConfig(hubKubeconfigFile()))];
+    const hubs = [
+      new LeanHubClient(loadHubKubeConfig(hubKubeconfigFile())),
+      new LeanHubClient(loadHubKubeConfig(hubKubeconfigFile())),
+    ];
     try {
       const [eu, us] = await Promise.all(
         (['eu', 'us'] as const).map((member, i) =>
-          applyOnHub(hubs[i]!, name, (l) => requestGrowth(l, member, { id: `${member}-1`, need: r({ [CPU]: '6' }) }), { member, key: `${member}-1`, deadlineMs: 10_000 }),
+          applyOnHub(hubs[i]!, name, (l) => requestGrowth(l, member, { id: `${member}-1`, need: r({ [CPU]: '6' }) }), {
+            member,
+            key: `${member}-1`,
+            deadlineMs: 10_000,
+          }),
         ),
       );
       const kinds = [eu!.kind, us!.kind].sort();
@@ -129,16 +147,26 @@ describe('a transfer through the hub', () => {
 describe('the enforced limit in the headroom-ledger ConfigMap, as the webhook ServiceAccount', () => {
   it('survives reservation writes, is raised once per grant key, conflicts with a reservation batch read before it, and keeps a deleted ledger from being released', async () => {
     const project = uniqueName('fleetlim');
-    const ledger = new ConfigMapLedger(await serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook'), 'tenantgate-system');
+    const ledger = new ConfigMapLedger(
+      await serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook'),
+      'tenantgate-system',
+    );
     const cm = `tenantgate-ledger-${project}`;
     try {
-      const entry = { namespace: `${project}-a`, allocation: { [CPU]: '1' }, created: Date.now(), expires: Date.now() + 60_000 };
+      const entry = {
+        namespace: `${project}-a`,
+        allocation: { [CPU]: '1' },
+        created: Date.now(),
+        expires: Date.now() + 60_000,
+      };
       const beforeRaise = await ledger.write(project, { entries: [] }, [entry]);
       await raiseEnforced(ledger, project, 'eu-1', r({ [CPU]: '3' }));
       await raiseEnforced(ledger, project, 'eu-1', r({ [CPU]: '3' }));
       // A reservation batch computed from the state before the raise (another replica's, in flight)
       // conflicts at the apiserver: the raise and the batch are serialised, E is not written over.
-      const stale = await ledger.write(project, beforeRaise, [entry, { ...entry, namespace: `${project}-stale` }]).catch((e: unknown) => e);
+      const stale = await ledger
+        .write(project, beforeRaise, [entry, { ...entry, namespace: `${project}-stale` }])
+        .catch((e: unknown) => e);
       expect(stale).toBeInstanceOf(LedgerConflict);
       const state = await ledger.read(project);
       expect(state.entries.map((e) => e.namespace)).toEqual([`${project}-a`]);
@@ -146,7 +174,9 @@ describe('the enforced limit in the headroom-ledger ConfigMap, as the webhook Se
       expect(rec.ok && formatResources(rec.record.enforced)).toEqual({ [CPU]: '3' });
       // A Q5 batch writes its reservations from that state: E stays.
       await ledger.write(project, state, [...state.entries, { ...entry, namespace: `${project}-b` }]);
-      const data = JSON.parse((await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', cm, '-o', 'jsonpath={.data}'])).stdout) as Record<string, string>;
+      const data = JSON.parse(
+        (await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', cm, '-o', 'jsonpath={.data}'])).stdout,
+      ) as Record<string, string>;
       expect(JSON.parse(data.fleet!)).toEqual({ enforced: { [CPU]: '3' }, grants: ['eu-1'] });
       expect(JSON.parse(data.reservations!)).toHaveLength(2);
       // Deleted: a release while E is nonzero does nothing; the ConfigMap stays, marked.

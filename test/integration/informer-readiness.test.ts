@@ -40,24 +40,37 @@ describe('informers: up to date only while listed and watching', () => {
     proxy = await proxyTo(Number(apiserver.port));
     kc.clusters = kc.clusters.map((c) => ({ ...c, server: `https://127.0.0.1:${proxy!.port}` }));
     const logs: string[] = [];
-    informers = new Informers(kc, new ClusterLists(kc), { log: (m) => logs.push(m), metrics: new WebhookMetrics(), baseDelayMs: 100 });
+    informers = new Informers(kc, new ClusterLists(kc), {
+      log: (m) => logs.push(m),
+      metrics: new WebhookMetrics(),
+      baseDelayMs: 100,
+    });
     expect(informers.upToDate).toBe(false);
     informers.start();
     await informers.waitSynced();
     await eventually(async () => expect(informers!.upToDate).toBe(true), { what: 'listed and watching' });
     const port = proxy.port;
     await proxy.cut();
-    await eventually(async () => expect(informers!.upToDate).toBe(false), { what: 'not up to date once the watches broke' });
+    await eventually(async () => expect(informers!.upToDate).toBe(false), {
+      what: 'not up to date once the watches broke',
+    });
     expect(informers.synced).toBe(true); // synced once stays true: only upToDate follows the watches
     proxy = await proxyTo(Number(apiserver.port), port);
-    await eventually(async () => expect(informers!.upToDate).toBe(true), { what: 'up to date again', timeoutMs: 30_000 });
+    await eventually(async () => expect(informers!.upToDate).toBe(true), {
+      what: 'up to date again',
+      timeoutMs: 30_000,
+    });
   }, 60_000);
 });
 
 describe('informers: a watch resumed from its last resourceVersion keeps the cache current', () => {
   it('stays up to date through the apiserver ending every watch each second (a new list would not)', async () => {
     const kc = kubeConfig('admin');
-    const resumed = new Informers(kc, new ClusterLists(kc), { log: () => {}, metrics: new WebhookMetrics(), watchTimeoutSeconds: 1 });
+    const resumed = new Informers(kc, new ClusterLists(kc), {
+      log: () => {},
+      metrics: new WebhookMetrics(),
+      watchTimeoutSeconds: 1,
+    });
     try {
       resumed.start();
       await resumed.waitSynced();
@@ -77,7 +90,7 @@ describe('informers: a watch resumed from its last resourceVersion keeps the cac
     }
   }, 60_000);
 
-  it('resumes after no error or client-node\'s inactivity timeout only', () => {
+  it("resumes after no error or client-node's inactivity timeout only", () => {
     expect(resumable(null)).toBe(true);
     expect(resumable(new DOMException('The operation was aborted due to timeout', 'TimeoutError'))).toBe(true);
     expect(resumable(Object.assign(new Error('Gone'), { statusCode: 410 }))).toBe(false);
@@ -96,14 +109,19 @@ describe('informers: a catch-up to settled marks probes only a stream that does 
       probes.count += 1;
       if (write) await realProbe.probe();
     };
-    const inf = new Informers(kc, new ClusterLists(kc), { log: () => {}, metrics: new WebhookMetrics(), streams: { probe, onCatchUp: (o) => outcomes.push(o), ...(probeAfterMs !== undefined ? { probeAfterMs } : {}) } });
+    const inf = new Informers(kc, new ClusterLists(kc), {
+      log: () => {},
+      metrics: new WebhookMetrics(),
+      streams: { probe, onCatchUp: (o) => outcomes.push(o), ...(probeAfterMs !== undefined ? { probeAfterMs } : {}) },
+    });
     inf.start();
     await inf.waitSynced();
     await eventually(async () => expect(inf.upToDate).toBe(true), { what: 'listed and watching' });
     return { inf, streams: inf.streams!, probes, outcomes, close: async () => (await inf.stop(), realProbe.close()) };
   }
   /** The revision a write was stored at. */
-  const revisionOf = (stdout: string) => (JSON.parse(stdout) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+  const revisionOf = (stdout: string) =>
+    (JSON.parse(stdout) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   const never = new AbortController().signal;
   beforeAll(async () => {
     await kubectl('admin', ['create', 'namespace', 'catch-up-home']);
@@ -116,7 +134,11 @@ describe('informers: a catch-up to settled marks probes only a stream that does 
       // Marks one event ahead on the Namespace stream, as a settling replica's watch may have brought a
       // moment before this one's: the next namespace event reaches them.
       const marks = t.streams.marks()!;
-      const waiting = t.streams.catchUp({ Namespace: String(BigInt(marks.Namespace) + 1n), ResourceQuota: marks.ResourceQuota }, 8000, never);
+      const waiting = t.streams.catchUp(
+        { Namespace: String(BigInt(marks.Namespace) + 1n), ResourceQuota: marks.ResourceQuota },
+        8000,
+        never,
+      );
       await kubectl('admin', ['create', 'namespace', 'catch-up-streamed']);
       expect(await waiting).toBe(true);
       expect(t.probes.count).toBe(0);
@@ -133,7 +155,9 @@ describe('informers: a catch-up to settled marks probes only a stream that does 
   async function catchUpElsewhere(configMap: string, write: boolean, ms: number) {
     const t = await caughtUp('catch-up-home', write);
     try {
-      const elsewhere = revisionOf((await kubectl('admin', ['create', 'configmap', configMap, '-n', 'catch-up-home', '-o', 'json'])).stdout);
+      const elsewhere = revisionOf(
+        (await kubectl('admin', ['create', 'configmap', configMap, '-n', 'catch-up-home', '-o', 'json'])).stdout,
+      );
       const reached = await t.streams.catchUp({ Namespace: elsewhere, ResourceQuota: elsewhere }, ms, never);
       return { reached, probes: t.probes.count, outcomes: t.outcomes };
     } finally {
@@ -142,10 +166,18 @@ describe('informers: a catch-up to settled marks probes only a stream that does 
   }
 
   it('probes when a stream has nothing to bring (a revision written elsewhere), and reaches the marks through the probe', async () => {
-    expect(await catchUpElsewhere('catch-up-elsewhere', true, 5000)).toEqual({ reached: true, probes: 1, outcomes: ['probed'] });
+    expect(await catchUpElsewhere('catch-up-elsewhere', true, 5000)).toEqual({
+      reached: true,
+      probes: 1,
+      outcomes: ['probed'],
+    });
   }, 60_000);
 
   it('gives up at its deadline when nothing brings the marks (the probe fails to write)', async () => {
-    expect(await catchUpElsewhere('catch-up-nowhere', false, 300)).toEqual({ reached: false, probes: 1, outcomes: ['behind'] });
+    expect(await catchUpElsewhere('catch-up-nowhere', false, 300)).toEqual({
+      reached: false,
+      probes: 1,
+      outcomes: ['behind'],
+    });
   }, 60_000);
 });

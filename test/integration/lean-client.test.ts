@@ -16,7 +16,12 @@ beforeAll(async () => {
   await installBase(cluster()); // the webhook's ServiceAccount and its RBAC on the ledger
 }, 180_000);
 
-const entry = (namespace: string, cpu: string) => ({ namespace, allocation: { 'requests.cpu': cpu }, created: Date.now(), expires: Date.now() + 60_000 });
+const entry = (namespace: string, cpu: string) => ({
+  namespace,
+  allocation: { 'requests.cpu': cpu },
+  created: Date.now(),
+  expires: Date.now() + 60_000,
+});
 
 describe('the lean API client', () => {
   it('makes 100 calls over one connection; a missing object is a 404 the ledger reads as not found', async () => {
@@ -27,7 +32,9 @@ describe('the lean API client', () => {
     // Every call was seen, and all went over the same connection (one local port).
     expect(localPorts).toHaveLength(100);
     expect(new Set(localPorts).size).toBe(1);
-    const missing = await api.call('GET', '/api/v1/namespaces/default/configmaps/does-not-exist').catch((e: unknown) => e);
+    const missing = await api
+      .call('GET', '/api/v1/namespaces/default/configmaps/does-not-exist')
+      .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(ApiStatusError);
     expect(isNotFound(missing)).toBe(true);
     expect((missing as Error).message).toMatch(/configmaps "does-not-exist" not found/);
@@ -50,7 +57,10 @@ describe('the lean API client', () => {
 describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
   it('creates, reads and compare-and-swaps; a stale write is a LedgerConflict and changes nothing', async () => {
     const project = uniqueName('lean');
-    const ledger = new ConfigMapLedger(await serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook'), 'tenantgate-system');
+    const ledger = new ConfigMapLedger(
+      await serviceAccountKubeConfig(cluster(), 'tenantgate-system', 'tenantgate-webhook'),
+      'tenantgate-system',
+    );
     try {
       expect(await ledger.read(project)).toEqual({ entries: [] });
       const first = await ledger.write(project, { entries: [] }, [entry(`${project}-a`, '1')]);
@@ -65,13 +75,52 @@ describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
       // Creating it again (no resourceVersion) is a conflict too.
       const again = await ledger.write(project, { entries: [] }, []).catch((e: unknown) => e);
       expect(again).toBeInstanceOf(LedgerConflict);
-      const stored = JSON.parse((await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', `tenantgate-ledger-${project}`, '-o', 'json'])).stdout) as { metadata: { labels: Record<string, string> }; data: { reservations: string } };
-      expect(stored.metadata.labels).toMatchObject({ 'app.kubernetes.io/managed-by': 'tenantgate', 'tenantgate.io/project': project });
-      expect(JSON.parse(stored.data.reservations).map((e: { namespace: string }) => e.namespace)).toEqual([`${project}-a`, `${project}-b`]);
+      const stored = JSON.parse(
+        (
+          await kubectl('admin', [
+            '-n',
+            'tenantgate-system',
+            'get',
+            'configmap',
+            `tenantgate-ledger-${project}`,
+            '-o',
+            'json',
+          ])
+        ).stdout,
+      ) as { metadata: { labels: Record<string, string> }; data: { reservations: string } };
+      expect(stored.metadata.labels).toMatchObject({
+        'app.kubernetes.io/managed-by': 'tenantgate',
+        'tenantgate.io/project': project,
+      });
+      expect(JSON.parse(stored.data.reservations).map((e: { namespace: string }) => e.namespace)).toEqual([
+        `${project}-a`,
+        `${project}-b`,
+      ]);
       expect(isConflict(again)).toBe(false); // the ledger's own error type, not the raw 409
-      expect(JSON.parse((await kubectl('admin', ['-n', 'tenantgate-system', 'get', 'configmap', `tenantgate-ledger-${project}`, '-o', 'jsonpath={.metadata.finalizers}'])).stdout)).toEqual([LEDGER_FINALIZER]);
+      expect(
+        JSON.parse(
+          (
+            await kubectl('admin', [
+              '-n',
+              'tenantgate-system',
+              'get',
+              'configmap',
+              `tenantgate-ledger-${project}`,
+              '-o',
+              'jsonpath={.metadata.finalizers}',
+            ])
+          ).stdout,
+        ),
+      ).toEqual([LEDGER_FINALIZER]);
       // Deleted (kubectl delete): the finalizer keeps it, marked, readable and writable.
-      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`, '--wait=false']);
+      await kubectl('admin', [
+        '-n',
+        'tenantgate-system',
+        'delete',
+        'configmap',
+        `tenantgate-ledger-${project}`,
+        '--wait=false',
+      ]);
       const marked = await ledger.read(project);
       expect(marked.deleting).toBe(true);
       expect(marked.entries.map((e) => e.namespace)).toEqual([`${project}-a`, `${project}-b`]);
@@ -93,7 +142,7 @@ describe('the ConfigMap ledger on it, as the webhook ServiceAccount', () => {
   });
 });
 
-describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
+describe("the ConfigMap ledger's watch, as the webhook ServiceAccount", () => {
   /** A writer and a watcher of one new project's ledger, both as the webhook's ServiceAccount; the changes the watcher was told of. */
   async function writerAndWatcher(prefix: string) {
     const project = uniqueName(prefix);
@@ -105,30 +154,55 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
     return { project, writer, watcher, seen, ofProject: () => seen.filter((c) => c.project === project) };
   }
 
-  it('tells a subscriber of another writer\'s writes (version and entries) and of the deletion, and nothing of other ConfigMaps', async () => {
+  it("tells a subscriber of another writer's writes (version and entries) and of the deletion, and nothing of other ConfigMaps", async () => {
     const { project, writer, watcher, seen, ofProject } = await writerAndWatcher('watched');
     try {
       // The watch starts from the current version: wait until it is connected (a write lands in it).
-      await eventually(async () => {
-        await writer.write(project, await writer.read(project), []);
-        expect(ofProject().length).toBeGreaterThan(0);
-      }, { timeoutMs: 15_000, what: 'the watch to connect' });
+      await eventually(
+        async () => {
+          await writer.write(project, await writer.read(project), []);
+          expect(ofProject().length).toBeGreaterThan(0);
+        },
+        { timeoutMs: 15_000, what: 'the watch to connect' },
+      );
       const before = ofProject().length;
       const written = await writer.write(project, await writer.read(project), [entry(`${project}-a`, '2')]);
-      await eventually(async () => expect(ofProject().length).toBe(before + 1), { timeoutMs: 15_000, what: 'the write on the watch' });
+      await eventually(async () => expect(ofProject().length).toBe(before + 1), {
+        timeoutMs: 15_000,
+        what: 'the write on the watch',
+      });
       const change = ofProject().at(-1)!;
       expect('deleted' in change).toBe(false);
       if (!('deleted' in change)) {
         expect(change.resourceVersion).toBe(written.resourceVersion);
-        expect(change.state()?.entries.map((e) => [e.namespace, e.allocation])).toEqual([[`${project}-a`, { 'requests.cpu': '2' }]]);
+        expect(change.state()?.entries.map((e) => [e.namespace, e.allocation])).toEqual([
+          [`${project}-a`, { 'requests.cpu': '2' }],
+        ]);
       }
       // A ConfigMap that is no ledger, in the same namespace: not delivered.
-      await kubectl('admin', ['-n', 'tenantgate-system', 'create', 'configmap', `${project}-other`, '--from-literal=a=b']);
+      await kubectl('admin', [
+        '-n',
+        'tenantgate-system',
+        'create',
+        'configmap',
+        `${project}-other`,
+        '--from-literal=a=b',
+      ]);
       await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `${project}-other`]);
       // Deleted and its finalizer released: the subscriber is told.
-      await kubectl('admin', ['-n', 'tenantgate-system', 'delete', 'configmap', `tenantgate-ledger-${project}`, '--wait=false']);
+      await kubectl('admin', [
+        '-n',
+        'tenantgate-system',
+        'delete',
+        'configmap',
+        `tenantgate-ledger-${project}`,
+        '--wait=false',
+      ]);
       await writer.release(project, await writer.read(project));
-      await eventually(async () => expect(ofProject().some((c) => 'deleted' in c)).toBe(true), { timeoutMs: 15_000, what: 'the deletion on the watch' });
+      await eventually(async () => expect(ofProject().some((c) => 'deleted' in c)).toBe(true), {
+        timeoutMs: 15_000,
+        what: 'the deletion on the watch',
+      });
       expect(seen.every((c) => c.project !== `${project}-other` && !c.project.startsWith(`${project}-`))).toBe(true);
     } finally {
       watcher.close();
@@ -141,10 +215,13 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
     const { project, writer, watcher, ofProject } = await writerAndWatcher('announced');
     try {
       expect(await writer.announce(project), 'no ledger: nothing to announce').toBeUndefined();
-      await eventually(async () => {
-        await writer.write(project, await writer.read(project), [entry(`${project}-a`, '2')]);
-        expect(ofProject().length).toBeGreaterThan(0);
-      }, { timeoutMs: 15_000, what: 'the watch to connect' });
+      await eventually(
+        async () => {
+          await writer.write(project, await writer.read(project), [entry(`${project}-a`, '2')]);
+          expect(ofProject().length).toBeGreaterThan(0);
+        },
+        { timeoutMs: 15_000, what: 'the watch to connect' },
+      );
       const stale = await writer.read(project);
       const announced = (await writer.announce(project))!;
       expect(BigInt(announced.resourceVersion!)).toBeGreaterThan(BigInt(stale.resourceVersion!));
@@ -155,9 +232,21 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
       // A write decided before the announcement loses its compare-and-swap.
       await expect(writer.write(project, stale, [])).rejects.toBeInstanceOf(LedgerConflict);
       const written = await writer.write(project, again, [entry(`${project}-b`, '1')]);
-      await eventually(async () => expect(ofProject().some((c) => !('deleted' in c) && c.resourceVersion === written.resourceVersion)).toBe(true), { timeoutMs: 15_000, what: 'the write on the watch' });
-      const byVersion = new Map(ofProject().flatMap((c) => ('deleted' in c ? [] : [[c.resourceVersion, c.announced === true] as const])));
-      expect([byVersion.get(announced.resourceVersion!), byVersion.get(again.resourceVersion!), byVersion.get(written.resourceVersion!)]).toEqual([true, true, false]);
+      await eventually(
+        async () =>
+          expect(ofProject().some((c) => !('deleted' in c) && c.resourceVersion === written.resourceVersion)).toBe(
+            true,
+          ),
+        { timeoutMs: 15_000, what: 'the write on the watch' },
+      );
+      const byVersion = new Map(
+        ofProject().flatMap((c) => ('deleted' in c ? [] : [[c.resourceVersion, c.announced === true] as const])),
+      );
+      expect([
+        byVersion.get(announced.resourceVersion!),
+        byVersion.get(again.resourceVersion!),
+        byVersion.get(written.resourceVersion!),
+      ]).toEqual([true, true, false]);
     } finally {
       watcher.close();
       writer.close();
@@ -176,16 +265,25 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
       if (change.project === project && !('deleted' in change)) versions.push(change.resourceVersion);
     });
     try {
-      await eventually(async () => {
-        await writer.write(project, await writer.read(project), []);
-        expect(versions.length).toBeGreaterThan(0);
-      }, { timeoutMs: 15_000, what: 'the watch to connect' });
+      await eventually(
+        async () => {
+          await writer.write(project, await writer.read(project), []);
+          expect(versions.length).toBeGreaterThan(0);
+        },
+        { timeoutMs: 15_000, what: 'the watch to connect' },
+      );
       const written: string[] = [];
       for (let i = 0; i < 4; i++) {
         await new Promise((r) => setTimeout(r, 1200)); // past the watch's end: the next write lands in a resumed one
-        written.push((await writer.write(project, await writer.read(project), [entry(`${project}-${i}`, String(i + 1))])).resourceVersion!);
+        written.push(
+          (await writer.write(project, await writer.read(project), [entry(`${project}-${i}`, String(i + 1))]))
+            .resourceVersion!,
+        );
       }
-      await eventually(async () => expect(versions).toEqual(expect.arrayContaining(written)), { timeoutMs: 15_000, what: 'every write on the resumed watches' });
+      await eventually(async () => expect(versions).toEqual(expect.arrayContaining(written)), {
+        timeoutMs: 15_000,
+        what: 'every write on the resumed watches',
+      });
       expect(watcher.watchesBegun).toBeGreaterThanOrEqual(4);
       expect(logged.filter((m) => /ledger watch/.test(m))).toEqual([]);
     } finally {
@@ -195,4 +293,3 @@ describe('the ConfigMap ledger\'s watch, as the webhook ServiceAccount', () => {
     }
   });
 });
-

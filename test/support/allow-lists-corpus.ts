@@ -443,12 +443,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   }
 
   // ---- X6: runtime classes --------------------------------------------------------------
-  create(
-    'strict',
-    s.pod('x6-listed', { runtimeClassName: n.gvisor }),
-    'admitted',
-    'a RuntimeClass the project lists',
-  );
+  create('strict', s.pod('x6-listed', { runtimeClassName: n.gvisor }), 'admitted', 'a RuntimeClass the project lists');
   create(
     'strict',
     s.pod('x6-not-listed', { runtimeClassName: n.kata }),
@@ -1261,9 +1256,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
   create(
     'strict',
     s.resourceClaim('x8-device-node-condition', [
-      s.exactly('gpu.example.com', [
-        { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
-      ]),
+      s.exactly('gpu.example.com', [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' }]),
     ]),
     'X8',
     'a node.kubernetes.io/ toleration on a device (no exception for devices)',
@@ -1490,12 +1483,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     'an HTTPRoute without hostnames (every hostname of its listener)',
   );
   create('strict', s.route('GRPCRoute', 'h1-grpc-own', [`rpc.${S}`]), 'admitted', 'a GRPCRoute under the suffix');
-  create(
-    'strict',
-    s.route('GRPCRoute', 'h1-grpc-other', ['rpc.example.net']),
-    'H1',
-    'a GRPCRoute outside the suffix',
-  );
+  create('strict', s.route('GRPCRoute', 'h1-grpc-other', ['rpc.example.net']), 'H1', 'a GRPCRoute outside the suffix');
   create('strict', s.route('TLSRoute', 'h1-tls-route-own', [`tls.${S}`]), 'admitted', 'a TLSRoute under the suffix');
   create('strict', s.route('TLSRoute', 'h1-tls-route-none', undefined), 'H1', 'a TLSRoute without hostnames');
   create(
@@ -1589,12 +1577,7 @@ export function allowListCorpus(n: CorpusNames): AllowListCase[] {
     'H1',
     'a TLS listener without hostname',
   );
-  create(
-    'open',
-    o.route('HTTPRoute', 'h1-open-inner-wildcard', [`a.*.${O}`]),
-    'H1',
-    'a * that is not the first label',
-  );
+  create('open', o.route('HTTPRoute', 'h1-open-inner-wildcard', [`a.*.${O}`]), 'H1', 'a * that is not the first label');
   create('open', o.route('HTTPRoute', 'h1-open-star', ['*']), 'H1', 'a bare * (every hostname)');
   create(
     'open',
@@ -1917,8 +1900,6 @@ export const namespaceOf = (n: CorpusNames, c: AllowListCase): string =>
 /** The offline form's verdict: 'admitted', the rule refused, or the rules joined by + (a corpus bug). */
 export function offlineVerdict(n: CorpusNames, c: AllowListCase): string {
   const subject = allowSubject(corpusConfig(n), corpusProjects(n)[c.project], c.kind, namespaceOf(n, c), c.id);
-  const rules = [
-    ...new Set(allowListViolations(subject, c.kind as AllowListKind, c.object, c.old).map((v) => v.rule)),
-  ];
+  const rules = [...new Set(allowListViolations(subject, c.kind as AllowListKind, c.object, c.old).map((v) => v.rule))];
   return rules.length === 0 ? 'admitted' : rules.join('+');
 }

@@ -45,64 +45,120 @@ export async function createApplication(o: AppOptions): Promise<void> {
 }
 
 export async function getApplication(name: string): Promise<Application> {
-  return JSON.parse((await kubectl('admin', ['-n', ARGOCD_NAMESPACE, 'get', 'application', name, '-o', 'json'])).stdout) as Application;
+  return JSON.parse(
+    (await kubectl('admin', ['-n', ARGOCD_NAMESPACE, 'get', 'application', name, '-o', 'json'])).stdout,
+  ) as Application;
 }
 
 /** Asks the controller to re-render from git now (the annotation is removed once done). */
 export async function refreshHard(name: string): Promise<void> {
-  await kubectl('admin', ['-n', ARGOCD_NAMESPACE, 'annotate', '--overwrite', 'application', name, 'argocd.argoproj.io/refresh=hard']);
+  await kubectl('admin', [
+    '-n',
+    ARGOCD_NAMESPACE,
+    'annotate',
+    '--overwrite',
+    'application',
+    name,
+    'argocd.argoproj.io/refresh=hard',
+  ]);
 }
 
 /** Starts a sync of `revision` by writing the Application's operation; prune deletes what git no longer has. */
 export async function startSync(name: string, revision: string, options: { prune?: boolean } = {}): Promise<void> {
   const operation = { initiatedBy: { username: 'tenantgate-e2e' }, sync: { revision, prune: options.prune ?? false } };
-  await kubectl('admin', ['-n', ARGOCD_NAMESPACE, 'patch', 'application', name, '--type=merge', '-p', JSON.stringify({ operation })]);
+  await kubectl('admin', [
+    '-n',
+    ARGOCD_NAMESPACE,
+    'patch',
+    'application',
+    name,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ operation }),
+  ]);
 }
 
 /** Polls the Application until `check` returns a value (or throws a descriptive error until then). */
-export async function waitForApp<T>(name: string, what: string, check: (app: Application) => T | undefined, timeoutMs = 180_000): Promise<T> {
+export async function waitForApp<T>(
+  name: string,
+  what: string,
+  check: (app: Application) => T | undefined,
+  timeoutMs = 180_000,
+): Promise<T> {
   let last: Application | undefined;
   try {
-    return await eventually(async () => {
-      last = await getApplication(name);
-      const value = check(last);
-      if (value === undefined || value === false) throw new Error('not yet');
-      return value;
-    }, { timeoutMs, intervalMs: 500, what: `Application ${name}: ${what}` });
+    return await eventually(
+      async () => {
+        last = await getApplication(name);
+        const value = check(last);
+        if (value === undefined || value === false) throw new Error('not yet');
+        return value;
+      },
+      { timeoutMs, intervalMs: 500, what: `Application ${name}: ${what}` },
+    );
   } catch (err) {
-    throw new Error(`${(err as Error).message}\nlast status: ${JSON.stringify(last?.status ?? {}, null, 1).slice(0, 4000)}`);
+    throw new Error(
+      `${(err as Error).message}\nlast status: ${JSON.stringify(last?.status ?? {}, null, 1).slice(0, 4000)}`,
+    );
   }
 }
 
 /** Waits until the operation on `revision` has finished and returns its state (phase Succeeded, Failed or Error). */
 export async function waitForOperation(name: string, revision: string, timeoutMs = 180_000) {
-  return waitForApp(name, `operation on ${revision.slice(0, 8)} finished`, (app) => {
-    const op = app.status?.operationState;
-    if (app.operation !== undefined || !op || op.operation?.sync?.revision !== revision) return undefined;
-    return ['Succeeded', 'Failed', 'Error'].includes(op.phase ?? '') ? op : undefined;
-  }, timeoutMs);
+  return waitForApp(
+    name,
+    `operation on ${revision.slice(0, 8)} finished`,
+    (app) => {
+      const op = app.status?.operationState;
+      if (app.operation !== undefined || !op || op.operation?.sync?.revision !== revision) return undefined;
+      return ['Succeeded', 'Failed', 'Error'].includes(op.phase ?? '') ? op : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Deletes the Application without touching what it synced (no resources finalizer). */
 export async function deleteApplication(name: string): Promise<void> {
-  await kubectl('admin', ['-n', ARGOCD_NAMESPACE, 'delete', 'application', name, '--ignore-not-found', '--wait=true', '--timeout=60s']);
+  await kubectl('admin', [
+    '-n',
+    ARGOCD_NAMESPACE,
+    'delete',
+    'application',
+    name,
+    '--ignore-not-found',
+    '--wait=true',
+    '--timeout=60s',
+  ]);
 }
 
 export const resourceOf = (app: Application, kind: string, name: string, namespace?: string): AppResource | undefined =>
-  app.status?.resources?.find((r) => r.kind === kind && r.name === name && (namespace === undefined || r.namespace === namespace));
+  app.status?.resources?.find(
+    (r) => r.kind === kind && r.name === name && (namespace === undefined || r.namespace === namespace),
+  );
 
-export const comparisonError = (app: Application): string | undefined => app.status?.conditions?.find((c) => c.type === 'ComparisonError')?.message;
+export const comparisonError = (app: Application): string | undefined =>
+  app.status?.conditions?.find((c) => c.type === 'ComparisonError')?.message;
 
 /** Resolves once the controller has reconciled the Application after `since` (its reconciledAt moved). */
 export async function waitForReconcileAfter(name: string, since: number, timeoutMs = 120_000): Promise<Application> {
-  return waitForApp(name, `reconciled after ${new Date(since).toISOString()}`, (app) => {
-    const at = app.status?.reconciledAt ? Date.parse(app.status.reconciledAt) : 0;
-    // reconciledAt has whole seconds.
-    return at >= Math.floor(since / 1000) * 1000 + 1000 ? app : undefined;
-  }, timeoutMs);
+  return waitForApp(
+    name,
+    `reconciled after ${new Date(since).toISOString()}`,
+    (app) => {
+      const at = app.status?.reconciledAt ? Date.parse(app.status.reconciledAt) : 0;
+      // reconciledAt has whole seconds.
+      return at >= Math.floor(since / 1000) * 1000 + 1000 ? app : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Waits until the Application has compared `revision` (its sync status names it). */
 export async function waitForCompared(name: string, revision: string, timeoutMs = 180_000): Promise<Application> {
-  return waitForApp(name, `compared ${revision.slice(0, 8)}`, (app) => (app.status?.sync?.revision === revision ? app : undefined), timeoutMs);
+  return waitForApp(
+    name,
+    `compared ${revision.slice(0, 8)}`,
+    (app) => (app.status?.sync?.revision === revision ? app : undefined),
+    timeoutMs,
+  );
 }

@@ -55,7 +55,10 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${process.pid.toString(36)}${counter.toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
 }
 
-export async function eventually<T>(fn: () => Promise<T>, { timeoutMs = 60_000, intervalMs = 250, what = 'condition' } = {}): Promise<T> {
+export async function eventually<T>(
+  fn: () => Promise<T>,
+  { timeoutMs = 60_000, intervalMs = 250, what = 'condition' } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -66,7 +69,9 @@ export async function eventually<T>(fn: () => Promise<T>, { timeoutMs = 60_000, 
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
-  throw new Error(`${what} not reached within ${timeoutMs} ms: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+  throw new Error(
+    `${what} not reached within ${timeoutMs} ms: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
+  );
 }
 
 const CRD_FILE = new URL('../../manifests/crd/projects.tenantgate.io.yaml', import.meta.url).pathname;
@@ -76,5 +81,11 @@ const ALLOW_LIST_CRD_FILE = new URL('../../manifests/crd/allowlists.tenantgate.i
 /** Installs the Project and AllowList CRDs from manifests/crd and waits until they are Established (idempotent). */
 export async function ensureProjectCrd(): Promise<void> {
   await kubectl('admin', ['apply', '--server-side', '--force-conflicts', '-f', CRD_FILE, '-f', ALLOW_LIST_CRD_FILE]);
-  await kubectl('admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io', 'crd/allowlists.tenantgate.io']);
+  await kubectl('admin', [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/projects.tenantgate.io',
+    'crd/allowlists.tenantgate.io',
+  ]);
 }

@@ -13,12 +13,16 @@ export interface ObservedRequests<T> {
 }
 
 /** Runs `work` and records the local port of every request it (or anything else in this process) sends to `remotePort`. */
-export async function localPortsOfRequestsTo<T>(remotePort: number, work: () => Promise<T>): Promise<ObservedRequests<T>> {
+export async function localPortsOfRequestsTo<T>(
+  remotePort: number,
+  work: () => Promise<T>,
+): Promise<ObservedRequests<T>> {
   const localPorts: number[] = [];
   const record = (socket: Socket | null | undefined): void => {
     if (socket?.remotePort === remotePort && socket.localPort !== undefined) localPorts.push(socket.localPort);
   };
-  const onNodeResponse = (message: unknown): void => record((message as { response?: { socket?: Socket | null } }).response?.socket);
+  const onNodeResponse = (message: unknown): void =>
+    record((message as { response?: { socket?: Socket | null } }).response?.socket);
   const onUndiciHeaders = (message: unknown): void => record((message as { socket?: Socket }).socket);
   diagnostics.subscribe('http.client.response.finish', onNodeResponse);
   diagnostics.subscribe('undici:client:sendHeaders', onUndiciHeaders);

@@ -11,7 +11,14 @@ import { kubeconfigYaml } from './devcluster/controlplane.js';
 import { httpsCall } from './devcluster/https-get.js';
 import { startProcess, type Managed } from './devcluster/processes.js';
 import { REPO_ROOT } from './paths.js';
-import { ANNOTATION_PROJECT_UID, API_GROUP, LABEL_PROJECT, LABEL_TENANT, type Project, type ProjectSpec } from '../../src/validate/types.js';
+import {
+  ANNOTATION_PROJECT_UID,
+  API_GROUP,
+  LABEL_PROJECT,
+  LABEL_TENANT,
+  type Project,
+  type ProjectSpec,
+} from '../../src/validate/types.js';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { PROJECT_PLURAL, PROJECT_VERSION } from '../../src/kube/lists.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -22,8 +29,17 @@ import { startController, type ControllerOptions, type RunningController } from 
  * certificate: metricsTarget) on a free loopback port, the default configuration with a 30 s resync,
  * quiet. `options` overrides any of it.
  */
-export function startTestController(options: Pick<ControllerOptions, 'kubeConfig'> & Partial<ControllerOptions>): Promise<RunningController> {
-  return startController({ config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 }, leaderElection: false, metricsPort: 0, metricsHost: '127.0.0.1', log: () => {}, ...options });
+export function startTestController(
+  options: Pick<ControllerOptions, 'kubeConfig'> & Partial<ControllerOptions>,
+): Promise<RunningController> {
+  return startController({
+    config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30 },
+    leaderElection: false,
+    metricsPort: 0,
+    metricsHost: '127.0.0.1',
+    log: () => {},
+    ...options,
+  });
 }
 
 export interface Clients {
@@ -35,7 +51,12 @@ export function clients(kc: k8s.KubeConfig): Clients {
   return { core: kc.makeApiClient(k8s.CoreV1Api), custom: kc.makeApiClient(k8s.CustomObjectsApi) };
 }
 
-export async function createProject(c: Clients, name: string, spec: ProjectSpec, labels: Record<string, string> = {}): Promise<Project> {
+export async function createProject(
+  c: Clients,
+  name: string,
+  spec: ProjectSpec,
+  labels: Record<string, string> = {},
+): Promise<Project> {
   return (await c.custom.createClusterCustomObject({
     group: API_GROUP,
     version: PROJECT_VERSION,
@@ -46,7 +67,12 @@ export async function createProject(c: Clients, name: string, spec: ProjectSpec,
 
 export async function getProject(c: Clients, name: string): Promise<Project | undefined> {
   try {
-    return (await c.custom.getClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name })) as Project;
+    return (await c.custom.getClusterCustomObject({
+      group: API_GROUP,
+      version: PROJECT_VERSION,
+      plural: PROJECT_PLURAL,
+      name,
+    })) as Project;
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -54,17 +80,32 @@ export async function getProject(c: Clients, name: string): Promise<Project | un
 }
 
 export async function deleteProject(c: Clients, name: string): Promise<void> {
-  await c.custom.deleteClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL, name, propagationPolicy: 'Background' });
+  await c.custom.deleteClusterCustomObject({
+    group: API_GROUP,
+    version: PROJECT_VERSION,
+    plural: PROJECT_PLURAL,
+    name,
+    propagationPolicy: 'Background',
+  });
 }
 
 /** A namespace of the project as the mutating webhook would label and annotate it. `uid: null` leaves the annotation out. */
-export async function createProjectNamespace(c: Clients, project: Project, name: string, options: { uid?: string | null; labels?: Record<string, string> } = {}): Promise<k8s.V1Namespace> {
+export async function createProjectNamespace(
+  c: Clients,
+  project: Project,
+  name: string,
+  options: { uid?: string | null; labels?: Record<string, string> } = {},
+): Promise<k8s.V1Namespace> {
   const uid = options.uid === undefined ? project.metadata.uid : options.uid;
   return c.core.createNamespace({
     body: {
       metadata: {
         name,
-        labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_TENANT]: project.spec.tenant, ...options.labels },
+        labels: {
+          [LABEL_PROJECT]: project.metadata.name ?? '',
+          [LABEL_TENANT]: project.spec.tenant,
+          ...options.labels,
+        },
         ...(uid ? { annotations: { [ANNOTATION_PROJECT_UID]: uid } } : {}),
       },
     },
@@ -72,15 +113,25 @@ export async function createProjectNamespace(c: Clients, project: Project, name:
 }
 
 /** Creates or replaces a ResourceQuota (the controller may have created the default one first). */
-export async function setQuota(c: Clients, namespace: string, hard: Record<string, string>, name = 'tenantgate-quota'): Promise<k8s.V1ResourceQuota> {
+export async function setQuota(
+  c: Clients,
+  namespace: string,
+  hard: Record<string, string>,
+  name = 'tenantgate-quota',
+): Promise<k8s.V1ResourceQuota> {
   for (let attempt = 0; ; attempt++) {
     try {
       const existing = await c.core.readNamespacedResourceQuota({ name, namespace }).catch((err: unknown) => {
         if (isNotFound(err)) return undefined;
         throw err;
       });
-      if (!existing) return await c.core.createNamespacedResourceQuota({ namespace, body: { metadata: { name }, spec: { hard } } });
-      return await c.core.replaceNamespacedResourceQuota({ name, namespace, body: { metadata: { name, resourceVersion: existing.metadata?.resourceVersion }, spec: { hard } } });
+      if (!existing)
+        return await c.core.createNamespacedResourceQuota({ namespace, body: { metadata: { name }, spec: { hard } } });
+      return await c.core.replaceNamespacedResourceQuota({
+        name,
+        namespace,
+        body: { metadata: { name, resourceVersion: existing.metadata?.resourceVersion }, spec: { hard } },
+      });
     } catch (err) {
       if (attempt < 5 && isConflict(err)) continue;
       throw err;
@@ -89,13 +140,32 @@ export async function setQuota(c: Clients, namespace: string, hard: Record<strin
 }
 
 /** Fills a namespace with ConfigMaps and Secrets (so the namespace controller has content to delete). */
-export async function fillNamespace(c: Clients, namespace: string, configMaps: number, secrets: number, finalizers: string[] = []): Promise<void> {
+export async function fillNamespace(
+  c: Clients,
+  namespace: string,
+  configMaps: number,
+  secrets: number,
+  finalizers: string[] = [],
+): Promise<void> {
   const jobs: Promise<unknown>[] = [];
   for (let i = 0; i < configMaps; i++) {
-    jobs.push(c.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: `cm-${i}`, ...(finalizers.length > 0 && i === 0 ? { finalizers } : {}) }, data: { key: 'x'.repeat(64), index: String(i) } } }));
+    jobs.push(
+      c.core.createNamespacedConfigMap({
+        namespace,
+        body: {
+          metadata: { name: `cm-${i}`, ...(finalizers.length > 0 && i === 0 ? { finalizers } : {}) },
+          data: { key: 'x'.repeat(64), index: String(i) },
+        },
+      }),
+    );
   }
   for (let i = 0; i < secrets; i++) {
-    jobs.push(c.core.createNamespacedSecret({ namespace, body: { metadata: { name: `secret-${i}` }, stringData: { password: `p${i}` } } }));
+    jobs.push(
+      c.core.createNamespacedSecret({
+        namespace,
+        body: { metadata: { name: `secret-${i}` }, stringData: { password: `p${i}` } },
+      }),
+    );
   }
   await Promise.all(jobs);
 }
@@ -119,8 +189,19 @@ export async function pool<T>(items: T[], concurrency: number, fn: (item: T) => 
 export type ControllerProcess = Managed;
 
 /** Runs `tenantgate controller ARGS` as its own OS process (node with tsx, straight from the sources), output appended to logFile. */
-export function spawnController(args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env): ControllerProcess {
-  return startProcess('controller', process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...args], logFile, env, { cwd: REPO_ROOT });
+export function spawnController(
+  args: string[],
+  logFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ControllerProcess {
+  return startProcess(
+    'controller',
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...args],
+    logFile,
+    env,
+    { cwd: REPO_ROOT },
+  );
 }
 
 /**
@@ -142,8 +223,14 @@ export function metricsTarget(controller: RunningController, token: string): Met
 }
 
 /** GET /metrics: status and body, whatever the status. */
-export function getMetrics(target: Pick<MetricsTarget, 'port' | 'ca'> & { token?: string }): Promise<{ status: number; body: string }> {
-  return httpsCall(`https://127.0.0.1:${target.port}/metrics`, { ca: target.ca, token: target.token, timeoutMs: 10_000 });
+export function getMetrics(
+  target: Pick<MetricsTarget, 'port' | 'ca'> & { token?: string },
+): Promise<{ status: number; body: string }> {
+  return httpsCall(`https://127.0.0.1:${target.port}/metrics`, {
+    ca: target.ca,
+    token: target.token,
+    timeoutMs: 10_000,
+  });
 }
 
 /** The /metrics text; throws on any answer but 200. */
@@ -186,7 +273,10 @@ export async function controllerKubeconfigFile(
   caFile: string,
   file: string,
 ): Promise<string> {
-  const token = String((await kubectl(['-n', 'tenantgate-system', 'create', 'token', 'tenantgate-controller', '--duration=24h'])).stdout ?? '').trim();
+  const token = String(
+    (await kubectl(['-n', 'tenantgate-system', 'create', 'token', 'tenantgate-controller', '--duration=24h'])).stdout ??
+      '',
+  ).trim();
   const user = 'system:serviceaccount:tenantgate-system:tenantgate-controller';
   await writeFile(file, kubeconfigYaml(server, await readFile(caFile, 'utf8'), user, token), { mode: 0o600 });
   return file;

@@ -52,13 +52,25 @@ export async function setUpReplicas(name: string): Promise<ReplicaSetup> {
   const admin = (args: string[]) => kubectl('admin', args);
   await installControllerRbac(admin);
   const info = cluster();
-  const kubeconfigFile = await controllerKubeconfigFile(admin, info.server, info.caFile, join(info.dir, `${name}-${process.pid}.kubeconfig`));
-  const metricsCerts = await generateWebhookCerts(join(info.dir, `${name}-${process.pid}-metrics`), { service: 'tenantgate-controller-metrics' });
+  const kubeconfigFile = await controllerKubeconfigFile(
+    admin,
+    info.server,
+    info.caFile,
+    join(info.dir, `${name}-${process.pid}.kubeconfig`),
+  );
+  const metricsCerts = await generateWebhookCerts(join(info.dir, `${name}-${process.pid}-metrics`), {
+    service: 'tenantgate-controller-metrics',
+  });
   return { name, kubeconfigFile, metricsCerts, metricsCa: await readFile(metricsCerts.caCert, 'utf8'), running: [] };
 }
 
 /** Starts one replica reconciling the Projects matching `projectSelector` ("label=value") and waits until its /readyz says ready. */
-export async function startReplica(setup: ReplicaSetup, identity: string, projectSelector: string, extraArgs: string[] = []): Promise<Replica> {
+export async function startReplica(
+  setup: ReplicaSetup,
+  identity: string,
+  projectSelector: string,
+  extraArgs: string[] = [],
+): Promise<Replica> {
   const port = await freePort();
   const probePort = await freePort();
   const logFile = join(cluster().dir, `${setup.name}-${identity}.log`);
@@ -80,11 +92,14 @@ export async function startReplica(setup: ReplicaSetup, identity: string, projec
     logFile,
   );
   setup.running.push(proc);
-  await eventually(async () => {
-    if (proc.child.exitCode !== null) throw new Error(`controller ${identity} exited with ${proc.child.exitCode}`);
-    const res = await fetch(`http://127.0.0.1:${probePort}/readyz`);
-    if (res.status !== 200) throw new Error(`readyz ${res.status}`);
-  }, { what: `controller ${identity} ready`, timeoutMs: 30_000, intervalMs: 100 });
+  await eventually(
+    async () => {
+      if (proc.child.exitCode !== null) throw new Error(`controller ${identity} exited with ${proc.child.exitCode}`);
+      const res = await fetch(`http://127.0.0.1:${probePort}/readyz`);
+      if (res.status !== 200) throw new Error(`readyz ${res.status}`);
+    },
+    { what: `controller ${identity} ready`, timeoutMs: 30_000, intervalMs: 100 },
+  );
   return { proc, metrics: { port, token: cluster().tokens.admin!, ca: setup.metricsCa }, identity, logFile };
 }
 
@@ -100,9 +115,12 @@ export async function isLeader(r: Replica): Promise<boolean> {
 /** Waits until the replica leads; returns how long that took (ms). */
 export async function waitLeader(r: Replica, timeoutMs = 30_000): Promise<number> {
   const started = Date.now();
-  await eventually(async () => {
-    if (!(await isLeader(r))) throw new Error(`${r.identity} is not leader`);
-  }, { what: `${r.identity} leading`, timeoutMs, intervalMs: 100 });
+  await eventually(
+    async () => {
+      if (!(await isLeader(r))) throw new Error(`${r.identity} is not leader`);
+    },
+    { what: `${r.identity} leading`, timeoutMs, intervalMs: 100 },
+  );
   return Date.now() - started;
 }
 
@@ -115,13 +133,22 @@ export async function stopReplicas(setup: ReplicaSetup): Promise<void> {
  * Creates the Project `name` (with `labels`, so the replicas' selector picks it), waits until a leader
  * put the cascade finalizer on it, and creates `count` namespaces it owns, `<name>-ns00`, `<name>-ns01`, ….
  */
-export async function projectWithOwnedNamespaces(c: Clients, name: string, spec: ProjectSpec, labels: Record<string, string>, count: number): Promise<{ project: Project; owned: string[] }> {
+export async function projectWithOwnedNamespaces(
+  c: Clients,
+  name: string,
+  spec: ProjectSpec,
+  labels: Record<string, string>,
+  count: number,
+): Promise<{ project: Project; owned: string[] }> {
   await createProject(c, name, spec, labels);
-  const project = await eventually(async () => {
-    const p = await getProject(c, name);
-    if (!p?.metadata.finalizers?.includes(FINALIZER_CASCADE)) throw new Error('no finalizer');
-    return p;
-  }, { what: `${name} has the cascade finalizer` });
+  const project = await eventually(
+    async () => {
+      const p = await getProject(c, name);
+      if (!p?.metadata.finalizers?.includes(FINALIZER_CASCADE)) throw new Error('no finalizer');
+      return p;
+    },
+    { what: `${name} has the cascade finalizer` },
+  );
   const owned = Array.from({ length: count }, (_, i) => `${name}-ns${String(i).padStart(2, '0')}`);
   await pool(owned, 5, (ns) => createProjectNamespace(c, project, ns));
   return { project, owned };

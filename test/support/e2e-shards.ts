@@ -117,7 +117,11 @@ export function waveOf(value: string | undefined): E2eWave {
 }
 
 /** Which of `count` shards (0-based) each file goes to: heaviest first, each to the lightest shard so far. */
-export function assignShards(files: readonly string[], count: number, seconds: Readonly<Record<string, number>> = E2E_SECONDS): Map<string, number> {
+export function assignShards(
+  files: readonly string[],
+  count: number,
+  seconds: Readonly<Record<string, number>> = E2E_SECONDS,
+): Map<string, number> {
   if (!Number.isInteger(count) || count < 1) throw new Error(`shard count must be a positive integer, got ${count}`);
   const weight = (file: string): number => seconds[file] ?? DEFAULT_SECONDS;
   // Ties broken by name, so every shard process computes the same split.

@@ -17,8 +17,17 @@ import {
 } from '../../src/validate/types.js';
 
 /** A Project: tenant acme unless the spec says otherwise; no uid unless given in `metadata`. */
-export function aProject(name: string, spec: Partial<ProjectSpec> = {}, metadata: Partial<Project['metadata']> = {}): Project {
-  return { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name, ...metadata }, spec: { tenant: 'acme', ...spec } };
+export function aProject(
+  name: string,
+  spec: Partial<ProjectSpec> = {},
+  metadata: Partial<Project['metadata']> = {},
+): Project {
+  return {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: { name, ...metadata },
+    spec: { tenant: 'acme', ...spec },
+  };
 }
 
 /**
@@ -55,8 +64,20 @@ export function aNamespace(name: string, o: NamespaceOptions = {}): NamespaceObj
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
-    metadata: { name, labels, ...(Object.keys(annotations).length ? { annotations } : {}), ...(o.terminating ? { deletionTimestamp: '2025-01-01T00:00:00Z' } : {}) },
-    ...(o.terminating || o.conditions ? { status: { phase: o.terminating ? 'Terminating' : 'Active', ...(o.conditions ? { conditions: o.conditions } : {}) } } : {}),
+    metadata: {
+      name,
+      labels,
+      ...(Object.keys(annotations).length ? { annotations } : {}),
+      ...(o.terminating ? { deletionTimestamp: '2025-01-01T00:00:00Z' } : {}),
+    },
+    ...(o.terminating || o.conditions
+      ? {
+          status: {
+            phase: o.terminating ? 'Terminating' : 'Active',
+            ...(o.conditions ? { conditions: o.conditions } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -82,12 +103,19 @@ export function aQuota(namespace: string, hard: ResourceList, o: QuotaOptions = 
 export const aUser = (username: string, groups: string[] = []): UserInfo => ({ username, groups });
 
 /** What the webhook hands the rules. */
-export function reviewContext(user: UserInfo, snapshot: MemorySnapshot, config: TenantgateConfig = DEFAULT_CONFIG): ReviewContext {
+export function reviewContext(
+  user: UserInfo,
+  snapshot: MemorySnapshot,
+  config: TenantgateConfig = DEFAULT_CONFIG,
+): ReviewContext {
   return { at: processNow(), config, snapshot, user };
 }
 
 /** An AdmissionReview request: `user` creates ResourceQuota `name` in `namespace` asking `requests.cpu`. */
-export function aQuotaCreateRequest(namespace: string, o: { cpu?: string; dryRun?: boolean; name?: string; user?: string } = {}): AdmissionRequest {
+export function aQuotaCreateRequest(
+  namespace: string,
+  o: { cpu?: string; dryRun?: boolean; name?: string; user?: string } = {},
+): AdmissionRequest {
   const name = o.name ?? 'q';
   const username = o.user ?? 'alice';
   return {
@@ -103,7 +131,11 @@ export function aQuotaCreateRequest(namespace: string, o: { cpu?: string; dryRun
 }
 
 /** An AdmissionReview request: `user` (alice) creates Namespace `name` labelled for `project` of tenant acme, as the mutating webhook leaves it. */
-export function aNamespaceCreateRequest(name: string, project: string, user: UserInfo = aUser('alice')): AdmissionRequest {
+export function aNamespaceCreateRequest(
+  name: string,
+  project: string,
+  user: UserInfo = aUser('alice'),
+): AdmissionRequest {
   return {
     uid: name,
     kind: { group: '', version: 'v1', kind: 'Namespace' },

@@ -21,7 +21,6 @@ import { installBase, kubectlAs, startLocalWebhook, type LocalWebhook } from './
 import { kubeconfigWithContexts } from './fleet.js';
 import { installFleetHub } from './fleet-hub-install.js';
 
-
 export interface FleetHub {
   cp: ControlPlane;
   /** A kubeconfig file for `member-<cluster>` on the hub (bound token, the hub's CA). */
@@ -32,7 +31,11 @@ export interface FleetHub {
   stop(): Promise<void>;
 }
 
-export async function startFleetHub(dir: string, members: readonly string[], log: (l: string) => void = () => {}): Promise<FleetHub> {
+export async function startFleetHub(
+  dir: string,
+  members: readonly string[],
+  log: (l: string) => void = () => {},
+): Promise<FleetHub> {
   const cp = await ControlPlane.start({ dir: join(dir, 'hub'), log: (l) => log(`hub: ${l}`) });
   const info = cp.info;
   try {
@@ -47,13 +50,35 @@ export async function startFleetHub(dir: string, members: readonly string[], log
   return {
     cp,
     async memberKubeconfig(cluster) {
-      const token = (await kubectlAs(info, 'admin', ['-n', FLEET_NAMESPACE, 'create', 'token', `member-${cluster}`, '--duration=24h'])).stdout.trim();
+      const token = (
+        await kubectlAs(info, 'admin', [
+          '-n',
+          FLEET_NAMESPACE,
+          'create',
+          'token',
+          `member-${cluster}`,
+          '--duration=24h',
+        ])
+      ).stdout.trim();
       const file = join(dir, `hub-kubeconfig-${cluster}.yaml`);
-      await writeFile(file, kubeconfigWithContexts([{ context: 'hub', server: info.server, caPem, user: `member-${cluster}`, token }]), { mode: 0o600 });
+      await writeFile(
+        file,
+        kubeconfigWithContexts([{ context: 'hub', server: info.server, caPem, user: `member-${cluster}`, token }]),
+        { mode: 0o600 },
+      );
       return file;
     },
     async fleetBudget(project) {
-      const got = await kubectlAs(info, 'admin', ['-n', FLEET_NAMESPACE, 'get', 'fleetbudget', project, '--ignore-not-found', '-o', 'json']);
+      const got = await kubectlAs(info, 'admin', [
+        '-n',
+        FLEET_NAMESPACE,
+        'get',
+        'fleetbudget',
+        project,
+        '--ignore-not-found',
+        '-o',
+        'json',
+      ]);
       return got.stdout.trim() ? (JSON.parse(got.stdout) as FleetBudgetObject) : undefined;
     },
     async apply(objects) {
@@ -87,7 +112,11 @@ export async function startFleetMember(
     const decisions: AdmissionDecision[] = [];
     const webhook = await startLocalWebhook(
       cp.info,
-      { ...o.config, clusterName: name, fleet: { ...DEFAULT_CONFIG.fleet, ...fleet, hubKubeconfig: await hub.memberKubeconfig(name) } },
+      {
+        ...o.config,
+        clusterName: name,
+        fleet: { ...DEFAULT_CONFIG.fleet, ...fleet, hubKubeconfig: await hub.memberKubeconfig(name) },
+      },
       { log: (l) => log(`${name}: webhook: ${l}`), onDecision: (d) => decisions.push(d) },
     );
     return {

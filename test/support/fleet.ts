@@ -19,7 +19,14 @@ import { ARGOCD_NAMESPACE, PLUGIN_NAME, startArgoCd, type RunningArgoCd } from '
 import { startTestController } from './controller-kit.js';
 import { applyChartTemplates, startControllerWithView } from './view.js';
 import { ControlPlane, sleep, type ClusterInfo } from './devcluster/controlplane.js';
-import { EXAMPLE_NETWORK, installBase, kubectlAs, serviceAccountKubeConfig, startLocalWebhook, type LocalWebhook } from './devcluster/tenantgate.js';
+import {
+  EXAMPLE_NETWORK,
+  installBase,
+  kubectlAs,
+  serviceAccountKubeConfig,
+  startLocalWebhook,
+  type LocalWebhook,
+} from './devcluster/tenantgate.js';
 
 /** The members `startFleet` starts unless told otherwise: the clusters examples/gitops places namespaces on. */
 export const FLEET_CLUSTERS = ['prod-eu', 'prod-us'] as const;
@@ -88,15 +95,27 @@ export function kubeconfigWithContexts(entries: KubeconfigContext[]): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: entries.map((e) => ({ name: e.context, cluster: { server: e.server, 'certificate-authority-data': Buffer.from(e.caPem).toString('base64') } })),
+    clusters: entries.map((e) => ({
+      name: e.context,
+      cluster: { server: e.server, 'certificate-authority-data': Buffer.from(e.caPem).toString('base64') },
+    })),
     users: entries.map((e) => ({ name: `${e.context}-${e.user}`, user: { token: e.token } })),
-    contexts: entries.map((e) => ({ name: e.context, context: { cluster: e.context, user: `${e.context}-${e.user}` } })),
+    contexts: entries.map((e) => ({
+      name: e.context,
+      context: { cluster: e.context, user: `${e.context}-${e.user}` },
+    })),
     'current-context': entries[0]!.context,
   });
 }
 
 /** Argo CD's declarative cluster Secret: bearer token plus the cluster's CA, TLS verified. */
-export function clusterSecret(o: { name: string; server: string; caPem: string; token: string; fleet: string }): Record<string, unknown> {
+export function clusterSecret(o: {
+  name: string;
+  server: string;
+  caPem: string;
+  token: string;
+  fleet: string;
+}): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -109,7 +128,10 @@ export function clusterSecret(o: { name: string; server: string; caPem: string; 
     stringData: {
       name: o.name,
       server: o.server,
-      config: JSON.stringify({ bearerToken: o.token, tlsClientConfig: { insecure: false, caData: Buffer.from(o.caPem).toString('base64') } }),
+      config: JSON.stringify({
+        bearerToken: o.token,
+        tlsClientConfig: { insecure: false, caData: Buffer.from(o.caPem).toString('base64') },
+      }),
     },
   };
 }
@@ -138,11 +160,19 @@ export function fleetApplicationSet(o: FleetApplicationSetOptions): Record<strin
         metadata: { name: `${o.name}-{{name}}` },
         spec: {
           project: 'default',
-          source: { repoURL: o.repoURL, targetRevision: o.revision ?? 'main', path: o.path, plugin: { name: PLUGIN_NAME, env: [{ name: 'CLUSTER', value: '{{name}}' }] } },
+          source: {
+            repoURL: o.repoURL,
+            targetRevision: o.revision ?? 'main',
+            path: o.path,
+            plugin: { name: PLUGIN_NAME, env: [{ name: 'CLUSTER', value: '{{name}}' }] },
+          },
           destination: { server: '{{server}}' },
           // One retry, 5 s later: a refused sync settles as Failed within seconds instead of after Argo CD's
           // default backoff (five retries, minutes), and the refusal is what the test looks at.
-          syncPolicy: { automated: { prune: false, selfHeal: false }, retry: { limit: 1, backoff: { duration: '5s', factor: 1, maxDuration: '5s' } } },
+          syncPolicy: {
+            automated: { prune: false, selfHeal: false },
+            retry: { limit: 1, backoff: { duration: '5s', factor: 1, maxDuration: '5s' } },
+          },
         },
       },
     },
@@ -152,13 +182,28 @@ export function fleetApplicationSet(o: FleetApplicationSetOptions): Record<strin
 /** The long-lived token of a ServiceAccount token Secret, once the token controller has filled it in. */
 async function serviceAccountTokenSecret(info: ClusterInfo, namespace: string, account: string): Promise<string> {
   const secret = `${account}-token`;
-  await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token',
-    metadata: { name: secret, namespace, annotations: { 'kubernetes.io/service-account.name': account } },
-  }));
+  await kubectlAs(
+    info,
+    'admin',
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/service-account-token',
+      metadata: { name: secret, namespace, annotations: { 'kubernetes.io/service-account.name': account } },
+    }),
+  );
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const got = await kubectlAs(info, 'admin', ['-n', namespace, 'get', 'secret', secret, '-o', 'jsonpath={.data.token}']);
+    const got = await kubectlAs(info, 'admin', [
+      '-n',
+      namespace,
+      'get',
+      'secret',
+      secret,
+      '-o',
+      'jsonpath={.data.token}',
+    ]);
     if (got.stdout) return Buffer.from(got.stdout, 'base64').toString('utf8');
     await sleep(250);
   }
@@ -168,10 +213,23 @@ async function serviceAccountTokenSecret(info: ClusterInfo, namespace: string, a
 /** Argo CD's identity on a member: ServiceAccount argocd-manager, cluster-admin; returns its token. */
 async function argoCdManager(info: ClusterInfo): Promise<string> {
   const { namespace, name } = ARGOCD_MANAGER;
-  await kubectlAs(info, 'admin', ['apply', '-f', '-'], [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: `${name}-cluster-admin` }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name, namespace }] },
-  ].map((o) => JSON.stringify(o)).join('\n'));
+  await kubectlAs(
+    info,
+    'admin',
+    ['apply', '-f', '-'],
+    [
+      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: `${name}-cluster-admin` },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'ServiceAccount', name, namespace }],
+      },
+    ]
+      .map((o) => JSON.stringify(o))
+      .join('\n'),
+  );
   return serviceAccountTokenSecret(info, namespace, name);
 }
 
@@ -181,7 +239,14 @@ interface StartedMember extends FleetMember {
   caPem: string;
 }
 
-async function startMember(name: string, dir: string, log: (l: string) => void, componentLog: (m: string, l: string) => void, memberConfig?: FleetOptions['memberConfig'], view = false): Promise<StartedMember> {
+async function startMember(
+  name: string,
+  dir: string,
+  log: (l: string) => void,
+  componentLog: (m: string, l: string) => void,
+  memberConfig?: FleetOptions['memberConfig'],
+  view = false,
+): Promise<StartedMember> {
   const controlPlane = await ControlPlane.start({ dir: join(dir, name), log: (l) => log(`${name}: ${l}`) });
   const info = controlPlane.info;
   let webhook: LocalWebhook | undefined;
@@ -190,24 +255,44 @@ async function startMember(name: string, dir: string, log: (l: string) => void, 
     const argoToken = await argoCdManager(info);
     const decisions: AdmissionDecision[] = [];
     // Argo CD writes Projects on the member as argocd-manager: a platform identity, privileged (ADR 0007).
-    const privileged = { users: [...DEFAULT_CONFIG.privileged.users, ARGOCD_MANAGER_USER], groups: DEFAULT_CONFIG.privileged.groups };
+    const privileged = {
+      users: [...DEFAULT_CONFIG.privileged.users, ARGOCD_MANAGER_USER],
+      groups: DEFAULT_CONFIG.privileged.groups,
+    };
     const more = (await memberConfig?.(name)) ?? {};
     // A fleet member's controller lowers E in the headroom ledger: the chart's controller RBAC in member mode.
-    if (more.fleet?.hubKubeconfig) await applyChartTemplates(info, ['controller/rbac.yaml'], [`fleet.member.cluster=${name}`]);
-    webhook = await startLocalWebhook(info, { ...more, clusterName: name, privileged }, { log: (l) => componentLog(name, `webhook: ${l}`), onDecision: (d) => decisions.push(d) });
+    if (more.fleet?.hubKubeconfig)
+      await applyChartTemplates(info, ['controller/rbac.yaml'], [`fleet.member.cluster=${name}`]);
+    webhook = await startLocalWebhook(
+      info,
+      { ...more, clusterName: name, privileged },
+      { log: (l) => componentLog(name, `webhook: ${l}`), onDecision: (d) => decisions.push(d) },
+    );
     // The members render examples/gitops: their controllers share its network baseline (docs/network.md).
-    const controllerConfig = { ...DEFAULT_CONFIG, network: EXAMPLE_NETWORK, ...more, clusterName: name, resyncPeriodSeconds: 30 };
+    const controllerConfig = {
+      ...DEFAULT_CONFIG,
+      network: EXAMPLE_NETWORK,
+      ...more,
+      clusterName: name,
+      resyncPeriodSeconds: 30,
+    };
     const controller = view
       ? (await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']),
-        (await startControllerWithView(info, controllerConfig, (m) => componentLog(name, `controller: ${m}`))).controller)
+        (await startControllerWithView(info, controllerConfig, (m) => componentLog(name, `controller: ${m}`)))
+          .controller)
       : await startTestController({
           kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
           config: controllerConfig,
-          log: (m: string, fields?: Record<string, unknown>) => componentLog(name, `controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
+          log: (m: string, fields?: Record<string, unknown>) =>
+            componentLog(name, `controller: ${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
         });
     const caPem = await readFile(info.caFile, 'utf8');
     const kubeconfig = join(dir, `kubeconfig-${name}.yaml`);
-    await writeFile(kubeconfig, kubeconfigWithContexts([{ context: name, server: info.server, caPem, user: 'admin', token: info.tokens.admin! }]), { mode: 0o600 });
+    await writeFile(
+      kubeconfig,
+      kubeconfigWithContexts([{ context: name, server: info.server, caPem, user: 'admin', token: info.tokens.admin! }]),
+      { mode: 0o600 },
+    );
     log(`${name}: tenantgate webhook (${webhook.url}) and controller running with clusterName ${name}`);
     return { name, info, kubeconfig, context: name, webhook, controller, decisions, controlPlane, argoToken, caPem };
   } catch (err) {
@@ -225,7 +310,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const id = options.id ?? options.dir.split('/').filter(Boolean).pop()!;
   await mkdir(options.dir, { recursive: true });
   const started = await Promise.allSettled([
-    startArgoCd(options.host, { applicationSet: true, dir: join(options.dir, 'argocd'), log: (l) => log(`argocd: ${l}`) }),
+    startArgoCd(options.host, {
+      applicationSet: true,
+      dir: join(options.dir, 'argocd'),
+      log: (l) => log(`argocd: ${l}`),
+    }),
     ...names.map((name) => startMember(name, options.dir, log, componentLog, options.memberConfig, options.view)),
   ]);
   const [argoResult, ...memberResults] = started;
@@ -235,29 +324,65 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    await kubectlAs(options.host, 'admin', ['-n', ARGOCD_NAMESPACE, 'delete', 'secret', '-l', `${FLEET_LABEL}=${id}`, '--ignore-not-found']).catch(() => {});
+    await kubectlAs(options.host, 'admin', [
+      '-n',
+      ARGOCD_NAMESPACE,
+      'delete',
+      'secret',
+      '-l',
+      `${FLEET_LABEL}=${id}`,
+      '--ignore-not-found',
+    ]).catch(() => {});
     await argo?.stop();
-    await Promise.all(members.map(async (m) => {
-      await m.controller.stop().catch(() => {});
-      await m.webhook.stop().catch(() => {});
-      await m.controlPlane.stop({ keepData: process.env.TG_KEEP_CLUSTER === '1' });
-    }));
+    await Promise.all(
+      members.map(async (m) => {
+        await m.controller.stop().catch(() => {});
+        await m.webhook.stop().catch(() => {});
+        await m.controlPlane.stop({ keepData: process.env.TG_KEEP_CLUSTER === '1' });
+      }),
+    );
   };
   const failed = started.find((r) => r.status === 'rejected');
   if (failed) {
     await stop();
     throw (failed as PromiseRejectedResult).reason;
   }
-  const secrets = members.map((m) => clusterSecret({ name: m.name, server: m.info.server, caPem: m.caPem, token: m.argoToken, fleet: id }));
+  const secrets = members.map((m) =>
+    clusterSecret({ name: m.name, server: m.info.server, caPem: m.caPem, token: m.argoToken, fleet: id }),
+  );
   await kubectlAs(options.host, 'admin', ['apply', '-f', '-'], secrets.map((s) => JSON.stringify(s)).join('\n'));
-  log(`registered ${members.map((m) => `${m.name} (${m.info.server})`).join(', ')} with Argo CD (Secrets labelled ${FLEET_LABEL}=${id})`);
+  log(
+    `registered ${members.map((m) => `${m.name} (${m.info.server})`).join(', ')} with Argo CD (Secrets labelled ${FLEET_LABEL}=${id})`,
+  );
 
   const kubeconfig = join(options.dir, 'kubeconfig.yaml');
-  const contexts: KubeconfigContext[] = members.map((m) => ({ context: m.context, server: m.info.server, caPem: m.caPem, user: 'admin', token: m.info.tokens.admin! }));
-  contexts.push({ context: HOST_CONTEXT, server: options.host.server, caPem: await readFile(options.host.caFile, 'utf8'), user: 'admin', token: options.host.tokens.admin! });
+  const contexts: KubeconfigContext[] = members.map((m) => ({
+    context: m.context,
+    server: m.info.server,
+    caPem: m.caPem,
+    user: 'admin',
+    token: m.info.tokens.admin!,
+  }));
+  contexts.push({
+    context: HOST_CONTEXT,
+    server: options.host.server,
+    caPem: await readFile(options.host.caFile, 'utf8'),
+    user: 'admin',
+    token: options.host.tokens.admin!,
+  });
   await writeFile(kubeconfig, kubeconfigWithContexts(contexts), { mode: 0o600 });
 
-  const publicMembers: FleetMember[] = members.map(({ name, info, kubeconfig: file, context, webhook, controller, decisions }) => ({ name, info, kubeconfig: file, context, webhook, controller, decisions }));
+  const publicMembers: FleetMember[] = members.map(
+    ({ name, info, kubeconfig: file, context, webhook, controller, decisions }) => ({
+      name,
+      info,
+      kubeconfig: file,
+      context,
+      webhook,
+      controller,
+      decisions,
+    }),
+  );
   return {
     id,
     dir: options.dir,

@@ -18,7 +18,19 @@ export class LocalGitRepo {
   }
 
   private git(args: string[]) {
-    return execa('git', ['-c', 'user.name=tenantgate e2e', '-c', 'user.email=e2e@tenantgate.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: this.dir });
+    return execa(
+      'git',
+      [
+        '-c',
+        'user.name=tenantgate e2e',
+        '-c',
+        'user.email=e2e@tenantgate.invalid',
+        '-c',
+        'commit.gpgsign=false',
+        ...args,
+      ],
+      { cwd: this.dir },
+    );
   }
 
   /** Copies a directory of the checkout into the repository at `path`. */

@@ -13,7 +13,9 @@ let controlPlane: ControlPlane | undefined;
 export async function setup(project: TestProject): Promise<void> {
   const started = Date.now();
   controlPlane = await ControlPlane.start();
-  process.stderr.write(`[global-setup] control plane ${controlPlane.info.server} ready in ${Date.now() - started} ms\n`);
+  process.stderr.write(
+    `[global-setup] control plane ${controlPlane.info.server} ready in ${Date.now() - started} ms\n`,
+  );
   project.provide('cluster', controlPlane.info);
 }
 

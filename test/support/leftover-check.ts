@@ -10,7 +10,14 @@
 import { afterAll, beforeAll, expect } from 'vitest';
 import { relative } from 'node:path';
 import { kubeConfig } from './cluster.js';
-import { leftoverMessage, leftoversSince, noLeftovers, tenancyState, type Leftovers, type TenancyState } from './leftovers.js';
+import {
+  leftoverMessage,
+  leftoversSince,
+  noLeftovers,
+  tenancyState,
+  type Leftovers,
+  type TenancyState,
+} from './leftovers.js';
 import { REPO_ROOT } from './paths.js';
 
 /** How long a file's deletions under way (finalizers, cascades) may take after its afterAll. */

@@ -33,7 +33,13 @@ export async function tenancyState(kc: k8s.KubeConfig): Promise<TenancyState> {
   // A CRD installed a moment ago answers 429 "storage is (re)initializing" for a while: retry it.
   for (let attempt = 1; ; attempt++) {
     try {
-      projectItems = ((await custom.listClusterCustomObject({ group: API_GROUP, version: PROJECT_VERSION, plural: PROJECT_PLURAL })) as { items: Array<{ metadata?: Meta }> }).items;
+      projectItems = (
+        (await custom.listClusterCustomObject({
+          group: API_GROUP,
+          version: PROJECT_VERSION,
+          plural: PROJECT_PLURAL,
+        })) as { items: Array<{ metadata?: Meta }> }
+      ).items;
       break;
     } catch (err) {
       if (isNotFound(err)) break;
@@ -43,8 +49,17 @@ export async function tenancyState(kc: k8s.KubeConfig): Promise<TenancyState> {
   }
   const namespaceItems = (await core.listNamespace({ labelSelector: LABEL_PROJECT })).items;
   return {
-    projects: projectItems.map((p) => ({ name: p.metadata?.name ?? '', uid: p.metadata?.uid ?? '', deleting: p.metadata?.deletionTimestamp != null })),
-    namespaces: namespaceItems.map((n) => ({ name: n.metadata?.name ?? '', uid: n.metadata?.uid ?? '', project: n.metadata?.labels?.[LABEL_PROJECT] ?? '', deleting: n.metadata?.deletionTimestamp != null })),
+    projects: projectItems.map((p) => ({
+      name: p.metadata?.name ?? '',
+      uid: p.metadata?.uid ?? '',
+      deleting: p.metadata?.deletionTimestamp != null,
+    })),
+    namespaces: namespaceItems.map((n) => ({
+      name: n.metadata?.name ?? '',
+      uid: n.metadata?.uid ?? '',
+      project: n.metadata?.labels?.[LABEL_PROJECT] ?? '',
+      deleting: n.metadata?.deletionTimestamp != null,
+    })),
   };
 }
 
@@ -56,8 +71,14 @@ export async function tenancyState(kc: k8s.KubeConfig): Promise<TenancyState> {
 export function leftoversSince(before: TenancyState, after: TenancyState): Leftovers {
   const known = new Set([...before.projects.map((p) => p.uid), ...before.namespaces.map((n) => n.uid)]);
   return {
-    projects: after.projects.filter((p) => !known.has(p.uid)).map((p) => (p.deleting ? `${p.name} (being deleted, finalizers left)` : p.name)).sort(),
-    namespaces: after.namespaces.filter((n) => !known.has(n.uid) && !n.deleting).map((n) => `${n.name} (project ${n.project})`).sort(),
+    projects: after.projects
+      .filter((p) => !known.has(p.uid))
+      .map((p) => (p.deleting ? `${p.name} (being deleted, finalizers left)` : p.name))
+      .sort(),
+    namespaces: after.namespaces
+      .filter((n) => !known.has(n.uid) && !n.deleting)
+      .map((n) => `${n.name} (project ${n.project})`)
+      .sort(),
   };
 }
 
@@ -82,9 +103,15 @@ export function leftoverMessage(file: string, l: Leftovers): string {
  * deleted (a Project deleted without the controller leaves them) is deleted. For afterAll: call it
  * before stopping the controller, when there is one.
  */
-export async function removeProjects(names: readonly string[], { cascadeMs = 60_000 }: { cascadeMs?: number } = {}): Promise<void> {
+export async function removeProjects(
+  names: readonly string[],
+  { cascadeMs = 60_000 }: { cascadeMs?: number } = {},
+): Promise<void> {
   if (names.length === 0) return;
-  const remaining = async () => (await kubectl('admin', ['get', 'project', ...names, '--ignore-not-found', '-o', 'name'])).stdout.split('\n').filter((l) => l.trim() !== '');
+  const remaining = async () =>
+    (await kubectl('admin', ['get', 'project', ...names, '--ignore-not-found', '-o', 'name'])).stdout
+      .split('\n')
+      .filter((l) => l.trim() !== '');
   await kubectl('admin', ['delete', 'project', ...names, '--ignore-not-found', '--wait=false']);
   const deadline = Date.now() + cascadeMs;
   let left = await remaining();
@@ -93,20 +120,34 @@ export async function removeProjects(names: readonly string[], { cascadeMs = 60_
     left = await remaining();
   }
   for (const project of left) {
-    const patched = await kubectl('admin', ['patch', project, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { reject: false });
-    if (patched.exitCode !== 0 && !/NotFound|not found/i.test(patched.stderr)) throw new Error(`removing the finalizers of ${project} failed: ${patched.stderr}`);
+    const patched = await kubectl(
+      'admin',
+      ['patch', project, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'],
+      { reject: false },
+    );
+    if (patched.exitCode !== 0 && !/NotFound|not found/i.test(patched.stderr))
+      throw new Error(`removing the finalizers of ${project} failed: ${patched.stderr}`);
   }
-  const labelled = JSON.parse((await kubectl('admin', ['get', 'namespace', '-l', `${LABEL_PROJECT} in (${names.join(',')})`, '-o', 'json'])).stdout) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string } }> };
+  const labelled = JSON.parse(
+    (await kubectl('admin', ['get', 'namespace', '-l', `${LABEL_PROJECT} in (${names.join(',')})`, '-o', 'json']))
+      .stdout,
+  ) as { items: Array<{ metadata: { name: string; deletionTimestamp?: string } }> };
   const live = labelled.items.filter((n) => !n.metadata.deletionTimestamp).map((n) => n.metadata.name);
   if (live.length === 0) return;
-  const deleted = await kubectl('admin', ['delete', 'namespace', ...live, '--ignore-not-found', '--wait=false'], { reject: false });
+  const deleted = await kubectl('admin', ['delete', 'namespace', ...live, '--ignore-not-found', '--wait=false'], {
+    reject: false,
+  });
   // A namespace whose deletion began meanwhile answers 409 ("ensuring all content is removed"): on its way out.
-  if (deleted.exitCode !== 0 && !/ensuring all content is removed/.test(deleted.stderr)) throw new Error(`deleting the namespaces ${live.join(', ')} failed: ${deleted.stderr}`);
+  if (deleted.exitCode !== 0 && !/ensuring all content is removed/.test(deleted.stderr))
+    throw new Error(`deleting the namespaces ${live.join(', ')} failed: ${deleted.stderr}`);
 }
 
 /** The names of the Projects matching a label selector (a file's run label), for removeProjects. */
 export async function projectsLabelled(selector: string): Promise<string[]> {
-  const listed = (await kubectl('admin', ['get', 'projects', '-l', selector, '-o', 'name'], { reject: false }));
+  const listed = await kubectl('admin', ['get', 'projects', '-l', selector, '-o', 'name'], { reject: false });
   if (listed.exitCode !== 0) return [];
-  return listed.stdout.split('\n').map((l) => l.trim().replace(/^project\.tenantgate\.io\//, '')).filter((l) => l !== '');
+  return listed.stdout
+    .split('\n')
+    .map((l) => l.trim().replace(/^project\.tenantgate\.io\//, ''))
+    .filter((l) => l !== '');
 }

@@ -18,7 +18,10 @@ export class MemoryHub implements HubClient {
   down = false;
 
   put(object: FleetBudgetObject): void {
-    this.objects.set(object.metadata.name!, { ...structuredClone(object), metadata: { ...object.metadata, resourceVersion: String(++this.version) } });
+    this.objects.set(object.metadata.name!, {
+      ...structuredClone(object),
+      metadata: { ...object.metadata, resourceVersion: String(++this.version) },
+    });
   }
   async read(name: string): Promise<FleetBudgetObject | undefined> {
     if (this.down) throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
@@ -53,4 +56,3 @@ export class MemoryHub implements HubClient {
     return parsed.record;
   }
 }
-

@@ -5,7 +5,14 @@
  * that carries the finalizer, `release` removes the finalizer (and with it a marked ledger), and
  * `removeFinalizerByHand` is what an operator who edits the finalizer away does.
  */
-import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore, type StreamMarks } from '../../src/ledger/ledger.js';
+import {
+  LedgerConflict,
+  type LedgerChange,
+  type LedgerEntry,
+  type LedgerState,
+  type LedgerStore,
+  type StreamMarks,
+} from '../../src/ledger/ledger.js';
 
 interface Stored {
   version: number;
@@ -34,12 +41,25 @@ export class MemoryLedger implements LedgerStore {
   private changed(project: string, announced = false): void {
     if (this.listeners.length === 0) return;
     const s = this.states.get(project);
-    const change: LedgerChange = s ? { project, resourceVersion: String(s.version), state: () => this.stateOf(s), ...(announced ? { announced: true as const } : {}) } : { project, deleted: true };
+    const change: LedgerChange = s
+      ? {
+          project,
+          resourceVersion: String(s.version),
+          state: () => this.stateOf(s),
+          ...(announced ? { announced: true as const } : {}),
+        }
+      : { project, deleted: true };
     for (const listener of this.listeners) listener(change);
   }
 
   private stateOf(s: Stored): LedgerState {
-    return { resourceVersion: String(s.version), entries: structuredClone(s.entries), ...(s.deleting ? { deleting: true } : {}), ...(s.fleet !== undefined ? { fleet: s.fleet } : {}), ...(s.settledThrough ? { settledThrough: { ...s.settledThrough } } : {}) };
+    return {
+      resourceVersion: String(s.version),
+      entries: structuredClone(s.entries),
+      ...(s.deleting ? { deleting: true } : {}),
+      ...(s.fleet !== undefined ? { fleet: s.fleet } : {}),
+      ...(s.settledThrough ? { settledThrough: { ...s.settledThrough } } : {}),
+    };
   }
 
   async read(project: string): Promise<LedgerState> {
@@ -47,14 +67,32 @@ export class MemoryLedger implements LedgerStore {
     return s ? this.stateOf(s) : { entries: [] };
   }
 
-  async write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough = state.settledThrough): Promise<LedgerState> {
+  async write(
+    project: string,
+    state: LedgerState,
+    entries: LedgerEntry[],
+    settledThrough = state.settledThrough,
+  ): Promise<LedgerState> {
     const s = this.states.get(project);
     if ((s ? String(s.version) : undefined) !== state.resourceVersion) throw new LedgerConflict('conflict');
     const version = ++this.revision;
-    this.states.set(project, { version, entries: structuredClone(entries), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}), ...(settledThrough ? { settledThrough: { ...settledThrough } } : {}), finalizer: true, deleting: s?.deleting ?? false });
+    this.states.set(project, {
+      version,
+      entries: structuredClone(entries),
+      ...(state.fleet !== undefined ? { fleet: state.fleet } : {}),
+      ...(settledThrough ? { settledThrough: { ...settledThrough } } : {}),
+      finalizer: true,
+      deleting: s?.deleting ?? false,
+    });
     this.writes += 1;
     this.changed(project);
-    return { resourceVersion: String(version), entries, ...(s?.deleting ? { deleting: true } : {}), ...(state.fleet !== undefined ? { fleet: state.fleet } : {}), ...(settledThrough ? { settledThrough } : {}) };
+    return {
+      resourceVersion: String(version),
+      entries,
+      ...(s?.deleting ? { deleting: true } : {}),
+      ...(state.fleet !== undefined ? { fleet: state.fleet } : {}),
+      ...(settledThrough ? { settledThrough } : {}),
+    };
   }
 
   async release(project: string, state: LedgerState): Promise<void> {

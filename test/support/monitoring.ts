@@ -11,7 +11,14 @@ import { REPO_ROOT } from './paths.js';
 
 export interface RuleGroup {
   name: string;
-  rules: Array<{ alert?: string; record?: string; expr: string; for?: string; labels?: Record<string, string>; annotations?: Record<string, string> }>;
+  rules: Array<{
+    alert?: string;
+    record?: string;
+    expr: string;
+    for?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  }>;
 }
 
 /** The pinned promtool (hack/promtool), built on first use like helm. */
@@ -26,7 +33,10 @@ export async function renderedRuleGroups(helm: string, args: string[] = []): Pro
   const rules = parseAllDocuments(out)
     .map((d) => d.toJS() as { kind?: string; spec?: { groups?: RuleGroup[] } } | null)
     .filter((o) => o?.kind === 'PrometheusRule');
-  if (rules.length !== 1) throw new Error(`expected one PrometheusRule in the chart with prometheusRules.enabled=true, found ${rules.length}`);
+  if (rules.length !== 1)
+    throw new Error(
+      `expected one PrometheusRule in the chart with prometheusRules.enabled=true, found ${rules.length}`,
+    );
   return rules[0]!.spec?.groups ?? [];
 }
 

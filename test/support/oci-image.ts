@@ -41,16 +41,33 @@ export async function unpackImage(archive: string, dir: string): Promise<Unpacke
   await mkdir(rootfs, { recursive: true });
   await execa('tar', ['-xf', archive, '-C', layout]);
   const index = JSON.parse(await readFile(join(layout, 'index.json'), 'utf8')) as { manifests: Descriptor[] };
-  if (index.manifests.length !== 1) throw new Error(`${archive}: expected one image in index.json, found ${index.manifests.length}`);
+  if (index.manifests.length !== 1)
+    throw new Error(`${archive}: expected one image in index.json, found ${index.manifests.length}`);
   const [descriptor] = index.manifests as [Descriptor];
-  const manifest = JSON.parse(await readFile(blobPath(layout, descriptor.digest), 'utf8')) as { config: Descriptor; layers: Descriptor[] };
-  const config = (JSON.parse(await readFile(blobPath(layout, manifest.config.digest), 'utf8')) as { config: ImageConfig }).config;
+  const manifest = JSON.parse(await readFile(blobPath(layout, descriptor.digest), 'utf8')) as {
+    config: Descriptor;
+    layers: Descriptor[];
+  };
+  const config = (
+    JSON.parse(await readFile(blobPath(layout, manifest.config.digest), 'utf8')) as { config: ImageConfig }
+  ).config;
   let unpackedBytes = 0;
   for (const layer of manifest.layers) {
     const listing = (await execa('tar', ['-tzvf', blobPath(layout, layer.digest)])).stdout;
-    if (/(^|\/)\.wh\./m.test(listing)) throw new Error(`layer ${layer.digest} has whiteouts; this unpacker does not apply them`);
-    unpackedBytes += Number((await execa('sh', ['-c', 'gzip -dc "$0" | wc -c', blobPath(layout, layer.digest)])).stdout.trim());
-    await execa('tar', ['-xzf', blobPath(layout, layer.digest), '-C', rootfs, '--same-owner', '--same-permissions', '--numeric-owner']);
+    if (/(^|\/)\.wh\./m.test(listing))
+      throw new Error(`layer ${layer.digest} has whiteouts; this unpacker does not apply them`);
+    unpackedBytes += Number(
+      (await execa('sh', ['-c', 'gzip -dc "$0" | wc -c', blobPath(layout, layer.digest)])).stdout.trim(),
+    );
+    await execa('tar', [
+      '-xzf',
+      blobPath(layout, layer.digest),
+      '-C',
+      rootfs,
+      '--same-owner',
+      '--same-permissions',
+      '--numeric-owner',
+    ]);
   }
   return {
     rootfs,
@@ -98,8 +115,26 @@ export function startInImage(image: UnpackedImage, args: string[], options: RunO
   const command = [...(options.entrypoint ?? image.config.Entrypoint), ...args];
   return execa(
     'unshare',
-    ['--mount', '--propagation', 'private', '--', 'sh', '-c', CONTAINER_SCRIPT, image.rootfs, options.mountRun ?? '', options.cwd ?? (image.config.WorkingDir || '/'), options.user ?? image.config.User, ...command],
-    { env: { ...env, ...options.env }, extendEnv: false, reject: options.reject ?? true, timeout: options.timeoutMs ?? 120_000 },
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      '--',
+      'sh',
+      '-c',
+      CONTAINER_SCRIPT,
+      image.rootfs,
+      options.mountRun ?? '',
+      options.cwd ?? (image.config.WorkingDir || '/'),
+      options.user ?? image.config.User,
+      ...command,
+    ],
+    {
+      env: { ...env, ...options.env },
+      extendEnv: false,
+      reject: options.reject ?? true,
+      timeout: options.timeoutMs ?? 120_000,
+    },
   );
 }
 

@@ -15,14 +15,19 @@ export interface QuotaJson {
 
 /** The quota `name` (default: the controller's default quota) of `namespace`, read as admin. */
 export async function quotaObject(namespace: string, name = DEFAULT_QUOTA_NAME): Promise<QuotaJson> {
-  return JSON.parse((await kubectl('admin', ['-n', namespace, 'get', 'resourcequota', name, '-o', 'json'])).stdout) as QuotaJson;
+  return JSON.parse(
+    (await kubectl('admin', ['-n', namespace, 'get', 'resourcequota', name, '-o', 'json'])).stdout,
+  ) as QuotaJson;
 }
 
 /** The quota controller's status.used of the namespace's default quota, once it reports every `want` key with that value (60 s at most). */
 export async function usedReaches(namespace: string, want: Record<string, string>): Promise<Record<string, string>> {
-  return eventually(async () => {
-    const used = (await quotaObject(namespace)).status?.used ?? {};
-    for (const [k, v] of Object.entries(want)) expect(used[k], `${namespace} status.used[${k}]`).toBe(v);
-    return used;
-  }, { timeoutMs: 60_000, what: `${namespace}: status.used ${JSON.stringify(want)}` });
+  return eventually(
+    async () => {
+      const used = (await quotaObject(namespace)).status?.used ?? {};
+      for (const [k, v] of Object.entries(want)) expect(used[k], `${namespace} status.used[${k}]`).toBe(v);
+      return used;
+    },
+    { timeoutMs: 60_000, what: `${namespace}: status.used ${JSON.stringify(want)}` },
+  );
 }

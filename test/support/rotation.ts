@@ -44,21 +44,31 @@ export async function replacePair(files: { cert: string; key: string }, pair: Ke
 }
 
 /** Runs kubectl as `user`; answers (does not throw) on a non-zero exit. */
-export type KubectlAs = (user: string, args: string[], input?: string) => Promise<{ exitCode?: number; stderr: string }>;
+export type KubectlAs = (
+  user: string,
+  args: string[],
+  input?: string,
+) => Promise<{ exitCode?: number; stderr: string }>;
 
 /**
  * carol's call at step i against the Project `project` (twoNamespaceProject in fixtures.ts, with
  * carol's namespace `<project>-one` created): even, a label on her namespace (admitted); odd, a dry-run
  * namespace past the budget (refused, [Q1]). `ok` when the verdict is the expected one.
  */
-export function tenantCallFor(kubectl: KubectlAs, project: string): (i: number) => Promise<{ ok: boolean; detail: string }> {
+export function tenantCallFor(
+  kubectl: KubectlAs,
+  project: string,
+): (i: number) => Promise<{ ok: boolean; detail: string }> {
   return async (i) => {
     if (i % 2 === 0) {
       const r = await kubectl('carol', ['label', 'namespace', `${project}-one`, `tick=${i}`, '--overwrite']);
       return { ok: r.exitCode === 0, detail: `label: exit ${r.exitCode} ${r.stderr}` };
     }
     const r = await kubectl('carol', ['create', 'namespace', `${project}-extra`, '--dry-run=server']);
-    return { ok: r.exitCode !== 0 && r.stderr.includes('[Q1]'), detail: `create past budget: exit ${r.exitCode} ${r.stderr}` };
+    return {
+      ok: r.exitCode !== 0 && r.stderr.includes('[Q1]'),
+      detail: `create past budget: exit ${r.exitCode} ${r.stderr}`,
+    };
   };
 }
 
@@ -68,13 +78,22 @@ export function tenantCallFor(kubectl: KubectlAs, project: string): (i: number) 
  * `<project>-one` and `<project>-two`, the owners' RoleBindings (no controller runs in these tests), and
  * waits until carol's call gets its verdict.
  */
-export async function seedTenantProject(info: ClusterInfo, cache: SnapshotSource, kubectl: KubectlAs, project: string): Promise<void> {
+export async function seedTenantProject(
+  info: ClusterInfo,
+  cache: SnapshotSource,
+  kubectl: KubectlAs,
+  project: string,
+): Promise<void> {
   const object = twoNamespaceProject(project);
   const applied = await kubectl('admin', ['apply', '-f', '-'], JSON.stringify(object));
-  if (applied.exitCode !== 0) throw new Error(`applying Project ${project}: exit ${applied.exitCode} ${applied.stderr}`);
-  await eventually(async () => {
-    if (!cache.snapshot.project(project)) throw new Error(`Project ${project} not in the webhook's cache`);
-  }, { what: 'the project in the cache' });
+  if (applied.exitCode !== 0)
+    throw new Error(`applying Project ${project}: exit ${applied.exitCode} ${applied.stderr}`);
+  await eventually(
+    async () => {
+      if (!cache.snapshot.project(project)) throw new Error(`Project ${project} not in the webhook's cache`);
+    },
+    { what: 'the project in the cache' },
+  );
   const namespaces = [`${project}-one`, `${project}-two`];
   for (const name of namespaces) {
     const r = await kubectl('carol', ['create', 'namespace', name]);
@@ -82,10 +101,13 @@ export async function seedTenantProject(info: ClusterInfo, cache: SnapshotSource
   }
   await applyOwnerBindings(info, object, namespaces);
   const call = tenantCallFor(kubectl, project);
-  await eventually(async () => {
-    const r = await call(0);
-    if (!r.ok) throw new Error(r.detail);
-  }, { what: 'carol may label her namespace' });
+  await eventually(
+    async () => {
+      const r = await call(0);
+      if (!r.ok) throw new Error(r.detail);
+    },
+    { what: 'carol may label her namespace' },
+  );
 }
 
 export interface Outcome {
@@ -105,7 +127,11 @@ export class SteadyTraffic {
   private inFlight = new Set<Promise<void>>();
   private started = 0;
 
-  constructor(private readonly operation: (i: number) => Promise<{ ok: boolean; detail: string }>, private readonly intervalMs = 400, private readonly maxInFlight = 4) {}
+  constructor(
+    private readonly operation: (i: number) => Promise<{ ok: boolean; detail: string }>,
+    private readonly intervalMs = 400,
+    private readonly maxInFlight = 4,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => {
@@ -113,7 +139,10 @@ export class SteadyTraffic {
       const step = this.step;
       const i = this.started++;
       const p: Promise<void> = this.operation(i)
-        .then((r) => void this.outcomes.push({ step, ...r }), (err: unknown) => void this.outcomes.push({ step, ok: false, detail: String(err) }))
+        .then(
+          (r) => void this.outcomes.push({ step, ...r }),
+          (err: unknown) => void this.outcomes.push({ step, ok: false, detail: String(err) }),
+        )
         .finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
     }, this.intervalMs);
@@ -127,7 +156,8 @@ export class SteadyTraffic {
   /** Resolves once `n` operations started in the current step have finished (a condition, not a time). */
   async finishedInStep(n: number): Promise<void> {
     const step = this.step;
-    while (this.outcomes.filter((o) => o.step === step).length < n) await Promise.race([...this.inFlight, new Promise((r) => setTimeout(r, 100))]);
+    while (this.outcomes.filter((o) => o.step === step).length < n)
+      await Promise.race([...this.inFlight, new Promise((r) => setTimeout(r, 100))]);
   }
 
   async stop(): Promise<void> {

@@ -26,26 +26,39 @@ export async function stallNamespaceDelete(namespace: string): Promise<StalledDe
   const waiting: Array<(allowed: boolean) => void> = [];
   let heldResolve!: () => void;
   const held = new Promise<void>((resolve) => (heldResolve = resolve));
-  const server: Server = createServer({ cert: await readFile(certs.cert), key: await readFile(certs.key) }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const review = JSON.parse(Buffer.concat(chunks).toString()) as { request: { uid: string; dryRun?: boolean } };
-      const respond = (allowed: boolean) => {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request.uid, allowed, ...(allowed ? {} : { status: { code: 403, message: 'held by the e2e test' } }) } }));
-      };
-      // A dry run is the test's own probe that the apiserver calls this webhook: answered, never held.
-      if (review.request.dryRun) {
-        probes += 1;
-        respond(false);
-        return;
-      }
-      heldResolve();
-      if (verdict !== undefined) respond(verdict);
-      else waiting.push(respond);
-    });
-  });
+  const server: Server = createServer(
+    { cert: await readFile(certs.cert), key: await readFile(certs.key) },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const review = JSON.parse(Buffer.concat(chunks).toString()) as { request: { uid: string; dryRun?: boolean } };
+        const respond = (allowed: boolean) => {
+          res.setHeader('content-type', 'application/json');
+          res.end(
+            JSON.stringify({
+              apiVersion: 'admission.k8s.io/v1',
+              kind: 'AdmissionReview',
+              response: {
+                uid: review.request.uid,
+                allowed,
+                ...(allowed ? {} : { status: { code: 403, message: 'held by the e2e test' } }),
+              },
+            }),
+          );
+        };
+        // A dry run is the test's own probe that the apiserver calls this webhook: answered, never held.
+        if (review.request.dryRun) {
+          probes += 1;
+          respond(false);
+          return;
+        }
+        heldResolve();
+        if (verdict !== undefined) respond(verdict);
+        else waiting.push(respond);
+      });
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as { port: number }).port;
   const configuration = {
@@ -56,7 +69,9 @@ export async function stallNamespaceDelete(namespace: string): Promise<StalledDe
       {
         name: `${name}.e2e.tenantgate.io`,
         clientConfig: { url: `https://127.0.0.1:${port}/`, caBundle: certs.caBundle },
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['namespaces'], scope: '*' }],
+        rules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['namespaces'], scope: '*' },
+        ],
         namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } },
         failurePolicy: 'Fail',
         sideEffects: 'None',

@@ -23,13 +23,22 @@ const SERVICE = 'tenantgate-view';
 /** This machine's first IPv4 address that an EndpointSlice accepts (not loopback, not link-local). */
 export function hostAddress(): string {
   for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.')) return a.address;
+    for (const a of list ?? [])
+      if (a.family === 'IPv4' && !a.internal && !a.address.startsWith('169.254.')) return a.address;
   }
-  throw new Error('no non-loopback IPv4 address on this machine: the apiserver reaches an aggregated API through an EndpointSlice, which refuses 127.0.0.0/8');
+  throw new Error(
+    'no non-loopback IPv4 address on this machine: the apiserver reaches an aggregated API through an EndpointSlice, which refuses 127.0.0.0/8',
+  );
 }
 
 export async function run(info: ClusterInfo, args: string[], input?: string) {
-  return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs.admin ?? '' }, reject: false, timeout: 60_000, encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
+  return execa(join(info.binDir, 'kubectl'), args, {
+    env: { KUBECONFIG: info.kubeconfigs.admin ?? '' },
+    reject: false,
+    timeout: 60_000,
+    encoding: 'utf8',
+    ...(input !== undefined ? { input } : {}),
+  });
 }
 
 async function apply(info: ClusterInfo, yaml: string): Promise<void> {
@@ -42,7 +51,10 @@ async function apply(info: ClusterInfo, yaml: string): Promise<void> {
  * (templates/view/rbac.yaml) or visibility's tenant and controller RBAC.
  */
 export async function applyChartTemplates(info: ClusterInfo, templates: string[], values: string[]): Promise<void> {
-  const yaml = await helmTemplate([...values.flatMap((v) => ['--set', v]), ...templates.flatMap((t) => ['--show-only', `templates/${t}`])]);
+  const yaml = await helmTemplate([
+    ...values.flatMap((v) => ['--set', v]),
+    ...templates.flatMap((t) => ['--show-only', `templates/${t}`]),
+  ]);
   await apply(info, yaml);
 }
 
@@ -61,9 +73,16 @@ export interface LocalView {
  * The aggregator finds the view through an EndpointSlice only: no v1 Endpoints object (deprecated; every
  * supported minor's aggregator reads EndpointSlices).
  */
-export async function startControllerWithView(info: ClusterInfo, config: Partial<TenantgateConfig> = {}, log: (m: string) => void = () => {}): Promise<LocalView> {
+export async function startControllerWithView(
+  info: ClusterInfo,
+  config: Partial<TenantgateConfig> = {},
+  log: (m: string) => void = () => {},
+): Promise<LocalView> {
   const address = hostAddress();
-  const certs = await generateWebhookCerts(join(info.dir, 'view-certs'), { service: SERVICE, ips: [address, '127.0.0.1'] });
+  const certs = await generateWebhookCerts(join(info.dir, 'view-certs'), {
+    service: SERVICE,
+    ips: [address, '127.0.0.1'],
+  });
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller');
   const requests: LocalView['requests'] = [];
   const controller = await startController({
@@ -77,23 +96,38 @@ export async function startControllerWithView(info: ClusterInfo, config: Partial
     log: (m, fields) => log(`${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
   });
   const ns = DEFAULT_CONFIG.systemNamespace;
-  await apply(info, [
-    JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: SERVICE, namespace: ns }, spec: { ports: [{ name: 'https', port: 443, targetPort: controller.viewPort }] } }),
-    JSON.stringify({
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      metadata: { name: `${SERVICE}-local`, namespace: ns, labels: { 'kubernetes.io/service-name': SERVICE } },
-      addressType: 'IPv4',
-      endpoints: [{ addresses: [address], conditions: { ready: true } }],
-      ports: [{ name: 'https', port: controller.viewPort, protocol: 'TCP' }],
-    }),
-    JSON.stringify({
-      apiVersion: 'apiregistration.k8s.io/v1',
-      kind: 'APIService',
-      metadata: { name: APISERVICE },
-      spec: { group: 'view.tenantgate.io', version: 'v1alpha1', groupPriorityMinimum: 1000, versionPriority: 15, service: { name: SERVICE, namespace: ns, port: 443 }, caBundle: certs.caBundle },
-    }),
-  ].join('\n'));
+  await apply(
+    info,
+    [
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: SERVICE, namespace: ns },
+        spec: { ports: [{ name: 'https', port: 443, targetPort: controller.viewPort }] },
+      }),
+      JSON.stringify({
+        apiVersion: 'discovery.k8s.io/v1',
+        kind: 'EndpointSlice',
+        metadata: { name: `${SERVICE}-local`, namespace: ns, labels: { 'kubernetes.io/service-name': SERVICE } },
+        addressType: 'IPv4',
+        endpoints: [{ addresses: [address], conditions: { ready: true } }],
+        ports: [{ name: 'https', port: controller.viewPort, protocol: 'TCP' }],
+      }),
+      JSON.stringify({
+        apiVersion: 'apiregistration.k8s.io/v1',
+        kind: 'APIService',
+        metadata: { name: APISERVICE },
+        spec: {
+          group: 'view.tenantgate.io',
+          version: 'v1alpha1',
+          groupPriorityMinimum: 1000,
+          versionPriority: 15,
+          service: { name: SERVICE, namespace: ns, port: 443 },
+          caBundle: certs.caBundle,
+        },
+      }),
+    ].join('\n'),
+  );
   const waited = await run(info, ['wait', '--for=condition=Available', '--timeout=60s', `apiservice/${APISERVICE}`]);
   if (waited.exitCode !== 0) {
     const status = await run(info, ['get', 'apiservice', APISERVICE, '-o', 'jsonpath={.status.conditions}']);

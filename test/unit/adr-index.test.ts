@@ -9,6 +9,9 @@ describe('docs/adr/README.md', () => {
     // Numbers are unique and every status line says accepted, proposed, superseded or replaced.
     expect(new Set(entries.map((e) => e.number)).size).toBe(entries.length);
     for (const e of entries) expect(e.status, e.file).toMatch(/^(accepted|proposed|superseded|replaced|deprecated)/i);
-    expect(readFileSync(ADR_INDEX, 'utf8') === renderAdrIndex(entries), 'docs/adr/README.md is stale: run npx tsx hack/adr-index.ts').toBe(true);
+    expect(
+      readFileSync(ADR_INDEX, 'utf8') === renderAdrIndex(entries),
+      'docs/adr/README.md is stale: run npx tsx hack/adr-index.ts',
+    ).toBe(true);
   });
 });

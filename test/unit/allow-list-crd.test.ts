@@ -36,9 +36,21 @@ describe('AllowList CRD', () => {
   it("has the ADR's spec fields, every one required", () => {
     const spec = root().properties.spec;
     const fields = [
-      'project', 'tenant', 'priorityClasses', 'systemPriorityClasses', 'services', 'hostnames', 'ingressClasses',
-      'gatewayClasses', 'storageClasses', 'runtimeClasses', 'deviceClasses', 'nodeSelector', 'tolerations',
-      'registries', 'persistentVolumes',
+      'project',
+      'tenant',
+      'priorityClasses',
+      'systemPriorityClasses',
+      'services',
+      'hostnames',
+      'ingressClasses',
+      'gatewayClasses',
+      'storageClasses',
+      'runtimeClasses',
+      'deviceClasses',
+      'nodeSelector',
+      'tolerations',
+      'registries',
+      'persistentVolumes',
     ].sort();
     expect(sortedKeys(spec.properties)).toEqual(fields);
     expect([...spec.required].sort()).toEqual(fields);

@@ -147,7 +147,17 @@ function generator(seed: number) {
     set('runtimeClasses', () => some(['gvisor', 'kata']));
     set('deviceClasses', () => some(['gpu.example.com', 'fpga.example.com']));
     set('nodePlacement', () => ({
-      ...(r() < 0.5 ? { nodeSelector: Object.fromEntries(some([['zone', 'a'], ['pool', 'p'], ['os', 'l']])) } : {}),
+      ...(r() < 0.5
+        ? {
+            nodeSelector: Object.fromEntries(
+              some([
+                ['zone', 'a'],
+                ['pool', 'p'],
+                ['os', 'l'],
+              ]),
+            ),
+          }
+        : {}),
       ...(r() < 0.5 ? { tolerations: Array.from({ length: Math.floor(r() * 3) }, toleration) } : {}),
     }));
     set('persistentVolumes', () => (r() < 0.5 ? { unowned: r() < 0.5 } : {}));
@@ -225,7 +235,7 @@ describe('allowListParams', () => {
     });
   });
 
-  it("lists the system-* classes the Project names apart, and keeps them among its names", () => {
+  it('lists the system-* classes the Project names apart, and keeps them among its names', () => {
     const spec = allowListParams(DEFAULT_CONFIG, withAllow({ priorityClasses: ['batch-low', 'system-node-critical'] }));
     expect(spec.priorityClasses).toEqual({ any: false, names: ['batch-low', 'system-node-critical'] });
     expect(spec.systemPriorityClasses).toEqual(['system-node-critical']);
@@ -294,7 +304,11 @@ describe('allowListMatches', () => {
     Array.isArray(v)
       ? v.map(reordered)
       : v && typeof v === 'object'
-        ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reordered(x)]))
+        ? Object.fromEntries(
+            Object.entries(v)
+              .reverse()
+              .map(([k, x]) => [k, reordered(x)]),
+          )
         : v;
   /** As the API server returns it: keys in another order, the labels of others kept. */
   const stored = (spec: unknown = desired.spec) => ({

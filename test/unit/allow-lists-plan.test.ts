@@ -29,7 +29,7 @@ describe('plan: what a narrowed allow-list strands', () => {
     expect(found.map((f) => [f.rule, f.object])).toEqual([['X1', 'Pod web-app/stranded']]);
   });
 
-  it('reads the kinds ADR 0095 adds: a ListenerSet\'s listener outside the new suffixes is stranded', () => {
+  it("reads the kinds ADR 0095 adds: a ListenerSet's listener outside the new suffixes is stranded", () => {
     const was = aProject('web', { allow: { hostnames: { suffixes: ['web.example.com'] } } });
     const will = aProject('web', { allow: { hostnames: { suffixes: ['www.web.example.com'] } } });
     const sets = [listenerSet('api', 'api.web.example.com'), listenerSet('www', 'a.www.web.example.com')];

@@ -159,8 +159,13 @@ describe('the allow-list policies tenantgate-allow-*', () => {
     expect(new Set(resources).size).toBe(resources.length);
     expect(resources.sort()).toEqual(
       [
-        '/pods', '/pods/ephemeralcontainers', '/services', '/persistentvolumeclaims',
-        'resource.k8s.io/resourceclaims', 'resource.k8s.io/resourceclaimtemplates', 'networking.k8s.io/ingresses',
+        '/pods',
+        '/pods/ephemeralcontainers',
+        '/services',
+        '/persistentvolumeclaims',
+        'resource.k8s.io/resourceclaims',
+        'resource.k8s.io/resourceclaimtemplates',
+        'networking.k8s.io/ingresses',
         ...gatewayApi('gateways', 'listenersets', 'httproutes', 'grpcroutes', 'tlsroutes', 'tcproutes', 'udproutes'),
         'gateway.networking.x-k8s.io/xlistenersets',
       ].sort(),

@@ -25,7 +25,7 @@ const messages = (kind: AllowListKind, allow: AllowLists, object: Json, name = '
 const refused = (what: string, allowed: string) => `${what} is not allowed for project payments; allowed: ${allowed}`;
 
 describe('allowListKindOf: the kinds the allow-lists judge', () => {
-  it('knows the ADR\'s kinds by group and kind, and nothing else', () => {
+  it("knows the ADR's kinds by group and kind, and nothing else", () => {
     const gateway = 'gateway.networking.k8s.io';
     const kinds: Array<[string, string]> = [
       ['', 'Pod'],
@@ -107,7 +107,7 @@ describe('X8: nodeName and device tolerations', () => {
 
   const dedicated = { key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' } as const;
   const allow: AllowLists = { nodePlacement: { tolerations: [dedicated] } };
-  it('judges every toleration of a claim\'s requests, without the node.kubernetes.io/ exception', () => {
+  it("judges every toleration of a claim's requests, without the node.kubernetes.io/ exception", () => {
     const unreachable = { key: 'node.kubernetes.io/unreachable', operator: 'Exists' };
     const requests = [
       { name: 'a', exactly: { deviceClassName: 'gpu', tolerations: [dedicated, unreachable] } },
@@ -139,10 +139,11 @@ describe('X3: without NodePort allowed, a LoadBalancer opens no node port', () =
   const lb = (spec: Json) => ({ spec: { type: 'LoadBalancer', ports: [{ port: 80 }], ...spec } });
   const allow: AllowLists = { services: { types: ['LoadBalancer'] } };
   const noNodePort = '(NodePort is not an allowed type)';
-  it('requires allocateLoadBalancerNodePorts: false (unset is the API server\'s true)', () => {
+  it("requires allocateLoadBalancerNodePorts: false (unset is the API server's true)", () => {
     expect(rules('Service', allow, lb({ allocateLoadBalancerNodePorts: false }))).toEqual([]);
-    const what = 'a LoadBalancer with allocateLoadBalancerNodePorts unset (the API server makes it true: '
-      + 'a node port on every node, open beyond the source ranges)';
+    const what =
+      'a LoadBalancer with allocateLoadBalancerNodePorts unset (the API server makes it true: ' +
+      'a node port on every node, open beyond the source ranges)';
     expect(messages('Service', allow, lb({}), 'lb')).toEqual([
       `[X3] Service payments-batch/lb: ${refused(what, `allocateLoadBalancerNodePorts: false ${noNodePort}`)}`,
     ]);
@@ -152,7 +153,10 @@ describe('X3: without NodePort allowed, a LoadBalancer opens no node port', () =
   });
 
   it('refuses a non-zero nodePort on any port', () => {
-    const ports = [{ port: 80, nodePort: 0 }, { port: 443, nodePort: 30443 }];
+    const ports = [
+      { port: 80, nodePort: 0 },
+      { port: 443, nodePort: 30443 },
+    ];
     const service = lb({ allocateLoadBalancerNodePorts: false, ports });
     expect(messages('Service', allow, service, 'lb')).toEqual([
       `[X3] Service payments-batch/lb: ${refused('nodePort 30443', `no nodePort ${noNodePort}`)}`,
@@ -174,7 +178,7 @@ describe('X2: the addresses a Service or a Gateway claims', () => {
   const lb = (loadBalancerIP: string) => ({
     spec: { type: 'LoadBalancer', allocateLoadBalancerNodePorts: false, loadBalancerIP, ports: [{ port: 80 }] },
   });
-  it('a Service\'s loadBalancerIP lies inside the externalIPs CIDRs', () => {
+  it("a Service's loadBalancerIP lies inside the externalIPs CIDRs", () => {
     expect(rules('Service', allow, lb('203.0.113.5'))).toEqual([]);
     expect(messages('Service', allow, lb('198.51.100.1'), 'lb')).toEqual([
       `[X2] Service payments-batch/lb: ${refused('loadBalancerIP "198.51.100.1"', 'addresses in 203.0.113.0/28')}`,
@@ -184,7 +188,7 @@ describe('X2: the addresses a Service or a Gateway claims', () => {
 
   const listeners = [{ name: 'h', port: 80, protocol: 'HTTP', hostname: 'pay.example.com' }];
   const gateway = (addresses: Json[]) => ({ spec: { gatewayClassName: 'c', addresses, listeners } });
-  it('a Gateway\'s IPAddress addresses (the default type) in the CIDRs, Hostname ones by H1, others refused', () => {
+  it("a Gateway's IPAddress addresses (the default type) in the CIDRs, Hostname ones by H1, others refused", () => {
     const fine = [
       { value: '203.0.113.1' },
       { type: 'IPAddress', value: '203.0.113.2' },
@@ -231,7 +235,7 @@ describe('H2: the ingress.class annotation is judged like ingressClassName', () 
   });
 });
 
-describe('H1 on TCP and UDP: routes attach only in their namespace, listeners\' hostnames are not judged', () => {
+describe("H1 on TCP and UDP: routes attach only in their namespace, listeners' hostnames are not judged", () => {
   const route = (parentRefs: Json[]) => ({
     metadata: { name: 'r', namespace: 'payments-batch' },
     spec: { parentRefs, rules: [{ backendRefs: [{ name: 's', port: 53 }] }] },
@@ -254,7 +258,7 @@ describe('H1 on TCP and UDP: routes attach only in their namespace, listeners\' 
     { name: 'udp', port: 53, protocol: 'UDP', hostname: 'anything.example.org' },
     { name: 'tls', port: 443, protocol: 'TLS' },
   ];
-  it('a Gateway\'s and a ListenerSet\'s TCP and UDP listeners are not judged by hostname, others are', () => {
+  it("a Gateway's and a ListenerSet's TCP and UDP listeners are not judged by hostname, others are", () => {
     const allow: AllowLists = { hostnames: { suffixes: ['pay.example.com'] } };
     expect(paths('Gateway', allow, { spec: { gatewayClassName: 'c', listeners } })).toEqual([
       ['H1', ['spec', 'listeners', 2, 'hostname']],

@@ -122,7 +122,14 @@ describe('Services', () => {
     const allocating = withSpec(before, { allocateLoadBalancerNodePorts: true });
     expect(update('Service', allow, allocating, closed)).toEqual(['X3']);
     expect(update('Service', allow, before, closed)).toEqual(['X3']);
-    expect(changed({ ports: [{ port: 80, nodePort: 30080 }, { port: 81, nodePort: 30081 }] })).toEqual(['X3']);
+    expect(
+      changed({
+        ports: [
+          { port: 80, nodePort: 30080 },
+          { port: 81, nodePort: 30081 },
+        ],
+      }),
+    ).toEqual(['X3']);
     expect(changed({ loadBalancerSourceRanges: ['0.0.0.0/0', '0.0.0.0/1'] })).toEqual(['X4']);
   });
 
@@ -205,7 +212,7 @@ describe('Ingresses, routes, Gateways, ListenerSets', () => {
     expect(update('Gateway', allow, gateway([http], [], 'other'), gateway([http]))).toEqual(['H4']);
   });
 
-  it('a Gateway\'s addresses compare with their type defaulted; a ListenerSet\'s listeners as a Gateway\'s', () => {
+  it("a Gateway's addresses compare with their type defaulted; a ListenerSet's listeners as a Gateway's", () => {
     const gateway = (addresses: Json[]) => ({
       metadata: { name: 'gw' },
       spec: { gatewayClassName: 'public', addresses },
@@ -228,14 +235,14 @@ describe('Ingresses, routes, Gateways, ListenerSets', () => {
 
 describe('claims', () => {
   const allow: AllowLists = { deviceClasses: ['gpu'], storageClasses: ['standard'] };
-  it('a ResourceClaim\'s classes and tolerations, when kept', () => {
+  it("a ResourceClaim's classes and tolerations, when kept", () => {
     const requests = [{ name: 'a', exactly: { deviceClassName: 'fpga', tolerations: [{ operator: 'Exists' }] } }];
     const claim = { metadata: { name: 'c' }, spec: { devices: { requests } } };
     expect(create('ResourceClaim', allow, claim)).toEqual(['X7', 'X8']);
     expect(update('ResourceClaim', allow, labelled(claim), claim)).toEqual([]);
   });
 
-  it('a PersistentVolumeClaim\'s class and selector, when kept or changed', () => {
+  it("a PersistentVolumeClaim's class and selector, when kept or changed", () => {
     const selector = { matchLabels: { tier: 'x' } };
     const pvc = { metadata: { name: 'd' }, spec: { storageClassName: 'fast', selector } };
     expect(create('PersistentVolumeClaim', allow, pvc)).toEqual(['X5', 'X10']);
@@ -259,7 +266,7 @@ describe('the webhook judges an update by the same rule', () => {
     object,
     oldObject,
   });
-  it('an image volume\'s image is not new in an ephemeral container (a message subtraction refused it)', () => {
+  it("an image volume's image is not new in an ephemeral container (a message subtraction refused it)", () => {
     const ctx = reviewContext(aUser('alice'), snapshot);
     const stored = pod({ volumes: [{ name: 'tools', image: { reference: 'docker.io/tools' } }] });
     const debugged = (image: string) => withSpec(stored, { ephemeralContainers: [{ name: 'd', image }] });

@@ -32,7 +32,10 @@ function toLua(value: unknown): string {
     // Byte-wise, with decimal escapes for anything not plain printable ASCII: exact for any UTF-8.
     let out = '"';
     for (const byte of Buffer.from(value, 'utf8')) {
-      out += byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`;
+      out +=
+        byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c
+          ? String.fromCharCode(byte)
+          : `\\${String(byte).padStart(3, '0')}`;
     }
     return `${out}"`;
   }
@@ -69,7 +72,11 @@ describe('Argo CD health check for Projects (Lua)', () => {
 
   it('argocd-cm-patch.yaml carries exactly health-project.lua', () => {
     const cm = parse(read('argocd-cm-patch.yaml'));
-    expect(cm).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cm', namespace: 'argocd' } });
+    expect(cm).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'argocd-cm', namespace: 'argocd' },
+    });
     const lua = cm.data['resource.customizations.health.tenantgate.io_Project'];
     expect(lua === read('health-project.lua'), 'argocd-cm-patch.yaml and health-project.lua differ').toBe(true);
   });
@@ -78,7 +85,11 @@ describe('Argo CD health check for Projects (Lua)', () => {
 describe('Argo CD plugin manifests', () => {
   it('plugin.yaml: ConfigManagementPlugin tenantgate, no version, generate = tenantgate render --format json .', () => {
     const plugin = parse(read('plugin.yaml'));
-    expect(plugin).toMatchObject({ apiVersion: 'argoproj.io/v1alpha1', kind: 'ConfigManagementPlugin', metadata: { name: 'tenantgate' } });
+    expect(plugin).toMatchObject({
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'ConfigManagementPlugin',
+      metadata: { name: 'tenantgate' },
+    });
     expect(plugin.spec).not.toHaveProperty('version');
     expect(plugin.spec.generate.command).toEqual(['tenantgate', 'render', '--format', 'json', '.']);
     expect(plugin.spec.discover.find.command[0]).toBe('sh');
@@ -87,7 +98,9 @@ describe('Argo CD plugin manifests', () => {
   it('the tenantgate-cmp-plugin ConfigMap holds plugin.yaml verbatim', () => {
     const cm = parse(read('cmp-plugin-configmap.yaml'));
     expect(cm).toMatchObject({ kind: 'ConfigMap', metadata: { name: 'tenantgate-cmp-plugin' } });
-    expect(cm.data['plugin.yaml'] === read('plugin.yaml'), 'cmp-plugin-configmap.yaml and plugin.yaml differ').toBe(true);
+    expect(cm.data['plugin.yaml'] === read('plugin.yaml'), 'cmp-plugin-configmap.yaml and plugin.yaml differ').toBe(
+      true,
+    );
   });
 
   describe('discovery command', () => {
@@ -140,7 +153,10 @@ describe('Argo CD plugin manifests', () => {
     const mounts = Object.fromEntries(c.volumeMounts.map((m: { name: string }) => [m.name, m]));
     expect(mounts['var-files']).toMatchObject({ mountPath: '/var/run/argocd' });
     expect(mounts['plugins']).toMatchObject({ mountPath: '/home/argocd/cmp-server/plugins' });
-    expect(mounts['tenantgate-cmp-plugin']).toMatchObject({ mountPath: '/home/argocd/cmp-server/config/plugin.yaml', subPath: 'plugin.yaml' });
+    expect(mounts['tenantgate-cmp-plugin']).toMatchObject({
+      mountPath: '/home/argocd/cmp-server/config/plugin.yaml',
+      subPath: 'plugin.yaml',
+    });
     const volumes = Object.fromEntries(patch.spec.template.spec.volumes.map((v: { name: string }) => [v.name, v]));
     expect(volumes['tenantgate-cmp-plugin']).toMatchObject({ configMap: { name: 'tenantgate-cmp-plugin' } });
     expect(volumes[mounts['tenantgate-cmp-tmp']?.name]).toMatchObject({ emptyDir: {} });

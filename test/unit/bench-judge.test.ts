@@ -4,14 +4,35 @@ import { judgeTargets, skippedTargets, type TargetJudgement } from '../../bench/
 import { renderTargets } from '../../bench/targets/render.js';
 import { webhookTargets } from '../../bench/targets/webhook.js';
 
-const met: TargetJudgement = { id: 'P2', target: 'render of 10,000 projects < 3000 ms', judged: true, met: true, value: '1640 ms' };
-const missed: TargetJudgement = { id: 'P2', target: '20k/10k render time ≤ 2.3 ×', judged: true, met: false, value: '2.50 ×' };
-const notJudged: TargetJudgement = { id: 'P3', target: 'webhook RSS < 300 MB', judged: false, met: false, note: 'not run (BENCH_WEBHOOK_RSS=0)' };
+const met: TargetJudgement = {
+  id: 'P2',
+  target: 'render of 10,000 projects < 3000 ms',
+  judged: true,
+  met: true,
+  value: '1640 ms',
+};
+const missed: TargetJudgement = {
+  id: 'P2',
+  target: '20k/10k render time ≤ 2.3 ×',
+  judged: true,
+  met: false,
+  value: '2.50 ×',
+};
+const notJudged: TargetJudgement = {
+  id: 'P3',
+  target: 'webhook RSS < 300 MB',
+  judged: false,
+  met: false,
+  note: 'not run (BENCH_WEBHOOK_RSS=0)',
+};
 
 describe('judgeTargets', () => {
   it('fails --check on a missed target and on one not judged, printing "not judged" with the reason', () => {
     const judged = judgeTargets([met, missed, notJudged], []);
-    expect(judged.missed).toEqual(['P2 20k/10k render time ≤ 2.3 ×: 2.50 ×', 'P3 webhook RSS < 300 MB: not judged (not run (BENCH_WEBHOOK_RSS=0))']);
+    expect(judged.missed).toEqual([
+      'P2 20k/10k render time ≤ 2.3 ×: 2.50 ×',
+      'P3 webhook RSS < 300 MB: not judged (not run (BENCH_WEBHOOK_RSS=0))',
+    ]);
     expect(judged.lines).toEqual([
       'P2 render of 10,000 projects < 3000 ms: 1640 ms — MET',
       'P2 20k/10k render time ≤ 2.3 ×: 2.50 × — MISSED',
@@ -21,7 +42,10 @@ describe('judgeTargets', () => {
 
   it('passes a target not judged only when its id is skipped, and never a missed one', () => {
     expect(judgeTargets([met, notJudged], ['p3'])).toEqual({
-      lines: ['P2 render of 10,000 projects < 3000 ms: 1640 ms — MET', 'P3 webhook RSS < 300 MB: not judged (not run (BENCH_WEBHOOK_RSS=0)) — skipped (--skip P3)'],
+      lines: [
+        'P2 render of 10,000 projects < 3000 ms: 1640 ms — MET',
+        'P3 webhook RSS < 300 MB: not judged (not run (BENCH_WEBHOOK_RSS=0)) — skipped (--skip P3)',
+      ],
       missed: [],
     });
     expect(judgeTargets([notJudged], ['P1']).missed).toHaveLength(1);
@@ -39,7 +63,10 @@ describe('P2 (bench/targets/render.ts)', () => {
 
   it('judges both targets with the 10,000- and 20,000-project sizes', () => {
     const targets = renderTargets([size(1000, 150), size(10000, 1640), size(20000, 2700)]);
-    expect(targets.map((t) => [t.judged, t.met, t.value])).toEqual([[true, true, '1640 ms'], [true, true, '1.65 ×']]);
+    expect(targets.map((t) => [t.judged, t.met, t.value])).toEqual([
+      [true, true, '1640 ms'],
+      [true, true, '1.65 ×'],
+    ]);
     expect(renderTargets([size(10000, 3100), size(20000, 8000)]).map((t) => t.met)).toEqual([false, false]);
   });
 
@@ -61,10 +88,22 @@ describe('P1 and P3 (bench/targets/webhook.ts)', () => {
     p99Ms: { 'tenantgate Namespace CREATE': 1.2 },
     verdictErrors: 0,
     loadAverage: { start: over.quietMachine === false ? 5.1 : 0.8, end: 1 },
-    met: { throughput: (over.throughputRatio ?? 0.9) >= 0.7, cpuPerRequest: true, latency: true, verdicts: true, quietMachine: over.quietMachine ?? true },
+    met: {
+      throughput: (over.throughputRatio ?? 0.9) >= 0.7,
+      cpuPerRequest: true,
+      latency: true,
+      verdicts: true,
+      quietMachine: over.quietMachine ?? true,
+    },
   });
-  const p3 = (fullScaleMeasured: boolean, fullScaleMB = 250) => ({ fullScaleMB, fullScaleMeasured, scale: fullScaleMeasured ? 1 : 0.4, met: fullScaleMB < 300 });
-  const judged = (targets: TargetJudgement[]) => targets.map((t) => `${t.id} ${t.judged ? (t.met ? 'met' : 'missed') : 'not judged'}`);
+  const p3 = (fullScaleMeasured: boolean, fullScaleMB = 250) => ({
+    fullScaleMB,
+    fullScaleMeasured,
+    scale: fullScaleMeasured ? 1 : 0.4,
+    met: fullScaleMB < 300,
+  });
+  const judged = (targets: TargetJudgement[]) =>
+    targets.map((t) => `${t.id} ${t.judged ? (t.met ? 'met' : 'missed') : 'not judged'}`);
 
   it('judges every target of a full run', () => {
     expect(judged(webhookTargets(p1(), p3(true)))).toEqual(['P1 met', 'P1 met', 'P1 met', 'P1 met', 'P3 met']);
@@ -74,18 +113,29 @@ describe('P1 and P3 (bench/targets/webhook.ts)', () => {
   it('judges nothing of a part switched off or scaled down: --check fails unless it is skipped', () => {
     const p1Only = webhookTargets(p1(), undefined);
     expect(judged(p1Only).at(-1)).toBe('P3 not judged');
-    expect(judgeTargets(p1Only, []).missed).toEqual(['P3 webhook RSS < 300 MB at 10,000 projects / 50,000 namespaces / 50,000 quotas: not judged (not run (BENCH_WEBHOOK_RSS=0))']);
+    expect(judgeTargets(p1Only, []).missed).toEqual([
+      'P3 webhook RSS < 300 MB at 10,000 projects / 50,000 namespaces / 50,000 quotas: not judged (not run (BENCH_WEBHOOK_RSS=0))',
+    ]);
     expect(judgeTargets(p1Only, ['P3']).missed).toEqual([]);
     const p3Only = webhookTargets(undefined, p3(true));
     expect(judged(p3Only)).toEqual(['P1 not judged', 'P1 not judged', 'P1 not judged', 'P1 not judged', 'P3 met']);
     expect(judgeTargets(p3Only, ['P1']).missed).toEqual([]);
     const extrapolated = webhookTargets(p1(), p3(false));
     expect(judged(extrapolated).at(-1)).toBe('P3 not judged');
-    expect(extrapolated.at(-1)).toMatchObject({ value: '250 MB extrapolated', note: expect.stringMatching(/^measured at scale 0.4 only/) });
+    expect(extrapolated.at(-1)).toMatchObject({
+      value: '250 MB extrapolated',
+      note: expect.stringMatching(/^measured at scale 0.4 only/),
+    });
   });
 
   it("leaves P1's timings unjudged on a busy machine or without an unsaturated client round, its verdicts judged", () => {
-    expect(judged(webhookTargets(p1({ quietMachine: false }), p3(true)))).toEqual(['P1 not judged', 'P1 not judged', 'P1 not judged', 'P1 met', 'P3 met']);
+    expect(judged(webhookTargets(p1({ quietMachine: false }), p3(true)))).toEqual([
+      'P1 not judged',
+      'P1 not judged',
+      'P1 not judged',
+      'P1 met',
+      'P3 met',
+    ]);
     const saturated = webhookTargets(p1({ throughputRatio: Number.NaN }), p3(true));
     expect(saturated[0]).toMatchObject({ judged: false, note: 'no round with an unsaturated client' });
   });

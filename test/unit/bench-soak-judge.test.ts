@@ -5,7 +5,12 @@ import { SLOPE_LIMIT_MB_PER_MIN, judge } from '../../bench/targets/soak.js';
 
 /** One sample a minute for `minutes + 1` minutes; heap = 40 + slope × minute + the given wobble. */
 function samples(minutes: number, slope: number, wobble: (m: number) => number, rssMB = 120, workingSetMB = 70) {
-  return Array.from({ length: minutes + 1 }, (_, m) => ({ minute: m, load1: 1, requests: m * 300, processes: { 'webhook-0': { heapMB: 40 + slope * m + wobble(m), gcMs: 10, rssMB, workingSetMB } } }));
+  return Array.from({ length: minutes + 1 }, (_, m) => ({
+    minute: m,
+    load1: 1,
+    requests: m * 300,
+    processes: { 'webhook-0': { heapMB: 40 + slope * m + wobble(m), gcMs: 10, rssMB, workingSetMB } },
+  }));
 }
 
 describe('leastSquares', () => {

@@ -14,9 +14,17 @@ const pay = aProject('pay', {
 function snapshot(): MemorySnapshot {
   return MemorySnapshot.of({
     projects: [pay],
-    namespaces: [aNamespace('pay-api', { project: 'pay' }), aNamespace('pay-web', { project: 'pay' }), aNamespace('other', {})],
+    namespaces: [
+      aNamespace('pay-api', { project: 'pay' }),
+      aNamespace('pay-web', { project: 'pay' }),
+      aNamespace('other', {}),
+    ],
     quotas: [
-      aQuota('pay-api', { 'requests.cpu': '3', 'requests.memory': '2Gi', pods: '20' }, { used: { 'requests.cpu': '2500m', 'requests.memory': '1Gi', pods: '4' } }),
+      aQuota(
+        'pay-api',
+        { 'requests.cpu': '3', 'requests.memory': '2Gi', pods: '20' },
+        { used: { 'requests.cpu': '2500m', 'requests.memory': '1Gi', pods: '4' } },
+      ),
       // A second, looser unscoped quota reporting less use: the namespace uses the largest report.
       aQuota('pay-api', { 'requests.cpu': '5' }, { name: 'extra', used: { 'requests.cpu': '2' } }),
       aQuota('other', { 'requests.cpu': '50' }, { used: { 'requests.cpu': '40' } }),
@@ -37,8 +45,20 @@ describe('projectBudget', () => {
         { resource: 'requests.memory', budget: '8Gi', allocated: '3Gi', used: '1Gi', headroom: '5Gi' },
       ],
       namespaces: [
-        { namespace: 'pay-api', allocated: { 'requests.cpu': '3', 'requests.memory': '2Gi' }, used: { pods: '4', 'requests.cpu': '2500m', 'requests.memory': '1Gi' }, hard: { pods: '20', 'requests.cpu': '3', 'requests.memory': '2Gi' }, defaulted: false },
-        { namespace: 'pay-web', allocated: { 'requests.cpu': '1', 'requests.memory': '1Gi' }, used: {}, hard: {}, defaulted: true },
+        {
+          namespace: 'pay-api',
+          allocated: { 'requests.cpu': '3', 'requests.memory': '2Gi' },
+          used: { pods: '4', 'requests.cpu': '2500m', 'requests.memory': '1Gi' },
+          hard: { pods: '20', 'requests.cpu': '3', 'requests.memory': '2Gi' },
+          defaulted: false,
+        },
+        {
+          namespace: 'pay-web',
+          allocated: { 'requests.cpu': '1', 'requests.memory': '1Gi' },
+          used: {},
+          hard: {},
+          defaulted: true,
+        },
       ],
     });
   });
@@ -49,15 +69,27 @@ describe('projectBudget', () => {
       { resource: 'requests.cpu', budget: '4', allocated: '4', used: '2500m', headroom: '0' },
       // requests.memory is not budgeted on prod-eu: the rules allocate nothing for it there.
     ]);
-    const tight = aProject('pay', { ...pay.spec, clusters: { 'prod-eu': { quota: { hard: { 'requests.cpu': '3' } } } } });
-    expect(projectBudgetJson(projectBudget(snapshot(), tight, 'prod-eu', processNow())).resources[0]).toMatchObject({ allocated: '4', headroom: '-1' });
+    const tight = aProject('pay', {
+      ...pay.spec,
+      clusters: { 'prod-eu': { quota: { hard: { 'requests.cpu': '3' } } } },
+    });
+    expect(projectBudgetJson(projectBudget(snapshot(), tight, 'prod-eu', processNow())).resources[0]).toMatchObject({
+      allocated: '4',
+      headroom: '-1',
+    });
   });
 
   it('ignores scoped quotas when counting use', () => {
     const s = MemorySnapshot.of({
       projects: [pay],
       namespaces: [aNamespace('pay-api', { project: 'pay' })],
-      quotas: [aQuota('pay-api', { 'requests.cpu': '9' }, { name: 'besteffort', scopes: ['BestEffort'], used: { 'requests.cpu': '9' } })],
+      quotas: [
+        aQuota(
+          'pay-api',
+          { 'requests.cpu': '9' },
+          { name: 'besteffort', scopes: ['BestEffort'], used: { 'requests.cpu': '9' } },
+        ),
+      ],
     });
     expect(usedIn(s, 'pay-api').size).toBe(0);
   });

@@ -15,7 +15,13 @@ const T = (s: string) => Date.parse(s);
 const DURING = T('2026-12-02T00:00:00Z');
 const AFTER = T('2026-12-04T00:00:00Z');
 const CPU = 'requests.cpu';
-const wide: Burst = { name: 'black-friday', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'traffic', quota: { hard: { [CPU]: '6' } } };
+const wide: Burst = {
+  name: 'black-friday',
+  from: '2026-12-01T00:00:00Z',
+  until: '2026-12-03T00:00:00Z',
+  reason: 'traffic',
+  quota: { hard: { [CPU]: '6' } },
+};
 
 /** Parses plain numbers only (the tests use whole CPUs). */
 const n = (v: string | number | undefined) => Number(v ?? 0);
@@ -33,14 +39,22 @@ function world(budget: number, namespaces: Ns[], bursts: Burst[] = [wide]) {
   const project: Project = aProject('shop', {
     quota: { hard: { [CPU]: String(budget) } },
     namespaceDefaults: { quota: { hard: { [CPU]: '1' } } },
-    namespaces: namespaces.filter((x) => x.declared !== undefined).map((x) => ({ name: x.name, quota: { hard: { [CPU]: String(x.declared) } } })),
+    namespaces: namespaces
+      .filter((x) => x.declared !== undefined)
+      .map((x) => ({ name: x.name, quota: { hard: { [CPU]: String(x.declared) } } })),
     bursts,
   });
   const quotas: ResourceQuotaObject[] = namespaces.map((x) => {
     const quota = aQuota(x.name, { [CPU]: String(x.hard) }, { used: { [CPU]: String(x.used) } });
-    return x.raised ? { ...quota, metadata: { ...quota.metadata, annotations: { [ANNOTATION_BURST_RAISED]: CPU } } } : quota;
+    return x.raised
+      ? { ...quota, metadata: { ...quota.metadata, annotations: { [ANNOTATION_BURST_RAISED]: CPU } } }
+      : quota;
   });
-  const snapshot = MemorySnapshot.of({ projects: [project], namespaces: namespaces.map((x) => aNamespace(x.name, { project: 'shop' })), quotas });
+  const snapshot = MemorySnapshot.of({
+    projects: [project],
+    namespaces: namespaces.map((x) => aNamespace(x.name, { project: 'shop' })),
+    quotas,
+  });
   return { project, snapshot, quotas };
 }
 
@@ -63,8 +77,8 @@ describe('a project-wide burst ends: the project comes back within its budget', 
     const plan = planBurstQuotas(project, snapshot, '', AFTER);
     expect(Object.fromEntries(afterWrites(quotas, plan))).toEqual({ 'shop-a': 3, 'shop-b': 5, 'shop-c': 2 });
     expect(plan.writes.map((w) => [w.namespace, w.changes])).toEqual([
-      ['shop-a', ['requests.cpu 8 → 3 (for the project\'s budget)']],
-      ['shop-b', ['requests.cpu 6 → 5 (for the project\'s budget)']],
+      ['shop-a', ["requests.cpu 8 → 3 (for the project's budget)"]],
+      ['shop-b', ["requests.cpu 6 → 5 (for the project's budget)"]],
     ]);
     expect(plan.stillOver).toEqual([]);
     expect(burstCondition(project, snapshot, '', AFTER)?.reason).toBe('Lowering');
@@ -77,7 +91,9 @@ describe('a project-wide burst ends: the project comes back within its budget', 
     ]);
     const plan = planBurstQuotas(project, snapshot, '', AFTER);
     expect(Object.fromEntries(afterWrites(quotas, plan))).toEqual({ 'shop-a': 7, 'shop-b': 6 });
-    expect(plan.stillOver.map((s) => [s.resource, s.allocated.toString(), s.budget.toString(), s.heldBy])).toEqual([[CPU, '13', '10', ['shop-a uses 7', 'shop-b uses 6']]]);
+    expect(plan.stillOver.map((s) => [s.resource, s.allocated.toString(), s.budget.toString(), s.heldBy])).toEqual([
+      [CPU, '13', '10', ['shop-a uses 7', 'shop-b uses 6']],
+    ]);
     const condition = burstCondition(project, snapshot, '', AFTER);
     expect(condition).toMatchObject({ status: 'True', reason: 'OverBudget' });
     expect(condition?.message).toContain('requests.cpu: 13 allocated, budget 10 (shop-a uses 7, shop-b uses 6)');
@@ -89,7 +105,10 @@ describe('a project-wide burst ends: the project comes back within its budget', 
     expect(planBurstQuotas(before.project, before.snapshot, '', T('2026-11-30T00:00:00Z')).writes).toEqual([]);
     const elsewhere = world(10, ns, [{ ...wide, cluster: 'us' }]);
     expect(planBurstQuotas(elsewhere.project, elsewhere.snapshot, 'eu', AFTER).writes).toEqual([]);
-    const later = world(10, ns, [wide, { ...wide, name: 'cyber-monday', from: '2026-12-03T12:00:00Z', until: '2026-12-05T00:00:00Z' }]);
+    const later = world(10, ns, [
+      wide,
+      { ...wide, name: 'cyber-monday', from: '2026-12-03T12:00:00Z', until: '2026-12-05T00:00:00Z' },
+    ]);
     expect(planBurstQuotas(later.project, later.snapshot, '', AFTER).writes).toEqual([]);
   });
 });
@@ -99,10 +118,14 @@ describe('a namespace burst whose burst-raised annotation the tenant removed', (
 
   it('still lowered after the burst (not below its use), and the over-budget state stays reported', () => {
     // Budget 10: shop-a declared 4 (raised to 12 by the burst; the annotation removed, 7 in use), shop-b 6 (all used).
-    const { project, snapshot, quotas } = world(10, [
-      { name: 'shop-a', hard: 12, used: 7, declared: 4 },
-      { name: 'shop-b', hard: 6, used: 6 },
-    ], [nsBurst]);
+    const { project, snapshot, quotas } = world(
+      10,
+      [
+        { name: 'shop-a', hard: 12, used: 7, declared: 4 },
+        { name: 'shop-b', hard: 6, used: 6 },
+      ],
+      [nsBurst],
+    );
     const plan = planBurstQuotas(project, snapshot, '', AFTER);
     expect(Object.fromEntries(afterWrites(quotas, plan))).toEqual({ 'shop-a': 7, 'shop-b': 6 });
     expect(plan.stillOver.map((s) => s.allocated.toString())).toEqual(['13']);
@@ -110,10 +133,14 @@ describe('a namespace burst whose burst-raised annotation the tenant removed', (
   });
 
   it("the controller's own raise gives back before a tenant's room", () => {
-    const { project, snapshot, quotas } = world(10, [
-      { name: 'shop-a', hard: 6, used: 1, raised: true },
-      { name: 'shop-b', hard: 8, used: 1 },
-    ], [wide]);
+    const { project, snapshot, quotas } = world(
+      10,
+      [
+        { name: 'shop-a', hard: 6, used: 1, raised: true },
+        { name: 'shop-b', hard: 8, used: 1 },
+      ],
+      [wide],
+    );
     const plan = planBurstQuotas(project, snapshot, '', AFTER);
     // 14 allocated, 4 to give back: shop-a (raised by the controller) goes back to its declaration
     // (namespaceDefaults, 1) first, though shop-b has more room; that is enough, shop-b keeps its 8.
@@ -146,7 +173,10 @@ describe('the oracle over random projects', () => {
       const before = allocation((x) => x.hard);
       const expected = before <= budget ? before : Math.max(budget, allocation(floor));
       const context = JSON.stringify({ budget, namespaces });
-      expect(allocation((x) => after.get(x.name)!), context).toBe(expected);
+      expect(
+        allocation((x) => after.get(x.name)!),
+        context,
+      ).toBe(expected);
       for (const x of namespaces) {
         expect(after.get(x.name)!, context).toBeLessThanOrEqual(x.hard);
         expect(after.get(x.name)!, context).toBeGreaterThanOrEqual(floor(x));

@@ -4,14 +4,27 @@ import { ANNOTATION_BURST_RAISED, burstCondition, planBurstQuotas } from '../../
 import { burstSeries } from '../../src/controller/burst-metrics.js';
 import { computeStatus } from '../../src/controller/status.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { LABEL_PROJECT, LABEL_TENANT, type Burst, type Project, type ResourceQuotaObject } from '../../src/validate/types.js';
+import {
+  LABEL_PROJECT,
+  LABEL_TENANT,
+  type Burst,
+  type Project,
+  type ResourceQuotaObject,
+} from '../../src/validate/types.js';
 
 const T = (s: string) => Date.parse(s);
 const BEFORE = T('2026-11-30T00:00:00Z');
 const DURING = T('2026-12-02T00:00:00Z');
 const AFTER = T('2026-12-04T00:00:00Z');
 
-const burst: Burst = { name: 'black-friday', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'Black Friday traffic', quota: { hard: { 'requests.cpu': '8' } }, namespace: 'ml-serving' };
+const burst: Burst = {
+  name: 'black-friday',
+  from: '2026-12-01T00:00:00Z',
+  until: '2026-12-03T00:00:00Z',
+  reason: 'Black Friday traffic',
+  quota: { hard: { 'requests.cpu': '8' } },
+  namespace: 'ml-serving',
+};
 
 const project = (bursts: Burst[] = [burst]): Project => ({
   apiVersion: 'tenantgate.io/v1alpha1',
@@ -37,7 +50,11 @@ const raisedQuota = (hard: string, used: string) => {
 
 describe('planBurstQuotas: raise and lower a namespace quota', () => {
   it('before the burst: nothing to do', () => {
-    expect(planBurstQuotas(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', BEFORE)).toEqual({ writes: [], above: [], stillOver: [] });
+    expect(planBurstQuotas(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', BEFORE)).toEqual({
+      writes: [],
+      above: [],
+      stillOver: [],
+    });
   });
 
   it('during the burst: raised to declared + burst, and marked as raised', () => {
@@ -65,38 +82,73 @@ describe('planBurstQuotas: raise and lower a namespace quota', () => {
     const plan = planBurstQuotas(project(), snap(raisedQuota('12', '10')), '', AFTER);
     expect(plan.writes[0]?.desired.spec?.hard).toEqual({ 'requests.cpu': '10' });
     expect(plan.writes[0]?.desired.metadata.annotations?.[ANNOTATION_BURST_RAISED]).toBe('requests.cpu');
-    expect(plan.above).toEqual([{ namespace: 'ml-serving', resource: 'requests.cpu', used: '10', declared: '4', held: '10' }]);
+    expect(plan.above).toEqual([
+      { namespace: 'ml-serving', resource: 'requests.cpu', used: '10', declared: '4', held: '10' },
+    ]);
     // held at the usage: nothing to write while it does not drop, still reported
     const held = planBurstQuotas(project(), snap(raisedQuota('10', '10')), '', AFTER);
     expect(held.writes).toEqual([]);
     expect(held.above).toHaveLength(1);
     // usage drops to 6: lowered to 6; to 2: lowered to the declaration
-    expect(planBurstQuotas(project(), snap(raisedQuota('10', '6')), '', AFTER).writes[0]?.desired.spec?.hard).toEqual({ 'requests.cpu': '6' });
-    expect(planBurstQuotas(project(), snap(raisedQuota('6', '2')), '', AFTER).writes[0]?.desired.spec?.hard).toEqual({ 'requests.cpu': '4' });
+    expect(planBurstQuotas(project(), snap(raisedQuota('10', '6')), '', AFTER).writes[0]?.desired.spec?.hard).toEqual({
+      'requests.cpu': '6',
+    });
+    expect(planBurstQuotas(project(), snap(raisedQuota('6', '2')), '', AFTER).writes[0]?.desired.spec?.hard).toEqual({
+      'requests.cpu': '4',
+    });
   });
 
   it('a burst removed from the Project while its raise is on the quota is still lowered; a quota nobody raised is left alone', () => {
-    expect(planBurstQuotas(project([]), snap(raisedQuota('12', '0'), project([])), '', AFTER).writes[0]?.desired.spec?.hard).toEqual({ 'requests.cpu': '4' });
-    expect(planBurstQuotas(project([]), snap(aQuota('ml-serving', { 'requests.cpu': '12' }), project([])), '', AFTER).writes).toEqual([]);
+    expect(
+      planBurstQuotas(project([]), snap(raisedQuota('12', '0'), project([])), '', AFTER).writes[0]?.desired.spec?.hard,
+    ).toEqual({ 'requests.cpu': '4' });
+    expect(
+      planBurstQuotas(project([]), snap(aQuota('ml-serving', { 'requests.cpu': '12' }), project([])), '', AFTER).writes,
+    ).toEqual([]);
   });
 });
 
 describe('what the status and the metrics say', () => {
   it('BurstEnded: NoneEnded before, Active during, UsageAboveQuota while pods use more, Lowered once back', () => {
-    expect(burstCondition(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', BEFORE)).toMatchObject({ status: 'False', reason: 'NoneEnded', message: 'upcoming: black-friday (from 2026-12-01T00:00:00Z)' });
-    expect(burstCondition(project(), snap(raisedQuota('12', '0')), '', DURING)).toMatchObject({ status: 'False', reason: 'Active', message: 'active: black-friday (requests.cpu +8 until 2026-12-03T00:00:00Z)' });
+    expect(burstCondition(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', BEFORE)).toMatchObject({
+      status: 'False',
+      reason: 'NoneEnded',
+      message: 'upcoming: black-friday (from 2026-12-01T00:00:00Z)',
+    });
+    expect(burstCondition(project(), snap(raisedQuota('12', '0')), '', DURING)).toMatchObject({
+      status: 'False',
+      reason: 'Active',
+      message: 'active: black-friday (requests.cpu +8 until 2026-12-03T00:00:00Z)',
+    });
     expect(burstCondition(project(), snap(raisedQuota('10', '10')), '', AFTER)).toEqual({
       type: 'BurstEnded',
       status: 'True',
       reason: 'UsageAboveQuota',
-      message: 'a burst has ended but ml-serving uses requests.cpu 10, declared 4: its quota stays at 10 until usage allows lowering it',
+      message:
+        'a burst has ended but ml-serving uses requests.cpu 10, declared 4: its quota stays at 10 until usage allows lowering it',
     });
-    expect(burstCondition(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', AFTER)).toMatchObject({ status: 'True', reason: 'Lowered' });
-    expect(burstCondition({ ...project(), spec: { ...project().spec, bursts: [] } }, snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', AFTER)).toBeUndefined();
+    expect(burstCondition(project(), snap(aQuota('ml-serving', { 'requests.cpu': '4' })), '', AFTER)).toMatchObject({
+      status: 'True',
+      reason: 'Lowered',
+    });
+    expect(
+      burstCondition(
+        { ...project(), spec: { ...project().spec, bursts: [] } },
+        snap(aQuota('ml-serving', { 'requests.cpu': '4' })),
+        '',
+        AFTER,
+      ),
+    ).toBeUndefined();
   });
 
   it('a raised namespace is healthy during the burst (its expected quota includes the burst)', () => {
-    const status = computeStatus({ project: project(), snapshot: snap(raisedQuota('12', '0')), cluster: '', now: '2026-12-02T00:00:00Z', at: DURING });
+    const status = computeStatus({
+      project: project(),
+      snapshot: snap(raisedQuota('12', '0')),
+      cluster: '',
+      now: '2026-12-02T00:00:00Z',
+      at: DURING,
+    });
     expect(status.namespaces?.find((n) => n.name === 'ml-serving')?.health).toBe('Healthy');
     expect(status.conditions?.find((c) => c.type === 'QuotaWithinBudget')?.status).toBe('True');
   });
@@ -109,7 +161,12 @@ describe('what the status and the metrics say', () => {
     });
     const after = burstSeries(snap(raisedQuota('10', '10')), '', AFTER);
     expect(after.active[0]?.value).toBe(0);
-    expect(after.overAfter).toEqual([{ labels: { project: 'ml', tenant: 'research', cluster: '', namespace: 'ml-serving', resource: 'requests.cpu' }, value: 6 }]);
+    expect(after.overAfter).toEqual([
+      {
+        labels: { project: 'ml', tenant: 'research', cluster: '', namespace: 'ml-serving', resource: 'requests.cpu' },
+        value: 6,
+      },
+    ]);
   });
 });
 
@@ -118,8 +175,12 @@ describe('Argo CD and the controller (docs/argocd.md)', () => {
     const { readFileSync } = await import('node:fs');
     const { parse } = await import('yaml');
     const { BURST_FIELD_MANAGER } = await import('../../src/controller/burst-quotas.js');
-    const app = parse(readFileSync(new URL('../../manifests/argocd/application-example.yaml', import.meta.url), 'utf8')) as { spec: { ignoreDifferences?: unknown[]; syncPolicy?: { syncOptions?: string[] } } };
-    expect(app.spec.ignoreDifferences).toEqual([{ group: '', kind: 'ResourceQuota', name: 'tenantgate-quota', managedFieldsManagers: [BURST_FIELD_MANAGER] }]);
+    const app = parse(
+      readFileSync(new URL('../../manifests/argocd/application-example.yaml', import.meta.url), 'utf8'),
+    ) as { spec: { ignoreDifferences?: unknown[]; syncPolicy?: { syncOptions?: string[] } } };
+    expect(app.spec.ignoreDifferences).toEqual([
+      { group: '', kind: 'ResourceQuota', name: 'tenantgate-quota', managedFieldsManagers: [BURST_FIELD_MANAGER] },
+    ]);
     expect(app.spec.syncPolicy?.syncOptions ?? []).not.toContain('RespectIgnoreDifferences=true');
   });
 });

@@ -12,10 +12,27 @@ import type { Burst, Project } from '../../src/validate/types.js';
 import { aNamespace, aProject, aQuota, reviewContext } from '../support/fixtures.js';
 
 const ADMIN = { username: 'kubernetes-admin', groups: ['system:masters', 'system:authenticated'] };
-const peak: Burst = { name: 'peak', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'the peak', quota: { hard: { 'requests.cpu': '4' } }, namespace: 'web-frontend' };
-const web = (extra: Partial<Project['spec']> = {}) => aProject('web', { quota: { hard: { 'requests.cpu': '4' } }, namespaces: [{ name: 'web-frontend', quota: { hard: { 'requests.cpu': '2' } } }], bursts: [peak], ...extra });
+const peak: Burst = {
+  name: 'peak',
+  from: '2026-12-01T00:00:00Z',
+  until: '2026-12-03T00:00:00Z',
+  reason: 'the peak',
+  quota: { hard: { 'requests.cpu': '4' } },
+  namespace: 'web-frontend',
+};
+const web = (extra: Partial<Project['spec']> = {}) =>
+  aProject('web', {
+    quota: { hard: { 'requests.cpu': '4' } },
+    namespaces: [{ name: 'web-frontend', quota: { hard: { 'requests.cpu': '2' } } }],
+    bursts: [peak],
+    ...extra,
+  });
 // After the burst: the controller held web-frontend's quota at the 6 CPU its pods use.
-const snap = MemorySnapshot.of({ projects: [web()], namespaces: [aNamespace('web-frontend', { project: 'web' })], quotas: [aQuota('web-frontend', { 'requests.cpu': '6' }, { used: { 'requests.cpu': '6' } })] });
+const snap = MemorySnapshot.of({
+  projects: [web()],
+  namespaces: [aNamespace('web-frontend', { project: 'web' })],
+  quotas: [aQuota('web-frontend', { 'requests.cpu': '6' }, { used: { 'requests.cpu': '6' } })],
+});
 const ctx = () => reviewContext(ADMIN, snap, DEFAULT_CONFIG);
 const rules = (v: { violations: Array<{ rule: string }> }) => v.violations.map((x) => x.rule);
 
@@ -27,8 +44,12 @@ describe('reviewProject with bursts', () => {
     setProcessClock(fixedClock(Date.parse('2026-12-04T00:00:00Z')));
     expect(rules(reviewProject(ctx(), 'UPDATE', web({ displayName: 'Web' }), web()))).toEqual([]);
     expect(rules(reviewProject(ctx(), 'UPDATE', web({ bursts: [] }), web()))).toEqual([]); // removing the ended burst
-    expect(rules(reviewProject(ctx(), 'UPDATE', web({ quota: { hard: { 'requests.cpu': '3' } } }), web()))).toEqual(['Q1']);
-    expect(rules(reviewProject(ctx(), 'UPDATE', web({ bursts: [{ ...peak, until: '2026-12-10T00:00:00Z' }] }), web()))).toEqual(['B2']);
+    expect(rules(reviewProject(ctx(), 'UPDATE', web({ quota: { hard: { 'requests.cpu': '3' } } }), web()))).toEqual([
+      'Q1',
+    ]);
+    expect(
+      rules(reviewProject(ctx(), 'UPDATE', web({ bursts: [{ ...peak, until: '2026-12-10T00:00:00Z' }] }), web())),
+    ).toEqual(['B2']);
   });
 
   it('B2 on create: a Project created with a burst that has ended', () => {

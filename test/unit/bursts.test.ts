@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { activeBursts, burstPhase, classifyBursts, namespaceRaise, nextTransition, withActiveBursts } from '../../src/validate/bursts.js';
+import {
+  activeBursts,
+  burstPhase,
+  classifyBursts,
+  namespaceRaise,
+  nextTransition,
+  withActiveBursts,
+} from '../../src/validate/bursts.js';
 import { checkBurstDeclarations, checkEndedBursts } from '../../src/validate/rules/bursts.js';
 import { budgetList, budgetOf } from '../../src/validate/budget/layers.js';
 import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
@@ -14,7 +21,14 @@ const T = (s: string) => Date.parse(s);
 const FROM = '2026-12-01T00:00:00Z';
 const UNTIL = '2026-12-03T00:00:00Z';
 
-const burst = (extra: Partial<Burst> = {}): Burst => ({ name: 'black-friday', from: FROM, until: UNTIL, reason: 'Black Friday traffic', quota: { hard: { 'requests.cpu': '8' } }, ...extra });
+const burst = (extra: Partial<Burst> = {}): Burst => ({
+  name: 'black-friday',
+  from: FROM,
+  until: UNTIL,
+  reason: 'Black Friday traffic',
+  quota: { hard: { 'requests.cpu': '8' } },
+  ...extra,
+});
 
 const project = (bursts: Burst[] = [burst()], extra: Partial<Project['spec']> = {}): Project => ({
   apiVersion: 'tenantgate.io/v1alpha1',
@@ -40,7 +54,11 @@ describe('phases and the active set', () => {
   });
 
   it('classifies the bursts of a project', () => {
-    const p = project([burst({ name: 'old', from: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z' }), burst(), burst({ name: 'later', from: '2027-01-01T00:00:00Z', until: '2027-01-02T00:00:00Z' })]);
+    const p = project([
+      burst({ name: 'old', from: '2026-01-01T00:00:00Z', until: '2026-01-02T00:00:00Z' }),
+      burst(),
+      burst({ name: 'later', from: '2027-01-01T00:00:00Z', until: '2027-01-02T00:00:00Z' }),
+    ]);
     const c = classifyBursts(p, T('2026-12-02T00:00:00Z'));
     expect(c.ended.map((b) => b.name)).toEqual(['old']);
     expect(c.active.map((b) => b.name)).toEqual(['black-friday']);
@@ -74,7 +92,15 @@ describe('withActiveBursts: the budget with active bursts, cached by identity', 
   });
 
   it('returns the same object for the same spec, budget and active set, a different one when the set changes', () => {
-    const p = project([burst(), burst({ name: 'b', from: '2026-12-02T00:00:00Z', until: '2026-12-05T00:00:00Z', quota: { hard: { 'requests.memory': '32Gi' } } })]);
+    const p = project([
+      burst(),
+      burst({
+        name: 'b',
+        from: '2026-12-02T00:00:00Z',
+        until: '2026-12-05T00:00:00Z',
+        quota: { hard: { 'requests.memory': '32Gi' } },
+      }),
+    ]);
     const budget = p.spec.quota!.hard!;
     const first = withActiveBursts(p, '', budget, T(FROM));
     expect(withActiveBursts(p, '', budget, T(FROM) + 3_600_000)).toBe(first); // same set, an hour later
@@ -93,7 +119,10 @@ describe('withActiveBursts: the budget with active bursts, cached by identity', 
 
   it('ignores a burst resource the budget does not have (B1 refuses it)', () => {
     const p = project([burst({ quota: { hard: { 'requests.nvidia.com/gpu': '2', 'requests.cpu': '500m' } } })]);
-    expect(withActiveBursts(p, '', p.spec.quota!.hard!, T(FROM))).toEqual({ 'requests.cpu': '80500m', 'requests.memory': '320Gi' });
+    expect(withActiveBursts(p, '', p.spec.quota!.hard!, T(FROM))).toEqual({
+      'requests.cpu': '80500m',
+      'requests.memory': '320Gi',
+    });
   });
 
   it('budgetOf without an instant decides at the process clock', () => {
@@ -110,7 +139,11 @@ describe('withActiveBursts: the budget with active bursts, cached by identity', 
   });
 
   it('namespaceRaise sums the active bursts naming the namespace', () => {
-    const p = project([burst({ namespace: 'ml-serving' }), burst({ name: 'b', namespace: 'ml-serving', quota: { hard: { 'requests.cpu': '2' } } }), burst({ name: 'c' })]);
+    const p = project([
+      burst({ namespace: 'ml-serving' }),
+      burst({ name: 'b', namespace: 'ml-serving', quota: { hard: { 'requests.cpu': '2' } } }),
+      burst({ name: 'c' }),
+    ]);
     expect(namespaceRaise(p, '', 'ml-serving', T(FROM))).toEqual({ 'requests.cpu': '10' });
     expect(namespaceRaise(p, '', 'ml-serving', T(UNTIL))).toEqual({});
   });
@@ -122,18 +155,35 @@ describe('B1: the declaration', () => {
   });
 
   it('names from ≥ until, a non-RFC 3339 instant, an unbudgeted resource, an undeclared namespace and a duplicate name', () => {
-    const vs = checkBurstDeclarations(project([
-      burst({ until: FROM }),
-      burst({ name: 'b', from: '2026-12-01', quota: { hard: { 'requests.nvidia.com/gpu': '1' } }, namespace: 'ml-batch' }),
-      burst({ name: 'b' }),
-    ]));
+    const vs = checkBurstDeclarations(
+      project([
+        burst({ until: FROM }),
+        burst({
+          name: 'b',
+          from: '2026-12-01',
+          quota: { hard: { 'requests.nvidia.com/gpu': '1' } },
+          namespace: 'ml-batch',
+        }),
+        burst({ name: 'b' }),
+      ]),
+    );
     const messages = vs.map((v) => v.message);
     expect(vs.every((v) => v.rule === 'B1')).toBe(true);
-    expect(messages).toContain('Project ml: spec.bursts[0] (black-friday): until 2026-12-01T00:00:00Z is not after from 2026-12-01T00:00:00Z; a burst lasts from `from` (included) to `until` (excluded)');
-    expect(messages).toContain('Project ml: spec.bursts[1] (b): from is "2026-12-01", which is not an RFC 3339 instant (allowed: e.g. "2026-12-01T00:00:00Z")');
-    expect(messages).toContain('Project ml: spec.bursts[1] (b): quota.hard raises requests.nvidia.com/gpu, which the project does not budget (allowed: requests.cpu, requests.memory)');
-    expect(messages).toContain('Project ml: spec.bursts[1] (b): namespace "ml-batch" is not declared in spec.namespaces (allowed: ml-serving)');
-    expect(messages).toContain(`Project ml: spec.bursts[2] (b): name "b" is also spec.bursts[1]'s; burst names are unique in a project`);
+    expect(messages).toContain(
+      'Project ml: spec.bursts[0] (black-friday): until 2026-12-01T00:00:00Z is not after from 2026-12-01T00:00:00Z; a burst lasts from `from` (included) to `until` (excluded)',
+    );
+    expect(messages).toContain(
+      'Project ml: spec.bursts[1] (b): from is "2026-12-01", which is not an RFC 3339 instant (allowed: e.g. "2026-12-01T00:00:00Z")',
+    );
+    expect(messages).toContain(
+      'Project ml: spec.bursts[1] (b): quota.hard raises requests.nvidia.com/gpu, which the project does not budget (allowed: requests.cpu, requests.memory)',
+    );
+    expect(messages).toContain(
+      'Project ml: spec.bursts[1] (b): namespace "ml-batch" is not declared in spec.namespaces (allowed: ml-serving)',
+    );
+    expect(messages).toContain(
+      `Project ml: spec.bursts[2] (b): name "b" is also spec.bursts[1]'s; burst names are unique in a project`,
+    );
     expect(vs.find((v) => v.message.includes('ml-batch'))?.path).toEqual(['spec', 'bursts', 1, 'namespace']);
   });
 });
@@ -148,25 +198,48 @@ describe('B2: an ended burst cannot be added or changed', () => {
 
   it('adding an ended burst is refused', () => {
     const vs = checkEndedBursts(project([]), project([burst()]), after);
-    expect(vs).toEqual([{ rule: 'B2', path: ['spec', 'bursts', 0, 'until'], message: 'Project ml: spec.bursts[0] (black-friday): until 2026-12-03T00:00:00Z has passed (now 2026-12-04T00:00:00Z); a burst that has ended cannot be added' }]);
+    expect(vs).toEqual([
+      {
+        rule: 'B2',
+        path: ['spec', 'bursts', 0, 'until'],
+        message:
+          'Project ml: spec.bursts[0] (black-friday): until 2026-12-03T00:00:00Z has passed (now 2026-12-04T00:00:00Z); a burst that has ended cannot be added',
+      },
+    ]);
     expect(checkEndedBursts(undefined, project([burst()]), after)).toHaveLength(1); // create
   });
 
   it("changing an ended burst's until, even into the future, is refused", () => {
     const vs = checkEndedBursts(project([burst()]), project([burst({ until: '2026-12-10T00:00:00Z' })]), after);
-    expect(vs.map((v) => v.message)).toEqual(['Project ml: spec.bursts[0] (black-friday) ended at 2026-12-03T00:00:00Z and cannot be changed (now 2026-12-04T00:00:00Z); keep it as it was or remove it, and declare a new burst with a new name for a new window']);
+    expect(vs.map((v) => v.message)).toEqual([
+      'Project ml: spec.bursts[0] (black-friday) ended at 2026-12-03T00:00:00Z and cannot be changed (now 2026-12-04T00:00:00Z); keep it as it was or remove it, and declare a new burst with a new name for a new window',
+    ]);
   });
 
   it('changing an active or upcoming burst is fine; a new name for a new window too', () => {
-    expect(checkEndedBursts(project([burst()]), project([burst({ until: '2026-12-10T00:00:00Z' })]), T('2026-12-02T00:00:00Z'))).toEqual([]);
-    expect(checkEndedBursts(project([burst()]), project([burst(), burst({ name: 'again', from: '2026-12-05T00:00:00Z', until: '2026-12-06T00:00:00Z' })]), after)).toEqual([]);
+    expect(
+      checkEndedBursts(
+        project([burst()]),
+        project([burst({ until: '2026-12-10T00:00:00Z' })]),
+        T('2026-12-02T00:00:00Z'),
+      ),
+    ).toEqual([]);
+    expect(
+      checkEndedBursts(
+        project([burst()]),
+        project([burst(), burst({ name: 'again', from: '2026-12-05T00:00:00Z', until: '2026-12-06T00:00:00Z' })]),
+        after,
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('the test clock file', () => {
   it('parses RFC 3339 and says where a bad value came from', () => {
     expect(parseInstant('2026-12-01T00:00:00Z\n', 'f')).toBe(T(FROM));
-    expect(() => parseInstant('2026-12-01', '/tmp/clock')).toThrow('/tmp/clock: "2026-12-01" is not an RFC 3339 instant (e.g. 2026-12-01T00:00:00Z)');
+    expect(() => parseInstant('2026-12-01', '/tmp/clock')).toThrow(
+      '/tmp/clock: "2026-12-01" is not an RFC 3339 instant (e.g. 2026-12-01T00:00:00Z)',
+    );
   });
 
   it("runs from the file's instant at real speed, and follows a rewrite", async () => {

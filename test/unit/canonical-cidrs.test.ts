@@ -29,7 +29,8 @@ describe('canonical CIDRs', () => {
   });
 
   it('a bare address, a prefix too long and text are not CIDRs', () => {
-    for (const text of ['10.0.0.1', '10.0.0.0/33', 'intranet/8', '2001:db8::/129']) expect(cidrProblem(text)).toMatch(/is not a CIDR/);
+    for (const text of ['10.0.0.1', '10.0.0.0/33', 'intranet/8', '2001:db8::/129'])
+      expect(cidrProblem(text)).toMatch(/is not a CIDR/);
   });
 
   it('validate refuses a Project whose egress, externalIPs or source ranges are not canonical, naming the field and the form to write (S1)', () => {
@@ -46,16 +47,22 @@ describe('canonical CIDRs', () => {
         allow: { services: { externalIPs: ['203.0.113.010/32'], loadBalancerSourceRanges: ['10.0.0.0/8'] } },
       },
     } as Project;
-    const found = validateDeclarations([project], DEFAULT_CONFIG, AT).filter((v) => v.rule === 'S1' && ['network', 'allow'].includes(String(v.path?.[1])));
+    const found = validateDeclarations([project], DEFAULT_CONFIG, AT).filter(
+      (v) => v.rule === 'S1' && ['network', 'allow'].includes(String(v.path?.[1])),
+    );
     expect(found.map((v) => v.path)).toEqual([
       ['spec', 'network', 'egress', 'cidrs', 1],
       ['spec', 'allow', 'services', 'externalIPs', 0],
     ]);
-    expect(found[0]!.message).toBe('Project shop: spec.network.egress.cidrs[1] "198.51.100.7/24" is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ refuses other forms in a NetworkPolicy): write "198.51.100.0/24"');
+    expect(found[0]!.message).toBe(
+      'Project shop: spec.network.egress.cidrs[1] "198.51.100.7/24" is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ refuses other forms in a NetworkPolicy): write "198.51.100.0/24"',
+    );
   });
 
   it('tenantgate.yaml with a CIDR not in canonical form is refused, naming the key', () => {
-    expect(() => parseConfig('network:\n  egress: {cidrs: [10.1.2.3/16]}\n')).toThrow('tenantgate.yaml: network.egress.cidrs[0] "10.1.2.3/16" is not in canonical form');
+    expect(() => parseConfig('network:\n  egress: {cidrs: [10.1.2.3/16]}\n')).toThrow(
+      'tenantgate.yaml: network.egress.cidrs[0] "10.1.2.3/16" is not in canonical form',
+    );
     expect(parseConfig('network:\n  egress: {cidrs: [10.1.0.0/16]}\n').network.egress?.cidrs).toEqual(['10.1.0.0/16']);
   });
 });

@@ -34,7 +34,10 @@ describe('tenantgate certs generate (built CLI)', () => {
     expect(client.verify(new X509Certificate(readFileSync(join(dir, 'ca.pem'))).publicKey)).toBe(false);
     expect(client.subject).toBe('CN=kube-apiserver-webhook-client');
     expect(client.keyUsage).toContain('1.3.6.1.5.5.7.3.2');
-    const admission = parse(readFileSync(join(dir, 'admission-configuration.yaml'), 'utf8')) as { kind: string; plugins: Array<{ name: string; configuration: { kind: string; kubeConfigFile: string } }> };
+    const admission = parse(readFileSync(join(dir, 'admission-configuration.yaml'), 'utf8')) as {
+      kind: string;
+      plugins: Array<{ name: string; configuration: { kind: string; kubeConfigFile: string } }>;
+    };
     expect(admission.kind).toBe('AdmissionConfiguration');
     expect(admission.plugins.map((p) => [p.name, p.configuration.kind])).toEqual([
       ['ValidatingAdmissionWebhook', 'WebhookAdmissionConfiguration'],
@@ -42,10 +45,15 @@ describe('tenantgate certs generate (built CLI)', () => {
     ]);
     const kubeconfigFile = admission.plugins[0]!.configuration.kubeConfigFile;
     expect(isAbsolute(kubeconfigFile)).toBe(true);
-    const kubeconfig = parse(readFileSync(kubeconfigFile, 'utf8')) as { users: Array<{ name: string; user: Record<string, string> }> };
+    const kubeconfig = parse(readFileSync(kubeconfigFile, 'utf8')) as {
+      users: Array<{ name: string; user: Record<string, string> }>;
+    };
     expect(kubeconfig.users.map((u) => u.name)).toEqual(['tenantgate-webhook.platform.svc']);
     // By path, not embedded (-data): kube-apiserver re-reads named files, so the certificate rotates on disk (ADR 0042).
-    expect(kubeconfig.users[0]!.user).toEqual({ 'client-certificate': join(dir, 'apiserver-webhook-client.pem'), 'client-key': join(dir, 'apiserver-webhook-client-key.pem') });
+    expect(kubeconfig.users[0]!.user).toEqual({
+      'client-certificate': join(dir, 'apiserver-webhook-client.pem'),
+      'client-key': join(dir, 'apiserver-webhook-client-key.pem'),
+    });
     expect(readFileSync(kubeconfig.users[0]!.user['client-certificate']!, 'utf8')).toContain('BEGIN CERTIFICATE');
     expect(readFileSync(kubeconfig.users[0]!.user['client-key']!, 'utf8')).toContain('PRIVATE KEY');
   });

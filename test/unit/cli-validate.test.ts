@@ -16,7 +16,8 @@ const INVALID = 'examples/invalid';
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'cli');
 
 function requireBuild(): void {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`make build\` first (the CLI tests run the built tenantgate)`);
+  if (!existsSync(BIN))
+    throw new Error(`${BIN} is missing: run \`make build\` first (the CLI tests run the built tenantgate)`);
 }
 
 async function tenantgate(args: string[], cwd = ROOT) {
@@ -45,17 +46,25 @@ const EXPECTED: Record<string, Array<[string, number, number]>> = {
   'N1-project-name.yaml': [['N1', 5, 9]],
   'N2-namespace-prefix.yaml': [['N2', 9, 13]],
   'N3-namespace-twice.yaml': [['N3', 10, 13]],
-  'N4-prefix-overlap.yaml': [['N4', 5, 9], ['N4', 12, 9]],
+  'N4-prefix-overlap.yaml': [
+    ['N4', 5, 9],
+    ['N4', 12, 9],
+  ],
   'Q1-over-budget.yaml': [['Q1', 9, 26]],
   'Q2-uncovered.yaml': [['Q2', 12, 14]],
   'S1-quota-key.yaml': [['S1', 11, 30]],
-  'S1-schema.yaml': [['S1', 9, 14], ['S1', 11, 26]],
+  'S1-schema.yaml': [
+    ['S1', 9, 14],
+    ['S1', 11, 26],
+  ],
 };
 
 beforeAll(requireBuild);
 
 describe('tenantgate validate (built CLI)', () => {
-  const files = readdirSync(join(ROOT, INVALID)).filter((f) => f.endsWith('.yaml')).sort();
+  const files = readdirSync(join(ROOT, INVALID))
+    .filter((f) => f.endsWith('.yaml'))
+    .sort();
 
   it('has an example for every offline rule', () => {
     expect(files).toEqual(Object.keys(EXPECTED).sort());
@@ -78,9 +87,13 @@ describe('tenantgate validate (built CLI)', () => {
 
   it('messages name the object, the values and what is allowed', async () => {
     const q1 = findings((await tenantgate(['validate', `${INVALID}/Q1-over-budget.yaml`])).stderr)[0]!;
-    expect(q1.message).toBe('project shop: namespaces allocate requests.cpu 4500m but the budget is 4 (shop-api 3500m, shop-web 1 (defaults)): 500m over');
+    expect(q1.message).toBe(
+      'project shop: namespaces allocate requests.cpu 4500m but the budget is 4 (shop-api 3500m, shop-web 1 (defaults)): 500m over',
+    );
     const n2 = findings((await tenantgate(['validate', `${INVALID}/N2-namespace-prefix.yaml`])).stderr)[0]!;
-    expect(n2.message).toContain('namespace "checkout" is not allowed: a namespace of project shop must start with "shop-"');
+    expect(n2.message).toContain(
+      'namespace "checkout" is not allowed: a namespace of project shop must start with "shop-"',
+    );
     const s1 = findings((await tenantgate(['validate', `${INVALID}/S1-schema.yaml`])).stderr);
     expect(s1.map((f) => f.message)).toEqual([
       'Project shop: spec.owners[0].kind is "Robot", must be one of User, Group, ServiceAccount',
@@ -94,7 +107,16 @@ describe('tenantgate validate (built CLI)', () => {
     const result = await tenantgate(['validate', '--previous', before, after]);
     expect(result.exitCode).toBe(1);
     const found = findings(result.stderr);
-    expect(found).toEqual([{ file: after, line: 7, col: 11, rule: 'T1', message: 'Project shop: spec.tenant is immutable (was "acme", now "globex"); create a new project for another tenant' }]);
+    expect(found).toEqual([
+      {
+        file: after,
+        line: 7,
+        col: 11,
+        rule: 'T1',
+        message:
+          'Project shop: spec.tenant is immutable (was "acme", now "globex"); create a new project for another tenant',
+      },
+    ]);
     // without the previous version there is nothing to compare with
     expect((await tenantgate(['validate', after])).exitCode).toBe(0);
   });
@@ -105,7 +127,9 @@ describe('tenantgate validate (built CLI)', () => {
     const found = findings(result.stderr);
     expect(found.map((f) => f.file)).toEqual([...found.map((f) => f.file)].sort());
     // N3 also fires across files (shop is declared in several), so check inclusion per rule
-    expect(new Set(found.map((f) => f.rule))).toEqual(new Set(['B1', 'C1', 'H3', 'N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']));
+    expect(new Set(found.map((f) => f.rule))).toEqual(
+      new Set(['B1', 'C1', 'H3', 'N1', 'N2', 'N3', 'N4', 'Q1', 'Q2', 'S1']),
+    );
   });
 
   it('examples/gitops is valid: exit 0', async () => {
@@ -120,8 +144,20 @@ describe('tenantgate validate (built CLI)', () => {
     const report = JSON.parse(bad.stdout) as { projects: number; findings: unknown[] };
     expect(report.projects).toBe(2);
     expect(report.findings).toEqual([
-      { file: `${INVALID}/N4-prefix-overlap.yaml`, line: 5, col: 9, rule: 'N4', message: expect.stringContaining('"pay-" overlaps the prefix "pay-eu-"') },
-      { file: `${INVALID}/N4-prefix-overlap.yaml`, line: 12, col: 9, rule: 'N4', message: expect.stringContaining('"pay-eu-" overlaps the prefix "pay-"') },
+      {
+        file: `${INVALID}/N4-prefix-overlap.yaml`,
+        line: 5,
+        col: 9,
+        rule: 'N4',
+        message: expect.stringContaining('"pay-" overlaps the prefix "pay-eu-"'),
+      },
+      {
+        file: `${INVALID}/N4-prefix-overlap.yaml`,
+        line: 12,
+        col: 9,
+        rule: 'N4',
+        message: expect.stringContaining('"pay-eu-" overlaps the prefix "pay-"'),
+      },
     ]);
     const good = await tenantgate(['validate', '--output', 'json', 'examples/gitops']);
     expect(good.exitCode).toBe(0);
@@ -144,7 +180,8 @@ describe('tenantgate validate (built CLI)', () => {
 
 describe('as a git pre-commit hook (from .pre-commit-hooks.yaml)', () => {
   let repo: string;
-  const git = (...args: string[]) => execa('git', args, { cwd: repo, reject: false, env: { GIT_CONFIG_NOSYSTEM: '1', HOME: repo } });
+  const git = (...args: string[]) =>
+    execa('git', args, { cwd: repo, reject: false, env: { GIT_CONFIG_NOSYSTEM: '1', HOME: repo } });
   const commits = async () => Number((await git('rev-list', '--count', 'HEAD')).stdout || '0');
 
   beforeAll(async () => {
@@ -156,8 +193,21 @@ describe('as a git pre-commit hook (from .pre-commit-hooks.yaml)', () => {
     await git('config', 'core.hooksPath', '.git/hooks');
     // The hook as pre-commit would run it: staged files matching `files`, entry + args + filenames,
     // with `tenantgate` being the built CLI.
-    const [hook] = parse(readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')) as Array<{ id: string; entry: string; args?: string[]; files: string; pass_filenames: boolean; language: string }>;
-    expect(hook).toMatchObject({ id: 'tenantgate-validate', entry: 'tenantgate validate', language: 'node', files: '\\.ya?ml$', pass_filenames: true });
+    const [hook] = parse(readFileSync(join(ROOT, '.pre-commit-hooks.yaml'), 'utf8')) as Array<{
+      id: string;
+      entry: string;
+      args?: string[];
+      files: string;
+      pass_filenames: boolean;
+      language: string;
+    }>;
+    expect(hook).toMatchObject({
+      id: 'tenantgate-validate',
+      entry: 'tenantgate validate',
+      language: 'node',
+      files: '\\.ya?ml$',
+      pass_filenames: true,
+    });
     const command = hook!.entry.replace(/^tenantgate\b/, `"${process.execPath}" "${BIN}"`);
     const script = [
       '#!/bin/sh',
@@ -190,7 +240,9 @@ describe('as a git pre-commit hook (from .pre-commit-hooks.yaml)', () => {
     await git('add', 'shop.yaml');
     const result = await git('commit', '-q', '-m', 'move shop to globex');
     expect(result.exitCode).not.toBe(0);
-    expect(result.stderr).toMatch(/^shop\.yaml:\d+:\d+: \[T1\] Project shop: spec\.tenant is immutable \(was "acme", now "globex"\)/m);
+    expect(result.stderr).toMatch(
+      /^shop\.yaml:\d+:\d+: \[T1\] Project shop: spec\.tenant is immutable \(was "acme", now "globex"\)/m,
+    );
     expect(await commits()).toBe(1);
     await git('reset', '-q', '--hard', 'HEAD');
   });
@@ -200,13 +252,20 @@ describe('as a git pre-commit hook (from .pre-commit-hooks.yaml)', () => {
     await git('add', 'shop.yaml');
     const result = await git('commit', '-q', '-m', 'more cpu for shop-api');
     expect(result.exitCode).not.toBe(0);
-    expect(result.stderr).toMatch(/^shop\.yaml:\d+:\d+: \[Q1\] project shop: namespaces allocate requests\.cpu 6 but the budget is 4/m);
+    expect(result.stderr).toMatch(
+      /^shop\.yaml:\d+:\d+: \[Q1\] project shop: namespaces allocate requests\.cpu 6 but the budget is 4/m,
+    );
     expect(await commits()).toBe(1);
     await git('reset', '-q', '--hard', 'HEAD');
   });
 
   it('commits a valid change (a raised budget with it), and files that are not YAML pass untouched', async () => {
-    writeFileSync(join(repo, 'shop.yaml'), fixture('shop.yaml').replace('requests.cpu: "3"', 'requests.cpu: "5"').replace('requests.cpu: "4"', 'requests.cpu: "6"'));
+    writeFileSync(
+      join(repo, 'shop.yaml'),
+      fixture('shop.yaml')
+        .replace('requests.cpu: "3"', 'requests.cpu: "5"')
+        .replace('requests.cpu: "4"', 'requests.cpu: "6"'),
+    );
     writeFileSync(join(repo, 'README.md'), 'still not yaml\n');
     await git('add', '.');
     const result = await git('commit', '-q', '-m', 'bigger shop');

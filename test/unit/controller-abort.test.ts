@@ -11,12 +11,22 @@ function setup(project: Project) {
   const writes: string[] = [];
   const snapshot = MemorySnapshot.of({
     projects: [project],
-    namespaces: ['a', 'b', 'c'].map((n) => ({ metadata: { name: `shop-${n}`, uid: `ns-${n}`, labels: { 'tenantgate.io/project': 'shop', 'tenantgate.io/tenant': 'acme' }, annotations: { 'tenantgate.io/project-uid': 'u1' } } })),
+    namespaces: ['a', 'b', 'c'].map((n) => ({
+      metadata: {
+        name: `shop-${n}`,
+        uid: `ns-${n}`,
+        labels: { 'tenantgate.io/project': 'shop', 'tenantgate.io/tenant': 'acme' },
+        annotations: { 'tenantgate.io/project-uid': 'u1' },
+      },
+    })),
   });
   const informers = { snapshot, applyWritten: () => {}, forget: () => {} } as unknown as Informers;
   // Every API call the steps could make, recorded; each write answers with the object it was given.
   const api = {
-    addFinalizer: async (p: Project) => (writes.push('addFinalizer'), { ...p, metadata: { ...p.metadata, finalizers: ['tenantgate.io/cascade-delete'] } }),
+    addFinalizer: async (p: Project) => (
+      writes.push('addFinalizer'),
+      { ...p, metadata: { ...p.metadata, finalizers: ['tenantgate.io/cascade-delete'] } }
+    ),
     replaceStatus: async (p: Project, status: Project['status']) => (writes.push('replaceStatus'), { ...p, status }),
     createQuota: async () => (writes.push('createQuota'), 'exists' as const),
     deleteNamespace: async (name: string) => (writes.push(`deleteNamespace ${name}`), 'deleted' as const),
@@ -30,7 +40,12 @@ function setup(project: Project) {
 const project = (deleting: boolean): Project => ({
   apiVersion: 'tenantgate.io/v1alpha1',
   kind: 'Project',
-  metadata: { name: 'shop', uid: 'u1', generation: 1, ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['tenantgate.io/cascade-delete'] } : {}) },
+  metadata: {
+    name: 'shop',
+    uid: 'u1',
+    generation: 1,
+    ...(deleting ? { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['tenantgate.io/cascade-delete'] } : {}),
+  },
   spec: { tenant: 'acme', quota: { hard: { pods: '10' } }, namespaceDefaults: { quota: { hard: { pods: '1' } } } },
 });
 

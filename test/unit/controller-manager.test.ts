@@ -41,7 +41,12 @@ describe('Manager', () => {
     const { events, runnable, campaign } = recorder();
     const leading: boolean[] = [];
     const m = new Manager({ leaderElection: true, onLeading: (l) => leading.push(l) });
-    m.add(runnable('reconcilers', true)).add(runnable('fleet-loop', false)).add(runnable('probes', false, 'servers')).add(runnable('metrics', false, 'servers')).add(runnable('caches', false, 'caches')).useLeaseCampaign(campaign);
+    m.add(runnable('reconcilers', true))
+      .add(runnable('fleet-loop', false))
+      .add(runnable('probes', false, 'servers'))
+      .add(runnable('metrics', false, 'servers'))
+      .add(runnable('caches', false, 'caches'))
+      .useLeaseCampaign(campaign);
     await m.start();
     expect(events).toEqual(['start probes', 'start metrics', 'start caches', 'campaign start']);
     m.wonLease();
@@ -65,7 +70,15 @@ describe('Manager', () => {
 
     events.length = 0;
     await m.stop();
-    expect(events).toEqual(['campaign stop', 'stop reconcilers (shutdown)', 'stop fleet-loop (shutdown)', 'release', 'stop caches (shutdown)', 'stop metrics (shutdown)', 'stop probes (shutdown)']);
+    expect(events).toEqual([
+      'campaign stop',
+      'stop reconcilers (shutdown)',
+      'stop fleet-loop (shutdown)',
+      'release',
+      'stop caches (shutdown)',
+      'stop metrics (shutdown)',
+      'stop probes (shutdown)',
+    ]);
     expect(leading.at(-1)).toBe(false);
   });
 
@@ -92,6 +105,8 @@ describe('Manager', () => {
 
   it('refuses a runnable that needs the lease outside the group "others"', () => {
     const { runnable } = recorder();
-    expect(() => new Manager({ leaderElection: true }).add(runnable('view', true, 'servers'))).toThrow('runnable view: one that needs the lease belongs to the group "others", not "servers"');
+    expect(() => new Manager({ leaderElection: true }).add(runnable('view', true, 'servers'))).toThrow(
+      'runnable view: one that needs the lease belongs to the group "others", not "servers"',
+    );
   });
 });

@@ -9,7 +9,13 @@ afterEach(async () => {
 });
 
 async function readyz(state: { ready: boolean; current: boolean }): Promise<{ status: number; text: string }> {
-  served = await serveProbes({ port: 0, host: '127.0.0.1', healthy: () => true, ready: () => state.ready, current: () => state.current });
+  served = await serveProbes({
+    port: 0,
+    host: '127.0.0.1',
+    healthy: () => true,
+    ready: () => state.ready,
+    current: () => state.current,
+  });
   const r = await fetch(`http://127.0.0.1:${served.port}/readyz`);
   return { status: r.status, text: await r.text() };
 }
@@ -20,7 +26,10 @@ describe('controller /readyz', () => {
   });
 
   it('is 503 while a watch re-lists, reconnects or is broken (an API server or etcd restart), though synced once', async () => {
-    expect(await readyz({ ready: true, current: false })).toEqual({ status: 503, text: 'a watch is re-listing or broken\n' });
+    expect(await readyz({ ready: true, current: false })).toEqual({
+      status: 503,
+      text: 'a watch is re-listing or broken\n',
+    });
   });
 
   it('is 200 when synced and every watch is connected', async () => {

@@ -5,7 +5,13 @@ import { aNamespace, aQuota } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { classifyNamespaces, remainingReport } from '../../src/controller/cascade.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
-import { computeStatus, statusEquals, withTransitionTimes, budgetUse, type CascadeReport } from '../../src/controller/status.js';
+import {
+  computeStatus,
+  statusEquals,
+  withTransitionTimes,
+  budgetUse,
+  type CascadeReport,
+} from '../../src/controller/status.js';
 import { parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import {
@@ -35,7 +41,16 @@ function project(overrides: Partial<Project['spec']> = {}, meta: Partial<Project
 }
 
 /** A namespace of project pay (tenant acme, uid-pay) unless told otherwise; '' leaves a label out, null the uid. */
-function ns(name: string, opts: { project?: string; tenant?: string; uid?: string | null; terminating?: boolean; conditions?: NonNullable<NamespaceObject['status']>['conditions'] } = {}): NamespaceObject {
+function ns(
+  name: string,
+  opts: {
+    project?: string;
+    tenant?: string;
+    uid?: string | null;
+    terminating?: boolean;
+    conditions?: NonNullable<NamespaceObject['status']>['conditions'];
+  } = {},
+): NamespaceObject {
   const project = opts.project ?? 'pay';
   const tenant = opts.tenant ?? 'acme';
   const base = aNamespace(name, {
@@ -44,11 +59,23 @@ function ns(name: string, opts: { project?: string; tenant?: string; uid?: strin
     ...(opts.terminating ? { terminating: true } : {}),
     ...(opts.conditions ? { conditions: opts.conditions } : {}),
   });
-  return { ...base, metadata: { annotations: {}, ...base.metadata, ...(opts.terminating ? { deletionTimestamp: NOW } : {}) }, status: { phase: opts.terminating ? 'Terminating' : 'Active', ...(opts.conditions ? { conditions: opts.conditions } : {}) } };
+  return {
+    ...base,
+    metadata: { annotations: {}, ...base.metadata, ...(opts.terminating ? { deletionTimestamp: NOW } : {}) },
+    status: {
+      phase: opts.terminating ? 'Terminating' : 'Active',
+      ...(opts.conditions ? { conditions: opts.conditions } : {}),
+    },
+  };
 }
 
-const quota = (namespace: string, hard: Record<string, string>, used: Record<string, string> = {}, name = 'tenantgate-quota', scopes?: string[]): ResourceQuotaObject =>
-  aQuota(namespace, hard, { name, used, ...(scopes ? { scopes } : {}) });
+const quota = (
+  namespace: string,
+  hard: Record<string, string>,
+  used: Record<string, string> = {},
+  name = 'tenantgate-quota',
+  scopes?: string[],
+): ResourceQuotaObject => aQuota(namespace, hard, { name, used, ...(scopes ? { scopes } : {}) });
 
 const cond = (s: ProjectStatus, type: string) => s.conditions?.find((c) => c.type === type);
 
@@ -94,21 +121,34 @@ describe('computeStatus (CR3)', () => {
     expect(cond(s, 'NamespacesHealthy')).toMatchObject({ status: 'False', reason: 'QuotaMissing' });
     expect(cond(s, 'NamespacesHealthy')?.message).toContain('pay-api: QuotaMissing');
     // An uncovered namespace counts with the defaults (the rule engine's allocation), so this is also over budget.
-    expect(cond(s, 'QuotaWithinBudget')).toMatchObject({ status: 'False', message: 'requests.cpu: 30 allocated, budget 20 (pay-api 30 (default, no quota yet))' });
+    expect(cond(s, 'QuotaWithinBudget')).toMatchObject({
+      status: 'False',
+      message: 'requests.cpu: 30 allocated, budget 20 (pay-api 30 (default, no quota yet))',
+    });
     expect(cond(s, 'Ready')).toMatchObject({ status: 'False', reason: 'OverBudget' });
     expect(s.phase).toBe('Degraded');
   });
 
   it('QuotaMismatch when a declared namespace has another quota than declared (or than the defaults)', () => {
-    const p = project({ namespaces: [{ name: 'pay-api', quota: { hard: { 'requests.cpu': '8', pods: '50' } } }, { name: 'pay-web' }] });
+    const p = project({
+      namespaces: [{ name: 'pay-api', quota: { hard: { 'requests.cpu': '8', pods: '50' } } }, { name: 'pay-web' }],
+    });
     const snap = MemorySnapshot.of({
       projects: [p],
       namespaces: [ns('pay-api'), ns('pay-web')],
-      quotas: [quota('pay-api', { 'requests.cpu': '8000m', pods: '40' }), quota('pay-web', { 'requests.cpu': '2', pods: '10' })],
+      quotas: [
+        quota('pay-api', { 'requests.cpu': '8000m', pods: '40' }),
+        quota('pay-web', { 'requests.cpu': '2', pods: '10' }),
+      ],
     });
     const s = computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW });
     expect(s.namespaces).toEqual([
-      { name: 'pay-api', health: 'QuotaMismatch', phase: 'Active', message: 'effective quota differs from the declaration: pods is 40 (declared 50)' },
+      {
+        name: 'pay-api',
+        health: 'QuotaMismatch',
+        phase: 'Active',
+        message: 'effective quota differs from the declaration: pods is 40 (declared 50)',
+      },
       { name: 'pay-web', health: 'Healthy', phase: 'Active' },
     ]);
     expect(cond(s, 'NamespacesHealthy')?.reason).toBe('QuotaMismatch');
@@ -118,13 +158,23 @@ describe('computeStatus (CR3)', () => {
     const p = project({ namespaces: [{ name: 'pay-other' }] });
     const snap = MemorySnapshot.of({
       projects: [p],
-      namespaces: [ns('pay-api', { tenant: 'globex' }), ns('pay-other', { project: 'other' }), ns('pay-old', { uid: 'uid-old' })],
+      namespaces: [
+        ns('pay-api', { tenant: 'globex' }),
+        ns('pay-other', { project: 'other' }),
+        ns('pay-old', { uid: 'uid-old' }),
+      ],
       quotas: ['pay-api', 'pay-other', 'pay-old'].map((n) => quota(n, { 'requests.cpu': '2', pods: '10' })),
     });
     const s = computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW });
     const byName = Object.fromEntries((s.namespaces ?? []).map((n) => [n.name, n]));
-    expect(byName['pay-api']).toMatchObject({ health: 'LabelMismatch', message: 'label tenantgate.io/tenant is "globex", expected "acme"' });
-    expect(byName['pay-other']).toMatchObject({ health: 'LabelMismatch', message: 'label tenantgate.io/project is "other", expected "pay"' });
+    expect(byName['pay-api']).toMatchObject({
+      health: 'LabelMismatch',
+      message: 'label tenantgate.io/tenant is "globex", expected "acme"',
+    });
+    expect(byName['pay-other']).toMatchObject({
+      health: 'LabelMismatch',
+      message: 'label tenantgate.io/project is "other", expected "pay"',
+    });
     expect(byName['pay-old']?.health).toBe('LabelMismatch');
     expect(byName['pay-old']?.message).toContain('annotation tenantgate.io/project-uid is "uid-old"');
     expect(s.namespaceCount).toBe(2); // pay-other is labelled for another project
@@ -135,8 +185,13 @@ describe('computeStatus (CR3)', () => {
     const p = project({ namespaces: [{ name: 'pay-api' }, { name: 'pay-eu', cluster: 'eu' }] });
     const snap = MemorySnapshot.of({ projects: [p] });
     const s = computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW });
-    expect(s.namespaces).toEqual([{ name: 'pay-api', health: 'Missing', message: 'declared in spec.namespaces but does not exist' }]);
-    expect(cond(s, 'NamespacesHealthy')).toMatchObject({ status: 'True', message: '0 namespaces healthy; pay-api Missing' });
+    expect(s.namespaces).toEqual([
+      { name: 'pay-api', health: 'Missing', message: 'declared in spec.namespaces but does not exist' },
+    ]);
+    expect(cond(s, 'NamespacesHealthy')).toMatchObject({
+      status: 'True',
+      message: '0 namespaces healthy; pay-api Missing',
+    });
     expect(s.phase).toBe('Active');
     expect(s.budgetUse).toBe('pods 0/100'); // a tie: the first resource by name
   });
@@ -146,7 +201,10 @@ describe('computeStatus (CR3)', () => {
       projects: [project()],
       namespaces: [ns('pay-api'), ns('pay-web')],
       // pay-api filled 14 CPU, then its quota was lowered to 1; pay-web took the "freed" room
-      quotas: [quota('pay-api', { 'requests.cpu': '1', pods: '10' }, { 'requests.cpu': '14', pods: '7' }), quota('pay-web', { 'requests.cpu': '12', pods: '10' }, { 'requests.cpu': '12', pods: '6' })],
+      quotas: [
+        quota('pay-api', { 'requests.cpu': '1', pods: '10' }, { 'requests.cpu': '14', pods: '7' }),
+        quota('pay-web', { 'requests.cpu': '12', pods: '10' }, { 'requests.cpu': '12', pods: '6' }),
+      ],
     });
     const s = computeStatus({ project: project(), snapshot: snap, cluster: '', now: NOW });
     expect(cond(s, 'QuotaWithinBudget')).toMatchObject({
@@ -162,7 +220,10 @@ describe('computeStatus (CR3)', () => {
     const snap = MemorySnapshot.of({
       projects: [project()],
       namespaces: [ns('pay-api'), ns('pay-web')],
-      quotas: [quota('pay-api', { 'requests.cpu': '16', pods: '10' }), quota('pay-web', { 'requests.cpu': '8', pods: '10' })],
+      quotas: [
+        quota('pay-api', { 'requests.cpu': '16', pods: '10' }),
+        quota('pay-web', { 'requests.cpu': '8', pods: '10' }),
+      ],
     });
     const s = computeStatus({ project: project(), snapshot: snap, cluster: '', now: NOW });
     expect(cond(s, 'QuotaWithinBudget')).toMatchObject({
@@ -177,8 +238,15 @@ describe('computeStatus (CR3)', () => {
   });
 
   it('uses the per-cluster budget and the namespaces placed on that cluster', () => {
-    const p = project({ clusters: { eu: { quota: { hard: { 'requests.cpu': '4' } } } }, namespaces: [{ name: 'pay-us', cluster: 'us' }] });
-    const snap = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-api')], quotas: [quota('pay-api', { 'requests.cpu': '3' })] });
+    const p = project({
+      clusters: { eu: { quota: { hard: { 'requests.cpu': '4' } } } },
+      namespaces: [{ name: 'pay-us', cluster: 'us' }],
+    });
+    const snap = MemorySnapshot.of({
+      projects: [p],
+      namespaces: [ns('pay-api')],
+      quotas: [quota('pay-api', { 'requests.cpu': '3' })],
+    });
     const s = computeStatus({ project: p, snapshot: snap, cluster: 'eu', now: NOW });
     expect(s.allocated).toEqual({ 'requests.cpu': '3' });
     expect(s.headroom).toEqual({ 'requests.cpu': '1' });
@@ -188,9 +256,19 @@ describe('computeStatus (CR3)', () => {
 
   it('Terminating: NamespacesRemaining lists the namespaces with their deletion conditions and the ones left in place', () => {
     const p = project({}, { deletionTimestamp: NOW, finalizers: ['tenantgate.io/cascade-delete'] });
-    const snap = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-api', { terminating: true }), ns('pay-x', { uid: null })] });
+    const snap = MemorySnapshot.of({
+      projects: [p],
+      namespaces: [ns('pay-api', { terminating: true }), ns('pay-x', { uid: null })],
+    });
     const cascade: CascadeReport = {
-      remaining: [{ name: 'pay-api', phase: 'Terminating', deleting: true, conditions: ['NamespaceContentRemaining: Some resources are remaining: configmaps. has 3 resource instances'] }],
+      remaining: [
+        {
+          name: 'pay-api',
+          phase: 'Terminating',
+          deleting: true,
+          conditions: ['NamespaceContentRemaining: Some resources are remaining: configmaps. has 3 resource instances'],
+        },
+      ],
       foreign: [{ name: 'pay-x', reason: 'no tenantgate.io/project-uid annotation' }],
     };
     const s = computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW, cascade });
@@ -201,16 +279,36 @@ describe('computeStatus (CR3)', () => {
       'waiting for 1 namespace to be deleted: pay-api (NamespaceContentRemaining: Some resources are remaining: configmaps. has 3 resource instances); not deleted: pay-x (no tenantgate.io/project-uid annotation)',
     );
     expect(s.namespaces).toEqual([
-      { name: 'pay-api', health: 'Terminating', phase: 'Terminating', message: 'NamespaceContentRemaining: Some resources are remaining: configmaps. has 3 resource instances' },
-      { name: 'pay-x', health: 'LabelMismatch', phase: 'Active', message: 'no tenantgate.io/project-uid annotation: not deleted with the project' },
+      {
+        name: 'pay-api',
+        health: 'Terminating',
+        phase: 'Terminating',
+        message: 'NamespaceContentRemaining: Some resources are remaining: configmaps. has 3 resource instances',
+      },
+      {
+        name: 'pay-x',
+        health: 'LabelMismatch',
+        phase: 'Active',
+        message: 'no tenantgate.io/project-uid annotation: not deleted with the project',
+      },
     ]);
     expect(cond(s, 'Ready')).toMatchObject({ status: 'False', reason: 'Terminating' });
-    const done = computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW, cascade: { remaining: [], foreign: cascade.foreign } });
+    const done = computeStatus({
+      project: p,
+      snapshot: snap,
+      cluster: '',
+      now: NOW,
+      cascade: { remaining: [], foreign: cascade.foreign },
+    });
     expect(cond(done, 'NamespacesRemaining')).toMatchObject({ status: 'False', reason: 'NoNamespacesRemaining' });
   });
 
   it('is stable: the status computed for a project that already has it compares equal (no write), times are kept', () => {
-    const snap = MemorySnapshot.of({ projects: [project()], namespaces: [ns('pay-api')], quotas: [quota('pay-api', { 'requests.cpu': '2', pods: '10' })] });
+    const snap = MemorySnapshot.of({
+      projects: [project()],
+      namespaces: [ns('pay-api')],
+      quotas: [quota('pay-api', { 'requests.cpu': '2', pods: '10' })],
+    });
     const first = computeStatus({ project: project(), snapshot: snap, cluster: '', now: NOW });
     const withStatus = { ...project(), status: first };
     const second = computeStatus({ project: withStatus, snapshot: snap, cluster: '', now: LATER });
@@ -254,7 +352,12 @@ describe('statusEquals / withTransitionTimes', () => {
     expect(out.conditions?.map((c) => c.lastTransitionTime)).toEqual([LATER, NOW, LATER]);
   });
   it('budgetUse picks the tightest resource by ratio', () => {
-    expect(budgetUse(parseResources({ 'requests.cpu': '20', 'requests.memory': '64Gi' }), parseResources({ 'requests.cpu': '10', 'requests.memory': '48Gi' }))).toBe('requests.memory 48Gi/64Gi');
+    expect(
+      budgetUse(
+        parseResources({ 'requests.cpu': '20', 'requests.memory': '64Gi' }),
+        parseResources({ 'requests.cpu': '10', 'requests.memory': '48Gi' }),
+      ),
+    ).toBe('requests.memory 48Gi/64Gi');
     expect(budgetUse(new Map(), new Map())).toBeUndefined();
   });
 });
@@ -265,7 +368,10 @@ describe('planDefaultQuotas (CR4)', () => {
     const snap = MemorySnapshot.of({
       projects: [p],
       namespaces: [ns('pay-a'), ns('pay-b'), ns('pay-c'), ns('pay-d'), ns('pay-gone', { terminating: true })],
-      quotas: [quota('pay-d', { 'requests.cpu': '10', pods: '10' }), quota('pay-gone', { 'requests.cpu': '0', pods: '0' }, {}, 'other')],
+      quotas: [
+        quota('pay-d', { 'requests.cpu': '10', pods: '10' }),
+        quota('pay-gone', { 'requests.cpu': '0', pods: '0' }, {}, 'other'),
+      ],
     });
     // Budget 20 cpu: d has 10; a asks 6 (declared); b asks 2 (defaults); c asks 2 → 20, fits exactly.
     const plan = planDefaultQuotas(p, snap, '', processNow());
@@ -286,15 +392,24 @@ describe('planDefaultQuotas (CR4)', () => {
     });
     const plan = planDefaultQuotas(p, snap, '', processNow());
     expect(plan.create).toEqual([]);
-    expect(plan.blocked.get('pay-b')).toBe('quota tenantgate-quota does not fit the project budget: requests.cpu 2 asked, 1 of 20 left');
+    expect(plan.blocked.get('pay-b')).toBe(
+      'quota tenantgate-quota does not fit the project budget: requests.cpu 2 asked, 1 of 20 left',
+    );
     const bare = project({ namespaceDefaults: undefined });
-    const plan2 = planDefaultQuotas(bare, MemorySnapshot.of({ projects: [bare], namespaces: [ns('pay-a')] }), '', processNow());
+    const plan2 = planDefaultQuotas(
+      bare,
+      MemorySnapshot.of({ projects: [bare], namespaces: [ns('pay-a')] }),
+      '',
+      processNow(),
+    );
     expect(plan2.blocked.get('pay-a')).toContain('neither a quota for it nor namespaceDefaults.quota');
   });
 
   it('plans nothing for a project being deleted', () => {
     const p = project({}, { deletionTimestamp: NOW });
-    expect(planDefaultQuotas(p, MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')] }), '', processNow()).create).toEqual([]);
+    expect(
+      planDefaultQuotas(p, MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')] }), '', processNow()).create,
+    ).toEqual([]);
   });
 });
 
@@ -305,7 +420,11 @@ function toLua(value: unknown): string {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'string') {
     let out = '"';
-    for (const byte of Buffer.from(value, 'utf8')) out += byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`;
+    for (const byte of Buffer.from(value, 'utf8'))
+      out +=
+        byte >= 0x20 && byte < 0x7f && byte !== 0x22 && byte !== 0x5c
+          ? String.fromCharCode(byte)
+          : `\\${String(byte).padStart(3, '0')}`;
     return `${out}"`;
   }
   if (Array.isArray(value)) return `{${value.map(toLua).join(', ')}}`;
@@ -318,17 +437,28 @@ function toLua(value: unknown): string {
 describe('the status agrees with the Argo CD health check (manifests/argocd/health-project.lua)', () => {
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const health = (p: Project): { status: string; message: string } => {
-    const r = spawnSync(process.env['LUA'] ?? 'lua5.4', [`${root}test/fixtures/lua/run-health.lua`, `${root}manifests/argocd/health-project.lua`], { input: toLua(p), encoding: 'utf8', timeout: 10_000 });
+    const r = spawnSync(
+      process.env['LUA'] ?? 'lua5.4',
+      [`${root}test/fixtures/lua/run-health.lua`, `${root}manifests/argocd/health-project.lua`],
+      { input: toLua(p), encoding: 'utf8', timeout: 10_000 },
+    );
     if (r.error) throw r.error;
     if (r.status !== 0) throw new Error(r.stderr);
     const line = r.stdout.replace(/\n$/, '');
     return { status: line.slice(0, line.indexOf('\t')), message: line.slice(line.indexOf('\t') + 1) };
   };
-  const withStatus = (p: Project, snap: MemorySnapshot, cascade?: CascadeReport): Project => ({ ...p, status: computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW, ...(cascade ? { cascade } : {}) }) });
+  const withStatus = (p: Project, snap: MemorySnapshot, cascade?: CascadeReport): Project => ({
+    ...p,
+    status: computeStatus({ project: p, snapshot: snap, cluster: '', now: NOW, ...(cascade ? { cascade } : {}) }),
+  });
 
   it('Healthy when Ready; Progressing before the first status and for a newer generation', () => {
     const p = project();
-    const snap = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')], quotas: [quota('pay-a', { 'requests.cpu': '2', pods: '10' })] });
+    const snap = MemorySnapshot.of({
+      projects: [p],
+      namespaces: [ns('pay-a')],
+      quotas: [quota('pay-a', { 'requests.cpu': '2', pods: '10' })],
+    });
     expect(health(withStatus(p, snap))).toEqual({ status: 'Healthy', message: 'the project is ready' });
     expect(health(p).status).toBe('Progressing');
     expect(health({ ...withStatus(p, snap), metadata: { ...p.metadata, generation: 4 } }).status).toBe('Progressing');
@@ -341,16 +471,33 @@ describe('the status agrees with the Argo CD health check (manifests/argocd/heal
 
   it('Degraded with the numbers when over budget, and with the namespaces when unhealthy', () => {
     const p = project();
-    const over = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')], quotas: [quota('pay-a', { 'requests.cpu': '21', pods: '10' })] });
-    expect(health(withStatus(p, over))).toEqual({ status: 'Degraded', message: 'requests.cpu: 21 allocated, budget 20 (pay-a 21)' });
-    const mismatch = MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a', { tenant: 'globex' })], quotas: [quota('pay-a', { 'requests.cpu': '2', pods: '10' })] });
-    expect(health(withStatus(p, mismatch))).toEqual({ status: 'Degraded', message: 'pay-a: LabelMismatch (label tenantgate.io/tenant is "globex", expected "acme")' });
+    const over = MemorySnapshot.of({
+      projects: [p],
+      namespaces: [ns('pay-a')],
+      quotas: [quota('pay-a', { 'requests.cpu': '21', pods: '10' })],
+    });
+    expect(health(withStatus(p, over))).toEqual({
+      status: 'Degraded',
+      message: 'requests.cpu: 21 allocated, budget 20 (pay-a 21)',
+    });
+    const mismatch = MemorySnapshot.of({
+      projects: [p],
+      namespaces: [ns('pay-a', { tenant: 'globex' })],
+      quotas: [quota('pay-a', { 'requests.cpu': '2', pods: '10' })],
+    });
+    expect(health(withStatus(p, mismatch))).toEqual({
+      status: 'Degraded',
+      message: 'pay-a: LabelMismatch (label tenantgate.io/tenant is "globex", expected "acme")',
+    });
   });
 
   it('Progressing with the remaining namespaces while Terminating', () => {
     const p = project({}, { deletionTimestamp: NOW });
     const cascade: CascadeReport = { remaining: [{ name: 'pay-a', deleting: true, conditions: [] }], foreign: [] };
-    expect(health(withStatus(p, MemorySnapshot.of({ projects: [p] }), cascade))).toEqual({ status: 'Progressing', message: 'waiting for 1 namespace to be deleted: pay-a' });
+    expect(health(withStatus(p, MemorySnapshot.of({ projects: [p] }), cascade))).toEqual({
+      status: 'Progressing',
+      message: 'waiting for 1 namespace to be deleted: pay-a',
+    });
   });
 });
 
@@ -375,9 +522,24 @@ describe('cascade classification and report (CR2)', () => {
     const deleting = ns('pay-a', {
       terminating: true,
       conditions: [
-        { type: 'NamespaceDeletionDiscoveryFailure', status: 'False', reason: 'ResourcesDiscovered', message: 'All resources successfully discovered' },
-        { type: 'NamespaceContentRemaining', status: 'True', reason: 'SomeResourcesRemain', message: 'Some resources are remaining: configmaps. has 1 resource instances' },
-        { type: 'NamespaceFinalizersRemaining', status: 'True', reason: 'SomeFinalizersRemain', message: 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances' },
+        {
+          type: 'NamespaceDeletionDiscoveryFailure',
+          status: 'False',
+          reason: 'ResourcesDiscovered',
+          message: 'All resources successfully discovered',
+        },
+        {
+          type: 'NamespaceContentRemaining',
+          status: 'True',
+          reason: 'SomeResourcesRemain',
+          message: 'Some resources are remaining: configmaps. has 1 resource instances',
+        },
+        {
+          type: 'NamespaceFinalizersRemaining',
+          status: 'True',
+          reason: 'SomeFinalizersRemain',
+          message: 'Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances',
+        },
       ],
     });
     expect(remainingReport([deleting, ns('pay-b')], [])).toEqual({

@@ -12,13 +12,18 @@ const quota = (used: string, extra: Record<string, unknown> = {}) => ({
   status: { hard: { 'requests.cpu': '4' }, used: { 'requests.cpu': used } },
   ...extra,
 });
-const update = (old: object, object: object, kind: CacheEvent['kind'] = 'ResourceQuota'): CacheEvent => ({ kind, type: 'update', old, object } as CacheEvent);
+const update = (old: object, object: object, kind: CacheEvent['kind'] = 'ResourceQuota'): CacheEvent =>
+  ({ kind, type: 'update', old, object }) as CacheEvent;
 
 describe('the controller settles usage-only quota changes', () => {
   it('a pod started or gone (status.used alone) settles; anything else reconciles at once', () => {
     expect(onlyUsageChanged(update(quota('1'), quota('2')))).toBe(true);
     expect(onlyUsageChanged(update(quota('1'), quota('2', { spec: { hard: { 'requests.cpu': '5' } } })))).toBe(false);
-    expect(onlyUsageChanged(update(quota('1'), quota('1', { status: { hard: { 'requests.cpu': '5' }, used: { 'requests.cpu': '1' } } })))).toBe(false);
+    expect(
+      onlyUsageChanged(
+        update(quota('1'), quota('1', { status: { hard: { 'requests.cpu': '5' }, used: { 'requests.cpu': '1' } } })),
+      ),
+    ).toBe(false);
     const relabelled = quota('1');
     relabelled.metadata.labels = { team: 'b' };
     expect(onlyUsageChanged(update(quota('1'), relabelled))).toBe(false);
@@ -33,10 +38,15 @@ describe('the controller settles usage-only quota changes', () => {
 describe('the controller queues usage-only quota changes after the settle interval (the wiring in controller.ts)', () => {
   // What startController does with its informers' events, on the real key mapper and the term's work
   // queue; the informers are a snapshot and a listener list, the clock is vitest's.
-  const snapshot = MemorySnapshot.of({ namespaces: [{ metadata: { name: 'payments-api', labels: { 'tenantgate.io/project': 'payments' } } }] });
+  const snapshot = MemorySnapshot.of({
+    namespaces: [{ metadata: { name: 'payments-api', labels: { 'tenantgate.io/project': 'payments' } } }],
+  });
   function wire(usageSettleMs: number | undefined, leading = true) {
     const listeners: Array<(e: CacheEvent) => void> = [];
-    const informers = { snapshot, onEvent: (l: (e: CacheEvent) => void) => void listeners.push(l) } as unknown as Informers;
+    const informers = {
+      snapshot,
+      onEvent: (l: (e: CacheEvent) => void) => void listeners.push(l),
+    } as unknown as Informers;
     const queue = new WorkQueue<string>();
     queueCacheEvents(informers, new KeyMapper(informers), () => (leading ? queue : undefined), usageSettleMs);
     const emit = (e: CacheEvent) => listeners.forEach((l) => l(e));

@@ -77,7 +77,10 @@ describe('MaxOfRateLimiter / default', () => {
     expect(l.when('a')).toBe(10);
     for (let i = 0; i < 98; i++) l.when(`k${i}`);
     expect(l.when('b')).toBe(100); // the bucket is empty: 1/qps
-    const m = new MaxOfRateLimiter<string>(new ItemExponentialRateLimiter(1, 4), new ItemExponentialRateLimiter(3, 100));
+    const m = new MaxOfRateLimiter<string>(
+      new ItemExponentialRateLimiter(1, 4),
+      new ItemExponentialRateLimiter(3, 100),
+    );
     expect([m.when('a'), m.when('a'), m.when('a')]).toEqual([3, 6, 12]);
     expect(m.retries('a')).toBe(3);
     m.forget('a');

@@ -23,16 +23,28 @@ import { aNamespace, aProject, aQuota } from '../support/fixtures.js';
 
 const HOURS = 500;
 /** The price sheets as written: one in the `requests.` spelling, one in the bare spelling. */
-const REQUESTS_SHEET = { 'requests.cpu': { price: '0.05', per: '1' }, 'requests.memory': { price: '0.01', per: '1Gi' } };
+const REQUESTS_SHEET = {
+  'requests.cpu': { price: '0.05', per: '1' },
+  'requests.memory': { price: '0.01', per: '1Gi' },
+};
 const BARE_SHEET = { cpu: { price: '0.05', per: '1' }, memory: { price: '0.01', per: '1Gi' } };
 const configOf = (sheet: Record<string, { price: string; per: string }>): TenantgateConfig =>
-  parseConfig(`pricing:\n  currency: USD\n  hoursPerMonth: ${HOURS}\n  perHour:\n${Object.entries(sheet).map(([r, p]) => `    ${r}: {price: "${p.price}", per: "${p.per}"}`).join('\n')}\n`);
+  parseConfig(
+    `pricing:\n  currency: USD\n  hoursPerMonth: ${HOURS}\n  perHour:\n${Object.entries(sheet)
+      .map(([r, p]) => `    ${r}: {price: "${p.price}", per: "${p.per}"}`)
+      .join('\n')}\n`,
+  );
 
 // --- the oracle ------------------------------------------------------------------------------------
 
 /** Kubernetes' pod evaluator: these bare names count exactly what their `requests.` forms count. */
-const REQUESTS_FORM: Record<string, string> = { cpu: 'requests.cpu', memory: 'requests.memory', 'ephemeral-storage': 'requests.ephemeral-storage' };
-const counted = (name: string): string => REQUESTS_FORM[name] ?? (name.startsWith('hugepages-') ? `requests.${name}` : name);
+const REQUESTS_FORM: Record<string, string> = {
+  cpu: 'requests.cpu',
+  memory: 'requests.memory',
+  'ephemeral-storage': 'requests.ephemeral-storage',
+};
+const counted = (name: string): string =>
+  REQUESTS_FORM[name] ?? (name.startsWith('hugepages-') ? `requests.${name}` : name);
 const value = (raw: string | number): number => Number(Quantity.parse(String(raw)).toDecimalString());
 
 /** Dollars per unit and month, per counted name, from the sheet as written: price ÷ per × hours. */
@@ -58,10 +70,14 @@ function enforced(quotas: readonly ResourceQuotaObject[]): Map<string, number> {
 }
 
 /** Σ over namespaces of Σ over priced names of enforced × rate, in cents (the fixtures' amounts are whole cents). */
-function oracleCents(byNamespace: ReadonlyArray<readonly ResourceQuotaObject[]>, sheet: Record<string, { price: string; per: string }>): number {
+function oracleCents(
+  byNamespace: ReadonlyArray<readonly ResourceQuotaObject[]>,
+  sheet: Record<string, { price: string; per: string }>,
+): number {
   const rate = rates(sheet);
   let total = 0;
-  for (const quotas of byNamespace) for (const [c, v] of enforced(quotas)) total += Math.round(v * (rate.get(c) ?? 0) * 100);
+  for (const quotas of byNamespace)
+    for (const [c, v] of enforced(quotas)) total += Math.round(v * (rate.get(c) ?? 0) * 100);
   return total;
 }
 
@@ -82,15 +98,36 @@ describe('tiers × cost: a budget and quotas spelled cpu / memory, priced in the
     tiers: { production: { quota: { hard: { cpu: '4' } } } },
     costBudget: { monthly },
   });
-  const tierQuota = (ns: string, cpu: string) => aQuota(ns, { cpu }, { name: 'tenantgate-quota-production', spec: { scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['production'] }] } } });
-  const otherTiers = (ns: string) => aQuota(ns, { pods: '0' }, { name: 'tenantgate-quota-other-tiers', spec: { scopeSelector: otherTiersScopeSelector(TIERS) } });
+  const tierQuota = (ns: string, cpu: string) =>
+    aQuota(
+      ns,
+      { cpu },
+      {
+        name: 'tenantgate-quota-production',
+        spec: {
+          scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['production'] }] },
+        },
+      },
+    );
+  const otherTiers = (ns: string) =>
+    aQuota(
+      ns,
+      { pods: '0' },
+      { name: 'tenantgate-quota-other-tiers', spec: { scopeSelector: otherTiersScopeSelector(TIERS) } },
+    );
   const quotasOf = (ns: string, hard: ResourceList) => [aQuota(ns, hard), tierQuota(ns, '2'), otherTiers(ns)];
   const A = { cpu: '6', memory: '16Gi' };
   const B = { cpu: '4', memory: '8Gi' };
-  const cluster = (p: Project) => MemorySnapshot.of({ projects: [p], namespaces: ['ml-a', 'ml-b'].map((n) => aNamespace(n, { project: 'ml' })), quotas: [...quotasOf('ml-a', A), ...quotasOf('ml-b', B)] });
+  const cluster = (p: Project) =>
+    MemorySnapshot.of({
+      projects: [p],
+      namespaces: ['ml-a', 'ml-b'].map((n) => aNamespace(n, { project: 'ml' })),
+      quotas: [...quotasOf('ml-a', A), ...quotasOf('ml-b', B)],
+    });
   const config = configOf(REQUESTS_SHEET);
   const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config, snapshot: s, user: OWNER });
-  const raise = (p: Project, hard: ResourceList) => reviewResourceQuota(ctx(cluster(p)), 'UPDATE', 'ml-a', aQuota('ml-a', hard), aQuota('ml-a', A));
+  const raise = (p: Project, hard: ResourceList) =>
+    reviewResourceQuota(ctx(cluster(p)), 'UPDATE', 'ml-a', aQuota('ml-a', hard), aQuota('ml-a', A));
 
   it('C1 refuses a raise of cpu beyond the cost budget, with what it would cost and what is allocated', () => {
     const allocated = oracleCents([quotasOf('ml-a', A), quotasOf('ml-b', B)], REQUESTS_SHEET);
@@ -133,12 +170,26 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
     aProject('ml', {
       owners: [{ kind: 'User', name: 'alice' }],
       quota: { hard: { 'requests.cpu': '8', 'requests.memory': '32Gi' } },
-      bursts: [{ name: 'peak', from: '2030-12-01T00:00:00Z', until: '2030-12-03T00:00:00Z', reason: 'the peak', quota: { hard: { 'requests.cpu': '4' } } }],
+      bursts: [
+        {
+          name: 'peak',
+          from: '2030-12-01T00:00:00Z',
+          until: '2030-12-03T00:00:00Z',
+          reason: 'the peak',
+          quota: { hard: { 'requests.cpu': '4' } },
+        },
+      ],
       costBudget: { monthly },
       namespaces: [{ name: 'ml-a', quota: { hard: a } }, { name: 'ml-b' }],
     });
-  const live = (p: Project): LiveState => ({ cluster: 'local', projects: [p], namespaces: ['ml-a', 'ml-b'].map((n) => aNamespace(n, { project: 'ml' })), quotas: [aQuota('ml-a', A)] });
-  const snapshot = (p: Project) => MemorySnapshot.of({ projects: [p], namespaces: live(p).namespaces, quotas: live(p).quotas });
+  const live = (p: Project): LiveState => ({
+    cluster: 'local',
+    projects: [p],
+    namespaces: ['ml-a', 'ml-b'].map((n) => aNamespace(n, { project: 'ml' })),
+    quotas: [aQuota('ml-a', A)],
+  });
+  const snapshot = (p: Project) =>
+    MemorySnapshot.of({ projects: [p], namespaces: live(p).namespaces, quotas: live(p).quotas });
 
   it('the burst lets the quotas grow to 12 CPU (Q1), but C1 still bounds what they cost', () => {
     setProcessClock(fixedClock(DURING));
@@ -146,14 +197,22 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
     const B = { 'requests.cpu': '2', 'requests.memory': '1Gi' };
     const after = oracleCents([[aQuota('ml-a', A)], [aQuota('ml-b', B)]], BARE_SHEET);
     const p = ml(plain(allocated + 1000)); // $10 of room
-    const ctx: ReviewContext = { at: processNow(), config, snapshot: snapshot(p), user: { username: 'alice', groups: [] } };
+    const ctx: ReviewContext = {
+      at: processNow(),
+      config,
+      snapshot: snapshot(p),
+      user: { username: 'alice', groups: [] },
+    };
     const v = reviewResourceQuota(ctx, 'CREATE', 'ml-b', aQuota('ml-b', B), undefined);
     expect(v.violations.map((x) => `[${x.rule}] ${x.message}`)).toEqual([
       `[C1] ResourceQuota ml-b/tenantgate-quota asks requests.cpu 2, requests.memory 1Gi: project ml's allocation would cost ${dollars(after)}/month, its cost budget is ${dollars(allocated + 1000)}/month, ${dollars(allocated)} is allocated`,
     ]);
     // With the cost budget at what it would cost: admitted (12 CPU fit the budget raised by the burst).
     const fits = ml(plain(after));
-    expect(reviewResourceQuota({ ...ctx, snapshot: snapshot(fits) }, 'CREATE', 'ml-b', aQuota('ml-b', B), undefined).violations).toEqual([]);
+    expect(
+      reviewResourceQuota({ ...ctx, snapshot: snapshot(fits) }, 'CREATE', 'ml-b', aQuota('ml-b', B), undefined)
+        .violations,
+    ).toEqual([]);
   });
 
   it('plan, the budget view and the metrics price it', () => {
@@ -161,10 +220,24 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
     const before = oracleCents([[aQuota('ml-a', A)]], BARE_SHEET);
     const raised = { 'requests.cpu': '11', 'requests.memory': '8Gi' };
     const after = oracleCents([[aQuota('ml-a', raised)]], BARE_SHEET);
-    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [ml('1000')] }, after: [ml('1000', raised)], live: [live(ml('1000'))] });
-    expect(plan.entries[0]!.cost).toEqual({ currency: 'USD', before: plain(before), after: plain(after), change: plain(after - before), budget: '1000.00' });
+    const plan = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [ml('1000')] },
+      after: [ml('1000', raised)],
+      live: [live(ml('1000'))],
+    });
+    expect(plan.entries[0]!.cost).toEqual({
+      currency: 'USD',
+      before: plain(before),
+      after: plain(after),
+      change: plain(after - before),
+      budget: '1000.00',
+    });
     const p = ml('1000');
-    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost?.monthly).toBe(plain(before));
+    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost?.monthly).toBe(
+      plain(before),
+    );
     expect(projectSeries(snapshot(p), '', config.pricing).cost.map((x) => x.value)).toEqual([before / 100]);
   });
 });
@@ -175,29 +248,57 @@ describe('a list naming both spellings', () => {
   const config = configOf(REQUESTS_SHEET);
   const ADMIN = { username: 'admin', groups: ['system:masters'] };
   const project = (monthly: string): Project =>
-    aProject('ml', { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { cpu: '32', 'requests.cpu': '32' } }, costBudget: { monthly } });
+    aProject('ml', {
+      owners: [{ kind: 'User', name: 'alice' }],
+      quota: { hard: { cpu: '32', 'requests.cpu': '32' } },
+      costBudget: { monthly },
+    });
   // ml-a limits cpu only, ml-b requests.cpu only, ml-c both (Kubernetes holds it to the smaller).
-  const quotas = { 'ml-a': [aQuota('ml-a', { cpu: '4' })], 'ml-b': [aQuota('ml-b', { 'requests.cpu': '6' })], 'ml-c': [aQuota('ml-c', { cpu: '2', 'requests.cpu': '3' })], 'ml-d': [] as ResourceQuotaObject[] };
-  const snapshot = (p: Project) => MemorySnapshot.of({ projects: [p], namespaces: Object.keys(quotas).map((n) => aNamespace(n, { project: 'ml' })), quotas: Object.values(quotas).flat() });
+  const quotas = {
+    'ml-a': [aQuota('ml-a', { cpu: '4' })],
+    'ml-b': [aQuota('ml-b', { 'requests.cpu': '6' })],
+    'ml-c': [aQuota('ml-c', { cpu: '2', 'requests.cpu': '3' })],
+    'ml-d': [] as ResourceQuotaObject[],
+  };
+  const snapshot = (p: Project) =>
+    MemorySnapshot.of({
+      projects: [p],
+      namespaces: Object.keys(quotas).map((n) => aNamespace(n, { project: 'ml' })),
+      quotas: Object.values(quotas).flat(),
+    });
   const allocated = oracleCents(Object.values(quotas), REQUESTS_SHEET);
 
   it('costs each namespace once, at the smaller limit: neither both nor a sum of either spelling', () => {
     // 4 + 6 + 2 CPUs at $25: $300. Summing both spellings would say $375; the smaller sum $150, the larger $225.
     expect(allocated).toBe(30_000);
     const p = project('1000');
-    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost).toMatchObject({ monthly: plain(allocated), resources: { 'requests.cpu': plain(allocated) } });
+    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost).toMatchObject({
+      monthly: plain(allocated),
+      resources: { 'requests.cpu': plain(allocated) },
+    });
     expect(projectSeries(snapshot(p), '', config.pricing).cost.map((x) => x.value)).toEqual([allocated / 100]);
   });
 
   it('C1 on a quota write counts the other namespaces the same way, and on a Project write too', () => {
     const asked = { cpu: '1', 'requests.cpu': '1' };
     const after = oracleCents([...Object.values(quotas), [aQuota('ml-d', asked)]], REQUESTS_SHEET);
-    const ctx = (p: Project): ReviewContext => ({ at: processNow(), config, snapshot: snapshot(p), user: { username: 'alice', groups: [] } });
+    const ctx = (p: Project): ReviewContext => ({
+      at: processNow(),
+      config,
+      snapshot: snapshot(p),
+      user: { username: 'alice', groups: [] },
+    });
     const tight = project(plain(after - 1));
-    expect(reviewResourceQuota(ctx(tight), 'CREATE', 'ml-d', aQuota('ml-d', asked), undefined).violations.map((x) => x.message)).toEqual([
+    expect(
+      reviewResourceQuota(ctx(tight), 'CREATE', 'ml-d', aQuota('ml-d', asked), undefined).violations.map(
+        (x) => x.message,
+      ),
+    ).toEqual([
       `ResourceQuota ml-d/tenantgate-quota asks cpu 1, requests.cpu 1: project ml's allocation would cost ${dollars(after)}/month, its cost budget is ${dollars(after - 1)}/month, ${dollars(allocated)} is allocated`,
     ]);
-    expect(reviewResourceQuota(ctx(project(plain(after))), 'CREATE', 'ml-d', aQuota('ml-d', asked), undefined).violations).toEqual([]);
+    expect(
+      reviewResourceQuota(ctx(project(plain(after))), 'CREATE', 'ml-d', aQuota('ml-d', asked), undefined).violations,
+    ).toEqual([]);
     const low = project(plain(allocated - 1));
     const v = reviewProject({ ...ctx(low), user: ADMIN }, 'UPDATE', low, project('1000'));
     expect(v.violations.filter((x) => x.rule === 'C1').map((x) => x.message)).toEqual([
@@ -206,11 +307,21 @@ describe('a list naming both spellings', () => {
   });
 
   it('ephemeral-storage and hugepages-<size> too: a quota in one spelling, the sheet in the other', () => {
-    const sheet = { 'ephemeral-storage': { price: '0.002', per: '1Gi' }, 'requests.hugepages-2Mi': { price: '0.04', per: '1Gi' } };
+    const sheet = {
+      'ephemeral-storage': { price: '0.002', per: '1Gi' },
+      'requests.hugepages-2Mi': { price: '0.04', per: '1Gi' },
+    };
     const c = configOf(sheet);
     const hard = { 'requests.ephemeral-storage': '50Gi', 'hugepages-2Mi': '2Gi' };
-    const p = aProject('edge', { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.ephemeral-storage': '100Gi', 'hugepages-2Mi': '4Gi' } } });
-    const s = MemorySnapshot.of({ projects: [p], namespaces: [aNamespace('edge-a', { project: 'edge' })], quotas: [aQuota('edge-a', hard)] });
+    const p = aProject('edge', {
+      owners: [{ kind: 'User', name: 'alice' }],
+      quota: { hard: { 'requests.ephemeral-storage': '100Gi', 'hugepages-2Mi': '4Gi' } },
+    });
+    const s = MemorySnapshot.of({
+      projects: [p],
+      namespaces: [aNamespace('edge-a', { project: 'edge' })],
+      quotas: [aQuota('edge-a', hard)],
+    });
     const want = oracleCents([[aQuota('edge-a', hard)]], sheet);
     expect(want).toBe(5000 + 4000); // 50Gi × $1 + 2Gi × $20
     expect(budgetObject(s, p, 'edge-a', '', processNow(), undefined, c.pricing).cost?.monthly).toBe(plain(want));
@@ -220,7 +331,7 @@ describe('a list naming both spellings', () => {
     const text = 'pricing: {currency: USD, perHour: {cpu: {price: "0.05"}, requests.cpu: {price: "0.04"}}}';
     expect(() => parseConfig(text)).toThrow(ConfigError);
     expect(() => parseConfig(text)).toThrow(
-      'tenantgate.yaml: pricing.perHour.cpu and pricing.perHour.requests.cpu price the same quantity (a ResourceQuota counts a pod\'s cpu requests under both names); allowed: one of them',
+      "tenantgate.yaml: pricing.perHour.cpu and pricing.perHour.requests.cpu price the same quantity (a ResourceQuota counts a pod's cpu requests under both names); allowed: one of them",
     );
   });
 });

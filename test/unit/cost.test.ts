@@ -10,8 +10,25 @@ import { describe, expect, it } from 'vitest';
 import { discoverConfig } from '../../src/config/load.js';
 import { ConfigError, DEFAULT_CONFIG, parseConfig, type TenantgateConfig } from '../../src/config/config.js';
 import { Quantity } from '../../src/quantity/quantity.js';
-import { reviewNamespace, reviewProject, reviewResourceQuota, type ReviewContext } from '../../src/validate/admission.js';
-import { cmp, costByResource, decimal, formatDelta, formatMoney, moneyJson, monthlyCost, ofQuantity, priceSheet, projectCostJson, add } from '../../src/validate/cost.js';
+import {
+  reviewNamespace,
+  reviewProject,
+  reviewResourceQuota,
+  type ReviewContext,
+} from '../../src/validate/admission.js';
+import {
+  cmp,
+  costByResource,
+  decimal,
+  formatDelta,
+  formatMoney,
+  moneyJson,
+  monthlyCost,
+  ofQuantity,
+  priceSheet,
+  projectCostJson,
+  add,
+} from '../../src/validate/cost.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import { parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -45,22 +62,50 @@ describe('pricing in tenantgate.yaml', () => {
   it('is absent by default (no cost anywhere); per defaults to 1 and hoursPerMonth to 730', () => {
     expect(DEFAULT_CONFIG.pricing).toBeUndefined();
     expect(parseConfig('').pricing).toBeUndefined();
-    expect(parseConfig('pricing: {currency: EUR, perHour: {requests.cpu: {price: "0.031"}}}').pricing).toEqual({ currency: 'EUR', hoursPerMonth: 730, perHour: { 'requests.cpu': { price: '0.031', per: '1' } } });
+    expect(parseConfig('pricing: {currency: EUR, perHour: {requests.cpu: {price: "0.031"}}}').pricing).toEqual({
+      currency: 'EUR',
+      hoursPerMonth: 730,
+      perHour: { 'requests.cpu': { price: '0.031', per: '1' } },
+    });
   });
 
   it('fails closed on bad prices, naming the field, the value and what is allowed', () => {
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: 0.031}}}')).toBe('tenantgate.yaml: pricing.perHour.requests.cpu.price is 0.031; allowed: a string');
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "-1"}}}')).toBe('tenantgate.yaml: pricing.perHour.requests.cpu.price is "-1"; allowed: a decimal price as a quoted string, such as "0.031" (no sign, no exponent: prices are exact)');
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1e-3"}}}')).toContain('pricing.perHour.requests.cpu.price is "1e-3"; allowed: a decimal price');
-    expect(errorOf('pricing: {currency: usd, perHour: {}}')).toBe('tenantgate.yaml: pricing.currency is "usd"; allowed: an ISO 4217 currency code such as USD, EUR');
-    expect(errorOf('pricing: {perHour: {}}')).toBe('tenantgate.yaml: pricing.currency is missing; allowed: an ISO 4217 currency code such as USD, EUR');
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1", per: "0"}}}')).toBe('tenantgate.yaml: pricing.perHour.requests.cpu.per is "0"; allowed: a quantity above 0 such as 1, 1Gi (the price is per that much)');
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1", per: 0}}}')).toBe('tenantgate.yaml: pricing.perHour.requests.cpu.per is 0; allowed: a number above 0');
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1", per: "1 Gi"}}}')).toBe('tenantgate.yaml: pricing.perHour.requests.cpu.per is "1 Gi"; allowed: a Kubernetes quantity such as 500m, 2, 1.5Gi');
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu@batch: {price: "1"}}}')).toBe('tenantgate.yaml: pricing.perHour.requests.cpu@batch is not an allowed key; allowed: a resource name without "@" such as requests.cpu (a tier key counts the same pods as its resource)');
-    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {cost: "1"}}}')).toContain('pricing.perHour.requests.cpu.cost is not a known key; allowed: price, per');
-    expect(errorOf('pricing: {currency: USD, hoursPerMonth: 0, perHour: {}}')).toBe('tenantgate.yaml: pricing.hoursPerMonth is 0; allowed: a number above 0, at most 744');
-    expect(errorOf('pricing: {currency: USD, hourly: {}}')).toContain('pricing.hourly is not a known key; allowed: currency, hoursPerMonth, perHour');
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: 0.031}}}')).toBe(
+      'tenantgate.yaml: pricing.perHour.requests.cpu.price is 0.031; allowed: a string',
+    );
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "-1"}}}')).toBe(
+      'tenantgate.yaml: pricing.perHour.requests.cpu.price is "-1"; allowed: a decimal price as a quoted string, such as "0.031" (no sign, no exponent: prices are exact)',
+    );
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1e-3"}}}')).toContain(
+      'pricing.perHour.requests.cpu.price is "1e-3"; allowed: a decimal price',
+    );
+    expect(errorOf('pricing: {currency: usd, perHour: {}}')).toBe(
+      'tenantgate.yaml: pricing.currency is "usd"; allowed: an ISO 4217 currency code such as USD, EUR',
+    );
+    expect(errorOf('pricing: {perHour: {}}')).toBe(
+      'tenantgate.yaml: pricing.currency is missing; allowed: an ISO 4217 currency code such as USD, EUR',
+    );
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1", per: "0"}}}')).toBe(
+      'tenantgate.yaml: pricing.perHour.requests.cpu.per is "0"; allowed: a quantity above 0 such as 1, 1Gi (the price is per that much)',
+    );
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1", per: 0}}}')).toBe(
+      'tenantgate.yaml: pricing.perHour.requests.cpu.per is 0; allowed: a number above 0',
+    );
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {price: "1", per: "1 Gi"}}}')).toBe(
+      'tenantgate.yaml: pricing.perHour.requests.cpu.per is "1 Gi"; allowed: a Kubernetes quantity such as 500m, 2, 1.5Gi',
+    );
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu@batch: {price: "1"}}}')).toBe(
+      'tenantgate.yaml: pricing.perHour.requests.cpu@batch is not an allowed key; allowed: a resource name without "@" such as requests.cpu (a tier key counts the same pods as its resource)',
+    );
+    expect(errorOf('pricing: {currency: USD, perHour: {requests.cpu: {cost: "1"}}}')).toContain(
+      'pricing.perHour.requests.cpu.cost is not a known key; allowed: price, per',
+    );
+    expect(errorOf('pricing: {currency: USD, hoursPerMonth: 0, perHour: {}}')).toBe(
+      'tenantgate.yaml: pricing.hoursPerMonth is 0; allowed: a number above 0, at most 744',
+    );
+    expect(errorOf('pricing: {currency: USD, hourly: {}}')).toContain(
+      'pricing.hourly is not a known key; allowed: currency, hoursPerMonth, perHour',
+    );
   });
 });
 
@@ -76,12 +121,22 @@ describe('monthly cost, exactly', () => {
     const fifth = monthlyCost(s, parseResources({ 'requests.cpu': '0.2' }));
     expect(cmp(add(tenth, fifth), monthlyCost(s, parseResources({ 'requests.cpu': '300m' })))).toBe(0);
     // 1G is not 1Gi: 10^9 bytes cost 10^9 / 2^30 of a Gi
-    expect(cmp(monthlyCost(s, parseResources({ 'requests.memory': '1G' })), monthlyCost(s, parseResources({ 'requests.memory': '1Gi' })))).toBe(-1);
+    expect(
+      cmp(
+        monthlyCost(s, parseResources({ 'requests.memory': '1G' })),
+        monthlyCost(s, parseResources({ 'requests.memory': '1Gi' })),
+      ),
+    ).toBe(-1);
     expect(ofQuantity(Quantity.parse('1G'))).toEqual(decimal('1000000000'));
   });
 
   it('counts unscoped, priced keys only: tier keys count the same pods again, unpriced keys cost nothing', () => {
-    const resources = parseResources({ 'requests.cpu': '4', 'requests.cpu@production': '4', pods: '100', 'requests.memory': '2Gi' });
+    const resources = parseResources({
+      'requests.cpu': '4',
+      'requests.cpu@production': '4',
+      pods: '100',
+      'requests.memory': '2Gi',
+    });
     expect([...costByResource(sheet(), resources).keys()].sort()).toEqual(['requests.cpu', 'requests.memory']);
     expect(moneyJson(monthlyCost(sheet(), resources))).toBe('121.72'); // 4 × 28.75 + 2 × 3.359375 = 121.71875, shown rounded up
   });
@@ -90,7 +145,15 @@ describe('monthly cost, exactly', () => {
     const c = parseConfig('pricing: {currency: USD, hoursPerMonth: 1, perHour: {requests.cpu: {price: "1"}}}');
     const s = priceSheet(c.pricing!);
     expect(0.1 + 0.2 <= 0.3).toBe(false);
-    expect(cmp(add(monthlyCost(s, parseResources({ 'requests.cpu': '0.1' })), monthlyCost(s, parseResources({ 'requests.cpu': '0.2' }))), decimal('0.3'))).toBe(0);
+    expect(
+      cmp(
+        add(
+          monthlyCost(s, parseResources({ 'requests.cpu': '0.1' })),
+          monthlyCost(s, parseResources({ 'requests.cpu': '0.2' })),
+        ),
+        decimal('0.3'),
+      ),
+    ).toBe(0);
   });
 
   it('shows money with the currency, 2 decimals and thousands separators, rounded up to the cent', () => {
@@ -108,25 +171,31 @@ describe('monthly cost, exactly', () => {
 
   it('gives the JSON of a project cost: per resource, the total, the budget and what is left', () => {
     const p = ml({});
-    expect(projectCostJson(sheet(), p, [parseResources({ 'requests.cpu': '32', 'requests.memory': '128Gi' })])).toEqual({
-      currency: 'USD',
-      monthly: '1350.00',
-      budget: '1500.00',
-      headroom: '150.00',
-      resources: { 'requests.cpu': '920.00', 'requests.memory': '430.00' },
-    });
+    expect(projectCostJson(sheet(), p, [parseResources({ 'requests.cpu': '32', 'requests.memory': '128Gi' })])).toEqual(
+      {
+        currency: 'USD',
+        monthly: '1350.00',
+        budget: '1500.00',
+        headroom: '150.00',
+        resources: { 'requests.cpu': '920.00', 'requests.memory': '430.00' },
+      },
+    );
   });
 });
 
 // Project ml: budget 80 CPU / 320Gi, cost budget $1,500; ml-serving and ml-train hold 16 CPU / 64Gi each: $1,350.
 function ml(spec: Partial<ProjectSpec>): Project {
-  return aProject('ml', {
-    owners: [{ kind: 'User', name: 'alice' }],
-    quota: { hard: { 'requests.cpu': '80', 'requests.memory': '320Gi' } },
-    namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', 'requests.memory': '8Gi' } } },
-    costBudget: { monthly: '1500' },
-    ...spec,
-  }, { uid: 'uid-ml' });
+  return aProject(
+    'ml',
+    {
+      owners: [{ kind: 'User', name: 'alice' }],
+      quota: { hard: { 'requests.cpu': '80', 'requests.memory': '320Gi' } },
+      namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', 'requests.memory': '8Gi' } } },
+      costBudget: { monthly: '1500' },
+      ...spec,
+    },
+    { uid: 'uid-ml' },
+  );
 }
 
 function cluster(project = ml({})): MemorySnapshot {
@@ -138,7 +207,12 @@ function cluster(project = ml({})): MemorySnapshot {
 }
 
 const alice: UserInfo = { username: 'alice', groups: [] };
-const ctx = (s: MemorySnapshot, config: TenantgateConfig = CONFIG, user = alice): ReviewContext => ({ at: processNow(), config, snapshot: s, user });
+const ctx = (s: MemorySnapshot, config: TenantgateConfig = CONFIG, user = alice): ReviewContext => ({
+  at: processNow(),
+  config,
+  snapshot: s,
+  user,
+});
 const raise = (s: MemorySnapshot, hard: ResourceList, config: TenantgateConfig = CONFIG) => {
   const old = aQuota('ml-serving', { 'requests.cpu': '16', 'requests.memory': '64Gi' });
   return reviewResourceQuota(ctx(s, config), 'UPDATE', 'ml-serving', aQuota('ml-serving', hard), old);
@@ -151,7 +225,8 @@ describe('C1 in the webhook rules', () => {
       {
         rule: 'C1',
         path: ['spec', 'hard'],
-        message: "ResourceQuota ml-serving/tenantgate-quota asks requests.cpu 24: project ml's allocation would cost $1,580.00/month, its cost budget is $1,500.00/month, $1,350.00 is allocated",
+        message:
+          "ResourceQuota ml-serving/tenantgate-quota asks requests.cpu 24: project ml's allocation would cost $1,580.00/month, its cost budget is $1,500.00/month, $1,350.00 is allocated",
       },
     ]);
   });
@@ -163,7 +238,9 @@ describe('C1 in the webhook rules', () => {
     const exact = cluster(ml({ costBudget: { monthly: '1493.75' } }));
     expect(raise(exact, { 'requests.cpu': '21', 'requests.memory': '64Gi' }).violations).toEqual([]);
     const byACent = cluster(ml({ costBudget: { monthly: '1493.74' } }));
-    expect(raise(byACent, { 'requests.cpu': '21', 'requests.memory': '64Gi' }).violations.map((x) => x.message)).toEqual([
+    expect(
+      raise(byACent, { 'requests.cpu': '21', 'requests.memory': '64Gi' }).violations.map((x) => x.message),
+    ).toEqual([
       "ResourceQuota ml-serving/tenantgate-quota asks requests.cpu 21: project ml's allocation would cost $1,493.75/month, its cost budget is $1,493.74/month, $1,350.00 is allocated",
     ]);
     // Over the cost budget already (prices rose): shrinking or moving room that costs no more is admitted.
@@ -172,11 +249,19 @@ describe('C1 in the webhook rules', () => {
   });
 
   it('names several grown resources and a namespace created with namespaceDefaults', () => {
-    const v = raise(cluster(ml({ costBudget: { monthly: '1400' } })), { 'requests.cpu': '17', 'requests.memory': '80Gi' });
+    const v = raise(cluster(ml({ costBudget: { monthly: '1400' } })), {
+      'requests.cpu': '17',
+      'requests.memory': '80Gi',
+    });
     expect(v.violations.map((x) => x.message)).toEqual([
       "ResourceQuota ml-serving/tenantgate-quota asks requests.cpu 17, requests.memory 80Gi: project ml's allocation would cost $1,432.50/month, its cost budget is $1,400.00/month, $1,350.00 is allocated",
     ]);
-    const ns = reviewNamespace(ctx(cluster(ml({ costBudget: { monthly: '1400' } }))), 'CREATE', { metadata: { name: 'ml-extra', labels: { 'tenantgate.io/project': 'ml', 'tenantgate.io/tenant': 'acme' } } }, undefined);
+    const ns = reviewNamespace(
+      ctx(cluster(ml({ costBudget: { monthly: '1400' } }))),
+      'CREATE',
+      { metadata: { name: 'ml-extra', labels: { 'tenantgate.io/project': 'ml', 'tenantgate.io/tenant': 'acme' } } },
+      undefined,
+    );
     expect(ns.violations.filter((x) => x.rule === 'C1').map((x) => x.message)).toEqual([
       "Namespace ml-extra asks requests.cpu 2, requests.memory 8Gi (namespaceDefaults): project ml's allocation would cost $1,434.38/month, its cost budget is $1,400.00/month, $1,350.00 is allocated",
     ]);
@@ -184,7 +269,9 @@ describe('C1 in the webhook rules', () => {
 
   it('says which cluster is counted', () => {
     const config = { ...CONFIG, clusterName: 'prod-eu' };
-    expect(raise(cluster(), { 'requests.cpu': '24', 'requests.memory': '64Gi' }, config).violations[0]!.message).toContain("project ml's allocation on cluster prod-eu would cost $1,580.00/month");
+    expect(
+      raise(cluster(), { 'requests.cpu': '24', 'requests.memory': '64Gi' }, config).violations[0]!.message,
+    ).toContain("project ml's allocation on cluster prod-eu would cost $1,580.00/month");
   });
 
   it('refuses growth in a project with a costBudget when tenantgate.yaml has no pricing, instead of passing silently', () => {
@@ -193,8 +280,13 @@ describe('C1 in the webhook rules', () => {
       `[C1] ResourceQuota ml-serving/tenantgate-quota asks requests.cpu 17: project ml has spec.costBudget.monthly "1500" but this cluster's tenantgate.yaml has no pricing, so the cost of its allocation cannot be checked; allowed: pricing: {currency, hoursPerMonth, perHour} in tenantgate.yaml (docs/budgets.md#cost)`,
     ]);
     // A project without a costBudget is unaffected, priced or not.
-    expect(raise(cluster(ml({ costBudget: undefined })), { 'requests.cpu': '24', 'requests.memory': '64Gi' }, DEFAULT_CONFIG).violations).toEqual([]);
-    expect(raise(cluster(ml({ costBudget: undefined })), { 'requests.cpu': '24', 'requests.memory': '64Gi' }).violations).toEqual([]);
+    expect(
+      raise(cluster(ml({ costBudget: undefined })), { 'requests.cpu': '24', 'requests.memory': '64Gi' }, DEFAULT_CONFIG)
+        .violations,
+    ).toEqual([]);
+    expect(
+      raise(cluster(ml({ costBudget: undefined })), { 'requests.cpu': '24', 'requests.memory': '64Gi' }).violations,
+    ).toEqual([]);
   });
 
   it('refuses a Project write whose cost budget is below what its namespaces already cost, or that has no price sheet to be checked with', () => {
@@ -211,7 +303,13 @@ describe('C1 in the webhook rules', () => {
 
 describe('C1 offline (tenantgate validate)', () => {
   const declared = (monthly: string) =>
-    ml({ costBudget: { monthly }, namespaces: [{ name: 'ml-serving', quota: { hard: { 'requests.cpu': '24', 'requests.memory': '64Gi' } } }, { name: 'ml-train' }] });
+    ml({
+      costBudget: { monthly },
+      namespaces: [
+        { name: 'ml-serving', quota: { hard: { 'requests.cpu': '24', 'requests.memory': '64Gi' } } },
+        { name: 'ml-train' },
+      ],
+    });
 
   it('prices the declared allocation (namespaceDefaults included) against the cost budget', () => {
     // 24 CPU + 64Gi = $905.00; defaults 2 CPU + 8Gi = $84.375
@@ -222,7 +320,8 @@ describe('C1 offline (tenantgate validate)', () => {
         rule: 'C1',
         path: ['spec', 'costBudget', 'monthly'],
         document: 0,
-        message: "project ml's allocation costs $989.38/month (ml-serving $905.00, ml-train $84.38 (defaults)), but its cost budget spec.costBudget.monthly is $989.37/month: $0.01 over",
+        message:
+          "project ml's allocation costs $989.38/month (ml-serving $905.00, ml-train $84.38 (defaults)), but its cost budget spec.costBudget.monthly is $989.37/month: $0.01 over",
       },
     ]);
   });
@@ -249,15 +348,32 @@ describe('C1 across replicas sharing the headroom ledger', () => {
   const NAMESPACES = Array.from({ length: 20 }, (_, i) => `race-n${i}`);
   const snapshot = () =>
     MemorySnapshot.of({
-      projects: [aProject('race', { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '100' } }, costBudget: { monthly: '73' } }, { uid: 'u' })],
+      projects: [
+        aProject(
+          'race',
+          {
+            owners: [{ kind: 'User', name: 'alice' }],
+            quota: { hard: { 'requests.cpu': '100' } },
+            costBudget: { monthly: '73' },
+          },
+          { uid: 'u' },
+        ),
+      ],
       namespaces: NAMESPACES.map((n) => aNamespace(n, { project: 'race' })),
     });
 
   it('two replicas with separate caches admit exactly the 10 CPU the cost budget pays for; without the ledger they overspend', async () => {
     for (const shared of [true, false]) {
       const ledger = new MemoryLedger();
-      const replicas = [0, 1].map(() => ({ s: snapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ...(shared ? { ledger } : {}) }) }));
-      const verdicts = await Promise.all(NAMESPACES.map((ns, i) => replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s, pricing), aQuotaCreateRequest(ns))));
+      const replicas = [0, 1].map(() => ({
+        s: snapshot(),
+        guard: new HeadroomGuard({ ttlMs: 60_000, ...(shared ? { ledger } : {}) }),
+      }));
+      const verdicts = await Promise.all(
+        NAMESPACES.map((ns, i) =>
+          replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s, pricing), aQuotaCreateRequest(ns)),
+        ),
+      );
       const admitted = verdicts.filter((v) => v.violations.length === 0).length;
       const refused = verdicts.flatMap((v) => v.violations.map((x) => x.rule));
       if (shared) {
@@ -279,7 +395,9 @@ describe('tenantgate validate without --config finds the price sheet (discoverCo
       expect(discoverConfig([join(root, 'repo')], root)).toBe(join(root, 'repo', 'tenantgate.yaml'));
       expect(discoverConfig([join(root, 'repo', 'projects', 'ml.yaml')], root)).toBeUndefined();
       writeFileSync(join(root, 'repo', 'projects', 'tenantgate.yaml'), PRICING);
-      expect(discoverConfig([join(root, 'nothing-here.yaml'), join(root, 'repo', 'projects', 'ml.yaml')], root)).toBe(join(root, 'repo', 'projects', 'tenantgate.yaml'));
+      expect(discoverConfig([join(root, 'nothing-here.yaml'), join(root, 'repo', 'projects', 'ml.yaml')], root)).toBe(
+        join(root, 'repo', 'projects', 'tenantgate.yaml'),
+      );
       // where pre-commit runs: the repository's root
       expect(discoverConfig(['projects/ml.yaml'], join(root, 'repo'))).toBe(join(root, 'repo', 'tenantgate.yaml'));
     } finally {

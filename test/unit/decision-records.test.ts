@@ -23,8 +23,16 @@ describe('decision records', () => {
   it('all: every decision is written as it comes, none summarised', () => {
     const written: AdmissionDecision[] = [];
     const summaries: DecisionSummary[] = [];
-    const r = decisionRecords((d) => written.push(d), (s) => summaries.push(s), { allowed: 'all' });
-    const ds = [decision(), decision({ verdict: 'patched', path: 'mutate' }), decision({ verdict: 'denied', rules: ['T4'], code: 403 })];
+    const r = decisionRecords(
+      (d) => written.push(d),
+      (s) => summaries.push(s),
+      { allowed: 'all' },
+    );
+    const ds = [
+      decision(),
+      decision({ verdict: 'patched', path: 'mutate' }),
+      decision({ verdict: 'denied', rules: ['T4'], code: 403 }),
+    ];
     for (const d of ds) r.record(d);
     r.stop();
     expect(written).toEqual(ds);
@@ -47,7 +55,11 @@ describe('decision records', () => {
     let clock = 1_000_000;
     const written: AdmissionDecision[] = [];
     const summaries: DecisionSummary[] = [];
-    const r = decisionRecords((d) => written.push(d), (s) => summaries.push(s), { allowed: 'summary', slowMs: 100, intervalMs: 10_000, now: () => clock });
+    const r = decisionRecords(
+      (d) => written.push(d),
+      (s) => summaries.push(s),
+      { allowed: 'summary', slowMs: 100, intervalMs: 10_000, now: () => clock },
+    );
     const denial = decision({ verdict: 'denied', rules: ['T4'], code: 403 });
     r.record(decision({ ms: 3 }));
     r.record(decision({ ms: 7 }));
@@ -55,7 +67,7 @@ describe('decision records', () => {
     r.record(decision({ dryRun: true, ms: 2 }));
     r.record(denial);
     r.record(decision({ ms: 120, uid: 'slow' }));
-    expect(written.map((d) => d.uid === 'slow' ? 'slow' : d.verdict)).toEqual(['denied', 'slow']);
+    expect(written.map((d) => (d.uid === 'slow' ? 'slow' : d.verdict))).toEqual(['denied', 'slow']);
     expect(summaries).toEqual([]);
     clock += 10_000;
     vi.advanceTimersByTime(10_000);
@@ -79,7 +91,11 @@ describe('decision records', () => {
     expect(vi.getTimerCount()).toBe(1);
     clock += 4_000;
     r.stop(); // shutdown: what was counted is written at once
-    expect(summaries[1]).toMatchObject({ decisions: 1, seconds: 4, counts: [{ kind: 'ResourceQuota', operation: 'UPDATE', n: 1 }] });
+    expect(summaries[1]).toMatchObject({
+      decisions: 1,
+      seconds: 4,
+      counts: [{ kind: 'ResourceQuota', operation: 'UPDATE', n: 1 }],
+    });
     expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -26,7 +26,11 @@ export function anchorsOf(markdown: string): Set<string> {
     if (line.startsWith('```')) fenced = !fenced;
     const heading = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
     if (!heading) continue;
-    const slug = heading[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = heading[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     let unique = slug;
     for (let n = 1; anchors.has(unique); n++) unique = `${slug}-${n}`;
     anchors.add(unique);
@@ -37,16 +41,24 @@ export function anchorsOf(markdown: string): Set<string> {
 /** Relative link targets outside code: `[text](target)`, without external URLs and mail addresses. */
 export function relativeLinks(markdown: string): string[] {
   const prose = markdown.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
-  return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
+  return [...prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((m) => m[1]!)
+    .filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
 }
 
-const FILES = [join(ROOT, 'README.md'), join(ROOT, 'CHANGELOG.md'), ...markdownFiles(join(ROOT, 'docs'))].filter((f) => existsSync(f));
+const FILES = [join(ROOT, 'README.md'), join(ROOT, 'CHANGELOG.md'), ...markdownFiles(join(ROOT, 'docs'))].filter((f) =>
+  existsSync(f),
+);
 
 describe('links between the docs', () => {
   it('finds the Markdown of README.md and docs/', () => {
     expect(FILES.length).toBeGreaterThan(20);
     expect(relativeLinks('[a](b.md) `[c](d.md)` [e](https://x.example) [f](g.md#h)')).toEqual(['b.md', 'g.md#h']);
-    expect([...anchorsOf('# Title\n## What `make run` does\n```\n# not a heading\n```\n## Title')]).toEqual(['title', 'what-make-run-does', 'title-1']);
+    expect([...anchorsOf('# Title\n## What `make run` does\n```\n# not a heading\n```\n## Title')]).toEqual([
+      'title',
+      'what-make-run-does',
+      'title-1',
+    ]);
   });
 
   it('every relative link resolves to a file of the repository, and every anchor to a heading', () => {
@@ -57,7 +69,13 @@ describe('links between the docs', () => {
         const resolved = path === '' ? file : resolve(dirname(file), decodeURI(path));
         const where = `${relative(ROOT, file)}: ${target}`;
         if (!existsSync(resolved)) broken.push(`${where} (no ${relative(ROOT, resolved)})`);
-        else if (anchor && statSync(resolved).isFile() && resolved.endsWith('.md') && !anchorsOf(readFileSync(resolved, 'utf8')).has(anchor)) broken.push(`${where} (no heading #${anchor})`);
+        else if (
+          anchor &&
+          statSync(resolved).isFile() &&
+          resolved.endsWith('.md') &&
+          !anchorsOf(readFileSync(resolved, 'utf8')).has(anchor)
+        )
+          broken.push(`${where} (no heading #${anchor})`);
       }
     }
     expect(broken).toEqual([]);

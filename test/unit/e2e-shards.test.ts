@@ -34,7 +34,9 @@ describe('assignShards', () => {
 
 describe('the e2e waves', () => {
   const root = join(import.meta.dirname, '..', '..');
-  const e2eFiles = readdirSync(join(root, 'test', 'e2e')).filter((f) => f.endsWith('.test.ts')).map((f) => `test/e2e/${f}`);
+  const e2eFiles = readdirSync(join(root, 'test', 'e2e'))
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `test/e2e/${f}`);
 
   it('splits the files into an early and a late wave with nothing lost or run twice', () => {
     const early = filesOfWave(e2eFiles, 'early');
@@ -46,7 +48,8 @@ describe('the e2e waves', () => {
 
   it('puts in the late wave every file that uses a tool of the late builds (crane, promtool, syft, Argo CD)', () => {
     // What the late builds make, as the tests reach it: the Argo CD helpers, promtool, the image and release scripts.
-    const usesLateTool = /startArgoCd|argoCdBinary|\bstartFleet\(|promtoolBinary|build-image\.sh|buildImage|\brelease\.sh\b|hack\/release/;
+    const usesLateTool =
+      /startArgoCd|argoCdBinary|\bstartFleet\(|promtoolBinary|build-image\.sh|buildImage|\brelease\.sh\b|hack\/release/;
     const needing = e2eFiles.filter((f) => usesLateTool.test(readFileSync(join(root, f), 'utf8')));
     expect(needing.length).toBeGreaterThan(3);
     expect(needing.filter((f) => !LATE_TOOL_FILES.includes(f))).toEqual([]);

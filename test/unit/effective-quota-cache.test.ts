@@ -32,7 +32,10 @@ const cpu = (value: string): ResourceList => ({ 'requests.cpu': value });
 function cluster(): MemorySnapshot {
   return MemorySnapshot.of({
     projects: [PAYMENTS],
-    namespaces: [aNamespace('payments-api', { project: 'payments', tenant: 'acme' }), aNamespace('payments-batch', { project: 'payments', tenant: 'acme' })],
+    namespaces: [
+      aNamespace('payments-api', { project: 'payments', tenant: 'acme' }),
+      aNamespace('payments-batch', { project: 'payments', tenant: 'acme' }),
+    ],
     quotas: [aQuota('payments-api', cpu('8')), aQuota('payments-batch', cpu('8'))],
   });
 }
@@ -69,17 +72,32 @@ describe('effective quota memo', () => {
     const snap = cluster();
     const ctx = reviewContext(ALICE, snap, DEFAULT_CONFIG);
     // 16 of 20 allocated: a third namespace with the 2-cpu defaults fits, and fills the memo.
-    expect(reviewNamespace(ctx, 'CREATE', aNamespace('payments-dev', { project: 'payments', tenant: 'acme' }), undefined).violations).toEqual([]);
+    expect(
+      reviewNamespace(ctx, 'CREATE', aNamespace('payments-dev', { project: 'payments', tenant: 'acme' }), undefined)
+        .violations,
+    ).toEqual([]);
     // payments-batch grows to 12 (an informer update): 20 of 20 allocated, nothing fits any more.
     snap.upsertQuota(aQuota('payments-batch', cpu('12')));
-    const after = reviewNamespace(reviewContext(ALICE, snap, DEFAULT_CONFIG), 'CREATE', aNamespace('payments-dev', { project: 'payments', tenant: 'acme' }), undefined);
+    const after = reviewNamespace(
+      reviewContext(ALICE, snap, DEFAULT_CONFIG),
+      'CREATE',
+      aNamespace('payments-dev', { project: 'payments', tenant: 'acme' }),
+      undefined,
+    );
     expect(after.violations.map((v) => v.rule)).toEqual(['Q1']);
     expect(after.violations[0]!.message).toContain('of which 20 are allocated to other namespaces: nothing fits');
   });
 
   it('Q1 sees a deleted quota at once: the namespace falls back to the defaults', () => {
     const snap = cluster();
-    const ask = () => reviewResourceQuota(reviewContext(ALICE, snap, DEFAULT_CONFIG), 'UPDATE', 'payments-api', aQuota('payments-api', cpu('11')), aQuota('payments-api', cpu('8')));
+    const ask = () =>
+      reviewResourceQuota(
+        reviewContext(ALICE, snap, DEFAULT_CONFIG),
+        'UPDATE',
+        'payments-api',
+        aQuota('payments-api', cpu('11')),
+        aQuota('payments-api', cpu('8')),
+      );
     // batch holds 8: api may grow to 12 at most, so 11 fits.
     expect(ask().violations).toEqual([]);
     snap.upsertQuota(aQuota('payments-batch', cpu('10')));

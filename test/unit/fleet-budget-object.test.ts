@@ -1,6 +1,12 @@
 import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
-import { fleetBudgetFor, parseFleetBudget, withShareRecordStatus, FLEET_NAMESPACE, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
+import {
+  fleetBudgetFor,
+  parseFleetBudget,
+  withShareRecordStatus,
+  FLEET_NAMESPACE,
+  type FleetBudgetObject,
+} from '../../src/fleet/fleet-budget-object.js';
 import { releaseMember, requestGrowth } from '../../src/fleet/shares.js';
 import { parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
@@ -39,7 +45,11 @@ describe('FleetBudget object', () => {
     const grown = requestGrowth(parsed.record, 'prod-eu', { id: 'k1', need: parseResources({ 'requests.cpu': '12' }) });
     if (!grown.ok) throw new Error(grown.reason);
     const stored = withShareRecordStatus(object, grown.record);
-    expect(stored.status?.members?.['prod-eu']).toEqual({ share: { 'requests.cpu': '12' }, lendable: {}, lastRequest: 'k1' });
+    expect(stored.status?.members?.['prod-eu']).toEqual({
+      share: { 'requests.cpu': '12' },
+      lendable: {},
+      lastRequest: 'k1',
+    });
     const reread = parseFleetBudget(stored);
     if (!reread.ok) throw new Error(reread.problems.join('; '));
     expect(reread.record.shares.get('prod-eu')?.share.get('requests.cpu')?.toString()).toBe('12');
@@ -56,9 +66,15 @@ describe('FleetBudget object', () => {
   });
 
   it('fails closed on a status it cannot read, naming the object and the field', () => {
-    const object: FleetBudgetObject = { ...fleetBudgetFor(project, processNow())!, status: { members: { 'prod-eu': { share: { 'requests.cpu': 'lots' } } } } };
+    const object: FleetBudgetObject = {
+      ...fleetBudgetFor(project, processNow())!,
+      status: { members: { 'prod-eu': { share: { 'requests.cpu': 'lots' } } } },
+    };
     const parsed = parseFleetBudget(object);
     expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.problems.join()).toMatch(/FleetBudget tenantgate-fleet\/web: status\.members\.prod-eu\.share\.requests\.cpu is "lots"/);
+    if (!parsed.ok)
+      expect(parsed.problems.join()).toMatch(
+        /FleetBudget tenantgate-fleet\/web: status\.members\.prod-eu\.share\.requests\.cpu is "lots"/,
+      );
   });
 });

@@ -46,7 +46,15 @@ function project(): Project {
       owners: [{ kind: 'User', name: 'alice' }],
       quota: { hard: { [CPU]: '8', [MEM]: '4Gi' } },
       fleet: { quota: { hard: { [CPU]: '10' } }, clusters: ['eu', 'us'] },
-      bursts: [{ name: 'peak', from: '2030-12-01T00:00:00Z', until: '2030-12-03T00:00:00Z', reason: 'the peak', quota: { hard: { [CPU]: '2', [MEM]: '1Gi' } } }],
+      bursts: [
+        {
+          name: 'peak',
+          from: '2030-12-01T00:00:00Z',
+          until: '2030-12-03T00:00:00Z',
+          reason: 'the peak',
+          quota: { hard: { [CPU]: '2', [MEM]: '1Gi' } },
+        },
+      ],
     },
   } as unknown as Project;
 }
@@ -68,7 +76,8 @@ function expectedBudget(p: Project, cluster: string, enforced: ResourceList, at:
       if (active && add !== undefined) q = q.add(Quantity.parse(add));
     }
     if (fleet[resource] !== undefined) {
-      for (const bound of [Quantity.parse(enforced[resource] ?? '0'), Quantity.parse(fleet[resource])]) if (bound.cmp(q) < 0) q = bound;
+      for (const bound of [Quantity.parse(enforced[resource] ?? '0'), Quantity.parse(fleet[resource])])
+        if (bound.cmp(q) < 0) q = bound;
     }
     out[resource] = q.toString();
   }
@@ -82,7 +91,12 @@ const canonical = (list: Record<string, string> | Resources): Record<string, str
 };
 
 function snapshotOf(p: Project): MemorySnapshot {
-  return MemorySnapshot.of({ projects: [p], namespaces: NAMESPACES.map((n) => ({ metadata: { name: n, labels: { 'tenantgate.io/project': 'web', 'tenantgate.io/tenant': 'acme' } } })) });
+  return MemorySnapshot.of({
+    projects: [p],
+    namespaces: NAMESPACES.map((n) => ({
+      metadata: { name: n, labels: { 'tenantgate.io/project': 'web', 'tenantgate.io/tenant': 'acme' } },
+    })),
+  });
 }
 
 const previous = getProcessClock();
@@ -97,21 +111,27 @@ describe('a fleet member with an active burst: the member view the rules read', 
       const want = expectedBudget(p, 'eu', { [CPU]: e }, DURING);
       expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(canonical(want));
       // Never above E for the fleet-budgeted resource.
-      expect(budgetIn(view, view.project('web')!, 'eu', processNow()).get(CPU)!.cmp(Quantity.parse(e))).toBeLessThanOrEqual(0);
+      expect(
+        budgetIn(view, view.project('web')!, 'eu', processNow()).get(CPU)!.cmp(Quantity.parse(e)),
+      ).toBeLessThanOrEqual(0);
     });
   }
 
   it('the reachable view (what the hub could grant): CPU at most the fleet budget, memory with the burst once', () => {
     const p = project();
     const view = memberCapView(snapshotOf(p), 'eu', (q) => reachableLimits(q, 'eu', processNow()));
-    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(canonical(expectedBudget(p, 'eu', p.spec.fleet!.quota!.hard!, DURING)));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(
+      canonical(expectedBudget(p, 'eu', p.spec.fleet!.quota!.hard!, DURING)),
+    );
   });
 
   it('after the burst, the same view budgets the declarations alone', () => {
     setProcessClock(fixedClock(AFTER));
     const p = project();
     const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: '9' })));
-    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(canonical(expectedBudget(p, 'eu', { [CPU]: '9' }, AFTER)));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(
+      canonical(expectedBudget(p, 'eu', { [CPU]: '9' }, AFTER)),
+    );
   });
 
   it("the controller's view (floor, metrics, budget view): memory with the burst once, CPU at the 0 it is given", () => {
@@ -123,7 +143,12 @@ describe('a fleet member with an active burst: the member view the rules read', 
 
 describe('a fleet member with an active burst: admission', () => {
   const config: TenantgateConfig = { ...DEFAULT_CONFIG, clusterName: 'eu' };
-  const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config, snapshot: s, user: { username: 'alice', groups: [] } });
+  const ctx = (s: MemorySnapshot): ReviewContext => ({
+    at: processNow(),
+    config,
+    snapshot: s,
+    user: { username: 'alice', groups: [] },
+  });
   const quota = (ns: string, cpu: string, memory = '1Gi'): AdmissionRequest => {
     const req = aQuotaCreateRequest(ns, { cpu });
     (req.object as { spec: { hard: Record<string, string> } }).spec.hard[MEM] = memory;
@@ -137,7 +162,17 @@ describe('a fleet member with an active burst: admission', () => {
     const ledger = new MemoryLedger();
     const transfers: string[] = [];
     let key = 0;
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, fleet: { cluster: 'eu', hub, policy: { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) }, onTransfer: (t) => transfers.push(t), newKey: () => `eu-${++key}` } });
+    const guard = new HeadroomGuard({
+      ttlMs: 60_000,
+      ledger,
+      fleet: {
+        cluster: 'eu',
+        hub,
+        policy: { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) },
+        onTransfer: (t) => transfers.push(t),
+        newKey: () => `eu-${++key}`,
+      },
+    });
     const s = snapshotOf(p);
     const enforcedCpu = async (): Promise<Quantity> => {
       const d = decodeRecord((await ledger.read('web')).fleet, 'web');
@@ -155,7 +190,10 @@ describe('a fleet member with an active burst: admission', () => {
     // The member never holds more CPU than the E it enforces: after every admission, allocated ≤ E.
     const withinE = async (step: string) => {
       const e = await enforcedCpu();
-      expect(sum('cpu').cmp(e), `${step}: the member admitted ${sum('cpu').toString()} CPU while it enforces E = ${e.toString()}`).toBeLessThanOrEqual(0);
+      expect(
+        sum('cpu').cmp(e),
+        `${step}: the member admitted ${sum('cpu').toString()} CPU while it enforces E = ${e.toString()}`,
+      ).toBeLessThanOrEqual(0);
     };
     expect((await decide('web-a', '2')).violations).toEqual([]); // E 0 → 3 (need 2 + keep 1) through the hub
     await withinE('web-a 2');

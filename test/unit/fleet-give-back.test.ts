@@ -15,11 +15,21 @@ const cpu = (v: string | number) => new Map([['requests.cpu', q(v)]]);
 const policy: ReturnPolicy = { keep: cpu(1), above: cpu(2), offerAfterMs: 60_000, giveBackAfterMs: 300_000 };
 
 function ledger(budget: number, shares: Record<string, [number, number?]>): ShareRecord {
-  const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]));
+  const entries = new Map<string, MemberShare>(
+    Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]),
+  );
   return { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() };
 }
 
-function state(o: { e: number; floor: number; share: number; lent?: number; other?: number; declared?: number; inFleet?: boolean }): MemberState {
+function state(o: {
+  e: number;
+  floor: number;
+  share: number;
+  lent?: number;
+  other?: number;
+  declared?: number;
+  inFleet?: boolean;
+}): MemberState {
   return {
     member: 'eu',
     enforced: cpu(o.e),
@@ -30,7 +40,10 @@ function state(o: { e: number; floor: number; share: number; lent?: number; othe
   };
 }
 
-const cpuOf = (l: ShareRecord, m = 'eu') => ({ share: memberShare(l, m).share.get('requests.cpu')?.toString() ?? '0', lendable: memberShare(l, m).lendable.get('requests.cpu')?.toString() ?? '0' });
+const cpuOf = (l: ShareRecord, m = 'eu') => ({
+  share: memberShare(l, m).share.get('requests.cpu')?.toString() ?? '0',
+  lendable: memberShare(l, m).lendable.get('requests.cpu')?.toString() ?? '0',
+});
 
 describe('decideReturn: the idle clock and its band', () => {
   it('idle room within the band (share − floor ≤ above) starts no clock and does nothing', () => {
@@ -68,7 +81,9 @@ describe('decideReturn: the idle clock and its band', () => {
     const s = state({ e: 10, floor: 5, share: 10 });
     const same = { ...policy, offerAfterMs: 300_000 };
     expect(decideReturn(s, same, new Map([['requests.cpu', 0]]), 299_000).step).toBeUndefined();
-    expect(decideReturn(s, same, new Map([['requests.cpu', 0]]), 300_000).step?.modes).toEqual(new Map([['requests.cpu', 'give-back']]));
+    expect(decideReturn(s, same, new Map([['requests.cpu', 0]]), 300_000).step?.modes).toEqual(
+      new Map([['requests.cpu', 'give-back']]),
+    );
   });
 
   it('use that comes back inside the band stops the clock', () => {
@@ -110,10 +125,18 @@ describe('returnRoom', () => {
     expect(twice).toEqual({ ok: true, record: once.record, duplicate: true });
   });
 
-  it('for any state and clock: the write keeps share − lendable ≥ max(E\', floor), Σ shares ≤ budget, and touches no other member', () => {
+  it("for any state and clock: the write keeps share − lendable ≥ max(E', floor), Σ shares ≤ budget, and touches no other member", () => {
     fc.assert(
       fc.property(
-        fc.record({ share: fc.integer({ min: 0, max: 12 }), lent: fc.integer({ min: 0, max: 12 }), e: fc.integer({ min: 0, max: 12 }), floor: fc.integer({ min: 0, max: 12 }), declared: fc.integer({ min: 0, max: 20 }), inFleet: fc.boolean(), at: fc.integer({ min: 0, max: 400_000 }) }),
+        fc.record({
+          share: fc.integer({ min: 0, max: 12 }),
+          lent: fc.integer({ min: 0, max: 12 }),
+          e: fc.integer({ min: 0, max: 12 }),
+          floor: fc.integer({ min: 0, max: 12 }),
+          declared: fc.integer({ min: 0, max: 20 }),
+          inFleet: fc.boolean(),
+          at: fc.integer({ min: 0, max: 400_000 }),
+        }),
         (o) => {
           const lent = Math.min(o.lent, o.share);
           const e = Math.min(o.e, o.share - lent);
@@ -137,4 +160,3 @@ describe('returnRoom', () => {
     );
   });
 });
-

@@ -47,11 +47,21 @@ function project(name: string, fleet: boolean, clusters = ['eu', 'us']): Project
 
 function snapshotOf(p: Project): MemorySnapshot {
   const name = p.metadata.name!;
-  return MemorySnapshot.of({ projects: [p], namespaces: NAMESPACES.map((n) => n.replace('web', name)).map((n) => ({ metadata: { name: n, labels: { 'tenantgate.io/project': name, 'tenantgate.io/tenant': 'acme' } } })) });
+  return MemorySnapshot.of({
+    projects: [p],
+    namespaces: NAMESPACES.map((n) => n.replace('web', name)).map((n) => ({
+      metadata: { name: n, labels: { 'tenantgate.io/project': name, 'tenantgate.io/tenant': 'acme' } },
+    })),
+  });
 }
 
 const config: TenantgateConfig = { ...DEFAULT_CONFIG, clusterName: 'eu' };
-const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config, snapshot: s, user: { username: 'alice', groups: [] } });
+const ctx = (s: MemorySnapshot): ReviewContext => ({
+  at: processNow(),
+  config,
+  snapshot: s,
+  user: { username: 'alice', groups: [] },
+});
 const quota = (ns: string, cpu: string, o: { dryRun?: boolean; memory?: string } = {}): AdmissionRequest => {
   const req = aQuotaCreateRequest(ns, { cpu, ...(o.dryRun ? { dryRun: true } : {}) });
   (req.object as { spec: { hard: Record<string, string> } }).spec.hard[MEM] = o.memory ?? '1Gi';
@@ -64,7 +74,20 @@ function setup(p = project('web', true)) {
   if (fb) hub.put(fb);
   const ledger = new MemoryLedger();
   const transfers: string[] = [];
-  const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, fleet: { cluster: 'eu', hub, policy: { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) }, onTransfer: (t) => transfers.push(t), newKey: (() => { let i = 0; return () => `eu-${++i}`; })() } });
+  const guard = new HeadroomGuard({
+    ttlMs: 60_000,
+    ledger,
+    fleet: {
+      cluster: 'eu',
+      hub,
+      policy: { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) },
+      onTransfer: (t) => transfers.push(t),
+      newKey: (() => {
+        let i = 0;
+        return () => `eu-${++i}`;
+      })(),
+    },
+  });
   return { hub, ledger, guard, transfers, s: snapshotOf(p) };
 }
 
@@ -108,7 +131,9 @@ describe('a fleet member decides against its enforced limit E', () => {
     const v = await guard.decide(ctx(s), quota('web-a', '4'));
     expect(v.violations).toHaveLength(1);
     expect(v.violations[0]!.rule).toBe('F2');
-    expect(v.violations[0]!.message).toMatch(/requests\.cpu needs 4 more than this cluster's share 0 of the fleet budget; the hub has 3 unallocated and 0 offered by other clusters, held by us 7/);
+    expect(v.violations[0]!.message).toMatch(
+      /requests\.cpu needs 4 more than this cluster's share 0 of the fleet budget; the hub has 3 unallocated and 0 offered by other clusters, held by us 7/,
+    );
     expect(transfers).toEqual(['refused']);
     expect(formatResources(memberShare(hub.ledger(), 'eu').share)).toEqual({});
     expect((await enforced(ledger)).limits).toEqual({});
@@ -128,7 +153,9 @@ describe('a fleet member decides against its enforced limit E', () => {
     expect((await guard.decide(ctx(s), quota('web-b', '1'))).violations).toEqual([]);
     const v = await guard.decide(ctx(s), quota('web-c', '1'));
     expect(v.violations.map((x) => x.rule)).toEqual(['F2']);
-    expect(v.violations[0]!.message).toMatch(/requests\.cpu needs 1 more than the 3 this cluster enforces; when last read, no other cluster holds any; the fleet's hub did not answer within [\d.]+ s/);
+    expect(v.violations[0]!.message).toMatch(
+      /requests\.cpu needs 1 more than the 3 this cluster enforces; when last read, no other cluster holds any; the fleet's hub did not answer within [\d.]+ s/,
+    );
     expect(transfers).toEqual(['granted', 'unreachable']);
     // Back: transfers resume.
     hub.down = false;
@@ -156,12 +183,14 @@ describe('a fleet member decides against its enforced limit E', () => {
     expect(hub.reads).toBe(reads);
   });
 
-  it('a Project without spec.fleet, or a cluster not in spec.fleet.clusters: today\'s static budget, no hub', async () => {
+  it("a Project without spec.fleet, or a cluster not in spec.fleet.clusters: today's static budget, no hub", async () => {
     for (const p of [project('solo', false), project('web', true, ['us', 'ap'])]) {
       const { hub, ledger, guard, transfers, s } = setup(p);
       const ns = `${p.metadata.name}-a`;
       expect((await guard.decide(ctx(s), quota(ns, '8'))).violations).toEqual([]);
-      expect((await guard.decide(ctx(s), quota(`${p.metadata.name}-b`, '1'))).violations.map((x) => x.rule)).toEqual(['Q1']);
+      expect((await guard.decide(ctx(s), quota(`${p.metadata.name}-b`, '1'))).violations.map((x) => x.rule)).toEqual([
+        'Q1',
+      ]);
       expect(hub.reads).toBe(0);
       expect(transfers).toEqual([]);
       expect((await ledger.read(p.metadata.name!)).fleet).toBeUndefined();
@@ -176,8 +205,19 @@ describe('a fleet member decides against its enforced limit E', () => {
   });
 
   it('a fleet member without the ledger does not start', () => {
-    const source = { snapshot: snapshotOf(project('web', true)), synced: true, onEvent: () => {} } as unknown as SnapshotSource;
-    expect(() => wireGuard({ config, source, metrics: new WebhookMetrics(), fleet: { cluster: 'eu', hub: new MemoryHub(), policy: { keep: new Map(), above: new Map() } } })).toThrow(/fleet.hubKubeconfig is set but the webhook runs without the headroom ledger/);
+    const source = {
+      snapshot: snapshotOf(project('web', true)),
+      synced: true,
+      onEvent: () => {},
+    } as unknown as SnapshotSource;
+    expect(() =>
+      wireGuard({
+        config,
+        source,
+        metrics: new WebhookMetrics(),
+        fleet: { cluster: 'eu', hub: new MemoryHub(), policy: { keep: new Map(), above: new Map() } },
+      }),
+    ).toThrow(/fleet.hubKubeconfig is set but the webhook runs without the headroom ledger/);
   });
 });
 
@@ -193,7 +233,9 @@ describe('the member budget view (src/fleet/member-budget.ts)', () => {
     const s = snapshotOf(p);
     const view = memberCapView(s, 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: '3' })));
     expect(budgetListIn(view, view.project('web')!, 'eu', processNow())).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
-    expect([...view.projects()].map((q) => budgetListIn(view, q, 'eu', processNow()))).toEqual([{ [CPU]: '3', [MEM]: '4Gi' }]);
+    expect([...view.projects()].map((q) => budgetListIn(view, q, 'eu', processNow()))).toEqual([
+      { [CPU]: '3', [MEM]: '4Gi' },
+    ]);
     // The base's own methods, optional memos included, are the view's.
     expect(typeof view.effectiveQuotaOf).toBe('function');
     expect([...view.namespacesOfProject('web')].length).toBe(NAMESPACES.length);

@@ -11,7 +11,15 @@ import { describe, expect, it } from 'vitest';
 import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
 import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
 import { memberShare, requestGrowth, type Granted } from '../../src/fleet/shares.js';
-import { decodeRecord, encodeRecord, holdsEnforcedLimit, loweredRecord, raisedRecord, EMPTY_RECORD, MAX_GRANT_KEYS } from '../../src/fleet/enforced-record.js';
+import {
+  decodeRecord,
+  encodeRecord,
+  holdsEnforcedLimit,
+  loweredRecord,
+  raisedRecord,
+  EMPTY_RECORD,
+  MAX_GRANT_KEYS,
+} from '../../src/fleet/enforced-record.js';
 import { lowerEnforced, raiseEnforced } from '../../src/fleet/enforced-limit.js';
 import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import type { Project } from '../../src/validate/types.js';
@@ -25,7 +33,11 @@ const project: Project = {
   apiVersion: 'tenantgate.io/v1alpha1',
   kind: 'Project',
   metadata: { name: 'web' },
-  spec: { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { [CPU]: '8' } }, fleet: { quota: { hard: { [CPU]: '10' } }, clusters: ['eu', 'us'] } },
+  spec: {
+    owners: [{ kind: 'User', name: 'alice' }],
+    quota: { hard: { [CPU]: '8' } },
+    fleet: { quota: { hard: { [CPU]: '10' } }, clusters: ['eu', 'us'] },
+  },
 } as unknown as Project;
 
 function hubWithWeb(): MemoryHub {
@@ -34,7 +46,10 @@ function hubWithWeb(): MemoryHub {
   return hub;
 }
 
-const grow = (key: string, need: string, want = need) => (l: Parameters<typeof requestGrowth>[0]) => requestGrowth(l, 'eu', { id: key, need: r({ [CPU]: need }), want: r({ [CPU]: want }) });
+const grow =
+  (key: string, need: string, want = need) =>
+  (l: Parameters<typeof requestGrowth>[0]) =>
+    requestGrowth(l, 'eu', { id: key, need: r({ [CPU]: need }), want: r({ [CPU]: want }) });
 const opts = (key: string) => ({ member: 'eu', key, deadlineMs: 2000, backoff: { baseMs: 0, maxMs: 0 } });
 
 describe('applyOnHub', () => {
@@ -113,10 +128,21 @@ describe('applyOnHub', () => {
 
   it('a write the hub answers with a refusal (its admission policy): rejected at once, nothing stored', async () => {
     const hub = hubWithWeb();
-    hub.writeStatus = () => Promise.reject(Object.assign(new Error('denied'), { statusCode: 422, body: { message: 'ValidatingAdmissionPolicy tenantgate-fleet-shares denied request: [F3] share above the bound' } }));
+    hub.writeStatus = () =>
+      Promise.reject(
+        Object.assign(new Error('denied'), {
+          statusCode: 422,
+          body: {
+            message: 'ValidatingAdmissionPolicy tenantgate-fleet-shares denied request: [F3] share above the bound',
+          },
+        }),
+      );
     const out = await applyOnHub(hub, 'web', grow('eu-1', '1'), opts('eu-1'));
     expect(out.kind).toBe('rejected');
-    if (out.kind === 'rejected') expect(out.problems).toEqual(['the hub refused the write of FleetBudget tenantgate-fleet/web: 422: ValidatingAdmissionPolicy tenantgate-fleet-shares denied request: [F3] share above the bound']);
+    if (out.kind === 'rejected')
+      expect(out.problems).toEqual([
+        'the hub refused the write of FleetBudget tenantgate-fleet/web: 422: ValidatingAdmissionPolicy tenantgate-fleet-shares denied request: [F3] share above the bound',
+      ]);
     expect(hub.reads).toBe(1);
   });
 
@@ -167,7 +193,7 @@ describe('the enforced-limit record', () => {
     expect(loweredRecord(rec, r({ [CPU]: '0' })).enforced.size).toBe(0);
   });
 
-  it("counts every lowering in its generation; a raise made with an older generation adds nothing (a give-back raced the grant)", async () => {
+  it('counts every lowering in its generation; a raise made with an older generation adds nothing (a give-back raced the grant)', async () => {
     const rec = raisedRecord(EMPTY_RECORD, 'k1', r({ [CPU]: '4' }));
     expect(rec.generation).toBe(0);
     const lowered = loweredRecord(rec, r({ [CPU]: '1' }));
@@ -177,7 +203,10 @@ describe('the enforced-limit record', () => {
     expect(formatResources(raisedRecord(lowered, 'k2', r({ [CPU]: '2' }), 1).enforced)).toEqual({ [CPU]: '3' });
     const back = decodeRecord(encodeRecord(lowered), 'web');
     expect(back.ok && back.record.generation).toBe(1);
-    expect(decodeRecord('{"enforced":{},"generation":-1}', 'web')).toEqual({ ok: false, problem: 'the headroom ledger of project web, data key fleet: generation is -1; allowed: a whole number ≥ 0' });
+    expect(decodeRecord('{"enforced":{},"generation":-1}', 'web')).toEqual({
+      ok: false,
+      problem: 'the headroom ledger of project web, data key fleet: generation is -1; allowed: a whole number ≥ 0',
+    });
     const ledger = new MemoryLedger();
     await raiseEnforced(ledger, 'web', 'k1', r({ [CPU]: '4' }));
     await lowerEnforced(ledger, 'web', () => r({ [CPU]: '1' }));
@@ -222,7 +251,10 @@ describe('enforced limit in the headroom ledger', () => {
     let calls = 0;
     const out = await lowerEnforced(ledger, 'web', (state) => {
       calls += 1;
-      if (calls === 1) void ledger.write('web', state, [{ namespace: 'web-a', allocation: { [CPU]: '4' }, created: 0, expires: Date.now() + 60_000 }]);
+      if (calls === 1)
+        void ledger.write('web', state, [
+          { namespace: 'web-a', allocation: { [CPU]: '4' }, created: 0, expires: Date.now() + 60_000 },
+        ]);
       const reserved = state.entries.reduce((n, e) => n + Number(e.allocation[CPU] ?? 0), 0);
       return r({ [CPU]: String(Math.max(1, reserved)) });
     });

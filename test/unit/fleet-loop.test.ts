@@ -25,7 +25,11 @@ const cpu = (v: string | number) => new Map([['requests.cpu', Quantity.parse(Str
 const MIN = 60_000;
 
 function web(fleet = '10', clusters = ['eu', 'us']): Project {
-  return aProject('web', { fleet: { quota: { hard: { 'requests.cpu': fleet } }, clusters }, quota: { hard: { 'requests.cpu': '8' } }, namespaces: [{ name: 'web-a', cluster: 'eu' }] });
+  return aProject('web', {
+    fleet: { quota: { hard: { 'requests.cpu': fleet } }, clusters },
+    quota: { hard: { 'requests.cpu': '8' } },
+    namespaces: [{ name: 'web-a', cluster: 'eu' }],
+  });
 }
 
 let hub: MemoryHub;
@@ -37,8 +41,18 @@ let snapshot: MemorySnapshot;
 
 function setHub(project: Project, shares: Record<string, [number, number?]>): void {
   const object = fleetBudgetFor(web(), processNow())!;
-  const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]));
-  hub.put(withShareRecordStatus(object, { budget: cpu(project.spec.fleet!.quota!.hard!['requests.cpu']!), members: ['eu', 'us'], bounds: new Map(), shares: entries, released: new Set() }));
+  const entries = new Map<string, MemberShare>(
+    Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]),
+  );
+  hub.put(
+    withShareRecordStatus(object, {
+      budget: cpu(project.spec.fleet!.quota!.hard!['requests.cpu']!),
+      members: ['eu', 'us'],
+      bounds: new Map(),
+      shares: entries,
+      released: new Set(),
+    }),
+  );
 }
 
 function loop(acts = true): FleetLoop {
@@ -57,7 +71,10 @@ function loop(acts = true): FleetLoop {
   });
 }
 
-const eu = () => ({ share: memberShare(hub.ledger(), 'eu').share.get('requests.cpu')?.toString() ?? '0', lendable: memberShare(hub.ledger(), 'eu').lendable.get('requests.cpu')?.toString() ?? '0' });
+const eu = () => ({
+  share: memberShare(hub.ledger(), 'eu').share.get('requests.cpu')?.toString() ?? '0',
+  lendable: memberShare(hub.ledger(), 'eu').lendable.get('requests.cpu')?.toString() ?? '0',
+});
 const enforced = async () => {
   const d = decodeRecord((await ledger.read('web')).fleet, 'web');
   return d.ok ? (d.record.enforced.get('requests.cpu')?.toString() ?? '0') : 'unreadable';
@@ -70,7 +87,11 @@ beforeEach(async () => {
   lines = [];
   seen = new FleetObservations();
   // web-a on eu holds 2 CPUs (its quota).
-  snapshot = MemorySnapshot.of({ projects: [web()], namespaces: [aNamespace('web-a', { project: 'web' })], quotas: [aQuota('web-a', { 'requests.cpu': '2' }, { used: { 'requests.cpu': '1' } })] });
+  snapshot = MemorySnapshot.of({
+    projects: [web()],
+    namespaces: [aNamespace('web-a', { project: 'web' })],
+    quotas: [aQuota('web-a', { 'requests.cpu': '2' }, { used: { 'requests.cpu': '1' } })],
+  });
   setHub(web(), { eu: [8], us: [2] });
   await raiseEnforced(ledger, 'web', 'seed', cpu(8));
 });
@@ -79,20 +100,35 @@ describe('the give-back loop', () => {
   it('keeps idle room until offerAfter, then lowers E to floor + keep and offers the rest; after giveBackAfter gives it back', async () => {
     const l = loop();
     await l.check('web');
-    expect(lines.at(-1)).toMatchObject({ message: 'fleet checked', project: 'web', fleet: 'kept', enforced: { 'requests.cpu': '8' }, floor: { 'requests.cpu': '2' } });
+    expect(lines.at(-1)).toMatchObject({
+      message: 'fleet checked',
+      project: 'web',
+      fleet: 'kept',
+      enforced: { 'requests.cpu': '8' },
+      floor: { 'requests.cpu': '2' },
+    });
     expect(eu()).toEqual({ share: '8', lendable: '0' });
 
     now += MIN;
     await l.check('web');
     expect(await enforced()).toBe('3');
     expect(eu()).toEqual({ share: '8', lendable: '5' });
-    expect(lines.at(-1)).toMatchObject({ fleet: 'returned', reason: 'idle', modes: { 'requests.cpu': 'offer' }, lendable: { 'requests.cpu': '5' } });
+    expect(lines.at(-1)).toMatchObject({
+      fleet: 'returned',
+      reason: 'idle',
+      modes: { 'requests.cpu': 'offer' },
+      lendable: { 'requests.cpu': '5' },
+    });
 
     now += 4 * MIN;
     await l.check('web');
     expect(eu()).toEqual({ share: '3', lendable: '0' });
     expect(await enforced()).toBe('3');
-    expect(lines.at(-1)).toMatchObject({ fleet: 'returned', modes: { 'requests.cpu': 'give-back' }, share: { 'requests.cpu': '-5' } });
+    expect(lines.at(-1)).toMatchObject({
+      fleet: 'returned',
+      modes: { 'requests.cpu': 'give-back' },
+      share: { 'requests.cpu': '-5' },
+    });
 
     // Within the band now: nothing more, ever, until use changes.
     now += 10 * MIN;
@@ -105,7 +141,9 @@ describe('the give-back loop', () => {
   it('lowers E before the hub write, and never below what a live reservation holds', async () => {
     // A reservation of the webhook: web-b will hold 3 (not in the cache yet).
     const state = await ledger.read('web');
-    await ledger.write('web', state, [{ namespace: 'web-b', allocation: { 'requests.cpu': '3' }, created: now, expires: now + 10 * MIN }]);
+    await ledger.write('web', state, [
+      { namespace: 'web-b', allocation: { 'requests.cpu': '3' }, created: now, expires: now + 10 * MIN },
+    ]);
     const atWrite: string[] = [];
     hub.beforeWrite = () => void enforced().then((e) => atWrite.push(e));
     const l = loop();
@@ -118,9 +156,15 @@ describe('the give-back loop', () => {
     expect(eu()).toEqual({ share: '6', lendable: '0' });
   });
 
-  it('counts the allocation of a fleet-budgeted resource the cluster\'s own budget does not name (never gives it back)', async () => {
+  it("counts the allocation of a fleet-budgeted resource the cluster's own budget does not name (never gives it back)", async () => {
     // spec.quota budgets pods only: the rules alone would not count web-a's 2 CPUs.
-    snapshot.upsertProject(aProject('web', { fleet: { quota: { hard: { 'requests.cpu': '10' } }, clusters: ['eu', 'us'] }, quota: { hard: { pods: '10' } }, namespaces: [{ name: 'web-a', cluster: 'eu' }] }));
+    snapshot.upsertProject(
+      aProject('web', {
+        fleet: { quota: { hard: { 'requests.cpu': '10' } }, clusters: ['eu', 'us'] },
+        quota: { hard: { pods: '10' } },
+        namespaces: [{ name: 'web-a', cluster: 'eu' }],
+      }),
+    );
     const l = loop();
     await l.check('web');
     now += 5 * MIN;
@@ -198,7 +242,11 @@ describe('the give-back loop', () => {
     await l.check('web');
     expect(eu()).toEqual({ share: '0', lendable: '0' });
     expect(await enforced()).toBe('0');
-    expect(lines.at(-1)).toMatchObject({ fleet: 'returned', reason: 'not-fleet-budgeted', share: { 'requests.cpu': '-8' } });
+    expect(lines.at(-1)).toMatchObject({
+      fleet: 'returned',
+      reason: 'not-fleet-budgeted',
+      share: { 'requests.cpu': '-8' },
+    });
     expect(seen.projects.has('web')).toBe(false);
   });
 
@@ -227,7 +275,12 @@ describe("the hub's record below E (a hub restored from an older backup, a share
     await loop().check('web');
     expect(await enforced()).toBe('5');
     expect(eu()).toEqual({ share: '5', lendable: '0' });
-    expect(lines.at(-1)).toMatchObject({ fleet: 'record-below-enforced', refusal: 'no-room', enforcedNow: { 'requests.cpu': '5' }, aboveRecord: {} });
+    expect(lines.at(-1)).toMatchObject({
+      fleet: 'record-below-enforced',
+      refusal: 'no-room',
+      enforcedNow: { 'requests.cpu': '5' },
+      aboveRecord: {},
+    });
     expect(aboveRecord()).toEqual([0]);
   });
 
@@ -249,7 +302,15 @@ describe("the hub's record below E (a hub restored from an older backup, a share
 
   it('a released member: E comes down to what its namespaces hold (no growth), however much the pool has', async () => {
     const object = fleetBudgetFor(web(), processNow())!;
-    hub.put(withShareRecordStatus(object, { budget: cpu(10), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['us', { share: cpu(2), lendable: new Map() }]]), released: new Set(['eu']) }));
+    hub.put(
+      withShareRecordStatus(object, {
+        budget: cpu(10),
+        members: ['eu', 'us'],
+        bounds: new Map(),
+        shares: new Map([['us', { share: cpu(2), lendable: new Map() }]]),
+        released: new Set(['eu']),
+      }),
+    );
     await loop().check('web');
     expect(await enforced()).toBe('2');
     expect(lines.at(-1)).toMatchObject({ fleet: 'released', released: true, aboveRecord: { 'requests.cpu': '2' } });

@@ -90,12 +90,31 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
   const budget = 20;
   const hub = new ShuffledHub(random);
   const ledger = new ShuffledLedger(random);
-  const project = aProject('web', { fleet: { quota: { hard: { [CPU]: String(budget) } }, clusters: ['eu', 'us'] }, quota: { hard: { [CPU]: '20' } }, namespaces: [{ name: 'web-a', cluster: 'eu' }] });
+  const project = aProject('web', {
+    fleet: { quota: { hard: { [CPU]: String(budget) } }, clusters: ['eu', 'us'] },
+    quota: { hard: { [CPU]: '20' } },
+    namespaces: [{ name: 'web-a', cluster: 'eu' }],
+  });
   // eu holds 8 and enforces 8; web-a holds 1 + a random part: the loop gives back the idle rest at once.
   const held = 1 + Math.floor(random() * 4);
-  hub.put(withShareRecordStatus(fleetBudgetFor(project, processNow())!, { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map(), shares: new Map([['eu', { share: cpu(8), lendable: new Map() }], ['us', { share: cpu(2), lendable: new Map() }]]), released: new Set() }));
+  hub.put(
+    withShareRecordStatus(fleetBudgetFor(project, processNow())!, {
+      budget: cpu(budget),
+      members: ['eu', 'us'],
+      bounds: new Map(),
+      shares: new Map([
+        ['eu', { share: cpu(8), lendable: new Map() }],
+        ['us', { share: cpu(2), lendable: new Map() }],
+      ]),
+      released: new Set(),
+    }),
+  );
   await raiseEnforced(ledger, 'web', 'seed', cpu(8));
-  const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [aNamespace('web-a', { project: 'web' })], quotas: [aQuota('web-a', { [CPU]: String(held) })] });
+  const snapshot = MemorySnapshot.of({
+    projects: [project],
+    namespaces: [aNamespace('web-a', { project: 'web' })],
+    quotas: [aQuota('web-a', { [CPU]: String(held) })],
+  });
   let keys = 0;
   const loop = new FleetLoop({
     cluster: 'eu',
@@ -110,7 +129,17 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
     newKey: () => `loop-${seed}-${keys++}`,
   });
   // Two webhook replicas of eu, each growing once by 1–3 CPUs (need), asking keep 0–1 more.
-  const replica = (n: number) => new FleetGrowth({ cluster: 'eu', hub, policy: { keep: cpu(Math.floor(random() * 2)), above: cpu(2) }, newKey: () => `r${n}-${seed}-${keys++}`, maxAttempts: 20 }, ledger);
+  const replica = (n: number) =>
+    new FleetGrowth(
+      {
+        cluster: 'eu',
+        hub,
+        policy: { keep: cpu(Math.floor(random() * 2)), above: cpu(2) },
+        newKey: () => `r${n}-${seed}-${keys++}`,
+        maxAttempts: 20,
+      },
+      ledger,
+    );
   const growths = [1, 2].map((n) => {
     const need = 1 + Math.floor(random() * 3);
     return async () => {

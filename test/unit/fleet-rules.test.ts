@@ -2,7 +2,14 @@
 import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { emptyShareRecord, offer, releaseMember, requestGrowth, setBudget, type ShareRecord } from '../../src/fleet/shares.js';
+import {
+  emptyShareRecord,
+  offer,
+  releaseMember,
+  requestGrowth,
+  setBudget,
+  type ShareRecord,
+} from '../../src/fleet/shares.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import { parseResources } from '../../src/validate/resource-lists.js';
 import { checkFleetBudget, fleetGrowthRefusal, fleetHubUnreachable } from '../../src/validate/rules/fleet.js';
@@ -31,14 +38,23 @@ function project(spec: Partial<Project['spec']> = {}): Project {
   };
 }
 
-const render = (p: Project) => validateDeclarations([p], DEFAULT_CONFIG, processNow()).map((v) => `[${v.rule}] ${v.message}`);
+const render = (p: Project) =>
+  validateDeclarations([p], DEFAULT_CONFIG, processNow()).map((v) => `[${v.rule}] ${v.message}`);
 
 describe('F1', () => {
   it('judges the bounds as declared: an active burst raising a bound past the fleet budget is no F1 (it raises how far a member may grow, never the fleet budget)', () => {
-    const burst = { name: 'peak', from: '2020-01-01T00:00:00Z', until: '2099-01-01T00:00:00Z', reason: 'always on, for the test', quota: { hard: { [CPU]: '15' } } };
+    const burst = {
+      name: 'peak',
+      from: '2020-01-01T00:00:00Z',
+      until: '2099-01-01T00:00:00Z',
+      reason: 'always on, for the test',
+      quota: { hard: { [CPU]: '15' } },
+    };
     expect(render(project({ bursts: [burst] }))).toEqual([]);
     // The declared bound alone above the fleet budget still is.
-    expect(render(project({ bursts: [burst], quota: { hard: { [CPU]: '41' } } })).join('\n')).toContain('[F1] Project web: spec.quota.hard[requests.cpu] is 41, above the fleet budget 40');
+    expect(render(project({ bursts: [burst], quota: { hard: { [CPU]: '41' } } })).join('\n')).toContain(
+      '[F1] Project web: spec.quota.hard[requests.cpu] is 41, above the fleet budget 40',
+    );
   });
 
   it('accepts a fleet budget that its bounds and declared namespaces fit, through the schema and the offline rules', () => {
@@ -58,23 +74,32 @@ describe('F1', () => {
   });
 
   it('names a bound above the fleet budget, the clusters it bounds, and what is allowed', () => {
-    const p = project({ quota: { hard: { [CPU]: '50' } }, clusters: { 'prod-eu': { quota: { hard: { [CPU]: '41' } } } } });
+    const p = project({
+      quota: { hard: { [CPU]: '50' } },
+      clusters: { 'prod-eu': { quota: { hard: { [CPU]: '41' } } } },
+    });
     expect(checkFleetBudget(p)).toEqual([
       {
         rule: 'F1',
         path: ['spec', 'clusters', 'prod-eu', 'quota', 'hard', CPU],
-        message: 'Project web: spec.clusters[prod-eu].quota.hard[requests.cpu] is 41, above the fleet budget 40 (spec.fleet.quota.hard[requests.cpu]); it bounds the share of prod-eu, which can never exceed the fleet budget: lower it to at most 40, or remove it',
+        message:
+          'Project web: spec.clusters[prod-eu].quota.hard[requests.cpu] is 41, above the fleet budget 40 (spec.fleet.quota.hard[requests.cpu]); it bounds the share of prod-eu, which can never exceed the fleet budget: lower it to at most 40, or remove it',
       },
       {
         rule: 'F1',
         path: ['spec', 'quota', 'hard', CPU],
-        message: 'Project web: spec.quota.hard[requests.cpu] is 50, above the fleet budget 40 (spec.fleet.quota.hard[requests.cpu]); it bounds the share of prod-us, which can never exceed the fleet budget: lower it to at most 40, or remove it',
+        message:
+          'Project web: spec.quota.hard[requests.cpu] is 50, above the fleet budget 40 (spec.fleet.quota.hard[requests.cpu]); it bounds the share of prod-us, which can never exceed the fleet budget: lower it to at most 40, or remove it',
       },
     ]);
   });
 
   it('sums the namespaces declared on every member (defaults for those without a quota) against the fleet budget', () => {
-    const p = project({ fleet: { quota: { hard: { [CPU]: '20' } }, clusters: ['prod-eu', 'prod-us'] }, quota: { hard: { [CPU]: '20' } }, clusters: {} });
+    const p = project({
+      fleet: { quota: { hard: { [CPU]: '20' } }, clusters: ['prod-eu', 'prod-us'] },
+      quota: { hard: { [CPU]: '20' } },
+      clusters: {},
+    });
     expect(render(p)).toEqual([
       "[F1] Project web: the namespaces declared on the fleet's clusters allocate requests.cpu 24 (prod-eu 10, prod-us 14), but the fleet budget is 20: 4 over",
     ]);
@@ -88,7 +113,9 @@ describe('F1', () => {
       '[F1] Project web: spec.fleet.quota.hard[requests.cpu] is -1, must be 0 or more',
       '[F1] Project web: spec.fleet.clusters is empty; name the member clusters that share the fleet budget (their names in spec.clusters, what render gets as ARGOCD_ENV_CLUSTER)',
     ]);
-    expect(render(project({ fleet: { quota: { hard: { [CPU]: '40' } }, clusters: ['prod-eu', 'prod-us', 'prod-eu'] } }))).toEqual([
+    expect(
+      render(project({ fleet: { quota: { hard: { [CPU]: '40' } }, clusters: ['prod-eu', 'prod-us', 'prod-eu'] } })),
+    ).toEqual([
       '[F1] Project web: spec.fleet.clusters[2] names cluster prod-eu again (first at [0]); each member once',
     ]);
   });
@@ -106,8 +133,15 @@ describe('F1', () => {
 
 describe('F2 messages', () => {
   function fleet(): ShareRecord {
-    let l = emptyShareRecord(parseResources({ [CPU]: '40' }), ['prod-eu', 'prod-us', 'prod-ap'], new Map([['prod-eu', parseResources({ [CPU]: '30' })]]));
-    for (const [m, id, n] of [['prod-us', 'u', '30'], ['prod-ap', 'a', '8']] as const) {
+    let l = emptyShareRecord(
+      parseResources({ [CPU]: '40' }),
+      ['prod-eu', 'prod-us', 'prod-ap'],
+      new Map([['prod-eu', parseResources({ [CPU]: '30' })]]),
+    );
+    for (const [m, id, n] of [
+      ['prod-us', 'u', '30'],
+      ['prod-ap', 'a', '8'],
+    ] as const) {
       const g = requestGrowth(l, m, { id, need: parseResources({ [CPU]: n }) });
       if (!g.ok) throw new Error('setup');
       l = g.record;
@@ -130,19 +164,41 @@ describe('F2 messages', () => {
 
   it('says when the upper bound, membership, a release or the hub is what stops the growth', () => {
     const l = fleet();
-    const bound = requestGrowth(emptyShareRecord(parseResources({ [CPU]: '40' }), ['prod-eu'], new Map([['prod-eu', parseResources({ [CPU]: '3' })]])), 'prod-eu', { id: 'b', need: parseResources({ [CPU]: '4' }) });
+    const bound = requestGrowth(
+      emptyShareRecord(
+        parseResources({ [CPU]: '40' }),
+        ['prod-eu'],
+        new Map([['prod-eu', parseResources({ [CPU]: '3' })]]),
+      ),
+      'prod-eu',
+      { id: 'b', need: parseResources({ [CPU]: '4' }) },
+    );
     if (bound.ok) throw new Error('expected a refusal');
-    expect(fleetGrowthRefusal('web', 'prod-eu', bound).message).toBe("project web on cluster prod-eu: requests.cpu needs 4 more than this cluster's share 0 of the fleet budget, but its upper bound is 3 (at most 3 more)");
+    expect(fleetGrowthRefusal('web', 'prod-eu', bound).message).toBe(
+      "project web on cluster prod-eu: requests.cpu needs 4 more than this cluster's share 0 of the fleet budget, but its upper bound is 3 (at most 3 more)",
+    );
     const stranger = requestGrowth(l, 'prod-xx', { id: 'x', need: parseResources({ [CPU]: '1' }) });
     if (stranger.ok) throw new Error('expected a refusal');
-    expect(fleetGrowthRefusal('web', 'prod-xx', stranger).message).toBe('project web on cluster prod-xx: cluster prod-xx is not in spec.fleet.clusters, so it holds no share of the fleet budget; the platform team adds it in git');
-    const gone = requestGrowth(releaseMember(l, 'prod-ap').record, 'prod-ap', { id: 'x', need: parseResources({ [CPU]: '1' }) });
+    expect(fleetGrowthRefusal('web', 'prod-xx', stranger).message).toBe(
+      'project web on cluster prod-xx: cluster prod-xx is not in spec.fleet.clusters, so it holds no share of the fleet budget; the platform team adds it in git',
+    );
+    const gone = requestGrowth(releaseMember(l, 'prod-ap').record, 'prod-ap', {
+      id: 'x',
+      need: parseResources({ [CPU]: '1' }),
+    });
     if (gone.ok) throw new Error('expected a refusal');
-    expect(fleetGrowthRefusal('web', 'prod-ap', gone).message).toContain('an operator released cluster prod-ap from the fleet');
+    expect(fleetGrowthRefusal('web', 'prod-ap', gone).message).toContain(
+      'an operator released cluster prod-ap from the fleet',
+    );
     const lowered = setBudget(l, parseResources({ [CPU]: '30' }));
     if (lowered.ok) throw new Error('expected a refusal');
-    expect(fleetGrowthRefusal('web', '', lowered).message).toBe('project web: the fleet budget cannot go below what the member clusters hold: requests.cpu 8 too low (held by prod-us 30 (2 offered), prod-ap 8); lower it after they give unused share back');
-    expect(fleetHubUnreachable('web', 'prod-eu', parseResources({ [CPU]: '2' }), parseResources({ [CPU]: '4' }), 2, l).message).toBe(
+    expect(fleetGrowthRefusal('web', '', lowered).message).toBe(
+      'project web: the fleet budget cannot go below what the member clusters hold: requests.cpu 8 too low (held by prod-us 30 (2 offered), prod-ap 8); lower it after they give unused share back',
+    );
+    expect(
+      fleetHubUnreachable('web', 'prod-eu', parseResources({ [CPU]: '2' }), parseResources({ [CPU]: '4' }), 2, l)
+        .message,
+    ).toBe(
       "project web on cluster prod-eu: requests.cpu needs 2 more than the 4 this cluster enforces; when last read, held by prod-us 30 (2 offered), prod-ap 8; the fleet's hub did not answer within 2 s, so nothing more was granted (growth within the share is still admitted); retry later",
     );
   });

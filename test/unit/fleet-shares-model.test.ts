@@ -50,12 +50,16 @@ const MEM = 'requests.memory';
 const RESOURCES = [CPU, MEM] as const;
 type Resource = (typeof RESOURCES)[number];
 const BUDGET = parseResources({ [CPU]: '6', [MEM]: '8Gi' });
-const POLICY: GiveBackPolicy = { keep: parseResources({ [CPU]: '500m', [MEM]: '1Gi' }), above: parseResources({ [CPU]: '1', [MEM]: '2Gi' }) };
+const POLICY: GiveBackPolicy = {
+  keep: parseResources({ [CPU]: '500m', [MEM]: '1Gi' }),
+  above: parseResources({ [CPU]: '1', [MEM]: '2Gi' }),
+};
 /** The controller's give-back decision with its clock already expired: the model's `giveBack` action is the moment it fires. */
 const RETURN_NOW: ReturnPolicy = { ...POLICY, offerAfterMs: 0, giveBackAfterMs: 0 };
 const ZERO = Quantity.zero();
 /** k steps of a resource: 500m of CPU, 1Gi of memory. */
-const amount = (resource: Resource, k: number): Quantity => (resource === CPU ? Quantity.fromMilli(500 * k) : Quantity.parse(`${k}Gi`));
+const amount = (resource: Resource, k: number): Quantity =>
+  resource === CPU ? Quantity.fromMilli(500 * k) : Quantity.parse(`${k}Gi`);
 const at = (r: Resources | undefined, resource: string): Quantity => r?.get(resource) ?? ZERO;
 const one = (resource: Resource, v: Quantity): Resources => new Map([[resource, v]]);
 const minQ = (a: Quantity, b: Quantity): Quantity => (a.cmp(b) <= 0 ? a : b);
@@ -116,7 +120,10 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { arbitrary: fc.record({ t: fc.constant('hub' as const), up: fc.constantFrom(true, true, false) }), weight: 5 },
   { arbitrary: fc.record({ t: fc.constant('vanish' as const), m: member }), weight: 1 },
   { arbitrary: fc.record({ t: fc.constant('release' as const), m: member }), weight: 2 },
-  { arbitrary: fc.record({ t: fc.constant('budget' as const), r: resource, delta: fc.integer({ min: -3, max: 3 }) }), weight: 4 },
+  {
+    arbitrary: fc.record({ t: fc.constant('budget' as const), r: resource, delta: fc.integer({ min: -3, max: 3 }) }),
+    weight: 4,
+  },
 );
 
 interface Write {
@@ -188,8 +195,18 @@ class Fleet {
     private readonly coverage: Coverage,
   ) {
     const names = Array.from({ length: size }, (_, i) => `c${i}`);
-    this.hub = { ledger: emptyShareRecord(BUDGET, names, new Map([['c0', parseResources({ [CPU]: '4' })]])), rv: 1, up: true };
-    this.members = names.map((name) => ({ name, enforced: new Map(RESOURCES.map((r) => [r, ZERO])), allocation: new Map(), gone: false, incarnation: 0 }));
+    this.hub = {
+      ledger: emptyShareRecord(BUDGET, names, new Map([['c0', parseResources({ [CPU]: '4' })]])),
+      rv: 1,
+      up: true,
+    };
+    this.members = names.map((name) => ({
+      name,
+      enforced: new Map(RESOURCES.map((r) => [r, ZERO])),
+      allocation: new Map(),
+      gone: false,
+      incarnation: 0,
+    }));
   }
 
   private live(m: number): Member | undefined {
@@ -206,7 +223,13 @@ class Fleet {
 
   private send(x: Member, pending: Pending): void {
     x.pending = pending;
-    this.writes.push({ from: this.members.indexOf(x), incarnation: x.incarnation, id: pending.id, precondition: pending.precondition, next: pending.next });
+    this.writes.push({
+      from: this.members.indexOf(x),
+      incarnation: x.incarnation,
+      id: pending.id,
+      precondition: pending.precondition,
+      next: pending.next,
+    });
   }
 
   /** The member's write is stored: raise by what it granted, admit the growth that waited, forget it. */
@@ -223,19 +246,28 @@ class Fleet {
         if (!x) return;
         const after = plus(x.allocation, one(a.r, amount(a.r, a.k)));
         const fits = at(after, a.r).cmp(at(x.enforced, a.r)) <= 0;
-        const local = this.broken === 'hub-for-every-growth' && !this.hub.up ? { fits: false as const, need: new Map() } : decideLocally(x.enforced, after);
+        const local =
+          this.broken === 'hub-for-every-growth' && !this.hub.up
+            ? { fits: false as const, need: new Map() }
+            : decideLocally(x.enforced, after);
         if (local.fits) {
           x.allocation = after;
           if (!this.hub.up) this.coverage.admittedWhileHubDown++;
           return;
         }
-        if (fits && !this.hub.up) return `${x.name}: a growth of ${a.r} to ${at(after, a.r).toString()} fits its enforced limit ${at(x.enforced, a.r).toString()} but was refused while the hub is down`;
+        if (fits && !this.hub.up)
+          return `${x.name}: a growth of ${a.r} to ${at(after, a.r).toString()} fits its enforced limit ${at(x.enforced, a.r).toString()} but was refused while the hub is down`;
         if (!this.idle(x) || local.need.size === 0) return;
         const id = `${x.name}-${++this.ids}`;
-        const result = requestGrowth(x.view!.ledger, x.name, { id, need: local.need, want: growthWant(local.need, POLICY) });
+        const result = requestGrowth(x.view!.ledger, x.name, {
+          id,
+          need: local.need,
+          want: growthWant(local.need, POLICY),
+        });
         if (!result.ok) {
           const violation = fleetGrowthRefusal('p', x.name, result);
-          if (violation.rule !== 'F2' || !violation.message.includes(x.name)) return `refusal without F2 or the cluster: ${JSON.stringify(violation)}`;
+          if (violation.rule !== 'F2' || !violation.message.includes(x.name))
+            return `refusal without F2 or the cluster: ${JSON.stringify(violation)}`;
           if (result.reason === 'no-room') this.coverage.refusedNoRoom++;
           return;
         }
@@ -243,7 +275,15 @@ class Fleet {
         if (result.fromLenders.size > 0) this.coverage.grantedFromOffers++;
         const raised = this.broken === 'raise-before-write';
         if (raised) x.enforced = plus(x.enforced, result.granted);
-        this.send(x, { id, kind: 'grow', precondition: x.view!.rv, next: result.record, raiseBy: result.granted, after, raised });
+        this.send(x, {
+          id,
+          kind: 'grow',
+          precondition: x.view!.rv,
+          next: result.record,
+          raiseBy: result.granted,
+          after,
+          raised,
+        });
         return;
       }
       case 'shrink': {
@@ -266,7 +306,14 @@ class Fleet {
         const x = this.live(a.m);
         if (!x || !this.idle(x)) return;
         const ledger = x.view!.ledger;
-        const state = { member: x.name, enforced: x.enforced, floor: x.allocation, record: ledger, declaredBudget: ledger.budget, inFleet: true };
+        const state = {
+          member: x.name,
+          enforced: x.enforced,
+          floor: x.allocation,
+          record: ledger,
+          declaredBudget: ledger.budget,
+          inFleet: true,
+        };
         const { step } = decideReturn(state, RETURN_NOW, new Map(), 0);
         if (!step) return;
         const id = `${x.name}-${++this.ids}`;
@@ -275,7 +322,14 @@ class Fleet {
         if (!t.ok || t.duplicate) return;
         const later = this.broken === 'lower-after-write';
         if (!later) x.enforced = lowerTo;
-        this.send(x, { id, kind: 'giveBack', precondition: x.view!.rv, next: t.record, raiseBy: new Map(), ...(later ? { lowerTo } : {}) });
+        this.send(x, {
+          id,
+          kind: 'giveBack',
+          precondition: x.view!.rv,
+          next: t.record,
+          raiseBy: new Map(),
+          ...(later ? { lowerTo } : {}),
+        });
         return;
       }
       case 'offer': {
@@ -290,7 +344,14 @@ class Fleet {
         const lowerTo = new Map(x.enforced).set(a.r, at(x.enforced, a.r).sub(lent));
         const later = this.broken === 'lower-after-write';
         if (!later) x.enforced = lowerTo;
-        this.send(x, { id, kind: 'offer', precondition: x.view!.rv, next: t.record, raiseBy: new Map(), ...(later ? { lowerTo } : {}) });
+        this.send(x, {
+          id,
+          kind: 'offer',
+          precondition: x.view!.rv,
+          next: t.record,
+          raiseBy: new Map(),
+          ...(later ? { lowerTo } : {}),
+        });
         return;
       }
       case 'withdraw': {
@@ -303,7 +364,14 @@ class Fleet {
         if (!t.ok) return;
         const raised = this.broken === 'raise-before-write';
         if (raised) x.enforced = plus(x.enforced, one(a.r, back));
-        this.send(x, { id, kind: 'withdraw', precondition: x.view!.rv, next: t.record, raiseBy: one(a.r, back), raised });
+        this.send(x, {
+          id,
+          kind: 'withdraw',
+          precondition: x.view!.rv,
+          next: t.record,
+          raiseBy: one(a.r, back),
+          raised,
+        });
         return;
       }
       case 'deliver': {
@@ -313,10 +381,24 @@ class Fleet {
         const matches = w!.precondition === this.hub.rv;
         if (matches || this.broken === 'no-cas') {
           this.hub = { ...this.hub, ledger: w!.next, rv: this.hub.rv + 1 };
-          this.replies.push({ to: w!.from, incarnation: w!.incarnation, id: w!.id, stored: true, rv: this.hub.rv, ledger: w!.next });
+          this.replies.push({
+            to: w!.from,
+            incarnation: w!.incarnation,
+            id: w!.id,
+            stored: true,
+            rv: this.hub.rv,
+            ledger: w!.next,
+          });
         } else {
           this.coverage.conflicts++;
-          this.replies.push({ to: w!.from, incarnation: w!.incarnation, id: w!.id, stored: false, rv: this.hub.rv, ledger: this.hub.ledger });
+          this.replies.push({
+            to: w!.from,
+            incarnation: w!.incarnation,
+            id: w!.id,
+            stored: false,
+            rv: this.hub.rv,
+            ledger: this.hub.ledger,
+          });
         }
         return;
       }
@@ -389,7 +471,10 @@ class Fleet {
       }
       case 'budget': {
         if (!this.hub.up) return;
-        const next = maxQ(ZERO, at(this.hub.ledger.budget, a.r).add(amount(a.r, Math.abs(a.delta)).mul(Math.sign(a.delta))));
+        const next = maxQ(
+          ZERO,
+          at(this.hub.ledger.budget, a.r).add(amount(a.r, Math.abs(a.delta)).mul(Math.sign(a.delta))),
+        );
         const t = setBudget(this.hub.ledger, new Map(this.hub.ledger.budget).set(a.r, next));
         if (!t.ok) {
           this.coverage.budgetRefused++;
@@ -412,9 +497,13 @@ class Fleet {
     const { budget, shares, released } = this.hub.ledger;
     for (const r of RESOURCES) {
       const sum = [...shares.values()].reduce((s, e) => s.add(at(e.share, r)), ZERO);
-      if (sum.cmp(at(budget, r)) > 0) out.push(`${r}: the shares sum to ${sum.toString()}, above the fleet budget ${at(budget, r).toString()}`);
+      if (sum.cmp(at(budget, r)) > 0)
+        out.push(`${r}: the shares sum to ${sum.toString()}, above the fleet budget ${at(budget, r).toString()}`);
       for (const [m, e] of shares) {
-        if (at(e.share, r).sign() < 0 || at(e.lendable, r).sign() < 0 || at(e.lendable, r).cmp(at(e.share, r)) > 0) out.push(`${m}: ${r} share ${at(e.share, r).toString()}, lendable ${at(e.lendable, r).toString()} (0 ≤ lendable ≤ share)`);
+        if (at(e.share, r).sign() < 0 || at(e.lendable, r).sign() < 0 || at(e.lendable, r).cmp(at(e.share, r)) > 0)
+          out.push(
+            `${m}: ${r} share ${at(e.share, r).toString()}, lendable ${at(e.lendable, r).toString()} (0 ≤ lendable ≤ share)`,
+          );
       }
     }
     for (const m of shares.keys()) if (released.has(m)) out.push(`${m} was released but still has an entry`);
@@ -422,9 +511,14 @@ class Fleet {
       if (released.has(x.name)) continue;
       const e = shares.get(x.name);
       for (const r of RESOURCES) {
-        if (at(x.allocation, r).cmp(at(x.enforced, r)) > 0) out.push(`${x.name}: allocation ${r} ${at(x.allocation, r).toString()} above its enforced limit ${at(x.enforced, r).toString()}`);
+        if (at(x.allocation, r).cmp(at(x.enforced, r)) > 0)
+          out.push(
+            `${x.name}: allocation ${r} ${at(x.allocation, r).toString()} above its enforced limit ${at(x.enforced, r).toString()}`,
+          );
         if (at(x.enforced, r).cmp(at(e?.share, r).sub(at(e?.lendable, r))) > 0) {
-          out.push(`${x.name}: enforces ${r} ${at(x.enforced, r).toString()}, above its share ${at(e?.share, r).toString()} − lendable ${at(e?.lendable, r).toString()} in the hub`);
+          out.push(
+            `${x.name}: enforces ${r} ${at(x.enforced, r).toString()}, above its share ${at(e?.share, r).toString()} − lendable ${at(e?.lendable, r).toString()} in the hub`,
+          );
         }
       }
     }
@@ -434,25 +528,46 @@ class Fleet {
   describe(): string {
     return [
       `hub rv ${this.hub.rv} ${this.hub.up ? 'up' : 'down'} budget ${JSON.stringify(formatResources(this.hub.ledger.budget))}`,
-      ...[...this.hub.ledger.shares].map(([m, e]) => `  ${m}: share ${JSON.stringify(formatResources(e.share))} lendable ${JSON.stringify(formatResources(e.lendable))} last ${e.lastRequest ?? '-'}`),
-      ...this.members.map((x) => `member ${x.name}${x.gone ? ' (gone)' : ''}: enforced ${JSON.stringify(formatResources(x.enforced))} allocation ${JSON.stringify(formatResources(x.allocation))}`),
+      ...[...this.hub.ledger.shares].map(
+        ([m, e]) =>
+          `  ${m}: share ${JSON.stringify(formatResources(e.share))} lendable ${JSON.stringify(formatResources(e.lendable))} last ${e.lastRequest ?? '-'}`,
+      ),
+      ...this.members.map(
+        (x) =>
+          `member ${x.name}${x.gone ? ' (gone)' : ''}: enforced ${JSON.stringify(formatResources(x.enforced))} allocation ${JSON.stringify(formatResources(x.allocation))}`,
+      ),
     ].join('\n');
   }
 }
 
 function newCoverage(): Coverage {
-  return { grantedFromPool: 0, grantedFromOffers: 0, refusedNoRoom: 0, admittedWhileHubDown: 0, givenBack: 0, conflicts: 0, resolvedByKey: 0, released: 0, budgetRefused: 0 };
+  return {
+    grantedFromPool: 0,
+    grantedFromOffers: 0,
+    refusedNoRoom: 0,
+    admittedWhileHubDown: 0,
+    givenBack: 0,
+    conflicts: 0,
+    resolvedByKey: 0,
+    released: 0,
+    budgetRefused: 0,
+  };
 }
 
 function property(broken: ProtocolBreak | undefined, coverage: Coverage): fc.IProperty<[number, Action[]]> {
-  return fc.property(fc.integer({ min: 2, max: 4 }), fc.array(actionArb, { minLength: 1, maxLength: 150, size: 'max' }), (size, actions) => {
-    const fleet = new Fleet(size, broken, coverage);
-    for (const [i, a] of actions.entries()) {
-      const refused = fleet.step(a);
-      const problems = refused ? [refused, ...fleet.check()] : fleet.check();
-      if (problems.length > 0) throw new Error(`after step ${i} ${JSON.stringify(a)}:\n${problems.join('\n')}\n${fleet.describe()}`);
-    }
-  });
+  return fc.property(
+    fc.integer({ min: 2, max: 4 }),
+    fc.array(actionArb, { minLength: 1, maxLength: 150, size: 'max' }),
+    (size, actions) => {
+      const fleet = new Fleet(size, broken, coverage);
+      for (const [i, a] of actions.entries()) {
+        const refused = fleet.step(a);
+        const problems = refused ? [refused, ...fleet.check()] : fleet.check();
+        if (problems.length > 0)
+          throw new Error(`after step ${i} ${JSON.stringify(a)}:\n${problems.join('\n')}\n${fleet.describe()}`);
+      }
+    },
+  );
 }
 
 describe('fleet shares against a model of the hub and its members', () => {
@@ -475,13 +590,24 @@ const CAUGHT_BY: Record<ProtocolBreak, RegExp> = {
 };
 
 describe('a broken protocol is caught', () => {
-  const breaks: ProtocolBreak[] = ['raise-before-write', 'no-cas', 'lower-after-write', 'raise-to-read', 'hub-for-every-growth'];
+  const breaks: ProtocolBreak[] = [
+    'raise-before-write',
+    'no-cas',
+    'lower-after-write',
+    'raise-to-read',
+    'hub-for-every-growth',
+  ];
   for (const broken of breaks) {
     it(broken, () => {
-      const result = fc.check(property(broken, newCoverage()), { numRuns: 1000, ...(SEED !== undefined ? { seed: SEED } : {}) });
+      const result = fc.check(property(broken, newCoverage()), {
+        numRuns: 1000,
+        ...(SEED !== undefined ? { seed: SEED } : {}),
+      });
       expect(result.failed, `${broken}: no counterexample in ${result.numRuns} runs`).toBe(true);
-      const message = result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
-      if (process.env.FLEET_MODEL_COVERAGE) console.log(`${broken} (${result.numRuns} runs, ${result.numShrinks} shrinks):\n${message}`);
+      const message =
+        result.errorInstance instanceof Error ? result.errorInstance.message : String(result.errorInstance);
+      if (process.env.FLEET_MODEL_COVERAGE)
+        console.log(`${broken} (${result.numRuns} runs, ${result.numShrinks} shrinks):\n${message}`);
       expect(message).toMatch(CAUGHT_BY[broken]);
     });
   }

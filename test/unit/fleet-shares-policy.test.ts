@@ -2,19 +2,35 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { MAX_FLEET_MEMBERS } from '../../src/fleet/fleet-budget-crd.js';
-import { FLEET_POLICY_NAME, FLEET_POLICY_PATH, POLICY_VALIDATIONS, POLICY_VARIABLES, renderFleetPolicyYaml } from '../../src/fleet/fleet-shares-policy.js';
+import {
+  FLEET_POLICY_NAME,
+  FLEET_POLICY_PATH,
+  POLICY_VALIDATIONS,
+  POLICY_VARIABLES,
+  renderFleetPolicyYaml,
+} from '../../src/fleet/fleet-shares-policy.js';
 
 describe('ValidatingAdmissionPolicy tenantgate-fleet-shares', () => {
   it('the committed policy is the generated one, byte for byte', () => {
     const committed = readFileSync(new URL(`../../${FLEET_POLICY_PATH}`, import.meta.url), 'utf8');
-    expect(committed === renderFleetPolicyYaml(), `${FLEET_POLICY_PATH} differs from src/fleet/fleet-shares-policy.ts: run \`make crd\` and commit the result`).toBe(true);
+    expect(
+      committed === renderFleetPolicyYaml(),
+      `${FLEET_POLICY_PATH} differs from src/fleet/fleet-shares-policy.ts: run \`make crd\` and commit the result`,
+    ).toBe(true);
   });
 
   it('is a policy on UPDATE of fleetbudgets and their status, failing closed, with a Deny binding', () => {
     const [policy, binding] = parseAllDocuments(renderFleetPolicyYaml()).map((d) => d.toJS());
     expect(policy.metadata.name).toBe(FLEET_POLICY_NAME);
     expect(policy.spec.failurePolicy).toBe('Fail');
-    expect(policy.spec.matchConstraints.resourceRules).toEqual([{ apiGroups: ['tenantgate.io'], apiVersions: ['*'], operations: ['UPDATE'], resources: ['fleetbudgets', 'fleetbudgets/status'] }]);
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      {
+        apiGroups: ['tenantgate.io'],
+        apiVersions: ['*'],
+        operations: ['UPDATE'],
+        resources: ['fleetbudgets', 'fleetbudgets/status'],
+      },
+    ]);
     expect(binding.spec).toEqual({ policyName: FLEET_POLICY_NAME, validationActions: ['Deny'] });
   });
 

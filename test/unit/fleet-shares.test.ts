@@ -38,7 +38,9 @@ function ok<T extends { ok: boolean }>(t: T): Extract<T, { ok: true }> {
 
 describe('requestGrowth', () => {
   it('takes from the pool in one ledger and records the request id', () => {
-    const g = ok(requestGrowth(ledger(), 'us', { id: 'us-1', need: r({ [CPU]: '3', [MEM]: '1Gi' }), want: r({ [CPU]: '4' }) }));
+    const g = ok(
+      requestGrowth(ledger(), 'us', { id: 'us-1', need: r({ [CPU]: '3', [MEM]: '1Gi' }), want: r({ [CPU]: '4' }) }),
+    );
     expect(fmt(g.granted)).toEqual({ [CPU]: '4', [MEM]: '1Gi' });
     expect(fmt(g.fromPool)).toEqual({ [CPU]: '4', [MEM]: '1Gi' });
     expect(fmt(memberShare(g.record, 'us').share)).toEqual({ [CPU]: '4', [MEM]: '1Gi' });
@@ -75,7 +77,9 @@ describe('requestGrowth', () => {
     expect(refused.ok).toBe(false);
     if (refused.ok) return;
     expect(refused.reason).toBe('no-room');
-    expect(refused.shortfalls[0]!.holders.map((h) => `${h.cluster} ${h.share.toString()} ${h.lendable.toString()}`)).toEqual(['us 4500m 0', 'ap 3800m 300m']);
+    expect(
+      refused.shortfalls[0]!.holders.map((h) => `${h.cluster} ${h.share.toString()} ${h.lendable.toString()}`),
+    ).toEqual(['us 4500m 0', 'ap 3800m 300m']);
   });
 
   it('refuses beyond the upper bound, a resource outside the fleet budget, a non-member and a released member', () => {
@@ -83,10 +87,20 @@ describe('requestGrowth', () => {
     expect(!bound.ok && bound.reason === 'no-room' && bound.shortfalls[0]!.limitedBy).toBe('bound');
     const capped = ok(requestGrowth(ledger(), 'eu', { id: 'e1', need: r({ [CPU]: '5' }), want: r({ [CPU]: '9' }) }));
     expect(fmt(capped.granted)).toEqual({ [CPU]: '6' });
-    expect(requestGrowth(ledger(), 'eu', { id: 'e1', need: r({ pods: '1' }) })).toMatchObject({ ok: false, reason: 'not-fleet-budgeted', resources: ['pods'] });
-    expect(requestGrowth(ledger(), 'xx', { id: 'x1', need: r({ [CPU]: '1' }) })).toMatchObject({ ok: false, reason: 'not-a-member' });
+    expect(requestGrowth(ledger(), 'eu', { id: 'e1', need: r({ pods: '1' }) })).toMatchObject({
+      ok: false,
+      reason: 'not-fleet-budgeted',
+      resources: ['pods'],
+    });
+    expect(requestGrowth(ledger(), 'xx', { id: 'x1', need: r({ [CPU]: '1' }) })).toMatchObject({
+      ok: false,
+      reason: 'not-a-member',
+    });
     const released = releaseMember(ledger(), 'ap').record;
-    expect(requestGrowth(released, 'ap', { id: 'a1', need: r({ [CPU]: '1' }) })).toMatchObject({ ok: false, reason: 'released' });
+    expect(requestGrowth(released, 'ap', { id: 'a1', need: r({ [CPU]: '1' }) })).toMatchObject({
+      ok: false,
+      reason: 'released',
+    });
     expect(setMembers(released, ['eu', 'us', 'ap'], new Map()).members).toEqual(['eu', 'us']);
   });
 });
@@ -95,16 +109,28 @@ describe('give back, offer, withdraw, release, budget', () => {
   it('gives back at most what is not lent; offers and withdraws within the share', () => {
     let l = ok(requestGrowth(ledger(), 'us', { id: 'u1', need: r({ [CPU]: '5' }) })).record;
     l = ok(offer(l, 'us', { id: 'u2', amount: r({ [CPU]: '2' }) })).record;
-    expect(giveBack(l, 'us', { id: 'u3', amount: r({ [CPU]: '4' }) })).toMatchObject({ ok: false, reason: 'more-than-held' });
+    expect(giveBack(l, 'us', { id: 'u3', amount: r({ [CPU]: '4' }) })).toMatchObject({
+      ok: false,
+      reason: 'more-than-held',
+    });
     l = ok(giveBack(l, 'us', { id: 'u3', amount: r({ [CPU]: '3' }) })).record;
     expect(fmt(memberShare(l, 'us').share)).toEqual({ [CPU]: '2' });
-    expect(offer(l, 'us', { id: 'u4', amount: r({ [CPU]: '1' }) })).toMatchObject({ ok: false, reason: 'more-than-held' });
-    expect(withdrawOffer(l, 'us', { id: 'u4', amount: r({ [CPU]: '3' }) })).toMatchObject({ ok: false, reason: 'more-than-held' });
+    expect(offer(l, 'us', { id: 'u4', amount: r({ [CPU]: '1' }) })).toMatchObject({
+      ok: false,
+      reason: 'more-than-held',
+    });
+    expect(withdrawOffer(l, 'us', { id: 'u4', amount: r({ [CPU]: '3' }) })).toMatchObject({
+      ok: false,
+      reason: 'more-than-held',
+    });
     l = ok(withdrawOffer(l, 'us', { id: 'u4', amount: r({ [CPU]: '2' }) })).record;
     expect(fmt(enforceableLimit(l, 'us'))).toEqual({ [CPU]: '2', [MEM]: '0' });
     // A member removed from the fleet in git may still lower, not grow.
     l = setMembers(l, ['eu', 'ap'], new Map());
-    expect(requestGrowth(l, 'us', { id: 'u5', need: r({ [CPU]: '1' }) })).toMatchObject({ ok: false, reason: 'not-a-member' });
+    expect(requestGrowth(l, 'us', { id: 'u5', need: r({ [CPU]: '1' }) })).toMatchObject({
+      ok: false,
+      reason: 'not-a-member',
+    });
     l = ok(giveBack(l, 'us', { id: 'u5', amount: r({ [CPU]: '2' }) })).record;
     expect(fmt(memberShare(l, 'us').share)).toEqual({});
   });
@@ -134,7 +160,9 @@ describe('member decisions', () => {
     const d = decideLocally(r({ [CPU]: '4', [MEM]: '1Gi' }), r({ [CPU]: '4500m', [MEM]: '1Gi' }));
     expect(d.fits).toBe(false);
     if (!d.fits) expect(fmt(d.need)).toEqual({ [CPU]: '500m' });
-    expect(fmt(growthWant(r({ [CPU]: '500m' }), { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) }))).toEqual({ [CPU]: '1500m' });
+    expect(fmt(growthWant(r({ [CPU]: '500m' }), { keep: r({ [CPU]: '1' }), above: r({ [CPU]: '2' }) }))).toEqual({
+      [CPU]: '1500m',
+    });
   });
 });
 
@@ -160,7 +188,11 @@ describe('a member taking back its own offer', () => {
   });
 
   it('counts its own offer within its upper bound: taking it back passes no bound', () => {
-    const ledger0 = emptyShareRecord(parseResources({ 'requests.cpu': '10' }), ['eu', 'us'], new Map([['eu', parseResources({ 'requests.cpu': '6' })]]));
+    const ledger0 = emptyShareRecord(
+      parseResources({ 'requests.cpu': '10' }),
+      ['eu', 'us'],
+      new Map([['eu', parseResources({ 'requests.cpu': '6' })]]),
+    );
     const first = requestGrowth(ledger0, 'eu', { id: 'eu-1', need: parseResources({ 'requests.cpu': '6' }) });
     if (!first.ok) throw new Error(first.reason);
     const lent = offer(first.record, 'eu', { id: 'eu-2', amount: parseResources({ 'requests.cpu': '3' }) });

@@ -7,13 +7,16 @@ import { freePort } from '../support/devcluster/ports.js';
 const ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
 
 describe('freePort', () => {
-  it.skipIf(!(ephemeralLow - 10_000 >= 1000))('picks ports below the ephemeral range, which no outgoing connection takes', async () => {
-    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
-    for (const port of ports) {
-      expect(port).toBeGreaterThanOrEqual(10_000);
-      expect(port).toBeLessThan(ephemeralLow);
-    }
-  });
+  it.skipIf(!(ephemeralLow - 10_000 >= 1000))(
+    'picks ports below the ephemeral range, which no outgoing connection takes',
+    async () => {
+      const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+      for (const port of ports) {
+        expect(port).toBeGreaterThanOrEqual(10_000);
+        expect(port).toBeLessThan(ephemeralLow);
+      }
+    },
+  );
 
   it('returns a port a server can then bind', async () => {
     const port = await freePort();

@@ -23,17 +23,41 @@ const ADMIN_ACCESS = 'resource.kubernetes.io/admin-access';
 
 const ALICE = aUser('alice', ['system:authenticated']); // owner of payments
 const PLATFORM = aUser('kubernetes-admin', ['system:masters', 'system:authenticated']);
-const CONTROLLER = aUser('system:serviceaccount:tenantgate-system:tenantgate-controller', ['system:serviceaccounts', 'system:authenticated']);
+const CONTROLLER = aUser('system:serviceaccount:tenantgate-system:tenantgate-controller', [
+  'system:serviceaccounts',
+  'system:authenticated',
+]);
 
-const PAYMENTS: Project = aProject('payments', { owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { pods: '100' } }, namespaceDefaults: { quota: { hard: { pods: '10' } } } }, { uid: 'uid-payments' });
+const PAYMENTS: Project = aProject(
+  'payments',
+  {
+    owners: [{ kind: 'User', name: 'alice' }],
+    quota: { hard: { pods: '100' } },
+    namespaceDefaults: { quota: { hard: { pods: '10' } } },
+  },
+  { uid: 'uid-payments' },
+);
 
 /** payments-api as it is stored: the labels and annotation tenantgate sets, plus `extra`. */
-function stored(extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): NamespaceObject {
-  const ns = aNamespace('payments-api', { project: 'payments', uid: 'uid-payments', labels: { ...extra.labels, 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/warn': 'restricted', 'pod-security.kubernetes.io/audit': 'restricted' }, annotations: extra.annotations });
+function stored(
+  extra: { labels?: Record<string, string>; annotations?: Record<string, string> } = {},
+): NamespaceObject {
+  const ns = aNamespace('payments-api', {
+    project: 'payments',
+    uid: 'uid-payments',
+    labels: {
+      ...extra.labels,
+      'pod-security.kubernetes.io/enforce': 'baseline',
+      'pod-security.kubernetes.io/warn': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
+    },
+    annotations: extra.annotations,
+  });
   return ns;
 }
 
-const ctx = (user = ALICE, config: TenantgateConfig = DEFAULT_CONFIG) => reviewContext(user, MemorySnapshot.of({ projects: [PAYMENTS], namespaces: [stored()], quotas: [] }), config);
+const ctx = (user = ALICE, config: TenantgateConfig = DEFAULT_CONFIG) =>
+  reviewContext(user, MemorySnapshot.of({ projects: [PAYMENTS], namespaces: [stored()], quotas: [] }), config);
 const rules = (v: { violations: Array<{ rule: string }> }) => v.violations.map((x) => x.rule);
 
 /** A CREATE of payments-new as the mutating webhook leaves it (tenancy labels, Pod Security labels, project-uid), plus `extra`. */
@@ -43,14 +67,17 @@ function created(extra: { labels?: Record<string, string>; annotations?: Record<
 }
 
 type Where = 'labels' | 'annotations';
-const withKey = (where: Where, key: string, value: string) => (where === 'labels' ? { labels: { [key]: value } } : { annotations: { [key]: value } });
+const withKey = (where: Where, key: string, value: string) =>
+  where === 'labels' ? { labels: { [key]: value } } : { annotations: { [key]: value } };
 
 describe('T7: the DRA admin-access label', () => {
   it('refuses a tenant owner creating a project namespace labelled resource.kubernetes.io/admin-access=true, naming the namespace, the label, the value and what is allowed', () => {
     const v = reviewNamespace(ctx(), 'CREATE', created({ labels: { [ADMIN_ACCESS]: 'true' } }), undefined);
     expect(rules(v)).toEqual(['T7']);
     const message = v.violations[0]!.message;
-    expect(message).toContain('Namespace payments-new (project payments, tenant acme): user "alice" may not add, change or remove the protected labels resource.kubernetes.io/admin-access (null → "true"');
+    expect(message).toContain(
+      'Namespace payments-new (project payments, tenant acme): user "alice" may not add, change or remove the protected labels resource.kubernetes.io/admin-access (null → "true"',
+    );
     expect(message).toContain('DRA admin access');
     expect(message).toContain('only privileged subjects set labels');
     expect(message).toContain(ADMIN_ACCESS);
@@ -115,8 +142,12 @@ describe('T7: every granting label and annotation, for tenants and for privilege
 
       it('the platform team and the controller may set, change and remove it', () => {
         for (const user of [PLATFORM, CONTROLLER]) {
-          expect(reviewNamespace(ctx(user), 'CREATE', created(withKey(where, key, value)), undefined).violations).toEqual([]);
-          expect(reviewNamespace(ctx(user), 'UPDATE', stored(withKey(where, key, value)), without).violations).toEqual([]);
+          expect(
+            reviewNamespace(ctx(user), 'CREATE', created(withKey(where, key, value)), undefined).violations,
+          ).toEqual([]);
+          expect(reviewNamespace(ctx(user), 'UPDATE', stored(withKey(where, key, value)), without).violations).toEqual(
+            [],
+          );
           expect(reviewNamespace(ctx(user), 'UPDATE', without, has).violations).toEqual([]);
         }
       });
@@ -124,38 +155,68 @@ describe('T7: every granting label and annotation, for tenants and for privilege
   }
 
   it('judges the key only where Kubernetes reads it: the admin-access key as an annotation grants nothing', () => {
-    expect(reviewNamespace(ctx(ALICE, bare), 'UPDATE', stored({ annotations: { [ADMIN_ACCESS]: 'true' } }), stored()).violations).toEqual([]);
+    expect(
+      reviewNamespace(ctx(ALICE, bare), 'UPDATE', stored({ annotations: { [ADMIN_ACCESS]: 'true' } }), stored())
+        .violations,
+    ).toEqual([]);
   });
 });
 
 describe('T7 offline: a Project may not declare a granting label or annotation for its namespaces', () => {
   it('tenantgate validate refuses one, naming the project, the namespace, the key, the value and what is allowed', () => {
-    const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { team: 'api', [ADMIN_ACCESS]: 'true' }, annotations: { 'openshift.io/sa.scc.uid-range': '0/10000' } }] });
+    const project = aProject('payments', {
+      ...PAYMENTS.spec,
+      namespaces: [
+        {
+          name: 'payments-api',
+          labels: { team: 'api', [ADMIN_ACCESS]: 'true' },
+          annotations: { 'openshift.io/sa.scc.uid-range': '0/10000' },
+        },
+      ],
+    });
     const v = validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7');
     expect(v.map((x) => x.path)).toEqual([
       ['spec', 'namespaces', 0, 'labels', ADMIN_ACCESS],
       ['spec', 'namespaces', 0, 'annotations', 'openshift.io/sa.scc.uid-range'],
     ]);
-    expect(v[0]!.message).toContain('Project payments declares namespace payments-api with the label resource.kubernetes.io/admin-access="true"');
+    expect(v[0]!.message).toContain(
+      'Project payments declares namespace payments-api with the label resource.kubernetes.io/admin-access="true"',
+    );
     expect(v[0]!.message).toContain('allowed:');
   });
 
   it('points a declared Pod Security label to spec.podSecurity', () => {
-    const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } }] });
+    const project = aProject('payments', {
+      ...PAYMENTS.spec,
+      namespaces: [{ name: 'payments-api', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } }],
+    });
     const v = validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7');
     expect(v).toHaveLength(1);
     expect(v[0]!.message).toContain('spec.podSecurity');
   });
 
   it('passes labels and annotations that grant nothing', () => {
-    const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { team: 'api', [LABEL_PROJECT]: 'payments', [LABEL_TENANT]: 'acme' }, annotations: { owner: 'alice', [ADMIN_ACCESS]: 'true' } }] });
+    const project = aProject('payments', {
+      ...PAYMENTS.spec,
+      namespaces: [
+        {
+          name: 'payments-api',
+          labels: { team: 'api', [LABEL_PROJECT]: 'payments', [LABEL_TENANT]: 'acme' },
+          annotations: { owner: 'alice', [ADMIN_ACCESS]: 'true' },
+        },
+      ],
+    });
     expect(validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7')).toEqual([]);
   });
 });
 
 describe('neither the mutating webhook nor render adds a granting key a tenant did not have the platform set', () => {
   it('mutate adds only the tenancy labels, the project-uid and the Pod Security levels of tenantgate.yaml or the Project', () => {
-    const request: NamespaceObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'payments-new', labels: { team: 'api' } } };
+    const request: NamespaceObject = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'payments-new', labels: { team: 'api' } },
+    };
     const patch = mutateNamespace(ctx(), 'CREATE', request) as fastJsonPatch.Operation[];
     const after = fastJsonPatch.applyPatch(structuredClone(request), patch, true, false).newDocument;
     expect(Object.keys(after.metadata.annotations ?? {}).filter((k) => grantingKey('annotations', k))).toEqual([]);
@@ -168,13 +229,31 @@ describe('neither the mutating webhook nor render adds a granting key a tenant d
     ]);
   });
 
-  it('render drops a declared granting key should it be called without validation (the Pod Security labels are the Project\'s levels)', () => {
-    const labels = Object.fromEntries(GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'labels').map((g) => [g.key.replace('*', 'enforce'), 'true']));
-    const annotations = Object.fromEntries(GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'annotations').map((g) => [g.key, 'x']));
-    const project = aProject('payments', { ...PAYMENTS.spec, namespaces: [{ name: 'payments-api', labels: { ...labels, team: 'api' }, annotations: { ...annotations, owner: 'alice' } }] });
-    const ns = [...renderProjectsLazily([project], DEFAULT_CONFIG, { at: processNow(), cluster: '' })].find((o) => o.kind === 'Namespace')!;
+  it("render drops a declared granting key should it be called without validation (the Pod Security labels are the Project's levels)", () => {
+    const labels = Object.fromEntries(
+      GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'labels').map((g) => [
+        g.key.replace('*', 'enforce'),
+        'true',
+      ]),
+    );
+    const annotations = Object.fromEntries(
+      GRANTING_NAMESPACE_METADATA.filter((g) => g.field === 'annotations').map((g) => [g.key, 'x']),
+    );
+    const project = aProject('payments', {
+      ...PAYMENTS.spec,
+      namespaces: [
+        { name: 'payments-api', labels: { ...labels, team: 'api' }, annotations: { ...annotations, owner: 'alice' } },
+      ],
+    });
+    const ns = [...renderProjectsLazily([project], DEFAULT_CONFIG, { at: processNow(), cluster: '' })].find(
+      (o) => o.kind === 'Namespace',
+    )!;
     const meta = ns.metadata as { labels: Record<string, string>; annotations: Record<string, string> };
-    expect(Object.keys(meta.labels).filter((k) => grantingKey('labels', k))).toEqual(['pod-security.kubernetes.io/enforce', 'pod-security.kubernetes.io/warn', 'pod-security.kubernetes.io/audit']);
+    expect(Object.keys(meta.labels).filter((k) => grantingKey('labels', k))).toEqual([
+      'pod-security.kubernetes.io/enforce',
+      'pod-security.kubernetes.io/warn',
+      'pod-security.kubernetes.io/audit',
+    ]);
     expect(meta.labels['pod-security.kubernetes.io/enforce']).toBe('baseline');
     expect(meta.labels.team).toBe('api');
     expect(Object.keys(meta.annotations).filter((k) => grantingKey('annotations', k))).toEqual([]);

@@ -6,7 +6,13 @@ import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { HeadroomGuard } from '../../src/webhook/headroom.js';
 import type { RoundPhase } from '../../src/webhook/group-commit.js';
-import { LedgerConflict, type LedgerChange, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
+import {
+  LedgerConflict,
+  type LedgerChange,
+  type LedgerEntry,
+  type LedgerState,
+  type LedgerStore,
+} from '../../src/ledger/ledger.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { aNamespaceCreateRequest, aQuotaCreateRequest } from '../support/fixtures.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
@@ -15,12 +21,24 @@ const NAMESPACES = Array.from({ length: 20 }, (_, i) => `race-n${i}`);
 
 function snapshot(): MemorySnapshot {
   return MemorySnapshot.of({
-    projects: [{ metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } } } }],
-    namespaces: NAMESPACES.map((name) => ({ metadata: { name, labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } })),
+    projects: [
+      {
+        metadata: { name: 'race', uid: 'u' },
+        spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } } },
+      },
+    ],
+    namespaces: NAMESPACES.map((name) => ({
+      metadata: { name, labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } },
+    })),
   });
 }
 
-const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
+const ctx = (s: MemorySnapshot): ReviewContext => ({
+  at: processNow(),
+  config: DEFAULT_CONFIG,
+  snapshot: s,
+  user: { username: 'alice', groups: [] },
+});
 
 const createQuota = (ns: string, dryRun = false): AdmissionRequest => aQuotaCreateRequest(ns, { dryRun });
 
@@ -51,8 +69,13 @@ describe('HeadroomGuard', () => {
   it('two replicas (separate caches and guards) sharing a ledger admit at most 10; without it they overspend', async () => {
     for (const shared of [true, false]) {
       const ledger = new MemoryLedger();
-      const replicas = [0, 1].map(() => ({ s: snapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ...(shared ? { ledger: new SlowLedger(ledger) } : {}) }) }));
-      const verdicts = await Promise.all(NAMESPACES.map((ns, i) => replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), createQuota(ns))));
+      const replicas = [0, 1].map(() => ({
+        s: snapshot(),
+        guard: new HeadroomGuard({ ttlMs: 60_000, ...(shared ? { ledger: new SlowLedger(ledger) } : {}) }),
+      }));
+      const verdicts = await Promise.all(
+        NAMESPACES.map((ns, i) => replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), createQuota(ns))),
+      );
       const admitted = verdicts.filter((v) => v.violations.length === 0).length;
       if (shared) expect(admitted).toBe(10);
       else expect(admitted).toBe(20);
@@ -62,13 +85,30 @@ describe('HeadroomGuard', () => {
   it('counts admitted namespaces the cache does not show yet (a burst of Namespace CREATEs)', async () => {
     for (const ledger of [undefined, new MemoryLedger()]) {
       const s = MemorySnapshot.of({
-        projects: [{ metadata: { name: 'burst', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+        projects: [
+          {
+            metadata: { name: 'burst', uid: 'u' },
+            spec: {
+              tenant: 'acme',
+              owners: [{ kind: 'User', name: 'alice' }],
+              quota: { hard: { 'requests.cpu': '2' } },
+              namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } },
+            },
+          },
+        ],
       });
       const guard = new HeadroomGuard({ ttlMs: 60_000, ...(ledger ? { ledger } : {}) });
       const create = (name: string) => aNamespaceCreateRequest(name, 'burst');
-      const verdicts = await Promise.all(['burst-a', 'burst-b', 'burst-c', 'burst-d'].map((n) => guard.decide(ctx(s), create(n))));
-      expect(verdicts.filter((v) => v.violations.length === 0), ledger ? 'with ledger' : 'one process').toHaveLength(2);
-      expect(verdicts[3]!.violations[0]?.message).toMatch(/Namespace burst-d asks requests\.cpu 1 \(namespaceDefaults\), project burst has 2 of which 2 are allocated/);
+      const verdicts = await Promise.all(
+        ['burst-a', 'burst-b', 'burst-c', 'burst-d'].map((n) => guard.decide(ctx(s), create(n))),
+      );
+      expect(
+        verdicts.filter((v) => v.violations.length === 0),
+        ledger ? 'with ledger' : 'one process',
+      ).toHaveLength(2);
+      expect(verdicts[3]!.violations[0]?.message).toMatch(
+        /Namespace burst-d asks requests\.cpu 1 \(namespaceDefaults\), project burst has 2 of which 2 are allocated/,
+      );
     }
   });
 
@@ -81,7 +121,7 @@ describe('HeadroomGuard', () => {
     expect(guard.pendingCount).toBe(0);
   });
 
-  it('a reservation counts until it expires, even once this replica\'s cache shows its object', async () => {
+  it("a reservation counts until it expires, even once this replica's cache shows its object", async () => {
     let now = 1_000;
     const ledger = new MemoryLedger();
     const guard = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
@@ -94,16 +134,25 @@ describe('HeadroomGuard', () => {
     expect((await guard.decide(ctx(s), big('race-n1', '3'))).violations).toEqual([]);
     // race-n1's quota appears in this cache: this process forgets its own pending allocation, but the
     // ledger's entry counts on (another replica's cache may not show it yet); max(3 observed, 3 reserved).
-    s.upsertQuota({ metadata: { name: 'q', namespace: 'race-n1', resourceVersion: '5' }, spec: { hard: { 'requests.cpu': '3' } } });
+    s.upsertQuota({
+      metadata: { name: 'q', namespace: 'race-n1', resourceVersion: '5' },
+      spec: { hard: { 'requests.cpu': '3' } },
+    });
     guard.observe(ctx(s), 'race-n1');
     expect(guard.pendingCount).toBe(0);
     expect((await ledger.read('race')).entries.map((e) => e.namespace)).toEqual(['race-n1']);
     expect((await guard.decide(ctx(s), big('race-n2', '7'))).violations).toEqual([]);
-    expect((await guard.decide(ctx(s), big('race-n3', '1'))).violations[0]?.message).toMatch(/of which 10 are allocated to other namespaces: nothing fits/);
+    expect((await guard.decide(ctx(s), big('race-n3', '1'))).violations[0]?.message).toMatch(
+      /of which 10 are allocated to other namespaces: nothing fits/,
+    );
   });
 
   it('denies with Q5 when the ledger keeps colliding', async () => {
-    const always: LedgerStore = { read: async () => ({ entries: [] }), write: async () => Promise.reject(new LedgerConflict('x')), release: async () => {} };
+    const always: LedgerStore = {
+      read: async () => ({ entries: [] }),
+      write: async () => Promise.reject(new LedgerConflict('x')),
+      release: async () => {},
+    };
     const guard = new HeadroomGuard({ ttlMs: 1000, ledger: always, maxAttempts: 3 });
     const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
     expect(verdict.violations[0]?.rule).toBe('Q5');
@@ -113,27 +162,46 @@ describe('HeadroomGuard', () => {
 
 describe('HeadroomGuard with a watched ledger', () => {
   /** The same store without its watch (what a replica whose watch is down sees). */
-  const unwatched = (inner: MemoryLedger): LedgerStore => ({ read: (p) => inner.read(p), write: (p, st, e) => inner.write(p, st, e), release: (p, st) => inner.release(p, st) });
+  const unwatched = (inner: MemoryLedger): LedgerStore => ({
+    read: (p) => inner.read(p),
+    write: (p, st, e) => inner.write(p, st, e),
+    release: (p, st) => inner.release(p, st),
+  });
 
-  it('two replicas taking turns on one project lose no compare-and-swap when each sees the other\'s writes; without the watch every turn loses one', async () => {
+  it("two replicas taking turns on one project lose no compare-and-swap when each sees the other's writes; without the watch every turn loses one", async () => {
     const conflicts: Record<string, number> = {};
     for (const watched of [true, false]) {
       const inner = new MemoryLedger();
       const key = watched ? 'watched' : 'unwatched';
       conflicts[key] = 0;
-      const replicas = [0, 1].map(() => ({ s: snapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger: watched ? inner : unwatched(inner), backoff: { baseMs: 1, maxMs: 2 }, onReservation: (o) => o === 'conflict' && (conflicts[key]! += 1) }) }));
+      const replicas = [0, 1].map(() => ({
+        s: snapshot(),
+        guard: new HeadroomGuard({
+          ttlMs: 60_000,
+          ledger: watched ? inner : unwatched(inner),
+          backoff: { baseMs: 1, maxMs: 2 },
+          onReservation: (o) => o === 'conflict' && (conflicts[key]! += 1),
+        }),
+      }));
       // One decision at a time, alternating replicas (round-robin behind a Service).
       const verdicts = [];
-      for (const [i, ns] of NAMESPACES.slice(0, 12).entries()) verdicts.push(await replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), createQuota(ns)));
-      expect(verdicts.filter((v) => v.violations.length === 0), key).toHaveLength(10);
-      expect(verdicts.slice(10).map((v) => v.violations[0]?.rule), key).toEqual(['Q1', 'Q1']);
+      for (const [i, ns] of NAMESPACES.slice(0, 12).entries())
+        verdicts.push(await replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), createQuota(ns)));
+      expect(
+        verdicts.filter((v) => v.violations.length === 0),
+        key,
+      ).toHaveLength(10);
+      expect(
+        verdicts.slice(10).map((v) => v.violations[0]?.rule),
+        key,
+      ).toEqual(['Q1', 'Q1']);
     }
     expect(conflicts.watched).toBe(0);
     // Every turn after the first two finds its cached ledger one write behind.
     expect(conflicts.unwatched).toBeGreaterThanOrEqual(9);
   });
 
-  it('after a lost round, decides against the winner\'s write the watch brought instead of reading the ledger again', async () => {
+  it("after a lost round, decides against the winner's write the watch brought instead of reading the ledger again", async () => {
     await withFakeTimers(async () => {
       const inner = new MemoryLedger();
       const ledger = new ControlledLedger(inner);
@@ -145,11 +213,24 @@ describe('HeadroomGuard with a watched ledger', () => {
       await vi.advanceTimersByTimeAsync(10); // its write is on its way (40 ms)
       // Another replica writes first.
       const theirs = await inner.read('race');
-      await inner.write('race', theirs, [...theirs.entries, { namespace: 'race-n2', allocation: { 'requests.cpu': '1' }, created: Date.now(), expires: Date.now() + 60_000 }]);
+      await inner.write('race', theirs, [
+        ...theirs.entries,
+        {
+          namespace: 'race-n2',
+          allocation: { 'requests.cpu': '1' },
+          created: Date.now(),
+          expires: Date.now() + 60_000,
+        },
+      ]);
       await vi.advanceTimersByTimeAsync(30 + 5 + 40); // the lost write, the pause, the winning write
       expect((await decision).violations).toEqual([]);
       expect(ledger.calls.map((c) => c.op)).toEqual(['read', 'write', 'write', 'write']); // first decision; lost; won without a read
-      expect(inner.entries('race')!.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2']);
+      expect(
+        inner
+          .entries('race')!
+          .map((e) => e.namespace)
+          .sort(),
+      ).toEqual(['race-n0', 'race-n1', 'race-n2']);
     });
   });
 
@@ -161,7 +242,9 @@ describe('HeadroomGuard with a watched ledger', () => {
     guard.observeLedger(stale);
     // Still counts race-n0's reservation from its cached (newer) ledger: 10 − 1 = 9 fit, not 10.
     const big = aQuotaCreateRequest('race-n1', { cpu: '10' });
-    expect((await guard.decide(ctx(snapshot()), big)).violations[0]?.message).toMatch(/of which 1 are allocated to other namespaces: at most 9 fits/);
+    expect((await guard.decide(ctx(snapshot()), big)).violations[0]?.message).toMatch(
+      /of which 1 are allocated to other namespaces: at most 9 fits/,
+    );
     expect(guard.sizes.ledgerCache).toBe(1);
     guard.observeLedger({ project: 'race', deleted: true });
     expect(guard.sizes.ledgerCache).toBe(0);
@@ -173,10 +256,16 @@ describe('HeadroomGuard with a watched ledger', () => {
     expect((await guard.decide(ctx(snapshot()), createQuota('race-n0'))).violations).toEqual([]);
     const own = (await inner.read('race')).resourceVersion!;
     let parsed = 0;
-    const change = (project: string, resourceVersion: string, state: LedgerState | undefined) => ({ project, resourceVersion, state: () => (parsed++, state) });
+    const change = (project: string, resourceVersion: string, state: LedgerState | undefined) => ({
+      project,
+      resourceVersion,
+      state: () => (parsed++, state),
+    });
     // Its own write coming back on the watch, and another project's ledger: never parsed.
     guard.observeLedger(change('race', own, { resourceVersion: own, entries: [] }));
-    guard.observeLedger(change('uncached', String(Number(own) + 5), { resourceVersion: String(Number(own) + 5), entries: [] }));
+    guard.observeLedger(
+      change('uncached', String(Number(own) + 5), { resourceVersion: String(Number(own) + 5), entries: [] }),
+    );
     expect(parsed).toBe(0);
     expect(guard.sizes.ledgerCache).toBe(1);
     // Another replica's newer write: parsed once and taken.
@@ -242,12 +331,14 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
     const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
     const took = Date.now() - started;
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
-    expect(verdict.violations[0]!.message).toBe('project race: the headroom ledger did not answer within 150 ms (the API server is slow or unreachable); nothing was reserved, retry the request');
+    expect(verdict.violations[0]!.message).toBe(
+      'project race: the headroom ledger did not answer within 150 ms (the API server is slow or unreachable); nothing was reserved, retry the request',
+    );
     expect(took).toBeGreaterThanOrEqual(140);
     expect(outcomes).toEqual(['timeout']);
   });
 
-  it('does not let one stalled decision hold the project\'s later decisions past their own deadline, and recovers when the ledger does', async () => {
+  it("does not let one stalled decision hold the project's later decisions past their own deadline, and recovers when the ledger does", async () => {
     await withFakeTimers(async () => {
       const ledger = new ControlledLedger();
       ledger.delayMs = 400; // each call slower than the whole deadline
@@ -255,7 +346,13 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
       const s = snapshot();
       const started = Date.now();
       const answeredAfter: number[] = [];
-      const verdicts = Promise.all(NAMESPACES.slice(0, 5).map((ns) => Promise.resolve(guard.decide(ctx(s), createQuota(ns))).then((v) => (answeredAfter.push(Date.now() - started), v))));
+      const verdicts = Promise.all(
+        NAMESPACES.slice(0, 5).map((ns) =>
+          Promise.resolve(guard.decide(ctx(s), createQuota(ns))).then(
+            (v) => (answeredAfter.push(Date.now() - started), v),
+          ),
+        ),
+      );
       await vi.advanceTimersByTimeAsync(200);
       // Five decisions queued at once, each answered at its own deadline from arrival: the four behind
       // the first do not wait for its batch (200 ms), nor for the ledger (400 ms each).
@@ -293,7 +390,13 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
     const ledger = new ControlledLedger();
     ledger.conflicts = 15; // more rounds than the old fixed cap of 10
     const outcomes: string[] = [];
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 1, maxMs: 4 }, onReservation: (o) => outcomes.push(o) });
+    const guard = new HeadroomGuard({
+      ttlMs: 60_000,
+      ledger,
+      deadlineMs: 2000,
+      backoff: { baseMs: 1, maxMs: 4 },
+      onReservation: (o) => outcomes.push(o),
+    });
     const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
     expect(verdict.violations).toEqual([]);
     expect(ledger.calls.filter((c) => c.op === 'write')).toHaveLength(16);
@@ -305,7 +408,13 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
     const ledger = new ControlledLedger();
     ledger.conflicts = 2;
     const phases: Array<[RoundPhase, number]> = [];
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 2000, backoff: { baseMs: 20, maxMs: 20 }, onRoundPhase: (p, ms) => phases.push([p, ms]) });
+    const guard = new HeadroomGuard({
+      ttlMs: 60_000,
+      ledger,
+      deadlineMs: 2000,
+      backoff: { baseMs: 20, maxMs: 20 },
+      onRoundPhase: (p, ms) => phases.push([p, ms]),
+    });
     const started = Date.now();
     expect((await guard.decide(ctx(snapshot()), createQuota('race-n0'))).violations).toEqual([]);
     const elapsed = Date.now() - started;
@@ -321,14 +430,26 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
   });
 
   it('refuses a decision that never wins the ledger at its deadline, saying it lost to another replica', async () => {
-    const always: LedgerStore = { read: async () => ({ entries: [] }), write: async () => Promise.reject(new LedgerConflict('x')), release: async () => {} };
+    const always: LedgerStore = {
+      read: async () => ({ entries: [] }),
+      write: async () => Promise.reject(new LedgerConflict('x')),
+      release: async () => {},
+    };
     const outcomes: string[] = [];
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: always, deadlineMs: 150, backoff: { baseMs: 2, maxMs: 10 }, onReservation: (o) => outcomes.push(o) });
+    const guard = new HeadroomGuard({
+      ttlMs: 60_000,
+      ledger: always,
+      deadlineMs: 150,
+      backoff: { baseMs: 2, maxMs: 10 },
+      onReservation: (o) => outcomes.push(o),
+    });
     const started = Date.now();
     const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
-    expect(verdict.violations[0]!.message).toMatch(/^project race: the headroom ledger was updated by another webhook replica first \d+ times in a row and no update of this replica won within 150 ms; nothing was reserved, retry the request$/);
+    expect(verdict.violations[0]!.message).toMatch(
+      /^project race: the headroom ledger was updated by another webhook replica first \d+ times in a row and no update of this replica won within 150 ms; nothing was reserved, retry the request$/,
+    );
     expect(outcomes.filter((o) => o === 'conflict').length).toBeGreaterThan(3);
     expect(outcomes.at(-1)).toBe('exhausted');
   });
@@ -347,7 +468,12 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
       const verdicts = await Promise.all([first, ...later]);
       for (const v of verdicts) expect(v.violations).toEqual([]);
       expect(inner.writes).toBe(1);
-      expect((await inner.read('race')).entries.map((e) => e.namespace).sort()).toEqual(['race-n0', 'race-n1', 'race-n2', 'race-n3']);
+      expect((await inner.read('race')).entries.map((e) => e.namespace).sort()).toEqual([
+        'race-n0',
+        'race-n1',
+        'race-n2',
+        'race-n3',
+      ]);
     });
   });
 
@@ -363,7 +489,7 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
 });
 
 describe('HeadroomGuard when the caller has gone', () => {
-  it('stops waiting for the ledger as soon as the request\'s signal aborts, and reserves nothing', async () => {
+  it("stops waiting for the ledger as soon as the request's signal aborts, and reserves nothing", async () => {
     const ledger = new ControlledLedger();
     ledger.hang = true;
     const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 60_000 });
@@ -390,7 +516,17 @@ describe('HeadroomGuard group commit', () => {
   const namespaceCreate = (name: string) => aNamespaceCreateRequest(name, 'burst');
   const burstSnapshot = () =>
     MemorySnapshot.of({
-      projects: [{ metadata: { name: 'burst', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '150' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+      projects: [
+        {
+          metadata: { name: 'burst', uid: 'u' },
+          spec: {
+            tenant: 'acme',
+            owners: [{ kind: 'User', name: 'alice' }],
+            quota: { hard: { 'requests.cpu': '150' } },
+            namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } },
+          },
+        },
+      ],
     });
 
   it('200 concurrent namespace creates with room for 150: exactly 150 admitted, no [Q5], far fewer writes than admissions', async () => {
@@ -398,7 +534,9 @@ describe('HeadroomGuard group commit', () => {
     const sizes: number[] = [];
     const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, onLedgerWrite: (n) => sizes.push(n) });
     const s = burstSnapshot();
-    const verdicts = await Promise.all(Array.from({ length: 200 }, (_, i) => guard.decide(ctx(s), namespaceCreate(`burst-n${i}`))));
+    const verdicts = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => guard.decide(ctx(s), namespaceCreate(`burst-n${i}`))),
+    );
     expect(verdicts.filter((v) => v.violations.length === 0)).toHaveLength(150);
     expect(verdicts.filter((v) => v.violations.some((x) => x.rule === 'Q5'))).toHaveLength(0);
     expect(verdicts.filter((v) => v.violations.some((x) => x.rule === 'Q1'))).toHaveLength(50);
@@ -413,19 +551,35 @@ describe('HeadroomGuard group commit', () => {
     for (let round = 0; round < 5; round++) {
       const ledger = new TimedLedger(3);
       const outcomes: string[] = [];
-      const replicas = [0, 1].map(() => ({ s: burstSnapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger, onReservation: (o) => outcomes.push(o) }) }));
-      const verdicts = await Promise.all(Array.from({ length: 200 }, (_, i) => replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), namespaceCreate(`burst-n${i}`))));
+      const replicas = [0, 1].map(() => ({
+        s: burstSnapshot(),
+        guard: new HeadroomGuard({ ttlMs: 60_000, ledger, onReservation: (o) => outcomes.push(o) }),
+      }));
+      const verdicts = await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          replicas[i % 2]!.guard.decide(ctx(replicas[i % 2]!.s), namespaceCreate(`burst-n${i}`)),
+        ),
+      );
       expect(verdicts.filter((v) => v.violations.length === 0)).toHaveLength(150);
       expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(150);
     }
   });
 
   it('a failed write denies the whole batch with [Q5] and remembers nothing', async () => {
-    const failing: LedgerStore = { read: async () => ({ entries: [] }), write: () => new Promise((_, reject) => setTimeout(() => reject(new Error('etcd unavailable')), 5)), release: async () => {} };
+    const failing: LedgerStore = {
+      read: async () => ({ entries: [] }),
+      write: () => new Promise((_, reject) => setTimeout(() => reject(new Error('etcd unavailable')), 5)),
+      release: async () => {},
+    };
     const guard = new HeadroomGuard({ ttlMs: 60_000, ledger: failing });
     const s = burstSnapshot();
-    const verdicts = await Promise.all(Array.from({ length: 10 }, (_, i) => guard.decide(ctx(s), namespaceCreate(`burst-n${i}`))));
-    for (const v of verdicts) expect(v.violations.map((x) => x.message)).toEqual(['could not reserve headroom in the ledger of project burst: etcd unavailable']);
+    const verdicts = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => guard.decide(ctx(s), namespaceCreate(`burst-n${i}`))),
+    );
+    for (const v of verdicts)
+      expect(v.violations.map((x) => x.message)).toEqual([
+        'could not reserve headroom in the ledger of project burst: etcd unavailable',
+      ]);
     expect(guard.pendingCount).toBe(0);
   });
 });
@@ -435,9 +589,25 @@ describe('HeadroomGuard: entries leave the ledger only by expiry, and never shri
     const now = 1_000;
     const ledger = new MemoryLedger();
     const s = MemorySnapshot.of({
-      projects: [{ metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10', 'requests.memory': '10' } } } }],
-      namespaces: [{ metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } }],
-      quotas: [{ metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' }, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1' } } }],
+      projects: [
+        {
+          metadata: { name: 'race', uid: 'u' },
+          spec: {
+            tenant: 'acme',
+            owners: [{ kind: 'User', name: 'alice' }],
+            quota: { hard: { 'requests.cpu': '10', 'requests.memory': '10' } },
+          },
+        },
+      ],
+      namespaces: [
+        { metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } },
+      ],
+      quotas: [
+        {
+          metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' },
+          spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1' } },
+        },
+      ],
     });
     const guard = new HeadroomGuard({ ttlMs: 30_000, ledger, now: () => now });
     const update = (cpu: string, memory: string): AdmissionRequest => ({
@@ -447,8 +617,14 @@ describe('HeadroomGuard: entries leave the ledger only by expiry, and never shri
       namespace: 'race-n0',
       name: 'q',
       userInfo: { username: 'alice', groups: [] },
-      object: { metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' }, spec: { hard: { 'requests.cpu': cpu, 'requests.memory': memory } } },
-      oldObject: { metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' }, spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1' } } },
+      object: {
+        metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' },
+        spec: { hard: { 'requests.cpu': cpu, 'requests.memory': memory } },
+      },
+      oldObject: {
+        metadata: { name: 'q', namespace: 'race-n0', resourceVersion: '7' },
+        spec: { hard: { 'requests.cpu': '1', 'requests.memory': '1' } },
+      },
     });
     expect((await guard.decide(ctx(s), update('4', '1'))).violations).toEqual([]);
     expect((await guard.decide(ctx(s), update('1', '4'))).violations).toEqual([]);
@@ -480,12 +656,14 @@ describe('HeadroomGuard: entries leave the ledger only by expiry, and never shri
 });
 
 describe('HeadroomGuard with a cache that is not current', () => {
-  it('refuses decisions that take the project\'s turn with [Q5], lets the others through', async () => {
+  it("refuses decisions that take the project's turn with [Q5], lets the others through", async () => {
     let current = false;
     const guard = new HeadroomGuard({ ttlMs: 30_000, ledger: new MemoryLedger(), cacheCurrent: () => current });
     const s = snapshot();
     const refused = await guard.decide(ctx(s), createQuota('race-n0'));
-    expect(refused.violations.map((v) => v.message)).toEqual(["project race: this webhook replica's watch cache is re-listing or its watch is broken, so it cannot see recent changes; nothing was reserved, retry the request"]);
+    expect(refused.violations.map((v) => v.message)).toEqual([
+      "project race: this webhook replica's watch cache is re-listing or its watch is broken, so it cannot see recent changes; nothing was reserved, retry the request",
+    ]);
     // A namespace update takes no turn: decided as ever.
     const relabel: AdmissionRequest = {
       uid: 'u',
@@ -493,8 +671,15 @@ describe('HeadroomGuard with a cache that is not current', () => {
       operation: 'UPDATE',
       name: 'race-n0',
       userInfo: { username: 'alice', groups: [] },
-      object: { metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme', team: 'a' } } },
-      oldObject: { metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } },
+      object: {
+        metadata: {
+          name: 'race-n0',
+          labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme', team: 'a' },
+        },
+      },
+      oldObject: {
+        metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } },
+      },
     };
     expect((await guard.decide(ctx(s), relabel)).violations).toEqual([]);
     current = true;
@@ -508,12 +693,14 @@ describe('HeadroomGuard keeps its per-process structures bounded', () => {
     const ledger = new MemoryLedger();
     const guard = new HeadroomGuard({ ttlMs: 5_000, ledger, now: () => now });
     const s = snapshot();
-    for (const ns of NAMESPACES.slice(0, 4)) expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
+    for (const ns of NAMESPACES.slice(0, 4))
+      expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
     await new Promise((r) => setImmediate(r)); // the batch's queue goes once the batch has finished
     expect(guard.sizes).toEqual({ pending: 4, writes: 4, ledgerCache: 1, queues: 0, turns: 1 });
     guard.forgetProject('race');
     expect(guard.sizes).toEqual({ pending: 0, writes: 0, ledgerCache: 0, queues: 0, turns: 0 });
-    for (const ns of NAMESPACES.slice(4, 6)) expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
+    for (const ns of NAMESPACES.slice(4, 6))
+      expect((await guard.decide(ctx(s), createQuota(ns))).violations).toEqual([]);
     await new Promise((r) => setImmediate(r));
     expect(guard.sizes.pending).toBe(2);
     // Never asked about these namespaces again: a cache event elsewhere after the TTL sweeps them.
@@ -526,22 +713,52 @@ describe('HeadroomGuard keeps its per-process structures bounded', () => {
 describe('HeadroomGuard: "growing" is judged against the lowest count any replica may hold', () => {
   it('a quota delete that looks non-growing to a replica that has not seen the quota yet is still checked (Q1)', async () => {
     const ledger = new MemoryLedger();
-    const project = { metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User' as const, name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } } } };
+    const project = {
+      metadata: { name: 'race', uid: 'u' },
+      spec: {
+        tenant: 'acme',
+        owners: [{ kind: 'User' as const, name: 'alice' }],
+        quota: { hard: { 'requests.cpu': '2' } },
+      },
+    };
     const labels = { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' };
-    const q1 = { metadata: { name: 'q1', namespace: 'race-a', resourceVersion: '5' }, spec: { hard: { 'requests.cpu': '1' } } };
-    const q2 = { metadata: { name: 'q2', namespace: 'race-a', resourceVersion: '9' }, spec: { hard: { 'requests.cpu': '0' } } };
-    const cache = (quotas: typeof q1[]) => MemorySnapshot.of({ projects: [project], namespaces: ['race-a', 'race-b'].map((name) => ({ metadata: { name, labels } })), quotas });
+    const q1 = {
+      metadata: { name: 'q1', namespace: 'race-a', resourceVersion: '5' },
+      spec: { hard: { 'requests.cpu': '1' } },
+    };
+    const q2 = {
+      metadata: { name: 'q2', namespace: 'race-a', resourceVersion: '9' },
+      spec: { hard: { 'requests.cpu': '0' } },
+    };
+    const cache = (quotas: (typeof q1)[]) =>
+      MemorySnapshot.of({
+        projects: [project],
+        namespaces: ['race-a', 'race-b'].map((name) => ({ metadata: { name, labels } })),
+        quotas,
+      });
     const [r1, r2, r3] = [0, 1, 2].map(() => new HeadroomGuard({ ttlMs: 30_000, ledger }));
     // Replica 1 adds q2 (cpu 0) to race-a: race-a now holds 0. Replica 3's cache shows it, replica 2's not yet.
-    expect((await r1!.decide(ctx(cache([q1])), aQuotaCreateRequest('race-a', { name: 'q2', cpu: '0' }))).violations).toEqual([]);
+    expect(
+      (await r1!.decide(ctx(cache([q1])), aQuotaCreateRequest('race-a', { name: 'q2', cpu: '0' }))).violations,
+    ).toEqual([]);
     const seesQ2 = cache([q1, q2]);
     const lags = cache([q1]);
     // Replica 3 counts race-a at 0 and gives its CPU to race-b.
     expect((await r3!.decide(ctx(seesQ2), aQuotaCreateRequest('race-b', { cpu: '2' }))).violations).toEqual([]);
     // Replica 2 deletes q2: by its cache race-a keeps holding 1 (q1), but in truth it goes from 0 to 1.
-    const deleteQ2: AdmissionRequest = { uid: 'd', kind: { group: '', version: 'v1', kind: 'ResourceQuota' }, operation: 'DELETE', namespace: 'race-a', name: 'q2', userInfo: { username: 'alice', groups: [] }, oldObject: q2 };
+    const deleteQ2: AdmissionRequest = {
+      uid: 'd',
+      kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
+      operation: 'DELETE',
+      namespace: 'race-a',
+      name: 'q2',
+      userInfo: { username: 'alice', groups: [] },
+      oldObject: q2,
+    };
     const verdict = await r2!.decide(ctx(lags), deleteQ2);
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q1']);
-    expect(verdict.violations[0]!.message).toMatch(/ResourceQuota race-a\/q2 asks requests\.cpu 1, project race has 2 of which 2 are allocated to other namespaces/);
+    expect(verdict.violations[0]!.message).toMatch(
+      /ResourceQuota race-a\/q2 asks requests\.cpu 1, project race has 2 of which 2 are allocated to other namespaces/,
+    );
   });
 });

@@ -35,7 +35,9 @@ class LateLedger implements LedgerStore {
   }
   write(project: string, _state: LedgerState, _entries: LedgerEntry[]): Promise<LedgerState> {
     this.writes += 1;
-    return new Promise((_, reject) => setTimeout(() => reject(new LedgerConflict(`ledger of project ${project} changed concurrently`)), 20));
+    return new Promise((_, reject) =>
+      setTimeout(() => reject(new LedgerConflict(`ledger of project ${project} changed concurrently`)), 20),
+    );
   }
   release(): Promise<void> {
     return Promise.resolve();
@@ -49,10 +51,24 @@ describe('HeadroomGuard past its deadline', () => {
     const ledger = new LateLedger(clock);
     const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, now: () => clock.t, deadlineMs: 2000 });
     const snapshot = MemorySnapshot.of({
-      projects: [{ metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } } } }],
-      namespaces: [{ metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } }],
+      projects: [
+        {
+          metadata: { name: 'race', uid: 'u' },
+          spec: {
+            tenant: 'acme',
+            owners: [{ kind: 'User', name: 'alice' }],
+            quota: { hard: { 'requests.cpu': '10' } },
+          },
+        },
+      ],
+      namespaces: [
+        { metadata: { name: 'race-n0', labels: { 'tenantgate.io/project': 'race', 'tenantgate.io/tenant': 'acme' } } },
+      ],
     });
-    const verdict = await guard.decide({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user: { username: 'alice', groups: [] } }, aQuotaCreateRequest('race-n0'));
+    const verdict = await guard.decide(
+      { at: processNow(), config: DEFAULT_CONFIG, snapshot, user: { username: 'alice', groups: [] } },
+      aQuotaCreateRequest('race-n0'),
+    );
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
     await new Promise((r) => setTimeout(r, 100));
     expect(ledger.writes).toBeGreaterThan(0);

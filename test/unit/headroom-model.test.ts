@@ -57,9 +57,21 @@ const DEFAULTS: Record<string, string> = { [CPU]: '1', [MEM]: '1' };
 
 const project: Project = {
   metadata: { name: PROJECT, uid: 'uid-m', resourceVersion: '1' },
-  spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: BUDGET }, maxNamespaces: MAX_NAMESPACES, namespaceDefaults: { quota: { hard: DEFAULTS } } },
+  spec: {
+    tenant: 'acme',
+    owners: [{ kind: 'User', name: 'alice' }],
+    quota: { hard: BUDGET },
+    maxNamespaces: MAX_NAMESPACES,
+    namespaceDefaults: { quota: { hard: DEFAULTS } },
+  },
 };
-const nsObject = (name: string, rv: number): NamespaceObject => ({ metadata: { name, resourceVersion: String(rv), labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' } } });
+const nsObject = (name: string, rv: number): NamespaceObject => ({
+  metadata: {
+    name,
+    resourceVersion: String(rv),
+    labels: { 'tenantgate.io/project': PROJECT, 'tenantgate.io/tenant': 'acme' },
+  },
+});
 const hard = (cpu: number, mem: number) => ({ [CPU]: String(cpu), [MEM]: String(mem) });
 
 // ---------------------------------------------------------------------------------------------
@@ -132,12 +144,21 @@ class Truth {
   deleteNamespace(name: string): void {
     if (!this.snapshot.namespace(name)) return;
     for (const q of [...this.snapshot.quotasInNamespace(name)]) this.deleteQuota(name, q.metadata.name ?? '');
-    const gone = { ...this.snapshot.namespace(name)!, metadata: { ...this.snapshot.namespace(name)!.metadata, resourceVersion: String(++this.rv) } };
+    const gone = {
+      ...this.snapshot.namespace(name)!,
+      metadata: { ...this.snapshot.namespace(name)!.metadata, resourceVersion: String(++this.rv) },
+    };
     this.snapshot.deleteNamespace(name);
     this.emit('Namespace', 'delete', gone);
   }
   /** CREATE (no old), UPDATE or DELETE at the old object's resourceVersion; false: refused (exists, conflict, gone). */
-  writeQuota(namespace: string, name: string, spec: ResourceQuotaObject['spec'] | null, oldRv: string | undefined, incarnation: string | undefined): boolean {
+  writeQuota(
+    namespace: string,
+    name: string,
+    spec: ResourceQuotaObject['spec'] | null,
+    oldRv: string | undefined,
+    incarnation: string | undefined,
+  ): boolean {
     const stored = this.quota(namespace, name);
     // The namespace the request was admitted in must still be the one (NamespaceLifecycle admitted it
     // there; deleting a namespace takes far longer than a request lives, so no new one of that name can
@@ -150,7 +171,11 @@ class Truth {
     // the controller has not enforced yet does not limit the namespace (quotaHold), which is outside
     // what the ledger can know.
     const status = stored ? stored.status : { hard: { ...(spec?.hard ?? {}) } };
-    const q: ResourceQuotaObject = { metadata: { name, namespace, resourceVersion: String(++this.rv) }, spec: structuredClone(spec), ...(status ? { status: structuredClone(status) } : {}) };
+    const q: ResourceQuotaObject = {
+      metadata: { name, namespace, resourceVersion: String(++this.rv) },
+      spec: structuredClone(spec),
+      ...(status ? { status: structuredClone(status) } : {}),
+    };
     this.snapshot.upsertQuota(q);
     this.emit('ResourceQuota', stored ? 'update' : 'add', q);
     return true;
@@ -159,7 +184,10 @@ class Truth {
     const stored = this.quota(namespace, name);
     if (!stored) return;
     this.snapshot.deleteQuota(namespace, name);
-    this.emit('ResourceQuota', 'delete', { ...stored, metadata: { ...stored.metadata, resourceVersion: String(++this.rv) } });
+    this.emit('ResourceQuota', 'delete', {
+      ...stored,
+      metadata: { ...stored.metadata, resourceVersion: String(++this.rv) },
+    });
   }
   /**
    * The quota controller. Without `used`: the quota's status.hard := its spec.hard. With `used`: pods
@@ -171,14 +199,25 @@ class Truth {
     const stored = this.quota(namespace, name);
     if (!stored) return;
     const bump = (q: ResourceQuotaObject, status: NonNullable<ResourceQuotaObject['status']>) => {
-      const next: ResourceQuotaObject = { ...q, metadata: { ...q.metadata, resourceVersion: String(++this.rv) }, status };
+      const next: ResourceQuotaObject = {
+        ...q,
+        metadata: { ...q.metadata, resourceVersion: String(++this.rv) },
+        status,
+      };
       this.snapshot.upsertQuota(next);
       this.emit('ResourceQuota', 'update', next);
     };
-    if (!used) return bump(stored, { hard: { ...(stored.spec?.hard ?? {}) }, ...(stored.status?.used ? { used: { ...stored.status.used } } : {}) });
+    if (!used)
+      return bump(stored, {
+        hard: { ...(stored.spec?.hard ?? {}) },
+        ...(stored.status?.used ? { used: { ...stored.status.used } } : {}),
+      });
     const quotas = [...this.snapshot.quotasInNamespace(namespace)];
     const usedList: Record<string, string> = {};
-    for (const [r, v] of [[CPU, used.cpu], [MEM, used.mem]] as const) {
+    for (const [r, v] of [
+      [CPU, used.cpu],
+      [MEM, used.mem],
+    ] as const) {
       let value = Quantity.parse(String(v));
       for (const q of quotas) {
         const limit = parseResources(q.status?.hard).get(r);
@@ -192,7 +231,10 @@ class Truth {
   }
   objects(): { namespaces: NamespaceObject[]; quotas: ResourceQuotaObject[] } {
     const namespaces = [...this.snapshot.namespacesOfProject(PROJECT)];
-    return { namespaces: structuredClone(namespaces), quotas: structuredClone(namespaces.flatMap((n) => [...this.snapshot.quotasInNamespace(n.metadata.name ?? '')])) };
+    return {
+      namespaces: structuredClone(namespaces),
+      quotas: structuredClone(namespaces.flatMap((n) => [...this.snapshot.quotasInNamespace(n.metadata.name ?? '')])),
+    };
   }
 }
 
@@ -261,7 +303,14 @@ class Replica implements SnapshotSource {
     this.upToDate = true;
     this.watermarks.Namespace = this.watermarks.ResourceQuota = String(this.truth.revision);
     // Callers authenticated (the apiserver's client certificate): reservations live the configured TTL.
-    this.guard = wireGuard({ config: { ...config, ledgerSettlement: this.role === 'settles' }, source: this, ledger: this.ledger, now: () => this.clock.now, metrics: new WebhookMetrics(), authenticate: () => ({ ok: true, name: 'apiserver' }) });
+    this.guard = wireGuard({
+      config: { ...config, ledgerSettlement: this.role === 'settles' },
+      source: this,
+      ledger: this.ledger,
+      now: () => this.clock.now,
+      metrics: new WebhookMetrics(),
+      authenticate: () => ({ ok: true, name: 'apiserver' }),
+    });
   }
 
   start(): void {}
@@ -275,7 +324,8 @@ class Replica implements SnapshotSource {
     if (kind === 'Namespace') {
       if (type === 'delete') this.snapshot.deleteNamespace(object.metadata.name ?? '');
       else this.snapshot.upsertNamespace(object as NamespaceObject);
-    } else if (type === 'delete') this.snapshot.deleteQuota(object.metadata.namespace ?? '', object.metadata.name ?? '');
+    } else if (type === 'delete')
+      this.snapshot.deleteQuota(object.metadata.namespace ?? '', object.metadata.name ?? '');
     else this.snapshot.upsertQuota(object as ResourceQuotaObject);
     const event = { kind, type, object } as CacheEvent;
     for (const l of this.listeners) l(event);
@@ -305,11 +355,22 @@ class Replica implements SnapshotSource {
     const names = new Set(namespaces.map((n) => n.metadata.name ?? ''));
     const quotaKeys = new Set(quotas.map((q) => `${q.metadata.namespace}/${q.metadata.name}`));
     for (const n of [...this.snapshot.namespacesOfProject(PROJECT)]) {
-      for (const q of [...this.snapshot.quotasInNamespace(n.metadata.name ?? '')]) if (!quotaKeys.has(`${q.metadata.namespace}/${q.metadata.name}`)) this.apply('ResourceQuota', 'delete', q);
+      for (const q of [...this.snapshot.quotasInNamespace(n.metadata.name ?? '')])
+        if (!quotaKeys.has(`${q.metadata.namespace}/${q.metadata.name}`)) this.apply('ResourceQuota', 'delete', q);
       if (!names.has(n.metadata.name ?? '')) this.apply('Namespace', 'delete', n);
     }
-    for (const n of namespaces) this.apply('Namespace', this.snapshot.namespace(n.metadata.name ?? '') ? 'update' : 'add', n);
-    for (const q of quotas) this.apply('ResourceQuota', [...this.snapshot.quotasInNamespace(q.metadata.namespace ?? '')].some((c) => c.metadata.name === q.metadata.name) ? 'update' : 'add', q);
+    for (const n of namespaces)
+      this.apply('Namespace', this.snapshot.namespace(n.metadata.name ?? '') ? 'update' : 'add', n);
+    for (const q of quotas)
+      this.apply(
+        'ResourceQuota',
+        [...this.snapshot.quotasInNamespace(q.metadata.namespace ?? '')].some(
+          (c) => c.metadata.name === q.metadata.name,
+        )
+          ? 'update'
+          : 'add',
+        q,
+      );
     this.watermarks.Namespace = this.watermarks.ResourceQuota = String(this.truth.revision);
     this.upToDate = true;
   }
@@ -339,24 +400,87 @@ type Step =
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ t: fc.constant('nsCreate' as const), ns: fc.nat(NAMESPACES.length - 1) }),
-  fc.record({ t: fc.constant('quotaPut' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1), cpu: fc.integer({ min: 0, max: 4 }), mem: fc.integer({ min: 0, max: 4 }) }),
-  fc.record({ t: fc.constant('quotaPut' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1), cpu: fc.integer({ min: 0, max: 4 }), mem: fc.integer({ min: 0, max: 4 }) }),
-  fc.record({ t: fc.constant('quotaDelete' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1) }),
+  fc.record({
+    t: fc.constant('quotaPut' as const),
+    ns: fc.nat(NAMESPACES.length - 1),
+    q: fc.nat(QUOTAS.length - 1),
+    cpu: fc.integer({ min: 0, max: 4 }),
+    mem: fc.integer({ min: 0, max: 4 }),
+  }),
+  fc.record({
+    t: fc.constant('quotaPut' as const),
+    ns: fc.nat(NAMESPACES.length - 1),
+    q: fc.nat(QUOTAS.length - 1),
+    cpu: fc.integer({ min: 0, max: 4 }),
+    mem: fc.integer({ min: 0, max: 4 }),
+  }),
+  fc.record({
+    t: fc.constant('quotaDelete' as const),
+    ns: fc.nat(NAMESPACES.length - 1),
+    q: fc.nat(QUOTAS.length - 1),
+  }),
 );
 
 const step = (replicas: number): fc.Arbitrary<Step> =>
   fc.oneof(
-    { weight: 6, arbitrary: fc.record({ t: fc.constant('decide' as const), reqs: fc.array(fc.record({ replica: fc.nat(replicas - 1), op, dryRun: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) }), { minLength: 1, maxLength: 4 }) }) },
-    { weight: 4, arbitrary: fc.record({ t: fc.constant('commit' as const), pick: fc.nat(7), lose: fc.integer({ min: 0, max: 9 }).map((n) => n === 0) }) },
-    { weight: 4, arbitrary: fc.record({ t: fc.constant('deliver' as const), replica: fc.nat(replicas - 1), kind: fc.constantFrom('Namespace' as const, 'ResourceQuota' as const), count: fc.integer({ min: 1, max: 3 }) }) },
-    { weight: 2, arbitrary: fc.record({ t: fc.constant('advance' as const), ms: fc.constantFrom(0, 1_000, 4_000, 12_000, 26_000, 31_000) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        t: fc.constant('decide' as const),
+        reqs: fc.array(
+          fc.record({ replica: fc.nat(replicas - 1), op, dryRun: fc.integer({ min: 0, max: 4 }).map((n) => n === 0) }),
+          { minLength: 1, maxLength: 4 },
+        ),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        t: fc.constant('commit' as const),
+        pick: fc.nat(7),
+        lose: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+      }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        t: fc.constant('deliver' as const),
+        replica: fc.nat(replicas - 1),
+        kind: fc.constantFrom('Namespace' as const, 'ResourceQuota' as const),
+        count: fc.integer({ min: 1, max: 3 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant('advance' as const),
+        ms: fc.constantFrom(0, 1_000, 4_000, 12_000, 26_000, 31_000),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('crash' as const), replica: fc.nat(replicas - 1) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('breakWatch' as const), replica: fc.nat(replicas - 1) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('relist' as const), replica: fc.nat(replicas - 1) }) },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('stallProbe' as const), replica: fc.nat(replicas - 1), stalls: fc.boolean() }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('stallProbe' as const),
+        replica: fc.nat(replicas - 1),
+        stalls: fc.boolean(),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('deleteLedger' as const) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('nsDelete' as const), ns: fc.nat(NAMESPACES.length - 1) }) },
-    { weight: 2, arbitrary: fc.record({ t: fc.constant('status' as const), ns: fc.nat(NAMESPACES.length - 1), q: fc.nat(QUOTAS.length - 1), used: fc.option(fc.record({ cpu: fc.integer({ min: 0, max: 4 }), mem: fc.integer({ min: 0, max: 4 }) }), { nil: undefined }) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        t: fc.constant('status' as const),
+        ns: fc.nat(NAMESPACES.length - 1),
+        q: fc.nat(QUOTAS.length - 1),
+        used: fc.option(fc.record({ cpu: fc.integer({ min: 0, max: 4 }), mem: fc.integer({ min: 0, max: 4 }) }), {
+          nil: undefined,
+        }),
+      }),
+    },
   );
 
 /** An admitted request the apiserver has yet to store (or lose). */
@@ -379,7 +503,10 @@ class World {
     // A namespace with one quota to start from.
     this.truth.createNamespace('m-a');
     this.truth.writeQuota('m-a', 'q1', { hard: hard(1, 1) }, undefined, this.truth.incarnation('m-a'));
-    this.replicas = Array.from({ length: n }, (_, i) => new Replica(this.truth, this.ledger, this.clock, roles[i] ?? 'settles'));
+    this.replicas = Array.from(
+      { length: n },
+      (_, i) => new Replica(this.truth, this.ledger, this.clock, roles[i] ?? 'settles'),
+    );
   }
 
   private request(o: Op, dryRun: boolean): { request: AdmissionRequest; store: () => boolean; describe: string } {
@@ -388,7 +515,15 @@ class World {
     const namespace = NAMESPACES[o.ns]!;
     if (o.t === 'nsCreate') {
       return {
-        request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', name: namespace, userInfo: user, object: nsObject(namespace, 0) as never, ...(dryRun ? { dryRun } : {}) },
+        request: {
+          uid,
+          kind: { group: '', version: 'v1', kind: 'Namespace' },
+          operation: 'CREATE',
+          name: namespace,
+          userInfo: user,
+          object: nsObject(namespace, 0) as never,
+          ...(dryRun ? { dryRun } : {}),
+        },
         store: () => this.truth.createNamespace(namespace),
         describe: `create namespace ${namespace}`,
       };
@@ -400,7 +535,16 @@ class World {
     if (o.t === 'quotaDelete') {
       const oldRv = stored?.metadata.resourceVersion ?? '0';
       return {
-        request: { uid, kind, operation: 'DELETE', namespace, name, userInfo: user, oldObject: structuredClone(stored ?? { metadata: { name, namespace } }) as never, ...(dryRun ? { dryRun } : {}) },
+        request: {
+          uid,
+          kind,
+          operation: 'DELETE',
+          namespace,
+          name,
+          userInfo: user,
+          oldObject: structuredClone(stored ?? { metadata: { name, namespace } }) as never,
+          ...(dryRun ? { dryRun } : {}),
+        },
         store: () => this.truth.writeQuota(namespace, name, null, oldRv, incarnation),
         describe: `delete quota ${namespace}/${name}@${oldRv}`,
       };
@@ -409,14 +553,33 @@ class World {
     const object = { metadata: { name, namespace }, spec };
     if (!stored) {
       return {
-        request: { uid, kind, operation: 'CREATE', namespace, name, userInfo: user, object: object as never, ...(dryRun ? { dryRun } : {}) },
+        request: {
+          uid,
+          kind,
+          operation: 'CREATE',
+          namespace,
+          name,
+          userInfo: user,
+          object: object as never,
+          ...(dryRun ? { dryRun } : {}),
+        },
         store: () => this.truth.writeQuota(namespace, name, spec, undefined, incarnation),
         describe: `create quota ${namespace}/${name} cpu ${o.cpu} mem ${o.mem}`,
       };
     }
     const oldRv = stored.metadata.resourceVersion;
     return {
-      request: { uid, kind, operation: 'UPDATE', namespace, name, userInfo: user, object: { ...object, metadata: { ...object.metadata, resourceVersion: oldRv } } as never, oldObject: structuredClone(stored) as never, ...(dryRun ? { dryRun } : {}) },
+      request: {
+        uid,
+        kind,
+        operation: 'UPDATE',
+        namespace,
+        name,
+        userInfo: user,
+        object: { ...object, metadata: { ...object.metadata, resourceVersion: oldRv } } as never,
+        oldObject: structuredClone(stored) as never,
+        ...(dryRun ? { dryRun } : {}),
+      },
       store: () => this.truth.writeQuota(namespace, name, spec, oldRv, incarnation),
       describe: `update quota ${namespace}/${name}@${oldRv} cpu ${o.cpu} mem ${o.mem}`,
     };
@@ -429,13 +592,18 @@ class World {
         const verdicts = await Promise.all(
           built.map(({ r, request }) => {
             const replica = this.replicas[r.replica]!;
-            return replica.guard.decide({ at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo }, request);
+            return replica.guard.decide(
+              { at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo },
+              request,
+            );
           }),
         );
         built.forEach(({ r, store, describe }, i) => {
           const v = verdicts[i]!;
           const admitted = v.violations.length === 0;
-          this.log.push(`replica ${r.replica}: ${describe}${r.dryRun ? ' (dry run)' : ''} → ${admitted ? 'admitted' : v.violations.map((x) => x.message).join('; ')}`);
+          this.log.push(
+            `replica ${r.replica}: ${describe}${r.dryRun ? ' (dry run)' : ''} → ${admitted ? 'admitted' : v.violations.map((x) => x.message).join('; ')}`,
+          );
           if (admitted && !r.dryRun) this.inFlight.push({ store, describe });
         });
         return;
@@ -444,7 +612,9 @@ class World {
         if (this.inFlight.length === 0) return;
         const [w] = this.inFlight.splice(s.pick % this.inFlight.length, 1);
         const stored = !s.lose && w!.store();
-        this.log.push(`apiserver: ${w!.describe} → ${s.lose ? 'lost (a later admission plugin refused it)' : stored ? 'stored' : 'refused (exists, conflict or gone)'}`);
+        this.log.push(
+          `apiserver: ${w!.describe} → ${s.lose ? 'lost (a later admission plugin refused it)' : stored ? 'stored' : 'refused (exists, conflict or gone)'}`,
+        );
         return;
       }
       case 'deliver':
@@ -455,7 +625,8 @@ class World {
         while (this.inFlight.length > 0) await this.run({ t: 'commit', pick: 0, lose: false });
         this.clock.now += s.ms;
         this.log.push(`clock +${s.ms} ms`);
-        for (const r of this.replicas) for (const kind of ['Namespace', 'ResourceQuota'] as const) r.deliver(kind, 0, this.clock.now - LAG_MS);
+        for (const r of this.replicas)
+          for (const kind of ['Namespace', 'ResourceQuota'] as const) r.deliver(kind, 0, this.clock.now - LAG_MS);
         return;
       }
       case 'crash':
@@ -486,12 +657,16 @@ class World {
       case 'status': {
         // The quota controller works on stored quotas: the step picks one of them (a step on a quota
         // that is not there would be a no-op, and the runs would seldom reach a quota used above its hard).
-        const stored = NAMESPACES.flatMap((ns) => QUOTAS.filter((q) => this.truth.quota(ns, q)).map((q) => [ns, q] as const));
+        const stored = NAMESPACES.flatMap((ns) =>
+          QUOTAS.filter((q) => this.truth.quota(ns, q)).map((q) => [ns, q] as const),
+        );
         if (stored.length === 0) return;
         const [ns, q] = stored[(s.ns * QUOTAS.length + s.q) % stored.length]!;
         this.truth.setStatus(ns, q, s.used);
         const after = this.truth.quota(ns, q)?.status;
-        this.log.push(`quota controller: ${ns}/${q} status.hard ${JSON.stringify(after?.hard ?? {})}, used ${JSON.stringify(after?.used ?? {})}`);
+        this.log.push(
+          `quota controller: ${ns}/${q} status.hard ${JSON.stringify(after?.hard ?? {})}, used ${JSON.stringify(after?.used ?? {})}`,
+        );
         return;
       }
     }
@@ -510,7 +685,8 @@ class World {
     }
     const stored = [...this.truth.snapshot.namespacesOfProject(PROJECT)].map((n) => n.metadata.name ?? '');
     const creating = new Set([...stored, ...live.filter((e) => e.quota === undefined).map((e) => e.namespace)]);
-    if (creating.size > MAX_NAMESPACES) return `${creating.size} namespaces stored or being created (${[...creating].join(', ')}), maxNamespaces ${MAX_NAMESPACES}`;
+    if (creating.size > MAX_NAMESPACES)
+      return `${creating.size} namespaces stored or being created (${[...creating].join(', ')}), maxNamespaces ${MAX_NAMESPACES}`;
     const all = new Set([...stored, ...reserved.keys()]);
     for (const r of [CPU, MEM]) {
       let sum = Quantity.zero();
@@ -521,7 +697,8 @@ class World {
         sum = sum.add(largest([held, res]));
         parts.push(`${ns}: stored ${held.toString()}, reserved ${res.toString()}`);
       }
-      if (sum.cmp(Quantity.parse(BUDGET[r]!)) > 0) return `${r}: ${sum.toString()} > budget ${BUDGET[r]} (${parts.join('; ')}); live entries ${JSON.stringify(live)}`;
+      if (sum.cmp(Quantity.parse(BUDGET[r]!)) > 0)
+        return `${r}: ${sum.toString()} > budget ${BUDGET[r]} (${parts.join('; ')}); live entries ${JSON.stringify(live)}`;
     }
     return undefined;
   }
@@ -536,13 +713,22 @@ describe('headroom ledger model: replicas, lagging caches, crashes and a deleted
       await fc.assert(
         fc.asyncProperty(
           // Replicas that settle beside replicas that only honour the marks (ledgerSettlement off, or a rollout under way).
-          fc.integer({ min: 2, max: 4 }).chain((n) => fc.tuple(fc.constant(n), fc.array(fc.constantFrom<Role>('settles', 'honours'), { minLength: n, maxLength: n }), fc.array(step(n), { minLength: 5, maxLength: 60 }))),
+          fc
+            .integer({ min: 2, max: 4 })
+            .chain((n) =>
+              fc.tuple(
+                fc.constant(n),
+                fc.array(fc.constantFrom<Role>('settles', 'honours'), { minLength: n, maxLength: n }),
+                fc.array(step(n), { minLength: 5, maxLength: 60 }),
+              ),
+            ),
           async ([n, roles, steps]) => {
             const world = new World(n, roles);
             for (const s of steps) {
               await world.run(s);
               const broken = world.violation();
-              if (broken) throw new Error(`invariant broken (replicas ${roles.join(', ')}): ${broken}\n${world.log.join('\n')}`);
+              if (broken)
+                throw new Error(`invariant broken (replicas ${roles.join(', ')}): ${broken}\n${world.log.join('\n')}`);
             }
           },
         ),
@@ -559,7 +745,13 @@ describe('headroom ledger model: replicas, lagging caches, crashes and a deleted
     const steps = [
       { t: 'nsDelete', ns: 0 },
       { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 0 }, dryRun: false }] },
-      { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 2, q: 0, cpu: 2, mem: 1 }, dryRun: false }, { replica: 0, op: { t: 'quotaPut', ns: 0, q: 0, cpu: 0, mem: 0 }, dryRun: true }] },
+      {
+        t: 'decide',
+        reqs: [
+          { replica: 0, op: { t: 'quotaPut', ns: 2, q: 0, cpu: 2, mem: 1 }, dryRun: false },
+          { replica: 0, op: { t: 'quotaPut', ns: 0, q: 0, cpu: 0, mem: 0 }, dryRun: true },
+        ],
+      },
       { t: 'advance', ms: 0 },
       { t: 'deliver', replica: 0, kind: 'Namespace', count: 1 },
       { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 0, q: 1, cpu: 0, mem: 3 }, dryRun: false }] },
@@ -597,7 +789,9 @@ describe('headroom ledger model: replicas, lagging caches, crashes and a deleted
       expect(world.violation(), world.log.join('\n')).toBeUndefined();
     }
     expect(world.truth.quota('m-a', 'q1')?.status).toEqual({ hard: hard(1, 1), used: hard(4, 0) });
-    expect(world.log.at(-1), world.log.join('\n')).toMatch(/^replica 0: create quota m-b\/q1 cpu 4 mem 1 → .*at most 2 fits; counted by usage: m-a holds requests.cpu 4/);
+    expect(world.log.at(-1), world.log.join('\n')).toMatch(
+      /^replica 0: create quota m-b\/q1 cpu 4 mem 1 → .*at most 2 fits; counted by usage: m-a holds requests.cpu 4/,
+    );
   });
 
   it('the model can fail: without the ledger, replicas overspend', async () => {
@@ -640,21 +834,35 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
     { t: 'deliver', replica: 0, kind: 'Namespace', count: 1 },
     { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 3 }, dryRun: false }] },
     { t: 'commit', pick: 0, lose: true },
-    { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 0, q: 0, cpu: 4, mem: 0 }, dryRun: false }, { replica: 1, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 1, mem: 2 }, dryRun: false }] },
+    {
+      t: 'decide',
+      reqs: [
+        { replica: 0, op: { t: 'quotaPut', ns: 0, q: 0, cpu: 4, mem: 0 }, dryRun: false },
+        { replica: 1, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 1, mem: 2 }, dryRun: false },
+      ],
+    },
   ] as unknown as Step[];
 
   it('a replica whose cache has not reached the settled marks catches up before it decides', async () => {
     const world = new World(3);
     await run(world, settledBeforeLaggingReader);
-    expect(world.ledger.entries(PROJECT)?.some((e) => e.namespace === 'm-c'), 'm-c settled').toBe(false);
+    expect(
+      world.ledger.entries(PROJECT)?.some((e) => e.namespace === 'm-c'),
+      'm-c settled',
+    ).toBe(false);
     expect(world.replicas[1]!.probes, world.log.join('\n')).toBeGreaterThan(0);
-    expect(world.log.at(-1), world.log.join('\n')).toMatch(/^replica 1: create quota m-b\/q1 .* → .*(fits|exceeds|budget)/);
+    expect(world.log.at(-1), world.log.join('\n')).toMatch(
+      /^replica 1: create quota m-b\/q1 .* → .*(fits|exceeds|budget)/,
+    );
   });
 
   it('a replica that does not settle (ledgerSettlement off) still catches up to the marks of one that does', async () => {
     const world = new World(3, ['settles', 'honours', 'honours']);
     await run(world, settledBeforeLaggingReader);
-    expect(world.ledger.entries(PROJECT)?.some((e) => e.namespace === 'm-c'), 'm-c settled').toBe(false);
+    expect(
+      world.ledger.entries(PROJECT)?.some((e) => e.namespace === 'm-c'),
+      'm-c settled',
+    ).toBe(false);
     expect(world.replicas[1]!.probes, world.log.join('\n')).toBeGreaterThan(0);
   });
 
@@ -682,31 +890,51 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
       { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 0, mem: 3 }, dryRun: false }] },
       { t: 'crash', replica: 0 },
       { t: 'commit', pick: 2, lose: false },
-      { t: 'decide', reqs: [{ replica: 1, op: { t: 'nsCreate', ns: 3 }, dryRun: false }, { replica: 0, op: { t: 'quotaPut', ns: 2, q: 0, cpu: 0, mem: 2 }, dryRun: false }] },
+      {
+        t: 'decide',
+        reqs: [
+          { replica: 1, op: { t: 'nsCreate', ns: 3 }, dryRun: false },
+          { replica: 0, op: { t: 'quotaPut', ns: 2, q: 0, cpu: 0, mem: 2 }, dryRun: false },
+        ],
+      },
     ] as unknown as Step[];
     await run(new World(2), steps);
   });
 
-  it.each(['stalls', 'overruns'] as const)('a replica that cannot catch up in time refuses with [Q5] and reserves nothing (the catch-up %s)', async (how) => {
-    const world = new World(2);
-    if (how === 'stalls') world.replicas[1]!.probeStalls = true;
-    // Its deadline passes while it is still catching up: refused for that, not as a ledger that did not answer.
-    else world.replicas[1]!.probeOverruns = true;
-    await run(world, [
-      { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 2 }, dryRun: false }] },
-      { t: 'commit', pick: 0, lose: false },
-      { t: 'deliver', replica: 0, kind: 'Namespace', count: 1 },
-      { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 3 }, dryRun: false }] },
-    ] as unknown as Step[]);
-    const before = world.ledger.entries(PROJECT)?.length;
-    const replica = world.replicas[1]!;
-    const request = { uid: 'late', kind: { group: '', version: 'v1', kind: 'ResourceQuota' }, operation: 'CREATE', namespace: 'm-a', name: 'q2', userInfo: { username: 'alice', groups: [] }, object: { metadata: { name: 'q2', namespace: 'm-a' }, spec: { hard: hard(1, 1) } } } as unknown as AdmissionRequest;
-    const verdict = await replica.guard.decide({ at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo }, request);
-    expect(verdict.violations.map((v) => `[${v.rule}] ${v.message}`)).toEqual([
-      `[Q5] project m: the headroom ledger counts on changes this webhook replica's watch cache has not received yet, and its watches did not catch up within 2000 ms; nothing was reserved, retry the request`,
-    ]);
-    expect(world.ledger.entries(PROJECT)?.length).toBe(before);
-  });
+  it.each(['stalls', 'overruns'] as const)(
+    'a replica that cannot catch up in time refuses with [Q5] and reserves nothing (the catch-up %s)',
+    async (how) => {
+      const world = new World(2);
+      if (how === 'stalls') world.replicas[1]!.probeStalls = true;
+      // Its deadline passes while it is still catching up: refused for that, not as a ledger that did not answer.
+      else world.replicas[1]!.probeOverruns = true;
+      await run(world, [
+        { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 2 }, dryRun: false }] },
+        { t: 'commit', pick: 0, lose: false },
+        { t: 'deliver', replica: 0, kind: 'Namespace', count: 1 },
+        { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 3 }, dryRun: false }] },
+      ] as unknown as Step[]);
+      const before = world.ledger.entries(PROJECT)?.length;
+      const replica = world.replicas[1]!;
+      const request = {
+        uid: 'late',
+        kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
+        operation: 'CREATE',
+        namespace: 'm-a',
+        name: 'q2',
+        userInfo: { username: 'alice', groups: [] },
+        object: { metadata: { name: 'q2', namespace: 'm-a' }, spec: { hard: hard(1, 1) } },
+      } as unknown as AdmissionRequest;
+      const verdict = await replica.guard.decide(
+        { at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo },
+        request,
+      );
+      expect(verdict.violations.map((v) => `[${v.rule}] ${v.message}`)).toEqual([
+        `[Q5] project m: the headroom ledger counts on changes this webhook replica's watch cache has not received yet, and its watches did not catch up within 2000 ms; nothing was reserved, retry the request`,
+      ]);
+      expect(world.ledger.entries(PROJECT)?.length).toBe(before);
+    },
+  );
 
   it('after a burst the ledger holds what is in flight, not every change of the last TTL', async () => {
     // Twelve changes through two replicas, each stored and delivered before the next; the oracle counts,
@@ -714,17 +942,26 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
     // ledger with that. With settlement off the same burst leaves one entry per (namespace, quota).
     const burst: Step[] = [];
     const ops = [
-      { t: 'nsCreate', ns: 1 }, { t: 'nsCreate', ns: 2 },
-      { t: 'quotaPut', ns: 0, q: 0, cpu: 1, mem: 1 }, { t: 'quotaPut', ns: 1, q: 0, cpu: 1, mem: 1 }, { t: 'quotaPut', ns: 2, q: 0, cpu: 1, mem: 1 },
-      { t: 'quotaPut', ns: 0, q: 1, cpu: 2, mem: 2 }, { t: 'quotaPut', ns: 1, q: 1, cpu: 2, mem: 2 }, { t: 'quotaPut', ns: 2, q: 1, cpu: 2, mem: 2 },
-      { t: 'quotaPut', ns: 0, q: 0, cpu: 2, mem: 2 }, { t: 'quotaPut', ns: 1, q: 0, cpu: 2, mem: 2 }, { t: 'quotaPut', ns: 2, q: 0, cpu: 2, mem: 2 },
+      { t: 'nsCreate', ns: 1 },
+      { t: 'nsCreate', ns: 2 },
+      { t: 'quotaPut', ns: 0, q: 0, cpu: 1, mem: 1 },
+      { t: 'quotaPut', ns: 1, q: 0, cpu: 1, mem: 1 },
+      { t: 'quotaPut', ns: 2, q: 0, cpu: 1, mem: 1 },
+      { t: 'quotaPut', ns: 0, q: 1, cpu: 2, mem: 2 },
+      { t: 'quotaPut', ns: 1, q: 1, cpu: 2, mem: 2 },
+      { t: 'quotaPut', ns: 2, q: 1, cpu: 2, mem: 2 },
+      { t: 'quotaPut', ns: 0, q: 0, cpu: 2, mem: 2 },
+      { t: 'quotaPut', ns: 1, q: 0, cpu: 2, mem: 2 },
+      { t: 'quotaPut', ns: 2, q: 0, cpu: 2, mem: 2 },
       { t: 'quotaPut', ns: 0, q: 1, cpu: 1, mem: 1 },
     ];
     ops.forEach((o, i) => {
       burst.push({ t: 'decide', reqs: [{ replica: i % 2, op: o, dryRun: false }] } as unknown as Step);
       if (i < ops.length - 1) {
         burst.push({ t: 'commit', pick: 0, lose: false } as Step);
-        for (const replica of [0, 1]) for (const kind of ['Namespace', 'ResourceQuota'] as const) burst.push({ t: 'deliver', replica, kind, count: 9 } as Step);
+        for (const replica of [0, 1])
+          for (const kind of ['Namespace', 'ResourceQuota'] as const)
+            burst.push({ t: 'deliver', replica, kind, count: 9 } as Step);
       }
     });
     const settled = new World(2);
@@ -735,7 +972,10 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
     expect(inFlight).toBe(1);
     // The last write may still hold the change before it (its writer's cache showed it only after the
     // write): at most the in-flight change and one batch more.
-    expect(settled.ledger.entries(PROJECT)!.length, JSON.stringify(settled.ledger.entries(PROJECT))).toBeLessThanOrEqual(inFlight + 1);
+    expect(
+      settled.ledger.entries(PROJECT)!.length,
+      JSON.stringify(settled.ledger.entries(PROJECT)),
+    ).toBeLessThanOrEqual(inFlight + 1);
 
     const expiring = new World(2, ['honours', 'honours']);
     await run(expiring, burst);

@@ -25,19 +25,46 @@ const ALICE: UserInfo = { username: 'alice', groups: [] };
 /** Budget 1500m CPU, namespaceDefaults 500m; race-b and race-c hold 500m each, race-a is the one under test. */
 function cache(quotasOfA: ResourceQuotaObject[]): MemorySnapshot {
   return MemorySnapshot.of({
-    projects: [{ metadata: { name: 'race', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { [CPU]: '1500m' } }, namespaceDefaults: { quota: { hard: { [CPU]: '500m' } } } } }],
+    projects: [
+      {
+        metadata: { name: 'race', uid: 'u' },
+        spec: {
+          tenant: 'acme',
+          owners: [{ kind: 'User', name: 'alice' }],
+          quota: { hard: { [CPU]: '1500m' } },
+          namespaceDefaults: { quota: { hard: { [CPU]: '500m' } } },
+        },
+      },
+    ],
     namespaces: ['race-a', 'race-b', 'race-c'].map((name) => ({ metadata: { name, labels } })),
-    quotas: [quota('race-b', 'tenantgate-quota', '500m', '3'), quota('race-c', 'tenantgate-quota', '500m', '4'), ...quotasOfA],
+    quotas: [
+      quota('race-b', 'tenantgate-quota', '500m', '3'),
+      quota('race-c', 'tenantgate-quota', '500m', '4'),
+      ...quotasOfA,
+    ],
   });
 }
 
 function quota(namespace: string, name: string, cpu: string, resourceVersion?: string): ResourceQuotaObject {
-  return { metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) }, spec: { hard: { [CPU]: cpu } } };
+  return {
+    metadata: { name, namespace, ...(resourceVersion ? { resourceVersion } : {}) },
+    spec: { hard: { [CPU]: cpu } },
+  };
 }
 
-const ctx = (snapshot: MemorySnapshot, user: UserInfo = ALICE): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user });
+const ctx = (snapshot: MemorySnapshot, user: UserInfo = ALICE): ReviewContext => ({
+  at: processNow(),
+  config: DEFAULT_CONFIG,
+  snapshot,
+  user,
+});
 
-function write(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: ResourceQuotaObject | undefined, oldObject: ResourceQuotaObject | undefined, user: UserInfo = ALICE): AdmissionRequest {
+function write(
+  operation: 'CREATE' | 'UPDATE' | 'DELETE',
+  object: ResourceQuotaObject | undefined,
+  oldObject: ResourceQuotaObject | undefined,
+  user: UserInfo = ALICE,
+): AdmissionRequest {
   const q = (object ?? oldObject)!;
   return {
     uid: `${operation}-${q.metadata.name}`,
@@ -57,8 +84,11 @@ function write(operation: 'CREATE' | 'UPDATE' | 'DELETE', object: ResourceQuotaO
  * extra 1500m → 1400m, then tenantgate-quota 500m → 400m. In truth race-a holds min(tenantgate-quota,
  * extra) ≤ 500m, and `extra` stays at 1400m or 1500m whatever happens to tenantgate-quota.
  */
-async function raceAWithUnseenWrites(guard: HeadroomGuard): Promise<{ seen: MemorySnapshot; tq: ResourceQuotaObject; extra: ResourceQuotaObject }> {
-  const admitted = async (snapshot: MemorySnapshot, request: AdmissionRequest) => expect((await guard.decide(ctx(snapshot), request)).violations).toEqual([]);
+async function raceAWithUnseenWrites(
+  guard: HeadroomGuard,
+): Promise<{ seen: MemorySnapshot; tq: ResourceQuotaObject; extra: ResourceQuotaObject }> {
+  const admitted = async (snapshot: MemorySnapshot, request: AdmissionRequest) =>
+    expect((await guard.decide(ctx(snapshot), request)).violations).toEqual([]);
   await admitted(cache([]), write('CREATE', quota('race-a', 'tenantgate-quota', '500m'), undefined));
   const tq = quota('race-a', 'tenantgate-quota', '500m', '10');
   await admitted(cache([tq]), write('CREATE', quota('race-a', 'extra', '1500m'), undefined));
@@ -69,7 +99,7 @@ async function raceAWithUnseenWrites(guard: HeadroomGuard): Promise<{ seen: Memo
   return { seen, tq, extra };
 }
 
-describe('HeadroomGuard: quota deletes while both of a namespace\'s quotas have unseen recorded writes', () => {
+describe("HeadroomGuard: quota deletes while both of a namespace's quotas have unseen recorded writes", () => {
   for (const ledger of [true, false]) {
     it(`a tenant deletes neither quota: each is (or may be) the only coverage, and the other may let the namespace grow (${ledger ? 'ledger' : 'one process'})`, async () => {
       const guard = new HeadroomGuard({ ttlMs: 30_000, ...(ledger ? { ledger: new MemoryLedger() } : {}) });
@@ -79,7 +109,9 @@ describe('HeadroomGuard: quota deletes while both of a namespace\'s quotas have 
       // `extra`'s create may not have landed either, so tenantgate-quota may be the only coverage (Q3).
       const first = await guard.decide(ctx(seen), write('DELETE', undefined, tq));
       expect(first.violations.map((v) => v.rule)).toEqual(['Q3']);
-      expect(first.violations[0]!.message).toMatch(/ResourceQuota race-a\/tenantgate-quota provides the only coverage of requests\.cpu in namespace race-a/);
+      expect(first.violations[0]!.message).toMatch(
+        /ResourceQuota race-a\/tenantgate-quota provides the only coverage of requests\.cpu in namespace race-a/,
+      );
       // Deleting `extra` instead: tenantgate-quota's create may not have landed, so `extra` may be the only coverage (Q3).
       const second = await guard.decide(ctx(seen), write('DELETE', undefined, extra));
       expect(second.violations.map((v) => v.rule)).toEqual(['Q3']);
@@ -91,18 +123,26 @@ describe('HeadroomGuard: quota deletes while both of a namespace\'s quotas have 
     const { seen, tq } = await raceAWithUnseenWrites(guard);
     const verdict = await guard.decide(ctx(seen, ADMIN), write('DELETE', undefined, tq, ADMIN));
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q1']);
-    expect(verdict.violations[0]!.message).toMatch(/ResourceQuota race-a\/tenantgate-quota asks requests\.cpu 1500m, project race has 1500m/);
+    expect(verdict.violations[0]!.message).toMatch(
+      /ResourceQuota race-a\/tenantgate-quota asks requests\.cpu 1500m, project race has 1500m/,
+    );
   });
 
-  it('with room for the other quota\'s limit, the privileged delete is admitted and reserves that limit', async () => {
+  it("with room for the other quota's limit, the privileged delete is admitted and reserves that limit", async () => {
     const ledger = new MemoryLedger();
     const guard = new HeadroomGuard({ ttlMs: 30_000, ledger });
     const { tq, extra } = await raceAWithUnseenWrites(guard);
     // race-b and race-c are gone in this cache: the whole budget is room for race-a.
-    const roomy = MemorySnapshot.of({ projects: [...cache([]).projects()], namespaces: [{ metadata: { name: 'race-a', labels } }], quotas: [tq, extra] });
+    const roomy = MemorySnapshot.of({
+      projects: [...cache([]).projects()],
+      namespaces: [{ metadata: { name: 'race-a', labels } }],
+      quotas: [tq, extra],
+    });
     const verdict = await guard.decide(ctx(roomy, ADMIN), write('DELETE', undefined, tq, ADMIN));
     expect(verdict.violations).toEqual([]);
-    const reserved = (await ledger.read('race')).entries.filter((e) => e.namespace === 'race-a' && e.quota === 'tenantgate-quota').map((e) => e.allocation[CPU]);
+    const reserved = (await ledger.read('race')).entries
+      .filter((e) => e.namespace === 'race-a' && e.quota === 'tenantgate-quota')
+      .map((e) => e.allocation[CPU]);
     expect(reserved).toEqual(['1500m']);
   });
 });

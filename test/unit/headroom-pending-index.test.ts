@@ -17,12 +17,24 @@ const nsOf = (p: string, i: number) => `${p}-n${i}`;
 
 function snapshot(): MemorySnapshot {
   return MemorySnapshot.of({
-    projects: PROJECTS.map((p) => ({ metadata: { name: p, uid: p }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '3' } } } })),
-    namespaces: PROJECTS.flatMap((p) => [0, 1, 2, 3, 4].map((i) => ({ metadata: { name: nsOf(p, i), labels: { 'tenantgate.io/project': p, 'tenantgate.io/tenant': 'acme' } } }))),
+    projects: PROJECTS.map((p) => ({
+      metadata: { name: p, uid: p },
+      spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '3' } } },
+    })),
+    namespaces: PROJECTS.flatMap((p) =>
+      [0, 1, 2, 3, 4].map((i) => ({
+        metadata: { name: nsOf(p, i), labels: { 'tenantgate.io/project': p, 'tenantgate.io/tenant': 'acme' } },
+      })),
+    ),
   });
 }
 
-const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
+const ctx = (s: MemorySnapshot): ReviewContext => ({
+  at: processNow(),
+  config: DEFAULT_CONFIG,
+  snapshot: s,
+  user: { username: 'alice', groups: [] },
+});
 const createQuota = (ns: string): AdmissionRequest => aQuotaCreateRequest(ns);
 
 describe('HeadroomGuard pending index', () => {
@@ -34,7 +46,9 @@ describe('HeadroomGuard pending index', () => {
     const verdicts = await Promise.all(requests.map((r) => guard.decide(ctx(s), r)));
     // 3 CPU per project, 1 per quota: three of five admitted in each project.
     for (const p of PROJECTS) {
-      const admitted = requests.filter((r, k) => r.namespace!.startsWith(`${p}-`) && verdicts[k]!.violations.length === 0).map((r) => r.namespace!);
+      const admitted = requests
+        .filter((r, k) => r.namespace!.startsWith(`${p}-`) && verdicts[k]!.violations.length === 0)
+        .map((r) => r.namespace!);
       expect(admitted).toHaveLength(3);
       expect([...guard.pending.namespaces(p)].sort()).toEqual(admitted.sort());
     }

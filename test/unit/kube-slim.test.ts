@@ -7,10 +7,24 @@ import { describe, expect, it } from 'vitest';
 import { computeStatus } from '../../src/controller/status.js';
 import { LAST_APPLIED_ANNOTATION, LIST_PAGE_SIZE, listInPages, slim } from '../../src/kube/lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, LABEL_TENANT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../../src/validate/types.js';
+import {
+  ANNOTATION_PROJECT_UID,
+  LABEL_PROJECT,
+  LABEL_TENANT,
+  type NamespaceObject,
+  type Project,
+  type ResourceQuotaObject,
+} from '../../src/validate/types.js';
 
 const managedFields = [
-  { manager: 'kubectl-client-side-apply', operation: 'Update', apiVersion: 'v1', time: '2026-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } },
+  {
+    manager: 'kubectl-client-side-apply',
+    operation: 'Update',
+    apiVersion: 'v1',
+    time: '2026-01-01T00:00:00Z',
+    fieldsType: 'FieldsV1',
+    fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } },
+  },
 ];
 
 /** A Namespace as the API server serves it. */
@@ -24,7 +38,10 @@ function servedNamespace(name: string, extra: Record<string, unknown> = {}) {
       resourceVersion: '42',
       creationTimestamp: '2026-01-01T00:00:00Z',
       labels: { [LABEL_PROJECT]: 'pay', [LABEL_TENANT]: 'acme', 'kubernetes.io/metadata.name': name },
-      annotations: { [ANNOTATION_PROJECT_UID]: 'uid-pay', [LAST_APPLIED_ANNOTATION]: '{"apiVersion":"v1","kind":"Namespace"}' },
+      annotations: {
+        [ANNOTATION_PROJECT_UID]: 'uid-pay',
+        [LAST_APPLIED_ANNOTATION]: '{"apiVersion":"v1","kind":"Namespace"}',
+      },
       managedFields,
       ...extra,
     },
@@ -53,7 +70,19 @@ function servedProject(): Project {
       namespaceDefaults: { quota: { hard: { 'requests.cpu': '2', pods: '10' } } },
       namespaces: [{ name: 'pay-api', quota: { hard: { 'requests.cpu': '4', pods: '10' } } }, { name: 'pay-web' }],
     },
-    status: { phase: 'Active', allocated: { 'requests.cpu': '5' }, conditions: [{ type: 'Ready', status: 'True', reason: 'AllHealthy', message: '', lastTransitionTime: '2026-01-01T00:01:00Z' }] },
+    status: {
+      phase: 'Active',
+      allocated: { 'requests.cpu': '5' },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'AllHealthy',
+          message: '',
+          lastTransitionTime: '2026-01-01T00:01:00Z',
+        },
+      ],
+    },
   };
 }
 
@@ -61,7 +90,15 @@ function servedQuota(namespace: string, hard: Record<string, string>): ResourceQ
   return {
     apiVersion: 'v1',
     kind: 'ResourceQuota',
-    metadata: { name: 'tenantgate-quota', namespace, uid: `q-${namespace}`, resourceVersion: '43', labels: { [LABEL_PROJECT]: 'pay' }, managedFields, ownerReferences: [] } as ResourceQuotaObject['metadata'],
+    metadata: {
+      name: 'tenantgate-quota',
+      namespace,
+      uid: `q-${namespace}`,
+      resourceVersion: '43',
+      labels: { [LABEL_PROJECT]: 'pay' },
+      managedFields,
+      ownerReferences: [],
+    } as ResourceQuotaObject['metadata'],
     spec: { hard },
     status: { hard, used: { 'requests.cpu': '500m', pods: '3' } },
   };
@@ -69,7 +106,14 @@ function servedQuota(namespace: string, hard: Record<string, string>): ResourceQ
 
 describe('slim', () => {
   it('keeps the metadata fields tenantgate reads and drops the rest, in place', () => {
-    const ns = servedNamespace('pay-api', { deletionTimestamp: '2026-01-02T00:00:00Z', finalizers: ['x'], generation: 1, namespace: '', ownerReferences: [{ kind: 'X' }], generateName: 'pay-' });
+    const ns = servedNamespace('pay-api', {
+      deletionTimestamp: '2026-01-02T00:00:00Z',
+      finalizers: ['x'],
+      generation: 1,
+      namespace: '',
+      ownerReferences: [{ kind: 'X' }],
+      generateName: 'pay-',
+    });
     const { spec, status } = ns;
     const out = slim(ns);
     expect(out).toBe(ns);
@@ -95,7 +139,14 @@ describe('slim', () => {
   it('drops annotations that held only the last-applied configuration, and is idempotent', () => {
     const p = servedProject();
     slim(p);
-    expect(p.metadata).toEqual({ name: 'pay', uid: 'uid-pay', resourceVersion: '40', generation: 3, creationTimestamp: '2026-01-01T00:00:00Z', finalizers: ['tenantgate.io/cascade-delete'] });
+    expect(p.metadata).toEqual({
+      name: 'pay',
+      uid: 'uid-pay',
+      resourceVersion: '40',
+      generation: 3,
+      creationTimestamp: '2026-01-01T00:00:00Z',
+      finalizers: ['tenantgate.io/cascade-delete'],
+    });
     const once = JSON.stringify(p);
     const meta = p.metadata;
     slim(p);
@@ -117,14 +168,26 @@ describe('slim', () => {
   it('changes nothing the controller computes from the snapshot', () => {
     const full = () => ({
       projects: [servedProject()],
-      namespaces: [servedNamespace('pay-api'), servedNamespace('pay-web', { deletionTimestamp: '2026-01-02T00:00:00Z' }), servedNamespace('pay-extra')] as unknown as NamespaceObject[],
-      quotas: [servedQuota('pay-api', { 'requests.cpu': '4', pods: '10' }), servedQuota('pay-extra', { 'requests.cpu': '1' })],
+      namespaces: [
+        servedNamespace('pay-api'),
+        servedNamespace('pay-web', { deletionTimestamp: '2026-01-02T00:00:00Z' }),
+        servedNamespace('pay-extra'),
+      ] as unknown as NamespaceObject[],
+      quotas: [
+        servedQuota('pay-api', { 'requests.cpu': '4', pods: '10' }),
+        servedQuota('pay-extra', { 'requests.cpu': '1' }),
+      ],
     });
     const a = full();
     const b = full();
     for (const o of [...b.projects, ...b.namespaces, ...b.quotas]) slim(o);
     const status = (s: ReturnType<typeof full>) =>
-      computeStatus({ project: s.projects[0]!, snapshot: MemorySnapshot.of(s), cluster: '', now: '2026-01-01T00:00:00Z' });
+      computeStatus({
+        project: s.projects[0]!,
+        snapshot: MemorySnapshot.of(s),
+        cluster: '',
+        now: '2026-01-01T00:00:00Z',
+      });
     expect(status(b)).toEqual(status(a));
     expect(JSON.stringify(b).length).toBeLessThan(JSON.stringify(a).length * 0.7);
   });
@@ -134,7 +197,15 @@ describe('listInPages', () => {
   it('asks for pages of LIST_PAGE_SIZE with the continue token, and returns one slim plain list at the first page resourceVersion', async () => {
     const calls: Array<{ limit: number; _continue?: string }> = [];
     // Typed pages (client-node: `_continue`, Date fields) and a raw one (custom objects: `continue`).
-    const typed = (name: string): k8s.V1Namespace => ({ metadata: { name, resourceVersion: '7', deletionTimestamp: new Date('2026-01-02T00:00:00Z'), managedFields: [{ manager: 'm' }] }, status: { phase: 'Terminating' } });
+    const typed = (name: string): k8s.V1Namespace => ({
+      metadata: {
+        name,
+        resourceVersion: '7',
+        deletionTimestamp: new Date('2026-01-02T00:00:00Z'),
+        managedFields: [{ manager: 'm' }],
+      },
+      status: { phase: 'Terminating' },
+    });
     const pages = [
       { metadata: { resourceVersion: '100', _continue: 'a' }, items: [typed('n1'), typed('n2')] },
       { metadata: { resourceVersion: '100', continue: 'b' }, items: [servedNamespace('n3')] },
@@ -144,13 +215,20 @@ describe('listInPages', () => {
       calls.push(params);
       return pages[calls.length - 1]!;
     });
-    expect(calls).toEqual([{ limit: LIST_PAGE_SIZE }, { limit: LIST_PAGE_SIZE, _continue: 'a' }, { limit: LIST_PAGE_SIZE, _continue: 'b' }]);
+    expect(calls).toEqual([
+      { limit: LIST_PAGE_SIZE },
+      { limit: LIST_PAGE_SIZE, _continue: 'a' },
+      { limit: LIST_PAGE_SIZE, _continue: 'b' },
+    ]);
     expect(list.apiVersion).toBe('v1');
     expect(list.kind).toBe('NamespaceList');
     expect(list.metadata).toEqual({ resourceVersion: '100' });
     expect(list.items.map((i) => i.metadata?.name)).toEqual(['n1', 'n2', 'n3']);
     // Plain JSON: dates are strings, as a watch delivers them.
-    expect(list.items[0]).toEqual({ metadata: { name: 'n1', resourceVersion: '7', deletionTimestamp: '2026-01-02T00:00:00.000Z' }, status: { phase: 'Terminating' } });
+    expect(list.items[0]).toEqual({
+      metadata: { name: 'n1', resourceVersion: '7', deletionTimestamp: '2026-01-02T00:00:00.000Z' },
+      status: { phase: 'Terminating' },
+    });
     expect(list.items[2]!.metadata).not.toHaveProperty('managedFields');
     expect(list.items[2]!.metadata?.annotations).toEqual({ [ANNOTATION_PROJECT_UID]: 'uid-pay' });
   });
@@ -178,8 +256,13 @@ describe('listInPages', () => {
 });
 
 describe('MemorySnapshot.sizes', () => {
-  const q = (namespace: string, name: string): ResourceQuotaObject => ({ metadata: { namespace, name }, spec: { hard: {} } });
-  const n = (name: string, project?: string): NamespaceObject => ({ metadata: { name, ...(project ? { labels: { [LABEL_PROJECT]: project } } : {}) } });
+  const q = (namespace: string, name: string): ResourceQuotaObject => ({
+    metadata: { namespace, name },
+    spec: { hard: {} },
+  });
+  const n = (name: string, project?: string): NamespaceObject => ({
+    metadata: { name, ...(project ? { labels: { [LABEL_PROJECT]: project } } : {}) },
+  });
 
   it('counts as objects come and go: re-upserting a key or deleting a missing one changes nothing', () => {
     const s = new MemorySnapshot();

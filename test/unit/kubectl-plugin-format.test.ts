@@ -11,12 +11,21 @@ import { REPO_ROOT } from '../support/paths.js';
 
 async function example(name: string): Promise<Project> {
   const file = join(REPO_ROOT, 'examples', 'gitops', 'acme.yaml');
-  const docs = parseSource(file, await readFile(file, 'utf8')).documents.map((d) => d.object).filter(isProjectObject);
+  const docs = parseSource(file, await readFile(file, 'utf8'))
+    .documents.map((d) => d.object)
+    .filter(isProjectObject);
   return docs.find((p) => p.metadata.name === name)!;
 }
 
-const ns = (name: string, project: string): NamespaceObject => ({ metadata: { name, labels: { 'tenantgate.io/project': project, 'tenantgate.io/tenant': 'acme' } }, status: { phase: 'Active' } });
-const quota = (namespace: string, hard: Record<string, string>, used: Record<string, string>): ResourceQuotaObject => ({ metadata: { name: 'tenantgate-quota', namespace }, spec: { hard }, status: { hard, used } });
+const ns = (name: string, project: string): NamespaceObject => ({
+  metadata: { name, labels: { 'tenantgate.io/project': project, 'tenantgate.io/tenant': 'acme' } },
+  status: { phase: 'Active' },
+});
+const quota = (namespace: string, hard: Record<string, string>, used: Record<string, string>): ResourceQuotaObject => ({
+  metadata: { name: 'tenantgate-quota', namespace },
+  spec: { hard },
+  status: { hard, used },
+});
 
 describe('bar', () => {
   it('fills cells in proportion, as in requests.cpu ███████░░░ 7/10', () => {
@@ -38,10 +47,24 @@ describe('bar', () => {
 
 describe('table', () => {
   it('aligns every column to its widest cell, three spaces apart, with no trailing blanks', () => {
-    expect(table(['NAME', 'X'], [['a', '1'], ['longer', '22']])).toBe('NAME     X\na        1\nlonger   22\n');
+    expect(
+      table(
+        ['NAME', 'X'],
+        [
+          ['a', '1'],
+          ['longer', '22'],
+        ],
+      ),
+    ).toBe('NAME     X\na        1\nlonger   22\n');
   });
   it('counts a bar cell by characters, not bytes', () => {
-    const t = table(['A', 'B'], [['█░', 'x'], ['abcd', 'y']]).split('\n');
+    const t = table(
+      ['A', 'B'],
+      [
+        ['█░', 'x'],
+        ['abcd', 'y'],
+      ],
+    ).split('\n');
     expect(t[1]!.indexOf('x')).toBe(t[2]!.indexOf('y'));
   });
 });
@@ -52,7 +75,18 @@ describe('headroom', () => {
     const b = budgetFromObjects(
       payments,
       [ns('payments-batch', 'payments'), ns('payments-ledger', 'payments')],
-      [quota('payments-batch', { 'requests.cpu': '2', 'requests.memory': '4Gi', 'limits.cpu': '4', pods: '20' }, { 'requests.cpu': '500m', pods: '1' }), quota('payments-ledger', { 'requests.cpu': '2', 'requests.memory': '8Gi', 'limits.cpu': '4', pods: '30' }, { 'requests.cpu': '0' })],
+      [
+        quota(
+          'payments-batch',
+          { 'requests.cpu': '2', 'requests.memory': '4Gi', 'limits.cpu': '4', pods: '20' },
+          { 'requests.cpu': '500m', pods: '1' },
+        ),
+        quota(
+          'payments-ledger',
+          { 'requests.cpu': '2', 'requests.memory': '8Gi', 'limits.cpu': '4', pods: '30' },
+          { 'requests.cpu': '0' },
+        ),
+      ],
       '',
     );
     const text = headroomText(b, 80);
@@ -67,7 +101,7 @@ describe('headroom', () => {
     expect(new Set(resourceRows.map((l) => l.search(/[█░]/))).size).toBe(1);
     expect(lines.find((l) => l.startsWith('payments-batch'))).toMatch(/^payments-batch\s+limits\.cpu\s+░+ 0\/4\s+4$/);
     expect(text).toMatch(/\n\s+requests\.cpu\s+█████░+ 500m\/2\s+2\n/);
-    expect(text.endsWith("8Gi\n")).toBe(true);
+    expect(text.endsWith('8Gi\n')).toBe(true);
     expect(text).toContain('NAMESPACE');
   });
 
@@ -79,24 +113,44 @@ describe('headroom', () => {
     expect(text).toContain('web-staging*');
     expect(text).toContain('counted with namespaceDefaults');
     // The burst's sentence is broken at spaces, not cut.
-    expect(text.replace(/\n  /g, ' ')).toContain('burst black-friday-2030 (from 2030-11-29T00:00:00Z until 2030-12-03T00:00:00Z): +4 requests.cpu on namespace web-frontend');
+    expect(text.replace(/\n  /g, ' ')).toContain(
+      'burst black-friday-2030 (from 2030-11-29T00:00:00Z until 2030-12-03T00:00:00Z): +4 requests.cpu on namespace web-frontend',
+    );
   });
 });
 
 describe('projects and namespaces tables, machine output', () => {
   it('lists projects with their namespace count, phase and budget use', async () => {
-    const payments = { ...(await example('payments')), status: { phase: 'Active' as const, budgetUse: 'requests.cpu 4/20' } };
-    const row = projectRow(payments, [ns('payments-batch', 'payments'), ns('payments-ledger', 'payments'), ns('web-x', 'web')]);
+    const payments = {
+      ...(await example('payments')),
+      status: { phase: 'Active' as const, budgetUse: 'requests.cpu 4/20' },
+    };
+    const row = projectRow(payments, [
+      ns('payments-batch', 'payments'),
+      ns('payments-ledger', 'payments'),
+      ns('web-x', 'web'),
+    ]);
     expect(row.namespaces).toEqual(['payments-batch', 'payments-ledger']);
-    expect(projectsTable([row])).toBe('NAME       TENANT   NAMESPACES   PHASE    BUDGET USE\npayments   acme     2            Active   requests.cpu 4/20\n');
+    expect(projectsTable([row])).toBe(
+      'NAME       TENANT   NAMESPACES   PHASE    BUDGET USE\npayments   acme     2            Active   requests.cpu 4/20\n',
+    );
     expect(projectsTable([])).toMatch(/you own none/);
-    expect(namespacesTable([{ name: 'payments-batch', project: 'payments', tenant: 'acme', phase: 'Active' }])).toBe('NAME             PROJECT    TENANT   STATUS\npayments-batch   payments   acme     Active\n');
+    expect(namespacesTable([{ name: 'payments-batch', project: 'payments', tenant: 'acme', phase: 'Active' }])).toBe(
+      'NAME             PROJECT    TENANT   STATUS\npayments-batch   payments   acme     Active\n',
+    );
   });
 
   it('-o json and -o yaml print the same document, byte for byte the same on every run', async () => {
     const b = budgetFromObjects(await example('web'), [ns('web-staging', 'web')], [], '');
     expect(machine(b, 'json')).toBe(machine(JSON.parse(machine(b, 'json')), 'json'));
     expect(parse(machine(b, 'yaml'))).toEqual(JSON.parse(machine(b, 'json')));
-    expect(Object.keys(JSON.parse(machine(b, 'json')) as object)).toEqual(['project', 'tenant', 'cluster', 'resources', 'namespaces', 'bursts']);
+    expect(Object.keys(JSON.parse(machine(b, 'json')) as object)).toEqual([
+      'project',
+      'tenant',
+      'cluster',
+      'resources',
+      'namespaces',
+      'bursts',
+    ]);
   });
 });

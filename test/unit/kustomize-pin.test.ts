@@ -15,7 +15,9 @@ describe('the kustomize the tests render with', () => {
     const version = pinnedKustomizeVersion();
     expect(version).toMatch(/^v\d+\.\d+\.\d+$/);
     const pinned = join(REPO_ROOT, '.cache', 'tools', `kustomize-${version}`, 'kustomize');
-    expect(process.env.TENANTGATE_KUSTOMIZE, 'vitest.config.ts must set TENANTGATE_KUSTOMIZE for this project').toBe(pinned);
+    expect(process.env.TENANTGATE_KUSTOMIZE, 'vitest.config.ts must set TENANTGATE_KUSTOMIZE for this project').toBe(
+      pinned,
+    );
     expect(kustomizeBinary()).toBe(pinned);
     if (!existsSync(pinned)) throw new Error(`${pinned} is missing: run make kustomize`);
     const { stdout } = await execa(kustomizeBinary(), ['version']);

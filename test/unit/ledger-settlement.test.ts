@@ -15,15 +15,23 @@ const AT = Date.UTC(2026, 10, 1);
 
 const project: Project = {
   metadata: { name: 'p', uid: 'uid-p', resourceVersion: '1' },
-  spec: { tenant: 't', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '10' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } },
+  spec: {
+    tenant: 't',
+    owners: [{ kind: 'User', name: 'alice' }],
+    quota: { hard: { 'requests.cpu': '10' } },
+    namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } },
+  },
 };
-const ns = (name: string, uid = `uid-${name}`, rv = '20'): NamespaceObject => ({ metadata: { name, uid, resourceVersion: rv, labels: { 'tenantgate.io/project': 'p', 'tenantgate.io/tenant': 't' } } });
+const ns = (name: string, uid = `uid-${name}`, rv = '20'): NamespaceObject => ({
+  metadata: { name, uid, resourceVersion: rv, labels: { 'tenantgate.io/project': 'p', 'tenantgate.io/tenant': 't' } },
+});
 const quota = (namespace: string, name: string, cpu: string, rv: string): ResourceQuotaObject => ({
   metadata: { name, namespace, resourceVersion: rv },
   spec: { hard: { 'requests.cpu': cpu } },
   status: { hard: { 'requests.cpu': cpu } },
 });
-const view = (namespaces: NamespaceObject[], quotas: ResourceQuotaObject[] = []) => MemorySnapshot.of({ projects: [project], namespaces, quotas });
+const view = (namespaces: NamespaceObject[], quotas: ResourceQuotaObject[] = []) =>
+  MemorySnapshot.of({ projects: [project], namespaces, quotas });
 const marks = { Namespace: '100', ResourceQuota: '100' };
 const base = { created: 1, expires: 30_001, seen: { Namespace: '10', ResourceQuota: '10' } };
 
@@ -37,14 +45,26 @@ const raise: LedgerEntry = {
   basedOn: '40',
   ...base,
 };
-const deletion: LedgerEntry = { namespace: 'p-a', quota: 'q', allocation: {}, write: null, versions: [{ spec: { hard: { 'requests.cpu': '2' } } }, null], basedOn: '40', ...base };
+const deletion: LedgerEntry = {
+  namespace: 'p-a',
+  quota: 'q',
+  allocation: {},
+  write: null,
+  versions: [{ spec: { hard: { 'requests.cpu': '2' } } }, null],
+  basedOn: '40',
+  ...base,
+};
 
 describe('shownInView: an entry leaves once the writer’s own cache shows what it stands for', () => {
   it('a namespace creation: once the namespace is shown, and not an incarnation it replaces', () => {
     expect(shownInView(nsCreate, view([]), marks, 'p', 'c', AT)).toBe(false);
     expect(shownInView(nsCreate, view([ns('p-a')]), marks, 'p', 'c', AT)).toBe(true);
-    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-old')]), marks, 'p', 'c', AT)).toBe(false);
-    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-new')]), marks, 'p', 'c', AT)).toBe(true);
+    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-old')]), marks, 'p', 'c', AT)).toBe(
+      false,
+    );
+    expect(shownInView({ ...nsCreate, replaces: ['uid-old'] }, view([ns('p-a', 'uid-new')]), marks, 'p', 'c', AT)).toBe(
+      true,
+    );
   });
 
   it('only an object stored after the admission: an older incarnation a lagging cache still shows is not it', () => {
@@ -69,12 +89,23 @@ describe('shownInView: an entry leaves once the writer’s own cache shows what 
     expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '40')]), marks, 'p', 'c', AT)).toBe(false);
     expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '41')]), marks, 'p', 'c', AT)).toBe(true);
     // The namespace's share is capped by another quota below the reserved allocation: not covered yet.
-    expect(shownInView(raise, view([ns('p-a')], [quota('p-a', 'q', '3', '41'), quota('p-a', 'other', '2', '30')]), marks, 'p', 'c', AT)).toBe(false);
+    expect(
+      shownInView(
+        raise,
+        view([ns('p-a')], [quota('p-a', 'q', '3', '41'), quota('p-a', 'other', '2', '30')]),
+        marks,
+        'p',
+        'c',
+        AT,
+      ),
+    ).toBe(false);
   });
 
   it('a deletion: once the quota is absent and the quota stream is past the version deleted', () => {
     expect(shownInView(deletion, view([ns('p-a')], [quota('p-a', 'q', '2', '40')]), marks, 'p', 'c', AT)).toBe(false);
-    expect(shownInView(deletion, view([ns('p-a')]), { Namespace: '100', ResourceQuota: '39' }, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(deletion, view([ns('p-a')]), { Namespace: '100', ResourceQuota: '39' }, 'p', 'c', AT)).toBe(
+      false,
+    );
     expect(shownInView(deletion, view([ns('p-a')]), marks, 'p', 'c', AT)).toBe(true);
   });
 });
@@ -82,15 +113,31 @@ describe('shownInView: an entry leaves once the writer’s own cache shows what 
 describe('settle: the entries that stay and the marks left', () => {
   it('drops what is shown, keeps the rest, and raises the marks per stream with the latest expiry settled', () => {
     const pending: LedgerEntry = { namespace: 'p-b', allocation: { 'requests.cpu': '1' }, created: 2, expires: 40_000 };
-    const out = settle([nsCreate, pending], view([ns('p-a')]), { Namespace: '90', ResourceQuota: '120' }, { Namespace: '95', ResourceQuota: '80' }, 'p', 'c', AT);
+    const out = settle(
+      [nsCreate, pending],
+      view([ns('p-a')]),
+      { Namespace: '90', ResourceQuota: '120' },
+      { Namespace: '95', ResourceQuota: '80' },
+      'p',
+      'c',
+      AT,
+    );
     expect(out.kept).toEqual([pending]);
     expect(out.settled).toBe(1);
     expect(out.settledThrough).toEqual({ Namespace: '95', ResourceQuota: '120', until: 30_001 });
   });
 
   it('settles nothing and keeps the marks when nothing is shown, or the watermarks are not revisions', () => {
-    expect(settle([nsCreate], view([]), marks, undefined, 'p', 'c', AT)).toEqual({ kept: [nsCreate], settled: 0, settledThrough: undefined });
-    expect(settle([nsCreate], view([ns('p-a')]), { Namespace: 'x', ResourceQuota: '1' }, marks, 'p', 'c', AT)).toEqual({ kept: [nsCreate], settled: 0, settledThrough: marks });
+    expect(settle([nsCreate], view([]), marks, undefined, 'p', 'c', AT)).toEqual({
+      kept: [nsCreate],
+      settled: 0,
+      settledThrough: undefined,
+    });
+    expect(settle([nsCreate], view([ns('p-a')]), { Namespace: 'x', ResourceQuota: '1' }, marks, 'p', 'c', AT)).toEqual({
+      kept: [nsCreate],
+      settled: 0,
+      settledThrough: marks,
+    });
     expect(settle([nsCreate], view([ns('p-a')]), undefined, marks, 'p', 'c', AT).settled).toBe(0);
   });
 });
@@ -103,19 +150,25 @@ describe('the marks', () => {
     expect(marksReach({ Namespace: '100', ResourceQuota: '99' }, marks)).toBe(false);
     expect(marksReach({ Namespace: '1000', ResourceQuota: '100' }, marks)).toBe(true);
     // Compared as integers, not as text ("99" > "100" as text).
-    expect(marksReach({ Namespace: '99', ResourceQuota: '99' }, { Namespace: '100', ResourceQuota: '100' })).toBe(false);
+    expect(marksReach({ Namespace: '99', ResourceQuota: '99' }, { Namespace: '100', ResourceQuota: '100' })).toBe(
+      false,
+    );
     expect(marksReach({ Namespace: 'abc', ResourceQuota: '100' }, marks)).toBe(false);
   });
 
   it('maxMarks is per stream and keeps the later until; marksLive until it passes', () => {
-    expect(maxMarks({ Namespace: '9', ResourceQuota: '200', until: 5 }, { Namespace: '10', ResourceQuota: '30', until: 3 })).toEqual({ Namespace: '10', ResourceQuota: '200', until: 5 });
+    expect(
+      maxMarks({ Namespace: '9', ResourceQuota: '200', until: 5 }, { Namespace: '10', ResourceQuota: '30', until: 3 }),
+    ).toEqual({ Namespace: '10', ResourceQuota: '200', until: 5 });
     expect(marksLive({ ...marks, until: 10 }, 9)).toBe(true);
     expect(marksLive({ ...marks, until: 10 }, 10)).toBe(false);
     expect(marksLive(undefined, 0)).toBe(false);
   });
 
   it('the ConfigMap key `settled` reads back, and anything else reads as no marks', () => {
-    expect(settledOf(JSON.stringify({ Namespace: '1', ResourceQuota: '2', until: 3 }))).toEqual({ settledThrough: { Namespace: '1', ResourceQuota: '2', until: 3 } });
+    expect(settledOf(JSON.stringify({ Namespace: '1', ResourceQuota: '2', until: 3 }))).toEqual({
+      settledThrough: { Namespace: '1', ResourceQuota: '2', until: 3 },
+    });
     expect(settledOf(undefined)).toEqual({});
     expect(settledOf('not json')).toEqual({});
     expect(settledOf(JSON.stringify({ Namespace: 1 }))).toEqual({});

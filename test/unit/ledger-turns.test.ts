@@ -30,7 +30,9 @@ class ApiserverLikeLedger implements LedgerStore {
     /** How much later than the others this replica's writes reach the store (a slower replica). */
     private readonly arriveLateMs = 0,
   ) {
-    this.inner.subscribe((change) => setTimeout(() => this.listeners.forEach((l) => l(change)), this.writeMs + this.watchLagMs));
+    this.inner.subscribe((change) =>
+      setTimeout(() => this.listeners.forEach((l) => l(change)), this.writeMs + this.watchLagMs),
+    );
   }
   /** The same store as another replica sees it, its writes arriving `arriveLateMs` after the others'. */
   replica(arriveLateMs: number): ApiserverLikeLedger {
@@ -39,7 +41,12 @@ class ApiserverLikeLedger implements LedgerStore {
   read(project: string): Promise<LedgerState> {
     return this.inner.read(project);
   }
-  async write(project: string, state: LedgerState, entries: LedgerEntry[], settledThrough?: StreamMarks): Promise<LedgerState> {
+  async write(
+    project: string,
+    state: LedgerState,
+    entries: LedgerEntry[],
+    settledThrough?: StreamMarks,
+  ): Promise<LedgerState> {
     if (this.arriveLateMs > 0) await sleep(this.arriveLateMs);
     const written = await this.inner.write(project, state, entries, settledThrough);
     await sleep(this.writeMs);
@@ -61,28 +68,52 @@ class ApiserverLikeLedger implements LedgerStore {
 
 const hotSnapshot = () =>
   MemorySnapshot.of({
-    projects: [{ metadata: { name: 'hot', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '100000' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+    projects: [
+      {
+        metadata: { name: 'hot', uid: 'u' },
+        spec: {
+          tenant: 'acme',
+          owners: [{ kind: 'User', name: 'alice' }],
+          quota: { hard: { 'requests.cpu': '100000' } },
+          namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } },
+        },
+      },
+    ],
   });
-const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } });
+const ctx = (s: MemorySnapshot): ReviewContext => ({
+  at: processNow(),
+  config: DEFAULT_CONFIG,
+  snapshot: s,
+  user: { username: 'alice', groups: [] },
+});
 
-describe('two replicas writing one project\'s ledger take turns', () => {
+describe("two replicas writing one project's ledger take turns", () => {
   it('a continuous stream of namespace creates through two replicas: no decision loses until its deadline', async () => {
     vi.useFakeTimers();
     try {
       const ledger = new ApiserverLikeLedger(4, 2);
       const outcomes = new Map<string, number>();
       const count = (o: string) => outcomes.set(o, (outcomes.get(o) ?? 0) + 1);
-      const replicas = [0, 1].map(() => ({ s: hotSnapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 250, onReservation: count }) }));
+      const replicas = [0, 1].map(() => ({
+        s: hotSnapshot(),
+        guard: new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 250, onReservation: count }),
+      }));
       const decisions: Array<Promise<Verdict>> = [];
       // Two creates per millisecond for 400 ms, one to each replica (round-robin behind a Service).
       for (let ms = 0; ms < 400; ms++) {
-        for (const [i, replica] of replicas.entries()) decisions.push(Promise.resolve(replica.guard.decide(ctx(replica.s), aNamespaceCreateRequest(`hot-n${ms}-${i}`, 'hot'))));
+        for (const [i, replica] of replicas.entries())
+          decisions.push(
+            Promise.resolve(replica.guard.decide(ctx(replica.s), aNamespaceCreateRequest(`hot-n${ms}-${i}`, 'hot'))),
+          );
         await vi.advanceTimersByTimeAsync(1);
       }
       await vi.advanceTimersByTimeAsync(1000);
       const verdicts = await Promise.all(decisions);
       const refused = verdicts.filter((v) => v.violations.length > 0);
-      expect(refused.map((v) => v.violations[0]!.message).slice(0, 2), JSON.stringify(Object.fromEntries(outcomes))).toEqual([]);
+      expect(
+        refused.map((v) => v.violations[0]!.message).slice(0, 2),
+        JSON.stringify(Object.fromEntries(outcomes)),
+      ).toEqual([]);
       expect(outcomes.get('reserved')).toBe(800);
       // The replicas did contend: rounds were lost, and won again.
       expect(outcomes.get('conflict') ?? 0).toBeGreaterThan(0);
@@ -100,27 +131,51 @@ describe('a replica that starts losing when a contention starts', () => {
    * B's first rounds lose to A's; as A has seen no write of B's within the window, A never yields, and
    * a B that never wins is never yielded to, unless B makes itself seen (LedgerStore.announce).
    */
-  async function run(announce: boolean): Promise<{ refused: string[]; reserved: number; announced: number; outcomes: Record<string, number> }> {
+  async function run(
+    announce: boolean,
+  ): Promise<{ refused: string[]; reserved: number; announced: number; outcomes: Record<string, number> }> {
     vi.useFakeTimers();
     try {
       const a = new ApiserverLikeLedger(4, 2);
       const b = a.replica(3);
       const announced = { count: 0 };
-      const withoutAnnounce = (l: ApiserverLikeLedger): LedgerStore => ({ read: (p) => l.read(p), write: (p, s, e, m) => l.write(p, s, e, m), release: (p, s) => l.release(p, s), subscribe: (x) => l.subscribe(x) });
-      const counting = (l: ApiserverLikeLedger): LedgerStore => Object.assign(withoutAnnounce(l), { announce: (p: string) => (announced.count++, l.announce(p)) });
+      const withoutAnnounce = (l: ApiserverLikeLedger): LedgerStore => ({
+        read: (p) => l.read(p),
+        write: (p, s, e, m) => l.write(p, s, e, m),
+        release: (p, s) => l.release(p, s),
+        subscribe: (x) => l.subscribe(x),
+      });
+      const counting = (l: ApiserverLikeLedger): LedgerStore =>
+        Object.assign(withoutAnnounce(l), { announce: (p: string) => (announced.count++, l.announce(p)) });
       const outcomes = new Map<string, number>();
       const count = (o: string) => outcomes.set(o, (outcomes.get(o) ?? 0) + 1);
-      const replicas = [a, b].map((ledger, i) => ({ s: hotSnapshot(), guard: new HeadroomGuard({ ttlMs: 60_000, ledger: announce ? counting(ledger) : withoutAnnounce(ledger), deadlineMs: 250, onReservation: (o) => count(`${['a', 'b'][i]}:${o}`) }) }));
+      const replicas = [a, b].map((ledger, i) => ({
+        s: hotSnapshot(),
+        guard: new HeadroomGuard({
+          ttlMs: 60_000,
+          ledger: announce ? counting(ledger) : withoutAnnounce(ledger),
+          deadlineMs: 250,
+          onReservation: (o) => count(`${['a', 'b'][i]}:${o}`),
+        }),
+      }));
       const decisions: Array<Promise<Verdict>> = [];
       for (let ms = 0; ms < 800; ms += 2) {
         const busy = ms < 400 ? [replicas[0]!] : replicas;
-        for (const [i, replica] of busy.entries()) decisions.push(Promise.resolve(replica.guard.decide(ctx(replica.s), aNamespaceCreateRequest(`hot-n${ms}-${i}`, 'hot'))));
+        for (const [i, replica] of busy.entries())
+          decisions.push(
+            Promise.resolve(replica.guard.decide(ctx(replica.s), aNamespaceCreateRequest(`hot-n${ms}-${i}`, 'hot'))),
+          );
         await vi.advanceTimersByTimeAsync(2);
       }
       await vi.advanceTimersByTimeAsync(1000);
       const verdicts = await Promise.all(decisions);
       const refused = verdicts.filter((v) => v.violations.length > 0).map((v) => v.violations[0]!.message);
-      return { refused, reserved: (outcomes.get('a:reserved') ?? 0) + (outcomes.get('b:reserved') ?? 0), announced: announced.count, outcomes: Object.fromEntries(outcomes) };
+      return {
+        refused,
+        reserved: (outcomes.get('a:reserved') ?? 0) + (outcomes.get('b:reserved') ?? 0),
+        announced: announced.count,
+        outcomes: Object.fromEntries(outcomes),
+      };
     } finally {
       vi.useRealTimers();
     }
@@ -142,9 +197,13 @@ describe('a replica that starts losing when a contention starts', () => {
 });
 
 describe('LedgerCache.seen', () => {
-  const change = (project: string, resourceVersion: string): LedgerChange => ({ project, resourceVersion, state: () => ({ resourceVersion, entries: [] }) });
+  const change = (project: string, resourceVersion: string): LedgerChange => ({
+    project,
+    resourceVersion,
+    state: () => ({ resourceVersion, entries: [] }),
+  });
 
-  it('resolves when the watch brings the version (or a later one), and not for another project\'s', async () => {
+  it("resolves when the watch brings the version (or a later one), and not for another project's", async () => {
     const cache = new LedgerCache();
     cache.set('a', { resourceVersion: '10', entries: [] }, 0);
     cache.set('b', { resourceVersion: '10', entries: [] }, 0);

@@ -42,7 +42,11 @@ describe('RecordBatch', () => {
     b.write(records[9]!);
     expect(t.writes).toEqual([records.slice(0, 10).join('')]);
     for (const r of records.slice(10)) b.write(r);
-    expect(t.writes).toEqual([records.slice(0, 10).join(''), records.slice(10, 20).join(''), records.slice(20, 30).join('')]);
+    expect(t.writes).toEqual([
+      records.slice(0, 10).join(''),
+      records.slice(10, 20).join(''),
+      records.slice(20, 30).join(''),
+    ]);
   });
 
   it('writes a lone record when the timer fires, and only once', () => {

@@ -12,10 +12,47 @@ function capture(level: 'info' | 'warn' = 'info') {
 }
 
 const decisions: AdmissionDecision[] = [
-  { uid: 'u-1', path: 'validate', kind: 'Namespace', namespace: undefined, name: 'shop-x', user: 'mallory', operation: 'CREATE', dryRun: true, verdict: 'denied', rules: ['T4', 'N1'], code: 403, ms: 0.25 },
-  { uid: 'u-2', path: 'mutate', kind: 'ResourceQuota', namespace: 'shop-a', name: undefined, user: '', operation: 'UPDATE', dryRun: false, verdict: 'patched', rules: [], code: undefined, ms: 12 },
+  {
+    uid: 'u-1',
+    path: 'validate',
+    kind: 'Namespace',
+    namespace: undefined,
+    name: 'shop-x',
+    user: 'mallory',
+    operation: 'CREATE',
+    dryRun: true,
+    verdict: 'denied',
+    rules: ['T4', 'N1'],
+    code: 403,
+    ms: 0.25,
+  },
+  {
+    uid: 'u-2',
+    path: 'mutate',
+    kind: 'ResourceQuota',
+    namespace: 'shop-a',
+    name: undefined,
+    user: '',
+    operation: 'UPDATE',
+    dryRun: false,
+    verdict: 'patched',
+    rules: [],
+    code: undefined,
+    ms: 12,
+  },
   // What JSON must escape: quotes, backslashes, control characters, non-ASCII, a long value.
-  { uid: 'u-"3"\\', path: 'validate', kind: 'Project', name: 'tab\there\nnewline', user: `système:serviceaccount:${'x'.repeat(80)}`, operation: 'DELETE', dryRun: false, verdict: 'allowed', rules: [], ms: 1e-3 },
+  {
+    uid: 'u-"3"\\',
+    path: 'validate',
+    kind: 'Project',
+    name: 'tab\there\nnewline',
+    user: `système:serviceaccount:${'x'.repeat(80)}`,
+    operation: 'DELETE',
+    dryRun: false,
+    verdict: 'allowed',
+    rules: [],
+    ms: 1e-3,
+  },
 ];
 
 describe('infoRecorder: the decision record without pino serialising it field by field', () => {
@@ -27,7 +64,12 @@ describe('infoRecorder: the decision record without pino serialising it field by
       infoRecorder<AdmissionDecision>(fast.logger, 'admission decision')(decision);
       expect(fast.lines).toHaveLength(1);
       expect(fast.lines[0]).toBe(viaPino.lines[0]);
-      expect(JSON.parse(fast.lines[0]!)).toMatchObject({ level: 30, component: 'webhook', uid: decision.uid, msg: 'admission decision' });
+      expect(JSON.parse(fast.lines[0]!)).toMatchObject({
+        level: 30,
+        component: 'webhook',
+        uid: decision.uid,
+        msg: 'admission decision',
+      });
     }
   });
 
@@ -62,7 +104,9 @@ describe('infoRecorder: the decision record without pino serialising it field by
     const pretty = createLogger({ name: 'webhook', format: 'pretty' });
     // A pretty logger is not a JSON sink: infoRecorder must call logger.info.
     const calls: unknown[][] = [];
-    const spy = new Proxy(pretty, { get: (t, k) => (k === 'info' ? (...a: unknown[]) => calls.push(a) : Reflect.get(t, k)) });
+    const spy = new Proxy(pretty, {
+      get: (t, k) => (k === 'info' ? (...a: unknown[]) => calls.push(a) : Reflect.get(t, k)),
+    });
     infoRecorder<AdmissionDecision>(spy, 'admission decision')(decisions[0]!);
     expect(calls).toEqual([[decisions[0], 'admission decision']]);
   });

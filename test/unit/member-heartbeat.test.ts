@@ -17,8 +17,15 @@ describe('the heartbeat Lease', () => {
     const lease = renewedLease('prod-eu', at, 30);
     expect(lease.metadata).toMatchObject({ name: 'member-prod-eu', namespace: 'tenantgate-fleet' });
     expect(lease.metadata.resourceVersion).toBeUndefined();
-    expect(lease.spec).toEqual({ holderIdentity: 'prod-eu', renewTime: '2026-11-27T10:00:00.123000Z', leaseDurationSeconds: 30 });
-    const renewed = renewedLease('prod-eu', new Date(at.getTime() + 1000), 30, { ...lease, metadata: { ...lease.metadata, resourceVersion: '42' } });
+    expect(lease.spec).toEqual({
+      holderIdentity: 'prod-eu',
+      renewTime: '2026-11-27T10:00:00.123000Z',
+      leaseDurationSeconds: 30,
+    });
+    const renewed = renewedLease('prod-eu', new Date(at.getTime() + 1000), 30, {
+      ...lease,
+      metadata: { ...lease.metadata, resourceVersion: '42' },
+    });
     expect(renewed.metadata.resourceVersion).toBe('42');
     expect(renewed.spec.renewTime).toBe('2026-11-27T10:00:01.123000Z');
     expect(heartbeatLeaseName('x')).toBe('member-x');
@@ -27,12 +34,23 @@ describe('the heartbeat Lease', () => {
 
   it('alive within the window (its end included), silent after it, never heard without a Lease or a renewTime', () => {
     const lease = renewedLease('eu', at, 30);
-    expect(livenessOf(lease, new Date(at.getTime() + 600_000), 600)).toEqual({ alive: true, ageSeconds: 600, renewTime: lease.spec.renewTime });
-    expect(livenessOf(lease, new Date(at.getTime() + 601_000), 600)).toEqual({ alive: false, why: 'silent', ageSeconds: 601 });
+    expect(livenessOf(lease, new Date(at.getTime() + 600_000), 600)).toEqual({
+      alive: true,
+      ageSeconds: 600,
+      renewTime: lease.spec.renewTime,
+    });
+    expect(livenessOf(lease, new Date(at.getTime() + 601_000), 600)).toEqual({
+      alive: false,
+      why: 'silent',
+      ageSeconds: 601,
+    });
     expect(livenessOf(lease, new Date(at.getTime() - 5_000), 0)).toMatchObject({ alive: true, ageSeconds: 0 });
     expect(livenessOf(undefined, at, 600)).toEqual({ alive: false, why: 'never-heard' });
     expect(livenessOf({ ...lease, spec: {} }, at, 600)).toEqual({ alive: false, why: 'never-heard' });
-    expect(livenessOf({ ...lease, spec: { renewTime: 'yesterday' } }, at, 600)).toEqual({ alive: false, why: 'never-heard' });
+    expect(livenessOf({ ...lease, spec: { renewTime: 'yesterday' } }, at, 600)).toEqual({
+      alive: false,
+      why: 'never-heard',
+    });
   });
 });
 
@@ -44,7 +62,12 @@ describe('the give-back loop renews the heartbeat', () => {
       hub,
       ledger: new MemoryLedger(),
       snapshot: () => MemorySnapshot.of({}),
-      policy: { keep: new Map([['requests.cpu', Quantity.parse('1')]]), above: new Map([['requests.cpu', Quantity.parse('2')]]), offerAfterMs: 60_000, giveBackAfterMs: 300_000 },
+      policy: {
+        keep: new Map([['requests.cpu', Quantity.parse('1')]]),
+        above: new Map([['requests.cpu', Quantity.parse('2')]]),
+        offerAfterMs: 60_000,
+        giveBackAfterMs: 300_000,
+      },
       checkEveryMs: 10_000,
       observations: new FleetObservations(),
       log: (m, f) => lines.push(`${m} ${JSON.stringify(f)}`),

@@ -5,10 +5,23 @@
  * functions recorded here; test/e2e/project-metrics.test.ts runs them against the real apiserver.
  */
 import { describe, expect, it } from 'vitest';
-import { bearerToken, decide, ExpiringCache, MetricsAccess, type AccessReviews, type Authentication, type Authorization, type ReviewedUser } from '../../src/controller/metrics-access.js';
+import {
+  bearerToken,
+  decide,
+  ExpiringCache,
+  MetricsAccess,
+  type AccessReviews,
+  type Authentication,
+  type Authorization,
+  type ReviewedUser,
+} from '../../src/controller/metrics-access.js';
 
 /** Reviews answering from tables, counting calls; a token or user missing from a table is refused. */
-function reviews(users: Record<string, ReviewedUser>, allowed: Set<string>, failing: { authn?: boolean; authz?: boolean } = {}) {
+function reviews(
+  users: Record<string, ReviewedUser>,
+  allowed: Set<string>,
+  failing: { authn?: boolean; authz?: boolean } = {},
+) {
   const calls = { authenticate: [] as string[], authorize: [] as string[] };
   const r: AccessReviews = {
     async authenticate(token): Promise<Authentication> {
@@ -36,17 +49,29 @@ describe('bearerToken', () => {
     expect(bearerToken('bearer  abc ')).toBe('abc');
   });
   it('is undefined for no header, another scheme, an empty token or two words', () => {
-    for (const h of [undefined, '', 'Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer a b', 'abc']) expect(bearerToken(h), String(h)).toBeUndefined();
+    for (const h of [undefined, '', 'Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer a b', 'abc'])
+      expect(bearerToken(h), String(h)).toBeUndefined();
   });
 });
 
 describe('decide', () => {
   it('401 when the token is not accepted, 403 when the user may not get /metrics, 200 when both pass', () => {
-    expect(decide({ authenticated: false, error: 'expired' }, undefined)).toMatchObject({ status: 401, message: expect.stringContaining('expired') });
-    const forbidden = decide({ authenticated: true, user: ALICE }, { allowed: false, reason: 'no RBAC policy matched' });
+    expect(decide({ authenticated: false, error: 'expired' }, undefined)).toMatchObject({
+      status: 401,
+      message: expect.stringContaining('expired'),
+    });
+    const forbidden = decide(
+      { authenticated: true, user: ALICE },
+      { allowed: false, reason: 'no RBAC policy matched' },
+    );
     expect(forbidden).toMatchObject({ status: 403, user: 'alice' });
-    expect(forbidden.message).toBe('Forbidden: user "alice" may not get /metrics (no RBAC policy matched); bind it to the ClusterRole tenantgate-metrics-reader');
-    expect(decide({ authenticated: true, user: PROM }, { allowed: true })).toMatchObject({ status: 200, user: PROM.username });
+    expect(forbidden.message).toBe(
+      'Forbidden: user "alice" may not get /metrics (no RBAC policy matched); bind it to the ClusterRole tenantgate-metrics-reader',
+    );
+    expect(decide({ authenticated: true, user: PROM }, { allowed: true })).toMatchObject({
+      status: 200,
+      user: PROM.username,
+    });
   });
 });
 
@@ -73,7 +98,10 @@ describe('MetricsAccess', () => {
     const { reviews: r, calls } = reviews(USERS, new Set([PROM.username]));
     const access = new MetricsAccess(r, { ttlMs: 60_000, now: () => now });
     for (let i = 0; i < 4; i++) {
-      expect(await access.check('Bearer prom-token')).toMatchObject({ status: 200, ...(i > 0 ? { cached: true } : {}) });
+      expect(await access.check('Bearer prom-token')).toMatchObject({
+        status: 200,
+        ...(i > 0 ? { cached: true } : {}),
+      });
       now += 15_000 - 1; // a scrape every 15 s
     }
     expect(calls.authenticate).toHaveLength(1);

@@ -14,12 +14,21 @@ import { projectOfNamespace, type Operation, type ReviewContext } from '../../sr
 import { podSecurityLabels } from '../../src/validate/pod-security.js';
 import { isOwner } from '../../src/validate/rules/tenancy.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { ANNOTATION_PROJECT_UID, FINALIZER_CASCADE, LABEL_PROJECT, LABEL_TENANT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../../src/validate/types.js';
+import {
+  ANNOTATION_PROJECT_UID,
+  FINALIZER_CASCADE,
+  LABEL_PROJECT,
+  LABEL_TENANT,
+  type NamespaceObject,
+  type Project,
+  type ResourceQuotaObject,
+} from '../../src/validate/types.js';
 import { mutationFor, type AdmissionRequest } from '../../src/webhook/review.js';
 import { escapePointer, metadataPatch } from '../../src/mutate/patch.js';
 
 // --- the oracle: src/mutate/mutate.ts before the patches were built directly ----------------------
-const withMetadata = <T>(obj: Record<string, unknown>): T => (typeof obj.metadata === 'object' && obj.metadata !== null ? obj : { ...obj, metadata: {} }) as T;
+const withMetadata = <T>(obj: Record<string, unknown>): T =>
+  (typeof obj.metadata === 'object' && obj.metadata !== null ? obj : { ...obj, metadata: {} }) as T;
 
 function oldNamespace(ctx: ReviewContext, operation: Operation, ns: NamespaceObject): NamespaceObject {
   if (operation !== 'CREATE') return ns;
@@ -33,7 +42,8 @@ function oldNamespace(ctx: ReviewContext, operation: Operation, ns: NamespaceObj
   for (const [key, level] of Object.entries(podSecurityLabels(ctx.config.podSecurity, project))) {
     if (out.metadata.labels[key] === undefined) out.metadata.labels[key] = level;
   }
-  if (project.metadata.uid) out.metadata.annotations = { ...out.metadata.annotations, [ANNOTATION_PROJECT_UID]: project.metadata.uid };
+  if (project.metadata.uid)
+    out.metadata.annotations = { ...out.metadata.annotations, [ANNOTATION_PROJECT_UID]: project.metadata.uid };
   return out;
 }
 
@@ -45,7 +55,12 @@ function oldProject(operation: Operation, project: Project): Project {
   return out;
 }
 
-function oldQuota(ctx: ReviewContext, operation: Operation, namespace: string, quota: ResourceQuotaObject): ResourceQuotaObject {
+function oldQuota(
+  ctx: ReviewContext,
+  operation: Operation,
+  namespace: string,
+  quota: ResourceQuotaObject,
+): ResourceQuotaObject {
   if (operation === 'DELETE') return quota;
   const nsObject = ctx.snapshot.namespace(namespace);
   const { project } = projectOfNamespace(ctx, namespace, nsObject?.metadata.labels);
@@ -61,7 +76,8 @@ function oldPatch(ctx: ReviewContext, request: AdmissionRequest): unknown[] | un
   if (!object || request.operation === 'DELETE') return undefined;
   const typed = withMetadata<Record<string, unknown>>(object);
   let modified: unknown;
-  if (request.kind.kind === 'Namespace') modified = oldNamespace(ctx, request.operation, typed as unknown as NamespaceObject);
+  if (request.kind.kind === 'Namespace')
+    modified = oldNamespace(ctx, request.operation, typed as unknown as NamespaceObject);
   else if (request.kind.kind === 'Project') modified = oldProject(request.operation, typed as unknown as Project);
   else modified = oldQuota(ctx, request.operation, request.namespace ?? '', typed as unknown as ResourceQuotaObject);
   if (modified === typed) return undefined;
@@ -72,9 +88,22 @@ function oldPatch(ctx: ReviewContext, request: AdmissionRequest): unknown[] | un
 // --- generated inputs ----------------------------------------------------------------------------
 const snapshot = MemorySnapshot.of({
   projects: [
-    { metadata: { name: 'payments', uid: 'uid-payments' }, spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:payments-admins' }] } },
-    { metadata: { name: 'web' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'carol' }], podSecurity: { enforce: 'restricted' } } },
-    { metadata: { name: 'ml', uid: 'uid-ml' }, spec: { tenant: 'globex', owners: [{ kind: 'Group', name: 'globex:admins' }], podSecurity: { enforce: 'privileged', warn: 'baseline', audit: 'baseline' } } },
+    {
+      metadata: { name: 'payments', uid: 'uid-payments' },
+      spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:payments-admins' }] },
+    },
+    {
+      metadata: { name: 'web' },
+      spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'carol' }], podSecurity: { enforce: 'restricted' } },
+    },
+    {
+      metadata: { name: 'ml', uid: 'uid-ml' },
+      spec: {
+        tenant: 'globex',
+        owners: [{ kind: 'Group', name: 'globex:admins' }],
+        podSecurity: { enforce: 'privileged', warn: 'baseline', audit: 'baseline' },
+      },
+    },
   ],
   namespaces: [
     { metadata: { name: 'payments-api', labels: { [LABEL_PROJECT]: 'payments', [LABEL_TENANT]: 'acme' } } },
@@ -110,10 +139,26 @@ function generate(rand: () => number) {
     if (shape < 0.15) return undefined;
     if (shape < 0.2) return pick([null, [], 'oops', ['a']]);
     const out: Record<string, string> = {};
-    const keys = [LABEL_PROJECT, LABEL_TENANT, 'pod-security.kubernetes.io/enforce', 'pod-security.kubernetes.io/warn', 'pod-security.kubernetes.io/audit', 'team', 'a~b/c', 'kubernetes.io/metadata.name'];
+    const keys = [
+      LABEL_PROJECT,
+      LABEL_TENANT,
+      'pod-security.kubernetes.io/enforce',
+      'pod-security.kubernetes.io/warn',
+      'pod-security.kubernetes.io/audit',
+      'team',
+      'a~b/c',
+      'kubernetes.io/metadata.name',
+    ];
     for (const key of keys) {
       if (!maybe(0.35)) continue;
-      out[key] = key === LABEL_PROJECT ? pick(['payments', 'web', 'ml', 'ghost', '']) : key === LABEL_TENANT ? pick(['acme', 'globex', '']) : key.startsWith('pod-security') ? pick(['baseline', 'restricted', 'privileged']) : pick(['x', 'y']);
+      out[key] =
+        key === LABEL_PROJECT
+          ? pick(['payments', 'web', 'ml', 'ghost', ''])
+          : key === LABEL_TENANT
+            ? pick(['acme', 'globex', ''])
+            : key.startsWith('pod-security')
+              ? pick(['baseline', 'restricted', 'privileged'])
+              : pick(['x', 'y']);
     }
     // Keys in another order now and then: the patch's order follows the object's.
     return maybe(0.3) ? Object.fromEntries(Object.entries(out).reverse()) : out;
@@ -130,7 +175,11 @@ function generate(rand: () => number) {
   };
   const metadata = (extra: Record<string, unknown>): Record<string, unknown> | undefined => {
     if (rand() < 0.05) return undefined;
-    const fields: Array<[string, unknown]> = [['labels', labelMap()], ['annotations', annotationMap()], ...Object.entries(extra)];
+    const fields: Array<[string, unknown]> = [
+      ['labels', labelMap()],
+      ['annotations', annotationMap()],
+      ...Object.entries(extra),
+    ];
     // Either order of labels and annotations, each sometimes absent.
     if (maybe()) fields.reverse();
     const out: Record<string, unknown> = {};
@@ -145,15 +194,35 @@ function generate(rand: () => number) {
   if (kind === 'Namespace') {
     const name = pick(['payments-dev', 'web-x', 'ml-train', 'other', 'payments-api', '']);
     const meta = metadata(name === '' ? { generateName: pick(['payments-', 'web-', 'zzz-']) } : { name });
-    object = { apiVersion: 'v1', kind: 'Namespace', ...(meta ? { metadata: meta } : {}), spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+    object = {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      ...(meta ? { metadata: meta } : {}),
+      spec: { finalizers: ['kubernetes'] },
+      status: { phase: 'Active' },
+    };
   } else if (kind === 'ResourceQuota') {
     namespace = pick(['payments-api', 'web-site', 'platform', 'missing']);
     const meta = metadata({ name: 'q', namespace });
-    object = { apiVersion: 'v1', kind: 'ResourceQuota', ...(meta ? { metadata: meta } : {}), spec: { hard: { pods: '3', 'requests.cpu': '2' } } };
+    object = {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      ...(meta ? { metadata: meta } : {}),
+      spec: { hard: { pods: '3', 'requests.cpu': '2' } },
+    };
   } else {
     const finalizers = pick([undefined, [], ['other'], [FINALIZER_CASCADE], ['a', FINALIZER_CASCADE, 'b'], ['x', 'y']]);
-    const meta = metadata({ name: 'p', ...(finalizers ? { finalizers } : {}), ...(maybe(0.15) ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}) });
-    object = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', ...(meta ? { metadata: meta } : {}), spec: { tenant: 'acme' } };
+    const meta = metadata({
+      name: 'p',
+      ...(finalizers ? { finalizers } : {}),
+      ...(maybe(0.15) ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+    });
+    object = {
+      apiVersion: 'tenantgate.io/v1alpha1',
+      kind: 'Project',
+      ...(meta ? { metadata: meta } : {}),
+      spec: { tenant: 'acme' },
+    };
   }
   const request: AdmissionRequest = {
     uid: 'u',
@@ -166,8 +235,14 @@ function generate(rand: () => number) {
   return request;
 }
 
-const ctxOf = (request: AdmissionRequest): ReviewContext => ({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user: request.userInfo });
-const decoded = (patch: string | undefined) => (patch ? (JSON.parse(Buffer.from(patch, 'base64').toString()) as fastJsonPatch.Operation[]) : undefined);
+const ctxOf = (request: AdmissionRequest): ReviewContext => ({
+  at: processNow(),
+  config: DEFAULT_CONFIG,
+  snapshot,
+  user: request.userInfo,
+});
+const decoded = (patch: string | undefined) =>
+  patch ? (JSON.parse(Buffer.from(patch, 'base64').toString()) as fastJsonPatch.Operation[]) : undefined;
 
 describe('/mutate builds the same patches as a clone-and-diff of the whole object', () => {
   it('on 5,000 generated requests: the same operations in the same order, and the same patched object', () => {
@@ -195,13 +270,26 @@ describe('/mutate builds the same patches as a clone-and-diff of the whole objec
       seen.patched++;
       for (const op of actual) seen.ops.add(`${op.op} ${op.path.split('/').slice(0, 3).join('/')}`);
       const a = fastJsonPatch.applyPatch(structuredClone(request.object), actual).newDocument;
-      const b = fastJsonPatch.applyPatch(structuredClone(request.object), expected as fastJsonPatch.Operation[]).newDocument;
+      const b = fastJsonPatch.applyPatch(
+        structuredClone(request.object),
+        expected as fastJsonPatch.Operation[],
+      ).newDocument;
       expect(a, label).toEqual(b);
     }
     // The generator reached every kind of operation the mutations make.
     expect(seen.patched).toBeGreaterThan(1000);
-    for (const op of ['add /metadata', 'add /metadata/labels', 'replace /metadata/labels', 'add /metadata/annotations', 'replace /metadata/annotations', 'add /metadata/finalizers']) {
-      expect([...seen.ops].some((o) => o === op || o.startsWith(`${op}/`)), `${op} generated (${[...seen.ops].join(', ')})`).toBe(true);
+    for (const op of [
+      'add /metadata',
+      'add /metadata/labels',
+      'replace /metadata/labels',
+      'add /metadata/annotations',
+      'replace /metadata/annotations',
+      'add /metadata/finalizers',
+    ]) {
+      expect(
+        [...seen.ops].some((o) => o === op || o.startsWith(`${op}/`)),
+        `${op} generated (${[...seen.ops].join(', ')})`,
+      ).toBe(true);
     }
   });
 });
@@ -227,8 +315,12 @@ describe('patch.ts', () => {
       { op: 'add', path: '/metadata/labels/e', value: '5' },
       { op: 'add', path: '/metadata/finalizers', value: ['f'] },
     ]);
-    expect(metadataPatch(undefined, [['finalizers', { kind: 'list', value: ['f'] }]])).toEqual([{ op: 'add', path: '/metadata', value: { finalizers: ['f'] } }]);
-    expect(metadataPatch({ finalizers: ['a'] }, [['finalizers', { kind: 'list', value: ['a', 'f'] }]])).toEqual([{ op: 'add', path: '/metadata/finalizers/1', value: 'f' }]);
+    expect(metadataPatch(undefined, [['finalizers', { kind: 'list', value: ['f'] }]])).toEqual([
+      { op: 'add', path: '/metadata', value: { finalizers: ['f'] } },
+    ]);
+    expect(metadataPatch({ finalizers: ['a'] }, [['finalizers', { kind: 'list', value: ['a', 'f'] }]])).toEqual([
+      { op: 'add', path: '/metadata/finalizers/1', value: 'f' },
+    ]);
     expect(metadataPatch({ labels: { a: '1' } }, [['labels', { kind: 'map', value: { a: '1' } }]])).toEqual([]);
   });
 });

@@ -19,7 +19,8 @@ interface Table {
 const LABEL = load('dns1123-label.json') as Table & { extra_dns1123_subdomain: Table };
 const QNAME = load('qualified-name.json') as { qualified_name: Table; label_value: Table };
 
-const show = (s: string): string => (s.length > 40 ? `${JSON.stringify(s.slice(0, 12))}… (${s.length} characters)` : JSON.stringify(s));
+const show = (s: string): string =>
+  s.length > 40 ? `${JSON.stringify(s.slice(0, 12))}… (${s.length} characters)` : JSON.stringify(s);
 
 function runTable(name: string, table: Table, validate: (value: string) => string[]): void {
   describe(name, () => {
@@ -53,7 +54,11 @@ function runTable(name: string, table: Table, validate: (value: string) => strin
 }
 
 runTable('dns1123-label.json: IsDNS1123Label', LABEL, isDNS1123Label);
-runTable('dns1123-label.json extra_dns1123_subdomain: IsDNS1123Subdomain', LABEL.extra_dns1123_subdomain, isDNS1123Subdomain);
+runTable(
+  'dns1123-label.json extra_dns1123_subdomain: IsDNS1123Subdomain',
+  LABEL.extra_dns1123_subdomain,
+  isDNS1123Subdomain,
+);
 runTable('qualified-name.json qualified_name: IsQualifiedName', QNAME.qualified_name, isQualifiedName);
 runTable('qualified-name.json label_value: IsValidLabelValue', QNAME.label_value, isValidLabelValue);
 
@@ -81,7 +86,9 @@ describe('messages as apimachinery words them', () => {
     ]);
     expect(isQualifiedName('Example.com/abc')[0]).toMatch(/^prefix part a lowercase RFC 1123 subdomain/);
     expect(isQualifiedName('only/one/slash')).toHaveLength(1);
-    expect(isQualifiedName('only/one/slash')[0]).toMatch(/^a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e\.g\. 'example\.com\/MyName'\)$/);
+    expect(isQualifiedName('only/one/slash')[0]).toMatch(
+      /^a qualified name must consist of .* with an optional DNS subdomain prefix and '\/' \(e\.g\. 'example\.com\/MyName'\)$/,
+    );
     expect(isQualifiedName('a'.repeat(64))).toEqual(['name part must be no more than 63 characters']);
   });
 

@@ -7,13 +7,24 @@ const shop: Project = {
   apiVersion: 'tenantgate.io/v1alpha1',
   kind: 'Project',
   metadata: { name: 'shop', uid: 'u1' },
-  spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'acme:shop' }, { kind: 'User', name: 'alice' }, { kind: 'ServiceAccount', namespace: 'ci', name: 'deployer' }] },
+  spec: {
+    tenant: 'acme',
+    owners: [
+      { kind: 'Group', name: 'acme:shop' },
+      { kind: 'User', name: 'alice' },
+      { kind: 'ServiceAccount', namespace: 'ci', name: 'deployer' },
+    ],
+  },
 };
 
 describe('ownerBinding', () => {
   it('binds every owner in the namespace to the project-owner ClusterRole, labelled for the project', () => {
     const b = ownerBinding(shop, 'shop-api');
-    expect(b.metadata).toEqual({ name: 'tenantgate-owners', namespace: 'shop-api', labels: { 'tenantgate.io/project': 'shop', 'app.kubernetes.io/managed-by': 'tenantgate' } });
+    expect(b.metadata).toEqual({
+      name: 'tenantgate-owners',
+      namespace: 'shop-api',
+      labels: { 'tenantgate.io/project': 'shop', 'app.kubernetes.io/managed-by': 'tenantgate' },
+    });
     expect(b.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: PROJECT_OWNER_ROLE });
     expect(b.subjects).toEqual([
       { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'acme:shop' },
@@ -50,6 +61,7 @@ describe('ownerBindingMatches', () => {
     sameNameOtherKind.subjects[1] = { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'alice' };
     const unlabelled = copy();
     delete (unlabelled.metadata.labels as Record<string, string>)['tenantgate.io/project'];
-    for (const b of [widened, narrowed, repointed, sameNameOtherKind, unlabelled]) expect(ownerBindingMatches(b, desired)).toBe(false);
+    for (const b of [widened, narrowed, repointed, sameNameOtherKind, unlabelled])
+      expect(ownerBindingMatches(b, desired)).toBe(false);
   });
 });

@@ -11,16 +11,40 @@ const curveOf = (pem: string) => new X509Certificate(pem).publicKey.asymmetricKe
 /** An RSA CA as node-forge made them before (what an earlier version left on disk), by the openssl command line. */
 function rsaCa(): KeyPair {
   const dir = mkdtempSync(join(tmpdir(), 'tg-pki-'));
-  const keyPem = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  const keyPem = generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ type: 'pkcs1', format: 'pem' })
+    .toString();
   writeFileSync(join(dir, 'ca.key'), keyPem);
-  execFileSync('openssl', ['req', '-x509', '-key', join(dir, 'ca.key'), '-out', join(dir, 'ca.crt'), '-days', '2', '-subj', '/CN=old-rsa-ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  execFileSync('openssl', [
+    'req',
+    '-x509',
+    '-key',
+    join(dir, 'ca.key'),
+    '-out',
+    join(dir, 'ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=old-rsa-ca',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   return { keyPem, certPem: readFileSync(join(dir, 'ca.crt'), 'utf8') };
 }
 
 describe('certificates (src/certs/pki.ts)', () => {
   it('a CA and a serving certificate it signs: ECDSA P-256 keys, the names, usages and issuer asked for, verifiable by the CA', async () => {
     const ca = await createCA('test-ca', 30);
-    const serving = await signCert(ca, { commonName: 'svc.ns.svc', organization: ['acme, inc'], dnsNames: ['svc.ns.svc', 'localhost'], ipAddresses: ['127.0.0.1'], usage: 'server', days: 10 });
+    const serving = await signCert(ca, {
+      commonName: 'svc.ns.svc',
+      organization: ['acme, inc'],
+      dnsNames: ['svc.ns.svc', 'localhost'],
+      ipAddresses: ['127.0.0.1'],
+      usage: 'server',
+      days: 10,
+    });
     expect(curveOf(ca.certPem)).toBe('prime256v1');
     expect(curveOf(serving.certPem)).toBe('prime256v1');
     expect(createPrivateKey(serving.keyPem).asymmetricKeyType).toBe('ec');
@@ -45,8 +69,13 @@ describe('certificates (src/certs/pki.ts)', () => {
 
   it('client and both: the extended key usages follow the request', async () => {
     const ca = await createCA();
-    expect(new X509Certificate((await signCert(ca, { commonName: 'c', usage: 'client' })).certPem).keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
-    expect(new X509Certificate((await signCert(ca, { commonName: 'b', usage: 'both' })).certPem).keyUsage).toEqual(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+    expect(new X509Certificate((await signCert(ca, { commonName: 'c', usage: 'client' })).certPem).keyUsage).toEqual([
+      '1.3.6.1.5.5.7.3.2',
+    ]);
+    expect(new X509Certificate((await signCert(ca, { commonName: 'b', usage: 'both' })).certPem).keyUsage).toEqual([
+      '1.3.6.1.5.5.7.3.1',
+      '1.3.6.1.5.5.7.3.2',
+    ]);
   });
 
   it('a CA with an RSA key, as an earlier version made, still signs (the new certificate has an ECDSA key)', async () => {

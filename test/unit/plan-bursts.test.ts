@@ -12,7 +12,14 @@ import type { LiveState } from '../../src/plan/types.js';
 import type { Burst, Project } from '../../src/validate/types.js';
 import { aNamespace, aProject, aQuota } from '../support/fixtures.js';
 
-const peak: Burst = { name: 'black-friday', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'Black Friday traffic', quota: { hard: { 'requests.cpu': '8' } }, namespace: 'web-frontend' };
+const peak: Burst = {
+  name: 'black-friday',
+  from: '2026-12-01T00:00:00Z',
+  until: '2026-12-03T00:00:00Z',
+  reason: 'Black Friday traffic',
+  quota: { hard: { 'requests.cpu': '8' } },
+  namespace: 'web-frontend',
+};
 
 function web(bursts?: Burst[]): Project {
   return aProject('web', {
@@ -24,7 +31,12 @@ function web(bursts?: Burst[]): Project {
 }
 
 function live(project: Project): LiveState {
-  return { cluster: 'local', projects: [project], namespaces: [aNamespace('web-frontend', { project: 'web' })], quotas: [aQuota('web-frontend', { 'requests.cpu': '3', pods: '30' }, { used: { 'requests.cpu': '0', pods: '0' } })] };
+  return {
+    cluster: 'local',
+    projects: [project],
+    namespaces: [aNamespace('web-frontend', { project: 'web' })],
+    quotas: [aQuota('web-frontend', { 'requests.cpu': '3', pods: '30' }, { used: { 'requests.cpu': '0', pods: '0' } })],
+  };
 }
 
 const previous = getProcessClock();
@@ -33,24 +45,51 @@ afterEach(() => setProcessClock(previous));
 describe('plan: burst lines', () => {
   it('planBurstLines: added, changed, removed; unchanged ones only while active or upcoming', () => {
     const at = Date.parse('2026-11-27T00:00:00Z');
-    expect(planBurstLines(web(), web([peak]), '', at)).toEqual(['black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace web-frontend, upcoming — Black Friday traffic']);
-    expect(planBurstLines(web([peak]), web([{ ...peak, until: '2026-12-04T12:00:00Z' }]), '', at)).toEqual(['black-friday (changed): +8 requests.cpu from 2026-12-01 to 2026-12-04T12:00:00Z on namespace web-frontend, upcoming — Black Friday traffic']);
-    expect(planBurstLines(web([peak]), web(), '', at)).toEqual(['black-friday (removed): was +8 requests.cpu from 2026-12-01 to 2026-12-03']);
+    expect(planBurstLines(web(), web([peak]), '', at)).toEqual([
+      'black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace web-frontend, upcoming — Black Friday traffic',
+    ]);
+    expect(planBurstLines(web([peak]), web([{ ...peak, until: '2026-12-04T12:00:00Z' }]), '', at)).toEqual([
+      'black-friday (changed): +8 requests.cpu from 2026-12-01 to 2026-12-04T12:00:00Z on namespace web-frontend, upcoming — Black Friday traffic',
+    ]);
+    expect(planBurstLines(web([peak]), web(), '', at)).toEqual([
+      'black-friday (removed): was +8 requests.cpu from 2026-12-01 to 2026-12-03',
+    ]);
     expect(planBurstLines(web([peak]), web([peak]), '', Date.parse('2026-12-05T00:00:00Z'))).toEqual([]);
   });
 
   it('a pull request adding a future burst is a change, shown with its line in the table and in Markdown', () => {
     setProcessClock(fixedClock(Date.parse('2026-11-27T00:00:00Z')));
-    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [web()] }, after: [web([peak])], live: [live(web())] });
+    const plan = planChange({
+      at: processNow(),
+      config: DEFAULT_CONFIG,
+      base: { ref: 'main', projects: [web()] },
+      after: [web([peak])],
+      live: [live(web())],
+    });
     expect(plan.changed).toBe(true);
-    expect(plan.entries[0]?.bursts).toEqual(['black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace web-frontend, upcoming — Black Friday traffic']);
-    expect(formatPlan(plan, 'table')).toContain('  burst black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03');
-    expect(formatPlan(plan, 'markdown')).toContain('- black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03');
+    expect(plan.entries[0]?.bursts).toEqual([
+      'black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace web-frontend, upcoming — Black Friday traffic',
+    ]);
+    expect(formatPlan(plan, 'table')).toContain(
+      '  burst black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03',
+    );
+    expect(formatPlan(plan, 'markdown')).toContain(
+      '- black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03',
+    );
   });
 
   it('in the window the budget shows the burst: 6 → 14 CPU', () => {
     setProcessClock(fixedClock(Date.parse('2026-12-02T00:00:00Z')));
-    const plan = planChange({ at: processNow(), config: DEFAULT_CONFIG, base: { ref: 'main', projects: [web()] }, after: [web([peak])], live: [live(web())] });
-    expect(plan.entries[0]?.resources.find((r) => r.resource === 'requests.cpu')).toMatchObject({ budgetBefore: '6', budgetAfter: '14' });
+    const plan = planChange({
+      at: processNow(),
+      config: DEFAULT_CONFIG,
+      base: { ref: 'main', projects: [web()] },
+      after: [web([peak])],
+      live: [live(web())],
+    });
+    expect(plan.entries[0]?.resources.find((r) => r.resource === 'requests.cpu')).toMatchObject({
+      budgetBefore: '6',
+      budgetAfter: '14',
+    });
   });
 });

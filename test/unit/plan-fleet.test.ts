@@ -37,20 +37,45 @@ function eu(project: Project = web()): LiveState {
     cluster: 'eu',
     projects: [project],
     namespaces: [aNamespace('web-eu', { project: 'web' }), aNamespace('web-extra', { project: 'web' })],
-    quotas: [aQuota('web-eu', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '1500m' } }), aQuota('web-extra', { 'requests.cpu': '2' }, { used: { 'requests.cpu': '0' } })],
+    quotas: [
+      aQuota('web-eu', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '1500m' } }),
+      aQuota('web-extra', { 'requests.cpu': '2' }, { used: { 'requests.cpu': '0' } }),
+    ],
   };
 }
 
 function ledger(budget: string, shares: Record<string, { share: string; lendable?: string }>): ShareRecord {
-  const entries = new Map<string, MemberShare>(Object.entries(shares).map(([m, s]) => [m, { share: cpu(s.share), lendable: s.lendable ? cpu(s.lendable) : new Map() }]));
-  return { budget: cpu(budget), members: ['eu', 'us'], bounds: new Map([['eu', cpu('8')], ['us', cpu('8')]]), shares: entries, released: new Set() };
+  const entries = new Map<string, MemberShare>(
+    Object.entries(shares).map(([m, s]) => [
+      m,
+      { share: cpu(s.share), lendable: s.lendable ? cpu(s.lendable) : new Map() },
+    ]),
+  );
+  return {
+    budget: cpu(budget),
+    members: ['eu', 'us'],
+    bounds: new Map([
+      ['eu', cpu('8')],
+      ['us', cpu('8')],
+    ]),
+    shares: entries,
+    released: new Set(),
+  };
 }
 
 const hub = (l: ShareRecord): ReadonlyMap<string, HubShareRecord> => new Map([['web', { state: 'read', record: l }]]);
 
 describe('plan over a fleet budget', () => {
   it('shows the fleet budget, each member’s share and allocation (live on eu, declared on us) and the fleet headroom', () => {
-    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: hub(ledger('10', { eu: { share: '6' }, us: { share: '3', lendable: '1' } })) });
+    const plan = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [web()] },
+      after: [web()],
+      live: [eu()],
+      all: true,
+      hub: hub(ledger('10', { eu: { share: '6' }, us: { share: '3', lendable: '1' } })),
+    });
     expect(plan.fleet).toHaveLength(1);
     const f = plan.fleet[0]!;
     expect(f).toMatchObject({ project: 'web', members: ['eu', 'us'], hub: 'read', findings: [] });
@@ -74,13 +99,21 @@ describe('plan over a fleet budget', () => {
     expect(planFails(plan)).toBe(false);
     const text = formatPlan(plan, 'table');
     expect(text).toContain('✓ fleet web on eu + us — shares from the hub');
-    expect(text).toMatch(/requests\.cpu\s+10\s+9\s+1500m\s+1 █░░░░░░░░░ 10%\s+9\s+1\s+6 of share 6\s+3 \(declared\) of share 3 \(1 offered\)/);
+    expect(text).toMatch(
+      /requests\.cpu\s+10\s+9\s+1500m\s+1 █░░░░░░░░░ 10%\s+9\s+1\s+6 of share 6\s+3 \(declared\) of share 3 \(1 offered\)/,
+    );
     expect(formatPlan(plan, 'markdown')).toContain('### ✅ fleet web on eu + us');
   });
 
   it('F1: a raised quota that makes the namespaces on the members hold more than the fleet budget (the self-service namespace counts)', () => {
     // Declared alone: 4 + 6 = 10 fits (validate's F1 passes); with web-extra's 2 on eu it is 12.
-    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web({ us: '6' })], live: [eu()] });
+    const plan = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [web()] },
+      after: [web({ us: '6' })],
+      live: [eu()],
+    });
     const f = plan.fleet[0]!;
     expect(f.hub).toBe('not-read');
     expect(f.findings.map((x) => [x.rule, x.by])).toEqual([['F1', 'plan']]);
@@ -96,45 +129,107 @@ describe('plan over a fleet budget', () => {
     const before = web({ fleet: '12' });
     const after = web({ fleet: '10' });
     const held = ledger('12', { eu: { share: '7' }, us: { share: '4' } });
-    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)], hub: hub(held) });
+    const plan = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [before] },
+      after: [after],
+      live: [eu(before)],
+      hub: hub(held),
+    });
     const f = plan.fleet[0]!;
-    expect(f.resources[0]).toMatchObject({ budgetBefore: '12', budgetAfter: '10', shares: '11', pool: '-1', allocated: '9' });
+    expect(f.resources[0]).toMatchObject({
+      budgetBefore: '12',
+      budgetAfter: '10',
+      shares: '11',
+      pool: '-1',
+      allocated: '9',
+    });
     expect(f.findings.map((x) => x.rule)).toEqual(['F2']);
-    expect(f.findings[0]!.message).toBe('project web: the fleet budget cannot go below what the member clusters hold: requests.cpu 1 too low (held by eu 7, us 4); lower it after they give unused share back');
+    expect(f.findings[0]!.message).toBe(
+      'project web: the fleet budget cannot go below what the member clusters hold: requests.cpu 1 too low (held by eu 7, us 4); lower it after they give unused share back',
+    );
     expect(planFails(plan)).toBe(true);
 
-    const withoutHub = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)] });
+    const withoutHub = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [before] },
+      after: [after],
+      live: [eu(before)],
+    });
     expect(withoutHub.fleet[0]!.findings).toEqual([]);
     expect(planFails(withoutHub)).toBe(false);
 
     // Once the members gave back to 10 or less, the same change passes.
-    const gaveBack = planChange({ at: processNow(), config, base: { ref: 'main', projects: [before] }, after: [after], live: [eu(before)], hub: hub(ledger('12', { eu: { share: '6' }, us: { share: '4' } })) });
+    const gaveBack = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [before] },
+      after: [after],
+      live: [eu(before)],
+      hub: hub(ledger('12', { eu: { share: '6' }, us: { share: '4' } })),
+    });
     expect(gaveBack.fleet[0]!.findings).toEqual([]);
   });
 
   it('a member that left spec.fleet.clusters but holds a share is shown as leaving; no FleetBudget on the hub means nobody holds one', () => {
     const l = ledger('10', { eu: { share: '6' }, us: { share: '3' }, ap: { share: '1' } });
-    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: hub(l) });
+    const plan = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [web()] },
+      after: [web()],
+      live: [eu()],
+      all: true,
+      hub: hub(l),
+    });
     expect(plan.fleet[0]!.formerMembers).toEqual(['ap']);
     expect(plan.fleet[0]!.resources[0]!.perMember.ap).toEqual({ share: '1', lendable: '0' });
     expect(formatPlan(plan, 'table')).toContain('(leaving: ap)');
-    const missing = planChange({ at: processNow(), config, base: { ref: 'main', projects: [web()] }, after: [web()], live: [eu()], all: true, hub: new Map([['web', { state: 'missing' }]]) });
+    const missing = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [web()] },
+      after: [web()],
+      live: [eu()],
+      all: true,
+      hub: new Map([['web', { state: 'missing' }]]),
+    });
     expect(formatPlan(missing, 'table')).toContain('no FleetBudget on the hub yet');
   });
 
-  it('counts a fleet-budgeted resource the clusters\' own budgets do not name', () => {
+  it("counts a fleet-budgeted resource the clusters' own budgets do not name", () => {
     const p = aProject('web', {
       fleet: { quota: { hard: { 'requests.cpu': '10' } }, clusters: ['eu', 'us'] },
       quota: { hard: { pods: '20' } },
       namespaces: [{ name: 'web-eu', cluster: 'eu', quota: { hard: { 'requests.cpu': '4', pods: '5' } } }],
     });
-    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [p] }, after: [p], live: [eu(p)], all: true });
-    expect(plan.fleet[0]!.resources[0]).toMatchObject({ resource: 'requests.cpu', allocated: '6', perMember: { eu: { allocated: '6', counted: 'live' } } });
+    const plan = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [p] },
+      after: [p],
+      live: [eu(p)],
+      all: true,
+    });
+    expect(plan.fleet[0]!.resources[0]).toMatchObject({
+      resource: 'requests.cpu',
+      allocated: '6',
+      perMember: { eu: { allocated: '6', counted: 'live' } },
+    });
   });
 
   it('a Project without spec.fleet has no fleet roll-up and its plan is as before', () => {
     const plain = web({ noFleet: true });
-    const plan = planChange({ at: processNow(), config, base: { ref: 'main', projects: [plain] }, after: [plain], live: [eu(plain)], all: true });
+    const plan = planChange({
+      at: processNow(),
+      config,
+      base: { ref: 'main', projects: [plain] },
+      after: [plain],
+      live: [eu(plain)],
+      all: true,
+    });
     expect(plan.fleet).toEqual([]);
     expect(formatPlan(plan, 'table')).not.toContain('fleet');
   });

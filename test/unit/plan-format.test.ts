@@ -40,7 +40,9 @@ function synced(cluster: string, projects: Project[]): LiveState {
       const hard = q.spec!.hard!;
       const used: Record<string, string> = { 'requests.cpu': '100m', pods: '1' };
       // A tier quota (docs/budgets.md#priority-tiers) reports only what it counts: no pods in the other-tiers quota (pods 0).
-      const reported = q.spec!.scopeSelector ? Object.fromEntries(Object.entries(used).filter(([r]) => Object.hasOwn(hard, r) && String(hard[r]) !== '0')) : used;
+      const reported = q.spec!.scopeSelector
+        ? Object.fromEntries(Object.entries(used).filter(([r]) => Object.hasOwn(hard, r) && String(hard[r]) !== '0'))
+        : used;
       quotas.push({ ...q, status: { hard, used: reported } });
     }
   }
@@ -55,8 +57,20 @@ async function gitopsPlan(): Promise<Plan> {
   const local = synced('local', before);
   // carol made web-extra; the controller gave it namespaceDefaults.quota.
   local.namespaces.push(aNamespace('web-extra', { project: 'web' }));
-  local.quotas.push(aQuota('web-extra', { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '10' }, { used: { 'requests.cpu': '0', 'requests.memory': '0', pods: '0' } }));
-  return planChange({ at: processNow(), config: CONFIG, base: { ref: 'origin/main', projects: before }, after, live: [local, { ...synced('prod-eu', before), takenAt: '2026-01-05T06:00:00.000Z' }] });
+  local.quotas.push(
+    aQuota(
+      'web-extra',
+      { 'requests.cpu': '1', 'requests.memory': '2Gi', pods: '10' },
+      { used: { 'requests.cpu': '0', 'requests.memory': '0', pods: '0' } },
+    ),
+  );
+  return planChange({
+    at: processNow(),
+    config: CONFIG,
+    base: { ref: 'origin/main', projects: before },
+    after,
+    live: [local, { ...synced('prod-eu', before), takenAt: '2026-01-05T06:00:00.000Z' }],
+  });
 }
 
 describe('plan formats', () => {
@@ -76,7 +90,8 @@ describe('plan formats', () => {
       mkdirSync(GOLDEN, { recursive: true });
       writeFileSync(file, md);
     }
-    if (!existsSync(file)) throw new Error(`${file} is missing: UPDATE_GOLDEN=1 npx vitest run --project unit plan-format, and review it`);
+    if (!existsSync(file))
+      throw new Error(`${file} is missing: UPDATE_GOLDEN=1 npx vitest run --project unit plan-format, and review it`);
     expect(md).toBe(readFileSync(file, 'utf8'));
     // What a reviewer looks for, independent of the golden file.
     expect(md).toMatch(/^### ❌ web on local \(tenant acme\) — changed$/m);
@@ -93,11 +108,15 @@ describe('plan formats', () => {
   it('table: one block per project × cluster, the refusal under it, the roll-up at the end', async () => {
     const text = planTable(await gitopsPlan());
     const lines = text.split('\n');
-    expect(lines[0]).toBe('tenantgate plan: 2 project × cluster change(s) against base origin/main on local, prod-eu: 1 sync(s) would be refused or lose pods (1 finding(s))');
+    expect(lines[0]).toBe(
+      'tenantgate plan: 2 project × cluster change(s) against base origin/main on local, prod-eu: 1 sync(s) would be refused or lose pods (1 finding(s))',
+    );
     const start = lines.indexOf('✗ web on local (tenant acme) — changed');
     expect(start).toBeGreaterThan(0);
     expect(lines[start + 1]).toMatch(/^ {2}RESOURCE +BUDGET +ALLOCATED +USED +HEADROOM AFTER$/);
-    expect(lines.slice(start, start + 8).join('\n')).toMatch(/requests\.cpu +6 +5 → 6500m +200m +-500m ░░░░░░░░░░ -8% over budget/);
+    expect(lines.slice(start, start + 8).join('\n')).toMatch(
+      /requests\.cpu +6 +5 → 6500m +200m +-500m ░░░░░░░░░░ -8% over budget/,
+    );
     expect(text).toMatch(/^ {2}namespaces: quota changed web-frontend; self-service web-extra; count 3$/m);
     expect(text).toMatch(/^ {2}\[Q1\] ResourceQuota web-frontend\/tenantgate-quota asks requests\.cpu 4500m/m);
     expect(text).toMatch(/^✓ web on prod-eu \(tenant acme\) — changed$/m);

@@ -24,28 +24,57 @@ const pay = aProject(
 function snapshot(): MemorySnapshot {
   return MemorySnapshot.of({
     projects: [{ ...pay, status: { phase: 'Active' } }],
-    namespaces: [aNamespace('pay-api', { project: 'pay', uid: 'uid-pay' }), aNamespace('pay-web', { project: 'pay', uid: 'uid-pay' }), aNamespace('other', {})],
+    namespaces: [
+      aNamespace('pay-api', { project: 'pay', uid: 'uid-pay' }),
+      aNamespace('pay-web', { project: 'pay', uid: 'uid-pay' }),
+      aNamespace('other', {}),
+    ],
     quotas: [
-      aQuota('pay-api', { 'requests.cpu': '3', 'requests.memory': '2Gi', pods: '20' }, { used: { 'requests.cpu': '2500m', 'requests.memory': '1Gi', pods: '4' } }),
+      aQuota(
+        'pay-api',
+        { 'requests.cpu': '3', 'requests.memory': '2Gi', pods: '20' },
+        { used: { 'requests.cpu': '2500m', 'requests.memory': '1Gi', pods: '4' } },
+      ),
       aQuota('other', { 'requests.cpu': '50' }, { used: { 'requests.cpu': '40' } }),
     ],
   });
 }
 
 /** "label=value,…" → value, for compact expectations. */
-const flat = (samples: Sample[]) => Object.fromEntries(samples.map((s) => [Object.entries(s.labels).map(([k, v]) => `${k}=${v}`).join(','), s.value]));
+const flat = (samples: Sample[]) =>
+  Object.fromEntries(
+    samples.map((s) => [
+      Object.entries(s.labels)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(','),
+      s.value,
+    ]),
+  );
 
 describe('projectSeries', () => {
   it('maps projectBudget to budget, allocated, used and headroom per resource (cores and bytes), namespaces and phase', () => {
     const s = projectSeries(snapshot(), '');
     const p = 'project=pay,tenant=acme,cluster=';
-    expect(flat(s.budget)).toEqual({ [`${p},resource=requests.cpu`]: 10, [`${p},resource=requests.memory`]: 8 * 2 ** 30 });
+    expect(flat(s.budget)).toEqual({
+      [`${p},resource=requests.cpu`]: 10,
+      [`${p},resource=requests.memory`]: 8 * 2 ** 30,
+    });
     // pay-web has no quota: it holds namespaceDefaults (1 cpu, 1Gi); pay-api its quota (3 cpu, 2Gi).
-    expect(flat(s.allocated)).toEqual({ [`${p},resource=requests.cpu`]: 4, [`${p},resource=requests.memory`]: 3 * 2 ** 30 });
+    expect(flat(s.allocated)).toEqual({
+      [`${p},resource=requests.cpu`]: 4,
+      [`${p},resource=requests.memory`]: 3 * 2 ** 30,
+    });
     expect(flat(s.used)).toEqual({ [`${p},resource=requests.cpu`]: 2.5, [`${p},resource=requests.memory`]: 2 ** 30 });
-    expect(flat(s.headroom)).toEqual({ [`${p},resource=requests.cpu`]: 6, [`${p},resource=requests.memory`]: 5 * 2 ** 30 });
+    expect(flat(s.headroom)).toEqual({
+      [`${p},resource=requests.cpu`]: 6,
+      [`${p},resource=requests.memory`]: 5 * 2 ** 30,
+    });
     expect(flat(s.namespaces)).toEqual({ [p]: 2 });
-    expect(flat(s.phase)).toEqual({ [`${p},phase=Active`]: 1, [`${p},phase=Terminating`]: 0, [`${p},phase=Degraded`]: 0 });
+    expect(flat(s.phase)).toEqual({
+      [`${p},phase=Active`]: 1,
+      [`${p},phase=Terminating`]: 0,
+      [`${p},phase=Degraded`]: 0,
+    });
     expect(flat(s.cascadeInProgress)).toEqual({ [p]: 0 });
     expect(flat(s.cascadeNamespacesRemaining)).toEqual({ [p]: 0 });
     expect(s.failed).toEqual([]);
@@ -57,7 +86,9 @@ describe('projectSeries', () => {
     expect(flat(s.budget)).toEqual({ [`${p},resource=requests.cpu`]: 4 });
     expect(flat(s.headroom)).toEqual({ [`${p},resource=requests.cpu`]: 0 });
     const tight = MemorySnapshot.of({
-      projects: [aProject('pay', { ...pay.spec, clusters: { 'prod-eu': { quota: { hard: { 'requests.cpu': '3' } } } } })],
+      projects: [
+        aProject('pay', { ...pay.spec, clusters: { 'prod-eu': { quota: { hard: { 'requests.cpu': '3' } } } } }),
+      ],
       namespaces: [aNamespace('pay-api', { project: 'pay' }), aNamespace('pay-web', { project: 'pay' })],
       quotas: [aQuota('pay-api', { 'requests.cpu': '3' })],
     });
@@ -66,7 +97,13 @@ describe('projectSeries', () => {
 
   it('reports a cascade in progress with the owned namespaces the cache still shows (foreign ones do not count)', () => {
     const s = MemorySnapshot.of({
-      projects: [{ ...pay, metadata: { ...pay.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' }, status: { phase: 'Terminating' } }],
+      projects: [
+        {
+          ...pay,
+          metadata: { ...pay.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' },
+          status: { phase: 'Terminating' },
+        },
+      ],
       namespaces: [
         aNamespace('pay-api', { project: 'pay', uid: 'uid-pay', terminating: true }),
         aNamespace('pay-web', { project: 'pay', uid: 'uid-pay' }),
@@ -94,7 +131,11 @@ describe('projectSeries', () => {
 });
 
 describe('ProjectGauges at scrape time', () => {
-  const line = (text: string, series: string) => text.split('\n').find((l) => l.startsWith(`${series} `))?.slice(series.length + 1);
+  const line = (text: string, series: string) =>
+    text
+      .split('\n')
+      .find((l) => l.startsWith(`${series} `))
+      ?.slice(series.length + 1);
 
   it('serves nothing before the cache syncs, then follows the cache, and drops a deleted project', async () => {
     const registry = new Registry();

@@ -28,7 +28,12 @@ function project(name: string, budget: string, defaults: string): Project {
     apiVersion: 'tenantgate.io/v1alpha1',
     kind: 'Project',
     metadata: { name },
-    spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': budget, 'requests.memory': '64Gi' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': defaults } } } },
+    spec: {
+      tenant: 'acme',
+      owners: [{ kind: 'User', name: 'alice' }],
+      quota: { hard: { 'requests.cpu': budget, 'requests.memory': '64Gi' } },
+      namespaceDefaults: { quota: { hard: { 'requests.cpu': defaults } } },
+    },
   };
 }
 
@@ -65,23 +70,44 @@ describe('project shares memo', () => {
         const op = rnd();
         if (op < 0.1) s.upsertProject(project(pick(PROJECTS), pick(['10', '20', '40']), pick(['1', '2', '250m'])));
         else if (op < 0.13) s.deleteProject(pick(PROJECTS));
-        else if (op < 0.35) s.upsertNamespace(aNamespace(pick(NAMESPACES), rnd() < 0.8 ? { project: pick(PROJECTS), labels: { team: pick(['a', 'b']) } } : {}));
+        else if (op < 0.35)
+          s.upsertNamespace(
+            aNamespace(
+              pick(NAMESPACES),
+              rnd() < 0.8 ? { project: pick(PROJECTS), labels: { team: pick(['a', 'b']) } } : {},
+            ),
+          );
         else if (op < 0.42) s.deleteNamespace(pick(NAMESPACES));
-        else if (op < 0.7) s.upsertQuota(aQuota(pick(NAMESPACES), { 'requests.cpu': pick(VALUES), ...(rnd() < 0.3 ? { 'requests.memory': pick(['1Gi', '512Mi']) } : {}) }, { name: pick(['tenantgate-quota', 'extra']), ...(rnd() < 0.2 ? { scopes: ['BestEffort'] } : {}) }));
+        else if (op < 0.7)
+          s.upsertQuota(
+            aQuota(
+              pick(NAMESPACES),
+              { 'requests.cpu': pick(VALUES), ...(rnd() < 0.3 ? { 'requests.memory': pick(['1Gi', '512Mi']) } : {}) },
+              { name: pick(['tenantgate-quota', 'extra']), ...(rnd() < 0.2 ? { scopes: ['BestEffort'] } : {}) },
+            ),
+          );
         else if (op < 0.8) {
           // A status-only rewrite (the quota controller's), or the same limits as a number.
           const ns = pick(NAMESPACES);
           const current = [...s.quotasInNamespace(ns)];
           if (current.length) {
             const q = pick(current);
-            const hard = rnd() < 0.2 && q.spec?.hard?.['requests.cpu'] === '2' ? { 'requests.cpu': 2 } : { ...q.spec?.hard };
-            s.upsertQuota({ ...q, spec: { ...q.spec, hard }, status: { hard, used: { 'requests.cpu': pick(VALUES) } } });
+            const hard =
+              rnd() < 0.2 && q.spec?.hard?.['requests.cpu'] === '2' ? { 'requests.cpu': 2 } : { ...q.spec?.hard };
+            s.upsertQuota({
+              ...q,
+              spec: { ...q.spec, hard },
+              status: { hard, used: { 'requests.cpu': pick(VALUES) } },
+            });
           }
-        }
-        else s.deleteQuota(pick(NAMESPACES), pick(['tenantgate-quota', 'extra']));
+        } else s.deleteQuota(pick(NAMESPACES), pick(['tenantgate-quota', 'extra']));
 
         const pending = new Map<string, { project: string; resources: Resources }>();
-        if (rnd() < 0.3) pending.set(pick(NAMESPACES), { project: pick(PROJECTS), resources: parseResources({ 'requests.cpu': pick(VALUES) }) });
+        if (rnd() < 0.3)
+          pending.set(pick(NAMESPACES), {
+            project: pick(PROJECTS),
+            resources: parseResources({ 'requests.cpu': pick(VALUES) }),
+          });
         for (const name of PROJECTS) {
           const p = s.project(name);
           if (!p) continue;
@@ -89,7 +115,10 @@ describe('project shares memo', () => {
             for (const pend of [undefined, pendingOf(pending)]) {
               const memoised = othersTotal(s, p, '', processNow(), ns, pend);
               const expected = othersTotal(fresh, p, '', processNow(), ns, pend);
-              expect(text(memoised), `seed ${seed} step ${step} project ${name} namespace ${ns}${pend ? ' (pending)' : ''}`).toEqual(text(expected));
+              expect(
+                text(memoised),
+                `seed ${seed} step ${step} project ${name} namespace ${ns}${pend ? ' (pending)' : ''}`,
+              ).toEqual(text(expected));
               compared += 1;
             }
           }
@@ -100,7 +129,11 @@ describe('project shares memo', () => {
   }
 
   it('is not used for a Project object the snapshot does not hold (a copy being reviewed)', () => {
-    const s = MemorySnapshot.of({ projects: [project('alpha', '10', '1')], namespaces: [aNamespace('ns-0', { project: 'alpha' })], quotas: [aQuota('ns-0', { 'requests.cpu': '4' })] });
+    const s = MemorySnapshot.of({
+      projects: [project('alpha', '10', '1')],
+      namespaces: [aNamespace('ns-0', { project: 'alpha' })],
+      quotas: [aQuota('ns-0', { 'requests.cpu': '4' })],
+    });
     const held = s.project('alpha')!;
     expect(s.projectSharesOf(held, '', processNow())).toBe(s.projectSharesOf(held, '', processNow()));
     const copy = project('alpha', '10', '1');
@@ -109,7 +142,11 @@ describe('project shares memo', () => {
   });
 
   it('keeps the memo across status-only quota updates and label-preserving namespace updates', () => {
-    const s = MemorySnapshot.of({ projects: [project('alpha', '10', '1')], namespaces: [aNamespace('ns-0', { project: 'alpha' })], quotas: [aQuota('ns-0', { 'requests.cpu': '4' })] });
+    const s = MemorySnapshot.of({
+      projects: [project('alpha', '10', '1')],
+      namespaces: [aNamespace('ns-0', { project: 'alpha' })],
+      quotas: [aQuota('ns-0', { 'requests.cpu': '4' })],
+    });
     const held = s.project('alpha')!;
     const memo = s.projectSharesOf(held, '', processNow());
     s.upsertQuota(aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '3' } }));
@@ -121,17 +158,30 @@ describe('project shares memo', () => {
   });
 
   it('counts usage above the quota: a status update that raises the hold replaces the memo', () => {
-    const s = MemorySnapshot.of({ projects: [project('alpha', '10', '1')], namespaces: [aNamespace('ns-0', { project: 'alpha' })], quotas: [aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '4' } })] });
+    const s = MemorySnapshot.of({
+      projects: [project('alpha', '10', '1')],
+      namespaces: [aNamespace('ns-0', { project: 'alpha' })],
+      quotas: [aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '4' } })],
+    });
     const held = s.project('alpha')!;
     const memo = s.projectSharesOf(held, '', processNow());
     expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '4' });
     // The quota was lowered to 1 while 4 CPUs of pods run: the apiserver evicts nothing.
-    s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '4' } } });
+    s.upsertQuota({
+      ...aQuota('ns-0', { 'requests.cpu': '1' }),
+      status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '4' } },
+    });
     expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '4' });
-    s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '6' } } });
+    s.upsertQuota({
+      ...aQuota('ns-0', { 'requests.cpu': '1' }),
+      status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '6' } },
+    });
     expect(s.projectSharesOf(held, '', processNow())).not.toBe(memo);
     expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '6' });
-    s.upsertQuota({ ...aQuota('ns-0', { 'requests.cpu': '1' }), status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } } });
+    s.upsertQuota({
+      ...aQuota('ns-0', { 'requests.cpu': '1' }),
+      status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } },
+    });
     expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '1' });
   });
 
@@ -139,16 +189,29 @@ describe('project shares memo', () => {
     const s = MemorySnapshot.of({
       projects: [project('alpha', '10', '1')],
       namespaces: [aNamespace('alpha-a', { project: 'alpha' }), aNamespace('alpha-b', { project: 'alpha' })],
-      quotas: [aQuota('alpha-a', { 'requests.cpu': '4', 'requests.memory': '1Gi' }), aQuota('alpha-b', { 'requests.cpu': '4', 'requests.memory': '1Gi' })],
+      quotas: [
+        aQuota('alpha-a', { 'requests.cpu': '4', 'requests.memory': '1Gi' }),
+        aQuota('alpha-b', { 'requests.cpu': '4', 'requests.memory': '1Gi' }),
+      ],
     });
     const ctx = reviewContext({ username: 'alice', groups: [] } as UserInfo, s, { ...DEFAULT_CONFIG });
-    const raise = (ns: string, cpu: string) => reviewResourceQuota(ctx, 'UPDATE', ns, aQuota(ns, { 'requests.cpu': cpu, 'requests.memory': '1Gi' }), aQuota(ns, { 'requests.cpu': '4', 'requests.memory': '1Gi' }));
+    const raise = (ns: string, cpu: string) =>
+      reviewResourceQuota(
+        ctx,
+        'UPDATE',
+        ns,
+        aQuota(ns, { 'requests.cpu': cpu, 'requests.memory': '1Gi' }),
+        aQuota(ns, { 'requests.cpu': '4', 'requests.memory': '1Gi' }),
+      );
     expect(raise('alpha-a', '6').violations).toEqual([]); // 6 + 4 ≤ 10, and the sum for alpha-a is memoised
     s.upsertQuota(aQuota('alpha-b', { 'requests.cpu': '5', 'requests.memory': '1Gi' }));
     const after = raise('alpha-a', '6'); // 6 + 5 > 10
     expect(after.violations.map((v) => v.rule)).toEqual(['Q1']);
     expect(after.violations[0]!.message).toMatch(/of which 5 are allocated to other namespaces: at most 5 fits/);
-    expect(formatResources(othersTotal(s, s.project('alpha')!, '', processNow(), 'alpha-a'))).toEqual({ 'requests.cpu': '5', 'requests.memory': '1Gi' });
+    expect(formatResources(othersTotal(s, s.project('alpha')!, '', processNow(), 'alpha-a'))).toEqual({
+      'requests.cpu': '5',
+      'requests.memory': '1Gi',
+    });
   });
 });
 
@@ -157,11 +220,20 @@ describe('the shares memo and the instant', () => {
   // so its share, and every sum over it, follows the budget at the instant asked for: 10 CPUs, 15 while the burst runs.
   const DURING = Date.parse('2026-12-02T00:00:00Z');
   const AFTER = Date.parse('2026-12-05T00:00:00Z');
-  const burst = { name: 'peak', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'peak', quota: { hard: { 'requests.cpu': '5' } } };
+  const burst = {
+    name: 'peak',
+    from: '2026-12-01T00:00:00Z',
+    until: '2026-12-03T00:00:00Z',
+    reason: 'peak',
+    quota: { hard: { 'requests.cpu': '5' } },
+  };
   const web: Project = { ...project('web', '10', '1'), spec: { ...project('web', '10', '1').spec, bursts: [burst] } };
   const objects = () => ({
     projects: [web],
-    namespaces: [{ ...aNamespace('web-gone', { project: 'web' }), status: { phase: 'Terminating' } }, aNamespace('web-live', { project: 'web' })],
+    namespaces: [
+      { ...aNamespace('web-gone', { project: 'web' }), status: { phase: 'Terminating' } },
+      aNamespace('web-live', { project: 'web' }),
+    ],
     quotas: [aQuota('web-live', { 'requests.cpu': '2', 'requests.memory': '1Gi' })],
   });
   const cpu = (r: Resources) => r.get('requests.cpu')?.toString();

@@ -52,7 +52,11 @@ const rowName = (x: unknown): string => JSON.stringify(x);
 function expectSections(file: Record<string, unknown>, handled: string[]): void {
   // The files name their sections in _meta.sections; version_sensitive is extra. A new section fails here.
   const meta = (file._meta as { sections: Record<string, string> }).sections;
-  expect(Object.keys(file).filter((k) => k !== '_meta').sort()).toEqual(handled.slice().sort());
+  expect(
+    Object.keys(file)
+      .filter((k) => k !== '_meta')
+      .sort(),
+  ).toEqual(handled.slice().sort());
   for (const section of Object.keys(meta)) expect(handled).toContain(section);
 }
 
@@ -75,7 +79,13 @@ describe('quantity-parse.json', () => {
   });
 
   describe('valid: ParseQuantity(input).String() == canonical (+ AsDec, AsInt64, Format)', () => {
-    for (const row of PARSE.valid as Array<{ input: string; canonical: string; asDec?: string; asInt64?: string | null; format?: string }>) {
+    for (const row of PARSE.valid as Array<{
+      input: string;
+      canonical: string;
+      asDec?: string;
+      asInt64?: string | null;
+      format?: string;
+    }>) {
       it(rowName(row.input), () => {
         const q = Quantity.parse(row.input);
         expect(q.toString()).toBe(row.canonical);
@@ -142,12 +152,18 @@ describe('quantity-parse.json', () => {
   });
 
   describe('string_from_value: a Quantity with this value and Format prints canonical, its negation "-"+canonical', () => {
-    for (const row of PARSE.string_from_value as Array<{ value: ValueSpec; canonical: string; negated_canonical: string | null }>) {
+    for (const row of PARSE.string_from_value as Array<{
+      value: ValueSpec;
+      canonical: string;
+      negated_canonical: string | null;
+    }>) {
       it(row.value.go, () => {
         expect(build(row.value).toString()).toBe(row.canonical);
         if (row.negated_canonical !== null) {
           expect(build(row.value).neg().toString()).toBe(row.negated_canonical);
-          expect(build({ ...row.value, unscaled: (-BigInt(row.value.unscaled)).toString() }).toString()).toBe(row.negated_canonical);
+          expect(build({ ...row.value, unscaled: (-BigInt(row.value.unscaled)).toString() }).toString()).toBe(
+            row.negated_canonical,
+          );
         } else {
           expect(build(row.value).neg().toString()).toBe(row.canonical);
         }
@@ -184,7 +200,9 @@ describe('quantity-parse.json', () => {
         }
         expect(q.toString()).toBe(row.canonical);
         // the same value after ToDec() (inf.Dec form) prints the same
-        expect(Quantity.fromDecimal(value, scale, row.ctor === 'NewScaledQuantity' ? 'DecimalSI' : format).toString()).toBe(row.canonical);
+        expect(
+          Quantity.fromDecimal(value, scale, row.ctor === 'NewScaledQuantity' ? 'DecimalSI' : format).toString(),
+        ).toBe(row.canonical);
         if (row.exact_round_trip === true) expect(Quantity.parse(q.toString()).milliValue()).toBe(value);
         if (row.ctor === 'NewQuantity' && row.format !== undefined) {
           expect(Quantity.parse(q.toString()).value()).toBe(value);
@@ -368,7 +386,12 @@ describe('quantity-compare.json', () => {
   });
 
   describe('sub: MustParse(a).Sub(MustParse(b)).String()', () => {
-    for (const row of COMPARE.sub as Array<{ a: string; b: string; diff: string | null; diff_equals_string_of?: string }>) {
+    for (const row of COMPARE.sub as Array<{
+      a: string;
+      b: string;
+      diff: string | null;
+      diff_equals_string_of?: string;
+    }>) {
       it(`${row.a} - ${row.b}`, () => {
         let expected = row.diff;
         if (expected === null) {
@@ -426,10 +449,15 @@ describe('quantity-compare.json', () => {
 
   describe('version_sensitive (Kubernetes 1.37 rows; we assert the v1.35.4 behaviour: the int64 fast path wraps at -2^63)', () => {
     const MOST_NEGATIVE = -(1n << 63n);
-    const int = (v: bigint, scale: number, format: QuantityFormat = 'DecimalSI') => Quantity.fromScaled(v, scale, format);
+    const int = (v: bigint, scale: number, format: QuantityFormat = 'DecimalSI') =>
+      Quantity.fromScaled(v, scale, format);
     // expr -> [the Quantity the expression computes, String() in v1.35.4, Format]
     const rows135: Record<string, () => [Quantity, string, QuantityFormat]> = {
-      'intQuantity(mostNegative, 0, DecimalSI).Neg()': () => [int(MOST_NEGATIVE, 0).neg(), '-9223372036854775808', 'DecimalSI'],
+      'intQuantity(mostNegative, 0, DecimalSI).Neg()': () => [
+        int(MOST_NEGATIVE, 0).neg(),
+        '-9223372036854775808',
+        'DecimalSI',
+      ],
       'Quantity{Format: DecimalSI}.Sub(intQuantity(mostNegative, 0, DecimalSI))': () => [
         Quantity.zero('DecimalSI').sub(int(MOST_NEGATIVE, 0)),
         '-9223372036854775808',
@@ -440,7 +468,11 @@ describe('quantity-compare.json', () => {
         '-9223372036854775807',
         'DecimalSI',
       ],
-      'intQuantity(mostNegative, Milli, DecimalSI).Neg()': () => [int(MOST_NEGATIVE, -3).neg(), '-9223372036854775808m', 'DecimalSI'],
+      'intQuantity(mostNegative, Milli, DecimalSI).Neg()': () => [
+        int(MOST_NEGATIVE, -3).neg(),
+        '-9223372036854775808m',
+        'DecimalSI',
+      ],
       'intQuantity(1, Milli, DecimalSI).Sub(intQuantity(mostNegative, Milli, DecimalSI))': () => [
         int(1n, -3).sub(int(MOST_NEGATIVE, -3)),
         '-9223372036854775807m',
@@ -463,7 +495,11 @@ describe('quantity-compare.json', () => {
         'BinarySI',
       ],
     };
-    for (const row of COMPARE.version_sensitive.rows as Array<{ expr: string; canonical: string; format_after?: string }>) {
+    for (const row of COMPARE.version_sensitive.rows as Array<{
+      expr: string;
+      canonical: string;
+      format_after?: string;
+    }>) {
       it(`${row.expr} (1.37: ${row.canonical})`, () => {
         expect(rows135).toHaveProperty([row.expr]);
         const [q, v135, format] = rows135[row.expr]!();

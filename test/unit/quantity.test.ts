@@ -141,7 +141,9 @@ describe('invalid quantities', () => {
     expect(() => q('1.5.0')).toThrow(
       `quantity "1.5.0" is not valid: must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`,
     );
-    expect(() => q('1ki')).toThrow(/unknown suffix "ki"; allowed suffixes are n, u, m, k, M, G, T, P, E .* Ki, Mi, Gi, Ti, Pi, Ei/);
+    expect(() => q('1ki')).toThrow(
+      /unknown suffix "ki"; allowed suffixes are n, u, m, k, M, G, T, P, E .* Ki, Mi, Gi, Ti, Pi, Ei/,
+    );
     try {
       q('0.1mi');
     } catch (e) {
@@ -264,9 +266,15 @@ describe('order', () => {
       return x === y ? 0 : x > y ? 1 : -1;
     };
     fc.assert(
-      fc.property(fc.bigInt(-(10n ** 20n), 10n ** 20n), fc.integer({ min: -45, max: 45 }), fc.bigInt(-(10n ** 20n), 10n ** 20n), fc.integer({ min: -45, max: 45 }), (u1, s1, u2, s2) => {
-        expect(Quantity.fromDecimal(u1, s1).cmp(Quantity.fromDecimal(u2, s2))).toBe(exact(u1, s1, u2, s2));
-      }),
+      fc.property(
+        fc.bigInt(-(10n ** 20n), 10n ** 20n),
+        fc.integer({ min: -45, max: 45 }),
+        fc.bigInt(-(10n ** 20n), 10n ** 20n),
+        fc.integer({ min: -45, max: 45 }),
+        (u1, s1, u2, s2) => {
+          expect(Quantity.fromDecimal(u1, s1).cmp(Quantity.fromDecimal(u2, s2))).toBe(exact(u1, s1, u2, s2));
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -343,9 +351,40 @@ const digitString = (minLength: number, maxLength: number): fc.Arbitrary<string>
  * exponents. Values stay below 10^21, where the released DecimalSI String() keeps its magnitude (it
  * prints 1000E as "1"; see the module doc), so printing round-trips.
  */
-const SUFFIXES = ['', 'n', 'u', 'm', 'k', 'M', 'G', 'T', 'P', 'E', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei', 'e0', 'e3', 'e-3', 'E6', 'e-9', 'e9', 'e+2', 'e-1', 'e-12'];
+const SUFFIXES = [
+  '',
+  'n',
+  'u',
+  'm',
+  'k',
+  'M',
+  'G',
+  'T',
+  'P',
+  'E',
+  'Ki',
+  'Mi',
+  'Gi',
+  'Ti',
+  'Pi',
+  'Ei',
+  'e0',
+  'e3',
+  'e-3',
+  'E6',
+  'e-9',
+  'e9',
+  'e+2',
+  'e-1',
+  'e-12',
+];
 const quantityString = fc
-  .tuple(fc.constantFrom('', '-', '+'), digitString(1, 5), fc.option(digitString(0, 12), { nil: undefined }), fc.constantFrom(...SUFFIXES))
+  .tuple(
+    fc.constantFrom('', '-', '+'),
+    digitString(1, 5),
+    fc.option(digitString(0, 12), { nil: undefined }),
+    fc.constantFrom(...SUFFIXES),
+  )
   .map(([sign, int, frac, suffix]) => `${sign}${int}${frac === undefined ? '' : `.${frac}`}${suffix}`)
   .filter((s) => !/^[-+]?\d+(\.\d*)?E$/.test(s) || Number(s.replace(/E$/, '').replace(/^[-+]/, '')) < 100);
 const quantity = quantityString.map((s) => Quantity.parse(s));
@@ -409,7 +448,10 @@ function decimalAdd(a: string, b: string): string {
   const sum = scaled(a) + scaled(b);
   const negative = sum < 0n;
   const digits = (negative ? -sum : sum).toString().padStart(places + 1, '0');
-  let text = places === 0 ? digits : `${digits.slice(0, -places)}.${digits.slice(-places)}`.replace(/0+$/, '').replace(/\.$/, '');
+  let text =
+    places === 0
+      ? digits
+      : `${digits.slice(0, -places)}.${digits.slice(-places)}`.replace(/0+$/, '').replace(/\.$/, '');
   if (text === '' || /^0+$/.test(text)) text = '0';
   return sum === 0n ? '0' : `${negative ? '-' : ''}${text}`;
 }
@@ -474,7 +516,12 @@ describe('properties', () => {
       fc.property(quantity, quantity, quantity, (a, b, c) => {
         expect(a.add(b).toDecimalString()).toBe(decimalAdd(a.toDecimalString(), b.toDecimalString()));
         expect(a.add(b).cmp(b.add(a))).toBe(0);
-        expect(a.add(b).add(c).cmp(a.add(b.add(c)))).toBe(0);
+        expect(
+          a
+            .add(b)
+            .add(c)
+            .cmp(a.add(b.add(c))),
+        ).toBe(0);
         expect(a.sub(b).cmp(a.add(b.neg()))).toBe(0);
         expect(a.neg().neg().cmp(a)).toBe(0);
         expect(Quantity.addAll([a, b, c]).cmp(a.add(b).add(c))).toBe(0);
@@ -516,8 +563,9 @@ describe('properties', () => {
   });
 });
 
-describe('signOfSum (the rules\' allocation-free comparison)', () => {
-  const exact = (ka: number, a: Quantity, kb: number, b: Quantity, kc: number, c: Quantity) => a.mul(ka).add(b.mul(kb)).add(c.mul(kc)).sign();
+describe("signOfSum (the rules' allocation-free comparison)", () => {
+  const exact = (ka: number, a: Quantity, kb: number, b: Quantity, kc: number, c: Quantity) =>
+    a.mul(ka).add(b.mul(kb)).add(c.mul(kc)).sign();
 
   // Found by search: plain doubles give these the wrong sign (each term rounds, and the sum keeps the
   // error), so a version without the exact fallback, or with too little slack, fails here.
@@ -601,4 +649,3 @@ describe('Quantity.addAll (left-to-right add without the partial sums)', () => {
     );
   });
 });
-

@@ -11,13 +11,24 @@ import { describe, expect, it } from 'vitest';
 import type { LedgerQuotaWrite } from '../../src/ledger/ledger.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { parseResources } from '../../src/validate/resource-lists.js';
-import { compactVersions, envelope, lowestQuotas, uncoveredCeiling, unionVersions } from '../../src/webhook/quota-versions.js';
+import {
+  compactVersions,
+  envelope,
+  lowestQuotas,
+  uncoveredCeiling,
+  unionVersions,
+} from '../../src/webhook/quota-versions.js';
 
 const TIER = { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] };
 
 const limit = (resource: 'cpu' | 'memory') =>
   fc.oneof(
-    { weight: 8, arbitrary: fc.integer({ min: 0, max: 40 }).map((n) => (resource === 'cpu' ? (n % 2 ? `${n * 100}m` : String(n / 10)) : n % 2 ? `${n * 64}Mi` : `${n}Gi`)) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .integer({ min: 0, max: 40 })
+        .map((n) => (resource === 'cpu' ? (n % 2 ? `${n * 100}m` : String(n / 10)) : n % 2 ? `${n * 64}Mi` : `${n}Gi`)),
+    },
     { weight: 1, arbitrary: fc.constant('lots') },
   );
 
@@ -25,27 +36,43 @@ const version: fc.Arbitrary<LedgerQuotaWrite> = fc.oneof(
   { weight: 1, arbitrary: fc.constant(null) },
   {
     weight: 8,
-    arbitrary: fc.record({ cpu: fc.option(limit('cpu'), { nil: undefined }), memory: fc.option(limit('memory'), { nil: undefined }), tiered: fc.boolean() }).map(({ cpu, memory, tiered }) => {
-      const hard: Record<string, string> = {};
-      if (cpu !== undefined) hard['requests.cpu'] = cpu;
-      if (memory !== undefined) hard['requests.memory'] = memory;
-      return { spec: { hard, ...(tiered ? { scopeSelector: TIER } : {}) } };
-    }),
+    arbitrary: fc
+      .record({
+        cpu: fc.option(limit('cpu'), { nil: undefined }),
+        memory: fc.option(limit('memory'), { nil: undefined }),
+        tiered: fc.boolean(),
+      })
+      .map(({ cpu, memory, tiered }) => {
+        const hard: Record<string, string> = {};
+        if (cpu !== undefined) hard['requests.cpu'] = cpu;
+        if (memory !== undefined) hard['requests.memory'] = memory;
+        return { spec: { hard, ...(tiered ? { scopeSelector: TIER } : {}) } };
+      }),
   },
 );
 
 /** A reader's result, compared by value (the same quantity may print as "1" or "1000m"). */
 function valueOf(hard: Record<string, string | number> | undefined): Record<string, string> {
-  return Object.fromEntries([...parseResources(hard ?? {})].map(([r, q]) => [r, q.toString()]).sort(([a], [b]) => a!.localeCompare(b!)));
+  return Object.fromEntries(
+    [...parseResources(hard ?? {})].map(([r, q]) => [r, q.toString()]).sort(([a], [b]) => a!.localeCompare(b!)),
+  );
 }
 
 function readers(versions: LedgerQuotaWrite[]) {
   const snapshot = new MemorySnapshot();
   const whole = envelope('ns', 'q', versions);
   const lowest = lowestQuotas(snapshot, 'ns', new Map([['q', versions]]));
-  const ceiling = uncoveredCeiling(snapshot, 'ns', new Map([['q', whole]]), new Map([['q', versions]]), { name: 'other', quota: null }, parseResources({ 'requests.cpu': '100', 'requests.memory': '100Gi' }));
+  const ceiling = uncoveredCeiling(
+    snapshot,
+    'ns',
+    new Map([['q', whole]]),
+    new Map([['q', versions]]),
+    { name: 'other', quota: null },
+    parseResources({ 'requests.cpu': '100', 'requests.memory': '100Gi' }),
+  );
   return {
-    envelope: whole === null ? null : { scoped: whole.spec?.scopeSelector !== undefined, hard: valueOf(whole.spec?.hard) },
+    envelope:
+      whole === null ? null : { scoped: whole.spec?.scopeSelector !== undefined, hard: valueOf(whole.spec?.hard) },
     lowest: lowest.map((q) => valueOf(q.spec?.hard)),
     ceiling: ceiling ? Object.fromEntries([...ceiling].map(([r, q]) => [r, q.toString()])) : null,
   };
@@ -65,7 +92,11 @@ describe('compactVersions: what every reader computes is unchanged', () => {
 
   it('bounds a quota raised step by step: 200 writes of one quota keep at most its extremes', () => {
     let versions: LedgerQuotaWrite[] = [];
-    for (let i = 1; i <= 200; i++) versions = unionVersions(versions, [{ spec: { hard: { 'requests.cpu': `${100 + 10 * i}m`, pods: String(10 + (i % 7)) } } }, { spec: { hard: { 'requests.cpu': `${90 + 10 * i}m`, pods: String(10 + ((i + 6) % 7)) } } }]);
+    for (let i = 1; i <= 200; i++)
+      versions = unionVersions(versions, [
+        { spec: { hard: { 'requests.cpu': `${100 + 10 * i}m`, pods: String(10 + (i % 7)) } } },
+        { spec: { hard: { 'requests.cpu': `${90 + 10 * i}m`, pods: String(10 + ((i + 6) % 7)) } } },
+      ]);
     expect(versions.length).toBeLessThanOrEqual(5);
     const cpu = versions.map((v) => parseResources(v!.spec.hard).get('requests.cpu')!.toString());
     expect(cpu).toContain('100m');
@@ -73,7 +104,15 @@ describe('compactVersions: what every reader computes is unchanged', () => {
   });
 
   it('keeps every version when some limit does not parse, and one per scope and resource set', () => {
-    const odd: LedgerQuotaWrite[] = [{ spec: { hard: { 'requests.cpu': '1' } } }, { spec: { hard: { 'requests.cpu': 'lots' } } }, { spec: { hard: { 'requests.cpu': '2' } } }, { spec: { hard: { 'requests.cpu': '3' } } }, null, { spec: { hard: {} } }, { spec: { hard: { 'requests.cpu': '2' }, scopeSelector: TIER } }];
+    const odd: LedgerQuotaWrite[] = [
+      { spec: { hard: { 'requests.cpu': '1' } } },
+      { spec: { hard: { 'requests.cpu': 'lots' } } },
+      { spec: { hard: { 'requests.cpu': '2' } } },
+      { spec: { hard: { 'requests.cpu': '3' } } },
+      null,
+      { spec: { hard: {} } },
+      { spec: { hard: { 'requests.cpu': '2' }, scopeSelector: TIER } },
+    ];
     const kept = compactVersions(odd);
     expect(kept).toContain(odd[1]);
     expect(kept).toContain(odd[4]);

@@ -20,7 +20,9 @@ describe(`every file naming the release says package.json's version (${PACKAGE_V
 
   it('the Dockerfile: its example tag, its version label and its description', () => {
     const dockerfile = read('Dockerfile');
-    const named = [...dockerfile.matchAll(/tenantgate:(\d+\.\d+\.\d+)|image\.version=(\d+\.\d+\.\d+)|tenantgate (\d+\.\d+\.\d+):/g)].map((m) => m[1] ?? m[2] ?? m[3]);
+    const named = [
+      ...dockerfile.matchAll(/tenantgate:(\d+\.\d+\.\d+)|image\.version=(\d+\.\d+\.\d+)|tenantgate (\d+\.\d+\.\d+):/g),
+    ].map((m) => m[1] ?? m[2] ?? m[3]);
     expect(named.length).toBe(3);
     expect(new Set(named)).toEqual(new Set([PACKAGE_VERSION]));
   });

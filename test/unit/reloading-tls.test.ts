@@ -25,11 +25,19 @@ const serialOf = (pair: KeyPair) => new X509Certificate(pair.certPem).serialNumb
 /** The serial of the certificate a fresh TLS handshake gets, and whether the server accepted `client` (when given). */
 function handshake(port: number, client?: KeyPair): Promise<{ serial: string; socketAuthorizedByServer?: boolean }> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ...(client ? { cert: client.certPem, key: client.keyPem } : {}) }, () => {
-      const serial = socket.getPeerCertificate().serialNumber.toLowerCase();
-      socket.end();
-      resolve({ serial });
-    });
+    const socket = connect(
+      {
+        host: '127.0.0.1',
+        port,
+        rejectUnauthorized: false,
+        ...(client ? { cert: client.certPem, key: client.keyPem } : {}),
+      },
+      () => {
+        const serial = socket.getPeerCertificate().serialNumber.toLowerCase();
+        socket.end();
+        resolve({ serial });
+      },
+    );
     socket.on('error', reject);
   });
 }
@@ -37,11 +45,22 @@ function handshake(port: number, client?: KeyPair): Promise<{ serial: string; so
 /** GET / with a client certificate: the server answers whether TLS verified it against its client CA. */
 function authorizedAs(port: number, client: KeyPair): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, path: '/', rejectUnauthorized: false, cert: client.certPem, key: client.keyPem, agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve(body));
-    });
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/',
+        rejectUnauthorized: false,
+        cert: client.certPem,
+        key: client.keyPem,
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve(body));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -58,9 +77,12 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
 /** An HTTPS server on the files, reloaded by the helper every 50 ms; answers "authorized" or "unauthorized". */
 async function serve(files: TlsFiles, logs: string[]): Promise<{ server: Server; port: number }> {
   const initial = readTlsFiles(files);
-  const server = createServer({ ...initial, ...(files.ca ? { requestCert: true, rejectUnauthorized: false } : {}) }, (req, res) => {
-    res.end((req.socket as unknown as { authorized: boolean }).authorized ? 'authorized' : 'unauthorized');
-  });
+  const server = createServer(
+    { ...initial, ...(files.ca ? { requestCert: true, rejectUnauthorized: false } : {}) },
+    (req, res) => {
+      res.end((req.socket as unknown as { authorized: boolean }).authorized ? 'authorized' : 'unauthorized');
+    },
+  );
   reloadOnChange(server, files, initial, { log: (m) => logs.push(m), pollMs: 50 });
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -86,10 +108,20 @@ async function servingPairs(): Promise<{ first: KeyPair; second: KeyPair; files:
  * A fresh directory with a serving pair and a client CA bundle file holding `oldCa` only; `newCa` is
  * not written. Clients of both CAs, named as the apiserver's.
  */
-async function clientCaRotation(): Promise<{ files: TlsFiles & { ca: string }; oldCa: KeyPair; newCa: KeyPair; oldClient: KeyPair; newClient: KeyPair }> {
+async function clientCaRotation(): Promise<{
+  files: TlsFiles & { ca: string };
+  oldCa: KeyPair;
+  newCa: KeyPair;
+  oldClient: KeyPair;
+  newClient: KeyPair;
+}> {
   const dir = await mkdtemp(join(tmpdir(), 'tg-reload-'));
   const servingCa = await createCA();
-  const serving = await writeKeyPair(dir, 'tls', await signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }));
+  const serving = await writeKeyPair(
+    dir,
+    'tls',
+    await signCert(servingCa, { commonName: 'serving', ipAddresses: ['127.0.0.1'], usage: 'server' }),
+  );
   const oldCa = await createCA('old-client-ca');
   const newCa = await createCA('new-client-ca');
   const caFile = join(dir, 'client-ca.pem');
@@ -118,7 +150,9 @@ describe('reloading TLS', () => {
 
     await replacePair(files, second);
     await until('the second certificate is served', async () => (await handshake(port)).serial === serialOf(second));
-    expect(logs.some((l) => l.startsWith('reloaded TLS certificate') && l.toLowerCase().includes(serialOf(second)))).toBe(true);
+    expect(
+      logs.some((l) => l.startsWith('reloaded TLS certificate') && l.toLowerCase().includes(serialOf(second))),
+    ).toBe(true);
   }, 60_000);
 
   it('a half-written pair (new certificate, old key) and a truncated certificate are ignored: the old pair stays served, a line says why', async () => {
@@ -128,7 +162,11 @@ describe('reloading TLS', () => {
 
     // The certificate lands first; its key is not there yet.
     await replace(files.cert, second.certPem);
-    await until('the mismatch is logged', async () => logs.some((l) => l.startsWith('keeping the previous TLS certificate') && l.includes('is not the key of the certificate')));
+    await until('the mismatch is logged', async () =>
+      logs.some(
+        (l) => l.startsWith('keeping the previous TLS certificate') && l.includes('is not the key of the certificate'),
+      ),
+    );
     expect((await handshake(port)).serial).toBe(serialOf(first));
 
     // A certificate cut off mid-write, with the matching key.
@@ -143,7 +181,7 @@ describe('reloading TLS', () => {
     await until('the complete pair is served', async () => (await handshake(port)).serial === serialOf(second));
   }, 60_000);
 
-  it('a client CA bundle rotates: old+new accepts both CAs\' clients, new-only refuses the old one', async () => {
+  it("a client CA bundle rotates: old+new accepts both CAs' clients, new-only refuses the old one", async () => {
     const { files, oldCa, newCa, oldClient, newClient } = await clientCaRotation();
     const caFile = files.ca;
     const logs: string[] = [];
@@ -157,7 +195,10 @@ describe('reloading TLS', () => {
     expect(logs.some((l) => l.includes('with 2 certificate(s)'))).toBe(true);
 
     await replace(caFile, newCa.certPem);
-    await until('the old CA is no longer trusted', async () => (await authorizedAs(port, oldClient)) === 'unauthorized');
+    await until(
+      'the old CA is no longer trusted',
+      async () => (await authorizedAs(port, oldClient)) === 'unauthorized',
+    );
     expect(await authorizedAs(port, newClient)).toBe('authorized');
   }, 60_000);
 
@@ -177,7 +218,9 @@ describe('reloading TLS', () => {
     const get = (path: string) =>
       new Promise<{ serial: string; connection: string | undefined }>((resolve, reject) => {
         const req = httpsRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
-          const serial = (res.socket as unknown as { getPeerCertificate(): { serialNumber: string } }).getPeerCertificate().serialNumber.toLowerCase();
+          const serial = (res.socket as unknown as { getPeerCertificate(): { serialNumber: string } })
+            .getPeerCertificate()
+            .serialNumber.toLowerCase();
           res.resume();
           res.on('end', () => resolve({ serial, connection: res.headers.connection }));
         });
@@ -211,7 +254,13 @@ describe('reloading TLS', () => {
     servers.push(server);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as { port: number }).port;
-    const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false, cert: oldClient.certPem, key: oldClient.keyPem });
+    const agent = new Agent({
+      keepAlive: true,
+      maxSockets: 1,
+      rejectUnauthorized: false,
+      cert: oldClient.certPem,
+      key: oldClient.keyPem,
+    });
     const get = () =>
       new Promise<{ body: string; localPort: number; connection: string | undefined }>((resolve, reject) => {
         const req = httpsRequest({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
@@ -241,7 +290,10 @@ describe('reloading TLS', () => {
     expect(tls.reloadNow()).toBe(true);
     // The idle connection of a client the new bundle no longer trusts is closed by the swap: the next
     // request handshakes anew, and the handshake refuses the certificate.
-    await until('the client saw its idle connection closed', async () => Object.values(agent.freeSockets).flat().length === 0);
+    await until(
+      'the client saw its idle connection closed',
+      async () => Object.values(agent.freeSockets).flat().length === 0,
+    );
     const narrowed = await get();
     expect(narrowed.localPort).not.toBe(reconnected.localPort);
     expect(narrowed.body).toBe('unauthorized');

@@ -13,7 +13,13 @@ import { FLEET_HUB_ENV, renderDirectory } from '../../src/cli/render.js';
 
 interface Obj {
   kind: string;
-  metadata: { name: string; namespace?: string; finalizers?: string[]; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    finalizers?: string[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   spec?: Record<string, unknown>;
 }
 
@@ -30,7 +36,12 @@ const PROJECTS = [
       namespaces: [{ name: 'web-frontend', cluster: 'prod-eu', quota: { hard: { 'requests.cpu': '2', pods: '10' } } }],
     },
   },
-  { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: 'data' }, spec: { tenant: 'acme', quota: { hard: { 'requests.cpu': '4' } } } },
+  {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: { name: 'data' },
+    spec: { tenant: 'acme', quota: { hard: { 'requests.cpu': '4' } } },
+  },
 ];
 
 let dir: string;
@@ -42,7 +53,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function render(env: Record<string, string>, flags: { fleetHub?: boolean } = {}): Promise<Obj[]> {
   const result = await renderDirectory(dir, env, 'yaml', flags);
-  expect(result.errors.join("\n")).toBe("");
+  expect(result.errors.join('\n')).toBe('');
   return parseAllDocuments(result.output!).map((d) => d.toJS() as Obj);
 }
 
@@ -52,7 +63,11 @@ describe('render for the fleet hub', () => {
     const budgets = objects.filter((o) => o.kind === 'FleetBudget');
     expect(budgets).toHaveLength(1);
     const [budget] = budgets;
-    expect(budget!.metadata).toMatchObject({ name: 'web', namespace: 'tenantgate-fleet', finalizers: ['tenantgate.io/fleet-shares'] });
+    expect(budget!.metadata).toMatchObject({
+      name: 'web',
+      namespace: 'tenantgate-fleet',
+      finalizers: ['tenantgate.io/fleet-shares'],
+    });
     expect(budget!.metadata.annotations?.['argocd.argoproj.io/sync-wave']).toBe('-2');
     expect(budget!.metadata.labels?.['app.kubernetes.io/managed-by']).toBeDefined();
     expect(budget!.spec).toEqual({
@@ -60,18 +75,23 @@ describe('render for the fleet hub', () => {
       members: ['prod-eu', 'prod-us'],
       bounds: { 'prod-eu': { 'requests.cpu': '30' }, 'prod-us': { 'requests.cpu': '20' } },
     });
-    expect(objects.findIndex((o) => o.kind === 'FleetBudget')).toBeGreaterThan(objects.findLastIndex((o) => o.kind === 'Project'));
+    expect(objects.findIndex((o) => o.kind === 'FleetBudget')).toBeGreaterThan(
+      objects.findLastIndex((o) => o.kind === 'Project'),
+    );
     expect(objects.filter((o) => o.kind === 'Namespace')).toEqual([]);
   });
 
   it('--fleet-hub is the same as the env; without either, no FleetBudget', async () => {
     expect(await render({}, { fleetHub: true })).toEqual(await render({ [FLEET_HUB_ENV]: 'true' }));
-    for (const env of [{}, { [FLEET_HUB_ENV]: 'false' }, { [FLEET_HUB_ENV]: '' }] as Record<string, string>[]) expect((await render(env)).map((o) => o.kind)).not.toContain('FleetBudget');
+    for (const env of [{}, { [FLEET_HUB_ENV]: 'false' }, { [FLEET_HUB_ENV]: '' }] as Record<string, string>[])
+      expect((await render(env)).map((o) => o.kind)).not.toContain('FleetBudget');
   });
 
   it('any other value is an error naming the variable', async () => {
     const bad = await renderDirectory(dir, { [FLEET_HUB_ENV]: 'hub' });
     expect(bad.output).toBeUndefined();
-    expect(bad.errors).toEqual([`ARGOCD_ENV_FLEET_HUB is "hub"; allowed: "true" or "false" (the Application's plugin env FLEET_HUB)`]);
+    expect(bad.errors).toEqual([
+      `ARGOCD_ENV_FLEET_HUB is "hub"; allowed: "true" or "false" (the Application's plugin env FLEET_HUB)`,
+    ]);
   });
 });

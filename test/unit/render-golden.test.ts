@@ -28,7 +28,10 @@ function expectGolden(name: string, actual: string): void {
     writeFileSync(file, actual);
     return;
   }
-  if (!existsSync(file)) throw new Error(`golden file ${file} is missing: run UPDATE_GOLDEN=1 npx vitest run --project unit render-golden, and review it`);
+  if (!existsSync(file))
+    throw new Error(
+      `golden file ${file} is missing: run UPDATE_GOLDEN=1 npx vitest run --project unit render-golden, and review it`,
+    );
   // toBe, not toEqual: the output must be byte-identical (Argo CD diffs it)
   expect(actual, `render differs from ${file} (UPDATE_GOLDEN=1 rewrites it)`).toBe(readFileSync(file, 'utf8'));
 }
@@ -71,7 +74,15 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
     const namespaces = all.filter((o) => o.kind === 'Namespace');
     expect(all.slice(0, projects.length)).toEqual(projects);
     expect(all.slice(projects.length, projects.length + namespaces.length)).toEqual(namespaces);
-    expect(projects.map((p) => p.metadata.name)).toEqual(['data', 'ml', 'payments', 'reports', 'tools', 'vision', 'web']);
+    expect(projects.map((p) => p.metadata.name)).toEqual([
+      'data',
+      'ml',
+      'payments',
+      'reports',
+      'tools',
+      'vision',
+      'web',
+    ]);
     for (const p of projects) expect(wave(p)).toBe('-2');
     for (const n of namespaces) {
       expect(wave(n)).toBe('-1');
@@ -93,18 +104,34 @@ describe.each(Object.entries(GOLDEN_FILES))('render examples/gitops for cluster 
       if (groups[groups.length - 1] !== ns) groups.push(ns);
       const prev = rest[i - 1];
       // Several ResourceQuotas in a namespace of a project with priority tiers (its tier quotas), sorted by name.
-      if (prev && prev.metadata.namespace === ns && prev.kind === o.kind) expect(o.kind === 'ResourceQuota' && prev.metadata.name < o.metadata.name).toBe(true);
-      else if (prev && prev.metadata.namespace === ns) expect(kindOrder.indexOf(o.kind)).toBeGreaterThan(kindOrder.indexOf(prev.kind));
+      if (prev && prev.metadata.namespace === ns && prev.kind === o.kind)
+        expect(o.kind === 'ResourceQuota' && prev.metadata.name < o.metadata.name).toBe(true);
+      else if (prev && prev.metadata.namespace === ns)
+        expect(kindOrder.indexOf(o.kind)).toBeGreaterThan(kindOrder.indexOf(prev.kind));
     });
     expect(groups).toEqual(namespaces.map((n) => n.metadata.name));
     // Every namespace has its allow-list parameters (without them it admits none of the objects the policies judge).
-    expect(rest.filter((o) => o.kind === 'AllowList').map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(namespaces.map((n) => `${n.metadata.name}/tenantgate-allow`));
+    expect(rest.filter((o) => o.kind === 'AllowList').map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(
+      namespaces.map((n) => `${n.metadata.name}/tenantgate-allow`),
+    );
     for (const o of all) expect(o.metadata.labels?.['app.kubernetes.io/managed-by']).toBe('tenantgate');
     for (const o of rest) {
-      expect(o.metadata.labels?.['tenantgate.io/project']).toBe(namespaces.find((n) => n.metadata.name === o.metadata.namespace)!.metadata.labels!['tenantgate.io/project']);
-      if (o.kind === 'RoleBinding') expect(o.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tenantgate-project-owner' });
+      expect(o.metadata.labels?.['tenantgate.io/project']).toBe(
+        namespaces.find((n) => n.metadata.name === o.metadata.namespace)!.metadata.labels!['tenantgate.io/project'],
+      );
+      if (o.kind === 'RoleBinding')
+        expect(o.roleRef).toEqual({
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'tenantgate-project-owner',
+        });
       // tenantgate-quota, and with priority tiers (project reports) tenantgate-quota-<tier> and tenantgate-quota-other-tiers.
-      if (o.kind === 'ResourceQuota') expect(o.metadata.name).toMatch(o.metadata.namespace!.startsWith('reports-') ? /^tenantgate-quota(-production|-other-tiers)?$/ : /^tenantgate-quota$/);
+      if (o.kind === 'ResourceQuota')
+        expect(o.metadata.name).toMatch(
+          o.metadata.namespace!.startsWith('reports-')
+            ? /^tenantgate-quota(-production|-other-tiers)?$/
+            : /^tenantgate-quota$/,
+        );
     }
   });
 });
@@ -125,8 +152,12 @@ describe('placement and content', () => {
   it('gives a namespace its declared quota, else namespaceDefaults; labels of the declaration are kept', async () => {
     const all = objects(await render('prod-eu'));
     const q = (ns: string) => all.find((o) => o.kind === 'ResourceQuota' && o.metadata.namespace === ns)!.spec;
-    expect(q('payments-api')).toEqual({ hard: { 'limits.cpu': '16', pods: '50', 'requests.cpu': '8', 'requests.memory': '16Gi' } });
-    expect(q('payments-batch')).toEqual({ hard: { 'limits.cpu': '4', pods: '20', 'requests.cpu': '2', 'requests.memory': '4Gi' } });
+    expect(q('payments-api')).toEqual({
+      hard: { 'limits.cpu': '16', pods: '50', 'requests.cpu': '8', 'requests.memory': '16Gi' },
+    });
+    expect(q('payments-batch')).toEqual({
+      hard: { 'limits.cpu': '4', pods: '20', 'requests.cpu': '2', 'requests.memory': '4Gi' },
+    });
     expect(all.find((o) => o.kind === 'Namespace' && o.metadata.name === 'payments-api')!.metadata.labels).toEqual({
       team: 'api',
       // the Pod Security levels of examples/gitops/tenantgate.yaml (the webhook and the controller set the same)
@@ -144,6 +175,12 @@ describe('placement and content', () => {
       { kind: 'ServiceAccount', name: 'deployer', namespace: 'ci' },
     ]);
     // networkIsolation only where declared
-    expect(all.filter((o) => o.kind === 'NetworkPolicy').map((o) => o.metadata.namespace)).toEqual(['ml-serving', 'ml-training', 'payments-api', 'payments-batch', 'payments-ledger']);
+    expect(all.filter((o) => o.kind === 'NetworkPolicy').map((o) => o.metadata.namespace)).toEqual([
+      'ml-serving',
+      'ml-training',
+      'payments-api',
+      'payments-batch',
+      'payments-ledger',
+    ]);
   });
 });

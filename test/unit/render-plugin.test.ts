@@ -20,7 +20,8 @@ const GOLDEN = join(ROOT, 'test', 'golden', 'render');
 let scratch: string;
 
 beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`make build\` first (the plugin tests run the built tenantgate)`);
+  if (!existsSync(BIN))
+    throw new Error(`${BIN} is missing: run \`make build\` first (the plugin tests run the built tenantgate)`);
   scratch = mkdtempSync(join(tmpdir(), 'tenantgate-cmp-'));
 });
 
@@ -44,7 +45,11 @@ function copyContents(from: string, name: string): string {
 
 /** The plugin's `generate.command` from manifests/argocd/plugin.yaml, `tenantgate` replaced by the built CLI. */
 const GENERATE_ARGS: string[] = (() => {
-  const command = (parse(readFileSync(join(ROOT, 'manifests', 'argocd', 'plugin.yaml'), 'utf8')) as { spec: { generate: { command: string[] } } }).spec.generate.command;
+  const command = (
+    parse(readFileSync(join(ROOT, 'manifests', 'argocd', 'plugin.yaml'), 'utf8')) as {
+      spec: { generate: { command: string[] } };
+    }
+  ).spec.generate.command;
   expect(command[0]).toBe('tenantgate');
   return command.slice(1);
 })();
@@ -76,7 +81,11 @@ async function generate(cwd: string, env: Record<string, string> = {}) {
 }
 
 /** What Argo CD does with the output: a stream of objects, each with apiVersion, kind and metadata.name. */
-function manifests(stdout: string): Array<{ apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>> {
+function manifests(
+  stdout: string,
+): Array<
+  { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } } & Record<string, unknown>
+> {
   const docs = parseAllDocuments(stdout);
   const list = Array.isArray(docs) ? docs : [docs];
   expect(list.length).toBeGreaterThan(0);
@@ -110,7 +119,9 @@ describe('tenantgate render as an Argo CD CMP (built CLI)', () => {
     const result = await generate(dir, { ARGOCD_ENV_CLUSTER: 'prod-eu' });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(manifests(result.stdout)).toEqual(goldenObjects('gitops-prod-eu.yaml'));
-    expect(manifests(result.stdout).some((o) => o.kind === 'Namespace' && o.metadata.name === 'payments-api')).toBe(true);
+    expect(manifests(result.stdout).some((o) => o.kind === 'Namespace' && o.metadata.name === 'payments-api')).toBe(
+      true,
+    );
   });
 
   it('is byte-identical across runs and working directories', async () => {
@@ -141,7 +152,9 @@ describe('tenantgate render as an Argo CD CMP (built CLI)', () => {
     const result = await generate(dir);
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^zz-shop\.yaml:9:26: \[Q1\] project shop: namespaces allocate requests\.cpu 4500m but the budget is 4/m);
+    expect(result.stderr).toMatch(
+      /^zz-shop\.yaml:9:26: \[Q1\] project shop: namespaces allocate requests\.cpu 4500m but the budget is 4/m,
+    );
   });
 
   it('a YAML syntax error: nothing on stdout, exit 1, its position on stderr', async () => {
@@ -177,8 +190,14 @@ describe('tenantgate render as an Argo CD CMP (built CLI)', () => {
 describe('kustomize directories (R1)', () => {
   function requireKustomize(): string {
     const bin = kustomizeBinary();
-    if (bin === 'kustomize' ? !process.env.PATH?.split(':').some((p) => existsSync(join(p, 'kustomize'))) : !existsSync(bin)) {
-      throw new Error('kustomize is not installed (render runs `kustomize build` for kustomization.yaml): run `make kustomize` first');
+    if (
+      bin === 'kustomize'
+        ? !process.env.PATH?.split(':').some((p) => existsSync(join(p, 'kustomize')))
+        : !existsSync(bin)
+    ) {
+      throw new Error(
+        'kustomize is not installed (render runs `kustomize build` for kustomization.yaml): run `make kustomize` first',
+      );
     }
     return bin;
   }

@@ -41,7 +41,9 @@ describe('docs/rules.md', () => {
           continue;
         }
         expect(file, `${id}: ${token} has no file before it`).toBeDefined();
-        expect(file!, `${id}: ${token} is not exported where docs/rules.md says`).toMatch(new RegExp(`export (async )?(function|const|class) ${token}\\b`));
+        expect(file!, `${id}: ${token} is not exported where docs/rules.md says`).toMatch(
+          new RegExp(`export (async )?(function|const|class) ${token}\\b`),
+        );
       }
     }
   });

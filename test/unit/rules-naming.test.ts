@@ -57,7 +57,9 @@ describe('N2: a namespace is a DNS-1123 label with the project prefix plus a suf
     expect(violations.map((v) => v.rule)).toEqual(['N2']);
     expect(violations[0]!.path).toEqual(['spec', 'namespaces', 1, 'name']);
     expect(violations[0]!.message).toContain('namespace "checkout" is not allowed');
-    expect(violations[0]!.message).toContain('project shop must start with "shop-" followed by a non-empty suffix (e.g. shop-api)');
+    expect(violations[0]!.message).toContain(
+      'project shop must start with "shop-" followed by a non-empty suffix (e.g. shop-api)',
+    );
   });
 
   it('rejects the bare prefix (an empty suffix)', () => {
@@ -106,7 +108,13 @@ describe('N3: a namespace belongs to at most one project', () => {
   });
 
   it('rejects a namespace declared by two projects, on both sides, naming both projects', () => {
-    const violations = only(check([project('shop', { namespaces: [{ name: 'shop-api' }] }), project('web', { namespaces: [{ name: 'shop-api' }] })]), 'N3');
+    const violations = only(
+      check([
+        project('shop', { namespaces: [{ name: 'shop-api' }] }),
+        project('web', { namespaces: [{ name: 'shop-api' }] }),
+      ]),
+      'N3',
+    );
     expect(violations.map((v) => v.document)).toEqual([0, 1]);
     expect(violations[0]!.message).toContain('namespace shop-api is declared by project shop and by project web');
     expect(violations[1]!.message).toContain('namespace shop-api is declared by project web and by project shop');
@@ -116,15 +124,31 @@ describe('N3: a namespace belongs to at most one project', () => {
   it('rejects a project declared twice, pointing at the first declaration', () => {
     const violations = check([project('shop'), project('web'), project('shop')]);
     expect(violations.map((v) => [v.rule, v.document])).toEqual([['N3', 2]]);
-    expect(violations[0]!.message).toContain('project shop is declared twice (the first declaration is document 1 of the input)');
+    expect(violations[0]!.message).toContain(
+      'project shop is declared twice (the first declaration is document 1 of the input)',
+    );
   });
 
   it('accepts the same namespace name placed on two different clusters of one project', () => {
-    expect(check([project('shop', { namespaces: [{ name: 'shop-api', cluster: 'prod-eu' }, { name: 'shop-api', cluster: 'prod-us' }] })])).toEqual([]);
+    expect(
+      check([
+        project('shop', {
+          namespaces: [
+            { name: 'shop-api', cluster: 'prod-eu' },
+            { name: 'shop-api', cluster: 'prod-us' },
+          ],
+        }),
+      ]),
+    ).toEqual([]);
   });
 
   it('accepts distinct namespaces in distinct projects', () => {
-    expect(check([project('shop', { namespaces: [{ name: 'shop-api' }] }), project('web', { namespaces: [{ name: 'web-api' }] })])).toEqual([]);
+    expect(
+      check([
+        project('shop', { namespaces: [{ name: 'shop-api' }] }),
+        project('web', { namespaces: [{ name: 'web-api' }] }),
+      ]),
+    ).toEqual([]);
   });
 });
 
@@ -135,9 +159,13 @@ describe('N4: project prefixes must not overlap', () => {
       ['N4', 0, ['metadata', 'name']],
       ['N4', 1, ['metadata', 'name']],
     ]);
-    expect(violations[0]!.message).toContain('project pay: its namespace prefix "pay-" overlaps the prefix "pay-eu-" of project pay-eu');
+    expect(violations[0]!.message).toContain(
+      'project pay: its namespace prefix "pay-" overlaps the prefix "pay-eu-" of project pay-eu',
+    );
     expect(violations[0]!.message).toContain('a namespace pay-eu-x would match both');
-    expect(violations[1]!.message).toContain('project pay-eu: its namespace prefix "pay-eu-" overlaps the prefix "pay-" of project pay');
+    expect(violations[1]!.message).toContain(
+      'project pay-eu: its namespace prefix "pay-eu-" overlaps the prefix "pay-" of project pay',
+    );
   });
 
   it('accepts names that share letters but not a prefix (pay, payments, pay2)', () => {
@@ -145,14 +173,20 @@ describe('N4: project prefixes must not overlap', () => {
   });
 
   it('with 2,000 projects reports exactly the one overlapping pair', () => {
-    const projects = Array.from({ length: 2000 }, (_, i) => project(`team-${String(i).padStart(4, '0')}`, { tenant: `tenant-${i}` }));
+    const projects = Array.from({ length: 2000 }, (_, i) =>
+      project(`team-${String(i).padStart(4, '0')}`, { tenant: `tenant-${i}` }),
+    );
     projects.push(project('team-1234-eu', { tenant: 'eu' }));
     const violations = check(projects);
     expect(violations.map((v) => [v.rule, v.document])).toEqual([
       ['N4', 1234],
       ['N4', 2000],
     ]);
-    expect(violations[0]!.message).toContain('"team-1234-" overlaps the prefix "team-1234-eu-" of project team-1234-eu');
-    expect(violations[1]!.message).toContain('project team-1234-eu: its namespace prefix "team-1234-eu-" overlaps the prefix "team-1234-" of project team-1234');
+    expect(violations[0]!.message).toContain(
+      '"team-1234-" overlaps the prefix "team-1234-eu-" of project team-1234-eu',
+    );
+    expect(violations[1]!.message).toContain(
+      'project team-1234-eu: its namespace prefix "team-1234-eu-" overlaps the prefix "team-1234-" of project team-1234',
+    );
   });
 });

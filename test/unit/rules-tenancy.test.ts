@@ -6,11 +6,14 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { validateDeclarations } from '../../src/validate/offline.js';
 import type { Project } from '../../src/validate/types.js';
 
-const project = (name: string, tenant: string, extra: Partial<Project['spec']> = {}): Project => aProject(name, { tenant, ...extra });
+const project = (name: string, tenant: string, extra: Partial<Project['spec']> = {}): Project =>
+  aProject(name, { tenant, ...extra });
 
 describe('T1: spec.tenant is immutable', () => {
   it('rejects a changed tenant, at spec.tenant, with the old and the new value', () => {
-    const violations = validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, processNow(), [project('shop', 'acme')]);
+    const violations = validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, processNow(), [
+      project('shop', 'acme'),
+    ]);
     expect(violations).toHaveLength(1);
     const [v] = violations;
     expect(v!.rule).toBe('T1');
@@ -23,18 +26,29 @@ describe('T1: spec.tenant is immutable', () => {
 
   it('reports the changed project only, among several', () => {
     const base = [project('shop', 'acme'), project('web', 'acme')];
-    const violations = validateDeclarations([project('web', 'acme'), project('shop', 'initech')], DEFAULT_CONFIG, processNow(), base);
+    const violations = validateDeclarations(
+      [project('web', 'acme'), project('shop', 'initech')],
+      DEFAULT_CONFIG,
+      processNow(),
+      base,
+    );
     expect(violations.map((v) => [v.rule, v.document])).toEqual([['T1', 1]]);
   });
 
   it('accepts other changes to a project whose tenant stays', () => {
     const before = project('shop', 'acme', { displayName: 'Shop' });
-    const after = project('shop', 'acme', { displayName: 'Shop (new)', quota: { hard: { pods: '10' } }, namespaceDefaults: { quota: { hard: { pods: '5' } } } });
+    const after = project('shop', 'acme', {
+      displayName: 'Shop (new)',
+      quota: { hard: { pods: '10' } },
+      namespaceDefaults: { quota: { hard: { pods: '5' } } },
+    });
     expect(validateDeclarations([after], DEFAULT_CONFIG, processNow(), [before])).toEqual([]);
   });
 
   it('accepts a new project (not in the base) and a tenant shared with other projects', () => {
-    expect(validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, processNow(), [project('web', 'acme')])).toEqual([]);
+    expect(
+      validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, processNow(), [project('web', 'acme')]),
+    ).toEqual([]);
     expect(validateDeclarations([project('shop', 'acme')], DEFAULT_CONFIG, processNow(), [])).toEqual([]);
   });
 });

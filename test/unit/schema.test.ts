@@ -49,7 +49,14 @@ const STATUS_EXAMPLE = {
   headroom: { 'requests.cpu': '10' },
   namespaces: [{ name: 'payments-api', health: 'Healthy', phase: 'Active' }],
   conditions: [
-    { type: 'Ready', status: 'True', reason: 'AllHealthy', message: '', lastTransitionTime: '2025-01-31T12:00:00Z', observedGeneration: 3 },
+    {
+      type: 'Ready',
+      status: 'True',
+      reason: 'AllHealthy',
+      message: '',
+      lastTransitionTime: '2025-01-31T12:00:00Z',
+      observedGeneration: 3,
+    },
   ],
 };
 
@@ -70,11 +77,18 @@ describe('Project schema and CRD', () => {
     const crd = parse(renderCrdYaml());
     expect(crd.metadata.name).toBe('projects.tenantgate.io');
     expect(crd.spec.scope).toBe('Cluster');
-    expect(crd.spec.names).toMatchObject({ kind: 'Project', plural: 'projects', singular: 'project', shortNames: ['proj'] });
+    expect(crd.spec.names).toMatchObject({
+      kind: 'Project',
+      plural: 'projects',
+      singular: 'project',
+      shortNames: ['proj'],
+    });
     const [version] = crd.spec.versions;
     expect(version).toMatchObject({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
     expect(version.schema.openAPIV3Schema).toEqual(PROJECT_SCHEMA);
-    expect(version.additionalPrinterColumns.map((c: { name: string; jsonPath: string }) => `${c.name}=${c.jsonPath}`)).toEqual([
+    expect(
+      version.additionalPrinterColumns.map((c: { name: string; jsonPath: string }) => `${c.name}=${c.jsonPath}`),
+    ).toEqual([
       'Tenant=.spec.tenant',
       'Phase=.status.phase',
       'Namespaces=.status.namespaceCount',
@@ -91,7 +105,8 @@ describe('Project schema and CRD', () => {
     const walk = (s: Record<string, any>, at: string): void => {
       if ('$ref' in s) problems.push(`${at}: $ref`);
       if (s.type === undefined && s['x-kubernetes-int-or-string'] !== true) problems.push(`${at}: no type`);
-      if (s.properties && s.additionalProperties !== undefined) problems.push(`${at}: properties and additionalProperties`);
+      if (s.properties && s.additionalProperties !== undefined)
+        problems.push(`${at}: properties and additionalProperties`);
       if (typeof s.additionalProperties === 'boolean') problems.push(`${at}: boolean additionalProperties`);
       if (s.type === 'array' && !s.items) problems.push(`${at}: array without items`);
       for (const [k, v] of Object.entries(s.properties ?? {})) walk(v as Record<string, any>, `${at}.${k}`);
@@ -109,7 +124,14 @@ describe('Project schema and CRD', () => {
 
   it('accepts integer quantities and every quantity form Kubernetes accepts', () => {
     const p = example();
-    p.spec.quota.hard = { pods: 200, 'requests.cpu': '1.5', 'requests.memory': '1e3', 'limits.cpu': '+.5', storage: '1Ei', x: '-3m' };
+    p.spec.quota.hard = {
+      pods: 200,
+      'requests.cpu': '1.5',
+      'requests.memory': '1e3',
+      'limits.cpu': '+.5',
+      storage: '1Ei',
+      x: '-3m',
+    };
     expect(validateProjectSchema(p)).toEqual([]);
   });
 

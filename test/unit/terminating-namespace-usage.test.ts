@@ -23,16 +23,29 @@ const pay = aProject('pay', {
 function snapshot(): MemorySnapshot {
   return MemorySnapshot.of({
     projects: [pay],
-    namespaces: [aNamespace('pay-old', { project: 'pay', terminating: true }), aNamespace('pay-new', { project: 'pay' })],
-    quotas: [aQuota('pay-old', { 'requests.cpu': '8' }, { used: { 'requests.cpu': '6' } }), aQuota('pay-new', { 'requests.cpu': '2' }, { used: { 'requests.cpu': '0' } })],
+    namespaces: [
+      aNamespace('pay-old', { project: 'pay', terminating: true }),
+      aNamespace('pay-new', { project: 'pay' }),
+    ],
+    quotas: [
+      aQuota('pay-old', { 'requests.cpu': '8' }, { used: { 'requests.cpu': '6' } }),
+      aQuota('pay-new', { 'requests.cpu': '2' }, { used: { 'requests.cpu': '0' } }),
+    ],
   });
 }
 
-const cpuOf = (s: MemorySnapshot, namespace: string) => formatResources(namespaceShare(s, pay, '', processNow(), namespace).resources)['requests.cpu'];
+const cpuOf = (s: MemorySnapshot, namespace: string) =>
+  formatResources(namespaceShare(s, pay, '', processNow(), namespace).resources)['requests.cpu'];
 
 function growPayNew(s: MemorySnapshot, cpu: string) {
   const quota = aQuota('pay-new', { 'requests.cpu': cpu });
-  return reviewResourceQuota(reviewContext(aUser('alice'), s), 'UPDATE', 'pay-new', quota, [...s.quotasInNamespace('pay-new')][0]);
+  return reviewResourceQuota(
+    reviewContext(aUser('alice'), s),
+    'UPDATE',
+    'pay-new',
+    quota,
+    [...s.quotasInNamespace('pay-new')][0],
+  );
 }
 
 describe('a terminating namespace without quotas', () => {
@@ -49,7 +62,9 @@ describe('a terminating namespace without quotas', () => {
     s.deleteQuota('pay-old', 'tenantgate-quota');
     const refused = growPayNew(s, '5');
     expect(refused.violations.map((v) => v.rule)).toEqual(['Q1']);
-    expect(refused.violations[0]?.message).toMatch(/10 of which 6 are allocated to other namespaces: at most 4 fits; counted by usage: pay-old holds requests\.cpu 6 \(being deleted, its quotas gone while its pods may still run\)/);
+    expect(refused.violations[0]?.message).toMatch(
+      /10 of which 6 are allocated to other namespaces: at most 4 fits; counted by usage: pay-old holds requests\.cpu 6 \(being deleted, its quotas gone while its pods may still run\)/,
+    );
     expect(growPayNew(s, '4').violations).toEqual([]);
   });
 
@@ -66,7 +81,10 @@ describe('a terminating namespace without quotas', () => {
   it('counts the whole budget when this process never saw its quotas (it cannot know what the pods use)', () => {
     const s = MemorySnapshot.of({
       projects: [pay],
-      namespaces: [aNamespace('pay-old', { project: 'pay', terminating: true }), aNamespace('pay-new', { project: 'pay' })],
+      namespaces: [
+        aNamespace('pay-old', { project: 'pay', terminating: true }),
+        aNamespace('pay-new', { project: 'pay' }),
+      ],
       quotas: [aQuota('pay-new', { 'requests.cpu': '2' })],
     });
     expect(cpuOf(s, 'pay-old')).toBe('10');
@@ -85,19 +103,34 @@ describe('a terminating namespace without quotas', () => {
 
   it('counts, for a decision that deletes its last quota, what that quota reports in use', () => {
     const s = snapshot();
-    const afterDelete = namespaceShare(s, pay, '', processNow(), 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } });
+    const afterDelete = namespaceShare(s, pay, '', processNow(), 'pay-old', {
+      change: { namespace: 'pay-old', name: 'tenantgate-quota' },
+    });
     expect(formatResources(afterDelete.resources)['requests.cpu']).toBe('6');
     // The same for a namespace this process saw live before it started terminating.
-    const seenLive = MemorySnapshot.of({ projects: [pay], namespaces: [aNamespace('pay-old', { project: 'pay' })], quotas: [...s.quotasInNamespace('pay-old')] });
+    const seenLive = MemorySnapshot.of({
+      projects: [pay],
+      namespaces: [aNamespace('pay-old', { project: 'pay' })],
+      quotas: [...s.quotasInNamespace('pay-old')],
+    });
     seenLive.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
-    expect(formatResources(namespaceShare(seenLive, pay, '', processNow(), 'pay-old', { change: { namespace: 'pay-old', name: 'tenantgate-quota' } }).resources)['requests.cpu']).toBe('6');
+    expect(
+      formatResources(
+        namespaceShare(seenLive, pay, '', processNow(), 'pay-old', {
+          change: { namespace: 'pay-old', name: 'tenantgate-quota' },
+        }).resources,
+      )['requests.cpu'],
+    ).toBe('6');
   });
 
   it('recounts when the namespace starts terminating after its quotas went, and forgets the usage when a quota comes back', () => {
     const s = MemorySnapshot.of({
       projects: [pay],
       namespaces: [aNamespace('pay-old', { project: 'pay' }), aNamespace('pay-new', { project: 'pay' })],
-      quotas: [aQuota('pay-old', { 'requests.cpu': '8' }, { used: { 'requests.cpu': '6' } }), aQuota('pay-new', { 'requests.cpu': '2' })],
+      quotas: [
+        aQuota('pay-old', { 'requests.cpu': '8' }, { used: { 'requests.cpu': '6' } }),
+        aQuota('pay-new', { 'requests.cpu': '2' }),
+      ],
     });
     s.projectSharesOf(pay, '', processNow());
     // Watches are separate streams: the quota's delete may arrive before the namespace's deletionTimestamp.

@@ -8,8 +8,19 @@ import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Burst } from '../../src/validate/types.js';
 import { aNamespace, aProject, aQuota } from '../support/fixtures.js';
 
-const peak: Burst = { name: 'black-friday', from: '2026-12-01T00:00:00Z', until: '2026-12-03T00:00:00Z', reason: 'Black Friday traffic', quota: { hard: { 'requests.cpu': '8' } }, namespace: 'web-frontend' };
-const project = aProject('web', { quota: { hard: { 'requests.cpu': '6' } }, namespaces: [{ name: 'web-frontend', quota: { hard: { 'requests.cpu': '3' } } }], bursts: [peak] });
+const peak: Burst = {
+  name: 'black-friday',
+  from: '2026-12-01T00:00:00Z',
+  until: '2026-12-03T00:00:00Z',
+  reason: 'Black Friday traffic',
+  quota: { hard: { 'requests.cpu': '8' } },
+  namespace: 'web-frontend',
+};
+const project = aProject('web', {
+  quota: { hard: { 'requests.cpu': '6' } },
+  namespaces: [{ name: 'web-frontend', quota: { hard: { 'requests.cpu': '3' } } }],
+  bursts: [peak],
+});
 const ns = aNamespace('web-frontend', { project: 'web' });
 const quota = aQuota('web-frontend', { 'requests.cpu': '11' }, { used: { 'requests.cpu': '1' } });
 const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [ns], quotas: [quota] });
@@ -21,12 +32,24 @@ describe('the budget view and the plugin show bursts', () => {
   it('during the burst: the Budget has it (active) and its budget includes it', () => {
     setProcessClock(fixedClock(Date.parse('2026-12-02T00:00:00Z')));
     const b = budgetObject(snapshot, project, 'web-frontend', '', processNow());
-    expect(b.bursts).toEqual([{ name: 'black-friday', phase: 'active', from: peak.from, until: peak.until, reason: peak.reason, increase: { 'requests.cpu': '8' }, namespace: 'web-frontend' }]);
+    expect(b.bursts).toEqual([
+      {
+        name: 'black-friday',
+        phase: 'active',
+        from: peak.from,
+        until: peak.until,
+        reason: peak.reason,
+        increase: { 'requests.cpu': '8' },
+        namespace: 'web-frontend',
+      },
+    ]);
     expect(b.resources.find((r) => r.resource === 'requests.cpu')?.budget).toBe('14');
     expect(ownedProjectObject(snapshot, project, '', processNow()).bursts?.[0]?.phase).toBe('active');
     // the plugin, through the view and directly: the same line
     const text = headroomText(budgetFromView(b), 200); // wide: the burst's sentence on one line
-    expect(text).toContain('burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace web-frontend — Black Friday traffic');
+    expect(text).toContain(
+      'burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace web-frontend — Black Friday traffic',
+    );
     expect(headroomText(budgetFromObjects(project, [ns], [quota], ''))).toContain('burst black-friday (active until');
   });
 

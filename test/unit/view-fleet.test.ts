@@ -35,11 +35,25 @@ function ledger(): ShareRecord {
 }
 
 function source(project: Project, cluster = 'eu', seen?: FleetSeen): ViewSource {
-  const snapshot = MemorySnapshot.of({ projects: [project], namespaces: [aNamespace('web-a', { project: 'web' })], quotas: [aQuota('web-a', { 'requests.cpu': '3' }, { used: { 'requests.cpu': '1' } })] });
+  const snapshot = MemorySnapshot.of({
+    projects: [project],
+    namespaces: [aNamespace('web-a', { project: 'web' })],
+    quotas: [aQuota('web-a', { 'requests.cpu': '3' }, { used: { 'requests.cpu': '1' } })],
+  });
   return { snapshot: () => snapshot, cluster, fleet: () => seen };
 }
 
-const get = (src: ViewSource) => handle({ at: processNow(), method: 'GET', path: `${VIEW_API_PATH}/namespaces/web-a/budgets/web`, accept: 'application/json', user: { username: 'alice', groups: [] } }, src).body as BudgetObject;
+const get = (src: ViewSource) =>
+  handle(
+    {
+      at: processNow(),
+      method: 'GET',
+      path: `${VIEW_API_PATH}/namespaces/web-a/budgets/web`,
+      accept: 'application/json',
+      user: { username: 'alice', groups: [] },
+    },
+    src,
+  ).body as BudgetObject;
 
 describe('the budget view of a fleet-budgeted project', () => {
   it('shows the fleet budget, E, the allocation, this cluster’s share, the room here and in the fleet, and every member’s share', () => {
@@ -48,7 +62,20 @@ describe('the budget view of a fleet-budgeted project', () => {
       members: ['eu', 'us'],
       observedAt: '2026-11-25T16:00:00.000Z',
       // E 4 − allocated 3 = 1 here; pool 10 − 8 = 2; us offers 2: 1 + 2 + 2 = 5.
-      resources: [{ resource: 'requests.cpu', fleetBudget: '10', allocated: '3', enforced: '4', headroomHere: '1', share: '5', lendable: '1', pool: '2', offeredByOthers: '2', fleetHeadroom: '5' }],
+      resources: [
+        {
+          resource: 'requests.cpu',
+          fleetBudget: '10',
+          allocated: '3',
+          enforced: '4',
+          headroomHere: '1',
+          share: '5',
+          lendable: '1',
+          pool: '2',
+          offeredByOthers: '2',
+          fleetHeadroom: '5',
+        },
+      ],
       clusters: [
         { cluster: 'eu', share: { 'requests.cpu': '5' }, lendable: { 'requests.cpu': '1' } },
         { cluster: 'us', share: { 'requests.cpu': '3' }, lendable: { 'requests.cpu': '2' } },
@@ -57,11 +84,17 @@ describe('the budget view of a fleet-budgeted project', () => {
   });
 
   it('before the controller read the hub: the fleet budget and the allocation only', () => {
-    expect(get(source(web())).fleet).toEqual({ members: ['eu', 'us'], resources: [{ resource: 'requests.cpu', fleetBudget: '10', allocated: '3' }], clusters: [] });
+    expect(get(source(web())).fleet).toEqual({
+      members: ['eu', 'us'],
+      resources: [{ resource: 'requests.cpu', fleetBudget: '10', allocated: '3' }],
+      clusters: [],
+    });
   });
 
   it('no fleet part without spec.fleet, or on a cluster the fleet does not name', () => {
-    expect(get(source(web({ fleet: false }), 'eu', { record: ledger(), enforced: cpu(4), at: AT })).fleet).toBeUndefined();
+    expect(
+      get(source(web({ fleet: false }), 'eu', { record: ledger(), enforced: cpu(4), at: AT })).fleet,
+    ).toBeUndefined();
     expect(get(source(web(), 'ap', { record: ledger(), enforced: cpu(4), at: AT })).fleet).toBeUndefined();
   });
 });
@@ -71,9 +104,15 @@ describe('kubectl tenantgate headroom of a fleet-budgeted project', () => {
     const b = budgetFromView(get(source(web(), 'eu', { record: ledger(), enforced: cpu(4), at: AT })));
     expect(b.fleet?.resources[0]?.fleetHeadroom).toBe('5');
     const text = headroomText(b, 100);
-    expect(text).toContain('Fleet budget shared by eu, us (shares as last read from the hub at 2026-11-25T16:00:00.000Z)');
-    expect(text).toMatch(/RESOURCE\s+FLEET BUDGET\s+SHARE HERE\s+ENFORCED\s+ALLOCATED\s+HEADROOM HERE\s+FLEET HEADROOM\n\s*requests\.cpu\s+10\s+5 \(1 offered\)\s+4\s+3\s+1\s+5/);
-    expect(text).toMatch(/CLUSTER\s+RESOURCE\s+SHARE\s+OFFERED\neu\s+requests\.cpu\s+5\s+1\nus\s+requests\.cpu\s+3\s+2/);
+    expect(text).toContain(
+      'Fleet budget shared by eu, us (shares as last read from the hub at 2026-11-25T16:00:00.000Z)',
+    );
+    expect(text).toMatch(
+      /RESOURCE\s+FLEET BUDGET\s+SHARE HERE\s+ENFORCED\s+ALLOCATED\s+HEADROOM HERE\s+FLEET HEADROOM\n\s*requests\.cpu\s+10\s+5 \(1 offered\)\s+4\s+3\s+1\s+5/,
+    );
+    expect(text).toMatch(
+      /CLUSTER\s+RESOURCE\s+SHARE\s+OFFERED\neu\s+requests\.cpu\s+5\s+1\nus\s+requests\.cpu\s+3\s+2/,
+    );
   });
 
   it('a project without spec.fleet prints no fleet part', () => {

@@ -41,24 +41,24 @@ const messages = (op: string, object: Record<string, unknown>, old?: Record<stri
 describe('X10 on a PersistentVolume write that sets a new claimRef', () => {
   it("refuses a volume labelled for another project, naming volume, project, claim and what's allowed", () => {
     expect(messages('UPDATE', volume(shop, data), volume(shop))).toEqual([
-      '[X10] PersistentVolume pv-shop: claimRef payments-batch/data (a claim of project payments) is not allowed for'
-        + ' project shop (label tenantgate.io/project=shop); allowed: claims in the namespaces of project shop',
+      '[X10] PersistentVolume pv-shop: claimRef payments-batch/data (a claim of project payments) is not allowed for' +
+        ' project shop (label tenantgate.io/project=shop); allowed: claims in the namespaces of project shop',
     ]);
     expect(messages('CREATE', volume(shop, data))).toHaveLength(1);
   });
 
   it('refuses a labelled volume for a claim in a namespace of no project', () => {
     expect(messages('UPDATE', volume(shop, { namespace: 'scratch', name: 'c' }), volume(shop))).toEqual([
-      '[X10] PersistentVolume pv-shop: claimRef scratch/c (a namespace of no project) is not allowed for project shop'
-        + ' (label tenantgate.io/project=shop); allowed: claims in the namespaces of project shop',
+      '[X10] PersistentVolume pv-shop: claimRef scratch/c (a namespace of no project) is not allowed for project shop' +
+        ' (label tenantgate.io/project=shop); allowed: claims in the namespaces of project shop',
     ]);
   });
 
   it("refuses an unlabelled volume whose previous claimRef named another project's namespace", () => {
     const released = volume({}, { namespace: 'shop-db', name: 'orders', uid: 'u-0' });
     expect(messages('UPDATE', volume({}, data), released)).toEqual([
-      '[X10] PersistentVolume pv-shop: claimRef payments-batch/data (a claim of project payments) is not allowed for'
-        + ' project shop (its previous claimRef shop-db/orders); allowed: claims in the namespaces of project shop',
+      '[X10] PersistentVolume pv-shop: claimRef payments-batch/data (a claim of project payments) is not allowed for' +
+        ' project shop (its previous claimRef shop-db/orders); allowed: claims in the namespaces of project shop',
     ]);
     // Of the same project (another namespace of it), or the previous claim's namespace in no project: admitted.
     expect(messages('UPDATE', volume({}, data), volume({}, { namespace: 'payments-web', name: 'old' }))).toEqual([]);
@@ -85,13 +85,14 @@ describe('X10 on a PersistentVolume write that sets a new claimRef', () => {
 
   it("fails closed while the cache has not seen the claim's namespace (the binder retries)", () => {
     expect(messages('UPDATE', volume(shop, { namespace: 'brand-new', name: 'c' }), volume(shop))).toEqual([
-      '[X10] PersistentVolume pv-shop: claimRef brand-new/c (namespace brand-new is not known to the webhook yet,'
-        + ' so neither is its project; a retry passes once it is) is not allowed for project shop'
-        + ' (label tenantgate.io/project=shop); allowed: claims in the namespaces of project shop',
+      '[X10] PersistentVolume pv-shop: claimRef brand-new/c (namespace brand-new is not known to the webhook yet,' +
+        ' so neither is its project; a retry passes once it is) is not allowed for project shop' +
+        ' (label tenantgate.io/project=shop); allowed: claims in the namespaces of project shop',
     ]);
     const gone = volume({}, { namespace: 'deleted-ns', name: 'old' });
-    expect(messages('UPDATE', volume({}, data), gone)[0])
-      .toMatch(/^\[X10\] PersistentVolume pv-shop: claimRef payments-batch\/data \(whose volume it is is unknown/);
+    expect(messages('UPDATE', volume({}, data), gone)[0]).toMatch(
+      /^\[X10\] PersistentVolume pv-shop: claimRef payments-batch\/data \(whose volume it is is unknown/,
+    );
   });
 });
 
@@ -137,9 +138,9 @@ describe('X10 on a claim naming a volume: no exempt subject, and an unseen names
 
   it('refuses a claim in a namespace the cache has not seen, saying so, instead of admitting it', () => {
     expect(withVolume(claim('payments-new')).violations.map((v) => `[${v.rule}] ${v.message}`)).toEqual([
-      '[X10] PersistentVolumeClaim payments-new/data: volumeName "pv-shop" (namespace payments-new is not known to'
-        + ' the webhook yet, so neither is whose claim this is) is not allowed yet; allowed: the same write in a few'
-        + ' seconds, once it is',
+      '[X10] PersistentVolumeClaim payments-new/data: volumeName "pv-shop" (namespace payments-new is not known to' +
+        ' the webhook yet, so neither is whose claim this is) is not allowed yet; allowed: the same write in a few' +
+        ' seconds, once it is',
     ]);
     // A claim naming no volume is not the webhook's to judge.
     const [ctx, request] = claim('payments-new');
@@ -173,8 +174,9 @@ describe('sameTenant trusts namespaces of projects only', () => {
         matchExpressions: [{ key: 'tenantgate.io/project', operator: 'Exists' }],
       },
     });
-    const from = 'ingress only from namespaces tenantgate.io/project=payments'
-      + ' | tenantgate.io/tenant=acme,tenantgate.io/project;';
+    const from =
+      'ingress only from namespaces tenantgate.io/project=payments' +
+      ' | tenantgate.io/tenant=acme,tenantgate.io/project;';
     expect(describeIsolationPolicy(policy)).toContain(from);
   });
 
@@ -195,8 +197,8 @@ describe('sameTenant trusts namespaces of projects only', () => {
   it('T3: requireProjectForUsers false lets a tenant create a namespace outside projects, not with a tenant', () => {
     expect(judged(aUser('dave', ['tenants']), { team: 'x' })).toEqual([]);
     expect(judged(aUser('dave', ['tenants']), { 'tenantgate.io/tenant': 'acme' })).toEqual([
-      '[T3] Namespace lab belongs to no project: the label tenantgate.io/tenant=acme is not allowed for user "dave";'
-        + ' only privileged subjects label a namespace outside projects with a tenant',
+      '[T3] Namespace lab belongs to no project: the label tenantgate.io/tenant=acme is not allowed for user "dave";' +
+        ' only privileged subjects label a namespace outside projects with a tenant',
     ]);
     expect(judged(aUser('root', ['system:masters']), { 'tenantgate.io/tenant': 'acme' })).toEqual([]);
   });

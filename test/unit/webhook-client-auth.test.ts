@@ -12,7 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateWebhookCerts, generateWebhookClientCerts, writeKeyPair, type WebhookClientFiles } from '../../src/certs/files.js';
+import {
+  generateWebhookCerts,
+  generateWebhookClientCerts,
+  writeKeyPair,
+  type WebhookClientFiles,
+} from '../../src/certs/files.js';
 import type { RuntimeOptions, WebhookCliOptions } from '../../src/cli/options.js';
 import { registerWebhookCommand } from '../../src/cli/webhook.js';
 import { createCA, signCert } from '../../src/certs/pki.js';
@@ -21,7 +26,13 @@ import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { authorizeClient, parseAllowedNames, peerIdentity, reservationTtlMs } from '../../src/webhook/client-auth.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp } from '../../src/webhook/server.js';
-import { startWebhook, webhookServing, wireGuard, type RunningWebhook, type SnapshotSource } from '../../src/webhook/start.js';
+import {
+  startWebhook,
+  webhookServing,
+  wireGuard,
+  type RunningWebhook,
+  type SnapshotSource,
+} from '../../src/webhook/start.js';
 import { serveHttps } from '../../src/webhook/tls.js';
 import { httpsCall } from '../support/devcluster/https-get.js';
 import { aNamespaceCreateRequest } from '../support/fixtures.js';
@@ -37,17 +48,29 @@ describe('authorizeClient (pure)', () => {
   });
 
   it('refuses a certificate the client CA did not sign with 401, naming it and the reason', () => {
-    const result = authorizeClient({ presented: true, verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'mallory' }, open);
+    const result = authorizeClient(
+      { presented: true, verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', commonName: 'mallory' },
+      open,
+    );
     expect(result).toMatchObject({ ok: false, code: 401 });
-    expect(!result.ok && result.error).toMatch(/CN=mallory is not signed by the webhook's client CA \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/);
+    expect(!result.ok && result.error).toMatch(
+      /CN=mallory is not signed by the webhook's client CA \(UNABLE_TO_VERIFY_LEAF_SIGNATURE\)/,
+    );
   });
 
   it('accepts any verified certificate without allowed names, only the allowed names with them (else 403)', () => {
-    expect(authorizeClient({ presented: true, verified: true, commonName: 'anyone' }, open)).toEqual({ ok: true, name: 'anyone' });
-    expect(authorizeClient({ presented: true, verified: true, commonName: 'kube-apiserver-webhook-client' }, named)).toEqual({ ok: true, name: 'kube-apiserver-webhook-client' });
+    expect(authorizeClient({ presented: true, verified: true, commonName: 'anyone' }, open)).toEqual({
+      ok: true,
+      name: 'anyone',
+    });
+    expect(
+      authorizeClient({ presented: true, verified: true, commonName: 'kube-apiserver-webhook-client' }, named),
+    ).toEqual({ ok: true, name: 'kube-apiserver-webhook-client' });
     const other = authorizeClient({ presented: true, verified: true, commonName: 'tenant-pod' }, named);
     expect(other).toMatchObject({ ok: false, code: 403 });
-    expect(!other.ok && other.error).toMatch(/CN="tenant-pod" is not allowed .*allowed: "kube-apiserver-webhook-client"/);
+    expect(!other.ok && other.error).toMatch(
+      /CN="tenant-pod" is not allowed .*allowed: "kube-apiserver-webhook-client"/,
+    );
     expect(authorizeClient({ presented: true, verified: true }, named)).toMatchObject({ ok: false, code: 403 });
   });
 
@@ -68,20 +91,35 @@ describe('authorizeClient (pure)', () => {
     const socket = {
       authorized: true,
       disableRenegotiation: () => void calls.push('disableRenegotiation'),
-      getPeerCertificate: () => (calls.push('getPeerCertificate'), { subject: { CN: 'kube-apiserver-webhook-client' } }),
+      getPeerCertificate: () => (
+        calls.push('getPeerCertificate'),
+        { subject: { CN: 'kube-apiserver-webhook-client' } }
+      ),
     };
     const first = peerIdentity({ socket } as never);
     const second = peerIdentity({ socket } as never);
-    expect(first).toEqual({ presented: true, verified: true, verifyError: undefined, commonName: 'kube-apiserver-webhook-client' });
+    expect(first).toEqual({
+      presented: true,
+      verified: true,
+      verifyError: undefined,
+      commonName: 'kube-apiserver-webhook-client',
+    });
     expect(second).toEqual(first);
     expect(calls).toEqual(['disableRenegotiation', 'getPeerCertificate']);
     // Trust is read on every request: a client CA rotation may judge the connection again.
     socket.authorized = false;
-    expect(peerIdentity({ socket } as never)).toMatchObject({ presented: true, verified: false, commonName: 'kube-apiserver-webhook-client' });
+    expect(peerIdentity({ socket } as never)).toMatchObject({
+      presented: true,
+      verified: false,
+      commonName: 'kube-apiserver-webhook-client',
+    });
     expect(calls).toEqual(['disableRenegotiation', 'getPeerCertificate']);
     // Another connection is read on its own.
     const other = { ...socket, authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' };
-    expect(peerIdentity({ socket: other } as never)).toMatchObject({ verified: false, verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+    expect(peerIdentity({ socket: other } as never)).toMatchObject({
+      verified: false,
+      verifyError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    });
     expect(calls.filter((c) => c === 'getPeerCertificate')).toHaveLength(2);
   });
 });
@@ -102,9 +140,20 @@ describe('the webhook with a client CA', () => {
     serverCa = await readFile(serving.caCert);
     apiserver = await generateWebhookClientCerts(join(dir, 'client'), ['*']);
     // A certificate with the right name from another CA, and one from the right CA with another name.
-    otherCaClient = await writeKeyPair(dir, 'other', await signCert(await createCA('someone-else'), { commonName: apiserver.name, usage: 'client' }));
-    const clientCa = { certPem: await readFile(apiserver.clientCaCert, 'utf8'), keyPem: await readFile(apiserver.clientCaKey, 'utf8') };
-    wrongName = await writeKeyPair(dir, 'wrong-name', await signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
+    otherCaClient = await writeKeyPair(
+      dir,
+      'other',
+      await signCert(await createCA('someone-else'), { commonName: apiserver.name, usage: 'client' }),
+    );
+    const clientCa = {
+      certPem: await readFile(apiserver.clientCaCert, 'utf8'),
+      keyPem: await readFile(apiserver.clientCaKey, 'utf8'),
+    };
+    wrongName = await writeKeyPair(
+      dir,
+      'wrong-name',
+      await signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }),
+    );
     metrics = new WebhookMetrics();
     const policy = { allowedNames: [apiserver.name] };
     const app = createApp({
@@ -125,11 +174,35 @@ describe('the webhook with a client CA', () => {
 
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  const review = (uid: string, kind = 'Namespace') => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind: { group: '', version: 'v1', kind }, operation: 'CREATE', name: 'web-x', userInfo: { username: 'carol', groups: ['acme:web-admins'] }, object: { metadata: { name: 'web-x' } } } });
+  const review = (uid: string, kind = 'Namespace') =>
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid,
+        kind: { group: '', version: 'v1', kind },
+        operation: 'CREATE',
+        name: 'web-x',
+        userInfo: { username: 'carol', groups: ['acme:web-admins'] },
+        object: { metadata: { name: 'web-x' } },
+      },
+    });
 
-  async function call(method: string, path: string, client?: { cert: string; key: string }, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  async function call(
+    method: string,
+    path: string,
+    client?: { cert: string; key: string },
+    body?: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: string }> {
     const tls = client ? { cert: await readFile(client.cert), key: await readFile(client.key) } : undefined;
-    return httpsCall(`https://127.0.0.1:${port}${path}`, { method, ca: serverCa, client: tls, headers: { 'content-type': 'application/json', ...headers }, body });
+    return httpsCall(`https://127.0.0.1:${port}${path}`, {
+      method,
+      ca: serverCa,
+      client: tls,
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
   }
 
   it('answers 401 to a caller without a client certificate, on both paths and both HTTP surfaces, deciding nothing', async () => {
@@ -167,10 +240,20 @@ describe('the webhook with a client CA', () => {
 
   it('keeps an identity for the life of a connection: a TLS 1.2 renegotiation after the first review is refused', async () => {
     const { cert, key } = { cert: await readFile(apiserver.cert), key: await readFile(apiserver.key) };
-    const socket = connectTls({ host: '127.0.0.1', port, ca: serverCa, cert, key, servername: 'localhost', maxVersion: 'TLSv1.2' });
+    const socket = connectTls({
+      host: '127.0.0.1',
+      port,
+      ca: serverCa,
+      cert,
+      key,
+      servername: 'localhost',
+      maxVersion: 'TLSv1.2',
+    });
     await once(socket, 'secureConnect');
     const body = review('renegotiate');
-    socket.write(`POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     const [first] = (await once(socket, 'data')) as [Buffer];
     expect(first.toString('utf8')).toMatch(/^HTTP\/1\.1 200 /);
     expect(decided).toContain('renegotiate');
@@ -178,7 +261,12 @@ describe('the webhook with a client CA', () => {
     const outcome = await new Promise<string>((resolve) => {
       socket.on('error', (err) => resolve(`error: ${err.message}`));
       socket.on('close', () => resolve('closed'));
-      if (!socket.renegotiate({ rejectUnauthorized: true }, (err) => resolve(err ? `error: ${err.message}` : 'renegotiated'))) resolve('not started');
+      if (
+        !socket.renegotiate({ rejectUnauthorized: true }, (err) =>
+          resolve(err ? `error: ${err.message}` : 'renegotiated'),
+        )
+      )
+        resolve('not started');
     });
     expect(outcome).not.toBe('renegotiated');
     expect(outcome).not.toBe('not started');
@@ -194,9 +282,26 @@ describe('the webhook with a client CA', () => {
 
 describe('how long a reservation lives (the wiring in start.ts)', () => {
   const snapshot = MemorySnapshot.of({
-    projects: [{ metadata: { name: 'held', uid: 'u' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '2' } }, namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } } } }],
+    projects: [
+      {
+        metadata: { name: 'held', uid: 'u' },
+        spec: {
+          tenant: 'acme',
+          owners: [{ kind: 'User', name: 'alice' }],
+          quota: { hard: { 'requests.cpu': '2' } },
+          namespaceDefaults: { quota: { hard: { 'requests.cpu': '1' } } },
+        },
+      },
+    ],
   });
-  const source: SnapshotSource = { snapshot, synced: true, start: () => {}, waitSynced: async () => {}, stop: async () => {}, onEvent: () => {} };
+  const source: SnapshotSource = {
+    snapshot,
+    synced: true,
+    start: () => {},
+    waitSynced: async () => {},
+    stop: async () => {},
+    onEvent: () => {},
+  };
   const create = aNamespaceCreateRequest('held-a', 'held');
 
   it('holds headroom reservationTtlSeconds (30 s) with client authentication, at most 5 s without', async () => {
@@ -207,13 +312,20 @@ describe('how long a reservation lives (the wiring in start.ts)', () => {
         source,
         metrics: new WebhookMetrics(),
         now: () => clock,
-        ...(authenticated ? { authenticate: () => ({ ok: true as const, name: 'kube-apiserver-webhook-client' }) } : {}),
+        ...(authenticated
+          ? { authenticate: () => ({ ok: true as const, name: 'kube-apiserver-webhook-client' }) }
+          : {}),
       });
-      const verdict = await guard.decide({ at: processNow(), config: DEFAULT_CONFIG, snapshot, user: create.userInfo, pending: guard.pending }, create);
+      const verdict = await guard.decide(
+        { at: processNow(), config: DEFAULT_CONFIG, snapshot, user: create.userInfo, pending: guard.pending },
+        create,
+      );
       expect(verdict.violations).toEqual([]);
       expect(guard.pending.namespaces('held')).toEqual(['held-a']);
       clock += 6_000;
-      expect(guard.pending.namespaces('held'), authenticated ? 'authenticated' : 'unauthenticated').toEqual(authenticated ? ['held-a'] : []);
+      expect(guard.pending.namespaces('held'), authenticated ? 'authenticated' : 'unauthenticated').toEqual(
+        authenticated ? ['held-a'] : [],
+      );
       clock += 25_000;
       expect(guard.pending.namespaces('held')).toEqual([]);
     }
@@ -234,7 +346,9 @@ describe('the shipped entry: `tenantgate webhook --client-ca … --client-allowe
     const root = new Command().exitOverride();
     registerWebhookCommand(root);
     let parsed: (RuntimeOptions & WebhookCliOptions) | undefined;
-    root.commands.find((c) => c.name() === 'webhook')!.action((o: RuntimeOptions & WebhookCliOptions) => void (parsed = o));
+    root.commands
+      .find((c) => c.name() === 'webhook')!
+      .action((o: RuntimeOptions & WebhookCliOptions) => void (parsed = o));
     root.parse(['webhook', ...args], { from: 'user' });
     return parsed!;
   }
@@ -244,18 +358,70 @@ describe('the shipped entry: `tenantgate webhook --client-ca … --client-allowe
     const serving = await generateWebhookCerts(join(dir, 'serving'));
     serverCa = await readFile(serving.caCert);
     apiserver = await generateWebhookClientCerts(join(dir, 'client'), ['*']);
-    const clientCa = { certPem: await readFile(apiserver.clientCaCert, 'utf8'), keyPem: await readFile(apiserver.clientCaKey, 'utf8') };
-    wrongName = await writeKeyPair(dir, 'wrong-name', await signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }));
-    const flags = parseWebhookFlags(['--port', '0', '--host', '127.0.0.1', '--cert', serving.cert, '--key', serving.key, '--client-ca', apiserver.clientCaCert, '--client-allowed-names', `someone-else, ${apiserver.name}`]);
-    const source: SnapshotSource = { snapshot: MemorySnapshot.of({}), synced: true, start: () => {}, waitSynced: async () => {}, stop: async () => {}, onEvent: () => {} };
-    running = await startWebhook({ config: DEFAULT_CONFIG, source, ledger: null, log: () => {}, onDecision: (d) => void decided.push(d.uid), ...webhookServing(flags) });
+    const clientCa = {
+      certPem: await readFile(apiserver.clientCaCert, 'utf8'),
+      keyPem: await readFile(apiserver.clientCaKey, 'utf8'),
+    };
+    wrongName = await writeKeyPair(
+      dir,
+      'wrong-name',
+      await signCert(clientCa, { commonName: 'tenant-pod', usage: 'client' }),
+    );
+    const flags = parseWebhookFlags([
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--cert',
+      serving.cert,
+      '--key',
+      serving.key,
+      '--client-ca',
+      apiserver.clientCaCert,
+      '--client-allowed-names',
+      `someone-else, ${apiserver.name}`,
+    ]);
+    const source: SnapshotSource = {
+      snapshot: MemorySnapshot.of({}),
+      synced: true,
+      start: () => {},
+      waitSynced: async () => {},
+      stop: async () => {},
+      onEvent: () => {},
+    };
+    running = await startWebhook({
+      config: DEFAULT_CONFIG,
+      source,
+      ledger: null,
+      log: () => {},
+      onDecision: (d) => void decided.push(d.uid),
+      ...webhookServing(flags),
+    });
   });
 
   afterAll(() => running?.stop());
 
-  const review = (uid: string) => JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', name: 'web-x', userInfo: { username: 'carol', groups: [] }, object: { metadata: { name: 'web-x' } } } });
+  const review = (uid: string) =>
+    JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid,
+        kind: { group: '', version: 'v1', kind: 'Namespace' },
+        operation: 'CREATE',
+        name: 'web-x',
+        userInfo: { username: 'carol', groups: [] },
+        object: { metadata: { name: 'web-x' } },
+      },
+    });
   const post = async (uid: string, client: { cert: string; key: string }) =>
-    httpsCall(`https://127.0.0.1:${running.port}/validate`, { method: 'POST', ca: serverCa, client: { cert: await readFile(client.cert), key: await readFile(client.key) }, headers: { 'content-type': 'application/json' }, body: review(uid) });
+    httpsCall(`https://127.0.0.1:${running.port}/validate`, {
+      method: 'POST',
+      ca: serverCa,
+      client: { cert: await readFile(client.cert), key: await readFile(client.key) },
+      headers: { 'content-type': 'application/json' },
+      body: review(uid),
+    });
 
   it('refuses a certificate from the client CA with a name not in --client-allowed-names (403), deciding nothing', async () => {
     const answer = await post('cli-wrong-name', wrongName);

@@ -105,25 +105,63 @@ interface CachedNamespace {
 const ACME_ADMINS: Subject = { kind: 'Group', name: 'acme:payments-admins' };
 const PROJECTS: readonly ProjectModel[] = [
   // 6 CPU; its namespaces hold 2.5 + 1.2 + 0.5 = 4.2 (see CACHED), a new one counts with 1.
-  { name: 'payments', uid: 'uid-payments', tenant: 'acme', owners: [ACME_ADMINS], budget: { [CPU]: 6000 }, defaults: { [CPU]: 1000 } },
+  {
+    name: 'payments',
+    uid: 'uid-payments',
+    tenant: 'acme',
+    owners: [ACME_ADMINS],
+    budget: { [CPU]: 6000 },
+    defaults: { [CPU]: 1000 },
+  },
   // Budgets pods, but its defaults do not cover them; full at one namespace.
-  { name: 'lab', uid: 'uid-lab', tenant: 'acme', owners: [ACME_ADMINS], budget: { [CPU]: 2000, [PODS]: 10 }, defaults: { [CPU]: 1000 }, maxNamespaces: 1 },
+  {
+    name: 'lab',
+    uid: 'uid-lab',
+    tenant: 'acme',
+    owners: [ACME_ADMINS],
+    budget: { [CPU]: 2000, [PODS]: 10 },
+    defaults: { [CPU]: 1000 },
+    maxNamespaces: 1,
+  },
   // No budget; its own Pod Security level; owned by a user.
-  { name: 'shop', uid: 'uid-shop', tenant: 'globex', owners: [{ kind: 'User', name: 'dave' }], podSecurity: { enforce: 'restricted' } },
+  {
+    name: 'shop',
+    uid: 'uid-shop',
+    tenant: 'globex',
+    owners: [{ kind: 'User', name: 'dave' }],
+    podSecurity: { enforce: 'restricted' },
+  },
 ];
 const member = (project: string, tenant: string): Labels => ({ [L_PROJECT]: project, [L_TENANT]: tenant });
 const CACHED: readonly CachedNamespace[] = [
   // Holds 2.5 (in use above its tightest quota); deleting q lets it grow to wide's 5.
-  { meta: { name: 'payments-api', labels: member('payments', 'acme') }, quotas: [{ name: 'q', hard: { [CPU]: 2000 }, status: { used: { [CPU]: 2500 } } }, { name: 'wide', hard: { [CPU]: 5000 } }] },
+  {
+    meta: { name: 'payments-api', labels: member('payments', 'acme') },
+    quotas: [
+      { name: 'q', hard: { [CPU]: 2000 }, status: { used: { [CPU]: 2500 } } },
+      { name: 'wide', hard: { [CPU]: 5000 } },
+    ],
+  },
   // Holds 1.2 (the apiserver still enforces main's old limit); deleting main lets it grow to mid's 2.8; be is scoped.
   {
     meta: { name: 'payments-web', labels: member('payments', 'acme') },
-    quotas: [{ name: 'main', hard: { [CPU]: 1000 }, status: { hard: { [CPU]: 1200 } } }, { name: 'mid', hard: { [CPU]: 2800 } }, { name: 'be', hard: { [CPU]: 500 }, scoped: true }],
+    quotas: [
+      { name: 'main', hard: { [CPU]: 1000 }, status: { hard: { [CPU]: 1200 } } },
+      { name: 'mid', hard: { [CPU]: 2800 } },
+      { name: 'be', hard: { [CPU]: 500 }, scoped: true },
+    ],
   },
-  { meta: { name: 'payments-gone', labels: member('payments', 'acme') }, terminating: true, quotas: [{ name: 'q', hard: { [CPU]: 500 } }] },
+  {
+    meta: { name: 'payments-gone', labels: member('payments', 'acme') },
+    terminating: true,
+    quotas: [{ name: 'q', hard: { [CPU]: 500 } }],
+  },
   // Carries the prefix but no label: made by an administrator, in no project.
   { meta: { name: 'payments-stray' }, quotas: [{ name: 'q', hard: { [CPU]: 1000 } }] },
-  { meta: { name: 'lab-one', labels: member('lab', 'acme') }, quotas: [{ name: 'tenantgate-quota', hard: { [CPU]: 1000, [PODS]: 10 } }] },
+  {
+    meta: { name: 'lab-one', labels: member('lab', 'acme') },
+    quotas: [{ name: 'tenantgate-quota', hard: { [CPU]: 1000, [PODS]: 10 } }],
+  },
   { meta: { name: 'shop-front', labels: member('shop', 'globex') }, quotas: [{ name: 'q', hard: { [CPU]: 2000 } }] },
   { meta: { name: 'legacy' }, quotas: [{ name: 'q', hard: { [CPU]: 1000 } }] },
   { meta: { name: 'default' }, quotas: [] },
@@ -136,12 +174,20 @@ interface Identity {
 }
 const IDENTITIES: readonly Identity[] = [
   { who: 'cluster admin', username: 'admin', groups: ['system:masters', 'system:authenticated'] },
-  { who: "tenantgate's controller", username: 'system:serviceaccount:tenantgate-system:tenantgate-controller', groups: ['system:serviceaccounts', 'system:authenticated'] },
+  {
+    who: "tenantgate's controller",
+    username: 'system:serviceaccount:tenantgate-system:tenantgate-controller',
+    groups: ['system:serviceaccounts', 'system:authenticated'],
+  },
   { who: 'owner of payments and lab', username: 'alice', groups: ['acme:payments-admins', 'system:authenticated'] },
   { who: 'owner of shop', username: 'dave', groups: ['system:authenticated'] },
   { who: 'tenant owning nothing', username: 'bob', groups: ['tenants', 'system:authenticated'] },
   { who: 'anonymous', groups: [] },
-  { who: 'namespace controller', username: 'system:serviceaccount:kube-system:namespace-controller', groups: ['system:serviceaccounts', 'system:authenticated'] },
+  {
+    who: 'namespace controller',
+    username: 'system:serviceaccount:kube-system:namespace-controller',
+    groups: ['system:serviceaccounts', 'system:authenticated'],
+  },
   { who: 'kube-controller-manager', username: 'system:kube-controller-manager', groups: ['system:authenticated'] },
 ];
 
@@ -160,7 +206,13 @@ const RESERVED_PREFIXES = ['kube-', 'openshift-', 'tenantgate-'];
 const CONFIGURED_PREFIXES = ['tenantgate.io/'];
 /** The keys that grant power, protected whatever tenantgate.yaml lists (docs/rules.md T7). */
 const GRANTING_LABEL_PREFIXES = ['pod-security.kubernetes.io/'];
-const GRANTING_LABELS = ['resource.kubernetes.io/admin-access', 'openshift.io/run-level', 'openshift.io/cluster-monitoring', 'control-plane', 'kubernetes.azure.com/managedby'];
+const GRANTING_LABELS = [
+  'resource.kubernetes.io/admin-access',
+  'openshift.io/run-level',
+  'openshift.io/cluster-monitoring',
+  'control-plane',
+  'kubernetes.azure.com/managedby',
+];
 const GRANTING_ANNOTATIONS = [
   A_NODE_SELECTOR,
   'scheduler.alpha.kubernetes.io/defaultTolerations',
@@ -195,7 +247,14 @@ function namespaceJson(m: NamespaceModel, terminating = false): Record<string, u
   return defined({
     apiVersion: 'v1',
     kind: 'Namespace',
-    metadata: defined({ name: m.name, labels: m.labels, annotations: m.annotations, finalizers: m.finalizers, ownerReferences: m.ownerReferences, deletionTimestamp: terminating ? '2026-01-01T00:00:00Z' : undefined }),
+    metadata: defined({
+      name: m.name,
+      labels: m.labels,
+      annotations: m.annotations,
+      finalizers: m.finalizers,
+      ownerReferences: m.ownerReferences,
+      deletionTimestamp: terminating ? '2026-01-01T00:00:00Z' : undefined,
+    }),
     status: terminating ? { phase: 'Terminating' } : undefined,
   });
 }
@@ -206,7 +265,9 @@ function quotaJson(q: QuotaModel, namespace: string | undefined): Record<string,
     kind: 'ResourceQuota',
     metadata: defined({ name: q.name, namespace, labels: q.labels, finalizers: q.finalizers }),
     spec: defined({ hard: hardList(q.hard), scopes: q.scoped ? ['BestEffort'] : undefined }),
-    status: q.status ? defined({ hard: q.status.hard && hardList(q.status.hard), used: q.status.used && hardList(q.status.used) }) : undefined,
+    status: q.status
+      ? defined({ hard: q.status.hard && hardList(q.status.hard), used: q.status.used && hardList(q.status.used) })
+      : undefined,
   });
 }
 
@@ -214,7 +275,13 @@ function projectJson(p: ProjectModel): Record<string, unknown> {
   return {
     apiVersion: 'tenantgate.io/v1alpha1',
     kind: 'Project',
-    metadata: defined({ name: p.name, uid: p.uid, labels: p.labels, finalizers: p.finalizers, deletionTimestamp: p.deleting ? '2026-01-01T00:00:00Z' : undefined }),
+    metadata: defined({
+      name: p.name,
+      uid: p.uid,
+      labels: p.labels,
+      finalizers: p.finalizers,
+      deletionTimestamp: p.deleting ? '2026-01-01T00:00:00Z' : undefined,
+    }),
     spec: defined({
       tenant: p.tenant,
       owners: p.owners,
@@ -241,8 +308,19 @@ type Target =
   | { kind: 'Namespace'; object?: NamespaceModel | null; oldObject?: NamespaceModel }
   | { kind: 'ResourceQuota'; namespace: string; object?: QuotaModel | null; oldObject?: QuotaModel }
   | { kind: 'Project'; object?: ProjectModel | null; oldObject?: ProjectModel }
-  | { kind: 'Deployment'; namespace: string; object?: Record<string, unknown> | null; oldObject?: Record<string, unknown> };
-type Case = Target & { uid: string; user: Identity; operation: Operation; subResource?: 'status' | 'finalize'; dryRun: boolean };
+  | {
+      kind: 'Deployment';
+      namespace: string;
+      object?: Record<string, unknown> | null;
+      oldObject?: Record<string, unknown>;
+    };
+type Case = Target & {
+  uid: string;
+  user: Identity;
+  operation: Operation;
+  subResource?: 'status' | 'finalize';
+  dryRun: boolean;
+};
 
 const GVK = {
   Namespace: { group: '', version: 'v1', kind: 'Namespace' },
@@ -292,7 +370,8 @@ function reviewOf(c: Case): Record<string, unknown> {
   };
 }
 
-const rare = <T>(arb: fc.Arbitrary<T>, absent = 3): fc.Arbitrary<T | undefined> => fc.oneof({ arbitrary: fc.constant(undefined), weight: absent }, { arbitrary: arb, weight: 1 });
+const rare = <T>(arb: fc.Arbitrary<T>, absent = 3): fc.Arbitrary<T | undefined> =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: absent }, { arbitrary: arb, weight: 1 });
 /**
  * Integer millicores: mostly an edge of the world above and the millicore past it — where a quota
  * makes its namespace grow, where it stops fitting the budget (Q1), where it leaves less than 10 % (Q4):
@@ -329,7 +408,13 @@ function slots(keys: readonly string[], values: ReadonlyArray<string | undefined
 
 const NS_LABEL_KEYS = [L_PROJECT, L_TENANT, ps('enforce'), ps('warn'), L_TIER, 'team'];
 const NS_ANNOTATION_KEYS = [A_UID, A_NODE_SELECTOR, 'note'];
-const OWNER_REFERENCE = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', name: 'shop', uid: 'uid-shop', blockOwnerDeletion: true };
+const OWNER_REFERENCE = {
+  apiVersion: 'tenantgate.io/v1alpha1',
+  kind: 'Project',
+  name: 'shop',
+  uid: 'uid-shop',
+  blockOwnerDeletion: true,
+};
 const namespaceFields = fc.record({
   labels: fc.tuple(
     rare(fc.constantFrom('payments', 'lab', 'shop', 'ghost'), 1),
@@ -339,16 +424,30 @@ const namespaceFields = fc.record({
     rare(fc.constant('gold'), 6),
     rare(fc.constant('web'), 2),
   ),
-  annotations: fc.tuple(rare(fc.constantFrom('uid-payments', 'uid-shop', 'uid-bogus')), rare(fc.constant('zone=a'), 6), rare(fc.constant('hi'), 2)),
+  annotations: fc.tuple(
+    rare(fc.constantFrom('uid-payments', 'uid-shop', 'uid-bogus')),
+    rare(fc.constant('zone=a'), 6),
+    rare(fc.constant('hi'), 2),
+  ),
   finalizers: rare(fc.constantFrom<string[]>([], ['example.com/hold']), 4),
   ownerReferences: rare(fc.constant<Array<Record<string, unknown>>>([OWNER_REFERENCE]), 6),
 });
 type NamespaceFields = typeof namespaceFields extends fc.Arbitrary<infer F> ? F : never;
 const namespaceModel = (name: string, v: NamespaceFields): NamespaceModel =>
-  defined({ name: name || undefined, labels: slots(NS_LABEL_KEYS, v.labels), annotations: slots(NS_ANNOTATION_KEYS, v.annotations), finalizers: v.finalizers, ownerReferences: v.ownerReferences });
+  defined({
+    name: name || undefined,
+    labels: slots(NS_LABEL_KEYS, v.labels),
+    annotations: slots(NS_ANNOTATION_KEYS, v.annotations),
+    finalizers: v.finalizers,
+    ownerReferences: v.ownerReferences,
+  });
 /** UPDATE: an old object and a new one that differs in a few labels, annotations or lists. */
 function mergedNamespace(old: NamespaceModel, next: NamespaceModel, mask: number[]): NamespaceModel {
-  const pick = (keys: readonly string[], a: Labels | undefined, b: Labels | undefined, offset: number) => slots(keys, keys.map((k, i) => (mask[offset + i] === 0 ? b?.[k] : a?.[k])));
+  const pick = (keys: readonly string[], a: Labels | undefined, b: Labels | undefined, offset: number) =>
+    slots(
+      keys,
+      keys.map((k, i) => (mask[offset + i] === 0 ? b?.[k] : a?.[k])),
+    );
   return defined({
     name: old.name,
     labels: pick(NS_LABEL_KEYS, old.labels, next.labels, 0),
@@ -358,7 +457,24 @@ function mergedNamespace(old: NamespaceModel, next: NamespaceModel, mask: number
   });
 }
 
-const NS_NAMES = ['payments-api', 'payments-web', 'payments-gone', 'payments-stray', 'payments-new', 'payments-', 'payments-Bad', 'lab-one', 'lab-two', 'shop-front', 'shop-new', 'legacy', 'foo', 'kube-tools', 'default', ''];
+const NS_NAMES = [
+  'payments-api',
+  'payments-web',
+  'payments-gone',
+  'payments-stray',
+  'payments-new',
+  'payments-',
+  'payments-Bad',
+  'lab-one',
+  'lab-two',
+  'shop-front',
+  'shop-new',
+  'legacy',
+  'foo',
+  'kube-tools',
+  'default',
+  '',
+];
 const namespaceTarget = fc
   .record({
     name: fc.constantFrom(...NS_NAMES),
@@ -375,10 +491,23 @@ const namespaceTarget = fc
     const cached = CACHED.find((n) => n.meta.name === name)?.meta;
     const old = cachedOld && cached ? cached : first;
     const next = mergedNamespace(old, namespaceModel(name, b), mask);
-    if (sub) return { kind: 'Namespace' as const, subResource: sub, operation: 'UPDATE' as const, object: next, oldObject: old };
+    if (sub)
+      return {
+        kind: 'Namespace' as const,
+        subResource: sub,
+        operation: 'UPDATE' as const,
+        object: next,
+        oldObject: old,
+      };
     if (operation === 'CREATE') return { kind: 'Namespace' as const, operation, object: first };
-    if (operation === 'UPDATE') return { kind: 'Namespace' as const, operation, object: next, ...(drop === 0 ? {} : { oldObject: old }) };
-    return { kind: 'Namespace' as const, operation, ...(drop % 2 ? { object: null } : {}), ...(drop === 0 ? {} : { oldObject: old }) };
+    if (operation === 'UPDATE')
+      return { kind: 'Namespace' as const, operation, object: next, ...(drop === 0 ? {} : { oldObject: old }) };
+    return {
+      kind: 'Namespace' as const,
+      operation,
+      ...(drop % 2 ? { object: null } : {}),
+      ...(drop === 0 ? {} : { oldObject: old }),
+    };
   });
 
 const QUOTA_FIELDS = ['name', 'labels', 'finalizers', 'hard', 'scoped', 'status'] as const;
@@ -387,36 +516,93 @@ const quotaModel = (name: string) =>
     .record({
       cpu: fc.oneof({ arbitrary: millicores, weight: 6 }, { arbitrary: fc.constant(undefined), weight: 1 }),
       pods: rare(fc.constantFrom<number>(5, 10, 20), 1),
-      scoped: fc.oneof({ arbitrary: fc.constant(undefined), weight: 5 }, { arbitrary: fc.constant<boolean>(true), weight: 1 }),
-      status: rare(fc.oneof(millicores.map((m) => ({ used: { [CPU]: m } })), millicores.map((m) => ({ hard: { [CPU]: m } }))), 4),
+      scoped: fc.oneof(
+        { arbitrary: fc.constant(undefined), weight: 5 },
+        { arbitrary: fc.constant<boolean>(true), weight: 1 },
+      ),
+      status: rare(
+        fc.oneof(
+          millicores.map((m) => ({ used: { [CPU]: m } })),
+          millicores.map((m) => ({ hard: { [CPU]: m } })),
+        ),
+        4,
+      ),
       label: rare(fc.constantFrom('payments', 'shop'), 3),
       finalizers: rare(fc.constant<string[]>(['example.com/hold']), 4),
     })
-    .map((v): QuotaModel => defined({ name, labels: v.label ? { [L_PROJECT]: v.label } : undefined, finalizers: v.finalizers, hard: defined({ [CPU]: v.cpu, [PODS]: v.pods }), scoped: v.scoped, status: v.status }));
-const QUOTA_NAMESPACES = ['payments-api', 'payments-web', 'payments-gone', 'payments-stray', 'payments-new', 'lab-one', 'lab-two', 'shop-front', 'legacy', 'foo', ''];
+    .map((v): QuotaModel =>
+      defined({
+        name,
+        labels: v.label ? { [L_PROJECT]: v.label } : undefined,
+        finalizers: v.finalizers,
+        hard: defined({ [CPU]: v.cpu, [PODS]: v.pods }),
+        scoped: v.scoped,
+        status: v.status,
+      }),
+    );
+const QUOTA_NAMESPACES = [
+  'payments-api',
+  'payments-web',
+  'payments-gone',
+  'payments-stray',
+  'payments-new',
+  'lab-one',
+  'lab-two',
+  'shop-front',
+  'legacy',
+  'foo',
+  '',
+];
 const QUOTA_NAMES = ['q', 'wide', 'main', 'mid', 'be', 'tenantgate-quota', 'extra'];
 const quotaTarget = fc
-  .record({ namespace: fc.constantFrom(...QUOTA_NAMESPACES), sub: rare(fc.constantFrom('status' as const, 'finalize' as const), 12) })
+  .record({
+    namespace: fc.constantFrom(...QUOTA_NAMESPACES),
+    sub: rare(fc.constantFrom('status' as const, 'finalize' as const), 12),
+  })
   .chain(({ namespace, sub }) => {
     // Mostly one of the namespace's own quotas (replacing, deleting), else any name (adding).
     const own = CACHED.find((n) => n.meta.name === namespace)?.quotas.map((q) => q.name) ?? [];
-    const name = own.length ? fc.oneof(fc.constantFrom(...own), fc.constantFrom(...QUOTA_NAMES)) : fc.constantFrom(...QUOTA_NAMES);
+    const name = own.length
+      ? fc.oneof(fc.constantFrom(...own), fc.constantFrom(...QUOTA_NAMES))
+      : fc.constantFrom(...QUOTA_NAMES);
     return name.map((n) => ({ namespace, name: n, sub }));
   })
   .chain(({ namespace, name, sub }) =>
-    fc.record({ operation: fc.constantFrom<Operation>('CREATE', 'UPDATE', 'DELETE'), first: quotaModel(name), second: quotaModel(name), mask: changeMask, cachedOld: fc.boolean(), drop: fc.nat(9) }).map(({ operation, first, second, mask, cachedOld, drop }) => {
-      const cached = CACHED.find((n) => n.meta.name === namespace)?.quotas.find((q) => q.name === name);
-      const old = cachedOld && cached ? cached : first;
-      const next = merged(old, second, QUOTA_FIELDS, mask);
-      const base = { kind: 'ResourceQuota' as const, namespace };
-      if (sub) return { ...base, subResource: sub, operation: 'UPDATE' as const, object: next, oldObject: old };
-      if (operation === 'CREATE') return { ...base, operation, object: first };
-      if (operation === 'UPDATE') return { ...base, operation, object: next, ...(drop === 0 ? {} : { oldObject: old }) };
-      return { ...base, operation, ...(drop % 2 ? { object: null } : {}), ...(drop === 0 ? {} : { oldObject: old }) };
-    }),
+    fc
+      .record({
+        operation: fc.constantFrom<Operation>('CREATE', 'UPDATE', 'DELETE'),
+        first: quotaModel(name),
+        second: quotaModel(name),
+        mask: changeMask,
+        cachedOld: fc.boolean(),
+        drop: fc.nat(9),
+      })
+      .map(({ operation, first, second, mask, cachedOld, drop }) => {
+        const cached = CACHED.find((n) => n.meta.name === namespace)?.quotas.find((q) => q.name === name);
+        const old = cachedOld && cached ? cached : first;
+        const next = merged(old, second, QUOTA_FIELDS, mask);
+        const base = { kind: 'ResourceQuota' as const, namespace };
+        if (sub) return { ...base, subResource: sub, operation: 'UPDATE' as const, object: next, oldObject: old };
+        if (operation === 'CREATE') return { ...base, operation, object: first };
+        if (operation === 'UPDATE')
+          return { ...base, operation, object: next, ...(drop === 0 ? {} : { oldObject: old }) };
+        return { ...base, operation, ...(drop % 2 ? { object: null } : {}), ...(drop === 0 ? {} : { oldObject: old }) };
+      }),
   );
 
-const PROJECT_FIELDS = ['name', 'uid', 'labels', 'finalizers', 'deleting', 'tenant', 'owners', 'budget', 'defaults', 'maxNamespaces', 'podSecurity'] as const;
+const PROJECT_FIELDS = [
+  'name',
+  'uid',
+  'labels',
+  'finalizers',
+  'deleting',
+  'tenant',
+  'owners',
+  'budget',
+  'defaults',
+  'maxNamespaces',
+  'podSecurity',
+] as const;
 const PROJECT_NAMES = ['payments', 'lab', 'shop', 'web', 'payments-eu', 'shop-eu', 'pay', 'Bad_Name', 'x'.repeat(41)];
 const projectModel = (name: string) =>
   fc
@@ -424,21 +610,50 @@ const projectModel = (name: string) =>
       labels: rare(fc.constant<Labels>({ team: 'x' })),
       finalizers: rare(fc.constantFrom<string[]>([CASCADE], ['example.com/x'], [CASCADE, 'example.com/x']), 1),
       deleting: rare(fc.constant(true), 8),
-      tenant: fc.oneof({ arbitrary: fc.constant('acme'), weight: 4 }, { arbitrary: fc.constant('globex'), weight: 2 }, { arbitrary: fc.constant('Acme'), weight: 1 }),
-      owners: fc.oneof({ arbitrary: fc.constant<Subject[]>([ACME_ADMINS]), weight: 6 }, { arbitrary: fc.constant<Subject[]>([{ kind: 'User', name: 'dave' }]), weight: 2 }, { arbitrary: fc.constant<Subject[]>([{ kind: 'Robot', name: 'r2d2' }]), weight: 1 }),
-      budget: rare(millicores.map((m) => ({ [CPU]: m })), 1),
-      defaults: rare(millicores.map((m) => ({ [CPU]: m })), 1),
+      tenant: fc.oneof(
+        { arbitrary: fc.constant('acme'), weight: 4 },
+        { arbitrary: fc.constant('globex'), weight: 2 },
+        { arbitrary: fc.constant('Acme'), weight: 1 },
+      ),
+      owners: fc.oneof(
+        { arbitrary: fc.constant<Subject[]>([ACME_ADMINS]), weight: 6 },
+        { arbitrary: fc.constant<Subject[]>([{ kind: 'User', name: 'dave' }]), weight: 2 },
+        { arbitrary: fc.constant<Subject[]>([{ kind: 'Robot', name: 'r2d2' }]), weight: 1 },
+      ),
+      budget: rare(
+        millicores.map((m) => ({ [CPU]: m })),
+        1,
+      ),
+      defaults: rare(
+        millicores.map((m) => ({ [CPU]: m })),
+        1,
+      ),
     })
     .map((v): ProjectModel => defined({ name, ...v }));
 const projectTarget = fc.constantFrom(...PROJECT_NAMES).chain((name) =>
-  fc.record({ operation: fc.constantFrom<Operation>('CREATE', 'UPDATE', 'DELETE'), first: projectModel(name), second: projectModel(name), mask: changeMask, cachedOld: fc.boolean(), drop: fc.nat(9) }).map(({ operation, first, second, mask, cachedOld, drop }) => {
-    const cached = PROJECTS.find((p) => p.name === name);
-    const old = cachedOld && cached ? cached : first;
-    const next = merged(old, second, PROJECT_FIELDS, mask);
-    if (operation === 'CREATE') return { kind: 'Project' as const, operation, object: first };
-    if (operation === 'UPDATE') return { kind: 'Project' as const, operation, object: next, ...(drop === 0 ? {} : { oldObject: old }) };
-    return { kind: 'Project' as const, operation, ...(drop % 2 ? { object: null } : {}), ...(drop === 0 ? {} : { oldObject: old }) };
-  }),
+  fc
+    .record({
+      operation: fc.constantFrom<Operation>('CREATE', 'UPDATE', 'DELETE'),
+      first: projectModel(name),
+      second: projectModel(name),
+      mask: changeMask,
+      cachedOld: fc.boolean(),
+      drop: fc.nat(9),
+    })
+    .map(({ operation, first, second, mask, cachedOld, drop }) => {
+      const cached = PROJECTS.find((p) => p.name === name);
+      const old = cachedOld && cached ? cached : first;
+      const next = merged(old, second, PROJECT_FIELDS, mask);
+      if (operation === 'CREATE') return { kind: 'Project' as const, operation, object: first };
+      if (operation === 'UPDATE')
+        return { kind: 'Project' as const, operation, object: next, ...(drop === 0 ? {} : { oldObject: old }) };
+      return {
+        kind: 'Project' as const,
+        operation,
+        ...(drop % 2 ? { object: null } : {}),
+        ...(drop === 0 ? {} : { oldObject: old }),
+      };
+    }),
 );
 
 /** Kinds tenantgate does not judge: any object at all. */
@@ -447,7 +662,9 @@ const otherTarget = fc.record({
   namespace: fc.constantFrom('payments-api', 'legacy'),
   operation: fc.constantFrom<Operation>('CREATE', 'UPDATE'),
   subResource: rare(fc.constant('status' as const)),
-  object: fc.anything({ maxDepth: 3 }).filter((a): a is Record<string, unknown> => typeof a === 'object' && a !== null && !Array.isArray(a)),
+  object: fc
+    .anything({ maxDepth: 3 })
+    .filter((a): a is Record<string, unknown> => typeof a === 'object' && a !== null && !Array.isArray(a)),
 });
 
 const validCase: fc.Arbitrary<Case> = fc
@@ -455,7 +672,12 @@ const validCase: fc.Arbitrary<Case> = fc
     uid: fc.uuid(),
     user: fc.constantFrom(...IDENTITIES),
     dryRun: fc.boolean(),
-    target: fc.oneof({ arbitrary: namespaceTarget, weight: 4 }, { arbitrary: quotaTarget, weight: 4 }, { arbitrary: projectTarget, weight: 2 }, { arbitrary: otherTarget, weight: 1 }),
+    target: fc.oneof(
+      { arbitrary: namespaceTarget, weight: 4 },
+      { arbitrary: quotaTarget, weight: 4 },
+      { arbitrary: projectTarget, weight: 2 },
+      { arbitrary: otherTarget, weight: 1 },
+    ),
   })
   .map(({ uid, user, dryRun, target }) => defined({ uid, user, dryRun, ...target }) as Case);
 const validReview = validCase.map(reviewOf);
@@ -469,7 +691,9 @@ const brokenReview = fc.oneof(
   validReview.map((r) => JSON.stringify({ apiVersion: r.apiVersion, kind: r.kind })),
   validReview.map((r) => JSON.stringify({ ...r, request: { ...(r.request as object), uid: 42 } })),
   validReview.map((r) => JSON.stringify({ ...r, request: { ...(r.request as object), operation: 'EXPLODE' } })),
-  validReview.map((r) => JSON.stringify({ ...r, request: { ...(r.request as object), userInfo: { groups: 'system:masters' } } })),
+  validReview.map((r) =>
+    JSON.stringify({ ...r, request: { ...(r.request as object), userInfo: { groups: 'system:masters' } } }),
+  ),
   validReview.map((r) => JSON.stringify({ ...r, request: { ...(r.request as object), object: [1, 2, 3] } })),
   validReview.map((r) => JSON.stringify(r).slice(0, Math.max(1, JSON.stringify(r).length - 7))),
   fc.string().map((s) => `{${s}`),
@@ -493,22 +717,31 @@ function expected(rules: Iterable<string>, warnings: Iterable<string> = []): Exp
 }
 const ADMIT = expected([]);
 
-const privileged = (u: Identity) => u.groups.some((g) => PRIVILEGED_GROUPS.includes(g)) || (u.username !== undefined && PRIVILEGED_USERS.includes(u.username));
+const privileged = (u: Identity) =>
+  u.groups.some((g) => PRIVILEGED_GROUPS.includes(g)) ||
+  (u.username !== undefined && PRIVILEGED_USERS.includes(u.username));
 const systemController = (u: Identity) => u.username !== undefined && SYSTEM_CONTROLLERS.includes(u.username);
-const owns = (p: ProjectModel, u: Identity) => p.owners.some((s) => (s.kind === 'Group' && u.groups.includes(s.name)) || (s.kind === 'User' && u.username === s.name));
+const owns = (p: ProjectModel, u: Identity) =>
+  p.owners.some(
+    (s) => (s.kind === 'Group' && u.groups.includes(s.name)) || (s.kind === 'User' && u.username === s.name),
+  );
 const projectNamed = (name: string | undefined) => PROJECTS.find((p) => p.name === name);
 const prefixOf = (project: string) => `${project}-`;
 const dnsLabel = (s: string) => s.length <= 63 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(s);
 const reserved = (name: string) => RESERVED_NAMES.includes(name) || RESERVED_PREFIXES.some((p) => name.startsWith(p));
 /** N2: `<project>-<non-empty suffix>`, a DNS label, not reserved. */
-const fitsProject = (p: ProjectModel, name: string) => dnsLabel(name) && name.startsWith(prefixOf(p.name)) && name.length > prefixOf(p.name).length && !reserved(name);
+const fitsProject = (p: ProjectModel, name: string) =>
+  dnsLabel(name) && name.startsWith(prefixOf(p.name)) && name.length > prefixOf(p.name).length && !reserved(name);
 
 /** The project whose prefix the name carries (with a non-empty suffix). */
 function projectByPrefix(name: string): ProjectModel | undefined {
-  return PROJECTS.filter((p) => name.startsWith(prefixOf(p.name)) && name.length > prefixOf(p.name).length).sort((a, b) => b.name.length - a.name.length)[0];
+  return PROJECTS.filter((p) => name.startsWith(prefixOf(p.name)) && name.length > prefixOf(p.name).length).sort(
+    (a, b) => b.name.length - a.name.length,
+  )[0];
 }
 /** An existing namespace's project: by its label only. */
-const labelledProject = (m: NamespaceModel | undefined) => (m?.labels?.[L_PROJECT] ? projectNamed(m.labels[L_PROJECT]) : undefined);
+const labelledProject = (m: NamespaceModel | undefined) =>
+  m?.labels?.[L_PROJECT] ? projectNamed(m.labels[L_PROJECT]) : undefined;
 const cachedNamespace = (name: string) => CACHED.find((n) => n.meta.name === name);
 /** The namespaces labelled for the project in the snapshot. */
 const members = (project: string) => CACHED.filter((n) => n.meta.labels?.[L_PROJECT] === project);
@@ -535,7 +768,11 @@ function holds(quotas: readonly QuotaModel[]): Res {
   for (const r of RESOURCES) {
     const enforced = unscoped.map((q) => q.status?.hard?.[r]).filter((v): v is number => v !== undefined);
     const used = unscoped.map((q) => q.status?.used?.[r]).filter((v): v is number => v !== undefined);
-    const all = [out[r], enforced.length ? Math.min(...enforced) : undefined, used.length ? Math.max(...used) : undefined].filter((v): v is number => v !== undefined);
+    const all = [
+      out[r],
+      enforced.length ? Math.min(...enforced) : undefined,
+      used.length ? Math.max(...used) : undefined,
+    ].filter((v): v is number => v !== undefined);
     if (all.length) out[r] = Math.max(...all);
   }
   return out;
@@ -562,9 +799,11 @@ function othersTotal(project: string, except: string, budgetOf: ProjectModel): R
   return out;
 }
 
-const grows = (before: Res, after: Res) => RESOURCES.some((r) => after[r] !== undefined && (before[r] === undefined || after[r] > before[r]));
+const grows = (before: Res, after: Res) =>
+  RESOURCES.some((r) => after[r] !== undefined && (before[r] === undefined || after[r] > before[r]));
 /** Q1: the namespace's share and the others' together exceed the budget for some resource it asks. */
-const overBudget = (p: ProjectModel, self: Res, others: Res) => budgetKeys(p).some((r) => self[r] !== undefined && self[r] + (others[r] ?? 0) > p.budget![r]!);
+const overBudget = (p: ProjectModel, self: Res, others: Res) =>
+  budgetKeys(p).some((r) => self[r] !== undefined && self[r] + (others[r] ?? 0) > p.budget![r]!);
 /** Q4: within the budget, but less than 10 % of it left. */
 const lowHeadroom = (p: ProjectModel, self: Res, others: Res) =>
   budgetKeys(p).some((r) => {
@@ -576,14 +815,26 @@ const lowHeadroom = (p: ProjectModel, self: Res, others: Res) =>
 const sameList = (a: unknown[] | undefined, b: unknown[] | undefined) => isDeepStrictEqual(a ?? [], b ?? []);
 const sameMap = (a: Labels | undefined, b: Labels | undefined) => isDeepStrictEqual(a ?? {}, b ?? {});
 /** Every entry of `after` was already in `before`: something was removed, nothing added. */
-const dropsOnly = (after: unknown[] | undefined, before: unknown[] | undefined) => (after ?? []).every((a) => (before ?? []).some((b) => isDeepStrictEqual(a, b)));
+const dropsOnly = (after: unknown[] | undefined, before: unknown[] | undefined) =>
+  (after ?? []).every((a) => (before ?? []).some((b) => isDeepStrictEqual(a, b)));
 
 /** T7: a non-privileged subject adds, changes or removes protected namespace metadata (other than the values tenantgate sets). */
-function protectedChange(before: NamespaceModel, after: NamespaceModel, ours: { labels?: Labels; annotations?: Labels } = {}): boolean {
-  const isLabel = (k: string) => ([...GRANTING_LABEL_PREFIXES, ...CONFIGURED_PREFIXES].some((p) => k.startsWith(p)) || GRANTING_LABELS.includes(k)) && k !== L_PROJECT && k !== L_TENANT;
-  const isAnnotation = (k: string) => CONFIGURED_PREFIXES.some((p) => k.startsWith(p)) || GRANTING_ANNOTATIONS.includes(k);
+function protectedChange(
+  before: NamespaceModel,
+  after: NamespaceModel,
+  ours: { labels?: Labels; annotations?: Labels } = {},
+): boolean {
+  const isLabel = (k: string) =>
+    ([...GRANTING_LABEL_PREFIXES, ...CONFIGURED_PREFIXES].some((p) => k.startsWith(p)) ||
+      GRANTING_LABELS.includes(k)) &&
+    k !== L_PROJECT &&
+    k !== L_TENANT;
+  const isAnnotation = (k: string) =>
+    CONFIGURED_PREFIXES.some((p) => k.startsWith(p)) || GRANTING_ANNOTATIONS.includes(k);
   const changed = (b: Labels = {}, a: Labels = {}, isProtected: (k: string) => boolean, mine: Labels = {}) =>
-    [...new Set([...Object.keys(b), ...Object.keys(a)])].some((k) => isProtected(k) && b[k] !== a[k] && !(a[k] !== undefined && mine[k] === a[k]));
+    [...new Set([...Object.keys(b), ...Object.keys(a)])].some(
+      (k) => isProtected(k) && b[k] !== a[k] && !(a[k] !== undefined && mine[k] === a[k]),
+    );
   return (
     changed(before.labels, after.labels, isLabel, ours.labels) ||
     changed(before.annotations, after.annotations, isAnnotation, ours.annotations) ||
@@ -604,17 +855,23 @@ function namespaceCreate(u: Identity, ns: NamespaceModel): Expected {
   const p = claimed ? projectNamed(claimed) : projectByPrefix(name);
   if (claimed && !p) return expected(['T2']);
   // Outside projects only privileged subjects set a tenant label (T3).
-  if (!p) return privileged(u) ? ADMIT : expected([...(reserved(name) ? ['N2'] : []), ...(L_TENANT in labels ? ['T3'] : []), 'T6']);
+  if (!p)
+    return privileged(u)
+      ? ADMIT
+      : expected([...(reserved(name) ? ['N2'] : []), ...(L_TENANT in labels ? ['T3'] : []), 'T6']);
   const rules: string[] = [];
   if (!fitsProject(p, name)) rules.push('N2');
   // Unlabelled, claimed by its prefix only: for anyone but owners and privileged subjects T4 says it.
-  if ((claimed || privileged(u) || owns(p, u)) && (labels[L_PROJECT] !== p.name || labels[L_TENANT] !== p.tenant)) rules.push('T2');
+  if ((claimed || privileged(u) || owns(p, u)) && (labels[L_PROJECT] !== p.name || labels[L_TENANT] !== p.tenant))
+    rules.push('T2');
   if (!privileged(u)) {
     if (!owns(p, u)) rules.push('T4');
-    if (protectedChange({}, ns, { labels: podSecurityLabels(p), annotations: p.uid ? { [A_UID]: p.uid } : {} })) rules.push('T7');
+    if (protectedChange({}, ns, { labels: podSecurityLabels(p), annotations: p.uid ? { [A_UID]: p.uid } : {} }))
+      rules.push('T7');
   }
   if (p.deleting) rules.push('T4');
-  if (p.maxNamespaces !== undefined && members(p.name).filter((n) => n.meta.name !== name).length + 1 > p.maxNamespaces) rules.push('Q1');
+  if (p.maxNamespaces !== undefined && members(p.name).filter((n) => n.meta.name !== name).length + 1 > p.maxNamespaces)
+    rules.push('Q1');
   if (!privileged(u) && budgetKeys(p).some((r) => p.defaults?.[r] === undefined)) rules.push('Q2');
   const self = share({}, p);
   const others = othersTotal(p.name, name, p);
@@ -625,9 +882,17 @@ function namespaceCreate(u: Identity, ns: NamespaceModel): Expected {
 function namespaceUpdate(u: Identity, ns: NamespaceModel, old: NamespaceModel | undefined): Expected {
   if (!old) return ADMIT;
   // Kubernetes' controllers may drop finalizers and owner references, nothing else (docs/rules.md T7).
-  if (systemController(u) && sameMap(ns.labels, old.labels) && sameMap(ns.annotations, old.annotations) && dropsOnly(ns.finalizers, old.finalizers) && dropsOnly(ns.ownerReferences, old.ownerReferences)) return ADMIT;
+  if (
+    systemController(u) &&
+    sameMap(ns.labels, old.labels) &&
+    sameMap(ns.annotations, old.annotations) &&
+    dropsOnly(ns.finalizers, old.finalizers) &&
+    dropsOnly(ns.ownerReferences, old.ownerReferences)
+  )
+    return ADMIT;
   const name = ns.name ?? '';
-  const tenancyMoved = old.labels?.[L_PROJECT] !== ns.labels?.[L_PROJECT] || old.labels?.[L_TENANT] !== ns.labels?.[L_TENANT];
+  const tenancyMoved =
+    old.labels?.[L_PROJECT] !== ns.labels?.[L_PROJECT] || old.labels?.[L_TENANT] !== ns.labels?.[L_TENANT];
   if (!privileged(u)) {
     const p = labelledProject(old);
     if (!p) return expected(['T6']);
@@ -654,10 +919,25 @@ function namespaceDelete(u: Identity, old: NamespaceModel | undefined): Expected
   return expected(owns(p, u) ? [] : ['T4']);
 }
 
-function quotaReview(u: Identity, operation: Operation, namespace: string, object: QuotaModel | null | undefined, old: QuotaModel | undefined): Expected {
+function quotaReview(
+  u: Identity,
+  operation: Operation,
+  namespace: string,
+  object: QuotaModel | null | undefined,
+  old: QuotaModel | undefined,
+): Expected {
   const priv = privileged(u);
   const deletingController = operation === 'DELETE' && systemController(u);
-  if (operation === 'UPDATE' && object && old && systemController(u) && sameMap(object.labels, old.labels) && isDeepStrictEqual(quotaJson(object, '').spec, quotaJson(old, '').spec) && dropsOnly(object.finalizers, old.finalizers)) return ADMIT;
+  if (
+    operation === 'UPDATE' &&
+    object &&
+    old &&
+    systemController(u) &&
+    sameMap(object.labels, old.labels) &&
+    isDeepStrictEqual(quotaJson(object, '').spec, quotaJson(old, '').spec) &&
+    dropsOnly(object.finalizers, old.finalizers)
+  )
+    return ADMIT;
   const cached = cachedNamespace(namespace);
   // Finishing a terminating (or already gone) namespace.
   if ((priv || deletingController) && operation === 'DELETE' && (!cached || cached.terminating)) return ADMIT;
@@ -699,20 +979,40 @@ function quotaReview(u: Identity, operation: Operation, namespace: string, objec
   return expected(rules, lowHeadroom(p, self, others) ? ['Q4'] : []);
 }
 
-function projectReview(u: Identity, operation: Operation, object: ProjectModel | null | undefined, old: ProjectModel | undefined): Expected {
-  const sameButFinalizers = (a: ProjectModel, b: ProjectModel) => sameMap(a.labels, b.labels) && isDeepStrictEqual(projectJson(a).spec, projectJson(b).spec);
-  if (operation === 'UPDATE' && object && old && systemController(u) && sameButFinalizers(object, old) && dropsOnly(object.finalizers, old.finalizers)) return ADMIT;
+function projectReview(
+  u: Identity,
+  operation: Operation,
+  object: ProjectModel | null | undefined,
+  old: ProjectModel | undefined,
+): Expected {
+  const sameButFinalizers = (a: ProjectModel, b: ProjectModel) =>
+    sameMap(a.labels, b.labels) && isDeepStrictEqual(projectJson(a).spec, projectJson(b).spec);
+  if (
+    operation === 'UPDATE' &&
+    object &&
+    old &&
+    systemController(u) &&
+    sameButFinalizers(object, old) &&
+    dropsOnly(object.finalizers, old.finalizers)
+  )
+    return ADMIT;
   if (!privileged(u)) return expected(['T5']);
   if (operation === 'DELETE' || !object || object.deleting) return ADMIT;
   const rules: string[] = [];
-  const schemaBroken = object.owners.some((o) => !['User', 'Group', 'ServiceAccount'].includes(o.kind)) || !dnsLabel(object.tenant);
+  const schemaBroken =
+    object.owners.some((o) => !['User', 'Group', 'ServiceAccount'].includes(o.kind)) || !dnsLabel(object.tenant);
   if (schemaBroken) rules.push('S1');
   if (!dnsLabel(object.name) || object.name.length > 40) rules.push('N1');
   if (old && old.tenant !== object.tenant) rules.push('T1');
   // What the cluster says (overlaps, allocations) is judged for a Project that matches its schema.
   if (schemaBroken) return expected(rules);
   const mine = prefixOf(object.name);
-  if (PROJECTS.some((p) => p.name !== object.name && (mine.startsWith(prefixOf(p.name)) || prefixOf(p.name).startsWith(mine)))) rules.push('N4');
+  if (
+    PROJECTS.some(
+      (p) => p.name !== object.name && (mine.startsWith(prefixOf(p.name)) || prefixOf(p.name).startsWith(mine)),
+    )
+  )
+    rules.push('N4');
   const allocated = othersTotal(object.name, '', object);
   // On UPDATE only the budgets the update lowers (or newly sets) are judged: a project already over a
   // budget it keeps (a burst ended while its pods still run) may still be edited.
@@ -725,7 +1025,9 @@ function projectReview(u: Identity, operation: Operation, object: ProjectModel |
 function oracle(c: Case): Expected {
   if (c.subResource) {
     // T8: status and finalize of Namespaces, status of ResourceQuotas.
-    const judged = (c.kind === 'Namespace' || (c.kind === 'ResourceQuota' && c.subResource === 'status')) && GVK[c.kind].group === '';
+    const judged =
+      (c.kind === 'Namespace' || (c.kind === 'ResourceQuota' && c.subResource === 'status')) &&
+      GVK[c.kind].group === '';
     return judged && !privileged(c.user) && !systemController(c.user) ? expected(['T8']) : ADMIT;
   }
   switch (c.kind) {
@@ -756,7 +1058,11 @@ function mutation(c: Case): Case | undefined {
       const labels: Labels = { ...ns.labels, [L_PROJECT]: p.name };
       if (!labels[L_TENANT]) labels[L_TENANT] = p.tenant;
       for (const [key, level] of Object.entries(podSecurityLabels(p))) labels[key] ??= level;
-      const out: NamespaceModel = { ...ns, labels, ...(p.uid ? { annotations: { ...ns.annotations, [A_UID]: p.uid } } : {}) };
+      const out: NamespaceModel = {
+        ...ns,
+        labels,
+        ...(p.uid ? { annotations: { ...ns.annotations, [A_UID]: p.uid } } : {}),
+      };
       return isDeepStrictEqual(namespaceJson(out), namespaceJson(ns)) ? undefined : { ...c, object: out };
     }
     case 'ResourceQuota': {
@@ -791,7 +1097,17 @@ function freshGuard(): HeadroomGuard {
   return new HeadroomGuard({ ttlMs: 30_000, ledger: new MemoryLedger() });
 }
 
-const stats = { cases: 0, crashes: 0, judged: 0, admitted: 0, denied: 0, warned: 0, mutated: 0, revalidated: 0, rules: {} as Record<string, number> };
+const stats = {
+  cases: 0,
+  crashes: 0,
+  judged: 0,
+  admitted: 0,
+  denied: 0,
+  warned: 0,
+  mutated: 0,
+  revalidated: 0,
+  rules: {} as Record<string, number>,
+};
 
 beforeAll(async () => {
   const certs = await generateWebhookCerts(await mkdtemp(join(tmpdir(), 'tg-fuzz-')));
@@ -830,12 +1146,17 @@ interface Answer {
 function post(path: string, body: string | Buffer): Promise<Answer> {
   guard = freshGuard();
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, contentType: String(res.headers['content-type'] ?? '') }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: text, contentType: String(res.headers['content-type'] ?? '') }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -864,7 +1185,8 @@ function admissionOf(res: Answer, uid: string): AdmissionResponse {
 }
 
 /** Rule ids of a denial's lines or of warnings; a line without one shows as itself (and fails). */
-const ruleIds = (lines: readonly string[]) => [...new Set(lines.map((l) => /^\[([A-Z]\d+)\] /.exec(l)?.[1] ?? `no rule id: ${l}`))].sort();
+const ruleIds = (lines: readonly string[]) =>
+  [...new Set(lines.map((l) => /^\[([A-Z]\d+)\] /.exec(l)?.[1] ?? `no rule id: ${l}`))].sort();
 
 async function validateAs(c: Case): Promise<void> {
   const body = JSON.stringify(reviewOf(c));
@@ -872,7 +1194,11 @@ async function validateAs(c: Case): Promise<void> {
   const want = oracle(c);
   const got: Expected = answer.allowed
     ? { allowed: true, rules: [], warnings: ruleIds(answer.warnings ?? []) }
-    : { allowed: false, rules: ruleIds(String(answer.status?.message ?? '').split('\n')), warnings: ruleIds(answer.warnings ?? []) };
+    : {
+        allowed: false,
+        rules: ruleIds(String(answer.status?.message ?? '').split('\n')),
+        warnings: ruleIds(answer.warnings ?? []),
+      };
   expect(got, `${c.user.who} — ${answer.status?.message ?? 'admitted'}\n${body}`).toEqual(want);
   if (!answer.allowed) expect(answer.status?.code).toBe(403);
   expect(answer.patch).toBeUndefined();
@@ -908,12 +1234,26 @@ describe('webhook fuzz', () => {
     expect(c.privileged).toEqual({ users: PRIVILEGED_USERS, groups: PRIVILEGED_GROUPS });
     expect(c.systemControllers).toEqual(SYSTEM_CONTROLLERS);
     expect(c.reserved).toEqual({ names: RESERVED_NAMES, prefixes: RESERVED_PREFIXES });
-    expect(c.protectedNamespaceMetadata).toEqual({ labels: CONFIGURED_PREFIXES.map((p) => `${p}*`), annotations: CONFIGURED_PREFIXES.map((p) => `${p}*`) });
-    expect(GRANTING_NAMESPACE_METADATA.map((g) => (g.field === 'labels' ? 'label ' : 'annotation ') + g.key).sort()).toEqual(
-      [...GRANTING_LABEL_PREFIXES.map((p) => `label ${p}*`), ...GRANTING_LABELS.map((k) => `label ${k}`), ...GRANTING_ANNOTATIONS.map((k) => `annotation ${k}`)].sort(),
+    expect(c.protectedNamespaceMetadata).toEqual({
+      labels: CONFIGURED_PREFIXES.map((p) => `${p}*`),
+      annotations: CONFIGURED_PREFIXES.map((p) => `${p}*`),
+    });
+    expect(
+      GRANTING_NAMESPACE_METADATA.map((g) => (g.field === 'labels' ? 'label ' : 'annotation ') + g.key).sort(),
+    ).toEqual(
+      [
+        ...GRANTING_LABEL_PREFIXES.map((p) => `label ${p}*`),
+        ...GRANTING_LABELS.map((k) => `label ${k}`),
+        ...GRANTING_ANNOTATIONS.map((k) => `annotation ${k}`),
+      ].sort(),
     );
     expect(c.podSecurity).toEqual(POD_SECURITY);
-    expect([c.namespacePrefix, c.requireProjectForUsers, c.headroomWarningThreshold, c.clusterName]).toEqual(['{project}-', true, 0.1, '']);
+    expect([c.namespacePrefix, c.requireProjectForUsers, c.headroomWarningThreshold, c.clusterName]).toEqual([
+      '{project}-',
+      true,
+      0.1,
+      '',
+    ]);
   });
 
   it(`answers ${RUNS} generated bodies as the oracle says: the verdict and rule ids of /validate, the object /mutate makes, 400 for every broken envelope`, async () => {
@@ -952,7 +1292,25 @@ describe('webhook fuzz', () => {
     expect(stats.crashes).toBe(0);
     // The generators reach every rule the model judges, and both verdicts in numbers.
     if (RUNS >= 2_000) {
-      for (const rule of ['S1', 'N1', 'N2', 'N4', 'T1', 'T2', 'T3', 'T4', 'T5', 'T6', 'T7', 'T8', 'Q1', 'Q2', 'Q3', 'Q4']) expect(stats.rules[rule] ?? 0, rule).toBeGreaterThan(0);
+      for (const rule of [
+        'S1',
+        'N1',
+        'N2',
+        'N4',
+        'T1',
+        'T2',
+        'T3',
+        'T4',
+        'T5',
+        'T6',
+        'T7',
+        'T8',
+        'Q1',
+        'Q2',
+        'Q3',
+        'Q4',
+      ])
+        expect(stats.rules[rule] ?? 0, rule).toBeGreaterThan(0);
       expect(stats.admitted).toBeGreaterThan(stats.judged / 10);
       expect(stats.denied).toBeGreaterThan(stats.judged / 10);
       expect(stats.mutated).toBeGreaterThan(stats.judged / 50);
@@ -963,9 +1321,26 @@ describe('webhook fuzz', () => {
     const big = Buffer.alloc(MAX_BODY_BYTES + 1024, 'a');
     expect((await post('/validate', big)).status).toBe(413);
     expect((await post('/nope', '{}')).status).toBe(404);
-    const ok = await post('/validate', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', userInfo: { username: 'bob', groups: [] }, object: { metadata: { name: 'payments-x' } } } }));
+    const ok = await post(
+      '/validate',
+      JSON.stringify({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        request: {
+          uid: 'u',
+          kind: { group: '', version: 'v1', kind: 'Namespace' },
+          operation: 'CREATE',
+          userInfo: { username: 'bob', groups: [] },
+          object: { metadata: { name: 'payments-x' } },
+        },
+      }),
+    );
     expect(ok.status).toBe(200);
-    expect(JSON.parse(ok.body).response).toMatchObject({ uid: 'u', allowed: false, status: { code: 403, message: expect.stringMatching(/^\[T4\] /) } });
+    expect(JSON.parse(ok.body).response).toMatchObject({
+      uid: 'u',
+      allowed: false,
+      status: { code: 403, message: expect.stringMatching(/^\[T4\] /) },
+    });
   });
 
   it('fails closed before the caches synced', async () => {
@@ -974,8 +1349,22 @@ describe('webhook fuzz', () => {
     const plain = supertestless.createServer(app);
     await new Promise<void>((r) => plain.listen(0, '127.0.0.1', () => r()));
     const p = (plain.address() as { port: number }).port;
-    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'x', kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', userInfo: { username: 'admin', groups: ['system:masters'] }, object: { metadata: { name: 'anything' } } } });
-    const res = await fetch(`http://127.0.0.1:${p}/validate`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    const body = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'x',
+        kind: { group: '', version: 'v1', kind: 'Namespace' },
+        operation: 'CREATE',
+        userInfo: { username: 'admin', groups: ['system:masters'] },
+        object: { metadata: { name: 'anything' } },
+      },
+    });
+    const res = await fetch(`http://127.0.0.1:${p}/validate`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json' },
+    });
     const json = (await res.json()) as { response: { allowed: boolean; status: { code: number; message: string } } };
     expect(json.response.allowed).toBe(false);
     expect(json.response.status.code).toBe(503);

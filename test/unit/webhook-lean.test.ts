@@ -24,8 +24,17 @@ let server: Server;
 let port = 0;
 
 beforeAll(async () => {
-  const snapshot = MemorySnapshot.of({ projects: [{ metadata: { name: 'shop', uid: 'u1' }, spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'shop-admins' }] } }] });
-  server = createServer(createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics, onDecision: (d) => decisions.push(d) }));
+  const snapshot = MemorySnapshot.of({
+    projects: [
+      {
+        metadata: { name: 'shop', uid: 'u1' },
+        spec: { tenant: 'acme', owners: [{ kind: 'Group', name: 'shop-admins' }] },
+      },
+    ],
+  });
+  server = createServer(
+    createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics, onDecision: (d) => decisions.push(d) }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   port = (server.address() as { port: number }).port;
 });
@@ -38,16 +47,36 @@ interface Answer {
 }
 
 /** One request on a fresh connection; `chunks` are written one by one (chunked encoding when no content-length). */
-function send(method: string, path: string, chunks: Array<string | Buffer>, headers: Record<string, string | number> = {}, to = port): Promise<Answer> {
+function send(
+  method: string,
+  path: string,
+  chunks: Array<string | Buffer>,
+  headers: Record<string, string | number> = {},
+  to = port,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: to, path, method, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: to,
+        path,
+        method,
+        agent: false,
+        headers: { 'content-type': 'application/json', ...headers },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      },
+    );
     // The server may answer (413) and close before the whole body is written.
-    req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
+    req.on('error', (err) =>
+      (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET'
+        ? undefined
+        : reject(err),
+    );
     for (const c of chunks) req.write(c);
     req.end();
   });
@@ -55,7 +84,19 @@ function send(method: string, path: string, chunks: Array<string | Buffer>, head
 
 /** A kind tenantgate does not judge: admitted whatever its name, so only the HTTP path is under test. */
 const review = (uid: string, name = 'web') =>
-  JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid, kind: { group: 'apps', version: 'v1', kind: 'Deployment' }, namespace: 'shop-x', operation: 'CREATE', name, userInfo: { username: 'mallory', groups: ['shop-admins'] }, object: { metadata: { name } } } });
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid,
+      kind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      namespace: 'shop-x',
+      operation: 'CREATE',
+      name,
+      userInfo: { username: 'mallory', groups: ['shop-admins'] },
+      object: { metadata: { name } },
+    },
+  });
 
 describe('the lean admission path', () => {
   it('decides /validate and /validate?timeout=10s (as the apiserver calls it) and answers one JSON AdmissionReview', async () => {
@@ -65,10 +106,16 @@ describe('the lean admission path', () => {
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
       const json = JSON.parse(res.body);
-      expect(json).toMatchObject({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: `u-${path}`, allowed: true } });
+      expect(json).toMatchObject({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        response: { uid: `u-${path}`, allowed: true },
+      });
     }
     expect(decisions.at(-1)).toMatchObject({ uid: 'u-/validate?timeout=10s', path: 'validate', verdict: 'allowed' });
-    expect(await metrics.registry.metrics()).toMatch(/tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="other",verdict="allowed"\} 2/);
+    expect(await metrics.registry.metrics()).toMatch(
+      /tenantgate_webhook_requests_total\{path="validate",operation="CREATE",kind="other",verdict="allowed"\} 2/,
+    );
   });
 
   it('answers 400 to a body that is not JSON, and to JSON that is not an AdmissionReview', async () => {
@@ -106,7 +153,12 @@ describe('the lean admission path', () => {
   });
 
   it('leaves other paths and methods to Express: 404 as before', async () => {
-    for (const [method, path] of [['POST', '/nope'], ['GET', '/validate'], ['POST', '/validate/x'], ['PUT', '/mutate']] as const) {
+    for (const [method, path] of [
+      ['POST', '/nope'],
+      ['GET', '/validate'],
+      ['POST', '/validate/x'],
+      ['PUT', '/mutate'],
+    ] as const) {
       const res = await send(method, path, method === 'GET' ? [] : ['{}']);
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(JSON.parse(res.body).error).toMatch(/^not found/);
@@ -118,9 +170,13 @@ describe('the lean admission path', () => {
     const gz = await send('POST', '/validate', [gzipSync(review('u-gzip'))], { 'content-encoding': 'gzip' });
     expect(gz.status).toBe(200);
     expect(JSON.parse(gz.body).response.uid).toBe('u-gzip');
-    const latin = await send('POST', '/validate', [review('u-latin')], { 'content-type': 'application/json; charset=latin1' });
+    const latin = await send('POST', '/validate', [review('u-latin')], {
+      'content-type': 'application/json; charset=latin1',
+    });
     expect(latin.status).toBe(400);
-    const utf8 = await send('POST', '/validate', [review('u-utf8')], { 'content-type': 'application/json; charset=UTF-8' });
+    const utf8 = await send('POST', '/validate', [review('u-utf8')], {
+      'content-type': 'application/json; charset=UTF-8',
+    });
     expect(JSON.parse(utf8.body).response.uid).toBe('u-utf8');
   });
 });
@@ -135,16 +191,31 @@ describe('a decision that fails', () => {
       () => Promise.reject(new Error('snapshot corrupt')),
     ];
     for (const decide of failures) {
-      const failing = createServer(createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics: new WebhookMetrics(), decide, log: () => {} }));
+      const failing = createServer(
+        createApp({
+          config: DEFAULT_CONFIG,
+          snapshot,
+          ready: () => true,
+          metrics: new WebhookMetrics(),
+          decide,
+          log: () => {},
+        }),
+      );
       await new Promise<void>((r) => failing.listen(0, '127.0.0.1', () => r()));
       const at = (failing.address() as { port: number }).port;
       try {
         for (const viaExpress of [false, true]) {
           const body = review('u-fail');
           // A gzip body goes through Express's body parser; a plain one through the lean path.
-          const res = viaExpress ? await send('POST', '/validate', [gzipSync(body)], { 'content-encoding': 'gzip' }, at) : await send('POST', '/validate', [body], {}, at);
+          const res = viaExpress
+            ? await send('POST', '/validate', [gzipSync(body)], { 'content-encoding': 'gzip' }, at)
+            : await send('POST', '/validate', [body], {}, at);
           expect(res.status).toBe(200);
-          expect(JSON.parse(res.body).response).toMatchObject({ uid: 'u-fail', allowed: false, status: { code: 500, message: 'tenantgate could not evaluate its rules: snapshot corrupt' } });
+          expect(JSON.parse(res.body).response).toMatchObject({
+            uid: 'u-fail',
+            allowed: false,
+            status: { code: 500, message: 'tenantgate could not evaluate its rules: snapshot corrupt' },
+          });
         }
       } finally {
         await new Promise<void>((r) => failing.close(() => r()));
@@ -162,8 +233,14 @@ describe('the webhook decision log (pino, asynchronous)', () => {
       for (let i = 0; i < 2000; i++) record({ uid: 'u' + i, path: 'validate', kind: 'Namespace', user: 'x', operation: 'CREATE', dryRun: false, verdict: 'allowed', rules: [], ms: 0.1 });
       process.exit(0);
     `;
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: process.cwd() });
-    const lines = r.stderr.trim().split('\n').filter((l) => l.startsWith('{'));
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      cwd: process.cwd(),
+    });
+    const lines = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'));
     expect(lines).toHaveLength(2000);
     expect(JSON.parse(lines[1999]!)).toMatchObject({ uid: 'u1999', msg: 'admission decision', component: 'webhook' });
   }, 60_000); // a child process loading TypeScript: seconds on a busy machine
@@ -184,7 +261,11 @@ describe('the webhook decision log (pino, asynchronous)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tenantgate-log-'));
     const fd = openSync(join(dir, 'stderr'), 'w');
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: process.cwd(), stdio: ['ignore', 'pipe', fd] });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        cwd: process.cwd(),
+        stdio: ['ignore', 'pipe', fd],
+      });
       const [early, late] = JSON.parse(r.stdout) as [number, number];
       expect(early).toBe(0); // one record (< 4 KiB) waits for the batch or the periodic flush
       expect(late).toBeGreaterThan(0); // the periodic flush (1 s) wrote it

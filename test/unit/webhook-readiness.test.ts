@@ -17,8 +17,15 @@ afterEach(() => server?.close());
 
 function source(state: { synced: boolean; upToDate: boolean }): SnapshotSource {
   const snapshot = MemorySnapshot.of({
-    projects: [{ metadata: { name: 'shop', uid: 'u1' }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '4' } } } }],
-    namespaces: [{ metadata: { name: 'shop-dev', labels: { 'tenantgate.io/project': 'shop', 'tenantgate.io/tenant': 'acme' } } }],
+    projects: [
+      {
+        metadata: { name: 'shop', uid: 'u1' },
+        spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': '4' } } },
+      },
+    ],
+    namespaces: [
+      { metadata: { name: 'shop-dev', labels: { 'tenantgate.io/project': 'shop', 'tenantgate.io/tenant': 'acme' } } },
+    ],
   });
   return {
     snapshot,
@@ -49,13 +56,21 @@ async function readyz(state: { synced: boolean; upToDate: boolean }): Promise<{ 
 describe('webhook readiness', () => {
   it('/readyz: 503 until synced, 503 while a watch re-lists or is broken, 200 otherwise', async () => {
     expect(await readyz({ synced: false, upToDate: false })).toEqual({ status: 503, body: 'caches not synced' });
-    expect(await readyz({ synced: true, upToDate: false })).toEqual({ status: 503, body: 'a watch is re-listing or broken' });
+    expect(await readyz({ synced: true, upToDate: false })).toEqual({
+      status: 503,
+      body: 'a watch is re-listing or broken',
+    });
     expect(await readyz({ synced: true, upToDate: true })).toEqual({ status: 200, body: 'ok' });
   });
 
   it('/readyz: 503 "shutting down" once draining, while reviews are still decided', async () => {
     let draining = false;
-    const { app } = assembleWebhook({ config: DEFAULT_CONFIG, source: source({ synced: true, upToDate: true }), metrics: new WebhookMetrics(), draining: () => draining });
+    const { app } = assembleWebhook({
+      config: DEFAULT_CONFIG,
+      source: source({ synced: true, upToDate: true }),
+      metrics: new WebhookMetrics(),
+      draining: () => draining,
+    });
     server = createServer(app);
     await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -63,8 +78,16 @@ describe('webhook readiness', () => {
     draining = true;
     const ready = await fetch(`${base}/readyz`);
     expect({ status: ready.status, body: await ready.text() }).toEqual({ status: 503, body: 'shutting down' });
-    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: aQuotaCreateRequest('shop-dev') };
-    const res = await fetch(`${base}/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(review) });
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: aQuotaCreateRequest('shop-dev'),
+    };
+    const res = await fetch(`${base}/validate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(review),
+    });
     const answer = (await res.json()) as { response: { uid: string; allowed: boolean } };
     expect(res.status).toBe(200);
     expect(answer.response).toMatchObject({ uid: review.request.uid, allowed: true });

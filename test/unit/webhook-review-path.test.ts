@@ -12,23 +12,45 @@ import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp, type Decide } from '../../src/webhook/server.js';
 
 const snapshot = MemorySnapshot.of({});
-const review = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'r1', kind: { group: '', version: 'v1', kind: 'Namespace' }, operation: 'CREATE', userInfo: { username: 'alice' }, object: { metadata: { name: 'x' } } } });
+const review = JSON.stringify({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: {
+    uid: 'r1',
+    kind: { group: '', version: 'v1', kind: 'Namespace' },
+    operation: 'CREATE',
+    userInfo: { username: 'alice' },
+    object: { metadata: { name: 'x' } },
+  },
+});
 let server: Server | undefined;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
 
 async function serve(decide: Decide, mayWait?: boolean): Promise<number> {
-  server = createServer(createApp({ config: DEFAULT_CONFIG, snapshot, ready: () => true, metrics: new WebhookMetrics(), decide, ...(mayWait === undefined ? {} : { mayWait }) }));
+  server = createServer(
+    createApp({
+      config: DEFAULT_CONFIG,
+      snapshot,
+      ready: () => true,
+      metrics: new WebhookMetrics(),
+      decide,
+      ...(mayWait === undefined ? {} : { mayWait }),
+    }),
+  );
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
   return (server.address() as { port: number }).port;
 }
 
 const post = (port: number) =>
   new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/validate', headers: { 'content-type': 'application/json' } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/validate', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end(review);
   });
@@ -42,7 +64,11 @@ describe('the review path', () => {
     const answer = await post(port);
     expect(signals).toEqual([undefined]);
     expect(answer.status).toBe(200);
-    expect(JSON.parse(answer.body)).toEqual({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'r1', allowed: true, warnings: ['[Q4] close to the budget'] } });
+    expect(JSON.parse(answer.body)).toEqual({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: 'r1', allowed: true, warnings: ['[Q4] close to the budget'] },
+    });
   });
 
   it('with mayWait (the default) a decision gets a signal that aborts when the caller leaves before the answer', async () => {
@@ -52,7 +78,13 @@ describe('the review path', () => {
       signal = s;
       return new Promise<Verdict>((resolve) => (release = () => resolve(allow)));
     });
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/validate', headers: { 'content-type': 'application/json' } });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/validate',
+      headers: { 'content-type': 'application/json' },
+    });
     req.on('error', () => {});
     req.end(review);
     await expect.poll(() => signal).toBeDefined();

@@ -26,7 +26,12 @@ describe('certificate reload', () => {
     const first = await signCert(ca, { commonName: 'first', ipAddresses: ['127.0.0.1'], usage: 'server' });
     const files = await writeKeyPair(dir, 'tls', first);
     const logs: string[] = [];
-    const server = serveHttps(files, (_req, res) => res.end('ok'), (m) => logs.push(m), 100);
+    const server = serveHttps(
+      files,
+      (_req, res) => res.end('ok'),
+      (m) => logs.push(m),
+      100,
+    );
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as { port: number }).port;
     const before = await servedSerial(port);
@@ -52,10 +57,14 @@ describe('certificate reload', () => {
 });
 
 describe('idle connections', () => {
-  it('outlive the apiserver\'s own idle timeout, so the apiserver closes them first (no POST lost to a closing connection)', async () => {
+  it("outlive the apiserver's own idle timeout, so the apiserver closes them first (no POST lost to a closing connection)", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tg-tls-'));
     const ca = await createCA();
-    const files = await writeKeyPair(dir, 'tls', await signCert(ca, { commonName: 'idle', ipAddresses: ['127.0.0.1'], usage: 'server' }));
+    const files = await writeKeyPair(
+      dir,
+      'tls',
+      await signCert(ca, { commonName: 'idle', ipAddresses: ['127.0.0.1'], usage: 'server' }),
+    );
     const server = serveHttps(files, (_req, res) => res.end('ok'));
     try {
       expect(server.keepAliveTimeout).toBeGreaterThan(APISERVER_IDLE_TIMEOUT_MS);

@@ -47,7 +47,7 @@ describe('WriterTurns', () => {
     expect(turns.before('p', 2_001)).toBeUndefined();
   });
 
-  it('an older version the watch delivers late is not another replica\'s new write', () => {
+  it("an older version the watch delivers late is not another replica's new write", () => {
     const turns = new WriterTurns(2000);
     turns.wrote('p', '10', 0);
     turns.wrote('p', '12', 0);
@@ -60,7 +60,7 @@ describe('WriterTurns', () => {
     expect(turns.before('p', 5)).toBeUndefined();
   });
 
-  it('another replica\'s announcement: the next write waits for a version after it, once; its own announcement asks for nothing', () => {
+  it("another replica's announcement: the next write waits for a version after it, once; its own announcement asks for nothing", () => {
     const turns = new WriterTurns(2000);
     turns.wrote('p', '10', 0);
     turns.observed('p', '10', 1);

@@ -7,7 +7,15 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import type { ControlPlane } from '../../../test/support/devcluster/controlplane.js';
-import { type LatencyStats, machineCpu, nowMs, openLoopSchedule, procCpuSeconds, round1, stats } from '../../lib/measure.js';
+import {
+  type LatencyStats,
+  machineCpu,
+  nowMs,
+  openLoopSchedule,
+  procCpuSeconds,
+  round1,
+  stats,
+} from '../../lib/measure.js';
 
 export interface ApiAnswer {
   status: number;
@@ -15,12 +23,25 @@ export interface ApiAnswer {
 }
 
 export function namespaceBody(name: string, project: string | null): Buffer {
-  return Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(project ? { labels: { 'tenantgate.io/project': project } } : {}) } }));
+  return Buffer.from(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name, ...(project ? { labels: { 'tenantgate.io/project': project } } : {}) },
+    }),
+  );
 }
 
 const caOf = new WeakMap<ControlPlane, Buffer>();
 
-function send(cp: ControlPlane, agent: Agent | false, user: string, method: string, path: string, body?: Buffer): Promise<ApiAnswer> {
+function send(
+  cp: ControlPlane,
+  agent: Agent | false,
+  user: string,
+  method: string,
+  path: string,
+  body?: Buffer,
+): Promise<ApiAnswer> {
   const url = new URL(cp.info.server);
   // Read once per control plane, not on every request of the load loop.
   let ca = caOf.get(cp);
@@ -28,42 +49,85 @@ function send(cp: ControlPlane, agent: Agent | false, user: string, method: stri
   const token = cp.info.tokens[user];
   if (!token) throw new Error(`no token for ${user}`);
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({
-      host: url.hostname,
-      port: url.port,
-      path,
-      method,
-      agent,
-      ca,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', ...(body ? { 'content-length': body.length } : {}) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => {
-        let message = '';
-        try {
-          message = (JSON.parse(text) as { message?: string }).message ?? '';
-        } catch {
-          message = text.slice(0, 300);
-        }
-        resolve({ status: res.statusCode ?? 0, message });
-      });
-    });
+    const req = httpsRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method,
+        agent,
+        ca,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          ...(body ? { 'content-length': body.length } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          let message = '';
+          try {
+            message = (JSON.parse(text) as { message?: string }).message ?? '';
+          } catch {
+            message = text.slice(0, 300);
+          }
+          resolve({ status: res.statusCode ?? 0, message });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 /** One Namespace create by `user` (dry run unless told otherwise). */
-export function createNamespace(cp: ControlPlane, user: string, name: string, project: string | null, dryRun = true): Promise<ApiAnswer> {
-  return send(cp, false, user, 'POST', `/api/v1/namespaces${dryRun ? '?dryRun=All' : ''}`, namespaceBody(name, project));
+export function createNamespace(
+  cp: ControlPlane,
+  user: string,
+  name: string,
+  project: string | null,
+  dryRun = true,
+): Promise<ApiAnswer> {
+  return send(
+    cp,
+    false,
+    user,
+    'POST',
+    `/api/v1/namespaces${dryRun ? '?dryRun=All' : ''}`,
+    namespaceBody(name, project),
+  );
 }
 
 /** One ResourceQuota create by `user` (persisted unless `dryRun`: then every webhook still decides). */
-export function createQuota(cp: ControlPlane, agent: Agent, user: string, namespace: string, name: string, cpu: string, dryRun = false): Promise<ApiAnswer> {
-  const body = Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name }, spec: { hard: { 'requests.cpu': cpu } } }));
-  return send(cp, agent, user, 'POST', `/api/v1/namespaces/${namespace}/resourcequotas${dryRun ? '?dryRun=All' : ''}`, body);
+export function createQuota(
+  cp: ControlPlane,
+  agent: Agent,
+  user: string,
+  namespace: string,
+  name: string,
+  cpu: string,
+  dryRun = false,
+): Promise<ApiAnswer> {
+  const body = Buffer.from(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { name },
+      spec: { hard: { 'requests.cpu': cpu } },
+    }),
+  );
+  return send(
+    cp,
+    agent,
+    user,
+    'POST',
+    `/api/v1/namespaces/${namespace}/resourcequotas${dryRun ? '?dryRun=All' : ''}`,
+    body,
+  );
 }
 
 /** Deletes every ResourceQuota of a namespace (deletecollection, as the caller's user). */
@@ -77,7 +141,14 @@ export function postNamespace(cp: ControlPlane, agent: Agent | false, user: stri
 }
 
 /** One Pod create by `user` (persisted unless `dryRun`). */
-export function createPod(cp: ControlPlane, agent: Agent | false, user: string, namespace: string, body: Buffer, dryRun = false): Promise<ApiAnswer> {
+export function createPod(
+  cp: ControlPlane,
+  agent: Agent | false,
+  user: string,
+  namespace: string,
+  body: Buffer,
+  dryRun = false,
+): Promise<ApiAnswer> {
   return send(cp, agent, user, 'POST', `/api/v1/namespaces/${namespace}/pods${dryRun ? '?dryRun=All' : ''}`, body);
 }
 
@@ -110,7 +181,12 @@ export interface CpuCounter {
    * CPU µs per request of each watched process, and the machine's load meanwhile; `seconds` is each
    * process's CPU seconds over the window, `wallS` the window.
    */
-  stop(requests: number): { usPerRequest: Record<string, number>; machineBusyPct: number; seconds: Record<string, number>; wallS: number };
+  stop(requests: number): {
+    usPerRequest: Record<string, number>;
+    machineBusyPct: number;
+    seconds: Record<string, number>;
+    wallS: number;
+  };
 }
 
 export function countCpu(pids: Record<string, number>): CpuCounter {
@@ -126,7 +202,12 @@ export function countCpu(pids: Record<string, number>): CpuCounter {
         usPerRequest[k] = round1((seconds[k] / Math.max(1, requests)) * 1e6);
       }
       const wall = (nowMs() - t0) / 1000;
-      return { usPerRequest, machineBusyPct: round1(((machineCpu().busy - m0.busy) / wall) * 100), seconds, wallS: wall };
+      return {
+        usPerRequest,
+        machineBusyPct: round1(((machineCpu().busy - m0.busy) / wall) * 100),
+        seconds,
+        wallS: wall,
+      };
     },
   };
 }
@@ -148,7 +229,16 @@ export interface ApiLoopResult {
  * Open loop through the apiserver: `rate` dry-run Namespace creates per second for `durationMs` (after
  * `warmupMs`), each a distinct name of `project` by `user`; latency from each request's send.
  */
-export async function apiOpenLoop(cp: ControlPlane, user: string, project: string, tag: string, rate: number, warmupMs: number, durationMs: number, pids: Record<string, number>): Promise<ApiLoopResult> {
+export async function apiOpenLoop(
+  cp: ControlPlane,
+  user: string,
+  project: string,
+  tag: string,
+  rate: number,
+  warmupMs: number,
+  durationMs: number,
+  pids: Record<string, number>,
+): Promise<ApiLoopResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const schedule = openLoopSchedule(rate, warmupMs, durationMs);
   const { warmupCount, total } = schedule;
@@ -159,28 +249,50 @@ export async function apiOpenLoop(cp: ControlPlane, user: string, project: strin
   let errors = 0;
   let firstDenial = '';
   let counter: CpuCounter | undefined;
-  await schedule.run((index) => {
-    const sent = nowMs();
-    return send(cp, agent, user, 'POST', '/api/v1/namespaces?dryRun=All', namespaceBody(`${project}-${tag}-${index}`, project)).then(
-      (r) => {
-        if (index < warmupCount) return;
-        latencies[completed++] = nowMs() - sent;
-        if (r.status === 201) admitted += 1;
-        else if (r.status === 403 || r.status === 400 || r.status === 422) {
-          denied += 1;
-          firstDenial ||= `${r.status} ${r.message}`;
-        } else {
-          errors += 1;
-          firstDenial ||= `${r.status} ${r.message}`;
-        }
-      },
-      () => {
-        if (index >= warmupCount) errors += 1;
-      },
-    );
-  }, () => (counter = countCpu(pids)));
+  await schedule.run(
+    (index) => {
+      const sent = nowMs();
+      return send(
+        cp,
+        agent,
+        user,
+        'POST',
+        '/api/v1/namespaces?dryRun=All',
+        namespaceBody(`${project}-${tag}-${index}`, project),
+      ).then(
+        (r) => {
+          if (index < warmupCount) return;
+          latencies[completed++] = nowMs() - sent;
+          if (r.status === 201) admitted += 1;
+          else if (r.status === 403 || r.status === 400 || r.status === 422) {
+            denied += 1;
+            firstDenial ||= `${r.status} ${r.message}`;
+          } else {
+            errors += 1;
+            firstDenial ||= `${r.status} ${r.message}`;
+          }
+        },
+        () => {
+          if (index >= warmupCount) errors += 1;
+        },
+      );
+    },
+    () => (counter = countCpu(pids)),
+  );
   const counted = counter?.stop(total - warmupCount);
-  const cpu = counted ? { usPerRequest: counted.usPerRequest, machineBusyPct: counted.machineBusyPct } : { usPerRequest: {}, machineBusyPct: NaN };
+  const cpu = counted
+    ? { usPerRequest: counted.usPerRequest, machineBusyPct: counted.machineBusyPct }
+    : { usPerRequest: {}, machineBusyPct: NaN };
   agent.destroy();
-  return { rate, durationS: durationMs / 1000, sent: total - warmupCount, admitted, denied, errors, latencyMs: stats(latencies, completed), firstDenial, cpu };
+  return {
+    rate,
+    durationS: durationMs / 1000,
+    sent: total - warmupCount,
+    admitted,
+    denied,
+    errors,
+    latencyMs: stats(latencies, completed),
+    firstDenial,
+    cpu,
+  };
 }

@@ -46,18 +46,32 @@ const kubectl = (cp: ControlPlane, args: string[], input?: string) => kubectlAs(
 
 export async function installCapsuleCrds(cp: ControlPlane, version: string): Promise<void> {
   const dir = join(moduleDir(CAPSULE_MODULE, version), 'charts', 'capsule', 'crds');
-  const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => join(dir, f));
   log(`peers: Capsule CRDs: ${files.length} files from ${dir}`);
   await applyFiles(cp, files);
-  await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=120s', 'crd/globalresourcequotas.capsule.clastix.io', 'crd/quantityledgers.capsule.clastix.io', 'crd/capsuleconfigurations.capsule.clastix.io']);
-  await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'List',
-    items: [
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CAPSULE_NS } },
-      { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: CAPSULE_SA, namespace: CAPSULE_NS } },
-    ],
-  }));
+  await kubectl(cp, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=120s',
+    'crd/globalresourcequotas.capsule.clastix.io',
+    'crd/quantityledgers.capsule.clastix.io',
+    'crd/capsuleconfigurations.capsule.clastix.io',
+  ]);
+  await kubectl(
+    cp,
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: CAPSULE_NS } },
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: CAPSULE_SA, namespace: CAPSULE_NS } },
+      ],
+    }),
+  );
 }
 
 /** The chart's GlobalResourceQuota webhook (values.yaml webhooks.hooks.globalresourcequotas), our label in its selector. */
@@ -70,8 +84,20 @@ function grqWebhook() {
     matchPolicy: 'Equivalent',
     namespaceSelector: { matchExpressions: [{ key: TENANT_LABEL, operator: 'Exists' }] },
     rules: [
-      { apiGroups: ['*'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['*/*'], scope: 'Namespaced' },
-      { apiGroups: ['capsule.clastix.io'], apiVersions: ['v1beta2'], operations: ['CREATE', 'UPDATE'], resources: ['globalresourcequotas'], scope: 'Cluster' },
+      {
+        apiGroups: ['*'],
+        apiVersions: ['*'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['*/*'],
+        scope: 'Namespaced',
+      },
+      {
+        apiGroups: ['capsule.clastix.io'],
+        apiVersions: ['v1beta2'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: ['globalresourcequotas'],
+        scope: 'Cluster',
+      },
     ],
     sideEffects: 'NoneOnDryRun',
     timeoutSeconds: 30,
@@ -90,27 +116,53 @@ export interface CapsuleEngine {
   stop(): Promise<void>;
 }
 
-export async function startCapsule(cp: ControlPlane, work: string, bin: PeerBinary, options: CapsuleOptions = {}): Promise<CapsuleEngine> {
-  const certs = await generateWebhookCerts(join(work, `capsule-certs-${Date.now()}`), { service: 'capsule-webhook-service', namespace: CAPSULE_NS, ips: ['127.0.0.1'] });
+export async function startCapsule(
+  cp: ControlPlane,
+  work: string,
+  bin: PeerBinary,
+  options: CapsuleOptions = {},
+): Promise<CapsuleEngine> {
+  const certs = await generateWebhookCerts(join(work, `capsule-certs-${Date.now()}`), {
+    service: 'capsule-webhook-service',
+    namespace: CAPSULE_NS,
+    ips: ['127.0.0.1'],
+  });
   const certDir = join(work, `capsule-cert-dir-${Date.now()}`);
   mkdirSync(certDir, { recursive: true });
   copyFileSync(certs.cert, join(certDir, 'tls.crt'));
   copyFileSync(certs.key, join(certDir, 'tls.key'));
   const port = await freePort();
   const logFile = join(work, `capsule-${Date.now()}.log`);
-  await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'capsule.clastix.io/v1beta2',
-    kind: 'CapsuleConfiguration',
-    metadata: { name: CONFIGURATION },
-    spec: {
-      enableTLSReconciler: false,
-      admission: {
-        validating: { name: VALIDATING_NAME, client: { url: `https://127.0.0.1:${port}`, caBundle: certs.caBundle }, webhooks: [grqWebhook()] },
-        mutating: { name: MUTATING_NAME, client: { url: `https://127.0.0.1:${port}`, caBundle: certs.caBundle }, webhooks: [] },
+  await kubectl(
+    cp,
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'capsule.clastix.io/v1beta2',
+      kind: 'CapsuleConfiguration',
+      metadata: { name: CONFIGURATION },
+      spec: {
+        enableTLSReconciler: false,
+        admission: {
+          validating: {
+            name: VALIDATING_NAME,
+            client: { url: `https://127.0.0.1:${port}`, caBundle: certs.caBundle },
+            webhooks: [grqWebhook()],
+          },
+          mutating: {
+            name: MUTATING_NAME,
+            client: { url: `https://127.0.0.1:${port}`, caBundle: certs.caBundle },
+            webhooks: [],
+          },
+        },
       },
-    },
-  }));
-  const env = { ...process.env, KUBECONFIG: cp.info.kubeconfigs.admin!, NAMESPACE: CAPSULE_NS, SERVICE_ACCOUNT: CAPSULE_SA };
+    }),
+  );
+  const env = {
+    ...process.env,
+    KUBECONFIG: cp.info.kubeconfigs.admin!,
+    NAMESPACE: CAPSULE_NS,
+    SERVICE_ACCOUNT: CAPSULE_SA,
+  };
   const args = [
     `--configuration-name=${CONFIGURATION}`,
     `--webhook-port=${port}`,
@@ -123,22 +175,45 @@ export async function startCapsule(cp: ControlPlane, work: string, bin: PeerBina
   const proc = startProcess('capsule', bin.path, args, logFile, env);
   const started = nowMs();
   const cleanup = async () => {
-    await kubectl(cp, ['delete', 'validatingwebhookconfiguration', VALIDATING_NAME, '--ignore-not-found']).catch(() => undefined);
-    await kubectl(cp, ['delete', 'capsuleconfiguration', CONFIGURATION, '--ignore-not-found', '--wait=false']).catch(() => undefined);
+    await kubectl(cp, ['delete', 'validatingwebhookconfiguration', VALIDATING_NAME, '--ignore-not-found']).catch(
+      () => undefined,
+    );
+    await kubectl(cp, ['delete', 'capsuleconfiguration', CONFIGURATION, '--ignore-not-found', '--wait=false']).catch(
+      () => undefined,
+    );
   };
   try {
-    await eventually('Capsule /readyz', async () => {
-      if (proc.child.exitCode !== null) throw new Error(`capsule exited with ${proc.child.exitCode}:\n${tailFile(logFile, 40)}`);
-      const status = await httpStatus(HEALTH_URL);
-      if (status !== 200) throw new Error(`readyz HTTP ${status}`);
-    }, 300_000, 500).catch((err: unknown) => {
+    await eventually(
+      'Capsule /readyz',
+      async () => {
+        if (proc.child.exitCode !== null)
+          throw new Error(`capsule exited with ${proc.child.exitCode}:\n${tailFile(logFile, 40)}`);
+        const status = await httpStatus(HEALTH_URL);
+        if (status !== 200) throw new Error(`readyz HTTP ${status}`);
+      },
+      300_000,
+      500,
+    ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}\n${tailFile(logFile, 40)}`);
     });
-    await eventually('Capsule registers its GlobalResourceQuota webhook', async () => {
-      const r = await kubectl(cp, ['get', 'validatingwebhookconfiguration', VALIDATING_NAME, '-o', 'jsonpath={.webhooks[*].clientConfig.url}']);
-      if (!r.stdout.includes(GRQ_PATH)) throw new Error(`not yet: ${r.stdout}`);
-    }, 120_000, 1000);
-    log(`peers: Capsule serving on 127.0.0.1:${port} after ${Math.round((nowMs() - started) / 1000)} s${options.qps !== undefined ? ` (client QPS ${options.qps}, burst ${options.burst})` : ' (client QPS 20, burst 30: the chart)'}`);
+    await eventually(
+      'Capsule registers its GlobalResourceQuota webhook',
+      async () => {
+        const r = await kubectl(cp, [
+          'get',
+          'validatingwebhookconfiguration',
+          VALIDATING_NAME,
+          '-o',
+          'jsonpath={.webhooks[*].clientConfig.url}',
+        ]);
+        if (!r.stdout.includes(GRQ_PATH)) throw new Error(`not yet: ${r.stdout}`);
+      },
+      120_000,
+      1000,
+    );
+    log(
+      `peers: Capsule serving on 127.0.0.1:${port} after ${Math.round((nowMs() - started) / 1000)} s${options.qps !== undefined ? ` (client QPS ${options.qps}, burst ${options.burst})` : ' (client QPS 20, burst 30: the chart)'}`,
+    );
   } catch (err) {
     await proc.stop(5000);
     await cleanup();
@@ -164,21 +239,49 @@ export function globalQuota(name: string, project: string, hard: Record<string, 
   };
 }
 
-export async function applyGlobalQuota(cp: ControlPlane, name: string, project: string, hard: Record<string, string>): Promise<void> {
+export async function applyGlobalQuota(
+  cp: ControlPlane,
+  name: string,
+  project: string,
+  hard: Record<string, string>,
+): Promise<void> {
   await kubectl(cp, ['apply', '-f', '-'], JSON.stringify(globalQuota(name, project, hard)));
-  await eventually(`GlobalResourceQuota ${name} Ready`, async () => {
-    const r = await kubectl(cp, ['get', 'globalresourcequota', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}']);
-    if (r.stdout.trim() !== 'True') throw new Error(`Ready=${r.stdout.trim() || 'unset'}`);
-  }, 120_000, 500);
+  await eventually(
+    `GlobalResourceQuota ${name} Ready`,
+    async () => {
+      const r = await kubectl(cp, [
+        'get',
+        'globalresourcequota',
+        name,
+        '-o',
+        'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+      ]);
+      if (r.stdout.trim() !== 'True') throw new Error(`Ready=${r.stdout.trim() || 'unset'}`);
+    },
+    120_000,
+    500,
+  );
 }
 
 /** Deletes a GlobalResourceQuota and waits for the garbage collector to remove its ResourceQuotas. */
 export async function deleteGlobalQuota(cp: ControlPlane, name: string): Promise<void> {
   await kubectl(cp, ['delete', 'globalresourcequota', name, '--ignore-not-found', '--wait=true', '--timeout=60s']);
-  await eventually(`ResourceQuotas of GlobalResourceQuota ${name} gone`, async () => {
-    const r = await kubectl(cp, ['get', 'resourcequota', '-A', '-l', `projectcapsule.dev/global-resource-quota=${name}`, '--no-headers']);
-    if (r.stdout.trim()) throw new Error(`left: ${r.stdout.trim().split('\n').length}`);
-  }, 120_000, 500);
+  await eventually(
+    `ResourceQuotas of GlobalResourceQuota ${name} gone`,
+    async () => {
+      const r = await kubectl(cp, [
+        'get',
+        'resourcequota',
+        '-A',
+        '-l',
+        `projectcapsule.dev/global-resource-quota=${name}`,
+        '--no-headers',
+      ]);
+      if (r.stdout.trim()) throw new Error(`left: ${r.stdout.trim().split('\n').length}`);
+    },
+    120_000,
+    500,
+  );
 }
 
 function httpStatus(url: string): Promise<number> {

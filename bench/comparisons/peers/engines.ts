@@ -37,7 +37,11 @@ export const GATEKEEPER_MODULE = 'github.com/open-policy-agent/gatekeeper/v3';
 export const CAPSULE_MODULE = 'github.com/projectcapsule/capsule';
 /** The peers built from Go modules (bench/comparisons/peers/<peer>/go.mod pins each). */
 export type PeerName = 'kyverno' | 'gatekeeper' | 'capsule';
-const PEER_MODULES: Record<PeerName, string> = { kyverno: KYVERNO_MODULE, gatekeeper: GATEKEEPER_MODULE, capsule: CAPSULE_MODULE };
+const PEER_MODULES: Record<PeerName, string> = {
+  kyverno: KYVERNO_MODULE,
+  gatekeeper: GATEKEEPER_MODULE,
+  capsule: CAPSULE_MODULE,
+};
 export const POLICIES = join(ROOT, 'bench', 'comparisons', 'peers', 'policies');
 
 export type EngineName = 'tenantgate' | PeerName;
@@ -56,7 +60,10 @@ export interface Engine {
 export function pinnedVersion(peer: PeerName): string {
   const module = PEER_MODULES[peer];
   const gomod = readFileSync(join(ROOT, 'bench', 'comparisons', 'peers', peer, 'go.mod'), 'utf8');
-  const m = new RegExp(`^(?:require\\s+)?\\s*${module.replaceAll('.', '\\.').replaceAll('/', '\\/')}\\s+(v\\S+)`, 'm').exec(gomod);
+  const m = new RegExp(
+    `^(?:require\\s+)?\\s*${module.replaceAll('.', '\\.').replaceAll('/', '\\/')}\\s+(v\\S+)`,
+    'm',
+  ).exec(gomod);
   if (!m) throw new Error(`bench/comparisons/peers/${peer}/go.mod does not require ${module}`);
   return m[1]!;
 }
@@ -76,9 +83,15 @@ export function buildPeer(peer: PeerName): PeerBinary {
   const path = join(ROOT, '.cache', peer, version, peer);
   let builtNowS: number | null = null;
   if (!existsSync(path)) {
-    log(`peers: building ${peer} ${version} from Go modules (hack/build-go-tool.sh, nice -n 10; many minutes on 2 cores)`);
+    log(
+      `peers: building ${peer} ${version} from Go modules (hack/build-go-tool.sh, nice -n 10; many minutes on 2 cores)`,
+    );
     const t = nowMs();
-    const r = spawnSync(join(ROOT, 'hack', 'build-go-tool.sh'), [peer], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    const r = spawnSync(join(ROOT, 'hack', 'build-go-tool.sh'), [peer], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+    });
     if (r.status !== 0) throw new Error(`hack/build-go-tool.sh ${peer} failed with ${r.status}`);
     builtNowS = Math.round((nowMs() - t) / 1000);
   }
@@ -107,7 +120,12 @@ export async function applyFiles(cp: ControlPlane, files: string[]): Promise<voi
   }
 }
 
-export async function eventually<T>(what: string, fn: () => Promise<T>, timeoutMs = 120_000, everyMs = 500): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  fn: () => Promise<T>,
+  timeoutMs = 120_000,
+  everyMs = 500,
+): Promise<T> {
   const deadline = nowMs() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -116,7 +134,10 @@ export async function eventually<T>(what: string, fn: () => Promise<T>, timeoutM
     } catch (err) {
       last = err;
     }
-    if (nowMs() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s: ${last instanceof Error ? last.message : String(last)}`);
+    if (nowMs() > deadline)
+      throw new Error(
+        `${what}: not within ${timeoutMs / 1000} s: ${last instanceof Error ? last.message : String(last)}`,
+      );
     await sleep(everyMs);
   }
 }
@@ -125,18 +146,49 @@ export async function eventually<T>(what: string, fn: () => Promise<T>, timeoutM
 // tenantgate
 // ---------------------------------------------------------------------------------------------
 
-
 /** `tenantgate webhook` with `config` (tenantgate.yaml keys; the built-in defaults otherwise). */
-export async function startTenantgate(cp: ControlPlane, work: string, mainJs: string, certs: WebhookCertFiles, register: boolean, config: Record<string, unknown> = {}): Promise<Engine> {
+export async function startTenantgate(
+  cp: ControlPlane,
+  work: string,
+  mainJs: string,
+  certs: WebhookCertFiles,
+  register: boolean,
+  config: Record<string, unknown> = {},
+): Promise<Engine> {
   const logFile = join(work, `tenantgate-${Date.now()}.log`);
   const configFile = join(work, `tenantgate-${Date.now()}.yaml`);
   writeFileSync(configFile, stringify(config));
-  const child = await startChild([], [mainJs, 'webhook', '--config', configFile, '--kubeconfig', cp.info.kubeconfigs.admin!, '--cert', certs.cert, '--key', certs.key, '--port', '0', '--host', '127.0.0.1'], logFile, 300_000);
+  const child = await startChild(
+    [],
+    [
+      mainJs,
+      'webhook',
+      '--config',
+      configFile,
+      '--kubeconfig',
+      cp.info.kubeconfigs.admin!,
+      '--cert',
+      certs.cert,
+      '--key',
+      certs.key,
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+    ],
+    logFile,
+    300_000,
+  );
   const ca = readFileSync(certs.caCert);
-  await eventually('tenantgate /readyz', async () => {
-    const r = await httpsGet(`https://127.0.0.1:${child.port}/readyz`, { ca });
-    if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
-  }, 15 * 60_000, 200);
+  await eventually(
+    'tenantgate /readyz',
+    async () => {
+      const r = await httpsGet(`https://127.0.0.1:${child.port}/readyz`, { ca });
+      if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
+    },
+    15 * 60_000,
+    200,
+  );
   if (register) await registerWebhooks(cp.info, `https://127.0.0.1:${child.port}`, certs.caBundle);
   return {
     name: 'tenantgate',
@@ -166,18 +218,30 @@ export async function installKyvernoCrds(cp: ControlPlane, version: string): Pro
   }
   log(`peers: Kyverno CRDs: ${files.length} files from ${base}`);
   await applyFiles(cp, files);
-  await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=120s', 'crd/validatingpolicies.policies.kyverno.io', 'crd/clusterpolicies.kyverno.io', 'crd/policies.kyverno.io', 'crd/globalcontextentries.kyverno.io']);
-  await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'List',
-    items: [
-      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: KYVERNO_NS } },
-      // The configuration ConfigMaps the admission controller watches (INIT_CONFIG, METRICS_CONFIG): empty,
-      // so Kyverno's built-in defaults apply (no resource filters, no excluded groups).
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kyverno', namespace: KYVERNO_NS } },
-      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kyverno-metrics', namespace: KYVERNO_NS } },
-    ],
-  }));
+  await kubectl(cp, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=120s',
+    'crd/validatingpolicies.policies.kyverno.io',
+    'crd/clusterpolicies.kyverno.io',
+    'crd/policies.kyverno.io',
+    'crd/globalcontextentries.kyverno.io',
+  ]);
+  await kubectl(
+    cp,
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: KYVERNO_NS } },
+        // The configuration ConfigMaps the admission controller watches (INIT_CONFIG, METRICS_CONFIG): empty,
+        // so Kyverno's built-in defaults apply (no resource filters, no excluded groups).
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kyverno', namespace: KYVERNO_NS } },
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kyverno-metrics', namespace: KYVERNO_NS } },
+      ],
+    }),
+  );
 }
 
 export interface KyvernoOptions {
@@ -194,7 +258,12 @@ export interface KyvernoOptions {
   globalContextEntries?: string[];
 }
 
-export async function startKyverno(cp: ControlPlane, work: string, bin: PeerBinary, options: KyvernoOptions): Promise<Engine> {
+export async function startKyverno(
+  cp: ControlPlane,
+  work: string,
+  bin: PeerBinary,
+  options: KyvernoOptions,
+): Promise<Engine> {
   const port = await freePort();
   const metricsPort = await freePort();
   const logFile = join(work, `kyverno-${Date.now()}.log`);
@@ -233,24 +302,36 @@ export async function startKyverno(cp: ControlPlane, work: string, bin: PeerBina
   try {
     const started = nowMs();
     // Its serving pair (generated into Secrets by its certmanager controller) and its webhooks.
-    await eventually('Kyverno serving', async () => {
-      if (proc.child.exitCode !== null) throw new Error(`kyverno exited with ${proc.child.exitCode}:\n${tailFile(logFile)}`);
-      // Kyverno's CA is generated at start-up (into a Secret): this probe does not verify it.
-      const status = await insecureStatus(port, '/health/liveness');
-      if (status !== 200) throw new Error(`liveness HTTP ${status}`);
-    }, 300_000, 500).catch((err: unknown) => {
+    await eventually(
+      'Kyverno serving',
+      async () => {
+        if (proc.child.exitCode !== null)
+          throw new Error(`kyverno exited with ${proc.child.exitCode}:\n${tailFile(logFile)}`);
+        // Kyverno's CA is generated at start-up (into a Secret): this probe does not verify it.
+        const status = await insecureStatus(port, '/health/liveness');
+        if (status !== 200) throw new Error(`liveness HTTP ${status}`);
+      },
+      300_000,
+      500,
+    ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}\n${tailFile(logFile, 40)}`);
     });
     log(`peers: Kyverno serving on 127.0.0.1:${port} after ${Math.round((nowMs() - started) / 1000)} s`);
     // Its own webhook validates GlobalContextEntries: apply until it answers.
-    for (const f of options.globalContextEntries ?? []) await eventually(`GlobalContextEntry ${f}`, () => kubectl(cp, ['apply', '-f', join(POLICIES, f)]), 60_000, 1000);
+    for (const f of options.globalContextEntries ?? [])
+      await eventually(`GlobalContextEntry ${f}`, () => kubectl(cp, ['apply', '-f', join(POLICIES, f)]), 60_000, 1000);
     for (const p of options.policies) await kubectl(cp, ['apply', '-f', join(POLICIES, p)]);
     // Kyverno adds a webhook for each ValidatingPolicy's resources to its resource webhook configuration.
-    const direct = await eventually('Kyverno registers its ValidatingPolicy webhook for namespaces', async () => {
-      const found = await kyvernoNamespaceWebhook(cp);
-      if (!found) throw new Error('no Kyverno validating webhook for namespaces yet');
-      return found;
-    }, 180_000, 1000);
+    const direct = await eventually(
+      'Kyverno registers its ValidatingPolicy webhook for namespaces',
+      async () => {
+        const found = await kyvernoNamespaceWebhook(cp);
+        if (!found) throw new Error('no Kyverno validating webhook for namespaces yet');
+        return found;
+      },
+      180_000,
+      1000,
+    );
     const ca = Buffer.from(direct.caBundle, 'base64');
     return {
       name: 'kyverno',
@@ -284,17 +365,31 @@ async function removeKyvernoObjects(cp: ControlPlane, options: KyvernoOptions): 
 interface WebhookConfigList {
   items: Array<{
     metadata: { name: string; labels?: Record<string, string> };
-    webhooks?: Array<{ name: string; clientConfig: { url?: string; caBundle?: string }; rules?: Array<{ resources?: string[]; operations?: string[] }> }>;
+    webhooks?: Array<{
+      name: string;
+      clientConfig: { url?: string; caBundle?: string };
+      rules?: Array<{ resources?: string[]; operations?: string[] }>;
+    }>;
   }>;
 }
 
 async function kyvernoNamespaceWebhook(cp: ControlPlane): Promise<{ path: string; caBundle: string } | undefined> {
-  const list = JSON.parse((await kubectl(cp, ['get', 'validatingwebhookconfigurations', '-o', 'json'])).stdout) as WebhookConfigList;
+  const list = JSON.parse(
+    (await kubectl(cp, ['get', 'validatingwebhookconfigurations', '-o', 'json'])).stdout,
+  ) as WebhookConfigList;
   for (const cfg of list.items) {
     if (!cfg.metadata.name.startsWith('kyverno-')) continue;
     for (const hook of cfg.webhooks ?? []) {
-      const covers = (hook.rules ?? []).some((r) => (r.resources ?? []).includes('namespaces') && (r.operations ?? []).some((o) => o === 'CREATE' || o === '*'));
-      if (covers && hook.clientConfig.url && hook.clientConfig.caBundle && /vpol|validat/i.test(hook.clientConfig.url)) {
+      const covers = (hook.rules ?? []).some(
+        (r) =>
+          (r.resources ?? []).includes('namespaces') && (r.operations ?? []).some((o) => o === 'CREATE' || o === '*'),
+      );
+      if (
+        covers &&
+        hook.clientConfig.url &&
+        hook.clientConfig.caBundle &&
+        /vpol|validat/i.test(hook.clientConfig.url)
+      ) {
         return { path: new URL(hook.clientConfig.url).pathname, caBundle: hook.clientConfig.caBundle };
       }
     }
@@ -321,30 +416,55 @@ const GATEKEEPER_POD = 'gatekeeper-bench';
 export async function installGatekeeperCrds(cp: ControlPlane, version: string, work: string): Promise<void> {
   // The release manifest in the module zip (deploy/gatekeeper.yaml) carries every CRD, rendered; we take the CRDs alone.
   const manifest = join(moduleDir(GATEKEEPER_MODULE, version), 'deploy', 'gatekeeper.yaml');
-  const crds = parseAllDocuments(readFileSync(manifest, 'utf8')).map((d) => d.toJS() as { kind?: string }).filter((d) => d?.kind === 'CustomResourceDefinition');
+  const crds = parseAllDocuments(readFileSync(manifest, 'utf8'))
+    .map((d) => d.toJS() as { kind?: string })
+    .filter((d) => d?.kind === 'CustomResourceDefinition');
   log(`peers: Gatekeeper CRDs: ${crds.length} from ${manifest}`);
   // JSON, not YAML: kubectl reads YAML 1.1, where an unquoted `yes` (the label gatekeeper.sh/system) is a bool.
   const file = join(work, 'gatekeeper-crds.json');
   writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: crds }));
   await applyFiles(cp, [file]);
-  await kubectl(cp, ['wait', '--for=condition=Established', '--timeout=120s', 'crd/constrainttemplates.templates.gatekeeper.sh', 'crd/configs.config.gatekeeper.sh']);
-  await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: GATEKEEPER_NS } }));
+  await kubectl(cp, [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=120s',
+    'crd/constrainttemplates.templates.gatekeeper.sh',
+    'crd/configs.config.gatekeeper.sh',
+  ]);
+  await kubectl(
+    cp,
+    ['apply', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: GATEKEEPER_NS } }),
+  );
   // Gatekeeper's controllers look up their own Pod (POD_NAME) to own the status objects they write; out
   // of cluster there is none, so a stand-in Pod object is created (no scheduler or kubelet runs here: it
   // stays Pending and never runs anything).
-  await eventually('default ServiceAccount in gatekeeper-system', async () => {
-    await kubectl(cp, ['-n', GATEKEEPER_NS, 'get', 'serviceaccount', 'default']);
-  }, 60_000, 500);
-  await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: GATEKEEPER_POD, namespace: GATEKEEPER_NS, labels: { 'gatekeeper.sh/operation': 'webhook' } },
-    spec: { containers: [{ name: 'manager', image: 'stand-in.invalid/gatekeeper:not-run' }] },
-  }));
+  await eventually(
+    'default ServiceAccount in gatekeeper-system',
+    async () => {
+      await kubectl(cp, ['-n', GATEKEEPER_NS, 'get', 'serviceaccount', 'default']);
+    },
+    60_000,
+    500,
+  );
+  await kubectl(
+    cp,
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: GATEKEEPER_POD, namespace: GATEKEEPER_NS, labels: { 'gatekeeper.sh/operation': 'webhook' } },
+      spec: { containers: [{ name: 'manager', image: 'stand-in.invalid/gatekeeper:not-run' }] },
+    }),
+  );
 }
 
 export async function gatekeeperCerts(work: string): Promise<{ dir: string; certs: WebhookCertFiles }> {
-  const certs = await generateWebhookCerts(join(work, 'gatekeeper-certs'), { service: 'gatekeeper-webhook-service', namespace: GATEKEEPER_NS, ips: ['127.0.0.1'] });
+  const certs = await generateWebhookCerts(join(work, 'gatekeeper-certs'), {
+    service: 'gatekeeper-webhook-service',
+    namespace: GATEKEEPER_NS,
+    ips: ['127.0.0.1'],
+  });
   // controller-runtime's webhook server reads tls.crt and tls.key from --cert-dir.
   const dir = join(work, 'gatekeeper-cert-dir');
   mkdirSync(dir, { recursive: true });
@@ -360,12 +480,24 @@ const GATEKEEPER_WEBHOOK = 'gatekeeper-validating-webhook-configuration';
  * Gatekeeper's manager with `policyFiles` applied (in order; each again until its constraint kind
  * exists) and our webhook registered for `resources` (CREATE, UPDATE).
  */
-export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerBinary, policyFiles: string[], resources: string[] = ['namespaces']): Promise<Engine> {
+export async function startGatekeeper(
+  cp: ControlPlane,
+  work: string,
+  bin: PeerBinary,
+  policyFiles: string[],
+  resources: string[] = ['namespaces'],
+): Promise<Engine> {
   const { dir, certs } = await gatekeeperCerts(work);
   const port = await freePort();
   const healthPort = await freePort();
   const logFile = join(work, `gatekeeper-${Date.now()}.log`);
-  const env = { ...process.env, POD_NAMESPACE: GATEKEEPER_NS, POD_NAME: GATEKEEPER_POD, NAMESPACE: GATEKEEPER_NS, CONTAINER_NAME: 'manager' };
+  const env = {
+    ...process.env,
+    POD_NAMESPACE: GATEKEEPER_NS,
+    POD_NAME: GATEKEEPER_POD,
+    NAMESPACE: GATEKEEPER_NS,
+    CONTAINER_NAME: 'manager',
+  };
   const args = [
     `--kubeconfig=${cp.info.kubeconfigs.admin!}`,
     '--operation=webhook',
@@ -388,36 +520,55 @@ export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerB
     for (const policyFile of policyFiles) {
       await kubectl(cp, ['apply', '-f', join(POLICIES, policyFile)]).catch(async () => {
         // The constraint's kind exists only once Gatekeeper has compiled the template: apply again until it does.
-        await eventually(`Gatekeeper constraint CRD (${policyFile})`, async () => {
-          await kubectl(cp, ['apply', '-f', join(POLICIES, policyFile)]);
-        }, 180_000, 2000);
+        await eventually(
+          `Gatekeeper constraint CRD (${policyFile})`,
+          async () => {
+            await kubectl(cp, ['apply', '-f', join(POLICIES, policyFile)]);
+          },
+          180_000,
+          2000,
+        );
       });
     }
     const started = nowMs();
-    await eventually('Gatekeeper /readyz', async () => {
-      if (proc.child.exitCode !== null) throw new Error(`gatekeeper exited with ${proc.child.exitCode}:\n${tailFile(logFile)}`);
-      const r = await httpGetPlain(`http://127.0.0.1:${healthPort}/readyz`);
-      if (r !== 200) throw new Error(`readyz HTTP ${r}`);
-    }, 15 * 60_000, 500).catch((err: unknown) => {
+    await eventually(
+      'Gatekeeper /readyz',
+      async () => {
+        if (proc.child.exitCode !== null)
+          throw new Error(`gatekeeper exited with ${proc.child.exitCode}:\n${tailFile(logFile)}`);
+        const r = await httpGetPlain(`http://127.0.0.1:${healthPort}/readyz`);
+        if (r !== 200) throw new Error(`readyz HTTP ${r}`);
+      },
+      15 * 60_000,
+      500,
+    ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}\n${tailFile(logFile, 40)}`);
     });
     log(`peers: Gatekeeper ready on 127.0.0.1:${port} after ${Math.round((nowMs() - started) / 1000)} s`);
-    await kubectl(cp, ['apply', '-f', '-'], stringify({
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingWebhookConfiguration',
-      metadata: { name: GATEKEEPER_WEBHOOK },
-      webhooks: [{
-        name: 'validation.gatekeeper.sh',
-        admissionReviewVersions: ['v1'],
-        clientConfig: { url: `https://127.0.0.1:${port}/v1/admit`, caBundle: certs.caBundle },
-        failurePolicy: 'Fail',
-        matchPolicy: 'Exact',
-        sideEffects: 'None',
-        timeoutSeconds: 10,
-        namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [GATEKEEPER_NS] }] },
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources }],
-      }],
-    }));
+    await kubectl(
+      cp,
+      ['apply', '-f', '-'],
+      stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: GATEKEEPER_WEBHOOK },
+        webhooks: [
+          {
+            name: 'validation.gatekeeper.sh',
+            admissionReviewVersions: ['v1'],
+            clientConfig: { url: `https://127.0.0.1:${port}/v1/admit`, caBundle: certs.caBundle },
+            failurePolicy: 'Fail',
+            matchPolicy: 'Exact',
+            sideEffects: 'None',
+            timeoutSeconds: 10,
+            namespaceSelector: {
+              matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [GATEKEEPER_NS] }],
+            },
+            rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources }],
+          },
+        ],
+      }),
+    );
     return {
       name: 'gatekeeper',
       pid: proc.pid,
@@ -429,7 +580,9 @@ export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerB
       },
     };
   } catch (err) {
-    await kubectl(cp, ['delete', 'validatingwebhookconfiguration', GATEKEEPER_WEBHOOK, '--ignore-not-found']).catch(() => {});
+    await kubectl(cp, ['delete', 'validatingwebhookconfiguration', GATEKEEPER_WEBHOOK, '--ignore-not-found']).catch(
+      () => {},
+    );
     await proc.stop(5000);
     throw err;
   }
@@ -437,10 +590,13 @@ export async function startGatekeeper(cp: ControlPlane, work: string, bin: PeerB
 
 function insecureStatus(port: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, path, rejectUnauthorized: false, agent: false, timeout: 3000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = httpsRequest(
+      { host: '127.0.0.1', port, path, rejectUnauthorized: false, agent: false, timeout: 3000 },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();

@@ -27,10 +27,14 @@ export const load1 = (): number => round1(loadavg()[0] ?? NaN);
 export async function settle(what: string, maxMs: number): Promise<number> {
   const t0 = nowMs();
   if (load1() <= MAX_LOAD || maxMs <= 0) return 0;
-  log(`peers: ${what}: load average ${load1()} > ${MAX_LOAD}; waiting up to ${Math.round(maxMs / 1000)} s for it to come down`);
+  log(
+    `peers: ${what}: load average ${load1()} > ${MAX_LOAD}; waiting up to ${Math.round(maxMs / 1000)} s for it to come down`,
+  );
   while (load1() > MAX_LOAD && nowMs() - t0 < maxMs) await sleep(2000);
   const waited = round1((nowMs() - t0) / 1000);
-  log(`peers: ${what}: load average ${load1()} after ${waited} s${load1() > MAX_LOAD ? ' (still above: the row will not be counted)' : ''}`);
+  log(
+    `peers: ${what}: load average ${load1()} after ${waited} s${load1() > MAX_LOAD ? ' (still above: the row will not be counted)' : ''}`,
+  );
   return waited;
 }
 

@@ -34,7 +34,16 @@ import { Agent } from 'node:https';
 import type { ControlPlane } from '../../../test/support/devcluster/controlplane.js';
 import { applyAllowListParams, applyOwnerBindings, kubectlAs } from '../../../test/support/devcluster/tenantgate.js';
 import type { Project } from '../../../src/validate/types.js';
-import { type LatencyStats, log, nowMs, openLoopSchedule, procCpuSeconds, round1, sleep, stats } from '../../lib/measure.js';
+import {
+  type LatencyStats,
+  log,
+  nowMs,
+  openLoopSchedule,
+  procCpuSeconds,
+  round1,
+  sleep,
+  stats,
+} from '../../lib/measure.js';
 import { type ApiAnswer, createPod, deletePods, postNamespace } from './apiload.js';
 import { eventually } from './engines.js';
 import { type RowLoad, row } from './load.js';
@@ -77,23 +86,37 @@ export interface PodEngine {
   clearNamespaceBudget(project: string): Promise<void>;
 }
 
-export const podProject = (name: string, budgetCpu: number): PodProject => ({ name, budgetCpu, namespaces: Array.from({ length: POD_NAMESPACES }, (_, i) => `${name}-n${i}`) });
+export const podProject = (name: string, budgetCpu: number): PodProject => ({
+  name,
+  budgetCpu,
+  namespaces: Array.from({ length: POD_NAMESPACES }, (_, i) => `${name}-n${i}`),
+});
 
 /** A Pod that passes the restricted Pod Security level, asking `cpu` CPUs, labelled for counting. */
 export function podBody(name: string, project: string, cpu: number): Buffer {
-  return Buffer.from(JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, labels: { 'bench.tenantgate.io/project': project } },
-    spec: {
-      containers: [{
-        name: 'c',
-        image: 'stand-in.invalid/pause:not-run',
-        resources: { requests: { cpu: String(cpu) }, limits: { cpu: String(cpu) } },
-        securityContext: { allowPrivilegeEscalation: false, runAsNonRoot: true, runAsUser: 65534, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
-      }],
-    },
-  }));
+  return Buffer.from(
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, labels: { 'bench.tenantgate.io/project': project } },
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'stand-in.invalid/pause:not-run',
+            resources: { requests: { cpu: String(cpu) }, limits: { cpu: String(cpu) } },
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              runAsNonRoot: true,
+              runAsUser: 65534,
+              capabilities: { drop: ['ALL'] },
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+          },
+        ],
+      },
+    }),
+  );
 }
 
 const kubectl = (cp: ControlPlane, args: string[], input?: string) => kubectlAs(cp.info, 'admin', args, input);
@@ -108,12 +131,26 @@ export async function setupPodProject(cp: ControlPlane, p: PodProject, namespace
       tenant: TENANT,
       owners: [{ kind: 'User', name: 'alice' }],
       quota: { hard: { 'requests.cpu': String(p.budgetCpu) } },
-      ...(namespaceDefaultsCpu !== undefined ? { namespaceDefaults: { quota: { hard: { 'requests.cpu': String(namespaceDefaultsCpu) } } } } : {}),
+      ...(namespaceDefaultsCpu !== undefined
+        ? { namespaceDefaults: { quota: { hard: { 'requests.cpu': String(namespaceDefaultsCpu) } } } }
+        : {}),
     },
   };
   await kubectl(cp, ['apply', '-f', '-'], JSON.stringify(project));
   if (!p.namespaces.length) return;
-  await kubectl(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: p.namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': p.name, 'tenantgate.io/tenant': TENANT } } })) }));
+  await kubectl(
+    cp,
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: p.namespaces.map((name) => ({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { 'tenantgate.io/project': p.name, 'tenantgate.io/tenant': TENANT } },
+      })),
+    }),
+  );
   await applyOwnerBindings(cp.info, project as unknown as Project, p.namespaces);
   // The allow-list policies' parameters, as the controller writes them: without them no pod is admitted (ADR 0095).
   await applyAllowListParams(cp.info, project as unknown as Project, p.namespaces);
@@ -122,17 +159,38 @@ export async function setupPodProject(cp: ControlPlane, p: PodProject, namespace
 
 /** Pod creation needs the namespace's `default` ServiceAccount (the serviceaccount controller makes it). */
 async function waitServiceAccounts(cp: ControlPlane, namespaces: string[]): Promise<void> {
-  await eventually('default ServiceAccounts', async () => {
-    const r = await kubectl(cp, ['get', 'serviceaccount', '-A', '--field-selector', 'metadata.name=default', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}{"\\n"}{end}']);
-    const have = new Set(r.stdout.split('\n'));
-    const missing = namespaces.filter((n) => !have.has(n));
-    if (missing.length) throw new Error(`missing in ${missing.slice(0, 5).join(', ')}`);
-  }, 60_000, 250);
+  await eventually(
+    'default ServiceAccounts',
+    async () => {
+      const r = await kubectl(cp, [
+        'get',
+        'serviceaccount',
+        '-A',
+        '--field-selector',
+        'metadata.name=default',
+        '-o',
+        'jsonpath={range .items[*]}{.metadata.namespace}{"\\n"}{end}',
+      ]);
+      const have = new Set(r.stdout.split('\n'));
+      const missing = namespaces.filter((n) => !have.has(n));
+      if (missing.length) throw new Error(`missing in ${missing.slice(0, 5).join(', ')}`);
+    },
+    60_000,
+    250,
+  );
 }
 
 /** Σ requests.cpu (CPUs) of the project's pods that exist now, by listing them. */
 export async function cpuInUse(cp: ControlPlane, project: string): Promise<{ pods: number; cpu: number }> {
-  const r = await kubectl(cp, ['get', 'pods', '-A', '-l', `bench.tenantgate.io/project=${project}`, '-o', 'jsonpath={range .items[*]}{.spec.containers[0].resources.requests.cpu}{"\\n"}{end}']);
+  const r = await kubectl(cp, [
+    'get',
+    'pods',
+    '-A',
+    '-l',
+    `bench.tenantgate.io/project=${project}`,
+    '-o',
+    'jsonpath={range .items[*]}{.spec.containers[0].resources.requests.cpu}{"\\n"}{end}',
+  ]);
   const lines = r.stdout.split('\n').filter(Boolean);
   let milli = 0;
   for (const q of lines) milli += q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000;
@@ -167,28 +225,49 @@ function tally(answers: ApiAnswer[]): Tally {
 
 async function clearPods(cp: ControlPlane, agent: Agent, engine: PodEngine, p: PodProject): Promise<void> {
   await Promise.all(p.namespaces.map((ns) => deletePods(cp, agent, ns)));
-  await eventually(`${engine.label}: ${p.name}'s pods gone`, async () => {
-    const u = await cpuInUse(cp, p.name);
-    if (u.pods) throw new Error(`${u.pods} pods left`);
-  }, 120_000, 250);
+  await eventually(
+    `${engine.label}: ${p.name}'s pods gone`,
+    async () => {
+      const u = await cpuInUse(cp, p.name);
+      if (u.pods) throw new Error(`${u.pods} pods left`);
+    },
+    120_000,
+    250,
+  );
   // The budget is free again for this engine: its quotas' usage and (Capsule) its ledger have caught up.
-  await eventually(`${engine.label}: ${p.name}'s budget free again`, async () => {
-    for (const probe of engine.freeProbes(p)) {
-      const a = await createPod(cp, agent, 'alice', probe.namespace, podBody('probe-free', p.name, probe.cpu), true);
-      if (a.status !== 201) throw new Error(`dry-run pod of ${probe.cpu} CPU in ${probe.namespace}: ${a.status} ${a.message.slice(0, 200)}`);
-    }
-  }, 240_000, 500);
+  await eventually(
+    `${engine.label}: ${p.name}'s budget free again`,
+    async () => {
+      for (const probe of engine.freeProbes(p)) {
+        const a = await createPod(cp, agent, 'alice', probe.namespace, podBody('probe-free', p.name, probe.cpu), true);
+        if (a.status !== 201)
+          throw new Error(
+            `dry-run pod of ${probe.cpu} CPU in ${probe.namespace}: ${a.status} ${a.message.slice(0, 200)}`,
+          );
+      }
+    },
+    240_000,
+    500,
+  );
 }
 
 /** Pod creates at once (all in flight together unless `concurrency` is given); their answers. */
-async function createAll(cp: ControlPlane, agent: Agent, creates: Array<{ namespace: string; name: string }>, project: string, concurrency = creates.length): Promise<ApiAnswer[]> {
+async function createAll(
+  cp: ControlPlane,
+  agent: Agent,
+  creates: Array<{ namespace: string; name: string }>,
+  project: string,
+  concurrency = creates.length,
+): Promise<ApiAnswer[]> {
   const answers: ApiAnswer[] = new Array<ApiAnswer>(creates.length);
   let next = 0;
   const worker = async () => {
     while (next < creates.length) {
       const k = next++;
       const c = creates[k]!;
-      answers[k] = await createPod(cp, agent, 'alice', c.namespace, podBody(c.name, project, 1)).catch((err: unknown) => ({ status: 0, message: String(err) }));
+      answers[k] = await createPod(cp, agent, 'alice', c.namespace, podBody(c.name, project, 1)).catch(
+        (err: unknown) => ({ status: 0, message: String(err) }),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, creates.length) }, () => worker()));
@@ -213,7 +292,13 @@ export interface PodRaceResult {
   skewed: Tally & { used: number };
 }
 
-export async function podRace(cp: ControlPlane, engine: PodEngine, p: PodProject, rounds: number, concurrent: number): Promise<PodRaceResult> {
+export async function podRace(
+  cp: ControlPlane,
+  engine: PodEngine,
+  p: PodProject,
+  rounds: number,
+  concurrent: number,
+): Promise<PodRaceResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrent });
   try {
     await clearPods(cp, agent, engine, p);
@@ -224,7 +309,10 @@ export async function podRace(cp: ControlPlane, engine: PodEngine, p: PodProject
     let firstRefusal = '';
     let firstError = '';
     for (let i = 0; i < rounds; i++) {
-      const creates = Array.from({ length: concurrent }, (_, k) => ({ namespace: p.namespaces[k % p.namespaces.length]!, name: `race-${i}-${k}` }));
+      const creates = Array.from({ length: concurrent }, (_, k) => ({
+        namespace: p.namespaces[k % p.namespaces.length]!,
+        name: `race-${i}-${k}`,
+      }));
       const t = tally(await createAll(cp, agent, creates, p.name));
       const used = (await cpuInUse(cp, p.name)).cpu;
       admittedPerRound.push(t.admitted);
@@ -233,13 +321,17 @@ export async function podRace(cp: ControlPlane, engine: PodEngine, p: PodProject
       errors += t.errors;
       firstRefusal ||= t.firstRefusal;
       firstError ||= t.firstError;
-      log(`peers: pods race, ${engine.label}: round ${i + 1}: ${t.admitted} of ${concurrent} admitted, ${t.refused} refused, ${t.errors} errors; in use ${used} CPU of ${p.budgetCpu}`);
+      log(
+        `peers: pods race, ${engine.label}: round ${i + 1}: ${t.admitted} of ${concurrent} admitted, ${t.refused} refused, ${t.errors} errors; in use ${used} CPU of ${p.budgetCpu}`,
+      );
       await clearPods(cp, agent, engine, p);
     }
     const creates = Array.from({ length: concurrent }, (_, k) => ({ namespace: p.namespaces[0]!, name: `skew-${k}` }));
     const s = tally(await createAll(cp, agent, creates, p.name));
     const skewed = { ...s, used: (await cpuInUse(cp, p.name)).cpu };
-    log(`peers: pods race, ${engine.label}: skewed round (all ${concurrent} in ${p.namespaces[0]}): ${s.admitted} admitted, ${s.refused} refused, ${s.errors} errors; in use ${skewed.used} CPU of ${p.budgetCpu}`);
+    log(
+      `peers: pods race, ${engine.label}: skewed round (all ${concurrent} in ${p.namespaces[0]}): ${s.admitted} admitted, ${s.refused} refused, ${s.errors} errors; in use ${skewed.used} CPU of ${p.budgetCpu}`,
+    );
     await clearPods(cp, agent, engine, p);
     return {
       engine: engine.label,
@@ -271,18 +363,38 @@ export interface PodBurstResult extends Tally {
   overspendCpu: number;
 }
 
-export async function podBurst(cp: ControlPlane, engine: PodEngine, p: PodProject, count: number, concurrency: number): Promise<PodBurstResult> {
+export async function podBurst(
+  cp: ControlPlane,
+  engine: PodEngine,
+  p: PodProject,
+  count: number,
+  concurrency: number,
+): Promise<PodBurstResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   try {
     await clearPods(cp, agent, engine, p);
-    const creates = Array.from({ length: count }, (_, k) => ({ namespace: p.namespaces[k % p.namespaces.length]!, name: `burst-${k}` }));
+    const creates = Array.from({ length: count }, (_, k) => ({
+      namespace: p.namespaces[k % p.namespaces.length]!,
+      name: `burst-${k}`,
+    }));
     const t0 = nowMs();
     const t = tally(await createAll(cp, agent, creates, p.name, concurrency));
     const wallS = round1((nowMs() - t0) / 1000);
     const used = (await cpuInUse(cp, p.name)).cpu;
-    log(`peers: pods burst, ${engine.label}: ${t.admitted} admitted, ${t.refused} refused, ${t.errors} errors of ${count} in ${wallS} s; in use ${used} CPU of ${p.budgetCpu}${t.firstError ? `; first error: ${t.firstError.slice(0, 160)}` : ''}`);
+    log(
+      `peers: pods burst, ${engine.label}: ${t.admitted} admitted, ${t.refused} refused, ${t.errors} errors of ${count} in ${wallS} s; in use ${used} CPU of ${p.budgetCpu}${t.firstError ? `; first error: ${t.firstError.slice(0, 160)}` : ''}`,
+    );
     await clearPods(cp, agent, engine, p);
-    return { engine: engine.label, sent: count, room: p.budgetCpu, concurrency, wallS, usedCpu: used, overspendCpu: Math.max(0, used - p.budgetCpu), ...t };
+    return {
+      engine: engine.label,
+      sent: count,
+      room: p.budgetCpu,
+      concurrency,
+      wallS,
+      usedCpu: used,
+      overspendCpu: Math.max(0, used - p.budgetCpu),
+      ...t,
+    };
   } finally {
     agent.destroy();
   }
@@ -305,7 +417,15 @@ function cpuOf(pids: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpuSeconds(pid)]));
 }
 
-export async function podSteady(cp: ControlPlane, engine: PodEngine, p: PodProject, cpPids: Record<string, number>, rate: number, durationMs: number, idleMs: number): Promise<PodSteadyResult> {
+export async function podSteady(
+  cp: ControlPlane,
+  engine: PodEngine,
+  p: PodProject,
+  cpPids: Record<string, number>,
+  rate: number,
+  durationMs: number,
+  idleMs: number,
+): Promise<PodSteadyResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const pids = { ...cpPids, ...engine.pids };
   try {
@@ -324,23 +444,26 @@ export async function podSteady(cp: ControlPlane, engine: PodEngine, p: PodProje
     let completed = 0;
     let c0: Record<string, number> = {};
     let t0 = 0;
-    await schedule.run((index) => {
-      const sent = nowMs();
-      const ns = p.namespaces[index % p.namespaces.length]!;
-      return createPod(cp, agent, 'alice', ns, podBody(`steady-${index}`, p.name, 1)).then(
-        (a) => {
-          if (index < schedule.warmupCount) return;
-          latencies[completed++] = nowMs() - sent;
-          answers.push(a);
-        },
-        (err: unknown) => {
-          if (index >= schedule.warmupCount) answers.push({ status: 0, message: String(err) });
-        },
-      );
-    }, () => {
-      c0 = cpuOf(pids);
-      t0 = nowMs();
-    });
+    await schedule.run(
+      (index) => {
+        const sent = nowMs();
+        const ns = p.namespaces[index % p.namespaces.length]!;
+        return createPod(cp, agent, 'alice', ns, podBody(`steady-${index}`, p.name, 1)).then(
+          (a) => {
+            if (index < schedule.warmupCount) return;
+            latencies[completed++] = nowMs() - sent;
+            answers.push(a);
+          },
+          (err: unknown) => {
+            if (index >= schedule.warmupCount) answers.push({ status: 0, message: String(err) });
+          },
+        );
+      },
+      () => {
+        c0 = cpuOf(pids);
+        t0 = nowMs();
+      },
+    );
     const c1 = cpuOf(pids);
     const wall = (nowMs() - t0) / 1000;
     const cpuSeconds = Object.fromEntries(Object.keys(pids).map((k) => [k, Math.round((c1[k]! - c0[k]!) * 100) / 100]));
@@ -348,9 +471,27 @@ export async function podSteady(cp: ControlPlane, engine: PodEngine, p: PodProje
     let above = 0;
     for (const k of Object.keys(pids)) above += Math.max(0, c1[k]! - c0[k]! - idlePerSecond[k]! * wall);
     const cpuMsPerAdmittedPod = t.admitted ? Math.round((above / t.admitted) * 1e5) / 100 : NaN;
-    log(`peers: pods steady, ${engine.label}: ${rate}/s for ${durationMs / 1000} s: ${t.admitted} admitted, ${t.refused} refused, ${t.errors} errors; p50 ${stats(latencies, completed).p50} ms, p99 ${stats(latencies, completed).p99} ms; ${cpuMsPerAdmittedPod} ms CPU per admitted pod above idle (${Object.entries(cpuSeconds).map(([k, v]) => `${k} ${v} s`).join(', ')})`);
+    log(
+      `peers: pods steady, ${engine.label}: ${rate}/s for ${durationMs / 1000} s: ${t.admitted} admitted, ${t.refused} refused, ${t.errors} errors; p50 ${stats(latencies, completed).p50} ms, p99 ${stats(latencies, completed).p99} ms; ${cpuMsPerAdmittedPod} ms CPU per admitted pod above idle (${Object.entries(
+        cpuSeconds,
+      )
+        .map(([k, v]) => `${k} ${v} s`)
+        .join(', ')})`,
+    );
     await clearPods(cp, agent, engine, p);
-    return { engine: engine.label, rate, durationS: durationMs / 1000, sent: schedule.total - schedule.warmupCount, latencyMs: stats(latencies, completed), cpuSeconds, idlePerSecond: Object.fromEntries(Object.entries(idlePerSecond).map(([k, v]) => [k, Math.round(v * 1000) / 1000])), cpuMsPerAdmittedPod, ...t };
+    return {
+      engine: engine.label,
+      rate,
+      durationS: durationMs / 1000,
+      sent: schedule.total - schedule.warmupCount,
+      latencyMs: stats(latencies, completed),
+      cpuSeconds,
+      idlePerSecond: Object.fromEntries(
+        Object.entries(idlePerSecond).map(([k, v]) => [k, Math.round(v * 1000) / 1000]),
+      ),
+      cpuMsPerAdmittedPod,
+      ...t,
+    };
   } finally {
     agent.destroy();
   }
@@ -364,35 +505,78 @@ export interface NamespaceBurstResult extends Tally {
   readyWallS: number;
 }
 
-export async function namespaceBurst(cp: ControlPlane, engine: PodEngine, project: string, count: number, tag: string): Promise<NamespaceBurstResult> {
+export async function namespaceBurst(
+  cp: ControlPlane,
+  engine: PodEngine,
+  project: string,
+  count: number,
+  tag: string,
+): Promise<NamespaceBurstResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: count });
   const names = Array.from({ length: count }, (_, k) => `${project}-${tag}-${k}`);
   try {
     const t0 = nowMs();
-    const answers = await Promise.all(names.map((name) => createTenantNamespace(cp, agent, name, project).catch((err: unknown) => ({ status: 0, message: String(err) }))));
+    const answers = await Promise.all(
+      names.map((name) =>
+        createTenantNamespace(cp, agent, name, project).catch((err: unknown) => ({ status: 0, message: String(err) })),
+      ),
+    );
     const createWallS = round1((nowMs() - t0) / 1000);
     const t = tally(answers);
     const admitted = names.filter((_, k) => answers[k]!.status === 201);
     await waitServiceAccounts(cp, admitted);
-    await eventually(`${engine.label}: new namespaces take a pod within the budget`, async () => {
-      const withQuota = new Set((await kubectl(cp, ['get', 'resourcequota', '-A', '-o', 'jsonpath={range .items[?(@.status.hard)]}{.metadata.namespace}{"\\n"}{end}'])).stdout.split('\n'));
-      const notYet = admitted.filter((n) => !withQuota.has(n));
-      if (notYet.length) throw new Error(`${notYet.length} without a quota in force`);
-      const probes = await Promise.all(admitted.map((n) => createPod(cp, agent, 'admin', n, podBody('probe', project, 1), true)));
-      const refused = probes.filter((a) => a.status !== 201);
-      if (refused.length) throw new Error(`${refused.length} refuse a pod: ${refused[0]!.status} ${refused[0]!.message.slice(0, 200)}`);
-    }, 240_000, 250);
+    await eventually(
+      `${engine.label}: new namespaces take a pod within the budget`,
+      async () => {
+        const withQuota = new Set(
+          (
+            await kubectl(cp, [
+              'get',
+              'resourcequota',
+              '-A',
+              '-o',
+              'jsonpath={range .items[?(@.status.hard)]}{.metadata.namespace}{"\\n"}{end}',
+            ])
+          ).stdout.split('\n'),
+        );
+        const notYet = admitted.filter((n) => !withQuota.has(n));
+        if (notYet.length) throw new Error(`${notYet.length} without a quota in force`);
+        const probes = await Promise.all(
+          admitted.map((n) => createPod(cp, agent, 'admin', n, podBody('probe', project, 1), true)),
+        );
+        const refused = probes.filter((a) => a.status !== 201);
+        if (refused.length)
+          throw new Error(`${refused.length} refuse a pod: ${refused[0]!.status} ${refused[0]!.message.slice(0, 200)}`);
+      },
+      240_000,
+      250,
+    );
     const readyWallS = round1((nowMs() - t0) / 1000);
-    log(`peers: namespace burst, ${engine.label}: ${t.admitted} admitted, ${t.refused} refused, ${t.errors} errors of ${count}; creates ${createWallS} s; all take a pod ${readyWallS} s${t.firstError ? `; first error: ${t.firstError.slice(0, 160)}` : ''}`);
+    log(
+      `peers: namespace burst, ${engine.label}: ${t.admitted} admitted, ${t.refused} refused, ${t.errors} errors of ${count}; creates ${createWallS} s; all take a pod ${readyWallS} s${t.firstError ? `; first error: ${t.firstError.slice(0, 160)}` : ''}`,
+    );
     return { engine: engine.label, count, createWallS, readyWallS, ...t };
   } finally {
-    await kubectl(cp, ['delete', 'namespace', ...names, '--ignore-not-found', '--wait=true', '--timeout=180s']).catch((e: unknown) => log(`peers: namespace burst cleanup: ${String(e)}`));
+    await kubectl(cp, ['delete', 'namespace', ...names, '--ignore-not-found', '--wait=true', '--timeout=180s']).catch(
+      (e: unknown) => log(`peers: namespace burst cleanup: ${String(e)}`),
+    );
     agent.destroy();
   }
 }
 
 function createTenantNamespace(cp: ControlPlane, agent: Agent, name: string, project: string): Promise<ApiAnswer> {
-  return postNamespace(cp, agent, 'alice', Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': project, 'tenantgate.io/tenant': TENANT } } })));
+  return postNamespace(
+    cp,
+    agent,
+    'alice',
+    Buffer.from(
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { 'tenantgate.io/project': project, 'tenantgate.io/tenant': TENANT } },
+      }),
+    ),
+  );
 }
 
 export interface PodComparison {
@@ -406,7 +590,12 @@ export interface PodComparison {
 
 export const POD_PROJECTS = { race: 'podrace', burst: 'podburst', steady: 'podsteady', namespaces: 'nsburst' } as const;
 
-export function podProjects(s: PodSettings): { race: PodProject; burst: PodProject; steady: PodProject; namespaces: PodProject } {
+export function podProjects(s: PodSettings): {
+  race: PodProject;
+  burst: PodProject;
+  steady: PodProject;
+  namespaces: PodProject;
+} {
   return {
     race: podProject(POD_PROJECTS.race, s.raceBudget),
     burst: podProject(POD_PROJECTS.burst, s.burstRoom),
@@ -420,7 +609,15 @@ export function podProjects(s: PodSettings): { race: PodProject; burst: PodProje
 export type PodScenario = 'race' | 'burst' | 'steady' | 'namespaces';
 export const POD_SCENARIOS: readonly PodScenario[] = ['race', 'burst', 'steady', 'namespaces'];
 
-export async function runPodScenarios(cp: ControlPlane, engine: PodEngine, s: PodSettings, cpPids: Record<string, number>, out: PodComparison, tag: string, scenarios: readonly PodScenario[] = POD_SCENARIOS): Promise<void> {
+export async function runPodScenarios(
+  cp: ControlPlane,
+  engine: PodEngine,
+  s: PodSettings,
+  cpPids: Record<string, number>,
+  out: PodComparison,
+  tag: string,
+  scenarios: readonly PodScenario[] = POD_SCENARIOS,
+): Promise<void> {
   const projects = podProjects(s);
   const attempt = async <T>(scenario: string, fn: () => Promise<T>, push: (r: T & { load: RowLoad }) => void) => {
     try {
@@ -431,25 +628,56 @@ export async function runPodScenarios(cp: ControlPlane, engine: PodEngine, s: Po
       log(`peers: pods ${scenario}, ${engine.label}: FAILED: ${error}`);
     }
   };
-  for (const [scenario, p] of [['race', projects.race], ['burst', projects.burst], ['steady', projects.steady]] as const) {
+  for (const [scenario, p] of [
+    ['race', projects.race],
+    ['burst', projects.burst],
+    ['steady', projects.steady],
+  ] as const) {
     if (!scenarios.includes(scenario)) continue;
     try {
       await engine.setBudget(p);
     } catch (err) {
-      out.errors.push({ engine: engine.label, scenario, error: `budget: ${err instanceof Error ? err.message : String(err)}` });
+      out.errors.push({
+        engine: engine.label,
+        scenario,
+        error: `budget: ${err instanceof Error ? err.message : String(err)}`,
+      });
       continue;
     }
-    if (scenario === 'race') await attempt('race', () => podRace(cp, engine, p, s.raceRounds, s.raceConcurrent), (r) => out.race.push(r));
-    if (scenario === 'burst') await attempt('burst', () => podBurst(cp, engine, p, s.burst, s.burstConcurrency), (r) => out.burst.push(r));
-    if (scenario === 'steady') await attempt('steady', () => podSteady(cp, engine, p, cpPids, s.rate, s.steadyS * 1000, s.idleS * 1000), (r) => out.steady.push(r));
-    await engine.clearBudget(p).catch((e: unknown) => log(`peers: pods, ${engine.label}: clearing ${p.name}'s budget: ${String(e)}`));
+    if (scenario === 'race')
+      await attempt(
+        'race',
+        () => podRace(cp, engine, p, s.raceRounds, s.raceConcurrent),
+        (r) => out.race.push(r),
+      );
+    if (scenario === 'burst')
+      await attempt(
+        'burst',
+        () => podBurst(cp, engine, p, s.burst, s.burstConcurrency),
+        (r) => out.burst.push(r),
+      );
+    if (scenario === 'steady')
+      await attempt(
+        'steady',
+        () => podSteady(cp, engine, p, cpPids, s.rate, s.steadyS * 1000, s.idleS * 1000),
+        (r) => out.steady.push(r),
+      );
+    await engine
+      .clearBudget(p)
+      .catch((e: unknown) => log(`peers: pods, ${engine.label}: clearing ${p.name}'s budget: ${String(e)}`));
   }
   if (!scenarios.includes('namespaces')) return;
   try {
     await engine.setNamespaceBudget(projects.namespaces.name, projects.namespaces.budgetCpu);
-    await attempt('namespaces', () => namespaceBurst(cp, engine, projects.namespaces.name, s.nsBurst, tag), (r) => out.namespaces.push(r));
+    await attempt(
+      'namespaces',
+      () => namespaceBurst(cp, engine, projects.namespaces.name, s.nsBurst, tag),
+      (r) => out.namespaces.push(r),
+    );
   } finally {
-    await engine.clearNamespaceBudget(projects.namespaces.name).catch((e: unknown) => log(`peers: pods, ${engine.label}: clearing the namespace budget: ${String(e)}`));
+    await engine
+      .clearNamespaceBudget(projects.namespaces.name)
+      .catch((e: unknown) => log(`peers: pods, ${engine.label}: clearing the namespace budget: ${String(e)}`));
   }
 }
 
@@ -480,21 +708,43 @@ export function judgePods(c: PodComparison): PodTarget[] {
     value: `${tgRace ? `race ${tgRace.overspentRounds}/${tgRace.rounds} rounds over` : 'race not run'}; ${tgBurst ? `burst ${tgBurst.usedCpu} CPU in use of ${tgBurst.room}` : 'burst not run'}`,
     note: '',
   });
-  const ratio = (what: string, times: string, limit: number, rows: Array<{ engine: string; load: RowLoad }>, value: (r: never) => number) => {
+  const ratio = (
+    what: string,
+    times: string,
+    limit: number,
+    rows: Array<{ engine: string; load: RowLoad }>,
+    value: (r: never) => number,
+  ) => {
     const mine = rows.find((r) => tg(r.engine));
     const capsule = (r: { engine: string }) => r.engine.startsWith('capsule');
-    const best = (counted: boolean) => rows.filter((r) => capsule(r) && (!counted || r.load.counted) && Number.isFinite(value(r as never))).sort((a, b) => value(a as never) - value(b as never))[0];
+    const best = (counted: boolean) =>
+      rows
+        .filter((r) => capsule(r) && (!counted || r.load.counted) && Number.isFinite(value(r as never)))
+        .sort((a, b) => value(a as never) - value(b as never))[0];
     const theirs = best(true) ?? best(false);
     const notes: string[] = [];
     if (!mine) notes.push('tenantgate not run');
     else if (!mine.load.counted) notes.push(`tenantgate's row started at load ${mine.load.start}`);
     if (!theirs) notes.push('no Capsule row');
-    else if (!theirs.load.counted) notes.push(`no counted Capsule row (best as measured: ${theirs.engine}, load ${theirs.load.start})`);
+    else if (!theirs.load.counted)
+      notes.push(`no counted Capsule row (best as measured: ${theirs.engine}, load ${theirs.load.start})`);
     const r = mine && theirs ? Math.round((value(mine as never) / value(theirs as never)) * 1000) / 1000 : null;
     const judged = notes.length === 0 && r !== null && Number.isFinite(r);
-    out.push({ target: `tenantgate ${what} ≤ ${times} Capsule's`, judged, met: judged && r! <= limit, value: r === null ? '' : `${value(mine as never)} vs ${value(theirs as never)} (${theirs!.engine}): ${r}`, note: notes.join('; ') });
+    out.push({
+      target: `tenantgate ${what} ≤ ${times} Capsule's`,
+      judged,
+      met: judged && r! <= limit,
+      value: r === null ? '' : `${value(mine as never)} vs ${value(theirs as never)} (${theirs!.engine}): ${r}`,
+      note: notes.join('; '),
+    });
   };
-  ratio('CPU per admitted pod (engine + apiserver + etcd above idle)', '⅓ ×', 1 / 3, c.steady, (r: PodSteadyResult) => r.cpuMsPerAdmittedPod);
+  ratio(
+    'CPU per admitted pod (engine + apiserver + etcd above idle)',
+    '⅓ ×',
+    1 / 3,
+    c.steady,
+    (r: PodSteadyResult) => r.cpuMsPerAdmittedPod,
+  );
   ratio('burst wall time', '½ ×', 1 / 2, c.burst, (r: PodBurstResult) => r.wallS);
   return out;
 }

@@ -50,9 +50,31 @@ export type RaceRow = (RaceResult & { load: RowLoad }) | { engine: string; error
 
 /** The race's Project and namespaces, as admin with no webhook registered. */
 export async function setupRace(cp: ControlPlane): Promise<void> {
-  const body = { apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name: RACE_PROJECT }, spec: { tenant: 'acme', owners: [{ kind: 'User', name: 'alice' }], quota: { hard: { 'requests.cpu': String(RACE_BUDGET_CPU) } } } };
+  const body = {
+    apiVersion: 'tenantgate.io/v1alpha1',
+    kind: 'Project',
+    metadata: { name: RACE_PROJECT },
+    spec: {
+      tenant: 'acme',
+      owners: [{ kind: 'User', name: 'alice' }],
+      quota: { hard: { 'requests.cpu': String(RACE_BUDGET_CPU) } },
+    },
+  };
   await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify(body));
-  await kubectlAs(cp.info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: RACE_NAMESPACES.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'tenantgate.io/project': RACE_PROJECT, 'tenantgate.io/tenant': 'acme' } } })) }));
+  await kubectlAs(
+    cp.info,
+    'admin',
+    ['apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: RACE_NAMESPACES.map((name) => ({
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { 'tenantgate.io/project': RACE_PROJECT, 'tenantgate.io/tenant': 'acme' } },
+      })),
+    }),
+  );
   await applyOwnerBindings(cp.info, body as unknown as Project, RACE_NAMESPACES);
   // The allow-list policies' parameters, as the controller writes them: without them no pod is admitted (ADR 0095).
   await applyAllowListParams(cp.info, body as unknown as Project, RACE_NAMESPACES);
@@ -65,25 +87,48 @@ export async function runRace(cp: ControlPlane, engine: string, rounds: number):
   const probeNs = RACE_NAMESPACES[0]!;
   const clear = async () => {
     await Promise.all(RACE_NAMESPACES.map((ns) => deleteQuotas(cp, agent, ns)));
-    await eventually(`${engine}: quotas cleared`, async () => {
-      const left = (await kubectlAs(cp.info, 'admin', ['get', 'resourcequota', '-A', '--no-headers'])).stdout.split('\n').filter((l) => l.startsWith('race-n')).length;
-      if (left) throw new Error(`${left} quotas left`);
-    }, 60_000, 250);
-    await eventually(`${engine}: the whole budget fits again`, async () => {
-      const a = await createQuota(cp, agent, 'alice', probeNs, 'probe-free', String(budget), true);
-      if (a.status !== 201) throw new Error(`dry-run create of ${budget} CPU: ${a.status} ${a.message.slice(0, 200)}`);
-    }, 120_000, 250);
+    await eventually(
+      `${engine}: quotas cleared`,
+      async () => {
+        const left = (await kubectlAs(cp.info, 'admin', ['get', 'resourcequota', '-A', '--no-headers'])).stdout
+          .split('\n')
+          .filter((l) => l.startsWith('race-n')).length;
+        if (left) throw new Error(`${left} quotas left`);
+      },
+      60_000,
+      250,
+    );
+    await eventually(
+      `${engine}: the whole budget fits again`,
+      async () => {
+        const a = await createQuota(cp, agent, 'alice', probeNs, 'probe-free', String(budget), true);
+        if (a.status !== 201)
+          throw new Error(`dry-run create of ${budget} CPU: ${a.status} ${a.message.slice(0, 200)}`);
+      },
+      120_000,
+      250,
+    );
   };
   try {
-    await eventually(`${engine}: the headroom rule in force`, async () => {
-      const a = await createQuota(cp, agent, 'alice', probeNs, 'probe-over', String(budget + 1), true);
-      if (a.status === 201) throw new Error('a dry-run create over the budget was admitted: the rule is not in force yet');
-      if (!HEADROOM_DENIAL.test(a.message)) throw new Error(`denied, but not by the headroom rule: ${a.status} ${a.message.slice(0, 200)}`);
-    }, 180_000, 2000);
+    await eventually(
+      `${engine}: the headroom rule in force`,
+      async () => {
+        const a = await createQuota(cp, agent, 'alice', probeNs, 'probe-over', String(budget + 1), true);
+        if (a.status === 201)
+          throw new Error('a dry-run create over the budget was admitted: the rule is not in force yet');
+        if (!HEADROOM_DENIAL.test(a.message))
+          throw new Error(`denied, but not by the headroom rule: ${a.status} ${a.message.slice(0, 200)}`);
+      },
+      180_000,
+      2000,
+    );
     await clear();
     let sequentialAdmitted = 0;
-    for (const ns of RACE_NAMESPACES) if ((await createQuota(cp, agent, 'alice', ns, 'seq', '1')).status === 201) sequentialAdmitted += 1;
-    log(`peers: race, ${engine}: sequential control: ${sequentialAdmitted} of ${RACE_NAMESPACES.length} admitted (budget ${budget} × 1 CPU)`);
+    for (const ns of RACE_NAMESPACES)
+      if ((await createQuota(cp, agent, 'alice', ns, 'seq', '1')).status === 201) sequentialAdmitted += 1;
+    log(
+      `peers: race, ${engine}: sequential control: ${sequentialAdmitted} of ${RACE_NAMESPACES.length} admitted (budget ${budget} × 1 CPU)`,
+    );
     await clear();
     const admittedPerRound: number[] = [];
     let deniedHeadroom = 0;
@@ -100,7 +145,9 @@ export async function runRace(cp: ControlPlane, engine: string, rounds: number):
           firstError ||= `${a.status} ${a.message}`.slice(0, 300);
         }
       }
-      log(`peers: race, ${engine}: round ${i + 1}: ${admittedPerRound[i]} of ${RACE_NAMESPACES.length} admitted (budget ${budget} × 1 CPU)`);
+      log(
+        `peers: race, ${engine}: round ${i + 1}: ${admittedPerRound[i]} of ${RACE_NAMESPACES.length} admitted (budget ${budget} × 1 CPU)`,
+      );
       await clear();
     }
     return {

@@ -13,7 +13,12 @@ import type { StepContext } from './context.js';
  * once every burst ended, quotas above the budget are lowered until the project is within it
  * (burst-budget-restore.ts).
  */
-export async function applyBurstQuotas(c: StepContext, project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+export async function applyBurstQuotas(
+  c: StepContext,
+  project: Project,
+  failures: string[],
+  signal: AbortSignal,
+): Promise<void> {
   const plan = planBurstQuotas(project, c.informers.snapshot, c.config.clusterName, c.clock.now());
   const projectName = project.metadata.name ?? '';
   for (const w of plan.writes) {
@@ -26,14 +31,30 @@ export async function applyBurstQuotas(c: StepContext, project: Project, failure
       const change = w.changes.join(', ') || 'no resource changed';
       c.log(`project ${projectName}: ${w.kind === 'raise' ? 'raised' : 'lowered'} ${where} (${change})`);
       if (w.kind === 'raise') {
-        await c.event(project, { type: 'Normal', reason: 'BurstQuotaRaised', message: `raised ${where} for burst ${w.bursts.join(', ')}: ${change}` });
+        await c.event(project, {
+          type: 'Normal',
+          reason: 'BurstQuotaRaised',
+          message: `raised ${where} for burst ${w.bursts.join(', ')}: ${change}`,
+        });
       } else if (w.giveBacks.length > 0) {
-        await c.event(project, { type: 'Normal', reason: 'BurstBudgetRestored', message: `lowered ${where} to bring the project within its budget after its bursts ended: ${w.giveBacks.map(describeGiveBack).join(', ')}` });
+        await c.event(project, {
+          type: 'Normal',
+          reason: 'BurstBudgetRestored',
+          message: `lowered ${where} to bring the project within its budget after its bursts ended: ${w.giveBacks.map(describeGiveBack).join(', ')}`,
+        });
       } else if (w.changes.length > 0) {
-        await c.event(project, { type: 'Normal', reason: 'BurstQuotaLowered', message: `lowered ${where}, its bursts have ended: ${change}` });
+        await c.event(project, {
+          type: 'Normal',
+          reason: 'BurstQuotaLowered',
+          message: `lowered ${where}, its bursts have ended: ${change}`,
+        });
       }
       if (above.length > 0 && w.changes.length > 0) {
-        await c.event(project, { type: 'Warning', reason: 'BurstEndedAboveQuota', message: `a burst has ended but ${describeAbove(above)}` });
+        await c.event(project, {
+          type: 'Warning',
+          reason: 'BurstEndedAboveQuota',
+          message: `a burst has ended but ${describeAbove(above)}`,
+        });
       }
     } catch (err) {
       failures.push(`${w.kind === 'raise' ? 'raising' : 'lowering'} ${where} for a burst: ${describeError(err)}`);
@@ -41,6 +62,10 @@ export async function applyBurstQuotas(c: StepContext, project: Project, failure
   }
   // What could not be lowered yet (used above the floor): said once per reconcile that lowered something.
   if (plan.stillOver.length > 0 && plan.writes.some((w) => w.giveBacks.length > 0)) {
-    await c.event(project, { type: 'Warning', reason: 'OverBudgetAfterBurst', message: `its bursts have ended but the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered further as usage falls` });
+    await c.event(project, {
+      type: 'Warning',
+      reason: 'OverBudgetAfterBurst',
+      message: `its bursts have ended but the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered further as usage falls`,
+    });
   }
 }

@@ -1,7 +1,14 @@
 /**
  * Step CR4: the default quotas (and, with tiers, the tier quotas) of the project's namespaces.
  */
-import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY, type Project, type ResourceQuotaObject, DEFAULT_QUOTA_NAME } from '../../validate/types.js';
+import {
+  LABEL_MANAGED_BY,
+  LABEL_PROJECT,
+  MANAGED_BY,
+  type Project,
+  type ResourceQuotaObject,
+  DEFAULT_QUOTA_NAME,
+} from '../../validate/types.js';
 import { planDefaultQuotas } from '../defaults.js';
 import { tierNames } from '../../validate/tiers.js';
 import { describeError } from '../../kube/errors.js';
@@ -11,7 +18,13 @@ import { type StepContext, argoCdGrace } from './context.js';
 const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
 
 /** CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
-export async function createDefaultQuotas(c: StepContext, project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {
+export async function createDefaultQuotas(
+  c: StepContext,
+  project: Project,
+  failures: string[],
+  signal: AbortSignal,
+  graced: Map<string, number>,
+): Promise<void> {
   const plan = planDefaultQuotas(project, c.informers.snapshot, c.config.clusterName, c.clock.now());
   for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {
     if (argoCdGrace(c, namespace, graced) > 0) continue;
@@ -19,7 +32,11 @@ export async function createDefaultQuotas(c: StepContext, project: Project, fail
     const quota: ResourceQuotaObject = {
       apiVersion: 'v1',
       kind: 'ResourceQuota',
-      metadata: { name, namespace, labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY } },
+      metadata: {
+        name,
+        namespace,
+        labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY },
+      },
       spec: { hard, ...(scopeSelector ? { scopeSelector } : {}) },
     };
     signal.throwIfAborted();
@@ -28,7 +45,15 @@ export async function createDefaultQuotas(c: StepContext, project: Project, fail
       if (created !== 'exists') {
         c.informers.applyWritten('ResourceQuota', created as never);
         c.log(`project ${project.metadata.name}: created ResourceQuota ${namespace}/${name}`);
-        await c.event(project, { type: 'Normal', reason: 'DefaultQuotaCreated', message: `created ResourceQuota ${namespace}/${name} from ${scopeSelector ? 'the project\'s tiers' : 'namespaceDefaults'} (${Object.entries(hard).map(([r, q]) => `${r} ${q}`).join(', ')})` });
+        await c.event(project, {
+          type: 'Normal',
+          reason: 'DefaultQuotaCreated',
+          message: `created ResourceQuota ${namespace}/${name} from ${scopeSelector ? "the project's tiers" : 'namespaceDefaults'} (${Object.entries(
+            hard,
+          )
+            .map(([r, q]) => `${r} ${q}`)
+            .join(', ')})`,
+        });
       }
     } catch (err) {
       failures.push(`creating ResourceQuota ${namespace}/${name}: ${describeError(err)}`);
@@ -41,7 +66,11 @@ export async function createDefaultQuotas(c: StepContext, project: Project, fail
       const written = await c.api.replaceQuota(desired, TIERS_FIELD_MANAGER);
       c.informers.applyWritten('ResourceQuota', written as never);
       c.log(`project ${project.metadata.name}: repaired ${where} (the project's tiers)`);
-      await c.event(project, { type: 'Normal', reason: 'OtherTiersQuotaRepaired', message: `repaired ${where}: pods 0 for every PriorityClass but the tiers ${tierNames(project).join(', ')}` });
+      await c.event(project, {
+        type: 'Normal',
+        reason: 'OtherTiersQuotaRepaired',
+        message: `repaired ${where}: pods 0 for every PriorityClass but the tiers ${tierNames(project).join(', ')}`,
+      });
     } catch (err) {
       failures.push(`repairing ${where}: ${describeError(err)}`);
     }

@@ -16,7 +16,12 @@ export async function ensureFinalizer(c: StepContext, project: Project, signal: 
 }
 
 /** Deleting: the ledger, then the finalizer, once every namespace of the project is gone. */
-export async function removeFinalizer(c: StepContext, project: Project, report: CascadeReport, signal: AbortSignal): Promise<void> {
+export async function removeFinalizer(
+  c: StepContext,
+  project: Project,
+  report: CascadeReport,
+  signal: AbortSignal,
+): Promise<void> {
   // The webhook's headroom ledger of this Project goes first: a failure here retries with the
   // finalizer still on (nothing can grow a terminating project's allocation meanwhile).
   signal.throwIfAborted();
@@ -24,7 +29,11 @@ export async function removeFinalizer(c: StepContext, project: Project, report: 
   if (report.foreign.length > 0) {
     const kept = report.foreign.map((f) => `${f.name} (${f.reason})`).join(', ');
     c.log(`project ${project.metadata.name}: namespaces left in place (not the project's): ${kept}`);
-    await c.event(project, { type: 'Warning', reason: 'NamespacesKept', message: `not deleted with the project, their project-uid is not this Project's: ${kept}` });
+    await c.event(project, {
+      type: 'Warning',
+      reason: 'NamespacesKept',
+      message: `not deleted with the project, their project-uid is not this Project's: ${kept}`,
+    });
   }
   signal.throwIfAborted();
   const updated = await c.api.removeFinalizer(project);
@@ -32,5 +41,9 @@ export async function removeFinalizer(c: StepContext, project: Project, report: 
   if ((updated.metadata.finalizers ?? []).length === 0) c.informers.forget('Project', updated as never);
   else c.informers.applyWritten('Project', updated as never);
   c.log(`project ${project.metadata.name}: every namespace deleted, finalizer removed`);
-  await c.event(project, { type: 'Normal', reason: 'CascadeFinished', message: 'every namespace of the project is deleted; finalizer removed' });
+  await c.event(project, {
+    type: 'Normal',
+    reason: 'CascadeFinished',
+    message: 'every namespace of the project is deleted; finalizer removed',
+  });
 }

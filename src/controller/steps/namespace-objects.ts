@@ -12,7 +12,13 @@ import { type StepContext, ownNamespaces, argoCdGrace } from './context.js';
  * (docs/adr/0095-allow-lists-in-the-api-server.md). Missing ones are
  * created, edited ones repaired, ones the Project no longer declares removed.
  */
-export async function ensureNamespaceObjects(c: StepContext, project: Project, failures: string[], signal: AbortSignal, graced: Map<string, number>): Promise<void> {
+export async function ensureNamespaceObjects(
+  c: StepContext,
+  project: Project,
+  failures: string[],
+  signal: AbortSignal,
+  graced: Map<string, number>,
+): Promise<void> {
   const managed = c.managed;
   if (!managed) return;
   const projectName = project.metadata.name ?? '';
@@ -30,7 +36,11 @@ export async function ensureNamespaceObjects(c: StepContext, project: Project, f
           await c.api.deleteManaged(kind.kind, namespace, kind.name, actual.metadata.resourceVersion);
           cache.applyDeleted(namespace);
           c.log(`project ${projectName}: removed ${where} (no longer declared)`);
-          await c.event(project, { type: 'Normal', reason: `${kind.kind}Removed`, message: `removed ${where}: the project no longer declares ${kind.declaredBy}` });
+          await c.event(project, {
+            type: 'Normal',
+            reason: `${kind.kind}Removed`,
+            message: `removed ${where}: the project no longer declares ${kind.declaredBy}`,
+          });
         } catch (err) {
           failures.push(`removing ${where}: ${describeError(err)}`);
         }
@@ -43,7 +53,11 @@ export async function ensureNamespaceObjects(c: StepContext, project: Project, f
       try {
         cache.applyWritten(await c.api.putManaged(desired, actual));
         c.log(`project ${projectName}: ${actual ? 'repaired' : 'created'} ${where}`);
-        await c.event(project, { type: 'Normal', reason: `${kind.kind}${actual ? 'Repaired' : 'Created'}`, message: `${actual ? 'set' : 'created'} ${where} as the project declares (${kind.describe(desired)})` });
+        await c.event(project, {
+          type: 'Normal',
+          reason: `${kind.kind}${actual ? 'Repaired' : 'Created'}`,
+          message: `${actual ? 'set' : 'created'} ${where} as the project declares (${kind.describe(desired)})`,
+        });
       } catch (err) {
         failures.push(`writing ${where}: ${describeError(err)}`);
       }

@@ -11,7 +11,12 @@ import { type StepContext, ownNamespaces } from './context.js';
  * over tenantgate.yaml's). The mutating webhook sets them on CREATE; this repairs a namespace made
  * before, or changed by a privileged subject, or a Project whose levels changed in git.
  */
-export async function ensurePodSecurityLabels(c: StepContext, project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+export async function ensurePodSecurityLabels(
+  c: StepContext,
+  project: Project,
+  failures: string[],
+  signal: AbortSignal,
+): Promise<void> {
   if (!c.managed) return; // the same switch as the other namespace objects (tests without them)
   const wanted = podSecurityLabels(c.config.podSecurity, project);
   for (const ns of ownNamespaces(c, project)) {
@@ -25,7 +30,11 @@ export async function ensurePodSecurityLabels(c: StepContext, project: Project, 
       c.informers.applyWritten('Namespace', updated as never);
       const change = differ.map(([k, v]) => `${k}=${v} (was ${labels[k] ?? 'unset'})`).join(', ');
       c.log(`project ${project.metadata.name}: set Pod Security labels of namespace ${name}: ${change}`);
-      await c.event(project, { type: 'Normal', reason: 'PodSecurityLabelsSet', message: `namespace ${name}: ${change}` });
+      await c.event(project, {
+        type: 'Normal',
+        reason: 'PodSecurityLabelsSet',
+        message: `namespace ${name}: ${change}`,
+      });
     } catch (err) {
       failures.push(`setting Pod Security labels of namespace ${name}: ${describeError(err)}`);
     }

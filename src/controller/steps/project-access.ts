@@ -12,7 +12,12 @@ import { type StepContext, ownNamespaces } from './context.js';
  * the cache. `access` exists only under visibility: own; the garbage collector removes both with the
  * Project (ownerReference), and switching to `all` leaves them in place.
  */
-export async function ensureProjectAccess(c: StepContext, project: Project, failures: string[], signal: AbortSignal): Promise<void> {
+export async function ensureProjectAccess(
+  c: StepContext,
+  project: Project,
+  failures: string[],
+  signal: AbortSignal,
+): Promise<void> {
   const access = c.access;
   if (!access) return;
   const desired = desiredProjectAccess(project, ownNamespaces(c, project));
@@ -28,7 +33,11 @@ export async function ensureProjectAccess(c: StepContext, project: Project, fail
     try {
       cache.applyWritten(await c.api.putAccess(want, actual));
       c.log(`project ${projectName}: ${actual ? 'repaired' : 'created'} ${kind} ${name}`);
-      await c.event(project, { type: 'Normal', reason: `${kind}${actual ? 'Repaired' : 'Created'}`, message: `${actual ? 'set' : 'created'} ${kind} ${name}: the owners may get this Project and its namespaces (visibility: own)` });
+      await c.event(project, {
+        type: 'Normal',
+        reason: `${kind}${actual ? 'Repaired' : 'Created'}`,
+        message: `${actual ? 'set' : 'created'} ${kind} ${name}: the owners may get this Project and its namespaces (visibility: own)`,
+      });
     } catch (err) {
       failures.push(`writing ${kind} ${name}: ${describeError(err)}`);
     }

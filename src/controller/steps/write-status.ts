@@ -7,8 +7,19 @@ import { CONDITION_QUOTA_WITHIN_BUDGET, computeStatus, statusEquals, type Cascad
 import { type StepContext, rfc3339 } from './context.js';
 
 /** CR3: writes the status only when it differs (ignoring lastTransitionTime). */
-export async function writeStatus(c: StepContext, project: Project, signal: AbortSignal, cascade?: CascadeReport): Promise<Project> {
-  const status = computeStatus({ project, snapshot: c.informers.snapshot, cluster: c.config.clusterName, now: rfc3339(c.now()), ...(cascade ? { cascade } : {}) });
+export async function writeStatus(
+  c: StepContext,
+  project: Project,
+  signal: AbortSignal,
+  cascade?: CascadeReport,
+): Promise<Project> {
+  const status = computeStatus({
+    project,
+    snapshot: c.informers.snapshot,
+    cluster: c.config.clusterName,
+    now: rfc3339(c.now()),
+    ...(cascade ? { cascade } : {}),
+  });
   if (statusEquals(project.status, status)) return project;
   signal.throwIfAborted();
   const updated = await c.api.replaceStatus(project, status);
@@ -17,9 +28,14 @@ export async function writeStatus(c: StepContext, project: Project, signal: Abor
   const budget = (s: Project['status']) => s?.conditions?.find((c) => c.type === CONDITION_QUOTA_WITHIN_BUDGET);
   const overBefore = budget(project.status)?.status === 'False';
   const over = budget(status);
-  if (over?.status === 'False' && !overBefore) await c.event(updated, { type: 'Warning', reason: 'OverBudget', message: over.message ?? 'quota over budget' });
+  if (over?.status === 'False' && !overBefore)
+    await c.event(updated, { type: 'Warning', reason: 'OverBudget', message: over.message ?? 'quota over budget' });
   if (status?.phase === 'Terminating' && project.status?.phase !== 'Terminating') {
-    await c.event(updated, { type: 'Normal', reason: 'CascadeStarted', message: `deleting the project's namespaces: ${cascade?.remaining.map((r) => r.name).join(', ') || 'none left'}` });
+    await c.event(updated, {
+      type: 'Normal',
+      reason: 'CascadeStarted',
+      message: `deleting the project's namespaces: ${cascade?.remaining.map((r) => r.name).join(', ') || 'none left'}`,
+    });
   }
   return updated;
 }

@@ -85,7 +85,9 @@ export function budgetOf(project: Project, cluster: string, at: number, cap?: Re
 
 /** Where a budget is declared: `spec.clusters.<cluster>.quota.hard` when the cluster has its own (or a fleet cap stands in for it), else `spec.quota.hard`. */
 export function budgetPath(project: Project, cluster: string, capped = false): FieldPath {
-  return cluster && (capped || project.spec.clusters?.[cluster]?.quota?.hard) ? ['spec', 'clusters', cluster, 'quota', 'hard'] : ['spec', 'quota', 'hard'];
+  return cluster && (capped || project.spec.clusters?.[cluster]?.quota?.hard)
+    ? ['spec', 'clusters', cluster, 'quota', 'hard']
+    : ['spec', 'quota', 'hard'];
 }
 
 /** The budget of a project as a snapshot's decisions count it: with the fleet cap the snapshot offers for it. */

@@ -24,14 +24,7 @@ import {
   type VolumeOwnership,
 } from '../allow-lists.js';
 import { addressWithinAnyCidr, withinAnyCidr } from '../cidr.js';
-import {
-  LABEL_PROJECT,
-  type FieldPath,
-  type Project,
-  type RuleId,
-  type Toleration,
-  type Violation,
-} from '../types.js';
+import { LABEL_PROJECT, type FieldPath, type Project, type RuleId, type Toleration, type Violation } from '../types.js';
 
 type Json = Record<string, unknown>;
 /** The old object (or the part of it a check reads) on UPDATE; undefined on CREATE. */
@@ -49,7 +42,10 @@ const before = <T>(old: Old, read: (o: Json) => T): T | undefined => (old === un
 
 /** Whether a single-valued check is judged: on CREATE, or when one of its `fields` differs from the old object's. */
 const changed = (now: Json, old: Old, fields: (o: Json) => unknown[]): boolean =>
-  isNewItem(fields(now), before(old, (o) => [fields(o)]));
+  isNewItem(
+    fields(now),
+    before(old, (o) => [fields(o)]),
+  );
 
 /** What a rule needs to know about the object and its project. */
 export interface AllowSubject {
@@ -506,17 +502,42 @@ function volumeNameViolation(s: AllowSubject, volume: VolumeOwnership): Violatio
   const project = s.project.metadata.name ?? '';
   const path: FieldPath = ['spec', 'volumeName'];
   const named = `volumeName ${JSON.stringify(volume.name)}`;
-  if (!volume.read) return [violation('X10', s, path, `${named} (the webhook could not read that PersistentVolume, so whose it is is unknown)`, volumesAllowed(s))];
+  if (!volume.read)
+    return [
+      violation(
+        'X10',
+        s,
+        path,
+        `${named} (the webhook could not read that PersistentVolume, so whose it is is unknown)`,
+        volumesAllowed(s),
+      ),
+    ];
   if (!volume.exists) {
     if (s.allow.unownedVolumes) return [];
-    return [violation('X10', s, path, `${named} (no such PersistentVolume: one created later under that name would belong to no project)`, volumesAllowed(s))];
+    return [
+      violation(
+        'X10',
+        s,
+        path,
+        `${named} (no such PersistentVolume: one created later under that name would belong to no project)`,
+        volumesAllowed(s),
+      ),
+    ];
   }
   if (volume.project === project) return [];
   if (volume.project === undefined) {
     if (s.allow.unownedVolumes) return [];
     return [violation('X10', s, path, `${named} (a PersistentVolume of no project: ${volume.by})`, volumesAllowed(s))];
   }
-  return [violation('X10', s, path, `${named} (a PersistentVolume of project ${volume.project}: ${volume.by})`, volumesAllowed(s))];
+  return [
+    violation(
+      'X10',
+      s,
+      path,
+      `${named} (a PersistentVolume of project ${volume.project}: ${volume.by})`,
+      volumesAllowed(s),
+    ),
+  ];
 }
 
 /**
@@ -528,10 +549,23 @@ function selectorViolation(s: AllowSubject, selector: Json): Violation[] {
   if (objectAt(selector, 'matchLabels')[LABEL_PROJECT] === project) return [];
   const pinned = listAt(selector, 'matchExpressions').some((e) => {
     const values = listAt(e, 'values');
-    return stringAt(e, 'key') === LABEL_PROJECT && stringAt(e, 'operator') === 'In' && values.length > 0 && values.every((v) => v === project);
+    return (
+      stringAt(e, 'key') === LABEL_PROJECT &&
+      stringAt(e, 'operator') === 'In' &&
+      values.length > 0 &&
+      values.every((v) => v === project)
+    );
   });
   if (pinned) return [];
-  return [violation('X10', s, ['spec', 'selector'], `a selector without ${LABEL_PROJECT}=${project} (it may bind another project's PersistentVolume)`, `a selector with matchLabels ${LABEL_PROJECT}: ${project}`)];
+  return [
+    violation(
+      'X10',
+      s,
+      ['spec', 'selector'],
+      `a selector without ${LABEL_PROJECT}=${project} (it may bind another project's PersistentVolume)`,
+      `a selector with matchLabels ${LABEL_PROJECT}: ${project}`,
+    ),
+  ];
 }
 
 interface DeviceItem<T> {
@@ -589,7 +623,9 @@ export function checkResourceClaim(s: AllowSubject, object: Json, template: bool
     }
   }
   const allowed = s.allow.tolerations;
-  const oldTolerations = before(oldSpec, (o) => deviceTolerationsOf(o).map((t) => judgedToleration(t.value as Toleration)));
+  const oldTolerations = before(oldSpec, (o) =>
+    deviceTolerationsOf(o).map((t) => judgedToleration(t.value as Toleration)),
+  );
   for (const t of deviceTolerationsOf(spec)) {
     const toleration = t.value as Toleration;
     if (tolerationListed(toleration, allowed) || !isNewItem(judgedToleration(toleration), oldTolerations)) continue;
@@ -604,16 +640,25 @@ export function checkResourceClaim(s: AllowSubject, object: Json, template: bool
  * filled in, do not overlap), so admission judges a hostname against its own project only. Quadratic
  * in the number of suffixes, which is small.
  */
-export function checkHostnameSuffixOverlaps(config: TenantgateConfig, projects: ReadonlyArray<{ project: Project; document?: number }>): Violation[] {
+export function checkHostnameSuffixOverlaps(
+  config: TenantgateConfig,
+  projects: ReadonlyArray<{ project: Project; document?: number }>,
+): Violation[] {
   const claims = projects.flatMap(({ project, document }) =>
-    effectiveAllowLists(config, project).hostnameSuffixes.map((suffix, index) => ({ project, document, suffix, index })),
+    effectiveAllowLists(config, project).hostnameSuffixes.map((suffix, index) => ({
+      project,
+      document,
+      suffix,
+      index,
+    })),
   );
   const out: Violation[] = [];
   for (let i = 0; i < claims.length; i++) {
     for (let j = i + 1; j < claims.length; j++) {
       const a = claims[i];
       const b = claims[j];
-      if (!a || !b || a.project.metadata.name === b.project.metadata.name || !suffixesOverlap(a.suffix, b.suffix)) continue;
+      if (!a || !b || a.project.metadata.name === b.project.metadata.name || !suffixesOverlap(a.suffix, b.suffix))
+        continue;
       out.push({
         rule: 'H3',
         path: ['spec', 'allow', 'hostnames', 'suffixes', b.index],

@@ -5,7 +5,21 @@
  * C1 violation of its own: a budget nobody can check must not pass silently.
  */
 import type { PricingConfig } from '../../config/config.js';
-import { add, cmp, formatMoney, isUnscopedKey, monthlyBudgetOf, monthlyCost, namesBothSpellings, priceSheet, sharesCost, sub, sum, type PriceSheet, type Rational } from '../cost.js';
+import {
+  add,
+  cmp,
+  formatMoney,
+  isUnscopedKey,
+  monthlyBudgetOf,
+  monthlyCost,
+  namesBothSpellings,
+  priceSheet,
+  sharesCost,
+  sub,
+  sum,
+  type PriceSheet,
+  type Rational,
+} from '../cost.js';
 import type { FieldPath, NamespaceShare, Project, Resources, Violation } from '../types.js';
 
 const BUDGET_PATH: FieldPath = ['spec', 'costBudget', 'monthly'];
@@ -22,7 +36,13 @@ export function checkCostDeclaration(pricing: PricingConfig | undefined, project
   if (monthly === undefined) return [];
   const name = project.metadata.name ?? '';
   if (!pricing) {
-    return [{ rule: 'C1', path: BUDGET_PATH, message: `Project ${name}: spec.costBudget.monthly is ${JSON.stringify(monthly)}, but tenantgate.yaml has no pricing, so its cost cannot be checked; allowed: a costBudget only with a price sheet (${HOW}), or no spec.costBudget` }];
+    return [
+      {
+        rule: 'C1',
+        path: BUDGET_PATH,
+        message: `Project ${name}: spec.costBudget.monthly is ${JSON.stringify(monthly)}, but tenantgate.yaml has no pricing, so its cost cannot be checked; allowed: a costBudget only with a price sheet (${HOW}), or no spec.costBudget`,
+      },
+    ];
   }
   return [];
 }
@@ -37,14 +57,23 @@ interface Priced {
  * The price sheet and the budget of a project with a costBudget; a violation when it has one but the
  * configuration has no pricing (or the amount is not a decimal: the schema refuses it, this never trusts it).
  */
-function priced(pricing: PricingConfig | undefined, project: Project, subject: () => string): Priced | Violation | undefined {
+function priced(
+  pricing: PricingConfig | undefined,
+  project: Project,
+  subject: () => string,
+): Priced | Violation | undefined {
   const monthly = project.spec.costBudget?.monthly;
   if (monthly === undefined) return undefined;
   const name = project.metadata.name ?? '';
   const budget = monthlyBudgetOf(project);
   if (!pricing || !budget) {
-    const why = pricing ? 'is not a decimal amount such as 1500 or 1499.99' : "but this cluster's tenantgate.yaml has no pricing";
-    return { rule: 'C1', message: `${subject()}: project ${name} has spec.costBudget.monthly ${JSON.stringify(monthly)} ${why}, so the cost of its allocation cannot be checked; allowed: ${pricing ? 'a decimal amount' : HOW}` };
+    const why = pricing
+      ? 'is not a decimal amount such as 1500 or 1499.99'
+      : "but this cluster's tenantgate.yaml has no pricing";
+    return {
+      rule: 'C1',
+      message: `${subject()}: project ${name} has spec.costBudget.monthly ${JSON.stringify(monthly)} ${why}, so the cost of its allocation cannot be checked; allowed: ${pricing ? 'a decimal amount' : HOW}`,
+    };
   }
   return { sheet: priceSheet(pricing), budget };
 }
@@ -78,7 +107,12 @@ export interface CostChange {
  * cost budget. Only a change that makes the namespace cost more can be refused (as Q1 refuses only growth):
  * a project over its cost budget after the prices rose may still shrink and rearrange.
  */
-export function checkCostFits(pricing: PricingConfig | undefined, project: Project, cluster: string, change: CostChange): Violation[] {
+export function checkCostFits(
+  pricing: PricingConfig | undefined,
+  project: Project,
+  cluster: string,
+  change: CostChange,
+): Violation[] {
   // The subject is written only into a violation: most projects have no cost budget.
   const p = priced(pricing, project, () => `${change.subject} asks ${asked(change)}`);
   if (p === undefined) return [];
@@ -86,7 +120,9 @@ export function checkCostFits(pricing: PricingConfig | undefined, project: Proje
   const self = monthlyCost(p.sheet, change.after);
   const before = change.before ? monthlyCost(p.sheet, change.before) : undefined;
   if (!change.always && before && cmp(self, before) <= 0) return [];
-  const others = namesBothSpellings(change.others) ? sharesCost(p.sheet, change.otherShares()) : monthlyCost(p.sheet, change.others);
+  const others = namesBothSpellings(change.others)
+    ? sharesCost(p.sheet, change.otherShares())
+    : monthlyCost(p.sheet, change.others);
   const total = add(others, self);
   if (cmp(total, p.budget) <= 0) return [];
   const c = p.sheet.currency;
@@ -105,7 +141,13 @@ function asked(change: CostChange): string {
   const grown = [...change.after]
     .filter(([r, q]) => isUnscopedKey(r) && (!change.before?.get(r) || q.cmp(change.before.get(r)!) > 0))
     .sort(([a], [b]) => a.localeCompare(b));
-  const list = (grown.length > 0 ? grown : [...change.after].filter(([r]) => isUnscopedKey(r)).sort(([a], [b]) => a.localeCompare(b))).map(([r, q]) => `${r} ${q.toString()}`).join(', ');
+  const list = (
+    grown.length > 0
+      ? grown
+      : [...change.after].filter(([r]) => isUnscopedKey(r)).sort(([a], [b]) => a.localeCompare(b))
+  )
+    .map(([r, q]) => `${r} ${q.toString()}`)
+    .join(', ');
   return `${list || 'nothing'}${change.defaulted ? ' (namespaceDefaults)' : ''}`;
 }
 
@@ -113,7 +155,12 @@ function asked(change: CostChange): string {
  * C1 over a whole project on one cluster: the cost of Σ of its namespaces' shares stays within the cost
  * budget (offline on the declarations, and the webhook on a Project write). Lists what each namespace costs.
  */
-export function checkProjectCost(pricing: PricingConfig | undefined, project: Project, cluster: string, shares: readonly NamespaceShare[]): Violation[] {
+export function checkProjectCost(
+  pricing: PricingConfig | undefined,
+  project: Project,
+  cluster: string,
+  shares: readonly NamespaceShare[],
+): Violation[] {
   const name = project.metadata.name ?? '';
   const p = priced(pricing, project, () => `Project ${name}`);
   if (p === undefined) return [];
@@ -122,7 +169,9 @@ export function checkProjectCost(pricing: PricingConfig | undefined, project: Pr
   const total = sum(perNamespace.map(([, cost]) => cost));
   if (cmp(total, p.budget) <= 0) return [];
   const c = p.sheet.currency;
-  const list = perNamespace.map(([ns, cost, defaulted]) => `${ns} ${formatMoney(cost, c)}${defaulted ? ' (defaults)' : ''}`).join(', ');
+  const list = perNamespace
+    .map(([ns, cost, defaulted]) => `${ns} ${formatMoney(cost, c)}${defaulted ? ' (defaults)' : ''}`)
+    .join(', ');
   return [
     {
       rule: 'C1',

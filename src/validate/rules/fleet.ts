@@ -36,9 +36,16 @@ export function checkFleetBudget(project: Project): Violation[] {
     });
   }
   for (const [resource, limit] of budget) {
-    if (limit.sign() < 0) out.push({ rule: 'F1', path: [...FLEET_HARD, resource], message: `${subject}: spec.fleet.quota.hard[${resource}] is ${limit.toString()}, must be 0 or more` });
+    if (limit.sign() < 0)
+      out.push({
+        rule: 'F1',
+        path: [...FLEET_HARD, resource],
+        message: `${subject}: spec.fleet.quota.hard[${resource}] is ${limit.toString()}, must be 0 or more`,
+      });
   }
-  const clusters = Array.isArray(fleet.clusters) ? fleet.clusters.filter((c): c is string => typeof c === 'string') : [];
+  const clusters = Array.isArray(fleet.clusters)
+    ? fleet.clusters.filter((c): c is string => typeof c === 'string')
+    : [];
   if (Array.isArray(fleet.clusters) && clusters.length === 0) {
     out.push({
       rule: 'F1',
@@ -50,7 +57,11 @@ export function checkFleetBudget(project: Project): Violation[] {
   clusters.forEach((cluster, i) => {
     const first = seen.get(cluster);
     if (first !== undefined) {
-      out.push({ rule: 'F1', path: ['spec', 'fleet', 'clusters', i], message: `${subject}: spec.fleet.clusters[${i}] names cluster ${cluster} again (first at [${first}]); each member once` });
+      out.push({
+        rule: 'F1',
+        path: ['spec', 'fleet', 'clusters', i],
+        message: `${subject}: spec.fleet.clusters[${i}] names cluster ${cluster} again (first at [${first}]); each member once`,
+      });
     } else seen.set(cluster, i);
   });
   const members = [...seen.keys()];
@@ -74,7 +85,10 @@ function boundsAboveBudget(project: Project, subject: string, budget: Resources,
     for (const [resource, limit] of [...budget].sort(([a], [b]) => a.localeCompare(b))) {
       const upper = bound.get(resource);
       if (!upper || upper.cmp(limit) <= 0) continue;
-      const field = path.length === 5 ? `spec.clusters[${String(path[2])}].quota.hard[${resource}]` : `spec.quota.hard[${resource}]`;
+      const field =
+        path.length === 5
+          ? `spec.clusters[${String(path[2])}].quota.hard[${resource}]`
+          : `spec.quota.hard[${resource}]`;
       out.push({
         rule: 'F1',
         path: [...path, resource],
@@ -87,7 +101,9 @@ function boundsAboveBudget(project: Project, subject: string, budget: Resources,
 
 /** F1: Σ over the members of what the namespaces declared there hold, per fleet-budgeted resource. */
 function declaredAboveBudget(project: Project, subject: string, budget: Resources, members: string[]): Violation[] {
-  const namespaces = Array.isArray(project.spec.namespaces) ? project.spec.namespaces.filter((n) => n && typeof n.name === 'string') : [];
+  const namespaces = Array.isArray(project.spec.namespaces)
+    ? project.spec.namespaces.filter((n) => n && typeof n.name === 'string')
+    : [];
   const defaults = defaultsOf(project);
   const out: Violation[] = [];
   for (const [resource, limit] of [...budget].sort(([a], [b]) => a.localeCompare(b))) {
@@ -114,7 +130,11 @@ function declaredAboveBudget(project: Project, subject: string, budget: Resource
   return out;
 }
 
-function describeHolders(record: ShareRecord | undefined, shortfall: Pick<Shortfall, 'resource' | 'holders'>, requester: string): string {
+function describeHolders(
+  record: ShareRecord | undefined,
+  shortfall: Pick<Shortfall, 'resource' | 'holders'>,
+  requester: string,
+): string {
   const holders = record ? holdersOf(record, shortfall.resource, requester) : shortfall.holders;
   if (holders.length === 0) return 'no other cluster holds any';
   return `held by ${holders.map((h) => `${h.cluster} ${h.share.toString()}${h.lendable.sign() > 0 ? ` (${h.lendable.toString()} offered)` : ''}`).join(', ')}`;
@@ -128,12 +148,21 @@ export function fleetGrowthRefusal(project: string, cluster: string, refusal: Sh
   const where = projectOnCluster(project, cluster);
   switch (refusal.reason) {
     case 'not-a-member':
-      return { rule: 'F2', message: `${where}: cluster ${cluster} is not in spec.fleet.clusters, so it holds no share of the fleet budget; the platform team adds it in git` };
+      return {
+        rule: 'F2',
+        message: `${where}: cluster ${cluster} is not in spec.fleet.clusters, so it holds no share of the fleet budget; the platform team adds it in git`,
+      };
     case 'released':
-      return { rule: 'F2', message: `${where}: an operator released cluster ${cluster} from the fleet, so it holds no share of the fleet budget and the hub takes no request from it; register the cluster again under a new name` };
+      return {
+        rule: 'F2',
+        message: `${where}: an operator released cluster ${cluster} from the fleet, so it holds no share of the fleet budget and the hub takes no request from it; register the cluster again under a new name`,
+      };
     case 'not-fleet-budgeted':
     case 'more-than-held':
-      return { rule: 'F2', message: `${where}: the hub refused a change of ${refusal.resources.join(', ')} (${refusal.reason === 'not-fleet-budgeted' ? 'not in spec.fleet.quota.hard' : 'more than this cluster holds'})` };
+      return {
+        rule: 'F2',
+        message: `${where}: the hub refused a change of ${refusal.resources.join(', ')} (${refusal.reason === 'not-fleet-budgeted' ? 'not in spec.fleet.quota.hard' : 'more than this cluster holds'})`,
+      };
     case 'below-shares':
       return {
         rule: 'F2',
@@ -164,11 +193,20 @@ function describeShortfall(s: Shortfall, cluster: string): string {
  * F2 when the hub could not be reached within the deadline: the member kept enforcing its share and
  * granted nothing more. `lastKnown`, the record it last read, names who held the room then.
  */
-export function fleetHubUnreachable(project: string, cluster: string, need: Resources, enforced: Resources, deadlineSeconds: number, lastKnown?: ShareRecord): Violation {
+export function fleetHubUnreachable(
+  project: string,
+  cluster: string,
+  need: Resources,
+  enforced: Resources,
+  deadlineSeconds: number,
+  lastKnown?: ShareRecord,
+): Violation {
   const parts = [...need]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([resource, v]) => {
-      const holders = lastKnown ? `; when last read, ${describeHolders(lastKnown, { resource, holders: [] }, cluster)}` : '';
+      const holders = lastKnown
+        ? `; when last read, ${describeHolders(lastKnown, { resource, holders: [] }, cluster)}`
+        : '';
       return `${resource} needs ${v.toString()} more than the ${(enforced.get(resource) ?? ZERO).toString()} this cluster enforces${holders}`;
     });
   return {
@@ -198,7 +236,10 @@ export function fleetHubRejected(project: string, cluster: string, reason: strin
 
 /** F2 when the hub stored a grant but the member could not raise its enforced limit: the share stays unused until a give-back returns it. */
 export function fleetRaiseFailed(project: string, cluster: string, granted: Resources, error: string): Violation {
-  const what = [...granted].sort(([a], [b]) => a.localeCompare(b)).map(([r, q]) => `${r} ${q.toString()}`).join(', ');
+  const what = [...granted]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([r, q]) => `${r} ${q.toString()}`)
+    .join(', ');
   return {
     rule: 'F2',
     message: `${projectOnCluster(project, cluster)}: the hub granted ${what}, but raising this cluster's enforced limit in the headroom ledger failed (${error}); retry`,
@@ -209,7 +250,13 @@ export function fleetRaiseFailed(project: string, cluster: string, granted: Reso
  * F1 as plan reports it: after a change, the namespaces on the fleet's clusters (live where plan read
  * the cluster, declared elsewhere; `holders` names each member's part) hold more than the fleet budget.
  */
-export function fleetAllocationOverBudget(project: string, resource: string, allocated: Quantity, budget: Quantity, holders: readonly string[]): Violation {
+export function fleetAllocationOverBudget(
+  project: string,
+  resource: string,
+  allocated: Quantity,
+  budget: Quantity,
+  holders: readonly string[],
+): Violation {
   return {
     rule: 'F1',
     message: `Project ${project}: after the change the namespaces on the fleet's clusters hold ${resource} ${allocated.toString()} (${holders.join(', ')}), above the fleet budget ${budget.toString()} (spec.fleet.quota.hard[${resource}]): ${allocated.sub(budget).toString()} over; raise the fleet budget or lower the namespaces' quotas`,

@@ -46,7 +46,12 @@ interface Change {
 }
 
 /** The protected keys whose value differs between before and after, sorted by key. */
-function changedKeys(patterns: readonly string[], before: Record<string, string>, after: Record<string, string>, skip: (key: string, after: string | undefined) => boolean): Change[] {
+function changedKeys(
+  patterns: readonly string[],
+  before: Record<string, string>,
+  after: Record<string, string>,
+  skip: (key: string, after: string | undefined) => boolean,
+): Change[] {
   if (patterns.length === 0) return [];
   const isProtected = matcherOf(patterns);
   const changes: Change[] = [];
@@ -70,7 +75,10 @@ function describeChange(field: MetadataField, c: Change): string {
  * The patterns T7 protects in a field: the granting keys, always, then the configured ones not already
  * among them. Memoised per configured list (T7 runs on every namespace request).
  */
-const effective: Record<MetadataField, WeakMap<readonly string[], readonly string[]>> = { labels: new WeakMap(), annotations: new WeakMap() };
+const effective: Record<MetadataField, WeakMap<readonly string[], readonly string[]>> = {
+  labels: new WeakMap(),
+  annotations: new WeakMap(),
+};
 function protectedPatterns(field: MetadataField, configured: readonly string[]): readonly string[] {
   let patterns = effective[field].get(configured);
   if (!patterns) {
@@ -103,7 +111,10 @@ function listText(list: unknown[] | undefined): string {
 type ListField = 'finalizers' | 'ownerReferences';
 
 /** The lists among metadata.finalizers and metadata.ownerReferences that differ, with both values as JSON. */
-function changedLists(before: Pick<NamespaceMetadata, ListField>, after: Pick<NamespaceMetadata, ListField>): Array<{ field: ListField; before: string; after: string }> {
+function changedLists(
+  before: Pick<NamespaceMetadata, ListField>,
+  after: Pick<NamespaceMetadata, ListField>,
+): Array<{ field: ListField; before: string; after: string }> {
   const out: Array<{ field: ListField; before: string; after: string }> = [];
   for (const field of ['finalizers', 'ownerReferences'] as const) {
     const b = listText(before[field]);
@@ -153,7 +164,11 @@ export const NAMESPACE_FINALIZER = 'kubernetes';
  * controller removes only its own; the rest needs a write to namespaces/finalize, T8), and with it the
  * project's cascade. The apiserver keeps spec.finalizers on UPDATE, so CREATE is the only way in.
  */
-export function checkNamespaceSpecFinalizers(subject: string, who: string, finalizers: readonly string[] | undefined): Violation[] {
+export function checkNamespaceSpecFinalizers(
+  subject: string,
+  who: string,
+  finalizers: readonly string[] | undefined,
+): Violation[] {
   const extra = (finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER);
   if (extra.length === 0) return [];
   return [
@@ -171,14 +186,25 @@ export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation
   const labelPatterns = protectedPatterns('labels', configured.labels);
   const annotationPatterns = protectedPatterns('annotations', configured.annotations);
   const expectedLabels = check.expectedLabels ?? {};
-  const labels = changedKeys(labelPatterns, check.before.labels ?? {}, check.after.labels ?? {}, (key, after) => TENANCY_LABELS.has(key) || (after !== undefined && expectedLabels[key] === after));
+  const labels = changedKeys(
+    labelPatterns,
+    check.before.labels ?? {},
+    check.after.labels ?? {},
+    (key, after) => TENANCY_LABELS.has(key) || (after !== undefined && expectedLabels[key] === after),
+  );
   const expected = check.expectedAnnotations ?? {};
-  const annotations = changedKeys(annotationPatterns, check.before.annotations ?? {}, check.after.annotations ?? {}, (key, after) => after !== undefined && expected[key] === after);
+  const annotations = changedKeys(
+    annotationPatterns,
+    check.before.annotations ?? {},
+    check.after.annotations ?? {},
+    (key, after) => after !== undefined && expected[key] === after,
+  );
   const lists = changedLists(check.before, check.after);
   if (labels.length === 0 && annotations.length === 0 && lists.length === 0) return [];
   const parts: string[] = [];
   if (labels.length) parts.push(`labels ${labels.map((c) => describeChange('labels', c)).join(', ')}`);
-  if (annotations.length) parts.push(`annotations ${annotations.map((c) => describeChange('annotations', c)).join(', ')}`);
+  if (annotations.length)
+    parts.push(`annotations ${annotations.map((c) => describeChange('annotations', c)).join(', ')}`);
   for (const l of lists) parts.push(`metadata.${l.field} (${l.before} → ${l.after})`);
   const allowed = [
     labelPatterns.length ? `labels ${labelPatterns.join(', ')}` : '',
@@ -200,7 +226,12 @@ export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation
  * a grant would reach a tenant's namespace through its Project; a privileged subject sets one on the
  * namespace itself instead (the Pod Security levels: spec.podSecurity).
  */
-export function checkDeclaredGrantingMetadata(project: string, namespace: string, index: number, declared: { labels?: Record<string, string>; annotations?: Record<string, string> }): Violation[] {
+export function checkDeclaredGrantingMetadata(
+  project: string,
+  namespace: string,
+  index: number,
+  declared: { labels?: Record<string, string>; annotations?: Record<string, string> },
+): Violation[] {
   const out: Violation[] = [];
   for (const field of ['labels', 'annotations'] as const) {
     const map = declared[field];
@@ -226,12 +257,24 @@ export function checkDeclaredGrantingMetadata(project: string, namespace: string
  * finalizer stalls a cascade or an owner reference stalls another tenant's deletion, so an addition is
  * judged as for anyone else.
  */
-export function onlyDropsFinalizersOrOwners(after: { metadata: ObjectMeta; spec?: unknown }, before: { metadata: ObjectMeta; spec?: unknown }): boolean {
-  const rest = (o: { metadata: ObjectMeta; spec?: unknown }) => JSON.stringify([o.metadata.labels ?? {}, o.metadata.annotations ?? {}, o.spec ?? null]);
-  return rest(after) === rest(before) && dropsOnly(after.metadata.finalizers, before.metadata.finalizers, (f) => f) && dropsOnly(after.metadata.ownerReferences, before.metadata.ownerReferences, (r) => JSON.stringify(r));
+export function onlyDropsFinalizersOrOwners(
+  after: { metadata: ObjectMeta; spec?: unknown },
+  before: { metadata: ObjectMeta; spec?: unknown },
+): boolean {
+  const rest = (o: { metadata: ObjectMeta; spec?: unknown }) =>
+    JSON.stringify([o.metadata.labels ?? {}, o.metadata.annotations ?? {}, o.spec ?? null]);
+  return (
+    rest(after) === rest(before) &&
+    dropsOnly(after.metadata.finalizers, before.metadata.finalizers, (f) => f) &&
+    dropsOnly(after.metadata.ownerReferences, before.metadata.ownerReferences, (r) => JSON.stringify(r))
+  );
 }
 
-function dropsOnly<T>(after: readonly T[] | undefined, before: readonly T[] | undefined, key: (item: T) => string): boolean {
+function dropsOnly<T>(
+  after: readonly T[] | undefined,
+  before: readonly T[] | undefined,
+  key: (item: T) => string,
+): boolean {
   const had = new Set((before ?? []).map(key));
   return (after ?? []).every((item) => had.has(key(item)));
 }

@@ -8,9 +8,17 @@ export const MAX_PROJECT_NAME = 40;
 /** N1 */
 export function checkProjectName(name: string | undefined): Violation[] {
   const path: FieldPath = ['metadata', 'name'];
-  if (!name) return [{ rule: 'N1', path, message: 'Project has no metadata.name; a DNS-1123 label of at most 40 characters is required' }];
+  if (!name)
+    return [
+      {
+        rule: 'N1',
+        path,
+        message: 'Project has no metadata.name; a DNS-1123 label of at most 40 characters is required',
+      },
+    ];
   const problems = isDNS1123Label(name);
-  if (name.length > MAX_PROJECT_NAME) problems.push(`must be no more than ${MAX_PROJECT_NAME} characters (has ${name.length})`);
+  if (name.length > MAX_PROJECT_NAME)
+    problems.push(`must be no more than ${MAX_PROJECT_NAME} characters (has ${name.length})`);
   if (problems.length === 0) return [];
   return [{ rule: 'N1', path, message: `Project name ${JSON.stringify(name)} is not allowed: ${problems.join('; ')}` }];
 }
@@ -18,7 +26,15 @@ export function checkProjectName(name: string | undefined): Violation[] {
 /** N2 for a namespace outside any project: its name is not reserved. */
 export function checkReservedName(config: TenantgateConfig, name: string): Violation[] {
   const reserved = isReservedName(config, name);
-  return reserved ? [{ rule: 'N2', path: ['metadata', 'name'], message: `namespace ${JSON.stringify(name)} is not allowed: ${reserved}` }] : [];
+  return reserved
+    ? [
+        {
+          rule: 'N2',
+          path: ['metadata', 'name'],
+          message: `namespace ${JSON.stringify(name)} is not allowed: ${reserved}`,
+        },
+      ]
+    : [];
 }
 
 export function isReservedName(config: TenantgateConfig, name: string): string | undefined {
@@ -28,11 +44,18 @@ export function isReservedName(config: TenantgateConfig, name: string): string |
 }
 
 /** N2: a namespace of `project` is a DNS-1123 label that starts with its prefix plus a suffix, and is not reserved. */
-export function checkNamespaceName(config: TenantgateConfig, project: string, name: string, path: FieldPath = ['metadata', 'name']): Violation[] {
+export function checkNamespaceName(
+  config: TenantgateConfig,
+  project: string,
+  name: string,
+  path: FieldPath = ['metadata', 'name'],
+): Violation[] {
   const problems = isDNS1123Label(name);
   const prefix = projectPrefix(config, project);
   if (!name.startsWith(prefix) || name.length === prefix.length) {
-    problems.push(`a namespace of project ${project} must start with ${JSON.stringify(prefix)} followed by a non-empty suffix (e.g. ${prefix}api)`);
+    problems.push(
+      `a namespace of project ${project} must start with ${JSON.stringify(prefix)} followed by a non-empty suffix (e.g. ${prefix}api)`,
+    );
   }
   const reserved = isReservedName(config, name);
   if (reserved) problems.push(reserved);
@@ -94,7 +117,12 @@ export function findPrefixOverlaps(config: TenantgateConfig, projects: string[])
 }
 
 /** The project with the longest prefix `text` starts with; `bareAllowed`: `text` may be the prefix itself. */
-function longestPrefixProject(config: TenantgateConfig, projects: Iterable<Project>, text: string, bareAllowed: boolean): Project | undefined {
+function longestPrefixProject(
+  config: TenantgateConfig,
+  projects: Iterable<Project>,
+  text: string,
+  bareAllowed: boolean,
+): Project | undefined {
   let best: Project | undefined;
   let bestLength = -1;
   for (const p of projects) {
@@ -108,7 +136,11 @@ function longestPrefixProject(config: TenantgateConfig, projects: Iterable<Proje
 }
 
 /** The project whose prefix a namespace name carries (N4 guarantees at most one; the longest wins otherwise). */
-export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Project>, namespace: string): Project | undefined {
+export function projectByPrefix(
+  config: TenantgateConfig,
+  projects: Iterable<Project>,
+  namespace: string,
+): Project | undefined {
   return longestPrefixProject(config, projects, namespace, false);
 }
 
@@ -118,7 +150,11 @@ export function projectByPrefix(config: TenantgateConfig, projects: Iterable<Pro
  * starts with. The generated name appends five characters, so the prefix alone (`payments-`) is enough.
  * The validating webhook sees the generated name and judges it like any other (N2, T2, T4).
  */
-export function projectByGenerateName(config: TenantgateConfig, projects: Iterable<Project>, generateName: string): Project | undefined {
+export function projectByGenerateName(
+  config: TenantgateConfig,
+  projects: Iterable<Project>,
+  generateName: string,
+): Project | undefined {
   return longestPrefixProject(config, projects, generateName, true);
 }
 
@@ -126,16 +162,29 @@ export function projectByGenerateName(config: TenantgateConfig, projects: Iterab
  * N3 at admission: each namespace a Project declares belongs to no other project, neither by another
  * Project's declaration nor by the label of a namespace that already exists.
  */
-export function checkDeclaredNamespacesFree(project: Project, others: readonly Project[], snapshot: Snapshot): Violation[] {
+export function checkDeclaredNamespacesFree(
+  project: Project,
+  others: readonly Project[],
+  snapshot: Snapshot,
+): Violation[] {
   const name = project.metadata.name ?? '';
   const out: Violation[] = [];
   (project.spec.namespaces ?? []).forEach((declared, i) => {
     const path = ['spec', 'namespaces', i, 'name'];
     const elsewhere = others.find((p) => (p.spec.namespaces ?? []).some((n) => n.name === declared.name));
-    if (elsewhere) out.push({ rule: 'N3', path, message: `namespace ${declared.name} is already declared by project ${elsewhere.metadata.name}; a namespace belongs to at most one project` });
+    if (elsewhere)
+      out.push({
+        rule: 'N3',
+        path,
+        message: `namespace ${declared.name} is already declared by project ${elsewhere.metadata.name}; a namespace belongs to at most one project`,
+      });
     const owner = snapshot.namespace(declared.name)?.metadata.labels?.[LABEL_PROJECT];
     if (owner && owner !== name && owner !== elsewhere?.metadata.name) {
-      out.push({ rule: 'N3', path, message: `namespace ${declared.name} already exists in the cluster labelled for project ${owner}; a namespace belongs to at most one project` });
+      out.push({
+        rule: 'N3',
+        path,
+        message: `namespace ${declared.name} already exists in the cluster labelled for project ${owner}; a namespace belongs to at most one project`,
+      });
     }
   });
   return out;
@@ -143,15 +192,38 @@ export function checkDeclaredNamespacesFree(project: Project, others: readonly P
 
 /** N3 offline: a project is declared once in the input (`first` is the index of its first declaration). */
 export function projectDeclaredTwice(project: string, first: number): Violation {
-  return { rule: 'N3', path: ['metadata', 'name'], message: `project ${project} is declared twice (the first declaration is document ${first + 1} of the input)` };
+  return {
+    rule: 'N3',
+    path: ['metadata', 'name'],
+    message: `project ${project} is declared twice (the first declaration is document ${first + 1} of the input)`,
+  };
 }
 
 /** N3 offline: a project declares a namespace once per cluster. */
-export function namespaceDeclaredTwice(project: string, namespace: string, path: FieldPath, first: number, again: number): Violation {
-  return { rule: 'N3', path, message: `namespace ${namespace} is declared twice in project ${project} (entries ${first} and ${again})` };
+export function namespaceDeclaredTwice(
+  project: string,
+  namespace: string,
+  path: FieldPath,
+  first: number,
+  again: number,
+): Violation {
+  return {
+    rule: 'N3',
+    path,
+    message: `namespace ${namespace} is declared twice in project ${project} (entries ${first} and ${again})`,
+  };
 }
 
 /** N3 offline: two projects of the input declare the same namespace. */
-export function namespaceDeclaredByOther(project: string, namespace: string, path: FieldPath, other: string): Violation {
-  return { rule: 'N3', path, message: `namespace ${namespace} is declared by project ${project} and by project ${other}; a namespace belongs to at most one project` };
+export function namespaceDeclaredByOther(
+  project: string,
+  namespace: string,
+  path: FieldPath,
+  other: string,
+): Violation {
+  return {
+    rule: 'N3',
+    path,
+    message: `namespace ${namespace} is declared by project ${project} and by project ${other}; a namespace belongs to at most one project`,
+  };
 }

@@ -37,9 +37,18 @@ export function checkBudgetBelowUse(
 }
 
 /** Q7: a namespace the change removes from a cluster (no longer declared, or its project removed) still runs pods. */
-export function checkRemovedNamespaceInUse(project: string, cluster: string, namespace: string, pods: { resource: string; used: string } | undefined, why: 'undeclared' | 'project-removed'): Violation[] {
+export function checkRemovedNamespaceInUse(
+  project: string,
+  cluster: string,
+  namespace: string,
+  pods: { resource: string; used: string } | undefined,
+  why: 'undeclared' | 'project-removed',
+): Violation[] {
   if (!pods || pods.used === '0') return [];
-  const cause = why === 'undeclared' ? `is no longer declared in ${projectOnCluster(project, cluster)}` : `belongs to ${projectOnCluster(project, cluster)}, which the change removes`;
+  const cause =
+    why === 'undeclared'
+      ? `is no longer declared in ${projectOnCluster(project, cluster)}`
+      : `belongs to ${projectOnCluster(project, cluster)}, which the change removes`;
   return [
     {
       rule: 'Q7',

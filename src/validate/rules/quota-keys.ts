@@ -22,18 +22,45 @@ import type { FieldPath, LimitRangeDefaults, Project, QuotaSpec, ResourceList, V
 
 /** Names without `/` the apiserver accepts in a ResourceQuota (IsStandardQuotaResourceName), hugepages aside. */
 const STANDARD_QUOTA_RESOURCES = new Set([
-  'cpu', 'memory', 'ephemeral-storage',
-  'requests.cpu', 'requests.memory', 'requests.storage', 'requests.ephemeral-storage',
-  'limits.cpu', 'limits.memory', 'limits.ephemeral-storage',
-  'pods', 'resourcequotas', 'services', 'replicationcontrollers', 'secrets', 'persistentvolumeclaims', 'configmaps',
-  'services.nodeports', 'services.loadbalancers',
+  'cpu',
+  'memory',
+  'ephemeral-storage',
+  'requests.cpu',
+  'requests.memory',
+  'requests.storage',
+  'requests.ephemeral-storage',
+  'limits.cpu',
+  'limits.memory',
+  'limits.ephemeral-storage',
+  'pods',
+  'resourcequotas',
+  'services',
+  'replicationcontrollers',
+  'secrets',
+  'persistentvolumeclaims',
+  'configmaps',
+  'services.nodeports',
+  'services.loadbalancers',
 ]);
 
 /** Standard names counted in whole units (the apiserver's integerResources). */
-const INTEGER_RESOURCES = new Set(['pods', 'resourcequotas', 'services', 'replicationcontrollers', 'secrets', 'configmaps', 'persistentvolumeclaims', 'services.nodeports', 'services.loadbalancers']);
+const INTEGER_RESOURCES = new Set([
+  'pods',
+  'resourcequotas',
+  'services',
+  'replicationcontrollers',
+  'secrets',
+  'configmaps',
+  'persistentvolumeclaims',
+  'services.nodeports',
+  'services.loadbalancers',
+]);
 
 export const DEVICE_CLASS_SUFFIX = '.deviceclass.resource.k8s.io/devices';
-const STORAGE_CLASS_SUFFIXES = ['.storageclass.storage.k8s.io/requests.storage', '.storageclass.storage.k8s.io/persistentvolumeclaims'];
+const STORAGE_CLASS_SUFFIXES = [
+  '.storageclass.storage.k8s.io/requests.storage',
+  '.storageclass.storage.k8s.io/persistentvolumeclaims',
+];
 
 const isNative = (name: string): boolean => !name.includes('/') || name.includes('kubernetes.io/');
 const isHugePages = (name: string): boolean => name.startsWith('hugepages-') || name.startsWith('requests.hugepages-');
@@ -60,7 +87,8 @@ const COUNTED_FORMS =
 /** Why `name` cannot be a key of a ResourceQuota's `hard`, or undefined when it can. */
 export function quotaNameProblem(name: string): string | undefined {
   const unqualified = isQualifiedName(name);
-  if (unqualified.length > 0) return `is not a resource name the apiserver accepts in a ResourceQuota (${unqualified.join('; ')})`;
+  if (unqualified.length > 0)
+    return `is not a resource name the apiserver accepts in a ResourceQuota (${unqualified.join('; ')})`;
   if (!name.includes('/')) {
     if (STANDARD_QUOTA_RESOURCES.has(name) || isHugePages(name)) return undefined;
     return `is refused by the apiserver in a ResourceQuota (must be a standard resource for quota: cpu, memory, ephemeral-storage, requests.*/limits.* of them, pods, services, … — or a name with "/", e.g. requests.nvidia.com/gpu)`;
@@ -92,7 +120,8 @@ interface QuotaList {
 
 function* tierLists(tiers: Record<string, { quota?: QuotaSpec }> | undefined, path: FieldPath): Generator<QuotaList> {
   if (!tiers || typeof tiers !== 'object') return;
-  for (const [tier, t] of Object.entries(tiers)) if (isHard(t?.quota?.hard)) yield { path: [...path, tier, 'quota', 'hard'], hard: t.quota!.hard!, values: true };
+  for (const [tier, t] of Object.entries(tiers))
+    if (isHard(t?.quota?.hard)) yield { path: [...path, tier, 'quota', 'hard'], hard: t.quota!.hard!, values: true };
 }
 
 function isHard(hard: unknown): hard is ResourceList {
@@ -102,12 +131,17 @@ function isHard(hard: unknown): hard is ResourceList {
 /** Every quota list of a Project's spec with its field path. */
 function* quotaLists(project: Project): Generator<QuotaList> {
   const spec = project.spec;
-  const list = (hard: unknown, path: FieldPath, values = true): QuotaList[] => (isHard(hard) ? [{ path, hard, values }] : []);
+  const list = (hard: unknown, path: FieldPath, values = true): QuotaList[] =>
+    isHard(hard) ? [{ path, hard, values }] : [];
   yield* list(spec.quota?.hard, ['spec', 'quota', 'hard']);
-  if (isHard(spec.clusters)) for (const [c, v] of Object.entries(spec.clusters)) yield* list(v?.quota?.hard, ['spec', 'clusters', c, 'quota', 'hard']);
+  if (isHard(spec.clusters))
+    for (const [c, v] of Object.entries(spec.clusters))
+      yield* list(v?.quota?.hard, ['spec', 'clusters', c, 'quota', 'hard']);
   yield* list(spec.fleet?.quota?.hard, ['spec', 'fleet', 'quota', 'hard'], false);
   yield* tierLists(spec.tiers, ['spec', 'tiers']);
-  if (Array.isArray(spec.bursts)) for (const [i, b] of spec.bursts.entries()) yield* list(b?.quota?.hard, ['spec', 'bursts', i, 'quota', 'hard'], false);
+  if (Array.isArray(spec.bursts))
+    for (const [i, b] of spec.bursts.entries())
+      yield* list(b?.quota?.hard, ['spec', 'bursts', i, 'quota', 'hard'], false);
   yield* list(spec.namespaceDefaults?.quota?.hard, ['spec', 'namespaceDefaults', 'quota', 'hard']);
   yield* tierLists(spec.namespaceDefaults?.tiers, ['spec', 'namespaceDefaults', 'tiers']);
   if (Array.isArray(spec.namespaces)) {
@@ -121,19 +155,31 @@ function* quotaLists(project: Project): Generator<QuotaList> {
 /** S1: every key of every quota list is a name Kubernetes' quota accepts and counts, every value one it accepts for that name. */
 export function checkQuotaKeys(project: Project): Violation[] {
   if (!project?.spec || typeof project.spec !== 'object') return [];
-  const name = typeof project.metadata?.name === 'string' && project.metadata.name !== '' ? `Project ${project.metadata.name}` : 'Project';
+  const name =
+    typeof project.metadata?.name === 'string' && project.metadata.name !== ''
+      ? `Project ${project.metadata.name}`
+      : 'Project';
   const out: Violation[] = [];
   for (const { path, hard, values } of quotaLists(project)) {
     for (const [key, raw] of Object.entries(hard)) {
       const at = [...path, key];
       const problem = quotaNameProblem(key);
       if (problem) {
-        out.push({ rule: 'S1', path: at, message: `${name}: ${formatFieldPath(at)} names ${JSON.stringify(key)}, which ${problem}` });
+        out.push({
+          rule: 'S1',
+          path: at,
+          message: `${name}: ${formatFieldPath(at)} names ${JSON.stringify(key)}, which ${problem}`,
+        });
         continue;
       }
       const q = values ? Quantity.tryParse(raw) : undefined; // an unparsable value is S1 of the schema already
       const bad = q && quotaValueProblem(key, q);
-      if (bad) out.push({ rule: 'S1', path: at, message: `${name}: ${formatFieldPath(at)} is ${JSON.stringify(raw)}, which ${bad}` });
+      if (bad)
+        out.push({
+          rule: 'S1',
+          path: at,
+          message: `${name}: ${formatFieldPath(at)} is ${JSON.stringify(raw)}, which ${bad}`,
+        });
     }
   }
   return out;
@@ -144,10 +190,14 @@ const CONTAINER_RESOURCES = new Set(['cpu', 'memory', 'ephemeral-storage']);
 /** Why `name` cannot be a key of a Container LimitRange (the apiserver's container resource names), or undefined. */
 export function limitRangeNameProblem(name: string): string | undefined {
   const unqualified = isQualifiedName(name);
-  if (unqualified.length > 0) return `is not a resource name the apiserver accepts in a LimitRange (${unqualified.join('; ')})`;
+  if (unqualified.length > 0)
+    return `is not a resource name the apiserver accepts in a LimitRange (${unqualified.join('; ')})`;
   if (!name.includes('/')) {
     if (CONTAINER_RESOURCES.has(name) || name.startsWith('hugepages-')) return undefined;
-    const counted = name.startsWith('requests.') || name.startsWith('limits.') ? `; a LimitRange names a container resource: ${name.slice(name.indexOf('.') + 1)}` : '';
+    const counted =
+      name.startsWith('requests.') || name.startsWith('limits.')
+        ? `; a LimitRange names a container resource: ${name.slice(name.indexOf('.') + 1)}`
+        : '';
     return `is refused by the apiserver in a LimitRange (must be a standard resource for containers: cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource such as nvidia.com/gpu${counted})`;
   }
   if (isNative(name) || isExtendedResourceName(name)) return undefined;
@@ -161,7 +211,10 @@ const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
 export function checkLimitRangeKeys(project: Project): Violation[] {
   const limits: LimitRangeDefaults | undefined = project?.spec?.namespaceDefaults?.limitRange;
   if (!limits || typeof limits !== 'object') return [];
-  const name = typeof project.metadata?.name === 'string' && project.metadata.name !== '' ? `Project ${project.metadata.name}` : 'Project';
+  const name =
+    typeof project.metadata?.name === 'string' && project.metadata.name !== ''
+      ? `Project ${project.metadata.name}`
+      : 'Project';
   const base: FieldPath = ['spec', 'namespaceDefaults', 'limitRange'];
   const out: Violation[] = [];
   for (const key of LIMIT_KEYS) {
@@ -170,7 +223,12 @@ export function checkLimitRangeKeys(project: Project): Violation[] {
     for (const resource of Object.keys(list)) {
       const problem = limitRangeNameProblem(resource);
       const at = [...base, key, resource];
-      if (problem) out.push({ rule: 'S1', path: at, message: `${name}: ${formatFieldPath(at)} names ${JSON.stringify(resource)}, which ${problem}` });
+      if (problem)
+        out.push({
+          rule: 'S1',
+          path: at,
+          message: `${name}: ${formatFieldPath(at)} names ${JSON.stringify(resource)}, which ${problem}`,
+        });
     }
   }
   // Extended resources and hugepages cannot be overcommitted: a container's request must equal its limit.

@@ -10,7 +10,17 @@ import { parseResources } from '../resource-lists.js';
 import type { NamespaceShare, Resources } from '../types.js';
 import type { FieldPath, Project, Snapshot, Violation } from '../types.js';
 import { describeUser, type UserInfo } from './tenancy.js';
-import { hasTiers, isTierKey, keyBudgetPath, namespaceTierList, OTHER_TIERS, OTHER_TIERS_PODS, OTHER_TIERS_QUOTA_NAME, splitTierKey, tierNames } from '../tiers.js';
+import {
+  hasTiers,
+  isTierKey,
+  keyBudgetPath,
+  namespaceTierList,
+  OTHER_TIERS,
+  OTHER_TIERS_PODS,
+  OTHER_TIERS_QUOTA_NAME,
+  splitTierKey,
+  tierNames,
+} from '../tiers.js';
 
 const ZERO = Quantity.zero();
 
@@ -71,7 +81,13 @@ export function checkBudget(scope: BudgetScope, shares: NamespaceShare[], path?:
  * Q1 for one namespace's change: `subject` (e.g. "ResourceQuota payments-api/q") asks `share`; the
  * other namespaces keep theirs (`othersTotal`, their sum). The message says how much would fit.
  */
-export function checkFits(scope: BudgetScope, subject: string, share: NamespaceShare, othersTotal: Resources, path?: FieldPath): Violation[] {
+export function checkFits(
+  scope: BudgetScope,
+  subject: string,
+  share: NamespaceShare,
+  othersTotal: Resources,
+  path?: FieldPath,
+): Violation[] {
   const out: Violation[] = [];
   for (const [resource, limit] of byResource(scope.budget)) {
     const asked = share.resources.get(resource);
@@ -98,7 +114,12 @@ export function checkFits(scope: BudgetScope, subject: string, share: NamespaceS
 }
 
 /** Q2: every budget resource is covered by the namespace's effective quota. */
-export function checkCoverage(scope: BudgetScope, subject: string, effective: ReadonlyMap<string, Quantity>, path?: FieldPath): Violation[] {
+export function checkCoverage(
+  scope: BudgetScope,
+  subject: string,
+  effective: ReadonlyMap<string, Quantity>,
+  path?: FieldPath,
+): Violation[] {
   const missing = [...scope.budget.keys()].filter((r) => !effective.has(r)).sort();
   if (missing.length === 0) return [];
   return [
@@ -128,7 +149,10 @@ export function neededQuotas(keys: readonly string[]): string {
   const parts: string[] = [];
   if (plain.length > 0) parts.push(`an unscoped ResourceQuota covering ${plain.join(', ')}`);
   for (const [tier, resources] of [...byTier].sort(([a], [b]) => a.localeCompare(b))) {
-    if (tier === OTHER_TIERS) parts.push(`a ResourceQuota scoped PriorityClass Exists and NotIn [the declared tiers] with pods 0 (${OTHER_TIERS_QUOTA_NAME})`);
+    if (tier === OTHER_TIERS)
+      parts.push(
+        `a ResourceQuota scoped PriorityClass Exists and NotIn [the declared tiers] with pods 0 (${OTHER_TIERS_QUOTA_NAME})`,
+      );
     else parts.push(`a ResourceQuota scoped PriorityClass In [${tier}] covering ${resources.join(', ')}`);
   }
   return parts.join(', and ');
@@ -158,14 +182,25 @@ export function headroomWarnings(scope: BudgetScope, others: Resources, self: Re
 /** Q1 offline: the namespaces a project declares on a cluster ('' = unnamed) are no more than its maxNamespaces. */
 export function checkDeclaredCount(project: string, cluster: string, count: number, max: number): Violation[] {
   if (count <= max) return [];
-  return [{ rule: 'Q1', path: ['spec', 'maxNamespaces'], message: `${projectOnCluster(project, cluster)} declares ${count} namespaces but maxNamespaces is ${max}` }];
+  return [
+    {
+      rule: 'Q1',
+      path: ['spec', 'maxNamespaces'],
+      message: `${projectOnCluster(project, cluster)} declares ${count} namespaces but maxNamespaces is ${max}`,
+    },
+  ];
 }
 
 /** Q1: a new namespace of a project with `maxNamespaces` counts with the `members` it already has (itself excluded). */
 export function checkMaxNamespaces(project: Project, namespace: string, members: number): Violation[] {
   const max = project.spec.maxNamespaces;
   if (typeof max !== 'number' || members + 1 <= max) return [];
-  return [{ rule: 'Q1', message: `Namespace ${namespace} would be namespace ${members + 1} of project ${project.metadata.name ?? ''}, whose maxNamespaces is ${max}` }];
+  return [
+    {
+      rule: 'Q1',
+      message: `Namespace ${namespace} would be namespace ${members + 1} of project ${project.metadata.name ?? ''}, whose maxNamespaces is ${max}`,
+    },
+  ];
 }
 
 /**
@@ -175,19 +210,41 @@ export function checkMaxNamespaces(project: Project, namespace: string, members:
  */
 export function checkNewNamespaceCoverage(scope: BudgetScope, project: Project, name: string): Violation[] {
   if (scope.budget.size === 0) return [];
-  const declared = (project.spec.namespaces ?? []).find((d) => d.name === name && (!d.cluster || d.cluster === scope.cluster));
-  const source = declared?.quota?.hard ? `the quota declared for it in spec.namespaces` : 'spec.namespaceDefaults.quota';
+  const declared = (project.spec.namespaces ?? []).find(
+    (d) => d.name === name && (!d.cluster || d.cluster === scope.cluster),
+  );
+  const source = declared?.quota?.hard
+    ? `the quota declared for it in spec.namespaces`
+    : 'spec.namespaceDefaults.quota';
   const hard = declared?.quota?.hard ?? project.spec.namespaceDefaults?.quota?.hard;
   // With tiers, the tier quotas it will get too (declared, else namespaceDefaults.tiers) and the other-tiers quota.
-  const covered = hasTiers(project) ? parseResources({ ...hard, ...namespaceTierList(project, declared) }) : parseResources(hard);
+  const covered = hasTiers(project)
+    ? parseResources({ ...hard, ...namespaceTierList(project, declared) })
+    : parseResources(hard);
   const missing = [...scope.budget.keys()].filter((r) => !covered.has(r)).sort();
   if (missing.length === 0) return [];
   const plain = missing.filter((r) => !isTierKey(r));
   const tiers = missing.filter(isTierKey).map((k) => splitTierKey(k));
-  const sources = [...(plain.length > 0 ? [source] : []), ...(tiers.length > 0 ? ['spec.namespaceDefaults.tiers'] : [])];
+  const sources = [
+    ...(plain.length > 0 ? [source] : []),
+    ...(tiers.length > 0 ? ['spec.namespaceDefaults.tiers'] : []),
+  ];
   const declare = [
-    ...(plain.length > 0 ? [`spec.namespaceDefaults.quota.hard with ${[...scope.budget.keys()].filter((r) => !isTierKey(r)).sort().join(', ')}`] : []),
-    ...[...new Set(tiers.map((t) => t.tier!))].sort().map((tier) => `spec.namespaceDefaults.tiers.${tier}.quota.hard with ${tiers.filter((t) => t.tier === tier).map((t) => t.resource).join(', ')}`),
+    ...(plain.length > 0
+      ? [
+          `spec.namespaceDefaults.quota.hard with ${[...scope.budget.keys()]
+            .filter((r) => !isTierKey(r))
+            .sort()
+            .join(', ')}`,
+        ]
+      : []),
+    ...[...new Set(tiers.map((t) => t.tier!))].sort().map(
+      (tier) =>
+        `spec.namespaceDefaults.tiers.${tier}.quota.hard with ${tiers
+          .filter((t) => t.tier === tier)
+          .map((t) => t.resource)
+          .join(', ')}`,
+    ),
   ];
   return [
     {
@@ -203,7 +260,12 @@ export function checkNewNamespaceCoverage(scope: BudgetScope, project: Project, 
  * (`NotIn`) only declared tiers, or pods of the classes it also leaves out would be bounded by no tier
  * and not refused. Leaving out fewer only refuses a tier's pods (the tenant's own loss).
  */
-export function checkOtherTiersScope(scope: BudgetScope, project: Project, subject: string, excluded: readonly string[]): Violation[] {
+export function checkOtherTiersScope(
+  scope: BudgetScope,
+  project: Project,
+  subject: string,
+  excluded: readonly string[],
+): Violation[] {
   const tiers = new Set(tierNames(project));
   const extra = excluded.filter((c) => !tiers.has(c)).sort();
   if (extra.length === 0) return [];
@@ -217,7 +279,14 @@ export function checkOtherTiersScope(scope: BudgetScope, project: Project, subje
 }
 
 /** Q3: a non-privileged subject may replace the only quota covering a budgeted resource, not delete it. */
-export function checkSoleCoverage(scope: BudgetScope, user: UserInfo, subject: string, namespace: string, coveredBefore: ReadonlyMap<string, Quantity>, coveredAfter: ReadonlyMap<string, Quantity>): Violation[] {
+export function checkSoleCoverage(
+  scope: BudgetScope,
+  user: UserInfo,
+  subject: string,
+  namespace: string,
+  coveredBefore: ReadonlyMap<string, Quantity>,
+  coveredAfter: ReadonlyMap<string, Quantity>,
+): Violation[] {
   const lost = [...scope.budget.keys()].filter((r) => coveredBefore.has(r) && !coveredAfter.has(r)).sort();
   if (lost.length === 0) return [];
   return [
@@ -232,7 +301,13 @@ export function checkSoleCoverage(scope: BudgetScope, user: UserInfo, subject: s
  * A Q1 denial of a growing share, with what the other namespaces hold above their quotas (in use, or
  * still enforced by the apiserver): the budget they take although their quotas were lowered.
  */
-export function explainInUse(snapshot: Snapshot, project: Project, scope: BudgetScope, namespace: string, violations: Violation[]): Violation[] {
+export function explainInUse(
+  snapshot: Snapshot,
+  project: Project,
+  scope: BudgetScope,
+  namespace: string,
+  violations: Violation[],
+): Violation[] {
   if (violations.length === 0) return violations;
   const above: string[] = [];
   for (const ns of snapshot.namespacesOfProject(project.metadata.name ?? '')) {
@@ -242,13 +317,17 @@ export function explainInUse(snapshot: Snapshot, project: Project, scope: Budget
     const held = namespaceShare(snapshot, project, scope.cluster, scope.at, name).resources;
     if (quoted.size === 0 && namespaceIsTerminating(ns)) {
       // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what the pods last used (ADR 0046).
-      const counted = [...held].filter(([r, q]) => scope.budget.has(r) && q.sign() > 0).map(([r, q]) => `${r} ${q.toString()}`);
-      if (counted.length > 0) above.push(`${name} holds ${counted.join(', ')} (being deleted, its quotas gone while its pods may still run)`);
+      const counted = [...held]
+        .filter(([r, q]) => scope.budget.has(r) && q.sign() > 0)
+        .map(([r, q]) => `${r} ${q.toString()}`);
+      if (counted.length > 0)
+        above.push(`${name} holds ${counted.join(', ')} (being deleted, its quotas gone while its pods may still run)`);
       continue;
     }
     for (const [r, q] of held) {
       const limit = quoted.get(r);
-      if (scope.budget.has(r) && limit && q.cmp(limit) > 0) above.push(`${name} holds ${r} ${q.toString()} (its quota says ${limit.toString()}; in use or still enforced)`);
+      if (scope.budget.has(r) && limit && q.cmp(limit) > 0)
+        above.push(`${name} holds ${r} ${q.toString()} (its quota says ${limit.toString()}; in use or still enforced)`);
     }
   }
   if (above.length === 0) return violations;

@@ -47,7 +47,9 @@ export function describeUser(user: UserInfo): string {
 }
 
 export function ownersSummary(project: Project): string {
-  const owners = (project.spec.owners ?? []).map((s) => (s.kind === 'ServiceAccount' ? `ServiceAccount ${s.namespace}/${s.name}` : `${s.kind} ${s.name}`));
+  const owners = (project.spec.owners ?? []).map((s) =>
+    s.kind === 'ServiceAccount' ? `ServiceAccount ${s.namespace}/${s.name}` : `${s.kind} ${s.name}`,
+  );
   return owners.length ? owners.join(', ') : 'no owners (privileged subjects only)';
 }
 
@@ -56,7 +58,12 @@ export function ownersSummary(project: Project): string {
  * generateName, whose caller picked a prefix rather than a name), the message also says which projects
  * the caller owns and their prefixes; `own` is asked only for a denial, so an owner's create lists nothing.
  */
-export function ownerOnly(project: Project, user: UserInfo, action: string, own?: () => readonly OwnProject[]): Violation[] {
+export function ownerOnly(
+  project: Project,
+  user: UserInfo,
+  action: string,
+  own?: () => readonly OwnProject[],
+): Violation[] {
   if (isOwner(project, user)) return [];
   return [
     {
@@ -80,7 +87,10 @@ export interface OwnProject {
  */
 export function ownerOnlyUndisclosed(user: UserInfo, action: string, own: readonly OwnProject[]): Violation {
   const who = describeUser(user);
-  return { rule: 'T4', message: `${who} may not ${action}: it belongs to a project ${who} does not own; ${ownedProjectsText(user, own)}; ask the platform team to be made an owner of another` };
+  return {
+    rule: 'T4',
+    message: `${who} may not ${action}: it belongs to a project ${who} does not own; ${ownedProjectsText(user, own)}; ask the platform team to be made an owner of another`,
+  };
 }
 
 /** `user "bob" owns project ml (namespaces starting with "ml-")`, or `… owns no project`. */
@@ -98,12 +108,28 @@ export function privilegedSummary(config: TenantgateConfig): string {
 }
 
 /** T5: only privileged subjects create, update or delete Projects; `verb` is create, update or delete. */
-export function checkProjectWrite(config: TenantgateConfig, user: UserInfo, verb: string, project: string): Violation[] {
-  return [{ rule: 'T5', message: `${describeUser(user)} may not ${verb} Project ${project}: only privileged subjects (${privilegedSummary(config)}) change projects; propose the change in git` }];
+export function checkProjectWrite(
+  config: TenantgateConfig,
+  user: UserInfo,
+  verb: string,
+  project: string,
+): Violation[] {
+  return [
+    {
+      rule: 'T5',
+      message: `${describeUser(user)} may not ${verb} Project ${project}: only privileged subjects (${privilegedSummary(config)}) change projects; propose the change in git`,
+    },
+  ];
 }
 
 /** T6 for the verbs after CREATE: outside projects, only privileged subjects act. */
-export function outsideProjects(config: TenantgateConfig, user: UserInfo, subject: string, verb: string, path?: FieldPath): Violation {
+export function outsideProjects(
+  config: TenantgateConfig,
+  user: UserInfo,
+  subject: string,
+  verb: string,
+  path?: FieldPath,
+): Violation {
   return {
     rule: 'T6',
     ...(path ? { path } : {}),
@@ -129,11 +155,21 @@ export function checkNamespaceOutsideProjects(user: UserInfo, name: string, ownP
  */
 export function checkSubresourceWrite(config: TenantgateConfig, user: UserInfo, target: string): Violation[] {
   const controllers = config.systemControllers.join(', ') || 'none configured';
-  return [{ rule: 'T8', message: `${describeUser(user)} may not write ${target}: only Kubernetes' controllers (${controllers}) and privileged subjects (${privilegedSummary(config)}) write the status and finalize subresources` }];
+  return [
+    {
+      rule: 'T8',
+      message: `${describeUser(user)} may not write ${target}: only Kubernetes' controllers (${controllers}) and privileged subjects (${privilegedSummary(config)}) write the status and finalize subresources`,
+    },
+  ];
 }
 
 /** T4 for a namespace of a project that is being deleted. */
 export function checkProjectNotDeleting(project: Project, namespace: string): Violation[] {
   if (!project.metadata.deletionTimestamp) return [];
-  return [{ rule: 'T4', message: `Namespace ${namespace} cannot be created: project ${project.metadata.name ?? ''} is being deleted` }];
+  return [
+    {
+      rule: 'T4',
+      message: `Namespace ${namespace} cannot be created: project ${project.metadata.name ?? ''} is being deleted`,
+    },
+  ];
 }

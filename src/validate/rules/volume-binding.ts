@@ -87,8 +87,9 @@ export function checkVolumeClaimRef(
     const by = `its previous claimRef ${previous.namespace}/${previous.name}`;
     if (!was.known) {
       const what = `${claim} (whose volume it is is unknown: the namespace of ${by} is not in the webhook's cache)`;
-      const allowed = `claims in the namespaces of ${previous.namespace}'s project; `
-        + 'a volume whose claim\'s namespace is gone is released by removing its claimRef first';
+      const allowed =
+        `claims in the namespaces of ${previous.namespace}'s project; ` +
+        "a volume whose claim's namespace is gone is released by removing its claimRef first";
       return [refusal(name, what, undefined, allowed)];
     }
     if (was.project) owners.push({ project: was.project, by });
@@ -96,8 +97,9 @@ export function checkVolumeClaimRef(
   if (owners.length === 0) return [];
   const target = projectOf(ref.namespace);
   if (!target.known) {
-    const what = `${claim} (namespace ${ref.namespace} is not known to the webhook yet, so neither is its project; `
-      + 'a retry passes once it is)';
+    const what =
+      `${claim} (namespace ${ref.namespace} is not known to the webhook yet, so neither is its project; ` +
+      'a retry passes once it is)';
     return [refusal(name, what, owners[0], allowedFor(owners[0]!))];
   }
   const whose = target.project ? `a claim of project ${target.project}` : 'a namespace of no project';
@@ -112,8 +114,9 @@ export function checkVolumeClaimRef(
  * cache has it (the persistent-volume binder retries by itself).
  */
 export function volumeNameNotKnownYet(namespace: string, name: string, volume: string, unknown: string): Violation {
-  const what = `volumeName ${JSON.stringify(volume)} (${unknown} is not known to the webhook yet, `
-    + 'so neither is whose claim this is)';
+  const what =
+    `volumeName ${JSON.stringify(volume)} (${unknown} is not known to the webhook yet, ` +
+    'so neither is whose claim this is)';
   const allowed = 'the same write in a few seconds, once it is';
   const message = `PersistentVolumeClaim ${namespace}/${name}: ${what} is not allowed yet; allowed: ${allowed}`;
   return { rule: 'X10', path: ['spec', 'volumeName'], message };

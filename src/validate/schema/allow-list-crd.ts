@@ -89,7 +89,7 @@ const specSchema: StructuralSchema = object(SPEC_DESCRIPTION, {
   deviceClasses: nameList('DeviceClasses a ResourceClaim may request (X7).'),
   nodeSelector: {
     type: 'object',
-    description: "Labels every pod selects in spec.nodeSelector, with these values (X8).",
+    description: 'Labels every pod selects in spec.nodeSelector, with these values (X8).',
     maxProperties: MAX_ALLOW_LIST_NODE_SELECTOR,
     additionalProperties: string(63),
   },

@@ -25,7 +25,12 @@ export function projectCrd(): Record<string, unknown> {
       { name: 'Tenant', type: 'string', jsonPath: '.spec.tenant' },
       { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
       { name: 'Namespaces', type: 'integer', jsonPath: '.status.namespaceCount' },
-      { name: 'Budget use', type: 'string', jsonPath: '.status.budgetUse', description: 'The tightest budget resource, allocated/budget' },
+      {
+        name: 'Budget use',
+        type: 'string',
+        jsonPath: '.status.budgetUse',
+        description: 'The tightest budget resource, allocated/budget',
+      },
       { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ],
     schema: structuredClone(PROJECT_SCHEMA),
@@ -60,7 +65,13 @@ export function customResourceDefinition(d: CrdDefinition): Record<string, unkno
     spec: {
       group: API_GROUP,
       scope: d.scope,
-      names: { kind: d.kind, listKind: `${d.kind}List`, plural: d.plural, singular: d.singular, shortNames: d.shortNames },
+      names: {
+        kind: d.kind,
+        listKind: `${d.kind}List`,
+        plural: d.plural,
+        singular: d.singular,
+        shortNames: d.shortNames,
+      },
       versions: [
         {
           name: 'v1alpha1',
@@ -77,7 +88,17 @@ export function customResourceDefinition(d: CrdDefinition): Record<string, unkno
 
 /** A CRD as YAML after its generated-file header: keys sorted, no line folding, so the output is stable byte for byte. */
 export function crdYaml(header: string, crd: Record<string, unknown>): string {
-  return header + stringify(crd, { sortMapEntries: true, lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false });
+  return (
+    header +
+    stringify(crd, {
+      sortMapEntries: true,
+      lineWidth: 0,
+      minContentWidth: 0,
+      indent: 2,
+      indentSeq: true,
+      aliasDuplicateObjects: false,
+    })
+  );
 }
 
 /** The CRD as YAML: keys sorted, no line folding, so the output is stable byte for byte. */

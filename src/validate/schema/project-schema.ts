@@ -153,9 +153,12 @@ const namespaceNames = (description: string): StructuralSchema => ({
 /** spec.allow (rules X1–X10, H1–H4, docs/rules.md#allow-lists): what the project's objects may use. */
 export const allowListsSchema = (): StructuralSchema => ({
   type: 'object',
-  description: "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A field not given takes tenantgate.yaml's allow.",
+  description:
+    "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A field not given takes tenantgate.yaml's allow.",
   properties: {
-    priorityClasses: names('PriorityClass names a pod may name (X1); absent: any but system-*, which only a Project naming it here allows.'),
+    priorityClasses: names(
+      'PriorityClass names a pod may name (X1); absent: any but system-*, which only a Project naming it here allows.',
+    ),
     services: {
       type: 'object',
       description: 'What Services may expose (X2-X4).',
@@ -167,12 +170,15 @@ export const allowListsSchema = (): StructuralSchema => ({
           'x-kubernetes-list-type': 'set',
           items: { type: 'string', enum: ['NodePort', 'LoadBalancer', 'ExternalName'] },
         },
-        loadBalancerSourceRanges: cidrs('When given, a LoadBalancer Service sets spec.loadBalancerSourceRanges, each inside one of these (X4).'),
+        loadBalancerSourceRanges: cidrs(
+          'When given, a LoadBalancer Service sets spec.loadBalancerSourceRanges, each inside one of these (X4).',
+        ),
       },
     },
     hostnames: {
       type: 'object',
-      description: "The hostnames of the project's Ingresses and Gateway API routes (H1); overlapping suffixes across projects are refused offline (H3).",
+      description:
+        "The hostnames of the project's Ingresses and Gateway API routes (H1); overlapping suffixes across projects are refused offline (H3).",
       properties: {
         suffixes: {
           type: 'array',
@@ -180,16 +186,23 @@ export const allowListsSchema = (): StructuralSchema => ({
           'x-kubernetes-list-type': 'set',
           items: { type: 'string', pattern: DNS_SUFFIX_PATTERN, maxLength: 253 },
         },
-        wildcards: { type: 'boolean', description: 'Whether a hostname may be a wildcard (*.shop.example.com). Default false.' },
+        wildcards: {
+          type: 'boolean',
+          description: 'Whether a hostname may be a wildcard (*.shop.example.com). Default false.',
+        },
       },
     },
     ingressClasses: names('IngressClass names an Ingress may name (H2); absent: any.'),
     gatewayClasses: names('GatewayClass names a Gateway may name in spec.gatewayClassName (H4); absent: any.'),
     persistentVolumes: {
       type: 'object',
-      description: "Which PersistentVolumes a claim may bind by spec.volumeName (X10): the project's own always (label tenantgate.io/project, or claimed from one of its namespaces).",
+      description:
+        "Which PersistentVolumes a claim may bind by spec.volumeName (X10): the project's own always (label tenantgate.io/project, or claimed from one of its namespaces).",
       properties: {
-        unowned: { type: 'boolean', description: 'Whether a claim may name a PersistentVolume of no project. Default false.' },
+        unowned: {
+          type: 'boolean',
+          description: 'Whether a claim may name a PersistentVolume of no project. Default false.',
+        },
       },
     },
     storageClasses: names('StorageClass names a PersistentVolumeClaim may name (X5); absent: any.'),
@@ -197,7 +210,8 @@ export const allowListsSchema = (): StructuralSchema => ({
     deviceClasses: names('DeviceClass names a ResourceClaim or ResourceClaimTemplate may request (X7); absent: any.'),
     nodePlacement: {
       type: 'object',
-      description: "Where the project's pods run (X8): each carries this nodeSelector, no nodeName, and no toleration but these and node.kubernetes.io/* ones.",
+      description:
+        "Where the project's pods run (X8): each carries this nodeSelector, no nodeName, and no toleration but these and node.kubernetes.io/* ones.",
       properties: {
         nodeSelector: stringMap('Labels every pod must select in spec.nodeSelector, with these values.'),
         tolerations: {
@@ -215,7 +229,9 @@ export const allowListsSchema = (): StructuralSchema => ({
         },
       },
     },
-    registries: names('Image prefixes (registry.example.com/, ghcr.io/acme/) every container image starts with (X9); absent: any.'),
+    registries: names(
+      'Image prefixes (registry.example.com/, ghcr.io/acme/) every container image starts with (X9); absent: any.',
+    ),
   },
 });
 
@@ -259,13 +275,14 @@ const specSchema: StructuralSchema = {
     fleet: {
       type: 'object',
       description:
-        'A budget for the fleet as a whole (docs/adr/0039-fleet-budgets-demarcation.md), enforced by the webhook of every cluster configured as a member (docs/fleet.md). Each member cluster holds a share of it; spec.clusters (else spec.quota) bounds a member\'s share.',
+        "A budget for the fleet as a whole (docs/adr/0039-fleet-budgets-demarcation.md), enforced by the webhook of every cluster configured as a member (docs/fleet.md). Each member cluster holds a share of it; spec.clusters (else spec.quota) bounds a member's share.",
       required: ['quota', 'clusters'],
       properties: {
-        quota: quotaSpec('The fleet budget: the member clusters\' shares never sum to more.'),
+        quota: quotaSpec("The fleet budget: the member clusters' shares never sum to more."),
         clusters: {
           type: 'array',
-          description: 'The member clusters sharing the fleet budget (their names in spec.clusters, ARGOCD_ENV_CLUSTER).',
+          description:
+            'The member clusters sharing the fleet budget (their names in spec.clusters, ARGOCD_ENV_CLUSTER).',
           'x-kubernetes-list-type': 'set',
           items: { type: 'string', minLength: 1 },
         },
@@ -273,28 +290,54 @@ const specSchema: StructuralSchema = {
     },
     costBudget: {
       type: 'object',
-      description: "What the project's allocation may cost per month, in the currency of tenantgate.yaml's pricing (docs/budgets.md#cost; rule C1).",
+      description:
+        "What the project's allocation may cost per month, in the currency of tenantgate.yaml's pricing (docs/budgets.md#cost; rule C1).",
       required: ['monthly'],
       properties: {
-        monthly: { type: 'string', pattern: MONEY_PATTERN, maxLength: 24, description: 'A decimal amount with at most 2 decimals, e.g. "1500" or "1499.99".' },
+        monthly: {
+          type: 'string',
+          pattern: MONEY_PATTERN,
+          maxLength: 24,
+          description: 'A decimal amount with at most 2 decimals, e.g. "1500" or "1499.99".',
+        },
       },
     },
     bursts: {
       type: 'array',
-      description: 'Time-bound increases of the budget, approved in git (docs/budgets.md#bursts; rules B1, B2). While from <= now < until, quota.hard is added to the budget (and to the quota of `namespace`).',
+      description:
+        'Time-bound increases of the budget, approved in git (docs/budgets.md#bursts; rules B1, B2). While from <= now < until, quota.hard is added to the budget (and to the quota of `namespace`).',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['name'],
       items: {
         type: 'object',
         required: ['name', 'from', 'until', 'reason', 'quota'],
         properties: {
-          name: { type: 'string', minLength: 1, maxLength: 63, pattern: DNS1123_LABEL_PATTERN, description: 'Unique in the project; a burst that has ended is kept as is or removed, never changed (B2).' },
-          from: { type: 'string', minLength: 1, description: 'RFC 3339 instant the burst starts (included), e.g. 2026-12-01T00:00:00Z.' },
+          name: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 63,
+            pattern: DNS1123_LABEL_PATTERN,
+            description: 'Unique in the project; a burst that has ended is kept as is or removed, never changed (B2).',
+          },
+          from: {
+            type: 'string',
+            minLength: 1,
+            description: 'RFC 3339 instant the burst starts (included), e.g. 2026-12-01T00:00:00Z.',
+          },
           until: { type: 'string', minLength: 1, description: 'RFC 3339 instant the burst ends (excluded).' },
           reason: { type: 'string', minLength: 1, description: 'Why: shown by plan, the status and the Events.' },
           quota: quotaSpec('What the burst adds to the budget (resources the project budgets).'),
-          namespace: { type: 'string', minLength: 1, description: "A declared namespace whose quota the controller raises by quota.hard while the burst is active, and lowers at until (never below what it uses)." },
-          cluster: { type: 'string', minLength: 1, description: 'The cluster whose budget it raises (a key of spec.clusters); every cluster when absent.' },
+          namespace: {
+            type: 'string',
+            minLength: 1,
+            description:
+              'A declared namespace whose quota the controller raises by quota.hard while the burst is active, and lowers at until (never below what it uses).',
+          },
+          cluster: {
+            type: 'string',
+            minLength: 1,
+            description: 'The cluster whose budget it raises (a key of spec.clusters); every cluster when absent.',
+          },
         },
       },
     },
@@ -308,7 +351,10 @@ const specSchema: StructuralSchema = {
       description: 'Applied to declared namespaces without a quota, and to self-service namespaces.',
       properties: {
         quota: quotaSpec('The default ResourceQuota of a project namespace.'),
-        tiers: tiersSchema('The default quota per tier of a project namespace (a ResourceQuota scoped to the PriorityClass).', 'The default quota scoped to this PriorityClass.'),
+        tiers: tiersSchema(
+          'The default quota per tier of a project namespace (a ResourceQuota scoped to the PriorityClass).',
+          'The default quota scoped to this PriorityClass.',
+        ),
         limitRange: {
           type: 'object',
           description: 'The container LimitRange of every project namespace.',
@@ -323,7 +369,8 @@ const specSchema: StructuralSchema = {
     },
     podSecurity: {
       type: 'object',
-      description: 'Pod Security Standards levels of every project namespace (pod-security.kubernetes.io/<mode> labels); each mode not given takes podSecurity of tenantgate.yaml.',
+      description:
+        'Pod Security Standards levels of every project namespace (pod-security.kubernetes.io/<mode> labels); each mode not given takes podSecurity of tenantgate.yaml.',
       properties: {
         enforce: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
         warn: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
@@ -332,11 +379,13 @@ const specSchema: StructuralSchema = {
     },
     networkIsolation: {
       type: 'boolean',
-      description: "Keep a NetworkPolicy in each namespace admitting traffic only from the project's namespaces (and spec.network.allowFrom), and letting pods reach only them, DNS in kube-system and spec.network.egress.",
+      description:
+        "Keep a NetworkPolicy in each namespace admitting traffic only from the project's namespaces (and spec.network.allowFrom), and letting pods reach only them, DNS in kube-system and spec.network.egress.",
     },
     network: {
       type: 'object',
-      description: "With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces (docs/network.md). A field not given takes tenantgate.yaml's network.",
+      description:
+        "With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces (docs/network.md). A field not given takes tenantgate.yaml's network.",
       properties: {
         egress: {
           type: 'object',
@@ -350,7 +399,10 @@ const specSchema: StructuralSchema = {
           type: 'object',
           description: "Who may connect to the project's pods besides its own namespaces.",
           properties: {
-            sameTenant: { type: 'boolean', description: 'The namespaces of every project of the same tenant. Default false.' },
+            sameTenant: {
+              type: 'boolean',
+              description: 'The namespaces of every project of the same tenant. Default false.',
+            },
             namespaces: namespaceNames("Namespaces, such as the ingress controller's."),
           },
         },
@@ -367,7 +419,10 @@ const specSchema: StructuralSchema = {
           name: { type: 'string', minLength: 1 },
           cluster: { type: 'string', description: 'Render this namespace only for that cluster.' },
           quota: quotaSpec('The namespace ResourceQuota; namespaceDefaults.quota when absent.'),
-          tiers: tiersSchema('The namespace quota per tier; namespaceDefaults.tiers for a tier not given.', 'The ResourceQuota of this namespace scoped to this PriorityClass.'),
+          tiers: tiersSchema(
+            'The namespace quota per tier; namespaceDefaults.tiers for a tier not given.',
+            'The ResourceQuota of this namespace scoped to this PriorityClass.',
+          ),
           labels: stringMap('Extra labels of the Namespace.'),
           annotations: stringMap('Extra annotations of the Namespace.'),
         },
@@ -432,14 +487,28 @@ const statusSchema: StructuralSchema = {
 };
 
 /** The openAPIV3Schema of a custom resource: its spec (required) and status under the usual apiVersion, kind and metadata. */
-export function resourceSchema(description: string, spec: StructuralSchema, status: StructuralSchema): StructuralSchema {
+export function resourceSchema(
+  description: string,
+  spec: StructuralSchema,
+  status: StructuralSchema,
+): StructuralSchema {
   return {
     type: 'object',
     description,
     required: ['spec'],
-    properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' }, spec, status },
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec,
+      status,
+    },
   };
 }
 
 /** The Project's openAPIV3Schema. Treat as read-only. */
-export const PROJECT_SCHEMA: StructuralSchema = resourceSchema('A tenantgate Project: a set of namespaces of one tenant sharing a resource budget.', specSchema, statusSchema);
+export const PROJECT_SCHEMA: StructuralSchema = resourceSchema(
+  'A tenantgate Project: a set of namespaces of one tenant sharing a resource budget.',
+  specSchema,
+  statusSchema,
+);

@@ -148,7 +148,9 @@ function suggestion(unknown: string, known: string[]): string {
       best = k;
     }
   }
-  return best !== undefined && bestDistance <= Math.max(1, Math.floor(unknown.length / 3)) ? `; did you mean ${best}?` : '';
+  return best !== undefined && bestDistance <= Math.max(1, Math.floor(unknown.length / 3))
+    ? `; did you mean ${best}?`
+    : '';
 }
 
 function describe(e: ErrorObject, field: string, subject: string): { message: string; extra?: string } {
@@ -191,9 +193,13 @@ function describe(e: ErrorObject, field: string, subject: string): { message: st
     case 'minLength':
       return { message: `${where} must not be empty` };
     case 'minimum':
-      return { message: `${where} is ${show(e.data)}, must be at least ${String((e.params as { limit: number }).limit)}` };
+      return {
+        message: `${where} is ${show(e.data)}, must be at least ${String((e.params as { limit: number }).limit)}`,
+      };
     case 'maximum':
-      return { message: `${where} is ${show(e.data)}, must be at most ${String((e.params as { limit: number }).limit)}` };
+      return {
+        message: `${where} is ${show(e.data)}, must be at most ${String((e.params as { limit: number }).limit)}`,
+      };
     case 'format':
       return {
         message: `${where} is ${show(e.data)}, must be ${

@@ -22,7 +22,6 @@ import { httpsGet } from './https-get.js';
 import { startProcess, type Managed } from './processes.js';
 import { defaultBuild } from './kubernetes-versions.js';
 
-
 export interface ClusterUser {
   name: string;
   groups: string[];
@@ -140,17 +139,31 @@ export class ControlPlane {
     const pki = join(dir, 'pki');
     const ca = await createCA('tenantgate-devcluster-ca');
     const caFiles = await writeKeyPair(pki, 'ca', ca);
-    const serving = await writeKeyPair(pki, 'apiserver', await signCert(ca, {
-      commonName: 'kube-apiserver',
-      dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local'],
-      ipAddresses: ['127.0.0.1', '10.0.0.1'],
-      usage: 'server',
-    }));
+    const serving = await writeKeyPair(
+      pki,
+      'apiserver',
+      await signCert(ca, {
+        commonName: 'kube-apiserver',
+        dnsNames: [
+          'localhost',
+          'kubernetes',
+          'kubernetes.default',
+          'kubernetes.default.svc',
+          'kubernetes.default.svc.cluster.local',
+        ],
+        ipAddresses: ['127.0.0.1', '10.0.0.1'],
+        usage: 'server',
+      }),
+    );
     // The aggregation layer (aggregated APIs such as tenantgate's budget view): a front-proxy CA, and the
     // client certificate the apiserver presents when it proxies a request to an APIService's backend.
     const frontProxyCa = await createCA('tenantgate-devcluster-front-proxy-ca');
     const frontProxyCaFiles = await writeKeyPair(pki, 'front-proxy-ca', frontProxyCa);
-    const frontProxyClient = await writeKeyPair(pki, 'front-proxy-client', await signCert(frontProxyCa, { commonName: FRONT_PROXY_CLIENT, usage: 'client' }));
+    const frontProxyClient = await writeKeyPair(
+      pki,
+      'front-proxy-client',
+      await signCert(frontProxyCa, { commonName: FRONT_PROXY_CLIENT, usage: 'client' }),
+    );
     const saKeyPem = generateKeyPem();
     const saKey = join(pki, 'sa.key');
     const saPub = join(pki, 'sa.pub');
@@ -171,18 +184,24 @@ export class ControlPlane {
     // the names budgets use (requests.cpu, requests.memory), not the legacy unprefixed ones.
     // Webhooks: the apiserver presents a client certificate (signed by a CA of its own) to every webhook.
     const webhookClient = await generateWebhookClientCerts(join(pki, 'webhook-client'), ['*']);
-    await writeFile(join(dir, 'admission.yaml'), stringify({
-      apiVersion: 'apiserver.config.k8s.io/v1',
-      kind: 'AdmissionConfiguration',
-      plugins: [...webhookAdmissionPlugins(webhookClient.kubeconfig), {
-        name: 'ResourceQuota',
-        configuration: {
-          apiVersion: 'apiserver.config.k8s.io/v1',
-          kind: 'ResourceQuotaConfiguration',
-          limitedResources: [{ resource: 'pods', matchContains: ['requests.cpu', 'requests.memory'] }],
-        },
-      }],
-    }));
+    await writeFile(
+      join(dir, 'admission.yaml'),
+      stringify({
+        apiVersion: 'apiserver.config.k8s.io/v1',
+        kind: 'AdmissionConfiguration',
+        plugins: [
+          ...webhookAdmissionPlugins(webhookClient.kubeconfig),
+          {
+            name: 'ResourceQuota',
+            configuration: {
+              apiVersion: 'apiserver.config.k8s.io/v1',
+              kind: 'ResourceQuotaConfiguration',
+              limitedResources: [{ resource: 'pods', matchContains: ['requests.cpu', 'requests.memory'] }],
+            },
+          },
+        ],
+      }),
+    );
 
     const kubeconfigs: Record<string, string> = {};
     for (const [name, token] of Object.entries(tokens)) {
@@ -200,7 +219,12 @@ export class ControlPlane {
       etcdEndpoint: `http://127.0.0.1:${etcdPort}`,
       kubeconfigs,
       tokens,
-      webhookClient: { caFile: webhookClient.clientCaCert, certFile: webhookClient.cert, keyFile: webhookClient.key, name: webhookClient.name },
+      webhookClient: {
+        caFile: webhookClient.clientCaCert,
+        certFile: webhookClient.cert,
+        keyFile: webhookClient.key,
+        name: webhookClient.name,
+      },
     };
     const cp = new ControlPlane(info, log);
     cp.apiserverArgs = [
@@ -240,32 +264,46 @@ export class ControlPlane {
     ];
     try {
       await mkdir(join(dir, 'etcd'), { recursive: true });
-      cp.procs.push(startProcess('etcd', join(options.etcdBinDir ?? binDir, 'etcd'), [
-        '--name=default',
-        `--data-dir=${join(dir, 'etcd', 'data')}`,
-        `--listen-client-urls=${info.etcdEndpoint}`,
-        `--advertise-client-urls=${info.etcdEndpoint}`,
-        `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-        `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
-        '--unsafe-no-fsync',
-        '--log-level=warn',
-      ], join(dir, 'etcd.log')));
+      cp.procs.push(
+        startProcess(
+          'etcd',
+          join(options.etcdBinDir ?? binDir, 'etcd'),
+          [
+            '--name=default',
+            `--data-dir=${join(dir, 'etcd', 'data')}`,
+            `--listen-client-urls=${info.etcdEndpoint}`,
+            `--advertise-client-urls=${info.etcdEndpoint}`,
+            `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+            `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+            '--unsafe-no-fsync',
+            '--log-level=warn',
+          ],
+          join(dir, 'etcd.log'),
+        ),
+      );
       await cp.startApiserver();
       if (expectedVersion !== undefined) await cp.checkVersion(expectedVersion);
-      cp.procs.push(startProcess('kube-controller-manager', join(binDir, 'kube-controller-manager'), [
-        `--kubeconfig=${kubeconfigs['system:kube-controller-manager']}`,
-        `--controllers=${KUBE_CONTROLLERS.join(',')}`,
-        // Each controller acts as its own kube-system ServiceAccount (namespace-controller,
-        // generic-garbage-collector, resourcequota-controller, …), as on kubeadm, kind, EKS, GKE, AKS.
-        '--use-service-account-credentials=true',
-        `--service-account-private-key-file=${saKey}`,
-        `--root-ca-file=${caFiles.cert}`,
-        '--leader-elect=false',
-        '--secure-port=0',
-        '--concurrent-namespace-syncs=10',
-        ...(options.controllerManagerArgs ?? []),
-      ], join(dir, 'kube-controller-manager.log')));
+      cp.procs.push(
+        startProcess(
+          'kube-controller-manager',
+          join(binDir, 'kube-controller-manager'),
+          [
+            `--kubeconfig=${kubeconfigs['system:kube-controller-manager']}`,
+            `--controllers=${KUBE_CONTROLLERS.join(',')}`,
+            // Each controller acts as its own kube-system ServiceAccount (namespace-controller,
+            // generic-garbage-collector, resourcequota-controller, …), as on kubeadm, kind, EKS, GKE, AKS.
+            '--use-service-account-credentials=true',
+            `--service-account-private-key-file=${saKey}`,
+            `--root-ca-file=${caFiles.cert}`,
+            '--leader-elect=false',
+            '--secure-port=0',
+            '--concurrent-namespace-syncs=10',
+            ...(options.controllerManagerArgs ?? []),
+          ],
+          join(dir, 'kube-controller-manager.log'),
+        ),
+      );
       await cp.waitForDefaultServiceAccount();
     } catch (err) {
       await cp.stop();
@@ -276,7 +314,12 @@ export class ControlPlane {
   }
 
   private async startApiserver(): Promise<void> {
-    const proc = startProcess('kube-apiserver', join(this.info.binDir, 'kube-apiserver'), this.apiserverArgs, join(this.info.dir, 'kube-apiserver.log'));
+    const proc = startProcess(
+      'kube-apiserver',
+      join(this.info.binDir, 'kube-apiserver'),
+      this.apiserverArgs,
+      join(this.info.dir, 'kube-apiserver.log'),
+    );
     this.procs.push(proc);
     await this.waitReady(proc);
   }
@@ -305,7 +348,9 @@ export class ControlPlane {
     let last = '';
     while (Date.now() < deadline) {
       if (proc.child.exitCode !== null) {
-        throw new Error(`kube-apiserver exited with ${proc.child.exitCode}; last log lines:\n${await tail(proc.logFile)}`);
+        throw new Error(
+          `kube-apiserver exited with ${proc.child.exitCode}; last log lines:\n${await tail(proc.logFile)}`,
+        );
       }
       try {
         const { status, body } = await this.get('/readyz');
@@ -324,7 +369,9 @@ export class ControlPlane {
     const { status, body } = await this.get('/version');
     const reported = status === 200 ? (JSON.parse(body) as { gitVersion?: string }).gitVersion : `HTTP ${status}`;
     if (reported !== expected) {
-      throw new Error(`kube-apiserver in ${this.info.binDir} reports ${reported}, the pin is ${expected}: rebuild it (make control-plane)`);
+      throw new Error(
+        `kube-apiserver in ${this.info.binDir} reports ${reported}, the pin is ${expected}: rebuild it (make control-plane)`,
+      );
     }
   }
 
@@ -335,7 +382,9 @@ export class ControlPlane {
       if (status === 200) return;
       await sleep(250);
     }
-    throw new Error(`kube-controller-manager did not create the default ServiceAccount within ${timeoutMs} ms:\n${await tail(join(this.info.dir, 'kube-controller-manager.log'))}`);
+    throw new Error(
+      `kube-controller-manager did not create the default ServiceAccount within ${timeoutMs} ms:\n${await tail(join(this.info.dir, 'kube-controller-manager.log'))}`,
+    );
   }
 
   /**
@@ -351,9 +400,15 @@ export class ControlPlane {
     const index = this.procs.findIndex((p) => p.name === 'etcd');
     if (index < 0) throw new Error('no etcd process in this control plane');
     const stopped = this.procs[index]!;
-    if (stopped.child.exitCode === null && stopped.child.signalCode === null) throw new Error('etcd is running: stopEtcd first');
+    if (stopped.child.exitCode === null && stopped.child.signalCode === null)
+      throw new Error('etcd is running: stopEtcd first');
     // Same place in procs, so stop() still ends etcd last.
-    this.procs[index] = startProcess('etcd', stopped.child.spawnfile, stopped.child.spawnargs.slice(1), stopped.logFile);
+    this.procs[index] = startProcess(
+      'etcd',
+      stopped.child.spawnfile,
+      stopped.child.spawnargs.slice(1),
+      stopped.logFile,
+    );
     const apiserver = this.procs.find((p) => p.name === 'kube-apiserver');
     if (apiserver) await this.waitReady(apiserver);
   }
@@ -400,7 +455,10 @@ export class ControlPlane {
 
   /** A GET as admin, for readiness probes. */
   async get(path: string): Promise<{ status: number; body: string }> {
-    return httpsGet(`${this.info.server}${path}`, { ca: await readFile(this.info.caFile), token: this.info.tokens.admin });
+    return httpsGet(`${this.info.server}${path}`, {
+      ca: await readFile(this.info.caFile),
+      token: this.info.tokens.admin,
+    });
   }
 
   async stop(options: { keepData?: boolean } = {}): Promise<void> {
@@ -415,7 +473,12 @@ export function kubeconfigYaml(server: string, caPem: string, user: string, toke
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'tenantgate-dev', cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
+    clusters: [
+      {
+        name: 'tenantgate-dev',
+        cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') },
+      },
+    ],
     users: [{ name: user, user: { token } }],
     contexts: [{ name: user, context: { cluster: 'tenantgate-dev', user } }],
     'current-context': user,

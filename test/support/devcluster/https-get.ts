@@ -22,12 +22,23 @@ export function httpsCall(url: string, options: HttpsCallOptions = {}): Promise<
   return new Promise((resolve, reject) => {
     const headers = { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...options.headers };
     const trust = options.ca ? { ca: options.ca } : { rejectUnauthorized: false };
-    const req = request(url, { method: options.method ?? 'GET', ...trust, ...options.client, headers, agent: false, timeout: options.timeoutMs ?? 5000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      url,
+      {
+        method: options.method ?? 'GET',
+        ...trust,
+        ...options.client,
+        headers,
+        agent: false,
+        timeout: options.timeoutMs ?? 5000,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(options.body);
@@ -35,6 +46,9 @@ export function httpsCall(url: string, options: HttpsCallOptions = {}): Promise<
 }
 
 /** A GET over HTTPS trusting `ca` (the local control plane's or the webhook's), for probes and scrapes. */
-export function httpsGet(url: string, options: { ca: Buffer | string; token?: string; timeoutMs?: number }): Promise<HttpsAnswer> {
+export function httpsGet(
+  url: string,
+  options: { ca: Buffer | string; token?: string; timeoutMs?: number },
+): Promise<HttpsAnswer> {
   return httpsCall(url, options);
 }

@@ -54,14 +54,22 @@ export function pinnedVersion(moduleDir: string): string {
 
 function requireBinaries(binDir: string, names: string[], version: string, make: string): void {
   const missing = names.filter((b) => !existsSync(join(binDir, b)));
-  if (missing.length > 0) throw new Error(`no ${missing.join(', ')} of Kubernetes ${version} under ${binDir}: run \`make ${make}\` (builds them from Go modules)`);
+  if (missing.length > 0)
+    throw new Error(
+      `no ${missing.join(', ')} of Kubernetes ${version} under ${binDir}: run \`make ${make}\` (builds them from Go modules)`,
+    );
 }
 
 /** The default minor's build: etcd, kube-apiserver, kube-controller-manager and kubectl at the pins (or TG_K8S_BIN). */
 export function defaultBuild(): KubernetesBuild {
   const pins = modulePins(DEFAULT_MODULE);
   const binDir = process.env.TG_K8S_BIN ?? buildDirOf(CACHE_ROOT, pins);
-  requireBinaries(binDir, ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl'], pins.kubernetes, 'control-plane');
+  requireBinaries(
+    binDir,
+    ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl'],
+    pins.kubernetes,
+    'control-plane',
+  );
   return { version: pins.kubernetes, binDir, etcdBinDir: binDir };
 }
 

@@ -60,11 +60,22 @@ export interface Managed {
 }
 
 /** The one way tests, benches and `make run` start a process: output appended to logFile, killed with this one. */
-export function startProcess(name: string, command: string, args: string[], logFile: string, env: NodeJS.ProcessEnv = process.env, options: { cwd?: string; pipeStdout?: boolean } = {}): Managed {
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  logFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { cwd?: string; pipeStdout?: boolean } = {},
+): Managed {
   hookExit();
   const fd = openSync(logFile, 'a');
   // pipeStdout: the caller reads stdout (e.g. a JSON line with the port); stderr still goes to the log.
-  const child = spawn(command, args, { stdio: ['ignore', options.pipeStdout ? 'pipe' : fd, fd], env, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  const child = spawn(command, args, {
+    stdio: ['ignore', options.pipeStdout ? 'pipe' : fd, fd],
+    env,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
   closeSync(fd);
   running.add(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

@@ -45,28 +45,84 @@ export interface WebhookReplicas {
   stop(): Promise<void>;
 }
 
-export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCertFiles, config: Partial<TenantgateConfig>, options: { count?: number; name?: string; clientAuth?: boolean; shutdownDelaySeconds?: number; nodeArgs?: string[]; cgroupOf?: (index: number) => string | undefined; cli?: string; configOf?: (index: number) => Partial<TenantgateConfig> } = {}): Promise<WebhookReplicas> {
+export async function startWebhookReplicas(
+  info: ClusterInfo,
+  certs: WebhookCertFiles,
+  config: Partial<TenantgateConfig>,
+  options: {
+    count?: number;
+    name?: string;
+    clientAuth?: boolean;
+    shutdownDelaySeconds?: number;
+    nodeArgs?: string[];
+    cgroupOf?: (index: number) => string | undefined;
+    cli?: string;
+    configOf?: (index: number) => Partial<TenantgateConfig>;
+  } = {},
+): Promise<WebhookReplicas> {
   const name = options.name ?? 'webhook';
   const count = options.count ?? 2;
-  const token = (await kubectlAs(info, 'admin', ['-n', DEFAULT_CONFIG.systemNamespace, 'create', 'token', 'tenantgate-webhook', '--duration=2h'])).stdout.trim();
+  const token = (
+    await kubectlAs(info, 'admin', [
+      '-n',
+      DEFAULT_CONFIG.systemNamespace,
+      'create',
+      'token',
+      'tenantgate-webhook',
+      '--duration=2h',
+    ])
+  ).stdout.trim();
   const kubeconfig = join(info.dir, `${name}.kubeconfig`);
-  await writeFile(kubeconfig, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), 'system:serviceaccount:tenantgate-system:tenantgate-webhook', token), { mode: 0o600 });
+  await writeFile(
+    kubeconfig,
+    kubeconfigYaml(
+      info.server,
+      await readFile(info.caFile, 'utf8'),
+      'system:serviceaccount:tenantgate-system:tenantgate-webhook',
+      token,
+    ),
+    { mode: 0o600 },
+  );
   // configOf: a replica's own settings over `config` (replicas of one rollout step that differ).
-  const configFile = (i: number) => join(info.dir, options.configOf ? `${name}-${i}-tenantgate.yaml` : `${name}-tenantgate.yaml`);
-  for (let i = 0; i < (options.configOf ? count : 1); i++) await writeFile(configFile(i), stringify({ ...config, ...options.configOf?.(i) }));
+  const configFile = (i: number) =>
+    join(info.dir, options.configOf ? `${name}-${i}-tenantgate.yaml` : `${name}-tenantgate.yaml`);
+  for (let i = 0; i < (options.configOf ? count : 1); i++)
+    await writeFile(configFile(i), stringify({ ...config, ...options.configOf?.(i) }));
   // Reviews only from this cluster's apiserver (its client certificate), unless the test says otherwise.
-  const clientAuth = options.clientAuth === false ? [] : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
+  const clientAuth =
+    options.clientAuth === false
+      ? []
+      : [`--client-ca=${info.webhookClient.caFile}`, `--client-allowed-names=${info.webhookClient.name}`];
   // cli: another build's cli/main.js (bench/targets/shipped.ts's paired A/B); default dist/ or TG_WEBHOOK_DIST.
   // nodeArgs: Node flags before the script (bench/targets/soak.ts opens the inspector with them to read the heap after a GC).
   // No drain on SIGTERM unless asked (the chart's is 5 s): nothing routes by readiness here but roll().
   const shutdownDelay = `--shutdown-delay=${options.shutdownDelaySeconds ?? 0}`;
   let generation = 0;
   const spawnReplica = (i: number, port: number) => {
-    const argv = [...(options.nodeArgs ?? []), options.cli ?? DIST_CLI, 'webhook', `--config=${configFile(i)}`, `--kubeconfig=${kubeconfig}`, `--cert=${certs.cert}`, `--key=${certs.key}`, ...clientAuth, shutdownDelay, `--port=${port}`, '--host=127.0.0.1'];
+    const argv = [
+      ...(options.nodeArgs ?? []),
+      options.cli ?? DIST_CLI,
+      'webhook',
+      `--config=${configFile(i)}`,
+      `--kubeconfig=${kubeconfig}`,
+      `--cert=${certs.cert}`,
+      `--key=${certs.key}`,
+      ...clientAuth,
+      shutdownDelay,
+      `--port=${port}`,
+      '--host=127.0.0.1',
+    ];
     const logFile = join(info.dir, `${name}-${i}${generation ? `-${generation}` : ''}.log`);
     // cgroupOf: a (v1 memory) cgroup directory the replica starts in, so every page it ever touches is charged there ("exec" keeps the pid).
     const cgroup = options.cgroupOf?.(i);
-    return cgroup ? startProcess(`${name}-${i}`, 'sh', ['-c', `echo $$ > ${cgroup}/cgroup.procs && exec "$0" "$@"`, process.execPath, ...argv], logFile) : startProcess(`${name}-${i}`, process.execPath, argv, logFile);
+    return cgroup
+      ? startProcess(
+          `${name}-${i}`,
+          'sh',
+          ['-c', `echo $$ > ${cgroup}/cgroup.procs && exec "$0" "$@"`, process.execPath, ...argv],
+          logFile,
+        )
+      : startProcess(`${name}-${i}`, process.execPath, argv, logFile);
   };
   const replicas: WebhookReplica[] = [];
   for (let i = 0; i < count; i++) {
@@ -74,13 +130,15 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
     replicas.push({ port, process: spawnReplica(i, port) });
   }
   const ca = await readFile(certs.caCert);
-  const readMetrics = async (r: WebhookReplica): Promise<string> => (await httpsGet(`https://127.0.0.1:${r.port}/metrics`, { ca })).body;
+  const readMetrics = async (r: WebhookReplica): Promise<string> =>
+    (await httpsGet(`https://127.0.0.1:${r.port}/metrics`, { ca })).body;
   const stopAll = async () => {
     for (const r of replicas) await r.process.stop();
   };
   const waitReady = async (r: WebhookReplica, deadline: number) => {
     while ((await httpsGet(`https://127.0.0.1:${r.port}/readyz`, { ca }).catch(() => ({ status: 0 }))).status !== 200) {
-      if (Date.now() > deadline) throw new Error(`webhook replica on port ${r.port} not ready after 60 s (log: ${r.process.logFile})`);
+      if (Date.now() > deadline)
+        throw new Error(`webhook replica on port ${r.port} not ready after 60 s (log: ${r.process.logFile})`);
       await sleep(200);
     }
   };
@@ -100,7 +158,8 @@ export async function startWebhookReplicas(info: ClusterInfo, certs: WebhookCert
     async scrapeSums(metrics) {
       const bodies = await Promise.all(replicas.map(readMetrics));
       const sums = {} as Record<keyof typeof metrics, number>;
-      for (const key of Object.keys(metrics) as Array<keyof typeof metrics>) sums[key] = bodies.reduce<number>((a, body) => a + sumMatching(body, metrics[key]), 0);
+      for (const key of Object.keys(metrics) as Array<keyof typeof metrics>)
+        sums[key] = bodies.reduce<number>((a, body) => a + sumMatching(body, metrics[key]), 0);
       return sums;
     },
     async restart(index) {

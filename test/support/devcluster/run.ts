@@ -16,7 +16,14 @@ import { installFleetHub } from '../fleet-hub-install.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import { FLEET_NAMESPACE } from '../../../src/fleet/fleet-budget-object.js';
 import { parseAllDocuments } from 'yaml';
-import { EXAMPLE_NETWORK, EXAMPLE_PRICING, installBase, kubectlAs, serviceAccountKubeconfigFile, startLocalWebhook } from './tenantgate.js';
+import {
+  EXAMPLE_NETWORK,
+  EXAMPLE_PRICING,
+  installBase,
+  kubectlAs,
+  serviceAccountKubeconfigFile,
+  startLocalWebhook,
+} from './tenantgate.js';
 import { applyChartTemplates, startControllerWithView } from '../view.js';
 
 const log = (m: string) => process.stderr.write(`[make run] ${m}\n`);
@@ -37,7 +44,8 @@ async function main(): Promise<void> {
     // Ctrl-C reaches the whole process group, etcd included, so the apiserver may already be unable to
     // delete what a step unregisters: a step gets STOP_STEP_MS, then the control plane goes anyway
     // (.run/dev is wiped at the next start).
-    for (const stop of stopAll.reverse()) await Promise.race([stop().catch(() => {}), new Promise((r) => setTimeout(r, STOP_STEP_MS))]);
+    for (const stop of stopAll.reverse())
+      await Promise.race([stop().catch(() => {}), new Promise((r) => setTimeout(r, STOP_STEP_MS))]);
     await cp.stop();
     process.exit(0);
   };
@@ -49,7 +57,11 @@ async function main(): Promise<void> {
     // What the platform team creates once: the example tiers' PriorityClasses and the DeviceClass of Project vision.
     await kubectlAs(info, 'admin', ['apply', '-f', join(REPO_ROOT, 'examples', 'platform', 'cluster-objects.yaml')]);
     // One line per admission decision, as `tenantgate webhook` logs it: what was denied, and by which rule.
-    const hook = await startLocalWebhook(info, {}, { log: (m) => log(`webhook: ${m}`), onDecision: (d) => log(`webhook: admission decision ${JSON.stringify(d)}`) });
+    const hook = await startLocalWebhook(
+      info,
+      {},
+      { log: (m) => log(`webhook: ${m}`), onDecision: (d) => log(`webhook: admission decision ${JSON.stringify(d)}`) },
+    );
     stopAll.push(() => hook.stop());
     log(`webhook serving ${hook.url} and registered with the apiserver`);
     // The controller as its ServiceAccount, serving the budget view (view.tenantgate.io) registered as an
@@ -57,7 +69,11 @@ async function main(): Promise<void> {
     await applyChartTemplates(info, ['view/rbac.yaml', 'rbac/self-service.yaml'], ['view.enabled=true']);
     // With the example repository's price sheet, as the webhook has it (the view and the metrics show each
     // project's cost), and its network baseline, as render has it.
-    const view = await startControllerWithView(info, { network: EXAMPLE_NETWORK, ...(EXAMPLE_PRICING ? { pricing: EXAMPLE_PRICING } : {}) }, (m) => log(`controller: ${m}`));
+    const view = await startControllerWithView(
+      info,
+      { network: EXAMPLE_NETWORK, ...(EXAMPLE_PRICING ? { pricing: EXAMPLE_PRICING } : {}) },
+      (m) => log(`controller: ${m}`),
+    );
     const controller = view.controller;
     stopAll.push(() => view.stop());
     log('controller running');
@@ -67,7 +83,8 @@ async function main(): Promise<void> {
       argoHelp = await startArgoCdWithExamples(info, dir, stopAll);
     } else {
       const rendered = await renderDirectory(join(REPO_ROOT, 'examples', 'gitops'));
-      if (rendered.output === undefined) throw new Error(`examples/gitops does not render:\n${rendered.errors.join('\n')}`);
+      if (rendered.output === undefined)
+        throw new Error(`examples/gitops does not render:\n${rendered.errors.join('\n')}`);
       await kubectlAs(info, 'admin', ['apply', '-f', '-'], rendered.output);
       log('applied the rendered examples/gitops');
     }
@@ -125,13 +142,22 @@ Ctrl-C stops everything.
  * `make run ARGOCD=1`: the real Argo CD (test/support/argocd.ts) syncing examples/gitops from a local git
  * repository through the tenantgate plugin, like manifests/argocd/application-example.yaml (automated sync).
  */
-async function startArgoCdWithExamples(info: ClusterInfo, dir: string, stopAll: Array<() => Promise<void>>): Promise<string> {
+async function startArgoCdWithExamples(
+  info: ClusterInfo,
+  dir: string,
+  stopAll: Array<() => Promise<void>>,
+): Promise<string> {
   const argo = await startArgoCd(info, { dir: join(dir, 'argocd'), log: (m) => log(`argocd: ${m}`) });
   stopAll.push(() => argo.stop());
   const repo = await LocalGitRepo.init(join(dir, 'git'));
   await repo.copyIn(join(REPO_ROOT, 'examples', 'gitops'), 'projects');
   await repo.commit('examples/gitops');
-  const app = applicationObject({ name: 'tenantgate-projects-prod-eu', repoURL: repo.url, path: 'projects', env: { CLUSTER: 'prod-eu' } });
+  const app = applicationObject({
+    name: 'tenantgate-projects-prod-eu',
+    repoURL: repo.url,
+    path: 'projects',
+    env: { CLUSTER: 'prod-eu' },
+  });
   (app.spec as Record<string, unknown>).syncPolicy = { automated: { selfHeal: true, prune: false } };
   await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify(app));
   log('Argo CD syncs examples/gitops (Application argocd/tenantgate-projects-prod-eu)');
@@ -152,7 +178,11 @@ Argo CD (${argoCdVersion()}: repo-server, cmp-server with the tenantgate plugin,
  * its give-back timers are short (an offer after 60 s idle, a give-back after 120 s) so that shares are
  * seen drifting back within minutes.
  */
-async function startFleetWithExamples(info: ClusterInfo, dir: string, stopAll: Array<() => Promise<void>>): Promise<string> {
+async function startFleetWithExamples(
+  info: ClusterInfo,
+  dir: string,
+  stopAll: Array<() => Promise<void>>,
+): Promise<string> {
   await installFleetHub(info, FLEET_CLUSTERS);
   const memberConfig = async (cluster: string): Promise<Partial<TenantgateConfig>> => ({
     fleet: {
@@ -165,21 +195,38 @@ async function startFleetWithExamples(info: ClusterInfo, dir: string, stopAll: A
       checkEverySeconds: 10,
     },
   });
-  const fleet = await startFleet({ host: info, dir: join(dir, 'fleet'), id: 'dev', log: (m) => log(`fleet: ${m}`), memberConfig, view: true });
+  const fleet = await startFleet({
+    host: info,
+    dir: join(dir, 'fleet'),
+    id: 'dev',
+    log: (m) => log(`fleet: ${m}`),
+    memberConfig,
+    view: true,
+  });
   stopAll.push(() => fleet.stop());
   const repo = await LocalGitRepo.init(join(dir, 'git'));
   await repo.copyIn(join(REPO_ROOT, 'examples', 'gitops'), 'projects');
   await repo.copyIn(join(REPO_ROOT, 'examples', 'fleet'), 'projects');
   await repo.commit('examples/gitops and examples/fleet');
   const hubRender = await renderDirectory(join(repo.dir, 'projects'), { ...process.env, ARGOCD_ENV_FLEET_HUB: 'true' });
-  if (hubRender.output === undefined) throw new Error(`the fleet's repository does not render for the hub:\n${hubRender.errors.join('\n')}`);
+  if (hubRender.output === undefined)
+    throw new Error(`the fleet's repository does not render for the hub:\n${hubRender.errors.join('\n')}`);
   const budgets = parseAllDocuments(hubRender.output)
     .map((d) => d.toJS() as { kind?: string } | null)
     .filter((o) => o?.kind === 'FleetBudget');
   await kubectlAs(info, 'admin', ['apply', '-f', '-'], budgets.map((o) => JSON.stringify(o)).join('\n'));
   log(`hub: ${budgets.length} FleetBudget(s) in ${FLEET_NAMESPACE}`);
-  await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify(fleetApplicationSet({ name: 'tenantgate-projects', fleet: fleet.id, repoURL: repo.url, path: 'projects' })));
-  log(`ApplicationSet argocd/tenantgate-projects: one Application per cluster (${fleet.members.map((m) => m.name).join(', ')})`);
+  await kubectlAs(
+    info,
+    'admin',
+    ['apply', '-f', '-'],
+    JSON.stringify(
+      fleetApplicationSet({ name: 'tenantgate-projects', fleet: fleet.id, repoURL: repo.url, path: 'projects' }),
+    ),
+  );
+  log(
+    `ApplicationSet argocd/tenantgate-projects: one Application per cluster (${fleet.members.map((m) => m.name).join(', ')})`,
+  );
   const contexts = fleet.members.map((m) => m.context);
   const kubectl = join(info.binDir, 'kubectl');
   const plugin = `node ${join(REPO_ROOT, 'dist', 'cli', 'kubectl-plugin.js')}`;

@@ -38,28 +38,63 @@ export const EXAMPLE_PRICING = EXAMPLE_CONFIG.pricing;
 export const EXAMPLE_NETWORK = EXAMPLE_CONFIG.network;
 
 export async function kubectlAs(info: ClusterInfo, user: string, args: string[], input?: string) {
-  return execa(join(info.binDir, 'kubectl'), args, { env: { KUBECONFIG: info.kubeconfigs[user] ?? '' }, input, timeout: 120_000 });
+  return execa(join(info.binDir, 'kubectl'), args, {
+    env: { KUBECONFIG: info.kubeconfigs[user] ?? '' },
+    input,
+    timeout: 120_000,
+  });
 }
 
 /** CRDs (Established), the tenantgate-system namespace, the components' ServiceAccounts and RBAC, tenants' RBAC, the policies. */
 export async function installBase(info: ClusterInfo): Promise<void> {
-  await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(MANIFESTS, 'crd', 'projects.tenantgate.io.yaml')]);
-  await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/projects.tenantgate.io']);
-  // The allow-list policies' parameters (docs/adr/0095-allow-lists-in-the-api-server.md) and their guard (T9).
-  await kubectlAs(info, 'admin', ['apply', '--server-side', '--force-conflicts', '-f', join(MANIFESTS, 'crd', 'allowlists.tenantgate.io.yaml')]);
-  await kubectlAs(info, 'admin', ['wait', '--for=condition=Established', '--timeout=60s', 'crd/allowlists.tenantgate.io']);
   await kubectlAs(info, 'admin', [
     'apply',
-    '-f', join(MANIFESTS, 'controller', '00-namespace.yaml'),
-    '-f', join(MANIFESTS, 'rbac', 'self-service.yaml'),
-    '-f', join(MANIFESTS, 'self-service', 'binding.yaml'),
-    '-f', join(MANIFESTS, 'webhook', 'rbac.yaml'),
-    '-f', join(MANIFESTS, 'controller', 'rbac.yaml'),
-    '-f', join(MANIFESTS, 'webhook', 'excluded-namespaces-policy.yaml'),
-    '-f', join(MANIFESTS, 'webhook', 'owner-references-policy.yaml'),
-    '-f', join(MANIFESTS, 'policies', 'allow-list-params-policy.yaml'),
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    join(MANIFESTS, 'crd', 'projects.tenantgate.io.yaml'),
+  ]);
+  await kubectlAs(info, 'admin', [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/projects.tenantgate.io',
+  ]);
+  // The allow-list policies' parameters (docs/adr/0095-allow-lists-in-the-api-server.md) and their guard (T9).
+  await kubectlAs(info, 'admin', [
+    'apply',
+    '--server-side',
+    '--force-conflicts',
+    '-f',
+    join(MANIFESTS, 'crd', 'allowlists.tenantgate.io.yaml'),
+  ]);
+  await kubectlAs(info, 'admin', [
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/allowlists.tenantgate.io',
+  ]);
+  await kubectlAs(info, 'admin', [
+    'apply',
+    '-f',
+    join(MANIFESTS, 'controller', '00-namespace.yaml'),
+    '-f',
+    join(MANIFESTS, 'rbac', 'self-service.yaml'),
+    '-f',
+    join(MANIFESTS, 'self-service', 'binding.yaml'),
+    '-f',
+    join(MANIFESTS, 'webhook', 'rbac.yaml'),
+    '-f',
+    join(MANIFESTS, 'controller', 'rbac.yaml'),
+    '-f',
+    join(MANIFESTS, 'webhook', 'excluded-namespaces-policy.yaml'),
+    '-f',
+    join(MANIFESTS, 'webhook', 'owner-references-policy.yaml'),
+    '-f',
+    join(MANIFESTS, 'policies', 'allow-list-params-policy.yaml'),
     // The allow-list policies tenantgate-allow-* (ADR 0095): after their parameters' CRD is Established.
-    '-f', join(MANIFESTS, 'policies', 'allow-lists.yaml'),
+    '-f',
+    join(MANIFESTS, 'policies', 'allow-lists.yaml'),
   ]);
 }
 
@@ -90,18 +125,46 @@ export async function applyAllowListParams(
 }
 
 /** A kubeconfig file for a ServiceAccount (TokenRequest), for components run as separate processes. */
-export async function serviceAccountKubeconfigFile(info: ClusterInfo, namespace: string, name: string): Promise<string> {
-  const token = (await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])).stdout.trim();
+export async function serviceAccountKubeconfigFile(
+  info: ClusterInfo,
+  namespace: string,
+  name: string,
+): Promise<string> {
+  const token = (
+    await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])
+  ).stdout.trim();
   const file = join(info.dir, `kubeconfig-sa-${namespace}-${name}`);
-  await writeFile(file, kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token), { mode: 0o600 });
+  await writeFile(
+    file,
+    kubeconfigYaml(
+      info.server,
+      await readFile(info.caFile, 'utf8'),
+      `system:serviceaccount:${namespace}:${name}`,
+      token,
+    ),
+    { mode: 0o600 },
+  );
   return file;
 }
 
 /** A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. */
-export async function serviceAccountKubeConfig(info: ClusterInfo, namespace: string, name: string): Promise<k8s.KubeConfig> {
-  const token = (await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])).stdout.trim();
+export async function serviceAccountKubeConfig(
+  info: ClusterInfo,
+  namespace: string,
+  name: string,
+): Promise<k8s.KubeConfig> {
+  const token = (
+    await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])
+  ).stdout.trim();
   const kc = new PooledKubeConfig();
-  kc.loadFromString(kubeconfigYaml(info.server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token));
+  kc.loadFromString(
+    kubeconfigYaml(
+      info.server,
+      await readFile(info.caFile, 'utf8'),
+      `system:serviceaccount:${namespace}:${name}`,
+      token,
+    ),
+  );
   return kc;
 }
 
@@ -111,7 +174,13 @@ export async function serviceAccountKubeConfig(info: ClusterInfo, namespace: str
  */
 export async function localWebhookConfigurations(url: string, caBundle: string, shipped?: string): Promise<string> {
   const text = shipped ?? (await readFile(join(MANIFESTS, 'webhook', 'webhook-configurations.yaml'), 'utf8'));
-  const docs = parseAllDocuments(text).map((d) => d.toJS() as { metadata: { annotations?: Record<string, string> }; webhooks: Array<{ clientConfig: Record<string, unknown> }> });
+  const docs = parseAllDocuments(text).map(
+    (d) =>
+      d.toJS() as {
+        metadata: { annotations?: Record<string, string> };
+        webhooks: Array<{ clientConfig: Record<string, unknown> }>;
+      },
+  );
   for (const doc of docs) {
     delete doc.metadata.annotations;
     for (const hook of doc.webhooks) {
@@ -127,7 +196,12 @@ export async function registerWebhooks(info: ClusterInfo, url: string, caBundle:
 }
 
 export async function unregisterWebhooks(info: ClusterInfo): Promise<void> {
-  await kubectlAs(info, 'admin', ['delete', 'validatingwebhookconfiguration/tenantgate', 'mutatingwebhookconfiguration/tenantgate', '--ignore-not-found']);
+  await kubectlAs(info, 'admin', [
+    'delete',
+    'validatingwebhookconfiguration/tenantgate',
+    'mutatingwebhookconfiguration/tenantgate',
+    '--ignore-not-found',
+  ]);
 }
 
 export interface LocalWebhook {
@@ -150,7 +224,14 @@ export function apiserverOnly(info: ClusterInfo): { clientCa: string; clientAllo
 export async function startLocalWebhook(
   info: ClusterInfo,
   config: Partial<TenantgateConfig> = {},
-  options: { register?: boolean; certs?: WebhookCertFiles; log?: (m: string) => void; onDecision?: (decision: AdmissionDecision) => void; clientAuth?: boolean; clientCa?: { file: string; allowedNames: string[] } } = {},
+  options: {
+    register?: boolean;
+    certs?: WebhookCertFiles;
+    log?: (m: string) => void;
+    onDecision?: (decision: AdmissionDecision) => void;
+    clientAuth?: boolean;
+    clientCa?: { file: string; allowedNames: string[] };
+  } = {},
 ): Promise<LocalWebhook> {
   const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
   const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
@@ -159,7 +240,11 @@ export async function startLocalWebhook(
     kubeConfig,
     cert: certs.cert,
     key: certs.key,
-    ...(options.clientAuth === false ? {} : options.clientCa ? { clientCa: options.clientCa.file, clientAllowedNames: options.clientCa.allowedNames } : apiserverOnly(info)),
+    ...(options.clientAuth === false
+      ? {}
+      : options.clientCa
+        ? { clientCa: options.clientCa.file, clientAllowedNames: options.clientCa.allowedNames }
+        : apiserverOnly(info)),
     port: 0,
     host: '127.0.0.1',
     log: options.log ?? (() => {}),
@@ -178,4 +263,3 @@ export async function startLocalWebhook(
     },
   };
 }
-

@@ -26,7 +26,13 @@ import { join } from 'node:path';
 import { generateWebhookCerts } from '../../../src/certs/files.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import type { RunningController } from '../../../src/controller/start.js';
-import { FLEET_FINALIZER, FLEET_NAMESPACE, fleetBudgetFor, parseFleetBudget, type FleetBudgetObject } from '../../../src/fleet/fleet-budget-object.js';
+import {
+  FLEET_FINALIZER,
+  FLEET_NAMESPACE,
+  fleetBudgetFor,
+  parseFleetBudget,
+  type FleetBudgetObject,
+} from '../../../src/fleet/fleet-budget-object.js';
 import type { ShareRecord } from '../../../src/fleet/shares.js';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig.js';
 import { Quantity } from '../../../src/quantity/quantity.js';
@@ -38,7 +44,12 @@ import { applyChartTemplates } from '../view.js';
 import { installFleetHub } from '../fleet-hub-install.js';
 import type { ControlPlane, ClusterInfo } from '../devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../devcluster/replicas.js';
-import { installBase, kubectlAs, serviceAccountKubeConfig, serviceAccountKubeconfigFile } from '../devcluster/tenantgate.js';
+import {
+  installBase,
+  kubectlAs,
+  serviceAccountKubeConfig,
+  serviceAccountKubeconfigFile,
+} from '../devcluster/tenantgate.js';
 import { activeBurst } from '../replica-race/run.js';
 import { emptyCounts, generateAttempts, type Attempt, type OutcomeCounts } from '../replica-race/attempts.js';
 import { checkHeadroomInvariant, type RaceProject } from '../replica-race/invariant.js';
@@ -99,7 +110,14 @@ export interface FleetRaceResult {
   finalShares: Record<string, Record<string, string>>;
   hubRestart: { afterCompleted: number; atMs: number; readyAfterMs: number };
   /** servedBeforeKill: per member and replica, validate requests answered just before the kill (every replica since its start). */
-  webhookKill: { member: string; replica: number; afterCompleted: number; atMs: number; servedBeforeKill: Record<string, number[]>; restartedAfterCompleted?: number };
+  webhookKill: {
+    member: string;
+    replica: number;
+    afterCompleted: number;
+    atMs: number;
+    servedBeforeKill: Record<string, number[]>;
+    restartedAfterCompleted?: number;
+  };
   /** Successful writes of fleetbudgets/status during the race, as the hub's apiserver counted them (its /metrics, summed over its restart). */
   hubStatusWrites: number;
   /** Per member and replica, the product's own fleet metrics at the end (the killed replica: since its restart). */
@@ -137,12 +155,26 @@ export function fleetRaceProject(name: string, members: readonly string[]): Proj
 export function fleetMemberConfig(cluster: string, hubKubeconfig: string): Partial<TenantgateConfig> {
   return {
     clusterName: cluster,
-    fleet: { ...DEFAULT_CONFIG.fleet, hubKubeconfig, keep: { [CPU]: '1', [MEMORY]: '2Gi' }, above: { [CPU]: '2', [MEMORY]: '4Gi' }, offerAfterSeconds: 3600, giveBackAfterSeconds: 7200, checkEverySeconds: 30 },
+    fleet: {
+      ...DEFAULT_CONFIG.fleet,
+      hubKubeconfig,
+      keep: { [CPU]: '1', [MEMORY]: '2Gi' },
+      above: { [CPU]: '2', [MEMORY]: '4Gi' },
+      offerAfterSeconds: 3600,
+      giveBackAfterSeconds: 7200,
+      checkEverySeconds: 30,
+    },
   };
 }
 
 async function readFleetBudget(hub: k8s.CustomObjectsApi, name: string): Promise<FleetBudgetObject> {
-  return (await hub.getNamespacedCustomObject({ group: 'tenantgate.io', version: 'v1alpha1', namespace: FLEET_NAMESPACE, plural: 'fleetbudgets', name })) as FleetBudgetObject;
+  return (await hub.getNamespacedCustomObject({
+    group: 'tenantgate.io',
+    version: 'v1alpha1',
+    namespace: FLEET_NAMESPACE,
+    plural: 'fleetbudgets',
+    name,
+  })) as FleetBudgetObject;
 }
 
 /** Successful status writes of fleetbudgets counted by the hub's apiserver since it started. */
@@ -152,7 +184,13 @@ async function hubStatusWrites(hub: ControlPlane): Promise<number> {
   let total = 0;
   for (const line of body.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
-    if (!/resource="fleetbudgets"/.test(line) || !/subresource="status"/.test(line) || !/verb="(PUT|UPDATE)"/.test(line) || !/code="200"/.test(line)) continue;
+    if (
+      !/resource="fleetbudgets"/.test(line) ||
+      !/subresource="status"/.test(line) ||
+      !/verb="(PUT|UPDATE)"/.test(line) ||
+      !/code="200"/.test(line)
+    )
+      continue;
     total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
@@ -170,7 +208,12 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
   const loadStart = loadavg();
   const project = fleetRaceProject(name, memberNames);
   const budget = project.spec.fleet!.quota!.hard! as Record<string, string>;
-  const race: RaceProject = { name, budget, defaults: project.spec.namespaceDefaults!.quota!.hard! as Record<string, string>, maxNamespaces: project.spec.maxNamespaces! };
+  const race: RaceProject = {
+    name,
+    budget,
+    defaults: project.spec.namespaceDefaults!.quota!.hard! as Record<string, string>,
+    maxNamespaces: project.spec.maxNamespaces!,
+  };
   const hubApi = loadKubeConfig(hub.info.kubeconfigs.admin!).makeApiClient(k8s.CustomObjectsApi);
 
   await installFleetHub(hub.info, memberNames);
@@ -178,7 +221,13 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
   fleetBudget.metadata.finalizers = [FLEET_FINALIZER];
   await kubectlAs(hub.info, 'admin', ['apply', '-f', '-'], JSON.stringify(fleetBudget));
 
-  const started: Array<{ member: FleetMemberCluster; webhooks: WebhookReplicas; controller: RunningController; core: Record<string, k8s.CoreV1Api>; applyProject: (p: Project) => Promise<void> }> = [];
+  const started: Array<{
+    member: FleetMemberCluster;
+    webhooks: WebhookReplicas;
+    controller: RunningController;
+    core: Record<string, k8s.CoreV1Api>;
+    applyProject: (p: Project) => Promise<void>;
+  }> = [];
   try {
     for (const member of members) {
       await installBase(member.info);
@@ -187,21 +236,40 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       const hubKubeconfig = await serviceAccountKubeconfigFile(hub.info, FLEET_NAMESPACE, `member-${member.name}`);
       const config = fleetMemberConfig(member.name, hubKubeconfig);
       const certs = await generateWebhookCerts(join(member.info.dir, `${name}-certs`));
-      const webhooks = await startWebhookReplicas(member.info, certs, config, { count: options.replicas ?? 2, name: `${name}-webhook` });
+      const webhooks = await startWebhookReplicas(member.info, certs, config, {
+        count: options.replicas ?? 2,
+        name: `${name}-webhook`,
+      });
       const controller = await startTestController({
-        kubeConfig: await serviceAccountKubeConfig(member.info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
-        config: { ...DEFAULT_CONFIG, resyncPeriodSeconds: 30, ...config, fleet: { ...DEFAULT_CONFIG.fleet, ...config.fleet } },
+        kubeConfig: await serviceAccountKubeConfig(
+          member.info,
+          DEFAULT_CONFIG.systemNamespace,
+          'tenantgate-controller',
+        ),
+        config: {
+          ...DEFAULT_CONFIG,
+          resyncPeriodSeconds: 30,
+          ...config,
+          fleet: { ...DEFAULT_CONFIG.fleet, ...config.fleet },
+        },
       });
       const kc = (user: string) => loadKubeConfig(member.info.kubeconfigs[user]!);
-      const core = Object.fromEntries(['admin', ...USERS].map((u) => [u, kc(u).makeApiClient(k8s.CoreV1Api)])) as Record<string, k8s.CoreV1Api>;
+      const core = Object.fromEntries(
+        ['admin', ...USERS].map((u) => [u, kc(u).makeApiClient(k8s.CoreV1Api)]),
+      ) as Record<string, k8s.CoreV1Api>;
       const applyProject = async (p: Project) => {
         const projectName = p.metadata.name!;
         await kubectlAs(member.info, 'admin', ['apply', '-f', '-'], JSON.stringify(p));
         await until(`${member.name}: project ${projectName} in every replica and the controller`, async () => {
           must(controller.informers.snapshot.project(projectName) !== undefined, 'controller has not seen the project');
-          const projects = (await kubectlAs(member.info, 'admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length;
+          const projects = (await kubectlAs(member.info, 'admin', ['get', 'projects', '-o', 'name'])).stdout
+            .trim()
+            .split('\n').length;
           const seen = await webhooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/);
-          must(seen.every((n) => n === projects), `replicas see ${seen.join('/')} projects, the apiserver has ${projects}`);
+          must(
+            seen.every((n) => n === projects),
+            `replicas see ${seen.join('/')} projects, the apiserver has ${projects}`,
+          );
         });
       };
       started.push({ member, webhooks, controller, core, applyProject });
@@ -214,7 +282,12 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       const costsBudget = fleetBudgetFor(costs, processNow())!;
       costsBudget.metadata.finalizers = [FLEET_FINALIZER];
       await kubectlAs(hub.info, 'admin', ['apply', '-f', '-'], JSON.stringify(costsBudget));
-      transferCosts = await measureTransfers(started.map((s) => ({ name: s.member.name, core: s.core, webhooks: s.webhooks, applyProject: s.applyProject })), costs, () => hubStatusWrites(hub), log);
+      transferCosts = await measureTransfers(
+        started.map((s) => ({ name: s.member.name, core: s.core, webhooks: s.webhooks, applyProject: s.applyProject })),
+        costs,
+        () => hubStatusWrites(hub),
+        log,
+      );
     }
 
     // One anchor namespace per member, made by an owner (its default quota asks the hub for a share),
@@ -223,23 +296,63 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     for (const { member, core } of started) {
       const ns = `${name}-a`;
       anchors.set(member.name, ns);
-      await until(`${member.name}: anchor ${ns} created`, () => core.alice!.createNamespace({ body: { metadata: { name: ns } } }), 60_000);
+      await until(
+        `${member.name}: anchor ${ns} created`,
+        () => core.alice!.createNamespace({ body: { metadata: { name: ns } } }),
+        60_000,
+      );
       // The allow-list parameters come after the binding; without them the pod below is refused (ADR 0095).
-      await until(`${member.name}/${ns}: owners' binding, default quota, allow-list parameters, default ServiceAccount`, async () => {
-        await kubectlAs(member.info, 'admin', ['-n', ns, 'get', `rolebinding/${OWNERS_BINDING_NAME}`, `resourcequota/${DEFAULT_QUOTA_NAME}`, 'allowlist/tenantgate-allow', 'serviceaccount/default']);
+      await until(
+        `${member.name}/${ns}: owners' binding, default quota, allow-list parameters, default ServiceAccount`,
+        async () => {
+          await kubectlAs(member.info, 'admin', [
+            '-n',
+            ns,
+            'get',
+            `rolebinding/${OWNERS_BINDING_NAME}`,
+            `resourcequota/${DEFAULT_QUOTA_NAME}`,
+            'allowlist/tenantgate-allow',
+            'serviceaccount/default',
+          ]);
+        },
+      );
+      await core.bob!.createNamespacedPod({
+        namespace: ns,
+        body: {
+          metadata: { name: 'load-0' },
+          spec: {
+            containers: [
+              {
+                name: 'pause',
+                image: 'registry.k8s.io/pause:3.10',
+                resources: { requests: { cpu: '250m', memory: '512Mi' } },
+              },
+            ],
+          },
+        },
       });
-      await core.bob!.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'load-0' }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: { cpu: '250m', memory: '512Mi' } } }] } } });
     }
 
     const plans = started.map(({ member }, i) => ({
       member: member.name,
       attempts: generateAttempts(
-        { users: USERS, anchors: [anchors.get(member.name)!], pool: Array.from({ length: 5 }, (_, k) => `${name}-n${k}`), quotaNames: [DEFAULT_QUOTA_NAME, 'extra'], values: { [CPU]: ['250m', '500m', '1', '1500m', '2', '3'], [MEMORY]: ['512Mi', '1Gi', '2Gi', '3Gi', '4Gi', '6Gi'] } },
+        {
+          users: USERS,
+          anchors: [anchors.get(member.name)!],
+          pool: Array.from({ length: 5 }, (_, k) => `${name}-n${k}`),
+          quotaNames: [DEFAULT_QUOTA_NAME, 'extra'],
+          values: {
+            [CPU]: ['250m', '500m', '1', '1500m', '2', '3'],
+            [MEMORY]: ['512Mi', '1Gi', '2Gi', '3Gi', '4Gi', '6Gi'],
+          },
+        },
         Math.ceil(count / members.length),
         seed + i,
       ),
     }));
-    log(`${name}: seed ${seed}, ${count} attempts over ${memberNames.join(' and ')}, concurrency ${concurrency}, ${options.replicas ?? 2} replicas per member; fleet budget ${JSON.stringify(budget)}`);
+    log(
+      `${name}: seed ${seed}, ${count} attempts over ${memberNames.join(' and ')}, concurrency ${concurrency}, ${options.replicas ?? 2} replicas per member; fleet budget ${JSON.stringify(budget)}`,
+    );
 
     const writesAtRaceStart = await hubStatusWrites(hub);
     // The sampler.
@@ -254,7 +367,9 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     const sampleOnce = async () => {
       let views: Array<{ member: string; view: Awaited<ReturnType<typeof readConsistent>> }>;
       try {
-        views = await Promise.all(started.map(async ({ member, core }) => ({ member: member.name, view: await readConsistent(core.admin!) })));
+        views = await Promise.all(
+          started.map(async ({ member, core }) => ({ member: member.name, view: await readConsistent(core.admin!) })),
+        );
       } catch (err) {
         sampleErrors.push(apiError(err).message.slice(0, 200));
         return;
@@ -277,28 +392,45 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
         sample.held[member] = held;
         details[member] = {
           namespaces: checked.detail,
-          quotas: view.quotas.filter((q) => checked.detail[q.metadata?.namespace ?? ''] !== undefined).map((q) => ({ namespace: q.metadata?.namespace, name: q.metadata?.name, spec: q.spec?.hard, status: q.status })),
+          quotas: view.quotas
+            .filter((q) => checked.detail[q.metadata?.namespace ?? ''] !== undefined)
+            .map((q) => ({
+              namespace: q.metadata?.namespace,
+              name: q.metadata?.name,
+              spec: q.spec?.hard,
+              status: q.status,
+            })),
         };
         const share = shares?.get(member)?.share;
-        if (shares) sample.shares[member] = Object.fromEntries([...(share ?? new Map<string, Quantity>())].map(([r, v]) => [r, v.toString()]));
+        if (shares)
+          sample.shares[member] = Object.fromEntries(
+            [...(share ?? new Map<string, Quantity>())].map(([r, v]) => [r, v.toString()]),
+          );
         for (const resource of Object.keys(budget)) {
           const h = q(held[resource]);
           fleetHeld.set(resource, (fleetHeld.get(resource) ?? Quantity.zero()).add(h));
           if (!shares) continue;
           const s = share?.get(resource) ?? Quantity.zero();
-          if (h.cmp(s) > 0) sample.violations.push(`${member} holds ${h.toString()} ${resource}, above its share ${s.toString()}`);
+          if (h.cmp(s) > 0)
+            sample.violations.push(`${member} holds ${h.toString()} ${resource}, above its share ${s.toString()}`);
         }
       }
       for (const [resource, total] of fleetHeld) {
-        if (total.cmp(q(budget[resource])) > 0) sample.violations.push(`the fleet holds ${total.toString()} ${resource}, above the fleet budget ${budget[resource]}`);
-        if (!peakFleetHeld[resource] || total.cmp(q(peakFleetHeld[resource])) > 0) peakFleetHeld[resource] = total.toString();
+        if (total.cmp(q(budget[resource])) > 0)
+          sample.violations.push(
+            `the fleet holds ${total.toString()} ${resource}, above the fleet budget ${budget[resource]}`,
+          );
+        if (!peakFleetHeld[resource] || total.cmp(q(peakFleetHeld[resource])) > 0)
+          peakFleetHeld[resource] = total.toString();
       }
       if (shares) lastShares = sample.shares;
       samples.push(sample);
       if (sample.violations.length > 0) {
         sample.detail = details;
         violations.push(sample);
-        log(`${name}: VIOLATION at ${sample.atMs} ms: ${sample.violations.join('; ')} (held ${JSON.stringify(sample.held)}, shares ${JSON.stringify(sample.shares)})`);
+        log(
+          `${name}: VIOLATION at ${sample.atMs} ms: ${sample.violations.join('; ')} (held ${JSON.stringify(sample.held)}, shares ${JSON.stringify(sample.shares)})`,
+        );
       }
     };
     let sampling = true;
@@ -306,7 +438,9 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       while (sampling) {
         const t = performance.now();
         await sampleOnce();
-        await new Promise((r) => setTimeout(r, Math.max(0, (options.sampleIntervalMs ?? 200) - (performance.now() - t))));
+        await new Promise((r) =>
+          setTimeout(r, Math.max(0, (options.sampleIntervalMs ?? 200) - (performance.now() - t))),
+        );
       }
     })();
 
@@ -331,7 +465,9 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
           writesBeforeRestart = await hubStatusWrites(hub).catch(() => writesAtRaceStart);
           await hub.restartApiserver();
           hubRestart = { ...at, readyAfterMs: now() - at.atMs };
-          log(`${name}: hub kube-apiserver restarted after ${at.afterCompleted} attempts (${hubRestart.readyAfterMs} ms to ready)`);
+          log(
+            `${name}: hub kube-apiserver restarted after ${at.afterCompleted} attempts (${hubRestart.readyAfterMs} ms to ready)`,
+          );
         })();
       }
       if (completed === killAt) {
@@ -339,14 +475,25 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
         restartingReplica = (async () => {
           // What every replica of both members served so far, read just before the kill (afterwards the victim's counters start again).
           const servedBeforeKill: Record<string, number[]> = {};
-          for (const s of started) servedBeforeKill[s.member.name] = await s.webhooks.scrape(/^tenantgate_webhook_requests_total\{path="validate"/);
+          for (const s of started)
+            servedBeforeKill[s.member.name] = await s.webhooks.scrape(
+              /^tenantgate_webhook_requests_total\{path="validate"/,
+            );
           proc.kill('SIGKILL');
-          const event: FleetRaceResult['webhookKill'] = { member: victim.member.name, replica: 1, afterCompleted: completed, atMs: now(), servedBeforeKill };
+          const event: FleetRaceResult['webhookKill'] = {
+            member: victim.member.name,
+            replica: 1,
+            afterCompleted: completed,
+            atMs: now(),
+            servedBeforeKill,
+          };
           webhookKill = event;
           await proc.exited;
           await victim.webhooks.restart(1);
           event.restartedAfterCompleted = completed;
-          log(`${name}: ${victim.member.name} webhook replica 1 SIGKILLed after ${event.afterCompleted} attempts (validate requests per replica until then ${JSON.stringify(servedBeforeKill)}), ready again after ${completed}`);
+          log(
+            `${name}: ${victim.member.name} webhook replica 1 SIGKILLed after ${event.afterCompleted} attempts (validate requests per replica until then ${JSON.stringify(servedBeforeKill)}), ready again after ${completed}`,
+          );
         })();
       }
     };
@@ -374,14 +521,20 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
     sampling = false;
     await sampler;
     await sampleOnce();
-    const statusWrites = writesBeforeRestart - writesAtRaceStart + (await hubStatusWrites(hub).catch((err: unknown) => {
-      throw new Error(`hub /metrics at ${hub.info.server}: ${(err as Error).message}`);
-    }));
+    const statusWrites =
+      writesBeforeRestart -
+      writesAtRaceStart +
+      (await hubStatusWrites(hub).catch((err: unknown) => {
+        throw new Error(`hub /metrics at ${hub.info.server}: ${(err as Error).message}`);
+      }));
     const memberMetrics: FleetRaceResult['memberMetrics'] = {};
     for (const { member, webhooks } of started) {
-      const scrape = (metric: RegExp) => webhooks.scrape(metric).catch((err: unknown) => {
-        throw new Error(`${member.name}: scraping the webhook replicas (${webhooks.replicas.map((r) => r.port).join(', ')}): ${(err as Error).message}`);
-      });
+      const scrape = (metric: RegExp) =>
+        webhooks.scrape(metric).catch((err: unknown) => {
+          throw new Error(
+            `${member.name}: scraping the webhook replicas (${webhooks.replicas.map((r) => r.port).join(', ')}): ${(err as Error).message}`,
+          );
+        });
       memberMetrics[member.name] = {
         // Admitted changes recorded in the headroom ledger (every growth), and growths asked of the hub by result.
         reserved: await scrape(/^tenantgate_webhook_reservations_total\{outcome="reserved"\}/),
@@ -389,8 +542,13 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
         transfers: await scrape(/^tenantgate_fleet_transfers_total\{/),
       };
     }
-    log(`${name}: ${interleaved.length} attempts in ${wallMs} ms; ${samples.length} samples (${sampleErrors.length} unreadable, ${hubUnread} without the hub), ${violations.length} violations; peak fleet held ${JSON.stringify(peakFleetHeld)}; shares ${JSON.stringify(lastShares)}; hub status writes ${statusWrites}; counts ${JSON.stringify(counts)}`);
-    if (!hubRestart || !webhookKill) throw new Error(`the run ended before its events: hub restart ${JSON.stringify(hubRestart)}, webhook kill ${JSON.stringify(webhookKill)}`);
+    log(
+      `${name}: ${interleaved.length} attempts in ${wallMs} ms; ${samples.length} samples (${sampleErrors.length} unreadable, ${hubUnread} without the hub), ${violations.length} violations; peak fleet held ${JSON.stringify(peakFleetHeld)}; shares ${JSON.stringify(lastShares)}; hub status writes ${statusWrites}; counts ${JSON.stringify(counts)}`,
+    );
+    if (!hubRestart || !webhookKill)
+      throw new Error(
+        `the run ended before its events: hub restart ${JSON.stringify(hubRestart)}, webhook kill ${JSON.stringify(webhookKill)}`,
+      );
     return {
       project: name,
       seed,

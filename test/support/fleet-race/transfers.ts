@@ -42,7 +42,8 @@ export interface TransferCosts {
 
 function percentiles(samples: number[]): Percentiles {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+  const at = (p: number) =>
+    sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
   return { n: sorted.length, p50: Math.round(at(50) * 10) / 10, p99: Math.round(at(99) * 10) / 10 };
 }
 
@@ -76,31 +77,54 @@ async function setCpu(core: k8s.CoreV1Api, namespace: string, cpu: string): Prom
   return setCpuOnce(core, namespace, cpu);
 }
 
-async function setCpuOnce(core: k8s.CoreV1Api, namespace: string, cpu: string): Promise<{ ok: boolean; message: string }> {
+async function setCpuOnce(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  cpu: string,
+): Promise<{ ok: boolean; message: string }> {
   try {
     const q = await core.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace });
-    await core.replaceNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace, body: { metadata: { name: DEFAULT_QUOTA_NAME, resourceVersion: q.metadata!.resourceVersion! }, spec: { hard: { [CPU]: cpu } } } });
+    await core.replaceNamespacedResourceQuota({
+      name: DEFAULT_QUOTA_NAME,
+      namespace,
+      body: {
+        metadata: { name: DEFAULT_QUOTA_NAME, resourceVersion: q.metadata!.resourceVersion! },
+        spec: { hard: { [CPU]: cpu } },
+      },
+    });
     return { ok: true, message: '' };
   } catch (err) {
     return { ok: false, message: apiError(err).message };
   }
 }
 
-const granted = (m: TransferMember) => m.webhooks.scrape(/^tenantgate_fleet_transfers_total\{result="granted"\}/).then(sum);
-const reserved = (m: TransferMember) => m.webhooks.scrape(/^tenantgate_webhook_reservations_total\{outcome="reserved"\}/).then(sum);
+const granted = (m: TransferMember) =>
+  m.webhooks.scrape(/^tenantgate_fleet_transfers_total\{result="granted"\}/).then(sum);
+const reserved = (m: TransferMember) =>
+  m.webhooks.scrape(/^tenantgate_webhook_reservations_total\{outcome="reserved"\}/).then(sum);
 
-export async function measureTransfers(members: TransferMember[], project: Project, hubStatusWrites: () => Promise<number>, log: (line: string) => void): Promise<TransferCosts> {
+export async function measureTransfers(
+  members: TransferMember[],
+  project: Project,
+  hubStatusWrites: () => Promise<number>,
+  log: (line: string) => void,
+): Promise<TransferCosts> {
   const name = project.metadata.name!;
   for (const m of members) await m.applyProject(project);
   const namespaces = Array.from({ length: 10 }, (_, i) => `${name}-${i}`);
   for (const m of members) {
     for (const ns of namespaces) {
-      await until(`${m.name}/${ns} created`, () => m.core.alice!.createNamespace({ body: { metadata: { name: ns } } }).catch((err: unknown) => {
-        if (apiError(err).status === 409) return;
-        throw err;
-      }));
+      await until(`${m.name}/${ns} created`, () =>
+        m.core.alice!.createNamespace({ body: { metadata: { name: ns } } }).catch((err: unknown) => {
+          if (apiError(err).status === 409) return;
+          throw err;
+        }),
+      );
     }
-    for (const ns of namespaces) await until(`${m.name}/${ns}: default quota`, () => m.core.alice!.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns }));
+    for (const ns of namespaces)
+      await until(`${m.name}/${ns}: default quota`, () =>
+        m.core.alice!.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns }),
+      );
   }
 
   // Latency: +2 CPU (needs a transfer), then +500m (within the chunk), 20 times per member.
@@ -121,12 +145,17 @@ export async function measureTransfers(members: TransferMember[], project: Proje
       }
     }
   }
-  log(`${name}: latency through the hub ${JSON.stringify(percentiles(throughHub))}, within the limit ${JSON.stringify(percentiles(withinLimit))}`);
+  log(
+    `${name}: latency through the hub ${JSON.stringify(percentiles(throughHub))}, within the limit ${JSON.stringify(percentiles(withinLimit))}`,
+  );
 
   // Steady state: a random walk of the other namespaces' quotas between 500m and 1500m (each member got
   // a chunk beyond its need with every transfer, and lowering frees room it still enforces).
   const random = seededRandom(7);
-  const steadyBefore = { reserved: sum(await Promise.all(members.map(reserved))), granted: sum(await Promise.all(members.map(granted))) };
+  const steadyBefore = {
+    reserved: sum(await Promise.all(members.map(reserved))),
+    granted: sum(await Promise.all(members.map(granted))),
+  };
   const limit = pLimit(4);
   const walk = ['500m', '1', '1500m'];
   await Promise.all(
@@ -139,16 +168,31 @@ export async function measureTransfers(members: TransferMember[], project: Proje
   );
   const steadyReserved = sum(await Promise.all(members.map(reserved))) - steadyBefore.reserved;
   const steadyGranted = sum(await Promise.all(members.map(granted))) - steadyBefore.granted;
-  const steady = { admittedGrowths: steadyReserved, throughHub: steadyGranted, withoutHubPercent: steadyReserved ? Math.round((1000 * (steadyReserved - steadyGranted)) / steadyReserved) / 10 : NaN };
+  const steady = {
+    admittedGrowths: steadyReserved,
+    throughHub: steadyGranted,
+    withoutHubPercent: steadyReserved
+      ? Math.round((1000 * (steadyReserved - steadyGranted)) / steadyReserved) / 10
+      : NaN,
+  };
   log(`${name}: steady state ${JSON.stringify(steady)}`);
 
   // Burst: every namespace but the first raised to 20 CPU at once, on both members: far beyond the chunk
   // any earlier transfer brought, so the burst needs the hub; group commit lets one transfer serve a batch.
   const writesBefore = await hubStatusWrites();
-  const outcomes = await Promise.all(members.flatMap((m) => namespaces.slice(1).map((ns) => setCpu(m.core.alice!, ns, '20'))));
+  const outcomes = await Promise.all(
+    members.flatMap((m) => namespaces.slice(1).map((ns) => setCpu(m.core.alice!, ns, '20'))),
+  );
   const writes = (await hubStatusWrites()) - writesBefore;
   const admitted = outcomes.filter((o) => o.ok).length;
-  const burst = { admitted, refused: outcomes.length - admitted, hubStatusWrites: writes, hubWritesPerAdmitted: admitted ? Math.round((1000 * writes) / admitted) / 1000 : NaN };
-  log(`${name}: burst ${JSON.stringify(burst)}${burst.refused ? `; first refusal: ${outcomes.find((o) => !o.ok)?.message.slice(0, 300)}` : ''}`);
+  const burst = {
+    admitted,
+    refused: outcomes.length - admitted,
+    hubStatusWrites: writes,
+    hubWritesPerAdmitted: admitted ? Math.round((1000 * writes) / admitted) / 1000 : NaN,
+  };
+  log(
+    `${name}: burst ${JSON.stringify(burst)}${burst.refused ? `; first refusal: ${outcomes.find((o) => !o.ok)?.message.slice(0, 300)}` : ''}`,
+  );
   return { latencyMs: { throughHub: percentiles(throughHub), withinLimit: percentiles(withinLimit) }, steady, burst };
 }

@@ -52,8 +52,16 @@ export function generateAttempts(plan: AttemptPlan, count: number, seed: number)
     const roll = random();
     if (roll < 0.08) out.push({ kind: 'namespace-create', user, namespace: pick(plan.pool) });
     else if (roll < 0.12) out.push({ kind: 'namespace-delete', user, namespace: pick(plan.pool) });
-    else if (roll < 0.75) out.push({ kind: 'quota-write', user, namespace: target(), quota: quotaName(), hard: hard() });
-    else if (roll < 0.9) out.push({ kind: 'quota-write-pair', users: plan.users, namespace: target(), quota: quotaName(), hards: [hard(), hard()] });
+    else if (roll < 0.75)
+      out.push({ kind: 'quota-write', user, namespace: target(), quota: quotaName(), hard: hard() });
+    else if (roll < 0.9)
+      out.push({
+        kind: 'quota-write-pair',
+        users: plan.users,
+        namespace: target(),
+        quota: quotaName(),
+        hards: [hard(), hard()],
+      });
     else out.push({ kind: 'quota-delete', user, namespace: target(), quota: quotaName() });
   }
   return out;
@@ -65,7 +73,11 @@ export function generateAttempts(plan: AttemptPlan, count: number, seed: number)
  * (a replica down: failurePolicy Fail) or a replica's "not ready" (its caches are not synced); `other` is the apiserver's own answer (a conflict at a stale
  * resourceVersion, not found, already exists, a terminating namespace, RBAC, quota admission).
  */
-export type Outcome = { kind: 'admitted' } | { kind: 'refused'; rules: string[] } | { kind: 'fail-closed'; why: FailClosed } | { kind: 'other'; why: string };
+export type Outcome =
+  | { kind: 'admitted' }
+  | { kind: 'refused'; rules: string[] }
+  | { kind: 'fail-closed'; why: FailClosed }
+  | { kind: 'other'; why: string };
 
 /** [Q5]; the apiserver could not call the webhook; a replica answered that its caches are not synced. */
 export type FailClosed = 'Q5' | 'webhook-call' | 'not-ready';
@@ -80,10 +92,13 @@ export function classifyOutcome(status: number, message: string): Outcome {
     if (rules.length > 0) return { kind: 'refused', rules };
     return { kind: 'other', why: `webhook denial without a rule id: ${message.slice(0, 200)}` };
   }
-  if (status === 409 && /the object has been modified/.test(message)) return { kind: 'other', why: 'conflict (stale resourceVersion)' };
+  if (status === 409 && /the object has been modified/.test(message))
+    return { kind: 'other', why: 'conflict (stale resourceVersion)' };
   if (status === 409 && /already exists/.test(message)) return { kind: 'other', why: 'already exists' };
-  if (status === 409 && /being deleted|is being terminated/.test(message)) return { kind: 'other', why: 'namespace terminating' };
-  if (status === 403 && /is being terminated|being deleted/.test(message)) return { kind: 'other', why: 'namespace terminating' };
+  if (status === 409 && /being deleted|is being terminated/.test(message))
+    return { kind: 'other', why: 'namespace terminating' };
+  if (status === 403 && /is being terminated|being deleted/.test(message))
+    return { kind: 'other', why: 'namespace terminating' };
   if (status === 403 && /exceeded quota/.test(message)) return { kind: 'other', why: 'exceeded quota (apiserver)' };
   if (status === 403) return { kind: 'other', why: 'forbidden (RBAC)' };
   if (status === 404) return { kind: 'other', why: 'not found' };

@@ -66,7 +66,12 @@ function parse(what: string, raw: unknown): Quantity {
 const unscoped = (q: ListedQuota) => !(q.spec?.scopes && q.spec.scopes.length > 0) && !q.spec?.scopeSelector;
 
 /** Smallest (`pick` -1) or largest (1) of the quotas' `field` for `resource`; undefined when none names it. */
-function extreme(quotas: ListedQuota[], resource: string, field: (q: ListedQuota) => Record<string, string> | undefined, pick: -1 | 1): Quantity | undefined {
+function extreme(
+  quotas: ListedQuota[],
+  resource: string,
+  field: (q: ListedQuota) => Record<string, string> | undefined,
+  pick: -1 | 1,
+): Quantity | undefined {
   let out: Quantity | undefined;
   for (const q of quotas) {
     const raw = field(q)?.[resource];
@@ -78,9 +83,16 @@ function extreme(quotas: ListedQuota[], resource: string, field: (q: ListedQuota
 }
 
 /** Checks one consistent view (both LISTs at one resourceVersion) of the whole cluster for `project`. */
-export function checkHeadroomInvariant(project: RaceProject, namespaces: ListedNamespace[], quotas: ListedQuota[], resourceVersion = ''): InvariantSample {
+export function checkHeadroomInvariant(
+  project: RaceProject,
+  namespaces: ListedNamespace[],
+  quotas: ListedQuota[],
+  resourceVersion = '',
+): InvariantSample {
   const prefix = project.prefix ?? `${project.name}-`;
-  const members = namespaces.filter((ns) => ns.metadata?.labels?.[PROJECT_LABEL] === project.name || (ns.metadata?.name ?? '').startsWith(prefix));
+  const members = namespaces.filter(
+    (ns) => ns.metadata?.labels?.[PROJECT_LABEL] === project.name || (ns.metadata?.name ?? '').startsWith(prefix),
+  );
   const quotasOf = new Map<string, ListedQuota[]>();
   for (const q of quotas) {
     if (!unscoped(q)) continue;
@@ -102,18 +114,28 @@ export function checkHeadroomInvariant(project: RaceProject, namespaces: ListedN
       const enforced = extreme(qs, resource, (q) => q.status?.hard, -1);
       const used = extreme(qs, resource, (q) => q.status?.used, 1);
       const live = !ns.metadata?.deletionTimestamp;
-      const fallback = spec === undefined && live && project.defaults[resource] !== undefined ? parse(`namespaceDefaults ${resource}`, project.defaults[resource]) : undefined;
+      const fallback =
+        spec === undefined && live && project.defaults[resource] !== undefined
+          ? parse(`namespaceDefaults ${resource}`, project.defaults[resource])
+          : undefined;
       let hold = Quantity.zero();
       for (const v of [spec, enforced, used, fallback]) if (v && v.cmp(hold) > 0) hold = v;
       total = total.add(hold);
-      (detail[name] ??= {})[resource] = `${hold.toString()} (spec ${spec?.toString() ?? '-'}, status.hard ${enforced?.toString() ?? '-'}, used ${used?.toString() ?? '-'}${fallback ? `, default ${fallback.toString()}` : ''}${live ? '' : ', terminating'})`;
+      (detail[name] ??= {})[resource] =
+        `${hold.toString()} (spec ${spec?.toString() ?? '-'}, status.hard ${enforced?.toString() ?? '-'}, used ${used?.toString() ?? '-'}${fallback ? `, default ${fallback.toString()}` : ''}${live ? '' : ', terminating'})`;
     }
     held[resource] = total.toString();
-    if (total.cmp(budget) > 0) violations.push(`${resource}: the namespaces hold ${total.toString()}, the budget is ${budget.toString()}`);
+    if (total.cmp(budget) > 0)
+      violations.push(`${resource}: the namespaces hold ${total.toString()}, the budget is ${budget.toString()}`);
   }
   const liveNamespaces = members.filter((ns) => !ns.metadata?.deletionTimestamp).length;
   if (project.maxNamespaces !== undefined && liveNamespaces > project.maxNamespaces) {
-    violations.push(`namespaces: ${liveNamespaces} live (${members.filter((ns) => !ns.metadata?.deletionTimestamp).map((ns) => ns.metadata?.name).join(', ')}), maxNamespaces is ${project.maxNamespaces}`);
+    violations.push(
+      `namespaces: ${liveNamespaces} live (${members
+        .filter((ns) => !ns.metadata?.deletionTimestamp)
+        .map((ns) => ns.metadata?.name)
+        .join(', ')}), maxNamespaces is ${project.maxNamespaces}`,
+    );
   }
   return { resourceVersion, held, liveNamespaces, namespaces: members.length, violations, detail };
 }

@@ -24,7 +24,16 @@ import { startTestController } from '../controller-kit.js';
 import type { ClusterInfo } from '../devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../devcluster/replicas.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig } from '../devcluster/tenantgate.js';
-import { classifyOutcome, countOutcome, emptyCounts, generateAttempts, type Attempt, type Hard, type Outcome, type OutcomeCounts } from './attempts.js';
+import {
+  classifyOutcome,
+  countOutcome,
+  emptyCounts,
+  generateAttempts,
+  type Attempt,
+  type Hard,
+  type Outcome,
+  type OutcomeCounts,
+} from './attempts.js';
 import { checkHeadroomInvariant, type InvariantSample, type RaceProject } from './invariant.js';
 
 export interface ReplicaRaceOptions {
@@ -79,14 +88,26 @@ const VALIDATE_REQUESTS = /^tenantgate_webhook_requests_total\{path="validate"/;
 /** A project-wide burst active from an hour ago for six hours: the whole race runs inside it. */
 export function activeBurst(name: string, hard: Record<string, string>, now = Date.now()) {
   const at = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.000Z$/, 'Z');
-  return { name, from: at(now - 3_600_000), until: at(now + 6 * 3_600_000), reason: 'the race runs with a burst active', quota: { hard } };
+  return {
+    name,
+    from: at(now - 3_600_000),
+    until: at(now + 6 * 3_600_000),
+    reason: 'the race runs with a burst active',
+    quota: { hard },
+  };
 }
 
 /** The project every run uses, apart from its name: room for 8 CPUs, 16Gi and 6 namespaces (10 CPUs and 20Gi with its burst). */
 export function raceProject(name: string): RaceProject {
   // A burst active through the race (+2 CPU, +4Gi): the replicas decide against budget + burst, and the
   // invariant checks exactly that sum.
-  return { name, budget: { [CPU]: '8', [MEMORY]: '16Gi' }, defaults: { [CPU]: '1', [MEMORY]: '2Gi' }, maxNamespaces: 6, burst: { [CPU]: '2', [MEMORY]: '4Gi' } };
+  return {
+    name,
+    budget: { [CPU]: '8', [MEMORY]: '16Gi' },
+    defaults: { [CPU]: '1', [MEMORY]: '2Gi' },
+    maxNamespaces: 6,
+    burst: { [CPU]: '2', [MEMORY]: '4Gi' },
+  };
 }
 
 /** Anchors: two namespaces made before the race, each with a 2 CPU / 4Gi quota and pods using part of it. */
@@ -103,7 +124,8 @@ export function apiError(err: unknown): ApiError {
   const e = err as { code?: unknown; body?: unknown; message?: unknown };
   const status = typeof e?.code === 'number' ? e.code : 0;
   let message = typeof e?.message === 'string' ? e.message : String(err);
-  if (e?.body && typeof e.body === 'object' && typeof (e.body as { message?: unknown }).message === 'string') message = (e.body as { message: string }).message;
+  if (e?.body && typeof e.body === 'object' && typeof (e.body as { message?: unknown }).message === 'string')
+    message = (e.body as { message: string }).message;
   else if (typeof e?.body === 'string') {
     try {
       message = (JSON.parse(e.body) as { message?: string }).message ?? e.body;
@@ -132,7 +154,8 @@ export async function until<T>(what: string, fn: () => Promise<T>, timeoutMs = 6
     try {
       return await fn();
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms: ${apiError(err).message}`);
+      if (Date.now() > deadline)
+        throw new Error(`${what} not reached within ${timeoutMs} ms: ${apiError(err).message}`);
       await sleep(250);
     }
   }
@@ -143,12 +166,15 @@ export function must(ok: boolean, what: string): void {
 }
 
 /** One consistent view: the namespaces, then the ResourceQuotas at exactly the namespaces' resourceVersion. */
-export async function readConsistent(admin: k8s.CoreV1Api): Promise<{ resourceVersion: string; namespaces: k8s.V1Namespace[]; quotas: k8s.V1ResourceQuota[] }> {
+export async function readConsistent(
+  admin: k8s.CoreV1Api,
+): Promise<{ resourceVersion: string; namespaces: k8s.V1Namespace[]; quotas: k8s.V1ResourceQuota[] }> {
   const namespaces = await admin.listNamespace();
   const resourceVersion = namespaces.metadata?.resourceVersion ?? '';
   if (!resourceVersion) throw new Error('namespace LIST without a resourceVersion');
   const quotas = await admin.listResourceQuotaForAllNamespaces({ resourceVersion, resourceVersionMatch: 'Exact' });
-  if (quotas.metadata?.resourceVersion !== resourceVersion) throw new Error(`quota LIST at ${quotas.metadata?.resourceVersion ?? '?'}, not at ${resourceVersion}`);
+  if (quotas.metadata?.resourceVersion !== resourceVersion)
+    throw new Error(`quota LIST at ${quotas.metadata?.resourceVersion ?? '?'}, not at ${resourceVersion}`);
   return { resourceVersion, namespaces: namespaces.items, quotas: quotas.items };
 }
 
@@ -159,7 +185,10 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
   const log = options.log ?? (() => {});
   const project = raceProject(name);
   const kc = (user: string) => loadKubeConfig(info.kubeconfigs[user]!);
-  const core = Object.fromEntries(['admin', ...USERS].map((u) => [u, kc(u).makeApiClient(k8s.CoreV1Api)])) as Record<string, k8s.CoreV1Api>;
+  const core = Object.fromEntries(['admin', ...USERS].map((u) => [u, kc(u).makeApiClient(k8s.CoreV1Api)])) as Record<
+    string,
+    k8s.CoreV1Api
+  >;
   const admin = core.admin!;
   const rbac = kc('admin').makeApiClient(k8s.RbacAuthorizationV1Api);
   const loadStart = loadavg();
@@ -169,8 +198,13 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
   let webhooks: WebhookReplicas | undefined;
   let controller: RunningController | undefined;
   try {
-    webhooks = await startWebhookReplicas(info, certs, options.config ?? {}, { count: options.replicas ?? 3, name: `${name}-webhook` });
-    controller = await startTestController({ kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller') });
+    webhooks = await startWebhookReplicas(info, certs, options.config ?? {}, {
+      count: options.replicas ?? 3,
+      name: `${name}-webhook`,
+    });
+    controller = await startTestController({
+      kubeConfig: await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-controller'),
+    });
     const hooks = webhooks;
     const running = controller;
 
@@ -183,12 +217,22 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
       namespaceDefaults: { quota: { hard: project.defaults } },
       ...(project.burst ? { bursts: [activeBurst('race-burst', project.burst)] } : {}),
     };
-    await kubectlAs(info, 'admin', ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec }));
+    await kubectlAs(
+      info,
+      'admin',
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'tenantgate.io/v1alpha1', kind: 'Project', metadata: { name }, spec }),
+    );
     await until('the project in every replica and the controller', async () => {
       must(running.informers.snapshot.project(name) !== undefined, 'controller has not seen the project');
-      const projects = (await kubectlAs(info, 'admin', ['get', 'projects', '-o', 'name'])).stdout.trim().split('\n').length;
+      const projects = (await kubectlAs(info, 'admin', ['get', 'projects', '-o', 'name'])).stdout
+        .trim()
+        .split('\n').length;
       const seen = await hooks.scrape(/^tenantgate_webhook_cache_objects\{kind="Project"\}/);
-      must(seen.every((n) => n === projects), `replicas see ${seen.join('/')} projects, the apiserver has ${projects}`);
+      must(
+        seen.every((n) => n === projects),
+        `replicas see ${seen.join('/')} projects, the apiserver has ${projects}`,
+      );
     });
 
     // The anchors: made by an owner, given their default quota and owners' binding by the controller,
@@ -203,7 +247,14 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
       });
       await until(`${ns}: quota raised to ${JSON.stringify(ANCHOR_HARD)}`, async () => {
         const q = await core[USERS[0]]!.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns });
-        await core[USERS[0]]!.replaceNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns, body: { metadata: { name: DEFAULT_QUOTA_NAME, resourceVersion: q.metadata!.resourceVersion! }, spec: { hard: ANCHOR_HARD } } });
+        await core[USERS[0]]!.replaceNamespacedResourceQuota({
+          name: DEFAULT_QUOTA_NAME,
+          namespace: ns,
+          body: {
+            metadata: { name: DEFAULT_QUOTA_NAME, resourceVersion: q.metadata!.resourceVersion! },
+            spec: { hard: ANCHOR_HARD },
+          },
+        });
       });
       await until(`${ns}: quota status.hard shows the raise`, async () => {
         const q = await admin.readNamespacedResourceQuota({ name: DEFAULT_QUOTA_NAME, namespace: ns });
@@ -212,15 +263,33 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
       for (let p = 0; p < ANCHOR_PODS[i]!; p++) {
         await core[USERS[1]]!.createNamespacedPod({
           namespace: ns,
-          body: { metadata: { name: `load-${p}` }, spec: { containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: POD_REQUESTS } }] } },
+          body: {
+            metadata: { name: `load-${p}` },
+            spec: {
+              containers: [
+                { name: 'pause', image: 'registry.k8s.io/pause:3.10', resources: { requests: POD_REQUESTS } },
+              ],
+            },
+          },
         });
       }
     }
     // One more name than fits next to the anchors (maxNamespaces 6): creates race for the last place.
     const pool = Array.from({ length: 5 }, (_, i) => `${name}-n${i}`);
-    const plan = { users: USERS, anchors, pool, quotaNames: [DEFAULT_QUOTA_NAME, 'extra'], values: { [CPU]: ['500m', '1', '1500m', '2', '2500m', '3'], [MEMORY]: ['1Gi', '2Gi', '3Gi', '4Gi', '5Gi', '6Gi'] } };
+    const plan = {
+      users: USERS,
+      anchors,
+      pool,
+      quotaNames: [DEFAULT_QUOTA_NAME, 'extra'],
+      values: {
+        [CPU]: ['500m', '1', '1500m', '2', '2500m', '3'],
+        [MEMORY]: ['1Gi', '2Gi', '3Gi', '4Gi', '5Gi', '6Gi'],
+      },
+    };
     const attempts = generateAttempts(plan, count, seed);
-    log(`${name}: seed ${seed}, ${count} attempts, concurrency ${concurrency}, ${hooks.replicas.length} replicas; pods use ${anchors.map((a, i) => `${a} ${ANCHOR_PODS[i]}×${POD_REQUESTS.cpu}/${POD_REQUESTS.memory}`).join(', ')}`);
+    log(
+      `${name}: seed ${seed}, ${count} attempts, concurrency ${concurrency}, ${hooks.replicas.length} replicas; pods use ${anchors.map((a, i) => `${a} ${ANCHOR_PODS[i]}×${POD_REQUESTS.cpu}/${POD_REQUESTS.memory}`).join(', ')}`,
+    );
 
     // The sampler.
     const samples: InvariantSample[] = [];
@@ -235,11 +304,21 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
         const sample = checkHeadroomInvariant(project, view.namespaces, view.quotas, view.resourceVersion);
         samples.push(sample);
         peak.liveNamespaces = Math.max(peak.liveNamespaces, sample.liveNamespaces);
-        for (const [r, v] of Object.entries(sample.held)) if (!peak.held[r] || compareQuantity(v, peak.held[r]!) > 0) peak.held[r] = v;
+        for (const [r, v] of Object.entries(sample.held))
+          if (!peak.held[r] || compareQuantity(v, peak.held[r]!) > 0) peak.held[r] = v;
         if (sample.violations.length > 0) {
-          const mine = view.quotas.filter((q) => sample.detail[q.metadata?.namespace ?? ''] !== undefined).map((q) => ({ namespace: q.metadata?.namespace, name: q.metadata?.name, spec: q.spec?.hard, status: q.status }));
+          const mine = view.quotas
+            .filter((q) => sample.detail[q.metadata?.namespace ?? ''] !== undefined)
+            .map((q) => ({
+              namespace: q.metadata?.namespace,
+              name: q.metadata?.name,
+              spec: q.spec?.hard,
+              status: q.status,
+            }));
           violations.push({ atMs: Math.round(performance.now() - started), sample, quotas: mine });
-          log(`${name}: VIOLATION at rv ${sample.resourceVersion}: ${sample.violations.join('; ')}\n${JSON.stringify(sample.detail)}`);
+          log(
+            `${name}: VIOLATION at rv ${sample.resourceVersion}: ${sample.violations.join('; ')}\n${JSON.stringify(sample.detail)}`,
+          );
         }
       } catch (err) {
         sampleErrors.push(apiError(err).message.slice(0, 200));
@@ -272,12 +351,20 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
           // What each replica served so far, read just before the kill (afterwards the victim's counters start again).
           const servedBeforeKill = await hooks.scrape(VALIDATE_REQUESTS);
           proc.kill('SIGKILL');
-          const event: ReplicaRaceResult['kill'] = { replica: victim, signal: null, servedBeforeKill, afterCompleted: completed, atMs: now() };
+          const event: ReplicaRaceResult['kill'] = {
+            replica: victim,
+            signal: null,
+            servedBeforeKill,
+            afterCompleted: completed,
+            atMs: now(),
+          };
           kill = event;
           event.signal = (await proc.exited).signal;
           await hooks.restart(victim);
           event.restarted = { afterCompleted: completed, atMs: now() };
-          log(`${name}: replica ${victim} SIGKILLed after ${event.afterCompleted} attempts (validate requests per replica until then ${servedBeforeKill.join('/')}), ready again after ${completed}`);
+          log(
+            `${name}: replica ${victim} SIGKILLed after ${event.afterCompleted} attempts (validate requests per replica until then ${servedBeforeKill.join('/')}), ready again after ${completed}`,
+          );
         })();
       }
       if (completed === ledgerAt) {
@@ -288,12 +375,21 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
             await admin.deleteNamespacedConfigMap({ name: ledger, namespace: DEFAULT_CONFIG.systemNamespace });
             ledgerDeletion = { ...at, status: 200 };
             // Gone, or only marked for deletion while a finalizer holds it.
-            const left = await admin.readNamespacedConfigMap({ name: ledger, namespace: DEFAULT_CONFIG.systemNamespace }).catch(() => undefined);
-            if (left?.metadata?.deletionTimestamp) ledgerDeletion = { ...ledgerDeletion, deletionTimestamp: new Date(left.metadata.deletionTimestamp).toISOString(), finalizers: left.metadata.finalizers ?? [] };
+            const left = await admin
+              .readNamespacedConfigMap({ name: ledger, namespace: DEFAULT_CONFIG.systemNamespace })
+              .catch(() => undefined);
+            if (left?.metadata?.deletionTimestamp)
+              ledgerDeletion = {
+                ...ledgerDeletion,
+                deletionTimestamp: new Date(left.metadata.deletionTimestamp).toISOString(),
+                finalizers: left.metadata.finalizers ?? [],
+              };
           } catch (err) {
             ledgerDeletion = { ...at, status: apiError(err).status };
           }
-          log(`${name}: ledger ${ledger} deleted after ${at.afterCompleted} attempts: HTTP ${ledgerDeletion.status}${ledgerDeletion.finalizers ? `, held by the finalizers ${ledgerDeletion.finalizers.join(', ')}` : ', gone'}`);
+          log(
+            `${name}: ledger ${ledger} deleted after ${at.afterCompleted} attempts: HTTP ${ledgerDeletion.status}${ledgerDeletion.finalizers ? `, held by the finalizers ${ledgerDeletion.finalizers.join(', ')}` : ', gone'}`,
+          );
         })();
       }
     };
@@ -316,8 +412,13 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
     await sampler;
     await sampleOnce();
     const requestsPerReplica = await hooks.scrape(VALIDATE_REQUESTS);
-    log(`${name}: ${counts.writes} writes in ${wallMs} ms: admitted ${counts.admitted}, refused ${JSON.stringify(counts.refused)}, fail-closed ${JSON.stringify(counts.failClosed)}, other ${JSON.stringify(counts.other)}; ${samples.length} samples (${sampleErrors.length} unreadable), ${violations.length} violations; peak ${JSON.stringify(peak)}`);
-    if (!kill || !ledgerDeletion) throw new Error(`the run ended before its events: kill ${JSON.stringify(kill)}, ledger deletion ${JSON.stringify(ledgerDeletion)}`);
+    log(
+      `${name}: ${counts.writes} writes in ${wallMs} ms: admitted ${counts.admitted}, refused ${JSON.stringify(counts.refused)}, fail-closed ${JSON.stringify(counts.failClosed)}, other ${JSON.stringify(counts.other)}; ${samples.length} samples (${sampleErrors.length} unreadable), ${violations.length} violations; peak ${JSON.stringify(peak)}`,
+    );
+    if (!kill || !ledgerDeletion)
+      throw new Error(
+        `the run ended before its events: kill ${JSON.stringify(kill)}, ledger deletion ${JSON.stringify(ledgerDeletion)}`,
+      );
     return {
       project: name,
       seed,
@@ -345,7 +446,11 @@ export async function runReplicaRace(options: ReplicaRaceOptions): Promise<Repli
 }
 
 /** Sends one attempt as its user and counts the answer (a quota write reads the quota first, as a tenant's tool would). */
-export async function sendAttempt(core: Record<string, k8s.CoreV1Api>, counts: OutcomeCounts, a: Attempt): Promise<void> {
+export async function sendAttempt(
+  core: Record<string, k8s.CoreV1Api>,
+  counts: OutcomeCounts,
+  a: Attempt,
+): Promise<void> {
   const write = async (call: () => Promise<unknown>) => countOutcome(counts, await outcomeOf(call()));
   switch (a.kind) {
     case 'namespace-create':
@@ -360,7 +465,9 @@ export async function sendAttempt(core: Record<string, k8s.CoreV1Api>, counts: O
       const hards = a.kind === 'quota-write' ? [a.hard] : a.hards;
       let resourceVersion: string | undefined;
       try {
-        resourceVersion = (await core[users[0]!]!.readNamespacedResourceQuota({ name: a.quota, namespace: a.namespace })).metadata?.resourceVersion;
+        resourceVersion = (
+          await core[users[0]!]!.readNamespacedResourceQuota({ name: a.quota, namespace: a.namespace })
+        ).metadata?.resourceVersion;
       } catch (err) {
         const e = apiError(err);
         // Absent: the write is a create. Anything else (the namespace is not readable yet) is its outcome.
@@ -370,7 +477,10 @@ export async function sendAttempt(core: Record<string, k8s.CoreV1Api>, counts: O
       await Promise.all(
         users.map((user, k) =>
           write(() => {
-            const body = { metadata: { name: a.quota, ...(resourceVersion ? { resourceVersion } : {}) }, spec: { hard: hards[k]! } };
+            const body = {
+              metadata: { name: a.quota, ...(resourceVersion ? { resourceVersion } : {}) },
+              spec: { hard: hards[k]! },
+            };
             return resourceVersion
               ? core[user]!.replaceNamespacedResourceQuota({ name: a.quota, namespace: a.namespace, body })
               : core[user]!.createNamespacedResourceQuota({ namespace: a.namespace, body });
@@ -385,10 +495,16 @@ export async function sendAttempt(core: Record<string, k8s.CoreV1Api>, counts: O
 export async function removeProject(info: ClusterInfo, name: string, log: (line: string) => void): Promise<void> {
   try {
     await kubectlAs(info, 'admin', ['delete', 'project', name, '--ignore-not-found', '--wait=false']);
-    await until(`project ${name} and its namespaces gone`, async () => {
-      const left = (await kubectlAs(info, 'admin', ['get', 'project', name, '--ignore-not-found', '-o', 'name'])).stdout.trim();
-      must(left === '', `${left} is still there`);
-    }, 90_000);
+    await until(
+      `project ${name} and its namespaces gone`,
+      async () => {
+        const left = (
+          await kubectlAs(info, 'admin', ['get', 'project', name, '--ignore-not-found', '-o', 'name'])
+        ).stdout.trim();
+        must(left === '', `${left} is still there`);
+      },
+      90_000,
+    );
   } catch (err) {
     log(`cleanup: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -19,7 +19,9 @@ async function main(): Promise<void> {
   if (!file) throw new Error(`${TEST_CLOCK_ENV} is not set: it names the file holding the test's instant`);
   const main = resolve(cli);
   const clockModule = join(dirname(main), '..', main.endsWith('.ts') ? 'clock.ts' : 'clock.js');
-  const { setProcessClock } = (await import(pathToFileURL(clockModule).href)) as { setProcessClock(clock: Clock): void };
+  const { setProcessClock } = (await import(pathToFileURL(clockModule).href)) as {
+    setProcessClock(clock: Clock): void;
+  };
   setProcessClock(fileClock(file));
   // The CLI reads its arguments from process.argv: as if it had been started itself.
   process.argv = [process.argv[0]!, main, ...args];
