@@ -60,14 +60,16 @@ module.exports = {
     {
       name: 'domain-does-no-io',
       severity: 'error',
-      comment: 'The pure domain (types, schema, quantities, budget, rules, desired objects) imports no package or built-in that does I/O: it takes what it judges, and the instant, as arguments.',
+      comment:
+        'The pure domain (types, schema, quantities, budget, rules, desired objects) imports no package or built-in that does I/O: it takes what it judges, and the instant, as arguments.',
       from: { path: DOMAIN },
       to: { path: IO_PACKAGES },
     },
     {
       name: 'domain-imports-no-adapter-or-entry-point',
       severity: 'error',
-      comment: 'The pure domain imports no I/O adapter (Kubernetes clients, the ledger, the hub, certificates, the log) and no entry point (cli, webhook, controller, kubectl plugin).',
+      comment:
+        'The pure domain imports no I/O adapter (Kubernetes clients, the ledger, the hub, certificates, the log) and no entry point (cli, webhook, controller, kubectl plugin).',
       from: { path: DOMAIN },
       to: { path: [...ADAPTERS, ...ENTRY_POINTS] },
     },
@@ -82,28 +84,32 @@ module.exports = {
     {
       name: 'core-below-desired-objects',
       severity: 'error',
-      comment: 'Quantities and the rules (src/quantity, src/validate) sit below what is built from them: they import no desired-object builder (src/render), mutation, plan, view or configuration loader (the fleet\'s share algebra, src/fleet/shares.ts, is domain they may use).',
+      comment:
+        "Quantities and the rules (src/quantity, src/validate) sit below what is built from them: they import no desired-object builder (src/render), mutation, plan, view or configuration loader (the fleet's share algebra, src/fleet/shares.ts, is domain they may use).",
       from: { path: CORE },
       to: { path: ['^src/(render|mutate|plan|view|kubectl)/', '^src/config/(load|configmap)[.]ts$'] },
     },
     {
       name: 'adapters-import-no-entry-point',
       severity: 'error',
-      comment: 'An I/O adapter (src/kube, certificates, the ledger, the hub client, the log, the view server) is driven by an entry point and imports none: types it shares with one live with the adapter.',
+      comment:
+        'An I/O adapter (src/kube, certificates, the ledger, the hub client, the log, the view server) is driven by an entry point and imports none: types it shares with one live with the adapter.',
       from: { path: ADAPTERS },
       to: { path: ENTRY_POINTS },
     },
     {
       name: 'nothing-imports-the-cli',
       severity: 'error',
-      comment: 'src/cli is the top: flags and commands. What a command runs declares its own options (src/runtime-options.ts, src/webhook/options.ts, src/controller/options.ts).',
+      comment:
+        'src/cli is the top: flags and commands. What a command runs declares its own options (src/runtime-options.ts, src/webhook/options.ts, src/controller/options.ts).',
       from: { path: '^src/', pathNot: '^src/cli/' },
       to: { path: '^src/cli/' },
     },
     {
       name: 'no-test-code-in-src',
       severity: 'error',
-      comment: 'The shipped code imports nothing from test/ (test hooks such as the file-driven clock live in test/support).',
+      comment:
+        'The shipped code imports nothing from test/ (test hooks such as the file-driven clock live in test/support).',
       from: { path: '^src/' },
       to: { path: '^(test|bench|hack)/' },
     },

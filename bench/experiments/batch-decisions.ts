@@ -100,15 +100,13 @@ async function setUp(tree: TreeModules, entries: number, namespaces: number): Pr
   await ledger.write(
     PROJECT,
     { entries: [] },
-    names
-      .slice(0, entries)
-      .map((namespace) => ({
-        namespace,
-        quota: QUOTA,
-        allocation: { 'requests.cpu': '1' },
-        created: now,
-        expires: now + 3_600_000,
-      })),
+    names.slice(0, entries).map((namespace) => ({
+      namespace,
+      quota: QUOTA,
+      allocation: { 'requests.cpu': '1' },
+      created: now,
+      expires: now + 3_600_000,
+    })),
   );
   // The batches' own entries expire at once (a 1 ms TTL) and leave with the next write, so the ledger
   // keeps its E entries (and this batch's) whatever the round's length.

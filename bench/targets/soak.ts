@@ -363,17 +363,15 @@ export async function main(): Promise<string[]> {
       const due = t0 + (i * 1000) / rate;
       const wait = due - performance.now();
       if (wait > 0) await sleep(wait);
-      const p = traffic
-        .one()
-        .catch(
-          (err: unknown) =>
-            void traffic.answers.push({
-              kind: 'namespace create',
-              verdict: 'error',
-              status: 0,
-              text: String(err).slice(0, 400),
-            }),
-        );
+      const p = traffic.one().catch(
+        (err: unknown) =>
+          void traffic.answers.push({
+            kind: 'namespace create',
+            verdict: 'error',
+            status: 0,
+            text: String(err).slice(0, 400),
+          }),
+      );
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
       if (minuteNow() >= nextSample) {

@@ -65,9 +65,7 @@ async function newProject(prefix: string, extra: Partial<Project['spec']> = {}):
  * Every version of a Project the API server reports from now on, in order (a watch misses no write).
  * Resolves once the watch is established, so nothing written after the call can be missed.
  */
-async function recordHistory(
-  name: string,
-): Promise<{
+async function recordHistory(name: string): Promise<{
   versions: Project[];
   stop: () => void;
   waitFor: (
