@@ -2,10 +2,12 @@
  * `npm run bench -- allow-lists`: what judging the allow-lists costs a pod create, where they are judged
  * (docs/adr/0095-allow-lists-in-the-api-server.md). One control plane, the webhook in this process, one
  * project with allow-lists (priority and runtime classes, storage classes, a node selector, a registry) and a
- * namespace of it with its AllowList; alice (a tenant) creates pods every list admits, `dryRun=All`
- * (admission in full, nothing stored, the scheduler never sees them), BENCH_ALLOW_PODS per round at
- * concurrency BENCH_ALLOW_CONCURRENCY. Three arms, interleaved by rounds in one run (bench/lib/interleaved.ts),
- * BENCH_ALLOW_ROUNDS of each:
+ * namespace of it with its AllowList (created as the controller writes it: no last-applied annotation);
+ * alice (a tenant) creates pods every list admits, BENCH_ALLOW_PODS per round at concurrency
+ * BENCH_ALLOW_CONCURRENCY. The pods are stored, as a create stores them (no scheduler or kubelet runs, so
+ * they stay pending), and deleted after each round, outside its measurement; BENCH_ALLOW_DRY_RUN=1 sends
+ * them with `dryRun=All` instead (admission in full, nothing stored: the smallest denominator). Three arms,
+ * interleaved by rounds in one run (bench/lib/interleaved.ts), BENCH_ALLOW_ROUNDS of each:
  *  - policies: the shipped registrations (their allow entry matches no pods) and the shipped allow-list
  *    ValidatingAdmissionPolicies (manifests/policies/allow-lists.yaml) with the namespace's parameters;
  *  - webhook: the entry as it was before ADR 0095: the shipped registrations with `pods` added back to
@@ -23,7 +25,7 @@
  * (what a policy costs before its rules).
  *
  *   npm run bench -- allow-lists
- *   BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4 BENCH_ALLOW_FLOOR=0
+ *   BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4 BENCH_ALLOW_FLOOR=0 BENCH_ALLOW_DRY_RUN=0
  */
 import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -245,6 +247,7 @@ export async function main(): Promise<string[]> {
   const rounds = Math.max(1, Math.round(env('BENCH_ALLOW_ROUNDS', 3)));
   const concurrency = Math.max(1, Math.round(env('BENCH_ALLOW_CONCURRENCY', 4)));
   const arms: Arm[] = [...ARMS, ...(env('BENCH_ALLOW_FLOOR', 0) > 0 ? [FLOOR_ARM] : ([] as Arm[]))];
+  const dryRun = env('BENCH_ALLOW_DRY_RUN', 0) > 0;
   const loadAtStart = loadavg();
   log(`load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`);
   const cp = await ControlPlane.start({ log });
@@ -292,7 +295,9 @@ export async function main(): Promise<string[]> {
         `allow-lists bench: namespace ${NS} has ${LABEL_PROJECT}=${labels[LABEL_PROJECT] ?? '(none)'}; ` +
           `the mutating webhook labels it ${PROJECT}`,
       );
-    await kubectl(['apply', '-f', '-'], JSON.stringify(allowListFor(DEFAULT_CONFIG, project, NS)));
+    // Created, as the controller writes it: `kubectl apply` would add a last-applied annotation, a second
+    // copy of the lists that the API server converts with the parameters on every evaluation.
+    await kubectl(['create', '-f', '-'], JSON.stringify(allowListFor(DEFAULT_CONFIG, project, NS)));
     await kubectl(['-n', NS, 'create', 'rolebinding', 'bench-alice', '--clusterrole=admin', '--user=alice']);
     await until(
       'the default ServiceAccount',
@@ -304,8 +309,8 @@ export async function main(): Promise<string[]> {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(info.kubeconfigs.alice!);
     const core = kc.makeApiClient(k8s.CoreV1Api);
-    const body = (i: number): k8s.V1Pod => ({
-      metadata: { name: `p${i}` },
+    const body = (name: string): k8s.V1Pod => ({
+      metadata: { name },
       spec: { nodeSelector: POOL, containers: [{ name: 'pause', image: 'registry.k8s.io/pause:3.10' }] },
     });
     /** Who judges a pod create now: its probe (no node selector) refused by a policy, by the webhook, or admitted. */
@@ -345,7 +350,9 @@ export async function main(): Promise<string[]> {
       await kubectl(['apply', '-f', arm === 'policies' ? POLICIES : '-'], arm === 'policies' ? undefined : floor);
       await until(`pod creates judged by the ${arm}`, async () => (await judgedBy()) === arm);
     };
+    let bursts = 0;
     const burst = async (): Promise<{ latencies: number[]; errors: number; reviews: number }> => {
+      const prefix = `b${bursts++}-`;
       const latencies: number[] = [];
       let errors = 0;
       let next = 0;
@@ -355,7 +362,11 @@ export async function main(): Promise<string[]> {
           const i = next++;
           const started = performance.now();
           try {
-            await core.createNamespacedPod({ namespace: NS, dryRun: 'All', body: body(i) });
+            await core.createNamespacedPod({
+              namespace: NS,
+              body: body(`${prefix}${i}`),
+              ...(dryRun ? { dryRun: 'All' } : {}),
+            });
             latencies.push(performance.now() - started);
           } catch {
             errors++;
@@ -365,18 +376,25 @@ export async function main(): Promise<string[]> {
       await Promise.all(Array.from({ length: concurrency }, worker));
       return { latencies, errors, reviews: podReviews - reviewsBefore };
     };
+    /** After a round, outside its measurement: the stored pods go (unscheduled pods are removed at once). */
+    const clear = async () => {
+      if (dryRun) return;
+      await kubectl(['-n', NS, 'delete', 'pods', '--all', '--wait=true', '--timeout=120s']);
+    };
     // Warm-up of every arm: caches, connections, compiled CEL, the JIT of both sides.
     for (const arm of arms) {
       await enter(arm);
       await burst();
+      await clear();
     }
     await interleaved(
       {
         arms,
         rounds,
         apiserverPid: cp.pid('kube-apiserver'),
-        idleSeconds: 1,
+        idleSeconds: dryRun ? 1 : 2,
         enter: async (arm) => enter(arm),
+        leave: () => clear(),
         load: () => burst(),
       },
       (m) => {
@@ -416,7 +434,7 @@ export async function main(): Promise<string[]> {
   const fixed = (x: number, digits = 2) => x.toFixed(digits);
   process.stdout.write(
     `${[
-      `Pod creates by a tenant (dryRun=All, ${pods} per round, concurrency ${concurrency}), ` +
+      `Pod creates by a tenant (${dryRun ? 'dryRun=All' : 'stored'}, ${pods} per round, concurrency ${concurrency}), ` +
         `medians over ${rounds} rounds of each arm, interleaved in one run; ` +
         `load average ${fixed(loadAtStart[0]!)} at start, ${fixed(loadAtEnd[0]!)} at the end`,
       table(
@@ -463,6 +481,7 @@ export async function main(): Promise<string[]> {
     pods,
     rounds,
     concurrency,
+    stored: !dryRun,
     date: new Date().toISOString(),
     loadAverage: { start: loadAtStart, end: loadAtEnd },
     summary,
