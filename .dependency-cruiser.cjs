@@ -117,7 +117,7 @@ module.exports = {
       name: 'controller-and-fleet-not-via-webhook',
       severity: 'error',
       comment:
-        'The controller and the fleet code reach the headroom ledger through its adapter (src/ledger/), never through the webhook: src/webhook/ is an entry point (docs/adr/0068-headroom-guard-by-job.md).',
+        'The controller and the fleet code reach the headroom ledger through its adapter (src/ledger/), never through the webhook: src/webhook/ is an entry point (docs/adr/0003-headroom-ledger.md).',
       from: { path: '^src/(controller|fleet)/' },
       to: { path: '^src/webhook/' },
     },

@@ -5,7 +5,7 @@
  * the same local apiserver in the same run, as the webhook's ServiceAccount. Each round makes a chain
  * of compare-and-swap writes (each at the resourceVersion the previous one returned), alternating the
  * clients; medians of 5 rounds. The figure is the client's own CPU per write (user + system of this
- * process), and the wall time per write. docs/adr/0025-lean-client-for-the-ledger.md records the
+ * process), and the wall time per write. docs/adr/0003-headroom-ledger.md records the
  * outcome.
  */
 import * as k8s from '@kubernetes/client-node';

@@ -1,5 +1,5 @@
 /**
- * The shipped benchmark's ledger-size scenarios (docs/adr/0085-ledger-holds-what-is-in-flight.md), run
+ * The shipped benchmark's ledger-size scenarios (docs/adr/0003-headroom-ledger.md), run
  * on the shipped two replicas (`ledgerSettlement` on, its default):
  *
  *   hot project: one project at BENCH_SHIPPED_HOT_RATE (200) changes a second for BENCH_SHIPPED_SECONDS,

@@ -789,7 +789,7 @@ export async function main(): Promise<string[]> {
         }
       }
     }
-    // The ledger bounded by what is in flight (ADR 0085): as shipped (settlement on, ADR 0089), beside
+    // The ledger bounded by what is in flight (ADR 0003): as shipped (settlement on, ADR 0003), beside
     // the same scenarios with the ledger off (the baseline: what the machine carries without it). Each
     // side has projects of its own, so a ledger an earlier run left is not measured.
     const inFlight: InFlightRun[] = [];

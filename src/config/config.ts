@@ -26,7 +26,7 @@ export interface TenantgateConfig {
   reservationTtlSeconds: number;
   /**
    * Q5: a ledger entry leaves once the writer's cache shows its object, and replicas catch up to the
-   * ledger's settled marks before deciding (docs/adr/0085-ledger-holds-what-is-in-flight.md). Switch
+   * ledger's settled marks before deciding (docs/adr/0003-headroom-ledger.md). Switch
    * it on only once every webhook replica runs a version that knows it; off one TTL before a downgrade.
    */
   ledgerSettlement: boolean;

@@ -77,7 +77,7 @@ class TrackedWatch extends k8s.Watch {
 
   override async watch(...[path, params, callback, done]: Parameters<k8s.Watch['watch']>): Promise<AbortController> {
     let ended = false;
-    // Bookmarks carry the watch's progress while its resource is idle (the streams' watermarks, ADR 0085).
+    // Bookmarks carry the watch's progress while its resource is idle (the streams' watermarks, ADR 0003).
     const query = {
       ...params,
       allowWatchBookmarks: true,
@@ -246,7 +246,7 @@ export interface InformersOptions {
   /** Asks the apiserver to end each watch after this many seconds (tests). */
   watchTimeoutSeconds?: number;
   /**
-   * Offer the Namespace and ResourceQuota streams' watermarks to the headroom guard (`streams`, ADR 0085),
+   * Offer the Namespace and ResourceQuota streams' watermarks to the headroom guard (`streams`, ADR 0003),
    * with the probe that makes idle streams advance.
    */
   streams?: {
@@ -332,7 +332,7 @@ export class Informers {
     this.listeners.push(listener);
   }
 
-  /** The streams' watermarks and catch-up for the headroom guard (ADR 0085); absent unless asked for. */
+  /** The streams' watermarks and catch-up for the headroom guard (ADR 0003); absent unless asked for. */
   get streams():
     | {
         marks(): Watermarks | undefined;

@@ -4,7 +4,7 @@
  * as JSON with no model (de)serialisation. Authentication and TLS still come from client-node's
  * KubeConfig (`applyToHTTPSOptions`: CA, client certificate, bearer token, token files, exec plugins),
  * asked again every minute and after a 401, so rotated ServiceAccount tokens keep working.
- * docs/adr/0025-lean-client-for-the-ledger.md has the measurements behind it.
+ * docs/adr/0003-headroom-ledger.md has the measurements behind it.
  */
 import { Agent, request, type RequestOptions } from 'node:https';
 import type * as k8s from '@kubernetes/client-node';

@@ -1,5 +1,5 @@
 /**
- * The watch streams' probe (docs/adr/0085-ledger-holds-what-is-in-flight.md): a write to a marker object
+ * The watch streams' probe (docs/adr/0003-headroom-ledger.md): a write to a marker object
  * of each watched kind — an annotation on the webhook's own Namespace, and a ResourceQuota
  * `tenantgate-watermark` there (created on first use) — so that each stream delivers an event newer
  * than everything before it, even when nothing else changes (an idle watch does not advance, and

@@ -1,5 +1,5 @@
 /**
- * One watch on the headroom ledgers' ConfigMaps (docs/adr/0057-ledger-watch-and-contention.md). It
+ * One watch on the headroom ledgers' ConfigMaps (docs/adr/0003-headroom-ledger.md). It
  * starts from the collection's current resourceVersion (a list of at most one object, so 10,000
  * ledgers are not replayed), resumes from the last version it saw when the stream ends, starts afresh
  * after a 410 Gone, and retries failures with backoff (0.5 s doubling up to 30 s), forever. Nothing
@@ -9,7 +9,7 @@
  * Every ledger write reaches every replica, the writer's own included, and a busy project's ledger is
  * 10–160 KiB. So an event is not parsed when it arrives: its type, name and resourceVersion are read
  * from the head of the line (eventHead), and the ConfigMap is parsed only if a listener asks for it
- * (a replica asks only for a project it has cached, at a version newer than its own; ADR 0060).
+ * (a replica asks only for a project it has cached, at a version newer than its own; ADR 0003).
  */
 import type { LeanApiClient, LineStream } from '../kube/lean-client.js';
 import { describeError } from '../kube/errors.js';

@@ -6,7 +6,7 @@
  * The ConfigMap carries the finalizer LEDGER_FINALIZER, so deleting it (`kubectl delete`) only marks
  * it for deletion: its entries stay readable and writable until a writer finds none of them live and
  * releases it (removes the finalizer). A ledger that is not found therefore holds nothing live
- * (docs/adr/0035-ledger-entries-leave-only-by-expiry.md).
+ * (docs/adr/0003-headroom-ledger.md).
  */
 import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
@@ -50,7 +50,7 @@ export interface LedgerEntry {
   replaces?: string[];
   /**
    * The admitting replicas' watermarks when they admitted (per stream the highest, over the merged
-   * admissions): only an object stored after them can be the one the entry stands for (settling, ADR 0085).
+   * admissions): only an object stored after them can be the one the entry stands for (settling, ADR 0003).
    * Absent: the entry leaves only by expiry.
    */
   seen?: StreamMarks;
@@ -80,7 +80,7 @@ export interface LedgerState {
 /**
  * Per watch stream of the replicas' caches, an etcd revision (decimal string): how far a replica's
  * watch must have delivered before it may decide from a ledger whose entries were settled
- * (docs/adr/0085-ledger-holds-what-is-in-flight.md). Kept in the ConfigMap's data key `settled`.
+ * (docs/adr/0003-headroom-ledger.md). Kept in the ConfigMap's data key `settled`.
  */
 export interface StreamMarks {
   Namespace: string;
@@ -172,7 +172,7 @@ export function settledOf(text: string | undefined): { settledThrough?: StreamMa
   return {};
 }
 
-/** The ledger's ConfigMaps through the lean client (docs/adr/0025-lean-client-for-the-ledger.md): one keep-alive connection, plain JSON. */
+/** The ledger's ConfigMaps through the lean client (docs/adr/0003-headroom-ledger.md): one keep-alive connection, plain JSON. */
 export class ConfigMapLedger implements LedgerStore {
   private readonly api: LeanApiClient;
   private watcher: LedgerWatch | undefined;

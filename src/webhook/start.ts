@@ -51,7 +51,7 @@ export interface SnapshotSource {
   waitSynced(): Promise<void>;
   stop(): Promise<void>;
   onEvent(listener: (e: CacheEvent) => void): void;
-  /** The watch streams' marks and catch-up (docs/adr/0085-ledger-holds-what-is-in-flight.md); absent: ledger entries leave only by expiry. */
+  /** The watch streams' marks and catch-up (docs/adr/0003-headroom-ledger.md); absent: ledger entries leave only by expiry. */
   readonly streams?: CacheStreams;
 }
 
@@ -97,7 +97,7 @@ export function wireGuard(
     ...(parts.ledger ? { ledger: parts.ledger } : {}),
     ...(parts.now ? { now: parts.now } : {}),
     cacheCurrent: () => source.upToDate ?? source.synced,
-    // Every replica honours the settled marks; only with ledgerSettlement does it settle (ADR 0088).
+    // Every replica honours the settled marks; only with ledgerSettlement does it settle (ADR 0003).
     ...(parts.ledger && source.streams
       ? { settlement: { streams: source.streams, settles: config.ledgerSettlement } }
       : {}),
@@ -217,8 +217,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     if (!kubeConfig) throw new Error(`startWebhook: ${what} needs a kubeConfig`);
     return kubeConfig;
   };
-  // Settlement (ADR 0085): the caches' watermarks and the probe that advances idle streams, on every
-  // replica with the ledger, whether it settles or not: each honours the marks (ADR 0088).
+  // Settlement (ADR 0003): the caches' watermarks and the probe that advances idle streams, on every
+  // replica with the ledger, whether it settles or not: each honours the marks (ADR 0003).
   const probe =
     options.source === undefined && config.crossReplicaReservation
       ? new WatermarkProbe(needKube('the watermark probe'), config.systemNamespace)

@@ -368,7 +368,7 @@ describe('a device budget over two namespaces, as the tenant', () => {
     await kubectl('alice', ['-n', B, 'delete', 'pod', 'infer-1', 'infer-2', '--wait=false']);
     await usedReaches(B, { [DEV]: '0', [CLAIMS]: '0' });
     // (B's own creation is reserved in the headroom ledger for reservationTtlSeconds, 30 s, with its default
-    // 2 devices: until that entry expires the webhook still counts them — docs/adr/0035-ledger-entries-leave-only-by-expiry.md)
+    // 2 devices: until that entry expires the webhook still counts them — docs/adr/0003-headroom-ledger.md)
     await eventually(
       async () => {
         const grown = await patchQuota('alice', A, { [DEV]: '4' });

@@ -107,7 +107,7 @@ beforeAll(async () => {
   const dir = await mkdtemp(join(REPO_ROOT, '.run', 'fleet-shares-'));
   hub = await startFleetHub(dir, ['eu', 'us'], log);
   // keep 0: each transfer moves exactly what a namespace needs. Reservations live 3 s (a deleted
-  // namespace's reservation counts until it expires, docs/adr/0035-ledger-entries-leave-only-by-expiry.md).
+  // namespace's reservation counts until it expires, docs/adr/0003-headroom-ledger.md).
   const o = {
     fleet: { keep: { [CPU]: '0' }, above: { [CPU]: '2' } },
     config: { reservationTtlSeconds: RESERVATION_TTL_SECONDS },

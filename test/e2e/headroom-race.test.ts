@@ -192,7 +192,7 @@ describe('race-free headroom across replicas (Q5)', () => {
     return { admittedPerRound, entriesAfter };
   }
 
-  it('mid-rollout, one replica settles and one only honours the marks (docs/adr/0088-every-replica-honours-the-marks.md): the budget holds every round', async () => {
+  it('mid-rollout, one replica settles and one only honours the marks (docs/adr/0003-headroom-ledger.md): the budget holds every round', async () => {
     await startReplicas({ crossReplicaReservation: true, reservationTtlSeconds: 30 }, (i) => ({
       ledgerSettlement: i === 0,
     }));
@@ -206,7 +206,7 @@ describe('race-free headroom across replicas (Q5)', () => {
   }, 600_000);
 
   it('with ledgerSettlement (the default), the ledger falls back to what is in flight after each round while the budget holds', async () => {
-    // docs/adr/0085-ledger-holds-what-is-in-flight.md. Six rounds record 6 × (≤ 10 creations + their
+    // docs/adr/0003-headroom-ledger.md. Six rounds record 6 × (≤ 10 creations + their
     // deletions) within one TTL: by expiry alone the ledger would hold one entry per (namespace, quota)
     // written, up to 60. Settled, a round's write drops what both caches show (clearQuotas waits for
     // both replicas to show the deletions), so it holds at most about one round.

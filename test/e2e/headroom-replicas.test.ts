@@ -58,7 +58,7 @@ describe('the budget across three webhook replicas, a replica kill and a lost le
   }, 240_000);
 
   it('with ledgerSettlement, as shipped (entries leave once the writer sees them, readers catch up first), the same race never overspends', async () => {
-    // docs/adr/0085-ledger-holds-what-is-in-flight.md: the third replica, the kill (a replica that starts
+    // docs/adr/0003-headroom-ledger.md: the third replica, the kill (a replica that starts
     // lists, its watermarks are the list's) and the lost ledger (its marks go with it only after the
     // entries they settled would have expired) are where settling could go wrong.
     const result = await runReplicaRace({

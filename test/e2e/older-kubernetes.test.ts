@@ -117,7 +117,7 @@ beforeAll(async () => {
   info = cp.info;
   await installBase(info);
   await applyChartTemplates(info, ['view/rbac.yaml'], ['view.enabled=true']);
-  // Reservations expire sooner than the default 30 s: the terminating-namespace test waits for one (ADR 0035).
+  // Reservations expire sooner than the default 30 s: the terminating-namespace test waits for one (ADR 0003).
   webhook = await startLocalWebhook(info, { reservationTtlSeconds: 5 });
   view = await startControllerWithView(info);
   const project: Project = {
@@ -315,7 +315,7 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
 
     // nsB may grow to 1500m (4 − 2500m), not into the 2500m the terminating namespace's pod still holds (counted
     // by its quota's hard, 1, it could take 3). "Of which" may still include nsA's reservation of 3 from its
-    // growth above: a ledger entry counts until it expires (reservationTtlSeconds, ADR 0035).
+    // growth above: a ledger entry counts until it expires (reservationTtlSeconds, ADR 0003).
     const refused = await setQuota(nsB, '2', '1Gi');
     expect(refused.exitCode).not.toBe(0);
     expect(refused.stderr).toMatch(

@@ -243,7 +243,7 @@ class Truth {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * What a replica's version does with the ledger's settled marks (docs/adr/0088-every-replica-honours-the-marks.md):
+ * What a replica's version does with the ledger's settled marks (docs/adr/0003-headroom-ledger.md):
  * `settles` (ledgerSettlement on), `honours` (off: it waits for the marks and carries them over, drops
  * nothing), `ignores` (a version before settlement: no marks at all).
  */
@@ -817,7 +817,7 @@ describe('headroom ledger model: replicas, lagging caches, crashes and a deleted
   });
 });
 
-describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-what-is-in-flight.md)', () => {
+describe('headroom ledger model: settled entries (docs/adr/0003-headroom-ledger.md)', () => {
   const run = async (world: World, steps: Step[]) => {
     for (const s of steps) {
       await world.run(s);
@@ -867,7 +867,7 @@ describe('headroom ledger model: settled entries (docs/adr/0085-ledger-holds-wha
   });
 
   it('the model can fail: a replica of a version that ignores the marks, beside one that settles, overspends', async () => {
-    // Why settlement is switched on only once every replica honours the marks (ADR 0088): the same steps
+    // Why settlement is switched on only once every replica honours the marks (ADR 0003): the same steps
     // with replica 1 ignoring them break the invariant.
     const world = new World(3, ['settles', 'ignores', 'ignores']);
     let broken: string | undefined;

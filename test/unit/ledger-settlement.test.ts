@@ -1,6 +1,6 @@
 /**
  * Which ledger entries leave before their expiry, the settled marks they leave behind, and the
- * readiness check on them (src/webhook/ledger-settlement.ts, docs/adr/0085-ledger-holds-what-is-in-flight.md).
+ * readiness check on them (src/webhook/ledger-settlement.ts, docs/adr/0003-headroom-ledger.md).
  * The whole protocol against lagging replicas is checked by test/unit/headroom-model.test.ts.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Two replicas writing one project's headroom ledger take turns on the watch's events
- * (docs/adr/0086-ledger-writers-take-turns.md): a writer's own answer comes before the watch event that
+ * (docs/adr/0003-headroom-ledger.md): a writer's own answer comes before the watch event that
  * tells the other replica, so a writer that went on at once would win every round and the other
  * replica's batch would lose until its deadline ([Q5], outcome "exhausted").
  */

@@ -1,6 +1,6 @@
 /**
  * The ledger watch reads an event's type, name and resourceVersion from the head of its line and
- * parses the ConfigMap only when asked (src/ledger/ledger-watch.ts, ADR 0060). What it reads must be
+ * parses the ConfigMap only when asked (src/ledger/ledger-watch.ts, ADR 0003). What it reads must be
  * what JSON.parse reads, whatever the ledger's entries hold; anything else must fall back to a parse.
  */
 import fc from 'fast-check';
