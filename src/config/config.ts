@@ -1,6 +1,6 @@
 /** Cluster configuration: one YAML file, defaults built in. Parsing only, no I/O here. */
 import { parse as parseYaml } from 'yaml';
-import { CONFIG_SCHEMA, configErrors, VISIBILITIES } from './schema.js';
+import { CONFIG_SCHEMA, configErrors, DELETION_POLICIES, VISIBILITIES } from './schema.js';
 import type { PodSecurityLevels } from '../validate/pod-security.js';
 import type { AllowLists, NetworkBaseline, ResourceList } from '../validate/types.js';
 import { Quantity } from '../quantity/quantity.js';
@@ -70,6 +70,17 @@ export interface TenantgateConfig {
   allow: AllowLists;
   /** The network baseline of every Project with networkIsolation, field by field, where a Project gives none (docs/network.md). */
   network: NetworkBaseline;
+  /** What a Project's deletion does to its namespaces, and the breaker (docs/adr/0096-deletion-loses-no-data.md). */
+  deletion: DeletionConfig;
+}
+
+export type DeletionPolicy = (typeof DELETION_POLICIES)[number];
+
+export interface DeletionConfig {
+  /** A Project without `spec.deletionPolicy`: `Delete` (cascade, asking before data goes) or `Orphan` (release). */
+  policy: DeletionPolicy;
+  /** D2: more deletions than this within the window pause every cascade until an operator resumes. */
+  breaker: { windowSeconds: number; maxProjects: number; maxShare: number };
 }
 
 export interface PricingConfig {
@@ -175,6 +186,7 @@ export const DEFAULT_CONFIG: TenantgateConfig = {
   },
   allow: {},
   network: {},
+  deletion: { policy: 'Delete', breaker: { windowSeconds: 600, maxProjects: 3, maxShare: 0.1 } },
 };
 
 export class ConfigError extends Error {}
@@ -230,6 +242,10 @@ export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): Tenan
     fleet: withDefaults(given.fleet, d.fleet),
     allow: given.allow ?? d.allow,
     network: given.network ?? d.network,
+    deletion: {
+      policy: given.deletion?.policy ?? d.deletion.policy,
+      breaker: withDefaults(given.deletion?.breaker, d.deletion.breaker),
+    },
   };
   if (given.pricing) {
     const perHour: PricingConfig['perHour'] = {};

@@ -160,6 +160,8 @@ const PATTERN_MEANINGS: Record<string, string> = {
 
 /** Who sees what (docs/visibility.md): every Project and namespace, or only one's own. */
 export const VISIBILITIES = ['all', 'own'] as const;
+/** What a Project's deletion does to its namespaces (tenantgate.yaml deletion.policy, a Project's spec.deletionPolicy). */
+export const DELETION_POLICIES = ['Delete', 'Orphan'] as const;
 
 export const CONFIG_SCHEMA = {
   type: 'object',
@@ -246,6 +248,22 @@ export const CONFIG_SCHEMA = {
     pricing: PRICING,
     allow: ALLOW,
     network: NETWORK,
+    deletion: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        policy: { type: 'string', enum: [...DELETION_POLICIES] },
+        breaker: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            windowSeconds: { type: 'integer', minimum: 1, maximum: 604800 },
+            maxProjects: { type: 'integer', minimum: 0, maximum: 100000 },
+            maxShare: { type: 'number', minimum: 0, maximum: 1 },
+          },
+        },
+      },
+    },
   },
 } as const;
 
