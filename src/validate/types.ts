@@ -158,6 +158,8 @@ export interface ProjectSpec {
   /** What the project's allocation may cost per month (docs/budgets.md). */
   costBudget?: CostBudget;
   maxNamespaces?: number;
+  /** What the Project's deletion does to its namespaces; absent: tenantgate.yaml deletion.policy (ADR 0096). */
+  deletionPolicy?: 'Delete' | 'Orphan';
   namespaceDefaults?: { quota?: QuotaSpec; limitRange?: LimitRangeDefaults; tiers?: PriorityTiers };
   /** Pod Security Standards levels by mode; a mode not given takes tenantgate.yaml's `podSecurity`. */
   podSecurity?: Partial<PodSecurityLevels>;

@@ -346,6 +346,12 @@ const specSchema: StructuralSchema = {
       "The tier's budget: the sum of the namespaces' quotas scoped to this PriorityClass never exceeds it.",
     ),
     maxNamespaces: { type: 'integer', minimum: 0, description: 'The most namespaces the project may have.' },
+    deletionPolicy: {
+      type: 'string',
+      enum: ['Delete', 'Orphan'],
+      description:
+        "What deleting the Project does to its namespaces (docs/adr/0096-deletion-loses-no-data.md): Delete (a namespace holding data waits for the annotation tenantgate.io/deletion-confirmed: <the Project's uid>), Orphan (every namespace is released, its contents kept). Absent: tenantgate.yaml's deletion.policy.",
+    },
     namespaceDefaults: {
       type: 'object',
       description: 'Applied to declared namespaces without a quota, and to self-service namespaces.',
