@@ -3,7 +3,8 @@
  *
  *   domain       pure: types, schema, quantities, budget, rules, desired objects, plans, the view's answers
  *   adapters     I/O: Kubernetes clients and watches, the headroom ledger, the hub client, certificates, logs
- *   entry points what a command runs: src/cli, the webhook, the controller, the kubectl plugin
+ *   entry points what a command runs: src/cli, the webhook (its headroom guard in src/webhook/headroom/), the controller,
+ *                the kubectl plugin
  *
  * A module imports its own layer or a lower one; the rules below say what each may not import.
  */
@@ -120,6 +121,22 @@ module.exports = {
         'The controller and the fleet code reach the headroom ledger through its adapter (src/ledger/), never through the webhook: src/webhook/ is an entry point (docs/adr/0003-headroom-ledger.md).',
       from: { path: '^src/(controller|fleet)/' },
       to: { path: '^src/webhook/' },
+    },
+    {
+      name: 'headroom-guard-apart-from-the-server',
+      severity: 'error',
+      comment:
+        "The headroom guard (src/webhook/headroom/, Q5: the budget invariant under concurrency, its README.md) takes of the rest of the webhook only the admission request's shape and verdicts (src/webhook/review.ts): not the HTTPS server, its start-up, metrics or options. The rest of the webhook reaches the guard through guard.ts, and the fleet's growth options through fleet-growth.ts.",
+      from: { path: '^src/webhook/headroom/' },
+      to: { path: '^src/webhook/', pathNot: ['^src/webhook/headroom/', '^src/webhook/review[.]ts$'] },
+    },
+    {
+      name: 'webhook-enters-the-guard-by-its-door',
+      severity: 'error',
+      comment:
+        'Outside src/webhook/headroom/, shipped code imports the guard (guard.ts) and the fleet growth options (fleet-growth.ts) only: the other files are its inner steps (src/webhook/headroom/README.md).',
+      from: { path: '^src/', pathNot: '^src/webhook/headroom/' },
+      to: { path: '^src/webhook/headroom/', pathNot: '^src/webhook/headroom/(guard|fleet-growth)[.]ts$' },
     },
   ],
   options: {

@@ -52,7 +52,7 @@ async function loadTree(cli: string): Promise<TreeModules> {
   const dist = dirname(dirname(cli));
   const load = (path: string) => import(pathToFileURL(join(dist, path)).href) as Promise<Record<string, unknown>>;
   const [headroom, snapshot, config, clock] = await Promise.all([
-    load('webhook/headroom.js'),
+    load('webhook/headroom/guard.js'),
     load('validate/snapshot.js'),
     load('config/config.js'),
     load('clock.js'),

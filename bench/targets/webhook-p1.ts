@@ -6,7 +6,7 @@ import { Session } from 'node:inspector/promises';
 import { type WebhookCertFiles } from '../../src/certs/files.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
-import type { HeadroomGuard } from '../../src/webhook/headroom.js';
+import type { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import { assembleWebhook } from '../../src/webhook/start.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { decodeReview, envelope, responseFor, verdictFor, type AdmissionRequest } from '../../src/webhook/review.js';

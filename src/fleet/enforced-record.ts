@@ -10,7 +10,7 @@
  * grant raises E once whichever replica (or retry) applies it.
  *
  * This module is the record, pure (encode/decode, raise, lower); src/fleet/enforced-limit.ts stores it
- * with the ledger's CAS. The webhook's headroom guard (src/webhook/headroom.ts) reads E from the
+ * with the ledger's CAS. The webhook's headroom guard (src/webhook/headroom/guard.ts) reads E from the
  * ledger state it decides against; the ledger (src/ledger/ledger.ts) keeps the key across writes and
  * is not released while E is nonzero.
  *

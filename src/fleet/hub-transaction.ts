@@ -17,7 +17,7 @@
  * landed is not known, so a caller raises its enforced limit by what all of them granted at least
  * (`surelyGranted`) — less than the hub stored only leaves share unenforced, never overspent.
  *
- * Used by the webhook's headroom guard (src/webhook/headroom.ts) for growth beyond the enforced limit.
+ * Used by the webhook's headroom guard (src/webhook/headroom/guard.ts) for growth beyond the enforced limit.
  */
 import { within } from '../deadline.js';
 import { Quantity } from '../quantity/quantity.js';

@@ -11,7 +11,7 @@
  * The same view serves the controller (give-back.ts fleetProjectBudget: its floor, metrics and the
  * budget view).
  *
- * Pure. Used by the webhook's headroom guard (src/webhook/headroom.ts).
+ * Pure. Used by the webhook's headroom guard (src/webhook/headroom/guard.ts).
  */
 import { Quantity } from '../quantity/quantity.js';
 import { budgetList } from '../validate/budget/layers.js';

@@ -5,7 +5,7 @@
  * Pure: the enforced limit, the allocation and the policy are arguments.
  *
  * Enforced on fleet members: the webhook asks the hub for `growthWant` of a growth `decideLocally`
- * finds beyond the enforced limit (src/webhook/fleet-growth.ts, src/webhook/headroom.ts); the member
+ * finds beyond the enforced limit (src/webhook/headroom/fleet-growth.ts, src/webhook/headroom/guard.ts); the member
  * controller's loop gives room back (src/controller/fleet-loop.ts).
  *
  * The member's rules of order, which these functions leave to their caller:

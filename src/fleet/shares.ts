@@ -7,7 +7,7 @@
  * a record that is no longer current never lands.
  *
  * Enforced on fleet members: the webhook's growth beyond a member's enforced limit applies
- * `requestGrowth` on the hub (src/webhook/fleet-growth.ts through src/fleet/hub-transaction.ts), and the
+ * `requestGrowth` on the hub (src/webhook/headroom/fleet-growth.ts through src/fleet/hub-transaction.ts), and the
  * member controller's give-back and offer loop the other transitions (src/controller/fleet-loop.ts).
  * On the hub, `kubectl tenantgate fleet release` applies `releaseMember` (src/kubectl/fleet-release.ts),
  * and the API server re-checks every member write with the admission policy of

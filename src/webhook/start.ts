@@ -10,7 +10,7 @@ import { createLogger, infoRecorder, logFunction, type Logger } from '../log.js'
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
 import type { MemorySnapshot } from '../validate/snapshot.js';
-import { HeadroomGuard, type CacheStreams } from './headroom.js';
+import { HeadroomGuard, type CacheStreams } from './headroom/guard.js';
 import { WatermarkProbe } from '../kube/watermark-probe.js';
 import { ConfigMapLedger, type LedgerStore } from '../ledger/ledger.js';
 import { WebhookMetrics } from './metrics.js';
@@ -33,7 +33,7 @@ import { loadKubeConfig } from '../kube/kubeconfig.js';
 import { isFleetMember } from '../config/config.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
 import { parseResources } from '../validate/resource-lists.js';
-import type { FleetGuardOptions } from './fleet-growth.js';
+import type { FleetGuardOptions } from './headroom/fleet-growth.js';
 import {
   decisionRecords,
   type DecisionRecordOptions,

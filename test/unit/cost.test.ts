@@ -34,7 +34,7 @@ import { parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ProjectSpec, ResourceList } from '../../src/validate/types.js';
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import { aNamespace, aProject, aQuota, aQuotaCreateRequest } from '../support/fixtures.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 

@@ -17,7 +17,7 @@ import {
   type Verdict,
 } from '../../src/validate/admission.js';
 import { mutationFor, verdictFor, type AdmissionRequest } from '../../src/webhook/review.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
 import type { NamespaceObject } from '../../src/validate/types.js';

@@ -21,7 +21,7 @@ import { formatResources, parseResources } from '../../src/validate/resource-lis
 import type { Resources } from '../../src/validate/types.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ResourceList } from '../../src/validate/types.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { aQuotaCreateRequest } from '../support/fixtures.js';
 import { MemoryHub } from '../support/memory-hub.js';

@@ -1,5 +1,5 @@
 /**
- * The webhook's headroom guard on a fleet member (src/webhook/headroom.ts with src/webhook/fleet-growth.ts,
+ * The webhook's headroom guard on a fleet member (src/webhook/headroom/guard.ts with src/webhook/headroom/fleet-growth.ts,
  * docs/adr/0044-fleet-member-wiring.md), on the in-memory ledger and hub: E as the budget of the
  * fleet-budgeted resources, a growth beyond E moved through the hub before it is decided, F2 on a
  * refusal or a hub that does not answer, no hub call within E, and no change for Projects, resources
@@ -15,7 +15,7 @@ import type { ReviewContext } from '../../src/validate/admission.js';
 import { formatResources, parseResources } from '../../src/validate/resource-lists.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project } from '../../src/validate/types.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';

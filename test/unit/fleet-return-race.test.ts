@@ -1,6 +1,6 @@
 /**
  * A member's give-back loop racing its own webhooks' growth on one project (src/controller/fleet-loop.ts
- * and src/webhook/fleet-growth.ts, the product's own code for both), over a hub and a headroom ledger in
+ * and src/webhook/headroom/fleet-growth.ts, the product's own code for both), over a hub and a headroom ledger in
  * memory whose every call yields a random number of times, so the loop's steps (read the hub, read E,
  * lower E, write the hub, retry on 409) and each replica's (write the hub, raise E) interleave in every
  * order a seed gives. At quiescence the oracle, computed here from the raw stored objects (the
@@ -14,7 +14,7 @@ import { raiseEnforced } from '../../src/fleet/enforced-limit.js';
 import { fleetBudgetFor, withShareRecordStatus, type FleetBudgetObject } from '../../src/fleet/fleet-budget-object.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { FleetGrowth } from '../../src/webhook/fleet-growth.js';
+import { FleetGrowth } from '../../src/webhook/headroom/fleet-growth.js';
 import { aNamespace, aProject, aQuota } from '../support/fixtures.js';
 import { MemoryHub } from '../support/memory-hub.js';
 import { MemoryLedger } from '../support/memory-ledger.js';

@@ -4,8 +4,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
-import type { RoundPhase } from '../../src/webhook/group-commit.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
+import type { RoundPhase } from '../../src/webhook/headroom/group-commit.js';
 import {
   LedgerConflict,
   type LedgerChange,

@@ -7,7 +7,7 @@ import { processNow } from '../../src/clock.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import { LedgerConflict, type LedgerEntry, type LedgerState, type LedgerStore } from '../../src/ledger/ledger.js';
 import { aQuotaCreateRequest } from '../support/fixtures.js';
 

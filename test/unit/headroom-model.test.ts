@@ -30,8 +30,8 @@ import { parseResources } from '../../src/validate/resource-lists.js';
 import type { Resources } from '../../src/validate/types.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceList, ResourceQuotaObject } from '../../src/validate/types.js';
-import { HeadroomGuard, type CacheStreams } from '../../src/webhook/headroom.js';
-import { marksReach } from '../../src/webhook/ledger-settlement.js';
+import { HeadroomGuard, type CacheStreams } from '../../src/webhook/headroom/guard.js';
+import { marksReach } from '../../src/webhook/headroom/ledger-settlement.js';
 import type { StreamMarks } from '../../src/ledger/ledger.js';
 import type { CacheEvent, Kind } from '../../src/kube/informers.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
@@ -257,7 +257,7 @@ class Replica implements SnapshotSource {
   /** Per watch stream, the resourceVersion of the last event delivered, or of the last list. */
   private readonly watermarks: StreamMarks = { Namespace: '0', ResourceQuota: '0' };
   /**
-   * The watermarks and the probe of src/webhook/headroom.ts's CacheStreams. The probe writes a marker
+   * The watermarks and the probe of src/webhook/headroom/guard.ts's CacheStreams. The probe writes a marker
    * object of each kind: its event arrives after every event queued before it, so waiting for it
    * delivers the whole queue in order; a broken watch delivers nothing and the probe fails.
    */

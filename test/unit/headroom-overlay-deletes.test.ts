@@ -13,7 +13,7 @@ import type { ReviewContext } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { ResourceQuotaObject } from '../../src/validate/types.js';
 import type { UserInfo } from '../../src/validate/rules/tenancy.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 

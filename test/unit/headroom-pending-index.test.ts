@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { aQuotaCreateRequest } from '../support/fixtures.js';
 

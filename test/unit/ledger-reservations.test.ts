@@ -1,12 +1,12 @@
 /**
  * A batch counts the ledger's reservations once and then entry by entry as it records them
- * (LedgerReservations, src/webhook/ledger-entries.ts). Oracle: the reservations read off the merged
+ * (LedgerReservations, src/webhook/headroom/ledger-entries.ts). Oracle: the reservations read off the merged
  * entry list the ledger would hold, computed here from the raw entries (quantities compared as numbers).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/ledger/ledger.js';
-import { LedgerReservations, mergeEntry } from '../../src/webhook/ledger-entries.js';
+import { LedgerReservations, mergeEntry } from '../../src/webhook/headroom/ledger-entries.js';
 
 const NAMESPACES = ['a', 'b', 'c'];
 const entry: fc.Arbitrary<LedgerEntry> = fc

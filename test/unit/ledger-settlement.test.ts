@@ -1,6 +1,6 @@
 /**
  * Which ledger entries leave before their expiry, the settled marks they leave behind, and the
- * readiness check on them (src/webhook/ledger-settlement.ts, docs/adr/0003-headroom-ledger.md).
+ * readiness check on them (src/webhook/headroom/ledger-settlement.ts, docs/adr/0003-headroom-ledger.md).
  * The whole protocol against lagging replicas is checked by test/unit/headroom-model.test.ts.
  */
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import type { LedgerEntry } from '../../src/ledger/ledger.js';
 import { settledOf } from '../../src/ledger/ledger.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
-import { marksLive, marksReach, maxMarks, settle, shownInView } from '../../src/webhook/ledger-settlement.js';
+import { marksLive, marksReach, maxMarks, settle, shownInView } from '../../src/webhook/headroom/ledger-settlement.js';
 
 /** The instant the shares are judged at (no burst in these projects: any instant gives the same). */
 const AT = Date.UTC(2026, 10, 1);

@@ -10,8 +10,8 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { LedgerChange, LedgerEntry, LedgerState, LedgerStore, StreamMarks } from '../../src/ledger/ledger.js';
 import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
-import { LedgerCache } from '../../src/webhook/ledger-cache.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
+import { LedgerCache } from '../../src/webhook/headroom/ledger-cache.js';
 import { aNamespaceCreateRequest } from '../support/fixtures.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 

@@ -1,5 +1,5 @@
 /**
- * compactVersions (src/webhook/quota-versions.ts) leaves out recorded versions of a quota that no
+ * compactVersions (src/webhook/headroom/quota-versions.ts) leaves out recorded versions of a quota that no
  * reader needs: whatever the versions, every reader of a version list — envelope (what the rules
  * count for the quota), lowestQuotas (the lowest any replica may count) and uncoveredCeiling (the most
  * a possibly-absent quota may let a namespace hold) — computes the same from the compacted list as
@@ -17,7 +17,7 @@ import {
   lowestQuotas,
   uncoveredCeiling,
   unionVersions,
-} from '../../src/webhook/quota-versions.js';
+} from '../../src/webhook/headroom/quota-versions.js';
 
 const TIER = { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] };
 

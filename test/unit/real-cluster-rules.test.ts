@@ -17,7 +17,7 @@ import {
 } from '../../src/validate/admission.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import { mutationFor, verdictFor, type AdmissionRequest } from '../../src/webhook/review.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { aNamespace, aProject, aQuota, aUser } from '../support/fixtures.js';

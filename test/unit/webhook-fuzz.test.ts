@@ -28,7 +28,7 @@ import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { GRANTING_NAMESPACE_METADATA } from '../../src/validate/granting-metadata.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
-import { HeadroomGuard } from '../../src/webhook/headroom.js';
+import { HeadroomGuard } from '../../src/webhook/headroom/guard.js';
 import { WebhookMetrics } from '../../src/webhook/metrics.js';
 import { createApp, MAX_BODY_BYTES } from '../../src/webhook/server.js';
 import { serveHttps } from '../../src/webhook/tls.js';

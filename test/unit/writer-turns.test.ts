@@ -1,6 +1,6 @@
 /** WriterTurns: what a replica waits for before writing a project's ledger again (pure). */
 import { describe, expect, it } from 'vitest';
-import { ECHO_WAIT_MS, WriterTurns, YIELD_WAIT_MS } from '../../src/webhook/writer-turns.js';
+import { ECHO_WAIT_MS, WriterTurns, YIELD_WAIT_MS } from '../../src/webhook/headroom/writer-turns.js';
 
 describe('WriterTurns', () => {
   it('a replica that has not written waits for nothing', () => {

@@ -2,7 +2,7 @@
  * The one budget check (docs/design.md, "The budget model"; docs/adr/0067-budget-model-and-one-check.md):
  * whether a namespace's share after a change fits its project's budget. Q1 per budget key — tier keys
  * included, so Q1 judges the tiers too — and C1 over the priced allocation. Admission
- * (src/validate/admission.ts) and the headroom guard's stricter reading (src/webhook/headroom.ts) both
+ * (src/validate/admission.ts) and the headroom guard's stricter reading (src/webhook/headroom/guard.ts) both
  * call it; neither has a copy. On a fleet member the budget carries the fleet-cap layer
  * (budget/layers.ts), so the same check is F2's local half: a growth it refuses there is what the
  * member asks the hub for, and F2 is the hub's refusal.

@@ -1,6 +1,6 @@
 /**
  * F1 (a fleet budget declaration makes sense, offline) and F2 (a member cluster's growth beyond its
- * share of the fleet budget, refused; reported by the webhook on a fleet member, src/webhook/fleet-growth.ts). Pure.
+ * share of the fleet budget, refused; reported by the webhook on a fleet member, src/webhook/headroom/fleet-growth.ts). Pure.
  * docs/adr/0039-fleet-budgets-demarcation.md.
  */
 import type { ShareRecord, ShareRefusal, Shortfall } from '../../fleet/shares.js';

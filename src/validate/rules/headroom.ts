@@ -1,6 +1,6 @@
 /**
  * Q5: headroom decisions that cannot overspend. The webhook serialises a project's growing decisions
- * through its headroom ledger (src/webhook/headroom.ts); when the ledger cannot record a decision in
+ * through its headroom ledger (src/webhook/headroom/guard.ts); when the ledger cannot record a decision in
  * time, the request is refused with one of these, and nothing is reserved.
  */
 import type { Violation } from '../types.js';

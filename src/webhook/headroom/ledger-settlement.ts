@@ -5,10 +5,10 @@
  * ledger only once its own watermarks have reached those marks: its cache then holds every event the
  * writer's held, the settled objects included. Pure: the watermarks and the cache are handed in.
  */
-import type { LedgerEntry, StreamMarks } from '../ledger/ledger.js';
-import { grows } from '../validate/budget/check.js';
-import { namespaceShare } from '../validate/shares.js';
-import type { Snapshot } from '../validate/types.js';
+import type { LedgerEntry, StreamMarks } from '../../ledger/ledger.js';
+import { grows } from '../../validate/budget/check.js';
+import { namespaceShare } from '../../validate/shares.js';
+import type { Snapshot } from '../../validate/types.js';
 import { allocationOf } from './ledger-entries.js';
 import { shownByCache } from './quota-versions.js';
 import { maxMarks, revision, STREAMS } from './stream-marks.js';

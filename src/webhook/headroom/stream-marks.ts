@@ -2,7 +2,7 @@
  * The watch streams' marks (docs/adr/0085-ledger-holds-what-is-in-flight.md): per stream an etcd
  * revision as a decimal string, compared as integers. Pure.
  */
-import type { StreamMarks } from '../ledger/ledger.js';
+import type { StreamMarks } from '../../ledger/ledger.js';
 
 /** The watch streams whose caches a decision reads (etcd revisions, as decimal strings). */
 export type Stream = 'Namespace' | 'ResourceQuota';

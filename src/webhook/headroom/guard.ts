@@ -10,15 +10,15 @@
  * - A replica whose cache is not current (a watch re-listing or broken) takes no decision that needs
  *   the project's turn.
  */
-import { projectOfNamespace, type ReviewContext, type Verdict } from '../validate/admission.js';
-import { budgetIn, budgetPathIn, defaultsOf } from '../validate/budget/layers.js';
-import { maxResources, sumResources } from '../validate/resource-lists.js';
-import { namespaceAllocation, quotaHold } from '../validate/quota-hold.js';
-import { namespaceShare, otherShares, othersTotal, type PendingAllocations } from '../validate/shares.js';
-import type { Resources } from '../validate/types.js';
-import { checkBudgetFit, grows } from '../validate/budget/check.js';
-import { cacheBehindLedger, cacheNotCurrent } from '../validate/rules/headroom.js';
-import type { Snapshot, Violation } from '../validate/types.js';
+import { projectOfNamespace, type ReviewContext, type Verdict } from '../../validate/admission.js';
+import { budgetIn, budgetPathIn, defaultsOf } from '../../validate/budget/layers.js';
+import { maxResources, sumResources } from '../../validate/resource-lists.js';
+import { namespaceAllocation, quotaHold } from '../../validate/quota-hold.js';
+import { namespaceShare, otherShares, othersTotal, type PendingAllocations } from '../../validate/shares.js';
+import type { Resources } from '../../validate/types.js';
+import { checkBudgetFit, grows } from '../../validate/budget/check.js';
+import { cacheBehindLedger, cacheNotCurrent } from '../../validate/rules/headroom.js';
+import type { Snapshot, Violation } from '../../validate/types.js';
 import type {
   LedgerChange,
   LedgerEntry,
@@ -26,10 +26,10 @@ import type {
   LedgerState,
   LedgerStore,
   StreamMarks,
-} from '../ledger/ledger.js';
-import { handledKind, verdictFor, type AdmissionRequest } from './review.js';
-import { enforcedOf } from '../fleet/enforced-record.js';
-import { fleetBudgetOn, memberCapView, memberLimits, reachableLimits } from '../fleet/member-budget.js';
+} from '../../ledger/ledger.js';
+import { handledKind, verdictFor, type AdmissionRequest } from '../review.js';
+import { enforcedOf } from '../../fleet/enforced-record.js';
+import { fleetBudgetOn, memberCapView, memberLimits, reachableLimits } from '../../fleet/member-budget.js';
 import { FleetGrowth, needBeyond, type FleetGuardOptions } from './fleet-growth.js';
 import { AssumedState } from './assumed-state.js';
 import {

@@ -6,7 +6,7 @@
  * the batch again, within the decisions' deadlines. What a decision is and what it records is the
  * guard's (BatchDecider); this file owns the queues, the CAS loop and the deadlines.
  */
-import { within } from '../deadline.js';
+import { within } from '../../deadline.js';
 import {
   LedgerConflict,
   type LedgerChange,
@@ -14,14 +14,14 @@ import {
   type LedgerState,
   type LedgerStore,
   type StreamMarks,
-} from '../ledger/ledger.js';
-import { holdsEnforcedLimit } from '../fleet/enforced-record.js';
-import type { ReviewContext, Verdict } from '../validate/admission.js';
-import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../validate/rules/headroom.js';
-import type { Violation } from '../validate/types.js';
+} from '../../ledger/ledger.js';
+import { holdsEnforcedLimit } from '../../fleet/enforced-record.js';
+import type { ReviewContext, Verdict } from '../../validate/admission.js';
+import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../../validate/rules/headroom.js';
+import type { Violation } from '../../validate/types.js';
 import { isNewerVersion, type LedgerCache } from './ledger-cache.js';
 import { marksLive } from './ledger-settlement.js';
-import type { AdmissionRequest } from './review.js';
+import type { AdmissionRequest } from '../review.js';
 import { WriterTurns, type TurnWait } from './writer-turns.js';
 
 /**

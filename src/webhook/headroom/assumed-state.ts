@@ -6,16 +6,16 @@
  * shows it (observe), when it expires (the TTL), or when its project goes. It only ever makes this
  * process's decisions stricter; other replicas learn of it through the headroom ledger.
  */
-import type { LedgerQuotaWrite } from '../ledger/ledger.js';
-import type { ReviewContext, Verdict } from '../validate/admission.js';
-import { maxResources } from '../validate/resource-lists.js';
-import { namespaceShare, type PendingAllocations } from '../validate/shares.js';
-import type { QuotaOverlay } from '../validate/quota-hold.js';
-import type { Resources } from '../validate/types.js';
-import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
+import type { LedgerQuotaWrite } from '../../ledger/ledger.js';
+import type { ReviewContext, Verdict } from '../../validate/admission.js';
+import { maxResources } from '../../validate/resource-lists.js';
+import { namespaceShare, type PendingAllocations } from '../../validate/shares.js';
+import type { QuotaOverlay } from '../../validate/quota-hold.js';
+import type { Resources } from '../../validate/types.js';
+import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot } from '../../validate/types.js';
 import { reserves } from './ledger-entries.js';
 import { envelope, shownByCache, specOf, unionVersions, writeVersions, type OverlayWrite } from './quota-versions.js';
-import type { AdmissionRequest } from './review.js';
+import type { AdmissionRequest } from '../review.js';
 
 /** An admitted growth of a namespace's share. */
 interface AssumedShare {

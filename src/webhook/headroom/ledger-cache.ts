@@ -8,7 +8,7 @@
  * It also says when the watch has brought a version (`seen`): replicas writing one project's ledger take
  * turns on the watch's events instead of on their own write's answer (docs/adr/0086-ledger-writers-take-turns.md).
  */
-import type { LedgerChange, LedgerState } from '../ledger/ledger.js';
+import type { LedgerChange, LedgerState } from '../../ledger/ledger.js';
 import { isLaterRevision, revision } from './stream-marks.js';
 
 /** Someone waiting for the watch to bring a project's ledger at a version it accepts. */

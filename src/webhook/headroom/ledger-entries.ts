@@ -4,13 +4,13 @@
  * for a (namespace, quota) that has one already is merged into it (it never shrinks:
  * docs/adr/0035-ledger-entries-leave-only-by-expiry.md). Pure.
  */
-import type { LedgerEntry, StreamMarks } from '../ledger/ledger.js';
-import type { Verdict } from '../validate/admission.js';
-import { formatResources, maxResources, parseResources } from '../validate/resource-lists.js';
-import type { Resources } from '../validate/types.js';
-import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
+import type { LedgerEntry, StreamMarks } from '../../ledger/ledger.js';
+import type { Verdict } from '../../validate/admission.js';
+import { formatResources, maxResources, parseResources } from '../../validate/resource-lists.js';
+import type { Resources } from '../../validate/types.js';
+import type { ResourceQuotaObject, Snapshot } from '../../validate/types.js';
 import { freshSpecKey, specOf, unionVersions, writeVersions } from './quota-versions.js';
-import { handledKind, type AdmissionRequest } from './review.js';
+import { handledKind, type AdmissionRequest } from '../review.js';
 import { maxMarks } from './stream-marks.js';
 
 /**

@@ -9,23 +9,23 @@
  * moves room for a project at a time; across replicas the ledger's CAS on E serialises them.
  */
 import { randomBytes } from 'node:crypto';
-import { describeError } from '../kube/errors.js';
-import { raiseEnforced } from '../fleet/enforced-limit.js';
-import { decodeRecord } from '../fleet/enforced-record.js';
-import type { HubClient } from '../fleet/hub-client.js';
-import { applyOnHub, surelyGranted, type HubTransactionOptions } from '../fleet/hub-transaction.js';
-import { decideLocally, growthWant, type GiveBackPolicy } from '../fleet/member.js';
-import { requestGrowth, type Granted, type ShareRecord } from '../fleet/shares.js';
+import { describeError } from '../../kube/errors.js';
+import { raiseEnforced } from '../../fleet/enforced-limit.js';
+import { decodeRecord } from '../../fleet/enforced-record.js';
+import type { HubClient } from '../../fleet/hub-client.js';
+import { applyOnHub, surelyGranted, type HubTransactionOptions } from '../../fleet/hub-transaction.js';
+import { decideLocally, growthWant, type GiveBackPolicy } from '../../fleet/member.js';
+import { requestGrowth, type Granted, type ShareRecord } from '../../fleet/shares.js';
 import {
   fleetBudgetUnusable,
   fleetGrowthRefusal,
   fleetHubRejected,
   fleetHubUnreachable,
   fleetRaiseFailed,
-} from '../validate/rules/fleet.js';
-import type { Resources } from '../validate/types.js';
-import type { Violation } from '../validate/types.js';
-import type { LedgerStore } from '../ledger/ledger.js';
+} from '../../validate/rules/fleet.js';
+import type { Resources } from '../../validate/types.js';
+import type { Violation } from '../../validate/types.js';
+import type { LedgerStore } from '../../ledger/ledger.js';
 
 export type TransferResult = 'granted' | 'refused' | 'rejected' | 'unreachable' | 'unusable' | 'failed';
 

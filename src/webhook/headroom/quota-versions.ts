@@ -6,14 +6,14 @@
  * quota leaves a resource uncovered (docs/adr/0050-possibly-absent-quotas-are-not-uncovered.md).
  * Pure: the snapshot and the recorded versions are arguments.
  */
-import type { Quantity } from '../quantity/quantity.js';
-import type { LedgerEntry, LedgerQuotaWrite } from '../ledger/ledger.js';
-import { quotaTier } from '../validate/tiers.js';
-import { countedHard, type QuotaOverlay } from '../validate/quota-hold.js';
-import { formatResources, parseResources } from '../validate/resource-lists.js';
-import type { Resources } from '../validate/types.js';
-import type { ResourceQuotaObject, Snapshot } from '../validate/types.js';
-import type { AdmissionRequest } from './review.js';
+import type { Quantity } from '../../quantity/quantity.js';
+import type { LedgerEntry, LedgerQuotaWrite } from '../../ledger/ledger.js';
+import { quotaTier } from '../../validate/tiers.js';
+import { countedHard, type QuotaOverlay } from '../../validate/quota-hold.js';
+import { formatResources, parseResources } from '../../validate/resource-lists.js';
+import type { Resources } from '../../validate/types.js';
+import type { ResourceQuotaObject, Snapshot } from '../../validate/types.js';
+import type { AdmissionRequest } from '../review.js';
 
 /** The object Q2/Q3 see for a recorded write. */
 function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite): ResourceQuotaObject | null {
