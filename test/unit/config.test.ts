@@ -29,7 +29,7 @@ describe('tenantgate.yaml', () => {
 
   it('refuses unknown keys at every depth, listing the known ones', () => {
     expect(errorOf('clustername: x')).toBe(
-      'tenantgate.yaml: clustername is not a known key; allowed: apiVersion, kind, clusterName, privileged, reserved, namespacePrefix, requireProjectForUsers, headroomWarningThreshold, resyncPeriodSeconds, systemNamespace, crossReplicaReservation, reservationTtlSeconds, ledgerSettlement, visibility, protectedNamespaceMetadata, systemControllers, podSecurity, argocd, fleet, pricing, allow, network',
+      'tenantgate.yaml: clustername is not a known key; allowed: apiVersion, kind, clusterName, privileged, reserved, namespacePrefix, requireProjectForUsers, headroomWarningThreshold, resyncPeriodSeconds, systemNamespace, crossReplicaReservation, reservationTtlSeconds, ledgerSettlement, visibility, protectedNamespaceMetadata, systemControllers, podSecurity, argocd, fleet, pricing, allow, network, deletion',
     );
     expect(errorOf('privileged: {user: [a]}')).toBe(
       'tenantgate.yaml: privileged.user is not a known key; allowed: users, groups',
