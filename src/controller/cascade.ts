@@ -5,6 +5,9 @@
  * error: the caller reports it in the status and requeues the Project with a growing delay. Only
  * when nothing owned remains is the finalizer removed.
  *
+ * Which owned namespaces a pass may delete is the caller's (ADR 0096: those holding data wait for a
+ * confirmation); the others are reported as remaining, so the finalizer stays.
+ *
  * Ownership: a namespace is the Project's when its project label AND its project-uid annotation
  * match the Project. A labelled namespace with another or no project-uid is never deleted; it is
  * reported, and it does not hold the finalizer (the Project would otherwise never go away: nobody
@@ -85,15 +88,31 @@ export class ProjectDeleter {
    * progress; the verdict "nothing remains" is confirmed on a live list before the finalizer may go.
    * Throws on API errors (the queue retries with backoff).
    */
-  async run(project: Project, cached: NamespaceObject[], signal?: AbortSignal): Promise<CascadeResult> {
-    const fromCache = await this.pass(project, cached, signal);
+  async run(
+    project: Project,
+    cached: NamespaceObject[],
+    signal?: AbortSignal,
+    mayDelete: (namespace: string) => boolean = () => true,
+  ): Promise<CascadeResult> {
+    const fromCache = await this.pass(project, cached, signal, mayDelete);
     if (fromCache.kind === 'ResourcesRemaining') return fromCache;
-    return this.pass(project, await this.listLabelledNamespaces(project), signal);
+    return this.pass(project, await this.listLabelledNamespaces(project), signal, mayDelete);
   }
 
-  private async pass(project: Project, labelled: NamespaceObject[], signal?: AbortSignal): Promise<CascadeResult> {
+  /** `mayDelete`: the owned namespaces this pass may delete (ADR 0096: the others wait, and remain). */
+  private async pass(
+    project: Project,
+    labelled: NamespaceObject[],
+    signal: AbortSignal | undefined,
+    mayDelete: (namespace: string) => boolean,
+  ): Promise<CascadeResult> {
     const { owned, foreign } = classifyNamespaces(project, labelled);
-    const stillThere = await this.deleteOwnedNamespaces(owned, signal);
+    const deleted = await this.deleteOwnedNamespaces(
+      owned.filter((ns) => ns.metadata.deletionTimestamp || mayDelete(ns.metadata.name ?? '')),
+      signal,
+    );
+    const gone = new Set(deleted.gone);
+    const stillThere = owned.filter((ns) => !gone.has(ns.metadata.name ?? ''));
     const report = remainingReport(stillThere, foreign);
     return report.remaining.length === 0 ? { kind: 'Finished', report } : { kind: 'ResourcesRemaining', report };
   }
@@ -105,9 +124,9 @@ export class ProjectDeleter {
 
   /**
    * Step 2: delete (propagationPolicy Background, precondition on the uid) every owned namespace
-   * not already being deleted. Returns the owned namespaces that still exist.
+   * not already being deleted. Returns the names of those found gone.
    */
-  private async deleteOwnedNamespaces(owned: NamespaceObject[], signal?: AbortSignal): Promise<NamespaceObject[]> {
+  private async deleteOwnedNamespaces(owned: NamespaceObject[], signal?: AbortSignal): Promise<{ gone: string[] }> {
     const now = Date.now();
     for (const [uid, at] of this.requested) if (now - at > REQUEST_MEMORY_MS) this.requested.delete(uid);
     // A delete sent moments ago may not show in the cache yet: do not send it again.
@@ -133,6 +152,6 @@ export class ProjectDeleter {
     await Promise.all(toDelete.map((ns) => limit(() => deleteOne(ns))));
     signal?.throwIfAborted();
     if (errors.length > 0) throw new Error(`deleting namespaces failed: ${errors.join('; ')}`);
-    return owned.filter((ns) => !gone.has(ns.metadata.name ?? ''));
+    return { gone: [...gone] };
   }
 }

@@ -40,6 +40,8 @@ import { ReconcileWorkers, reconcileScope, type ProjectQueue } from './reconcile
 
 export type { ProjectQueue };
 import { BurstGauges } from './burst-metrics.js';
+import { DeletionGauges } from './deletion-metrics.js';
+import { DiscoveryInventory } from './deletion/discovery-inventory.js';
 import { getProcessClock, type Clock } from '../clock.js';
 
 export interface ControllerOptions {
@@ -49,6 +51,8 @@ export interface ControllerOptions {
   workers?: number;
   /** Namespace deletes one cascade sends at once. Default 10. */
   deleteConcurrency?: number;
+  /** How soon a Project's deletion that waits for a confirmation or the breaker is looked at again. Default 10 s. */
+  deletionRecheckMs?: number;
   /**
    * Port for /metrics over HTTPS, answered only for a bearer token whose user may get the non-resource
    * URL /metrics (TokenReview, SubjectAccessReview: docs/adr/0036-secure-controller-metrics.md); 0 picks
@@ -234,6 +238,10 @@ export async function startController(options: ControllerOptions): Promise<Runni
   new ProjectGauges(metrics.registry).observe(syncedCache);
   // tenantgate_project_burst_*: the bursts at the process clock's instant (burst-metrics.ts).
   new BurstGauges(metrics.registry, syncedCache, () => (options.clock ?? getProcessClock()).now());
+  // tenantgate_project_deletion_waiting, tenantgate_deletion_breaker_tripped (ADR 0096): from the Projects' conditions.
+  new DeletionGauges(metrics.registry, syncedCache.snapshot);
+  // What a deleting Project's namespaces hold (discovery, then short lists): decides what waits for a confirmation.
+  const inventory = new DiscoveryInventory(options.kubeConfig);
 
   const manager = new Manager({
     leaderElection: options.leaderElection !== false,
@@ -251,6 +259,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
     config: options.config,
     log: reconcileLog,
     ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}),
+    inventory,
+    ...(options.deletionRecheckMs ? { deletionRecheckMs: options.deletionRecheckMs } : {}),
   });
   const reconcilers = new ReconcileWorkers({
     reconciler,
@@ -436,6 +446,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     synced,
     async stop() {
       await manager.stop();
+      inventory.close();
       log('stopped');
     },
   };

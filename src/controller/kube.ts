@@ -45,6 +45,7 @@ export class ControllerApi extends ClusterLists {
   readonly coordination: k8s.CoordinationV1Api;
   readonly rbac: k8s.RbacAuthorizationV1Api;
   readonly networking: k8s.NetworkingV1Api;
+  readonly apiextensions: k8s.ApiextensionsV1Api;
 
   constructor(
     kubeConfig: k8s.KubeConfig,
@@ -54,6 +55,7 @@ export class ControllerApi extends ClusterLists {
     this.coordination = kubeConfig.makeApiClient(k8s.CoordinationV1Api);
     this.rbac = kubeConfig.makeApiClient(k8s.RbacAuthorizationV1Api);
     this.networking = kubeConfig.makeApiClient(k8s.NetworkingV1Api);
+    this.apiextensions = kubeConfig.makeApiClient(k8s.ApiextensionsV1Api);
   }
 
   private async write<T>(verb: WriteVerb, resource: string, fn: () => Promise<T>): Promise<T> {
@@ -191,6 +193,78 @@ export class ControllerApi extends ClusterLists {
         }),
       ),
     );
+  }
+
+  /**
+   * A namespace's metadata changed by a merge patch at the resourceVersion read (409 when it changed
+   * meanwhile): the release of an orphaned Project's namespace (ADR 0096).
+   */
+  async patchNamespaceMetadata(name: string, patch: { metadata: Record<string, unknown> }): Promise<NamespaceObject> {
+    return plain(
+      await this.write('patch', 'namespaces', () =>
+        this.core.patchNamespace(
+          { name, body: patch },
+          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+        ),
+      ),
+    ) as NamespaceObject;
+  }
+
+  // --- the deletion breaker (ADR 0096) --------------------------------------------------------
+
+  /** A ConfigMap's data and resourceVersion; undefined when there is none. */
+  async readConfigMap(
+    namespace: string,
+    name: string,
+  ): Promise<{ data: Record<string, string>; resourceVersion?: string } | undefined> {
+    try {
+      const cm = await this.core.readNamespacedConfigMap({ namespace, name });
+      return {
+        data: cm.data ?? {},
+        ...(cm.metadata?.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
+      };
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Writes a ConfigMap's data as a compare-and-swap: a create when `resourceVersion` is undefined (409
+   * when one exists), else a replace at that resourceVersion (409 when it changed meanwhile).
+   */
+  async writeConfigMap(
+    namespace: string,
+    name: string,
+    data: Record<string, string>,
+    resourceVersion: string | undefined,
+  ): Promise<void> {
+    const body = {
+      metadata: {
+        name,
+        namespace,
+        labels: { 'app.kubernetes.io/name': 'tenantgate' },
+        ...(resourceVersion ? { resourceVersion } : {}),
+      },
+      data,
+    };
+    if (resourceVersion === undefined)
+      await this.write('create', 'configmaps', () => this.core.createNamespacedConfigMap({ namespace, body }));
+    else
+      await this.write('update', 'configmaps', () => this.core.replaceNamespacedConfigMap({ namespace, name, body }));
+  }
+
+  /** The deletionTimestamp of a CustomResourceDefinition (undefined: not being deleted, or not there). */
+  async crdDeletionTimestamp(name: string): Promise<string | undefined> {
+    try {
+      const crd = plain<{ metadata?: { deletionTimestamp?: string } }>(
+        await this.apiextensions.readCustomResourceDefinition({ name }),
+      );
+      return crd.metadata?.deletionTimestamp ?? undefined;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   // --- events -------------------------------------------------------------------------------

@@ -4,8 +4,19 @@
  * write goes through ControllerApi (counted) and its response is put back into the snapshot, so the
  * next pass does not act on a view older than its own writes.
  */
-import { FINALIZER_CASCADE, type Project } from '../validate/types.js';
-import { ProjectDeleter } from './cascade.js';
+import { FINALIZER_CASCADE, type Project, type ProjectCondition } from '../validate/types.js';
+import { classifyNamespaces, ProjectDeleter, remainingReport } from './cascade.js';
+import type { CascadeReport } from './status.js';
+import { pausedCondition } from './deletion/conditions.js';
+import { deletionPolicyOf } from './deletion/plan.js';
+import {
+  breakerHolds,
+  deletionEvents,
+  gateCascade,
+  releaseNamespaces,
+  type CascadeGate,
+  type NamespaceInventory,
+} from './steps/deletion.js';
 import { nextTransition } from '../validate/bursts.js';
 import { getProcessClock, type Clock } from '../clock.js';
 import { describeError } from '../kube/errors.js';
@@ -44,6 +55,13 @@ export interface ReconcilerOptions extends Pick<
   progressIntervalMs?: number;
   /** Namespace deletes one cascade sends at once (10). */
   deleteConcurrency?: number;
+  /**
+   * What the namespaces of a deleting Project hold (ADR 0096); without it every namespace counts as
+   * holding unknown contents and waits for a confirmation (fails closed).
+   */
+  inventory?: NamespaceInventory;
+  /** How soon a waiting deletion (a confirmation, the breaker) is looked at again (10 s); a Project's change: at once. */
+  deletionRecheckMs?: number;
 }
 
 export class Reconciler {
@@ -51,6 +69,7 @@ export class Reconciler {
   private readonly now: () => Date;
   private readonly clock: Clock;
   private readonly progressIntervalMs: number;
+  private readonly deletionRecheckMs: number;
   /** What the steps work with. */
   private readonly steps: StepContext;
   /** When the cascade progress of a Project was last written (the requeue comes back after the interval). */
@@ -64,6 +83,7 @@ export class Reconciler {
     this.now = o.now ?? (() => new Date());
     this.clock = o.clock ?? getProcessClock();
     this.progressIntervalMs = o.progressIntervalMs ?? 1000;
+    this.deletionRecheckMs = o.deletionRecheckMs ?? 10_000;
     this.steps = {
       api: o.api,
       informers: o.informers,
@@ -144,11 +164,30 @@ export class Reconciler {
   private async reconcileDeletion(project: Project, signal: AbortSignal): Promise<ReconcileResult> {
     if (!(project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return { kind: 'Done' }; // not ours (any more)
     const name = project.metadata.name ?? '';
-    const result = await this.deleter.run(project, [...this.snapshot.namespacesOfProject(name)], signal);
+    const at = this.now().getTime();
+    const cached = () => [...this.snapshot.namespacesOfProject(name)];
+    // ADR 0096: the breaker, the policy, the inventory and the confirmation decide what this pass may delete.
+    const paused = await breakerHolds(this.steps, at);
+    if (paused) {
+      const { owned, foreign } = classifyNamespaces(project, cached());
+      await this.writeDeletionStatus(project, signal, remainingReport(owned, foreign), [pausedCondition(paused)]);
+      return { kind: 'Requeue', reason: 'the deletion breaker is tripped', afterMs: this.deletionRecheckMs };
+    }
+    const owned = classifyNamespaces(project, cached()).owned;
+    let gate: CascadeGate = { mayDelete: new Set(), waiting: [], conditions: [] };
+    if (deletionPolicyOf(project, this.o.config) === 'Orphan')
+      await releaseNamespaces(this.steps, project, owned, at, signal);
+    else gate = await gateCascade(this.o.inventory, project, owned);
+    const result = await this.deleter.run(project, cached(), signal, (ns) => gate.mayDelete.has(ns));
     if (result.kind === 'Finished') {
       await removeFinalizer(this.steps, project, result.report, signal);
       this.lastProgressWrite.delete(name);
       return { kind: 'Done' };
+    }
+    if (gate.waiting.length > 0) {
+      await this.writeDeletionStatus(project, signal, result.report, gate.conditions);
+      const reason = `${gate.waiting.length} namespaces wait for a confirmation of the deletion`;
+      return { kind: 'Requeue', reason, afterMs: this.deletionRecheckMs };
     }
     // Progress (which namespaces remain, their conditions) is written at most once per interval:
     // namespaces being deleted change often and each change is an event. Phase Terminating goes out at once.
@@ -160,8 +199,20 @@ export class Reconciler {
       return { kind: 'Requeue', reason, afterMs: this.progressIntervalMs - (now - last) };
     }
     const before = project.metadata.resourceVersion;
-    const written = await writeStatus(this.steps, project, signal, result.report);
+    const written = await this.writeDeletionStatus(project, signal, result.report, gate.conditions);
     if (written.metadata.resourceVersion !== before) this.lastProgressWrite.set(name, now);
     return { kind: 'Requeue', reason, afterMs: this.progressIntervalMs };
+  }
+
+  /** The status of a deleting Project, with its lifecycle's conditions, and the Events of their transitions. */
+  private async writeDeletionStatus(
+    project: Project,
+    signal: AbortSignal,
+    report: CascadeReport,
+    conditions: ProjectCondition[],
+  ): Promise<Project> {
+    const written = await writeStatus(this.steps, project, signal, report, conditions);
+    if (written !== project) await deletionEvents(this.steps, project.status, written);
+    return written;
   }
 }

@@ -33,8 +33,14 @@ function setup(project: Project) {
     namespacesLabelled: async () => [],
     deleteLedger: async () => void writes.push('deleteLedger'),
     removeFinalizer: async (p: Project) => (writes.push('removeFinalizer'), p),
+    readConfigMap: async () => undefined,
+    crdDeletionTimestamp: async () => undefined,
   } as unknown as ControllerApi;
-  return { writes, reconciler: new Reconciler({ api, informers, config: DEFAULT_CONFIG, log: () => {} }) };
+  // The namespaces hold nothing (ADR 0096): the cascade deletes them at once.
+  const inventory = {
+    contents: async (names: readonly string[]) => names.map((namespace) => ({ namespace, kinds: [], unknown: [] })),
+  };
+  return { writes, reconciler: new Reconciler({ api, informers, inventory, config: DEFAULT_CONFIG, log: () => {} }) };
 }
 
 const project = (deleting: boolean): Project => ({

@@ -2,24 +2,31 @@
  * Step CR3: the Project's status from the snapshot (status.ts), written only when it changed, with
  * Events on transitions.
  */
-import type { Project } from '../../validate/types.js';
+import type { Project, ProjectCondition } from '../../validate/types.js';
 import { CONDITION_QUOTA_WITHIN_BUDGET, computeStatus, statusEquals, type CascadeReport } from '../status.js';
+import { withDeletionConditions } from '../deletion/conditions.js';
 import { type StepContext, rfc3339 } from './context.js';
 
-/** CR3: writes the status only when it differs (ignoring lastTransitionTime). */
+/**
+ * CR3: writes the status only when it differs (ignoring lastTransitionTime). `deletion`: the conditions
+ * of a deleting Project's lifecycle (ADR 0096), set over the computed ones.
+ */
 export async function writeStatus(
   c: StepContext,
   project: Project,
   signal: AbortSignal,
   cascade?: CascadeReport,
+  deletion: readonly ProjectCondition[] = [],
 ): Promise<Project> {
-  const status = computeStatus({
+  const now = rfc3339(c.now());
+  const computed = computeStatus({
     project,
     snapshot: c.informers.snapshot,
     cluster: c.config.clusterName,
-    now: rfc3339(c.now()),
+    now,
     ...(cascade ? { cascade } : {}),
   });
+  const status = withDeletionConditions(computed, project.status, deletion, now, project.metadata.generation);
   if (statusEquals(project.status, status)) return project;
   signal.throwIfAborted();
   const updated = await c.api.replaceStatus(project, status);
