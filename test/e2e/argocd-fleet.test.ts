@@ -1,5 +1,5 @@
 /**
- * A fleet behind one real Argo CD (ADR 0029): two more control planes, prod-eu and prod-us, each with
+ * A fleet behind one real Argo CD (ADR 0001): two more control planes, prod-eu and prod-us, each with
  * tenantgate's webhook and controller (clusterName = the cluster), registered as Argo CD clusters on the
  * shared control plane, where Argo CD and argocd-applicationset-controller run. One ApplicationSet (cluster
  * generator) renders examples/gitops per cluster through the tenantgate plugin; `tenantgate plan` reads

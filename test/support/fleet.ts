@@ -1,5 +1,5 @@
 /**
- * A fleet of local clusters behind one real Argo CD (ADR 0029): each member is a control plane of its
+ * A fleet of local clusters behind one real Argo CD (ADR 0001): each member is a control plane of its
  * own (test/support/devcluster/controlplane.ts) with tenantgate's webhook and controller running for it
  * (config.clusterName = the member's name, so each enforces its own per-cluster budget); Argo CD with its
  * argocd-applicationset-controller runs on a separate host control plane and reaches every member as a

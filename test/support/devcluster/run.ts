@@ -171,7 +171,7 @@ Argo CD (${argoCdVersion()}: repo-server, cmp-server with the tenantgate plugin,
 
 /**
  * `make run FLEET=1`: two more control planes, prod-eu and prod-us, each with tenantgate, registered with
- * the real Argo CD on this one (ADR 0029), and an ApplicationSet rendering examples/gitops plus
+ * the real Argo CD on this one (ADR 0001), and an ApplicationSet rendering examples/gitops plus
  * examples/fleet per cluster. This control plane is also the fleet's hub (docs/fleet.md): the chart's hub
  * mode, and the FleetBudget of every Project with a fleet budget (what an Application rendering for the hub
  * with plugin env FLEET_HUB=true adds). Each member reaches the hub as its ServiceAccount member-<cluster>;
