@@ -46,7 +46,7 @@ export interface TenantgateConfig {
    * Kubernetes' own controllers (namespace controller, garbage collector, quota controller) by user
    * name. They are neither privileged nor owners, yet must finish what an authorised subject started:
    * deleting the contents of a terminating namespace, collecting dependents, writing status
-   * (docs/adr/0021-kubernetes-controllers-and-usage.md).
+   * (docs/adr/0002-rule-engine.md).
    */
   systemControllers: string[];
   /** The Pod Security Standards levels of project namespaces unless a Project sets its own. */

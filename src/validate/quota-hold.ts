@@ -88,7 +88,7 @@ const EMPTY: Resources = new Map();
  * admission plugin checks `status.hard`, which the quota controller copies from the spec a moment
  * later) and what is in use (max `status.used`: lowering a quota never evicts anything). A namespace
  * counts against its project's budget with this amount, so shrinking a quota below its usage frees
- * no budget (docs/adr/0021-kubernetes-controllers-and-usage.md). The status of an object under
+ * no budget (docs/adr/0002-rule-engine.md). The status of an object under
  * review is the stored one (the apiserver resets it on create and on spec updates).
  */
 export function quotaHold(quotas: Iterable<ResourceQuotaObject>, underReview?: ResourceQuotaObject): Resources {

@@ -291,7 +291,7 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
     await eventually(async () => expect((await quotaOf(nsA)).status?.used?.['requests.cpu']).toBe('2500m'), {
       what: 'the quota counts the pod',
     });
-    // Lowering the quota frees nothing while the pod runs (ADR 0021); it makes the window visible: nsA holds 2500m, not 1.
+    // Lowering the quota frees nothing while the pod runs (ADR 0002); it makes the window visible: nsA holds 2500m, not 1.
     expect((await setQuota(nsA, '1', '1Gi')).exitCode).toBe(0);
 
     await ok('alice', ['delete', 'namespace', nsA, '--wait=false']);

@@ -91,7 +91,7 @@ async function replicasSeeEveryQuota(): Promise<void> {
  * Waits until `project`'s headroom ledger holds no live entry of `namespace`: every recorded quota
  * write there is settled (removed) or expired (docs/adr/0003-headroom-ledger.md; an
  * idle project's ledger is not written again, so an entry may stay until it expires). While one lives,
- * a quota created there moments ago counts as possibly absent (the strict reading of ADR 0050): after
+ * a quota created there moments ago counts as possibly absent (the strict reading of ADR 0002): after
  * a round that re-created the default quota, both covering quotas are recent and both deletes are
  * refused [Q3]. Safe, but not the race a test of two concurrent deletes is about.
  */

@@ -290,7 +290,7 @@ export class HeadroomGuard {
    * its recorded quotas without status, or what the ledger reserves for it — the change is judged as
    * growing: Q1 checks that it fits, and it reserves its share. And where the rules counted the
    * namespace as limited by no quota after the change although a quota with recorded writes may still
-   * be there, its share counts that quota's largest possible limit (uncoveredCeiling, ADR 0050).
+   * be there, its share counts that quota's largest possible limit (uncoveredCeiling, ADR 0002).
    */
   private judged(ctx: ReviewContext, request: AdmissionRequest, recorded: readonly OverlayWrite[]): Verdict {
     const verdict = verdictFor(ctx, request);

@@ -3,7 +3,7 @@
  * ResourceQuota with admitted writes the cache may not show yet may have any of several specs, or be
  * absent. These functions say what the rules count for it: the envelope of its versions, the lowest a
  * namespace's quotas may hold as any replica counts them, and the ceilings where a possibly-absent
- * quota leaves a resource uncovered (docs/adr/0050-possibly-absent-quotas-are-not-uncovered.md).
+ * quota leaves a resource uncovered (docs/adr/0002-rule-engine.md).
  * Pure: the snapshot and the recorded versions are arguments.
  */
 import type { Quantity } from '../../quantity/quantity.js';
