@@ -3,7 +3,7 @@
  *
  * Why not sonic-boom's own `minLength`: its `write` measures the byte length of the whole pending
  * string on every record (a rope V8 flattens each time), so a 4 KiB batch costs ≈ 5 µs per record
- * on top of pino's own 2.5 µs; joining an array once per batch costs next to nothing (ADR 0018).
+ * on top of pino's own 2.5 µs; joining an array once per batch costs next to nothing (ADR 0004).
  * The stream (a sonic-boom from `pino.destination`) still does the file-descriptor work: partial
  * writes, EAGAIN, the synchronous flush at exit.
  */

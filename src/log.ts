@@ -18,7 +18,7 @@ export type { Logger };
  * gathered and written to stderr asynchronously, once 16 Ki characters have gathered (≈ 50 decision
  * records) or at the latest a second after the first, so a busy webhook makes one write system call
  * per batch rather than per request (on the benchmark VM a write costs more CPU than the rules, ADR
- * 0016; the batching is ours rather than sonic-boom's `minLength`, ADR 0018). What is gathered is
+ * 0016; the batching is ours rather than sonic-boom's `minLength`, ADR 0004). What is gathered is
  * flushed synchronously when the process exits; only a SIGKILL can lose it (at most one batch, 1 s).
  * Pretty output always stays synchronous.
  */
@@ -27,7 +27,7 @@ export const ASYNC_LOG_FLUSH_MS = 1000;
 
 /**
  * pino's `isoTime`, formatted once per millisecond: a busy webhook writes several records in the same
- * millisecond, and `toISOString` was a tenth of a decision record's CPU (ADR 0017).
+ * millisecond, and `toISOString` was a tenth of a decision record's CPU (ADR 0004).
  */
 export function isoTimePerMillisecond(now: () => number = Date.now): () => string {
   let lastMs = Number.NaN;
@@ -92,7 +92,7 @@ const jsonSinks = new WeakMap<Logger, JsonSink>();
  * `logger.info(fields, msg)` for a hot path: one record per call. With a JSON logger from createLogger
  * the record is the line pino writes — `{"level":30,"time":…,"component":…,<fields>,"msg":…}`, the
  * same bytes (a unit test compares them) — serialised with one JSON.stringify and handed to the same
- * destination. pino serialises field by field: 2.35 µs per decision record against 1.05 µs (ADR 0019).
+ * destination. pino serialises field by field: 2.35 µs per decision record against 1.05 µs (ADR 0004).
  * Pretty loggers, and any other, go through pino. `fields` holds plain JSON values only (pino's `err`
  * serializer does not apply).
  */

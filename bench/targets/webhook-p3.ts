@@ -149,7 +149,7 @@ export async function createRange(
   );
 }
 
-/** Webhook start-ups measured besides the shipped one (ADR 0014); BENCH_WEBHOOK_RSS_VARIANTS=0 skips them. */
+/** Webhook start-ups measured besides the shipped one (ADR 0004); BENCH_WEBHOOK_RSS_VARIANTS=0 skips them. */
 export const RSS_VARIANTS: Array<{ variant: string; nodeArgs: string[]; v8FlagsEnv?: string }> = [
   { variant: 'no V8 flags', nodeArgs: [], v8FlagsEnv: '' },
   { variant: 'node --optimize-for-size', nodeArgs: ['--optimize-for-size'], v8FlagsEnv: '' },

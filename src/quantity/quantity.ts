@@ -72,7 +72,7 @@ export class Quantity {
     this.format = format;
     this.parsedAs = parsedAs;
     // Immutable by its readonly, private fields; not Object.freeze'd: freezing cost ≈ 50 ns per value,
-    // more than the arithmetic itself, and the rules make dozens of values per decision (ADR 0017).
+    // more than the arithmetic itself, and the rules make dozens of values per decision (ADR 0004).
   }
 
   // --- construction -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of an HTTP(S) server that sits behind a Service (docs/adr/0041-graceful-shutdown.md):
+ * Graceful shutdown of an HTTP(S) server that sits behind a Service (docs/adr/0004-webhook.md):
  * 1. draining: /readyz answers 503 (the caller's `ready` reads `draining`) while every request is still
  *    served, each answer with `Connection: close`, so the apiserver's kept-alive connections end after
  *    their next answer instead of being cut under a request;

@@ -6,7 +6,7 @@ export interface WebhookCliOptions {
   key: string;
   clientCa?: string;
   clientAllowedNames?: string;
-  /** Seconds to keep serving after SIGTERM with /readyz failing (docs/adr/0041-graceful-shutdown.md). */
+  /** Seconds to keep serving after SIGTERM with /readyz failing (docs/adr/0004-webhook.md). */
   shutdownDelay?: number;
   /** Records of allowed decisions: each its own (all) or summarised (src/webhook/decision-records.ts). */
   allowedDecisions?: 'all' | 'summary';

@@ -4,7 +4,7 @@
  * pre-sized write); Express serves the rest (/healthz, /readyz, /metrics, 404s) and any admission
  * request the lean path does not take (a content encoding, a charset other than UTF-8, a path
  * spelled otherwise), with the same rules behind both. P1: Express's router, body-parser and
- * res.json cost more CPU per request than the rules (ADR 0014).
+ * res.json cost more CPU per request than the rules (ADR 0004).
  */
 import { processNow } from '../clock.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -194,7 +194,7 @@ export interface WebhookOptions {
 /** How long X10's GET of a PersistentVolume may take before the claim is refused (under the webhook's own timeout). */
 const PERSISTENT_VOLUME_READ_TIMEOUT_MS = 3_000;
 
-/** The drain delay and in-flight timeout of `tenantgate webhook` on SIGTERM (docs/adr/0041-graceful-shutdown.md). */
+/** The drain delay and in-flight timeout of `tenantgate webhook` on SIGTERM (docs/adr/0004-webhook.md). */
 export const DEFAULT_SHUTDOWN: ShutdownTimings = { drainDelayMs: 5_000, inFlightTimeoutMs: 10_000 };
 
 export interface RunningWebhook {
@@ -327,7 +327,7 @@ export function fleetMemberOptions(
 }
 
 /**
- * V8 flags `tenantgate webhook` sets on itself for its first cache sync (ADR 0014): with
+ * V8 flags `tenantgate webhook` sets on itself for its first cache sync (ADR 0004): with
  * `--optimize-for-size` the heap that 10k projects / 50k namespaces / 50k quotas leave behind stays
  * under P3's 300 MB (440 MB without), but the flag also costs the request path 1.5–2× CPU, so it is
  * switched off again once the caches have synced (`--no-…`; flags with a value stay). The environment

@@ -8,7 +8,7 @@ import { readTlsFiles, reloadOnChange } from '../certs/reloading-tls.js';
  * client's transport takes Go's default idle timeout, 90 s). The side that closes an idle connection
  * first races the other side's next request on it; when the server closes first, the apiserver may
  * have just written an admission POST there, which Go does not retry: "failed calling webhook … EOF",
- * and the request is refused (docs/adr/0087-idle-connections-outlive-the-apiservers.md).
+ * and the request is refused (docs/adr/0004-webhook.md).
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 

@@ -273,7 +273,7 @@ describe('helm template', () => {
     ).toEqual(['team-a', 'oidc:team-b']);
   });
 
-  it('the validating webhook skips only the subresource writes of the subjects tenantgate.yaml trusts with them; the mutating one sees Namespaces on CREATE only (ADR 0055)', () => {
+  it('the validating webhook skips only the subresource writes of the subjects tenantgate.yaml trusts with them; the mutating one sees Namespaces on CREATE only (ADR 0004)', () => {
     for (const objects of [rendered.default, rendered.custom]) {
       const config = parseConfig(
         find(objects, 'ConfigMap', 'tenantgate-config').data['tenantgate.yaml'],
@@ -370,7 +370,7 @@ describe('helm template', () => {
     }
   });
 
-  it('the mutating webhook is not sent a ResourceQuota UPDATE that keeps the project label the code sets (ADR 0094)', () => {
+  it('the mutating webhook is not sent a ResourceQuota UPDATE that keeps the project label the code sets (ADR 0004)', () => {
     for (const objects of [rendered.default, rendered.custom]) {
       const mutate = find(objects, 'MutatingWebhookConfiguration', 'tenantgate').webhooks[0];
       expect(mutate.matchConditions.map((c: { name: string }) => c.name)).toEqual([

@@ -660,7 +660,7 @@ describe('around the matrix', () => {
     );
   });
 
-  // The registrations' matchConditions and rules (docs/adr/0055-webhook-match-conditions.md) keep from the
+  // The registrations' matchConditions and rules (docs/adr/0004-webhook.md) keep from the
   // webhook only what it admits by identity alone; these cases fail if they kept anything that must be judged.
   const since = (mark: number) => decisions.slice(mark);
   // Kubernetes' own writers: the apiserver (its quota admission) and kube-controller-manager's controllers.
@@ -795,7 +795,7 @@ describe('around the matrix', () => {
     await kubectl('admin', ['delete', 'namespace', 'shop-mc', '--wait=false']);
   });
 
-  it("an owner's quota UPDATE that keeps its project label reaches the validating webhook alone; one that drops the label is mutated back (ADR 0094)", async () => {
+  it("an owner's quota UPDATE that keeps its project label reaches the validating webhook alone; one that drops the label is mutated back (ADR 0004)", async () => {
     const projectLabel = async () =>
       JSON.parse((await kubectl('admin', ['-n', 'shop-dev', 'get', 'quota', GUARD, '-o', 'json'])).stdout).metadata
         .labels?.[LABEL_PROJECT] as string | undefined;

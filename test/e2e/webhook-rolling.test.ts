@@ -7,7 +7,7 @@
  * roll(): the new one ready and added to the proxy, the old one removed and sent SIGTERM). Every write
  * gets the webhook's verdict (no "failed calling webhook", no "not ready"), the old processes exit 0
  * with nothing cut, each new one serves, and the project's budget holds on every sample
- * (docs/adr/0041-graceful-shutdown.md).
+ * (docs/adr/0004-webhook.md).
  */
 import * as k8s from '@kubernetes/client-node';
 import { join } from 'node:path';

