@@ -1,6 +1,6 @@
 /**
  * The controller's runnables and when they run, as controller-runtime's manager does it
- * (docs/adr/0072-controller-runnables.md). Each runnable says whether it needs the lease:
+ * (docs/adr/0005-controller.md). Each runnable says whether it needs the lease:
  *
  *   servers  (probes, /metrics, the budget view)  no lease  start first, stop last
  *   caches   (informers)                          no lease  start next; the rest waits for their sync
