@@ -58,6 +58,7 @@ crd: deps
 	mkdir -p charts/tenantgate/files/policies
 	npx tsx hack/generate-crd.ts allow-list-params-policy > charts/tenantgate/files/policies/allow-list-params-policy.yaml
 	npx tsx hack/generate-crd.ts allow-lists-policy > charts/tenantgate/files/policies/allow-lists.yaml
+	npx tsx hack/generate-crd.ts deletion-policies > charts/tenantgate/files/policies/deletion.yaml
 	$(MAKE) manifests
 
 manifests: deps

@@ -95,6 +95,11 @@ export async function installBase(info: ClusterInfo): Promise<void> {
     // The allow-list policies tenantgate-allow-* (ADR 0095): after their parameters' CRD is Established.
     '-f',
     join(MANIFESTS, 'policies', 'allow-lists.yaml'),
+    // D1 (who confirms a deletion) and D3 (the Project CRD is not deleted while a Project exists), ADR 0096.
+    '-f',
+    join(MANIFESTS, 'policies', 'deletion.yaml'),
+    '-f',
+    join(MANIFESTS, 'rbac', 'deletion-confirmer.yaml'),
   ]);
 }
 
@@ -212,7 +217,7 @@ export interface LocalWebhook {
 }
 
 /** The webhook options that accept reviews from this cluster's apiserver only (its client certificate, ADR 0034). */
-export function apiserverOnly(info: ClusterInfo): { clientCa: string; clientAllowedNames: string[] } {
+function apiserverOnly(info: ClusterInfo): { clientCa: string; clientAllowedNames: string[] } {
   return { clientCa: info.webhookClient.caFile, clientAllowedNames: [info.webhookClient.name] };
 }
 
