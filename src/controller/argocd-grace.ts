@@ -1,6 +1,6 @@
 /**
  * A namespace Argo CD just created is Argo CD's to fill (docs/argocd.md, "The controller and the first
- * sync"; docs/adr/0066-argocd-sync-grace.md). `tenantgate render` emits, for every namespace a Project
+ * sync"; docs/adr/0008-argocd.md). `tenantgate render` emits, for every namespace a Project
  * declares, its ResourceQuota, LimitRange, NetworkPolicy, owners' RoleBinding and AllowList; Argo CD applies them
  * a moment after the Namespace, in the same sync. If the controller created them in that moment, Argo
  * CD's create (client-side apply) failed with "already exists" and the sync with it. So the controller

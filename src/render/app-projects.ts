@@ -4,7 +4,7 @@
  * are placed on; no cluster-scoped kind is permitted (so no Namespace and no Project); and the kinds
  * render manages inside a tenant namespace (ResourceQuota, LimitRange, NetworkPolicy, RoleBinding,
  * AllowList) are blacklisted. Pure and deterministic: tenants, destinations and repositories come out sorted.
- * docs/argocd.md and docs/adr/0028-argocd-appprojects-per-tenant.md say why each field is what it is.
+ * docs/argocd.md and docs/adr/0008-argocd.md say why each field is what it is.
  */
 import type { ArgoCdConfig } from '../config/config.js';
 import { LABEL_MANAGED_BY, LABEL_TENANT, MANAGED_BY, type Project } from '../validate/types.js';
