@@ -49,7 +49,7 @@ kustomize:
 argocd:
 	nice -n 10 hack/build-argocd.sh
 
-# The CRD goes into the chart; manifests/ is rendered from the chart (ADR 0011).
+# The CRD goes into the chart; manifests/ is rendered from the chart (ADR 0010).
 crd: deps
 	npx tsx hack/generate-crd.ts > charts/tenantgate/files/crd/projects.tenantgate.io.yaml
 	npx tsx hack/generate-crd.ts fleet > charts/tenantgate/files/crd/fleetbudgets.tenantgate.io.yaml
@@ -75,7 +75,7 @@ promtool:
 crane:
 	hack/build-go-tool.sh crane
 
-# Anchore's syft writes the SBOM of the release image (make release, test/e2e/release.test.ts, ADR 0040).
+# Anchore's syft writes the SBOM of the release image (make release, test/e2e/release.test.ts, ADR 0010).
 syft:
 	hack/build-go-tool.sh syft
 
@@ -133,6 +133,6 @@ image: build crane debian-deps
 
 # Everything a release ships, for VERSION (= package.json's version): the image archive, its SBOM and
 # Debian package list, the chart, the npm package, the krew archive and manifest, SHA256SUMS; into build/release/<VERSION>/
-# (docs/releasing.md, ADR 0040).
+# (docs/releasing.md, ADR 0010).
 release: build kustomize crane helm syft debian-deps
 	hack/release.sh "$(VERSION)"

@@ -6,7 +6,7 @@
 #   hack/build-go-tool.sh crane        (github.com/google/go-containerregistry/cmd/crane)
 #   hack/build-go-tool.sh helm         (helm.sh/helm/v4/cmd/helm)
 #   hack/build-go-tool.sh promtool     (github.com/prometheus/prometheus/cmd/promtool, ADR 0033)
-#   hack/build-go-tool.sh syft         (github.com/anchore/syft/cmd/syft, the release SBOM, ADR 0040)
+#   hack/build-go-tool.sh syft         (github.com/anchore/syft/cmd/syft, the release SBOM, ADR 0010)
 #   hack/build-go-tool.sh kyverno      (github.com/kyverno/kyverno/cmd/kyverno)
 #   hack/build-go-tool.sh gatekeeper   (github.com/open-policy-agent/gatekeeper/v3, module root)
 #   hack/build-go-tool.sh capsule      (github.com/projectcapsule/capsule/cmd/controller, ADR 0049)

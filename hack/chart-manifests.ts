@@ -1,7 +1,7 @@
 /**
  * charts/tenantgate is the source of the install manifests: `make manifests` (hack/generate-manifests.ts)
  * renders it with its default values into manifests/{crd,config,controller,webhook,policies,rbac} plus
- * manifests/kustomization.yaml (ADR 0011). Helm comes from hack/helm (Go module), built into .cache/helm/<version>/.
+ * manifests/kustomization.yaml (ADR 0010). Helm comes from hack/helm (Go module), built into .cache/helm/<version>/.
  */
 import { execa } from 'execa';
 import { readFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ export const RELEASE = { name: 'tenantgate', namespace: 'tenantgate-system' };
 export const GENERATED_DIRS = ['crd', 'config', 'controller', 'webhook', 'policies', 'rbac', 'self-service'] as const;
 /**
  * Applied second, as its own kustomization (manifests/self-service): what grants tenants anything
- * cluster-wide exists only once the webhook configurations that judge it do (docs/adr/0023-install-order.md).
+ * cluster-wide exists only once the webhook configurations that judge it do (docs/adr/0010-release-image-chart-upgrades.md).
  */
 const APPLIED_SECOND = 'self-service';
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # `make release VERSION=x.y.z`: everything a release ships, for one version, into one folder
-# (docs/releasing.md, ADR 0040). dist/ must be built (make release runs make build first).
+# (docs/releasing.md, ADR 0010). dist/ must be built (make release runs make build first).
 #
 #   tenantgate-<v>.oci.tar            the image (hack/build-image.sh: OCI layout + `docker load` archive)
 #   tenantgate-<v>.spdx.json          SBOM of that image, SPDX 2.3 JSON, by the pinned syft (hack/syft)
 #   tenantgate-<v>.debian-packages.txt  the Debian packages in the image, name=version (the image has no
-#                                     dpkg database, so syft cannot see them: ADR 0010, ADR 0040)
+#                                     dpkg database, so syft cannot see them: ADR 0010)
 #   tenantgate-<v>.tgz                the Helm chart (`helm package` with the pinned helm, hack/helm)
 #   tenantgate-npm-<v>.tgz            the npm package (`npm pack`)
 #   kubectl-tenantgate-v<v>.tar.gz    the krew archive of `kubectl tenantgate` (hack/krew-manifest.ts)

@@ -1,7 +1,7 @@
 /**
  * charts/tenantgate with Helm v4 (built from Go modules): lint, template with the default values and
  * two other value sets (charts/tenantgate/ci/), and `kubectl apply --dry-run=server` of every output
- * against the real control plane; manifests/ is exactly the chart's default rendering (ADR 0011), and
+ * against the real control plane; manifests/ is exactly the chart's default rendering (ADR 0010), and
  * the kustomize base manifests/kustomization.yaml builds the same objects.
  */
 import { execa } from 'execa';

@@ -1,5 +1,5 @@
 /**
- * `make release` (hack/release.sh, docs/releasing.md, ADR 0040) for package.json's version, into a
+ * `make release` (hack/release.sh, docs/releasing.md, ADR 0010) for package.json's version, into a
  * folder of its own: the artefacts it promises and nothing else, SHA256SUMS that match them, the chart,
  * npm package and krew manifest carrying the version, and an SBOM of the image (SPDX JSON, by the
  * pinned syft) that lists the Node runtime with the version hack/build-image.sh installs and every

@@ -1,5 +1,5 @@
 /**
- * Upgrading from the previous release (docs/releasing.md "Upgrading", ADR 0047), on a control plane of
+ * Upgrading from the previous release (docs/releasing.md "Upgrading", ADR 0010), on a control plane of
  * its own: the chart of the previous release installed with the real helm, its `tenantgate webhook` and `tenantgate
  * controller` (built from that commit, test/support/previous-release.ts) running as in
  * chart-install.test.ts; tenants make Projects' namespaces and quotas through it; then `helm upgrade`
