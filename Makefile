@@ -79,7 +79,7 @@ crane:
 syft:
 	hack/build-go-tool.sh syft
 
-# Capsule's controller for bench/comparisons/peers.ts' pod comparison (ADR 0049); `npm run bench -- peers` builds it
+# Capsule's controller for bench/comparisons/peers.ts' pod comparison (ADR 0012); `npm run bench -- peers` builds it
 # too. Never part of make test or .ci/run.
 capsule:
 	hack/build-go-tool.sh capsule

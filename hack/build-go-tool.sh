@@ -9,7 +9,7 @@
 #   hack/build-go-tool.sh syft         (github.com/anchore/syft/cmd/syft, the release SBOM, ADR 0010)
 #   hack/build-go-tool.sh kyverno      (github.com/kyverno/kyverno/cmd/kyverno)
 #   hack/build-go-tool.sh gatekeeper   (github.com/open-policy-agent/gatekeeper/v3, module root)
-#   hack/build-go-tool.sh capsule      (github.com/projectcapsule/capsule/cmd/controller, ADR 0049)
+#   hack/build-go-tool.sh capsule      (github.com/projectcapsule/capsule/cmd/controller, ADR 0012)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tool=${1:?usage: build-go-tool.sh crane|helm|promtool|syft|kyverno|gatekeeper|capsule}

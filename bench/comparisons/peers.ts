@@ -32,7 +32,7 @@
  *  3. The headroom race for every engine (bench/comparisons/peers/race.ts): 25 rounds × 40 concurrent quota creates
  *     of 1 CPU each against a 10 CPU budget, overspent rounds counted: tenantgate (ledger on), Kyverno
  *     (kyverno-q1-headroom.yaml), Gatekeeper (gatekeeper-q1-headroom.yaml).
- *  3b. Pods against a project's budget (bench/comparisons/peers/pods.ts, ADR 0049), when `capsule` is among the
+ *  3b. Pods against a project's budget (bench/comparisons/peers/pods.ts, ADR 0012), when `capsule` is among the
  *     engines: tenantgate (webhook with the ledger + controller; the budget split into a quota per
  *     namespace, pods left to Kubernetes' quota admission) next to Capsule v0.14.0's GlobalResourceQuota
  *     (its webhook reserving every pod in a QuantityLedger), the chart's client rate limit and a raised
@@ -254,7 +254,7 @@ export async function main(): Promise<string[]> {
   const unknownVariants = (onlyVariants ?? []).filter((v) => !(VARIANTS as readonly string[]).includes(v));
   if (unknownVariants.length)
     throw new Error(`BENCH_PEERS_VARIANTS: unknown ${unknownVariants.join(', ')}; known: ${VARIANTS.join(', ')}`);
-  // BENCH_PEERS_ONLY=pods: only the pod comparison with Capsule (bench/comparisons/peers/pods.ts, ADR 0049).
+  // BENCH_PEERS_ONLY=pods: only the pod comparison with Capsule (bench/comparisons/peers/pods.ts, ADR 0012).
   const podsOnly = process.env.BENCH_PEERS_ONLY === 'pods';
   const variants = podsOnly
     ? []

@@ -1,5 +1,5 @@
 /**
- * Memory of another Node process, read from outside without any change to the product (ADR 0048):
+ * Memory of another Node process, read from outside without any change to the product (ADR 0012):
  *
  *  - heap after a full GC: the process is started with `--inspect=127.0.0.1:0` (a bench-only Node flag;
  *    the chart and `tenantgate` never pass it), and this module speaks the Chrome DevTools Protocol to

@@ -8,7 +8,7 @@
  * its project's ledger), namespace label UPDATEs, and /mutate calls; meanwhile quotas change through
  * the apiserver (BENCH_P3_CHURN, 20/s) so the informers take events. Every project sees every kind of
  * request in turn (the kind follows the project's visit, not the request counter, which repeated one
- * kind per project). Judged (ADR 0048): the cgroup's working set (usage − inactive file pages, what the
+ * kind per project). Judged (ADR 0012): the cgroup's working set (usage − inactive file pages, what the
  * kubelet and the OOM killer go by) after traffic < 300 MB, inside the chart's limit, no OOM kill, every
  * request answered. Reported beside it: V8 heap used after a forced full GC (through the inspector, a
  * bench-only `--inspect=127.0.0.1:0`, bench/lib/memory.ts) after sync, every minute and after traffic,

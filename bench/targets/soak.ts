@@ -21,7 +21,7 @@
  * run), MB per minute and per 1,000 requests, with its standard error; the largest VmRSS and working
  * set of that window against the chart's memory request (charts/tenantgate/values.yaml).
  *
- * `--check` (ADR 0048): per process, |slope| ≤ 0.05 MB/min with a standard error ≤ 0.025 MB/min (else
+ * `--check` (ADR 0012): per process, |slope| ≤ 0.05 MB/min with a standard error ≤ 0.025 MB/min (else
  * "too noisy to judge" counts as missed), VmRSS and working set < the memory request, no request that
  * failed (a failed webhook call, 5xx, no answer), no request admitted that had to be denied, and the
  * full 30 minutes (a shorter run is a validation, reported but not judged).
@@ -52,7 +52,7 @@ import {
 
 const RESULTS = join(HERE, 'results', 'soak.json');
 const FULL_MINUTES = 30;
-/** A heap that grows slower than this is called level (ADR 0048: 320 MB, request to limit, takes > 4 days). */
+/** A heap that grows slower than this is called level (ADR 0012: 320 MB, request to limit, takes > 4 days). */
 export const SLOPE_LIMIT_MB_PER_MIN = 0.05;
 /** Above this standard error the slope cannot tell 0.05 MB/min from 0: not judged. */
 export const SLOPE_MAX_STANDARD_ERROR = SLOPE_LIMIT_MB_PER_MIN / 2;

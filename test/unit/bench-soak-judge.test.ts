@@ -1,4 +1,4 @@
-/** The soak bench's judge (bench/targets/soak.ts, ADR 0048): the slope of heap after GC and the memory request. */
+/** The soak bench's judge (bench/targets/soak.ts, ADR 0012): the slope of heap after GC and the memory request. */
 import { describe, expect, it } from 'vitest';
 import { leastSquares } from '../../bench/lib/memory.js';
 import { SLOPE_LIMIT_MB_PER_MIN, judge } from '../../bench/targets/soak.js';

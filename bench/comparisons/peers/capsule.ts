@@ -1,6 +1,6 @@
 /**
  * bench/comparisons/peers/capsule.ts: Capsule v0.14.0's GlobalResourceQuota as a peer of tenantgate's project
- * budget (ADR 0049), out of cluster against bench/comparisons/peers' control plane, every client call on 127.0.0.1.
+ * budget (ADR 0012), out of cluster against bench/comparisons/peers' control plane, every client call on 127.0.0.1.
  *
  *  - The binary: `./cmd/controller` of github.com/projectcapsule/capsule, built by hack/build-go-tool.sh
  *    capsule from the wrapper module bench/comparisons/peers/capsule/ (cached in .cache/capsule/<version>/).

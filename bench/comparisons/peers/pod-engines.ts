@@ -1,6 +1,6 @@
 /**
  * bench/comparisons/peers/pod-engines.ts: the two ways bench/comparisons/peers/pods.ts puts a project's budget in force, and
- * the run of every pod scenario against each (ADR 0049):
+ * the run of every pod scenario against each (ADR 0012):
  *
  *  - tenantgate as shipped: `tenantgate webhook` (ledger on) registered, `tenantgate controller` (one
  *    replica, no lease) running; the budget split into a ResourceQuota per namespace, budget ÷

@@ -1,6 +1,6 @@
 /**
  * bench/comparisons/peers/pods.ts: a project's budget from a user's side, tenantgate next to Capsule's
- * GlobalResourceQuota (ADR 0049). The two designs judge different requests:
+ * GlobalResourceQuota (ADR 0012). The two designs judge different requests:
  *
  *  - tenantgate judges quota changes: the budget is split into one ResourceQuota per namespace (as
  *    render writes them: here budget ÷ namespaces each, created by the owner through the webhook, Q1),
