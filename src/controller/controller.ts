@@ -333,7 +333,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   }
 
   // The servers (no lease): the probes over HTTP; /metrics over HTTPS behind a TokenReview and a SubjectAccessReview;
-  // the budget view, which every replica serves from its own caches (docs/adr/0030-budget-view-as-an-aggregated-api.md).
+  // the budget view, which every replica serves from its own caches (docs/adr/0030-what-tenants-see.md).
   let probes: Served | undefined;
   if (options.probePort !== undefined) {
     const probePort = options.probePort;

@@ -1,7 +1,7 @@
 /**
  * `kubectl tenantgate`'s commands (the executable is src/cli/kubectl-plugin.ts): a tenant's view of its projects, budgets
  * and namespaces, and why the webhook would refuse a file. It runs the real kubectl for every request
- * (docs/adr/0032-kubectl-plugin-runs-kubectl.md) and reads the budget view API where the cluster serves
+ * (docs/adr/0030-what-tenants-see.md) and reads the budget view API where the cluster serves
  * it, else the objects themselves (docs/kubectl-plugin.md).
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';

@@ -1,7 +1,7 @@
 /**
  * kubectl's own flags as the plugin takes them: kubectl hands a plugin its arguments untouched, so the
  * plugin parses `--context`, `--kubeconfig`, `-n`, `--as`, `--as-group`… itself and passes them on to
- * every kubectl it runs (docs/adr/0032-kubectl-plugin-runs-kubectl.md). Pure.
+ * every kubectl it runs (docs/adr/0030-what-tenants-see.md). Pure.
  */
 export interface KubectlFlags {
   kubeconfig?: string;

@@ -1,5 +1,5 @@
 /**
- * The plugin's only I/O with the cluster: it runs the real kubectl (docs/adr/0032-kubectl-plugin-runs-kubectl.md),
+ * The plugin's only I/O with the cluster: it runs the real kubectl (docs/adr/0030-what-tenants-see.md),
  * so kubeconfig contexts, exec/auth plugins, impersonation and every other kubectl flag behave as they
  * do for `kubectl` itself.
  */

@@ -3,7 +3,7 @@
  * caller the front proxy names) and the controller's cache in, a status and a JSON body out. No I/O:
  * the HTTPS edge (server.ts) authenticates the front proxy and writes the answer. Numbers come from
  * `projectBudget` (src/validate/budget.ts), the one budget arithmetic; nothing is stored, everything is
- * computed on request from the snapshot (docs/adr/0030-budget-view-as-an-aggregated-api.md).
+ * computed on request from the snapshot (docs/adr/0030-what-tenants-see.md).
  */
 import {
   projectBudget,
