@@ -55,7 +55,7 @@ export interface ControllerOptions {
   deletionRecheckMs?: number;
   /**
    * Port for /metrics over HTTPS, answered only for a bearer token whose user may get the non-resource
-   * URL /metrics (TokenReview, SubjectAccessReview: docs/adr/0036-secure-controller-metrics.md); 0 picks
+   * URL /metrics (TokenReview, SubjectAccessReview: docs/adr/0033-observability.md); 0 picks
    * a free one; undefined serves nothing.
    */
   metricsPort?: number;

@@ -1,5 +1,5 @@
 /**
- * The controller's HTTP side, split as controller-runtime splits it (docs/adr/0036-secure-controller-metrics.md):
+ * The controller's HTTP side, split as controller-runtime splits it (docs/adr/0033-observability.md):
  * the probes /healthz (lease renewed) and /readyz (caches synced) over plain HTTP for the kubelet, and
  * /metrics (every project's name, tenant, budget and usage) over HTTPS, only for a bearer token whose
  * user may `get` the non-resource URL /metrics (metrics-access.ts).

@@ -1,6 +1,6 @@
 /**
  * Who may read the controller's /metrics (every project's name, tenant, budget and usage), decided as
- * controller-runtime's secure metrics do (docs/adr/0036-secure-controller-metrics.md): the request's
+ * controller-runtime's secure metrics do (docs/adr/0033-observability.md): the request's
  * bearer token goes to a TokenReview, the user it names to a SubjectAccessReview for `get` on the
  * non-resource URL /metrics. No token or a token the apiserver does not accept: 401; a user RBAC does
  * not allow: 403; a review that fails: 500 (fail closed, never the metrics). Allowed answers are kept

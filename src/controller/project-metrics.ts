@@ -1,6 +1,6 @@
 /**
  * Per-project budget metrics of the controller, computed at scrape time from the informer cache
- * (docs/adr/0033-project-metrics-at-scrape-time.md): nothing is kept or recomputed between scrapes,
+ * (docs/adr/0033-observability.md): nothing is kept or recomputed between scrapes,
  * no API call is made, and a deleted Project's series are gone from the next scrape. The numbers are
  * `projectBudget` (src/validate/budget.ts), the same answer the Project status and `tenantgate plan`
  * show; `projectSeries` maps it to samples (pure), `ProjectGauges` serves them through prom-client's

@@ -1,6 +1,6 @@
 /**
  * Which admission decisions get a record of their own (`tenantgate webhook --allowed-decisions`,
- * docs/adr/0004-webhook.md). `all` (the default): every decision, as since ADR 0009.
+ * docs/adr/0004-webhook.md). `all` (the default): every decision, as since ADR 0033.
  * `summary`: denials (rule denials, errors, "not ready"), decisions with warnings and slow decisions
  * (≥ slowMs) keep their own record; the other allowed and patched decisions are counted and written as
  * one summary record per interval — none while nothing was counted. Pure but for the timer; the

@@ -1,6 +1,6 @@
 /**
  * What the chart gives a Prometheus for the controller's secure /metrics
- * (docs/adr/0036-secure-controller-metrics.md), rendered with helm: the controller may create
+ * (docs/adr/0033-observability.md), rendered with helm: the controller may create
  * TokenReviews and SubjectAccessReviews, serves /metrics with a mounted certificate and its probes on a
  * port of their own; the ClusterRole tenantgate-metrics-reader and, from values, its binding; the
  * ServiceMonitor (off by default) scraping over HTTPS with Prometheus' token and a CA that verifies the

@@ -205,7 +205,7 @@ describe('helm template', () => {
   it('custom values: another namespace, a digest, replicas, resources, placement, tenantgate.yaml, a provided Secret', () => {
     const objects = rendered.custom;
     // Everything namespaced goes to the release's namespace, but the controller's events Role: Events about
-    // cluster-scoped Projects live in `default` (ADR 0009).
+    // cluster-scoped Projects live in `default` (ADR 0033).
     const eventsRbac = (o: { kind: string; metadata: { name: string } }) =>
       (o.kind === 'Role' || o.kind === 'RoleBinding') && o.metadata.name === 'tenantgate-controller-events';
     for (const o of objects.filter((x) => x.metadata.namespace !== undefined))

@@ -169,7 +169,7 @@ describe("who may read the controller's /metrics (HTTPS, TokenReview, SubjectAcc
         expect(refused.body).not.toContain('acme');
       }
       // The binding goes: a token not seen before is refused (one seen already keeps its allowed answer
-      // for up to 60 s, docs/adr/0036-secure-controller-metrics.md).
+      // for up to 60 s, docs/adr/0033-observability.md).
       await kubectl('admin', ['delete', 'clusterrolebinding', SCRAPER]);
       const fresh = (
         await kubectl('admin', ['-n', 'default', 'create', 'token', SCRAPER, '--duration=1h'])
