@@ -16,7 +16,7 @@ export const RELEASE = { name: 'tenantgate', namespace: 'tenantgate-system' };
 export const GENERATED_DIRS = ['crd', 'config', 'controller', 'webhook', 'policies', 'rbac', 'self-service'] as const;
 /**
  * Applied second, as its own kustomization (manifests/self-service): what grants tenants anything
- * cluster-wide exists only once the webhook configurations that judge it do (docs/adr/0010-release-image-chart-upgrades.md).
+ * cluster-wide exists only once the webhook configurations that judge it do (ADR 0010).
  */
 const APPLIED_SECOND = 'self-service';
 

@@ -13,7 +13,7 @@ export const APISERVER_CLIENT_NAME = 'kube-apiserver-webhook-client';
  * the files `client` names to a webhook whose Service DNS name (`svc.ns.svc`, with `:port` unless 443)
  * or URL host matches a name; `*` matches all. The files are named by path (absolute), never embedded:
  * kube-apiserver reads this kubeconfig once at start, but re-reads certificate files it names, so the
- * certificate can be renewed on disk without a restart (ADR 0042). It has no clusters (and so no
+ * certificate can be renewed on disk without a restart (ADR 0034). It has no clusters (and so no
  * `certificate-authority`): kube-apiserver takes only the users from it; the webhook's serving CA is
  * each webhook configuration's caBundle.
  */

@@ -70,7 +70,7 @@ export interface WebhookClientFiles {
  * A client CA and the certificate the apiserver presents to the webhook with it, plus the kubeconfig
  * and AdmissionConfiguration that make the apiserver present it to `hosts` (ADR 0034). The kubeconfig
  * names the certificate and key files by absolute path, so replacing those files rotates the
- * apiserver's certificate without a restart (ADR 0042).
+ * apiserver's certificate without a restart (ADR 0034).
  */
 export async function generateWebhookClientCerts(dir: string, hosts: readonly string[]): Promise<WebhookClientFiles> {
   const ca = await createCA('tenantgate-webhook-client-ca');

@@ -2,7 +2,7 @@
  * Certificates for the webhook and the local control plane: a CA and certificates it signs. Keys are
  * ECDSA P-256: the apiserver opens a new connection to the webhook for every review beyond the 25 it
  * keeps idle, and each is a full TLS handshake, which costs the webhook about 30 % less CPU with an
- * ECDSA key than with RSA-2048 (docs/adr/0093-webhook-connections-and-handshakes.md). A CA with an RSA
+ * ECDSA key than with RSA-2048 (docs/adr/0034-certificates-and-client-identity.md). A CA with an RSA
  * key (made by an earlier version) still signs.
  */
 // @peculiar/x509 needs a Reflect metadata polyfill loaded before it.

@@ -1,5 +1,5 @@
 /**
- * One HTTPS server's TLS material kept current without a restart (docs/adr/0042-certificate-rotation.md):
+ * One HTTPS server's TLS material kept current without a restart (docs/adr/0034-certificates-and-client-identity.md):
  * the certificate, key and optional CA bundle files are polled; when one changes, all are read again,
  * checked (the key matches the certificate, every PEM block parses) and swapped in with
  * `setSecureContext`. A pair that is half-written or invalid is ignored, the previous material kept and

@@ -18,7 +18,7 @@ export async function runCerts(o: {
         `${client.kubeconfig} and ${client.admissionConfig}: on the control plane, pass the latter to kube-apiserver's\n` +
         `--admission-control-config-file (merge its two plugins into an existing one; kubeConfigFile is an absolute path, keep it or edit it).\n` +
         `The kubeconfig names the certificate and key by absolute path: copy them to the same paths on each control-plane node\n` +
-        `(or edit the paths); replacing those two files renews the certificate without restarting kube-apiserver (docs/adr/0042-certificate-rotation.md)\n`,
+        `(or edit the paths); replacing those two files renews the certificate without restarting kube-apiserver (docs/adr/0034-certificates-and-client-identity.md)\n`,
     );
   }
   process.stderr.write('caBundle:\n');

@@ -30,7 +30,7 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
     throw new Error(
       `--metrics-cert and --metrics-key go together (given: ${o.metricsCert ? `--metrics-cert ${o.metricsCert}` : `--metrics-key ${o.metricsKey}`})`,
     );
-  // Files, not their text: both servers reload a renewed certificate without a restart (docs/adr/0042-certificate-rotation.md).
+  // Files, not their text: both servers reload a renewed certificate without a restart (ADR 0034).
   const metricsTls = o.metricsCert && o.metricsKey ? { certFile: o.metricsCert, keyFile: o.metricsKey } : undefined;
   const controller = await startController({
     kubeConfig,

@@ -39,7 +39,7 @@ export interface SyncResult {
   pruned: Map<string, string[]>;
 }
 
-/** The identity that syncs the platform's Projects: privileged (docs/adr/0007-tenancy-boundary-and-admission-policies.md). */
+/** The identity that syncs the platform's Projects: privileged (ADR 0007). */
 export function syncUser(config: TenantgateConfig): UserInfo {
   return { username: config.privileged.users[0] ?? 'tenantgate-plan', groups: [...config.privileged.groups] };
 }

@@ -316,7 +316,7 @@ describe('budget view: view.tenantgate.io through the kube-apiserver', () => {
     );
   });
 
-  it('certificate rotation (ADR 0042): APIService caBundle old+new CA → serving certificate from the new CA → only the new CA, while a tenant reads budgets at a fixed rate; every read answers, each step serves the expected certificate', async () => {
+  it('certificate rotation (ADR 0034): APIService caBundle old+new CA → serving certificate from the new CA → only the new CA, while a tenant reads budgets at a fixed rate; every read answers, each step serves the expected certificate', async () => {
     const port = view.controller.viewPort!;
     const setCaBundle = async (bundle: string) => {
       const r = await run(info, [

@@ -1,6 +1,6 @@
 /**
  * The apiserver's client certificate to the webhook rotates with its CA, under traffic, with no restart
- * of either (docs/adr/0042-certificate-rotation.md): the webhook's `--client-ca` bundle holds old+new CA
+ * of either (docs/adr/0034-certificates-and-client-identity.md): the webhook's `--client-ca` bundle holds old+new CA
  * → the files the admission kubeconfig names (client-certificate/client-key paths, not -data) hold a
  * certificate from the new CA → the bundle holds only the new CA. kube-apiserver read the kubeconfig once
  * at start, but client-go re-reads certificate files named by path when it opens a connection; when the

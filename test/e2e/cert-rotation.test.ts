@@ -1,6 +1,6 @@
 /**
  * The webhook's certificates rotate while the apiserver calls it, with no restart and no failed
- * admission (docs/adr/0042-certificate-rotation.md). A tenant's kubectl runs at a fixed rate throughout
+ * admission (docs/adr/0034-certificates-and-client-identity.md). A tenant's kubectl runs at a fixed rate throughout
  * — a label on an owned namespace (admitted) and a dry-run namespace past the budget (refused with
  * [Q1]) — and every call must get that verdict, never "failed calling webhook".
  *

@@ -395,7 +395,7 @@ describe('helm template', () => {
     const certificate = find(objects, 'Certificate', 'tenantgate-webhook');
     expect(certificate.spec.dnsNames).toContain('tenantgate-webhook.tenantgate-system.svc');
     expect(certificate.spec.issuerRef).toEqual({ name: 'tenantgate-webhook-ca', kind: 'Issuer' });
-    // An ECDSA P-256 serving key (cheaper handshakes: docs/adr/0093-webhook-connections-and-handshakes.md), no RSA-only usage.
+    // An ECDSA P-256 serving key (cheaper handshakes: ADR 0034), no RSA-only usage.
     expect(certificate.spec.privateKey).toEqual({ algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' });
     expect(certificate.spec.usages).toEqual(['server auth', 'digital signature']);
     expect(find(objects, 'Certificate', 'tenantgate-webhook-ca').spec.isCA).toBe(true);

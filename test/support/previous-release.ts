@@ -64,7 +64,7 @@ export async function buildPreviousRelease(): Promise<PreviousRelease> {
   const lockThen = await readFile(join(dir, 'package-lock.json'), 'utf8');
   const lockNow = await readFile(join(REPO_ROOT, 'package-lock.json'), 'utf8');
   // With its dev dependencies: the type packages it compiles against (node-forge's, which the working
-  // tree no longer has since ADR 0093) are dev dependencies. About 30 s with npm's cache warm.
+  // tree no longer has since ADR 0034) are dev dependencies. About 30 s with npm's cache warm.
   if (lockThen !== lockNow)
     await execa('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, timeout: 600_000 });
   await execa(

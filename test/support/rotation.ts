@@ -1,5 +1,5 @@
 /**
- * Certificate rotation under traffic (docs/adr/0042-certificate-rotation.md): what the rotation tests
+ * Certificate rotation under traffic (docs/adr/0034-certificates-and-client-identity.md): what the rotation tests
  * share — the serial a fresh TLS handshake gets, a pair written in place the way a Secret volume update
  * lands, steady traffic started at a fixed rate whose every outcome is kept, and the tenant's call that
  * traffic makes with the Project it runs against.

@@ -91,7 +91,7 @@ export async function startControllerWithView(
     metricsPort: 0,
     metricsHost: '127.0.0.1',
     leaderElection: false,
-    // Files, as the chart mounts them: a renewed pair is served without a restart (ADR 0042).
+    // Files, as the chart mounts them: a renewed pair is served without a restart (ADR 0034).
     view: { port: 0, host: address, certFile: certs.cert, keyFile: certs.key, onRequest: (r) => requests.push(r) },
     log: (m, fields) => log(`${m}${fields ? ` ${JSON.stringify(fields)}` : ''}`),
   });

@@ -49,7 +49,7 @@ describe('tenantgate certs generate (built CLI)', () => {
       users: Array<{ name: string; user: Record<string, string> }>;
     };
     expect(kubeconfig.users.map((u) => u.name)).toEqual(['tenantgate-webhook.platform.svc']);
-    // By path, not embedded (-data): kube-apiserver re-reads named files, so the certificate rotates on disk (ADR 0042).
+    // By path, not embedded (-data): kube-apiserver re-reads named files, so the certificate rotates on disk (ADR 0034).
     expect(kubeconfig.users[0]!.user).toEqual({
       'client-certificate': join(dir, 'apiserver-webhook-client.pem'),
       'client-key': join(dir, 'apiserver-webhook-client-key.pem'),
