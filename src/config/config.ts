@@ -107,7 +107,7 @@ export interface FleetMemberConfig {
   /** Give back only free room above this (≥ keep); the band between keep and above is the hysteresis. */
   above: ResourceList;
   /**
-   * The controller's give-back loop (docs/adr/0045-fleet-operations.md): room held above `above` for
+   * The controller's give-back loop (docs/adr/0039-fleet-budgets.md): room held above `above` for
    * this long is offered to the other members (lendable). Default equal to giveBackAfterSeconds: no
    * offers, since a member's own growth does not take back what it offered (it asks the pool).
    */
@@ -308,7 +308,7 @@ function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
     );
   if (!config.crossReplicaReservation)
     out.push(
-      `${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0044-fleet-member-wiring.md)`,
+      `${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0039-fleet-budgets.md)`,
     );
   return out;
 }

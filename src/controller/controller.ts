@@ -94,7 +94,7 @@ export interface ControllerOptions {
     onRequest?: ViewServerOptions['onRequest'];
   };
   /**
-   * The fleet's hub and the headroom ledgers for the give-back loop (docs/adr/0045-fleet-operations.md);
+   * The fleet's hub and the headroom ledgers for the give-back loop (docs/adr/0039-fleet-budgets.md);
    * default, on a fleet member (tenantgate.yaml fleet.hubKubeconfig set): the hub from that kubeconfig,
    * the ledgers in systemNamespace.
    */
@@ -281,7 +281,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   access?.onChange((project) => reconcilers.queue()?.add(project));
 
   // Fleet budgets: the give-back and offer loop checks on every replica (a standby's view and metrics show the shares,
-  // its idle clocks run) and writes only while this replica leads (fleet-loop.ts, fleet-metrics.ts, docs/adr/0045-fleet-operations.md).
+  // its idle clocks run) and writes only while this replica leads (fleet-loop.ts, fleet-metrics.ts, ADR 0039).
   const fleetSeen = new FleetObservations();
   const fleetIo =
     options.fleet ??

@@ -1,6 +1,6 @@
 /**
- * The member controller's give-back and offer loop (docs/adr/0039-fleet-budgets-demarcation.md,
- * docs/adr/0045-fleet-operations.md): every replica checks, the leader alone writes. Every `checkEverySeconds` each fleet-budgeted
+ * The member controller's give-back and offer loop (docs/adr/0039-fleet-budgets.md):
+ * every replica checks, the leader alone writes. Every `checkEverySeconds` each fleet-budgeted
  * Project this cluster belongs to (or still holds a share of) goes through a rate-limited work queue
  * (one worker: a project's checks never overlap). A check reads the hub's FleetBudget, the enforced
  * limit E and the live reservations from the project's headroom ledger, and the usage-counted

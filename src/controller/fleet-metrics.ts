@@ -1,5 +1,5 @@
 /**
- * The controller's fleet metrics (docs/observability.md, docs/adr/0045-fleet-operations.md), computed
+ * The controller's fleet metrics (docs/observability.md, docs/adr/0039-fleet-budgets.md), computed
  * at scrape time as the project metrics are (project-metrics.ts, ADR 0033): no API call at scrape. The
  * allocation comes from the cache; the share, what is lent, the fleet budget and E come from what the
  * give-back loop (fleet-loop.ts; every replica runs its checks, the leader alone writes) last read of

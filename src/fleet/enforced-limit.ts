@@ -1,6 +1,6 @@
 /**
  * The member's enforced limit E stored in the project's headroom-ledger ConfigMap
- * (docs/adr/0044-fleet-member-wiring.md): raise it by a hub grant once, lower it before a give-back,
+ * (docs/adr/0039-fleet-budgets.md): raise it by a hub grant once, lower it before a give-back,
  * each a compare-and-swap loop on the ledger that keeps its reservations as they are, so that a
  * change of E and a Q5 reservation batch are serialised by one CAS. The record is
  * src/fleet/enforced-record.ts. The webhook's headroom guard raises E after a transfer through the hub.

@@ -1,6 +1,6 @@
 /**
- * The member's enforced limit E of a fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md,
- * docs/adr/0044-fleet-member-wiring.md): per fleet-budgeted resource, the most this cluster lets the
+ * The member's enforced limit E of a fleet-budgeted Project (docs/adr/0039-fleet-budgets.md):
+ * per fleet-budgeted resource, the most this cluster lets the
  * Project allocate. Kept in the project's headroom-ledger ConfigMap (src/ledger/ledger.ts) as the data
  * key `fleet`, next to the Q5 reservations, so that every reservation batch and every change of E
  * are serialised by the ledger's one compare-and-swap: a give-back lowering E conflicts with a

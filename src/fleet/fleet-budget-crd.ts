@@ -1,6 +1,6 @@
 /**
  * The CustomResourceDefinition `fleetbudgets.tenantgate.io`: the hub's share record of one
- * fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md, docs/adr/0043-fleet-hub.md).
+ * fleet-budgeted Project (docs/adr/0039-fleet-budgets.md).
  *
  * `make crd` (hack/generate-crd.ts) writes it to FLEET_CRD_PATH; a unit test fails when the committed
  * copy differs. The schema is structural and bounded (maxProperties/maxItems) so that the

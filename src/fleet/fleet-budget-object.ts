@@ -1,7 +1,7 @@
 /**
  * The hub's FleetBudget object (`fleetbudgets.tenantgate.io`, one per fleet-budgeted Project, in the
  * hub namespace `tenantgate-fleet`) and the share record it carries
- * (docs/adr/0039-fleet-budgets-demarcation.md). Pure: building the object's spec from a Project,
+ * (docs/adr/0039-fleet-budgets.md). Pure: building the object's spec from a Project,
  * reading its spec and status into a `ShareRecord`, and writing a record back into a status.
  *
  * `spec` comes from git (rendered for the hub from the Project); `status` is the record, written by

@@ -1,9 +1,9 @@
 /**
  * The ValidatingAdmissionPolicy `tenantgate-fleet-shares` and its binding (installed on the hub by the
  * chart's hub mode): inside the hub's API server, it re-checks every write of a FleetBudget's status
- * against what `src/fleet/shares.ts` lets a member do (docs/adr/0039-fleet-budgets-demarcation.md,
+ * against what `src/fleet/shares.ts` lets a member do (docs/adr/0039-fleet-budgets.md,
  * "Who may write what"), and refuses a spec whose budget is below what the members hold (F2
- * below-shares). docs/adr/0043-fleet-hub.md explains the choices.
+ * below-shares). docs/adr/0039-fleet-budgets.md explains the choices.
  *
  * Quantities are compared with Kubernetes' CEL quantity library (`quantity()`, `add`, `sub`,
  * `compareTo`), exactly, never as floats. CEL has no fold, so Σ shares per resource is a balanced tree

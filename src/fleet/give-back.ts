@@ -1,7 +1,7 @@
 /**
  * The member controller's give-back and offer decisions for one fleet-budgeted Project
- * (docs/adr/0039-fleet-budgets-demarcation.md, "Give back, with hysteresis" and "Offer";
- * docs/adr/0045-fleet-operations.md). Pure: the enforced limit E, the floor (the usage-counted
+ * (docs/adr/0039-fleet-budgets.md, "Give back, with hysteresis" and "Offer";
+ * docs/adr/0039-fleet-budgets.md). Pure: the enforced limit E, the floor (the usage-counted
  * allocation plus live headroom-ledger reservations), the hub's share record, the policy and the clock are arguments;
  * src/controller/fleet-loop.ts does the I/O in the protocol's order (lower E first, then the hub write).
  *

@@ -1,6 +1,6 @@
 /**
- * The member's client of the fleet's hub (docs/adr/0039-fleet-budgets-demarcation.md,
- * docs/adr/0044-fleet-member-wiring.md): read a Project's FleetBudget, and PUT its status carrying the
+ * The member's client of the fleet's hub (docs/adr/0039-fleet-budgets.md):
+ * read a Project's FleetBudget, and PUT its status carrying the
  * resourceVersion it was read at, so a write computed from an older record never lands. The member's
  * Role on the hub allows get/list/watch on fleetbudgets and update on fleetbudgets/status only: no
  * patch, no last-writer-wins; and its heartbeat Lease member-<cluster> (get/update of that name, create).

@@ -1,6 +1,6 @@
 /**
  * Does the hub's record still cover what this member enforces? (docs/fleet.md, "When the hub's record
- * falls below E"; docs/adr/0064-fleet-hub-record-below-enforced.md.)
+ * falls below E"; docs/adr/0039-fleet-budgets.md.)
  *
  * The transfer protocol keeps E ≤ share − lendable on the hub: growth writes the hub before raising E,
  * a return lowers E before writing the hub. Only something outside the protocol lowers the hub's record

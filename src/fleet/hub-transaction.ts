@@ -1,6 +1,6 @@
 /**
- * One transfer through the fleet's hub (docs/adr/0039-fleet-budgets-demarcation.md, "The transfer
- * protocol"; docs/adr/0044-fleet-member-wiring.md): apply a pure transition of the share record
+ * One transfer through the fleet's hub (docs/adr/0039-fleet-budgets.md, "The transfer
+ * protocol"; docs/adr/0039-fleet-budgets.md): apply a pure transition of the share record
  * (src/fleet/shares.ts) to a Project's FleetBudget with compare-and-swap.
  *
  * - Read the object, compute the transition, PUT the status with the resourceVersion read.

@@ -1,5 +1,5 @@
 /**
- * A fleet member's budget of a Project (docs/adr/0044-fleet-member-wiring.md): for a Project whose
+ * A fleet member's budget of a Project (docs/adr/0039-fleet-budgets.md): for a Project whose
  * `spec.fleet.clusters` names this cluster, each fleet-budgeted resource (`spec.fleet.quota.hard`) is
  * budgeted at min(E, the per-cluster upper bound) — E the enforced limit in the project's headroom
  * ledger (src/fleet/enforced-record.ts). That limit is the fleet-cap layer of the budget

@@ -1,6 +1,6 @@
 /**
  * A member's heartbeat on the fleet's hub (docs/fleet.md, "Releasing a member";
- * docs/adr/0064-fleet-hub-record-below-enforced.md): the leader of each member's controller renews the
+ * docs/adr/0039-fleet-budgets.md): the leader of each member's controller renews the
  * Lease `member-<cluster>` in tenantgate-fleet on every check round. `kubectl tenantgate fleet release`
  * reads it and refuses to release a member heard from recently (unless forced): a released member that
  * still runs keeps its namespaces' use outside the fleet budget while the hub grants its share again.

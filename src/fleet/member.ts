@@ -1,6 +1,6 @@
 /**
  * What a member cluster decides on its own about a fleet-budgeted Project
- * (docs/adr/0039-fleet-budgets-demarcation.md): whether a growth fits the limit it enforces (no hub
+ * (docs/adr/0039-fleet-budgets.md): whether a growth fits the limit it enforces (no hub
  * needed), how much more share to ask the hub for, and when to give unused share back (hysteresis).
  * Pure: the enforced limit, the allocation and the policy are arguments.
  *

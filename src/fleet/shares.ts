@@ -1,5 +1,5 @@
 /**
- * The share record of one fleet-budgeted Project (docs/adr/0039-fleet-budgets-demarcation.md): the
+ * The share record of one fleet-budgeted Project (docs/adr/0039-fleet-budgets.md): the
  * fleet budget, each member cluster's share of it, what a member offers to lend, and the transitions
  * a write to the hub may make. Pure: no I/O, no clock. Each transition takes a record and returns a
  * new one or a typed refusal that names the clusters holding the room; the hub applies a result with
@@ -11,7 +11,7 @@
  * member controller's give-back and offer loop the other transitions (src/controller/fleet-loop.ts).
  * On the hub, `kubectl tenantgate fleet release` applies `releaseMember` (src/kubectl/fleet-release.ts),
  * and the API server re-checks every member write with the admission policy of
- * src/fleet/fleet-shares-policy.ts (docs/adr/0043-fleet-hub.md).
+ * src/fleet/fleet-shares-policy.ts (docs/adr/0039-fleet-budgets.md).
  *
  * The demarcation rules this module encodes:
  * - the pool is derived, never stored: pool = budget − Σ shares, so "Σ shares ≤ budget" is "pool ≥ 0";

@@ -1,7 +1,7 @@
 /**
  * `kubectl tenantgate fleet release PROJECT CLUSTER`, run against the fleet's hub by an operator
  * (Role tenantgate-fleet-operator): a member cluster that is gone gives up its share of a Project's
- * fleet budget (docs/fleet.md, docs/adr/0039-fleet-budgets-demarcation.md "Operator release").
+ * fleet budget (docs/fleet.md, docs/adr/0039-fleet-budgets.md "Operator release").
  *
  * Reads the FleetBudget, applies `releaseMember`, and PUTs the status carrying the resourceVersion it
  * read (a 409 means someone wrote in between: read again and recompute, at most MAX_ATTEMPTS times),

@@ -1,6 +1,6 @@
 /**
- * `tenantgate plan` over a fleet budget (docs/adr/0039-fleet-budgets-demarcation.md,
- * docs/adr/0045-fleet-operations.md): for a Project with `spec.fleet`, the fleet budget before → after,
+ * `tenantgate plan` over a fleet budget (docs/adr/0039-fleet-budgets.md):
+ * for a Project with `spec.fleet`, the fleet budget before → after,
  * each member's share of it (the hub's FleetBudget, when plan was given the hub), what each member's
  * namespaces hold and use after the change (from the live state plan reads; a member plan was not given
  * counts what is declared for it), and the fleet's headroom. Two refusals, each with its rule id:

@@ -104,7 +104,7 @@ export interface ProjectRollup {
   resources: RollupLine[];
 }
 
-/** One member of a fleet roll-up (docs/adr/0045-fleet-operations.md). */
+/** One member of a fleet roll-up (docs/adr/0039-fleet-budgets.md). */
 export interface FleetMemberLine {
   /** What its namespaces hold after the change; absent for a former member (it only gives back). */
   allocated?: string;

@@ -1,6 +1,6 @@
 /**
  * The hub's FleetBudgets in a render for the fleet's hub (`--fleet-hub`, or the Application's plugin
- * env FLEET_HUB=true: docs/fleet.md, docs/adr/0043-fleet-hub.md): one per Project with `spec.fleet`,
+ * env FLEET_HUB=true: docs/fleet.md, docs/adr/0039-fleet-budgets.md): one per Project with `spec.fleet`,
  * its spec from git, with the finalizer tenantgate.io/fleet-shares so that Argo CD pruning it (the
  * Project lost spec.fleet or was deleted) only marks it while a member holds a share. Pure.
  */

@@ -40,8 +40,8 @@ export type RuleId =
   | 'Q6'
   | 'Q7'
   | 'F1'
-  | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets-demarcation.md); F2 from the webhook on a fleet member (ADR 0044)
-  | 'F3' // the hub's admission policy on FleetBudget status writes (docs/adr/0043-fleet-hub.md; CEL, src/fleet/fleet-shares-policy.ts)
+  | 'F2' // fleet budgets (docs/adr/0039-fleet-budgets.md), F2 also from the webhook on a fleet member
+  | 'F3' // the hub's admission policy on FleetBudget status writes (ADR 0039; CEL, src/fleet/fleet-shares-policy.ts)
   | 'B1'
   | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
   | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
@@ -149,7 +149,7 @@ export interface ProjectSpec {
   owners?: Subject[];
   quota?: QuotaSpec;
   clusters?: Record<string, { quota?: QuotaSpec }>;
-  /** A budget for the fleet as a whole, shared by `clusters` (docs/adr/0039; enforced on members configured for the fleet, ADR 0044). */
+  /** A budget for the fleet as a whole, shared by `clusters`, enforced on the members (ADR 0039). */
   fleet?: FleetBudgetSpec;
   /** Budgets per PriorityClass (docs/budgets.md). */
   tiers?: PriorityTiers;

@@ -1,5 +1,5 @@
 /**
- * The fleet part of a Budget in the budget view (docs/budget-view.md, docs/adr/0045-fleet-operations.md):
+ * The fleet part of a Budget in the budget view (docs/budget-view.md, docs/adr/0039-fleet-budgets.md):
  * for a Project whose spec.fleet names this cluster, the fleet budget, what this cluster enforces (E) and
  * holds, its share and every member's share as the hub last showed them, and the room left. Pure: the
  * numbers are what the controller's fleet loop last read (the hub's share record, E from the headroom ledger;

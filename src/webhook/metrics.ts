@@ -70,7 +70,7 @@ export class WebhookMetrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
-  // Fleet budgets on a member (docs/adr/0044-fleet-member-wiring.md, docs/observability.md).
+  // Fleet budgets on a member (docs/adr/0039-fleet-budgets.md, docs/observability.md).
   readonly fleetEnforcedLimit = new Gauge({
     name: 'tenantgate_fleet_enforced_limit',
     help: "This member's enforced limit E of a fleet-budgeted project, per resource, as this replica last read or raised it",

@@ -1,6 +1,6 @@
 /**
  * The member controller's give-back and offer loop (src/controller/fleet-loop.ts,
- * docs/adr/0045-fleet-operations.md) on real control planes: a hub with the FleetBudget CRD and the
+ * docs/adr/0039-fleet-budgets.md) on real control planes: a hub with the FleetBudget CRD and the
  * member RBAC, and one member `eu` running tenantgate's webhook as a fleet member
  * (test/support/fleet-hub.ts) and the controller in this process as the tenantgate-controller
  * ServiceAccount with the chart's controller RBAC for a fleet member, the hub reached as member-eu.

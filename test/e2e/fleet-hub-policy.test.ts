@@ -1,5 +1,5 @@
 /**
- * The fleet's hub on one real control plane (docs/fleet.md, docs/adr/0043-fleet-hub.md): the FleetBudget
+ * The fleet's hub on one real control plane (docs/fleet.md, docs/adr/0039-fleet-budgets.md): the FleetBudget
  * CRD, the namespace tenantgate-fleet, the members' and the operator's RBAC and the
  * ValidatingAdmissionPolicy tenantgate-fleet-shares, installed as `helm template` of the chart renders
  * them with fleet.hub.enabled. Member clusters write as their ServiceAccounts (impersonated); what

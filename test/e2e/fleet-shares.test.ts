@@ -1,5 +1,5 @@
 /**
- * Fleet budgets on the members (docs/adr/0044-fleet-member-wiring.md): a hub control plane with the
+ * Fleet budgets on the members (docs/adr/0039-fleet-budgets.md): a hub control plane with the
  * FleetBudget CRD and a FleetBudget, two member control planes running tenantgate's webhook (ledger on,
  * reviews from their apiserver only) configured as fleet members that write to the hub as their
  * member ServiceAccount (test/support/fleet-hub.ts). Growth is self-service namespaces of alice, each
@@ -122,7 +122,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  // What each namespace decision cost (not asserted: docs/adr/0044-fleet-member-wiring.md quotes it).
+  // What each namespace decision cost (not asserted: docs/adr/0039-fleet-budgets.md quotes it).
   for (const m of [eu, us]) {
     const creates = (m?.decisions ?? []).filter(
       (d) => d.kind === 'Namespace' && d.operation === 'CREATE' && d.path === 'validate',

@@ -1,6 +1,6 @@
 /**
- * A fleet of local clusters sharing fleet budgets through a hub (docs/adr/0039-fleet-budgets-demarcation.md,
- * docs/adr/0044-fleet-member-wiring.md), without Argo CD: a hub control plane with the chart's hub mode
+ * A fleet of local clusters sharing fleet budgets through a hub (docs/adr/0039-fleet-budgets.md),
+ * without Argo CD: a hub control plane with the chart's hub mode
  * (test/support/fleet-hub-install.ts: the FleetBudget CRD, namespace tenantgate-fleet, a ServiceAccount
  * `member-<cluster>` per member bound to the member Role, the admission policy tenantgate-fleet-shares),
  * and member control planes each running tenantgate's webhook in this process (ledger on,

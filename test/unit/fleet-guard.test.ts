@@ -1,6 +1,6 @@
 /**
  * The webhook's headroom guard on a fleet member (src/webhook/headroom/guard.ts with src/webhook/headroom/fleet-growth.ts,
- * docs/adr/0044-fleet-member-wiring.md), on the in-memory ledger and hub: E as the budget of the
+ * docs/adr/0039-fleet-budgets.md), on the in-memory ledger and hub: E as the budget of the
  * fleet-budgeted resources, a growth beyond E moved through the hub before it is decided, F2 on a
  * refusal or a hub that does not answer, no hub call within E, and no change for Projects, resources
  * and clusters outside the fleet.

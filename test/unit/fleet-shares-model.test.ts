@@ -1,5 +1,5 @@
 /**
- * Fleet budgets against a model of the fleet (docs/adr/0039-fleet-budgets-demarcation.md): a hub that
+ * Fleet budgets against a model of the fleet (docs/adr/0039-fleet-budgets.md): a hub that
  * stores one share record (src/fleet/shares.ts) and applies a write only when its precondition is the
  * resourceVersion it holds (compare-and-swap), and 2–4 members, each with an enforced limit and an
  * allocation that live in its own cluster (they survive a crash) and a memory that does not (its last

@@ -1,7 +1,7 @@
 /**
  * F1 (a fleet budget declaration makes sense, offline) and F2 (a member cluster's growth beyond its
  * share of the fleet budget, refused; reported by the webhook on a fleet member, src/webhook/headroom/fleet-growth.ts). Pure.
- * docs/adr/0039-fleet-budgets-demarcation.md.
+ * docs/adr/0039-fleet-budgets.md.
  */
 import type { ShareRecord, ShareRefusal, Shortfall } from '../../fleet/shares.js';
 import { holdersOf } from '../../fleet/shares.js';

@@ -275,7 +275,7 @@ const specSchema: StructuralSchema = {
     fleet: {
       type: 'object',
       description:
-        "A budget for the fleet as a whole (docs/adr/0039-fleet-budgets-demarcation.md), enforced by the webhook of every cluster configured as a member (docs/fleet.md). Each member cluster holds a share of it; spec.clusters (else spec.quota) bounds a member's share.",
+        "A budget for the fleet as a whole (docs/adr/0039-fleet-budgets.md), enforced by the webhook of every cluster configured as a member (docs/fleet.md). Each member cluster holds a share of it; spec.clusters (else spec.quota) bounds a member's share.",
       required: ['quota', 'clusters'],
       properties: {
         quota: quotaSpec("The fleet budget: the member clusters' shares never sum to more."),

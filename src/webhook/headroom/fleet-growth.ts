@@ -1,5 +1,5 @@
 /**
- * The webhook's side of fleet budgets (docs/adr/0044-fleet-member-wiring.md): a growth of a
+ * The webhook's side of fleet budgets (docs/adr/0039-fleet-budgets.md): a growth of a
  * fleet-budgeted Project beyond this member's enforced limit E asks the hub for the room (need + keep)
  * within the decision's deadline, raises E once the hub stored the grant, and lets the headroom guard
  * decide again against the new E; a refusal or a hub that does not answer denies with F2. Growth

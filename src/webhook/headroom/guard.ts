@@ -73,7 +73,7 @@ export interface HeadroomGuardOptions {
    */
   cacheCurrent?: () => boolean;
   /**
-   * This cluster as a fleet member (docs/adr/0044-fleet-member-wiring.md; needs `ledger`): a Project
+   * This cluster as a fleet member (docs/adr/0039-fleet-budgets.md; needs `ledger`): a Project
    * whose spec.fleet.clusters names it is budgeted, per fleet-budgeted resource, at the enforced limit
    * E kept in its ledger; a growth beyond E asks the hub for room before it is decided.
    */
