@@ -9,7 +9,7 @@
  * of validate and plan; in tests, test/support/test-clock/cli.ts, which starts the CLI with a clock
  * read from a file: no test hook is part of the shipped CLI). Nothing in the pure domain imports this
  * module (.dependency-cruiser.cjs `domain-reads-no-clock`).
- * Leases, timeouts and backoffs keep reading the system clock. docs/adr/0053-bursts.md.
+ * Leases, timeouts and backoffs keep reading the system clock. docs/adr/0067-budgets.md.
  */
 export interface Clock {
   /** Milliseconds since the epoch. */

@@ -1,6 +1,6 @@
 /**
  * After a burst ends, the project comes back within its budget (docs/budgets.md#bursts,
- * docs/adr/0065-bursts-end-within-budget.md). A burst raises the budget; tenants raise their quotas
+ * docs/adr/0067-budgets.md). A burst raises the budget; tenants raise their quotas
  * inside it, in whichever namespaces they like. When the last burst on the cluster has ended and the
  * project's allocation is still above its budget, the controller lowers quotas until it is not:
  *

@@ -1,5 +1,5 @@
 /**
- * Bursts on a namespace's quota (docs/budgets.md#bursts, docs/adr/0053-bursts.md): while a burst
+ * Bursts on a namespace's quota (docs/budgets.md#bursts, docs/adr/0067-budgets.md): while a burst
  * naming a namespace is active, its `tenantgate-quota` is the declared quota plus the burst; once no
  * burst is active it goes back to the declared quota — never below what the namespace uses. What
  * still runs above the declared quota is reported (the BurstEnded condition, an Event, a metric) and

@@ -1,7 +1,7 @@
 /**
  * Bursts (docs/budgets.md): time-bound increases of a project's budget, approved in git. Pure: every
  * function takes the instant it decides at (`at`, ms since the epoch); the clock is read at the edges
- * (src/clock.ts). docs/adr/0053-bursts.md has the decisions.
+ * (src/clock.ts). docs/adr/0067-budgets.md has the decisions.
  */
 import { canonicalJson } from '../canonical-json.js';
 import { Quantity } from '../quantity/quantity.js';

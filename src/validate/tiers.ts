@@ -3,7 +3,7 @@
  * A tier's budget and a namespace's tier quota are carried through the rule engine as resource keys
  * `<resource>@<priorityClass>` (`pods@*` for the classes that are no declared tier), so that the
  * arithmetic, coverage, ledger, status and views of plain resources serve tiers unchanged.
- * Pure; the decisions are in docs/adr/0052-priority-tiers.md.
+ * Pure; the decisions are in docs/adr/0067-budgets.md.
  */
 import type {
   DeclaredNamespace,

@@ -1,5 +1,5 @@
 /**
- * Device budgets on the real control plane (docs/budgets.md#devices, docs/adr/0051-device-budgets.md):
+ * Device budgets on the real control plane (docs/budgets.md#devices, docs/adr/0067-budgets.md):
  * a DeviceClass made by the cluster admin, a Project budgeting DRA devices of that class, ResourceClaims
  * and `requests.nvidia.com/gpu`, split over two self-service namespaces by the default quotas the
  * controller writes. As the tenant user alice (no privilege): the apiserver's quota refuses a claim or a

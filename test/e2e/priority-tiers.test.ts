@@ -1,5 +1,5 @@
 /**
- * Priority tiers (docs/budgets.md#priority-tiers, ADR 0052) on the real control plane: the webhook
+ * Priority tiers (docs/budgets.md#priority-tiers, ADR 0067) on the real control plane: the webhook
  * (two replicas, ledger on) and the controller as they ship; PriorityClasses created by admin; every
  * tenant step is alice's real request. First, what the apiserver's own quota does with PriorityClass
  * scopes and pods without a priorityClassName (the reason the other-tiers quota has `Exists`).

@@ -1,5 +1,5 @@
 /**
- * Cost by what Kubernetes counts, whatever its spelling (docs/budgets.md#cost, docs/adr/0062): a
+ * Cost by what Kubernetes counts, whatever its spelling (docs/budgets.md#cost, docs/adr/0067-budgets.md): a
  * ResourceQuota counts a pod's requests of cpu, memory, ephemeral-storage and hugepages-<size> under the
  * bare name and under its `requests.` form alike, so a budget, a quota or a price sheet in either
  * spelling prices the same quantity. A list naming both spellings is held to both limits by Kubernetes:

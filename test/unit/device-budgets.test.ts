@@ -3,7 +3,7 @@
  * (`<deviceclass>.deviceclass.resource.k8s.io/devices`, `count/resourceclaims.resource.k8s.io`) are
  * budgeted, covered (Q2) and defaulted as `requests.cpu` is — through validate, the webhook's rules,
  * the controller's default quotas, render, plan and the budget view — and the quota keys Kubernetes
- * refuses or never counts are S1 (src/validate/rules/quota-keys.ts, docs/adr/0051-device-budgets.md).
+ * refuses or never counts are S1 (src/validate/rules/quota-keys.ts, docs/adr/0067-budgets.md).
  */
 import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';

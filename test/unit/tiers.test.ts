@@ -1,5 +1,5 @@
 /**
- * Priority tiers (docs/budgets.md#priority-tiers, ADR 0052): tier keys, the budget and defaults with
+ * Priority tiers (docs/budgets.md#priority-tiers, ADR 0067): tier keys, the budget and defaults with
  * tiers, which quotas count under which keys, Q1/Q2/Q3 with tier keys offline and in admission, the
  * rendered quotas and the controller's plan.
  */

@@ -1,5 +1,5 @@
 /**
- * The one budget check (docs/design.md, "The budget model"; docs/adr/0067-budget-model-and-one-check.md):
+ * The one budget check (docs/design.md, "The budget model"; docs/adr/0067-budgets.md):
  * whether a namespace's share after a change fits its project's budget. Q1 per budget key — tier keys
  * included, so Q1 judges the tiers too — and C1 over the priced allocation. Admission
  * (src/validate/admission.ts) and the headroom guard's stricter reading (src/webhook/headroom/guard.ts) both

@@ -1,5 +1,5 @@
 /**
- * The budget model (docs/design.md, "The budget model"; docs/adr/0067-budget-model-and-one-check.md):
+ * The budget model (docs/design.md, "The budget model"; docs/adr/0067-budgets.md):
  * a project's budget on a cluster at an instant is composed in named layers, each over the one before:
  *
  *   declared  `spec.clusters.<cluster>.quota.hard`, else `spec.quota.hard`

@@ -1,6 +1,6 @@
 /**
  * S1 for the resource names and values of a Project's quota lists: what Kubernetes would refuse in a
- * ResourceQuota, or accept and never count (docs/adr/0051-device-budgets.md).
+ * ResourceQuota, or accept and never count (docs/adr/0067-budgets.md).
  *
  * The apiserver's ResourceQuota validation refuses a name that is not a qualified name, a name without
  * `/` that is not a standard quota resource, a negative value, and a fraction for a resource counted in
