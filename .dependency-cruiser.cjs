@@ -1,5 +1,5 @@
 /**
- * `npm run lint`: the layers of src/ (docs/design.md "Code map and layers", docs/adr/0070-layers-enforced-by-the-linter.md).
+ * `npm run lint`: the layers of src/ (docs/design.md "Code map and layers", docs/adr/0069-code-structure.md).
  *
  *   domain       pure: types, schema, quantities, budget, rules, desired objects, plans, the view's answers
  *   adapters     I/O: Kubernetes clients and watches, the headroom ledger, the hub client, certificates, logs
@@ -78,7 +78,7 @@ module.exports = {
       name: 'domain-reads-no-clock',
       severity: 'error',
       comment:
-        'The pure domain never asks what time it is: every instant (bursts, B2, budgets and the shares memo) is a parameter or travels in the request the caller builds (ReviewContext.at, PlanInput.at, RenderOptions.at, ViewRequest.at). Only the edges (src/cli, src/webhook, src/controller, src/kubectl, the view server) import src/clock.ts and call processNow() (docs/adr/0078-the-instant-is-an-argument.md).',
+        'The pure domain never asks what time it is: every instant (bursts, B2, budgets and the shares memo) is a parameter or travels in the request the caller builds (ReviewContext.at, PlanInput.at, RenderOptions.at, ViewRequest.at). Only the edges (src/cli, src/webhook, src/controller, src/kubectl, the view server) import src/clock.ts and call processNow() (docs/adr/0069-code-structure.md).',
       from: { path: DOMAIN, pathNot: '^src/clock[.]ts$' },
       to: { path: '^src/clock[.]ts$' },
     },

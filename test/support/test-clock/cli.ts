@@ -3,7 +3,7 @@
  * that build's `tenantgate ARGS…` with its process clock read from the file TENANTGATE_TEST_CLOCK_FILE
  * names (file-clock.ts). The clock is installed in the process-clock module of the same build
  * (`<cli/main.js>/../../clock.js`), so a dist/ build and a source tree work alike. The shipped CLI has
- * no test hook (docs/adr/0071-test-clock-outside-the-product.md).
+ * no test hook (docs/adr/0069-code-structure.md).
  */
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -1,5 +1,5 @@
 /**
- * The test hook for time (docs/adr/0067-budgets.md, docs/adr/0071-test-clock-outside-the-product.md):
+ * The test hook for time (docs/adr/0067-budgets.md, docs/adr/0069-code-structure.md):
  * TENANTGATE_TEST_CLOCK_FILE names a file holding one RFC 3339 instant; a process started through
  * test/support/test-clock/cli.ts decides budgets at that instant plus the real time elapsed since the
  * file was written (its mtime), and follows the file when a test rewrites it. So a test jumps to just
