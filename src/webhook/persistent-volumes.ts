@@ -3,7 +3,7 @@
  * volume just before the decision, only for a claim that sets a volume name anew (static binding is rare;
  * every other review awaits nothing). No PersistentVolume informer: it would hold every volume of the
  * cluster in each replica for a check few requests need, and a GET reads the labels and claimRef as they
- * are now (ADR 0080).
+ * are now (ADR 0074).
  */
 import type { PersistentVolumeLike } from '../validate/allow-lists.js';
 import { volumeToRead } from '../validate/allow-admission.js';
