@@ -37,7 +37,7 @@ build: deps
 control-plane:
 	hack/build-control-plane.sh
 
-# The oldest supported Kubernetes minor (ADR 0046): its kube-apiserver, kube-controller-manager and kubectl from
+# The oldest supported Kubernetes minor (ADR 0077): its kube-apiserver, kube-controller-manager and kubectl from
 # test/cluster/gobuild-1.35 into .cache/k8s/<version>/bin (built once per pin); test/e2e/older-kubernetes.test.ts runs on it.
 control-plane-oldest:
 	hack/build-control-plane.sh gobuild-1.35

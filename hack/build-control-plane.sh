@@ -3,7 +3,7 @@
 # what is already built for that version (so a binary is rebuilt only when the pin changes).
 #   hack/build-control-plane.sh              test/cluster/gobuild: the newest tested Kubernetes (kube-apiserver,
 #                                            kube-controller-manager, kubectl) and the shared etcd
-#   hack/build-control-plane.sh gobuild-1.35 the oldest supported minor (ADR 0046): no etcd of its own (it
+#   hack/build-control-plane.sh gobuild-1.35 the oldest supported minor (ADR 0077): no etcd of its own (it
 #                                            runs against the etcd built from test/cluster/gobuild)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

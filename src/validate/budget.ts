@@ -50,7 +50,7 @@ export interface ProjectBudget {
 
 /**
  * What one namespace uses: per resource, the largest report of its unscoped quotas (quotaUsed); for a
- * terminating namespace whose quotas are gone, what they last reported (its pods may still run, ADR 0046).
+ * terminating namespace whose quotas are gone, what they last reported (its pods may still run, ADR 0077).
  */
 export function usedIn(snapshot: Snapshot, namespace: string): Resources {
   const used = quotaUsed(snapshot.quotasInNamespace(namespace));

@@ -82,7 +82,7 @@ function isTerminating(snapshot: Snapshot, namespace: string): boolean {
  * pods keep what they requested until they are gone. A process that first saw the namespace already
  * terminating and without quotas (it may have started after they went) cannot know what the pods use
  * and counts the namespace as holding the whole budget until it is gone: the project grows nowhere
- * meanwhile (fail closed, ADR 0046).
+ * meanwhile (fail closed, ADR 0077).
  */
 export function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, budget: Resources): Resources {
   const current = snapshot.quotasInNamespace(namespace);

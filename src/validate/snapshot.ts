@@ -40,7 +40,7 @@ export class MemorySnapshot implements Snapshot {
   /**
    * What the unscoped quotas of a namespace last reported in use when the last of them was deleted
    * (lastQuotaUsageOf): before Kubernetes 1.33 the namespace controller may delete a terminating
-   * namespace's quotas while its pods still run (ADR 0046). One entry per such namespace, dropped
+   * namespace's quotas while its pods still run (ADR 0077). One entry per such namespace, dropped
    * when the namespace goes or an unscoped quota comes back.
    */
   private readonly lastUsageByNamespace = new Map<string, Resources>();

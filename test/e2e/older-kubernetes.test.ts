@@ -1,5 +1,5 @@
 /**
- * tenantgate on the oldest supported Kubernetes minor (ADR 0046): a control plane of its own whose
+ * tenantgate on the oldest supported Kubernetes minor (ADR 0077): a control plane of its own whose
  * kube-apiserver, kube-controller-manager and kubectl are that release's (built from
  * test/cluster/gobuild-1.35; etcd is the pinned one), kubeadm-style like the others (PodSecurity on,
  * controllers under their own ServiceAccounts). A focused subset: the webhook's rules, PodSecurity

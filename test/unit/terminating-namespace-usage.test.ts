@@ -1,7 +1,7 @@
 /**
  * A terminating namespace whose quotas are gone while its pods still run (Kubernetes before 1.33
  * deletes a namespace's content in no particular order) keeps counting what its pods last used
- * (ADR 0046): in the shares Q1 and the controller's status read, and in Q1's message.
+ * (ADR 0077): in the shares Q1 and the controller's status read, and in Q1's message.
  */
 import { processNow } from '../../src/clock.js';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins the oldest supported Kubernetes minor's control-plane binaries (ADR 0046):
+// Package tools pins the oldest supported Kubernetes minor's control-plane binaries (ADR 0077):
 // kube-apiserver, kube-controller-manager and kubectl. etcd is the one built from test/cluster/gobuild.
 package tools
 

@@ -103,7 +103,7 @@ export interface ControlPlaneOptions {
   log?: (line: string) => void;
   /** Extra kube-apiserver flags (e.g. an audit log). */
   apiserverArgs?: string[];
-  /** Where etcd is, when binDir has none of its own (an older Kubernetes minor shares the pinned etcd, ADR 0046). */
+  /** Where etcd is, when binDir has none of its own (an older Kubernetes minor shares the pinned etcd, ADR 0077). */
   etcdBinDir?: string;
   /** Extra kube-controller-manager flags (e.g. feature gates of an older minor). */
   controllerManagerArgs?: string[];

@@ -1,5 +1,5 @@
 /**
- * The Kubernetes minors tenantgate supports (ADR 0046) and where their control planes are built: the
+ * The Kubernetes minors tenantgate supports (ADR 0077) and where their control planes are built: the
  * newest from test/cluster/gobuild, the oldest from test/cluster/gobuild-<minor> (kube-apiserver,
  * kube-controller-manager and kubectl of that release; etcd is the pinned one, shared).
  *
