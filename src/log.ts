@@ -17,8 +17,8 @@ export type { Logger };
  * `sync: false` (the webhook, which logs one record per admission decision): JSON records are
  * gathered and written to stderr asynchronously, once 16 Ki characters have gathered (≈ 50 decision
  * records) or at the latest a second after the first, so a busy webhook makes one write system call
- * per batch rather than per request (on the benchmark VM a write costs more CPU than the rules, ADR
- * 0016; the batching is ours rather than sonic-boom's `minLength`, ADR 0004). What is gathered is
+ * per batch rather than per request (on the benchmark VM a write costs more CPU than the rules;
+ * the batching is ours rather than sonic-boom's `minLength`, ADR 0004). What is gathered is
  * flushed synchronously when the process exits; only a SIGKILL can lose it (at most one batch, 1 s).
  * Pretty output always stays synchronous.
  */

@@ -1,6 +1,6 @@
 /**
  * What a new connection costs the webhook, by serving key: RSA-2048 (what tenantgate made before ADR
- * 0093) against ECDSA P-256 (what `tenantgate certs`, the test harness and the chart's cert-manager
+ * 0034) against ECDSA P-256 (what `tenantgate certs`, the test harness and the chart's cert-manager
  * Certificate make now). The apiserver keeps at
  * most 25 idle connections per webhook host (client-go's transport cache) and speaks HTTP/1.1 to
  * webhooks: above 25 reviews in flight, each further review opens a connection and pays a full TLS

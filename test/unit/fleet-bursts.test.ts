@@ -1,5 +1,5 @@
 /**
- * A fleet member with an active burst (docs/fleet.md "What a member enforces", docs/adr/0061): the
+ * A fleet member with an active burst (docs/fleet.md "What a member enforces", docs/adr/0039-fleet-budgets.md): the
  * burst is counted exactly once. A fleet-budgeted resource is budgeted at min(E, the cluster's upper
  * bound with the burst added once, the fleet budget) — never above E; a resource outside the fleet
  * budget at its declared budget plus the burst. The expected budgets are computed here from the raw
