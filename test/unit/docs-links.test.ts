@@ -1,7 +1,8 @@
 /**
  * The docs are walked by following links: every relative Markdown link in README.md, CHANGELOG.md and
  * docs/ (ADRs and history included) points at a file or directory of the repository, and every
- * `#anchor` into a Markdown file names one of its headings.
+ * `#anchor` into a Markdown file names one of its headings. The current docs (docs/*.md and docs/adr/*.md,
+ * not the history) name source files in backticks, `src/…`; every such path exists.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -46,6 +47,12 @@ export function relativeLinks(markdown: string): string[] {
     .filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
 }
 
+/** Backticked repository paths under src/ outside fenced code: `src/a/b.ts`, `src/a/` (no globs). */
+export function sourcePaths(markdown: string): string[] {
+  const prose = markdown.replace(/```[\s\S]*?```/g, '');
+  return [...prose.matchAll(/`(src\/[^`\s*]*)`/g)].map((m) => m[1]!);
+}
+
 const FILES = [join(ROOT, 'README.md'), join(ROOT, 'CHANGELOG.md'), ...markdownFiles(join(ROOT, 'docs'))].filter((f) =>
   existsSync(f),
 );
@@ -79,5 +86,33 @@ describe('links between the docs', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+});
+
+/** The docs that describe the system as it is: docs/*.md and docs/adr/*.md (history/ keeps its text as written). */
+const CURRENT_DOCS = [join(ROOT, 'docs'), join(ROOT, 'docs', 'adr')].flatMap((dir) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(dir, f)),
+);
+
+describe('source paths named by the current docs', () => {
+  it('finds backticked src/ paths, and none inside fenced code', () => {
+    expect(CURRENT_DOCS.length).toBeGreaterThan(20);
+    expect(CURRENT_DOCS.some((f) => f.includes(`${join('adr', 'history')}`))).toBe(false);
+    expect(sourcePaths('`src/a.ts` and `src/b/` `src/*.ts` `x/src/c.ts`\n```\n`src/d.ts`\n```')).toEqual([
+      'src/a.ts',
+      'src/b/',
+    ]);
+  });
+
+  it('every backticked src/ path in docs/*.md and docs/adr/*.md exists', () => {
+    const missing: string[] = [];
+    for (const file of CURRENT_DOCS) {
+      for (const path of sourcePaths(readFileSync(file, 'utf8'))) {
+        if (!existsSync(join(ROOT, path))) missing.push(`${relative(ROOT, file)}: ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
