@@ -16,4 +16,26 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Unit tests decide at a fixed instant (test/support/instant.ts: TEST_NOW, or fakeNow() on vitest's fake
+    // timers): never at the machine's clock. A justified exception is annotated where it is made.
+    files: ['test/unit/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.name='processNow']",
+          message: 'Unit tests pass a fixed instant (TEST_NOW from test/support/instant.ts), not processNow().',
+        },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Unit tests do not read the wall clock: use TEST_NOW, or fakeNow() under vi.useFakeTimers().',
+        },
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'Unit tests do not read the wall clock: use new Date(TEST_NOW), or fake timers.',
+        },
+      ],
+    },
+  },
 );

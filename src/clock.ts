@@ -16,7 +16,7 @@ export interface Clock {
   now(): number;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+const systemClock: Clock = { now: () => Date.now() };
 
 /** A clock that stays at one instant. */
 export function fixedClock(at: number): Clock {

@@ -22,8 +22,8 @@ export type { Logger };
  * flushed synchronously when the process exits; only a SIGKILL can lose it (at most one batch, 1 s).
  * Pretty output always stays synchronous.
  */
-export const ASYNC_LOG_BATCH_CHARS = 16 * 1024;
-export const ASYNC_LOG_FLUSH_MS = 1000;
+const ASYNC_LOG_BATCH_CHARS = 16 * 1024;
+const ASYNC_LOG_FLUSH_MS = 1000;
 
 /**
  * pino's `isoTime`, formatted once per millisecond: a busy webhook writes several records in the same

@@ -42,7 +42,7 @@ export const nowMs = () => performance.now();
 // Statistics and /proc
 // ---------------------------------------------------------------------------------------------
 
-export function percentile(sorted: Float64Array | number[], p: number): number {
+function percentile(sorted: Float64Array | number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[idx] ?? NaN;
@@ -81,7 +81,7 @@ export function stats(values: ArrayLike<number>, count = values.length): Latency
 export const round3 = (x: number) => Math.round(x * 1000) / 1000;
 export const round1 = (x: number) => Math.round(x * 10) / 10;
 
-export let clockTicks = 100;
+let clockTicks = 100;
 try {
   const out = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
   const n = Number(out.stdout?.trim());
@@ -369,8 +369,8 @@ export function cpuWindow(serverPid: number, clientPids?: readonly number[]) {
  * This machine is shared: waits (up to `maxWaitMs`) until the rest of the machine uses less than
  * QUIET_PCT of one core, measured over 1 s windows minus our own processes. Returns the last reading.
  */
-export const QUIET_PCT = 30;
-export async function quiet(ownPids: number[], maxWaitMs = 30_000): Promise<number> {
+const QUIET_PCT = 30;
+async function quiet(ownPids: number[], maxWaitMs = 30_000): Promise<number> {
   const deadline = nowMs() + maxWaitMs;
   for (;;) {
     const m0 = machineCpu();

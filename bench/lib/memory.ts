@@ -157,7 +157,7 @@ export function memoryCgroup(name: string, limitBytes: number): MemoryCgroup | {
 }
 
 /** A Kubernetes memory quantity of the chart ("192Mi", "1Gi") in bytes. */
-export function memoryBytes(text: string, where: string): number {
+function memoryBytes(text: string, where: string): number {
   const m = /^(\d+)(Mi|Gi)$/.exec(text);
   if (!m) throw new Error(`${where} is ${JSON.stringify(text)}: expected <n>Mi or <n>Gi`);
   return Number(m[1]) * (m[2] === 'Gi' ? 1024 ** 3 : MB);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 
 import { round1 } from './measure.js';
 
-export interface ProfileNode {
+interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
@@ -34,7 +34,7 @@ export interface ProfileSummary {
   byOriginInclusive: ProfileEntry[];
 }
 
-export function origin(url: string, functionName: string): string {
+function origin(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : '(native)';
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (nm) return nm[1]!;
@@ -47,7 +47,7 @@ export function origin(url: string, functionName: string): string {
   return url.replace(/^file:\/\//, '');
 }
 
-export function frameKey(n: ProfileNode): string {
+function frameKey(n: ProfileNode): string {
   const { functionName, url, lineNumber } = n.callFrame;
   if (!url) return functionName || '(anonymous)';
   return `${functionName || '(anonymous)'} ${origin(url, functionName)}${lineNumber > 0 ? `:${lineNumber + 1}` : ''}`;

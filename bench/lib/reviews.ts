@@ -15,13 +15,13 @@ import {
   tenantName,
 } from './webhook-server.js';
 
-export let uidCounter = 0;
-export function uid(): string {
+let uidCounter = 0;
+function uid(): string {
   uidCounter += 1;
   return `5b0d8a3e-0000-4000-8000-${uidCounter.toString(16).padStart(12, '0')}`;
 }
 
-export function managedFields(manager: string, operation: string, fields: unknown): unknown[] {
+function managedFields(manager: string, operation: string, fields: unknown): unknown[] {
   return [
     { manager, operation, apiVersion: 'v1', time: '2026-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: fields },
   ];

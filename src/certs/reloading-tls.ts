@@ -37,7 +37,7 @@ export type ServingCertificate = { certFile: string; keyFile: string } | { cert:
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----[\s\S]*?-----END \1-----/g;
 
 /** The certificates of a PEM bundle; throws naming `what` when one is cut off or does not parse, or there is none. */
-export function pemCertificates(text: string, what: string): X509Certificate[] {
+function pemCertificates(text: string, what: string): X509Certificate[] {
   const blocks = [...text.matchAll(PEM_BLOCK)].map((m) => m[0]);
   const begins = text.match(/-----BEGIN /g)?.length ?? 0;
   if (begins !== blocks.length)
@@ -56,7 +56,7 @@ export function pemCertificates(text: string, what: string): X509Certificate[] {
 }
 
 /** Checks material before it is served (pure): the certificate parses and its key matches, the CA bundle parses. Throws naming the file. */
-export function checkTlsMaterial(m: TlsMaterial, files: TlsFiles): void {
+function checkTlsMaterial(m: TlsMaterial, files: TlsFiles): void {
   const [leaf] = pemCertificates(m.cert, files.cert);
   let key;
   try {
@@ -224,11 +224,7 @@ export function reloadOnChange(
  * issued and signed it, and it is within its validity. A chain through an intermediate is not trusted
  * here (the handshake of a new connection verifies those). Pure.
  */
-export function untrustedBecause(
-  leaf: X509Certificate,
-  bundle: readonly X509Certificate[],
-  atMs: number,
-): string | undefined {
+function untrustedBecause(leaf: X509Certificate, bundle: readonly X509Certificate[], atMs: number): string | undefined {
   if (atMs < Date.parse(leaf.validFrom) || atMs > Date.parse(leaf.validTo))
     return `CERT_NOT_VALID_NOW (${leaf.validFrom} to ${leaf.validTo})`;
   return bundle.some((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey))

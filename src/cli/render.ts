@@ -32,7 +32,7 @@ export interface RenderFlags {
 export const FLEET_HUB_ENV = 'ARGOCD_ENV_FLEET_HUB';
 
 /** `--app-projects`, else ARGOCD_ENV_APP_PROJECTS: true/false (any case) or unset/empty; anything else is an error. */
-export function appProjectsWanted(flags: RenderFlags, env: NodeJS.ProcessEnv): boolean | string {
+function appProjectsWanted(flags: RenderFlags, env: NodeJS.ProcessEnv): boolean | string {
   if (flags.appProjects) return true;
   const raw = env[APP_PROJECTS_ENV];
   if (raw === undefined || raw.trim() === '') return false;

@@ -122,7 +122,7 @@ async function listAllowListObjects(
 }
 
 /** The objects the allow-lists judge in `namespaces` (RBAC: list on each kind; read-only). */
-export async function readAllowListObjects(kc: k8s.KubeConfig, namespaces: readonly string[]): Promise<LiveObject[]> {
+async function readAllowListObjects(kc: k8s.KubeConfig, namespaces: readonly string[]): Promise<LiveObject[]> {
   const api = new LeanApiClient(kc);
   const limit = pLimit(CONCURRENCY);
   try {

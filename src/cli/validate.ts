@@ -28,7 +28,7 @@ export interface CheckResult {
 }
 
 /** Parses and checks declarations; shared by validate and render. */
-export async function checkPaths(
+async function checkPaths(
   paths: string[],
   config: TenantgateConfig,
   baseRef?: string,
@@ -71,7 +71,7 @@ export function checkDocuments(
   return { findings, projects, others };
 }
 
-export function toFindings(sources: SourceDocument[], violations: Violation[]): Finding[] {
+function toFindings(sources: SourceDocument[], violations: Violation[]): Finding[] {
   return violations.map((v) => {
     const source = sources[v.document ?? 0]!;
     const { line, col } = positionOf(source, v.path);

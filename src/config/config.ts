@@ -93,9 +93,9 @@ export interface PricingConfig {
 }
 
 /** Hours of a month when `pricing.hoursPerMonth` is not given. */
-export const DEFAULT_HOURS_PER_MONTH = 730;
+const DEFAULT_HOURS_PER_MONTH = 730;
 
-export interface FleetMemberConfig {
+interface FleetMemberConfig {
   /**
    * The hub's kubeconfig file (the Secret tenantgate-fleet-hub, mounted). Empty (the default): this
    * cluster is no fleet member and every Project keeps its per-cluster budget. Set: `clusterName` must
@@ -138,7 +138,7 @@ export interface ArgoCdConfig {
   syncServiceAccount: string;
 }
 
-export type Visibility = (typeof VISIBILITIES)[number];
+type Visibility = (typeof VISIBILITIES)[number];
 
 export const DEFAULT_CONFIG: TenantgateConfig = {
   clusterName: '',

@@ -2,8 +2,8 @@
 import { stringify } from 'yaml';
 import { DEFAULT_CONFIG, type TenantgateConfig } from './config.js';
 
-export const CONFIG_MAP_NAME = 'tenantgate-config';
-export const CONFIG_FILE_KEY = 'tenantgate.yaml';
+const CONFIG_MAP_NAME = 'tenantgate-config';
+const CONFIG_FILE_KEY = 'tenantgate.yaml';
 export const CONFIG_MAP_PATH = 'manifests/config/tenantgate-config.yaml';
 
 const HEADER = `# generated from DEFAULT_CONFIG (src/config/config.ts) by hack/generate-config.ts (\`make config\`): the

@@ -29,7 +29,7 @@ const RESOURCE_LIST = {
 } as const;
 
 /** A price as an exact decimal (no exponent, no sign): "0.031", "2.48", "12". Quoted in YAML: a YAML number is a float. */
-export const PRICE_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
+const PRICE_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
 /** An ISO 4217 currency code. */
 const CURRENCY_PATTERN = '^[A-Z]{3}$';
 /** A resource name a quota counts, without a tier (`@`): tier keys count the same pods again and have no price of their own. */

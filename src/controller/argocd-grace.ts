@@ -11,9 +11,9 @@
 import type { NamespaceObject } from '../validate/types.js';
 
 /** Argo CD's annotation tracking (its default since 3.0). */
-export const ARGOCD_TRACKING_ANNOTATION = 'argocd.argoproj.io/tracking-id';
+const ARGOCD_TRACKING_ANNOTATION = 'argocd.argoproj.io/tracking-id';
 /** Argo CD's label tracking (the default before 3.0). */
-export const ARGOCD_INSTANCE_LABEL = 'app.kubernetes.io/instance';
+const ARGOCD_INSTANCE_LABEL = 'app.kubernetes.io/instance';
 /** How long after its creation an Argo CD-tracked namespace is left to its sync. */
 export const ARGOCD_SYNC_GRACE_MS = 60_000;
 

@@ -58,10 +58,10 @@ export interface BudgetRestore {
   readonly stillOver: readonly StillOver[];
 }
 
-export const NOTHING_TO_RESTORE: BudgetRestore = { giveBacks: [], stillOver: [] };
+const NOTHING_TO_RESTORE: BudgetRestore = { giveBacks: [], stillOver: [] };
 
 /** Whether a burst on this cluster has ended and none is active at `at`: when the budget must hold again. */
-export function afterBursts(project: Project, cluster: string, at: number): boolean {
+function afterBursts(project: Project, cluster: string, at: number): boolean {
   const mine = bursts(project).filter((b) => burstApplies(b, cluster));
   return mine.some((b) => burstPhase(b, at) === 'ended') && activeBursts(project, cluster, at).length === 0;
 }

@@ -45,7 +45,7 @@ export interface AboveDeclared {
   held: string;
 }
 
-export interface BurstQuotaWrite {
+interface BurstQuotaWrite {
   namespace: string;
   /** The quota as cached (its resourceVersion makes the write conditional). */
   quota: ResourceQuotaObject;
@@ -232,7 +232,7 @@ export function describeAbove(above: readonly AboveDeclared[]): string {
     .join('; ');
 }
 
-export const CONDITION_BURST_ENDED = 'BurstEnded';
+const CONDITION_BURST_ENDED = 'BurstEnded';
 
 /**
  * The Project's BurstEnded condition on this cluster, for a project with bursts (or a quota still

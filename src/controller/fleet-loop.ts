@@ -100,7 +100,7 @@ export interface FleetLoopOptions {
 }
 
 /** Whether the loop looks after `project` here: it has spec.fleet and names this cluster (or did: see check). */
-export function isFleetProjectOn(project: Project, cluster: string): boolean {
+function isFleetProjectOn(project: Project, cluster: string): boolean {
   const clusters = project.spec.fleet?.clusters;
   return Array.isArray(clusters) && clusters.includes(cluster);
 }
@@ -110,7 +110,7 @@ export function isFleetProjectOn(project: Project, cluster: string): boolean {
  * the larger of what it holds (usage-counted, as the quota rules count it) and what a live ledger
  * reservation says it will hold; reservations for namespaces the cache does not show yet count too.
  */
-export function floorOf(
+function floorOf(
   snapshot: Snapshot,
   project: Project,
   cluster: string,

@@ -31,7 +31,7 @@ export interface LeaseRecord {
 }
 
 /** Where Events about cluster-scoped Projects go (as client-go's recorder does). */
-export const EVENTS_NAMESPACE = 'default';
+const EVENTS_NAMESPACE = 'default';
 
 export interface ProjectEvent {
   type: 'Normal' | 'Warning';

@@ -20,7 +20,7 @@ export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 export type ManagedKind = 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'AllowList';
 
 /** Where each kind is watched, and the one name tenantgate gives it in a project namespace. */
-export const MANAGED_KINDS: Record<ManagedKind, { path: string; name: string }> = {
+const MANAGED_KINDS: Record<ManagedKind, { path: string; name: string }> = {
   RoleBinding: { path: '/apis/rbac.authorization.k8s.io/v1/rolebindings', name: OWNERS_BINDING_NAME },
   LimitRange: { path: '/api/v1/limitranges', name: LIMITRANGE_NAME },
   NetworkPolicy: { path: '/apis/networking.k8s.io/v1/networkpolicies', name: NETWORK_POLICY_NAME },

@@ -25,8 +25,8 @@ export interface AccessDecision {
 }
 
 export const METRICS_PATH = '/metrics';
-export const DEFAULT_ALLOW_TTL_MS = 60_000;
-export const DEFAULT_MAX_ENTRIES = 256;
+const DEFAULT_ALLOW_TTL_MS = 60_000;
+const DEFAULT_MAX_ENTRIES = 256;
 
 /** The token of an `Authorization: Bearer <token>` header (scheme matched without case), else undefined. */
 export function bearerToken(header: string | undefined): string | undefined {

@@ -23,7 +23,7 @@ import { ObjectCache, ObjectCaches, type CachedObject } from './managed-objects.
 
 export type AccessKind = 'ClusterRole' | 'ClusterRoleBinding';
 export const ACCESS_KINDS: readonly AccessKind[] = ['ClusterRole', 'ClusterRoleBinding'];
-export const ACCESS_PATHS: Record<AccessKind, string> = {
+const ACCESS_PATHS: Record<AccessKind, string> = {
   ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
   ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
 };
@@ -34,7 +34,7 @@ export function projectAccessName(project: string): string {
   return `${PREFIX}${project}`;
 }
 
-export interface PolicyRule {
+interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   resourceNames: string[];

@@ -30,8 +30,6 @@ import { ensurePodSecurityLabels } from './steps/pod-security-labels.js';
 import { ensureNamespaceObjects } from './steps/namespace-objects.js';
 import { ensureProjectAccess } from './steps/project-access.js';
 
-export { rfc3339 } from './steps/context.js';
-
 /** The longest wait for a burst's next start or end (the requeue is renewed then). */
 const MAX_BURST_REQUEUE_MS = 10 * 60_000;
 

@@ -31,15 +31,15 @@ import { declaredHere, effectiveOf, expectedQuota, planDefaultQuotas } from './d
 import { burstCondition, expectedWithBursts } from './burst-quotas.js';
 import { processNow } from '../clock.js';
 
-export const CONDITION_READY = 'Ready';
+const CONDITION_READY = 'Ready';
 export const CONDITION_QUOTA_WITHIN_BUDGET = 'QuotaWithinBudget';
-export const CONDITION_NAMESPACES_HEALTHY = 'NamespacesHealthy';
-export const CONDITION_NAMESPACES_REMAINING = 'NamespacesRemaining';
+const CONDITION_NAMESPACES_HEALTHY = 'NamespacesHealthy';
+const CONDITION_NAMESPACES_REMAINING = 'NamespacesRemaining';
 
 /** How many namespaces a condition message names before it says "and N more". */
 const MESSAGE_LIST_LIMIT = 20;
 
-export type NamespaceStatus = NonNullable<ProjectStatus['namespaces']>[number];
+type NamespaceStatus = NonNullable<ProjectStatus['namespaces']>[number];
 
 /** What the cascade (CR2) found, for the status of a Project being deleted. */
 export interface CascadeReport {
@@ -62,7 +62,7 @@ export interface StatusInput {
 }
 
 /** Health of one namespace of the project (CR3). Terminating and Missing are transient and do not make the project unhealthy. */
-export function namespaceHealth(
+function namespaceHealth(
   project: Project,
   ns: NamespaceObject | undefined,
   declaredQuota: Record<string, string | number> | undefined,

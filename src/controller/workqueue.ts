@@ -11,7 +11,7 @@ export interface Clock {
   clearTimer(handle: unknown): void;
 }
 
-export const realClock: Clock = {
+const realClock: Clock = {
   now: () => Date.now(),
   setTimer: (fn, ms) => {
     const t = setTimeout(fn, ms);

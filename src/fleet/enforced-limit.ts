@@ -14,7 +14,7 @@ export interface StoreOptions {
   maxAttempts?: number;
 }
 
-export class EnforcedLimitContended extends Error {}
+class EnforcedLimitContended extends Error {}
 
 /**
  * A CAS loop on the project's ledger: read, change the record, write it back with the reservations

@@ -6,17 +6,15 @@
  * copy differs. The schema is structural and bounded (maxProperties/maxItems) so that the
  * ValidatingAdmissionPolicy `tenantgate-fleet-shares`, which walks it in CEL, has a bounded cost.
  */
-import { API_GROUP } from '../validate/types.js';
 import { crdYaml, customResourceDefinition } from '../validate/schema/crd.js';
 import { quantitySchema, resourceSchema, type StructuralSchema } from '../validate/schema/project-schema.js';
 import { FLEET_KIND, FLEET_PLURAL } from './fleet-budget-object.js';
 
-export const FLEET_CRD_NAME = `${FLEET_PLURAL}.${API_GROUP}`;
 export const FLEET_CRD_PATH = 'charts/tenantgate/files/crd/fleetbudgets.tenantgate.io.yaml';
 
 /** The most members a FleetBudget names, and the most resources a budget lists (bounds CEL's cost). */
 export const MAX_FLEET_MEMBERS = 64;
-export const MAX_FLEET_RESOURCES = 32;
+const MAX_FLEET_RESOURCES = 32;
 
 const HEADER =
   '# generated from src/fleet/fleet-budget-crd.ts by hack/generate-crd.ts, do not edit (regenerate with `make crd`)\n';

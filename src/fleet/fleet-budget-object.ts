@@ -13,7 +13,7 @@ import { formatResources, parseResources } from '../validate/resource-lists.js';
 import type { Resources } from '../validate/types.js';
 import type { ObjectMeta, Project, ResourceList, Violation } from '../validate/types.js';
 
-export const FLEET_API_VERSION = 'tenantgate.io/v1alpha1';
+const FLEET_API_VERSION = 'tenantgate.io/v1alpha1';
 export const FLEET_KIND = 'FleetBudget';
 export const FLEET_PLURAL = 'fleetbudgets';
 /** The hub namespace holding every FleetBudget, and the members' ServiceAccounts. */
@@ -21,7 +21,7 @@ export const FLEET_NAMESPACE = 'tenantgate-fleet';
 /** Deleting a FleetBudget only marks it while a member holds a share. */
 export const FLEET_FINALIZER = 'tenantgate.io/fleet-shares';
 
-export interface FleetBudgetSpecObject {
+interface FleetBudgetSpecObject {
   /** The fleet budget (the Project's `spec.fleet.quota.hard`). */
   budget: ResourceList;
   /** The member clusters (the Project's `spec.fleet.clusters`). */
@@ -30,7 +30,7 @@ export interface FleetBudgetSpecObject {
   bounds?: Record<string, ResourceList>;
 }
 
-export interface MemberShareStatus {
+interface MemberShareStatus {
   share?: ResourceList;
   lendable?: ResourceList;
   lastRequest?: string;

@@ -22,7 +22,7 @@ export const FLEET_POLICY_PATH = 'charts/tenantgate/files/fleet/fleet-shares-pol
 /** The user name prefix of a member cluster's ServiceAccount on the hub; the rest is the cluster name. */
 export const MEMBER_USER_PREFIX = `system:serviceaccount:${FLEET_NAMESPACE}:member-`;
 /** The custom RBAC verb on fleetbudgets that lets a subject write status.released (Role tenantgate-fleet-operator). */
-export const RELEASE_VERB = 'release';
+const RELEASE_VERB = 'release';
 
 const HEADER =
   '# generated from src/fleet/fleet-shares-policy.ts by hack/generate-crd.ts, do not edit (regenerate with `make crd`)\n';
@@ -215,7 +215,7 @@ export const POLICY_VALIDATIONS: Validation[] = [
   },
 ];
 
-export function fleetSharesPolicy(): Record<string, unknown>[] {
+function fleetSharesPolicy(): Record<string, unknown>[] {
   const labels = { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/component': 'fleet-hub' };
   return [
     {

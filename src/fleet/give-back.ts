@@ -62,8 +62,8 @@ export interface MemberState {
   readonly inFleet: boolean;
 }
 
-export type ReturnMode = 'offer' | 'give-back';
-export type ReturnReason = 'idle' | 'budget-lowered' | 'left-the-fleet' | 'not-fleet-budgeted';
+type ReturnMode = 'offer' | 'give-back';
+type ReturnReason = 'idle' | 'budget-lowered' | 'left-the-fleet' | 'not-fleet-budgeted';
 
 export interface ReturnStep {
   readonly reason: ReturnReason;

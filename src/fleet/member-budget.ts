@@ -80,7 +80,7 @@ export function reachableLimits(project: Project, cluster: string, at: number): 
  * reads through `budgetCapOf`. `capOf` decides which Project objects it caps (the webhook's leaves a
  * Project under review, which the base does not hold, uncapped).
  */
-export class MemberCapView implements Snapshot {
+class MemberCapView implements Snapshot {
   private readonly caps = new Map<Project, Resources | undefined>();
   readonly effectiveQuotaOf?: Snapshot['effectiveQuotaOf'];
   readonly heldQuotaOf?: Snapshot['heldQuotaOf'];

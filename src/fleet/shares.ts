@@ -74,7 +74,7 @@ export interface Shortfall {
   readonly holders: readonly Holder[];
 }
 
-export type RefusalReason =
+type RefusalReason =
   /** requestGrowth: the pool and the offers of other members cannot cover the need (see shortfalls). */
   | 'no-room'
   /** The cluster is not in the fleet (`spec.fleet.clusters`). */

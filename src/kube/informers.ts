@@ -59,7 +59,7 @@ export interface ResilientInformerOptions {
  * 30 s, and refusing growth with [Q5] each time would refuse real requests for nothing. A resumption
  * that fails, or takes longer than this, makes the cache not current.
  */
-export const RESUME_GRACE_MS = 5000;
+const RESUME_GRACE_MS = 5000;
 
 /**
  * client-node's Watch, telling when a watch is connected (the apiserver answered the watch request)
@@ -272,7 +272,7 @@ const CATCH_UP_POLL_MS = 5;
  * to a busy apiserver. Only a stream with nothing to bring (idle: bookmarks come about once a minute)
  * needs the probe, and then this is what the catch-up costs on top.
  */
-export const PROBE_AFTER_MS = 20;
+const PROBE_AFTER_MS = 20;
 
 /** How a catch-up ended (`tenantgate_webhook_catch_ups_total`): by itself, after a probe, or not in time. */
 export type CatchUpOutcome = 'streamed' | 'probed' | 'behind';

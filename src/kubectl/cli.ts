@@ -22,6 +22,7 @@ import { Kubectl } from './kubectl.js';
 import { BudgetSource, SOURCES, type SourceName } from './source.js';
 import { findings, objectName, verdictOf, whyText, type Verdict } from './why.js';
 import { releaseFleetMember, releaseText } from './fleet-release.js';
+import { resumeDeletions, resumeText } from './resume-deletions.js';
 import { DEFAULT_ALIVE_WITHIN_SECONDS } from '../fleet/member-heartbeat.js';
 import { LABEL_PROJECT, LABEL_TENANT, type NamespaceObject, type Project } from '../validate/types.js';
 import { cmpStr } from '../order.js';
@@ -113,7 +114,7 @@ async function readDocuments(file: string): Promise<unknown[]> {
   return out;
 }
 
-export function program(io: PluginIo = processIo, status: { code: number } = { code: 0 }): Command {
+function program(io: PluginIo = processIo, status: { code: number } = { code: 0 }): Command {
   const root = new Command('kubectl tenantgate')
     .description(
       'tenantgate for tenants: your projects, their budgets and namespaces, and why the webhook would refuse a file',
@@ -260,6 +261,23 @@ export function program(io: PluginIo = processIo, status: { code: number } = { c
         ...(o.aliveWithin !== undefined ? { aliveWithinSeconds: o.aliveWithin } : {}),
       });
       io.out(o.output ? machine({ project, cluster, ...outcome }, o.output) : releaseText(project, cluster, outcome));
+    });
+
+  withOutput(
+    withKubectlFlags(
+      root
+        .command('resume-deletions')
+        .description('as an operator: the deletion breaker (rule D2, docs/deletion.md) lets the paused cascades go on'),
+    ),
+  )
+    .option(
+      '--tenantgate-namespace <namespace>',
+      "tenantgate's namespace, where the breaker's ConfigMap is",
+      'tenantgate-system',
+    )
+    .action(async (o: CommonOptions & { tenantgateNamespace: string }) => {
+      const outcome = await resumeDeletions(new Kubectl(o), o.tenantgateNamespace);
+      io.out(o.output ? machine(outcome, o.output) : resumeText(o.tenantgateNamespace, outcome));
     });
 
   return root;

@@ -31,7 +31,7 @@ import {
 import { KubectlError, type Kubectl } from './kubectl.js';
 import { API_GROUP } from '../validate/types.js';
 
-export const MAX_ATTEMPTS = 10;
+const MAX_ATTEMPTS = 10;
 const RESOURCE = `${FLEET_PLURAL}.${API_GROUP}`;
 
 export interface ReleaseOutcome {
@@ -51,7 +51,7 @@ export interface ReleaseOutcome {
 const isConflict = (err: KubectlError) => /\(Conflict\)|the object has been modified/i.test(err.run.stderr);
 
 /** RFC 3339 to the second, as Kubernetes writes times. */
-export function rfc3339(now: Date): string {
+function rfc3339(now: Date): string {
   return now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 

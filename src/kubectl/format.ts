@@ -138,7 +138,7 @@ export function headroomText(b: ProjectBudgetJson, columns = 80): string {
  * A sentence broken at spaces into lines of at most `columns` characters, the later ones indented by
  * two (a word longer than a line stays whole on its own line).
  */
-export function wrapped(text: string, columns: number): string[] {
+function wrapped(text: string, columns: number): string[] {
   const out: string[] = [];
   let line = '';
   for (const word of text.split(' ')) {

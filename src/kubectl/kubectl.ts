@@ -13,7 +13,7 @@ export interface KubectlRun {
 }
 
 /** Which kubectl: $TENANTGATE_KUBECTL, else `kubectl` on PATH (the one that started the plugin, normally). */
-export function kubectlBinary(env: NodeJS.ProcessEnv = process.env): string {
+function kubectlBinary(env: NodeJS.ProcessEnv = process.env): string {
   return env.TENANTGATE_KUBECTL || 'kubectl';
 }
 

@@ -200,7 +200,7 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   },
 };
 
-export const GENERIC_HELP: RuleHelp = {
+const GENERIC_HELP: RuleHelp = {
   title: 'see docs/rules.md',
   change: 'read the rule in docs/rules.md; the message says what was refused',
 };

@@ -31,7 +31,7 @@ export interface ConfigMapJson {
 }
 
 /** The ledger ConfigMaps' labels (ConfigMapLedger writes both). */
-export const LEDGER_SELECTOR = 'app.kubernetes.io/managed-by=tenantgate,tenantgate.io/project';
+const LEDGER_SELECTOR = 'app.kubernetes.io/managed-by=tenantgate,tenantgate.io/project';
 
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 30_000;
@@ -40,7 +40,7 @@ const WATCH_MIN_SECONDS = 300;
 /** A stream silent this much longer than its own timeout is a dead connection. */
 const IDLE_GRACE_MS = 30_000;
 
-export type LedgerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+type LedgerEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 /** A ledger write or deletion seen on the watch; the ConfigMap is parsed only when asked for. */
 export interface LedgerEvent {

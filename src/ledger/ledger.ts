@@ -23,7 +23,7 @@ export type LedgerQuotaWrite = {
 /** Keeps a ledger ConfigMap readable after a delete until no entry in it is live. */
 export const LEDGER_FINALIZER = 'tenantgate.io/ledger';
 /** The annotation a replica whose batch keeps losing moves (ConfigMapLedger.announce); the next write drops it. */
-export const WAITING_ANNOTATION = 'tenantgate.io/waiting';
+const WAITING_ANNOTATION = 'tenantgate.io/waiting';
 /** The annotation as the apiserver serializes it, key and the start of its value (a managed field reads `"f:…":{}`). */
 const WAITING_MARK = `"${WAITING_ANNOTATION}":"`;
 
@@ -93,7 +93,7 @@ export interface StreamMarks {
 }
 
 /** The ConfigMap data key of the settled marks. */
-export const SETTLED_DATA_KEY = 'settled';
+const SETTLED_DATA_KEY = 'settled';
 
 export class LedgerConflict extends Error {}
 

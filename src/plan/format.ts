@@ -5,8 +5,7 @@
 import { cmp, decimal, formatMoney } from '../validate/cost.js';
 import type { CostLine, FleetRollup, Plan, PlanEntry, PlanFinding, ProjectRollup, ResourceLine } from './types.js';
 
-export const PLAN_FORMATS = ['table', 'markdown', 'json'] as const;
-export type PlanFormat = (typeof PLAN_FORMATS)[number];
+export type PlanFormat = 'table' | 'markdown' | 'json';
 
 export function formatPlan(plan: Plan, format: PlanFormat): string {
   if (format === 'json') return JSON.stringify(plan, null, 2) + '\n';

@@ -10,8 +10,8 @@ import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaOb
 import type { LiveState } from './types.js';
 import type { LiveObject } from './allow-lists.js';
 
-export const SNAPSHOT_API_VERSION = 'tenantgate.io/v1alpha1';
-export const SNAPSHOT_KIND = 'ClusterSnapshot';
+const SNAPSHOT_API_VERSION = 'tenantgate.io/v1alpha1';
+const SNAPSHOT_KIND = 'ClusterSnapshot';
 
 export interface SnapshotDocument {
   apiVersion: typeof SNAPSHOT_API_VERSION;

@@ -24,7 +24,7 @@ import {
 import type { UserInfo } from '../validate/rules/tenancy.js';
 import type { LiveState } from './types.js';
 
-export interface SyncRefusal {
+interface SyncRefusal {
   project: string;
   object: string;
   violation: Violation;
@@ -40,7 +40,7 @@ export interface SyncResult {
 }
 
 /** The identity that syncs the platform's Projects: privileged (ADR 0007). */
-export function syncUser(config: TenantgateConfig): UserInfo {
+function syncUser(config: TenantgateConfig): UserInfo {
   return { username: config.privileged.users[0] ?? 'tenantgate-plan', groups: [...config.privileged.groups] };
 }
 

@@ -68,7 +68,7 @@ export interface Amount {
 
 /** Scale gaps up to this are aligned by multiplying (10^36 is a small BigInt); wider ones compare digit counts first. */
 const ALIGN_DIRECTLY = 36;
-export const cmpBig = (x: bigint, y: bigint): -1 | 0 | 1 => (x === y ? 0 : x > y ? 1 : -1);
+const cmpBig = (x: bigint, y: bigint): -1 | 0 | 1 => (x === y ? 0 : x > y ? 1 : -1);
 
 /** Exact comparison of u1*10^s1 and u2*10^s2 without materialising far-apart scales. */
 export function cmpAmount(a: Amount, b: Amount): -1 | 0 | 1 {
@@ -100,7 +100,7 @@ export function cmpAmount(a: Amount, b: Amount): -1 | 0 | 1 {
 
 // apimachinery's int64Amount fast path (math.go / amount.go), returning undefined where Go returns false.
 
-export function int64Add(a: bigint, b: bigint): bigint | undefined {
+function int64Add(a: bigint, b: bigint): bigint | undefined {
   const c = a + b;
   return fitsInt64(c) ? c : undefined;
 }

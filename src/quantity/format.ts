@@ -5,8 +5,6 @@
 import { absBig, cmpAmount, divPow10Away, MAX_EXPONENT_SPAN, MIN_INT64, pow10, stripTens } from './amount.js';
 import { BINARY_SUFFIX_BY_POWER, DECIMAL_SUFFIX_BY_EXPONENT, type QuantityFormat } from './suffix.js';
 
-export type { QuantityFormat } from './suffix.js';
-
 /** What a Quantity is made of: unscaled × 10^scale, its Format, and apimachinery's internal form. */
 export interface QuantityParts {
   readonly unscaled: bigint;

@@ -10,7 +10,7 @@ import { interpretSuffix, type QuantityFormat } from './suffix.js';
 export type QuantityErrorReason = 'format' | 'suffix' | 'numeric' | 'range' | 'type';
 
 /** The regular expression apimachinery quotes in its parse error (its scanner implements it). */
-export const QUANTITY_REGEX_STRING = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
+const QUANTITY_REGEX_STRING = '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$';
 
 export class QuantityError extends Error {
   override readonly name = 'QuantityError';
@@ -28,7 +28,7 @@ export class QuantityError extends Error {
 const ALLOWED_SUFFIXES =
   'allowed suffixes are n, u, m, k, M, G, T, P, E (decimal SI), Ki, Mi, Gi, Ti, Pi, Ei (binary SI), or e/E followed by an integer exponent (e.g. 500m, 2, 1.5Gi, 1e3)';
 
-export function formatError(input: string): QuantityError {
+function formatError(input: string): QuantityError {
   return new QuantityError(
     `quantity ${JSON.stringify(input)} is not valid: must match the regular expression '${QUANTITY_REGEX_STRING}'`,
     input,

@@ -42,8 +42,7 @@ import { canonicalize, goPow10, toDecimalString } from './format.js';
 import { GO_TRIM, normalizeFormat, parseQuantityString, QuantityError, toInt64 } from './parse.js';
 import type { QuantityFormat } from './suffix.js';
 
-export { MAX_EXPONENT_SPAN } from './amount.js';
-export { QUANTITY_REGEX_STRING, QuantityError, type QuantityErrorReason } from './parse.js';
+export { QuantityError } from './parse.js';
 export type { QuantityFormat } from './suffix.js';
 
 /**

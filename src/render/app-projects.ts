@@ -10,7 +10,7 @@ import type { ArgoCdConfig } from '../config/config.js';
 import { LABEL_MANAGED_BY, LABEL_TENANT, MANAGED_BY, type Project } from '../validate/types.js';
 import { cmpStr } from '../order.js';
 
-export const APP_PROJECT_PREFIX = 'tenant-';
+const APP_PROJECT_PREFIX = 'tenant-';
 
 /** Namespaced kinds a tenant's Applications may not write: render (and the controller) own them. */
 export const TENANT_BLACKLIST: ReadonlyArray<{ group: string; kind: string }> = [
@@ -38,7 +38,7 @@ export type AppProjectObject = {
   };
 };
 
-export function appProjectName(tenant: string): string {
+function appProjectName(tenant: string): string {
   return APP_PROJECT_PREFIX + tenant;
 }
 

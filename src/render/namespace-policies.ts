@@ -22,7 +22,7 @@ import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../validate/managed-names.
 
 export { LIMITRANGE_NAME, NETWORK_POLICY_NAME };
 
-export interface ManagedMetadata {
+interface ManagedMetadata {
   name: string;
   namespace: string;
   labels: Record<string, string>;
@@ -30,7 +30,7 @@ export interface ManagedMetadata {
   resourceVersion?: string;
 }
 
-export interface LimitRangeItem extends LimitRangeDefaults {
+interface LimitRangeItem extends LimitRangeDefaults {
   type: 'Container';
 }
 
@@ -42,13 +42,13 @@ export interface LimitRangeObject {
 }
 
 /** A label requirement of a namespace selector: here only `Exists` (the label is set, to any value). */
-export interface LabelExists {
+interface LabelExists {
   key: string;
   operator: 'Exists';
 }
 
 /** A NetworkPolicy peer the isolation policy uses: namespaces by label, or addresses. */
-export type NetworkPeer =
+type NetworkPeer =
   | { namespaceSelector: { matchLabels: Record<string, string>; matchExpressions?: LabelExists[] } }
   | { ipBlock: { cidr: string } };
 
@@ -65,12 +65,12 @@ export interface NetworkPolicyObject {
 }
 
 /** The label the apiserver sets on every namespace to its name (it cannot be changed). */
-export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** Where cluster DNS runs: the isolation policy always lets pods reach port 53 there. */
-export const DNS_NAMESPACE = 'kube-system';
+const DNS_NAMESPACE = 'kube-system';
 
 /** A Project's network baseline with tenantgate.yaml's filled in, field by field. */
-export function effectiveNetwork(
+function effectiveNetwork(
   project: Project,
   defaults: NetworkBaseline = {},
 ): Required<{

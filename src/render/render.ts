@@ -10,8 +10,6 @@ import { podSecurityLabels } from '../validate/pod-security.js';
 import { withoutGrantingKeys } from '../validate/granting-metadata.js';
 import { tierQuotasOf } from '../validate/tiers.js';
 import { allowListFor } from '../validate/allow-list-params.js';
-export { OWNERS_BINDING_NAME } from './owner-binding.js';
-export { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from './namespace-policies.js';
 import {
   DEFAULT_QUOTA_NAME,
   LABEL_MANAGED_BY,
@@ -24,7 +22,7 @@ import {
 } from '../validate/types.js';
 import { cmpStr } from '../order.js';
 
-export const SYNC_WAVE = 'argocd.argoproj.io/sync-wave';
+const SYNC_WAVE = 'argocd.argoproj.io/sync-wave';
 
 export type KubeObject = { apiVersion: string; kind: string; metadata: Record<string, unknown> } & Record<
   string,
@@ -90,12 +88,29 @@ export function* renderProjectsLazily(
     for (const ns of namespaces) yield* renderNamespaceContent(project, ns, config);
 }
 
+/**
+ * D4 (docs/adr/0096-deletion-loses-no-data.md): Argo CD asks before it prunes a Project or deletes it with
+ * its Application; options the Project's own annotation already names are kept.
+ */
+const SYNC_OPTIONS = 'argocd.argoproj.io/sync-options';
+const CONFIRM_OPTIONS = ['Prune=confirm', 'Delete=confirm'];
+
+export function projectSyncOptions(given: string | undefined): string {
+  const options = (given ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  const keys = new Set(options.map((o) => o.split('=')[0]));
+  return [...options, ...CONFIRM_OPTIONS.filter((o) => !keys.has(o.split('=')[0]))].join(',');
+}
+
 function renderProject(project: Project): KubeObject {
   const { labels, annotations } = project.metadata;
+  const withConfirm = { ...annotations, [SYNC_OPTIONS]: projectSyncOptions(annotations?.[SYNC_OPTIONS]) };
   return {
     apiVersion: project.apiVersion ?? 'tenantgate.io/v1alpha1',
     kind: 'Project',
-    metadata: meta(project.metadata.name ?? '', '-2', labels ?? {}, {}, annotations ?? {}),
+    metadata: meta(project.metadata.name ?? '', '-2', labels ?? {}, {}, withConfirm),
     spec: project.spec,
   };
 }

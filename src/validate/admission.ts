@@ -99,7 +99,7 @@ export interface ReviewContext {
   persistentVolumes?: ReadonlyMap<string, PersistentVolumeLike | null>;
 }
 
-export interface Allocation {
+interface Allocation {
   project: string;
   namespace: string;
   resources: Resources;

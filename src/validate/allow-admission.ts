@@ -22,7 +22,7 @@ import { volumeNameNotKnownYet } from './rules/volume-binding.js';
 import { LABEL_PROJECT, type Violation } from './types.js';
 
 /** `group/kind` of each kind the allow-lists judge, to the kind its messages name. */
-export const ALLOW_LIST_KINDS = {
+const ALLOW_LIST_KINDS = {
   '/Pod': 'Pod',
   '/Service': 'Service',
   '/PersistentVolumeClaim': 'PersistentVolumeClaim',

@@ -16,7 +16,7 @@ export const ALLOW_LIST_PLURAL = 'allowlists';
 export const ALLOW_LIST_NAME = 'tenantgate-allow';
 
 /** A list of names, or `any: true` (and no names) where the Project and tenantgate.yaml leave it unset. */
-export interface NameList {
+interface NameList {
   any: boolean;
   names: string[];
 }

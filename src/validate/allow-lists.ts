@@ -62,7 +62,7 @@ export function effectiveAllowLists(config: TenantgateConfig, project: Project):
 }
 
 /** Whether `host` is `suffix` or a name under it. */
-export function underSuffix(host: string, suffix: string): boolean {
+function underSuffix(host: string, suffix: string): boolean {
   return host === suffix || host.endsWith(`.${suffix}`);
 }
 
@@ -87,7 +87,7 @@ export function hostnameProblem(host: string, suffixes: readonly string[], wildc
 }
 
 /** Tolerations every pod may carry: Kubernetes' own node conditions (the apiserver adds not-ready and unreachable to every pod). */
-export const NODE_CONDITION_TAINT_PREFIX = 'node.kubernetes.io/';
+const NODE_CONDITION_TAINT_PREFIX = 'node.kubernetes.io/';
 
 /**
  * Whether a toleration is one of the allowed ones: same key, operator (unset = Equal), value (when Equal),
@@ -116,7 +116,7 @@ export function tolerationAllowed(t: Toleration, allowed: readonly Toleration[])
  * what continues with a tag (`:`) or a digest (`@`). So `registry.example.com` does not match
  * `registry.example.com.evil.io/x`, nor `docker.io/library/nginx` `docker.io/library/nginx-evil`.
  */
-export function imageMatchesPrefix(image: string, prefix: string): boolean {
+function imageMatchesPrefix(image: string, prefix: string): boolean {
   if (prefix.endsWith('/')) return image.startsWith(prefix);
   if (image === prefix || image.startsWith(`${prefix}/`)) return true;
   return prefix.includes('/') && (image.startsWith(`${prefix}:`) || image.startsWith(`${prefix}@`));

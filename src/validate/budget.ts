@@ -22,7 +22,7 @@ export interface ResourceBudget {
   readonly headroom?: Quantity;
 }
 
-export interface NamespaceBudget {
+interface NamespaceBudget {
   readonly namespace: string;
   /** The namespace's share of the project budget (what the rules count for it). */
   readonly allocated: Resources;

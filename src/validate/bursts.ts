@@ -142,7 +142,7 @@ export function withActiveBursts(project: Project, cluster: string, budget: Reso
 }
 
 /** `budget` plus every burst's `quota.hard`, on the resources the budget has. */
-export function addBursts(budget: ResourceList, active: readonly Burst[]): ResourceList {
+function addBursts(budget: ResourceList, active: readonly Burst[]): ResourceList {
   const out: ResourceList = { ...budget };
   for (const b of active) {
     for (const [r, raw] of Object.entries(b.quota?.hard ?? {})) {
@@ -186,14 +186,6 @@ export function describeIncrease(burst: Burst): string {
     .sort()
     .map((r) => `${r} +${String(burst.quota.hard![r])}`)
     .join(', ');
-}
-
-/** One line per burst for plans and views: `black-friday: requests.cpu +8 from … until … (active) — reason`. */
-export function describeBurst(burst: Burst, at: number): string {
-  const where = [burst.namespace ? `namespace ${burst.namespace}` : '', burst.cluster ? `cluster ${burst.cluster}` : '']
-    .filter(Boolean)
-    .join(', ');
-  return `${burst.name}: ${describeIncrease(burst)} from ${burst.from} until ${burst.until}${where ? ` (${where})` : ''}, ${burstPhase(burst, at)}: ${burst.reason}`;
 }
 
 // --- plan ----------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
  * containment, and the canonical form Kubernetes 1.36+ stores. Pure, no imports.
  */
 /** An address as a bit string (32 or 128 bits), or undefined when it is not an IPv4 or IPv6 address. */
-export function addressBits(address: string): { family: 4 | 6; bits: bigint } | undefined {
+function addressBits(address: string): { family: 4 | 6; bits: bigint } | undefined {
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) {
     const parts = address.split('.').map(Number);
     if (parts.some((p) => p > 255)) return undefined;
@@ -76,7 +76,7 @@ export function cidrContains(outer: Cidr, inner: Cidr): boolean {
  * Whether `text` is a bare address as Kubernetes' CEL `isIP` reads one (Go's netip): no prefix length and no
  * IPv4 part with a leading zero.
  */
-export function isStrictAddress(text: string): boolean {
+function isStrictAddress(text: string): boolean {
   if (text.includes('/') || addressBits(text) === undefined) return false;
   return !text.includes('.') || text.split('.').every((part) => !/^0\d/.test(part));
 }

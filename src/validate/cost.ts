@@ -10,8 +10,6 @@ import { Quantity } from '../quantity/quantity.js';
 import type { Project, Resources } from './types.js';
 import { countedName } from './counted-name.js';
 
-export { countedName };
-
 /** n / d with d > 0, in lowest terms. */
 export interface Rational {
   readonly n: bigint;
@@ -39,7 +37,7 @@ function reduced(n: bigint, d: bigint): Rational {
 const DECIMAL = /^(-)?([0-9]+)(?:\.([0-9]+))?$/;
 
 /** A plain decimal ("1.5", "-0.001", "1073741824"; no exponent) exactly, or undefined. */
-export function tryDecimal(text: string): Rational | undefined {
+function tryDecimal(text: string): Rational | undefined {
   const m = DECIMAL.exec(text);
   if (!m) return undefined;
   const fraction = m[3] ?? '';
@@ -61,8 +59,8 @@ export function ofQuantity(q: Quantity): Rational {
 export const add = (a: Rational, b: Rational): Rational =>
   a.d === b.d ? reduced(a.n + b.n, a.d) : reduced(a.n * b.d + b.n * a.d, a.d * b.d);
 export const sub = (a: Rational, b: Rational): Rational => add(a, { n: -b.n, d: b.d });
-export const mul = (a: Rational, b: Rational): Rational => reduced(a.n * b.n, a.d * b.d);
-export const div = (a: Rational, b: Rational): Rational => reduced(a.n * b.d, a.d * b.n);
+const mul = (a: Rational, b: Rational): Rational => reduced(a.n * b.n, a.d * b.d);
+const div = (a: Rational, b: Rational): Rational => reduced(a.n * b.d, a.d * b.n);
 /** Exact comparison: −1, 0 or 1. */
 export function cmp(a: Rational, b: Rational): -1 | 0 | 1 {
   const x = a.n * b.d;
@@ -159,7 +157,7 @@ export function monthlyCost(sheet: PriceSheet, resources: Resources): Rational {
 }
 
 /** Per priced resource, what several namespaces' lists cost together: each list priced on its own (costByResource), then added. */
-export function sharesCostByResource(sheet: PriceSheet, shares: Iterable<Resources>): Map<string, Rational> {
+function sharesCostByResource(sheet: PriceSheet, shares: Iterable<Resources>): Map<string, Rational> {
   const out = new Map<string, Rational>();
   for (const share of shares)
     for (const [resource, cost] of costByResource(sheet, share))
@@ -196,7 +194,7 @@ export function centsText(cents: bigint): string {
 }
 
 /** Cents with the currency: "$1,580.00", "-$230.00", "€12.50", "CHF 1,580.00". */
-export function formatCents(cents: bigint, currency: string): string {
+function formatCents(cents: bigint, currency: string): string {
   const text = centsText(cents);
   const negative = text.startsWith('-');
   const body = negative ? text.slice(1) : text;

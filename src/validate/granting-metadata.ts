@@ -125,7 +125,7 @@ export function grantingPatterns(field: MetadataField): readonly string[] {
 }
 
 /** Whether `key` matches the pattern `pattern` (exact, or a prefix when it ends in `*`). */
-export function keyMatches(pattern: string, key: string): boolean {
+function keyMatches(pattern: string, key: string): boolean {
   return pattern.endsWith('*') ? key.startsWith(pattern.slice(0, -1)) : key === pattern;
 }
 

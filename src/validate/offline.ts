@@ -135,7 +135,7 @@ function checkDeclaredNamespaces(
 }
 
 /** Clusters to check offline: every one named in spec.clusters or a namespace's cluster, plus the unnamed one. */
-export function placementClusters(project: Project): string[] {
+function placementClusters(project: Project): string[] {
   const named = new Set<string>(Object.keys(project.spec.clusters ?? {}));
   for (const ns of declared(project)) if (ns.cluster) named.add(ns.cluster);
   return ['', ...[...named].sort()];

@@ -6,21 +6,21 @@
  * and T7 keeps non-privileged subjects off them. Pure.
  */
 export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
-export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
+type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
 
-export const POD_SECURITY_MODES = ['enforce', 'warn', 'audit'] as const;
-export type PodSecurityMode = (typeof POD_SECURITY_MODES)[number];
+const POD_SECURITY_MODES = ['enforce', 'warn', 'audit'] as const;
+type PodSecurityMode = (typeof POD_SECURITY_MODES)[number];
 
 export type PodSecurityLevels = Record<PodSecurityMode, PodSecurityLevel>;
 
-export const POD_SECURITY_LABEL_PREFIX = 'pod-security.kubernetes.io/';
+const POD_SECURITY_LABEL_PREFIX = 'pod-security.kubernetes.io/';
 
-export function podSecurityLabelKey(mode: PodSecurityMode): string {
+function podSecurityLabelKey(mode: PodSecurityMode): string {
   return `${POD_SECURITY_LABEL_PREFIX}${mode}`;
 }
 
 /** The levels a project's namespaces run at: the Project's own, mode by mode, over the cluster default. */
-export function podSecurityLevels(
+function podSecurityLevels(
   clusterDefault: PodSecurityLevels,
   project: { spec: { podSecurity?: Partial<PodSecurityLevels> } },
 ): PodSecurityLevels {

@@ -19,7 +19,7 @@ import { describeUser } from './rules/tenancy.js';
 import type { ObjectMeta } from './types.js';
 
 /** The kinds judged here, with their API group and the one name tenantgate gives them in a project namespace. */
-export const PROTECTED_NAMESPACE_OBJECTS = {
+const PROTECTED_NAMESPACE_OBJECTS = {
   LimitRange: { group: '', name: LIMITRANGE_NAME },
   NetworkPolicy: { group: 'networking.k8s.io', name: NETWORK_POLICY_NAME },
   RoleBinding: { group: 'rbac.authorization.k8s.io', name: OWNERS_BINDING_NAME },

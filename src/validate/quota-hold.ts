@@ -210,7 +210,7 @@ export function observedEffectiveQuota(snapshot: Snapshot, namespace: string): R
     : effectiveQuota(snapshot.quotasInNamespace(namespace));
 }
 
-export function quotasAfter(snapshot: Snapshot, namespace: string, change?: QuotaChange): ResourceQuotaObject[] {
+function quotasAfter(snapshot: Snapshot, namespace: string, change?: QuotaChange): ResourceQuotaObject[] {
   let current = [...snapshot.quotasInNamespace(namespace)];
   if (!change || change.namespace !== namespace) return current;
   if (change.overlay) current = withOverlay(current, change.overlay);

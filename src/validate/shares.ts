@@ -84,7 +84,7 @@ function isTerminating(snapshot: Snapshot, namespace: string): boolean {
  * and counts the namespace as holding the whole budget until it is gone: the project grows nowhere
  * meanwhile (fail closed, ADR 0077).
  */
-export function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, budget: Resources): Resources {
+function terminatingWithoutQuota(snapshot: Snapshot, namespace: string, budget: Resources): Resources {
   const current = snapshot.quotasInNamespace(namespace);
   for (const quota of current) if (isUnscoped(quota)) return quotaUsed(current);
   return snapshot.lastQuotaUsageOf?.(namespace) ?? budget;

@@ -16,16 +16,16 @@ import type {
 } from './types.js';
 
 /** Between a resource and its tier in a budget key: `requests.cpu@production`. */
-export const TIER_SEPARATOR = '@';
+const TIER_SEPARATOR = '@';
 /** The tier of `pods@*`: every PriorityClass that is not a declared tier. */
 export const OTHER_TIERS = '*';
 /** The key that refuses pods of undeclared PriorityClasses: budget 0, covered by the other-tiers quota. */
 export const OTHER_TIERS_PODS = `pods${TIER_SEPARATOR}${OTHER_TIERS}`;
 /** The quotas tenantgate writes per tier (render and the controller): `tenantgate-quota-<tier>`. */
-export const TIER_QUOTA_PREFIX = 'tenantgate-quota-';
+const TIER_QUOTA_PREFIX = 'tenantgate-quota-';
 export const OTHER_TIERS_QUOTA_NAME = `${TIER_QUOTA_PREFIX}other-tiers`;
 /** The scope name of ResourceQuota scope selectors matching a pod's PriorityClass. */
-export const PRIORITY_CLASS_SCOPE = 'PriorityClass';
+const PRIORITY_CLASS_SCOPE = 'PriorityClass';
 /** PriorityClass names are DNS-1123 subdomains (≤ 253 characters). */
 const PRIORITY_CLASS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -126,7 +126,7 @@ export function tierQuotaName(tier: string): string {
 }
 
 /** A scope selector of one PriorityClass (a tier quota's). */
-export function tierScopeSelector(tier: string): {
+function tierScopeSelector(tier: string): {
   matchExpressions: Array<{ scopeName: string; operator: string; values?: string[] }>;
 } {
   return { matchExpressions: [{ scopeName: PRIORITY_CLASS_SCOPE, operator: 'In', values: [tier] }] };

@@ -103,7 +103,7 @@ export interface LimitRangeDefaults {
   min?: ResourceList;
 }
 
-export interface FleetBudgetSpec {
+interface FleetBudgetSpec {
   /** Σ over the member clusters of their shares never exceeds `quota.hard`. */
   quota?: QuotaSpec;
   /** The member clusters (their names in `spec.clusters`, `ARGOCD_ENV_CLUSTER`) sharing the budget. */
@@ -138,7 +138,7 @@ export interface Burst {
 }
 
 /** A monthly cost ceiling, in the currency of tenantgate.yaml's `pricing` (docs/budgets.md). */
-export interface CostBudget {
+interface CostBudget {
   /** A decimal amount per month, e.g. "1500" or "1499.99". */
   monthly: string;
 }

@@ -23,8 +23,8 @@ import { budgetFleet, type BudgetFleetJson, type FleetSeen } from './fleet.js';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 
 export const VIEW_GROUP = 'view.tenantgate.io';
-export const VIEW_VERSION = 'v1alpha1';
-export const VIEW_GROUP_VERSION = `${VIEW_GROUP}/${VIEW_VERSION}`;
+const VIEW_VERSION = 'v1alpha1';
+const VIEW_GROUP_VERSION = `${VIEW_GROUP}/${VIEW_VERSION}`;
 export const VIEW_API_PATH = `/apis/${VIEW_GROUP_VERSION}`;
 
 /** Who asks, as the apiserver authenticated them (the front proxy's headers, or the plugin's SelfSubjectReview). */
@@ -64,7 +64,7 @@ export interface ViewResponse {
   body: unknown;
 }
 
-export type NamespaceShareJson = ProjectBudgetJson['namespaces'][number];
+type NamespaceShareJson = ProjectBudgetJson['namespaces'][number];
 
 export interface BudgetObject {
   apiVersion: typeof VIEW_GROUP_VERSION;
@@ -109,7 +109,7 @@ interface ResourceInfo {
   shortNames?: string[];
 }
 
-export const RESOURCES: readonly ResourceInfo[] = [
+const RESOURCES: readonly ResourceInfo[] = [
   {
     name: 'budgets',
     singularName: 'budget',
@@ -130,14 +130,14 @@ export const RESOURCES: readonly ResourceInfo[] = [
 // --- discovery -------------------------------------------------------------------------------------
 
 const groupVersion = { groupVersion: VIEW_GROUP_VERSION, version: VIEW_VERSION };
-export const API_GROUP = {
+const API_GROUP = {
   kind: 'APIGroup',
   apiVersion: 'v1',
   name: VIEW_GROUP,
   versions: [groupVersion],
   preferredVersion: groupVersion,
 };
-export const API_GROUP_LIST = { kind: 'APIGroupList', apiVersion: 'v1', groups: [API_GROUP] };
+const API_GROUP_LIST = { kind: 'APIGroupList', apiVersion: 'v1', groups: [API_GROUP] };
 export const API_RESOURCE_LIST = {
   kind: 'APIResourceList',
   apiVersion: 'v1',
@@ -148,7 +148,7 @@ export const API_RESOURCE_LIST = {
 // --- the objects -----------------------------------------------------------------------------------
 
 /** The project a namespace belongs to (its tenantgate.io/project label), when that Project exists. */
-export function projectOfNamespace(snapshot: Snapshot, namespace: string): Project | undefined {
+function projectOfNamespace(snapshot: Snapshot, namespace: string): Project | undefined {
   const label = snapshot.namespace(namespace)?.metadata.labels?.[LABEL_PROJECT];
   return label ? snapshot.project(label) : undefined;
 }
@@ -268,7 +268,7 @@ export function ownedProjectObject(
 }
 
 /** Every Budget in a namespace: one (named after its project) or none outside projects. */
-export function budgetsIn(
+function budgetsIn(
   snapshot: Snapshot,
   namespace: string,
   cluster: string,
@@ -281,7 +281,7 @@ export function budgetsIn(
 }
 
 /** Every Budget of every project namespace (`kubectl get budgets -A`). */
-export function allBudgets(
+function allBudgets(
   snapshot: Snapshot,
   cluster: string,
   at: number,
@@ -301,7 +301,7 @@ export function allBudgets(
   return out;
 }
 
-export function ownedProjects(
+function ownedProjects(
   snapshot: Snapshot,
   user: Identity,
   cluster: string,
@@ -383,7 +383,7 @@ function partial(metadata: { name: string; namespace?: string }) {
  * One row per resource of each Budget: RESOURCE, BUDGET, ALLOCATED, USED, HEADROOM (NAME with -o wide);
  * with a price sheet, one more row for the monthly cost (`cost/month (USD)`).
  */
-export function budgetTable(budgets: readonly BudgetObject[]) {
+function budgetTable(budgets: readonly BudgetObject[]) {
   const rows = budgets.flatMap((b) => {
     const lines = b.resources.length > 0 ? b.resources : [undefined];
     const perResource = lines.map((r) => ({
@@ -411,7 +411,7 @@ export function budgetTable(budgets: readonly BudgetObject[]) {
   return { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: {}, columnDefinitions: BUDGET_COLUMNS, rows };
 }
 
-export function ownedProjectTable(items: readonly OwnedProjectObject[]) {
+function ownedProjectTable(items: readonly OwnedProjectObject[]) {
   return {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',

@@ -23,7 +23,7 @@ export interface FleetSeen {
   readonly at: number;
 }
 
-export interface FleetResourceJson {
+interface FleetResourceJson {
   resource: string;
   /** spec.fleet.quota.hard as the Project here declares it. */
   fleetBudget: string;

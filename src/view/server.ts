@@ -32,7 +32,7 @@ export interface FrontProxyAuth {
   groupHeaders: string[];
 }
 
-export const AUTHENTICATION_CONFIGMAP = { namespace: 'kube-system', name: 'extension-apiserver-authentication' };
+const AUTHENTICATION_CONFIGMAP = { namespace: 'kube-system', name: 'extension-apiserver-authentication' };
 
 /** Parses the ConfigMap's data (pure); throws naming the key that is missing or malformed. */
 export function frontProxyAuthFrom(data: Record<string, string> | undefined): FrontProxyAuth {

@@ -8,13 +8,12 @@
  */
 import type { AdmissionDecision } from './server.js';
 
-export const ALLOWED_DECISIONS = ['all', 'summary'] as const;
-export type AllowedDecisions = (typeof ALLOWED_DECISIONS)[number];
+type AllowedDecisions = 'all' | 'summary';
 
 /** Allowed decisions at least this slow keep their own record in `summary` mode. */
-export const DEFAULT_SLOW_DECISION_MS = 250;
+const DEFAULT_SLOW_DECISION_MS = 250;
 /** How often `summary` mode writes what it counted. */
-export const SUMMARY_INTERVAL_MS = 10_000;
+const SUMMARY_INTERVAL_MS = 10_000;
 
 /** One summary record: the allowed and patched decisions of an interval, by path, operation, kind and verdict. */
 export interface DecisionSummary {

@@ -22,7 +22,7 @@ import {
 import { checkVolumeClaimRef, type NamespaceProject } from '../validate/rules/volume-binding.js';
 import { LABEL_PROJECT, type NamespaceObject, type Project, type ResourceQuotaObject } from '../validate/types.js';
 
-export interface GroupVersionKind {
+interface GroupVersionKind {
   group: string;
   version: string;
   kind: string;

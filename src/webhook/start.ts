@@ -195,7 +195,7 @@ export interface WebhookOptions {
 const PERSISTENT_VOLUME_READ_TIMEOUT_MS = 3_000;
 
 /** The drain delay and in-flight timeout of `tenantgate webhook` on SIGTERM (docs/adr/0004-webhook.md). */
-export const DEFAULT_SHUTDOWN: ShutdownTimings = { drainDelayMs: 5_000, inFlightTimeoutMs: 10_000 };
+const DEFAULT_SHUTDOWN: ShutdownTimings = { drainDelayMs: 5_000, inFlightTimeoutMs: 10_000 };
 
 export interface RunningWebhook {
   port: number;
@@ -313,7 +313,7 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
 }
 
 /** The guard's fleet options from tenantgate.yaml (cluster name, keep/above) and a hub client. */
-export function fleetMemberOptions(
+function fleetMemberOptions(
   config: TenantgateConfig,
   hub: HubClient,
   log?: (message: string) => void,
@@ -333,7 +333,7 @@ export function fleetMemberOptions(
  * switched off again once the caches have synced (`--no-…`; flags with a value stay). The environment
  * variable TENANTGATE_WEBHOOK_V8_FLAGS replaces the list ("" for none), for operators and benchmarks.
  */
-export const WEBHOOK_V8_FLAGS = '--optimize-for-size';
+const WEBHOOK_V8_FLAGS = '--optimize-for-size';
 
 /** Sets the flags; returns what undoes the boolean ones, to call once the caches have synced. */
 export function applyWebhookV8Flags(env: NodeJS.ProcessEnv = process.env): { flags: string[]; afterSync: () => void } {
@@ -353,6 +353,7 @@ export function decisionLog(logger: Logger): (decision: AdmissionDecision) => vo
 /**
  * The decision records of `tenantgate webhook --allowed-decisions`: with `all` exactly decisionLog; with
  * `summary` a record per denial, error, warning or slow decision and a summary record for the rest.
+ * @public bench/comparisons/review-ab.ts imports it from a built tree by name.
  */
 export function webhookDecisionRecords(logger: Logger, options: DecisionRecordOptions): DecisionRecords {
   return decisionRecords(

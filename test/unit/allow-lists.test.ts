@@ -1,5 +1,5 @@
 /** X1–X9, H1–H3 (docs/rules.md#allow-lists): the pure rules, the defaults of tenantgate.yaml, the webhook dispatch and the offline overlap check. */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { configFromObject, ConfigError, DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { hostnameProblem } from '../../src/validate/allow-lists.js';
@@ -386,7 +386,7 @@ describe('H3: hostname suffixes do not overlap across projects (offline)', () =>
   it("refuses a suffix equal to, above or under another project's, and admits disjoint ones", () => {
     const a = aProject('payments', { allow: { hostnames: { suffixes: ['pay.example.com'] } } });
     const b = aProject('shop', { allow: { hostnames: { suffixes: ['shop.example.com', 'eu.pay.example.com'] } } });
-    const found = validateDeclarations([a, b], DEFAULT_CONFIG, processNow()).filter((v) => v.rule === 'H3');
+    const found = validateDeclarations([a, b], DEFAULT_CONFIG, TEST_NOW).filter((v) => v.rule === 'H3');
     expect(found.map((v) => [v.document, v.message])).toEqual([
       [
         1,
@@ -394,21 +394,18 @@ describe('H3: hostname suffixes do not overlap across projects (offline)', () =>
       ],
     ]);
     const c = aProject('shop', { allow: { hostnames: { suffixes: ['shop.example.com'] } } });
-    expect(validateDeclarations([a, c], DEFAULT_CONFIG, processNow()).filter((v) => v.rule === 'H3')).toEqual([]);
+    expect(validateDeclarations([a, c], DEFAULT_CONFIG, TEST_NOW).filter((v) => v.rule === 'H3')).toEqual([]);
   });
 
   it('fills tenantgate.yaml templates per project before comparing', () => {
     const config = configFromObject({ allow: { hostnames: { suffixes: ['{project}.apps.example.com'] } } });
     expect(
-      validateDeclarations([aProject('payments'), aProject('shop')], config, processNow()).filter(
-        (v) => v.rule === 'H3',
-      ),
+      validateDeclarations([aProject('payments'), aProject('shop')], config, TEST_NOW).filter((v) => v.rule === 'H3'),
     ).toEqual([]);
     const shared = configFromObject({ allow: { hostnames: { suffixes: ['{tenant}.apps.example.com'] } } });
     expect(
-      validateDeclarations([aProject('payments'), aProject('shop')], shared, processNow()).filter(
-        (v) => v.rule === 'H3',
-      ).length,
+      validateDeclarations([aProject('payments'), aProject('shop')], shared, TEST_NOW).filter((v) => v.rule === 'H3')
+        .length,
     ).toBe(1);
   });
 });

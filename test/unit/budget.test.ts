@@ -1,4 +1,4 @@
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { projectBudget, projectBudgetJson, usedIn } from '../../src/validate/budget.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -34,7 +34,7 @@ function snapshot(): MemorySnapshot {
 
 describe('projectBudget', () => {
   it('counts per resource budget, allocated, used and headroom, and per namespace its share', () => {
-    const b = projectBudget(snapshot(), pay, '', processNow());
+    const b = projectBudget(snapshot(), pay, '', TEST_NOW);
     expect(projectBudgetJson(b)).toEqual({
       project: 'pay',
       tenant: 'acme',
@@ -64,7 +64,7 @@ describe('projectBudget', () => {
   });
 
   it('uses the per-cluster budget and shows a negative headroom when over it', () => {
-    const b = projectBudgetJson(projectBudget(snapshot(), pay, 'prod-eu', processNow()));
+    const b = projectBudgetJson(projectBudget(snapshot(), pay, 'prod-eu', TEST_NOW));
     expect(b.resources).toEqual([
       { resource: 'requests.cpu', budget: '4', allocated: '4', used: '2500m', headroom: '0' },
       // requests.memory is not budgeted on prod-eu: the rules allocate nothing for it there.
@@ -73,7 +73,7 @@ describe('projectBudget', () => {
       ...pay.spec,
       clusters: { 'prod-eu': { quota: { hard: { 'requests.cpu': '3' } } } },
     });
-    expect(projectBudgetJson(projectBudget(snapshot(), tight, 'prod-eu', processNow())).resources[0]).toMatchObject({
+    expect(projectBudgetJson(projectBudget(snapshot(), tight, 'prod-eu', TEST_NOW)).resources[0]).toMatchObject({
       allocated: '4',
       headroom: '-1',
     });

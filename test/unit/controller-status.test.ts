@@ -1,4 +1,4 @@
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { aNamespace, aQuota } from '../support/fixtures.js';
@@ -374,7 +374,7 @@ describe('planDefaultQuotas (CR4)', () => {
       ],
     });
     // Budget 20 cpu: d has 10; a asks 6 (declared); b asks 2 (defaults); c asks 2 → 20, fits exactly.
-    const plan = planDefaultQuotas(p, snap, '', processNow());
+    const plan = planDefaultQuotas(p, snap, '', TEST_NOW);
     expect(plan.create).toEqual([
       { namespace: 'pay-a', hard: { 'requests.cpu': '6', pods: '10' } },
       { namespace: 'pay-b', hard: { 'requests.cpu': '2', pods: '10' } },
@@ -390,7 +390,7 @@ describe('planDefaultQuotas (CR4)', () => {
       namespaces: [ns('pay-a'), ns('pay-b')],
       quotas: [quota('pay-a', { 'requests.cpu': '19', pods: '10' })],
     });
-    const plan = planDefaultQuotas(p, snap, '', processNow());
+    const plan = planDefaultQuotas(p, snap, '', TEST_NOW);
     expect(plan.create).toEqual([]);
     expect(plan.blocked.get('pay-b')).toBe(
       'quota tenantgate-quota does not fit the project budget: requests.cpu 2 asked, 1 of 20 left',
@@ -400,7 +400,7 @@ describe('planDefaultQuotas (CR4)', () => {
       bare,
       MemorySnapshot.of({ projects: [bare], namespaces: [ns('pay-a')] }),
       '',
-      processNow(),
+      TEST_NOW,
     );
     expect(plan2.blocked.get('pay-a')).toContain('neither a quota for it nor namespaceDefaults.quota');
   });
@@ -408,7 +408,7 @@ describe('planDefaultQuotas (CR4)', () => {
   it('plans nothing for a project being deleted', () => {
     const p = project({}, { deletionTimestamp: NOW });
     expect(
-      planDefaultQuotas(p, MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')] }), '', processNow()).create,
+      planDefaultQuotas(p, MemorySnapshot.of({ projects: [p], namespaces: [ns('pay-a')] }), '', TEST_NOW).create,
     ).toEqual([]);
   });
 });

@@ -7,8 +7,9 @@
  * (quota admission, Project write), the budget view, the metrics and plan. Every expected amount is
  * computed here from the raw quota objects and price sheet text, not by the code under test.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { ConfigError, parseConfig, type TenantgateConfig } from '../../src/config/config.js';
 import { projectSeries } from '../../src/controller/project-metrics.js';
 import { planChange } from '../../src/plan/plan.js';
@@ -85,6 +86,7 @@ const dollars = (cents: number): string => `$${(cents / 100).toFixed(2)}`;
 const plain = (cents: number): string => (cents / 100).toFixed(2);
 
 const previous = getProcessClock();
+beforeEach(() => setProcessClock(fixedClock(TEST_NOW))); // projectSeries (an edge) reads the process clock
 afterEach(() => setProcessClock(previous));
 
 // --- tiers × cost ------------------------------------------------------------------------------------
@@ -125,7 +127,7 @@ describe('tiers × cost: a budget and quotas spelled cpu / memory, priced in the
       quotas: [...quotasOf('ml-a', A), ...quotasOf('ml-b', B)],
     });
   const config = configOf(REQUESTS_SHEET);
-  const ctx = (s: MemorySnapshot): ReviewContext => ({ at: processNow(), config, snapshot: s, user: OWNER });
+  const ctx = (s: MemorySnapshot): ReviewContext => ({ at: TEST_NOW, config, snapshot: s, user: OWNER });
   const raise = (p: Project, hard: ResourceList) =>
     reviewResourceQuota(ctx(cluster(p)), 'UPDATE', 'ml-a', aQuota('ml-a', hard), aQuota('ml-a', A));
 
@@ -151,7 +153,7 @@ describe('tiers × cost: a budget and quotas spelled cpu / memory, priced in the
     const p = aProject('ml', spec('1000'));
     const s = cluster(p);
     const want = oracleCents([quotasOf('ml-a', A), quotasOf('ml-b', B)], REQUESTS_SHEET);
-    const cost = budgetObject(s, p, 'ml-a', '', processNow(), undefined, config.pricing).cost!;
+    const cost = budgetObject(s, p, 'ml-a', '', TEST_NOW, undefined, config.pricing).cost!;
     expect(cost.monthly).toBe(plain(want));
     expect(cost.headroom).toBe(plain(100_000 - want));
     const cpuOnly = oracleCents([[aQuota('ml-a', { cpu: A.cpu })], [aQuota('ml-b', { cpu: B.cpu })]], REQUESTS_SHEET);
@@ -192,13 +194,12 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
     MemorySnapshot.of({ projects: [p], namespaces: live(p).namespaces, quotas: live(p).quotas });
 
   it('the burst lets the quotas grow to 12 CPU (Q1), but C1 still bounds what they cost', () => {
-    setProcessClock(fixedClock(DURING));
     const allocated = oracleCents([[aQuota('ml-a', A)]], BARE_SHEET);
     const B = { 'requests.cpu': '2', 'requests.memory': '1Gi' };
     const after = oracleCents([[aQuota('ml-a', A)], [aQuota('ml-b', B)]], BARE_SHEET);
     const p = ml(plain(allocated + 1000)); // $10 of room
     const ctx: ReviewContext = {
-      at: processNow(),
+      at: DURING,
       config,
       snapshot: snapshot(p),
       user: { username: 'alice', groups: [] },
@@ -221,7 +222,7 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
     const raised = { 'requests.cpu': '11', 'requests.memory': '8Gi' };
     const after = oracleCents([[aQuota('ml-a', raised)]], BARE_SHEET);
     const plan = planChange({
-      at: processNow(),
+      at: DURING,
       config,
       base: { ref: 'main', projects: [ml('1000')] },
       after: [ml('1000', raised)],
@@ -235,7 +236,7 @@ describe('bursts × cost: a budget in the requests. spelling, priced by a sheet 
       budget: '1000.00',
     });
     const p = ml('1000');
-    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost?.monthly).toBe(
+    expect(budgetObject(snapshot(p), p, 'ml-a', '', DURING, undefined, config.pricing).cost?.monthly).toBe(
       plain(before),
     );
     expect(projectSeries(snapshot(p), '', config.pricing).cost.map((x) => x.value)).toEqual([before / 100]);
@@ -272,7 +273,7 @@ describe('a list naming both spellings', () => {
     // 4 + 6 + 2 CPUs at $25: $300. Summing both spellings would say $375; the smaller sum $150, the larger $225.
     expect(allocated).toBe(30_000);
     const p = project('1000');
-    expect(budgetObject(snapshot(p), p, 'ml-a', '', processNow(), undefined, config.pricing).cost).toMatchObject({
+    expect(budgetObject(snapshot(p), p, 'ml-a', '', TEST_NOW, undefined, config.pricing).cost).toMatchObject({
       monthly: plain(allocated),
       resources: { 'requests.cpu': plain(allocated) },
     });
@@ -283,7 +284,7 @@ describe('a list naming both spellings', () => {
     const asked = { cpu: '1', 'requests.cpu': '1' };
     const after = oracleCents([...Object.values(quotas), [aQuota('ml-d', asked)]], REQUESTS_SHEET);
     const ctx = (p: Project): ReviewContext => ({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       snapshot: snapshot(p),
       user: { username: 'alice', groups: [] },
@@ -324,7 +325,7 @@ describe('a list naming both spellings', () => {
     });
     const want = oracleCents([[aQuota('edge-a', hard)]], sheet);
     expect(want).toBe(5000 + 4000); // 50Gi × $1 + 2Gi × $20
-    expect(budgetObject(s, p, 'edge-a', '', processNow(), undefined, c.pricing).cost?.monthly).toBe(plain(want));
+    expect(budgetObject(s, p, 'edge-a', '', TEST_NOW, undefined, c.pricing).cost?.monthly).toBe(plain(want));
   });
 
   it('a price sheet naming both spellings of one quantity is refused', () => {

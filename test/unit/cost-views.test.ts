@@ -3,7 +3,7 @@
  * its C1 finding, the budget view's Budget, OwnedProject and table row, `kubectl tenantgate headroom`,
  * and the controller's tenantgate_project_cost_* series. Without pricing, none of them shows a cost.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, parseConfig } from '../../src/config/config.js';
 import { projectSeries } from '../../src/controller/project-metrics.js';
@@ -56,7 +56,7 @@ function live(project = ml()): LiveState {
 describe('tenantgate plan: the cost line per change', () => {
   it('+$143.75/month within the cost budget: "$1,493.75 of $1,500.00", no finding', () => {
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: CONFIG,
       base: { ref: 'main', projects: [ml()] },
       after: [ml({ 'requests.cpu': '21', 'requests.memory': '64Gi' })],
@@ -77,7 +77,7 @@ describe('tenantgate plan: the cost line per change', () => {
 
   it('beyond it: the line says so and the simulated sync is refused with [C1]', () => {
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: CONFIG,
       base: { ref: 'main', projects: [ml()] },
       after: [ml({ 'requests.cpu': '24', 'requests.memory': '64Gi' })],
@@ -103,7 +103,7 @@ describe('tenantgate plan: the cost line per change', () => {
 
   it('a lower cost budget alone: -$0.00 of change, and without a costBudget or without pricing no budget or no line', () => {
     const lowered = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: CONFIG,
       base: { ref: 'main', projects: [ml()] },
       after: [ml(undefined, '1300')],
@@ -118,7 +118,7 @@ describe('tenantgate plan: the cost line per change', () => {
       ],
     ]);
     const shrink = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: CONFIG,
       base: { ref: 'main', projects: [ml()] },
       after: [ml({ 'requests.cpu': '8', 'requests.memory': '64Gi' })],
@@ -127,7 +127,7 @@ describe('tenantgate plan: the cost line per change', () => {
     expect(costText(shrink.entries[0]!.cost!)).toBe('-$230.00/month; $1,120.00 of $1,500.00');
     const unbudgeted = { ...ml(), spec: { ...ml().spec, costBudget: undefined } } as Project;
     const none = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: CONFIG,
       after: [unbudgeted],
       live: [live(unbudgeted)],
@@ -135,7 +135,7 @@ describe('tenantgate plan: the cost line per change', () => {
     });
     expect(costText(none.entries[0]!.cost!)).toBe('+$0.00/month; $1,350.00/month');
     const unpriced = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: DEFAULT_CONFIG,
       after: [unbudgeted],
       live: [live(unbudgeted)],
@@ -155,10 +155,8 @@ describe('the budget view and the plugin', () => {
   });
   const alice = { username: 'alice', groups: [] };
   const get = (path: string, s: ViewSource, accept = 'application/json') =>
-    handle(
-      { at: processNow(), method: 'GET', path: `/apis/view.tenantgate.io/v1alpha1${path}`, accept, user: alice },
-      s,
-    ).body as Record<string, unknown>;
+    handle({ at: TEST_NOW, method: 'GET', path: `/apis/view.tenantgate.io/v1alpha1${path}`, accept, user: alice }, s)
+      .body as Record<string, unknown>;
   const COST = {
     currency: 'USD',
     monthly: '1350.00',

@@ -2,7 +2,7 @@
  * Cost (docs/budgets.md#cost): the price sheet in tenantgate.yaml, exact monthly costs, money as people
  * read it, and C1 offline, in the webhook's rules and across replicas sharing the headroom ledger.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -208,7 +208,7 @@ function cluster(project = ml({})): MemorySnapshot {
 
 const alice: UserInfo = { username: 'alice', groups: [] };
 const ctx = (s: MemorySnapshot, config: TenantgateConfig = CONFIG, user = alice): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config,
   snapshot: s,
   user,
@@ -313,8 +313,8 @@ describe('C1 offline (tenantgate validate)', () => {
 
   it('prices the declared allocation (namespaceDefaults included) against the cost budget', () => {
     // 24 CPU + 64Gi = $905.00; defaults 2 CPU + 8Gi = $84.375
-    expect(validateDeclarations([declared('989.38')], CONFIG, processNow())).toEqual([]);
-    const v = validateDeclarations([declared('989.37')], CONFIG, processNow());
+    expect(validateDeclarations([declared('989.38')], CONFIG, TEST_NOW)).toEqual([]);
+    const v = validateDeclarations([declared('989.37')], CONFIG, TEST_NOW);
     expect(v).toEqual([
       {
         rule: 'C1',
@@ -327,7 +327,7 @@ describe('C1 offline (tenantgate validate)', () => {
   });
 
   it('is an error, not a silent pass, when tenantgate.yaml has no pricing', () => {
-    const v = validateDeclarations([declared('1500')], DEFAULT_CONFIG, processNow());
+    const v = validateDeclarations([declared('1500')], DEFAULT_CONFIG, TEST_NOW);
     expect(v.map((x) => `[${x.rule}] ${x.message}`)).toEqual([
       '[C1] Project ml: spec.costBudget.monthly is "1500", but tenantgate.yaml has no pricing, so its cost cannot be checked; allowed: a costBudget only with a price sheet (pricing: {currency, hoursPerMonth, perHour} in tenantgate.yaml (docs/budgets.md#cost)), or no spec.costBudget',
     ]);
@@ -335,7 +335,7 @@ describe('C1 offline (tenantgate validate)', () => {
 
   it('refuses an amount with more than 2 decimals or a sign (S1)', () => {
     for (const monthly of ['1500.001', '-5', '1e3']) {
-      const v = validateDeclarations([declared(monthly)], CONFIG, processNow());
+      const v = validateDeclarations([declared(monthly)], CONFIG, TEST_NOW);
       expect(v.map((x) => x.rule)).toContain('S1');
       expect(v.find((x) => x.rule === 'S1')!.message).toContain('spec.costBudget.monthly');
     }

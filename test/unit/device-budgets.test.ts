@@ -5,7 +5,7 @@
  * the controller's default quotas, render, plan and the budget view — and the quota keys Kubernetes
  * refuses or never counts are S1 (src/validate/rules/quota-keys.ts, docs/adr/0067-budgets.md).
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planDefaultQuotas } from '../../src/controller/defaults.js';
@@ -59,7 +59,7 @@ describe('device keys are budget keys like requests.cpu (offline: validate and r
     });
     expect(validateProjectSchema(p)).toEqual([]);
     expect(checkQuotaKeys(p)).toEqual([]);
-    expect(validateDeclarations([p], DEFAULT_CONFIG, processNow())).toEqual([]);
+    expect(validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW)).toEqual([]);
   });
 
   it('Q1 per device key, exact: 6 + 3 GPUs over 8, 3 + 2 devices over 4, defaults counted and named', () => {
@@ -70,7 +70,7 @@ describe('device keys are budget keys like requests.cpu (offline: validate and r
         { name: 'ml-dev' },
       ],
     });
-    const v = validateDeclarations([p], DEFAULT_CONFIG, processNow());
+    const v = validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW);
     expect(v.map((x) => [x.rule, x.path])).toEqual([
       ['Q1', ['spec', 'quota', 'hard', CLAIMS]],
       ['Q1', ['spec', 'quota', 'hard', DEV]],
@@ -90,11 +90,11 @@ describe('device keys are budget keys like requests.cpu (offline: validate and r
       namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', [GPU]: '2', [CLAIMS]: '3' } } },
       namespaces: [{ name: 'ml-train', quota: { hard: { 'requests.cpu': '8', [GPU]: '2', [CLAIMS]: '3' } } }],
     });
-    const v = validateDeclarations([p], DEFAULT_CONFIG, processNow());
+    const v = validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW);
     expect(v.map((x) => x.rule)).toEqual(['Q2']);
     expect(v[0]!.message).toContain(DEV);
     // with the device class in the defaults, the namespace without a declared quota is covered
-    expect(validateDeclarations([ml({ namespaces: [{ name: 'ml-dev' }] })], DEFAULT_CONFIG, processNow())).toEqual([]);
+    expect(validateDeclarations([ml({ namespaces: [{ name: 'ml-dev' }] })], DEFAULT_CONFIG, TEST_NOW)).toEqual([]);
   });
 
   it('render: the quota carries the device keys as declared, the LimitRange defaults the extended resource by its container name', () => {
@@ -109,8 +109,8 @@ describe('device keys are budget keys like requests.cpu (offline: validate and r
         },
       },
     });
-    expect(validateDeclarations([p], DEFAULT_CONFIG, processNow())).toEqual([]);
-    const objects = [...renderProjectsLazily([p], DEFAULT_CONFIG, { at: processNow(), cluster: '' })];
+    expect(validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW)).toEqual([]);
+    const objects = [...renderProjectsLazily([p], DEFAULT_CONFIG, { at: TEST_NOW, cluster: '' })];
     const quota = (ns: string) =>
       objects.find(
         (o) => o.kind === 'ResourceQuota' && (o.metadata as { namespace: string }).namespace === ns,
@@ -218,7 +218,7 @@ describe('device keys in the webhook rules (Q1 counted by usage, Q2, defaults) a
       namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-new', { project: 'ml' })],
       quotas: [aQuota('ml-a', hard('4', '4', '2', '5'))],
     });
-    expect(planDefaultQuotas(ml(), fits, '', processNow()).create).toEqual([
+    expect(planDefaultQuotas(ml(), fits, '', TEST_NOW).create).toEqual([
       { namespace: 'ml-new', hard: hard('4', '2', '1', '3') },
     ]);
     const full = MemorySnapshot.of({
@@ -226,7 +226,7 @@ describe('device keys in the webhook rules (Q1 counted by usage, Q2, defaults) a
       namespaces: [aNamespace('ml-a', { project: 'ml' }), aNamespace('ml-new', { project: 'ml' })],
       quotas: [aQuota('ml-a', hard('4', '4', '4', '5'))],
     });
-    const plan = planDefaultQuotas(ml(), full, '', processNow());
+    const plan = planDefaultQuotas(ml(), full, '', TEST_NOW);
     expect(plan.create).toEqual([]);
     expect(plan.blocked.get('ml-new')).toBe(
       `quota tenantgate-quota does not fit the project budget: ${DEV} 1 asked, 0 of 4 left`,
@@ -248,7 +248,7 @@ describe('device keys in the webhook rules (Q1 counted by usage, Q2, defaults) a
 
   it('the budget view and plan show the device keys with their budget, allocation and use', () => {
     const s = snap({ [DEV]: '2', [CLAIMS]: '2' });
-    const b = budgetObject(s, ml(), 'ml-a', '', processNow());
+    const b = budgetObject(s, ml(), 'ml-a', '', TEST_NOW);
     expect(b.resources.find((r) => r.resource === DEV)).toEqual({
       resource: DEV,
       budget: '4',
@@ -268,7 +268,7 @@ describe('device keys in the webhook rules (Q1 counted by usage, Q2, defaults) a
     };
     const lowered = ml({ quota: { hard: { 'requests.cpu': '16', [GPU]: '8', [DEV]: '3', [CLAIMS]: '10' } } });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: DEFAULT_CONFIG,
       base: { ref: 'main', projects: [ml()] },
       after: [lowered],
@@ -345,7 +345,7 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
       namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', [DEV]: '0.5' } } },
       namespaces: [{ name: 'ml-train', quota: { hard: { 'requests.cpu': '4', 'nvidia.com/gpu': '2', [DEV]: '1' } } }],
     });
-    const v = validateDeclarations([p], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'S1');
+    const v = validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW).filter((x) => x.rule === 'S1');
     expect(v.map((x) => x.path)).toEqual([
       ['spec', 'quota', 'hard', 'limits.nvidia.com/gpu'],
       ['spec', 'namespaceDefaults', 'quota', 'hard', DEV],
@@ -392,7 +392,7 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
       quota: { hard: { 'requests.cpu': '16', 'limits.nvidia.com/gpu': '8', [DEV]: '4', [CLAIMS]: '10' } },
     });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: DEFAULT_CONFIG,
       base: { ref: 'main', projects: [ml()] },
       after: [after],
@@ -427,7 +427,7 @@ describe('S1: quota keys Kubernetes refuses or never counts (src/validate/rules/
     expect(v[1]!.message).toBe(
       'Project ml: spec.namespaceDefaults.limitRange.defaultRequest[nvidia.com/gpu] is "1", but nvidia.com/gpu cannot be overcommitted: the apiserver refuses a LimitRange whose default ("2") and defaultRequest differ for it; allowed: the same value in both, or only default',
     );
-    expect(validateDeclarations([p], DEFAULT_CONFIG, processNow()).map((x) => x.rule)).toEqual(['S1', 'S1']);
+    expect(validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW).map((x) => x.rule)).toEqual(['S1', 'S1']);
     // cpu may differ (it can be overcommitted); equal GPU values pass
     expect(
       checkLimitRangeKeys(

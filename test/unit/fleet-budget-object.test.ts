@@ -1,4 +1,4 @@
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import {
   fleetBudgetFor,
@@ -25,7 +25,7 @@ const project: Project = {
 
 describe('FleetBudget object', () => {
   it('is built from the Project: budget, members once each, bounds restricted to the fleet-budgeted resources', () => {
-    const object = fleetBudgetFor(project, processNow())!;
+    const object = fleetBudgetFor(project, TEST_NOW)!;
     expect(object.metadata).toMatchObject({ name: 'web', namespace: FLEET_NAMESPACE });
     expect(object.spec).toEqual({
       budget: { 'requests.cpu': '40' },
@@ -35,11 +35,11 @@ describe('FleetBudget object', () => {
   });
 
   it('has none without spec.fleet', () => {
-    expect(fleetBudgetFor({ ...project, spec: { ...project.spec, fleet: undefined } }, processNow())).toBeUndefined();
+    expect(fleetBudgetFor({ ...project, spec: { ...project.spec, fleet: undefined } }, TEST_NOW)).toBeUndefined();
   });
 
   it('round-trips a ledger through its status, keeping release records', () => {
-    const object = fleetBudgetFor(project, processNow())!;
+    const object = fleetBudgetFor(project, TEST_NOW)!;
     const parsed = parseFleetBudget(object);
     if (!parsed.ok) throw new Error(parsed.problems.join('; '));
     const grown = requestGrowth(parsed.record, 'prod-eu', { id: 'k1', need: parseResources({ 'requests.cpu': '12' }) });
@@ -67,7 +67,7 @@ describe('FleetBudget object', () => {
 
   it('fails closed on a status it cannot read, naming the object and the field', () => {
     const object: FleetBudgetObject = {
-      ...fleetBudgetFor(project, processNow())!,
+      ...fleetBudgetFor(project, TEST_NOW)!,
       status: { members: { 'prod-eu': { share: { 'requests.cpu': 'lots' } } } },
     };
     const parsed = parseFleetBudget(object);

@@ -8,7 +8,7 @@
  * on the member.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
+import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
 import { fleetBudgetFor } from '../../src/fleet/fleet-budget-object.js';
@@ -100,27 +100,27 @@ function snapshotOf(p: Project): MemorySnapshot {
 }
 
 const previous = getProcessClock();
-beforeEach(() => setProcessClock(fixedClock(DURING)));
+beforeEach(() => setProcessClock(fixedClock(DURING))); // for the edges under test that read the process clock
 afterEach(() => setProcessClock(previous));
 
 describe('a fleet member with an active burst: the member view the rules read', () => {
   for (const e of ['3', '9', '12']) {
     it(`E = ${e} CPU: CPU at min(E, 8 + 2, 10), memory at 4Gi + 1Gi`, () => {
       const p = project();
-      const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: e })));
+      const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', DURING, r({ [CPU]: e })));
       const want = expectedBudget(p, 'eu', { [CPU]: e }, DURING);
-      expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(canonical(want));
+      expect(canonical(budgetIn(view, view.project('web')!, 'eu', DURING))).toEqual(canonical(want));
       // Never above E for the fleet-budgeted resource.
-      expect(
-        budgetIn(view, view.project('web')!, 'eu', processNow()).get(CPU)!.cmp(Quantity.parse(e)),
-      ).toBeLessThanOrEqual(0);
+      expect(budgetIn(view, view.project('web')!, 'eu', DURING).get(CPU)!.cmp(Quantity.parse(e))).toBeLessThanOrEqual(
+        0,
+      );
     });
   }
 
   it('the reachable view (what the hub could grant): CPU at most the fleet budget, memory with the burst once', () => {
     const p = project();
-    const view = memberCapView(snapshotOf(p), 'eu', (q) => reachableLimits(q, 'eu', processNow()));
-    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(
+    const view = memberCapView(snapshotOf(p), 'eu', (q) => reachableLimits(q, 'eu', DURING));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu', DURING))).toEqual(
       canonical(expectedBudget(p, 'eu', p.spec.fleet!.quota!.hard!, DURING)),
     );
   });
@@ -128,15 +128,15 @@ describe('a fleet member with an active burst: the member view the rules read', 
   it('after the burst, the same view budgets the declarations alone', () => {
     setProcessClock(fixedClock(AFTER));
     const p = project();
-    const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: '9' })));
-    expect(canonical(budgetIn(view, view.project('web')!, 'eu', processNow()))).toEqual(
+    const view = memberCapView(snapshotOf(p), 'eu', (q) => memberLimits(q, 'eu', AFTER, r({ [CPU]: '9' })));
+    expect(canonical(budgetIn(view, view.project('web')!, 'eu', AFTER))).toEqual(
       canonical(expectedBudget(p, 'eu', { [CPU]: '9' }, AFTER)),
     );
   });
 
   it("the controller's view (floor, metrics, budget view): memory with the burst once, CPU at the 0 it is given", () => {
     const p = project();
-    const b = fleetProjectBudget(snapshotOf(p), p, 'eu', processNow(), [CPU]);
+    const b = fleetProjectBudget(snapshotOf(p), p, 'eu', DURING, [CPU]);
     expect(canonical(b.budget)).toEqual(canonical(expectedBudget(p, 'eu', { [CPU]: '0' }, DURING)));
   });
 });
@@ -144,7 +144,7 @@ describe('a fleet member with an active burst: the member view the rules read', 
 describe('a fleet member with an active burst: admission', () => {
   const config: TenantgateConfig = { ...DEFAULT_CONFIG, clusterName: 'eu' };
   const ctx = (s: MemorySnapshot): ReviewContext => ({
-    at: processNow(),
+    at: DURING,
     config,
     snapshot: s,
     user: { username: 'alice', groups: [] },
@@ -158,7 +158,7 @@ describe('a fleet member with an active burst: admission', () => {
   it('CPU grows beyond E only through the hub; memory stops at its declaration plus the burst', async () => {
     const p = project();
     const hub = new MemoryHub();
-    hub.put(fleetBudgetFor(p, processNow())!);
+    hub.put(fleetBudgetFor(p, DURING)!);
     const ledger = new MemoryLedger();
     const transfers: string[] = [];
     let key = 0;

@@ -5,7 +5,7 @@
  * refusal or a hub that does not answer, no hub call within E, and no change for Projects, resources
  * and clusters outside the fleet.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import { decodeRecord } from '../../src/fleet/enforced-record.js';
@@ -57,7 +57,7 @@ function snapshotOf(p: Project): MemorySnapshot {
 
 const config: TenantgateConfig = { ...DEFAULT_CONFIG, clusterName: 'eu' };
 const ctx = (s: MemorySnapshot): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config,
   snapshot: s,
   user: { username: 'alice', groups: [] },
@@ -70,7 +70,7 @@ const quota = (ns: string, cpu: string, o: { dryRun?: boolean; memory?: string }
 
 function setup(p = project('web', true)) {
   const hub = new MemoryHub();
-  const fb = fleetBudgetFor(project('web', true), processNow());
+  const fb = fleetBudgetFor(project('web', true), TEST_NOW);
   if (fb) hub.put(fb);
   const ledger = new MemoryLedger();
   const transfers: string[] = [];
@@ -224,16 +224,16 @@ describe('a fleet member decides against its enforced limit E', () => {
 describe('the member budget view (src/fleet/member-budget.ts)', () => {
   it('budgets each fleet-budgeted resource at min(E, upper bound, fleet budget); other resources, projects and clusters unchanged', () => {
     const p = project('web', true);
-    expect(formatResources(memberLimits(p, 'eu', processNow(), r({ [CPU]: '3' }))!)).toEqual({ [CPU]: '3' });
-    expect(formatResources(memberLimits(p, 'eu', processNow(), r({ [CPU]: '9' }))!)).toEqual({ [CPU]: '8' });
-    expect(formatResources(memberLimits(p, 'eu', processNow(), new Map())!)).toEqual({ [CPU]: '0' });
-    expect(formatResources(reachableLimits(p, 'eu', processNow())!)).toEqual({ [CPU]: '8' });
-    expect(memberLimits(p, 'ap', processNow(), new Map())).toBeUndefined();
-    expect(memberLimits(project('solo', false), 'eu', processNow(), new Map())).toBeUndefined();
+    expect(formatResources(memberLimits(p, 'eu', TEST_NOW, r({ [CPU]: '3' }))!)).toEqual({ [CPU]: '3' });
+    expect(formatResources(memberLimits(p, 'eu', TEST_NOW, r({ [CPU]: '9' }))!)).toEqual({ [CPU]: '8' });
+    expect(formatResources(memberLimits(p, 'eu', TEST_NOW, new Map())!)).toEqual({ [CPU]: '0' });
+    expect(formatResources(reachableLimits(p, 'eu', TEST_NOW)!)).toEqual({ [CPU]: '8' });
+    expect(memberLimits(p, 'ap', TEST_NOW, new Map())).toBeUndefined();
+    expect(memberLimits(project('solo', false), 'eu', TEST_NOW, new Map())).toBeUndefined();
     const s = snapshotOf(p);
-    const view = memberCapView(s, 'eu', (q) => memberLimits(q, 'eu', processNow(), r({ [CPU]: '3' })));
-    expect(budgetListIn(view, view.project('web')!, 'eu', processNow())).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
-    expect([...view.projects()].map((q) => budgetListIn(view, q, 'eu', processNow()))).toEqual([
+    const view = memberCapView(s, 'eu', (q) => memberLimits(q, 'eu', TEST_NOW, r({ [CPU]: '3' })));
+    expect(budgetListIn(view, view.project('web')!, 'eu', TEST_NOW)).toEqual({ [CPU]: '3', [MEM]: '4Gi' });
+    expect([...view.projects()].map((q) => budgetListIn(view, q, 'eu', TEST_NOW))).toEqual([
       { [CPU]: '3', [MEM]: '4Gi' },
     ]);
     // The base's own methods, optional memos included, are the view's.

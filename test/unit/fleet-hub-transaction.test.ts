@@ -6,7 +6,7 @@
  * test/integration/fleet-hub-io.test.ts runs the same I/O against a real apiserver, and alone shows
  * what rests on the stores' compare-and-swap (a stale write conflicts).
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { applyOnHub, surelyGranted } from '../../src/fleet/hub-transaction.js';
 import { fleetBudgetFor, withShareRecordStatus } from '../../src/fleet/fleet-budget-object.js';
@@ -42,7 +42,7 @@ const project: Project = {
 
 function hubWithWeb(): MemoryHub {
   const hub = new MemoryHub();
-  hub.put(fleetBudgetFor(project, processNow())!);
+  hub.put(fleetBudgetFor(project, TEST_NOW)!);
   return hub;
 }
 
@@ -117,7 +117,7 @@ describe('applyOnHub', () => {
   it('no FleetBudget, or one it cannot read: unusable (fail closed), nothing written', async () => {
     const hub = new MemoryHub();
     expect((await applyOnHub(hub, 'web', grow('eu-1', '1'), opts('eu-1'))).kind).toBe('unusable');
-    const bad = fleetBudgetFor(project, processNow())!;
+    const bad = fleetBudgetFor(project, TEST_NOW)!;
     bad.status = { members: { us: { share: { [CPU]: 'lots' } } } };
     hub.put(bad);
     const out = await applyOnHub(hub, 'web', grow('eu-1', '1'), opts('eu-1'));
@@ -232,7 +232,7 @@ describe('enforced limit in the headroom ledger', () => {
   // test/integration/fleet-hub-io.test.ts ("the enforced limit in the headroom-ledger ConfigMap").
   it('raise keeps the reservations and applies a key once', async () => {
     const ledger = new MemoryLedger();
-    const entry = { namespace: 'web-a', allocation: { [CPU]: '1' }, created: 0, expires: Date.now() + 60_000 };
+    const entry = { namespace: 'web-a', allocation: { [CPU]: '1' }, created: 0, expires: TEST_NOW + 60_000 };
     await ledger.write('web', { entries: [] }, [entry]);
     await raiseEnforced(ledger, 'web', 'k1', r({ [CPU]: '3' }));
     await raiseEnforced(ledger, 'web', 'k1', r({ [CPU]: '3' }));
@@ -253,7 +253,7 @@ describe('enforced limit in the headroom ledger', () => {
       calls += 1;
       if (calls === 1)
         void ledger.write('web', state, [
-          { namespace: 'web-a', allocation: { [CPU]: '4' }, created: 0, expires: Date.now() + 60_000 },
+          { namespace: 'web-a', allocation: { [CPU]: '4' }, created: 0, expires: TEST_NOW + 60_000 },
         ]);
       const reserved = state.entries.reduce((n, e) => n + Number(e.allocation[CPU] ?? 0), 0);
       return r({ [CPU]: String(Math.max(1, reserved)) });

@@ -6,7 +6,7 @@
  * floor at once after the fleet budget was lowered, nothing while the hub is down; and the metrics'
  * series (src/controller/fleet-metrics.ts) from what the loop saw.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js';
 import { fleetSeries } from '../../src/controller/fleet-metrics.js';
@@ -40,7 +40,7 @@ let seen: FleetObservations;
 let snapshot: MemorySnapshot;
 
 function setHub(project: Project, shares: Record<string, [number, number?]>): void {
-  const object = fleetBudgetFor(web(), processNow())!;
+  const object = fleetBudgetFor(web(), TEST_NOW)!;
   const entries = new Map<string, MemberShare>(
     Object.entries(shares).map(([m, [s, l]]) => [m, { share: cpu(s), lendable: l ? cpu(l) : new Map() }]),
   );
@@ -301,7 +301,7 @@ describe("the hub's record below E (a hub restored from an older backup, a share
   });
 
   it('a released member: E comes down to what its namespaces hold (no growth), however much the pool has', async () => {
-    const object = fleetBudgetFor(web(), processNow())!;
+    const object = fleetBudgetFor(web(), TEST_NOW)!;
     hub.put(
       withShareRecordStatus(object, {
         budget: cpu(10),

@@ -7,7 +7,7 @@
  * FleetBudget's status, the ledger's `fleet` JSON), checks the protocol's invariant: E ≤ share − lendable
  * for the member, and Σ shares ≤ the fleet budget. `TG_MODEL_RUNS` (npm run models) runs deeper.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { FleetLoop, FleetObservations } from '../../src/controller/fleet-loop.js';
 import { raiseEnforced } from '../../src/fleet/enforced-limit.js';
@@ -98,7 +98,7 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
   // eu holds 8 and enforces 8; web-a holds 1 + a random part: the loop gives back the idle rest at once.
   const held = 1 + Math.floor(random() * 4);
   hub.put(
-    withShareRecordStatus(fleetBudgetFor(project, processNow())!, {
+    withShareRecordStatus(fleetBudgetFor(project, TEST_NOW)!, {
       budget: cpu(budget),
       members: ['eu', 'us'],
       bounds: new Map(),

@@ -1,5 +1,5 @@
 /** F1 (a fleet budget declaration makes sense, offline) and F2's messages (src/validate/rules/fleet.ts). */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import {
@@ -39,7 +39,7 @@ function project(spec: Partial<Project['spec']> = {}): Project {
 }
 
 const render = (p: Project) =>
-  validateDeclarations([p], DEFAULT_CONFIG, processNow()).map((v) => `[${v.rule}] ${v.message}`);
+  validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW).map((v) => `[${v.rule}] ${v.message}`);
 
 describe('F1', () => {
   it('judges the bounds as declared: an active burst raising a bound past the fleet budget is no F1 (it raises how far a member may grow, never the fleet budget)', () => {

@@ -6,7 +6,7 @@
  * subjects may. Nor may a Project declare one for its namespaces (tenantgate validate, render, the
  * Project webhook).
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import fastJsonPatch from 'fast-json-patch';
 import { aNamespace, aProject, aUser, reviewContext } from '../support/fixtures.js';
@@ -174,7 +174,7 @@ describe('T7 offline: a Project may not declare a granting label or annotation f
         },
       ],
     });
-    const v = validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7');
+    const v = validateDeclarations([project], DEFAULT_CONFIG, TEST_NOW).filter((x) => x.rule === 'T7');
     expect(v.map((x) => x.path)).toEqual([
       ['spec', 'namespaces', 0, 'labels', ADMIN_ACCESS],
       ['spec', 'namespaces', 0, 'annotations', 'openshift.io/sa.scc.uid-range'],
@@ -190,7 +190,7 @@ describe('T7 offline: a Project may not declare a granting label or annotation f
       ...PAYMENTS.spec,
       namespaces: [{ name: 'payments-api', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } }],
     });
-    const v = validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7');
+    const v = validateDeclarations([project], DEFAULT_CONFIG, TEST_NOW).filter((x) => x.rule === 'T7');
     expect(v).toHaveLength(1);
     expect(v[0]!.message).toContain('spec.podSecurity');
   });
@@ -206,7 +206,7 @@ describe('T7 offline: a Project may not declare a granting label or annotation f
         },
       ],
     });
-    expect(validateDeclarations([project], DEFAULT_CONFIG, processNow()).filter((x) => x.rule === 'T7')).toEqual([]);
+    expect(validateDeclarations([project], DEFAULT_CONFIG, TEST_NOW).filter((x) => x.rule === 'T7')).toEqual([]);
   });
 });
 
@@ -245,7 +245,7 @@ describe('neither the mutating webhook nor render adds a granting key a tenant d
         { name: 'payments-api', labels: { ...labels, team: 'api' }, annotations: { ...annotations, owner: 'alice' } },
       ],
     });
-    const ns = [...renderProjectsLazily([project], DEFAULT_CONFIG, { at: processNow(), cluster: '' })].find(
+    const ns = [...renderProjectsLazily([project], DEFAULT_CONFIG, { at: TEST_NOW, cluster: '' })].find(
       (o) => o.kind === 'Namespace',
     )!;
     const meta = ns.metadata as { labels: Record<string, string>; annotations: Record<string, string> };

@@ -1,5 +1,5 @@
 /** Q5 in one process and across "replicas" sharing a ledger: concurrent growing decisions never overspend. */
-import { processNow } from '../../src/clock.js';
+import { fakeNow, TEST_NOW } from '../support/instant.js';
 import { describe, expect, it, vi } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
@@ -34,7 +34,7 @@ function snapshot(): MemorySnapshot {
 }
 
 const ctx = (s: MemorySnapshot): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config: DEFAULT_CONFIG,
   snapshot: s,
   user: { username: 'alice', groups: [] },
@@ -218,8 +218,8 @@ describe('HeadroomGuard with a watched ledger', () => {
         {
           namespace: 'race-n2',
           allocation: { 'requests.cpu': '1' },
-          created: Date.now(),
-          expires: Date.now() + 60_000,
+          created: fakeNow(),
+          expires: fakeNow() + 60_000,
         },
       ]);
       await vi.advanceTimersByTimeAsync(30 + 5 + 40); // the lost write, the pause, the winning write
@@ -280,10 +280,10 @@ describe('HeadroomGuard with a watched ledger', () => {
 });
 
 /** Runs `fn` on vitest's clock (setTimeout and Date): what it asserts about time is the code's, not the machine's. */
-async function withFakeTimers(fn: () => Promise<void>): Promise<void> {
+async function withFakeTimers<T>(fn: () => Promise<T>): Promise<T> {
   vi.useFakeTimers();
   try {
-    await fn();
+    return await fn();
   } finally {
     vi.useRealTimers();
   }
@@ -297,7 +297,7 @@ class ControlledLedger implements LedgerStore {
   readonly calls: Array<{ op: 'read' | 'write'; at: number }> = [];
   constructor(private readonly inner = new MemoryLedger()) {}
   private async wait(op: 'read' | 'write'): Promise<void> {
-    this.calls.push({ op, at: Date.now() });
+    this.calls.push({ op, at: fakeNow() }); // every test of this ledger runs on fake timers
     if (this.hang) await new Promise(() => {});
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
   }
@@ -326,16 +326,24 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
     const ledger = new ControlledLedger();
     ledger.hang = true;
     const outcomes: string[] = [];
-    const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 150, onReservation: (o) => outcomes.push(o) });
-    const started = Date.now();
-    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
-    const took = Date.now() - started;
-    expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
-    expect(verdict.violations[0]!.message).toBe(
-      'project race: the headroom ledger did not answer within 150 ms (the API server is slow or unreachable); nothing was reserved, retry the request',
-    );
-    expect(took).toBeGreaterThanOrEqual(140);
-    expect(outcomes).toEqual(['timeout']);
+    await withFakeTimers(async () => {
+      const guard = new HeadroomGuard({
+        ttlMs: 60_000,
+        ledger,
+        deadlineMs: 150,
+        onReservation: (o) => outcomes.push(o),
+      });
+      let verdict: Verdict | undefined;
+      void Promise.resolve(guard.decide(ctx(snapshot()), createQuota('race-n0'))).then((v) => (verdict = v));
+      await vi.advanceTimersByTimeAsync(149);
+      expect(verdict, 'not answered before its deadline').toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(verdict?.violations.map((v) => v.rule)).toEqual(['Q5']);
+      expect(verdict!.violations[0]!.message).toBe(
+        'project race: the headroom ledger did not answer within 150 ms (the API server is slow or unreachable); nothing was reserved, retry the request',
+      );
+      expect(outcomes).toEqual(['timeout']);
+    });
   });
 
   it("does not let one stalled decision hold the project's later decisions past their own deadline, and recovers when the ledger does", async () => {
@@ -344,12 +352,12 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
       ledger.delayMs = 400; // each call slower than the whole deadline
       const guard = new HeadroomGuard({ ttlMs: 60_000, ledger, deadlineMs: 200 });
       const s = snapshot();
-      const started = Date.now();
+      const started = fakeNow();
       const answeredAfter: number[] = [];
       const verdicts = Promise.all(
         NAMESPACES.slice(0, 5).map((ns) =>
           Promise.resolve(guard.decide(ctx(s), createQuota(ns))).then(
-            (v) => (answeredAfter.push(Date.now() - started), v),
+            (v) => (answeredAfter.push(fakeNow() - started), v),
           ),
         ),
       );
@@ -397,7 +405,11 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
       backoff: { baseMs: 1, maxMs: 4 },
       onReservation: (o) => outcomes.push(o),
     });
-    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
+    const verdict = await withFakeTimers(async () => {
+      const decision = Promise.resolve(guard.decide(ctx(snapshot()), createQuota('race-n0')));
+      await vi.advanceTimersByTimeAsync(15 * 4); // fifteen pauses of at most 4 ms, well within the deadline
+      return decision;
+    });
     expect(verdict.violations).toEqual([]);
     expect(ledger.calls.filter((c) => c.op === 'write')).toHaveLength(16);
     expect(outcomes.filter((o) => o === 'conflict')).toHaveLength(15);
@@ -408,16 +420,21 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
     const ledger = new ControlledLedger();
     ledger.conflicts = 2;
     const phases: Array<[RoundPhase, number]> = [];
-    const guard = new HeadroomGuard({
-      ttlMs: 60_000,
-      ledger,
-      deadlineMs: 2000,
-      backoff: { baseMs: 20, maxMs: 20 },
-      onRoundPhase: (p, ms) => phases.push([p, ms]),
+    const elapsed = await withFakeTimers(async () => {
+      // Made under fake timers: the guard's clock (Date.now) is the fake one, which the back-offs advance.
+      const guard = new HeadroomGuard({
+        ttlMs: 60_000,
+        ledger,
+        deadlineMs: 2000,
+        backoff: { baseMs: 20, maxMs: 20 },
+        onRoundPhase: (p, ms) => phases.push([p, ms]),
+      });
+      const started = fakeNow();
+      const decision = Promise.resolve(guard.decide(ctx(snapshot()), createQuota('race-n0')));
+      await vi.advanceTimersByTimeAsync(2 * 20);
+      expect((await decision).violations).toEqual([]);
+      return fakeNow() - started;
     });
-    const started = Date.now();
-    expect((await guard.decide(ctx(snapshot()), createQuota('race-n0'))).violations).toEqual([]);
-    const elapsed = Date.now() - started;
     const count = (p: RoundPhase) => phases.filter(([q]) => q === p).length;
     expect(count('queued')).toBe(1);
     expect(count('turn')).toBe(1);
@@ -443,9 +460,14 @@ describe('HeadroomGuard under a slow or failing ledger (deadline and backoff)', 
       backoff: { baseMs: 2, maxMs: 10 },
       onReservation: (o) => outcomes.push(o),
     });
-    const started = Date.now();
-    const verdict = await guard.decide(ctx(snapshot()), createQuota('race-n0'));
-    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    const verdict = await withFakeTimers(async () => {
+      let answered: Verdict | undefined;
+      void Promise.resolve(guard.decide(ctx(snapshot()), createQuota('race-n0'))).then((v) => (answered = v));
+      await vi.advanceTimersByTimeAsync(149);
+      expect(answered, 'still trying before its deadline').toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      return answered!;
+    });
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);
     expect(verdict.violations[0]!.message).toMatch(
       /^project race: the headroom ledger was updated by another webhook replica first \d+ times in a row and no update of this replica won within 150 ms; nothing was reserved, retry the request$/,

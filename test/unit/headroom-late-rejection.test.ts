@@ -3,7 +3,7 @@
  * guard stops waiting for it (the request is refused with [Q5]) but still handles its rejection. Found
  * by the shipped benchmark on a loaded machine, where a replica exited on an unhandled LedgerConflict.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -66,7 +66,7 @@ describe('HeadroomGuard past its deadline', () => {
       ],
     });
     const verdict = await guard.decide(
-      { at: processNow(), config: DEFAULT_CONFIG, snapshot, user: { username: 'alice', groups: [] } },
+      { at: TEST_NOW, config: DEFAULT_CONFIG, snapshot, user: { username: 'alice', groups: [] } },
       aQuotaCreateRequest('race-n0'),
     );
     expect(verdict.violations.map((v) => v.rule)).toEqual(['Q5']);

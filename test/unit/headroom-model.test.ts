@@ -22,7 +22,7 @@
  * moves. HEADROOM_MODEL_RUNS scales the run (default 200; `npm run models` runs 5,000, the depth at
  * which it found bugs before), HEADROOM_MODEL_SEED replays one.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -593,7 +593,7 @@ class World {
           built.map(({ r, request }) => {
             const replica = this.replicas[r.replica]!;
             return replica.guard.decide(
-              { at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo },
+              { at: TEST_NOW, config, snapshot: replica.snapshot, user: request.userInfo },
               request,
             );
           }),
@@ -926,7 +926,7 @@ describe('headroom ledger model: settled entries (docs/adr/0003-headroom-ledger.
         object: { metadata: { name: 'q2', namespace: 'm-a' }, spec: { hard: hard(1, 1) } },
       } as unknown as AdmissionRequest;
       const verdict = await replica.guard.decide(
-        { at: processNow(), config, snapshot: replica.snapshot, user: request.userInfo },
+        { at: TEST_NOW, config, snapshot: replica.snapshot, user: request.userInfo },
         request,
       );
       expect(verdict.violations.map((v) => `[${v.rule}] ${v.message}`)).toEqual([

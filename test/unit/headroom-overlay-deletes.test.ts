@@ -6,7 +6,7 @@
  * them passed Q3 ("nothing was covered before") and Q1 (an uncovered namespace counts
  * namespaceDefaults), while in truth the other quota stayed and let the namespace grow to its limit.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
@@ -53,7 +53,7 @@ function quota(namespace: string, name: string, cpu: string, resourceVersion?: s
 }
 
 const ctx = (snapshot: MemorySnapshot, user: UserInfo = ALICE): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config: DEFAULT_CONFIG,
   snapshot,
   user,

@@ -3,7 +3,7 @@
  * without a promise chain: what a project sees pending is exactly its own admitted, unexpired,
  * not yet observed namespaces, and concurrent decisions still never overspend.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { ReviewContext } from '../../src/validate/admission.js';
@@ -30,7 +30,7 @@ function snapshot(): MemorySnapshot {
 }
 
 const ctx = (s: MemorySnapshot): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config: DEFAULT_CONFIG,
   snapshot: s,
   user: { username: 'alice', groups: [] },
@@ -56,7 +56,7 @@ describe('HeadroomGuard pending index', () => {
     // The cache shows alpha's first quota: that entry goes, the others stay.
     const first = [...guard.pending.namespaces('alpha')][0]!;
     s.upsertQuota({ metadata: { name: 'q', namespace: first }, spec: { hard: { 'requests.cpu': '1' } } });
-    guard.observe({ at: processNow(), snapshot: s, config: DEFAULT_CONFIG }, first);
+    guard.observe({ at: TEST_NOW, snapshot: s, config: DEFAULT_CONFIG }, first);
     expect([...guard.pending.namespaces('alpha')]).not.toContain(first);
     expect([...guard.pending.namespaces('alpha')]).toHaveLength(2);
     expect([...guard.pending.namespaces('beta')]).toHaveLength(3);

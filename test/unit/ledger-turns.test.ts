@@ -5,7 +5,7 @@
  * replica's batch would lose until its deadline ([Q5], outcome "exhausted").
  */
 import { describe, expect, it, vi } from 'vitest';
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { LedgerChange, LedgerEntry, LedgerState, LedgerStore, StreamMarks } from '../../src/ledger/ledger.js';
 import type { ReviewContext, Verdict } from '../../src/validate/admission.js';
@@ -81,7 +81,7 @@ const hotSnapshot = () =>
     ],
   });
 const ctx = (s: MemorySnapshot): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config: DEFAULT_CONFIG,
   snapshot: s,
   user: { username: 'alice', groups: [] },
@@ -230,8 +230,17 @@ describe('LedgerCache.seen', () => {
     expect(done).toBe(false);
     cache.observe(change('a', '14'));
     await waiting;
-    const started = Date.now();
-    await cache.seen('a', '20', 30);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+    vi.useFakeTimers();
+    try {
+      let gaveUp = false;
+      const giving = cache.seen('a', '20', 30).then(() => (gaveUp = true));
+      await vi.advanceTimersByTimeAsync(29);
+      expect(gaveUp, 'still waiting at 29 ms').toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await giving;
+      expect(gaveUp).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -6,7 +6,7 @@
  * `/` and `~`; metadata absent; finalizers absent, empty, with others; owners, privileged subjects and
  * strangers) both must give the same operations in the same order, and the patched objects must be equal.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import fastJsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, isPrivileged } from '../../src/config/config.js';
@@ -236,7 +236,7 @@ function generate(rand: () => number) {
 }
 
 const ctxOf = (request: AdmissionRequest): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config: DEFAULT_CONFIG,
   snapshot,
   user: request.userInfo,

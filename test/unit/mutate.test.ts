@@ -1,5 +1,5 @@
 /** Mutations as JSON Patch, escaped label keys, idempotent. */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import fastJsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -26,7 +26,7 @@ const snapshot = MemorySnapshot.of({
 });
 
 const ctx = (username: string, groups: string[] = []): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config: DEFAULT_CONFIG,
   snapshot,
   user: { username, groups },

@@ -3,8 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createCA, signCert, type KeyPair } from '../../src/certs/pki.js';
+import { TEST_NOW } from '../support/instant.js';
 
 const curveOf = (pem: string) => new X509Certificate(pem).publicKey.asymmetricKeyDetails?.namedCurve;
 
@@ -36,15 +37,22 @@ function rsaCa(): KeyPair {
 
 describe('certificates (src/certs/pki.ts)', () => {
   it('a CA and a serving certificate it signs: ECDSA P-256 keys, the names, usages and issuer asked for, verifiable by the CA', async () => {
-    const ca = await createCA('test-ca', 30);
-    const serving = await signCert(ca, {
-      commonName: 'svc.ns.svc',
-      organization: ['acme, inc'],
-      dnsNames: ['svc.ns.svc', 'localhost'],
-      ipAddresses: ['127.0.0.1'],
-      usage: 'server',
-      days: 10,
-    });
+    // pki.ts stamps validity from Date.now(): signed on a fake Date at TEST_NOW, the dates are exact.
+    vi.useFakeTimers({ now: TEST_NOW, toFake: ['Date'] });
+    let ca: KeyPair, serving: KeyPair;
+    try {
+      ca = await createCA('test-ca', 30);
+      serving = await signCert(ca, {
+        commonName: 'svc.ns.svc',
+        organization: ['acme, inc'],
+        dnsNames: ['svc.ns.svc', 'localhost'],
+        ipAddresses: ['127.0.0.1'],
+        usage: 'server',
+        days: 10,
+      });
+    } finally {
+      vi.useRealTimers();
+    }
     expect(curveOf(ca.certPem)).toBe('prime256v1');
     expect(curveOf(serving.certPem)).toBe('prime256v1');
     expect(createPrivateKey(serving.keyPem).asymmetricKeyType).toBe('ec');
@@ -60,9 +68,9 @@ describe('certificates (src/certs/pki.ts)', () => {
     expect(cert.subjectAltName).toBe('DNS:svc.ns.svc, DNS:localhost, IP Address:127.0.0.1');
     expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
     expect(cert.checkPrivateKey(createPrivateKey(serving.keyPem))).toBe(true);
-    const days = (Date.parse(cert.validTo) - Date.now()) / 86_400_000;
-    expect(days).toBeGreaterThan(9.9);
-    expect(days).toBeLessThan(10.1);
+    expect(Date.parse(cert.validTo)).toBe(TEST_NOW + 10 * 86_400_000);
+    expect(Date.parse(cert.validFrom)).toBe(TEST_NOW - 5 * 60_000); // five minutes of clock skew
+    expect(Date.parse(caCert.validTo)).toBe(TEST_NOW + 30 * 86_400_000);
     // PEM blocks end with a newline, so a bundle is their concatenation.
     expect(ca.certPem.endsWith('-----END CERTIFICATE-----\n')).toBe(true);
   });

@@ -1,5 +1,5 @@
 /** `tenantgate plan` on a narrowed allow-list (src/plan/allow-lists.ts): the running objects it strands, and nothing for a widened one. */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planChange, planFails } from '../../src/plan/plan.js';
@@ -42,7 +42,7 @@ describe('plan: objects a narrowed allow-list strands', () => {
     const before = web({ priorityClasses: ['batch-low', 'batch-high'], services: { types: ['NodePort'] } });
     const after = web({ priorityClasses: ['batch-low'] });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: DEFAULT_CONFIG,
       base: { ref: 'main', projects: [before] },
       after: [after],
@@ -68,7 +68,7 @@ describe('plan: objects a narrowed allow-list strands', () => {
       [narrow, narrow],
     ] as const) {
       const plan = planChange({
-        at: processNow(),
+        at: TEST_NOW,
         config: DEFAULT_CONFIG,
         base: { ref: 'main', projects: [before] },
         after: [after],

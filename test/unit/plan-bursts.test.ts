@@ -2,9 +2,8 @@
  * Bursts in `tenantgate plan` (src/plan/plan.ts, src/validate/bursts.ts planBurstLines): the lines a
  * change shows, a future burst counts as a change, an ended burst changed is refused [B2].
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
-import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
 import { planChange } from '../../src/plan/plan.js';
 import { formatPlan } from '../../src/plan/format.js';
 import { planBurstLines } from '../../src/validate/bursts.js';
@@ -39,9 +38,6 @@ function live(project: Project): LiveState {
   };
 }
 
-const previous = getProcessClock();
-afterEach(() => setProcessClock(previous));
-
 describe('plan: burst lines', () => {
   it('planBurstLines: added, changed, removed; unchanged ones only while active or upcoming', () => {
     const at = Date.parse('2026-11-27T00:00:00Z');
@@ -58,9 +54,8 @@ describe('plan: burst lines', () => {
   });
 
   it('a pull request adding a future burst is a change, shown with its line in the table and in Markdown', () => {
-    setProcessClock(fixedClock(Date.parse('2026-11-27T00:00:00Z')));
     const plan = planChange({
-      at: processNow(),
+      at: Date.parse('2026-11-27T00:00:00Z'),
       config: DEFAULT_CONFIG,
       base: { ref: 'main', projects: [web()] },
       after: [web([peak])],
@@ -79,9 +74,8 @@ describe('plan: burst lines', () => {
   });
 
   it('in the window the budget shows the burst: 6 → 14 CPU', () => {
-    setProcessClock(fixedClock(Date.parse('2026-12-02T00:00:00Z')));
     const plan = planChange({
-      at: processNow(),
+      at: Date.parse('2026-12-02T00:00:00Z'),
       config: DEFAULT_CONFIG,
       base: { ref: 'main', projects: [web()] },
       after: [web([peak])],

@@ -4,7 +4,7 @@
  * declared elsewhere), the fleet's headroom; F1 when the namespaces hold more than the new fleet budget,
  * F2 when the new fleet budget is below the shares the members hold; nothing without spec.fleet.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { MemberShare, ShareRecord } from '../../src/fleet/shares.js';
@@ -68,7 +68,7 @@ const hub = (l: ShareRecord): ReadonlyMap<string, HubShareRecord> => new Map([['
 describe('plan over a fleet budget', () => {
   it('shows the fleet budget, each member’s share and allocation (live on eu, declared on us) and the fleet headroom', () => {
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [web()],
@@ -108,7 +108,7 @@ describe('plan over a fleet budget', () => {
   it('F1: a raised quota that makes the namespaces on the members hold more than the fleet budget (the self-service namespace counts)', () => {
     // Declared alone: 4 + 6 = 10 fits (validate's F1 passes); with web-extra's 2 on eu it is 12.
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [web({ us: '6' })],
@@ -130,7 +130,7 @@ describe('plan over a fleet budget', () => {
     const after = web({ fleet: '10' });
     const held = ledger('12', { eu: { share: '7' }, us: { share: '4' } });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [before] },
       after: [after],
@@ -152,7 +152,7 @@ describe('plan over a fleet budget', () => {
     expect(planFails(plan)).toBe(true);
 
     const withoutHub = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [before] },
       after: [after],
@@ -163,7 +163,7 @@ describe('plan over a fleet budget', () => {
 
     // Once the members gave back to 10 or less, the same change passes.
     const gaveBack = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [before] },
       after: [after],
@@ -176,7 +176,7 @@ describe('plan over a fleet budget', () => {
   it('a member that left spec.fleet.clusters but holds a share is shown as leaving; no FleetBudget on the hub means nobody holds one', () => {
     const l = ledger('10', { eu: { share: '6' }, us: { share: '3' }, ap: { share: '1' } });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [web()],
@@ -188,7 +188,7 @@ describe('plan over a fleet budget', () => {
     expect(plan.fleet[0]!.resources[0]!.perMember.ap).toEqual({ share: '1', lendable: '0' });
     expect(formatPlan(plan, 'table')).toContain('(leaving: ap)');
     const missing = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [web()],
@@ -206,7 +206,7 @@ describe('plan over a fleet budget', () => {
       namespaces: [{ name: 'web-eu', cluster: 'eu', quota: { hard: { 'requests.cpu': '4', pods: '5' } } }],
     });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [p] },
       after: [p],
@@ -223,7 +223,7 @@ describe('plan over a fleet budget', () => {
   it('a Project without spec.fleet has no fleet roll-up and its plan is as before', () => {
     const plain = web({ noFleet: true });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [plain] },
       after: [plain],

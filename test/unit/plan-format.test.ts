@@ -4,7 +4,7 @@
  * roll-up across both. The Markdown is a reviewed golden file (test/golden/plan/); `UPDATE_GOLDEN=1 npx
  * vitest run --project unit plan-format` rewrites it: review the diff before committing it.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ async function examples(): Promise<Project[]> {
 function synced(cluster: string, projects: Project[]): LiveState {
   const namespaces: NamespaceObject[] = [];
   const quotas: ResourceQuotaObject[] = [];
-  for (const o of renderProjectsLazily(projects, CONFIG, { at: processNow(), cluster })) {
+  for (const o of renderProjectsLazily(projects, CONFIG, { at: TEST_NOW, cluster })) {
     if (o.kind === 'Namespace') namespaces.push(o as unknown as NamespaceObject);
     if (o.kind === 'ResourceQuota') {
       const q = o as unknown as ResourceQuotaObject;
@@ -65,7 +65,7 @@ async function gitopsPlan(): Promise<Plan> {
     ),
   );
   return planChange({
-    at: processNow(),
+    at: TEST_NOW,
     config: CONFIG,
     base: { ref: 'origin/main', projects: before },
     after,

@@ -2,7 +2,7 @@
  * The planner (src/plan/plan.ts) on live objects held in memory: numbers before → after, the webhook's
  * refusals of the simulated sync (Q1), plan's own findings (Q6, Q7), which entries show, the roll-up.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { planChange, planFails } from '../../src/plan/plan.js';
@@ -61,7 +61,7 @@ const only = (entries: PlanEntry[], project: string, cluster = 'local'): PlanEnt
 describe('planChange', () => {
   it('a raised declared quota that a self-service namespace left no room for: Q1 on that quota, the numbers before → after', () => {
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [web({ 'requests.cpu': '4500m', pods: '30' })],
@@ -99,7 +99,7 @@ describe('planChange', () => {
 
   it('the same raise within the headroom is admitted: no finding, exit 0', () => {
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [web({ 'requests.cpu': '4', pods: '30' })],
@@ -118,7 +118,7 @@ describe('planChange', () => {
   it('a budget lowered below what the namespaces use: Q6 (plan), besides the Q1s the webhook gives the Project (declared and live)', () => {
     const lowered = web(undefined, { quota: { hard: { 'requests.cpu': '2', pods: '60' } } });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [lowered],
@@ -147,7 +147,7 @@ describe('planChange', () => {
       namespaces: [{ name: 'web-frontend', quota: { hard: { 'requests.cpu': '3', pods: '30' } } }],
     });
     const busy = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [without],
@@ -166,7 +166,7 @@ describe('planChange', () => {
       allocatedAfter: '4',
     });
     const idle = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [without],
@@ -183,7 +183,7 @@ describe('planChange', () => {
       namespaces: [...before.spec.namespaces!, { name: 'web-new' }],
     });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [before] },
       after: [after],
@@ -204,7 +204,7 @@ describe('planChange', () => {
     const state = live();
     state.projects.push(other);
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web(), other] },
       after: [web({ 'requests.cpu': '4', pods: '30' }), other],
@@ -214,7 +214,7 @@ describe('planChange', () => {
     expect(plan.entries.map((e) => e.project)).toEqual(['web']);
     expect(plan.changed).toBe(true);
     const all = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web(), other] },
       after: [web({ 'requests.cpu': '4', pods: '30' }), other],
@@ -226,7 +226,7 @@ describe('planChange', () => {
 
   it('with nothing changed, every project as it is (and whether its resync would be admitted)', () => {
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [web()],
@@ -239,7 +239,7 @@ describe('planChange', () => {
 
   it('without --base the live Projects are the before', () => {
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       after: [web({ 'requests.cpu': '4500m', pods: '30' })],
       live: [live()],
@@ -255,7 +255,7 @@ describe('planChange', () => {
       namespaces: [{ name: 'ops-a' }],
     });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [web()] },
       after: [added],
@@ -283,7 +283,7 @@ describe('planChange', () => {
       clusters: { eu: { quota: { hard: { 'requests.cpu': '8', pods: '60' } } } },
     });
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config,
       base: { ref: 'main', projects: [before] },
       after: [after],

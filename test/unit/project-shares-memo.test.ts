@@ -6,7 +6,7 @@
  * every memoised sum with the same sum computed without the memo, with and without pending
  * allocations; then they check the Q1 decision itself.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { aNamespace, aQuota, reviewContext } from '../support/fixtures.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -113,8 +113,8 @@ describe('project shares memo', () => {
           if (!p) continue;
           for (const ns of [...NAMESPACES, 'new-namespace']) {
             for (const pend of [undefined, pendingOf(pending)]) {
-              const memoised = othersTotal(s, p, '', processNow(), ns, pend);
-              const expected = othersTotal(fresh, p, '', processNow(), ns, pend);
+              const memoised = othersTotal(s, p, '', TEST_NOW, ns, pend);
+              const expected = othersTotal(fresh, p, '', TEST_NOW, ns, pend);
               expect(
                 text(memoised),
                 `seed ${seed} step ${step} project ${name} namespace ${ns}${pend ? ' (pending)' : ''}`,
@@ -135,10 +135,10 @@ describe('project shares memo', () => {
       quotas: [aQuota('ns-0', { 'requests.cpu': '4' })],
     });
     const held = s.project('alpha')!;
-    expect(s.projectSharesOf(held, '', processNow())).toBe(s.projectSharesOf(held, '', processNow()));
+    expect(s.projectSharesOf(held, '', TEST_NOW)).toBe(s.projectSharesOf(held, '', TEST_NOW));
     const copy = project('alpha', '10', '1');
-    expect(s.projectSharesOf(copy, '', processNow())).not.toBe(s.projectSharesOf(copy, '', processNow()));
-    expect(s.projectSharesOf(held, 'other-cluster', processNow())).not.toBe(s.projectSharesOf(held, '', processNow()));
+    expect(s.projectSharesOf(copy, '', TEST_NOW)).not.toBe(s.projectSharesOf(copy, '', TEST_NOW));
+    expect(s.projectSharesOf(held, 'other-cluster', TEST_NOW)).not.toBe(s.projectSharesOf(held, '', TEST_NOW));
   });
 
   it('keeps the memo across status-only quota updates and label-preserving namespace updates', () => {
@@ -148,13 +148,13 @@ describe('project shares memo', () => {
       quotas: [aQuota('ns-0', { 'requests.cpu': '4' })],
     });
     const held = s.project('alpha')!;
-    const memo = s.projectSharesOf(held, '', processNow());
+    const memo = s.projectSharesOf(held, '', TEST_NOW);
     s.upsertQuota(aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '3' } }));
     s.upsertNamespace(aNamespace('ns-0', { project: 'alpha', labels: { team: 'payments' } }));
-    expect(s.projectSharesOf(held, '', processNow())).toBe(memo);
+    expect(s.projectSharesOf(held, '', TEST_NOW)).toBe(memo);
     s.upsertQuota(aQuota('ns-0', { 'requests.cpu': '5' }));
-    expect(s.projectSharesOf(held, '', processNow())).not.toBe(memo);
-    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '5' });
+    expect(s.projectSharesOf(held, '', TEST_NOW)).not.toBe(memo);
+    expect(formatResources(othersTotal(s, held, '', TEST_NOW, 'other'))).toEqual({ 'requests.cpu': '5' });
   });
 
   it('counts usage above the quota: a status update that raises the hold replaces the memo', () => {
@@ -164,25 +164,25 @@ describe('project shares memo', () => {
       quotas: [aQuota('ns-0', { 'requests.cpu': '4' }, { used: { 'requests.cpu': '4' } })],
     });
     const held = s.project('alpha')!;
-    const memo = s.projectSharesOf(held, '', processNow());
-    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '4' });
+    const memo = s.projectSharesOf(held, '', TEST_NOW);
+    expect(formatResources(othersTotal(s, held, '', TEST_NOW, 'other'))).toEqual({ 'requests.cpu': '4' });
     // The quota was lowered to 1 while 4 CPUs of pods run: the apiserver evicts nothing.
     s.upsertQuota({
       ...aQuota('ns-0', { 'requests.cpu': '1' }),
       status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '4' } },
     });
-    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '4' });
+    expect(formatResources(othersTotal(s, held, '', TEST_NOW, 'other'))).toEqual({ 'requests.cpu': '4' });
     s.upsertQuota({
       ...aQuota('ns-0', { 'requests.cpu': '1' }),
       status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '6' } },
     });
-    expect(s.projectSharesOf(held, '', processNow())).not.toBe(memo);
-    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '6' });
+    expect(s.projectSharesOf(held, '', TEST_NOW)).not.toBe(memo);
+    expect(formatResources(othersTotal(s, held, '', TEST_NOW, 'other'))).toEqual({ 'requests.cpu': '6' });
     s.upsertQuota({
       ...aQuota('ns-0', { 'requests.cpu': '1' }),
       status: { hard: { 'requests.cpu': '1' }, used: { 'requests.cpu': '0' } },
     });
-    expect(formatResources(othersTotal(s, held, '', processNow(), 'other'))).toEqual({ 'requests.cpu': '1' });
+    expect(formatResources(othersTotal(s, held, '', TEST_NOW, 'other'))).toEqual({ 'requests.cpu': '1' });
   });
 
   it('Q1 sees a quota raised in another namespace right after a decision memoised the old sum', () => {
@@ -208,7 +208,7 @@ describe('project shares memo', () => {
     const after = raise('alpha-a', '6'); // 6 + 5 > 10
     expect(after.violations.map((v) => v.rule)).toEqual(['Q1']);
     expect(after.violations[0]!.message).toMatch(/of which 5 are allocated to other namespaces: at most 5 fits/);
-    expect(formatResources(othersTotal(s, s.project('alpha')!, '', processNow(), 'alpha-a'))).toEqual({
+    expect(formatResources(othersTotal(s, s.project('alpha')!, '', TEST_NOW, 'alpha-a'))).toEqual({
       'requests.cpu': '5',
       'requests.memory': '1Gi',
     });

@@ -5,7 +5,7 @@
  * are set, and the races between quota deletes and namespace creates are closed (one process and two
  * replicas sharing a ledger).
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -46,7 +46,7 @@ const payments = (spec: Partial<Project['spec']> = {}): Project =>
   );
 
 const ctx = (s: MemorySnapshot, user = alice): ReviewContext => ({
-  at: processNow(),
+  at: TEST_NOW,
   config: DEFAULT_CONFIG,
   snapshot: s,
   user,

@@ -3,7 +3,7 @@
  * validate` and `tenantgate render` use: a failing and a passing case each, with rule id, field path
  * and the parts of the message a user needs (the object, the values, what is allowed).
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { aProject } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { configFromObject, DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
@@ -13,7 +13,7 @@ import type { Project, ProjectSpec, Violation } from '../../src/validate/types.j
 const project = (name: string, spec: Partial<ProjectSpec> = {}): Project => aProject(name, spec);
 
 function check(projects: Project[], config: TenantgateConfig = DEFAULT_CONFIG): Violation[] {
-  return validateDeclarations(projects, config, processNow());
+  return validateDeclarations(projects, config, TEST_NOW);
 }
 
 function only(violations: Violation[], rule: string): Violation[] {

@@ -2,7 +2,7 @@
  * Q1 and Q2 offline, through `validateDeclarations`: budgets per cluster placement,
  * namespaceDefaults for namespaces without a quota, exact quantity arithmetic.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { aProject } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -16,7 +16,7 @@ function ns(name: string, hard?: ResourceList, cluster?: string): DeclaredNamesp
 }
 
 function check(...projects: Project[]): Violation[] {
-  return validateDeclarations(projects, DEFAULT_CONFIG, processNow());
+  return validateDeclarations(projects, DEFAULT_CONFIG, TEST_NOW);
 }
 
 function budget(hard: ResourceList): Pick<ProjectSpec, 'quota'> {

@@ -1,5 +1,5 @@
 /** T1 offline: `validateDeclarations(projects, config, base)` compares with the base (git HEAD). */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { aProject } from '../support/fixtures.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -11,7 +11,7 @@ const project = (name: string, tenant: string, extra: Partial<Project['spec']> =
 
 describe('T1: spec.tenant is immutable', () => {
   it('rejects a changed tenant, at spec.tenant, with the old and the new value', () => {
-    const violations = validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, processNow(), [
+    const violations = validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, TEST_NOW, [
       project('shop', 'acme'),
     ]);
     expect(violations).toHaveLength(1);
@@ -29,7 +29,7 @@ describe('T1: spec.tenant is immutable', () => {
     const violations = validateDeclarations(
       [project('web', 'acme'), project('shop', 'initech')],
       DEFAULT_CONFIG,
-      processNow(),
+      TEST_NOW,
       base,
     );
     expect(violations.map((v) => [v.rule, v.document])).toEqual([['T1', 1]]);
@@ -42,13 +42,13 @@ describe('T1: spec.tenant is immutable', () => {
       quota: { hard: { pods: '10' } },
       namespaceDefaults: { quota: { hard: { pods: '5' } } },
     });
-    expect(validateDeclarations([after], DEFAULT_CONFIG, processNow(), [before])).toEqual([]);
+    expect(validateDeclarations([after], DEFAULT_CONFIG, TEST_NOW, [before])).toEqual([]);
   });
 
   it('accepts a new project (not in the base) and a tenant shared with other projects', () => {
     expect(
-      validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, processNow(), [project('web', 'acme')]),
+      validateDeclarations([project('shop', 'globex')], DEFAULT_CONFIG, TEST_NOW, [project('web', 'acme')]),
     ).toEqual([]);
-    expect(validateDeclarations([project('shop', 'acme')], DEFAULT_CONFIG, processNow(), [])).toEqual([]);
+    expect(validateDeclarations([project('shop', 'acme')], DEFAULT_CONFIG, TEST_NOW, [])).toEqual([]);
   });
 });

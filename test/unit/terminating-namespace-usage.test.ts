@@ -3,7 +3,7 @@
  * deletes a namespace's content in no particular order) keeps counting what its pods last used
  * (ADR 0077): in the shares Q1 and the controller's status read, and in Q1's message.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { reviewResourceQuota } from '../../src/validate/admission.js';
 import { projectBudget, projectBudgetJson } from '../../src/validate/budget.js';
@@ -35,7 +35,7 @@ function snapshot(): MemorySnapshot {
 }
 
 const cpuOf = (s: MemorySnapshot, namespace: string) =>
-  formatResources(namespaceShare(s, pay, '', processNow(), namespace).resources)['requests.cpu'];
+  formatResources(namespaceShare(s, pay, '', TEST_NOW, namespace).resources)['requests.cpu'];
 
 function growPayNew(s: MemorySnapshot, cpu: string) {
   const quota = aQuota('pay-new', { 'requests.cpu': cpu });
@@ -51,10 +51,10 @@ function growPayNew(s: MemorySnapshot, cpu: string) {
 describe('a terminating namespace without quotas', () => {
   it('counts what its pods last used once its quota is deleted, not namespaceDefaults', () => {
     const s = snapshot();
-    s.projectSharesOf(pay, '', processNow()); // a memo made before the delete must follow it
+    s.projectSharesOf(pay, '', TEST_NOW); // a memo made before the delete must follow it
     s.deleteQuota('pay-old', 'tenantgate-quota');
     expect(cpuOf(s, 'pay-old')).toBe('6');
-    expect(formatResources(s.projectSharesOf(pay, '', processNow()).othersTotal('pay-new'))['requests.cpu']).toBe('6');
+    expect(formatResources(s.projectSharesOf(pay, '', TEST_NOW).othersTotal('pay-new'))['requests.cpu']).toBe('6');
   });
 
   it('keeps another namespace of the project from growing into that room (Q1 names the terminating namespace)', () => {
@@ -103,7 +103,7 @@ describe('a terminating namespace without quotas', () => {
 
   it('counts, for a decision that deletes its last quota, what that quota reports in use', () => {
     const s = snapshot();
-    const afterDelete = namespaceShare(s, pay, '', processNow(), 'pay-old', {
+    const afterDelete = namespaceShare(s, pay, '', TEST_NOW, 'pay-old', {
       change: { namespace: 'pay-old', name: 'tenantgate-quota' },
     });
     expect(formatResources(afterDelete.resources)['requests.cpu']).toBe('6');
@@ -116,7 +116,7 @@ describe('a terminating namespace without quotas', () => {
     seenLive.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
     expect(
       formatResources(
-        namespaceShare(seenLive, pay, '', processNow(), 'pay-old', {
+        namespaceShare(seenLive, pay, '', TEST_NOW, 'pay-old', {
           change: { namespace: 'pay-old', name: 'tenantgate-quota' },
         }).resources,
       )['requests.cpu'],
@@ -132,12 +132,12 @@ describe('a terminating namespace without quotas', () => {
         aQuota('pay-new', { 'requests.cpu': '2' }),
       ],
     });
-    s.projectSharesOf(pay, '', processNow());
+    s.projectSharesOf(pay, '', TEST_NOW);
     // Watches are separate streams: the quota's delete may arrive before the namespace's deletionTimestamp.
     s.deleteQuota('pay-old', 'tenantgate-quota');
     expect(cpuOf(s, 'pay-old')).toBe('1'); // a live namespace without quota: namespaceDefaults (the controller adds its default quota)
     s.upsertNamespace(aNamespace('pay-old', { project: 'pay', terminating: true }));
-    expect(formatResources(s.projectSharesOf(pay, '', processNow()).othersTotal('pay-new'))['requests.cpu']).toBe('6');
+    expect(formatResources(s.projectSharesOf(pay, '', TEST_NOW).othersTotal('pay-new'))['requests.cpu']).toBe('6');
     s.upsertQuota(aQuota('pay-old', { 'requests.cpu': '3' }, { used: { 'requests.cpu': '0' } }));
     expect(s.lastQuotaUsageOf('pay-old')?.size).toBe(0);
     expect(cpuOf(s, 'pay-old')).toBe('3');
@@ -148,7 +148,7 @@ describe('the budget report (controller status, budget view) of a terminating na
   it('counts what its pods last used as used and as allocated', () => {
     const s = snapshot();
     s.deleteQuota('pay-old', 'tenantgate-quota');
-    const b = projectBudgetJson(projectBudget(s, pay, '', processNow()));
+    const b = projectBudgetJson(projectBudget(s, pay, '', TEST_NOW));
     expect(b.resources).toEqual([{ resource: 'requests.cpu', budget: '10', allocated: '8', used: '6', headroom: '2' }]);
   });
 });

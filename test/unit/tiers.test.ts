@@ -3,7 +3,7 @@
  * tiers, which quotas count under which keys, Q1/Q2/Q3 with tier keys offline and in admission, the
  * rendered quotas and the controller's plan.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { aNamespace, aProject, aQuota, aUser, reviewContext } from '../support/fixtures.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -96,7 +96,7 @@ describe('tier keys', () => {
 
 describe('the budget with tiers', () => {
   it("adds each tier's quota under tier keys and pods@* = 0; a tier without quota adds nothing", () => {
-    expect(formatResources(budgetOf(ml(), '', processNow()))).toEqual({
+    expect(formatResources(budgetOf(ml(), '', TEST_NOW))).toEqual({
       'requests.cpu': '80',
       pods: '100',
       'requests.cpu@batch': '60',
@@ -107,12 +107,12 @@ describe('the budget with tiers', () => {
 
   it('is the same object for the same spec (its parse is cached), and the declared list itself without tiers', () => {
     const p = ml();
-    expect(budgetList(p, '', processNow())).toBe(budgetList(p, '', processNow()));
-    expect(budgetOf(p, '', processNow())).toBe(budgetOf(p, '', processNow()));
+    expect(budgetList(p, '', TEST_NOW)).toBe(budgetList(p, '', TEST_NOW));
+    expect(budgetOf(p, '', TEST_NOW)).toBe(budgetOf(p, '', TEST_NOW));
     const plain = aProject('plain', { quota: { hard: { pods: '1' } } });
     expect(withTierBudgets(plain, plain.spec.quota!.hard!)).toBe(plain.spec.quota!.hard);
     const none = aProject('none', { tiers: { production: {} } });
-    expect(budgetList(none, '', processNow())).toBe(budgetList(none, '', processNow()));
+    expect(budgetList(none, '', TEST_NOW)).toBe(budgetList(none, '', TEST_NOW));
   });
 
   it('defaults: namespaceDefaults.tiers under tier keys and pods@* = 0', () => {
@@ -208,7 +208,7 @@ describe('offline: Q1 per tier, Q2 for tier keys, tier names', () => {
         }),
       ],
       DEFAULT_CONFIG,
-      processNow(),
+      TEST_NOW,
     );
     expect(violations.map((v) => [v.rule, v.path])).toEqual([
       ['Q1', ['spec', 'tiers', 'production', 'quota', 'hard', 'requests.cpu']],
@@ -224,7 +224,7 @@ describe('offline: Q1 per tier, Q2 for tier keys, tier names', () => {
       namespaces: Array.from({ length: 11 }, (_, i) => ({ name: `ml-n${i}` })),
       quota: { hard: { 'requests.cpu': '80', pods: '300' } },
     };
-    const violations = validateDeclarations([ml(spec)], DEFAULT_CONFIG, processNow());
+    const violations = validateDeclarations([ml(spec)], DEFAULT_CONFIG, TEST_NOW);
     expect(violations.map((v) => v.message)).toEqual([
       'project ml: namespaces allocate requests.cpu@production 22 but the budget is 20 (ml-n0 2 (defaults), ml-n1 2 (defaults), ml-n2 2 (defaults), ml-n3 2 (defaults), ml-n4 2 (defaults), ml-n5 2 (defaults), ml-n6 2 (defaults), ml-n7 2 (defaults), ml-n8 2 (defaults), ml-n9 2 (defaults), ml-n10 2 (defaults)): 2 over',
     ]);
@@ -235,7 +235,7 @@ describe('offline: Q1 per tier, Q2 for tier keys, tier names', () => {
       namespaceDefaults: { quota: { hard: { 'requests.cpu': '4', pods: '20' } } },
       namespaces: [{ name: 'ml-a' }],
     });
-    const violations = validateDeclarations([p], DEFAULT_CONFIG, processNow());
+    const violations = validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW);
     expect(violations.map((v) => v.rule)).toEqual(['Q2']);
     expect(violations[0]!.message).toContain('leaves requests.cpu@batch, requests.cpu@production without a quota');
     expect(violations[0]!.message).toContain(
@@ -257,7 +257,7 @@ describe('offline: Q1 per tier, Q2 for tier keys, tier names', () => {
           }),
         ],
         DEFAULT_CONFIG,
-        processNow(),
+        TEST_NOW,
       ),
     ).toEqual([]);
   });
@@ -265,7 +265,7 @@ describe('offline: Q1 per tier, Q2 for tier keys, tier names', () => {
   it('S1: a tier is a PriorityClass name, and namespace tiers are declared tiers', () => {
     const p = ml({ namespaces: [{ name: 'ml-a', tiers: { urgent: { quota: { hard: { 'requests.cpu': '1' } } } } }] });
     p.spec.tiers = { ...p.spec.tiers, Prod_1: {} };
-    const s1 = validateDeclarations([p], DEFAULT_CONFIG, processNow()).filter((v) => v.rule === 'S1');
+    const s1 = validateDeclarations([p], DEFAULT_CONFIG, TEST_NOW).filter((v) => v.rule === 'S1');
     expect(s1.map((v) => v.path)).toEqual([
       ['spec', 'tiers', 'Prod_1'],
       ['spec', 'namespaces', 0, 'tiers', 'urgent'],
@@ -420,7 +420,7 @@ describe('render and the controller', () => {
     const p = ml({
       namespaces: [{ name: 'ml-a', tiers: { production: { quota: { hard: { 'requests.cpu': '10' } } } } }],
     });
-    const quotas = [...renderProjectsLazily([p], DEFAULT_CONFIG, { at: processNow(), cluster: '' })].filter(
+    const quotas = [...renderProjectsLazily([p], DEFAULT_CONFIG, { at: TEST_NOW, cluster: '' })].filter(
       (o) => o.kind === 'ResourceQuota',
     );
     expect(quotas.map((q) => [q.metadata.name, q.spec])).toEqual([
@@ -465,7 +465,7 @@ describe('render and the controller', () => {
         tierQuota('ml-b', 'batch', '4'),
       ],
     });
-    const plan = planDefaultQuotas(ml(), snap, '', processNow());
+    const plan = planDefaultQuotas(ml(), snap, '', TEST_NOW);
     expect(plan.create.map((c) => [c.namespace, c.name, c.hard])).toEqual([
       ['ml-b', 'tenantgate-quota-other-tiers', { pods: '0' }],
     ]);
@@ -476,7 +476,7 @@ describe('render and the controller', () => {
       ml(),
       MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-c', { project: 'ml' })] }),
       '',
-      processNow(),
+      TEST_NOW,
     );
     expect(fine.create.map((c) => c.name ?? 'tenantgate-quota')).toEqual([
       'tenantgate-quota-batch',
@@ -484,7 +484,7 @@ describe('render and the controller', () => {
       'tenantgate-quota-production',
       'tenantgate-quota',
     ]);
-    expect(formatResources(clusterShares(snap, ml(), '', processNow())[0]!.resources)['requests.cpu@production']).toBe(
+    expect(formatResources(clusterShares(snap, ml(), '', TEST_NOW)[0]!.resources)['requests.cpu@production']).toBe(
       '19',
     );
     expect(plan.replace).toEqual([]);
@@ -504,7 +504,7 @@ describe('render and the controller', () => {
       ml(),
       MemorySnapshot.of({ projects: [ml()], namespaces: [aNamespace('ml-a', { project: 'ml' })], quotas }),
       '',
-      processNow(),
+      TEST_NOW,
     );
     expect(plan.create).toEqual([]);
     expect(plan.replace).toEqual([
@@ -528,7 +528,7 @@ describe('the budget as status, view, plan and the plugin read it', () => {
         ...fullNamespace('ml-b', '6'),
       ],
     });
-    const json = projectBudgetJson(projectBudget(snap, ml(), '', processNow()));
+    const json = projectBudgetJson(projectBudget(snap, ml(), '', TEST_NOW));
     expect(json.resources.map((r) => [r.resource, r.budget, r.allocated, r.used, r.headroom])).toEqual([
       ['pods', '100', '40', '0', '60'],
       ['pods@*', '0', '0', '0', '0'],
@@ -564,7 +564,7 @@ describe('plan with tiers', () => {
       ],
     };
     const plan = planChange({
-      at: processNow(),
+      at: TEST_NOW,
       config: DEFAULT_CONFIG,
       base: { ref: 'main', projects: [base] },
       after: [after],

@@ -1,6 +1,6 @@
 /** Bursts in the budget view (src/view/api.ts) and the kubectl plugin (src/kubectl): active and upcoming ones shown, the budget raised. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixedClock, getProcessClock, setProcessClock, processNow } from '../../src/clock.js';
+import { fixedClock, getProcessClock, setProcessClock } from '../../src/clock.js';
 import { budgetObject, ownedProjectObject } from '../../src/view/api.js';
 import { budgetFromObjects, budgetFromView } from '../../src/kubectl/model.js';
 import { headroomText } from '../../src/kubectl/format.js';
@@ -30,8 +30,9 @@ afterEach(() => setProcessClock(previous));
 
 describe('the budget view and the plugin show bursts', () => {
   it('during the burst: the Budget has it (active) and its budget includes it', () => {
-    setProcessClock(fixedClock(Date.parse('2026-12-02T00:00:00Z')));
-    const b = budgetObject(snapshot, project, 'web-frontend', '', processNow());
+    const during = Date.parse('2026-12-02T00:00:00Z');
+    setProcessClock(fixedClock(during)); // budgetFromObjects (the plugin's edge) reads the process clock
+    const b = budgetObject(snapshot, project, 'web-frontend', '', during);
     expect(b.bursts).toEqual([
       {
         name: 'black-friday',
@@ -44,7 +45,7 @@ describe('the budget view and the plugin show bursts', () => {
       },
     ]);
     expect(b.resources.find((r) => r.resource === 'requests.cpu')?.budget).toBe('14');
-    expect(ownedProjectObject(snapshot, project, '', processNow()).bursts?.[0]?.phase).toBe('active');
+    expect(ownedProjectObject(snapshot, project, '', during).bursts?.[0]?.phase).toBe('active');
     // the plugin, through the view and directly: the same line
     const text = headroomText(budgetFromView(b), 200); // wide: the burst's sentence on one line
     expect(text).toContain(
@@ -54,10 +55,9 @@ describe('the budget view and the plugin show bursts', () => {
   });
 
   it('before: upcoming; after: not shown, the budget back at 6', () => {
-    setProcessClock(fixedClock(Date.parse('2026-11-27T00:00:00Z')));
-    expect(budgetObject(snapshot, project, 'web-frontend', '', processNow()).bursts?.[0]?.phase).toBe('upcoming');
-    setProcessClock(fixedClock(Date.parse('2026-12-05T00:00:00Z')));
-    const after = budgetObject(snapshot, project, 'web-frontend', '', processNow());
+    const before = Date.parse('2026-11-27T00:00:00Z');
+    expect(budgetObject(snapshot, project, 'web-frontend', '', before).bursts?.[0]?.phase).toBe('upcoming');
+    const after = budgetObject(snapshot, project, 'web-frontend', '', Date.parse('2026-12-05T00:00:00Z'));
     expect(after.bursts).toBeUndefined();
     expect(after.resources.find((r) => r.resource === 'requests.cpu')?.budget).toBe('6');
   });

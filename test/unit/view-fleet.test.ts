@@ -4,7 +4,7 @@
  * this cluster's share and every member's, the room here and in the fleet, from what the controller's
  * fleet loop last saw; no fleet part for a Project without spec.fleet or on a cluster outside it.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import type { MemberShare, ShareRecord } from '../../src/fleet/shares.js';
 import { headroomText } from '../../src/kubectl/format.js';
@@ -46,7 +46,7 @@ function source(project: Project, cluster = 'eu', seen?: FleetSeen): ViewSource 
 const get = (src: ViewSource) =>
   handle(
     {
-      at: processNow(),
+      at: TEST_NOW,
       method: 'GET',
       path: `${VIEW_API_PATH}/namespaces/web-a/budgets/web`,
       accept: 'application/json',

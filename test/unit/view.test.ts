@@ -1,5 +1,5 @@
 /** The budget view's pure parts: routing and objects (src/view/api.ts), the front-proxy check (src/view/server.ts), visibility's per-project RBAC (src/controller/project-access.ts). */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
 import { API_RESOURCE_LIST, handle, wantsTable, type Identity, type ViewSource } from '../../src/view/api.js';
 import { callerOf, frontProxyAuthFrom, type FrontProxyAuth } from '../../src/view/server.js';
@@ -40,7 +40,7 @@ const snapshot = MemorySnapshot.of({
 const source: ViewSource = { snapshot: () => snapshot, cluster: '' };
 const alice: Identity = { username: 'alice', groups: ['tenants'] };
 const get = (path: string, user: Identity = alice, accept = 'application/json') =>
-  handle({ at: processNow(), method: 'GET', path, accept, user }, source);
+  handle({ at: TEST_NOW, method: 'GET', path, accept, user }, source);
 const V = '/apis/view.tenantgate.io/v1alpha1';
 const TABLE =
   'application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json';
@@ -163,20 +163,20 @@ describe('budget view handlers', () => {
   it('read-only, 404 for unknown paths, 503 before the cache has synced', () => {
     expect(
       handle(
-        { at: processNow(), method: 'DELETE', path: `${V}/namespaces/pay-a/budgets/pay`, accept: '', user: alice },
+        { at: TEST_NOW, method: 'DELETE', path: `${V}/namespaces/pay-a/budgets/pay`, accept: '', user: alice },
         source,
       ).status,
     ).toBe(405);
     expect(get(`${V}/widgets`).status).toBe(404);
     expect(
       handle(
-        { at: processNow(), method: 'GET', path: `${V}/budgets`, accept: '', user: alice },
+        { at: TEST_NOW, method: 'GET', path: `${V}/budgets`, accept: '', user: alice },
         { snapshot: () => undefined, cluster: '' },
       ).status,
     ).toBe(503);
     expect(
       handle(
-        { at: processNow(), method: 'GET', path: V, accept: '', user: alice },
+        { at: TEST_NOW, method: 'GET', path: V, accept: '', user: alice },
         { snapshot: () => undefined, cluster: '' },
       ).status,
     ).toBe(200);

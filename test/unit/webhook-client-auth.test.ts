@@ -3,7 +3,7 @@
  * function, and the webhook's HTTPS surface with a client CA — refused callers get 401/403 and no
  * decision runs; probes stay open; the apiserver's certificate is served as before.
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import type { Server } from 'node:https';
@@ -317,7 +317,7 @@ describe('how long a reservation lives (the wiring in start.ts)', () => {
           : {}),
       });
       const verdict = await guard.decide(
-        { at: processNow(), config: DEFAULT_CONFIG, snapshot, user: create.userInfo, pending: guard.pending },
+        { at: TEST_NOW, config: DEFAULT_CONFIG, snapshot, user: create.userInfo, pending: guard.pending },
         create,
       );
       expect(verdict.violations).toEqual([]);

@@ -3,7 +3,7 @@
  * is 503 until the caches synced and again while a watch re-lists or is broken, so the Service routes
  * admissions to other replicas; such a replica refuses decisions that take a project's turn ([Q5]).
  */
-import { processNow } from '../../src/clock.js';
+import { TEST_NOW } from '../support/instant.js';
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
@@ -97,7 +97,7 @@ describe('webhook readiness', () => {
     const state = { synced: true, upToDate: false };
     const { guard } = assembleWebhook({ config: DEFAULT_CONFIG, source: source(state), metrics: new WebhookMetrics() });
     const s = source(state).snapshot;
-    const ctx = { at: processNow(), config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } };
+    const ctx = { at: TEST_NOW, config: DEFAULT_CONFIG, snapshot: s, user: { username: 'alice', groups: [] } };
     expect((await guard.decide(ctx, aQuotaCreateRequest('shop-dev'))).violations.map((v) => v.rule)).toEqual(['Q5']);
     state.upToDate = true;
     expect((await guard.decide(ctx, aQuotaCreateRequest('shop-dev'))).violations).toEqual([]);

@@ -22,7 +22,7 @@ export interface ApiAnswer {
   message: string;
 }
 
-export function namespaceBody(name: string, project: string | null): Buffer {
+function namespaceBody(name: string, project: string | null): Buffer {
   return Buffer.from(
     JSON.stringify({
       apiVersion: 'v1',

@@ -31,7 +31,7 @@ import { kubectlAs } from '../../../test/support/devcluster/tenantgate.js';
 import { log, nowMs, tailFile } from '../../lib/measure.js';
 import { CAPSULE_MODULE, type PeerBinary, applyFiles, eventually, moduleDir } from './engines.js';
 
-export const CAPSULE_NS = 'capsule-system';
+const CAPSULE_NS = 'capsule-system';
 const CAPSULE_SA = 'capsule';
 const CONFIGURATION = 'default';
 const VALIDATING_NAME = 'capsule-dynamic-webhook';
@@ -40,7 +40,7 @@ const GRQ_PATH = '/global-resource-quotas/calculations';
 /** The health probe address Capsule v0.14.0 binds (not a flag); fetch() refuses port 10080 (a "bad port"), node:http does not. */
 const HEALTH_URL = 'http://127.0.0.1:10080/readyz';
 /** The namespace label our tenants' namespaces carry (the chart's selector uses capsule.clastix.io/tenant). */
-export const TENANT_LABEL = 'tenantgate.io/project';
+const TENANT_LABEL = 'tenantgate.io/project';
 
 const kubectl = (cp: ControlPlane, args: string[], input?: string) => kubectlAs(cp.info, 'admin', args, input);
 
@@ -230,7 +230,7 @@ export async function startCapsule(
 }
 
 /** A GlobalResourceQuota over the namespaces labelled tenantgate.io/project=<project>. */
-export function globalQuota(name: string, project: string, hard: Record<string, string>) {
+function globalQuota(name: string, project: string, hard: Record<string, string>) {
   return {
     apiVersion: 'capsule.clastix.io/v1beta2',
     kind: 'GlobalResourceQuota',

@@ -28,12 +28,12 @@ import { generateWebhookCerts, type WebhookCertFiles } from '../../../src/certs/
 import type { ControlPlane } from '../../../test/support/devcluster/controlplane.js';
 import { freePort } from '../../../test/support/devcluster/ports.js';
 import { httpsGet } from '../../../test/support/devcluster/https-get.js';
-import { startProcess, type Managed } from '../../../test/support/devcluster/processes.js';
+import { startProcess } from '../../../test/support/devcluster/processes.js';
 import { kubectlAs, registerWebhooks, unregisterWebhooks } from '../../../test/support/devcluster/tenantgate.js';
 import { ROOT, log, nowMs, sleep, startChild, tailFile } from '../../lib/measure.js';
 
-export const KYVERNO_MODULE = 'github.com/kyverno/kyverno';
-export const GATEKEEPER_MODULE = 'github.com/open-policy-agent/gatekeeper/v3';
+const KYVERNO_MODULE = 'github.com/kyverno/kyverno';
+const GATEKEEPER_MODULE = 'github.com/open-policy-agent/gatekeeper/v3';
 export const CAPSULE_MODULE = 'github.com/projectcapsule/capsule';
 /** The peers built from Go modules (bench/comparisons/peers/<peer>/go.mod pins each). */
 export type PeerName = 'kyverno' | 'gatekeeper' | 'capsule';
@@ -42,7 +42,7 @@ const PEER_MODULES: Record<PeerName, string> = {
   gatekeeper: GATEKEEPER_MODULE,
   capsule: CAPSULE_MODULE,
 };
-export const POLICIES = join(ROOT, 'bench', 'comparisons', 'peers', 'policies');
+const POLICIES = join(ROOT, 'bench', 'comparisons', 'peers', 'policies');
 
 export type EngineName = 'tenantgate' | PeerName;
 
@@ -57,7 +57,7 @@ export interface Engine {
 }
 
 /** The version a wrapper module pins (bench/comparisons/peers/<peer>/go.mod). */
-export function pinnedVersion(peer: PeerName): string {
+function pinnedVersion(peer: PeerName): string {
   const module = PEER_MODULES[peer];
   const gomod = readFileSync(join(ROOT, 'bench', 'comparisons', 'peers', peer, 'go.mod'), 'utf8');
   const m = new RegExp(
@@ -459,7 +459,7 @@ export async function installGatekeeperCrds(cp: ControlPlane, version: string, w
   );
 }
 
-export async function gatekeeperCerts(work: string): Promise<{ dir: string; certs: WebhookCertFiles }> {
+async function gatekeeperCerts(work: string): Promise<{ dir: string; certs: WebhookCertFiles }> {
   const certs = await generateWebhookCerts(join(work, 'gatekeeper-certs'), {
     service: 'gatekeeper-webhook-service',
     namespace: GATEKEEPER_NS,
@@ -608,5 +608,3 @@ async function httpGetPlain(url: string): Promise<number> {
   await res.text();
   return res.status;
 }
-
-export type { Managed };

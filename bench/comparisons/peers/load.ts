@@ -24,7 +24,7 @@ export const load1 = (): number => round1(loadavg()[0] ?? NaN);
  * Waits until the 1-minute load average is at most MAX_LOAD, for at most `maxMs` (0: not at all);
  * returns the seconds waited.
  */
-export async function settle(what: string, maxMs: number): Promise<number> {
+async function settle(what: string, maxMs: number): Promise<number> {
   const t0 = nowMs();
   if (load1() <= MAX_LOAD || maxMs <= 0) return 0;
   log(

@@ -36,7 +36,7 @@ import {
 } from './pods.js';
 import { Agent } from 'node:https';
 
-export const CAPSULE_VARIANTS = {
+const CAPSULE_VARIANTS = {
   'capsule (chart: client QPS 20)': {},
   'capsule (client QPS raised)': { qps: 100_000, burst: 100_000 },
 } as const satisfies Record<string, CapsuleOptions>;

@@ -86,14 +86,14 @@ export interface PodEngine {
   clearNamespaceBudget(project: string): Promise<void>;
 }
 
-export const podProject = (name: string, budgetCpu: number): PodProject => ({
+const podProject = (name: string, budgetCpu: number): PodProject => ({
   name,
   budgetCpu,
   namespaces: Array.from({ length: POD_NAMESPACES }, (_, i) => `${name}-n${i}`),
 });
 
 /** A Pod that passes the restricted Pod Security level, asking `cpu` CPUs, labelled for counting. */
-export function podBody(name: string, project: string, cpu: number): Buffer {
+function podBody(name: string, project: string, cpu: number): Buffer {
   return Buffer.from(
     JSON.stringify({
       apiVersion: 'v1',
@@ -181,7 +181,7 @@ async function waitServiceAccounts(cp: ControlPlane, namespaces: string[]): Prom
 }
 
 /** Σ requests.cpu (CPUs) of the project's pods that exist now, by listing them. */
-export async function cpuInUse(cp: ControlPlane, project: string): Promise<{ pods: number; cpu: number }> {
+async function cpuInUse(cp: ControlPlane, project: string): Promise<{ pods: number; cpu: number }> {
   const r = await kubectl(cp, [
     'get',
     'pods',
@@ -274,7 +274,7 @@ async function createAll(
   return answers;
 }
 
-export interface PodRaceResult {
+interface PodRaceResult {
   engine: string;
   rounds: number;
   concurrent: number;
@@ -292,7 +292,7 @@ export interface PodRaceResult {
   skewed: Tally & { used: number };
 }
 
-export async function podRace(
+async function podRace(
   cp: ControlPlane,
   engine: PodEngine,
   p: PodProject,
@@ -353,7 +353,7 @@ export async function podRace(
   }
 }
 
-export interface PodBurstResult extends Tally {
+interface PodBurstResult extends Tally {
   engine: string;
   sent: number;
   room: number;
@@ -363,7 +363,7 @@ export interface PodBurstResult extends Tally {
   overspendCpu: number;
 }
 
-export async function podBurst(
+async function podBurst(
   cp: ControlPlane,
   engine: PodEngine,
   p: PodProject,
@@ -400,7 +400,7 @@ export async function podBurst(
   }
 }
 
-export interface PodSteadyResult extends Tally {
+interface PodSteadyResult extends Tally {
   engine: string;
   rate: number;
   durationS: number;
@@ -417,7 +417,7 @@ function cpuOf(pids: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpuSeconds(pid)]));
 }
 
-export async function podSteady(
+async function podSteady(
   cp: ControlPlane,
   engine: PodEngine,
   p: PodProject,
@@ -497,7 +497,7 @@ export async function podSteady(
   }
 }
 
-export interface NamespaceBurstResult extends Tally {
+interface NamespaceBurstResult extends Tally {
   engine: string;
   count: number;
   createWallS: number;
@@ -505,7 +505,7 @@ export interface NamespaceBurstResult extends Tally {
   readyWallS: number;
 }
 
-export async function namespaceBurst(
+async function namespaceBurst(
   cp: ControlPlane,
   engine: PodEngine,
   project: string,
@@ -588,7 +588,7 @@ export interface PodComparison {
   errors: Array<{ engine: string; scenario: string; error: string }>;
 }
 
-export const POD_PROJECTS = { race: 'podrace', burst: 'podburst', steady: 'podsteady', namespaces: 'nsburst' } as const;
+const POD_PROJECTS = { race: 'podrace', burst: 'podburst', steady: 'podsteady', namespaces: 'nsburst' } as const;
 
 export function podProjects(s: PodSettings): {
   race: PodProject;
@@ -607,7 +607,7 @@ export function podProjects(s: PodSettings): {
 
 /** Every scenario against one engine, each row under the load rule. */
 export type PodScenario = 'race' | 'burst' | 'steady' | 'namespaces';
-export const POD_SCENARIOS: readonly PodScenario[] = ['race', 'burst', 'steady', 'namespaces'];
+const POD_SCENARIOS: readonly PodScenario[] = ['race', 'burst', 'steady', 'namespaces'];
 
 export async function runPodScenarios(
   cp: ControlPlane,

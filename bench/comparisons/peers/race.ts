@@ -23,9 +23,9 @@ import { createQuota, deleteQuotas } from './apiload.js';
 import { eventually } from './engines.js';
 import type { RowLoad } from './load.js';
 
-export const RACE_PROJECT = 'race';
+const RACE_PROJECT = 'race';
 export const RACE_NAMESPACES = Array.from({ length: 40 }, (_, i) => `race-n${i}`);
-export const RACE_BUDGET_CPU = 10;
+const RACE_BUDGET_CPU = 10;
 /** A denial by the headroom rule: tenantgate says [Q1] (or [Q5] for a reservation it could not make), the peers' policies "Q1: …". */
 const HEADROOM_DENIAL = /\bQ[15]\b/;
 

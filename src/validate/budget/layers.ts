@@ -9,21 +9,13 @@
  *
  * The cap replaces a resource's amount, bursts included (the cap counts them once already). It is
  * not part of the Project: a snapshot that decides for a fleet member offers it (`Snapshot.budgetCapOf`).
- * Pure: the instant and the cap are arguments; nothing here reads a clock (the edges pass `processNow()`). Each layer returns the same object for the same input,
- * so a budget parses once however many decisions read it.
+ * Pure: the instant and the cap are arguments; nothing here reads a clock (the edges pass `processNow()`).
+ * Each layer returns the same object for the same input, so a budget parses once however many decisions read it.
  */
 import { withActiveBursts } from '../bursts.js';
 import { parseResources } from '../resource-lists.js';
 import { isTierKey, withTierBudgets, withTierDefaults } from '../tiers.js';
 import type { FieldPath, Project, ResourceList, Resources, Snapshot } from '../types.js';
-
-export type BudgetLayerName = 'declared' | 'tiers' | 'bursts' | 'fleet-cap';
-
-/** One layer of a budget: the budget list after it. */
-export interface BudgetLayer {
-  readonly name: BudgetLayerName;
-  readonly list: ResourceList;
-}
 
 /** The budget of a project that declares none: one object, so that what is derived from it is cached too. */
 const NO_BUDGET: ResourceList = Object.freeze({});
@@ -38,7 +30,7 @@ export function declaredBudgetList(project: Project, cluster: string): ResourceL
  * The fleet-cap layer: `list` with each resource of `cap` at the cap's amount. A resource the list
  * lacks is added after the declared resources, before the tier keys (where a declared one would be).
  */
-export function withFleetCap(list: ResourceList, cap: Resources): ResourceList {
+function withFleetCap(list: ResourceList, cap: Resources): ResourceList {
   const out: ResourceList = {};
   let added = false;
   const addMissing = () => {
@@ -55,23 +47,9 @@ export function withFleetCap(list: ResourceList, cap: Resources): ResourceList {
   return out;
 }
 
-/** The layers of a project's budget on `cluster` at instant `at` (ms since the epoch), the fleet cap last when there is one. */
-export function budgetLayers(project: Project, cluster: string, at: number, cap?: Resources): BudgetLayer[] {
-  const declared = declaredBudgetList(project, cluster);
-  const tiers = withTierBudgets(project, declared);
-  const bursts = withActiveBursts(project, cluster, tiers, at);
-  const layers: BudgetLayer[] = [
-    { name: 'declared', list: declared },
-    { name: 'tiers', list: tiers },
-    { name: 'bursts', list: bursts },
-  ];
-  if (cap) layers.push({ name: 'fleet-cap', list: withFleetCap(bursts, cap) });
-  return layers;
-}
-
 /**
  * The raw budget of a project on a cluster at instant `at` (ms since the epoch; the caller's, never a
- * default): every layer of budgetLayers composed. Without a cap the same object for the
+ * default): the layers composed in order — declared, tiers, bursts, then the fleet cap when there is one. Without a cap the same object for the
  * same project, cluster and active bursts, so its parse is cached.
  */
 export function budgetList(project: Project, cluster: string, at: number, cap?: Resources): ResourceList {

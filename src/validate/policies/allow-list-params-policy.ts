@@ -23,7 +23,7 @@ import { API_GROUP } from '../types.js';
 export const ALLOW_LIST_PARAMS_POLICY_NAME = 'tenantgate-allow-lists-params';
 export const ALLOW_LIST_PARAMS_POLICY_PATH = 'charts/tenantgate/files/policies/allow-list-params-policy.yaml';
 /** The custom RBAC verb on allowlists that lets a subject write them (granted cluster-wide to the controller). */
-export const MANAGE_VERB = 'manage';
+const MANAGE_VERB = 'manage';
 
 const HEADER =
   '# generated from src/validate/policies/allow-list-params-policy.ts by hack/generate-crd.ts, ' +
@@ -63,7 +63,7 @@ export const PARAMS_POLICY_VALIDATIONS = [
   },
 ];
 
-export function allowListParamsPolicy(): Record<string, unknown>[] {
+function allowListParamsPolicy(): Record<string, unknown>[] {
   const labels = { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/component': 'policies' };
   return [
     {

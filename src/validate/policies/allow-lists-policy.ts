@@ -34,7 +34,7 @@ const HEADER =
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 const GATEWAY_EXPERIMENTAL_GROUP = 'gateway.networking.x-k8s.io';
 
-export interface ResourceRule {
+interface ResourceRule {
   apiGroups: string[];
   apiVersions: string[];
   resources: string[];

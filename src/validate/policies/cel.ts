@@ -32,10 +32,7 @@ export interface RuleParts {
 }
 
 /** A CEL string literal. */
-export const str = (text: string): string => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
-
-/** A CEL list of string literals. */
-export const strList = (texts: readonly string[]): string => `[${texts.map(str).join(', ')}]`;
+const str = (text: string): string => `'${text.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
 
 /** `"value"` in a message (the offline form's JSON.stringify of a string). */
 export const quoted = (value: string): string => `'"' + ${value} + '"'`;
@@ -81,7 +78,7 @@ export interface Refusal {
 }
 
 /** `[RULE] Kind ns/name: <what> is not allowed for project <p>; allowed: <allowed>`, as a CEL string expression. */
-export function message(rule: RuleId, what: string, allowed: string): string {
+function message(rule: RuleId, what: string, allowed: string): string {
   return `'[${rule}] ' + variables.subject + ': ' + ${messageTail(what, allowed)}`;
 }
 

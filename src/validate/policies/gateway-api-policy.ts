@@ -22,7 +22,7 @@ import {
 import { ALLOWED_HOSTNAMES, hostnameAllowed, hostnameListRule, refusedHostname } from './hostnames.js';
 
 /** Listener protocols whose hostname Gateway API ignores. */
-export const HOSTLESS_PROTOCOLS = ['TCP', 'UDP'];
+const HOSTLESS_PROTOCOLS = ['TCP', 'UDP'];
 
 /** The hostnames of `o`'s listeners but TCP and UDP ones, lowercased; '' for a listener without (every hostname). */
 const listenerHostnamesOf = (o: string) =>

@@ -5,7 +5,7 @@
  */
 import { combine, declare, listRule, newAndOld, quoted, type RuleParts, type Variable } from './cel.js';
 
-export const HOSTNAME_SUFFIXES: Variable = {
+const HOSTNAME_SUFFIXES: Variable = {
   name: 'hostnameSuffixes',
   expression: 'params.spec.hostnames.suffixes.map(s, s.lowerAscii())',
 };

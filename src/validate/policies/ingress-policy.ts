@@ -6,7 +6,7 @@
 import { combine, fieldOr, kept, listed, newAndOld, quoted, validation, type RuleParts } from './cel.js';
 import { hostnameListRule } from './hostnames.js';
 
-export const INGRESS_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
+const INGRESS_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
 
 const NAMES = 'params.spec.ingressClasses.names';
 const NAME = 'variables.className';

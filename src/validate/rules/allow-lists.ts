@@ -83,7 +83,7 @@ function violation(rule: RuleId, s: AllowSubject, path: FieldPath, what: string,
 }
 
 /** X1, X6, X8, X9 on a pod spec (a Pod's `spec`, or a pod template's); `old` is the old pod's spec. */
-export function checkPodSpec(s: AllowSubject, spec: Json, path: FieldPath = ['spec'], old?: Json): Violation[] {
+function checkPodSpec(s: AllowSubject, spec: Json, path: FieldPath = ['spec'], old?: Json): Violation[] {
   return [
     ...priorityClassViolations(s, spec, path, old),
     ...runtimeClassViolations(s, spec, path, old),

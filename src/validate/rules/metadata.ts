@@ -16,7 +16,7 @@ import { LABEL_PROJECT, LABEL_TENANT, type ObjectMeta, type Violation } from '..
 /** The tenancy labels have their own rules (T2, T3) and clearer messages; T7 covers everything else. */
 const TENANCY_LABELS = new Set([LABEL_PROJECT, LABEL_TENANT]);
 
-export interface NamespaceMetadata {
+interface NamespaceMetadata {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
@@ -156,7 +156,7 @@ export function checkProtectedObjectMetadata(check: ProtectedObjectMetadataCheck
 }
 
 /** The one entry of a Namespace's spec.finalizers that the apiserver adds itself and the namespace controller removes. */
-export const NAMESPACE_FINALIZER = 'kubernetes';
+const NAMESPACE_FINALIZER = 'kubernetes';
 
 /**
  * T7 on a namespace CREATE by a non-privileged subject: `spec.finalizers` holds nothing but

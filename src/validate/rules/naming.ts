@@ -3,7 +3,7 @@ import { projectPrefix, type TenantgateConfig } from '../../config/config.js';
 import { isDNS1123Label } from '../names.js';
 import { LABEL_PROJECT, type FieldPath, type Project, type Snapshot, type Violation } from '../types.js';
 
-export const MAX_PROJECT_NAME = 40;
+const MAX_PROJECT_NAME = 40;
 
 /** N1 */
 export function checkProjectName(name: string | undefined): Violation[] {
@@ -37,7 +37,7 @@ export function checkReservedName(config: TenantgateConfig, name: string): Viola
     : [];
 }
 
-export function isReservedName(config: TenantgateConfig, name: string): string | undefined {
+function isReservedName(config: TenantgateConfig, name: string): string | undefined {
   if (config.reserved.names.includes(name)) return `the name ${JSON.stringify(name)} is reserved`;
   const prefix = config.reserved.prefixes.find((p) => name.startsWith(p));
   return prefix ? `the prefix ${JSON.stringify(prefix)} is reserved` : undefined;

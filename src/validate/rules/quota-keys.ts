@@ -56,7 +56,7 @@ const INTEGER_RESOURCES = new Set([
   'services.loadbalancers',
 ]);
 
-export const DEVICE_CLASS_SUFFIX = '.deviceclass.resource.k8s.io/devices';
+const DEVICE_CLASS_SUFFIX = '.deviceclass.resource.k8s.io/devices';
 const STORAGE_CLASS_SUFFIXES = [
   '.storageclass.storage.k8s.io/requests.storage',
   '.storageclass.storage.k8s.io/persistentvolumeclaims',

@@ -25,7 +25,7 @@ export function checkTenantImmutable(oldProject: Project, newProject: Project): 
   ];
 }
 
-export function subjectMatches(subject: Subject, user: UserInfo): boolean {
+function subjectMatches(subject: Subject, user: UserInfo): boolean {
   switch (subject.kind) {
     case 'User':
       return user.username === subject.name;
@@ -46,7 +46,7 @@ export function describeUser(user: UserInfo): string {
   return `user ${JSON.stringify(user.username ?? '(anonymous)')}`;
 }
 
-export function ownersSummary(project: Project): string {
+function ownersSummary(project: Project): string {
   const owners = (project.spec.owners ?? []).map((s) =>
     s.kind === 'ServiceAccount' ? `ServiceAccount ${s.namespace}/${s.name}` : `${s.kind} ${s.name}`,
   );
@@ -94,7 +94,7 @@ export function ownerOnlyUndisclosed(user: UserInfo, action: string, own: readon
 }
 
 /** `user "bob" owns project ml (namespaces starting with "ml-")`, or `… owns no project`. */
-export function ownedProjectsText(user: UserInfo, own: readonly OwnProject[]): string {
+function ownedProjectsText(user: UserInfo, own: readonly OwnProject[]): string {
   const who = describeUser(user);
   return own.length
     ? `${who} owns ${own.length === 1 ? 'project' : 'projects'} ${own.map((p) => `${p.name} (namespaces starting with ${JSON.stringify(p.prefix)})`).join(', ')}`
@@ -102,7 +102,7 @@ export function ownedProjectsText(user: UserInfo, own: readonly OwnProject[]): s
 }
 
 /** The configured privileged subjects, as a denial names them. */
-export function privilegedSummary(config: TenantgateConfig): string {
+function privilegedSummary(config: TenantgateConfig): string {
   const { users, groups } = config.privileged;
   return [...groups.map((g) => `group ${g}`), ...users.map((u) => `user ${u}`)].join(', ') || 'none configured';
 }

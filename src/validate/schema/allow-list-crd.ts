@@ -10,18 +10,16 @@
  * walks the lists has a bounded cost.
  */
 import { ALLOW_LIST_KIND, ALLOW_LIST_PLURAL } from '../allow-list-params.js';
-import { API_GROUP } from '../types.js';
 import { crdYaml, customResourceDefinition } from './crd.js';
 import type { StructuralSchema } from './project-schema.js';
 
-export const ALLOW_LIST_CRD_NAME = `${ALLOW_LIST_PLURAL}.${API_GROUP}`;
 export const ALLOW_LIST_CRD_PATH = 'charts/tenantgate/files/crd/allowlists.tenantgate.io.yaml';
 
 /** The most entries of one list (class names, CIDRs, hostname suffixes, registry prefixes). */
-export const MAX_ALLOW_LIST_ITEMS = 256;
+const MAX_ALLOW_LIST_ITEMS = 256;
 /** The most allowed tolerations, and the most keys of the required nodeSelector. */
-export const MAX_ALLOW_LIST_TOLERATIONS = 64;
-export const MAX_ALLOW_LIST_NODE_SELECTOR = 64;
+const MAX_ALLOW_LIST_TOLERATIONS = 64;
+const MAX_ALLOW_LIST_NODE_SELECTOR = 64;
 
 const HEADER =
   '# generated from src/validate/schema/allow-list-crd.ts by hack/generate-crd.ts, ' +

@@ -8,13 +8,12 @@ import { stringify } from 'yaml';
 import { API_GROUP, PROJECT_KIND } from '../types.js';
 import { PROJECT_SCHEMA, type StructuralSchema } from './project-schema.js';
 
-export const CRD_NAME = `projects.${API_GROUP}`;
 export const CRD_PATH = 'manifests/crd/projects.tenantgate.io.yaml';
 
 const HEADER =
   '# generated from src/validate/schema/project-schema.ts by hack/generate-crd.ts, do not edit (regenerate with `make crd`)\n';
 
-export function projectCrd(): Record<string, unknown> {
+function projectCrd(): Record<string, unknown> {
   return customResourceDefinition({
     kind: PROJECT_KIND,
     plural: 'projects',

@@ -48,19 +48,19 @@ export const QUANTITY_PATTERN =
   '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** An amount of money: a decimal with at most 2 decimals (spec.costBudget.monthly). */
-export const MONEY_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$';
+const MONEY_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$';
 
 /** DNS-1123 label (without the length limit, which is a separate maxLength). */
-export const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const DNS1123_LABEL_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 /** An IPv4 or IPv6 CIDR (its address and prefix length are checked by src/validate/allow-lists.ts). */
-export const CIDR_PATTERN = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
+const CIDR_PATTERN = '^[0-9a-fA-F:.]+/[0-9]{1,3}$';
 /** A DNS subdomain (lower case) without a wildcard: a hostname suffix. */
-export const DNS_SUFFIX_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const DNS_SUFFIX_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 
 /** metav1.Condition's reason and type patterns (as Kubernetes' own CRDs declare them). */
-export const CONDITION_REASON_PATTERN = '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$';
-export const CONDITION_TYPE_PATTERN =
+const CONDITION_REASON_PATTERN = '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$';
+const CONDITION_TYPE_PATTERN =
   '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$';
 
 /** What each pattern means, in words, for validation messages. */
@@ -75,7 +75,7 @@ export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
   [CONDITION_TYPE_PATTERN]: 'a condition type such as Ready or example.com/Ready',
 };
 
-export const PROJECT_NAMESPACE_HEALTH = [
+const PROJECT_NAMESPACE_HEALTH = [
   'Healthy',
   'Missing',
   'Terminating',
@@ -84,7 +84,7 @@ export const PROJECT_NAMESPACE_HEALTH = [
   'LabelMismatch',
 ] as const;
 export const PROJECT_PHASES = ['Active', 'Terminating', 'Degraded'] as const;
-export const SUBJECT_KINDS = ['User', 'Group', 'ServiceAccount'] as const;
+const SUBJECT_KINDS = ['User', 'Group', 'ServiceAccount'] as const;
 
 /** True for the schema node of a single quantity. */
 export function isQuantitySchema(s: StructuralSchema | undefined): boolean {
@@ -151,7 +151,7 @@ const namespaceNames = (description: string): StructuralSchema => ({
 });
 
 /** spec.allow (rules X1–X10, H1–H4, docs/rules.md#allow-lists): what the project's objects may use. */
-export const allowListsSchema = (): StructuralSchema => ({
+const allowListsSchema = (): StructuralSchema => ({
   type: 'object',
   description:
     "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A field not given takes tenantgate.yaml's allow.",

@@ -27,7 +27,7 @@ import type { Resources } from '../../validate/types.js';
 import type { Violation } from '../../validate/types.js';
 import type { LedgerStore } from '../../ledger/ledger.js';
 
-export type TransferResult = 'granted' | 'refused' | 'rejected' | 'unreachable' | 'unusable' | 'failed';
+type TransferResult = 'granted' | 'refused' | 'rejected' | 'unreachable' | 'unusable' | 'failed';
 
 export interface FleetGuardOptions {
   /** This cluster's name (tenantgate.yaml clusterName), a member in the Projects' spec.fleet.clusters. */

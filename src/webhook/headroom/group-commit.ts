@@ -25,7 +25,7 @@ import type { AdmissionRequest } from '../review.js';
 import { WriterTurns, type TurnWait } from './writer-turns.js';
 
 /**
- * `behind`: this replica's caches did not reach the ledger's settled marks in time (ADR 0085).
+ * `behind`: this replica's caches did not reach the ledger's settled marks in time (ADR 0003).
  * `announced`: a batch that kept losing made itself seen (LedgerStore.announce), once per such round.
  */
 export type ReservationOutcome = 'reserved' | 'conflict' | 'announced' | 'exhausted' | 'error' | 'timeout' | 'behind';
@@ -35,7 +35,7 @@ export type ReservationOutcome = 'reserved' | 'conflict' | 'announced' | 'exhaus
  * after as many more: to a replica that keeps winning, it is another replica's write, which makes it
  * take turns (writer-turns.ts) even when the loser has not won a round for a while.
  */
-export const ANNOUNCE_EVERY_LOST_ROUNDS = 2;
+const ANNOUNCE_EVERY_LOST_ROUNDS = 2;
 
 export const DEFAULT_DEADLINE_MS = 2000;
 
@@ -161,7 +161,7 @@ export interface GroupCommitOptions {
    * Whether a watch of the ledgers feeds `cache` (LedgerCache.observe). Then writers take turns on its
    * events (writer-turns.ts): a batch starts once the watch has brought this replica's previous write of
    * the project (or, after two in a row while another replica writes it, that replica's next one), and
-   * a lost round goes again once it brings the winner's (docs/adr/0086-ledger-writers-take-turns.md).
+   * a lost round goes again once it brings the winner's (docs/adr/0003-headroom-ledger.md).
    */
   ledgerWatched?: boolean;
 }
@@ -209,7 +209,7 @@ export class GroupCommit<G> {
   /**
    * Waits, within `left`, for this replica's turn to write the project's ledger (writer-turns.ts): its
    * previous write back from the watch, after two in a row another replica's write, or after another
-   * replica's announcement that replica's write (ADR 0091).
+   * replica's announcement that replica's write (ADR 0003).
    */
   private async turn(project: string, left: number): Promise<void> {
     if (!this.options.ledgerWatched) return;

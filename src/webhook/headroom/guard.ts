@@ -6,7 +6,7 @@
  *   ledger with a compare-and-swap write; the decision counts max(observed, reserved) per namespace,
  *   so a reservation only makes it stricter. Dry runs reserve nothing.
  * - A ledger entry leaves only by expiry, and an entry for the same (namespace, quota) never shrinks:
- *   no replica's cache decides for another one (docs/adr/0035-ledger-entries-leave-only-by-expiry.md).
+ *   no replica's cache decides for another one (docs/adr/0003-headroom-ledger.md).
  * - A replica whose cache is not current (a watch re-listing or broken) takes no decision that needs
  *   the project's turn.
  */
@@ -46,7 +46,6 @@ import { marksReach, settle } from './ledger-settlement.js';
 import { lowestQuotas, overlayWrites, replacedCeiling, uncoveredCeiling, type OverlayWrite } from './quota-versions.js';
 
 export type { ReservationOutcome } from './group-commit.js';
-export { mergeEntry } from './ledger-entries.js';
 
 export interface HeadroomGuardOptions {
   ttlMs: number;
@@ -79,7 +78,7 @@ export interface HeadroomGuardOptions {
    */
   fleet?: FleetGuardOptions;
   /**
-   * Settlement (docs/adr/0085-ledger-holds-what-is-in-flight.md, docs/adr/0088-every-replica-honours-the-marks.md),
+   * Settlement (docs/adr/0003-headroom-ledger.md, docs/adr/0003-headroom-ledger.md),
    * on this replica's watch streams. Given, the replica honours the ledger's settled marks: a batch is
    * decided only once its watermarks reach the marks of the ledger it decides from (waiting with
    * `catchUp`, else [Q5]), and its writes carry the marks over. `settles`: its writes also drop the

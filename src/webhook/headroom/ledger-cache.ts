@@ -6,7 +6,7 @@
  * reason than a conflict (the next decision reads the ledger again).
  *
  * It also says when the watch has brought a version (`seen`): replicas writing one project's ledger take
- * turns on the watch's events instead of on their own write's answer (docs/adr/0086-ledger-writers-take-turns.md).
+ * turns on the watch's events instead of on their own write's answer (docs/adr/0003-headroom-ledger.md).
  */
 import type { LedgerChange, LedgerState } from '../../ledger/ledger.js';
 import { isLaterRevision, revision } from './stream-marks.js';

@@ -2,7 +2,7 @@
  * What an admitted change leaves in the headroom ledger (src/ledger/ledger.ts): whether it must be
  * recorded at all, whether it reserves its namespace's share, the entry it becomes, and how an entry
  * for a (namespace, quota) that has one already is merged into it (it never shrinks:
- * docs/adr/0035-ledger-entries-leave-only-by-expiry.md). Pure.
+ * docs/adr/0003-headroom-ledger.md). Pure.
  */
 import type { LedgerEntry, StreamMarks } from '../../ledger/ledger.js';
 import type { Verdict } from '../../validate/admission.js';

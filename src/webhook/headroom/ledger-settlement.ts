@@ -1,5 +1,5 @@
 /**
- * Settling ledger entries (docs/adr/0085-ledger-holds-what-is-in-flight.md): an entry leaves the
+ * Settling ledger entries (docs/adr/0003-headroom-ledger.md): an entry leaves the
  * headroom ledger once the object it stands for is in the writer's own watch cache, and the ledger then
  * records, per watch stream, the writer's watermark (`settledThrough`). A replica decides from that
  * ledger only once its own watermarks have reached those marks: its cache then holds every event the

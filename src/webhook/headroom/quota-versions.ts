@@ -30,7 +30,7 @@ export const freshSpecKey = (w: LedgerQuotaWrite): string => JSON.stringify(w ==
  */
 const specKeys = new WeakMap<object, string>();
 
-export const specKey = (w: LedgerQuotaWrite): string => {
+const specKey = (w: LedgerQuotaWrite): string => {
   if (w === null) return 'null';
   let key = specKeys.get(w);
   if (key === undefined) specKeys.set(w, (key = freshSpecKey(w)));

@@ -1,5 +1,5 @@
 /**
- * The watch streams' marks (docs/adr/0085-ledger-holds-what-is-in-flight.md): per stream an etcd
+ * The watch streams' marks (docs/adr/0003-headroom-ledger.md): per stream an etcd
  * revision as a decimal string, compared as integers. Pure.
  */
 import type { StreamMarks } from '../../ledger/ledger.js';

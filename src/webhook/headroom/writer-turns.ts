@@ -1,5 +1,5 @@
 /**
- * Whose turn it is to write a project's headroom ledger (docs/adr/0086-ledger-writers-take-turns.md).
+ * Whose turn it is to write a project's headroom ledger (docs/adr/0003-headroom-ledger.md).
  * Every replica learns of a write from the ledger watch, but its writer learns of it first, from the
  * write's answer: a writer that went on at once would start every round ahead of the others. So:
  *

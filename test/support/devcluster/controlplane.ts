@@ -22,13 +22,13 @@ import { httpsGet } from './https-get.js';
 import { startProcess, type Managed } from './processes.js';
 import { defaultBuild } from './kubernetes-versions.js';
 
-export interface ClusterUser {
+interface ClusterUser {
   name: string;
   groups: string[];
 }
 
 /** The identities the token file knows. Tenants are in the `tenants` group (granted self-service RBAC by tests). */
-export const USERS: ClusterUser[] = [
+const USERS: ClusterUser[] = [
   { name: 'admin', groups: ['system:masters'] },
   { name: 'alice', groups: ['acme:payments-admins', 'tenants'] },
   { name: 'bob', groups: ['globex:admins', 'tenants'] },
@@ -41,10 +41,10 @@ export const USERS: ClusterUser[] = [
  * The controller manager's identity, as kubeadm gives it (a client certificate with this common name
  * and no organisation): the bootstrap ClusterRoleBinding `system:kube-controller-manager` authorises it.
  */
-export const KUBE_CONTROLLER_MANAGER: ClusterUser = { name: 'system:kube-controller-manager', groups: [] };
+const KUBE_CONTROLLER_MANAGER: ClusterUser = { name: 'system:kube-controller-manager', groups: [] };
 
 /** The common name of the apiserver's front-proxy client certificate (kubeadm's). */
-export const FRONT_PROXY_CLIENT = 'front-proxy-client';
+const FRONT_PROXY_CLIENT = 'front-proxy-client';
 
 /**
  * The controllers kubeadm runs that tenantgate meets: namespace deletion, garbage collection, quota usage,
@@ -57,7 +57,7 @@ export const FRONT_PROXY_CLIENT = 'front-proxy-client';
  * kubelet: pods stay Pending, and a claim binds only in Immediate mode (a class with no StorageClass
  * object, or ""). kube-controller-manager 1.35 and 1.37 know the same names.
  */
-export const KUBE_CONTROLLERS = [
+const KUBE_CONTROLLERS = [
   'namespace-controller',
   'persistentvolumeclaim-protection-controller',
   'garbage-collector-controller',

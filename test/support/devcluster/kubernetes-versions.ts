@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../paths.js';
 
 /** The default (newest tested) minor's wrapper module: its go.mod pins Kubernetes and etcd. */
-export const DEFAULT_MODULE = join(REPO_ROOT, 'test', 'cluster', 'gobuild');
+const DEFAULT_MODULE = join(REPO_ROOT, 'test', 'cluster', 'gobuild');
 /** The oldest supported minor's wrapper module (its go.mod pins the release). */
-export const OLDEST_SUPPORTED_MODULE = join(REPO_ROOT, 'test', 'cluster', 'gobuild-1.35');
+const OLDEST_SUPPORTED_MODULE = join(REPO_ROOT, 'test', 'cluster', 'gobuild-1.35');
 const CACHE_ROOT = join(REPO_ROOT, '.cache', 'k8s');
 
 export interface KubernetesBuild {
@@ -48,7 +48,7 @@ function modulePins(moduleDir: string): ModulePins {
 }
 
 /** The release a wrapper module pins (its `k8s.io/kubernetes` requirement). */
-export function pinnedVersion(moduleDir: string): string {
+function pinnedVersion(moduleDir: string): string {
   return modulePins(moduleDir).kubernetes;
 }
 
@@ -74,7 +74,7 @@ export function defaultBuild(): KubernetesBuild {
 }
 
 /** The pinned control plane's binaries (.cache/k8s/<version>-etcd<version>/bin, or TG_K8S_BIN). */
-export function findBinDir(): string {
+function findBinDir(): string {
   return defaultBuild().binDir;
 }
 

@@ -21,7 +21,7 @@ import { kubectlAs, registerWebhooks, unregisterWebhooks } from './tenantgate.js
  */
 const DIST_CLI = join(process.env.TG_WEBHOOK_DIST ?? join(REPO_ROOT, 'dist'), 'cli', 'main.js');
 
-export interface WebhookReplica {
+interface WebhookReplica {
   port: number;
   process: Managed;
 }

@@ -60,7 +60,7 @@ const CPU = 'requests.cpu';
 const MEMORY = 'requests.memory';
 const USERS: [string, string] = ['alice', 'bob'];
 
-export interface FleetMemberCluster {
+interface FleetMemberCluster {
   name: string;
   info: ClusterInfo;
 }
@@ -80,7 +80,7 @@ export interface FleetRaceOptions {
   log?: (line: string) => void;
 }
 
-export interface FleetSample {
+interface FleetSample {
   atMs: number;
   /** Per member, Σ held per fleet-budgeted resource. */
   held: Record<string, Record<string, string>>;
@@ -133,7 +133,7 @@ export interface FleetRaceResult {
  * the whole of it, and a project-wide burst (+2 CPU, +4Gi) active through the race: it raises each
  * member's bound, never the fleet budget or a member's share, which is what the sampler checks.
  */
-export function fleetRaceProject(name: string, members: readonly string[]): Project {
+function fleetRaceProject(name: string, members: readonly string[]): Project {
   const budget = { [CPU]: '6', [MEMORY]: '12Gi' };
   return {
     apiVersion: 'tenantgate.io/v1alpha1',
@@ -152,7 +152,7 @@ export function fleetRaceProject(name: string, members: readonly string[]): Proj
 }
 
 /** The fleet's member settings: asks for a chunk of 1 CPU / 2Gi beyond a growth's need; give-back and offers after the run. */
-export function fleetMemberConfig(cluster: string, hubKubeconfig: string): Partial<TenantgateConfig> {
+function fleetMemberConfig(cluster: string, hubKubeconfig: string): Partial<TenantgateConfig> {
   return {
     clusterName: cluster,
     fleet: {

@@ -28,7 +28,7 @@ export interface TransferMember {
   applyProject(project: Project): Promise<void>;
 }
 
-export interface Percentiles {
+interface Percentiles {
   n: number;
   p50: number;
   p99: number;

@@ -80,7 +80,7 @@ export type Outcome =
   | { kind: 'other'; why: string };
 
 /** [Q5]; the apiserver could not call the webhook; a replica answered that its caches are not synced. */
-export type FailClosed = 'Q5' | 'webhook-call' | 'not-ready';
+type FailClosed = 'Q5' | 'webhook-call' | 'not-ready';
 
 export function classifyOutcome(status: number, message: string): Outcome {
   if (status >= 200 && status < 300) return { kind: 'admitted' };

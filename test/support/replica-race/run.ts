@@ -50,7 +50,7 @@ export interface ReplicaRaceOptions {
   log?: (line: string) => void;
 }
 
-export interface TimedEvent {
+interface TimedEvent {
   /** Writes that had completed when it happened. */
   afterCompleted: number;
   atMs: number;
@@ -98,7 +98,7 @@ export function activeBurst(name: string, hard: Record<string, string>, now = Da
 }
 
 /** The project every run uses, apart from its name: room for 8 CPUs, 16Gi and 6 namespaces (10 CPUs and 20Gi with its burst). */
-export function raceProject(name: string): RaceProject {
+function raceProject(name: string): RaceProject {
   // A burst active through the race (+2 CPU, +4Gi): the replicas decide against budget + burst, and the
   // invariant checks exactly that sum.
   return {
@@ -136,7 +136,7 @@ export function apiError(err: unknown): ApiError {
   return { status, message };
 }
 
-export async function outcomeOf(call: Promise<unknown>): Promise<Outcome> {
+async function outcomeOf(call: Promise<unknown>): Promise<Outcome> {
   try {
     await call;
     return classifyOutcome(200, '');
