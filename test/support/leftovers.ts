@@ -9,6 +9,8 @@ import { isNotFound, statusCode } from '../../src/kube/errors.js';
 import { kubectl } from './cluster.js';
 import { PROJECT_PLURAL, PROJECT_VERSION } from '../../src/kube/lists.js';
 import { API_GROUP, LABEL_PROJECT } from '../../src/validate/types.js';
+import { ANNOTATION_DELETION_CONFIRMED, BREAKER_CONFIGMAP } from '../../src/controller/deletion/names.js';
+import { isTripped, parseBreaker } from '../../src/controller/deletion/breaker.js';
 
 /** The Projects and the project namespaces of a cluster at one moment, by uid. */
 export interface TenancyState {
@@ -96,6 +98,57 @@ export function leftoverMessage(file: string, l: Leftovers): string {
 }
 
 /**
+ * Confirms the deletion of these Projects (annotation tenantgate.io/deletion-confirmed: <uid>, as admin,
+ * whom the policy D1 lets): their namespaces go with whatever they hold. Missing ones are skipped.
+ */
+export async function confirmDeletions(names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  const listed = await kubectl('admin', ['get', 'project', ...names, '--ignore-not-found', '-o', 'json']);
+  if (!listed.stdout.trim()) return;
+  const parsed = JSON.parse(listed.stdout) as { items?: Array<{ metadata: { name: string; uid: string } }> } & {
+    metadata?: { name: string; uid: string };
+  };
+  const items = parsed.items ?? (parsed.metadata ? [{ metadata: parsed.metadata }] : []);
+  for (const p of items)
+    await kubectl('admin', [
+      'annotate',
+      '--overwrite',
+      'project',
+      p.metadata.name,
+      `${ANNOTATION_DELETION_CONFIRMED}=${p.metadata.uid}`,
+    ]);
+}
+
+/** Resumes the deletion breaker of the shared control plane when it is tripped (kubectl tenantgate resume-deletions). */
+export async function resumeDeletions(namespace = 'tenantgate-system'): Promise<boolean> {
+  const got = await kubectl('admin', [
+    '-n',
+    namespace,
+    'get',
+    'configmap',
+    BREAKER_CONFIGMAP,
+    '--ignore-not-found',
+    '-o',
+    'json',
+  ]);
+  if (!got.stdout.trim()) return false;
+  const data = (JSON.parse(got.stdout) as { data?: Record<string, string> }).data;
+  if (!isTripped(parseBreaker(data))) return false;
+  const patch = { data: { resumedAt: new Date().toISOString() } };
+  await kubectl('admin', [
+    '-n',
+    namespace,
+    'patch',
+    'configmap',
+    BREAKER_CONFIGMAP,
+    '--type=merge',
+    '-p',
+    JSON.stringify(patch),
+  ]);
+  return true;
+}
+
+/**
  * Removes Projects a file created, and their namespaces, from the shared control plane: deletes them
  * and waits (at most `cascadeMs`) until they are gone — while the controller runs, its finalizer
  * deletes their namespaces first. A Project still there then (no controller to remove its finalizer)
@@ -112,10 +165,14 @@ export async function removeProjects(
     (await kubectl('admin', ['get', 'project', ...names, '--ignore-not-found', '-o', 'name'])).stdout
       .split('\n')
       .filter((l) => l.trim() !== '');
+  // A cleanup deletes what the file made, data included: confirmed as a platform admin would (ADR 0096).
+  await confirmDeletions(names);
   await kubectl('admin', ['delete', 'project', ...names, '--ignore-not-found', '--wait=false']);
   const deadline = Date.now() + cascadeMs;
   let left = await remaining();
   while (left.length > 0 && Date.now() < deadline) {
+    // Many Projects at once trip the deletion breaker: resumed, as an operator would.
+    await resumeDeletions();
     await new Promise((r) => setTimeout(r, 250));
     left = await remaining();
   }
