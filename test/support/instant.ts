@@ -1,5 +1,5 @@
 /**
- * The instants unit tests decide at (ADR 0078: the instant is an argument of pure code). TEST_NOW is a
+ * The instants unit tests decide at (ADR 0069: the instant is an argument of pure code). TEST_NOW is a
  * constant, so a test's outcome never depends on when it runs; a test that needs time to move passes
  * other instants (offsets from this one) or runs on vitest's fake timers and reads them with fakeNow().
  * eslint.config.js keeps test/unit/ from reading the process clock (`processNow()`, `Date.now()`,
