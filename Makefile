@@ -112,8 +112,10 @@ test-unit: build kustomize
 test-integration: build control-plane control-plane-oldest kustomize helm crane promtool syft argocd debian-deps
 	npx vitest run --project integration
 
+# `make bench` runs the default set; `make bench BENCH="allow-lists --check"` runs what BENCH names
+# (docs/benchmarks.md), with the project's Node first on PATH like every target here.
 bench: build control-plane
-	npm run bench
+	npm run bench -- $(BENCH)
 
 # The local control plane and its harness live with the tests (test/support/devcluster), not in dist/.
 # `make run ARGOCD=1` also starts the real Argo CD and syncs examples/gitops through the plugin;
