@@ -70,7 +70,10 @@ export interface CascadeOptions {
   log?: (message: string) => void;
 }
 
-/** How long a delete request is remembered (the cache shows its deletionTimestamp well before). */
+/**
+ * How long a delete request is remembered (the cache shows its deletionTimestamp well before). A timeout
+ * of the process, not a decision: it reads the system clock, not the reconcile's (reconcile.ts).
+ */
 const REQUEST_MEMORY_MS = 30_000;
 
 export class ProjectDeleter {

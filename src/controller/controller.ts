@@ -99,7 +99,10 @@ export interface ControllerOptions {
    * the ledgers in systemNamespace.
    */
   fleet?: { hub: HubClient; ledger: LedgerStore };
-  /** The clock bursts are decided at (default: the process clock, src/clock.ts). */
+  /**
+   * The clock reconciles decide at and the burst gauges read (default: the process clock, src/clock.ts).
+   * The lease, the work queue's backoffs and delays and the fleet loop's timers keep the system clock.
+   */
   clock?: Clock;
 }
 
@@ -212,6 +215,7 @@ export function queueCacheEvents(
 }
 
 export async function startController(options: ControllerOptions): Promise<RunningController> {
+  const clock = options.clock ?? getProcessClock();
   const log = options.log ?? ((m: string) => process.stderr.write(`${new Date().toISOString()} controller: ${m}\n`));
   const metrics = new ControllerMetrics();
   const api = new ControllerApi(options.kubeConfig, metrics);
@@ -237,7 +241,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   // tenantgate_project_*: computed from the cache at scrape time (project-metrics.ts, ADR 0033).
   new ProjectGauges(metrics.registry).observe(syncedCache);
   // tenantgate_project_burst_*: the bursts at the process clock's instant (burst-metrics.ts).
-  new BurstGauges(metrics.registry, syncedCache, () => (options.clock ?? getProcessClock()).now());
+  new BurstGauges(metrics.registry, syncedCache, () => clock.now());
   // tenantgate_project_deletion_waiting, tenantgate_deletion_breaker_tripped (ADR 0096): from the Projects' conditions.
   new DeletionGauges(metrics.registry, syncedCache.snapshot);
   // What a deleting Project's namespaces hold (discovery, then short lists): decides what waits for a confirmation.
@@ -255,7 +259,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
     informers,
     managed,
     ...(access ? { access } : {}),
-    ...(options.clock ? { clock: options.clock } : {}),
+    clock,
     config: options.config,
     log: reconcileLog,
     ...(options.deleteConcurrency ? { deleteConcurrency: options.deleteConcurrency } : {}),

@@ -42,12 +42,15 @@ export type ReconcileResult =
   /** Not finished (namespaces still being deleted): come back after `afterMs`. Progress, not an error: errors throw and take the rate limiter's backoff. */
   | { kind: 'Requeue'; reason: string; afterMs: number };
 
-/** The steps' context as the caller gives it: the clocks optional (default the process clock, src/clock.ts). */
+/**
+ * The steps' context as the caller gives it. One clock decides a reconcile (bursts, condition times,
+ * Argo CD's grace, the deletion's release times and progress interval): `clock`, default the process
+ * clock (src/clock.ts). Only the namespace deletes' resend memory (cascade.ts) keeps the system clock.
+ */
 export interface ReconcilerOptions extends Pick<
   StepContext,
   'api' | 'informers' | 'managed' | 'access' | 'config' | 'log'
 > {
-  now?: () => Date;
   clock?: Clock;
   /** Least time between two status writes reporting a cascade's progress (1 s). */
   progressIntervalMs?: number;
@@ -64,7 +67,6 @@ export interface ReconcilerOptions extends Pick<
 
 export class Reconciler {
   private readonly deleter: ProjectDeleter;
-  private readonly now: () => Date;
   private readonly clock: Clock;
   private readonly progressIntervalMs: number;
   private readonly deletionRecheckMs: number;
@@ -78,7 +80,6 @@ export class Reconciler {
       log: o.log,
       ...(o.deleteConcurrency ? { concurrency: o.deleteConcurrency } : {}),
     });
-    this.now = o.now ?? (() => new Date());
     this.clock = o.clock ?? getProcessClock();
     this.progressIntervalMs = o.progressIntervalMs ?? 1000;
     this.deletionRecheckMs = o.deletionRecheckMs ?? 10_000;
@@ -89,7 +90,6 @@ export class Reconciler {
       ...(o.access ? { access: o.access } : {}),
       config: o.config,
       log: o.log,
-      now: this.now,
       clock: this.clock,
       event: (project, event) => this.event(project, event),
     };
@@ -162,7 +162,7 @@ export class Reconciler {
   private async reconcileDeletion(project: Project, signal: AbortSignal): Promise<ReconcileResult> {
     if (!(project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return { kind: 'Done' }; // not ours (any more)
     const name = project.metadata.name ?? '';
-    const at = this.now().getTime();
+    const at = this.clock.now();
     const cached = () => [...this.snapshot.namespacesOfProject(name)];
     // ADR 0096: the breaker, the policy, the inventory and the confirmation decide what this pass may delete.
     const paused = await breakerHolds(this.steps, at);
@@ -189,7 +189,7 @@ export class Reconciler {
     }
     // Progress (which namespaces remain, their conditions) is written at most once per interval:
     // namespaces being deleted change often and each change is an event. Phase Terminating goes out at once.
-    const now = this.now().getTime();
+    const now = this.clock.now();
     const last = this.lastProgressWrite.get(name);
     const reason = `${result.report.remaining.length} namespaces remaining`;
     if (project.status?.phase === 'Terminating' && last !== undefined && now - last < this.progressIntervalMs) {

@@ -29,7 +29,6 @@ import { headroomOf, usedOf } from '../validate/budget.js';
 import { cmpStr } from '../order.js';
 import { declaredHere, effectiveOf, expectedQuota, planDefaultQuotas } from './defaults.js';
 import { burstCondition, expectedWithBursts } from './burst-quotas.js';
-import { processNow } from '../clock.js';
 
 const CONDITION_READY = 'Ready';
 export const CONDITION_QUOTA_WITHIN_BUDGET = 'QuotaWithinBudget';
@@ -56,7 +55,7 @@ export interface StatusInput {
   cluster: string;
   /** RFC 3339 time used for conditions whose status flips. */
   now: string;
-  /** The instant budget decisions are made at (bursts), ms since the epoch; default the process clock. */
+  /** The instant budget decisions are made at (bursts), ms since the epoch; default: `now`, parsed. */
   at?: number;
   cascade?: CascadeReport;
 }
@@ -124,7 +123,7 @@ export function deletionConditions(ns: NamespaceObject): string[] {
 
 export function computeStatus(input: StatusInput): ProjectStatus {
   const { project, snapshot, cluster, cascade } = input;
-  const at = input.at ?? processNow();
+  const at = input.at ?? Date.parse(input.now);
   const name = project.metadata.name ?? '';
   const generation = project.metadata.generation;
   const terminating = Boolean(project.metadata.deletionTimestamp);

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.js';
 import type { ControllerApi } from '../../src/controller/kube.js';
 import { Reconciler } from '../../src/controller/reconcile.js';
+import { fixedClock } from '../../src/clock.js';
 import type { NamespaceContents } from '../../src/controller/deletion/inventory.js';
 import { inventoryResources } from '../../src/controller/deletion/discovery-inventory.js';
 import { waitingDeletions } from '../../src/controller/deletion-metrics.js';
@@ -110,7 +111,7 @@ function setup(s: Setup) {
     inventory,
     config: s.config ?? DEFAULT_CONFIG,
     log: () => {},
-    now: () => new Date(NOW),
+    clock: fixedClock(NOW),
   });
   return { writes, events, reconciler, status: () => status, breaker: () => breaker };
 }

@@ -21,9 +21,7 @@ export interface StepContext {
   access?: ProjectAccessCaches;
   config: TenantgateConfig;
   log: (message: string) => void;
-  /** Condition timestamps. */
-  now: () => Date;
-  /** The clock budget decisions are made at (bursts). */
+  /** The one clock of a reconcile: budget decisions (bursts), condition timestamps, Argo CD's grace. */
   clock: Clock;
   /** Best effort: an Event that cannot be written is logged, never a reason to retry the reconcile. */
   event(project: Project, event: ProjectEvent): Promise<void>;
@@ -42,7 +40,7 @@ export function* ownNamespaces(c: StepContext, project: Project) {
 /** Milliseconds namespace `namespace` is still left to the Argo CD sync that created it (argocd-grace.ts), recorded in `graced`. */
 export function argoCdGrace(c: StepContext, namespace: string, graced: Map<string, number>): number {
   const ns = c.informers.snapshot.namespace(namespace);
-  const left = ns ? argoCdGraceLeft(ns, Date.now()) : 0;
+  const left = ns ? argoCdGraceLeft(ns, c.clock.now()) : 0;
   if (left > 0) graced.set(namespace, left);
   return left;
 }

@@ -18,11 +18,13 @@ export async function writeStatus(
   cascade?: CascadeReport,
   deletion: readonly ProjectCondition[] = [],
 ): Promise<Project> {
-  const now = rfc3339(c.now());
+  const at = c.clock.now();
+  const now = rfc3339(new Date(at));
   const computed = computeStatus({
     project,
     snapshot: c.informers.snapshot,
     cluster: c.config.clusterName,
+    at,
     now,
     ...(cascade ? { cascade } : {}),
   });
