@@ -127,6 +127,24 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
     change:
       'ask for less than the cost budget leaves (`kubectl tenantgate headroom` shows the cost), free room elsewhere in the project, or ask the platform team to raise spec.costBudget.monthly in git',
   },
+  D1: {
+    title: 'only subjects allowed `confirm-deletion` on a Project confirm its deletion',
+    change:
+      "nothing a tenant changes: a platform admin confirms a Project's deletion " +
+      "when its namespaces' data may go (docs/deletion.md)",
+  },
+  D2: {
+    title: 'too many Projects deleting at once pause every cascade',
+    change:
+      'nothing a tenant changes: an operator checks what is being deleted, ' +
+      'then resumes (kubectl tenantgate resume-deletions)',
+  },
+  D3: {
+    title: 'the Project CRD is not deleted while a Project exists',
+    change:
+      'delete the Projects first, or annotate the CRD tenantgate.io/allow-deletion=true ' +
+      'before deleting it (docs/deletion.md)',
+  },
   F3: {
     title: 'the hub stores only what a member may write to its share record',
     change:

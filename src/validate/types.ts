@@ -44,6 +44,10 @@ export type RuleId =
   | 'F3' // the hub's admission policy on FleetBudget status writes (ADR 0039; CEL, src/fleet/fleet-shares-policy.ts)
   | 'B1'
   | 'B2' // bursts: a burst's declaration (B1); a burst that has ended cannot be added or changed (B2) — docs/budgets.md
+  | 'D1'
+  | 'D2'
+  | 'D3'
+  | 'D4' // deletion (docs/deletion.md): who confirms, the breaker, the CRD, what a removal deletes
   | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
   | 'X1'
   | 'X2'

@@ -25,7 +25,7 @@ import {
 import { reconcileWrites } from '../../src/controller/metrics.js';
 import type { Project, ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
-import { projectsLabelled, removeProjects } from '../support/leftovers.js';
+import { confirmDeletions, projectsLabelled, removeProjects } from '../support/leftovers.js';
 import { LEDGER_FINALIZER } from '../../src/ledger/ledger.js';
 
 const RUN = uniqueName('ctl');
@@ -148,6 +148,8 @@ describe('cascading deletion (CR2)', () => {
     await c.core.createNamespace({ body: { metadata: { name: bystander } } });
 
     const history = await recordHistory(name);
+    // The namespaces hold what tenants make: a platform admin confirms the deletion (ADR 0096).
+    await confirmDeletions([name]);
     await deleteProject(c, name);
 
     const terminating = await history.waitFor(
@@ -209,6 +211,8 @@ describe('cascading deletion (CR2)', () => {
     await fillNamespace(c, owned, 2, 0, [HOLD]);
 
     const history = await recordHistory(name);
+    // The namespaces hold what tenants make: a platform admin confirms the deletion (ADR 0096).
+    await confirmDeletions([name]);
     await deleteProject(c, name);
     const seen = await history.waitFor(
       (p) =>
@@ -430,6 +434,8 @@ describe('status (CR3) and default quotas (CR4)', () => {
       },
       { what: 'kubectl describe project shows the events' },
     );
+    // The quota replaced by hand is no longer tenantgate's: a platform admin confirms the deletion (ADR 0096).
+    await confirmDeletions([name]);
     await deleteProject(c, name);
     await eventually(async () => expect(await getProject(c, name)).toBeUndefined(), {
       what: 'project gone',
