@@ -37,7 +37,7 @@ beforeAll(async () => {
 }, 1_800_000);
 
 describe('the chart with prometheusRules.enabled', () => {
-  it('renders eleven alerts in four groups, each with a severity, a summary and a description', () => {
+  it('renders thirteen alerts in four groups, each with a severity, a summary and a description', () => {
     expect(groups.map((g) => g.name)).toEqual([
       'tenantgate.projects',
       'tenantgate.webhook',
@@ -49,6 +49,8 @@ describe('the chart with prometheusRules.enabled', () => {
       'TenantgateProjectHeadroomLow',
       'TenantgateProjectOverBudget',
       'TenantgateCascadeStuck',
+      'TenantgateProjectDeletionWaiting',
+      'TenantgateDeletionBreakerTripped',
       'TenantgateBurstEndingSoon',
       'TenantgateProjectOverBudgetAfterBurst',
       'TenantgateLedgerDenialsRising',
@@ -157,7 +159,7 @@ describe('promtool', () => {
     const dir = await workDir(groups);
     const r = await execa(promtool, ['check', 'rules', join(dir, 'tenantgate-rules.yaml')], { reject: false });
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toContain('SUCCESS: 11 rules found');
+    expect(r.stdout).toContain('SUCCESS: 13 rules found');
   });
 
   it('every alert has a test where it fires and one where it stays silent', async () => {
