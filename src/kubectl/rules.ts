@@ -145,6 +145,10 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
       'delete the Projects first, or annotate the CRD tenantgate.io/allow-deletion=true ' +
       'before deleting it (docs/deletion.md)',
   },
+  D4: {
+    title: 'a change that removes a Project says what goes and what will be asked',
+    change: 'a warning: check what the removal deletes before merging; keep the Project in git if its data must stay',
+  },
   F3: {
     title: 'the hub stores only what a member may write to its share record',
     change:

@@ -114,6 +114,7 @@ export function planTable(plan: Plan): string {
     for (const b of e.bursts ?? []) out.push(`  burst ${b}`);
     if (e.cost) out.push(`  cost: ${costText(e.cost)}`);
     for (const f of e.findings) out.push(`  [${f.rule}] ${objectPrefix(f)}${f.message}`);
+    for (const w of e.warnings ?? []) out.push(`  Warning: [${w.rule}] ${objectPrefix(w)}${w.message}`);
   }
   for (const r of plan.rollup) out.push('', ...rollupTable(r));
   for (const f of plan.fleet ?? []) {
@@ -222,6 +223,10 @@ export function planMarkdown(plan: Plan): string {
         out.push(
           `- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`,
         );
+    }
+    if (e.warnings?.length) {
+      out.push('', 'Warnings:', '');
+      for (const w of e.warnings) out.push(`- ⚠️ **[${w.rule}]** ${cell(objectPrefix(w) + w.message)}`);
     }
   }
   for (const r of plan.rollup) {

@@ -17,7 +17,7 @@ import {
 import { namespacesOn } from '../validate/offline.js';
 import { budgetList, budgetPath } from '../validate/budget/layers.js';
 import { burstApplies, planBurstLines } from '../validate/bursts.js';
-import { checkBudgetBelowUse, checkRemovedNamespaceInUse } from '../validate/rules/plan.js';
+import { checkBudgetBelowUse, checkRemovedNamespaceInUse, removedProjectDeletes } from '../validate/rules/plan.js';
 import type { Project, Resources, Snapshot } from '../validate/types.js';
 import { fleetRollup, type HubShareRecord } from './fleet.js';
 import { fleetProjectBudget } from '../fleet/give-back.js';
@@ -136,6 +136,44 @@ function podsIn(snapshot: Snapshot, namespace: string): { resource: string; used
   return undefined;
 }
 
+/** A Project's deletionPolicy, else tenantgate.yaml's (ADR 0096). */
+function deletionPolicy(project: Project, config: TenantgateConfig): 'Delete' | 'Orphan' {
+  const own = (project.spec as { deletionPolicy?: unknown }).deletionPolicy;
+  return own === 'Orphan' || own === 'Delete' ? own : config.deletion.policy;
+}
+
+/** Plural of a kind as D4 prints it ("1 PersistentVolumeClaim", "2 PersistentVolumeClaims"). */
+function counted(n: number, kind: string): string {
+  return `${n} ${kind}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * What a namespace holds that a deletion loses (D4): its PersistentVolumeClaims and running pods from the
+ * objects read with the cluster, else what its quotas count (`persistentvolumeclaims`, `pods` in use).
+ */
+function holdingsOf(live: LiveState, snapshot: Snapshot, namespace: string): string[] {
+  if (live.objects) {
+    type Obj = { kind?: string; metadata?: { namespace?: string }; status?: { phase?: string } };
+    const here = (live.objects as Obj[]).filter((o) => o.metadata?.namespace === namespace);
+    const claims = here.filter((o) => o.kind === 'PersistentVolumeClaim').length;
+    const pods = here.filter((o) => o.kind === 'Pod' && o.status?.phase === 'Running').length;
+    return [
+      ...(claims ? [counted(claims, 'PersistentVolumeClaim')] : []),
+      ...(pods ? [counted(pods, 'running Pod')] : []),
+    ];
+  }
+  const used = usedIn(snapshot, namespace);
+  const out: string[] = [];
+  for (const keys of [
+    ['persistentvolumeclaims', 'count/persistentvolumeclaims'],
+    ['pods', 'count/pods'],
+  ]) {
+    const key = keys.find((k) => used.get(k) && !used.get(k)!.isZero());
+    if (key) out.push(`${key} ${used.get(key)!.toString()} in use`);
+  }
+  return out;
+}
+
 export function planChange(input: PlanInput): Plan {
   const entries: PlanEntry[] = [];
   const budgetsAfter = new Map<string, Map<string, ProjectBudget>>();
@@ -222,6 +260,15 @@ export function planChange(input: PlanInput): Plan {
         ))
           findings.push({ rule: v.rule, message: v.message, object: `Namespace ${ns}`, by: 'plan' });
       }
+      const warnings: PlanFinding[] =
+        was && !will && liveMembers.length > 0
+          ? removedProjectDeletes(
+              name,
+              cluster,
+              liveMembers.sort().map((ns) => ({ namespace: ns, holds: holdingsOf(live, now, ns) })),
+              deletionPolicy(was, input.config),
+            ).map((v) => ({ rule: v.rule, message: v.message, object: `Project ${name}`, by: 'plan' as const }))
+          : [];
       const entry: PlanEntry = {
         project: name,
         tenant: (will ?? was)!.spec.tenant,
@@ -245,6 +292,7 @@ export function planChange(input: PlanInput): Plan {
         after: budgetAfter ? projectBudgetJson(budgetAfter) : null,
         ...costOf(input.config, budgetBefore, budgetAfter, will),
         findings,
+        ...(warnings.length > 0 ? { warnings } : {}),
       };
       pending.push({ entry, touched });
     }

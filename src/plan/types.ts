@@ -74,6 +74,8 @@ export interface PlanEntry {
   /** What the allocation costs per month before and after, when tenantgate.yaml has pricing (docs/budgets.md#cost). */
   cost?: CostLine;
   findings: PlanFinding[];
+  /** D4: what a removal deletes and the confirmations it will ask for; warnings, never a refusal. Absent when none. */
+  warnings?: PlanFinding[];
 }
 
 /** Monthly amounts as plain decimals with 2 places, rounded up to the cent ("1350.00"). */

@@ -56,3 +56,50 @@ export function checkRemovedNamespaceInUse(
     },
   ];
 }
+
+const WAIT_FOR_ADMIN =
+  ", and the namespaces holding data wait for a platform admin's confirmation (tenantgate.io/deletion-confirmed)";
+
+/** What one namespace a removal deletes holds (live objects when read, else its quotas' `status.used`). */
+export interface NamespaceHolding {
+  namespace: string;
+  /** e.g. ["2 PersistentVolumeClaims", "3 running Pods"] or ["pods 3 in use"]; empty when nothing was seen. */
+  holds: string[];
+}
+
+/**
+ * D4 (a warning, never a refusal): a change that removes a Project from a cluster where it has
+ * namespaces says what the removal deletes and that confirmations will be asked (docs/deletion.md):
+ * Argo CD asks before it prunes the Project (render sets Prune=confirm), and namespaces holding data
+ * then wait for a platform admin. With deletionPolicy Orphan they are released instead.
+ */
+export function removedProjectDeletes(
+  project: string,
+  cluster: string,
+  namespaces: readonly NamespaceHolding[],
+  policy: 'Delete' | 'Orphan',
+): Violation[] {
+  if (namespaces.length === 0) return [];
+  const list = namespaces
+    .map((n) => `${n.namespace} (${n.holds.length > 0 ? n.holds.join(', ') : 'nothing seen in it'})`)
+    .join(', ');
+  const where = projectOnCluster(project, cluster);
+  if (policy === 'Orphan')
+    return [
+      {
+        rule: 'D4',
+        message:
+          `${where} is removed: its namespaces are released, not deleted (deletionPolicy Orphan), ` +
+          `with what they hold: ${list}; Argo CD asks before it prunes the Project (Prune=confirm)`,
+      },
+    ];
+  const data = namespaces.some((n) => n.holds.length > 0);
+  return [
+    {
+      rule: 'D4',
+      message:
+        `${where} is removed: its namespaces would be deleted with what they hold: ${list}; ` +
+        `Argo CD asks before it prunes the Project (Prune=confirm)${data ? WAIT_FOR_ADMIN : ''}: docs/deletion.md`,
+    },
+  ];
+}
