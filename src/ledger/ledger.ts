@@ -6,7 +6,8 @@
  * The ConfigMap carries the finalizer LEDGER_FINALIZER, so deleting it (`kubectl delete`) only marks
  * it for deletion: its entries stay readable and writable until a writer finds none of them live and
  * releases it (removes the finalizer). A ledger that is not found therefore holds nothing live
- * (docs/adr/0003-headroom-ledger.md).
+ * (docs/adr/0003-headroom-ledger.md). A ledger whose data does not read back (hand-edited, truncated) is
+ * no ledger read as empty: `read` throws LedgerUnreadable (ledger-format.ts) and the webhook refuses.
  */
 import type * as k8s from '@kubernetes/client-node';
 import { isConflict, isNotFound } from '../kube/errors.js';
@@ -14,11 +15,17 @@ import { LABEL_PROJECT, LEDGER_PREFIX } from '../validate/types.js';
 import { LedgerWatch, type ConfigMapJson } from './ledger-watch.js';
 import { LeanApiClient } from '../kube/lean-client.js';
 import { FLEET_DATA_KEY, holdsEnforcedLimit } from '../fleet/enforced-record.js';
+import {
+  LedgerUnreadable,
+  parseEntries,
+  RESERVATIONS_DATA_KEY,
+  settledOf,
+  SETTLED_DATA_KEY,
+  type LedgerEntry,
+  type StreamMarks,
+} from './ledger-format.js';
 
-/** A recorded ResourceQuota write: what Q2 and Q3 read of the new object (null: the quota was deleted). */
-export type LedgerQuotaWrite = {
-  spec: { hard?: Record<string, string | number>; scopes?: string[]; scopeSelector?: unknown };
-} | null;
+export type { LedgerEntry, LedgerQuotaWrite, StreamMarks } from './ledger-format.js';
 
 /** Keeps a ledger ConfigMap readable after a delete until no entry in it is live. */
 export const LEDGER_FINALIZER = 'tenantgate.io/ledger';
@@ -26,38 +33,6 @@ export const LEDGER_FINALIZER = 'tenantgate.io/ledger';
 const WAITING_ANNOTATION = 'tenantgate.io/waiting';
 /** The annotation as the apiserver serializes it, key and the start of its value (a managed field reads `"f:…":{}`). */
 const WAITING_MARK = `"${WAITING_ANNOTATION}":"`;
-
-export interface LedgerEntry {
-  namespace: string;
-  quota?: string;
-  /** The namespace's share after the change; merged per (namespace, quota) with max, never lowered. */
-  allocation: Record<string, string>;
-  /** The newest quota write admitted for this key. */
-  write?: LedgerQuotaWrite;
-  /**
-   * Every spec the quota may have while the entry lives: each admitted write for this key and the
-   * object each one replaced (null: no quota). Any of them may be what the apiserver stores (a write
-   * may lose a conflict at its resourceVersion or be refused by a later admission plugin).
-   */
-  versions?: LedgerQuotaWrite[];
-  /** resourceVersion of the object the newest write replaced (absent for a create). */
-  basedOn?: string;
-  /**
-   * A Namespace CREATE only: the uids of namespaces of that name the admitting replicas' caches still
-   * showed. While the entry lives, the quotas a cache shows in that namespace may be a namespace's that
-   * is gone (the new one has none of them): they are read as possibly absent.
-   */
-  replaces?: string[];
-  /**
-   * The admitting replicas' watermarks when they admitted (per stream the highest, over the merged
-   * admissions): only an object stored after them can be the one the entry stands for (settling, ADR 0003).
-   * Absent: the entry leaves only by expiry.
-   */
-  seen?: StreamMarks;
-  /** Epoch milliseconds. */
-  created: number;
-  expires: number;
-}
 
 export interface LedgerState {
   resourceVersion?: string;
@@ -77,24 +52,6 @@ export interface LedgerState {
   settledThrough?: StreamMarks;
 }
 
-/**
- * Per watch stream of the replicas' caches, an etcd revision (decimal string): how far a replica's
- * watch must have delivered before it may decide from a ledger whose entries were settled
- * (docs/adr/0003-headroom-ledger.md). Kept in the ConfigMap's data key `settled`.
- */
-export interface StreamMarks {
-  Namespace: string;
-  ResourceQuota: string;
-  /**
-   * Epoch ms: the latest expiry of an entry settled so far. Until then the marks count like a live
-   * entry (the ledger is not released, so a re-created ledger cannot lose them).
-   */
-  until?: number;
-}
-
-/** The ConfigMap data key of the settled marks. */
-const SETTLED_DATA_KEY = 'settled';
-
 export class LedgerConflict extends Error {}
 
 /**
@@ -108,6 +65,7 @@ export type LedgerChange =
   | { project: string; deleted: true };
 
 export interface LedgerStore {
+  /** The project's ledger (no entries when there is none); throws LedgerUnreadable when it does not read back. */
   read(project: string): Promise<LedgerState>;
   /**
    * Writes `entries` if the ledger is still at `state.resourceVersion`; throws LedgerConflict otherwise.
@@ -141,35 +99,19 @@ export interface LedgerStore {
   subscribe?(listener: (change: LedgerChange) => void): void;
 }
 
-/** Reading a ledger's ConfigMap: its version, entries, deletion and fleet record. */
+/**
+ * Reading a ledger's ConfigMap: its version, entries, deletion, fleet record and settled marks. Throws
+ * LedgerUnreadable (ledger-format.ts) when its reservations or marks do not read back: fail closed.
+ */
 function stateOf(cm: ConfigMapJson): LedgerState {
+  const configMap = `${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`;
   return {
     resourceVersion: cm.metadata.resourceVersion,
-    entries: parseEntries(cm.data?.reservations),
+    entries: parseEntries(configMap, cm.data?.[RESERVATIONS_DATA_KEY]),
     ...(cm.metadata.deletionTimestamp ? { deleting: true } : {}),
     ...(cm.data?.[FLEET_DATA_KEY] !== undefined ? { fleet: cm.data[FLEET_DATA_KEY] } : {}),
-    ...settledOf(cm.data?.[SETTLED_DATA_KEY]),
+    ...settledOf(configMap, cm.data?.[SETTLED_DATA_KEY]),
   };
-}
-
-/** The settled marks of a ledger's data; a value that does not parse as marks is none. */
-export function settledOf(text: string | undefined): { settledThrough?: StreamMarks } {
-  if (text === undefined) return {};
-  try {
-    const m = JSON.parse(text) as Partial<StreamMarks> | null;
-    if (m && typeof m.Namespace === 'string' && typeof m.ResourceQuota === 'string') {
-      return {
-        settledThrough: {
-          Namespace: m.Namespace,
-          ResourceQuota: m.ResourceQuota,
-          ...(typeof m.until === 'number' ? { until: m.until } : {}),
-        },
-      };
-    }
-  } catch {
-    // fall through
-  }
-  return {};
 }
 
 /** The ledger's ConfigMaps through the lean client (docs/adr/0003-headroom-ledger.md): one keep-alive connection, plain JSON. */
@@ -195,7 +137,7 @@ export class ConfigMapLedger implements LedgerStore {
   /**
    * Starts one watch on the namespace's ledger ConfigMaps (ledger-watch.ts) on the first call. A change
    * is parsed only when its `state` is asked for; a ConfigMap that turns out not to be the project's
-   * ledger (its project label differs from its name) or not to parse gives undefined.
+   * ledger (its project label differs from its name) or that is unreadable gives undefined.
    */
   subscribe(listener: (change: LedgerChange) => void): void {
     this.watcher ??= new LedgerWatch(this.api, this.path(), this.log, this.watchSeconds);
@@ -216,9 +158,15 @@ export class ConfigMapLedger implements LedgerStore {
         ...(event.holds(WAITING_MARK) ? { announced: true as const } : {}),
         state: () => {
           const cm = event.object();
-          return cm && cm.metadata.name === this.name(project) && cm.metadata.labels?.[LABEL_PROJECT] === project
-            ? stateOf(cm)
-            : undefined;
+          if (!cm || cm.metadata.name !== this.name(project) || cm.metadata.labels?.[LABEL_PROJECT] !== project)
+            return undefined;
+          try {
+            return stateOf(cm);
+          } catch (err) {
+            // Unreadable: the cache forgets the project, and its next decision reads the ledger and is refused.
+            if (err instanceof LedgerUnreadable) return undefined;
+            throw err;
+          }
         },
       });
     });
@@ -260,7 +208,7 @@ export class ConfigMapLedger implements LedgerStore {
         ...(state.resourceVersion ? { resourceVersion: state.resourceVersion } : {}),
       },
       data: {
-        reservations: JSON.stringify(entries),
+        [RESERVATIONS_DATA_KEY]: JSON.stringify(entries),
         ...(state.fleet !== undefined ? { [FLEET_DATA_KEY]: state.fleet } : {}),
         ...(settledThrough ? { [SETTLED_DATA_KEY]: JSON.stringify(settledThrough) } : {}),
       },
@@ -328,20 +276,5 @@ export class ConfigMapLedger implements LedgerStore {
   close(): void {
     this.watcher?.stop();
     this.api.close();
-  }
-}
-
-export function parseEntries(text: string | undefined): LedgerEntry[] {
-  if (!text) return [];
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    return Array.isArray(parsed)
-      ? (parsed.filter(
-          (e) =>
-            e && typeof e.namespace === 'string' && typeof e.expires === 'number' && typeof e.allocation === 'object',
-        ) as LedgerEntry[])
-      : [];
-  } catch {
-    return [];
   }
 }

@@ -11,7 +11,7 @@ import { generateWebhookCerts } from '../../src/certs/files.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { LEDGER_PREFIX } from '../../src/validate/types.js';
-import { parseEntries } from '../../src/ledger/ledger.js';
+import { parseEntries } from '../../src/ledger/ledger-format.js';
 import { OWNERS_BINDING_NAME } from '../../src/render/owner-binding.js';
 import { Quantity } from '../../src/quantity/quantity.js';
 import { installBase, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
@@ -103,7 +103,9 @@ async function ledgerQuietIn(project: string, namespace: string): Promise<void> 
         .catch(() => undefined);
       const now = Date.now();
       expect(
-        parseEntries(ledger?.data?.reservations).filter((e) => e.namespace === namespace && e.expires > now),
+        (ledger ? parseEntries(`ledger of ${project}`, ledger.data?.reservations) : []).filter(
+          (e) => e.namespace === namespace && e.expires > now,
+        ),
       ).toEqual([]);
     },
     {

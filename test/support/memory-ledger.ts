@@ -3,8 +3,11 @@
  * Like ConfigMapLedger's watch, `subscribe` tells every listener of each change (here at once, in order).
  * It keeps the ConfigMap's finalizer protocol (src/ledger/ledger.ts): `delete` only marks a ledger
  * that carries the finalizer, `release` removes the finalizer (and with it a marked ledger), and
- * `removeFinalizerByHand` is what an operator who edits the finalizer away does.
+ * `removeFinalizerByHand` is what an operator who edits the finalizer away does. `corrupt` is a hand edit
+ * that leaves a data key unreadable: reads then go through the product's parser (ledger-format.ts) and
+ * throw, as ConfigMapLedger's do, while `entries` still gives what the ledger held (what really counts).
  */
+import { parseEntries, RESERVATIONS_DATA_KEY, settledOf, SETTLED_DATA_KEY } from '../../src/ledger/ledger-format.js';
 import {
   LedgerConflict,
   type LedgerChange,
@@ -23,6 +26,8 @@ interface Stored {
   settledThrough?: StreamMarks;
   finalizer: boolean;
   deleting: boolean;
+  /** Data keys edited by hand into text that is no ledger (`corrupt`). */
+  edited?: { key: string; text: string };
 }
 
 export class MemoryLedger implements LedgerStore {
@@ -45,26 +50,35 @@ export class MemoryLedger implements LedgerStore {
       ? {
           project,
           resourceVersion: String(s.version),
-          state: () => this.stateOf(s),
+          state: () => this.readable(s, project),
           ...(announced ? { announced: true as const } : {}),
         }
       : { project, deleted: true };
     for (const listener of this.listeners) listener(change);
   }
 
-  private stateOf(s: Stored): LedgerState {
+  /** The ledger as a reader parses it: an edited key goes through the product's parser (and may throw). */
+  private stateOf(s: Stored, project: string): LedgerState {
+    const configMap = `memory/tenantgate-ledger-${project}`;
+    const edited = (key: string) => (s.edited?.key === key ? s.edited.text : undefined);
+    const reservations = edited(RESERVATIONS_DATA_KEY);
+    const settled = edited(SETTLED_DATA_KEY);
+    const settledThrough =
+      settled !== undefined
+        ? settledOf(configMap, settled).settledThrough
+        : s.settledThrough && { ...s.settledThrough };
     return {
       resourceVersion: String(s.version),
-      entries: structuredClone(s.entries),
+      entries: reservations !== undefined ? parseEntries(configMap, reservations) : structuredClone(s.entries),
       ...(s.deleting ? { deleting: true } : {}),
       ...(s.fleet !== undefined ? { fleet: s.fleet } : {}),
-      ...(s.settledThrough ? { settledThrough: { ...s.settledThrough } } : {}),
+      ...(settledThrough ? { settledThrough } : {}),
     };
   }
 
   async read(project: string): Promise<LedgerState> {
     const s = this.states.get(project);
-    return s ? this.stateOf(s) : { entries: [] };
+    return s ? this.stateOf(s, project) : { entries: [] };
   }
 
   async write(
@@ -112,7 +126,7 @@ export class MemoryLedger implements LedgerStore {
     const moved = { ...s, version: ++this.revision };
     this.states.set(project, moved);
     this.changed(project, true);
-    return this.stateOf(moved);
+    return this.stateOf(moved, project);
   }
 
   /** `kubectl delete configmap`: with the finalizer only marked, without it gone. */
@@ -131,6 +145,31 @@ export class MemoryLedger implements LedgerStore {
     if (s.deleting) this.states.delete(project);
     else this.states.set(project, { ...s, version: ++this.revision, finalizer: false });
     this.changed(project);
+  }
+
+  /** As ConfigMapLedger's watch: an unreadable ledger's change has no state (the cache forgets it). */
+  private readable(s: Stored, project: string): LedgerState | undefined {
+    try {
+      return this.stateOf(s, project);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * An operator's hand edit leaves data key `key` reading `text` (a truncated array, marks of the wrong
+   * type…): a new version, which the watch brings. Nothing when there is no ledger.
+   */
+  corrupt(project: string, key: string, text: string): void {
+    const s = this.states.get(project);
+    if (!s) return;
+    this.states.set(project, { ...s, version: ++this.revision, edited: { key, text } });
+    this.changed(project);
+  }
+
+  /** Whether a data key is edited into something unreadable (`corrupt`). */
+  corrupted(project: string): boolean {
+    return this.states.get(project)?.edited !== undefined;
   }
 
   /** The stored entries (for assertions), or undefined when the ledger does not exist. */

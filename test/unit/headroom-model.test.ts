@@ -395,6 +395,8 @@ type Step =
   | { t: 'stallProbe'; replica: number; stalls: boolean }
   | { t: 'relist'; replica: number }
   | { t: 'deleteLedger' }
+  | { t: 'corruptLedger'; key: 'reservations' | 'settled' }
+  | { t: 'repairLedger' }
   | { t: 'nsDelete'; ns: number }
   | { t: 'status'; ns: number; q: number; used: { cpu: number; mem: number } | undefined };
 
@@ -469,6 +471,14 @@ const step = (replicas: number): fc.Arbitrary<Step> =>
       }),
     },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('deleteLedger' as const) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('corruptLedger' as const),
+        key: fc.constantFrom('reservations' as const, 'settled' as const),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ t: fc.constant('repairLedger' as const) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('nsDelete' as const), ns: fc.nat(NAMESPACES.length - 1) }) },
     {
       weight: 2,
@@ -497,6 +507,8 @@ class World {
   readonly inFlight: InFlight[] = [];
   readonly log: string[] = [];
   private uid = 0;
+  /** When the ledger became unreadable (corruptLedger), until it is repaired. */
+  private corruptedAt: number | undefined;
 
   /** `roles`: each replica's (default: every one settles). */
   constructor(n: number, roles: readonly Role[] = []) {
@@ -649,6 +661,26 @@ class World {
       case 'deleteLedger':
         this.ledger.delete(PROJECT);
         this.log.push('operator: kubectl delete the ledger');
+        return;
+      case 'corruptLedger': {
+        // A hand edit or a truncation: the reservations cut short, or marks of the wrong type. The judge
+        // still counts the entries the ledger held: they stand for admitted changes until they expire.
+        const entries = this.ledger.entries(PROJECT);
+        if (!entries || this.ledger.corrupted(PROJECT)) return;
+        const text = s.key === 'reservations' ? JSON.stringify(entries).slice(0, -1) : '{"Namespace":1}';
+        this.ledger.corrupt(PROJECT, s.key, text);
+        this.corruptedAt = this.clock.now;
+        this.log.push(`operator: edits the ledger's ${s.key} into ${text}`);
+        return;
+      }
+      case 'repairLedger':
+        // The repair docs/design.md gives ("An unreadable ledger"): once the reservation TTL has passed since
+        // it became unreadable, delete it and remove its finalizer.
+        if (this.corruptedAt === undefined || this.clock.now < this.corruptedAt + TTL_MS) return;
+        this.ledger.delete(PROJECT);
+        this.ledger.removeFinalizerByHand(PROJECT);
+        this.corruptedAt = undefined;
+        this.log.push('operator: deletes the unreadable ledger and removes its finalizer');
         return;
       case 'nsDelete':
         this.truth.deleteNamespace(NAMESPACES[s.ns]!);
@@ -980,5 +1012,67 @@ describe('headroom ledger model: settled entries (docs/adr/0003-headroom-ledger.
     const expiring = new World(2, ['honours', 'honours']);
     await run(expiring, burst);
     expect(expiring.ledger.entries(PROJECT)!.length).toBeGreaterThan(5);
+  });
+});
+
+describe('headroom ledger model: a ledger that cannot be read fails closed', () => {
+  // m-b exists in both caches; replica 0 raises m-a to cpu 4 (admitted, not stored yet: only the ledger
+  // knows); the ledger is then edited into something unreadable. Read as empty, it would let replica 1,
+  // whose cache shows m-a at 1, raise m-b to 4: 4 + 4 > 6.
+  const corruptedWhileInFlight = (key: 'reservations' | 'settled') =>
+    [
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'nsCreate', ns: 1 }, dryRun: false }] },
+      { t: 'commit', pick: 0, lose: false },
+      { t: 'deliver', replica: 0, kind: 'Namespace', count: 1 },
+      { t: 'deliver', replica: 1, kind: 'Namespace', count: 1 },
+      { t: 'decide', reqs: [{ replica: 0, op: { t: 'quotaPut', ns: 0, q: 0, cpu: 4, mem: 1 }, dryRun: false }] },
+      { t: 'corruptLedger', key },
+      { t: 'decide', reqs: [{ replica: 1, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 4, mem: 1 }, dryRun: false }] },
+    ] as unknown as Step[];
+
+  it.each([
+    ['reservations', /data key reservations: not JSON \(/],
+    ['settled', /data key settled: settled\.Namespace is 1, allowed: a resourceVersion \(decimal digits\)/],
+  ] as const)(
+    'an unreadable %s key: growth is refused with [Q5] naming the ConfigMap, the key and what is wrong',
+    async (key, problem) => {
+      const world = new World(2);
+      for (const s of corruptedWhileInFlight(key)) {
+        await world.run(s);
+        expect(world.violation(), world.log.join('\n')).toBeUndefined();
+      }
+      const refused = world.log.at(-1)!;
+      expect(refused, world.log.join('\n')).toMatch(
+        /^replica 1: create quota m-b\/q1 cpu 4 mem 1 → project m: the headroom ledger cannot be read \(ConfigMap memory\/tenantgate-ledger-m, /,
+      );
+      expect(refused).toMatch(problem);
+      expect(refused).toMatch(
+        /until an operator repairs it \(docs\/design\.md, "An unreadable ledger"\); nothing was reserved$/,
+      );
+      expect(world.log.at(-3), 'replica 0 admitted m-a at 4 before').toMatch(/→ admitted$/);
+    },
+  );
+
+  it('repaired as docs/design.md says (deleted once a TTL has passed), growth is decided again', async () => {
+    const world = new World(2);
+    const steps = [
+      ...corruptedWhileInFlight('reservations'),
+      { t: 'repairLedger' },
+      { t: 'advance', ms: 31_000 },
+      { t: 'repairLedger' },
+      { t: 'decide', reqs: [{ replica: 1, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 4, mem: 1 }, dryRun: false }] },
+      { t: 'decide', reqs: [{ replica: 1, op: { t: 'quotaPut', ns: 1, q: 0, cpu: 2, mem: 1 }, dryRun: false }] },
+    ] as unknown as Step[];
+    for (const s of steps) {
+      await world.run(s);
+      expect(world.violation(), world.log.join('\n')).toBeUndefined();
+    }
+    const log = world.log.join('\n');
+    expect(
+      world.log.filter((l) => l.startsWith('operator: deletes')),
+      'repaired once, after the TTL',
+    ).toHaveLength(1);
+    expect(world.log.at(-2), log).toMatch(/^replica 1: create quota m-b\/q1 cpu 4 mem 1 → .*at most 2 fits$/);
+    expect(world.log.at(-1), log).toBe('replica 1: create quota m-b/q1 cpu 2 mem 1 → admitted');
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/ledger/ledger.js';
-import { settledOf } from '../../src/ledger/ledger.js';
+import { settledOf } from '../../src/ledger/ledger-format.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
 import { marksLive, marksReach, maxMarks, settle, shownInView } from '../../src/webhook/headroom/ledger-settlement.js';
@@ -165,12 +165,17 @@ describe('the marks', () => {
     expect(marksLive(undefined, 0)).toBe(false);
   });
 
-  it('the ConfigMap key `settled` reads back, and anything else reads as no marks', () => {
-    expect(settledOf(JSON.stringify({ Namespace: '1', ResourceQuota: '2', until: 3 }))).toEqual({
+  it('the ConfigMap key `settled` reads back; absent it is no marks, anything else is refused', () => {
+    const cm = 'tenantgate-system/tenantgate-ledger-web';
+    expect(settledOf(cm, JSON.stringify({ Namespace: '1', ResourceQuota: '2', until: 3 }))).toEqual({
       settledThrough: { Namespace: '1', ResourceQuota: '2', until: 3 },
     });
-    expect(settledOf(undefined)).toEqual({});
-    expect(settledOf('not json')).toEqual({});
-    expect(settledOf(JSON.stringify({ Namespace: 1 }))).toEqual({});
+    expect(settledOf(cm, undefined)).toEqual({});
+    expect(() => settledOf(cm, 'not json')).toThrow(
+      /^ConfigMap tenantgate-system\/tenantgate-ledger-web, data key settled: not JSON/,
+    );
+    expect(() => settledOf(cm, JSON.stringify({ Namespace: 1 }))).toThrow(
+      'ConfigMap tenantgate-system/tenantgate-ledger-web, data key settled: settled.Namespace is 1, allowed: a resourceVersion (decimal digits)',
+    );
   });
 });

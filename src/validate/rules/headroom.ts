@@ -16,6 +16,20 @@ export function ledgerWriteFailed(project: string, reason: string): Violation {
   return { rule: 'Q5', message: `could not reserve headroom in the ledger of project ${project}: ${reason}` };
 }
 
+/**
+ * The ledger's ConfigMap does not read back as a ledger (`reason`: which ConfigMap, which data key, what
+ * is wrong): its live reservations and settled marks cannot be counted, so nothing is decided from it.
+ */
+export function ledgerUnreadable(project: string, reason: string): Violation {
+  return {
+    rule: 'Q5',
+    message:
+      `project ${project}: the headroom ledger cannot be read (${reason}); it may hold reservations that must ` +
+      'still count, so nothing that needs it is admitted until an operator repairs it ' +
+      '(docs/design.md, "An unreadable ledger"); nothing was reserved',
+  };
+}
+
 export function ledgerContended(project: string, conflicts: number, deadlineMs: number): Violation {
   return {
     rule: 'Q5',

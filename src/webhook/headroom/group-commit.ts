@@ -15,9 +15,10 @@ import {
   type LedgerStore,
   type StreamMarks,
 } from '../../ledger/ledger.js';
+import { LedgerUnreadable } from '../../ledger/ledger-format.js';
 import { holdsEnforcedLimit } from '../../fleet/enforced-record.js';
 import type { ReviewContext, Verdict } from '../../validate/admission.js';
-import { ledgerContended, ledgerTimeout, ledgerWriteFailed } from '../../validate/rules/headroom.js';
+import { ledgerContended, ledgerTimeout, ledgerUnreadable, ledgerWriteFailed } from '../../validate/rules/headroom.js';
 import type { Violation } from '../../validate/types.js';
 import { isNewerVersion, type LedgerCache } from './ledger-cache.js';
 import { marksLive } from './ledger-settlement.js';
@@ -452,6 +453,10 @@ export class GroupCommit<G> {
             m.settle(outcome === 'exhausted' ? contended() : this.timedOut(project));
           }
           return;
+        }
+        if (err instanceof LedgerUnreadable) {
+          this.options.onReservation?.('error');
+          return denyAll(denyQ5(ledgerUnreadable(project, err.message)));
         }
         if (!(err instanceof LedgerConflict)) {
           this.options.onReservation?.('error');
