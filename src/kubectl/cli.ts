@@ -23,6 +23,7 @@ import { BudgetSource, SOURCES, type SourceName } from './source.js';
 import { findings, objectName, verdictOf, whyText, type Verdict } from './why.js';
 import { releaseFleetMember, releaseText } from './fleet-release.js';
 import { resumeDeletions, resumeText } from './resume-deletions.js';
+import { deletionRows, deletionsText } from './deletions.js';
 import { DEFAULT_ALIVE_WITHIN_SECONDS } from '../fleet/member-heartbeat.js';
 import { LABEL_PROJECT, LABEL_TENANT, type NamespaceObject, type Project } from '../validate/types.js';
 import { cmpStr } from '../order.js';
@@ -262,6 +263,21 @@ function program(io: PluginIo = processIo, status: { code: number } = { code: 0 
       });
       io.out(o.output ? machine({ project, cluster, ...outcome }, o.output) : releaseText(project, cluster, outcome));
     });
+
+  withOutput(
+    withKubectlFlags(
+      root
+        .command('deletions')
+        .description(
+          'the Projects being deleted: paused by the breaker, waiting for a confirmation (what each namespace ' +
+            'holds, and how to confirm), or cascading (docs/deletion.md)',
+        ),
+    ),
+  ).action(async (o: CommonOptions) => {
+    const list = await new Kubectl(o).json<{ items?: Project[] }>(['get', 'projects.tenantgate.io']);
+    const rows = deletionRows(list.items ?? []);
+    io.out(o.output ? machine(rows, o.output) : deletionsText(rows));
+  });
 
   withOutput(
     withKubectlFlags(
