@@ -9,6 +9,8 @@ import {
   webhookAdmissionPlugins,
 } from './admission-client.js';
 import { createCA, signCert, webhookDnsNames, type KeyPair } from './pki.js';
+import { WEBHOOK_SERVICE_NAME } from './webhook-service.js';
+import { DEFAULT_CONFIG } from '../config/config.js';
 
 export interface WebhookCertFiles {
   caCert: string;
@@ -31,8 +33,8 @@ export async function generateWebhookCerts(
   dir: string,
   opts: { service?: string; namespace?: string; extraDns?: string[]; ips?: string[] } = {},
 ): Promise<WebhookCertFiles> {
-  const service = opts.service ?? 'tenantgate-webhook';
-  const namespace = opts.namespace ?? 'tenantgate-system';
+  const service = opts.service ?? WEBHOOK_SERVICE_NAME;
+  const namespace = opts.namespace ?? DEFAULT_CONFIG.systemNamespace;
   const ca = await createCA('tenantgate-webhook-ca');
   const serving = await signCert(ca, {
     commonName: `${service}.${namespace}.svc`,

@@ -6,6 +6,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { discoverConfig, loadConfig } from '../config/load.js';
+import { DEFAULT_CONFIG } from '../config/config.js';
+import { WEBHOOK_SERVICE_NAME } from '../certs/webhook-service.js';
 import { fixedClock, parseInstant, setProcessClock } from '../clock.js';
 import { registerControllerCommand } from './controller.js';
 import { registerWebhookCommand } from './webhook.js';
@@ -96,8 +98,8 @@ export function program(): Command {
     .command('generate')
     .description('write a CA and a serving certificate for the webhook Service (and 127.0.0.1); print the caBundle')
     .option('--dir <dir>', 'where to write them', 'certs')
-    .option('--service <name>', 'webhook Service name', 'tenantgate-webhook')
-    .option('--namespace <namespace>', "tenantgate's namespace", 'tenantgate-system')
+    .option('--service <name>', 'webhook Service name', WEBHOOK_SERVICE_NAME)
+    .option('--namespace <namespace>', "tenantgate's namespace", DEFAULT_CONFIG.systemNamespace)
     .option(
       '--client',
       "also a client CA (the webhook's --client-ca), the apiserver's client certificate, and the kubeconfig and AdmissionConfiguration that make the apiserver present it (--admission-control-config-file)",

@@ -16,11 +16,12 @@ const TENANT_TOKEN = '(?:[a-z0-9]|\\{tenant\\})';
 const LABEL_WITH_TENANT = `${TENANT_TOKEN}(?:(?:[-.]|${TENANT_TOKEN})*${TENANT_TOKEN})?`;
 const SYNC_SERVICE_ACCOUNT = `^$|^(?:${LABEL_WITH_TENANT}:)?${LABEL_WITH_TENANT}$`;
 
-const strings = (description: string, pattern?: string) => ({
-  type: 'array',
-  description,
-  items: { type: 'string', minLength: 1, ...(pattern ? { pattern } : {}) },
-});
+const strings = (description: string, pattern?: string) =>
+  ({
+    type: 'array',
+    description,
+    items: { type: 'string', minLength: 1, ...(pattern ? { pattern } : {}) },
+  }) as const;
 
 /** A resource list of tenantgate.yaml (fleet.keep, fleet.above): resource name → a quantity ≥ 0. */
 const RESOURCE_LIST = {
@@ -45,7 +46,8 @@ const PRICING = {
   required: ['currency', 'perHour'],
   properties: {
     currency: { type: 'string', pattern: CURRENCY_PATTERN },
-    hoursPerMonth: { type: 'number', exclusiveMinimum: 0, maximum: 744 },
+    /** Hours a month is billed for (730: 365 × 24 / 12, as the cloud bills count). */
+    hoursPerMonth: { type: 'number', exclusiveMinimum: 0, maximum: 744, default: 730 },
     perHour: {
       type: 'object',
       propertyNames: { pattern: PRICED_RESOURCE },
@@ -55,7 +57,7 @@ const PRICING = {
         required: ['price'],
         properties: {
           price: { type: 'string', pattern: PRICE_PATTERN, maxLength: 40 },
-          per: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, exclusiveMinimum: 0 },
+          per: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, exclusiveMinimum: 0, default: '1' },
         },
       },
     },
@@ -86,7 +88,7 @@ const NETWORK = {
       properties: { sameTenant: { type: 'boolean' }, namespaces: strings('namespace names', DNS_LABEL) },
     },
   },
-};
+} as const;
 
 /** tenantgate.yaml's `allow`: the allow-lists of every Project that does not give its own (docs/rules.md#allow-lists). */
 const ALLOW = {
@@ -163,103 +165,215 @@ export const VISIBILITIES = ['all', 'own'] as const;
 /** What a Project's deletion does to its namespaces (tenantgate.yaml deletion.policy, a Project's spec.deletionPolicy). */
 export const DELETION_POLICIES = ['Delete', 'Orphan'] as const;
 
+/**
+ * tenantgate.yaml, each option declared once: its range, its `default` (absent: the option stays unset)
+ * and, from both, its type (TenantgateConfig, config.ts). A mapping with a `default` is filled in key by
+ * key; a list or a mapping without `properties` (allow, network, fleet.keep) is taken whole as given.
+ */
 export const CONFIG_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
     apiVersion: { type: 'string' },
     kind: { type: 'string' },
-    clusterName: { type: 'string', maxLength: 63, anyOf: [{ const: '' }, { pattern: DNS_LABEL }] },
+    /** Name of this cluster; selects `spec.clusters[name]` budgets. Empty: the default budget. */
+    clusterName: { type: 'string', maxLength: 63, anyOf: [{ const: '' }, { pattern: DNS_LABEL }], default: '' },
     privileged: {
       type: 'object',
       additionalProperties: false,
+      default: {},
       properties: {
-        users: strings('user names (ServiceAccounts as system:serviceaccount:<ns>:<name>)'),
-        groups: strings('group names'),
+        users: {
+          ...strings('user names (ServiceAccounts as system:serviceaccount:<ns>:<name>)'),
+          // Argo CD's application controller is deliberately absent (ADR 0007): list the identity that
+          // syncs the platform's Project repository explicitly.
+          default: ['system:serviceaccount:tenantgate-system:tenantgate-controller'],
+        },
+        groups: { ...strings('group names'), default: ['system:masters'] },
       },
     },
     reserved: {
       type: 'object',
       additionalProperties: false,
-      properties: { names: strings('reserved namespace names'), prefixes: strings('reserved namespace name prefixes') },
+      default: {},
+      properties: {
+        names: { ...strings('reserved namespace names'), default: ['default'] },
+        prefixes: { ...strings('reserved namespace name prefixes'), default: ['kube-', 'openshift-', 'tenantgate-'] },
+      },
     },
-    namespacePrefix: { type: 'string', minLength: 1, maxLength: 63, pattern: '\\{project\\}' },
-    requireProjectForUsers: { type: 'boolean' },
-    headroomWarningThreshold: { type: 'number', minimum: 0, exclusiveMaximum: 1 },
-    resyncPeriodSeconds: { type: 'integer', minimum: 1, maximum: 86_400 },
-    systemNamespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
-    crossReplicaReservation: { type: 'boolean' },
-    reservationTtlSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
-    ledgerSettlement: { type: 'boolean' },
-    visibility: { type: 'string', enum: [...VISIBILITIES] },
+    /** Namespace prefix template; `{project}` is replaced with the project name. */
+    namespacePrefix: { type: 'string', minLength: 1, maxLength: 63, pattern: '\\{project\\}', default: '{project}-' },
+    requireProjectForUsers: { type: 'boolean', default: true },
+    /** Q4 warns when headroom falls below this fraction of the budget. */
+    headroomWarningThreshold: { type: 'number', minimum: 0, exclusiveMaximum: 1, default: 0.1 },
+    resyncPeriodSeconds: { type: 'integer', minimum: 1, maximum: 86_400, default: 300 },
+    /** Namespace tenantgate itself runs in (excluded from the webhook). */
+    systemNamespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL, default: 'tenantgate-system' },
+    /** Q5: reserve allocations with a compare-and-swap write across replicas. */
+    crossReplicaReservation: { type: 'boolean', default: true },
+    /** How long an admitted-but-not-yet-seen allocation keeps counting. */
+    reservationTtlSeconds: { type: 'integer', minimum: 1, maximum: 3600, default: 30 },
+    /**
+     * Q5: a ledger entry leaves once the writer's cache shows its object, and replicas catch up to the
+     * ledger's settled marks before deciding (docs/adr/0003-headroom-ledger.md). Switch it on only once
+     * every webhook replica runs a version that knows it; off one TTL before a downgrade.
+     */
+    ledgerSettlement: { type: 'boolean', default: true },
+    /**
+     * Who sees what (docs/visibility.md): `all`, every tenant reads every Project and lists namespaces;
+     * `own`, a tenant reads only the Projects it owns and their namespaces (the controller keeps a
+     * per-project ClusterRole for the owners; the chart's tenant RBAC grants no cluster-wide reads).
+     */
+    visibility: { type: 'string', enum: VISIBILITIES, default: 'all' },
+    /**
+     * T7: namespace label and annotation keys only privileged subjects may add, change or remove, besides
+     * the ones that grant power (Pod Security, DRA admin access, PodNodeSelector…), which are protected
+     * whatever this lists (GRANTING_NAMESPACE_METADATA, src/validate/granting-metadata.ts). An entry is
+     * an exact key or a prefix ending in `*` (`example.com/*`).
+     */
     protectedNamespaceMetadata: {
       type: 'object',
       additionalProperties: false,
+      default: {},
       properties: {
-        labels: strings(
-          'namespace label keys protected besides the ones that grant power (always protected)',
-          KEY_OR_PREFIX,
-        ),
-        annotations: strings(
-          'namespace annotation keys protected besides the ones that grant power (always protected)',
-          KEY_OR_PREFIX,
-        ),
+        labels: {
+          ...strings(
+            'namespace label keys protected besides the ones that grant power (always protected)',
+            KEY_OR_PREFIX,
+          ),
+          default: ['tenantgate.io/*'],
+        },
+        annotations: {
+          ...strings(
+            'namespace annotation keys protected besides the ones that grant power (always protected)',
+            KEY_OR_PREFIX,
+          ),
+          default: ['tenantgate.io/*'],
+        },
       },
     },
-    systemControllers: strings(
-      "user names of Kubernetes' own controllers (system:serviceaccount:kube-system:namespace-controller…)",
-    ),
+    /**
+     * Kubernetes' own controllers (namespace controller, garbage collector, quota controller) by user
+     * name. They are neither privileged nor owners, yet must finish what an authorised subject started:
+     * deleting the contents of a terminating namespace, collecting dependents, writing status
+     * (docs/adr/0002-rule-engine.md).
+     */
+    systemControllers: {
+      ...strings("user names of Kubernetes' own controllers (system:serviceaccount:kube-system:namespace-controller…)"),
+      default: [
+        // kube-controller-manager with --use-service-account-credentials (kubeadm, kind, EKS, GKE, AKS)…
+        'system:serviceaccount:kube-system:namespace-controller',
+        'system:serviceaccount:kube-system:generic-garbage-collector',
+        'system:serviceaccount:kube-system:resourcequota-controller',
+        // …and without it: one identity for every controller.
+        'system:kube-controller-manager',
+      ],
+    },
+    /** The Pod Security Standards levels of project namespaces unless a Project sets its own. */
     podSecurity: {
       type: 'object',
       additionalProperties: false,
+      default: {},
       properties: {
-        enforce: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
-        warn: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
-        audit: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
+        enforce: { type: 'string', enum: POD_SECURITY_LEVELS, default: 'baseline' },
+        warn: { type: 'string', enum: POD_SECURITY_LEVELS, default: 'restricted' },
+        audit: { type: 'string', enum: POD_SECURITY_LEVELS, default: 'restricted' },
       },
     },
+    /** The tenants' Argo CD AppProjects `tenantgate render --app-projects` emits (docs/argocd.md). */
     argocd: {
       type: 'object',
       additionalProperties: false,
+      default: {},
       properties: {
-        namespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL },
-        sourceRepos: strings('repository URLs or globs a tenant may use ({tenant} is replaced with the tenant)'),
-        defaultServer: { type: 'string', minLength: 1 },
+        /** Argo CD's namespace: where the AppProjects go. */
+        namespace: { type: 'string', maxLength: 63, pattern: DNS_LABEL, default: 'argocd' },
+        /**
+         * The repositories a tenant's Applications may use (AppProject `sourceRepos`); `{tenant}` is
+         * replaced with the tenant. Empty (the default): render refuses to emit AppProjects that would
+         * admit nothing.
+         */
+        sourceRepos: {
+          ...strings('repository URLs or globs a tenant may use ({tenant} is replaced with the tenant)'),
+          default: [],
+        },
+        /** The Argo CD destination server of namespaces without `cluster` (the cluster Argo CD runs in). */
+        defaultServer: { type: 'string', minLength: 1, default: 'https://kubernetes.default.svc' },
+        /** tenantgate cluster name → Argo CD server URL; a cluster not listed is matched by its Argo CD name. */
         clusterServers: {
           type: 'object',
           propertyNames: { pattern: DNS_LABEL },
           additionalProperties: { type: 'string', minLength: 1 },
+          default: {},
         },
-        syncServiceAccount: { type: 'string', pattern: SYNC_SERVICE_ACCOUNT },
+        /**
+         * With Argo CD's sync impersonation: the ServiceAccount a tenant's syncs run as (`namespace:name`,
+         * or `name` in the destination namespace; `{tenant}` is replaced). Empty (the default): no
+         * `destinationServiceAccounts`.
+         */
+        syncServiceAccount: { type: 'string', pattern: SYNC_SERVICE_ACCOUNT, default: '' },
       },
     },
+    /** This cluster as a member of a fleet sharing Projects' fleet budgets (docs/fleet.md). */
     fleet: {
       type: 'object',
       additionalProperties: false,
+      default: {},
       properties: {
-        hubKubeconfig: { type: 'string' },
-        keep: RESOURCE_LIST,
-        above: RESOURCE_LIST,
-        offerAfterSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
-        giveBackAfterSeconds: { type: 'integer', minimum: 0, maximum: 604800 },
-        checkEverySeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+        /**
+         * The hub's kubeconfig file (the Secret tenantgate-fleet-hub, mounted). Empty (the default): this
+         * cluster is no fleet member and every Project keeps its per-cluster budget. Set: `clusterName`
+         * must be set and `crossReplicaReservation` on (the enforced limit lives in the headroom ledger).
+         */
+        hubKubeconfig: { type: 'string', default: '' },
+        /** Free room to ask for beyond a growth's need, per resource (a chunk: the next growths need no hub write). */
+        keep: { ...RESOURCE_LIST, default: {} },
+        /** Give back only free room above this (≥ keep); the band between keep and above is the hysteresis. */
+        above: { ...RESOURCE_LIST, default: {} },
+        /**
+         * The controller's give-back loop (docs/adr/0039-fleet-budgets.md): room held above `above` for
+         * this long is offered to the other members (lendable). Default equal to giveBackAfterSeconds: no
+         * offers, since a member's own growth does not take back what it offered (it asks the pool).
+         */
+        offerAfterSeconds: { type: 'integer', minimum: 0, maximum: 86400, default: 300 },
+        /** Room held above `above` this long (≥ offerAfterSeconds) goes back to the pool, offered part included. */
+        giveBackAfterSeconds: { type: 'integer', minimum: 0, maximum: 604800, default: 900 },
+        /** How often the controller's leader checks every fleet-budgeted Project against the hub. */
+        checkEverySeconds: { type: 'integer', minimum: 1, maximum: 3600, default: 60 },
       },
     },
+    /**
+     * The price sheet (docs/budgets.md#cost): what a project's allocation costs, for `spec.costBudget`
+     * (C1), the budget view, the plugin, the metrics and `tenantgate plan`. Absent (the default): no
+     * cost anywhere, and a Project with a costBudget is refused (C1) rather than left unchecked.
+     */
     pricing: PRICING,
-    allow: ALLOW,
-    network: NETWORK,
+    /**
+     * The allow-lists of every Project, field by field, where a Project gives none (docs/rules.md#allow-lists);
+     * `{project}` and `{tenant}` in hostname suffixes stand for the project's name and tenant. Default:
+     * nothing, so what attacks other tenants (system-* PriorityClasses, externalIPs, NodePort and
+     * LoadBalancer Services, hostnames, tolerations) is refused and the rest is open.
+     */
+    allow: { ...ALLOW, default: {} },
+    /** The network baseline of every Project with networkIsolation, field by field, where a Project gives none. */
+    network: { ...NETWORK, default: {} },
+    /** What a Project's deletion does to its namespaces, and the breaker (docs/adr/0096-deletion-loses-no-data.md). */
     deletion: {
       type: 'object',
       additionalProperties: false,
+      default: {},
       properties: {
-        policy: { type: 'string', enum: [...DELETION_POLICIES] },
+        /** A Project without `spec.deletionPolicy`: `Delete` (cascade, asking before data goes) or `Orphan` (release). */
+        policy: { type: 'string', enum: DELETION_POLICIES, default: 'Delete' },
+        /** D2: more deletions than this within the window pause every cascade until an operator resumes. */
         breaker: {
           type: 'object',
           additionalProperties: false,
+          default: {},
           properties: {
-            windowSeconds: { type: 'integer', minimum: 1, maximum: 604800 },
-            maxProjects: { type: 'integer', minimum: 0, maximum: 100000 },
-            maxShare: { type: 'number', minimum: 0, maximum: 1 },
+            windowSeconds: { type: 'integer', minimum: 1, maximum: 604800, default: 600 },
+            maxProjects: { type: 'integer', minimum: 0, maximum: 100000, default: 3 },
+            maxShare: { type: 'number', minimum: 0, maximum: 1, default: 0.1 },
           },
         },
       },

@@ -18,6 +18,7 @@ import { ANNOTATION_PROJECT_UID, LABEL_PROJECT, type NamespaceObject, type Proje
 import { byMetadataName } from '../order.js';
 import { describeError } from '../kube/errors.js';
 import type { ControllerApi } from './kube.js';
+import { CONTROLLER_DEFAULTS } from './options.js';
 import { deletionConditions, type CascadeReport } from './status.js';
 
 export type CascadeResult =
@@ -138,7 +139,7 @@ export class ProjectDeleter {
     );
     const gone = new Set<string>();
     const errors: string[] = [];
-    const limit = pLimit(Math.max(1, this.options.concurrency ?? 10));
+    const limit = pLimit(Math.max(1, this.options.concurrency ?? CONTROLLER_DEFAULTS.deleteConcurrency));
     const deleteOne = async (ns: NamespaceObject) => {
       const name = ns.metadata.name ?? '';
       if (signal?.aborted) return; // the leader changed: the new one carries on

@@ -31,6 +31,7 @@ import { Reconciler, type ReconcilerOptions } from './reconcile.js';
 import { ReconcileWorkers, reconcileScope } from './reconcile-workers.js';
 import type { Manager, Runnable } from './manager.js';
 import type { ControllerOptions } from './controller-options.js';
+import { CONTROLLER_DEFAULTS } from './options.js';
 
 export type ControllerLog = (message: string, fields?: Record<string, unknown>) => void;
 
@@ -134,7 +135,7 @@ export function reconcileRunnable(core: ControllerCore, inventory: ReconcilerOpt
     metrics,
     informers,
     log,
-    workers: Math.max(1, options.workers ?? 4),
+    workers: Math.max(1, options.workers ?? CONTROLLER_DEFAULTS.workers),
     resyncMs: Math.max(0, options.config.resyncPeriodSeconds * 1000),
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
   });
@@ -244,7 +245,7 @@ export function probesRunnable(core: ControllerCore, port: number, healthy: () =
   return new ServerRunnable('probes', () =>
     serveProbes({
       port,
-      host: options.probeHost ?? '0.0.0.0',
+      host: options.probeHost ?? CONTROLLER_DEFAULTS.host,
       healthy,
       ready: core.synced,
       current: () => informers.upToDate && managed.upToDate && (access?.upToDate ?? true),
@@ -271,7 +272,7 @@ export function metricsRunnable(core: ControllerCore, port: number): ServerRunna
     const served = await serveMetrics({
       ...tls,
       port,
-      host: options.metricsHost ?? '0.0.0.0',
+      host: options.metricsHost ?? CONTROLLER_DEFAULTS.host,
       metrics: core.metrics,
       access: reviews,
       log,

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../config/load.js';
 import type { RuntimeOptions } from '../runtime-options.js';
-import type { ControllerCliOptions } from './options.js';
+import { CONTROLLER_DEFAULTS, type ControllerCliOptions } from './options.js';
 import { createLogger, logFunction } from '../log.js';
 import { startController, type ControllerOptions, type RunningController } from './controller.js';
 import { loadKubeConfig } from '../kube/kubeconfig.js';
@@ -12,7 +12,7 @@ import { loadKubeConfig } from '../kube/kubeconfig.js';
 export { startController, type ControllerOptions, type RunningController };
 
 const IN_CLUSTER_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-export const DEFAULT_LEASE_NAME = 'tenantgate-controller';
+export const DEFAULT_LEASE_NAME = CONTROLLER_DEFAULTS.leaseName;
 
 /** `tenantgate controller` (flags in src/cli/controller.ts). */
 export async function runController(o: RuntimeOptions & ControllerCliOptions): Promise<number> {

@@ -7,11 +7,10 @@
  * records are written by the caller's functions.
  */
 import type { AdmissionDecision } from './server.js';
+import { WEBHOOK_DEFAULTS } from './options.js';
 
 type AllowedDecisions = 'all' | 'summary';
 
-/** Allowed decisions at least this slow keep their own record in `summary` mode. */
-const DEFAULT_SLOW_DECISION_MS = 250;
 /** How often `summary` mode writes what it counted. */
 const SUMMARY_INTERVAL_MS = 10_000;
 
@@ -53,7 +52,7 @@ export function decisionRecords(
   options: DecisionRecordOptions,
 ): DecisionRecords {
   if (options.allowed === 'all') return { record: write, flush: () => {}, stop: () => {} };
-  const slowMs = options.slowMs ?? DEFAULT_SLOW_DECISION_MS;
+  const slowMs = options.slowMs ?? WEBHOOK_DEFAULTS.slowDecisionMs;
   const intervalMs = options.intervalMs ?? SUMMARY_INTERVAL_MS;
   const now = options.now ?? Date.now;
   // Counted per path, operation, kind, verdict and dry run: a bounded set (2 × 4 × 8 × 2 × 2).

@@ -5,7 +5,7 @@ import { setFlagsFromString } from 'node:v8';
 import type { TenantgateConfig } from '../config/config.js';
 import { loadConfig } from '../config/load.js';
 import type { RuntimeOptions } from '../runtime-options.js';
-import type { WebhookCliOptions } from './options.js';
+import { WEBHOOK_DEFAULTS, type WebhookCliOptions } from './options.js';
 import { createLogger, infoRecorder, logFunction, type Logger } from '../log.js';
 import { Informers, type CacheEvent } from '../kube/informers.js';
 import { ClusterLists } from '../kube/lists.js';
@@ -195,7 +195,10 @@ export interface WebhookOptions {
 const PERSISTENT_VOLUME_READ_TIMEOUT_MS = 3_000;
 
 /** The drain delay and in-flight timeout of `tenantgate webhook` on SIGTERM (docs/adr/0004-webhook.md). */
-const DEFAULT_SHUTDOWN: ShutdownTimings = { drainDelayMs: 5_000, inFlightTimeoutMs: 10_000 };
+const DEFAULT_SHUTDOWN: ShutdownTimings = {
+  drainDelayMs: WEBHOOK_DEFAULTS.shutdownDelaySeconds * 1000,
+  inFlightTimeoutMs: 10_000,
+};
 
 export interface RunningWebhook {
   port: number;
@@ -283,9 +286,9 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   );
   const drainableServer = drainable(server);
   drain = drainableServer;
-  const listening = await listen(server, options.port, options.host ?? '0.0.0.0');
+  const listening = await listen(server, options.port, options.host ?? WEBHOOK_DEFAULTS.host);
   const { port } = listening;
-  log(`listening on https://${options.host ?? '0.0.0.0'}:${port}; syncing caches`);
+  log(`listening on https://${options.host ?? WEBHOOK_DEFAULTS.host}:${port}; syncing caches`);
   source.start();
   void source.waitSynced().then(() => log(`caches synced: ${JSON.stringify(source.snapshot.sizes)}`));
   /** After the server stopped: the informers' watches and the ledger's connection. */
