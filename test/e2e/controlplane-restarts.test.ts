@@ -34,13 +34,13 @@ import {
   startLocalWebhook,
   type LocalWebhook,
 } from '../support/devcluster/tenantgate.js';
-import { checkHeadroomInvariant, type RaceProject } from '../support/replica-race/invariant.js';
+import { checkHeadroomInvariant, type BudgetProject } from '../support/budget-invariant.js';
 import { readConsistent } from '../support/replica-race/run.js';
 
 const PROJECT = 'rr';
 const BUDGET = { 'requests.cpu': '4', pods: '40' };
 const DEFAULTS = { 'requests.cpu': '500m', pods: '5' };
-const RACE_PROJECT: RaceProject = { name: PROJECT, budget: BUDGET, defaults: DEFAULTS };
+const RACE_PROJECT: BudgetProject = { name: PROJECT, budget: BUDGET, defaults: DEFAULTS };
 /** One tenant call every this many ms, whether or not the previous ones have answered. */
 const TICK_MS = 250;
 

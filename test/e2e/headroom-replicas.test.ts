@@ -4,7 +4,7 @@
  * concurrency 16 — namespace creates and deletes, quota writes across CPU and memory, pairs at one
  * stale resourceVersion, quota deletes — while one replica is SIGKILLed and restarted and the ledger
  * is deleted. The budget promise, checked from outside on every 200 ms sample of the stored
- * objects (test/support/replica-race/invariant.ts), never breaks; every replica answered reviews
+ * objects (test/support/budget-invariant.ts), never breaks; every replica answered reviews
  * before the kill (its own /metrics). bench/targets/replicas.ts runs 10,000.
  */
 import { describe, expect, it } from 'vitest';

@@ -21,7 +21,7 @@ import { startTestController } from '../support/controller-kit.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../support/devcluster/replicas.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig } from '../support/devcluster/tenantgate.js';
 import { classifyOutcome, type Outcome } from '../support/replica-race/attempts.js';
-import { checkHeadroomInvariant, type RaceProject } from '../support/replica-race/invariant.js';
+import { checkHeadroomInvariant, type BudgetProject } from '../support/budget-invariant.js';
 import { removeProject } from '../support/replica-race/run.js';
 import { cluster, eventually, uniqueName } from '../support/cluster.js';
 
@@ -89,7 +89,7 @@ describe('rolling upgrade of the webhook under traffic', () => {
     const bob = core('bob');
     const admin = core('admin');
 
-    const project: RaceProject = { name, budget: { [CPU]: '6' }, defaults: { [CPU]: '100m' }, maxNamespaces: 30 };
+    const project: BudgetProject = { name, budget: { [CPU]: '6' }, defaults: { [CPU]: '100m' }, maxNamespaces: 30 };
     const spec = {
       tenant: 'acme',
       owners: [{ kind: 'User', name: 'alice' }],

@@ -10,12 +10,12 @@
  *
  * After every step, for every resource:
  *   Σ over namespaces of max(truth's hold, live reservation) ≤ budget,
- * where a namespace's hold is max(min spec.hard, min status.hard, max status.used) over its quotas (or
- * the project's defaults without one), and a live reservation is an unexpired ledger entry; and the
+ * where a namespace's hold is max(min spec.hard, min status.hard, max status.used) over its quotas (the
+ * defaults for a resource none of them names), and a live reservation is an unexpired ledger entry; and the
  * namespaces of the truth together with the live reservations of namespace creations are at most
- * maxNamespaces. The hold is computed here from the truth's stored quotas (`holds`), not by the
- * product's share arithmetic (namespaceShare, quotaHold), which the guard decides with: a bug there
- * must not move the decision and its judge together.
+ * maxNamespaces. The judge is test/support/budget-invariant.ts, the one every race uses: computed from
+ * the truth's stored objects, not by the product's share arithmetic (namespaceShare, quotaHold), which
+ * the guard decides with: a bug there must not move the decision and its judge together.
  *
  * The one assumption (stated in docs/design.md): a replica whose watch is connected receives every
  * event within LAG_MS < the reservation TTL, and an admitted write is stored or lost before the clock
@@ -27,9 +27,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import { parseResources } from '../../src/validate/resource-lists.js';
-import type { Resources } from '../../src/validate/types.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
-import type { NamespaceObject, Project, ResourceList, ResourceQuotaObject } from '../../src/validate/types.js';
+import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
 import { HeadroomGuard, type CacheStreams } from '../../src/webhook/headroom/guard.js';
 import { marksReach } from '../../src/webhook/headroom/ledger-settlement.js';
 import type { StreamMarks } from '../../src/ledger/ledger.js';
@@ -39,6 +38,7 @@ import type { AdmissionRequest } from '../../src/webhook/review.js';
 import { wireGuard, type SnapshotSource } from '../../src/webhook/start.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { Quantity } from '../../src/quantity/quantity.js';
+import { budgetProjectOf, checkHeadroomInvariant, type LiveReservations } from '../support/budget-invariant.js';
 
 const RUNS = Number(process.env.HEADROOM_MODEL_RUNS ?? 200);
 const SEED = process.env.HEADROOM_MODEL_SEED ? Number(process.env.HEADROOM_MODEL_SEED) : undefined;
@@ -73,33 +73,6 @@ const nsObject = (name: string, rv: number): NamespaceObject => ({
   },
 });
 const hard = (cpu: number, mem: number) => ({ [CPU]: String(cpu), [MEM]: String(mem) });
-
-// ---------------------------------------------------------------------------------------------
-// The judge's arithmetic, from the stored objects alone (docs/design.md, "Headroom under concurrency").
-// ---------------------------------------------------------------------------------------------
-
-const unscoped = (q: ResourceQuotaObject) => !q.spec?.scopes?.length && !q.spec?.scopeSelector;
-const largest = (qs: Quantity[]) => qs.reduce((a, b) => (b.cmp(a) > 0 ? b : a));
-const smallest = (qs: Quantity[]) => qs.reduce((a, b) => (b.cmp(a) < 0 ? b : a));
-
-/**
- * What a namespace holds of `resource` against the budget, what Kubernetes lets it keep: over its
- * unscoped quotas, the largest of the smallest spec.hard (its effective quota), the smallest
- * status.hard (what the ResourceQuota admission plugin still enforces) and the largest status.used
- * (lowering a quota evicts no pod); the project's namespaceDefaults when no quota names the resource
- * (the controller's default quota is about to take that room). The model has no terminating
- * namespaces: a deleted one is gone with its quotas.
- */
-function holds(quotas: readonly ResourceQuotaObject[], resource: string): Quantity {
-  const counted = quotas.filter(unscoped);
-  const values = (list: (q: ResourceQuotaObject) => ResourceList | undefined) =>
-    counted.flatMap((q) => (list(q)?.[resource] === undefined ? [] : [Quantity.parse(list(q)![resource]!)]));
-  const spec = values((q) => q.spec?.hard);
-  const enforced = values((q) => q.status?.hard);
-  const used = values((q) => q.status?.used);
-  if (spec.length + enforced.length + used.length === 0) return Quantity.parse(DEFAULTS[resource] ?? '0');
-  return largest([...(spec.length ? [smallest(spec)] : []), ...(enforced.length ? [smallest(enforced)] : []), ...used]);
-}
 
 // ---------------------------------------------------------------------------------------------
 // The apiserver: stored objects with resourceVersions, and the events every watch will deliver.
@@ -704,35 +677,20 @@ class World {
     }
   }
 
-  /** The invariant, against the truth and the ledger's live entries; a message when it is broken. */
+  /** The invariant (test/support/budget-invariant.ts), against the truth and the ledger's live entries; a message when it is broken. */
   violation(): string | undefined {
     const live = (this.ledger.entries(PROJECT) ?? []).filter((e) => e.expires > this.clock.now);
-    const reserved = new Map<string, Resources>();
+    const reserved: LiveReservations = { allocations: {}, creating: [] };
     for (const e of live) {
-      const r = parseResources(e.allocation);
-      const prev = reserved.get(e.namespace) ?? new Map();
-      const out = new Map(prev);
-      for (const [k, q] of r) if (!out.get(k) || q.cmp(out.get(k)!) > 0) out.set(k, q);
-      reserved.set(e.namespace, out);
+      const held = (reserved.allocations[e.namespace] ??= {});
+      for (const [r, v] of Object.entries(e.allocation))
+        if (held[r] === undefined || Quantity.parse(v).cmp(Quantity.parse(held[r])) > 0) held[r] = v;
+      if (e.quota === undefined) reserved.creating.push(e.namespace);
     }
-    const stored = [...this.truth.snapshot.namespacesOfProject(PROJECT)].map((n) => n.metadata.name ?? '');
-    const creating = new Set([...stored, ...live.filter((e) => e.quota === undefined).map((e) => e.namespace)]);
-    if (creating.size > MAX_NAMESPACES)
-      return `${creating.size} namespaces stored or being created (${[...creating].join(', ')}), maxNamespaces ${MAX_NAMESPACES}`;
-    const all = new Set([...stored, ...reserved.keys()]);
-    for (const r of [CPU, MEM]) {
-      let sum = Quantity.zero();
-      const parts: string[] = [];
-      for (const ns of [...all].sort()) {
-        const held = stored.includes(ns) ? holds([...this.truth.snapshot.quotasInNamespace(ns)], r) : Quantity.zero();
-        const res = reserved.get(ns)?.get(r) ?? Quantity.zero();
-        sum = sum.add(largest([held, res]));
-        parts.push(`${ns}: stored ${held.toString()}, reserved ${res.toString()}`);
-      }
-      if (sum.cmp(Quantity.parse(BUDGET[r]!)) > 0)
-        return `${r}: ${sum.toString()} > budget ${BUDGET[r]} (${parts.join('; ')}); live entries ${JSON.stringify(live)}`;
-    }
-    return undefined;
+    const { namespaces, quotas } = this.truth.objects();
+    const judged = checkHeadroomInvariant(budgetProjectOf(project), namespaces, quotas, '', reserved);
+    if (judged.violations.length === 0) return undefined;
+    return `${judged.violations.join('; ')} (${JSON.stringify(judged.detail)}); live entries ${JSON.stringify(live)}`;
   }
 }
 
@@ -907,7 +865,7 @@ describe('headroom ledger model: settled entries (docs/adr/0003-headroom-ledger.
       await world.run(s);
       broken ??= world.violation();
     }
-    expect(broken, world.log.join('\n')).toMatch(/requests\.(cpu|memory): .* > budget/);
+    expect(broken, world.log.join('\n')).toMatch(/requests\.(cpu|memory): the namespaces hold .*, the budget is/);
   });
 
   it('a namespace re-created: a lagging cache that still shows the old incarnation does not settle the creation', async () => {

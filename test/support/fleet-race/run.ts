@@ -52,7 +52,7 @@ import {
 } from '../devcluster/tenantgate.js';
 import { activeBurst } from '../replica-race/run.js';
 import { emptyCounts, generateAttempts, type Attempt, type OutcomeCounts } from '../replica-race/attempts.js';
-import { checkHeadroomInvariant, type RaceProject } from '../replica-race/invariant.js';
+import { checkHeadroomInvariant, type BudgetProject } from '../budget-invariant.js';
 import { measureTransfers, transferProject, type TransferCosts } from './transfers.js';
 import { apiError, must, readConsistent, sendAttempt, until } from '../replica-race/run.js';
 
@@ -208,7 +208,7 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
   const loadStart = loadavg();
   const project = fleetRaceProject(name, memberNames);
   const budget = project.spec.fleet!.quota!.hard! as Record<string, string>;
-  const race: RaceProject = {
+  const race: BudgetProject = {
     name,
     budget,
     defaults: project.spec.namespaceDefaults!.quota!.hard! as Record<string, string>,

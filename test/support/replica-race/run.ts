@@ -34,7 +34,7 @@ import {
   type Outcome,
   type OutcomeCounts,
 } from './attempts.js';
-import { checkHeadroomInvariant, type InvariantSample, type RaceProject } from './invariant.js';
+import { checkHeadroomInvariant, type InvariantSample, type BudgetProject } from '../budget-invariant.js';
 
 export interface ReplicaRaceOptions {
   info: ClusterInfo;
@@ -68,7 +68,7 @@ export interface ReplicaRaceResult {
   violations: Array<{ atMs: number; sample: InvariantSample; quotas: unknown[] }>;
   /** The largest Σ held per resource and the most live namespaces any sample saw. */
   peak: { held: Record<string, string>; liveNamespaces: number };
-  budget: RaceProject;
+  budget: BudgetProject;
   /** servedBeforeKill: per replica, validate requests it had answered just before the kill (every replica since its start). */
   kill: TimedEvent & { replica: number; signal: string | null; servedBeforeKill: number[]; restarted?: TimedEvent };
   ledgerDeletion: TimedEvent & { status: number; deletionTimestamp?: string; finalizers?: string[] };
@@ -98,7 +98,7 @@ export function activeBurst(name: string, hard: Record<string, string>, now = Da
 }
 
 /** The project every run uses, apart from its name: room for 8 CPUs, 16Gi and 6 namespaces (10 CPUs and 20Gi with its burst). */
-function raceProject(name: string): RaceProject {
+function raceProject(name: string): BudgetProject {
   // A burst active through the race (+2 CPU, +4Gi): the replicas decide against budget + burst, and the
   // invariant checks exactly that sum.
   return {
