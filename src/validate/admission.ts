@@ -55,6 +55,7 @@ import {
   checkProtectedObjectMetadata,
   onlyDropsFinalizersOrOwners,
 } from './rules/metadata.js';
+import { onlyChangesDeletionConfirmation } from './rules/deletion-confirmation.js';
 import {
   checkNamespaceOutsideProjects,
   checkProjectNotDeleting,
@@ -673,6 +674,8 @@ export function reviewProject(
     onlyDropsFinalizersOrOwners(object, oldObject)
   )
     return ALLOW;
+  // A deletion's confirmation alone is D1's, judged inside the API server (ADR 0096).
+  if (operation === 'UPDATE' && object && oldObject && onlyChangesDeletionConfirmation(object, oldObject)) return ALLOW;
   if (!isPrivileged(ctx.config, ctx.user)) {
     const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
     return { violations: checkProjectWrite(ctx.config, ctx.user, verb, name), warnings: [] };
