@@ -364,135 +364,203 @@ export class GroupCommit<G> {
    * make later decisions stricter until they expire).
    */
   private async runBatch(project: string, batch: Batch, queue: ProjectQueue): Promise<void> {
-    const ledger = this.options.ledger;
-    const maxAttempts = this.options.maxAttempts ?? Number.POSITIVE_INFINITY;
-    const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
-    const left = () => batch.latestDeadline() - this.now();
-    const denyAll = (verdict: Verdict) => batch.open().forEach((m) => m.settle(verdict));
-    const contended = () => denyQ5(ledgerContended(project, batch.conflicts, this.deadlineMs));
-    let transfers = 0;
-    let maxTransfers = batch.open().length + 2;
-    const phase = this.options.onRoundPhase;
-    let mark = this.now();
-    /** Reports the phase that ended now, since the previous one ended. */
-    const ended = (name: RoundPhase) => {
-      const at = this.now();
-      phase?.(name, at - mark);
-      mark = at;
-    };
-    /** After a lost round: the project's decisions that queued meanwhile join the batch. */
-    const takeInQueued = () => {
-      const joining = queue.waiting.splice(0).filter((m) => !m.settled);
-      batch.absorb(joining);
-      maxTransfers += joining.length;
-    };
+    const run = this.startRun(project, batch, queue);
     const oldest = batch.open()[0];
-    if (phase && oldest) phase('queued', mark - (oldest.deadline - this.deadlineMs));
-    await this.turn(project, left());
-    ended('turn');
+    if (this.options.onRoundPhase && oldest)
+      this.options.onRoundPhase('queued', run.mark - (oldest.deadline - this.deadlineMs));
+    await this.turn(project, run.left());
+    run.ended('turn');
+    const maxAttempts = this.options.maxAttempts ?? Number.POSITIVE_INFINITY;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (batch.open().length === 0) return;
-      /** The ledger version a write lost against (the watch usually brings the newer one during the back-off). */
-      let lostAt: string | undefined;
-      /** The phase an error or a lost deadline interrupts. */
-      let step: RoundPhase = 'read';
-      try {
-        const state = await this.ledgerState(project, left, batch.abandoned);
-        ended('read');
-        step = 'ready';
-        this.decider.stateRead?.(project, state);
-        let ready = true;
-        if (this.decider.ready) {
-          batch.catchingUp = true;
-          try {
-            ready = await this.decider.ready(project, state, left(), batch.abandoned);
-          } finally {
-            batch.catchingUp = false;
-          }
-        }
-        if (!ready) {
-          ended('ready');
-          for (let n = batch.open().length; n > 0; n--) this.options.onReservation?.('behind');
-          return denyAll(this.decider.behind!(project));
-        }
-        ended('ready');
-        const decided = this.decider.decide(batch.open(), state, project);
-        ended('decide');
-        if (decided.growth) {
-          // A growth beyond this decision's enforced limit: room from the hub first, then decide again.
-          await this.decider.grow(project, decided.growth, left(), batch.abandoned);
-          this.ledgerCache.delete(project);
-          attempt -= 1; // a transfer is no lost round of the ledger's CAS; its own count bounds it
-          if (++transfers > maxTransfers) return denyAll(contended());
-          continue;
-        }
-        if (decided.records.length === 0) return decided.verdicts.forEach(([m, v]) => m.settle(v));
-        lostAt = state.resourceVersion;
-        step = 'write';
-        const written = await withinDeadline(
-          ledger.write(project, state, decided.entries, decided.settledThrough),
-          left(),
-          batch.abandoned,
-        );
-        ended('write');
-        this.ledgerCache.set(project, written, this.now());
-        if (written.resourceVersion !== undefined) this.turns.wrote(project, written.resourceVersion, this.now());
-        this.options.onLedgerWrite?.(decided.records.length);
-        for (const [verdict, request] of decided.records) {
-          this.options.onReservation?.('reserved');
-          this.decider.assume(verdict, request);
-        }
-        return decided.verdicts.forEach(([m, v]) => m.settle(v));
-      } catch (err) {
-        ended(step);
-        if (!(err instanceof LedgerConflict)) this.ledgerCache.delete(project);
-        if (err instanceof DeadlineExceeded) {
-          const outcome = batch.conflicts > 0 ? 'exhausted' : 'timeout';
-          for (const m of batch.open()) {
-            this.options.onReservation?.(outcome);
-            m.settle(outcome === 'exhausted' ? contended() : this.timedOut(project));
-          }
-          return;
-        }
-        if (err instanceof LedgerUnreadable) {
-          this.options.onReservation?.('error');
-          return denyAll(denyQ5(ledgerUnreadable(project, err.message)));
-        }
-        if (!(err instanceof LedgerConflict)) {
-          this.options.onReservation?.('error');
-          return denyAll(denyQ5(ledgerWriteFailed(project, (err as Error).message)));
-        }
-        batch.conflicts += 1;
-        this.options.onReservation?.('conflict');
-        if (
-          batch.conflicts % ANNOUNCE_EVERY_LOST_ROUNDS === 0 &&
-          (await this.announce(project, left, batch.abandoned))
-        ) {
-          // Decided next against the announced version, at once: the winner's next write, decided
-          // against the version before it, loses this time.
-          ended('lost');
-          takeInQueued();
-          continue;
-        }
-        // Another replica won this round: go again once the watch brings its write (the winner waits for
-        // the same event before its next round), else back off (jittered), within the deadline.
-        const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-        const wait = Math.min(pause, Math.max(0, left()));
-        if (this.options.ledgerWatched && lostAt !== undefined)
-          await this.ledgerCache.seen(project, lostAt, wait, true);
-        else await new Promise((r) => setTimeout(r, wait));
-        // The winner's write is usually in the cache by now (observeLedger): decide against it without a
-        // read, as the winner does. Otherwise read it.
-        const cached = this.ledgerCache.get(project);
-        if (!cached?.resourceVersion || lostAt === undefined || !isNewerVersion(cached.resourceVersion, lostAt))
-          this.ledgerCache.delete(project);
-        ended('lost');
-        takeInQueued();
+      const outcome = await this.round(run, attempt);
+      if (outcome === 'settled') return;
+      if (outcome === 'transferred') {
+        attempt -= 1; // a transfer is no lost round of the ledger's CAS; its own count bounds it
+        if (++run.transfers > run.maxTransfers) return this.denyAll(batch, this.contended(run));
       }
     }
     this.options.onReservation?.('exhausted');
-    denyAll(contended());
+    this.denyAll(batch, this.contended(run));
   }
+
+  /** The bookkeeping of one batch's rounds: its deadline, its phases' clock, its transfers. */
+  private startRun(project: string, batch: Batch, queue: ProjectQueue): BatchRun {
+    const run: BatchRun = {
+      project,
+      batch,
+      queue,
+      left: () => batch.latestDeadline() - this.now(),
+      mark: this.now(),
+      ended: (name) => {
+        const at = this.now();
+        this.options.onRoundPhase?.(name, at - run.mark);
+        run.mark = at;
+      },
+      step: 'read',
+      transfers: 0,
+      maxTransfers: batch.open().length + 2,
+    };
+    return run;
+  }
+
+  /**
+   * One round of a batch: read, ready, decide, write. `settled`: every open decision has its verdict;
+   * `transferred`: room came from the hub, decide again; `lost`: another replica wrote first.
+   */
+  private async round(run: BatchRun, attempt: number): Promise<RoundOutcome> {
+    run.lostAt = undefined;
+    run.step = 'read';
+    try {
+      const state = await this.ledgerState(run.project, run.left, run.batch.abandoned);
+      run.ended('read');
+      run.step = 'ready';
+      if (!(await this.readyPhase(run, state))) return 'settled';
+      const decided = this.decider.decide(run.batch.open(), state, run.project);
+      run.ended('decide');
+      if (decided.growth) {
+        // A growth beyond this decision's enforced limit: room from the hub first, then decide again.
+        await this.decider.grow(run.project, decided.growth, run.left(), run.batch.abandoned);
+        this.ledgerCache.delete(run.project);
+        return 'transferred';
+      }
+      if (decided.records.length > 0) await this.writePhase(run, state, decided);
+      decided.verdicts.forEach(([m, v]) => m.settle(v));
+      return 'settled';
+    } catch (err) {
+      run.ended(run.step);
+      if (err instanceof LedgerConflict) return this.lostRound(run, attempt);
+      this.ledgerCache.delete(run.project);
+      this.roundFailed(run, err);
+      return 'settled';
+    }
+  }
+
+  /**
+   * Whether this replica's caches have reached the ledger's settled marks (ADR 0003); when not, the
+   * batch is refused with `behind`'s [Q5].
+   */
+  private async readyPhase(run: BatchRun, state: LedgerState): Promise<boolean> {
+    const { batch, project } = run;
+    this.decider.stateRead?.(project, state);
+    let ready = true;
+    if (this.decider.ready) {
+      batch.catchingUp = true;
+      try {
+        ready = await this.decider.ready(project, state, run.left(), batch.abandoned);
+      } finally {
+        batch.catchingUp = false;
+      }
+    }
+    run.ended('ready');
+    if (ready) return true;
+    for (let n = batch.open().length; n > 0; n--) this.options.onReservation?.('behind');
+    this.denyAll(batch, this.decider.behind!(project));
+    return false;
+  }
+
+  /** The batch's one compare-and-swap write; what it recorded is assumed. Throws LedgerConflict when it lost. */
+  private async writePhase(run: BatchRun, state: LedgerState, decided: DecidedBatch<G>): Promise<void> {
+    const { project } = run;
+    run.lostAt = state.resourceVersion;
+    run.step = 'write';
+    const written = await withinDeadline(
+      this.options.ledger.write(project, state, decided.entries, decided.settledThrough),
+      run.left(),
+      run.batch.abandoned,
+    );
+    run.ended('write');
+    this.ledgerCache.set(project, written, this.now());
+    if (written.resourceVersion !== undefined) this.turns.wrote(project, written.resourceVersion, this.now());
+    this.options.onLedgerWrite?.(decided.records.length);
+    for (const [verdict, request] of decided.records) {
+      this.options.onReservation?.('reserved');
+      this.decider.assume(verdict, request);
+    }
+  }
+
+  /** A round that ended in an error or a lost deadline: the whole batch is refused with [Q5]. */
+  private roundFailed(run: BatchRun, err: unknown): void {
+    const { batch, project } = run;
+    if (err instanceof DeadlineExceeded) {
+      const outcome = batch.conflicts > 0 ? 'exhausted' : 'timeout';
+      for (const m of batch.open()) {
+        this.options.onReservation?.(outcome);
+        m.settle(outcome === 'exhausted' ? this.contended(run) : this.timedOut(project));
+      }
+      return;
+    }
+    this.options.onReservation?.('error');
+    const violation =
+      err instanceof LedgerUnreadable
+        ? ledgerUnreadable(project, err.message)
+        : ledgerWriteFailed(project, (err as Error).message);
+    this.denyAll(batch, denyQ5(violation));
+  }
+
+  /**
+   * Another replica won this round. Every other lost round the batch announces itself and goes again at
+   * once; otherwise it goes again once the watch brings the winner's write (the winner waits for the same
+   * event before its next round), else after a jittered back-off, within the deadline. Either way the
+   * project's decisions that queued meanwhile join the batch.
+   */
+  private async lostRound(run: BatchRun, attempt: number): Promise<RoundOutcome> {
+    const { batch, project, lostAt } = run;
+    batch.conflicts += 1;
+    this.options.onReservation?.('conflict');
+    const announced =
+      batch.conflicts % ANNOUNCE_EVERY_LOST_ROUNDS === 0 && (await this.announce(project, run.left, batch.abandoned));
+    // Announced: decided next against the announced version, at once: the winner's next write, decided
+    // against the version before it, loses this time.
+    if (!announced) {
+      const backoff = this.options.backoff ?? { baseMs: 5, maxMs: 100 };
+      const pause = Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      const wait = Math.min(pause, Math.max(0, run.left()));
+      if (this.options.ledgerWatched && lostAt !== undefined) await this.ledgerCache.seen(project, lostAt, wait, true);
+      else await new Promise((r) => setTimeout(r, wait));
+      // The winner's write is usually in the cache by now (observeLedger): decide against it without a
+      // read, as the winner does. Otherwise read it.
+      const cached = this.ledgerCache.get(project);
+      if (!cached?.resourceVersion || lostAt === undefined || !isNewerVersion(cached.resourceVersion, lostAt))
+        this.ledgerCache.delete(project);
+    }
+    run.ended('lost');
+    const joining = run.queue.waiting.splice(0).filter((m) => !m.settled);
+    batch.absorb(joining);
+    run.maxTransfers += joining.length;
+    return 'lost';
+  }
+
+  private contended(run: BatchRun): Verdict {
+    return denyQ5(ledgerContended(run.project, run.batch.conflicts, this.deadlineMs));
+  }
+
+  private denyAll(batch: Batch, verdict: Verdict): void {
+    batch.open().forEach((m) => m.settle(verdict));
+  }
+}
+
+/** How a batch round ended (GroupCommit.round). */
+type RoundOutcome = 'settled' | 'transferred' | 'lost';
+
+/** One batch's run, shared by its rounds (GroupCommit.startRun). */
+interface BatchRun {
+  project: string;
+  batch: Batch;
+  queue: ProjectQueue;
+  /** Milliseconds left until the batch's latest deadline. */
+  left: () => number;
+  /** When the previous phase ended (epoch ms). */
+  mark: number;
+  /** Reports the phase that ended now, since the previous one ended. */
+  ended: (phase: RoundPhase) => void;
+  /** The phase an error or a lost deadline interrupts. */
+  step: RoundPhase;
+  /** The ledger version a write lost against (the watch usually brings the newer one during the back-off). */
+  lostAt?: string;
+  /** Rounds that got room from the hub, and how many the batch may have (its decisions + 2). */
+  transfers: number;
+  maxTransfers: number;
 }
 
 const sameWait = (a: TurnWait, b: TurnWait | undefined): boolean =>
