@@ -39,6 +39,7 @@ import {
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { startTestController } from '../support/controller-kit.js';
+import { confirmDeletions } from '../support/leftovers.js';
 
 const RUN = uniqueName('acd');
 let argo: RunningArgoCd;
@@ -114,6 +115,8 @@ async function waitGone(args: string[], timeoutMs = 180_000): Promise<void> {
 /** Deletes Projects (the controller cascades to their namespaces) and waits until they are gone. */
 async function deleteProjects(names: string[]): Promise<void> {
   if (names.length === 0) return;
+  // What the synced namespaces hold goes too: confirmed as a platform admin would (ADR 0096).
+  await confirmDeletions(names);
   await kubectl('admin', ['delete', 'project', ...names, '--ignore-not-found', '--wait=false']);
   for (const name of names) await waitGone(['project', name]);
 }
@@ -546,7 +549,7 @@ describe('rules and budgets through Argo CD', () => {
 });
 
 describe('prune', () => {
-  it('removing a Project from git with prune: Argo CD deletes it, the controller cascades, health is Progressing with the remaining namespaces, then it is gone', async () => {
+  it('removing a Project from git with prune: Argo CD asks first (Prune=confirm), the controller deletes nothing that holds data until a platform admin confirms, health is Progressing with the remaining namespaces, then it is gone', async () => {
     const [keep, gone] = [uniqueName('keep'), uniqueName('gone')];
     projects.add(keep).add(gone);
     const [declared, self] = [`${gone}-a`, `${gone}-self`];
@@ -574,6 +577,35 @@ describe('prune', () => {
     await refreshHard(app);
     await waitForCompared(app, removed);
     await startSync(app, removed, { prune: true });
+    // render marks Projects Prune=confirm (D4): Argo CD prunes the declared namespace but not the Project
+    // until the Application carries a deletion approval newer than the operation.
+    await waitForApp(app, `the prune of ${gone} waiting for its confirmation`, (x) =>
+      /confirm/i.test(x.status?.operationState?.message ?? '') ? x : undefined,
+    );
+    expect((await get(['project', gone]))?.metadata.deletionTimestamp).toBeUndefined();
+    await kubectl('admin', [
+      '-n',
+      ARGOCD_NAMESPACE,
+      'annotate',
+      '--overwrite',
+      'application',
+      app,
+      `argocd.argoproj.io/deletion-approved=${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
+    ]);
+    // Pruned now; the self-service namespace holds what a tenant made (a ConfigMap): nothing of it goes
+    // until a platform admin confirms (ADR 0096).
+    const waiting = await eventually(
+      async () => {
+        const p = await get(['project', gone]);
+        const c = p?.status?.conditions?.find((x: { type: string }) => x.type === 'DeletionConfirmed');
+        if (c?.status !== 'False') throw new Error(`DeletionConfirmed ${JSON.stringify(c)}`);
+        return c as { message: string };
+      },
+      { what: `${gone} waiting for a confirmation`, timeoutMs: 120_000 },
+    );
+    expect(waiting.message).toContain(`${self}: 1 ConfigMap`);
+    expect((await get(['namespace', self]))?.metadata.deletionTimestamp).toBeUndefined();
+    await confirmDeletions([gone]);
     const progressing = await waitForApp(app, `${gone} Progressing with ${self} remaining`, (x) => {
       const health = resourceOf(x, 'Project', gone)?.health;
       return health?.status === 'Progressing' && health.message?.includes(self) ? x : undefined;

@@ -40,6 +40,7 @@ import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { LEADER_ELECTION_DEFAULTS } from '../../src/controller/leader.js';
 import { ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
+import { confirmDeletions } from '../support/leftovers.js';
 
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
 const CASCADE_FINALIZER = 'tenantgate.io/cascade-delete';
@@ -153,6 +154,8 @@ describe('controller failover', () => {
     let killedAt: number;
     let held: k8s.V1Lease;
     try {
+      // The namespaces hold what tenants make: a platform admin confirms the deletion (ADR 0096).
+      await confirmDeletions([name]);
       await deleteProject(c, name);
       await stall.held;
       held = await lease();

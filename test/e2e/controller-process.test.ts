@@ -35,7 +35,7 @@ import { stallNamespaceDelete } from '../support/stall-webhook.js';
 import type { Project } from '../../src/validate/types.js';
 import { LEADER_ELECTION_DEFAULTS } from '../../src/controller/leader.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, uniqueName } from '../support/cluster.js';
-import { projectsLabelled, removeProjects } from '../support/leftovers.js';
+import { confirmDeletions, projectsLabelled, removeProjects } from '../support/leftovers.js';
 
 const SELECTOR_LABEL = 'e2e.tenantgate.io/run';
 /** How often a standby replica tries to acquire the lease (`tenantgate controller` runs with the defaults). */
@@ -153,6 +153,8 @@ describe('controller process', () => {
     // stops there, five namespaces asked to go, and the kill lands at that exact step.
     const stall = await stallNamespaceDelete(owned[5]!);
     try {
+      // The namespaces hold what tenants make: a platform admin confirms the deletion (ADR 0096).
+      await confirmDeletions([name]);
       await deleteProject(c, name);
       await stall.held;
       a.proc.kill('SIGKILL');

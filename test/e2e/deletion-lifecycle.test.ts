@@ -36,6 +36,7 @@ import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName 
 import { projectsLabelled, removeProjects, resumeDeletions } from '../support/leftovers.js';
 import { BREAKER_CONFIGMAP } from '../../src/controller/deletion/names.js';
 import { Kubectl } from '../../src/kubectl/kubectl.js';
+import { deletionRows } from '../../src/kubectl/deletions.js';
 import { resumeDeletions as resumeWithPlugin, resumeText } from '../../src/kubectl/resume-deletions.js';
 
 const RUN = uniqueName('del');
@@ -86,30 +87,35 @@ async function newProject(prefix: string, extra: Record<string, unknown> = {}): 
 /** A namespace of the project holding what a tenant makes: a PersistentVolumeClaim and a pod. */
 async function withData(project: Project, name: string): Promise<void> {
   await createProjectNamespace(c, project, name);
-  await c.core.createNamespacedPersistentVolumeClaim({
-    namespace: name,
-    body: {
-      metadata: { name: 'data' },
-      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-    },
-  });
-  // The pod is admitted once the quota controller has reported the default quota's hard limits.
+  // Admitted once the controller has written what the namespace's admission needs: the default quota, enforced
+  // by the quota controller, and (where an earlier file installed the allow-list policies) its AllowList.
   await eventually(
     async () => {
       const quota = await c.core.readNamespacedResourceQuota({ namespace: name, name: 'tenantgate-quota' });
       if (!quota.status?.hard?.['requests.cpu']) throw new Error('no status.hard yet');
+      await c.core.createNamespacedPersistentVolumeClaim({
+        namespace: name,
+        body: {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
+      });
     },
-    { what: `${name}: the default quota enforced` },
+    { what: `${name}: the PersistentVolumeClaim admitted` },
   );
-  await c.core.createNamespacedPod({
-    namespace: name,
-    body: {
-      metadata: { name: 'app' },
-      spec: {
-        containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '100m' } } }],
-      },
-    },
-  });
+  await eventually(
+    async () =>
+      c.core.createNamespacedPod({
+        namespace: name,
+        body: {
+          metadata: { name: 'app' },
+          spec: {
+            containers: [{ name: 'app', image: 'registry.example/app:1', resources: { requests: { cpu: '100m' } } }],
+          },
+        },
+      }),
+    { what: `${name}: the pod admitted` },
+  );
 }
 
 async function namespaceDeleting(name: string): Promise<boolean> {
@@ -252,6 +258,18 @@ describe('confirmation before data goes (ADR 0096 steps 3-5, D1)', () => {
       },
       { what: 'the waiting gauge' },
     );
+
+    // kubectl tenantgate deletions says what waits and how to confirm.
+    const info = cluster();
+    const listed = await new Kubectl({ kubeconfig: info.kubeconfigs.admin! }, join(info.binDir, 'kubectl')).json<{
+      items: Project[];
+    }>(['get', 'projects.tenantgate.io']);
+    const row = deletionRows(listed.items).find((r) => r.project === name);
+    expect(row).toMatchObject({
+      state: 'AwaitingConfirmation',
+      confirm: `kubectl annotate project ${name} tenantgate.io/deletion-confirmed=${project.metadata.uid}`,
+    });
+    expect(row?.message).toContain(`${data}: 1 PersistentVolumeClaim, 1 Pod`);
 
     // A tenant whom RBAC lets patch Projects cannot confirm: D1 refuses, nothing is stored.
     const refused = await confirm('alice', waiting);

@@ -19,6 +19,7 @@ import { installBase, startLocalWebhook, type LocalWebhook } from '../support/de
 import { applyChartTemplates, startControllerWithView, type LocalView } from '../support/view.js';
 import { eventually, uniqueName } from '../support/cluster.js';
 import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';
+import { confirmDeletions } from '../support/leftovers.js';
 
 let build: KubernetesBuild;
 let cp: ControlPlane;
@@ -360,6 +361,8 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
 
   it('controller: deleting the Project deletes its namespaces (cascade) and then the Project', async () => {
     await forceDeleteBoundPods(); // none when the test before passed
+    // Its namespaces hold what tenants made: a platform admin confirms the deletion (ADR 0096).
+    await confirmDeletions([p]);
     await ok('admin', ['delete', 'project', p, '--wait=false']);
     await eventually(
       async () => expect((await kubectl('admin', ['get', 'namespace', nsB])).stderr).toMatch(/NotFound/),
