@@ -51,6 +51,7 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/controller.test.ts': 52,
   'test/e2e/deletion-blocking.test.ts': 51,
   'test/e2e/older-kubernetes.test.ts': 50,
+  'test/e2e/deletion-lifecycle.test.ts': 50,
   'test/e2e/visibility.test.ts': 49,
   'test/e2e/budget-view.test.ts': 45,
   'test/e2e/chart-install.test.ts': 42,
