@@ -6,6 +6,10 @@
  * order a seed gives. At quiescence the oracle, computed here from the raw stored objects (the
  * FleetBudget's status, the ledger's `fleet` JSON), checks the protocol's invariant: E ≤ share − lendable
  * for the member, and Σ shares ≤ the fleet budget. `TG_MODEL_RUNS` (npm run models) runs deeper.
+ *
+ * And that the race happened, not only its end: across the runs growths were granted, the loop gave
+ * back, both in one run, and the hub refused a write made at a version the other side had moved (a
+ * growth that always refuses, or a loop that never writes, fails it).
  */
 import { TEST_NOW } from '../support/instant.js';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +20,7 @@ import { Quantity } from '../../src/quantity/quantity.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import { FleetGrowth } from '../../src/webhook/headroom/fleet-growth.js';
 import { aNamespace, aProject, aQuota } from '../support/fixtures.js';
+import { HubConflict } from '../../src/fleet/hub-client.js';
 import { MemoryHub } from '../support/memory-hub.js';
 import { MemoryLedger } from '../support/memory-ledger.js';
 import { seededRandom } from '../support/replica-race/attempts.js';
@@ -30,6 +35,8 @@ async function yields(random: () => number): Promise<void> {
 }
 
 class ShuffledHub extends MemoryHub {
+  /** Writes refused for a stale resourceVersion: the other side wrote in between. */
+  conflicts = 0;
   constructor(private readonly random: () => number) {
     super();
   }
@@ -41,7 +48,10 @@ class ShuffledHub extends MemoryHub {
   }
   override async writeStatus(object: FleetBudgetObject) {
     await yields(this.random);
-    const o = await super.writeStatus(object);
+    const o = await super.writeStatus(object).catch((err: unknown) => {
+      if (err instanceof HubConflict) this.conflicts += 1;
+      throw err;
+    });
     await yields(this.random);
     return o;
   }
@@ -71,6 +81,13 @@ interface Verdict {
   violations: string[];
 }
 
+/** What happened in a run: the growths the hub granted, what the loop's check ended in, the hub's conflicts. */
+interface Race {
+  granted: number;
+  loop: string;
+  conflicts: number;
+}
+
 /** The oracle: from the stored FleetBudget's status and the ledger's stored `fleet` text, nothing else. */
 function judge(hub: MemoryHub, ledgerText: string | undefined, budget: number): Verdict {
   const status = hub.objects.get('web')!.status ?? {};
@@ -85,7 +102,7 @@ function judge(hub: MemoryHub, ledgerText: string | undefined, budget: number): 
   return { enforced: enforced.toString(), recorded: recorded.toString(), sum: sum.toString(), violations };
 }
 
-async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
+async function oneRun(seed: number): Promise<Verdict & Race & { seed: number }> {
   const random = seededRandom(seed);
   const budget = 20;
   const hub = new ShuffledHub(random);
@@ -116,6 +133,7 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
     quotas: [aQuota('web-a', { [CPU]: String(held) })],
   });
   let keys = 0;
+  let loopResult = 'none';
   const loop = new FleetLoop({
     cluster: 'eu',
     hub,
@@ -124,7 +142,9 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
     policy: { keep: cpu(0), above: cpu(0), offerAfterMs: random() < 0.5 ? 0 : 60_000, giveBackAfterMs: 0 },
     checkEveryMs: 60_000,
     observations: new FleetObservations(),
-    log: () => {},
+    log: (message, fields) => {
+      if (message === 'fleet checked') loopResult = String(fields?.fleet);
+    },
     now: () => 1_000_000,
     newKey: () => `loop-${seed}-${keys++}`,
   });
@@ -147,17 +167,37 @@ async function oneRun(seed: number): Promise<Verdict & { seed: number }> {
       return replica(n).request('web', cpu(need), cpu(8), 60_000, false);
     };
   });
-  await Promise.all([loop.check('web'), ...growths.map((g) => g())]);
-  return { seed, ...judge(hub, (await ledger.read('web')).fleet, budget) };
+  const [, ...transfers] = await Promise.all([loop.check('web'), ...growths.map((g) => g())]);
+  return {
+    seed,
+    granted: transfers.filter((t) => t?.ok).length,
+    loop: loopResult,
+    conflicts: hub.conflicts,
+    ...judge(hub, (await ledger.read('web')).fleet, budget),
+  };
 }
 
 describe("the give-back loop racing its own webhooks' growth (the product's code for both)", () => {
   it(`keeps E ≤ share − lendable and Σ shares ≤ budget in ${RUNS} random interleavings`, async () => {
     const bad: Array<Verdict & { seed: number }> = [];
+    const races: Race[] = [];
     for (let seed = 1; seed <= RUNS; seed++) {
       const v = await oneRun(seed);
+      races.push(v);
       if (v.violations.length > 0) bad.push(v);
     }
     expect(bad.slice(0, 5), `${bad.length} of ${RUNS} runs broke the invariant`).toEqual([]);
+    // The race happened: growths granted, the loop gave back, both in one run, and writes that collided.
+    const tally = {
+      granted: races.filter((r) => r.granted > 0).length,
+      returned: races.filter((r) => r.loop === 'returned').length,
+      both: races.filter((r) => r.granted > 0 && r.loop === 'returned').length,
+      collided: races.filter((r) => r.conflicts > 0).length,
+    };
+    const loops = [...new Set(races.map((r) => r.loop))].join(', ');
+    expect(
+      Math.min(...Object.values(tally)),
+      `${JSON.stringify(tally)} of ${RUNS} runs; loop results: ${loops}`,
+    ).toBeGreaterThan(0);
   }, 120_000);
 });
