@@ -1,12 +1,18 @@
 /**
  * compactVersions (src/webhook/headroom/quota-versions.ts) leaves out recorded versions of a quota that no
- * reader needs: whatever the versions, every reader of a version list — envelope (what the rules
- * count for the quota), lowestQuotas (the lowest any replica may count) and uncoveredCeiling (the most
- * a possibly-absent quota may let a namespace hold) — computes the same from the compacted list as
- * from the whole one. The readers are the oracle; the lists are random: absent versions, unscoped and
- * priority-class-tier versions, any subset of resources, limits in mixed units, unparsable limits.
+ * reader needs. Two oracles, on random lists (absent versions, unscoped, `scopes` and priority-class-tier
+ * versions, any subset of resources, limits in mixed units, unparsable limits):
+ *  - computed here from the versions alone, without the product's readers: what any reader may depend
+ *    on is the same after compaction — the first version, whether one is absent, each (scope, resources
+ *    named) class, per class and resource the smallest and the largest limit by value, and every version
+ *    whose limits do not all parse;
+ *  - every reader of a version list — envelope (what the rules count for the quota), lowestQuotas (the
+ *    lowest any replica may count), uncoveredCeiling (the most a possibly-absent quota may let a
+ *    namespace hold) and replacedCeiling (the most a namespace re-created under a lagging cache may
+ *    hold) — computes the same from the compacted list as from the whole one.
  */
 import fc from 'fast-check';
+import { Quantity } from '../../src/quantity/quantity.js';
 import { describe, expect, it } from 'vitest';
 import type { LedgerQuotaWrite } from '../../src/ledger/ledger.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
@@ -15,6 +21,7 @@ import {
   compactVersions,
   envelope,
   lowestQuotas,
+  replacedCeiling,
   uncoveredCeiling,
   unionVersions,
 } from '../../src/webhook/headroom/quota-versions.js';
@@ -40,13 +47,15 @@ const version: fc.Arbitrary<LedgerQuotaWrite> = fc.oneof(
       .record({
         cpu: fc.option(limit('cpu'), { nil: undefined }),
         memory: fc.option(limit('memory'), { nil: undefined }),
-        tiered: fc.boolean(),
+        scope: fc.constantFrom('none', 'tier', 'terminating'),
       })
-      .map(({ cpu, memory, tiered }) => {
+      .map(({ cpu, memory, scope }) => {
         const hard: Record<string, string> = {};
         if (cpu !== undefined) hard['requests.cpu'] = cpu;
         if (memory !== undefined) hard['requests.memory'] = memory;
-        return { spec: { hard, ...(tiered ? { scopeSelector: TIER } : {}) } };
+        const scoped =
+          scope === 'tier' ? { scopeSelector: TIER } : scope === 'terminating' ? { scopes: ['Terminating'] } : {};
+        return { spec: { hard, ...scoped } };
       }),
   },
 );
@@ -56,6 +65,34 @@ function valueOf(hard: Record<string, string | number> | undefined): Record<stri
   return Object.fromEntries(
     [...parseResources(hard ?? {})].map(([r, q]) => [r, q.toString()]).sort(([a], [b]) => a!.localeCompare(b!)),
   );
+}
+
+/**
+ * What a reader of a version list may depend on, computed from the list itself: its first version,
+ * whether a version is absent, the versions whose limits do not all parse, and per class of versions
+ * (scope, resources named) per resource the smallest and largest limit, by value.
+ */
+function facts(versions: readonly LedgerQuotaWrite[]) {
+  const classes: Record<string, Record<string, { least: string; most: string }>> = {};
+  const unparsable: LedgerQuotaWrite[] = [];
+  for (const v of versions) {
+    if (v === null) continue;
+    const hard = v.spec.hard ?? {};
+    const limits = Object.entries(hard).map(([r, raw]) => [r, Quantity.tryParse(raw)] as const);
+    if (limits.some(([, q]) => q === undefined)) {
+      unparsable.push(v);
+      continue;
+    }
+    const key = JSON.stringify([v.spec.scopes ?? null, v.spec.scopeSelector ?? null, Object.keys(hard).sort()]);
+    const bounds = (classes[key] ??= {});
+    for (const [r, q] of limits) {
+      const b = bounds[r];
+      const least = b && Quantity.parse(b.least).cmp(q!) <= 0 ? b.least : q!.toString();
+      const most = b && Quantity.parse(b.most).cmp(q!) >= 0 ? b.most : q!.toString();
+      bounds[r] = { least, most };
+    }
+  }
+  return { first: versions[0], absent: versions.includes(null), unparsable, classes };
 }
 
 function readers(versions: LedgerQuotaWrite[]) {
@@ -70,11 +107,27 @@ function readers(versions: LedgerQuotaWrite[]) {
     { name: 'other', quota: null },
     parseResources({ 'requests.cpu': '100', 'requests.memory': '100Gi' }),
   );
+  const replaced = replacedCeiling(
+    snapshot,
+    'ns',
+    new Map([['q', whole]]),
+    new Map([['q', versions]]),
+    { name: 'other', quota: null },
+    parseResources({ 'requests.cpu': '100', 'requests.memory': '100Gi' }),
+  );
+  const values = (list: ReadonlyMap<string, { toString(): string }> | undefined) =>
+    list ? Object.fromEntries([...list].map(([r, q]) => [r, q.toString()])) : null;
   return {
     envelope:
-      whole === null ? null : { scoped: whole.spec?.scopeSelector !== undefined, hard: valueOf(whole.spec?.hard) },
+      whole === null
+        ? null
+        : {
+            scoped: whole.spec?.scopeSelector !== undefined || (whole.spec?.scopes?.length ?? 0) > 0,
+            hard: valueOf(whole.spec?.hard),
+          },
     lowest: lowest.map((q) => valueOf(q.spec?.hard)),
-    ceiling: ceiling ? Object.fromEntries([...ceiling].map(([r, q]) => [r, q.toString()])) : null,
+    ceiling: values(ceiling),
+    replaced: values(replaced),
   };
 }
 
@@ -84,6 +137,7 @@ describe('compactVersions: what every reader computes is unchanged', () => {
       fc.property(fc.array(version, { minLength: 1, maxLength: 40 }), (versions) => {
         const compacted = compactVersions(versions);
         expect(compacted[0]).toBe(versions[0]);
+        expect(facts(compacted)).toEqual(facts(versions));
         expect(readers(compacted)).toEqual(readers(versions));
       }),
       { numRuns: 2000 },
