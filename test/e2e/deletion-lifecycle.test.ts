@@ -12,7 +12,9 @@
  * - an orphaning Project leaves its namespaces, their data and quotas, released;
  * - five Projects deleted at once trip the breaker: nothing is deleted until it is resumed; deleting the
  *   Project CRD is refused while Projects exist (D3, asked as a server-side dry run);
- * - a controller restarted while a deletion waits keeps waiting.
+ * - a controller restarted while a deletion waits keeps waiting;
+ * - last, an operator lifts D3 and deletes the Project CRD: the breaker trips on it and nothing is deleted
+ *   until resumed; the CRD is put back for the files after this one.
  */
 import * as k8s from '@kubernetes/client-node';
 import { join } from 'node:path';
@@ -434,5 +436,62 @@ describe('nothing is kept in memory', () => {
     expect((await confirm('admin', waiting)).exitCode).toBe(0);
     await gone(name);
     expect(await namespaceExists(c, data)).toBe(false);
+  });
+});
+
+describe('the CRD deleted anyway (D3 lifted by an operator): the breaker holds', () => {
+  it('an operator marks and deletes the Project CRD: every Project is deleted, the breaker trips, nothing is deleted until resumed', async () => {
+    await admin(['-n', SYSTEM, 'delete', 'configmap', BREAKER_CONFIGMAP, '--ignore-not-found']);
+    const project = await newProject('crd');
+    const name = project.metadata.name!;
+    const ns = `${name}-a`;
+    await createProjectNamespace(c, project, ns); // empty: without the breaker it would go at once
+
+    await admin(['annotate', 'crd', 'projects.tenantgate.io', 'tenantgate.io/allow-deletion=true']);
+    await admin(['delete', 'crd', 'projects.tenantgate.io', '--wait=false']);
+    const tripped = await eventually(
+      async () => {
+        const got = JSON.parse(
+          (await admin(['-n', SYSTEM, 'get', 'configmap', BREAKER_CONFIGMAP, '-o', 'json'])).stdout,
+        ) as { data: Record<string, string> };
+        return got.data;
+      },
+      { what: 'the breaker tripped by the CRD deletion', timeoutMs: 60_000 },
+    );
+    expect(tripped.reason).toBe('the CustomResourceDefinition projects.tenantgate.io is being deleted');
+    expect(tripped.projects).toBe(name);
+    const paused = await eventually(
+      async () => {
+        const got = condition(await getProject(c, name), 'DeletionPaused');
+        if (got?.status !== 'True') throw new Error(JSON.stringify(got));
+        return got;
+      },
+      { what: `${name}: DeletionPaused while its CRD is being deleted` },
+    );
+    expect(paused.reason).toBe('BreakerTripped');
+    expect(await namespaceDeleting(ns)).toBe(false);
+
+    // Resumed: the deletion the CRD began goes on, and the CRD goes once its last Project is gone.
+    const info = cluster();
+    const plugin = new Kubectl({ kubeconfig: info.kubeconfigs.admin! }, join(info.binDir, 'kubectl'));
+    expect((await resumeWithPlugin(plugin, SYSTEM)).resumed).toBe(true);
+    await eventually(async () => expect(await namespaceExists(c, ns)).toBe(false), { what: `${ns} deleted` });
+    await eventually(
+      async () => {
+        const crd = await kubectl('admin', [
+          'get',
+          'crd',
+          'projects.tenantgate.io',
+          '--ignore-not-found',
+          '-o',
+          'name',
+        ]);
+        if (crd.stdout.trim() !== '') throw new Error('the CRD is still there');
+      },
+      { what: 'the Project CRD gone', timeoutMs: 90_000 },
+    );
+    // Put back for the files after this one.
+    await ensureProjectCrd();
+    await eventually(async () => admin(['get', 'projects']), { what: 'Projects served again' });
   });
 });
