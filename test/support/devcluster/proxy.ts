@@ -1,4 +1,7 @@
-/** A round-robin TCP proxy on loopback: spreads connections over webhook replicas (TLS passes through); `close` cuts every connection. */
+/**
+ * A round-robin TCP proxy on loopback: spreads connections over webhook replicas (TLS passes through);
+ * `close` cuts every connection, `pause` too but keeps the port.
+ */
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface RoundRobinProxy {
@@ -11,6 +14,12 @@ export interface RoundRobinProxy {
    * stay with their replica. `connections` restarts at zero for the new list.
    */
   setTargets(ports: number[]): void;
+  /**
+   * Cuts every connection and closes each new one at once until `resume`: the targets are unreachable
+   * through it, and its port stays (no rebind that another socket could win).
+   */
+  pause(): void;
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -21,11 +30,16 @@ export async function startRoundRobinProxy(initialTargets: number[], port = 0): 
   const connections = targets.map(() => 0);
   const sockets = new Set<Socket>();
   const failures: Record<string, number> = {};
+  let paused = false;
   const failed = (leg: string) => (err: NodeJS.ErrnoException) => {
     const key = `${leg} ${err.code ?? err.message}`;
     failures[key] = (failures[key] ?? 0) + 1;
   };
   const server: Server = createServer((client) => {
+    if (paused) {
+      client.destroy();
+      return;
+    }
     const index = next++ % targets.length;
     connections[index]! += 1;
     const upstream = connect(targets[index]!, '127.0.0.1');
@@ -56,6 +70,13 @@ export async function startRoundRobinProxy(initialTargets: number[], port = 0): 
       targets = [...ports];
       connections.splice(0, connections.length, ...ports.map(() => 0));
       next = 0;
+    },
+    pause() {
+      paused = true;
+      for (const s of sockets) s.destroy();
+    },
+    resume() {
+      paused = false;
     },
     close: () =>
       new Promise<void>((r) => {

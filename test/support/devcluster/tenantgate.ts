@@ -152,23 +152,22 @@ export async function serviceAccountKubeconfigFile(
   return file;
 }
 
-/** A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. */
+/**
+ * A kubeconfig for a ServiceAccount (TokenRequest), so components run with their own RBAC. `server`
+ * replaces the apiserver's URL (e.g. a TCP proxy in front of it that a test can cut).
+ */
 export async function serviceAccountKubeConfig(
   info: ClusterInfo,
   namespace: string,
   name: string,
+  server = info.server,
 ): Promise<k8s.KubeConfig> {
   const token = (
     await kubectlAs(info, 'admin', ['-n', namespace, 'create', 'token', name, '--duration=24h'])
   ).stdout.trim();
   const kc = new PooledKubeConfig();
   kc.loadFromString(
-    kubeconfigYaml(
-      info.server,
-      await readFile(info.caFile, 'utf8'),
-      `system:serviceaccount:${namespace}:${name}`,
-      token,
-    ),
+    kubeconfigYaml(server, await readFile(info.caFile, 'utf8'), `system:serviceaccount:${namespace}:${name}`, token),
   );
   return kc;
 }
@@ -224,7 +223,8 @@ function apiserverOnly(info: ClusterInfo): { clientCa: string; clientAllowedName
 /**
  * Starts the webhook in this process under its ServiceAccount and registers it with the apiserver.
  * It accepts reviews from the apiserver only, unless `clientAuth: false`; `clientCa` replaces the
- * control plane's client CA file and name (a test that rotates them gives its own).
+ * control plane's client CA file and name (a test that rotates them gives its own). `server`: the URL
+ * the webhook reaches the apiserver at (default the control plane's; e.g. a TCP proxy a test can cut).
  */
 export async function startLocalWebhook(
   info: ClusterInfo,
@@ -236,10 +236,16 @@ export async function startLocalWebhook(
     onDecision?: (decision: AdmissionDecision) => void;
     clientAuth?: boolean;
     clientCa?: { file: string; allowedNames: string[] };
+    server?: string;
   } = {},
 ): Promise<LocalWebhook> {
   const certs = options.certs ?? (await generateWebhookCerts(join(info.dir, 'webhook-certs')));
-  const kubeConfig = await serviceAccountKubeConfig(info, DEFAULT_CONFIG.systemNamespace, 'tenantgate-webhook');
+  const kubeConfig = await serviceAccountKubeConfig(
+    info,
+    DEFAULT_CONFIG.systemNamespace,
+    'tenantgate-webhook',
+    options.server,
+  );
   const webhook = await startWebhook({
     config: { ...DEFAULT_CONFIG, ...(EXAMPLE_PRICING ? { pricing: EXAMPLE_PRICING } : {}), ...config },
     kubeConfig,
