@@ -15,7 +15,7 @@ import { writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWebhookCerts } from '../../src/certs/files.js';
-import { setProcessClock, getProcessClock } from '../../src/clock.js';
+import { setProcessClock, getProcessClock, type Clock } from '../../src/clock.js';
 import { fileClock, TEST_CLOCK_ENV } from '../support/test-clock/file-clock.js';
 import { TEST_CLOCK_CLI } from '../support/test-clock/cli.js';
 import { startController, type RunningController } from '../../src/controller/controller.js';
@@ -65,15 +65,50 @@ const spec = (until?: string) => ({
 
 let webhooks: WebhookReplicas;
 let controller: RunningController;
+let controllerClock: Clock;
 let clockFile: string;
 const previousClock = getProcessClock();
 const core = () => kubeConfig('admin').makeApiClient(k8s.CoreV1Api);
 
-/** Moves every process's clock (written whole, then renamed: a reader never sees half an instant); waits until the processes have read it. */
+/**
+ * Moves every process's clock (written whole, then renamed: a reader never sees half an instant) and
+ * waits until each has read it: the controller's clock (this process) and the webhook process's, whose
+ * `now` a dry run reads back (B2 names it when a burst that has already ended is added).
+ */
 async function setClock(instant: string): Promise<void> {
   await writeFile(`${clockFile}.tmp`, `${instant}\n`);
   await rename(`${clockFile}.tmp`, clockFile);
-  await new Promise((r) => setTimeout(r, 300));
+  const at = Date.parse(instant);
+  const read = (now: number) => now >= at && now < at + 60_000;
+  await eventually(async () => expect(read(controllerClock.now()), 'the controller read the clock').toBe(true), {
+    what: `the controller at ${instant}`,
+  });
+  await eventually(async () => expect(read(await webhookNow()), 'the webhook read the clock').toBe(true), {
+    what: `the webhook at ${instant}`,
+  });
+}
+
+/** The webhook process's now: a server-side dry run adding a burst that ended long ago, refused [B2] "(now …)". */
+async function webhookNow(): Promise<number> {
+  const current = await project();
+  const ended = {
+    name: 'clock-probe',
+    from: '1999-12-31T00:00:00Z',
+    until: '2000-01-01T00:00:00Z',
+    reason: 'probe',
+    quota: { hard: { 'requests.cpu': '1' } },
+  };
+  const body = { ...current, spec: { ...current.spec, bursts: [...(current.spec.bursts ?? []), ended] } };
+  const refused = await kubectl('admin', ['replace', '--dry-run=server', '-f', '-'], {
+    input: JSON.stringify(body),
+    reject: false,
+  });
+  const now =
+    /\[B2\] Project bst: spec\.bursts\[\d+\] \(clock-probe\): until 2000-01-01T00:00:00Z has passed \(now ([^)]+)\)/.exec(
+      refused.stderr,
+    );
+  if (!now) throw new Error(`no [B2] naming the webhook's now: ${refused.stderr}`);
+  return Date.parse(now[1]!);
 }
 
 /** One write to the Project, so the controller reconciles it now (and computes its requeue from the new clock). */
@@ -122,6 +157,7 @@ beforeAll(async () => {
   delete process.env[TEST_CLOCK_ENV];
   // The controller runs in this process: the same file is its clock. No resync within the test: only events and its requeue at a burst's start or end.
   const clock = fileClock(clockFile);
+  controllerClock = clock;
   setProcessClock(clock);
   controller = await startController({
     kubeConfig: await serviceAccountKubeConfig(info, 'tenantgate-system', 'tenantgate-controller'),
@@ -254,6 +290,16 @@ describe('a burst on the real control plane, on a test clock', () => {
     // the 3 alice raised it to inside the burst. Batch gives back what it does not use down to its
     // declaration (namespaceDefaults: 1); the 2 still above the budget are serving's pods, said so.
     expect((await hardOf(BATCH)).hard['requests.cpu']).toBe('1');
+    // Refused against the restored budget (4), of which serving's pods hold 5 already.
+    const past = await kubectl(
+      'alice',
+      ['-n', BATCH, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"requests.cpu":"2"}}}'],
+      { reject: false },
+    );
+    expect(past.exitCode).not.toBe(0);
+    expect(past.stderr).toContain(
+      '[Q1] ResourceQuota bst-batch/tenantgate-quota asks requests.cpu 2, project bst has 4 of which 5 are allocated to other namespaces',
+    );
     const aboveServing =
       'bst-serving uses requests.cpu 5, declared 2: its quota stays at 5 until usage allows lowering it';
     expect(above.message).toBe(
@@ -311,6 +357,16 @@ describe('a burst on the real control plane, on a test clock', () => {
     await eventually(
       async () => expect(condition(await project(), 'BurstEnded')).toMatchObject({ status: 'True', reason: 'Lowered' }),
       { what: 'BurstEnded: Lowered' },
+    );
+    // The budget is 4 again: serving 2, batch 1; batch to 3 would make 5, refused as before the burst.
+    const after = await kubectl(
+      'alice',
+      ['-n', BATCH, 'patch', 'quota', GUARD, '--type=merge', '-p', '{"spec":{"hard":{"requests.cpu":"3"}}}'],
+      { reject: false },
+    );
+    expect(after.exitCode).not.toBe(0);
+    expect(after.stderr).toContain(
+      '[Q1] ResourceQuota bst-batch/tenantgate-quota asks requests.cpu 3, project bst has 4 of which 2 are allocated to other namespaces: at most 2 fits',
     );
 
     // The ended burst cannot be changed (its until moved into the future) [B2]; re-applying it unchanged is fine.
