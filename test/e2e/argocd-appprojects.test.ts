@@ -32,6 +32,7 @@ import { installBase, serviceAccountKubeConfig } from '../support/devcluster/ten
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { startTestController } from '../support/controller-kit.js';
+import { confirmDeletions, resumeDeletions } from '../support/leftovers.js';
 
 const RUN = uniqueName('acdp');
 const GITOPS = join(REPO_ROOT, 'examples', 'gitops');
@@ -68,9 +69,12 @@ const exists = async (kind: string, name: string, namespace?: string): Promise<b
 async function clearExamples(): Promise<void> {
   const projects = rendered.filter((o) => o.kind === 'Project').map((o) => o.metadata.name);
   const namespaces = rendered.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name);
+  await confirmDeletions(projects); // what the namespaces hold goes too (ADR 0096)
   await kubectl('admin', ['delete', 'project', ...projects, '--ignore-not-found', '--wait=false']);
   await eventually(
     async () => {
+      // As many Projects at once trip the deletion breaker (D2): resumed, as an operator would.
+      await resumeDeletions();
       for (const p of projects) if (await exists('project', p)) throw new Error(`Project ${p} still there`);
     },
     { timeoutMs: 180_000, intervalMs: 500, what: 'the example Projects gone' },

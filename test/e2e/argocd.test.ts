@@ -39,7 +39,7 @@ import {
 import { LocalGitRepo } from '../support/git-repo.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { startTestController } from '../support/controller-kit.js';
-import { confirmDeletions } from '../support/leftovers.js';
+import { confirmDeletions, resumeDeletions } from '../support/leftovers.js';
 
 const RUN = uniqueName('acd');
 let argo: RunningArgoCd;
@@ -118,7 +118,14 @@ async function deleteProjects(names: string[]): Promise<void> {
   // What the synced namespaces hold goes too: confirmed as a platform admin would (ADR 0096).
   await confirmDeletions(names);
   await kubectl('admin', ['delete', 'project', ...names, '--ignore-not-found', '--wait=false']);
-  for (const name of names) await waitGone(['project', name]);
+  await eventually(
+    async () => {
+      // As many Projects at once trip the deletion breaker (D2): resumed, as an operator would.
+      await resumeDeletions();
+      for (const name of names) if (await get(['project', name])) throw new Error(`project ${name} still there`);
+    },
+    { timeoutMs: 180_000, intervalMs: 500, what: 'the Projects gone' },
+  );
 }
 
 beforeAll(async () => {
