@@ -17,6 +17,7 @@ import type { Project } from '../../src/validate/types.js';
 import { cluster, eventually, kubeConfig, kubectl } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
 import { dropLedger } from '../support/ledger-reset.js';
+import { parseEntries } from '../../src/ledger/ledger-format.js';
 
 const PROJECT = 'race';
 const NAMESPACES = Array.from({ length: 40 }, (_, i) => `race-n${i}`);
@@ -283,12 +284,35 @@ describe('race-free headroom across replicas (Q5)', () => {
         reject: false,
       });
       expect(held.stderr).toContain('[Q1]');
-      // After the expiry (4 s) the headroom is back.
-      await new Promise((r) => setTimeout(r, 4500));
-      const back = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], {
-        reject: false,
-      });
-      expect(back.exitCode, back.stderr).toBe(0);
+      // The reservation the ledger holds for it, with the 4 s TTL.
+      const ghostEntry = parseEntries('the ledger', (await ledger()).reservations).find(
+        (e) => e.namespace === ns && e.quota === 'ghost',
+      );
+      expect(ghostEntry, 'the ledger reserves the ghost quota').toBeDefined();
+      expect(ghostEntry!.expires - ghostEntry!.created).toBe(4000);
+      // Asked again and again: refused while the entry lives, admitted once it has expired and not before
+      // (each answer judged by when it came against the entry's expiry, not by a guessed sleep).
+      const answers: string[] = [];
+      await eventually(
+        async () => {
+          const r = await kubectl('alice', ['-n', NAMESPACES[2]!, 'create', 'quota', 'held', '--hard=requests.cpu=3'], {
+            reject: false,
+          });
+          const answeredAt = Date.now();
+          answers.push(
+            `${r.exitCode === 0 ? 'admitted' : 'refused'} ${answeredAt - ghostEntry!.expires} ms after expiry`,
+          );
+          if (r.exitCode !== 0) {
+            expect(r.stderr).toContain('[Q1]');
+            throw new Error(`still refused: ${r.stderr}`);
+          }
+          expect(answeredAt, `admitted before the reservation expired (${answers.join('; ')})`).toBeGreaterThanOrEqual(
+            ghostEntry!.expires,
+          );
+        },
+        { timeoutMs: 30_000, intervalMs: 200, what: 'the headroom back once the reservation expired' },
+      );
+      expect(answers[0], answers.join('; ')).toMatch(/^refused/);
     } finally {
       // A failure here must not leave the object-count quota behind for the next test.
       await kubectl('admin', ['-n', ns, 'delete', 'quota', 'count-only', '--ignore-not-found']);
