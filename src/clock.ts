@@ -34,7 +34,9 @@ export function parseInstant(text: string, source: string): number {
 
 let processClock: Clock = systemClock;
 
-/** Installs the clock this process decides with (at start, by the CLI; by a test that runs the controller in-process). */
+/**
+ * Installs the clock this process decides with (at start, by the CLI; by a test that runs the controller in-process).
+ */
 export function setProcessClock(clock: Clock): void {
   processClock = clock;
 }

@@ -1,4 +1,6 @@
-/** Starting and stopping the HTTP(S) servers tenantgate runs (the webhook, the controller's probes, the budget view). */
+/**
+ * Starting and stopping the HTTP(S) servers tenantgate runs (the webhook, the controller's probes, the budget view).
+ */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -23,7 +23,9 @@ export function admissionKubeconfig(
 ): Record<string, unknown> {
   if (!isAbsolute(client.cert) || !isAbsolute(client.key)) {
     throw new Error(
-      `admission kubeconfig: client-certificate ${JSON.stringify(client.cert)} and client-key ${JSON.stringify(client.key)} must be absolute paths (kube-apiserver reads them from its own working directory)`,
+      `admission kubeconfig: client-certificate ${JSON.stringify(client.cert)} and client-key ` +
+        `${JSON.stringify(client.key)} must be absolute paths (kube-apiserver reads them from its own working ` +
+        `directory)`,
     );
   }
   const user = { 'client-certificate': client.cert, 'client-key': client.key };

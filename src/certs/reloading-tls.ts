@@ -55,7 +55,10 @@ function pemCertificates(text: string, what: string): X509Certificate[] {
   });
 }
 
-/** Checks material before it is served (pure): the certificate parses and its key matches, the CA bundle parses. Throws naming the file. */
+/**
+ * Checks material before it is served (pure): the certificate parses and its key matches, the CA bundle parses. Throws
+ * naming the file.
+ */
 function checkTlsMaterial(m: TlsMaterial, files: TlsFiles): void {
   const [leaf] = pemCertificates(m.cert, files.cert);
   let key;
@@ -66,7 +69,8 @@ function checkTlsMaterial(m: TlsMaterial, files: TlsFiles): void {
   }
   if (!leaf!.checkPrivateKey(key))
     throw new Error(
-      `${files.key} is not the key of the certificate in ${files.cert} (serial ${leaf!.serialNumber}): a pair half-written or mixed up`,
+      `${files.key} is not the key of the certificate in ${files.cert} (serial ${leaf!.serialNumber}): a pair ` +
+        `half-written or mixed up`,
     );
   if (m.ca !== undefined) pemCertificates(m.ca, files.ca!);
 }
@@ -132,7 +136,10 @@ export function reloadOnChange(
   const closeAfter = (res: ServerResponse) => {
     if (!res.headersSent) res.setHeader('connection', 'close');
   };
-  /** The generation whose material first carried the current client CA bundle, and that bundle's certificates (parsed once per change). */
+  /**
+   * The generation whose material first carried the current client CA bundle, and that bundle's certificates (parsed
+   * once per change).
+   */
   let caGeneration = 0;
   let clientCas: X509Certificate[] = [];
   const apply = () => {
@@ -195,9 +202,9 @@ export function reloadOnChange(
       log(`keeping the previous TLS certificate: ${(err as Error).message}`);
       return false;
     }
-    log(
-      `reloaded TLS certificate from ${files.cert} (serial ${serial(current.cert)}${files.ca ? `, client CA bundle ${files.ca} with ${pemCertificates(current.ca ?? '', files.ca).length} certificate(s)` : ''})`,
-    );
+    const caCount = files.ca ? pemCertificates(current.ca ?? '', files.ca).length : 0;
+    const ca = files.ca ? `, client CA bundle ${files.ca} with ${caCount} certificate(s)` : '';
+    log(`reloaded TLS certificate from ${files.cert} (serial ${serial(current.cert)}${ca})`);
     return true;
   };
   // A Secret volume update swaps a symlink: the inode changes even when size and mtime do not.

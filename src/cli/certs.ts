@@ -1,4 +1,7 @@
-/** `tenantgate certs generate`: CA + webhook serving certificate, prints the caBundle; `--client`: the apiserver's client certificate too. */
+/**
+ * `tenantgate certs generate`: CA + webhook serving certificate, prints the caBundle; `--client`: the apiserver's
+ * client certificate too.
+ */
 import { generateWebhookClientCerts, generateWebhookCerts } from '../certs/files.js';
 
 export async function runCerts(o: {
@@ -13,12 +16,17 @@ export async function runCerts(o: {
     // The apiserver matches the webhook by its Service's DNS name (port 443, so without a port).
     const client = await generateWebhookClientCerts(o.dir, [`${o.service}.${o.namespace}.svc`]);
     process.stderr.write(
-      `wrote ${client.clientCaCert} (the webhook's --client-ca; the chart's webhook.clientCA.configMap holds it as ca.crt),\n` +
+      `wrote ${client.clientCaCert} (the webhook's --client-ca; the chart's webhook.clientCA.configMap holds it ` +
+        `as ca.crt),\n` +
         `${client.cert}, ${client.key} (CN=${client.name}, the apiserver's client certificate),\n` +
-        `${client.kubeconfig} and ${client.admissionConfig}: on the control plane, pass the latter to kube-apiserver's\n` +
-        `--admission-control-config-file (merge its two plugins into an existing one; kubeConfigFile is an absolute path, keep it or edit it).\n` +
-        `The kubeconfig names the certificate and key by absolute path: copy them to the same paths on each control-plane node\n` +
-        `(or edit the paths); replacing those two files renews the certificate without restarting kube-apiserver (docs/adr/0034-certificates-and-client-identity.md)\n`,
+        (`${client.kubeconfig} and ${client.admissionConfig}: on the control plane, pass the latter to ` +
+          `kube-apiserver's\n`) +
+        (`--admission-control-config-file (merge its two plugins into an existing one; kubeConfigFile is an ` +
+          `absolute path, keep it or edit it).\n`) +
+        (`The kubeconfig names the certificate and key by absolute path: copy them to the same paths on each ` +
+          `control-plane node\n`) +
+        (`(or edit the paths); replacing those two files renews the certificate without restarting kube-apiserver ` +
+          `(docs/adr/0034-certificates-and-client-identity.md)\n`),
     );
   }
   process.stderr.write('caBundle:\n');

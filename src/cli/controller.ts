@@ -1,4 +1,6 @@
-/** `tenantgate controller`: its flags; the work starts in src/controller/start.ts (loaded only when the command runs). */
+/**
+ * `tenantgate controller`: its flags; the work starts in src/controller/start.ts (loaded only when the command runs).
+ */
 import type { Command } from 'commander';
 import { integerIn, withRuntimeOptions, type ControllerCliOptions, type RuntimeOptions } from './options.js';
 import { CONTROLLER_DEFAULTS as D } from '../controller/options.js';
@@ -40,7 +42,8 @@ export function registerControllerCommand(root: Command): void {
     .option('--project-selector <selector>', 'reconcile only Projects matching this label selector')
     .option(
       '--view-port <port>',
-      'serve the budget view API (view.tenantgate.io, an APIService) over HTTPS on this port (0 = any free port); absent: not served',
+      'serve the budget view API (view.tenantgate.io, an APIService) over HTTPS on this port (0 = any free ' +
+        'port); absent: not served',
       integerIn(0, 65535),
     )
     .option('--view-host <address>', 'address the budget view listens on', D.host)

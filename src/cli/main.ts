@@ -32,7 +32,8 @@ export function program(): Command {
     .argument('<paths...>', 'files or directories')
     .option(
       '--config <file>',
-      'tenantgate.yaml (default: ./tenantgate.yaml, else the one in or next to the first argument that has one, else the built-in defaults)',
+      'tenantgate.yaml (default: ./tenantgate.yaml, else the one in or next to the first argument that has one, ' +
+        'else the built-in defaults)',
     )
     .option('--base <ref>', 'compare with the files at this git revision (T1)')
     .option(
@@ -82,7 +83,8 @@ export function program(): Command {
     )
     .option(
       '--fleet-hub',
-      "render for the fleet's hub: also each fleet-budgeted Project's FleetBudget (docs/fleet.md; the plugin: ARGOCD_ENV_FLEET_HUB=true)",
+      "render for the fleet's hub: also each fleet-budgeted Project's FleetBudget (docs/fleet.md; the plugin: " +
+        'ARGOCD_ENV_FLEET_HUB=true)',
       false,
     )
     .action(async (dir: string, o: { format: 'yaml' | 'json'; appProjects: boolean; fleetHub: boolean }) => {
@@ -102,7 +104,8 @@ export function program(): Command {
     .option('--namespace <namespace>', "tenantgate's namespace", DEFAULT_CONFIG.systemNamespace)
     .option(
       '--client',
-      "also a client CA (the webhook's --client-ca), the apiserver's client certificate, and the kubeconfig and AdmissionConfiguration that make the apiserver present it (--admission-control-config-file)",
+      "also a client CA (the webhook's --client-ca), the apiserver's client certificate, and the kubeconfig and " +
+        'AdmissionConfiguration that make the apiserver present it (--admission-control-config-file)',
     )
     .action(async (o: { dir: string; service: string; namespace: string; client?: boolean }) => {
       const { runCerts } = await import('./certs.js');
@@ -112,7 +115,8 @@ export function program(): Command {
   root
     .command('snapshot')
     .description(
-      "read one cluster's Projects, project namespaces and their ResourceQuotas (read-only) into a file for `plan --snapshot`",
+      "read one cluster's Projects, project namespaces and their ResourceQuotas (read-only) into a file for " +
+        '`plan --snapshot`',
     )
     .requiredOption('--context <context>', 'kubeconfig context of the cluster')
     .option('--kubeconfig <file>', 'else KUBECONFIG or ~/.kube/config')
@@ -139,7 +143,8 @@ export function program(): Command {
   root
     .command('plan')
     .description(
-      'what a change does to every budget on every cluster before it merges; exit 1 when a sync would be refused (docs/plan.md)',
+      'what a change does to every budget on every cluster before it merges; exit 1 when a sync would be refused ' +
+        '(docs/plan.md)',
     )
     .argument('[dir]', 'the Project files (the working tree)', '.')
     .option('--base <ref>', 'compare with DIR at this git revision (default: the live Projects)')
@@ -158,7 +163,8 @@ export function program(): Command {
     .option('--kubeconfig <file>', 'for --cluster and --hub (else KUBECONFIG or ~/.kube/config)')
     .option(
       '--hub <context>',
-      "the fleet's hub (a kubeconfig context): read each fleet-budgeted Project's FleetBudget for the members' shares, and refuse [F2] a fleet budget below them",
+      "the fleet's hub (a kubeconfig context): read each fleet-budgeted Project's FleetBudget for the members' " +
+        'shares, and refuse [F2] a fleet budget below them',
     )
     .option('--config <file>', 'tenantgate.yaml (default: DIR/tenantgate.yaml, else the built-in defaults)')
     .option('--all', 'every project of DIR, changed or not')

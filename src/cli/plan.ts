@@ -47,7 +47,8 @@ export function parseClusterFlag(raw: string): { name: string; context: string }
   const context = at < 0 ? '' : raw.slice(at + 1);
   if (at < 0 || context === '' || !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/.test(name)) {
     throw new UsageError(
-      `--cluster ${JSON.stringify(raw)} is not allowed: NAME=CONTEXT, NAME the cluster's name in spec.clusters (a DNS label, or empty) and CONTEXT a kubeconfig context, e.g. --cluster prod-eu=admin@prod-eu`,
+      `--cluster ${JSON.stringify(raw)} is not allowed: NAME=CONTEXT, NAME the cluster's name in spec.clusters ` +
+        `(a DNS label, or empty) and CONTEXT a kubeconfig context, e.g. --cluster prod-eu=admin@prod-eu`,
     );
   }
   return { name, context };
@@ -101,7 +102,8 @@ async function liveStates(
       text = await readFile(file, 'utf8');
     } catch (err) {
       throw new UsageError(
-        `--snapshot ${JSON.stringify(file)}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+        `--snapshot ${JSON.stringify(file)}: ` +
+          `${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
       );
     }
     try {
@@ -116,7 +118,8 @@ async function liveStates(
     const from = l.source ?? '';
     if (seen.has(l.cluster))
       throw new UsageError(
-        `cluster ${JSON.stringify(l.cluster)} is given twice (${seen.get(l.cluster)} and ${from}); each cluster once, by --cluster or --snapshot`,
+        `cluster ${JSON.stringify(l.cluster)} is given twice (${seen.get(l.cluster)} and ${from}); each cluster ` +
+          `once, by --cluster or --snapshot`,
       );
     seen.set(l.cluster, from);
   }
@@ -152,7 +155,8 @@ async function hubShareRecords(
       // Fail closed: a plan that cannot read the shares must not say the change fits them.
       if (!parsed.ok)
         throw new Error(
-          `cannot read FleetBudget ${FLEET_NAMESPACE}/${name} on the hub (context ${o.hub}): ${parsed.problems.join('; ')}`,
+          `cannot read FleetBudget ${FLEET_NAMESPACE}/${name} on the hub (context ${o.hub}): ` +
+            `${parsed.problems.join('; ')}`,
         );
       out.set(name, { state: 'read', record: parsed.record });
     }

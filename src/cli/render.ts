@@ -38,7 +38,10 @@ function appProjectsWanted(flags: RenderFlags, env: NodeJS.ProcessEnv): boolean 
   if (raw === undefined || raw.trim() === '') return false;
   const value = raw.trim().toLowerCase();
   if (value === 'true' || value === 'false') return value === 'true';
-  return `${APP_PROJECTS_ENV} is ${JSON.stringify(raw)}; allowed: "true" or "false" (the Application's plugin env APP_PROJECTS)`;
+  return (
+    `${APP_PROJECTS_ENV} is ${JSON.stringify(raw)}; allowed: "true" or "false" (the Application's plugin env ` +
+    `APP_PROJECTS)`
+  );
 }
 
 /** A true/false plugin env (any case; unset or empty: false); anything else is an error naming it. */
@@ -80,8 +83,10 @@ export async function renderDirectory(
   if (appProjects && config.argocd.sourceRepos.length === 0) {
     return {
       errors: [
-        `tenantgate.yaml: argocd.sourceRepos is empty, so the tenants' AppProjects (--app-projects, ${APP_PROJECTS_ENV}=true) would admit no Application; ` +
-          'allowed: a list of repository URLs or globs, {tenant} replaced with the tenant (https://git.example.com/{tenant}/*), or "*" for any',
+        `tenantgate.yaml: argocd.sourceRepos is empty, so the tenants' AppProjects (--app-projects, ` +
+          `${APP_PROJECTS_ENV}=true) would admit no Application; ` +
+          ('allowed: a list of repository URLs or globs, {tenant} replaced with the tenant ' +
+            '(https://git.example.com/{tenant}/*), or "*" for any'),
       ],
     };
   }

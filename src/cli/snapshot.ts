@@ -33,7 +33,9 @@ export function kubeConfigFor(
   if (!kc.getContextObject(context)) {
     const known = kc.getContexts().map((c) => c.name);
     throw new UsageError(
-      `${flag}: no such context ${JSON.stringify(context)} in ${file ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}; known: ${known.length ? known.join(', ') : 'none'}`,
+      `${flag}: no such context ${JSON.stringify(context)} in ` +
+        `${file ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}; known: ` +
+        `${known.length ? known.join(', ') : 'none'}`,
     );
   }
   kc.setCurrentContext(context);
@@ -96,7 +98,9 @@ interface ListPage {
   metadata?: { continue?: string };
 }
 
-/** Every object of one kind in one namespace, page by page, with apiVersion and kind set (a list's items carry neither). */
+/**
+ * Every object of one kind in one namespace, page by page, with apiVersion and kind set (a list's items carry neither).
+ */
 async function listAllowListObjects(
   api: LeanApiClient,
   resource: (typeof ALLOW_LIST_RESOURCES)[number],
@@ -109,7 +113,8 @@ async function listAllowListObjects(
     try {
       page = await api.call<ListPage>(
         'GET',
-        `${resource.path(encodeURIComponent(namespace))}?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ''}`,
+        `${resource.path(encodeURIComponent(namespace))}?limit=500` +
+          `${next ? `&continue=${encodeURIComponent(next)}` : ''}`,
       );
     } catch (err) {
       if (err instanceof ApiStatusError && err.statusCode === 404) return out;
@@ -135,7 +140,10 @@ async function readAllowListObjects(kc: k8s.KubeConfig, namespaces: readonly str
   }
 }
 
-/** Reads the cluster: Projects, namespaces labelled tenantgate.io/project, the ResourceQuotas and the allow-listed objects in those namespaces only. */
+/**
+ * Reads the cluster: Projects, namespaces labelled tenantgate.io/project, the ResourceQuotas and the allow-listed
+ * objects in those namespaces only.
+ */
 export async function readSnapshot(
   kc: k8s.KubeConfig,
   cluster: string,
@@ -189,7 +197,9 @@ export async function runSnapshot(o: {
   if (o.output && o.output !== '-') {
     await writeFile(o.output, text);
     process.stderr.write(
-      `wrote ${o.output}: cluster ${JSON.stringify(doc.cluster)}, ${doc.projects.length} project(s), ${doc.namespaces.length} namespace(s), ${doc.resourceQuotas.length} quota(s), ${doc.objects?.length ?? 0} allow-listed object(s) at ${doc.takenAt}\n`,
+      `wrote ${o.output}: cluster ${JSON.stringify(doc.cluster)}, ${doc.projects.length} project(s), ` +
+        `${doc.namespaces.length} namespace(s), ${doc.resourceQuotas.length} quota(s), ${doc.objects?.length ?? 0} ` +
+        `allow-listed object(s) at ${doc.takenAt}\n`,
     );
   } else {
     process.stdout.write(text);

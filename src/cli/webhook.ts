@@ -11,7 +11,8 @@ export function registerWebhookCommand(root: Command): void {
     .option('--key <file>', 'its private key', D.key)
     .option(
       '--client-ca <file>',
-      'only callers with a certificate this CA signed (the apiserver, via its admission configuration) may send admission reviews; others get 401 (reloaded when it changes)',
+      'only callers with a certificate this CA signed (the apiserver, via its admission configuration) may send ' +
+        'admission reviews; others get 401 (reloaded when it changes)',
     )
     .option(
       '--client-allowed-names <names>',
@@ -20,7 +21,8 @@ export function registerWebhookCommand(root: Command): void {
     .addOption(
       new Option(
         '--allowed-decisions <mode>',
-        'records of allowed admission decisions: all (one each), or summary (denials, errors, warnings and slow decisions one each; the other allowed ones counted in one record every 10 s)',
+        'records of allowed admission decisions: all (one each), or summary (denials, errors, warnings and slow ' +
+          'decisions one each; the other allowed ones counted in one record every 10 s)',
       )
         .choices(['all', 'summary'])
         .default(D.allowedDecisions),
@@ -33,7 +35,8 @@ export function registerWebhookCommand(root: Command): void {
     )
     .option(
       '--shutdown-delay <seconds>',
-      'on SIGTERM: seconds to keep answering reviews with /readyz failing, so the endpoints drop this replica first; then stop accepting and finish the requests in flight (at most 10 s more)',
+      'on SIGTERM: seconds to keep answering reviews with /readyz failing, so the endpoints drop this replica ' +
+        'first; then stop accepting and finish the requests in flight (at most 10 s more)',
       integerIn(0, 120),
       D.shutdownDelaySeconds,
     )

@@ -41,7 +41,10 @@ export function parseConfig(text: string, where = 'tenantgate.yaml'): Tenantgate
   return configFromObject(doc, where);
 }
 
-/** Validates a parsed configuration against CONFIG_SCHEMA and fills in the defaults. Throws ConfigError with every problem. */
+/**
+ * Validates a parsed configuration against CONFIG_SCHEMA and fills in the defaults. Throws ConfigError with every
+ * problem.
+ */
 export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): TenantgateConfig {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new ConfigError(
@@ -87,21 +90,27 @@ function fleetConfigErrors(config: TenantgateConfig, where: string): string[] {
     const k = keep.get(resource);
     if (k && limit.cmp(k) < 0)
       out.push(
-        `${where}: fleet.above.${resource} is ${String(config.fleet.above[resource])}, below fleet.keep.${resource} ${String(config.fleet.keep[resource])}; allowed: at least keep (the band between them is the hysteresis)`,
+        `${where}: fleet.above.${resource} is ${String(config.fleet.above[resource])}, below fleet.keep.` +
+          `${resource} ${String(config.fleet.keep[resource])}; allowed: at least keep (the band between them is ` +
+          `the hysteresis)`,
       );
   }
   if (config.fleet.giveBackAfterSeconds < config.fleet.offerAfterSeconds)
     out.push(
-      `${where}: fleet.giveBackAfterSeconds is ${config.fleet.giveBackAfterSeconds}, below fleet.offerAfterSeconds ${config.fleet.offerAfterSeconds}; allowed: at least offerAfterSeconds (room is offered first, given back later)`,
+      `${where}: fleet.giveBackAfterSeconds is ${config.fleet.giveBackAfterSeconds}, below ` +
+        `fleet.offerAfterSeconds ${config.fleet.offerAfterSeconds}; allowed: at least offerAfterSeconds (room is ` +
+        `offered first, given back later)`,
     );
   if (!isFleetMember(config)) return out;
   if (config.clusterName === '')
     out.push(
-      `${where}: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster's name in the Projects' spec.fleet.clusters`,
+      `${where}: fleet.hubKubeconfig is set but clusterName is ""; allowed: this cluster's name in the Projects' ` +
+        `spec.fleet.clusters`,
     );
   if (!config.crossReplicaReservation)
     out.push(
-      `${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member keeps its enforced limit in the headroom ledger, docs/adr/0039-fleet-budgets.md)`,
+      `${where}: fleet.hubKubeconfig is set but crossReplicaReservation is false; allowed: true (a fleet member ` +
+        `keeps its enforced limit in the headroom ledger, docs/adr/0039-fleet-budgets.md)`,
     );
   return out;
 }
@@ -117,12 +126,14 @@ function pricingErrors(config: TenantgateConfig, where: string): string[] {
     const q = Quantity.tryParse(per);
     if (q && q.sign() <= 0)
       out.push(
-        `${where}: pricing.perHour.${resource}.per is ${JSON.stringify(per)}; allowed: a quantity above 0 such as 1, 1Gi (the price is per that much)`,
+        `${where}: pricing.perHour.${resource}.per is ${JSON.stringify(per)}; allowed: a quantity above 0 such ` +
+          `as 1, 1Gi (the price is per that much)`,
       );
     const counted = countedName(resource);
     if (counted !== resource && Object.hasOwn(perHour, counted)) {
       out.push(
-        `${where}: pricing.perHour.${resource} and pricing.perHour.${counted} price the same quantity (a ResourceQuota counts a pod's ${resource} requests under both names); allowed: one of them`,
+        `${where}: pricing.perHour.${resource} and pricing.perHour.${counted} price the same quantity (a ` +
+          `ResourceQuota counts a pod's ${resource} requests under both names); allowed: one of them`,
       );
     }
   }

@@ -28,7 +28,8 @@ export async function loadConfig(path: string | undefined, options: LoadOptions 
       return DEFAULT_CONFIG;
     }
     throw new ConfigError(
-      `--config ${path}: no such file; mount the tenantgate-config ConfigMap there, or pass --config-optional to run with the built-in defaults`,
+      `--config ${path}: no such file; mount the tenantgate-config ConfigMap there, or pass --config-optional to ` +
+        `run with the built-in defaults`,
     );
   }
   return parseConfig(text, path);

@@ -9,9 +9,13 @@ import { QUANTITY_PATTERN } from '../validate/schema/project-schema.js';
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 /** A label or annotation key (a Kubernetes qualified name with an optional DNS prefix), or a prefix ending in `*`. */
 const KEY_OR_PREFIX =
-  '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\\*?$';
+  '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?' +
+  '([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\\*?$';
 
-/** Empty, or an Argo CD `defaultServiceAccount`: `[namespace:]name` (lowercase letters, digits, "-", "."; {tenant} anywhere). */
+/**
+ * Empty, or an Argo CD `defaultServiceAccount`: `[namespace:]name` (lowercase letters, digits, "-", "."; {tenant}
+ * anywhere).
+ */
 const TENANT_TOKEN = '(?:[a-z0-9]|\\{tenant\\})';
 const LABEL_WITH_TENANT = `${TENANT_TOKEN}(?:(?:[-.]|${TENANT_TOKEN})*${TENANT_TOKEN})?`;
 const SYNC_SERVICE_ACCOUNT = `^$|^(?:${LABEL_WITH_TENANT}:)?${LABEL_WITH_TENANT}$`;
@@ -29,11 +33,16 @@ const RESOURCE_LIST = {
   additionalProperties: { type: ['string', 'number'], pattern: QUANTITY_PATTERN, minimum: 0 },
 } as const;
 
-/** A price as an exact decimal (no exponent, no sign): "0.031", "2.48", "12". Quoted in YAML: a YAML number is a float. */
+/**
+ * A price as an exact decimal (no exponent, no sign): "0.031", "2.48", "12". Quoted in YAML: a YAML number is a float.
+ */
 const PRICE_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
 /** An ISO 4217 currency code. */
 const CURRENCY_PATTERN = '^[A-Z]{3}$';
-/** A resource name a quota counts, without a tier (`@`): tier keys count the same pods again and have no price of their own. */
+/**
+ * A resource name a quota counts, without a tier (`@`): tier keys count the same pods again and have no price of their
+ * own.
+ */
 const PRICED_RESOURCE = '^[^@]+$';
 
 /**
@@ -90,7 +99,9 @@ const NETWORK = {
   },
 } as const;
 
-/** tenantgate.yaml's `allow`: the allow-lists of every Project that does not give its own (docs/rules.md#allow-lists). */
+/**
+ * tenantgate.yaml's `allow`: the allow-lists of every Project that does not give its own (docs/rules.md#allow-lists).
+ */
 const ALLOW = {
   type: 'object',
   additionalProperties: false,
@@ -162,7 +173,9 @@ const PATTERN_MEANINGS: Record<string, string> = {
 
 /** Who sees what (docs/visibility.md): every Project and namespace, or only one's own. */
 export const VISIBILITIES = ['all', 'own'] as const;
-/** What a Project's deletion does to its namespaces (tenantgate.yaml deletion.policy, a Project's spec.deletionPolicy). */
+/**
+ * What a Project's deletion does to its namespaces (tenantgate.yaml deletion.policy, a Project's spec.deletionPolicy).
+ */
 export const DELETION_POLICIES = ['Delete', 'Orphan'] as const;
 
 /**
@@ -363,7 +376,9 @@ export const CONFIG_SCHEMA = {
       additionalProperties: false,
       default: {},
       properties: {
-        /** A Project without `spec.deletionPolicy`: `Delete` (cascade, asking before data goes) or `Orphan` (release). */
+        /**
+         * A Project without `spec.deletionPolicy`: `Delete` (cascade, asking before data goes) or `Orphan` (release).
+         */
         policy: { type: 'string', enum: DELETION_POLICIES, default: 'Delete' },
         /** D2: more deletions than this within the window pause every cascade until an operator resumes. */
         breaker: {

@@ -153,10 +153,16 @@ export function planBudgetRestore(
 
 /** "ml-a gives back requests.cpu 4 (12 → 8)". */
 export function describeGiveBack(g: GiveBack): string {
-  return `${g.namespace} gives back ${g.resource} ${g.from.sub(g.to).toString()} (${g.from.toString()} → ${g.to.toString()})`;
+  return (
+    `${g.namespace} gives back ${g.resource} ${g.from.sub(g.to).toString()} (${g.from.toString()} → ` +
+    `${g.to.toString()})`
+  );
 }
 
 /** "requests.cpu: 24 allocated, budget 20 (ml-a uses 14, ml-b uses 10)". */
 export function describeStillOver(s: StillOver): string {
-  return `${s.resource}: ${s.allocated.toString()} allocated, budget ${s.budget.toString()}${s.heldBy.length > 0 ? ` (${s.heldBy.join(', ')})` : ''}`;
+  return (
+    `${s.resource}: ${s.allocated.toString()} allocated, budget ${s.budget.toString()}` +
+    `${s.heldBy.length > 0 ? ` (${s.heldBy.join(', ')})` : ''}`
+  );
 }

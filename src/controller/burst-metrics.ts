@@ -71,7 +71,8 @@ export class BurstGauges {
     gauge('tenantgate_project_burst_ends_in_seconds', 'Seconds until an active burst ends', BURST, (s) => s.endsIn);
     gauge(
       'tenantgate_project_over_budget_after_burst',
-      'What a namespace uses above its declared quota after its bursts ended (its quota is held at the usage until it can be lowered)',
+      'What a namespace uses above its declared quota after its bursts ended (its quota is held at the usage ' +
+        'until it can be lowered)',
       ['project', 'tenant', 'cluster', 'namespace', 'resource'],
       (s) => s.overAfter,
     );

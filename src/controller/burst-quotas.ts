@@ -77,7 +77,9 @@ function q(v: string | number | undefined): Quantity | undefined {
   return v === undefined ? undefined : Quantity.tryParse(v);
 }
 
-/** The declared quota of a namespace plus what the bursts active at `at` add to it (what the status expects it to be). */
+/**
+ * The declared quota of a namespace plus what the bursts active at `at` add to it (what the status expects it to be).
+ */
 export function expectedWithBursts(
   project: Project,
   cluster: string,
@@ -187,7 +189,10 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
   return plan;
 }
 
-/** Once its bursts ended, the project comes back within its budget (burst-budget-restore.ts): merged into the plan's writes. */
+/**
+ * Once its bursts ended, the project comes back within its budget (burst-budget-restore.ts): merged into the plan's
+ * writes.
+ */
 function addBudgetRestore(
   plan: BurstQuotaPlan,
   project: Project,
@@ -227,7 +232,8 @@ export function describeAbove(above: readonly AboveDeclared[]): string {
   return above
     .map(
       (a) =>
-        `${a.namespace} uses ${a.resource} ${a.used}, declared ${a.declared}: its quota stays at ${a.held} until usage allows lowering it`,
+        `${a.namespace} uses ${a.resource} ${a.used}, declared ${a.declared}: its quota stays at ${a.held} until ` +
+        `usage allows lowering it`,
     )
     .join('; ');
 }
@@ -251,7 +257,8 @@ export function burstCondition(
   if (mine.length === 0 && plan.above.length === 0 && plan.writes.length === 0) return undefined;
   const overBudget =
     plan.stillOver.length > 0
-      ? `the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered as usage falls`
+      ? `the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; ` +
+        `quotas are lowered as usage falls`
       : '';
   if (plan.above.length > 0)
     return {
@@ -275,7 +282,9 @@ export function burstCondition(
           type: CONDITION_BURST_ENDED,
           status: 'True',
           reason: 'Lowering',
-          message: `ended: ${ended.map((b) => b.name).join(', ')}; lowering ${pending.map((w) => `${w.namespace} (${w.changes.join(', ')})`).join('; ')}`,
+          message:
+            `ended: ${ended.map((b) => b.name).join(', ')}; lowering ` +
+            `${pending.map((w) => `${w.namespace} (${w.changes.join(', ')})`).join('; ')}`,
         }
       : {
           type: CONDITION_BURST_ENDED,

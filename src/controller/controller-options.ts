@@ -35,7 +35,9 @@ export interface ControllerOptions {
    * self-signed one made at start (RunningController.metricsCa).
    */
   metricsTls?: ServingCertificate;
-  /** Port for /healthz and /readyz over plain HTTP (the kubelet's probes); 0 picks a free one; undefined serves nothing. */
+  /**
+   * Port for /healthz and /readyz over plain HTTP (the kubelet's probes); 0 picks a free one; undefined serves nothing.
+   */
   probePort?: number;
   probeHost?: string;
   /** false: reconcile without a lease (a single replica, tests). */

@@ -3,7 +3,8 @@
  * because the headroom does not allow it. Pure: reads a Snapshot, does no I/O. Uses the rule
  * engine's allocation functions, so the controller and the webhook agree on what fits.
  */
-import { DEFAULT_QUOTA_NAME } from '../validate/types.js'; // render's name too: an Argo CD sync of the declared quota takes ours over
+// render's name too: an Argo CD sync of the declared quota takes ours over
+import { DEFAULT_QUOTA_NAME } from '../validate/types.js';
 import type { Quantity } from '../quantity/quantity.js';
 import { budgetOf, defaultsOf } from '../validate/budget/layers.js';
 import { clusterShares } from '../validate/shares.js';
@@ -31,7 +32,10 @@ export interface DefaultQuotaPlan {
   create: Array<{ namespace: string; hard: ResourceList; name?: string; scopeSelector?: unknown }>;
   /** Namespaces without a quota that cannot get one, and why. */
   blocked: Map<string, string>;
-  /** With tiers: other-tiers quotas whose scope no longer leaves out exactly the declared tiers, as they should be (tiers.ts). */
+  /**
+   * With tiers: other-tiers quotas whose scope no longer leaves out exactly the declared tiers, as they should be
+   * (tiers.ts).
+   */
   replace: ResourceQuotaObject[];
 }
 
@@ -148,7 +152,10 @@ function notFitting(asked: Resources, budget: Resources, others: ReadonlyMap<str
   return short;
 }
 
-/** Whether a quota is the other-tiers quota of the project's current tiers: Exists and NotIn exactly the tiers, pods 0 and nothing else. */
+/**
+ * Whether a quota is the other-tiers quota of the project's current tiers: Exists and NotIn exactly the tiers, pods 0
+ * and nothing else.
+ */
 function isOtherTiersQuota(project: Project, quota: ResourceQuotaObject): boolean {
   const want = otherTiersScopeSelector(tierNames(project));
   const hard = quota.spec?.hard ?? {};

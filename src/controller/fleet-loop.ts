@@ -216,7 +216,10 @@ export class FleetLoop {
     }
   }
 
-  /** Reads a project's FleetBudget from the hub and records whether the hub answered (UNREACHABLE: it did not, and `done` said so). */
+  /**
+   * Reads a project's FleetBudget from the hub and records whether the hub answered (UNREACHABLE: it did not, and
+   * `done` said so).
+   */
   private async readHub(
     name: string,
     done: (result: string, extra?: Record<string, unknown>) => void,

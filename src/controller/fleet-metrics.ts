@@ -24,7 +24,10 @@ export interface FleetSeries {
   enforced: Sample[];
   /** {project, cluster, resource}: what the project's namespaces hold here (usage-counted), now. */
   allocated: Sample[];
-  /** {project, cluster, resource}: how much E is above this member's share − lendable in the hub's record (0 when covered). */
+  /**
+   * {project, cluster, resource}: how much E is above this member's share − lendable in the hub's record (0 when
+   * covered).
+   */
   aboveRecord: Sample[];
   /** {project, cluster}: seconds since the loop last read the project's shares from the hub. */
   observedAge: Sample[];
@@ -126,7 +129,8 @@ export class FleetGauges {
     );
     gauge(
       'tenantgate_fleet_enforced_above_record',
-      "How much E is above this member's share − lendable in the hub's record (the hub restored from an older backup, a share given back outside the protocol, a release): 0 when the record covers E",
+      "How much E is above this member's share − lendable in the hub's record (the hub restored from an older " +
+        'backup, a share given back outside the protocol, a release): 0 when the record covers E',
       RESOURCE,
       (s) => s.aboveRecord,
     );
@@ -156,7 +160,9 @@ export class FleetGauges {
     );
     this.returns = new Counter({
       name: 'tenantgate_fleet_returns_total',
-      help: 'Offers and give-backs the give-back loop wrote to the hub, by result (stored, refused, unreachable, failed)',
+      help:
+        'Offers and give-backs the give-back loop wrote to the hub, by result (stored, refused, unreachable, ' +
+        'failed)',
       labelNames: ['cluster', 'kind', 'result'] as const,
       registers: [registry],
     });

@@ -58,7 +58,8 @@ export async function serveProbes(o: {
       plain(
         res,
         404,
-        'not found: the probe port serves /healthz and /readyz; /metrics is on the metrics port (HTTPS, bearer token)\n',
+        'not found: the probe port serves /healthz and /readyz; /metrics is on the metrics port (HTTPS, bearer ' +
+          'token)\n',
       );
     }
   });
@@ -74,7 +75,9 @@ export type MetricsServerOptions = ServingCertificate & {
   log?: (message: string, fields?: Record<string, unknown>) => void;
 };
 
-/** /metrics over HTTPS: 401 without an accepted token, 403 for a user not allowed, the metrics only after both reviews. */
+/**
+ * /metrics over HTTPS: 401 without an accepted token, 403 for a user not allowed, the metrics only after both reviews.
+ */
 export async function serveMetrics(o: MetricsServerOptions): Promise<Served> {
   const log = o.log ?? (() => {});
   const serving = loadServingCertificate(o);

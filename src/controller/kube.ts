@@ -70,7 +70,9 @@ export class ControllerApi extends ClusterLists {
 
   // --- projects ------------------------------------------------------------------------------
 
-  /** Adds the cascade finalizer; the resourceVersion in the merge patch makes it a compare-and-swap (409 when stale). */
+  /**
+   * Adds the cascade finalizer; the resourceVersion in the merge patch makes it a compare-and-swap (409 when stale).
+   */
   async addFinalizer(project: Project): Promise<Project> {
     const finalizers = [...(project.metadata.finalizers ?? []), FINALIZER_CASCADE];
     return this.write(
@@ -145,7 +147,9 @@ export class ControllerApi extends ClusterLists {
     return (await this.listNamespaces(labelSelector)).items as unknown as NamespaceObject[];
   }
 
-  /** Deletes a namespace in the background, only if it is still the object with this uid. Gone already counts as done. */
+  /**
+   * Deletes a namespace in the background, only if it is still the object with this uid. Gone already counts as done.
+   */
   async deleteNamespace(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'conflict'> {
     try {
       await this.write('delete', 'namespaces', () =>
@@ -440,7 +444,9 @@ export class ControllerApi extends ClusterLists {
     );
   }
 
-  /** Deletes a managed object no longer declared, only if it is still the version the cache saw. Gone counts as done. */
+  /**
+   * Deletes a managed object no longer declared, only if it is still the version the cache saw. Gone counts as done.
+   */
   async deleteManaged(
     kind: ManagedKind,
     namespace: string,

@@ -159,7 +159,8 @@ export class LeaderElector {
       } catch (err) {
         if (isNotFound(err))
           this.log(
-            `cannot create lease ${namespace}/${name}: namespace ${namespace} does not exist (create it, or pass --lease-namespace)`,
+            `cannot create lease ${namespace}/${name}: namespace ${namespace} does not exist (create it, or pass ` +
+              `--lease-namespace)`,
           );
         else if (!isConflict(err)) this.log(`creating lease ${namespace}/${name}: ${describeError(err)}`);
         return false;
@@ -203,7 +204,9 @@ export class LeaderElector {
 
   /** Remembers when (on our clock) the lease record last changed. */
   private observe(lease: LeaseRecord, now: number): void {
-    const key = `${lease.spec?.holderIdentity ?? ''}|${lease.spec?.renewTime ?? ''}|${lease.metadata.resourceVersion ?? ''}`;
+    const key = [lease.spec?.holderIdentity, lease.spec?.renewTime, lease.metadata.resourceVersion]
+      .map((part) => part ?? '')
+      .join('|');
     if (!this.observed || this.observed.key !== key) this.observed = { key, at: now };
   }
 

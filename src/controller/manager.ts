@@ -29,7 +29,10 @@ export interface Runnable {
   stop(reason: StopReason): Promise<void>;
 }
 
-/** The lease campaign the manager drives (src/controller/leader.ts), built with the manager's wonLease/lostLease as callbacks. */
+/**
+ * The lease campaign the manager drives (src/controller/leader.ts), built with the manager's wonLease/lostLease as
+ * callbacks.
+ */
 export interface LeaseCampaign {
   start(): void;
   /** Stops campaigning (no more renewals or acquisitions). */
@@ -102,7 +105,10 @@ export class Manager {
     this.lead();
   }
 
-  /** The lease campaign's onStoppedLeading: another replica may lead already, so what is in flight stops at its next step. */
+  /**
+   * The lease campaign's onStoppedLeading: another replica may lead already, so what is in flight stops at its next
+   * step.
+   */
   lostLease(): void {
     this.wantLeading = false;
     void this.stepDown('lease-lost');

@@ -39,14 +39,18 @@ export function decide(authn: Authentication, authz: Authorization | undefined, 
   if (!authn.authenticated)
     return {
       status: 401,
-      message: `Unauthorized: the bearer token was not accepted by the apiserver (TokenReview${authn.error ? `: ${authn.error}` : ''})`,
+      message:
+        `Unauthorized: the bearer token was not accepted by the apiserver (TokenReview` +
+        `${authn.error ? `: ${authn.error}` : ''})`,
     };
   const who = JSON.stringify(authn.user.username);
   if (!authz?.allowed)
     return {
       status: 403,
       user: authn.user.username,
-      message: `Forbidden: user ${who} may not get ${path}${authz?.reason ? ` (${authz.reason})` : ''}; bind it to the ClusterRole tenantgate-metrics-reader`,
+      message:
+        `Forbidden: user ${who} may not get ${path}${authz?.reason ? ` (${authz.reason})` : ''}; bind it to the ` +
+        `ClusterRole tenantgate-metrics-reader`,
     };
   return { status: 200, user: authn.user.username, message: 'ok' };
 }

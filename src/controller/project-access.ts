@@ -111,7 +111,9 @@ const ruleKey = (r: Partial<PolicyRule>) =>
   [sorted(r.apiGroups), sorted(r.resources), sorted(r.resourceNames), sorted(r.verbs)].join('\u0001');
 const subjectKey = (s: RbacSubject) => `${s.kind}\u0000${s.namespace ?? ''}\u0000${s.name}`;
 
-/** Whether a stored object already is what `desired` says (rules or roleRef and subjects, labels, the Project's uid). */
+/**
+ * Whether a stored object already is what `desired` says (rules or roleRef and subjects, labels, the Project's uid).
+ */
 export function projectAccessMatches(actual: CachedObject, desired: AccessObject): boolean {
   const meta = actual.metadata;
   if (!Object.entries(desired.metadata.labels).every(([k, v]) => meta.labels?.[k] === v)) return false;
@@ -128,7 +130,10 @@ export function projectAccessMatches(actual: CachedObject, desired: AccessObject
   return have.length === want.length && have.every((k, i) => k === want[i]);
 }
 
-/** Watch caches of the per-project ClusterRoles and ClusterRoleBindings (managed-by tenantgate), by name; a change is reported as its project. */
+/**
+ * Watch caches of the per-project ClusterRoles and ClusterRoleBindings (managed-by tenantgate), by name; a change is
+ * reported as its project.
+ */
 export type ProjectAccessCaches = ObjectCaches<AccessKind>;
 
 export function projectAccessCaches(

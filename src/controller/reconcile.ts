@@ -39,7 +39,10 @@ const NEVER = new AbortController().signal;
 export type ReconcileResult =
   /** Converged; forget the key's backoff. */
   | { kind: 'Done' }
-  /** Not finished (namespaces still being deleted): come back after `afterMs`. Progress, not an error: errors throw and take the rate limiter's backoff. */
+  /**
+   * Not finished (namespaces still being deleted): come back after `afterMs`. Progress, not an error: errors throw and
+   * take the rate limiter's backoff.
+   */
   | { kind: 'Requeue'; reason: string; afterMs: number };
 
 /**
@@ -61,7 +64,9 @@ export interface ReconcilerOptions extends Pick<
    * holding unknown contents and waits for a confirmation (fails closed).
    */
   inventory?: NamespaceInventory;
-  /** How soon a waiting deletion (a confirmation, the breaker) is looked at again (10 s); a Project's change: at once. */
+  /**
+   * How soon a waiting deletion (a confirmation, the breaker) is looked at again (10 s); a Project's change: at once.
+   */
   deletionRecheckMs?: number;
 }
 
@@ -160,7 +165,8 @@ export class Reconciler {
   // --- a Project being deleted -------------------------------------------------------------------
 
   private async reconcileDeletion(project: Project, signal: AbortSignal): Promise<ReconcileResult> {
-    if (!(project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return { kind: 'Done' }; // not ours (any more)
+    // not ours (any more)
+    if (!(project.metadata.finalizers ?? []).includes(FINALIZER_CASCADE)) return { kind: 'Done' };
     const name = project.metadata.name ?? '';
     const at = this.clock.now();
     const cached = () => [...this.snapshot.namespacesOfProject(name)];

@@ -28,7 +28,8 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
 
   if ((o.metricsCert === undefined) !== (o.metricsKey === undefined))
     throw new Error(
-      `--metrics-cert and --metrics-key go together (given: ${o.metricsCert ? `--metrics-cert ${o.metricsCert}` : `--metrics-key ${o.metricsKey}`})`,
+      `--metrics-cert and --metrics-key go together (given: ` +
+        `${o.metricsCert ? `--metrics-cert ${o.metricsCert}` : `--metrics-key ${o.metricsKey}`})`,
     );
   // Files, not their text: both servers reload a renewed certificate without a restart (ADR 0034).
   const metricsTls = o.metricsCert && o.metricsKey ? { certFile: o.metricsCert, keyFile: o.metricsKey } : undefined;
@@ -50,7 +51,9 @@ export async function runController(o: RuntimeOptions & ControllerCliOptions): P
     log,
   });
   log(
-    `started; metrics (HTTPS, bearer token) on :${controller.port ?? '-'}; probes on :${controller.probePort ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`,
+    `started; metrics (HTTPS, bearer token) on :${controller.port ?? '-'}; probes on :` +
+      `${controller.probePort ?? '-'}; budget view on :${controller.viewPort ?? '-'}; ` +
+      `${o.leaderElection ? `lease ${leaseNamespace}/${o.leaseName}` : 'no leader election'}`,
   );
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

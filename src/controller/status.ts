@@ -60,7 +60,10 @@ export interface StatusInput {
   cascade?: CascadeReport;
 }
 
-/** Health of one namespace of the project (CR3). Terminating and Missing are transient and do not make the project unhealthy. */
+/**
+ * Health of one namespace of the project (CR3). Terminating and Missing are transient and do not make the project
+ * unhealthy.
+ */
 function namespaceHealth(
   project: Project,
   ns: NamespaceObject | undefined,
@@ -83,7 +86,8 @@ function namespaceHealth(
   const uid = ns.metadata.annotations?.[ANNOTATION_PROJECT_UID];
   if (uid !== undefined && project.metadata.uid && uid !== project.metadata.uid) {
     problems.push(
-      `annotation ${ANNOTATION_PROJECT_UID} is ${quote(uid)}, not this project's uid ${project.metadata.uid}: it is not deleted with the project`,
+      `annotation ${ANNOTATION_PROJECT_UID} is ${quote(uid)}, not this project's uid ${project.metadata.uid}: it ` +
+        `is not deleted with the project`,
     );
   }
   if (problems.length > 0) return { health: 'LabelMismatch', message: problems.join('; ') };
@@ -119,6 +123,11 @@ export function deletionConditions(ns: NamespaceObject): string[] {
   return (ns.status?.conditions ?? [])
     .filter((c) => c.status === 'True' && c.type.startsWith('Namespace'))
     .map((c) => `${c.type}: ${c.message ?? c.reason ?? ''}`.trim());
+}
+
+/** A namespace still being deleted, with the conditions that hold it. */
+function describeRemaining(r: { name: string; conditions: string[] }): string {
+  return r.conditions.length > 0 ? `${r.name} (${r.conditions.join('; ')})` : r.name;
 }
 
 export function computeStatus(input: StatusInput): ProjectStatus {
@@ -202,7 +211,8 @@ export function computeStatus(input: StatusInput): ProjectStatus {
           over
             .map(
               ([r, limit]) =>
-                `${r}: ${allocated.get(r)!.toString()} allocated${inUse(used, r)}, budget ${limit.toString()} (${perNamespace(snapshot, shares, r)})`,
+                `${r}: ${allocated.get(r)!.toString()} allocated${inUse(used, r)}, budget ${limit.toString()} (` +
+                `${perNamespace(snapshot, shares, r)})`,
             )
             .join('; '),
         ),
@@ -248,7 +258,8 @@ export function computeStatus(input: StatusInput): ProjectStatus {
             CONDITION_NAMESPACES_REMAINING,
             'True',
             'NamespacesRemaining',
-            `waiting for ${remaining.length} namespace${remaining.length === 1 ? '' : 's'} to be deleted: ${describeList(remaining.map((r) => (r.conditions.length > 0 ? `${r.name} (${r.conditions.join('; ')})` : r.name)))}${kept}`,
+            `waiting for ${remaining.length} namespace${remaining.length === 1 ? '' : 's'} to be deleted: ` +
+              `${describeList(remaining.map(describeRemaining))}${kept}`,
           )
         : cond(
             CONDITION_NAMESPACES_REMAINING,
@@ -296,7 +307,10 @@ export function computeStatus(input: StatusInput): ProjectStatus {
   return withTransitionTimes(status, project.status, input.now);
 }
 
-/** A declared namespace's expected quota with its tier quotas under tier keys (tiers.ts), as its effective quota shows them. */
+/**
+ * A declared namespace's expected quota with its tier quotas under tier keys (tiers.ts), as its effective quota shows
+ * them.
+ */
 function withTierQuotas(
   project: Project,
   declared: DeclaredNamespace,
@@ -329,7 +343,9 @@ export function withTransitionTimes(next: ProjectStatus, prev: ProjectStatus | u
   return next;
 }
 
-/** True when two statuses say the same, ignoring lastTransitionTime, key order and list order of conditions/namespaces. */
+/**
+ * True when two statuses say the same, ignoring lastTransitionTime, key order and list order of conditions/namespaces.
+ */
 export function statusEquals(a: ProjectStatus | undefined, b: ProjectStatus | undefined): boolean {
   return canonicalJson(normalize(a)) === canonicalJson(normalize(b));
 }
@@ -371,7 +387,9 @@ function entry(
   return e;
 }
 
-/** ", 3 in use" when the namespaces use some of the resource (a namespace holds the larger of its quota and its usage). */
+/**
+ * ", 3 in use" when the namespaces use some of the resource (a namespace holds the larger of its quota and its usage).
+ */
 function inUse(used: Resources, r: string): string {
   const u = used.get(r);
   return u && u.sign() > 0 ? `, ${u.toString()} in use` : '';

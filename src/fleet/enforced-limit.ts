@@ -42,7 +42,8 @@ async function updateRecord(
     }
   }
   throw new EnforcedLimitContended(
-    `the headroom ledger of project ${project} changed concurrently ${attempts} times while its enforced fleet limit was updated`,
+    `the headroom ledger of project ${project} changed concurrently ${attempts} times while its enforced fleet ` +
+      `limit was updated`,
   );
 }
 

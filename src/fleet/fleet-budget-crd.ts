@@ -56,7 +56,8 @@ const specSchema: StructuralSchema = {
 const statusSchema: StructuralSchema = {
   type: 'object',
   description:
-    'The share record: written by members (and the operator) through fleetbudgets/status with the resourceVersion they read.',
+    'The share record: written by members (and the operator) through fleetbudgets/status with the ' +
+    'resourceVersion they read.',
   properties: {
     members: {
       type: 'object',

@@ -56,7 +56,10 @@ export interface MemberState {
   readonly floor: Resources;
   /** The hub's share record as just read. */
   readonly record: ShareRecord;
-  /** `spec.fleet.quota.hard` as the Project on this cluster declares it (may be below the hub's while the hub refuses it). */
+  /**
+   * `spec.fleet.quota.hard` as the Project on this cluster declares it (may be below the hub's while the hub refuses
+   * it).
+   */
   readonly declaredBudget: Resources;
   /** Whether this cluster is in the Project's `spec.fleet.clusters`. */
   readonly inFleet: boolean;

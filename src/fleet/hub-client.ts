@@ -118,7 +118,8 @@ export function loadHubKubeConfig(file: string): k8s.KubeConfig {
     );
   if (cluster.skipTLSVerify)
     throw new Error(
-      `the fleet hub kubeconfig ${file} sets insecure-skip-tls-verify for ${cluster.server}; allowed: the hub's CA (certificate-authority or certificate-authority-data)`,
+      `the fleet hub kubeconfig ${file} sets insecure-skip-tls-verify for ${cluster.server}; allowed: the hub's ` +
+        `CA (certificate-authority or certificate-authority-data)`,
     );
   return kc;
 }

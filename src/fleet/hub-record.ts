@@ -59,7 +59,10 @@ export function reassertion(record: ShareRecord, member: string, enforced: Resou
   return verdict.kind === 'below-enforced' ? verdict.gap : new Map();
 }
 
-/** What stays above the hub's record after E was lowered to `enforcedWithinRecord` (the floor's excess), per resource where positive. */
+/**
+ * What stays above the hub's record after E was lowered to `enforcedWithinRecord` (the floor's excess), per resource
+ * where positive.
+ */
 export function aboveRecord(enforced: Resources, recorded: Resources): Resources {
   const out = new Map<string, Quantity>();
   for (const [resource, e] of enforced) {

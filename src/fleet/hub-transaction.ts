@@ -12,8 +12,8 @@
  * The result is stored (with what the write did), refused (the transition's typed refusal: no room,
  * not a member, released…), unusable (no FleetBudget on the hub, or one that cannot be read: fail
  * closed), rejected (the hub answered the write with a refusal other than 409: its admission policy
- * tenantgate-fleet-shares or RBAC), or unreachable (with the last record read, if any, to name who held the room). When a
- * write was confirmed only by a re-read, `results` lists every transition sent with the key: which one
+ * tenantgate-fleet-shares or RBAC), or unreachable (with the last record read, if any, to name who held the room). When
+ * a write was confirmed only by a re-read, `results` lists every transition sent with the key: which one
  * landed is not known, so a caller raises its enforced limit by what all of them granted at least
  * (`surelyGranted`) — less than the hub stored only leaves share unenforced, never overspent.
  *
@@ -43,7 +43,9 @@ export type HubOutcome<R extends Applied> =
   | { readonly kind: 'refused'; readonly refusal: ShareRefusal; readonly record: ShareRecord }
   /** No FleetBudget for the project, or one whose spec/status cannot be read. Nothing was written. */
   | { readonly kind: 'unusable'; readonly problems: readonly string[] }
-  /** The hub answered the write with a refusal other than a conflict (its admission policy, RBAC): nothing was stored. */
+  /**
+   * The hub answered the write with a refusal other than a conflict (its admission policy, RBAC): nothing was stored.
+   */
   | { readonly kind: 'rejected'; readonly problems: readonly string[]; readonly record: ShareRecord }
   | { readonly kind: 'unreachable'; readonly reason: string; readonly lastRead?: ShareRecord };
 
@@ -145,7 +147,8 @@ export async function applyOnHub<R extends Applied>(
       return {
         kind: 'unusable',
         problems: [
-          `${owner} does not exist on the hub: the platform renders one for every Project with spec.fleet (docs/fleet.md)`,
+          `${owner} does not exist on the hub: the platform renders one for every Project with spec.fleet ` +
+            `(docs/fleet.md)`,
         ],
       };
     const parsed = parseFleetBudget(object);

@@ -28,7 +28,9 @@ export function microTime(at: Date): string {
   return at.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
-/** The Lease to write: `previous` renewed at `at` (its resourceVersion kept: a PUT is a compare-and-swap), or a new one. */
+/**
+ * The Lease to write: `previous` renewed at `at` (its resourceVersion kept: a PUT is a compare-and-swap), or a new one.
+ */
 export function renewedLease(
   cluster: string,
   at: Date,
@@ -52,7 +54,9 @@ export type Liveness =
   | { readonly alive: false; readonly why: 'never-heard' | 'silent'; readonly ageSeconds?: number }
   | { readonly alive: true; readonly ageSeconds: number; readonly renewTime: string };
 
-/** Whether the member renewed its Lease within `aliveWithinSeconds` of `now` (a renewTime in the future counts as now). */
+/**
+ * Whether the member renewed its Lease within `aliveWithinSeconds` of `now` (a renewTime in the future counts as now).
+ */
 export function livenessOf(lease: HeartbeatLease | undefined, now: Date, aliveWithinSeconds: number): Liveness {
   const renewTime = lease?.spec.renewTime;
   const at = renewTime ? Date.parse(renewTime) : NaN;

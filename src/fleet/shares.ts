@@ -106,7 +106,10 @@ export interface Applied {
 }
 
 export interface Granted extends Applied {
-  /** What the member may enforce more (share − lendable grew by it; empty for a duplicate): its own offer taken back first, then the pool, then others' offers. */
+  /**
+   * What the member may enforce more (share − lendable grew by it; empty for a duplicate): its own offer taken back
+   * first, then the pool, then others' offers.
+   */
   readonly granted: Resources;
   /** The part of `granted` that was the member's own offer (its share did not grow by it). */
   readonly fromOwnOffer: Resources;
@@ -205,7 +208,8 @@ export function shareRecordProblems(record: ShareRecord): string[] {
   for (const [resource, left] of poolOf(record)) {
     if (left.sign() < 0)
       out.push(
-        `${resource}: the shares sum to ${record.budget.get(resource)!.sub(left).toString()}, above the fleet budget ${record.budget.get(resource)!.toString()}`,
+        `${resource}: the shares sum to ${record.budget.get(resource)!.sub(left).toString()}, above the fleet ` +
+          `budget ${record.budget.get(resource)!.toString()}`,
       );
   }
   for (const [cluster, entry] of record.shares) {
@@ -216,7 +220,8 @@ export function shareRecordProblems(record: ShareRecord): string[] {
       if (lent.sign() < 0) out.push(`${cluster}: lendable ${resource} is negative (${lent.toString()})`);
       if (lent.cmp(at(entry.share, resource)) > 0)
         out.push(
-          `${cluster}: lends ${resource} ${lent.toString()}, more than its share ${at(entry.share, resource).toString()}`,
+          `${cluster}: lends ${resource} ${lent.toString()}, more than its share ` +
+            `${at(entry.share, resource).toString()}`,
         );
     }
   }
@@ -233,7 +238,10 @@ function refuse(
   return { ok: false, reason, member, shortfalls: extra.shortfalls ?? [], resources: extra.resources ?? [] };
 }
 
-/** The refusals every member write shares: released, not a member (unless `leaving` is allowed), a resource outside the budget. */
+/**
+ * The refusals every member write shares: released, not a member (unless `leaving` is allowed), a resource outside the
+ * budget.
+ */
 function precheck(
   record: ShareRecord,
   member: string,
@@ -257,8 +265,8 @@ function withEntry(record: ShareRecord, member: string, entry: MemberShare): Sha
 /**
  * A member asks for `need` more of what it may enforce, share − lendable (and up to `want`). Room comes
  * from its own offer first (taking it back grows no share), then from the pool, then from other members'
- * offers (the largest offer first), all in the one returned record, so one CAS write moves it. Refused, naming who holds the room, when the pool and the offers hold less than
- * `need` or the member's upper bound would be passed.
+ * offers (the largest offer first), all in the one returned record, so one CAS write moves it. Refused, naming who
+ * holds the room, when the pool and the offers hold less than `need` or the member's upper bound would be passed.
  */
 export function requestGrowth(record: ShareRecord, member: string, request: GrowthRequest): GrowthResult {
   const entry = memberShare(record, member);

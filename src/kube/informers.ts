@@ -23,7 +23,10 @@ export interface InformerMetrics {
 type ObjectLists = Pick<ClusterLists, 'listProjects' | 'listNamespaces' | 'listQuotas'>;
 
 export type Kind = 'Project' | 'Namespace' | 'ResourceQuota';
-/** What a ResilientInformer may watch: the snapshot's kinds, the objects the controller puts in project namespaces, and the per-project ClusterRoles (visibility: own). */
+/**
+ * What a ResilientInformer may watch: the snapshot's kinds, the objects the controller puts in project namespaces, and
+ * the per-project ClusterRoles (visibility: own).
+ */
 export type WatchedKind =
   Kind | 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'AllowList' | 'ClusterRole' | 'ClusterRoleBinding';
 export type EventType = 'add' | 'update' | 'delete';
@@ -93,7 +96,9 @@ class TrackedWatch extends k8s.Watch {
   }
 }
 
-/** A watch end after which client-node resumes from the last resourceVersion (no error, or its own inactivity timeout). */
+/**
+ * A watch end after which client-node resumes from the last resourceVersion (no error, or its own inactivity timeout).
+ */
 export function resumable(err: unknown): boolean {
   return !err || (err instanceof Error && err.name === 'TimeoutError');
 }
@@ -288,9 +293,14 @@ export class Informers {
   private readonly listeners: Array<(e: CacheEvent) => void> = [];
   /** Objects this controller wrote, by cache key, until the watch delivers them (or something newer). */
   private readonly written = new Map<string, number>();
-  /** Recently deleted objects and the resourceVersion of their deletion, so a late write response cannot resurrect them. */
+  /**
+   * Recently deleted objects and the resourceVersion of their deletion, so a late write response cannot resurrect them.
+   */
   private readonly tombstones = new Map<string, number>();
-  /** Catch-ups waiting for the watermarks: woken after each event (client-node records its version once the handlers ran). */
+  /**
+   * Catch-ups waiting for the watermarks: woken after each event (client-node records its version once the handlers
+   * ran).
+   */
   private readonly markWaiters = new Set<() => void>();
 
   constructor(
@@ -413,7 +423,10 @@ export class Informers {
     return this.informers.every((i) => i.synced);
   }
 
-  /** Every informer synced and watching (or resuming its watch, RESUME_GRACE_MS): false while one re-lists, cannot reconnect or is broken. */
+  /**
+   * Every informer synced and watching (or resuming its watch, RESUME_GRACE_MS): false while one re-lists, cannot
+   * reconnect or is broken.
+   */
   get upToDate(): boolean {
     return this.informers.every((i) => i.upToDate);
   }
@@ -522,7 +535,10 @@ function cacheKey(kind: Kind, o: k8s.KubernetesObject): string {
   return `${kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 }
 
-/** resourceVersion as a number when it is one (etcd revisions are); undefined otherwise, and then no ordering is assumed. */
+/**
+ * resourceVersion as a number when it is one (etcd revisions are); undefined otherwise, and then no ordering is
+ * assumed.
+ */
 function resourceVersionNumber(o: k8s.KubernetesObject): number | undefined {
   const rv = o.metadata?.resourceVersion;
   if (!rv || !/^[0-9]{1,15}$/.test(rv)) return undefined;

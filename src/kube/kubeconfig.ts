@@ -35,7 +35,10 @@ export class PooledKubeConfig extends k8s.KubeConfig {
   }
 }
 
-/** The kubeconfig of `tenantgate webhook|controller`: the file given, else the default (in-cluster, $KUBECONFIG, ~/.kube/config). */
+/**
+ * The kubeconfig of `tenantgate webhook|controller`: the file given, else the default (in-cluster, $KUBECONFIG,
+ * ~/.kube/config).
+ */
 export function loadKubeConfig(file?: string): PooledKubeConfig {
   const kc = new PooledKubeConfig();
   if (file) kc.loadFromFile(file);

@@ -18,8 +18,11 @@ export function plain<T>(obj: unknown): T {
   return JSON.parse(JSON.stringify(obj)) as T;
 }
 
-/** The metadata fields something in tenantgate reads (src/validate, src/controller, src/webhook); the rest is dropped. */
-// creationTimestamp: the controller leaves a namespace Argo CD just created to its sync (src/controller/argocd-grace.ts).
+/**
+ * The metadata fields something in tenantgate reads (src/validate, src/controller, src/webhook); the rest is dropped.
+ */
+// creationTimestamp: the controller leaves a namespace Argo CD just created to its sync
+// (src/controller/argocd-grace.ts).
 const KEPT_METADATA = [
   'name',
   'namespace',

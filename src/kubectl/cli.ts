@@ -1,6 +1,6 @@
 /**
- * `kubectl tenantgate`'s commands (the executable is src/cli/kubectl-plugin.ts): a tenant's view of its projects, budgets
- * and namespaces, and why the webhook would refuse a file. It runs the real kubectl for every request
+ * `kubectl tenantgate`'s commands (the executable is src/cli/kubectl-plugin.ts): a tenant's view of its projects,
+ * budgets and namespaces, and why the webhook would refuse a file. It runs the real kubectl for every request
  * (docs/adr/0030-what-tenants-see.md) and reads the budget view API where the cluster serves
  * it, else the objects themselves (docs/kubectl-plugin.md).
  */
@@ -69,7 +69,8 @@ function withSource(cmd: Command): Command {
     )
     .option(
       '--cluster-name <name>',
-      "tenantgate's name of this cluster (clusterName in tenantgate.yaml), for the direct path; default: as the Project's status counts it",
+      "tenantgate's name of this cluster (clusterName in tenantgate.yaml), for the direct path; default: as the " +
+        "Project's status counts it",
     );
 }
 
@@ -107,7 +108,8 @@ async function readDocuments(file: string): Promise<unknown[]> {
     for (const item of items) {
       if (typeof item !== 'object' || Array.isArray(item))
         throw new Error(
-          `${file}: document ${i + 1} is ${JSON.stringify(item).slice(0, 60)}, expected a Kubernetes object (apiVersion, kind, metadata)`,
+          `${file}: document ${i + 1} is ${JSON.stringify(item).slice(0, 60)}, expected a Kubernetes object ` +
+            `(apiVersion, kind, metadata)`,
         );
       out.push(item);
     }
@@ -141,7 +143,8 @@ function program(io: PluginIo = processIo, status: { code: number } = { code: 0 
         root
           .command('headroom')
           .description(
-            "a project's budget: per resource allocated/budget, used and headroom; per namespace used/hard and its share",
+            "a project's budget: per resource allocated/budget, used and headroom; per namespace used/hard and " +
+              'its share',
           ),
       ),
     ),
@@ -173,7 +176,8 @@ function program(io: PluginIo = processIo, status: { code: number } = { code: 0 
       root
         .command('why')
         .description(
-          "server-side dry run of a file's objects: which rules refuse them, what fits and what to change (exit 1 when one is refused)",
+          "server-side dry run of a file's objects: which rules refuse them, what fits and what to change (exit " +
+            '1 when one is refused)',
         ),
     ),
   )
@@ -239,7 +243,8 @@ function program(io: PluginIo = processIo, status: { code: number } = { code: 0 
       fleet
         .command('release')
         .description(
-          "on the hub, as tenantgate-fleet-operator: a member cluster that is gone gives up its share of a project's fleet budget (its writes are refused from then on)",
+          'on the hub, as tenantgate-fleet-operator: a member cluster that is gone gives up its share of a ' +
+            "project's fleet budget (its writes are refused from then on)",
         ),
     ),
   )
@@ -248,7 +253,8 @@ function program(io: PluginIo = processIo, status: { code: number } = { code: 0 
     .option('--force', 'release even though the member was heard from recently (its heartbeat Lease on the hub)')
     .option(
       '--alive-within <seconds>',
-      `a member whose heartbeat was renewed within this many seconds still runs and is not released without --force (default ${DEFAULT_ALIVE_WITHIN_SECONDS})`,
+      `a member whose heartbeat was renewed within this many seconds still runs and is not released without ` +
+        `--force (default ${DEFAULT_ALIVE_WITHIN_SECONDS})`,
       (v) => {
         const n = Number(v);
         if (!Number.isInteger(n) || n < 0)

@@ -65,7 +65,8 @@ async function read(kubectl: Kubectl, project: string): Promise<FleetBudgetObjec
   } catch (err) {
     if (err instanceof KubectlError && err.notFound) {
       throw new Error(
-        `${objectName(project)} does not exist: is this the fleet's hub (the cluster Argo CD renders FleetBudgets for), and does Project ${project} have spec.fleet?`,
+        `${objectName(project)} does not exist: is this the fleet's hub (the cluster Argo CD renders ` +
+          `FleetBudgets for), and does Project ${project} have spec.fleet?`,
       );
     }
     throw err;
@@ -92,7 +93,10 @@ async function put(kubectl: Kubectl, object: FleetBudgetObject, subresource: boo
   if (run.exitCode !== 0) throw new KubectlError(args, run);
 }
 
-/** Removes the finalizer of a FleetBudget being deleted that nobody holds a share of (PUT with the resourceVersion read). */
+/**
+ * Removes the finalizer of a FleetBudget being deleted that nobody holds a share of (PUT with the resourceVersion
+ * read).
+ */
 async function finalizeIfUnheld(kubectl: Kubectl, project: string): Promise<boolean> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const object = await read(kubectl, project).catch(() => undefined);
@@ -116,7 +120,10 @@ async function finalizeIfUnheld(kubectl: Kubectl, project: string): Promise<bool
 export interface ReleaseOptions {
   /** Release even though the member was heard from recently (it is fenced, or its heartbeat is forged). */
   force?: boolean;
-  /** A member whose heartbeat Lease was renewed within this many seconds is alive (default DEFAULT_ALIVE_WITHIN_SECONDS). */
+  /**
+   * A member whose heartbeat Lease was renewed within this many seconds is alive (default
+   * DEFAULT_ALIVE_WITHIN_SECONDS).
+   */
   aliveWithinSeconds?: number;
   now?: () => Date;
 }
@@ -137,7 +144,10 @@ async function heartbeatOf(kubectl: Kubectl, cluster: string): Promise<Heartbeat
   }
 }
 
-/** Refuses to release a member heard from within the window, unless forced: it still runs and would keep its use outside the budget. */
+/**
+ * Refuses to release a member heard from within the window, unless forced: it still runs and would keep its use outside
+ * the budget.
+ */
 async function guardLiveness(
   kubectl: Kubectl,
   project: string,
@@ -149,9 +159,13 @@ async function guardLiveness(
   const liveness = livenessOf(await heartbeatOf(kubectl, cluster), (options.now ?? (() => new Date()))(), within);
   if (!liveness.alive) return;
   throw new Error(
-    `${objectName(project)}: cluster ${cluster} was heard from ${liveness.ageSeconds}s ago (Lease ${FLEET_NAMESPACE}/${heartbeatLeaseName(cluster)} renewed at ${liveness.renewTime}; alive means within ${within}s): ` +
-      `a released member that still runs keeps its namespaces' use outside the fleet budget while the hub grants its share again. ` +
-      `Stop tenantgate on ${cluster} or cut it off from the hub, wait until its heartbeat is older than ${within}s, and release it then; or pass --force; nothing released`,
+    `${objectName(project)}: cluster ${cluster} was heard from ${liveness.ageSeconds}s ago (Lease ` +
+      `${FLEET_NAMESPACE}/${heartbeatLeaseName(cluster)} renewed at ${liveness.renewTime}; alive means within ` +
+      `${within}s): ` +
+      (`a released member that still runs keeps its namespaces' use outside the fleet budget while the hub grants ` +
+        `its share again. `) +
+      (`Stop tenantgate on ${cluster} or cut it off from the hub, wait until its heartbeat is older than ${within}` +
+        `s, and release it then; or pass --force; nothing released`),
   );
 }
 
@@ -181,7 +195,9 @@ export async function releaseFleetMember(
     if (!record.members.includes(cluster) && !record.shares.has(cluster)) {
       const holding = [...record.shares.keys()].sort();
       throw new Error(
-        `${objectName(project)}: cluster ${cluster} is neither in spec.members (${record.members.join(', ') || 'none'}) nor holds a share (${holding.join(', ') || 'nobody does'}); nothing released`,
+        `${objectName(project)}: cluster ${cluster} is neither in spec.members (` +
+          `${record.members.join(', ') || 'none'}) nor holds a share (${holding.join(', ') || 'nobody does'}); ` +
+          `nothing released`,
       );
     }
     if (attempt === 1) await guardLiveness(kubectl, project, cluster, options);
@@ -217,7 +233,8 @@ export function releaseText(project: string, cluster: string, o: ReleaseOutcome)
       ];
   if (o.finalized)
     lines.push(
-      `${objectName(project)} was being deleted and no member holds a share any more: finalizer ${FLEET_FINALIZER} removed`,
+      `${objectName(project)} was being deleted and no member holds a share any more: finalizer ` +
+        `${FLEET_FINALIZER} removed`,
     );
   return lines.join('\n') + '\n';
 }

@@ -14,7 +14,9 @@ export type Output = (typeof OUTPUTS)[number];
 const FULL = '█';
 const EMPTY = '░';
 
-/** A bar of `width` cells for value/limit: ceil for any use above zero (a used cell is never hidden), full when over. */
+/**
+ * A bar of `width` cells for value/limit: ceil for any use above zero (a used cell is never hidden), full when over.
+ */
 export function bar(value: string | undefined, limit: string | undefined, width: number): string {
   const v = Quantity.tryParse(value ?? '0');
   const l = Quantity.tryParse(limit ?? '');

@@ -47,7 +47,8 @@ export class Kubectl {
     });
     if (result.failed && result.exitCode === undefined)
       throw new Error(
-        `cannot run ${this.binary}: ${result.shortMessage ?? result.message} (set TENANTGATE_KUBECTL to kubectl's path)`,
+        `cannot run ${this.binary}: ${result.shortMessage ?? result.message} (set TENANTGATE_KUBECTL to ` +
+          `kubectl's path)`,
       );
     return { stdout: String(result.stdout), stderr: String(result.stderr), exitCode: result.exitCode ?? 1 };
   }

@@ -39,7 +39,8 @@ export function identityFromReview(review: unknown): Identity {
     ?.userInfo;
   if (!info || typeof info.username !== 'string')
     throw new Error(
-      `SelfSubjectReview: status.userInfo.username is ${JSON.stringify(info?.username)}, expected the caller's user name (a string)`,
+      `SelfSubjectReview: status.userInfo.username is ${JSON.stringify(info?.username)}, expected the caller's ` +
+        `user name (a string)`,
     );
   const groups = Array.isArray(info.groups) ? info.groups.filter((g): g is string => typeof g === 'string') : [];
   return { username: info.username, groups };
@@ -119,11 +120,13 @@ export function budgetFromView(budget: unknown): ProjectBudgetJson {
     throw new Error(`${where}: project is ${JSON.stringify(b?.project)}, expected the project's name`);
   if (!Array.isArray(b.resources))
     throw new Error(
-      `${where}: resources is ${JSON.stringify(b.resources)}, expected a list of {resource, budget?, allocated, used, headroom?}`,
+      `${where}: resources is ${JSON.stringify(b.resources)}, expected a list of {resource, budget?, allocated, ` +
+        `used, headroom?}`,
     );
   if (!Array.isArray(b.namespaces))
     throw new Error(
-      `${where}: namespaces is ${JSON.stringify(b.namespaces)}, expected a list of {namespace, allocated, used, hard, defaulted}`,
+      `${where}: namespaces is ${JSON.stringify(b.namespaces)}, expected a list of {namespace, allocated, used, ` +
+        `hard, defaulted}`,
     );
   return {
     project: b.project,

@@ -24,7 +24,8 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   N2: {
     title: 'a project namespace is `<project>-<suffix>` and not reserved',
     change:
-      'name the namespace <project>-<suffix> (see `kubectl tenantgate projects`), not default, kube-*, openshift-* or tenantgate-*',
+      'name the namespace <project>-<suffix> (see `kubectl tenantgate projects`), not default, kube-*, ' +
+      'openshift-* or tenantgate-*',
   },
   N3: {
     title: 'a namespace belongs to one project only',
@@ -41,12 +42,14 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   T2: {
     title: "a project namespace carries its project's labels",
     change:
-      'set tenantgate.io/project and tenantgate.io/tenant to the project and its tenant (`kubectl tenantgate create namespace` does)',
+      'set tenantgate.io/project and tenantgate.io/tenant to the project and its tenant (`kubectl tenantgate ' +
+      'create namespace` does)',
   },
   T3: {
     title: 'those two labels are immutable for non-privileged subjects',
     change:
-      'leave tenantgate.io/project and tenantgate.io/tenant as they are; the platform team moves namespaces between projects',
+      'leave tenantgate.io/project and tenantgate.io/tenant as they are; the platform team moves namespaces ' +
+      'between projects',
   },
   T4: {
     title: "only a project's owners manage its namespaces and quotas",
@@ -59,12 +62,14 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   T6: {
     title: 'outside projects, non-privileged subjects change nothing',
     change:
-      'work in a namespace of a project you own; create one with `kubectl tenantgate create namespace NAME --project P`',
+      'work in a namespace of a project you own; create one with `kubectl tenantgate create namespace NAME ' +
+      '--project P`',
   },
   T7: {
     title: 'protected metadata',
     change:
-      "leave the protected labels, annotations, finalizers and owner references (of namespaces, quotas and tenantgate's objects in them) alone, or ask the platform team",
+      'leave the protected labels, annotations, finalizers and owner references (of namespaces, quotas and ' +
+      "tenantgate's objects in them) alone, or ask the platform team",
   },
   T8: {
     title: "status and finalize subresources are for Kubernetes' controllers",
@@ -73,12 +78,14 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   T9: {
     title: "only tenantgate writes a namespace's allow-list parameters",
     change:
-      "leave AllowList tenantgate-allow alone: the controller writes it from the Project; change the Project's spec.allow in git instead",
+      "leave AllowList tenantgate-allow alone: the controller writes it from the Project; change the Project's " +
+      'spec.allow in git instead',
   },
   Q1: {
     title: "the namespaces' quotas fit the budget",
     change:
-      'ask for no more than fits (lower spec.hard, or free room in another namespace of the project), or ask the platform team to raise the budget in git',
+      'ask for no more than fits (lower spec.hard, or free room in another namespace of the project), or ask the ' +
+      'platform team to raise the budget in git',
   },
   Q2: {
     title: 'every namespace is covered for every budgeted resource',
@@ -111,12 +118,14 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   F2: {
     title: 'a cluster grows beyond its share only with room the hub moved to it',
     change:
-      "ask for no more than this cluster's share, free room on the clusters the message names, or ask the platform team to raise spec.fleet.quota.hard in git",
+      "ask for no more than this cluster's share, free room on the clusters the message names, or ask the " +
+      'platform team to raise spec.fleet.quota.hard in git',
   },
   B1: {
     title: "a burst's declaration makes sense",
     change:
-      'ask the platform team to fix the burst in git: RFC 3339 from before until, a unique name, resources the project budgets, a declared namespace',
+      'ask the platform team to fix the burst in git: RFC 3339 from before until, a unique name, resources the ' +
+      'project budgets, a declared namespace',
   },
   B2: {
     title: 'a burst that has ended cannot be added or changed',
@@ -125,7 +134,8 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   C1: {
     title: "the allocation's monthly cost stays within `spec.costBudget.monthly`",
     change:
-      'ask for less than the cost budget leaves (`kubectl tenantgate headroom` shows the cost), free room elsewhere in the project, or ask the platform team to raise spec.costBudget.monthly in git',
+      'ask for less than the cost budget leaves (`kubectl tenantgate headroom` shows the cost), free room ' +
+      'elsewhere in the project, or ask the platform team to raise spec.costBudget.monthly in git',
   },
   D1: {
     title: 'only subjects allowed `confirm-deletion` on a Project confirm its deletion',
@@ -152,22 +162,26 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   F3: {
     title: 'the hub stores only what a member may write to its share record',
     change:
-      "nothing a tenant changes: a member cluster's write to the hub was refused; tell the platform team (docs/fleet.md)",
+      "nothing a tenant changes: a member cluster's write to the hub was refused; tell the platform team " +
+      '(docs/fleet.md)',
   },
   X1: {
     title: "a pod's PriorityClass is allowed for its project",
     change:
-      'use a PriorityClass the message lists (or none), or ask the platform team to add it to spec.allow.priorityClasses in git',
+      'use a PriorityClass the message lists (or none), or ask the platform team to add it to ' +
+      'spec.allow.priorityClasses in git',
   },
   X2: {
     title: "a Service's externalIPs lie in the project's CIDRs",
     change:
-      'use an address in the CIDRs the message lists, or none, or ask the platform team to add a CIDR to spec.allow.services.externalIPs in git',
+      'use an address in the CIDRs the message lists, or none, or ask the platform team to add a CIDR to ' +
+      'spec.allow.services.externalIPs in git',
   },
   X3: {
     title: "a Service's type is allowed",
     change:
-      'use a type the message lists (ClusterIP, or an Ingress or route for outside traffic), or ask the platform team to add it to spec.allow.services.types in git',
+      'use a type the message lists (ClusterIP, or an Ingress or route for outside traffic), or ask the platform ' +
+      'team to add it to spec.allow.services.types in git',
   },
   X4: {
     title: 'a LoadBalancer is reachable only from the declared source ranges',
@@ -195,17 +209,21 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   X9: {
     title: 'images come from allowed registries',
     change:
-      'use an image from a registry the message lists, or ask the platform team to add it to spec.allow.registries in git',
+      'use an image from a registry the message lists, or ask the platform team to add it to ' +
+      'spec.allow.registries in git',
   },
   X10: {
     title: 'a claim binds only PersistentVolumes of its project',
     change:
-      'name a PersistentVolume of the project (label tenantgate.io/project, or claimed from its namespaces), select with matchLabels tenantgate.io/project: <project>, or leave volumeName out and let a StorageClass provision one',
+      'name a PersistentVolume of the project (label tenantgate.io/project, or claimed from its namespaces), ' +
+      'select with matchLabels tenantgate.io/project: <project>, or leave volumeName out and let a StorageClass ' +
+      'provision one',
   },
   H1: {
     title: "hostnames lie under the project's suffixes",
     change:
-      "use a hostname under the project's suffixes the message lists (no wildcard unless allowed), or ask the platform team for a suffix in git",
+      "use a hostname under the project's suffixes the message lists (no wildcard unless allowed), or ask the " +
+      'platform team for a suffix in git',
   },
   H2: {
     title: 'an Ingress names an allowed IngressClass',
@@ -214,7 +232,8 @@ export const RULE_HELP: Readonly<Partial<Record<RuleId, RuleHelp>>> = {
   H4: {
     title: 'a Gateway names an allowed GatewayClass',
     change:
-      'name a GatewayClass the message lists in spec.gatewayClassName, or ask the platform team to add it to spec.allow.gatewayClasses in git',
+      'name a GatewayClass the message lists in spec.gatewayClassName, or ask the platform team to add it to ' +
+      'spec.allow.gatewayClasses in git',
   },
   H3: {
     title: 'hostname suffixes do not overlap across projects',

@@ -55,7 +55,8 @@ export class BudgetSource {
     } catch (err) {
       if (this.wanted === 'view') throw err;
       this.warn(
-        `warning: the budget view API ${VIEW_API_PATH} did not answer (${(err as Error).message.split('\n')[0]}); reading Projects, namespaces and quotas instead`,
+        `warning: the budget view API ${VIEW_API_PATH} did not answer (${(err as Error).message.split('\n')[0]}` +
+          `); reading Projects, namespaces and quotas instead`,
       );
       return 'direct';
     }

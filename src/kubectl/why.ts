@@ -27,7 +27,10 @@ export interface Verdict {
 /** A rule id as tenantgate writes them, a family letter (S, N, T, Q) and a digit, in brackets. */
 const MARKER = /\[([SNTQXH][0-9])\] /g;
 
-/** Splits text into the rule-id segments it carries: "[Q1] a [Q2] b" → Q1 "a", Q2 "b"; text before the first id is dropped. */
+/**
+ * Splits text into the rule-id segments it carries: "[Q1] a [Q2] b" → Q1 "a", Q2 "b"; text before the first id is
+ * dropped.
+ */
 export function findings(text: string): Finding[] {
   const out: Finding[] = [];
   const marks = [...text.matchAll(MARKER)];

@@ -238,7 +238,8 @@ export class LedgerWatch {
   private retry(reason: string, from: string | undefined): void {
     const delay = this.nextDelay();
     this.log(
-      `${reason}; retrying in ${delay} ms (until then each replica learns of the others' ledger writes from a lost compare-and-swap)`,
+      `${reason}; retrying in ${delay} ms (until then each replica learns of the others' ledger writes from a ` +
+        `lost compare-and-swap)`,
     );
     this.schedule(from, delay);
   }

@@ -114,7 +114,10 @@ function stateOf(cm: ConfigMapJson): LedgerState {
   };
 }
 
-/** The ledger's ConfigMaps through the lean client (docs/adr/0003-headroom-ledger.md): one keep-alive connection, plain JSON. */
+/**
+ * The ledger's ConfigMaps through the lean client (docs/adr/0003-headroom-ledger.md): one keep-alive connection, plain
+ * JSON.
+ */
 export class ConfigMapLedger implements LedgerStore {
   private readonly api: LeanApiClient;
   private watcher: LedgerWatch | undefined;
@@ -177,7 +180,10 @@ export class ConfigMapLedger implements LedgerStore {
   }
 
   private path(name?: string): string {
-    return `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps${name ? `/${encodeURIComponent(name)}` : ''}`;
+    return (
+      `/api/v1/namespaces/${encodeURIComponent(this.namespace)}/configmaps` +
+      `${name ? `/${encodeURIComponent(name)}` : ''}`
+    );
   }
 
   async read(project: string): Promise<LedgerState> {

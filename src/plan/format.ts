@@ -131,7 +131,10 @@ function fleetTitle(f: FleetRollup): string {
     read: 'shares from the hub',
     unreadable: `the hub's FleetBudget is unreadable: ${(f.hubProblems ?? []).join('; ')}`,
   }[f.hub];
-  return `fleet ${f.project} on ${f.members.join(' + ')}${f.formerMembers?.length ? ` (leaving: ${f.formerMembers.join(', ')})` : ''} — ${hub}`;
+  return (
+    `fleet ${f.project} on ${f.members.join(' + ')}` +
+    `${f.formerMembers?.length ? ` (leaving: ${f.formerMembers.join(', ')})` : ''} — ${hub}`
+  );
 }
 
 /** RESOURCE FLEET BUDGET ALLOCATED USED HEADROOM [SHARES POOL] then per member "allocated [share s]". */
@@ -221,7 +224,8 @@ export function planMarkdown(plan: Plan): string {
       out.push('', 'Findings:', '');
       for (const f of e.findings)
         out.push(
-          `- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`,
+          `- **[${f.rule}]** ${cell(objectPrefix(f) + f.message)}` +
+            `${f.by === 'plan' ? ' _(found by plan; the webhook admits it)_' : ''}`,
         );
     }
     if (e.warnings?.length) {
@@ -240,7 +244,10 @@ export function planMarkdown(plan: Plan): string {
           l.allocated,
           l.used,
           l.headroom
-            ? `\`${headroomText({ headroomAfter: l.headroom, ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}) })}\``
+            ? `\`${headroomText({
+                headroomAfter: l.headroom,
+                ...(l.headroomPercent !== undefined ? { headroomPercent: l.headroomPercent } : {}),
+              })}\``
             : '—',
           ...r.clusters.map((c) => l.perCluster[c]?.headroom ?? '—'),
         ]),

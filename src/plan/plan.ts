@@ -51,7 +51,10 @@ export interface PlanInput {
    * was not read (shares not shown, F2 not checked).
    */
   hub?: ReadonlyMap<string, HubShareRecord>;
-  /** The instant (ms since the epoch) the plan is made at (`plan --now`, else the process clock): which bursts are active. */
+  /**
+   * The instant (ms since the epoch) the plan is made at (`plan --now`, else the process clock): which bursts are
+   * active.
+   */
   at: number;
 }
 
@@ -202,7 +205,8 @@ export function planChange(input: PlanInput): Plan {
         budgetsAfter.get(name)!.set(cluster, budgetAfter);
       }
       if (will?.spec.fleet) {
-        // The fleet roll-up counts every fleet-budgeted resource, also where this cluster's own budget does not name it.
+        // The fleet roll-up counts every fleet-budgeted resource, also where this cluster's own budget does not name
+        // it.
         if (!fleetBudgetsAfter.has(name)) fleetBudgetsAfter.set(name, new Map());
         fleetBudgetsAfter
           .get(name)!
@@ -321,7 +325,10 @@ export function planChange(input: PlanInput): Plan {
   };
 }
 
-/** The fleet roll-up of every Project with spec.fleet that is shown, whose fleet declaration changed, or that has a fleet finding. */
+/**
+ * The fleet roll-up of every Project with spec.fleet that is shown, whose fleet declaration changed, or that has a
+ * fleet finding.
+ */
 function fleetRollups(
   input: PlanInput,
   budgetsAfter: Map<string, Map<string, ProjectBudget>>,

@@ -21,7 +21,10 @@ export interface SnapshotDocument {
   projects: Project[];
   namespaces: NamespaceObject[];
   resourceQuotas: ResourceQuotaObject[];
-  /** Pods, Services, claims, Ingresses, Gateway API objects, ResourceClaims of the project namespaces (absent in older snapshots). */
+  /**
+   * Pods, Services, claims, Ingresses, Gateway API objects, ResourceClaims of the project namespaces (absent in older
+   * snapshots).
+   */
   objects?: LiveObject[];
 }
 
@@ -46,7 +49,10 @@ const byName = (
   (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
   (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 
-/** The snapshot of what was listed: project namespaces only, and the quotas in them; sorted, so two snapshots of one state are equal. */
+/**
+ * The snapshot of what was listed: project namespaces only, and the quotas in them; sorted, so two snapshots of one
+ * state are equal.
+ */
 export function snapshotOf(
   cluster: string,
   takenAt: string,
@@ -98,7 +104,9 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Reads a snapshot file (YAML or JSON); any other content is an error naming the file, the field and what is allowed. */
+/**
+ * Reads a snapshot file (YAML or JSON); any other content is an error naming the file, the field and what is allowed.
+ */
 export function parseSnapshot(text: string, file: string): SnapshotDocument {
   let doc: unknown;
   try {
@@ -112,7 +120,8 @@ export function parseSnapshot(text: string, file: string): SnapshotDocument {
     );
   if (doc.kind !== SNAPSHOT_KIND || doc.apiVersion !== SNAPSHOT_API_VERSION) {
     throw new SnapshotFileError(
-      `${file}: apiVersion/kind is ${JSON.stringify(doc.apiVersion ?? null)}/${JSON.stringify(doc.kind ?? null)}; allowed: ${SNAPSHOT_API_VERSION}/${SNAPSHOT_KIND}`,
+      `${file}: apiVersion/kind is ${JSON.stringify(doc.apiVersion ?? null)}/${JSON.stringify(doc.kind ?? null)}` +
+        `; allowed: ${SNAPSHOT_API_VERSION}/${SNAPSHOT_KIND}`,
     );
   }
   if (typeof doc.cluster !== 'string')
@@ -130,7 +139,8 @@ export function parseSnapshot(text: string, file: string): SnapshotDocument {
     list.forEach((o, i) => {
       if (!isObject(o) || !isObject(o.metadata) || typeof o.metadata.name !== 'string')
         throw new SnapshotFileError(
-          `${file}: ${field}[${i}] has no metadata.name; allowed: Kubernetes objects as tenantgate snapshot writes them`,
+          `${file}: ${field}[${i}] has no metadata.name; allowed: Kubernetes objects as tenantgate snapshot ` +
+            `writes them`,
         );
       if (field === 'projects' && (!isObject(o.spec) || typeof o.spec.tenant !== 'string'))
         throw new SnapshotFileError(`${file}: projects[${i}] (${o.metadata.name}) has no spec.tenant`);
@@ -153,7 +163,8 @@ export function parseSnapshot(text: string, file: string): SnapshotDocument {
         typeof o.metadata.namespace !== 'string'
       ) {
         throw new SnapshotFileError(
-          `${file}: objects[${i}] has no apiVersion, kind, metadata.name or metadata.namespace; allowed: Kubernetes objects as tenantgate snapshot writes them`,
+          `${file}: objects[${i}] has no apiVersion, kind, metadata.name or metadata.namespace; allowed: ` +
+            `Kubernetes objects as tenantgate snapshot writes them`,
         );
       }
     });

@@ -44,7 +44,10 @@ export interface PlanFinding {
   message: string;
   /** The object whose sync is refused ("ResourceQuota web-frontend/tenantgate-quota"), when one is. */
   object?: string;
-  /** `webhook`: the admission webhook would refuse the object; `plan`: found by plan (Q6, Q7, objects a narrowed allow-list strands). */
+  /**
+   * `webhook`: the admission webhook would refuse the object; `plan`: found by plan (Q6, Q7, objects a narrowed
+   * allow-list strands).
+   */
   by: 'webhook' | 'plan';
 }
 
@@ -69,7 +72,10 @@ export interface PlanEntry {
   };
   before: ProjectBudgetJson | null;
   after: ProjectBudgetJson | null;
-  /** The bursts the change adds, changes or removes, and the active or upcoming ones (docs/budgets.md#bursts); absent when none. */
+  /**
+   * The bursts the change adds, changes or removes, and the active or upcoming ones (docs/budgets.md#bursts); absent
+   * when none.
+   */
   bursts?: string[];
   /** What the allocation costs per month before and after, when tenantgate.yaml has pricing (docs/budgets.md#cost). */
   cost?: CostLine;
@@ -110,7 +116,10 @@ export interface ProjectRollup {
 export interface FleetMemberLine {
   /** What its namespaces hold after the change; absent for a former member (it only gives back). */
   allocated?: string;
-  /** `live`: read from the cluster (self-service namespaces included); `declared`: plan was not given the cluster, its declarations count. */
+  /**
+   * `live`: read from the cluster (self-service namespaces included); `declared`: plan was not given the cluster, its
+   * declarations count.
+   */
   counted?: 'live' | 'declared';
   /** What its namespaces use (quotas' status.used), when plan read the cluster. */
   used?: string;

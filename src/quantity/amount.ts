@@ -25,7 +25,8 @@ export function pow10(k: number): bigint {
   if (!Number.isSafeInteger(k) || k < 0) throw new RangeError(`internal error: 10^${k}`);
   if (k > MAX_EXPONENT_SPAN) {
     throw new RangeError(
-      `quantity arithmetic would need 10^${k}, beyond the supported span of 10^${MAX_EXPONENT_SPAN}: the operands' magnitudes are too far apart`,
+      `quantity arithmetic would need 10^${k}, beyond the supported span of 10^${MAX_EXPONENT_SPAN}: the ` +
+        `operands' magnitudes are too far apart`,
     );
   }
   if (k < 64) {
@@ -66,7 +67,9 @@ export interface Amount {
   s: number;
 }
 
-/** Scale gaps up to this are aligned by multiplying (10^36 is a small BigInt); wider ones compare digit counts first. */
+/**
+ * Scale gaps up to this are aligned by multiplying (10^36 is a small BigInt); wider ones compare digit counts first.
+ */
 const ALIGN_DIRECTLY = 36;
 const cmpBig = (x: bigint, y: bigint): -1 | 0 | 1 => (x === y ? 0 : x > y ? 1 : -1);
 

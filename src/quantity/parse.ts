@@ -18,7 +18,10 @@ export class QuantityError extends Error {
     message: string,
     /** The input as given (a number is shown as its decimal string). */
     readonly input: string,
-    /** format: no match for the quantity syntax; suffix: unknown suffix; numeric: no digits; range: too large to compute; type: neither a string nor a finite number. */
+    /**
+     * format: no match for the quantity syntax; suffix: unknown suffix; numeric: no digits; range: too large to
+     * compute; type: neither a string nor a finite number.
+     */
     readonly reason: QuantityErrorReason,
   ) {
     super(message);
@@ -26,7 +29,8 @@ export class QuantityError extends Error {
 }
 
 const ALLOWED_SUFFIXES =
-  'allowed suffixes are n, u, m, k, M, G, T, P, E (decimal SI), Ki, Mi, Gi, Ti, Pi, Ei (binary SI), or e/E followed by an integer exponent (e.g. 500m, 2, 1.5Gi, 1e3)';
+  'allowed suffixes are n, u, m, k, M, G, T, P, E (decimal SI), Ki, Mi, Gi, Ti, Pi, Ei (binary SI), or e/E ' +
+  'followed by an integer exponent (e.g. 500m, 2, 1.5Gi, 1e3)';
 
 function formatError(input: string): QuantityError {
   return new QuantityError(

@@ -206,7 +206,9 @@ export class Quantity {
 
   // --- reading -----------------------------------------------------------------------------
 
-  /** AsApproximateFloat64: float64(unscaled) * math.Pow10(scale), as Go computes it. Not used by any exact operation. */
+  /**
+   * AsApproximateFloat64: float64(unscaled) * math.Pow10(scale), as Go computes it. Not used by any exact operation.
+   */
   asApproximateFloat64(): number {
     const base = Number(this.unscaled);
     if (this.scale === 0) return base;

@@ -175,7 +175,13 @@ export function describeIsolationPolicy(policy: NetworkPolicyObject): string {
     const labels = Object.entries(matchLabels).map(([k, v]) => `${k}=${v}`);
     return [...labels, ...matchExpressions.map((e) => e.key)].join(',');
   };
-  return `ingress only from namespaces ${policy.spec.ingress[0].from.map(peer).join(' | ')}; egress only to ${policy.spec.egress.map((r) => r.to.map(peer).join(' | ') + (r.ports ? ` (port ${r.ports[0]!.port})` : '')).join(' | ')}`;
+  const egress = policy.spec.egress.map(
+    (r) => r.to.map(peer).join(' | ') + (r.ports ? ` (port ${r.ports[0]!.port})` : ''),
+  );
+  return (
+    `ingress only from namespaces ${policy.spec.ingress[0].from.map(peer).join(' | ')}; egress only to ` +
+    `${egress.join(' | ')}`
+  );
 }
 
 /**
@@ -196,7 +202,9 @@ export function storedLimitItem(item: LimitRangeDefaults): Required<LimitRangeDe
   return out;
 }
 
-/** Two resource lists hold the same quantities (`0.5` and `500m` are equal; unparsable values are compared as written). */
+/**
+ * Two resource lists hold the same quantities (`0.5` and `500m` are equal; unparsable values are compared as written).
+ */
 function sameQuantities(a: ResourceList | undefined, b: ResourceList | undefined): boolean {
   const left = Object.keys(a ?? {});
   if (left.length !== Object.keys(b ?? {}).length) return false;
@@ -244,7 +252,9 @@ export function limitRangeMatches(
   });
 }
 
-/** Whether a stored NetworkPolicy is exactly the isolation policy (any added rule or port is a change), with our labels. */
+/**
+ * Whether a stored NetworkPolicy is exactly the isolation policy (any added rule or port is a change), with our labels.
+ */
 export function isolationPolicyMatches(
   actual: { metadata?: { labels?: Record<string, string> }; spec?: unknown },
   desired: NetworkPolicyObject,

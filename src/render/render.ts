@@ -66,9 +66,9 @@ function byName<T extends { name: string }>(a: T, b: T): number {
 }
 
 /**
- * Objects in apply order: Projects (-2) (and with `appProjects` the tenants' AppProjects, -2), Namespaces (-1), then each namespace's objects (0). Made one
- * at a time as they are consumed: `render` prints each right away, so hundreds of thousands of
- * objects never need to be alive at once.
+ * Objects in apply order: Projects (-2) (and with `appProjects` the tenants' AppProjects, -2), Namespaces (-1), then
+ * each namespace's objects (0). Made one at a time as they are consumed: `render` prints each right away, so hundreds
+ * of thousands of objects never need to be alive at once.
  */
 export function* renderProjectsLazily(
   projects: Project[],
@@ -173,7 +173,10 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace, config:
   return out;
 }
 
-/** A shared namespace object as Argo CD applies it: in wave 0 (after its Namespace; the AllowList CRD comes with the chart). */
+/**
+ * A shared namespace object as Argo CD applies it: in wave 0 (after its Namespace; the AllowList CRD comes with the
+ * chart).
+ */
 function withWave(object: {
   apiVersion: string;
   kind: string;

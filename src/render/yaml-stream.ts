@@ -1,7 +1,8 @@
 /**
  * Prints rendered objects as one YAML stream. `json` (what the Argo CD plugin asks for): each document
  * is JSON — valid YAML, unambiguous for Go's YAML 1.1 readers (no `yes`/`on`/octal surprises), and
- * printed by JSON.stringify, fast enough for the render target (P2, docs/benchmarks.md). `yaml`: block YAML via js-yaml, for people.
+ * printed by JSON.stringify, fast enough for the render target (P2, docs/benchmarks.md). `yaml`: block YAML via
+ * js-yaml, for people.
  */
 import { CORE_SCHEMA, dump } from 'js-yaml';
 

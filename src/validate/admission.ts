@@ -176,7 +176,9 @@ export function projectOfNamespace(
   return project ? { project } : {};
 }
 
-/** A namespace as a message names it: `payments-x7k2q (generateName "payments-")` when the apiserver made up the name. */
+/**
+ * A namespace as a message names it: `payments-x7k2q (generateName "payments-")` when the apiserver made up the name.
+ */
 function shownName(ns: NamespaceObject): string {
   const { name, generateName } = ns.metadata;
   return generateName ? `${name ?? ''} (generateName ${JSON.stringify(generateName)})`.trimStart() : (name ?? '');
@@ -331,7 +333,10 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
   };
 }
 
-/** How many namespaces the project has besides `name`, counting those admitted a moment ago that the cache does not show yet (Q5 keeps them pending). */
+/**
+ * How many namespaces the project has besides `name`, counting those admitted a moment ago that the cache does not show
+ * yet (Q5 keeps them pending).
+ */
 function otherNamespaceCount(ctx: ReviewContext, projectName: string, name: string): number {
   const namespaces = new Set<string>();
   for (const n of ctx.snapshot.namespacesOfProject(projectName)) namespaces.add(n.metadata.name ?? '');
@@ -439,7 +444,10 @@ export function describeNamespacedObject(
   project: Project,
 ): string {
   const visible = ctx.config.visibility !== 'own' || isOwner(project, ctx.user);
-  return `${kind} ${namespace}/${name}${visible ? ` (project ${project.metadata.name ?? ''}, tenant ${project.spec.tenant})` : ''}`;
+  return (
+    `${kind} ${namespace}/${name}` +
+    `${visible ? ` (project ${project.metadata.name ?? ''}, tenant ${project.spec.tenant})` : ''}`
+  );
 }
 
 export function reviewResourceQuota(
@@ -545,7 +553,8 @@ export function reviewResourceQuota(
           explainIn: ctx.snapshot,
         }),
       );
-    // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10 %.
+    // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10
+    // %.
     const warnings = violations.length
       ? []
       : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
@@ -649,7 +658,10 @@ export function reviewSubresource(
 // Projects
 // ---------------------------------------------------------------------------------------------
 
-/** Whether `after` budgets less of `resource` than `before` did (or a resource `before` did not budget; or no resource named). */
+/**
+ * Whether `after` budgets less of `resource` than `before` did (or a resource `before` did not budget; or no resource
+ * named).
+ */
 function lowersBudget(before: Resources, after: Resources, resource: string | number | undefined): boolean {
   if (typeof resource !== 'string') return true;
   const b = before.get(resource);
@@ -704,7 +716,8 @@ export function reviewProject(
     violations.push(
       ...checkBudget(scope, shares).filter((v) => !before || lowersBudget(before, scope.budget, v.path?.at(-1))),
     );
-    // C1 over the live namespaces (self-service ones included), unless validateDeclarations found the declared ones over already.
+    // C1 over the live namespaces (self-service ones included), unless validateDeclarations found the declared ones
+    // over already.
     if (ctx.config.pricing && !violations.some((v) => v.rule === 'C1'))
       violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
   }

@@ -93,7 +93,10 @@ export function activeBursts(project: Project, cluster: string, at: number): Bur
   return bursts(project).filter((b) => burstApplies(b, cluster) && burstPhase(b, at) === 'active');
 }
 
-/** The next instant after `at` where a burst starts or ends (the controller requeues then); undefined when none is ahead. */
+/**
+ * The next instant after `at` where a burst starts or ends (the controller requeues then); undefined when none is
+ * ahead.
+ */
 export function nextTransition(project: Project, at: number): number | undefined {
   let next: number | undefined;
   for (const w of windows(bursts(project))) {
@@ -113,7 +116,8 @@ export function withActiveBursts(project: Project, cluster: string, budget: Reso
   if (list.length === 0) return budget;
   const entry = entryOf(list);
   const w = entry.windows;
-  // The active set as a number (a bit per burst, exact up to 52 bursts), else as a string; no allocation in the first case.
+  // The active set as a number (a bit per burst, exact up to 52 bursts), else as a string; no allocation in the first
+  // case.
   let mask = 0;
   let key: number | string = 0;
   for (let i = 0; i < list.length; i++) {
@@ -206,7 +210,8 @@ function increaseText(burst: Burst): string {
 /**
  * `tenantgate plan`'s burst lines for a project on a cluster: every burst the change adds, changes or
  * removes, and the unchanged ones that are active or upcoming at `at`:
- * `black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace ml-serving, upcoming — Black Friday traffic`.
+ * `black-friday (added): +8 requests.cpu from 2026-12-01 to 2026-12-03 on namespace ml-serving, upcoming — Black Friday
+ * traffic`.
  */
 export function planBurstLines(
   before: Project | undefined,
@@ -226,7 +231,8 @@ export function planBurstLines(
     if (!change && phase === 'ended') continue;
     const where = b.namespace ? ` on namespace ${b.namespace}` : '';
     out.push(
-      `${b.name}${change ? ` (${change})` : ''}: ${increaseText(b)} from ${shortInstant(b.from)} to ${shortInstant(b.until)}${where}, ${phase} — ${b.reason}`,
+      `${b.name}${change ? ` (${change})` : ''}: ${increaseText(b)} from ${shortInstant(b.from)} to ` +
+        `${shortInstant(b.until)}${where}, ${phase} — ${b.reason}`,
     );
   }
   for (const b of old.values())
@@ -268,7 +274,10 @@ export function burstsJson(project: Project, cluster: string, at: number): Burst
   return out;
 }
 
-/** `burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace ml-serving — Black Friday traffic`. */
+/**
+ * `burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace ml-serving — Black Friday
+ * traffic`.
+ */
 export function burstJsonLine(b: BurstJson): string {
   const inc = Object.keys(b.increase)
     .sort()

@@ -61,7 +61,8 @@ export function cidrProblem(text: string): string | undefined {
   const canonical = canonicalCidr(parsed);
   return canonical === text
     ? undefined
-    : `is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ refuses other forms in a NetworkPolicy): write ${JSON.stringify(canonical)}`;
+    : `is not in canonical form (host bits zero, no leading zeros, IPv6 compressed and lowercase; Kubernetes 1.36+ ` +
+        `refuses other forms in a NetworkPolicy): write ${JSON.stringify(canonical)}`;
 }
 
 /** Whether `inner` (an address or a CIDR) lies inside `outer`. */
@@ -81,7 +82,9 @@ function isStrictAddress(text: string): boolean {
   return !text.includes('.') || text.split('.').every((part) => !/^0\d/.test(part));
 }
 
-/** Whether `text` is a bare address (isStrictAddress) inside one of `allowed`: what a field holding one address may be. */
+/**
+ * Whether `text` is a bare address (isStrictAddress) inside one of `allowed`: what a field holding one address may be.
+ */
 export function addressWithinAnyCidr(text: string, allowed: readonly string[]): boolean {
   return isStrictAddress(text) && withinAnyCidr(text, allowed);
 }

@@ -128,7 +128,10 @@ function countedAmounts(resources: Resources): Map<string, Quantity> {
   return out;
 }
 
-/** Whether `resources` names two spellings of one quantity: a sum of such lists cannot be priced as one list (sharesCost). */
+/**
+ * Whether `resources` names two spellings of one quantity: a sum of such lists cannot be priced as one list
+ * (sharesCost).
+ */
 export function namesBothSpellings(resources: Resources): boolean {
   for (const resource of resources.keys()) {
     const name = countedName(resource);
@@ -156,7 +159,10 @@ export function monthlyCost(sheet: PriceSheet, resources: Resources): Rational {
   return sum(costByResource(sheet, resources).values());
 }
 
-/** Per priced resource, what several namespaces' lists cost together: each list priced on its own (costByResource), then added. */
+/**
+ * Per priced resource, what several namespaces' lists cost together: each list priced on its own (costByResource), then
+ * added.
+ */
 function sharesCostByResource(sheet: PriceSheet, shares: Iterable<Resources>): Map<string, Rational> {
   const out = new Map<string, Rational>();
   for (const share of shares)
@@ -170,7 +176,9 @@ export function sharesCost(sheet: PriceSheet, shares: Iterable<Resources>): Rati
   return sum(sharesCostByResource(sheet, shares).values());
 }
 
-/** The project's `spec.costBudget.monthly`, exactly; undefined without a costBudget or when it is not a plain decimal. */
+/**
+ * The project's `spec.costBudget.monthly`, exactly; undefined without a costBudget or when it is not a plain decimal.
+ */
 export function monthlyBudgetOf(project: Project): Rational | undefined {
   const monthly = project.spec.costBudget?.monthly;
   return typeof monthly === 'string' ? tryDecimal(monthly) : undefined;
@@ -212,7 +220,10 @@ export function moneyJson(amount: Rational): string {
   return centsText(ceilCents(amount)).replaceAll(',', '');
 }
 
-/** A change between two shown amounts, from their shown cents so that the three numbers add up: "+$230.00", "-$12.50", "+$0.00". */
+/**
+ * A change between two shown amounts, from their shown cents so that the three numbers add up: "+$230.00", "-$12.50",
+ * "+$0.00".
+ */
 export function formatDelta(before: Rational, after: Rational, currency: string): string {
   const delta = ceilCents(after) - ceilCents(before);
   return delta < 0n ? formatCents(delta, currency) : `+${formatCents(delta, currency)}`;

@@ -40,7 +40,8 @@ export const GRANTING_NAMESPACE_METADATA: readonly GrantingKey[] = [
     field: 'annotations',
     key: 'scheduler.alpha.kubernetes.io/node-selector',
     grants:
-      "PodNodeSelector: the node selector every pod of the namespace gets; changed or removed, pods leave the platform's node pool",
+      'PodNodeSelector: the node selector every pod of the namespace gets; changed or removed, pods leave the ' +
+      "platform's node pool",
     source: 'Kubernetes PodNodeSelector admission plugin',
   },
   {
@@ -71,42 +72,48 @@ export const GRANTING_NAMESPACE_METADATA: readonly GrantingKey[] = [
     field: 'annotations',
     key: 'openshift.io/sa.scc.supplemental-groups',
     grants:
-      "OpenShift SCC MustRunAs: the supplemental and fs groups of the namespace's pods (another namespace's groups reach its volumes)",
+      "OpenShift SCC MustRunAs: the supplemental and fs groups of the namespace's pods (another namespace's " +
+      'groups reach its volumes)',
     source: 'OpenShift security context constraints admission (pre-allocated values)',
   },
   {
     field: 'annotations',
     key: 'openshift.io/sa.scc.mcs',
     grants:
-      "OpenShift SCC MustRunAs: the SELinux MCS level of the namespace's pods (another namespace's level reaches its files)",
+      "OpenShift SCC MustRunAs: the SELinux MCS level of the namespace's pods (another namespace's level reaches " +
+      'its files)',
     source: 'OpenShift security context constraints admission (pre-allocated values)',
   },
   {
     field: 'labels',
     key: 'openshift.io/run-level',
     grants:
-      'OpenShift run level 0 or 1: no security context constraints, quota or other OpenShift admission for the namespace',
+      'OpenShift run level 0 or 1: no security context constraints, quota or other OpenShift admission for the ' +
+      'namespace',
     source: 'OpenShift admission (security context constraints, cluster resource quota)',
   },
   {
     field: 'labels',
     key: 'openshift.io/cluster-monitoring',
     grants:
-      "OpenShift cluster monitoring: the platform's Prometheus, which reads every namespace's metrics, evaluates the namespace's rules and scrapes its monitors",
+      "OpenShift cluster monitoring: the platform's Prometheus, which reads every namespace's metrics, evaluates " +
+      "the namespace's rules and scrapes its monitors",
     source: 'OpenShift cluster monitoring operator',
   },
   {
     field: 'labels',
     key: 'control-plane',
     grants:
-      'AKS Admissions Enforcer: "true" takes the namespace out of every admission webhook the cluster installed (tenantgate\'s too)',
+      'AKS Admissions Enforcer: "true" takes the namespace out of every admission webhook the cluster installed ' +
+      "(tenantgate's too)",
     source: 'Azure Kubernetes Service Admissions Enforcer (namespaceSelector control-plane NotIn [true])',
   },
   {
     field: 'labels',
     key: 'kubernetes.azure.com/managedby',
     grants:
-      'AKS Admissions Enforcer: "aks" takes the namespace out of every admission webhook the cluster installed (tenantgate\'s too)',
+      'AKS Admissions Enforcer: "aks" takes the namespace out of every admission webhook the cluster installed ' +
+      "(tenantgate's too)",
     source:
       'Azure Kubernetes Service Admissions Enforcer (namespaceSelector kubernetes.azure.com/managedby NotIn [aks])',
   },

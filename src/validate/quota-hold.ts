@@ -74,7 +74,10 @@ function keyed(list: ResourceList | undefined, tier: string, uncached = false): 
   return out;
 }
 
-/** What a quota's `spec.hard` counts for under budget keys (nothing for a scoped quota that is no tier's); `uncached` for an object under review. */
+/**
+ * What a quota's `spec.hard` counts for under budget keys (nothing for a scoped quota that is no tier's); `uncached`
+ * for an object under review.
+ */
 export function countedHard(quota: ResourceQuotaObject, uncached = false): Resources {
   const tier = quotaTier(quota);
   return tier === undefined ? EMPTY : keyed(quota.spec?.hard, tier, uncached);
@@ -127,7 +130,10 @@ export function quotaUsed(quotas: Iterable<ResourceQuotaObject>): Resources {
   return used;
 }
 
-/** A quota's status.hard or status.used, parsed under the keys it counts for (cached by list: cached objects are never edited). */
+/**
+ * A quota's status.hard or status.used, parsed under the keys it counts for (cached by list: cached objects are never
+ * edited).
+ */
 function statusList(quota: ResourceQuotaObject, which: 'hard' | 'used', tier = ''): Resources {
   return keyed(quota.status?.[which], tier);
 }

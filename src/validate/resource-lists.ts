@@ -43,7 +43,9 @@ export function parseUncached(
       sink?.push({
         rule: 'S1',
         path: [...path, name],
-        message: `${owner}: ${[...path, name].join('.')} is ${JSON.stringify(raw)}, which is not a Kubernetes quantity (allowed: e.g. 500m, 2, 1.5Gi, 1e3)`,
+        message:
+          `${owner}: ${[...path, name].join('.')} is ${JSON.stringify(raw)}, which is not a Kubernetes quantity ` +
+          `(allowed: e.g. 500m, 2, 1.5Gi, 1e3)`,
       });
       continue;
     }

@@ -34,7 +34,10 @@ export interface PendingAllocations {
   allocated?(): Iterable<string>;
   /** Quota writes and deletions admitted in the namespace that the snapshot may not show yet. */
   quotaOverlay?(namespace: string): QuotaOverlay | undefined;
-  /** Uids of older namespaces of this name that a live Namespace CREATE may have replaced (quotas cached there may be theirs). */
+  /**
+   * Uids of older namespaces of this name that a live Namespace CREATE may have replaced (quotas cached there may be
+   * theirs).
+   */
   replacedNamespaces?(namespace: string): ReadonlySet<string> | undefined;
 }
 
@@ -228,7 +231,10 @@ export function othersTotal(
   return raises.length === 0 ? observed : withRaises(memo, namespace, observed, raises);
 }
 
-/** The terms of othersTotal one by one: the shares of the project's namespaces other than `namespace`, pending ones included. */
+/**
+ * The terms of othersTotal one by one: the shares of the project's namespaces other than `namespace`, pending ones
+ * included.
+ */
 export function otherShares(
   snapshot: Snapshot,
   project: Project,
@@ -251,7 +257,9 @@ interface PendingRaise {
   term: Resources;
 }
 
-/** Per namespace of the project other than `namespace` whose pending allocation raises its observed share: by how much. */
+/**
+ * Per namespace of the project other than `namespace` whose pending allocation raises its observed share: by how much.
+ */
 function pendingRaises(
   snapshot: Snapshot,
   memo: ProjectShares,

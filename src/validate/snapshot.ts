@@ -27,7 +27,10 @@ export class MemorySnapshot implements Snapshot {
    * through upsertQuota/deleteQuota, which drop it.
    */
   private readonly effectiveByNamespace = new Map<string, Resources>();
-  /** What each namespace's quotas let it hold (quotaHold: spec, enforced status.hard, status.used); kept like effectiveByNamespace. */
+  /**
+   * What each namespace's quotas let it hold (quotaHold: spec, enforced status.hard, status.used); kept like
+   * effectiveByNamespace.
+   */
   private readonly heldByNamespace = new Map<string, Resources>();
   /**
    * Observed shares per project (Q1 sums the other namespaces of a project on every growing request):
@@ -257,7 +260,8 @@ export class MemorySnapshot implements Snapshot {
 
 /**
  * Whether two versions of a quota count the same (what effectiveQuota and quotaHold read: which keys
- * it counts for (unscoped, a tier's, none: tiers.ts quotaTier), spec.hard, status.hard, status.used). The quota controller rewrites status.used with every pod.
+ * it counts for (unscoped, a tier's, none: tiers.ts quotaTier), spec.hard, status.hard, status.used). The quota
+ * controller rewrites status.used with every pod.
  */
 function sameHold(a: ResourceQuotaObject, b: ResourceQuotaObject): boolean {
   if (quotaTier(a) !== quotaTier(b)) return false;

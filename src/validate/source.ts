@@ -21,8 +21,8 @@ export interface ParseProblem {
 }
 
 export function parseSource(file: string, text: string): { documents: SourceDocument[]; problems: ParseProblem[] } {
-  // Render speed (P2, docs/benchmarks.md): js-yaml reads plain declarations several times faster than the `yaml` library's
-  // document model. Positions are needed only for findings, so the library parses a file (with
+  // Render speed (P2, docs/benchmarks.md): js-yaml reads plain declarations several times faster than the `yaml`
+  // library's document model. Positions are needed only for findings, so the library parses a file (with
   // positions) only when a finding asks for them — or when js-yaml refuses the text, so that YAML
   // errors are reported by the one parser that gives their positions.
   const fast = readFast(text);

@@ -57,7 +57,10 @@ export function hasTiers(project: Project): boolean {
   return false;
 }
 
-/** One budget list per (project spec, declared budget list): budgetList's result must be the same object for the same input (its parse is cached by identity). */
+/**
+ * One budget list per (project spec, declared budget list): budgetList's result must be the same object for the same
+ * input (its parse is cached by identity).
+ */
 const withTiersCache = new WeakMap<object, Map<ResourceList, ResourceList>>();
 
 /**
@@ -116,7 +119,9 @@ function namespaceTiers(project: Project, declared: DeclaredNamespace | undefine
   return out;
 }
 
-/** The tier quotas of a namespace as one list of tier keys, with `pods@*` = 0 (what render and the controller write). */
+/**
+ * The tier quotas of a namespace as one list of tier keys, with `pods@*` = 0 (what render and the controller write).
+ */
 export function namespaceTierList(project: Project, declared: DeclaredNamespace | undefined): ResourceList {
   return { ...tierList(namespaceTiers(project, declared)), [OTHER_TIERS_PODS]: 0 };
 }
@@ -252,13 +257,17 @@ export function checkTierNames(project: Project): Violation[] {
         out.push({
           rule: 'S1',
           path: [...path, tier],
-          message: `Project ${name}: ${[...path, tier].join('.')} is not allowed: a tier is a PriorityClass name (a lowercase DNS-1123 subdomain of at most 253 characters, not "other-tiers")`,
+          message:
+            `Project ${name}: ${[...path, tier].join('.')} is not allowed: a tier is a PriorityClass name (a ` +
+            `lowercase DNS-1123 subdomain of at most 253 characters, not "other-tiers")`,
         });
       } else if (declaredOnly && !Object.hasOwn(project.spec.tiers ?? {}, tier)) {
         out.push({
           rule: 'S1',
           path: [...path, tier],
-          message: `Project ${name}: ${[...path, tier].join('.')} names no tier of spec.tiers (declared: ${tierNames(project).join(', ') || 'none'})`,
+          message:
+            `Project ${name}: ${[...path, tier].join('.')} names no tier of spec.tiers (declared: ` +
+            `${tierNames(project).join(', ') || 'none'})`,
         });
       }
     }

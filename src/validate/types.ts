@@ -15,7 +15,10 @@ export const MANAGED_BY = 'tenantgate';
 export const LABEL_NAMESPACE_NAME = 'kubernetes.io/metadata.name';
 /** The ResourceQuota tenantgate writes in a project namespace (render and the controller's default). */
 export const DEFAULT_QUOTA_NAME = 'tenantgate-quota';
-/** Prefix of a project's headroom ledger ConfigMap in the system namespace (the webhook writes it, the controller deletes it with the project). */
+/**
+ * Prefix of a project's headroom ledger ConfigMap in the system namespace (the webhook writes it, the controller
+ * deletes it with the project).
+ */
 export const LEDGER_PREFIX = 'tenantgate-ledger-';
 
 export type RuleId =
@@ -31,7 +34,9 @@ export type RuleId =
   | 'T6'
   | 'T7'
   | 'T8'
-  | 'T9' // the allow-list parameters (AllowList) are written only by subjects that may manage them cluster-wide (CEL, src/validate/policies/allow-list-params-policy.ts)
+  // the allow-list parameters (AllowList) are written only by subjects that may manage them cluster-wide (CEL,
+  // src/validate/policies/allow-list-params-policy.ts)
+  | 'T9'
   | 'Q1'
   | 'Q2'
   | 'Q3'
@@ -48,7 +53,10 @@ export type RuleId =
   | 'D2'
   | 'D3'
   | 'D4' // deletion (docs/deletion.md): who confirms, the breaker, the CRD, what a removal deletes
-  | 'C1' // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
+  // cost: a project's allocation priced by tenantgate.yaml's price sheet stays within spec.costBudget — docs/budgets.md
+  | 'C1'
+  // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts,
+  // docs/rules.md#allow-lists)
   | 'X1'
   | 'X2'
   | 'X3'
@@ -58,11 +66,13 @@ export type RuleId =
   | 'X7'
   | 'X8'
   | 'X9'
-  | 'X10' // allow-lists: what a project's pods, Services and claims may use (src/validate/rules/allow-lists.ts, docs/rules.md#allow-lists)
+  | 'X10'
+  // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3),
+  // GatewayClasses (H4)
   | 'H1'
   | 'H2'
   | 'H3'
-  | 'H4' // hostnames: under the project's suffixes (H1), IngressClasses (H2), no overlap across projects offline (H3), GatewayClasses (H4)
+  | 'H4'
   | 'S1'; // S1: the object does not match the Project schema
 
 /** A path into the reviewed document, e.g. ['spec', 'namespaces', 0, 'name']. */
@@ -168,10 +178,15 @@ export interface ProjectSpec {
   /** Pod Security Standards levels by mode; a mode not given takes tenantgate.yaml's `podSecurity`. */
   podSecurity?: Partial<PodSecurityLevels>;
   networkIsolation?: boolean;
-  /** With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces (and DNS out). */
+  /**
+   * With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces (and DNS out).
+   */
   network?: NetworkBaseline;
   namespaces?: DeclaredNamespace[];
-  /** What the project's pods, Services, routes and claims may use; a field not given takes tenantgate.yaml's `allow` (src/validate/allow-lists.ts). */
+  /**
+   * What the project's pods, Services, routes and claims may use; a field not given takes tenantgate.yaml's `allow`
+   * (src/validate/allow-lists.ts).
+   */
   allow?: AllowLists;
 }
 
@@ -221,7 +236,10 @@ export interface AllowLists {
     loadBalancerSourceRanges?: string[];
   };
   hostnames?: {
-    /** DNS suffixes the project's hostnames end with (`shop.example.com` admits itself and `*.shop.example.com`); absent: no hostname. */
+    /**
+     * DNS suffixes the project's hostnames end with (`shop.example.com` admits itself and `*.shop.example.com`);
+     * absent: no hostname.
+     */
     suffixes?: string[];
     /** Whether a hostname may be a wildcard (`*.shop.example.com`). Default false. */
     wildcards?: boolean;
@@ -232,7 +250,10 @@ export interface AllowLists {
   gatewayClasses?: string[];
   /** Which PersistentVolumes a claim may bind by `spec.volumeName` (X10); the project's own always. */
   persistentVolumes?: {
-    /** Whether a claim may name a PersistentVolume of no project (no label, no claim from a project namespace). Default false. */
+    /**
+     * Whether a claim may name a PersistentVolume of no project (no label, no claim from a project namespace). Default
+     * false.
+     */
     unowned?: boolean;
   };
   /** StorageClass names a PersistentVolumeClaim may name; absent: any. */
@@ -253,7 +274,10 @@ export interface AllowLists {
 
 export interface ObjectMeta {
   name?: string;
-  /** Set instead of a name on CREATE: the apiserver appends five random characters (after the mutating webhooks, before the validating ones). */
+  /**
+   * Set instead of a name on CREATE: the apiserver appends five random characters (after the mutating webhooks, before
+   * the validating ones).
+   */
   generateName?: string;
   namespace?: string;
   uid?: string;
@@ -304,7 +328,9 @@ export interface NamespaceObject {
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
-  /** `kubernetes` (the apiserver adds it on CREATE); any other entry only the namespaces/finalize subresource removes. */
+  /**
+   * `kubernetes` (the apiserver adds it on CREATE); any other entry only the namespaces/finalize subresource removes.
+   */
   spec?: { finalizers?: string[] };
   status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
 }
@@ -330,7 +356,8 @@ export interface Snapshot {
   quotasInNamespace(namespace: string): Iterable<ResourceQuotaObject>;
   /**
    * Optional memo of `effectiveQuota(quotasInNamespace(namespace))` (quota-hold.ts); a snapshot that
-   * offers it must forget a namespace's entry whenever one of its quotas changes. The result is read-only (`Resources` is a ReadonlyMap).
+   * offers it must forget a namespace's entry whenever one of its quotas changes. The result is read-only (`Resources`
+   * is a ReadonlyMap).
    */
   effectiveQuotaOf?(namespace: string): ReadonlyMap<string, Quantity>;
   /** Optional memo of `quotaHold(quotasInNamespace(namespace))`, forgotten like effectiveQuotaOf. */

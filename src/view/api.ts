@@ -55,7 +55,9 @@ export interface ViewRequest {
   accept: string;
   /** The caller as the front proxy forwards it. */
   user: Identity;
-  /** The instant (ms since the epoch) the request is answered at (the server's process clock): which bursts are active. */
+  /**
+   * The instant (ms since the epoch) the request is answered at (the server's process clock): which bursts are active.
+   */
   at: number;
 }
 
@@ -80,7 +82,10 @@ export interface BudgetObject {
   namespaces: NamespaceShareJson[];
   /** For a Project whose spec.fleet names this cluster: the fleet budget, E, the shares (src/view/fleet.ts). */
   fleet?: BudgetFleetJson;
-  /** The project's active and upcoming bursts on this cluster (docs/budgets.md#bursts); the budget includes the active ones. */
+  /**
+   * The project's active and upcoming bursts on this cluster (docs/budgets.md#bursts); the budget includes the active
+   * ones.
+   */
   bursts?: BurstJson[];
   /** What the project's allocation costs per month, with tenantgate.yaml's pricing (docs/budgets.md#cost). */
   cost?: ProjectCostJson;

@@ -40,7 +40,10 @@ interface FleetResourceJson {
   pool?: string;
   /** What other members offer. */
   offeredByOthers?: string;
-  /** headroomHere + max(pool, 0) + offeredByOthers: what the project could still grow by here, this cluster's upper bound aside. */
+  /**
+   * headroomHere + max(pool, 0) + offeredByOthers: what the project could still grow by here, this cluster's upper
+   * bound aside.
+   */
   fleetHeadroom?: string;
 }
 

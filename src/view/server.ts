@@ -40,7 +40,8 @@ export function frontProxyAuthFrom(data: Record<string, string> | undefined): Fr
   const ca = data?.['requestheader-client-ca-file'];
   if (!ca)
     throw new Error(
-      `${where}: no requestheader-client-ca-file: run kube-apiserver with --requestheader-client-ca-file (and the other --requestheader-* flags) to serve aggregated APIs`,
+      `${where}: no requestheader-client-ca-file: run kube-apiserver with --requestheader-client-ca-file (and ` +
+        `the other --requestheader-* flags) to serve aggregated APIs`,
     );
   const strings = (key: string, fallback: string[]): string[] => {
     const text = data?.[key];
@@ -63,7 +64,8 @@ export function frontProxyAuthFrom(data: Record<string, string> | undefined): Fr
   };
   if (auth.usernameHeaders.length === 0)
     throw new Error(
-      `${where}: requestheader-username-headers is empty: run kube-apiserver with --requestheader-username-headers=X-Remote-User`,
+      `${where}: requestheader-username-headers is empty: run kube-apiserver with ` +
+        `--requestheader-username-headers=X-Remote-User`,
     );
   return auth;
 }
@@ -102,11 +104,15 @@ export function callerOf(
     };
   if (!peer.authorized)
     return {
-      refused: `client certificate ${JSON.stringify(peer.commonName)} is not signed by the requestheader CA (${peer.error ?? 'unverified'})`,
+      refused:
+        `client certificate ${JSON.stringify(peer.commonName)} is not signed by the requestheader CA (` +
+        `${peer.error ?? 'unverified'})`,
     };
   if (auth.allowedNames.length > 0 && !auth.allowedNames.includes(peer.commonName)) {
     return {
-      refused: `client certificate common name ${JSON.stringify(peer.commonName)} is not one of requestheader-allowed-names (${auth.allowedNames.join(', ')})`,
+      refused:
+        `client certificate common name ${JSON.stringify(peer.commonName)} is not one of ` +
+        `requestheader-allowed-names (${auth.allowedNames.join(', ')})`,
     };
   }
   const values = (names: string[]) => names.flatMap((n) => headers[n.toLowerCase()] ?? []);

@@ -34,14 +34,17 @@ export function authorizeClient(peer: PeerIdentity, policy: ClientAuthPolicy): C
       ok: false,
       code: 401,
       error:
-        'client certificate required: only the Kubernetes API server may send admission reviews here (it presents a certificate signed by the webhook\'s client CA, see docs/design.md "Who may spend headroom")',
+        'client certificate required: only the Kubernetes API server may send admission reviews here (it ' +
+        'presents a certificate signed by the webhook\'s client CA, see docs/design.md "Who may spend headroom")',
     };
   }
   if (!peer.verified) {
     return {
       ok: false,
       code: 401,
-      error: `client certificate${peer.commonName ? ` CN=${peer.commonName}` : ''} is not signed by the webhook's client CA (${peer.verifyError ?? 'not verified'})`,
+      error:
+        `client certificate${peer.commonName ? ` CN=${peer.commonName}` : ''} is not signed by the webhook's ` +
+        `client CA (${peer.verifyError ?? 'not verified'})`,
     };
   }
   const name = peer.commonName ?? '';
@@ -49,7 +52,9 @@ export function authorizeClient(peer: PeerIdentity, policy: ClientAuthPolicy): C
     return {
       ok: false,
       code: 403,
-      error: `client certificate CN=${JSON.stringify(name)} is not allowed to send admission reviews; allowed: ${policy.allowedNames.map((n) => JSON.stringify(n)).join(', ')}`,
+      error:
+        `client certificate CN=${JSON.stringify(name)} is not allowed to send admission reviews; allowed: ` +
+        `${policy.allowedNames.map((n) => JSON.stringify(n)).join(', ')}`,
     };
   }
   return { ok: true, name };

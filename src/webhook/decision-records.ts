@@ -80,7 +80,9 @@ export function decisionRecords(
     record(decision) {
       if (keepsOwnRecord(decision, slowMs)) return write(decision);
       if (total === 0 && !timer) since = now();
-      const key = `${decision.path} ${decision.operation} ${decision.kind} ${decision.verdict}${decision.dryRun ? ' dry' : ''}`;
+      const key =
+        `${decision.path} ${decision.operation} ${decision.kind} ${decision.verdict}` +
+        `${decision.dryRun ? ' dry' : ''}`;
       const entry = counts.get(key);
       if (entry) entry.n++;
       else

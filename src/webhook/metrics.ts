@@ -53,14 +53,18 @@ export class WebhookMetrics {
   });
   readonly ledgerRoundPhase = new Histogram({
     name: 'tenantgate_webhook_ledger_round_phase_seconds',
-    help: 'Time a headroom ledger batch spent per phase (queued, turn, read, ready, decide, write, lost); queued once per batch, the others per compare-and-swap round',
+    help:
+      'Time a headroom ledger batch spent per phase (queued, turn, read, ready, decide, write, lost); queued once ' +
+      'per batch, the others per compare-and-swap round',
     labelNames: ['phase'] as const,
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2],
     registers: [this.registry],
   });
   readonly catchUps = new Counter({
     name: 'tenantgate_webhook_catch_ups_total',
-    help: "Waits for this replica's watches to reach a ledger's settled marks, by outcome: streamed (they advanced by themselves), probed (after the watermark probe), behind (not in time: [Q5])",
+    help:
+      "Waits for this replica's watches to reach a ledger's settled marks, by outcome: streamed (they advanced by " +
+      'themselves), probed (after the watermark probe), behind (not in time: [Q5])',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -73,13 +77,17 @@ export class WebhookMetrics {
   // Fleet budgets on a member (docs/adr/0039-fleet-budgets.md, docs/observability.md).
   readonly fleetEnforcedLimit = new Gauge({
     name: 'tenantgate_fleet_enforced_limit',
-    help: "This member's enforced limit E of a fleet-budgeted project, per resource, as this replica last read or raised it",
+    help:
+      "This member's enforced limit E of a fleet-budgeted project, per resource, as this replica last read or " +
+      'raised it',
     labelNames: ['project', 'resource'] as const,
     registers: [this.registry],
   });
   readonly fleetTransfers = new Counter({
     name: 'tenantgate_fleet_transfers_total',
-    help: 'Growths beyond the enforced limit asked of the hub, by result (granted, refused, unreachable, unusable, failed)',
+    help:
+      'Growths beyond the enforced limit asked of the hub, by result (granted, refused, unreachable, unusable, ' +
+      'failed)',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });

@@ -33,7 +33,8 @@ export function readingPersistentVolumes(
       (volume) => decide({ ...ctx, persistentVolumes: new Map([[name, volume]]) }, request, signal),
       (err: unknown) => {
         log(
-          `PersistentVolume ${name} (named by PersistentVolumeClaim ${request.namespace ?? ''}/${request.name ?? ''}) could not be read: ${err instanceof Error ? err.message : String(err)}`,
+          `PersistentVolume ${name} (named by PersistentVolumeClaim ${request.namespace ?? ''}/` +
+            `${request.name ?? ''}) could not be read: ${err instanceof Error ? err.message : String(err)}`,
         );
         return decide({ ...ctx, persistentVolumes: new Map() }, request, signal);
       },

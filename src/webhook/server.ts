@@ -94,7 +94,9 @@ function sendJson(res: ServerResponse, code: number, value: unknown): void {
   sendText(res, code, JSON.stringify(value));
 }
 
-/** A request refused before review (malformed, too large, unknown path, failed): counted and answered with a JSON error. */
+/**
+ * A request refused before review (malformed, too large, unknown path, failed): counted and answered with a JSON error.
+ */
 function refuse(metrics: WebhookMetrics, res: ServerResponse, code: number, error: string): void {
   metrics.badRequests.inc({ code: String(code) });
   sendJson(res, code, { error });
@@ -111,7 +113,9 @@ type Verdict3 = AdmissionDecision['verdict'];
 const NO_RULES: string[] = [];
 const ENVELOPE_HEAD = '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":';
 
-/** The AdmissionReview answer as JSON text: what JSON.stringify(envelope(response)) writes, without the envelope object. */
+/**
+ * The AdmissionReview answer as JSON text: what JSON.stringify(envelope(response)) writes, without the envelope object.
+ */
 function reviewJson(response: AdmissionResponse): string {
   return `${ENVELOPE_HEAD}${JSON.stringify(response)}}`;
 }

@@ -51,7 +51,10 @@ export interface SnapshotSource {
   waitSynced(): Promise<void>;
   stop(): Promise<void>;
   onEvent(listener: (e: CacheEvent) => void): void;
-  /** The watch streams' marks and catch-up (docs/adr/0003-headroom-ledger.md); absent: ledger entries leave only by expiry. */
+  /**
+   * The watch streams' marks and catch-up (docs/adr/0003-headroom-ledger.md); absent: ledger entries leave only by
+   * expiry.
+   */
   readonly streams?: CacheStreams;
 }
 
@@ -64,13 +67,18 @@ export interface WebhookParts {
   log?: (message: string) => void;
   now?: () => number;
   onDecision?: (decision: AdmissionDecision) => void;
-  /** Who may send reviews (client-auth.ts); absent: anyone, and reservations live at most UNAUTHENTICATED_RESERVATION_TTL_SECONDS. */
+  /**
+   * Who may send reviews (client-auth.ts); absent: anyone, and reservations live at most
+   * UNAUTHENTICATED_RESERVATION_TTL_SECONDS.
+   */
   authenticate?: (req: IncomingMessage) => ClientAuthResult;
   /** True once a graceful shutdown began (/readyz 503, reviews still served). */
   draining?: () => boolean;
   /** This cluster as a fleet member (needs `ledger`): its hub and policy; the guard's metric hooks are added here. */
   fleet?: Omit<FleetGuardOptions, 'onTransfer' | 'onHubCall' | 'onEnforced'>;
-  /** X10: reads the PersistentVolume a claim names; absent, such a claim is refused (the volume's project is unknown). */
+  /**
+   * X10: reads the PersistentVolume a claim names; absent, such a claim is refused (the volume's project is unknown).
+   */
   readPersistentVolume?: ReadPersistentVolume;
 }
 
@@ -89,7 +97,8 @@ export function wireGuard(
   const { config, source, metrics } = parts;
   if (parts.fleet && !parts.ledger)
     throw new Error(
-      `tenantgate.yaml: fleet.hubKubeconfig is set but the webhook runs without the headroom ledger; a fleet member keeps its enforced limit there (crossReplicaReservation: true)`,
+      `tenantgate.yaml: fleet.hubKubeconfig is set but the webhook runs without the headroom ledger; a fleet ` +
+        `member keeps its enforced limit there (crossReplicaReservation: true)`,
     );
   const guard = new HeadroomGuard({
     // Without client authentication anyone who reaches the webhook can reserve: hold it shorter (ADR 0034).
@@ -171,7 +180,10 @@ export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
 
 export interface WebhookOptions {
   config: TenantgateConfig;
-  /** The apiserver: informers and (with crossReplicaReservation) the ConfigMap ledger use it unless `source`/`ledger` are given. */
+  /**
+   * The apiserver: informers and (with crossReplicaReservation) the ConfigMap ledger use it unless `source`/`ledger`
+   * are given.
+   */
   kubeConfig?: k8s.KubeConfig;
   source?: SnapshotSource;
   /** null: no ledger even when the configuration asks for one. */
@@ -248,7 +260,8 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
   const fleet = hub ? fleetMemberOptions(config, hub, log) : undefined;
   if (fleet)
     log(
-      `fleet member ${config.clusterName}: growth beyond a fleet-budgeted project's enforced limit asks the hub (${config.fleet.hubKubeconfig || 'given'})`,
+      `fleet member ${config.clusterName}: growth beyond a fleet-budgeted project's enforced limit asks the hub (` +
+        `${config.fleet.hubKubeconfig || 'given'})`,
     );
   const policy = { allowedNames: options.clientAllowedNames ?? [] };
   const authenticate = options.clientCa
@@ -256,11 +269,14 @@ export async function startWebhook(options: WebhookOptions): Promise<RunningWebh
     : undefined;
   if (authenticate)
     log(
-      `admission reviews only from clients with a certificate signed by ${options.clientCa}${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`,
+      `admission reviews only from clients with a certificate signed by ${options.clientCa}` +
+        `${policy.allowedNames.length ? ` named ${policy.allowedNames.join(', ')}` : ''}`,
     );
   else
     log(
-      `no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who may spend headroom")`,
+      `no --client-ca: anyone who reaches this port can send admission reviews; reservations live at most ` +
+        `${Math.min(config.reservationTtlSeconds, UNAUTHENTICATED_RESERVATION_TTL_SECONDS)} s (docs/design.md "Who ` +
+        `may spend headroom")`,
     );
   let drain: { readonly draining: boolean } = { draining: false };
   const readPersistentVolume = kubeConfig
@@ -393,7 +409,8 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
   });
   if (o.allowedDecisions === 'summary')
     log(
-      `allowed decisions: summarised every 10 s; denials, errors, warnings and decisions of ${o.slowDecisionMs ?? 'the default'} ms or more recorded one by one`,
+      `allowed decisions: summarised every 10 s; denials, errors, warnings and decisions of ` +
+        `${o.slowDecisionMs ?? 'the default'} ms or more recorded one by one`,
     );
   const running = await startWebhook({ config, kubeConfig: kc, ...webhookServing(o), log, onDecision: records.record });
   void running.cache.waitSynced().then(v8flags.afterSync);
@@ -414,7 +431,8 @@ export async function runWebhook(o: RuntimeOptions & WebhookCliOptions): Promise
     ...(o.shutdownDelay !== undefined ? { drainDelayMs: o.shutdownDelay * 1000 } : {}),
   };
   log(
-    `${signal}: graceful shutdown (drain ${timings.drainDelayMs} ms, then at most ${timings.inFlightTimeoutMs} ms for requests in flight)`,
+    `${signal}: graceful shutdown (drain ${timings.drainDelayMs} ms, then at most ${timings.inFlightTimeoutMs} ` +
+      `ms for requests in flight)`,
   );
   const { cut } = await running.shutdown(timings);
   records.stop();

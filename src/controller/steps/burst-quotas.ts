@@ -40,7 +40,9 @@ export async function applyBurstQuotas(
         await c.event(project, {
           type: 'Normal',
           reason: 'BurstBudgetRestored',
-          message: `lowered ${where} to bring the project within its budget after its bursts ended: ${w.giveBacks.map(describeGiveBack).join(', ')}`,
+          message:
+            `lowered ${where} to bring the project within its budget after its bursts ended: ` +
+            `${w.giveBacks.map(describeGiveBack).join(', ')}`,
         });
       } else if (w.changes.length > 0) {
         await c.event(project, {
@@ -65,7 +67,9 @@ export async function applyBurstQuotas(
     await c.event(project, {
       type: 'Warning',
       reason: 'OverBudgetAfterBurst',
-      message: `its bursts have ended but the project still allocates more than its budget: ${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered further as usage falls`,
+      message:
+        `its bursts have ended but the project still allocates more than its budget: ` +
+        `${plan.stillOver.map(describeStillOver).join('; ')}; quotas are lowered further as usage falls`,
     });
   }
 }

@@ -15,7 +15,10 @@ import type { ControllerApi, ProjectEvent } from '../kube.js';
 export interface StepContext {
   api: ControllerApi;
   informers: Informers;
-  /** The owners' RoleBindings, LimitRanges, NetworkPolicies and AllowLists in project namespaces; without them those steps are skipped. */
+  /**
+   * The owners' RoleBindings, LimitRanges, NetworkPolicies and AllowLists in project namespaces; without them those
+   * steps are skipped.
+   */
   managed?: ManagedObjects;
   /** The per-project ClusterRoles and bindings (visibility: own); without them that step is skipped. */
   access?: ProjectAccessCaches;
@@ -27,7 +30,9 @@ export interface StepContext {
   event(project: Project, event: ProjectEvent): Promise<void>;
 }
 
-/** The project's live namespaces this Project owns (a namespace whose project-uid is an older namesake's gets nothing). */
+/**
+ * The project's live namespaces this Project owns (a namespace whose project-uid is an older namesake's gets nothing).
+ */
 export function* ownNamespaces(c: StepContext, project: Project) {
   const uid = project.metadata.uid;
   for (const ns of c.informers.snapshot.namespacesOfProject(project.metadata.name ?? '')) {
@@ -37,7 +42,10 @@ export function* ownNamespaces(c: StepContext, project: Project) {
   }
 }
 
-/** Milliseconds namespace `namespace` is still left to the Argo CD sync that created it (argocd-grace.ts), recorded in `graced`. */
+/**
+ * Milliseconds namespace `namespace` is still left to the Argo CD sync that created it (argocd-grace.ts), recorded in
+ * `graced`.
+ */
 export function argoCdGrace(c: StepContext, namespace: string, graced: Map<string, number>): number {
   const ns = c.informers.snapshot.namespace(namespace);
   const left = ns ? argoCdGraceLeft(ns, c.clock.now()) : 0;

@@ -17,7 +17,10 @@ import { type StepContext, argoCdGrace } from './context.js';
 /** The field manager of the controller's repairs of the other-tiers quota (docs/budgets.md#priority-tiers). */
 const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
 
-/** CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD is filling). */
+/**
+ * CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD
+ * is filling).
+ */
 export async function createDefaultQuotas(
   c: StepContext,
   project: Project,
@@ -28,7 +31,8 @@ export async function createDefaultQuotas(
   const plan = planDefaultQuotas(project, c.informers.snapshot, c.config.clusterName, c.clock.now());
   for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {
     if (argoCdGrace(c, namespace, graced) > 0) continue;
-    // With tiers (docs/budgets.md#priority-tiers) also the tier quotas and the other-tiers quota, scoped by PriorityClass.
+    // With tiers (docs/budgets.md#priority-tiers) also the tier quotas and the other-tiers quota, scoped by
+    // PriorityClass.
     const quota: ResourceQuotaObject = {
       apiVersion: 'v1',
       kind: 'ResourceQuota',
@@ -48,11 +52,12 @@ export async function createDefaultQuotas(
         await c.event(project, {
           type: 'Normal',
           reason: 'DefaultQuotaCreated',
-          message: `created ResourceQuota ${namespace}/${name} from ${scopeSelector ? "the project's tiers" : 'namespaceDefaults'} (${Object.entries(
-            hard,
-          )
-            .map(([r, q]) => `${r} ${q}`)
-            .join(', ')})`,
+          message:
+            `created ResourceQuota ${namespace}/${name} from ` +
+            `${scopeSelector ? "the project's tiers" : 'namespaceDefaults'} ` +
+            `(${Object.entries(hard)
+              .map(([r, q]) => `${r} ${q}`)
+              .join(', ')})`,
         });
       }
     } catch (err) {

@@ -36,7 +36,9 @@ export async function ensureProjectAccess(
       await c.event(project, {
         type: 'Normal',
         reason: `${kind}${actual ? 'Repaired' : 'Created'}`,
-        message: `${actual ? 'set' : 'created'} ${kind} ${name}: the owners may get this Project and its namespaces (visibility: own)`,
+        message:
+          `${actual ? 'set' : 'created'} ${kind} ${name}: the owners may get this Project and its namespaces ` +
+          `(visibility: own)`,
       });
     } catch (err) {
       failures.push(`writing ${kind} ${name}: ${describeError(err)}`);

@@ -49,8 +49,8 @@ function withFleetCap(list: ResourceList, cap: Resources): ResourceList {
 
 /**
  * The raw budget of a project on a cluster at instant `at` (ms since the epoch; the caller's, never a
- * default): the layers composed in order — declared, tiers, bursts, then the fleet cap when there is one. Without a cap the same object for the
- * same project, cluster and active bursts, so its parse is cached.
+ * default): the layers composed in order — declared, tiers, bursts, then the fleet cap when there is one. Without a cap
+ * the same object for the same project, cluster and active bursts, so its parse is cached.
  */
 export function budgetList(project: Project, cluster: string, at: number, cap?: Resources): ResourceList {
   const list = withActiveBursts(project, cluster, withTierBudgets(project, declaredBudgetList(project, cluster)), at);
@@ -61,7 +61,10 @@ export function budgetOf(project: Project, cluster: string, at: number, cap?: Re
   return parseResources(budgetList(project, cluster, at, cap));
 }
 
-/** Where a budget is declared: `spec.clusters.<cluster>.quota.hard` when the cluster has its own (or a fleet cap stands in for it), else `spec.quota.hard`. */
+/**
+ * Where a budget is declared: `spec.clusters.<cluster>.quota.hard` when the cluster has its own (or a fleet cap stands
+ * in for it), else `spec.quota.hard`.
+ */
 export function budgetPath(project: Project, cluster: string, capped = false): FieldPath {
   return cluster && (capped || project.spec.clusters?.[cluster]?.quota?.hard)
     ? ['spec', 'clusters', cluster, 'quota', 'hard']
@@ -83,7 +86,10 @@ export function budgetPathIn(snapshot: Snapshot, project: Project, cluster: stri
   return budgetPath(project, cluster, snapshot.budgetCapOf?.(project, cluster) !== undefined);
 }
 
-/** `namespaceDefaults.quota.hard`, with `namespaceDefaults.tiers` under tier keys and `pods@*` = 0 when the project has tiers (tiers.ts). */
+/**
+ * `namespaceDefaults.quota.hard`, with `namespaceDefaults.tiers` under tier keys and `pods@*` = 0 when the project has
+ * tiers (tiers.ts).
+ */
 export function defaultsOf(project: Project): Resources {
   return parseResources(withTierDefaults(project, project.spec.namespaceDefaults?.quota?.hard));
 }

@@ -30,7 +30,8 @@ const HEADER =
   'do not edit (regenerate with `make crd`)\n';
 
 /** No namespace and no name: the check is cluster-wide. */
-const MAY_MANAGE = `authorizer.group('${API_GROUP}').resource('${ALLOW_LIST_PLURAL}').check('${MANAGE_VERB}').allowed()`;
+const MAY_MANAGE =
+  `authorizer.group('${API_GROUP}').resource('${ALLOW_LIST_PLURAL}')` + `.check('${MANAGE_VERB}').allowed()`;
 const WHAT = `${ALLOW_LIST_PLURAL}.${API_GROUP}`;
 
 export const PARAMS_POLICY_VARIABLES = [

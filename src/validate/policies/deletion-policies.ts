@@ -86,7 +86,8 @@ export const CRD_PROTECTION_VALIDATIONS = [
       `'[D3] CustomResourceDefinition ${PROJECT_CRD_NAME}: user "' + request.userInfo.username + ` +
       `'" may not delete it while Project ' + params.metadata.name + ' exists: deleting the CRD deletes ` +
       `every Project, and with them their namespaces; delete the Projects first, or annotate the CRD ` +
-      `${ALLOW_DELETION_ANNOTATION}=true (kubectl annotate crd ${PROJECT_CRD_NAME} ${ALLOW_DELETION_ANNOTATION}=true) ` +
+      (`${ALLOW_DELETION_ANNOTATION}=true (kubectl annotate crd ${PROJECT_CRD_NAME} ${ALLOW_DELETION_ANNOTATION}` +
+        `=true) `) +
       `and delete it again: see docs/deletion.md'`,
     reason: 'Forbidden',
   },

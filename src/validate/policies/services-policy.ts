@@ -92,7 +92,8 @@ const nodePorts = listRule('nodePorts', () => 'variables.nodePortsAllowed', {
   summary: 'a nodePort is not allowed for this project',
 });
 
-const ALLOWED_RANGES = `'loadBalancerSourceRanges inside ' + (${RANGES}.cidrs.size() > 0 ? ${RANGES}.cidrs.join(', ') : 'none')`;
+const ALLOWED_RANGES =
+  `'loadBalancerSourceRanges inside ' + ` + `(${RANGES}.cidrs.size() > 0 ? ${RANGES}.cidrs.join(', ') : 'none')`;
 
 /** A LoadBalancer names at least one source range (type and ranges kept: not judged). */
 const someRange: RuleParts = {

@@ -494,7 +494,10 @@ export function checkPersistentVolumeClaim(s: AllowSubject, claim: Json, old?: J
 /** What X10 allows a claim of the project to bind. */
 function volumesAllowed(s: AllowSubject): string {
   const project = s.project.metadata.name ?? '';
-  return `PersistentVolumes of project ${project} (label ${LABEL_PROJECT}=${project}, or a claimRef into its namespaces)${s.allow.unownedVolumes ? ' and of no project' : ''}`;
+  return (
+    `PersistentVolumes of project ${project} (label ${LABEL_PROJECT}=${project}, or a claimRef into its namespaces)` +
+    `${s.allow.unownedVolumes ? ' and of no project' : ''}`
+  );
 }
 
 /** X10 on `spec.volumeName`: the volume is the project's (or of no project, when the project allows that). */
@@ -663,7 +666,10 @@ export function checkHostnameSuffixOverlaps(
         rule: 'H3',
         path: ['spec', 'allow', 'hostnames', 'suffixes', b.index],
         ...(b.document !== undefined ? { document: b.document } : {}),
-        message: `Project ${b.project.metadata.name ?? ''}: hostname suffix ${JSON.stringify(b.suffix)} overlaps ${JSON.stringify(a.suffix)} of project ${a.project.metadata.name ?? ''}; allowed: suffixes no other project's suffix equals, contains or lies under`,
+        message:
+          `Project ${b.project.metadata.name ?? ''}: hostname suffix ${JSON.stringify(b.suffix)} overlaps ` +
+          `${JSON.stringify(a.suffix)} of project ${a.project.metadata.name ?? ''}; allowed: suffixes no other ` +
+          `project's suffix equals, contains or lies under`,
       });
     }
   }

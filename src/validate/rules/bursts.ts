@@ -40,7 +40,9 @@ export function checkBurstDeclarations(project: Project): Violation[] {
       out.push({
         rule: 'B1',
         path: at('name'),
-        message: `${subject}: name ${JSON.stringify(b.name)} is also spec.bursts[${first}]'s; burst names are unique in a project`,
+        message:
+          `${subject}: name ${JSON.stringify(b.name)} is also spec.bursts[${first}]'s; burst names are unique in a ` +
+          `project`,
       });
     else seen.set(b.name, i);
     const from = instantOf(b.from);
@@ -53,14 +55,18 @@ export function checkBurstDeclarations(project: Project): Violation[] {
         out.push({
           rule: 'B1',
           path: at(field),
-          message: `${subject}: ${field} is ${JSON.stringify(raw)}, which is not an RFC 3339 instant (allowed: e.g. "2026-12-01T00:00:00Z")`,
+          message:
+            `${subject}: ${field} is ${JSON.stringify(raw)}, which is not an RFC 3339 instant (allowed: e.g. ` +
+            `"2026-12-01T00:00:00Z")`,
         });
     }
     if (from !== undefined && until !== undefined && from >= until) {
       out.push({
         rule: 'B1',
         path: at('until'),
-        message: `${subject}: until ${b.until} is not after from ${b.from}; a burst lasts from \`from\` (included) to \`until\` (excluded)`,
+        message:
+          `${subject}: until ${b.until} is not after from ${b.from}; a burst lasts from \`from\` (included) to ` +
+          `\`until\` (excluded)`,
       });
     }
     if (b.cluster && !project.spec.clusters?.[b.cluster]) {
@@ -80,14 +86,18 @@ export function checkBurstDeclarations(project: Project): Violation[] {
       out.push({
         rule: 'B1',
         path: at('quota', 'hard'),
-        message: `${subject}: quota.hard is empty; a burst raises at least one resource the project budgets (${[...budgeted].sort().join(', ') || 'none'})`,
+        message:
+          `${subject}: quota.hard is empty; a burst raises at least one resource the project budgets (` +
+          `${[...budgeted].sort().join(', ') || 'none'})`,
       });
     for (const [r, raw] of Object.entries(hard)) {
       if (!budgeted.has(r)) {
         out.push({
           rule: 'B1',
           path: at('quota', 'hard', r),
-          message: `${subject}: quota.hard raises ${r}, which the project does not budget${b.cluster ? ` on cluster ${b.cluster}` : ''} (allowed: ${[...budgeted].sort().join(', ') || 'none'})`,
+          message:
+            `${subject}: quota.hard raises ${r}, which the project does not budget` +
+            `${b.cluster ? ` on cluster ${b.cluster}` : ''} (allowed: ${[...budgeted].sort().join(', ') || 'none'})`,
         });
         continue;
       }
@@ -103,7 +113,9 @@ export function checkBurstDeclarations(project: Project): Violation[] {
       out.push({
         rule: 'B1',
         path: at('namespace'),
-        message: `${subject}: namespace ${JSON.stringify(b.namespace)} is not declared in spec.namespaces (allowed: ${[...declared].sort().join(', ') || 'none: leave namespace out'})`,
+        message:
+          `${subject}: namespace ${JSON.stringify(b.namespace)} is not declared in spec.namespaces (allowed: ` +
+          `${[...declared].sort().join(', ') || 'none: leave namespace out'})`,
       });
     }
   });
@@ -133,7 +145,9 @@ export function checkEndedBursts(previous: Project | undefined, project: Project
       out.push({
         rule: 'B2',
         path: ['spec', 'bursts', i],
-        message: `${subject} ended at ${old.until} and cannot be changed (now ${when}); keep it as it was or remove it, and declare a new burst with a new name for a new window`,
+        message:
+          `${subject} ended at ${old.until} and cannot be changed (now ${when}); keep it as it was or remove it, ` +
+          `and declare a new burst with a new name for a new window`,
       });
     } else if (
       burstPhase(b, at) === 'ended' &&
@@ -144,7 +158,9 @@ export function checkEndedBursts(previous: Project | undefined, project: Project
       out.push({
         rule: 'B2',
         path: ['spec', 'bursts', i, 'until'],
-        message: `${subject}: until ${b.until} has passed (now ${when}); a burst that has ended cannot be ${old ? 'changed' : 'added'}`,
+        message:
+          `${subject}: until ${b.until} has passed (now ${when}); a burst that has ended cannot be ` +
+          `${old ? 'changed' : 'added'}`,
       });
     }
   });

@@ -40,7 +40,10 @@ export function checkCostDeclaration(pricing: PricingConfig | undefined, project
       {
         rule: 'C1',
         path: BUDGET_PATH,
-        message: `Project ${name}: spec.costBudget.monthly is ${JSON.stringify(monthly)}, but tenantgate.yaml has no pricing, so its cost cannot be checked; allowed: a costBudget only with a price sheet (${HOW}), or no spec.costBudget`,
+        message:
+          `Project ${name}: spec.costBudget.monthly is ${JSON.stringify(monthly)}, but tenantgate.yaml has no ` +
+          `pricing, so its cost cannot be checked; allowed: a costBudget only with a price sheet (${HOW}), or no ` +
+          `spec.costBudget`,
       },
     ];
   }
@@ -72,7 +75,9 @@ function priced(
       : "but this cluster's tenantgate.yaml has no pricing";
     return {
       rule: 'C1',
-      message: `${subject()}: project ${name} has spec.costBudget.monthly ${JSON.stringify(monthly)} ${why}, so the cost of its allocation cannot be checked; allowed: ${pricing ? 'a decimal amount' : HOW}`,
+      message:
+        `${subject()}: project ${name} has spec.costBudget.monthly ${JSON.stringify(monthly)} ${why}, so the cost ` +
+        `of its allocation cannot be checked; allowed: ${pricing ? 'a decimal amount' : HOW}`,
     };
   }
   return { sheet: priceSheet(pricing), budget };
@@ -131,12 +136,18 @@ export function checkCostFits(
     {
       rule: 'C1',
       ...(change.path ? { path: change.path } : {}),
-      message: `${change.subject} asks ${asked(change)}: ${allocationOf(project.metadata.name ?? '', cluster)} would cost ${formatMoney(total, c)}/month, its cost budget is ${formatMoney(p.budget, c)}/month, ${formatMoney(allocated, c)} is allocated`,
+      message:
+        `${change.subject} asks ${asked(change)}: ${allocationOf(project.metadata.name ?? '', cluster)} would cost ` +
+        `${formatMoney(total, c)}/month, its cost budget is ${formatMoney(p.budget, c)}/month, ` +
+        `${formatMoney(allocated, c)} is allocated`,
     },
   ];
 }
 
-/** The resources a change asks more of ("requests.cpu 24, requests.memory 96Gi"), unscoped keys; all of them for a new namespace. */
+/**
+ * The resources a change asks more of ("requests.cpu 24, requests.memory 96Gi"), unscoped keys; all of them for a new
+ * namespace.
+ */
 function asked(change: CostChange): string {
   const grown = [...change.after]
     .filter(([r, q]) => isUnscopedKey(r) && (!change.before?.get(r) || q.cmp(change.before.get(r)!) > 0))
@@ -176,7 +187,9 @@ export function checkProjectCost(
     {
       rule: 'C1',
       path: BUDGET_PATH,
-      message: `${allocationOf(name, cluster)} costs ${formatMoney(total, c)}/month (${list}), but its cost budget spec.costBudget.monthly is ${formatMoney(p.budget, c)}/month: ${formatMoney(sub(total, p.budget), c)} over`,
+      message:
+        `${allocationOf(name, cluster)} costs ${formatMoney(total, c)}/month (${list}), but its cost budget ` +
+        `spec.costBudget.monthly is ${formatMoney(p.budget, c)}/month: ${formatMoney(sub(total, p.budget), c)} over`,
     },
   ];
 }

@@ -9,7 +9,10 @@ import type { Project } from '../types.js';
 
 const CONFIRMATION = 'tenantgate.io/deletion-confirmed';
 
-/** Everything of a Project's update but that annotation (status is a subresource, resourceVersion and managedFields are the server's). */
+/**
+ * Everything of a Project's update but that annotation (status is a subresource, resourceVersion and
+ * managedFields are the server's).
+ */
 function withoutConfirmation(p: Project): string {
   const { annotations, ...metadata } = (p.metadata ?? {}) as Project['metadata'] & Record<string, unknown>;
   const { [CONFIRMATION]: _confirmation, ...otherAnnotations } = annotations ?? {};

@@ -1,7 +1,7 @@
 /**
  * F1 (a fleet budget declaration makes sense, offline) and F2 (a member cluster's growth beyond its
- * share of the fleet budget, refused; reported by the webhook on a fleet member, src/webhook/headroom/fleet-growth.ts). Pure.
- * docs/adr/0039-fleet-budgets.md.
+ * share of the fleet budget, refused; reported by the webhook on a fleet member, src/webhook/headroom/fleet-growth.ts).
+ * Pure. docs/adr/0039-fleet-budgets.md.
  */
 import type { ShareRecord, ShareRefusal, Shortfall } from '../../fleet/shares.js';
 import { holdersOf } from '../../fleet/shares.js';
@@ -32,7 +32,9 @@ export function checkFleetBudget(project: Project): Violation[] {
     out.push({
       rule: 'F1',
       path: ['spec', 'fleet', 'quota'],
-      message: `${subject}: spec.fleet.quota.hard names no resource; a fleet budget needs at least one (e.g. requests.cpu: "40"), or remove spec.fleet`,
+      message:
+        `${subject}: spec.fleet.quota.hard names no resource; a fleet budget needs at least one (e.g. ` +
+        `requests.cpu: "40"), or remove spec.fleet`,
     });
   }
   for (const [resource, limit] of budget) {
@@ -50,7 +52,9 @@ export function checkFleetBudget(project: Project): Violation[] {
     out.push({
       rule: 'F1',
       path: ['spec', 'fleet', 'clusters'],
-      message: `${subject}: spec.fleet.clusters is empty; name the member clusters that share the fleet budget (their names in spec.clusters, what render gets as ARGOCD_ENV_CLUSTER)`,
+      message:
+        `${subject}: spec.fleet.clusters is empty; name the member clusters that share the fleet budget (their ` +
+        `names in spec.clusters, what render gets as ARGOCD_ENV_CLUSTER)`,
     });
   }
   const seen = new Map<string, number>();
@@ -60,7 +64,9 @@ export function checkFleetBudget(project: Project): Violation[] {
       out.push({
         rule: 'F1',
         path: ['spec', 'fleet', 'clusters', i],
-        message: `${subject}: spec.fleet.clusters[${i}] names cluster ${cluster} again (first at [${first}]); each member once`,
+        message:
+          `${subject}: spec.fleet.clusters[${i}] names cluster ${cluster} again (first at [${first}]); each member ` +
+          `once`,
       });
     } else seen.set(cluster, i);
   });
@@ -92,7 +98,10 @@ function boundsAboveBudget(project: Project, subject: string, budget: Resources,
       out.push({
         rule: 'F1',
         path: [...path, resource],
-        message: `${subject}: ${field} is ${upper.toString()}, above the fleet budget ${limit.toString()} (spec.fleet.quota.hard[${resource}]); it bounds the share of ${on.join(', ')}, which can never exceed the fleet budget: lower it to at most ${limit.toString()}, or remove it`,
+        message:
+          `${subject}: ${field} is ${upper.toString()}, above the fleet budget ${limit.toString()} ` +
+          `(spec.fleet.quota.hard[${resource}]); it bounds the share of ${on.join(', ')}, which can never exceed ` +
+          `the fleet budget: lower it to at most ${limit.toString()}, or remove it`,
       });
     }
   }
@@ -124,7 +133,9 @@ function declaredAboveBudget(project: Project, subject: string, budget: Resource
     out.push({
       rule: 'F1',
       path: [...FLEET_HARD, resource],
-      message: `${subject}: the namespaces declared on the fleet's clusters allocate ${resource} ${total.toString()} (${parts.join(', ')}), but the fleet budget is ${limit.toString()}: ${total.sub(limit).toString()} over`,
+      message:
+        `${subject}: the namespaces declared on the fleet's clusters allocate ${resource} ${total.toString()} (` +
+        `${parts.join(', ')}), but the fleet budget is ${limit.toString()}: ${total.sub(limit).toString()} over`,
     });
   }
   return out;
@@ -137,7 +148,8 @@ function describeHolders(
 ): string {
   const holders = record ? holdersOf(record, shortfall.resource, requester) : shortfall.holders;
   if (holders.length === 0) return 'no other cluster holds any';
-  return `held by ${holders.map((h) => `${h.cluster} ${h.share.toString()}${h.lendable.sign() > 0 ? ` (${h.lendable.toString()} offered)` : ''}`).join(', ')}`;
+  const offered = (h: (typeof holders)[number]) => (h.lendable.sign() > 0 ? ` (${h.lendable.toString()} offered)` : '');
+  return `held by ${holders.map((h) => `${h.cluster} ${h.share.toString()}${offered(h)}`).join(', ')}`;
 }
 
 /**
@@ -150,26 +162,35 @@ export function fleetGrowthRefusal(project: string, cluster: string, refusal: Sh
     case 'not-a-member':
       return {
         rule: 'F2',
-        message: `${where}: cluster ${cluster} is not in spec.fleet.clusters, so it holds no share of the fleet budget; the platform team adds it in git`,
+        message:
+          `${where}: cluster ${cluster} is not in spec.fleet.clusters, so it holds no share of the fleet budget; ` +
+          `the platform team adds it in git`,
       };
     case 'released':
       return {
         rule: 'F2',
-        message: `${where}: an operator released cluster ${cluster} from the fleet, so it holds no share of the fleet budget and the hub takes no request from it; register the cluster again under a new name`,
+        message:
+          `${where}: an operator released cluster ${cluster} from the fleet, so it holds no share of the fleet ` +
+          `budget and the hub takes no request from it; register the cluster again under a new name`,
       };
     case 'not-fleet-budgeted':
     case 'more-than-held':
       return {
         rule: 'F2',
-        message: `${where}: the hub refused a change of ${refusal.resources.join(', ')} (${refusal.reason === 'not-fleet-budgeted' ? 'not in spec.fleet.quota.hard' : 'more than this cluster holds'})`,
+        message:
+          `${where}: the hub refused a change of ${refusal.resources.join(', ')} (` +
+          (refusal.reason === 'not-fleet-budgeted' ? 'not in spec.fleet.quota.hard' : 'more than this cluster holds') +
+          `)`,
       };
     case 'below-shares':
       return {
         rule: 'F2',
         path: FLEET_HARD,
-        message: `project ${project}: the fleet budget cannot go below what the member clusters hold: ${refusal.shortfalls
-          .map((s) => `${s.resource} ${s.need.toString()} too low (${describeHolders(undefined, s, '')})`)
-          .join('; ')}; lower it after they give unused share back`,
+        message:
+          `project ${project}: the fleet budget cannot go below what the member clusters hold: ` +
+          `${refusal.shortfalls
+            .map((s) => `${s.resource} ${s.need.toString()} too low (${describeHolders(undefined, s, '')})`)
+            .join('; ')}; lower it after they give unused share back`,
       };
     case 'no-room':
       return {
@@ -180,13 +201,22 @@ export function fleetGrowthRefusal(project: string, cluster: string, refusal: Sh
 }
 
 function describeShortfall(s: Shortfall, cluster: string): string {
-  const head = `${s.resource} needs ${s.need.toString()} more than this cluster's share ${s.share.toString()} of the fleet budget`;
+  const head =
+    `${s.resource} needs ${s.need.toString()} more than this cluster's share ${s.share.toString()} of the fleet ` +
+    `budget`;
   if (s.limitedBy === 'bound') {
     const left = s.bound!.sub(s.share);
-    return `${head}, but its upper bound is ${s.bound!.toString()} (at most ${(left.sign() > 0 ? left : ZERO).toString()} more)`;
+    return (
+      `${head}, but its upper bound is ${s.bound!.toString()} (at most ` +
+      `${(left.sign() > 0 ? left : ZERO).toString()} more)`
+    );
   }
   const pool = s.pool.sign() > 0 ? s.pool : ZERO;
-  return `${head}; the hub has ${pool.toString()} unallocated and ${s.lendable.toString()} offered by other clusters, ${describeHolders(undefined, s, cluster)}; free room there (unused share returns to the pool) or raise spec.fleet.quota.hard[${s.resource}] in git`;
+  return (
+    `${head}; the hub has ${pool.toString()} unallocated and ${s.lendable.toString()} offered by other clusters, ` +
+    `${describeHolders(undefined, s, cluster)}; free room there (unused share returns to the pool) or raise ` +
+    `spec.fleet.quota.hard[${s.resource}] in git`
+  );
 }
 
 /**
@@ -207,11 +237,16 @@ export function fleetHubUnreachable(
       const holders = lastKnown
         ? `; when last read, ${describeHolders(lastKnown, { resource, holders: [] }, cluster)}`
         : '';
-      return `${resource} needs ${v.toString()} more than the ${(enforced.get(resource) ?? ZERO).toString()} this cluster enforces${holders}`;
+      return (
+        `${resource} needs ${v.toString()} more than the ${(enforced.get(resource) ?? ZERO).toString()} this ` +
+        `cluster enforces${holders}`
+      );
     });
   return {
     rule: 'F2',
-    message: `${projectOnCluster(project, cluster)}: ${parts.join('; ')}; the fleet's hub did not answer within ${deadlineSeconds} s, so nothing more was granted (growth within the share is still admitted); retry later`,
+    message:
+      `${projectOnCluster(project, cluster)}: ${parts.join('; ')}; the fleet's hub did not answer within ` +
+      `${deadlineSeconds} s, so nothing more was granted (growth within the share is still admitted); retry later`,
   };
 }
 
@@ -222,19 +257,30 @@ export function fleetHubUnreachable(
 export function fleetBudgetUnusable(project: string, cluster: string, problems: readonly string[]): Violation {
   return {
     rule: 'F2',
-    message: `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and the hub's share record cannot be used: ${problems.join('; ')}; nothing more was granted (growth within the share is still admitted)`,
+    message:
+      `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and ` +
+      `the hub's share record cannot be used: ${problems.join('; ')}; nothing more was granted (growth within the ` +
+      `share is still admitted)`,
   };
 }
 
-/** F2 when the hub answered a member's write with a refusal other than a conflict (its admission policy, RBAC): nothing was granted. */
+/**
+ * F2 when the hub answered a member's write with a refusal other than a conflict (its admission policy, RBAC): nothing
+ * was granted.
+ */
 export function fleetHubRejected(project: string, cluster: string, reason: string): Violation {
   return {
     rule: 'F2',
-    message: `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and ${reason}; nothing more was granted (growth within the share is still admitted)`,
+    message:
+      `${projectOnCluster(project, cluster)}: the growth is beyond this cluster's share of the fleet budget, and ` +
+      `${reason}; nothing more was granted (growth within the share is still admitted)`,
   };
 }
 
-/** F2 when the hub stored a grant but the member could not raise its enforced limit: the share stays unused until a give-back returns it. */
+/**
+ * F2 when the hub stored a grant but the member could not raise its enforced limit: the share stays unused until a
+ * give-back returns it.
+ */
 export function fleetRaiseFailed(project: string, cluster: string, granted: Resources, error: string): Violation {
   const what = [...granted]
     .sort(([a], [b]) => a.localeCompare(b))
@@ -242,7 +288,9 @@ export function fleetRaiseFailed(project: string, cluster: string, granted: Reso
     .join(', ');
   return {
     rule: 'F2',
-    message: `${projectOnCluster(project, cluster)}: the hub granted ${what}, but raising this cluster's enforced limit in the headroom ledger failed (${error}); retry`,
+    message:
+      `${projectOnCluster(project, cluster)}: the hub granted ${what}, but raising this cluster's enforced limit ` +
+      `in the headroom ledger failed (${error}); retry`,
   };
 }
 
@@ -259,6 +307,10 @@ export function fleetAllocationOverBudget(
 ): Violation {
   return {
     rule: 'F1',
-    message: `Project ${project}: after the change the namespaces on the fleet's clusters hold ${resource} ${allocated.toString()} (${holders.join(', ')}), above the fleet budget ${budget.toString()} (spec.fleet.quota.hard[${resource}]): ${allocated.sub(budget).toString()} over; raise the fleet budget or lower the namespaces' quotas`,
+    message:
+      `Project ${project}: after the change the namespaces on the fleet's clusters hold ${resource} ` +
+      `${allocated.toString()} (${holders.join(', ')}), above the fleet budget ${budget.toString()} ` +
+      `(spec.fleet.quota.hard[${resource}]): ${allocated.sub(budget).toString()} over; raise the fleet budget or ` +
+      `lower the namespaces' quotas`,
   };
 }

@@ -8,7 +8,9 @@ import type { Violation } from '../types.js';
 export function ledgerTimeout(project: string, deadlineMs: number): Violation {
   return {
     rule: 'Q5',
-    message: `project ${project}: the headroom ledger did not answer within ${deadlineMs} ms (the API server is slow or unreachable); nothing was reserved, retry the request`,
+    message:
+      `project ${project}: the headroom ledger did not answer within ${deadlineMs} ms (the API server is slow or ` +
+      `unreachable); nothing was reserved, retry the request`,
   };
 }
 
@@ -33,20 +35,28 @@ export function ledgerUnreadable(project: string, reason: string): Violation {
 export function ledgerContended(project: string, conflicts: number, deadlineMs: number): Violation {
   return {
     rule: 'Q5',
-    message: `project ${project}: the headroom ledger was updated by another webhook replica first ${conflicts} ${conflicts === 1 ? 'time' : 'times'} in a row and no update of this replica won within ${deadlineMs} ms; nothing was reserved, retry the request`,
+    message:
+      `project ${project}: the headroom ledger was updated by another webhook replica first ${conflicts} ` +
+      `${conflicts === 1 ? 'time' : 'times'} in a row and no update of this replica won within ${deadlineMs} ms; ` +
+      `nothing was reserved, retry the request`,
   };
 }
 
 export function cacheBehindLedger(project: string, waitedMs: number): Violation {
   return {
     rule: 'Q5',
-    message: `project ${project}: the headroom ledger counts on changes this webhook replica's watch cache has not received yet, and its watches did not catch up within ${waitedMs} ms; nothing was reserved, retry the request`,
+    message:
+      `project ${project}: the headroom ledger counts on changes this webhook replica's watch cache has not ` +
+      `received yet, and its watches did not catch up within ${waitedMs} ms; nothing was reserved, retry the ` +
+      `request`,
   };
 }
 
 export function cacheNotCurrent(project: string): Violation {
   return {
     rule: 'Q5',
-    message: `project ${project}: this webhook replica's watch cache is re-listing or its watch is broken, so it cannot see recent changes; nothing was reserved, retry the request`,
+    message:
+      `project ${project}: this webhook replica's watch cache is re-listing or its watch is broken, so it cannot ` +
+      `see recent changes; nothing was reserved, retry the request`,
   };
 }

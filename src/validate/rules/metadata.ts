@@ -1,8 +1,8 @@
 /**
  * T7: metadata that only privileged subjects may add, change or remove. On a project's namespaces: the
- * labels and annotations that grant power (granting-metadata.ts) and the configured ones, `metadata.finalizers`, `metadata.ownerReferences` and any
- * `spec.finalizers` entry but `kubernetes`. On the objects in a project namespace that hold its budget
- * and boundary (every ResourceQuota, and the LimitRange, NetworkPolicy and RoleBinding tenantgate
+ * labels and annotations that grant power (granting-metadata.ts) and the configured ones, `metadata.finalizers`,
+ * `metadata.ownerReferences` and any `spec.finalizers` entry but `kubernetes`. On the objects in a project namespace
+ * that hold its budget and boundary (every ResourceQuota, and the LimitRange, NetworkPolicy and RoleBinding tenantgate
  * writes): `metadata.finalizers` and `metadata.ownerReferences`. A finalizer nobody removes stalls the
  * project's cascade; an owner reference with blockOwnerDeletion, pointing at another tenant's Project or
  * namespace, makes that owner's foreground deletion wait for an object the garbage collector may not
@@ -68,7 +68,10 @@ function changedKeys(
 /** A change of a key, with what the key grants when it is on the list (`… (null → "true") — DRA admin access: …`). */
 function describeChange(field: MetadataField, c: Change): string {
   const grant = grantingKey(field, c.key);
-  return `${c.key} (${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)})${grant ? ` — ${grant.grants}` : ''}`;
+  return (
+    `${c.key} (${JSON.stringify(c.before ?? null)} → ${JSON.stringify(c.after ?? null)})` +
+    `${grant ? ` — ${grant.grants}` : ''}`
+  );
 }
 
 /**
@@ -125,7 +128,9 @@ function changedLists(
 }
 
 /** What T7 guards in a project namespace besides the Namespace itself, as its messages name it. */
-const PROTECTED_OBJECTS_TEXT = `every ResourceQuota, LimitRange ${LIMITRANGE_NAME}, NetworkPolicy ${NETWORK_POLICY_NAME} and RoleBinding ${OWNERS_BINDING_NAME}`;
+const PROTECTED_OBJECTS_TEXT =
+  `every ResourceQuota, LimitRange ${LIMITRANGE_NAME}, NetworkPolicy ${NETWORK_POLICY_NAME} and RoleBinding ` +
+  `${OWNERS_BINDING_NAME}`;
 
 export interface ProtectedObjectMetadataCheck {
   /** e.g. `ResourceQuota payments-dev/tenantgate-quota (project payments, tenant acme)` */
@@ -150,12 +155,17 @@ export function checkProtectedObjectMetadata(check: ProtectedObjectMetadataCheck
     {
       rule: 'T7',
       path: ['metadata', lists[0]!.field],
-      message: `${check.subject}: ${check.who} may not add, change or remove ${parts.join(' and ')}; in a project namespace only privileged subjects set metadata.finalizers and metadata.ownerReferences of ${PROTECTED_OBJECTS_TEXT} (allowed: leave both as they are; ask the platform team)`,
+      message:
+        `${check.subject}: ${check.who} may not add, change or remove ${parts.join(' and ')}; in a project ` +
+        `namespace only privileged subjects set metadata.finalizers and metadata.ownerReferences of ` +
+        `${PROTECTED_OBJECTS_TEXT} (allowed: leave both as they are; ask the platform team)`,
     },
   ];
 }
 
-/** The one entry of a Namespace's spec.finalizers that the apiserver adds itself and the namespace controller removes. */
+/**
+ * The one entry of a Namespace's spec.finalizers that the apiserver adds itself and the namespace controller removes.
+ */
 const NAMESPACE_FINALIZER = 'kubernetes';
 
 /**
@@ -175,7 +185,10 @@ export function checkNamespaceSpecFinalizers(
     {
       rule: 'T7',
       path: ['spec', 'finalizers'],
-      message: `${subject}: ${who} may not set spec.finalizers ${extra.map((f) => JSON.stringify(f)).join(', ')} (has ${JSON.stringify(finalizers)}); allowed: none or ${JSON.stringify(NAMESPACE_FINALIZER)}, which the apiserver adds itself; only privileged subjects create namespaces with other finalizers`,
+      message:
+        `${subject}: ${who} may not set spec.finalizers ${extra.map((f) => JSON.stringify(f)).join(', ')} (has ` +
+        `${JSON.stringify(finalizers)}); allowed: none or ${JSON.stringify(NAMESPACE_FINALIZER)}, which the ` +
+        `apiserver adds itself; only privileged subjects create namespaces with other finalizers`,
     },
   ];
 }
@@ -215,7 +228,10 @@ export function checkProtectedMetadata(check: ProtectedMetadataCheck): Violation
     {
       rule: 'T7',
       path: ['metadata', labels.length ? 'labels' : annotations.length ? 'annotations' : lists[0]!.field],
-      message: `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only privileged subjects set ${allowed.join(', ')} on namespaces (allowed: leave them as they are; ask the platform team)`,
+      message:
+        `${check.subject}: ${check.who} may not add, change or remove the protected ${parts.join(' and ')}; only ` +
+        `privileged subjects set ${allowed.join(', ')} on namespaces (allowed: leave them as they are; ask the ` +
+        `platform team)`,
     },
   ];
 }
@@ -243,7 +259,11 @@ export function checkDeclaredGrantingMetadata(
       out.push({
         rule: 'T7',
         path: ['spec', 'namespaces', index, field, key],
-        message: `Project ${project} declares namespace ${namespace} with the ${field === 'labels' ? 'label' : 'annotation'} ${key}=${JSON.stringify(map[key])} (${grant.grants}); a Project may not declare labels or annotations that grant power (allowed: leave it out; a privileged subject sets it on the namespace itself, docs/rules.md T7${instead})`,
+        message:
+          `Project ${project} declares namespace ${namespace} with the ` +
+          `${field === 'labels' ? 'label' : 'annotation'} ${key}=${JSON.stringify(map[key])} (${grant.grants}); a ` +
+          `Project may not declare labels or annotations that grant power (allowed: leave it out; a privileged ` +
+          `subject sets it on the namespace itself, docs/rules.md T7${instead})`,
       });
     }
   }

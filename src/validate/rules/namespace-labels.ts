@@ -41,11 +41,15 @@ export function checkTenancyLabelsUnchanged(
 ): Violation[] {
   const changed = [LABEL_PROJECT, LABEL_TENANT].filter((k) => before[k] !== after[k]);
   if (changed.length === 0) return [];
+  const show = (value: string | undefined) => JSON.stringify(value ?? null);
   return [
     {
       rule: 'T3',
       path: ['metadata', 'labels'],
-      message: `Namespace ${name}: the labels ${changed.map((k) => `${k} (${JSON.stringify(before[k] ?? null)} → ${JSON.stringify(after[k] ?? null)})`).join(', ')} are immutable for ${describeUser(user)}; only privileged subjects may move a namespace between projects`,
+      message:
+        `Namespace ${name}: the labels ` +
+        `${changed.map((k) => `${k} (${show(before[k])} → ${show(after[k])})`).join(', ')}` +
+        ` are immutable for ${describeUser(user)}; only privileged subjects may move a namespace between projects`,
     },
   ];
 }

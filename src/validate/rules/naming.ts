@@ -54,7 +54,8 @@ export function checkNamespaceName(
   const prefix = projectPrefix(config, project);
   if (!name.startsWith(prefix) || name.length === prefix.length) {
     problems.push(
-      `a namespace of project ${project} must start with ${JSON.stringify(prefix)} followed by a non-empty suffix (e.g. ${prefix}api)`,
+      `a namespace of project ${project} must start with ${JSON.stringify(prefix)} followed by a non-empty ` +
+        `suffix (e.g. ${prefix}api)`,
     );
   }
   const reserved = isReservedName(config, name);
@@ -67,7 +68,10 @@ function overlap(project: string, mine: string, other: string, theirs: string): 
   return {
     rule: 'N4',
     path: ['metadata', 'name'],
-    message: `project ${project}: its namespace prefix ${JSON.stringify(mine)} overlaps the prefix ${JSON.stringify(theirs)} of project ${other} (a namespace ${mine.length > theirs.length ? mine : theirs}x would match both); choose a name that neither extends nor is extended by another project's`,
+    message:
+      `project ${project}: its namespace prefix ${JSON.stringify(mine)} overlaps the prefix ` +
+      `${JSON.stringify(theirs)} of project ${other} (a namespace ${mine.length > theirs.length ? mine : theirs}x ` +
+      `would match both); choose a name that neither extends nor is extended by another project's`,
   };
 }
 
@@ -176,14 +180,18 @@ export function checkDeclaredNamespacesFree(
       out.push({
         rule: 'N3',
         path,
-        message: `namespace ${declared.name} is already declared by project ${elsewhere.metadata.name}; a namespace belongs to at most one project`,
+        message:
+          `namespace ${declared.name} is already declared by project ${elsewhere.metadata.name}; a namespace ` +
+          `belongs to at most one project`,
       });
     const owner = snapshot.namespace(declared.name)?.metadata.labels?.[LABEL_PROJECT];
     if (owner && owner !== name && owner !== elsewhere?.metadata.name) {
       out.push({
         rule: 'N3',
         path,
-        message: `namespace ${declared.name} already exists in the cluster labelled for project ${owner}; a namespace belongs to at most one project`,
+        message:
+          `namespace ${declared.name} already exists in the cluster labelled for project ${owner}; a namespace ` +
+          `belongs to at most one project`,
       });
     }
   });
@@ -224,6 +232,8 @@ export function namespaceDeclaredByOther(
   return {
     rule: 'N3',
     path,
-    message: `namespace ${namespace} is declared by project ${project} and by project ${other}; a namespace belongs to at most one project`,
+    message:
+      `namespace ${namespace} is declared by project ${project} and by project ${other}; a namespace belongs to at ` +
+      `most one project`,
   };
 }

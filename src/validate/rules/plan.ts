@@ -30,7 +30,11 @@ export function checkBudgetBelowUse(
     out.push({
       rule: 'Q6',
       path: [...budgetPath, now.resource],
-      message: `${projectOnCluster(project, cluster)}: the budget for ${now.resource} ${was ? `goes from ${was.toString()} to` : 'becomes'} ${now.budget.toString()}, but its namespaces use ${now.used.toString()} (${perNamespace(now.resource)}): ${now.used.sub(now.budget).toString()} over; lowering quotas frees nothing in use, stop workloads first`,
+      message:
+        `${projectOnCluster(project, cluster)}: the budget for ${now.resource} ` +
+        `${was ? `goes from ${was.toString()} to` : 'becomes'} ${now.budget.toString()}, but its namespaces use ` +
+        `${now.used.toString()} (${perNamespace(now.resource)}): ${now.used.sub(now.budget).toString()} over; ` +
+        `lowering quotas frees nothing in use, stop workloads first`,
     });
   }
   return out;
@@ -52,7 +56,9 @@ export function checkRemovedNamespaceInUse(
   return [
     {
       rule: 'Q7',
-      message: `namespace ${namespace} ${cause}, but its quota reports ${pods.resource} ${pods.used} in use: syncing with prune deletes the namespace and those pods; move or stop them first`,
+      message:
+        `namespace ${namespace} ${cause}, but its quota reports ${pods.resource} ${pods.used} in use: syncing with ` +
+        `prune deletes the namespace and those pods; move or stop them first`,
     },
   ];
 }

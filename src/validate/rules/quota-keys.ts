@@ -7,8 +7,9 @@
  * whole units (`pods`, `count/…`, extended resources such as `<class>.deviceclass.resource.k8s.io/devices`).
  * It accepts every other qualified name — `limits.nvidia.com/gpu` and a bare `nvidia.com/gpu`
  * included — but its quota evaluators count only `requests.<extended resource>`, `count/<resource>`,
- * `<class>.deviceclass.resource.k8s.io/devices`, `<class>.storageclass.storage.k8s.io/{requests.storage,persistentvolumeclaims}`
- * and the `kubernetes.io/` names: a budget on anything else would bound nothing, so it is refused too.
+ * `<class>.deviceclass.resource.k8s.io/devices`,
+ * `<class>.storageclass.storage.k8s.io/{requests.storage,persistentvolumeclaims}` and the `kubernetes.io/` names: a
+ * budget on anything else would bound nothing, so it is refused too.
  *
  * `namespaceDefaults.limitRange` (a Container LimitRange) is held to what the apiserver accepts there:
  * container resource names (`cpu`, `memory`, `ephemeral-storage`, `hugepages-*`, an extended resource
@@ -65,7 +66,10 @@ const STORAGE_CLASS_SUFFIXES = [
 const isNative = (name: string): boolean => !name.includes('/') || name.includes('kubernetes.io/');
 const isHugePages = (name: string): boolean => name.startsWith('hugepages-') || name.startsWith('requests.hugepages-');
 
-/** IsExtendedResourceName: the apiserver counts these in whole units (bare `nvidia.com/gpu`, `count/pods`, DRA device keys). */
+/**
+ * IsExtendedResourceName: the apiserver counts these in whole units (bare `nvidia.com/gpu`, `count/pods`, DRA device
+ * keys).
+ */
 function isExtendedResourceName(name: string): boolean {
   return !isNative(name) && !name.startsWith('requests.') && isQualifiedName(`requests.${name}`).length === 0;
 }
@@ -82,7 +86,10 @@ function isCounted(name: string): boolean {
 }
 
 const COUNTED_FORMS =
-  'requests.<extended resource> (e.g. requests.nvidia.com/gpu), <deviceclass>.deviceclass.resource.k8s.io/devices, count/<resource>.<group> (e.g. count/resourceclaims.resource.k8s.io), <storageclass>.storageclass.storage.k8s.io/requests.storage or /persistentvolumeclaims';
+  'requests.<extended resource> (e.g. requests.nvidia.com/gpu), ' +
+  '<deviceclass>.deviceclass.resource.k8s.io/devices, count/<resource>.<group> (e.g. ' +
+  'count/resourceclaims.resource.k8s.io), <storageclass>.storageclass.storage.k8s.io/requests.storage or ' +
+  '/persistentvolumeclaims';
 
 /** Why `name` cannot be a key of a ResourceQuota's `hard`, or undefined when it can. */
 export function quotaNameProblem(name: string): string | undefined {
@@ -91,22 +98,37 @@ export function quotaNameProblem(name: string): string | undefined {
     return `is not a resource name the apiserver accepts in a ResourceQuota (${unqualified.join('; ')})`;
   if (!name.includes('/')) {
     if (STANDARD_QUOTA_RESOURCES.has(name) || isHugePages(name)) return undefined;
-    return `is refused by the apiserver in a ResourceQuota (must be a standard resource for quota: cpu, memory, ephemeral-storage, requests.*/limits.* of them, pods, services, … — or a name with "/", e.g. requests.nvidia.com/gpu)`;
+    return (
+      `is refused by the apiserver in a ResourceQuota (must be a standard resource for quota: cpu, memory, ` +
+      `ephemeral-storage, requests.*/limits.* of them, pods, services, … — or a name with "/", e.g. ` +
+      `requests.nvidia.com/gpu)`
+    );
   }
   if (isCounted(name)) return undefined;
   const slash = name.indexOf('/');
   if (name.startsWith('limits.')) {
-    return `is accepted by the apiserver but never counted by Kubernetes' quota: an extended resource is counted only as requests.<name> (no overcommit, so no limits.); allowed: requests.${name.slice('limits.'.length)}`;
+    return (
+      `is accepted by the apiserver but never counted by Kubernetes' quota: an extended resource is counted only ` +
+      `as requests.<name> (no overcommit, so no limits.); allowed: requests.${name.slice('limits.'.length)}`
+    );
   }
   const extended = name.slice(0, slash).includes('.') ? ` (for the extended resource ${name}: requests.${name})` : '';
-  return `is accepted by the apiserver but never counted by Kubernetes' quota, so a budget on it would bound nothing; allowed forms: ${COUNTED_FORMS}${extended}`;
+  return (
+    `is accepted by the apiserver but never counted by Kubernetes' quota, so a budget on it would bound nothing; ` +
+    `allowed forms: ${COUNTED_FORMS}${extended}`
+  );
 }
 
-/** Why `value` cannot be the quantity of `name` in a ResourceQuota (negative, or a fraction of a whole-unit resource). */
+/**
+ * Why `value` cannot be the quantity of `name` in a ResourceQuota (negative, or a fraction of a whole-unit resource).
+ */
 export function quotaValueProblem(name: string, value: Quantity): string | undefined {
   if (value.sign() < 0) return 'must be 0 or more (the apiserver refuses a negative quota)';
   if ((INTEGER_RESOURCES.has(name) || isExtendedResourceName(name)) && value.milliValue() % 1000n !== 0n) {
-    return `must be a whole number: Kubernetes counts ${name} in whole units (the apiserver refuses a fraction in a ResourceQuota)`;
+    return (
+      `must be a whole number: Kubernetes counts ${name} in whole units (the apiserver refuses a fraction in a ` +
+      `ResourceQuota)`
+    );
   }
   return undefined;
 }
@@ -152,7 +174,10 @@ function* quotaLists(project: Project): Generator<QuotaList> {
   }
 }
 
-/** S1: every key of every quota list is a name Kubernetes' quota accepts and counts, every value one it accepts for that name. */
+/**
+ * S1: every key of every quota list is a name Kubernetes' quota accepts and counts, every value one it accepts for that
+ * name.
+ */
 export function checkQuotaKeys(project: Project): Violation[] {
   if (!project?.spec || typeof project.spec !== 'object') return [];
   const name =
@@ -198,16 +223,25 @@ export function limitRangeNameProblem(name: string): string | undefined {
       name.startsWith('requests.') || name.startsWith('limits.')
         ? `; a LimitRange names a container resource: ${name.slice(name.indexOf('.') + 1)}`
         : '';
-    return `is refused by the apiserver in a LimitRange (must be a standard resource for containers: cpu, memory, ephemeral-storage, hugepages-<size>, or an extended resource such as nvidia.com/gpu${counted})`;
+    return (
+      `is refused by the apiserver in a LimitRange (must be a standard resource for containers: cpu, memory, ` +
+      `ephemeral-storage, hugepages-<size>, or an extended resource such as nvidia.com/gpu${counted})`
+    );
   }
   if (isNative(name) || isExtendedResourceName(name)) return undefined;
   const bare = name.replace(/^(requests|limits)\./, '');
-  return `is refused by the apiserver in a LimitRange (doesn't follow extended resource name standard); a LimitRange names the extended resource itself: ${bare}`;
+  return (
+    `is refused by the apiserver in a LimitRange (doesn't follow extended resource name standard); a LimitRange ` +
+    `names the extended resource itself: ${bare}`
+  );
 }
 
 const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
 
-/** S1: `namespaceDefaults.limitRange` holds what the apiserver accepts in the LimitRange render and the controller write. */
+/**
+ * S1: `namespaceDefaults.limitRange` holds what the apiserver accepts in the LimitRange render and the controller
+ * write.
+ */
 export function checkLimitRangeKeys(project: Project): Violation[] {
   const limits: LimitRangeDefaults | undefined = project?.spec?.namespaceDefaults?.limitRange;
   if (!limits || typeof limits !== 'object') return [];
@@ -242,7 +276,10 @@ export function checkLimitRangeKeys(project: Project): Violation[] {
       out.push({
         rule: 'S1',
         path: at,
-        message: `${name}: ${formatFieldPath(at)} is ${JSON.stringify(limits.defaultRequest[resource])}, but ${resource} cannot be overcommitted: the apiserver refuses a LimitRange whose default (${JSON.stringify(raw)}) and defaultRequest differ for it; allowed: the same value in both, or only default`,
+        message:
+          `${name}: ${formatFieldPath(at)} is ${JSON.stringify(limits.defaultRequest[resource])}, but ${resource} ` +
+          `cannot be overcommitted: the apiserver refuses a LimitRange whose default (${JSON.stringify(raw)}) and ` +
+          `defaultRequest differ for it; allowed: the same value in both, or only default`,
       });
     }
   }

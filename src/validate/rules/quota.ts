@@ -71,7 +71,9 @@ export function checkBudget(scope: BudgetScope, shares: NamespaceShare[], path?:
     out.push({
       rule: 'Q1',
       path: path ?? keyBudgetPath(scope.budgetPath, resource),
-      message: `${where(scope)}: namespaces allocate ${resource} ${used.toString()} but the budget is ${limit.toString()} (${listShares(shares, resource)}): ${used.sub(limit).toString()} over`,
+      message:
+        `${where(scope)}: namespaces allocate ${resource} ${used.toString()} but the budget is ${limit.toString()} ` +
+        `(${listShares(shares, resource)}): ${used.sub(limit).toString()} over`,
     });
   }
   return out;
@@ -102,12 +104,16 @@ export function checkFits(
         : fits.sign() < 0
           ? `nothing fits (the other namespaces already use ${allocated.sub(limit).toString()} more than the budget)`
           : limit.sign() === 0
-            ? 'nothing fits (the budget is 0)' // pods@*: pods of classes that are no tier (docs/budgets.md#priority-tiers)
+            ? // pods@*: pods of classes that are no tier (docs/budgets.md#priority-tiers)
+              'nothing fits (the budget is 0)'
             : 'nothing fits';
     out.push({
       rule: 'Q1',
       ...(path ? { path: [...path, resource] } : {}),
-      message: `${subject} asks ${resource} ${asked.toString()}${share.defaulted ? ' (namespaceDefaults)' : ''}, ${where(scope)} has ${limit.toString()} of which ${allocated.toString()} are allocated to other namespaces: ${room}`,
+      message:
+        `${subject} asks ${resource} ${asked.toString()}${share.defaulted ? ' (namespaceDefaults)' : ''}, ` +
+        `${where(scope)} has ${limit.toString()} of which ${allocated.toString()} are allocated to other ` +
+        `namespaces: ${room}`,
     });
   }
   return out;
@@ -126,7 +132,9 @@ export function checkCoverage(
     {
       rule: 'Q2',
       ...(path ? { path } : {}),
-      message: `${subject} leaves ${missing.join(', ')} without a quota, but ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}: every namespace needs ${neededQuotas([...scope.budget.keys()])}`,
+      message:
+        `${subject} leaves ${missing.join(', ')} without a quota, but ${where(scope)} budgets ` +
+        `${missing.length === 1 ? 'it' : 'them'}: every namespace needs ${neededQuotas([...scope.budget.keys()])}`,
     },
   ];
 }
@@ -151,7 +159,8 @@ export function neededQuotas(keys: readonly string[]): string {
   for (const [tier, resources] of [...byTier].sort(([a], [b]) => a.localeCompare(b))) {
     if (tier === OTHER_TIERS)
       parts.push(
-        `a ResourceQuota scoped PriorityClass Exists and NotIn [the declared tiers] with pods 0 (${OTHER_TIERS_QUOTA_NAME})`,
+        `a ResourceQuota scoped PriorityClass Exists and NotIn [the declared tiers] with pods 0 (` +
+          `${OTHER_TIERS_QUOTA_NAME})`,
       );
     else parts.push(`a ResourceQuota scoped PriorityClass In [${tier}] covering ${resources.join(', ')}`);
   }
@@ -198,7 +207,9 @@ export function checkMaxNamespaces(project: Project, namespace: string, members:
   return [
     {
       rule: 'Q1',
-      message: `Namespace ${namespace} would be namespace ${members + 1} of project ${project.metadata.name ?? ''}, whose maxNamespaces is ${max}`,
+      message:
+        `Namespace ${namespace} would be namespace ${members + 1} of project ${project.metadata.name ?? ''}, whose ` +
+        `maxNamespaces is ${max}`,
     },
   ];
 }
@@ -250,7 +261,11 @@ export function checkNewNamespaceCoverage(scope: BudgetScope, project: Project, 
     {
       rule: 'Q2',
       path: ['metadata', 'name'],
-      message: `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ${missing.length === 1 ? 'it' : 'them'}, but ${sources.join(' and ')} ${sources.length === 1 ? 'does' : 'do'} not cover ${missing.length === 1 ? 'it' : 'them'}; the platform team must declare ${declare.join(' and ')} in Project ${scope.project}`,
+      message:
+        `Namespace ${name} would have no quota for ${missing.join(', ')}: ${where(scope)} budgets ` +
+        `${missing.length === 1 ? 'it' : 'them'}, but ${sources.join(' and ')} ` +
+        `${sources.length === 1 ? 'does' : 'do'} not cover ${missing.length === 1 ? 'it' : 'them'}; the platform ` +
+        `team must declare ${declare.join(' and ')} in Project ${scope.project}`,
     },
   ];
 }
@@ -273,7 +288,11 @@ export function checkOtherTiersScope(
     {
       rule: 'Q2',
       path: ['spec', 'scopeSelector'],
-      message: `${subject} is scoped PriorityClass NotIn [${excluded.join(', ')}], which leaves pods of ${extra.join(', ')} without a quota, but ${where(scope)} budgets ${OTHER_TIERS_PODS} = 0 (pods of a PriorityClass that is no tier): the other-tiers quota may leave out only the declared tiers (${[...tiers].sort().join(', ')})`,
+      message:
+        `${subject} is scoped PriorityClass NotIn [${excluded.join(', ')}], which leaves pods of ` +
+        `${extra.join(', ')} without a quota, but ${where(scope)} budgets ${OTHER_TIERS_PODS} = 0 (pods of a ` +
+        `PriorityClass that is no tier): the other-tiers quota may leave out only the declared tiers (` +
+        `${[...tiers].sort().join(', ')})`,
     },
   ];
 }
@@ -292,7 +311,10 @@ export function checkSoleCoverage(
   return [
     {
       rule: 'Q3',
-      message: `${subject} provides the only coverage of ${lost.join(', ')} in namespace ${namespace} (project ${scope.project} budgets ${lost.length === 1 ? 'it' : 'them'}); ${describeUser(user)} may replace it but not delete it`,
+      message:
+        `${subject} provides the only coverage of ${lost.join(', ')} in namespace ${namespace} (project ` +
+        `${scope.project} budgets ${lost.length === 1 ? 'it' : 'them'}); ${describeUser(user)} may replace it but ` +
+        `not delete it`,
     },
   ];
 }
@@ -316,7 +338,8 @@ export function explainInUse(
     const quoted = observedEffectiveQuota(snapshot, name);
     const held = namespaceShare(snapshot, project, scope.cluster, scope.at, name).resources;
     if (quoted.size === 0 && namespaceIsTerminating(ns)) {
-      // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what the pods last used (ADR 0077).
+      // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what the pods last used
+      // (ADR 0077).
       const counted = [...held]
         .filter(([r, q]) => scope.budget.has(r) && q.sign() > 0)
         .map(([r, q]) => `${r} ${q.toString()}`);

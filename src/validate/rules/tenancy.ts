@@ -20,7 +20,9 @@ export function checkTenantImmutable(oldProject: Project, newProject: Project): 
     {
       rule: 'T1',
       path: ['spec', 'tenant'],
-      message: `Project ${newProject.metadata.name}: spec.tenant is immutable (was ${JSON.stringify(before)}, now ${JSON.stringify(after)}); create a new project for another tenant`,
+      message:
+        `Project ${newProject.metadata.name}: spec.tenant is immutable (was ${JSON.stringify(before)}, now ` +
+        `${JSON.stringify(after)}); create a new project for another tenant`,
     },
   ];
 }
@@ -68,7 +70,10 @@ export function ownerOnly(
   return [
     {
       rule: 'T4',
-      message: `${describeUser(user)} may not ${action}: it belongs to project ${project.metadata.name} (tenant ${project.spec.tenant}), whose owners are ${ownersSummary(project)}${own ? `; ${ownedProjectsText(user, own())}` : ''}`,
+      message:
+        `${describeUser(user)} may not ${action}: it belongs to project ${project.metadata.name} (tenant ` +
+        `${project.spec.tenant}), whose owners are ${ownersSummary(project)}` +
+        `${own ? `; ${ownedProjectsText(user, own())}` : ''}`,
     },
   ];
 }
@@ -89,7 +94,9 @@ export function ownerOnlyUndisclosed(user: UserInfo, action: string, own: readon
   const who = describeUser(user);
   return {
     rule: 'T4',
-    message: `${who} may not ${action}: it belongs to a project ${who} does not own; ${ownedProjectsText(user, own)}; ask the platform team to be made an owner of another`,
+    message:
+      `${who} may not ${action}: it belongs to a project ${who} does not own; ${ownedProjectsText(user, own)}; ask ` +
+      `the platform team to be made an owner of another`,
   };
 }
 
@@ -97,7 +104,8 @@ export function ownerOnlyUndisclosed(user: UserInfo, action: string, own: readon
 function ownedProjectsText(user: UserInfo, own: readonly OwnProject[]): string {
   const who = describeUser(user);
   return own.length
-    ? `${who} owns ${own.length === 1 ? 'project' : 'projects'} ${own.map((p) => `${p.name} (namespaces starting with ${JSON.stringify(p.prefix)})`).join(', ')}`
+    ? `${who} owns ${own.length === 1 ? 'project' : 'projects'} ` +
+        `${own.map((p) => `${p.name} (namespaces starting with ${JSON.stringify(p.prefix)})`).join(', ')}`
     : `${who} owns no project`;
 }
 
@@ -117,7 +125,9 @@ export function checkProjectWrite(
   return [
     {
       rule: 'T5',
-      message: `${describeUser(user)} may not ${verb} Project ${project}: only privileged subjects (${privilegedSummary(config)}) change projects; propose the change in git`,
+      message:
+        `${describeUser(user)} may not ${verb} Project ${project}: only privileged subjects (` +
+        `${privilegedSummary(config)}) change projects; propose the change in git`,
     },
   ];
 }
@@ -133,16 +143,26 @@ export function outsideProjects(
   return {
     rule: 'T6',
     ...(path ? { path } : {}),
-    message: `${subject} belongs to no project: ${describeUser(user)} may not ${verb}; only privileged subjects (${privilegedSummary(config)}) manage namespaces outside projects`,
+    message:
+      `${subject} belongs to no project: ${describeUser(user)} may not ${verb}; only privileged subjects (` +
+      `${privilegedSummary(config)}) manage namespaces outside projects`,
   };
 }
 
-/** T6 for CREATE: with requireProjectForUsers, a tenant creates namespaces only inside a project it owns (`ownPrefixes`). */
+/**
+ * T6 for CREATE: with requireProjectForUsers, a tenant creates namespaces only inside a project it owns
+ * (`ownPrefixes`).
+ */
 export function checkNamespaceOutsideProjects(user: UserInfo, name: string, ownPrefixes: readonly string[]): Violation {
   return {
     rule: 'T6',
     path: ['metadata', 'name'],
-    message: `Namespace ${name} belongs to no project, and ${describeUser(user)} may only create namespaces inside a project it owns${ownPrefixes.length ? ` (names starting with ${ownPrefixes.map((p) => JSON.stringify(p)).join(' or ')})` : ' (it owns none)'}`,
+    message:
+      `Namespace ${name} belongs to no project, and ${describeUser(user)} may only create namespaces inside a ` +
+      `project it owns` +
+      (ownPrefixes.length
+        ? ` (names starting with ${ownPrefixes.map((p) => JSON.stringify(p)).join(' or ')})`
+        : ' (it owns none)'),
   };
 }
 
@@ -158,7 +178,9 @@ export function checkSubresourceWrite(config: TenantgateConfig, user: UserInfo, 
   return [
     {
       rule: 'T8',
-      message: `${describeUser(user)} may not write ${target}: only Kubernetes' controllers (${controllers}) and privileged subjects (${privilegedSummary(config)}) write the status and finalize subresources`,
+      message:
+        `${describeUser(user)} may not write ${target}: only Kubernetes' controllers (${controllers}) and ` +
+        `privileged subjects (${privilegedSummary(config)}) write the status and finalize subresources`,
     },
   ];
 }

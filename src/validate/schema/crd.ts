@@ -11,7 +11,8 @@ import { PROJECT_SCHEMA, type StructuralSchema } from './project-schema.js';
 export const CRD_PATH = 'manifests/crd/projects.tenantgate.io.yaml';
 
 const HEADER =
-  '# generated from src/validate/schema/project-schema.ts by hack/generate-crd.ts, do not edit (regenerate with `make crd`)\n';
+  '# generated from src/validate/schema/project-schema.ts by hack/generate-crd.ts, do not edit (regenerate with ' +
+  '`make crd`)\n';
 
 function projectCrd(): Record<string, unknown> {
   return customResourceDefinition({
@@ -36,7 +37,10 @@ function projectCrd(): Record<string, unknown> {
   });
 }
 
-/** What tells one of tenantgate's CustomResourceDefinitions from another (each has one version, v1alpha1, with a status subresource unless `statusSubresource: false`). */
+/**
+ * What tells one of tenantgate's CustomResourceDefinitions from another (each has one version, v1alpha1, with a status
+ * subresource unless `statusSubresource: false`).
+ */
 export interface CrdDefinition {
   kind: string;
   plural: string;
@@ -85,7 +89,9 @@ export function customResourceDefinition(d: CrdDefinition): Record<string, unkno
   };
 }
 
-/** A CRD as YAML after its generated-file header: keys sorted, no line folding, so the output is stable byte for byte. */
+/**
+ * A CRD as YAML after its generated-file header: keys sorted, no line folding, so the output is stable byte for byte.
+ */
 export function crdYaml(header: string, crd: Record<string, unknown>): string {
   return (
     header +

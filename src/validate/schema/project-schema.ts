@@ -43,9 +43,12 @@ export interface StructuralSchema {
   }>;
 }
 
-/** Kubernetes `resource.Quantity` syntax (apimachinery's validation regex); exact parsing lives in the quantity module. */
+/**
+ * Kubernetes `resource.Quantity` syntax (apimachinery's validation regex); exact parsing lives in the quantity module.
+ */
 export const QUANTITY_PATTERN =
-  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))' +
+  '(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** An amount of money: a decimal with at most 2 decimals (spec.costBudget.monthly). */
 const MONEY_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]{1,2})?$';
@@ -154,7 +157,8 @@ const namespaceNames = (description: string): StructuralSchema => ({
 const allowListsSchema = (): StructuralSchema => ({
   type: 'object',
   description:
-    "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A field not given takes tenantgate.yaml's allow.",
+    "What the project's pods, Services, Ingresses, routes and claims may use (docs/rules.md#allow-lists). A " +
+    "field not given takes tenantgate.yaml's allow.",
   properties: {
     priorityClasses: names(
       'PriorityClass names a pod may name (X1); absent: any but system-*, which only a Project naming it here allows.',
@@ -178,7 +182,8 @@ const allowListsSchema = (): StructuralSchema => ({
     hostnames: {
       type: 'object',
       description:
-        "The hostnames of the project's Ingresses and Gateway API routes (H1); overlapping suffixes across projects are refused offline (H3).",
+        "The hostnames of the project's Ingresses and Gateway API routes (H1); overlapping suffixes across " +
+        'projects are refused offline (H3).',
       properties: {
         suffixes: {
           type: 'array',
@@ -197,7 +202,8 @@ const allowListsSchema = (): StructuralSchema => ({
     persistentVolumes: {
       type: 'object',
       description:
-        "Which PersistentVolumes a claim may bind by spec.volumeName (X10): the project's own always (label tenantgate.io/project, or claimed from one of its namespaces).",
+        "Which PersistentVolumes a claim may bind by spec.volumeName (X10): the project's own always (label " +
+        'tenantgate.io/project, or claimed from one of its namespaces).',
       properties: {
         unowned: {
           type: 'boolean',
@@ -211,7 +217,8 @@ const allowListsSchema = (): StructuralSchema => ({
     nodePlacement: {
       type: 'object',
       description:
-        "Where the project's pods run (X8): each carries this nodeSelector, no nodeName, and no toleration but these and node.kubernetes.io/* ones.",
+        "Where the project's pods run (X8): each carries this nodeSelector, no nodeName, and no toleration but " +
+        'these and node.kubernetes.io/* ones.',
       properties: {
         nodeSelector: stringMap('Labels every pod must select in spec.nodeSelector, with these values.'),
         tolerations: {
@@ -275,7 +282,9 @@ const specSchema: StructuralSchema = {
     fleet: {
       type: 'object',
       description:
-        "A budget for the fleet as a whole (docs/adr/0039-fleet-budgets.md), enforced by the webhook of every cluster configured as a member (docs/fleet.md). Each member cluster holds a share of it; spec.clusters (else spec.quota) bounds a member's share.",
+        'A budget for the fleet as a whole (docs/adr/0039-fleet-budgets.md), enforced by the webhook of every ' +
+        'cluster configured as a member (docs/fleet.md). Each member cluster holds a share of it; spec.clusters ' +
+        "(else spec.quota) bounds a member's share.",
       required: ['quota', 'clusters'],
       properties: {
         quota: quotaSpec("The fleet budget: the member clusters' shares never sum to more."),
@@ -291,7 +300,8 @@ const specSchema: StructuralSchema = {
     costBudget: {
       type: 'object',
       description:
-        "What the project's allocation may cost per month, in the currency of tenantgate.yaml's pricing (docs/budgets.md#cost; rule C1).",
+        "What the project's allocation may cost per month, in the currency of tenantgate.yaml's pricing " +
+        '(docs/budgets.md#cost; rule C1).',
       required: ['monthly'],
       properties: {
         monthly: {
@@ -305,7 +315,8 @@ const specSchema: StructuralSchema = {
     bursts: {
       type: 'array',
       description:
-        'Time-bound increases of the budget, approved in git (docs/budgets.md#bursts; rules B1, B2). While from <= now < until, quota.hard is added to the budget (and to the quota of `namespace`).',
+        'Time-bound increases of the budget, approved in git (docs/budgets.md#bursts; rules B1, B2). While from ' +
+        '<= now < until, quota.hard is added to the budget (and to the quota of `namespace`).',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['name'],
       items: {
@@ -331,7 +342,8 @@ const specSchema: StructuralSchema = {
             type: 'string',
             minLength: 1,
             description:
-              'A declared namespace whose quota the controller raises by quota.hard while the burst is active, and lowers at until (never below what it uses).',
+              'A declared namespace whose quota the controller raises by quota.hard while the burst is active, ' +
+              'and lowers at until (never below what it uses).',
           },
           cluster: {
             type: 'string',
@@ -342,7 +354,9 @@ const specSchema: StructuralSchema = {
       },
     },
     tiers: tiersSchema(
-      'Budgets per PriorityClass, by PriorityClass name (docs/budgets.md#priority-tiers). Each namespace gets a ResourceQuota scoped to each tier with a quota, and one refusing pods of any other PriorityClass. A tier without quota is bounded by spec.quota only.',
+      'Budgets per PriorityClass, by PriorityClass name (docs/budgets.md#priority-tiers). Each namespace gets a ' +
+        'ResourceQuota scoped to each tier with a quota, and one refusing pods of any other PriorityClass. A tier ' +
+        'without quota is bounded by spec.quota only.',
       "The tier's budget: the sum of the namespaces' quotas scoped to this PriorityClass never exceeds it.",
     ),
     maxNamespaces: { type: 'integer', minimum: 0, description: 'The most namespaces the project may have.' },
@@ -350,7 +364,9 @@ const specSchema: StructuralSchema = {
       type: 'string',
       enum: ['Delete', 'Orphan'],
       description:
-        "What deleting the Project does to its namespaces (docs/adr/0096-deletion-loses-no-data.md): Delete (a namespace holding data waits for the annotation tenantgate.io/deletion-confirmed: <the Project's uid>), Orphan (every namespace is released, its contents kept). Absent: tenantgate.yaml's deletion.policy.",
+        'What deleting the Project does to its namespaces (docs/adr/0096-deletion-loses-no-data.md): Delete (a ' +
+        "namespace holding data waits for the annotation tenantgate.io/deletion-confirmed: <the Project's uid>), " +
+        "Orphan (every namespace is released, its contents kept). Absent: tenantgate.yaml's deletion.policy.",
     },
     namespaceDefaults: {
       type: 'object',
@@ -376,7 +392,8 @@ const specSchema: StructuralSchema = {
     podSecurity: {
       type: 'object',
       description:
-        'Pod Security Standards levels of every project namespace (pod-security.kubernetes.io/<mode> labels); each mode not given takes podSecurity of tenantgate.yaml.',
+        'Pod Security Standards levels of every project namespace (pod-security.kubernetes.io/<mode> labels); ' +
+        'each mode not given takes podSecurity of tenantgate.yaml.',
       properties: {
         enforce: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
         warn: { type: 'string', enum: [...POD_SECURITY_LEVELS] },
@@ -386,12 +403,14 @@ const specSchema: StructuralSchema = {
     networkIsolation: {
       type: 'boolean',
       description:
-        "Keep a NetworkPolicy in each namespace admitting traffic only from the project's namespaces (and spec.network.allowFrom), and letting pods reach only them, DNS in kube-system and spec.network.egress.",
+        "Keep a NetworkPolicy in each namespace admitting traffic only from the project's namespaces (and " +
+        'spec.network.allowFrom), and letting pods reach only them, DNS in kube-system and spec.network.egress.',
     },
     network: {
       type: 'object',
       description:
-        "With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces (docs/network.md). A field not given takes tenantgate.yaml's network.",
+        "With networkIsolation: what the isolation NetworkPolicy allows besides the project's own namespaces " +
+        "(docs/network.md). A field not given takes tenantgate.yaml's network.",
       properties: {
         egress: {
           type: 'object',
@@ -492,7 +511,10 @@ const statusSchema: StructuralSchema = {
   },
 };
 
-/** The openAPIV3Schema of a custom resource: its spec (required) and status under the usual apiVersion, kind and metadata. */
+/**
+ * The openAPIV3Schema of a custom resource: its spec (required) and status under the usual apiVersion, kind and
+ * metadata.
+ */
 export function resourceSchema(
   description: string,
   spec: StructuralSchema,

@@ -188,7 +188,9 @@ function describe(e: ErrorObject, field: string, subject: string): { message: st
     }
     case 'maxLength':
       return {
-        message: `${where} is ${show(e.data)} (${String(e.data).length} characters), must be at most ${String((e.params as { limit: number }).limit)} characters`,
+        message:
+          `${where} is ${show(e.data)} (${String(e.data).length} characters), must be at most ` +
+          `${String((e.params as { limit: number }).limit)} characters`,
       };
     case 'minLength':
       return { message: `${where} must not be empty` };

@@ -62,7 +62,9 @@ export class AssumedState {
     return this.shares.keys();
   }
 
-  /** `pending` for decisions against one snapshot: admitted quota writes count as their envelope until it shows them. */
+  /**
+   * `pending` for decisions against one snapshot: admitted quota writes count as their envelope until it shows them.
+   */
   pendingOver(snapshot: Snapshot): PendingAllocations {
     if (this.writes.size === 0) return this.pending;
     return { ...this.pending, quotaOverlay: (namespace) => this.overlay(namespace, snapshot, []) };
@@ -104,7 +106,10 @@ export class AssumedState {
     return out.size > 0 ? out : undefined;
   }
 
-  /** Per quota of the namespace with an assumed write, every version it may have (live or expired alike, as the guard always counted them). */
+  /**
+   * Per quota of the namespace with an assumed write, every version it may have (live or expired alike, as the guard
+   * always counted them).
+   */
   writeVersionsIn(namespace: string): Map<string, LedgerQuotaWrite[]> {
     const versions = new Map<string, LedgerQuotaWrite[]>();
     for (const [name, w] of this.writes.get(namespace) ?? []) versions.set(name, [...w.versions]);
@@ -192,7 +197,10 @@ export class AssumedState {
     this.forget(namespace);
   }
 
-  /** Assumes an admitted change (its quota write, and its share when it reserves one) until the cache shows it or it expires. */
+  /**
+   * Assumes an admitted change (its quota write, and its share when it reserves one) until the cache shows it or it
+   * expires.
+   */
   assume(verdict: Verdict, request: AdmissionRequest): void {
     const a = verdict.allocation;
     if (!a || verdict.violations.length > 0) return;

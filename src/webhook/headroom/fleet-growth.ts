@@ -164,7 +164,8 @@ export class FleetGrowth {
             project,
             o.cluster,
             granted,
-            "the member's controller lowered the enforced limit while the hub granted this: a give-back raced the growth, and the grant goes back to the pool with the next one",
+            "the member's controller lowered the enforced limit while the hub granted this: a give-back raced " +
+              'the growth, and the grant goes back to the pool with the next one',
           ),
         );
     } catch (err) {
@@ -173,7 +174,8 @@ export class FleetGrowth {
     }
     o.onTransfer?.('granted');
     o.log?.(
-      `fleet: project ${project}: the hub granted ${[...granted].map(([r, q]) => `${r} ${q.toString()}`).join(', ')} (key ${key}, ${outcome.confirmedBy})`,
+      `fleet: project ${project}: the hub granted ` +
+        `${[...granted].map(([r, q]) => `${r} ${q.toString()}`).join(', ')} (key ${key}, ${outcome.confirmedBy})`,
     );
     return { ok: true };
   }

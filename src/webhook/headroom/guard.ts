@@ -91,7 +91,10 @@ export interface HeadroomGuardOptions {
 
 /** Where a replica's watch caches stand, and a way to make them catch up. */
 export interface CacheStreams {
-  /** Per stream, the highest resourceVersion delivered (events, bookmarks, the initial list); undefined while not synced. */
+  /**
+   * Per stream, the highest resourceVersion delivered (events, bookmarks, the initial list); undefined while not
+   * synced.
+   */
   marks(): StreamMarks | undefined;
   /** Resolves true once `marks()` reaches `needed` on every stream, false after `ms` or on `signal`. */
   catchUp(needed: StreamMarks, ms: number, signal: AbortSignal): Promise<boolean>;
@@ -173,8 +176,8 @@ export class HeadroomGuard {
 
   /**
    * The snapshot the rules see for `project` decided against `state`: on a fleet member, its
-   * fleet-budgeted resources capped at min(E, upper bound) (the budget's fleet-cap layer) (`reachable`: at the most it could be
-   * granted, to find what a denied growth needs). Other projects and non-members: the snapshot itself.
+   * fleet-budgeted resources capped at min(E, upper bound) (the budget's fleet-cap layer) (`reachable`: at the most it
+   * could be granted, to find what a denied growth needs). Other projects and non-members: the snapshot itself.
    */
   private fleetView(
     snapshot: Snapshot,
@@ -337,7 +340,8 @@ export class HeadroomGuard {
       budget,
       budgetPath: budgetPathIn(ctx.snapshot, project, cluster),
     };
-    // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this cache counted before.
+    // C1 as strictly as Q1 here: the ledger's reservations are in `others`, and the share is checked whatever this
+    // cache counted before.
     const violations = checkBudgetFit({
       scope,
       project,

@@ -22,7 +22,10 @@ import { isLaterRevision } from './stream-marks.js';
 export const ECHO_WAIT_MS = 50;
 export const YIELD_WAIT_MS = 100;
 
-/** What a replica waits for before it writes a project's ledger again: the watch bringing `version` (or, `strictlyNewer`, a later one). */
+/**
+ * What a replica waits for before it writes a project's ledger again: the watch bringing `version` (or,
+ * `strictlyNewer`, a later one).
+ */
 export interface TurnWait {
   version: string;
   strictlyNewer: boolean;
