@@ -15,7 +15,8 @@ import { installBase, MANIFESTS } from '../support/devcluster/tenantgate.js';
 import { cachedKustomize } from '../support/tools.js';
 import { cluster, kubectl } from '../support/cluster.js';
 import { PACKAGE_VERSION } from '../support/package-version.js';
-import { LABEL_PROJECT } from '../../src/validate/types.js';
+import { LABEL_MANAGED_BY, LABEL_PROJECT, MANAGED_BY } from '../../src/validate/types.js';
+import { LIMITRANGE_NAME, NETWORK_POLICY_NAME, OWNERS_BINDING_NAME } from '../../src/validate/managed-names.js';
 
 interface K8sObject {
   apiVersion: string;
@@ -385,6 +386,41 @@ describe('helm template', () => {
       expect(keys.length).toBe(4);
       expect(new Set(keys)).toEqual(new Set([LABEL_PROJECT]));
     }
+  });
+
+  it("objects.tenantgate.io is not sent the controller's own writes of the objects it keeps: its ServiceAccount in the release's namespace, their names, their managed-by label; only while tenantgate.yaml makes it privileged (ADR 0004)", async () => {
+    for (const [objects, namespace] of [
+      [rendered.default, valueSets.default.namespace],
+      [rendered.custom, CUSTOM_NAMESPACE],
+    ] as const) {
+      const config = parseConfig(
+        find(objects, 'ConfigMap', 'tenantgate-config').data['tenantgate.yaml'],
+        'tenantgate-config',
+      );
+      const controller = `system:serviceaccount:${namespace}:tenantgate-controller`;
+      // The webhook admits every privileged write of these objects (reviewProtectedObject): the skip changes no verdict.
+      expect(config.privileged.users).toContain(controller);
+      const hook = find(objects, 'ValidatingWebhookConfiguration', 'tenantgate').webhooks.find(
+        (w: { name: string }) => w.name === 'objects.tenantgate.io',
+      );
+      expect(hook.matchConditions.map((c: { name: string }) => c.name)).toEqual(['not-the-controllers-own-object']);
+      const expression = hook.matchConditions[0].expression as string;
+      // The user exactly (no prefix, suffix, pattern or group: a tenant's ServiceAccount of that name is another user).
+      expect(expression.startsWith(`!(request.userInfo.username == '${controller}' && `)).toBe(true);
+      expect(expression).not.toMatch(/endsWith|startsWith|matches|contains|groups/);
+      // The names the webhook judges, and the label the controller gives them.
+      const names = /object\.metadata\.name in (\[[^\]]*\])/.exec(expression)?.[1] ?? '[]';
+      expect(new Set(JSON.parse(names.replace(/'/g, '"')) as string[])).toEqual(
+        new Set([LIMITRANGE_NAME, NETWORK_POLICY_NAME, OWNERS_BINDING_NAME]),
+      );
+      expect(expression).toContain(`object.metadata.labels['${LABEL_MANAGED_BY}'] == '${MANAGED_BY}'`);
+    }
+    // A tenantgate.yaml that does not make the controller privileged: its writes are judged as anyone's, so all are sent.
+    const unprivileged = objectsOf(await helmTemplate(['--set-json', 'config.privileged.users=["ops"]'], helm));
+    const hook = find(unprivileged, 'ValidatingWebhookConfiguration', 'tenantgate').webhooks.find(
+      (w: { name: string }) => w.name === 'objects.tenantgate.io',
+    );
+    expect(hook.matchConditions).toBeUndefined();
   });
 
   it('cert-manager values: the webhook alone, with a Certificate (ECDSA key) for its Service that fills the Secret it mounts', () => {

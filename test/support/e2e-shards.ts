@@ -65,6 +65,7 @@ export const E2E_SECONDS: Readonly<Record<string, number>> = {
   'test/e2e/webhook-apiserver-restart.test.ts': 27,
   'test/e2e/plan-fleet.test.ts': 27,
   'test/e2e/webhook.test.ts': 26,
+  'test/e2e/controller-writes-reviews.test.ts': 25,
   'test/e2e/rules-apiserver.test.ts': 20,
   'test/e2e/cert-rotation.test.ts': 20,
   'test/e2e/cost-budget.test.ts': 19,
