@@ -66,7 +66,7 @@ export type BreakerDecision =
   | { kind: 'Trip'; state: BreakerState };
 
 /** The most deletions one window allows. */
-export function breakerLimit(breaker: DeletionConfig['breaker'], allProjects: number): number {
+function breakerLimit(breaker: DeletionConfig['breaker'], allProjects: number): number {
   return Math.max(breaker.maxProjects, Math.floor(breaker.maxShare * allProjects));
 }
 

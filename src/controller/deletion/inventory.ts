@@ -29,7 +29,7 @@ export function isDerived(r: Pick<InventoryResource, 'group' | 'resource'>): boo
   return DERIVED.has(`${r.group}/${r.resource}`);
 }
 
-export interface ListedObject {
+interface ListedObject {
   metadata?: { name?: string; labels?: Record<string, string> };
 }
 
@@ -47,7 +47,7 @@ export interface NamespaceContents {
 }
 
 /** Whether an object is one tenantgate or Kubernetes made in every namespace. */
-export function madeByUsOrKubernetes(r: InventoryResource, o: ListedObject): boolean {
+function madeByUsOrKubernetes(r: InventoryResource, o: ListedObject): boolean {
   if (o.metadata?.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) return true;
   const name = o.metadata?.name;
   if (r.group === '' && r.resource === 'configmaps' && name === 'kube-root-ca.crt') return true;
@@ -87,7 +87,7 @@ export function holdsNothing(c: NamespaceContents): boolean {
 }
 
 /** `Pod` → `Pods`, `NetworkPolicy` → `NetworkPolicies`, `Ingress` → `Ingresses`. */
-export function pluralKind(kind: string, count: number): string {
+function pluralKind(kind: string, count: number): string {
   if (count === 1) return kind;
   if (/[^aeiou]y$/.test(kind)) return `${kind.slice(0, -1)}ies`;
   if (/(s|x|z|ch|sh)$/.test(kind)) return `${kind}es`;

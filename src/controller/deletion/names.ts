@@ -1,4 +1,7 @@
-/** The names ADR 0096 fixes (docs/adr/0096-deletion-loses-no-data.md): annotations, labels, conditions, the breaker's ConfigMap. */
+/**
+ * The names ADR 0096 fixes (docs/adr/0096-deletion-loses-no-data.md): annotations, labels, conditions,
+ * the breaker's ConfigMap.
+ */
 export const ANNOTATION_DELETION_CONFIRMED = 'tenantgate.io/deletion-confirmed';
 export const LABEL_RELEASED_FROM = 'tenantgate.io/released-from';
 export const ANNOTATION_RELEASED_AT = 'tenantgate.io/released-at';
