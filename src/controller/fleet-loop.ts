@@ -11,7 +11,7 @@
  * Each round the leader also renews the member's heartbeat Lease on the hub (what `fleet release` reads),
  * and a check that finds the hub's record below E mends it (`mendRecord`, src/fleet/hub-record.ts).
  */
-import { processNow } from '../clock.js';
+import { getProcessClock, type Clock } from '../clock.js';
 import { randomBytes } from 'node:crypto';
 import { describeError } from '../kube/errors.js';
 import { decodeRecord } from '../fleet/enforced-record.js';
@@ -95,7 +95,12 @@ export interface FleetLoopOptions {
    * again — but only the leader lowers E and writes to the hub. Default: always.
    */
   acts?: () => boolean;
+  /**
+   * The system clock by default: the heartbeat Lease, the idle clocks and the ledger's expiries. Budgets
+   * (bursts) are decided at `clock` instead: the controller's (default: the process clock).
+   */
   now?: () => number;
+  clock?: Clock;
   newKey?: () => string;
 }
 
@@ -117,8 +122,9 @@ function floorOf(
   entries: readonly LedgerEntry[],
   resources: readonly string[],
   now: number,
+  budgetAt: number,
 ): Resources {
-  const budget = fleetProjectBudget(snapshot, project, cluster, processNow(), resources);
+  const budget = fleetProjectBudget(snapshot, project, cluster, budgetAt, resources);
   const perNamespace = new Map<string, Map<string, Quantity>>();
   for (const ns of budget.namespaces) perNamespace.set(ns.namespace, new Map(ns.allocated));
   for (const e of entries) {
@@ -149,6 +155,10 @@ export class FleetLoop {
 
   private now(): number {
     return this.o.now?.() ?? Date.now();
+  }
+
+  private budgetAt(): number {
+    return (this.o.clock ?? getProcessClock()).now();
   }
 
   start(): void {
@@ -371,7 +381,7 @@ export class FleetLoop {
       enforcedWithinRecord(
         current.enforced,
         recorded,
-        floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now()),
+        floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now(), this.budgetAt()),
       ),
     );
     o.observations.projects.set(name, { record: hubRecord, enforced: lowered.record.enforced, at: this.now() });
@@ -422,7 +432,7 @@ export class FleetLoop {
       return;
     }
     const resources = [...hubRecord.budget.keys()];
-    const floor = floorOf(o.snapshot(), project, o.cluster, state.entries, resources, this.now());
+    const floor = floorOf(o.snapshot(), project, o.cluster, state.entries, resources, this.now(), this.budgetAt());
     o.observations.projects.set(name, { record: hubRecord, enforced: record.record.enforced, at: this.now() });
     if (compareHubRecord(hubRecord, o.cluster, record.record.enforced).kind !== 'covers') {
       await this.mendRecord(name, project, record.record.enforced, resources, done);
@@ -450,7 +460,7 @@ export class FleetLoop {
     }
     // 1. Lower E first, against the reservations the ledger holds at that write (never below them).
     const lowered = await lowerEnforced(o.ledger, name, (st) => {
-      const atWrite = floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now());
+      const atWrite = floorOf(o.snapshot(), project, o.cluster, st.entries, resources, this.now(), this.budgetAt());
       const to = new Map<string, Quantity>();
       for (const [resource, target] of step.lowerTo) {
         const f = atWrite.get(resource) ?? ZERO;
@@ -460,7 +470,15 @@ export class FleetLoop {
     });
     const enforced = lowered.record.enforced;
     o.observations.projects.set(name, { record: hubRecord, enforced, at: this.now() });
-    const floorAtWrite = floorOf(o.snapshot(), project, o.cluster, lowered.state.entries, resources, this.now());
+    const floorAtWrite = floorOf(
+      o.snapshot(),
+      project,
+      o.cluster,
+      lowered.state.entries,
+      resources,
+      this.now(),
+      this.budgetAt(),
+    );
     // 2. Then the hub write, recomputed from the hub's share record on every attempt.
     const key = o.newKey?.() ?? `${o.cluster}-r-${randomBytes(6).toString('hex')}`;
     const kinds = [...new Set(step.modes.values())];

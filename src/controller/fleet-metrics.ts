@@ -37,7 +37,17 @@ export interface FleetSeries {
   sinceContact: Sample[];
 }
 
-export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObservations, now: number): FleetSeries {
+/**
+ * The fleet series of this member: ages measured at `now` (the system clock, as the loop observed them),
+ * budgets decided at `budgetAt` (the controller's clock; default the process clock).
+ */
+export function fleetSeries(
+  snapshot: Snapshot,
+  cluster: string,
+  seen: FleetObservations,
+  now: number,
+  budgetAt: number = processNow(),
+): FleetSeries {
   const out: FleetSeries = {
     share: [],
     lendable: [],
@@ -76,7 +86,7 @@ export function fleetSeries(snapshot: Snapshot, cluster: string, seen: FleetObse
         out.aboveRecord.push({ labels: { ...base, resource }, value: above.get(resource)?.asFloat64Slow() ?? 0 });
     }
     try {
-      const b = fleetProjectBudget(snapshot, project, cluster, processNow(), resources);
+      const b = fleetProjectBudget(snapshot, project, cluster, budgetAt, resources);
       for (const resource of resources)
         out.allocated.push({ labels: { ...base, resource }, value: b.allocated.get(resource)?.asFloat64Slow() ?? 0 });
     } catch {
@@ -105,6 +115,8 @@ export class FleetGauges {
       cluster: string;
       observations: FleetObservations;
       now?: () => number;
+      /** The instant budgets are decided at (bursts): the controller's clock; default the process clock. */
+      budgetAt?: () => number;
     },
   ) {
     const gauge = scrapedGauges(registry, () => this.series());
@@ -173,7 +185,8 @@ export class FleetGauges {
     if (this.memo) return this.memo;
     const snapshot = this.source.snapshot();
     if (!snapshot) return undefined;
-    this.memo = fleetSeries(snapshot, this.source.cluster, this.source.observations, this.source.now?.() ?? Date.now());
+    const { cluster, observations, now, budgetAt } = this.source;
+    this.memo = fleetSeries(snapshot, cluster, observations, now?.() ?? Date.now(), budgetAt?.());
     setImmediate(() => (this.memo = undefined));
     return this.memo;
   }

@@ -70,7 +70,13 @@ function sampleOf(amount: Rational): number {
 }
 
 /** Every series for every project in the snapshot, as the controller on cluster `cluster` ('' when unnamed) sees it. */
-export function projectSeries(snapshot: Snapshot, cluster: string, pricing?: PricingConfig): ProjectSeries {
+/** The series of every Project of `snapshot`, their budgets decided at `at` (default: the process clock). */
+export function projectSeries(
+  snapshot: Snapshot,
+  cluster: string,
+  pricing?: PricingConfig,
+  at: number = processNow(),
+): ProjectSeries {
   const out: ProjectSeries = {
     budget: [],
     allocated: [],
@@ -95,7 +101,7 @@ export function projectSeries(snapshot: Snapshot, cluster: string, pricing?: Pri
     out.cascadeInProgress.push({ labels: base, value: deleting ? 1 : 0 });
     out.cascadeNamespacesRemaining.push({ labels: base, value: deleting ? remainingNamespaces(snapshot, project) : 0 });
     try {
-      const b = projectBudget(snapshot, project, cluster, processNow());
+      const b = projectBudget(snapshot, project, cluster, at);
       out.namespaces.push({ labels: base, value: b.namespaces.length });
       for (const r of b.resources) {
         const labels = { ...base, resource: r.resource };
@@ -137,6 +143,8 @@ export interface ProjectMetricsSource {
   cluster: string;
   /** tenantgate.yaml's price sheet; without it no cost series. */
   pricing?: PricingConfig;
+  /** The instant budgets are decided at (bursts): the controller's clock; default the process clock. */
+  budgetAt?: () => number;
 }
 
 const PROJECT = ['project', 'tenant', 'cluster'] as const;
@@ -227,7 +235,7 @@ export class ProjectGauges {
     if (this.memo) return this.memo;
     const snapshot = this.source?.snapshot();
     if (!snapshot || !this.source) return undefined;
-    this.memo = projectSeries(snapshot, this.source.cluster, this.source.pricing);
+    this.memo = projectSeries(snapshot, this.source.cluster, this.source.pricing, this.source.budgetAt?.());
     setImmediate(() => (this.memo = undefined));
     return this.memo;
   }

@@ -40,6 +40,8 @@ export interface SyncedCache {
   snapshot: () => Informers['snapshot'] | undefined;
   cluster: string;
   pricing?: NonNullable<ControllerOptions['config']['pricing']>;
+  /** The instant budgets are decided at: the controller's clock. */
+  budgetAt: () => number;
 }
 
 /** What every runnable shares. */
@@ -79,6 +81,7 @@ export function controllerCore(options: ControllerOptions, clock: Clock, log: Co
     snapshot: () => (synced() ? informers.snapshot : undefined),
     cluster: options.config.clusterName,
     ...(options.config.pricing ? { pricing: options.config.pricing } : {}),
+    budgetAt: () => clock.now(),
   };
   return { options, log, clock, metrics, api, informers, managed, access, synced, syncedCache };
 }
@@ -180,6 +183,7 @@ export function fleetRunnables(
     observations,
     log,
     acts: () => writes.allowed(),
+    clock: core.clock,
   });
   const checks: Runnable = {
     name: 'fleet-loop',
