@@ -3,20 +3,31 @@
 // CommonJS on purpose, so that an old Node runs it as it is.
 'use strict';
 const path = require('path');
-const pkg = require(path.join(__dirname, '..', 'package.json'));
 
-const wanted = String(pkg.engines.node).replace(/^>=\s*/, '');
-const [wantMajor, wantMinor] = wanted.split('.').map(Number);
-const [major, minor] = process.versions.node.split('.').map(Number);
-if (major > wantMajor || (major === wantMajor && minor >= (wantMinor || 0))) process.exit(0);
+/** Whether Node `version` (22.18.0) is older than what `engines` (">=22.19") asks. */
+function olderThan(version, engines) {
+  const [wantMajor, wantMinor = 0] = String(engines)
+    .replace(/^>=\s*/, '')
+    .split('.')
+    .map(Number);
+  const [major, minor] = String(version).replace(/^v/, '').split('.').map(Number);
+  return major < wantMajor || (major === wantMajor && minor < wantMinor);
+}
 
-const projectNode = path.join(__dirname, '..', '.cache', 'node-v24', 'package', 'bin');
-const message = [
-  `tenantgate needs Node >= ${wanted} (package.json engines); this shell runs Node ${process.version}`,
-  ` (${process.execPath}).\n`,
-  "Put the project's Node first (make node installs it into .cache/):\n",
-  `  make node && export PATH=${projectNode}:$PATH\n`,
-  'or run through make (make build, make lint, make test-unit, make bench BENCH="NAME...").\n',
-];
-process.stderr.write(message.join(''));
-process.exit(1);
+function main() {
+  const engines = require(path.join(__dirname, '..', 'package.json')).engines.node;
+  if (!olderThan(process.versions.node, engines)) return;
+  const projectNode = path.join(__dirname, '..', '.cache', 'node-v24', 'package', 'bin');
+  const message = [
+    `tenantgate needs Node ${engines} (package.json engines); this shell runs Node ${process.version}`,
+    ` (${process.execPath}).\n`,
+    "Put the project's Node first (make node installs it into .cache/):\n",
+    `  make node && export PATH=${projectNode}:$PATH\n`,
+    'or run through make (make build, make lint, make test-unit, make bench BENCH="NAME...").\n',
+  ];
+  process.stderr.write(message.join(''));
+  process.exitCode = 1;
+}
+
+module.exports = { olderThan };
+if (require.main === module) main();
