@@ -172,7 +172,7 @@ const PATTERN_MEANINGS: Record<string, string> = {
 };
 
 /** Who sees what (docs/visibility.md): every Project and namespace, or only one's own. */
-export const VISIBILITIES = ['all', 'own'] as const;
+const VISIBILITIES = ['all', 'own'] as const;
 /**
  * What a Project's deletion does to its namespaces (tenantgate.yaml deletion.policy, a Project's spec.deletionPolicy).
  */

@@ -36,7 +36,7 @@ import { CONTROLLER_DEFAULTS } from './options.js';
 export type ControllerLog = (message: string, fields?: Record<string, unknown>) => void;
 
 /** What the metrics and the budget view read: the cache once it has synced, and this cluster's name. */
-export interface SyncedCache {
+interface SyncedCache {
   snapshot: () => Informers['snapshot'] | undefined;
   cluster: string;
   pricing?: NonNullable<ControllerOptions['config']['pricing']>;
