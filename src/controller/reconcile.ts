@@ -65,7 +65,8 @@ export interface ReconcilerOptions extends Pick<
    */
   inventory?: NamespaceInventory;
   /**
-   * How soon a waiting deletion (a confirmation, the breaker) is looked at again (10 s); a Project's change: at once.
+   * How soon a waiting deletion (a confirmation, the breaker) is looked at again (30 s: each look at a waiting
+   * Project lists every resource in its namespaces); a change of the Project (its confirmation) comes at once.
    */
   deletionRecheckMs?: number;
 }
@@ -87,7 +88,7 @@ export class Reconciler {
     });
     this.clock = o.clock ?? getProcessClock();
     this.progressIntervalMs = o.progressIntervalMs ?? 1000;
-    this.deletionRecheckMs = o.deletionRecheckMs ?? 10_000;
+    this.deletionRecheckMs = o.deletionRecheckMs ?? 30_000;
     this.steps = {
       api: o.api,
       informers: o.informers,
@@ -179,12 +180,12 @@ export class Reconciler {
     }
     const owned = classifyNamespaces(project, cached()).owned;
     let gate: CascadeGate = { mayDelete: new Set(), waiting: [], conditions: [] };
-    if (deletionPolicyOf(project, this.o.config) === 'Orphan')
-      await releaseNamespaces(this.steps, project, owned, at, signal);
+    const orphan = deletionPolicyOf(project, this.o.config) === 'Orphan';
+    if (orphan) await releaseNamespaces(this.steps, project, owned, at, signal);
     else gate = await gateCascade(this.o.inventory, project, owned);
     const result = await this.deleter.run(project, cached(), signal, (ns) => gate.mayDelete.has(ns));
     if (result.kind === 'Finished') {
-      await removeFinalizer(this.steps, project, result.report, signal);
+      await removeFinalizer(this.steps, project, result.report, signal, orphan);
       this.lastProgressWrite.delete(name);
       return { kind: 'Done' };
     }

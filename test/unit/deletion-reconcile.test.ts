@@ -128,7 +128,7 @@ describe('a deleting Project (ADR 0096)', () => {
     const result = await t.reconciler.reconcile('shop');
     expect(t.writes.filter((w) => w.startsWith('deleteNamespace'))).toEqual(['deleteNamespace shop-empty']);
     expect(t.writes).not.toContain('removeFinalizer');
-    expect(result).toMatchObject({ kind: 'Requeue', afterMs: 10_000 });
+    expect(result).toMatchObject({ kind: 'Requeue', afterMs: 30_000 });
     const waiting = t.status()?.conditions?.find((c) => c.type === 'DeletionConfirmed');
     expect(waiting).toMatchObject({ status: 'False', reason: 'AwaitingConfirmation' });
     expect(waiting?.message).toContain('shop-data: 1 PersistentVolumeClaim');
@@ -178,6 +178,9 @@ describe('a deleting Project (ADR 0096)', () => {
       },
     });
     expect(t.writes).toContain('removeFinalizer');
+    expect(t.events).toContain(
+      'CascadeFinished: every namespace of the project is released (deletionPolicy Orphan), none deleted; finalizer removed',
+    );
   });
 
   it('tenantgate.yaml deletion.policy Orphan applies to a Project without its own', async () => {

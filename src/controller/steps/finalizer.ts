@@ -15,12 +15,16 @@ export async function ensureFinalizer(c: StepContext, project: Project, signal: 
   return updated;
 }
 
-/** Deleting: the ledger, then the finalizer, once every namespace of the project is gone. */
+/**
+ * Deleting: the ledger, then the finalizer, once every namespace of the project is gone (`released`:
+ * deletionPolicy Orphan released them instead, ADR 0096).
+ */
 export async function removeFinalizer(
   c: StepContext,
   project: Project,
   report: CascadeReport,
   signal: AbortSignal,
+  released = false,
 ): Promise<void> {
   // The webhook's headroom ledger of this Project goes first: a failure here retries with the
   // finalizer still on (nothing can grow a terminating project's allocation meanwhile).
@@ -40,10 +44,11 @@ export async function removeFinalizer(
   // Without finalizers the API server deletes the object right away: drop it rather than cache a ghost.
   if ((updated.metadata.finalizers ?? []).length === 0) c.informers.forget('Project', updated as never);
   else c.informers.applyWritten('Project', updated as never);
-  c.log(`project ${project.metadata.name}: every namespace deleted, finalizer removed`);
+  const done = released ? 'released (deletionPolicy Orphan), none deleted' : 'deleted';
+  c.log(`project ${project.metadata.name}: every namespace ${done}, finalizer removed`);
   await c.event(project, {
     type: 'Normal',
     reason: 'CascadeFinished',
-    message: 'every namespace of the project is deleted; finalizer removed',
+    message: `every namespace of the project is ${done}; finalizer removed`,
   });
 }
