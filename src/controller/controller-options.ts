@@ -21,7 +21,7 @@ export interface ControllerOptions {
   workers?: number;
   /** Namespace deletes one cascade sends at once. Default 10. */
   deleteConcurrency?: number;
-  /** How soon a Project's deletion that waits for a confirmation or the breaker is looked at again. Default 10 s. */
+  /** How soon a Project's deletion that waits for a confirmation or the breaker is looked at again. Default 30 s. */
   deletionRecheckMs?: number;
   /**
    * Port for /metrics over HTTPS, answered only for a bearer token whose user may get the non-resource
