@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { generateWebhookCerts } from '../../../src/certs/files.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import type { RunningController } from '../../../src/controller/start.js';
+import { ANNOTATION_DELETION_CONFIRMED } from '../../../src/controller/deletion/names.js';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig.js';
 import { OWNERS_BINDING_NAME } from '../../../src/render/owner-binding.js';
 import { Quantity } from '../../../src/quantity/quantity.js';
@@ -491,9 +492,20 @@ export async function sendAttempt(
   }
 }
 
-/** Deletes the Project and waits (at most 90 s) until the controller's cascade removed it; a failure is only logged (cleanup). */
+/**
+ * Deletes the Project and waits (at most 90 s) until the controller's cascade removed it; a failure is only logged
+ * (cleanup). The race's namespaces hold quotas tenants wrote, which the cascade deletes only once a platform admin
+ * confirmed it (docs/deletion.md): confirmed first, as admin, with the Project's uid.
+ */
 export async function removeProject(info: ClusterInfo, name: string, log: (line: string) => void): Promise<void> {
   try {
+    const uid = (
+      await kubectlAs(info, 'admin', ['get', 'project', name, '--ignore-not-found', '-o', 'jsonpath={.metadata.uid}'])
+    ).stdout.trim();
+    if (uid) {
+      const confirm = `${ANNOTATION_DELETION_CONFIRMED}=${uid}`;
+      await kubectlAs(info, 'admin', ['annotate', '--overwrite', 'project', name, confirm]);
+    }
     await kubectlAs(info, 'admin', ['delete', 'project', name, '--ignore-not-found', '--wait=false']);
     await until(
       `project ${name} and its namespaces gone`,
