@@ -10,10 +10,13 @@
  * under ONE of the keys (two namespaces each, one device per namespace by default): as the tenant user, a
  * second claim is refused in every one of them (no key lets a namespace past another's quota), a claim and a
  * pod of the extended resource share the extended key's quota (neither counted twice), Q1 holds the budget
- * across the namespaces, and the Project status counts what the quota controller reports.
+ * across the namespaces, and the Project status counts what the quota controller reports. What the quota
+ * refuses is tenantgate's own: the refusing quota is the controller's (namespaceDefaults on the key), and
+ * tenantgate counts a claim by the key's usage (a quota lowered below it still allocates it).
  *
  * In-place resize (`pods/resize`): a pod resized up inside a namespace near its quota is charged the larger
- * size by the apiserver's quota; past the quota the resize is refused; the Project's `used` follows.
+ * size by the apiserver's quota; past the quota the resize is refused; the Project's `used` follows, and
+ * tenantgate counts the resized size as allocated once the quota is lowered below it.
  *
  * Pod-level resources (`spec.resources` of the pod): the quota charges them when the containers ask nothing,
  * refuses a pod past them, and the Project's `used` is the same sum.
@@ -33,6 +36,29 @@ const QUOTA = DEFAULT_QUOTA_NAME;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }]; // alice
 const deviceClass = `${uniqueName('xgpu')}.example.com`;
 const extended = `example.com/${uniqueName('xgpu')}`;
+/** A Project's status, as tenantgate's controller writes it. */
+const projectStatus = async (name: string) =>
+  (
+    JSON.parse((await kubectl('admin', ['get', 'project', name, '-o', 'json'])).stdout) as {
+      status?: { used?: Record<string, string>; allocated?: Record<string, string> };
+    }
+  ).status;
+/** Alice sets a resource of a namespace's default quota. */
+const setHard = (namespace: string, resource: string, value: string) =>
+  kubectl(
+    'alice',
+    [
+      '-n',
+      namespace,
+      'patch',
+      'resourcequota',
+      DEFAULT_QUOTA_NAME,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { hard: { [resource]: value } } }),
+    ],
+    { reject: false },
+  );
 /** The three keys the apiserver charges a claim of the class under, each budgeted alone by one Project. */
 const KEYS = {
   devices: `${deviceClass}.deviceclass.resource.k8s.io/devices`,
@@ -169,6 +195,15 @@ describe('an extended resource served by DRA: a budget on any one of its three q
       expect(second.stderr).toContain(`${KEYS[key]}=1`);
       // The claim is counted once under the key (not once per key the apiserver knows for it).
       await usedReaches(ns(key, 'a'), { [KEYS[key]]: '1' });
+      // The quota that refused is tenantgate's: the controller's, from namespaceDefaults.
+      expect((await quotaObject(ns(key, 'a'))).spec.hard).toEqual({ [KEYS[key]]: '1' });
+      // And tenantgate counts the claim by the key: lowered to 0 below the claim's use (nothing is taken
+      // back), the namespace still allocates 1, the other namespace its default 1.
+      const lowered = await setHard(ns(key, 'a'), KEYS[key], '0');
+      expect(lowered.exitCode, lowered.stderr).toBe(0);
+      await eventually(async () => expect((await projectStatus(projects[key]))?.allocated?.[KEYS[key]]).toBe('2'), {
+        what: `${projects[key]}: status.allocated ${KEYS[key]} 2 (the claim counted by usage)`,
+      });
     },
   );
 
@@ -303,6 +338,13 @@ describe('in-place resize (pods/resize) inside a namespace near its quota', () =
       },
       { what: `${resized}: status.used requests.cpu 900m` },
     );
+    // tenantgate's count, not only the apiserver's: the quota lowered below what the resized pod uses
+    // (nothing is evicted), the namespace still allocates the 900m it uses, not 500m.
+    const lowered = await setHard(namespace, 'requests.cpu', '500m');
+    expect(lowered.exitCode, lowered.stderr).toBe(0);
+    await eventually(async () => expect((await projectStatus(resized))?.allocated?.['requests.cpu']).toBe('900m'), {
+      what: `${resized}: status.allocated requests.cpu 900m (the resized pod counted by usage)`,
+    });
   });
 });
 
