@@ -41,9 +41,21 @@ local conditions = status.conditions
 -- Cascading deletion in progress: the controller lists the namespaces still being deleted.
 -- Argo CD >= 3.6 shows "Pending deletion; blocked by finalizers: ..." for a resource with a
 -- deletionTimestamp unless the check sets deletionMessage, which then replaces the message.
+-- Suspended while nothing is deleted until someone acts (docs/deletion.md): the deletion breaker holds
+-- every cascade, or namespaces holding data wait for a platform admin's confirmation.
 if status.phase == "Terminating" then
-  hs.status = "Progressing"
-  hs.message = messageOf(condition(conditions, "NamespacesRemaining"), "Deleting the project's namespaces")
+  local paused = condition(conditions, "DeletionPaused")
+  local confirmation = condition(conditions, "DeletionConfirmed")
+  if paused ~= nil and paused.status == "True" then
+    hs.status = "Suspended"
+    hs.message = messageOf(paused, "The deletion breaker holds every cascade")
+  elseif confirmation ~= nil and confirmation.status == "False" then
+    hs.status = "Suspended"
+    hs.message = messageOf(confirmation, "Waiting for a platform admin to confirm the deletion")
+  else
+    hs.status = "Progressing"
+    hs.message = messageOf(condition(conditions, "NamespacesRemaining"), "Deleting the project's namespaces")
+  end
   hs.deletionMessage = hs.message
   return hs
 end
