@@ -612,6 +612,11 @@ describe('prune', () => {
     );
     expect(waiting.message).toContain(`${self}: 1 ConfigMap`);
     expect((await get(['namespace', self]))?.metadata.deletionTimestamp).toBeUndefined();
+    // Argo CD shows why: the Project is Suspended with the condition's message (health-project.lua).
+    await waitForApp(app, `${gone} Suspended, waiting for a confirmation`, (x) => {
+      const health = resourceOf(x, 'Project', gone)?.health;
+      return health?.status === 'Suspended' && health.message?.includes(`${self}: 1 ConfigMap`) ? x : undefined;
+    });
     await confirmDeletions([gone]);
     const progressing = await waitForApp(app, `${gone} Progressing with ${self} remaining`, (x) => {
       const health = resourceOf(x, 'Project', gone)?.health;
