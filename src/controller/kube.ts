@@ -278,6 +278,7 @@ export class ControllerApi extends ClusterLists {
    * `kubectl describe project` tells what the controller did.
    */
   async recordEvent(project: Project, event: ProjectEvent): Promise<void> {
+    // When the Event happened, as the API server's other Events say it: the system clock.
     const now = new Date();
     await this.write('create', 'events', () =>
       this.core.createNamespacedEvent({

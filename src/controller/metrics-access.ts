@@ -55,7 +55,10 @@ export function decide(authn: Authentication, authz: Authorization | undefined, 
   return { status: 200, user: authn.user.username, message: 'ok' };
 }
 
-/** At most `max` entries that expire `ttlMs` after they were put; the oldest goes first when full. */
+/**
+ * At most `max` entries that expire `ttlMs` after they were put; the oldest goes first when full. A cache
+ * timeout: the system clock, not the reconciles' (src/clock.ts).
+ */
 export class ExpiringCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
   constructor(

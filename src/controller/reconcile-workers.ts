@@ -76,6 +76,7 @@ class Term {
       this.updateDepth();
       const end = this.c.metrics.reconcileDuration.startTimer();
       const reconcileId = randomUUID().slice(0, 8);
+      // How long the reconcile took (its log line): a duration, on the monotonic clock.
       const started = performance.now();
       const ms = () => Math.round((performance.now() - started) * 1000) / 1000;
       try {

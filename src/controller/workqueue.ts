@@ -5,13 +5,17 @@
  * exponential backoff and an overall token bucket. No I/O; the clock is injectable for tests.
  */
 
-export interface Clock {
+/**
+ * The system clock and its timers, for backoffs and delays: timeouts, never decisions (those read
+ * src/clock.ts's Clock). Injectable for tests.
+ */
+export interface TimerClock {
   now(): number;
   setTimer(fn: () => void, ms: number): unknown;
   clearTimer(handle: unknown): void;
 }
 
-const realClock: Clock = {
+const realClock: TimerClock = {
   now: () => Date.now(),
   setTimer: (fn, ms) => {
     const t = setTimeout(fn, ms);
@@ -63,7 +67,7 @@ export class TokenBucketRateLimiter<K> implements RateLimiter<K> {
   constructor(
     readonly qps = 10,
     readonly burst = 100,
-    private readonly clock: Clock = realClock,
+    private readonly clock: TimerClock = realClock,
   ) {
     this.tokens = burst;
     this.last = clock.now();
@@ -114,7 +118,7 @@ export interface RateLimiterOptions {
 /** 5 ms doubling up to 60 s per item, and 10 qps with a burst of 100 overall. */
 export function defaultControllerRateLimiter<K>(
   options: RateLimiterOptions = {},
-  clock: Clock = realClock,
+  clock: TimerClock = realClock,
 ): RateLimiter<K> {
   return new MaxOfRateLimiter<K>(
     new ItemExponentialRateLimiter<K>(options.baseDelayMs ?? 5, options.maxDelayMs ?? 60_000),
@@ -124,7 +128,7 @@ export function defaultControllerRateLimiter<K>(
 
 export interface WorkQueueOptions<K> {
   rateLimiter?: RateLimiter<K>;
-  clock?: Clock;
+  clock?: TimerClock;
 }
 
 /**
@@ -143,7 +147,7 @@ export class WorkQueue<K> {
   private readonly getters: Array<(key: K | undefined) => void> = [];
   private drainWaiters: Array<() => void> = [];
   private shuttingDown = false;
-  private readonly clock: Clock;
+  private readonly clock: TimerClock;
   readonly rateLimiter: RateLimiter<K>;
 
   constructor(options: WorkQueueOptions<K> = {}) {

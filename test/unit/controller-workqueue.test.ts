@@ -5,11 +5,11 @@ import {
   TokenBucketRateLimiter,
   WorkQueue,
   defaultControllerRateLimiter,
-  type Clock,
+  type TimerClock,
 } from '../../src/controller/workqueue.js';
 
 /** A manual clock: timers fire only when advance() passes them. */
-class FakeClock implements Clock {
+class FakeClock implements TimerClock {
   t = 0;
   private timers = new Map<number, { at: number; fn: () => void }>();
   private nextId = 1;
