@@ -42,8 +42,8 @@ export function parseConfig(text: string, where = 'tenantgate.yaml'): Tenantgate
 }
 
 /**
- * Validates a parsed configuration against CONFIG_SCHEMA and fills in the defaults. Throws ConfigError with every
- * problem.
+ * Validates a parsed configuration against CONFIG_SCHEMA and fills in the defaults. Throws
+ * ConfigError with every problem.
  */
 export function configFromObject(doc: unknown, where = 'tenantgate.yaml'): TenantgateConfig {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))

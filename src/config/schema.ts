@@ -13,8 +13,8 @@ const KEY_OR_PREFIX =
   '([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?\\*?$';
 
 /**
- * Empty, or an Argo CD `defaultServiceAccount`: `[namespace:]name` (lowercase letters, digits, "-", "."; {tenant}
- * anywhere).
+ * Empty, or an Argo CD `defaultServiceAccount`: `[namespace:]name` (lowercase letters, digits, "-",
+ * "."; {tenant} anywhere).
  */
 const TENANT_TOKEN = '(?:[a-z0-9]|\\{tenant\\})';
 const LABEL_WITH_TENANT = `${TENANT_TOKEN}(?:(?:[-.]|${TENANT_TOKEN})*${TENANT_TOKEN})?`;
@@ -40,8 +40,8 @@ const PRICE_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
 /** An ISO 4217 currency code. */
 const CURRENCY_PATTERN = '^[A-Z]{3}$';
 /**
- * A resource name a quota counts, without a tier (`@`): tier keys count the same pods again and have no price of their
- * own.
+ * A resource name a quota counts, without a tier (`@`): tier keys count the same pods again and
+ * have no price of their own.
  */
 const PRICED_RESOURCE = '^[^@]+$';
 

@@ -190,8 +190,8 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
 }
 
 /**
- * Once its bursts ended, the project comes back within its budget (burst-budget-restore.ts): merged into the plan's
- * writes.
+ * Once its bursts ended, the project comes back within its budget (burst-budget-restore.ts): merged
+ * into the plan's writes.
  */
 function addBudgetRestore(
   plan: BurstQuotaPlan,

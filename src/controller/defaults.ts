@@ -33,8 +33,8 @@ export interface DefaultQuotaPlan {
   /** Namespaces without a quota that cannot get one, and why. */
   blocked: Map<string, string>;
   /**
-   * With tiers: other-tiers quotas whose scope no longer leaves out exactly the declared tiers, as they should be
-   * (tiers.ts).
+   * With tiers: other-tiers quotas whose scope no longer leaves out exactly the declared tiers, as
+   * they should be (tiers.ts).
    */
   replace: ResourceQuotaObject[];
 }

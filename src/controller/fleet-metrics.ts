@@ -25,8 +25,8 @@ export interface FleetSeries {
   /** {project, cluster, resource}: what the project's namespaces hold here (usage-counted), now. */
   allocated: Sample[];
   /**
-   * {project, cluster, resource}: how much E is above this member's share − lendable in the hub's record (0 when
-   * covered).
+   * {project, cluster, resource}: how much E is above this member's share − lendable in the hub's
+   * record (0 when covered).
    */
   aboveRecord: Sample[];
   /** {project, cluster}: seconds since the loop last read the project's shares from the hub. */

@@ -156,8 +156,8 @@ export class ObjectCaches<K extends WatchedKind> {
 }
 
 /**
- * The four namespaced kinds, each by namespace (only the one name tenantgate uses); a change is reported as its
- * namespace.
+ * The four namespaced kinds, each by namespace (only the one name tenantgate uses); a change is
+ * reported as its namespace.
  */
 export type ManagedObjects = ObjectCaches<ManagedKind>;
 

@@ -30,8 +30,8 @@ export interface Runnable {
 }
 
 /**
- * The lease campaign the manager drives (src/controller/leader.ts), built with the manager's wonLease/lostLease as
- * callbacks.
+ * The lease campaign the manager drives (src/controller/leader.ts), built with the manager's
+ * wonLease/lostLease as callbacks.
  */
 export interface LeaseCampaign {
   start(): void;
@@ -106,8 +106,8 @@ export class Manager {
   }
 
   /**
-   * The lease campaign's onStoppedLeading: another replica may lead already, so what is in flight stops at its next
-   * step.
+   * The lease campaign's onStoppedLeading: another replica may lead already, so what is in flight
+   * stops at its next step.
    */
   lostLease(): void {
     this.wantLeading = false;

@@ -61,8 +61,8 @@ export interface StatusInput {
 }
 
 /**
- * Health of one namespace of the project (CR3). Terminating and Missing are transient and do not make the project
- * unhealthy.
+ * Health of one namespace of the project (CR3). Terminating and Missing are transient and do not
+ * make the project unhealthy.
  */
 function namespaceHealth(
   project: Project,
@@ -308,8 +308,8 @@ export function computeStatus(input: StatusInput): ProjectStatus {
 }
 
 /**
- * A declared namespace's expected quota with its tier quotas under tier keys (tiers.ts), as its effective quota shows
- * them.
+ * A declared namespace's expected quota with its tier quotas under tier keys (tiers.ts), as its
+ * effective quota shows them.
  */
 function withTierQuotas(
   project: Project,

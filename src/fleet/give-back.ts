@@ -57,8 +57,8 @@ export interface MemberState {
   /** The hub's share record as just read. */
   readonly record: ShareRecord;
   /**
-   * `spec.fleet.quota.hard` as the Project on this cluster declares it (may be below the hub's while the hub refuses
-   * it).
+   * `spec.fleet.quota.hard` as the Project on this cluster declares it (may be below the hub's
+   * while the hub refuses it).
    */
   readonly declaredBudget: Resources;
   /** Whether this cluster is in the Project's `spec.fleet.clusters`. */

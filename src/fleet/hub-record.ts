@@ -60,8 +60,8 @@ export function reassertion(record: ShareRecord, member: string, enforced: Resou
 }
 
 /**
- * What stays above the hub's record after E was lowered to `enforcedWithinRecord` (the floor's excess), per resource
- * where positive.
+ * What stays above the hub's record after E was lowered to `enforcedWithinRecord` (the floor's
+ * excess), per resource where positive.
  */
 export function aboveRecord(enforced: Resources, recorded: Resources): Resources {
   const out = new Map<string, Quantity>();

@@ -239,8 +239,8 @@ function refuse(
 }
 
 /**
- * The refusals every member write shares: released, not a member (unless `leaving` is allowed), a resource outside the
- * budget.
+ * The refusals every member write shares: released, not a member (unless `leaving` is allowed), a
+ * resource outside the budget.
  */
 function precheck(
   record: ShareRecord,

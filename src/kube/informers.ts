@@ -298,8 +298,8 @@ export class Informers {
    */
   private readonly tombstones = new Map<string, number>();
   /**
-   * Catch-ups waiting for the watermarks: woken after each event (client-node records its version once the handlers
-   * ran).
+   * Catch-ups waiting for the watermarks: woken after each event (client-node records its version
+   * once the handlers ran).
    */
   private readonly markWaiters = new Set<() => void>();
 
@@ -536,8 +536,8 @@ function cacheKey(kind: Kind, o: k8s.KubernetesObject): string {
 }
 
 /**
- * resourceVersion as a number when it is one (etcd revisions are); undefined otherwise, and then no ordering is
- * assumed.
+ * resourceVersion as a number when it is one (etcd revisions are); undefined otherwise, and then no
+ * ordering is assumed.
  */
 function resourceVersionNumber(o: k8s.KubernetesObject): number | undefined {
   const rv = o.metadata?.resourceVersion;

@@ -94,8 +94,8 @@ async function put(kubectl: Kubectl, object: FleetBudgetObject, subresource: boo
 }
 
 /**
- * Removes the finalizer of a FleetBudget being deleted that nobody holds a share of (PUT with the resourceVersion
- * read).
+ * Removes the finalizer of a FleetBudget being deleted that nobody holds a share of (PUT with the
+ * resourceVersion read).
  */
 async function finalizeIfUnheld(kubectl: Kubectl, project: string): Promise<boolean> {
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -145,8 +145,8 @@ async function heartbeatOf(kubectl: Kubectl, cluster: string): Promise<Heartbeat
 }
 
 /**
- * Refuses to release a member heard from within the window, unless forced: it still runs and would keep its use outside
- * the budget.
+ * Refuses to release a member heard from within the window, unless forced: it still runs and would
+ * keep its use outside the budget.
  */
 async function guardLiveness(
   kubectl: Kubectl,

@@ -28,8 +28,8 @@ export interface Verdict {
 const MARKER = /\[([SNTQXH][0-9])\] /g;
 
 /**
- * Splits text into the rule-id segments it carries: "[Q1] a [Q2] b" → Q1 "a", Q2 "b"; text before the first id is
- * dropped.
+ * Splits text into the rule-id segments it carries: "[Q1] a [Q2] b" → Q1 "a", Q2 "b"; text before
+ * the first id is dropped.
  */
 export function findings(text: string): Finding[] {
   const out: Finding[] = [];

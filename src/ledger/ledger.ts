@@ -115,8 +115,8 @@ function stateOf(cm: ConfigMapJson): LedgerState {
 }
 
 /**
- * The ledger's ConfigMaps through the lean client (docs/adr/0003-headroom-ledger.md): one keep-alive connection, plain
- * JSON.
+ * The ledger's ConfigMaps through the lean client (docs/adr/0003-headroom-ledger.md): one
+ * keep-alive connection, plain JSON.
  */
 export class ConfigMapLedger implements LedgerStore {
   private readonly api: LeanApiClient;

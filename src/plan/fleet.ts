@@ -141,8 +141,8 @@ export function fleetRollup(input: FleetPlanInput): FleetRollup | undefined {
     findings.push({ rule: v.rule, object: `Project ${input.project}`, by: 'plan', message: v.message });
   }
   if (record) {
-    // The hub takes the new budget only when it covers every share held (setBudget); else Argo CD's sync of it fails
-    // there.
+    // The hub takes the new budget only when it covers every share held (setBudget); else Argo CD's
+    // sync of it fails there.
     const result = setBudget(record, budgetAfter);
     if (!result.ok) {
       const v = fleetGrowthRefusal(input.project, '', result);

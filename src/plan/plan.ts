@@ -52,8 +52,8 @@ export interface PlanInput {
    */
   hub?: ReadonlyMap<string, HubShareRecord>;
   /**
-   * The instant (ms since the epoch) the plan is made at (`plan --now`, else the process clock): which bursts are
-   * active.
+   * The instant (ms since the epoch) the plan is made at (`plan --now`, else the process clock):
+   * which bursts are active.
    */
   at: number;
 }
@@ -205,8 +205,8 @@ export function planChange(input: PlanInput): Plan {
         budgetsAfter.get(name)!.set(cluster, budgetAfter);
       }
       if (will?.spec.fleet) {
-        // The fleet roll-up counts every fleet-budgeted resource, also where this cluster's own budget does not name
-        // it.
+        // The fleet roll-up counts every fleet-budgeted resource, also where this cluster's own
+        // budget does not name it.
         if (!fleetBudgetsAfter.has(name)) fleetBudgetsAfter.set(name, new Map());
         fleetBudgetsAfter
           .get(name)!
@@ -326,8 +326,8 @@ export function planChange(input: PlanInput): Plan {
 }
 
 /**
- * The fleet roll-up of every Project with spec.fleet that is shown, whose fleet declaration changed, or that has a
- * fleet finding.
+ * The fleet roll-up of every Project with spec.fleet that is shown, whose fleet declaration
+ * changed, or that has a fleet finding.
  */
 function fleetRollups(
   input: PlanInput,

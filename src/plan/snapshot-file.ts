@@ -22,8 +22,8 @@ export interface SnapshotDocument {
   namespaces: NamespaceObject[];
   resourceQuotas: ResourceQuotaObject[];
   /**
-   * Pods, Services, claims, Ingresses, Gateway API objects, ResourceClaims of the project namespaces (absent in older
-   * snapshots).
+   * Pods, Services, claims, Ingresses, Gateway API objects, ResourceClaims of the project
+   * namespaces (absent in older snapshots).
    */
   objects?: LiveObject[];
 }

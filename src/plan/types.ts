@@ -73,8 +73,8 @@ export interface PlanEntry {
   before: ProjectBudgetJson | null;
   after: ProjectBudgetJson | null;
   /**
-   * The bursts the change adds, changes or removes, and the active or upcoming ones (docs/budgets.md#bursts); absent
-   * when none.
+   * The bursts the change adds, changes or removes, and the active or upcoming ones
+   * (docs/budgets.md#bursts); absent when none.
    */
   bursts?: string[];
   /** What the allocation costs per month before and after, when tenantgate.yaml has pricing (docs/budgets.md#cost). */

@@ -174,8 +174,8 @@ function renderNamespaceContent(project: Project, ns: DeclaredNamespace, config:
 }
 
 /**
- * A shared namespace object as Argo CD applies it: in wave 0 (after its Namespace; the AllowList CRD comes with the
- * chart).
+ * A shared namespace object as Argo CD applies it: in wave 0 (after its Namespace; the AllowList
+ * CRD comes with the chart).
  */
 function withWave(object: {
   apiVersion: string;

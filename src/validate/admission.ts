@@ -553,8 +553,8 @@ export function reviewResourceQuota(
           explainIn: ctx.snapshot,
         }),
       );
-    // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the project in its last 10
-    // %.
+    // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the
+    // project in its last 10 %.
     const warnings = violations.length
       ? []
       : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
@@ -659,8 +659,8 @@ export function reviewSubresource(
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Whether `after` budgets less of `resource` than `before` did (or a resource `before` did not budget; or no resource
- * named).
+ * Whether `after` budgets less of `resource` than `before` did (or a resource `before` did not
+ * budget; or no resource named).
  */
 function lowersBudget(before: Resources, after: Resources, resource: string | number | undefined): boolean {
   if (typeof resource !== 'string') return true;
@@ -716,8 +716,8 @@ export function reviewProject(
     violations.push(
       ...checkBudget(scope, shares).filter((v) => !before || lowersBudget(before, scope.budget, v.path?.at(-1))),
     );
-    // C1 over the live namespaces (self-service ones included), unless validateDeclarations found the declared ones
-    // over already.
+    // C1 over the live namespaces (self-service ones included), unless validateDeclarations found
+    // the declared ones over already.
     if (ctx.config.pricing && !violations.some((v) => v.rule === 'C1'))
       violations.push(...checkProjectCost(ctx.config.pricing, object, scope.cluster, shares));
   }

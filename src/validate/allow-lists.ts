@@ -87,8 +87,8 @@ export function hostnameProblem(host: string, suffixes: readonly string[], wildc
 }
 
 /**
- * Tolerations every pod may carry: Kubernetes' own node conditions (the apiserver adds not-ready and unreachable to
- * every pod).
+ * Tolerations every pod may carry: Kubernetes' own node conditions (the apiserver adds not-ready
+ * and unreachable to every pod).
  */
 const NODE_CONDITION_TAINT_PREFIX = 'node.kubernetes.io/';
 

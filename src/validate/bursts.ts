@@ -94,8 +94,8 @@ export function activeBursts(project: Project, cluster: string, at: number): Bur
 }
 
 /**
- * The next instant after `at` where a burst starts or ends (the controller requeues then); undefined when none is
- * ahead.
+ * The next instant after `at` where a burst starts or ends (the controller requeues then);
+ * undefined when none is ahead.
  */
 export function nextTransition(project: Project, at: number): number | undefined {
   let next: number | undefined;
@@ -116,8 +116,8 @@ export function withActiveBursts(project: Project, cluster: string, budget: Reso
   if (list.length === 0) return budget;
   const entry = entryOf(list);
   const w = entry.windows;
-  // The active set as a number (a bit per burst, exact up to 52 bursts), else as a string; no allocation in the first
-  // case.
+  // The active set as a number (a bit per burst, exact up to 52 bursts), else as a string; no
+  // allocation in the first case.
   let mask = 0;
   let key: number | string = 0;
   for (let i = 0; i < list.length; i++) {
@@ -275,8 +275,8 @@ export function burstsJson(project: Project, cluster: string, at: number): Burst
 }
 
 /**
- * `burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace ml-serving — Black Friday
- * traffic`.
+ * `burst black-friday (active until 2026-12-03T00:00:00Z): +8 requests.cpu on namespace ml-serving
+ * — Black Friday traffic`.
  */
 export function burstJsonLine(b: BurstJson): string {
   const inc = Object.keys(b.increase)

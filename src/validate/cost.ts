@@ -160,8 +160,8 @@ export function monthlyCost(sheet: PriceSheet, resources: Resources): Rational {
 }
 
 /**
- * Per priced resource, what several namespaces' lists cost together: each list priced on its own (costByResource), then
- * added.
+ * Per priced resource, what several namespaces' lists cost together: each list priced on its own
+ * (costByResource), then added.
  */
 function sharesCostByResource(sheet: PriceSheet, shares: Iterable<Resources>): Map<string, Rational> {
   const out = new Map<string, Rational>();
@@ -221,8 +221,8 @@ export function moneyJson(amount: Rational): string {
 }
 
 /**
- * A change between two shown amounts, from their shown cents so that the three numbers add up: "+$230.00", "-$12.50",
- * "+$0.00".
+ * A change between two shown amounts, from their shown cents so that the three numbers add up:
+ * "+$230.00", "-$12.50", "+$0.00".
  */
 export function formatDelta(before: Rational, after: Rational, currency: string): string {
   const delta = ceilCents(after) - ceilCents(before);

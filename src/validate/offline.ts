@@ -164,8 +164,8 @@ function checkPlacementBudgets(project: Project, config: TenantgateConfig, at: n
     const shares: NamespaceShare[] = [];
     declared(project).forEach((ns, i) => {
       if (ns.cluster && ns.cluster !== cluster) return;
-      // With tiers, the namespace's tier quotas count under tier keys (its own tiers, else namespaceDefaults.tiers;
-      // tiers.ts).
+      // With tiers, the namespace's tier quotas count under tier keys (its own tiers, else
+      // namespaceDefaults.tiers; tiers.ts).
       const own = parseResources(
         tiered ? { ...ns.quota?.hard, ...tierList(ns.tiers ?? {}) } : ns.quota?.hard,
         [],

@@ -131,8 +131,8 @@ export function quotaUsed(quotas: Iterable<ResourceQuotaObject>): Resources {
 }
 
 /**
- * A quota's status.hard or status.used, parsed under the keys it counts for (cached by list: cached objects are never
- * edited).
+ * A quota's status.hard or status.used, parsed under the keys it counts for (cached by list: cached
+ * objects are never edited).
  */
 function statusList(quota: ResourceQuotaObject, which: 'hard' | 'used', tier = ''): Resources {
   return keyed(quota.status?.[which], tier);

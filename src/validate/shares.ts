@@ -35,8 +35,8 @@ export interface PendingAllocations {
   /** Quota writes and deletions admitted in the namespace that the snapshot may not show yet. */
   quotaOverlay?(namespace: string): QuotaOverlay | undefined;
   /**
-   * Uids of older namespaces of this name that a live Namespace CREATE may have replaced (quotas cached there may be
-   * theirs).
+   * Uids of older namespaces of this name that a live Namespace CREATE may have replaced (quotas
+   * cached there may be theirs).
    */
   replacedNamespaces?(namespace: string): ReadonlySet<string> | undefined;
 }
@@ -232,8 +232,8 @@ export function othersTotal(
 }
 
 /**
- * The terms of othersTotal one by one: the shares of the project's namespaces other than `namespace`, pending ones
- * included.
+ * The terms of othersTotal one by one: the shares of the project's namespaces other than
+ * `namespace`, pending ones included.
  */
 export function otherShares(
   snapshot: Snapshot,

@@ -251,8 +251,8 @@ export interface AllowLists {
   /** Which PersistentVolumes a claim may bind by `spec.volumeName` (X10); the project's own always. */
   persistentVolumes?: {
     /**
-     * Whether a claim may name a PersistentVolume of no project (no label, no claim from a project namespace). Default
-     * false.
+     * Whether a claim may name a PersistentVolume of no project (no label, no claim from a project
+     * namespace). Default false.
      */
     unowned?: boolean;
   };

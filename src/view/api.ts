@@ -83,8 +83,8 @@ export interface BudgetObject {
   /** For a Project whose spec.fleet names this cluster: the fleet budget, E, the shares (src/view/fleet.ts). */
   fleet?: BudgetFleetJson;
   /**
-   * The project's active and upcoming bursts on this cluster (docs/budgets.md#bursts); the budget includes the active
-   * ones.
+   * The project's active and upcoming bursts on this cluster (docs/budgets.md#bursts); the budget
+   * includes the active ones.
    */
   bursts?: BurstJson[];
   /** What the project's allocation costs per month, with tenantgate.yaml's pricing (docs/budgets.md#cost). */

@@ -41,8 +41,8 @@ interface FleetResourceJson {
   /** What other members offer. */
   offeredByOthers?: string;
   /**
-   * headroomHere + max(pool, 0) + offeredByOthers: what the project could still grow by here, this cluster's upper
-   * bound aside.
+   * headroomHere + max(pool, 0) + offeredByOthers: what the project could still grow by here, this
+   * cluster's upper bound aside.
    */
   fleetHeadroom?: string;
 }

@@ -52,8 +52,8 @@ export interface SnapshotSource {
   stop(): Promise<void>;
   onEvent(listener: (e: CacheEvent) => void): void;
   /**
-   * The watch streams' marks and catch-up (docs/adr/0003-headroom-ledger.md); absent: ledger entries leave only by
-   * expiry.
+   * The watch streams' marks and catch-up (docs/adr/0003-headroom-ledger.md); absent: ledger
+   * entries leave only by expiry.
    */
   readonly streams?: CacheStreams;
 }
@@ -181,8 +181,8 @@ export function assembleWebhook(parts: WebhookParts): AssembledWebhook {
 export interface WebhookOptions {
   config: TenantgateConfig;
   /**
-   * The apiserver: informers and (with crossReplicaReservation) the ConfigMap ledger use it unless `source`/`ledger`
-   * are given.
+   * The apiserver: informers and (with crossReplicaReservation) the ConfigMap ledger use it unless
+   * `source`/`ledger` are given.
    */
   kubeConfig?: k8s.KubeConfig;
   source?: SnapshotSource;

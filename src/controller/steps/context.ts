@@ -43,8 +43,8 @@ export function* ownNamespaces(c: StepContext, project: Project) {
 }
 
 /**
- * Milliseconds namespace `namespace` is still left to the Argo CD sync that created it (argocd-grace.ts), recorded in
- * `graced`.
+ * Milliseconds namespace `namespace` is still left to the Argo CD sync that created it
+ * (argocd-grace.ts), recorded in `graced`.
  */
 export function argoCdGrace(c: StepContext, namespace: string, graced: Map<string, number>): number {
   const ns = c.informers.snapshot.namespace(namespace);

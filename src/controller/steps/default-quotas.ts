@@ -18,8 +18,8 @@ import { type StepContext, argoCdGrace } from './context.js';
 const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
 
 /**
- * CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in a namespace Argo CD
- * is filling).
+ * CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in
+ * a namespace Argo CD is filling).
  */
 export async function createDefaultQuotas(
   c: StepContext,

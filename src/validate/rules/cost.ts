@@ -145,8 +145,8 @@ export function checkCostFits(
 }
 
 /**
- * The resources a change asks more of ("requests.cpu 24, requests.memory 96Gi"), unscoped keys; all of them for a new
- * namespace.
+ * The resources a change asks more of ("requests.cpu 24, requests.memory 96Gi"), unscoped keys; all
+ * of them for a new namespace.
  */
 function asked(change: CostChange): string {
   const grown = [...change.after]

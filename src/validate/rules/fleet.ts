@@ -265,8 +265,8 @@ export function fleetBudgetUnusable(project: string, cluster: string, problems: 
 }
 
 /**
- * F2 when the hub answered a member's write with a refusal other than a conflict (its admission policy, RBAC): nothing
- * was granted.
+ * F2 when the hub answered a member's write with a refusal other than a conflict (its admission
+ * policy, RBAC): nothing was granted.
  */
 export function fleetHubRejected(project: string, cluster: string, reason: string): Violation {
   return {

@@ -67,8 +67,8 @@ const isNative = (name: string): boolean => !name.includes('/') || name.includes
 const isHugePages = (name: string): boolean => name.startsWith('hugepages-') || name.startsWith('requests.hugepages-');
 
 /**
- * IsExtendedResourceName: the apiserver counts these in whole units (bare `nvidia.com/gpu`, `count/pods`, DRA device
- * keys).
+ * IsExtendedResourceName: the apiserver counts these in whole units (bare `nvidia.com/gpu`,
+ * `count/pods`, DRA device keys).
  */
 function isExtendedResourceName(name: string): boolean {
   return !isNative(name) && !name.startsWith('requests.') && isQualifiedName(`requests.${name}`).length === 0;
@@ -175,8 +175,8 @@ function* quotaLists(project: Project): Generator<QuotaList> {
 }
 
 /**
- * S1: every key of every quota list is a name Kubernetes' quota accepts and counts, every value one it accepts for that
- * name.
+ * S1: every key of every quota list is a name Kubernetes' quota accepts and counts, every value one
+ * it accepts for that name.
  */
 export function checkQuotaKeys(project: Project): Violation[] {
   if (!project?.spec || typeof project.spec !== 'object') return [];
@@ -239,8 +239,8 @@ export function limitRangeNameProblem(name: string): string | undefined {
 const LIMIT_KEYS = ['default', 'defaultRequest', 'max', 'min'] as const;
 
 /**
- * S1: `namespaceDefaults.limitRange` holds what the apiserver accepts in the LimitRange render and the controller
- * write.
+ * S1: `namespaceDefaults.limitRange` holds what the apiserver accepts in the LimitRange render and
+ * the controller write.
  */
 export function checkLimitRangeKeys(project: Project): Violation[] {
   const limits: LimitRangeDefaults | undefined = project?.spec?.namespaceDefaults?.limitRange;

@@ -338,8 +338,8 @@ export function explainInUse(
     const quoted = observedEffectiveQuota(snapshot, name);
     const held = namespaceShare(snapshot, project, scope.cluster, scope.at, name).resources;
     if (quoted.size === 0 && namespaceIsTerminating(ns)) {
-      // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what the pods last used
-      // (ADR 0077).
+      // Its quotas were deleted before its pods were gone (Kubernetes before 1.33): they count what
+      // the pods last used (ADR 0077).
       const counted = [...held]
         .filter(([r, q]) => scope.budget.has(r) && q.sign() > 0)
         .map(([r, q]) => `${r} ${q.toString()}`);

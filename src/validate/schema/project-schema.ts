@@ -512,8 +512,8 @@ const statusSchema: StructuralSchema = {
 };
 
 /**
- * The openAPIV3Schema of a custom resource: its spec (required) and status under the usual apiVersion, kind and
- * metadata.
+ * The openAPIV3Schema of a custom resource: its spec (required) and status under the usual
+ * apiVersion, kind and metadata.
  */
 export function resourceSchema(
   description: string,

@@ -198,8 +198,8 @@ export class AssumedState {
   }
 
   /**
-   * Assumes an admitted change (its quota write, and its share when it reserves one) until the cache shows it or it
-   * expires.
+   * Assumes an admitted change (its quota write, and its share when it reserves one) until the
+   * cache shows it or it expires.
    */
   assume(verdict: Verdict, request: AdmissionRequest): void {
     const a = verdict.allocation;

@@ -92,8 +92,8 @@ export interface HeadroomGuardOptions {
 /** Where a replica's watch caches stand, and a way to make them catch up. */
 export interface CacheStreams {
   /**
-   * Per stream, the highest resourceVersion delivered (events, bookmarks, the initial list); undefined while not
-   * synced.
+   * Per stream, the highest resourceVersion delivered (events, bookmarks, the initial list);
+   * undefined while not synced.
    */
   marks(): StreamMarks | undefined;
   /** Resolves true once `marks()` reaches `needed` on every stream, false after `ms` or on `signal`. */

@@ -165,8 +165,8 @@ export function lowestQuotas(
   for (const [name, versions] of candidates) {
     let hard: Map<string, Quantity> | undefined;
     for (const v of versions) {
-      // Under the keys each version counts for (tier quotas under tier keys): the result is a list of keys, read as an
-      // unscoped quota.
+      // Under the keys each version counts for (tier quotas under tier keys): the result is a list
+      // of keys, read as an unscoped quota.
       if (v === null || quotaTier({ metadata: { name }, spec: v.spec } as ResourceQuotaObject) === undefined) continue;
       hard ??= new Map();
       for (const [r, q] of countedHard({ metadata: { name }, spec: v.spec } as ResourceQuotaObject)) {

@@ -9,8 +9,8 @@ export type Stream = 'Namespace' | 'ResourceQuota';
 export const STREAMS: readonly Stream[] = ['Namespace', 'ResourceQuota'];
 
 /**
- * A resourceVersion as an etcd revision; undefined when it is not a decimal integer (then nothing is assumed of its
- * order).
+ * A resourceVersion as an etcd revision; undefined when it is not a decimal integer (then nothing
+ * is assumed of its order).
  */
 export function revision(rv: string | undefined): bigint | undefined {
   return rv !== undefined && /^\d+$/.test(rv) ? BigInt(rv) : undefined;
