@@ -9,6 +9,8 @@ import { RecordBatch } from './log-batch.js';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+/** What a logger logs without a level or a format (and the flags' defaults, src/cli/options.ts). */
+export const LOG_DEFAULTS = { level: 'info', format: 'auto' } as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export type { Logger };
@@ -43,7 +45,7 @@ export function isoTimePerMillisecond(now: () => number = Date.now): () => strin
 }
 
 export function createLogger(options: { name: string; level?: LogLevel; format?: LogFormat; sync?: boolean }): Logger {
-  const format = options.format ?? 'auto';
+  const format = options.format ?? LOG_DEFAULTS.format;
   const human = format === 'pretty' || (format === 'auto' && process.stderr.isTTY === true);
   const sync = options.sync ?? true;
   const destination = human
@@ -51,7 +53,7 @@ export function createLogger(options: { name: string; level?: LogLevel; format?:
     : sync
       ? pino.destination({ dest: 2, sync })
       : new RecordBatch(pino.destination({ dest: 2, sync }), ASYNC_LOG_BATCH_CHARS, ASYNC_LOG_FLUSH_MS);
-  const level = options.level ?? 'info';
+  const level = options.level ?? LOG_DEFAULTS.level;
   return human
     ? loggerTo(options.name, level, destination, isoTimePerMillisecond())
     : jsonLogger(options.name, level, destination);

@@ -4,7 +4,7 @@
  * nothing outside src/cli imports src/cli.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { LOG_FORMATS, LOG_LEVELS } from '../log.js';
+import { LOG_DEFAULTS, LOG_FORMATS, LOG_LEVELS } from '../log.js';
 
 /** One integer parser for every numeric flag: the flag, the value and the allowed range in the error. */
 export function integerIn(min: number, max: number) {
@@ -22,11 +22,13 @@ export function withRuntimeOptions(cmd: Command): Command {
     .option('--config <file>', 'tenantgate.yaml (without it: the built-in defaults)')
     .option('--config-optional', 'a --config file that does not exist means the built-in defaults')
     .option('--kubeconfig <file>', 'else KUBECONFIG, ~/.kube/config, or the in-cluster service account')
-    .addOption(new Option('--log-level <level>', 'least severe level logged').choices(LOG_LEVELS).default('info'))
+    .addOption(
+      new Option('--log-level <level>', 'least severe level logged').choices(LOG_LEVELS).default(LOG_DEFAULTS.level),
+    )
     .addOption(
       new Option('--log-format <format>', 'json in the cluster, pretty at a terminal')
         .choices(LOG_FORMATS)
-        .default('auto'),
+        .default(LOG_DEFAULTS.format),
     );
 }
 

@@ -19,7 +19,7 @@ import {
   type Output,
 } from './format.js';
 import { Kubectl } from './kubectl.js';
-import { BudgetSource, SOURCES, type SourceName } from './source.js';
+import { BudgetSource, DEFAULT_SOURCE, SOURCES, type SourceName } from './source.js';
 import { findings, objectName, verdictOf, whyText, type Verdict } from './why.js';
 import { releaseFleetMember, releaseText } from './fleet-release.js';
 import { resumeDeletions, resumeText } from './resume-deletions.js';
@@ -65,7 +65,7 @@ function withSource(cmd: Command): Command {
         'the budget view API, the objects themselves, or the view when the cluster serves it',
       )
         .choices(SOURCES)
-        .default('auto'),
+        .default(DEFAULT_SOURCE),
     )
     .option(
       '--cluster-name <name>',
@@ -75,7 +75,7 @@ function withSource(cmd: Command): Command {
 }
 
 function source(o: CommonOptions, io: PluginIo): BudgetSource {
-  return new BudgetSource(new Kubectl(o), o.source ?? 'auto', o.clusterName, (m) => io.err(`${m}\n`));
+  return new BudgetSource(new Kubectl(o), o.source ?? DEFAULT_SOURCE, o.clusterName, (m) => io.err(`${m}\n`));
 }
 
 async function namespaceRows(src: BudgetSource, projects: string[]): Promise<NamespaceRow[]> {

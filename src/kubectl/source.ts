@@ -23,6 +23,8 @@ import {
 import { cmpStr } from '../order.js';
 
 export const SOURCES = ['auto', 'view', 'direct'] as const;
+/** Without --source: the budget view when the cluster serves it, else the objects themselves. */
+export const DEFAULT_SOURCE = 'auto';
 export type SourceName = (typeof SOURCES)[number];
 
 interface List<T> {
