@@ -23,6 +23,8 @@ export interface ControllerOptions {
   deleteConcurrency?: number;
   /** How soon a Project's deletion that waits for a confirmation or the breaker is looked at again. Default 30 s. */
   deletionRecheckMs?: number;
+  /** How long discovery is reused by the inventory of a deleting Project's namespaces. Default 60 s. */
+  discoveryTtlMs?: number;
   /**
    * Port for /metrics over HTTPS, answered only for a bearer token whose user may get the non-resource
    * URL /metrics (TokenReview, SubjectAccessReview: docs/adr/0033-observability.md); 0 picks

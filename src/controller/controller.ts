@@ -128,7 +128,7 @@ export async function startController(options: ControllerOptions): Promise<Runni
   const { metrics, informers, managed, access } = core;
   observeGauges(core);
   // What a deleting Project's namespaces hold (discovery, then short lists): decides what waits for a confirmation.
-  const inventory = new DiscoveryInventory(options.kubeConfig);
+  const inventory = new DiscoveryInventory(options.kubeConfig, options.discoveryTtlMs);
   const manager = new Manager({
     leaderElection: options.leaderElection !== false,
     onLeading: (leading) => metrics.leader.set(leading ? 1 : 0),

@@ -8,7 +8,8 @@
  *   confirms (its empty namespace goes at once), says so (condition, Event, gauge), then cascades;
  * - a tenant whom RBAC lets edit Projects still cannot confirm (D1); a subject bound to
  *   tenantgate-deletion-confirmer can;
- * - an empty Project cascades at once;
+ * - an empty Project cascades at once; but while an API group cannot be discovered, even an empty namespace
+ *   waits (the inventory fails closed);
  * - an orphaning Project leaves its namespaces, their data and quotas, released;
  * - five Projects deleted at once trip the breaker: nothing is deleted until it is resumed; deleting the
  *   Project CRD is refused while Projects exist (D3, asked as a server-side dry run);
@@ -68,6 +69,7 @@ const start = () =>
     kubeConfig: controllerKc,
     projectSelector: `${SELECTOR_LABEL}=${RUN}`,
     deletionRecheckMs: 1000,
+    discoveryTtlMs: 2000,
     log: (m) => {
       if (process.env.TG_DEBUG) process.stderr.write(`[controller] ${m}\n`);
     },
@@ -305,6 +307,53 @@ describe('confirmation before data goes (ADR 0096 steps 3-5, D1)', () => {
     );
     await deleteProject(c, name);
     await gone(name);
+    expect(await namespaceExists(c, ns)).toBe(false);
+  });
+});
+
+describe('the inventory fails closed', () => {
+  const BROKEN = 'v1alpha1.deletion-e2e.tenantgate.io';
+  afterAll(async () => {
+    await admin(['delete', 'apiservice', BROKEN, '--ignore-not-found']);
+  });
+
+  it('a group whose discovery fails (an aggregated API that is down): even an empty namespace waits, until it answers again', async () => {
+    // Registered, never served: discovery of deletion-e2e.tenantgate.io answers 503.
+    await kubectl('admin', ['apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'apiregistration.k8s.io/v1',
+        kind: 'APIService',
+        metadata: { name: BROKEN },
+        spec: {
+          group: 'deletion-e2e.tenantgate.io',
+          version: 'v1alpha1',
+          groupPriorityMinimum: 1000,
+          versionPriority: 15,
+          insecureSkipTLSVerify: true,
+          service: { name: 'no-such-service', namespace: 'default', port: 443 },
+        },
+      }),
+    });
+    const project = await newProject('blind');
+    const name = project.metadata.name!;
+    const ns = `${name}-a`;
+    await createProjectNamespace(c, project, ns); // empty: with every list answered it would go at once
+    await deleteProject(c, name);
+    // The controller reads discovery again (every 2 s here, a minute by default): it cannot tell what the namespace holds.
+    const waiting = await eventually(
+      async () => {
+        const got = condition(await getProject(c, name), 'DeletionConfirmed');
+        if (got?.status !== 'False') throw new Error(JSON.stringify(got));
+        return got;
+      },
+      { what: `${name} waiting on unknown contents`, timeoutMs: 120_000 },
+    );
+    expect(waiting.message).toContain(`${ns}: unknown contents (could not list *.deletion-e2e.tenantgate.io (`);
+    expect(await namespaceDeleting(ns)).toBe(false);
+
+    // The API answers again (here: it is gone): the next look finds the namespace empty, and it goes.
+    await admin(['delete', 'apiservice', BROKEN]);
+    await gone(name, 150_000);
     expect(await namespaceExists(c, ns)).toBe(false);
   });
 });

@@ -18,7 +18,7 @@ import {
 
 /** Objects asked for per list: enough to count what a namespace holds, `more` says there were more. */
 const LIST_LIMIT = 50;
-/** How long one discovery is reused (CRDs installed meanwhile are seen after this). */
+/** How long one discovery is reused by default (CRDs installed meanwhile are seen after this). */
 const DISCOVERY_TTL_MS = 60_000;
 /** Lists in flight at once. */
 const CONCURRENCY = 8;
@@ -54,7 +54,10 @@ export class DiscoveryInventory {
   private lean: LeanApiClient | undefined;
   private discovered: { at: number; value: Discovered } | undefined;
 
-  constructor(private readonly kubeConfig: k8s.KubeConfig) {}
+  constructor(
+    private readonly kubeConfig: k8s.KubeConfig,
+    private readonly ttlMs: number = DISCOVERY_TTL_MS,
+  ) {}
 
   /** Made at the first use: a kubeconfig the lean client refuses fails that pass, not the controller's start. */
   private get client(): LeanApiClient {
@@ -66,9 +69,9 @@ export class DiscoveryInventory {
     this.lean?.close();
   }
 
-  /** Every group's preferred version, read again after DISCOVERY_TTL_MS. */
+  /** Every group's preferred version, read again after `ttlMs`. */
   async discover(): Promise<Discovered> {
-    if (this.discovered && Date.now() - this.discovered.at < DISCOVERY_TTL_MS) return this.discovered.value;
+    if (this.discovered && Date.now() - this.discovered.at < this.ttlMs) return this.discovered.value;
     const value: Discovered = { resources: [], failed: [] };
     value.resources.push(...inventoryResources('', 'v1', await this.client.call<ResourceList>('GET', '/api/v1')));
     const groups = (await this.client.call<GroupList>('GET', '/apis')).groups ?? [];
