@@ -11,6 +11,14 @@ import { ControlPlane } from '../support/devcluster/controlplane.js';
 import { runFleetRace } from '../support/fleet-race/run.js';
 
 const ATTEMPTS = 400;
+/** FLEET_RACE_SEED replays a failed run's attempts (the timing still varies); default: a new seed per run. */
+const SEED = seedFromEnv(process.env.FLEET_RACE_SEED);
+
+function seedFromEnv(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d+$/.test(raw)) throw new Error(`FLEET_RACE_SEED is ${JSON.stringify(raw)}; allowed: a whole number ≥ 0`);
+  return Number(raw);
+}
 const log = (m: string) => process.stderr.write(`[fleet-race] ${m}\n`);
 const planes: ControlPlane[] = [];
 
@@ -35,6 +43,7 @@ describe('a fleet budget under racing writes on two members, a hub restart and a
       project: 'frace',
       attempts: ATTEMPTS,
       concurrency: 12,
+      ...(SEED !== undefined ? { seed: SEED } : {}),
       log,
     });
     log(

@@ -38,7 +38,8 @@ import { loadKubeConfig } from '../../../src/kube/kubeconfig.js';
 import { Quantity } from '../../../src/quantity/quantity.js';
 import { OWNERS_BINDING_NAME } from '../../../src/render/owner-binding.js';
 import type { Project } from '../../../src/validate/types.js';
-import { DEFAULT_QUOTA_NAME } from '../../../src/validate/types.js';
+import { DEFAULT_QUOTA_NAME, LEDGER_PREFIX } from '../../../src/validate/types.js';
+import { formatResources } from '../../../src/validate/resource-lists.js';
 import { startTestController } from '../controller-kit.js';
 import { applyChartTemplates } from '../view.js';
 import { installFleetHub } from '../fleet-hub-install.js';
@@ -87,8 +88,14 @@ interface FleetSample {
   /** Per member, its share on the hub (read after the members' LISTs). */
   shares: Record<string, Record<string, string>>;
   violations: string[];
-  /** For a sample with a violation: per member, what each namespace holds and why, and the quotas summed. */
-  detail?: Record<string, { namespaces: Record<string, Record<string, string>>; quotas: unknown[] }>;
+  /**
+   * For a sample with a violation: per member, what each namespace holds and why, the quotas summed, E
+   * (read after the sample) and its entry on the hub.
+   */
+  detail?: Record<
+    string,
+    { namespaces: Record<string, Record<string, string>>; quotas: unknown[]; enforced?: string; hubEntry?: unknown }
+  >;
 }
 
 export interface FleetRaceResult {
@@ -426,10 +433,37 @@ export async function runFleetRace(options: FleetRaceOptions): Promise<FleetRace
       if (shares) lastShares = sample.shares;
       samples.push(sample);
       if (sample.violations.length > 0) {
+        // For the report: what each member enforces (E, its headroom ledger's fleet key, read after the
+        // sample) and its whole entry on the hub (share, lendable, last request): held above E is the
+        // member's webhook admitting beyond its own limit, E above the share a transfer gone wrong.
+        for (const {
+          member: { name: member },
+          core,
+        } of started) {
+          const ledger = await core
+            .admin!.readNamespacedConfigMap({
+              name: `${LEDGER_PREFIX}${name}`,
+              namespace: DEFAULT_CONFIG.systemNamespace,
+            })
+            .then((cm) => cm.data?.fleet ?? '(no fleet key)')
+            .catch((err: unknown) => `(unreadable: ${apiError(err).message.slice(0, 100)})`);
+          const entry = shares?.get(member);
+          details[member] = {
+            ...details[member]!,
+            enforced: ledger,
+            hubEntry: entry
+              ? {
+                  share: formatResources(entry.share),
+                  lendable: formatResources(entry.lendable),
+                  lastRequest: entry.lastRequest,
+                }
+              : '(none)',
+          };
+        }
         sample.detail = details;
         violations.push(sample);
         log(
-          `${name}: VIOLATION at ${sample.atMs} ms: ${sample.violations.join('; ')} (held ${JSON.stringify(sample.held)}, shares ${JSON.stringify(sample.shares)})`,
+          `${name}: VIOLATION at ${sample.atMs} ms: ${sample.violations.join('; ')} (held ${JSON.stringify(sample.held)}, shares ${JSON.stringify(sample.shares)}, enforced ${JSON.stringify(Object.fromEntries(Object.entries(details).map(([m, d]) => [m, { E: d.enforced, hub: d.hubEntry }])))})`,
         );
       }
     };
