@@ -34,7 +34,7 @@ import {
   type Clients,
   startTestController,
 } from '../support/controller-kit.js';
-import type { Project, ProjectCondition } from '../../src/validate/types.js';
+import { LABEL_PROJECT, type Project, type ProjectCondition } from '../../src/validate/types.js';
 import { cluster, ensureProjectCrd, eventually, kubeConfig, kubectl, uniqueName } from '../support/cluster.js';
 import { projectsLabelled, removeProjects, resumeDeletions } from '../support/leftovers.js';
 import { BREAKER_CONFIGMAP } from '../../src/controller/deletion/names.js';
@@ -142,7 +142,20 @@ async function waitingCondition(name: string): Promise<{ project: Project; condi
 async function gone(name: string, timeoutMs = 90_000): Promise<void> {
   await eventually(
     async () => {
-      if (await getProject(c, name)) throw new Error(`${name} still there`);
+      const project = await getProject(c, name);
+      if (!project) return;
+      // What holds it, for a failure's message: the Project's conditions and its namespaces' own.
+      const held = (project.status?.conditions ?? []).map((x) => `${x.type}=${x.status}: ${x.message ?? ''}`);
+      const namespaces = (await admin(['get', 'namespaces', '-l', `${LABEL_PROJECT}=${name}`, '-o', 'json'])).stdout;
+      const terminating = (
+        JSON.parse(namespaces || '{"items":[]}') as {
+          items: Array<{
+            metadata: { name: string };
+            status?: { conditions?: Array<{ type: string; message?: string }> };
+          }>;
+        }
+      ).items.map((n) => `${n.metadata.name}: ${(n.status?.conditions ?? []).map((x) => x.message).join('; ')}`);
+      throw new Error(`${name} still there (${held.join(' | ')}) namespaces [${terminating.join(' | ')}]`);
     },
     { what: `${name} gone`, timeoutMs },
   );
