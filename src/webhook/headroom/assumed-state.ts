@@ -14,7 +14,15 @@ import type { QuotaOverlay } from '../../validate/quota-hold.js';
 import type { Resources } from '../../validate/types.js';
 import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot } from '../../validate/types.js';
 import { reserves } from './ledger-entries.js';
-import { envelope, shownByCache, specOf, unionVersions, writeVersions, type OverlayWrite } from './quota-versions.js';
+import {
+  envelope,
+  shownByCache,
+  specOf,
+  supersededInCache,
+  unionVersions,
+  writeVersions,
+  type OverlayWrite,
+} from './quota-versions.js';
 import type { AdmissionRequest } from '../review.js';
 
 /** An admitted growth of a namespace's share. */
@@ -73,7 +81,11 @@ export class AssumedState {
   /**
    * The quotas of a namespace the rules count instead of the cached ones: per quota with a live
    * assumed write (this process's, or any replica's in `recorded`), the envelope of the versions it
-   * may have — unless `snapshot` shows its newest write stored (undefined: no snapshot to ask).
+   * may have — unless `snapshot` shows its newest write stored (undefined: no snapshot to ask). A write
+   * the snapshot has moved past (supersededInCache: the quota changed or was deleted after the version the
+   * write was conditional on) counts no more: it lost, or what it did is shown. Else a write that lost
+   * to another replica's delete would bring the deleted quota back at its envelope, and a namespace
+   * capped by it would look as if it could not grow to its other quotas.
    */
   overlay(
     namespace: string,
@@ -89,7 +101,10 @@ export class AssumedState {
       prev.versions = unionVersions(prev.versions, w.versions);
       if (w.created >= prev.newest.created) prev.newest = w;
     };
-    for (const [quota, w] of mine ?? [])
+    const current = (quota: string, basedOn: string | undefined) =>
+      !snapshot || !supersededInCache(snapshot, namespace, quota, basedOn);
+    for (const [quota, w] of mine ?? []) {
+      if (!current(quota, w.basedOn)) continue;
       add({
         quota,
         write: specOf(w.quota),
@@ -97,7 +112,8 @@ export class AssumedState {
         ...(w.basedOn !== undefined ? { basedOn: w.basedOn } : {}),
         created: w.expires - this.ttlMs,
       });
-    for (const w of recorded) add(w);
+    }
+    for (const w of recorded) if (current(w.quota, w.basedOn)) add(w);
     const out = new Map<string, ResourceQuotaObject | null>();
     for (const [quota, { newest, versions }] of byQuota) {
       if (snapshot && shownByCache(snapshot, namespace, quota, newest.write, newest.basedOn)) continue;

@@ -311,6 +311,35 @@ export function shownByCache(
   return Number.isSafeInteger(rv) && Number.isSafeInteger(base) && rv > base;
 }
 
+/**
+ * Whether the cache has moved past the resourceVersion `basedOn` a write of quota `name` was conditional on:
+ * it shows the quota at a later resourceVersion, or shows it absent while another quota of the namespace
+ * carries a later one (the quota stream delivered the quota's deletion). Such a write can no longer land
+ * as written (its precondition is gone); what it did, if it landed, the cache already shows. A write without
+ * `basedOn` (a create) is never superseded here.
+ */
+export function supersededInCache(
+  snapshot: Snapshot,
+  namespace: string,
+  name: string,
+  basedOn: string | undefined,
+): boolean {
+  const base = Number(basedOn);
+  if (basedOn === undefined || !Number.isSafeInteger(base)) return false;
+  let present = false;
+  let passed = false;
+  for (const q of snapshot.quotasInNamespace(namespace)) {
+    const rv = Number(q.metadata.resourceVersion);
+    const later = Number.isSafeInteger(rv) && rv > base;
+    if (q.metadata.name === name) {
+      if (!later) return false;
+      present = true;
+    }
+    if (later) passed = true;
+  }
+  return present || passed;
+}
+
 /** The spec a request's object (or old object) gives its quota: null when there is none. */
 export function specOf(object: unknown): LedgerQuotaWrite {
   const quota = object as ResourceQuotaObject | null | undefined;
