@@ -16,6 +16,11 @@
  * - a controller restarted while a deletion waits keeps waiting;
  * - last, an operator lifts D3 and deletes the Project CRD: the breaker trips on it and nothing is deleted
  *   until resumed; the CRD is put back for the files after this one.
+ *
+ * Open: this file installs neither the AllowList CRD nor the allow-list policies, so alone it runs without
+ * them. Run after a file that installed them (as in make test, and as on every real install), the case of an
+ * API group that cannot be discovered never saw its DeletionConfirmed condition within 120 s (3 runs of 3
+ * here), and the PVC case can stay Terminating (docs/deletion.md, "Known defect").
  */
 import * as k8s from '@kubernetes/client-node';
 import { join } from 'node:path';
@@ -368,7 +373,7 @@ describe('the inventory fails closed', () => {
     await admin(['delete', 'apiservice', BROKEN]);
     await gone(name, 150_000);
     expect(await namespaceExists(c, ns)).toBe(false);
-  });
+  }, 300_000); // its two waits (120 s, 150 s) are longer than the default test timeout
 });
 
 describe('orphaning (deletionPolicy: Orphan)', () => {
