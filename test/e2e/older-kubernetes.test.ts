@@ -19,7 +19,7 @@ import { installBase, startLocalWebhook, type LocalWebhook } from '../support/de
 import { applyChartTemplates, startControllerWithView, type LocalView } from '../support/view.js';
 import { eventually, uniqueName } from '../support/cluster.js';
 import type { Project, ResourceQuotaObject } from '../../src/validate/types.js';
-import { ANNOTATION_DELETION_CONFIRMED } from '../../src/controller/deletion/names.js';
+import { confirmDeletions } from '../support/leftovers.js';
 import { parseEntries } from '../../src/ledger/ledger-format.js';
 
 let build: KubernetesBuild;
@@ -379,9 +379,8 @@ describe(`tenantgate on the oldest supported Kubernetes minor`, () => {
   it('controller: deleting the Project deletes its namespaces (cascade) and then the Project', async () => {
     await forceDeleteBoundPods(); // none when the test before passed
     // Its namespaces hold what tenants made: a platform admin confirms the deletion (ADR 0096), on this file's
-    // own control plane, with the Project's uid.
-    const uid = await ok('admin', ['get', 'project', p, '-o', 'jsonpath={.metadata.uid}']);
-    await ok('admin', ['annotate', '--overwrite', 'project', p, `${ANNOTATION_DELETION_CONFIRMED}=${uid.trim()}`]);
+    // own control plane.
+    await confirmDeletions([p], async (user, args) => ({ stdout: await ok(user, args) }));
     await ok('admin', ['delete', 'project', p, '--wait=false']);
     await eventually(
       async () => expect((await kubectl('admin', ['get', 'namespace', nsB])).stderr).toMatch(/NotFound/),

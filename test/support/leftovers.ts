@@ -97,20 +97,24 @@ export function leftoverMessage(file: string, l: Leftovers): string {
   return `${file} left on the shared control plane: ${parts.join('; ')}. Later files rely on who owns what: delete them in the file's afterAll (a Project's namespaces go with it while the controller runs; without one, remove its finalizers and delete its namespaces too).`;
 }
 
+/** kubectl as a user on some control plane; the shared one unless a file runs its own. */
+type KubectlAs = (user: string, args: string[]) => Promise<{ stdout: string }>;
+
 /**
  * Confirms the deletion of these Projects (annotation tenantgate.io/deletion-confirmed: <uid>, as admin,
- * whom the policy D1 lets): their namespaces go with whatever they hold. Missing ones are skipped.
+ * whom the policy D1 lets): their namespaces go with whatever they hold. Missing ones are skipped. `run`
+ * is kubectl on the control plane the Projects live on (the shared one by default).
  */
-export async function confirmDeletions(names: readonly string[]): Promise<void> {
+export async function confirmDeletions(names: readonly string[], run: KubectlAs = kubectl): Promise<void> {
   if (names.length === 0) return;
-  const listed = await kubectl('admin', ['get', 'project', ...names, '--ignore-not-found', '-o', 'json']);
+  const listed = await run('admin', ['get', 'project', ...names, '--ignore-not-found', '-o', 'json']);
   if (!listed.stdout.trim()) return;
   const parsed = JSON.parse(listed.stdout) as { items?: Array<{ metadata: { name: string; uid: string } }> } & {
     metadata?: { name: string; uid: string };
   };
   const items = parsed.items ?? (parsed.metadata ? [{ metadata: parsed.metadata }] : []);
   for (const p of items)
-    await kubectl('admin', [
+    await run('admin', [
       'annotate',
       '--overwrite',
       'project',

@@ -16,12 +16,12 @@ import { join } from 'node:path';
 import { generateWebhookCerts } from '../../../src/certs/files.js';
 import { DEFAULT_CONFIG, type TenantgateConfig } from '../../../src/config/config.js';
 import type { RunningController } from '../../../src/controller/start.js';
-import { ANNOTATION_DELETION_CONFIRMED } from '../../../src/controller/deletion/names.js';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig.js';
 import { OWNERS_BINDING_NAME } from '../../../src/render/owner-binding.js';
 import { Quantity } from '../../../src/quantity/quantity.js';
 import { DEFAULT_QUOTA_NAME, LEDGER_PREFIX } from '../../../src/validate/types.js';
 import { startTestController } from '../controller-kit.js';
+import { confirmDeletions } from '../leftovers.js';
 import type { ClusterInfo } from '../devcluster/controlplane.js';
 import { startWebhookReplicas, type WebhookReplicas } from '../devcluster/replicas.js';
 import { installBase, kubectlAs, serviceAccountKubeConfig } from '../devcluster/tenantgate.js';
@@ -499,13 +499,7 @@ export async function sendAttempt(
  */
 export async function removeProject(info: ClusterInfo, name: string, log: (line: string) => void): Promise<void> {
   try {
-    const uid = (
-      await kubectlAs(info, 'admin', ['get', 'project', name, '--ignore-not-found', '-o', 'jsonpath={.metadata.uid}'])
-    ).stdout.trim();
-    if (uid) {
-      const confirm = `${ANNOTATION_DELETION_CONFIRMED}=${uid}`;
-      await kubectlAs(info, 'admin', ['annotate', '--overwrite', 'project', name, confirm]);
-    }
+    await confirmDeletions([name], (user, args) => kubectlAs(info, user, args));
     await kubectlAs(info, 'admin', ['delete', 'project', name, '--ignore-not-found', '--wait=false']);
     await until(
       `project ${name} and its namespaces gone`,
