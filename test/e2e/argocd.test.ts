@@ -15,6 +15,7 @@ import { type RunningController } from '../../src/controller/start.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ARGOCD_NAMESPACE, PLATFORM_SYNC_USER, startArgoCd, type RunningArgoCd } from '../support/argocd.js';
 import {
+  annotateApplication,
   comparisonError,
   createApplication,
   deleteApplication,
@@ -590,15 +591,10 @@ describe('prune', () => {
       /confirm/i.test(x.status?.operationState?.message ?? '') ? x : undefined,
     );
     expect((await get(['project', gone]))?.metadata.deletionTimestamp).toBeUndefined();
-    await kubectl('admin', [
-      '-n',
-      ARGOCD_NAMESPACE,
-      'annotate',
-      '--overwrite',
-      'application',
+    await annotateApplication(
       app,
       `argocd.argoproj.io/deletion-approved=${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
-    ]);
+    );
     // Pruned now; the self-service namespace holds what a tenant made (a ConfigMap): nothing of it goes
     // until a platform admin confirms (ADR 0096).
     const waiting = await eventually(

@@ -50,17 +50,14 @@ export async function getApplication(name: string): Promise<Application> {
   ) as Application;
 }
 
+/** Sets one annotation (`key=value`) on an Application, as admin. */
+export async function annotateApplication(name: string, annotation: string): Promise<void> {
+  await kubectl('admin', ['-n', ARGOCD_NAMESPACE, 'annotate', '--overwrite', 'application', name, annotation]);
+}
+
 /** Asks the controller to re-render from git now (the annotation is removed once done). */
 export async function refreshHard(name: string): Promise<void> {
-  await kubectl('admin', [
-    '-n',
-    ARGOCD_NAMESPACE,
-    'annotate',
-    '--overwrite',
-    'application',
-    name,
-    'argocd.argoproj.io/refresh=hard',
-  ]);
+  await annotateApplication(name, 'argocd.argoproj.io/refresh=hard');
 }
 
 /** Starts a sync of `revision` by writing the Application's operation; prune deletes what git no longer has. */
