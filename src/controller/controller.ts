@@ -14,6 +14,7 @@ import type { ProjectQueue } from './reconcile-workers.js';
 import { DiscoveryInventory } from './deletion/discovery-inventory.js';
 import type { ControllerOptions, RunningController } from './controller-options.js';
 import {
+  allowListFinalizersRunnable,
   cachesRunnable,
   controllerCore,
   fleetClientsRunnable,
@@ -139,6 +140,8 @@ export async function startController(options: ControllerOptions): Promise<Runni
   manager.add(reconcilers);
   queueCacheEvents(informers, new KeyMapper(informers), () => reconcilers.queue(), options.usageSettleMs);
   queueObjectChanges(core, reconcilers);
+  // Needs the lease: an AllowList held until nothing it judges is left in its namespace.
+  manager.add(allowListFinalizersRunnable(core, inventory));
   // Fleet budgets: the loop's checks (no lease) and its writes (the lease).
   const fleetSeen = new FleetObservations();
   const fleet = fleetIo(options);

@@ -16,7 +16,7 @@ import type { ControllerMetrics, WriteVerb } from './metrics.js';
 import { isConflict, isNotFound, statusCode } from '../kube/errors.js';
 import { ClusterLists, listInPages, plain, PROJECT_PLURAL, PROJECT_VERSION } from '../kube/lists.js';
 import { MANAGED_SELECTOR, type CachedObject, type ManagedKind } from './managed-objects.js';
-import { ALLOW_LIST_PLURAL } from '../validate/allow-list-params.js';
+import { ALLOW_LIST_PLURAL, FINALIZER_ALLOW_LIST } from '../validate/allow-list-params.js';
 import type { AccessKind, AccessObject } from './project-access.js';
 
 export interface LeaseRecord {
@@ -302,6 +302,33 @@ export class ControllerApi extends ClusterLists {
           count: 1,
         },
       }),
+    );
+  }
+
+  /**
+   * Takes the AllowList's finalizer off (src/controller/allow-list-finalizer.ts) with a JSON patch that first
+   * tests the resourceVersion read and the entry it removes: a concurrent change makes it fail (409/422).
+   */
+  async releaseAllowList(allowList: CachedObject): Promise<void> {
+    const index = (allowList.metadata.finalizers ?? []).indexOf(FINALIZER_ALLOW_LIST);
+    if (index < 0) return;
+    const ops = [
+      { op: 'test', path: '/metadata/resourceVersion', value: allowList.metadata.resourceVersion },
+      { op: 'test', path: `/metadata/finalizers/${index}`, value: FINALIZER_ALLOW_LIST },
+      { op: 'remove', path: `/metadata/finalizers/${index}` },
+    ];
+    await this.write('patch', ALLOW_LIST_PLURAL, () =>
+      this.custom.patchNamespacedCustomObject(
+        {
+          group: API_GROUP,
+          version: PROJECT_VERSION,
+          plural: ALLOW_LIST_PLURAL,
+          namespace: allowList.metadata.namespace ?? '',
+          name: allowList.metadata.name ?? '',
+          body: ops,
+        },
+        k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+      ),
     );
   }
 

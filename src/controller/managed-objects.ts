@@ -34,6 +34,8 @@ export interface CachedObject {
     namespace?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: unknown;
     resourceVersion?: string;
   };
   [field: string]: unknown;
@@ -70,6 +72,11 @@ export class ObjectCache<K extends WatchedKind> {
 
   get(key: string): CachedObject | undefined {
     return this.byKey.get(key);
+  }
+
+  /** Every object cached. */
+  list(): CachedObject[] {
+    return [...this.byKey.values()];
   }
 
   /** Called with what changed (`changeOf`) for every object that changed (its project is reconciled again). */

@@ -8,7 +8,10 @@ import { hostname } from 'node:os';
 import { createCA, signCert } from '../certs/pki.js';
 import { apiserverAccessReviews } from '../kube/access-reviews.js';
 import { isFleetMember } from '../config/config.js';
-import { LABEL_PROJECT } from '../validate/types.js';
+import { API_GROUP, LABEL_PROJECT } from '../validate/types.js';
+import { ALLOW_LIST_PLURAL } from '../validate/allow-list-params.js';
+import { AllowListFinalizers } from './allow-list-finalizer.js';
+import type { DiscoveryInventory } from './deletion/discovery-inventory.js';
 import { Informers } from '../kube/informers.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
 import { parseResources } from '../validate/resource-lists.js';
@@ -142,6 +145,29 @@ export function reconcileRunnable(core: ControllerCore, inventory: ReconcilerOpt
     resyncMs: Math.max(0, options.config.resyncPeriodSeconds * 1000),
     ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
   });
+}
+
+/** The AllowLists' finalizers, decided on the caches and the inventory's lists (allow-list-finalizer.ts). */
+export function allowListFinalizersRunnable(
+  core: ControllerCore,
+  inventory: Pick<DiscoveryInventory, 'remaining'>,
+): AllowListFinalizers {
+  const { informers, managed, api, log, options } = core;
+  const isAllowList = (r: { group: string; resource: string }) =>
+    r.group === API_GROUP && r.resource === ALLOW_LIST_PLURAL;
+  return new AllowListFinalizers(
+    {
+      cache: managed.caches.AllowList,
+      namespace: (name) => {
+        const ns = informers.snapshot.namespace(name);
+        return ns ? { deletionTimestamp: ns.metadata.deletionTimestamp } : undefined;
+      },
+      remaining: (namespace) => inventory.remaining(namespace, isAllowList),
+      release: (allowList) => api.releaseAllowList(allowList),
+      log,
+    },
+    options.deletionRecheckMs ?? 5_000,
+  );
 }
 
 /** The fleet's hub and ledgers: the options', or, on a fleet member, opened from tenantgate.yaml. */

@@ -14,6 +14,12 @@ export const ALLOW_LIST_KIND = 'AllowList';
 export const ALLOW_LIST_PLURAL = 'allowlists';
 /** The one AllowList of a project namespace: the policies' `paramRef.name`. */
 export const ALLOW_LIST_NAME = 'tenantgate-allow';
+/**
+ * Holds the AllowList until nothing it judges is left in its namespace: the policies refuse any write of a
+ * judged object whose AllowList is missing, so a PVC's finalizer removed after it would keep a deleted
+ * namespace Terminating (the controller takes it off: src/controller/allow-list-finalizer.ts).
+ */
+export const FINALIZER_ALLOW_LIST = 'tenantgate.io/outlive-judged-objects';
 
 /** A list of names, or `any: true` (and no names) where the Project and tenantgate.yaml leave it unset. */
 interface NameList {
@@ -68,6 +74,7 @@ export interface AllowListObject {
     namespace: string;
     labels: Record<string, string>;
     annotations?: Record<string, string>;
+    finalizers: string[];
     resourceVersion?: string;
   };
   spec: AllowListSpec;
@@ -120,16 +127,25 @@ export function allowListFor(config: TenantgateConfig, project: Project, namespa
       name: ALLOW_LIST_NAME,
       namespace,
       labels: { [LABEL_PROJECT]: project.metadata.name ?? '', [LABEL_MANAGED_BY]: MANAGED_BY },
+      finalizers: [FINALIZER_ALLOW_LIST],
     },
     spec: allowListParams(config, project),
   };
 }
 
-/** Whether a stored AllowList says exactly what `desired` does (any other field is a change), with our labels. */
+/**
+ * Whether a stored AllowList says exactly what `desired` does (any other field is a change), with our labels
+ * and finalizer (one being deleted keeps what it has: its finalizer goes, then it is made again).
+ */
 export function allowListMatches(
-  actual: { metadata?: { labels?: Record<string, string> }; spec?: unknown },
+  actual: {
+    metadata?: { labels?: Record<string, string>; finalizers?: string[]; deletionTimestamp?: unknown };
+    spec?: unknown;
+  },
   desired: AllowListObject,
 ): boolean {
   const labelled = Object.entries(desired.metadata.labels).every(([k, v]) => actual.metadata?.labels?.[k] === v);
-  return labelled && canonicalJson(actual.spec) === canonicalJson(desired.spec);
+  const held =
+    Boolean(actual.metadata?.deletionTimestamp) || Boolean(actual.metadata?.finalizers?.includes(FINALIZER_ALLOW_LIST));
+  return labelled && held && canonicalJson(actual.spec) === canonicalJson(desired.spec);
 }

@@ -5,7 +5,8 @@
  * tenantgate.yaml's, follows the Project, puts it back when an administrator deletes or edits it, and once
  * converged writes nothing. A tenant cannot write it: RBAC refuses her, and with a Role granting her `*` on
  * `*` in her namespace the policy tenantgate-allow-lists-params refuses her with [T9]. Her namespace still
- * goes away when she deletes it (the namespace controller empties it).
+ * goes away when she deletes it (the namespace controller empties it), also when a claim in it is finalized
+ * last: the AllowList waits for it (its finalizer, src/controller/allow-list-finalizer.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startController, type RunningController } from '../../src/controller/controller.js';
@@ -24,6 +25,7 @@ const PROJECT = uniqueName('alp').replace(/[^a-z0-9-]/g, '');
 const SELF = `${PROJECT}-self`;
 const DECLARED = `${PROJECT}-declared`;
 const GONE = `${PROJECT}-gone`;
+const HELD = `${PROJECT}-held`;
 const NAME = 'tenantgate-allow';
 /** The Project's registries, then after its change. */
 const FIRST = ['registry.example.com/'];
@@ -69,7 +71,7 @@ const expectedSpec = (registries: string[]) => ({
 });
 
 interface Stored {
-  metadata: { uid: string; labels?: Record<string, string> };
+  metadata: { uid: string; labels?: Record<string, string>; deletionTimestamp?: string; finalizers?: string[] };
   spec: Record<string, unknown>;
 }
 
@@ -265,5 +267,50 @@ describe('a tenant cannot write the parameters (RBAC, then [T9])', () => {
     const found = async () =>
       (await kubectl('admin', ['get', 'namespace', GONE, '--ignore-not-found', '-o', 'name'])).stdout.trim();
     await eventually(async () => expect(await found()).toBe(''), { timeoutMs: 90_000, what: `namespace ${GONE} gone` });
+  });
+
+  it('a claim finalized after everything else in her deleted namespace is still admitted: the AllowList goes last', async () => {
+    const created = await kubectl('alice', ['create', 'namespace', HELD], { reject: false });
+    expect(created.exitCode, created.stderr).toBe(0);
+    await eventually(async () => expect(await allowList(HELD)).toBeDefined(), {
+      timeoutMs: 30_000,
+      what: `AllowList in ${HELD}`,
+    });
+    // A claim held by a finalizer of its own, as pvc-protection holds one while a pod uses it.
+    const claim = await kubectl('admin', ['-n', HELD, 'apply', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'data', finalizers: ['e2e.tenantgate.io/hold'] },
+        spec: {
+          storageClassName: 'standard',
+          accessModes: ['ReadWriteOnce'],
+          resources: { requests: { storage: '1Gi' } },
+        },
+      }),
+      reject: false,
+    });
+    expect(claim.exitCode, claim.stderr).toBe(0);
+    const deleted = await kubectl('alice', ['delete', 'namespace', HELD, '--wait=false'], { reject: false });
+    expect(deleted.exitCode, deleted.stderr).toBe(0);
+    // The namespace controller has deleted what it could: the claim waits on its finalizer, the AllowList on ours.
+    await eventually(
+      async () => {
+        const held = await allowList(HELD);
+        expect(held?.metadata.deletionTimestamp, 'AllowList deleted by the namespace controller').toBeDefined();
+        expect(held?.metadata.finalizers).toContain('tenantgate.io/outlive-judged-objects');
+      },
+      { timeoutMs: 60_000, what: `AllowList in ${HELD} deleted and held` },
+    );
+    // The claim's finalizer goes (an UPDATE the policy tenantgate-allow-persistentvolumeclaims judges): admitted.
+    const released = await kubectl(
+      'admin',
+      ['-n', HELD, 'patch', 'pvc', 'data', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'],
+      { reject: false },
+    );
+    expect(released.exitCode, released.stderr).toBe(0);
+    const found = async () =>
+      (await kubectl('admin', ['get', 'namespace', HELD, '--ignore-not-found', '-o', 'name'])).stdout.trim();
+    await eventually(async () => expect(await found()).toBe(''), { timeoutMs: 90_000, what: `namespace ${HELD} gone` });
   });
 });

@@ -580,8 +580,20 @@ describe('the rendered charts against the real API server', () => {
     await installBase(cluster());
     // The custom set's namespace exists (its Namespace object then applies as an update): a server
     // dry run does not create a namespace for the objects that follow it.
-    await kubectl('admin', ['create', 'namespace', CUSTOM_NAMESPACE], { reject: false });
-    await kubectl('admin', ['create', 'namespace', 'tenantgate-fleet'], { reject: false });
+    // An earlier file may have deleted one without waiting (fleet-hub-policy deletes tenantgate-fleet): a
+    // namespace still Terminating takes no new objects, so it is waited out before it is made again.
+    for (const namespace of [CUSTOM_NAMESPACE, 'tenantgate-fleet']) {
+      const deleting = await kubectl(
+        'admin',
+        ['get', 'namespace', namespace, '-o', 'jsonpath={.metadata.deletionTimestamp}'],
+        {
+          reject: false,
+        },
+      );
+      if (deleting.stdout.trim() !== '')
+        await kubectl('admin', ['wait', '--for=delete', `namespace/${namespace}`, '--timeout=180s']);
+      await kubectl('admin', ['create', 'namespace', namespace], { reject: false });
+    }
   });
 
   it.each(Object.keys(valueSets))('%s values apply with --dry-run=server', async (name) => {

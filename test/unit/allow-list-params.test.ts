@@ -14,6 +14,7 @@ import { DEFAULT_CONFIG, type TenantgateConfig } from '../../src/config/config.j
 import { tolerationAllowed } from '../../src/validate/allow-lists.js';
 import {
   ALLOW_LIST_NAME,
+  FINALIZER_ALLOW_LIST,
   allowListFor,
   allowListMatches,
   allowListParams,
@@ -312,7 +313,11 @@ describe('allowListMatches', () => {
         : v;
   /** As the API server returns it: keys in another order, the labels of others kept. */
   const stored = (spec: unknown = desired.spec) => ({
-    metadata: { labels: { 'app.kubernetes.io/instance': 'x', ...desired.metadata.labels }, resourceVersion: '7' },
+    metadata: {
+      labels: { 'app.kubernetes.io/instance': 'x', ...desired.metadata.labels },
+      finalizers: ['example.com/other', FINALIZER_ALLOW_LIST],
+      resourceVersion: '7',
+    },
     spec: reordered(spec),
   });
 
@@ -331,5 +336,12 @@ describe('allowListMatches', () => {
     const projectOnly = { metadata: { labels: { 'tenantgate.io/project': 'payments' } }, spec: desired.spec };
     expect(allowListMatches(projectOnly, desired)).toBe(false);
     expect(allowListMatches({ metadata: {}, spec: desired.spec }, desired)).toBe(false);
+  });
+
+  it('is false without the finalizer that keeps it until its namespace is empty, unless it is being deleted', () => {
+    const { finalizers: _, ...unheld } = stored().metadata;
+    expect(allowListMatches({ ...stored(), metadata: unheld }, desired)).toBe(false);
+    const deleting = { ...unheld, deletionTimestamp: '2026-12-07T16:00:00Z' };
+    expect(allowListMatches({ ...stored(), metadata: deleting }, desired)).toBe(true);
   });
 });

@@ -10,6 +10,7 @@ import {
   classifyContents,
   describeContents,
   holdsNothing,
+  resourcesHolding,
   type InventoryResource,
 } from '../../src/controller/deletion/inventory.js';
 import { awaitingMessage, deletionPolicyOf, planCascade, releasePatch } from '../../src/controller/deletion/plan.js';
@@ -65,6 +66,35 @@ describe('inventory', () => {
   it('a truncated list says "at least"', () => {
     const c = classifyContents('x', [{ resource: PODS, items: [obj('a')], more: true }]);
     expect(describeContents(c)).toBe('x: 1+ Pods');
+  });
+});
+
+describe('what is left in a terminating namespace (the AllowList finalizer)', () => {
+  const ALLOW_LISTS = res('tenantgate.io', 'allowlists', 'AllowList');
+  const notAllowLists = (r: InventoryResource) => r.group === 'tenantgate.io' && r.resource === 'allowlists';
+
+  it('counts every object whoever made it, leaves out the derived kinds and the excepted resource', () => {
+    const held = resourcesHolding(
+      [
+        { resource: ALLOW_LISTS, items: [obj('tenantgate-allow')], more: false },
+        { resource: EVENTS, items: [obj('e')], more: true },
+        { resource: CMS, items: [obj('kube-root-ca.crt')], more: false },
+        { resource: QUOTAS, items: [], more: false },
+        { resource: PVCS, items: [obj('data')], more: false },
+      ],
+      notAllowLists,
+    );
+    expect(held).toEqual(['configmaps', 'persistentvolumeclaims']);
+  });
+
+  it('nothing but the AllowList: nothing held; a failed list or a truncated empty page holds (fails closed)', () => {
+    expect(
+      resourcesHolding([{ resource: ALLOW_LISTS, items: [obj('tenantgate-allow')], more: false }], notAllowLists),
+    ).toEqual([]);
+    expect(resourcesHolding([{ resource: DEPLOYS, error: 'forbidden' }], notAllowLists)).toEqual([
+      'deployments.apps (could not list: forbidden)',
+    ]);
+    expect(resourcesHolding([{ resource: PODS, items: [], more: true }], notAllowLists)).toEqual(['pods']);
   });
 });
 

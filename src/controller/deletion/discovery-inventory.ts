@@ -10,7 +10,9 @@ import { describeError } from '../../kube/errors.js';
 import { LeanApiClient } from '../../kube/lean-client.js';
 import {
   classifyContents,
+  holdsNothing,
   isDerived,
+  resourcesHolding,
   type InventoryResource,
   type ListAnswer,
   type NamespaceContents,
@@ -53,6 +55,8 @@ export function inventoryResources(group: string, groupVersion: string, list: Re
 export class DiscoveryInventory {
   private lean: LeanApiClient | undefined;
   private discovered: { at: number; value: Discovered } | undefined;
+  /** Lists in flight at once, over every namespace looked at. */
+  private readonly limit = pLimit(CONCURRENCY);
 
   constructor(
     private readonly kubeConfig: k8s.KubeConfig,
@@ -69,9 +73,10 @@ export class DiscoveryInventory {
     this.lean?.close();
   }
 
-  /** Every group's preferred version, read again after `ttlMs`. */
-  async discover(): Promise<Discovered> {
-    if (this.discovered && Date.now() - this.discovered.at < this.ttlMs) return this.discovered.value;
+  /** Every group's preferred version, reused for `maxAgeMs` (the TTL by default; 0 reads it again). */
+  async discover(maxAgeMs: number = this.ttlMs): Promise<Discovered> {
+    if (this.discovered && Date.now() - this.discovered.at < maxAgeMs) return this.discovered.value;
+    const at = Date.now();
     const value: Discovered = { resources: [], failed: [] };
     value.resources.push(...inventoryResources('', 'v1', await this.client.call<ResourceList>('GET', '/api/v1')));
     const groups = (await this.client.call<GroupList>('GET', '/apis')).groups ?? [];
@@ -89,36 +94,59 @@ export class DiscoveryInventory {
       }),
     );
     value.resources.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    this.discovered = { at: Date.now(), value };
+    this.discovered = { at, value };
     return value;
   }
 
-  /** What each namespace holds that neither tenantgate nor Kubernetes made. Throws only when discovery itself fails. */
+  /**
+   * What each namespace holds that neither tenantgate nor Kubernetes made. Throws only when discovery itself
+   * fails. A namespace found empty is looked at again on a discovery read for this call: one reused from up
+   * to a TTL ago misses a group that appeared since (a CRD installed a moment ago, an aggregated API that went
+   * down), and an empty namespace is deleted without a confirmation.
+   */
   async contents(namespaces: readonly string[]): Promise<NamespaceContents[]> {
-    const { resources, failed } = await this.discover();
-    const limit = pLimit(CONCURRENCY);
+    const startedAt = Date.now();
+    const found = await this.listEach(await this.discover(), namespaces);
+    const empty = found.filter(holdsNothing).map((c) => c.namespace);
+    if (empty.length === 0 || (this.discovered && this.discovered.at >= startedAt)) return found;
+    const again = new Map((await this.listEach(await this.discover(0), empty)).map((c) => [c.namespace, c]));
+    return found.map((c) => again.get(c.namespace) ?? c);
+  }
+
+  /**
+   * The resources that still have objects in `namespace` (any object, whoever made it), leaving out the
+   * derived kinds and what `except` names; a resource whose list failed counts (fails closed).
+   */
+  async remaining(namespace: string, except: (r: InventoryResource) => boolean): Promise<string[]> {
+    return resourcesHolding(await this.answers(await this.discover(), namespace), except);
+  }
+
+  private listEach(discovered: Discovered, namespaces: readonly string[]): Promise<NamespaceContents[]> {
     return Promise.all(
-      namespaces.map(async (namespace) => {
-        const answers: ListAnswer[] = [...failed];
-        await Promise.all(
-          resources.map((r) =>
-            limit(async () => {
-              const resource = { group: r.group, resource: r.resource, kind: r.kind };
-              const path = `${r.path.replace('{namespace}', encodeURIComponent(namespace))}?limit=${LIST_LIMIT}`;
-              try {
-                const list = await this.client.call<{ items?: ListAnswer[]; metadata?: { continue?: string } }>(
-                  'GET',
-                  path,
-                );
-                answers.push({ resource, items: (list.items ?? []) as never, more: Boolean(list.metadata?.continue) });
-              } catch (err) {
-                answers.push({ resource, error: describeError(err) });
-              }
-            }),
-          ),
-        );
-        return classifyContents(namespace, answers);
-      }),
+      namespaces.map(async (namespace) => classifyContents(namespace, await this.answers(discovered, namespace))),
     );
+  }
+
+  /** One short list of every discovered resource in `namespace` (the failed discoveries as failed lists). */
+  private async answers({ resources, failed }: Discovered, namespace: string): Promise<ListAnswer[]> {
+    const answers: ListAnswer[] = [...failed];
+    await Promise.all(
+      resources.map((r) =>
+        this.limit(async () => {
+          const resource = { group: r.group, resource: r.resource, kind: r.kind };
+          const path = `${r.path.replace('{namespace}', encodeURIComponent(namespace))}?limit=${LIST_LIMIT}`;
+          try {
+            const list = await this.client.call<{ items?: ListAnswer[]; metadata?: { continue?: string } }>(
+              'GET',
+              path,
+            );
+            answers.push({ resource, items: (list.items ?? []) as never, more: Boolean(list.metadata?.continue) });
+          } catch (err) {
+            answers.push({ resource, error: describeError(err) });
+          }
+        }),
+      ),
+    );
+    return answers;
   }
 }

@@ -81,6 +81,19 @@ export function classifyContents(namespace: string, answers: ListAnswer[]): Name
   };
 }
 
+/**
+ * The resources (`pods`, `allowlists.tenantgate.io`) with any object in the answers, whoever made it, and
+ * those whose list failed; the derived kinds and what `except` names are left out.
+ */
+export function resourcesHolding(answers: readonly ListAnswer[], except: (r: InventoryResource) => boolean): string[] {
+  const where = (r: InventoryResource) => (r.group ? `${r.resource}.${r.group}` : r.resource);
+  return answers
+    .filter((a) => !isDerived(a.resource) && !except(a.resource))
+    .filter((a) => 'error' in a || a.items.length > 0 || a.more)
+    .map((a) => ('error' in a ? `${where(a.resource)} (could not list: ${a.error})` : where(a.resource)))
+    .sort();
+}
+
 /** Whether the namespace may go without a confirmation: it holds nothing, and every list answered. */
 export function holdsNothing(c: NamespaceContents): boolean {
   return c.kinds.length === 0 && c.unknown.length === 0;
