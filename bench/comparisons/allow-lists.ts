@@ -39,6 +39,7 @@ import { LABEL_PROJECT, type Project } from '../../src/validate/types.js';
 import { ControlPlane, REPO_ROOT } from '../../test/support/devcluster/controlplane.js';
 import {
   installBase,
+  unheld,
   kubectlAs,
   localWebhookConfigurations,
   MANIFESTS,
@@ -297,7 +298,7 @@ export async function main(): Promise<string[]> {
       );
     // Created, as the controller writes it: `kubectl apply` would add a last-applied annotation, a second
     // copy of the lists that the API server converts with the parameters on every evaluation.
-    await kubectl(['create', '-f', '-'], JSON.stringify(allowListFor(DEFAULT_CONFIG, project, NS)));
+    await kubectl(['create', '-f', '-'], JSON.stringify(unheld(allowListFor(DEFAULT_CONFIG, project, NS))));
     await kubectl(['-n', NS, 'create', 'rolebinding', 'bench-alice', '--clusterrole=admin', '--user=alice']);
     await until(
       'the default ServiceAccount',

@@ -16,9 +16,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { join } from 'node:path';
-import { allowListFor, allowListParams, ALLOW_LIST_NAME } from '../../src/validate/allow-list-params.js';
+import {
+  allowListFor,
+  allowListParams,
+  ALLOW_LIST_NAME,
+  type AllowListObject,
+} from '../../src/validate/allow-list-params.js';
 import { LABEL_PROJECT } from '../../src/validate/types.js';
-import { applyOwnerBindings, installBase, MANIFESTS, unregisterWebhooks } from '../support/devcluster/tenantgate.js';
+import {
+  applyOwnerBindings,
+  installBase,
+  MANIFESTS,
+  unheld,
+  unregisterWebhooks,
+} from '../support/devcluster/tenantgate.js';
 import { cluster, eventually, kubectl, uniqueName } from '../support/cluster.js';
 import { removeProjects } from '../support/leftovers.js';
 import { REPO_ROOT } from '../support/paths.js';
@@ -151,8 +162,10 @@ function oldToCreate(c: AllowListCase): Json {
   return old;
 }
 
-async function apply(objects: readonly object[]): Promise<void> {
-  await kubectl('admin', ['apply', '-f', '-'], { input: byName(objects) });
+/** Applies the objects as admin; AllowLists without their finalizer (no controller runs here to take it off). */
+async function apply(objects: ReadonlyArray<object | AllowListObject>): Promise<void> {
+  const isAllowList = (o: object): o is AllowListObject => (o as { kind?: string }).kind === 'AllowList';
+  await kubectl('admin', ['apply', '-f', '-'], { input: byName(objects.map((o) => (isAllowList(o) ? unheld(o) : o))) });
 }
 
 /** The objects of a manifest file, as `kind.group/name`. */

@@ -125,8 +125,16 @@ export async function applyAllowListParams(
   namespaces: string[],
   config: TenantgateConfig = DEFAULT_CONFIG,
 ): Promise<void> {
-  const docs = namespaces.map((ns) => JSON.stringify(allowListFor(config, project, ns)));
+  const docs = namespaces.map((ns) => JSON.stringify(unheld(allowListFor(config, project, ns))));
   await kubectlAs(info, 'admin', ['apply', '-f', '-'], docs.join('\n'));
+}
+
+/**
+ * An AllowList without its finalizer, for a test or a bench that writes it with no controller running: nobody
+ * would take the finalizer off, and a deleted namespace would stay Terminating.
+ */
+export function unheld<T extends { metadata: { finalizers: string[] } }>(allowList: T): T {
+  return { ...allowList, metadata: { ...allowList.metadata, finalizers: [] } };
 }
 
 /** A kubeconfig file for a ServiceAccount (TokenRequest), for components run as separate processes. */
