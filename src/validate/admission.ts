@@ -23,7 +23,7 @@ import {
   namespaceAllocation,
   type QuotaChange,
 } from './quota-hold.js';
-import type { NamespaceShare, Resources } from './types.js';
+import type { FieldPath, NamespaceShare, Resources } from './types.js';
 import { OTHER_TIERS, otherTiersExcluded, quotaTier } from './tiers.js';
 import {
   checkDeclaredNamespacesFree,
@@ -122,6 +122,35 @@ export interface Verdict {
 }
 
 const ALLOW: Verdict = Object.freeze({ violations: [], warnings: [] }) as Verdict;
+
+/** T6's verdict on a non-privileged subject's `action` (e.g. "delete namespace ml-x") in a namespace of no project. */
+function outsideProjectsVerdict(ctx: ReviewContext, namespace: string, action: string): Verdict {
+  return { violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${namespace}`, action)], warnings: [] };
+}
+
+/** The verb a finding names for an operation ("create ResourceQuota ml-x/q"). */
+function verbOf(operation: Operation): 'create' | 'update' | 'delete' {
+  return operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
+}
+
+/**
+ * Whether the request is a system controller's update that only drops finalizers or owner references
+ * (the garbage collector finishing a cascade): admitted whoever owns the object.
+ */
+function controllerOnlyDropsFinalizersOrOwners(
+  ctx: ReviewContext,
+  operation: Operation,
+  object: Parameters<typeof onlyDropsFinalizersOrOwners>[0] | undefined,
+  oldObject: Parameters<typeof onlyDropsFinalizersOrOwners>[1] | undefined,
+): boolean {
+  return (
+    operation === 'UPDATE' &&
+    !!object &&
+    !!oldObject &&
+    isSystemController(ctx.config, ctx.user) &&
+    onlyDropsFinalizersOrOwners(object, oldObject)
+  );
+}
 
 /**
  * Under `visibility: own` (docs/visibility.md), a non-owner's only finding on another project's
@@ -318,19 +347,12 @@ function namespaceCreate(ctx: ReviewContext, ns: NamespaceObject): Verdict {
       defaulted: true,
     }),
   );
-  const warnings = violations.length
-    ? []
-    : headroomWarnings(scope, others, share.resources, ctx.config.headroomWarningThreshold);
-  return {
-    violations,
-    warnings,
-    allocation: {
-      project: projectName,
-      namespace: name,
-      resources: share.resources,
-      grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name),
-    },
-  };
+  return withHeadroomWarnings(ctx, scope, others, violations, {
+    project: projectName,
+    namespace: name,
+    resources: share.resources,
+    grows: grows(before.resources, self.resources) || !ctx.snapshot.namespace(name),
+  });
 }
 
 /**
@@ -375,11 +397,7 @@ function labelledProject(ctx: ReviewContext, ns: NamespaceObject): Project | und
 function namespaceUpdateByTenant(ctx: ReviewContext, ns: NamespaceObject, old: NamespaceObject): Verdict {
   const name = ns.metadata.name ?? '';
   const project = labelledProject(ctx, old);
-  if (!project)
-    return {
-      violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `update namespace ${name}`)],
-      warnings: [],
-    };
+  if (!project) return outsideProjectsVerdict(ctx, name, `update namespace ${name}`);
   const undisclosed = undisclosedToNonOwner(ctx, project, `update namespace ${name}`);
   if (undisclosed) return undisclosed;
   const violations: Violation[] = [...ownerOnly(project, ctx.user, `update namespace ${name}`)];
@@ -404,11 +422,7 @@ function namespaceDelete(ctx: ReviewContext, old: NamespaceObject): Verdict {
   if (isPrivileged(ctx.config, ctx.user) || isSystemController(ctx.config, ctx.user)) return ALLOW;
   const name = old.metadata.name ?? '';
   const project = labelledProject(ctx, old);
-  if (!project)
-    return {
-      violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${name}`, `delete namespace ${name}`)],
-      warnings: [],
-    };
+  if (!project) return outsideProjectsVerdict(ctx, name, `delete namespace ${name}`);
   return (
     undisclosedToNonOwner(ctx, project, `delete namespace ${name}`) ?? {
       violations: ownerOnly(project, ctx.user, `delete namespace ${name}`),
@@ -462,25 +476,15 @@ export function reviewResourceQuota(
   // Kubernetes' controllers finish what an authorised subject started: the namespace controller empties
   // a terminating namespace, the garbage collector removes dependents. They delete; they never write quotas.
   const controller = operation === 'DELETE' && isSystemController(ctx.config, ctx.user);
-  if (
-    operation === 'UPDATE' &&
-    object &&
-    oldObject &&
-    isSystemController(ctx.config, ctx.user) &&
-    onlyDropsFinalizersOrOwners(object, oldObject)
-  )
-    return ALLOW;
+  if (controllerOnlyDropsFinalizersOrOwners(ctx, operation, object, oldObject)) return ALLOW;
   if ((privileged || controller) && operation === 'DELETE' && terminatingOrGone(ctx, namespace)) return ALLOW;
   const project = quotaProject(ctx, namespace);
   const quotaName = (object ?? oldObject)?.metadata.name ?? '';
   const subject = `ResourceQuota ${namespace}/${quotaName}`;
-  const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
+  const verb = verbOf(operation);
   if (!project) {
     if (privileged || controller) return ALLOW;
-    return {
-      violations: [outsideProjects(ctx.config, ctx.user, `Namespace ${namespace}`, `${verb} ${subject}`)],
-      warnings: [],
-    };
+    return outsideProjectsVerdict(ctx, namespace, `${verb} ${subject}`);
   }
   if (!privileged && !controller) {
     const undisclosed = undisclosedToNonOwner(ctx, project, `${verb} ${subject}`);
@@ -502,7 +506,6 @@ export function reviewResourceQuota(
   }
   const scope = scopeOf(ctx, project);
   if (scope.budget.size === 0) return { violations, warnings: [] };
-  const projectName = project.metadata.name ?? '';
   const overlay = ctx.pending?.quotaOverlay?.(namespace);
   // What the namespace's quotas cover now: the snapshot with the writes admitted but not seen yet. The
   // overlay counts a quota whose recorded write may not have landed (its create, or a delete) as absent:
@@ -536,39 +539,13 @@ export function reviewResourceQuota(
           effectiveQuotaAfter(ctx.snapshot, change),
         ),
       );
-    // Q1: deleting the tighter of two quotas lets the namespace grow to the other one.
-    const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
-    const shareGrows = grows(before.resources, self.resources);
-    if (shareGrows)
-      violations.push(
-        ...checkBudgetFit({
-          scope,
-          project,
-          pricing: ctx.config.pricing,
-          subject,
-          share: self,
-          before: before.resources,
-          others,
-          otherShares: othersOneByOne,
-          explainIn: ctx.snapshot,
-        }),
-      );
-    // Q4 as for every admitted quota write: a delete that lets the namespace grow can leave the
-    // project in its last 10 %.
-    const warnings = violations.length
-      ? []
-      : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
-    return {
-      violations,
-      warnings,
-      allocation: {
-        project: projectName,
-        namespace,
-        resources: self.resources,
-        grows: shareGrows,
-        quotaWrite: { name: quotaName, quota: null, removesCoverage },
-      },
-    };
+    // Q1: deleting the tighter of two quotas lets the namespace grow to the other one; Q4 as for every
+    // admitted quota write: a delete that lets the namespace grow can leave the project in its last 10 %.
+    return quotaShareVerdict(ctx, scope, project, subject, change, violations, {
+      name: quotaName,
+      quota: null,
+      removesCoverage,
+    });
   }
   if (!object) return { violations, warnings: [] };
   const proposed: QuotaChange = { namespace, name: quotaName, quota: object, ...(overlay ? { overlay } : {}) };
@@ -583,11 +560,38 @@ export function reviewResourceQuota(
   }
   if (!privileged && quotaTier(object) === OTHER_TIERS)
     violations.push(...checkOtherTiersScope(scope, project, subject, otherTiersExcluded(object)));
+  return quotaShareVerdict(
+    ctx,
+    scope,
+    project,
+    subject,
+    change,
+    violations,
+    { name: quotaName, quota: object, removesCoverage },
+    ['spec', 'hard'],
+  );
+}
+
+/**
+ * The verdict on a quota write or delete once its own rules have run (`violations`): Q1 and C1 (the others'
+ * shares, pending reservations of every replica included, and the namespace's new share, priced), then Q4's
+ * warnings when nothing is violated, and the allocation the change leaves its namespace with.
+ */
+function quotaShareVerdict(
+  ctx: ReviewContext,
+  scope: BudgetScope,
+  project: Project,
+  subject: string,
+  change: QuotaChange,
+  violations: Violation[],
+  quotaWrite: NonNullable<Allocation['quotaWrite']>,
+  path?: FieldPath,
+): Verdict {
+  const { namespace } = change;
   const { self, before, others, othersOneByOne } = othersAndSelf(ctx, project, namespace, change);
-  const quotaGrows = grows(before.resources, self.resources);
+  const shareGrows = grows(before.resources, self.resources);
   // Only a growing share can overspend; a shrinking or unchanged one is always within what was admitted.
-  // Q1 and C1 (the others' shares, pending reservations of every replica included, and the new share, priced).
-  if (quotaGrows)
+  if (shareGrows)
     violations.push(
       ...checkBudgetFit({
         scope,
@@ -598,24 +602,34 @@ export function reviewResourceQuota(
         before: before.resources,
         others,
         otherShares: othersOneByOne,
-        path: ['spec', 'hard'],
+        ...(path ? { path } : {}),
         explainIn: ctx.snapshot,
       }),
     );
+  return withHeadroomWarnings(ctx, scope, others, violations, {
+    project: project.metadata.name ?? '',
+    namespace,
+    resources: self.resources,
+    grows: shareGrows,
+    quotaWrite,
+  });
+}
+
+/**
+ * A project namespace's verdict: the violations found, Q4's warnings when there are none (the project left in its
+ * last 10 % by the allocation), and the allocation.
+ */
+function withHeadroomWarnings(
+  ctx: ReviewContext,
+  scope: BudgetScope,
+  others: Resources,
+  violations: Violation[],
+  allocation: Allocation,
+): Verdict {
   const warnings = violations.length
     ? []
-    : headroomWarnings(scope, others, self.resources, ctx.config.headroomWarningThreshold);
-  return {
-    violations,
-    warnings,
-    allocation: {
-      project: projectName,
-      namespace,
-      resources: self.resources,
-      grows: quotaGrows,
-      quotaWrite: { name: quotaName, quota: object, removesCoverage },
-    },
-  };
+    : headroomWarnings(scope, others, allocation.resources, ctx.config.headroomWarningThreshold);
+  return { violations, warnings, allocation };
 }
 
 /**
@@ -678,18 +692,11 @@ export function reviewProject(
   const name = (object ?? oldObject)?.metadata?.name ?? '';
   // The garbage collector removes `foregroundDeletion` (and orphan) finalizers from a Project an
   // administrator or Argo CD deleted in the foreground: finalizers and ownerReferences only.
-  if (
-    operation === 'UPDATE' &&
-    object &&
-    oldObject &&
-    isSystemController(ctx.config, ctx.user) &&
-    onlyDropsFinalizersOrOwners(object, oldObject)
-  )
-    return ALLOW;
+  if (controllerOnlyDropsFinalizersOrOwners(ctx, operation, object, oldObject)) return ALLOW;
   // A deletion's confirmation alone is D1's, judged inside the API server (ADR 0096).
   if (operation === 'UPDATE' && object && oldObject && onlyChangesDeletionConfirmation(object, oldObject)) return ALLOW;
   if (!isPrivileged(ctx.config, ctx.user)) {
-    const verb = operation === 'CREATE' ? 'create' : operation === 'UPDATE' ? 'update' : 'delete';
+    const verb = verbOf(operation);
     return { violations: checkProjectWrite(ctx.config, ctx.user, verb, name), warnings: [] };
   }
   if (operation === 'DELETE' || !object) return ALLOW;
