@@ -75,21 +75,8 @@ export class ControllerApi extends ClusterLists {
    */
   async addFinalizer(project: Project): Promise<Project> {
     const finalizers = [...(project.metadata.finalizers ?? []), FINALIZER_CASCADE];
-    return this.write(
-      'patch',
-      'projects',
-      async () =>
-        (await this.custom.patchClusterCustomObject(
-          {
-            group: API_GROUP,
-            version: PROJECT_VERSION,
-            plural: PROJECT_PLURAL,
-            name: project.metadata.name ?? '',
-            body: { metadata: { finalizers, resourceVersion: project.metadata.resourceVersion } },
-          },
-          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-        )) as Project,
-    );
+    const body = { metadata: { finalizers, resourceVersion: project.metadata.resourceVersion } };
+    return this.patchProject(project, body, k8s.PatchStrategy.MergePatch);
   }
 
   /**
@@ -97,15 +84,13 @@ export class ControllerApi extends ClusterLists {
    * resourceVersion it was read at), so a concurrent change makes it fail instead of removing the wrong one.
    */
   async removeFinalizer(project: Project): Promise<Project> {
-    const index = (project.metadata.finalizers ?? []).indexOf(FINALIZER_CASCADE);
-    if (index < 0) return project;
-    const ops: unknown[] = [];
-    if (project.metadata.resourceVersion)
-      ops.push({ op: 'test', path: '/metadata/resourceVersion', value: project.metadata.resourceVersion });
-    ops.push(
-      { op: 'test', path: `/metadata/finalizers/${index}`, value: FINALIZER_CASCADE },
-      { op: 'remove', path: `/metadata/finalizers/${index}` },
-    );
+    const ops = finalizerRemoval(project.metadata, FINALIZER_CASCADE);
+    if (!ops) return project;
+    return this.patchProject(project, ops, k8s.PatchStrategy.JsonPatch);
+  }
+
+  /** A merge patch or a JSON patch of a Project (counted as a patch of projects). */
+  private async patchProject(project: Project, body: object, strategy: k8s.PatchStrategy): Promise<Project> {
     return this.write(
       'patch',
       'projects',
@@ -116,9 +101,9 @@ export class ControllerApi extends ClusterLists {
             version: PROJECT_VERSION,
             plural: PROJECT_PLURAL,
             name: project.metadata.name ?? '',
-            body: ops,
+            body,
           },
-          k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.JsonPatch),
+          k8s.setHeaderOptions('Content-Type', strategy),
         )) as Project,
     );
   }
@@ -310,13 +295,8 @@ export class ControllerApi extends ClusterLists {
    * tests the resourceVersion read and the entry it removes: a concurrent change makes it fail (409/422).
    */
   async releaseAllowList(allowList: CachedObject): Promise<void> {
-    const index = (allowList.metadata.finalizers ?? []).indexOf(FINALIZER_ALLOW_LIST);
-    if (index < 0) return;
-    const ops = [
-      { op: 'test', path: '/metadata/resourceVersion', value: allowList.metadata.resourceVersion },
-      { op: 'test', path: `/metadata/finalizers/${index}`, value: FINALIZER_ALLOW_LIST },
-      { op: 'remove', path: `/metadata/finalizers/${index}` },
-    ];
+    const ops = finalizerRemoval(allowList.metadata, FINALIZER_ALLOW_LIST);
+    if (!ops) return;
     await this.write('patch', ALLOW_LIST_PLURAL, () =>
       this.custom.patchNamespacedCustomObject(
         {
@@ -621,6 +601,27 @@ function forClient<T>(body: object): T {
   renameIn(json.spec?.limits, 'default', '_default');
   renameIn(json.spec?.ingress, 'from', '_from');
   return json as T;
+}
+
+/**
+ * The JSON patch that takes `finalizer` off an object (undefined: it has none): it first tests the
+ * resourceVersion read (when it has one) and the entry it removes, so a concurrent change makes it fail
+ * (409/422) instead of removing the wrong one.
+ */
+function finalizerRemoval(
+  metadata: { finalizers?: string[]; resourceVersion?: string },
+  finalizer: string,
+): object[] | undefined {
+  const index = (metadata.finalizers ?? []).indexOf(finalizer);
+  if (index < 0) return undefined;
+  const versionTest = metadata.resourceVersion
+    ? [{ op: 'test', path: '/metadata/resourceVersion', value: metadata.resourceVersion }]
+    : [];
+  return [
+    ...versionTest,
+    { op: 'test', path: `/metadata/finalizers/${index}`, value: finalizer },
+    { op: 'remove', path: `/metadata/finalizers/${index}` },
+  ];
 }
 
 /** The client-node calls for one managed kind. */
