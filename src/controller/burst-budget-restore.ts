@@ -58,6 +58,18 @@ export interface BudgetRestore {
   readonly stillOver: readonly StillOver[];
 }
 
+/** A namespace's `tenantgate-quota` (the one bursts raise and lower), as the snapshot shows it. */
+export function defaultQuotaOf(snapshot: Snapshot, namespace: string): ResourceQuotaObject | undefined {
+  return [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
+}
+
+/** Whether `namespace` is there, not being deleted, and labelled for project `project`. */
+export function liveNamespaceOf(snapshot: Snapshot, namespace: string, project: string): boolean {
+  const ns = snapshot.namespace(namespace);
+  if (!ns) return false;
+  return !ns.metadata.deletionTimestamp && ns.metadata.labels?.[LABEL_PROJECT] === project;
+}
+
 const NOTHING_TO_RESTORE: BudgetRestore = { giveBacks: [], stillOver: [] };
 
 /** Whether a burst on this cluster has ended and none is active at `at`: when the budget must hold again. */
@@ -91,8 +103,6 @@ export function planBudgetRestore(
   const budget = budgetOf(project, cluster, at);
   const current = projectBudget(snapshot, project, cluster, at);
   const declared = new Map(declaredHere(project, cluster).map((d) => [d.name, d] as const));
-  const quotaOf = (namespace: string): ResourceQuotaObject | undefined =>
-    [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
   const giveBacks: GiveBack[] = [];
   const stillOver: StillOver[] = [];
   for (const [resource, limit] of [...budget].sort(([a], [b]) => cmpStr(a, b))) {
@@ -101,18 +111,11 @@ export function planBudgetRestore(
     const candidates: Candidate[] = [];
     for (const ns of current.namespaces) {
       const counted = ns.allocated.get(resource) ?? ZERO;
-      const nsObject = snapshot.namespace(ns.namespace);
-      const quota = quotaOf(ns.namespace);
+      const quota = defaultQuotaOf(snapshot, ns.namespace);
       const hardText = pending.get(ns.namespace)?.[resource] ?? quota?.spec?.hard?.[resource];
       const hard = q(hardText);
       const used = q(quota?.status?.used?.[resource]) ?? ZERO;
-      if (
-        !quota ||
-        !hard ||
-        !nsObject ||
-        nsObject.metadata.deletionTimestamp ||
-        nsObject.metadata.labels?.[LABEL_PROJECT] !== name
-      ) {
+      if (!quota || !hard || !liveNamespaceOf(snapshot, ns.namespace, name)) {
         allocated = allocated.add(counted);
         continue;
       }
@@ -142,7 +145,7 @@ export function planBudgetRestore(
     }
     if (excess.sign() > 0) {
       const heldBy = current.namespaces
-        .map((ns) => ({ ns: ns.namespace, used: q(quotaOf(ns.namespace)?.status?.used?.[resource]) }))
+        .map((ns) => ({ ns: ns.namespace, used: q(defaultQuotaOf(snapshot, ns.namespace)?.status?.used?.[resource]) }))
         .filter((x) => x.used && x.used.sign() > 0)
         .map((x) => `${x.ns} uses ${x.used!.toString()}`);
       stillOver.push({ resource, budget: limit, allocated: limit.add(excess), heldBy });

@@ -18,16 +18,16 @@ import {
   describeIncrease,
   namespaceRaise,
 } from '../validate/bursts.js';
-import {
-  DEFAULT_QUOTA_NAME,
-  LABEL_PROJECT,
-  type Project,
-  type ResourceList,
-  type ResourceQuotaObject,
-  type Snapshot,
-} from '../validate/types.js';
+import { type Project, type ResourceList, type ResourceQuotaObject, type Snapshot } from '../validate/types.js';
 import { declaredHere, expectedQuota } from './defaults.js';
-import { describeStillOver, planBudgetRestore, type GiveBack, type StillOver } from './burst-budget-restore.js';
+import {
+  defaultQuotaOf,
+  describeStillOver,
+  liveNamespaceOf,
+  planBudgetRestore,
+  type GiveBack,
+  type StillOver,
+} from './burst-budget-restore.js';
 import { cmpStr } from '../order.js';
 
 /** On a `tenantgate-quota` the controller raised: the resources it raised, comma-separated. */
@@ -107,16 +107,12 @@ export function planBurstQuotas(project: Project, snapshot: Snapshot, cluster: s
   // The namespaces a burst names, and the project's namespaces whose quota carries a raise of ours.
   const candidates = new Set(burstNamespaces(project, cluster));
   for (const ns of snapshot.namespacesOfProject(name)) {
-    const quota = [...snapshot.quotasInNamespace(ns.metadata.name ?? '')].find(
-      (x) => x.metadata.name === DEFAULT_QUOTA_NAME,
-    );
+    const quota = defaultQuotaOf(snapshot, ns.metadata.name ?? '');
     if (quota && raisedOf(quota).length > 0) candidates.add(ns.metadata.name ?? '');
   }
   for (const namespace of [...candidates].sort(cmpStr)) {
-    const nsObject = snapshot.namespace(namespace);
-    if (!nsObject || nsObject.metadata.deletionTimestamp || nsObject.metadata.labels?.[LABEL_PROJECT] !== name)
-      continue;
-    const quota = [...snapshot.quotasInNamespace(namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME);
+    if (!liveNamespaceOf(snapshot, namespace, name)) continue;
+    const quota = defaultQuotaOf(snapshot, namespace);
     if (!quota) continue; // CR4 creates it first
     const declared = expectedQuota(project, declaredNs.get(namespace)) ?? {};
     const raise = namespaceRaise(project, cluster, namespace, at);
@@ -205,7 +201,7 @@ function addBudgetRestore(
   for (const g of restore.giveBacks) {
     let w = plan.writes.find((x) => x.namespace === g.namespace);
     if (!w) {
-      const quota = [...snapshot.quotasInNamespace(g.namespace)].find((x) => x.metadata.name === DEFAULT_QUOTA_NAME)!;
+      const quota = defaultQuotaOf(snapshot, g.namespace)!;
       w = {
         namespace: g.namespace,
         quota,
