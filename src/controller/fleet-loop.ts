@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { describeError } from '../kube/errors.js';
 import { decodeRecord } from '../fleet/enforced-record.js';
 import { lowerEnforced } from '../fleet/enforced-limit.js';
-import { parseFleetBudget, type FleetBudgetObject } from '../fleet/fleet-budget-object.js';
+import { parseFleetBudget, type FleetBudgetObject, type ParsedFleetBudget } from '../fleet/fleet-budget-object.js';
 import {
   decideReturn,
   fleetProjectBudget,
@@ -227,24 +227,25 @@ export class FleetLoop {
   }
 
   /**
-   * Reads a project's FleetBudget from the hub and records whether the hub answered (UNREACHABLE: it did not, and
-   * `done` said so).
+   * Reads a project's FleetBudget from the hub, parsed (undefined: there is none), and records whether the hub
+   * answered (UNREACHABLE: it did not, and `done` said so).
    */
   private async readHub(
     name: string,
     done: (result: string, extra?: Record<string, unknown>) => void,
-  ): Promise<FleetBudgetObject | undefined | typeof UNREACHABLE> {
+  ): Promise<ParsedFleetBudget | undefined | typeof UNREACHABLE> {
     const o = this.o;
+    let object: FleetBudgetObject | undefined;
     try {
-      const object = await o.hub.read(name);
+      object = await o.hub.read(name);
       o.observations.reachable = true;
       o.observations.lastContact = this.now();
-      return object;
     } catch (err) {
       o.observations.reachable = false;
       done('hub-unreachable', { reason: describeError(err) });
       return UNREACHABLE;
     }
+    return object ? parseFleetBudget(object) : undefined;
   }
 
   /**
@@ -257,9 +258,8 @@ export class FleetLoop {
     done: (result: string, extra?: Record<string, unknown>) => void,
   ): Promise<void> {
     const o = this.o;
-    const object = await this.readHub(name, done);
-    if (object === UNREACHABLE) return;
-    const parsed = object ? parseFleetBudget(object) : undefined;
+    const parsed = await this.readHub(name, done);
+    if (parsed === UNREACHABLE) return;
     const entry = parsed?.ok ? parsed.record.shares.get(o.cluster) : undefined;
     const held = entry ? [...entry.share.values()].some((q) => q.sign() > 0) : false;
     if (!parsed?.ok || !held) {
@@ -318,9 +318,8 @@ export class FleetLoop {
     done: (result: string, extra?: Record<string, unknown>) => void,
   ): Promise<void> {
     const o = this.o;
-    const object = await this.readHub(name, done);
-    if (object === UNREACHABLE) return;
-    const parsed = object ? parseFleetBudget(object) : undefined;
+    const parsed = await this.readHub(name, done);
+    if (parsed === UNREACHABLE) return;
     if (!parsed?.ok) {
       done(
         parsed ? 'fleet-budget-unreadable' : 'no-fleet-budget',
@@ -406,13 +405,12 @@ export class FleetLoop {
       if (o.observations.projects.has(name)) await this.returnAll(name, done);
       return;
     }
-    const object = await this.readHub(name, done);
-    if (object === UNREACHABLE) return;
-    if (!object) {
+    const parsed = await this.readHub(name, done);
+    if (parsed === UNREACHABLE) return;
+    if (!parsed) {
       if (isFleetProjectOn(project, o.cluster)) done('no-fleet-budget');
       return;
     }
-    const parsed = parseFleetBudget(object);
     if (!parsed.ok) {
       done('fleet-budget-unreadable', { problems: parsed.problems });
       return;
