@@ -12,7 +12,7 @@
  * `make crd` (hack/generate-crd.ts) writes it to FLEET_POLICY_PATH; a unit test fails when the
  * committed copy differs.
  */
-import { stringify } from 'yaml';
+import { denyingPolicy, renderPolicyYaml, tenantgateResources } from '../validate/policies/denying-policy.js';
 import { API_GROUP } from '../validate/types.js';
 import { MAX_FLEET_MEMBERS } from './fleet-budget-crd.js';
 import { FLEET_FINALIZER, FLEET_NAMESPACE, FLEET_PLURAL } from './fleet-budget-object.js';
@@ -271,44 +271,15 @@ export const POLICY_VALIDATIONS: Validation[] = [
 ];
 
 function fleetSharesPolicy(): Record<string, unknown>[] {
-  const labels = { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/component': 'fleet-hub' };
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: FLEET_POLICY_NAME, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: [API_GROUP],
-              apiVersions: ['*'],
-              operations: ['UPDATE'],
-              resources: [FLEET_PLURAL, `${FLEET_PLURAL}/status`],
-            },
-          ],
-        },
-        variables: POLICY_VARIABLES,
-        validations: POLICY_VALIDATIONS,
-      },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: FLEET_POLICY_NAME, labels },
-      spec: { policyName: FLEET_POLICY_NAME, validationActions: ['Deny'] },
-    },
-  ];
+  return denyingPolicy({
+    name: FLEET_POLICY_NAME,
+    component: 'fleet-hub',
+    matchConstraints: { resourceRules: [tenantgateResources(['UPDATE'], [FLEET_PLURAL, `${FLEET_PLURAL}/status`])] },
+    variables: POLICY_VARIABLES,
+    validations: POLICY_VALIDATIONS,
+  });
 }
 
 export function renderFleetPolicyYaml(): string {
-  return (
-    HEADER +
-    fleetSharesPolicy()
-      .map((doc) =>
-        stringify(doc, { lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false }),
-      )
-      .join('---\n')
-  );
+  return renderPolicyYaml(HEADER, fleetSharesPolicy());
 }

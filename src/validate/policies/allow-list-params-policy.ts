@@ -16,9 +16,9 @@
  * `make crd` (hack/generate-crd.ts) writes it to ALLOW_LIST_PARAMS_POLICY_PATH; a unit test fails when the
  * committed copy differs.
  */
-import { stringify } from 'yaml';
 import { ALLOW_LIST_PLURAL } from '../allow-list-params.js';
 import { API_GROUP } from '../types.js';
+import { denyingPolicy, renderPolicyYaml, tenantgateResources } from './denying-policy.js';
 
 export const ALLOW_LIST_PARAMS_POLICY_NAME = 'tenantgate-allow-lists-params';
 export const ALLOW_LIST_PARAMS_POLICY_PATH = 'charts/tenantgate/files/policies/allow-list-params-policy.yaml';
@@ -65,39 +65,15 @@ export const PARAMS_POLICY_VALIDATIONS = [
 ];
 
 function allowListParamsPolicy(): Record<string, unknown>[] {
-  const labels = { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/component': 'policies' };
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: ALLOW_LIST_PARAMS_POLICY_NAME, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: [API_GROUP],
-              apiVersions: ['*'],
-              operations: ['CREATE', 'UPDATE', 'DELETE'],
-              resources: [ALLOW_LIST_PLURAL],
-            },
-          ],
-        },
-        variables: PARAMS_POLICY_VARIABLES,
-        validations: PARAMS_POLICY_VALIDATIONS,
-      },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: ALLOW_LIST_PARAMS_POLICY_NAME, labels },
-      spec: { policyName: ALLOW_LIST_PARAMS_POLICY_NAME, validationActions: ['Deny'] },
-    },
-  ];
+  return denyingPolicy({
+    name: ALLOW_LIST_PARAMS_POLICY_NAME,
+    component: 'policies',
+    matchConstraints: { resourceRules: [tenantgateResources(['CREATE', 'UPDATE', 'DELETE'], [ALLOW_LIST_PLURAL])] },
+    variables: PARAMS_POLICY_VARIABLES,
+    validations: PARAMS_POLICY_VALIDATIONS,
+  });
 }
 
 export function renderAllowListParamsPolicyYaml(): string {
-  const options = { lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false };
-  const yaml = (doc: Record<string, unknown>) => stringify(doc, options);
-  return HEADER + allowListParamsPolicy().map(yaml).join('---\n');
+  return renderPolicyYaml(HEADER, allowListParamsPolicy());
 }

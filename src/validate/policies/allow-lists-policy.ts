@@ -12,10 +12,10 @@
  * (charts/tenantgate/templates/policies/allow-lists.yaml) puts the release namespace in place of
  * RELEASE_NAMESPACE_PLACEHOLDER.
  */
-import { stringify } from 'yaml';
 import { ALLOW_LIST_KIND, ALLOW_LIST_NAME } from '../allow-list-params.js';
 import { API_VERSION, LABEL_NAMESPACE_NAME, LABEL_PROJECT } from '../types.js';
 import { SUBJECT, type RuleParts } from './cel.js';
+import { denyingPolicy, renderPolicyYaml } from './denying-policy.js';
 import { CLAIM_RULES, RESOURCE_CLAIM_RULES, RESOURCE_CLAIM_TEMPLATE_RULES } from './claims-policy.js';
 import { GATEWAY_RULES, LISTENER_SET_RULES, ROUTE_RULES, TCP_UDP_ROUTE_RULES } from './gateway-api-policy.js';
 import { INGRESS_RULES } from './ingress-policy.js';
@@ -103,15 +103,13 @@ export const ALLOW_LIST_POLICIES: AllowListPolicy[] = [
 
 /** An update is judged too, for what it adds (cel.ts). */
 const OPERATIONS = ['CREATE', 'UPDATE'];
-const LABELS = { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/component': 'policies' };
 
-function policyObject(policy: AllowListPolicy): Record<string, unknown> {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name: policy.name, labels: LABELS },
-    spec: {
-      failurePolicy: 'Fail',
+/** Every policy followed by its binding. */
+export function allowListPolicyObjects(): Record<string, unknown>[] {
+  return ALLOW_LIST_POLICIES.flatMap((policy) =>
+    denyingPolicy({
+      name: policy.name,
+      component: 'policies',
       paramKind: { apiVersion: API_VERSION, kind: ALLOW_LIST_KIND },
       matchConstraints: {
         matchPolicy: 'Equivalent',
@@ -125,30 +123,11 @@ function policyObject(policy: AllowListPolicy): Record<string, unknown> {
       },
       variables: [SUBJECT, ...policy.rules.variables],
       validations: policy.rules.validations,
-    },
-  };
-}
-
-function bindingObject(policy: AllowListPolicy): Record<string, unknown> {
-  return {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name: policy.name, labels: LABELS },
-    spec: {
-      policyName: policy.name,
       paramRef: { name: ALLOW_LIST_NAME, parameterNotFoundAction: 'Deny' },
-      validationActions: ['Deny'],
-    },
-  };
-}
-
-/** Every policy followed by its binding. */
-export function allowListPolicyObjects(): Record<string, unknown>[] {
-  return ALLOW_LIST_POLICIES.flatMap((p) => [policyObject(p), bindingObject(p)]);
+    }),
+  );
 }
 
 export function renderAllowListPoliciesYaml(): string {
-  const yaml = (doc: Record<string, unknown>) =>
-    stringify(doc, { lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false });
-  return HEADER + allowListPolicyObjects().map(yaml).join('---\n');
+  return renderPolicyYaml(HEADER, allowListPolicyObjects());
 }

@@ -17,8 +17,8 @@
  * `make crd` (hack/generate-crd.ts `deletion-policies`) writes them to DELETION_POLICIES_PATH; a unit test
  * fails when the committed copy differs. What they do on the real API server: test/e2e/deletion-lifecycle.test.ts.
  */
-import { stringify } from 'yaml';
 import { API_GROUP, API_VERSION, PROJECT_KIND } from '../types.js';
+import { denyingPolicy, renderPolicyYaml, tenantgateResources } from './denying-policy.js';
 
 const DELETION_CONFIRMATION_POLICY_NAME = 'tenantgate-deletion-confirmation';
 const CRD_PROTECTION_POLICY_NAME = 'tenantgate-project-crd-protection';
@@ -94,66 +94,36 @@ export const CRD_PROTECTION_VALIDATIONS = [
 ];
 
 function deletionPolicies(): Record<string, unknown>[] {
-  const labels = { 'app.kubernetes.io/name': 'tenantgate', 'app.kubernetes.io/component': 'policies' };
   return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: DELETION_CONFIRMATION_POLICY_NAME, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            { apiGroups: [API_GROUP], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['projects'] },
-          ],
-        },
-        variables: CONFIRMATION_POLICY_VARIABLES,
-        validations: CONFIRMATION_POLICY_VALIDATIONS,
+    ...denyingPolicy({
+      name: DELETION_CONFIRMATION_POLICY_NAME,
+      component: 'policies',
+      matchConstraints: { resourceRules: [tenantgateResources(['CREATE', 'UPDATE'], ['projects'])] },
+      variables: CONFIRMATION_POLICY_VARIABLES,
+      validations: CONFIRMATION_POLICY_VALIDATIONS,
+    }),
+    ...denyingPolicy({
+      name: CRD_PROTECTION_POLICY_NAME,
+      component: 'policies',
+      paramKind: { apiVersion: API_VERSION, kind: PROJECT_KIND },
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ['apiextensions.k8s.io'],
+            apiVersions: ['*'],
+            operations: ['DELETE'],
+            resources: ['customresourcedefinitions'],
+            resourceNames: [PROJECT_CRD_NAME],
+          },
+        ],
       },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: DELETION_CONFIRMATION_POLICY_NAME, labels },
-      spec: { policyName: DELETION_CONFIRMATION_POLICY_NAME, validationActions: ['Deny'] },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: CRD_PROTECTION_POLICY_NAME, labels },
-      spec: {
-        failurePolicy: 'Fail',
-        paramKind: { apiVersion: API_VERSION, kind: PROJECT_KIND },
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: ['apiextensions.k8s.io'],
-              apiVersions: ['*'],
-              operations: ['DELETE'],
-              resources: ['customresourcedefinitions'],
-              resourceNames: [PROJECT_CRD_NAME],
-            },
-          ],
-        },
-        validations: CRD_PROTECTION_VALIDATIONS,
-      },
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: CRD_PROTECTION_POLICY_NAME, labels },
-      spec: {
-        policyName: CRD_PROTECTION_POLICY_NAME,
-        // Every Project is a parameter: one refusal per Project while any exists, none when there is none.
-        paramRef: { selector: {}, parameterNotFoundAction: 'Allow' },
-        validationActions: ['Deny'],
-      },
-    },
+      validations: CRD_PROTECTION_VALIDATIONS,
+      // Every Project is a parameter: one refusal per Project while any exists, none when there is none.
+      paramRef: { selector: {}, parameterNotFoundAction: 'Allow' },
+    }),
   ];
 }
 
 export function renderDeletionPoliciesYaml(): string {
-  const options = { lineWidth: 0, minContentWidth: 0, indent: 2, indentSeq: true, aliasDuplicateObjects: false };
-  const yaml = (doc: Record<string, unknown>) => stringify(doc, options);
-  return HEADER + deletionPolicies().map(yaml).join('---\n');
+  return renderPolicyYaml(HEADER, deletionPolicies());
 }
