@@ -189,23 +189,7 @@ export function lowestQuotas(
  * namespaceDefaults, and the quota may be there in truth with a far larger limit. Such a resource
  * counts at the largest limit any version of any of those quotas sets.
  */
-export function uncoveredCeiling(
-  snapshot: Snapshot,
-  namespace: string,
-  overlay: QuotaOverlay,
-  recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
-  changed: { name: string; quota: ResourceQuotaObject | null },
-  budget: Resources,
-): Resources | undefined {
-  const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, false);
-  let out: Map<string, Quantity> | undefined;
-  for (const resource of budget.keys()) {
-    const { surelyLowest, largest } = limitsAcross(candidates, resource);
-    if (surelyLowest || !largest) continue;
-    (out ??= new Map()).set(resource, largest);
-  }
-  return out;
-}
+export const uncoveredCeiling = ceiling(false, ({ surelyLowest, largest }) => (surelyLowest ? undefined : largest));
 
 /**
  * The most a namespace may hold after a quota change when this cache may show it from before it was
@@ -214,61 +198,57 @@ export function uncoveredCeiling(
  * that surely limit it (their largest version), else the largest limit any version sets; a resource
  * no version limits is left to the rules (defaults). Undefined when nothing is limited.
  */
-export function replacedCeiling(
-  snapshot: Snapshot,
-  namespace: string,
-  overlay: QuotaOverlay | undefined,
-  recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
-  changed: { name: string; quota: ResourceQuotaObject | null },
-  budget: Resources,
-): Resources | undefined {
-  const candidates = quotaCandidates(snapshot, namespace, overlay, recorded, changed, true);
-  let out: Map<string, Quantity> | undefined;
-  for (const resource of budget.keys()) {
-    const { surelyLowest, largest } = limitsAcross(candidates, resource);
-    const limit = surelyLowest ?? largest;
-    if (limit) (out ??= new Map()).set(resource, limit);
-  }
-  return out;
-}
+export const replacedCeiling = ceiling(true, ({ surelyLowest, largest }) => surelyLowest ?? largest);
 
 /**
- * Every quota a namespace may have after a change of quota `changed.name`, with every version it may
- * have (null: absent): the cached ones (`cachedMayBeGone`: possibly absent too), those with recorded
- * writes (the overlay's object and every recorded version), and the changed one as it will be.
+ * A ceiling after a change of quota `changed.name`. The candidates are every quota the namespace may
+ * have then, with every version it may have (null: absent): the cached ones (`cachedMayBeGone`:
+ * possibly absent too), those with recorded writes (the overlay's object and every recorded version),
+ * and the changed one as it will be. Per budget resource, the limit `pick` takes from the limits the
+ * candidates set; undefined when it takes none.
  */
-function quotaCandidates(
-  snapshot: Snapshot,
-  namespace: string,
-  overlay: QuotaOverlay | undefined,
-  recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
-  changed: { name: string; quota: ResourceQuotaObject | null },
-  cachedMayBeGone: boolean,
-): Map<string, LedgerQuotaWrite[]> {
-  const candidates = new Map<string, LedgerQuotaWrite[]>();
-  for (const q of snapshot.quotasInNamespace(namespace)) {
-    const name = q.metadata.name ?? '';
-    if (!cachedMayBeGone && overlay?.has(name)) continue;
-    candidates.set(name, cachedMayBeGone ? [{ spec: q.spec ?? {} }, null] : [{ spec: q.spec ?? {} }]);
-  }
-  for (const name of overlay?.keys() ?? [])
-    candidates.set(name, [
-      ...(recorded.get(name) ?? []),
-      specOf(overlay!.get(name)),
-      ...(cachedMayBeGone ? [null] : []),
-    ]);
-  candidates.set(changed.name, [specOf(changed.quota)]);
-  return candidates;
+function ceiling(cachedMayBeGone: boolean, pick: (limits: Limits) => Quantity | undefined) {
+  return (
+    snapshot: Snapshot,
+    namespace: string,
+    overlay: QuotaOverlay | undefined,
+    recorded: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
+    changed: { name: string; quota: ResourceQuotaObject | null },
+    budget: Resources,
+  ): Resources | undefined => {
+    const candidates = new Map<string, LedgerQuotaWrite[]>();
+    for (const q of snapshot.quotasInNamespace(namespace)) {
+      const name = q.metadata.name ?? '';
+      if (!cachedMayBeGone && overlay?.has(name)) continue;
+      candidates.set(name, cachedMayBeGone ? [{ spec: q.spec ?? {} }, null] : [{ spec: q.spec ?? {} }]);
+    }
+    for (const name of overlay?.keys() ?? [])
+      candidates.set(name, [
+        ...(recorded.get(name) ?? []),
+        specOf(overlay!.get(name)),
+        ...(cachedMayBeGone ? [null] : []),
+      ]);
+    candidates.set(changed.name, [specOf(changed.quota)]);
+    let out: Map<string, Quantity> | undefined;
+    for (const resource of budget.keys()) {
+      const limit = pick(limitsAcross(candidates, resource));
+      if (limit) (out ??= new Map()).set(resource, limit);
+    }
+    return out;
+  };
+}
+
+/** What the candidate quotas set for one resource (limitsAcross). */
+interface Limits {
+  surelyLowest?: Quantity;
+  largest?: Quantity;
 }
 
 /**
  * For one resource across candidate quotas: the smallest of the largest limits of the quotas that
  * surely limit it (every version present, unscoped and naming it), and the largest limit any version sets.
  */
-function limitsAcross(
-  candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[]>,
-  resource: string,
-): { surelyLowest?: Quantity; largest?: Quantity } {
+function limitsAcross(candidates: ReadonlyMap<string, readonly LedgerQuotaWrite[]>, resource: string): Limits {
   let surelyLowest: Quantity | undefined;
   let largest: Quantity | undefined;
   for (const versions of candidates.values()) {
