@@ -11,6 +11,7 @@ import { WEBHOOK_SERVICE_NAME } from '../certs/webhook-service.js';
 import { fixedClock, parseInstant, setProcessClock } from '../clock.js';
 import { registerControllerCommand } from './controller.js';
 import { registerWebhookCommand } from './webhook.js';
+import type { PlanCliOptions } from './plan.js';
 import { runRender } from './render.js';
 import { runValidate } from './validate.js';
 
@@ -19,8 +20,18 @@ function version(): string {
   return pkg.version;
 }
 
+/**
+ * The action of a command whose module `load` imports only when the command runs (no other command loads it), its
+ * exit code the one the module's runner resolves to.
+ */
+function lazily<O>(load: () => Promise<(o: O) => Promise<number>>): (o: O) => Promise<void> {
+  return async (o) => {
+    const run = await load();
+    process.exitCode = await run(o);
+  };
+}
+
 // A flat table: one entry per command, each its flags and a one-line action.
-// eslint-disable-next-line max-lines-per-function
 export function program(): Command {
   const root = new Command('tenantgate')
     .description('Multi-tenancy for shared Kubernetes clusters: projects, namespaces and quota budgets')
@@ -109,10 +120,7 @@ export function program(): Command {
       "also a client CA (the webhook's --client-ca), the apiserver's client certificate, and the kubeconfig and " +
         'AdmissionConfiguration that make the apiserver present it (--admission-control-config-file)',
     )
-    .action(async (o: { dir: string; service: string; namespace: string; client?: boolean }) => {
-      const { runCerts } = await import('./certs.js');
-      process.exitCode = await runCerts(o);
-    });
+    .action(lazily(async () => (await import('./certs.js')).runCerts));
 
   root
     .command('snapshot')
@@ -129,18 +137,7 @@ export function program(): Command {
         .choices(['yaml', 'json'])
         .default('yaml'),
     )
-    .action(
-      async (o: {
-        context: string;
-        kubeconfig?: string;
-        cluster?: string;
-        output?: string;
-        format: 'yaml' | 'json';
-      }) => {
-        const { runSnapshot } = await import('./snapshot.js');
-        process.exitCode = await runSnapshot(o);
-      },
-    );
+    .action(lazily(async () => (await import('./snapshot.js')).runSnapshot));
 
   root
     .command('plan')
@@ -179,26 +176,11 @@ export function program(): Command {
         .choices(['table', 'markdown', 'json'])
         .default('table'),
     )
-    .action(
-      async (
-        dir: string,
-        o: {
-          base?: string;
-          cluster: string[];
-          snapshot: string[];
-          kubeconfig?: string;
-          hub?: string;
-          config?: string;
-          all?: boolean;
-          output: 'table' | 'markdown' | 'json';
-          now?: string;
-        },
-      ) => {
-        if (o.now) setProcessClock(fixedClock(parseInstant(o.now, '--now')));
-        const { runPlan } = await import('./plan.js');
-        process.exitCode = await runPlan(dir, o);
-      },
-    );
+    .action(async (dir: string, o: PlanCliOptions & { now?: string }) => {
+      if (o.now) setProcessClock(fixedClock(parseInstant(o.now, '--now')));
+      const { runPlan } = await import('./plan.js');
+      process.exitCode = await runPlan(dir, o);
+    });
 
   return root;
 }
