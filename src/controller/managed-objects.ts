@@ -8,7 +8,7 @@
  * sees no writes.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { ResilientInformer, type InformerMetrics, type WatchedKind } from '../kube/informers.js';
+import { InformerGroup, ResilientInformer, type InformerMetrics, type WatchedKind } from '../kube/informers.js';
 import { slim } from '../kube/lists.js';
 import { LIMITRANGE_NAME, NETWORK_POLICY_NAME } from '../render/namespace-policies.js';
 import { OWNERS_BINDING_NAME } from '../render/owner-binding.js';
@@ -130,35 +130,17 @@ export class ObjectCache<K extends WatchedKind> {
 }
 
 /** Caches of several kinds, started, synced and stopped together. */
-export class ObjectCaches<K extends WatchedKind> {
-  constructor(readonly caches: Readonly<Record<K, ObjectCache<K>>>) {}
+export class ObjectCaches<K extends WatchedKind> extends InformerGroup {
+  constructor(readonly caches: Readonly<Record<K, ObjectCache<K>>>) {
+    super();
+  }
 
-  private get all(): ObjectCache<K>[] {
+  protected get members(): ObjectCache<K>[] {
     return Object.values(this.caches);
   }
 
   onChange(listener: (change: string) => void): void {
-    for (const c of this.all) c.onChange(listener);
-  }
-
-  start(): void {
-    for (const c of this.all) c.start();
-  }
-
-  get synced(): boolean {
-    return this.all.every((c) => c.synced);
-  }
-
-  get upToDate(): boolean {
-    return this.all.every((c) => c.upToDate);
-  }
-
-  async waitSynced(): Promise<void> {
-    await Promise.all(this.all.map((c) => c.waitSynced()));
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.all.map((c) => c.stop()));
+    for (const c of this.members) c.onChange(listener);
   }
 }
 

@@ -282,12 +282,51 @@ const PROBE_AFTER_MS = 20;
 /** How a catch-up ended (`tenantgate_webhook_catch_ups_total`): by itself, after a probe, or not in time. */
 export type CatchUpOutcome = 'streamed' | 'probed' | 'behind';
 
+/** What an InformerGroup runs together: an informer, or a cache one feeds. */
+interface GroupMember {
+  start(): void;
+  waitSynced(): Promise<void>;
+  readonly synced: boolean;
+  readonly upToDate: boolean;
+  stop(): Promise<void>;
+}
+
+/** Informers, or caches they feed, started, synced and stopped together. */
+export abstract class InformerGroup {
+  /** The members, in the order they are started. */
+  protected abstract get members(): readonly GroupMember[];
+
+  start(): void {
+    for (const m of this.members) m.start();
+  }
+
+  async waitSynced(): Promise<void> {
+    await Promise.all(this.members.map((m) => m.waitSynced()));
+  }
+
+  get synced(): boolean {
+    return this.members.every((m) => m.synced);
+  }
+
+  /**
+   * Every member synced and watching (or resuming its watch, RESUME_GRACE_MS): false while one re-lists, cannot
+   * reconnect or is broken.
+   */
+  get upToDate(): boolean {
+    return this.members.every((m) => m.upToDate);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.members.map((m) => m.stop()));
+  }
+}
+
 /**
  * The three informers and the snapshot they feed. `onEvent` listeners run after the snapshot was
  * updated. Updates older than a write its owner made itself (its own response, applied with
  * `applyWritten`) are held back until the watch catches up, like client-go's mutation cache.
  */
-export class Informers {
+export class Informers extends InformerGroup {
   readonly snapshot = new MemorySnapshot();
   readonly informers: ResilientInformer[];
   private readonly listeners: Array<(e: CacheEvent) => void> = [];
@@ -308,6 +347,7 @@ export class Informers {
     api: ObjectLists,
     private readonly options: InformersOptions,
   ) {
+    super();
     const common = {
       log: options.log,
       metrics: options.metrics,
@@ -411,28 +451,8 @@ export class Informers {
     });
   }
 
-  start(): void {
-    for (const i of this.informers) i.start();
-  }
-
-  async waitSynced(): Promise<void> {
-    await Promise.all(this.informers.map((i) => i.waitSynced()));
-  }
-
-  get synced(): boolean {
-    return this.informers.every((i) => i.synced);
-  }
-
-  /**
-   * Every informer synced and watching (or resuming its watch, RESUME_GRACE_MS): false while one re-lists, cannot
-   * reconnect or is broken.
-   */
-  get upToDate(): boolean {
-    return this.informers.every((i) => i.upToDate);
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.informers.map((i) => i.stop()));
+  protected get members(): readonly ResilientInformer[] {
+    return this.informers;
   }
 
   /** Puts an object the controller just wrote (the API server's response) into the snapshot; it is slimmed in place. */
