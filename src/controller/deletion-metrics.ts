@@ -9,7 +9,8 @@
  * - tenantgate_deletion_breaker_tripped: 1 while a Project reports the breaker as tripped; the chart's
  *   TenantgateDeletionBreakerTripped alert.
  */
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { declareMetrics } from '../declare-metrics.js';
 import type { Snapshot } from '../validate/types.js';
 import {
   CONDITION_DELETION_CONFIRMED,
@@ -34,13 +35,12 @@ export function waitingDeletions(snapshot: Snapshot): Array<{ project: string; r
 
 export class DeletionGauges {
   constructor(registry: Registry, snapshot: () => Snapshot | undefined) {
-    new Gauge({
-      name: 'tenantgate_project_deletion_waiting',
+    const declare = declareMetrics(registry);
+    declare.gauge('tenantgate_project_deletion_waiting', {
       help:
         'A deleting Project whose cascade waits: for a confirmation (AwaitingConfirmation) ' +
         'or the breaker (BreakerTripped)',
-      labelNames: ['project', 'reason'] as const,
-      registers: [registry],
+      labelNames: ['project', 'reason'],
       collect() {
         this.reset();
         const s = snapshot();
@@ -48,10 +48,8 @@ export class DeletionGauges {
         for (const w of waitingDeletions(s)) this.set(w, 1);
       },
     });
-    new Gauge({
-      name: 'tenantgate_deletion_breaker_tripped',
+    declare.gauge('tenantgate_deletion_breaker_tripped', {
       help: 'Whether the deletion breaker holds every cascade (a deleting Project reports it), 1 or 0',
-      registers: [registry],
       collect() {
         const s = snapshot();
         this.set(s && waitingDeletions(s).some((w) => w.reason === REASON_BREAKER_TRIPPED) ? 1 : 0);
