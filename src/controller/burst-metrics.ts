@@ -50,18 +50,11 @@ const BURST = ['project', 'tenant', 'cluster', 'burst'] as const;
 
 /** The gauges; one burstSeries per scrape. */
 export class BurstGauges {
-  private memo: BurstSeries | undefined;
-
   constructor(registry: Registry, source: ProjectMetricsSource, now: () => number) {
-    const series = () => {
-      if (this.memo) return this.memo;
+    const gauge = scrapedGauges(registry, () => {
       const snapshot = source.snapshot();
-      if (!snapshot) return undefined;
-      this.memo = burstSeries(snapshot, source.cluster, now());
-      setImmediate(() => (this.memo = undefined));
-      return this.memo;
-    };
-    const gauge = scrapedGauges(registry, series);
+      return snapshot && burstSeries(snapshot, source.cluster, now());
+    });
     gauge(
       'tenantgate_project_burst_active',
       "1 while a project's burst is active on this cluster (from ≤ now < until), 0 before and after",

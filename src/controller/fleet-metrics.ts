@@ -6,7 +6,8 @@
  * the hub and of the headroom ledger. `fleetSeries` is pure; `FleetGauges` serves it.
  */
 import { processNow } from '../clock.js';
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { declareMetrics } from '../declare-metrics.js';
 import { fleetProjectBudget } from '../fleet/give-back.js';
 import { aboveRecord } from '../fleet/hub-record.js';
 import { enforceableLimit } from '../fleet/shares.js';
@@ -104,13 +105,12 @@ const RESOURCE = ['project', 'cluster', 'resource'] as const;
 const MEMBER = ['project', 'cluster', 'member', 'resource'] as const;
 
 export class FleetGauges {
-  private memo: FleetSeries | undefined;
   /** Give-backs and offers the loop wrote, by kind and result. */
   readonly returns: Counter<'cluster' | 'kind' | 'result'>;
 
   constructor(
     registry: Registry,
-    private readonly source: {
+    source: {
       snapshot(): Snapshot | undefined;
       cluster: string;
       observations: FleetObservations;
@@ -119,7 +119,12 @@ export class FleetGauges {
       budgetAt?: () => number;
     },
   ) {
-    const gauge = scrapedGauges(registry, () => this.series());
+    const gauge = scrapedGauges(registry, () => {
+      const snapshot = source.snapshot();
+      if (!snapshot) return undefined;
+      const { cluster, observations, now, budgetAt } = source;
+      return fleetSeries(snapshot, cluster, observations, now?.() ?? Date.now(), budgetAt?.());
+    });
     gauge(
       'tenantgate_fleet_share',
       "Each member's share of a project's fleet budget, in the hub's share record as this member last read it",
@@ -170,24 +175,12 @@ export class FleetGauges {
       ['cluster'],
       (s) => s.sinceContact,
     );
-    this.returns = new Counter({
-      name: 'tenantgate_fleet_returns_total',
+    this.returns = declareMetrics(registry).counter('tenantgate_fleet_returns_total', {
       help:
         'Offers and give-backs the give-back loop wrote to the hub, by result (stored, refused, unreachable, ' +
         'failed)',
-      labelNames: ['cluster', 'kind', 'result'] as const,
-      registers: [registry],
+      labelNames: ['cluster', 'kind', 'result'],
     });
     source.observations.onCount = (kind, result) => this.returns.inc({ cluster: source.cluster, kind, result });
-  }
-
-  private series(): FleetSeries | undefined {
-    if (this.memo) return this.memo;
-    const snapshot = this.source.snapshot();
-    if (!snapshot) return undefined;
-    const { cluster, observations, now, budgetAt } = this.source;
-    this.memo = fleetSeries(snapshot, cluster, observations, now?.() ?? Date.now(), budgetAt?.());
-    setImmediate(() => (this.memo = undefined));
-    return this.memo;
   }
 }

@@ -7,7 +7,8 @@
  * `collect()` callbacks.
  */
 import { processNow } from '../clock.js';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { declareMetrics } from '../declare-metrics.js';
 import { projectBudget } from '../validate/budget.js';
 import type { PricingConfig } from '../config/config.js';
 import { monthlyBudgetOf, priceSheet, sharesCost, type Rational } from '../validate/cost.js';
@@ -23,15 +24,22 @@ export interface Sample {
 
 /**
  * A factory of gauges computed at scrape time: each one, when collected, is refilled with the samples
- * `pick` takes from `current()` (one series per scrape, shared by every gauge of the factory).
+ * `pick` takes from the series `compute()` returns (computed once per scrape: the gauges' collect() calls
+ * of one scrape run in the same tick; none while it returns undefined).
  */
-export function scrapedGauges<S>(registry: Registry, current: () => S | undefined) {
+export function scrapedGauges<S>(registry: Registry, compute: () => S | undefined) {
+  const declare = declareMetrics(registry);
+  let memo: S | undefined;
+  const current = () => {
+    if (memo) return memo;
+    memo = compute();
+    if (memo) setImmediate(() => (memo = undefined));
+    return memo;
+  };
   return (name: string, help: string, labelNames: readonly string[], pick: (series: S) => Sample[]) =>
-    new Gauge({
-      name,
+    declare.gauge(name, {
       help,
       labelNames,
-      registers: [registry],
       collect() {
         this.reset();
         const series = current();
@@ -153,10 +161,13 @@ const RESOURCE = ['project', 'tenant', 'cluster', 'resource'] as const;
 /** The gauges; each `collect()` refills its gauge from one `projectSeries` computed once per scrape. */
 export class ProjectGauges {
   private source: ProjectMetricsSource | undefined;
-  private memo: ProjectSeries | undefined;
 
   constructor(registry: Registry) {
-    const gauge = scrapedGauges(registry, () => this.series());
+    const gauge = scrapedGauges(registry, () => {
+      const snapshot = this.source?.snapshot();
+      if (!snapshot || !this.source) return undefined;
+      return projectSeries(snapshot, this.source.cluster, this.source.pricing, this.source.budgetAt?.());
+    });
     gauge(
       'tenantgate_project_budget',
       'Budget of a project on this cluster per resource (cores, bytes, counts)',
@@ -228,15 +239,5 @@ export class ProjectGauges {
   /** Starts serving the series of `source` (before: none). */
   observe(source: ProjectMetricsSource): void {
     this.source = source;
-  }
-
-  /** One computation per scrape: the gauges' collect() calls of one scrape run in the same tick. */
-  private series(): ProjectSeries | undefined {
-    if (this.memo) return this.memo;
-    const snapshot = this.source?.snapshot();
-    if (!snapshot || !this.source) return undefined;
-    this.memo = projectSeries(snapshot, this.source.cluster, this.source.pricing, this.source.budgetAt?.());
-    setImmediate(() => (this.memo = undefined));
-    return this.memo;
   }
 }
