@@ -19,13 +19,20 @@ export const MANAGED_SELECTOR = `${LABEL_MANAGED_BY}=${MANAGED_BY}`;
 
 export type ManagedKind = 'RoleBinding' | 'LimitRange' | 'NetworkPolicy' | 'AllowList';
 
-/** Where each kind is watched, and the one name tenantgate gives it in a project namespace. */
-const MANAGED_KINDS: Record<ManagedKind, { path: string; name: string }> = {
-  RoleBinding: { path: '/apis/rbac.authorization.k8s.io/v1/rolebindings', name: OWNERS_BINDING_NAME },
-  LimitRange: { path: '/api/v1/limitranges', name: LIMITRANGE_NAME },
-  NetworkPolicy: { path: '/apis/networking.k8s.io/v1/networkpolicies', name: NETWORK_POLICY_NAME },
-  AllowList: { path: `/apis/${API_VERSION}/${ALLOW_LIST_PLURAL}`, name: ALLOW_LIST_NAME },
+/** Where each kind is watched, filed by namespace for the one name tenantgate gives it in a project namespace. */
+const MANAGED_KINDS: Record<ManagedKind, WatchedAt> = {
+  RoleBinding: { path: '/apis/rbac.authorization.k8s.io/v1/rolebindings', keys: byNamespace(OWNERS_BINDING_NAME) },
+  LimitRange: { path: '/api/v1/limitranges', keys: byNamespace(LIMITRANGE_NAME) },
+  NetworkPolicy: { path: '/apis/networking.k8s.io/v1/networkpolicies', keys: byNamespace(NETWORK_POLICY_NAME) },
+  AllowList: { path: `/apis/${API_VERSION}/${ALLOW_LIST_PLURAL}`, keys: byNamespace(ALLOW_LIST_NAME) },
 };
+
+/** An object named `name` is filed under its namespace, and a change of it reported as its namespace. */
+function byNamespace(name: string): CacheKeys {
+  const namespaceOf = (o: k8s.KubernetesObject) =>
+    o.metadata?.name === name ? (o.metadata.namespace ?? '') : undefined;
+  return { keyOf: namespaceOf, changeOf: namespaceOf };
+}
 
 /** What the cache keeps of an object: its (slimmed) metadata and the rest as stored. */
 export interface CachedObject {
@@ -150,21 +157,26 @@ export class ObjectCaches<K extends WatchedKind> extends InformerGroup {
  */
 export type ManagedObjects = ObjectCaches<ManagedKind>;
 
-export function managedObjects(
-  kc: k8s.KubeConfig,
-  list: (kind: ManagedKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
-  options: { log: (m: string) => void; metrics: InformerMetrics },
-): ManagedObjects {
-  const make = (kind: ManagedKind) => {
-    const { path, name } = MANAGED_KINDS[kind];
-    const byNamespace = (o: k8s.KubernetesObject) =>
-      o.metadata?.name === name ? (o.metadata.namespace ?? '') : undefined;
-    return new ObjectCache(kind, kc, path, () => list(kind), options, { keyOf: byNamespace, changeOf: byNamespace });
+export const managedObjects = cachesOf(MANAGED_KINDS);
+
+/** Where a kind is watched, and how its cache files it. */
+interface WatchedAt {
+  path: string;
+  keys: CacheKeys;
+}
+
+/** The factory of the caches of the kinds of `table` (started in its order), each listed through `list`. */
+export function cachesOf<K extends WatchedKind>(table: Readonly<Record<K, WatchedAt>>) {
+  return (
+    kc: k8s.KubeConfig,
+    list: (kind: K) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
+    options: { log: (m: string) => void; metrics: InformerMetrics },
+  ): ObjectCaches<K> => {
+    const caches = {} as Record<K, ObjectCache<K>>;
+    for (const kind of Object.keys(table) as K[]) {
+      const { path, keys } = table[kind];
+      caches[kind] = new ObjectCache(kind, kc, path, () => list(kind), options, keys);
+    }
+    return new ObjectCaches(caches);
   };
-  return new ObjectCaches({
-    RoleBinding: make('RoleBinding'),
-    LimitRange: make('LimitRange'),
-    NetworkPolicy: make('NetworkPolicy'),
-    AllowList: make('AllowList'),
-  });
 }

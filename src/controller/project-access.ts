@@ -7,7 +7,6 @@
  * the ones that exist (label selector), so a reconcile writes only what differs.
  */
 import type * as k8s from '@kubernetes/client-node';
-import type { InformerMetrics } from '../kube/informers.js';
 import { PROJECT_VERSION } from '../kube/lists.js';
 import { rbacSubject, type RbacSubject } from '../render/owner-binding.js';
 import {
@@ -19,14 +18,10 @@ import {
   type NamespaceObject,
   type Project,
 } from '../validate/types.js';
-import { ObjectCache, ObjectCaches, type CachedObject } from './managed-objects.js';
+import { cachesOf, type CachedObject, type ObjectCaches } from './managed-objects.js';
 
 export type AccessKind = 'ClusterRole' | 'ClusterRoleBinding';
 export const ACCESS_KINDS: readonly AccessKind[] = ['ClusterRole', 'ClusterRoleBinding'];
-const ACCESS_PATHS: Record<AccessKind, string> = {
-  ClusterRole: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
-  ClusterRoleBinding: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
-};
 const PREFIX = 'tenantgate:project:';
 
 /** The name of a project's ClusterRole and ClusterRoleBinding. */
@@ -136,15 +131,13 @@ export function projectAccessMatches(actual: CachedObject, desired: AccessObject
  */
 export type ProjectAccessCaches = ObjectCaches<AccessKind>;
 
-export function projectAccessCaches(
-  kc: k8s.KubeConfig,
-  list: (kind: AccessKind) => Promise<k8s.KubernetesListObject<k8s.KubernetesObject>>,
-  options: { log: (m: string) => void; metrics: InformerMetrics },
-): ProjectAccessCaches {
-  const keys = {
-    keyOf: (o: k8s.KubernetesObject) => (o.metadata?.name?.startsWith(PREFIX) ? o.metadata.name : undefined),
-    changeOf: (o: k8s.KubernetesObject) => o.metadata?.labels?.[LABEL_PROJECT] || undefined,
-  };
-  const make = (kind: AccessKind) => new ObjectCache(kind, kc, ACCESS_PATHS[kind], () => list(kind), options, keys);
-  return new ObjectCaches({ ClusterRole: make('ClusterRole'), ClusterRoleBinding: make('ClusterRoleBinding') });
-}
+/** A ClusterRole or binding is filed under its name (tenantgate's prefix only), a change reported as its project. */
+const ACCESS_KEYS = {
+  keyOf: (o: k8s.KubernetesObject) => (o.metadata?.name?.startsWith(PREFIX) ? o.metadata.name : undefined),
+  changeOf: (o: k8s.KubernetesObject) => o.metadata?.labels?.[LABEL_PROJECT] || undefined,
+};
+
+export const projectAccessCaches = cachesOf<AccessKind>({
+  ClusterRole: { path: '/apis/rbac.authorization.k8s.io/v1/clusterroles', keys: ACCESS_KEYS },
+  ClusterRoleBinding: { path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', keys: ACCESS_KEYS },
+});
