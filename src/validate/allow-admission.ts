@@ -48,37 +48,30 @@ export function allowListKindOf(group: string, kind: string): AllowListKind | un
 
 type Json = Record<string, unknown>;
 
+/** The rules that judge each kind (the routes of one shape share theirs). */
+const CHECKS: Record<AllowListKind, (s: AllowSubject, object: Json, old?: Json) => Violation[]> = {
+  Pod: checkPod,
+  Service: checkService,
+  PersistentVolumeClaim: checkPersistentVolumeClaim,
+  Ingress: checkIngress,
+  HTTPRoute: checkRoute,
+  GRPCRoute: checkRoute,
+  TLSRoute: checkRoute,
+  TCPRoute: checkPortRoute,
+  UDPRoute: checkPortRoute,
+  Gateway: checkGateway,
+  ListenerSet: checkListenerSet,
+  XListenerSet: checkListenerSet,
+  ResourceClaim: (s, object, old) => checkResourceClaim(s, object, false, old),
+  ResourceClaimTemplate: (s, object, old) => checkResourceClaim(s, object, true, old),
+};
+
 /**
  * Every allow-list violation of `object` (a `kind` of the project `s` names). `old` is the old object of an
  * UPDATE, undefined on CREATE: then only what the update adds is judged (docs/adr/0095).
  */
 export function allowListViolations(s: AllowSubject, kind: AllowListKind, object: Json, old?: Json): Violation[] {
-  switch (kind) {
-    case 'Pod':
-      return checkPod(s, object, old);
-    case 'Service':
-      return checkService(s, object, old);
-    case 'PersistentVolumeClaim':
-      return checkPersistentVolumeClaim(s, object, old);
-    case 'Ingress':
-      return checkIngress(s, object, old);
-    case 'HTTPRoute':
-    case 'GRPCRoute':
-    case 'TLSRoute':
-      return checkRoute(s, object, old);
-    case 'TCPRoute':
-    case 'UDPRoute':
-      return checkPortRoute(s, object, old);
-    case 'Gateway':
-      return checkGateway(s, object, old);
-    case 'ListenerSet':
-    case 'XListenerSet':
-      return checkListenerSet(s, object, old);
-    case 'ResourceClaim':
-      return checkResourceClaim(s, object, false, old);
-    case 'ResourceClaimTemplate':
-      return checkResourceClaim(s, object, true, old);
-  }
+  return CHECKS[kind](s, object, old);
 }
 
 const NOTHING: Verdict = { violations: [], warnings: [] };
