@@ -55,19 +55,22 @@ export class BurstGauges {
       const snapshot = source.snapshot();
       return snapshot && burstSeries(snapshot, source.cluster, now());
     });
-    gauge(
-      'tenantgate_project_burst_active',
-      "1 while a project's burst is active on this cluster (from ≤ now < until), 0 before and after",
-      BURST,
-      (s) => s.active,
-    );
-    gauge('tenantgate_project_burst_ends_in_seconds', 'Seconds until an active burst ends', BURST, (s) => s.endsIn);
-    gauge(
-      'tenantgate_project_over_budget_after_burst',
-      'What a namespace uses above its declared quota after its bursts ended (its quota is held at the usage ' +
+    gauge('tenantgate_project_burst_active', {
+      help: "1 while a project's burst is active on this cluster (from ≤ now < until), 0 before and after",
+      labelNames: BURST,
+      pick: (s) => s.active,
+    });
+    gauge('tenantgate_project_burst_ends_in_seconds', {
+      help: 'Seconds until an active burst ends',
+      labelNames: BURST,
+      pick: (s) => s.endsIn,
+    });
+    gauge('tenantgate_project_over_budget_after_burst', {
+      help:
+        'What a namespace uses above its declared quota after its bursts ended (its quota is held at the usage ' +
         'until it can be lowered)',
-      ['project', 'tenant', 'cluster', 'namespace', 'resource'],
-      (s) => s.overAfter,
-    );
+      labelNames: ['project', 'tenant', 'cluster', 'namespace', 'resource'],
+      pick: (s) => s.overAfter,
+    });
   }
 }

@@ -125,56 +125,53 @@ export class FleetGauges {
       const { cluster, observations, now, budgetAt } = source;
       return fleetSeries(snapshot, cluster, observations, now?.() ?? Date.now(), budgetAt?.());
     });
-    gauge(
-      'tenantgate_fleet_share',
-      "Each member's share of a project's fleet budget, in the hub's share record as this member last read it",
-      MEMBER,
-      (s) => s.share,
-    );
-    gauge(
-      'tenantgate_fleet_lendable',
-      'The part of a member share it offers to the other members (no longer enforced)',
-      MEMBER,
-      (s) => s.lendable,
-    );
-    gauge('tenantgate_fleet_budget', "A project's fleet budget in the hub's share record", RESOURCE, (s) => s.budget);
-    gauge(
-      'tenantgate_fleet_controller_enforced_limit',
-      "E: what this member lets a fleet-budgeted project allocate, from the project's headroom ledger",
-      RESOURCE,
-      (s) => s.enforced,
-    );
-    gauge(
-      'tenantgate_fleet_enforced_above_record',
-      "How much E is above this member's share − lendable in the hub's record (the hub restored from an older " +
+    gauge('tenantgate_fleet_share', {
+      help: "Each member's share of a project's fleet budget, in the hub's share record as this member last read it",
+      labelNames: MEMBER,
+      pick: (s) => s.share,
+    });
+    gauge('tenantgate_fleet_lendable', {
+      help: 'The part of a member share it offers to the other members (no longer enforced)',
+      labelNames: MEMBER,
+      pick: (s) => s.lendable,
+    });
+    gauge('tenantgate_fleet_budget', {
+      help: "A project's fleet budget in the hub's share record",
+      labelNames: RESOURCE,
+      pick: (s) => s.budget,
+    });
+    gauge('tenantgate_fleet_controller_enforced_limit', {
+      help: "E: what this member lets a fleet-budgeted project allocate, from the project's headroom ledger",
+      labelNames: RESOURCE,
+      pick: (s) => s.enforced,
+    });
+    gauge('tenantgate_fleet_enforced_above_record', {
+      help:
+        "How much E is above this member's share − lendable in the hub's record (the hub restored from an older " +
         'backup, a share given back outside the protocol, a release): 0 when the record covers E',
-      RESOURCE,
-      (s) => s.aboveRecord,
-    );
-    gauge(
-      'tenantgate_fleet_allocated',
-      "What a fleet-budgeted project's namespaces hold on this member (usage-counted)",
-      RESOURCE,
-      (s) => s.allocated,
-    );
-    gauge(
-      'tenantgate_fleet_observed_age_seconds',
-      "Seconds since the give-back loop last read a project's shares from the hub",
-      PROJECT,
-      (s) => s.observedAge,
-    );
-    gauge(
-      'tenantgate_fleet_controller_hub_reachable',
-      "1 when the give-back loop's last call to the fleet's hub was answered, else 0",
-      ['cluster'],
-      (s) => s.hubReachable,
-    );
-    gauge(
-      'tenantgate_fleet_hub_seconds_since_contact',
-      'Seconds since the hub last answered the give-back loop (since it started leading, when never)',
-      ['cluster'],
-      (s) => s.sinceContact,
-    );
+      labelNames: RESOURCE,
+      pick: (s) => s.aboveRecord,
+    });
+    gauge('tenantgate_fleet_allocated', {
+      help: "What a fleet-budgeted project's namespaces hold on this member (usage-counted)",
+      labelNames: RESOURCE,
+      pick: (s) => s.allocated,
+    });
+    gauge('tenantgate_fleet_observed_age_seconds', {
+      help: "Seconds since the give-back loop last read a project's shares from the hub",
+      labelNames: PROJECT,
+      pick: (s) => s.observedAge,
+    });
+    gauge('tenantgate_fleet_controller_hub_reachable', {
+      help: "1 when the give-back loop's last call to the fleet's hub was answered, else 0",
+      labelNames: ['cluster'],
+      pick: (s) => s.hubReachable,
+    });
+    gauge('tenantgate_fleet_hub_seconds_since_contact', {
+      help: 'Seconds since the hub last answered the give-back loop (since it started leading, when never)',
+      labelNames: ['cluster'],
+      pick: (s) => s.sinceContact,
+    });
     this.returns = declareMetrics(registry).counter('tenantgate_fleet_returns_total', {
       help:
         'Offers and give-backs the give-back loop wrote to the hub, by result (stored, refused, unreachable, ' +

@@ -22,6 +22,13 @@ export interface Sample {
   value: number;
 }
 
+/** A gauge computed at scrape time: its help, label names, and the samples it takes from a scrape's series. */
+interface ScrapedGauge<S> {
+  help: string;
+  labelNames: readonly string[];
+  pick: (series: S) => Sample[];
+}
+
 /**
  * A factory of gauges computed at scrape time: each one, when collected, is refilled with the samples
  * `pick` takes from the series `compute()` returns (computed once per scrape: the gauges' collect() calls
@@ -36,7 +43,7 @@ export function scrapedGauges<S>(registry: Registry, compute: () => S | undefine
     if (memo) setImmediate(() => (memo = undefined));
     return memo;
   };
-  return (name: string, help: string, labelNames: readonly string[], pick: (series: S) => Sample[]) =>
+  return (name: string, { help, labelNames, pick }: ScrapedGauge<S>) =>
     declare.gauge(name, {
       help,
       labelNames,
@@ -157,6 +164,7 @@ export interface ProjectMetricsSource {
 
 const PROJECT = ['project', 'tenant', 'cluster'] as const;
 const RESOURCE = ['project', 'tenant', 'cluster', 'resource'] as const;
+const COST = [...PROJECT, 'currency'] as const;
 
 /** The gauges; each `collect()` refills its gauge from one `projectSeries` computed once per scrape. */
 export class ProjectGauges {
@@ -168,72 +176,61 @@ export class ProjectGauges {
       if (!snapshot || !this.source) return undefined;
       return projectSeries(snapshot, this.source.cluster, this.source.pricing, this.source.budgetAt?.());
     });
-    gauge(
-      'tenantgate_project_budget',
-      'Budget of a project on this cluster per resource (cores, bytes, counts)',
-      RESOURCE,
-      (s) => s.budget,
-    );
-    gauge(
-      'tenantgate_project_allocated',
-      "What a project's namespaces hold per resource, counted as the quota rules count it",
-      RESOURCE,
-      (s) => s.allocated,
-    );
-    gauge(
-      'tenantgate_project_used',
-      "What a project's namespaces use per resource (their quotas' status.used)",
-      RESOURCE,
-      (s) => s.used,
-    );
-    gauge(
-      'tenantgate_project_headroom',
-      'Budget minus allocated per resource; negative when over budget',
-      RESOURCE,
-      (s) => s.headroom,
-    );
-    gauge(
-      'tenantgate_project_namespaces',
-      "Namespaces counted against a project's budget on this cluster",
-      PROJECT,
-      (s) => s.namespaces,
-    );
-    gauge(
-      'tenantgate_project_phase',
-      "1 for the phase a project's status reports (Active, Terminating, Degraded), else 0",
-      [...PROJECT, 'phase'],
-      (s) => s.phase,
-    );
-    gauge(
-      'tenantgate_project_cascade_in_progress',
-      "1 while a project is being deleted and its namespaces' cascade runs",
-      PROJECT,
-      (s) => s.cascadeInProgress,
-    );
-    gauge(
-      'tenantgate_project_cascade_namespaces_remaining',
-      'Namespaces the cascade of a deleted project still waits for',
-      PROJECT,
-      (s) => s.cascadeNamespacesRemaining,
-    );
-    gauge(
-      'tenantgate_project_cost_monthly',
-      "What a project's allocation on this cluster costs per month, priced by tenantgate.yaml's pricing",
-      [...PROJECT, 'currency'],
-      (s) => s.cost,
-    );
-    gauge(
-      'tenantgate_project_cost_budget_monthly',
-      "A project's spec.costBudget.monthly (C1), in the currency of tenantgate.yaml's pricing",
-      [...PROJECT, 'currency'],
-      (s) => s.costBudget,
-    );
-    gauge(
-      'tenantgate_project_metrics_failed',
-      'Projects whose budget could not be computed at this scrape (their budget series are left out)',
-      [],
-      (s) => [{ labels: {}, value: s.failed.length }],
-    );
+    gauge('tenantgate_project_budget', {
+      help: 'Budget of a project on this cluster per resource (cores, bytes, counts)',
+      labelNames: RESOURCE,
+      pick: (s) => s.budget,
+    });
+    gauge('tenantgate_project_allocated', {
+      help: "What a project's namespaces hold per resource, counted as the quota rules count it",
+      labelNames: RESOURCE,
+      pick: (s) => s.allocated,
+    });
+    gauge('tenantgate_project_used', {
+      help: "What a project's namespaces use per resource (their quotas' status.used)",
+      labelNames: RESOURCE,
+      pick: (s) => s.used,
+    });
+    gauge('tenantgate_project_headroom', {
+      help: 'Budget minus allocated per resource; negative when over budget',
+      labelNames: RESOURCE,
+      pick: (s) => s.headroom,
+    });
+    gauge('tenantgate_project_namespaces', {
+      help: "Namespaces counted against a project's budget on this cluster",
+      labelNames: PROJECT,
+      pick: (s) => s.namespaces,
+    });
+    gauge('tenantgate_project_phase', {
+      help: "1 for the phase a project's status reports (Active, Terminating, Degraded), else 0",
+      labelNames: [...PROJECT, 'phase'],
+      pick: (s) => s.phase,
+    });
+    gauge('tenantgate_project_cascade_in_progress', {
+      help: "1 while a project is being deleted and its namespaces' cascade runs",
+      labelNames: PROJECT,
+      pick: (s) => s.cascadeInProgress,
+    });
+    gauge('tenantgate_project_cascade_namespaces_remaining', {
+      help: 'Namespaces the cascade of a deleted project still waits for',
+      labelNames: PROJECT,
+      pick: (s) => s.cascadeNamespacesRemaining,
+    });
+    gauge('tenantgate_project_cost_monthly', {
+      help: "What a project's allocation on this cluster costs per month, priced by tenantgate.yaml's pricing",
+      labelNames: COST,
+      pick: (s) => s.cost,
+    });
+    gauge('tenantgate_project_cost_budget_monthly', {
+      help: "A project's spec.costBudget.monthly (C1), in the currency of tenantgate.yaml's pricing",
+      labelNames: COST,
+      pick: (s) => s.costBudget,
+    });
+    gauge('tenantgate_project_metrics_failed', {
+      help: 'Projects whose budget could not be computed at this scrape (their budget series are left out)',
+      labelNames: [],
+      pick: (s) => [{ labels: {}, value: s.failed.length }],
+    });
   }
 
   /** Starts serving the series of `source` (before: none). */
