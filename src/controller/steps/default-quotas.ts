@@ -5,14 +5,14 @@ import {
   LABEL_MANAGED_BY,
   LABEL_PROJECT,
   MANAGED_BY,
-  type Project,
   type ResourceQuotaObject,
   DEFAULT_QUOTA_NAME,
 } from '../../validate/types.js';
 import { planDefaultQuotas } from '../defaults.js';
 import { tierNames } from '../../validate/tiers.js';
 import { describeError } from '../../kube/errors.js';
-import { type StepContext, argoCdGrace } from './context.js';
+import type { GracedStep } from './graced-step.js';
+import { argoCdGrace } from './context.js';
 
 /** The field manager of the controller's repairs of the other-tiers quota (docs/budgets.md#priority-tiers). */
 const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
@@ -21,13 +21,7 @@ const TIERS_FIELD_MANAGER = 'tenantgate-tiers';
  * CR4: a ResourceQuota for each project namespace without one, when the headroom allows (not yet in
  * a namespace Argo CD is filling).
  */
-export async function createDefaultQuotas(
-  c: StepContext,
-  project: Project,
-  failures: string[],
-  signal: AbortSignal,
-  graced: Map<string, number>,
-): Promise<void> {
+export const createDefaultQuotas: GracedStep = async (c, project, failures, signal, graced) => {
   const plan = planDefaultQuotas(project, c.informers.snapshot, c.config.clusterName, c.clock.now());
   for (const { namespace, hard, name = DEFAULT_QUOTA_NAME, scopeSelector } of plan.create) {
     if (argoCdGrace(c, namespace, graced) > 0) continue;
@@ -80,4 +74,4 @@ export async function createDefaultQuotas(
       failures.push(`repairing ${where}: ${describeError(err)}`);
     }
   }
-}
+};

@@ -1,10 +1,11 @@
 /**
  * Step: the owners' RoleBinding, LimitRange, isolation NetworkPolicy and AllowList of each project namespace.
  */
-import { LABEL_PROJECT, type Project } from '../../validate/types.js';
+import { LABEL_PROJECT } from '../../validate/types.js';
 import { NAMESPACE_OBJECTS } from '../namespace-objects.js';
 import { describeError } from '../../kube/errors.js';
-import { type StepContext, ownNamespaces, argoCdGrace } from './context.js';
+import type { GracedStep } from './graced-step.js';
+import { ownNamespaces, argoCdGrace } from './context.js';
 
 /**
  * Step: every live namespace of the project has exactly what the Project declares: the owners'
@@ -12,13 +13,7 @@ import { type StepContext, ownNamespaces, argoCdGrace } from './context.js';
  * (docs/adr/0095-allow-lists-in-the-api-server.md). Missing ones are
  * created, edited ones repaired, ones the Project no longer declares removed.
  */
-export async function ensureNamespaceObjects(
-  c: StepContext,
-  project: Project,
-  failures: string[],
-  signal: AbortSignal,
-  graced: Map<string, number>,
-): Promise<void> {
+export const ensureNamespaceObjects: GracedStep = async (c, project, failures, signal, graced) => {
   const managed = c.managed;
   if (!managed) return;
   const projectName = project.metadata.name ?? '';
@@ -63,4 +58,4 @@ export async function ensureNamespaceObjects(
       }
     }
   }
-}
+};
