@@ -8,12 +8,15 @@ import type { FieldPath, ResourceList, Resources, Violation } from './types.js';
  */
 const parsedLists = new WeakMap<ResourceList, Resources>();
 
-/** Parses a ResourceList; unparsable entries become S1 violations (when a sink is given) and are left out. */
+/**
+ * Parses a ResourceList; unparsable entries become S1 violations (when a sink is given) and are left out.
+ * `path` and `owner` default as parseUncached's.
+ */
 export function parseResources(
   list: ResourceList | undefined,
-  path: FieldPath = [],
+  path?: FieldPath,
   sink?: Violation[],
-  owner = 'object',
+  owner?: string,
 ): Resources {
   if (!sink && list) {
     let cached = parsedLists.get(list);
