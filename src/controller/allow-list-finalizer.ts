@@ -6,12 +6,16 @@
  * AllowList is held until nothing else is left in its namespace, then let go here.
  *
  * `releaseDecision` is the decision (pure); `AllowListFinalizers` is the runnable that applies it to every
- * AllowList being deleted (needs the lease), on each change of the cache and every `recheckMs`.
+ * AllowList being deleted (needs the lease), on each change of the cache, and while one is held again after
+ * 250 ms, doubling up to `recheckMs` (a namespace empties within seconds; each look lists every resource).
  */
 import { describeError } from '../kube/errors.js';
 import { FINALIZER_ALLOW_LIST } from '../validate/allow-list-params.js';
 import type { CachedObject, ManagedKind, ObjectCache } from './managed-objects.js';
 import type { Runnable } from './manager.js';
+
+/** The first look again at a held AllowList. */
+const FIRST_RECHECK_MS = 250;
 
 export type ReleaseDecision = { release: true; why: string } | { release: false; why: string };
 
@@ -49,6 +53,7 @@ export class AllowListFinalizers implements Runnable {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private pass: Promise<void> = Promise.resolve();
+  private heldDelayMs = FIRST_RECHECK_MS;
 
   constructor(
     private readonly io: AllowListFinalizerIo,
@@ -100,6 +105,11 @@ export class AllowListFinalizers implements Runnable {
         this.io.log(`${where}: could not decide or remove its finalizer: ${describeError(err)}`);
       }
     }
-    if (held) this.schedule(this.recheckMs);
+    if (!held) {
+      this.heldDelayMs = FIRST_RECHECK_MS;
+      return;
+    }
+    this.schedule(this.heldDelayMs);
+    this.heldDelayMs = Math.min(this.heldDelayMs * 2, Math.max(this.recheckMs, FIRST_RECHECK_MS));
   }
 }
