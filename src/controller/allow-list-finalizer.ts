@@ -16,6 +16,8 @@ import type { Runnable } from './manager.js';
 
 /** The first look again at a held AllowList. */
 const FIRST_RECHECK_MS = 250;
+/** The longest wait between looks at a held AllowList, unless the controller is given its own recheck interval. */
+export const DEFAULT_RECHECK_MS = 5_000;
 
 export type ReleaseDecision = { release: true; why: string } | { release: false; why: string };
 

@@ -10,7 +10,7 @@ import { apiserverAccessReviews } from '../kube/access-reviews.js';
 import { isFleetMember } from '../config/config.js';
 import { API_GROUP, LABEL_PROJECT } from '../validate/types.js';
 import { ALLOW_LIST_PLURAL } from '../validate/allow-list-params.js';
-import { AllowListFinalizers } from './allow-list-finalizer.js';
+import { AllowListFinalizers, DEFAULT_RECHECK_MS } from './allow-list-finalizer.js';
 import type { DiscoveryInventory } from './deletion/discovery-inventory.js';
 import { Informers } from '../kube/informers.js';
 import { LeanHubClient, loadHubKubeConfig, type HubClient } from '../fleet/hub-client.js';
@@ -166,7 +166,7 @@ export function allowListFinalizersRunnable(
       release: (allowList) => api.releaseAllowList(allowList),
       log,
     },
-    options.deletionRecheckMs ?? 5_000,
+    options.deletionRecheckMs ?? DEFAULT_RECHECK_MS,
   );
 }
 

@@ -306,18 +306,14 @@ export function supersededInCache(
 ): boolean {
   const base = Number(basedOn);
   if (basedOn === undefined || !Number.isSafeInteger(base)) return false;
-  let present = false;
   let passed = false;
   for (const q of snapshot.quotasInNamespace(namespace)) {
     const rv = Number(q.metadata.resourceVersion);
     const later = Number.isSafeInteger(rv) && rv > base;
-    if (q.metadata.name === name) {
-      if (!later) return false;
-      present = true;
-    }
+    if (q.metadata.name === name && !later) return false;
     if (later) passed = true;
   }
-  return present || passed;
+  return passed;
 }
 
 /** The spec a request's object (or old object) gives its quota: null when there is none. */
