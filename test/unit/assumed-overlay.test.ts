@@ -29,7 +29,13 @@ const extra = (cpu: string, rv: string) => at(aQuota(NS, { 'requests.cpu': cpu }
 /** This replica admitted tenantgate-quota 250m → 500m, conditional on version 381. */
 function assumedRaise(): AssumedState {
   const assumed = new AssumedState(30_000, () => TEST_NOW);
-  const newer = tgq('500m', '381');
+  assumeWrite(assumed, { from: '250m', to: '500m', basedOn: '381' });
+  return assumed;
+}
+
+/** Assumes this replica admitted tenantgate-quota `from` → `to`, conditional on version `basedOn`. */
+function assumeWrite(assumed: AssumedState, write: { from: string; to: string; basedOn: string }): void {
+  const newer = tgq(write.to, write.basedOn);
   const request: AdmissionRequest = {
     uid: 'u1',
     kind: { group: '', version: 'v1', kind: 'ResourceQuota' },
@@ -38,7 +44,7 @@ function assumedRaise(): AssumedState {
     name: 'tenantgate-quota',
     userInfo: { username: 'alice', groups: [] },
     object: newer as unknown as Record<string, unknown>,
-    oldObject: tgq('250m', '381') as unknown as Record<string, unknown>,
+    oldObject: tgq(write.from, write.basedOn) as unknown as Record<string, unknown>,
   };
   const verdict: Verdict = {
     violations: [],
@@ -52,7 +58,6 @@ function assumedRaise(): AssumedState {
     },
   };
   assumed.assume(verdict, request);
-  return assumed;
 }
 
 function cache(...quotas: ResourceQuotaObject[]): MemorySnapshot {
@@ -89,5 +94,18 @@ describe('a write the cache has moved past no longer counts in the overlay', () 
     expect(supersededInCache(cache(tgq('1', '381'), extra('1', '393')), NS, 'tenantgate-quota', '381')).toBe(false);
     expect(supersededInCache(cache(extra('1', '300')), NS, 'tenantgate-quota', '381')).toBe(false);
     expect(supersededInCache(cache(tgq('2', '397')), NS, 'tenantgate-quota', undefined)).toBe(false);
+  });
+});
+
+describe('of two writes of a quota, the one that can land last is the one counted', () => {
+  it('a write admitted later but conditional on an older version does not hide one that can still land', () => {
+    // 250m → 500m conditional on 381 is admitted first; a slower review of 1 → 250m, conditional on the older
+    // 375, is admitted after it. The cache shows 250m at 381: the second can no longer land, the first still can.
+    const assumed = assumedRaise();
+    assumeWrite(assumed, { from: '1', to: '250m', basedOn: '375' });
+    const shown = cache(tgq('250m', '381'), extra('1', '354'));
+    assumed.observe({ snapshot: shown, config: {} as never, at: TEST_NOW }, NS);
+    // Still counted at the envelope of every version it may have (1, 250m, 500m): not as the cache shows it.
+    expect(overlaid(assumed, shown)?.spec?.hard).toEqual({ 'requests.cpu': '1' });
   });
 });

@@ -9,6 +9,7 @@ import { settledOf } from '../../src/ledger/ledger-format.js';
 import { MemorySnapshot } from '../../src/validate/snapshot.js';
 import type { NamespaceObject, Project, ResourceQuotaObject } from '../../src/validate/types.js';
 import { marksLive, marksReach, maxMarks, settle, shownInView } from '../../src/webhook/headroom/ledger-settlement.js';
+import { mergeEntry } from '../../src/webhook/headroom/ledger-entries.js';
 
 /** The instant the shares are judged at (no burst in these projects: any instant gives the same). */
 const AT = Date.UTC(2026, 10, 1);
@@ -99,6 +100,25 @@ describe('shownInView: an entry leaves once the writer’s own cache shows what 
         AT,
       ),
     ).toBe(false);
+  });
+
+  it('a quota written twice: the write that can land last, not the one recorded last', () => {
+    // 2 → 3 conditional on version 40 is recorded first; a slower review of 5 → 2, conditional on the
+    // older 35, is recorded after it (it reserves nothing: it lowers). 2 shown at 40 is not the second
+    // write stored (it can no longer land) and the first still can: the entry, and its room, stay.
+    const late: LedgerEntry = {
+      ...raise,
+      allocation: {},
+      write: { spec: { hard: { 'requests.cpu': '2' } } },
+      versions: [{ spec: { hard: { 'requests.cpu': '5' } } }, { spec: { hard: { 'requests.cpu': '2' } } }],
+      basedOn: '35',
+    };
+    const [merged] = mergeEntry([raise], late);
+    expect(shownInView(merged!, view([ns('p-a')], [quota('p-a', 'q', '2', '40')]), marks, 'p', 'c', AT)).toBe(false);
+    expect(shownInView(merged!, view([ns('p-a')], [quota('p-a', 'q', '3', '41')]), marks, 'p', 'c', AT)).toBe(true);
+    // Recorded in the order of their bases, the newer record is the one to see stored.
+    const [inOrder] = mergeEntry([{ ...late, basedOn: '30' }], raise);
+    expect(shownInView(inOrder!, view([ns('p-a')], [quota('p-a', 'q', '3', '41')]), marks, 'p', 'c', AT)).toBe(true);
   });
 
   it('a deletion: once the quota is absent and the quota stream is past the version deleted', () => {

@@ -16,6 +16,7 @@ import { LABEL_PROJECT, type ResourceQuotaObject, type Snapshot } from '../../va
 import { reserves } from './ledger-entries.js';
 import {
   envelope,
+  landsLast,
   shownByCache,
   specOf,
   supersededInCache,
@@ -99,7 +100,7 @@ export class AssumedState {
       const prev = byQuota.get(w.quota);
       if (!prev) return void byQuota.set(w.quota, { newest: w, versions: [...w.versions] });
       prev.versions = unionVersions(prev.versions, w.versions);
-      if (w.created >= prev.newest.created) prev.newest = w;
+      prev.newest = w.created >= prev.newest.created ? landsLast(prev.newest, w) : landsLast(w, prev.newest);
     };
     const current = (quota: string, basedOn: string | undefined) =>
       !snapshot || !supersededInCache(snapshot, namespace, quota, basedOn);
@@ -226,11 +227,14 @@ export class AssumedState {
       const write = a.quotaWrite.quota ? { spec: a.quotaWrite.quota.spec ?? {} } : null;
       const prev = byQuota.get(a.quotaWrite.name);
       const basedOn = (request.oldObject as ResourceQuotaObject | undefined)?.metadata?.resourceVersion;
+      const admitted = { quota: a.quotaWrite.quota, ...(basedOn !== undefined ? { basedOn } : {}) };
+      // The write that can land last stays the one the cache must show (landsLast).
+      const last = prev ? landsLast<{ quota: ResourceQuotaObject | null; basedOn?: string }>(prev, admitted) : admitted;
       byQuota.set(a.quotaWrite.name, {
         project: a.project,
-        quota: a.quotaWrite.quota,
+        quota: last.quota,
         versions: unionVersions(prev?.versions ?? [], writeVersions(request, write)),
-        ...(basedOn !== undefined ? { basedOn } : {}),
+        ...(last.basedOn !== undefined ? { basedOn: last.basedOn } : {}),
         expires: this.now() + this.ttlMs,
       });
     }

@@ -9,7 +9,7 @@ import type { Verdict } from '../../validate/admission.js';
 import { formatResources, maxResources, parseResources } from '../../validate/resource-lists.js';
 import type { Resources } from '../../validate/types.js';
 import type { ResourceQuotaObject, Snapshot } from '../../validate/types.js';
-import { freshSpecKey, specOf, unionVersions, writeVersions } from './quota-versions.js';
+import { freshSpecKey, landsLast, specOf, unionVersions, writeVersions } from './quota-versions.js';
 import { handledKind, type AdmissionRequest } from '../review.js';
 import { maxMarks } from './stream-marks.js';
 
@@ -26,17 +26,24 @@ export function allocationOf(entry: LedgerEntry): Resources {
 
 /**
  * `entries` with `entry` merged in: an entry for the same (namespace, quota) keeps the larger
- * allocation of every resource, the later expiry and every version; the newest write is the new one's.
+ * allocation of every resource, the later expiry and every version; it stands for the write that can
+ * land last (landsLast: the one based on the newer version of the quota, else the new one), which
+ * settlement waits to see stored.
  */
 export function mergeEntry(entries: readonly LedgerEntry[], entry: LedgerEntry): LedgerEntry[] {
   const at = entries.findIndex((e) => e.namespace === entry.namespace && e.quota === entry.quota);
   if (at < 0) return [...entries, entry];
   const old = entries[at]!;
+  const last = old.write !== undefined && entry.write !== undefined ? landsLast(old, entry) : entry;
   const merged: LedgerEntry = {
     ...entry,
     allocation: formatResources(maxResources(allocationOf(old), allocationOf(entry))),
     expires: Math.max(old.expires, entry.expires),
   };
+  if (last === old && old.basedOn !== undefined) {
+    merged.write = old.write;
+    merged.basedOn = old.basedOn;
+  }
   // Settling needs every merged admission's marks; one without marks makes the entry leave by expiry only.
   delete merged.seen;
   if (old.seen && entry.seen) merged.seen = maxMarks(old.seen, entry.seen);

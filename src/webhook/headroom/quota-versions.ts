@@ -14,6 +14,7 @@ import { formatResources, parseResources } from '../../validate/resource-lists.j
 import type { Resources } from '../../validate/types.js';
 import type { ResourceQuotaObject, Snapshot } from '../../validate/types.js';
 import type { AdmissionRequest } from '../review.js';
+import { isLaterRevision } from './stream-marks.js';
 
 /** The object Q2/Q3 see for a recorded write. */
 function quotaOfWrite(namespace: string, name: string, write: LedgerQuotaWrite): ResourceQuotaObject | null {
@@ -289,6 +290,19 @@ export function shownByCache(
   const rv = Number(cached.metadata.resourceVersion);
   const base = Number(basedOn);
   return Number.isSafeInteger(rv) && Number.isSafeInteger(base) && rv > base;
+}
+
+/**
+ * Of two recorded writes of one quota, `earlier` recorded before `later`, the one that can land last:
+ * the one conditional on the newer resourceVersion. A write recorded later may be based on an older
+ * version (its review was slower): it can no longer land once that version is gone, while the other
+ * still can, so standing for it would let the cache "show" it and release the other's room. When the
+ * versions do not order them (equal, or either write a create), the later record.
+ */
+export function landsLast<W extends { basedOn?: string }>(earlier: W, later: W): W {
+  return earlier.basedOn !== undefined && later.basedOn !== undefined && isLaterRevision(earlier.basedOn, later.basedOn)
+    ? earlier
+    : later;
 }
 
 /**
