@@ -7,10 +7,13 @@
  * plane. Tenants' requests are real (not dry runs):
  *
  *   burst:   one owner creates 200 namespaces at once in a project with budget for 150 — how many are
- *            admitted, how many denied with Q1 / Q5, how long, how many ledger writes;
+ *            admitted, how many denied with Q1 / Q5, how long, how many ledger writes; then again in a
+ *            project of its own with the other core busy (a second process spinning);
  *   steady:  a fixed rate of namespace creates and quota growths by owners, spread over 20 projects and
  *            concentrated on one, with the ledger on and off — webhook, kube-apiserver and etcd CPU per
- *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99;
+ *            admitted growth, ledger writes and conflicts per admitted growth, client-side p50/p99; the
+ *            one-project runs as shipped again with the other core busy (BENCH_SHIPPED_CONTENTION=0 leaves
+ *            out both contended parts);
  *   in flight: as shipped (settling), one project at 200 changes a second and a 5,000-namespace sync
  *            of one project, with the ledger's largest size (bench/targets/shipped-in-flight.ts;
  *            BENCH_SHIPPED_IN_FLIGHT=0 leaves them out, BENCH_SHIPPED_STEADY=0 runs them without the steady runs),
@@ -40,6 +43,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
+import { withOtherCoreBusy } from '../lib/contention.js';
 import { join } from 'node:path';
 import { generateWebhookCerts, type WebhookCertFiles } from '../../src/certs/files.js';
 import type { TenantgateConfig } from '../../src/config/config.js';
@@ -117,6 +121,10 @@ const SIDES = process.env.BENCH_SHIPPED_SIDES?.split(',').map((side) => side.tri
 const SYNC = env('BENCH_SHIPPED_SYNC', 1) !== 0;
 /** BENCH_SHIPPED_BARE_DIRECT=1: the apiserver calls the first bare server itself, no proxy between (what the proxy costs). */
 const BARE_DIRECT = env('BENCH_SHIPPED_BARE_DIRECT', 0) !== 0;
+/** BENCH_SHIPPED_CONTENTION=0 leaves out the burst and the one-project steady runs with the other core busy. */
+const CONTENTION = env('BENCH_SHIPPED_CONTENTION', 1) !== 0;
+/** The steady mode as shipped, run again with a second process spinning on the other core. */
+const CONTENDED = 'shipped (ledger on), other core busy';
 /** BENCH_SHIPPED_PROFILE=1: the replicas run with --cpu-prof (a profile each; bench/lib/profile.ts reads them). */
 const PROFILE = env('BENCH_SHIPPED_PROFILE', 0) !== 0;
 const OWNERS = [{ kind: 'Group', name: 'acme:payments-admins' }];
@@ -198,14 +206,23 @@ async function project(cp: ControlPlane, name: string, budgetCpu: string, defaul
 
 // --- burst ----------------------------------------------------------------------------------------
 
-async function burst(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api) {
-  await project(cp, 'burst', String(BURST.room), '1');
-  await cachesHold(webhooks, 'Project', 1);
+/** The burst in project `name` (`withLoad`: around the creates only, as the contended run spins a core). */
+async function burst(
+  cp: ControlPlane,
+  webhooks: WebhookReplicas,
+  alice: Api,
+  name = 'burst',
+  withLoad: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+) {
+  await project(cp, name, String(BURST.room), '1');
+  await cachesHold(webhooks, 'Project', name === 'burst' ? 1 : 2);
   const writesBefore = await metricSum(webhooks, LEDGER_WRITES);
   const started = performance.now();
-  const results = await Promise.all(
-    Array.from({ length: BURST.creates }, (_, i) =>
-      alice.call('POST', '/api/v1/namespaces', { metadata: { name: `burst-n${i}` } }),
+  const results = await withLoad(() =>
+    Promise.all(
+      Array.from({ length: BURST.creates }, (_, i) =>
+        alice.call('POST', '/api/v1/namespaces', { metadata: { name: `${name}-n${i}` } }),
+      ),
     ),
   );
   const seconds = (performance.now() - started) / 1000;
@@ -214,7 +231,9 @@ async function burst(cp: ControlPlane, webhooks: WebhookReplicas, alice: Api) {
   const counts = countBy(verdicts);
   const admitted = counts.admitted ?? 0;
   const existing = Number(
-    (await kubectlAs(cp.info, 'admin', ['get', 'namespaces', '-l', 'tenantgate.io/project=burst', '-o', 'name'])).stdout
+    (
+      await kubectlAs(cp.info, 'admin', ['get', 'namespaces', '-l', `tenantgate.io/project=${name}`, '-o', 'name'])
+    ).stdout
       .trim()
       .split('\n')
       .filter(Boolean).length,
@@ -655,6 +674,8 @@ export async function main(): Promise<string[]> {
     let hooks = await start({}, 'shipped');
     const burstResult = await burst(cp, hooks, alice);
     log(`burst: ${JSON.stringify(burstResult)}; proxy connections per replica ${hooks.proxy.connections.join(', ')}`);
+    const busyBurst = CONTENTION ? await burst(cp, hooks, alice, 'burstbusy', withOtherCoreBusy) : undefined;
+    if (busyBurst) log(`burst, other core busy: ${JSON.stringify(busyBurst)}`);
 
     // Projects for the steady runs, each with 5 namespaces made by its owner; the controller gives
     // each its quota (namespaceDefaults: 100m, 10 pods) and the owners' RoleBinding.
@@ -789,6 +810,29 @@ export async function main(): Promise<string[]> {
         }
       }
     }
+    if (STEADY && CONTENTION) {
+      const busyHooks = (hooks = await start({}, 'shipped-busy'));
+      const controllerPid = controller.pid;
+      for (let run = 1; run <= RUNS; run++) {
+        const r = await withOtherCoreBusy(() =>
+          steady(
+            cp,
+            busyHooks,
+            controllerPid,
+            alice,
+            admin,
+            CONTENDED,
+            'one project',
+            run,
+            projects,
+            namespaces,
+            quotaCpu,
+          ),
+        );
+        log(`${CONTENDED}, one project, run ${run}: ${JSON.stringify(r)}`);
+        runs.push(r);
+      }
+    }
     // The ledger bounded by what is in flight (ADR 0003): as shipped (settlement on, ADR 0003), beside
     // the same scenarios with the ledger off (the baseline: what the machine carries without it). Each
     // side has projects of its own, so a ledger an earlier run left is not measured.
@@ -856,10 +900,11 @@ export async function main(): Promise<string[]> {
         await bare?.stop();
       }
     }
-    const medians = (STEADY ? (['shipped (ledger on)', 'ledger off'] as const) : []).flatMap((mode) =>
-      (['spread', 'one project'] as const).map((spread) =>
-        medianRun(runs.filter((r) => r.mode === mode && r.spread === spread)),
-      ),
+    const medians = (STEADY ? ['shipped (ledger on)', 'ledger off', CONTENDED] : []).flatMap((mode) =>
+      (['spread', 'one project'] as const)
+        .map((spread) => runs.filter((r) => r.mode === mode && r.spread === spread))
+        .filter((group) => group.length > 0)
+        .map(medianRun),
     );
 
     const missed: string[] = [];
@@ -875,11 +920,18 @@ export async function main(): Promise<string[]> {
       );
     if (burstResult.existing !== burstResult.admitted)
       missed.push(`burst: ${burstResult.existing} namespaces exist but ${burstResult.admitted} were admitted`);
+    if (busyBurst && (busyBurst.admitted !== BURST.room || (busyBurst.counts['denied Q5'] ?? 0) > 0))
+      missed.push(
+        `burst, other core busy: ${busyBurst.admitted} of ${BURST.creates} admitted, ${busyBurst.counts['denied Q5'] ?? 0} with Q5; want exactly ${BURST.room} and 0`,
+      );
     missed.push(...judgeInFlight(inFlight));
     for (const run of medians) {
       const errors = run.counts.error ?? 0;
       if (errors > 0)
         missed.push(`${run.mode}, ${run.spread}: ${errors} requests neither admitted nor denied with a rule`);
+      const refused = run.counts['denied Q5'] ?? 0;
+      if (run.mode.startsWith('shipped') && run.spread === 'one project' && refused > 0)
+        missed.push(`${run.mode}, ${run.spread}: ${refused} of ${run.offered} refused with Q5, want 0`);
       if (run.mode.startsWith('shipped') && run.cpuMsPerGrowth.webhook > TARGETS.cpuVsBarePut * bare.cpuMsPerPut) {
         missed.push(
           `${run.mode}, ${run.spread}: webhook CPU ${run.cpuMsPerGrowth.webhook} ms per admitted growth (median of ${run.runs}), want ≤ ${TARGETS.cpuVsBarePut} × a bare PUT's ${bare.cpuMsPerPut} ms at the same rate (a growth is ${run.reviewsPerGrowth} reviews, ${run.webhookCpuMsPerReview} ms each)`,
@@ -892,20 +944,21 @@ export async function main(): Promise<string[]> {
     );
     process.stderr.write(
       table(
-        ['admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'],
-        [
-          [
-            burstResult.admitted,
-            Object.entries(burstResult.counts)
+        ['machine', 'admitted', 'denied', 'Q5', 'seconds', 'ledger writes', 'writes/admitted'],
+        [['quiet', burstResult] as const, ...(busyBurst ? [['other core busy', busyBurst] as const] : [])].map(
+          ([machine, r]) => [
+            machine,
+            r.admitted,
+            Object.entries(r.counts)
               .filter(([k]) => k !== 'admitted')
               .map(([k, v]) => `${k.replace('denied ', '')} ${v}`)
               .join(', ') || '0',
-            burstResult.counts['denied Q5'] ?? 0,
-            burstResult.seconds,
-            burstResult.ledgerWrites,
-            burstResult.writesPerAdmitted,
+            r.counts['denied Q5'] ?? 0,
+            r.seconds,
+            r.ledgerWrites,
+            r.writesPerAdmitted,
           ],
-        ],
+        ),
       ),
     );
     process.stderr.write(
@@ -1017,6 +1070,7 @@ export async function main(): Promise<string[]> {
           steadySettlement: STEADY_SETTLEMENT,
           bare,
           burst: burstResult,
+          ...(busyBurst ? { busyBurst } : {}),
           steady: medians,
           steadyRuns: runs,
           inFlight,
