@@ -22,7 +22,8 @@
  * of each round's own ratio).
  *
  * BENCH_ALLOW_FLOOR=1 adds a fourth arm: one policy on pods, bound like the shipped ones, with one check
- * (what a policy costs before its rules).
+ * (what a policy costs before its rules); BENCH_ALLOW_FLOOR=2 a fifth as well: that policy without
+ * parameters (what a policy costs before its parameters).
  *
  *   npm run bench -- allow-lists
  *   BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4 BENCH_ALLOW_FLOOR=0 BENCH_ALLOW_DRY_RUN=0
@@ -63,15 +64,20 @@ export const MAX_CPU_RATIO = 1.1;
 export const ARMS = ['policies', 'webhook', 'neither'] as const;
 /** With BENCH_ALLOW_FLOOR=1: one policy on pods bound like the shipped ones, whose one check is a field's presence. */
 export const FLOOR_ARM = 'one-check policy' as const;
-export type Arm = (typeof ARMS)[number] | typeof FLOOR_ARM;
+/** With BENCH_ALLOW_FLOOR=2: the same policy without parameters (no paramKind, no paramRef). */
+export const BARE_FLOOR_ARM = 'one-check policy, no parameters' as const;
+export type Arm = (typeof ARMS)[number] | typeof FLOOR_ARM | typeof BARE_FLOOR_ARM;
 
 const FLOOR_POLICY = 'bench-allow-floor';
+const BARE_FLOOR_POLICY = 'bench-allow-floor-bare';
 /**
  * The floor of a policy: matched, bound and parametrised like tenantgate-allow-pods (the same namespaces,
  * the namespace's AllowList), with one validation reading the object and the parameters. What the
- * policies cost beyond it is their rules' CEL.
+ * policies cost beyond it is their rules' CEL. Not `parametrised`: the same policy with neither
+ * parameters nor a reference to them, its check reading the object alone.
  */
-export function floorPolicy(): object[] {
+export function floorPolicy(parametrised = true): object[] {
+  const name = parametrised ? FLOOR_POLICY : BARE_FLOOR_POLICY;
   const namespaceSelector = {
     matchExpressions: [
       { key: LABEL_PROJECT, operator: 'Exists' },
@@ -79,7 +85,9 @@ export function floorPolicy(): object[] {
     ],
   };
   const validation = {
-    expression: "has(object.spec.nodeSelector) || params.spec.project == ''",
+    expression: parametrised
+      ? "has(object.spec.nodeSelector) || params.spec.project == ''"
+      : 'has(object.spec.nodeSelector)',
     message: "[X8] a pod without a node selector (the bench's one-check policy)",
   };
   const resourceRules = [
@@ -89,10 +97,10 @@ export function floorPolicy(): object[] {
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: FLOOR_POLICY },
+      metadata: { name },
       spec: {
         failurePolicy: 'Fail',
-        paramKind: { apiVersion: 'tenantgate.io/v1alpha1', kind: 'AllowList' },
+        ...(parametrised ? { paramKind: { apiVersion: 'tenantgate.io/v1alpha1', kind: 'AllowList' } } : {}),
         matchConstraints: { matchPolicy: 'Equivalent', namespaceSelector, resourceRules },
         validations: [validation],
       },
@@ -100,10 +108,10 @@ export function floorPolicy(): object[] {
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: FLOOR_POLICY },
+      metadata: { name },
       spec: {
-        policyName: FLOOR_POLICY,
-        paramRef: { name: 'tenantgate-allow', parameterNotFoundAction: 'Deny' },
+        policyName: name,
+        ...(parametrised ? { paramRef: { name: 'tenantgate-allow', parameterNotFoundAction: 'Deny' } } : {}),
         validationActions: ['Deny'],
       },
     },
@@ -178,7 +186,8 @@ const of = (rounds: readonly Round[], arm: Arm, pick: (r: Round) => number) =>
 
 /** Medians over the rounds of each arm. */
 export function summarise(rounds: readonly Round[]): ArmSummary[] {
-  const arms: Arm[] = [...ARMS, ...(rounds.some((r) => r.arm === FLOOR_ARM) ? [FLOOR_ARM] : ([] as Arm[]))];
+  const floors = [FLOOR_ARM, BARE_FLOOR_ARM].filter((arm) => rounds.some((r) => r.arm === arm));
+  const arms: Arm[] = [...ARMS, ...floors];
   return arms.map((arm) => ({
     arm,
     p50: of(rounds, arm, (r) => r.p50),
@@ -247,7 +256,8 @@ export async function main(): Promise<string[]> {
   const pods = Math.max(10, Math.round(env('BENCH_ALLOW_PODS', 400)));
   const rounds = Math.max(1, Math.round(env('BENCH_ALLOW_ROUNDS', 3)));
   const concurrency = Math.max(1, Math.round(env('BENCH_ALLOW_CONCURRENCY', 4)));
-  const arms: Arm[] = [...ARMS, ...(env('BENCH_ALLOW_FLOOR', 0) > 0 ? [FLOOR_ARM] : ([] as Arm[]))];
+  const floors = env('BENCH_ALLOW_FLOOR', 0);
+  const arms: Arm[] = [...ARMS, ...(floors > 0 ? [FLOOR_ARM] : []), ...(floors > 1 ? [BARE_FLOOR_ARM] : [])];
   const dryRun = env('BENCH_ALLOW_DRY_RUN', 0) > 0;
   const loadAtStart = loadavg();
   log(`load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`);
@@ -330,16 +340,19 @@ export async function main(): Promise<string[]> {
         const message = String((err as Error).message);
         if (!message.includes('[X8]')) return 'unknown';
         if (message.includes(`ValidatingAdmissionPolicy '${FLOOR_POLICY}'`)) return FLOOR_ARM;
+        if (message.includes(`ValidatingAdmissionPolicy '${BARE_FLOOR_POLICY}'`)) return BARE_FLOOR_ARM;
         if (message.includes('ValidatingAdmissionPolicy')) return 'policies';
         return message.includes('allow.tenantgate.io') ? 'webhook' : 'unknown';
       }
     };
-    const floor = floorPolicy()
-      .map((o) => JSON.stringify(o))
-      .join('\n');
+    const floorOf = (arm: Arm) =>
+      floorPolicy(arm !== BARE_FLOOR_ARM)
+        .map((o) => JSON.stringify(o))
+        .join('\n');
     const enter = async (arm: Arm) => {
       await kubectl(['delete', '--ignore-not-found', '-f', POLICIES]);
-      await kubectl(['delete', '--ignore-not-found', '-f', '-'], floor);
+      await kubectl(['delete', '--ignore-not-found', '-f', '-'], floorOf(FLOOR_ARM));
+      await kubectl(['delete', '--ignore-not-found', '-f', '-'], floorOf(BARE_FLOOR_ARM));
       await kubectl(['apply', '-f', '-'], registrations(shipped, arm === 'webhook'));
       const first = arm === 'webhook' ? 'webhook' : 'neither';
       // The apiserver picks registrations and policies up from its informers: awaited, not assumed.
@@ -348,7 +361,10 @@ export async function main(): Promise<string[]> {
         async () => (await judgedBy()) === first,
       );
       if (arm === 'webhook' || arm === 'neither') return;
-      await kubectl(['apply', '-f', arm === 'policies' ? POLICIES : '-'], arm === 'policies' ? undefined : floor);
+      await kubectl(
+        ['apply', '-f', arm === 'policies' ? POLICIES : '-'],
+        arm === 'policies' ? undefined : floorOf(arm),
+      );
       await until(`pod creates judged by the ${arm}`, async () => (await judgedBy()) === arm);
     };
     let bursts = 0;

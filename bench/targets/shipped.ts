@@ -79,7 +79,7 @@ import {
   table,
 } from '../lib/measure.js';
 import {
-  HOT_RATE,
+  HOT_RATES,
   SYNC_NAMESPACES,
   countsSince,
   hotProject,
@@ -863,22 +863,12 @@ export async function main(): Promise<string[]> {
             config,
             { 'ledger off': 'in-flight-off', 'settlement on': 'in-flight', 'settlement off': 'in-flight-expiry' }[mode],
           );
-        for (const name of [hotName, syncName]) await project(cp, name, '100000', '100m');
-        made += 2;
+        // A hot project of its own per rate, so that no rate starts from the ledger another left.
+        const hotNames = HOT_RATES.map((rate) => `${hotName}${rate}`);
+        for (const name of [...hotNames, syncName]) await project(cp, name, '100000', '100m');
+        made += hotNames.length + 1;
         if (!floor) await cachesHold(hooks, 'Project', made);
-        const [hotMetadata, syncMetadata] = floor
-          ? await Promise.all([asTheWebhookWouldLabel(cp, hotName), asTheWebhookWouldLabel(cp, syncName)])
-          : [nameOnly, nameOnly];
-        const hotNamespaces = Array.from({ length: 5 }, (_, i) => `${hotName}-base${i}`);
-        // Setup, not measurement: the machine may still be busy with the side before, so a refusal is retried.
-        for (const name of hotNamespaces) await createNamespaceRetrying(alice, hotMetadata(name));
-        await quotasMade(cp, hotNamespaces);
-        if (!floor)
-          await cachesHold(
-            hooks,
-            'ResourceQuota',
-            PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5,
-          );
+        const syncMetadata = floor ? await asTheWebhookWouldLabel(cp, syncName) : nameOnly;
         const outcomes = floor ? async () => ({}) : () => outcomeCounts(hooks);
         const replicas = hooks;
         const measured = (run: () => Promise<InFlightRun>) =>
@@ -887,12 +877,26 @@ export async function main(): Promise<string[]> {
             : floor
               ? run()
               : throughProxy(replicas.proxy, run, () => replicas.scrapeSums(REVIEW_KINDS));
-        inFlight.push(
-          await measured(() =>
-            hotProject(mode, alice, admin, hotName, hotNamespaces, SECONDS, quotaCpu, outcomes, hotMetadata),
-          ),
-        );
-        log(`in flight, ${mode}, hot project: ${JSON.stringify(inFlight.at(-1))}`);
+        for (const [i, rate] of HOT_RATES.entries()) {
+          const name = hotNames[i]!;
+          const hotMetadata = floor ? await asTheWebhookWouldLabel(cp, name) : nameOnly;
+          const hotNamespaces = Array.from({ length: 5 }, (_, n) => `${name}-base${n}`);
+          // Setup, not measurement: the machine may still be busy with the side before, so a refusal is retried.
+          for (const ns of hotNamespaces) await createNamespaceRetrying(alice, hotMetadata(ns));
+          await quotasMade(cp, hotNamespaces);
+          if (!floor)
+            await cachesHold(
+              hooks,
+              'ResourceQuota',
+              PROJECTS * 5 + 5 * inFlight.filter((r) => r.scenario === 'hot project').length + 5,
+            );
+          inFlight.push(
+            await measured(() =>
+              hotProject(rate, mode, alice, admin, name, hotNamespaces, SECONDS, quotaCpu, outcomes, hotMetadata),
+            ),
+          );
+          log(`in flight, ${mode}, hot project at ${rate}/s: ${JSON.stringify(inFlight.at(-1))}`);
+        }
         if (SYNC) {
           inFlight.push(await measured(() => namespaceSync(mode, alice, admin, syncName, outcomes, syncMetadata)));
           log(`in flight, ${mode}, sync: ${JSON.stringify(inFlight.at(-1))}`);
@@ -1011,7 +1015,7 @@ export async function main(): Promise<string[]> {
     );
     if (inFlight.length > 0) {
       process.stderr.write(
-        `\nin flight (2 replicas as shipped, settling, beside the ledger off, a bare webhook and no webhook at all): one project at ${HOT_RATE} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`,
+        `\nin flight (2 replicas as shipped, settling, beside the ledger off, a bare webhook and no webhook at all): one project at ${HOT_RATES.join(' and at ')} changes/s for ${SECONDS} s; a sync of ${SYNC_NAMESPACES} namespaces of one project\n`,
       );
       process.stderr.write(
         table(
@@ -1032,7 +1036,7 @@ export async function main(): Promise<string[]> {
             'proxy cut (EMFILE)',
           ],
           inFlight.map((r) => [
-            r.scenario,
+            r.rate === undefined ? r.scenario : `${r.scenario} ${r.rate}/s`,
             r.mode,
             `${r.counts.admitted ?? 0}/${r.offered}`,
             Object.entries(r.counts)

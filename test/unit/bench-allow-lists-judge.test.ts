@@ -103,6 +103,12 @@ describe('allow-lists bench judge', () => {
       (pods('ValidatingAdmissionPolicy').matchConstraints as { namespaceSelector: unknown }).namespaceSelector,
     );
     expect(binding!.spec.paramRef).toEqual(pods('ValidatingAdmissionPolicyBinding').paramRef);
+    // Without parameters: the same match, no parameters asked for, a check that reads none.
+    const [bare, bareBinding] = floorPolicy(false) as Array<{ spec: Record<string, unknown> }>;
+    expect(bare!.spec.matchConstraints).toEqual(policy!.spec.matchConstraints);
+    expect(bare!.spec.paramKind).toBeUndefined();
+    expect(bareBinding!.spec.paramRef).toBeUndefined();
+    expect(JSON.stringify(bare!.spec.validations)).not.toContain('params');
   });
 
   it('adds pods back to the shipped allow entry for the webhook arm only', () => {
