@@ -206,16 +206,27 @@ async function project(cp: ControlPlane, name: string, budgetCpu: string, defaul
 
 // --- burst ----------------------------------------------------------------------------------------
 
-/** The burst in project `name` (`withLoad`: around the creates only, as the contended run spins a core). */
+interface BurstOptions {
+  name: string;
+  /** The Projects the run made before this one. */
+  projectsBefore: number;
+  withLoad: <T>(work: () => Promise<T>) => Promise<T>;
+}
+
+const unloaded = <T>(work: () => Promise<T>): Promise<T> => work();
+
+/**
+ * The burst in a project of its own, `name`, the `projectsBefore`-th the run makes (the replicas' caches must
+ * hold it first); `withLoad` runs around the creates only, as the contended burst spins a core.
+ */
 async function burst(
   cp: ControlPlane,
   webhooks: WebhookReplicas,
   alice: Api,
-  name = 'burst',
-  withLoad: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+  { name, projectsBefore, withLoad }: BurstOptions,
 ) {
   await project(cp, name, String(BURST.room), '1');
-  await cachesHold(webhooks, 'Project', name === 'burst' ? 1 : 2);
+  await cachesHold(webhooks, 'Project', projectsBefore + 1);
   const writesBefore = await metricSum(webhooks, LEDGER_WRITES);
   const started = performance.now();
   const results = await withLoad(() =>
@@ -672,16 +683,19 @@ export async function main(): Promise<string[]> {
     );
 
     let hooks = await start({}, 'shipped');
-    const burstResult = await burst(cp, hooks, alice);
+    const burstResult = await burst(cp, hooks, alice, { name: 'burst', projectsBefore: 0, withLoad: unloaded });
     log(`burst: ${JSON.stringify(burstResult)}; proxy connections per replica ${hooks.proxy.connections.join(', ')}`);
-    const busyBurst = CONTENTION ? await burst(cp, hooks, alice, 'burstbusy', withOtherCoreBusy) : undefined;
+    const busyBurst = CONTENTION
+      ? await burst(cp, hooks, alice, { name: 'burstbusy', projectsBefore: 1, withLoad: withOtherCoreBusy })
+      : undefined;
     if (busyBurst) log(`burst, other core busy: ${JSON.stringify(busyBurst)}`);
+    const burstProjects = busyBurst ? 2 : 1;
 
     // Projects for the steady runs, each with 5 namespaces made by its owner; the controller gives
     // each its quota (namespaceDefaults: 100m, 10 pods) and the owners' RoleBinding.
     const projects = Array.from({ length: PROJECTS }, (_, i) => `sp${i}`);
     for (const p of projects) await project(cp, p, '100000', '100m');
-    await cachesHold(hooks, 'Project', PROJECTS + 1);
+    await cachesHold(hooks, 'Project', PROJECTS + burstProjects);
     const namespaces = new Map<string, string[]>();
     for (const p of projects) {
       const names = Array.from({ length: 5 }, (_, i) => `${p}-base${i}`);
@@ -846,7 +860,7 @@ export async function main(): Promise<string[]> {
       if (IN_FLIGHT_FLOOR)
         sides.unshift(['webhook off', {}, 'nonehot', 'nonesync'], ['bare webhook', {}, 'barehot', 'baresync']);
       if (IN_FLIGHT_EXPIRY) sides.push(['settlement off', { ledgerSettlement: false }, 'exphot', 'expsync']);
-      let made = PROJECTS + 1;
+      let made = PROJECTS + burstProjects;
       for (const [mode, config, hotName, syncName] of sides.filter(
         ([mode]) => SIDES === undefined || SIDES.includes(mode),
       )) {
