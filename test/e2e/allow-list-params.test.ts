@@ -71,7 +71,13 @@ const expectedSpec = (registries: string[]) => ({
 });
 
 interface Stored {
-  metadata: { uid: string; labels?: Record<string, string>; deletionTimestamp?: string; finalizers?: string[] };
+  metadata: {
+    uid: string;
+    labels?: Record<string, string>;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    managedFields?: unknown[];
+  };
   spec: Record<string, unknown>;
 }
 
@@ -172,6 +178,11 @@ describe('the controller writes and repairs tenantgate-allow', () => {
     });
     expect(declared.exitCode, declared.stderr).toBe(0);
     for (const ns of [SELF, DECLARED]) await converged(ns, expectedSpec(FIRST), `AllowList in ${ns}`);
+    // Without managedFields (the API server converts the parameters on every judged request).
+    for (const ns of [SELF, DECLARED]) {
+      const shown = await kubectl('admin', ['-n', ns, 'get', 'allowlist', NAME, '-o', 'json', '--show-managed-fields']);
+      expect((JSON.parse(shown.stdout) as Stored).metadata.managedFields, `AllowList in ${ns}`).toBeUndefined();
+    }
   });
 
   it('follows the Project: a new registry reaches every namespace', async () => {
