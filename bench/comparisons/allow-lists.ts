@@ -27,6 +27,7 @@
  *
  *   npm run bench -- allow-lists
  *   BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4 BENCH_ALLOW_FLOOR=0 BENCH_ALLOW_DRY_RUN=0
+ *   BENCH_ALLOW_KEEP_MANAGED_FIELDS=1 (the AllowList keeps the managedFields its create wrote)
  */
 import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -35,7 +36,7 @@ import { dirname, join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
-import { allowListFor } from '../../src/validate/allow-list-params.js';
+import { ALLOW_LIST_NAME, allowListFor } from '../../src/validate/allow-list-params.js';
 import { LABEL_PROJECT, type Project } from '../../src/validate/types.js';
 import { ControlPlane, REPO_ROOT } from '../../test/support/devcluster/controlplane.js';
 import {
@@ -306,9 +307,19 @@ export async function main(): Promise<string[]> {
         `allow-lists bench: namespace ${NS} has ${LABEL_PROJECT}=${labels[LABEL_PROJECT] ?? '(none)'}; ` +
           `the mutating webhook labels it ${PROJECT}`,
       );
-    // Created, as the controller writes it: `kubectl apply` would add a last-applied annotation, a second
-    // copy of the lists that the API server converts with the parameters on every evaluation.
+    // Created, then stripped of its managedFields, as the controller writes it: `kubectl apply` would add a
+    // last-applied annotation, and managedFields another copy of the lists' shape, which the API server
+    // converts with the parameters on every evaluation. BENCH_ALLOW_KEEP_MANAGED_FIELDS=1 keeps them.
     await kubectl(['create', '-f', '-'], JSON.stringify(unheld(allowListFor(DEFAULT_CONFIG, project, NS))));
+    if (process.env.BENCH_ALLOW_KEEP_MANAGED_FIELDS !== '1') {
+      const stored = JSON.parse(
+        (await kubectl(['-n', NS, 'get', 'allowlist', ALLOW_LIST_NAME, '-o', 'json'])).stdout,
+      ) as { metadata: object };
+      await kubectl(
+        ['replace', '-f', '-'],
+        JSON.stringify({ ...stored, metadata: { ...stored.metadata, managedFields: [{}] } }),
+      );
+    }
     await kubectl(['-n', NS, 'create', 'rolebinding', 'bench-alice', '--clusterrole=admin', '--user=alice']);
     await until(
       'the default ServiceAccount',

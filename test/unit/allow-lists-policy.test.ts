@@ -100,8 +100,13 @@ describe('the allow-list policies tenantgate-allow-*', () => {
     const judged = new Set<string>();
     for (const p of policies) {
       for (const v of p.spec.validations) {
-        const id = /^'\[([A-Z]\d+)\] ' \+ variables\.subject \+ ': ' \+ /.exec(v.messageExpression)?.[1];
+        // Each refusal's text starts with the rule id and the subject (a guarded message has one per check).
+        const ids = [...v.messageExpression.matchAll(/'\[([A-Z]\d+)\] ' \+ variables\.subject \+ ': ' \+ /g)].map(
+          (m) => m[1],
+        );
+        const id = ids[0];
         expect(id, v.messageExpression).toBeDefined();
+        expect(new Set(ids).size, v.messageExpression).toBe(1);
         expect(RULES).toContain(id);
         expect(v.message.startsWith(`[${id}] `), v.message).toBe(true);
         expect(v.messageExpression).toContain(NOT_ALLOWED);
@@ -109,6 +114,18 @@ describe('the allow-list policies tenantgate-allow-*', () => {
       }
     }
     expect([...judged].sort()).toEqual([...RULES].sort());
+  });
+
+  it("the pods policy's messages build no text on an admitted pod: each tests its checks first", () => {
+    // The API server evaluates every message expression on every request it judges, admitted or not.
+    const pods = policies.find((p) => p.metadata.name === 'tenantgate-allow-pods');
+    expect(pods).toBeDefined();
+    for (const v of pods!.spec.validations) {
+      const firstTest = v.messageExpression.indexOf(' ? ');
+      expect(firstTest, v.messageExpression).toBeGreaterThan(0);
+      expect(v.messageExpression.slice(0, firstTest), v.messageExpression).not.toContain("'[");
+      expect(v.messageExpression.endsWith("''"), v.messageExpression).toBe(false);
+    }
   });
 
   it('reads only variables it declares, each declared once and before it is read', () => {

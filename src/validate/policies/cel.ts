@@ -116,18 +116,20 @@ export interface GuardedCheck {
 /**
  * One validation for several checks of rule `rule`, refusing with the first failing check's refusal (as
  * many validations in that order would: the API server names the first refusing one). One validation
- * instead of several saves an evaluation of the validation and one of its message on every request.
+ * instead of several saves an evaluation of the validation and one of its message on every request. The
+ * message is `''` when every check holds (the API server reads it only after a refusal), so an admitted
+ * request builds no text: each refusal branch starts its own message with the rule id and the subject.
  */
 export function guardedChecks(rule: RuleId, summary: string, checks: readonly GuardedCheck[]): Validation {
   const first = (rest: readonly GuardedCheck[]): string => {
     const [check, ...others] = rest;
     if (!check) return "''";
     // The middle of a CEL conditional is not a conditional itself: parenthesized.
-    return `(${check.ok}) ? (${first(others)}) : ${messageTail(check.refusal.what, check.refusal.allowed)}`;
+    return `(${check.ok}) ? (${first(others)}) : ${message(rule, check.refusal.what, check.refusal.allowed)}`;
   };
   return {
     expression: checks.map((c) => `(${c.ok})`).join(' && '),
-    messageExpression: `'[${rule}] ' + variables.subject + ': ' + (${first(checks)})`,
+    messageExpression: first(checks),
     message: `[${rule}] ${summary}`,
     reason: 'Forbidden',
   };
