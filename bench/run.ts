@@ -12,8 +12,9 @@
  *    webhook-attribution (the webhook against itself with one part switched off at a time);
  *  - bench/experiments/: measurements behind a decision, kept to be run again: review-count (reviews
  *    per pod under a quota), ledger-client (the cost of one ledger write by client), batch-decisions
- *    (a headroom decision's CPU as the project and its ledger grow, against a commit) and tls-handshake
- *    (what a new connection costs the webhook, by serving key);
+ *    (a headroom decision's CPU as the project and its ledger grow, against a commit), tls-handshake
+ *    (what a new connection costs the webhook, by serving key) and policy-cost (what the allow-list policy
+ *    on pods costs the API server per request, in the API server's own code, by parameter object);
  *  - bench/lib/: what they share (the measured bench server, the load generator, the judge).
  * Everything but the default four runs only when named: `npm run bench -- peers`. Results are written
  * under bench/results/ by each module. Each `main()` returns the targets it missed or could not judge;
@@ -46,6 +47,7 @@ const BENCHMARKS = {
   'tls-handshake': 'experiments',
   'allow-lists': 'comparisons',
   'namespace-labelling': 'comparisons',
+  'policy-cost': 'experiments',
 } as const satisfies Record<string, 'targets' | 'comparisons' | 'experiments'>;
 type BenchName = keyof typeof BENCHMARKS;
 const KNOWN = Object.keys(BENCHMARKS) as BenchName[];

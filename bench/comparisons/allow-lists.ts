@@ -2,7 +2,8 @@
  * `npm run bench -- allow-lists`: what judging the allow-lists costs a pod create, where they are judged
  * (docs/adr/0095-allow-lists-in-the-api-server.md). One control plane, the webhook in this process, one
  * project with allow-lists (priority and runtime classes, storage classes, a node selector, a registry) and a
- * namespace of it with its AllowList (created as the controller writes it: no last-applied annotation);
+ * namespace of it with its AllowList (written as the controller writes it: no last-applied annotation, no
+ * managedFields);
  * alice (a tenant) creates pods every list admits, BENCH_ALLOW_PODS per round at concurrency
  * BENCH_ALLOW_CONCURRENCY. The pods are stored, as a create stores them (no scheduler or kubelet runs, so
  * they stay pending), and deleted after each round, outside its measurement; BENCH_ALLOW_DRY_RUN=1 sends
@@ -23,11 +24,13 @@
  *
  * BENCH_ALLOW_FLOOR=1 adds a fourth arm: one policy on pods, bound like the shipped ones, with one check
  * (what a policy costs before its rules); BENCH_ALLOW_FLOOR=2 a fifth as well: that policy without
- * parameters (what a policy costs before its parameters).
+ * parameters (what a policy costs before its parameters). BENCH_ALLOW_MANAGED=1 adds the shipped policies
+ * with the AllowList carrying managedFields (one entry, as a create or an apply writes it): what the
+ * controller saves by writing it without them.
  *
  *   npm run bench -- allow-lists
  *   BENCH_ALLOW_PODS=400 BENCH_ALLOW_ROUNDS=3 BENCH_ALLOW_CONCURRENCY=4 BENCH_ALLOW_FLOOR=0 BENCH_ALLOW_DRY_RUN=0
- *   BENCH_ALLOW_KEEP_MANAGED_FIELDS=1 (the AllowList keeps the managedFields its create wrote)
+ *   BENCH_ALLOW_MANAGED=0
  */
 import * as k8s from '@kubernetes/client-node';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -37,7 +40,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { DEFAULT_CONFIG } from '../../src/config/config.js';
 import type { AdmissionDecision } from '../../src/webhook/server.js';
 import { ALLOW_LIST_NAME, allowListFor } from '../../src/validate/allow-list-params.js';
-import { LABEL_PROJECT, type Project } from '../../src/validate/types.js';
+import { LABEL_PROJECT } from '../../src/validate/types.js';
 import { ControlPlane, REPO_ROOT } from '../../test/support/devcluster/controlplane.js';
 import {
   installBase,
@@ -48,6 +51,12 @@ import {
   startLocalWebhook,
   unregisterWebhooks,
 } from '../../test/support/devcluster/tenantgate.js';
+import {
+  ALLOW_BENCH_NAMESPACE,
+  ALLOW_BENCH_POOL,
+  ALLOW_BENCH_PROJECT,
+  ALLOW_BENCH_PROJECT_NAME,
+} from '../lib/allow-list-project.js';
 import { interleaved } from '../lib/interleaved.js';
 import { judgeTargets, type TargetJudgement } from '../lib/judge.js';
 import { env, log, median, stats, table } from '../lib/measure.js';
@@ -56,9 +65,9 @@ import { runIfMain } from '../lib/entry.js';
 const RESULTS = join(REPO_ROOT, 'bench', 'results', 'allow-lists.json');
 const POLICIES = join(MANIFESTS, 'policies', 'allow-lists.yaml');
 const ALLOW_LIST_CRD = join(MANIFESTS, 'crd', 'allowlists.tenantgate.io.yaml');
-const PROJECT = 'ballow';
-const NS = `${PROJECT}-app`;
-const POOL = { pool: PROJECT };
+const PROJECT = ALLOW_BENCH_PROJECT_NAME;
+const NS = ALLOW_BENCH_NAMESPACE;
+const POOL = ALLOW_BENCH_POOL;
 /** AL2: the policies' API server CPU per create against neither's. */
 export const MAX_CPU_RATIO = 1.1;
 
@@ -67,7 +76,9 @@ export const ARMS = ['policies', 'webhook', 'neither'] as const;
 export const FLOOR_ARM = 'one-check policy' as const;
 /** With BENCH_ALLOW_FLOOR=2: the same policy without parameters (no paramKind, no paramRef). */
 export const BARE_FLOOR_ARM = 'one-check policy, no parameters' as const;
-export type Arm = (typeof ARMS)[number] | typeof FLOOR_ARM | typeof BARE_FLOOR_ARM;
+/** With BENCH_ALLOW_MANAGED=1: the shipped policies, the AllowList with managedFields. */
+export const MANAGED_ARM = 'policies, AllowList with managedFields' as const;
+export type Arm = (typeof ARMS)[number] | typeof FLOOR_ARM | typeof BARE_FLOOR_ARM | typeof MANAGED_ARM;
 
 const FLOOR_POLICY = 'bench-allow-floor';
 const BARE_FLOOR_POLICY = 'bench-allow-floor-bare';
@@ -187,7 +198,7 @@ const of = (rounds: readonly Round[], arm: Arm, pick: (r: Round) => number) =>
 
 /** Medians over the rounds of each arm. */
 export function summarise(rounds: readonly Round[]): ArmSummary[] {
-  const floors = [FLOOR_ARM, BARE_FLOOR_ARM].filter((arm) => rounds.some((r) => r.arm === arm));
+  const floors = [FLOOR_ARM, BARE_FLOOR_ARM, MANAGED_ARM].filter((arm) => rounds.some((r) => r.arm === arm));
   const arms: Arm[] = [...ARMS, ...floors];
   return arms.map((arm) => ({
     arm,
@@ -258,7 +269,12 @@ export async function main(): Promise<string[]> {
   const rounds = Math.max(1, Math.round(env('BENCH_ALLOW_ROUNDS', 3)));
   const concurrency = Math.max(1, Math.round(env('BENCH_ALLOW_CONCURRENCY', 4)));
   const floors = env('BENCH_ALLOW_FLOOR', 0);
-  const arms: Arm[] = [...ARMS, ...(floors > 0 ? [FLOOR_ARM] : []), ...(floors > 1 ? [BARE_FLOOR_ARM] : [])];
+  const arms: Arm[] = [
+    ...ARMS,
+    ...(floors > 0 ? [FLOOR_ARM] : []),
+    ...(floors > 1 ? [BARE_FLOOR_ARM] : []),
+    ...(env('BENCH_ALLOW_MANAGED', 0) > 0 ? [MANAGED_ARM] : []),
+  ];
   const dryRun = env('BENCH_ALLOW_DRY_RUN', 0) > 0;
   const loadAtStart = loadavg();
   log(`load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`);
@@ -277,22 +293,7 @@ export async function main(): Promise<string[]> {
     const hook = await startLocalWebhook(info, {}, { register: false, onDecision: countPods });
     const shipped = await localWebhookConfigurations(hook.url, hook.certs.caBundle);
     await kubectl(['apply', '-f', '-'], registrations(shipped, false));
-    const project: Project = {
-      apiVersion: 'tenantgate.io/v1alpha1',
-      kind: 'Project',
-      metadata: { name: PROJECT },
-      spec: {
-        tenant: 'acme',
-        owners: [{ kind: 'User', name: 'alice' }],
-        allow: {
-          priorityClasses: ['bench-batch'],
-          runtimeClasses: ['gvisor'],
-          storageClasses: ['standard'],
-          nodePlacement: { nodeSelector: POOL },
-          registries: ['registry.k8s.io/'],
-        },
-      },
-    };
+    const project = ALLOW_BENCH_PROJECT;
     await kubectl(['apply', '-f', '-'], JSON.stringify(project));
     await until(
       'the Project in the webhook cache',
@@ -307,19 +308,31 @@ export async function main(): Promise<string[]> {
         `allow-lists bench: namespace ${NS} has ${LABEL_PROJECT}=${labels[LABEL_PROJECT] ?? '(none)'}; ` +
           `the mutating webhook labels it ${PROJECT}`,
       );
-    // Created, then stripped of its managedFields, as the controller writes it: `kubectl apply` would add a
-    // last-applied annotation, and managedFields another copy of the lists' shape, which the API server
-    // converts with the parameters on every evaluation. BENCH_ALLOW_KEEP_MANAGED_FIELDS=1 keeps them.
-    await kubectl(['create', '-f', '-'], JSON.stringify(unheld(allowListFor(DEFAULT_CONFIG, project, NS))));
-    if (process.env.BENCH_ALLOW_KEEP_MANAGED_FIELDS !== '1') {
-      const stored = JSON.parse(
-        (await kubectl(['-n', NS, 'get', 'allowlist', ALLOW_LIST_NAME, '-o', 'json'])).stdout,
-      ) as { metadata: object };
-      await kubectl(
-        ['replace', '-f', '-'],
-        JSON.stringify({ ...stored, metadata: { ...stored.metadata, managedFields: [{}] } }),
-      );
-    }
+    // Created as the controller writes it: `kubectl apply` would add a last-applied annotation, and the
+    // managedFields are dropped (managedFieldsOf), as the controller drops them: both repeat the lists, which
+    // the API server converts with the parameters on every evaluation.
+    const allowList = JSON.stringify(unheld(allowListFor(DEFAULT_CONFIG, project, NS)));
+    await kubectl(['create', '-f', '-'], allowList);
+    /** The AllowList with one managedFields entry (an apply's) or none. */
+    const managedFieldsOf = async (wanted: boolean) => {
+      const shown = async () =>
+        JSON.parse(
+          (await kubectl(['-n', NS, 'get', 'allowlist', ALLOW_LIST_NAME, '-o', 'json', '--show-managed-fields']))
+            .stdout,
+        ) as { metadata: { managedFields?: unknown[] } };
+      const stored = await shown();
+      if ((stored.metadata.managedFields?.length ?? 0) > 0 === wanted) return;
+      if (wanted) await kubectl(['apply', '--server-side', '--field-manager=bench-allow-lists', '-f', '-'], allowList);
+      else
+        await kubectl(
+          ['replace', '-f', '-'],
+          JSON.stringify({ ...stored, metadata: { ...stored.metadata, managedFields: [{}] } }),
+        );
+      const now = (await shown()).metadata.managedFields?.length ?? 0;
+      if (now > 0 !== wanted)
+        throw new Error(`allow-lists bench: the AllowList has ${now} managedFields entries; wanted ${wanted ? 1 : 0}`);
+    };
+    await managedFieldsOf(false);
     await kubectl(['-n', NS, 'create', 'rolebinding', 'bench-alice', '--clusterrole=admin', '--user=alice']);
     await until(
       'the default ServiceAccount',
@@ -361,6 +374,7 @@ export async function main(): Promise<string[]> {
         .map((o) => JSON.stringify(o))
         .join('\n');
     const enter = async (arm: Arm) => {
+      await managedFieldsOf(arm === MANAGED_ARM);
       await kubectl(['delete', '--ignore-not-found', '-f', POLICIES]);
       await kubectl(['delete', '--ignore-not-found', '-f', '-'], floorOf(FLOOR_ARM));
       await kubectl(['delete', '--ignore-not-found', '-f', '-'], floorOf(BARE_FLOOR_ARM));
@@ -372,11 +386,10 @@ export async function main(): Promise<string[]> {
         async () => (await judgedBy()) === first,
       );
       if (arm === 'webhook' || arm === 'neither') return;
-      await kubectl(
-        ['apply', '-f', arm === 'policies' ? POLICIES : '-'],
-        arm === 'policies' ? undefined : floorOf(arm),
-      );
-      await until(`pod creates judged by the ${arm}`, async () => (await judgedBy()) === arm);
+      const shippedPolicies = arm === 'policies' || arm === MANAGED_ARM;
+      await kubectl(['apply', '-f', shippedPolicies ? POLICIES : '-'], shippedPolicies ? undefined : floorOf(arm));
+      const judge = arm === MANAGED_ARM ? 'policies' : arm;
+      await until(`pod creates judged by the ${judge}`, async () => (await judgedBy()) === judge);
     };
     let bursts = 0;
     const burst = async (): Promise<{ latencies: number[]; errors: number; reviews: number }> => {
