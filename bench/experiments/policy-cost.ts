@@ -145,8 +145,8 @@ function fieldsOf(value: unknown): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [`f:${k}`, fieldsOf(v)]));
 }
 
-/** The one managedFields entry a write by `manager` of every field of `object` records. */
-function managedFieldsEntry(object: AllowListObject, manager: string, operation: 'Update' | 'Apply'): object {
+/** The one managedFields entry an update by `manager` of every field of `object` records (a create's is one). */
+function managedFieldsEntry(object: AllowListObject, manager: string): object {
   const metadata: Record<string, unknown> = {
     'f:finalizers': { '.': {}, ...Object.fromEntries(object.metadata.finalizers.map((f) => [`v:"${f}"`, {}])) },
     'f:labels': { '.': {}, ...fieldsOf(object.metadata.labels) },
@@ -157,18 +157,18 @@ function managedFieldsEntry(object: AllowListObject, manager: string, operation:
     fieldsType: 'FieldsV1',
     fieldsV1: { 'f:metadata': metadata, 'f:spec': { '.': {}, ...fieldsOf(object.spec) } },
     manager,
-    operation,
+    operation: 'Update',
     time: STORED_METADATA.creationTimestamp,
   };
 }
 
 /** The AllowList variants: as the controller writes it, with managedFields, as `kubectl apply` leaves it. */
-function allowLists(): Record<'controller' | 'managed' | 'applied' | 'podLists', object> {
+function allowLists(pods: PolicyObject): Record<'controller' | 'managed' | 'applied' | 'podLists', object> {
   const written = allowListFor(DEFAULT_CONFIG, ALLOW_BENCH_PROJECT, NS);
   const controller: AllowListObject = { ...written, metadata: { ...written.metadata, ...STORED_METADATA } };
   const managed = {
     ...controller,
-    metadata: { ...controller.metadata, managedFields: [managedFieldsEntry(controller, 'tenantgate', 'Update')] },
+    metadata: { ...controller.metadata, managedFields: [managedFieldsEntry(controller, 'tenantgate')] },
   };
   const lastApplied = `${JSON.stringify(written)}\n`;
   const annotated: AllowListObject = {
@@ -182,15 +182,15 @@ function allowLists(): Record<'controller' | 'managed' | 'applied' | 'podLists',
     ...annotated,
     metadata: {
       ...annotated.metadata,
-      managedFields: [managedFieldsEntry(annotated, 'kubectl-client-side-apply', 'Update')],
+      managedFields: [managedFieldsEntry(annotated, 'kubectl-client-side-apply')],
     },
   };
-  return { controller, managed, applied, podLists: podListsOnly(controller) };
+  return { controller, managed, applied, podLists: podListsOnly(controller, pods) };
 }
 
-/** The parameters with only the spec fields the pods policy reads (`params.spec.<field>` in its CEL). */
-function podListsOnly(allowList: AllowListObject): object {
-  const cel = JSON.stringify(podsPolicy().spec);
+/** The parameters with only the spec fields policy `pods` reads (`params.spec.<field>` in its CEL). */
+function podListsOnly(allowList: AllowListObject, pods: PolicyObject): object {
+  const cel = JSON.stringify(pods.spec);
   const read = Object.entries(allowList.spec).filter(([field]) => cel.includes(`params.spec.${field}`));
   return { ...allowList, spec: Object.fromEntries(read) };
 }
@@ -211,7 +211,7 @@ const withValidations = (policy: PolicyObject, validations: PolicyObject['spec']
 
 export function cases(): Case[] {
   const pods = podsPolicy();
-  const params = allowLists();
+  const params = allowLists(pods);
   const { paramKind: _unused, ...specWithoutParams } = pods.spec;
   const oneCheck = withValidations(pods, [
     { expression: "has(object.spec.nodeSelector) || params.spec.project == ''", message: 'one check' },

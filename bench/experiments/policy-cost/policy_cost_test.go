@@ -85,10 +85,6 @@ func compile(policy *admissionregv1.ValidatingAdmissionPolicy) (validating.Valid
 	), nil
 }
 
-func decode(raw json.RawMessage, into any) error {
-	return yaml.Unmarshal(raw, into)
-}
-
 func benchmarkCase(b *testing.B, c Case) {
 	var policy admissionregv1.ValidatingAdmissionPolicy
 	var pod corev1.Pod
@@ -97,7 +93,7 @@ func benchmarkCase(b *testing.B, c Case) {
 		raw  json.RawMessage
 		into any
 	}{{c.Policy, &policy}, {c.Pod, &pod}, {c.Namespace, &namespace}} {
-		if err := decode(d.raw, d.into); err != nil {
+		if err := yaml.Unmarshal(d.raw, d.into); err != nil {
 			b.Fatalf("case %s: %v", c.Name, err)
 		}
 	}
